@@ -1,0 +1,48 @@
+// One repository authority: its directory, its mutation mutex and (as later issues land) its
+// stores. Every mutation of a repository runs through `exclusive`, so two writers of one
+// repository never interleave; reads use the last committed state.
+import { promises as fsp } from 'node:fs';
+import { Mutex } from 'async-mutex';
+import { Corrupt } from '../domain/errors.js';
+import { decodeAuthorityFile, encodeAuthorityFile } from '../store/authority-file.js';
+import { mkdirDurable, removeTempFiles, writeFileDurable } from '../store/durable.js';
+import { AuthorityLayout } from '../store/layout.js';
+import type { Log } from './logger.js';
+
+export class Authority {
+  private readonly mutex = new Mutex();
+
+  private constructor(readonly index: number, readonly layout: AuthorityLayout) {}
+
+  /** Create the directory and identity file of a new authority (durable on return). */
+  static async create(root: string, index: number, createdAtS: number): Promise<void> {
+    await mkdirDurable(root);
+    await writeFileDurable(new AuthorityLayout(root).identityFile, encodeAuthorityFile({ repository_index: index, created_at_s: createdAtS }));
+  }
+
+  /**
+   * Open an authority after a restart: remove temp files left by an interrupted write
+   * (reported through `log`), then check every record the authority holds.
+   */
+  static async open(root: string, index: number, log: Log): Promise<Authority> {
+    const layout = new AuthorityLayout(root);
+    const removed = await removeTempFiles(root);
+    for (const file of removed) log.warn({ repository_index: index, file: file.slice(root.length + 1) }, 'recovery removed an unfinished temp file');
+    let identity;
+    try {
+      identity = decodeAuthorityFile(await fsp.readFile(layout.identityFile));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new Corrupt(`repository ${index}: authority.bin is missing`);
+      throw err;
+    }
+    if (identity.repository_index !== index) {
+      throw new Corrupt(`repository ${index}: authority.bin names repository ${identity.repository_index}`);
+    }
+    return new Authority(index, layout);
+  }
+
+  /** Run a mutation of this repository alone. */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return this.mutex.runExclusive(fn);
+  }
+}

@@ -1,0 +1,140 @@
+// The repository registry: which indexes exist, their lifecycle and identity. Mutations run
+// under one mutex and are durable (registry.bin rewritten atomically) before they return.
+import { promises as fsp } from 'node:fs';
+import { Mutex } from 'async-mutex';
+import { Conflict } from '../domain/errors.js';
+import {
+  LIFECYCLE_ACTIVE,
+  LIFECYCLE_PURGED,
+  U32_MAX,
+  nowSeconds,
+  ownsNamespace,
+  type RepositoryRecord,
+} from '../domain/repository.js';
+import { writeFileDurable } from '../store/durable.js';
+import { Layout } from '../store/layout.js';
+import { decodeRegistry, encodeRegistry } from '../store/registry-file.js';
+
+export interface RegistrationResult {
+  record: RepositoryRecord;
+  created: boolean;
+}
+
+export class Registry {
+  private records: RepositoryRecord[];
+  private readonly mutex = new Mutex();
+
+  private constructor(private readonly layout: Layout, records: RepositoryRecord[]) {
+    this.records = records;
+  }
+
+  /** Load registry.bin; a missing file is an empty registry, a corrupt one is an error. */
+  static async open(layout: Layout): Promise<Registry> {
+    let records: RepositoryRecord[] = [];
+    try {
+      records = decodeRegistry(await fsp.readFile(layout.registryFile));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    return new Registry(layout, records);
+  }
+
+  all(): readonly RepositoryRecord[] {
+    return this.records;
+  }
+
+  get(index: number): RepositoryRecord | undefined {
+    return this.records[index];
+  }
+
+  /** The live (not purged) repository owning a non-empty namespace, if any. */
+  namespaceOwner(namespace: string): RepositoryRecord | undefined {
+    if (namespace === '') return undefined;
+    return this.records.find((r) => ownsNamespace(r, namespace));
+  }
+
+  /**
+   * Register per the spec's rules: a namespace owned by a live repository replays when name and
+   * flags match, else conflicts; an empty namespace never replays (empty namespaces repeat).
+   */
+  register(
+    name: string,
+    namespace: string,
+    policyFlags: number,
+    beforeCommit: (index: number) => Promise<void>,
+  ): Promise<RegistrationResult> {
+    return this.mutex.runExclusive(async () => {
+      const owner = this.namespaceOwner(namespace);
+      if (owner) {
+        if (owner.repository_name === name && owner.policy_flags === policyFlags) return { record: owner, created: false };
+        throw new Conflict(`namespace "${namespace}" is owned by repository ${owner.repository_index} with a different name or policy_flags`);
+      }
+      const record = await this.appendLocked(name, namespace, policyFlags, beforeCommit);
+      return { record, created: true };
+    });
+  }
+
+  /**
+   * Append a new active record under the registry mutex. `beforeCommit` runs after the new
+   * index is known and before registry.bin is rewritten (restore uses it to move the staged
+   * authority into place); if it throws, nothing is appended.
+   */
+  appendWith(
+    name: string,
+    namespace: string,
+    policyFlags: number,
+    beforeCommit: (index: number) => Promise<void>,
+  ): Promise<RepositoryRecord> {
+    return this.mutex.runExclusive(async () => {
+      if (this.namespaceOwner(namespace)) throw new Conflict(`namespace "${namespace}" is owned by a live repository`);
+      return this.appendLocked(name, namespace, policyFlags, beforeCommit);
+    });
+  }
+
+  private async appendLocked(
+    name: string,
+    namespace: string,
+    policyFlags: number,
+    beforeCommit: (index: number) => Promise<void>,
+  ): Promise<RepositoryRecord> {
+    const index = this.records.length;
+    if (index > U32_MAX) throw new Conflict('the registry has used every u32 repository index');
+    const now = nowSeconds();
+    const record: RepositoryRecord = {
+      repository_index: index,
+      repository_name: name,
+      lifecycle_kind: LIFECYCLE_ACTIVE,
+      namespace,
+      policy_flags: policyFlags,
+      created_at_s: now,
+      updated_at_s: now,
+      tombstoned: false,
+    };
+    await beforeCommit(index);
+    await this.commit([...this.records, record]);
+    return record;
+  }
+
+  /** Apply `change` to one record and persist; `change` may throw to abort without writing. */
+  update(index: number, change: (current: RepositoryRecord) => RepositoryRecord | null): Promise<RepositoryRecord> {
+    return this.mutex.runExclusive(async () => {
+      const current = this.records[index];
+      if (!current) throw new Error(`registry has no record ${index}`);
+      const next = change(current);
+      if (next === null) return current;
+      const records = this.records.slice();
+      records[index] = { ...next, repository_index: index, updated_at_s: nowSeconds() };
+      await this.commit(records);
+      return records[index];
+    });
+  }
+
+  private async commit(records: RepositoryRecord[]): Promise<void> {
+    await writeFileDurable(this.layout.registryFile, encodeRegistry(records));
+    this.records = records;
+  }
+
+  isPurged(index: number): boolean {
+    return this.records[index]?.lifecycle_kind === LIFECYCLE_PURGED;
+  }
+}

@@ -1,0 +1,113 @@
+// The whole service state of one data directory: the registry and every open authority.
+// `CairnService.open` is what the startup phase waits for; HTTP handlers call into it.
+import { promises as fsp } from 'node:fs';
+import { Corrupt, NotFound } from '../domain/errors.js';
+import {
+  LIFECYCLE_PURGED,
+  nowSeconds,
+  type RepositoryRecord,
+} from '../domain/repository.js';
+import { removeDurable, removeTempFiles } from '../store/durable.js';
+import { Layout } from '../store/layout.js';
+import { Authority } from './authority.js';
+import type { Log } from './logger.js';
+import { Registry, type RegistrationResult } from './registry.js';
+
+export interface ServiceOptions {
+  dataDir: string;
+  log: Log;
+}
+
+/** A repository that failed its checks at open stays registered but unusable until repaired. */
+interface Unavailable {
+  reason: string;
+}
+
+export class CairnService {
+  private readonly authorities = new Map<number, Authority | Unavailable>();
+
+  private constructor(
+    readonly layout: Layout,
+    readonly registry: Registry,
+    readonly log: Log,
+  ) {}
+
+  static async open(options: ServiceOptions): Promise<CairnService> {
+    const layout = new Layout(options.dataDir);
+    await fsp.mkdir(layout.repositoriesDir, { recursive: true });
+    for (const file of await removeTempFiles(options.dataDir)) {
+      if (!file.startsWith(layout.repositoriesDir)) options.log.warn({ file }, 'recovery removed an unfinished temp file');
+    }
+    const registry = await Registry.open(layout);
+    const service = new CairnService(layout, registry, options.log);
+    await service.removeUnregisteredDirectories();
+    for (const record of registry.all()) {
+      if (record.lifecycle_kind === LIFECYCLE_PURGED) continue;
+      await service.openAuthority(record.repository_index);
+    }
+    return service;
+  }
+
+  private async openAuthority(index: number): Promise<void> {
+    try {
+      this.authorities.set(index, await Authority.open(this.layout.repositoryDir(index), index, this.log));
+    } catch (err) {
+      const reason = (err as Error).message;
+      this.log.error({ repository_index: index, problem: reason }, 'repository failed its checks at open; it answers 500 until repaired (see cairn fsck)');
+      this.authorities.set(index, { reason });
+    }
+  }
+
+  /**
+   * A directory under repositories/ whose index has no registry record was created by a
+   * registration that crashed before registry.bin was rewritten: it was never acknowledged.
+   */
+  private async removeUnregisteredDirectories(): Promise<void> {
+    const names = await fsp.readdir(this.layout.repositoriesDir);
+    for (const name of names) {
+      const index = /^(0|[1-9][0-9]*)$/.test(name) ? Number(name) : -1;
+      if (index >= 0 && this.registry.get(index)) continue;
+      this.log.warn({ directory: `repositories/${name}` }, 'recovery removed a repository directory with no registry record');
+      await removeDurable(`${this.layout.repositoriesDir}/${name}`);
+    }
+  }
+
+  /** The registry record of `index`; NotFound when it was never registered. */
+  record(index: number): RepositoryRecord {
+    const record = this.registry.get(index);
+    if (!record) throw new NotFound(`repository ${index} is not registered`);
+    return record;
+  }
+
+  /** The open authority of a registered, not purged repository. */
+  authority(index: number): Authority {
+    const entry = this.authorities.get(index);
+    if (!entry) {
+      this.record(index);
+      throw new NotFound(`repository ${index} has been purged`);
+    }
+    if (!(entry instanceof Authority)) throw new Corrupt(`repository ${index} failed its checks at open: ${entry.reason}`);
+    return entry;
+  }
+
+  /** Throw Corrupt when the repository failed its checks at open (purged ones pass: handlers decide). */
+  assertServable(index: number): void {
+    const entry = this.authorities.get(index);
+    if (entry && !(entry instanceof Authority)) throw new Corrupt(`repository ${index} failed its checks at open: ${entry.reason}`);
+  }
+
+  async register(name: string, namespace: string, policyFlags: number): Promise<RegistrationResult> {
+    const result = await this.registry.register(name, namespace, policyFlags, async (index) => {
+      await Authority.create(this.layout.repositoryDir(index), index, nowSeconds());
+    });
+    if (result.created) await this.openAuthority(result.record.repository_index);
+    return result;
+  }
+
+  /** Repositories that list discovery shows: every record except purged ones. */
+  listed(nameFilter?: string): RepositoryRecord[] {
+    return this.registry.all().filter(
+      (r) => r.lifecycle_kind !== LIFECYCLE_PURGED && (nameFilter === undefined || r.repository_name === nameFilter),
+    );
+  }
+}

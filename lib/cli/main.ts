@@ -1,0 +1,49 @@
+// The `cairn` command: dispatch to a subcommand; errors become exit codes in one place.
+import { isCairnError } from '../domain/errors.js';
+import { CliUsageError } from './args.js';
+import { serve } from './serve.js';
+
+export const HELP = `Usage: cairn <command> [options]
+
+Commands:
+  serve    serve the HTTP interface (see cairn serve --help)
+
+Run "cairn <command> --help" for the options of a command.
+`;
+
+type Command = (argv: string[]) => Promise<number>;
+
+const COMMANDS: Record<string, Command> = {
+  serve,
+};
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(HELP);
+    return name ? 0 : 2;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    process.stderr.write(`cairn: unknown command "${name}"\n\n${HELP}`);
+    return 2;
+  }
+  try {
+    return await command(rest);
+  } catch (err) {
+    return reportError(err);
+  }
+}
+
+/** Exit codes: 2 usage, 4 busy (data directory locked), 5 corrupt, 1 anything else. */
+function reportError(err: unknown): number {
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`cairn: ${message}\n`);
+  if (err instanceof CliUsageError) return 2;
+  if (isCairnError(err)) {
+    if (err.code === 'Busy') return 4;
+    if (err.code === 'Corrupt') return 5;
+  }
+  return 1;
+}
+

@@ -1,0 +1,119 @@
+// `cairn serve`: take the data-directory lock, listen at once, open every authority, then swap
+// the startup responder for the ready app. SIGTERM/SIGINT drain in-flight requests, release
+// the lock and exit 0. A compromised lock (refresh too late) stops the server with exit 3.
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pino, type Logger } from 'pino';
+import { CairnService } from '../authority/service.js';
+import { createApp } from '../http/app.js';
+import { PhasedServer } from '../http/server.js';
+import { lockDataDir } from '../store/datadir-lock.js';
+import { CliUsageError, parseBind, parseCommandArgs } from './args.js';
+
+export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR]
+
+Serve the cairn HTTP interface.
+
+Options:
+  --bind HOST:PORT   address to listen on (default 127.0.0.1:8088). Keep it on loopback or a
+                     reviewed private network: the interface has no authentication of its own.
+  --data DIR         data directory (default ./data; created on first start). The server holds
+                     an exclusive lock on it while running.
+  --log-level LEVEL  pino log level: fatal, error, warn, info (default), debug, silent
+  -h, --help         show this help
+
+Test-only options:
+  --activation-delay-ms N  keep answering 503 "starting" for N ms after the authorities opened
+`;
+
+export interface ServerOptions {
+  host: string;
+  port: number;
+  dataDir: string;
+  log: Logger;
+  activationDelayMs?: number;
+}
+
+export interface RunningServer {
+  url: string;
+  /** Resolves once the ready app is active. */
+  ready: Promise<CairnService>;
+  /** Resolves with the exit code once the server has stopped. */
+  done: Promise<number>;
+  stop(): Promise<void>;
+}
+
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const { log } = options;
+  const server = new PhasedServer();
+  let stopping = false;
+  let exitCode = 0;
+  let finished!: (code: number) => void;
+  const done = new Promise<number>((resolve) => { finished = resolve; });
+
+  const lock = await lockDataDir(options.dataDir, {
+    onCompromised: (err) => {
+      // The lock may now be held by someone else: stop taking requests before anything else is written.
+      log.fatal({ problem: err.message }, 'data directory lock compromised; stopping');
+      exitCode = 3;
+      void stop();
+    },
+  });
+  const stop = async (): Promise<void> => {
+    if (stopping) return done.then(() => undefined);
+    stopping = true;
+    log.info({}, 'stopping: draining in-flight requests');
+    await server.close();
+    await lock.release();
+    log.info({}, 'stopped');
+    finished(exitCode);
+  };
+
+  let address;
+  try {
+    address = await server.listen(options.host, options.port);
+  } catch (err) {
+    await lock.release();
+    throw new Error(`cannot listen on ${options.host}:${options.port}: ${(err as Error).message}`);
+  }
+  const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  log.info({ address: `${address.address}:${address.port}`, data: options.dataDir }, 'listening');
+
+  const ready = (async () => {
+    const service = await CairnService.open({ dataDir: options.dataDir, log });
+    if (options.activationDelayMs) await sleep(options.activationDelayMs);
+    if (!stopping) {
+      server.activate(createApp({ service, log }).callback());
+      log.info({ repositories: service.registry.all().length }, 'ready');
+    }
+    return service;
+  })();
+  ready.catch((err) => {
+    log.fatal({ problem: (err as Error).message }, 'cannot open the data directory');
+    exitCode = 5;
+    void stop();
+  });
+  return { url, ready, done, stop };
+}
+
+export async function serve(argv: string[]): Promise<number> {
+  const { values } = parseCommandArgs(argv, {
+    bind: { type: 'string', default: '127.0.0.1:8088' },
+    data: { type: 'string', default: './data' },
+    'log-level': { type: 'string', default: 'info' },
+    'activation-delay-ms': { type: 'string', default: '0' },
+    help: { type: 'boolean', short: 'h', default: false },
+  });
+  if (values.help) {
+    process.stdout.write(SERVE_HELP);
+    return 0;
+  }
+  const { host, port } = parseBind(String(values.bind));
+  const activationDelayMs = Number(values['activation-delay-ms']);
+  if (!Number.isInteger(activationDelayMs) || activationDelayMs < 0) throw new CliUsageError('--activation-delay-ms must be a non-negative integer');
+  const log = pino({ level: String(values['log-level']), base: { service: 'cairn' } });
+  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, activationDelayMs });
+  process.once('SIGTERM', () => void running.stop());
+  process.once('SIGINT', () => void running.stop());
+  return running.done;
+}

@@ -1,0 +1,64 @@
+// The closed error vocabulary of cairn. Storage, domain rules and HTTP handlers throw these;
+// lib/http/errors.ts maps each code to a status in one table and lib/cli/main.ts maps them to
+// exit codes. Messages of 4xx errors are meant for callers; Corrupt/Internal details stay in logs.
+
+export type ErrorCode =
+  | 'Invalid' // a value parses but breaks a rule (400)
+  | 'Unprocessable' // JSON does not fit the typed request (422)
+  | 'NotFound' // unknown route, repository, entity, pack or file (404)
+  | 'MethodNotAllowed' // route exists, method not bound (405)
+  | 'Conflict' // authority/lifecycle conflict, stale head, governed line (409)
+  | 'TooLarge' // body above the route limit (413)
+  | 'UnsupportedMediaType' // wrong or missing Content-Type (415)
+  | 'NotImplemented' // operation declared in the route table but not built yet (501)
+  | 'Busy' // retryably busy or starting (503 + Retry-After: 1)
+  | 'Corrupt' // a stored record fails its checks (500)
+  | 'Internal'; // anything else (500)
+
+export class CairnError extends Error {
+  readonly code: ErrorCode;
+  /** Extra documented response fields (e.g. `code: GOVERNED_TARGET_LINE_REQUIRES_LAND`). */
+  readonly fields: Record<string, unknown>;
+  constructor(code: ErrorCode, message: string, fields: Record<string, unknown> = {}) {
+    super(message);
+    this.code = code;
+    this.fields = fields;
+    this.name = code;
+  }
+}
+
+export class Invalid extends CairnError {
+  constructor(message: string, fields?: Record<string, unknown>) { super('Invalid', message, fields); }
+}
+export class Unprocessable extends CairnError {
+  constructor(message: string) { super('Unprocessable', message); }
+}
+export class NotFound extends CairnError {
+  constructor(message: string) { super('NotFound', message); }
+}
+export class MethodNotAllowed extends CairnError {
+  readonly allow: string[];
+  constructor(message: string, allow: string[]) { super('MethodNotAllowed', message); this.allow = allow; }
+}
+export class Conflict extends CairnError {
+  constructor(message: string, fields?: Record<string, unknown>) { super('Conflict', message, fields); }
+}
+export class TooLarge extends CairnError {
+  constructor(message: string) { super('TooLarge', message); }
+}
+export class UnsupportedMediaType extends CairnError {
+  constructor(message: string) { super('UnsupportedMediaType', message); }
+}
+export class NotImplemented extends CairnError {
+  constructor(operation: string) { super('NotImplemented', `not implemented: ${operation}`); }
+}
+export class Busy extends CairnError {
+  constructor(message: string, fields?: Record<string, unknown>) { super('Busy', message, fields); }
+}
+export class Corrupt extends CairnError {
+  constructor(message: string) { super('Corrupt', message); }
+}
+
+export function isCairnError(err: unknown): err is CairnError {
+  return err instanceof CairnError;
+}

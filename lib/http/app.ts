@@ -1,0 +1,138 @@
+// The ready Koa application: one error mapper, one request log line, then route dispatch
+// (match → path parameters → lifecycle admission → body rules → handler → reply).
+import Koa, { type Context } from 'koa';
+import { koaBody } from 'koa-body';
+import { Readable } from 'node:stream';
+import type { CairnService } from '../authority/service.js';
+import type { Log } from '../authority/logger.js';
+import { Conflict, NotImplemented, TooLarge, UnsupportedMediaType, Invalid } from '../domain/errors.js';
+import { LIFECYCLE_ACTIVE, LIFECYCLE_RETIRING, parseU32, type RepositoryRecord } from '../domain/repository.js';
+import { errorReply, sendError } from './errors.js';
+import { Router } from './router.js';
+import { ROUTES } from './routes.js';
+import type { Reply, RouteContext, RouteSpec } from './route-types.js';
+
+export interface AppOptions {
+  service: CairnService;
+  log: Log;
+}
+
+const INDEX_PARAMS = ['repository_index', 'worker_job_index'];
+
+export function createApp(options: AppOptions): Koa {
+  const app = new Koa();
+  app.proxy = false;
+  const router = new Router(ROUTES);
+  const jsonParsers = new Map<number, Koa.Middleware>();
+  const jsonParser = (limit: number): Koa.Middleware => {
+    let parser = jsonParsers.get(limit);
+    if (!parser) {
+      parser = koaBody({ json: true, multipart: false, urlencoded: false, text: false, jsonLimit: limit, jsonStrict: false, patchNode: false });
+      jsonParsers.set(limit, parser);
+    }
+    return parser;
+  };
+
+  app.use(async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } catch (err) {
+      const reply = errorReply(err);
+      if (reply.internal) options.log.error({ err, method: ctx.method, route: ctx.state.routeTemplate ?? null }, 'request failed');
+      sendError(ctx, reply);
+    } finally {
+      // One line per request: never the URL (it may carry a restore token), never a body.
+      options.log.info({
+        method: ctx.method,
+        route: ctx.state.routeTemplate ?? null,
+        operation: ctx.state.operation ?? null,
+        status: ctx.status,
+        ms: Number(process.hrtime.bigint() - started) / 1e6,
+      }, 'request');
+    }
+  });
+
+  app.use(async (ctx) => {
+    if (ctx.method === 'OPTIONS') {
+      ctx.set('Allow', router.allowed(ctx.path).join(', '));
+      ctx.status = 204;
+      return;
+    }
+    const { route, params } = router.match(ctx.method, ctx.path);
+    ctx.state.routeTemplate = route.template + (route.action ? `:${route.action}` : '');
+    ctx.state.operation = route.operation;
+    for (const name of INDEX_PARAMS) if (name in params) parseU32(params[name], name);
+
+    let repository: RepositoryRecord | undefined;
+    if (params.repository_index !== undefined) {
+      repository = options.service.record(Number(params.repository_index));
+      admit(route, ctx.method, repository);
+      if (route.operation !== 'repositories.get') options.service.assertServable(repository.repository_index);
+    }
+    if (!route.handler) {
+      await drain(ctx);
+      throw new NotImplemented(route.operation);
+    }
+
+    let body: unknown = undefined;
+    if (route.body.kind === 'json') {
+      if (!ctx.request.is('application/json')) {
+        throw new UnsupportedMediaType('this route takes Content-Type: application/json');
+      }
+      await jsonParser(route.limit)(ctx, async () => {});
+      body = ctx.request.body;
+      if (body === '') throw new Invalid('empty JSON body: send a JSON object');
+    } else if (route.body.kind === 'raw') {
+      const type = (ctx.get('content-type') || '').split(';')[0].trim().toLowerCase();
+      if (type !== route.body.mediaType) throw new UnsupportedMediaType(`this route takes Content-Type: ${route.body.mediaType}`);
+      const declared = ctx.get('content-length');
+      if (declared !== '' && Number(declared) > route.limit) throw new TooLarge(`request body exceeds the route limit of ${route.limit} bytes`);
+    } else {
+      // Body-less routes ignore any body sent (README "Requests without a body").
+      await drain(ctx);
+    }
+
+    const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit };
+    const reply = await route.handler(routeCtx);
+    send(ctx, reply);
+  });
+
+  app.on('error', (err) => options.log.error({ err }, 'response stream failed'));
+  return app;
+}
+
+/** Spec "Repository lifecycle admission". GET/HEAD/OPTIONS always pass. */
+export function admit(route: RouteSpec, method: string, repository: RepositoryRecord): void {
+  if (method === 'GET' || method === 'HEAD') return;
+  const lifecycle = repository.lifecycle_kind;
+  if (lifecycle === LIFECYCLE_ACTIVE) return;
+  if (route.admission === 'retirement') return;
+  if (route.admission === 'worker' && lifecycle === LIFECYCLE_RETIRING) return;
+  const state = lifecycle === LIFECYCLE_RETIRING ? 'retiring' : 'purged';
+  throw new Conflict(`repository ${repository.repository_index} is ${state}; this mutation is not admitted`);
+}
+
+function send(ctx: Context, reply: Reply): void {
+  ctx.status = reply.status ?? 200;
+  if ('json' in reply) {
+    for (const [k, v] of Object.entries(reply.headers ?? {})) ctx.set(k, v);
+    ctx.type = 'application/json';
+    ctx.body = reply.json as object;
+  } else {
+    ctx.type = reply.mediaType;
+    ctx.body = reply.bytes;
+    if (reply.length !== undefined) ctx.length = reply.length;
+  }
+}
+
+/** Read and discard a request body we do not use, so keep-alive connections stay usable. */
+async function drain(ctx: Context): Promise<void> {
+  const req = ctx.req as Readable;
+  if (req.readableEnded) return;
+  let seen = 0;
+  for await (const chunk of req) {
+    seen += (chunk as Buffer).length;
+    if (seen > 2 * 1024 * 1024) throw new Invalid('unexpected request body on a route that takes none');
+  }
+}

@@ -1,0 +1,56 @@
+// Service discovery (spec: "Health and handshake", "Service discovery").
+import { createRequire } from 'node:module';
+import { JOB_KINDS } from '../../domain/job-kinds.js';
+import type { Handler } from '../route-types.js';
+import { ROUTES } from '../routes.js';
+
+const packageVersion: string = (createRequire(import.meta.url)('../../../../package.json') as { version: string }).version;
+
+export const CONTRACT_VERSION = '1.0.0';
+
+export const OPERATIONAL_CAPABILITIES = {
+  contract: 'svc.server.operational-capabilities.v1',
+  repository_identity: 'binary-repository-index.v0',
+  worker_job_identity: 'binary-worker-job-key.v0',
+  runner_contracts: ['svc.runner.native-job.v3'],
+};
+
+export function readyBody(): Record<string, unknown> {
+  return {
+    ready: true,
+    status: 'ready',
+    authority_backend: 'binary_v0',
+    repository_identity: 'repository_index',
+    operational_capabilities: OPERATIONAL_CAPABILITIES,
+  };
+}
+
+export const health: Handler = async () => ({ json: readyBody() });
+
+export const capabilities: Handler = async () => ({ json: OPERATIONAL_CAPABILITIES });
+
+export const handshake: Handler = async () => ({
+  json: {
+    ready: true,
+    contract_version: CONTRACT_VERSION,
+    package_version: packageVersion,
+    authority_backend: 'binary_v0',
+    repository_identity: 'repository_index',
+    ci_capabilities: {
+      contract: 'svc.server.ci-capabilities.v1',
+      runner_job_kinds: JOB_KINDS.filter((k) => k.external).map((k) => k.kind),
+      runtime_contracts: ['svc.runner.native-job.v3'],
+      result_contracts: ['svc.runner.native-result.v1'],
+      entrypoints: ['ci/run.sh', 'ci/run.ps1'],
+      delivery: 'binary_worker_job',
+    },
+    operational_capabilities: OPERATIONAL_CAPABILITIES,
+    supported_async_job_types: JOB_KINDS.map((k) => k.job_type),
+    async_job_kinds: JOB_KINDS.map((k) => ({ kind: k.kind, job_type: k.job_type, external_claim: k.external })),
+    endpoints: ROUTES.filter((r) => r.discover).map((r) => ({
+      operation: r.operation,
+      method: r.method,
+      path: r.template + (r.action ? `:${r.action}` : ''),
+    })),
+  },
+});

@@ -1,0 +1,57 @@
+// Repository registry: register, list, read (spec: "Repository registry, CI, retirement, restore").
+import { integer, object, string } from 'superstruct';
+import { Invalid } from '../../domain/errors.js';
+import { validateNamespace, validatePolicyFlags, validateRepositoryName, type RepositoryRecord } from '../../domain/repository.js';
+import type { Handler } from '../route-types.js';
+import { validate } from '../validate.js';
+
+/** Unknown fields are rejected here (spec: "Common request and response rules"). */
+const RegisterRequest = object({
+  repository_name: string(),
+  namespace: string(),
+  policy_flags: integer(),
+});
+
+export function repositoryProjection(r: RepositoryRecord): Record<string, unknown> {
+  return {
+    repository_index: r.repository_index,
+    repository_name: r.repository_name,
+    lifecycle_kind: r.lifecycle_kind,
+    namespace: r.namespace,
+    policy_flags: r.policy_flags,
+    created_at_s: r.created_at_s,
+    updated_at_s: r.updated_at_s,
+    tombstoned: r.tombstoned,
+  };
+}
+
+export const register: Handler = async ({ body, service }) => {
+  const req = validate(body, RegisterRequest);
+  validateRepositoryName(req.repository_name);
+  validateNamespace(req.namespace);
+  validatePolicyFlags(req.policy_flags);
+  const { record, created } = await service.register(req.repository_name, req.namespace, req.policy_flags);
+  return {
+    status: created ? 201 : 200,
+    json: { contract: 'svc.server.repository-registration.v1', created, repository: repositoryProjection(record) },
+  };
+};
+
+export const list: Handler = async ({ koa, service }) => {
+  const filter = koa.query.repository_name;
+  if (Array.isArray(filter)) throw new Invalid('repository_name may be given once');
+  const repositories = service.listed(filter).map(repositoryProjection);
+  return {
+    json: {
+      contract: 'svc.server.repository-authority-list.v1',
+      repositories,
+      count: repositories.length,
+      discovery: { routing_authority: false },
+    },
+  };
+};
+
+export const get: Handler = async ({ repository }) => ({
+  json: { contract: 'svc.server.repository-authority.v1', repository: repositoryProjection(repository!) },
+});
+

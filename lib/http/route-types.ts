@@ -1,0 +1,72 @@
+// Types of the route table (lib/http/routes.ts) and of the handlers it points at.
+import type { Context } from 'koa';
+import type { Readable } from 'node:stream';
+import type { CairnService } from '../authority/service.js';
+import type { Authority } from '../authority/authority.js';
+import type { RepositoryRecord } from '../domain/repository.js';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export const MEDIA_OBJECT_PACK = 'application/vnd.svc.remote-sync.object-pack+zstd';
+export const MEDIA_TREE_PACK = 'application/vnd.svc.remote-sync.tree-pack+zstd';
+export const MEDIA_AUTHORITY_FILE = 'application/vnd.svc.remote-authority-file.v1';
+
+export type BodyKind =
+  | { kind: 'none' }
+  | { kind: 'json' }
+  /** Raw bytes of exactly this media type; the handler streams `ctx.req` itself. */
+  | { kind: 'raw'; mediaType: string };
+
+/** 2 MiB for standard routes, 2 GiB for the routes the spec's Limits table raises. */
+export const STANDARD_LIMIT = 2 * 1024 * 1024;
+export const RAISED_LIMIT = 2 * 1024 * 1024 * 1024;
+
+/**
+ * Lifecycle admission class (spec: "Repository lifecycle admission"). GET/HEAD/OPTIONS always pass.
+ *  - global:     not under {repo}; no repository check
+ *  - active:     a mutation that needs an active repository
+ *  - worker:     a worker-job action kept while retiring (claim, heartbeat, complete, fail)
+ *  - retirement: retirement status/start, purge, abort: the handler applies the lifecycle rules
+ */
+export type Admission = 'global' | 'active' | 'worker' | 'retirement';
+
+export interface RouteContext {
+  koa: Context;
+  service: CairnService;
+  /** Path parameters, percent-decoded exactly once; index parameters as canonical strings. */
+  params: Record<string, string>;
+  /** Present on routes under {repo}: the registry record at the time of the request. */
+  repository?: RepositoryRecord;
+  /** Parsed JSON body (JSON routes only); validate it with `validate()` from ./validate.ts. */
+  body: unknown;
+  /** The route's byte limit, for raw routes that stream the body themselves. */
+  limit: number;
+}
+
+export type Reply =
+  | { status?: number; json: unknown; headers?: Record<string, string> }
+  | { status?: number; mediaType: string; bytes: Buffer | Readable; length?: number };
+
+export type Handler = (ctx: RouteContext) => Promise<Reply>;
+
+export interface RouteSpec {
+  /** Stable operation name, used in logs and in the 501 message. */
+  operation: string;
+  method: Method;
+  /** Path template with `{param}` segments, e.g. `/v1/native/repository-authorities/{repository_index}/lines`. */
+  template: string;
+  /** Action suffix on the last path segment (`close` for `...:close`), if any. */
+  action?: string;
+  body: BodyKind;
+  limit: number;
+  admission: Admission;
+  /** Listed in the handshake's compact `endpoints` hint. */
+  discover?: boolean;
+  /** Absent until the issue that builds the operation lands: the route answers 501. */
+  handler?: Handler;
+}
+
+export function requireAuthority(ctx: RouteContext): Authority {
+  if (!ctx.repository) throw new Error(`route has no repository context`);
+  return ctx.service.authority(ctx.repository.repository_index);
+}

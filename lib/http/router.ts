@@ -1,0 +1,135 @@
+// Matches a request path against the route table. Rules (README "Paths and actions"):
+//  - An action suffix belongs to the last path segment and starts at its last raw ':'
+//    (`/lines/main:close`). A ':' meant as data in a last segment must be sent as %3A.
+//  - Literal segments win over parameters; `{file_path}` as the last template segment takes the
+//    rest of the path (so both `a%2Fb.txt` and `a/b.txt` name the file a/b.txt).
+//  - No matching template, or an action the template does not declare: 404.
+//  - A template that matches with no binding for this method and action: 405 with `Allow`.
+//  - Parameters are percent-decoded exactly once, after matching.
+import { Invalid, MethodNotAllowed, NotFound } from '../domain/errors.js';
+import type { Method, RouteSpec } from './route-types.js';
+
+interface CompiledTemplate {
+  template: string;
+  segments: { literal?: string; param?: string; rest?: boolean }[];
+  routes: RouteSpec[];
+}
+
+export interface RouteMatch {
+  route: RouteSpec;
+  params: Record<string, string>;
+}
+
+export class Router {
+  private readonly templates: CompiledTemplate[];
+
+  constructor(routes: readonly RouteSpec[]) {
+    const byTemplate = new Map<string, CompiledTemplate>();
+    for (const route of routes) {
+      let compiled = byTemplate.get(route.template);
+      if (!compiled) {
+        const parts = route.template.split('/').slice(1);
+        compiled = {
+          template: route.template,
+          segments: parts.map((part, i) => {
+            const m = /^\{(\w+)\}$/.exec(part);
+            if (!m) return { literal: part };
+            return { param: m[1], rest: m[1] === 'file_path' && i === parts.length - 1 };
+          }),
+          routes: [],
+        };
+        byTemplate.set(route.template, compiled);
+      }
+      compiled.routes.push(route);
+    }
+    // Literal segments before parameters, so `/retirement/purge` never reads as a parameter.
+    this.templates = [...byTemplate.values()].sort((a, b) => specificity(b) - specificity(a));
+  }
+
+  /** The templates, each once, in table order of first appearance. */
+  get templateCount(): number {
+    return this.templates.length;
+  }
+
+  match(method: string, rawPath: string): RouteMatch {
+    const found = this.find(rawPath);
+    if (!found) throw new NotFound(`no route for ${rawPath.length > 200 ? `${rawPath.slice(0, 200)}...` : rawPath}`);
+    const { compiled, values, action } = found;
+    const candidates = compiled.routes.filter((r) => (r.action ?? null) === action);
+    if (candidates.length === 0) {
+      if (action !== null) throw new NotFound(`unknown action ":${action}" on ${compiled.template}`);
+      throw new NotFound(`${compiled.template} needs an action suffix`);
+    }
+    const effective = (method === 'HEAD' ? 'GET' : method) as Method;
+    const route = candidates.find((r) => r.method === effective);
+    if (!route) {
+      throw new MethodNotAllowed(`method ${method} is not allowed here`, allowFor(candidates));
+    }
+    const params: Record<string, string> = {};
+    compiled.segments.forEach((seg, i) => {
+      if (seg.param) params[seg.param] = decodeOnce(values[i], seg.param);
+    });
+    return { route, params };
+  }
+
+  /** Allowed methods for a path (for OPTIONS); throws NotFound like `match`. */
+  allowed(rawPath: string): string[] {
+    const found = this.find(rawPath);
+    if (!found) throw new NotFound('no route for this path');
+    const candidates = found.compiled.routes.filter((r) => (r.action ?? null) === found.action);
+    if (candidates.length === 0) throw new NotFound('unknown action suffix');
+    return allowFor(candidates);
+  }
+
+  private find(rawPath: string): { compiled: CompiledTemplate; values: string[]; action: string | null } | null {
+    if (!rawPath.startsWith('/')) return null;
+    const parts = rawPath.split('/').slice(1);
+    for (const compiled of this.templates) {
+      const segs = compiled.segments;
+      const rest = segs[segs.length - 1].rest === true;
+      if (rest ? parts.length < segs.length : parts.length !== segs.length) continue;
+      const values = parts.slice(0, segs.length);
+      if (rest) values[segs.length - 1] = parts.slice(segs.length - 1).join('/');
+      let action: string | null = null;
+      if (!rest) {
+        const last = values[values.length - 1];
+        const colon = last.lastIndexOf(':');
+        if (colon >= 0) {
+          action = last.slice(colon + 1);
+          values[values.length - 1] = last.slice(0, colon);
+        }
+      }
+      let ok = true;
+      for (let i = 0; i < segs.length && ok; i++) {
+        const seg = segs[i];
+        if (seg.literal !== undefined) ok = values[i] === seg.literal;
+        else ok = values[i].length > 0;
+      }
+      if (ok) return { compiled, values, action };
+    }
+    return null;
+  }
+}
+
+function specificity(t: CompiledTemplate): number {
+  // More literal segments first; a rest parameter last among equals.
+  return t.segments.reduce((n, s) => n + (s.literal !== undefined ? 2 : s.rest ? 0 : 1), 0) * 100 - (t.segments.at(-1)?.rest ? 1 : 0);
+}
+
+function allowFor(routes: RouteSpec[]): string[] {
+  const methods = new Set<string>();
+  for (const r of routes) {
+    methods.add(r.method);
+    if (r.method === 'GET') methods.add('HEAD');
+  }
+  methods.add('OPTIONS');
+  return [...methods];
+}
+
+function decodeOnce(value: string, name: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    throw new Invalid(`path parameter ${name} is not valid percent-encoding`);
+  }
+}

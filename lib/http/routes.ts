@@ -1,0 +1,152 @@
+// THE route table: all 78 operations of ../shared/spec/http-interface.md, one row each.
+// The router (./router.ts), the 405 Allow header, the handshake `endpoints` hint and the
+// route-count test all derive from this array. A row without a handler answers 501.
+import {
+  MEDIA_AUTHORITY_FILE,
+  MEDIA_OBJECT_PACK,
+  MEDIA_TREE_PACK,
+  RAISED_LIMIT,
+  STANDARD_LIMIT,
+  type Admission,
+  type BodyKind,
+  type Handler,
+  type Method,
+  type RouteSpec,
+} from './route-types.js';
+import * as discovery from './handlers/discovery.js';
+import * as registry from './handlers/registry.js';
+
+const AUTH = '/v1/native/repository-authorities';
+const REPO = `${AUTH}/{repository_index}`;
+const SYNC = `${REPO}/remote-sync/zstd-bulk`;
+const RESTORES = '/v1/native/repository-restores';
+
+const NONE: BodyKind = { kind: 'none' };
+const JSON_BODY: BodyKind = { kind: 'json' };
+const raw = (mediaType: string): BodyKind => ({ kind: 'raw', mediaType });
+
+interface Options {
+  action?: string;
+  body?: BodyKind;
+  raised?: boolean;
+  admission?: Admission;
+  discover?: boolean;
+  handler?: Handler;
+}
+
+function route(operation: string, method: Method, template: string, o: Options = {}): RouteSpec {
+  const underRepo = template.startsWith(REPO);
+  return {
+    operation,
+    method,
+    template,
+    action: o.action,
+    body: o.body ?? (method === 'GET' ? NONE : JSON_BODY),
+    limit: o.raised ? RAISED_LIMIT : STANDARD_LIMIT,
+    admission: o.admission ?? (underRepo ? 'active' : 'global'),
+    discover: o.discover,
+    handler: o.handler,
+  };
+}
+
+export const ROUTES: readonly RouteSpec[] = [
+  // Service discovery
+  route('health', 'GET', '/healthz', { discover: true, handler: discovery.health }),
+  // The handshake reads this table, so it is referenced lazily to keep the import cycle safe.
+  route('handshake', 'GET', '/v1/handshake', { discover: true, handler: (c) => discovery.handshake(c) }),
+  route('capabilities', 'GET', '/v1/native/capabilities', { discover: true, handler: discovery.capabilities }),
+
+  // Repository registry, CI, retirement, restore
+  route('repositories.list', 'GET', AUTH, { discover: true, handler: registry.list }),
+  route('repositories.register', 'POST', AUTH, { discover: true, handler: registry.register }),
+  route('repositories.get', 'GET', REPO, { discover: true, handler: registry.get }),
+  route('repositories.runCi', 'POST', REPO, { action: 'runCi', discover: true }),
+  route('retirement.status', 'GET', `${REPO}/retirement`, { admission: 'retirement' }),
+  route('retirement.start', 'POST', `${REPO}/retirement`, { body: NONE, admission: 'retirement' }),
+  route('retirement.file', 'GET', `${REPO}/retirement/files/{file_path}`, { admission: 'retirement' }),
+  route('retirement.purge', 'POST', `${REPO}/retirement/purge`, { admission: 'retirement' }),
+  route('retirement.abort', 'POST', `${REPO}/retirement/abort`, { body: NONE, admission: 'retirement' }),
+  route('restores.start', 'POST', RESTORES, { discover: true }),
+  route('restores.uploadFile', 'PUT', `${RESTORES}/{restore_token}/files/{file_path}`, { body: raw(MEDIA_AUTHORITY_FILE), raised: true }),
+  route('restores.commit', 'POST', `${RESTORES}/{restore_token}/commit`, { body: NONE }),
+
+  // Worker jobs
+  route('workerJobs.list', 'GET', `${REPO}/worker-jobs`),
+  route('workerJobs.get', 'GET', `${REPO}/worker-jobs/{worker_job_index}`),
+  route('workerJobs.claimNext', 'POST', '/v1/native/worker-jobs', { action: 'claim', discover: true }),
+  route('workerJobs.claim', 'POST', `${REPO}/worker-jobs/{worker_job_index}`, { action: 'claim', admission: 'worker' }),
+  route('workerJobs.heartbeat', 'POST', `${REPO}/worker-jobs/{worker_job_index}`, { action: 'heartbeat', admission: 'worker' }),
+  route('workerJobs.complete', 'POST', `${REPO}/worker-jobs/{worker_job_index}`, { action: 'complete', admission: 'worker' }),
+  route('workerJobs.fail', 'POST', `${REPO}/worker-jobs/{worker_job_index}`, { action: 'fail', admission: 'worker' }),
+
+  // Lines and snapshots
+  route('lines.list', 'GET', `${REPO}/lines`, { discover: true }),
+  route('lines.get', 'GET', `${REPO}/lines/{line_name}`),
+  route('lines.put', 'PUT', `${REPO}/lines/{line_name}`),
+  route('lines.close', 'POST', `${REPO}/lines/{line_name}`, { action: 'close' }),
+  route('snapshots.exists', 'POST', `${REPO}/snapshots`, { action: 'exists' }),
+  route('snapshots.export', 'GET', `${REPO}/snapshots/{snapshot_id}`),
+
+  // Bulk remote sync
+  route('sync.plan', 'POST', `${SYNC}/plan`, { raised: true, discover: true }),
+  route('sync.putObjectPack', 'PUT', `${SYNC}/object-packs/{pack_id}`, { body: raw(MEDIA_OBJECT_PACK), raised: true }),
+  route('sync.getObjectPack', 'GET', `${SYNC}/object-packs/{pack_id}`),
+  route('sync.putTreePack', 'PUT', `${SYNC}/tree-packs/{pack_id}`, { body: raw(MEDIA_TREE_PACK), raised: true }),
+  route('sync.getTreePack', 'GET', `${SYNC}/tree-packs/{pack_id}`),
+  route('sync.commit', 'POST', `${SYNC}/commit`, { raised: true, discover: true }),
+  route('sync.importManifest', 'GET', `${SYNC}/import-manifests/{snapshot_id}`),
+  route('sync.pullManifest', 'POST', `${SYNC}/pull-manifests`, { raised: true, discover: true }),
+
+  // Tasks and read models
+  route('tasks.list', 'GET', `${REPO}/tasks`),
+  route('tasks.create', 'POST', `${REPO}/tasks`),
+  route('tasks.start', 'POST', `${REPO}/task-start`, { discover: true }),
+  route('tasks.get', 'GET', `${REPO}/tasks/{task_ref}`),
+  route('tasks.close', 'POST', `${REPO}/tasks/{task_ref}`, { action: 'close' }),
+  route('read.taskAudit', 'GET', `${REPO}/read/tasks/{task_id}/audit`),
+  route('read.queueSummary', 'GET', `${REPO}/read/queue-summary`),
+  route('read.taskQueue', 'GET', `${REPO}/read/task-queue`),
+  route('read.reviewerInbox', 'GET', `${REPO}/read/reviewer-inbox`),
+
+  // Changes, patchsets, reviews, policy, CI, Land
+  route('changes.list', 'GET', `${REPO}/changes`),
+  route('changes.create', 'POST', `${REPO}/changes`),
+  route('changes.get', 'GET', `${REPO}/changes/{change_ref}`),
+  route('changes.close', 'POST', `${REPO}/changes/{change_ref}`, { action: 'close' }),
+  route('changes.selectPatchset', 'POST', `${REPO}/changes/{change_ref}`, { action: 'selectPatchset' }),
+  route('changes.requestReview', 'POST', `${REPO}/changes/{change_ref}`, { action: 'requestReview' }),
+  route('changes.submit', 'POST', `${REPO}/changes/{change_ref}`, { action: 'submit' }),
+  route('patchsets.list', 'GET', `${REPO}/changes/{change_ref}/patchsets`),
+  route('patchsets.create', 'POST', `${REPO}/changes/{change_ref}/patchsets`),
+  route('reviews.list', 'GET', `${REPO}/changes/{change_ref}/reviews`),
+  route('reviews.create', 'POST', `${REPO}/changes/{change_ref}/reviews`),
+  route('patchsets.get', 'GET', `${REPO}/patchsets/{patchset_id}`),
+  route('patchsets.runCi', 'POST', `${REPO}/patchsets/{patchset_id}`, { action: 'runCi' }),
+  route('patchsets.evaluatePolicy', 'POST', `${REPO}/patchsets/{patchset_id}`, { action: 'evaluatePolicy' }),
+  route('attestations.get', 'GET', `${REPO}/patchsets/{patchset_id}/attestation`),
+  route('attestations.put', 'PUT', `${REPO}/patchsets/{patchset_id}/attestation`),
+  route('policy.get', 'GET', `${REPO}/patchsets/{patchset_id}/policy`),
+  route('read.ciStatus', 'GET', `${REPO}/read/patchsets/{patchset_id}/ci-status`),
+  route('lands.get', 'GET', `${REPO}/lands/{submission_id}`),
+  route('tasks.land', 'POST', `${REPO}/task-land`, { discover: true }),
+  route('historyPromotion.prepare', 'POST', `${REPO}/history-promotion`, { action: 'prepare' }),
+
+  // Plans (sprints)
+  route('plans.list', 'GET', `${REPO}/sprints`),
+  route('plans.create', 'POST', `${REPO}/sprints`),
+  route('plans.get', 'GET', `${REPO}/sprints/{plan_id}`),
+  route('plans.patch', 'PATCH', `${REPO}/sprints/{plan_id}`),
+  route('plans.revisions.list', 'GET', `${REPO}/sprints/{plan_id}/revisions`),
+  route('plans.revisions.create', 'POST', `${REPO}/sprints/{plan_id}/revisions`),
+  route('plans.revisions.get', 'GET', `${REPO}/sprints/{plan_id}/revisions/{plan_revision_id}`),
+  route('plans.artifacts.get', 'GET', `${REPO}/sprints/{plan_id}/revisions/{plan_revision_id}/artifacts`),
+  route('plans.artifacts.put', 'PUT', `${REPO}/sprints/{plan_id}/revisions/{plan_revision_id}/artifacts`, { body: NONE }),
+  route('plans.byContains', 'POST', `${REPO}/sprint-plan-ids/by-contains`),
+  route('plans.resolveLinkage', 'POST', `${REPO}/sprint-task-linkage/resolve`),
+  route('read.planCandidates', 'GET', `${REPO}/read/plans/candidate-inputs`),
+];
+
+/** Operations that answer 501 until their issue lands. */
+export function unimplementedOperations(): string[] {
+  return ROUTES.filter((r) => !r.handler).map((r) => r.operation);
+}

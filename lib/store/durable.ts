@@ -1,0 +1,108 @@
+// Durable file-system primitives. Every byte cairn writes goes through one of these, so the
+// crash-safety argument lives in one place: write a temp file in the target directory, fsync it,
+// rename it over the target, fsync the directory. After `kill -9` at any instant the target
+// holds either the old bytes or the new, never a mix; a leftover temp file is recognisable by
+// its name (see TEMP_MARKER) and removed by recovery at open.
+import { randomBytes } from 'node:crypto';
+import { promises as fsp, constants as fsc } from 'node:fs';
+import path from 'node:path';
+
+/** Temp files are named `.<target-basename>.tmp-<16 hex>`; nothing else contains `.tmp-`. */
+export const TEMP_MARKER = '.tmp-';
+
+export function tempPathFor(target: string): string {
+  return path.join(path.dirname(target), `.${path.basename(target)}${TEMP_MARKER}${randomBytes(8).toString('hex')}`);
+}
+
+export function isTempName(name: string): boolean {
+  return name.startsWith('.') && name.includes(TEMP_MARKER);
+}
+
+/** fsync a directory so a rename or unlink inside it survives power loss. */
+export async function fsyncDir(dir: string): Promise<void> {
+  const handle = await fsp.open(dir, fsc.O_RDONLY | fsc.O_DIRECTORY);
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Write `data` to `target` atomically and durably. Durable when the promise resolves. */
+export async function writeFileDurable(target: string, data: Uint8Array | string): Promise<void> {
+  const temp = tempPathFor(target);
+  const handle = await fsp.open(temp, 'wx', 0o644);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } catch (err) {
+    await handle.close().catch(() => {});
+    await fsp.rm(temp, { force: true });
+    throw err;
+  }
+  await handle.close();
+  await renameDurable(temp, target);
+}
+
+/** Rename a finished (already fsynced) file into place and fsync the directories involved. */
+export async function renameDurable(from: string, to: string): Promise<void> {
+  await fsp.rename(from, to);
+  const toDir = path.dirname(to);
+  await fsyncDir(toDir);
+  const fromDir = path.dirname(from);
+  if (fromDir !== toDir) await fsyncDir(fromDir);
+}
+
+/** Create a directory (and parents) and fsync the parent so the entry itself is durable. */
+export async function mkdirDurable(dir: string): Promise<void> {
+  const existed = await exists(dir);
+  await fsp.mkdir(dir, { recursive: true });
+  if (!existed) await fsyncDir(path.dirname(dir));
+}
+
+/** Remove a file or tree durably (fsync the parent after the unlink). */
+export async function removeDurable(target: string): Promise<void> {
+  await fsp.rm(target, { recursive: true, force: true });
+  await fsyncDir(path.dirname(target));
+}
+
+export async function exists(p: string): Promise<boolean> {
+  try {
+    await fsp.lstat(p);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+}
+
+/**
+ * Remove leftover temp files below `root` (recursively). Returns the paths removed so the caller
+ * can report them; temp files are never acknowledged data, so removing them loses nothing.
+ */
+export async function removeTempFiles(root: string): Promise<string[]> {
+  const removed: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    let entries;
+    try {
+      entries = await fsp.readdir(dir, { withFileTypes: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
+    for (const entry of entries) {
+      const full = path.join(dir, entry.name);
+      if (isTempName(entry.name)) {
+        await fsp.rm(full, { recursive: true, force: true });
+        removed.push(full);
+      } else if (entry.isDirectory()) {
+        await walk(full);
+      }
+    }
+  };
+  await walk(root);
+  if (removed.length > 0) {
+    for (const dir of new Set(removed.map((p) => path.dirname(p)))) await fsyncDir(dir);
+  }
+  return removed;
+}

@@ -1,0 +1,104 @@
+// Shared test helpers: temp data directories, in-process and child-process servers on
+// 127.0.0.1, and a small fetch wrapper that returns status, headers and parsed JSON.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, promises as fsp } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pino } from 'pino';
+import { startServer, type RunningServer } from '../lib/cli/serve.js';
+
+export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const CLI = path.join(PROJECT_ROOT, 'bin/cairn.js');
+export const FIXTURES = path.join(PROJECT_ROOT, 'fixtures');
+
+const made: string[] = [];
+export function tempDir(prefix = 'cairn-test-'): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+after(async () => {
+  for (const dir of made.splice(0)) await fsp.rm(dir, { recursive: true, force: true });
+});
+
+export interface TestServer extends RunningServer {
+  dataDir: string;
+}
+
+/** An in-process server on an ephemeral loopback port, ready when this resolves. */
+export async function startTestServer(dataDir = path.join(tempDir(), 'data'), extra: { activationDelayMs?: number } = {}): Promise<TestServer> {
+  const running = await startServer({ host: '127.0.0.1', port: 0, dataDir, log: pino({ level: 'silent' }), ...extra });
+  if (!extra.activationDelayMs) await running.ready;
+  return { ...running, dataDir };
+}
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  json: T;
+  text: string;
+}
+
+export interface RequestOptions {
+  json?: unknown;
+  body?: string | Buffer | Uint8Array;
+  headers?: Record<string, string>;
+}
+
+export async function api<T = any>(base: string, method: string, urlPath: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...(options.headers ?? {}) };
+  let body: BodyInit | undefined;
+  if (options.json !== undefined) {
+    headers['content-type'] ??= 'application/json';
+    body = JSON.stringify(options.json);
+  } else if (options.body !== undefined) {
+    body = options.body as BodyInit;
+  }
+  const res = await fetch(base + urlPath, { method, headers, body });
+  const text = await res.text();
+  let json: any = undefined;
+  try { json = text ? JSON.parse(text) : undefined; } catch { json = undefined; }
+  return { status: res.status, headers: res.headers, json, text };
+}
+
+export async function register(base: string, name = 'repo', namespace = '', policyFlags = 0): Promise<number> {
+  const res = await api(base, 'POST', '/v1/native/repository-authorities', { json: { repository_name: name, namespace, policy_flags: policyFlags } });
+  if (res.status !== 201 && res.status !== 200) throw new Error(`registration failed: ${res.status} ${res.text}`);
+  return res.json.repository.repository_index;
+}
+
+export interface ChildServer {
+  url: string;
+  proc: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+}
+
+/** `node bin/cairn.js serve` as a child process; resolves once /healthz answers 200 (unless waitReady is false). */
+export async function spawnServer(dataDir: string, args: string[] = [], waitReady = true): Promise<ChildServer> {
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const proc = spawn(process.execPath, [CLI, 'serve', '--bind', `127.0.0.1:${port}`, '--data', dataDir, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout!.on('data', (d) => { out += d; });
+  proc.stderr!.on('data', (d) => { out += d; });
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  const server = { url, proc, output: () => out, exited };
+  if (!waitReady) return server;
+  for (let i = 0; i < 200; i++) {
+    if (proc.exitCode !== null) throw new Error(`server exited early: ${out}`);
+    try {
+      const res = await fetch(`${url}/healthz`);
+      if (res.status === 200) return server;
+    } catch { /* not listening yet */ }
+    await sleep(50);
+  }
+  proc.kill('SIGKILL');
+  throw new Error(`server never became ready: ${out}`);
+}
+
+export async function fileBytes(p: string): Promise<Buffer | null> {
+  try { return await fsp.readFile(p); } catch { return null; }
+}
