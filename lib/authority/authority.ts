@@ -6,13 +6,19 @@ import { Mutex } from 'async-mutex';
 import { Corrupt } from '../domain/errors.js';
 import { decodeAuthorityFile, encodeAuthorityFile } from '../store/authority-file.js';
 import { mkdirDurable, removeTempFiles, writeFileDurable } from '../store/durable.js';
+import { ContentStore } from '../store/content-store.js';
 import { AuthorityLayout } from '../store/layout.js';
+import { ContentOperations } from './content.js';
 import type { Log } from './logger.js';
 
 export class Authority {
   private readonly mutex = new Mutex();
 
-  private constructor(readonly index: number, readonly layout: AuthorityLayout) {}
+  readonly content: ContentOperations;
+
+  private constructor(readonly index: number, readonly layout: AuthorityLayout, readonly store: ContentStore) {
+    this.content = new ContentOperations(store, this);
+  }
 
   /** Create the directory and identity file of a new authority (durable on return). */
   static async create(root: string, index: number, createdAtS: number): Promise<void> {
@@ -38,7 +44,20 @@ export class Authority {
     if (identity.repository_index !== index) {
       throw new Corrupt(`repository ${index}: authority.bin names repository ${identity.repository_index}`);
     }
-    return new Authority(index, layout);
+    const { store, notes } = await ContentStore.open(root);
+    for (const note of notes) log.warn({ repository_index: index, note }, 'recovery');
+    const expired = await store.expireStagedPacks();
+    for (const pack of expired) log.info({ repository_index: index, pack }, 'removed an expired uncommitted pack');
+    return new Authority(index, layout, store);
+  }
+
+  /** Remove expired staged packs; runs under the mutex so it never races a commit. */
+  expireStagedPacks(): Promise<string[]> {
+    return this.exclusive(() => this.store.expireStagedPacks());
+  }
+
+  close(): void {
+    this.store.close();
   }
 
   /** Run a mutation of this repository alone. */

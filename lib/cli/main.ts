@@ -2,11 +2,15 @@
 import { isCairnError } from '../domain/errors.js';
 import { CliUsageError } from './args.js';
 import { serve } from './serve.js';
+import { pullCommand, pushCommand, syncCommand } from './content-commands.js';
 
 export const HELP = `Usage: cairn <command> [options]
 
 Commands:
-  serve    serve the HTTP interface (see cairn serve --help)
+  serve    serve the HTTP interface
+  push     snapshot a directory and send it to a repository line
+  pull     materialize a snapshot (or a line's head) into a directory
+  sync     copy a snapshot and its history between repositories or servers
 
 Run "cairn <command> --help" for the options of a command.
 `;
@@ -15,6 +19,9 @@ type Command = (argv: string[]) => Promise<number>;
 
 const COMMANDS: Record<string, Command> = {
   serve,
+  push: pushCommand,
+  pull: pullCommand,
+  sync: syncCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {

@@ -15,6 +15,7 @@ import {
 } from './route-types.js';
 import * as discovery from './handlers/discovery.js';
 import * as registry from './handlers/registry.js';
+import * as content from './handlers/content.js';
 
 const AUTH = '/v1/native/repository-authorities';
 const REPO = `${AUTH}/{repository_index}`;
@@ -80,22 +81,22 @@ export const ROUTES: readonly RouteSpec[] = [
   route('workerJobs.fail', 'POST', `${REPO}/worker-jobs/{worker_job_index}`, { action: 'fail', admission: 'worker' }),
 
   // Lines and snapshots
-  route('lines.list', 'GET', `${REPO}/lines`, { discover: true }),
-  route('lines.get', 'GET', `${REPO}/lines/{line_name}`),
-  route('lines.put', 'PUT', `${REPO}/lines/{line_name}`),
-  route('lines.close', 'POST', `${REPO}/lines/{line_name}`, { action: 'close' }),
-  route('snapshots.exists', 'POST', `${REPO}/snapshots`, { action: 'exists' }),
-  route('snapshots.export', 'GET', `${REPO}/snapshots/{snapshot_id}`),
+  route('lines.list', 'GET', `${REPO}/lines`, { discover: true, handler: content.listLines }),
+  route('lines.get', 'GET', `${REPO}/lines/{line_name}`, { handler: content.getLine }),
+  route('lines.put', 'PUT', `${REPO}/lines/{line_name}`, { handler: content.putLine }),
+  route('lines.close', 'POST', `${REPO}/lines/{line_name}`, { action: 'close', handler: content.closeLine }),
+  route('snapshots.exists', 'POST', `${REPO}/snapshots`, { action: 'exists', handler: content.snapshotsExist }),
+  route('snapshots.export', 'GET', `${REPO}/snapshots/{snapshot_id}`, { handler: content.exportSnapshot }),
 
   // Bulk remote sync
-  route('sync.plan', 'POST', `${SYNC}/plan`, { raised: true, discover: true }),
-  route('sync.putObjectPack', 'PUT', `${SYNC}/object-packs/{pack_id}`, { body: raw(MEDIA_OBJECT_PACK), raised: true }),
-  route('sync.getObjectPack', 'GET', `${SYNC}/object-packs/{pack_id}`),
-  route('sync.putTreePack', 'PUT', `${SYNC}/tree-packs/{pack_id}`, { body: raw(MEDIA_TREE_PACK), raised: true }),
-  route('sync.getTreePack', 'GET', `${SYNC}/tree-packs/{pack_id}`),
-  route('sync.commit', 'POST', `${SYNC}/commit`, { raised: true, discover: true }),
-  route('sync.importManifest', 'GET', `${SYNC}/import-manifests/{snapshot_id}`),
-  route('sync.pullManifest', 'POST', `${SYNC}/pull-manifests`, { raised: true, discover: true }),
+  route('sync.plan', 'POST', `${SYNC}/plan`, { raised: true, discover: true, handler: content.plan }),
+  route('sync.putObjectPack', 'PUT', `${SYNC}/object-packs/{pack_id}`, { body: raw(MEDIA_OBJECT_PACK), raised: true, handler: content.putObjectPack }),
+  route('sync.getObjectPack', 'GET', `${SYNC}/object-packs/{pack_id}`, { handler: content.getObjectPack }),
+  route('sync.putTreePack', 'PUT', `${SYNC}/tree-packs/{pack_id}`, { body: raw(MEDIA_TREE_PACK), raised: true, handler: content.putTreePack }),
+  route('sync.getTreePack', 'GET', `${SYNC}/tree-packs/{pack_id}`, { handler: content.getTreePack }),
+  route('sync.commit', 'POST', `${SYNC}/commit`, { raised: true, discover: true, handler: content.commit }),
+  route('sync.importManifest', 'GET', `${SYNC}/import-manifests/{snapshot_id}`, { handler: content.importManifest }),
+  route('sync.pullManifest', 'POST', `${SYNC}/pull-manifests`, { raised: true, discover: true, handler: content.pullManifest }),
 
   // Tasks and read models
   route('tasks.list', 'GET', `${REPO}/tasks`),

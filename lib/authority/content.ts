@@ -1,0 +1,493 @@
+// Content operations of one authority: lines, snapshot reads and export, bulk-sync plan,
+// pack upload, commit and manifests. Each mutation runs under the authority mutex; validation
+// happens before anything is written, so a rejected request leaves the store unchanged.
+import {
+  decodeTree,
+  encodeSnapshot,
+  isContentId,
+  requireContentId,
+  sha256Hex,
+  type EntryKind,
+  type TreeEntry,
+} from '../domain/content.js';
+import { Conflict, Invalid, NotFound } from '../domain/errors.js';
+import { closeLine, moveLine, validateLineName, type LineMove, type LineState } from '../domain/lines.js';
+import { nowSeconds } from '../domain/repository.js';
+import type { ContentStore, Locator, ObjectKind, PackInfo, StoredSnapshot } from '../store/content-store.js';
+import { PACK_KIND_OBJECT, PACK_KIND_TREE, type PackEntry, type PackKind } from '../store/pack.js';
+
+// ---------------------------------------------------------------- row shapes (README "Remote sync rows")
+
+export interface PackRow { pack_id: string; byte_length?: number; object_count?: number }
+export interface LocatorRow { pack_id: string; offset: number; length: number; raw_length: number; crc32: string }
+export interface BlobLocatorRow extends LocatorRow { blob_id: string }
+export interface TreeLocatorRow extends LocatorRow { tree_id: string }
+export interface SnapshotRow { snapshot_id: string; root_tree_id: string; parent_snapshot_ids: string[]; created_at_s: number; message: string | null }
+export interface LineUpdate { line_name: string; head_snapshot_id?: string | null; expected_head_snapshot_id?: string | null }
+
+export interface CommitRequest {
+  object_packs: PackRow[];
+  tree_packs: PackRow[];
+  blob_locators: BlobLocatorRow[];
+  tree_locators: TreeLocatorRow[];
+  snapshots: SnapshotRow[];
+  line_update?: LineUpdate | null;
+}
+
+export interface KindCounts { object_packs: number; tree_packs: number; blobs: number; trees: number; snapshots: number }
+
+export interface CommitResult {
+  upserted: KindCounts;
+  skipped: KindCounts;
+  remote_line: LineProjection | null;
+  line_head_updated_after_ingest: boolean;
+}
+
+export interface LineProjection {
+  name: string;
+  line_name: string;
+  status: 'active' | 'archived';
+  head_snapshot_id: string | null;
+  updated_at_s: number;
+}
+
+export function lineProjection(line: LineState): LineProjection {
+  return { name: line.name, line_name: line.name, status: line.status, head_snapshot_id: line.head_snapshot_id, updated_at_s: line.updated_at_s };
+}
+
+export function snapshotRow(s: StoredSnapshot): SnapshotRow {
+  return { snapshot_id: s.snapshot_id, root_tree_id: s.root_tree_id, parent_snapshot_ids: s.parent_snapshot_ids, created_at_s: s.created_at_s, message: s.message };
+}
+
+function locatorRow(l: Locator): LocatorRow {
+  return { pack_id: l.pack_id, offset: l.offset, length: l.length, raw_length: l.raw_length, crc32: l.crc32.toString(16).padStart(8, '0') };
+}
+
+export function blobLocatorRow(l: Locator): BlobLocatorRow {
+  return { blob_id: l.id, ...locatorRow(l) };
+}
+
+export function treeLocatorRow(l: Locator): TreeLocatorRow {
+  return { tree_id: l.id, ...locatorRow(l) };
+}
+
+function packRow(info: { pack_id: string; byte_length: number; object_count: number }): PackRow {
+  return { pack_id: info.pack_id, byte_length: info.byte_length, object_count: info.object_count };
+}
+
+const ZERO: KindCounts = { object_packs: 0, tree_packs: 0, blobs: 0, trees: 0, snapshots: 0 };
+
+/** Anything that can run work under the authority's mutex. */
+export interface Exclusive {
+  exclusive<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+export class ContentOperations {
+  constructor(private readonly store: ContentStore, private readonly lock: Exclusive) {}
+
+  // ------------------------------------------------------------ lines
+
+  lines(): LineProjection[] {
+    return this.store.lines().map(lineProjection);
+  }
+
+  line(name: string): LineProjection {
+    validateLineName(name);
+    const line = this.store.line(name);
+    if (!line) throw new NotFound(`line ${name} does not exist`);
+    return lineProjection(line);
+  }
+
+  putLine(name: string, move: LineMove): Promise<LineProjection> {
+    return this.lock.exclusive(async () => {
+      const next = this.checkLineMove(name, move);
+      if (next) await this.store.commit({ adoptPacks: [], blobs: [], trees: [], snapshots: [], lines: this.linesWith(next) });
+      return lineProjection(next ?? this.store.line(name)!);
+    });
+  }
+
+  closeLine(name: string, status: string): Promise<LineProjection> {
+    return this.lock.exclusive(async () => {
+      const current = this.store.line(name);
+      const next = closeLine(name, current, status, nowSeconds());
+      if (!next) throw new NotFound(`line ${name} does not exist`);
+      if (next !== current) await this.store.commit({ adoptPacks: [], blobs: [], trees: [], snapshots: [], lines: this.linesWith(next) });
+      return lineProjection(next);
+    });
+  }
+
+  /** The line after `move`, or null for a replay; the new head must exist (or be in `incoming`). */
+  private checkLineMove(name: string, move: LineMove, incoming?: Set<string>): LineState | null {
+    const next = moveLine(name, this.store.line(name), move, nowSeconds());
+    const head = next?.head_snapshot_id;
+    if (head && !this.store.hasSnapshot(head) && !incoming?.has(head)) throw new NotFound(`snapshot ${head} is not present`);
+    return next;
+  }
+
+  private linesWith(changed: LineState): LineState[] {
+    return [...this.store.lines().filter((l) => l.name !== changed.name), changed];
+  }
+
+  // ------------------------------------------------------------ snapshots
+
+  /** Classify ids without reading content: present, missing (well-formed, unknown), invalid. */
+  classify(ids: string[]): { present_snapshot_ids: string[]; missing_snapshot_ids: string[]; invalid_snapshot_ids: string[] } {
+    const out = { present_snapshot_ids: [] as string[], missing_snapshot_ids: [] as string[], invalid_snapshot_ids: [] as string[] };
+    for (const id of ids) {
+      if (!isContentId(id)) out.invalid_snapshot_ids.push(id);
+      else if (this.store.hasSnapshot(id)) out.present_snapshot_ids.push(id);
+      else out.missing_snapshot_ids.push(id);
+    }
+    return out;
+  }
+
+  snapshot(id: string): StoredSnapshot {
+    if (!isContentId(id)) throw new NotFound(`snapshot ${id} is not present (not a sha256 id)`);
+    const s = this.store.snapshot(id);
+    if (!s) throw new NotFound(`snapshot ${id} is not present`);
+    return s;
+  }
+
+  /** Walk a tree depth-first in name order, yielding every entry with its path. */
+  async *walk(treeId: string, prefix = ''): AsyncGenerator<{ path: string; entry: TreeEntry }> {
+    for (const entry of await this.store.readTree(treeId)) {
+      const p = prefix ? `${prefix}/${entry.name}` : entry.name;
+      yield { path: p, entry };
+      if (entry.kind === 'directory') yield* this.walk(entry.id, p);
+    }
+  }
+
+  /** Resolve a clean relative path inside a snapshot's tree to its entry (null for the root). */
+  async resolvePath(rootTree: string, relative: string): Promise<TreeEntry | null> {
+    if (relative === '') return null;
+    let treeId = rootTree;
+    const parts = relative.split('/');
+    let found: TreeEntry | null = null;
+    for (let i = 0; i < parts.length; i++) {
+      const entry = (await this.store.readTree(treeId)).find((e) => e.name === parts[i]);
+      if (!entry) throw new NotFound(`path ${relative} is not in the snapshot`);
+      if (i < parts.length - 1 && entry.kind !== 'directory') throw new NotFound(`path ${relative} is not in the snapshot`);
+      found = entry;
+      treeId = entry.id;
+    }
+    return found;
+  }
+
+  readBlob(id: string): Promise<Buffer> {
+    return this.store.readObject('blob', id);
+  }
+
+  rawSize(kind: ObjectKind, id: string): number {
+    const loc = this.store.locator(kind, id);
+    if (!loc) throw new NotFound(`${kind} ${id} is not present`);
+    return loc.raw_length;
+  }
+
+  // ------------------------------------------------------------ plan and packs
+
+  plan(snapshotIds: string[], objectPacks: string[], treePacks: string[]) {
+    const split = (ids: string[], present: (id: string) => boolean) => {
+      const p: string[] = [];
+      const m: string[] = [];
+      for (const id of ids) (isContentId(id) && present(id) ? p : m).push(id);
+      return [p, m];
+    };
+    const [presentSnapshots, missingSnapshots] = split(snapshotIds, (id) => this.store.hasSnapshot(id));
+    const [presentObjects, missingObjects] = split(objectPacks, (id) => this.store.isCommittedPack(PACK_KIND_OBJECT, id));
+    const [presentTrees, missingTrees] = split(treePacks, (id) => this.store.isCommittedPack(PACK_KIND_TREE, id));
+    return {
+      checked_snapshot_ids: snapshotIds,
+      present_snapshot_ids: presentSnapshots,
+      missing_snapshot_ids: missingSnapshots,
+      present_object_pack_ids: presentObjects,
+      missing_object_pack_ids: missingObjects,
+      present_tree_pack_ids: presentTrees,
+      missing_tree_pack_ids: missingTrees,
+    };
+  }
+
+  uploadPack(kind: PackKind, packId: string, body: AsyncIterable<Buffer>, limit: number) {
+    requireContentId(packId, 'pack_id');
+    return this.store.stagePack(kind, packId, body, limit);
+  }
+
+  openPack(kind: PackKind, packId: string) {
+    if (!isContentId(packId)) throw new NotFound(`pack ${packId} is not present`);
+    return this.store.openPack(kind, packId);
+  }
+
+  // ------------------------------------------------------------ commit
+
+  commit(req: CommitRequest): Promise<CommitResult> {
+    return this.lock.exclusive(() => this.commitLocked(req));
+  }
+
+  private async commitLocked(req: CommitRequest): Promise<CommitResult> {
+    const upserted = { ...ZERO };
+    const skipped = { ...ZERO };
+    const adopt: { kind: PackKind; packId: string }[] = [];
+    // Headers of every pack this commit may reference: committed ones and the listed staged ones.
+    const headers = new Map<string, Map<string, PackEntry>>();
+    const headerOf = async (kind: PackKind, packId: string, listed: Set<string>): Promise<Map<string, PackEntry>> => {
+      const key = `${kind}:${packId}`;
+      let entries = headers.get(key);
+      if (entries) return entries;
+      if (!this.store.isCommittedPack(kind, packId) && !listed.has(packId)) {
+        throw new NotFound(`${kind === PACK_KIND_OBJECT ? 'object' : 'tree'} pack ${packId} is neither committed nor listed in this commit`);
+      }
+      const { header } = await this.store.packHeader(kind, packId);
+      entries = new Map(header.entries.map((e) => [e.id, e]));
+      headers.set(key, entries);
+      return entries;
+    };
+
+    const listedPacks = async (kind: PackKind, rows: PackRow[], counter: 'object_packs' | 'tree_packs') => {
+      const listed = new Set<string>();
+      for (const row of rows) {
+        requireContentId(row.pack_id, 'pack_id');
+        if (listed.has(row.pack_id)) continue;
+        listed.add(row.pack_id);
+        const { header, byteLength, committed } = await this.store.packHeader(kind, row.pack_id);
+        if (row.byte_length !== undefined && row.byte_length !== byteLength) throw new Conflict(`pack ${row.pack_id} is ${byteLength} bytes, the row says ${row.byte_length}`);
+        if (row.object_count !== undefined && row.object_count !== header.entries.length) throw new Conflict(`pack ${row.pack_id} holds ${header.entries.length} objects, the row says ${row.object_count}`);
+        if (committed) skipped[counter]++;
+        else {
+          upserted[counter]++;
+          adopt.push({ kind, packId: row.pack_id });
+        }
+      }
+      return listed;
+    };
+    const listedObjectPacks = await listedPacks(PACK_KIND_OBJECT, req.object_packs, 'object_packs');
+    const listedTreePacks = await listedPacks(PACK_KIND_TREE, req.tree_packs, 'tree_packs');
+
+    const newLocators = async (kind: ObjectKind, rows: (LocatorRow & { id: string })[]): Promise<Map<string, Locator>> => {
+      const packKind = kind === 'blob' ? PACK_KIND_OBJECT : PACK_KIND_TREE;
+      const listed = kind === 'blob' ? listedObjectPacks : listedTreePacks;
+      const fresh = new Map<string, Locator>();
+      for (const row of rows) {
+        requireContentId(row.id, `${kind}_id`);
+        requireContentId(row.pack_id, 'pack_id');
+        if (!/^[0-9a-f]{8}$/.test(row.crc32)) throw new Invalid(`${kind} ${row.id}: crc32 must be 8 lowercase hex characters`);
+        const entry = (await headerOf(packKind, row.pack_id, listed)).get(row.id);
+        const loc: Locator = { kind, id: row.id, pack_id: row.pack_id, offset: row.offset, length: row.length, raw_length: row.raw_length, crc32: Number.parseInt(row.crc32, 16) };
+        if (!entry || entry.offset !== loc.offset || entry.length !== loc.length || entry.raw_length !== loc.raw_length || entry.crc32 !== loc.crc32) {
+          throw new Conflict(`${kind} ${row.id}: the row disagrees with the header of pack ${row.pack_id}`);
+        }
+        const existing = this.store.locator(kind, row.id);
+        if (existing) {
+          if (existing.raw_length !== loc.raw_length) throw new Conflict(`${kind} ${row.id}: the row disagrees with the stored object`);
+          if (!fresh.has(row.id)) skipped[kind === 'blob' ? 'blobs' : 'trees']++;
+          continue;
+        }
+        if (fresh.has(row.id)) continue;
+        fresh.set(row.id, loc);
+        upserted[kind === 'blob' ? 'blobs' : 'trees']++;
+      }
+      return fresh;
+    };
+    const blobs = await newLocators('blob', req.blob_locators.map((r) => ({ ...r, id: r.blob_id })));
+    const trees = await newLocators('tree', req.tree_locators.map((r) => ({ ...r, id: r.tree_id })));
+
+    // Closure: every new tree's children must be present already or arrive in this commit.
+    for (const loc of trees.values()) {
+      const raw = await this.store.readLocated(loc);
+      let entries: TreeEntry[];
+      try {
+        entries = decodeTree(raw);
+      } catch (err) {
+        throw new Invalid(`tree ${loc.id}: ${(err as Error).message}`);
+      }
+      for (const e of entries) {
+        const isTree = e.kind === 'directory';
+        const present = isTree ? this.store.has('tree', e.id) || trees.has(e.id) : this.store.has('blob', e.id) || blobs.has(e.id);
+        if (!present) throw new NotFound(`tree ${loc.id} references ${isTree ? 'tree' : 'blob'} ${e.id} (${e.name}), which is not present`);
+      }
+    }
+
+    // Snapshots: recompute every id; roots and parents present or arriving; parents first.
+    const incoming = new Map<string, { row: SnapshotRow; canonical: Buffer }>();
+    for (const row of req.snapshots) {
+      requireContentId(row.snapshot_id, 'snapshot_id');
+      const canonical = encodeSnapshot({ root_tree_id: row.root_tree_id, parent_snapshot_ids: row.parent_snapshot_ids, created_at_s: row.created_at_s, message: row.message });
+      const actual = sha256Hex(canonical);
+      if (actual !== row.snapshot_id) throw new Invalid(`snapshot row ${row.snapshot_id} hashes to ${actual}`);
+      if (this.store.hasSnapshot(row.snapshot_id) || incoming.has(row.snapshot_id)) {
+        skipped.snapshots++;
+        continue;
+      }
+      incoming.set(row.snapshot_id, { row, canonical });
+    }
+    for (const { row } of incoming.values()) {
+      if (!this.store.has('tree', row.root_tree_id) && !trees.has(row.root_tree_id)) throw new NotFound(`snapshot ${row.snapshot_id} root tree ${row.root_tree_id} is not present`);
+      for (const p of row.parent_snapshot_ids) {
+        if (!this.store.hasSnapshot(p) && !incoming.has(p)) throw new NotFound(`snapshot ${row.snapshot_id} parent ${p} is not present`);
+      }
+    }
+    const ordered: Buffer[] = [];
+    const placed = new Set<string>();
+    const place = (id: string) => {
+      if (placed.has(id)) return;
+      placed.add(id);
+      const item = incoming.get(id)!;
+      for (const p of item.row.parent_snapshot_ids) if (incoming.has(p)) place(p);
+      ordered.push(item.canonical);
+    };
+    for (const id of incoming.keys()) place(id);
+    upserted.snapshots = ordered.length;
+
+    // The line moves after ingest, under the same rules as PUT; checked before anything is written.
+    let nextLine: LineState | null = null;
+    let remoteLine: LineProjection | null = null;
+    if (req.line_update) {
+      const u = req.line_update;
+      nextLine = this.checkLineMove(u.line_name, { head_snapshot_id: u.head_snapshot_id, expected_head_snapshot_id: u.expected_head_snapshot_id }, new Set(incoming.keys()));
+      const current = this.store.line(u.line_name);
+      remoteLine = nextLine ? lineProjection(nextLine) : current ? lineProjection(current) : null;
+    }
+
+    const changes = {
+      adoptPacks: adopt,
+      blobs: [...blobs.values()],
+      trees: [...trees.values()],
+      snapshots: ordered,
+      lines: nextLine ? this.linesWith(nextLine) : undefined,
+    };
+    if (changes.adoptPacks.length || changes.blobs.length || changes.trees.length || changes.snapshots.length || changes.lines) {
+      await this.store.commit(changes);
+    }
+    return { upserted, skipped, remote_line: remoteLine, line_head_updated_after_ingest: nextLine !== null };
+  }
+
+  // ------------------------------------------------------------ manifests
+
+  /** Snapshots from `head` back to (not including) `stop`, parents before children. */
+  private ancestry(head: string, stop: Set<string>): StoredSnapshot[] {
+    const out: StoredSnapshot[] = [];
+    const seen = new Set<string>();
+    // Iterative post-order DFS so deep histories do not overflow the stack.
+    const stack: { id: string; expanded: boolean }[] = [{ id: head, expanded: false }];
+    const records = new Map<string, StoredSnapshot>();
+    while (stack.length) {
+      const top = stack[stack.length - 1];
+      if (top.expanded) {
+        stack.pop();
+        out.push(records.get(top.id)!);
+        continue;
+      }
+      if (seen.has(top.id) || stop.has(top.id)) {
+        stack.pop();
+        continue;
+      }
+      seen.add(top.id);
+      top.expanded = true;
+      const record = this.store.snapshot(top.id);
+      if (!record) throw new NotFound(`snapshot ${top.id} is not present`);
+      records.set(top.id, record);
+      for (const p of [...record.parent_snapshot_ids].reverse()) if (!seen.has(p) && !stop.has(p)) stack.push({ id: p, expanded: false });
+    }
+    return out;
+  }
+
+  /** Every snapshot reachable from `ids` (inclusive). */
+  private closureOfSnapshots(ids: string[]): Set<string> {
+    const seen = new Set<string>();
+    const stack = [...ids];
+    while (stack.length) {
+      const id = stack.pop()!;
+      if (seen.has(id)) continue;
+      const record = this.store.snapshot(id);
+      if (!record) continue;
+      seen.add(id);
+      stack.push(...record.parent_snapshot_ids);
+    }
+    return seen;
+  }
+
+  /** Tree and blob ids reachable from `roots`, not descending into ids in `exclude`. */
+  private async objectClosure(roots: string[], exclude: { trees: Set<string>; blobs: Set<string> }) {
+    const trees: string[] = [];
+    const blobs: string[] = [];
+    const seenTrees = new Set<string>();
+    const seenBlobs = new Set<string>();
+    const stack = roots.filter((r) => !exclude.trees.has(r));
+    while (stack.length) {
+      const id = stack.pop()!;
+      if (seenTrees.has(id)) continue;
+      seenTrees.add(id);
+      trees.push(id);
+      for (const e of await this.store.readTree(id)) {
+        if (e.kind === 'directory') {
+          if (!seenTrees.has(e.id) && !exclude.trees.has(e.id)) stack.push(e.id);
+        } else if (!seenBlobs.has(e.id) && !exclude.blobs.has(e.id)) {
+          seenBlobs.add(e.id);
+          blobs.push(e.id);
+        }
+      }
+    }
+    return { trees, blobs };
+  }
+
+  private async manifestRows(snapshots: StoredSnapshot[], exclude: { trees: Set<string>; blobs: Set<string> }) {
+    const roots = snapshots.map((s) => s.root_tree_id);
+    const { trees, blobs } = await this.objectClosure(roots, exclude);
+    const blobLocs = blobs.map((id) => this.mustLocate('blob', id));
+    // Trees leaves-first, so a reader can commit them in order (children before parents).
+    const treeLocs = trees.reverse().map((id) => this.mustLocate('tree', id));
+    const objectPacks = this.packRows(PACK_KIND_OBJECT, blobLocs);
+    const treePacks = this.packRows(PACK_KIND_TREE, treeLocs);
+    return {
+      snapshots: snapshots.map(snapshotRow),
+      object_packs: await objectPacks,
+      tree_packs: await treePacks,
+      blob_locators: blobLocs.map(blobLocatorRow),
+      tree_locators: treeLocs.map(treeLocatorRow),
+    };
+  }
+
+  private mustLocate(kind: ObjectKind, id: string): Locator {
+    const loc = this.store.locator(kind, id);
+    if (!loc) throw new NotFound(`${kind} ${id} is not present`);
+    return loc;
+  }
+
+  private async packRows(kind: PackKind, locs: Locator[]): Promise<PackRow[]> {
+    const ids: string[] = [];
+    const seen = new Set<string>();
+    for (const l of locs) if (!seen.has(l.pack_id)) { seen.add(l.pack_id); ids.push(l.pack_id); }
+    const rows: PackRow[] = [];
+    for (const id of ids) {
+      const { header, byteLength } = await this.store.packHeader(kind, id);
+      rows.push(packRow({ pack_id: id, byte_length: byteLength, object_count: header.entries.length }));
+    }
+    return rows;
+  }
+
+  async importManifest(snapshotId: string) {
+    this.snapshot(snapshotId);
+    const snapshots = this.ancestry(snapshotId, new Set());
+    const rows = await this.manifestRows(snapshots, { trees: new Set(), blobs: new Set() });
+    return { snapshot_id: snapshotId, ...rows, line_update: null };
+  }
+
+  async pullManifest(headId: string, haveIds: string[]) {
+    this.snapshot(headId);
+    const haveClosure = this.closureOfSnapshots(haveIds.filter((id) => this.store.hasSnapshot(id)));
+    const snapshots = this.ancestry(headId, haveClosure);
+    // The boundary: snapshots the caller has that the walk from head stopped at.
+    const boundary = new Set<string>();
+    for (const s of snapshots) for (const p of s.parent_snapshot_ids) if (haveClosure.has(p)) boundary.add(p);
+    if (haveClosure.has(headId)) boundary.add(headId);
+    const exclude = { trees: new Set<string>(), blobs: new Set<string>() };
+    if (boundary.size) {
+      const roots = [...boundary].map((id) => this.store.snapshot(id)!.root_tree_id);
+      const have = await this.objectClosure(roots, exclude);
+      have.trees.forEach((t) => exclude.trees.add(t));
+      have.blobs.forEach((b) => exclude.blobs.add(b));
+    }
+    const rows = await this.manifestRows(snapshots, exclude);
+    return { head_snapshot_id: headId, boundary_snapshot_ids: [...boundary], snapshot_id: headId, ...rows, line_update: null };
+  }
+}
+
+export type { EntryKind, PackInfo };

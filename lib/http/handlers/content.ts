@@ -1,0 +1,234 @@
+// Lines, snapshots and bulk remote sync (spec: "Lines and snapshots", "Bulk remote sync").
+import {
+  array, integer, nullable, optional, string, type as looseObject, union, type Infer,
+} from 'superstruct';
+import type { Readable } from 'node:stream';
+import type { CommitRequest, PackRow } from '../../authority/content.js';
+import { Invalid } from '../../domain/errors.js';
+import { PACK_KIND_OBJECT, PACK_KIND_TREE, type PackKind } from '../../store/pack.js';
+import { MEDIA_OBJECT_PACK, MEDIA_TREE_PACK, requireAuthority, type Handler } from '../route-types.js';
+import { validate } from '../validate.js';
+
+export const COMMIT_CONTRACT = 'svc.remote_sync.zstd_bulk.commit.v1';
+export const IMPORT_MANIFEST_CONTRACT = 'svc.remote_sync.zstd_bulk.import_manifest.v1';
+export const PULL_REQUEST_CONTRACT = 'svc.remote_sync.zstd_bulk.pull_manifest.request.v1';
+export const PULL_MANIFEST_CONTRACT = 'svc.remote_sync.zstd_bulk.pull_manifest.v1';
+export const MAX_HAVE_IDS = 100_000;
+
+// ---------------------------------------------------------------- lines
+
+const PutLineRequest = looseObject({
+  head_snapshot_id: optional(nullable(string())),
+  expected_head_snapshot_id: optional(nullable(string())),
+});
+const CloseLineRequest = looseObject({ status: optional(string()) });
+
+export const listLines: Handler = async (ctx) => ({ json: { lines: requireAuthority(ctx).content.lines() } });
+
+export const getLine: Handler = async (ctx) => ({ json: requireAuthority(ctx).content.line(ctx.params.line_name) });
+
+export const putLine: Handler = async (ctx) => {
+  const req = validate(ctx.body, PutLineRequest);
+  const move: { head_snapshot_id?: string | null; expected_head_snapshot_id?: string | null } = {};
+  if ('head_snapshot_id' in req) move.head_snapshot_id = req.head_snapshot_id ?? null;
+  if ('expected_head_snapshot_id' in req) move.expected_head_snapshot_id = req.expected_head_snapshot_id ?? null;
+  return { json: await requireAuthority(ctx).content.putLine(ctx.params.line_name, move) };
+};
+
+export const closeLine: Handler = async (ctx) => {
+  const req = validate(ctx.body, CloseLineRequest);
+  const line = await requireAuthority(ctx).content.closeLine(ctx.params.line_name, req.status ?? 'archived');
+  return { json: { closed: true, line } };
+};
+
+// ---------------------------------------------------------------- snapshots
+
+const ExistsRequest = looseObject({ snapshot_ids: array(string()) });
+
+export const snapshotsExist: Handler = async (ctx) => {
+  const req = validate(ctx.body, ExistsRequest);
+  return { json: { checked_snapshot_ids: req.snapshot_ids, ...requireAuthority(ctx).content.classify(req.snapshot_ids) } };
+};
+
+/** Snapshot exports larger than this (raw file bytes, with include_content) are refused. */
+export const MAX_EXPORT_CONTENT = 256 * 1024 * 1024;
+
+function booleanQuery(value: string | string[] | undefined, name: string, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (Array.isArray(value)) throw new Invalid(`${name} may be given once`);
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw new Invalid(`${name} must be true or false`);
+}
+
+/** A clean repository-relative path: no empty, "." or ".." segments, no leading "/", no "\\" or NUL. */
+export function cleanRelativePath(value: string, name: string): string {
+  if (value === '' || value.startsWith('/') || value.includes('\\') || value.includes('\u0000')) throw new Invalid(`${name} must be a clean relative path`);
+  const trimmed = value.endsWith('/') ? value.slice(0, -1) : value;
+  for (const part of trimmed.split('/')) {
+    if (part === '' || part === '.' || part === '..') throw new Invalid(`${name} must be a clean relative path`);
+  }
+  return trimmed;
+}
+
+export const exportSnapshot: Handler = async (ctx) => {
+  const content = requireAuthority(ctx).content;
+  const includeContent = booleanQuery(ctx.koa.query.include_content, 'include_content', true);
+  const rawPath = ctx.koa.query.path;
+  if (Array.isArray(rawPath)) throw new Invalid('path may be given once');
+  const narrowed = rawPath === undefined ? '' : cleanRelativePath(rawPath, 'path');
+  const snapshot = content.snapshot(ctx.params.snapshot_id);
+
+  const files: Record<string, unknown>[] = [];
+  const directories: Record<string, unknown>[] = [];
+  let totalBytes = 0;
+  const addFile = async (p: string, kind: string, id: string) => {
+    const size = content.rawSize('blob', id);
+    totalBytes += size;
+    if (includeContent && totalBytes > MAX_EXPORT_CONTENT) {
+      throw new Invalid(`snapshot export with content exceeds ${MAX_EXPORT_CONTENT} bytes; use include_content=false, narrow it with path, or fetch packs`);
+    }
+    const file: Record<string, unknown> = { path: p, kind, blob_id: id, size };
+    if (includeContent) {
+      file.encoding = 'base64';
+      file.content = (await content.readBlob(id)).toString('base64');
+    }
+    files.push(file);
+  };
+  const target = await content.resolvePath(snapshot.root_tree_id, narrowed);
+  if (target && target.kind !== 'directory') {
+    await addFile(narrowed, target.kind, target.id);
+  } else {
+    const treeId = target ? target.id : snapshot.root_tree_id;
+    directories.push({ path: narrowed, tree_id: treeId });
+    for await (const { path: p, entry } of content.walk(treeId, narrowed)) {
+      if (entry.kind === 'directory') directories.push({ path: p, tree_id: entry.id });
+      else await addFile(p, entry.kind, entry.id);
+    }
+  }
+  return {
+    json: {
+      snapshot: { ...snapshot },
+      path: narrowed === '' ? null : narrowed,
+      include_content: includeContent,
+      file_count: files.length,
+      total_bytes: totalBytes,
+      directories,
+      files,
+    },
+  };
+};
+
+// ---------------------------------------------------------------- bulk sync
+
+const PackRef = union([string(), looseObject({ pack_id: string() })]);
+const PlanRequest = looseObject({
+  snapshot_ids: optional(nullable(array(string()))),
+  object_packs: optional(nullable(array(PackRef))),
+  tree_packs: optional(nullable(array(PackRef))),
+});
+
+const packIdOf = (p: Infer<typeof PackRef>) => (typeof p === 'string' ? p : p.pack_id);
+
+export const plan: Handler = async (ctx) => {
+  const req = validate(ctx.body, PlanRequest);
+  return {
+    json: requireAuthority(ctx).content.plan(req.snapshot_ids ?? [], (req.object_packs ?? []).map(packIdOf), (req.tree_packs ?? []).map(packIdOf)),
+  };
+};
+
+function packUpload(kind: PackKind): Handler {
+  return async (ctx) => {
+    const { info, state } = await requireAuthority(ctx).content.uploadPack(kind, ctx.params.pack_id, ctx.koa.req as AsyncIterable<Buffer>, ctx.limit);
+    return {
+      json: {
+        pack_id: info.pack_id,
+        pack_kind: kind === PACK_KIND_OBJECT ? 'object' : 'tree',
+        media_type: kind === PACK_KIND_OBJECT ? MEDIA_OBJECT_PACK : MEDIA_TREE_PACK,
+        byte_length: info.byte_length,
+        object_count: info.object_count,
+        sha256: info.pack_id,
+        state,
+        committed: state === 'committed',
+      },
+    };
+  };
+}
+
+function packDownload(kind: PackKind): Handler {
+  return async (ctx) => {
+    const { stream, length } = await requireAuthority(ctx).content.openPack(kind, ctx.params.pack_id);
+    return { mediaType: kind === PACK_KIND_OBJECT ? MEDIA_OBJECT_PACK : MEDIA_TREE_PACK, bytes: stream as Readable, length };
+  };
+}
+
+export const putObjectPack = packUpload(PACK_KIND_OBJECT);
+export const putTreePack = packUpload(PACK_KIND_TREE);
+export const getObjectPack = packDownload(PACK_KIND_OBJECT);
+export const getTreePack = packDownload(PACK_KIND_TREE);
+
+const u64 = integer();
+const LocatorFields = { pack_id: string(), offset: u64, length: u64, raw_length: u64, crc32: string() };
+const PackRowStruct = union([string(), looseObject({ pack_id: string(), byte_length: optional(u64), object_count: optional(u64) })]);
+const CommitBody = looseObject({
+  contract: string(),
+  object_packs: optional(nullable(array(PackRowStruct))),
+  tree_packs: optional(nullable(array(PackRowStruct))),
+  blob_locators: optional(nullable(array(looseObject({ blob_id: string(), ...LocatorFields })))),
+  tree_locators: optional(nullable(array(looseObject({ tree_id: string(), ...LocatorFields })))),
+  snapshots: optional(nullable(array(looseObject({
+    snapshot_id: string(),
+    root_tree_id: string(),
+    parent_snapshot_ids: array(string()),
+    created_at_s: u64,
+    message: optional(nullable(string())),
+  })))),
+  line_update: optional(nullable(looseObject({
+    line_name: string(),
+    head_snapshot_id: optional(nullable(string())),
+    expected_head_snapshot_id: optional(nullable(string())),
+  }))),
+});
+
+function nonNegative(values: number[], what: string): void {
+  for (const v of values) if (v < 0 || !Number.isSafeInteger(v)) throw new Invalid(`${what} must be an unsigned integer`);
+}
+
+export const commit: Handler = async (ctx) => {
+  const body = validate(ctx.body, CommitBody);
+  if (body.contract !== COMMIT_CONTRACT) throw new Invalid(`contract must be ${COMMIT_CONTRACT}`);
+  const packRows = (rows: Infer<typeof PackRowStruct>[] | null | undefined): PackRow[] =>
+    (rows ?? []).map((r) => (typeof r === 'string' ? { pack_id: r } : { pack_id: r.pack_id, byte_length: r.byte_length, object_count: r.object_count }));
+  const req: CommitRequest = {
+    object_packs: packRows(body.object_packs),
+    tree_packs: packRows(body.tree_packs),
+    blob_locators: body.blob_locators ?? [],
+    tree_locators: body.tree_locators ?? [],
+    snapshots: (body.snapshots ?? []).map((s) => ({ ...s, message: s.message ?? null })),
+    line_update: body.line_update ?? null,
+  };
+  for (const r of [...req.blob_locators, ...req.tree_locators]) nonNegative([r.offset, r.length, r.raw_length], 'locator offset, length and raw_length');
+  for (const r of [...req.object_packs, ...req.tree_packs]) nonNegative([r.byte_length ?? 0, r.object_count ?? 0], 'pack byte_length and object_count');
+  nonNegative(req.snapshots.map((s) => s.created_at_s), 'created_at_s');
+  const result = await requireAuthority(ctx).content.commit(req);
+  return { json: { contract: COMMIT_CONTRACT, ...result, raw_binary_upload: true } };
+};
+
+export const importManifest: Handler = async (ctx) => {
+  const manifest = await requireAuthority(ctx).content.importManifest(ctx.params.snapshot_id);
+  return { json: { contract: IMPORT_MANIFEST_CONTRACT, repo_name: ctx.repository!.repository_name, ...manifest } };
+};
+
+const PullRequest = looseObject({ contract: string(), head_snapshot_id: string(), have_snapshot_ids: optional(nullable(array(string()))) });
+
+export const pullManifest: Handler = async (ctx) => {
+  const req = validate(ctx.body, PullRequest);
+  if (req.contract !== PULL_REQUEST_CONTRACT) throw new Invalid(`contract must be ${PULL_REQUEST_CONTRACT}`);
+  const haves = req.have_snapshot_ids ?? [];
+  if (haves.length > MAX_HAVE_IDS) throw new Invalid(`have_snapshot_ids holds more than ${MAX_HAVE_IDS} entries`);
+  if (new Set(haves).size !== haves.length) throw new Invalid('have_snapshot_ids must not contain duplicates');
+  for (const id of haves) if (!/^[0-9a-f]{64}$/.test(id)) throw new Invalid(`have_snapshot_ids entry ${JSON.stringify(id).slice(0, 80)} is not a snapshot id`);
+  const manifest = await requireAuthority(ctx).content.pullManifest(req.head_snapshot_id, haves);
+  return { json: { contract: PULL_MANIFEST_CONTRACT, repo_name: ctx.repository!.repository_name, ...manifest } };
+};
+

@@ -1,0 +1,253 @@
+// Sorted binary-v0 index files (storage-layout.md §8): blob and tree locators, and the snapshot
+// index. Fixed 64-byte entries sorted by id behind a 256-entry fanout table, as git's pack
+// .idx: a lookup reads the fanout (cached) and binary-searches one fanout bucket with a few
+// positional reads, so it is O(log n) and never loads the file. New entries are merged in by a
+// streaming pass that writes a new file (never all in memory).
+import path from 'node:path';
+import { closeSync, fstatSync, openSync, readSync, promises as fsp } from 'node:fs';
+import { crc32 } from 'node:zlib';
+import { ID_BYTES } from '../domain/content.js';
+import { Corrupt } from '../domain/errors.js';
+import { FORMAT_VERSION, HEADER_SIZE, TRAILER_SIZE, readU64, writeU64 } from './binary.js';
+import { fsyncDir, tempPathFor } from './durable.js';
+
+export const INDEX_MAGIC = 'CAIRNIDX';
+export const INDEX_KIND_BLOB = 1;
+export const INDEX_KIND_TREE = 2;
+export const INDEX_KIND_SNAPSHOT = 3;
+export type IndexKind = 1 | 2 | 3;
+export const INDEX_ENTRY_SIZE = 64;
+const FIXED = 12; // kind u8, reserved 3, pack_count u32, entry_count u32
+const FANOUT_SIZE = 256 * 4;
+
+/**
+ * One index entry. For blob and tree locators: a = pack ordinal (into the pack table),
+ * b = CRC-32 of the compressed frame, c = frame offset, d = frame length, e = raw length.
+ * For the snapshot index: a = snapshot_index (record ordinal in snapshots.log), b = record
+ * CRC-32, c = record offset in snapshots.log, d = record length, e = created_at_s.
+ */
+export interface IndexEntry {
+  id: string;
+  a: number;
+  b: number;
+  c: number;
+  d: number;
+  e: number;
+}
+
+function encodeEntry(entry: IndexEntry, out: Buffer, at: number): void {
+  out.write(entry.id, at, ID_BYTES, 'hex');
+  out.writeUInt32LE(entry.a, at + 32);
+  out.writeUInt32LE(entry.b, at + 36);
+  writeU64(out, entry.c, at + 40);
+  writeU64(out, entry.d, at + 48);
+  writeU64(out, entry.e, at + 56);
+}
+
+function decodeEntry(buf: Buffer, at: number): IndexEntry {
+  return {
+    id: buf.toString('hex', at, at + ID_BYTES),
+    a: buf.readUInt32LE(at + 32),
+    b: buf.readUInt32LE(at + 36),
+    c: readU64(buf, at + 40),
+    d: readU64(buf, at + 48),
+    e: readU64(buf, at + 56),
+  };
+}
+
+export class IndexReader {
+  private constructor(
+    readonly path: string | null,
+    private readonly fd: number | null,
+    readonly kind: IndexKind,
+    readonly packs: readonly string[],
+    readonly count: number,
+    private readonly fanout: Uint32Array,
+    private readonly entriesAt: number,
+  ) {}
+
+  static empty(kind: IndexKind): IndexReader {
+    return new IndexReader(null, null, kind, [], 0, new Uint32Array(256), 0);
+  }
+
+  /** Open and check the header, fanout, pack table and size (the full CRC is checked by `verify`). */
+  static open(path: string, kind: IndexKind): IndexReader {
+    const fd = openSync(path, 'r');
+    try {
+      const size = fstatSync(fd).size;
+      const head = Buffer.alloc(HEADER_SIZE + FIXED + FANOUT_SIZE);
+      if (size < head.length + TRAILER_SIZE || readSync(fd, head, 0, head.length, 0) !== head.length) throw new Corrupt(`${path}: shorter than an index header`);
+      if (head.toString('ascii', 0, 8) !== INDEX_MAGIC) throw new Corrupt(`${path}: bad magic`);
+      if (head.readUInt8(8) !== FORMAT_VERSION || head.readUIntLE(9, 3) !== 0) throw new Corrupt(`${path}: bad version or reserved bytes`);
+      const fileKind = head.readUInt8(12);
+      if (fileKind !== kind) throw new Corrupt(`${path}: index kind ${fileKind}, expected ${kind}`);
+      const packCount = head.readUInt32LE(16);
+      const count = head.readUInt32LE(20);
+      const fanout = new Uint32Array(256);
+      for (let i = 0; i < 256; i++) {
+        fanout[i] = head.readUInt32LE(24 + i * 4);
+        if (i > 0 && fanout[i] < fanout[i - 1]) throw new Corrupt(`${path}: fanout is not monotonic`);
+      }
+      if (fanout[255] !== count) throw new Corrupt(`${path}: fanout total ${fanout[255]} disagrees with entry count ${count}`);
+      const packsAt = head.length;
+      const entriesAt = packsAt + packCount * ID_BYTES;
+      if (size !== entriesAt + count * INDEX_ENTRY_SIZE + TRAILER_SIZE) throw new Corrupt(`${path}: size ${size} disagrees with its header`);
+      const packTable = Buffer.alloc(packCount * ID_BYTES);
+      readSync(fd, packTable, 0, packTable.length, packsAt);
+      const packs: string[] = [];
+      for (let i = 0; i < packCount; i++) packs.push(packTable.toString('hex', i * ID_BYTES, (i + 1) * ID_BYTES));
+      return new IndexReader(path, fd, kind, packs, count, fanout, entriesAt);
+    } catch (err) {
+      closeSync(fd);
+      throw err;
+    }
+  }
+
+  close(): void {
+    if (this.fd !== null) closeSync(this.fd);
+  }
+
+  private entryAt(i: number, scratch: Buffer): IndexEntry {
+    readSync(this.fd!, scratch, 0, INDEX_ENTRY_SIZE, this.entriesAt + i * INDEX_ENTRY_SIZE);
+    return decodeEntry(scratch, 0);
+  }
+
+  /** Binary search within the id's fanout bucket: O(log n) positional reads. */
+  lookup(id: string): IndexEntry | null {
+    if (this.count === 0) return null;
+    const first = Number.parseInt(id.slice(0, 2), 16);
+    let lo = first === 0 ? 0 : this.fanout[first - 1];
+    let hi = this.fanout[first];
+    const scratch = Buffer.alloc(INDEX_ENTRY_SIZE);
+    const target = Buffer.from(id, 'hex');
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      readSync(this.fd!, scratch, 0, INDEX_ENTRY_SIZE, this.entriesAt + mid * INDEX_ENTRY_SIZE);
+      const cmp = Buffer.compare(scratch.subarray(0, ID_BYTES), target);
+      if (cmp === 0) return decodeEntry(scratch, 0);
+      if (cmp < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return null;
+  }
+
+  /** Number of entries whose id starts with byte `b`. */
+  bucketSize(b: number): number {
+    return this.fanout[b] - (b === 0 ? 0 : this.fanout[b - 1]);
+  }
+
+  has(id: string): boolean {
+    return this.lookup(id) !== null;
+  }
+
+  /** Every entry in id order, read in 4 MiB chunks. */
+  *entries(): Generator<IndexEntry> {
+    const perChunk = 65536;
+    const buf = Buffer.alloc(perChunk * INDEX_ENTRY_SIZE);
+    for (let start = 0; start < this.count; start += perChunk) {
+      const n = Math.min(perChunk, this.count - start);
+      readSync(this.fd!, buf, 0, n * INDEX_ENTRY_SIZE, this.entriesAt + start * INDEX_ENTRY_SIZE);
+      for (let i = 0; i < n; i++) yield decodeEntry(buf, i * INDEX_ENTRY_SIZE);
+    }
+  }
+
+  /** Check the whole-file CRC (a full read). */
+  verify(): void {
+    if (this.fd === null) return;
+    const size = fstatSync(this.fd).size;
+    const chunk = Buffer.alloc(4 * 1024 * 1024);
+    let crc = 0;
+    let pos = 0;
+    const end = size - TRAILER_SIZE;
+    while (pos < end) {
+      const n = readSync(this.fd, chunk, 0, Math.min(chunk.length, end - pos), pos);
+      crc = crc32(chunk.subarray(0, n), crc);
+      pos += n;
+    }
+    const trailer = Buffer.alloc(4);
+    readSync(this.fd, trailer, 0, 4, end);
+    if (trailer.readUInt32LE(0) !== crc) throw new Corrupt(`${this.path}: checksum mismatch`);
+  }
+
+  /** Read one entry by ordinal (used by tests and fsck). */
+  at(i: number): IndexEntry {
+    return this.entryAt(i, Buffer.alloc(INDEX_ENTRY_SIZE));
+  }
+}
+
+/**
+ * Write a new index file at `target` (durably: temp, fsync, rename, fsync dir) holding the
+ * entries of `base` plus `added` (sorted by id, none already in `base`). `packs` is the new
+ * pack table; it must start with `base.packs` so existing ordinals stay valid.
+ */
+export async function writeMergedIndex(target: string, base: IndexReader, added: readonly IndexEntry[], packs: readonly string[]): Promise<void> {
+  for (let i = 0; i < base.packs.length; i++) {
+    if (packs[i] !== base.packs[i]) throw new Error('new pack table must extend the old one');
+  }
+  const count = base.count + added.length;
+  const head = Buffer.alloc(HEADER_SIZE + FIXED + FANOUT_SIZE + packs.length * ID_BYTES);
+  head.write(INDEX_MAGIC, 0, 'ascii');
+  head.writeUInt8(FORMAT_VERSION, 8);
+  head.writeUInt8(base.kind, 12);
+  head.writeUInt32LE(packs.length, 16);
+  head.writeUInt32LE(count, 20);
+  const buckets = new Uint32Array(256);
+  for (let i = 0; i < 256; i++) buckets[i] = base.bucketSize(i);
+  for (const e of added) buckets[Number.parseInt(e.id.slice(0, 2), 16)]++;
+  let running = 0;
+  for (let i = 0; i < 256; i++) {
+    running += buckets[i];
+    head.writeUInt32LE(running, 24 + i * 4);
+  }
+  packs.forEach((p, i) => head.write(p, HEADER_SIZE + FIXED + FANOUT_SIZE + i * ID_BYTES, ID_BYTES, 'hex'));
+
+  const temp = tempPathFor(target);
+  const handle = await fsp.open(temp, 'wx', 0o644);
+  try {
+    let crc = crc32(head);
+    await handle.write(head);
+    const chunkEntries = 16384;
+    const chunk = Buffer.alloc(chunkEntries * INDEX_ENTRY_SIZE);
+    let filled = 0;
+    const flush = async () => {
+      if (filled === 0) return;
+      const part = chunk.subarray(0, filled * INDEX_ENTRY_SIZE);
+      crc = crc32(part, crc);
+      await handle.write(part);
+      filled = 0;
+    };
+    const push = async (e: IndexEntry) => {
+      encodeEntry(e, chunk, filled * INDEX_ENTRY_SIZE);
+      if (++filled === chunkEntries) await flush();
+    };
+    let j = 0;
+    let previous = '';
+    for (const e of base.entries()) {
+      while (j < added.length && added[j].id < e.id) {
+        if (added[j].id <= previous) throw new Error('added entries must be sorted and unique');
+        previous = added[j].id;
+        await push(added[j++]);
+      }
+      if (j < added.length && added[j].id === e.id) throw new Error(`index already holds ${e.id}`);
+      previous = e.id;
+      await push(e);
+    }
+    while (j < added.length) {
+      if (added[j].id <= previous) throw new Error('added entries must be sorted and unique');
+      previous = added[j].id;
+      await push(added[j++]);
+    }
+    await flush();
+    const trailer = Buffer.alloc(4);
+    trailer.writeUInt32LE(crc >>> 0, 0);
+    await handle.write(trailer);
+    await handle.sync();
+  } catch (err) {
+    await handle.close().catch(() => {});
+    await fsp.rm(temp, { force: true });
+    throw err;
+  }
+  await handle.close();
+  await fsp.rename(temp, target);
+  await fsyncDir(path.dirname(target));
+}
