@@ -77,9 +77,9 @@ export interface ChildServer {
 }
 
 /** `node bin/cairn.js serve` as a child process; resolves once /healthz answers 200 (unless waitReady is false). */
-export async function spawnServer(dataDir: string, args: string[] = [], waitReady = true): Promise<ChildServer> {
+export async function spawnServer(dataDir: string, args: string[] = [], waitReady = true, env: Record<string, string> = {}): Promise<ChildServer> {
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const proc = spawn(process.execPath, [CLI, 'serve', '--bind', `127.0.0.1:${port}`, '--data', dataDir, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [CLI, 'serve', '--bind', `127.0.0.1:${port}`, '--data', dataDir, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let out = '';
   proc.stdout!.on('data', (d) => { out += d; });
   proc.stderr!.on('data', (d) => { out += d; });

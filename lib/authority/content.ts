@@ -265,6 +265,7 @@ export class ContentOperations {
       const packKind = kind === 'blob' ? PACK_KIND_OBJECT : PACK_KIND_TREE;
       const listed = kind === 'blob' ? listedObjectPacks : listedTreePacks;
       const fresh = new Map<string, Locator>();
+      const skippedIds = new Set<string>();
       for (const row of rows) {
         requireContentId(row.id, `${kind}_id`);
         requireContentId(row.pack_id, 'pack_id');
@@ -277,7 +278,8 @@ export class ContentOperations {
         const existing = this.store.locator(kind, row.id);
         if (existing) {
           if (existing.raw_length !== loc.raw_length) throw new Conflict(`${kind} ${row.id}: the row disagrees with the stored object`);
-          if (!fresh.has(row.id)) skipped[kind === 'blob' ? 'blobs' : 'trees']++;
+          if (!skippedIds.has(row.id)) skipped[kind === 'blob' ? 'blobs' : 'trees']++;
+          skippedIds.add(row.id);
           continue;
         }
         if (fresh.has(row.id)) continue;

@@ -2,6 +2,7 @@
 import { isCairnError } from '../domain/errors.js';
 import { CliUsageError } from './args.js';
 import { serve } from './serve.js';
+import { fsckCommand } from './fsck.js';
 import { pullCommand, pushCommand, syncCommand } from './content-commands.js';
 
 export const HELP = `Usage: cairn <command> [options]
@@ -11,6 +12,7 @@ Commands:
   push     snapshot a directory and send it to a repository line
   pull     materialize a snapshot (or a line's head) into a directory
   sync     copy a snapshot and its history between repositories or servers
+  fsck     verify a data directory offline (packs, locators, trees, snapshots, lines)
 
 Run "cairn <command> --help" for the options of a command.
 `;
@@ -22,6 +24,7 @@ const COMMANDS: Record<string, Command> = {
   push: pushCommand,
   pull: pullCommand,
   sync: syncCommand,
+  fsck: fsckCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {

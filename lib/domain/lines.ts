@@ -34,8 +34,8 @@ export function validateLineName(name: string): void {
  */
 export function moveLine(name: string, current: LineState | undefined, move: LineMove, now: number): LineState | null {
   validateLineName(name);
-  if (move.head_snapshot_id) requireContentId(move.head_snapshot_id, 'head_snapshot_id');
-  if (move.expected_head_snapshot_id) requireContentId(move.expected_head_snapshot_id, 'expected_head_snapshot_id');
+  if (typeof move.head_snapshot_id === 'string') requireContentId(move.head_snapshot_id, 'head_snapshot_id');
+  if (typeof move.expected_head_snapshot_id === 'string') requireContentId(move.expected_head_snapshot_id, 'expected_head_snapshot_id');
   const currentHead = current?.head_snapshot_id ?? null;
   if (move.expected_head_snapshot_id !== undefined && move.expected_head_snapshot_id !== currentHead) {
     throw new Conflict(`line ${name} head is ${currentHead ?? 'empty'}, not the expected ${move.expected_head_snapshot_id ?? 'empty'}`);

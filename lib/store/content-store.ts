@@ -73,6 +73,14 @@ export interface ContentChanges {
 /** Staged packs not committed within this many seconds are removed (git's default prune age). */
 export const STAGED_PACK_TTL_S = 14 * 24 * 3600;
 
+/**
+ * Test-only crash injection: when CAIRN_TEST_CRASH_AT names a point of the commit sequence, the
+ * process kills itself with SIGKILL there, so tests can check recovery at every step.
+ */
+function crashPoint(name: string): void {
+  if (process.env.CAIRN_TEST_CRASH_AT === name) process.kill(process.pid, 'SIGKILL');
+}
+
 const PACK_DIR: Record<PackKind, string> = { [PACK_KIND_OBJECT]: 'objects', [PACK_KIND_TREE]: 'trees' };
 
 export class ContentStore {
@@ -102,7 +110,7 @@ export class ContentStore {
    * length, open the current indexes, delete index/lines files of other generations, and move
    * packs that no index references back to staging. Returns notes about what was repaired.
    */
-  static async open(root: string): Promise<{ store: ContentStore; notes: string[] }> {
+  static async open(root: string, options: { rebuildingLocators?: boolean } = {}): Promise<{ store: ContentStore; notes: string[] }> {
     const store = new ContentStore(root);
     const notes: string[] = [];
     for (const kind of [PACK_KIND_OBJECT, PACK_KIND_TREE] as PackKind[]) {
@@ -116,8 +124,20 @@ export class ContentStore {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
     const s = store.state;
-    store.blobs = s.blobs_idx_gen ? IndexReader.open(store.indexFile('blobs', s.blobs_idx_gen), INDEX_KIND_BLOB) : IndexReader.empty(INDEX_KIND_BLOB);
-    store.trees = s.trees_idx_gen ? IndexReader.open(store.indexFile('trees', s.trees_idx_gen), INDEX_KIND_TREE) : IndexReader.empty(INDEX_KIND_TREE);
+    // When locators are about to be rebuilt from packs, a missing or damaged locator index is
+    // expected: open it as empty and treat every pack in packs/ as committed.
+    const openLocators = (name: 'blobs' | 'trees', gen: number, kind: IndexKind): IndexReader => {
+      if (!gen) return IndexReader.empty(kind);
+      try {
+        return IndexReader.open(store.indexFile(name, gen), kind);
+      } catch (err) {
+        if (!options.rebuildingLocators) throw err;
+        notes.push(`index/${name}.${gen}.idx unusable (${(err as Error).message}); rebuilding`);
+        return IndexReader.empty(kind);
+      }
+    };
+    store.blobs = openLocators('blobs', s.blobs_idx_gen, INDEX_KIND_BLOB);
+    store.trees = openLocators('trees', s.trees_idx_gen, INDEX_KIND_TREE);
     store.snapshots = s.snapshots_idx_gen ? IndexReader.open(store.indexFile('snapshots', s.snapshots_idx_gen), INDEX_KIND_SNAPSHOT) : IndexReader.empty(INDEX_KIND_SNAPSHOT);
     if (store.snapshots.count !== s.snapshot_count) throw new Corrupt(`snapshot index holds ${store.snapshots.count} entries, state.bin says ${s.snapshot_count}`);
     if (s.lines_gen) {
@@ -127,7 +147,7 @@ export class ContentStore {
     await store.removeOtherGenerations(notes);
     for (const kind of [PACK_KIND_OBJECT, PACK_KIND_TREE] as PackKind[]) {
       const reader = kind === PACK_KIND_OBJECT ? store.blobs : store.trees;
-      const referenced = new Set(reader.packs);
+      const referenced = new Set(options.rebuildingLocators ? await store.packFiles(kind) : reader.packs);
       for (const name of await fsp.readdir(store.packDir(kind))) {
         const id = name.replace(/\.pack$/, '');
         if (referenced.has(id)) continue;
@@ -309,25 +329,12 @@ export class ContentStore {
   async packHeader(kind: PackKind, id: string): Promise<{ header: PackHeader; byteLength: number; committed: boolean }> {
     const committed = this.isCommittedPack(kind, id);
     const file = committed ? this.packFile(kind, id) : this.stagedPackFile(kind, id);
-    let handle;
     try {
-      handle = await fsp.open(file, 'r');
+      return { ...(await this.packHeaderFile(file, kind)), committed };
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFound(`${PACK_DIR[kind] === 'objects' ? 'object' : 'tree'} pack ${id} is not present`);
-      throw err;
-    }
-    try {
-      const first = Buffer.alloc(8);
-      await handle.read(first, 0, 8, 0);
-      const frame = Buffer.alloc(8 + packHeaderPayloadSize(first));
-      await handle.read(frame, 0, frame.length, 0);
-      const { size } = await handle.stat();
-      return { header: decodePackHeader(frame, kind), byteLength: size, committed };
-    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFound(`${kind === PACK_KIND_OBJECT ? 'object' : 'tree'} pack ${id} is not present`);
       if (err instanceof Invalid) throw new Corrupt(`pack ${id}: ${err.message}`);
       throw err;
-    } finally {
-      await handle.close();
     }
   }
 
@@ -432,6 +439,7 @@ export class ContentStore {
       await fsp.rename(this.stagedPackFile(kind, packId), this.packFile(kind, packId));
       adopted.push({ kind, packId });
     }
+    crashPoint('commit:after-adopt');
     if (changes.adoptPacks.length) {
       await fsyncDir(this.packDir(PACK_KIND_OBJECT));
       await fsyncDir(this.packDir(PACK_KIND_TREE));
@@ -461,6 +469,7 @@ export class ContentStore {
       } finally {
         await handle.close();
       }
+      crashPoint('commit:after-log');
       newSnapshots = newSnapshots.sort((x, y) => (x.id < y.id ? -1 : 1));
       await writeMergedIndex(this.indexFile('snapshots', gen), this.snapshots, newSnapshots, []);
       next.snapshots_idx_gen = gen;
@@ -485,12 +494,14 @@ export class ContentStore {
       else next.trees_idx_gen = gen;
     }
 
+    crashPoint('commit:after-index');
     if (changes.lines) {
       await writeFileDurable(this.linesFile(gen), encodeLines(changes.lines));
       next.lines_gen = gen;
     }
-
+    crashPoint('commit:before-state');
     await writeFileDurable(this.stateFile, encodeState(next));
+    crashPoint('commit:after-state');
     // Published. Swap readers and drop what the previous generation used.
     const old = { ...this.state };
     this.state = next;
@@ -501,6 +512,71 @@ export class ContentStore {
     if (changes.lines) {
       this.lineMap = new Map(changes.lines.map((l) => [l.name, l]));
       if (old.lines_gen) await fsp.rm(this.linesFile(old.lines_gen), { force: true });
+    }
+  }
+
+  /** Check the whole-file checksums of the current index files (fsck). */
+  verifyIndexes(): void {
+    this.blobs.verify();
+    this.trees.verify();
+    this.snapshots.verify();
+  }
+
+  /** Pack files present in packs/<kind>/ (committed ones after open). */
+  async packFiles(kind: PackKind): Promise<string[]> {
+    return (await fsp.readdir(this.packDir(kind))).filter((n) => n.endsWith('.pack')).map((n) => n.slice(0, -5));
+  }
+
+  /**
+   * Recreate the blob and tree indexes from the headers of the committed packs alone (fsck
+   * --rebuild-locators). Published like any commit: new generation files, then state.bin.
+   */
+  async rebuildLocators(): Promise<{ blobs: number; trees: number; skipped: string[] }> {
+    const skipped: string[] = [];
+    const gen = this.state.generation + 1;
+    const next: ContentState = { ...this.state, generation: gen };
+    const counts = { blobs: 0, trees: 0, skipped };
+    for (const kind of [PACK_KIND_OBJECT, PACK_KIND_TREE] as PackKind[]) {
+      const packs = (await this.packFiles(kind)).sort();
+      const byId = new Map<string, IndexEntry>();
+      for (let ordinal = 0; ordinal < packs.length; ordinal++) {
+        let header: PackHeader;
+        try {
+          ({ header } = await this.packHeaderFile(this.packFile(kind, packs[ordinal]), kind));
+        } catch (err) {
+          // A pack whose header is unreadable contributes no locators; fsck reports it.
+          skipped.push(`${PACK_DIR[kind]}/${packs[ordinal]}.pack: ${(err as Error).message}`);
+          continue;
+        }
+        for (const e of header.entries) {
+          if (!byId.has(e.id)) byId.set(e.id, { id: e.id, a: ordinal, b: e.crc32, c: e.offset, d: e.length, e: e.raw_length });
+        }
+      }
+      const entries = [...byId.values()].sort((x, y) => (x.id < y.id ? -1 : 1));
+      const name = kind === PACK_KIND_OBJECT ? 'blobs' : 'trees';
+      await writeMergedIndex(this.indexFile(name, gen), IndexReader.empty(kind === PACK_KIND_OBJECT ? INDEX_KIND_BLOB : INDEX_KIND_TREE), entries, packs);
+      if (kind === PACK_KIND_OBJECT) { next.blobs_idx_gen = gen; counts.blobs = entries.length; } else { next.trees_idx_gen = gen; counts.trees = entries.length; }
+      this.committedPacks[kind] = new Set(packs);
+    }
+    await writeFileDurable(this.stateFile, encodeState(next));
+    const old = this.state;
+    this.state = next;
+    this.blobs = this.swap(this.blobs, IndexReader.open(this.indexFile('blobs', gen), INDEX_KIND_BLOB), this.indexFile('blobs', old.blobs_idx_gen));
+    this.trees = this.swap(this.trees, IndexReader.open(this.indexFile('trees', gen), INDEX_KIND_TREE), this.indexFile('trees', old.trees_idx_gen));
+    return counts;
+  }
+
+  private async packHeaderFile(file: string, kind: PackKind): Promise<{ header: PackHeader; byteLength: number }> {
+    const handle = await fsp.open(file, 'r');
+    try {
+      const first = Buffer.alloc(8);
+      await handle.read(first, 0, 8, 0);
+      const frame = Buffer.alloc(8 + packHeaderPayloadSize(first));
+      await handle.read(frame, 0, frame.length, 0);
+      const { size } = await handle.stat();
+      return { header: decodePackHeader(frame, kind), byteLength: size };
+    } finally {
+      await handle.close();
     }
   }
 
