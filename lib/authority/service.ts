@@ -104,6 +104,30 @@ export class CairnService {
     return result;
   }
 
+  private maintenance: NodeJS.Timeout | null = null;
+
+  /** Hourly upkeep: expire uncommitted packs older than the staging TTL (README "Uncommitted packs"). */
+  startMaintenance(intervalMs = 3600_000): void {
+    this.maintenance = setInterval(() => void this.expireStagedPacks(), intervalMs);
+    this.maintenance.unref();
+  }
+
+  async expireStagedPacks(): Promise<void> {
+    for (const [index, entry] of this.authorities) {
+      if (!(entry instanceof Authority)) continue;
+      try {
+        for (const pack of await entry.expireStagedPacks()) this.log.info({ repository_index: index, pack }, 'removed an expired uncommitted pack');
+      } catch (err) {
+        this.log.error({ repository_index: index, problem: (err as Error).message }, 'staged pack expiry failed');
+      }
+    }
+  }
+
+  close(): void {
+    if (this.maintenance) clearInterval(this.maintenance);
+    for (const entry of this.authorities.values()) if (entry instanceof Authority) entry.close();
+  }
+
   /** Repositories that list discovery shows: every record except purged ones. */
   listed(nameFilter?: string): RepositoryRecord[] {
     return this.registry.all().filter(

@@ -64,6 +64,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     stopping = true;
     log.info({}, 'stopping: draining in-flight requests');
     await server.close();
+    opened?.close();
     await lock.release();
     log.info({}, 'stopped');
     finished(exitCode);
@@ -79,10 +80,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   log.info({ address: `${address.address}:${address.port}`, data: options.dataDir }, 'listening');
 
+  let opened: CairnService | null = null;
   const ready = (async () => {
     const service = await CairnService.open({ dataDir: options.dataDir, log });
+    opened = service;
     if (options.activationDelayMs) await sleep(options.activationDelayMs);
     if (!stopping) {
+      service.startMaintenance();
       server.activate(createApp({ service, log }).callback());
       log.info({ repositories: service.registry.all().length }, 'ready');
     }

@@ -1,0 +1,156 @@
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import fc from 'fast-check';
+import { blobId, decodeSnapshot, decodeTree, encodeSnapshot, encodeTree, sha256Hex, type TreeEntry } from '../lib/domain/content.js';
+import { Corrupt, Invalid } from '../lib/domain/errors.js';
+import { decodeLines, decodeState, encodeLines, encodeState, frameSnapshotRecord, snapshotLogHeader } from '../lib/store/content-files.js';
+import { IndexReader, INDEX_KIND_BLOB, writeMergedIndex } from '../lib/store/index-file.js';
+import { buildPack, decodePackHeader, encodePackHeader, headerSizeFor, PackVerifier, PACK_KIND_OBJECT, PACK_KIND_TREE } from '../lib/store/pack.js';
+import { FIXTURES, tempDir } from './helpers.js';
+
+const fixture = (name: string) => readFileSync(path.join(FIXTURES, name));
+const hello = Buffer.from('hello\n');
+const empty = Buffer.alloc(0);
+const TREE: TreeEntry[] = [
+  { name: 'a.txt', kind: 'file', id: blobId(hello) },
+  { name: 'link', kind: 'symlink', id: blobId(Buffer.from('a.txt')) },
+  { name: 'run.sh', kind: 'executable', id: blobId(empty) },
+  { name: 'sub', kind: 'directory', id: sha256Hex(encodeTree([])) },
+];
+const TREE_ID = '39bf2a3ce423f0780db132bf1e47ca90a223d6a508f8fc716485c869d998ecf8';
+const SNAPSHOT_ID = 'b535a4ec9b0f8dc23df418ef1d3ac3da73880b2fcfa7abd5b6f80b5f19da3d13';
+const PACK_ID = '38ced5a4b478244ecd965889a53e790e840cd23cdd5a427be01d2b0c69120146';
+
+describe('content formats against golden fixtures', () => {
+  it('tree encoding: canonical bytes, sorted by name bytes, id = sha256', () => {
+    const bytes = fixture('tree-v0.bin');
+    expect(encodeTree([...TREE].reverse()).equals(bytes)).to.equal(true);
+    expect(decodeTree(bytes)).to.deep.equal(TREE);
+    expect(sha256Hex(bytes)).to.equal(TREE_ID);
+  });
+
+  it('tree decoding rejects anything but the canonical form', () => {
+    const bytes = fixture('tree-v0.bin');
+    expect(() => decodeTree(Buffer.concat([bytes, Buffer.from([0])]))).to.throw(Invalid, /trailing/);
+    const kind = Buffer.from(bytes); kind[12] = 9;
+    expect(() => decodeTree(kind)).to.throw(Invalid, /unknown kind/);
+    const unsorted = encodeTree([{ name: 'b', kind: 'file', id: TREE[0].id }, { name: 'a', kind: 'file', id: TREE[0].id }]);
+    const swapped = Buffer.concat([unsorted.subarray(0, 12), unsorted.subarray(12 + 36), unsorted.subarray(12, 12 + 36)]);
+    expect(() => decodeTree(swapped)).to.throw(Invalid, /sorted/);
+    for (const name of ['', '.', '..', 'a/b', 'nul\u0000']) expect(() => encodeTree([{ name, kind: 'file', id: TREE[0].id }])).to.throw(Invalid);
+    expect(() => encodeTree([TREE[0], TREE[0]])).to.throw(Invalid, /duplicate/);
+  });
+
+  it('snapshot record: canonical bytes and id', () => {
+    const bytes = fixture('snapshot-v0.bin');
+    const record = { root_tree_id: TREE_ID, parent_snapshot_ids: [], created_at_s: 1700000000, message: 'first' };
+    expect(encodeSnapshot(record).equals(bytes)).to.equal(true);
+    expect(decodeSnapshot(bytes)).to.deep.equal({ snapshot_id: SNAPSHOT_ID, ...record });
+    // A null message and an empty message are different records.
+    expect(sha256Hex(encodeSnapshot({ ...record, message: null }))).to.not.equal(sha256Hex(encodeSnapshot({ ...record, message: '' })));
+  });
+
+  it('object pack: header decodes, frames verify, and zstd -d decodes the stream', () => {
+    const bytes = fixture('object-pack-v0.pack');
+    expect(sha256Hex(bytes)).to.equal(PACK_ID);
+    const header = decodePackHeader(bytes.subarray(0, headerSizeFor(2)), PACK_KIND_OBJECT);
+    expect(header.entries.map((e) => [e.id, e.offset, e.length, e.raw_length, e.crc32])).to.deep.equal([
+      [blobId(hello), 156, 15, 6, 1199964029],
+      [blobId(empty), 171, 9, 0, 298642007],
+    ]);
+    expect(encodePackHeader(PACK_KIND_OBJECT, header.entries).equals(bytes.subarray(0, 156))).to.equal(true);
+    const verifier = new PackVerifier(PACK_KIND_OBJECT);
+    for (let i = 0; i < bytes.length; i += 7) verifier.update(bytes.subarray(i, i + 7));
+    expect(verifier.finish().packId).to.equal(PACK_ID);
+    const zstd = spawnSync('zstd', ['-d', '-c'], { input: bytes });
+    if (zstd.error) return; // the zstd CLI is not installed here
+    expect(zstd.status).to.equal(0);
+    expect(zstd.stdout.equals(hello)).to.equal(true);
+  });
+
+  it('pack verification names what is wrong with a damaged pack', () => {
+    const good = buildPack(PACK_KIND_OBJECT, [{ id: blobId(hello), raw: hello }]).bytes;
+    const cases: [string, Buffer, RegExp][] = [
+      ['truncated', good.subarray(0, good.length - 3), /truncated/],
+      ['trailing bytes', Buffer.concat([good, Buffer.from('x')]), /after its last object/],
+      ['no header', good.subarray(8), /header frame/],
+      ['wrong kind', buildPack(PACK_KIND_TREE, [{ id: sha256Hex(encodeTree([])), raw: encodeTree([]) }]).bytes, /expected a object pack/],
+    ];
+    const flipped = Buffer.from(good); flipped[flipped.length - 2] ^= 0xff;
+    cases.push(['flipped frame byte', flipped, /CRC-32|decode|hashes/]);
+    const lie = buildPack(PACK_KIND_OBJECT, [{ id: blobId(empty), raw: hello }]).bytes;
+    cases.push(['wrong object id', lie, /hashes to/]);
+    for (const [what, bytes, message] of cases) {
+      const v = new PackVerifier(PACK_KIND_OBJECT);
+      expect(() => { v.update(bytes); v.finish(); }, what).to.throw(Invalid, message);
+    }
+  });
+
+  it('tree packs reject bytes that are not a canonical tree', () => {
+    const junk = Buffer.from('not a tree');
+    const v = new PackVerifier(PACK_KIND_TREE);
+    expect(() => v.update(buildPack(PACK_KIND_TREE, [{ id: sha256Hex(junk), raw: junk }]).bytes)).to.throw(Invalid, /canonical tree/);
+  });
+
+  it('locator index: golden bytes, O(log n) lookups, streaming merge', async () => {
+    const golden = fixture('blobs-index-v0.idx');
+    const dir = tempDir();
+    const rewritten = path.join(dir, 'again.idx');
+    const reader = IndexReader.open(path.join(FIXTURES, 'blobs-index-v0.idx'), INDEX_KIND_BLOB);
+    expect(reader.packs).to.deep.equal([PACK_ID]);
+    expect(reader.lookup(blobId(hello))).to.deep.equal({ id: blobId(hello), a: 0, b: 1199964029, c: 156, d: 15, e: 6 });
+    expect(reader.lookup(blobId(Buffer.from('absent')))).to.equal(null);
+    await writeMergedIndex(rewritten, IndexReader.empty(INDEX_KIND_BLOB), [...reader.entries()], reader.packs);
+    expect(readFileSync(rewritten).equals(golden)).to.equal(true);
+    reader.verify();
+    reader.close();
+
+    // Merge 3,000 random ids into 2,000 others; every id is found, absent ones are not.
+    await fc.assert(fc.asyncProperty(fc.uniqueArray(fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => Buffer.from(b).toString('hex')), { minLength: 50, maxLength: 5000 }), async (ids) => {
+      const half = Math.floor(ids.length / 2);
+      const entry = (id: string, i: number) => ({ id, a: i % 2, b: i, c: i * 10, d: i + 1, e: i * 3 });
+      const first = ids.slice(0, half).map(entry).sort((x, y) => (x.id < y.id ? -1 : 1));
+      const second = ids.slice(half).map((id, i) => entry(id, i + half)).sort((x, y) => (x.id < y.id ? -1 : 1));
+      const a = path.join(dir, 'a.idx');
+      const b = path.join(dir, 'b.idx');
+      await writeMergedIndex(a, IndexReader.empty(INDEX_KIND_BLOB), first, ['00'.repeat(32), '11'.repeat(32)]);
+      const ra = IndexReader.open(a, INDEX_KIND_BLOB);
+      await writeMergedIndex(b, ra, second, ra.packs);
+      ra.close();
+      const rb = IndexReader.open(b, INDEX_KIND_BLOB);
+      try {
+        rb.verify();
+        expect(rb.count).to.equal(ids.length);
+        ids.forEach((id, i) => expect(rb.lookup(id)).to.deep.equal(entry(id, i)));
+        const all = [...rb.entries()].map((e) => e.id);
+        expect(all).to.deep.equal([...ids].sort());
+      } finally {
+        rb.close();
+      }
+    }), { numRuns: 5 });
+
+    const damaged = Buffer.from(golden); damaged[damaged.length - 20] ^= 1;
+    const bad = path.join(dir, 'bad.idx');
+    (await import('node:fs')).writeFileSync(bad, damaged);
+    const rbad = IndexReader.open(bad, INDEX_KIND_BLOB);
+    expect(() => rbad.verify()).to.throw(Corrupt, /checksum/);
+    rbad.close();
+  });
+
+  it('state.bin, lines and snapshots.log: golden bytes', () => {
+    const state = { generation: 3, blobs_idx_gen: 2, trees_idx_gen: 2, snapshots_idx_gen: 3, lines_gen: 3, snapshot_log_length: 77, snapshot_count: 1 };
+    expect(encodeState(state).equals(fixture('state-v0.bin'))).to.equal(true);
+    expect(decodeState(fixture('state-v0.bin'))).to.deep.equal(state);
+    const lines = [
+      { name: 'main', status: 'active' as const, head_snapshot_id: SNAPSHOT_ID, updated_at_s: 1700000000 },
+      { name: 'old', status: 'archived' as const, head_snapshot_id: null, updated_at_s: 1700000100 },
+    ];
+    expect(encodeLines(lines).equals(fixture('lines-v0.bin'))).to.equal(true);
+    expect(decodeLines(fixture('lines-v0.bin'))).to.deep.equal(lines);
+    const log = fixture('snapshots-v0.log');
+    expect(Buffer.concat([snapshotLogHeader(), frameSnapshotRecord(fixture('snapshot-v0.bin'))]).equals(log)).to.equal(true);
+    expect(log.length).to.equal(77);
+  });
+});

@@ -1,0 +1,34 @@
+import { expect } from 'chai';
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { blobId } from '../lib/domain/content.js';
+import { buildPack, PACK_KIND_OBJECT } from '../lib/store/pack.js';
+import { api, register, startTestServer } from './helpers.js';
+
+describe('uncommitted (staged) packs', () => {
+  it('stay invisible until committed and expire after the staging TTL, never while fresh', async () => {
+    const server = await startTestServer();
+    try {
+      const repo = await register(server.url, 'staging');
+      const old = buildPack(PACK_KIND_OBJECT, [{ id: blobId(Buffer.from('old')), raw: Buffer.from('old') }]);
+      const fresh = buildPack(PACK_KIND_OBJECT, [{ id: blobId(Buffer.from('fresh')), raw: Buffer.from('fresh') }]);
+      for (const p of [old, fresh]) {
+        const res = await api(server.url, 'PUT', `/v1/native/repository-authorities/${repo}/remote-sync/zstd-bulk/object-packs/${p.packId}`, {
+          body: p.bytes, headers: { 'content-type': 'application/vnd.svc.remote-sync.object-pack+zstd' },
+        });
+        expect(res.status).to.equal(200);
+        expect(res.json.state).to.equal('new');
+      }
+      const get = await api(server.url, 'GET', `/v1/native/repository-authorities/${repo}/remote-sync/zstd-bulk/object-packs/${old.packId}`);
+      expect(get.status).to.equal(404);
+      const staging = path.join(server.dataDir, `repositories/${repo}/staging/objects`);
+      const fifteenDaysAgo = new Date(Date.now() - 15 * 24 * 3600 * 1000);
+      await fsp.utimes(path.join(staging, `${old.packId}.pack`), fifteenDaysAgo, fifteenDaysAgo);
+      const service = await server.ready;
+      await service.expireStagedPacks();
+      expect((await fsp.readdir(staging)).sort()).to.deep.equal([`${fresh.packId}.pack`]);
+    } finally {
+      await server.stop();
+    }
+  });
+});
