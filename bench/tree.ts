@@ -121,11 +121,13 @@ class Writer {
     this.types = this.ids.slice(0, 400).map((s) => s.replace(/^./, (c) => c.toUpperCase()));
   }
 
-  private id(): string { return this.rng.skewed(this.ids); }
+  /** Names local to the file being written: real files reuse a few names heavily. */
+  private local: string[] = [];
+  private id(): string { return this.local.length && this.rng.chance(0.8) ? this.rng.skewed(this.local) : this.rng.skewed(this.ids); }
   /** An identifier for a file or directory name (less skewed than in code). */
   name(): string { return this.ids[this.rng.int(this.ids.length)]; }
   private type(): string { return this.rng.skewed(this.types); }
-  private num(): string { return String(this.rng.chance(0.7) ? this.rng.int(16) : this.rng.int(100000)); }
+  private num(): string { return String(this.rng.chance(0.85) ? this.rng.int(16) : this.rng.int(4096)); }
   private words(n: number): string {
     const w: string[] = [];
     for (let i = 0; i < n; i++) w.push(this.rng.skewed(WORDS));
@@ -153,6 +155,9 @@ class Writer {
 
   /** Approximately `target` bytes of text in `style`. */
   text(style: Style, target: number): string {
+    this.local = [];
+    const n = this.rng.range(20, 60);
+    for (let i = 0; i < n; i++) this.local.push(this.rng.skewed(this.ids));
     switch (style) {
       case 'c': return this.code(target);
       case 'py': return this.python(target);

@@ -9,6 +9,8 @@ import { mkdirDurable, removeTempFiles, writeFileDurable } from '../store/durabl
 import { ContentStore } from '../store/content-store.js';
 import { AuthorityLayout } from '../store/layout.js';
 import { ContentOperations } from './content.js';
+import { JobQueue } from './jobs.js';
+import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import type { Log } from './logger.js';
 
 export class Authority {
@@ -16,7 +18,7 @@ export class Authority {
 
   readonly content: ContentOperations;
 
-  private constructor(readonly index: number, readonly layout: AuthorityLayout, readonly store: ContentStore) {
+  private constructor(readonly index: number, readonly layout: AuthorityLayout, readonly store: ContentStore, readonly jobs: JobQueue) {
     this.content = new ContentOperations(store, this);
   }
 
@@ -30,7 +32,7 @@ export class Authority {
    * Open an authority after a restart: remove temp files left by an interrupted write
    * (reported through `log`), then check every record the authority holds.
    */
-  static async open(root: string, index: number, log: Log): Promise<Authority> {
+  static async open(root: string, index: number, log: Log, policy: JobPolicy = DEFAULT_JOB_POLICY): Promise<Authority> {
     const layout = new AuthorityLayout(root);
     const removed = await removeTempFiles(root);
     for (const file of removed) log.warn({ repository_index: index, file: file.slice(root.length + 1) }, 'recovery removed an unfinished temp file');
@@ -48,7 +50,9 @@ export class Authority {
     for (const note of notes) log.warn({ repository_index: index, note }, 'recovery');
     const expired = await store.expireStagedPacks();
     for (const pack of expired) log.info({ repository_index: index, pack }, 'removed an expired uncommitted pack');
-    return new Authority(index, layout, store);
+    const jobs = await JobQueue.open(root, index, policy);
+    for (const note of jobs.notes) log.warn({ repository_index: index, note }, 'recovery');
+    return new Authority(index, layout, store, jobs.queue);
   }
 
   /** Remove expired staged packs; runs under the mutex so it never races a commit. */
@@ -58,6 +62,7 @@ export class Authority {
 
   close(): void {
     this.store.close();
+    this.jobs.close();
   }
 
   /** Run a mutation of this repository alone. */

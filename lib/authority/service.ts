@@ -10,12 +10,16 @@ import {
 import { removeDurable, removeTempFiles } from '../store/durable.js';
 import { Layout } from '../store/layout.js';
 import { Authority } from './authority.js';
+import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
+import { LIFECYCLE_RETIRING } from '../domain/repository.js';
+import type { ClaimResult } from './jobs.js';
 import type { Log } from './logger.js';
 import { Registry, type RegistrationResult } from './registry.js';
 
 export interface ServiceOptions {
   dataDir: string;
   log: Log;
+  jobPolicy?: JobPolicy;
 }
 
 /** A repository that failed its checks at open stays registered but unusable until repaired. */
@@ -30,6 +34,7 @@ export class CairnService {
     readonly layout: Layout,
     readonly registry: Registry,
     readonly log: Log,
+    readonly jobPolicy: JobPolicy,
   ) {}
 
   static async open(options: ServiceOptions): Promise<CairnService> {
@@ -39,7 +44,7 @@ export class CairnService {
       if (!file.startsWith(layout.repositoriesDir)) options.log.warn({ file }, 'recovery removed an unfinished temp file');
     }
     const registry = await Registry.open(layout);
-    const service = new CairnService(layout, registry, options.log);
+    const service = new CairnService(layout, registry, options.log, options.jobPolicy ?? DEFAULT_JOB_POLICY);
     await service.removeUnregisteredDirectories();
     for (const record of registry.all()) {
       if (record.lifecycle_kind === LIFECYCLE_PURGED) continue;
@@ -50,7 +55,7 @@ export class CairnService {
 
   private async openAuthority(index: number): Promise<void> {
     try {
-      this.authorities.set(index, await Authority.open(this.layout.repositoryDir(index), index, this.log));
+      this.authorities.set(index, await Authority.open(this.layout.repositoryDir(index), index, this.log, this.jobPolicy));
     } catch (err) {
       const reason = (err as Error).message;
       this.log.error({ repository_index: index, problem: reason }, 'repository failed its checks at open; it answers 500 until repaired (see cairn fsck)');
@@ -105,11 +110,57 @@ export class CairnService {
   }
 
   private maintenance: NodeJS.Timeout | null = null;
+  private leaseTimer: NodeJS.Timeout | null = null;
 
-  /** Hourly upkeep: expire uncommitted packs older than the staging TTL (README "Uncommitted packs"). */
+  /**
+   * Background upkeep: hourly, expire uncommitted packs older than the staging TTL; every
+   * second (or a quarter lease, if shorter), apply worker-job lease expiry.
+   */
   startMaintenance(intervalMs = 3600_000): void {
     this.maintenance = setInterval(() => void this.expireStagedPacks(), intervalMs);
     this.maintenance.unref();
+    const leaseTick = Math.max(250, Math.min(1000, (this.jobPolicy.leaseSeconds * 1000) / 4));
+    this.leaseTimer = setInterval(() => void this.expireLeases(), leaseTick);
+    this.leaseTimer.unref();
+  }
+
+  async expireLeases(): Promise<void> {
+    for (const [index, entry] of this.authorities) {
+      if (!(entry instanceof Authority) || !entry.jobs.hasDueLeases()) continue;
+      try {
+        const n = await entry.jobs.expireLeases();
+        if (n) this.log.info({ repository_index: index, expired: n }, 'worker job leases expired');
+      } catch (err) {
+        this.log.error({ repository_index: index, problem: (err as Error).message }, 'lease expiry failed');
+      }
+    }
+  }
+
+  /** Serving repositories (active or retiring, opened cleanly), in index order. */
+  serving(): Authority[] {
+    const out: Authority[] = [];
+    for (const record of this.registry.all()) {
+      if (record.lifecycle_kind !== 1 && record.lifecycle_kind !== LIFECYCLE_RETIRING) continue;
+      const entry = this.authorities.get(record.repository_index);
+      if (entry instanceof Authority) out.push(entry);
+    }
+    return out;
+  }
+
+  /** Claim-next across repositories: the first claimable job in repository order. */
+  async claimNext(kinds: Set<number>, repositories: number[]): Promise<ClaimResult | null> {
+    const candidates = repositories.length ? repositories.map((i) => this.servingAuthority(i)) : this.serving();
+    for (const authority of candidates) {
+      const claimed = await authority.jobs.claimNext(kinds);
+      if (claimed) return claimed;
+    }
+    return null;
+  }
+
+  private servingAuthority(index: number): Authority {
+    const record = this.record(index);
+    if (record.lifecycle_kind === LIFECYCLE_PURGED) throw new NotFound(`repository ${index} has been purged`);
+    return this.authority(index);
   }
 
   async expireStagedPacks(): Promise<void> {
@@ -125,6 +176,7 @@ export class CairnService {
 
   close(): void {
     if (this.maintenance) clearInterval(this.maintenance);
+    if (this.leaseTimer) clearInterval(this.leaseTimer);
     for (const entry of this.authorities.values()) if (entry instanceof Authority) entry.close();
   }
 

@@ -3,6 +3,7 @@ import { isCairnError } from '../domain/errors.js';
 import { CliUsageError } from './args.js';
 import { serve } from './serve.js';
 import { fsckCommand } from './fsck.js';
+import { runnerCommand } from './runner.js';
 import { pullCommand, pushCommand, syncCommand } from './content-commands.js';
 
 export const HELP = `Usage: cairn <command> [options]
@@ -13,6 +14,7 @@ Commands:
   pull     materialize a snapshot (or a line's head) into a directory
   sync     copy a snapshot and its history between repositories or servers
   fsck     verify a data directory offline (packs, locators, trees, snapshots, lines)
+  runner   claim and run CI jobs (ci/run.sh) from a server
 
 Run "cairn <command> --help" for the options of a command.
 `;
@@ -25,6 +27,7 @@ const COMMANDS: Record<string, Command> = {
   pull: pullCommand,
   sync: syncCommand,
   fsck: fsckCommand,
+  runner: runnerCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {

@@ -8,6 +8,7 @@ import { CairnService } from '../authority/service.js';
 import { createApp } from '../http/app.js';
 import { PhasedServer } from '../http/server.js';
 import { lockDataDir } from '../store/datadir-lock.js';
+import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import { CliUsageError, parseBind, parseCommandArgs } from './args.js';
 
 export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR]
@@ -20,6 +21,11 @@ Options:
   --data DIR         data directory (default ./data; created on first start). The server holds
                      an exclusive lock on it while running.
   --log-level LEVEL  pino log level: fatal, error, warn, info (default), debug, silent
+  --lease-seconds N  worker-job lease length; a running job without a heartbeat for this long
+                     is requeued (attempt counted) or failed (default 120)
+  --max-attempts N   attempts per worker job before it fails for good (default 3)
+  --ci-timeout-seconds N
+                     timeout a runner applies to a CI command (default 1800)
   -h, --help         show this help
 
 Test-only options:
@@ -32,6 +38,7 @@ export interface ServerOptions {
   dataDir: string;
   log: Logger;
   activationDelayMs?: number;
+  jobPolicy?: JobPolicy;
 }
 
 export interface RunningServer {
@@ -82,7 +89,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
   let opened: CairnService | null = null;
   const ready = (async () => {
-    const service = await CairnService.open({ dataDir: options.dataDir, log });
+    const service = await CairnService.open({ dataDir: options.dataDir, log, jobPolicy: options.jobPolicy });
     opened = service;
     if (options.activationDelayMs) await sleep(options.activationDelayMs);
     if (!stopping) {
@@ -106,6 +113,9 @@ export async function serve(argv: string[]): Promise<number> {
     data: { type: 'string', default: './data' },
     'log-level': { type: 'string', default: 'info' },
     'activation-delay-ms': { type: 'string', default: '0' },
+    'lease-seconds': { type: 'string', default: String(DEFAULT_JOB_POLICY.leaseSeconds) },
+    'max-attempts': { type: 'string', default: String(DEFAULT_JOB_POLICY.maxAttempts) },
+    'ci-timeout-seconds': { type: 'string', default: String(DEFAULT_JOB_POLICY.timeoutSeconds) },
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
@@ -115,8 +125,18 @@ export async function serve(argv: string[]): Promise<number> {
   const { host, port } = parseBind(String(values.bind));
   const activationDelayMs = Number(values['activation-delay-ms']);
   if (!Number.isInteger(activationDelayMs) || activationDelayMs < 0) throw new CliUsageError('--activation-delay-ms must be a non-negative integer');
+  const positive = (flag: string, max: number): number => {
+    const n = Number(values[flag]);
+    if (!Number.isInteger(n) || n < 1 || n > max) throw new CliUsageError(`--${flag} must be an integer from 1 to ${max}`);
+    return n;
+  };
+  const jobPolicy: JobPolicy = {
+    leaseSeconds: positive('lease-seconds', 86400),
+    maxAttempts: positive('max-attempts', 1000),
+    timeoutSeconds: positive('ci-timeout-seconds', 7 * 86400),
+  };
   const log = pino({ level: String(values['log-level']), base: { service: 'cairn' } });
-  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, activationDelayMs });
+  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, activationDelayMs, jobPolicy });
   process.once('SIGTERM', () => void running.stop());
   process.once('SIGINT', () => void running.stop());
   return running.done;

@@ -16,6 +16,7 @@ import {
 import * as discovery from './handlers/discovery.js';
 import * as registry from './handlers/registry.js';
 import * as content from './handlers/content.js';
+import * as jobs from './handlers/jobs.js';
 
 const AUTH = '/v1/native/repository-authorities';
 const REPO = `${AUTH}/{repository_index}`;
@@ -61,7 +62,7 @@ export const ROUTES: readonly RouteSpec[] = [
   route('repositories.list', 'GET', AUTH, { discover: true, handler: registry.list }),
   route('repositories.register', 'POST', AUTH, { discover: true, handler: registry.register }),
   route('repositories.get', 'GET', REPO, { discover: true, handler: registry.get }),
-  route('repositories.runCi', 'POST', REPO, { action: 'runCi', discover: true }),
+  route('repositories.runCi', 'POST', REPO, { action: 'runCi', discover: true, handler: jobs.runRepositoryCi }),
   route('retirement.status', 'GET', `${REPO}/retirement`, { admission: 'retirement' }),
   route('retirement.start', 'POST', `${REPO}/retirement`, { body: NONE, admission: 'retirement' }),
   route('retirement.file', 'GET', `${REPO}/retirement/files/{file_path}`, { admission: 'retirement' }),
@@ -72,13 +73,13 @@ export const ROUTES: readonly RouteSpec[] = [
   route('restores.commit', 'POST', `${RESTORES}/{restore_token}/commit`, { body: NONE }),
 
   // Worker jobs
-  route('workerJobs.list', 'GET', `${REPO}/worker-jobs`),
-  route('workerJobs.get', 'GET', `${REPO}/worker-jobs/{worker_job_index}`),
-  route('workerJobs.claimNext', 'POST', '/v1/native/worker-jobs', { action: 'claim', discover: true }),
-  route('workerJobs.claim', 'POST', `${REPO}/worker-jobs/{worker_job_index}`, { action: 'claim', admission: 'worker' }),
-  route('workerJobs.heartbeat', 'POST', `${REPO}/worker-jobs/{worker_job_index}`, { action: 'heartbeat', admission: 'worker' }),
-  route('workerJobs.complete', 'POST', `${REPO}/worker-jobs/{worker_job_index}`, { action: 'complete', admission: 'worker' }),
-  route('workerJobs.fail', 'POST', `${REPO}/worker-jobs/{worker_job_index}`, { action: 'fail', admission: 'worker' }),
+  route('workerJobs.list', 'GET', `${REPO}/worker-jobs`, { handler: jobs.listJobs }),
+  route('workerJobs.get', 'GET', `${REPO}/worker-jobs/{worker_job_index}`, { handler: jobs.getJob }),
+  route('workerJobs.claimNext', 'POST', '/v1/native/worker-jobs', { action: 'claim', discover: true, handler: jobs.claimNext }),
+  route('workerJobs.claim', 'POST', `${REPO}/worker-jobs/{worker_job_index}`, { action: 'claim', admission: 'worker', handler: jobs.claimExact }),
+  route('workerJobs.heartbeat', 'POST', `${REPO}/worker-jobs/{worker_job_index}`, { action: 'heartbeat', admission: 'worker', handler: jobs.heartbeat }),
+  route('workerJobs.complete', 'POST', `${REPO}/worker-jobs/{worker_job_index}`, { action: 'complete', admission: 'worker', handler: jobs.complete }),
+  route('workerJobs.fail', 'POST', `${REPO}/worker-jobs/{worker_job_index}`, { action: 'fail', admission: 'worker', handler: jobs.failJob }),
 
   // Lines and snapshots
   route('lines.list', 'GET', `${REPO}/lines`, { discover: true, handler: content.listLines }),

@@ -1,0 +1,414 @@
+// `npm run bench`: cairn push/pull against git add+commit+push/clone on a generated source-like
+// tree, on-disk size of both stores, and the cairn server's memory and throughput while it
+// receives one ~1 GiB object pack (against a bare node:http baseline and sha256sum).
+//
+// It prints figures only: a slow number never fails it. It exits 1 only when a step breaks
+// (a command fails, a server crashes, a pulled/cloned tree differs), after printing what happened.
+//
+// Environment:
+//   BENCH_SCALE  (default 1)   scales the tree (5,000 files / ~100 MB) and the pack (1 GiB);
+//                              e.g. BENCH_SCALE=0.05 for a quick smoke run
+//   BENCH_SEED   (default "cairn-bench-1")  PRNG seed; same seed and scale → same bytes
+//   BENCH_KEEP=1 keep the temp directory (its path is printed)
+//   BENCH_TMPDIR directory for the temp directory (default os.tmpdir())
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildBigPack } from './pack-file.js';
+import {
+  CommandFailed, dirBytes, killAllChildren, procMemory, registerRepository, runOk, runTimed, sampleRss,
+  startBaseline, startCairn, uploadFile, type ChildServer, type UploadResult,
+} from './proc.js';
+import { generateTree } from './tree.js';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url)); // dist/bench
+const PROJECT_ROOT = path.resolve(HERE, '../..');
+const CLI = path.join(PROJECT_ROOT, 'bin/cairn.js');
+const BASELINE_SCRIPT = path.join(HERE, 'baseline-server.js');
+const OBJECT_PACK_MEDIA = 'application/vnd.svc.remote-sync.object-pack+zstd';
+const SYNC = '/remote-sync/zstd-bulk';
+
+const MiB = 1024 * 1024;
+const SCALE = parseScale(process.env.BENCH_SCALE);
+const SEED = process.env.BENCH_SEED || 'cairn-bench-1';
+const KEEP = process.env.BENCH_KEEP === '1';
+const COMMAND_TIMEOUT_MS = 15 * 60 * 1000;
+
+function parseScale(value: string | undefined): number {
+  if (value === undefined || value === '') return 1;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0 || n > 10) {
+    process.stderr.write(`bench: BENCH_SCALE must be a number in (0, 10], got ${JSON.stringify(value)}\n`);
+    process.exit(2);
+  }
+  return n;
+}
+
+// ---------------------------------------------------------------- cleanup on every exit path
+
+const ROOT = mkdtempSync(path.join(process.env.BENCH_TMPDIR || os.tmpdir(), 'cairn-bench-'));
+let cleaned = false;
+function cleanup(): void {
+  if (cleaned) return;
+  cleaned = true;
+  killAllChildren();
+  if (KEEP) process.stderr.write(`bench: kept ${ROOT}\n`);
+  else rmSync(ROOT, { recursive: true, force: true });
+}
+process.on('exit', cleanup);
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.once(sig, () => {
+    process.stderr.write(`\nbench: ${sig}, cleaning up\n`);
+    cleanup();
+    process.exit(128 + (os.constants.signals[sig] ?? 1));
+  });
+}
+
+// ---------------------------------------------------------------- figures
+
+type Fig = Record<string, unknown>;
+const bench: Record<string, Fig | unknown> = {};
+const errors: { step: string; message: string }[] = [];
+
+const round = (n: number, d = 2) => (Number.isFinite(n) ? Math.round(n * 10 ** d) / 10 ** d : null);
+const mibps = (bytes: number, ms: number) => round(bytes / MiB / (ms / 1000), 1);
+const mib = (bytes: number) => round(bytes / MiB, 1);
+const secs = (ms: number | null | undefined) => (ms == null ? '—' : `${(ms / 1000).toFixed(2)} s`);
+const ratio = (a: number | null | undefined, b: number | null | undefined) => (a == null || b == null || !b ? null : round(a / b, 2));
+
+function log(msg: string): void {
+  process.stderr.write(`» ${msg}\n`);
+}
+
+function fail(step: string, err: unknown): void {
+  const message = err instanceof CommandFailed ? err.message : err instanceof Error ? err.message : String(err);
+  errors.push({ step, message });
+  process.stderr.write(`!! ${step} FAILED: ${message}\n`);
+}
+
+/** Stop a server and record it if it had crashed or exits non-zero. */
+async function stopServer(step: string, server: ChildServer | null): Promise<void> {
+  if (!server) return;
+  const crashed = server.proc.exitCode !== null || server.proc.signalCode !== null;
+  const code = await server.stop();
+  if (crashed || (code !== 0 && code !== null)) fail(step, new Error(`server exited with ${code ?? server.proc.signalCode} ${crashed ? 'before it was stopped' : 'on SIGTERM'}; output: ${server.output().trim() || '(none)'}`));
+}
+
+// ---------------------------------------------------------------- steps
+
+const treeDir = path.join(ROOT, 'tree');
+
+async function stepTree(): Promise<{ files: number; bytes: number } | null> {
+  const files = Math.max(20, Math.round(5000 * SCALE));
+  const bytes = Math.round(100e6 * SCALE);
+  log(`generating tree: ~${files} files, ~${mib(bytes)} MiB (seed ${SEED})`);
+  const t0 = performance.now();
+  const stats = generateTree(treeDir, { seed: SEED, files, bytes });
+  const ms = performance.now() - t0;
+  bench.tree = { ...stats, mib: mib(stats.bytes), generate_ms: Math.round(ms) };
+  return stats;
+}
+
+async function stepCairn(tree: { bytes: number }): Promise<void> {
+  const data = path.join(ROOT, 'cairn-data');
+  const out = path.join(ROOT, 'cairn-out');
+  const fig: Fig = {};
+  bench.cairn = fig;
+  let server: ChildServer | null = null;
+  try {
+    server = await startCairn(CLI, data);
+    const repo = await registerRepository(server.url, 'bench');
+    fig.repo = repo;
+    fig.server_rss_idle_mib = mib((procMemory(server.pid)?.rssKiB ?? NaN) * 1024);
+    const sampler = sampleRss(server.pid);
+
+    log('cairn push');
+    const push = await runOk(process.execPath, [CLI, 'push', '--server', server.url, '--repo', String(repo), '--line', 'dev', treeDir], { timeoutMs: COMMAND_TIMEOUT_MS });
+    const pushed = JSON.parse(push.stdout.trim().split('\n').at(-1)!);
+    Object.assign(fig, {
+      push_ms: Math.round(push.ms), push_mib_s: mibps(tree.bytes, push.ms),
+      snapshot_id: pushed.snapshot_id, files: pushed.files, bytes: pushed.bytes,
+      uploaded_packs: pushed.uploaded_packs, uploaded_bytes: pushed.uploaded_bytes,
+    });
+
+    log('cairn pull');
+    const pull = await runOk(process.execPath, [CLI, 'pull', '--server', server.url, '--repo', String(repo), '--line', 'dev', out], { timeoutMs: COMMAND_TIMEOUT_MS });
+    Object.assign(fig, { pull_ms: Math.round(pull.ms), pull_mib_s: mibps(tree.bytes, pull.ms) });
+    fig.server_rss_peak_sampled_mib = mib(sampler.stop().peakKiB * 1024);
+    fig.server_vm_hwm_mib = mib((procMemory(server.pid)?.hwmKiB ?? NaN) * 1024);
+
+    const diff = await runTimed('diff', ['-r', '-q', treeDir, out]);
+    fig.pull_matches = diff.code === 0;
+    if (diff.code !== 0) fail('cairn pull: pulled tree differs from the source', new Error(`diff -r exit ${diff.code}\n${(diff.stdout + diff.stderr).split('\n').slice(0, 20).join('\n')}`));
+
+    fig.store_bytes = await dirBytes(path.join(data, 'repositories', String(repo)));
+    fig.store_mib = mib(fig.store_bytes as number);
+  } catch (err) {
+    fail('cairn push/pull', err);
+  } finally {
+    await stopServer('cairn server (push/pull)', server);
+    rmSync(out, { recursive: true, force: true });
+  }
+}
+
+const GIT_ENV: NodeJS.ProcessEnv = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 'cairn bench', GIT_AUTHOR_EMAIL: 'bench@example.invalid',
+  GIT_COMMITTER_NAME: 'cairn bench', GIT_COMMITTER_EMAIL: 'bench@example.invalid',
+  GIT_AUTHOR_DATE: '2024-01-01T00:00:00Z', GIT_COMMITTER_DATE: '2024-01-01T00:00:00Z',
+  GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0',
+  GIT_DIR: undefined, GIT_WORK_TREE: undefined, GIT_INDEX_FILE: undefined, GIT_OBJECT_DIRECTORY: undefined,
+};
+// Passed on every command; `git -c` settings reach the spawned receive-pack/upload-pack too.
+const GIT_CFG = ['-c', 'gc.auto=0', '-c', 'receive.autogc=false', '-c', 'maintenance.auto=false', '-c', 'init.defaultBranch=main', '-c', 'core.autocrlf=false'];
+
+async function stepGit(tree: { bytes: number }): Promise<void> {
+  const fig: Fig = {};
+  bench.git = fig;
+  const gitDir = path.join(ROOT, 'git-work.git'); // the tree itself is the work tree; nothing is written into it
+  const bare = path.join(ROOT, 'git-bare.git');
+  const out = path.join(ROOT, 'git-out');
+  const git = (args: string[], withWork = true) =>
+    runOk('git', [...GIT_CFG, ...(withWork ? [`--git-dir=${gitDir}`, `--work-tree=${treeDir}`] : []), ...args], { env: GIT_ENV, cwd: ROOT, timeoutMs: COMMAND_TIMEOUT_MS });
+  try {
+    fig.version = (await runOk('git', ['--version'], { env: GIT_ENV })).stdout.trim();
+    await git(['init', '-q']);
+    await git(['init', '-q', '--bare', bare], false);
+    log('git add');
+    const add = await git(['add', '-A']);
+    log('git commit');
+    const commit = await git(['commit', '-q', '-m', 'x']);
+    log('git push (file://)');
+    const push = await git(['push', '-q', `file://${bare}`, 'HEAD:refs/heads/main']);
+    const total = add.ms + commit.ms + push.ms;
+    Object.assign(fig, {
+      add_ms: Math.round(add.ms), commit_ms: Math.round(commit.ms), push_ms: Math.round(push.ms),
+      add_commit_push_ms: Math.round(total), add_commit_push_mib_s: mibps(tree.bytes, total),
+    });
+    log('git clone (file://)');
+    const clone = await git(['clone', '-q', `file://${bare}`, out], false);
+    Object.assign(fig, { clone_ms: Math.round(clone.ms), clone_mib_s: mibps(tree.bytes, clone.ms) });
+    const diff = await runTimed('diff', ['-r', '-q', '-x', '.git', treeDir, out]);
+    fig.clone_matches = diff.code === 0;
+    if (diff.code !== 0) fail('git clone: cloned tree differs from the source', new Error(`diff -r exit ${diff.code}\n${(diff.stdout + diff.stderr).split('\n').slice(0, 20).join('\n')}`));
+    fig.bare_repo_bytes = await dirBytes(bare);
+    fig.bare_objects_bytes = await dirBytes(path.join(bare, 'objects'));
+    fig.bare_repo_mib = mib(fig.bare_repo_bytes as number);
+    fig.work_git_dir_bytes = await dirBytes(gitDir); // loose objects written by `git add`
+  } catch (err) {
+    fail('git', err);
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+    rmSync(gitDir, { recursive: true, force: true });
+  }
+}
+
+interface UploadFig {
+  status?: number;
+  ms?: number;
+  mib_s?: number | null;
+  rss_idle_mib?: number | null;
+  rss_peak_sampled_mib?: number | null;
+  rss_samples?: number;
+  vm_hwm_mib?: number | null;
+  response?: unknown;
+}
+
+async function measureUpload(server: ChildServer, url: string, file: string): Promise<{ fig: UploadFig; result: UploadResult }> {
+  const fig: UploadFig = { rss_idle_mib: mib((procMemory(server.pid)?.rssKiB ?? NaN) * 1024) };
+  const sampler = sampleRss(server.pid, 50);
+  let result: UploadResult;
+  try {
+    result = await uploadFile(url, file, OBJECT_PACK_MEDIA);
+  } finally {
+    const s = sampler.stop();
+    fig.rss_peak_sampled_mib = mib(s.peakKiB * 1024);
+    fig.rss_samples = s.samples;
+    fig.vm_hwm_mib = mib((procMemory(server.pid)?.hwmKiB ?? NaN) * 1024);
+  }
+  fig.status = result.status;
+  fig.ms = Math.round(result.ms);
+  fig.mib_s = mibps(result.bytes, result.ms);
+  try { fig.response = JSON.parse(result.body); } catch { fig.response = result.body.slice(0, 500); }
+  return { fig, result };
+}
+
+async function stepBigPack(): Promise<void> {
+  const fig: Fig = {};
+  bench.big_pack = fig;
+  const file = path.join(ROOT, 'big.pack');
+  const total = Math.round(1024 * MiB * SCALE);
+  const objectSize = Math.max(64 * 1024, Math.min(16 * MiB, Math.floor(total / 4)));
+  const objects = Math.max(1, Math.round(total / objectSize));
+  let packId: string;
+  let byteLength: number;
+  try {
+    log(`building a ${mib(objects * objectSize)} MiB object pack (${objects} × ${mib(objectSize)} MiB objects) on disk`);
+    const pack = await buildBigPack(file, { objects, objectSize, seed: SEED });
+    packId = pack.packId;
+    byteLength = pack.byteLength;
+    Object.assign(fig, {
+      pack_id: pack.packId, byte_length: pack.byteLength, mib: mib(pack.byteLength), objects: pack.objects, object_mib: mib(objectSize),
+      raw_bytes: pack.rawBytes, build_ms: Math.round(pack.buildMs), node_sha256_ms: Math.round(pack.hashMs), node_sha256_mib_s: mibps(pack.byteLength, pack.hashMs),
+    });
+  } catch (err) {
+    fail('build pack', err);
+    return;
+  }
+
+  try {
+    log('sha256sum');
+    const sum = await runOk('sha256sum', [file]);
+    const digest = sum.stdout.split(/\s/)[0];
+    Object.assign(fig, { sha256sum_ms: Math.round(sum.ms), sha256sum_mib_s: mibps(byteLength, sum.ms), sha256sum_matches: digest === packId });
+    if (digest !== packId) fail('sha256sum', new Error(`sha256sum says ${digest}, node computed ${packId}`));
+  } catch (err) {
+    fail('sha256sum', err);
+  }
+
+  // cairn: a fresh server, one repository, one PUT of the pack.
+  let server: ChildServer | null = null;
+  const data = path.join(ROOT, 'cairn-big-data');
+  try {
+    server = await startCairn(CLI, data);
+    const repo = await registerRepository(server.url, 'bench-big');
+    log('upload to cairn');
+    const { fig: up } = await measureUpload(server, `${server.url}/v1/native/repository-authorities/${repo}${SYNC}/object-packs/${packId}`, file);
+    fig.cairn = up;
+    const res = up.response as { pack_id?: string; byte_length?: number } | undefined;
+    if (up.status !== 200 && up.status !== 201) fail('cairn pack upload', new Error(`HTTP ${up.status}: ${JSON.stringify(up.response)}`));
+    else if (res?.pack_id !== packId || res?.byte_length !== byteLength) fail('cairn pack upload', new Error(`unexpected response ${JSON.stringify(res)}`));
+  } catch (err) {
+    fail('cairn pack upload', err);
+  } finally {
+    await stopServer('cairn server (pack upload)', server);
+    rmSync(data, { recursive: true, force: true });
+  }
+
+  // Baseline: bare node:http, sha256 + write + fsync.
+  let baseline: ChildServer | null = null;
+  const dir = path.join(ROOT, 'baseline-data');
+  try {
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir);
+    baseline = await startBaseline(BASELINE_SCRIPT, dir);
+    log('upload to the node:http baseline');
+    const { fig: up } = await measureUpload(baseline, `${baseline.url}/upload`, file);
+    fig.baseline = up;
+    const res = up.response as { sha256?: string } | undefined;
+    if (up.status !== 201 || res?.sha256 !== packId) fail('baseline upload', new Error(`HTTP ${up.status}: ${JSON.stringify(up.response)}`));
+  } catch (err) {
+    fail('baseline upload', err);
+  } finally {
+    await stopServer('baseline server', baseline);
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(file, { force: true });
+  }
+}
+
+// ---------------------------------------------------------------- report
+
+/** Rows of label/value; `columns` (optional) is printed above the values, aligned with them. */
+function table(title: string, rows: [string, unknown][], columns?: string): string {
+  const shown = rows.map(([k, v]) => [k, v === undefined || v === null ? '—' : String(v)] as const);
+  const w = Math.max(...shown.map(([k]) => k.length));
+  const head = columns ? `${title.padEnd(w + 4)}${columns}` : title;
+  return [`\n${head}`, `${'─'.repeat(head.length)}`, ...shown.map(([k, v]) => `  ${k.padEnd(w)}  ${v}`)].join('\n');
+}
+
+function times(x: number | null): string {
+  if (x == null) return '—';
+  return x >= 1 ? `${x.toFixed(2)}× (cairn faster)` : `${x.toFixed(2)}× (cairn ${(1 / x).toFixed(2)}× slower)`;
+}
+
+function report(): void {
+  const t = (bench.tree ?? {}) as Fig;
+  const c = (bench.cairn ?? {}) as Fig;
+  const g = (bench.git ?? {}) as Fig;
+  const p = (bench.big_pack ?? {}) as Fig;
+  const pc = (p.cairn ?? {}) as UploadFig;
+  const pb = (p.baseline ?? {}) as UploadFig;
+  const n = (v: unknown) => (typeof v === 'number' ? v : null);
+
+  const ratios = {
+    push_git_over_cairn: ratio(n(g.add_commit_push_ms), n(c.push_ms)),
+    pull_git_clone_over_cairn: ratio(n(g.clone_ms), n(c.pull_ms)),
+    store_cairn_over_git_bare: ratio(n(c.store_bytes), n(g.bare_repo_bytes)),
+    store_cairn_over_git_objects: ratio(n(c.store_bytes), n(g.bare_objects_bytes)),
+    upload_mib_s_cairn_over_baseline: ratio(n(pc.mib_s), n(pb.mib_s)),
+    upload_hwm_cairn_over_baseline: ratio(n(pc.vm_hwm_mib), n(pb.vm_hwm_mib)),
+  };
+  bench.ratios = ratios;
+  const mbs = (v: unknown) => (v == null ? '—' : `${v} MiB/s`);
+  const mb = (v: unknown) => (v == null ? '—' : `${v} MiB`);
+
+  const out = [
+    `cairn bench — scale ${SCALE}, seed ${SEED}, node ${process.version}, ${os.cpus().length} CPUs, ${g.version ?? 'git ?'}`,
+    '(MiB = 2^20 bytes; times are wall-clock of the whole child process, including its start-up)',
+    table('Tree', [
+      ['files', t.files], ['bytes', t.bytes != null ? `${t.bytes} (${t.mib} MiB)` : null], ['directories (max depth)', t.directories != null ? `${t.directories} (${t.maxDepth})` : null],
+      ['binary files (bytes)', t.binaryFiles != null ? `${t.binaryFiles} (${mib(n(t.binaryBytes) ?? 0)} MiB)` : null], ['identical copies', t.duplicateFiles], ['generated in', secs(n(t.generate_ms))],
+    ]),
+    table('Transfer', [
+      ['cairn push', `${secs(n(c.push_ms)).padEnd(10)}  ${mbs(c.push_mib_s)}`],
+      ['cairn pull', `${secs(n(c.pull_ms)).padEnd(10)}  ${mbs(c.pull_mib_s)}   tree matches: ${c.pull_matches ?? '—'}`],
+      ['git add', secs(n(g.add_ms))],
+      ['git commit', secs(n(g.commit_ms))],
+      ['git push (file://)', secs(n(g.push_ms))],
+      ['git add+commit+push', `${secs(n(g.add_commit_push_ms)).padEnd(10)}  ${mbs(g.add_commit_push_mib_s)}`],
+      ['git clone (file://)', `${secs(n(g.clone_ms)).padEnd(10)}  ${mbs(g.clone_mib_s)}   tree matches: ${g.clone_matches ?? '—'}`],
+      ['push: git add+commit+push / cairn push', times(ratios.push_git_over_cairn)],
+      ['pull: git clone / cairn pull', times(ratios.pull_git_clone_over_cairn)],
+      ['cairn push uploaded', c.uploaded_bytes != null ? `${mib(n(c.uploaded_bytes)!)} MiB in ${c.uploaded_packs} pack(s)` : null],
+      ['cairn server peak RSS (push+pull)', mb(c.server_vm_hwm_mib)],
+    ], 'time        throughput'),
+    table('On disk (sum of file sizes)', [
+      ['cairn repositories/N', c.store_bytes != null ? `${c.store_bytes} (${c.store_mib} MiB)` : null],
+      ['git bare repo (du -sb)', g.bare_repo_bytes != null ? `${g.bare_repo_bytes} (${g.bare_repo_mib} MiB)` : null],
+      ['git bare objects/', g.bare_objects_bytes ?? null],
+      ['cairn / git bare repo', ratios.store_cairn_over_git_bare != null ? `${ratios.store_cairn_over_git_bare}×` : null],
+      ['cairn / git objects', ratios.store_cairn_over_git_objects != null ? `${ratios.store_cairn_over_git_objects}×` : null],
+    ]),
+    table(`Single object pack upload (${p.mib ?? '?'} MiB, ${p.objects ?? '?'} × ${p.object_mib ?? '?'} MiB objects)`, [
+      ['pack built on disk in', secs(n(p.build_ms))],
+      ['sha256sum', `${secs(n(p.sha256sum_ms)).padEnd(10)}  ${mbs(p.sha256sum_mib_s)}`],
+      ['node sha256 (stream)', `${secs(n(p.node_sha256_ms)).padEnd(10)}  ${mbs(p.node_sha256_mib_s)}`],
+      ['cairn PUT object-pack', `${secs(n(pc.ms)).padEnd(10)}  ${mbs(pc.mib_s)}   HTTP ${pc.status ?? '—'}`],
+      ['  server RSS idle / peak sampled / VmHWM', `${mb(pc.rss_idle_mib)} / ${mb(pc.rss_peak_sampled_mib)} / ${mb(pc.vm_hwm_mib)}`],
+      ['baseline node:http (sha256+write+fsync)', `${secs(n(pb.ms)).padEnd(10)}  ${mbs(pb.mib_s)}   HTTP ${pb.status ?? '—'}`],
+      ['  server RSS idle / peak sampled / VmHWM', `${mb(pb.rss_idle_mib)} / ${mb(pb.rss_peak_sampled_mib)} / ${mb(pb.vm_hwm_mib)}`],
+      ['cairn / baseline throughput', ratios.upload_mib_s_cairn_over_baseline != null ? `${ratios.upload_mib_s_cairn_over_baseline}×` : null],
+      ['cairn / baseline peak RSS (VmHWM)', ratios.upload_hwm_cairn_over_baseline != null ? `${ratios.upload_hwm_cairn_over_baseline}×` : null],
+    ]),
+  ];
+  if (errors.length) out.push(table('ERRORS', errors.map((e) => [e.step, e.message.replace(/\n/g, '\n      ')])));
+  process.stdout.write(`${out.join('\n')}\n\n`);
+  bench.errors = errors;
+  process.stdout.write(`${JSON.stringify({ bench })}\n`);
+}
+
+async function main(): Promise<void> {
+  const t0 = performance.now();
+  bench.scale = SCALE;
+  bench.seed = SEED;
+  bench.node = process.version;
+  bench.cpus = os.cpus().length;
+  try {
+    const tree = await stepTree();
+    if (tree) {
+      await stepCairn(tree);
+      await stepGit(tree);
+    }
+    await stepBigPack();
+  } catch (err) {
+    fail('bench', err);
+  } finally {
+    killAllChildren();
+  }
+  bench.total_ms = Math.round(performance.now() - t0);
+  report();
+  if (errors.length) process.exitCode = 1;
+}
+
+await main();

@@ -1,0 +1,57 @@
+// `cairn runner`: an external CI runner over the worker-job claim protocol.
+import path from 'node:path';
+import { defaultWorkdir, runRunner, stopSignal } from '../client/runner.js';
+import { parseU32 } from '../domain/repository.js';
+import { CliUsageError, parseCommandArgs } from './args.js';
+
+export const RUNNER_HELP = `Usage: cairn runner --server URL [--repo N ...] [--kinds 7,11] [--once] [--workdir DIR]
+
+Claim CI jobs and run them. For each job: materialize its snapshot into a fresh workspace under
+--workdir (never the current directory), run the declared argv exactly (ci/run.sh with sh;
+ci/run.ps1 with pwsh on Windows) with the declared timeout and no shell, heartbeat at a third
+of the lease, then complete with the result (succeeded, command_failed or timed_out; tests pass
+only when the command succeeded and every suite in ci/results.json passed), or fail as
+retryable on infrastructure errors. SIGTERM fails the current job as retryable, then exits.
+Prints one JSON line per job; never prints the lease token.
+
+ci/results.json (optional, written by the CI script):
+  {"suites": [{"suite_id": "unit", "status": "pass", "blocking": true}]}
+
+Options:
+  --server URL     cairn server
+  --repo N         repository to serve (repeatable; default: every serving repository)
+  --kinds LIST     job kinds to accept (default 7,11)
+  --once           handle at most one job (or none), then exit
+  --workdir DIR    where workspaces are created (default: $TMPDIR/cairn-runner)
+  --poll-ms N      wait between empty claims (default 1000)
+`;
+
+export async function runnerCommand(argv: string[]): Promise<number> {
+  const { values } = parseCommandArgs(argv, {
+    server: { type: 'string' }, repo: { type: 'string', multiple: true }, kinds: { type: 'string', default: '7,11' },
+    once: { type: 'boolean', default: false }, workdir: { type: 'string' }, 'poll-ms': { type: 'string', default: '1000' },
+    help: { type: 'boolean', short: 'h', default: false },
+  });
+  if (values.help) { process.stdout.write(RUNNER_HELP); return 0; }
+  if (typeof values.server !== 'string') throw new CliUsageError('--server is required');
+  const kinds = String(values.kinds).split(',').map((k) => Number(k.trim()));
+  if (kinds.some((k) => k !== 7 && k !== 11)) throw new CliUsageError('--kinds accepts 7 and 11');
+  const repos = ((values.repo as string[] | undefined) ?? []).map((r) => {
+    try { return parseU32(r, '--repo'); } catch { throw new CliUsageError('--repo must be a repository index'); }
+  });
+  const pollMs = Number(values['poll-ms']);
+  if (!Number.isInteger(pollMs) || pollMs < 10) throw new CliUsageError('--poll-ms must be an integer ≥ 10');
+  const stop = stopSignal();
+  process.once('SIGTERM', () => stop.stop());
+  process.once('SIGINT', () => stop.stop());
+  return runRunner({
+    server: values.server,
+    repos,
+    kinds: [...new Set(kinds)],
+    once: values.once === true,
+    workdir: path.resolve(typeof values.workdir === 'string' ? values.workdir : defaultWorkdir()),
+    pollMs,
+    log: (line) => process.stdout.write(`${JSON.stringify(line)}\n`),
+    stopSignal: stop,
+  });
+}

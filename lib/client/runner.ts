@@ -1,0 +1,198 @@
+// The external CI runner: claim a job, materialize its snapshot into a fresh workspace, run the
+// declared argv exactly (no shell), heartbeat at a third of the lease, then complete with a
+// result or fail as retryable on infrastructure errors. Never prints the lease token.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, promises as fsp } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { CairnClient, ServerError } from './http.js';
+import { pull } from './transfer.js';
+
+export interface RunnerOptions {
+  server: string;
+  repos: number[];
+  kinds: number[];
+  once: boolean;
+  workdir: string;
+  pollMs: number;
+  log: (line: Record<string, unknown>) => void;
+  /** Resolves when the runner should stop (SIGTERM). */
+  stopSignal: StopSignal;
+}
+
+/** Set by SIGTERM; `onStop` registers a callback and returns its unsubscribe function. */
+export interface StopSignal {
+  stopped: boolean;
+  onStop(fn: () => void): () => void;
+}
+
+export function stopSignal(): StopSignal & { stop(): void } {
+  const listeners = new Set<() => void>();
+  const signal = {
+    stopped: false,
+    onStop(fn: () => void) {
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    },
+    stop() {
+      signal.stopped = true;
+      for (const fn of [...listeners]) fn();
+    },
+  };
+  return signal;
+}
+
+interface Claim {
+  repository_index: number;
+  worker_job_index: number;
+  job_kind: number;
+  attempt_count: number;
+  lease_token: string;
+  lease_expires_at_s: number;
+  runtime_request: {
+    snapshot_id: string;
+    timeout_s: number;
+    results_file?: string;
+    entrypoints: { posix: { path: string; argv: string[] }; windows: { path: string; argv: string[] } };
+  };
+}
+
+interface SuiteResult { suite_id: string; status: 'pass' | 'fail'; blocking: boolean }
+
+/** Suite results a CI script may write to ci/results.json: `{"suites": [{suite_id, status, blocking}]}`. */
+async function readSuiteResults(file: string): Promise<SuiteResult[]> {
+  try {
+    const parsed = JSON.parse(await fsp.readFile(file, 'utf8')) as { suites?: unknown };
+    if (!Array.isArray(parsed.suites)) return [];
+    return parsed.suites
+      .filter((s): s is SuiteResult => typeof s === 'object' && s !== null && typeof (s as SuiteResult).suite_id === 'string' && (s as SuiteResult).suite_id !== '')
+      .map((s) => ({ suite_id: s.suite_id, status: s.status === 'pass' ? 'pass' : 'fail', blocking: s.blocking === true }));
+  } catch {
+    return [];
+  }
+}
+
+function runCommand(argv: string[], cwd: string, timeoutS: number, stop: RunnerOptions['stopSignal']): Promise<{ code: number | null; timedOut: boolean; stopped: boolean }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0], argv.slice(1), { cwd, stdio: ['ignore', 2, 2], shell: false, detached: true });
+    let timedOut = false;
+    let stopped = false;
+    const killGroup = (signal: NodeJS.Signals) => {
+      try { process.kill(-child.pid!, signal); } catch { /* already gone */ }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup('SIGTERM');
+      setTimeout(() => killGroup('SIGKILL'), 2000).unref();
+    }, timeoutS * 1000);
+    const unsubscribe = stop.onStop(() => {
+      stopped = true;
+      killGroup('SIGTERM');
+    });
+    child.on('error', (err) => { clearTimeout(timer); unsubscribe(); reject(err); });
+    child.on('exit', (code) => { clearTimeout(timer); unsubscribe(); resolve({ code, timedOut, stopped }); });
+  });
+}
+
+async function runJob(client: CairnClient, o: RunnerOptions, claim: Claim): Promise<void> {
+  const jobPath = `/v1/native/repository-authorities/${claim.repository_index}/worker-jobs/${claim.worker_job_index}`;
+  const lease = { attempt_count: claim.attempt_count, lease_token: claim.lease_token };
+  const ident = { repository_index: claim.repository_index, worker_job_index: claim.worker_job_index, job_kind: claim.job_kind, attempt: claim.attempt_count };
+  const leaseMs = Math.max(1000, (claim.lease_expires_at_s - Date.now() / 1000) * 1000);
+  let heartbeatFailed = false;
+  const beat = setInterval(() => {
+    client.json('POST', `${jobPath}:heartbeat`, lease).catch(() => { heartbeatFailed = true; });
+  }, Math.max(250, leaseMs / 3));
+  await fsp.mkdir(o.workdir, { recursive: true });
+  const workspace = mkdtempSync(path.join(o.workdir, 'job-'));
+  const fail = async (error: string) => {
+    await client.json('POST', `${jobPath}:fail`, { ...lease, detail: { retryable: true, error: error.slice(0, 4096) } }).catch(() => undefined);
+    o.log({ ...ident, outcome: 'infrastructure_error', retryable: true, error });
+  };
+  try {
+    const request = claim.runtime_request;
+    const tree = path.join(workspace, 'tree');
+    try {
+      await pull({ server: o.server, repo: claim.repository_index, snapshot: request.snapshot_id, out: tree });
+    } catch (err) {
+      await fail(`snapshot fetch failed: ${(err as Error).message}`);
+      return;
+    }
+    const entry = process.platform === 'win32' ? request.entrypoints.windows : request.entrypoints.posix;
+    if (!existsSync(path.join(tree, entry.path))) {
+      // The snapshot has no CI entry point: the command cannot succeed, which is the repository's outcome.
+      await finish(client, jobPath, lease, claim, 'command_failed', [], o, ident, `${entry.path} is missing`);
+      return;
+    }
+    if (o.stopSignal.stopped) {
+      await fail('runner stopped (SIGTERM) before the command started');
+      return;
+    }
+    let run;
+    try {
+      run = await runCommand(entry.argv, tree, request.timeout_s, o.stopSignal);
+    } catch (err) {
+      await fail(`could not start ${entry.argv[0]}: ${(err as Error).message}`);
+      return;
+    }
+    if (run.stopped) {
+      await fail('runner stopped (SIGTERM) before the command finished');
+      return;
+    }
+    if (heartbeatFailed) o.log({ ...ident, warning: 'a heartbeat failed; the lease may have expired' });
+    const suites = await readSuiteResults(path.join(tree, request.results_file ?? 'ci/results.json'));
+    const status = run.timedOut ? 'timed_out' : run.code === 0 ? 'succeeded' : 'command_failed';
+    await finish(client, jobPath, lease, claim, status, suites, o, ident, run.timedOut ? `timed out after ${request.timeout_s}s` : `exit ${run.code}`);
+  } finally {
+    clearInterval(beat);
+    await fsp.rm(workspace, { recursive: true, force: true });
+  }
+}
+
+async function finish(
+  client: CairnClient, jobPath: string, lease: object, claim: Claim,
+  status: 'succeeded' | 'command_failed' | 'timed_out', suites: SuiteResult[], o: RunnerOptions, ident: object, note: string,
+): Promise<void> {
+  const testsPass = status === 'succeeded' && suites.every((s) => s.status === 'pass');
+  const result = {
+    contract: 'svc.runner.native-result.v1',
+    status,
+    tests_status: testsPass ? 'pass' : 'fail',
+    suite_result_count: suites.length,
+    suite_results: suites,
+  };
+  try {
+    await client.json('POST', `${jobPath}:complete`, { ...lease, detail: { job_kind: claim.job_kind, result } });
+    o.log({ ...ident, outcome: status, tests_status: result.tests_status, suites: suites.length, note });
+  } catch (err) {
+    o.log({ ...ident, outcome: 'complete_rejected', error: err instanceof ServerError ? err.message : String(err) });
+  }
+}
+
+export async function runRunner(o: RunnerOptions): Promise<number> {
+  const client = new CairnClient(o.server);
+  while (!o.stopSignal.stopped) {
+    let claim: Claim | null;
+    try {
+      const res = await client.json('POST', '/v1/native/worker-jobs:claim', {
+        accepted_job_kinds: o.kinds,
+        repository_indexes: o.repos,
+        accepted_runtime_contracts: ['svc.runner.native-job.v3'],
+      });
+      claim = res.claimed_job;
+    } catch (err) {
+      o.log({ error: `claim failed: ${(err as Error).message}` });
+      if (o.once) return 1;
+      await new Promise((r) => setTimeout(r, o.pollMs));
+      continue;
+    }
+    if (claim) await runJob(client, o, claim);
+    if (o.once) return 0;
+    if (!claim) await new Promise((r) => setTimeout(r, o.pollMs));
+  }
+  return 0;
+}
+
+export function defaultWorkdir(): string {
+  return path.join(os.tmpdir(), 'cairn-runner');
+}

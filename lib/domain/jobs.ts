@@ -1,0 +1,172 @@
+// Worker-job rules (spec: "Worker Job", transition table, "Worker jobs"): pure functions from
+// a job record and an event to the next record. No I/O; lib/authority/jobs.ts persists.
+import { createHash, randomBytes } from 'node:crypto';
+import { Conflict, Invalid } from './errors.js';
+import { JOB_KIND_PATCHSET_CI, jobKind } from './job-kinds.js';
+
+export const STATE_QUEUED = 1;
+export const STATE_RUNNING = 2;
+export const STATE_SUCCEEDED = 3;
+export const STATE_FAILED = 4;
+export type JobState = 1 | 2 | 3 | 4;
+export const STATE_NAMES: Record<JobState, string> = { 1: 'queued', 2: 'running', 3: 'succeeded', 4: 'failed' };
+
+export const RETRY_NONE = 0;
+export const RETRY_SCHEDULED = 1;
+export const RETRY_EXHAUSTED = 2;
+export const RETRY_NAMES = ['none', 'retry_scheduled', 'exhausted'] as const;
+
+export const ERROR_NONE = 0;
+export const ERROR_RUNNER_RETRYABLE = 1;
+export const ERROR_RUNNER_FATAL = 2;
+export const ERROR_LEASE_EXPIRED = 3;
+export const ERROR_KIND_NAMES = [null, 'runner_failure', 'runner_failure_non_retryable', 'lease_expired'] as const;
+
+export const RUNTIME_CONTRACT = 'svc.runner.native-job.v3';
+export const RESULT_CONTRACT = 'svc.runner.native-result.v1';
+export const MAX_ERROR_CHARS = 4096;
+
+export interface JobPolicy {
+  leaseSeconds: number;
+  maxAttempts: number;
+  timeoutSeconds: number;
+}
+
+export const DEFAULT_JOB_POLICY: JobPolicy = { leaseSeconds: 120, maxAttempts: 3, timeoutSeconds: 1800 };
+
+export interface SuiteResult { suite_id: string; status: 'pass' | 'fail'; blocking: boolean }
+export interface RunnerResult {
+  contract: string;
+  status: 'succeeded' | 'command_failed' | 'timed_out';
+  tests_status: 'pass' | 'fail';
+  suite_result_count: number;
+  suite_results: SuiteResult[];
+}
+
+/** Everything about a job that is not a fixed-width field lives here (stored as JSON). */
+export interface JobDetail {
+  snapshot_id: string | null;
+  snapshot_index: number | null;
+  patchset_id: string | null;
+  trigger: string | null;
+  timeout_s: number;
+  outcome: string | null;
+  error: string | null;
+  result: RunnerResult | null;
+}
+
+export interface JobRecord {
+  repository_index: number;
+  worker_job_index: number;
+  kind: number;
+  state: JobState;
+  retry_status: number;
+  error_kind: number;
+  attempt_count: number;
+  max_attempts: number;
+  tombstoned: boolean;
+  created_at_s: number;
+  updated_at_s: number;
+  available_at_s: number;
+  locked_at_s: number;
+  lease_expires_at_s: number;
+  completed_at_s: number;
+  /** sha256 of the current lease token (zero-length when no lease): the token itself is never stored. */
+  lease_token_hash: string;
+  detail: JobDetail;
+}
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+export function newLeaseToken(): string {
+  return randomBytes(16).toString('hex');
+}
+
+export function isClaimable(job: JobRecord, now: number): boolean {
+  return job.state === STATE_QUEUED && !job.tombstoned && job.available_at_s <= now && (jobKind(job.kind)?.external ?? false);
+}
+
+export function claim(job: JobRecord, token: string, now: number, policy: JobPolicy): JobRecord {
+  if (job.state !== STATE_QUEUED) throw new Conflict(`job ${job.worker_job_index} is ${STATE_NAMES[job.state]}, not queued`);
+  return {
+    ...job,
+    state: STATE_RUNNING,
+    attempt_count: job.attempt_count + 1,
+    locked_at_s: now,
+    lease_expires_at_s: now + policy.leaseSeconds,
+    lease_token_hash: hashToken(token),
+    updated_at_s: now,
+  };
+}
+
+/** The lease check shared by heartbeat, complete and fail: current attempt, token, unexpired. */
+export function checkLease(job: JobRecord, attemptCount: number, token: string, now: number): void {
+  if (job.state !== STATE_RUNNING) throw new Conflict(`job ${job.worker_job_index} is ${STATE_NAMES[job.state]}, not running`);
+  if (attemptCount !== job.attempt_count) throw new Conflict(`stale attempt_count ${attemptCount}; the current attempt is ${job.attempt_count}`);
+  if (hashToken(token) !== job.lease_token_hash) throw new Conflict('lease_token does not match the current lease');
+  if (job.lease_expires_at_s <= now) throw new Conflict('the lease has expired');
+}
+
+export function heartbeat(job: JobRecord, now: number, policy: JobPolicy): JobRecord {
+  return { ...job, lease_expires_at_s: now + policy.leaseSeconds, updated_at_s: now };
+}
+
+function released(job: JobRecord, now: number): JobRecord {
+  return { ...job, lease_token_hash: '', lease_expires_at_s: 0, updated_at_s: now };
+}
+
+export function complete(job: JobRecord, result: RunnerResult | null, now: number): JobRecord {
+  return {
+    ...released(job, now),
+    state: STATE_SUCCEEDED,
+    retry_status: RETRY_NONE,
+    completed_at_s: now,
+    detail: { ...job.detail, outcome: result ? result.status : 'succeeded', result },
+  };
+}
+
+/** A runner-reported failure, or a lease expiry: requeue while attempts remain, else fail for good. */
+export function fail(job: JobRecord, error: string, errorKind: number, retryable: boolean, now: number): JobRecord {
+  const requeue = retryable && job.attempt_count < job.max_attempts;
+  const base = { ...released(job, now), error_kind: errorKind, detail: { ...job.detail, error } };
+  if (requeue) return { ...base, state: STATE_QUEUED, retry_status: RETRY_SCHEDULED, available_at_s: now };
+  return { ...base, state: STATE_FAILED, retry_status: retryable ? RETRY_EXHAUSTED : RETRY_NONE, completed_at_s: now, detail: { ...base.detail, outcome: 'failed' } };
+}
+
+export function expireIfDue(job: JobRecord, now: number): JobRecord | null {
+  if (job.state !== STATE_RUNNING || job.lease_expires_at_s > now) return null;
+  return fail(job, `lease expired at ${job.lease_expires_at_s} without a heartbeat (attempt ${job.attempt_count})`, ERROR_LEASE_EXPIRED, true, now);
+}
+
+/** Check a kind-7 completion `detail` (spec: "Completion detail rules"); returns the result. */
+export function patchsetResult(detail: Record<string, unknown>): RunnerResult {
+  if (detail.job_kind !== JOB_KIND_PATCHSET_CI) throw new Invalid('detail.job_kind must be 7 for a patchset.ci job');
+  const r = detail.result as RunnerResult;
+  if (r.contract !== RESULT_CONTRACT) throw new Invalid(`detail.result.contract must be ${RESULT_CONTRACT}`);
+  if (!['succeeded', 'command_failed', 'timed_out'].includes(r.status)) throw new Invalid('detail.result.status must be succeeded, command_failed or timed_out');
+  if (!['pass', 'fail'].includes(r.tests_status)) throw new Invalid('detail.result.tests_status must be pass or fail');
+  if (r.suite_result_count !== r.suite_results.length) throw new Invalid(`detail.result.suite_result_count ${r.suite_result_count} does not equal the ${r.suite_results.length} suite_results`);
+  for (const s of r.suite_results) {
+    if (s.suite_id === '') throw new Invalid('suite_id must be non-empty');
+    if (s.status !== 'pass' && s.status !== 'fail') throw new Invalid('suite_results[].status must be pass or fail');
+  }
+  return { contract: r.contract, status: r.status, tests_status: r.tests_status, suite_result_count: r.suite_result_count, suite_results: r.suite_results.map((s) => ({ suite_id: s.suite_id, status: s.status, blocking: s.blocking })) };
+}
+
+/** Compact CI evidence derived from a result (attached to the patchset by the workflow layer). */
+export function compactEvidence(result: RunnerResult) {
+  const failing = result.suite_results.filter((s) => s.status === 'fail');
+  return {
+    status: result.status,
+    tests_status: result.tests_status,
+    suite_result_count: result.suite_result_count,
+    failed_suite_count: failing.length,
+    blocking_failure_count: failing.filter((s) => s.blocking).length,
+  };
+}
+
+export function validateErrorText(error: string): void {
+  if ([...error].length > MAX_ERROR_CHARS) throw new Invalid(`detail.error is longer than ${MAX_ERROR_CHARS} characters`);
+}
