@@ -10,6 +10,7 @@ import { ContentStore } from '../store/content-store.js';
 import { AuthorityLayout } from '../store/layout.js';
 import { ContentOperations } from './content.js';
 import { JobQueue } from './jobs.js';
+import { PlanBook } from './plans.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import type { Log } from './logger.js';
 
@@ -18,7 +19,7 @@ export class Authority {
 
   readonly content: ContentOperations;
 
-  private constructor(readonly index: number, readonly layout: AuthorityLayout, readonly store: ContentStore, readonly jobs: JobQueue) {
+  private constructor(readonly index: number, readonly layout: AuthorityLayout, readonly store: ContentStore, readonly jobs: JobQueue, private planBook: PlanBook | null = null) {
     this.content = new ContentOperations(store, this);
   }
 
@@ -52,7 +53,11 @@ export class Authority {
     for (const pack of expired) log.info({ repository_index: index, pack }, 'removed an expired uncommitted pack');
     const jobs = await JobQueue.open(root, index, policy);
     for (const note of jobs.notes) log.warn({ repository_index: index, note }, 'recovery');
-    return new Authority(index, layout, store, jobs.queue);
+    const authority = new Authority(index, layout, store, jobs.queue);
+    const plans = await PlanBook.open(root, store, authority);
+    for (const note of plans.notes) log.warn({ repository_index: index, note }, 'recovery');
+    authority.planBook = plans.book;
+    return authority;
   }
 
   /** Remove expired staged packs; runs under the mutex so it never races a commit. */
@@ -60,9 +65,14 @@ export class Authority {
     return this.exclusive(() => this.store.expireStagedPacks());
   }
 
+  get plans(): PlanBook {
+    return this.planBook!;
+  }
+
   close(): void {
     this.store.close();
     this.jobs.close();
+    this.planBook?.close();
   }
 
   /** Run a mutation of this repository alone. */

@@ -206,7 +206,7 @@ export class ContentOperations {
     };
   }
 
-  uploadPack(kind: PackKind, packId: string, body: AsyncIterable<Buffer>, limit: number) {
+  uploadPack(kind: PackKind, packId: string, body: AsyncIterable<Buffer> | Iterable<Buffer>, limit: number) {
     requireContentId(packId, 'pack_id');
     return this.store.stagePack(kind, packId, body, limit);
   }

@@ -17,6 +17,7 @@ import * as discovery from './handlers/discovery.js';
 import * as registry from './handlers/registry.js';
 import * as content from './handlers/content.js';
 import * as jobs from './handlers/jobs.js';
+import * as plans from './handlers/plans.js';
 
 const AUTH = '/v1/native/repository-authorities';
 const REPO = `${AUTH}/{repository_index}`;
@@ -134,18 +135,18 @@ export const ROUTES: readonly RouteSpec[] = [
   route('historyPromotion.prepare', 'POST', `${REPO}/history-promotion`, { action: 'prepare' }),
 
   // Plans (sprints)
-  route('plans.list', 'GET', `${REPO}/sprints`),
-  route('plans.create', 'POST', `${REPO}/sprints`),
-  route('plans.get', 'GET', `${REPO}/sprints/{plan_id}`),
-  route('plans.patch', 'PATCH', `${REPO}/sprints/{plan_id}`),
-  route('plans.revisions.list', 'GET', `${REPO}/sprints/{plan_id}/revisions`),
-  route('plans.revisions.create', 'POST', `${REPO}/sprints/{plan_id}/revisions`),
-  route('plans.revisions.get', 'GET', `${REPO}/sprints/{plan_id}/revisions/{plan_revision_id}`),
-  route('plans.artifacts.get', 'GET', `${REPO}/sprints/{plan_id}/revisions/{plan_revision_id}/artifacts`),
-  route('plans.artifacts.put', 'PUT', `${REPO}/sprints/{plan_id}/revisions/{plan_revision_id}/artifacts`, { body: NONE }),
-  route('plans.byContains', 'POST', `${REPO}/sprint-plan-ids/by-contains`),
-  route('plans.resolveLinkage', 'POST', `${REPO}/sprint-task-linkage/resolve`),
-  route('read.planCandidates', 'GET', `${REPO}/read/plans/candidate-inputs`),
+  route('plans.list', 'GET', `${REPO}/sprints`, { handler: plans.list }),
+  route('plans.create', 'POST', `${REPO}/sprints`, { handler: plans.create }),
+  route('plans.get', 'GET', `${REPO}/sprints/{plan_id}`, { handler: plans.get }),
+  route('plans.patch', 'PATCH', `${REPO}/sprints/{plan_id}`, { handler: plans.patch }),
+  route('plans.revisions.list', 'GET', `${REPO}/sprints/{plan_id}/revisions`, { handler: plans.listRevisions }),
+  route('plans.revisions.create', 'POST', `${REPO}/sprints/{plan_id}/revisions`, { handler: plans.revise }),
+  route('plans.revisions.get', 'GET', `${REPO}/sprints/{plan_id}/revisions/{plan_revision_id}`, { handler: plans.getRevision }),
+  route('plans.artifacts.get', 'GET', `${REPO}/sprints/{plan_id}/revisions/{plan_revision_id}/artifacts`, { handler: plans.getArtifacts }),
+  route('plans.artifacts.put', 'PUT', `${REPO}/sprints/{plan_id}/revisions/{plan_revision_id}/artifacts`, { body: NONE, handler: plans.putArtifacts }),
+  route('plans.byContains', 'POST', `${REPO}/sprint-plan-ids/by-contains`, { handler: plans.byContains }),
+  route('plans.resolveLinkage', 'POST', `${REPO}/sprint-task-linkage/resolve`, { handler: plans.resolveLinkage }),
+  route('read.planCandidates', 'GET', `${REPO}/read/plans/candidate-inputs`, { handler: plans.candidateInputs }),
 ];
 
 /** Operations that answer 501 until their issue lands. */

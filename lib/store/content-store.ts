@@ -354,7 +354,7 @@ export class ContentStore {
    * an id already committed or staged are accepted without a second copy; other bytes under an
    * id never pass the hash check. Does not need the authority mutex.
    */
-  async stagePack(kind: PackKind, packId: string, body: AsyncIterable<Buffer>, limit: number): Promise<{ info: PackInfo; state: 'committed' | 'staged' | 'new' }> {
+  async stagePack(kind: PackKind, packId: string, body: AsyncIterable<Buffer> | Iterable<Buffer>, limit: number): Promise<{ info: PackInfo; state: 'committed' | 'staged' | 'new' }> {
     const already = this.isCommittedPack(kind, packId) ? 'committed' : (await this.isStagedPack(kind, packId)) ? 'staged' : null;
     const verifier = already ? null : new PackVerifier(kind);
     const hash = already ? createHash('sha256') : null;

@@ -8,6 +8,7 @@ import { Invalid } from '../../domain/errors.js';
 import { PACK_KIND_OBJECT, PACK_KIND_TREE, type PackKind } from '../../store/pack.js';
 import { MEDIA_OBJECT_PACK, MEDIA_TREE_PACK, requireAuthority, type Handler } from '../route-types.js';
 import { validate } from '../validate.js';
+import { cleanRelativePath } from '../../domain/paths.js';
 
 export const COMMIT_CONTRACT = 'svc.remote_sync.zstd_bulk.commit.v1';
 export const IMPORT_MANIFEST_CONTRACT = 'svc.remote_sync.zstd_bulk.import_manifest.v1';
@@ -61,15 +62,6 @@ function booleanQuery(value: string | string[] | undefined, name: string, fallba
   throw new Invalid(`${name} must be true or false`);
 }
 
-/** A clean repository-relative path: no empty, "." or ".." segments, no leading "/", no "\\" or NUL. */
-export function cleanRelativePath(value: string, name: string): string {
-  if (value === '' || value.startsWith('/') || value.includes('\\') || value.includes('\u0000')) throw new Invalid(`${name} must be a clean relative path`);
-  const trimmed = value.endsWith('/') ? value.slice(0, -1) : value;
-  for (const part of trimmed.split('/')) {
-    if (part === '' || part === '.' || part === '..') throw new Invalid(`${name} must be a clean relative path`);
-  }
-  return trimmed;
-}
 
 export const exportSnapshot: Handler = async (ctx) => {
   const content = requireAuthority(ctx).content;

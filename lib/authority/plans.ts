@@ -1,0 +1,342 @@
+// Plans ("sprints") of one authority: plans with immutable revisions, each backed by one
+// Markdown artifact packed into the content store. Plan mutations run under the plan mutex
+// and are one appended record each (plans.log); the artifact is committed to the content store
+// first (idempotent, content-addressed), so a crash between the two leaves only an unused blob.
+import path from 'node:path';
+import { Mutex } from 'async-mutex';
+import { blobId, isContentId } from '../domain/content.js';
+import { Conflict, Invalid, NotFound } from '../domain/errors.js';
+import {
+  checkStatusMove,
+  itemsFromMarkdown,
+  markdownFromItems,
+  matchesAll,
+  normalizeStatus,
+  normalizeTerms,
+  revisionId,
+  validateItemRef,
+  type PlanItem,
+  type PlanStatus,
+} from '../domain/plans.js';
+import { nowSeconds } from '../domain/repository.js';
+import { cleanRelativePath } from '../domain/paths.js';
+import type { ContentStore } from '../store/content-store.js';
+import { buildPack, PACK_KIND_OBJECT } from '../store/pack.js';
+import { RecordLog } from '../store/record-log.js';
+import type { Exclusive } from './content.js';
+
+export const MARKDOWN = 'text/markdown';
+
+export interface PackedArtifact {
+  blob_id: string;
+  pack_id: string;
+  size: number;
+  sha256: string;
+  media_type: string;
+}
+
+export interface PlanRecord {
+  plan_id: string;
+  title: string;
+  status: PlanStatus;
+  head_revision_id: string;
+  revision_count: number;
+  created_at_s: number;
+  updated_at_s: number;
+}
+
+export interface RevisionRecord {
+  plan_revision_id: string;
+  plan_id: string;
+  parent_revision_id: string | null;
+  revision_number: number;
+  title: string;
+  summary: string | null;
+  artifact_path: string;
+  artifact_selector: string | null;
+  artifact_heading: string;
+  items: PlanItem[];
+  packed_artifact: PackedArtifact;
+  created_at_s: number;
+}
+
+interface PlanLogRecord {
+  plan?: PlanRecord;
+  revision?: RevisionRecord;
+}
+
+export interface RevisionPayload {
+  title?: string;
+  status?: string;
+  summary?: string | null;
+  artifact_path: string;
+  artifact_selector?: string | null;
+  artifact_heading: string;
+  items?: { plan_item_ref?: string | null; text?: string; checkbox_state?: string; heading_path?: string[] }[];
+  artifact_body?: string;
+  packed_artifact?: Partial<PackedArtifact> & { blob_id: string };
+  expected_head_revision_id?: string | null;
+}
+
+
+export function planProjection(plan: PlanRecord): Record<string, unknown> {
+  return { ...plan, open: plan.status === 'draft' };
+}
+
+export function revisionProjection(rev: RevisionRecord): Record<string, unknown> {
+  return { ...rev };
+}
+
+export class PlanBook {
+  private readonly mutex = new Mutex();
+  private readonly plans = new Map<string, PlanRecord>();
+  private readonly revisions = new Map<string, RevisionRecord>();
+  private readonly byPlan = new Map<string, string[]>();
+
+  private constructor(private readonly log: RecordLog<PlanLogRecord>, private readonly store: ContentStore, private readonly content: Exclusive) {}
+
+  static async open(root: string, store: ContentStore, content: Exclusive): Promise<{ book: PlanBook; notes: string[] }> {
+    const { log, records, notes } = await RecordLog.open<PlanLogRecord>(path.join(root, 'plans.log'), 'CAIRNPLN');
+    const book = new PlanBook(log, store, content);
+    for (const r of records) book.apply(r);
+    return { book, notes };
+  }
+
+  close(): void {
+    this.log.close();
+  }
+
+  private apply(record: PlanLogRecord): void {
+    if (record.revision) {
+      this.revisions.set(record.revision.plan_revision_id, record.revision);
+      const list = this.byPlan.get(record.revision.plan_id) ?? [];
+      list.push(record.revision.plan_revision_id);
+      this.byPlan.set(record.revision.plan_id, list);
+    }
+    if (record.plan) this.plans.set(record.plan.plan_id, record.plan);
+  }
+
+  private async commit(record: PlanLogRecord): Promise<void> {
+    await this.log.append(record);
+    this.apply(record);
+  }
+
+  // ------------------------------------------------------------ reads
+
+  list(artifactPath?: string): PlanRecord[] {
+    const all = [...this.plans.values()];
+    const filtered = artifactPath === undefined ? all : all.filter((p) => this.revisions.get(p.head_revision_id)!.artifact_path === artifactPath);
+    return filtered;
+  }
+
+  plan(planId: string): PlanRecord {
+    const plan = this.plans.get(planId);
+    if (!plan) throw new NotFound(`plan ${planId} does not exist`);
+    return plan;
+  }
+
+  head(plan: PlanRecord): RevisionRecord {
+    return this.revisions.get(plan.head_revision_id)!;
+  }
+
+  revisionsOf(planId: string): RevisionRecord[] {
+    this.plan(planId);
+    return (this.byPlan.get(planId) ?? []).map((id) => this.revisions.get(id)!).reverse();
+  }
+
+  revision(planId: string, revisionIdValue: string): RevisionRecord {
+    this.plan(planId);
+    const rev = this.revisions.get(revisionIdValue);
+    if (!rev || rev.plan_id !== planId) throw new NotFound(`revision ${revisionIdValue} does not exist in plan ${planId}`);
+    return rev;
+  }
+
+  async artifactBody(rev: RevisionRecord): Promise<string> {
+    return (await this.store.readObject('blob', rev.packed_artifact.blob_id)).toString('utf8');
+  }
+
+  /** Ids of open plans whose title, summary, heading and item texts contain every term. */
+  byContains(terms: readonly string[]): string[] {
+    const normalized = normalizeTerms(terms);
+    if (normalized.length === 0) return [];
+    return this.openMatching(normalized).map((p) => p.plan_id);
+  }
+
+  openMatching(normalizedTerms: readonly string[]): PlanRecord[] {
+    const out: PlanRecord[] = [];
+    for (const plan of this.plans.values()) {
+      if (plan.status !== 'draft') continue;
+      const head = this.head(plan);
+      const texts = [head.title, head.summary ?? '', head.artifact_heading, ...head.items.map((i) => i.text)];
+      if (matchesAll(texts, normalizedTerms)) out.push(plan);
+    }
+    return out;
+  }
+
+  /** Resolve task linkage (spec: "Task linkage rules"). */
+  resolveLinkage(input: { plan_id?: string | null; origin_plan_revision_id?: string | null; plan_item_ref?: string | null }) {
+    const planId = input.plan_id ?? null;
+    const revId = input.origin_plan_revision_id ?? null;
+    const ref = input.plan_item_ref ?? null;
+    if (planId === null && revId === null) {
+      if (ref !== null) throw new Invalid('plan_item_ref needs Plan linkage: give plan_id or origin_plan_revision_id');
+      return { plan_id: null, origin_plan_revision_id: null, plan_item_ref: null };
+    }
+    let rev: RevisionRecord;
+    if (revId !== null) {
+      const found = this.revisions.get(revId);
+      if (!found) throw new NotFound(`revision ${revId} does not exist in this repository`);
+      if (planId !== null && found.plan_id !== planId) throw new Invalid(`revision ${revId} belongs to plan ${found.plan_id}, not ${planId}`);
+      rev = found;
+    } else {
+      rev = this.head(this.plan(planId!));
+    }
+    if (ref !== null && !rev.items.some((i) => i.plan_item_ref === ref)) throw new NotFound(`item ${ref} does not exist in revision ${rev.plan_revision_id}`);
+    return { plan_id: rev.plan_id, origin_plan_revision_id: rev.plan_revision_id, plan_item_ref: ref };
+  }
+
+  // ------------------------------------------------------------ writes
+
+  create(payload: RevisionPayload): Promise<{ plan: PlanRecord; revision: RevisionRecord }> {
+    return this.mutex.runExclusive(async () => {
+      if (payload.title === undefined) throw new Invalid('title is required to create a plan');
+      const status = normalizeStatus(payload.status ?? 'draft');
+      const planId = `plan-${this.plans.size + 1}`;
+      const revision = await this.buildRevision(planId, null, 1, payload, payload.title);
+      const now = nowSeconds();
+      const plan: PlanRecord = { plan_id: planId, title: revision.title, status, head_revision_id: revision.plan_revision_id, revision_count: 1, created_at_s: now, updated_at_s: now };
+      await this.commit({ plan, revision });
+      return { plan, revision };
+    });
+  }
+
+  revise(planId: string, payload: RevisionPayload): Promise<{ plan: PlanRecord; revision: RevisionRecord; replayed: boolean }> {
+    return this.mutex.runExclusive(async () => {
+      const plan = this.plan(planId);
+      const head = this.head(plan);
+      const expected = payload.expected_head_revision_id;
+      const parent = expected ?? head.plan_revision_id;
+      // The exact revision already exists (a replay of an applied revise): return it.
+      const candidate = await this.buildRevision(planId, parent, 0, payload, payload.title ?? head.title, true);
+      const existing = this.revisions.get(candidate.plan_revision_id);
+      if (existing && existing.plan_id === planId) return { plan, revision: existing, replayed: true };
+      if (expected !== undefined && expected !== null && expected !== head.plan_revision_id) {
+        throw new Conflict(`plan ${planId} head is ${head.plan_revision_id}, not the expected ${expected}`);
+      }
+      if (plan.status !== 'draft') throw new Conflict(`plan ${planId} is ${plan.status}; only open plans take new revisions`);
+      const status = payload.status === undefined ? plan.status : normalizeStatus(payload.status);
+      checkStatusMove(plan.status, status);
+      const revision = await this.buildRevision(planId, head.plan_revision_id, plan.revision_count + 1, payload, payload.title ?? head.title);
+      const now = nowSeconds();
+      const next: PlanRecord = { ...plan, title: revision.title, status, head_revision_id: revision.plan_revision_id, revision_count: plan.revision_count + 1, updated_at_s: now };
+      await this.commit({ plan: next, revision });
+      return { plan: next, revision, replayed: false };
+    });
+  }
+
+  setStatus(planId: string, statusValue: string): Promise<PlanRecord> {
+    return this.mutex.runExclusive(async () => {
+      const plan = this.plan(planId);
+      const status = normalizeStatus(statusValue);
+      checkStatusMove(plan.status, status);
+      if (status === plan.status) return plan;
+      const next = { ...plan, status, updated_at_s: nowSeconds() };
+      await this.commit({ plan: next });
+      return next;
+    });
+  }
+
+  /**
+   * Validate a payload and build its revision. The artifact is packed into the content store
+   * unless `dryRun` (used to compute the id of a possible replay without writing).
+   */
+  private async buildRevision(planId: string, parent: string | null, number: number, p: RevisionPayload, title: string, dryRun = false): Promise<RevisionRecord> {
+    if (title.trim() === '') throw new Invalid('title must be non-empty');
+    const artifactPath = cleanRelativePath(p.artifact_path, 'artifact_path');
+    if (p.artifact_heading.trim() === '') throw new Invalid('artifact_heading must be non-empty');
+    let items: PlanItem[];
+    if (p.items && p.items.length > 0) {
+      items = p.items.map((i, n) => {
+        if (typeof i.text !== 'string' || i.text.trim() === '') throw new Invalid(`items[${n}].text must be a non-empty string`);
+        if (i.plan_item_ref !== undefined && i.plan_item_ref !== null) validateItemRef(i.plan_item_ref);
+        const state = i.checkbox_state ?? 'unchecked';
+        if (state !== 'checked' && state !== 'unchecked') throw new Invalid(`items[${n}].checkbox_state must be checked or unchecked`);
+        return { plan_item_ref: i.plan_item_ref ?? null, text: i.text, checkbox_state: state, heading_path: i.heading_path ?? [p.artifact_heading] };
+      });
+    } else if (p.artifact_body !== undefined) {
+      items = itemsFromMarkdown(p.artifact_body, p.artifact_heading);
+    } else {
+      items = [];
+    }
+    const refs = items.map((i) => i.plan_item_ref).filter((r): r is string => r !== null);
+    if (new Set(refs).size !== refs.length) throw new Invalid('plan_item_ref values must be unique within a revision');
+
+    let blob: string;
+    let body: Buffer | null = null;
+    if (p.artifact_body !== undefined) {
+      body = Buffer.from(p.artifact_body, 'utf8');
+      blob = blobId(body);
+      if (p.packed_artifact && p.packed_artifact.blob_id !== blob) throw new Invalid('packed_artifact does not describe artifact_body');
+    } else if (p.packed_artifact) {
+      blob = p.packed_artifact.blob_id;
+    } else {
+      body = Buffer.from(markdownFromItems(p.artifact_heading, items), 'utf8');
+      blob = blobId(body);
+    }
+    if (p.packed_artifact) this.checkDescriptor(p.packed_artifact);
+    const content = { title, summary: p.summary ?? null, artifact_path: artifactPath, artifact_selector: p.artifact_selector ?? null, artifact_heading: p.artifact_heading, items, blob };
+    const id = revisionId(planId, parent, content);
+    const packed = dryRun ? { blob_id: blob, pack_id: '', size: 0, sha256: blob, media_type: MARKDOWN } : await this.packArtifact(blob, body);
+    return {
+      plan_revision_id: id,
+      plan_id: planId,
+      parent_revision_id: parent,
+      revision_number: number,
+      title,
+      summary: content.summary,
+      artifact_path: artifactPath,
+      artifact_selector: content.artifact_selector,
+      artifact_heading: p.artifact_heading,
+      items,
+      packed_artifact: packed,
+      created_at_s: nowSeconds(),
+    };
+  }
+
+  /** A descriptor from a compatible client must name a blob the store holds, and agree with it. */
+  private checkDescriptor(d: Partial<PackedArtifact> & { blob_id: string }): void {
+    if (!isContentId(d.blob_id)) throw new Invalid('packed_artifact.blob_id must be a sha256 id');
+    const loc = this.store.locator('blob', d.blob_id);
+    if (!loc) throw new NotFound(`packed_artifact blob ${d.blob_id} is not in the content store`);
+    if (d.pack_id !== undefined && d.pack_id !== loc.pack_id) throw new Conflict('packed_artifact.pack_id disagrees with the stored blob');
+    if (d.size !== undefined && d.size !== loc.raw_length) throw new Conflict('packed_artifact.size disagrees with the stored blob');
+    if (d.sha256 !== undefined && d.sha256 !== d.blob_id) throw new Conflict('packed_artifact.sha256 disagrees with the stored blob');
+    if (d.media_type !== undefined && d.media_type !== MARKDOWN) throw new Invalid(`packed_artifact.media_type must be ${MARKDOWN}`);
+  }
+
+  /** Pack the Markdown as a blob in its own object pack (skipped when the store has it). */
+  private async packArtifact(blob: string, body: Buffer | null): Promise<PackedArtifact> {
+    return this.content.exclusive(async () => {
+      let loc = this.store.locator('blob', blob);
+      if (!loc) {
+        if (!body) throw new NotFound(`artifact blob ${blob} is not in the content store`);
+        const pack = buildPack(PACK_KIND_OBJECT, [{ id: blob, raw: body }]);
+        await this.store.stagePack(PACK_KIND_OBJECT, pack.packId, [pack.bytes], pack.bytes.length);
+        const e = pack.entries[0];
+        await this.store.commit({
+          adoptPacks: [{ kind: PACK_KIND_OBJECT, packId: pack.packId }],
+          blobs: [{ kind: 'blob', id: blob, pack_id: pack.packId, offset: e.offset, length: e.length, raw_length: e.raw_length, crc32: e.crc32 }],
+          trees: [],
+          snapshots: [],
+        });
+        loc = this.store.locator('blob', blob)!;
+      }
+      return { blob_id: blob, pack_id: loc.pack_id, size: loc.raw_length, sha256: blob, media_type: MARKDOWN };
+    });
+  }
+
+  /** Every plan and revision, for export comparisons and tests. */
+  all(): { plans: PlanRecord[]; revisions: RevisionRecord[] } {
+    return { plans: [...this.plans.values()], revisions: [...this.revisions.values()] };
+  }
+}

@@ -1,0 +1,120 @@
+// Plan ("sprint") rules: status moves, revision identity, Markdown task-list items, and the
+// search-term normalization (README "Plans"). Pure functions, no I/O.
+import { createHash } from 'node:crypto';
+import { Conflict, Invalid } from './errors.js';
+
+export type PlanStatus = 'draft' | 'archived' | 'superseded';
+export const PAYLOAD_STATUSES = ['draft', 'active', 'archived', 'superseded'] as const;
+
+/** `active` is stored and projected as the draft/open state (spec: "Plan and revision"). */
+export function normalizeStatus(status: string): PlanStatus {
+  if (!(PAYLOAD_STATUSES as readonly string[]).includes(status)) throw new Invalid('status must be draft, active, archived or superseded');
+  return status === 'active' ? 'draft' : (status as PlanStatus);
+}
+
+/**
+ * Allowed PATCH moves: an open (draft) plan may be archived or superseded; an archived plan may
+ * be reopened (draft) or superseded; superseded is final. Setting the current status is a no-op.
+ */
+export function checkStatusMove(from: PlanStatus, to: PlanStatus): void {
+  if (from === to) return;
+  if (from === 'superseded') throw new Conflict('a superseded plan cannot change status');
+}
+
+export interface PlanItem {
+  plan_item_ref: string | null;
+  text: string;
+  checkbox_state: 'checked' | 'unchecked';
+  heading_path: string[];
+}
+
+const REF_RE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+
+export function validateItemRef(ref: string): void {
+  if (!REF_RE.test(ref)) throw new Invalid(`plan_item_ref "${ref.slice(0, 60)}" must be 1-128 characters of letters, digits, "_", ".", ":" or "-", starting with a letter or digit`);
+}
+
+/**
+ * Items from the Markdown task list under the heading whose text is `rootHeading`: list lines
+ * `- [ ] text`, `- [x] text` (also `*`/`+` bullets, `[X]`), anywhere in that section (until a
+ * heading of the same or a higher level). `heading_path` is the chain of headings from the root
+ * heading (inclusive) to the item. A trailing `{#ref}` gives the item its `plan_item_ref` and is
+ * removed from the text; items without one are kept with a null ref and cannot be linked.
+ */
+export function itemsFromMarkdown(markdown: string, rootHeading: string): PlanItem[] {
+  const lines = markdown.split(/\r\n|\n|\r/);
+  const items: PlanItem[] = [];
+  let rootLevel = 0;
+  const stack: { level: number; text: string }[] = [];
+  for (const line of lines) {
+    const heading = /^(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line);
+    if (heading) {
+      const level = heading[1].length;
+      const text = heading[2].trim();
+      if (rootLevel === 0) {
+        if (text === rootHeading.trim()) {
+          rootLevel = level;
+          stack.splice(0, stack.length, { level, text });
+        }
+        continue;
+      }
+      if (level <= rootLevel) {
+        rootLevel = 0;
+        if (text === rootHeading.trim()) {
+          rootLevel = level;
+          stack.splice(0, stack.length, { level, text });
+        }
+        continue;
+      }
+      while (stack.length && stack[stack.length - 1].level >= level) stack.pop();
+      stack.push({ level, text });
+      continue;
+    }
+    if (rootLevel === 0) continue;
+    const task = /^\s*[-*+]\s+\[([ xX])\]\s+(.*?)\s*$/.exec(line);
+    if (!task) continue;
+    let text = task[2];
+    let ref: string | null = null;
+    const marker = /\s*\{#([^}\s]+)\}\s*$/.exec(text);
+    if (marker && REF_RE.test(marker[1])) {
+      ref = marker[1];
+      text = text.slice(0, marker.index).trimEnd();
+    }
+    items.push({ plan_item_ref: ref, text, checkbox_state: task[1] === ' ' ? 'unchecked' : 'checked', heading_path: stack.map((h) => h.text) });
+  }
+  return items;
+}
+
+/** Markdown for a revision given without an artifact body: the root heading and its items. */
+export function markdownFromItems(rootHeading: string, items: readonly PlanItem[]): string {
+  const out = [`# ${rootHeading}`, ''];
+  for (const item of items) {
+    out.push(`- [${item.checkbox_state === 'checked' ? 'x' : ' '}] ${item.text}${item.plan_item_ref ? ` {#${item.plan_item_ref}}` : ''}`);
+  }
+  return `${out.join('\n')}\n`;
+}
+
+/** Search normalization: NFKC, case-folded, trimmed; blanks dropped; duplicates removed. */
+export function normalizeTerms(terms: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const term of terms) {
+    const n = normalizeText(term).trim();
+    if (n !== '' && !out.includes(n)) out.push(n);
+  }
+  return out;
+}
+
+export function normalizeText(text: string): string {
+  return text.normalize('NFKC').toLowerCase().normalize('NFKC');
+}
+
+export function matchesAll(haystacks: readonly string[], terms: readonly string[]): boolean {
+  const text = haystacks.map(normalizeText).join('\n');
+  return terms.every((t) => text.includes(t));
+}
+
+/** A revision's id derives from its plan, parent and content, so an identical revise replays. */
+export function revisionId(planId: string, parentRevisionId: string | null, content: unknown): string {
+  const hash = createHash('sha256').update(JSON.stringify([planId, parentRevisionId, content])).digest('hex');
+  return `rev-${hash.slice(0, 32)}`;
+}
