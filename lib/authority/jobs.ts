@@ -91,7 +91,8 @@ export function jobProjection(job: JobRecord, now = nowSeconds()): Record<string
     completed_at_s: job.completed_at_s || null,
     tombstoned: job.tombstoned,
   };
-  if (job.kind === JOB_KIND_PATCHSET_CI) projection.ci = job.detail.result ? compactEvidence(job.detail.result) : null;
+  // Compact CI evidence: always for patchset.ci; for repo.ci when the runner sent a result.
+  if (job.kind === JOB_KIND_PATCHSET_CI || job.detail.result) projection.ci = job.detail.result ? compactEvidence(job.detail.result) : null;
   return projection;
 }
 
@@ -182,7 +183,7 @@ export class JobQueue {
   }
 
   hasDueLeases(now = nowSeconds()): boolean {
-    for (const i of this.running) if (this.jobs.get(i)!.lease_expires_at_s <= now) return true;
+    for (const i of this.running) if (this.jobs.get(i)!.lease_expires_at_s < now) return true;
     return false;
   }
 

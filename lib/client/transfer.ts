@@ -1,14 +1,15 @@
 // push, pull and sync over the bulk remote-sync interface. Transfer order (spec): plan, upload
 // missing packs, commit rows and snapshots, then line handling. Pull: manifest, download its
 // packs, read the objects locally.
-import { mkdtempSync, promises as fsp } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, promises as fsp, readSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { decodeTree, snapshotId, type TreeEntry } from '../domain/content.js';
 import { buildPack, decodeObjectFrame, PACK_KIND_OBJECT, PACK_KIND_TREE, type BuiltPack, type PackKind } from '../store/pack.js';
 import { CairnClient, ServerError } from './http.js';
-import { materialize, readBlobSource, scanDirectory } from './worktree.js';
+import { materialize, scanDirectory } from './worktree.js';
+import { PackWorker } from './pack-worker.js';
 
 const MEDIA: Record<PackKind, string> = {
   [PACK_KIND_OBJECT]: 'application/vnd.svc.remote-sync.object-pack+zstd',
@@ -17,7 +18,18 @@ const MEDIA: Record<PackKind, string> = {
 const PACK_PATH: Record<PackKind, string> = { [PACK_KIND_OBJECT]: 'object-packs', [PACK_KIND_TREE]: 'tree-packs' };
 const SYNC = '/remote-sync/zstd-bulk';
 /** Raw bytes per pack before a new pack is started. */
-export const PACK_TARGET_BYTES = 64 * 1024 * 1024;
+export const PACK_TARGET_BYTES = 16 * 1024 * 1024;
+
+/** CAIRN_TIMING=1 prints the duration of each transfer phase to stderr. */
+function timer(): (label: string) => void {
+  let last = performance.now();
+  return (label) => {
+    if (process.env.CAIRN_TIMING !== '1') return;
+    const now = performance.now();
+    process.stderr.write(`[timing] ${label}: ${(now - last).toFixed(0)} ms\n`);
+    last = now;
+  };
+}
 
 interface Progress {
   start(total: number, label: string): void;
@@ -60,49 +72,108 @@ export interface PushResult {
   uploaded_bytes: number;
 }
 
+/**
+ * Packs objects as they are found and uploads each pack as soon as it is built (plan, then PUT
+ * when missing), at most two uploads in flight, so the server verifies one pack while the
+ * client compresses the next. Pack bytes are dropped once uploaded.
+ */
+class PackPipeline {
+  readonly packs: { packId: string; kind: PackKind; byteLength: number; entries: BuiltPack['entries'] }[] = [];
+  uploadedPacks = 0;
+  uploadedBytes = 0;
+  private batch: { id: string; raw: Buffer }[] = [];
+  private batchBytes = 0;
+  private readonly inflight = new Set<Promise<void>>();
+  private readonly worker = new PackWorker();
+
+  constructor(private readonly client: CairnClient, private readonly repo: number, private readonly level: number, private readonly progress: Progress, private readonly targetBytes = PACK_TARGET_BYTES) {}
+
+  async add(id: string, raw: Buffer): Promise<void> {
+    this.batch.push({ id, raw });
+    this.batchBytes += raw.length;
+    if (this.batchBytes >= this.targetBytes) await this.flush(PACK_KIND_OBJECT);
+  }
+
+  /** Hand a batch to the pack worker; its upload follows. At most three batches in flight. */
+  async flush(kind: PackKind, objects?: { id: string; raw: Buffer }[]): Promise<void> {
+    const items = objects ?? this.batch;
+    if (!objects) {
+      this.batch = [];
+      this.batchBytes = 0;
+    }
+    if (!items.length) return;
+    while (this.inflight.size >= 3) await Promise.race(this.inflight);
+    const task = this.worker.build(kind, items, this.level).then(async (pack) => {
+      this.packs.push({ packId: pack.packId, kind, byteLength: pack.bytes.length, entries: pack.entries });
+      await this.upload(pack);
+    });
+    const tracked = task.finally(() => this.inflight.delete(tracked));
+    this.inflight.add(tracked);
+    tracked.catch(() => undefined); // surfaced by finish()
+  }
+
+  private async upload(pack: BuiltPack): Promise<void> {
+    const plan = await this.client.json('POST', this.client.repoPath(this.repo, `${SYNC}/plan`), {
+      snapshot_ids: [],
+      object_packs: pack.kind === PACK_KIND_OBJECT ? [pack.packId] : [],
+      tree_packs: pack.kind === PACK_KIND_TREE ? [pack.packId] : [],
+    });
+    if ([...plan.missing_object_pack_ids, ...plan.missing_tree_pack_ids].includes(pack.packId)) {
+      await this.client.putRaw(this.client.repoPath(this.repo, `${SYNC}/${PACK_PATH[pack.kind]}/${pack.packId}`), MEDIA[pack.kind], pack.bytes);
+      this.uploadedPacks++;
+      this.uploadedBytes += pack.bytes.length;
+    }
+    this.progress.increment(pack.bytes.length);
+  }
+
+  async finish(): Promise<void> {
+    try {
+      await this.flush(PACK_KIND_OBJECT);
+      while (this.inflight.size) await Promise.all(this.inflight);
+    } finally {
+      await this.worker.close();
+    }
+  }
+}
+
 export async function push(o: PushOptions): Promise<PushResult> {
   const client = new CairnClient(o.server);
-  const scan = await scanDirectory(o.dir);
+  const t = timer();
   const line = await client.jsonOrNull(`GET`, client.repoPath(o.repo, `/lines/${encodeURIComponent(o.line)}`));
   const lineHead: string | null = line?.head_snapshot_id ?? null;
   const parent = o.parent ?? lineHead;
-  const base = { root_tree_id: scan.rootTreeId, line: o.line, files: scan.fileCount, bytes: scan.byteCount, uploaded_packs: 0, uploaded_bytes: 0 };
 
-  // What the server already holds, from the parent's file projection (no content).
+  // What the server already holds, from the parent's file projection (no content): known
+  // before the scan, so each file is read once and packed in the same pass if it is new.
   const presentBlobs = new Set<string>();
   const presentTrees = new Set<string>();
+  let parentRecord: { root_tree_id: string; parent_snapshot_ids: string[] } | null = null;
   if (parent) {
     const exp = await client.json('GET', client.repoPath(o.repo, `/snapshots/${parent}?include_content=false`));
-    if (exp.snapshot.root_tree_id === scan.rootTreeId && !o.parent && o.message === undefined) {
-      return { ...base, snapshot_id: parent, parent_snapshot_ids: exp.snapshot.parent_snapshot_ids, line_updated: false, unchanged: true };
-    }
+    parentRecord = exp.snapshot;
     for (const f of exp.files) presentBlobs.add(f.blob_id);
     for (const d of exp.directories) presentTrees.add(d.tree_id);
   }
+  t('parent');
 
   const progress = progressBar(o.progress);
-  const missingBlobs = [...scan.blobs.values()].filter((b) => !presentBlobs.has(b.id)).sort((a, b) => (a.id < b.id ? -1 : 1));
-  const missingTrees = [...scan.trees.entries()].filter(([id]) => !presentTrees.has(id)).sort(([a], [b]) => (a < b ? -1 : 1));
-  const packs: BuiltPack[] = [];
-  progress.start(missingBlobs.length + missingTrees.length, 'packing');
-  let batch: { id: string; raw: Buffer }[] = [];
-  let batchBytes = 0;
-  const flushObjects = () => {
-    if (batch.length) packs.push(buildPack(PACK_KIND_OBJECT, batch, o.compressionLevel));
-    batch = [];
-    batchBytes = 0;
-  };
-  for (const blob of missingBlobs) {
-    const raw = await readBlobSource(blob);
-    if (batchBytes + raw.length > PACK_TARGET_BYTES && batch.length) flushObjects();
-    batch.push({ id: blob.id, raw });
-    batchBytes += raw.length;
-    progress.increment(1);
+  progress.start(0, 'packing+uploading');
+  const pipeline = new PackPipeline(client, o.repo, o.compressionLevel ?? 3, progress);
+  const scan = await scanDirectory(o.dir, async (id, read) => {
+    if (!presentBlobs.has(id)) await pipeline.add(id, read());
+  });
+  t('scan+pack');
+  const base = { root_tree_id: scan.rootTreeId, line: o.line, files: scan.fileCount, bytes: scan.byteCount };
+  if (parentRecord && parentRecord.root_tree_id === scan.rootTreeId && !o.parent && o.message === undefined) {
+    await pipeline.finish();
+    progress.stop();
+    return { ...base, snapshot_id: parent!, parent_snapshot_ids: parentRecord.parent_snapshot_ids, line_updated: false, unchanged: true, uploaded_packs: 0, uploaded_bytes: 0 };
   }
-  flushObjects();
-  if (missingTrees.length) packs.push(buildPack(PACK_KIND_TREE, missingTrees.map(([id, raw]) => ({ id, raw })), o.compressionLevel));
-  progress.increment(missingTrees.length);
+  const missingTrees = [...scan.trees.entries()].filter(([id]) => !presentTrees.has(id)).sort(([a], [b]) => (a < b ? -1 : 1));
+  await pipeline.flush(PACK_KIND_TREE, missingTrees.map(([id, raw]) => ({ id, raw })));
+  await pipeline.finish();
   progress.stop();
+  t('upload');
 
   const snapshot = {
     root_tree_id: scan.rootTreeId,
@@ -111,88 +182,70 @@ export async function push(o: PushOptions): Promise<PushResult> {
     message: o.message ?? null,
   };
   const id = snapshotId(snapshot);
-  const uploaded = await uploadMissing(client, o.repo, packs, progressBar(o.progress));
+  const packs = pipeline.packs;
   const commit = await client.json('POST', client.repoPath(o.repo, `${SYNC}/commit`), {
     contract: 'svc.remote_sync.zstd_bulk.commit.v1',
     object_packs: packs.filter((p) => p.kind === PACK_KIND_OBJECT).map(packRow),
     tree_packs: packs.filter((p) => p.kind === PACK_KIND_TREE).map(packRow),
-    blob_locators: packs.filter((p) => p.kind === PACK_KIND_OBJECT).flatMap((p) => p.entries.map((e) => ({ blob_id: e.id, ...locatorFields(p, e) }))),
-    tree_locators: packs.filter((p) => p.kind === PACK_KIND_TREE).flatMap((p) => p.entries.map((e) => ({ tree_id: e.id, ...locatorFields(p, e) }))),
+    blob_locators: packs.filter((p) => p.kind === PACK_KIND_OBJECT).flatMap((p) => p.entries.map((e) => ({ blob_id: e.id, ...locatorFields(p.packId, e) }))),
+    tree_locators: packs.filter((p) => p.kind === PACK_KIND_TREE).flatMap((p) => p.entries.map((e) => ({ tree_id: e.id, ...locatorFields(p.packId, e) }))),
     snapshots: [{ snapshot_id: id, ...snapshot }],
     line_update: o.moveLine ? { line_name: o.line, head_snapshot_id: id, expected_head_snapshot_id: lineHead } : null,
   });
+  t('commit');
   return {
     ...base,
     snapshot_id: id,
     parent_snapshot_ids: snapshot.parent_snapshot_ids,
     line_updated: commit.line_head_updated_after_ingest === true,
     unchanged: false,
-    uploaded_packs: uploaded.packs,
-    uploaded_bytes: uploaded.bytes,
+    uploaded_packs: pipeline.uploadedPacks,
+    uploaded_bytes: pipeline.uploadedBytes,
   };
 }
 
-function packRow(p: BuiltPack) {
-  return { pack_id: p.packId, byte_length: p.bytes.length, object_count: p.entries.length };
+function packRow(p: { packId: string; byteLength: number; entries: unknown[] }) {
+  return { pack_id: p.packId, byte_length: p.byteLength, object_count: p.entries.length };
 }
 
-function locatorFields(p: BuiltPack, e: { offset: number; length: number; raw_length: number; crc32: number }) {
-  return { pack_id: p.packId, offset: e.offset, length: e.length, raw_length: e.raw_length, crc32: e.crc32.toString(16).padStart(8, '0') };
-}
-
-async function uploadMissing(client: CairnClient, repo: number, packs: BuiltPack[], progress: Progress): Promise<{ packs: number; bytes: number }> {
-  if (!packs.length) return { packs: 0, bytes: 0 };
-  const plan = await client.json('POST', client.repoPath(repo, `${SYNC}/plan`), {
-    snapshot_ids: [],
-    object_packs: packs.filter((p) => p.kind === PACK_KIND_OBJECT).map((p) => p.packId),
-    tree_packs: packs.filter((p) => p.kind === PACK_KIND_TREE).map((p) => p.packId),
-  });
-  const missing = new Set<string>([...plan.missing_object_pack_ids, ...plan.missing_tree_pack_ids]);
-  const todo = packs.filter((p) => missing.has(p.packId));
-  progress.start(todo.reduce((n, p) => n + p.bytes.length, 0), 'uploading');
-  let bytes = 0;
-  // Two uploads in flight: the server verifies while the next one streams.
-  let next = 0;
-  await Promise.all([0, 1].map(async () => {
-    while (next < todo.length) {
-      const p = todo[next++];
-      await client.putRaw(client.repoPath(repo, `${SYNC}/${PACK_PATH[p.kind]}/${p.packId}`), MEDIA[p.kind], p.bytes);
-      bytes += p.bytes.length;
-      progress.increment(p.bytes.length);
-    }
-  }));
-  progress.stop();
-  return { packs: todo.length, bytes };
+function locatorFields(packId: string, e: { offset: number; length: number; raw_length: number; crc32: number }) {
+  return { pack_id: packId, offset: e.offset, length: e.length, raw_length: e.raw_length, crc32: e.crc32.toString(16).padStart(8, '0') };
 }
 
 // ---------------------------------------------------------------- pull
 
 interface ManifestLocator { pack_id: string; offset: number; length: number; raw_length: number; crc32: string }
 
-/** Objects read from packs downloaded into a local directory. */
+/** Objects read from packs downloaded into a local directory (kept open for positional reads). */
 class LocalPacks {
-  private readonly downloaded = new Map<string, string>();
+  private readonly files = new Map<string, number>();
   constructor(private readonly client: CairnClient, private readonly repo: number, private readonly dir: string) {}
 
-  private async file(kind: PackKind, packId: string): Promise<string> {
-    let file = this.downloaded.get(packId);
-    if (!file) {
-      file = path.join(this.dir, `${packId}.pack`);
-      await this.client.download(this.client.repoPath(this.repo, `${SYNC}/${PACK_PATH[kind]}/${packId}`), file);
-      this.downloaded.set(packId, file);
-    }
-    return file;
+  /** Download packs, three at a time. */
+  async fetch(kind: PackKind, packIds: Iterable<string>): Promise<void> {
+    const todo = [...new Set(packIds)].filter((id) => !this.files.has(id));
+    let next = 0;
+    await Promise.all([0, 1, 2].map(async () => {
+      while (next < todo.length) {
+        const packId = todo[next++];
+        const file = path.join(this.dir, `${packId}.pack`);
+        await this.client.download(this.client.repoPath(this.repo, `${SYNC}/${PACK_PATH[kind]}/${packId}`), file);
+        this.files.set(packId, openSync(file, 'r'));
+      }
+    }));
   }
 
-  async read(kind: PackKind, id: string, loc: ManifestLocator): Promise<Buffer> {
-    const handle = await fsp.open(await this.file(kind, loc.pack_id), 'r');
-    try {
-      const frame = Buffer.alloc(loc.length);
-      await handle.read(frame, 0, loc.length, loc.offset);
-      return decodeObjectFrame({ id, offset: loc.offset, length: loc.length, raw_length: loc.raw_length, crc32: Number.parseInt(loc.crc32, 16) }, frame);
-    } finally {
-      await handle.close();
-    }
+  read(id: string, loc: ManifestLocator): Buffer {
+    const fd = this.files.get(loc.pack_id);
+    if (fd === undefined) throw new Error(`pack ${loc.pack_id} was not downloaded`);
+    const frame = Buffer.allocUnsafe(loc.length);
+    readSync(fd, frame, 0, loc.length, loc.offset);
+    return decodeObjectFrame({ id, offset: loc.offset, length: loc.length, raw_length: loc.raw_length, crc32: Number.parseInt(loc.crc32, 16) }, frame);
+  }
+
+  close(): void {
+    for (const fd of this.files.values()) closeSync(fd);
+    this.files.clear();
   }
 }
 
@@ -213,35 +266,52 @@ export async function resolveSnapshot(client: CairnClient, repo: number, line?: 
 
 export async function pull(o: PullOptions): Promise<{ snapshot_id: string; files: number; bytes: number }> {
   const client = new CairnClient(o.server);
+  const t = timer();
   const id = await resolveSnapshot(client, o.repo, o.line, o.snapshot);
   const manifest = await client.json('GET', client.repoPath(o.repo, `${SYNC}/import-manifests/${id}`));
+  t('manifest');
   const root = manifest.snapshots.find((s: { snapshot_id: string }) => s.snapshot_id === id)?.root_tree_id;
   if (!root) throw new Error(`import manifest does not describe snapshot ${id}`);
   const trees = new Map<string, ManifestLocator>(manifest.tree_locators.map((l: ManifestLocator & { tree_id: string }) => [l.tree_id, l]));
   const blobs = new Map<string, ManifestLocator>(manifest.blob_locators.map((l: ManifestLocator & { blob_id: string }) => [l.blob_id, l]));
   const temp = mkdtempSync(path.join(os.tmpdir(), 'cairn-pull-'));
+  const packs = new LocalPacks(client, o.repo, temp);
   try {
-    const packs = new LocalPacks(client, o.repo, temp);
+    // Trees first (small), then only the object packs that hold this snapshot's blobs.
+    await packs.fetch(PACK_KIND_TREE, [...trees.values()].map((l) => l.pack_id));
     const treeCache = new Map<string, TreeEntry[]>();
-    const result = await materialize({
-      async readTree(treeId) {
-        let entries = treeCache.get(treeId);
-        if (!entries) {
-          const loc = trees.get(treeId);
-          if (!loc) throw new Error(`manifest lacks tree ${treeId}`);
-          entries = decodeTree(await packs.read(PACK_KIND_TREE, treeId, loc));
-          treeCache.set(treeId, entries);
+    const readTree = (treeId: string): TreeEntry[] => {
+      let entries = treeCache.get(treeId);
+      if (!entries) {
+        const loc = trees.get(treeId);
+        if (!loc) throw new Error(`manifest lacks tree ${treeId}`);
+        entries = decodeTree(packs.read(treeId, loc));
+        treeCache.set(treeId, entries);
+      }
+      return entries;
+    };
+    const neededPacks = new Set<string>();
+    const visit = (treeId: string): void => {
+      for (const e of readTree(treeId)) {
+        if (e.kind === 'directory') visit(e.id);
+        else {
+          const loc = blobs.get(e.id);
+          if (!loc) throw new Error(`manifest lacks blob ${e.id}`);
+          neededPacks.add(loc.pack_id);
         }
-        return entries;
-      },
-      async readBlob(blobId) {
-        const loc = blobs.get(blobId);
-        if (!loc) throw new Error(`manifest lacks blob ${blobId}`);
-        return packs.read(PACK_KIND_OBJECT, blobId, loc);
-      },
+      }
+    };
+    visit(root);
+    await packs.fetch(PACK_KIND_OBJECT, neededPacks);
+    t('download');
+    const result = await materialize({
+      readTree: async (treeId) => readTree(treeId),
+      readBlob: (blobId) => packs.read(blobId, blobs.get(blobId)!),
     }, root, o.out);
+    t('materialize');
     return { snapshot_id: id, ...result };
   } finally {
+    packs.close();
     await fsp.rm(temp, { recursive: true, force: true });
   }
 }

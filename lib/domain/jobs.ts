@@ -106,7 +106,8 @@ export function checkLease(job: JobRecord, attemptCount: number, token: string, 
   if (job.state !== STATE_RUNNING) throw new Conflict(`job ${job.worker_job_index} is ${STATE_NAMES[job.state]}, not running`);
   if (attemptCount !== job.attempt_count) throw new Conflict(`stale attempt_count ${attemptCount}; the current attempt is ${job.attempt_count}`);
   if (hashToken(token) !== job.lease_token_hash) throw new Conflict('lease_token does not match the current lease');
-  if (job.lease_expires_at_s <= now) throw new Conflict('the lease has expired');
+  // Times are whole seconds: a lease is live through its expiry second, so N seconds never end early.
+  if (job.lease_expires_at_s < now) throw new Conflict('the lease has expired');
 }
 
 export function heartbeat(job: JobRecord, now: number, policy: JobPolicy): JobRecord {
@@ -136,7 +137,7 @@ export function fail(job: JobRecord, error: string, errorKind: number, retryable
 }
 
 export function expireIfDue(job: JobRecord, now: number): JobRecord | null {
-  if (job.state !== STATE_RUNNING || job.lease_expires_at_s > now) return null;
+  if (job.state !== STATE_RUNNING || job.lease_expires_at_s >= now) return null;
   return fail(job, `lease expired at ${job.lease_expires_at_s} without a heartbeat (attempt ${job.attempt_count})`, ERROR_LEASE_EXPIRED, true, now);
 }
 

@@ -37,17 +37,24 @@ export function validateItemRef(ref: string): void {
 /**
  * Items from the Markdown task list under the heading whose text is `rootHeading`: list lines
  * `- [ ] text`, `- [x] text` (also `*`/`+` bullets, `[X]`), anywhere in that section (until a
- * heading of the same or a higher level). `heading_path` is the chain of headings from the root
- * heading (inclusive) to the item. A trailing `{#ref}` gives the item its `plan_item_ref` and is
+ * heading of the same or a higher level), outside fenced code blocks. `heading_path` is the chain
+ * of headings from the root heading (inclusive) to the item. A trailing `{#ref}` gives the item its `plan_item_ref` and is
  * removed from the text; items without one are kept with a null ref and cannot be linked.
  */
 export function itemsFromMarkdown(markdown: string, rootHeading: string): PlanItem[] {
   const lines = markdown.split(/\r\n|\n|\r/);
   const items: PlanItem[] = [];
   let rootLevel = 0;
+  let inFence = false;
   const stack: { level: number; text: string }[] = [];
   for (const line of lines) {
-    const heading = /^(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line);
+    if (/^\s{0,3}(```|~~~)/.test(line)) {
+      inFence = !inFence;
+      continue;
+    }
+    if (inFence) continue;
+    // ATX heading; a closing run of "#" counts only after a space (CommonMark), so "C#" stays.
+    const heading = /^(#{1,6})\s+(.*?)(?:\s+#+)?\s*$/.exec(line);
     if (heading) {
       const level = heading[1].length;
       const text = heading[2].trim();
@@ -104,8 +111,12 @@ export function normalizeTerms(terms: readonly string[]): string[] {
   return out;
 }
 
+/**
+ * NFKC, then case folding. JavaScript has no full case fold, so the common multi-form letters are
+ * folded explicitly after lowercasing: final sigma ς → σ, sharp s ß/ẞ → ss, long s ſ → s.
+ */
 export function normalizeText(text: string): string {
-  return text.normalize('NFKC').toLowerCase().normalize('NFKC');
+  return text.normalize('NFKC').toLowerCase().replace(/ς/g, 'σ').replace(/[ßẞ]/g, 'ss').replace(/ſ/g, 's').normalize('NFKC');
 }
 
 export function matchesAll(haystacks: readonly string[], terms: readonly string[]): boolean {

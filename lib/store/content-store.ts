@@ -218,6 +218,8 @@ export class ContentStore {
   }
 
   close(): void {
+    for (const fd of this.packFds.values()) closeSync(fd);
+    this.packFds.clear();
     this.blobs.close();
     this.trees.close();
     this.snapshots.close();
@@ -261,15 +263,34 @@ export class ContentStore {
     const packKind = loc.kind === 'blob' ? PACK_KIND_OBJECT : PACK_KIND_TREE;
     // A commit in progress reads new trees from their staged packs.
     const file = this.isCommittedPack(packKind, loc.pack_id) ? this.packFile(packKind, loc.pack_id) : this.stagedPackFile(packKind, loc.pack_id);
-    const handle = await fsp.open(file, 'r');
-    try {
-      const frame = Buffer.alloc(loc.length);
-      const { bytesRead } = await handle.read(frame, 0, loc.length, loc.offset);
-      const entry: PackEntry = { id: loc.id, offset: loc.offset, length: loc.length, raw_length: loc.raw_length, crc32: loc.crc32 };
-      return decodeObjectFrame(entry, frame.subarray(0, bytesRead), loc.kind);
-    } finally {
-      await handle.close();
+    const frame = Buffer.allocUnsafe(loc.length);
+    const n = readSync(this.packFd(file), frame, 0, loc.length, loc.offset);
+    const entry: PackEntry = { id: loc.id, offset: loc.offset, length: loc.length, raw_length: loc.raw_length, crc32: loc.crc32 };
+    return decodeObjectFrame(entry, frame.subarray(0, n), loc.kind);
+  }
+
+  /**
+   * Open pack files are cached (at most 64; the oldest is closed first): object reads are many
+   * small positional reads, and pack files never change once written. A renamed pack keeps its
+   * inode, so a cached descriptor stays valid.
+   */
+  private readonly packFds = new Map<string, number>();
+
+  private packFd(file: string): number {
+    let fd = this.packFds.get(file);
+    if (fd !== undefined) {
+      this.packFds.delete(file);
+      this.packFds.set(file, fd);
+      return fd;
     }
+    fd = openSync(file, 'r');
+    this.packFds.set(file, fd);
+    if (this.packFds.size > 64) {
+      const [oldest, oldFd] = this.packFds.entries().next().value as [string, number];
+      this.packFds.delete(oldest);
+      closeSync(oldFd);
+    }
+    return fd;
   }
 
   async readTree(id: string): Promise<TreeEntry[]> {

@@ -107,13 +107,13 @@ export const claimExact: Handler = async (ctx) => {
 const LeaseFields = { attempt_count: integer(), lease_token: string() };
 const HeartbeatRequest = looseObject({ ...LeaseFields, detail: optional(unknown()) });
 const CompleteRequest = looseObject({ ...LeaseFields, detail: record(string(), unknown()) });
-const FailRequest = looseObject({ ...LeaseFields, detail: object({ retryable: boolean(), error: string() }) });
-const ResultShape = object({
+const FailRequest = looseObject({ ...LeaseFields, detail: looseObject({ retryable: boolean(), error: string() }) });
+const ResultShape = looseObject({
   contract: string(),
   status: string(),
   tests_status: string(),
   suite_result_count: integer(),
-  suite_results: array(object({ suite_id: string(), status: string(), blocking: boolean() })),
+  suite_results: array(looseObject({ suite_id: string(), status: string(), blocking: boolean() })),
 });
 
 function checkAttempt(n: number): void {

@@ -1,7 +1,7 @@
 // Plans (spec: "Plans (sprints)", "Plan and revision", "Task linkage rules").
 import { array, integer, nullable, optional, string, type as looseObject, type Struct } from 'superstruct';
 import { planProjection, revisionProjection, type RevisionPayload } from '../../authority/plans.js';
-import { Conflict, Invalid } from '../../domain/errors.js';
+import { Conflict, Invalid, Unprocessable } from '../../domain/errors.js';
 import { normalizeTerms } from '../../domain/plans.js';
 import { requireAuthority, type Handler } from '../route-types.js';
 import { validate } from '../validate.js';
@@ -33,8 +33,18 @@ const payloadFields = {
 const CreatePayload = looseObject(payloadFields);
 const RevisePayload = looseObject({ ...payloadFields, expected_head_revision_id: optional(nullable(string())) });
 
+/** String.prototype.isWellFormed (Node 20; not yet in the TypeScript ES2022 lib). */
+const wellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
 function payload(body: unknown, struct: Struct<any, any>): RevisionPayload {
   const p = validate(body, struct) as RevisionPayload & { items?: RevisionPayload['items'] | null; packed_artifact?: RevisionPayload['packed_artifact'] | null };
+  // Text is stored as UTF-8: a lone surrogate cannot be, so it is refused rather than replaced.
+  for (const [name, value] of Object.entries(p)) {
+    if (typeof value === 'string' && !wellFormed(value)) throw new Invalid(`${name} contains a lone surrogate (not valid Unicode)`);
+  }
+  for (const item of p.items ?? []) {
+    if (typeof item.text === 'string' && !wellFormed(item.text)) throw new Invalid('items[].text contains a lone surrogate (not valid Unicode)');
+  }
   return { ...p, items: p.items ?? undefined, packed_artifact: p.packed_artifact ?? undefined };
 }
 
@@ -54,7 +64,7 @@ export const list: Handler = async (ctx) => {
 export const create: Handler = async (ctx) => {
   if (ctx.body && typeof ctx.body === 'object' && 'plan_id' in (ctx.body as object)) throw new Invalid('plan_id is assigned by the server; do not send it');
   const p = payload(ctx.body, CreatePayload);
-  if (p.title === undefined) throw new Invalid('title is required to create a plan');
+  if (p.title === undefined) throw new Unprocessable('missing required field: title');
   const { plan, revision } = await requireAuthority(ctx).plans.create(p);
   return { status: 201, json: { plan: planProjection(plan), revision: revisionProjection(revision) } };
 };

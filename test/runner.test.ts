@@ -1,0 +1,238 @@
+// `cairn runner` end to end: a child `cairn serve` (short lease and CI timeout), repositories
+// whose ci/run.sh passes, fails, or sleeps past its timeout, and the runner as a child process
+// (`--once`). A small recording proxy sits between the runner and the server so the test learns
+// the lease tokens the runner was given and can check that they never reach any output.
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { existsSync, promises as fsp, readFileSync, realpathSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { push } from '../lib/client/transfer.js';
+import { CLI, api, register, spawnServer, tempDir, type ChildServer } from './helpers.js';
+
+const R = (repo: number) => `/v1/native/repository-authorities/${repo}`;
+const CI_TIMEOUT_S = 2;
+const LEASE_S = 2;
+
+interface Proxy {
+  url: string;
+  tokens: string[];
+  close(): Promise<void>;
+}
+
+/** Forwards every request to `target` unchanged and records the lease tokens of claim responses. */
+async function startProxy(target: string): Promise<Proxy> {
+  const to = new URL(target);
+  const tokens: string[] = [];
+  const server = http.createServer((req, res) => {
+    const upstream = http.request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+      const chunks: Buffer[] = [];
+      up.on('data', (c: Buffer) => chunks.push(c));
+      up.on('end', () => {
+        const body = Buffer.concat(chunks);
+        if (req.url?.endsWith(':claim')) {
+          try {
+            const token = JSON.parse(body.toString('utf8')).claimed_job?.lease_token;
+            if (token) tokens.push(token);
+          } catch { /* not JSON */ }
+        }
+        const headers = { ...up.headers };
+        delete headers['transfer-encoding'];
+        headers['content-length'] = String(body.length);
+        res.writeHead(up.statusCode ?? 502, headers);
+        res.end(body);
+      });
+    });
+    upstream.on('error', () => { res.writeHead(502); res.end(); });
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    tokens,
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
+
+interface RunnerRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  lines: Record<string, any>[];
+  ms: number;
+}
+
+function runRunner(args: string[]): Promise<RunnerRun> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, [CLI, 'runner', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d) => { stdout += d; });
+    p.stderr.on('data', (d) => { stderr += d; });
+    p.on('exit', (code) => {
+      const lines = stdout.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l));
+      resolve({ code, stdout, stderr, lines, ms: Date.now() - started });
+    });
+  });
+}
+
+/** On Linux a zombie still answers kill(pid, 0); read its state instead. */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    if (existsSync('/proc/self/stat')) return false;
+    try { process.kill(pid, 0); return true; } catch { return false; }
+  }
+}
+
+describe('cairn runner end to end', function () {
+  let server: ChildServer;
+  let proxy: Proxy;
+  const outputs: string[] = [];
+
+  before(async () => {
+    server = await spawnServer(path.join(tempDir(), 'data'), ['--lease-seconds', String(LEASE_S), '--ci-timeout-seconds', String(CI_TIMEOUT_S)]);
+    proxy = await startProxy(server.url);
+  });
+  after(async () => {
+    await proxy.close();
+    server.proc.kill('SIGTERM');
+    await server.exited;
+  });
+
+  /** A new repository whose main holds `files`, with one queued repo.ci job. */
+  async function fixture(name: string, files: Record<string, string>): Promise<{ repo: number; job: number; snapshot: string }> {
+    const repo = await register(server.url, name);
+    const dir = path.join(tempDir(), 'fixture');
+    await fsp.mkdir(dir, { recursive: true });
+    for (const [file, content] of Object.entries(files)) {
+      await fsp.mkdir(path.dirname(path.join(dir, file)), { recursive: true });
+      await fsp.writeFile(path.join(dir, file), content);
+    }
+    const pushed = await push({ server: server.url, repo, line: 'main', dir, moveLine: true, progress: false });
+    const run = await api(server.url, 'POST', `${R(repo)}:runCi`, { json: {} });
+    expect(run.status, run.text).to.equal(200);
+    return { repo, job: run.json.job.worker_job_index, snapshot: pushed.snapshot_id };
+  }
+
+  async function runOnce(repo: number): Promise<RunnerRun & { workdir: string }> {
+    const workdir = path.join(tempDir(), 'work');
+    const run = await runRunner(['--server', proxy.url, '--once', '--repo', String(repo), '--workdir', workdir]);
+    outputs.push(run.stdout, run.stderr);
+    return { ...run, workdir };
+  }
+
+  async function job(repo: number, index: number): Promise<Record<string, any>> {
+    const res = await api(server.url, 'GET', `${R(repo)}/worker-jobs/${index}`);
+    expect(res.status, res.text).to.equal(200);
+    return res.json.job;
+  }
+
+  it('passing ci/run.sh: runs in a fresh workspace under --workdir, reports succeeded with its suites, cleans up', async () => {
+    const results = JSON.stringify({ suites: [{ suite_id: 'unit', status: 'pass', blocking: true }, { suite_id: 'lint', status: 'pass', blocking: false }] });
+    const { repo, job: index } = await fixture('pass', {
+      'ci/run.sh': `echo "ci-pass-marker"\necho "cwd=$(pwd)"\nprintf '%s' '${results}' > ci/results.json\nexit 0\n`,
+      'src/main.txt': 'hello\n',
+    });
+    const run = await runOnce(repo);
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.lines).to.have.length(1);
+    expect(run.lines[0]).to.deep.equal({
+      repository_index: repo, worker_job_index: index, job_kind: 11, attempt: 1,
+      outcome: 'succeeded', tests_status: 'pass', suites: 2, note: 'exit 0',
+    });
+    // The script's own output goes to stderr, never into the JSON lines on stdout.
+    expect(run.stderr).to.include('ci-pass-marker');
+    expect(run.stdout).to.not.include('ci-pass-marker');
+    const cwd = /cwd=(.*)/.exec(run.stderr)![1].trim();
+    const roots = [run.workdir, realpathSync(run.workdir)];
+    expect(roots.some((r) => cwd.startsWith(`${r}/job-`) && cwd.endsWith('/tree')), cwd).to.equal(true);
+    expect(await fsp.readdir(run.workdir)).to.deep.equal([]); // the workspace was removed
+    expect(await job(repo, index)).to.include({ state: 'succeeded', outcome: 'succeeded', attempt_count: 1, error_kind: null });
+  });
+
+  it('failing ci/run.sh: reports command_failed with tests failing; the job itself completes', async () => {
+    const { repo, job: index } = await fixture('fail', { 'ci/run.sh': 'echo "ci-fail-marker"\nexit 3\n' });
+    const run = await runOnce(repo);
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.lines).to.have.length(1);
+    expect(run.lines[0]).to.include({ worker_job_index: index, outcome: 'command_failed', tests_status: 'fail', suites: 0, note: 'exit 3' });
+    expect(run.stderr).to.include('ci-fail-marker');
+    expect(await job(repo, index)).to.include({ state: 'succeeded', outcome: 'command_failed', attempt_count: 1 });
+  });
+
+  it('a zero exit with a failing suite in ci/results.json reports succeeded with tests failing', async () => {
+    const results = JSON.stringify({ suites: [{ suite_id: 'unit', status: 'pass', blocking: true }, { suite_id: 'flaky', status: 'fail', blocking: false }] });
+    const { repo, job: index } = await fixture('suite-fail', { 'ci/run.sh': `printf '%s' '${results}' > ci/results.json\n` });
+    const run = await runOnce(repo);
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.lines[0]).to.include({ worker_job_index: index, outcome: 'succeeded', tests_status: 'fail', suites: 2 });
+    expect(await job(repo, index)).to.include({ state: 'succeeded', outcome: 'succeeded' });
+  });
+
+  it('ci/run.sh sleeping past its timeout: the command group is killed, heartbeats hold the lease, timed_out is reported', async () => {
+    const pidFile = path.join(tempDir(), 'sleep.pid');
+    const { repo, job: index } = await fixture('sleep', {
+      'ci/run.sh': `echo "ci-sleep-marker"\nsh -c 'echo $$ > ${pidFile}; exec sleep 30'\necho "after-sleep"\n`,
+    });
+    const heartbeats = () => server.output().split('\n').filter((l) => l.includes('"operation":"workerJobs.heartbeat"') && l.includes('"status":200')).length;
+    const beatsBefore = heartbeats();
+    const run = await runOnce(repo);
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.lines).to.have.length(1);
+    expect(heartbeats() - beatsBefore).to.be.at.least(2);
+    // Completed, not 'complete_rejected': the 2 s lease survived the 2 s command through heartbeats.
+    expect(run.lines[0]).to.deep.equal({
+      repository_index: repo, worker_job_index: index, job_kind: 11, attempt: 1,
+      outcome: 'timed_out', tests_status: 'fail', suites: 0, note: `timed out after ${CI_TIMEOUT_S}s`,
+    });
+    expect(run.ms).to.be.at.least(CI_TIMEOUT_S * 1000).and.below(15000);
+    expect(run.stderr).to.include('ci-sleep-marker');
+    expect(run.stderr).to.not.include('after-sleep');
+    const pid = Number((await fsp.readFile(pidFile, 'utf8')).trim());
+    const deadline = Date.now() + 3000;
+    while (alive(pid) && Date.now() < deadline) await sleep(50);
+    expect(alive(pid), `sleep (pid ${pid}) outlived the timeout`).to.equal(false);
+    expect(await job(repo, index)).to.include({ state: 'succeeded', outcome: 'timed_out', attempt_count: 1, error_kind: null });
+    expect(await fsp.readdir(run.workdir)).to.deep.equal([]);
+  });
+
+  it('a snapshot without ci/run.sh reports command_failed', async () => {
+    const { repo, job: index } = await fixture('no-entrypoint', { 'README.md': 'no ci here\n' });
+    const run = await runOnce(repo);
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.lines[0]).to.include({ worker_job_index: index, outcome: 'command_failed', tests_status: 'fail', note: 'ci/run.sh is missing' });
+    expect(await job(repo, index)).to.include({ state: 'succeeded', outcome: 'command_failed' });
+  });
+
+  it('--once with nothing to claim exits 0 and prints nothing; an unreachable server exits 1', async () => {
+    const repo = await register(server.url, 'idle');
+    const idle = await runOnce(repo);
+    expect(idle.code, idle.stderr).to.equal(0);
+    expect(idle.stdout).to.equal('');
+    const down = await runRunner(['--server', 'http://127.0.0.1:1', '--once', '--workdir', path.join(tempDir(), 'w')]);
+    outputs.push(down.stdout, down.stderr);
+    expect(down.code).to.equal(1);
+    expect(down.lines).to.have.length(1);
+    expect(down.lines[0].error).to.match(/^claim failed/);
+  });
+
+  it('never prints a lease token: not in the runner output, not in the server log', () => {
+    expect(proxy.tokens.length).to.equal(5);
+    const runnerOutput = outputs.join('\n');
+    const serverLog = server.output();
+    expect(serverLog).to.match(/workerJobs\.complete/);
+    for (const token of proxy.tokens) {
+      expect(token).to.match(/^[0-9a-f]{32}$/);
+      expect(runnerOutput).to.not.include(token);
+      expect(serverLog).to.not.include(token);
+    }
+    expect(runnerOutput).to.not.include('lease_token');
+  });
+});
