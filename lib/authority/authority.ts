@@ -33,7 +33,7 @@ export class Authority {
    * Open an authority after a restart: remove temp files left by an interrupted write
    * (reported through `log`), then check every record the authority holds.
    */
-  static async open(root: string, index: number, log: Log, policy: JobPolicy = DEFAULT_JOB_POLICY): Promise<Authority> {
+  static async open(root: string, index: number, log: Log, policy: JobPolicy = DEFAULT_JOB_POLICY, compactJobs = true): Promise<Authority> {
     const layout = new AuthorityLayout(root);
     const removed = await removeTempFiles(root);
     for (const file of removed) log.warn({ repository_index: index, file: file.slice(root.length + 1) }, 'recovery removed an unfinished temp file');
@@ -51,7 +51,7 @@ export class Authority {
     for (const note of notes) log.warn({ repository_index: index, note }, 'recovery');
     const expired = await store.expireStagedPacks();
     for (const pack of expired) log.info({ repository_index: index, pack }, 'removed an expired uncommitted pack');
-    const jobs = await JobQueue.open(root, index, policy);
+    const jobs = await JobQueue.open(root, index, policy, compactJobs);
     for (const note of jobs.notes) log.warn({ repository_index: index, note }, 'recovery');
     const authority = new Authority(index, layout, store, jobs.queue);
     const plans = await PlanBook.open(root, store, authority);

@@ -135,14 +135,14 @@ export class JobQueue {
     else this.running.delete(i);
   }
 
-  static async open(root: string, repositoryIndex: number, policy: JobPolicy): Promise<{ queue: JobQueue; notes: string[] }> {
+  static async open(root: string, repositoryIndex: number, policy: JobPolicy, compact = true): Promise<{ queue: JobQueue; notes: string[] }> {
     const file = path.join(root, 'jobs.log');
     const loaded = await loadJobLog(file);
     for (const job of loaded.jobs.values()) {
       if (job.repository_index !== repositoryIndex) throw new Invalid(`jobs.log holds a record of repository ${job.repository_index}`);
     }
     // Compact when most records are superseded: the log then holds one record per job.
-    if (loaded.records > 64 && loaded.records > 4 * loaded.jobs.size) {
+    if (compact && loaded.records > 64 && loaded.records > 4 * loaded.jobs.size) {
       await compactJobLog(file, [...loaded.jobs.values()].sort((a, b) => a.worker_job_index - b.worker_job_index));
       loaded.notes.push(`jobs.log compacted from ${loaded.records} to ${loaded.jobs.size} records`);
     }

@@ -13,6 +13,9 @@ import { Authority } from './authority.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import { LIFECYCLE_RETIRING } from '../domain/repository.js';
 import type { ClaimResult } from './jobs.js';
+import { Retirement } from './retirement.js';
+import { RestoreSessions } from './restore.js';
+import { Mutex } from 'async-mutex';
 import type { Log } from './logger.js';
 import { Registry, type RegistrationResult } from './registry.js';
 
@@ -29,6 +32,9 @@ interface Unavailable {
 
 export class CairnService {
   private readonly authorities = new Map<number, Authority | Unavailable>();
+  private readonly lifecycleMutexes = new Map<number, Mutex>();
+  readonly retirement = new Retirement(this);
+  private restoreSessions: RestoreSessions | null = null;
 
   private constructor(
     readonly layout: Layout,
@@ -50,12 +56,40 @@ export class CairnService {
       if (record.lifecycle_kind === LIFECYCLE_PURGED) continue;
       await service.openAuthority(record.repository_index);
     }
+    service.restoreSessions = await RestoreSessions.open(service);
     return service;
+  }
+
+  get restores(): RestoreSessions {
+    return this.restoreSessions!;
+  }
+
+  /** Serialize lifecycle changes (retirement start, abort, purge) of one repository. */
+  lifecycleExclusive<T>(index: number, fn: () => Promise<T>): Promise<T> {
+    let mutex = this.lifecycleMutexes.get(index);
+    if (!mutex) {
+      mutex = new Mutex();
+      this.lifecycleMutexes.set(index, mutex);
+    }
+    return mutex.runExclusive(fn);
+  }
+
+  /** Close a repository's files and forget it (purge). */
+  closeAuthority(index: number): void {
+    const entry = this.authorities.get(index);
+    if (entry instanceof Authority) entry.close();
+    this.authorities.delete(index);
+  }
+
+  /** Open a repository that restore has just moved into place. */
+  async openRestored(index: number): Promise<void> {
+    await this.openAuthority(index);
   }
 
   private async openAuthority(index: number): Promise<void> {
     try {
-      this.authorities.set(index, await Authority.open(this.layout.repositoryDir(index), index, this.log, this.jobPolicy));
+      const compactJobs = this.registry.get(index)?.lifecycle_kind === 1; // a retiring authority's files stay as exported
+      this.authorities.set(index, await Authority.open(this.layout.repositoryDir(index), index, this.log, this.jobPolicy, compactJobs));
     } catch (err) {
       const reason = (err as Error).message;
       this.log.error({ repository_index: index, problem: reason }, 'repository failed its checks at open; it answers 500 until repaired (see cairn fsck)');
@@ -71,7 +105,8 @@ export class CairnService {
     const names = await fsp.readdir(this.layout.repositoriesDir);
     for (const name of names) {
       const index = /^(0|[1-9][0-9]*)$/.test(name) ? Number(name) : -1;
-      if (index >= 0 && this.registry.get(index)) continue;
+      // A purged repository's directory is left only by a purge interrupted after its commit point.
+      if (index >= 0 && this.registry.get(index) && !this.registry.isPurged(index)) continue;
       this.log.warn({ directory: `repositories/${name}` }, 'recovery removed a repository directory with no registry record');
       await removeDurable(`${this.layout.repositoriesDir}/${name}`);
     }
@@ -164,6 +199,8 @@ export class CairnService {
   }
 
   async expireStagedPacks(): Promise<void> {
+    const sessions = await this.restores.expire();
+    if (sessions) this.log.info({ sessions }, 'removed expired restore sessions');
     for (const [index, entry] of this.authorities) {
       if (!(entry instanceof Authority)) continue;
       try {

@@ -4,6 +4,7 @@ import { CliUsageError } from './args.js';
 import { serve } from './serve.js';
 import { fsckCommand } from './fsck.js';
 import { runnerCommand } from './runner.js';
+import { exportCommand, importCommand } from './export-import.js';
 import { pullCommand, pushCommand, syncCommand } from './content-commands.js';
 
 export const HELP = `Usage: cairn <command> [options]
@@ -15,6 +16,8 @@ Commands:
   sync     copy a snapshot and its history between repositories or servers
   fsck     verify a data directory offline (packs, locators, trees, snapshots, lines)
   runner   claim and run CI jobs (ci/run.sh) from a server
+  export   write a repository's authority files and manifest to a directory (offline)
+  import   restore such a directory as a new repository (offline)
 
 Run "cairn <command> --help" for the options of a command.
 `;
@@ -28,6 +31,8 @@ const COMMANDS: Record<string, Command> = {
   sync: syncCommand,
   fsck: fsckCommand,
   runner: runnerCommand,
+  export: exportCommand,
+  import: importCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {

@@ -18,6 +18,7 @@ import * as registry from './handlers/registry.js';
 import * as content from './handlers/content.js';
 import * as jobs from './handlers/jobs.js';
 import * as plans from './handlers/plans.js';
+import * as lifecycle from './handlers/lifecycle.js';
 
 const AUTH = '/v1/native/repository-authorities';
 const REPO = `${AUTH}/{repository_index}`;
@@ -64,14 +65,14 @@ export const ROUTES: readonly RouteSpec[] = [
   route('repositories.register', 'POST', AUTH, { discover: true, handler: registry.register }),
   route('repositories.get', 'GET', REPO, { discover: true, handler: registry.get }),
   route('repositories.runCi', 'POST', REPO, { action: 'runCi', discover: true, handler: jobs.runRepositoryCi }),
-  route('retirement.status', 'GET', `${REPO}/retirement`, { admission: 'retirement' }),
-  route('retirement.start', 'POST', `${REPO}/retirement`, { body: NONE, admission: 'retirement' }),
-  route('retirement.file', 'GET', `${REPO}/retirement/files/{file_path}`, { admission: 'retirement' }),
-  route('retirement.purge', 'POST', `${REPO}/retirement/purge`, { admission: 'retirement' }),
-  route('retirement.abort', 'POST', `${REPO}/retirement/abort`, { body: NONE, admission: 'retirement' }),
-  route('restores.start', 'POST', RESTORES, { discover: true }),
-  route('restores.uploadFile', 'PUT', `${RESTORES}/{restore_token}/files/{file_path}`, { body: raw(MEDIA_AUTHORITY_FILE), raised: true }),
-  route('restores.commit', 'POST', `${RESTORES}/{restore_token}/commit`, { body: NONE }),
+  route('retirement.status', 'GET', `${REPO}/retirement`, { admission: 'retirement', handler: lifecycle.retirementStatus }),
+  route('retirement.start', 'POST', `${REPO}/retirement`, { body: NONE, admission: 'retirement', handler: lifecycle.startRetirement }),
+  route('retirement.file', 'GET', `${REPO}/retirement/files/{file_path}`, { admission: 'retirement', handler: lifecycle.retirementFile }),
+  route('retirement.purge', 'POST', `${REPO}/retirement/purge`, { admission: 'retirement', handler: lifecycle.purge }),
+  route('retirement.abort', 'POST', `${REPO}/retirement/abort`, { body: NONE, admission: 'retirement', handler: lifecycle.abortRetirement }),
+  route('restores.start', 'POST', RESTORES, { discover: true, handler: lifecycle.startRestore }),
+  route('restores.uploadFile', 'PUT', `${RESTORES}/{restore_token}/files/{file_path}`, { body: raw(MEDIA_AUTHORITY_FILE), raised: true, handler: lifecycle.uploadRestoreFile }),
+  route('restores.commit', 'POST', `${RESTORES}/{restore_token}/commit`, { body: NONE, handler: lifecycle.commitRestore }),
 
   // Worker jobs
   route('workerJobs.list', 'GET', `${REPO}/worker-jobs`, { handler: jobs.listJobs }),

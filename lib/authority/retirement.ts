@@ -1,0 +1,127 @@
+// Retirement of a repository authority (spec: "Retirement status", the Repository rows of the
+// transition table): start, status with drain counts and the export manifest, file download,
+// purge and abort. Lifecycle changes of one repository are serialized by its lifecycle mutex.
+import { createHash, randomBytes } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { Conflict, NotFound } from '../domain/errors.js';
+import { canonicalManifest, EXPORT_SCHEMA, type ExportManifest } from '../domain/export-manifest.js';
+import { LIFECYCLE_ACTIVE, LIFECYCLE_PURGED, LIFECYCLE_RETIRING, type RepositoryRecord } from '../domain/repository.js';
+import { exportFiles, listAuthorityFiles } from '../store/export.js';
+import { fsyncDir, removeDurable, writeFileDurable, TEMP_MARKER } from '../store/durable.js';
+import type { CairnService } from './service.js';
+
+export const RETIREMENT_CONTRACT = 'svc.server.repository-retirement.v1';
+
+export interface RetirementStatus {
+  repository: RepositoryRecord;
+  drain: { queued_worker_jobs: number; running_worker_jobs: number };
+  ready_for_export: boolean;
+  manifest: ExportManifest | null;
+}
+
+export class Retirement {
+  constructor(private readonly service: CairnService) {}
+
+  private ackFile(index: number): string {
+    return path.join(this.service.layout.root, 'tombstones', `${index}.ack`);
+  }
+
+  private drain(record: RepositoryRecord) {
+    if (record.lifecycle_kind === LIFECYCLE_PURGED) return { queued_worker_jobs: 0, running_worker_jobs: 0 };
+    const { queued, running } = this.service.authority(record.repository_index).jobs.counts();
+    return { queued_worker_jobs: queued, running_worker_jobs: running };
+  }
+
+  /** The export manifest of a retiring, drained repository (null otherwise). */
+  async manifest(record: RepositoryRecord): Promise<ExportManifest | null> {
+    if (record.lifecycle_kind !== LIFECYCLE_RETIRING) return null;
+    const drain = this.drain(record);
+    if (drain.queued_worker_jobs || drain.running_worker_jobs) return null;
+    return {
+      schema: EXPORT_SCHEMA,
+      state: 'complete',
+      repo_name: record.repository_name,
+      namespace: record.namespace,
+      // The time retirement started: stable while retiring, so a fresh manifest equals an earlier one.
+      exported_at_s: record.updated_at_s,
+      files: await exportFiles(this.service.layout.repositoryDir(record.repository_index)),
+    };
+  }
+
+  async status(index: number): Promise<RetirementStatus> {
+    const record = this.service.record(index);
+    if (record.lifecycle_kind !== LIFECYCLE_PURGED) await this.service.authority(index).jobs.expireLeases();
+    const drain = this.drain(record);
+    const manifest = await this.manifest(record);
+    return { repository: record, drain, ready_for_export: manifest !== null, manifest };
+  }
+
+  start(index: number): Promise<RetirementStatus> {
+    return this.service.lifecycleExclusive(index, async () => {
+      const record = this.service.record(index);
+      if (record.lifecycle_kind === LIFECYCLE_PURGED) throw new Conflict(`repository ${index} is purged`);
+      if (record.lifecycle_kind === LIFECYCLE_ACTIVE) {
+        await this.service.registry.update(index, (r) => ({ ...r, lifecycle_kind: LIFECYCLE_RETIRING }));
+      }
+      return this.status(index);
+    });
+  }
+
+  abort(index: number): Promise<{ aborted: boolean; already_aborted: boolean; repository: RepositoryRecord }> {
+    return this.service.lifecycleExclusive(index, async () => {
+      const record = this.service.record(index);
+      if (record.lifecycle_kind === LIFECYCLE_PURGED) throw new Conflict(`repository ${index} is purged; a purged authority cannot be reactivated`);
+      if (record.lifecycle_kind === LIFECYCLE_ACTIVE) return { aborted: false, already_aborted: true, repository: record };
+      const repository = await this.service.registry.update(index, (r) => ({ ...r, lifecycle_kind: LIFECYCLE_ACTIVE }));
+      return { aborted: true, already_aborted: false, repository };
+    });
+  }
+
+  /** Absolute path of an exported file, only for a path in the current manifest listing. */
+  async exportedFile(index: number, filePath: string): Promise<string> {
+    const record = this.service.record(index);
+    const drain = record.lifecycle_kind === LIFECYCLE_RETIRING ? this.drain(record) : null;
+    if (!drain || drain.queued_worker_jobs || drain.running_worker_jobs) throw new NotFound('no export manifest: the repository is not retiring with drained jobs');
+    const root = this.service.layout.repositoryDir(index);
+    // An exact match against the listing: "..", absolute, encoded separators or NUL never match.
+    if (!(await listAuthorityFiles(root)).includes(filePath)) throw new NotFound('file is not in the export manifest');
+    return path.join(root, filePath);
+  }
+
+  /**
+   * Purge: the body must equal a freshly computed manifest and jobs must be drained. Order:
+   * remember the acknowledgement (tombstones/N.ack), mark the record purged (the commit point),
+   * then remove the directory. Recovery at open removes a purged repository's leftover directory.
+   */
+  purge(index: number, acknowledgement: ExportManifest): Promise<{ purged: boolean; already_purged: boolean; repository: RepositoryRecord }> {
+    return this.service.lifecycleExclusive(index, async () => {
+      const record = this.service.record(index);
+      const ackDigest = createHash('sha256').update(canonicalManifest(acknowledgement)).digest('hex');
+      if (record.lifecycle_kind === LIFECYCLE_PURGED) {
+        const stored = await fsp.readFile(this.ackFile(index), 'utf8').catch(() => '');
+        if (stored.trim() !== ackDigest) throw new Conflict('the acknowledgement does not match the one this repository was purged with');
+        return { purged: true, already_purged: true, repository: record };
+      }
+      if (record.lifecycle_kind !== LIFECYCLE_RETIRING) throw new Conflict(`repository ${index} is not retiring; start retirement first`);
+      const drain = this.drain(record);
+      if (drain.queued_worker_jobs || drain.running_worker_jobs) {
+        throw new Conflict(`worker jobs are not drained (${drain.queued_worker_jobs} queued, ${drain.running_worker_jobs} running)`);
+      }
+      const fresh = await this.manifest(record);
+      if (!fresh || canonicalManifest(fresh) !== canonicalManifest(acknowledgement)) {
+        throw new Conflict('the acknowledgement is not the complete, unchanged export manifest');
+      }
+      await fsp.mkdir(path.dirname(this.ackFile(index)), { recursive: true });
+      await writeFileDurable(this.ackFile(index), `${ackDigest}\n`);
+      this.service.closeAuthority(index);
+      const repository = await this.service.registry.update(index, (r) => ({ ...r, lifecycle_kind: LIFECYCLE_PURGED, tombstoned: true }));
+      const root = this.service.layout.repositoryDir(index);
+      const doomed = path.join(path.dirname(root), `.purged-${index}${TEMP_MARKER}${randomBytes(8).toString('hex')}`);
+      await fsp.rename(root, doomed);
+      await fsyncDir(path.dirname(root));
+      await removeDurable(doomed);
+      return { purged: true, already_purged: false, repository };
+    });
+  }
+}

@@ -1,0 +1,42 @@
+// The export manifest (spec: "Retirement status", restore manifest rules): validation and the
+// comparison purge uses. Pure functions.
+import { Invalid } from './errors.js';
+import { cleanRelativePath } from './paths.js';
+import { validateNamespace, validateRepositoryName } from './repository.js';
+
+export const EXPORT_SCHEMA = 'svc.remote-export.v1';
+
+export interface ExportManifest {
+  schema: string;
+  state: string;
+  repo_name: string;
+  namespace: string;
+  exported_at_s: number;
+  files: { path: string; size: number; sha256: string }[];
+}
+
+/** Check every rule a restore (or purge) applies to a manifest that already has the right shape. */
+export function validateManifest(m: ExportManifest): void {
+  if (m.schema !== EXPORT_SCHEMA) throw new Invalid(`manifest.schema must be ${EXPORT_SCHEMA}`);
+  if (m.state !== 'complete') throw new Invalid('manifest.state must be complete');
+  validateRepositoryName(m.repo_name);
+  validateNamespace(m.namespace);
+  if (!Number.isSafeInteger(m.exported_at_s) || m.exported_at_s < 0) throw new Invalid('manifest.exported_at_s must be unsigned Unix seconds');
+  if (m.files.length === 0) throw new Invalid('manifest.files must not be empty');
+  const seen = new Set<string>();
+  for (const f of m.files) {
+    const clean = cleanRelativePath(f.path, 'manifest file path');
+    if (clean !== f.path) throw new Invalid(`manifest file path ${JSON.stringify(f.path)} is not in canonical form`);
+    if (seen.has(f.path)) throw new Invalid(`manifest lists ${f.path} twice`);
+    seen.add(f.path);
+    if (!Number.isSafeInteger(f.size) || f.size < 0) throw new Invalid(`manifest size of ${f.path} must be an unsigned integer`);
+    if (!/^[0-9a-f]{64}$/.test(f.sha256)) throw new Invalid(`manifest sha256 of ${f.path} must be 64 lowercase hex characters`);
+  }
+  if (!seen.has('authority.bin')) throw new Invalid('manifest does not list authority.bin');
+}
+
+/** Canonical form used to compare manifests: fields in fixed order, files sorted by path. */
+export function canonicalManifest(m: ExportManifest): string {
+  const files = [...m.files].map((f) => ({ path: f.path, size: f.size, sha256: f.sha256 })).sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)));
+  return JSON.stringify({ schema: m.schema, state: m.state, repo_name: m.repo_name, namespace: m.namespace, exported_at_s: m.exported_at_s, files });
+}

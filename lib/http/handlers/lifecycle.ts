@@ -1,0 +1,69 @@
+// Retirement, export and restore (spec: "Repository registry, CI, retirement, restore").
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { array, integer, object, string, type Infer } from 'superstruct';
+import { RETIREMENT_CONTRACT, type RetirementStatus } from '../../authority/retirement.js';
+import { RESTORE_CONTRACT } from '../../authority/restore.js';
+import type { ExportManifest } from '../../domain/export-manifest.js';
+import { MEDIA_AUTHORITY_FILE, type Handler } from '../route-types.js';
+import { validate } from '../validate.js';
+import { repositoryProjection } from './registry.js';
+
+/** The manifest shape; value rules (schema, state, names, paths) are checked in the domain (400). */
+export const ManifestStruct = object({
+  schema: string(),
+  state: string(),
+  repo_name: string(),
+  namespace: string(),
+  exported_at_s: integer(),
+  files: array(object({ path: string(), size: integer(), sha256: string() })),
+});
+
+function statusJson(status: RetirementStatus) {
+  return {
+    contract: RETIREMENT_CONTRACT,
+    repository: repositoryProjection(status.repository),
+    drain: status.drain,
+    ready_for_export: status.ready_for_export,
+    manifest: status.manifest,
+  };
+}
+
+const index = (params: Record<string, string>) => Number(params.repository_index);
+
+export const retirementStatus: Handler = async (ctx) => ({ json: statusJson(await ctx.service.retirement.status(index(ctx.params))) });
+
+export const startRetirement: Handler = async (ctx) => ({ json: statusJson(await ctx.service.retirement.start(index(ctx.params))) });
+
+export const abortRetirement: Handler = async (ctx) => {
+  const r = await ctx.service.retirement.abort(index(ctx.params));
+  return { json: { contract: RETIREMENT_CONTRACT, aborted: r.aborted, already_aborted: r.already_aborted, repository: repositoryProjection(r.repository) } };
+};
+
+export const retirementFile: Handler = async (ctx) => {
+  const file = await ctx.service.retirement.exportedFile(index(ctx.params), ctx.params.file_path);
+  const { size } = await stat(file);
+  return { mediaType: MEDIA_AUTHORITY_FILE, bytes: createReadStream(file), length: size };
+};
+
+export const purge: Handler = async (ctx) => {
+  const manifest = validate(ctx.body, ManifestStruct) as Infer<typeof ManifestStruct> as ExportManifest;
+  const r = await ctx.service.retirement.purge(index(ctx.params), manifest);
+  return { json: { contract: RETIREMENT_CONTRACT, purged: r.purged, already_purged: r.already_purged, repository: repositoryProjection(r.repository) } };
+};
+
+/** Exactly `manifest` and `policy_flags`: unknown fields are rejected (422). */
+const RestoreStart = object({ manifest: ManifestStruct, policy_flags: integer() });
+
+export const startRestore: Handler = async (ctx) => {
+  const req = validate(ctx.body, RestoreStart);
+  const token = await ctx.service.restores.start(req.manifest as ExportManifest, req.policy_flags);
+  return { status: 201, json: { contract: RESTORE_CONTRACT, restore_token: token, state: 'uploading', files_expected: req.manifest.files.length } };
+};
+
+export const uploadRestoreFile: Handler = async (ctx) => {
+  const ack = await ctx.service.restores.upload(ctx.params.restore_token, ctx.params.file_path, ctx.koa.req as AsyncIterable<Buffer>, ctx.limit);
+  return { json: { contract: RESTORE_CONTRACT, staged: true, ...ack, state: 'uploading' } };
+};
+
+export const commitRestore: Handler = async (ctx) => ({ json: await ctx.service.restores.commit(ctx.params.restore_token) });
