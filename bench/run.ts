@@ -370,6 +370,13 @@ function report(): void {
       ['cairn / git bare repo', ratios.store_cairn_over_git_bare != null ? `${ratios.store_cairn_over_git_bare}×` : null],
       ['cairn / git objects', ratios.store_cairn_over_git_objects != null ? `${ratios.store_cairn_over_git_objects}×` : null],
     ]),
+    table('Export manifest hashing (exportFiles vs sha256sum, same files)', (['repository', 'tree'] as const).flatMap((k) => {
+      const m = ((bench.manifest ?? {}) as Fig)[k] as Fig | undefined;
+      if (!m) return [];
+      return [
+        [`${k}: ${m.files} files, ${m.mib} MiB`, `cairn ${mbs(m.cairn_mib_s)}  sha256sum ${mbs(m.sha256sum_mib_s)}  ratio ${m.cairn_over_sha256sum}×  digests agree: ${m.digests_agree}`],
+      ] as [string, unknown][];
+    })),
     table(`Single object pack upload (${p.mib ?? '?'} MiB, ${p.objects ?? '?'} × ${p.object_mib ?? '?'} MiB objects)`, [
       ['pack built on disk in', secs(n(p.build_ms))],
       ['sha256sum', `${secs(n(p.sha256sum_ms)).padEnd(10)}  ${mbs(p.sha256sum_mib_s)}`],
@@ -388,6 +395,41 @@ function report(): void {
   process.stdout.write(`${JSON.stringify({ bench })}\n`);
 }
 
+/**
+ * Export-manifest hashing (retirement): lib/store/export.ts exportFiles() over a directory,
+ * against `sha256sum` over the same files, in the same process tree. Measured on the pushed
+ * repository's authority directory and on the ~100 MB source tree (many small files).
+ */
+async function stepManifest(): Promise<void> {
+  const fig: Fig = {};
+  bench.manifest = fig;
+  const { exportFiles, listAuthorityFiles } = await import('../lib/store/export.js');
+  const repo = (bench.cairn as Fig | undefined)?.repo;
+  const targets: [string, string][] = [['tree', treeDir]];
+  if (typeof repo === 'number') targets.unshift(['repository', path.join(ROOT, 'cairn-data', 'repositories', String(repo))]);
+  try {
+    for (const [name, dir] of targets) {
+      const files = await listAuthorityFiles(dir);
+      const t0 = performance.now();
+      const listed = await exportFiles(dir);
+      const ms = performance.now() - t0;
+      const bytes = listed.reduce((n, f) => n + f.size, 0);
+      const sum = await runOk('sha256sum', files, { cwd: dir, timeoutMs: COMMAND_TIMEOUT_MS });
+      const sums = new Map(sum.stdout.trim().split('\n').map((l) => { const [h, ...rest] = l.split('  '); return [rest.join('  '), h] as [string, string]; }));
+      const agree = listed.every((f) => sums.get(f.path) === f.sha256);
+      fig[name] = {
+        files: listed.length, bytes, mib: mib(bytes),
+        cairn_ms: Math.round(ms), cairn_mib_s: mibps(bytes, ms),
+        sha256sum_ms: Math.round(sum.ms), sha256sum_mib_s: mibps(bytes, sum.ms),
+        cairn_over_sha256sum: ratio(mibps(bytes, ms), mibps(bytes, sum.ms)),
+        digests_agree: agree,
+      };
+    }
+  } catch (err) {
+    fail('manifest hashing', err);
+  }
+}
+
 async function main(): Promise<void> {
   const t0 = performance.now();
   bench.scale = SCALE;
@@ -398,6 +440,7 @@ async function main(): Promise<void> {
     const tree = await stepTree();
     if (tree) {
       await stepCairn(tree);
+      await stepManifest();
       await stepGit(tree);
     }
     await stepBigPack();

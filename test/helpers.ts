@@ -78,6 +78,17 @@ export interface ChildServer {
 
 /** `node bin/cairn.js serve` as a child process; resolves once /healthz answers 200 (unless waitReady is false). */
 export async function spawnServer(dataDir: string, args: string[] = [], waitReady = true, env: Record<string, string> = {}): Promise<ChildServer> {
+  // Ports are picked at random; another test process may hold one, so retry on EADDRINUSE.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await spawnServerOnce(dataDir, args, waitReady, env);
+    } catch (err) {
+      if (attempt >= 5 || !String((err as Error).message).includes('EADDRINUSE')) throw err;
+    }
+  }
+}
+
+async function spawnServerOnce(dataDir: string, args: string[], waitReady: boolean, env: Record<string, string>): Promise<ChildServer> {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const proc = spawn(process.execPath, [CLI, 'serve', '--bind', `127.0.0.1:${port}`, '--data', dataDir, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let out = '';

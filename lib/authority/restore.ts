@@ -13,6 +13,7 @@ import { exists, fsyncDir, mkdirDurable, removeDurable, renameDurable, tempPathF
 import { copyFileHashed, hashFile } from '../store/export.js';
 import { fsckAuthority } from '../store/fsck.js';
 import { rewriteRepositoryIndex } from '../store/rewrite.js';
+import { crashPoint } from '../store/crash-point.js';
 import type { CairnService } from './service.js';
 
 export const RESTORE_CONTRACT = 'svc.server.repository-restore.v1';
@@ -192,6 +193,7 @@ export class RestoreSessions {
       await this.save(key, { ...session, state: 'committing', repository_index: index, updated_at_s: nowSeconds() });
       await this.adopt(staged, index);
     });
+    crashPoint('restore:after-registry');
     await this.service.openRestored(record.repository_index);
     return this.finish(key, this.sessions.get(key)!, record);
   }
@@ -217,6 +219,7 @@ export class RestoreSessions {
     const target = this.service.layout.repositoryDir(index);
     if (await exists(target)) await removeDurable(target);
     await renameDurable(staged, target);
+    crashPoint('restore:after-rename');
   }
 
   private async finish(key: string, s: SessionRecord, record: RepositoryRecord): Promise<Record<string, unknown>> {

@@ -10,6 +10,7 @@ import { LIFECYCLE_ACTIVE, LIFECYCLE_PURGED, LIFECYCLE_RETIRING, type Repository
 import { exportFiles, listAuthorityFiles } from '../store/export.js';
 import { fsyncDir, removeDurable, writeFileDurable, TEMP_MARKER } from '../store/durable.js';
 import type { CairnService } from './service.js';
+import { crashPoint } from '../store/crash-point.js';
 
 export const RETIREMENT_CONTRACT = 'svc.server.repository-retirement.v1';
 
@@ -114,8 +115,10 @@ export class Retirement {
       }
       await fsp.mkdir(path.dirname(this.ackFile(index)), { recursive: true });
       await writeFileDurable(this.ackFile(index), `${ackDigest}\n`);
+      crashPoint('purge:after-ack');
       this.service.closeAuthority(index);
       const repository = await this.service.registry.update(index, (r) => ({ ...r, lifecycle_kind: LIFECYCLE_PURGED, tombstoned: true }));
+      crashPoint('purge:after-registry');
       const root = this.service.layout.repositoryDir(index);
       const doomed = path.join(path.dirname(root), `.purged-${index}${TEMP_MARKER}${randomBytes(8).toString('hex')}`);
       await fsp.rename(root, doomed);

@@ -1,11 +1,6 @@
 // The `cairn` command: dispatch to a subcommand; errors become exit codes in one place.
 import { isCairnError } from '../domain/errors.js';
 import { CliUsageError } from './args.js';
-import { serve } from './serve.js';
-import { fsckCommand } from './fsck.js';
-import { runnerCommand } from './runner.js';
-import { exportCommand, importCommand } from './export-import.js';
-import { pullCommand, pushCommand, syncCommand } from './content-commands.js';
 
 export const HELP = `Usage: cairn <command> [options]
 
@@ -24,15 +19,16 @@ Run "cairn <command> --help" for the options of a command.
 
 type Command = (argv: string[]) => Promise<number>;
 
-const COMMANDS: Record<string, Command> = {
-  serve,
-  push: pushCommand,
-  pull: pullCommand,
-  sync: syncCommand,
-  fsck: fsckCommand,
-  runner: runnerCommand,
-  export: exportCommand,
-  import: importCommand,
+// Each command's module is loaded only when it runs: a client command need not load Koa or pino.
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  serve: async () => (await import('./serve.js')).serve,
+  push: async () => (await import('./content-commands.js')).pushCommand,
+  pull: async () => (await import('./content-commands.js')).pullCommand,
+  sync: async () => (await import('./content-commands.js')).syncCommand,
+  fsck: async () => (await import('./fsck.js')).fsckCommand,
+  runner: async () => (await import('./runner.js')).runnerCommand,
+  export: async () => (await import('./export-import.js')).exportCommand,
+  import: async () => (await import('./export-import.js')).importCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {
@@ -41,13 +37,13 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(HELP);
     return name ? 0 : 2;
   }
-  const command = COMMANDS[name];
-  if (!command) {
+  const load = COMMANDS[name];
+  if (!load) {
     process.stderr.write(`cairn: unknown command "${name}"\n\n${HELP}`);
     return 2;
   }
   try {
-    return await command(rest);
+    return await (await load())(rest);
   } catch (err) {
     return reportError(err);
   }

@@ -11,6 +11,7 @@ import type { Readable } from 'node:stream';
 import { decodeSnapshot, decodeTree, type SnapshotRecord, type TreeEntry } from '../domain/content.js';
 import { Corrupt, Invalid, NotFound, TooLarge } from '../domain/errors.js';
 import { crc32 } from './binary.js';
+import { crashPoint } from './crash-point.js';
 import {
   EMPTY_STATE,
   SNAPSHOT_LOG_HEADER,
@@ -72,14 +73,6 @@ export interface ContentChanges {
 
 /** Staged packs not committed within this many seconds are removed (git's default prune age). */
 export const STAGED_PACK_TTL_S = 14 * 24 * 3600;
-
-/**
- * Test-only crash injection: when CAIRN_TEST_CRASH_AT names a point of the commit sequence, the
- * process kills itself with SIGKILL there, so tests can check recovery at every step.
- */
-function crashPoint(name: string): void {
-  if (process.env.CAIRN_TEST_CRASH_AT === name) process.kill(process.pid, 'SIGKILL');
-}
 
 const PACK_DIR: Record<PackKind, string> = { [PACK_KIND_OBJECT]: 'objects', [PACK_KIND_TREE]: 'trees' };
 

@@ -1,0 +1,7 @@
+/**
+ * Test-only crash injection: when CAIRN_TEST_CRASH_AT names a point of a multi-step write, the
+ * process kills itself with SIGKILL there, so tests can check recovery at every step.
+ */
+export function crashPoint(name: string): void {
+  if (process.env.CAIRN_TEST_CRASH_AT === name) process.kill(process.pid, 'SIGKILL');
+}
