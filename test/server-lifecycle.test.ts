@@ -151,4 +151,15 @@ describe('cairn serve process', () => {
       await restarted.exited;
     }
   });
+
+  it('stops with exit 3 when the data-directory lock is compromised (lock removed under it)', async function () {
+    this.timeout(30_000);
+    const data = path.join(tempDir(), 'data');
+    const server = await spawnServer(data, ['--lock-stale-ms', '2000']);
+    await fsp.rm(path.join(data, 'cairn.lock'), { recursive: true, force: true });
+    const code = await Promise.race([server.exited, sleep(15_000).then(() => 'timeout')]);
+    if (code === 'timeout') server.proc.kill('SIGKILL');
+    expect(code).to.equal(3);
+    expect(server.output()).to.match(/lock compromised/);
+  });
 });

@@ -30,6 +30,7 @@ Options:
 
 Test-only options:
   --activation-delay-ms N  keep answering 503 "starting" for N ms after the authorities opened
+  --lock-stale-ms N        data-directory lock staleness (default 10000; refreshed at half)
 `;
 
 export interface ServerOptions {
@@ -39,6 +40,7 @@ export interface ServerOptions {
   log: Logger;
   activationDelayMs?: number;
   jobPolicy?: JobPolicy;
+  lockStaleMs?: number;
 }
 
 export interface RunningServer {
@@ -59,6 +61,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const done = new Promise<number>((resolve) => { finished = resolve; });
 
   const lock = await lockDataDir(options.dataDir, {
+    staleMs: options.lockStaleMs,
     onCompromised: (err) => {
       // The lock may now be held by someone else: stop taking requests before anything else is written.
       log.fatal({ problem: err.message }, 'data directory lock compromised; stopping');
@@ -113,6 +116,7 @@ export async function serve(argv: string[]): Promise<number> {
     data: { type: 'string', default: './data' },
     'log-level': { type: 'string', default: 'info' },
     'activation-delay-ms': { type: 'string', default: '0' },
+    'lock-stale-ms': { type: 'string', default: '10000' },
     'lease-seconds': { type: 'string', default: String(DEFAULT_JOB_POLICY.leaseSeconds) },
     'max-attempts': { type: 'string', default: String(DEFAULT_JOB_POLICY.maxAttempts) },
     'ci-timeout-seconds': { type: 'string', default: String(DEFAULT_JOB_POLICY.timeoutSeconds) },
@@ -136,7 +140,9 @@ export async function serve(argv: string[]): Promise<number> {
     timeoutSeconds: positive('ci-timeout-seconds', 7 * 86400),
   };
   const log = pino({ level: String(values['log-level']), base: { service: 'cairn' } });
-  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, activationDelayMs, jobPolicy });
+  const lockStaleMs = Number(values['lock-stale-ms']);
+  if (!Number.isInteger(lockStaleMs) || lockStaleMs < 2000) throw new CliUsageError('--lock-stale-ms must be an integer ≥ 2000');
+  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, activationDelayMs, jobPolicy, lockStaleMs });
   process.once('SIGTERM', () => void running.stop());
   process.once('SIGINT', () => void running.stop());
   return running.done;
