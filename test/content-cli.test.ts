@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { CLI, api, register, spawnServer, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { CLI, api, cli, register, spawnServer, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 /** A tree with the awkward cases: binary, empty, executable, symlinks, unicode and spaces, deep nesting, an empty directory. */
 async function makeFixtureTree(root: string): Promise<void> {
@@ -37,16 +37,6 @@ async function describeTree(root: string): Promise<Record<string, string>> {
   return out;
 }
 
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => { stdout += d; });
-    p.stderr.on('data', (d) => { stderr += d; });
-    p.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe('push / pull / sync commands', () => {
   let server: TestServer;

@@ -113,3 +113,15 @@ async function spawnServerOnce(dataDir: string, args: string[], waitReady: boole
 export async function fileBytes(p: string): Promise<Buffer | null> {
   try { return await fsp.readFile(p); } catch { return null; }
 }
+
+/** Run `node bin/cairn.js ARGS` to completion, collecting its output. */
+export function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d) => { stdout += d; });
+    p.stderr.on('data', (d) => { stderr += d; });
+    p.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}

@@ -1,23 +1,12 @@
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { push } from '../lib/client/transfer.js';
-import { CLI, api, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { CLI, api, cli, register, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 const AUTH = '/v1/native/repository-authorities';
 const FILE_MEDIA = 'application/vnd.svc.remote-authority-file.v1';
 
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => { stdout += d; });
-    p.stderr.on('data', (d) => { stderr += d; });
-    p.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 /** A repository with lines, snapshots, packs, a finished job and a plan with two revisions. */
 async function populate(server: TestServer, name: string, namespace: string): Promise<number> {

@@ -15,6 +15,9 @@ import { writeFileDurable } from '../store/durable.js';
 import { Layout } from '../store/layout.js';
 import { decodeRegistry, encodeRegistry } from '../store/registry-file.js';
 
+/** Name of the placeholder record that keeps a restore from reusing its exported index. */
+export const RESERVED_NAME = '(reserved: index skipped by a restore)';
+
 export interface RegistrationResult {
   record: RepositoryRecord;
   created: boolean;
@@ -84,10 +87,11 @@ export class Registry {
     namespace: string,
     policyFlags: number,
     beforeCommit: (index: number) => Promise<void>,
+    avoidIndex?: number,
   ): Promise<RepositoryRecord> {
     return this.mutex.runExclusive(async () => {
       if (this.namespaceOwner(namespace)) throw new Conflict(`namespace "${namespace}" is owned by a live repository`);
-      return this.appendLocked(name, namespace, policyFlags, beforeCommit);
+      return this.appendLocked(name, namespace, policyFlags, beforeCommit, avoidIndex);
     });
   }
 
@@ -96,10 +100,20 @@ export class Registry {
     namespace: string,
     policyFlags: number,
     beforeCommit: (index: number) => Promise<void>,
+    avoidIndex?: number,
   ): Promise<RepositoryRecord> {
-    const index = this.records.length;
-    if (index > U32_MAX) throw new Conflict('the registry has used every u32 repository index');
     const now = nowSeconds();
+    // Restore never reuses the exported index: when it is next in line, a reserved, purged
+    // placeholder record takes it (indexes are positions, so they cannot be skipped otherwise).
+    const placeholders: RepositoryRecord[] = [];
+    if (avoidIndex === this.records.length) {
+      placeholders.push({
+        repository_index: avoidIndex, repository_name: RESERVED_NAME, lifecycle_kind: LIFECYCLE_PURGED, namespace: '',
+        policy_flags: 0, created_at_s: now, updated_at_s: now, tombstoned: true,
+      });
+    }
+    const index = this.records.length + placeholders.length;
+    if (index > U32_MAX) throw new Conflict('the registry has used every u32 repository index');
     const record: RepositoryRecord = {
       repository_index: index,
       repository_name: name,
@@ -111,7 +125,7 @@ export class Registry {
       tombstoned: false,
     };
     await beforeCommit(index);
-    await this.commit([...this.records, record]);
+    await this.commit([...this.records, ...placeholders, record]);
     return record;
   }
 

@@ -13,6 +13,7 @@ import { exists, fsyncDir, mkdirDurable, removeDurable, renameDurable, tempPathF
 import { copyFileHashed, hashFile } from '../store/export.js';
 import { fsckAuthority } from '../store/fsck.js';
 import { rewriteRepositoryIndex } from '../store/rewrite.js';
+import { decodeAuthorityFile } from '../store/authority-file.js';
 import { crashPoint } from '../store/crash-point.js';
 import type { CairnService } from './service.js';
 
@@ -32,8 +33,12 @@ interface SessionRecord {
   created_at_s: number;
   updated_at_s: number;
   repository_index?: number;
+  /** sha256 of the rewritten authority.bin: proves a registered index holds this adoption. */
+  adopted_authority_sha256?: string;
   response?: Record<string, unknown>;
 }
+
+const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
 
 export class RestoreSessions {
   private readonly sessions = new Map<string, SessionRecord>();
@@ -174,9 +179,8 @@ export class RestoreSessions {
     if (s.state === 'committing') {
       // A commit was interrupted: did it reach the registry?
       const record = s.repository_index === undefined ? undefined : this.service.registry.get(s.repository_index);
-      if (record && record.repository_name === s.manifest.repo_name && record.namespace === s.manifest.namespace && record.policy_flags === s.policy_flags && (await exists(this.service.layout.repositoryDir(record.repository_index)))) {
-        return this.finish(key, s, record);
-      }
+      const placed = record ? await fsp.readFile(path.join(this.service.layout.repositoryDir(record.repository_index), 'authority.bin')).catch(() => null) : null;
+      if (record && placed && s.adopted_authority_sha256 === sha256(placed)) return this.finish(key, s, record);
       s = { ...s, state: 'uploading', repository_index: undefined };
       await this.save(key, s);
     }
@@ -189,10 +193,25 @@ export class RestoreSessions {
     }
     this.checkNamespace(s.manifest.namespace);
     const session = s;
-    const record = await this.service.registry.appendWith(s.manifest.repo_name, s.manifest.namespace, s.policy_flags, async (index) => {
-      await this.save(key, { ...session, state: 'committing', repository_index: index, updated_at_s: nowSeconds() });
-      await this.adopt(staged, index);
-    });
+    let exported: number;
+    try {
+      exported = decodeAuthorityFile(await fsp.readFile(path.join(staged, 'authority.bin'))).repository_index;
+    } catch (err) {
+      throw new Invalid(`the staged authority fails its checks: authority.bin: ${(err as Error).message}`);
+    }
+    let record: RepositoryRecord;
+    try {
+      record = await this.service.registry.appendWith(s.manifest.repo_name, s.manifest.namespace, s.policy_flags, async (index) => {
+        await this.adopt(staged, index, async (authorityBin) => {
+          // Recorded before the move: a replay after a crash recognises this adoption by it.
+          await this.save(key, { ...session, state: 'committing', repository_index: index, adopted_authority_sha256: sha256(authorityBin), updated_at_s: nowSeconds() });
+        });
+      }, exported);
+    } catch (err) {
+      const current = this.sessions.get(key)!;
+      if (current.state === 'committing') await this.save(key, { ...current, state: 'uploading', repository_index: undefined, adopted_authority_sha256: undefined });
+      throw err;
+    }
     crashPoint('restore:after-registry');
     await this.service.openRestored(record.repository_index);
     return this.finish(key, this.sessions.get(key)!, record);
@@ -202,7 +221,7 @@ export class RestoreSessions {
    * Rewrite the stored repository index, check the staged authority as fsck does, then move it
    * into place. On a failed check the two rewritten files get their uploaded bytes back.
    */
-  private async adopt(staged: string, index: number): Promise<void> {
+  private async adopt(staged: string, index: number, beforeMove: (authorityBin: Buffer) => Promise<void>): Promise<void> {
     const originals = new Map<string, Buffer>();
     for (const name of ['authority.bin', 'jobs.log']) {
       const file = path.join(staged, name);
@@ -216,6 +235,7 @@ export class RestoreSessions {
       for (const [name, bytes] of originals) await writeFileDurable(path.join(staged, name), bytes);
       throw err instanceof Invalid ? err : new Invalid(`the staged authority does not open: ${(err as Error).message}`);
     }
+    await beforeMove(await fsp.readFile(path.join(staged, 'authority.bin')));
     const target = this.service.layout.repositoryDir(index);
     if (await exists(target)) await removeDurable(target);
     await renameDurable(staged, target);

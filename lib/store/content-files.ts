@@ -1,7 +1,8 @@
 // Codecs of the small per-authority content files (storage-layout.md §9–§11): state.bin (the
 // commit point), lines.<gen>.bin and the snapshots.log record framing.
 import { Corrupt } from '../domain/errors.js';
-import { crc32, decodeEnvelope, encodeEnvelope, readU64, writeU64 } from './binary.js';
+import { decodeEnvelope, encodeEnvelope, readU64, writeU64 } from './binary.js';
+import { frameBody, logHeader } from './framed-log.js';
 
 // ---------------------------------------------------------------- state.bin
 
@@ -115,19 +116,13 @@ export function decodeLines(data: Buffer, what = 'lines file'): LineRecord[] {
 // ---------------------------------------------------------------- snapshots.log
 
 export const SNAPSHOT_LOG_MAGIC = 'CAIRNSNL';
-export const SNAPSHOT_LOG_HEADER = 12;
+export const SNAPSHOT_LOG_HEADER = 12; // the framed-log header (lib/store/framed-log.ts)
 
 export function snapshotLogHeader(): Buffer {
-  const h = Buffer.alloc(SNAPSHOT_LOG_HEADER);
-  h.write(SNAPSHOT_LOG_MAGIC, 0, 'ascii');
-  return h;
+  return logHeader(SNAPSHOT_LOG_MAGIC);
 }
 
 /** One log record: length u32, the canonical snapshot encoding, CRC-32 of the encoding. */
 export function frameSnapshotRecord(canonical: Buffer): Buffer {
-  const out = Buffer.alloc(4 + canonical.length + 4);
-  out.writeUInt32LE(canonical.length, 0);
-  canonical.copy(out, 4);
-  out.writeUInt32LE(crc32(canonical), 4 + canonical.length);
-  return out;
+  return frameBody(canonical);
 }

@@ -5,6 +5,7 @@
 // its name (see TEMP_MARKER) and removed by recovery at open.
 import { randomBytes } from 'node:crypto';
 import { promises as fsp, constants as fsc } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 
 /** Temp files are named `.<target-basename>.tmp-<16 hex>`; nothing else contains `.tmp-`. */
@@ -30,10 +31,19 @@ export async function fsyncDir(dir: string): Promise<void> {
 
 /** Write `data` to `target` atomically and durably. Durable when the promise resolves. */
 export async function writeFileDurable(target: string, data: Uint8Array | string): Promise<void> {
+  await writeFileDurableWith(target, (handle) => handle.writeFile(data));
+}
+
+/**
+ * The write procedure for content produced in pieces: `fill` writes into a fresh temp file,
+ * which is then fsynced, closed and renamed over `target`, and the directory fsynced. If
+ * `fill` throws, the temp file is removed and `target` is untouched.
+ */
+export async function writeFileDurableWith(target: string, fill: (handle: FileHandle) => Promise<void>): Promise<void> {
   const temp = tempPathFor(target);
   const handle = await fsp.open(temp, 'wx', 0o644);
   try {
-    await handle.writeFile(data);
+    await fill(handle);
     await handle.sync();
   } catch (err) {
     await handle.close().catch(() => {});

@@ -3,13 +3,12 @@
 // .idx: a lookup reads the fanout (cached) and binary-searches one fanout bucket with a few
 // positional reads, so it is O(log n) and never loads the file. New entries are merged in by a
 // streaming pass that writes a new file (never all in memory).
-import path from 'node:path';
-import { closeSync, fstatSync, openSync, readSync, promises as fsp } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { ID_BYTES } from '../domain/content.js';
 import { Corrupt } from '../domain/errors.js';
 import { FORMAT_VERSION, HEADER_SIZE, TRAILER_SIZE, readU64, writeU64 } from './binary.js';
-import { fsyncDir, tempPathFor } from './durable.js';
+import { writeFileDurableWith } from './durable.js';
 
 export const INDEX_MAGIC = 'CAIRNIDX';
 export const INDEX_KIND_BLOB = 1;
@@ -201,9 +200,7 @@ export async function writeMergedIndex(target: string, base: IndexReader, added:
   }
   packs.forEach((p, i) => head.write(p, HEADER_SIZE + FIXED + FANOUT_SIZE + i * ID_BYTES, ID_BYTES, 'hex'));
 
-  const temp = tempPathFor(target);
-  const handle = await fsp.open(temp, 'wx', 0o644);
-  try {
+  await writeFileDurableWith(target, async (handle) => {
     let crc = crc32(head);
     await handle.write(head);
     const chunkEntries = 16384;
@@ -241,13 +238,5 @@ export async function writeMergedIndex(target: string, base: IndexReader, added:
     const trailer = Buffer.alloc(4);
     trailer.writeUInt32LE(crc >>> 0, 0);
     await handle.write(trailer);
-    await handle.sync();
-  } catch (err) {
-    await handle.close().catch(() => {});
-    await fsp.rm(temp, { force: true });
-    throw err;
-  }
-  await handle.close();
-  await fsp.rename(temp, target);
-  await fsyncDir(path.dirname(target));
+  });
 }
