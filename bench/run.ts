@@ -414,8 +414,9 @@ async function stepManifest(): Promise<void> {
       const listed = await exportFiles(dir);
       const ms = performance.now() - t0;
       const bytes = listed.reduce((n, f) => n + f.size, 0);
-      const sum = await runOk('sha256sum', files, { cwd: dir, timeoutMs: COMMAND_TIMEOUT_MS });
-      const sums = new Map(sum.stdout.trim().split('\n').map((l) => { const [h, ...rest] = l.split('  '); return [rest.join('  '), h] as [string, string]; }));
+      // -z: NUL-terminated lines, file names not escaped.
+      const sum = await runOk('sha256sum', ['-z', ...files], { cwd: dir, timeoutMs: COMMAND_TIMEOUT_MS });
+      const sums = new Map(sum.stdout.split('\0').filter(Boolean).map((l) => { const [h, ...rest] = l.split('  '); return [rest.join('  '), h] as [string, string]; }));
       const agree = listed.every((f) => sums.get(f.path) === f.sha256);
       fig[name] = {
         files: listed.length, bytes, mib: mib(bytes),

@@ -2,6 +2,8 @@
 // streamed downloads over fetch (keep-alive), with retries when the server answers 503.
 import { createReadStream, createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,6 +16,7 @@ export class ServerError extends Error {
 
 export class CairnClient {
   readonly base: string;
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 8 });
 
   constructor(server: string, readonly retries = 20) {
     this.base = server.replace(/\/+$/, '');
@@ -78,19 +81,34 @@ export class CairnClient {
     return parsed as T;
   }
 
-  /** Stream a raw GET to `file`; returns the byte count. */
-  async download(path: string, file: string): Promise<number> {
-    const res = await this.fetchWithRetry(path, { method: 'GET' });
-    if (!res.ok || !res.body) {
-      const text = await res.text().catch(() => '');
+  /**
+   * Stream a raw GET to `file`; returns the byte count. Uses node:http directly: for large
+   * bodies it is several times faster than fetch's web-stream bridge.
+   */
+  async download(urlPath: string, file: string): Promise<number> {
+    for (let attempt = 0; ; attempt++) {
+      const res = await new Promise<IncomingMessage>((resolve, reject) => {
+        const url = new URL(this.base + urlPath);
+        const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: 'GET', agent: url.protocol === 'https:' ? undefined : this.agent }, resolve);
+        req.on('error', reject);
+        req.end();
+      });
+      if (res.statusCode === 200) {
+        let bytes = 0;
+        res.on('data', (chunk: Buffer) => { bytes += chunk.length; });
+        await pipeline(res, createWriteStream(file));
+        return bytes;
+      }
+      const chunks: Buffer[] = [];
+      for await (const chunk of res) chunks.push(chunk as Buffer);
+      if (res.statusCode === 503 && attempt < this.retries) {
+        await sleep(1000);
+        continue;
+      }
       let parsed: any = null;
-      try { parsed = JSON.parse(text); } catch { parsed = null; }
-      throw new ServerError(res.status, parsed, `GET ${path}`);
+      try { parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { parsed = null; }
+      throw new ServerError(res.statusCode ?? 0, parsed, `GET ${urlPath}`);
     }
-    let bytes = 0;
-    const body = Readable.fromWeb(res.body as any);
-    body.on('data', (chunk: Buffer) => { bytes += chunk.length; });
-    await pipeline(body, createWriteStream(file));
-    return bytes;
   }
+
 }

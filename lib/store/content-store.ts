@@ -357,7 +357,7 @@ export class ContentStore {
     if (!this.isCommittedPack(kind, id)) throw new NotFound(`${kind === PACK_KIND_OBJECT ? 'object' : 'tree'} pack ${id} is not present`);
     const file = this.packFile(kind, id);
     const { size } = await fsp.stat(file);
-    return { stream: createReadStream(file), length: size };
+    return { stream: createReadStream(file, { highWaterMark: 1024 * 1024 }), length: size };
   }
 
   // ------------------------------------------------------------ writes

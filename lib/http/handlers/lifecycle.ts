@@ -43,7 +43,7 @@ export const abortRetirement: Handler = async (ctx) => {
 export const retirementFile: Handler = async (ctx) => {
   const file = await ctx.service.retirement.exportedFile(index(ctx.params), ctx.params.file_path);
   const { size } = await stat(file);
-  return { mediaType: MEDIA_AUTHORITY_FILE, bytes: createReadStream(file), length: size };
+  return { mediaType: MEDIA_AUTHORITY_FILE, bytes: createReadStream(file, { highWaterMark: 1024 * 1024 }), length: size };
 };
 
 export const purge: Handler = async (ctx) => {
