@@ -111,6 +111,8 @@ export function runtimeRequest(job: JobRecord): Record<string, unknown> {
   };
 }
 
+interface EnqueueDetail { snapshot_id?: string | null; snapshot_index?: number | null; patchset_id?: string | null; trigger?: string | null }
+
 export class JobQueue {
   private readonly mutex = new Mutex();
   /** Queued job indexes in the order they became claimable (new, then requeued): FIFO claims. */
@@ -188,50 +190,63 @@ export class JobQueue {
   }
 
   /** Queue a job (repo.ci from :runCi, patchset.ci from the workflow layer). */
-  enqueue(kind: number, detail: { snapshot_id?: string | null; snapshot_index?: number | null; patchset_id?: string | null; trigger?: string | null }): Promise<JobRecord> {
-    return this.mutex.runExclusive(async () => {
-      const now = nowSeconds();
-      const index = this.jobs.size;
-      if (index > 0xffffffff) throw new Conflict('this repository has used every worker_job_index');
-      const job: JobRecord = {
-        repository_index: this.repositoryIndex,
-        worker_job_index: index,
-        kind,
-        state: STATE_QUEUED,
-        retry_status: RETRY_NONE,
-        error_kind: ERROR_NONE,
-        attempt_count: 0,
-        max_attempts: this.policy.maxAttempts,
-        tombstoned: false,
-        created_at_s: now,
-        updated_at_s: now,
-        available_at_s: now,
-        locked_at_s: 0,
-        lease_expires_at_s: 0,
-        completed_at_s: 0,
-        lease_token_hash: '',
-        detail: {
-          snapshot_id: detail.snapshot_id ?? null,
-          snapshot_index: detail.snapshot_index ?? null,
-          patchset_id: detail.patchset_id ?? null,
-          trigger: detail.trigger ?? null,
-          timeout_s: this.policy.timeoutSeconds,
-          outcome: null,
-          error: null,
-          result: null,
-        },
-      };
-      await this.persist([job]);
-      return job;
-    });
+  enqueue(kind: number, detail: EnqueueDetail): Promise<JobRecord> {
+    return this.mutex.runExclusive(() => this.enqueueLocked(kind, detail));
   }
 
-  /** An active (queued or running) repo.ci job for this snapshot, if one exists. */
-  activeRepoCi(snapshotId: string): JobRecord | undefined {
-    for (const job of this.jobs.values()) {
-      if (job.kind === JOB_KIND_REPO_CI && job.detail.snapshot_id === snapshotId && (job.state === STATE_QUEUED || job.state === STATE_RUNNING)) return job;
-    }
-    return undefined;
+  private async enqueueLocked(kind: number, detail: EnqueueDetail): Promise<JobRecord> {
+    const now = nowSeconds();
+    const index = this.jobs.size;
+    if (index > 0xffffffff) throw new Conflict('this repository has used every worker_job_index');
+    const job: JobRecord = {
+      repository_index: this.repositoryIndex,
+      worker_job_index: index,
+      kind,
+      state: STATE_QUEUED,
+      retry_status: RETRY_NONE,
+      error_kind: ERROR_NONE,
+      attempt_count: 0,
+      max_attempts: this.policy.maxAttempts,
+      tombstoned: false,
+      created_at_s: now,
+      updated_at_s: now,
+      available_at_s: now,
+      locked_at_s: 0,
+      lease_expires_at_s: 0,
+      completed_at_s: 0,
+      lease_token_hash: '',
+      detail: {
+        snapshot_id: detail.snapshot_id ?? null,
+        snapshot_index: detail.snapshot_index ?? null,
+        patchset_id: detail.patchset_id ?? null,
+        trigger: detail.trigger ?? null,
+        timeout_s: this.policy.timeoutSeconds,
+        outcome: null,
+        error: null,
+        result: null,
+      },
+    };
+    await this.persist([job]);
+    return job;
+  }
+
+  /**
+   * Queue repo.ci for a snapshot unless an active (queued or running) one exists, which is
+   * returned instead: check and enqueue are one step under the queue mutex.
+   */
+  async enqueueRepoCi(snapshotId: string, snapshotIndex: number): Promise<{ job: JobRecord; queued: boolean }> {
+    const active = () => {
+      for (const i of [...this.queued, ...this.running]) {
+        const job = this.jobs.get(i)!;
+        if (job.kind === JOB_KIND_REPO_CI && job.detail.snapshot_id === snapshotId) return job;
+      }
+      return undefined;
+    };
+    return this.mutex.runExclusive(async () => {
+      const existing = active();
+      if (existing) return { job: existing, queued: false };
+      return { job: await this.enqueueLocked(JOB_KIND_REPO_CI, { snapshot_id: snapshotId, snapshot_index: snapshotIndex, trigger: 'manual' }), queued: true };
+    });
   }
 
   async get(index: number): Promise<JobRecord> {

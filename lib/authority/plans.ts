@@ -219,7 +219,9 @@ export class PlanBook {
       // The exact revision already exists (a replay of an applied revise): return it.
       const candidate = await this.buildRevision(planId, parent, 0, payload, payload.title ?? head.title, true);
       const existing = this.revisions.get(candidate.plan_revision_id);
-      if (existing && existing.plan_id === planId) return { plan, revision: existing, replayed: true };
+      // A replay must be exact: a different status is a new request, not a replay.
+      const sameStatus = payload.status === undefined || normalizeStatus(payload.status) === plan.status;
+      if (existing && existing.plan_id === planId && sameStatus) return { plan, revision: existing, replayed: true };
       if (expected !== undefined && expected !== null && expected !== head.plan_revision_id) {
         throw new Conflict(`plan ${planId} head is ${head.plan_revision_id}, not the expected ${expected}`);
       }

@@ -3,7 +3,7 @@
 // under a new index, check like fsck, move into place and append the registry record.
 // Sessions live under DATA/restores/ and survive restarts (storage-layout.md §16).
 import { createHash, randomBytes } from 'node:crypto';
-import { promises as fsp } from 'node:fs';
+import { existsSync, promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { Mutex } from 'async-mutex';
 import { Conflict, Invalid, NotFound, TooLarge } from '../domain/errors.js';
@@ -148,23 +148,42 @@ export class RestoreSessions {
       if (digest !== entry.sha256) throw new Invalid(`${entry.path} hashes to ${digest}; the manifest lists ${entry.sha256}`);
       await handle.sync();
       await handle.close();
-      await renameDurable(temp, target);
+      // Placed under the session mutex, after checking again that no commit has taken the files.
+      await this.mutex.runExclusive(async () => {
+        const current = this.sessions.get(key);
+        if (current?.state !== 'uploading') throw new Conflict(`restore session is ${current?.state ?? 'gone'}`);
+        await renameDurable(temp, target);
+        this.stagedPaths(key).add(entry.path);
+        await this.save(key, { ...current, updated_at_s: nowSeconds() });
+      });
     } catch (err) {
       await handle.close().catch(() => {});
       await fsp.rm(temp, { force: true });
       throw err;
     }
-    await this.mutex.runExclusive(async () => {
-      const current = this.sessions.get(key);
-      if (current?.state === 'uploading') await this.save(key, { ...current, updated_at_s: nowSeconds() });
-    });
-    return { path: entry.path, size, sha256: entry.sha256, remaining: (await this.missing(key, s)).length };
+    return { path: entry.path, size, sha256: entry.sha256, remaining: s.manifest.files.length - this.stagedPaths(key).size };
+  }
+
+  /** Paths staged so far, per session (filled from the disk once per session after a restart). */
+  private readonly staged = new Map<string, Set<string>>();
+
+  private stagedPaths(key: string): Set<string> {
+    let set = this.staged.get(key);
+    if (!set) {
+      set = new Set();
+      const s = this.sessions.get(key);
+      for (const f of s?.manifest.files ?? []) {
+        if (existsSync(path.join(this.filesDir(key), ...f.path.split('/')))) set.add(f.path);
+      }
+      this.staged.set(key, set);
+    }
+    return set;
   }
 
   private async missing(key: string, s: SessionRecord): Promise<string[]> {
-    const out: string[] = [];
-    for (const f of s.manifest.files) if (!(await exists(path.join(this.filesDir(key), ...f.path.split('/'))))) out.push(f.path);
-    return out;
+    this.staged.delete(key); // commit re-reads the disk rather than trusting the cache
+    const staged = this.stagedPaths(key);
+    return s.manifest.files.map((f) => f.path).filter((p) => !staged.has(p));
   }
 
   /** Commit a session; a replay returns the recorded response. All-or-nothing across kill -9. */

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { Conflict, NotFound } from '../domain/errors.js';
 import { canonicalManifest, EXPORT_SCHEMA, type ExportManifest } from '../domain/export-manifest.js';
 import { LIFECYCLE_ACTIVE, LIFECYCLE_PURGED, LIFECYCLE_RETIRING, type RepositoryRecord } from '../domain/repository.js';
-import { exportFiles, listAuthorityFiles } from '../store/export.js';
+import { exportFiles, listAuthorityFiles, type DigestCache } from '../store/export.js';
 import { fsyncDir, removeDurable, writeFileDurable, TEMP_MARKER } from '../store/durable.js';
 import type { CairnService } from './service.js';
 import { crashPoint } from '../store/crash-point.js';
@@ -22,6 +22,8 @@ export interface RetirementStatus {
 }
 
 export class Retirement {
+  private readonly digests = new Map<number, DigestCache>();
+
   constructor(private readonly service: CairnService) {}
 
   private ackFile(index: number): string {
@@ -34,8 +36,20 @@ export class Retirement {
     return { queued_worker_jobs: queued, running_worker_jobs: running };
   }
 
-  /** The export manifest of a retiring, drained repository (null otherwise). */
-  async manifest(record: RepositoryRecord): Promise<ExportManifest | null> {
+  private digestCache(index: number): DigestCache {
+    let cache = this.digests.get(index);
+    if (!cache) {
+      cache = new Map();
+      this.digests.set(index, cache);
+    }
+    return cache;
+  }
+
+  /**
+   * The export manifest of a retiring, drained repository (null otherwise). Status polls reuse
+   * digests of unchanged files; purge (`rehash`) hashes every byte again.
+   */
+  async manifest(record: RepositoryRecord, rehash = false): Promise<ExportManifest | null> {
     if (record.lifecycle_kind !== LIFECYCLE_RETIRING) return null;
     const drain = this.drain(record);
     if (drain.queued_worker_jobs || drain.running_worker_jobs) return null;
@@ -46,7 +60,7 @@ export class Retirement {
       namespace: record.namespace,
       // The time retirement started: stable while retiring, so a fresh manifest equals an earlier one.
       exported_at_s: record.updated_at_s,
-      files: await exportFiles(this.service.layout.repositoryDir(record.repository_index)),
+      files: await exportFiles(this.service.layout.repositoryDir(record.repository_index), rehash ? undefined : this.digestCache(record.repository_index)),
     };
   }
 
@@ -109,7 +123,7 @@ export class Retirement {
       if (drain.queued_worker_jobs || drain.running_worker_jobs) {
         throw new Conflict(`worker jobs are not drained (${drain.queued_worker_jobs} queued, ${drain.running_worker_jobs} running)`);
       }
-      const fresh = await this.manifest(record);
+      const fresh = await this.manifest(record, true);
       if (!fresh || canonicalManifest(fresh) !== canonicalManifest(acknowledgement)) {
         throw new Conflict('the acknowledgement is not the complete, unchanged export manifest');
       }
@@ -117,6 +131,7 @@ export class Retirement {
       await writeFileDurable(this.ackFile(index), `${ackDigest}\n`);
       crashPoint('purge:after-ack');
       this.service.closeAuthority(index);
+      this.digests.delete(index);
       const repository = await this.service.registry.update(index, (r) => ({ ...r, lifecycle_kind: LIFECYCLE_PURGED, tombstoned: true }));
       crashPoint('purge:after-registry');
       const root = this.service.layout.repositoryDir(index);

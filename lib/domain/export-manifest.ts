@@ -31,6 +31,15 @@ export function validateManifest(m: ExportManifest): void {
     seen.add(f.path);
     if (!Number.isSafeInteger(f.size) || f.size < 0) throw new Invalid(`manifest size of ${f.path} must be an unsigned integer`);
     if (!/^[0-9a-f]{64}$/.test(f.sha256)) throw new Invalid(`manifest sha256 of ${f.path} must be 64 lowercase hex characters`);
+    if (f.path.split('/').some((part) => Buffer.byteLength(part, 'utf8') > 255)) throw new Invalid(`manifest path ${f.path.slice(0, 80)} has a segment longer than 255 bytes`);
+  }
+  // A file cannot also be a directory of another listed file.
+  for (const p of seen) {
+    const parts = p.split('/');
+    for (let i = 1; i < parts.length; i++) {
+      const prefix = parts.slice(0, i).join('/');
+      if (seen.has(prefix)) throw new Invalid(`manifest lists ${prefix} both as a file and as a directory of ${p}`);
+    }
   }
   if (!seen.has('authority.bin')) throw new Invalid('manifest does not list authority.bin');
 }

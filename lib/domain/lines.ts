@@ -2,6 +2,7 @@
 // current line record; the caller checks that a new head snapshot exists.
 import { Conflict, Invalid } from './errors.js';
 import { requireContentId } from './content.js';
+import { requireWellFormed } from './text.js';
 
 export const GOVERNED_LINE = 'main';
 export const GOVERNED_CODE = 'GOVERNED_TARGET_LINE_REQUIRES_LAND';
@@ -22,6 +23,7 @@ export interface LineMove {
 
 export function validateLineName(name: string): void {
   if (name.length === 0) throw new Invalid('line name must be non-empty');
+  requireWellFormed(name, 'line name');
   if (Buffer.byteLength(name, 'utf8') > 255) throw new Invalid('line name longer than 255 bytes');
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(name)) throw new Invalid('line name must not contain control characters');

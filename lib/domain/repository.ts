@@ -1,5 +1,6 @@
 // The repository authority record and the pure rules of registration (spec: "Repository authority").
 import { Invalid } from './errors.js';
+import { requireWellFormed } from './text.js';
 
 export const LIFECYCLE_ACTIVE = 1;
 export const LIFECYCLE_RETIRING = 2;
@@ -29,6 +30,7 @@ export function validateNamespace(namespace: string): void {
 export function validateRepositoryName(name: string): void {
   if (name.length === 0) throw new Invalid('repository_name must be non-empty');
   if (name.includes('\u0000')) throw new Invalid('repository_name must not contain NUL');
+  requireWellFormed(name, 'repository_name');
   if (Buffer.byteLength(name, 'utf8') > 4096) throw new Invalid('repository_name is longer than 4096 bytes');
 }
 

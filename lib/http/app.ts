@@ -5,9 +5,9 @@ import { koaBody } from 'koa-body';
 import { Readable } from 'node:stream';
 import type { CairnService } from '../authority/service.js';
 import type { Log } from '../authority/logger.js';
-import { Conflict, NotImplemented, TooLarge, UnsupportedMediaType, Invalid } from '../domain/errors.js';
+import { Conflict, Invalid, NotImplemented, TooLarge, UnsupportedMediaType, Unprocessable } from '../domain/errors.js';
 import { LIFECYCLE_ACTIVE, LIFECYCLE_RETIRING, parseU32, type RepositoryRecord } from '../domain/repository.js';
-import { errorReply, sendError } from './errors.js';
+import { errorReply, loggableError, sendError } from './errors.js';
 import { Router } from './router.js';
 import { ROUTES } from './routes.js';
 import type { Reply, RouteContext, RouteSpec } from './route-types.js';
@@ -39,7 +39,7 @@ export function createApp(options: AppOptions): Koa {
       await next();
     } catch (err) {
       const reply = errorReply(err);
-      if (reply.internal) options.log.error({ err, method: ctx.method, route: ctx.state.routeTemplate ?? null }, 'request failed');
+      if (reply.internal) options.log.error({ err: loggableError(err), method: ctx.method, route: ctx.state.routeTemplate ?? null }, 'request failed');
       sendError(ctx, reply);
     } finally {
       // One line per request: never the URL (it may carry a restore token), never a body.
@@ -55,7 +55,10 @@ export function createApp(options: AppOptions): Koa {
 
   app.use(async (ctx) => {
     if (ctx.method === 'OPTIONS') {
-      ctx.set('Allow', router.allowed(ctx.path).join(', '));
+      const { allow, params } = router.allowed(ctx.path);
+      for (const name of INDEX_PARAMS) if (name in params) parseU32(params[name], name);
+      if (params.repository_index !== undefined) options.service.record(Number(params.repository_index));
+      ctx.set('Allow', allow.join(', '));
       ctx.status = 204;
       return;
     }
@@ -82,7 +85,11 @@ export function createApp(options: AppOptions): Koa {
       }
       await jsonParser(route.limit)(ctx, async () => {});
       body = ctx.request.body;
-      if (body === '') throw new Invalid('empty JSON body: send a JSON object');
+      if (body === '') {
+        // co-body answers '' both for no body and for the JSON string "": tell them apart.
+        if ((ctx.request.length ?? 0) > 0) throw new Unprocessable('request body must be a JSON object');
+        throw new Invalid('empty JSON body: send a JSON object');
+      }
     } else if (route.body.kind === 'raw') {
       const type = (ctx.get('content-type') || '').split(';')[0].trim().toLowerCase();
       if (type !== route.body.mediaType) throw new UnsupportedMediaType(`this route takes Content-Type: ${route.body.mediaType}`);
@@ -98,7 +105,7 @@ export function createApp(options: AppOptions): Koa {
     send(ctx, reply);
   });
 
-  app.on('error', (err) => options.log.error({ err }, 'response stream failed'));
+  app.on('error', (err) => options.log.warn({ err: loggableError(err) }, 'response stream failed'));
   return app;
 }
 
@@ -133,6 +140,6 @@ async function drain(ctx: Context): Promise<void> {
   let seen = 0;
   for await (const chunk of req) {
     seen += (chunk as Buffer).length;
-    if (seen > 2 * 1024 * 1024) throw new Invalid('unexpected request body on a route that takes none');
+    if (seen > 2 * 1024 * 1024) throw new TooLarge('request body exceeds the route limit (this route takes no body)');
   }
 }

@@ -17,9 +17,29 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   Busy: 503,
 };
 
-/** Errors raised by libraries (co-body, raw streams) carry an HTTP status; translate the ones callers cause. */
+/**
+ * What an internal error may put in the log: message, code and stack only. Library errors can
+ * carry request bytes (Node's HTTP parser attaches `rawPacket`), which may hold tokens.
+ */
+export function loggableError(err: unknown): Record<string, unknown> {
+  const e = err as { message?: unknown; code?: unknown; stack?: unknown; name?: unknown };
+  return { name: e?.name, message: String(e?.message ?? err), code: e?.code, stack: e?.stack };
+}
+
+/** Errors raised by libraries (co-body, zlib, raw streams) that callers cause, as domain errors. */
 function fromLibraryError(err: unknown): CairnError | null {
-  const e = err as { status?: number; statusCode?: number; type?: string; expose?: boolean };
+  const e = err as { status?: number; statusCode?: number; type?: string; expose?: boolean; code?: unknown; message?: unknown };
+  if (typeof e?.code === 'string') {
+    // A body that does not decode under its Content-Encoding (gzip, deflate, br).
+    if (/^Z_/.test(e.code) || /^ERR__ERROR_/.test(e.code) || e.code === 'ERR_BROTLI_DECOMPRESSION_FAILED') {
+      return new CairnError('Invalid', 'request body does not decode under its Content-Encoding');
+    }
+    // The client went away mid-body: its request, not a server fault.
+    if (e.code === 'ECONNRESET' || e.code === 'ECONNABORTED' || e.code === 'ERR_STREAM_PREMATURE_CLOSE') {
+      return new CairnError('Invalid', 'request body was aborted');
+    }
+  }
+  if (e?.message === 'aborted') return new CairnError('Invalid', 'request body was aborted');
   const status = e?.status ?? e?.statusCode;
   if (typeof status !== 'number') return null;
   if (status === 413) return new CairnError('TooLarge', 'request body exceeds the route limit');
@@ -44,6 +64,8 @@ export function errorReply(err: unknown): ErrorReply {
   const headers: Record<string, string> = {};
   if (known instanceof MethodNotAllowed) headers.Allow = known.allow.join(', ');
   if (status === 503) headers['Retry-After'] = '1';
+  // The rest of an oversized body is never read: the connection cannot be reused.
+  if (status === 413) headers.Connection = 'close';
   // 500s from Corrupt keep a generic text: the message may name files of the data directory.
   const message = status >= 500 && status !== 501 && status !== 503 ? 'internal error: the authority operation failed (see server log)' : known.message;
   return { status, body: { ...known.fields, error: message }, headers, internal: status >= 500 && status !== 501 && status !== 503 };

@@ -65,20 +65,24 @@ export class Router {
     if (!route) {
       throw new MethodNotAllowed(`method ${method} is not allowed here`, allowFor(candidates));
     }
-    const params: Record<string, string> = {};
-    compiled.segments.forEach((seg, i) => {
-      if (seg.param) params[seg.param] = decodeOnce(values[i], seg.param);
-    });
-    return { route, params };
+    return { route, params: this.decodeParams(compiled, values) };
   }
 
-  /** Allowed methods for a path (for OPTIONS); throws NotFound like `match`. */
-  allowed(rawPath: string): string[] {
+  /** Allowed methods and decoded parameters of a path (for OPTIONS); throws NotFound like `match`. */
+  allowed(rawPath: string): { allow: string[]; params: Record<string, string> } {
     const found = this.find(rawPath);
     if (!found) throw new NotFound('no route for this path');
     const candidates = found.compiled.routes.filter((r) => (r.action ?? null) === found.action);
     if (candidates.length === 0) throw new NotFound('unknown action suffix');
-    return allowFor(candidates);
+    return { allow: allowFor(candidates), params: this.decodeParams(found.compiled, found.values) };
+  }
+
+  private decodeParams(compiled: CompiledTemplate, values: string[]): Record<string, string> {
+    const params: Record<string, string> = {};
+    compiled.segments.forEach((seg, i) => {
+      if (seg.param) params[seg.param] = decodeOnce(values[i], seg.param);
+    });
+    return params;
   }
 
   private find(rawPath: string): { compiled: CompiledTemplate; values: string[]; action: string | null } | null {

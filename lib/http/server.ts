@@ -24,8 +24,9 @@ export class PhasedServer {
 
   constructor() {
     this.http = http.createServer((req, res) => this.listener(req, res));
-    // Large uploads may take long; idle keep-alive sockets are closed at shutdown.
-    this.http.requestTimeout = 0;
+    // A 2 GiB upload at 1 MB/s takes ~35 min: allow an hour per request. Finer request limits
+    // belong to the trusted ingress in front (spec: "Authentication").
+    this.http.requestTimeout = 3600_000;
     this.http.headersTimeout = 60_000;
   }
 

@@ -16,7 +16,8 @@ export function validate<T, S>(body: unknown, schema: Struct<T, S>): T {
       const where = failure.path.length > 0 ? failure.path.join('.') : 'body';
       if (failure.type === 'never') throw new Unprocessable(`unknown field: ${where}`);
       if (failure.value === undefined && failure.refinement === undefined) throw new Unprocessable(`missing required field: ${where}`);
-      throw new Unprocessable(`field ${where}: ${failure.message}`);
+      // superstruct quotes the received value; it is the caller's own input, but never echo it.
+      throw new Unprocessable(`field ${where}: ${failure.message.replace(/,? but received: .*$/s, '')}`);
     }
     throw err;
   }

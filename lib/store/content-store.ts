@@ -391,9 +391,18 @@ export class ContentStore {
       if (already) {
         const actual = hash!.digest('hex');
         if (actual !== packId) throw new Invalid(`uploaded bytes hash to ${actual}, not to the pack id in the path`);
+        // A commit may have adopted the staged pack while these bytes streamed: look again.
+        let state: 'committed' | 'staged' = this.isCommittedPack(kind, packId) ? 'committed' : 'staged';
+        if (state === 'staged') {
+          try {
+            await fsp.utimes(target, new Date(), new Date());
+          } catch (err) {
+            if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !this.isCommittedPack(kind, packId)) throw err;
+            state = 'committed';
+          }
+        }
         const header = await this.packHeader(kind, packId);
-        if (already === 'staged') await fsp.utimes(target, new Date(), new Date());
-        return { info: { pack_id: packId, kind, byte_length: header.byteLength, object_count: header.header.entries.length }, state: already };
+        return { info: { pack_id: packId, kind, byte_length: header.byteLength, object_count: header.header.entries.length }, state };
       }
       const verified = verifier!.finish();
       if (verified.packId !== packId) throw new Invalid(`uploaded bytes hash to ${verified.packId}, not to the pack id in the path`);

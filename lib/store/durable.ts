@@ -81,7 +81,8 @@ export async function exists(p: string): Promise<boolean> {
     await fsp.lstat(p);
     return true;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return false;
     throw err;
   }
 }

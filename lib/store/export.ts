@@ -37,17 +37,33 @@ export async function hashFile(file: string): Promise<{ size: number; sha256: st
   return { size, sha256: hash.digest('hex') };
 }
 
+/**
+ * Digests remembered between listings, keyed by path and checked against inode, size and mtime
+ * (ns): cairn replaces files by rename (new inode) or appends (new size), so an unchanged
+ * identity means unchanged bytes, and a retiring repository is not hashed again on every poll.
+ */
+export type DigestCache = Map<string, { ino: bigint; size: bigint; mtimeNs: bigint; sha256: string }>;
+
 /** Every exported file with its size and sha256 (four files in flight at a time). */
-export async function exportFiles(root: string): Promise<ExportFile[]> {
+export async function exportFiles(root: string, cache?: DigestCache): Promise<ExportFile[]> {
   const paths = await listAuthorityFiles(root);
   const out: ExportFile[] = new Array(paths.length);
   let next = 0;
   await Promise.all([0, 1, 2, 3].map(async () => {
     while (next < paths.length) {
       const i = next++;
-      out[i] = { path: paths[i], ...(await hashFile(path.join(root, paths[i]))) };
+      const file = path.join(root, paths[i]);
+      const st = cache ? await fsp.stat(file, { bigint: true }) : null;
+      const hit = st ? cache!.get(paths[i]) : undefined;
+      if (st && hit && hit.ino === st.ino && hit.size === st.size && hit.mtimeNs === st.mtimeNs) {
+        out[i] = { path: paths[i], size: Number(st.size), sha256: hit.sha256 };
+        continue;
+      }
+      out[i] = { path: paths[i], ...(await hashFile(file)) };
+      if (st) cache!.set(paths[i], { ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, sha256: out[i].sha256 });
     }
   }));
+  if (cache) for (const key of [...cache.keys()]) if (!paths.includes(key)) cache.delete(key);
   return out;
 }
 

@@ -163,15 +163,14 @@ export interface VerifiedPack {
   packId: string;
   header: PackHeader;
   byteLength: number;
-  /** Decoded trees of a tree pack, by id (tree packs only). */
-  trees?: Map<string, Buffer>;
 }
 
 /**
  * Streaming verifier for an uploaded pack: feed chunks in order with `update`, then `finish`.
  * It hashes every byte (the pack id), parses the header, decompresses every frame with a
  * bounded output buffer, and checks each frame's CRC, raw length and object id. Memory stays
- * bounded by the header size and, for tree packs, the trees themselves (each ≤ 64 MiB).
+ * bounded by the header size and, for tree packs, the one tree being checked (≤ 64 MiB); each
+ * tree is decoded, checked and dropped.
  */
 export class PackVerifier {
   private readonly packHash: Hash = createHash('sha256');
@@ -189,7 +188,6 @@ export class PackVerifier {
   private frameDone = false;
   private readonly dctx = new zstd.DCtx();
   private readonly out = Buffer.allocUnsafe(128 * 1024);
-  private readonly trees = new Map<string, Buffer>();
 
   constructor(private readonly expectedKind: PackKind) {}
 
@@ -278,9 +276,8 @@ export class PackVerifier {
     const actual = this.entryHash!.digest('hex');
     if (actual !== entry.id) throw new Invalid(`object ${entry.id}: content hashes to ${actual}`);
     if (this.entryTree) {
-      const raw = Buffer.concat(this.entryTree);
-      decodeTree(raw);
-      this.trees.set(entry.id, raw);
+      decodeTree(Buffer.concat(this.entryTree));
+      this.entryTree = null;
     }
     this.entryIndex++;
     this.startEntry();
@@ -294,7 +291,6 @@ export class PackVerifier {
       packId: this.packHash.digest('hex'),
       header: this.header,
       byteLength: this.position,
-      trees: this.header.kind === PACK_KIND_TREE ? this.trees : undefined,
     };
   }
 }

@@ -2,7 +2,7 @@
 import { array, boolean, integer, nullable, object, optional, record, string, type as looseObject, unknown } from 'superstruct';
 import { jobProjection, type ClaimResult } from '../../authority/jobs.js';
 import { Conflict, Invalid, NotFound, Unprocessable } from '../../domain/errors.js';
-import { JOB_KIND_REPO_CI, jobKind } from '../../domain/job-kinds.js';
+import { jobKind } from '../../domain/job-kinds.js';
 import { RUNTIME_CONTRACT } from '../../domain/jobs.js';
 import { U32_MAX } from '../../domain/repository.js';
 import { isContentId } from '../../domain/content.js';
@@ -25,14 +25,13 @@ export const runRepositoryCi: Handler = async (ctx) => {
   if (!isContentId(snapshotId)) throw new Invalid('snapshot_id must be a 64-hex snapshot id');
   const snapshot = authority.store.snapshot(snapshotId);
   if (!snapshot) throw new NotFound(`snapshot ${snapshotId} is not present`);
-  const active = authority.jobs.activeRepoCi(snapshotId);
-  const job = active ?? await authority.jobs.enqueue(JOB_KIND_REPO_CI, { snapshot_id: snapshotId, snapshot_index: snapshot.snapshot_index, trigger: 'manual' });
+  const { job, queued } = await authority.jobs.enqueueRepoCi(snapshotId, snapshot.snapshot_index);
   return {
     json: {
       repository_index: authority.index,
       snapshot_id: snapshotId,
       snapshot_index: snapshot.snapshot_index,
-      queued: !active,
+      queued,
       job: jobProjection(job),
       delivery: 'binary_worker_job',
     },

@@ -3,6 +3,7 @@ import { array, integer, nullable, optional, string, type as looseObject, type S
 import { planProjection, revisionProjection, type RevisionPayload } from '../../authority/plans.js';
 import { Conflict, Invalid, Unprocessable } from '../../domain/errors.js';
 import { normalizeTerms } from '../../domain/plans.js';
+import { requireWellFormed } from '../../domain/text.js';
 import { requireAuthority, type Handler } from '../route-types.js';
 import { validate } from '../validate.js';
 
@@ -33,17 +34,15 @@ const payloadFields = {
 const CreatePayload = looseObject(payloadFields);
 const RevisePayload = looseObject({ ...payloadFields, expected_head_revision_id: optional(nullable(string())) });
 
-/** String.prototype.isWellFormed (Node 20; not yet in the TypeScript ES2022 lib). */
-const wellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
-
 function payload(body: unknown, struct: Struct<any, any>): RevisionPayload {
   const p = validate(body, struct) as RevisionPayload & { items?: RevisionPayload['items'] | null; packed_artifact?: RevisionPayload['packed_artifact'] | null };
   // Text is stored as UTF-8: a lone surrogate cannot be, so it is refused rather than replaced.
   for (const [name, value] of Object.entries(p)) {
-    if (typeof value === 'string' && !wellFormed(value)) throw new Invalid(`${name} contains a lone surrogate (not valid Unicode)`);
+    if (typeof value === 'string') requireWellFormed(value, name);
   }
   for (const item of p.items ?? []) {
-    if (typeof item.text === 'string' && !wellFormed(item.text)) throw new Invalid('items[].text contains a lone surrogate (not valid Unicode)');
+    if (typeof item.text === 'string') requireWellFormed(item.text, 'items[].text');
+    for (const h of item.heading_path ?? []) requireWellFormed(h, 'items[].heading_path');
   }
   return { ...p, items: p.items ?? undefined, packed_artifact: p.packed_artifact ?? undefined };
 }
