@@ -104,4 +104,15 @@ describe('review regressions', () => {
     expect(withStatus.status).to.equal(409);
     expect((await api(server.url, 'GET', `${AUTH}/${repo}/sprints/${planId}`)).json.plan.status).to.equal('draft');
   });
+
+  it('answers 413 at once for a declared JSON body above what can be parsed (512 MiB), reading none of it', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(`${server.url}${AUTH}/${repo}/remote-sync/zstd-bulk/commit`, {
+        method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(600 * 1024 * 1024) },
+      }, (res) => { res.resume(); resolve(res.statusCode!); req.destroy(); });
+      req.on('error', reject);
+      req.write('{');
+    });
+    expect(status).to.equal(413);
+  });
 });

@@ -2,7 +2,8 @@
 // transition table): start, status with drain counts and the export manifest, file download,
 // purge and abort. Lifecycle changes of one repository are serialized by its lifecycle mutex.
 import { createHash, randomBytes } from 'node:crypto';
-import { promises as fsp } from 'node:fs';
+import { createReadStream, promises as fsp } from 'node:fs';
+import type { Readable } from 'node:stream';
 import path from 'node:path';
 import { Conflict, NotFound } from '../domain/errors.js';
 import { canonicalManifest, EXPORT_SCHEMA, type ExportManifest } from '../domain/export-manifest.js';
@@ -93,15 +94,17 @@ export class Retirement {
     });
   }
 
-  /** Absolute path of an exported file, only for a path in the current manifest listing. */
-  async exportedFile(index: number, filePath: string): Promise<string> {
+  /** An exported file's bytes as a stream, only for a path in the current manifest listing. */
+  async openExportedFile(index: number, filePath: string): Promise<{ stream: Readable; length: number }> {
     const record = this.service.record(index);
     const drain = record.lifecycle_kind === LIFECYCLE_RETIRING ? this.drain(record) : null;
     if (!drain || drain.queued_worker_jobs || drain.running_worker_jobs) throw new NotFound('no export manifest: the repository is not retiring with drained jobs');
     const root = this.service.layout.repositoryDir(index);
     // An exact match against the listing: "..", absolute, encoded separators or NUL never match.
     if (!(await listAuthorityFiles(root)).includes(filePath)) throw new NotFound('file is not in the export manifest');
-    return path.join(root, filePath);
+    const file = path.join(root, filePath);
+    const { size } = await fsp.stat(file);
+    return { stream: createReadStream(file, { highWaterMark: 1024 * 1024 }), length: size };
   }
 
   /**

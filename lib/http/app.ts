@@ -18,6 +18,8 @@ export interface AppOptions {
 }
 
 const INDEX_PARAMS = ['repository_index', 'worker_job_index'];
+/** The largest JSON body parsed (raised routes); larger ones are 413 before any is read. */
+export const MAX_PARSED_JSON = 512 * 1024 * 1024;
 
 export function createApp(options: AppOptions): Koa {
   const app = new Koa();
@@ -83,7 +85,9 @@ export function createApp(options: AppOptions): Koa {
       if (!ctx.request.is('application/json')) {
         throw new UnsupportedMediaType('this route takes Content-Type: application/json');
       }
-      await jsonParser(route.limit)(ctx, async () => {});
+      // JSON is parsed in memory, and V8 cannot hold a string near 2 GiB: raised JSON routes
+      // accept up to MAX_PARSED_JSON (README "Request errors"); packs are what stream to disk.
+      await jsonParser(Math.min(route.limit, MAX_PARSED_JSON))(ctx, async () => {});
       body = ctx.request.body;
       if (body === '') {
         // co-body answers '' both for no body and for the JSON string "": tell them apart.

@@ -1,6 +1,4 @@
 // Retirement, export and restore (spec: "Repository registry, CI, retirement, restore").
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import { array, integer, object, string, type Infer } from 'superstruct';
 import { RETIREMENT_CONTRACT, type RetirementStatus } from '../../authority/retirement.js';
 import { RESTORE_CONTRACT } from '../../authority/restore.js';
@@ -41,9 +39,8 @@ export const abortRetirement: Handler = async (ctx) => {
 };
 
 export const retirementFile: Handler = async (ctx) => {
-  const file = await ctx.service.retirement.exportedFile(index(ctx.params), ctx.params.file_path);
-  const { size } = await stat(file);
-  return { mediaType: MEDIA_AUTHORITY_FILE, bytes: createReadStream(file, { highWaterMark: 1024 * 1024 }), length: size };
+  const { stream, length } = await ctx.service.retirement.openExportedFile(index(ctx.params), ctx.params.file_path);
+  return { mediaType: MEDIA_AUTHORITY_FILE, bytes: stream, length };
 };
 
 export const purge: Handler = async (ctx) => {
