@@ -25,10 +25,18 @@ export interface RegistrationResult {
 
 export class Registry {
   private records: RepositoryRecord[];
+  /** Live owners of non-empty namespaces: lookups without scanning every record. */
+  private owners = new Map<string, number>();
   private readonly mutex = new Mutex();
 
   private constructor(private readonly layout: Layout, records: RepositoryRecord[]) {
     this.records = records;
+    this.indexOwners();
+  }
+
+  private indexOwners(): void {
+    this.owners = new Map();
+    for (const r of this.records) if (ownsNamespace(r, r.namespace)) this.owners.set(r.namespace, r.repository_index);
   }
 
   /** Load registry.bin; a missing file is an empty registry, a corrupt one is an error. */
@@ -53,7 +61,8 @@ export class Registry {
   /** The live (not purged) repository owning a non-empty namespace, if any. */
   namespaceOwner(namespace: string): RepositoryRecord | undefined {
     if (namespace === '') return undefined;
-    return this.records.find((r) => ownsNamespace(r, namespace));
+    const index = this.owners.get(namespace);
+    return index === undefined ? undefined : this.records[index];
   }
 
   /**
@@ -146,6 +155,7 @@ export class Registry {
   private async commit(records: RepositoryRecord[]): Promise<void> {
     await writeFileDurable(this.layout.registryFile, encodeRegistry(records));
     this.records = records;
+    this.indexOwners();
   }
 
   isPurged(index: number): boolean {
