@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { push } from '../lib/client/transfer.js';
-import { CLI, api, cli, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { api, cli, register, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 const AUTH = '/v1/native/repository-authorities';
 const FILE_MEDIA = 'application/vnd.svc.remote-authority-file.v1';

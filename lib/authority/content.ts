@@ -7,13 +7,12 @@ import {
   isContentId,
   requireContentId,
   sha256Hex,
-  type EntryKind,
   type TreeEntry,
 } from '../domain/content.js';
 import { Conflict, Invalid, NotFound } from '../domain/errors.js';
 import { closeLine, moveLine, validateLineName, type LineMove, type LineState } from '../domain/lines.js';
 import { nowSeconds } from '../domain/repository.js';
-import type { ContentStore, Locator, ObjectKind, PackInfo, StoredSnapshot } from '../store/content-store.js';
+import type { ContentStore, Locator, ObjectKind, StoredSnapshot } from '../store/content-store.js';
 import { PACK_KIND_OBJECT, PACK_KIND_TREE, type PackEntry, type PackKind } from '../store/pack.js';
 
 // ---------------------------------------------------------------- row shapes (README "Remote sync rows")
@@ -492,4 +491,3 @@ export class ContentOperations {
   }
 }
 
-export type { EntryKind, PackInfo };

@@ -6,8 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { decodeTree, snapshotId, type TreeEntry } from '../domain/content.js';
-import { buildPack, decodeObjectFrame, PACK_KIND_OBJECT, PACK_KIND_TREE, type BuiltPack, type PackKind } from '../store/pack.js';
-import { CairnClient, ServerError } from './http.js';
+import { decodeObjectFrame, PACK_KIND_OBJECT, PACK_KIND_TREE, type BuiltPack, type PackKind } from '../store/pack.js';
+import { CairnClient } from './http.js';
 import { materialize, scanDirectory } from './worktree.js';
 import { PackWorker } from './pack-worker.js';
 
@@ -375,4 +375,3 @@ export async function sync(o: SyncOptions) {
   return { snapshot_id: o.snapshot, transferred_packs: transferred, upserted: commit.upserted, skipped: commit.skipped, line_updated: commit.line_head_updated_after_ingest };
 }
 
-export { ServerError };

@@ -614,4 +614,3 @@ export function packKindOf(kind: ObjectKind): PackKind {
   return kind === 'blob' ? PACK_KIND_OBJECT : PACK_KIND_TREE;
 }
 
-export type { IndexKind };
