@@ -3,7 +3,7 @@
 // repository never interleave; reads use the last committed state.
 import { promises as fsp } from 'node:fs';
 import { Mutex } from 'async-mutex';
-import { Corrupt } from '../domain/errors.js';
+import { Conflict, Corrupt } from '../domain/errors.js';
 import { decodeAuthorityFile, encodeAuthorityFile } from '../store/authority-file.js';
 import { mkdirDurable, removeTempFiles, writeFileDurable } from '../store/durable.js';
 import { ContentStore } from '../store/content-store.js';
@@ -69,14 +69,40 @@ export class Authority {
     return this.planBook!;
   }
 
+  private filesClosed = false;
+
+  /** Close the authority's files (idempotent). */
   close(): void {
+    if (this.filesClosed) return;
+    this.filesClosed = true;
     this.store.close();
     this.jobs.close();
     this.planBook?.close();
   }
 
-  /** Run a mutation of this repository alone. */
+  private closed = false;
+
+  /** Run a mutation of this repository alone. A mutation that waited through a purge is refused. */
   exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    return this.mutex.runExclusive(fn);
+    return this.mutex.runExclusive(() => {
+      if (this.closed) throw new Conflict(`repository ${this.index} has been purged`);
+      return fn();
+    });
+  }
+
+  /**
+   * Run `fn` with every mutation of this repository finished and none starting (purge). Locks
+   * are taken in the order plan mutations take them (plans, then content), then the job queue.
+   * With `close`, the authority's files are closed before the locks are released.
+   */
+  quiesce<T>(fn: () => Promise<T>, close = false): Promise<T> {
+    return this.plans.exclusive(() => this.exclusive(() => this.jobs.exclusive(async () => {
+      const result = await fn();
+      if (close) {
+        this.closed = true;
+        this.close();
+      }
+      return result;
+    })));
   }
 }

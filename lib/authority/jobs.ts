@@ -161,6 +161,11 @@ export class JobQueue {
     this.writer.close();
   }
 
+  /** Hold this mutex while `fn` runs (the authority's quiesce). */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return this.mutex.runExclusive(fn);
+  }
+
   private async persist(jobs: JobRecord[]): Promise<void> {
     await this.writer.append(jobs);
     for (const job of jobs) {

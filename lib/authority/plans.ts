@@ -106,6 +106,11 @@ export class PlanBook {
     this.log.close();
   }
 
+  /** Hold this mutex while `fn` runs (the authority's quiesce). */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return this.mutex.runExclusive(fn);
+  }
+
   private apply(record: PlanLogRecord): void {
     if (record.revision) {
       this.revisions.set(record.revision.plan_revision_id, record.revision);

@@ -122,17 +122,21 @@ export class Retirement {
         return { purged: true, already_purged: true, repository: record };
       }
       if (record.lifecycle_kind !== LIFECYCLE_RETIRING) throw new Conflict(`repository ${index} is not retiring; start retirement first`);
-      const drain = this.drain(record);
-      if (drain.queued_worker_jobs || drain.running_worker_jobs) {
-        throw new Conflict(`worker jobs are not drained (${drain.queued_worker_jobs} queued, ${drain.running_worker_jobs} running)`);
-      }
-      const fresh = await this.manifest(record, true);
-      if (!fresh || canonicalManifest(fresh) !== canonicalManifest(acknowledgement)) {
-        throw new Conflict('the acknowledgement is not the complete, unchanged export manifest');
-      }
-      await fsp.mkdir(path.dirname(this.ackFile(index)), { recursive: true });
-      await writeFileDurable(this.ackFile(index), `${ackDigest}\n`);
-      crashPoint('purge:after-ack');
+      // Mutations admitted before retirement started may still be running: wait them out and
+      // keep new ones from starting while the manifest is compared and the files closed.
+      await this.service.authority(index).quiesce(async () => {
+        const drain = this.drain(record);
+        if (drain.queued_worker_jobs || drain.running_worker_jobs) {
+          throw new Conflict(`worker jobs are not drained (${drain.queued_worker_jobs} queued, ${drain.running_worker_jobs} running)`);
+        }
+        const fresh = await this.manifest(record, true);
+        if (!fresh || canonicalManifest(fresh) !== canonicalManifest(acknowledgement)) {
+          throw new Conflict('the acknowledgement is not the complete, unchanged export manifest');
+        }
+        await fsp.mkdir(path.dirname(this.ackFile(index)), { recursive: true });
+        await writeFileDurable(this.ackFile(index), `${ackDigest}\n`);
+        crashPoint('purge:after-ack');
+      }, true);
       this.service.closeAuthority(index);
       this.digests.delete(index);
       const repository = await this.service.registry.update(index, (r) => ({ ...r, lifecycle_kind: LIFECYCLE_PURGED, tombstoned: true }));
