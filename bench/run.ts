@@ -13,6 +13,7 @@
 //   BENCH_TMPDIR directory for the temp directory (default os.tmpdir())
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildBigPack } from './pack-file.js';
@@ -414,9 +415,11 @@ async function stepManifest(): Promise<void> {
       const listed = await exportFiles(dir);
       const ms = performance.now() - t0;
       const bytes = listed.reduce((n, f) => n + f.size, 0);
-      // -z: NUL-terminated lines, file names not escaped.
-      const sum = await runOk('sha256sum', ['-z', ...files], { cwd: dir, timeoutMs: COMMAND_TIMEOUT_MS });
-      const sums = new Map(sum.stdout.split('\0').filter(Boolean).map((l) => { const [h, ...rest] = l.split('  '); return [rest.join('  '), h] as [string, string]; }));
+      // -z: NUL-terminated lines, file names not escaped. Output is kept whole (runOk truncates).
+      const t1 = performance.now();
+      const stdout = execFileSync('sha256sum', ['-z', ...files], { cwd: dir, maxBuffer: 256 * 1024 * 1024 }).toString('utf8');
+      const sum = { ms: performance.now() - t1 };
+      const sums = new Map(stdout.split('\0').filter(Boolean).map((l) => { const [h, ...rest] = l.split('  '); return [rest.join('  '), h] as [string, string]; }));
       const agree = listed.every((f) => sums.get(f.path) === f.sha256);
       fig[name] = {
         files: listed.length, bytes, mib: mib(bytes),
