@@ -5,10 +5,11 @@ import { closeSync, mkdtempSync, openSync, promises as fsp, readSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { SingleBar } from 'cli-progress';
-import { decodeTree, snapshotId, type TreeEntry } from '../domain/content.js';
+import { decodeTree, snapshotId, type EntryKind, type TreeEntry } from '../domain/content.js';
 import { decodeObjectFrame, PACK_KIND_OBJECT, PACK_KIND_TREE, type BuiltPack, type PackKind } from '../store/pack.js';
 import { CairnClient } from './http.js';
-import { materialize, scanDirectory } from './worktree.js';
+import { prepareOutput, scanDirectory, writeEntry } from './worktree.js';
+import { Unpacker } from './unpack-worker.js';
 import { PackWorker } from './pack-worker.js';
 
 const MEDIA: Record<PackKind, string> = {
@@ -235,6 +236,28 @@ class LocalPacks {
     }));
   }
 
+  /** Start downloading each pack (three at a time, in order); each promise yields the file path. */
+  fetchEach(kind: PackKind, packIds: string[]): Map<string, Promise<string>> {
+    const resolvers = new Map<string, { resolve: (file: string) => void; reject: (err: Error) => void }>();
+    const promises = new Map<string, Promise<string>>();
+    for (const id of packIds) promises.set(id, new Promise((resolve, reject) => resolvers.set(id, { resolve, reject })));
+    for (const p of promises.values()) p.catch(() => undefined); // awaited (and surfaced) by the caller
+    let next = 0;
+    void Promise.all([0, 1, 2].map(async () => {
+      while (next < packIds.length) {
+        const packId = packIds[next++];
+        const file = path.join(this.dir, `${packId}.pack`);
+        try {
+          await this.client.download(this.client.repoPath(this.repo, `${SYNC}/${PACK_PATH[kind]}/${packId}`), file);
+          resolvers.get(packId)!.resolve(file);
+        } catch (err) {
+          resolvers.get(packId)!.reject(err as Error);
+        }
+      }
+    }));
+    return promises;
+  }
+
   read(id: string, loc: ManifestLocator): Buffer {
     const fd = this.files.get(loc.pack_id);
     if (fd === undefined) throw new Error(`pack ${loc.pack_id} was not downloaded`);
@@ -290,25 +313,62 @@ export async function pull(o: PullOptions): Promise<{ snapshot_id: string; files
       }
       return entries;
     };
-    const neededPacks = new Set<string>();
-    const visit = (treeId: string): void => {
+    // The snapshot's directories and files in walk order.
+    const dirs: string[] = [];
+    const files: { path: string; kind: EntryKind; blob: string }[] = [];
+    const list = (treeId: string, rel: string): void => {
       for (const e of readTree(treeId)) {
-        if (e.kind === 'directory') visit(e.id);
-        else {
-          const loc = blobs.get(e.id);
-          if (!loc) throw new Error(`manifest lacks blob ${e.id}`);
-          neededPacks.add(loc.pack_id);
+        const p = rel ? `${rel}/${e.name}` : e.name;
+        if (e.kind === 'directory') {
+          dirs.push(p);
+          list(e.id, p);
+        } else {
+          if (!blobs.has(e.id)) throw new Error(`manifest lacks blob ${e.id}`);
+          files.push({ path: p, kind: e.kind, blob: e.id });
         }
       }
     };
-    visit(root);
-    await packs.fetch(PACK_KIND_OBJECT, neededPacks);
-    t('download');
-    const result = await materialize({
-      readTree: async (treeId) => readTree(treeId),
-      readBlob: (blobId) => packs.read(blobId, blobs.get(blobId)!),
-    }, root, o.out);
-    t('materialize');
+    list(root, '');
+    const out = prepareOutput(o.out, dirs);
+    // Object packs in the order the walk first needs them; all download in the background
+    // (three at a time) while earlier packs are decoded (worker thread) and written (here).
+    const byBlob = new Map<string, typeof files>();
+    const packOrder: string[] = [];
+    for (const f of files) {
+      const same = byBlob.get(f.blob);
+      if (same) same.push(f);
+      else {
+        byBlob.set(f.blob, [f]);
+        const pack = blobs.get(f.blob)!.pack_id;
+        if (!packOrder.includes(pack)) packOrder.push(pack);
+      }
+    }
+    const downloads = packs.fetchEach(PACK_KIND_OBJECT, packOrder);
+    const unpacker = new Unpacker();
+    let written = 0;
+    let bytes = 0;
+    try {
+      for (const packId of packOrder) {
+        const file = await downloads.get(packId)!;
+        const wanted = [...byBlob.keys()].map((blob) => ({ blob, loc: blobs.get(blob)! })).filter((x) => x.loc.pack_id === packId)
+          .sort((a, b) => a.loc.offset - b.loc.offset)
+          .map(({ blob, loc }) => ({ id: blob, offset: loc.offset, length: loc.length, raw_length: loc.raw_length, crc32: Number.parseInt(loc.crc32, 16) }));
+        for await (const batch of unpacker.objects(file, wanted)) {
+          for (const obj of batch) {
+            for (const f of byBlob.get(obj.id)!) {
+              writeEntry(path.join(out, ...f.path.split('/')), f.kind, obj.bytes);
+              written++;
+              bytes += obj.bytes.length;
+            }
+          }
+        }
+      }
+    } finally {
+      await unpacker.close();
+      await Promise.allSettled(downloads.values());
+    }
+    t('download+materialize');
+    const result = { files: written, bytes };
     return { snapshot_id: id, ...result };
   } finally {
     packs.close();

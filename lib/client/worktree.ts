@@ -138,52 +138,30 @@ export async function scanDirectory(dir: string, onBlob: (id: string, bytes: () 
   return { rootTreeId, trees, blobs, fileCount, byteCount, skipped };
 }
 
-export interface Materializer {
-  readTree(id: string): Promise<TreeEntry[]>;
-  /** The verified bytes of a blob. */
-  readBlob(id: string): Buffer | Promise<Buffer>;
-}
-
-/** Write the tree `treeId` into `dir` (which must be empty or absent): files, modes, symlinks. */
-export async function materialize(source: Materializer, treeId: string, dir: string): Promise<{ files: number; bytes: number }> {
+/** Create `dir` (which must be empty or absent) and every directory below it; returns `dir`. */
+export function prepareOutput(dir: string, dirs: string[]): string {
   mkdirSync(dir, { recursive: true });
   if (readdirSync(dir).length > 0) throw new Error(`output directory ${dir} is not empty`);
-  // Modes are exact: chmod only when the umask would have changed what open() created.
-  const umask = process.umask();
-  let files = 0;
-  let bytes = 0;
-  let sinceYield = 0;
-  const write = async (id: string, into: string): Promise<void> => {
-    for (const entry of await source.readTree(id)) {
-      const target = path.join(into, entry.name);
-      if (entry.kind === 'directory') {
-        mkdirSync(target);
-        await write(entry.id, target);
-        continue;
-      }
-      const content = await source.readBlob(entry.id);
-      if (entry.kind === 'symlink') {
-        symlinkSync(content, target);
-      } else {
-        const mode = entry.kind === 'executable' ? 0o755 : 0o644;
-        const fd = openSync(target, 'wx', mode);
-        try {
-          let done = 0;
-          while (done < content.length) done += writeSync(fd, content, done, content.length - done);
-        } finally {
-          closeSync(fd);
-        }
-        if ((mode & ~umask) !== mode) chmodSync(target, mode);
-      }
-      files++;
-      bytes += content.length;
-      sinceYield += content.length + 4096;
-      if (sinceYield >= YIELD_EVERY) {
-        sinceYield = 0;
-        await yieldToLoop();
-      }
-    }
-  };
-  await write(treeId, dir);
-  return { files, bytes };
+  for (const d of dirs) mkdirSync(path.join(dir, ...d.split('/')));
+  return dir;
+}
+
+// Modes are exact: chmod only when the umask would have changed what open() created.
+const umask = process.umask();
+
+/** Write one file, executable or symlink with its exact bytes and mode. */
+export function writeEntry(target: string, kind: EntryKind, content: Buffer): void {
+  if (kind === 'symlink') {
+    symlinkSync(content, target);
+    return;
+  }
+  const mode = kind === 'executable' ? 0o755 : 0o644;
+  const fd = openSync(target, 'wx', mode);
+  try {
+    let done = 0;
+    while (done < content.length) done += writeSync(fd, content, done, content.length - done);
+  } finally {
+    closeSync(fd);
+  }
+  if ((mode & ~umask) !== mode) chmodSync(target, mode);
 }
