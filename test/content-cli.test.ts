@@ -125,6 +125,16 @@ describe('push / pull / sync commands', () => {
     expect(await fsp.readFile(path.join(out, 'src/new.txt'), 'utf8')).to.equal('new file');
   });
 
+  it('refuses to push a directory that does not exist, and says which', async () => {
+    const missing = path.join(tempDir(), 'no-such-dir');
+    const res = await cli(['push', '--server', server.url, '--repo', String(repo), '--line', 'dev', missing]);
+    expect(res.code).to.equal(1);
+    expect(res.stderr).to.include(`${missing} does not exist`);
+    const unreachable = await cli(['push', '--server', 'http://127.0.0.1:9', '--repo', String(repo), '--line', 'dev', tree]);
+    expect(unreachable.code).to.equal(1);
+    expect(unreachable.stderr).to.match(/cannot reach http:\/\/127\.0\.0\.1:9/);
+  });
+
   it('explains every option of push, pull, sync and fsck in --help', async () => {
     for (const [cmd, flags] of [['push', ['--server', '--repo', '--line', '--parent', '--no-line', '--message']], ['pull', ['--line', '--snapshot']], ['sync', ['--from', '--from-repo', '--to', '--to-repo', '--snapshot', '--line']], ['fsck', ['--data', '--repo', '--rebuild-locators']], ['serve', ['--bind', '--data']]] as const) {
       const r = spawnSync(process.execPath, [CLI, cmd, '--help'], { encoding: 'utf8' });

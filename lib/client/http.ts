@@ -28,7 +28,13 @@ export class CairnClient {
 
   private async fetchWithRetry(path: string, init: RequestInit): Promise<Response> {
     for (let attempt = 0; ; attempt++) {
-      const res = await fetch(this.base + path, init);
+      let res: Response;
+      try {
+        res = await fetch(this.base + path, init);
+      } catch (err) {
+        const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+        throw new Error(`cannot reach ${this.base}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+      }
       if (res.status !== 503 || attempt >= this.retries) return res;
       await res.arrayBuffer().catch(() => undefined);
       const wait = Number(res.headers.get('retry-after') ?? '1');

@@ -50,7 +50,12 @@ export class PackWorker {
     });
   }
 
+  /** Stop the worker (idempotent). */
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
     await this.worker.terminate();
   }
+
+  private closed = false;
 }

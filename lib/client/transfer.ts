@@ -128,12 +128,12 @@ class PackPipeline {
   }
 
   async finish(): Promise<void> {
-    try {
-      await this.flush(PACK_KIND_OBJECT);
-      while (this.inflight.size) await Promise.all(this.inflight);
-    } finally {
-      await this.worker.close();
-    }
+    await this.flush(PACK_KIND_OBJECT);
+    while (this.inflight.size) await Promise.all(this.inflight);
+  }
+
+  close(): Promise<void> {
+    return this.worker.close();
   }
 }
 
@@ -160,21 +160,27 @@ export async function push(o: PushOptions): Promise<PushResult> {
   const progress = progressBar(o.progress);
   progress.start(0, 'packing+uploading');
   const pipeline = new PackPipeline(client, o.repo, o.compressionLevel ?? 3, progress);
-  const scan = await scanDirectory(o.dir, async (id, read) => {
-    if (!presentBlobs.has(id)) await pipeline.add(id, read());
-  });
-  t('scan+pack');
+  let scan: Awaited<ReturnType<typeof scanDirectory>>;
+  try {
+    scan = await scanDirectory(o.dir, async (id, read) => {
+      if (!presentBlobs.has(id)) await pipeline.add(id, read());
+    });
+    t('scan+pack');
+    if (!(parentRecord && parentRecord.root_tree_id === scan.rootTreeId && !o.parent && o.message === undefined)) {
+      const missingTrees = [...scan.trees.entries()].filter(([id]) => !presentTrees.has(id)).sort(([a], [b]) => (a < b ? -1 : 1));
+      await pipeline.flush(PACK_KIND_TREE, missingTrees.map(([id, raw]) => ({ id, raw })));
+    }
+    await pipeline.finish();
+  } finally {
+    // The pack worker must not outlive a failed scan or upload (it would keep the process alive).
+    await pipeline.close();
+    progress.stop();
+  }
+  t('upload');
   const base = { root_tree_id: scan.rootTreeId, line: o.line, files: scan.fileCount, bytes: scan.byteCount };
   if (parentRecord && parentRecord.root_tree_id === scan.rootTreeId && !o.parent && o.message === undefined) {
-    await pipeline.finish();
-    progress.stop();
     return { ...base, snapshot_id: parent!, parent_snapshot_ids: parentRecord.parent_snapshot_ids, line_updated: false, unchanged: true, uploaded_packs: 0, uploaded_bytes: 0 };
   }
-  const missingTrees = [...scan.trees.entries()].filter(([id]) => !presentTrees.has(id)).sort(([a], [b]) => (a < b ? -1 : 1));
-  await pipeline.flush(PACK_KIND_TREE, missingTrees.map(([id, raw]) => ({ id, raw })));
-  await pipeline.finish();
-  progress.stop();
-  t('upload');
 
   const snapshot = {
     root_tree_id: scan.rootTreeId,

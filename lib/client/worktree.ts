@@ -56,6 +56,13 @@ function hashLargeFile(file: string): string {
  * caller can pack what the server lacks in the same pass (each file is read once).
  */
 export async function scanDirectory(dir: string, onBlob: (id: string, bytes: () => Buffer) => Promise<void> | void = () => {}): Promise<ScannedTree> {
+  let st;
+  try {
+    st = lstatSync(dir);
+  } catch {
+    throw new Error(`${dir} does not exist`);
+  }
+  if (!st.isDirectory()) throw new Error(`${dir} is not a directory`);
   const root: DirNode = { entries: new Map() };
   const blobs = new Set<string>();
   const skipped: string[] = [];
