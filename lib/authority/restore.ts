@@ -9,7 +9,7 @@ import { Mutex } from 'async-mutex';
 import { Conflict, Invalid, NotFound, TooLarge } from '../domain/errors.js';
 import { validateManifest, type ExportManifest } from '../domain/export-manifest.js';
 import { nowSeconds, validatePolicyFlags, type RepositoryRecord } from '../domain/repository.js';
-import { exists, fsyncDir, mkdirDurable, removeDurable, renameDurable, tempPathFor, writeFileDurable } from '../store/durable.js';
+import { ChunkWriter, exists, fsyncDir, mkdirDurable, removeDurable, renameDurable, tempPathFor, writeFileDurable } from '../store/durable.js';
 import { copyFileHashed, hashFile } from '../store/export.js';
 import { fsckAuthority } from '../store/fsck.js';
 import { rewriteRepositoryIndex } from '../store/rewrite.js';
@@ -133,6 +133,7 @@ export class RestoreSessions {
     await fsp.mkdir(path.dirname(target), { recursive: true });
     const temp = tempPathFor(target);
     const handle = await fsp.open(temp, 'wx', 0o644);
+    const writer = new ChunkWriter(handle);
     const hash = createHash('sha256');
     let size = 0;
     try {
@@ -141,11 +142,12 @@ export class RestoreSessions {
         if (size > limit) throw new TooLarge(`request body exceeds the route limit of ${limit} bytes`);
         if (size > entry.size) throw new Invalid(`${entry.path} is larger than the ${entry.size} bytes the manifest lists`);
         hash.update(chunk);
-        await handle.write(chunk);
+        await writer.write(chunk);
       }
       const digest = hash.digest('hex');
       if (size !== entry.size) throw new Invalid(`${entry.path} is ${size} bytes; the manifest lists ${entry.size}`);
       if (digest !== entry.sha256) throw new Invalid(`${entry.path} hashes to ${digest}; the manifest lists ${entry.sha256}`);
+      await writer.end();
       await handle.sync();
       await handle.close();
       // Placed under the session mutex, after checking again that no commit has taken the files.
@@ -157,6 +159,7 @@ export class RestoreSessions {
         await this.save(key, { ...current, updated_at_s: nowSeconds() });
       });
     } catch (err) {
+      await writer.end().catch(() => {});
       await handle.close().catch(() => {});
       await fsp.rm(temp, { force: true });
       throw err;

@@ -24,7 +24,7 @@ import {
   type ContentState,
   type LineRecord,
 } from './content-files.js';
-import { exists, fsyncDir, mkdirDurable, renameDurable, tempPathFor, writeFileDurable } from './durable.js';
+import { ChunkWriter, exists, fsyncDir, mkdirDurable, renameDurable, tempPathFor, writeFileDurable } from './durable.js';
 import {
   INDEX_KIND_BLOB,
   INDEX_KIND_SNAPSHOT,
@@ -375,6 +375,7 @@ export class ContentStore {
     const target = this.stagedPackFile(kind, packId);
     const temp = already ? null : tempPathFor(target);
     const handle = temp ? await fsp.open(temp, 'wx', 0o644) : null;
+    const writer = handle ? new ChunkWriter(handle) : null;
     let received = 0;
     try {
       for await (const chunk of body) {
@@ -382,7 +383,7 @@ export class ContentStore {
         if (received > limit) throw new TooLarge(`request body exceeds the route limit of ${limit} bytes`);
         if (verifier) {
           verifier.update(chunk);
-          await handle!.write(chunk);
+          await writer!.write(chunk);
         } else {
           hash!.update(chunk);
         }
@@ -406,11 +407,13 @@ export class ContentStore {
       }
       const verified = verifier!.finish();
       if (verified.packId !== packId) throw new Invalid(`uploaded bytes hash to ${verified.packId}, not to the pack id in the path`);
+      await writer!.end();
       await handle!.sync();
       await handle!.close();
       await renameDurable(temp!, target);
       return { info: { pack_id: packId, kind, byte_length: verified.byteLength, object_count: verified.header.entries.length }, state: 'new' };
     } catch (err) {
+      await writer?.end().catch(() => {});
       if (handle) await handle.close().catch(() => {});
       if (temp) await fsp.rm(temp, { force: true });
       throw err;

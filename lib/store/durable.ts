@@ -117,3 +117,51 @@ export async function removeTempFiles(root: string): Promise<string[]> {
   }
   return removed;
 }
+
+/**
+ * Writes a stream of chunks to a file handle in ~1 MiB writes, with one write in flight while
+ * the caller goes on reading (at most `maxQueued` bytes buffered), so network reads and disk
+ * writes overlap without holding the body in memory.
+ */
+export class ChunkWriter {
+  private parts: Buffer[] = [];
+  private buffered = 0;
+  private queued = 0;
+  private inflight: Promise<void> = Promise.resolve();
+  private failure: unknown = null;
+
+  constructor(private readonly handle: FileHandle, private readonly flushAt = 1024 * 1024, private readonly maxQueued = 8 * 1024 * 1024) {}
+
+  async write(chunk: Buffer): Promise<void> {
+    if (this.failure) throw this.failure;
+    this.parts.push(chunk);
+    this.buffered += chunk.length;
+    if (this.buffered >= this.flushAt) await this.flush(false);
+  }
+
+  private async flush(wait: boolean): Promise<void> {
+    if (this.buffered > 0) {
+      const bytes = this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts);
+      this.parts = [];
+      this.buffered = 0;
+      this.queued += bytes.length;
+      this.inflight = this.inflight.then(async () => {
+        if (this.failure) return;
+        try {
+          await this.handle.write(bytes);
+        } catch (err) {
+          this.failure = err;
+        } finally {
+          this.queued -= bytes.length;
+        }
+      });
+    }
+    if (wait || this.queued > this.maxQueued) await this.inflight;
+    if (this.failure) throw this.failure;
+  }
+
+  /** Write what is buffered and wait for every write; the caller then fsyncs and closes. */
+  end(): Promise<void> {
+    return this.flush(true);
+  }
+}
