@@ -156,7 +156,9 @@ export class RestoreSessions {
         if (current?.state !== 'uploading') throw new Conflict(`restore session is ${current?.state ?? 'gone'}`);
         await renameDurable(temp, target);
         this.stagedPaths(key).add(entry.path);
-        await this.save(key, { ...current, updated_at_s: nowSeconds() });
+        // Activity keeps a session from expiring; recording it once a minute is enough.
+        const now = nowSeconds();
+        if (now - current.updated_at_s >= 60) await this.save(key, { ...current, updated_at_s: now });
       });
     } catch (err) {
       await writer.end().catch(() => {});

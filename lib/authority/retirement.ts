@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Conflict, NotFound } from '../domain/errors.js';
 import { canonicalManifest, EXPORT_SCHEMA, type ExportManifest } from '../domain/export-manifest.js';
 import { LIFECYCLE_ACTIVE, LIFECYCLE_PURGED, LIFECYCLE_RETIRING, type RepositoryRecord } from '../domain/repository.js';
-import { exportFiles, listAuthorityFiles, type DigestCache } from '../store/export.js';
+import { exportFiles, isListedFile, type DigestCache } from '../store/export.js';
 import { fsyncDir, removeDurable, writeFileDurable, TEMP_MARKER } from '../store/durable.js';
 import type { CairnService } from './service.js';
 import { crashPoint } from '../store/crash-point.js';
@@ -100,8 +100,8 @@ export class Retirement {
     const drain = record.lifecycle_kind === LIFECYCLE_RETIRING ? this.drain(record) : null;
     if (!drain || drain.queued_worker_jobs || drain.running_worker_jobs) throw new NotFound('no export manifest: the repository is not retiring with drained jobs');
     const root = this.service.layout.repositoryDir(index);
-    // An exact match against the listing: "..", absolute, encoded separators or NUL never match.
-    if (!(await listAuthorityFiles(root)).includes(filePath)) throw new NotFound('file is not in the export manifest');
+    // Exactly a file of the listing: "..", absolute, encoded separators or NUL never are.
+    if (!(await isListedFile(root, filePath))) throw new NotFound('file is not in the export manifest');
     const file = path.join(root, filePath);
     const { size } = await fsp.stat(file);
     return { stream: createReadStream(file, { highWaterMark: 1024 * 1024 }), length: size };

@@ -6,6 +6,7 @@ import { createReadStream, promises as fsp } from 'node:fs';
 import path from 'node:path';
 import fg from 'fast-glob';
 import { isTempName } from './durable.js';
+import { cleanRelativePath } from '../domain/paths.js';
 
 export interface ExportFile {
   path: string;
@@ -21,6 +22,28 @@ export async function listAuthorityFiles(root: string): Promise<string[]> {
 
 /** Files up to this size are read in one call; larger ones stream in 1 MiB chunks. */
 const WHOLE_READ_LIMIT = 4 * 1024 * 1024;
+
+/**
+ * Whether `relPath` names a file of the export listing, without listing the directory: a clean
+ * relative path (no "..", no leading "/", no "\\", no NUL), outside staging/, not a temp file,
+ * and a regular file (symlinks are not followed, as in the listing).
+ */
+export async function isListedFile(root: string, relPath: string): Promise<boolean> {
+  let clean: string;
+  try {
+    clean = cleanRelativePath(relPath, 'path');
+  } catch {
+    return false;
+  }
+  if (clean !== relPath) return false;
+  const parts = clean.split('/');
+  if (parts[0] === 'staging' || parts.some(isTempName)) return false;
+  try {
+    return (await fsp.lstat(path.join(root, ...parts))).isFile();
+  } catch {
+    return false;
+  }
+}
 
 export async function hashFile(file: string): Promise<{ size: number; sha256: string }> {
   const { size: statSize } = await fsp.stat(file);
