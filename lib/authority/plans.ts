@@ -342,8 +342,4 @@ export class PlanBook {
     });
   }
 
-  /** Every plan and revision, for export comparisons and tests. */
-  all(): { plans: PlanRecord[]; revisions: RevisionRecord[] } {
-    return { plans: [...this.plans.values()], revisions: [...this.revisions.values()] };
-  }
 }

@@ -2,7 +2,7 @@
 // commit point), lines.<gen>.bin and the snapshots.log record framing.
 import { Corrupt } from '../domain/errors.js';
 import { decodeEnvelope, encodeEnvelope, readU64, writeU64 } from './binary.js';
-import { frameBody, logHeader } from './framed-log.js';
+import { frameBody, LOG_HEADER_SIZE, logHeader } from './framed-log.js';
 
 // ---------------------------------------------------------------- state.bin
 
@@ -116,7 +116,7 @@ export function decodeLines(data: Buffer, what = 'lines file'): LineRecord[] {
 // ---------------------------------------------------------------- snapshots.log
 
 export const SNAPSHOT_LOG_MAGIC = 'CAIRNSNL';
-export const SNAPSHOT_LOG_HEADER = 12; // the framed-log header (lib/store/framed-log.ts)
+export const SNAPSHOT_LOG_HEADER = LOG_HEADER_SIZE;
 
 export function snapshotLogHeader(): Buffer {
   return logHeader(SNAPSHOT_LOG_MAGIC);

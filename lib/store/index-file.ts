@@ -106,11 +106,6 @@ export class IndexReader {
     if (this.fd !== null) closeSync(this.fd);
   }
 
-  private entryAt(i: number, scratch: Buffer): IndexEntry {
-    readSync(this.fd!, scratch, 0, INDEX_ENTRY_SIZE, this.entriesAt + i * INDEX_ENTRY_SIZE);
-    return decodeEntry(scratch, 0);
-  }
-
   /** Binary search within the id's fanout bucket: O(log n) positional reads. */
   lookup(id: string): IndexEntry | null {
     if (this.count === 0) return null;
@@ -168,10 +163,6 @@ export class IndexReader {
     if (trailer.readUInt32LE(0) !== crc) throw new Corrupt(`${this.path}: checksum mismatch`);
   }
 
-  /** Read one entry by ordinal (used by tests and fsck). */
-  at(i: number): IndexEntry {
-    return this.entryAt(i, Buffer.alloc(INDEX_ENTRY_SIZE));
-  }
 }
 
 /**

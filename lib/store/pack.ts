@@ -5,7 +5,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import zstd from 'zstd-napi/binding.js';
-import { decodeTree, ID_BYTES, isContentId } from '../domain/content.js';
+import { decodeTree, ID_BYTES } from '../domain/content.js';
 import { Corrupt, Invalid } from '../domain/errors.js';
 import { readU64, writeU64 } from './binary.js';
 
@@ -309,8 +309,4 @@ export function decodeObjectFrame(entry: PackEntry, frame: Buffer, what = 'objec
   if (n !== entry.raw_length) throw new Corrupt(`${what} ${entry.id}: decodes to ${n} bytes, expected ${entry.raw_length}`);
   if (createHash('sha256').update(raw).digest('hex') !== entry.id) throw new Corrupt(`${what} ${entry.id}: content does not hash to its id`);
   return raw;
-}
-
-export function isPackId(value: unknown): value is string {
-  return isContentId(value);
 }
