@@ -1,12 +1,23 @@
 import { expect } from 'chai';
-import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Corrupt } from '../lib/domain/errors.js';
 import type { JobRecord } from '../lib/domain/jobs.js';
-import { frameBody, logHeader, readFramedLog } from '../lib/store/framed-log.js';
-import { decodeJobBody, decodeJobKey, encodeJobKey, encodeJobRecord, loadJobLog } from '../lib/store/job-log.js';
-import { RecordLog } from '../lib/store/record-log.js';
+import { frameBody, legacyValidLength, logHeader, scanRecords } from '../lib/store/framed-log.js';
+import { decodeJobBody, decodeJobKey, encodeJobKey, encodeJobRecord } from '../lib/store/job-log.js';
 import { FIXTURES, tempDir } from './helpers.js';
+import { writeFileSync } from 'node:fs';
+
+/** Every record of a log file in [12, end), through the strict reader. */
+function records(file: string, end?: number): Buffer[] {
+  const fd = openSync(file, 'r');
+  try {
+    const size = end ?? readFileSync(file).length;
+    return [...scanRecords(fd, size, path.basename(file))].map((r) => r.body);
+  } finally {
+    closeSync(fd);
+  }
+}
 
 const fixture = (name: string) => readFileSync(path.join(FIXTURES, name));
 
@@ -18,7 +29,7 @@ describe('job and plan logs against golden fixtures', () => {
     expect(decodeJobKey(Buffer.from('0200000001000000', 'hex'))).to.deep.equal({ repository_index: 2, worker_job_index: 1 });
   });
 
-  it('jobs.log: one framed record encodes byte for byte as fixtures/jobs-v0.log and decodes back', async () => {
+  it('jobs.log: one framed record encodes byte for byte as fixtures/jobs-v0.log and decodes back', () => {
     const bytes = fixture('jobs-v0.log');
     expect(Buffer.concat([logHeader('CAIRNJOB'), frameBody(encodeJobRecord(job))]).equals(bytes)).to.equal(true);
     expect(bytes.toString('ascii', 0, 8)).to.equal('CAIRNJOB');
@@ -26,38 +37,48 @@ describe('job and plan logs against golden fixtures', () => {
     expect(body.subarray(0, 8).toString('hex')).to.equal('0200000001000000');
     expect([body[8], body[9], body.readUInt16LE(12), body.readUInt16LE(14), body[17]]).to.deep.equal([11, 2, 1, 3, 1]);
     expect(decodeJobBody(body)).to.deep.equal(job);
-    const file = path.join(tempDir(), 'jobs.log');
-    copyFileSync(path.join(FIXTURES, 'jobs-v0.log'), file);
-    const loaded = await loadJobLog(file);
-    expect(loaded.jobs.get(1)).to.deep.equal(job);
+    expect(records(path.join(FIXTURES, 'jobs-v0.log')).map(decodeJobBody)).to.deep.equal([job]);
   });
 
-  it('cuts a torn last record (reported) and refuses a damaged earlier one', async () => {
+  it('inside the committed range every record must pass: a damaged length field or checksum is corruption naming the offset', () => {
+    const whole = fixture('jobs-v0.log');
+    const three = Buffer.concat([whole, whole.subarray(12), whole.subarray(12)]);
+    const file = path.join(tempDir(), 'jobs.log');
+    const damagedLength = Buffer.from(three);
+    damagedLength[12] ^= 0x40; // the first record's length field
+    writeFileSync(file, damagedLength);
+    expect(() => records(file)).to.throw(Corrupt, /record at byte 12/);
+    const damagedBody = Buffer.from(three);
+    damagedBody[three.length - 10] ^= 0x01; // inside the last record
+    writeFileSync(file, damagedBody);
+    expect(() => records(file)).to.throw(Corrupt, /fails its checksum/);
+    expect(readFileSync(file).equals(damagedBody)).to.equal(true); // read only, nothing cut
+  });
+
+  it('format-v0 upgrade rule: only an unfinished last record is cut; an earlier bad record is corruption', () => {
     const whole = fixture('jobs-v0.log');
     const two = Buffer.concat([whole, whole.subarray(12)]);
     const torn = path.join(tempDir(), 'torn.log');
     writeFileSync(torn, two.subarray(0, two.length - 5));
-    const { bodies, notes } = await readFramedLog(torn, 'CAIRNJOB');
-    expect(bodies).to.have.length(1);
-    expect(notes[0]).to.match(/cut \d+ bytes/);
-    expect(readFileSync(torn).length).to.equal(whole.length);
+    const fd = openSync(torn, 'r');
+    const { length, note } = legacyValidLength(fd, 'CAIRNJOB', 'jobs.log');
+    closeSync(fd);
+    expect(length).to.equal(whole.length);
+    expect(note).to.match(/cut \d+ bytes/);
     const damaged = Buffer.from(two);
     damaged[30] ^= 0xff;
     const bad = path.join(tempDir(), 'bad.log');
     writeFileSync(bad, damaged);
-    let error: unknown;
-    await readFramedLog(bad, 'CAIRNJOB').catch((err) => { error = err; });
-    expect(error).to.be.instanceOf(Corrupt);
-    expect(readFileSync(bad).equals(damaged)).to.equal(true); // never repaired silently
+    const fd2 = openSync(bad, 'r');
+    expect(() => legacyValidLength(fd2, 'CAIRNJOB', 'jobs.log')).to.throw(Corrupt);
+    closeSync(fd2);
   });
 
-  it('plans.log: a JSON record framed the same way', async () => {
-    const file = path.join(tempDir(), 'plans.log');
-    copyFileSync(path.join(FIXTURES, 'plans-v0.log'), file);
-    const { log, records } = await RecordLog.open<{ plan: { plan_id: string } }>(file, 'CAIRNPLN');
-    log.close();
-    expect(records).to.have.length(1);
-    expect(records[0].plan.plan_id).to.equal('plan-1');
-    expect(Buffer.concat([logHeader('CAIRNPLN'), frameBody(Buffer.from(JSON.stringify(records[0]), 'utf8'))]).equals(fixture('plans-v0.log'))).to.equal(true);
+  it('plans.log: a JSON record framed the same way', () => {
+    const bodies = records(path.join(FIXTURES, 'plans-v0.log'));
+    expect(bodies).to.have.length(1);
+    const record = JSON.parse(bodies[0].toString('utf8'));
+    expect(record.plan.plan_id).to.equal('plan-1');
+    expect(Buffer.concat([logHeader('CAIRNPLN'), frameBody(Buffer.from(JSON.stringify(record), 'utf8'))]).equals(fixture('plans-v0.log'))).to.equal(true);
   });
 });

@@ -1,9 +1,13 @@
-// One repository authority: its directory, its mutation mutex and (as later issues land) its
-// stores. Every mutation of a repository runs through `exclusive`, so two writers of one
-// repository never interleave; reads use the last committed state.
+// One repository authority: its directory, its store and the operations over it. Every mutation
+// is a transaction of the store's one group-commit queue (lib/store/content-store.ts), which
+// runs transactions one at a time and makes each batch durable with one commit point.
+//
+// Lock order (storage-layout.md §9): the store's queue is the only lock of an authority.
+// Transactions never wait for another transaction, and nothing waits for the queue while
+// running inside it; retirement's purge runs as a barrier (after every earlier transaction is
+// durable, before any later one starts).
 import { promises as fsp } from 'node:fs';
-import { Mutex } from 'async-mutex';
-import { Conflict, Corrupt } from '../domain/errors.js';
+import { Corrupt } from '../domain/errors.js';
 import { decodeAuthorityFile, encodeAuthorityFile } from '../store/authority-file.js';
 import { mkdirDurable, removeTempFiles, writeFileDurable } from '../store/durable.js';
 import { ContentStore } from '../store/content-store.js';
@@ -15,12 +19,10 @@ import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import type { Log } from './logger.js';
 
 export class Authority {
-  private readonly mutex = new Mutex();
-
   readonly content: ContentOperations;
 
-  private constructor(readonly index: number, readonly layout: AuthorityLayout, readonly store: ContentStore, readonly jobs: JobQueue, private planBook: PlanBook | null = null) {
-    this.content = new ContentOperations(store, this);
+  private constructor(readonly index: number, readonly layout: AuthorityLayout, readonly store: ContentStore, readonly jobs: JobQueue, readonly plans: PlanBook) {
+    this.content = new ContentOperations(store);
   }
 
   /** Create the directory and identity file of a new authority (durable on return). */
@@ -31,7 +33,8 @@ export class Authority {
 
   /**
    * Open an authority after a restart: remove temp files left by an interrupted write
-   * (reported through `log`), then check every record the authority holds.
+   * (reported through `log`), check the identity, recover the store to its commit point, then
+   * replay the job and plan logs. The object is handed out only when all of it is open.
    */
   static async open(root: string, index: number, log: Log, policy: JobPolicy = DEFAULT_JOB_POLICY, compactJobs = true): Promise<Authority> {
     const layout = new AuthorityLayout(root);
@@ -48,61 +51,40 @@ export class Authority {
       throw new Corrupt(`repository ${index}: authority.bin names repository ${identity.repository_index}`);
     }
     const { store, notes } = await ContentStore.open(root);
-    for (const note of notes) log.warn({ repository_index: index, note }, 'recovery');
-    const expired = await store.expireStagedPacks();
-    for (const pack of expired) log.info({ repository_index: index, pack }, 'removed an expired uncommitted pack');
-    const jobs = await JobQueue.open(root, index, policy, compactJobs);
-    for (const note of jobs.notes) log.warn({ repository_index: index, note }, 'recovery');
-    const authority = new Authority(index, layout, store, jobs.queue);
-    const plans = await PlanBook.open(root, store, authority);
-    for (const note of plans.notes) log.warn({ repository_index: index, note }, 'recovery');
-    authority.planBook = plans.book;
-    return authority;
+    try {
+      for (const note of notes) log.warn({ repository_index: index, note }, 'recovery');
+      store.onBackgroundError = (problem) => log.error({ repository_index: index, problem }, 'index maintenance');
+      const expired = await store.expireStagedPacks();
+      for (const pack of expired) log.info({ repository_index: index, pack }, 'removed an expired uncommitted pack');
+      const jobs = await JobQueue.open(store, index, policy, compactJobs);
+      for (const note of jobs.notes) log.info({ repository_index: index, note }, 'recovery');
+      const plans = PlanBook.open(store);
+      return new Authority(index, layout, store, jobs.queue, plans);
+    } catch (err) {
+      store.close();
+      throw err;
+    }
   }
 
-  /** Remove expired staged packs; runs under the mutex so it never races a commit. */
+  /** Remove expired staged packs; runs alone in the commit queue so it never races a commit. */
   expireStagedPacks(): Promise<string[]> {
-    return this.exclusive(() => this.store.expireStagedPacks());
+    return this.store.expireStagedPacks();
   }
-
-  get plans(): PlanBook {
-    return this.planBook!;
-  }
-
-  private filesClosed = false;
 
   /** Close the authority's files (idempotent). */
   close(): void {
-    if (this.filesClosed) return;
-    this.filesClosed = true;
     this.store.close();
-    this.jobs.close();
-    this.planBook?.close();
-  }
-
-  private closed = false;
-
-  /** Run a mutation of this repository alone. A mutation that waited through a purge is refused. */
-  exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    return this.mutex.runExclusive(() => {
-      if (this.closed) throw new Conflict(`repository ${this.index} has been purged`);
-      return fn();
-    });
   }
 
   /**
-   * Run `fn` with every mutation of this repository finished and none starting (purge). Locks
-   * are taken in the order plan mutations take them (plans, then content), then the job queue.
-   * With `close`, the authority's files are closed before the locks are released.
+   * Run `fn` with every mutation of this repository finished and none starting (purge). With
+   * `close`, the authority's files are closed before later mutations run (they then get 409).
    */
   quiesce<T>(fn: () => Promise<T>, close = false): Promise<T> {
-    return this.plans.exclusive(() => this.exclusive(() => this.jobs.exclusive(async () => {
+    return this.store.barrier(async () => {
       const result = await fn();
-      if (close) {
-        this.closed = true;
-        this.close();
-      }
+      if (close) this.close();
       return result;
-    })));
+    });
   }
 }

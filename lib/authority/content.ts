@@ -12,7 +12,7 @@ import {
 import { Conflict, Invalid, NotFound } from '../domain/errors.js';
 import { closeLine, moveLine, validateLineName, type LineMove, type LineState } from '../domain/lines.js';
 import { nowSeconds } from '../domain/repository.js';
-import type { ContentStore, Locator, ObjectKind, StoredSnapshot } from '../store/content-store.js';
+import type { ContentStore, Locator, ObjectKind, StoredSnapshot, Txn } from '../store/content-store.js';
 import { PACK_KIND_OBJECT, PACK_KIND_TREE, type PackEntry, type PackKind } from '../store/pack.js';
 
 // ---------------------------------------------------------------- row shapes (README "Remote sync rows")
@@ -76,13 +76,8 @@ function packRow(info: { pack_id: string; byte_length: number; object_count: num
 
 const ZERO: KindCounts = { object_packs: 0, tree_packs: 0, blobs: 0, trees: 0, snapshots: 0 };
 
-/** Anything that can run work under the authority's mutex. */
-export interface Exclusive {
-  exclusive<T>(fn: () => Promise<T>): Promise<T>;
-}
-
 export class ContentOperations {
-  constructor(private readonly store: ContentStore, private readonly lock: Exclusive) {}
+  constructor(private readonly store: ContentStore) {}
 
   // ------------------------------------------------------------ lines
 
@@ -97,34 +92,23 @@ export class ContentOperations {
     return lineProjection(line);
   }
 
+  /** Move a line (PUT lines/{name}); one transaction, so concurrent moves share a commit. */
   putLine(name: string, move: LineMove): Promise<LineProjection> {
-    return this.lock.exclusive(async () => {
-      const next = this.checkLineMove(name, move);
-      if (next) await this.store.commit({ adoptPacks: [], blobs: [], trees: [], snapshots: [], lines: this.linesWith(next) });
-      return lineProjection(next ?? this.store.line(name)!);
+    return this.store.transact((tx) => {
+      const next = checkLineMove(tx, name, move);
+      if (next) tx.setLine(next);
+      return lineProjection(next ?? tx.line(name)!);
     });
   }
 
   closeLine(name: string, status: string): Promise<LineProjection> {
-    return this.lock.exclusive(async () => {
-      const current = this.store.line(name);
+    return this.store.transact((tx) => {
+      const current = tx.line(name);
       const next = closeLine(name, current, status, nowSeconds());
       if (!next) throw new NotFound(`line ${name} does not exist`);
-      if (next !== current) await this.store.commit({ adoptPacks: [], blobs: [], trees: [], snapshots: [], lines: this.linesWith(next) });
+      if (next !== current) tx.setLine(next);
       return lineProjection(next);
     });
-  }
-
-  /** The line after `move`, or null for a replay; the new head must exist (or be in `incoming`). */
-  private checkLineMove(name: string, move: LineMove, incoming?: Set<string>): LineState | null {
-    const next = moveLine(name, this.store.line(name), move, nowSeconds());
-    const head = next?.head_snapshot_id;
-    if (head && !this.store.hasSnapshot(head) && !incoming?.has(head)) throw new NotFound(`snapshot ${head} is not present`);
-    return next;
-  }
-
-  private linesWith(changed: LineState): LineState[] {
-    return [...this.store.lines().filter((l) => l.name !== changed.name), changed];
   }
 
   // ------------------------------------------------------------ snapshots
@@ -217,11 +201,12 @@ export class ContentOperations {
 
   // ------------------------------------------------------------ commit
 
+  /** A bulk-sync commit: everything is checked against the transaction's view before any staging. */
   commit(req: CommitRequest): Promise<CommitResult> {
-    return this.lock.exclusive(() => this.commitLocked(req));
+    return this.store.transact((tx) => this.commitIn(tx, req));
   }
 
-  private async commitLocked(req: CommitRequest): Promise<CommitResult> {
+  private async commitIn(tx: Txn, req: CommitRequest): Promise<CommitResult> {
     const upserted = { ...ZERO };
     const skipped = { ...ZERO };
     const adopt: { kind: PackKind; packId: string }[] = [];
@@ -231,10 +216,10 @@ export class ContentOperations {
       const key = `${kind}:${packId}`;
       let entries = headers.get(key);
       if (entries) return entries;
-      if (!this.store.isCommittedPack(kind, packId) && !listed.has(packId)) {
+      if (!tx.isAdoptedPack(kind, packId) && !listed.has(packId)) {
         throw new NotFound(`${kind === PACK_KIND_OBJECT ? 'object' : 'tree'} pack ${packId} is neither committed nor listed in this commit`);
       }
-      const { header } = await this.store.packHeader(kind, packId);
+      const { header } = await tx.packHeader(kind, packId);
       entries = new Map(header.entries.map((e) => [e.id, e]));
       headers.set(key, entries);
       return entries;
@@ -246,7 +231,8 @@ export class ContentOperations {
         requireContentId(row.pack_id, 'pack_id');
         if (listed.has(row.pack_id)) continue;
         listed.add(row.pack_id);
-        const { header, byteLength, committed } = await this.store.packHeader(kind, row.pack_id);
+        const { header, byteLength } = await tx.packHeader(kind, row.pack_id);
+        const committed = tx.isAdoptedPack(kind, row.pack_id);
         if (row.byte_length !== undefined && row.byte_length !== byteLength) throw new Conflict(`pack ${row.pack_id} is ${byteLength} bytes, the row says ${row.byte_length}`);
         if (row.object_count !== undefined && row.object_count !== header.entries.length) throw new Conflict(`pack ${row.pack_id} holds ${header.entries.length} objects, the row says ${row.object_count}`);
         if (committed) skipped[counter]++;
@@ -274,7 +260,7 @@ export class ContentOperations {
         if (!entry || entry.offset !== loc.offset || entry.length !== loc.length || entry.raw_length !== loc.raw_length || entry.crc32 !== loc.crc32) {
           throw new Conflict(`${kind} ${row.id}: the row disagrees with the header of pack ${row.pack_id}`);
         }
-        const existing = this.store.locator(kind, row.id);
+        const existing = tx.locator(kind, row.id);
         if (existing) {
           if (existing.raw_length !== loc.raw_length) throw new Conflict(`${kind} ${row.id}: the row disagrees with the stored object`);
           if (!skippedIds.has(row.id)) skipped[kind === 'blob' ? 'blobs' : 'trees']++;
@@ -292,7 +278,7 @@ export class ContentOperations {
 
     // Closure: every new tree's children must be present already or arrive in this commit.
     for (const loc of trees.values()) {
-      const raw = await this.store.readLocated(loc);
+      const raw = await tx.readLocated(loc);
       let entries: TreeEntry[];
       try {
         entries = decodeTree(raw);
@@ -301,7 +287,7 @@ export class ContentOperations {
       }
       for (const e of entries) {
         const isTree = e.kind === 'directory';
-        const present = isTree ? this.store.has('tree', e.id) || trees.has(e.id) : this.store.has('blob', e.id) || blobs.has(e.id);
+        const present = isTree ? tx.has('tree', e.id) || trees.has(e.id) : tx.has('blob', e.id) || blobs.has(e.id);
         if (!present) throw new NotFound(`tree ${loc.id} references ${isTree ? 'tree' : 'blob'} ${e.id} (${e.name}), which is not present`);
       }
     }
@@ -313,16 +299,16 @@ export class ContentOperations {
       const canonical = encodeSnapshot({ root_tree_id: row.root_tree_id, parent_snapshot_ids: row.parent_snapshot_ids, created_at_s: row.created_at_s, message: row.message });
       const actual = sha256Hex(canonical);
       if (actual !== row.snapshot_id) throw new Invalid(`snapshot row ${row.snapshot_id} hashes to ${actual}`);
-      if (this.store.hasSnapshot(row.snapshot_id) || incoming.has(row.snapshot_id)) {
+      if (tx.hasSnapshot(row.snapshot_id) || incoming.has(row.snapshot_id)) {
         skipped.snapshots++;
         continue;
       }
       incoming.set(row.snapshot_id, { row, canonical });
     }
     for (const { row } of incoming.values()) {
-      if (!this.store.has('tree', row.root_tree_id) && !trees.has(row.root_tree_id)) throw new NotFound(`snapshot ${row.snapshot_id} root tree ${row.root_tree_id} is not present`);
+      if (!tx.has('tree', row.root_tree_id) && !trees.has(row.root_tree_id)) throw new NotFound(`snapshot ${row.snapshot_id} root tree ${row.root_tree_id} is not present`);
       for (const p of row.parent_snapshot_ids) {
-        if (!this.store.hasSnapshot(p) && !incoming.has(p)) throw new NotFound(`snapshot ${row.snapshot_id} parent ${p} is not present`);
+        if (!tx.hasSnapshot(p) && !incoming.has(p)) throw new NotFound(`snapshot ${row.snapshot_id} parent ${p} is not present`);
       }
     }
     const ordered: Buffer[] = [];
@@ -342,21 +328,17 @@ export class ContentOperations {
     let remoteLine: LineProjection | null = null;
     if (req.line_update) {
       const u = req.line_update;
-      nextLine = this.checkLineMove(u.line_name, { head_snapshot_id: u.head_snapshot_id, expected_head_snapshot_id: u.expected_head_snapshot_id }, new Set(incoming.keys()));
-      const current = this.store.line(u.line_name);
+      nextLine = checkLineMove(tx, u.line_name, { head_snapshot_id: u.head_snapshot_id, expected_head_snapshot_id: u.expected_head_snapshot_id }, new Set(incoming.keys()));
+      const current = tx.line(u.line_name);
       remoteLine = nextLine ? lineProjection(nextLine) : current ? lineProjection(current) : null;
     }
 
-    const changes = {
-      adoptPacks: adopt,
-      blobs: [...blobs.values()],
-      trees: [...trees.values()],
-      snapshots: ordered,
-      lines: nextLine ? this.linesWith(nextLine) : undefined,
-    };
-    if (changes.adoptPacks.length || changes.blobs.length || changes.trees.length || changes.snapshots.length || changes.lines) {
-      await this.store.commit(changes);
-    }
+    // Everything checked: stage it (one transaction, so all of it commits or none).
+    for (const { kind, packId } of adopt) tx.adoptPack(kind, packId);
+    for (const loc of blobs.values()) tx.addLocator(loc);
+    for (const loc of trees.values()) tx.addLocator(loc);
+    for (const canonical of ordered) tx.addSnapshot(canonical);
+    if (nextLine) tx.setLine(nextLine);
     return { upserted, skipped, remote_line: remoteLine, line_head_updated_after_ingest: nextLine !== null };
   }
 
@@ -491,3 +473,10 @@ export class ContentOperations {
   }
 }
 
+/** The line after `move`, or null for a replay; the new head must exist (or be in `incoming`). */
+function checkLineMove(tx: Txn, name: string, move: LineMove, incoming?: Set<string>): LineState | null {
+  const next = moveLine(name, tx.line(name), move, nowSeconds());
+  const head = next?.head_snapshot_id;
+  if (head && !tx.hasSnapshot(head) && !incoming?.has(head)) throw new NotFound(`snapshot ${head} is not present`);
+  return next;
+}

@@ -1,9 +1,12 @@
-// The worker-job queue of one authority. All transitions run under the queue's own mutex (so a
-// long content commit never delays a claim) and are appended durably to jobs.log before they
-// are acknowledged. Expired leases are applied on every claim and read, by a timer, and at open.
-import path from 'node:path';
-import { Mutex } from 'async-mutex';
-import { Conflict, Invalid, NotFound } from '../domain/errors.js';
+// The worker-job queue of one authority. Every transition is a transaction of the authority's
+// store: it appends the job's new record to jobs.log and becomes durable with the commit that
+// carries it (several claims, heartbeats or completions share one commit under load). Expired
+// leases are applied on every claim and read, by a timer, and at open.
+//
+// A patchset's CI evidence is not written anywhere else: it is derived from the completion
+// record of its kind-7 job (`ciJobsOf`), which already holds the whole runner result, so there
+// is no second write to keep in step with the completion (storage-layout.md §13).
+import { Conflict, Corrupt, Invalid, NotFound } from '../domain/errors.js';
 import { JOB_KIND_PATCHSET_CI, JOB_KIND_REPO_CI, jobKind } from '../domain/job-kinds.js';
 import {
   ERROR_NONE,
@@ -32,22 +35,8 @@ import {
   type RunnerResult,
 } from '../domain/jobs.js';
 import { nowSeconds } from '../domain/repository.js';
-import { compactJobLog, encodeJobKey, JobLogWriter, loadJobLog } from '../store/job-log.js';
-
-/**
- * The seam where compact CI evidence of a kind-7 job reaches its patchset. It runs inside the
- * completion, before the job record is written; the workflow layer implements it so that the
- * evidence and the completion become durable together.
- */
-export interface PatchsetCiSink {
-  attach(job: JobRecord, evidence: ReturnType<typeof compactEvidence>, result: RunnerResult): Promise<void>;
-}
-
-export const noPatchsetSink: PatchsetCiSink = {
-  async attach(job) {
-    if (!job.detail.patchset_id) throw new Invalid('patchset.ci job has no patchset');
-  },
-};
+import type { ContentStore, Txn } from '../store/content-store.js';
+import { decodeJobBody, encodeJobKey, encodeJobRecord } from '../store/job-log.js';
 
 export interface ClaimResult {
   repository_index: number;
@@ -114,17 +103,17 @@ export function runtimeRequest(job: JobRecord): Record<string, unknown> {
 interface EnqueueDetail { snapshot_id?: string | null; snapshot_index?: number | null; patchset_id?: string | null; trigger?: string | null }
 
 export class JobQueue {
-  private readonly mutex = new Mutex();
   /** Queued job indexes in the order they became claimable (new, then requeued): FIFO claims. */
   private readonly queued = new Set<number>();
   private readonly running = new Set<number>();
+  /** Job indexes of each patchset's CI jobs, oldest first: the patchset's CI evidence is read from them. */
+  private readonly byPatchset = new Map<string, number[]>();
 
   private constructor(
     readonly repositoryIndex: number,
     private readonly jobs: Map<number, JobRecord>,
-    private readonly writer: JobLogWriter,
+    private readonly store: ContentStore,
     private readonly policy: JobPolicy,
-    private sink: PatchsetCiSink,
   ) {
     for (let i = 0; i < jobs.size; i++) this.track(jobs.get(i)!);
   }
@@ -135,57 +124,79 @@ export class JobQueue {
     else this.queued.delete(i);
     if (job.state === STATE_RUNNING) this.running.add(i);
     else this.running.delete(i);
+    const ps = job.detail.patchset_id;
+    if (ps && job.kind === JOB_KIND_PATCHSET_CI) {
+      const list = this.byPatchset.get(ps) ?? [];
+      if (!list.includes(i)) list.push(i);
+      this.byPatchset.set(ps, list);
+    }
   }
 
-  static async open(root: string, repositoryIndex: number, policy: JobPolicy, compact = true): Promise<{ queue: JobQueue; notes: string[] }> {
-    const file = path.join(root, 'jobs.log');
-    const loaded = await loadJobLog(file);
-    for (const job of loaded.jobs.values()) {
-      if (job.repository_index !== repositoryIndex) throw new Invalid(`jobs.log holds a record of repository ${job.repository_index}`);
+  /** Replay jobs.log (its committed records; the latest record of each job wins), then expire leases. */
+  static async open(store: ContentStore, repositoryIndex: number, policy: JobPolicy, compact = true): Promise<{ queue: JobQueue; notes: string[] }> {
+    const jobs = new Map<number, JobRecord>();
+    const notes: string[] = [];
+    let records = 0;
+    for (const rec of store.logRecords('jobs')) {
+      records++;
+      let job: JobRecord;
+      try {
+        job = decodeJobBody(rec.body);
+      } catch (err) {
+        throw new Corrupt(`jobs.log: record at byte ${rec.offset}: ${(err as Error).message}`);
+      }
+      if (job.repository_index !== repositoryIndex) throw new Corrupt(`jobs.log: record at byte ${rec.offset} belongs to repository ${job.repository_index}`);
+      if (job.worker_job_index > jobs.size) throw new Corrupt(`jobs.log: record at byte ${rec.offset} skips to job ${job.worker_job_index}`);
+      jobs.set(job.worker_job_index, job);
     }
-    // Compact when most records are superseded: the log then holds one record per job.
-    if (compact && loaded.records > 64 && loaded.records > 4 * loaded.jobs.size) {
-      await compactJobLog(file, [...loaded.jobs.values()].sort((a, b) => a.worker_job_index - b.worker_job_index));
-      loaded.notes.push(`jobs.log compacted from ${loaded.records} to ${loaded.jobs.size} records`);
+    // Compact when most records are superseded: the log then holds one record per job. A
+    // retiring authority's files stay as exported, so it is never compacted.
+    if (compact && records > 64 && records > 4 * jobs.size) {
+      await store.compactLog('jobs', [...jobs.values()].sort((a, b) => a.worker_job_index - b.worker_job_index).map(encodeJobRecord));
+      notes.push(`jobs.log compacted from ${records} to ${jobs.size} records`);
     }
-    const queue = new JobQueue(repositoryIndex, loaded.jobs, new JobLogWriter(file), policy, noPatchsetSink);
+    const queue = new JobQueue(repositoryIndex, jobs, store, policy);
     await queue.expireLeases();
-    return { queue, notes: loaded.notes };
+    return { queue, notes };
   }
 
-  setPatchsetSink(sink: PatchsetCiSink): void {
-    this.sink = sink;
+  /** The job as this transaction sees it (staged earlier in its batch, else published). */
+  private view(tx: Txn, index: number): JobRecord | undefined {
+    return tx.staged<JobRecord>('job', String(index)) ?? this.jobs.get(index);
   }
 
-  close(): void {
-    this.writer.close();
+  private nextIndex(tx: Txn): number {
+    let next = this.jobs.size;
+    for (const key of tx.stagedKeys('job')) next = Math.max(next, Number(key) + 1);
+    return next;
   }
 
-  /** Hold this mutex while `fn` runs (the authority's quiesce). */
-  exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    return this.mutex.runExclusive(fn);
-  }
-
-  private async persist(jobs: JobRecord[]): Promise<void> {
-    await this.writer.append(jobs);
+  /** Stage new job records; the in-memory queue follows once the commit is durable. */
+  private persist(tx: Txn, jobs: JobRecord[]): void {
     for (const job of jobs) {
-      this.jobs.set(job.worker_job_index, job);
-      this.track(job);
+      tx.stage('job', String(job.worker_job_index), job);
+      tx.append('jobs', encodeJobRecord(job));
     }
+    tx.onPublish(() => {
+      for (const job of jobs) {
+        this.jobs.set(job.worker_job_index, job);
+        this.track(job);
+      }
+    });
   }
 
   /** Apply lease expiry to every running job whose lease has passed. */
   expireLeases(now = nowSeconds()): Promise<number> {
-    return this.mutex.runExclusive(() => this.expireLocked(now));
+    return this.store.transact((tx) => this.expireIn(tx, now));
   }
 
-  private async expireLocked(now: number): Promise<number> {
+  private expireIn(tx: Txn, now: number): number {
     const expired: JobRecord[] = [];
     for (const i of this.running) {
-      const next = expireIfDue(this.jobs.get(i)!, now);
+      const next = expireIfDue(this.view(tx, i)!, now);
       if (next) expired.push(next);
     }
-    if (expired.length) await this.persist(expired);
+    if (expired.length) this.persist(tx, expired);
     return expired.length;
   }
 
@@ -196,12 +207,13 @@ export class JobQueue {
 
   /** Queue a job (repo.ci from :runCi, patchset.ci from the workflow layer). */
   enqueue(kind: number, detail: EnqueueDetail): Promise<JobRecord> {
-    return this.mutex.runExclusive(() => this.enqueueLocked(kind, detail));
+    return this.store.transact((tx) => this.enqueueIn(tx, kind, detail));
   }
 
-  private async enqueueLocked(kind: number, detail: EnqueueDetail): Promise<JobRecord> {
+  /** Stage a new queued job inside a caller's transaction (a workflow commit that queues CI). */
+  enqueueIn(tx: Txn, kind: number, detail: EnqueueDetail): JobRecord {
     const now = nowSeconds();
-    const index = this.jobs.size;
+    const index = this.nextIndex(tx);
     if (index > 0xffffffff) throw new Conflict('this repository has used every worker_job_index');
     const job: JobRecord = {
       repository_index: this.repositoryIndex,
@@ -231,27 +243,33 @@ export class JobQueue {
         result: null,
       },
     };
-    await this.persist([job]);
+    this.persist(tx, [job]);
     return job;
   }
 
   /**
    * Queue repo.ci for a snapshot unless an active (queued or running) one exists, which is
-   * returned instead: check and enqueue are one step under the queue mutex.
+   * returned instead: check and enqueue are one transaction.
    */
-  async enqueueRepoCi(snapshotId: string, snapshotIndex: number): Promise<{ job: JobRecord; queued: boolean }> {
-    const active = () => {
-      for (const i of [...this.queued, ...this.running]) {
-        const job = this.jobs.get(i)!;
-        if (job.kind === JOB_KIND_REPO_CI && job.detail.snapshot_id === snapshotId) return job;
+  enqueueRepoCi(snapshotId: string, snapshotIndex: number): Promise<{ job: JobRecord; queued: boolean }> {
+    return this.store.transact((tx) => {
+      for (const i of this.candidates(tx, true)) {
+        const job = this.view(tx, i)!;
+        if ((job.state === STATE_QUEUED || job.state === STATE_RUNNING) && job.kind === JOB_KIND_REPO_CI && job.detail.snapshot_id === snapshotId) return { job, queued: false };
       }
-      return undefined;
-    };
-    return this.mutex.runExclusive(async () => {
-      const existing = active();
-      if (existing) return { job: existing, queued: false };
-      return { job: await this.enqueueLocked(JOB_KIND_REPO_CI, { snapshot_id: snapshotId, snapshot_index: snapshotIndex, trigger: 'manual' }), queued: true };
+      return { job: this.enqueueIn(tx, JOB_KIND_REPO_CI, { snapshot_id: snapshotId, snapshot_index: snapshotIndex, trigger: 'manual' }), queued: true };
     });
+  }
+
+  /** Queued (and with `running`, running) indexes as a transaction sees them, FIFO. */
+  private *candidates(tx: Txn, running = false): Generator<number> {
+    const seen = new Set<number>();
+    for (const i of this.queued) { seen.add(i); yield i; }
+    if (running) for (const i of this.running) { seen.add(i); yield i; }
+    for (const key of tx.stagedKeys('job')) {
+      const i = Number(key);
+      if (!seen.has(i)) yield i;
+    }
   }
 
   async get(index: number): Promise<JobRecord> {
@@ -275,35 +293,40 @@ export class JobQueue {
     return { queued: this.queued.size, running: this.running.size };
   }
 
+  /** The CI jobs of a patchset, oldest first (its evidence is derived from their completion records). */
+  ciJobsOf(patchsetId: string): JobRecord[] {
+    return (this.byPatchset.get(patchsetId) ?? []).map((i) => this.jobs.get(i)!);
+  }
+
   /** Claim the oldest claimable job of an accepted kind, or null. */
   claimNext(kinds: Set<number>): Promise<ClaimResult | null> {
-    return this.mutex.runExclusive(async () => {
+    return this.store.transact((tx) => {
       const now = nowSeconds();
-      await this.expireLocked(now);
-      for (const i of this.queued) {
-        const job = this.jobs.get(i)!;
-        if (kinds.has(job.kind) && isClaimable(job, now)) return this.claimLocked(job, now);
+      this.expireIn(tx, now);
+      for (const i of this.candidates(tx)) {
+        const job = this.view(tx, i)!;
+        if (kinds.has(job.kind) && isClaimable(job, now)) return this.claimIn(tx, job, now);
       }
       return null;
     });
   }
 
   claimExact(index: number): Promise<ClaimResult> {
-    return this.mutex.runExclusive(async () => {
+    return this.store.transact((tx) => {
       const now = nowSeconds();
-      await this.expireLocked(now);
-      const job = this.jobs.get(index);
+      this.expireIn(tx, now);
+      const job = this.view(tx, index);
       if (!job) throw new NotFound(`worker job ${index} does not exist in repository ${this.repositoryIndex}`);
       if (!jobKind(job.kind)?.external) throw new Conflict(`worker job ${index} is of internal kind ${job.kind}; external runners cannot claim it`);
       if (!isClaimable(job, now)) throw new Conflict(`worker job ${index} is ${STATE_NAMES[job.state]}, not claimable`);
-      return this.claimLocked(job, now);
+      return this.claimIn(tx, job, now);
     });
   }
 
-  private async claimLocked(job: JobRecord, now: number): Promise<ClaimResult> {
+  private claimIn(tx: Txn, job: JobRecord, now: number): ClaimResult {
     const token = newLeaseToken();
     const claimed = claim(job, token, now, this.policy);
-    await this.persist([claimed]);
+    this.persist(tx, [claimed]);
     return {
       repository_index: claimed.repository_index,
       worker_job_index: claimed.worker_job_index,
@@ -318,28 +341,32 @@ export class JobQueue {
   }
 
   /** Runs `change` on a job holding a valid lease; expiry is applied first, so a dead lease is 409. */
-  private leased(index: number, attempt: number, token: string, change: (job: JobRecord, now: number) => Promise<JobRecord>): Promise<JobRecord> {
-    return this.mutex.runExclusive(async () => {
+  private leased(index: number, attempt: number, token: string, change: (job: JobRecord, now: number) => JobRecord): Promise<JobRecord> {
+    return this.store.transact((tx) => {
       const now = nowSeconds();
-      await this.expireLocked(now);
-      const job = this.jobs.get(index);
+      this.expireIn(tx, now);
+      const job = this.view(tx, index);
       if (!job) throw new NotFound(`worker job ${index} does not exist in repository ${this.repositoryIndex}`);
       checkLease(job, attempt, token, now);
-      const next = await change(job, now);
-      await this.persist([next]);
+      const next = change(job, now);
+      this.persist(tx, [next]);
       return next;
     });
   }
 
   heartbeat(index: number, attempt: number, token: string): Promise<JobRecord> {
-    return this.leased(index, attempt, token, async (job, now) => heartbeat(job, now, this.policy));
+    return this.leased(index, attempt, token, (job, now) => heartbeat(job, now, this.policy));
   }
 
+  /**
+   * Complete a running job. For kind 7 the record keeps the whole runner result: it is the
+   * patchset's CI evidence, durable in the same record as the completion itself.
+   */
   complete(index: number, attempt: number, token: string, detail: Record<string, unknown>): Promise<JobRecord> {
-    return this.leased(index, attempt, token, async (job, now) => {
+    return this.leased(index, attempt, token, (job, now) => {
       if (job.kind === JOB_KIND_PATCHSET_CI) {
         const result = patchsetResult(detail);
-        await this.sink.attach(job, compactEvidence(result), result);
+        if (!job.detail.patchset_id) throw new Invalid('patchset.ci job has no patchset');
         return complete(job, result, now);
       }
       let result: RunnerResult | null = null;
@@ -354,7 +381,7 @@ export class JobQueue {
 
   fail(index: number, attempt: number, token: string, retryable: boolean, error: string): Promise<JobRecord> {
     validateErrorText(error);
-    return this.leased(index, attempt, token, async (job, now) => fail(job, error, retryable ? ERROR_RUNNER_RETRYABLE : ERROR_RUNNER_FATAL, retryable, now));
+    return this.leased(index, attempt, token, (job, now) => fail(job, error, retryable ? ERROR_RUNNER_RETRYABLE : ERROR_RUNNER_FATAL, retryable, now));
   }
 
   /** Every record, for export and tests. */

@@ -1,9 +1,7 @@
 // Plans ("sprints") of one authority: plans with immutable revisions, each backed by one
-// Markdown artifact packed into the content store. Plan mutations run under the plan mutex
-// and are one appended record each (plans.log); the artifact is committed to the content store
-// first (idempotent, content-addressed), so a crash between the two leaves only an unused blob.
-import path from 'node:path';
-import { Mutex } from 'async-mutex';
+// Markdown artifact packed into the content store. Each mutation is one transaction of the
+// authority's store: the plans.log record and, when the artifact is new, its pack and blob
+// locator commit together (the pack is uploaded to staging first, like any push).
 import { blobId, isContentId } from '../domain/content.js';
 import { Conflict, Invalid, NotFound } from '../domain/errors.js';
 import {
@@ -20,10 +18,9 @@ import {
 } from '../domain/plans.js';
 import { nowSeconds } from '../domain/repository.js';
 import { cleanRelativePath } from '../domain/paths.js';
-import type { ContentStore } from '../store/content-store.js';
-import { buildPack, PACK_KIND_OBJECT } from '../store/pack.js';
-import { RecordLog } from '../store/record-log.js';
-import type { Exclusive } from './content.js';
+import type { ContentStore, Txn } from '../store/content-store.js';
+import { Corrupt } from '../domain/errors.js';
+import { buildPack, PACK_KIND_OBJECT, type PackEntry } from '../store/pack.js';
 
 export const MARKDOWN = 'text/markdown';
 
@@ -87,28 +84,40 @@ export function revisionProjection(rev: RevisionRecord): Record<string, unknown>
   return { ...rev };
 }
 
+/** The revision content a payload describes, validated before any transaction runs. */
+interface Draft {
+  title: string;
+  summary: string | null;
+  artifact_path: string;
+  artifact_selector: string | null;
+  artifact_heading: string;
+  items: PlanItem[];
+  blob: string;
+  /** A pack holding the artifact, built when the store lacked the blob (the commit writes it). */
+  staged: { packId: string; entry: PackEntry; bytes: Buffer } | null;
+  descriptor: (Partial<PackedArtifact> & { blob_id: string }) | undefined;
+}
+
 export class PlanBook {
-  private readonly mutex = new Mutex();
   private readonly plans = new Map<string, PlanRecord>();
   private readonly revisions = new Map<string, RevisionRecord>();
   private readonly byPlan = new Map<string, string[]>();
 
-  private constructor(private readonly log: RecordLog<PlanLogRecord>, private readonly store: ContentStore, private readonly content: Exclusive) {}
+  private constructor(private readonly store: ContentStore) {}
 
-  static async open(root: string, store: ContentStore, content: Exclusive): Promise<{ book: PlanBook; notes: string[] }> {
-    const { log, records, notes } = await RecordLog.open<PlanLogRecord>(path.join(root, 'plans.log'), 'CAIRNPLN');
-    const book = new PlanBook(log, store, content);
-    for (const r of records) book.apply(r);
-    return { book, notes };
-  }
-
-  close(): void {
-    this.log.close();
-  }
-
-  /** Hold this mutex while `fn` runs (the authority's quiesce). */
-  exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    return this.mutex.runExclusive(fn);
+  /** Replay plans.log (its committed records). */
+  static open(store: ContentStore): PlanBook {
+    const book = new PlanBook(store);
+    for (const rec of store.logRecords('plans')) {
+      let record: PlanLogRecord;
+      try {
+        record = JSON.parse(rec.body.toString('utf8')) as PlanLogRecord;
+      } catch {
+        throw new Corrupt(`plans.log: record at byte ${rec.offset} is not JSON`);
+      }
+      book.apply(record);
+    }
+    return book;
   }
 
   private apply(record: PlanLogRecord): void {
@@ -121,9 +130,22 @@ export class PlanBook {
     if (record.plan) this.plans.set(record.plan.plan_id, record.plan);
   }
 
-  private async commit(record: PlanLogRecord): Promise<void> {
-    await this.log.append(record);
-    this.apply(record);
+  /** Stage one plans.log record; memory follows once the commit is durable. */
+  private stageRecord(tx: Txn, record: PlanLogRecord): void {
+    tx.append('plans', Buffer.from(JSON.stringify(record), 'utf8'));
+    if (record.plan) tx.stage('plan', record.plan.plan_id, record.plan);
+    if (record.revision) tx.stage('revision', record.revision.plan_revision_id, record.revision);
+    tx.onPublish(() => this.apply(record));
+  }
+
+  private planIn(tx: Txn, planId: string): PlanRecord {
+    const plan = tx.staged<PlanRecord>('plan', planId) ?? this.plans.get(planId);
+    if (!plan) throw new NotFound(`plan ${planId} does not exist`);
+    return plan;
+  }
+
+  private revisionIn(tx: Txn, id: string): RevisionRecord | undefined {
+    return tx.staged<RevisionRecord>('revision', id) ?? this.revisions.get(id);
   }
 
   // ------------------------------------------------------------ reads
@@ -203,27 +225,30 @@ export class PlanBook {
   // ------------------------------------------------------------ writes
 
   create(payload: RevisionPayload): Promise<{ plan: PlanRecord; revision: RevisionRecord }> {
-    return this.mutex.runExclusive(async () => {
-      if (payload.title === undefined) throw new Invalid('title is required to create a plan');
-      const status = normalizeStatus(payload.status ?? 'draft');
-      const planId = `plan-${this.plans.size + 1}`;
-      const revision = await this.buildRevision(planId, null, 1, payload, payload.title);
+    if (payload.title === undefined) throw new Invalid('title is required to create a plan');
+    const status = normalizeStatus(payload.status ?? 'draft');
+    const draft = this.prepare(payload, payload.title);
+    return this.store.transact((tx) => {
+      const planId = `plan-${this.plans.size + tx.stagedKeys('plan').filter((id) => !this.plans.has(id)).length + 1}`;
+      const revision = this.buildRevision(tx, planId, null, 1, draft);
       const now = nowSeconds();
       const plan: PlanRecord = { plan_id: planId, title: revision.title, status, head_revision_id: revision.plan_revision_id, revision_count: 1, created_at_s: now, updated_at_s: now };
-      await this.commit({ plan, revision });
+      this.stageRecord(tx, { plan, revision });
       return { plan, revision };
     });
   }
 
   revise(planId: string, payload: RevisionPayload): Promise<{ plan: PlanRecord; revision: RevisionRecord; replayed: boolean }> {
-    return this.mutex.runExclusive(async () => {
-      const plan = this.plan(planId);
-      const head = this.head(plan);
+    const published = this.plan(planId);
+    const draft = this.prepare(payload, payload.title ?? this.head(published).title);
+    return this.store.transact((tx) => {
+      const plan = this.planIn(tx, planId);
+      const head = this.revisionIn(tx, plan.head_revision_id)!;
+      if (payload.title === undefined) draft.title = head.title;
       const expected = payload.expected_head_revision_id;
       const parent = expected ?? head.plan_revision_id;
       // The exact revision already exists (a replay of an applied revise): return it.
-      const candidate = await this.buildRevision(planId, parent, 0, payload, payload.title ?? head.title, true);
-      const existing = this.revisions.get(candidate.plan_revision_id);
+      const existing = this.revisionIn(tx, revisionId(planId, parent, contentOf(draft)));
       // A replay must be exact: a different status is a new request, not a replay.
       const sameStatus = payload.status === undefined || normalizeStatus(payload.status) === plan.status;
       if (existing && existing.plan_id === planId && sameStatus) return { plan, revision: existing, replayed: true };
@@ -233,31 +258,32 @@ export class PlanBook {
       if (plan.status !== 'draft') throw new Conflict(`plan ${planId} is ${plan.status}; only open plans take new revisions`);
       const status = payload.status === undefined ? plan.status : normalizeStatus(payload.status);
       checkStatusMove(plan.status, status);
-      const revision = await this.buildRevision(planId, head.plan_revision_id, plan.revision_count + 1, payload, payload.title ?? head.title);
+      const revision = this.buildRevision(tx, planId, head.plan_revision_id, plan.revision_count + 1, draft);
       const now = nowSeconds();
       const next: PlanRecord = { ...plan, title: revision.title, status, head_revision_id: revision.plan_revision_id, revision_count: plan.revision_count + 1, updated_at_s: now };
-      await this.commit({ plan: next, revision });
+      this.stageRecord(tx, { plan: next, revision });
       return { plan: next, revision, replayed: false };
     });
   }
 
   setStatus(planId: string, statusValue: string): Promise<PlanRecord> {
-    return this.mutex.runExclusive(async () => {
-      const plan = this.plan(planId);
-      const status = normalizeStatus(statusValue);
+    this.plan(planId);
+    const status = normalizeStatus(statusValue);
+    return this.store.transact((tx) => {
+      const plan = this.planIn(tx, planId);
       checkStatusMove(plan.status, status);
       if (status === plan.status) return plan;
       const next = { ...plan, status, updated_at_s: nowSeconds() };
-      await this.commit({ plan: next });
+      this.stageRecord(tx, { plan: next });
       return next;
     });
   }
 
   /**
-   * Validate a payload and build its revision. The artifact is packed into the content store
-   * unless `dryRun` (used to compute the id of a possible replay without writing).
+   * Validate a payload into a draft (no transaction needed) and, when the artifact's blob is
+   * not stored yet, pack it into its own object pack for the transaction to commit.
    */
-  private async buildRevision(planId: string, parent: string | null, number: number, p: RevisionPayload, title: string, dryRun = false): Promise<RevisionRecord> {
+  private prepare(p: RevisionPayload, title: string): Draft {
     if (title.trim() === '') throw new Invalid('title must be non-empty');
     const artifactPath = cleanRelativePath(p.artifact_path, 'artifact_path');
     if (p.artifact_heading.trim() === '') throw new Invalid('artifact_heading must be non-empty');
@@ -290,56 +316,57 @@ export class PlanBook {
       body = Buffer.from(markdownFromItems(p.artifact_heading, items), 'utf8');
       blob = blobId(body);
     }
-    if (p.packed_artifact) this.checkDescriptor(p.packed_artifact);
-    const content = { title, summary: p.summary ?? null, artifact_path: artifactPath, artifact_selector: p.artifact_selector ?? null, artifact_heading: p.artifact_heading, items, blob };
-    const id = revisionId(planId, parent, content);
-    const packed = dryRun ? { blob_id: blob, pack_id: '', size: 0, sha256: blob, media_type: MARKDOWN } : await this.packArtifact(blob, body);
+    if (p.packed_artifact) checkDescriptorShape(p.packed_artifact);
+    let staged: Draft['staged'] = null;
+    if (body && !this.store.has('blob', blob)) {
+      const pack = buildPack(PACK_KIND_OBJECT, [{ id: blob, raw: body }]);
+      staged = { packId: pack.packId, entry: pack.entries[0], bytes: pack.bytes };
+    }
+    return { title, summary: p.summary ?? null, artifact_path: artifactPath, artifact_selector: p.artifact_selector ?? null, artifact_heading: p.artifact_heading, items, blob, staged, descriptor: p.packed_artifact };
+  }
+
+  /** The revision record of a draft; stages the artifact's pack and locator when the blob is new. */
+  private buildRevision(tx: Txn, planId: string, parent: string | null, number: number, d: Draft): RevisionRecord {
+    let loc = tx.locator('blob', d.blob);
+    if (d.descriptor) this.checkDescriptor(d.descriptor, loc);
+    if (!loc) {
+      if (!d.staged) throw new NotFound(`artifact blob ${d.blob} is not in the content store`);
+      const e = d.staged.entry;
+      loc = { kind: 'blob', id: d.blob, pack_id: d.staged.packId, offset: e.offset, length: e.length, raw_length: e.raw_length, crc32: e.crc32 };
+      tx.writePack(PACK_KIND_OBJECT, d.staged.packId, d.staged.bytes);
+      tx.addLocator(loc);
+    }
     return {
-      plan_revision_id: id,
+      plan_revision_id: revisionId(planId, parent, contentOf(d)),
       plan_id: planId,
       parent_revision_id: parent,
       revision_number: number,
-      title,
-      summary: content.summary,
-      artifact_path: artifactPath,
-      artifact_selector: content.artifact_selector,
-      artifact_heading: p.artifact_heading,
-      items,
-      packed_artifact: packed,
+      title: d.title,
+      summary: d.summary,
+      artifact_path: d.artifact_path,
+      artifact_selector: d.artifact_selector,
+      artifact_heading: d.artifact_heading,
+      items: d.items,
+      packed_artifact: { blob_id: d.blob, pack_id: loc.pack_id, size: loc.raw_length, sha256: d.blob, media_type: MARKDOWN },
       created_at_s: nowSeconds(),
     };
   }
 
   /** A descriptor from a compatible client must name a blob the store holds, and agree with it. */
-  private checkDescriptor(d: Partial<PackedArtifact> & { blob_id: string }): void {
-    if (!isContentId(d.blob_id)) throw new Invalid('packed_artifact.blob_id must be a sha256 id');
-    const loc = this.store.locator('blob', d.blob_id);
+  private checkDescriptor(d: Partial<PackedArtifact> & { blob_id: string }, loc: { pack_id: string; raw_length: number } | null): void {
     if (!loc) throw new NotFound(`packed_artifact blob ${d.blob_id} is not in the content store`);
     if (d.pack_id !== undefined && d.pack_id !== loc.pack_id) throw new Conflict('packed_artifact.pack_id disagrees with the stored blob');
     if (d.size !== undefined && d.size !== loc.raw_length) throw new Conflict('packed_artifact.size disagrees with the stored blob');
     if (d.sha256 !== undefined && d.sha256 !== d.blob_id) throw new Conflict('packed_artifact.sha256 disagrees with the stored blob');
-    if (d.media_type !== undefined && d.media_type !== MARKDOWN) throw new Invalid(`packed_artifact.media_type must be ${MARKDOWN}`);
   }
+}
 
-  /** Pack the Markdown as a blob in its own object pack (skipped when the store has it). */
-  private async packArtifact(blob: string, body: Buffer | null): Promise<PackedArtifact> {
-    return this.content.exclusive(async () => {
-      let loc = this.store.locator('blob', blob);
-      if (!loc) {
-        if (!body) throw new NotFound(`artifact blob ${blob} is not in the content store`);
-        const pack = buildPack(PACK_KIND_OBJECT, [{ id: blob, raw: body }]);
-        await this.store.stagePack(PACK_KIND_OBJECT, pack.packId, [pack.bytes], pack.bytes.length);
-        const e = pack.entries[0];
-        await this.store.commit({
-          adoptPacks: [{ kind: PACK_KIND_OBJECT, packId: pack.packId }],
-          blobs: [{ kind: 'blob', id: blob, pack_id: pack.packId, offset: e.offset, length: e.length, raw_length: e.raw_length, crc32: e.crc32 }],
-          trees: [],
-          snapshots: [],
-        });
-        loc = this.store.locator('blob', blob)!;
-      }
-      return { blob_id: blob, pack_id: loc.pack_id, size: loc.raw_length, sha256: blob, media_type: MARKDOWN };
-    });
-  }
+function checkDescriptorShape(d: Partial<PackedArtifact> & { blob_id: string }): void {
+  if (!isContentId(d.blob_id)) throw new Invalid('packed_artifact.blob_id must be a sha256 id');
+  if (d.media_type !== undefined && d.media_type !== MARKDOWN) throw new Invalid(`packed_artifact.media_type must be ${MARKDOWN}`);
+}
 
+/** The content a revision id is computed over (unchanged from format v0). */
+function contentOf(d: Draft) {
+  return { title: d.title, summary: d.summary, artifact_path: d.artifact_path, artifact_selector: d.artifact_selector, artifact_heading: d.artifact_heading, items: d.items, blob: d.blob };
 }

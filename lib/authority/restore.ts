@@ -47,7 +47,7 @@ export class RestoreSessions {
   private constructor(private readonly service: CairnService) {}
 
   get root(): string {
-    return path.join(this.service.layout.root, 'restores');
+    return this.service.layout.restoresDir;
   }
 
   /** Sessions are named by a hash of their token: the token itself is never written down. */

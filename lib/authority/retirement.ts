@@ -28,7 +28,7 @@ export class Retirement {
   constructor(private readonly service: CairnService) {}
 
   private ackFile(index: number): string {
-    return path.join(this.service.layout.root, 'tombstones', `${index}.ack`);
+    return path.join(this.service.layout.tombstonesDir, `${index}.ack`);
   }
 
   private drain(record: RepositoryRecord) {

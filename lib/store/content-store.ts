@@ -1,52 +1,42 @@
-// The content engine of one authority (storage-layout.md §6–§12): packs, locator indexes,
-// snapshot records and lines. Everything committed is published by one atomic rewrite of
-// state.bin, which names the current generation of every index and lines file and the
-// committed length of snapshots.log. Files a crashed commit left behind are unreferenced by
-// state.bin and are cleaned at open; staged packs go back to staging/. Callers serialize
-// mutations (the authority mutex); reads see the last published state.
+// The store of one authority (storage-layout.md §6–§17): packs, segmented locator and snapshot
+// indexes, the logs (snapshots, jobs, plans, workflow) and lines, all published by one commit
+// point, commit.bin, which names the committed length of every log and the segment files of
+// every index. Nothing a commit writes is visible before the commit point is durable, and
+// recovery at open cuts or removes whatever a crashed commit left beyond it.
+//
+// Mutations are transactions run by one group-commit queue per authority: transactions run one
+// at a time against the published state plus what earlier transactions of the same batch
+// staged; the batch is then written with one sync per touched file and one commit-point write,
+// and only then is each caller answered. A transaction that throws stages nothing; a batch whose
+// write fails fails exactly its callers, and nothing of it becomes visible.
 import { createHash } from 'node:crypto';
 import { closeSync, createReadStream, openSync, readSync, promises as fsp } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { decodeSnapshot, decodeTree, type SnapshotRecord, type TreeEntry } from '../domain/content.js';
-import { Corrupt, Invalid, NotFound, TooLarge } from '../domain/errors.js';
+import { Conflict, Corrupt, Invalid, NotFound, TooLarge } from '../domain/errors.js';
 import { crc32 } from './binary.js';
+import { CommitPointFile, COMMIT_FILE_SIZE, emptyCommitState, encodeCommitRecord, MAX_SEGMENTS, SLOT_SIZE, type CommitState } from './commit-point.js';
 import { crashPoint } from './crash-point.js';
-import {
-  EMPTY_STATE,
-  SNAPSHOT_LOG_HEADER,
-  decodeLines,
-  decodeState,
-  encodeLines,
-  encodeState,
-  frameSnapshotRecord,
-  snapshotLogHeader,
-  type ContentState,
-  type LineRecord,
-} from './content-files.js';
-import { ChunkWriter, exists, fsyncDir, mkdirDurable, renameDurable, tempPathFor, writeFileDurable } from './durable.js';
+import { decodeLines, decodeState, type LineRecord } from './content-files.js';
+import { ChunkWriter, exists, fsyncDir, mkdirDurable, removeDurable, renameDurable, tempPathFor, writeFileDurable } from './durable.js';
+import { FRAME_OVERHEAD, LOG_HEADER_SIZE, LogFile, legacyValidLength, type LogRecord } from './framed-log.js';
 import {
   INDEX_KIND_BLOB,
   INDEX_KIND_SNAPSHOT,
   INDEX_KIND_TREE,
   IndexReader,
-  writeMergedIndex,
-  type IndexEntry,
+  SegmentedIndex,
+  writeMergedSegments,
+  writeSegment,
   type IndexKind,
+  type SegmentEntry,
 } from './index-file.js';
+import { AuthorityLayout, INDEX_NAMES, INDEX_SEGMENT_NAME, LINES_FILE_NAME, LOG_FILE_NAME, LOG_MAGIC, LOG_NAMES, type IndexName, type LogName, type PackDirName } from './layout.js';
 import { decodeObjectFrame, decodePackHeader, packHeaderPayloadSize, PackVerifier, PACK_KIND_OBJECT, PACK_KIND_TREE, type PackEntry, type PackHeader, type PackKind } from './pack.js';
+import { Staging, type Locator, type ObjectKind, type OpaqueLog, type StagedSnapshot, type Upsert } from './staging.js';
 
-export type ObjectKind = 'blob' | 'tree';
-
-export interface Locator {
-  kind: ObjectKind;
-  id: string;
-  pack_id: string;
-  offset: number;
-  length: number;
-  raw_length: number;
-  crc32: number;
-}
+export type { Locator, ObjectKind } from './staging.js';
 
 export interface StoredSnapshot extends SnapshotRecord {
   /** Ordinal of the record in snapshots.log: the snapshot's physical index in this authority. */
@@ -60,189 +50,250 @@ export interface PackInfo {
   object_count: number;
 }
 
-/** What a commit publishes; the caller has validated it against the store. */
-export interface ContentChanges {
-  adoptPacks: { kind: PackKind; packId: string }[];
-  blobs: Locator[];
-  trees: Locator[];
-  /** Canonical snapshot encodings, parents before children. */
-  snapshots: Buffer[];
-  /** The complete new set of lines, when lines change. */
-  lines?: LineRecord[];
-}
-
 /** Staged packs not committed within this many seconds are removed (git's default prune age). */
 export const STAGED_PACK_TTL_S = 14 * 24 * 3600;
+/** A background merge starts when an index has more segments than this. */
+export const MERGE_SEGMENTS_AT = 8;
+/** At most this many transactions share one commit. */
+const MAX_BATCH = 256;
 
-const PACK_DIR: Record<PackKind, string> = { [PACK_KIND_OBJECT]: 'objects', [PACK_KIND_TREE]: 'trees' };
+const PACK_DIR: Record<PackKind, PackDirName> = { [PACK_KIND_OBJECT]: 'objects', [PACK_KIND_TREE]: 'trees' };
+const INDEX_KIND: Record<IndexName, IndexKind> = { blobs: INDEX_KIND_BLOB, trees: INDEX_KIND_TREE, snapshots: INDEX_KIND_SNAPSHOT };
+const OBJECT_INDEX: Record<ObjectKind, IndexName> = { blob: 'blobs', tree: 'trees' };
+
+interface QueuedOp {
+  fn: (tx: Txn) => unknown;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+  /** Runs alone, after every earlier transaction is durable (purge, expiry, segment swaps). */
+  barrier: boolean;
+}
+
+export interface OpenOptions {
+  rebuildingLocators?: boolean;
+}
 
 export class ContentStore {
-  private state: ContentState = EMPTY_STATE;
-  private blobs: IndexReader = IndexReader.empty(INDEX_KIND_BLOB);
-  private trees: IndexReader = IndexReader.empty(INDEX_KIND_TREE);
-  private snapshots: IndexReader = IndexReader.empty(INDEX_KIND_SNAPSHOT);
+  readonly layout: AuthorityLayout;
+  private state: CommitState = emptyCommitState();
+  private point!: CommitPointFile;
+  private readonly logs = {} as Record<LogName, LogFile>;
+  private readonly indexes = {} as Record<IndexName, SegmentedIndex>;
+  private readonly readers = new Map<string, IndexReader>();
   private lineMap = new Map<string, LineRecord>();
-  private committedPacks: Record<PackKind, Set<string>> = { [PACK_KIND_OBJECT]: new Set(), [PACK_KIND_TREE]: new Set() };
-  private logFd: number | null = null;
+  private readonly entities = new Map<string, Map<string, unknown>>();
+  private readonly committedPacks: Record<PackKind, Set<string>> = { [PACK_KIND_OBJECT]: new Set(), [PACK_KIND_TREE]: new Set() };
+  private readonly queue: QueuedOp[] = [];
+  private draining = false;
+  private failed: Error | null = null;
+  private closed = false;
+  private merging = false;
+  /** Called with a problem text when a background merge fails (the authority logs it). */
+  onBackgroundError: (problem: string) => void = () => {};
 
-  private constructor(readonly root: string) {}
+  private constructor(readonly root: string) {
+    this.layout = new AuthorityLayout(root);
+  }
 
-  // ------------------------------------------------------------ paths (mirror of §6)
-  get stateFile(): string { return path.join(this.root, 'state.bin'); }
-  get logFile(): string { return path.join(this.root, 'snapshots.log'); }
-  get indexDir(): string { return path.join(this.root, 'index'); }
-  indexFile(name: 'blobs' | 'trees' | 'snapshots', gen: number): string { return path.join(this.indexDir, `${name}.${gen}.idx`); }
-  linesFile(gen: number): string { return path.join(this.root, `lines.${gen}.bin`); }
-  packDir(kind: PackKind): string { return path.join(this.root, 'packs', PACK_DIR[kind]); }
-  stagingDir(kind: PackKind): string { return path.join(this.root, 'staging', PACK_DIR[kind]); }
-  packFile(kind: PackKind, id: string): string { return path.join(this.packDir(kind), `${id}.pack`); }
-  stagedPackFile(kind: PackKind, id: string): string { return path.join(this.stagingDir(kind), `${id}.pack`); }
+  // ------------------------------------------------------------ paths (layout.ts names them)
+  packDir(kind: PackKind): string { return this.layout.packDir(PACK_DIR[kind]); }
+  stagingDir(kind: PackKind): string { return this.layout.stagingDir(PACK_DIR[kind]); }
+  packFile(kind: PackKind, id: string): string { return this.layout.packFile(PACK_DIR[kind], id); }
+  stagedPackFile(kind: PackKind, id: string): string { return this.layout.stagedPackFile(PACK_DIR[kind], id); }
 
   /**
-   * Open after a restart (recovery): read state.bin, truncate snapshots.log to its committed
-   * length, open the current indexes, delete index/lines files of other generations, and move
-   * packs that no index references back to staging. Returns notes about what was repaired.
+   * Open after a restart (recovery, storage-layout.md §9): read commit.bin (upgrading a format-v0
+   * authority once), cut every log to its committed length, open the named index segments,
+   * remove segment and lines files no commit names, move packs that no segment references back
+   * to staging, and replay workflow.log. Returns notes about what was repaired or upgraded.
    */
-  static async open(root: string, options: { rebuildingLocators?: boolean } = {}): Promise<{ store: ContentStore; notes: string[] }> {
+  static async open(root: string, options: OpenOptions = {}): Promise<{ store: ContentStore; notes: string[] }> {
     const store = new ContentStore(root);
     const notes: string[] = [];
+    const L = store.layout;
     for (const kind of [PACK_KIND_OBJECT, PACK_KIND_TREE] as PackKind[]) {
       await mkdirDurable(store.packDir(kind));
       await mkdirDurable(store.stagingDir(kind));
     }
-    await mkdirDurable(store.indexDir);
+    await mkdirDurable(L.indexDir);
+    if (!(await exists(L.commitFile))) await store.upgradeFromV0(notes);
+    else if (await exists(L.legacyStateFile)) {
+      // An upgrade that stopped after writing commit.bin: state.bin is no longer read.
+      await removeDurable(L.legacyStateFile);
+      notes.push('removed state.bin left by an interrupted format upgrade');
+    }
+    const { point, state } = CommitPointFile.open(L.commitFile, false);
+    store.point = point;
     try {
-      store.state = decodeState(await fsp.readFile(store.stateFile));
+      if (state) store.state = state;
+      for (const name of LOG_NAMES) store.logs[name] = LogFile.open(L.logFile(name, store.state.log_files[name]), LOG_MAGIC[name], store.state.logs[name], notes);
+      for (const name of INDEX_NAMES) {
+        const segs: { segment: number; reader: IndexReader }[] = [];
+        for (const segment of store.state.segments[name]) {
+          const file = L.indexSegment(name, segment);
+          let reader: IndexReader;
+          try {
+            reader = IndexReader.open(file, INDEX_KIND[name]);
+          } catch (err) {
+            if (!(options.rebuildingLocators && name !== 'snapshots')) throw relabel(err, root);
+            notes.push(`index/${name}.${segment}.idx unusable (${(err as Error).message.replace(root + '/', '')}); rebuilding`);
+            continue;
+          }
+          store.readers.set(file, reader);
+          segs.push({ segment, reader });
+        }
+        store.indexes[name] = new SegmentedIndex(INDEX_KIND[name], segs);
+      }
+      if (store.indexes.snapshots.count !== store.state.snapshot_count) throw new Corrupt(`snapshot index holds ${store.indexes.snapshots.count} entries, commit.bin says ${store.state.snapshot_count}`);
+      if (store.state.lines_gen) {
+        for (const line of decodeLines(await fsp.readFile(L.linesFile(store.state.lines_gen)), `lines.${store.state.lines_gen}.bin`)) store.lineMap.set(line.name, line);
+      }
+      for (const rec of store.logs.workflow.records()) store.replayWorkflow(rec);
+      await store.removeUnnamedFiles(notes);
+      for (const kind of [PACK_KIND_OBJECT, PACK_KIND_TREE] as PackKind[]) {
+        const index = store.indexes[kind === PACK_KIND_OBJECT ? 'blobs' : 'trees'];
+        const referenced = options.rebuildingLocators ? new Set(await store.packFiles(kind)) : index.packIds();
+        for (const name of await fsp.readdir(store.packDir(kind))) {
+          const id = name.replace(/\.pack$/, '');
+          if (referenced.has(id)) continue;
+          notes.push(`pack ${PACK_DIR[kind]}/${name} was not committed; moved back to staging`);
+          await renameDurable(path.join(store.packDir(kind), name), path.join(store.stagingDir(kind), name));
+        }
+        for (const id of referenced) {
+          if (!(await exists(store.packFile(kind, id)))) throw new Corrupt(`committed pack ${PACK_DIR[kind]}/${id}.pack is missing`);
+          store.committedPacks[kind].add(id);
+        }
+      }
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    }
-    const s = store.state;
-    // When locators are about to be rebuilt from packs, a missing or damaged locator index is
-    // expected: open it as empty and treat every pack in packs/ as committed.
-    const openLocators = (name: 'blobs' | 'trees', gen: number, kind: IndexKind): IndexReader => {
-      if (!gen) return IndexReader.empty(kind);
-      try {
-        return IndexReader.open(store.indexFile(name, gen), kind);
-      } catch (err) {
-        if (!options.rebuildingLocators) throw err;
-        notes.push(`index/${name}.${gen}.idx unusable (${(err as Error).message}); rebuilding`);
-        return IndexReader.empty(kind);
-      }
-    };
-    store.blobs = openLocators('blobs', s.blobs_idx_gen, INDEX_KIND_BLOB);
-    store.trees = openLocators('trees', s.trees_idx_gen, INDEX_KIND_TREE);
-    store.snapshots = s.snapshots_idx_gen ? IndexReader.open(store.indexFile('snapshots', s.snapshots_idx_gen), INDEX_KIND_SNAPSHOT) : IndexReader.empty(INDEX_KIND_SNAPSHOT);
-    if (store.snapshots.count !== s.snapshot_count) throw new Corrupt(`snapshot index holds ${store.snapshots.count} entries, state.bin says ${s.snapshot_count}`);
-    if (s.lines_gen) {
-      for (const line of decodeLines(await fsp.readFile(store.linesFile(s.lines_gen)), `lines.${s.lines_gen}.bin`)) store.lineMap.set(line.name, line);
-    }
-    await store.recoverLog(notes);
-    await store.removeOtherGenerations(notes);
-    for (const kind of [PACK_KIND_OBJECT, PACK_KIND_TREE] as PackKind[]) {
-      const reader = kind === PACK_KIND_OBJECT ? store.blobs : store.trees;
-      const referenced = new Set(options.rebuildingLocators ? await store.packFiles(kind) : reader.packs);
-      for (const name of await fsp.readdir(store.packDir(kind))) {
-        const id = name.replace(/\.pack$/, '');
-        if (referenced.has(id)) continue;
-        notes.push(`pack ${PACK_DIR[kind]}/${name} was not committed; moved back to staging`);
-        await renameDurable(path.join(store.packDir(kind), name), path.join(store.stagingDir(kind), name));
-      }
-      for (const id of referenced) {
-        if (!(await exists(store.packFile(kind, id)))) throw new Corrupt(`committed pack ${PACK_DIR[kind]}/${id}.pack is missing`);
-        store.committedPacks[kind].add(id);
-      }
+      store.close();
+      throw err;
     }
     return { store, notes };
   }
 
-  private async recoverLog(notes: string[]): Promise<void> {
-    const committed = this.state.snapshot_log_length;
-    let size = -1;
+  /**
+   * Format v0 kept `state.bin` (rewritten per commit) and no committed length for jobs.log and
+   * plans.log. Build commit.bin from it once: the same generations and snapshot length, the
+   * other logs' intact length under v0's rule; then remove state.bin.
+   */
+  private async upgradeFromV0(notes: string[]): Promise<void> {
+    const L = this.layout;
+    const s = emptyCommitState();
+    let legacy = false;
     try {
-      size = (await fsp.stat(this.logFile)).size;
+      const v0 = decodeState(await fsp.readFile(L.legacyStateFile));
+      legacy = true;
+      s.generation = v0.generation;
+      s.logs.snapshots = v0.snapshot_log_length;
+      s.snapshot_count = v0.snapshot_count;
+      s.lines_gen = v0.lines_gen;
+      if (v0.blobs_idx_gen) s.segments.blobs = [v0.blobs_idx_gen];
+      if (v0.trees_idx_gen) s.segments.trees = [v0.trees_idx_gen];
+      if (v0.snapshots_idx_gen) s.segments.snapshots = [v0.snapshots_idx_gen];
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
-    if (size < 0) {
-      if (committed > 0) throw new Corrupt('snapshots.log is missing');
-      await writeFileDurable(this.logFile, snapshotLogHeader());
-      size = SNAPSHOT_LOG_HEADER;
+    for (const name of ['jobs', 'plans'] as const) {
+      const file = L.logFile(name);
+      if (!(await exists(file))) continue;
+      legacy = true;
+      const fd = openSync(file, 'r');
+      try {
+        const { length, note } = legacyValidLength(fd, LOG_MAGIC[name], `${name}.log`);
+        s.logs[name] = length;
+        if (note) notes.push(note);
+      } finally {
+        closeSync(fd);
+      }
     }
-    const expected = Math.max(committed, SNAPSHOT_LOG_HEADER);
-    if (size < expected) throw new Corrupt(`snapshots.log is ${size} bytes, state.bin commits ${expected}`);
-    const head = Buffer.alloc(SNAPSHOT_LOG_HEADER);
-    const fd = openSync(this.logFile, 'r+');
-    readSync(fd, head, 0, SNAPSHOT_LOG_HEADER, 0);
-    if (!head.equals(snapshotLogHeader())) {
-      closeSync(fd);
-      throw new Corrupt('snapshots.log has a bad header');
+    const file = Buffer.alloc(COMMIT_FILE_SIZE);
+    if (legacy) {
+      s.generation += 1;
+      encodeCommitRecord(s).copy(file, (s.generation % 2) * SLOT_SIZE);
     }
-    this.logFd = fd;
-    if (size > expected) {
-      notes.push(`snapshots.log had ${size - expected} uncommitted bytes; truncated`);
-      const handle = await fsp.open(this.logFile, 'r+');
-      await handle.truncate(expected);
-      await handle.sync();
-      await handle.close();
+    await writeFileDurable(L.commitFile, file);
+    if (legacy) {
+      await removeDurable(L.legacyStateFile);
+      notes.push(`upgraded storage format v0 to v1 (commit.bin generation ${s.generation}, ${s.logs.jobs} bytes of jobs.log and ${s.logs.plans} of plans.log committed)`);
     }
-    if (this.state.snapshot_log_length === 0) this.state = { ...this.state, snapshot_log_length: SNAPSHOT_LOG_HEADER };
   }
 
-  private async removeOtherGenerations(notes: string[]): Promise<void> {
-    const s = this.state;
-    const keep = new Set([
-      `blobs.${s.blobs_idx_gen}.idx`, `trees.${s.trees_idx_gen}.idx`, `snapshots.${s.snapshots_idx_gen}.idx`,
-    ]);
+  private async removeUnnamedFiles(notes: string[]): Promise<void> {
+    const L = this.layout;
+    const keep = new Set<string>();
+    for (const name of INDEX_NAMES) for (const seg of this.state.segments[name]) keep.add(`${name}.${seg}.idx`);
     let removed = false;
-    for (const name of await fsp.readdir(this.indexDir)) {
+    for (const name of await fsp.readdir(L.indexDir)) {
       if (keep.has(name)) continue;
-      await fsp.rm(path.join(this.indexDir, name), { force: true });
+      await fsp.rm(path.join(L.indexDir, name), { force: true });
       removed = true;
-      if (!/^(blobs|trees|snapshots)\.\d+\.idx$/.test(name)) notes.push(`removed unexpected file index/${name}`);
+      if (!INDEX_SEGMENT_NAME.test(name)) notes.push(`removed unexpected file index/${name}`);
     }
-    if (removed) await fsyncDir(this.indexDir);
+    if (removed) await fsyncDir(L.indexDir);
     for (const name of await fsp.readdir(this.root)) {
-      const m = /^lines\.(\d+)\.bin$/.exec(name);
-      if (m && Number(m[1]) !== s.lines_gen) {
+      const m = LINES_FILE_NAME.exec(name);
+      const log = LOG_FILE_NAME.exec(name);
+      // A lines checkpoint, or a log file a compaction replaced or never committed.
+      const stale = (m && Number(m[1]) !== this.state.lines_gen) || (log && Number(log[2] ?? 0) !== this.state.log_files[log[1] as LogName]);
+      if (stale) {
         await fsp.rm(path.join(this.root, name), { force: true });
         await fsyncDir(this.root);
       }
     }
   }
 
-  close(): void {
-    for (const fd of this.packFds.values()) closeSync(fd);
-    this.packFds.clear();
-    this.blobs.close();
-    this.trees.close();
-    this.snapshots.close();
-    if (this.logFd !== null) closeSync(this.logFd);
-    this.logFd = null;
+  private replayWorkflow(rec: LogRecord): void {
+    let txn: { at_s: number; upserts: Upsert[] };
+    try {
+      txn = JSON.parse(rec.body.toString('utf8'));
+      if (!txn || !Array.isArray(txn.upserts)) throw new Error('no upserts');
+    } catch (err) {
+      throw new Corrupt(`workflow.log: record at byte ${rec.offset} is not a transaction (${(err as Error).message})`);
+    }
+    for (const u of txn.upserts) this.applyUpsert(u, rec.offset);
   }
 
-  // ------------------------------------------------------------ reads
+  private applyUpsert(u: Upsert, offset: number): void {
+    if (typeof u?.type !== 'string' || typeof u.id !== 'string') throw new Corrupt(`workflow.log: record at byte ${offset} has an upsert without type and id`);
+    if (u.type === 'line') {
+      const b = u.body as Omit<LineRecord, 'name'>;
+      this.lineMap.set(u.id, { name: u.id, status: b.status, head_snapshot_id: b.head_snapshot_id, updated_at_s: b.updated_at_s });
+      return;
+    }
+    let m = this.entities.get(u.type);
+    if (!m) this.entities.set(u.type, (m = new Map()));
+    m.set(u.id, u.body);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const fd of this.packFds.values()) closeSync(fd);
+    this.packFds.clear();
+    for (const r of this.readers.values()) r.close();
+    this.readers.clear();
+    for (const name of LOG_NAMES) this.logs[name]?.close();
+    this.point?.close();
+  }
+
+  // ------------------------------------------------------------ published reads
 
   get generation(): number { return this.state.generation; }
   get snapshotCount(): number { return this.state.snapshot_count; }
-
-  private reader(kind: ObjectKind): IndexReader {
-    return kind === 'blob' ? this.blobs : this.trees;
-  }
+  /** The committed state (for fsck and tests). */
+  get commitState(): CommitState { return structuredClone(this.state); }
 
   locator(kind: ObjectKind, id: string): Locator | null {
-    const reader = this.reader(kind);
-    const e = reader.lookup(id);
-    if (!e) return null;
-    return { kind, id, pack_id: reader.packs[e.a], offset: e.c, length: e.d, raw_length: e.e, crc32: e.b };
+    const e = this.indexes[OBJECT_INDEX[kind]].lookup(id);
+    return e ? toLocator(kind, e) : null;
   }
 
   has(kind: ObjectKind, id: string): boolean {
-    return this.reader(kind).has(id);
+    return this.indexes[OBJECT_INDEX[kind]].has(id);
   }
 
   *locators(kind: ObjectKind): Generator<Locator> {
-    const reader = this.reader(kind);
-    for (const e of reader.entries()) yield { kind, id: e.id, pack_id: reader.packs[e.a], offset: e.c, length: e.d, raw_length: e.e, crc32: e.b };
+    for (const e of this.indexes[OBJECT_INDEX[kind]].entries()) yield toLocator(kind, e);
   }
 
   /** Read and verify one object through its locator. */
@@ -254,7 +305,7 @@ export class ContentStore {
 
   async readLocated(loc: Locator): Promise<Buffer> {
     const packKind = loc.kind === 'blob' ? PACK_KIND_OBJECT : PACK_KIND_TREE;
-    // A commit in progress reads new trees from their staged packs.
+    // A transaction validating a commit reads new objects from their staged packs.
     const file = this.isCommittedPack(packKind, loc.pack_id) ? this.packFile(packKind, loc.pack_id) : this.stagedPackFile(packKind, loc.pack_id);
     const frame = Buffer.allocUnsafe(loc.length);
     const n = readSync(this.packFd(file), frame, 0, loc.length, loc.offset);
@@ -296,14 +347,13 @@ export class ContentStore {
   }
 
   hasSnapshot(id: string): boolean {
-    return this.snapshots.has(id);
+    return this.indexes.snapshots.has(id);
   }
 
   snapshot(id: string): StoredSnapshot | null {
-    const e = this.snapshots.lookup(id);
+    const e = this.indexes.snapshots.lookup(id);
     if (!e) return null;
-    const canonical = Buffer.alloc(e.d);
-    readSync(this.logFd!, canonical, 0, e.d, e.c);
+    const canonical = this.logs.snapshots.read(e.c, e.d);
     if (crc32(canonical) !== e.b) throw new Corrupt(`snapshot ${id}: record CRC-32 mismatch in snapshots.log`);
     let record: SnapshotRecord;
     try {
@@ -316,7 +366,7 @@ export class ContentStore {
   }
 
   *snapshotIds(): Generator<string> {
-    for (const e of this.snapshots.entries()) yield e.id;
+    for (const e of this.indexes.snapshots.entries()) yield e.id;
   }
 
   lines(): LineRecord[] {
@@ -325,6 +375,16 @@ export class ContentStore {
 
   line(name: string): LineRecord | undefined {
     return this.lineMap.get(name);
+  }
+
+  /** The latest body of a workflow entity (workflow.log upserts other than lines). */
+  entity<T>(type: string, id: string): T | undefined {
+    return this.entities.get(type)?.get(id) as T | undefined;
+  }
+
+  /** Every committed record of an opaque log (jobs, plans), for its owner's replay at open. */
+  logRecords(name: OpaqueLog | 'snapshots' | 'workflow'): Generator<LogRecord> {
+    return this.logs[name].records();
   }
 
   isCommittedPack(kind: PackKind, id: string): boolean {
@@ -337,6 +397,11 @@ export class ContentStore {
 
   async isStagedPack(kind: PackKind, id: string): Promise<boolean> {
     return exists(this.stagedPackFile(kind, id));
+  }
+
+  /** Segment numbers of each index (fsck, bench). */
+  segmentCounts(): Record<IndexName, number> {
+    return { blobs: this.indexes.blobs.segments.length, trees: this.indexes.trees.segments.length, snapshots: this.indexes.snapshots.segments.length };
   }
 
   /** Header of a committed or staged pack, read from the file. */
@@ -360,13 +425,13 @@ export class ContentStore {
     return { stream: createReadStream(file, { highWaterMark: 1024 * 1024 }), length: size };
   }
 
-  // ------------------------------------------------------------ writes
+  // ------------------------------------------------------------ uploads (outside commits)
 
   /**
    * Stream an uploaded pack to a temp file in staging/, hashing and verifying every byte on the
    * way (never held in memory), then rename it into staging/. Idempotent: the same bytes under
    * an id already committed or staged are accepted without a second copy; other bytes under an
-   * id never pass the hash check. Does not need the authority mutex.
+   * id never pass the hash check. Not a transaction: staged packs are invisible until a commit.
    */
   async stagePack(kind: PackKind, packId: string, body: AsyncIterable<Buffer> | Iterable<Buffer>, limit: number): Promise<{ info: PackInfo; state: 'committed' | 'staged' | 'new' }> {
     const already = this.isCommittedPack(kind, packId) ? 'committed' : (await this.isStagedPack(kind, packId)) ? 'staged' : null;
@@ -420,132 +485,346 @@ export class ContentStore {
     }
   }
 
-  /** Remove staged packs older than `ttlSeconds`. Caller holds the authority mutex. */
-  async expireStagedPacks(ttlSeconds = STAGED_PACK_TTL_S, now = Date.now()): Promise<string[]> {
-    const removed: string[] = [];
-    for (const kind of [PACK_KIND_OBJECT, PACK_KIND_TREE] as PackKind[]) {
-      const dir = this.stagingDir(kind);
-      for (const name of await fsp.readdir(dir)) {
-        const file = path.join(dir, name);
-        const { mtimeMs } = await fsp.stat(file);
-        if (now - mtimeMs > ttlSeconds * 1000) {
-          await fsp.rm(file, { force: true });
-          removed.push(`${PACK_DIR[kind]}/${name}`);
+  /** Remove staged packs older than `ttlSeconds`; runs alone in the commit queue, so never races a commit. */
+  expireStagedPacks(ttlSeconds = STAGED_PACK_TTL_S, now = Date.now()): Promise<string[]> {
+    return this.barrier(async () => {
+      const removed: string[] = [];
+      for (const kind of [PACK_KIND_OBJECT, PACK_KIND_TREE] as PackKind[]) {
+        const dir = this.stagingDir(kind);
+        let any = false;
+        for (const name of await fsp.readdir(dir)) {
+          const file = path.join(dir, name);
+          const { mtimeMs } = await fsp.stat(file);
+          if (now - mtimeMs > ttlSeconds * 1000) {
+            await fsp.rm(file, { force: true });
+            removed.push(`${PACK_DIR[kind]}/${name}`);
+            any = true;
+          }
         }
+        if (any) await fsyncDir(dir);
       }
-      if (removed.length) await fsyncDir(dir);
+      return removed;
+    });
+  }
+
+  // ------------------------------------------------------------ transactions and group commit
+
+  /**
+   * Run `fn` as one transaction of this authority and resolve with its result once the commit
+   * holding it is durable. `fn` reads through `tx` (published state plus what earlier
+   * transactions of its batch staged) and stages its changes on `tx`; if it throws, nothing it
+   * staged is kept. `fn` must not call `transact` itself (it would wait for itself).
+   */
+  transact<T>(fn: (tx: Txn) => Promise<T> | T): Promise<T> {
+    return this.enqueue(fn, false);
+  }
+
+  /** Run `fn` alone: after every earlier transaction is durable and before any later one starts. */
+  barrier<T>(fn: () => Promise<T> | T): Promise<T> {
+    return this.enqueue(() => fn(), true);
+  }
+
+  private enqueue<T>(fn: (tx: Txn) => Promise<T> | T, barrier: boolean): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject, barrier });
+      if (!this.draining) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.queue.length) {
+        if (this.queue[0].barrier) {
+          const op = this.queue.shift()!;
+          try {
+            this.assertWritable();
+            op.resolve(await op.fn(new Txn(this, new Staging())));
+          } catch (err) {
+            op.reject(err);
+          }
+          continue;
+        }
+        const batch = new Staging();
+        const done: { op: QueuedOp; value: unknown }[] = [];
+        const atS = Math.floor(Date.now() / 1000);
+        while (this.queue.length && !this.queue[0].barrier && done.length < MAX_BATCH) {
+          const op = this.queue.shift()!;
+          const own = new Staging();
+          try {
+            this.assertWritable();
+            const value = await op.fn(new Txn(this, batch, own));
+            batch.absorb(own, atS);
+            done.push({ op, value });
+          } catch (err) {
+            op.reject(err);
+          }
+        }
+        if (!batch.empty) {
+          try {
+            await this.writeBatch(batch);
+          } catch (err) {
+            for (const d of done) d.op.reject(err);
+            continue;
+          }
+        }
+        for (const d of done) d.op.resolve(d.value);
+      }
+    } finally {
+      this.draining = false;
     }
-    return removed;
+    this.maybeMerge();
+  }
+
+  private assertWritable(): void {
+    if (this.closed) throw new Conflict('the repository is closed');
+    if (this.failed) throw new Corrupt(`a commit failed in a way that leaves its outcome unknown (${this.failed.message}); restart to recover`);
   }
 
   /**
-   * Publish `changes` atomically. Order: adopt staged packs (rename into packs/), append
-   * snapshot records to snapshots.log (fsync), write the new index and lines files, then
-   * rewrite state.bin — the commit point. A crash before that point leaves state.bin naming
-   * the old generation; recovery at open removes or un-adopts what the commit wrote.
+   * Write a batch and publish it (storage-layout.md §9, write order): adopt packs, write new
+   * index segments, append to the logs, then the commit point. A failure before the commit
+   * point undoes what it can and publishes nothing.
    */
-  async commit(changes: ContentChanges): Promise<void> {
-    const gen = this.state.generation + 1;
-    const next: ContentState = { ...this.state, generation: gen };
-
-    const adopted: { kind: PackKind; packId: string }[] = [];
+  private async writeBatch(batch: Staging): Promise<void> {
+    const next: CommitState = structuredClone(this.state);
+    next.generation += 1;
+    const gen = next.generation;
+    const adopted: { kind: PackKind; packId: string; written?: boolean }[] = [];
+    const newSegments: string[] = [];
+    const appended: { log: LogFile; from: number }[] = [];
+    let pointWritten = false;
     try {
-      await this.publish(changes, next, adopted);
+      for (const { kind, packId } of batch.adopt.values()) {
+        if (this.isCommittedPack(kind, packId)) continue;
+        await fsp.rename(this.stagedPackFile(kind, packId), this.packFile(kind, packId));
+        adopted.push({ kind, packId });
+      }
+      for (const { kind, packId, bytes } of batch.newPacks.values()) {
+        if (this.isCommittedPack(kind, packId) || adopted.some((a) => a.kind === kind && a.packId === packId)) continue;
+        const target = this.packFile(kind, packId);
+        const temp = tempPathFor(target);
+        await fsp.writeFile(temp, bytes, { flag: 'wx', mode: 0o644 });
+        const h = await fsp.open(temp, 'r+');
+        await h.sync();
+        await h.close();
+        await fsp.rename(temp, target);
+        adopted.push({ kind, packId, written: true });
+      }
+      if (adopted.length) {
+        for (const kind of new Set(adopted.map((a) => a.kind))) {
+          await fsyncDir(this.packDir(kind));
+          await fsyncDir(this.stagingDir(kind));
+        }
+      }
+      crashPoint('commit:after-adopt');
+
+      // Snapshot records go to snapshots.log at known offsets; the index segment points there.
+      const snapRows: SegmentEntry[] = [];
+      const snapFrames: Buffer[] = [];
+      if (batch.snapshots.size) {
+        let offset = Math.max(this.state.logs.snapshots, LOG_HEADER_SIZE);
+        let ordinal = this.state.snapshot_count;
+        for (const { canonical, record } of batch.snapshots.values()) {
+          snapRows.push({ id: record.snapshot_id, pack_id: '', a: ordinal++, b: crc32(canonical), c: offset + 4, d: canonical.length, e: record.created_at_s });
+          snapFrames.push(canonical);
+          offset += canonical.length + FRAME_OVERHEAD;
+        }
+        next.snapshot_count = ordinal;
+      }
+      const rows: Record<IndexName, SegmentEntry[]> = {
+        blobs: [...batch.blobs.values()].map(fromLocator),
+        trees: [...batch.trees.values()].map(fromLocator),
+        snapshots: snapRows,
+      };
+      for (const name of INDEX_NAMES) {
+        if (!rows[name].length) continue;
+        if (next.segments[name].length >= MAX_SEGMENTS) throw new Conflict(`index ${name} is waiting for a segment merge; retry`);
+        const file = this.layout.indexSegment(name, gen);
+        await writeSegment(file, INDEX_KIND[name], rows[name]);
+        newSegments.push(file);
+        next.segments[name] = [...next.segments[name], gen];
+      }
+      crashPoint('commit:after-index');
+
+      const writes: Promise<void>[] = [];
+      const appendLog = (name: LogName, bodies: Buffer[]) => {
+        if (!bodies.length) return;
+        const log = this.logs[name];
+        const from = this.state.logs[name];
+        appended.push({ log, from });
+        writes.push(log.appendAt(from, log.frame(bodies, from)).then((end) => { next.logs[name] = end; }));
+      };
+      appendLog('snapshots', snapFrames);
+      appendLog('jobs', batch.appends.jobs);
+      appendLog('plans', batch.appends.plans);
+      appendLog('workflow', batch.workflow.map((t) => Buffer.from(JSON.stringify(t), 'utf8')));
+      const results = await Promise.allSettled(writes);
+      const failure = results.find((r) => r.status === 'rejected') as PromiseRejectedResult | undefined;
+      if (failure) throw failure.reason;
+      crashPoint('commit:after-log');
+      crashPoint('commit:before-state');
+      pointWritten = true;
+      await this.point.write(next);
+      crashPoint('commit:after-state');
     } catch (err) {
-      // Not published: put adopted packs back so a retry finds them staged.
-      for (const { kind, packId } of adopted) await fsp.rename(this.packFile(kind, packId), this.stagedPackFile(kind, packId)).catch(() => {});
+      if (pointWritten) {
+        // The slot write failed part-way: it may or may not be durable. Stop writing until a
+        // restart reads back which state is current.
+        this.failed = err as Error;
+        throw err;
+      }
+      for (const { log, from } of appended) await log.truncate(from).catch(() => {});
+      for (const file of newSegments) await fsp.rm(file, { force: true }).catch(() => {});
+      for (const { kind, packId, written } of adopted) {
+        if (written) await fsp.rm(this.packFile(kind, packId), { force: true }).catch(() => {});
+        else await fsp.rename(this.packFile(kind, packId), this.stagedPackFile(kind, packId)).catch(() => {});
+      }
+      throw err;
+    }
+    this.publish(batch, next, adopted);
+  }
+
+  /** Make a durable commit visible to readers. */
+  private publish(batch: Staging, next: CommitState, adopted: { kind: PackKind; packId: string }[]): void {
+    const prev = this.state;
+    this.state = next;
+    for (const name of LOG_NAMES) this.logs[name].length = next.logs[name];
+    for (const name of INDEX_NAMES) {
+      if (next.segments[name] === prev.segments[name] || sameList(next.segments[name], prev.segments[name])) continue;
+      this.indexes[name] = this.segmentedIndex(name, next.segments[name]);
+    }
+    for (const { kind, packId } of adopted) this.committedPacks[kind].add(packId);
+    for (const [name, line] of batch.lines) this.lineMap.set(name, line);
+    for (const t of batch.workflow) for (const u of t.upserts) if (u.type !== 'line') this.applyUpsert(u, -1);
+    for (const hook of batch.hooks) hook();
+  }
+
+  private segmentedIndex(name: IndexName, segments: number[]): SegmentedIndex {
+    return new SegmentedIndex(INDEX_KIND[name], segments.map((segment) => {
+      const file = this.layout.indexSegment(name, segment);
+      let reader = this.readers.get(file);
+      if (!reader) {
+        reader = IndexReader.open(file, INDEX_KIND[name]);
+        this.readers.set(file, reader);
+      }
+      return { segment, reader };
+    }));
+  }
+
+  // ------------------------------------------------------------ segment merges
+
+  /**
+   * Start a background merge when an index has more than MERGE_SEGMENTS_AT segments: every
+   * segment but the newest few is merged into one new file while commits go on (the files are
+   * immutable), then a barrier transaction swaps the list. Bases grow geometrically, so each
+   * entry is rewritten O(log n) times in all and a small commit never pays for a big rewrite.
+   */
+  private maybeMerge(): void {
+    if (this.merging || this.closed || this.failed) return;
+    const name = INDEX_NAMES.find((n) => this.state.segments[n].length > MERGE_SEGMENTS_AT);
+    if (!name) return;
+    this.merging = true;
+    void this.mergeSegments(name).catch((err) => this.onBackgroundError(`merging index ${name} segments failed: ${(err as Error).message}`))
+      .finally(() => {
+        this.merging = false;
+        this.maybeMerge();
+      });
+  }
+
+  /**
+   * Merge a run of the newest segments of `name` into one. Older segments at least as large as
+   * everything after them are kept (size-tiered, like an LSM tree), so each entry is rewritten
+   * O(log n) times in all and a small commit never waits for a big rewrite.
+   */
+  async mergeSegments(name: IndexName): Promise<void> {
+    const current = this.indexes[name].segments;
+    let start = 0;
+    let after = current.reduce((n, s) => n + s.reader.count, 0);
+    while (start < current.length - 1) {
+      after -= current[start].reader.count;
+      if (current[start].reader.count <= after) break;
+      start++;
+    }
+    const chosen = current.slice(start);
+    if (chosen.length < 2) return;
+    // The merged file takes a fresh segment number, reserved by a commit so that it sorts after
+    // the run it replaces and before any segment committed while it is written.
+    const mergedSeg = await this.barrier(() => this.reserveSegment());
+    const file = this.layout.indexSegment(name, mergedSeg);
+    await writeMergedSegments(file, INDEX_KIND[name], chosen.map((s) => s.reader));
+    const dropped = chosen.map((s) => s.segment);
+    try {
+      await this.barrier(async () => {
+        this.assertWritable();
+        const list = this.state.segments[name];
+        const at = list.indexOf(dropped[0]);
+        if (at < 0 || !sameList(list.slice(at, at + dropped.length), dropped)) throw new Error('segments changed during the merge');
+        const next: CommitState = structuredClone(this.state);
+        next.generation += 1;
+        next.segments[name] = [...list.slice(0, at), mergedSeg, ...list.slice(at + dropped.length)];
+        crashPoint('merge:before-state');
+        await this.point.write(next);
+        this.state = next;
+        this.indexes[name] = this.segmentedIndex(name, next.segments[name]);
+        for (const seg of dropped) {
+          const f = this.layout.indexSegment(name, seg);
+          this.readers.get(f)?.close();
+          this.readers.delete(f);
+          await fsp.rm(f, { force: true });
+        }
+      });
+    } catch (err) {
+      await fsp.rm(file, { force: true });
       throw err;
     }
   }
 
-  private async publish(changes: ContentChanges, next: ContentState, adopted: { kind: PackKind; packId: string }[]): Promise<void> {
-    const gen = next.generation;
-    for (const { kind, packId } of changes.adoptPacks) {
-      if (this.isCommittedPack(kind, packId)) continue;
-      await fsp.rename(this.stagedPackFile(kind, packId), this.packFile(kind, packId));
-      adopted.push({ kind, packId });
-    }
-    crashPoint('commit:after-adopt');
-    if (changes.adoptPacks.length) {
-      await fsyncDir(this.packDir(PACK_KIND_OBJECT));
-      await fsyncDir(this.packDir(PACK_KIND_TREE));
-      await fsyncDir(this.stagingDir(PACK_KIND_OBJECT));
-      await fsyncDir(this.stagingDir(PACK_KIND_TREE));
-    }
-
-    let newSnapshots: IndexEntry[] = [];
-    if (changes.snapshots.length) {
-      const handle = await fsp.open(this.logFile, 'r+');
-      try {
-        await handle.truncate(this.state.snapshot_log_length);
-        let offset = this.state.snapshot_log_length;
-        let ordinal = this.state.snapshot_count;
-        const frames: Buffer[] = [];
-        for (const canonical of changes.snapshots) {
-          const record = decodeSnapshot(canonical);
-          newSnapshots.push({ id: record.snapshot_id, a: ordinal++, b: crc32(canonical), c: offset + 4, d: canonical.length, e: record.created_at_s });
-          const framed = frameSnapshotRecord(canonical);
-          frames.push(framed);
-          offset += framed.length;
-        }
-        await handle.write(Buffer.concat(frames), 0, undefined, this.state.snapshot_log_length);
-        await handle.sync();
-        next.snapshot_log_length = offset;
-        next.snapshot_count = ordinal;
-      } finally {
-        await handle.close();
-      }
-      crashPoint('commit:after-log');
-      newSnapshots = newSnapshots.sort((x, y) => (x.id < y.id ? -1 : 1));
-      await writeMergedIndex(this.indexFile('snapshots', gen), this.snapshots, newSnapshots, []);
-      next.snapshots_idx_gen = gen;
-    }
-
-    for (const [kind, rows] of [['blob', changes.blobs], ['tree', changes.trees]] as const) {
-      if (!rows.length) continue;
-      const base = this.reader(kind);
-      const packs = [...base.packs];
-      const ordinal = new Map(packs.map((p, i) => [p, i]));
-      const entries: IndexEntry[] = rows.map((r) => {
-        let a = ordinal.get(r.pack_id);
-        if (a === undefined) {
-          a = packs.length;
-          packs.push(r.pack_id);
-          ordinal.set(r.pack_id, a);
-        }
-        return { id: r.id, a, b: r.crc32, c: r.offset, d: r.length, e: r.raw_length };
-      }).sort((x, y) => (x.id < y.id ? -1 : 1));
-      await writeMergedIndex(this.indexFile(kind === 'blob' ? 'blobs' : 'trees', gen), base, entries, packs);
-      if (kind === 'blob') next.blobs_idx_gen = gen;
-      else next.trees_idx_gen = gen;
-    }
-
-    crashPoint('commit:after-index');
-    if (changes.lines) {
-      await writeFileDurable(this.linesFile(gen), encodeLines(changes.lines));
-      next.lines_gen = gen;
-    }
-    crashPoint('commit:before-state');
-    await writeFileDurable(this.stateFile, encodeState(next));
-    crashPoint('commit:after-state');
-    // Published. Swap readers and drop what the previous generation used.
-    const old = { ...this.state };
+  /** Burn one generation with a commit (nothing else changes) and return its number. */
+  private async reserveSegment(): Promise<number> {
+    this.assertWritable();
+    const next: CommitState = structuredClone(this.state);
+    next.generation += 1;
+    await this.point.write(next);
     this.state = next;
-    if (next.blobs_idx_gen !== old.blobs_idx_gen) this.blobs = this.swap(this.blobs, IndexReader.open(this.indexFile('blobs', gen), INDEX_KIND_BLOB), this.indexFile('blobs', old.blobs_idx_gen));
-    if (next.trees_idx_gen !== old.trees_idx_gen) this.trees = this.swap(this.trees, IndexReader.open(this.indexFile('trees', gen), INDEX_KIND_TREE), this.indexFile('trees', old.trees_idx_gen));
-    if (next.snapshots_idx_gen !== old.snapshots_idx_gen) this.snapshots = this.swap(this.snapshots, IndexReader.open(this.indexFile('snapshots', gen), INDEX_KIND_SNAPSHOT), this.indexFile('snapshots', old.snapshots_idx_gen));
-    for (const { kind, packId } of changes.adoptPacks) this.committedPacks[kind].add(packId);
-    if (changes.lines) {
-      this.lineMap = new Map(changes.lines.map((l) => [l.name, l]));
-      if (old.lines_gen) await fsp.rm(this.linesFile(old.lines_gen), { force: true });
-    }
+    return next.generation;
   }
 
-  /** Check the whole-file checksums of the current index files (fsck). */
-  verifyIndexes(): void {
-    this.blobs.verify();
-    this.trees.verify();
-    this.snapshots.verify();
+  /**
+   * Replace an opaque log with exactly `bodies` (a compaction: one record per job instead of
+   * one per transition). The new file is `<name>.<G>.log`, written and synced before the commit
+   * point names it, so a crash leaves the old file current; the old file is removed after.
+   */
+  compactLog(name: OpaqueLog, bodies: Buffer[]): Promise<void> {
+    return this.barrier(async () => {
+      this.assertWritable();
+      const next: CommitState = structuredClone(this.state);
+      next.generation += 1;
+      const file = this.layout.logFile(name, next.generation);
+      const bytes = this.logs[name].frame(bodies, 0);
+      await writeFileDurable(file, bytes);
+      next.logs[name] = bytes.length;
+      next.log_files[name] = next.generation;
+      const fresh = LogFile.open(file, LOG_MAGIC[name], bytes.length, []);
+      try {
+        crashPoint('compact:before-state');
+        await this.point.write(next);
+      } catch (err) {
+        fresh.close();
+        await fsp.rm(file, { force: true });
+        throw err;
+      }
+      const old = this.logs[name];
+      this.logs[name] = fresh;
+      this.state = next;
+      old.close();
+      await removeDurable(old.file);
+    });
+  }
+
+  /** Wait for a running merge (tests and bench). */
+  async settle(): Promise<void> {
+    while (this.merging || this.draining) await new Promise((r) => setTimeout(r, 5));
   }
 
   /** Pack files present in packs/<kind>/ (committed ones after open). */
@@ -553,43 +832,58 @@ export class ContentStore {
     return (await fsp.readdir(this.packDir(kind))).filter((n) => n.endsWith('.pack')).map((n) => n.slice(0, -5));
   }
 
+  /** Check the whole-file checksums of the current index segments (fsck). */
+  verifyIndexes(): void {
+    for (const name of INDEX_NAMES) this.indexes[name].verify();
+  }
+
   /**
    * Recreate the blob and tree indexes from the headers of the committed packs alone (fsck
-   * --rebuild-locators). Published like any commit: new generation files, then state.bin.
+   * --rebuild-locators): one new segment per kind, published by a commit like any other.
    */
   async rebuildLocators(): Promise<{ blobs: number; trees: number; skipped: string[] }> {
-    const skipped: string[] = [];
-    const gen = this.state.generation + 1;
-    const next: ContentState = { ...this.state, generation: gen };
-    const counts = { blobs: 0, trees: 0, skipped };
-    for (const kind of [PACK_KIND_OBJECT, PACK_KIND_TREE] as PackKind[]) {
-      const packs = (await this.packFiles(kind)).sort();
-      const byId = new Map<string, IndexEntry>();
-      for (let ordinal = 0; ordinal < packs.length; ordinal++) {
-        let header: PackHeader;
-        try {
-          ({ header } = await this.packHeaderFile(this.packFile(kind, packs[ordinal]), kind));
-        } catch (err) {
-          // A pack whose header is unreadable contributes no locators; fsck reports it.
-          skipped.push(`${PACK_DIR[kind]}/${packs[ordinal]}.pack: ${(err as Error).message}`);
-          continue;
+    return this.barrier(async () => {
+      const skipped: string[] = [];
+      const next: CommitState = structuredClone(this.state);
+      next.generation += 1;
+      const gen = next.generation;
+      const counts = { blobs: 0, trees: 0, skipped };
+      for (const kind of [PACK_KIND_OBJECT, PACK_KIND_TREE] as PackKind[]) {
+        const packs = (await this.packFiles(kind)).sort();
+        const byId = new Map<string, SegmentEntry>();
+        for (const packId of packs) {
+          let header: PackHeader;
+          try {
+            ({ header } = await this.packHeaderFile(this.packFile(kind, packId), kind));
+          } catch (err) {
+            // A pack whose header is unreadable contributes no locators; fsck reports it.
+            skipped.push(`${PACK_DIR[kind]}/${packId}.pack: ${(err as Error).message}`);
+            continue;
+          }
+          for (const e of header.entries) {
+            if (!byId.has(e.id)) byId.set(e.id, { id: e.id, pack_id: packId, a: 0, b: e.crc32, c: e.offset, d: e.length, e: e.raw_length });
+          }
         }
-        for (const e of header.entries) {
-          if (!byId.has(e.id)) byId.set(e.id, { id: e.id, a: ordinal, b: e.crc32, c: e.offset, d: e.length, e: e.raw_length });
+        const name: IndexName = kind === PACK_KIND_OBJECT ? 'blobs' : 'trees';
+        await writeSegment(this.layout.indexSegment(name, gen), INDEX_KIND[name], [...byId.values()]);
+        next.segments[name] = [gen];
+        counts[name] = byId.size;
+        this.committedPacks[kind] = new Set(packs);
+      }
+      await this.point.write(next);
+      const prev = this.state;
+      this.state = next;
+      for (const name of ['blobs', 'trees'] as IndexName[]) {
+        this.indexes[name] = this.segmentedIndex(name, next.segments[name]);
+        for (const seg of prev.segments[name]) {
+          const f = this.layout.indexSegment(name, seg);
+          this.readers.get(f)?.close();
+          this.readers.delete(f);
+          await fsp.rm(f, { force: true });
         }
       }
-      const entries = [...byId.values()].sort((x, y) => (x.id < y.id ? -1 : 1));
-      const name = kind === PACK_KIND_OBJECT ? 'blobs' : 'trees';
-      await writeMergedIndex(this.indexFile(name, gen), IndexReader.empty(kind === PACK_KIND_OBJECT ? INDEX_KIND_BLOB : INDEX_KIND_TREE), entries, packs);
-      if (kind === PACK_KIND_OBJECT) { next.blobs_idx_gen = gen; counts.blobs = entries.length; } else { next.trees_idx_gen = gen; counts.trees = entries.length; }
-      this.committedPacks[kind] = new Set(packs);
-    }
-    await writeFileDurable(this.stateFile, encodeState(next));
-    const old = this.state;
-    this.state = next;
-    this.blobs = this.swap(this.blobs, IndexReader.open(this.indexFile('blobs', gen), INDEX_KIND_BLOB), this.indexFile('blobs', old.blobs_idx_gen));
-    this.trees = this.swap(this.trees, IndexReader.open(this.indexFile('trees', gen), INDEX_KIND_TREE), this.indexFile('trees', old.trees_idx_gen));
-    return counts;
+      return counts;
+    });
   }
 
   private async packHeaderFile(file: string, kind: PackKind): Promise<{ header: PackHeader; byteLength: number }> {
@@ -605,15 +899,139 @@ export class ContentStore {
       await handle.close();
     }
   }
+}
 
-  private swap(old: IndexReader, fresh: IndexReader, oldFile: string): IndexReader {
-    old.close();
-    if (old.path) void fsp.rm(oldFile, { force: true });
-    return fresh;
+/**
+ * A transaction's view and its staging area. Reads see the published state, then what earlier
+ * transactions of the batch staged, then this transaction's own changes.
+ */
+export class Txn {
+  constructor(private readonly store: ContentStore, private readonly batch: Staging, private readonly own: Staging = batch) {}
+
+  // reads
+  line(name: string): LineRecord | undefined {
+    return this.own.lines.get(name) ?? this.batch.lines.get(name) ?? this.store.line(name);
   }
+
+  lines(): LineRecord[] {
+    const all = new Map(this.store.lines().map((l) => [l.name, l]));
+    for (const [n, l] of this.batch.lines) all.set(n, l);
+    for (const [n, l] of this.own.lines) all.set(n, l);
+    return [...all.values()].sort((a, b) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)));
+  }
+
+  locator(kind: ObjectKind, id: string): Locator | null {
+    const map = (s: Staging) => (kind === 'blob' ? s.blobs : s.trees);
+    return map(this.own).get(id) ?? map(this.batch).get(id) ?? this.store.locator(kind, id);
+  }
+
+  has(kind: ObjectKind, id: string): boolean {
+    return this.locator(kind, id) !== null;
+  }
+
+  hasSnapshot(id: string): boolean {
+    return this.own.snapshots.has(id) || this.batch.snapshots.has(id) || this.store.hasSnapshot(id);
+  }
+
+  /** A pack committed, or adopted or written by an earlier transaction of this batch. */
+  isAdoptedPack(kind: PackKind, id: string): boolean {
+    const key = `${kind}:${id}`;
+    return this.store.isCommittedPack(kind, id) || this.batch.adopt.has(key) || this.own.adopt.has(key) || this.batch.newPacks.has(key) || this.own.newPacks.has(key);
+  }
+
+  packHeader(kind: PackKind, id: string) {
+    return this.store.packHeader(kind, id);
+  }
+
+  readLocated(loc: Locator): Promise<Buffer> {
+    return this.store.readLocated(loc);
+  }
+
+  entity<T>(type: string, id: string): T | undefined {
+    for (const s of [this.own, this.batch]) {
+      for (let i = s.upserts.length - 1; i >= 0; i--) if (s.upserts[i].type === type && s.upserts[i].id === id) return s.upserts[i].body as T;
+    }
+    for (let t = this.batch.workflow.length - 1; t >= 0; t--) {
+      const ups = this.batch.workflow[t].upserts;
+      for (let i = ups.length - 1; i >= 0; i--) if (ups[i].type === type && ups[i].id === id) return ups[i].body as T;
+    }
+    return this.store.entity<T>(type, id);
+  }
+
+  /** Module state staged earlier in this batch or this transaction (namespace `ns`). */
+  staged<T>(ns: string, key: string): T | undefined {
+    return this.own.staged<T>(ns, key) ?? this.batch.staged<T>(ns, key);
+  }
+
+  /** Keys staged in namespace `ns` by this batch so far (this transaction included). */
+  stagedKeys(ns: string): string[] {
+    return [...new Set([...(this.batch.overlay.get(ns)?.keys() ?? []), ...(this.own.overlay.get(ns)?.keys() ?? [])])];
+  }
+
+  // staging
+  adoptPack(kind: PackKind, packId: string): void {
+    if (!this.isAdoptedPack(kind, packId)) this.own.adopt.set(`${kind}:${packId}`, { kind, packId });
+  }
+
+  /** A pack the server built; the commit writes it into packs/ before its commit point. */
+  writePack(kind: PackKind, packId: string, bytes: Buffer): void {
+    if (!this.isAdoptedPack(kind, packId)) this.own.newPacks.set(`${kind}:${packId}`, { kind, packId, bytes });
+  }
+
+  addLocator(loc: Locator): void {
+    (loc.kind === 'blob' ? this.own.blobs : this.own.trees).set(loc.id, loc);
+  }
+
+  /** Stage a snapshot record (parents first); returns its snapshot_index. */
+  addSnapshot(canonical: Buffer): number {
+    const record = decodeSnapshot(canonical);
+    const staged: StagedSnapshot = { canonical, record };
+    this.own.snapshots.set(record.snapshot_id, staged);
+    return this.store.snapshotCount + this.batch.snapshots.size + this.own.snapshots.size - 1;
+  }
+
+  setLine(line: LineRecord): void {
+    this.own.lines.set(line.name, line);
+    this.own.upserts.push({ type: 'line', id: line.name, body: { status: line.status, head_snapshot_id: line.head_snapshot_id, updated_at_s: line.updated_at_s } });
+  }
+
+  /** A workflow entity upsert (issue-12 entities); written in this transaction's workflow.log record. */
+  upsert(type: string, id: string, body: unknown): void {
+    if (type === 'line') throw new Error('lines are set with setLine');
+    this.own.upserts.push({ type, id, body });
+  }
+
+  append(log: OpaqueLog, body: Buffer): void {
+    this.own.appends[log].push(body);
+  }
+
+  stage(ns: string, key: string, value: unknown): void {
+    this.own.stage(ns, key, value);
+  }
+
+  /** Run after the commit is durable, before callers are answered (update in-memory state). */
+  onPublish(hook: () => void): void {
+    this.own.hooks.push(hook);
+  }
+}
+
+function toLocator(kind: ObjectKind, e: SegmentEntry): Locator {
+  return { kind, id: e.id, pack_id: e.pack_id, offset: e.c, length: e.d, raw_length: e.e, crc32: e.b };
+}
+
+function fromLocator(l: Locator): SegmentEntry {
+  return { id: l.id, pack_id: l.pack_id, a: 0, b: l.crc32, c: l.offset, d: l.length, e: l.raw_length };
+}
+
+function sameList(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+function relabel(err: unknown, root: string): unknown {
+  if (err instanceof Corrupt) return new Corrupt(err.message.replace(root + '/', ''));
+  return err;
 }
 
 export function packKindOf(kind: ObjectKind): PackKind {
   return kind === 'blob' ? PACK_KIND_OBJECT : PACK_KIND_TREE;
 }
-

@@ -1,18 +1,24 @@
-// Append-only logs of checksummed records (storage-layout.md §13, §14): a 12-byte header
-// (8-byte magic, version 0, 3 reserved zero bytes), then records `length u32 | body | CRC-32
-// of body u32`. One mutation appends one record and fdatasyncs before it is acknowledged.
-// At open a torn last record (never acknowledged) is cut and reported; a bad record before the
-// end is corruption.
-import { closeSync, fdatasync, openSync, promises as fsp, write } from 'node:fs';
+// Append-only logs of checksummed records (storage-layout.md §11, §13, §14, §17): a 12-byte
+// header (8-byte magic, version 0, 3 reserved zero bytes), then records
+// `length u32 | body | CRC-32 of body u32`.
+//
+// Every log is covered by the authority's commit point (commit.bin), which names its committed
+// length. So a reader never guesses where acknowledged data ends: every record inside the
+// committed range must pass its checks (a failure is corruption, reported with the file and
+// offset, and nothing is cut); only bytes beyond the committed length are an unfinished tail.
+// Appends are positional writes at the committed length, so a failed append can never leave
+// garbage in front of the next acknowledged record.
+import { closeSync, fdatasync, fdatasyncSync, fstatSync, ftruncate, ftruncateSync, openSync, readSync, write } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Corrupt } from '../domain/errors.js';
 import { crc32 } from './binary.js';
-import { writeFileDurable } from './durable.js';
 
 export const LOG_HEADER_SIZE = 12;
+export const FRAME_OVERHEAD = 8;
 const writeAsync = promisify(write);
 const datasync = promisify(fdatasync);
+const truncateAsync = promisify(ftruncate);
 
 export function logHeader(magic: string): Buffer {
   const h = Buffer.alloc(LOG_HEADER_SIZE);
@@ -21,73 +27,173 @@ export function logHeader(magic: string): Buffer {
 }
 
 export function frameBody(body: Buffer): Buffer {
-  const out = Buffer.alloc(body.length + 8);
+  const out = Buffer.alloc(body.length + FRAME_OVERHEAD);
   out.writeUInt32LE(body.length, 0);
   body.copy(out, 4);
   out.writeUInt32LE(crc32(body), 4 + body.length);
   return out;
 }
 
-/** Read every intact record body (creating the log if absent), cutting a torn tail. */
-export async function readFramedLog(file: string, magic: string): Promise<{ bodies: Buffer[]; notes: string[] }> {
-  const name = path.basename(file);
-  const notes: string[] = [];
-  let data: Buffer;
-  try {
-    data = await fsp.readFile(file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    await writeFileDurable(file, logHeader(magic));
-    return { bodies: [], notes };
-  }
-  if (data.length < LOG_HEADER_SIZE || !data.subarray(0, LOG_HEADER_SIZE).equals(logHeader(magic))) throw new Corrupt(`${name}: bad header`);
-  const bodies: Buffer[] = [];
+export interface LogRecord {
+  /** Byte offset of the record's length field. */
+  offset: number;
+  body: Buffer;
+}
+
+/**
+ * Every record in [LOG_HEADER_SIZE, end) of an open log, read sequentially in chunks. Any
+ * record that does not pass its checks, or framing that does not end exactly at `end`, is
+ * corruption naming the file and the offset.
+ */
+export function* scanRecords(fd: number, end: number, name: string): Generator<LogRecord> {
+  const chunkSize = 4 * 1024 * 1024;
+  let buf = Buffer.alloc(0);
+  let bufStart = LOG_HEADER_SIZE; // file offset of buf[0]
   let at = LOG_HEADER_SIZE;
-  while (at + 4 <= data.length) {
-    const length = data.readUInt32LE(at);
-    if (at + 8 + length > data.length) break;
-    const body = data.subarray(at + 4, at + 4 + length);
-    if (data.readUInt32LE(at + 4 + length) !== crc32(body)) {
-      // Only the last record may be torn; anything earlier was acknowledged and is corrupt now.
-      if (at + 8 + length === data.length) break;
+  const ensure = (need: number): void => {
+    // Make buf cover [at, at + need).
+    if (at - bufStart + need <= buf.length) return;
+    const keep = buf.subarray(at - bufStart);
+    const want = Math.max(need, chunkSize);
+    const more = Buffer.alloc(Math.min(want, end - at) - keep.length);
+    const n = more.length ? readSync(fd, more, 0, more.length, at + keep.length) : 0;
+    if (n !== more.length) throw new Corrupt(`${name}: file ends at byte ${at + keep.length + n}, inside the committed range (${end})`);
+    buf = Buffer.concat([keep, more]);
+    bufStart = at;
+  };
+  while (at < end) {
+    if (end - at < FRAME_OVERHEAD) throw new Corrupt(`${name}: record at byte ${at}: ${end - at} bytes left in the committed range, shorter than a record frame`);
+    ensure(4);
+    const length = buf.readUInt32LE(at - bufStart);
+    if (at + FRAME_OVERHEAD + length > end) throw new Corrupt(`${name}: record at byte ${at}: its length field (${length}) runs past the committed length ${end}`);
+    ensure(FRAME_OVERHEAD + length);
+    const rel = at - bufStart;
+    const body = buf.subarray(rel + 4, rel + 4 + length);
+    if (buf.readUInt32LE(rel + 4 + length) !== crc32(body)) throw new Corrupt(`${name}: record at byte ${at} fails its checksum`);
+    yield { offset: at, body: Buffer.from(body) };
+    at += FRAME_OVERHEAD + length;
+  }
+}
+
+/** Check a log's header (magic, version 0, reserved zero). */
+export function checkLogHeader(fd: number, magic: string, name: string): void {
+  const head = Buffer.alloc(LOG_HEADER_SIZE);
+  const n = readSync(fd, head, 0, LOG_HEADER_SIZE, 0);
+  if (n !== LOG_HEADER_SIZE || !head.equals(logHeader(magic))) throw new Corrupt(`${name}: bad header (expected ${magic}, version 0)`);
+}
+
+/**
+ * Format-v0 recovery, used once by the upgrade of a data directory written before the commit
+ * point covered this log: the length of the intact records, cutting an unfinished last record
+ * (the only rule v0 had). Returns the valid length and a note when bytes were cut.
+ */
+export function legacyValidLength(fd: number, magic: string, name: string): { length: number; note: string | null } {
+  const size = fstatSync(fd).size;
+  if (size === 0) return { length: 0, note: null };
+  checkLogHeader(fd, magic, name);
+  let at = LOG_HEADER_SIZE;
+  const lenBuf = Buffer.alloc(4);
+  while (at + FRAME_OVERHEAD <= size) {
+    readSync(fd, lenBuf, 0, 4, at);
+    const length = lenBuf.readUInt32LE(0);
+    if (at + FRAME_OVERHEAD + length > size) break;
+    const rec = Buffer.alloc(length + 4);
+    readSync(fd, rec, 0, rec.length, at + 4);
+    if (rec.readUInt32LE(length) !== crc32(rec.subarray(0, length))) {
+      if (at + FRAME_OVERHEAD + length === size) break;
       throw new Corrupt(`${name}: record at byte ${at} fails its checksum`);
     }
-    bodies.push(body);
-    at += 8 + length;
+    at += FRAME_OVERHEAD + length;
   }
-  if (at < data.length) {
-    notes.push(`${name}: cut ${data.length - at} bytes of an unfinished record at byte ${at}`);
-    const handle = await fsp.open(file, 'r+');
-    await handle.truncate(at);
-    await handle.sync();
-    await handle.close();
-  }
-  return { bodies, notes };
+  return { length: at, note: at < size ? `${name}: upgrade cut ${size - at} bytes of an unfinished v0 record at byte ${at}` : null };
 }
 
-/** Replace a log with exactly these record bodies (write procedure §3). */
-export async function rewriteFramedLog(file: string, magic: string, bodies: Iterable<Buffer>): Promise<void> {
-  const parts = [logHeader(magic)];
-  for (const body of bodies) parts.push(frameBody(body));
-  await writeFileDurable(file, Buffer.concat(parts));
-}
+/**
+ * One open log file of an authority. `length` is its committed length; appends go there by
+ * positional write, and only the commit point makes them count.
+ */
+export class LogFile {
+  readonly name: string;
 
-export class FramedLogWriter {
-  private fd: number;
-
-  constructor(readonly file: string) {
-    this.fd = openSync(file, 'a');
+  private constructor(readonly file: string, readonly magic: string, private readonly fd: number, public length: number) {
+    this.name = path.basename(file);
   }
 
-  /** Append record bodies as one write; durable when the promise resolves. */
-  async append(bodies: Buffer[]): Promise<void> {
-    const bytes = Buffer.concat(bodies.map(frameBody));
-    let done = 0;
-    while (done < bytes.length) done += (await writeAsync(this.fd, bytes, done, bytes.length - done, null)).bytesWritten;
-    await datasync(this.fd);
+  /**
+   * Open a log whose committed length is `committed` (0: no header yet). Bytes beyond it are
+   * an unfinished tail, cut here and reported in `notes`; a file shorter than it is corruption.
+   */
+  static open(file: string, magic: string, committed: number, notes: string[]): LogFile {
+    closeSync(openSync(file, 'a')); // create when absent (an empty log commits nothing)
+    const rw = openSync(file, 'r+');
+    try {
+      const name = path.basename(file);
+      const size = fstatSync(rw).size;
+      if (size < committed) throw new Corrupt(`${name} is ${size} bytes, the commit point commits ${committed}`);
+      if (committed > 0) checkLogHeader(rw, magic, name);
+      if (size > committed) {
+        notes.push(`${name}: ${size - committed} uncommitted bytes beyond the committed length ${committed} were cut`);
+        // Synchronous on purpose: open runs before the authority serves.
+        ftruncateSync(rw, committed);
+        fdatasyncSync(rw);
+      }
+      return new LogFile(file, magic, rw, committed);
+    } catch (err) {
+      closeSync(rw);
+      throw err;
+    }
+  }
+
+  /** The bytes to append for `bodies` (with the header first when the log has none yet). */
+  frame(bodies: Buffer[], from: number): Buffer {
+    const parts = bodies.map(frameBody);
+    if (from === 0) parts.unshift(logHeader(this.magic));
+    return Buffer.concat(parts);
+  }
+
+  /**
+   * Write `bytes` at `from` and make them durable; returns the new end. On failure the file is
+   * truncated back to `from` before the error is returned, so nothing half-written stays.
+   */
+  async appendAt(from: number, bytes: Buffer): Promise<number> {
+    try {
+      let done = 0;
+      while (done < bytes.length) done += (await writeAsync(this.fd, bytes, done, bytes.length - done, from + done)).bytesWritten;
+      await datasync(this.fd);
+      return from + bytes.length;
+    } catch (err) {
+      await truncateAsync(this.fd, from).catch(() => {});
+      throw err;
+    }
+  }
+
+  /** Cut everything beyond `to` (a batch that failed after this log's append). */
+  async truncate(to: number): Promise<void> {
+    await truncateAsync(this.fd, to);
+  }
+
+  /** Every committed record. */
+  records(): Generator<LogRecord> {
+    if (this.length === 0) return (function* () {})();
+    return scanRecords(this.fd, this.length, this.name);
+  }
+
+  /** Read `length` bytes at `offset` (inside the committed range). */
+  read(offset: number, length: number): Buffer {
+    const out = Buffer.alloc(length);
+    const n = readSync(this.fd, out, 0, length, offset);
+    if (n !== length) throw new Corrupt(`${this.name}: short read at byte ${offset}`);
+    return out;
   }
 
   close(): void {
     closeSync(this.fd);
   }
+}
+
+/** Framed bytes of a whole log holding exactly `bodies` (header included). */
+export function encodeLog(magic: string, bodies: Iterable<Buffer>): Buffer {
+  const parts = [logHeader(magic)];
+  for (const body of bodies) parts.push(frameBody(body));
+  return Buffer.concat(parts);
 }

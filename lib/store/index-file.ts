@@ -165,25 +165,25 @@ export class IndexReader {
 
 }
 
+/** Index entry plus the pack id its ordinal names (locator kinds; '' for snapshots). */
+export interface SegmentEntry extends IndexEntry {
+  pack_id: string;
+}
+
 /**
- * Write a new index file at `target` (durably: temp, fsync, rename, fsync dir) holding the
- * entries of `base` plus `added` (sorted by id, none already in `base`). `packs` is the new
- * pack table; it must start with `base.packs` so existing ordinals stay valid.
+ * Write an index file at `target` (durably: temp, fsync, rename, fsync dir) from entries
+ * given in id order, unique. `buckets[b]` is the number of entries whose id starts with byte b;
+ * `packs` the pack table the entries' `a` ordinals point into. Streams: never all in memory.
  */
-export async function writeMergedIndex(target: string, base: IndexReader, added: readonly IndexEntry[], packs: readonly string[]): Promise<void> {
-  for (let i = 0; i < base.packs.length; i++) {
-    if (packs[i] !== base.packs[i]) throw new Error('new pack table must extend the old one');
-  }
-  const count = base.count + added.length;
+export async function writeIndexFile(target: string, kind: IndexKind, packs: readonly string[], buckets: Uint32Array, entries: Iterable<IndexEntry>): Promise<void> {
+  let count = 0;
+  for (let i = 0; i < 256; i++) count += buckets[i];
   const head = Buffer.alloc(HEADER_SIZE + FIXED + FANOUT_SIZE + packs.length * ID_BYTES);
   head.write(INDEX_MAGIC, 0, 'ascii');
   head.writeUInt8(FORMAT_VERSION, 8);
-  head.writeUInt8(base.kind, 12);
+  head.writeUInt8(kind, 12);
   head.writeUInt32LE(packs.length, 16);
   head.writeUInt32LE(count, 20);
-  const buckets = new Uint32Array(256);
-  for (let i = 0; i < 256; i++) buckets[i] = base.bucketSize(i);
-  for (const e of added) buckets[Number.parseInt(e.id.slice(0, 2), 16)]++;
   let running = 0;
   for (let i = 0; i < 256; i++) {
     running += buckets[i];
@@ -197,6 +197,8 @@ export async function writeMergedIndex(target: string, base: IndexReader, added:
     const chunkEntries = 16384;
     const chunk = Buffer.alloc(chunkEntries * INDEX_ENTRY_SIZE);
     let filled = 0;
+    let written = 0;
+    let previous = '';
     const flush = async () => {
       if (filled === 0) return;
       const part = chunk.subarray(0, filled * INDEX_ENTRY_SIZE);
@@ -204,30 +206,172 @@ export async function writeMergedIndex(target: string, base: IndexReader, added:
       await handle.write(part);
       filled = 0;
     };
-    const push = async (e: IndexEntry) => {
-      encodeEntry(e, chunk, filled * INDEX_ENTRY_SIZE);
-      if (++filled === chunkEntries) await flush();
-    };
-    let j = 0;
-    let previous = '';
-    for (const e of base.entries()) {
-      while (j < added.length && added[j].id < e.id) {
-        if (added[j].id <= previous) throw new Error('added entries must be sorted and unique');
-        previous = added[j].id;
-        await push(added[j++]);
-      }
-      if (j < added.length && added[j].id === e.id) throw new Error(`index already holds ${e.id}`);
+    for (const e of entries) {
+      if (e.id <= previous) throw new Error(`index entries must be sorted and unique (${e.id} after ${previous})`);
       previous = e.id;
-      await push(e);
-    }
-    while (j < added.length) {
-      if (added[j].id <= previous) throw new Error('added entries must be sorted and unique');
-      previous = added[j].id;
-      await push(added[j++]);
+      encodeEntry(e, chunk, filled * INDEX_ENTRY_SIZE);
+      written++;
+      if (++filled === chunkEntries) await flush();
     }
     await flush();
+    if (written !== count) throw new Error(`index writer got ${written} entries, its fanout says ${count}`);
     const trailer = Buffer.alloc(4);
     trailer.writeUInt32LE(crc >>> 0, 0);
     await handle.write(trailer);
   });
+}
+
+function bucketOf(id: string): number {
+  return Number.parseInt(id.slice(0, 2), 16);
+}
+
+/**
+ * Write a segment holding `rows` (any order, unique ids), with its own pack table in first-use
+ * order. Used for the small per-commit segments and for a rebuild from packs.
+ */
+export async function writeSegment(target: string, kind: IndexKind, rows: readonly SegmentEntry[]): Promise<void> {
+  const packs: string[] = [];
+  const ordinal = new Map<string, number>();
+  const buckets = new Uint32Array(256);
+  const entries = rows.map((r) => {
+    let a = r.a;
+    if (kind !== INDEX_KIND_SNAPSHOT) {
+      let o = ordinal.get(r.pack_id);
+      if (o === undefined) {
+        o = packs.length;
+        packs.push(r.pack_id);
+        ordinal.set(r.pack_id, o);
+      }
+      a = o;
+    }
+    buckets[bucketOf(r.id)]++;
+    return { id: r.id, a, b: r.b, c: r.c, d: r.d, e: r.e };
+  }).sort((x, y) => (x.id < y.id ? -1 : 1));
+  await writeIndexFile(target, kind, packs, buckets, entries);
+}
+
+/**
+ * Merge segments (oldest first) into one file: a k-way merge in id order with pack ordinals
+ * remapped into the union of their pack tables. Reads the segments' immutable files only, so it
+ * can run while commits go on.
+ */
+export async function writeMergedSegments(target: string, kind: IndexKind, readers: readonly IndexReader[]): Promise<void> {
+  const packs: string[] = [];
+  const ordinal = new Map<string, number>();
+  const remap = readers.map((r) => r.packs.map((p) => {
+    let o = ordinal.get(p);
+    if (o === undefined) {
+      o = packs.length;
+      packs.push(p);
+      ordinal.set(p, o);
+    }
+    return o;
+  }));
+  const buckets = new Uint32Array(256);
+  for (const r of readers) for (let b = 0; b < 256; b++) buckets[b] += r.bucketSize(b);
+  function* merged(): Generator<IndexEntry> {
+    const its = readers.map((r) => r.entries());
+    const heads = its.map((it) => it.next());
+    for (;;) {
+      let best = -1;
+      for (let i = 0; i < heads.length; i++) {
+        const h = heads[i];
+        if (h.done) continue;
+        if (best < 0 || h.value.id < (heads[best].value as IndexEntry).id) best = i;
+      }
+      if (best < 0) return;
+      const e = heads[best].value as IndexEntry;
+      yield kind === INDEX_KIND_SNAPSHOT ? e : { ...e, a: remap[best][e.a] };
+      heads[best] = its[best].next();
+    }
+  }
+  await writeIndexFile(target, kind, packs, buckets, merged());
+}
+
+/**
+ * Write a new index file holding the entries of `base` plus `added` (sorted by id, none already
+ * in `base`); `packs` must extend `base.packs`. Kept for the golden-fixture tests.
+ */
+export async function writeMergedIndex(target: string, base: IndexReader, added: readonly IndexEntry[], packs: readonly string[]): Promise<void> {
+  for (let i = 0; i < base.packs.length; i++) {
+    if (packs[i] !== base.packs[i]) throw new Error('new pack table must extend the old one');
+  }
+  const buckets = new Uint32Array(256);
+  for (let i = 0; i < 256; i++) buckets[i] = base.bucketSize(i);
+  for (const e of added) buckets[bucketOf(e.id)]++;
+  function* merged(): Generator<IndexEntry> {
+    let j = 0;
+    for (const e of base.entries()) {
+      while (j < added.length && added[j].id < e.id) yield added[j++];
+      if (j < added.length && added[j].id === e.id) throw new Error(`index already holds ${e.id}`);
+      yield e;
+    }
+    while (j < added.length) yield added[j++];
+  }
+  await writeIndexFile(target, base.kind, packs, buckets, merged());
+}
+
+/**
+ * The segments of one index, oldest first. A lookup asks the newest segment first; an id is in
+ * at most one segment (a commit never adds an id the index holds).
+ */
+export class SegmentedIndex {
+  constructor(readonly kind: IndexKind, readonly segments: readonly { segment: number; reader: IndexReader }[]) {}
+
+  static empty(kind: IndexKind): SegmentedIndex {
+    return new SegmentedIndex(kind, []);
+  }
+
+  get count(): number {
+    let n = 0;
+    for (const s of this.segments) n += s.reader.count;
+    return n;
+  }
+
+  lookup(id: string): SegmentEntry | null {
+    for (let i = this.segments.length - 1; i >= 0; i--) {
+      const reader = this.segments[i].reader;
+      const e = reader.lookup(id);
+      if (e) return { ...e, pack_id: this.kind === INDEX_KIND_SNAPSHOT ? '' : reader.packs[e.a] };
+    }
+    return null;
+  }
+
+  has(id: string): boolean {
+    return this.lookup(id) !== null;
+  }
+
+  /** Every entry in id order (a k-way merge of the segments). */
+  *entries(): Generator<SegmentEntry> {
+    const its = this.segments.map((s) => s.reader.entries());
+    const heads = its.map((it) => it.next());
+    for (;;) {
+      let best = -1;
+      for (let i = 0; i < heads.length; i++) {
+        const h = heads[i];
+        if (h.done) continue;
+        if (best < 0 || h.value.id < (heads[best].value as IndexEntry).id) best = i;
+      }
+      if (best < 0) return;
+      const e = heads[best].value as IndexEntry;
+      const reader = this.segments[best].reader;
+      yield { ...e, pack_id: this.kind === INDEX_KIND_SNAPSHOT ? '' : reader.packs[e.a] };
+      heads[best] = its[best].next();
+    }
+  }
+
+  /** Pack ids any segment's pack table names. */
+  packIds(): Set<string> {
+    const out = new Set<string>();
+    for (const s of this.segments) for (const p of s.reader.packs) out.add(p);
+    return out;
+  }
+
+  verify(): void {
+    for (const s of this.segments) s.reader.verify();
+  }
+
+  close(): void {
+    for (const s of this.segments) s.reader.close();
+  }
 }

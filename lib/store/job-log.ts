@@ -1,12 +1,9 @@
-// jobs.log: the worker-job queue of one authority (storage-layout.md §13). Every transition
-// appends the job's whole new record (fsync before acknowledging); the last record of an index
-// wins. A torn tail (a record whose write never finished, so was never acknowledged) is cut at
-// open and reported; a bad record before the tail is corruption. The log is compacted at open
-// when most of it is superseded.
+// jobs.log records: the worker-job queue of one authority (storage-layout.md §13). Every
+// transition appends the job's whole new record; the last record of an index wins. The log is
+// one of the logs the authority's commit point covers (lib/store/content-store.ts appends it).
 import { Corrupt } from '../domain/errors.js';
 import type { JobDetail, JobRecord, JobState } from '../domain/jobs.js';
 import { readU64, writeU64 } from './binary.js';
-import { FramedLogWriter, readFramedLog, rewriteFramedLog } from './framed-log.js';
 
 export const JOB_LOG_MAGIC = 'CAIRNJOB';
 /** binary-worker-job-key.v0: repository_index u32 LE, worker_job_index u32 LE. */
@@ -81,41 +78,3 @@ export function decodeJobBody(body: Buffer): JobRecord {
   };
 }
 
-export interface LoadedJobs {
-  jobs: Map<number, JobRecord>;
-  records: number;
-  notes: string[];
-}
-
-/** Read the whole log; cut a torn tail; the latest record of each index wins. */
-export async function loadJobLog(file: string): Promise<LoadedJobs> {
-  const { bodies, notes } = await readFramedLog(file, JOB_LOG_MAGIC);
-  const jobs = new Map<number, JobRecord>();
-  for (const body of bodies) {
-    const job = decodeJobBody(body);
-    jobs.set(job.worker_job_index, job);
-  }
-  return { jobs, records: bodies.length, notes };
-}
-
-/** Rewrite the log with one record per job (atomic replace). */
-export async function compactJobLog(file: string, jobs: Iterable<JobRecord>): Promise<void> {
-  await rewriteFramedLog(file, JOB_LOG_MAGIC, [...jobs].map(encodeJobRecord));
-}
-
-/** Appends job records; durable before returning. */
-export class JobLogWriter {
-  private readonly log: FramedLogWriter;
-
-  constructor(file: string) {
-    this.log = new FramedLogWriter(file);
-  }
-
-  append(jobs: JobRecord[]): Promise<void> {
-    return this.log.append(jobs.map(encodeJobRecord));
-  }
-
-  close(): void {
-    this.log.close();
-  }
-}

@@ -1,5 +1,21 @@
-// The one mirror of storage-layout.md §1 in code: every path the engine uses is built here.
+// The one mirror of storage-layout.md §1 in code: every path the engine uses, and every file
+// magic, is named here (restic's layout_default.go is the model). Nothing else builds a path
+// inside a data directory.
 import path from 'node:path';
+
+/** File magics (8 ASCII bytes each), by file kind. */
+export const MAGIC = {
+  registry: 'CAIRNREG',
+  authority: 'CAIRNAUT',
+  commitPoint: 'CAIRNCMT',
+  legacyState: 'CAIRNSTA',
+  lines: 'CAIRNLIN',
+  index: 'CAIRNIDX',
+  snapshotsLog: 'CAIRNSNL',
+  jobsLog: 'CAIRNJOB',
+  plansLog: 'CAIRNPLN',
+  workflowLog: 'CAIRNWFL',
+} as const;
 
 export class Layout {
   constructor(readonly root: string) {}
@@ -11,10 +27,46 @@ export class Layout {
   get registryFile(): string { return path.join(this.root, 'registry.bin'); }
   get repositoriesDir(): string { return path.join(this.root, 'repositories'); }
   repositoryDir(index: number): string { return path.join(this.repositoriesDir, String(index)); }
+  get tombstonesDir(): string { return path.join(this.root, 'tombstones'); }
+  get restoresDir(): string { return path.join(this.root, 'restores'); }
 }
+
+/** The logs an authority's commit point covers (storage-layout.md §9). */
+export type LogName = 'snapshots' | 'jobs' | 'plans' | 'workflow';
+export const LOG_NAMES: readonly LogName[] = ['snapshots', 'jobs', 'plans', 'workflow'];
+export const LOG_MAGIC: Record<LogName, string> = {
+  snapshots: MAGIC.snapshotsLog,
+  jobs: MAGIC.jobsLog,
+  plans: MAGIC.plansLog,
+  workflow: MAGIC.workflowLog,
+};
+
+/** Kinds of sorted index (storage-layout.md §8); each is a list of segment files. */
+export type IndexName = 'blobs' | 'trees' | 'snapshots';
+export const INDEX_NAMES: readonly IndexName[] = ['blobs', 'trees', 'snapshots'];
+
+/** Pack kinds by directory name: 1 object packs (blobs), 2 tree packs. */
+export type PackDirName = 'objects' | 'trees';
 
 /** Paths inside one repository authority directory; every file an authority owns is below `root`. */
 export class AuthorityLayout {
   constructor(readonly root: string) {}
   get identityFile(): string { return path.join(this.root, 'authority.bin'); }
+  get commitFile(): string { return path.join(this.root, 'commit.bin'); }
+  /** The format-v0 commit point, read once by the upgrade at open and then removed. */
+  get legacyStateFile(): string { return path.join(this.root, 'state.bin'); }
+  /** A log's file: `<name>.log`, or `<name>.<gen>.log` once a compaction has rewritten it. */
+  logFile(name: LogName, gen = 0): string { return path.join(this.root, gen ? `${name}.${gen}.log` : `${name}.log`); }
+  get indexDir(): string { return path.join(this.root, 'index'); }
+  indexSegment(name: IndexName, segment: number): string { return path.join(this.indexDir, `${name}.${segment}.idx`); }
+  /** A lines checkpoint (format v0 wrote one per change; v1 keeps the upgraded one). */
+  linesFile(gen: number): string { return path.join(this.root, `lines.${gen}.bin`); }
+  packDir(dir: PackDirName): string { return path.join(this.root, 'packs', dir); }
+  stagingDir(dir: PackDirName): string { return path.join(this.root, 'staging', dir); }
+  packFile(dir: PackDirName, id: string): string { return path.join(this.packDir(dir), `${id}.pack`); }
+  stagedPackFile(dir: PackDirName, id: string): string { return path.join(this.stagingDir(dir), `${id}.pack`); }
 }
+
+export const INDEX_SEGMENT_NAME = /^(blobs|trees|snapshots)\.(\d+)\.idx$/;
+export const LINES_FILE_NAME = /^lines\.(\d+)\.bin$/;
+export const LOG_FILE_NAME = /^(snapshots|jobs|plans|workflow)(?:\.(\d+))?\.log$/;

@@ -1,0 +1,178 @@
+// commit.bin: the single commit point of one authority (storage-layout.md §9). It names the
+// committed length of every log the authority keeps and the segment files of every index, so a
+// commit that appended to several logs and wrote several files becomes visible in one step: the
+// write of one slot.
+//
+// The file holds two 4096-byte slots; commit G writes slot G % 2 in place (pwrite + fdatasync),
+// so the previous commit's slot is never touched while the next one is written (LMDB's two meta
+// pages work the same way). Each slot's record fits in its first 512 bytes, one sector, and the
+// rest of the slot stays zero. At open the valid slot with the higher generation is current; a
+// slot that is all zeros was never written; a slot with any other content that fails its checks
+// is damage and is reported, never skipped.
+import { closeSync, fdatasync, fstatSync, openSync, readSync, write } from 'node:fs';
+import { promisify } from 'node:util';
+import { Corrupt } from '../domain/errors.js';
+import { crc32, readU64, writeU64 } from './binary.js';
+import { INDEX_NAMES, LOG_NAMES, MAGIC, type IndexName, type LogName } from './layout.js';
+
+export const COMMIT_FORMAT_VERSION = 1;
+export const SLOT_SIZE = 4096;
+export const RECORD_SIZE = 512;
+export const COMMIT_FILE_SIZE = 2 * SLOT_SIZE;
+/** At most this many segment files per index (a commit past it merges first). */
+export const MAX_SEGMENTS = 16;
+
+const OFF_GENERATION = 12;
+const OFF_LOGS = 20; // snapshots, jobs, plans, workflow lengths (u64 each)
+const OFF_SNAPSHOT_COUNT = 52;
+const OFF_LINES_GEN = 60;
+const OFF_SEGMENT_COUNTS = 68; // u32 × 3
+const OFF_SEGMENTS = 80; // 3 × MAX_SEGMENTS × u64
+const OFF_LOG_FILES = OFF_SEGMENTS + 3 * MAX_SEGMENTS * 8; // 464: file generation of each log (u64 × 4)
+const OFF_RESERVED = OFF_LOG_FILES + 4 * 8; // 496..507 reserved, zero
+const OFF_CRC = RECORD_SIZE - 4;
+
+export interface CommitState {
+  generation: number;
+  /** Committed byte length of each log, header included (0: the log has no header yet). */
+  logs: Record<LogName, number>;
+  /** File generation of each log: 0 is `<name>.log`, n is `<name>.<n>.log` (written by a compaction). */
+  log_files: Record<LogName, number>;
+  snapshot_count: number;
+  /** Generation of the lines checkpoint file (`lines.<gen>.bin`), 0 when none. */
+  lines_gen: number;
+  /** Segment numbers of each index, oldest first (the file is `index/<name>.<n>.idx`). */
+  segments: Record<IndexName, number[]>;
+}
+
+export function emptyCommitState(): CommitState {
+  return {
+    generation: 0,
+    logs: { snapshots: 0, jobs: 0, plans: 0, workflow: 0 },
+    log_files: { snapshots: 0, jobs: 0, plans: 0, workflow: 0 },
+    snapshot_count: 0,
+    lines_gen: 0,
+    segments: { blobs: [], trees: [], snapshots: [] },
+  };
+}
+
+export function encodeCommitRecord(s: CommitState): Buffer {
+  const out = Buffer.alloc(RECORD_SIZE);
+  out.write(MAGIC.commitPoint, 0, 'ascii');
+  out.writeUInt8(COMMIT_FORMAT_VERSION, 8);
+  writeU64(out, s.generation, OFF_GENERATION);
+  LOG_NAMES.forEach((name, i) => writeU64(out, s.logs[name], OFF_LOGS + i * 8));
+  writeU64(out, s.snapshot_count, OFF_SNAPSHOT_COUNT);
+  writeU64(out, s.lines_gen, OFF_LINES_GEN);
+  INDEX_NAMES.forEach((name, k) => {
+    const list = s.segments[name];
+    if (list.length > MAX_SEGMENTS) throw new Error(`${name}: ${list.length} segments exceed ${MAX_SEGMENTS}`);
+    out.writeUInt32LE(list.length, OFF_SEGMENT_COUNTS + k * 4);
+    list.forEach((seg, j) => writeU64(out, seg, OFF_SEGMENTS + (k * MAX_SEGMENTS + j) * 8));
+  });
+  LOG_NAMES.forEach((name, i) => writeU64(out, s.log_files[name], OFF_LOG_FILES + i * 8));
+  out.writeUInt32LE(crc32(out.subarray(0, OFF_CRC)), OFF_CRC);
+  return out;
+}
+
+/** Decode one slot (SLOT_SIZE bytes): null when it was never written (all zeros). */
+export function decodeCommitSlot(slot: Buffer, what: string): CommitState | null {
+  if (slot.length !== SLOT_SIZE) throw new Corrupt(`${what}: slot is ${slot.length} bytes, expected ${SLOT_SIZE}`);
+  if (isZero(slot)) return null;
+  if (slot.toString('ascii', 0, 8) !== MAGIC.commitPoint) throw new Corrupt(`${what}: bad magic`);
+  if (slot.readUInt8(8) !== COMMIT_FORMAT_VERSION) throw new Corrupt(`${what}: unsupported version ${slot.readUInt8(8)}`);
+  if (slot.readUIntLE(9, 3) !== 0) throw new Corrupt(`${what}: reserved header bytes are not zero`);
+  if (slot.readUInt32LE(OFF_CRC) !== crc32(slot.subarray(0, OFF_CRC))) throw new Corrupt(`${what}: checksum mismatch`);
+  if (!isZero(slot.subarray(RECORD_SIZE))) throw new Corrupt(`${what}: bytes after the record are not zero`);
+  const s = emptyCommitState();
+  s.generation = readU64(slot, OFF_GENERATION);
+  if (s.generation === 0) throw new Corrupt(`${what}: generation 0`);
+  LOG_NAMES.forEach((name, i) => { s.logs[name] = readU64(slot, OFF_LOGS + i * 8); });
+  s.snapshot_count = readU64(slot, OFF_SNAPSHOT_COUNT);
+  s.lines_gen = readU64(slot, OFF_LINES_GEN);
+  INDEX_NAMES.forEach((name, k) => {
+    const count = slot.readUInt32LE(OFF_SEGMENT_COUNTS + k * 4);
+    if (count > MAX_SEGMENTS) throw new Corrupt(`${what}: ${name} has ${count} segments (at most ${MAX_SEGMENTS})`);
+    for (let j = 0; j < MAX_SEGMENTS; j++) {
+      const seg = readU64(slot, OFF_SEGMENTS + (k * MAX_SEGMENTS + j) * 8);
+      if (j < count) {
+        if (seg === 0 || (j > 0 && seg <= s.segments[name][j - 1])) throw new Corrupt(`${what}: ${name} segment list is not increasing`);
+        s.segments[name].push(seg);
+      } else if (seg !== 0) {
+        throw new Corrupt(`${what}: unused ${name} segment entries are not zero`);
+      }
+    }
+  });
+  LOG_NAMES.forEach((name, i) => { s.log_files[name] = readU64(slot, OFF_LOG_FILES + i * 8); });
+  for (let at = OFF_RESERVED; at < OFF_CRC; at++) {
+    if (slot[at] !== 0) throw new Corrupt(`${what}: reserved bytes are not zero`);
+  }
+  return s;
+}
+
+function isZero(buf: Buffer): boolean {
+  for (let i = 0; i < buf.length; i++) if (buf[i] !== 0) return false;
+  return true;
+}
+
+/** Decode a whole commit.bin: the current state, or null when neither slot was ever written. */
+export function decodeCommitFile(data: Buffer): CommitState | null {
+  if (data.length !== COMMIT_FILE_SIZE) throw new Corrupt(`commit.bin is ${data.length} bytes, expected ${COMMIT_FILE_SIZE}`);
+  const a = decodeCommitSlot(data.subarray(0, SLOT_SIZE), 'commit.bin slot 0');
+  const b = decodeCommitSlot(data.subarray(SLOT_SIZE), 'commit.bin slot 1');
+  if (a && a.generation % 2 !== 0) throw new Corrupt('commit.bin slot 0 holds an odd generation');
+  if (b && b.generation % 2 !== 1) throw new Corrupt('commit.bin slot 1 holds an even generation');
+  if (!a) return b;
+  if (!b) return a;
+  if (Math.abs(a.generation - b.generation) !== 1) throw new Corrupt(`commit.bin slots hold generations ${a.generation} and ${b.generation}, not consecutive`);
+  return a.generation > b.generation ? a : b;
+}
+
+const writeAsync = promisify(write);
+const datasync = promisify(fdatasync);
+
+/** The open commit.bin of one authority. Only ContentStore writes it. */
+export class CommitPointFile {
+  private constructor(private readonly fd: number) {}
+
+  /** Open (creating a zeroed file when absent) and return the current state. */
+  static open(file: string, create: boolean): { point: CommitPointFile; state: CommitState | null } {
+    let fd: number;
+    try {
+      fd = openSync(file, 'r+');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !create) throw err;
+      fd = openSync(file, 'w+', 0o644);
+    }
+    try {
+      const size = fstatSync(fd).size;
+      if (size === 0) return { point: new CommitPointFile(fd), state: null };
+      const data = Buffer.alloc(size);
+      readSync(fd, data, 0, size, 0);
+      return { point: new CommitPointFile(fd), state: decodeCommitFile(data) };
+    } catch (err) {
+      closeSync(fd);
+      throw err;
+    }
+  }
+
+  /** Write the record of `state` into slot generation % 2 and make it durable: the commit point. */
+  async write(state: CommitState): Promise<void> {
+    const record = encodeCommitRecord(state);
+    const at = (state.generation % 2) * SLOT_SIZE;
+    const { bytesWritten } = await writeAsync(this.fd, record, 0, record.length, at);
+    if (bytesWritten !== record.length) throw new Error('short write of the commit point');
+    await datasync(this.fd);
+  }
+
+  /** Extend a new file to its full size with zeros (both slots unwritten) and make it durable. */
+  async initialize(): Promise<void> {
+    const zero = Buffer.alloc(COMMIT_FILE_SIZE);
+    await writeAsync(this.fd, zero, 0, zero.length, 0);
+    await datasync(this.fd);
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}
