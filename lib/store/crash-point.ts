@@ -5,3 +5,9 @@
 export function crashPoint(name: string): void {
   if (process.env.CAIRN_TEST_CRASH_AT === name) process.kill(process.pid, 'SIGKILL');
 }
+
+/**
+ * Test-only fault injection: when `failAppend` returns true for a log's file name, that append
+ * writes half its bytes and then fails with EIO, as a full disk or a failing device would.
+ */
+export const faults: { failAppend: ((logName: string) => boolean) | null } = { failAppend: null };

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Corrupt } from '../domain/errors.js';
 import { crc32 } from './binary.js';
+import { faults } from './crash-point.js';
 
 export const LOG_HEADER_SIZE = 12;
 export const FRAME_OVERHEAD = 8;
@@ -157,6 +158,10 @@ export class LogFile {
    */
   async appendAt(from: number, bytes: Buffer): Promise<number> {
     try {
+      if (faults.failAppend?.(this.name)) {
+        await writeAsync(this.fd, bytes, 0, bytes.length >> 1, from);
+        throw Object.assign(new Error(`injected EIO appending to ${this.name}`), { code: 'EIO' });
+      }
       let done = 0;
       while (done < bytes.length) done += (await writeAsync(this.fd, bytes, done, bytes.length - done, from + done)).bytesWritten;
       await datasync(this.fd);

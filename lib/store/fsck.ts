@@ -1,12 +1,19 @@
-// Offline verification of an authority directory (`cairn fsck`): every committed pack's hash,
-// header and frames; every index file's checksum; every locator against its pack header;
-// every tree's encoding and children; every snapshot record, root and parents; every line head.
-// Problems are collected, never repaired silently (--rebuild-locators is an explicit repair).
+// Offline verification of an authority directory (`cairn fsck`): every file the authority holds.
+// The commit point and recovery (opening the store); every record of every log inside its
+// committed range (snapshots, jobs, plans, workflow); every index segment's checksum and every
+// locator against its pack header; every committed and staged pack's hash, header and frames;
+// every tree's encoding and children; every snapshot's root and parents; every line head; and
+// any file the layout does not name. Problems are collected, never repaired silently
+// (--rebuild-locators is an explicit repair). Restore runs the same check before adopting a tree.
 import { createReadStream, promises as fsp } from 'node:fs';
-import { decodeTree } from '../domain/content.js';
+import path from 'node:path';
+import fg from 'fast-glob';
+import { decodeSnapshot, decodeTree } from '../domain/content.js';
 import { decodeAuthorityFile } from './authority-file.js';
 import { ContentStore, type ObjectKind } from './content-store.js';
-import { AuthorityLayout } from './layout.js';
+import { isTempName } from './durable.js';
+import { decodeJobBody } from './job-log.js';
+import { AuthorityLayout, INDEX_SEGMENT_NAME, LINES_FILE_NAME, LOG_FILE_NAME, LOG_NAMES, type LogName } from './layout.js';
 import { PACK_KIND_OBJECT, PACK_KIND_TREE, PackVerifier, type PackEntry, type PackKind } from './pack.js';
 
 export interface FsckResult {
@@ -47,6 +54,23 @@ export async function fsckAuthority(root: string, index: number, options: FsckOp
       store.verifyIndexes();
     } catch (err) {
       problems.push((err as Error).message.replace(root + '/', ''));
+    }
+    problems.push(...checkLogs(store));
+    problems.push(...(await unexpectedFiles(store)));
+    // Staged packs are files the authority holds too: each must be a whole, verified pack.
+    for (const kind of [PACK_KIND_OBJECT, PACK_KIND_TREE] as PackKind[]) {
+      for (const name of await fsp.readdir(store.stagingDir(kind))) {
+        const id = name.replace(/\.pack$/, '');
+        const label = `staged ${kind === PACK_KIND_OBJECT ? 'object' : 'tree'} pack ${name}`;
+        try {
+          const verifier = new PackVerifier(kind);
+          for await (const chunk of createReadStream(path.join(store.stagingDir(kind), name))) verifier.update(chunk as Buffer);
+          const verified = verifier.finish();
+          if (verified.packId !== id) problems.push(`${label}: content hashes to ${verified.packId}`);
+        } catch (err) {
+          problems.push(`${label}: ${(err as Error).message}`);
+        }
+      }
     }
     // Every committed pack, streamed through the same verifier uploads use. The header is read
     // on its own too, so a pack with a damaged frame still lets its locators be checked.
@@ -118,4 +142,49 @@ export async function fsckAuthority(root: string, index: number, options: FsckOp
     store.close();
   }
   return result;
+}
+
+/** Every record of every log inside its committed range, decoded as its owner would. */
+function checkLogs(store: ContentStore): string[] {
+  const problems: string[] = [];
+  const decoders: Record<LogName, (body: Buffer) => void> = {
+    snapshots: (body) => { decodeSnapshot(body); },
+    jobs: (body) => { decodeJobBody(body); },
+    plans: (body) => { JSON.parse(body.toString('utf8')); },
+    workflow: (body) => {
+      const txn = JSON.parse(body.toString('utf8'));
+      if (!txn || typeof txn.at_s !== 'number' || !Array.isArray(txn.upserts)) throw new Error('not a transaction record');
+      for (const u of txn.upserts) if (typeof u?.type !== 'string' || typeof u?.id !== 'string') throw new Error('an upsert without type and id');
+    },
+  };
+  for (const name of LOG_NAMES) {
+    let count = 0;
+    try {
+      for (const rec of store.logRecords(name)) {
+        count++;
+        try {
+          decoders[name](rec.body);
+        } catch (err) {
+          problems.push(`${name}.log: record at byte ${rec.offset} does not decode: ${(err as Error).message}`);
+        }
+      }
+    } catch (err) {
+      problems.push((err as Error).message);
+    }
+    if (name === 'snapshots' && count !== store.snapshotCount) problems.push(`snapshots.log holds ${count} records, commit.bin says ${store.snapshotCount}`);
+  }
+  return problems;
+}
+
+/** Files under the authority that the layout does not name (after recovery removed stale ones). */
+async function unexpectedFiles(store: ContentStore): Promise<string[]> {
+  const expected = (rel: string): boolean => {
+    const parts = rel.split('/');
+    if (parts.length === 1) return rel === 'authority.bin' || rel === 'commit.bin' || LOG_FILE_NAME.test(rel) || LINES_FILE_NAME.test(rel);
+    if (parts.length === 2 && parts[0] === 'index') return INDEX_SEGMENT_NAME.test(parts[1]);
+    if (parts.length === 3 && (parts[0] === 'packs' || parts[0] === 'staging') && (parts[1] === 'objects' || parts[1] === 'trees')) return /^[0-9a-f]{64}\.pack$/.test(parts[2]);
+    return false;
+  };
+  const files = await fg('**', { cwd: store.root, dot: true, onlyFiles: true, followSymbolicLinks: false });
+  return files.filter((f) => !isTempName(path.basename(f)) && !expected(f)).sort().map((f) => `unexpected file ${f}`);
 }
