@@ -11,6 +11,7 @@
 //   BENCH_SEED   (default "cairn-bench-1")  PRNG seed; same seed and scale → same bytes
 //   BENCH_KEEP=1 keep the temp directory (its path is printed)
 //   BENCH_TMPDIR directory for the temp directory (default os.tmpdir())
+//   BENCH_ONLY=storage  run only the storage-core figures (bench/storage.ts)
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { execFileSync } from 'node:child_process';
@@ -22,6 +23,7 @@ import {
   startBaseline, startCairn, uploadFile, type ChildServer, type UploadResult,
 } from './proc.js';
 import { generateTree } from './tree.js';
+import { stepGroupCommit, stepSmallCommit, storageRows } from './storage.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url)); // dist/bench
 const PROJECT_ROOT = path.resolve(HERE, '../..');
@@ -390,6 +392,8 @@ function report(): void {
       ['cairn / baseline peak RSS (VmHWM)', ratios.upload_hwm_cairn_over_baseline != null ? `${ratios.upload_hwm_cairn_over_baseline}×` : null],
     ]),
   ];
+  const storage = storageRows(bench.small_commit as Fig | undefined, bench.group_commit as Fig | undefined);
+  if (storage.length) out.push(table('Storage core: small commits on large stores, group commit', storage));
   if (errors.length) out.push(table('ERRORS', errors.map((e) => [e.step, e.message.replace(/\n/g, '\n      ')])));
   process.stdout.write(`${out.join('\n')}\n\n`);
   bench.errors = errors;
@@ -434,6 +438,21 @@ async function stepManifest(): Promise<void> {
   }
 }
 
+/** Storage core: small commits on large stores, and group commit (bench/storage.ts). */
+async function stepStorage(): Promise<void> {
+  if (process.env.BENCH_ONLY && process.env.BENCH_ONLY !== 'storage') return;
+  try {
+    bench.group_commit = await stepGroupCommit({ root: ROOT, cli: CLI, log });
+  } catch (err) {
+    fail('group commit', err);
+  }
+  try {
+    if (process.env.BENCH_SKIP_SMALL !== "1") bench.small_commit = await stepSmallCommit({ root: ROOT, cli: CLI, scale: SCALE, log });
+  } catch (err) {
+    fail('small commit on a large store', err);
+  }
+}
+
 async function main(): Promise<void> {
   const t0 = performance.now();
   bench.scale = SCALE;
@@ -441,13 +460,14 @@ async function main(): Promise<void> {
   bench.node = process.version;
   bench.cpus = os.cpus().length;
   try {
-    const tree = await stepTree();
+    const tree = process.env.BENCH_ONLY === 'storage' ? null : await stepTree();
     if (tree) {
       await stepCairn(tree);
       await stepManifest();
       await stepGit(tree);
     }
-    await stepBigPack();
+    if (process.env.BENCH_ONLY !== 'storage') await stepBigPack();
+    await stepStorage();
   } catch (err) {
     fail('bench', err);
   } finally {

@@ -1,0 +1,186 @@
+// Storage-core figures for `npm run bench` (issue: one commit point, index segments, group
+// commit):
+//  - small commit on a large store: a one-file `cairn push` (plan, upload, commit) into stores
+//    whose blob index holds 10k, 100k and 1M entries (scaled by BENCH_SCALE), and the time to
+//    open the largest store (in-process ContentStore.open, and a server start until /healthz);
+//  - group commit: durable line updates (PUT lines/{name}, each a real commit) from 1 and 16
+//    concurrent keep-alive clients, against a single-writer write+fsync+rename loop run in this
+//    process on the same disk.
+import { mkdirSync, promises as fsp, writeFileSync, openSync, writeSync, fsyncSync, closeSync, renameSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { blobId } from '../lib/domain/content.js';
+import { ContentStore } from '../lib/store/content-store.js';
+import { buildPack, PACK_KIND_OBJECT } from '../lib/store/pack.js';
+import { registerRepository, runOk, startCairn, type ChildServer } from './proc.js';
+
+type Fig = Record<string, unknown>;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const r1 = (n: number) => Math.round(n * 10) / 10;
+
+/** Add `count` blob locators to an authority offline (ids are random; all point at one real blob). */
+async function fillBlobs(root: string, count: number): Promise<void> {
+  const { store } = await ContentStore.open(root);
+  try {
+    const raw = Buffer.from('filler\n');
+    const pack = buildPack(PACK_KIND_OBJECT, [{ id: blobId(raw), raw }]);
+    const e = pack.entries[0];
+    const chunk = 250_000;
+    for (let done = 0; done < count; done += chunk) {
+      const n = Math.min(chunk, count - done);
+      await store.transact((tx) => {
+        tx.writePack(PACK_KIND_OBJECT, pack.packId, pack.bytes);
+        for (let i = 0; i < n; i++) {
+          tx.addLocator({ kind: 'blob', id: randomBytes(32).toString('hex'), pack_id: pack.packId, offset: e.offset, length: e.length, raw_length: e.raw_length, crc32: e.crc32 });
+        }
+      });
+    }
+    // One base segment, as a long-lived store would have after its merges.
+    await store.mergeSegments('blobs');
+    await store.settle();
+  } finally {
+    store.close();
+  }
+}
+
+export async function stepSmallCommit(ctx: { root: string; cli: string; scale: number; log: (m: string) => void }): Promise<Fig> {
+  const fig: Fig = { rounds: [] };
+  const sizes = [10_000, 100_000, 1_000_000].map((n) => Math.max(1000, Math.round(n * Math.min(ctx.scale, 1))));
+  for (const size of sizes) {
+    const data = path.join(ctx.root, `small-commit-${size}`);
+    let server: ChildServer | null = null;
+    try {
+      server = await startCairn(ctx.cli, data);
+      const repo = await registerRepository(server.url, `small-${size}`);
+      await server.stop();
+      server = null;
+      ctx.log(`small commit: filling a store with ${size} blobs`);
+      const root = path.join(data, 'repositories', String(repo));
+      await fillBlobs(root, size);
+      const t0 = performance.now();
+      const { store } = await ContentStore.open(root);
+      const openMs = performance.now() - t0;
+      store.close();
+      const t1 = performance.now();
+      server = await startCairn(ctx.cli, data);
+      const readyMs = performance.now() - t1;
+      const dir = path.join(ctx.root, `small-tree-${size}`);
+      mkdirSync(dir, { recursive: true });
+      const pushes: number[] = [];
+      for (let i = 0; i < 7; i++) {
+        writeFileSync(path.join(dir, 'file.txt'), `round ${i} of ${size}\n`);
+        const push = await runOk(process.execPath, [ctx.cli, 'push', '--server', server.url, '--repo', String(repo), '--line', 'dev', dir]);
+        pushes.push(push.ms);
+      }
+      (fig.rounds as Fig[]).push({ blobs: size, push_median_ms: r1(median(pushes)), push_min_ms: r1(Math.min(...pushes)), push_max_ms: r1(Math.max(...pushes)), open_ms: r1(openMs), server_ready_ms: r1(readyMs) });
+    } finally {
+      if (server) await server.stop();
+      await fsp.rm(data, { recursive: true, force: true });
+    }
+  }
+  const rounds = fig.rounds as { push_median_ms: number }[];
+  fig.largest_over_smallest = r1((rounds.at(-1)!.push_median_ms / rounds[0].push_median_ms) * 100) / 100;
+  return fig;
+}
+
+/** The single-writer durable-write loop: write a small file, fsync, rename over the target. */
+function fsyncLoop(dir: string, ms: number): number {
+  mkdirSync(dir, { recursive: true });
+  const target = path.join(dir, 'target');
+  const temp = path.join(dir, 'target.tmp');
+  const bytes = Buffer.alloc(128, 7);
+  let n = 0;
+  const t0 = performance.now();
+  while (performance.now() - t0 < ms) {
+    const fd = openSync(temp, 'w');
+    writeSync(fd, bytes);
+    fsyncSync(fd);
+    closeSync(fd);
+    renameSync(temp, target);
+    n++;
+  }
+  return n / ((performance.now() - t0) / 1000);
+}
+
+function put(agent: http.Agent, url: URL, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ agent, host: url.hostname, port: url.port, method: 'PUT', path: url.pathname, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** `clients` keep-alive clients, each moving its own line back and forth for `ms`. */
+async function lineUpdates(server: ChildServer, repo: number, snapshot: string, clients: number, ms: number, round: number): Promise<number> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
+  let done = 0;
+  const deadline = performance.now() + ms;
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: clients }, async (_, c) => {
+    const url = new URL(`${server.url}/v1/native/repository-authorities/${repo}/lines/gc-${round}-${clients}-${c}`);
+    let head: string | null = null;
+    while (performance.now() < deadline) {
+      const next: string | null = head ? null : snapshot;
+      const status = await put(agent, url, JSON.stringify({ head_snapshot_id: next, expected_head_snapshot_id: head }));
+      if (status !== 200) throw new Error(`line update answered ${status}`);
+      head = next;
+      done++;
+    }
+  }));
+  agent.destroy();
+  return done / ((performance.now() - t0) / 1000);
+}
+
+export async function stepGroupCommit(ctx: { root: string; cli: string; log: (m: string) => void }): Promise<Fig> {
+  const data = path.join(ctx.root, 'group-commit');
+  let server: ChildServer | null = null;
+  try {
+    server = await startCairn(ctx.cli, data);
+    const repo = await registerRepository(server.url, 'group');
+    const dir = path.join(ctx.root, 'group-tree');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, 'a.txt'), 'a\n');
+    const pushed = JSON.parse((await runOk(process.execPath, [ctx.cli, 'push', '--server', server.url, '--repo', String(repo), '--line', 'seed', dir])).stdout.trim().split('\n').at(-1)!);
+    ctx.log('group commit: fsync loop, then 1 and 16 clients');
+    const figures: Fig = {};
+    const loops: number[] = [];
+    const one: number[] = [];
+    const sixteen: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      loops.push(fsyncLoop(path.join(data, 'fsync-loop'), 1500));
+      one.push(await lineUpdates(server, repo, pushed.snapshot_id, 1, 2000, round));
+      sixteen.push(await lineUpdates(server, repo, pushed.snapshot_id, 16, 2000, round));
+    }
+    const loop = median(loops);
+    Object.assign(figures, {
+      fsync_loop_ops_s: Math.round(loop),
+      one_client_ops_s: Math.round(median(one)),
+      sixteen_clients_ops_s: Math.round(median(sixteen)),
+      one_client_over_loop: Math.round((median(one) / loop) * 100) / 100,
+      sixteen_clients_over_loop: Math.round((median(sixteen) / loop) * 100) / 100,
+      rounds: loops.map((l, i) => ({ loop: Math.round(l), one: Math.round(one[i]), sixteen: Math.round(sixteen[i]) })),
+    });
+    return figures;
+  } finally {
+    if (server) await server.stop();
+    await fsp.rm(data, { recursive: true, force: true });
+  }
+}
+
+export function storageRows(small: Fig | undefined, group: Fig | undefined): [string, unknown][] {
+  const rows: [string, unknown][] = [];
+  for (const r of ((small?.rounds ?? []) as Fig[])) {
+    rows.push([`one-file push into a store of ${r.blobs} blobs`, `median ${r.push_median_ms} ms (min ${r.push_min_ms}, max ${r.push_max_ms}); store open ${r.open_ms} ms, server ready ${r.server_ready_ms} ms`]);
+  }
+  if (small?.largest_over_smallest != null) rows.push(['push time, largest store / smallest', `${small.largest_over_smallest}× (target within 0.8–1.2×)`]);
+  if (group) {
+    rows.push(['single-writer write+fsync+rename loop', `${group.fsync_loop_ops_s} ops/s`]);
+    rows.push(['durable line updates, 1 client', `${group.one_client_ops_s} ops/s = ${group.one_client_over_loop}× the loop (target ≥ 0.7×)`]);
+    rows.push(['durable line updates, 16 clients', `${group.sixteen_clients_ops_s} ops/s = ${group.sixteen_clients_over_loop}× the loop (target ≥ 2×)`]);
+  }
+  return rows;
+}
