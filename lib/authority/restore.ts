@@ -15,7 +15,7 @@ import { fsckAuthority } from '../store/fsck.js';
 import { rewriteRepositoryIndex } from '../store/rewrite.js';
 import { decodeAuthorityFile } from '../store/authority-file.js';
 import { crashPoint } from '../store/crash-point.js';
-import type { CairnService } from './service.js';
+import type { AuthorityHost } from './host.js';
 
 export const RESTORE_CONTRACT = 'svc.server.repository-restore.v1';
 export const MAX_OPEN_SESSIONS = 64;
@@ -44,7 +44,7 @@ export class RestoreSessions {
   private readonly sessions = new Map<string, SessionRecord>();
   private readonly mutex = new Mutex();
 
-  private constructor(private readonly service: CairnService) {}
+  private constructor(private readonly service: AuthorityHost) {}
 
   get root(): string {
     return this.service.layout.restoresDir;
@@ -59,7 +59,7 @@ export class RestoreSessions {
   private sessionFile(key: string): string { return path.join(this.dir(key), 'session.json'); }
   private filesDir(key: string): string { return path.join(this.dir(key), 'files'); }
 
-  static async open(service: CairnService): Promise<RestoreSessions> {
+  static async open(service: AuthorityHost): Promise<RestoreSessions> {
     const sessions = new RestoreSessions(service);
     await fsp.mkdir(sessions.root, { recursive: true });
     for (const key of await fsp.readdir(sessions.root)) {

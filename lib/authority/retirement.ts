@@ -10,7 +10,7 @@ import { canonicalManifest, EXPORT_SCHEMA, type ExportManifest } from '../domain
 import { LIFECYCLE_ACTIVE, LIFECYCLE_PURGED, LIFECYCLE_RETIRING, type RepositoryRecord } from '../domain/repository.js';
 import { exportFiles, isListedFile, type DigestCache } from '../store/export.js';
 import { fsyncDir, removeDurable, writeFileDurable, TEMP_MARKER } from '../store/durable.js';
-import type { CairnService } from './service.js';
+import type { AuthorityHost } from './host.js';
 import { crashPoint } from '../store/crash-point.js';
 
 export const RETIREMENT_CONTRACT = 'svc.server.repository-retirement.v1';
@@ -25,7 +25,7 @@ export interface RetirementStatus {
 export class Retirement {
   private readonly digests = new Map<number, DigestCache>();
 
-  constructor(private readonly service: CairnService) {}
+  constructor(private readonly service: AuthorityHost) {}
 
   private ackFile(index: number): string {
     return path.join(this.service.layout.tombstonesDir, `${index}.ack`);

@@ -17,6 +17,7 @@ import { Retirement } from './retirement.js';
 import { RestoreSessions } from './restore.js';
 import { Mutex } from 'async-mutex';
 import type { Log } from './logger.js';
+import type { AuthorityHost } from './host.js';
 import { Registry, type RegistrationResult } from './registry.js';
 
 export interface ServiceOptions {
@@ -30,10 +31,10 @@ interface Unavailable {
   reason: string;
 }
 
-export class CairnService {
+export class CairnService implements AuthorityHost {
   private readonly authorities = new Map<number, Authority | Unavailable>();
   private readonly lifecycleMutexes = new Map<number, Mutex>();
-  readonly retirement = new Retirement(this);
+  private retirementOps: Retirement | null = null;
   private restoreSessions: RestoreSessions | null = null;
 
   private constructor(
@@ -58,6 +59,11 @@ export class CairnService {
     }
     service.restoreSessions = await RestoreSessions.open(service);
     return service;
+  }
+
+  /** Retirement operations, made on first use (never handed a half-built service). */
+  get retirement(): Retirement {
+    return (this.retirementOps ??= new Retirement(this));
   }
 
   get restores(): RestoreSessions {

@@ -56,8 +56,8 @@ function route(operation: string, method: Method, template: string, o: Options =
 export const ROUTES: readonly RouteSpec[] = [
   // Service discovery
   route('health', 'GET', '/healthz', { discover: true, handler: discovery.health }),
-  // The handshake reads this table, so it is referenced lazily to keep the import cycle safe.
-  route('handshake', 'GET', '/v1/handshake', { discover: true, handler: (c) => discovery.handshake(c) }),
+  // The handshake lists this table's discovery rows; it is given them lazily (no import cycle).
+  route('handshake', 'GET', '/v1/handshake', { discover: true, handler: discovery.handshakeHandler(() => ROUTES.filter((r) => r.discover)) }),
   route('capabilities', 'GET', '/v1/native/capabilities', { discover: true, handler: discovery.capabilities }),
 
   // Repository registry, CI, retirement, restore

@@ -1,8 +1,7 @@
 // Service discovery (spec: "Health and handshake", "Service discovery").
 import { createRequire } from 'node:module';
 import { JOB_KINDS } from '../../domain/job-kinds.js';
-import type { Handler } from '../route-types.js';
-import { ROUTES } from '../routes.js';
+import type { Handler, RouteSpec } from '../route-types.js';
 
 const packageVersion: string = (createRequire(import.meta.url)('../../../../package.json') as { version: string }).version;
 
@@ -29,7 +28,8 @@ export const health: Handler = async () => ({ json: readyBody() });
 
 export const capabilities: Handler = async () => ({ json: OPERATIONAL_CAPABILITIES });
 
-export const handshake: Handler = async () => ({
+/** The handshake, listing `discoverable()` (the route table's discovery rows) as its endpoints hint. */
+export const handshakeHandler = (discoverable: () => readonly RouteSpec[]): Handler => async () => ({
   json: {
     ready: true,
     contract_version: CONTRACT_VERSION,
@@ -47,7 +47,7 @@ export const handshake: Handler = async () => ({
     operational_capabilities: OPERATIONAL_CAPABILITIES,
     supported_async_job_types: JOB_KINDS.map((k) => k.job_type),
     async_job_kinds: JOB_KINDS.map((k) => ({ kind: k.kind, job_type: k.job_type, external_claim: k.external })),
-    endpoints: ROUTES.filter((r) => r.discover).map((r) => ({
+    endpoints: discoverable().map((r) => ({
       operation: r.operation,
       method: r.method,
       path: r.template + (r.action ? `:${r.action}` : ''),

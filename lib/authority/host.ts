@@ -1,0 +1,19 @@
+// What retirement and restore need from the service that holds the registry and the open
+// authorities. CairnService implements it; the two modules depend on this interface, not on
+// the service module, so imports stay one-way.
+import type { RepositoryRecord } from '../domain/repository.js';
+import type { Layout } from '../store/layout.js';
+import type { Authority } from './authority.js';
+import type { Log } from './logger.js';
+import type { Registry } from './registry.js';
+
+export interface AuthorityHost {
+  readonly layout: Layout;
+  readonly registry: Registry;
+  readonly log: Log;
+  record(index: number): RepositoryRecord;
+  authority(index: number): Authority;
+  lifecycleExclusive<T>(index: number, fn: () => Promise<T>): Promise<T>;
+  closeAuthority(index: number): void;
+  openRestored(index: number): Promise<void>;
+}
