@@ -221,6 +221,21 @@ export async function writeIndexFile(target: string, kind: IndexKind, packs: rea
   });
 }
 
+/** A k-way merge of id-sorted entry streams, in id order, naming the stream each entry came from. */
+function* mergeById(streams: Iterator<IndexEntry>[]): Generator<{ source: number; entry: IndexEntry }> {
+  const heads = streams.map((it) => it.next());
+  for (;;) {
+    let best = -1;
+    for (let i = 0; i < heads.length; i++) {
+      const h = heads[i];
+      if (!h.done && (best < 0 || h.value.id < (heads[best].value as IndexEntry).id)) best = i;
+    }
+    if (best < 0) return;
+    yield { source: best, entry: heads[best].value as IndexEntry };
+    heads[best] = streams[best].next();
+  }
+}
+
 function bucketOf(id: string): number {
   return Number.parseInt(id.slice(0, 2), 16);
 }
@@ -270,20 +285,7 @@ export async function writeMergedSegments(target: string, kind: IndexKind, reade
   const buckets = new Uint32Array(256);
   for (const r of readers) for (let b = 0; b < 256; b++) buckets[b] += r.bucketSize(b);
   function* merged(): Generator<IndexEntry> {
-    const its = readers.map((r) => r.entries());
-    const heads = its.map((it) => it.next());
-    for (;;) {
-      let best = -1;
-      for (let i = 0; i < heads.length; i++) {
-        const h = heads[i];
-        if (h.done) continue;
-        if (best < 0 || h.value.id < (heads[best].value as IndexEntry).id) best = i;
-      }
-      if (best < 0) return;
-      const e = heads[best].value as IndexEntry;
-      yield kind === INDEX_KIND_SNAPSHOT ? e : { ...e, a: remap[best][e.a] };
-      heads[best] = its[best].next();
-    }
+    for (const { source, entry } of mergeById(readers.map((r) => r.entries()))) yield kind === INDEX_KIND_SNAPSHOT ? entry : { ...entry, a: remap[source][entry.a] };
   }
   await writeIndexFile(target, kind, packs, buckets, merged());
 }
@@ -343,20 +345,8 @@ export class SegmentedIndex {
 
   /** Every entry in id order (a k-way merge of the segments). */
   *entries(): Generator<SegmentEntry> {
-    const its = this.segments.map((s) => s.reader.entries());
-    const heads = its.map((it) => it.next());
-    for (;;) {
-      let best = -1;
-      for (let i = 0; i < heads.length; i++) {
-        const h = heads[i];
-        if (h.done) continue;
-        if (best < 0 || h.value.id < (heads[best].value as IndexEntry).id) best = i;
-      }
-      if (best < 0) return;
-      const e = heads[best].value as IndexEntry;
-      const reader = this.segments[best].reader;
-      yield { ...e, pack_id: this.kind === INDEX_KIND_SNAPSHOT ? '' : reader.packs[e.a] };
-      heads[best] = its[best].next();
+    for (const { source, entry } of mergeById(this.segments.map((s) => s.reader.entries()))) {
+      yield { ...entry, pack_id: this.kind === INDEX_KIND_SNAPSHOT ? '' : this.segments[source].reader.packs[entry.a] };
     }
   }
 
