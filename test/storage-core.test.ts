@@ -165,6 +165,25 @@ describe('storage core: logs, failures and group commit', () => {
   });
 });
 
+describe('storage core: workflow.log compaction', () => {
+  it('rewrites a mostly superseded workflow.log into the latest upsert per line, named by the commit point', async function () {
+    this.timeout(60_000);
+    const root = path.join(tempDir(), 'auth');
+    await withStore(root, async (store) => {
+      await Promise.all(Array.from({ length: 1100 }, (_, i) => store.transact((tx) => tx.setLine({ name: `l${i % 3}`, status: 'active', head_snapshot_id: null, updated_at_s: i }))));
+      expect(await store.maybeCompactWorkflow()).to.match(/compacted from 1100 to 1 records/);
+      expect(store.commitState.log_files.workflow).to.be.above(0);
+      expect(store.lines().map((l) => [l.name, l.updated_at_s])).to.deep.equal([['l0', 1098], ['l1', 1099], ['l2', 1097]]);
+    });
+    await withStore(root, async (store) => {
+      expect(store.lines().map((l) => [l.name, l.updated_at_s])).to.deep.equal([['l0', 1098], ['l1', 1099], ['l2', 1097]]);
+      expect(await store.maybeCompactWorkflow()).to.equal(null);
+    });
+    expect((await fsp.readdir(root)).filter((n) => n.startsWith('workflow'))).to.have.length(1);
+    expect((await fsckAuthority(root, 0)).problems.filter((p) => !p.includes('authority.bin'))).to.deep.equal([]);
+  });
+});
+
 describe('storage core: upgrade from format v0', () => {
   it('opens a data directory written by format v0 (golden fixtures) once, with a note, keeping every record', async () => {
     const root = path.join(tempDir(), 'v0');

@@ -56,6 +56,10 @@ export class Authority {
       store.onBackgroundError = (problem) => log.error({ repository_index: index, problem }, 'index maintenance');
       const expired = await store.expireStagedPacks();
       for (const pack of expired) log.info({ repository_index: index, pack }, 'removed an expired uncommitted pack');
+      if (compactJobs) {
+        const compacted = await store.maybeCompactWorkflow();
+        if (compacted) log.info({ repository_index: index, note: compacted }, 'recovery');
+      }
       const jobs = await JobQueue.open(store, index, policy, compactJobs);
       for (const note of jobs.notes) log.info({ repository_index: index, note }, 'recovery');
       const plans = PlanBook.open(store);

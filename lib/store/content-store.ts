@@ -73,6 +73,9 @@ export interface OpenOptions {
   rebuildingLocators?: boolean;
 }
 
+/** Upserts per record when workflow.log is compacted. */
+const COMPACT_UPSERTS_PER_RECORD = 1024;
+
 export class ContentStore {
   readonly layout: AuthorityLayout;
   private state: CommitState = emptyCommitState();
@@ -88,6 +91,8 @@ export class ContentStore {
   private failed: Error | null = null;
   private closed = false;
   private merging = false;
+  /** Records replayed from workflow.log at open (compaction decides from it). */
+  private workflowRecords = 0;
   /** Called with a problem text when a background merge fails (the authority logs it). */
   onBackgroundError: (problem: string) => void = () => {};
 
@@ -148,7 +153,12 @@ export class ContentStore {
       if (store.state.lines_gen) {
         for (const line of decodeLines(await fsp.readFile(L.linesFile(store.state.lines_gen)), `lines.${store.state.lines_gen}.bin`)) store.lineMap.set(line.name, line);
       }
-      for (const rec of store.logs.workflow.records()) store.replayWorkflow(rec);
+      let workflowRecords = 0;
+      for (const rec of store.logs.workflow.records()) {
+        store.replayWorkflow(rec);
+        workflowRecords++;
+      }
+      store.workflowRecords = workflowRecords;
       await store.removeUnnamedFiles(notes);
       for (const kind of [PACK_KIND_OBJECT, PACK_KIND_TREE] as PackKind[]) {
         const index = store.indexes[kind === PACK_KIND_OBJECT ? 'blobs' : 'trees'];
@@ -697,6 +707,7 @@ export class ContentStore {
     for (const { kind, packId } of adopted) this.committedPacks[kind].add(packId);
     for (const [name, line] of batch.lines) this.lineMap.set(name, line);
     for (const t of batch.workflow) for (const u of t.upserts) if (u.type !== 'line') this.applyUpsert(u, -1);
+    this.workflowRecords += batch.workflow.length;
     for (const hook of batch.hooks) hook();
   }
 
@@ -795,7 +806,7 @@ export class ContentStore {
    * one per transition). The new file is `<name>.<G>.log`, written and synced before the commit
    * point names it, so a crash leaves the old file current; the old file is removed after.
    */
-  compactLog(name: OpaqueLog, bodies: Buffer[]): Promise<void> {
+  compactLog(name: OpaqueLog | 'workflow', bodies: Buffer[]): Promise<void> {
     return this.barrier(async () => {
       this.assertWritable();
       const next: CommitState = structuredClone(this.state);
@@ -820,6 +831,29 @@ export class ContentStore {
       old.close();
       await removeDurable(old.file);
     });
+  }
+
+  /**
+   * Compact workflow.log when most of its records are superseded (more than 1,024 records and
+   * more than four per live line or entity): the new log holds the latest upsert of each
+   * `(type, id)`, 1,024 per record. The caller skips it for a retiring repository.
+   */
+  async maybeCompactWorkflow(): Promise<string | null> {
+    let live = this.lineMap.size;
+    for (const m of this.entities.values()) live += m.size;
+    if (this.workflowRecords <= 1024 || this.workflowRecords <= 4 * live) return null;
+    const upserts: Upsert[] = [];
+    for (const l of this.lineMap.values()) upserts.push({ type: 'line', id: l.name, body: { status: l.status, head_snapshot_id: l.head_snapshot_id, updated_at_s: l.updated_at_s } });
+    for (const [type, m] of this.entities) for (const [id, body] of m) upserts.push({ type, id, body });
+    const atS = Math.floor(Date.now() / 1000);
+    const bodies: Buffer[] = [];
+    for (let i = 0; i < upserts.length; i += COMPACT_UPSERTS_PER_RECORD) {
+      bodies.push(Buffer.from(JSON.stringify({ at_s: atS, upserts: upserts.slice(i, i + COMPACT_UPSERTS_PER_RECORD) }), 'utf8'));
+    }
+    const before = this.workflowRecords;
+    await this.compactLog('workflow', bodies);
+    this.workflowRecords = bodies.length;
+    return `workflow.log compacted from ${before} to ${bodies.length} records`;
   }
 
   /** Wait for a running merge (tests and bench). */
