@@ -144,6 +144,21 @@ describe('storage core: logs, failures and group commit', () => {
     });
   });
 
+  it('over HTTP: 40 concurrent compare-and-set moves of one line, one wins and survives a restart', async () => {
+    let server = await startTestServer();
+    const { repo, sid } = await seed(server.url);
+    const results = await Promise.all(Array.from({ length: 40 }, () => api(server.url, 'PUT', `${REPO(repo)}/lines/race`, { json: { head_snapshot_id: sid, expected_head_snapshot_id: null } })));
+    expect(results.filter((r) => r.status === 200)).to.have.length(1);
+    expect(results.filter((r) => r.status === 409)).to.have.length(39);
+    await server.stop();
+    server = await startTestServer(server.dataDir);
+    try {
+      expect((await api(server.url, 'GET', `${REPO(repo)}/lines/race`)).json.head_snapshot_id).to.equal(sid);
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('index segments: small commits add small segments, background merges bound their number, every id stays found', async function () {
     this.timeout(60_000);
     const root = path.join(tempDir(), 'auth');
@@ -301,30 +316,7 @@ describe('storage core: fsck reads every file', () => {
     this.timeout(120_000);
     // An authority holding every kind of file: packs, segments, all four logs, a staged pack.
     const server = await startTestServer();
-    const repo = await register(server.url, 'fsck');
-    const blob = Buffer.from('hello fsck\n');
-    const bid = blobId(blob);
-    const tree = encodeTree([{ name: 'a.txt', kind: 'file', id: bid }]);
-    const tid = treeId([{ name: 'a.txt', kind: 'file', id: bid }]);
-    const objects = buildPack(PACK_KIND_OBJECT, [{ id: bid, raw: blob }]);
-    const trees = buildPack(PACK_KIND_TREE, [{ id: tid, raw: tree }]);
-    const snap = encodeSnapshot({ root_tree_id: tid, parent_snapshot_ids: [], created_at_s: 1700000000, message: 'first' });
-    const sid = blobId(snap);
-    const put = async (kind: string, p: { packId: string; bytes: Buffer }) => {
-      const media = kind === 'object-packs' ? 'application/vnd.svc.remote-sync.object-pack+zstd' : 'application/vnd.svc.remote-sync.tree-pack+zstd';
-      const r = await api(server.url, 'PUT', `${REPO(repo)}/remote-sync/zstd-bulk/${kind}/${p.packId}`, { body: p.bytes, headers: { 'content-type': media } });
-      expect(r.status, r.text).to.equal(200);
-    };
-    await put('object-packs', objects);
-    await put('tree-packs', trees);
-    const loc = (e: { offset: number; length: number; raw_length: number; crc32: number }, packId: string) => ({ pack_id: packId, offset: e.offset, length: e.length, raw_length: e.raw_length, crc32: e.crc32.toString(16).padStart(8, '0') });
-    const commit = await api(server.url, 'POST', `${REPO(repo)}/remote-sync/zstd-bulk/commit`, { json: {
-      contract: 'svc.remote_sync.zstd_bulk.commit.v1', object_packs: [objects.packId], tree_packs: [trees.packId],
-      blob_locators: [{ blob_id: bid, ...loc(objects.entries[0], objects.packId) }], tree_locators: [{ tree_id: tid, ...loc(trees.entries[0], trees.packId) }],
-      snapshots: [{ snapshot_id: sid, root_tree_id: tid, parent_snapshot_ids: [], created_at_s: 1700000000, message: 'first' }],
-      line_update: { line_name: 'dev', head_snapshot_id: sid, expected_head_snapshot_id: null },
-    } });
-    expect(commit.status, commit.text).to.equal(200);
+    const { repo, sid, put } = await seed(server.url);
     expect((await api(server.url, 'POST', `${REPO(repo)}/sprints`, { json: { title: 'P', artifact_path: 'p.md', artifact_heading: 'P', artifact_body: '# P\n- [ ] x {#x}\n' } })).status).to.equal(201);
     expect((await api(server.url, 'POST', `${REPO(repo)}:runCi`, { json: { snapshot_id: sid } })).status).to.equal(200);
     const spare = buildPack(PACK_KIND_OBJECT, [{ id: blobId(Buffer.from('staged')), raw: Buffer.from('staged') }]);
@@ -355,6 +347,35 @@ describe('storage core: fsck reads every file', () => {
     expect(runs).to.be.at.least(60);
   });
 });
+
+/** A repository with one committed snapshot (object pack, tree pack, locators) on line `dev`. */
+async function seed(base: string) {
+  const repo = await register(base, 'seeded');
+  const blob = Buffer.from('hello fsck\n');
+  const bid = blobId(blob);
+  const tree = encodeTree([{ name: 'a.txt', kind: 'file', id: bid }]);
+  const tid = treeId([{ name: 'a.txt', kind: 'file', id: bid }]);
+  const objects = buildPack(PACK_KIND_OBJECT, [{ id: bid, raw: blob }]);
+  const trees = buildPack(PACK_KIND_TREE, [{ id: tid, raw: tree }]);
+  const snap = encodeSnapshot({ root_tree_id: tid, parent_snapshot_ids: [], created_at_s: 1700000000, message: 'first' });
+  const sid = blobId(snap);
+  const put = async (kind: string, p: { packId: string; bytes: Buffer }) => {
+    const media = kind === 'object-packs' ? 'application/vnd.svc.remote-sync.object-pack+zstd' : 'application/vnd.svc.remote-sync.tree-pack+zstd';
+    const r = await api(base, 'PUT', `${REPO(repo)}/remote-sync/zstd-bulk/${kind}/${p.packId}`, { body: p.bytes, headers: { 'content-type': media } });
+    expect(r.status, r.text).to.equal(200);
+  };
+  await put('object-packs', objects);
+  await put('tree-packs', trees);
+  const loc = (e: { offset: number; length: number; raw_length: number; crc32: number }, packId: string) => ({ pack_id: packId, offset: e.offset, length: e.length, raw_length: e.raw_length, crc32: e.crc32.toString(16).padStart(8, '0') });
+  const commit = await api(base, 'POST', `${REPO(repo)}/remote-sync/zstd-bulk/commit`, { json: {
+    contract: 'svc.remote_sync.zstd_bulk.commit.v1', object_packs: [objects.packId], tree_packs: [trees.packId],
+    blob_locators: [{ blob_id: bid, ...loc(objects.entries[0], objects.packId) }], tree_locators: [{ tree_id: tid, ...loc(trees.entries[0], trees.packId) }],
+    snapshots: [{ snapshot_id: sid, root_tree_id: tid, parent_snapshot_ids: [], created_at_s: 1700000000, message: 'first' }],
+    line_update: { line_name: 'dev', head_snapshot_id: sid, expected_head_snapshot_id: null },
+  } });
+  expect(commit.status, commit.text).to.equal(200);
+  return { repo, sid, put };
+}
 
 async function listFiles(dir: string, prefix = ''): Promise<string[]> {
   const out: string[] = [];
