@@ -3,8 +3,9 @@
 // authority, so restore rewrites it when the authority is adopted under a new index.
 import { Corrupt } from '../domain/errors.js';
 import { decodeEnvelope, encodeEnvelope, readU64, writeU64 } from './binary.js';
+import { MAGIC } from './layout.js';
 
-export const AUTHORITY_MAGIC = 'CAIRNAUT';
+export const AUTHORITY_MAGIC = MAGIC.authority;
 export const AUTHORITY_BODY_SIZE = 16;
 
 export interface AuthorityIdentity {

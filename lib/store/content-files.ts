@@ -3,10 +3,11 @@
 import { Corrupt } from '../domain/errors.js';
 import { decodeEnvelope, encodeEnvelope, readU64, writeU64 } from './binary.js';
 import { frameBody, LOG_HEADER_SIZE, logHeader } from './framed-log.js';
+import { MAGIC } from './layout.js';
 
 // ---------------------------------------------------------------- state.bin
 
-export const STATE_MAGIC = 'CAIRNSTA';
+export const STATE_MAGIC = MAGIC.legacyState;
 export const STATE_BODY_SIZE = 64;
 
 /** Generation numbers of the files that make up the committed state; 0 means "none yet". */
@@ -53,7 +54,7 @@ export function decodeState(data: Buffer): ContentState {
 
 // ---------------------------------------------------------------- lines.<gen>.bin
 
-export const LINES_MAGIC = 'CAIRNLIN';
+export const LINES_MAGIC = MAGIC.lines;
 export const LINE_STATUS_ACTIVE = 1;
 export const LINE_STATUS_ARCHIVED = 2;
 export type LineStatus = 'active' | 'archived';
@@ -115,7 +116,7 @@ export function decodeLines(data: Buffer, what = 'lines file'): LineRecord[] {
 
 // ---------------------------------------------------------------- snapshots.log
 
-export const SNAPSHOT_LOG_MAGIC = 'CAIRNSNL';
+export const SNAPSHOT_LOG_MAGIC = MAGIC.snapshotsLog;
 export const SNAPSHOT_LOG_HEADER = LOG_HEADER_SIZE;
 
 export function snapshotLogHeader(): Buffer {

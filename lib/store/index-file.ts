@@ -9,8 +9,9 @@ import { ID_BYTES } from '../domain/content.js';
 import { Corrupt } from '../domain/errors.js';
 import { FORMAT_VERSION, HEADER_SIZE, TRAILER_SIZE, readU64, writeU64 } from './binary.js';
 import { writeFileDurableWith } from './durable.js';
+import { MAGIC } from './layout.js';
 
-export const INDEX_MAGIC = 'CAIRNIDX';
+export const INDEX_MAGIC = MAGIC.index;
 export const INDEX_KIND_BLOB = 1;
 export const INDEX_KIND_TREE = 2;
 export const INDEX_KIND_SNAPSHOT = 3;

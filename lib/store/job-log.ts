@@ -4,8 +4,9 @@
 import { Corrupt } from '../domain/errors.js';
 import type { JobDetail, JobRecord, JobState } from '../domain/jobs.js';
 import { readU64, writeU64 } from './binary.js';
+import { MAGIC } from './layout.js';
 
-export const JOB_LOG_MAGIC = 'CAIRNJOB';
+export const JOB_LOG_MAGIC = MAGIC.jobsLog;
 /** binary-worker-job-key.v0: repository_index u32 LE, worker_job_index u32 LE. */
 export const JOB_KEY_SIZE = 8;
 export const JOB_FIXED_SIZE = 100;

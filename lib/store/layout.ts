@@ -15,6 +15,8 @@ export const MAGIC = {
   jobsLog: 'CAIRNJOB',
   plansLog: 'CAIRNPLN',
   workflowLog: 'CAIRNWFL',
+  /** Inside a pack's skippable header frame (storage-layout.md §7). */
+  pack: 'CAIRNPAK',
 } as const;
 
 export class Layout {

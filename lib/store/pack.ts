@@ -8,9 +8,10 @@ import zstd from 'zstd-napi/binding.js';
 import { decodeTree, ID_BYTES } from '../domain/content.js';
 import { Corrupt, Invalid } from '../domain/errors.js';
 import { readU64, writeU64 } from './binary.js';
+import { MAGIC } from './layout.js';
 
 export const PACK_FRAME_MAGIC = 0x184d2a5c; // a zstd skippable-frame magic (0x184D2A5?)
-export const PACK_HEADER_MAGIC = 'CAIRNPAK';
+export const PACK_HEADER_MAGIC = MAGIC.pack;
 export const PACK_KIND_OBJECT = 1;
 export const PACK_KIND_TREE = 2;
 export type PackKind = typeof PACK_KIND_OBJECT | typeof PACK_KIND_TREE;

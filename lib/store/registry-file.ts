@@ -4,8 +4,9 @@
 import { Corrupt } from '../domain/errors.js';
 import type { LifecycleKind, RepositoryRecord } from '../domain/repository.js';
 import { crc32, decodeEnvelope, encodeEnvelope, readU64, writeU64 } from './binary.js';
+import { MAGIC } from './layout.js';
 
-export const REGISTRY_MAGIC = 'CAIRNREG';
+export const REGISTRY_MAGIC = MAGIC.registry;
 export const REGISTRY_HEADER_SIZE = 8; // record_count u32, name_store_length u32
 export const REGISTRY_RECORD_SIZE = 40;
 
