@@ -159,6 +159,24 @@ describe('storage core: logs, failures and group commit', () => {
     }
   });
 
+  it('a transaction reads objects that an earlier transaction of its batch wrote in a server-built pack', async () => {
+    const root = path.join(tempDir(), 'auth');
+    await withStore(root, async (store) => {
+      const raw = Buffer.from('built by the server\n');
+      const id = blobId(raw);
+      const pack = buildPack(PACK_KIND_OBJECT, [{ id, raw }]);
+      const e = pack.entries[0];
+      const first = store.transact((tx) => {
+        tx.writePack(PACK_KIND_OBJECT, pack.packId, pack.bytes);
+        tx.addLocator({ kind: 'blob', id, pack_id: pack.packId, offset: e.offset, length: e.length, raw_length: e.raw_length, crc32: e.crc32 });
+      });
+      const second = store.transact(async (tx) => (await tx.readLocated(tx.locator('blob', id)!)).toString());
+      await first;
+      expect(await second).to.equal('built by the server\n');
+      expect((await store.readObject('blob', id)).toString()).to.equal('built by the server\n');
+    });
+  });
+
   it('index segments: small commits add small segments, background merges bound their number, every id stays found', async function () {
     this.timeout(60_000);
     const root = path.join(tempDir(), 'auth');

@@ -977,7 +977,14 @@ export class Txn {
     return this.store.packHeader(kind, id);
   }
 
-  readLocated(loc: Locator): Promise<Buffer> {
+  /** Read an object: from a pack this batch is about to write, else from packs/ or staging/. */
+  async readLocated(loc: Locator): Promise<Buffer> {
+    const key = `${loc.kind === 'blob' ? PACK_KIND_OBJECT : PACK_KIND_TREE}:${loc.pack_id}`;
+    const pending = this.own.newPacks.get(key) ?? this.batch.newPacks.get(key);
+    if (pending) {
+      const entry: PackEntry = { id: loc.id, offset: loc.offset, length: loc.length, raw_length: loc.raw_length, crc32: loc.crc32 };
+      return decodeObjectFrame(entry, pending.bytes.subarray(loc.offset, loc.offset + loc.length), loc.kind);
+    }
     return this.store.readLocated(loc);
   }
 
