@@ -1,13 +1,13 @@
 // The ready Koa application: one error mapper, one request log line, then route dispatch
 // (match → path parameters → lifecycle admission → body rules → handler → reply).
 import Koa, { type Context } from 'koa';
-import { koaBody } from 'koa-body';
 import { Readable } from 'node:stream';
 import type { CairnService } from '../authority/service.js';
 import type { Log } from '../authority/logger.js';
-import { Conflict, Invalid, NotImplemented, TooLarge, UnsupportedMediaType, Unprocessable } from '../domain/errors.js';
+import { Conflict, Invalid, NotImplemented, TooLarge, UnsupportedMediaType } from '../domain/errors.js';
 import { LIFECYCLE_ACTIVE, LIFECYCLE_RETIRING, parseU32, type RepositoryRecord } from '../domain/repository.js';
 import { errorReply, loggableError, sendError } from './errors.js';
+import { readJsonBody, RAISED_JSON } from './json-body.js';
 import { Router } from './router.js';
 import { ROUTES } from './routes.js';
 import type { Reply, RouteContext, RouteSpec } from './route-types.js';
@@ -18,22 +18,13 @@ export interface AppOptions {
 }
 
 const INDEX_PARAMS = ['repository_index', 'worker_job_index'];
-/** The largest JSON body parsed (raised routes); larger ones are 413 before any is read. */
-export const MAX_PARSED_JSON = 512 * 1024 * 1024;
+/** The largest JSON body parsed (raised routes, decoded bytes); see ./json-body.ts. */
+export const MAX_PARSED_JSON = RAISED_JSON.maxBytes;
 
 export function createApp(options: AppOptions): Koa {
   const app = new Koa();
   app.proxy = false;
   const router = new Router(ROUTES);
-  const jsonParsers = new Map<number, Koa.Middleware>();
-  const jsonParser = (limit: number): Koa.Middleware => {
-    let parser = jsonParsers.get(limit);
-    if (!parser) {
-      parser = koaBody({ json: true, multipart: false, urlencoded: false, text: false, jsonLimit: limit, jsonStrict: false, patchNode: false });
-      jsonParsers.set(limit, parser);
-    }
-    return parser;
-  };
 
   app.use(async (ctx, next) => {
     const started = process.hrtime.bigint();
@@ -85,15 +76,11 @@ export function createApp(options: AppOptions): Koa {
       if (!ctx.request.is('application/json')) {
         throw new UnsupportedMediaType('this route takes Content-Type: application/json');
       }
-      // JSON is parsed in memory, and V8 cannot hold a string near 2 GiB: raised JSON routes
-      // accept up to MAX_PARSED_JSON (README "Request errors"); packs are what stream to disk.
-      await jsonParser(Math.min(route.limit, MAX_PARSED_JSON))(ctx, async () => {});
-      body = ctx.request.body;
-      if (body === '') {
-        // co-body answers '' both for no body and for the JSON string "": tell them apart.
-        if ((ctx.request.length ?? 0) > 0) throw new Unprocessable('request body must be a JSON object');
-        throw new Invalid('empty JSON body: send a JSON object');
-      }
+      // JSON is parsed in memory under the route's caps (bytes once decoded, values, nesting),
+      // checked while the body arrives (README "JSON bodies"); packs are what stream to disk.
+      const read = await readJsonBody(ctx.req, route.jsonCaps);
+      if (read.value === undefined) throw new Invalid('empty JSON body: send a JSON object');
+      body = read.value;
     } else if (route.body.kind === 'raw') {
       const type = (ctx.get('content-type') || '').split(';')[0].trim().toLowerCase();
       if (type !== route.body.mediaType) throw new UnsupportedMediaType(`this route takes Content-Type: ${route.body.mediaType}`);

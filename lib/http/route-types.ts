@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import type { CairnService } from '../authority/service.js';
 import type { Authority } from '../authority/authority.js';
 import type { RepositoryRecord } from '../domain/repository.js';
+import type { JsonCaps } from './json-body.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -59,6 +60,8 @@ export interface RouteSpec {
   action?: string;
   body: BodyKind;
   limit: number;
+  /** JSON routes: the caps the body is read and parsed under (./json-body.ts). */
+  jsonCaps: JsonCaps;
   admission: Admission;
   /** Listed in the handshake's compact `endpoints` hint. */
   discover?: boolean;
