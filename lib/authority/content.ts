@@ -13,7 +13,7 @@ import { Conflict, Invalid, NotFound } from '../domain/errors.js';
 import { closeLine, moveLine, validateLineName, type LineMove, type LineState } from '../domain/lines.js';
 import { nowSeconds } from '../domain/repository.js';
 import type { ContentStore, Locator, ObjectKind, StoredSnapshot } from '../store/content-store.js';
-import { PACK_KIND_OBJECT, PACK_KIND_TREE, type PackEntry, type PackKind } from '../store/pack.js';
+import { PACK_KIND_OBJECT, PACK_KIND_TREE, screenPackUpload, type PackEntry, type PackKind } from '../store/pack.js';
 
 // ---------------------------------------------------------------- row shapes (README "Remote sync rows")
 
@@ -205,9 +205,10 @@ export class ContentOperations {
     };
   }
 
-  uploadPack(kind: PackKind, packId: string, body: AsyncIterable<Buffer> | Iterable<Buffer>, limit: number) {
+  /** `declaredLength`: the body's Content-Length when known; it bounds the header frame. */
+  uploadPack(kind: PackKind, packId: string, body: AsyncIterable<Buffer> | Iterable<Buffer>, limit: number, declaredLength: number | null = null) {
     requireContentId(packId, 'pack_id');
-    return this.store.stagePack(kind, packId, body, limit);
+    return this.store.stagePack(kind, packId, screenPackUpload(body, kind, declaredLength), limit);
   }
 
   openPack(kind: PackKind, packId: string) {

@@ -32,6 +32,8 @@ export function createApp(options: AppOptions): Koa {
       await next();
     } catch (err) {
       const reply = errorReply(err);
+      // A request body left unread (refused early) is not drained: the connection closes.
+      if (!ctx.req.readableEnded && !ctx.req.complete) reply.headers.Connection = 'close';
       if (reply.internal) options.log.error({ err: loggableError(err), method: ctx.method, route: ctx.state.routeTemplate ?? null }, 'request failed');
       sendError(ctx, reply);
     } finally {

@@ -131,7 +131,9 @@ export const plan: Handler = async (ctx) => {
 
 function packUpload(kind: PackKind): Handler {
   return async (ctx) => {
-    const { info, state } = await requireAuthority(ctx).content.uploadPack(kind, ctx.params.pack_id, ctx.koa.req as AsyncIterable<Buffer>, ctx.limit);
+    const declared = ctx.koa.get('content-length');
+    const declaredLength = declared !== '' && /^\d+$/.test(declared) ? Number(declared) : null;
+    const { info, state } = await requireAuthority(ctx).content.uploadPack(kind, ctx.params.pack_id, ctx.koa.req as AsyncIterable<Buffer>, ctx.limit, declaredLength);
     return {
       json: {
         pack_id: info.pack_id,
