@@ -3,6 +3,7 @@
 // decodes it (skipping the header); the header lets any object be read by (offset, length)
 // and lets `fsck --rebuild-locators` rebuild every index from packs alone.
 import { createHash, type Hash } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import zstd from 'zstd-napi/binding.js';
 import { decodeTree, ID_BYTES } from '../domain/content.js';
@@ -352,6 +353,57 @@ export class PackVerifier {
 }
 
 /** Decompress one object frame read from a pack, checking CRC, length and id. */
+/**
+ * Decode one object frame from `file` in pieces of at most `piece` bytes: what decodeObjectFrame
+ * checks (length, CRC-32, raw length, sha256), with memory bounded by `piece` whatever the size
+ * of the object. The checks that need every byte fail after the last piece was yielded: a
+ * consumer that forwards pieces must abort its output on that error.
+ */
+export async function* decodeObjectFrameStream(entry: PackEntry, file: string, what = 'object', piece = 1024 * 1024): AsyncGenerator<Buffer> {
+  const handle = await fsp.open(file, 'r');
+  const dctx = new zstd.DCtx();
+  const hash = createHash('sha256');
+  const input = Buffer.allocUnsafe(Math.min(piece, Math.max(1, entry.length)));
+  let crc = 0;
+  let produced = 0;
+  let read = 0;
+  let done = false;
+  try {
+    while (read < entry.length) {
+      const { bytesRead } = await handle.read(input, 0, Math.min(input.length, entry.length - read), entry.offset + read);
+      if (bytesRead === 0) throw new Corrupt(`${what} ${entry.id}: frame is truncated in its pack`);
+      read += bytesRead;
+      let src = input.subarray(0, bytesRead);
+      crc = crc32(src, crc);
+      while (src.length > 0 || !done) {
+        if (done) throw new Corrupt(`${what} ${entry.id}: bytes after the end of its zstd frame`);
+        const out = Buffer.allocUnsafe(piece);
+        let ret: number, n: number, consumed: number;
+        try {
+          [ret, n, consumed] = dctx.decompressStream(out, src);
+        } catch (err) {
+          throw new Corrupt(`${what} ${entry.id}: zstd frame does not decode (${(err as Error).message})`);
+        }
+        src = src.subarray(consumed);
+        if (ret === 0) done = true;
+        if (n > 0) {
+          produced += n;
+          if (produced > entry.raw_length) throw new Corrupt(`${what} ${entry.id}: decodes to more than ${entry.raw_length} bytes`);
+          const chunk = out.subarray(0, n);
+          hash.update(chunk);
+          yield chunk;
+        }
+        if (src.length === 0 && n < out.length) break;
+      }
+    }
+  } finally {
+    await handle.close();
+  }
+  if (crc !== entry.crc32) throw new Corrupt(`${what} ${entry.id}: frame CRC-32 mismatch`);
+  if (!done || produced !== entry.raw_length) throw new Corrupt(`${what} ${entry.id}: decodes to ${produced} bytes, expected ${entry.raw_length}`);
+  if (hash.digest('hex') !== entry.id) throw new Corrupt(`${what} ${entry.id}: content does not hash to its id`);
+}
+
 export function decodeObjectFrame(entry: PackEntry, frame: Buffer, what = 'object'): Buffer {
   if (frame.length !== entry.length) throw new Corrupt(`${what} ${entry.id}: frame is ${frame.length} bytes, locator says ${entry.length}`);
   if (crc32(frame) !== entry.crc32) throw new Corrupt(`${what} ${entry.id}: frame CRC-32 mismatch`);

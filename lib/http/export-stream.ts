@@ -1,0 +1,152 @@
+// Snapshot export (`GET {repo}/snapshots/{id}`) written incrementally (README "Snapshots"): the
+// same JSON bytes as JSON.stringify of the whole object, produced file by file with content
+// base64-encoded in pieces, so memory per request stays bounded whatever the snapshot holds.
+// Three walks of the (immutable) tree: one to count, check the cap and size the body, one for
+// `directories`, one for `files`. Content exports run at most MAX_CONTENT_EXPORTS at a time.
+import { Readable } from 'node:stream';
+import type { ContentOperations } from '../authority/content.js';
+import type { StoredSnapshot } from '../store/content-store.js';
+import type { TreeEntry } from '../domain/content.js';
+import { Busy, Invalid } from '../domain/errors.js';
+
+/** Snapshot exports larger than this (raw file bytes, with include_content) are refused. */
+export const MAX_EXPORT_CONTENT = 256 * 1024 * 1024;
+/** Exports with content in flight at once; more answer 503 with Retry-After: 1. */
+export const MAX_CONTENT_EXPORTS = 4;
+/** Raw bytes read and encoded per step (a multiple of 3, so base64 pieces concatenate). */
+const PIECE = 3 * 256 * 1024;
+
+let contentExports = 0;
+
+export interface ExportRequest {
+  content: ContentOperations;
+  snapshot: StoredSnapshot;
+  /** '' for the whole snapshot. */
+  narrowed: string;
+  includeContent: boolean;
+  /** HEAD: compute the length, produce no body. */
+  headOnly: boolean;
+}
+
+interface Item { path: string; entry: TreeEntry }
+
+type Source = () => AsyncGenerator<Item>;
+
+function fileHead(item: Item, size: number, includeContent: boolean): string {
+  const file: Record<string, unknown> = { path: item.path, kind: item.entry.kind, blob_id: item.entry.id, size };
+  if (!includeContent) return JSON.stringify(file);
+  file.encoding = 'base64';
+  // `{...,"encoding":"base64"` then `,"content":"` + base64 + `"}`.
+  return `${JSON.stringify(file).slice(0, -1)},"content":"`;
+}
+
+const base64Length = (n: number) => 4 * Math.ceil(n / 3);
+
+export async function exportSnapshot(req: ExportRequest): Promise<{ length: number; body: Readable | Buffer }> {
+  const { content, snapshot, narrowed, includeContent } = req;
+  const target = await content.resolvePath(snapshot.root_tree_id, narrowed);
+  let directories: Source;
+  let files: Source;
+  if (target && target.kind !== 'directory') {
+    directories = async function* () {};
+    files = async function* () { yield { path: narrowed, entry: target }; };
+  } else {
+    const treeId = target ? target.id : snapshot.root_tree_id;
+    const root: Item = { path: narrowed, entry: { name: '', kind: 'directory', id: treeId } };
+    directories = async function* () {
+      yield root;
+      for await (const { path, entry } of content.walk(treeId, narrowed)) if (entry.kind === 'directory') yield { path, entry };
+    };
+    files = async function* () {
+      for await (const { path, entry } of content.walk(treeId, narrowed)) if (entry.kind !== 'directory') yield { path, entry };
+    };
+  }
+  const dirJson = (d: Item) => JSON.stringify({ path: d.path, tree_id: d.entry.id });
+
+  // Pass 1: counts, the content cap, the exact body length.
+  let fileCount = 0;
+  let totalBytes = 0;
+  let listBytes = 0;
+  for await (const f of files()) {
+    const size = content.rawSize('blob', f.entry.id);
+    totalBytes += size;
+    if (includeContent && totalBytes > MAX_EXPORT_CONTENT) {
+      throw new Invalid(`snapshot export with content exceeds ${MAX_EXPORT_CONTENT} bytes; use include_content=false, narrow it with path, or fetch packs`);
+    }
+    listBytes += (fileCount > 0 ? 1 : 0) + Buffer.byteLength(fileHead(f, size, includeContent)) + (includeContent ? base64Length(size) + 2 : 0);
+    fileCount++;
+  }
+  let dirCount = 0;
+  for await (const d of directories()) listBytes += (dirCount++ > 0 ? 1 : 0) + Buffer.byteLength(dirJson(d));
+  const head = `${JSON.stringify({
+    snapshot: { ...snapshot },
+    path: narrowed === '' ? null : narrowed,
+    include_content: includeContent,
+    file_count: fileCount,
+    total_bytes: totalBytes,
+  }).slice(0, -1)},"directories":[`;
+  const length = Buffer.byteLength(head) + listBytes + '],"files":['.length + ']}'.length;
+  if (req.headOnly) return { length, body: Buffer.alloc(0) };
+
+  if (includeContent) {
+    if (contentExports >= MAX_CONTENT_EXPORTS) throw new Busy(`${MAX_CONTENT_EXPORTS} snapshot exports with content are already running; retry`);
+    contentExports++;
+  }
+  let released = !includeContent;
+  const release = () => {
+    if (!released) {
+      released = true;
+      contentExports--;
+    }
+  };
+
+  async function* produce(): AsyncGenerator<Buffer> {
+    try {
+      // Text is gathered into pieces of ~64 KiB so small entries do not become one chunk each.
+      let pending = head;
+      const flush = function* (force = false) {
+        if (pending.length >= 64 * 1024 || (force && pending.length > 0)) {
+          const out = Buffer.from(pending);
+          pending = '';
+          yield out;
+        }
+      };
+      let first = true;
+      for await (const d of directories()) {
+        pending += (first ? '' : ',') + dirJson(d);
+        first = false;
+        yield* flush();
+      }
+      pending += '],"files":[';
+      first = true;
+      for await (const f of files()) {
+        const size = content.rawSize('blob', f.entry.id);
+        pending += (first ? '' : ',') + fileHead(f, size, includeContent);
+        first = false;
+        if (includeContent) {
+          let carry: Buffer | null = null;
+          for await (const piece of content.blobPieces(f.entry.id, PIECE)) {
+            let bytes: Buffer = carry ? Buffer.concat([carry, piece]) : piece;
+            const whole = bytes.length - (bytes.length % 3);
+            carry = whole < bytes.length ? Buffer.from(bytes.subarray(whole)) : null;
+            bytes = bytes.subarray(0, whole);
+            if (bytes.length > 0) {
+              yield* flush(true);
+              yield Buffer.from(bytes.toString('base64'), 'latin1');
+            }
+          }
+          if (carry) pending += carry.toString('base64');
+          pending += '"}';
+        }
+        yield* flush();
+      }
+      pending += ']}';
+      yield* flush(true);
+    } finally {
+      release();
+    }
+  }
+  const body = Readable.from(produce(), { objectMode: false, highWaterMark: 64 * 1024 });
+  body.once('close', release);
+  return { length, body };
+}
