@@ -32,8 +32,9 @@ export function createApp(options: AppOptions): Koa {
       await next();
     } catch (err) {
       const reply = errorReply(err);
-      // A request body left unread (refused early) is not drained: the connection closes.
-      if (!ctx.req.readableEnded && !ctx.req.complete) reply.headers.Connection = 'close';
+      // A body refused before it was read whole is discarded for a little while (so the client
+      // can read this answer before the connection goes), then the connection is closed.
+      if (!ctx.req.complete) lingerThenClose(ctx, reply.headers);
       if (reply.internal) options.log.error({ err: loggableError(err), method: ctx.method, route: ctx.state.routeTemplate ?? null }, 'request failed');
       sendError(ctx, reply);
     } finally {
@@ -95,7 +96,7 @@ export function createApp(options: AppOptions): Koa {
 
     const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit };
     const reply = await route.handler(routeCtx);
-    send(ctx, reply);
+    await send(ctx, reply);
   });
 
   app.on('error', (err) => options.log.warn({ err: loggableError(err) }, 'response stream failed'));
@@ -113,9 +114,15 @@ export function admit(route: RouteSpec, method: string, repository: RepositoryRe
   throw new Conflict(`repository ${repository.repository_index} is ${state}; this mutation is not admitted`);
 }
 
-function send(ctx: Context, reply: Reply): void {
+async function send(ctx: Context, reply: Reply): Promise<void> {
   ctx.status = reply.status ?? 200;
-  if ('json' in reply) {
+  if ('write' in reply) {
+    // The handler writes the body itself, with backpressure; headers are those set here.
+    ctx.type = reply.mediaType;
+    ctx.length = reply.length;
+    ctx.respond = false;
+    await reply.write(ctx.res);
+  } else if ('json' in reply) {
     for (const [k, v] of Object.entries(reply.headers ?? {})) ctx.set(k, v);
     ctx.type = 'application/json';
     ctx.body = reply.json as object;
@@ -126,12 +133,42 @@ function send(ctx: Context, reply: Reply): void {
   }
 }
 
+/** Bytes and time a refused body is still read (and dropped) after the answer, before the connection closes. */
+export const LINGER_BYTES = 8 * 1024 * 1024;
+export const LINGER_MS = 2000;
+
+/**
+ * The answer carries `Connection: close`. Node would close the socket as soon as the answer is
+ * written, with the client's bytes still arriving: the kernel then resets the connection and
+ * the client may never read the answer. So the close is a lingering one: our side is shut
+ * (FIN after the answer) while the rest of the body is read and dropped, for at most
+ * LINGER_BYTES or LINGER_MS, then the socket is destroyed.
+ */
+function lingerThenClose(ctx: Context, headers: Record<string, string>): void {
+  headers.Connection = 'close';
+  const req = ctx.req;
+  const socket = req.socket as typeof req.socket & { destroySoon?: () => void };
+  let extra = 0;
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+  socket.destroySoon = () => {
+    socket.end();
+  };
+  req.on('data', (chunk: Buffer) => {
+    extra += chunk.length;
+    if (extra > LINGER_BYTES) socket.destroy();
+  });
+  req.once('end', () => socket.end());
+  req.resume();
+}
+
 /** Read and discard a request body we do not use, so keep-alive connections stay usable. */
 async function drain(ctx: Context): Promise<void> {
   const req = ctx.req as Readable;
   if (req.readableEnded) return;
   let seen = 0;
-  for await (const chunk of req) {
+  for await (const chunk of req.iterator({ destroyOnReturn: false })) {
     seen += (chunk as Buffer).length;
     if (seen > 2 * 1024 * 1024) throw new TooLarge('request body exceeds the route limit (this route takes no body)');
   }

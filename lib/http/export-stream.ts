@@ -3,7 +3,7 @@
 // base64-encoded in pieces, so memory per request stays bounded whatever the snapshot holds.
 // Three walks of the (immutable) tree: one to count, check the cap and size the body, one for
 // `directories`, one for `files`. Content exports run at most MAX_CONTENT_EXPORTS at a time.
-import { Readable } from 'node:stream';
+import type { ServerResponse } from 'node:http';
 import type { ContentOperations } from '../authority/content.js';
 import type { StoredSnapshot } from '../store/content-store.js';
 import type { TreeEntry } from '../domain/content.js';
@@ -14,7 +14,7 @@ export const MAX_EXPORT_CONTENT = 256 * 1024 * 1024;
 /** Exports with content in flight at once; more answer 503 with Retry-After: 1. */
 export const MAX_CONTENT_EXPORTS = 4;
 /** Raw bytes read and encoded per step (a multiple of 3, so base64 pieces concatenate). */
-const PIECE = 3 * 256 * 1024;
+const PIECE = 3 * 16 * 1024;
 
 let contentExports = 0;
 
@@ -42,7 +42,7 @@ function fileHead(item: Item, size: number, includeContent: boolean): string {
 
 const base64Length = (n: number) => 4 * Math.ceil(n / 3);
 
-export async function exportSnapshot(req: ExportRequest): Promise<{ length: number; body: Readable | Buffer }> {
+export async function exportSnapshot(req: ExportRequest): Promise<{ length: number; write: ((res: ServerResponse) => Promise<void>) | null }> {
   const { content, snapshot, narrowed, includeContent } = req;
   const target = await content.resolvePath(snapshot.root_tree_id, narrowed);
   let directories: Source;
@@ -86,36 +86,41 @@ export async function exportSnapshot(req: ExportRequest): Promise<{ length: numb
     total_bytes: totalBytes,
   }).slice(0, -1)},"directories":[`;
   const length = Buffer.byteLength(head) + listBytes + '],"files":['.length + ']}'.length;
-  if (req.headOnly) return { length, body: Buffer.alloc(0) };
+  if (req.headOnly) return { length, write: null };
 
   if (includeContent) {
     if (contentExports >= MAX_CONTENT_EXPORTS) throw new Busy(`${MAX_CONTENT_EXPORTS} snapshot exports with content are already running; retry`);
     contentExports++;
   }
-  let released = !includeContent;
-  const release = () => {
-    if (!released) {
-      released = true;
-      contentExports--;
-    }
-  };
 
-  async function* produce(): AsyncGenerator<Buffer> {
+  // Strings are written straight to the socket (no Buffer per piece: garbage buffers are
+  // external memory, which V8 lets grow by ~64 MB before it collects); one staging buffer.
+  const write = async (res: ServerResponse): Promise<void> => {
+    const stage = Buffer.allocUnsafe(PIECE);
+    let pending = head;
+    const out = async (text: string, encoding: BufferEncoding): Promise<void> => {
+      if (res.destroyed) throw new Invalid('request was aborted: the client went away during the export');
+      if (!res.write(text, encoding)) {
+        await new Promise<void>((resolve) => {
+          const done = () => { res.off('drain', done); res.off('close', done); resolve(); };
+          res.once('drain', done);
+          res.once('close', done);
+        });
+      }
+    };
+    const flush = async (force = false) => {
+      if (pending.length >= 64 * 1024 || (force && pending.length > 0)) {
+        const text = pending;
+        pending = '';
+        await out(text, 'utf8');
+      }
+    };
     try {
-      // Text is gathered into pieces of ~64 KiB so small entries do not become one chunk each.
-      let pending = head;
-      const flush = function* (force = false) {
-        if (pending.length >= 64 * 1024 || (force && pending.length > 0)) {
-          const out = Buffer.from(pending);
-          pending = '';
-          yield out;
-        }
-      };
       let first = true;
       for await (const d of directories()) {
         pending += (first ? '' : ',') + dirJson(d);
         first = false;
-        yield* flush();
+        await flush();
       }
       pending += '],"files":[';
       first = true;
@@ -124,29 +129,36 @@ export async function exportSnapshot(req: ExportRequest): Promise<{ length: numb
         pending += (first ? '' : ',') + fileHead(f, size, includeContent);
         first = false;
         if (includeContent) {
-          let carry: Buffer | null = null;
+          let staged = 0;
           for await (const piece of content.blobPieces(f.entry.id, PIECE)) {
-            let bytes: Buffer = carry ? Buffer.concat([carry, piece]) : piece;
-            const whole = bytes.length - (bytes.length % 3);
-            carry = whole < bytes.length ? Buffer.from(bytes.subarray(whole)) : null;
-            bytes = bytes.subarray(0, whole);
-            if (bytes.length > 0) {
-              yield* flush(true);
-              yield Buffer.from(bytes.toString('base64'), 'latin1');
+            let at = 0;
+            while (at < piece.length) {
+              const n = Math.min(piece.length - at, PIECE - staged);
+              piece.copy(stage, staged, at, at + n);
+              staged += n;
+              at += n;
+              if (staged === PIECE) {
+                // PIECE is a multiple of 3: its base64 joins the next piece's with no padding.
+                await flush(true);
+                await out(stage.toString('base64', 0, PIECE), 'latin1');
+                staged = 0;
+              }
             }
           }
-          if (carry) pending += carry.toString('base64');
-          pending += '"}';
+          pending += stage.toString('base64', 0, staged) + '"}';
         }
-        yield* flush();
+        await flush();
       }
       pending += ']}';
-      yield* flush(true);
+      await flush(true);
+      res.end();
+    } catch (err) {
+      // Headers are gone: the only honest signal left is a truncated body.
+      res.destroy();
+      throw err;
     } finally {
-      release();
+      if (includeContent) contentExports--;
     }
-  }
-  const body = Readable.from(produce(), { objectMode: false, highWaterMark: 64 * 1024 });
-  body.once('close', release);
-  return { length, body };
+  };
+  return { length, write };
 }

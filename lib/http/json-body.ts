@@ -25,8 +25,8 @@ export const STANDARD_JSON: JsonCaps = { maxBytes: 2 * 1024 * 1024, maxValues: 1
  * locator rows fit). Parsing such a body peaks near 1.3 GB; two run at once.
  */
 export const RAISED_JSON: JsonCaps = { maxBytes: 256 * 1024 * 1024, maxValues: 16 * 1_048_576 };
-/** pull-manifests: `have_snapshot_ids` holds at most 100,000 ids (~6.7 MB of JSON). */
-export const PULL_MANIFEST_JSON: JsonCaps = { maxBytes: 32 * 1024 * 1024, maxValues: 1_048_576 };
+/** pull-manifests: `have_snapshot_ids` holds at most 100,000 ids (~6.7 MB of JSON), so the whole body holds few more values. */
+export const PULL_MANIFEST_JSON: JsonCaps = { maxBytes: 16 * 1024 * 1024, maxValues: 100_100 };
 export const MAX_JSON_DEPTH = 64;
 /** Big raised bodies (over the standard cap, compressed, or of unknown length) read at once. */
 export const BIG_BODY_SLOTS = 2;
@@ -150,7 +150,8 @@ export async function readJsonBody(req: IncomingMessage, caps: JsonCaps): Promis
 
 async function readUnder(req: IncomingMessage, caps: JsonCaps): Promise<{ value: unknown; bytes: number }> {
   const decoder = decoderFor(req);
-  let source: AsyncIterable<Buffer> = req;
+  // Not destroyed when reading stops early: the app answers first, then closes (app.ts).
+  let source: AsyncIterable<Buffer> = req.iterator({ destroyOnReturn: false });
   if (decoder) {
     req.on('error', (err) => decoder.destroy(err));
     req.pipe(decoder as unknown as NodeJS.WritableStream);

@@ -1,5 +1,6 @@
 // Types of the route table (lib/http/routes.ts) and of the handlers it points at.
 import type { Context } from 'koa';
+import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { CairnService } from '../authority/service.js';
 import type { Authority } from '../authority/authority.js';
@@ -46,7 +47,9 @@ export interface RouteContext {
 
 export type Reply =
   | { status?: number; json: unknown; headers?: Record<string, string> }
-  | { status?: number; mediaType: string; bytes: Buffer | Readable; length?: number };
+  | { status?: number; mediaType: string; bytes: Buffer | Readable; length?: number }
+  /** A body the handler writes to the response itself (with backpressure), of exactly `length` bytes. */
+  | { status?: number; mediaType: string; length: number; write: (res: ServerResponse) => Promise<void> };
 
 export type Handler = (ctx: RouteContext) => Promise<Reply>;
 

@@ -4,6 +4,7 @@
 // and lets `fsck --rebuild-locators` rebuild every index from packs alone.
 import { createHash, type Hash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
+import type { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import zstd from 'zstd-napi/binding.js';
 import { decodeTree, ID_BYTES } from '../domain/content.js';
@@ -198,7 +199,9 @@ export function checkPackPrefix(prefix: Buffer, expectedKind: PackKind, declared
 export async function* screenPackUpload(body: AsyncIterable<Buffer> | Iterable<Buffer>, kind: PackKind, declaredLength: number | null): AsyncGenerator<Buffer> {
   const PREFIX = 8 + PACK_FIXED_HEADER;
   let head: Buffer | null = Buffer.alloc(0);
-  for await (const chunk of body) {
+  // A request stream is not destroyed when the upload is refused early: the answer goes first.
+  const source = typeof (body as { iterator?: unknown }).iterator === 'function' ? (body as unknown as Readable).iterator({ destroyOnReturn: false }) : body;
+  for await (const chunk of source as AsyncIterable<Buffer>) {
     if (!head) {
       yield chunk;
       continue;
@@ -356,7 +359,8 @@ export class PackVerifier {
 /**
  * Decode one object frame from `file` in pieces of at most `piece` bytes: what decodeObjectFrame
  * checks (length, CRC-32, raw length, sha256), with memory bounded by `piece` whatever the size
- * of the object. The checks that need every byte fail after the last piece was yielded: a
+ * of the object. Each piece is a view of one reused buffer, valid until the next is requested.
+ * The checks that need every byte fail after the last piece was yielded: a
  * consumer that forwards pieces must abort its output on that error.
  */
 export async function* decodeObjectFrameStream(entry: PackEntry, file: string, what = 'object', piece = 1024 * 1024): AsyncGenerator<Buffer> {
@@ -364,6 +368,8 @@ export async function* decodeObjectFrameStream(entry: PackEntry, file: string, w
   const dctx = new zstd.DCtx();
   const hash = createHash('sha256');
   const input = Buffer.allocUnsafe(Math.min(piece, Math.max(1, entry.length)));
+  // Reused: each yielded piece is valid until the next one is requested.
+  const out = Buffer.allocUnsafe(piece);
   let crc = 0;
   let produced = 0;
   let read = 0;
@@ -377,7 +383,6 @@ export async function* decodeObjectFrameStream(entry: PackEntry, file: string, w
       crc = crc32(src, crc);
       while (src.length > 0 || !done) {
         if (done) throw new Corrupt(`${what} ${entry.id}: bytes after the end of its zstd frame`);
-        const out = Buffer.allocUnsafe(piece);
         let ret: number, n: number, consumed: number;
         try {
           [ret, n, consumed] = dctx.decompressStream(out, src);

@@ -70,8 +70,9 @@ export const exportSnapshot: Handler = async (ctx) => {
   if (Array.isArray(rawPath)) throw new Invalid('path may be given once');
   const narrowed = rawPath === undefined ? '' : cleanRelativePath(rawPath, 'path');
   const snapshot = content.snapshot(ctx.params.snapshot_id);
-  const { length, body } = await streamExport({ content, snapshot, narrowed, includeContent, headOnly: ctx.koa.method === 'HEAD' });
-  return { mediaType: 'application/json', bytes: body, length };
+  const { length, write } = await streamExport({ content, snapshot, narrowed, includeContent, headOnly: ctx.koa.method === 'HEAD' });
+  if (!write) return { mediaType: 'application/json', bytes: Buffer.alloc(0), length };
+  return { mediaType: 'application/json', length, write };
 };
 
 // ---------------------------------------------------------------- bulk sync
