@@ -87,6 +87,9 @@ function resetPeak(pid: number): void {
   writeFileSync(`/proc/${pid}/clear_refs`, '5');
 }
 
+/** Memory figures, printed with CAIRN_TEST_VERBOSE=1 (the README quotes them). */
+const note = (text: string) => { if (process.env.CAIRN_TEST_VERBOSE) console.log(`      ${text}`); };
+
 async function alive(server: ChildServer): Promise<void> {
   expect(server.proc.exitCode, `server exited: ${server.output().slice(-2000)}`).to.equal(null);
   const res = await api(server.url, 'GET', '/healthz');
@@ -99,16 +102,28 @@ describe('hostile request bodies (issue 10)', function () {
   let repo: number;
   let sync: string;
 
+  const dataDir = path.join(tempDir(), 'data');
   before(async () => {
-    server = await spawnServer(path.join(tempDir(), 'data'), ['--log-level', 'info']);
+    server = await spawnServer(dataDir, ['--log-level', 'info']);
     repo = await register(server.url, 'hostile');
+    sync = `${server.url}${AUTH}/${repo}/remote-sync/zstd-bulk`;
+  });
+  // A test that kills the server (old code did) must not take the others down with it.
+  beforeEach(async () => {
+    if (server.proc.exitCode === null && server.proc.signalCode === null) return;
+    server = await spawnServer(dataDir, ['--log-level', 'info']);
     sync = `${server.url}${AUTH}/${repo}/remote-sync/zstd-bulk`;
   });
   after(async () => {
     server.proc.kill('SIGKILL');
     await server.exited;
   });
-  afterEach(async () => alive(server));
+  /** Every test ends by checking that the server is still up and answering. */
+  const it = (title: string, fn: (this: Mocha.Context) => Promise<void>) =>
+    globalThis.it(title, async function () {
+      await fn.call(this);
+      await alive(server);
+    });
 
   it('a JSON body between the parse cap and V8\'s longest string is 413 at once (plain, with Content-Length)', async () => {
     const total = 536_870_900;
@@ -123,6 +138,7 @@ describe('hostile request bodies (issue 10)', function () {
       gzipOf('{', Buffer.alloc(MiB, 0x20), 536_870_898, '}'));
     expect(res.status).to.equal(413);
     expect(JSON.parse(res.text).error).to.match(/once decompressed/);
+    note(`gzip of 536,870,900 bytes of spaces: server VmHWM ${(memoryKiB(server.proc.pid!).hwm / 1024).toFixed(0)} MiB`);
     // The decoded text is held up to the 256 MiB cap (as a one-byte string), never beyond.
     expect(memoryKiB(server.proc.pid!).hwm / 1024).to.be.below(900);
   });
@@ -134,6 +150,7 @@ describe('hostile request bodies (issue 10)', function () {
       gzipOf('{"snapshot_ids":[', Buffer.from('0,'.repeat(512 * 1024)), 400_000_000, '0]}'));
     expect(res.status).to.equal(413);
     expect(JSON.parse(res.text).error).to.match(/JSON values/);
+    note(`gzip of 200M zeros: VmHWM ${((memoryKiB(server.proc.pid!).hwm - idle) / 1024).toFixed(0)} MiB above idle`);
     expect((memoryKiB(server.proc.pid!).hwm - idle) / 1024).to.be.below(200);
   });
 
@@ -172,6 +189,7 @@ describe('hostile request bodies (issue 10)', function () {
     });
     const results = await Promise.all(uploads);
     for (const r of results) expect(r.status).to.equal(400);
+    note(`8 bad packs: VmHWM ${((memoryKiB(server.proc.pid!).hwm - idle) / 1024).toFixed(0)} MiB above idle`);
     expect((memoryKiB(server.proc.pid!).hwm - idle) / 1024).to.be.below(200);
   });
 
@@ -248,6 +266,7 @@ describe('hostile request bodies (issue 10)', function () {
         }).on('error', reject);
       });
       const grew = (memoryKiB(pid).hwm - idle) / 1024;
+      note(`export of ${FILES * FILE_BYTES / MiB} MiB: VmHWM ${grew.toFixed(1)} MiB above idle`);
       expect(res.status).to.equal(200);
       expect(res.length).to.equal(Buffer.byteLength(res.text));
       const parsed = JSON.parse(res.text);
