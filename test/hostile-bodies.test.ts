@@ -219,6 +219,9 @@ describe('hostile request bodies (issue 10)', function () {
       expect(res.text).to.not.include(token);
       expect(res.json.error).to.match(/^no route for/);
     }
+    await new Promise((r) => setTimeout(r, 500)); // the log is flushed every 200 ms
+    const logged = server.output().split('\n').filter((l) => l.includes('"msg":"request"') && l.includes('"status":404'));
+    expect(logged.length).to.be.at.least(3);
     expect(server.output()).to.not.include(token);
   });
 

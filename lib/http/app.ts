@@ -59,7 +59,7 @@ export function createApp(options: AppOptions): Koa {
       return;
     }
     const { route, params } = router.match(ctx.method, ctx.path);
-    ctx.state.routeTemplate = route.template + (route.action ? `:${route.action}` : '');
+    ctx.state.routeTemplate = route.logName;
     ctx.state.operation = route.operation;
     for (const name of INDEX_PARAMS) if (name in params) parseU32(params[name], name);
 
@@ -123,9 +123,16 @@ async function send(ctx: Context, reply: Reply): Promise<void> {
     ctx.respond = false;
     await reply.write(ctx.res);
   } else if ('json' in reply) {
-    for (const [k, v] of Object.entries(reply.headers ?? {})) ctx.set(k, v);
-    ctx.type = 'application/json';
-    ctx.body = reply.json as object;
+    // What Koa's respond() would send for a JSON body (same status, headers and bytes), written
+    // here directly: it skips Koa's body/type machinery on the hot path.
+    if (reply.headers) for (const k in reply.headers) ctx.set(k, reply.headers[k]);
+    const text = JSON.stringify(reply.json);
+    const res = ctx.res;
+    ctx.respond = false;
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', Buffer.byteLength(text));
+    if (ctx.method === 'HEAD') res.end();
+    else res.end(text);
   } else {
     ctx.type = reply.mediaType;
     ctx.body = reply.bytes;
@@ -167,6 +174,9 @@ function lingerThenClose(ctx: Context, headers: Record<string, string>): void {
 async function drain(ctx: Context): Promise<void> {
   const req = ctx.req as Readable;
   if (req.readableEnded) return;
+  // HTTP/1.1: a request without Content-Length or Transfer-Encoding has no body (RFC 9112 §6.3).
+  const headers = ctx.req.headers;
+  if (headers['transfer-encoding'] === undefined && (headers['content-length'] === undefined || headers['content-length'] === '0')) return;
   let seen = 0;
   for await (const chunk of req.iterator({ destroyOnReturn: false })) {
     seen += (chunk as Buffer).length;

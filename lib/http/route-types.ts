@@ -56,6 +56,8 @@ export type Handler = (ctx: RouteContext) => Promise<Reply>;
 export interface RouteSpec {
   /** Stable operation name, used in logs and in the 501 message. */
   operation: string;
+  /** What the request log names: the template, with `:action` when the route has one. */
+  logName: string;
   method: Method;
   /** Path template with `{param}` segments, e.g. `/v1/native/repository-authorities/{repository_index}/lines`. */
   template: string;

@@ -51,7 +51,24 @@ export class Router {
     return this.templates.length;
   }
 
+  /**
+   * Successful matches of recent (method, path) pairs: a busy server sees the same few paths
+   * again and again. Bounded; emptied when full. Callers get their own copy of `params`.
+   */
+  private readonly recent = new Map<string, RouteMatch>();
+  static readonly RECENT_MATCHES = 1024;
+
   match(method: string, rawPath: string): RouteMatch {
+    const key = `${method} ${rawPath}`;
+    const hit = this.recent.get(key);
+    if (hit) return { route: hit.route, params: { ...hit.params } };
+    const result = this.matchUncached(method, rawPath);
+    if (this.recent.size >= Router.RECENT_MATCHES) this.recent.clear();
+    this.recent.set(key, { route: result.route, params: { ...result.params } });
+    return result;
+  }
+
+  private matchUncached(method: string, rawPath: string): RouteMatch {
     const found = this.find(rawPath);
     // Never echo the path: it may carry a restore token (README "Request errors").
     if (!found) throw new NotFound(`no route for ${method} ${redactPath(rawPath)}`);

@@ -45,6 +45,7 @@ function route(operation: string, method: Method, template: string, o: Options =
   const underRepo = template.startsWith(REPO);
   return {
     operation,
+    logName: template + (o.action ? `:${o.action}` : ''),
     method,
     template,
     action: o.action,
