@@ -63,6 +63,7 @@ export class Router {
     const hit = this.recent.get(key);
     if (hit) return { route: hit.route, params: { ...hit.params } };
     const result = this.matchUncached(method, rawPath);
+    if (key.length > 512) return result; // long paths are not kept: the cache stays small
     if (this.recent.size >= Router.RECENT_MATCHES) this.recent.clear();
     this.recent.set(key, { route: result.route, params: { ...result.params } });
     return result;
