@@ -553,7 +553,7 @@ function report(): void {
     ['snapshot export with content', c.export_hwm_above_idle_mib != null ? `${mb(c.export_hwm_above_idle_mib)} for a ${mb(c.export_mib)} answer (HTTP ${c.export_status}, ${secs(n(c.export_ms))})` : null],
     ['gzip of 25 million zeros to plan', hb.gzip_25m_zeros_to_plan ? `${mb(hb.gzip_25m_zeros_to_plan.hwm_above_idle_mib)} (HTTP ${(hb.gzip_25m_zeros_to_plan.statuses as number[]).join(',')})` : null],
     ['8 parallel 4 MiB packs with a bad magic', hb.eight_bad_packs ? `${mb(hb.eight_bad_packs.hwm_above_idle_mib)} (HTTP ${(hb.eight_bad_packs.statuses as number[]).join(',')})` : null],
-    ['1 GiB pack upload (VmHWM, above)', mb(pc.vm_hwm_mib)],
+    ['1 GiB pack upload (VmHWM, absolute; idle above)', pc.vm_hwm_mib != null ? `${mb(pc.vm_hwm_mib)} (idle ${mb(pc.rss_idle_mib)})` : null],
   ]));
   if (errors.length) out.push(table('ERRORS', errors.map((e) => [e.step, e.message.replace(/\n/g, '\n      ')])));
   process.stdout.write(`${out.join('\n')}\n\n`);
