@@ -211,6 +211,29 @@ describe('hostile request bodies (issue 10)', function () {
     expect(JSON.parse(many.text).error).to.match(/at most 262144/);
   });
 
+  it('a pack header at the upload bound (262,144 entries) is buffered and refused within 200 MB per upload', async () => {
+    resetPeak(server.proc.pid!);
+    const idle = memoryKiB(server.proc.pid!).rss;
+    const count = 262_144;
+    const head = Buffer.alloc(24);
+    head.writeUInt32LE(PACK_FRAME_MAGIC, 0);
+    head.writeUInt32LE(16 + 4 + 64 * count, 4);
+    head.write('CAIRNPAK', 8, 'ascii');
+    head.writeUInt8(1, 17);
+    head.writeUInt32LE(count, 20);
+    const total = 24 + 64 * count + 4 + count;
+    const uploads = Array.from({ length: 2 }, () => sendStreaming(`${sync}/object-packs/${randomBytes(32).toString('hex')}`, 'PUT',
+      { 'content-type': 'application/vnd.svc.remote-sync.object-pack+zstd', 'content-length': String(total) },
+      (function* () { yield head; yield* repeat(Buffer.alloc(MiB), total - head.length); })()));
+    for (const r of await Promise.all(uploads)) {
+      expect(r.status).to.equal(400);
+      expect(JSON.parse(r.text).error).to.match(/checksum/); // the whole header was read, then refused
+    }
+    const grew = (memoryKiB(server.proc.pid!).hwm - idle) / 1024;
+    note(`2 uploads with a 16 MiB header: VmHWM ${grew.toFixed(0)} MiB above idle`);
+    expect(grew).to.be.below(2 * 200);
+  });
+
   it('never echoes a restore token in an error body or a log line', async () => {
     const token = randomBytes(16).toString('hex');
     for (const [method, p] of [['PUT', `/v1/native/repository-restores/${token}/file/x`], ['POST', `/v1/native/repository-restores/${token}`], ['POST', `/${token}`]]) {
