@@ -384,7 +384,7 @@ async function stepGetRatio(): Promise<void> {
     mkdirSync(dir, { recursive: true });
     writeFileSync(path.join(dir, 'body.json'), body);
     baseline = await startBaseline(BASELINE_SCRIPT, dir, { GET_BODY_FILE: path.join(dir, 'body.json') }, PIN ? '0' : undefined);
-    const rounds: { cairn: number; baseline: number; ratio: number; cairn_cpu_us: number; baseline_cpu_us: number; cpu_ratio: number }[] = [];
+    const rounds: { cairn: number; baseline: number; ratio: number; cpu_ratio: number }[] = [];
     const baseUrl = `${baseline.url}/v1/native/repository-authorities/${repo}/lines`;
     log(`GET {repo}/lines: warm-up, then ${GET_ROUNDS} rounds of ${GET_SECONDS} s each, cairn and node:http alternating`);
     await loadRun(url, cairn, 2);
@@ -394,7 +394,7 @@ async function stepGetRatio(): Promise<void> {
       const c = await loadRun(url, cairn);
       const b = await loadRun(baseUrl, baseline);
       bad += c.non2xx + c.errors + b.non2xx + b.errors;
-      rounds.push({ cairn: Math.round(c.rps), baseline: Math.round(b.rps), ratio: round(c.rps / b.rps)!, cairn_cpu_us: round(c.cpuUs, 1)!, baseline_cpu_us: round(b.cpuUs, 1)!, cpu_ratio: round(b.cpuUs / c.cpuUs)! });
+      rounds.push({ cairn: Math.round(c.rps), baseline: Math.round(b.rps), ratio: round(c.rps / b.rps)!, cpu_ratio: round(b.cpuUs / c.cpuUs)! });
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     const ratios = rounds.map((r) => r.ratio);

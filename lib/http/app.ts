@@ -1,13 +1,11 @@
-// The ready application: one error mapper, one request log line, then route dispatch
-// (match → path parameters → lifecycle admission → body rules → handler → reply). Plain
-// node:http with a small context (./context.ts), not Koa: see README "Per-request overhead".
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pipeline, type Readable } from 'node:stream';
+// The ready Koa application: one error mapper, one request log line, then route dispatch
+// (match → path parameters → lifecycle admission → body rules → handler → reply).
+import Koa, { type Context } from 'koa';
+import { Readable } from 'node:stream';
 import type { CairnService } from '../authority/service.js';
 import type { Log } from '../authority/logger.js';
 import { Conflict, Invalid, NotImplemented, TooLarge, UnsupportedMediaType } from '../domain/errors.js';
 import { LIFECYCLE_ACTIVE, LIFECYCLE_RETIRING, parseU32, type RepositoryRecord } from '../domain/repository.js';
-import { HttpContext } from './context.js';
 import { errorReply, loggableError, sendError } from './errors.js';
 import { readJsonBody, RAISED_JSON } from './json-body.js';
 import { Router } from './router.js';
@@ -23,51 +21,46 @@ const INDEX_PARAMS = ['repository_index', 'worker_job_index'];
 /** The largest JSON body parsed (raised routes, decoded bytes); see ./json-body.ts. */
 export const MAX_PARSED_JSON = RAISED_JSON.maxBytes;
 
-export interface App {
-  /** The request listener for node:http. */
-  callback(): (req: IncomingMessage, res: ServerResponse) => void;
-}
-
-export function createApp(options: AppOptions): App {
+export function createApp(options: AppOptions): Koa {
+  const app = new Koa();
+  app.proxy = false;
   const router = new Router(ROUTES);
-  const log = options.log;
 
-  const handle = async (ctx: HttpContext): Promise<void> => {
+  app.use(async (ctx, next) => {
     const started = process.hrtime.bigint();
     try {
-      await dispatch(ctx);
+      await next();
     } catch (err) {
       const reply = errorReply(err);
       // A body refused before it was read whole is discarded for a little while (so the client
       // can read this answer before the connection goes), then the connection is closed.
       if (!ctx.req.complete) lingerThenClose(ctx, reply.headers);
-      if (reply.internal) log.error({ err: loggableError(err), method: ctx.method, route: ctx.routeTemplate }, 'request failed');
+      if (reply.internal) options.log.error({ err: loggableError(err), method: ctx.method, route: ctx.state.routeTemplate ?? null }, 'request failed');
       sendError(ctx, reply);
     } finally {
       // One line per request: never the URL (it may carry a restore token), never a body.
-      log.info({
+      options.log.info({
         method: ctx.method,
-        route: ctx.routeTemplate,
-        operation: ctx.operation,
-        status: ctx.res.statusCode,
+        route: ctx.state.routeTemplate ?? null,
+        operation: ctx.state.operation ?? null,
+        status: ctx.status,
         ms: Number(process.hrtime.bigint() - started) / 1e6,
       }, 'request');
     }
-  };
+  });
 
-  const dispatch = async (ctx: HttpContext): Promise<void> => {
+  app.use(async (ctx) => {
     if (ctx.method === 'OPTIONS') {
       const { allow, params } = router.allowed(ctx.path);
       for (const name of INDEX_PARAMS) if (name in params) parseU32(params[name], name);
       if (params.repository_index !== undefined) options.service.record(Number(params.repository_index));
       ctx.set('Allow', allow.join(', '));
       ctx.status = 204;
-      ctx.res.end();
       return;
     }
     const { route, params } = router.match(ctx.method, ctx.path);
-    ctx.routeTemplate = route.logName;
-    ctx.operation = route.operation;
+    ctx.state.routeTemplate = route.logName;
+    ctx.state.operation = route.operation;
     for (const name of INDEX_PARAMS) if (name in params) parseU32(params[name], name);
 
     let repository: RepositoryRecord | undefined;
@@ -83,7 +76,7 @@ export function createApp(options: AppOptions): App {
 
     let body: unknown = undefined;
     if (route.body.kind === 'json') {
-      if (!ctx.hasBody || !isJsonMediaType(ctx.get('content-type'))) {
+      if (!ctx.request.is('application/json')) {
         throw new UnsupportedMediaType('this route takes Content-Type: application/json');
       }
       // JSON is parsed in memory under the route's caps (bytes once decoded, values, nesting),
@@ -101,26 +94,13 @@ export function createApp(options: AppOptions): App {
       await drain(ctx);
     }
 
-    const routeCtx: RouteContext = { http: ctx, service: options.service, params, repository, body, limit: route.limit };
+    const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit };
     const reply = await route.handler(routeCtx);
-    await send(ctx, reply, log);
-  };
+    await send(ctx, reply);
+  });
 
-  return {
-    callback: () => (req, res) => {
-      handle(new HttpContext(req, res)).catch((err) => {
-        // Only a failure of the error path itself lands here: never leave the client hanging.
-        log.error({ err: loggableError(err) }, 'request failed');
-        res.destroy();
-      });
-    },
-  };
-}
-
-/** `application/json`, any parameters (charset...) allowed; as type-is matched it for Koa. */
-function isJsonMediaType(header: string): boolean {
-  const semi = header.indexOf(';');
-  return (semi < 0 ? header : header.slice(0, semi)).trim().toLowerCase() === 'application/json';
+  app.on('error', (err) => options.log.warn({ err: loggableError(err) }, 'response stream failed'));
+  return app;
 }
 
 /** Spec "Repository lifecycle admission". GET/HEAD/OPTIONS always pass. */
@@ -134,45 +114,29 @@ export function admit(route: RouteSpec, method: string, repository: RepositoryRe
   throw new Conflict(`repository ${repository.repository_index} is ${state}; this mutation is not admitted`);
 }
 
-async function send(ctx: HttpContext, reply: Reply, log: Log): Promise<void> {
-  const res = ctx.res;
-  res.statusCode = reply.status ?? 200;
-  const head = ctx.method === 'HEAD';
+async function send(ctx: Context, reply: Reply): Promise<void> {
+  ctx.status = reply.status ?? 200;
   if ('write' in reply) {
-    // The handler writes the body itself, with backpressure.
-    res.setHeader('Content-Type', reply.mediaType);
-    res.setHeader('Content-Length', reply.length);
-    if (head) res.end();
-    else await reply.write(res);
+    // The handler writes the body itself, with backpressure; headers are those set here.
+    ctx.type = reply.mediaType;
+    ctx.length = reply.length;
+    ctx.respond = false;
+    await reply.write(ctx.res);
   } else if ('json' in reply) {
-    if (reply.headers) for (const k in reply.headers) res.setHeader(k, reply.headers[k]);
+    // What Koa's respond() would send for a JSON body (same status, headers and bytes), written
+    // here directly: it skips Koa's body/type machinery on the hot path.
+    if (reply.headers) for (const k in reply.headers) ctx.set(k, reply.headers[k]);
     const text = JSON.stringify(reply.json);
+    const res = ctx.res;
+    ctx.respond = false;
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
     res.setHeader('Content-Length', Buffer.byteLength(text));
-    if (head) res.end();
+    if (ctx.method === 'HEAD') res.end();
     else res.end(text);
   } else {
-    res.setHeader('Content-Type', reply.mediaType);
-    const bytes = reply.bytes;
-    if (Buffer.isBuffer(bytes)) {
-      res.setHeader('Content-Length', reply.length ?? bytes.length);
-      if (head) res.end();
-      else res.end(bytes);
-      return;
-    }
-    if (reply.length !== undefined) res.setHeader('Content-Length', reply.length);
-    if (head) {
-      bytes.destroy();
-      res.end();
-      return;
-    }
-    // A stream that fails midway (or a client that goes away) ends the response early.
-    await new Promise<void>((resolve) => {
-      pipeline(bytes, res, (err) => {
-        if (err && (err as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') log.warn({ err: loggableError(err) }, 'response stream failed');
-        resolve();
-      });
-    });
+    ctx.type = reply.mediaType;
+    ctx.body = reply.bytes;
+    if (reply.length !== undefined) ctx.length = reply.length;
   }
 }
 
@@ -187,7 +151,7 @@ export const LINGER_MS = 2000;
  * (FIN after the answer) while the rest of the body is read and dropped, for at most
  * LINGER_BYTES or LINGER_MS, then the socket is destroyed.
  */
-function lingerThenClose(ctx: HttpContext, headers: Record<string, string>): void {
+function lingerThenClose(ctx: Context, headers: Record<string, string>): void {
   headers.Connection = 'close';
   const req = ctx.req;
   const socket = req.socket as typeof req.socket & { destroySoon?: () => void };
@@ -207,7 +171,7 @@ function lingerThenClose(ctx: HttpContext, headers: Record<string, string>): voi
 }
 
 /** Read and discard a request body we do not use, so keep-alive connections stay usable. */
-async function drain(ctx: HttpContext): Promise<void> {
+async function drain(ctx: Context): Promise<void> {
   const req = ctx.req as Readable;
   if (req.readableEnded) return;
   // HTTP/1.1: a request without Content-Length or Transfer-Encoding has no body (RFC 9112 §6.3).

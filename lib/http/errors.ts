@@ -1,6 +1,6 @@
 // The one place domain errors become HTTP: a total table from error code to status. A 5xx
 // body never carries a stack or a path; the details go to the log only.
-import type { HttpContext } from './context.js';
+import type { Context } from 'koa';
 import { CairnError, MethodNotAllowed, isCairnError, type ErrorCode } from '../domain/errors.js';
 
 export const STATUS_BY_CODE: Record<ErrorCode, number> = {
@@ -69,18 +69,9 @@ export function errorReply(err: unknown): ErrorReply {
   return { status, body: { ...known.fields, error: message }, headers, internal: status >= 500 && status !== 501 && status !== 503 };
 }
 
-export function sendError(ctx: HttpContext, reply: ErrorReply): void {
-  const res = ctx.res;
-  // Headers already gone (a streamed answer failed midway): only a cut connection can tell.
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  res.statusCode = reply.status;
-  for (const [k, v] of Object.entries(reply.headers)) res.setHeader(k, v);
-  const text = JSON.stringify(reply.body);
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(text));
-  if (ctx.method === 'HEAD') res.end();
-  else res.end(text);
+export function sendError(ctx: Context, reply: ErrorReply): void {
+  ctx.status = reply.status;
+  for (const [k, v] of Object.entries(reply.headers)) ctx.set(k, v);
+  ctx.type = 'application/json';
+  ctx.body = reply.body;
 }

@@ -1,11 +1,11 @@
 // Types of the route table (lib/http/routes.ts) and of the handlers it points at.
+import type { Context } from 'koa';
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { CairnService } from '../authority/service.js';
 import type { Authority } from '../authority/authority.js';
 import type { RepositoryRecord } from '../domain/repository.js';
 import type { JsonCaps } from './json-body.js';
-import type { HttpContext } from './context.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -33,7 +33,7 @@ export const RAISED_LIMIT = 2 * 1024 * 1024 * 1024;
 export type Admission = 'global' | 'active' | 'worker' | 'retirement';
 
 export interface RouteContext {
-  http: HttpContext;
+  koa: Context;
   service: CairnService;
   /** Path parameters, percent-decoded exactly once; index parameters as canonical strings. */
   params: Record<string, string>;

@@ -65,12 +65,12 @@ function booleanQuery(value: string | string[] | undefined, name: string, fallba
 /** Streamed, file by file (../export-stream.ts); the bytes are those of the JSON object. */
 export const exportSnapshot: Handler = async (ctx) => {
   const content = requireAuthority(ctx).content;
-  const includeContent = booleanQuery(ctx.http.query.include_content, 'include_content', true);
-  const rawPath = ctx.http.query.path;
+  const includeContent = booleanQuery(ctx.koa.query.include_content, 'include_content', true);
+  const rawPath = ctx.koa.query.path;
   if (Array.isArray(rawPath)) throw new Invalid('path may be given once');
   const narrowed = rawPath === undefined ? '' : cleanRelativePath(rawPath, 'path');
   const snapshot = content.snapshot(ctx.params.snapshot_id);
-  const { length, write } = await streamExport({ content, snapshot, narrowed, includeContent, headOnly: ctx.http.method === 'HEAD' });
+  const { length, write } = await streamExport({ content, snapshot, narrowed, includeContent, headOnly: ctx.koa.method === 'HEAD' });
   if (!write) return { mediaType: 'application/json', bytes: Buffer.alloc(0), length };
   return { mediaType: 'application/json', length, write };
 };
@@ -95,9 +95,9 @@ export const plan: Handler = async (ctx) => {
 
 function packUpload(kind: PackKind): Handler {
   return async (ctx) => {
-    const declared = ctx.http.get('content-length');
+    const declared = ctx.koa.get('content-length');
     const declaredLength = declared !== '' && /^\d+$/.test(declared) ? Number(declared) : null;
-    const { info, state } = await requireAuthority(ctx).content.uploadPack(kind, ctx.params.pack_id, ctx.http.req as AsyncIterable<Buffer>, ctx.limit, declaredLength);
+    const { info, state } = await requireAuthority(ctx).content.uploadPack(kind, ctx.params.pack_id, ctx.koa.req as AsyncIterable<Buffer>, ctx.limit, declaredLength);
     return {
       json: {
         pack_id: info.pack_id,

@@ -39,7 +39,7 @@ export const runRepositoryCi: Handler = async (ctx) => {
 };
 
 function queryInteger(ctx: RouteContext, name: string, min: number, max: number, fallback: number | null): number | null {
-  const value = ctx.http.query[name];
+  const value = ctx.koa.query[name];
   if (value === undefined) return fallback;
   if (Array.isArray(value) || !/^(0|[1-9][0-9]{0,9})$/.test(value)) throw new Invalid(`${name} must be an integer from ${min} to ${max}`);
   const n = Number(value);

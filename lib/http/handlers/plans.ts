@@ -53,7 +53,7 @@ async function planWithHead(book: ReturnType<typeof requireAuthority>['plans'], 
 }
 
 export const list: Handler = async (ctx) => {
-  const filter = ctx.http.query.artifact_path;
+  const filter = ctx.koa.query.artifact_path;
   if (Array.isArray(filter)) throw new Invalid('artifact_path may be given once');
   const book = requireAuthority(ctx).plans;
   const plans = book.list(filter).map((p) => ({ ...planProjection(p), artifact_path: book.head(p).artifact_path }));
@@ -125,7 +125,7 @@ export const resolveLinkage: Handler = async (ctx) => {
 };
 
 export const candidateInputs: Handler = async (ctx) => {
-  const raw = ctx.http.query.contains;
+  const raw = ctx.koa.query.contains;
   if (Array.isArray(raw)) throw new Invalid('contains may be given once');
   const terms = normalizeTerms((raw ?? '').split(','));
   const book = requireAuthority(ctx).plans;

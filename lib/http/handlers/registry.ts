@@ -37,8 +37,8 @@ export const register: Handler = async ({ body, service }) => {
   };
 };
 
-export const list: Handler = async ({ http, service }) => {
-  const filter = http.query.repository_name;
+export const list: Handler = async ({ koa, service }) => {
+  const filter = koa.query.repository_name;
   if (Array.isArray(filter)) throw new Invalid('repository_name may be given once');
   const repositories = service.listed(filter).map(repositoryProjection);
   return {
