@@ -1,9 +1,11 @@
 // Baseline for the pack-upload benchmark: a bare node:http server that does the minimum a
 // durable upload needs, the same way cairn's staging does it (for-await over the request,
 // sha256 every chunk, write it to a file, fsync, close). No verification, no decompression.
+// With GET_BODY_FILE set, every GET answers 200 with that file's bytes as application/json (the
+// per-request overhead baseline: same bytes as cairn's answer, nothing else done).
 // Usage: node dist/bench/baseline-server.js DIR   → prints {"port": N} on stdout once listening.
 import { createHash } from 'node:crypto';
-import { promises as fsp } from 'node:fs';
+import { promises as fsp, readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 
@@ -13,9 +15,14 @@ if (!dir) {
   process.exit(2);
 }
 let uploads = 0;
+const getBody = process.env.GET_BODY_FILE ? readFileSync(process.env.GET_BODY_FILE) : null;
 
 const server = http.createServer((req, res) => {
   void (async () => {
+    if (req.method === 'GET' && getBody) {
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': getBody.length }).end(getBody);
+      return;
+    }
     if (req.method !== 'PUT') {
       res.writeHead(405).end();
       return;

@@ -97,11 +97,19 @@ async function stopChild(proc: ChildProcess): Promise<number | null> {
 }
 
 /** `node bin/cairn.js serve` on a free loopback port; resolves once GET /healthz answers 200. */
-export async function startCairn(cli: string, dataDir: string): Promise<ChildServer> {
+/** `node ARGS`, or `taskset -c CPUS node ARGS` (taskset execs: the pid is node's). */
+function nodeCommand(args: string[], cpus?: string): [string, string[]] {
+  return cpus ? ['taskset', ['-c', cpus, process.execPath, ...args]] : [process.execPath, args];
+}
+
+export async function startCairn(cli: string, dataDir: string, o: { logLevel?: string; nodeArgs?: string[]; cpus?: string } = {}): Promise<ChildServer> {
   const port = await freePort();
-  const proc = track(spawn(process.execPath, [cli, 'serve', '--bind', `127.0.0.1:${port}`, '--data', dataDir, '--log-level', 'silent'], { stdio: ['ignore', 'pipe', 'pipe'] }));
+  // With a log level, the request log goes to /dev/null (its cost is measured, not its reading).
+  const stdout = o.logLevel ? 'ignore' : 'pipe';
+  const [cmd, args] = nodeCommand([...(o.nodeArgs ?? []), cli, 'serve', '--bind', `127.0.0.1:${port}`, '--data', dataDir, '--log-level', o.logLevel ?? 'silent'], o.cpus);
+  const proc = track(spawn(cmd, args, { stdio: ['ignore', stdout, 'pipe'] }));
   let out = '';
-  proc.stdout!.on('data', (d) => { if (out.length < KEEP_OUTPUT) out += d; });
+  proc.stdout?.on('data', (d) => { if (out.length < KEEP_OUTPUT) out += d; });
   proc.stderr!.on('data', (d) => { if (out.length < KEEP_OUTPUT) out += d; });
   const url = `http://127.0.0.1:${port}`;
   const server: ChildServer = { url, pid: proc.pid!, proc, output: () => out, stop: () => stopChild(proc) };
@@ -119,8 +127,9 @@ export async function startCairn(cli: string, dataDir: string): Promise<ChildSer
 }
 
 /** The baseline upload server (dist/bench/baseline-server.js) in a child process. */
-export async function startBaseline(script: string, dir: string): Promise<ChildServer> {
-  const proc = track(spawn(process.execPath, [script, dir], { stdio: ['ignore', 'pipe', 'pipe'] }));
+export async function startBaseline(script: string, dir: string, env: Record<string, string> = {}, cpus?: string): Promise<ChildServer> {
+  const [cmd, args] = nodeCommand([script, dir], cpus);
+  const proc = track(spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } }));
   let out = '';
   proc.stderr!.on('data', (d) => { if (out.length < KEEP_OUTPUT) out += d; });
   const port = await new Promise<number>((resolve, reject) => {

@@ -12,7 +12,9 @@
 //   BENCH_KEEP=1 keep the temp directory (its path is printed)
 //   BENCH_TMPDIR directory for the temp directory (default os.tmpdir())
 //   BENCH_ONLY=storage  run only the storage-core figures (bench/storage.ts)
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+//   BENCH_ONLY=requests  only the GET-overhead and hostile-body steps
+//   BENCH_GET_SECONDS (default 4), BENCH_GET_ROUNDS (default 3)  GET-overhead rounds
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
@@ -24,11 +26,15 @@ import {
 } from './proc.js';
 import { generateTree } from './tree.js';
 import { stepGroupCommit, stepSmallCommit, storageRows } from './storage.js';
+import { gzipSync } from 'node:zlib';
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url)); // dist/bench
 const PROJECT_ROOT = path.resolve(HERE, '../..');
 const CLI = path.join(PROJECT_ROOT, 'bin/cairn.js');
 const BASELINE_SCRIPT = path.join(HERE, 'baseline-server.js');
+const LOAD_SCRIPT = path.join(HERE, 'load.js');
 const OBJECT_PACK_MEDIA = 'application/vnd.svc.remote-sync.object-pack+zstd';
 const SYNC = '/remote-sync/zstd-bulk';
 
@@ -140,6 +146,19 @@ async function stepCairn(tree: { bytes: number }): Promise<void> {
     Object.assign(fig, { pull_ms: Math.round(pull.ms), pull_mib_s: mibps(tree.bytes, pull.ms) });
     fig.server_rss_peak_sampled_mib = mib(sampler.stop().peakKiB * 1024);
     fig.server_vm_hwm_mib = mib((procMemory(server.pid)?.hwmKiB ?? NaN) * 1024);
+
+    // Snapshot export with content (streamed): the server's peak above its RSS before the request.
+    log('snapshot export with content');
+    resetPeak(server.pid);
+    const idle = procMemory(server.pid)?.rssKiB ?? NaN;
+    const t0 = performance.now();
+    const exp = await fetch(`${server.url}/v1/native/repository-authorities/${repo}/snapshots/${pushed.snapshot_id}`);
+    let exportBytes = 0;
+    for await (const chunk of exp.body as unknown as AsyncIterable<Uint8Array>) exportBytes += chunk.length;
+    Object.assign(fig, {
+      export_status: exp.status, export_mib: mib(exportBytes), export_ms: Math.round(performance.now() - t0),
+      export_hwm_above_idle_mib: mib(((procMemory(server.pid)?.hwmKiB ?? NaN) - idle) * 1024),
+    });
 
     const diff = await runTimed('diff', ['-r', '-q', treeDir, out]);
     fig.pull_matches = diff.code === 0;
@@ -310,6 +329,137 @@ async function stepBigPack(): Promise<void> {
   }
 }
 
+/** Reset VmHWM (Linux ≥ 4.0) so the next reading covers what follows only. */
+function resetPeak(pid: number): void {
+  try { writeFileSync(`/proc/${pid}/clear_refs`, '5'); } catch { /* not Linux: figures include earlier peaks */ }
+}
+
+const GET_CONNECTIONS = 32;
+const GET_SECONDS = Number(process.env.BENCH_GET_SECONDS || 2);
+const GET_ROUNDS = Number(process.env.BENCH_GET_ROUNDS || 7);
+
+/** With 2+ CPUs and taskset, the server under test runs on CPU 0 and the load generator on CPU 1. */
+const PIN = os.cpus().length >= 2 && (() => { try { execFileSync('taskset', ['-c', '0', 'true']); return true; } catch { return false; } })();
+
+/** CPU time (user + system) a process has used, in ms (from /proc/PID/stat, clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
+
+/** One measured run against `server`: req/s, and the server's CPU time per request (µs). */
+async function loadRun(url: string, server: ChildServer, seconds = GET_SECONDS): Promise<{ rps: number; cpuUs: number; non2xx: number; errors: number }> {
+  const args = [LOAD_SCRIPT, url, String(GET_CONNECTIONS), String(seconds), '0.5'];
+  const cpu0 = cpuMs(server.pid);
+  const r = PIN ? await runOk('taskset', ['-c', '1', process.execPath, ...args]) : await runOk(process.execPath, args);
+  const result = JSON.parse(r.stdout.trim());
+  // The CPU window also covers the 0.5 s warm-up: count its requests at the measured rate.
+  const cpuUs = ((cpuMs(server.pid) - cpu0) * 1000) / (result.rps * (seconds + 0.5));
+  return { ...result, cpuUs };
+}
+
+/**
+ * Per-request overhead: `GET {repo}/lines` on cairn (request log on, at info, to /dev/null)
+ * against a bare node:http server answering the same bytes, 32 keep-alive connections on
+ * 127.0.0.1, alternating rounds (cairn, baseline, cairn, ...) so both see the same machine.
+ */
+async function stepGetRatio(): Promise<void> {
+  const fig: Fig = {};
+  bench.get_lines = fig;
+  const data = path.join(ROOT, 'cairn-get-data');
+  const dir = path.join(ROOT, 'baseline-get');
+  let cairn: ChildServer | null = null;
+  let baseline: ChildServer | null = null;
+  try {
+    cairn = await startCairn(CLI, data, { logLevel: 'info', cpus: PIN ? '0' : undefined });
+    const repo = await registerRepository(cairn.url, 'bench-get');
+    for (const name of ['dev', 'main', 'release']) {
+      const res = await fetch(`${cairn.url}/v1/native/repository-authorities/${repo}/lines/${name}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
+      await res.arrayBuffer();
+    }
+    const url = `${cairn.url}/v1/native/repository-authorities/${repo}/lines`;
+    const body = Buffer.from(await (await fetch(url)).arrayBuffer());
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, 'body.json'), body);
+    baseline = await startBaseline(BASELINE_SCRIPT, dir, { GET_BODY_FILE: path.join(dir, 'body.json') }, PIN ? '0' : undefined);
+    const rounds: { cairn: number; baseline: number; ratio: number; cpu_ratio: number }[] = [];
+    const baseUrl = `${baseline.url}/v1/native/repository-authorities/${repo}/lines`;
+    log(`GET {repo}/lines: warm-up, then ${GET_ROUNDS} rounds of ${GET_SECONDS} s each, cairn and node:http alternating`);
+    await loadRun(url, cairn, 2);
+    await loadRun(baseUrl, baseline, 2);
+    let bad = 0;
+    for (let i = 0; i < GET_ROUNDS; i++) {
+      const c = await loadRun(url, cairn);
+      const b = await loadRun(baseUrl, baseline);
+      bad += c.non2xx + c.errors + b.non2xx + b.errors;
+      rounds.push({ cairn: Math.round(c.rps), baseline: Math.round(b.rps), ratio: round(c.rps / b.rps)!, cpu_ratio: round(b.cpuUs / c.cpuUs)! });
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    const ratios = rounds.map((r) => r.ratio);
+    const cpuRatios = rounds.map((r) => r.cpu_ratio);
+    Object.assign(fig, {
+      body_bytes: body.length, connections: GET_CONNECTIONS, seconds: GET_SECONDS, pinned: PIN, rounds,
+      ratio_median: median(ratios), ratio_min: Math.min(...ratios), ratio_max: Math.max(...ratios),
+      cpu_ratio_median: median(cpuRatios), cpu_ratio_min: Math.min(...cpuRatios), cpu_ratio_max: Math.max(...cpuRatios),
+      failed_requests: bad, cairn_vm_hwm_mib: mib((procMemory(cairn.pid)?.hwmKiB ?? NaN) * 1024),
+    });
+    if (bad) fail('GET ratio', new Error(`${bad} requests failed or were not 2xx`));
+  } catch (err) {
+    fail('GET ratio', err);
+  } finally {
+    await stopServer('cairn server (GET ratio)', cairn);
+    await stopServer('baseline server (GET ratio)', baseline);
+    rmSync(data, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Server memory while it refuses hostile bodies (issue 10), each after a VmHWM reset. */
+async function stepHostile(): Promise<void> {
+  const fig: Fig = {};
+  bench.hostile = fig;
+  const data = path.join(ROOT, 'cairn-hostile-data');
+  let server: ChildServer | null = null;
+  try {
+    server = await startCairn(CLI, data);
+    const repo = await registerRepository(server.url, 'bench-hostile');
+    const sync = `${server.url}/v1/native/repository-authorities/${repo}${SYNC}`;
+    const pid = server.pid;
+    const measure = async (name: string, send: () => Promise<number[]>) => {
+      resetPeak(pid);
+      const idle = procMemory(pid)?.rssKiB ?? NaN;
+      const statuses = await send();
+      fig[name] = { statuses: [...new Set(statuses)], hwm_above_idle_mib: mib(((procMemory(pid)?.hwmKiB ?? NaN) - idle) * 1024) };
+    };
+    log('hostile bodies: gzip of 200 million zeros, 8 parallel bad packs');
+    const zeros = gzipSync(Buffer.concat([Buffer.from('{"snapshot_ids":['), Buffer.from('0,'.repeat(200_000_000 / 8)), Buffer.from('0]}')]), { level: 9 });
+    await measure('gzip_25m_zeros_to_plan', async () => {
+      const r = await fetch(`${sync}/plan`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: zeros });
+      await r.arrayBuffer();
+      return [r.status];
+    });
+    const bad = Buffer.alloc(4 * MiB, 7);
+    bad.writeUInt32LE(0x184d2a5c, 0);
+    bad.writeUInt32LE(16 + 4 + 64 * 4_000_000, 4);
+    bad.write('NOTAPACK', 8, 'ascii');
+    await measure('eight_bad_packs', () => Promise.all(Array.from({ length: 8 }, async () => {
+      const r = await fetch(`${sync}/object-packs/${randomBytes(32).toString('hex')}`, { method: 'PUT', headers: { 'content-type': OBJECT_PACK_MEDIA }, body: bad });
+      await r.arrayBuffer();
+      return r.status;
+    })));
+    if (server.proc.exitCode !== null) fail('hostile bodies', new Error('the server exited'));
+  } catch (err) {
+    fail('hostile bodies', err);
+  } finally {
+    await stopServer('cairn server (hostile bodies)', server);
+    rmSync(data, { recursive: true, force: true });
+  }
+}
+
 // ---------------------------------------------------------------- report
 
 /** Rows of label/value; `columns` (optional) is printed above the values, aligned with them. */
@@ -392,6 +542,21 @@ function report(): void {
       ['cairn / baseline peak RSS (VmHWM)', ratios.upload_hwm_cairn_over_baseline != null ? `${ratios.upload_hwm_cairn_over_baseline}×` : null],
     ]),
   ];
+  const gl = (bench.get_lines ?? {}) as Fig;
+  const hb = (bench.hostile ?? {}) as Record<string, Fig>;
+  const roundsText = ((gl.rounds ?? []) as { cairn: number; baseline: number; ratio: number }[]).map((r) => `${r.cairn}/${r.baseline}=${r.ratio}×`).join(' ');
+  out.push(table(`Per-request overhead: GET {repo}/lines (${gl.body_bytes ?? '?'} bytes), ${GET_CONNECTIONS} connections, 127.0.0.1${gl.pinned ? ', server on CPU 0, load on CPU 1' : ''}`, [
+    ['rounds, req/s cairn / node:http', roundsText || null],
+    ['GET ratio: cairn / bare node:http req/s (median, min–max)', gl.ratio_median != null ? `${gl.ratio_median}×  (${gl.ratio_min}–${gl.ratio_max})` : null],
+    ['server CPU per request, node:http / cairn (median, min–max)', gl.cpu_ratio_median != null ? `${gl.cpu_ratio_median}×  (${gl.cpu_ratio_min}–${gl.cpu_ratio_max})` : null],
+    ['cairn server VmHWM after the GET rounds', mb(gl.cairn_vm_hwm_mib)],
+  ]));
+  out.push(table('Server memory (VmHWM above the RSS before the request)', [
+    ['snapshot export with content', c.export_hwm_above_idle_mib != null ? `${mb(c.export_hwm_above_idle_mib)} for a ${mb(c.export_mib)} answer (HTTP ${c.export_status}, ${secs(n(c.export_ms))})` : null],
+    ['gzip of 25 million zeros to plan', hb.gzip_25m_zeros_to_plan ? `${mb(hb.gzip_25m_zeros_to_plan.hwm_above_idle_mib)} (HTTP ${(hb.gzip_25m_zeros_to_plan.statuses as number[]).join(',')})` : null],
+    ['8 parallel 4 MiB packs with a bad magic', hb.eight_bad_packs ? `${mb(hb.eight_bad_packs.hwm_above_idle_mib)} (HTTP ${(hb.eight_bad_packs.statuses as number[]).join(',')})` : null],
+    ['1 GiB pack upload (VmHWM, absolute; idle above)', pc.vm_hwm_mib != null ? `${mb(pc.vm_hwm_mib)} (idle ${mb(pc.rss_idle_mib)})` : null],
+  ]));
   const storage = storageRows(bench.small_commit as Fig | undefined, bench.group_commit as Fig | undefined);
   if (storage.length) out.push(table('Storage core: small commits on large stores, group commit', storage));
   if (errors.length) out.push(table('ERRORS', errors.map((e) => [e.step, e.message.replace(/\n/g, '\n      ')])));
@@ -440,7 +605,6 @@ async function stepManifest(): Promise<void> {
 
 /** Storage core: small commits on large stores, and group commit (bench/storage.ts). */
 async function stepStorage(): Promise<void> {
-  if (process.env.BENCH_ONLY && process.env.BENCH_ONLY !== 'storage') return;
   try {
     bench.group_commit = await stepGroupCommit({ root: ROOT, cli: CLI, log });
   } catch (err) {
@@ -460,14 +624,24 @@ async function main(): Promise<void> {
   bench.node = process.version;
   bench.cpus = os.cpus().length;
   try {
-    const tree = process.env.BENCH_ONLY === 'storage' ? null : await stepTree();
-    if (tree) {
-      await stepCairn(tree);
-      await stepManifest();
-      await stepGit(tree);
+    if (process.env.BENCH_ONLY === 'requests') {
+      // Quick: only the per-request overhead and the hostile-body memory steps.
+      await stepGetRatio();
+      await stepHostile();
+    } else if (process.env.BENCH_ONLY === 'storage') {
+      await stepStorage();
+    } else {
+      const tree = await stepTree();
+      if (tree) {
+        await stepCairn(tree);
+        await stepManifest();
+        await stepGit(tree);
+      }
+      await stepBigPack();
+      await stepGetRatio();
+      await stepHostile();
+      await stepStorage();
     }
-    if (process.env.BENCH_ONLY !== 'storage') await stepBigPack();
-    await stepStorage();
   } catch (err) {
     fail('bench', err);
   } finally {

@@ -13,7 +13,8 @@ import { Conflict, Invalid, NotFound } from '../domain/errors.js';
 import { closeLine, moveLine, validateLineName, type LineMove, type LineState } from '../domain/lines.js';
 import { nowSeconds } from '../domain/repository.js';
 import type { ContentStore, Locator, ObjectKind, StoredSnapshot, Txn } from '../store/content-store.js';
-import { PACK_KIND_OBJECT, PACK_KIND_TREE, type PackEntry, type PackKind } from '../store/pack.js';
+export type { StoredSnapshot } from '../store/content-store.js';
+import { decodeObjectFrameStream, PACK_KIND_OBJECT, PACK_KIND_TREE, screenPackUpload, type PackEntry, type PackKind } from '../store/pack.js';
 
 // ---------------------------------------------------------------- row shapes (README "Remote sync rows")
 
@@ -160,6 +161,18 @@ export class ContentOperations {
     return this.store.readObject('blob', id);
   }
 
+  /** A blob's bytes in pieces of at most `piece` bytes, verified as readBlob does (see decodeObjectFrameStream). */
+  async *blobPieces(id: string, piece = 1024 * 1024): AsyncGenerator<Buffer> {
+    const loc = this.store.locator('blob', id);
+    if (!loc) throw new NotFound(`blob ${id} is not present`);
+    if (loc.raw_length <= piece) {
+      yield await this.store.readLocated(loc);
+      return;
+    }
+    const entry: PackEntry = { id: loc.id, offset: loc.offset, length: loc.length, raw_length: loc.raw_length, crc32: loc.crc32 };
+    yield* decodeObjectFrameStream(entry, this.store.packFile(PACK_KIND_OBJECT, loc.pack_id), 'blob', piece);
+  }
+
   rawSize(kind: ObjectKind, id: string): number {
     const loc = this.store.locator(kind, id);
     if (!loc) throw new NotFound(`${kind} ${id} is not present`);
@@ -189,9 +202,10 @@ export class ContentOperations {
     };
   }
 
-  uploadPack(kind: PackKind, packId: string, body: AsyncIterable<Buffer> | Iterable<Buffer>, limit: number) {
+  /** `declaredLength`: the body's Content-Length when known; it bounds the header frame. */
+  uploadPack(kind: PackKind, packId: string, body: AsyncIterable<Buffer> | Iterable<Buffer>, limit: number, declaredLength: number | null = null) {
     requireContentId(packId, 'pack_id');
-    return this.store.stagePack(kind, packId, body, limit);
+    return this.store.stagePack(kind, packId, screenPackUpload(body, kind, declaredLength), limit);
   }
 
   openPack(kind: PackKind, packId: string) {

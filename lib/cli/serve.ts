@@ -139,7 +139,15 @@ export async function serve(argv: string[]): Promise<number> {
     maxAttempts: positive('max-attempts', 1000),
     timeoutSeconds: positive('ci-timeout-seconds', 7 * 86400),
   };
-  const log = pino({ level: String(values['log-level']), base: { service: 'cairn' } });
+  // Log lines are gathered (up to 4 KiB) and written asynchronously, in order: one write(2) per
+  // ~25 request lines instead of one each. A timer flushes what waits every 200 ms, and pino
+  // flushes synchronously on exit. Every line keeps every field.
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  const flusher = setInterval(() => {
+    try { destination.flush(); } catch { /* destroyed at exit */ }
+  }, 200);
+  flusher.unref();
+  const log = pino({ level: String(values['log-level']), base: { service: 'cairn' } }, destination);
   const lockStaleMs = Number(values['lock-stale-ms']);
   if (!Number.isInteger(lockStaleMs) || lockStaleMs < 2000) throw new CliUsageError('--lock-stale-ms must be an integer ≥ 2000');
   const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, activationDelayMs, jobPolicy, lockStaleMs });

@@ -20,6 +20,8 @@ const PACK_PATH: Record<PackKind, string> = { [PACK_KIND_OBJECT]: 'object-packs'
 const SYNC = '/remote-sync/zstd-bulk';
 /** Raw bytes per pack before a new pack is started. */
 export const PACK_TARGET_BYTES = 16 * 1024 * 1024;
+/** Objects per pack: well under the server's upload bound (MAX_UPLOAD_PACK_ENTRIES). */
+export const PACK_TARGET_OBJECTS = 100_000;
 
 /** CAIRN_TIMING=1 prints the duration of each transfer phase to stderr. */
 function timer(): (label: string) => void {
@@ -92,7 +94,7 @@ class PackPipeline {
   async add(id: string, raw: Buffer): Promise<void> {
     this.batch.push({ id, raw });
     this.batchBytes += raw.length;
-    if (this.batchBytes >= this.targetBytes) await this.flush(PACK_KIND_OBJECT);
+    if (this.batchBytes >= this.targetBytes || this.batch.length >= PACK_TARGET_OBJECTS) await this.flush(PACK_KIND_OBJECT);
   }
 
   /** Hand a batch to the pack worker; its upload follows. At most three batches in flight. */
@@ -168,7 +170,9 @@ export async function push(o: PushOptions): Promise<PushResult> {
     t('scan+pack');
     if (!(parentRecord && parentRecord.root_tree_id === scan.rootTreeId && !o.parent && o.message === undefined)) {
       const missingTrees = [...scan.trees.entries()].filter(([id]) => !presentTrees.has(id)).sort(([a], [b]) => (a < b ? -1 : 1));
-      await pipeline.flush(PACK_KIND_TREE, missingTrees.map(([id, raw]) => ({ id, raw })));
+      for (let i = 0; i < missingTrees.length; i += PACK_TARGET_OBJECTS) {
+        await pipeline.flush(PACK_KIND_TREE, missingTrees.slice(i, i + PACK_TARGET_OBJECTS).map(([id, raw]) => ({ id, raw })));
+      }
     }
     await pipeline.finish();
   } finally {

@@ -86,7 +86,8 @@ export function encodeTree(entries: readonly TreeEntry[]): Buffer {
 }
 
 /** Decode and check that `bytes` is exactly the canonical encoding of a tree. */
-export function decodeTree(bytes: Buffer): TreeEntry[] {
+/** Decode a canonical tree; with `keep` false, only check it (nothing is materialized). */
+export function decodeTree(bytes: Buffer, keep = true): TreeEntry[] {
   const bad = (why: string) => new Invalid(`not a canonical tree: ${why}`);
   if (bytes.length < 12 || bytes.toString('ascii', 0, 4) !== TREE_MAGIC) throw bad('bad magic');
   if (bytes.readUInt8(4) !== 0) throw bad(`version ${bytes.readUInt8(4)}`);
@@ -108,7 +109,7 @@ export function decodeTree(bytes: Buffer): TreeEntry[] {
     if (previous && compareNames(previous, nameBytes) >= 0) throw bad('entries are not sorted and unique');
     previous = nameBytes;
     at += 3 + nameLength;
-    entries.push({ name, kind, id: bytes.toString('hex', at, at + ID_BYTES) });
+    if (keep) entries.push({ name, kind, id: bytes.toString('hex', at, at + ID_BYTES) });
     at += ID_BYTES;
   }
   if (at !== bytes.length) throw bad('trailing bytes');

@@ -2,6 +2,7 @@
 // comparison purge uses. Pure functions.
 import { Invalid } from './errors.js';
 import { cleanRelativePath } from './paths.js';
+import { requireWellFormed } from './text.js';
 import { validateNamespace, validateRepositoryName } from './repository.js';
 
 export const EXPORT_SCHEMA = 'svc.remote-export.v1';
@@ -25,6 +26,8 @@ export function validateManifest(m: ExportManifest): void {
   if (m.files.length === 0) throw new Invalid('manifest.files must not be empty');
   const seen = new Set<string>();
   for (const f of m.files) {
+    // A lone surrogate has no UTF-8 form: such a file could never be uploaded (nor stored).
+    requireWellFormed(f.path, 'manifest file path');
     const clean = cleanRelativePath(f.path, 'manifest file path');
     if (clean !== f.path) throw new Invalid(`manifest file path ${JSON.stringify(f.path)} is not in canonical form`);
     if (seen.has(f.path)) throw new Invalid(`manifest lists ${f.path} twice`);

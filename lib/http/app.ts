@@ -1,13 +1,13 @@
 // The ready Koa application: one error mapper, one request log line, then route dispatch
 // (match → path parameters → lifecycle admission → body rules → handler → reply).
 import Koa, { type Context } from 'koa';
-import { koaBody } from 'koa-body';
 import { Readable } from 'node:stream';
 import type { CairnService } from '../authority/service.js';
 import type { Log } from '../authority/logger.js';
-import { Conflict, Invalid, NotImplemented, TooLarge, UnsupportedMediaType, Unprocessable } from '../domain/errors.js';
+import { Conflict, Invalid, NotImplemented, TooLarge, UnsupportedMediaType } from '../domain/errors.js';
 import { LIFECYCLE_ACTIVE, LIFECYCLE_RETIRING, parseU32, type RepositoryRecord } from '../domain/repository.js';
 import { errorReply, loggableError, sendError } from './errors.js';
+import { readJsonBody, RAISED_JSON } from './json-body.js';
 import { Router } from './router.js';
 import { ROUTES } from './routes.js';
 import type { Reply, RouteContext, RouteSpec } from './route-types.js';
@@ -18,22 +18,13 @@ export interface AppOptions {
 }
 
 const INDEX_PARAMS = ['repository_index', 'worker_job_index'];
-/** The largest JSON body parsed (raised routes); larger ones are 413 before any is read. */
-export const MAX_PARSED_JSON = 512 * 1024 * 1024;
+/** The largest JSON body parsed (raised routes, decoded bytes); see ./json-body.ts. */
+export const MAX_PARSED_JSON = RAISED_JSON.maxBytes;
 
 export function createApp(options: AppOptions): Koa {
   const app = new Koa();
   app.proxy = false;
   const router = new Router(ROUTES);
-  const jsonParsers = new Map<number, Koa.Middleware>();
-  const jsonParser = (limit: number): Koa.Middleware => {
-    let parser = jsonParsers.get(limit);
-    if (!parser) {
-      parser = koaBody({ json: true, multipart: false, urlencoded: false, text: false, jsonLimit: limit, jsonStrict: false, patchNode: false });
-      jsonParsers.set(limit, parser);
-    }
-    return parser;
-  };
 
   app.use(async (ctx, next) => {
     const started = process.hrtime.bigint();
@@ -41,6 +32,9 @@ export function createApp(options: AppOptions): Koa {
       await next();
     } catch (err) {
       const reply = errorReply(err);
+      // A body refused before it was read whole is discarded for a little while (so the client
+      // can read this answer before the connection goes), then the connection is closed.
+      if (!ctx.req.complete) lingerThenClose(ctx, reply.headers);
       if (reply.internal) options.log.error({ err: loggableError(err), method: ctx.method, route: ctx.state.routeTemplate ?? null }, 'request failed');
       sendError(ctx, reply);
     } finally {
@@ -65,7 +59,7 @@ export function createApp(options: AppOptions): Koa {
       return;
     }
     const { route, params } = router.match(ctx.method, ctx.path);
-    ctx.state.routeTemplate = route.template + (route.action ? `:${route.action}` : '');
+    ctx.state.routeTemplate = route.logName;
     ctx.state.operation = route.operation;
     for (const name of INDEX_PARAMS) if (name in params) parseU32(params[name], name);
 
@@ -85,15 +79,11 @@ export function createApp(options: AppOptions): Koa {
       if (!ctx.request.is('application/json')) {
         throw new UnsupportedMediaType('this route takes Content-Type: application/json');
       }
-      // JSON is parsed in memory, and V8 cannot hold a string near 2 GiB: raised JSON routes
-      // accept up to MAX_PARSED_JSON (README "Request errors"); packs are what stream to disk.
-      await jsonParser(Math.min(route.limit, MAX_PARSED_JSON))(ctx, async () => {});
-      body = ctx.request.body;
-      if (body === '') {
-        // co-body answers '' both for no body and for the JSON string "": tell them apart.
-        if ((ctx.request.length ?? 0) > 0) throw new Unprocessable('request body must be a JSON object');
-        throw new Invalid('empty JSON body: send a JSON object');
-      }
+      // JSON is parsed in memory under the route's caps (bytes once decoded, values, nesting),
+      // checked while the body arrives (README "JSON bodies"); packs are what stream to disk.
+      const read = await readJsonBody(ctx.req, route.jsonCaps);
+      if (read.value === undefined) throw new Invalid('empty JSON body: send a JSON object');
+      body = read.value;
     } else if (route.body.kind === 'raw') {
       const type = (ctx.get('content-type') || '').split(';')[0].trim().toLowerCase();
       if (type !== route.body.mediaType) throw new UnsupportedMediaType(`this route takes Content-Type: ${route.body.mediaType}`);
@@ -106,7 +96,7 @@ export function createApp(options: AppOptions): Koa {
 
     const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit };
     const reply = await route.handler(routeCtx);
-    send(ctx, reply);
+    await send(ctx, reply);
   });
 
   app.on('error', (err) => options.log.warn({ err: loggableError(err) }, 'response stream failed'));
@@ -124,12 +114,25 @@ export function admit(route: RouteSpec, method: string, repository: RepositoryRe
   throw new Conflict(`repository ${repository.repository_index} is ${state}; this mutation is not admitted`);
 }
 
-function send(ctx: Context, reply: Reply): void {
+async function send(ctx: Context, reply: Reply): Promise<void> {
   ctx.status = reply.status ?? 200;
-  if ('json' in reply) {
-    for (const [k, v] of Object.entries(reply.headers ?? {})) ctx.set(k, v);
-    ctx.type = 'application/json';
-    ctx.body = reply.json as object;
+  if ('write' in reply) {
+    // The handler writes the body itself, with backpressure; headers are those set here.
+    ctx.type = reply.mediaType;
+    ctx.length = reply.length;
+    ctx.respond = false;
+    await reply.write(ctx.res);
+  } else if ('json' in reply) {
+    // What Koa's respond() would send for a JSON body (same status, headers and bytes), written
+    // here directly: it skips Koa's body/type machinery on the hot path.
+    if (reply.headers) for (const k in reply.headers) ctx.set(k, reply.headers[k]);
+    const text = JSON.stringify(reply.json);
+    const res = ctx.res;
+    ctx.respond = false;
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', Buffer.byteLength(text));
+    if (ctx.method === 'HEAD') res.end();
+    else res.end(text);
   } else {
     ctx.type = reply.mediaType;
     ctx.body = reply.bytes;
@@ -137,12 +140,45 @@ function send(ctx: Context, reply: Reply): void {
   }
 }
 
+/** Bytes and time a refused body is still read (and dropped) after the answer, before the connection closes. */
+export const LINGER_BYTES = 8 * 1024 * 1024;
+export const LINGER_MS = 2000;
+
+/**
+ * The answer carries `Connection: close`. Node would close the socket as soon as the answer is
+ * written, with the client's bytes still arriving: the kernel then resets the connection and
+ * the client may never read the answer. So the close is a lingering one: our side is shut
+ * (FIN after the answer) while the rest of the body is read and dropped, for at most
+ * LINGER_BYTES or LINGER_MS, then the socket is destroyed.
+ */
+function lingerThenClose(ctx: Context, headers: Record<string, string>): void {
+  headers.Connection = 'close';
+  const req = ctx.req;
+  const socket = req.socket as typeof req.socket & { destroySoon?: () => void };
+  let extra = 0;
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+  socket.destroySoon = () => {
+    socket.end();
+  };
+  req.on('data', (chunk: Buffer) => {
+    extra += chunk.length;
+    if (extra > LINGER_BYTES) socket.destroy();
+  });
+  req.once('end', () => socket.end());
+  req.resume();
+}
+
 /** Read and discard a request body we do not use, so keep-alive connections stay usable. */
 async function drain(ctx: Context): Promise<void> {
   const req = ctx.req as Readable;
   if (req.readableEnded) return;
+  // HTTP/1.1: a request without Content-Length or Transfer-Encoding has no body (RFC 9112 §6.3).
+  const headers = ctx.req.headers;
+  if (headers['transfer-encoding'] === undefined && (headers['content-length'] === undefined || headers['content-length'] === '0')) return;
   let seen = 0;
-  for await (const chunk of req) {
+  for await (const chunk of req.iterator({ destroyOnReturn: false })) {
     seen += (chunk as Buffer).length;
     if (seen > 2 * 1024 * 1024) throw new TooLarge('request body exceeds the route limit (this route takes no body)');
   }

@@ -64,8 +64,6 @@ export function errorReply(err: unknown): ErrorReply {
   const headers: Record<string, string> = {};
   if (known instanceof MethodNotAllowed) headers.Allow = known.allow.join(', ');
   if (status === 503) headers['Retry-After'] = '1';
-  // The rest of an oversized body is never read: the connection cannot be reused.
-  if (status === 413) headers.Connection = 'close';
   // 500s from Corrupt keep a generic text: the message may name files of the data directory.
   const message = status >= 500 && status !== 501 && status !== 503 ? 'internal error: the authority operation failed (see server log)' : known.message;
   return { status, body: { ...known.fields, error: message }, headers, internal: status >= 500 && status !== 501 && status !== 503 };

@@ -1,9 +1,11 @@
 // Types of the route table (lib/http/routes.ts) and of the handlers it points at.
 import type { Context } from 'koa';
+import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { CairnService } from '../authority/service.js';
 import type { Authority } from '../authority/authority.js';
 import type { RepositoryRecord } from '../domain/repository.js';
+import type { JsonCaps } from './json-body.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -45,13 +47,17 @@ export interface RouteContext {
 
 export type Reply =
   | { status?: number; json: unknown; headers?: Record<string, string> }
-  | { status?: number; mediaType: string; bytes: Buffer | Readable; length?: number };
+  | { status?: number; mediaType: string; bytes: Buffer | Readable; length?: number }
+  /** A body the handler writes to the response itself (with backpressure), of exactly `length` bytes. */
+  | { status?: number; mediaType: string; length: number; write: (res: ServerResponse) => Promise<void> };
 
 export type Handler = (ctx: RouteContext) => Promise<Reply>;
 
 export interface RouteSpec {
   /** Stable operation name, used in logs and in the 501 message. */
   operation: string;
+  /** What the request log names: the template, with `:action` when the route has one. */
+  logName: string;
   method: Method;
   /** Path template with `{param}` segments, e.g. `/v1/native/repository-authorities/{repository_index}/lines`. */
   template: string;
@@ -59,6 +65,8 @@ export interface RouteSpec {
   action?: string;
   body: BodyKind;
   limit: number;
+  /** JSON routes: the caps the body is read and parsed under (./json-body.ts). */
+  jsonCaps: JsonCaps;
   admission: Admission;
   /** Listed in the handshake's compact `endpoints` hint. */
   discover?: boolean;

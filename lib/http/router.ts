@@ -51,13 +51,32 @@ export class Router {
     return this.templates.length;
   }
 
+  /**
+   * Successful matches of recent (method, path) pairs: a busy server sees the same few paths
+   * again and again. Bounded; emptied when full. Callers get their own copy of `params`.
+   */
+  private readonly recent = new Map<string, RouteMatch>();
+  static readonly RECENT_MATCHES = 1024;
+
   match(method: string, rawPath: string): RouteMatch {
+    const key = `${method} ${rawPath}`;
+    const hit = this.recent.get(key);
+    if (hit) return { route: hit.route, params: { ...hit.params } };
+    const result = this.matchUncached(method, rawPath);
+    if (key.length > 512) return result; // long paths are not kept: the cache stays small
+    if (this.recent.size >= Router.RECENT_MATCHES) this.recent.clear();
+    this.recent.set(key, { route: result.route, params: { ...result.params } });
+    return result;
+  }
+
+  private matchUncached(method: string, rawPath: string): RouteMatch {
     const found = this.find(rawPath);
-    if (!found) throw new NotFound(`no route for ${rawPath.length > 200 ? `${rawPath.slice(0, 200)}...` : rawPath}`);
+    // Never echo the path: it may carry a restore token (README "Request errors").
+    if (!found) throw new NotFound(`no route for ${method} ${redactPath(rawPath)}`);
     const { compiled, values, action } = found;
     const candidates = compiled.routes.filter((r) => (r.action ?? null) === action);
     if (candidates.length === 0) {
-      if (action !== null) throw new NotFound(`unknown action ":${action}" on ${compiled.template}`);
+      if (action !== null) throw new NotFound(`unknown action ":${action.length > 64 ? `${action.slice(0, 64)}...` : action}" on ${compiled.template}`);
       throw new NotFound(`${compiled.template} needs an action suffix`);
     }
     const effective = (method === 'HEAD' ? 'GET' : method) as Method;
@@ -114,6 +133,18 @@ export class Router {
     return null;
   }
 }
+
+/**
+ * A path safe to show: its first three segments (`/v1/native/<area>`, fixed words of the
+ * interface when they are known), the rest replaced by `...`. A restore token, a file path or
+ * any other caller value after them never reaches an error body or a log line.
+ */
+export function redactPath(rawPath: string): string {
+  const parts = rawPath.split('/').slice(1);
+  const known = parts.slice(0, 3).map((p) => (KNOWN_SEGMENTS.has(p) ? p : '{…}'));
+  return `/${known.join('/')}${parts.length > 3 ? '/...' : ''}`;
+}
+const KNOWN_SEGMENTS = new Set(['v1', 'native', 'healthz', 'handshake', 'capabilities', 'repository-authorities', 'repository-restores', 'worker-jobs']);
 
 function specificity(t: CompiledTemplate): number {
   // More literal segments first; a rest parameter last among equals.

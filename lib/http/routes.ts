@@ -13,6 +13,7 @@ import {
   type Method,
   type RouteSpec,
 } from './route-types.js';
+import { PULL_MANIFEST_JSON, RAISED_JSON, STANDARD_JSON, type JsonCaps } from './json-body.js';
 import * as discovery from './handlers/discovery.js';
 import * as registry from './handlers/registry.js';
 import * as content from './handlers/content.js';
@@ -33,6 +34,8 @@ interface Options {
   action?: string;
   body?: BodyKind;
   raised?: boolean;
+  /** JSON caps tighter than the route's default (raised or standard). */
+  jsonCaps?: JsonCaps;
   admission?: Admission;
   discover?: boolean;
   handler?: Handler;
@@ -42,11 +45,13 @@ function route(operation: string, method: Method, template: string, o: Options =
   const underRepo = template.startsWith(REPO);
   return {
     operation,
+    logName: template + (o.action ? `:${o.action}` : ''),
     method,
     template,
     action: o.action,
     body: o.body ?? (method === 'GET' ? NONE : JSON_BODY),
     limit: o.raised ? RAISED_LIMIT : STANDARD_LIMIT,
+    jsonCaps: o.jsonCaps ?? (o.raised ? RAISED_JSON : STANDARD_JSON),
     admission: o.admission ?? (underRepo ? 'active' : 'global'),
     discover: o.discover,
     handler: o.handler,
@@ -99,7 +104,7 @@ export const ROUTES: readonly RouteSpec[] = [
   route('sync.getTreePack', 'GET', `${SYNC}/tree-packs/{pack_id}`, { handler: content.getTreePack }),
   route('sync.commit', 'POST', `${SYNC}/commit`, { raised: true, discover: true, handler: content.commit }),
   route('sync.importManifest', 'GET', `${SYNC}/import-manifests/{snapshot_id}`, { handler: content.importManifest }),
-  route('sync.pullManifest', 'POST', `${SYNC}/pull-manifests`, { raised: true, discover: true, handler: content.pullManifest }),
+  route('sync.pullManifest', 'POST', `${SYNC}/pull-manifests`, { raised: true, jsonCaps: PULL_MANIFEST_JSON, discover: true, handler: content.pullManifest }),
 
   // Tasks and read models
   route('tasks.list', 'GET', `${REPO}/tasks`),

@@ -3,6 +3,8 @@
 // decodes it (skipping the header); the header lets any object be read by (offset, length)
 // and lets `fsck --rebuild-locators` rebuild every index from packs alone.
 import { createHash, type Hash } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import type { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import zstd from 'zstd-napi/binding.js';
 import { decodeTree, ID_BYTES } from '../domain/content.js';
@@ -20,6 +22,12 @@ export const PACK_ENTRY_SIZE = 64;
 /** Trees are decoded in memory to check their encoding; a tree larger than this is refused. */
 export const MAX_TREE_BYTES = 64 * 1024 * 1024;
 export const MAX_PACK_ENTRIES = 4_000_000;
+/**
+ * An uploaded pack lists at most this many objects (a 16 MiB header frame), so what the
+ * server holds while it verifies one upload stays bounded (README "Bulk remote sync").
+ */
+export const MAX_UPLOAD_PACK_ENTRIES = 262_144;
+const MIN_FRAME_BYTES = 1;
 
 export interface PackEntry {
   id: string;
@@ -160,6 +168,56 @@ export function buildPack(kind: PackKind, objects: readonly PackObject[], level 
 
 // ---------------------------------------------------------------- verifying (server side)
 
+/**
+ * Check the first bytes of an upload as soon as they arrive: skippable-frame magic, a header
+ * size that fits both the upload bound and the body's declared length (each listed object needs
+ * at least one byte of frame after the header), then `CAIRNPAK`, version, kind, reserved bytes and
+ * the entry count. `prefix` may be shorter than 24 bytes: what is there is checked.
+ */
+export function checkPackPrefix(prefix: Buffer, expectedKind: PackKind, declaredLength: number | null): void {
+  if (prefix.length >= 4 && prefix.readUInt32LE(0) !== PACK_FRAME_MAGIC) throw new Invalid('pack does not start with the cairn header frame (skippable magic 0x184D2A5C)');
+  if (prefix.length < 8) return;
+  const size = packHeaderPayloadSize(prefix.subarray(0, 8));
+  const count = (size - PACK_FIXED_HEADER - 4) / PACK_ENTRY_SIZE;
+  if (count > MAX_UPLOAD_PACK_ENTRIES) throw new Invalid(`pack lists ${count} objects; an uploaded pack may list at most ${MAX_UPLOAD_PACK_ENTRIES}`);
+  if (declaredLength !== null && 8 + size + count * MIN_FRAME_BYTES > declaredLength) {
+    throw new Invalid(`pack header frame (${8 + size} bytes, ${count} objects) cannot fit in a body of ${declaredLength} bytes`);
+  }
+  for (let i = 8; i < Math.min(prefix.length, 16); i++) {
+    if (prefix[i] !== PACK_HEADER_MAGIC.charCodeAt(i - 8)) throw new Invalid('pack header has a bad magic');
+  }
+  if (prefix.length > 16 && prefix[16] !== 0) throw new Invalid(`pack header version ${prefix[16]} is not supported`);
+  if (prefix.length > 17) {
+    const kind = prefix[17];
+    if (kind !== PACK_KIND_OBJECT && kind !== PACK_KIND_TREE) throw new Invalid(`pack header has unknown kind ${kind}`);
+    if (kind !== expectedKind) throw new Invalid(`expected a ${expectedKind === PACK_KIND_OBJECT ? 'object' : 'tree'} pack, got a ${kind === PACK_KIND_OBJECT ? 'object' : 'tree'} pack`);
+  }
+  if (prefix.length >= 20 && prefix.readUInt16LE(18) !== 0) throw new Invalid('pack header reserved bytes are not zero');
+  if (prefix.length >= 24 && prefix.readUInt32LE(20) !== count) throw new Invalid('pack header entry count disagrees with its size');
+}
+
+/** Pass an upload's chunks through unchanged once its first 24 bytes pass `checkPackPrefix`. */
+export async function* screenPackUpload(body: AsyncIterable<Buffer> | Iterable<Buffer>, kind: PackKind, declaredLength: number | null): AsyncGenerator<Buffer> {
+  const PREFIX = 8 + PACK_FIXED_HEADER;
+  let head: Buffer | null = Buffer.alloc(0);
+  // A request stream is not destroyed when the upload is refused early: the answer goes first.
+  const source = typeof (body as { iterator?: unknown }).iterator === 'function' ? (body as unknown as Readable).iterator({ destroyOnReturn: false }) : body;
+  for await (const chunk of source as AsyncIterable<Buffer>) {
+    if (!head) {
+      yield chunk;
+      continue;
+    }
+    head = Buffer.concat([head, chunk]);
+    checkPackPrefix(head.subarray(0, PREFIX), kind, declaredLength);
+    if (head.length >= PREFIX) {
+      const all = head;
+      head = null;
+      yield all;
+    }
+  }
+  if (head && head.length > 0) yield head;
+}
+
 export interface VerifiedPack {
   packId: string;
   header: PackHeader;
@@ -185,7 +243,7 @@ export class PackVerifier {
   private entryCrc = 0;
   private entryRaw = 0;
   private entryHash: Hash | null = null;
-  private entryTree: Buffer[] | null = null;
+  private entryTree: Buffer | null = null;
   private frameDone = false;
   private readonly dctx = new zstd.DCtx();
   private readonly out = Buffer.allocUnsafe(128 * 1024);
@@ -240,7 +298,8 @@ export class PackVerifier {
     this.entryRaw = 0;
     this.frameDone = false;
     this.entryHash = createHash('sha256');
-    this.entryTree = this.header!.kind === PACK_KIND_TREE ? [] : null;
+    // One buffer of the declared size (≤ MAX_TREE_BYTES, checked in the header): no concat.
+    this.entryTree = this.header!.kind === PACK_KIND_TREE ? Buffer.allocUnsafe(entry.raw_length) : null;
     this.dctx.reset(zstd.ResetDirective.sessionOnly);
   }
 
@@ -260,7 +319,7 @@ export class PackVerifier {
         if (this.entryRaw > entry.raw_length) throw new Invalid(`object ${entry.id}: decodes to more than its declared ${entry.raw_length} bytes`);
         const piece = this.out.subarray(0, produced);
         this.entryHash!.update(piece);
-        if (this.entryTree) this.entryTree.push(Buffer.from(piece));
+        if (this.entryTree) piece.copy(this.entryTree, this.entryRaw - produced);
       }
       src = src.subarray(consumed);
       if (ret === 0) this.frameDone = true;
@@ -277,7 +336,8 @@ export class PackVerifier {
     const actual = this.entryHash!.digest('hex');
     if (actual !== entry.id) throw new Invalid(`object ${entry.id}: content hashes to ${actual}`);
     if (this.entryTree) {
-      decodeTree(Buffer.concat(this.entryTree));
+      // Checked, not materialized: a 64 MiB tree of tiny entries would be millions of objects.
+      decodeTree(this.entryTree, false);
       this.entryTree = null;
     }
     this.entryIndex++;
@@ -297,6 +357,59 @@ export class PackVerifier {
 }
 
 /** Decompress one object frame read from a pack, checking CRC, length and id. */
+/**
+ * Decode one object frame from `file` in pieces of at most `piece` bytes: what decodeObjectFrame
+ * checks (length, CRC-32, raw length, sha256), with memory bounded by `piece` whatever the size
+ * of the object. Each piece is a view of one reused buffer, valid until the next is requested.
+ * The checks that need every byte fail after the last piece was yielded: a
+ * consumer that forwards pieces must abort its output on that error.
+ */
+export async function* decodeObjectFrameStream(entry: PackEntry, file: string, what = 'object', piece = 1024 * 1024): AsyncGenerator<Buffer> {
+  const handle = await fsp.open(file, 'r');
+  const dctx = new zstd.DCtx();
+  const hash = createHash('sha256');
+  const input = Buffer.allocUnsafe(Math.min(piece, Math.max(1, entry.length)));
+  // Reused: each yielded piece is valid until the next one is requested.
+  const out = Buffer.allocUnsafe(piece);
+  let crc = 0;
+  let produced = 0;
+  let read = 0;
+  let done = false;
+  try {
+    while (read < entry.length) {
+      const { bytesRead } = await handle.read(input, 0, Math.min(input.length, entry.length - read), entry.offset + read);
+      if (bytesRead === 0) throw new Corrupt(`${what} ${entry.id}: frame is truncated in its pack`);
+      read += bytesRead;
+      let src = input.subarray(0, bytesRead);
+      crc = crc32(src, crc);
+      while (src.length > 0 || !done) {
+        if (done) throw new Corrupt(`${what} ${entry.id}: bytes after the end of its zstd frame`);
+        let ret: number, n: number, consumed: number;
+        try {
+          [ret, n, consumed] = dctx.decompressStream(out, src);
+        } catch (err) {
+          throw new Corrupt(`${what} ${entry.id}: zstd frame does not decode (${(err as Error).message})`);
+        }
+        src = src.subarray(consumed);
+        if (ret === 0) done = true;
+        if (n > 0) {
+          produced += n;
+          if (produced > entry.raw_length) throw new Corrupt(`${what} ${entry.id}: decodes to more than ${entry.raw_length} bytes`);
+          const chunk = out.subarray(0, n);
+          hash.update(chunk);
+          yield chunk;
+        }
+        if (src.length === 0 && n < out.length) break;
+      }
+    }
+  } finally {
+    await handle.close();
+  }
+  if (crc !== entry.crc32) throw new Corrupt(`${what} ${entry.id}: frame CRC-32 mismatch`);
+  if (!done || produced !== entry.raw_length) throw new Corrupt(`${what} ${entry.id}: decodes to ${produced} bytes, expected ${entry.raw_length}`);
+  if (hash.digest('hex') !== entry.id) throw new Corrupt(`${what} ${entry.id}: content does not hash to its id`);
+}
+
 export function decodeObjectFrame(entry: PackEntry, frame: Buffer, what = 'object'): Buffer {
   if (frame.length !== entry.length) throw new Corrupt(`${what} ${entry.id}: frame is ${frame.length} bytes, locator says ${entry.length}`);
   if (crc32(frame) !== entry.crc32) throw new Corrupt(`${what} ${entry.id}: frame CRC-32 mismatch`);

@@ -9,6 +9,7 @@ import { PACK_KIND_OBJECT, PACK_KIND_TREE, type PackKind } from '../../store/pac
 import { MEDIA_OBJECT_PACK, MEDIA_TREE_PACK, requireAuthority, type Handler } from '../route-types.js';
 import { validate } from '../validate.js';
 import { cleanRelativePath } from '../../domain/paths.js';
+import { exportSnapshot as streamExport } from '../export-stream.js';
 
 export const COMMIT_CONTRACT = 'svc.remote_sync.zstd_bulk.commit.v1';
 export const IMPORT_MANIFEST_CONTRACT = 'svc.remote_sync.zstd_bulk.import_manifest.v1';
@@ -51,8 +52,7 @@ export const snapshotsExist: Handler = async (ctx) => {
   return { json: { checked_snapshot_ids: req.snapshot_ids, ...requireAuthority(ctx).content.classify(req.snapshot_ids) } };
 };
 
-/** Snapshot exports larger than this (raw file bytes, with include_content) are refused. */
-export const MAX_EXPORT_CONTENT = 256 * 1024 * 1024;
+export { MAX_EXPORT_CONTENT } from '../export-stream.js';
 
 function booleanQuery(value: string | string[] | undefined, name: string, fallback: boolean): boolean {
   if (value === undefined) return fallback;
@@ -62,7 +62,7 @@ function booleanQuery(value: string | string[] | undefined, name: string, fallba
   throw new Invalid(`${name} must be true or false`);
 }
 
-
+/** Streamed, file by file (../export-stream.ts); the bytes are those of the JSON object. */
 export const exportSnapshot: Handler = async (ctx) => {
   const content = requireAuthority(ctx).content;
   const includeContent = booleanQuery(ctx.koa.query.include_content, 'include_content', true);
@@ -70,45 +70,9 @@ export const exportSnapshot: Handler = async (ctx) => {
   if (Array.isArray(rawPath)) throw new Invalid('path may be given once');
   const narrowed = rawPath === undefined ? '' : cleanRelativePath(rawPath, 'path');
   const snapshot = content.snapshot(ctx.params.snapshot_id);
-
-  const files: Record<string, unknown>[] = [];
-  const directories: Record<string, unknown>[] = [];
-  let totalBytes = 0;
-  const addFile = async (p: string, kind: string, id: string) => {
-    const size = content.rawSize('blob', id);
-    totalBytes += size;
-    if (includeContent && totalBytes > MAX_EXPORT_CONTENT) {
-      throw new Invalid(`snapshot export with content exceeds ${MAX_EXPORT_CONTENT} bytes; use include_content=false, narrow it with path, or fetch packs`);
-    }
-    const file: Record<string, unknown> = { path: p, kind, blob_id: id, size };
-    if (includeContent) {
-      file.encoding = 'base64';
-      file.content = (await content.readBlob(id)).toString('base64');
-    }
-    files.push(file);
-  };
-  const target = await content.resolvePath(snapshot.root_tree_id, narrowed);
-  if (target && target.kind !== 'directory') {
-    await addFile(narrowed, target.kind, target.id);
-  } else {
-    const treeId = target ? target.id : snapshot.root_tree_id;
-    directories.push({ path: narrowed, tree_id: treeId });
-    for await (const { path: p, entry } of content.walk(treeId, narrowed)) {
-      if (entry.kind === 'directory') directories.push({ path: p, tree_id: entry.id });
-      else await addFile(p, entry.kind, entry.id);
-    }
-  }
-  return {
-    json: {
-      snapshot: { ...snapshot },
-      path: narrowed === '' ? null : narrowed,
-      include_content: includeContent,
-      file_count: files.length,
-      total_bytes: totalBytes,
-      directories,
-      files,
-    },
-  };
+  const { length, write } = await streamExport({ content, snapshot, narrowed, includeContent, headOnly: ctx.koa.method === 'HEAD' });
+  if (!write) return { mediaType: 'application/json', bytes: Buffer.alloc(0), length };
+  return { mediaType: 'application/json', length, write };
 };
 
 // ---------------------------------------------------------------- bulk sync
@@ -131,7 +95,9 @@ export const plan: Handler = async (ctx) => {
 
 function packUpload(kind: PackKind): Handler {
   return async (ctx) => {
-    const { info, state } = await requireAuthority(ctx).content.uploadPack(kind, ctx.params.pack_id, ctx.koa.req as AsyncIterable<Buffer>, ctx.limit);
+    const declared = ctx.koa.get('content-length');
+    const declaredLength = declared !== '' && /^\d+$/.test(declared) ? Number(declared) : null;
+    const { info, state } = await requireAuthority(ctx).content.uploadPack(kind, ctx.params.pack_id, ctx.koa.req as AsyncIterable<Buffer>, ctx.limit, declaredLength);
     return {
       json: {
         pack_id: info.pack_id,

@@ -59,7 +59,9 @@ export const startRestore: Handler = async (ctx) => {
 };
 
 export const uploadRestoreFile: Handler = async (ctx) => {
-  const ack = await ctx.service.restores.upload(ctx.params.restore_token, ctx.params.file_path, ctx.koa.req as AsyncIterable<Buffer>, ctx.limit);
+  // Not destroyed when a check stops the upload early: the answer goes first (app.ts).
+  const body = ctx.koa.req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>;
+  const ack = await ctx.service.restores.upload(ctx.params.restore_token, ctx.params.file_path, body, ctx.limit);
   return { json: { contract: RESTORE_CONTRACT, staged: true, ...ack, state: 'uploading' } };
 };
 
