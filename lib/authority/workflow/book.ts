@@ -5,7 +5,7 @@
 // read-model counters follow each commit through `onPublish`, and are rebuilt at open from the
 // store's replayed entity maps; no request scans every record.
 import { requireContentId } from '../../domain/content.js';
-import { Conflict, Invalid, NotFound } from '../../domain/errors.js';
+import { Conflict, Corrupt, Invalid, NotFound } from '../../domain/errors.js';
 import { validateLineName } from '../../domain/lines.js';
 import { nowSeconds } from '../../domain/repository.js';
 import {
@@ -138,7 +138,9 @@ export class WorkflowBook {
 
   private applyChange(c: ChangeRecord): void {
     const prev = this.changes.get(c.change_id);
-    const owner = this.tasks.get(c.task_id)!.status;
+    const task = this.tasks.get(c.task_id);
+    if (!task) throw new Corrupt(`workflow.log: change ${c.change_id} names task ${c.task_id}, which does not exist`);
+    const owner = task.status;
     if (prev) this.changeCounts[owner][prev.status]--;
     else {
       this.changeOrder.push(c.change_id);
@@ -151,6 +153,7 @@ export class WorkflowBook {
   }
 
   private applyPatchset(p: PatchsetRecord): void {
+    if (!this.changes.has(p.change_id)) throw new Corrupt(`workflow.log: patchset ${p.patchset_id} names change ${p.change_id}, which does not exist`);
     if (!this.patchsets.has(p.patchset_id)) {
       const list = this.patchsetsByChange.get(p.change_id) ?? [];
       list.push(p.patchset_id);
