@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { push } from '../lib/client/transfer.js';
+import { ContentStore } from '../lib/store/content-store.js';
 import { api, cli, register, spawnServer, startTestServer, tempDir, type ApiResponse, type TestServer } from './helpers.js';
 
 type Json = Record<string, any>;
@@ -165,6 +166,8 @@ describe('workflow: the whole story over HTTP', function () {
     expect(audit).to.include({ target_line: 'main', target_line_exists: true, target_line_head_snapshot_id: fx.base, open_changes: 1, landed_changes: 0, verdict: 'in_progress' });
     expect(audit.task.task_id).to.equal('task-1');
     expect(audit.changes.map((x: Json) => [x.change_id, x.selected_patchset_id])).to.deep.equal([['change-1', 'change-1.ps-2']]);
+    const elsewhere = await ok(api(s.url, 'GET', R(repo, '/read/tasks/task-1/audit?target_line=nope')));
+    expect(elsewhere).to.include({ target_line: 'nope', target_line_exists: false, target_line_head_snapshot_id: null, verdict: 'in_progress' });
 
     // Queue read models.
     const summary = await ok(api(s.url, 'GET', R(repo, '/read/queue-summary')));
@@ -387,6 +390,40 @@ describe('workflow: concurrency, restart and kill -9', function () {
       expect(after).to.deep.equal(before);
       // Sequences continue after a restart.
       expect((await ok(api(s.url, 'POST', R(fx.repo, '/tasks'), { json: { title: 'next', intent: 'i' } }))).task.task_id).to.equal('task-51');
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it('refuses to select a withdrawn or invalidated patchset (409), changing nothing', async () => {
+    // No operation of this issue withdraws or invalidates; the flags are set in workflow.log directly.
+    const data = path.join(tempDir(), 'data');
+    let s = await startTestServer(data);
+    const fx = await fixture(s, 'flags');
+    await ok(api(s.url, 'POST', R(fx.repo, '/tasks'), { json: { title: 't', intent: 'i' } }));
+    await ok(api(s.url, 'POST', R(fx.repo, '/changes'), { json: { task_id: 'task-1', title: 'c', base_line: 'main' } }));
+    const p1 = (await ok(api(s.url, 'POST', R(fx.repo, '/changes/change-1/patchsets'), { json: { base_snapshot_id: fx.base, revision_snapshot_id: fx.rev1, summary: 's', author_mode: 'human_only' } }))).patchset;
+    const p2 = (await ok(api(s.url, 'POST', R(fx.repo, '/changes/change-1/patchsets'), { json: { base_snapshot_id: fx.base, revision_snapshot_id: fx.rev2, summary: 's', author_mode: 'human_only' } }))).patchset;
+    await s.stop();
+    const { store } = await ContentStore.open(path.join(data, 'repositories', String(fx.repo)));
+    try {
+      await store.transact((tx) => {
+        tx.upsert('patchset', p2.patchset_id, { ...tx.entity<Json>('patchset', p2.patchset_id), withdrawn: true });
+      });
+      await store.transact((tx) => {
+        tx.upsert('patchset', p1.patchset_id, { ...tx.entity<Json>('patchset', p1.patchset_id), invalidated: true });
+      });
+    } finally {
+      store.close();
+    }
+    s = await startTestServer(data);
+    try {
+      const target = { url: s.url, dataDir: data };
+      expect((await ok(api(s.url, 'GET', R(fx.repo, `/patchsets/${p2.patchset_id}`)))).patchset.withdrawn).to.equal(true);
+      const before = await storeState(target, fx.repo);
+      expectError(await api(s.url, 'POST', R(fx.repo, '/changes/change-1:selectPatchset'), { json: { patchset_id: p2.patchset_id } }), 409, 'withdrawn');
+      expectError(await api(s.url, 'POST', R(fx.repo, '/changes/change-1:selectPatchset'), { json: { patchset_id: p1.patchset_id } }), 409, 'invalidated');
+      expect(await storeState(target, fx.repo)).to.deep.equal(before);
     } finally {
       await s.stop();
     }
