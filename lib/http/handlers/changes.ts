@@ -4,8 +4,7 @@ import { integer, nullable, optional, string, type as looseObject } from 'supers
 import { requireChangeStatus } from '../../domain/workflow/rules.js';
 import { requireAuthority, type Handler } from '../route-types.js';
 import { validate } from '../validate.js';
-import { queryValue } from './tasks.js';
-import { rejectRouteOwned, wellFormed } from './workflow-common.js';
+import { queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
 
 const CreateChange = looseObject({
   task_id: string(),

@@ -2,11 +2,10 @@
 // README "Tasks, changes, patchsets"). Schemas check shape (422); rules live in
 // lib/domain/workflow and lib/authority/workflow (400/404/409).
 import { nullable, optional, string, type as looseObject } from 'superstruct';
-import { Invalid } from '../../domain/errors.js';
 import { requireTaskStatus, type TaskStatus } from '../../domain/workflow/rules.js';
 import { requireAuthority, type Handler, type RouteContext } from '../route-types.js';
 import { validate } from '../validate.js';
-import { rejectRouteOwned, wellFormed } from './workflow-common.js';
+import { queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
 
 const CreateTask = looseObject({
   title: string(),
@@ -17,13 +16,6 @@ const CreateTask = looseObject({
   plan_item_ref: optional(nullable(string())),
 });
 const CloseTask = looseObject({ status: string() });
-
-/** A single-valued query parameter (given twice → 400). */
-export function queryValue(ctx: RouteContext, name: string): string | undefined {
-  const v = ctx.koa.query[name];
-  if (Array.isArray(v)) throw new Invalid(`${name} may be given once`);
-  return v;
-}
 
 function statusFilter(ctx: RouteContext): TaskStatus | undefined {
   const s = queryValue(ctx, 'status');
