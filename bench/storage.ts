@@ -5,7 +5,8 @@
 //    open the largest store (in-process ContentStore.open, and a server start until /healthz);
 //  - group commit: durable line updates (PUT lines/{name}, each a real commit) from 1 and 16
 //    concurrent keep-alive clients, against a single-writer write+fsync+rename loop run in this
-//    process on the same disk.
+//    process on the same disk; and durable task creates (POST tasks, one workflow.log record
+//    each) from 1 and 16 clients against the same loop.
 import { mkdirSync, promises as fsp, writeFileSync, openSync, writeSync, fsyncSync, closeSync, renameSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -103,9 +104,9 @@ function fsyncLoop(dir: string, ms: number): number {
   return n / ((performance.now() - t0) / 1000);
 }
 
-function put(agent: http.Agent, url: URL, body: string): Promise<number> {
+function put(agent: http.Agent, url: URL, body: string, method = 'PUT'): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ agent, host: url.hostname, port: url.port, method: 'PUT', path: url.pathname, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+    const req = http.request({ agent, host: url.hostname, port: url.port, method, path: url.pathname, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode ?? 0));
     });
@@ -135,6 +136,24 @@ async function lineUpdates(server: ChildServer, repo: number, snapshot: string, 
   return done / ((performance.now() - t0) / 1000);
 }
 
+/** `clients` keep-alive clients, each creating tasks (POST tasks, one durable workflow.log record each) for `ms`. */
+async function taskCreates(server: ChildServer, repo: number, clients: number, ms: number): Promise<number> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
+  let done = 0;
+  const deadline = performance.now() + ms;
+  const t0 = performance.now();
+  const url = new URL(`${server.url}/v1/native/repository-authorities/${repo}/tasks`);
+  await Promise.all(Array.from({ length: clients }, async (_, c) => {
+    while (performance.now() < deadline) {
+      const status = await put(agent, url, JSON.stringify({ title: `bench task ${c}`, intent: 'measure durable task creates' }), 'POST');
+      if (status !== 200) throw new Error(`task create answered ${status}`);
+      done++;
+    }
+  }));
+  agent.destroy();
+  return done / ((performance.now() - t0) / 1000);
+}
+
 export async function stepGroupCommit(ctx: { root: string; cli: string; log: (m: string) => void }): Promise<Fig> {
   const data = path.join(ctx.root, 'group-commit');
   let server: ChildServer | null = null;
@@ -150,10 +169,14 @@ export async function stepGroupCommit(ctx: { root: string; cli: string; log: (m:
     const loops: number[] = [];
     const one: number[] = [];
     const sixteen: number[] = [];
+    const tasksOne: number[] = [];
+    const tasksSixteen: number[] = [];
     for (let round = 0; round < 3; round++) {
       loops.push(fsyncLoop(path.join(data, 'fsync-loop'), 1500));
       one.push(await lineUpdates(server, repo, pushed.snapshot_id, 1, 2000, round));
       sixteen.push(await lineUpdates(server, repo, pushed.snapshot_id, 16, 2000, round));
+      tasksOne.push(await taskCreates(server, repo, 1, 2000));
+      tasksSixteen.push(await taskCreates(server, repo, 16, 2000));
     }
     const loop = median(loops);
     Object.assign(figures, {
@@ -162,7 +185,11 @@ export async function stepGroupCommit(ctx: { root: string; cli: string; log: (m:
       sixteen_clients_ops_s: Math.round(median(sixteen)),
       one_client_over_loop: Math.round((median(one) / loop) * 100) / 100,
       sixteen_clients_over_loop: Math.round((median(sixteen) / loop) * 100) / 100,
-      rounds: loops.map((l, i) => ({ loop: Math.round(l), one: Math.round(one[i]), sixteen: Math.round(sixteen[i]) })),
+      tasks_one_client_ops_s: Math.round(median(tasksOne)),
+      tasks_sixteen_clients_ops_s: Math.round(median(tasksSixteen)),
+      tasks_one_client_over_loop: Math.round((median(tasksOne) / loop) * 100) / 100,
+      tasks_sixteen_clients_over_loop: Math.round((median(tasksSixteen) / loop) * 100) / 100,
+      rounds: loops.map((l, i) => ({ loop: Math.round(l), one: Math.round(one[i]), sixteen: Math.round(sixteen[i]), tasks_one: Math.round(tasksOne[i]), tasks_sixteen: Math.round(tasksSixteen[i]) })),
     });
     return figures;
   } finally {
@@ -181,6 +208,10 @@ export function storageRows(small: Fig | undefined, group: Fig | undefined): [st
     rows.push(['single-writer write+fsync+rename loop', `${group.fsync_loop_ops_s} ops/s`]);
     rows.push(['durable line updates, 1 client', `${group.one_client_ops_s} ops/s = ${group.one_client_over_loop}× the loop (target ≥ 0.7×)`]);
     rows.push(['durable line updates, 16 clients', `${group.sixteen_clients_ops_s} ops/s = ${group.sixteen_clients_over_loop}× the loop (target ≥ 2×)`]);
+    if (group.tasks_one_client_ops_s != null) {
+      rows.push(['POST tasks, 1 client', `${group.tasks_one_client_ops_s} ops/s = ${group.tasks_one_client_over_loop}× the loop`]);
+      rows.push(['POST tasks, 16 clients', `${group.tasks_sixteen_clients_ops_s} ops/s = ${group.tasks_sixteen_clients_over_loop}× the loop`]);
+    }
   }
   return rows;
 }

@@ -233,25 +233,48 @@ interface Fixture {
   manifest: Manifest;
   files: Map<string, Buffer>;
   lines: unknown;
+  /** Tasks, changes and patchsets of the exported authority (repository_index removed). */
+  workflow: unknown;
 }
 
 let fx: Fixture;
+
+/** The workflow read views of a repository, without the repository index (a restore assigns a new one). */
+async function workflowViews(url: string, repo: number): Promise<unknown> {
+  const views: Record<string, unknown> = {};
+  for (const v of ['/tasks', '/changes', '/changes/change-1/patchsets', '/read/task-queue', '/read/queue-summary', '/read/tasks/task-1/audit']) {
+    const res = await api(url, 'GET', `${AUTH}/${repo}${v}`);
+    expect(res.status, res.text).to.equal(200);
+    views[v] = JSON.parse(JSON.stringify(res.json, (k, val) => (k === 'repository_index' ? undefined : val)));
+  }
+  return views;
+}
 
 before(async function () {
   this.timeout(60_000);
   const source = await startTestServer();
   await register(source.url, 'padding'); // the exported index is 1, not 0
-  const { repo } = await populate(source, 'source', 'ex');
+  const populated = await populate(source, 'source', 'ex');
+  const { repo } = populated;
   const job = await runCi(source.url, repo);
   await complete(source.url, repo, job, await claim(source.url, repo, job));
   const plan = await api(source.url, 'POST', `${AUTH}/${repo}/sprints`, { json: { title: 'Sprint', artifact_path: 'docs/plan.md', artifact_heading: 'Sprint', artifact_body: '# Sprint\n- [ ] one {#one}\n' } });
   expect(plan.status, plan.text).to.equal(201);
+  // Workflow records travel with the authority directory (workflow.log).
+  const { main, dev } = populated;
+  const task = await api(source.url, 'POST', `${AUTH}/${repo}/tasks`, { json: { title: 'Task', intent: 'Ship', plan_id: plan.json.plan.plan_id, plan_item_ref: 'one' } });
+  expect(task.status, task.text).to.equal(200);
+  const change = await api(source.url, 'POST', `${AUTH}/${repo}/changes`, { json: { task_id: task.json.task.task_id, title: 'Change', base_line: 'main' } });
+  expect(change.status, change.text).to.equal(200);
+  const ps = await api(source.url, 'POST', `${AUTH}/${repo}/changes/change-1/patchsets`, { json: { base_snapshot_id: main, revision_snapshot_id: dev, summary: 'ps', author_mode: 'human_only' } });
+  expect(ps.status, ps.text).to.equal(200);
+  const workflow = await workflowViews(source.url, repo);
   const lines = (await api(source.url, 'GET', `${AUTH}/${repo}/lines`)).json;
   expect((await api(source.url, 'POST', `${AUTH}/${repo}/retirement`)).status).to.equal(200);
   const manifest = (await retirementStatus(source.url, repo)).manifest as Manifest;
   expect(manifest).to.not.equal(null);
   const files = await downloadAll(source.url, repo, manifest);
-  fx = { source, repo, manifest, files, lines };
+  fx = { source, repo, manifest, files, lines, workflow };
 });
 
 after(async () => {
@@ -848,6 +871,10 @@ describe('restore commit', function () {
     expect(replay.status).to.equal(200);
     expect(replay.json).to.deep.equal(commit.json);
     expect((await api(s.url, 'GET', `${AUTH}/${index}/lines`)).json).to.deep.equal(fx.lines);
+    const workflow = await workflowViews(s.url, index) as Record<string, any>;
+    expect(workflow).to.deep.equal(fx.workflow);
+    expect(workflow['/changes/change-1/patchsets'].count).to.equal(1);
+    expect((await api(s.url, 'GET', `${AUTH}/${index}/tasks/task-1`)).json.task.repository_index).to.equal(index);
     expect((await api(s.url, 'GET', `${AUTH}/${fx.repo}`)).json.repository.lifecycle_kind).to.equal(2);
     // The restored authority names its new index.
     const identity = await fsp.readFile(path.join(repoDir(s, index), 'authority.bin'));
@@ -895,6 +922,7 @@ describe('restore commit', function () {
       expect((await api(s.url, 'GET', `${AUTH}/0/lines`)).json).to.deep.equal(fx.lines);
       await s.stop();
       s = await startTestServer(data);
+      expect(await workflowViews(s.url, 0)).to.deep.equal(fx.workflow);
       const replay = await commitRestore(s.url, token);
       expect(replay.status).to.equal(200);
       expect(replay.json).to.deep.equal(commit.json);

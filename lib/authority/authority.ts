@@ -15,14 +15,18 @@ import { AuthorityLayout } from '../store/layout.js';
 import { ContentOperations } from './content.js';
 import { JobQueue } from './jobs.js';
 import { PlanBook } from './plans.js';
+import { WorkflowBook } from './workflow/book.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import type { Log } from './logger.js';
 
 export class Authority {
   readonly content: ContentOperations;
+  /** Tasks, changes and patchsets (workflow.log entities) and their read models. */
+  readonly workflow: WorkflowBook;
 
   private constructor(readonly index: number, readonly layout: AuthorityLayout, readonly store: ContentStore, readonly jobs: JobQueue, readonly plans: PlanBook) {
     this.content = new ContentOperations(store);
+    this.workflow = WorkflowBook.open(store, plans, jobs);
   }
 
   /** Create the directory and identity file of a new authority (durable on return). */

@@ -13,6 +13,9 @@ Commands:
   runner   claim and run CI jobs (ci/run.sh) from a server
   export   write a repository's authority files and manifest to a directory (offline)
   import   restore such a directory as a new repository (offline)
+  task     create, list, show and close tasks
+  change   create, list, show and close changes
+  patchset push a directory as a new patchset of a change
 
 Run "cairn <command> --help" for the options of a command.
 `;
@@ -29,6 +32,9 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   runner: async () => (await import('./runner.js')).runnerCommand,
   export: async () => (await import('./export-import.js')).exportCommand,
   import: async () => (await import('./export-import.js')).importCommand,
+  task: async () => (await import('./workflow-commands.js')).taskCommand,
+  change: async () => (await import('./workflow-commands.js')).changeCommand,
+  patchset: async () => (await import('./workflow-commands.js')).patchsetCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {

@@ -20,6 +20,8 @@ import * as content from './handlers/content.js';
 import * as jobs from './handlers/jobs.js';
 import * as plans from './handlers/plans.js';
 import * as lifecycle from './handlers/lifecycle.js';
+import * as tasks from './handlers/tasks.js';
+import * as changes from './handlers/changes.js';
 
 const AUTH = '/v1/native/repository-authorities';
 const REPO = `${AUTH}/{repository_index}`;
@@ -107,29 +109,29 @@ export const ROUTES: readonly RouteSpec[] = [
   route('sync.pullManifest', 'POST', `${SYNC}/pull-manifests`, { raised: true, jsonCaps: PULL_MANIFEST_JSON, discover: true, handler: content.pullManifest }),
 
   // Tasks and read models
-  route('tasks.list', 'GET', `${REPO}/tasks`),
-  route('tasks.create', 'POST', `${REPO}/tasks`),
+  route('tasks.list', 'GET', `${REPO}/tasks`, { handler: tasks.list }),
+  route('tasks.create', 'POST', `${REPO}/tasks`, { handler: tasks.create }),
   route('tasks.start', 'POST', `${REPO}/task-start`, { discover: true }),
-  route('tasks.get', 'GET', `${REPO}/tasks/{task_ref}`),
-  route('tasks.close', 'POST', `${REPO}/tasks/{task_ref}`, { action: 'close' }),
-  route('read.taskAudit', 'GET', `${REPO}/read/tasks/{task_id}/audit`),
-  route('read.queueSummary', 'GET', `${REPO}/read/queue-summary`),
-  route('read.taskQueue', 'GET', `${REPO}/read/task-queue`),
+  route('tasks.get', 'GET', `${REPO}/tasks/{task_ref}`, { handler: tasks.get }),
+  route('tasks.close', 'POST', `${REPO}/tasks/{task_ref}`, { action: 'close', handler: tasks.close }),
+  route('read.taskAudit', 'GET', `${REPO}/read/tasks/{task_id}/audit`, { handler: tasks.audit }),
+  route('read.queueSummary', 'GET', `${REPO}/read/queue-summary`, { handler: tasks.queueSummary }),
+  route('read.taskQueue', 'GET', `${REPO}/read/task-queue`, { handler: tasks.taskQueue }),
   route('read.reviewerInbox', 'GET', `${REPO}/read/reviewer-inbox`),
 
   // Changes, patchsets, reviews, policy, CI, Land
-  route('changes.list', 'GET', `${REPO}/changes`),
-  route('changes.create', 'POST', `${REPO}/changes`),
-  route('changes.get', 'GET', `${REPO}/changes/{change_ref}`),
-  route('changes.close', 'POST', `${REPO}/changes/{change_ref}`, { action: 'close' }),
-  route('changes.selectPatchset', 'POST', `${REPO}/changes/{change_ref}`, { action: 'selectPatchset' }),
+  route('changes.list', 'GET', `${REPO}/changes`, { handler: changes.list }),
+  route('changes.create', 'POST', `${REPO}/changes`, { handler: changes.create }),
+  route('changes.get', 'GET', `${REPO}/changes/{change_ref}`, { handler: changes.get }),
+  route('changes.close', 'POST', `${REPO}/changes/{change_ref}`, { action: 'close', handler: changes.close }),
+  route('changes.selectPatchset', 'POST', `${REPO}/changes/{change_ref}`, { action: 'selectPatchset', handler: changes.selectPatchset }),
   route('changes.requestReview', 'POST', `${REPO}/changes/{change_ref}`, { action: 'requestReview' }),
   route('changes.submit', 'POST', `${REPO}/changes/{change_ref}`, { action: 'submit' }),
-  route('patchsets.list', 'GET', `${REPO}/changes/{change_ref}/patchsets`),
-  route('patchsets.create', 'POST', `${REPO}/changes/{change_ref}/patchsets`),
+  route('patchsets.list', 'GET', `${REPO}/changes/{change_ref}/patchsets`, { handler: changes.listPatchsets }),
+  route('patchsets.create', 'POST', `${REPO}/changes/{change_ref}/patchsets`, { handler: changes.createPatchset }),
   route('reviews.list', 'GET', `${REPO}/changes/{change_ref}/reviews`),
   route('reviews.create', 'POST', `${REPO}/changes/{change_ref}/reviews`),
-  route('patchsets.get', 'GET', `${REPO}/patchsets/{patchset_id}`),
+  route('patchsets.get', 'GET', `${REPO}/patchsets/{patchset_id}`, { handler: changes.getPatchset }),
   route('patchsets.runCi', 'POST', `${REPO}/patchsets/{patchset_id}`, { action: 'runCi' }),
   route('patchsets.evaluatePolicy', 'POST', `${REPO}/patchsets/{patchset_id}`, { action: 'evaluatePolicy' }),
   route('attestations.get', 'GET', `${REPO}/patchsets/{patchset_id}/attestation`),

@@ -392,6 +392,12 @@ export class ContentStore {
     return this.entities.get(type)?.get(id) as T | undefined;
   }
 
+  /** Every committed entity of a workflow type, in first-upsert order (owners build indexes at open). */
+  *entitiesOf<T>(type: string): Generator<[string, T]> {
+    const m = this.entities.get(type);
+    if (m) for (const [id, body] of m) yield [id, body as T];
+  }
+
   /** Every committed record of an opaque log (jobs, plans), for its owner's replay at open. */
   logRecords(name: OpaqueLog | 'snapshots' | 'workflow'): Generator<LogRecord> {
     return this.logs[name].records();

@@ -128,15 +128,23 @@ export const candidateInputs: Handler = async (ctx) => {
   const raw = ctx.koa.query.contains;
   if (Array.isArray(raw)) throw new Invalid('contains may be given once');
   const terms = normalizeTerms((raw ?? '').split(','));
-  const book = requireAuthority(ctx).plans;
+  const a = requireAuthority(ctx);
+  const book = a.plans;
   const plans = terms.length === 0 ? [] : book.openMatching(terms).map((p) => {
     const head = book.head(p);
     return {
       plan: planProjection(p),
       head_revision_id: head.plan_revision_id,
       items: head.items,
-      // Tasks arrive with the workflow issue; until then no Task is linked to any Plan.
-      task_candidates: [],
+      // Tasks linked to this Plan (any revision), oldest first.
+      task_candidates: a.workflow.tasksLinkedTo(p.plan_id).map((t) => ({
+        task_id: t.task_id,
+        title: t.title,
+        status: t.status,
+        origin_plan_revision_id: t.origin_plan_revision_id,
+        plan_item_ref: t.plan_item_ref,
+        item_in_head: t.plan_item_ref === null ? null : head.items.some((i) => i.plan_item_ref === t.plan_item_ref),
+      })),
     };
   });
   return { json: { normalized_terms: terms, plans, count: plans.length } };

@@ -1,0 +1,217 @@
+// `cairn task …`, `cairn change …`, `cairn patchset push`: thin clients of the workflow routes
+// (README "Tasks, changes, patchsets"). Output is one JSON object with --json or when stdout is
+// not a terminal; on a terminal a short readable form.
+import path from 'node:path';
+import { CairnClient } from '../client/http.js';
+import { push } from '../client/transfer.js';
+import { parseU32 } from '../domain/repository.js';
+import { CliUsageError, parseCommandArgs } from './args.js';
+
+const COMMON = `Common options:
+  --server URL    cairn server, e.g. http://127.0.0.1:8088
+  --repo N        repository index
+  --json          print JSON (the default when stdout is not a terminal)
+`;
+
+export const TASK_HELP = `Usage:
+  cairn task create --title T --intent I [--task-id ID] [--plan-id P] [--revision R] [--item REF]
+  cairn task list [--status active|completed|abandoned] [--plan-id P]
+  cairn task show TASK
+  cairn task close TASK --status completed|abandoned|canceled|cancelled
+
+TASK is a task id (task-7) or its sequence (7).
+
+${COMMON}`;
+
+export const CHANGE_HELP = `Usage:
+  cairn change create --task TASK --title T --base-line LINE [--fork SNAPSHOT] [--change-id ID]
+  cairn change list [--status S] [--task TASK]
+  cairn change show CHANGE          (the change and its patchsets)
+  cairn change close CHANGE --status archived|superseded|abandoned|canceled|cancelled
+
+CHANGE is a change id (change-3) or its full ref (task-1.change-3).
+
+${COMMON}`;
+
+export const PATCHSET_HELP = `Usage:
+  cairn patchset push --change CHANGE [--summary S] [--author-mode M] DIR
+
+Snapshot DIR on top of the change's fork snapshot (its base), without moving any line, and
+create a patchset from base to that snapshot. --author-mode: human_only (default), human_with_ai_assist,
+ai_with_human_review, ai_only_experimental. --summary defaults to "patchset from DIR".
+
+${COMMON}`;
+
+const common = {
+  server: { type: 'string' },
+  repo: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+interface Ctx {
+  client: CairnClient;
+  repo: number;
+  json: boolean;
+}
+
+function context(values: Record<string, unknown>): Ctx {
+  if (typeof values.server !== 'string' || values.server === '') throw new CliUsageError('--server is required');
+  if (typeof values.repo !== 'string') throw new CliUsageError('--repo is required');
+  let repo: number;
+  try {
+    repo = parseU32(values.repo, '--repo');
+  } catch {
+    throw new CliUsageError('--repo must be a repository index (unsigned integer)');
+  }
+  return { client: new CairnClient(values.server), repo, json: values.json === true || process.stdout.isTTY !== true };
+}
+
+function need(value: unknown, flag: string): string {
+  if (typeof value !== 'string' || value === '') throw new CliUsageError(`${flag} is required`);
+  return value;
+}
+
+function one(positionals: string[], what: string): string {
+  if (positionals.length !== 1) throw new CliUsageError(`give exactly one ${what}`);
+  return positionals[0];
+}
+
+const seg = (s: string) => encodeURIComponent(s);
+const query = (q: Record<string, unknown>) => {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(q)) if (typeof v === 'string') p.set(k, v);
+  const s = p.toString();
+  return s ? `?${s}` : '';
+};
+
+function print(ctx: Ctx, value: unknown, readable: () => string): number {
+  process.stdout.write(ctx.json ? `${JSON.stringify(value)}\n` : `${readable()}\n`);
+  return 0;
+}
+
+type Json = Record<string, any>;
+const taskLine = (t: Json) => `${t.task_id}  ${t.status.padEnd(9)}  ${t.title}${t.plan_id ? `  [${t.plan_id}${t.plan_item_ref ? `#${t.plan_item_ref}` : ''}]` : ''}`;
+const changeLine = (c: Json) => `${c.change_ref}  ${c.status.padEnd(10)}  ${c.title}  (${c.base_line}, ${c.patchset_count} patchset${c.patchset_count === 1 ? '' : 's'}${c.selected_patchset_id ? `, selected ${c.selected_patchset_id}` : ''})`;
+const patchsetLine = (p: Json) => {
+  const s = p.changed_file_stats;
+  return `${p.patchset_id}  ${p.author_mode}  ${s.files_changed} files (+${s.files_added} ~${s.files_modified} -${s.files_deleted}), +${s.lines_added}/-${s.lines_removed} lines  ${p.summary}`;
+};
+
+function split(argv: string[]): [string | undefined, string[]] {
+  return [argv[0], argv.slice(1)];
+}
+
+export async function taskCommand(argv: string[]): Promise<number> {
+  const [sub, rest] = split(argv);
+  if (!sub || sub === '--help' || sub === '-h') { process.stdout.write(TASK_HELP); return sub ? 0 : 2; }
+  const { values, positionals } = parseCommandArgs(rest, {
+    ...common,
+    title: { type: 'string' }, intent: { type: 'string' }, 'task-id': { type: 'string' }, 'plan-id': { type: 'string' },
+    revision: { type: 'string' }, item: { type: 'string' }, status: { type: 'string' },
+  }, true);
+  if (values.help) { process.stdout.write(TASK_HELP); return 0; }
+  const ctx = context(values);
+  const p = (rest: string) => ctx.client.repoPath(ctx.repo, rest);
+  switch (sub) {
+    case 'create': {
+      if (positionals.length) throw new CliUsageError('task create takes no positional arguments');
+      const body: Json = { title: need(values.title, '--title'), intent: need(values.intent, '--intent') };
+      if (values['task-id'] !== undefined) body.task_id = values['task-id'];
+      if (values['plan-id'] !== undefined) body.plan_id = values['plan-id'];
+      if (values.revision !== undefined) body.origin_plan_revision_id = values.revision;
+      if (values.item !== undefined) body.plan_item_ref = values.item;
+      const res = await ctx.client.json('POST', p('/tasks'), body);
+      return print(ctx, res, () => `created ${taskLine(res.task)}`);
+    }
+    case 'list': {
+      if (positionals.length) throw new CliUsageError('task list takes no positional arguments');
+      const res = await ctx.client.json('GET', p(`/tasks${query({ status: values.status, plan_id: values['plan-id'] })}`));
+      return print(ctx, res, () => (res.tasks.length ? res.tasks.map(taskLine).join('\n') : 'no tasks'));
+    }
+    case 'show': {
+      const res = await ctx.client.json('GET', p(`/tasks/${seg(one(positionals, 'TASK'))}`));
+      const t = res.task;
+      return print(ctx, res, () => [taskLine(t), `intent: ${t.intent}`, ...(t.plan_drift ? [`plan: revision ${t.origin_plan_revision_id}${t.plan_drift.plan_moved ? ' (plan has moved on)' : ''}${t.plan_drift.item_in_head === false ? ', item no longer in the plan' : ''}`] : [])].join('\n'));
+    }
+    case 'close': {
+      const res = await ctx.client.json('POST', p(`/tasks/${seg(one(positionals, 'TASK'))}:close`), { status: need(values.status, '--status') });
+      return print(ctx, res, () => `closed ${taskLine(res.task)}`);
+    }
+    default:
+      throw new CliUsageError(`unknown task subcommand "${sub}" (create, list, show, close)`);
+  }
+}
+
+export async function changeCommand(argv: string[]): Promise<number> {
+  const [sub, rest] = split(argv);
+  if (!sub || sub === '--help' || sub === '-h') { process.stdout.write(CHANGE_HELP); return sub ? 0 : 2; }
+  const { values, positionals } = parseCommandArgs(rest, {
+    ...common,
+    task: { type: 'string' }, title: { type: 'string' }, 'base-line': { type: 'string' }, fork: { type: 'string' },
+    'change-id': { type: 'string' }, status: { type: 'string' },
+  }, true);
+  if (values.help) { process.stdout.write(CHANGE_HELP); return 0; }
+  const ctx = context(values);
+  const p = (rest: string) => ctx.client.repoPath(ctx.repo, rest);
+  switch (sub) {
+    case 'create': {
+      if (positionals.length) throw new CliUsageError('change create takes no positional arguments');
+      const body: Json = { task_id: need(values.task, '--task'), title: need(values.title, '--title'), base_line: need(values['base-line'], '--base-line') };
+      if (values.fork !== undefined) body.fork_snapshot_id = values.fork;
+      if (values['change-id'] !== undefined) body.change_id = values['change-id'];
+      const res = await ctx.client.json('POST', p('/changes'), body);
+      return print(ctx, res, () => `created ${changeLine(res.change)}`);
+    }
+    case 'list': {
+      if (positionals.length) throw new CliUsageError('change list takes no positional arguments');
+      const res = await ctx.client.json('GET', p(`/changes${query({ status: values.status, task_id: values.task })}`));
+      return print(ctx, res, () => (res.changes.length ? res.changes.map(changeLine).join('\n') : 'no changes'));
+    }
+    case 'show': {
+      const ref = seg(one(positionals, 'CHANGE'));
+      const { change } = await ctx.client.json('GET', p(`/changes/${ref}`));
+      const { patchsets } = await ctx.client.json('GET', p(`/changes/${ref}/patchsets`));
+      const res = { change, patchsets };
+      return print(ctx, res, () => [changeLine(change), `fork: ${change.fork_snapshot_id ?? '(empty line)'}`, ...patchsets.map((x: Json) => `  ${x.patchset_id === change.selected_patchset_id ? '*' : ' '} ${patchsetLine(x)}`)].join('\n'));
+    }
+    case 'close': {
+      const res = await ctx.client.json('POST', p(`/changes/${seg(one(positionals, 'CHANGE'))}:close`), { status: need(values.status, '--status') });
+      return print(ctx, res, () => `closed ${changeLine(res.change)}`);
+    }
+    default:
+      throw new CliUsageError(`unknown change subcommand "${sub}" (create, list, show, close)`);
+  }
+}
+
+export async function patchsetCommand(argv: string[]): Promise<number> {
+  const [sub, rest] = split(argv);
+  if (!sub || sub === '--help' || sub === '-h') { process.stdout.write(PATCHSET_HELP); return sub ? 0 : 2; }
+  if (sub !== 'push') throw new CliUsageError(`unknown patchset subcommand "${sub}" (push)`);
+  const { values, positionals } = parseCommandArgs(rest, {
+    ...common, change: { type: 'string' }, summary: { type: 'string' }, 'author-mode': { type: 'string' },
+  }, true);
+  if (values.help) { process.stdout.write(PATCHSET_HELP); return 0; }
+  const ctx = context(values);
+  const dir = path.resolve(one(positionals, 'directory'));
+  const ref = seg(need(values.change, '--change'));
+  const { change } = await ctx.client.json('GET', ctx.client.repoPath(ctx.repo, `/changes/${ref}`));
+  if (!change.fork_snapshot_id) throw new Error(`change ${change.change_id} was forked from an empty line: it has no base snapshot to push on`);
+  const pushed = await push({
+    server: ctx.client.base,
+    repo: ctx.repo,
+    line: change.base_line,
+    dir,
+    parent: change.fork_snapshot_id,
+    moveLine: false,
+    progress: process.stderr.isTTY === true && !ctx.json,
+  });
+  const res = await ctx.client.json('POST', ctx.client.repoPath(ctx.repo, `/changes/${ref}/patchsets`), {
+    base_snapshot_id: change.fork_snapshot_id,
+    revision_snapshot_id: pushed.snapshot_id,
+    summary: (values.summary as string | undefined) ?? `patchset from ${path.basename(dir)}`,
+    author_mode: (values['author-mode'] as string | undefined) ?? 'human_only',
+  });
+  const out = { ...res, snapshot_id: pushed.snapshot_id, uploaded_packs: pushed.uploaded_packs, uploaded_bytes: pushed.uploaded_bytes };
+  return print(ctx, out, () => `${res.replayed ? 'existing' : 'created'} ${patchsetLine(res.patchset)}`);
+}

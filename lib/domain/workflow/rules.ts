@@ -1,0 +1,212 @@
+// Workflow rules for tasks, changes and patchsets (spec: "Task", "Change", "Patchset", the Task
+// and Change rows of the transition table, "Tasks and read models"; README "Tasks, changes,
+// patchsets"): record shapes, identities, status moves and the audit verdict. Pure functions.
+import { Conflict, Invalid } from '../errors.js';
+import type { TreeDiff } from './tree-diff.js';
+
+export type TaskStatus = 'active' | 'completed' | 'abandoned';
+export const TASK_STATUSES: readonly TaskStatus[] = ['active', 'completed', 'abandoned'];
+export type ChangeStatus = 'draft' | 'active' | 'review' | 'landed' | 'archived' | 'superseded' | 'abandoned';
+export const CHANGE_STATUSES: readonly ChangeStatus[] = ['draft', 'active', 'review', 'landed', 'archived', 'superseded', 'abandoned'];
+/** Statuses of a change that still takes patchsets, selection and (later) reviews and lands. */
+export const OPEN_CHANGE_STATUSES: readonly ChangeStatus[] = ['draft', 'active', 'review'];
+export const AUTHOR_MODES = ['human_only', 'human_with_ai_assist', 'ai_with_human_review', 'ai_only_experimental'] as const;
+export type AuthorMode = (typeof AUTHOR_MODES)[number];
+
+/** workflow.log entity types (storage-layout.md §17). */
+export const TASK = 'task';
+export const CHANGE = 'change';
+export const PATCHSET = 'patchset';
+
+export interface TaskRecord {
+  task_id: string;
+  sequence: number;
+  title: string;
+  intent: string;
+  plan_id: string | null;
+  origin_plan_revision_id: string | null;
+  plan_item_ref: string | null;
+  status: TaskStatus;
+  created_at_s: number;
+  updated_at_s: number;
+  closed_at_s: number | null;
+}
+
+export interface ChangeRecord {
+  change_id: string;
+  change_ref: string;
+  sequence: number;
+  task_id: string;
+  title: string;
+  base_line: string;
+  fork_snapshot_id: string | null;
+  status: ChangeStatus;
+  patchset_count: number;
+  current_patchset_id: string | null;
+  selected_patchset_id: string | null;
+  land_target_line: string;
+  created_at_s: number;
+  updated_at_s: number;
+  closed_at_s: number | null;
+  landed_at_s: number | null;
+}
+
+export interface PatchsetRecord {
+  patchset_id: string;
+  change_id: string;
+  patchset_number: number;
+  base_snapshot_id: string;
+  revision_snapshot_id: string;
+  summary: string;
+  author_mode: AuthorMode;
+  publish_state: 'published';
+  withdrawn: boolean;
+  invalidated: boolean;
+  diff: TreeDiff;
+  created_at_s: number;
+}
+
+// ------------------------------------------------------------------ identities
+
+const SEQ = '([1-9][0-9]{0,9})';
+const TASK_RE = new RegExp(`^task-${SEQ}$`);
+const CHANGE_RE = new RegExp(`^change-${SEQ}$`);
+const CHANGE_REF_RE = new RegExp(`^task-${SEQ}\\.change-${SEQ}$`);
+const PATCHSET_RE = new RegExp(`^change-${SEQ}\\.ps-${SEQ}$`);
+const BARE_RE = new RegExp(`^${SEQ}$`);
+
+export const taskId = (sequence: number) => `task-${sequence}`;
+export const changeId = (sequence: number) => `change-${sequence}`;
+export const changeRef = (task: string, sequence: number) => `${task}.${changeId(sequence)}`;
+export const patchsetId = (change: string, number: number) => `${change}.ps-${number}`;
+
+/** `{task_ref}`: the task id `task-7` or its bare sequence `7`. Returns the task id, or null when malformed. */
+export function parseTaskRef(ref: string): string | null {
+  const m = TASK_RE.exec(ref) ?? BARE_RE.exec(ref);
+  return m ? taskId(Number(m[1])) : null;
+}
+
+/**
+ * `{change_ref}`: the short identity `change-5` (the change_id) or the full `task-3.change-5`
+ * (the change_ref). Returns the change id and, for the full spelling, the task it names.
+ */
+export function parseChangeRef(ref: string): { change_id: string; task_id: string | null } | null {
+  const short = CHANGE_RE.exec(ref);
+  if (short) return { change_id: changeId(Number(short[1])), task_id: null };
+  const full = CHANGE_REF_RE.exec(ref);
+  if (full) return { change_id: changeId(Number(full[2])), task_id: taskId(Number(full[1])) };
+  return null;
+}
+
+export function isPatchsetId(id: string): boolean {
+  return PATCHSET_RE.test(id);
+}
+
+/** A caller-supplied task_id: malformed → 400; well formed but not the next id → 409. */
+export function checkSuppliedTaskId(supplied: string | undefined, derived: string): void {
+  if (supplied === undefined) return;
+  if (!TASK_RE.test(supplied)) throw new Invalid('task_id must be of the form task-<sequence>');
+  if (supplied !== derived) throw new Conflict(`task_id ${supplied} is not the next task id (${derived})`);
+}
+
+/** A caller-supplied change_id may be the derived short (`change-N`) or full (`task-M.change-N`) identity. */
+export function checkSuppliedChangeId(supplied: string | undefined, derived: { change_id: string; change_ref: string }): void {
+  if (supplied === undefined) return;
+  if (parseChangeRef(supplied) === null) throw new Invalid('change_id must be of the form change-<sequence> or task-<sequence>.change-<sequence>');
+  if (supplied !== derived.change_id && supplied !== derived.change_ref) throw new Conflict(`change_id ${supplied} is not the next change identity (${derived.change_id} or ${derived.change_ref})`);
+}
+
+/** Shape of a caller-supplied patchset identity (400 when malformed). */
+export function checkPatchsetShape(supplied: { patchset_id?: string; patchset_number?: number }): void {
+  if (supplied.patchset_id !== undefined && !isPatchsetId(supplied.patchset_id)) throw new Invalid('patchset_id must be of the form change-<sequence>.ps-<number>');
+  if (supplied.patchset_number !== undefined && (!Number.isSafeInteger(supplied.patchset_number) || supplied.patchset_number < 1)) throw new Invalid('patchset_number must be a positive integer');
+}
+
+/** A caller-supplied patchset_id / patchset_number: malformed → 400; not the derived identity → 409. */
+export function checkSuppliedPatchset(supplied: { patchset_id?: string; patchset_number?: number }, derived: { patchset_id: string; patchset_number: number }): void {
+  checkPatchsetShape(supplied);
+  if (supplied.patchset_id !== undefined && supplied.patchset_id !== derived.patchset_id) throw new Conflict(`patchset_id ${supplied.patchset_id} is not the derived identity (${derived.patchset_id})`);
+  if (supplied.patchset_number !== undefined && supplied.patchset_number !== derived.patchset_number) throw new Conflict(`patchset_number ${supplied.patchset_number} is not the derived number (${derived.patchset_number})`);
+}
+
+// ------------------------------------------------------------------ transitions
+
+/** Task `:close`: `completed` → completed; `abandoned`, `canceled`, `cancelled` → abandoned. */
+export function taskCloseStatus(requested: string): TaskStatus {
+  if (requested === 'completed') return 'completed';
+  if (requested === 'abandoned' || requested === 'canceled' || requested === 'cancelled') return 'abandoned';
+  throw new Invalid('status must be completed, abandoned, canceled or cancelled');
+}
+
+export function checkTaskClose(task: TaskRecord): void {
+  if (task.status !== 'active') throw new Conflict(`task ${task.task_id} is already ${task.status}`);
+}
+
+/** Change `:close`: archived, superseded, abandoned; canceled/cancelled → abandoned; landed is never set here. */
+export function changeCloseStatus(requested: string): ChangeStatus {
+  if (requested === 'archived' || requested === 'superseded' || requested === 'abandoned') return requested;
+  if (requested === 'canceled' || requested === 'cancelled') return 'abandoned';
+  if (requested === 'landed') throw new Invalid('landed is set only by a land, never by :close');
+  throw new Invalid('status must be archived, superseded, abandoned, canceled or cancelled');
+}
+
+export function isOpenChange(status: ChangeStatus): boolean {
+  return (OPEN_CHANGE_STATUSES as readonly string[]).includes(status);
+}
+
+/** Close, select and new patchsets need an open change (draft, active or review). */
+export function checkChangeOpen(change: ChangeRecord, action: string): void {
+  if (!isOpenChange(change.status)) throw new Conflict(`change ${change.change_id} is ${change.status}; cannot ${action}`);
+}
+
+/**
+ * Moves among draft, active and review: a change is created `draft`; its first patchset makes it
+ * `active` (later patchsets keep the status); a review request (next issue) makes it `review`.
+ */
+export function statusAfterPatchset(status: ChangeStatus): ChangeStatus {
+  return status === 'draft' ? 'active' : status;
+}
+
+export function requireTaskStatus(value: string): TaskStatus {
+  if (!(TASK_STATUSES as readonly string[]).includes(value)) throw new Invalid(`status must be one of ${TASK_STATUSES.join(', ')}`);
+  return value as TaskStatus;
+}
+
+export function requireChangeStatus(value: string): ChangeStatus {
+  if (!(CHANGE_STATUSES as readonly string[]).includes(value)) throw new Invalid(`status must be one of ${CHANGE_STATUSES.join(', ')}`);
+  return value as ChangeStatus;
+}
+
+export function requireAuthorMode(value: string): AuthorMode {
+  if (!(AUTHOR_MODES as readonly string[]).includes(value)) throw new Invalid(`author_mode must be one of ${AUTHOR_MODES.join(', ')}`);
+  return value as AuthorMode;
+}
+
+// ------------------------------------------------------------------ audit verdict
+
+export type Verdict = 'task_completed' | 'task_abandoned' | 'ready_to_close' | 'no_changes' | 'in_progress';
+
+/**
+ * The audit verdict, first rule that applies: a completed task → task_completed; an abandoned
+ * task → task_abandoned; any open change (draft, active, review) → in_progress; at least one
+ * change landed on the target line → ready_to_close; otherwise (no changes, or every change
+ * closed without landing on the target line) → no_changes.
+ */
+export function auditVerdict(task: TaskStatus, open: number, landedOnTarget: number): Verdict {
+  if (task === 'completed') return 'task_completed';
+  if (task === 'abandoned') return 'task_abandoned';
+  if (open > 0) return 'in_progress';
+  if (landedOnTarget > 0) return 'ready_to_close';
+  return 'no_changes';
+}
+
+// ------------------------------------------------------------------ text fields
+
+export const MAX_TITLE_CHARS = 1024;
+export const MAX_TEXT_CHARS = 64 * 1024;
+
+export function requireText(value: string, field: string, max: number, allowEmpty = false): string {
+  if (!allowEmpty && value.trim() === '') throw new Invalid(`${field} must be non-empty`);
+  if (value.length > max) throw new Invalid(`${field} is longer than ${max} characters`);
+  return value;
+}

@@ -1,0 +1,201 @@
+// The changed-file statistics of a patchset: a tree diff of base → revision over a reader (the
+// store in production, maps in tests). Only subtrees whose ids differ are walked; an added or
+// deleted directory is walked on its one side. Line counts are bounded work (README "Tasks,
+// changes, patchsets"): a blob over MAX_LINE_COUNT_BYTES, binary content (a NUL byte in its
+// first 8000 bytes, git's test) and symlinks get no line counts, and once LINE_BUDGET_BYTES of
+// blob content have been read for one diff, later files get none either (`lines_complete` false).
+import type { EntryKind, TreeEntry } from '../content.js';
+
+export interface DiffReader {
+  readTree(id: string): Promise<TreeEntry[]>;
+  /** The blob's byte length (from its locator, without reading it). */
+  blobSize(id: string): number;
+  readBlob(id: string): Promise<Buffer>;
+}
+
+export type FileChange = 'added' | 'modified' | 'deleted';
+
+export interface ChangedFile {
+  path: string;
+  change: FileChange;
+  old_kind: EntryKind | null;
+  new_kind: EntryKind | null;
+  /** The entry's kind changed (file ↔ executable ↔ symlink) */
+  mode_changed: boolean;
+  content_changed: boolean;
+  old_bytes: number | null;
+  new_bytes: number | null;
+  /** null when not counted (binary, symlink, too large, or over the diff's budget) */
+  lines_added: number | null;
+  lines_removed: number | null;
+  binary: boolean;
+}
+
+export interface DiffStats {
+  files_changed: number;
+  files_added: number;
+  files_modified: number;
+  files_deleted: number;
+  /** Modified entries whose content is unchanged (only the kind moved) */
+  mode_only: number;
+  symlinks_changed: number;
+  bytes_before: number;
+  bytes_after: number;
+  lines_added: number;
+  lines_removed: number;
+  /** false when some text file's lines were not counted (size or budget) */
+  lines_complete: boolean;
+}
+
+export interface TreeDiff {
+  stats: DiffStats;
+  /** Changed paths in path order; at most MAX_LISTED_FILES (the stats count every one). */
+  files: ChangedFile[];
+  files_truncated: boolean;
+}
+
+export const MAX_LINE_COUNT_BYTES = 4 * 1024 * 1024;
+export const LINE_BUDGET_BYTES = 64 * 1024 * 1024;
+export const MAX_LISTED_FILES = 1000;
+
+const isBlob = (k: EntryKind) => k !== 'directory';
+
+export async function diffTrees(reader: DiffReader, baseTree: string, revisionTree: string): Promise<TreeDiff> {
+  const changed: ChangedFile[] = [];
+  let budget = LINE_BUDGET_BYTES;
+  let complete = true;
+
+  async function lines(id: string): Promise<{ text: string[] | null; binary: boolean }> {
+    const size = reader.blobSize(id);
+    if (size > MAX_LINE_COUNT_BYTES || size > budget) {
+      complete = false;
+      return { text: null, binary: false };
+    }
+    budget -= size;
+    const bytes = await reader.readBlob(id);
+    if (bytes.subarray(0, 8000).includes(0)) return { text: null, binary: true };
+    return { text: splitLines(bytes.toString('utf8')), binary: false };
+  }
+
+  async function file(p: string, oldE: TreeEntry | null, newE: TreeEntry | null): Promise<void> {
+    const change: FileChange = oldE && newE ? 'modified' : newE ? 'added' : 'deleted';
+    const contentChanged = !oldE || !newE || oldE.id !== newE.id;
+    const entry: ChangedFile = {
+      path: p,
+      change,
+      old_kind: oldE?.kind ?? null,
+      new_kind: newE?.kind ?? null,
+      mode_changed: !!oldE && !!newE && oldE.kind !== newE.kind,
+      content_changed: contentChanged,
+      old_bytes: oldE ? reader.blobSize(oldE.id) : null,
+      new_bytes: newE ? reader.blobSize(newE.id) : null,
+      lines_added: null,
+      lines_removed: null,
+      binary: false,
+    };
+    const textual = (e: TreeEntry | null) => !e || e.kind !== 'symlink';
+    if (textual(oldE) && textual(newE)) {
+      if (!contentChanged) {
+        entry.lines_added = 0;
+        entry.lines_removed = 0;
+      } else {
+        const before = oldE ? await lines(oldE.id) : { text: [], binary: false };
+        const after = newE ? await lines(newE.id) : { text: [], binary: false };
+        entry.binary = before.binary || after.binary;
+        if (before.text && after.text) Object.assign(entry, countLineChanges(before.text, after.text));
+      }
+    }
+    changed.push(entry);
+  }
+
+  async function oneSide(prefix: string, e: TreeEntry, side: 'old' | 'new'): Promise<void> {
+    const p = prefix + e.name;
+    if (!isBlob(e.kind)) {
+      for (const child of await reader.readTree(e.id)) await oneSide(`${p}/`, child, side);
+      return;
+    }
+    await (side === 'old' ? file(p, e, null) : file(p, null, e));
+  }
+
+  async function walk(prefix: string, oldId: string, newId: string): Promise<void> {
+    if (oldId === newId) return;
+    const [olds, news] = await Promise.all([reader.readTree(oldId), reader.readTree(newId)]);
+    const byName = new Map(olds.map((e) => [e.name, e]));
+    const names = [...new Set([...olds.map((e) => e.name), ...news.map((e) => e.name)])].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    const newByName = new Map(news.map((e) => [e.name, e]));
+    for (const name of names) {
+      const o = byName.get(name) ?? null;
+      const n = newByName.get(name) ?? null;
+      const p = prefix + name;
+      if (o && n && o.id === n.id && o.kind === n.kind) continue;
+      if (o && n && !isBlob(o.kind) && !isBlob(n.kind)) await walk(`${p}/`, o.id, n.id);
+      else if (o && n && isBlob(o.kind) && isBlob(n.kind)) await file(p, o, n);
+      else {
+        if (o) await oneSide(prefix, o, 'old');
+        if (n) await oneSide(prefix, n, 'new');
+      }
+    }
+  }
+
+  await walk('', baseTree, revisionTree);
+  const stats: DiffStats = {
+    files_changed: changed.length,
+    files_added: 0,
+    files_modified: 0,
+    files_deleted: 0,
+    mode_only: 0,
+    symlinks_changed: 0,
+    bytes_before: 0,
+    bytes_after: 0,
+    lines_added: 0,
+    lines_removed: 0,
+    lines_complete: complete,
+  };
+  for (const f of changed) {
+    if (f.change === 'added') stats.files_added++;
+    else if (f.change === 'deleted') stats.files_deleted++;
+    else stats.files_modified++;
+    if (f.change === 'modified' && !f.content_changed) stats.mode_only++;
+    if (f.old_kind === 'symlink' || f.new_kind === 'symlink') stats.symlinks_changed++;
+    stats.bytes_before += f.old_bytes ?? 0;
+    stats.bytes_after += f.new_bytes ?? 0;
+    stats.lines_added += f.lines_added ?? 0;
+    stats.lines_removed += f.lines_removed ?? 0;
+  }
+  return { stats, files: changed.slice(0, MAX_LISTED_FILES), files_truncated: changed.length > MAX_LISTED_FILES };
+}
+
+/** Lines of a text (a final line without a newline counts; an empty text has none). */
+export function splitLines(text: string): string[] {
+  if (text === '') return [];
+  const parts = text.split('\n');
+  if (parts[parts.length - 1] === '') parts.pop();
+  return parts;
+}
+
+/**
+ * Lines added and removed, in O(n): the common prefix and suffix are trimmed, then the middles
+ * are compared as multisets of lines. For ordinary edits this equals a line diff's counts; a
+ * line moved within the changed region counts as unchanged (a diff would count it both ways).
+ */
+export function countLineChanges(before: readonly string[], after: readonly string[]): { lines_added: number; lines_removed: number } {
+  let start = 0;
+  while (start < before.length && start < after.length && before[start] === after[start]) start++;
+  let endB = before.length;
+  let endA = after.length;
+  while (endB > start && endA > start && before[endB - 1] === after[endA - 1]) {
+    endB--;
+    endA--;
+  }
+  const counts = new Map<string, number>();
+  for (let i = start; i < endB; i++) counts.set(before[i], (counts.get(before[i]) ?? 0) + 1);
+  let added = 0;
+  for (let i = start; i < endA; i++) {
+    const c = counts.get(after[i]) ?? 0;
+    if (c > 0) counts.set(after[i], c - 1);
+    else added++;
+  }
+  let removed = 0;
+  for (const c of counts.values()) removed += c;
+  return { lines_added: added, lines_removed: removed };
+}

@@ -1,0 +1,25 @@
+// Shared request rules of the workflow routes.
+import { Invalid } from '../../domain/errors.js';
+import { requireWellFormed } from '../../domain/text.js';
+import type { RouteContext } from '../route-types.js';
+
+/** Route-owned fields (spec: "Task linkage rules") come from the path, never the body. */
+export function rejectRouteOwned(body: unknown): void {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return;
+  for (const field of ['repo_id', 'repository_index']) {
+    if (field in body) throw new Invalid(`${field} is owned by the route; do not send it in the body`);
+  }
+}
+
+/** Text is stored as UTF-8: a lone surrogate in any string field is refused (400). */
+export function wellFormed<T extends object>(req: T): T {
+  for (const [name, value] of Object.entries(req)) if (typeof value === 'string') requireWellFormed(value, name);
+  return req;
+}
+
+/** A single-valued query parameter (given twice → 400). */
+export function queryValue(ctx: RouteContext, name: string): string | undefined {
+  const v = ctx.koa.query[name];
+  if (Array.isArray(v)) throw new Invalid(`${name} may be given once`);
+  return v;
+}

@@ -1,0 +1,89 @@
+// `cairn task`, `cairn change`, `cairn patchset push` against a real server: the story from the
+// command line (plan → task linked to an item → change → two patchsets → select → audit), JSON
+// output when stdout is not a terminal, usage errors (exit 2) and server refusals (exit 1).
+import { expect } from 'chai';
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { api, cli, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+
+const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
+
+describe('workflow commands', function () {
+  this.timeout(60_000);
+  let s: TestServer;
+  let repo: number;
+  let common: string[];
+  before(async () => {
+    s = await startTestServer();
+    repo = await register(s.url, 'cli');
+    common = ['--server', s.url, '--repo', String(repo)];
+  });
+  after(() => s.stop());
+
+  async function run(args: string[]): Promise<any> {
+    const r = await cli(args);
+    expect(r.code, `${args.join(' ')}: ${r.stderr}`).to.equal(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines, r.stdout).to.have.length(1);
+    return JSON.parse(lines[0]);
+  }
+
+  it('runs the story: task linked to a plan item, change, two patchsets pushed from directories, select, audit', async () => {
+    const dir = path.join(tempDir(), 'tree');
+    await fsp.mkdir(dir, { recursive: true });
+    await fsp.writeFile(path.join(dir, 'a.txt'), 'one\n');
+    const base = await run(['push', ...common, '--line', 'main', dir]);
+    const plan = await api(s.url, 'POST', R(repo, '/sprints'), { json: { title: 'S', artifact_path: 's.md', artifact_heading: 'S', artifact_body: '# S\n- [ ] do it {#do}\n' } });
+    expect(plan.status).to.equal(201);
+
+    // Not a TTY: JSON without --json too.
+    const task = await run(['task', 'create', ...common, '--title', 'Do it', '--intent', 'Because', '--plan-id', plan.json.plan.plan_id, '--item', 'do']);
+    expect(task.task).to.include({ task_id: 'task-1', plan_item_ref: 'do', origin_plan_revision_id: plan.json.revision.plan_revision_id });
+    expect((await run(['task', 'show', ...common, '1', '--json'])).task.task_id).to.equal('task-1');
+    expect((await run(['task', 'list', ...common, '--status', 'active'])).tasks.map((t: any) => t.task_id)).to.deep.equal(['task-1']);
+
+    const change = await run(['change', 'create', ...common, '--task', 'task-1', '--title', 'Impl', '--base-line', 'main']);
+    expect(change.change).to.include({ change_id: 'change-1', fork_snapshot_id: base.snapshot_id, status: 'draft' });
+
+    await fsp.writeFile(path.join(dir, 'a.txt'), 'one\ntwo\n');
+    const p1 = await run(['patchset', 'push', ...common, '--change', 'change-1', '--summary', 'first', dir]);
+    expect(p1.patchset).to.include({ patchset_id: 'change-1.ps-1', base_snapshot_id: base.snapshot_id, revision_snapshot_id: p1.snapshot_id, summary: 'first', author_mode: 'human_only' });
+    expect(p1.patchset.changed_file_stats).to.include({ files_modified: 1, lines_added: 1, lines_removed: 0 });
+    await fsp.writeFile(path.join(dir, 'b.txt'), 'new\n');
+    const p2 = await run(['patchset', 'push', ...common, '--change', 'task-1.change-1', '--author-mode', 'human_with_ai_assist', dir]);
+    expect(p2.patchset).to.include({ patchset_id: 'change-1.ps-2', author_mode: 'human_with_ai_assist' });
+    expect(p2.patchset.changed_file_stats).to.include({ files_added: 1, files_modified: 1 });
+    // The base line did not move.
+    expect((await api(s.url, 'GET', R(repo, '/lines/main'))).json.head_snapshot_id).to.equal(base.snapshot_id);
+
+    expect((await api(s.url, 'POST', R(repo, '/changes/change-1:selectPatchset'), { json: { patchset_id: 'change-1.ps-2' } })).status).to.equal(200);
+    const shown = await run(['change', 'show', ...common, 'change-1']);
+    expect(shown.change).to.include({ status: 'active', selected_patchset_id: 'change-1.ps-2', patchset_count: 2 });
+    expect(shown.patchsets.map((p: any) => p.patchset_id)).to.deep.equal(['change-1.ps-1', 'change-1.ps-2']);
+    expect((await run(['change', 'list', ...common, '--task', 'task-1'])).count).to.equal(1);
+
+    const audit = await api(s.url, 'GET', R(repo, '/read/tasks/task-1/audit?target_line=main'));
+    expect(audit.json).to.include({ verdict: 'in_progress', open_changes: 1 });
+    expect(audit.json.changes[0].selected_patchset_id).to.equal('change-1.ps-2');
+
+    expect((await run(['change', 'close', ...common, 'change-1', '--status', 'superseded'])).change.status).to.equal('superseded');
+    expect((await run(['task', 'close', ...common, 'task-1', '--status', 'completed'])).task.status).to.equal('completed');
+    expect((await api(s.url, 'GET', R(repo, '/read/tasks/task-1/audit'))).json.verdict).to.equal('task_completed');
+  });
+
+  it('exits 2 on usage errors and 1 with the server\'s reason on refusals', async () => {
+    expect((await cli(['task', 'create', ...common, '--title', 'x'])).code).to.equal(2);
+    expect((await cli(['task', 'bogus', ...common])).code).to.equal(2);
+    expect((await cli(['change', 'show', ...common])).code).to.equal(2);
+    expect((await cli(['patchset', 'push', ...common, '--change', 'change-1'])).code).to.equal(2);
+    const missing = await cli(['task', 'show', ...common, 'task-404']);
+    expect(missing.code).to.equal(1);
+    expect(missing.stderr).to.match(/HTTP 404/);
+    const closed = await cli(['task', 'close', ...common, 'task-1', '--status', 'completed']);
+    expect(closed.code).to.equal(1);
+    expect(closed.stderr).to.match(/HTTP 409/);
+    const help = await cli(['task', '--help']);
+    expect(help.code).to.equal(0);
+    expect(help.stdout).to.match(/cairn task create/);
+  });
+});

@@ -1,0 +1,151 @@
+// Pure workflow rules (lib/domain/workflow): identities and their spellings, status moves, the
+// audit verdict, and the tree diff over an in-memory reader (only differing subtrees are read,
+// directory ↔ file swaps, bounded line counting).
+import { expect } from 'chai';
+import { blobId, encodeTree, sha256Hex, type TreeEntry } from '../lib/domain/content.js';
+import {
+  auditVerdict,
+  changeCloseStatus,
+  checkSuppliedChangeId,
+  checkSuppliedPatchset,
+  checkSuppliedTaskId,
+  parseChangeRef,
+  parseTaskRef,
+  statusAfterPatchset,
+  taskCloseStatus,
+} from '../lib/domain/workflow/rules.js';
+import { countLineChanges, diffTrees, LINE_BUDGET_BYTES, MAX_LINE_COUNT_BYTES, splitLines, type DiffReader } from '../lib/domain/workflow/tree-diff.js';
+
+const code = (fn: () => unknown) => {
+  try {
+    fn();
+    return 'ok';
+  } catch (err) {
+    return (err as { code?: string }).code;
+  }
+};
+
+describe('workflow rules: identities', () => {
+  it('parses task and change refs in their full and short spellings only', () => {
+    expect(parseTaskRef('task-12')).to.equal('task-12');
+    expect(parseTaskRef('12')).to.equal('task-12');
+    for (const bad of ['task-0', 'task-012', '012', '0', 'task-', 'Task-1', ' 1', 'task-1 ', 'change-1']) expect(parseTaskRef(bad), bad).to.equal(null);
+    expect(parseChangeRef('change-3')).to.deep.equal({ change_id: 'change-3', task_id: null });
+    expect(parseChangeRef('task-2.change-3')).to.deep.equal({ change_id: 'change-3', task_id: 'task-2' });
+    for (const bad of ['3', 'change-03', 'task-2.change-0', 'task-2:change-3', 'task-2.change-3.ps-1']) expect(parseChangeRef(bad), bad).to.equal(null);
+  });
+
+  it('accepts a supplied identity only when it equals the derived one (malformed 400, other 409)', () => {
+    expect(code(() => checkSuppliedTaskId(undefined, 'task-4'))).to.equal('ok');
+    expect(code(() => checkSuppliedTaskId('task-4', 'task-4'))).to.equal('ok');
+    expect(code(() => checkSuppliedTaskId('task-3', 'task-4'))).to.equal('Conflict');
+    expect(code(() => checkSuppliedTaskId('4', 'task-4'))).to.equal('Invalid');
+    const derived = { change_id: 'change-5', change_ref: 'task-4.change-5' };
+    expect(code(() => checkSuppliedChangeId('change-5', derived))).to.equal('ok');
+    expect(code(() => checkSuppliedChangeId('task-4.change-5', derived))).to.equal('ok');
+    expect(code(() => checkSuppliedChangeId('task-3.change-5', derived))).to.equal('Conflict');
+    expect(code(() => checkSuppliedChangeId('c5', derived))).to.equal('Invalid');
+    const ps = { patchset_id: 'change-5.ps-2', patchset_number: 2 };
+    expect(code(() => checkSuppliedPatchset({ patchset_id: 'change-5.ps-2', patchset_number: 2 }, ps))).to.equal('ok');
+    expect(code(() => checkSuppliedPatchset({ patchset_number: 3 }, ps))).to.equal('Conflict');
+    expect(code(() => checkSuppliedPatchset({ patchset_number: 1.5 }, ps))).to.equal('Invalid');
+    expect(code(() => checkSuppliedPatchset({ patchset_id: 'change-5.ps-1' }, ps))).to.equal('Conflict');
+  });
+});
+
+describe('workflow rules: transitions and verdict', () => {
+  it('maps close statuses and rejects the rest', () => {
+    expect(taskCloseStatus('completed')).to.equal('completed');
+    for (const s of ['abandoned', 'canceled', 'cancelled']) expect(taskCloseStatus(s)).to.equal('abandoned');
+    for (const s of ['active', 'done', 'Completed', '']) expect(code(() => taskCloseStatus(s)), s).to.equal('Invalid');
+    for (const s of ['archived', 'superseded', 'abandoned'] as const) expect(changeCloseStatus(s)).to.equal(s);
+    expect(changeCloseStatus('canceled')).to.equal('abandoned');
+    expect(changeCloseStatus('cancelled')).to.equal('abandoned');
+    for (const s of ['landed', 'draft', 'active', 'review', 'x']) expect(code(() => changeCloseStatus(s)), s).to.equal('Invalid');
+  });
+
+  it('moves draft to active on the first patchset and keeps later statuses', () => {
+    expect(statusAfterPatchset('draft')).to.equal('active');
+    expect(statusAfterPatchset('active')).to.equal('active');
+    expect(statusAfterPatchset('review')).to.equal('review');
+  });
+
+  it('derives the audit verdict by the documented first-match rule', () => {
+    expect(auditVerdict('completed', 3, 1)).to.equal('task_completed');
+    expect(auditVerdict('abandoned', 0, 0)).to.equal('task_abandoned');
+    expect(auditVerdict('active', 1, 1)).to.equal('in_progress');
+    expect(auditVerdict('active', 0, 1)).to.equal('ready_to_close');
+    expect(auditVerdict('active', 0, 0)).to.equal('no_changes');
+  });
+});
+
+/** An in-memory content store that counts tree reads. */
+class MapReader implements DiffReader {
+  trees = new Map<string, TreeEntry[]>();
+  blobs = new Map<string, Buffer>();
+  treeReads: string[] = [];
+  blobReads = 0;
+  blob(content: string | Buffer): string {
+    const b = Buffer.isBuffer(content) ? content : Buffer.from(content);
+    const id = blobId(b);
+    this.blobs.set(id, b);
+    return id;
+  }
+  tree(entries: TreeEntry[]): string {
+    const id = sha256Hex(encodeTree(entries));
+    this.trees.set(id, entries);
+    return id;
+  }
+  async readTree(id: string) { this.treeReads.push(id); return this.trees.get(id)!; }
+  blobSize(id: string) { return this.blobs.get(id)!.length; }
+  async readBlob(id: string) { this.blobReads++; return this.blobs.get(id)!; }
+}
+
+describe('workflow: tree diff', () => {
+  it('walks only subtrees whose ids differ', async () => {
+    const r = new MapReader();
+    const same = r.tree([{ name: 'x.txt', kind: 'file', id: r.blob('x\n') }]);
+    const subA = r.tree([{ name: 'f.txt', kind: 'file', id: r.blob('a\n') }]);
+    const subB = r.tree([{ name: 'f.txt', kind: 'file', id: r.blob('b\n') }]);
+    const base = r.tree([{ name: 'big', kind: 'directory', id: same }, { name: 'sub', kind: 'directory', id: subA }]);
+    const rev = r.tree([{ name: 'big', kind: 'directory', id: same }, { name: 'sub', kind: 'directory', id: subB }]);
+    const d = await diffTrees(r, base, rev);
+    expect(d.files.map((f) => [f.path, f.change, f.lines_added, f.lines_removed])).to.deep.equal([['sub/f.txt', 'modified', 1, 1]]);
+    expect(r.treeReads).to.not.include(same);
+    expect(await diffTrees(r, base, base)).to.deep.include({ files: [] });
+  });
+
+  it('reports a directory replaced by a file (and back) as deletes and adds', async () => {
+    const r = new MapReader();
+    const dir = r.tree([{ name: 'a.txt', kind: 'file', id: r.blob('1\n2\n') }, { name: 'b.txt', kind: 'file', id: r.blob('3\n') }]);
+    const base = r.tree([{ name: 'p', kind: 'directory', id: dir }]);
+    const rev = r.tree([{ name: 'p', kind: 'file', id: r.blob('now a file\n') }]);
+    const d = await diffTrees(r, base, rev);
+    expect(d.files.map((f) => [f.path, f.change])).to.deep.equal([['p/a.txt', 'deleted'], ['p/b.txt', 'deleted'], ['p', 'added']]);
+    expect(d.stats).to.include({ files_changed: 3, files_deleted: 2, files_added: 1, lines_added: 1, lines_removed: 3 });
+    const back = await diffTrees(r, rev, base);
+    expect(back.stats).to.include({ files_added: 2, files_deleted: 1 });
+  });
+
+  it('bounds line counting: large blobs and binary content get none; symlink target changes are not lines', async () => {
+    const r = new MapReader();
+    const big = Buffer.alloc(MAX_LINE_COUNT_BYTES + 1, 0x61);
+    const base = r.tree([{ name: 'big', kind: 'file', id: r.blob('small\n') }, { name: 'l', kind: 'symlink', id: r.blob('a') }]);
+    const rev = r.tree([{ name: 'big', kind: 'file', id: r.blob(big) }, { name: 'l', kind: 'symlink', id: r.blob('b') }]);
+    r.blobReads = 0;
+    const d = await diffTrees(r, base, rev);
+    expect(d.files.map((f) => [f.path, f.lines_added, f.content_changed])).to.deep.equal([['big', null, true], ['l', null, true]]);
+    expect(d.stats).to.include({ lines_complete: false, symlinks_changed: 1, bytes_after: big.length + 1 });
+    expect(r.blobReads).to.be.at.most(1);
+    expect(LINE_BUDGET_BYTES).to.be.greaterThan(MAX_LINE_COUNT_BYTES);
+  });
+
+  it('counts lines like a line diff for ordinary edits', () => {
+    expect(splitLines('')).to.deep.equal([]);
+    expect(splitLines('a')).to.deep.equal(['a']);
+    expect(splitLines('a\nb\n')).to.deep.equal(['a', 'b']);
+    expect(countLineChanges(['a', 'b', 'c'], ['a', 'B', 'c', 'd'])).to.deep.equal({ lines_added: 2, lines_removed: 1 });
+    expect(countLineChanges([], ['x', 'x'])).to.deep.equal({ lines_added: 2, lines_removed: 0 });
+    expect(countLineChanges(['x', 'y', 'x'], ['x'])).to.deep.equal({ lines_added: 0, lines_removed: 2 });
+  });
+});
