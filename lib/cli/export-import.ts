@@ -12,7 +12,7 @@ import { copyFileHashed, exportFiles } from '../store/export.js';
 import { Layout } from '../store/layout.js';
 import { decodeRegistry } from '../store/registry-file.js';
 import { ManifestStruct } from '../http/handlers/lifecycle.js';
-import { CliUsageError, parseCommandArgs } from './args.js';
+import { CliUsageError, parseCommandArgs, requireDataDir } from './args.js';
 
 export const EXPORT_HELP = `Usage: cairn export --data DIR --repo N OUT_DIR
 
@@ -40,6 +40,7 @@ export async function exportCommand(argv: string[]): Promise<number> {
   const dataDir = path.resolve(values.data);
   const index = parseU32(values.repo, '--repo');
   const out = path.resolve(positionals[0]);
+  requireDataDir(dataDir);
   const lock = await lockDataDir(dataDir);
   try {
     const layout = new Layout(dataDir);
@@ -74,6 +75,8 @@ export async function importCommand(argv: string[]): Promise<number> {
   const flags = Number(values['policy-flags']);
   validatePolicyFlags(flags);
   const inDir = path.resolve(positionals[0]);
+  const dataDir = path.resolve(values.data);
+  requireDataDir(dataDir);
   let manifest: ExportManifest;
   try {
     const parsed: unknown = JSON.parse(await fsp.readFile(path.join(inDir, 'manifest.json'), 'utf8'));
@@ -83,7 +86,6 @@ export async function importCommand(argv: string[]): Promise<number> {
     throw new CliUsageError(`${path.join(inDir, 'manifest.json')}: ${err instanceof StructError ? `field ${err.path.join('.')}: ${err.message}` : (err as Error).message}`);
   }
   validateManifest(manifest);
-  const dataDir = path.resolve(values.data);
   const lock = await lockDataDir(dataDir);
   let service: CairnService | null = null;
   try {

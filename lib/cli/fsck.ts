@@ -7,7 +7,7 @@ import { lockDataDir } from '../store/datadir-lock.js';
 import { fsckAuthority } from '../store/fsck.js';
 import { Layout } from '../store/layout.js';
 import { decodeRegistry } from '../store/registry-file.js';
-import { CliUsageError, parseCommandArgs } from './args.js';
+import { CliUsageError, parseCommandArgs, requireDataDir } from './args.js';
 
 export const FSCK_HELP = `Usage: cairn fsck --data DIR [--repo N] [--rebuild-locators]
 
@@ -31,6 +31,7 @@ export async function fsckCommand(argv: string[]): Promise<number> {
   if (typeof values.data !== 'string') throw new CliUsageError('--data is required');
   const dataDir = path.resolve(values.data);
   const only = values.repo === undefined ? null : parseU32(String(values.repo), '--repo');
+  requireDataDir(dataDir);
   const lock = await lockDataDir(dataDir);
   try {
     const layout = new Layout(dataDir);

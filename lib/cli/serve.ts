@@ -1,6 +1,7 @@
 // `cairn serve`: take the data-directory lock, listen at once, open every authority, then swap
 // the startup responder for the ready app. SIGTERM/SIGINT drain in-flight requests, release
 // the lock and exit 0. A compromised lock (refresh too late) stops the server with exit 3.
+import { existsSync, promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
@@ -60,6 +61,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   let finished!: (code: number) => void;
   const done = new Promise<number>((resolve) => { finished = resolve; });
 
+  // A data directory this start creates is removed again if the server cannot listen.
+  const created = !existsSync(options.dataDir);
   const lock = await lockDataDir(options.dataDir, {
     staleMs: options.lockStaleMs,
     onCompromised: (err) => {
@@ -85,6 +88,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     address = await server.listen(options.host, options.port);
   } catch (err) {
     await lock.release();
+    if (created) await fsp.rm(options.dataDir, { recursive: true, force: true });
     throw new Error(`cannot listen on ${options.host}:${options.port}: ${(err as Error).message}`);
   }
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;

@@ -10,8 +10,43 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 export class ServerError extends Error {
   constructor(readonly status: number, readonly body: { error?: string; code?: string } | null, what: string) {
-    super(`${what}: HTTP ${status}${body?.error ? `: ${body.error}` : ''}`);
+    super(`${describeRequest(what)}: HTTP ${status}${body?.error ? `: ${body.error}` : ''}`);
   }
+}
+
+/** "POST /v1/native/repository-authorities/3/remote-sync/zstd-bulk/commit" -> "repository 3: commit". */
+export function describeRequest(what: string): string {
+  const m = /^(\w+) \/v1\/native\/repository-authorities\/(\d+)(\/[^?]*)?/.exec(what);
+  if (!m) return what;
+  const rest = (m[3] ?? '').replace('/remote-sync/zstd-bulk/', '').replace(/^\//, '');
+  const [kind, id] = rest.split('/');
+  const short = (x: string | undefined) => (x && x.length > 16 ? `${x.slice(0, 12)}…` : x ?? '');
+  const words: Record<string, string> = {
+    plan: 'upload plan', commit: 'commit', 'object-packs': `object pack ${short(id)}`, 'tree-packs': `tree pack ${short(id)}`,
+    'import-manifests': `manifest of snapshot ${short(id)}`, 'pull-manifests': 'pull manifest', snapshots: `snapshot ${short(id)}`,
+    lines: `line ${decodeURIComponent(id ?? '')}`, 'worker-jobs': id ? `job ${id}` : 'jobs',
+  };
+  return `repository ${m[2]}${kind ? `: ${words[kind] ?? rest}` : ''}`;
+}
+
+/**
+ * A server address as the user typed it: "http://h:p", "https://h", or a bare "host:port"
+ * (taken as http). Anything else is refused with what to write instead.
+ */
+export function normalizeServerUrl(server: string): string {
+  let text = server.trim();
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) text = `http://${text}`;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new Error(`cannot use server address "${server}": write it as http://HOST:PORT (for example http://127.0.0.1:8088)`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new Error(`cannot use server address "${server}": only http:// and https:// are supported: write it as http://HOST:PORT (for example http://127.0.0.1:8088)`);
+  }
+  if (!url.hostname) throw new Error(`cannot use server address "${server}": it names no host (write http://HOST:PORT)`);
+  return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`;
 }
 
 export class CairnClient {
@@ -19,7 +54,23 @@ export class CairnClient {
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 8 });
 
   constructor(server: string, readonly retries = 20) {
-    this.base = server.replace(/\/+$/, '');
+    this.base = normalizeServerUrl(server);
+  }
+
+  /** Fail in the user's terms when `repo` is not registered here (before any work is done). */
+  async requireRepository(repo: number): Promise<{ repository_name: string; [k: string]: unknown }> {
+    try {
+      const found = await this.json('GET', this.repoPath(repo, ''));
+      return found.repository ?? found;
+    } catch (err) {
+      if (err instanceof ServerError && err.status === 404) throw new Error(`repository ${repo} is not registered on ${this.base}`);
+      throw err;
+    }
+  }
+
+  /** The line's projection, or null when the line does not exist (the repository must). */
+  async lineOrNull(repo: number, line: string): Promise<{ head_snapshot_id: string | null; [k: string]: unknown } | null> {
+    return this.jsonOrNull('GET', this.repoPath(repo, `/lines/${encodeURIComponent(line)}`));
   }
 
   repoPath(repo: number, rest: string): string {

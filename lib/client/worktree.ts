@@ -13,6 +13,7 @@ import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import fg from 'fast-glob';
 import { encodeTree, sha256Hex, type EntryKind, type TreeEntry } from '../domain/content.js';
+import { ALWAYS_PRUNED, loadIgnoreRules, type IgnoreTest } from './ignore-rules.js';
 
 export interface ScannedTree {
   rootTreeId: string;
@@ -22,7 +23,21 @@ export interface ScannedTree {
   blobs: Set<string>;
   fileCount: number;
   byteCount: number;
+  /** Paths left out because they are neither file, directory nor symlink (FIFOs, sockets, devices). */
   skipped: string[];
+  /** Every file and symlink by path: its kind and blob id. */
+  entries: Map<string, { kind: EntryKind; id: string }>;
+  /** Every directory path (not the root). */
+  directories: string[];
+}
+
+export interface ScanOptions {
+  /** Leave out paths this test matches; default: the rules of `dir` (.cairnignore, .cairn/, .git/). */
+  ignore?: IgnoreTest;
+  /** Told the total size of the files once they are listed (for a progress bar). */
+  onTotal?: (bytes: number) => void;
+  /** Told of each file read: its size, blob id, and whether the blob was seen first here. */
+  onFile?: (size: number, id: string, first: boolean) => void;
 }
 
 interface DirNode {
@@ -55,7 +70,7 @@ function hashLargeFile(file: string): string {
  * `onBlob(id, bytes)` is called once per distinct blob with its content, in walk order, so the
  * caller can pack what the server lacks in the same pass (each file is read once).
  */
-export async function scanDirectory(dir: string, onBlob: (id: string, bytes: () => Buffer) => Promise<void> | void = () => {}): Promise<ScannedTree> {
+export async function scanDirectory(dir: string, onBlob: (id: string, bytes: () => Buffer) => Promise<void> | void = () => {}, options: ScanOptions = {}): Promise<ScannedTree> {
   let st;
   try {
     st = lstatSync(dir);
@@ -66,6 +81,10 @@ export async function scanDirectory(dir: string, onBlob: (id: string, bytes: () 
   const root: DirNode = { entries: new Map() };
   const blobs = new Set<string>();
   const skipped: string[] = [];
+  const entries = new Map<string, { kind: EntryKind; id: string }>();
+  const directories: string[] = [];
+  const ignored = options.ignore ?? loadIgnoreRules(dir);
+  const ignoredDirs: string[] = [];
   let fileCount = 0;
   let byteCount = 0;
   const nodeFor = (rel: string): DirNode => {
@@ -81,16 +100,33 @@ export async function scanDirectory(dir: string, onBlob: (id: string, bytes: () 
     }
     return node;
   };
-  const paths = await fg('**', { cwd: dir, dot: true, onlyFiles: false, followSymbolicLinks: false, unique: true });
+  const paths = await fg('**', { cwd: dir, dot: true, onlyFiles: false, followSymbolicLinks: false, unique: true, ignore: ALWAYS_PRUNED });
   paths.sort();
+  if (options.onTotal) {
+    let total = 0;
+    for (const rel of paths) {
+      try {
+        const s = lstatSync(path.join(dir, rel));
+        if (s.isFile()) total += s.size;
+      } catch { /* vanished: the walk below reports it */ }
+    }
+    options.onTotal(total);
+  }
   let sinceYield = 0;
   for (const rel of paths) {
     const abs = path.join(dir, rel);
     const st = lstatSync(abs);
+    if (ignoredDirs.length && ignoredDirs.some((d) => rel.startsWith(d))) continue;
     if (st.isDirectory()) {
+      if (ignored(rel, true)) {
+        ignoredDirs.push(`${rel}/`);
+        continue;
+      }
       nodeFor(rel);
+      directories.push(rel);
       continue;
     }
+    if (ignored(rel, false)) continue;
     let kind: EntryKind;
     let id: string;
     let size: number;
@@ -116,12 +152,15 @@ export async function scanDirectory(dir: string, onBlob: (id: string, bytes: () 
       skipped.push(rel);
       continue;
     }
-    if (!blobs.has(id)) {
+    const first = !blobs.has(id);
+    if (first) {
       blobs.add(id);
       await onBlob(id, read);
     }
+    options.onFile?.(size, id, first);
     fileCount++;
     byteCount += size;
+    entries.set(rel, { kind, id });
     nodeFor(path.posix.dirname(rel)).entries.set(path.posix.basename(rel), { kind, id });
     sinceYield += size + 4096;
     if (sinceYield >= YIELD_EVERY) {
@@ -142,7 +181,7 @@ export async function scanDirectory(dir: string, onBlob: (id: string, bytes: () 
     return id;
   };
   const rootTreeId = build(root);
-  return { rootTreeId, trees, blobs, fileCount, byteCount, skipped };
+  return { rootTreeId, trees, blobs, fileCount, byteCount, skipped, entries, directories };
 }
 
 /** Create `dir` (which must be empty or absent) and every directory below it; returns `dir`. */
