@@ -420,3 +420,25 @@ describe('everyday commands', () => {
     }
   });
 });
+
+describe('serve logs and help', () => {
+  it('--log-format pretty prints readable lines; json stays one object per line', async () => {
+    const { spawnServer } = await import('./helpers.js');
+    for (const format of ['pretty', 'json']) {
+      const s = await spawnServer(path.join(tempDir(), 'data'), ['--log-format', format]);
+      s.proc.kill('SIGTERM');
+      await s.exited;
+      const first = s.output().split('\n')[0];
+      if (format === 'pretty') expect(first).to.match(/^\d\d:\d\d:\d\d INFO +listening +address=127\.0\.0\.1:\d+/);
+      else expect(JSON.parse(first)).to.include({ msg: 'listening' });
+    }
+  });
+
+  it('serve --help names every option in its usage line', () => {
+    const h = spawnSync(process.execPath, [CLI, 'serve', '--help'], { encoding: 'utf8' }).stdout;
+    const usage = h.slice(0, h.indexOf('\n\n'));
+    const options = [...h.slice(h.indexOf('\n\n')).matchAll(/^ {2}(--[a-z-]+|-h, --help)/gm)].map((m) => m[1].replace('-h, ', ''));
+    expect(options.length).to.be.at.least(8);
+    for (const o of options) expect(usage, o).to.include(o);
+  });
+});

@@ -336,11 +336,14 @@ export class JobQueue {
   }
 
   complete(index: number, attempt: number, token: string, detail: Record<string, unknown>): Promise<JobRecord> {
+    // Optional detail.error (a failed command's output tail), at most 4,096 characters.
+    const error = typeof detail.error === 'string' ? detail.error : null;
+    if (error !== null) validateErrorText(error);
     return this.leased(index, attempt, token, async (job, now) => {
       if (job.kind === JOB_KIND_PATCHSET_CI) {
         const result = patchsetResult(detail);
         await this.sink.attach(job, compactEvidence(result), result);
-        return complete(job, result, now);
+        return complete(job, result, now, error);
       }
       let result: RunnerResult | null = null;
       try {
@@ -348,7 +351,7 @@ export class JobQueue {
       } catch {
         result = null; // kind 11 needs nothing more; a malformed optional result is not kept
       }
-      return complete(job, result, now);
+      return complete(job, result, now, error);
     });
   }
 

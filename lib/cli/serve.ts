@@ -11,8 +11,11 @@ import { PhasedServer } from '../http/server.js';
 import { lockDataDir } from '../store/datadir-lock.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import { CliUsageError, parseBind, parseCommandArgs } from './args.js';
+import { prettyStream } from './log-format.js';
 
-export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR]
+export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [--log-level LEVEL] [--log-format pretty|json]
+                   [--lease-seconds N] [--max-attempts N] [--ci-timeout-seconds N]
+                   [--activation-delay-ms N] [--lock-stale-ms N] [-h|--help]
 
 Serve the cairn HTTP interface.
 
@@ -22,6 +25,8 @@ Options:
   --data DIR         data directory (default ./data; created on first start). The server holds
                      an exclusive lock on it while running.
   --log-level LEVEL  pino log level: fatal, error, warn, info (default), debug, silent
+  --log-format F     pretty (one readable line per event) or json (one JSON object per line);
+                     default: pretty when stdout is a terminal, json otherwise
   --lease-seconds N  worker-job lease length; a running job without a heartbeat for this long
                      is requeued (attempt counted) or failed (default 120)
   --max-attempts N   attempts per worker job before it fails for good (default 3)
@@ -119,6 +124,7 @@ export async function serve(argv: string[]): Promise<number> {
     bind: { type: 'string', default: '127.0.0.1:8088' },
     data: { type: 'string', default: './data' },
     'log-level': { type: 'string', default: 'info' },
+    'log-format': { type: 'string' },
     'activation-delay-ms': { type: 'string', default: '0' },
     'lock-stale-ms': { type: 'string', default: '10000' },
     'lease-seconds': { type: 'string', default: String(DEFAULT_JOB_POLICY.leaseSeconds) },
@@ -143,7 +149,10 @@ export async function serve(argv: string[]): Promise<number> {
     maxAttempts: positive('max-attempts', 1000),
     timeoutSeconds: positive('ci-timeout-seconds', 7 * 86400),
   };
-  const log = pino({ level: String(values['log-level']), base: { service: 'cairn' } });
+  const format = values['log-format'] ?? (process.stdout.isTTY ? 'pretty' : 'json');
+  if (format !== 'pretty' && format !== 'json') throw new CliUsageError('--log-format must be pretty or json');
+  const logOptions = { level: String(values['log-level']), base: { service: 'cairn' } };
+  const log = format === 'pretty' ? pino(logOptions, prettyStream(process.stdout)) : pino(logOptions);
   const lockStaleMs = Number(values['lock-stale-ms']);
   if (!Number.isInteger(lockStaleMs) || lockStaleMs < 2000) throw new CliUsageError('--lock-stale-ms must be an integer ≥ 2000');
   const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, activationDelayMs, jobPolicy, lockStaleMs });
