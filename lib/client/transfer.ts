@@ -8,8 +8,8 @@ import { decodeTree, snapshotId, type EntryKind, type TreeEntry } from '../domai
 import { decodeObjectFrame, PACK_KIND_OBJECT, PACK_KIND_TREE, type BuiltPack, type PackKind } from '../store/pack.js';
 import { CairnClient, ServerError } from './http.js';
 import { progressFor, type Progress } from './progress.js';
-import { prepareOutput, scanDirectory, writeEntry } from './worktree.js';
-import { Unpacker } from './unpack-worker.js';
+import { prepareOutput, scanDirectory } from './worktree.js';
+import { MaterializePool, type MaterializeEntry } from './materialize-worker.js';
 import { PackWorker } from './pack-worker.js';
 
 const MEDIA: Record<PackKind, string> = {
@@ -360,27 +360,35 @@ export async function resolveSnapshot(client: CairnClient, repo: number, line?: 
   return found.head_snapshot_id;
 }
 
+/** Object packs up to this size are downloaded into memory and handed to a worker without a copy. */
+const IN_MEMORY_PACK_BYTES = 64 * 1024 * 1024;
+/** Downloaded packs waiting for a worker, at most (bounds memory when writing is the slow side). */
+const MAX_PACKS_AHEAD = 4;
+
 export async function pull(o: PullOptions): Promise<{ snapshot_id: string; files: number; bytes: number }> {
   const client = new CairnClient(o.server);
   const t = timer();
-  await client.requireRepository(o.repo);
-  const id = await resolveSnapshot(client, o.repo, o.line, o.snapshot);
-  let manifest;
-  try {
-    manifest = await client.json('GET', client.repoPath(o.repo, `${SYNC}/import-manifests/${id}`));
-  } catch (err) {
-    if (err instanceof ServerError && err.status === 404) throw new Error(`snapshot ${id} is not present in repository ${o.repo} on ${client.base}`);
-    throw err;
-  }
-  t('manifest');
-  const root = manifest.snapshots.find((s: { snapshot_id: string }) => s.snapshot_id === id)?.root_tree_id;
-  if (!root) throw new Error(`import manifest does not describe snapshot ${id}`);
-  const trees = new Map<string, ManifestLocator>(manifest.tree_locators.map((l: ManifestLocator & { tree_id: string }) => [l.tree_id, l]));
-  const blobs = new Map<string, ManifestLocator>(manifest.blob_locators.map((l: ManifestLocator & { blob_id: string }) => [l.blob_id, l]));
+  // Workers boot while the manifest travels.
+  const pool = new MaterializePool(Math.min(4, Math.max(2, os.availableParallelism())));
   const temp = mkdtempSync(path.join(os.tmpdir(), 'cairn-pull-'));
   const packs = new LocalPacks(client, o.repo, temp);
   try {
-    // Trees first (small), then only the object packs that hold this snapshot's blobs.
+    const [, id] = await Promise.all([client.requireRepository(o.repo), resolveSnapshot(client, o.repo, o.line, o.snapshot)]);
+    let manifest;
+    try {
+      manifest = await client.json('GET', client.repoPath(o.repo, `${SYNC}/import-manifests/${id}`));
+    } catch (err) {
+      if (err instanceof ServerError && err.status === 404) throw new Error(`snapshot ${id} is not present in repository ${o.repo} on ${client.base}`);
+      throw err;
+    }
+    t('manifest');
+    const root = manifest.snapshots.find((s: { snapshot_id: string }) => s.snapshot_id === id)?.root_tree_id;
+    if (!root) throw new Error(`import manifest does not describe snapshot ${id}`);
+    const trees = new Map<string, ManifestLocator>(manifest.tree_locators.map((l: ManifestLocator & { tree_id: string }) => [l.tree_id, l]));
+    const blobs = new Map<string, ManifestLocator>(manifest.blob_locators.map((l: ManifestLocator & { blob_id: string }) => [l.blob_id, l]));
+    const packSize = new Map<string, number>((manifest.object_packs as { pack_id: string; byte_length?: number }[]).map((p) => [p.pack_id, p.byte_length ?? Infinity]));
+
+    // Trees first (small), read here; then only the object packs that hold this snapshot's blobs.
     await packs.fetch(PACK_KIND_TREE, [...trees.values()].map((l) => l.pack_id));
     const treeCache = new Map<string, TreeEntry[]>();
     const readTree = (treeId: string): TreeEntry[] => {
@@ -393,69 +401,81 @@ export async function pull(o: PullOptions): Promise<{ snapshot_id: string; files
       }
       return entries;
     };
-    // The snapshot's directories and files in walk order.
+    // The snapshot's directories, and per object pack the objects to decode with their paths.
     const dirs: string[] = [];
-    const files: { path: string; kind: EntryKind; blob: string }[] = [];
+    const byPack = new Map<string, Map<string, MaterializeEntry>>();
+    let totalBytes = 0;
     const list = (treeId: string, rel: string): void => {
       for (const e of readTree(treeId)) {
         const p = rel ? `${rel}/${e.name}` : e.name;
         if (e.kind === 'directory') {
           dirs.push(p);
           list(e.id, p);
-        } else {
-          if (!blobs.has(e.id)) throw new Error(`manifest lacks blob ${e.id}`);
-          files.push({ path: p, kind: e.kind, blob: e.id });
+          continue;
         }
+        const loc = blobs.get(e.id);
+        if (!loc) throw new Error(`manifest lacks blob ${e.id}`);
+        let objects = byPack.get(loc.pack_id);
+        if (!objects) byPack.set(loc.pack_id, (objects = new Map()));
+        let entry = objects.get(e.id);
+        if (!entry) {
+          entry = { id: e.id, offset: loc.offset, length: loc.length, raw_length: loc.raw_length, crc32: Number.parseInt(loc.crc32, 16), targets: [] };
+          objects.set(e.id, entry);
+        }
+        entry.targets.push({ path: p, kind: e.kind });
+        totalBytes += loc.raw_length;
       }
     };
     list(root, '');
     const out = prepareOutput(o.out, dirs);
-    // Object packs in the order the walk first needs them; all download in the background
-    // (three at a time) while earlier packs are decoded (worker thread) and written (here).
-    const byBlob = new Map<string, typeof files>();
-    const packOrder: string[] = [];
-    for (const f of files) {
-      const same = byBlob.get(f.blob);
-      if (same) same.push(f);
-      else {
-        byBlob.set(f.blob, [f]);
-        const pack = blobs.get(f.blob)!.pack_id;
-        if (!packOrder.includes(pack)) packOrder.push(pack);
-      }
-    }
-    const downloads = packs.fetchEach(PACK_KIND_OBJECT, packOrder);
+    t('trees');
+
     const progress = asProgress(o.progress ?? false);
-    progress.start('pull', files.reduce((n, f) => n + blobs.get(f.blob)!.raw_length, 0));
-    const unpacker = new Unpacker();
+    progress.start('pull', totalBytes);
     let written = 0;
     let bytes = 0;
     try {
-      for (const packId of packOrder) {
-        const file = await downloads.get(packId)!;
-        const wanted = [...byBlob.keys()].map((blob) => ({ blob, loc: blobs.get(blob)! })).filter((x) => x.loc.pack_id === packId)
-          .sort((a, b) => a.loc.offset - b.loc.offset)
-          .map(({ blob, loc }) => ({ id: blob, offset: loc.offset, length: loc.length, raw_length: loc.raw_length, crc32: Number.parseInt(loc.crc32, 16) }));
-        for await (const batch of unpacker.objects(file, wanted)) {
-          for (const obj of batch) {
-            for (const f of byBlob.get(obj.id)!) {
-              writeEntry(path.join(out, ...f.path.split('/')), f.kind, obj.bytes);
-              written++;
-              bytes += obj.bytes.length;
-              progress.increment(obj.bytes.length);
-            }
+      // Downloads (three at a time) feed the workers; each pack is decoded and written whole by one.
+      const order = [...byPack.keys()];
+      let next = 0;
+      let ahead = 0;
+      const wake: (() => void)[] = [];
+      const jobs: Promise<void>[] = [];
+      await Promise.all([0, 1, 2].map(async () => {
+        while (next < order.length) {
+          const packId = order[next++];
+          while (ahead >= MAX_PACKS_AHEAD) await new Promise<void>((r) => wake.push(r));
+          ahead++;
+          const urlPath = client.repoPath(o.repo, `${SYNC}/${PACK_PATH[PACK_KIND_OBJECT]}/${packId}`);
+          let source: { file: string } | { bytes: Buffer };
+          if ((packSize.get(packId) ?? Infinity) <= IN_MEMORY_PACK_BYTES) source = { bytes: await client.downloadBuffer(urlPath) };
+          else {
+            const file = path.join(temp, `${packId}.pack`);
+            await client.download(urlPath, file);
+            source = { file };
           }
+          const entries = [...byPack.get(packId)!.values()].sort((a, b) => a.offset - b.offset);
+          const job = pool.run(out, entries, source, (n) => progress.increment(n)).then((r) => {
+            written += r.files;
+            bytes += r.bytes;
+          }).finally(() => {
+            ahead--;
+            wake.shift()?.();
+            if ('file' in source) void fsp.rm(source.file, { force: true });
+          });
+          job.catch(() => undefined); // surfaced below
+          jobs.push(job);
         }
-      }
+      }));
+      await Promise.all(jobs);
     } finally {
       progress.stop();
-      await unpacker.close();
-      await Promise.allSettled(downloads.values());
     }
     t('download+materialize');
-    const result = { files: written, bytes };
-    return { snapshot_id: id, ...result };
+    return { snapshot_id: id, files: written, bytes };
   } finally {
     packs.close();
+    await pool.close();
     await fsp.rm(temp, { recursive: true, force: true });
   }
 }

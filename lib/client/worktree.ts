@@ -6,12 +6,9 @@
 // readFileSync/writeFileSync costs a fraction of the four thread-pool hops of the async calls.
 // The loops yield to the event loop regularly so uploads and downloads keep streaming.
 import { createHash } from 'node:crypto';
-import {
-  chmodSync, closeSync, lstatSync, mkdirSync, openSync, readSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeSync,
-} from 'node:fs';
+import { closeSync, lstatSync, mkdirSync, openSync, readSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import fg from 'fast-glob';
 import { encodeTree, sha256Hex, type EntryKind, type TreeEntry } from '../domain/content.js';
 import { ALWAYS_PRUNED, loadIgnoreRules, type IgnoreTest } from './ignore-rules.js';
 
@@ -100,6 +97,8 @@ export async function scanDirectory(dir: string, onBlob: (id: string, bytes: () 
     }
     return node;
   };
+  // Loaded here, not at start-up: a pull never walks a directory.
+  const { default: fg } = await import('fast-glob');
   const paths = await fg('**', { cwd: dir, dot: true, onlyFiles: false, followSymbolicLinks: false, unique: true, ignore: ALWAYS_PRUNED });
   paths.sort();
   if (options.onTotal) {
@@ -192,22 +191,4 @@ export function prepareOutput(dir: string, dirs: string[]): string {
   return dir;
 }
 
-// Modes are exact: chmod only when the umask would have changed what open() created.
-const umask = process.umask();
-
-/** Write one file, executable or symlink with its exact bytes and mode. */
-export function writeEntry(target: string, kind: EntryKind, content: Buffer): void {
-  if (kind === 'symlink') {
-    symlinkSync(content, target);
-    return;
-  }
-  const mode = kind === 'executable' ? 0o755 : 0o644;
-  const fd = openSync(target, 'wx', mode);
-  try {
-    let done = 0;
-    while (done < content.length) done += writeSync(fd, content, done, content.length - done);
-  } finally {
-    closeSync(fd);
-  }
-  if ((mode & ~umask) !== mode) chmodSync(target, mode);
-}
+export { writeEntry } from './write-entry.js';
