@@ -324,7 +324,11 @@ async function stepRounds(tree: { bytes: number }): Promise<void> {
   const c = bench.cairn as Fig;
   c.push_mib_s = mibps(tree.bytes, c.push_ms as number);
   c.pull_mib_s = mibps(tree.bytes, c.pull_ms as number);
-  bench.git = { ...gitRounds[0], add_commit_push_ms: median(gitRounds.map((x) => x.add_commit_push_ms as number)), clone_ms: median(gitRounds.map((x) => x.clone_ms as number)) };
+  bench.git = {
+    ...gitRounds[0],
+    add_ms: median(gitRounds.map((x) => x.add_ms as number)), commit_ms: median(gitRounds.map((x) => x.commit_ms as number)), push_ms: median(gitRounds.map((x) => x.push_ms as number)),
+    add_commit_push_ms: median(gitRounds.map((x) => x.add_commit_push_ms as number)), clone_ms: median(gitRounds.map((x) => x.clone_ms as number)),
+  };
   const g = bench.git as Fig;
   g.add_commit_push_mib_s = mibps(tree.bytes, g.add_commit_push_ms as number);
   g.clone_mib_s = mibps(tree.bytes, g.clone_ms as number);

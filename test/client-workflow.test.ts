@@ -365,6 +365,37 @@ describe('progress (defect 5)', () => {
     expect(line).to.include('25%');
   });
 
+  it('on a terminal, push and pull show bytes done/total with units, rate and ETA; --quiet silences them', async function () {
+    if (spawnSync('script', ['--version']).status !== 0) this.skip();
+    const server = await startTestServer();
+    try {
+      const repo = await register(server.url, 'tty');
+      const dir = path.join(tempDir(), 'tty');
+      await write(dir, 'a.bin', randomBytes(300_000));
+      // script(1) runs the command on a pseudo-terminal: stdout and stderr are both TTYs. Spawned
+      // asynchronously: this process serves the requests of the command.
+      const onTty = (args: string[]) => new Promise<{ status: number | null; stdout: string }>((resolve) => {
+        const child = spawn('script', ['-qefc', [process.execPath, CLI, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        child.stdout.on('data', (d) => { stdout += d; });
+        child.stderr.on('data', (d) => { stdout += d; });
+        child.on('exit', (status) => resolve({ status, stdout }));
+      });
+      const pushed = await onTty(['push', '--server', server.url, '--repo', String(repo), '--line', 'dev', dir]);
+      expect(pushed.status, pushed.stdout).to.equal(0);
+      expect(pushed.stdout).to.match(/push .* \/ 293\.0 KiB .*B\/s .*ETA/);
+      expect(pushed.stdout).to.match(/pushed [0-9a-f]{12} to dev/); // the human-readable summary on a TTY
+      const pulled = await onTty(['pull', '--server', server.url, '--repo', String(repo), '--line', 'dev', path.join(tempDir(), 'tty-out')]);
+      expect(pulled.status, pulled.stdout).to.equal(0);
+      expect(pulled.stdout).to.match(/pull .* \/ 293\.0 KiB .*B\/s .*ETA/);
+      const quiet = await onTty(['pull', '--quiet', '--server', server.url, '--repo', String(repo), '--line', 'dev', path.join(tempDir(), 'tty-quiet')]);
+      expect(quiet.status).to.equal(0);
+      expect(quiet.stdout).to.not.include('ETA');
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('prints nothing on stderr when it is not a terminal, for push and pull', async () => {
     const server = await startTestServer();
     try {

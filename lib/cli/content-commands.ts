@@ -94,6 +94,9 @@ export const SYNC_HELP = `Usage: cairn sync --from URL --from-repo N --to URL --
 Copy a snapshot and its history between repositories (and servers): pull manifest from the
 source, upload the packs the destination lacks, commit the rows unchanged, and move --line on
 the destination (compare-and-set on its current head). Prints one JSON object.
+
+Options:
+  --json           accepted for uniformity: sync always prints JSON
 `;
 
 function repoIndex(value: unknown, flag: string): number {
@@ -233,7 +236,8 @@ export async function updateCommand(argv: string[]): Promise<number> {
 export async function syncCommand(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs(argv, {
     from: { type: 'string' }, 'from-repo': { type: 'string' }, to: { type: 'string' }, 'to-repo': { type: 'string' },
-    snapshot: { type: 'string' }, line: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false },
+    snapshot: { type: 'string' }, line: { type: 'string' }, json: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) { process.stdout.write(SYNC_HELP); return 0; }
   const result = await sync({

@@ -20,11 +20,12 @@ Options:
   --data DIR           data directory
   --repo N             check only repository N
   --rebuild-locators   recreate the blob and tree locator indexes from the packs alone first
+  --json               accepted for uniformity: the summary is always JSON
 `;
 
 export async function fsckCommand(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs(argv, {
-    data: { type: 'string' }, repo: { type: 'string' }, 'rebuild-locators': { type: 'boolean', default: false },
+    data: { type: 'string' }, repo: { type: 'string' }, 'rebuild-locators': { type: 'boolean', default: false }, json: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) { process.stdout.write(FSCK_HELP); return 0; }

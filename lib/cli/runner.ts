@@ -30,12 +30,13 @@ Options:
   --once           handle at most one job (or none), then exit
   --workdir DIR    where workspaces are created (default: $TMPDIR/cairn-runner)
   --poll-ms N      wait between empty claims (default 1000)
+  --json           accepted for uniformity: job lines are always JSON
 `;
 
 export async function runnerCommand(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs(argv, {
     server: { type: 'string' }, repo: { type: 'string', multiple: true }, kinds: { type: 'string', default: '7,11' },
-    once: { type: 'boolean', default: false }, workdir: { type: 'string' }, 'poll-ms': { type: 'string', default: '1000' },
+    once: { type: 'boolean', default: false }, workdir: { type: 'string' }, 'poll-ms': { type: 'string', default: '1000' }, json: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) { process.stdout.write(RUNNER_HELP); return 0; }

@@ -71,7 +71,7 @@ export function progressFor(stream: NodeJS.WriteStream, enabled: boolean): Progr
       started = performance.now();
       draw(true);
     },
-    setTotal(t) { total = t; },
+    setTotal(t) { total = t; draw(true); },
     increment(n) { done += n; draw(); },
     stop() {
       if (drawn) stream.write('\r\x1b[K');

@@ -369,7 +369,9 @@ export async function pull(o: PullOptions): Promise<{ snapshot_id: string; files
   const client = new CairnClient(o.server);
   const t = timer();
   // Workers boot while the manifest travels.
-  const pool = new MaterializePool(Math.min(4, Math.max(2, os.availableParallelism())));
+  // One worker: two threads creating files at once made the kernel time several times larger
+  // on the benchmark VM (lock contention), so the main thread downloads and one worker writes.
+  const pool = new MaterializePool(Number(process.env.CAIRN_PULL_WORKERS) || 1);
   const temp = mkdtempSync(path.join(os.tmpdir(), 'cairn-pull-'));
   const packs = new LocalPacks(client, o.repo, temp);
   try {
