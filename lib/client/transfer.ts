@@ -107,15 +107,27 @@ class PackPipeline {
       this.batch = [];
       this.batchBytes = 0;
     }
+    if (this.failure !== null) {
+      await this.settle();
+      throw this.failure;
+    }
     if (!items.length) return;
-    while (this.inflight.size >= 3) await Promise.race(this.inflight);
+    // Waiting for a slot never rejects: a failed upload is reported once all others settled.
+    while (this.inflight.size >= 3) await Promise.race([...this.inflight].map((p) => p.catch(() => undefined)));
     const task = this.worker.build(kind, items, this.level).then(async (pack) => {
       this.packs.push({ packId: pack.packId, kind, byteLength: pack.bytes.length, entries: pack.entries });
       await this.upload(pack);
     });
     const tracked = task.finally(() => this.inflight.delete(tracked));
     this.inflight.add(tracked);
-    tracked.catch(() => undefined); // surfaced by finish()
+    tracked.catch((err) => { if (this.failure === null) this.failure = err; }); // surfaced by flush()/finish()
+  }
+
+  private failure: unknown = null;
+
+  /** Wait until no build or upload is in flight (whatever their outcome). */
+  async settle(): Promise<void> {
+    while (this.inflight.size) await Promise.allSettled(this.inflight);
   }
 
   private async upload(pack: BuiltPack): Promise<void> {
@@ -136,11 +148,8 @@ class PackPipeline {
   /** Wait for every build and upload; on a failure, let the others settle first, then throw. */
   async finish(): Promise<void> {
     await this.flush(PACK_KIND_OBJECT);
-    let failure: unknown = null;
-    while (this.inflight.size) {
-      for (const r of await Promise.allSettled(this.inflight)) if (r.status === 'rejected' && failure === null) failure = r.reason;
-    }
-    if (failure !== null) throw failure;
+    await this.settle();
+    if (this.failure !== null) throw this.failure;
   }
 
   close(): Promise<void> {
@@ -230,6 +239,7 @@ export async function push(o: PushOptions): Promise<PushResult> {
     await pipeline.finish();
   } finally {
     progress.stop();
+    await pipeline.settle(); // an interrupted push leaves no upload running behind it
     await pipeline.close();
   }
   t('upload');

@@ -216,6 +216,8 @@ export async function update(dir: string, progress?: Progress | boolean): Promis
   // A file the line adds where the copy has a directory (or under a path that is a local file).
   for (const p of take) {
     if (localDirs.has(p)) conflicts.push(p);
+    // An ignored (hence unscanned) local file where the line writes one is never overwritten.
+    if (!ours.has(p) && existsSync(path.join(wc.dir, ...p.split('/')))) conflicts.push(p);
     const parts = p.split('/');
     for (let i = 1; i < parts.length; i++) {
       const prefix = parts.slice(0, i).join('/');
