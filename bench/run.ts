@@ -14,6 +14,9 @@
 //   BENCH_ONLY=storage  run only the storage-core figures (bench/storage.ts)
 //   BENCH_ONLY=requests  only the GET-overhead and hostile-body steps
 //   BENCH_GET_SECONDS (default 4), BENCH_GET_ROUNDS (default 3)  GET-overhead rounds
+//   BENCH_ROUNDS (default 5)   rounds of cairn push/pull and git add+commit+push/clone, run side
+//                              by side (order alternating) so a busy machine hits both alike;
+//                              the report gives every round and the medians
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { execFileSync } from 'node:child_process';
@@ -43,6 +46,7 @@ const SCALE = parseScale(process.env.BENCH_SCALE);
 const SEED = process.env.BENCH_SEED || 'cairn-bench-1';
 const KEEP = process.env.BENCH_KEEP === '1';
 const COMMAND_TIMEOUT_MS = 15 * 60 * 1000;
+const ROUNDS = Math.max(1, Math.min(20, Number(process.env.BENCH_ROUNDS || 5) || 5));
 
 function parseScale(value: string | undefined): number {
   if (value === undefined || value === '') return 1;
@@ -119,20 +123,21 @@ async function stepTree(): Promise<{ files: number; bytes: number } | null> {
   return stats;
 }
 
-async function stepCairn(tree: { bytes: number }): Promise<void> {
-  const data = path.join(ROOT, 'cairn-data');
+/** One round of cairn: a fresh server and repository, push the tree, pull it back. */
+async function stepCairn(tree: { bytes: number }, round: number): Promise<Fig> {
+  const data = path.join(ROOT, `cairn-data-${round}`);
   const out = path.join(ROOT, 'cairn-out');
-  const fig: Fig = {};
-  bench.cairn = fig;
+  const fig: Fig = { round };
   let server: ChildServer | null = null;
   try {
     server = await startCairn(CLI, data);
     const repo = await registerRepository(server.url, 'bench');
     fig.repo = repo;
+    fig.server_url = server.url;
     fig.server_rss_idle_mib = mib((procMemory(server.pid)?.rssKiB ?? NaN) * 1024);
     const sampler = sampleRss(server.pid);
 
-    log('cairn push');
+    log(`round ${round + 1}: cairn push`);
     const push = await runOk(process.execPath, [CLI, 'push', '--server', server.url, '--repo', String(repo), '--line', 'dev', treeDir], { timeoutMs: COMMAND_TIMEOUT_MS });
     const pushed = JSON.parse(push.stdout.trim().split('\n').at(-1)!);
     Object.assign(fig, {
@@ -141,36 +146,120 @@ async function stepCairn(tree: { bytes: number }): Promise<void> {
       uploaded_packs: pushed.uploaded_packs, uploaded_bytes: pushed.uploaded_bytes,
     });
 
-    log('cairn pull');
+    log(`round ${round + 1}: cairn pull`);
     const pull = await runOk(process.execPath, [CLI, 'pull', '--server', server.url, '--repo', String(repo), '--line', 'dev', out], { timeoutMs: COMMAND_TIMEOUT_MS });
     Object.assign(fig, { pull_ms: Math.round(pull.ms), pull_mib_s: mibps(tree.bytes, pull.ms) });
     fig.server_rss_peak_sampled_mib = mib(sampler.stop().peakKiB * 1024);
     fig.server_vm_hwm_mib = mib((procMemory(server.pid)?.hwmKiB ?? NaN) * 1024);
 
-    // Snapshot export with content (streamed): the server's peak above its RSS before the request.
-    log('snapshot export with content');
-    resetPeak(server.pid);
-    const idle = procMemory(server.pid)?.rssKiB ?? NaN;
-    const t0 = performance.now();
-    const exp = await fetch(`${server.url}/v1/native/repository-authorities/${repo}/snapshots/${pushed.snapshot_id}`);
-    let exportBytes = 0;
-    for await (const chunk of exp.body as unknown as AsyncIterable<Uint8Array>) exportBytes += chunk.length;
-    Object.assign(fig, {
-      export_status: exp.status, export_mib: mib(exportBytes), export_ms: Math.round(performance.now() - t0),
-      export_hwm_above_idle_mib: mib(((procMemory(server.pid)?.hwmKiB ?? NaN) - idle) * 1024),
-    });
+    if (round === 0) {
+      // Snapshot export with content (streamed): the server's peak above its RSS before the request.
+      log('snapshot export with content');
+      resetPeak(server.pid);
+      const idle = procMemory(server.pid)?.rssKiB ?? NaN;
+      const t0 = performance.now();
+      const exp = await fetch(`${server.url}/v1/native/repository-authorities/${repo}/snapshots/${pushed.snapshot_id}`);
+      let exportBytes = 0;
+      for await (const chunk of exp.body as unknown as AsyncIterable<Uint8Array>) exportBytes += chunk.length;
+      Object.assign(fig, {
+        export_status: exp.status, export_mib: mib(exportBytes), export_ms: Math.round(performance.now() - t0),
+        export_hwm_above_idle_mib: mib(((procMemory(server.pid)?.hwmKiB ?? NaN) - idle) * 1024),
+      });
 
-    const diff = await runTimed('diff', ['-r', '-q', treeDir, out]);
-    fig.pull_matches = diff.code === 0;
-    if (diff.code !== 0) fail('cairn pull: pulled tree differs from the source', new Error(`diff -r exit ${diff.code}\n${(diff.stdout + diff.stderr).split('\n').slice(0, 20).join('\n')}`));
-
-    fig.store_bytes = await dirBytes(path.join(data, 'repositories', String(repo)));
-    fig.store_mib = mib(fig.store_bytes as number);
+      const diff = await runTimed('diff', ['-r', '-q', treeDir, out]);
+      fig.pull_matches = diff.code === 0;
+      if (diff.code !== 0) fail('cairn pull: pulled tree differs from the source', new Error(`diff -r exit ${diff.code}\n${(diff.stdout + diff.stderr).split('\n').slice(0, 20).join('\n')}`));
+      fig.store_bytes = await dirBytes(path.join(data, 'repositories', String(repo)));
+      fig.store_mib = mib(fig.store_bytes as number);
+    }
   } catch (err) {
-    fail('cairn push/pull', err);
+    fail(`cairn push/pull (round ${round + 1})`, err);
   } finally {
     await stopServer('cairn server (push/pull)', server);
     rmSync(out, { recursive: true, force: true });
+    if (round !== 0) rmSync(data, { recursive: true, force: true });
+  }
+  return fig;
+}
+
+/**
+ * Deduplicated upload: change one file of the tree and push it to a new line (no parent) of
+ * round 1's repository. The client learns the blobs the server holds from the other line
+ * heads, so only the changed blob and the trees on its path should travel.
+ */
+async function stepDedup(tree: { bytes: number }): Promise<void> {
+  const fig: Fig = {};
+  bench.dedup = fig;
+  const data = path.join(ROOT, 'cairn-data-0');
+  const repo = ((bench.rounds as Fig[] | undefined)?.[0]?.repo as number | undefined) ?? 0;
+  let server: ChildServer | null = null;
+  const file = path.join(treeDir, 'bench-one-change.txt');
+  try {
+    server = await startCairn(CLI, data);
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(file, `one changed file ${Date.now()}\n`);
+    log('cairn push of a one-file change to a new line');
+    const push = await runOk(process.execPath, [CLI, 'push', '--server', server.url, '--repo', String(repo), '--line', 'one-change', treeDir], { timeoutMs: COMMAND_TIMEOUT_MS });
+    const pushed = JSON.parse(push.stdout.trim().split('\n').at(-1)!);
+    Object.assign(fig, {
+      push_ms: Math.round(push.ms), uploaded_packs: pushed.uploaded_packs, uploaded_bytes: pushed.uploaded_bytes,
+      tree_bytes: tree.bytes, percent_of_tree: round((100 * pushed.uploaded_bytes) / tree.bytes, 4),
+    });
+  } catch (err) {
+    fail('dedup push', err);
+  } finally {
+    rmSync(file, { force: true });
+    await stopServer('cairn server (dedup)', server);
+  }
+}
+
+/**
+ * Resumed upload: push the tree to a fresh repository and kill the client (SIGKILL) once about
+ * half of its packs have arrived (staged); push again and count what the second push sent.
+ */
+async function stepResume(): Promise<void> {
+  const fig: Fig = {};
+  bench.resume = fig;
+  const data = path.join(ROOT, 'cairn-data-resume');
+  let server: ChildServer | null = null;
+  try {
+    server = await startCairn(CLI, data);
+    const repo = await registerRepository(server.url, 'bench-resume');
+    const staging = path.join(data, 'repositories', String(repo), 'staging', 'objects');
+    const { readdirSync } = await import('node:fs');
+    const { spawn } = await import('node:child_process');
+    const packsIn = (dir: string) => { try { return readdirSync(dir).filter((f) => f.endsWith('.pack')).length; } catch { return 0; } };
+    const count = () => packsIn(staging);
+    const repoDir = path.join(data, 'repositories', String(repo));
+    // Round 1 committed the same tree: its object-pack count is what a whole push sends.
+    const expected = Math.max(2, ((bench.rounds as Fig[] | undefined)?.[0]?.uploaded_packs as number | undefined ?? 3) - 1);
+    const want = Math.max(1, Math.floor(expected / 2));
+    log(`cairn push, killed after ${want} of ~${expected} object packs arrived`);
+    const child = spawn(process.execPath, [CLI, 'push', '--server', server.url, '--repo', String(repo), '--line', 'dev', treeDir], { stdio: 'ignore' });
+    const exited = new Promise((r) => child.once('exit', r));
+    const deadline = Date.now() + COMMAND_TIMEOUT_MS;
+    while (count() < want && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    child.kill('SIGKILL');
+    await exited;
+    await new Promise((r) => setTimeout(r, 300)); // let the server finish or drop the upload in flight
+    const staged = count();
+    const stagedTotal = staged + packsIn(path.join(repoDir, 'staging', 'trees'));
+    log('cairn push again (resume)');
+    const again = await runOk(process.execPath, [CLI, 'push', '--server', server.url, '--repo', String(repo), '--line', 'dev', treeDir], { timeoutMs: COMMAND_TIMEOUT_MS });
+    const pushed = JSON.parse(again.stdout.trim().split('\n').at(-1)!);
+    const committed = packsIn(path.join(repoDir, 'packs', 'objects'));
+    const committedTotal = committed + packsIn(path.join(repoDir, 'packs', 'trees'));
+    Object.assign(fig, {
+      killed_after_staged_packs: stagedTotal, committed_object_packs: committed, committed_packs: committedTotal,
+      resumed_uploaded_packs: pushed.uploaded_packs, resumed_uploaded_bytes: pushed.uploaded_bytes,
+      // The second push sends exactly the packs that had not arrived (object and tree packs).
+      only_missing_sent: pushed.uploaded_packs === committedTotal - stagedTotal,
+    });
+  } catch (err) {
+    fail('resume push', err);
+  } finally {
+    await stopServer('cairn server (resume)', server);
+    rmSync(data, { recursive: true, force: true });
   }
 }
 
@@ -185,45 +274,85 @@ const GIT_ENV: NodeJS.ProcessEnv = {
 // Passed on every command; `git -c` settings reach the spawned receive-pack/upload-pack too.
 const GIT_CFG = ['-c', 'gc.auto=0', '-c', 'receive.autogc=false', '-c', 'maintenance.auto=false', '-c', 'init.defaultBranch=main', '-c', 'core.autocrlf=false'];
 
-async function stepGit(tree: { bytes: number }): Promise<void> {
-  const fig: Fig = {};
-  bench.git = fig;
+/** One round of git: fresh git dir and bare repository, add+commit+push, then clone. */
+async function stepGit(tree: { bytes: number }, round: number): Promise<Fig> {
+  const fig: Fig = { round };
   const gitDir = path.join(ROOT, 'git-work.git'); // the tree itself is the work tree; nothing is written into it
   const bare = path.join(ROOT, 'git-bare.git');
   const out = path.join(ROOT, 'git-out');
   const git = (args: string[], withWork = true) =>
     runOk('git', [...GIT_CFG, ...(withWork ? [`--git-dir=${gitDir}`, `--work-tree=${treeDir}`] : []), ...args], { env: GIT_ENV, cwd: ROOT, timeoutMs: COMMAND_TIMEOUT_MS });
   try {
+    rmSync(gitDir, { recursive: true, force: true });
+    rmSync(bare, { recursive: true, force: true });
     fig.version = (await runOk('git', ['--version'], { env: GIT_ENV })).stdout.trim();
     await git(['init', '-q']);
     await git(['init', '-q', '--bare', bare], false);
-    log('git add');
+    log(`round ${round + 1}: git add+commit+push`);
     const add = await git(['add', '-A']);
-    log('git commit');
     const commit = await git(['commit', '-q', '-m', 'x']);
-    log('git push (file://)');
     const push = await git(['push', '-q', `file://${bare}`, 'HEAD:refs/heads/main']);
     const total = add.ms + commit.ms + push.ms;
     Object.assign(fig, {
       add_ms: Math.round(add.ms), commit_ms: Math.round(commit.ms), push_ms: Math.round(push.ms),
       add_commit_push_ms: Math.round(total), add_commit_push_mib_s: mibps(tree.bytes, total),
     });
-    log('git clone (file://)');
+    log(`round ${round + 1}: git clone`);
     const clone = await git(['clone', '-q', `file://${bare}`, out], false);
     Object.assign(fig, { clone_ms: Math.round(clone.ms), clone_mib_s: mibps(tree.bytes, clone.ms) });
-    const diff = await runTimed('diff', ['-r', '-q', '-x', '.git', treeDir, out]);
-    fig.clone_matches = diff.code === 0;
-    if (diff.code !== 0) fail('git clone: cloned tree differs from the source', new Error(`diff -r exit ${diff.code}\n${(diff.stdout + diff.stderr).split('\n').slice(0, 20).join('\n')}`));
-    fig.bare_repo_bytes = await dirBytes(bare);
-    fig.bare_objects_bytes = await dirBytes(path.join(bare, 'objects'));
-    fig.bare_repo_mib = mib(fig.bare_repo_bytes as number);
-    fig.work_git_dir_bytes = await dirBytes(gitDir); // loose objects written by `git add`
+    if (round === 0) {
+      const diff = await runTimed('diff', ['-r', '-q', '-x', '.git', treeDir, out]);
+      fig.clone_matches = diff.code === 0;
+      if (diff.code !== 0) fail('git clone: cloned tree differs from the source', new Error(`diff -r exit ${diff.code}\n${(diff.stdout + diff.stderr).split('\n').slice(0, 20).join('\n')}`));
+      fig.bare_repo_bytes = await dirBytes(bare);
+      fig.bare_objects_bytes = await dirBytes(path.join(bare, 'objects'));
+      fig.bare_repo_mib = mib(fig.bare_repo_bytes as number);
+      fig.work_git_dir_bytes = await dirBytes(gitDir); // loose objects written by `git add`
+    }
   } catch (err) {
-    fail('git', err);
+    fail(`git (round ${round + 1})`, err);
   } finally {
     rmSync(out, { recursive: true, force: true });
     rmSync(gitDir, { recursive: true, force: true });
+    rmSync(bare, { recursive: true, force: true });
   }
+  return fig;
+}
+
+const median = (xs: (number | null | undefined)[]): number | null => {
+  const v = xs.filter((x): x is number => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
+  if (!v.length) return null;
+  return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+};
+
+/** Rounds side by side; round 1's figures stand as `bench.cairn` / `bench.git`, medians beside. */
+async function stepRounds(tree: { bytes: number }): Promise<void> {
+  const rounds: Fig[] = [];
+  const gitRounds: Fig[] = [];
+  bench.rounds = rounds;
+  bench.git_rounds = gitRounds;
+  for (let r = 0; r < ROUNDS; r++) {
+    // Alternate the order so a burst of load on the shared machine does not favour one side.
+    if (r % 2 === 0) {
+      rounds.push(await stepCairn(tree, r));
+      gitRounds.push(await stepGit(tree, r));
+    } else {
+      gitRounds.push(await stepGit(tree, r));
+      rounds.push(await stepCairn(tree, r));
+    }
+  }
+  bench.cairn = { ...rounds[0], push_ms: median(rounds.map((x) => x.push_ms as number)), pull_ms: median(rounds.map((x) => x.pull_ms as number)), server_vm_hwm_mib: Math.max(...rounds.map((x) => (x.server_vm_hwm_mib as number) ?? 0)) };
+  const c = bench.cairn as Fig;
+  c.push_mib_s = mibps(tree.bytes, c.push_ms as number);
+  c.pull_mib_s = mibps(tree.bytes, c.pull_ms as number);
+  bench.git = {
+    ...gitRounds[0],
+    add_ms: median(gitRounds.map((x) => x.add_ms as number)), commit_ms: median(gitRounds.map((x) => x.commit_ms as number)), push_ms: median(gitRounds.map((x) => x.push_ms as number)),
+    add_commit_push_ms: median(gitRounds.map((x) => x.add_commit_push_ms as number)), clone_ms: median(gitRounds.map((x) => x.clone_ms as number)),
+  };
+  const g = bench.git as Fig;
+  g.add_commit_push_mib_s = mibps(tree.bytes, g.add_commit_push_ms as number);
+  g.clone_mib_s = mibps(tree.bytes, g.clone_ms as number);
 }
 
 interface UploadFig {
@@ -482,6 +611,8 @@ function report(): void {
   const p = (bench.big_pack ?? {}) as Fig;
   const pc = (p.cairn ?? {}) as UploadFig;
   const pb = (p.baseline ?? {}) as UploadFig;
+  const d = (bench.dedup ?? {}) as Fig;
+  const rs = (bench.resume ?? {}) as Fig;
   const n = (v: unknown) => (typeof v === 'number' ? v : null);
 
   const ratios = {
@@ -503,7 +634,13 @@ function report(): void {
       ['files', t.files], ['bytes', t.bytes != null ? `${t.bytes} (${t.mib} MiB)` : null], ['directories (max depth)', t.directories != null ? `${t.directories} (${t.maxDepth})` : null],
       ['binary files (bytes)', t.binaryFiles != null ? `${t.binaryFiles} (${mib(n(t.binaryBytes) ?? 0)} MiB)` : null], ['identical copies', t.duplicateFiles], ['generated in', secs(n(t.generate_ms))],
     ]),
-    table('Transfer', [
+    table(`Rounds (side by side, order alternating; ${ROUNDS} rounds)`, ((bench.rounds ?? []) as Fig[]).map((c, i) => {
+      const g = ((bench.git_rounds ?? []) as Fig[])[i] ?? {};
+      return [`round ${i + 1}`,
+        `push ${secs(n(c.push_ms))} vs git ${secs(n(g.add_commit_push_ms))} = ${times(ratio(n(g.add_commit_push_ms), n(c.push_ms)))};  `
+        + `pull ${secs(n(c.pull_ms))} vs clone ${secs(n(g.clone_ms))} = ${times(ratio(n(g.clone_ms), n(c.pull_ms)))};  server peak RSS ${mb(c.server_vm_hwm_mib)}`] as [string, unknown];
+    })),
+    table('Transfer (medians of the rounds)', [
       ['cairn push', `${secs(n(c.push_ms)).padEnd(10)}  ${mbs(c.push_mib_s)}`],
       ['cairn pull', `${secs(n(c.pull_ms)).padEnd(10)}  ${mbs(c.pull_mib_s)}   tree matches: ${c.pull_matches ?? '—'}`],
       ['git add', secs(n(g.add_ms))],
@@ -514,8 +651,16 @@ function report(): void {
       ['push: git add+commit+push / cairn push', times(ratios.push_git_over_cairn)],
       ['pull: git clone / cairn pull', times(ratios.pull_git_clone_over_cairn)],
       ['cairn push uploaded', c.uploaded_bytes != null ? `${mib(n(c.uploaded_bytes)!)} MiB in ${c.uploaded_packs} pack(s)` : null],
-      ['cairn server peak RSS (push+pull)', mb(c.server_vm_hwm_mib)],
+      ['cairn server peak RSS (push+pull, max of rounds)', mb(c.server_vm_hwm_mib)],
+      ['push: median of per-round ratios', times(median(((bench.rounds ?? []) as Fig[]).map((x, i) => ratio(n(((bench.git_rounds ?? []) as Fig[])[i]?.add_commit_push_ms), n(x.push_ms)))))],
+      ['pull: median of per-round ratios', times(median(((bench.rounds ?? []) as Fig[]).map((x, i) => ratio(n(((bench.git_rounds ?? []) as Fig[])[i]?.clone_ms), n(x.pull_ms)))))],
     ], 'time        throughput'),
+    table('Deduplicated and resumed uploads', [
+      ['one-file change pushed to a new line', d.uploaded_bytes != null ? `${d.uploaded_bytes} bytes in ${d.uploaded_packs} pack(s) = ${d.percent_of_tree}% of the tree (target < 1%)` : null],
+      ['push killed half-way: packs staged before the kill', rs.killed_after_staged_packs],
+      ['resumed push sent', rs.resumed_uploaded_packs != null ? `${rs.resumed_uploaded_packs} pack(s), ${mib(n(rs.resumed_uploaded_bytes) ?? 0)} MiB, of ${rs.committed_packs} packs committed` : null],
+      ['only the packs that had not arrived were sent', rs.only_missing_sent],
+    ]),
     table('On disk (sum of file sizes)', [
       ['cairn repositories/N', c.store_bytes != null ? `${c.store_bytes} (${c.store_mib} MiB)` : null],
       ['git bare repo (du -sb)', g.bare_repo_bytes != null ? `${g.bare_repo_bytes} (${g.bare_repo_mib} MiB)` : null],
@@ -576,7 +721,7 @@ async function stepManifest(): Promise<void> {
   const { exportFiles, listAuthorityFiles } = await import('../lib/store/export.js');
   const repo = (bench.cairn as Fig | undefined)?.repo;
   const targets: [string, string][] = [['tree', treeDir]];
-  if (typeof repo === 'number') targets.unshift(['repository', path.join(ROOT, 'cairn-data', 'repositories', String(repo))]);
+  if (typeof repo === 'number') targets.unshift(['repository', path.join(ROOT, 'cairn-data-0', 'repositories', String(repo))]);
   try {
     for (const [name, dir] of targets) {
       const files = await listAuthorityFiles(dir);
@@ -633,9 +778,11 @@ async function main(): Promise<void> {
     } else {
       const tree = await stepTree();
       if (tree) {
-        await stepCairn(tree);
+        await stepRounds(tree);
         await stepManifest();
-        await stepGit(tree);
+        await stepDedup(tree);
+        await stepResume();
+        rmSync(path.join(ROOT, 'cairn-data-0'), { recursive: true, force: true });
       }
       await stepBigPack();
       await stepGetRatio();

@@ -401,8 +401,10 @@ describe('content over HTTP', function () {
         json: { snapshot_ids: [id], object_packs: [s3.objectPack!.packId], tree_packs: [s3.treePack!.packId] },
       });
       expect(plan.json.missing_snapshot_ids).to.deep.equal([id]);
-      expect(plan.json.missing_object_pack_ids).to.deep.equal([s3.objectPack!.packId]);
-      expect(plan.json.missing_tree_pack_ids).to.deep.equal([s3.treePack!.packId]);
+      // The packs stay staged (present for a retry), not committed: nothing was ingested.
+      expect(plan.json.present_object_pack_ids).to.deep.equal([s3.objectPack!.packId]);
+      expect(plan.json.present_tree_pack_ids).to.deep.equal([s3.treePack!.packId]);
+      expect(await fsp.readdir(path.join(server.dataDir, `repositories/${repo}/staging/objects`))).to.include(`${s3.objectPack!.packId}.pack`);
       expect((await api(server.url, 'GET', mainPath())).json.head_snapshot_id).to.equal(s1.snapshot.snapshot_id);
     });
 
@@ -582,8 +584,9 @@ describe('content over HTTP', function () {
         checked_snapshot_ids: [m, b.snapshot.snapshot_id, a.snapshot.snapshot_id],
         present_snapshot_ids: [b.snapshot.snapshot_id, a.snapshot.snapshot_id],
         missing_snapshot_ids: [m],
-        present_object_pack_ids: [b.objectPack!.packId, a.objectPack!.packId],
-        missing_object_pack_ids: [staged.objectPack!.packId, mp],
+        // A staged (uploaded, verified, uncommitted) pack counts as present: a push resumes.
+        present_object_pack_ids: [staged.objectPack!.packId, b.objectPack!.packId, a.objectPack!.packId],
+        missing_object_pack_ids: [mp],
         present_tree_pack_ids: [a.treePack!.packId, b.treePack!.packId],
         missing_tree_pack_ids: [mp],
       });
@@ -689,15 +692,15 @@ describe('content over HTTP', function () {
       expectError(await unchanged(server, repo, [], () => putPack(server, repo, p, p.packId, other)), 400);
     });
 
-    it('GET of a staged pack answers 404; after commit it returns the exact bytes and media type', async () => {
+    it('GET of a staged pack returns its bytes (resumable pushes); after commit too, with the media type', async () => {
       const c = buildContent({ 'download/a.bin': Buffer.from([0, 1, 2, 0xff]), 'download/b.txt': 'bee' });
       await uploadPacks(server, repo, c);
       const objectUrl = syncPath(repo, `/object-packs/${c.objectPack!.packId}`);
       const treeUrl = syncPath(repo, `/tree-packs/${c.treePack!.packId}`);
-      for (const url of [objectUrl, treeUrl]) {
-        const res = await api(server.url, 'GET', url);
-        expectError(res, 404);
-      }
+      const stagedObj = await getBytes(server, objectUrl);
+      expect(stagedObj.status).to.equal(200);
+      expect(stagedObj.bytes.equals(c.objectPack!.bytes)).to.equal(true);
+      expect((await getBytes(server, treeUrl)).bytes.equals(c.treePack!.bytes)).to.equal(true);
       expectError(await api(server.url, 'GET', syncPath(repo, `/object-packs/${fakeId('never')}`)), 404);
       expectError(await api(server.url, 'GET', syncPath(repo, '/object-packs/not-hex')), 404);
       expect((await commit(server, repo, commitBody(c))).status).to.equal(200);

@@ -149,6 +149,12 @@ describe('retirement, export and restore: the round trip', function () {
     const manifest = JSON.parse(await fsp.readFile(path.join(out, 'manifest.json'), 'utf8'));
     expect(manifest.schema).to.equal('svc.remote-export.v1');
     const target = path.join(tempDir(), 'data2');
+    // --data must exist (a typo is an error, issue 11): an empty directory is a new store.
+    const typo = await cli(['import', '--data', target, '--policy-flags', '7', out]);
+    expect(typo.code).to.equal(2);
+    expect(typo.stderr).to.include('does not exist');
+    expect(await fsp.stat(target).catch(() => null)).to.equal(null);
+    await fsp.mkdir(target);
     const imported = await cli(['import', '--data', target, '--policy-flags', '7', out]);
     expect(imported.code, imported.stderr).to.equal(0);
     const index = JSON.parse(imported.stdout).repository_index;
@@ -161,6 +167,7 @@ describe('retirement, export and restore: the round trip', function () {
     // A damaged export is refused and registers nothing.
     await fsp.appendFile(path.join(out, 'authority.bin'), 'x');
     const fresh = path.join(tempDir(), 'data3');
+    await fsp.mkdir(fresh);
     const damaged = await cli(['import', '--data', fresh, out]);
     expect(damaged.code).to.not.equal(0);
     expect(damaged.stderr).to.match(/authority.bin/);

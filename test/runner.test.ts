@@ -143,35 +143,41 @@ describe('cairn runner end to end', function () {
     const run = await runOnce(repo);
     expect(run.code, run.stderr).to.equal(0);
     expect(run.lines).to.have.length(1);
+    const logFile = path.join(run.workdir, 'logs', `repo${repo}-job${index}-attempt1.log`);
     expect(run.lines[0]).to.deep.equal({
       repository_index: repo, worker_job_index: index, job_kind: 11, attempt: 1,
-      outcome: 'succeeded', tests_status: 'pass', suites: 2, note: 'exit 0',
+      outcome: 'succeeded', tests_status: 'pass', suites: 2, note: 'exit 0', log: logFile,
     });
+    // The command's output is kept per job under --workdir/logs/.
+    expect(await fsp.readFile(logFile, 'utf8')).to.include('ci-pass-marker');
     // The script's own output goes to stderr, never into the JSON lines on stdout.
     expect(run.stderr).to.include('ci-pass-marker');
     expect(run.stdout).to.not.include('ci-pass-marker');
     const cwd = /cwd=(.*)/.exec(run.stderr)![1].trim();
     const roots = [run.workdir, realpathSync(run.workdir)];
     expect(roots.some((r) => cwd.startsWith(`${r}/job-`) && cwd.endsWith('/tree')), cwd).to.equal(true);
-    expect(await fsp.readdir(run.workdir)).to.deep.equal([]); // the workspace was removed
+    expect(await fsp.readdir(run.workdir)).to.deep.equal(['logs']); // the workspace was removed, the log kept
     expect(await job(repo, index)).to.include({ state: 'succeeded', outcome: 'succeeded', attempt_count: 1, error_kind: null });
   });
 
   it('failing ci/run.sh: reports command_failed with tests failing; the job itself completes', async () => {
     const { repo, job: index } = await fixture('fail', { 'ci/run.sh': 'echo "ci-fail-marker"\nexit 3\n' });
     const run = await runOnce(repo);
-    expect(run.code, run.stderr).to.equal(0);
+    expect(run.code, run.stderr).to.equal(1); // --once exits non-zero when the job it ran failed
     expect(run.lines).to.have.length(1);
     expect(run.lines[0]).to.include({ worker_job_index: index, outcome: 'command_failed', tests_status: 'fail', suites: 0, note: 'exit 3' });
     expect(run.stderr).to.include('ci-fail-marker');
-    expect(await job(repo, index)).to.include({ state: 'succeeded', outcome: 'command_failed', attempt_count: 1 });
+    const stored = await job(repo, index);
+    expect(stored).to.include({ state: 'succeeded', outcome: 'command_failed', attempt_count: 1 });
+    // The output's tail is the job's detail.error.
+    expect(stored.error).to.match(/^sh ci\/run\.sh: exit 3; output tail:\nci-fail-marker\n$/);
   });
 
   it('a zero exit with a failing suite in ci/results.json reports succeeded with tests failing', async () => {
     const results = JSON.stringify({ suites: [{ suite_id: 'unit', status: 'pass', blocking: true }, { suite_id: 'flaky', status: 'fail', blocking: false }] });
     const { repo, job: index } = await fixture('suite-fail', { 'ci/run.sh': `printf '%s' '${results}' > ci/results.json\n` });
     const run = await runOnce(repo);
-    expect(run.code, run.stderr).to.equal(0);
+    expect(run.code, run.stderr).to.equal(1);
     expect(run.lines[0]).to.include({ worker_job_index: index, outcome: 'succeeded', tests_status: 'fail', suites: 2 });
     expect(await job(repo, index)).to.include({ state: 'succeeded', outcome: 'succeeded' });
   });
@@ -184,13 +190,14 @@ describe('cairn runner end to end', function () {
     const heartbeats = () => server.output().split('\n').filter((l) => l.includes('"operation":"workerJobs.heartbeat"') && l.includes('"status":200')).length;
     const beatsBefore = heartbeats();
     const run = await runOnce(repo);
-    expect(run.code, run.stderr).to.equal(0);
+    expect(run.code, run.stderr).to.equal(1);
     expect(run.lines).to.have.length(1);
     expect(heartbeats() - beatsBefore).to.be.at.least(2);
     // Completed, not 'complete_rejected': the 2 s lease survived the 2 s command through heartbeats.
     expect(run.lines[0]).to.deep.equal({
       repository_index: repo, worker_job_index: index, job_kind: 11, attempt: 1,
       outcome: 'timed_out', tests_status: 'fail', suites: 0, note: `timed out after ${CI_TIMEOUT_S}s`,
+      log: path.join(run.workdir, 'logs', `repo${repo}-job${index}-attempt1.log`),
     });
     expect(run.ms).to.be.at.least(CI_TIMEOUT_S * 1000).and.below(15000);
     expect(run.stderr).to.include('ci-sleep-marker');
@@ -200,27 +207,28 @@ describe('cairn runner end to end', function () {
     while (alive(pid) && Date.now() < deadline) await sleep(50);
     expect(alive(pid), `sleep (pid ${pid}) outlived the timeout`).to.equal(false);
     expect(await job(repo, index)).to.include({ state: 'succeeded', outcome: 'timed_out', attempt_count: 1, error_kind: null });
-    expect(await fsp.readdir(run.workdir)).to.deep.equal([]);
+    expect(await fsp.readdir(run.workdir)).to.deep.equal(['logs']);
   });
 
   it('a snapshot without ci/run.sh reports command_failed', async () => {
     const { repo, job: index } = await fixture('no-entrypoint', { 'README.md': 'no ci here\n' });
     const run = await runOnce(repo);
-    expect(run.code, run.stderr).to.equal(0);
+    expect(run.code, run.stderr).to.equal(1);
     expect(run.lines[0]).to.include({ worker_job_index: index, outcome: 'command_failed', tests_status: 'fail', note: 'ci/run.sh is missing' });
     expect(await job(repo, index)).to.include({ state: 'succeeded', outcome: 'command_failed' });
   });
 
-  it('--once with nothing to claim exits 0 and prints nothing; an unreachable server exits 1', async () => {
+  it('--once with nothing to claim exits 0 and says "no job available" on stderr; an unreachable server exits 1 (errors on stderr)', async () => {
     const repo = await register(server.url, 'idle');
     const idle = await runOnce(repo);
     expect(idle.code, idle.stderr).to.equal(0);
     expect(idle.stdout).to.equal('');
+    expect(idle.stderr).to.include('no job available');
     const down = await runRunner(['--server', 'http://127.0.0.1:1', '--once', '--workdir', path.join(tempDir(), 'w')]);
     outputs.push(down.stdout, down.stderr);
     expect(down.code).to.equal(1);
-    expect(down.lines).to.have.length(1);
-    expect(down.lines[0].error).to.match(/^claim failed/);
+    expect(down.stdout).to.equal('');
+    expect(JSON.parse(down.stderr.trim()).error).to.match(/^claim failed/);
   });
 
   it('never prints a lease token: not in the runner output, not in the server log', () => {

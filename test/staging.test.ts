@@ -6,7 +6,7 @@ import { buildPack, PACK_KIND_OBJECT } from '../lib/store/pack.js';
 import { api, register, startTestServer } from './helpers.js';
 
 describe('uncommitted (staged) packs', () => {
-  it('stay invisible until committed and expire after the staging TTL, never while fresh', async () => {
+  it('are served and count as present for the plan, stay invisible until committed, and expire after the staging TTL, never while fresh', async () => {
     const server = await startTestServer();
     try {
       const repo = await register(server.url, 'staging');
@@ -19,14 +19,24 @@ describe('uncommitted (staged) packs', () => {
         expect(res.status).to.equal(200);
         expect(res.json.state).to.equal('new');
       }
+      // A staged pack is served (a resumed push or a mirror may read it back) and counts as
+      // present for the plan, but its objects stay invisible: no locator names them yet.
       const get = await api(server.url, 'GET', `/v1/native/repository-authorities/${repo}/remote-sync/zstd-bulk/object-packs/${old.packId}`);
-      expect(get.status).to.equal(404);
+      expect(get.status).to.equal(200);
+      const plan = await api(server.url, 'POST', `/v1/native/repository-authorities/${repo}/remote-sync/zstd-bulk/plan`, { json: { object_packs: [old.packId] } });
+      expect(plan.json.present_object_pack_ids).to.deep.equal([old.packId]);
+      const tree = await api(server.url, 'GET', `/v1/native/repository-authorities/${repo}/lines`);
+      expect(tree.json.lines).to.deep.equal([]);
       const staging = path.join(server.dataDir, `repositories/${repo}/staging/objects`);
       const fifteenDaysAgo = new Date(Date.now() - 15 * 24 * 3600 * 1000);
       await fsp.utimes(path.join(staging, `${old.packId}.pack`), fifteenDaysAgo, fifteenDaysAgo);
       const service = await server.ready;
       await service.expireStagedPacks();
       expect((await fsp.readdir(staging)).sort()).to.deep.equal([`${fresh.packId}.pack`]);
+      // Expired: missing again.
+      const after = await api(server.url, 'POST', `/v1/native/repository-authorities/${repo}/remote-sync/zstd-bulk/plan`, { json: { object_packs: [old.packId] } });
+      expect(after.json.missing_object_pack_ids).to.deep.equal([old.packId]);
+      expect((await api(server.url, 'GET', `/v1/native/repository-authorities/${repo}/remote-sync/zstd-bulk/object-packs/${old.packId}`)).status).to.equal(404);
     } finally {
       await server.stop();
     }

@@ -181,16 +181,21 @@ export class ContentOperations {
 
   // ------------------------------------------------------------ plan and packs
 
-  plan(snapshotIds: string[], objectPacks: string[], treePacks: string[]) {
-    const split = (ids: string[], present: (id: string) => boolean) => {
+  /**
+   * A pack counts as present when it is committed or staged (uploaded and verified, not yet
+   * committed): an interrupted push resumes without re-sending what arrived (issue 11).
+   */
+  async plan(snapshotIds: string[], objectPacks: string[], treePacks: string[]) {
+    const split = async (ids: string[], present: (id: string) => boolean | Promise<boolean>) => {
       const p: string[] = [];
       const m: string[] = [];
-      for (const id of ids) (isContentId(id) && present(id) ? p : m).push(id);
+      for (const id of ids) (isContentId(id) && (await present(id)) ? p : m).push(id);
       return [p, m];
     };
-    const [presentSnapshots, missingSnapshots] = split(snapshotIds, (id) => this.store.hasSnapshot(id));
-    const [presentObjects, missingObjects] = split(objectPacks, (id) => this.store.isCommittedPack(PACK_KIND_OBJECT, id));
-    const [presentTrees, missingTrees] = split(treePacks, (id) => this.store.isCommittedPack(PACK_KIND_TREE, id));
+    const packPresent = (kind: PackKind) => async (id: string) => this.store.isCommittedPack(kind, id) || (await this.store.isStagedPack(kind, id));
+    const [presentSnapshots, missingSnapshots] = await split(snapshotIds, (id) => this.store.hasSnapshot(id));
+    const [presentObjects, missingObjects] = await split(objectPacks, packPresent(PACK_KIND_OBJECT));
+    const [presentTrees, missingTrees] = await split(treePacks, packPresent(PACK_KIND_TREE));
     return {
       checked_snapshot_ids: snapshotIds,
       present_snapshot_ids: presentSnapshots,
@@ -289,6 +294,16 @@ export class ContentOperations {
     };
     const blobs = await newLocators('blob', req.blob_locators.map((r) => ({ ...r, id: r.blob_id })));
     const trees = await newLocators('tree', req.tree_locators.map((r) => ({ ...r, id: r.tree_id })));
+    // Adopt only the staged packs a new locator points into: a listed pack whose objects are all
+    // stored already stays in staging (and expires) instead of sitting unreferenced in packs/.
+    const referenced = new Set([...blobs.values(), ...trees.values()].map((l) => `${l.kind === 'blob' ? PACK_KIND_OBJECT : PACK_KIND_TREE}:${l.pack_id}`));
+    for (let i = adopt.length - 1; i >= 0; i--) {
+      if (referenced.has(`${adopt[i].kind}:${adopt[i].packId}`)) continue;
+      const counter = adopt[i].kind === PACK_KIND_OBJECT ? 'object_packs' : 'tree_packs';
+      upserted[counter]--;
+      skipped[counter]++;
+      adopt.splice(i, 1);
+    }
 
     // Closure: every new tree's children must be present already or arrive in this commit.
     for (const loc of trees.values()) {

@@ -363,11 +363,14 @@ export class JobQueue {
    * patchset's CI evidence, durable in the same record as the completion itself.
    */
   complete(index: number, attempt: number, token: string, detail: Record<string, unknown>): Promise<JobRecord> {
+    // Optional detail.error (a failed command's output tail), at most 4,096 characters.
+    const error = typeof detail.error === 'string' ? detail.error : null;
+    if (error !== null) validateErrorText(error);
     return this.leased(index, attempt, token, (job, now) => {
       if (job.kind === JOB_KIND_PATCHSET_CI) {
         const result = patchsetResult(detail);
         if (!job.detail.patchset_id) throw new Invalid('patchset.ci job has no patchset');
-        return complete(job, result, now);
+        return complete(job, result, now, error);
       }
       let result: RunnerResult | null = null;
       try {
@@ -375,7 +378,7 @@ export class JobQueue {
       } catch {
         result = null; // kind 11 needs nothing more; a malformed optional result is not kept
       }
-      return complete(job, result, now);
+      return complete(job, result, now, error);
     });
   }
 

@@ -69,7 +69,7 @@ export interface RevisionPayload {
   artifact_path: string;
   artifact_selector?: string | null;
   artifact_heading: string;
-  items?: { plan_item_ref?: string | null; text?: string; checkbox_state?: string; heading_path?: string[] }[];
+  items?: { plan_item_ref?: string | null; text?: string | null; checkbox_state?: string; heading_path?: string[] }[];
   artifact_body?: string;
   packed_artifact?: Partial<PackedArtifact> & { blob_id: string };
   expected_head_revision_id?: string | null;
@@ -290,11 +290,13 @@ export class PlanBook {
     let items: PlanItem[];
     if (p.items && p.items.length > 0) {
       items = p.items.map((i, n) => {
-        if (typeof i.text !== 'string' || i.text.trim() === '') throw new Invalid(`items[${n}].text must be a non-empty string`);
+        // Every item field is optional; a missing (or null) text projects as "" (issue 11).
+        const text = i.text ?? '';
+        if (typeof text !== 'string') throw new Invalid(`items[${n}].text must be a string`);
         if (i.plan_item_ref !== undefined && i.plan_item_ref !== null) validateItemRef(i.plan_item_ref);
         const state = i.checkbox_state ?? 'unchecked';
         if (state !== 'checked' && state !== 'unchecked') throw new Invalid(`items[${n}].checkbox_state must be checked or unchecked`);
-        return { plan_item_ref: i.plan_item_ref ?? null, text: i.text, checkbox_state: state, heading_path: i.heading_path ?? [p.artifact_heading] };
+        return { plan_item_ref: i.plan_item_ref ?? null, text, checkbox_state: state, heading_path: i.heading_path ?? [p.artifact_heading] };
       });
     } else if (p.artifact_body !== undefined) {
       items = itemsFromMarkdown(p.artifact_body, p.artifact_heading);

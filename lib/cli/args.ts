@@ -1,4 +1,5 @@
 // Argument parsing shared by the commands (node:util parseArgs, strict: unknown options fail).
+import { statSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 export class CliUsageError extends Error {}
@@ -21,4 +22,15 @@ export function parseBind(bind: string): { host: string; port: number } {
   const host = m[1].replace(/^\[(.*)\]$/, '$1');
   if (host === '') throw new CliUsageError('--bind needs a host');
   return { host, port };
+}
+
+/** An offline tool's --data must name an existing directory: a typo is an error, never a new empty store. */
+export function requireDataDir(dir: string): void {
+  let st;
+  try {
+    st = statSync(dir);
+  } catch {
+    throw new CliUsageError(`data directory ${dir} does not exist (check --data)`);
+  }
+  if (!st.isDirectory()) throw new CliUsageError(`data directory ${dir} is not a directory (check --data)`);
 }

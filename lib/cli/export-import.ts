@@ -12,13 +12,16 @@ import { copyFileHashed, exportFiles } from '../store/export.js';
 import { Layout } from '../store/layout.js';
 import { decodeRegistry } from '../store/registry-file.js';
 import { ManifestStruct } from '../http/handlers/lifecycle.js';
-import { CliUsageError, parseCommandArgs } from './args.js';
+import { CliUsageError, parseCommandArgs, requireDataDir } from './args.js';
 
 export const EXPORT_HELP = `Usage: cairn export --data DIR --repo N OUT_DIR
 
 Write repository N's authority files to OUT_DIR (absent or empty) with OUT_DIR/manifest.json,
 the same svc.remote-export.v1 manifest retirement serves (exported_at_s = now). Offline: takes
-the data-directory lock and refuses while a server holds it.
+the data-directory lock and refuses while a server holds it. --data must exist.
+
+Options:
+  --json   accepted for uniformity: the result is always one JSON object
 `;
 
 export const IMPORT_HELP = `Usage: cairn import --data DIR [--policy-flags N] IN_DIR
@@ -29,17 +32,21 @@ and it gets a new repository index (printed as JSON). Offline: takes the data-di
 
 Options:
   --policy-flags N   policy_flags of the restored repository (u8, default 0)
+  --json             accepted for uniformity: the result is always one JSON object
+
+--data must name an existing directory (an empty one is a new, empty store).
 `;
 
 export async function exportCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, {
-    data: { type: 'string' }, repo: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false },
+    data: { type: 'string' }, repo: { type: 'string' }, json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false },
   }, true);
   if (values.help) { process.stdout.write(EXPORT_HELP); return 0; }
   if (typeof values.data !== 'string' || typeof values.repo !== 'string' || positionals.length !== 1) throw new CliUsageError('usage: cairn export --data DIR --repo N OUT_DIR');
   const dataDir = path.resolve(values.data);
   const index = parseU32(values.repo, '--repo');
   const out = path.resolve(positionals[0]);
+  requireDataDir(dataDir);
   const lock = await lockDataDir(dataDir);
   try {
     const layout = new Layout(dataDir);
@@ -67,13 +74,15 @@ export async function exportCommand(argv: string[]): Promise<number> {
 
 export async function importCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, {
-    data: { type: 'string' }, 'policy-flags': { type: 'string', default: '0' }, help: { type: 'boolean', short: 'h', default: false },
+    data: { type: 'string' }, 'policy-flags': { type: 'string', default: '0' }, json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false },
   }, true);
   if (values.help) { process.stdout.write(IMPORT_HELP); return 0; }
   if (typeof values.data !== 'string' || positionals.length !== 1) throw new CliUsageError('usage: cairn import --data DIR IN_DIR');
   const flags = Number(values['policy-flags']);
   validatePolicyFlags(flags);
   const inDir = path.resolve(positionals[0]);
+  const dataDir = path.resolve(values.data);
+  requireDataDir(dataDir);
   let manifest: ExportManifest;
   try {
     const parsed: unknown = JSON.parse(await fsp.readFile(path.join(inDir, 'manifest.json'), 'utf8'));
@@ -83,7 +92,6 @@ export async function importCommand(argv: string[]): Promise<number> {
     throw new CliUsageError(`${path.join(inDir, 'manifest.json')}: ${err instanceof StructError ? `field ${err.path.join('.')}: ${err.message}` : (err as Error).message}`);
   }
   validateManifest(manifest);
-  const dataDir = path.resolve(values.data);
   const lock = await lockDataDir(dataDir);
   let service: CairnService | null = null;
   try {

@@ -7,7 +7,7 @@ import { lockDataDir } from '../store/datadir-lock.js';
 import { fsckAuthority } from '../store/fsck.js';
 import { Layout } from '../store/layout.js';
 import { decodeRegistry } from '../store/registry-file.js';
-import { CliUsageError, parseCommandArgs } from './args.js';
+import { CliUsageError, parseCommandArgs, requireDataDir } from './args.js';
 
 export const FSCK_HELP = `Usage: cairn fsck --data DIR [--repo N] [--rebuild-locators]
 
@@ -20,17 +20,19 @@ Options:
   --data DIR           data directory
   --repo N             check only repository N
   --rebuild-locators   recreate the blob and tree locator indexes from the packs alone first
+  --json               accepted for uniformity: the summary is always JSON
 `;
 
 export async function fsckCommand(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs(argv, {
-    data: { type: 'string' }, repo: { type: 'string' }, 'rebuild-locators': { type: 'boolean', default: false },
+    data: { type: 'string' }, repo: { type: 'string' }, 'rebuild-locators': { type: 'boolean', default: false }, json: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) { process.stdout.write(FSCK_HELP); return 0; }
   if (typeof values.data !== 'string') throw new CliUsageError('--data is required');
   const dataDir = path.resolve(values.data);
   const only = values.repo === undefined ? null : parseU32(String(values.repo), '--repo');
+  requireDataDir(dataDir);
   const lock = await lockDataDir(dataDir);
   try {
     const layout = new Layout(dataDir);

@@ -1,23 +1,42 @@
 // The `cairn` command: dispatch to a subcommand; errors become exit codes in one place.
+import { readFileSync } from 'node:fs';
 import { isCairnError } from '../domain/errors.js';
 import { CliUsageError } from './args.js';
 
 export const HELP = `Usage: cairn <command> [options]
 
-Commands:
-  serve    serve the HTTP interface
-  push     snapshot a directory and send it to a repository line
-  pull     materialize a snapshot (or a line's head) into a directory
-  sync     copy a snapshot and its history between repositories or servers
-  fsck     verify a data directory offline (packs, locators, trees, snapshots, lines)
-  runner   claim and run CI jobs (ci/run.sh) from a server
-  export   write a repository's authority files and manifest to a directory (offline)
-  import   restore such a directory as a new repository (offline)
-  task     create, list, show and close tasks
-  change   create, list, show and close changes
-  patchset push a directory as a new patchset of a change
+Working copies:
+  checkout  make a directory a tracked working copy of a line
+  status    list added, modified and deleted paths against the working copy's base
+  update    bring the working copy to the line's head (refuses on both-sides changes)
+  push      snapshot a directory (or working copy) and send it to a repository line
 
-Run "cairn <command> --help" for the options of a command.
+Transfers:
+  pull      materialize a snapshot (or a line's head) into a directory (exact export)
+  sync      copy a snapshot and its history between repositories or servers
+
+Workflow:
+  task      create, list, show and close tasks
+  change    create, list, show and close changes
+  patchset  push a directory as a new patchset of a change
+
+Everyday:
+  repo      create, list or show repositories
+  lines     list a repository's lines
+  log       snapshot history of a line
+  jobs      list or show worker jobs (CI runs)
+
+Server and operations:
+  serve     serve the HTTP interface
+  runner    claim and run CI jobs (ci/run.sh) from a server
+  fsck      verify a data directory offline (every file of every repository)
+  export    write a repository's authority files and manifest to a directory (offline)
+  import    restore such a directory as a new repository (offline)
+
+Run "cairn <command> --help" for the options of a command; "cairn --version" for the version.
+Exit codes: 0 ok, 1 error, 2 usage, 3 data-directory lock lost (serve), 4 busy (data
+directory locked), 5 corrupt data, 6 refused: the line moved or update found both-sides
+changes (nothing changed).
 `;
 
 type Command = (argv: string[]) => Promise<number>;
@@ -28,6 +47,14 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   push: async () => (await import('./content-commands.js')).pushCommand,
   pull: async () => (await import('./content-commands.js')).pullCommand,
   sync: async () => (await import('./content-commands.js')).syncCommand,
+  checkout: async () => (await import('./content-commands.js')).checkoutCommand,
+  clone: async () => (await import('./content-commands.js')).checkoutCommand,
+  status: async () => (await import('./content-commands.js')).statusCommand,
+  update: async () => (await import('./content-commands.js')).updateCommand,
+  repo: async () => (await import('./everyday.js')).repoCommand,
+  lines: async () => (await import('./everyday.js')).linesCommand,
+  log: async () => (await import('./everyday.js')).logCommand,
+  jobs: async () => (await import('./everyday.js')).jobsCommand,
   fsck: async () => (await import('./fsck.js')).fsckCommand,
   runner: async () => (await import('./runner.js')).runnerCommand,
   export: async () => (await import('./export-import.js')).exportCommand,
@@ -37,8 +64,28 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   patchset: async () => (await import('./workflow-commands.js')).patchsetCommand,
 };
 
+export function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+/** A reader that went away (`cairn ... | head`) is not an error: stop writing, exit quietly. */
+function quietOnClosedPipe(stream: NodeJS.WriteStream): void {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') return;
+    throw err;
+  });
+}
+
 export async function main(argv: string[]): Promise<number> {
+  quietOnClosedPipe(process.stdout);
+  quietOnClosedPipe(process.stderr);
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-V' || name === 'version') {
+    const v = version();
+    process.stdout.write(rest.includes('--json') || process.stdout.isTTY !== true ? `${JSON.stringify({ name: 'cairn', version: v, node: process.version })}\n` : `cairn ${v} (node ${process.version})\n`);
+    return 0;
+  }
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(HELP);
     return name ? 0 : 2;
@@ -55,15 +102,16 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-/** Exit codes: 2 usage, 4 busy (data directory locked), 5 corrupt, 1 anything else. */
+/** Exit codes: 2 usage, 4 busy (data directory locked), 5 corrupt, 6 refused (line moved, update conflict), 1 anything else. */
 function reportError(err: unknown): number {
   const message = err instanceof Error ? err.message : String(err);
   process.stderr.write(`cairn: ${message}\n`);
   if (err instanceof CliUsageError) return 2;
+  const name = err instanceof Error ? err.constructor.name : '';
+  if (name === 'LineMovedError' || name === 'UpdateConflictError') return 6;
   if (isCairnError(err)) {
     if (err.code === 'Busy') return 4;
     if (err.code === 'Corrupt') return 5;
   }
   return 1;
 }
-

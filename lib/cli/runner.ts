@@ -12,7 +12,13 @@ ci/run.ps1 with pwsh on Windows) with the declared timeout and no shell, heartbe
 of the lease, then complete with the result (succeeded, command_failed or timed_out; tests pass
 only when the command succeeded and every suite in ci/results.json passed), or fail as
 retryable on infrastructure errors. SIGTERM fails the current job as retryable, then exits.
-Prints one JSON line per job; never prints the lease token.
+Prints one JSON line per job on stdout (errors on stderr); never prints the lease token. The
+CI command's output (stdout and stderr) is kept in --workdir/logs/repoR-jobJ-attemptA.log; when
+the job fails its tail goes into the job's detail.error (at most 4,096 characters).
+
+Exit status: 0 when every job it ran passed; with --once, 1 when the job it ran failed
+(command failed, timed out, a suite failed, or an infrastructure error), 0 with "no job
+available" on stderr when there was none; 1 when the server cannot be reached.
 
 ci/results.json (optional, written by the CI script):
   {"suites": [{"suite_id": "unit", "status": "pass", "blocking": true}]}
@@ -24,12 +30,13 @@ Options:
   --once           handle at most one job (or none), then exit
   --workdir DIR    where workspaces are created (default: $TMPDIR/cairn-runner)
   --poll-ms N      wait between empty claims (default 1000)
+  --json           accepted for uniformity: job lines are always JSON
 `;
 
 export async function runnerCommand(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs(argv, {
     server: { type: 'string' }, repo: { type: 'string', multiple: true }, kinds: { type: 'string', default: '7,11' },
-    once: { type: 'boolean', default: false }, workdir: { type: 'string' }, 'poll-ms': { type: 'string', default: '1000' },
+    once: { type: 'boolean', default: false }, workdir: { type: 'string' }, 'poll-ms': { type: 'string', default: '1000' }, json: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) { process.stdout.write(RUNNER_HELP); return 0; }
@@ -51,7 +58,8 @@ export async function runnerCommand(argv: string[]): Promise<number> {
     once: values.once === true,
     workdir: path.resolve(typeof values.workdir === 'string' ? values.workdir : defaultWorkdir()),
     pollMs,
-    log: (line) => process.stdout.write(`${JSON.stringify(line)}\n`),
+    log: (line, error) => (error ? process.stderr : process.stdout).write(`${JSON.stringify(line)}\n`),
+    notice: (text) => process.stderr.write(`cairn runner: ${text}\n`),
     stopSignal: stop,
   });
 }

@@ -1,6 +1,7 @@
 // `cairn serve`: take the data-directory lock, listen at once, open every authority, then swap
 // the startup responder for the ready app. SIGTERM/SIGINT drain in-flight requests, release
 // the lock and exit 0. A compromised lock (refresh too late) stops the server with exit 3.
+import { existsSync, promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
@@ -10,8 +11,11 @@ import { PhasedServer } from '../http/server.js';
 import { lockDataDir } from '../store/datadir-lock.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import { CliUsageError, parseBind, parseCommandArgs } from './args.js';
+import { prettyStream } from './log-format.js';
 
-export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR]
+export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [--log-level LEVEL] [--log-format pretty|json]
+                   [--lease-seconds N] [--max-attempts N] [--ci-timeout-seconds N]
+                   [--activation-delay-ms N] [--lock-stale-ms N] [-h|--help]
 
 Serve the cairn HTTP interface.
 
@@ -21,6 +25,8 @@ Options:
   --data DIR         data directory (default ./data; created on first start). The server holds
                      an exclusive lock on it while running.
   --log-level LEVEL  pino log level: fatal, error, warn, info (default), debug, silent
+  --log-format F     pretty (one readable line per event) or json (one JSON object per line);
+                     default: pretty when stdout is a terminal, json otherwise
   --lease-seconds N  worker-job lease length; a running job without a heartbeat for this long
                      is requeued (attempt counted) or failed (default 120)
   --max-attempts N   attempts per worker job before it fails for good (default 3)
@@ -60,6 +66,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   let finished!: (code: number) => void;
   const done = new Promise<number>((resolve) => { finished = resolve; });
 
+  // A data directory this start creates is removed again if the server cannot listen.
+  const created = !existsSync(options.dataDir);
   const lock = await lockDataDir(options.dataDir, {
     staleMs: options.lockStaleMs,
     onCompromised: (err) => {
@@ -85,6 +93,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     address = await server.listen(options.host, options.port);
   } catch (err) {
     await lock.release();
+    if (created) await fsp.rm(options.dataDir, { recursive: true, force: true });
     throw new Error(`cannot listen on ${options.host}:${options.port}: ${(err as Error).message}`);
   }
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
@@ -115,6 +124,7 @@ export async function serve(argv: string[]): Promise<number> {
     bind: { type: 'string', default: '127.0.0.1:8088' },
     data: { type: 'string', default: './data' },
     'log-level': { type: 'string', default: 'info' },
+    'log-format': { type: 'string' },
     'activation-delay-ms': { type: 'string', default: '0' },
     'lock-stale-ms': { type: 'string', default: '10000' },
     'lease-seconds': { type: 'string', default: String(DEFAULT_JOB_POLICY.leaseSeconds) },
@@ -141,13 +151,16 @@ export async function serve(argv: string[]): Promise<number> {
   };
   // Log lines are gathered (up to 4 KiB) and written asynchronously, in order: one write(2) per
   // ~25 request lines instead of one each. A timer flushes what waits every 200 ms, and pino
-  // flushes synchronously on exit. Every line keeps every field.
+  // flushes synchronously on exit. Every line keeps every field. On a TTY they are pretty-printed.
+  const format = values['log-format'] ?? (process.stdout.isTTY ? 'pretty' : 'json');
+  if (format !== 'pretty' && format !== 'json') throw new CliUsageError('--log-format must be pretty or json');
+  const logOptions = { level: String(values['log-level']), base: { service: 'cairn' } };
   const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
   const flusher = setInterval(() => {
     try { destination.flush(); } catch { /* destroyed at exit */ }
   }, 200);
   flusher.unref();
-  const log = pino({ level: String(values['log-level']), base: { service: 'cairn' } }, destination);
+  const log = format === 'pretty' ? pino(logOptions, prettyStream(process.stdout)) : pino(logOptions, destination);
   const lockStaleMs = Number(values['lock-stale-ms']);
   if (!Number.isInteger(lockStaleMs) || lockStaleMs < 2000) throw new CliUsageError('--lock-stale-ms must be an integer ≥ 2000');
   const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, activationDelayMs, jobPolicy, lockStaleMs });

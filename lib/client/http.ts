@@ -1,17 +1,51 @@
 // Typed HTTP access to a cairn server for the CLI and the runner: JSON calls, raw uploads and
-// streamed downloads over fetch (keep-alive), with retries when the server answers 503.
+// streamed downloads over node:http (keep-alive), with retries when the server answers 503.
 import { createReadStream, createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export class ServerError extends Error {
   constructor(readonly status: number, readonly body: { error?: string; code?: string } | null, what: string) {
-    super(`${what}: HTTP ${status}${body?.error ? `: ${body.error}` : ''}`);
+    super(`${describeRequest(what)}: HTTP ${status}${body?.error ? `: ${body.error}` : ''}`);
   }
+}
+
+/** "POST /v1/native/repository-authorities/3/remote-sync/zstd-bulk/commit" -> "repository 3: commit". */
+export function describeRequest(what: string): string {
+  const m = /^(\w+) \/v1\/native\/repository-authorities\/(\d+)(\/[^?]*)?/.exec(what);
+  if (!m) return what;
+  const rest = (m[3] ?? '').replace('/remote-sync/zstd-bulk/', '').replace(/^\//, '');
+  const [kind, id] = rest.split('/');
+  const short = (x: string | undefined) => (x && x.length > 16 ? `${x.slice(0, 12)}…` : x ?? '');
+  const words: Record<string, string> = {
+    plan: 'upload plan', commit: 'commit', 'object-packs': `object pack ${short(id)}`, 'tree-packs': `tree pack ${short(id)}`,
+    'import-manifests': `manifest of snapshot ${short(id)}`, 'pull-manifests': 'pull manifest', snapshots: `snapshot ${short(id)}`,
+    lines: `line ${decodeURIComponent(id ?? '')}`, 'worker-jobs': id ? `job ${id}` : 'jobs',
+  };
+  return `repository ${m[2]}${kind ? `: ${words[kind] ?? rest}` : ''}`;
+}
+
+/**
+ * A server address as the user typed it: "http://h:p", "https://h", or a bare "host:port"
+ * (taken as http). Anything else is refused with what to write instead.
+ */
+export function normalizeServerUrl(server: string): string {
+  let text = server.trim();
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) text = `http://${text}`;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new Error(`cannot use server address "${server}": write it as http://HOST:PORT (for example http://127.0.0.1:8088)`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new Error(`cannot use server address "${server}": only http:// and https:// are supported: write it as http://HOST:PORT (for example http://127.0.0.1:8088)`);
+  }
+  if (!url.hostname) throw new Error(`cannot use server address "${server}": it names no host (write http://HOST:PORT)`);
+  return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`;
 }
 
 export class CairnClient {
@@ -19,41 +53,76 @@ export class CairnClient {
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 8 });
 
   constructor(server: string, readonly retries = 20) {
-    this.base = server.replace(/\/+$/, '');
+    this.base = normalizeServerUrl(server);
+  }
+
+  /** Fail in the user's terms when `repo` is not registered here (before any work is done). */
+  async requireRepository(repo: number): Promise<{ repository_name: string; [k: string]: unknown }> {
+    try {
+      const found = await this.json('GET', this.repoPath(repo, ''));
+      return found.repository ?? found;
+    } catch (err) {
+      if (err instanceof ServerError && err.status === 404) throw new Error(`repository ${repo} is not registered on ${this.base}`);
+      throw err;
+    }
+  }
+
+  /** The line's projection, or null when the line does not exist (the repository must). */
+  async lineOrNull(repo: number, line: string): Promise<{ head_snapshot_id: string | null; [k: string]: unknown } | null> {
+    return this.jsonOrNull('GET', this.repoPath(repo, `/lines/${encodeURIComponent(line)}`));
   }
 
   repoPath(repo: number, rest: string): string {
     return `/v1/native/repository-authorities/${repo}${rest}`;
   }
 
-  private async fetchWithRetry(path: string, init: RequestInit): Promise<Response> {
+  /**
+   * One request over node:http (keep-alive), retried while the server answers 503 (starting,
+   * quiesced). node:http rather than fetch: fetch loads undici on first use, ~100-200 ms of a
+   * short command's start-up. `body` is a buffer or a function giving a fresh stream per attempt.
+   */
+  private async send(method: string, urlPath: string, headers: Record<string, string>, body?: Buffer | (() => NodeJS.ReadableStream)): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }> {
     for (let attempt = 0; ; attempt++) {
-      let res: Response;
-      try {
-        res = await fetch(this.base + path, init);
-      } catch (err) {
-        const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-        throw new Error(`cannot reach ${this.base}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+      const url = new URL(this.base + urlPath);
+      const res = await new Promise<IncomingMessage>((resolve, reject) => {
+        const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method, headers, agent: url.protocol === 'https:' ? undefined : this.agent }, resolve);
+        req.on('error', (err: NodeJS.ErrnoException) => reject(new Error(`cannot reach ${this.base}: ${err.code ?? err.message}`)));
+        if (body === undefined) req.end();
+        else if (Buffer.isBuffer(body)) req.end(body);
+        else {
+          const stream = body();
+          stream.on('error', (err) => req.destroy(err));
+          stream.pipe(req);
+        }
+      });
+      const chunks: Buffer[] = [];
+      for await (const chunk of res) chunks.push(chunk as Buffer);
+      const status = res.statusCode ?? 0;
+      if (status === 503 && attempt < this.retries) {
+        const wait = Number(res.headers['retry-after'] ?? '1');
+        await sleep(Math.min(Number.isFinite(wait) ? wait : 1, 5) * 1000);
+        continue;
       }
-      if (res.status !== 503 || attempt >= this.retries) return res;
-      await res.arrayBuffer().catch(() => undefined);
-      const wait = Number(res.headers.get('retry-after') ?? '1');
-      await sleep(Math.min(Number.isFinite(wait) ? wait : 1, 5) * 1000);
+      return { status, headers: res.headers, body: Buffer.concat(chunks) };
     }
   }
 
-  async json<T = any>(method: string, path: string, body?: unknown): Promise<T> {
-    const init: RequestInit = { method, headers: { accept: 'application/json' } };
-    if (body !== undefined) {
-      init.headers = { ...init.headers, 'content-type': 'application/json' };
-      init.body = JSON.stringify(body);
-    }
-    const res = await this.fetchWithRetry(path, init);
-    const text = await res.text();
+  private parsed<T>(method: string, urlPath: string, res: { status: number; body: Buffer }): T {
     let parsed: any = null;
-    try { parsed = text ? JSON.parse(text) : null; } catch { parsed = null; }
-    if (!res.ok) throw new ServerError(res.status, parsed, `${method} ${path}`);
+    try { parsed = res.body.length ? JSON.parse(res.body.toString('utf8')) : null; } catch { parsed = null; }
+    if (res.status < 200 || res.status >= 300) throw new ServerError(res.status, parsed, `${method} ${urlPath}`);
     return parsed as T;
+  }
+
+  async json<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    let bytes: Buffer | undefined;
+    if (body !== undefined) {
+      bytes = Buffer.from(JSON.stringify(body), 'utf8');
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = String(bytes.length);
+    }
+    return this.parsed<T>(method, path, await this.send(method, path, headers, bytes));
   }
 
   /** Like `json` but resolves to null on 404. */
@@ -67,24 +136,26 @@ export class CairnClient {
   }
 
   async putRaw<T = any>(path: string, mediaType: string, bytes: Buffer): Promise<T> {
-    const res = await this.fetchWithRetry(path, { method: 'PUT', headers: { 'content-type': mediaType, accept: 'application/json' }, body: bytes as unknown as BodyInit });
-    const text = await res.text();
-    let parsed: any = null;
-    try { parsed = text ? JSON.parse(text) : null; } catch { parsed = null; }
-    if (!res.ok) throw new ServerError(res.status, parsed, `PUT ${path}`);
-    return parsed as T;
+    const headers = { 'content-type': mediaType, 'content-length': String(bytes.length), accept: 'application/json' };
+    return this.parsed<T>('PUT', path, await this.send('PUT', path, headers, bytes));
   }
 
   /** Upload a file's bytes as a raw body, streamed (never read whole into memory). */
   async putFile<T = any>(path: string, mediaType: string, file: string): Promise<T> {
     const { size } = await stat(file);
-    const body = Readable.toWeb(createReadStream(file)) as unknown as BodyInit;
-    const res = await this.fetchWithRetry(path, { method: 'PUT', headers: { 'content-type': mediaType, 'content-length': String(size), accept: 'application/json' }, body, duplex: 'half' } as RequestInit);
-    const text = await res.text();
-    let parsed: any = null;
-    try { parsed = text ? JSON.parse(text) : null; } catch { parsed = null; }
-    if (!res.ok) throw new ServerError(res.status, parsed, `PUT ${path}`);
-    return parsed as T;
+    const headers = { 'content-type': mediaType, 'content-length': String(size), accept: 'application/json' };
+    return this.parsed<T>('PUT', path, await this.send('PUT', path, headers, () => createReadStream(file)));
+  }
+
+  /** A raw GET read whole into one buffer (sized from content-length when the server gives it). */
+  async downloadBuffer(urlPath: string): Promise<Buffer> {
+    const res = await this.send('GET', urlPath, {});
+    if (res.status !== 200) {
+      let parsed: any = null;
+      try { parsed = JSON.parse(res.body.toString('utf8')); } catch { parsed = null; }
+      throw new ServerError(res.status, parsed, `GET ${urlPath}`);
+    }
+    return res.body;
   }
 
   /**
@@ -96,7 +167,7 @@ export class CairnClient {
       const res = await new Promise<IncomingMessage>((resolve, reject) => {
         const url = new URL(this.base + urlPath);
         const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: 'GET', agent: url.protocol === 'https:' ? undefined : this.agent }, resolve);
-        req.on('error', reject);
+        req.on('error', (err: NodeJS.ErrnoException) => reject(new Error(`cannot reach ${this.base}: ${err.code ?? err.message}`)));
         req.end();
       });
       if (res.statusCode === 200) {

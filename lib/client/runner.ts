@@ -2,7 +2,7 @@
 // declared argv exactly (no shell), heartbeat at a third of the lease, then complete with a
 // result or fail as retryable on infrastructure errors. Never prints the lease token.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, promises as fsp } from 'node:fs';
+import { createWriteStream, existsSync, mkdtempSync, promises as fsp } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CairnClient, ServerError } from './http.js';
@@ -15,7 +15,10 @@ export interface RunnerOptions {
   once: boolean;
   workdir: string;
   pollMs: number;
-  log: (line: Record<string, unknown>) => void;
+  /** One JSON line per job; `error` lines go to stderr. */
+  log: (line: Record<string, unknown>, error?: boolean) => void;
+  /** A human note for stderr ("no job available"). */
+  notice: (text: string) => void;
   /** Resolves when the runner should stop (SIGTERM). */
   stopSignal: StopSignal;
 }
@@ -72,9 +75,34 @@ async function readSuiteResults(file: string): Promise<SuiteResult[]> {
   }
 }
 
-function runCommand(argv: string[], cwd: string, timeoutS: number, stop: RunnerOptions['stopSignal']): Promise<{ code: number | null; timedOut: boolean; stopped: boolean }> {
+/** Output of the CI command, kept whole in `logFile`; its tail goes into detail.error on failure. */
+function runCommand(argv: string[], cwd: string, timeoutS: number, stop: RunnerOptions['stopSignal'], logFile: string): Promise<{ code: number | null; timedOut: boolean; stopped: boolean }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(argv[0], argv.slice(1), { cwd, stdio: ['ignore', 2, 2], shell: false, detached: true });
+    const log = createWriteStream(logFile, { flags: 'a' });
+    log.on('error', () => undefined); // a full disk must not crash the runner; the job still reports
+    const child = spawn(argv[0], argv.slice(1), { cwd, stdio: ['ignore', 'pipe', 'pipe'], shell: false, detached: true });
+    // Both streams go to the job's log file and, live, to the runner's stderr.
+    for (const stream of [child.stdout!, child.stderr!]) {
+      stream.on('data', (chunk: Buffer) => {
+        log.write(chunk);
+        process.stderr.write(chunk);
+      });
+    }
+    const closeLog = () => new Promise<void>((done) => {
+      // Wait briefly for the pipes to drain (a background grandchild may hold them open).
+      const t = setTimeout(finishLog, 500);
+      let finished = false;
+      function finishLog() {
+        if (finished) return;
+        finished = true;
+        clearTimeout(t);
+        child.stdout!.destroy();
+        child.stderr!.destroy();
+        log.end(() => done());
+      }
+      if (child.stdout!.readableEnded && child.stderr!.readableEnded) finishLog();
+      else child.once('close', finishLog);
+    });
     let timedOut = false;
     let stopped = false;
     const killGroup = (signal: NodeJS.Signals) => {
@@ -89,12 +117,13 @@ function runCommand(argv: string[], cwd: string, timeoutS: number, stop: RunnerO
       stopped = true;
       killGroup('SIGTERM');
     });
-    child.on('error', (err) => { clearTimeout(timer); unsubscribe(); reject(err); });
-    child.on('exit', (code) => { clearTimeout(timer); unsubscribe(); resolve({ code, timedOut, stopped }); });
+    child.on('error', (err) => { clearTimeout(timer); unsubscribe(); void closeLog().then(() => reject(err)); });
+    child.on('exit', (code) => { clearTimeout(timer); unsubscribe(); void closeLog().then(() => resolve({ code, timedOut, stopped })); });
   });
 }
 
-async function runJob(client: CairnClient, o: RunnerOptions, claim: Claim): Promise<void> {
+/** Runs one claimed job; true when it passed (command succeeded and every suite passed). */
+async function runJob(client: CairnClient, o: RunnerOptions, claim: Claim): Promise<boolean> {
   const jobPath = `/v1/native/repository-authorities/${claim.repository_index}/worker-jobs/${claim.worker_job_index}`;
   const lease = { attempt_count: claim.attempt_count, lease_token: claim.lease_token };
   const ident = { repository_index: claim.repository_index, worker_job_index: claim.worker_job_index, job_kind: claim.job_kind, attempt: claim.attempt_count };
@@ -104,10 +133,14 @@ async function runJob(client: CairnClient, o: RunnerOptions, claim: Claim): Prom
     client.json('POST', `${jobPath}:heartbeat`, lease).catch(() => { heartbeatFailed = true; });
   }, Math.max(250, leaseMs / 3));
   await fsp.mkdir(o.workdir, { recursive: true });
+  const logDir = path.join(o.workdir, 'logs');
+  await fsp.mkdir(logDir, { recursive: true });
+  const logFile = path.join(logDir, `repo${claim.repository_index}-job${claim.worker_job_index}-attempt${claim.attempt_count}.log`);
   const workspace = mkdtempSync(path.join(o.workdir, 'job-'));
   const fail = async (error: string) => {
     await client.json('POST', `${jobPath}:fail`, { ...lease, detail: { retryable: true, error: error.slice(0, 4096) } }).catch(() => undefined);
     o.log({ ...ident, outcome: 'infrastructure_error', retryable: true, error });
+    return false;
   };
   try {
     const request = claim.runtime_request;
@@ -115,44 +148,64 @@ async function runJob(client: CairnClient, o: RunnerOptions, claim: Claim): Prom
     try {
       await pull({ server: o.server, repo: claim.repository_index, snapshot: request.snapshot_id, out: tree });
     } catch (err) {
-      await fail(`snapshot fetch failed: ${(err as Error).message}`);
-      return;
+      return fail(`snapshot fetch failed: ${(err as Error).message}`);
     }
     const entry = process.platform === 'win32' ? request.entrypoints.windows : request.entrypoints.posix;
     if (!existsSync(path.join(tree, entry.path))) {
       // The snapshot has no CI entry point: the command cannot succeed, which is the repository's outcome.
-      await finish(client, jobPath, lease, claim, 'command_failed', [], o, ident, `${entry.path} is missing`);
-      return;
+      return finish(client, jobPath, lease, claim, 'command_failed', [], o, ident, `${entry.path} is missing`, `${entry.path} is missing from snapshot ${request.snapshot_id}`);
     }
     if (o.stopSignal.stopped) {
-      await fail('runner stopped (SIGTERM) before the command started');
-      return;
+      return fail('runner stopped (SIGTERM) before the command started');
     }
     let run;
     try {
-      run = await runCommand(entry.argv, tree, request.timeout_s, o.stopSignal);
+      run = await runCommand(entry.argv, tree, request.timeout_s, o.stopSignal, logFile);
     } catch (err) {
-      await fail(`could not start ${entry.argv[0]}: ${(err as Error).message}`);
-      return;
+      return fail(`could not start ${entry.argv[0]}: ${(err as Error).message}`);
     }
     if (run.stopped) {
-      await fail('runner stopped (SIGTERM) before the command finished');
-      return;
+      return fail('runner stopped (SIGTERM) before the command finished');
     }
     if (heartbeatFailed) o.log({ ...ident, warning: 'a heartbeat failed; the lease may have expired' });
     const suites = await readSuiteResults(path.join(tree, request.results_file ?? 'ci/results.json'));
     const status = run.timedOut ? 'timed_out' : run.code === 0 ? 'succeeded' : 'command_failed';
-    await finish(client, jobPath, lease, claim, status, suites, o, ident, run.timedOut ? `timed out after ${request.timeout_s}s` : `exit ${run.code}`);
+    const note = run.timedOut ? `timed out after ${request.timeout_s}s` : `exit ${run.code}`;
+    const failed = status !== 'succeeded' || suites.some((x) => x.status !== 'pass');
+    return finish(client, jobPath, lease, claim, status, suites, o, ident, note, failed ? await errorTail(logFile, `${entry.argv.join(' ')}: ${note}`) : null, logFile);
   } finally {
     clearInterval(beat);
     await fsp.rm(workspace, { recursive: true, force: true });
   }
 }
 
+/** "<what>; output tail:\n..." within the spec's 4,096 characters for detail.error. */
+async function errorTail(logFile: string, what: string): Promise<string> {
+  const limit = 4096;
+  let text = '';
+  try {
+    const fh = await fsp.open(logFile, 'r');
+    try {
+      const { size } = await fh.stat();
+      const n = Math.min(size, limit * 4);
+      const buf = Buffer.alloc(n);
+      await fh.read(buf, 0, n, size - n);
+      text = buf.toString('utf8');
+    } finally {
+      await fh.close();
+    }
+  } catch { /* no log */ }
+  const head = `${what}; output tail:\n`;
+  const chars = [...text];
+  const room = limit - [...head].length;
+  return head + chars.slice(Math.max(0, chars.length - room)).join('');
+}
+
 async function finish(
   client: CairnClient, jobPath: string, lease: object, claim: Claim,
   status: 'succeeded' | 'command_failed' | 'timed_out', suites: SuiteResult[], o: RunnerOptions, ident: object, note: string,
-): Promise<void> {
+  error: string | null = null, logFile?: string,
+): Promise<boolean> {
   const testsPass = status === 'succeeded' && suites.every((s) => s.status === 'pass');
   const result = {
     contract: 'svc.runner.native-result.v1',
@@ -162,11 +215,13 @@ async function finish(
     suite_results: suites,
   };
   try {
-    await client.json('POST', `${jobPath}:complete`, { ...lease, detail: { job_kind: claim.job_kind, result } });
-    o.log({ ...ident, outcome: status, tests_status: result.tests_status, suites: suites.length, note });
+    await client.json('POST', `${jobPath}:complete`, { ...lease, detail: { job_kind: claim.job_kind, result, ...(error !== null ? { error } : {}) } });
+    o.log({ ...ident, outcome: status, tests_status: result.tests_status, suites: suites.length, note, ...(logFile ? { log: logFile } : {}) });
   } catch (err) {
-    o.log({ ...ident, outcome: 'complete_rejected', error: err instanceof ServerError ? err.message : String(err) });
+    o.log({ ...ident, outcome: 'complete_rejected', error: err instanceof ServerError ? err.message : String(err) }, true);
+    return false;
   }
+  return testsPass;
 }
 
 export async function runRunner(o: RunnerOptions): Promise<number> {
@@ -181,13 +236,17 @@ export async function runRunner(o: RunnerOptions): Promise<number> {
       });
       claim = res.claimed_job;
     } catch (err) {
-      o.log({ error: `claim failed: ${(err as Error).message}` });
+      o.log({ error: `claim failed: ${(err as Error).message}` }, true);
       if (o.once) return 1;
       await new Promise((r) => setTimeout(r, o.pollMs));
       continue;
     }
-    if (claim) await runJob(client, o, claim);
-    if (o.once) return 0;
+    const passed = claim ? await runJob(client, o, claim) : true;
+    if (o.once) {
+      // --once: exit 1 when the job it ran did not pass; say so when there was none.
+      if (!claim) o.notice('no job available');
+      return passed ? 0 : 1;
+    }
     if (!claim) await new Promise((r) => setTimeout(r, o.pollMs));
   }
   return 0;

@@ -4,12 +4,12 @@
 import { closeSync, mkdtempSync, openSync, promises as fsp, readSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SingleBar } from 'cli-progress';
 import { decodeTree, snapshotId, type EntryKind, type TreeEntry } from '../domain/content.js';
 import { decodeObjectFrame, PACK_KIND_OBJECT, PACK_KIND_TREE, type BuiltPack, type PackKind } from '../store/pack.js';
-import { CairnClient } from './http.js';
-import { prepareOutput, scanDirectory, writeEntry } from './worktree.js';
-import { Unpacker } from './unpack-worker.js';
+import { CairnClient, ServerError } from './http.js';
+import { progressFor, type Progress } from './progress.js';
+import { prepareOutput, scanDirectory } from './worktree.js';
+import { MaterializePool, type MaterializeEntry } from './materialize-worker.js';
 import { PackWorker } from './pack-worker.js';
 
 const MEDIA: Record<PackKind, string> = {
@@ -34,20 +34,11 @@ function timer(): (label: string) => void {
   };
 }
 
-interface Progress {
-  start(total: number, label: string): void;
-  increment(n: number): void;
-  stop(): void;
-}
-
-function progressBar(enabled: boolean): Progress {
-  if (!enabled) return { start() {}, increment() {}, stop() {} };
-  const bar = new SingleBar({ format: '{label} [{bar}] {percentage}% {value}/{total}', stream: process.stderr, hideCursor: true, clearOnComplete: true });
-  return {
-    start: (total, label) => bar.start(total, 0, { label }),
-    increment: (n) => bar.increment(n),
-    stop: () => bar.stop(),
-  };
+/** The line moved past the working copy's base: the push is refused, nothing changed. */
+export class LineMovedError extends Error {
+  constructor(readonly line: string, readonly base: string | null, readonly head: string | null) {
+    super(`line ${line} moved since your base ${base ? base.slice(0, 12) : '(empty)'} (now at ${head ? head.slice(0, 12) : 'nothing'}): update first (cairn update)`);
+  }
 }
 
 export interface PushOptions {
@@ -56,10 +47,21 @@ export interface PushOptions {
   line: string;
   dir: string;
   parent?: string;
+  /**
+   * Working-copy push: the snapshot the copy was based on. It becomes the parent and the
+   * compare-and-set guard; a line that moved past it refuses the push (LineMovedError).
+   */
+  base?: string | null;
   moveLine: boolean;
   message?: string;
-  progress: boolean;
+  progress: Progress | boolean;
   compressionLevel?: number;
+  /** Called with each path left out because it is not a file, directory or symlink. */
+  onSkipped?: (rel: string) => void;
+  /** Test hook: stop (throw) after this many packs were uploaded, before the commit. */
+  stopAfterUploads?: number;
+  /** Raw bytes per object pack (default PACK_TARGET_BYTES). */
+  packTargetBytes?: number;
 }
 
 export interface PushResult {
@@ -78,7 +80,9 @@ export interface PushResult {
 /**
  * Packs objects as they are found and uploads each pack as soon as it is built (plan, then PUT
  * when missing), at most two uploads in flight, so the server verifies one pack while the
- * client compresses the next. Pack bytes are dropped once uploaded.
+ * client compresses the next. Pack bytes are dropped once uploaded. Packs are deterministic
+ * (same objects in walk order, same level), so a push re-run after an interruption builds the
+ * same pack ids and the plan reports the ones that arrived (staged) as present.
  */
 class PackPipeline {
   readonly packs: { packId: string; kind: PackKind; byteLength: number; entries: BuiltPack['entries'] }[] = [];
@@ -89,7 +93,8 @@ class PackPipeline {
   private readonly inflight = new Set<Promise<void>>();
   private readonly worker = new PackWorker();
 
-  constructor(private readonly client: CairnClient, private readonly repo: number, private readonly level: number, private readonly progress: Progress, private readonly targetBytes = PACK_TARGET_BYTES) {}
+  constructor(private readonly client: CairnClient, private readonly repo: number, private readonly level: number, private readonly progress: Progress,
+    private readonly stopAfterUploads = Infinity, private readonly targetBytes = PACK_TARGET_BYTES) {}
 
   async add(id: string, raw: Buffer): Promise<void> {
     this.batch.push({ id, raw });
@@ -104,15 +109,27 @@ class PackPipeline {
       this.batch = [];
       this.batchBytes = 0;
     }
+    if (this.failure !== null) {
+      await this.settle();
+      throw this.failure;
+    }
     if (!items.length) return;
-    while (this.inflight.size >= 3) await Promise.race(this.inflight);
+    // Waiting for a slot never rejects: a failed upload is reported once all others settled.
+    while (this.inflight.size >= 3) await Promise.race([...this.inflight].map((p) => p.catch(() => undefined)));
     const task = this.worker.build(kind, items, this.level).then(async (pack) => {
       this.packs.push({ packId: pack.packId, kind, byteLength: pack.bytes.length, entries: pack.entries });
       await this.upload(pack);
     });
     const tracked = task.finally(() => this.inflight.delete(tracked));
     this.inflight.add(tracked);
-    tracked.catch(() => undefined); // surfaced by finish()
+    tracked.catch((err) => { if (this.failure === null) this.failure = err; }); // surfaced by flush()/finish()
+  }
+
+  private failure: unknown = null;
+
+  /** Wait until no build or upload is in flight (whatever their outcome). */
+  async settle(): Promise<void> {
+    while (this.inflight.size) await Promise.allSettled(this.inflight);
   }
 
   private async upload(pack: BuiltPack): Promise<void> {
@@ -122,16 +139,19 @@ class PackPipeline {
       tree_packs: pack.kind === PACK_KIND_TREE ? [pack.packId] : [],
     });
     if ([...plan.missing_object_pack_ids, ...plan.missing_tree_pack_ids].includes(pack.packId)) {
+      if (this.uploadedPacks >= this.stopAfterUploads) throw new Error('stopped before the upload (test hook)');
       await this.client.putRaw(this.client.repoPath(this.repo, `${SYNC}/${PACK_PATH[pack.kind]}/${pack.packId}`), MEDIA[pack.kind], pack.bytes);
       this.uploadedPacks++;
       this.uploadedBytes += pack.bytes.length;
     }
-    this.progress.increment(pack.bytes.length);
+    if (pack.kind === PACK_KIND_OBJECT) this.progress.increment(pack.entries.reduce((n, e) => n + e.raw_length, 0));
   }
 
+  /** Wait for every build and upload; on a failure, let the others settle first, then throw. */
   async finish(): Promise<void> {
     await this.flush(PACK_KIND_OBJECT);
-    while (this.inflight.size) await Promise.all(this.inflight);
+    await this.settle();
+    if (this.failure !== null) throw this.failure;
   }
 
   close(): Promise<void> {
@@ -139,51 +159,97 @@ class PackPipeline {
   }
 }
 
+interface SnapshotListing {
+  snapshot: { snapshot_id: string; root_tree_id: string; parent_snapshot_ids: string[]; created_at_s: number; message: string | null };
+  files: { path: string; kind: EntryKind; blob_id: string; size: number }[];
+  directories: { path: string; tree_id: string }[];
+}
+
+/** A snapshot's file projection without content (paths, kinds, blob ids, tree ids). */
+export function listSnapshot(client: CairnClient, repo: number, id: string): Promise<SnapshotListing> {
+  return client.json('GET', client.repoPath(repo, `/snapshots/${id}?include_content=false`));
+}
+
+/** At most this many other line heads are consulted for blobs the server already holds. */
+const MAX_KNOWN_HEADS = 8;
+
+/**
+ * What the server already holds, learned from snapshots it can name: the parent, the target
+ * line's head, then the most recently moved other line heads. Their listings (no content) name
+ * every blob and tree; a push packs only the rest.
+ */
+async function knownContent(client: CairnClient, repo: number, first: (string | null)[]): Promise<{ blobs: Set<string>; trees: Set<string>; listings: Map<string, SnapshotListing> }> {
+  const ids = new Set(first.filter((x): x is string => !!x));
+  const lines = await client.json('GET', client.repoPath(repo, '/lines')).catch(() => ({ lines: [] }));
+  const others = (lines.lines as { head_snapshot_id: string | null; updated_at_s?: number }[])
+    .filter((l) => l.head_snapshot_id && !ids.has(l.head_snapshot_id))
+    .sort((a, b) => (b.updated_at_s ?? 0) - (a.updated_at_s ?? 0))
+    .slice(0, MAX_KNOWN_HEADS)
+    .map((l) => l.head_snapshot_id!);
+  for (const id of others) ids.add(id);
+  const listings = new Map<string, SnapshotListing>();
+  const blobs = new Set<string>();
+  const trees = new Set<string>();
+  await Promise.all([...ids].map(async (id) => {
+    const listing = await listSnapshot(client, repo, id);
+    listings.set(id, listing);
+    for (const f of listing.files) blobs.add(f.blob_id);
+    for (const d of listing.directories) trees.add(d.tree_id);
+  }));
+  return { blobs, trees, listings };
+}
+
+function asProgress(p: Progress | boolean): Progress {
+  return typeof p === 'boolean' ? progressFor(process.stderr, p) : p;
+}
+
 export async function push(o: PushOptions): Promise<PushResult> {
   const client = new CairnClient(o.server);
   const t = timer();
-  const line = await client.jsonOrNull(`GET`, client.repoPath(o.repo, `/lines/${encodeURIComponent(o.line)}`));
+  // Unknown repository (or unreachable server) is reported before the tree is scanned.
+  await client.requireRepository(o.repo);
+  const line = await client.lineOrNull(o.repo, o.line);
   const lineHead: string | null = line?.head_snapshot_id ?? null;
-  const parent = o.parent ?? lineHead;
+  const workingCopy = o.base !== undefined;
+  if (workingCopy && lineHead !== o.base) throw new LineMovedError(o.line, o.base ?? null, lineHead);
+  const parent = workingCopy ? o.base ?? null : o.parent ?? lineHead;
+  const expectedHead = workingCopy ? o.base ?? null : lineHead;
 
-  // What the server already holds, from the parent's file projection (no content): known
-  // before the scan, so each file is read once and packed in the same pass if it is new.
-  const presentBlobs = new Set<string>();
-  const presentTrees = new Set<string>();
-  let parentRecord: { root_tree_id: string; parent_snapshot_ids: string[] } | null = null;
-  if (parent) {
-    const exp = await client.json('GET', client.repoPath(o.repo, `/snapshots/${parent}?include_content=false`));
-    parentRecord = exp.snapshot;
-    for (const f of exp.files) presentBlobs.add(f.blob_id);
-    for (const d of exp.directories) presentTrees.add(d.tree_id);
-  }
-  t('parent');
+  // Known before the scan, so each file is read once and packed in the same pass if it is new.
+  const known = await knownContent(client, o.repo, [parent, lineHead]);
+  const parentRecord = parent ? known.listings.get(parent)!.snapshot : null;
+  t('known content');
 
-  const progress = progressBar(o.progress);
-  progress.start(0, 'packing+uploading');
-  const pipeline = new PackPipeline(client, o.repo, o.compressionLevel ?? 3, progress);
+  const progress = asProgress(o.progress);
+  progress.start('push', 0);
+  const pipeline = new PackPipeline(client, o.repo, o.compressionLevel ?? 3, progress, o.stopAfterUploads, o.packTargetBytes);
   let scan: Awaited<ReturnType<typeof scanDirectory>>;
+  const unchangedTree = () => parentRecord !== null && parentRecord.root_tree_id === scan.rootTreeId && !o.parent && o.message === undefined;
   try {
     scan = await scanDirectory(o.dir, async (id, read) => {
-      if (!presentBlobs.has(id)) await pipeline.add(id, read());
+      if (!known.blobs.has(id)) await pipeline.add(id, read());
+    }, {
+      onTotal: (bytes) => progress.setTotal(bytes),
+      onFile: (size, id, first) => { if (!first || known.blobs.has(id)) progress.increment(size); },
     });
     t('scan+pack');
-    if (!(parentRecord && parentRecord.root_tree_id === scan.rootTreeId && !o.parent && o.message === undefined)) {
-      const missingTrees = [...scan.trees.entries()].filter(([id]) => !presentTrees.has(id)).sort(([a], [b]) => (a < b ? -1 : 1));
+    for (const rel of scan.skipped) o.onSkipped?.(rel);
+    if (!unchangedTree()) {
+      const missingTrees = [...scan.trees.entries()].filter(([id]) => !known.trees.has(id)).sort(([a], [b]) => (a < b ? -1 : 1));
       for (let i = 0; i < missingTrees.length; i += PACK_TARGET_OBJECTS) {
         await pipeline.flush(PACK_KIND_TREE, missingTrees.slice(i, i + PACK_TARGET_OBJECTS).map(([id, raw]) => ({ id, raw })));
       }
     }
     await pipeline.finish();
   } finally {
-    // The pack worker must not outlive a failed scan or upload (it would keep the process alive).
-    await pipeline.close();
     progress.stop();
+    await pipeline.settle(); // an interrupted push leaves no upload running behind it
+    await pipeline.close();
   }
   t('upload');
   const base = { root_tree_id: scan.rootTreeId, line: o.line, files: scan.fileCount, bytes: scan.byteCount };
-  if (parentRecord && parentRecord.root_tree_id === scan.rootTreeId && !o.parent && o.message === undefined) {
-    return { ...base, snapshot_id: parent!, parent_snapshot_ids: parentRecord.parent_snapshot_ids, line_updated: false, unchanged: true, uploaded_packs: 0, uploaded_bytes: 0 };
+  if (unchangedTree()) {
+    return { ...base, snapshot_id: parent!, parent_snapshot_ids: parentRecord!.parent_snapshot_ids, line_updated: false, unchanged: true, uploaded_packs: 0, uploaded_bytes: 0 };
   }
 
   const snapshot = {
@@ -194,15 +260,24 @@ export async function push(o: PushOptions): Promise<PushResult> {
   };
   const id = snapshotId(snapshot);
   const packs = pipeline.packs;
-  const commit = await client.json('POST', client.repoPath(o.repo, `${SYNC}/commit`), {
-    contract: 'svc.remote_sync.zstd_bulk.commit.v1',
-    object_packs: packs.filter((p) => p.kind === PACK_KIND_OBJECT).map(packRow),
-    tree_packs: packs.filter((p) => p.kind === PACK_KIND_TREE).map(packRow),
-    blob_locators: packs.filter((p) => p.kind === PACK_KIND_OBJECT).flatMap((p) => p.entries.map((e) => ({ blob_id: e.id, ...locatorFields(p.packId, e) }))),
-    tree_locators: packs.filter((p) => p.kind === PACK_KIND_TREE).flatMap((p) => p.entries.map((e) => ({ tree_id: e.id, ...locatorFields(p.packId, e) }))),
-    snapshots: [{ snapshot_id: id, ...snapshot }],
-    line_update: o.moveLine ? { line_name: o.line, head_snapshot_id: id, expected_head_snapshot_id: lineHead } : null,
-  });
+  let commit;
+  try {
+    commit = await client.json('POST', client.repoPath(o.repo, `${SYNC}/commit`), {
+      contract: 'svc.remote_sync.zstd_bulk.commit.v1',
+      object_packs: packs.filter((p) => p.kind === PACK_KIND_OBJECT).map(packRow),
+      tree_packs: packs.filter((p) => p.kind === PACK_KIND_TREE).map(packRow),
+      blob_locators: packs.filter((p) => p.kind === PACK_KIND_OBJECT).flatMap((p) => p.entries.map((e) => ({ blob_id: e.id, ...locatorFields(p.packId, e) }))),
+      tree_locators: packs.filter((p) => p.kind === PACK_KIND_TREE).flatMap((p) => p.entries.map((e) => ({ tree_id: e.id, ...locatorFields(p.packId, e) }))),
+      snapshots: [{ snapshot_id: id, ...snapshot }],
+      line_update: o.moveLine ? { line_name: o.line, head_snapshot_id: id, expected_head_snapshot_id: expectedHead } : null,
+    });
+  } catch (err) {
+    if (workingCopy && err instanceof ServerError && err.status === 409) {
+      const now = await client.lineOrNull(o.repo, o.line).catch(() => null);
+      if ((now?.head_snapshot_id ?? null) !== expectedHead) throw new LineMovedError(o.line, expectedHead, now?.head_snapshot_id ?? null);
+    }
+    throw err;
+  }
   t('commit');
   return {
     ...base,
@@ -288,29 +363,48 @@ export interface PullOptions {
   line?: string;
   snapshot?: string;
   out: string;
+  progress?: Progress | boolean;
 }
 
 export async function resolveSnapshot(client: CairnClient, repo: number, line?: string, snapshot?: string): Promise<string> {
   if (snapshot) return snapshot;
-  const found = await client.json('GET', client.repoPath(repo, `/lines/${encodeURIComponent(line!)}`));
+  const found = await client.lineOrNull(repo, line!);
+  if (!found) throw new Error(`line ${line} does not exist in repository ${repo} on ${client.base}`);
   if (!found.head_snapshot_id) throw new Error(`line ${line} has no head snapshot`);
   return found.head_snapshot_id;
 }
 
+/** Object packs up to this size are downloaded into memory and handed to a worker without a copy. */
+const IN_MEMORY_PACK_BYTES = 64 * 1024 * 1024;
+/** Downloaded packs waiting for a worker, at most (bounds memory when writing is the slow side). */
+const MAX_PACKS_AHEAD = 4;
+
 export async function pull(o: PullOptions): Promise<{ snapshot_id: string; files: number; bytes: number }> {
   const client = new CairnClient(o.server);
   const t = timer();
-  const id = await resolveSnapshot(client, o.repo, o.line, o.snapshot);
-  const manifest = await client.json('GET', client.repoPath(o.repo, `${SYNC}/import-manifests/${id}`));
-  t('manifest');
-  const root = manifest.snapshots.find((s: { snapshot_id: string }) => s.snapshot_id === id)?.root_tree_id;
-  if (!root) throw new Error(`import manifest does not describe snapshot ${id}`);
-  const trees = new Map<string, ManifestLocator>(manifest.tree_locators.map((l: ManifestLocator & { tree_id: string }) => [l.tree_id, l]));
-  const blobs = new Map<string, ManifestLocator>(manifest.blob_locators.map((l: ManifestLocator & { blob_id: string }) => [l.blob_id, l]));
+  // Workers boot while the manifest travels.
+  // One worker: two threads creating files at once made the kernel time several times larger
+  // on the benchmark VM (lock contention), so the main thread downloads and one worker writes.
+  const pool = new MaterializePool(Number(process.env.CAIRN_PULL_WORKERS) || 1);
   const temp = mkdtempSync(path.join(os.tmpdir(), 'cairn-pull-'));
   const packs = new LocalPacks(client, o.repo, temp);
   try {
-    // Trees first (small), then only the object packs that hold this snapshot's blobs.
+    const [, id] = await Promise.all([client.requireRepository(o.repo), resolveSnapshot(client, o.repo, o.line, o.snapshot)]);
+    let manifest;
+    try {
+      manifest = await client.json('GET', client.repoPath(o.repo, `${SYNC}/import-manifests/${id}`));
+    } catch (err) {
+      if (err instanceof ServerError && err.status === 404) throw new Error(`snapshot ${id} is not present in repository ${o.repo} on ${client.base}`);
+      throw err;
+    }
+    t('manifest');
+    const root = manifest.snapshots.find((s: { snapshot_id: string }) => s.snapshot_id === id)?.root_tree_id;
+    if (!root) throw new Error(`import manifest does not describe snapshot ${id}`);
+    const trees = new Map<string, ManifestLocator>(manifest.tree_locators.map((l: ManifestLocator & { tree_id: string }) => [l.tree_id, l]));
+    const blobs = new Map<string, ManifestLocator>(manifest.blob_locators.map((l: ManifestLocator & { blob_id: string }) => [l.blob_id, l]));
+    const packSize = new Map<string, number>((manifest.object_packs as { pack_id: string; byte_length?: number }[]).map((p) => [p.pack_id, p.byte_length ?? Infinity]));
+
+    // Trees first (small), read here; then only the object packs that hold this snapshot's blobs.
     await packs.fetch(PACK_KIND_TREE, [...trees.values()].map((l) => l.pack_id));
     const treeCache = new Map<string, TreeEntry[]>();
     const readTree = (treeId: string): TreeEntry[] => {
@@ -323,65 +417,81 @@ export async function pull(o: PullOptions): Promise<{ snapshot_id: string; files
       }
       return entries;
     };
-    // The snapshot's directories and files in walk order.
+    // The snapshot's directories, and per object pack the objects to decode with their paths.
     const dirs: string[] = [];
-    const files: { path: string; kind: EntryKind; blob: string }[] = [];
+    const byPack = new Map<string, Map<string, MaterializeEntry>>();
+    let totalBytes = 0;
     const list = (treeId: string, rel: string): void => {
       for (const e of readTree(treeId)) {
         const p = rel ? `${rel}/${e.name}` : e.name;
         if (e.kind === 'directory') {
           dirs.push(p);
           list(e.id, p);
-        } else {
-          if (!blobs.has(e.id)) throw new Error(`manifest lacks blob ${e.id}`);
-          files.push({ path: p, kind: e.kind, blob: e.id });
+          continue;
         }
+        const loc = blobs.get(e.id);
+        if (!loc) throw new Error(`manifest lacks blob ${e.id}`);
+        let objects = byPack.get(loc.pack_id);
+        if (!objects) byPack.set(loc.pack_id, (objects = new Map()));
+        let entry = objects.get(e.id);
+        if (!entry) {
+          entry = { id: e.id, offset: loc.offset, length: loc.length, raw_length: loc.raw_length, crc32: Number.parseInt(loc.crc32, 16), targets: [] };
+          objects.set(e.id, entry);
+        }
+        entry.targets.push({ path: p, kind: e.kind });
+        totalBytes += loc.raw_length;
       }
     };
     list(root, '');
     const out = prepareOutput(o.out, dirs);
-    // Object packs in the order the walk first needs them; all download in the background
-    // (three at a time) while earlier packs are decoded (worker thread) and written (here).
-    const byBlob = new Map<string, typeof files>();
-    const packOrder: string[] = [];
-    for (const f of files) {
-      const same = byBlob.get(f.blob);
-      if (same) same.push(f);
-      else {
-        byBlob.set(f.blob, [f]);
-        const pack = blobs.get(f.blob)!.pack_id;
-        if (!packOrder.includes(pack)) packOrder.push(pack);
-      }
-    }
-    const downloads = packs.fetchEach(PACK_KIND_OBJECT, packOrder);
-    const unpacker = new Unpacker();
+    t('trees');
+
+    const progress = asProgress(o.progress ?? false);
+    progress.start('pull', totalBytes);
     let written = 0;
     let bytes = 0;
     try {
-      for (const packId of packOrder) {
-        const file = await downloads.get(packId)!;
-        const wanted = [...byBlob.keys()].map((blob) => ({ blob, loc: blobs.get(blob)! })).filter((x) => x.loc.pack_id === packId)
-          .sort((a, b) => a.loc.offset - b.loc.offset)
-          .map(({ blob, loc }) => ({ id: blob, offset: loc.offset, length: loc.length, raw_length: loc.raw_length, crc32: Number.parseInt(loc.crc32, 16) }));
-        for await (const batch of unpacker.objects(file, wanted)) {
-          for (const obj of batch) {
-            for (const f of byBlob.get(obj.id)!) {
-              writeEntry(path.join(out, ...f.path.split('/')), f.kind, obj.bytes);
-              written++;
-              bytes += obj.bytes.length;
-            }
+      // Downloads (three at a time) feed the workers; each pack is decoded and written whole by one.
+      const order = [...byPack.keys()];
+      let next = 0;
+      let ahead = 0;
+      const wake: (() => void)[] = [];
+      const jobs: Promise<void>[] = [];
+      await Promise.all([0, 1, 2].map(async () => {
+        while (next < order.length) {
+          const packId = order[next++];
+          while (ahead >= MAX_PACKS_AHEAD) await new Promise<void>((r) => wake.push(r));
+          ahead++;
+          const urlPath = client.repoPath(o.repo, `${SYNC}/${PACK_PATH[PACK_KIND_OBJECT]}/${packId}`);
+          let source: { file: string } | { bytes: Buffer };
+          if ((packSize.get(packId) ?? Infinity) <= IN_MEMORY_PACK_BYTES) source = { bytes: await client.downloadBuffer(urlPath) };
+          else {
+            const file = path.join(temp, `${packId}.pack`);
+            await client.download(urlPath, file);
+            source = { file };
           }
+          const entries = [...byPack.get(packId)!.values()].sort((a, b) => a.offset - b.offset);
+          const job = pool.run(out, entries, source, (n) => progress.increment(n)).then((r) => {
+            written += r.files;
+            bytes += r.bytes;
+          }).finally(() => {
+            ahead--;
+            wake.shift()?.();
+            if ('file' in source) void fsp.rm(source.file, { force: true });
+          });
+          job.catch(() => undefined); // surfaced below
+          jobs.push(job);
         }
-      }
+      }));
+      await Promise.all(jobs);
     } finally {
-      await unpacker.close();
-      await Promise.allSettled(downloads.values());
+      progress.stop();
     }
     t('download+materialize');
-    const result = { files: written, bytes };
-    return { snapshot_id: id, ...result };
+    return { snapshot_id: id, files: written, bytes };
   } finally {
     packs.close();
+    await pool.close();
     await fsp.rm(temp, { recursive: true, force: true });
   }
 }

@@ -6,13 +6,11 @@
 // readFileSync/writeFileSync costs a fraction of the four thread-pool hops of the async calls.
 // The loops yield to the event loop regularly so uploads and downloads keep streaming.
 import { createHash } from 'node:crypto';
-import {
-  chmodSync, closeSync, lstatSync, mkdirSync, openSync, readSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeSync,
-} from 'node:fs';
+import { closeSync, lstatSync, mkdirSync, openSync, readSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import fg from 'fast-glob';
 import { encodeTree, sha256Hex, type EntryKind, type TreeEntry } from '../domain/content.js';
+import { ALWAYS_PRUNED, loadIgnoreRules, type IgnoreTest } from './ignore-rules.js';
 
 export interface ScannedTree {
   rootTreeId: string;
@@ -22,7 +20,21 @@ export interface ScannedTree {
   blobs: Set<string>;
   fileCount: number;
   byteCount: number;
+  /** Paths left out because they are neither file, directory nor symlink (FIFOs, sockets, devices). */
   skipped: string[];
+  /** Every file and symlink by path: its kind and blob id. */
+  entries: Map<string, { kind: EntryKind; id: string }>;
+  /** Every directory path (not the root). */
+  directories: string[];
+}
+
+export interface ScanOptions {
+  /** Leave out paths this test matches; default: the rules of `dir` (.cairnignore, .cairn/, .git/). */
+  ignore?: IgnoreTest;
+  /** Told the total size of the files once they are listed (for a progress bar). */
+  onTotal?: (bytes: number) => void;
+  /** Told of each file read: its size, blob id, and whether the blob was seen first here. */
+  onFile?: (size: number, id: string, first: boolean) => void;
 }
 
 interface DirNode {
@@ -55,7 +67,7 @@ function hashLargeFile(file: string): string {
  * `onBlob(id, bytes)` is called once per distinct blob with its content, in walk order, so the
  * caller can pack what the server lacks in the same pass (each file is read once).
  */
-export async function scanDirectory(dir: string, onBlob: (id: string, bytes: () => Buffer) => Promise<void> | void = () => {}): Promise<ScannedTree> {
+export async function scanDirectory(dir: string, onBlob: (id: string, bytes: () => Buffer) => Promise<void> | void = () => {}, options: ScanOptions = {}): Promise<ScannedTree> {
   let st;
   try {
     st = lstatSync(dir);
@@ -66,6 +78,10 @@ export async function scanDirectory(dir: string, onBlob: (id: string, bytes: () 
   const root: DirNode = { entries: new Map() };
   const blobs = new Set<string>();
   const skipped: string[] = [];
+  const entries = new Map<string, { kind: EntryKind; id: string }>();
+  const directories: string[] = [];
+  const ignored = options.ignore ?? loadIgnoreRules(dir);
+  const ignoredDirs: string[] = [];
   let fileCount = 0;
   let byteCount = 0;
   const nodeFor = (rel: string): DirNode => {
@@ -81,16 +97,35 @@ export async function scanDirectory(dir: string, onBlob: (id: string, bytes: () 
     }
     return node;
   };
-  const paths = await fg('**', { cwd: dir, dot: true, onlyFiles: false, followSymbolicLinks: false, unique: true });
+  // Loaded here, not at start-up: a pull never walks a directory.
+  const { default: fg } = await import('fast-glob');
+  const paths = await fg('**', { cwd: dir, dot: true, onlyFiles: false, followSymbolicLinks: false, unique: true, ignore: ALWAYS_PRUNED });
   paths.sort();
+  if (options.onTotal) {
+    let total = 0;
+    for (const rel of paths) {
+      try {
+        const s = lstatSync(path.join(dir, rel));
+        if (s.isFile()) total += s.size;
+      } catch { /* vanished: the walk below reports it */ }
+    }
+    options.onTotal(total);
+  }
   let sinceYield = 0;
   for (const rel of paths) {
     const abs = path.join(dir, rel);
     const st = lstatSync(abs);
+    if (ignoredDirs.length && ignoredDirs.some((d) => rel.startsWith(d))) continue;
     if (st.isDirectory()) {
+      if (ignored(rel, true)) {
+        ignoredDirs.push(`${rel}/`);
+        continue;
+      }
       nodeFor(rel);
+      directories.push(rel);
       continue;
     }
+    if (ignored(rel, false)) continue;
     let kind: EntryKind;
     let id: string;
     let size: number;
@@ -116,12 +151,15 @@ export async function scanDirectory(dir: string, onBlob: (id: string, bytes: () 
       skipped.push(rel);
       continue;
     }
-    if (!blobs.has(id)) {
+    const first = !blobs.has(id);
+    if (first) {
       blobs.add(id);
       await onBlob(id, read);
     }
+    options.onFile?.(size, id, first);
     fileCount++;
     byteCount += size;
+    entries.set(rel, { kind, id });
     nodeFor(path.posix.dirname(rel)).entries.set(path.posix.basename(rel), { kind, id });
     sinceYield += size + 4096;
     if (sinceYield >= YIELD_EVERY) {
@@ -142,7 +180,7 @@ export async function scanDirectory(dir: string, onBlob: (id: string, bytes: () 
     return id;
   };
   const rootTreeId = build(root);
-  return { rootTreeId, trees, blobs, fileCount, byteCount, skipped };
+  return { rootTreeId, trees, blobs, fileCount, byteCount, skipped, entries, directories };
 }
 
 /** Create `dir` (which must be empty or absent) and every directory below it; returns `dir`. */
@@ -153,22 +191,4 @@ export function prepareOutput(dir: string, dirs: string[]): string {
   return dir;
 }
 
-// Modes are exact: chmod only when the umask would have changed what open() created.
-const umask = process.umask();
-
-/** Write one file, executable or symlink with its exact bytes and mode. */
-export function writeEntry(target: string, kind: EntryKind, content: Buffer): void {
-  if (kind === 'symlink') {
-    symlinkSync(content, target);
-    return;
-  }
-  const mode = kind === 'executable' ? 0o755 : 0o644;
-  const fd = openSync(target, 'wx', mode);
-  try {
-    let done = 0;
-    while (done < content.length) done += writeSync(fd, content, done, content.length - done);
-  } finally {
-    closeSync(fd);
-  }
-  if ((mode & ~umask) !== mode) chmodSync(target, mode);
-}
+export { writeEntry } from './write-entry.js';

@@ -118,13 +118,14 @@ function released(job: JobRecord, now: number): JobRecord {
   return { ...job, lease_token_hash: '', lease_expires_at_s: 0, updated_at_s: now };
 }
 
-export function complete(job: JobRecord, result: RunnerResult | null, now: number): JobRecord {
+/** `error`: the tail of a failed command's output, kept in detail.error (runner, issue 11). */
+export function complete(job: JobRecord, result: RunnerResult | null, now: number, error: string | null = null): JobRecord {
   return {
     ...released(job, now),
     state: STATE_SUCCEEDED,
     retry_status: RETRY_NONE,
     completed_at_s: now,
-    detail: { ...job.detail, outcome: result ? result.status : 'succeeded', result },
+    detail: { ...job.detail, outcome: result ? result.status : 'succeeded', result, ...(error !== null ? { error } : {}) },
   };
 }
 

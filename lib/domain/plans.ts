@@ -96,7 +96,8 @@ export function itemsFromMarkdown(markdown: string, rootHeading: string): PlanIt
 export function markdownFromItems(rootHeading: string, items: readonly PlanItem[]): string {
   const out = [`# ${rootHeading}`, ''];
   for (const item of items) {
-    out.push(`- [${item.checkbox_state === 'checked' ? 'x' : ' '}] ${item.text}${item.plan_item_ref ? ` {#${item.plan_item_ref}}` : ''}`);
+    const words = [item.text, item.plan_item_ref ? `{#${item.plan_item_ref}}` : ''].filter((w) => w !== '').join(' ');
+    out.push(`- [${item.checkbox_state === 'checked' ? 'x' : ' '}] ${words}`.trimEnd());
   }
   return `${out.join('\n')}\n`;
 }

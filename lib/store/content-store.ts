@@ -10,7 +10,7 @@
 // and only then is each caller answered. A transaction that throws stages nothing; a batch whose
 // write fails fails exactly its callers, and nothing of it becomes visible.
 import { createHash } from 'node:crypto';
-import { closeSync, createReadStream, openSync, readSync, promises as fsp } from 'node:fs';
+import { closeSync, openSync, readSync, promises as fsp } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { decodeSnapshot, decodeTree, type SnapshotRecord, type TreeEntry } from '../domain/content.js';
@@ -433,12 +433,22 @@ export class ContentStore {
     }
   }
 
-  /** A committed pack's bytes as a stream, with its length. */
+  /** A committed or staged pack's bytes as a stream, with its length (staged: issue 11, resumable pushes). */
   async openPack(kind: PackKind, id: string): Promise<{ stream: Readable; length: number }> {
-    if (!this.isCommittedPack(kind, id)) throw new NotFound(`${kind === PACK_KIND_OBJECT ? 'object' : 'tree'} pack ${id} is not present`);
-    const file = this.packFile(kind, id);
-    const { size } = await fsp.stat(file);
-    return { stream: createReadStream(file, { highWaterMark: 1024 * 1024 }), length: size };
+    const notFound = () => new NotFound(`${kind === PACK_KIND_OBJECT ? 'object' : 'tree'} pack ${id} is not present`);
+    // A staged pack may be adopted (renamed into packs/) between the checks: look at both.
+    for (const file of this.isCommittedPack(kind, id) ? [this.packFile(kind, id)] : [this.stagedPackFile(kind, id), this.packFile(kind, id)]) {
+      let fd: fsp.FileHandle;
+      try {
+        fd = await fsp.open(file, 'r');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw err;
+      }
+      const { size } = await fd.stat();
+      return { stream: fd.createReadStream({ highWaterMark: 1024 * 1024 }), length: size };
+    }
+    throw notFound();
   }
 
   // ------------------------------------------------------------ uploads (outside commits)

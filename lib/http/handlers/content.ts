@@ -89,7 +89,7 @@ const packIdOf = (p: Infer<typeof PackRef>) => (typeof p === 'string' ? p : p.pa
 export const plan: Handler = async (ctx) => {
   const req = validate(ctx.body, PlanRequest);
   return {
-    json: requireAuthority(ctx).content.plan(req.snapshot_ids ?? [], (req.object_packs ?? []).map(packIdOf), (req.tree_packs ?? []).map(packIdOf)),
+    json: await requireAuthority(ctx).content.plan(req.snapshot_ids ?? [], (req.object_packs ?? []).map(packIdOf), (req.tree_packs ?? []).map(packIdOf)),
   };
 };
 

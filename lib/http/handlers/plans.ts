@@ -9,7 +9,8 @@ import { validate } from '../validate.js';
 
 const Item = looseObject({
   plan_item_ref: optional(nullable(string())),
-  text: string(),
+  // Every item field is optional (spec: an item "may" carry each); a missing text projects as "".
+  text: optional(nullable(string())),
   checkbox_state: optional(string()),
   heading_path: optional(array(string())),
 });

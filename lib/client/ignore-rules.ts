@@ -1,0 +1,34 @@
+// Which paths of a directory a push or a status leaves out: the working-copy metadata directory
+// (`.cairn/` at the top) and every `.git/` directory always; then the gitignore-syntax rules of
+// the top-level `.cairnignore`, matched by the `ignore` package (the same semantics as git's
+// own matcher: negation, anchoring, trailing-slash directory rules, `**`).
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import ignore from 'ignore';
+
+/** The working-copy metadata directory inside a tracked directory. */
+export const METADATA_DIR = '.cairn';
+export const IGNORE_FILE = '.cairnignore';
+
+/** Patterns fast-glob prunes while walking (never descended into). */
+export const ALWAYS_PRUNED = [`${METADATA_DIR}/**`, '**/.git/**'];
+
+export type IgnoreTest = (rel: string, isDirectory: boolean) => boolean;
+
+function alwaysIgnored(rel: string): boolean {
+  if (rel === METADATA_DIR || rel.startsWith(`${METADATA_DIR}/`)) return true;
+  return rel === '.git' || rel.startsWith('.git/') || rel.endsWith('/.git') || rel.includes('/.git/');
+}
+
+/** The ignore test for `dir` (posix relative paths, no leading slash). */
+export function loadIgnoreRules(dir: string): IgnoreTest {
+  let text: string | null = null;
+  try {
+    text = readFileSync(path.join(dir, IGNORE_FILE), 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  if (text === null) return alwaysIgnored;
+  const rules = ignore().add(text);
+  return (rel, isDirectory) => alwaysIgnored(rel) || rules.ignores(isDirectory ? `${rel}/` : rel);
+}

@@ -1,0 +1,258 @@
+// Tracked working copies: a directory materialized from a line, with `.cairn/config.json`
+// recording the server, repository, line and base snapshot. Push from it uses the base as
+// parent and compare-and-set guard; status compares the directory with the base; update
+// brings it to the line head (three-way, per path) or refuses, changing nothing.
+import { existsSync, lstatSync, mkdirSync, promises as fsp, readFileSync, readdirSync, renameSync, rmdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import type { EntryKind } from '../domain/content.js';
+import { CairnClient } from './http.js';
+import { METADATA_DIR } from './ignore-rules.js';
+import { listSnapshot, pull, type PullOptions } from './transfer.js';
+import { scanDirectory } from './worktree.js';
+import type { Progress } from './progress.js';
+
+export interface WorkingCopyConfig {
+  server: string;
+  repo: number;
+  line: string;
+  /** The snapshot the copy was last made equal to on the line (null: the line was empty). */
+  base: string | null;
+}
+
+const CONFIG_FILE = 'config.json';
+
+export function configPath(dir: string): string {
+  return path.join(dir, METADATA_DIR, CONFIG_FILE);
+}
+
+/** The working copy's configuration, or null when `dir` is a plain directory. */
+export function readWorkingCopy(dir: string): WorkingCopyConfig | null {
+  let text: string;
+  try {
+    text = readFileSync(configPath(dir), 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+    throw err;
+  }
+  const parsed = JSON.parse(text) as WorkingCopyConfig;
+  if (typeof parsed.server !== 'string' || typeof parsed.repo !== 'number' || typeof parsed.line !== 'string' || (parsed.base !== null && typeof parsed.base !== 'string')) {
+    throw new Error(`${configPath(dir)} is damaged: expected server, repo, line and base`);
+  }
+  return parsed;
+}
+
+/** Find the working copy containing `start` (itself or an ancestor). */
+export function findWorkingCopy(start: string): { dir: string; config: WorkingCopyConfig } | null {
+  let dir = path.resolve(start);
+  for (;;) {
+    const config = readWorkingCopy(dir);
+    if (config) return { dir, config };
+    const up = path.dirname(dir);
+    if (up === dir) return null;
+    dir = up;
+  }
+}
+
+export async function writeWorkingCopy(dir: string, config: WorkingCopyConfig): Promise<void> {
+  await fsp.mkdir(path.join(dir, METADATA_DIR), { recursive: true });
+  const file = configPath(dir);
+  await fsp.writeFile(`${file}.tmp`, `${JSON.stringify(config, null, 2)}\n`);
+  await fsp.rename(`${file}.tmp`, file);
+}
+
+export interface CheckoutOptions {
+  server: string;
+  repo: number;
+  line: string;
+  dir: string;
+  progress?: Progress | boolean;
+}
+
+/** Materialize the line's head into `dir` (absent or empty) and record it as the base. */
+export async function checkout(o: CheckoutOptions): Promise<{ dir: string; line: string; base: string | null; files: number; bytes: number }> {
+  const client = new CairnClient(o.server);
+  await client.requireRepository(o.repo);
+  const line = await client.lineOrNull(o.repo, o.line);
+  const head = line?.head_snapshot_id ?? null;
+  let files = 0;
+  let bytes = 0;
+  if (head) {
+    const pulled = await pull({ server: client.base, repo: o.repo, snapshot: head, out: o.dir, progress: o.progress });
+    files = pulled.files;
+    bytes = pulled.bytes;
+  } else {
+    mkdirSync(o.dir, { recursive: true });
+    if (readdirSync(o.dir).length) throw new Error(`output directory ${o.dir} is not empty`);
+  }
+  await writeWorkingCopy(o.dir, { server: client.base, repo: o.repo, line: o.line, base: head });
+  return { dir: o.dir, line: o.line, base: head, files, bytes };
+}
+
+type Listing = Map<string, { kind: EntryKind; id: string }>;
+
+async function baseListing(client: CairnClient, repo: number, id: string | null): Promise<{ files: Listing; dirs: Set<string> }> {
+  const files: Listing = new Map();
+  const dirs = new Set<string>();
+  if (!id) return { files, dirs };
+  const listing = await listSnapshot(client, repo, id);
+  for (const f of listing.files) files.set(f.path, { kind: f.kind, id: f.blob_id });
+  for (const d of listing.directories) if (d.path) dirs.add(d.path);
+  return { files, dirs };
+}
+
+const same = (a: { kind: string; id: string } | undefined, b: { kind: string; id: string } | undefined) => (a === undefined ? b === undefined : b !== undefined && a.kind === b.kind && a.id === b.id);
+
+function changes(from: Listing, to: Listing): { added: string[]; modified: string[]; deleted: string[] } {
+  const added: string[] = [];
+  const modified: string[] = [];
+  const deleted: string[] = [];
+  for (const [p, e] of to) {
+    const before = from.get(p);
+    if (!before) added.push(p);
+    else if (!same(before, e)) modified.push(p);
+  }
+  for (const p of from.keys()) if (!to.has(p)) deleted.push(p);
+  return { added: added.sort(), modified: modified.sort(), deleted: deleted.sort() };
+}
+
+export interface StatusResult {
+  dir: string;
+  server: string;
+  repo: number;
+  line: string;
+  base: string | null;
+  /** The line's head now (null when the line is empty or gone). */
+  line_head: string | null;
+  /** The line moved past the base: push will be refused until `cairn update`. */
+  behind: boolean;
+  added: string[];
+  modified: string[];
+  deleted: string[];
+  clean: boolean;
+}
+
+/** Added, modified and deleted paths of the working copy against its base. */
+export async function status(dir: string): Promise<StatusResult> {
+  const wc = findWorkingCopy(dir);
+  if (!wc) throw new Error(`${dir} is not a cairn working copy (no ${METADATA_DIR}/${CONFIG_FILE}; create one with cairn checkout)`);
+  const { config } = wc;
+  const client = new CairnClient(config.server);
+  const [base, line, local] = await Promise.all([
+    baseListing(client, config.repo, config.base),
+    client.lineOrNull(config.repo, config.line),
+    scanDirectory(wc.dir),
+  ]);
+  const diff = changes(base.files, local.entries);
+  const head = line?.head_snapshot_id ?? null;
+  return {
+    dir: wc.dir, server: config.server, repo: config.repo, line: config.line, base: config.base, line_head: head, behind: head !== config.base,
+    ...diff, clean: diff.added.length + diff.modified.length + diff.deleted.length === 0,
+  };
+}
+
+/** Same path changed on the line and locally, differently: update refuses and changes nothing. */
+export class UpdateConflictError extends Error {
+  constructor(readonly paths: string[]) {
+    super(`update refused: ${paths.length} path(s) changed both on the line and locally: ${paths.slice(0, 20).join(', ')}${paths.length > 20 ? ', …' : ''}. Nothing was changed; move your versions aside, then update again.`);
+  }
+}
+
+export interface UpdateResult {
+  dir: string;
+  line: string;
+  base: string | null;
+  previous_base: string | null;
+  updated: string[];
+  deleted: string[];
+  kept_local: string[];
+  up_to_date: boolean;
+}
+
+/**
+ * Bring the working copy to the line's head and make it the new base. Per path (three-way
+ * against the base): changed on the line only -> take the line's version; changed locally
+ * only -> keep it; changed on both sides to different results -> refuse naming the paths,
+ * changing nothing. The head's content comes from an exact pull into `.cairn/` first, so
+ * nothing in the copy is touched until every check has passed.
+ */
+export async function update(dir: string, progress?: Progress | boolean): Promise<UpdateResult> {
+  const wc = findWorkingCopy(dir);
+  if (!wc) throw new Error(`${dir} is not a cairn working copy (no ${METADATA_DIR}/${CONFIG_FILE}; create one with cairn checkout)`);
+  const { config } = wc;
+  const client = new CairnClient(config.server);
+  await client.requireRepository(config.repo);
+  const line = await client.lineOrNull(config.repo, config.line);
+  if (!line) throw new Error(`line ${config.line} does not exist in repository ${config.repo} on ${config.server}`);
+  const head = line.head_snapshot_id;
+  const [base, theirs, local] = await Promise.all([
+    baseListing(client, config.repo, config.base),
+    baseListing(client, config.repo, head),
+    scanDirectory(wc.dir),
+  ]);
+  const ours = local.entries;
+  const result: UpdateResult = { dir: wc.dir, line: config.line, base: head, previous_base: config.base, updated: [], deleted: [], kept_local: [], up_to_date: head === config.base };
+  if (head === config.base) return result;
+
+  const paths = new Set([...base.files.keys(), ...theirs.files.keys(), ...ours.keys()]);
+  const take: string[] = [];
+  const remove: string[] = [];
+  const conflicts: string[] = [];
+  const localDirs = new Set(local.directories);
+  for (const p of [...paths].sort()) {
+    const b = base.files.get(p);
+    const t = theirs.files.get(p);
+    const o = ours.get(p);
+    const lineChanged = !same(b, t);
+    const localChanged = !same(b, o);
+    if (localChanged && !lineChanged) result.kept_local.push(p);
+    if (!lineChanged) continue;
+    if (localChanged) {
+      if (!same(t, o)) conflicts.push(p);
+      continue;
+    }
+    if (t) take.push(p);
+    else remove.push(p);
+  }
+  // A file the line adds where the copy has a directory (or under a path that is a local file).
+  for (const p of take) {
+    if (localDirs.has(p)) conflicts.push(p);
+    // An ignored (hence unscanned) local file where the line writes one is never overwritten.
+    if (!ours.has(p) && existsSync(path.join(wc.dir, ...p.split('/')))) conflicts.push(p);
+    const parts = p.split('/');
+    for (let i = 1; i < parts.length; i++) {
+      const prefix = parts.slice(0, i).join('/');
+      if (ours.has(prefix) && !remove.includes(prefix)) conflicts.push(p);
+    }
+  }
+  if (conflicts.length) throw new UpdateConflictError([...new Set(conflicts)].sort());
+
+  // Fetch the head exactly, next to the copy (same file system: renames are atomic moves).
+  const staging = path.join(wc.dir, METADATA_DIR, `update-${process.pid}`);
+  rmSync(staging, { recursive: true, force: true });
+  try {
+    if (head) await pull({ server: config.server, repo: config.repo, snapshot: head, out: staging, progress } satisfies PullOptions);
+    for (const p of remove) {
+      rmSync(path.join(wc.dir, ...p.split('/')), { force: true });
+      result.deleted.push(p);
+    }
+    for (const p of take) {
+      const target = path.join(wc.dir, ...p.split('/'));
+      mkdirSync(path.dirname(target), { recursive: true });
+      rmSync(target, { force: true });
+      renameSync(path.join(staging, ...p.split('/')), target);
+      result.updated.push(p);
+    }
+    // Directories: create the line's new (possibly empty) ones; drop emptied ones it removed.
+    for (const d of theirs.dirs) mkdirSync(path.join(wc.dir, ...d.split('/')), { recursive: true });
+    for (const d of [...base.dirs].filter((x) => !theirs.dirs.has(x)).sort().reverse()) {
+      const abs = path.join(wc.dir, ...d.split('/'));
+      try {
+        if (existsSync(abs) && lstatSync(abs).isDirectory() && readdirSync(abs).length === 0) rmdirSync(abs);
+      } catch { /* keep it */ }
+    }
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
+  await writeWorkingCopy(wc.dir, { ...config, base: head });
+  return result;
+}
