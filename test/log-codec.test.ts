@@ -74,6 +74,21 @@ describe('job and plan logs against golden fixtures', () => {
     closeSync(fd2);
   });
 
+  it('format-v0 upgrade rule: a length field running past the end is corruption when an intact record follows it', () => {
+    const whole = fixture('plans-v0.log');
+    const three = Buffer.concat([whole, whole.subarray(12), whole.subarray(12)]);
+    three[15] ^= 0x01; // the first record's length field (its high byte) now runs past the end of the file
+    const file = path.join(tempDir(), 'plans.log');
+    writeFileSync(file, three);
+    const fd = openSync(file, 'r');
+    try {
+      expect(() => legacyValidLength(fd, 'CAIRNPLN', 'plans.log')).to.throw(Corrupt, /intact record starts at byte/);
+    } finally {
+      closeSync(fd);
+    }
+    expect(readFileSync(file).equals(three)).to.equal(true);
+  });
+
   it('plans.log: a JSON record framed the same way', () => {
     const bodies = records(path.join(FIXTURES, 'plans-v0.log'));
     expect(bodies).to.have.length(1);

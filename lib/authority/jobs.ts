@@ -6,7 +6,7 @@
 // A patchset's CI evidence is not written anywhere else: it is derived from the completion
 // record of its kind-7 job (`ciJobsOf`), which already holds the whole runner result, so there
 // is no second write to keep in step with the completion (storage-layout.md §13).
-import { Conflict, Corrupt, Invalid, NotFound } from '../domain/errors.js';
+import { Conflict, Invalid, NotFound } from '../domain/errors.js';
 import { JOB_KIND_PATCHSET_CI, JOB_KIND_REPO_CI, jobKind } from '../domain/job-kinds.js';
 import {
   ERROR_NONE,
@@ -36,7 +36,7 @@ import {
 } from '../domain/jobs.js';
 import { nowSeconds } from '../domain/repository.js';
 import type { ContentStore, Txn } from '../store/content-store.js';
-import { decodeJobBody, encodeJobKey, encodeJobRecord } from '../store/job-log.js';
+import { encodeJobKey, encodeJobRecord, replayJobRecords } from '../store/job-log.js';
 
 export interface ClaimResult {
   repository_index: number;
@@ -134,21 +134,8 @@ export class JobQueue {
 
   /** Replay jobs.log (its committed records; the latest record of each job wins), then expire leases. */
   static async open(store: ContentStore, repositoryIndex: number, policy: JobPolicy, compact = true): Promise<{ queue: JobQueue; notes: string[] }> {
-    const jobs = new Map<number, JobRecord>();
     const notes: string[] = [];
-    let records = 0;
-    for (const rec of store.logRecords('jobs')) {
-      records++;
-      let job: JobRecord;
-      try {
-        job = decodeJobBody(rec.body);
-      } catch (err) {
-        throw new Corrupt(`jobs.log: record at byte ${rec.offset}: ${(err as Error).message}`);
-      }
-      if (job.repository_index !== repositoryIndex) throw new Corrupt(`jobs.log: record at byte ${rec.offset} belongs to repository ${job.repository_index}`);
-      if (job.worker_job_index > jobs.size) throw new Corrupt(`jobs.log: record at byte ${rec.offset} skips to job ${job.worker_job_index}`);
-      jobs.set(job.worker_job_index, job);
-    }
+    const { jobs, count: records } = replayJobRecords(store.logRecords('jobs'), repositoryIndex);
     // Compact when most records are superseded: the log then holds one record per job. A
     // retiring authority's files stay as exported, so it is never compacted.
     if (compact && records > 64 && records > 4 * jobs.size) {

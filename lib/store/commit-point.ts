@@ -13,6 +13,7 @@ import { closeSync, fdatasync, fstatSync, openSync, readSync, write } from 'node
 import { promisify } from 'node:util';
 import { Corrupt } from '../domain/errors.js';
 import { crc32, readU64, writeU64 } from './binary.js';
+import { faults } from './crash-point.js';
 import { INDEX_NAMES, LOG_NAMES, MAGIC, type IndexName, type LogName } from './layout.js';
 
 export const COMMIT_FORMAT_VERSION = 1;
@@ -67,6 +68,8 @@ export function encodeCommitRecord(s: CommitState): Buffer {
   INDEX_NAMES.forEach((name, k) => {
     const list = s.segments[name];
     if (list.length > MAX_SEGMENTS) throw new Error(`${name}: ${list.length} segments exceed ${MAX_SEGMENTS}`);
+    // A slot a reader would refuse is never written: the list must be strictly increasing.
+    list.forEach((seg, j) => { if (seg <= 0 || (j > 0 && seg <= list[j - 1])) throw new Error(`${name}: segment list ${list.join(',')} is not strictly increasing`); });
     out.writeUInt32LE(list.length, OFF_SEGMENT_COUNTS + k * 4);
     list.forEach((seg, j) => writeU64(out, seg, OFF_SEGMENTS + (k * MAX_SEGMENTS + j) * 8));
   });
@@ -163,6 +166,7 @@ export class CommitPointFile {
     const { bytesWritten } = await writeAsync(this.fd, record, 0, record.length, at);
     if (bytesWritten !== record.length) throw new Error('short write of the commit point');
     await datasync(this.fd);
+    if (faults.failCommitPoint?.()) throw Object.assign(new Error('injected EIO writing commit.bin'), { code: 'EIO' });
   }
 
   /** Extend a new file to its full size with zeros (both slots unwritten) and make it durable. */

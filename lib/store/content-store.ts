@@ -275,9 +275,21 @@ export class ContentStore {
     m.set(u.id, u.body);
   }
 
+  /**
+   * Close the store. Transactions still queued are refused; a batch being written or a
+   * background merge finishes first, and the files are closed when it does (never under it).
+   */
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    if (!this.draining && !this.merging) this.closeFiles();
+  }
+
+  private filesClosed = false;
+
+  private closeFiles(): void {
+    if (this.filesClosed) return;
+    this.filesClosed = true;
     for (const fd of this.packFds.values()) closeSync(fd);
     this.packFds.clear();
     for (const r of this.readers.values()) r.close();
@@ -598,6 +610,7 @@ export class ContentStore {
       }
     } finally {
       this.draining = false;
+      if (this.closed && !this.merging) this.closeFiles();
     }
     this.maybeMerge();
   }
@@ -691,15 +704,11 @@ export class ContentStore {
       crashPoint('commit:after-log');
       crashPoint('commit:before-state');
       pointWritten = true;
-      await this.point.write(next);
+      await this.writePoint(next);
       crashPoint('commit:after-state');
     } catch (err) {
-      if (pointWritten) {
-        // The slot write failed part-way: it may or may not be durable. Stop writing until a
-        // restart reads back which state is current.
-        this.failed = err as Error;
-        throw err;
-      }
+      // After a failed commit-point write nothing it may name is removed (writePoint stopped writes).
+      if (pointWritten) throw err;
       for (const { log, from } of appended) await log.truncate(from).catch(() => {});
       for (const file of newSegments) await fsp.rm(file, { force: true }).catch(() => {});
       for (const { kind, packId, written } of adopted) {
@@ -709,6 +718,20 @@ export class ContentStore {
       throw err;
     }
     this.publish(batch, next, adopted);
+  }
+
+  /**
+   * Write the commit point: the only writer of commit.bin. A failed write leaves its outcome
+   * unknown (the slot may or may not be durable), so writes stop until a restart reads back
+   * which state is current; callers must then not remove anything the new state names.
+   */
+  private async writePoint(next: CommitState): Promise<void> {
+    try {
+      await this.point.write(next);
+    } catch (err) {
+      this.failed = err as Error;
+      throw err;
+    }
   }
 
   /** Make a durable commit visible to readers. */
@@ -747,40 +770,68 @@ export class ContentStore {
    * immutable), then a barrier transaction swaps the list. Bases grow geometrically, so each
    * entry is rewritten O(log n) times in all and a small commit never pays for a big rewrite.
    */
+  private mergeBackoffMs = 0;
+
   private maybeMerge(): void {
     if (this.merging || this.closed || this.failed) return;
     const name = INDEX_NAMES.find((n) => this.state.segments[n].length > MERGE_SEGMENTS_AT);
     if (!name) return;
     this.merging = true;
-    void this.mergeSegments(name).catch((err) => this.onBackgroundError(`merging index ${name} segments failed: ${(err as Error).message}`))
-      .finally(() => {
-        this.merging = false;
-        this.maybeMerge();
-      });
+    this.mergeSegments(name).then(() => {
+      this.mergeBackoffMs = 0;
+      return 0;
+    }, (err) => {
+      // Retry later, backing off (each attempt costs a commit), never in a tight loop.
+      this.onBackgroundError(`merging index ${name} segments failed: ${(err as Error).message}`);
+      this.mergeBackoffMs = Math.min(60_000, Math.max(100, this.mergeBackoffMs * 2));
+      return this.mergeBackoffMs;
+    }).then((delay) => {
+      this.merging = false;
+      if (this.closed) {
+        if (!this.draining) this.closeFiles();
+        return;
+      }
+      setTimeout(() => this.maybeMerge(), delay).unref();
+    });
   }
 
   /**
-   * Merge a run of the newest segments of `name` into one. Older segments at least as large as
-   * everything after them are kept (size-tiered, like an LSM tree), so each entry is rewritten
-   * O(log n) times in all and a small commit never waits for a big rewrite.
+   * Merge a run of the newest segments of `name` into one: older segments each larger than all
+   * the segments after them together are kept (size-tiered, like an LSM tree), but at least the
+   * newest two are always merged, so every merge makes progress. Each entry is rewritten
+   * O(log n) times in all, and a small commit never waits for a big rewrite.
    */
   async mergeSegments(name: IndexName): Promise<void> {
-    const current = this.indexes[name].segments;
-    let start = 0;
-    let after = current.reduce((n, s) => n + s.reader.count, 0);
-    while (start < current.length - 1) {
-      after -= current[start].reader.count;
-      if (current[start].reader.count <= after) break;
-      start++;
-    }
-    const chosen = current.slice(start);
-    if (chosen.length < 2) return;
-    // The merged file takes a fresh segment number, reserved by a commit so that it sorts after
-    // the run it replaces and before any segment committed while it is written.
-    const mergedSeg = await this.barrier(() => this.reserveSegment());
+    // Choose the run and reserve the merged file's number in one barrier: every segment that
+    // exists then is in the run or older, every segment committed later is numbered above it.
+    const plan = await this.barrier(async () => {
+      this.assertWritable();
+      const current = this.indexes[name].segments;
+      if (current.length < 2) return null;
+      let start = 0;
+      let after = current.reduce((n, seg) => n + seg.reader.count, 0);
+      while (start < current.length - 2) {
+        after -= current[start].reader.count;
+        if (current[start].reader.count <= after) break;
+        start++;
+      }
+      const next: CommitState = structuredClone(this.state);
+      next.generation += 1;
+      await this.writePoint(next);
+      this.state = next;
+      return { chosen: current.slice(start), mergedSeg: next.generation };
+    });
+    if (!plan) return;
+    const { chosen, mergedSeg } = plan;
     const file = this.layout.indexSegment(name, mergedSeg);
-    await writeMergedSegments(file, INDEX_KIND[name], chosen.map((s) => s.reader));
-    const dropped = chosen.map((s) => s.segment);
+    try {
+      await writeMergedSegments(file, INDEX_KIND[name], chosen.map((seg) => seg.reader));
+    } catch (err) {
+      await fsp.rm(file, { force: true });
+      throw err;
+    }
+    const dropped = chosen.map((seg) => seg.segment);
+    let attempted = false;
     try {
       await this.barrier(async () => {
         this.assertWritable();
@@ -791,7 +842,8 @@ export class ContentStore {
         next.generation += 1;
         next.segments[name] = [...list.slice(0, at), mergedSeg, ...list.slice(at + dropped.length)];
         crashPoint('merge:before-state');
-        await this.point.write(next);
+        attempted = true;
+        await this.writePoint(next);
         this.state = next;
         this.indexes[name] = this.segmentedIndex(name, next.segments[name]);
         for (const seg of dropped) {
@@ -802,19 +854,9 @@ export class ContentStore {
         }
       });
     } catch (err) {
-      await fsp.rm(file, { force: true });
+      if (!attempted) await fsp.rm(file, { force: true });
       throw err;
     }
-  }
-
-  /** Burn one generation with a commit (nothing else changes) and return its number. */
-  private async reserveSegment(): Promise<number> {
-    this.assertWritable();
-    const next: CommitState = structuredClone(this.state);
-    next.generation += 1;
-    await this.point.write(next);
-    this.state = next;
-    return next.generation;
   }
 
   /**
@@ -833,12 +875,11 @@ export class ContentStore {
       next.logs[name] = bytes.length;
       next.log_files[name] = next.generation;
       const fresh = LogFile.open(file, LOG_MAGIC[name], bytes.length, []);
+      crashPoint('compact:before-state');
       try {
-        crashPoint('compact:before-state');
-        await this.point.write(next);
+        await this.writePoint(next);
       } catch (err) {
-        fresh.close();
-        await fsp.rm(file, { force: true });
+        fresh.close(); // the file stays: the slot may name it
         throw err;
       }
       const old = this.logs[name];
@@ -874,7 +915,12 @@ export class ContentStore {
 
   /** Wait for a running merge (tests and bench). */
   async settle(): Promise<void> {
-    while (this.merging || this.draining) await new Promise((r) => setTimeout(r, 5));
+    const pause = () => new Promise((r) => setTimeout(r, 5));
+    for (;;) {
+      while (this.merging || this.draining) await pause();
+      if (this.closed || this.failed || !INDEX_NAMES.some((n) => this.state.segments[n].length > MERGE_SEGMENTS_AT)) return;
+      await pause();
+    }
   }
 
   /** Pack files present in packs/<kind>/ (committed ones after open). */
@@ -920,7 +966,7 @@ export class ContentStore {
         counts[name] = byId.size;
         this.committedPacks[kind] = new Set(packs);
       }
-      await this.point.write(next);
+      await this.writePoint(next);
       const prev = this.state;
       this.state = next;
       for (const name of ['blobs', 'trees'] as IndexName[]) {

@@ -10,4 +10,8 @@ export function crashPoint(name: string): void {
  * Test-only fault injection: when `failAppend` returns true for a log's file name, that append
  * writes half its bytes and then fails with EIO, as a full disk or a failing device would.
  */
-export const faults: { failAppend: ((logName: string) => boolean) | null } = { failAppend: null };
+export const faults: {
+  failAppend: ((logName: string) => boolean) | null;
+  /** When it returns true, the commit-point write lands and then reports EIO (outcome unknown). */
+  failCommitPoint: (() => boolean) | null;
+} = { failAppend: null, failCommitPoint: null };

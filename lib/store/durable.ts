@@ -65,9 +65,15 @@ export async function renameDurable(from: string, to: string): Promise<void> {
 
 /** Create a directory (and parents) and fsync the parent so the entry itself is durable. */
 export async function mkdirDurable(dir: string): Promise<void> {
-  const existed = await exists(dir);
+  // Every level that does not exist yet gets its entry made durable in its parent.
+  const missing: string[] = [];
+  for (let d = dir; !(await exists(d)); d = path.dirname(d)) {
+    missing.push(d);
+    if (path.dirname(d) === d) break;
+  }
+  if (!missing.length) return;
   await fsp.mkdir(dir, { recursive: true });
-  if (!existed) await fsyncDir(path.dirname(dir));
+  for (const d of missing.reverse()) await fsyncDir(path.dirname(d));
 }
 
 /** Remove a file or tree durably (fsync the parent after the unlink). */

@@ -8,7 +8,7 @@
 // offset, and nothing is cut); only bytes beyond the committed length are an unfinished tail.
 // Appends are positional writes at the committed length, so a failed append can never leave
 // garbage in front of the next acknowledged record.
-import { closeSync, fdatasync, fdatasyncSync, fstatSync, ftruncate, ftruncateSync, openSync, readSync, write } from 'node:fs';
+import { closeSync, fdatasync, fdatasyncSync, fstatSync, fsyncSync, ftruncate, ftruncateSync, openSync, readSync, write } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Corrupt } from '../domain/errors.js';
@@ -25,6 +25,15 @@ export function logHeader(magic: string): Buffer {
   const h = Buffer.alloc(LOG_HEADER_SIZE);
   h.write(magic, 0, 'ascii');
   return h;
+}
+
+function fsyncDirSync(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 export function frameBody(body: Buffer): Buffer {
@@ -97,7 +106,13 @@ export function legacyValidLength(fd: number, magic: string, name: string): { le
   while (at + FRAME_OVERHEAD <= size) {
     readSync(fd, lenBuf, 0, 4, at);
     const length = lenBuf.readUInt32LE(0);
-    if (at + FRAME_OVERHEAD + length > size) break;
+    if (at + FRAME_OVERHEAD + length > size) {
+      // An unfinished append is the prefix of one record: no intact record can start after it.
+      // If one does, this length field was damaged inside acknowledged data.
+      const later = intactRecordAfter(fd, at + 1, size);
+      if (later !== null) throw new Corrupt(`${name}: record at byte ${at}: its length field runs past the end of the file, but an intact record starts at byte ${later}`);
+      break;
+    }
     const rec = Buffer.alloc(length + 4);
     readSync(fd, rec, 0, rec.length, at + 4);
     if (rec.readUInt32LE(length) !== crc32(rec.subarray(0, length))) {
@@ -107,6 +122,21 @@ export function legacyValidLength(fd: number, magic: string, name: string): { le
     at += FRAME_OVERHEAD + length;
   }
   return { length: at, note: at < size ? `${name}: upgrade cut ${size - at} bytes of an unfinished v0 record at byte ${at}` : null };
+}
+
+/** The offset of the first intact record starting in [from, size), or null (bounded scan). */
+function intactRecordAfter(fd: number, from: number, size: number): number | null {
+  const limit = 64 * 1024 * 1024;
+  if (size - from > limit) return from; // far more than one unfinished record: not a torn tail
+  const tail = Buffer.alloc(size - from);
+  readSync(fd, tail, 0, tail.length, from);
+  for (let p = 0; p + FRAME_OVERHEAD <= tail.length; p++) {
+    const length = tail.readUInt32LE(p);
+    // Every record kind has a non-empty body; an empty one would match any run of zero bytes.
+    if (length === 0 || p + FRAME_OVERHEAD + length > tail.length) continue;
+    if (tail.readUInt32LE(p + 4 + length) === crc32(tail.subarray(p + 4, p + 4 + length))) return from + p;
+  }
+  return null;
 }
 
 /**
@@ -125,7 +155,15 @@ export class LogFile {
    * an unfinished tail, cut here and reported in `notes`; a file shorter than it is corruption.
    */
   static open(file: string, magic: string, committed: number, notes: string[]): LogFile {
-    closeSync(openSync(file, 'a')); // create when absent (an empty log commits nothing)
+    let created = false;
+    try {
+      closeSync(openSync(file, 'wx', 0o644));
+      created = true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    // A new log's directory entry is made durable before any commit can name the log.
+    if (created) fsyncDirSync(path.dirname(file));
     const rw = openSync(file, 'r+');
     try {
       const name = path.basename(file);

@@ -12,7 +12,7 @@ import { decodeSnapshot, decodeTree } from '../domain/content.js';
 import { decodeAuthorityFile } from './authority-file.js';
 import { ContentStore, type ObjectKind } from './content-store.js';
 import { isTempName } from './durable.js';
-import { decodeJobBody } from './job-log.js';
+import { decodeJobBody, replayJobRecords } from './job-log.js';
 import { AuthorityLayout, INDEX_SEGMENT_NAME, LINES_FILE_NAME, LOG_FILE_NAME, LOG_NAMES, type LogName } from './layout.js';
 import { PACK_KIND_OBJECT, PACK_KIND_TREE, PackVerifier, type PackEntry, type PackKind } from './pack.js';
 
@@ -55,7 +55,7 @@ export async function fsckAuthority(root: string, index: number, options: FsckOp
     } catch (err) {
       problems.push((err as Error).message.replace(root + '/', ''));
     }
-    problems.push(...checkLogs(store));
+    problems.push(...checkLogs(store, index));
     problems.push(...(await unexpectedFiles(store)));
     // Staged packs are files the authority holds too: each must be a whole, verified pack.
     for (const kind of [PACK_KIND_OBJECT, PACK_KIND_TREE] as PackKind[]) {
@@ -145,7 +145,7 @@ export async function fsckAuthority(root: string, index: number, options: FsckOp
 }
 
 /** Every record of every log inside its committed range, decoded as its owner would. */
-function checkLogs(store: ContentStore): string[] {
+function checkLogs(store: ContentStore, repositoryIndex: number): string[] {
   const problems: string[] = [];
   const decoders: Record<LogName, (body: Buffer) => void> = {
     snapshots: (body) => { decodeSnapshot(body); },
@@ -157,6 +157,12 @@ function checkLogs(store: ContentStore): string[] {
       for (const u of txn.upserts) if (typeof u?.type !== 'string' || typeof u?.id !== 'string') throw new Error('an upsert without type and id');
     },
   };
+  // jobs.log as the job queue replays it (repository index, dense job indexes).
+  try {
+    replayJobRecords(store.logRecords('jobs'), repositoryIndex);
+  } catch (err) {
+    problems.push((err as Error).message);
+  }
   for (const name of LOG_NAMES) {
     let count = 0;
     try {

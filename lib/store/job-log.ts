@@ -79,3 +79,26 @@ export function decodeJobBody(body: Buffer): JobRecord {
   };
 }
 
+/**
+ * Replay jobs.log records (committed, in order; the latest record of each job wins) with the
+ * rules every reader applies: each record decodes, belongs to `repositoryIndex`, and job
+ * indexes are dense (a record never skips past the next new index). The job queue and fsck
+ * share it, so fsck passes exactly the logs the queue opens.
+ */
+export function replayJobRecords(records: Iterable<{ offset: number; body: Buffer }>, repositoryIndex: number): { jobs: Map<number, JobRecord>; count: number } {
+  const jobs = new Map<number, JobRecord>();
+  let count = 0;
+  for (const rec of records) {
+    count++;
+    let job: JobRecord;
+    try {
+      job = decodeJobBody(rec.body);
+    } catch (err) {
+      throw new Corrupt(`jobs.log: record at byte ${rec.offset}: ${(err as Error).message}`);
+    }
+    if (job.repository_index !== repositoryIndex) throw new Corrupt(`jobs.log: record at byte ${rec.offset} belongs to repository ${job.repository_index}`);
+    if (job.worker_job_index > jobs.size) throw new Corrupt(`jobs.log: record at byte ${rec.offset} skips to job ${job.worker_job_index}`);
+    jobs.set(job.worker_job_index, job);
+  }
+  return { jobs, count };
+}
