@@ -25,8 +25,9 @@ Options:
   --data DIR         data directory (default ./data; created on first start). The server holds
                      an exclusive lock on it while running.
   --log-level LEVEL  pino log level: fatal, error, warn, info (default), debug, silent
-  --log-format F     pretty (one readable line per event) or json (one JSON object per line);
-                     default: pretty when stdout is a terminal, json otherwise
+  --log-format F     pretty (one readable line per event, an error's stack below it) or json
+                     (one JSON object per line); default: pretty when stdout is a terminal,
+                     json otherwise
   --lease-seconds N  worker-job lease length; a running job without a heartbeat for this long
                      is requeued (attempt counted) or failed (default 120)
   --max-attempts N   attempts per worker job before it fails for good (default 3)
@@ -151,7 +152,8 @@ export async function serve(argv: string[]): Promise<number> {
   };
   // Log lines are gathered (up to 4 KiB) and written asynchronously, in order: one write(2) per
   // ~25 request lines instead of one each. A timer flushes what waits every 200 ms, and pino
-  // flushes synchronously on exit. Every line keeps every field. On a TTY they are pretty-printed.
+  // flushes synchronously on exit. Every line keeps every field. On a TTY they are pretty-printed
+  // (pino-pretty, see ./log-format.ts).
   const format = values['log-format'] ?? (process.stdout.isTTY ? 'pretty' : 'json');
   if (format !== 'pretty' && format !== 'json') throw new CliUsageError('--log-format must be pretty or json');
   const logOptions = { level: String(values['log-level']), base: { service: 'cairn' } };

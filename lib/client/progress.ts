@@ -1,6 +1,9 @@
-// Transfer progress on stderr: bytes done/total with units, rate and ETA, redrawn at most ten
-// times a second on one line, cleared when done. Only on a TTY (and not with --quiet): when
-// stderr is a file or a pipe nothing is written.
+// Transfer progress on stderr, drawn by cli-progress: `label [bar] pct  done / total  rate  ETA`
+// in binary units, redrawn at most ten times a second on one line (trimmed to the terminal's
+// width), cleared when done. Only on a TTY (and not with --quiet): when stderr is a file or a
+// pipe nothing is written. cli-progress does the terminal work and the ETA (a moving window over
+// the last samples); this module only chooses the format and renders bytes and times.
+import cliProgress, { type GenericFormatter, type Options } from 'cli-progress';
 
 export interface Progress {
   /** (Re)start with a label and a total in bytes (0 = unknown). */
@@ -21,61 +24,92 @@ export function formatBytes(n: number): string {
   return `${u === 0 ? v.toFixed(0) : v.toFixed(1)} ${units[u]}`;
 }
 
-function formatSeconds(s: number): string {
-  if (!Number.isFinite(s)) return '--';
+/** cli-progress's ETA is a number of seconds, or 'NULL'/'INF' when it cannot be estimated. */
+function formatSeconds(s: unknown): string {
+  if (typeof s !== 'number' || !Number.isFinite(s)) return '--';
   if (s < 60) return `${Math.ceil(s)}s`;
   const m = Math.floor(s / 60);
   return m < 60 ? `${m}m${String(Math.ceil(s % 60)).padStart(2, '0')}s` : `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
 }
 
-/** One progress line of the given state (exported for tests). */
-export function renderProgress(label: string, done: number, total: number, elapsedS: number): string {
-  const rate = elapsedS > 0 ? done / elapsedS : 0;
-  const parts = [label];
-  if (total > 0) {
-    const frac = Math.min(1, done / total);
-    const width = 20;
-    const filled = Math.round(frac * width);
-    parts.push(`[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${(frac * 100).toFixed(0).padStart(3)}%`);
-    parts.push(`${formatBytes(done)} / ${formatBytes(total)}`);
-  } else {
-    parts.push(formatBytes(done));
-  }
-  parts.push(`${formatBytes(rate)}/s`);
-  if (total > 0) parts.push(`ETA ${rate > 0 ? formatSeconds(Math.max(0, total - done) / rate) : '--'}`);
-  return parts.join('  ');
+// Tokens are cli-progress's own ({bar} {percentage} {value} {total} {eta_formatted}) plus the
+// payload's {label}; {rate} is added at render time. While the total is unknown (a push still
+// scanning) there is no bar, percentage or ETA.
+const WITH_TOTAL = '{label}  [{bar}] {percentage}%  {value} / {total}  {rate}  ETA {eta_formatted}';
+const WITHOUT_TOTAL = '{label}  {value}  {rate}';
+
+const format: GenericFormatter = (options, params, payload) => {
+  const elapsedS = ((params.stopTime ?? Date.now()) - params.startTime) / 1000;
+  const rate = elapsedS > 0 ? params.value / elapsedS : 0;
+  return cliProgress.Format.Formatter(
+    { ...options, format: params.total > 0 ? WITH_TOTAL : WITHOUT_TOTAL },
+    params,
+    { ...payload, rate: `${formatBytes(rate)}/s` },
+  );
+};
+
+/** The cli-progress options of the transfer bar (exported for tests). */
+export function barOptions(stream: NodeJS.WritableStream): Options {
+  return {
+    stream,
+    format,
+    formatValue: (v, _options, type) => {
+      if (type === 'value' || type === 'total') return formatBytes(Number(v));
+      if (type === 'percentage') return String(v).padStart(3);
+      return String(v);
+    },
+    formatTime: (t) => formatSeconds(t),
+    barsize: 20,
+    barCompleteChar: '#',
+    barIncompleteChar: '-',
+    fps: 10,
+    clearOnComplete: true,
+    // Trim to the terminal's width instead of switching its line wrapping off: a process that
+    // dies mid-transfer then leaves the terminal as it found it. Same reason for the cursor, and
+    // no SIGINT/SIGTERM handler: Ctrl-C keeps ending the command.
+    linewrap: true,
+    hideCursor: false,
+    gracefulExit: false,
+    // Samples are taken at most every SAMPLE_MS (below) and on each redraw, so the ETA follows
+    // the last few seconds and grows when a transfer stalls.
+    etaBuffer: 50,
+    etaAsynchronousUpdate: true,
+  };
 }
+
+/** Increments arrive per file or per worker message; the bar gets a sample at most this often. */
+const SAMPLE_MS = 100;
 
 export function progressFor(stream: NodeJS.WriteStream, enabled: boolean): Progress {
   if (!enabled || stream.isTTY !== true) return NO_PROGRESS;
-  let label = '';
-  let total = 0;
+  const bar = new cliProgress.SingleBar(barOptions(stream));
+  let active = false;
   let done = 0;
-  let started = 0;
-  let lastDraw = 0;
-  let drawn = false;
-  const draw = (force = false) => {
-    const now = performance.now();
-    if (!force && now - lastDraw < 100) return;
-    lastDraw = now;
-    const line = renderProgress(label, done, total, (now - started) / 1000);
-    const cols = stream.columns || 100;
-    stream.write(`\r${line.slice(0, cols - 1).padEnd(Math.min(cols - 1, line.length))}\x1b[K`);
-    drawn = true;
-  };
+  let sampled = 0;
   return {
-    start(l, t) {
-      label = l;
-      total = t;
+    start(label, total) {
+      if (active) bar.stop();
       done = 0;
-      started = performance.now();
-      draw(true);
+      sampled = Date.now();
+      bar.start(total, 0, { label });
+      active = true;
     },
-    setTotal(t) { total = t; draw(true); },
-    increment(n) { done += n; draw(); },
+    setTotal(total) {
+      bar.setTotal(total);
+      bar.update(done);
+    },
+    increment(n) {
+      done += n;
+      const now = Date.now();
+      if (now - sampled < SAMPLE_MS) return;
+      sampled = now;
+      bar.update(done);
+    },
     stop() {
-      if (drawn) stream.write('\r\x1b[K');
-      drawn = false;
+      if (!active) return;
+      active = false;
+      bar.update(done);
+      bar.stop();
     },
   };
 }
