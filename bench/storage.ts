@@ -46,16 +46,14 @@ async function fillBlobs(root: string, count: number): Promise<void> {
 }
 
 export async function stepSmallCommit(ctx: { root: string; cli: string; scale: number; log: (m: string) => void }): Promise<Fig> {
-  const fig: Fig = { rounds: [] };
   const sizes = [10_000, 100_000, 1_000_000].map((n) => Math.max(1000, Math.round(n * Math.min(ctx.scale, 1))));
-  for (const size of sizes) {
-    const data = path.join(ctx.root, `small-commit-${size}`);
-    let server: ChildServer | null = null;
-    try {
-      server = await startCairn(ctx.cli, data);
+  const stores: { size: number; data: string; repo: number; server: ChildServer | null; dir: string; pushes: number[]; openMs: number; readyMs: number }[] = [];
+  try {
+    for (const size of sizes) {
+      const data = path.join(ctx.root, `small-commit-${size}`);
+      const server = await startCairn(ctx.cli, data);
       const repo = await registerRepository(server.url, `small-${size}`);
       await server.stop();
-      server = null;
       ctx.log(`small commit: filling a store with ${size} blobs`);
       const root = path.join(data, 'repositories', String(repo));
       await fillBlobs(root, size);
@@ -63,26 +61,31 @@ export async function stepSmallCommit(ctx: { root: string; cli: string; scale: n
       const { store } = await ContentStore.open(root);
       const openMs = performance.now() - t0;
       store.close();
-      const t1 = performance.now();
-      server = await startCairn(ctx.cli, data);
-      const readyMs = performance.now() - t1;
       const dir = path.join(ctx.root, `small-tree-${size}`);
       mkdirSync(dir, { recursive: true });
-      const pushes: number[] = [];
-      for (let i = 0; i < 7; i++) {
-        writeFileSync(path.join(dir, 'file.txt'), `round ${i} of ${size}\n`);
-        const push = await runOk(process.execPath, [ctx.cli, 'push', '--server', server.url, '--repo', String(repo), '--line', 'dev', dir]);
-        pushes.push(push.ms);
+      stores.push({ size, data, repo, server: null, dir, pushes: [], openMs, readyMs: 0 });
+    }
+    for (const s of stores) {
+      const t1 = performance.now();
+      s.server = await startCairn(ctx.cli, s.data);
+      s.readyMs = performance.now() - t1;
+    }
+    // Rounds interleave the stores, so a busy minute on this machine hits every size alike.
+    for (let i = 0; i < 7; i++) {
+      for (const s of stores) {
+        writeFileSync(path.join(s.dir, 'file.txt'), `round ${i} of ${s.size}\n`);
+        const push = await runOk(process.execPath, [ctx.cli, 'push', '--server', s.server!.url, '--repo', String(s.repo), '--line', 'dev', s.dir]);
+        s.pushes.push(push.ms);
       }
-      (fig.rounds as Fig[]).push({ blobs: size, push_median_ms: r1(median(pushes)), push_min_ms: r1(Math.min(...pushes)), push_max_ms: r1(Math.max(...pushes)), open_ms: r1(openMs), server_ready_ms: r1(readyMs) });
-    } finally {
-      if (server) await server.stop();
-      await fsp.rm(data, { recursive: true, force: true });
+    }
+  } finally {
+    for (const s of stores) {
+      if (s.server) await s.server.stop();
+      await fsp.rm(s.data, { recursive: true, force: true });
     }
   }
-  const rounds = fig.rounds as { push_median_ms: number }[];
-  fig.largest_over_smallest = r1((rounds.at(-1)!.push_median_ms / rounds[0].push_median_ms) * 100) / 100;
-  return fig;
+  const rounds = stores.map((s) => ({ blobs: s.size, push_median_ms: r1(median(s.pushes)), push_min_ms: r1(Math.min(...s.pushes)), push_max_ms: r1(Math.max(...s.pushes)), open_ms: r1(s.openMs), server_ready_ms: r1(s.readyMs) }));
+  return { rounds, largest_over_smallest: Math.round((rounds.at(-1)!.push_median_ms / rounds[0].push_median_ms) * 100) / 100 };
 }
 
 /** The single-writer durable-write loop: write a small file, fsync, rename over the target. */
