@@ -358,3 +358,29 @@ describe('reviews: approval carry-over, CI runs, bad input', function () {
     expect((await ok(api(s.url, 'GET', R(fx.repo, `/read/patchsets/${ps.patchset_id}/ci-status?recent_limit=1000`)))).availability).to.equal('none');
   });
 });
+
+describe('reviews: concurrent writes share commits without breaking sequences or the chain', function () {
+  this.timeout(60_000);
+  it('30 concurrent reviews and 30 concurrent evaluations: unique ids, one unbroken chain, fsck clean after restart', async () => {
+    const data = path.join(tempDir(), 'data');
+    let s = await startTestServer(data);
+    const fx = await reviewFixture(s.url, 'conc');
+    const { change, ps } = await changeWithPatchset(s.url, fx, 'human_only', null);
+    const reviews = await Promise.all(Array.from({ length: 30 }, (_, i) => ok(api(s.url, 'POST', R(fx.repo, `/changes/${change.change_id}/reviews`), { json: { patchset_id: ps.patchset_id, reviewer: `r${i}`, action: 'approve' } }))));
+    expect(new Set(reviews.map((r) => r.review.review_id)).size).to.equal(30);
+    await ok(api(s.url, 'PUT', R(fx.repo, `/patchsets/${ps.patchset_id}/attestation`), { json: { verification_state: 'pass', require_tests_pass: false } }));
+    const decisions = (await Promise.all(Array.from({ length: 30 }, () => ok(api(s.url, 'POST', R(fx.repo, `/patchsets/${ps.patchset_id}:evaluatePolicy`), { json: {} }))))).map((r) => r.policy);
+    const bySeq = [...decisions].sort((a, b) => a.chain_seq - b.chain_seq);
+    expect(bySeq.map((d) => d.chain_seq)).to.deep.equal(Array.from({ length: 30 }, (_, i) => i + 1));
+    for (let i = 1; i < bySeq.length; i++) expect(bySeq[i].prev_sha256).to.equal(bySeq[i - 1].sha256);
+    expect(new Set(decisions.map((d) => d.decision_id)).size).to.equal(30);
+    expect(decisions.every((d) => d.decision === 'pass')).to.equal(true);
+    expect((await ok(api(s.url, 'GET', R(fx.repo, `/changes/${change.change_id}/reviews`)))).approvals).to.equal(30);
+    await s.stop();
+    const check = await cli(['fsck', '--data', data]);
+    expect(check.code, check.stdout + check.stderr).to.equal(0);
+    s = await startTestServer(data);
+    expect((await ok(api(s.url, 'GET', R(fx.repo, `/patchsets/${ps.patchset_id}/policy`)))).policy.chain_seq).to.equal(30);
+    await s.stop();
+  });
+});

@@ -2,15 +2,8 @@
 // attestation, policy and patchset CI routes (README "Reviews, attestation, policy, patchset
 // CI"). Output is one JSON object with --json or when stdout is not a terminal; on a terminal a
 // short readable form.
-import { CairnClient } from '../client/http.js';
-import { parseU32 } from '../domain/repository.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
-
-const COMMON = `Common options:
-  --server URL    cairn server, e.g. http://127.0.0.1:8088
-  --repo N        repository index
-  --json          print JSON (the default when stdout is not a terminal)
-`;
+import { COMMON, common, context, need, one, print, seg } from './workflow-commands.js';
 
 export const REVIEW_HELP = `Usage:
   cairn review request --change CHANGE --group G [--note N] [--by WHO]
@@ -40,44 +33,7 @@ export const CI_HELP = `Usage:
 
 ${COMMON}`;
 
-const common = {
-  server: { type: 'string' },
-  repo: { type: 'string' },
-  json: { type: 'boolean', default: false },
-  help: { type: 'boolean', short: 'h', default: false },
-} as const;
-
 type Json = Record<string, any>;
-interface Ctx { client: CairnClient; repo: number; json: boolean }
-
-function context(values: Record<string, unknown>): Ctx {
-  if (typeof values.server !== 'string' || values.server === '') throw new CliUsageError('--server is required');
-  if (typeof values.repo !== 'string') throw new CliUsageError('--repo is required');
-  let repo: number;
-  try {
-    repo = parseU32(values.repo, '--repo');
-  } catch {
-    throw new CliUsageError('--repo must be a repository index (unsigned integer)');
-  }
-  return { client: new CairnClient(values.server), repo, json: values.json === true || process.stdout.isTTY !== true };
-}
-
-function need(value: unknown, flag: string): string {
-  if (typeof value !== 'string' || value === '') throw new CliUsageError(`${flag} is required`);
-  return value;
-}
-
-function one(positionals: string[], what: string): string {
-  if (positionals.length !== 1) throw new CliUsageError(`give exactly one ${what}`);
-  return positionals[0];
-}
-
-const seg = (s: string) => encodeURIComponent(s);
-
-function print(ctx: Ctx, value: unknown, readable: () => string): number {
-  process.stdout.write(ctx.json ? `${JSON.stringify(value)}\n` : `${readable()}\n`);
-  return 0;
-}
 
 function helpFirst(argv: string[], help: string): number | null {
   const sub = argv[0];

@@ -20,7 +20,6 @@ import {
   liveVotes,
   POLICY_DECISION,
   requireAction,
-  requireAuthorModeValue,
   requireName,
   requireOneGroup,
   requireVerificationState,
@@ -32,7 +31,7 @@ import {
   type PolicyDecisionRecord,
   type ReviewRecord,
 } from '../../domain/workflow/review-rules.js';
-import { CHANGE, checkChangeOpen, MAX_TEXT_CHARS, parseChangeRef, PATCHSET, requireText, type ChangeRecord, type PatchsetRecord } from '../../domain/workflow/rules.js';
+import { CHANGE, checkChangeOpen, MAX_TEXT_CHARS, parseChangeRef, PATCHSET, requireAuthorMode, requireText, type ChangeRecord, type PatchsetRecord } from '../../domain/workflow/rules.js';
 import type { ContentStore, Txn } from '../../store/content-store.js';
 import { jobProjection, type JobQueue } from '../jobs.js';
 
@@ -297,7 +296,7 @@ export class ReviewBook {
 
   putAttestation(patchsetIdValue: string, input: AttestationInput): Promise<AttestationRecord> {
     const verification = requireVerificationState(input.verification_state ?? 'unknown');
-    const mode = input.author_mode === undefined ? undefined : requireAuthorModeValue(input.author_mode);
+    const mode = input.author_mode === undefined ? undefined : requireAuthorMode(input.author_mode);
     const detail = input.detail ?? {};
     if (typeof detail !== 'object' || detail === null || Array.isArray(detail)) throw new Invalid('detail must be an object');
     if ('patchset_ci' in detail) throw new Invalid('detail.patchset_ci is owned by the patchset and worker-job authority; it cannot be supplied');

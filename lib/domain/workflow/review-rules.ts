@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { Conflict, Invalid } from '../errors.js';
 import type { RunnerResult } from '../jobs.js';
-import { AUTHOR_MODES, type AuthorMode } from './rules.js';
+import type { AuthorMode } from './rules.js';
 
 /** workflow.log entity types (storage-layout.md §17). */
 export const REVIEW = 'review';
@@ -108,11 +108,6 @@ export function checkSuppliedReviewId(supplied: string | undefined, derived: str
 export function requireVerificationState(value: string): VerificationState {
   if (!(VERIFICATION_STATES as readonly string[]).includes(value)) throw new Invalid(`verification_state must be one of ${VERIFICATION_STATES.join(', ')}`);
   return value as VerificationState;
-}
-
-export function requireAuthorModeValue(value: string): AuthorMode {
-  if (!(AUTHOR_MODES as readonly string[]).includes(value)) throw new Invalid(`author_mode must be one of ${AUTHOR_MODES.join(', ')}`);
-  return value as AuthorMode;
 }
 
 // ------------------------------------------------------------------ votes and counts
