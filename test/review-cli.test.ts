@@ -3,9 +3,10 @@
 // CI → reviews → attestation → passing policy), JSON off a terminal, usage errors (exit 2) and
 // server refusals (exit 1).
 import { expect } from 'chai';
+import { spawn, spawnSync } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { cli, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { CLI, cli, register, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 describe('review, attest, policy and ci commands', function () {
   this.timeout(60_000);
@@ -61,6 +62,27 @@ describe('review, attest, policy and ci commands', function () {
     const decision = await run(['policy', 'evaluate', ...common, ps]);
     expect(decision.policy.decision, JSON.stringify(decision.policy.checks)).to.equal('pass');
     expect((await run(['policy', 'show', ...common, ps])).policy).to.deep.equal(decision.policy);
+  });
+
+  it('on a terminal, prints the short readable form (policy checks, review counts, CI run)', async function () {
+    if (spawnSync('script', ['--version']).status !== 0) this.skip();
+    // script(1) gives the command a pseudo-terminal; this process serves its requests, so spawn asynchronously.
+    const onTty = (args: string[]) => new Promise<{ status: number | null; stdout: string }>((resolve) => {
+      const child = spawn('script', ['-qefc', [process.execPath, CLI, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      child.stdout.on('data', (d) => { stdout += d; });
+      child.stderr.on('data', (d) => { stdout += d; });
+      child.on('exit', (status) => resolve({ status, stdout }));
+    });
+    const policy = await onTty(['policy', 'show', ...common, 'change-1.ps-1']);
+    expect(policy.status, policy.stdout).to.equal(0);
+    expect(policy.stdout).to.match(/change-1\.ps-1: pass \(change-1\.ps-1\.decision-1\)/);
+    expect(policy.stdout).to.match(/pass\s+independent_approval: approved by bob/);
+    expect(policy.stdout).to.not.include('{');
+    const reviews = await onTty(['review', 'list', ...common, '--change', 'change-1']);
+    expect(reviews.stdout).to.include('task-1.change-1: 1 approval(s), 0 blocking, 1 comment(s), 5 total');
+    const ci = await onTty(['ci', 'status', ...common, 'change-1.ps-1']);
+    expect(ci.stdout).to.match(/change-1\.ps-1: available, run 1, pass/);
   });
 
   it('exits 2 on usage errors and 1 with the server\'s reason on refusals', async () => {
