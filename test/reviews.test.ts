@@ -10,7 +10,7 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { push } from '../lib/client/transfer.js';
 import { frameBody } from '../lib/store/framed-log.js';
-import { api, cli, register, startTestServer, tempDir, type ApiResponse, type TestServer } from './helpers.js';
+import { api, cli, register, spawnServer, startTestServer, tempDir, type ApiResponse, type TestServer } from './helpers.js';
 
 type Json = Record<string, any>;
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
@@ -383,4 +383,41 @@ describe('reviews: concurrent writes share commits without breaking sequences or
     expect((await ok(api(s.url, 'GET', R(fx.repo, `/patchsets/${ps.patchset_id}/policy`)))).policy.chain_seq).to.equal(30);
     await s.stop();
   });
+});
+
+describe('reviews: kill -9 at the commit of a patchset CI completion or run request', function () {
+  this.timeout(60_000);
+  for (const point of ['commit:after-log', 'commit:after-state']) {
+    it(`a kind-7 completion killed at ${point}: the job is running with no evidence, or succeeded with its evidence`, async () => {
+      const data = path.join(tempDir(), 'data');
+      const first = await spawnServer(data);
+      const fx = await reviewFixture(first.url, 'crash');
+      const { ps } = await changeWithPatchset(first.url, fx);
+      const run = await ok(api(first.url, 'POST', R(fx.repo, `/patchsets/${ps.patchset_id}:runCi`), { json: {} }));
+      const claim = await claimExact(first.url, fx.repo, run.job.worker_job_index);
+      first.proc.kill('SIGTERM');
+      await first.exited;
+      const doomed = await spawnServer(data, [], true, { CAIRN_TEST_CRASH_AT: point });
+      const res = await api(doomed.url, 'POST', R(fx.repo, `/worker-jobs/${claim.worker_job_index}:complete`), { json: { attempt_count: claim.attempt_count, lease_token: claim.lease_token, detail: { job_kind: 7, result: passResult() } } }).catch(() => null);
+      expect(res).to.equal(null);
+      expect(await doomed.exited).to.equal(null);
+      const restarted = await spawnServer(data);
+      try {
+        const job = (await ok(api(restarted.url, 'GET', R(fx.repo, `/worker-jobs/${claim.worker_job_index}`)))).job;
+        const ci = (await ok(api(restarted.url, 'GET', R(fx.repo, `/patchsets/${ps.patchset_id}`)))).patchset.ci;
+        if (point === 'commit:after-state') {
+          expect(job.state).to.equal('succeeded');
+          expect(ci).to.include({ overall: 'pass', evidence_worker_job_index: claim.worker_job_index });
+        } else {
+          expect(job.state).to.equal('running');
+          expect(ci).to.include({ overall: 'pending', evidence_worker_job_index: null });
+        }
+      } finally {
+        restarted.proc.kill('SIGTERM');
+        await restarted.exited;
+      }
+      const check = await cli(['fsck', '--data', data]);
+      expect(check.code, check.stdout + check.stderr).to.equal(0);
+    });
+  }
 });
