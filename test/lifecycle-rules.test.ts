@@ -242,10 +242,11 @@ let fx: Fixture;
 /** The workflow read views of a repository, without the repository index (a restore assigns a new one). */
 async function workflowViews(url: string, repo: number): Promise<unknown> {
   const views: Record<string, unknown> = {};
-  for (const v of ['/tasks', '/changes', '/changes/change-1/patchsets', '/read/task-queue', '/read/queue-summary', '/read/tasks/task-1/audit']) {
+  for (const v of ['/tasks', '/changes', '/changes/change-1/patchsets', '/read/task-queue', '/read/queue-summary', '/read/tasks/task-1/audit',
+    '/changes/change-1/reviews', '/read/reviewer-inbox', '/patchsets/change-1.ps-1/attestation', '/patchsets/change-1.ps-1/policy', '/read/patchsets/change-1.ps-1/ci-status']) {
     const res = await api(url, 'GET', `${AUTH}/${repo}${v}`);
     expect(res.status, res.text).to.equal(200);
-    views[v] = JSON.parse(JSON.stringify(res.json, (k, val) => (k === 'repository_index' ? undefined : val)));
+    views[v] = JSON.parse(JSON.stringify(res.json, (k, val) => (k === 'repository_index' || k === 'job_key' ? undefined : val)));
   }
   return views;
 }
@@ -268,6 +269,21 @@ before(async function () {
   expect(change.status, change.text).to.equal(200);
   const ps = await api(source.url, 'POST', `${AUTH}/${repo}/changes/change-1/patchsets`, { json: { base_snapshot_id: main, revision_snapshot_id: dev, summary: 'ps', author_mode: 'human_only' } });
   expect(ps.status, ps.text).to.equal(200);
+  // Reviews, an attestation, a completed patchset CI run and policy decisions travel too.
+  const psId = ps.json.patchset.patchset_id;
+  const call = async (method: string, rest: string, json: unknown) => {
+    const res = await api(source.url, method, `${AUTH}/${repo}${rest}`, { json });
+    expect(res.status, res.text).to.equal(200);
+    return res.json;
+  };
+  await call('POST', '/changes/change-1:requestReview', { patchset_id: psId, reviewer_groups: ['core'], note: 'n' });
+  await call('POST', '/changes/change-1/reviews', { patchset_id: psId, reviewer: 'bob', action: 'approve' });
+  await call('PUT', `/patchsets/${psId}/attestation`, { verification_state: 'pass' });
+  const psJob = (await call('POST', `/patchsets/${psId}:runCi`, {})).job.worker_job_index;
+  const psLease = await claim(source.url, repo, psJob);
+  await call('POST', `/worker-jobs/${psJob}:complete`, { ...psLease, detail: { job_kind: 7, result: { contract: 'svc.runner.native-result.v1', status: 'succeeded', tests_status: 'pass', suite_result_count: 0, suite_results: [] } } });
+  await call('POST', `/patchsets/${psId}:evaluatePolicy`, {});
+  await call('POST', `/patchsets/${psId}:evaluatePolicy`, {});
   const workflow = await workflowViews(source.url, repo);
   const lines = (await api(source.url, 'GET', `${AUTH}/${repo}/lines`)).json;
   expect((await api(source.url, 'POST', `${AUTH}/${repo}/retirement`)).status).to.equal(200);
@@ -874,6 +890,9 @@ describe('restore commit', function () {
     const workflow = await workflowViews(s.url, index) as Record<string, any>;
     expect(workflow).to.deep.equal(fx.workflow);
     expect(workflow['/changes/change-1/patchsets'].count).to.equal(1);
+    expect(workflow['/changes/change-1/reviews']).to.include({ approvals: 1, total: 2 });
+    expect(workflow['/patchsets/change-1.ps-1/policy'].policy).to.include({ decision: 'pass', chain_seq: 2 });
+    expect(workflow['/read/patchsets/change-1.ps-1/ci-status']).to.include({ availability: 'available', ci_run_sequence: 1 });
     expect((await api(s.url, 'GET', `${AUTH}/${index}/tasks/task-1`)).json.task.repository_index).to.equal(index);
     expect((await api(s.url, 'GET', `${AUTH}/${fx.repo}`)).json.repository.lifecycle_kind).to.equal(2);
     // The restored authority names its new index.

@@ -160,6 +160,38 @@ describe('cairn runner end to end', function () {
     expect(await job(repo, index)).to.include({ state: 'succeeded', outcome: 'succeeded', attempt_count: 1, error_kind: null });
   });
 
+  it('a patchset CI job: the runner runs the revision snapshot, the evidence appears on the patchset, and the policy passes', async () => {
+    const results = JSON.stringify({ suites: [{ suite_id: 'unit', status: 'pass', blocking: true }, { suite_id: 'lint', status: 'pass', blocking: false }] });
+    const { repo, snapshot: base } = await fixture('patchset', { 'README.md': 'base\n' });
+    // Drain the repo.ci job fixture() queued, so --once takes the patchset job.
+    await runOnce(repo);
+    const dir = path.join(tempDir(), 'rev');
+    await fsp.mkdir(path.join(dir, 'ci'), { recursive: true });
+    await fsp.writeFile(path.join(dir, 'README.md'), 'base\n');
+    await fsp.writeFile(path.join(dir, 'ci/run.sh'), `printf '%s' '${results}' > ci/results.json\n`);
+    const rev = (await push({ server: server.url, repo, line: 'main', dir, moveLine: false, progress: false, parent: base })).snapshot_id;
+    const call = async (method: string, rest: string, json: unknown) => {
+      const res = await api(server.url, method, `${R(repo)}${rest}`, { json });
+      expect(res.status, res.text).to.equal(200);
+      return res.json;
+    };
+    await call('POST', '/tasks', { title: 'T', intent: 'I' });
+    await call('POST', '/changes', { task_id: 'task-1', title: 'C', base_line: 'main' });
+    const ps = (await call('POST', '/changes/change-1/patchsets', { base_snapshot_id: base, revision_snapshot_id: rev, summary: 's', author_mode: 'human_with_ai_assist', author: 'alice' })).patchset;
+    const queued = await call('POST', `/patchsets/${ps.patchset_id}:runCi`, {});
+    expect(queued.job).to.include({ job_kind: 7, snapshot_id: rev, run_sequence: 1 });
+    const run = await runOnce(repo);
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.lines[0]).to.include({ worker_job_index: queued.job.worker_job_index, job_kind: 7, outcome: 'succeeded', tests_status: 'pass', suites: 2 });
+    const after = (await call('GET', `/patchsets/${ps.patchset_id}`, undefined)).patchset;
+    expect(after.ci).to.include({ ci_run_sequence: 1, overall: 'pass', tests: 'pass', lint: 'pass', evidence_worker_job_index: queued.job.worker_job_index });
+    await call('POST', '/changes/change-1:requestReview', { patchset_id: ps.patchset_id, reviewer_groups: ['core'] });
+    await call('POST', '/changes/change-1/reviews', { patchset_id: ps.patchset_id, reviewer: 'bob', action: 'approve' });
+    await call('PUT', `/patchsets/${ps.patchset_id}/attestation`, { verification_state: 'pass', require_lint_pass: true });
+    const decision = (await call('POST', `/patchsets/${ps.patchset_id}:evaluatePolicy`, {})).policy;
+    expect(decision.decision, JSON.stringify(decision.checks)).to.equal('pass');
+  });
+
   it('failing ci/run.sh: reports command_failed with tests failing; the job itself completes', async () => {
     const { repo, job: index } = await fixture('fail', { 'ci/run.sh': 'echo "ci-fail-marker"\nexit 3\n' });
     const run = await runOnce(repo);
@@ -232,7 +264,7 @@ describe('cairn runner end to end', function () {
   });
 
   it('never prints a lease token: not in the runner output, not in the server log', () => {
-    expect(proxy.tokens.length).to.equal(5);
+    expect(proxy.tokens.length).to.equal(7); // one claim per runner run; the patchset test runs two
     const runnerOutput = outputs.join('\n');
     const serverLog = server.output();
     expect(serverLog).to.match(/workerJobs\.complete/);

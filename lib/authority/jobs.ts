@@ -70,6 +70,7 @@ export function jobProjection(job: JobRecord, now = nowSeconds()): Record<string
     snapshot_index: job.detail.snapshot_index,
     patchset_id: job.detail.patchset_id,
     trigger: job.detail.trigger,
+    run_sequence: job.detail.run_sequence ?? (job.kind === JOB_KIND_PATCHSET_CI ? 1 : null),
     timeout_s: job.detail.timeout_s,
     available: isClaimable(job, now),
     available_at_s: job.state === STATE_QUEUED ? job.available_at_s : null,
@@ -100,7 +101,7 @@ export function runtimeRequest(job: JobRecord): Record<string, unknown> {
   };
 }
 
-interface EnqueueDetail { snapshot_id?: string | null; snapshot_index?: number | null; patchset_id?: string | null; trigger?: string | null }
+interface EnqueueDetail { snapshot_id?: string | null; snapshot_index?: number | null; patchset_id?: string | null; trigger?: string | null; run_sequence?: number }
 
 export class JobQueue {
   /** Queued job indexes in the order they became claimable (new, then requeued): FIFO claims. */
@@ -224,6 +225,7 @@ export class JobQueue {
         snapshot_index: detail.snapshot_index ?? null,
         patchset_id: detail.patchset_id ?? null,
         trigger: detail.trigger ?? null,
+        ...(detail.run_sequence !== undefined ? { run_sequence: detail.run_sequence } : {}),
         timeout_s: this.policy.timeoutSeconds,
         outcome: null,
         error: null,

@@ -19,6 +19,10 @@ Workflow:
   task      create, list, show and close tasks
   change    create, list, show and close changes
   patchset  push a directory as a new patchset of a change
+  review    request, approve, comment, block, dismiss and list reviews of a change
+  attest    record an attestation for a patchset
+  policy    evaluate or show a patchset's policy decision
+  ci        run CI for a patchset or show its CI status
 
 Everyday:
   repo      create, list or show repositories
@@ -62,6 +66,10 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   task: async () => (await import('./workflow-commands.js')).taskCommand,
   change: async () => (await import('./workflow-commands.js')).changeCommand,
   patchset: async () => (await import('./workflow-commands.js')).patchsetCommand,
+  review: async () => (await import('./review-commands.js')).reviewCommand,
+  attest: async () => (await import('./review-commands.js')).attestCommand,
+  policy: async () => (await import('./review-commands.js')).policyCommand,
+  ci: async () => (await import('./review-commands.js')).ciCommand,
 };
 
 export function version(): string {

@@ -7,7 +7,7 @@ import { push } from '../client/transfer.js';
 import { parseU32 } from '../domain/repository.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
 
-const COMMON = `Common options:
+export const COMMON = `Common options:
   --server URL    cairn server, e.g. http://127.0.0.1:8088
   --repo N        repository index
   --json          print JSON (the default when stdout is not a terminal)
@@ -34,7 +34,7 @@ CHANGE is a change id (change-3) or its full ref (task-1.change-3).
 ${COMMON}`;
 
 export const PATCHSET_HELP = `Usage:
-  cairn patchset push --change CHANGE [--summary S] [--author-mode M] DIR
+  cairn patchset push --change CHANGE [--summary S] [--author-mode M] [--author WHO] DIR
 
 Snapshot DIR on top of the change's fork snapshot (its base), without moving any line, and
 create a patchset from base to that snapshot. --author-mode: human_only (default), human_with_ai_assist,
@@ -42,20 +42,20 @@ ai_with_human_review, ai_only_experimental. --summary defaults to "patchset from
 
 ${COMMON}`;
 
-const common = {
+export const common = {
   server: { type: 'string' },
   repo: { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
-interface Ctx {
+export interface Ctx {
   client: CairnClient;
   repo: number;
   json: boolean;
 }
 
-function context(values: Record<string, unknown>): Ctx {
+export function context(values: Record<string, unknown>): Ctx {
   if (typeof values.server !== 'string' || values.server === '') throw new CliUsageError('--server is required');
   if (typeof values.repo !== 'string') throw new CliUsageError('--repo is required');
   let repo: number;
@@ -67,17 +67,17 @@ function context(values: Record<string, unknown>): Ctx {
   return { client: new CairnClient(values.server), repo, json: values.json === true || process.stdout.isTTY !== true };
 }
 
-function need(value: unknown, flag: string): string {
+export function need(value: unknown, flag: string): string {
   if (typeof value !== 'string' || value === '') throw new CliUsageError(`${flag} is required`);
   return value;
 }
 
-function one(positionals: string[], what: string): string {
+export function one(positionals: string[], what: string): string {
   if (positionals.length !== 1) throw new CliUsageError(`give exactly one ${what}`);
   return positionals[0];
 }
 
-const seg = (s: string) => encodeURIComponent(s);
+export const seg = (s: string) => encodeURIComponent(s);
 const query = (q: Record<string, unknown>) => {
   const p = new URLSearchParams();
   for (const [k, v] of Object.entries(q)) if (typeof v === 'string') p.set(k, v);
@@ -85,7 +85,7 @@ const query = (q: Record<string, unknown>) => {
   return s ? `?${s}` : '';
 };
 
-function print(ctx: Ctx, value: unknown, readable: () => string): number {
+export function print(ctx: Ctx, value: unknown, readable: () => string): number {
   process.stdout.write(ctx.json ? `${JSON.stringify(value)}\n` : `${readable()}\n`);
   return 0;
 }
@@ -189,7 +189,7 @@ export async function patchsetCommand(argv: string[]): Promise<number> {
   if (!sub || sub === '--help' || sub === '-h') { process.stdout.write(PATCHSET_HELP); return sub ? 0 : 2; }
   if (sub !== 'push') throw new CliUsageError(`unknown patchset subcommand "${sub}" (push)`);
   const { values, positionals } = parseCommandArgs(rest, {
-    ...common, change: { type: 'string' }, summary: { type: 'string' }, 'author-mode': { type: 'string' },
+    ...common, change: { type: 'string' }, summary: { type: 'string' }, 'author-mode': { type: 'string' }, author: { type: 'string' },
   }, true);
   if (values.help) { process.stdout.write(PATCHSET_HELP); return 0; }
   const ctx = context(values);
@@ -211,6 +211,7 @@ export async function patchsetCommand(argv: string[]): Promise<number> {
     revision_snapshot_id: pushed.snapshot_id,
     summary: (values.summary as string | undefined) ?? `patchset from ${path.basename(dir)}`,
     author_mode: (values['author-mode'] as string | undefined) ?? 'human_only',
+    ...(values.author !== undefined ? { author: values.author } : {}),
   });
   const out = { ...res, snapshot_id: pushed.snapshot_id, uploaded_packs: pushed.uploaded_packs, uploaded_bytes: pushed.uploaded_bytes };
   return print(ctx, out, () => `${res.replayed ? 'existing' : 'created'} ${patchsetLine(res.patchset)}`);

@@ -49,6 +49,8 @@ export interface JobDetail {
   snapshot_index: number | null;
   patchset_id: string | null;
   trigger: string | null;
+  /** patchset.ci: the patchset CI run this job belongs to (absent on older records: run 1). */
+  run_sequence?: number;
   timeout_s: number;
   outcome: string | null;
   error: string | null;

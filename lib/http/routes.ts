@@ -22,6 +22,7 @@ import * as plans from './handlers/plans.js';
 import * as lifecycle from './handlers/lifecycle.js';
 import * as tasks from './handlers/tasks.js';
 import * as changes from './handlers/changes.js';
+import * as reviews from './handlers/reviews.js';
 
 const AUTH = '/v1/native/repository-authorities';
 const REPO = `${AUTH}/{repository_index}`;
@@ -117,7 +118,7 @@ export const ROUTES: readonly RouteSpec[] = [
   route('read.taskAudit', 'GET', `${REPO}/read/tasks/{task_id}/audit`, { handler: tasks.audit }),
   route('read.queueSummary', 'GET', `${REPO}/read/queue-summary`, { handler: tasks.queueSummary }),
   route('read.taskQueue', 'GET', `${REPO}/read/task-queue`, { handler: tasks.taskQueue }),
-  route('read.reviewerInbox', 'GET', `${REPO}/read/reviewer-inbox`),
+  route('read.reviewerInbox', 'GET', `${REPO}/read/reviewer-inbox`, { handler: reviews.inbox }),
 
   // Changes, patchsets, reviews, policy, CI, Land
   route('changes.list', 'GET', `${REPO}/changes`, { handler: changes.list }),
@@ -125,19 +126,19 @@ export const ROUTES: readonly RouteSpec[] = [
   route('changes.get', 'GET', `${REPO}/changes/{change_ref}`, { handler: changes.get }),
   route('changes.close', 'POST', `${REPO}/changes/{change_ref}`, { action: 'close', handler: changes.close }),
   route('changes.selectPatchset', 'POST', `${REPO}/changes/{change_ref}`, { action: 'selectPatchset', handler: changes.selectPatchset }),
-  route('changes.requestReview', 'POST', `${REPO}/changes/{change_ref}`, { action: 'requestReview' }),
+  route('changes.requestReview', 'POST', `${REPO}/changes/{change_ref}`, { action: 'requestReview', handler: reviews.requestReview }),
   route('changes.submit', 'POST', `${REPO}/changes/{change_ref}`, { action: 'submit' }),
   route('patchsets.list', 'GET', `${REPO}/changes/{change_ref}/patchsets`, { handler: changes.listPatchsets }),
   route('patchsets.create', 'POST', `${REPO}/changes/{change_ref}/patchsets`, { handler: changes.createPatchset }),
-  route('reviews.list', 'GET', `${REPO}/changes/{change_ref}/reviews`),
-  route('reviews.create', 'POST', `${REPO}/changes/{change_ref}/reviews`),
+  route('reviews.list', 'GET', `${REPO}/changes/{change_ref}/reviews`, { handler: reviews.list }),
+  route('reviews.create', 'POST', `${REPO}/changes/{change_ref}/reviews`, { handler: reviews.create }),
   route('patchsets.get', 'GET', `${REPO}/patchsets/{patchset_id}`, { handler: changes.getPatchset }),
-  route('patchsets.runCi', 'POST', `${REPO}/patchsets/{patchset_id}`, { action: 'runCi' }),
-  route('patchsets.evaluatePolicy', 'POST', `${REPO}/patchsets/{patchset_id}`, { action: 'evaluatePolicy' }),
-  route('attestations.get', 'GET', `${REPO}/patchsets/{patchset_id}/attestation`),
-  route('attestations.put', 'PUT', `${REPO}/patchsets/{patchset_id}/attestation`),
-  route('policy.get', 'GET', `${REPO}/patchsets/{patchset_id}/policy`),
-  route('read.ciStatus', 'GET', `${REPO}/read/patchsets/{patchset_id}/ci-status`),
+  route('patchsets.runCi', 'POST', `${REPO}/patchsets/{patchset_id}`, { action: 'runCi', handler: reviews.runCi }),
+  route('patchsets.evaluatePolicy', 'POST', `${REPO}/patchsets/{patchset_id}`, { action: 'evaluatePolicy', handler: reviews.evaluatePolicy }),
+  route('attestations.get', 'GET', `${REPO}/patchsets/{patchset_id}/attestation`, { handler: reviews.getAttestation }),
+  route('attestations.put', 'PUT', `${REPO}/patchsets/{patchset_id}/attestation`, { handler: reviews.putAttestation }),
+  route('policy.get', 'GET', `${REPO}/patchsets/{patchset_id}/policy`, { handler: reviews.getPolicy }),
+  route('read.ciStatus', 'GET', `${REPO}/read/patchsets/{patchset_id}/ci-status`, { handler: reviews.ciStatus }),
   route('lands.get', 'GET', `${REPO}/lands/{submission_id}`),
   route('tasks.land', 'POST', `${REPO}/task-land`, { discover: true }),
   route('historyPromotion.prepare', 'POST', `${REPO}/history-promotion`, { action: 'prepare' }),

@@ -15,6 +15,7 @@ import { isTempName } from './durable.js';
 import { decodeJobBody, replayJobRecords } from './job-log.js';
 import { AuthorityLayout, INDEX_SEGMENT_NAME, LINES_FILE_NAME, LOG_FILE_NAME, LOG_NAMES, type LogName } from './layout.js';
 import { PACK_KIND_OBJECT, PACK_KIND_TREE, PackVerifier, type PackEntry, type PackKind } from './pack.js';
+import { checkDecisionChain } from './workflow-check.js';
 
 export interface FsckResult {
   problems: string[];
@@ -56,6 +57,7 @@ export async function fsckAuthority(root: string, index: number, options: FsckOp
       problems.push((err as Error).message.replace(root + '/', ''));
     }
     problems.push(...checkLogs(store, index));
+    problems.push(...checkDecisionChain(store));
     problems.push(...(await unexpectedFiles(store)));
     // Staged packs are files the authority holds too: each must be a whole, verified pack.
     for (const kind of [PACK_KIND_OBJECT, PACK_KIND_TREE] as PackKind[]) {

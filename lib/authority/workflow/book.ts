@@ -45,7 +45,7 @@ import { diffTrees, type TreeDiff } from '../../domain/workflow/tree-diff.js';
 import type { ContentStore, Txn } from '../../store/content-store.js';
 import type { JobQueue } from '../jobs.js';
 import type { PlanBook } from '../plans.js';
-import { ciProjection, evaluationState, policyProjection, reviewProjection } from './evidence.js';
+import { ReviewBook } from './reviews.js';
 
 export interface TaskInput {
   title: string;
@@ -69,6 +69,7 @@ export interface PatchsetInput {
   revision_snapshot_id: string;
   summary: string;
   author_mode: string;
+  author?: string | null;
   patchset_id?: string;
   patchset_number?: number;
 }
@@ -98,6 +99,9 @@ export class WorkflowBook {
   private readonly taskCounts = zero(TASK_STATUSES);
   private readonly changeCounts: Record<TaskStatus, Counts<ChangeStatus>> = { active: zero(CHANGE_STATUSES), completed: zero(CHANGE_STATUSES), abandoned: zero(CHANGE_STATUSES) };
 
+  /** Reviews, attestations, policy decisions and patchset CI (issue 13). */
+  reviews!: ReviewBook;
+
   private constructor(private readonly store: ContentStore, private readonly plans: PlanBook, private readonly jobs: JobQueue) {}
 
   /** Build the indexes from the store's replayed workflow.log entities. */
@@ -108,6 +112,7 @@ export class WorkflowBook {
     for (const c of bySeq<ChangeRecord>(CHANGE)) book.applyChange(c);
     for (const [, p] of store.entitiesOf<PatchsetRecord>(PATCHSET)) book.applyPatchset(p);
     for (const list of book.patchsetsByChange.values()) list.sort((a, b) => book.patchsets.get(a)!.patchset_number - book.patchsets.get(b)!.patchset_number);
+    book.reviews = ReviewBook.open(store, book, book.jobs);
     return book;
   }
 
@@ -168,7 +173,8 @@ export class WorkflowBook {
     tx.onPublish(() => this.applyTask(t));
   }
 
-  private upsertChange(tx: Txn, c: ChangeRecord): void {
+  /** Also used by the review book (a review request moves the change to `review`). */
+  upsertChange(tx: Txn, c: ChangeRecord): void {
     tx.upsert(CHANGE, c.change_id, c);
     tx.onPublish(() => this.applyChange(c));
   }
@@ -365,6 +371,7 @@ export class WorkflowBook {
     requireContentId(input.revision_snapshot_id, 'revision_snapshot_id');
     const summary = requireText(input.summary, 'summary', MAX_TEXT_CHARS);
     const authorMode = requireAuthorMode(input.author_mode);
+    const author = input.author === undefined || input.author === null ? null : requireText(input.author, 'author', MAX_TITLE_CHARS);
     checkPatchsetShape(input);
     const key = contentKey(published.change_id, input.base_snapshot_id, input.revision_snapshot_id);
     const existing = this.patchsetByContent.get(key);
@@ -396,6 +403,7 @@ export class WorkflowBook {
         revision_snapshot_id: input.revision_snapshot_id,
         summary,
         author_mode: authorMode,
+        author,
         publish_state: 'published',
         withdrawn: false,
         invalidated: false,
@@ -453,10 +461,7 @@ export class WorkflowBook {
       changed_file_stats: diff.stats,
       changed_files: diff.files,
       changed_files_truncated: diff.files_truncated,
-      evaluation_state: evaluationState(),
-      ci: ciProjection(this.jobs.ciJobsOf(p.patchset_id)),
-      review: reviewProjection(),
-      policy: policyProjection(),
+      ...this.reviews.patchsetParts(p),
     };
   }
 

@@ -59,6 +59,8 @@ export interface PatchsetRecord {
   revision_snapshot_id: string;
   summary: string;
   author_mode: AuthorMode;
+  /** Who wrote the patchset (optional on create; null when not given). Policy: independent approval. */
+  author?: string | null;
   publish_state: 'published';
   withdrawn: boolean;
   invalidated: boolean;

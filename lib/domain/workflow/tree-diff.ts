@@ -4,6 +4,7 @@
 // changes, patchsets"): a blob over MAX_LINE_COUNT_BYTES, binary content (a NUL byte in its
 // first 8000 bytes, git's test) and symlinks get no line counts, and once LINE_BUDGET_BYTES of
 // blob content have been read for one diff, later files get none either (`lines_complete` false).
+import { createHash } from 'node:crypto';
 import type { EntryKind, TreeEntry } from '../content.js';
 
 export interface DiffReader {
@@ -52,6 +53,12 @@ export interface TreeDiff {
   /** Changed paths in path order; at most MAX_LISTED_FILES (the stats count every one). */
   files: ChangedFile[];
   files_truncated: boolean;
+  /**
+   * sha256 over every changed path in order with its new kind and blob id (`-` when deleted):
+   * two diffs with the same fingerprint change exactly the same paths to the same content
+   * (approval carry-over, README "Reviews, attestation, policy, patchset CI").
+   */
+  fingerprint?: string;
 }
 
 export const MAX_LINE_COUNT_BYTES = 4 * 1024 * 1024;
@@ -62,6 +69,7 @@ const isBlob = (k: EntryKind) => k !== 'directory';
 
 export async function diffTrees(reader: DiffReader, baseTree: string, revisionTree: string): Promise<TreeDiff> {
   const changed: ChangedFile[] = [];
+  const fingerprint = createHash('sha256');
   let budget = LINE_BUDGET_BYTES;
   let complete = true;
 
@@ -79,6 +87,7 @@ export async function diffTrees(reader: DiffReader, baseTree: string, revisionTr
 
   async function file(p: string, oldE: TreeEntry | null, newE: TreeEntry | null): Promise<void> {
     const change: FileChange = oldE && newE ? 'modified' : newE ? 'added' : 'deleted';
+    fingerprint.update(`${p}\u0000${newE?.kind ?? '-'}\u0000${newE?.id ?? '-'}\n`);
     const contentChanged = !oldE || !newE || oldE.id !== newE.id;
     const entry: ChangedFile = {
       path: p,
@@ -162,7 +171,7 @@ export async function diffTrees(reader: DiffReader, baseTree: string, revisionTr
     stats.lines_added += f.lines_added ?? 0;
     stats.lines_removed += f.lines_removed ?? 0;
   }
-  return { stats, files: changed.slice(0, MAX_LISTED_FILES), files_truncated: changed.length > MAX_LISTED_FILES };
+  return { stats, files: changed.slice(0, MAX_LISTED_FILES), files_truncated: changed.length > MAX_LISTED_FILES, fingerprint: fingerprint.digest('hex') };
 }
 
 /** Lines of a text (a final line without a newline counts; an empty text has none). */

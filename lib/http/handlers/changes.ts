@@ -20,6 +20,7 @@ const CreatePatchset = looseObject({
   revision_snapshot_id: string(),
   summary: string(),
   author_mode: string(),
+  author: optional(nullable(string())),
   patchset_id: optional(string()),
   patchset_number: optional(integer()),
 });

@@ -1,0 +1,510 @@
+// Reviews, review requests, attestations, policy decisions and patchset CI of one authority
+// (spec: "Review", "Attestation", "Policy decision", the review / attestation / policy / CI rows
+// of "Changes, patchsets, reviews, policy, CI, Land"; README "Reviews, attestation, policy,
+// patchset CI"). Records are workflow.log upserts (storage-layout.md §17), one transaction per
+// operation; in-memory indexes follow each commit through `onPublish` and are rebuilt at open.
+// CI evidence is never written here: it is derived from the patchset's kind-7 job records.
+import { Conflict, Invalid, NotFound } from '../../domain/errors.js';
+import { JOB_KIND_PATCHSET_CI } from '../../domain/job-kinds.js';
+import { STATE_FAILED, STATE_QUEUED, STATE_RUNNING, STATE_SUCCEEDED, type JobRecord } from '../../domain/jobs.js';
+import { nowSeconds } from '../../domain/repository.js';
+import {
+  ATTESTATION,
+  attestationId,
+  checkSuppliedReviewId,
+  decisionDigest,
+  decisionId,
+  evaluatePolicy,
+  isLive,
+  lintStatus,
+  liveVotes,
+  POLICY_DECISION,
+  requireAction,
+  requireName,
+  requireOneGroup,
+  requireVerificationState,
+  REVIEW,
+  reviewCounts,
+  reviewId,
+  type AttestationRecord,
+  type CiEvidence,
+  type PolicyDecisionRecord,
+  type ReviewRecord,
+} from '../../domain/workflow/review-rules.js';
+import { CHANGE, checkChangeOpen, MAX_TEXT_CHARS, parseChangeRef, PATCHSET, requireAuthorMode, requireText, type ChangeRecord, type PatchsetRecord } from '../../domain/workflow/rules.js';
+import type { ContentStore, Txn } from '../../store/content-store.js';
+import { jobProjection, type JobQueue } from '../jobs.js';
+
+/** What this book needs of the task/change/patchset book (./book.ts), which owns it. */
+export interface WorkflowView {
+  patchset(id: string): PatchsetRecord;
+  change(ref: string): ChangeRecord;
+  listChanges(filter: { status?: ChangeRecord['status'] }): ChangeRecord[];
+  upsertChange(tx: Txn, c: ChangeRecord): void;
+}
+
+export interface ReviewInput { patchset_id: string; reviewer: string; action: string; comment?: string; blocking?: boolean }
+export interface ReviewRequestInput { patchset_id: string; reviewer_groups: unknown; note?: string; review_id?: string; requested_by?: string | null }
+export interface AttestationInput {
+  author_mode?: string;
+  verification_state?: string;
+  revoked?: boolean;
+  require_tests_pass?: boolean;
+  require_human_review?: boolean;
+  require_lint_pass?: boolean;
+  detail?: Record<string, unknown>;
+}
+
+/** Triggers that explicitly advance the patchset's CI run (spec: "CI trigger rules"). */
+export const ADVANCING_TRIGGERS = ['manual_rerun', 'base_stale_after_land_rerun'];
+export const MAX_TRIGGER_CHARS = 128;
+const NEW_REVIEW = 'wf:new-review';
+const NEW_ATTESTATION = 'wf:new-attestation';
+const NEW_DECISION = 'wf:new-decision';
+const CHAIN = 'wf:decision-chain';
+const CI_RUN = 'wf:ci-run';
+
+/** The CI state of a patchset, derived from its kind-7 jobs (oldest first). */
+export interface CiState {
+  run_sequence: number;
+  evidence: CiEvidence | null;
+  evidence_job: JobRecord | null;
+  active_job: JobRecord | null;
+  latest_job: JobRecord | null;
+  /** The current run's jobs all failed (no evidence, nothing active). */
+  failed: boolean;
+  jobs: JobRecord[];
+}
+
+export const runOf = (j: JobRecord) => j.detail.run_sequence ?? 1;
+
+export function ciState(jobs: JobRecord[]): CiState {
+  const run = jobs.reduce((m, j) => Math.max(m, runOf(j)), 0);
+  const current = jobs.filter((j) => runOf(j) === run);
+  let evidenceJob: JobRecord | null = null;
+  let active: JobRecord | null = null;
+  for (const j of current) {
+    if (j.state === STATE_SUCCEEDED && j.detail.result) evidenceJob = j;
+    if (j.state === STATE_QUEUED || j.state === STATE_RUNNING) active = j;
+  }
+  let evidence: CiEvidence | null = null;
+  if (evidenceJob) {
+    const r = evidenceJob.detail.result!;
+    evidence = {
+      worker_job_index: evidenceJob.worker_job_index,
+      run_sequence: run,
+      overall: r.status === 'succeeded' && r.tests_status === 'pass' && !r.suite_results.some((s) => s.status === 'fail' && s.blocking) ? 'pass' : 'fail',
+      status: r.status,
+      tests: r.tests_status,
+      lint: lintStatus(r),
+      suite_results: r.suite_results,
+      completed_at_s: evidenceJob.completed_at_s,
+    };
+  }
+  const failed = current.length > 0 && !evidence && !active && current.every((j) => j.state === STATE_FAILED);
+  return { run_sequence: run, evidence, evidence_job: evidenceJob, active_job: active, latest_job: jobs.at(-1) ?? null, failed, jobs };
+}
+
+/** The compact CI projection carried by a patchset. */
+export function ciProjectionOf(s: CiState): Record<string, unknown> {
+  const e = s.evidence;
+  const overall = e ? e.overall : s.active_job ? 'pending' : s.failed ? 'error' : 'none';
+  return {
+    ci_run_sequence: s.run_sequence,
+    overall,
+    status: e?.status ?? null,
+    tests: e?.tests ?? 'none',
+    lint: e?.lint ?? 'none',
+    evidence_worker_job_index: e?.worker_job_index ?? null,
+    latest_worker_job_index: s.latest_job?.worker_job_index ?? null,
+    active_worker_job_index: s.active_job?.worker_job_index ?? null,
+    completed_at_s: e?.completed_at_s ?? null,
+  };
+}
+
+export class ReviewBook {
+  private readonly reviewsByChange = new Map<string, ReviewRecord[]>();
+  private readonly attestations = new Map<string, AttestationRecord[]>();
+  private readonly decisions = new Map<string, PolicyDecisionRecord[]>();
+  private chainHead = { seq: 0, sha256: '' };
+
+  private constructor(private readonly store: ContentStore, private readonly book: WorkflowView, private readonly jobs: JobQueue) {}
+
+  static open(store: ContentStore, book: WorkflowView, jobs: JobQueue): ReviewBook {
+    const r = new ReviewBook(store, book, jobs);
+    const bySeq = <T extends { sequence: number }>(type: string) => [...store.entitiesOf<T>(type)].map(([, b]) => b).sort((a, b) => a.sequence - b.sequence);
+    for (const x of bySeq<ReviewRecord>(REVIEW)) r.applyReview(x);
+    for (const x of bySeq<AttestationRecord>(ATTESTATION)) r.applyAttestation(x);
+    for (const x of [...store.entitiesOf<PolicyDecisionRecord>(POLICY_DECISION)].map(([, b]) => b).sort((a, b) => a.chain_seq - b.chain_seq)) r.applyDecision(x);
+    return r;
+  }
+
+  private applyReview(x: ReviewRecord): void {
+    const list = this.reviewsByChange.get(x.change_id) ?? [];
+    list.push(x);
+    this.reviewsByChange.set(x.change_id, list);
+  }
+
+  private applyAttestation(x: AttestationRecord): void {
+    const list = this.attestations.get(x.patchset_id) ?? [];
+    list.push(x);
+    this.attestations.set(x.patchset_id, list);
+  }
+
+  private applyDecision(x: PolicyDecisionRecord): void {
+    const list = this.decisions.get(x.patchset_id) ?? [];
+    list.push(x);
+    this.decisions.set(x.patchset_id, list);
+    if (x.chain_seq > this.chainHead.seq) this.chainHead = { seq: x.chain_seq, sha256: x.sha256 };
+  }
+
+  // ------------------------------------------------------------ lookups (transaction views)
+
+  private changeIn(tx: Txn, ref: string): ChangeRecord {
+    const parsed = parseChangeRef(ref);
+    const c = parsed === null ? undefined : tx.entity<ChangeRecord>(CHANGE, parsed.change_id);
+    if (!c || (parsed!.task_id !== null && parsed!.task_id !== c.task_id)) throw new NotFound(`change ${ref} does not exist`);
+    return c;
+  }
+
+  private patchsetIn(tx: Txn | null, id: string): PatchsetRecord {
+    const p = tx ? tx.entity<PatchsetRecord>(PATCHSET, id) : this.book.patchset(id);
+    if (!p) throw new NotFound(`patchset ${id} does not exist`);
+    return p;
+  }
+
+  /** The change's selected patchset named by the request (404 unknown; 409 when not selected). */
+  private selectedIn(tx: Txn, change: ChangeRecord, patchsetIdValue: string, action: string): PatchsetRecord {
+    const ps = this.patchsetIn(tx, patchsetIdValue);
+    checkChangeOpen(change, action);
+    if (change.selected_patchset_id !== ps.patchset_id) throw new Conflict(`patchset ${ps.patchset_id} is not the selected patchset of ${change.change_id} (${change.selected_patchset_id ?? 'none'})`);
+    return ps;
+  }
+
+  private changeOfPatchset(tx: Txn | null, ps: PatchsetRecord): ChangeRecord {
+    return tx ? tx.entity<ChangeRecord>(CHANGE, ps.change_id)! : this.book.change(ps.change_id);
+  }
+
+  private staged<T>(tx: Txn, ns: string, owner: string): T[] {
+    return tx.stagedKeys(`${ns}:${owner}`).map((k) => tx.staged<T>(`${ns}:${owner}`, k)!);
+  }
+
+  // ------------------------------------------------------------ reviews
+
+  reviewsOf(changeIdValue: string): ReviewRecord[] {
+    return this.reviewsByChange.get(changeIdValue) ?? [];
+  }
+
+  private nextReviewSeq(tx: Txn, change: string): number {
+    return this.reviewsOf(change).length + tx.stagedKeys(`${NEW_REVIEW}:${change}`).length + 1;
+  }
+
+  private upsertReview(tx: Txn, r: ReviewRecord): void {
+    tx.upsert(REVIEW, r.review_id, r);
+    tx.stage(`${NEW_REVIEW}:${r.change_id}`, r.review_id, r);
+    tx.onPublish(() => this.applyReview(r));
+  }
+
+  createReview(ref: string, input: ReviewInput): Promise<ReviewRecord> {
+    const reviewer = requireName(input.reviewer, 'reviewer');
+    const action = requireAction(input.action);
+    const comment = requireText(input.comment ?? '', 'comment', MAX_TEXT_CHARS, true);
+    return this.store.transact((tx) => {
+      const change = this.changeIn(tx, ref);
+      const ps = this.selectedIn(tx, change, input.patchset_id, 'review it');
+      const sequence = this.nextReviewSeq(tx, change.change_id);
+      const r: ReviewRecord = {
+        review_id: reviewId(change.change_id, sequence),
+        change_id: change.change_id,
+        sequence,
+        patchset_id: ps.patchset_id,
+        patchset_fingerprint: ps.diff.fingerprint ?? null,
+        reviewer,
+        action,
+        comment,
+        blocking: input.blocking ?? false,
+        reviewer_group: null,
+        requested_by: null,
+        created_at_s: nowSeconds(),
+      };
+      this.upsertReview(tx, r);
+      return r;
+    });
+  }
+
+  requestReview(ref: string, input: ReviewRequestInput): Promise<{ review: ReviewRecord; change: ChangeRecord }> {
+    const group = requireOneGroup(input.reviewer_groups);
+    const note = requireText(input.note ?? '', 'note', MAX_TEXT_CHARS, true);
+    const requestedBy = input.requested_by === undefined || input.requested_by === null ? null : requireName(input.requested_by, 'requested_by');
+    if (input.review_id !== undefined) checkSuppliedReviewId(input.review_id, input.review_id); // shape first (400)
+    return this.store.transact((tx) => {
+      const change = this.changeIn(tx, ref);
+      const ps = this.selectedIn(tx, change, input.patchset_id, 'request a review');
+      const sequence = this.nextReviewSeq(tx, change.change_id);
+      const id = reviewId(change.change_id, sequence);
+      checkSuppliedReviewId(input.review_id, id);
+      const now = nowSeconds();
+      const r: ReviewRecord = {
+        review_id: id,
+        change_id: change.change_id,
+        sequence,
+        patchset_id: ps.patchset_id,
+        patchset_fingerprint: ps.diff.fingerprint ?? null,
+        reviewer: group,
+        action: 'request',
+        comment: note,
+        blocking: false,
+        reviewer_group: group,
+        requested_by: requestedBy,
+        created_at_s: now,
+      };
+      this.upsertReview(tx, r);
+      let next = change;
+      if (change.status !== 'review') {
+        next = { ...change, status: 'review', updated_at_s: now };
+        this.book.upsertChange(tx, next);
+      }
+      return { review: r, change: next };
+    });
+  }
+
+  /** Live votes and counts of a change against its selected patchset. */
+  reviewSummary(change: ChangeRecord): { reviews: Record<string, unknown>[]; counts: ReturnType<typeof reviewCounts>; votes: ReturnType<typeof liveVotes> } {
+    const reviews = this.reviewsOf(change.change_id);
+    const sel = change.selected_patchset_id ? this.book.patchset(change.selected_patchset_id) : null;
+    const selected = sel ? { patchset_id: sel.patchset_id, fingerprint: sel.diff.fingerprint ?? null } : { patchset_id: '', fingerprint: null };
+    const votes = sel ? liveVotes(reviews, selected) : [];
+    const liveIds = new Set(votes.map((v) => v.review_id));
+    return {
+      reviews: reviews.map((r) => ({ ...r, live: liveIds.has(r.review_id), stale: sel !== null && !isLive(r, selected) })),
+      counts: reviewCounts(reviews, votes),
+      votes,
+    };
+  }
+
+  listReviews(ref: string): Record<string, unknown> {
+    const change = this.book.change(ref);
+    const { reviews, counts } = this.reviewSummary(change);
+    return { change_id: change.change_id, change_ref: change.change_ref, selected_patchset_id: change.selected_patchset_id, reviews, ...counts };
+  }
+
+  // ------------------------------------------------------------ attestations
+
+  attestationsOf(ps: string): AttestationRecord[] {
+    return this.attestations.get(ps) ?? [];
+  }
+
+  putAttestation(patchsetIdValue: string, input: AttestationInput): Promise<AttestationRecord> {
+    const verification = requireVerificationState(input.verification_state ?? 'unknown');
+    const mode = input.author_mode === undefined ? undefined : requireAuthorMode(input.author_mode);
+    const detail = input.detail ?? {};
+    if (typeof detail !== 'object' || detail === null || Array.isArray(detail)) throw new Invalid('detail must be an object');
+    if ('patchset_ci' in detail) throw new Invalid('detail.patchset_ci is owned by the patchset and worker-job authority; it cannot be supplied');
+    if (JSON.stringify(detail).length > MAX_TEXT_CHARS) throw new Invalid(`detail is larger than ${MAX_TEXT_CHARS} characters of JSON`);
+    return this.store.transact((tx) => {
+      const ps = this.patchsetIn(tx, patchsetIdValue);
+      if (mode !== undefined && mode !== ps.author_mode) throw new Conflict(`author_mode ${mode} does not agree with the patchset's ${ps.author_mode}`);
+      checkChangeOpen(this.changeOfPatchset(tx, ps), 'attest a patchset');
+      const sequence = this.attestationsOf(ps.patchset_id).length + tx.stagedKeys(`${NEW_ATTESTATION}:${ps.patchset_id}`).length + 1;
+      const a: AttestationRecord = {
+        attestation_id: attestationId(ps.patchset_id, sequence),
+        patchset_id: ps.patchset_id,
+        sequence,
+        author_mode: ps.author_mode,
+        verification_state: verification,
+        revoked: input.revoked ?? false,
+        require_tests_pass: input.require_tests_pass ?? true,
+        require_human_review: input.require_human_review ?? false,
+        require_lint_pass: input.require_lint_pass ?? false,
+        detail,
+        created_at_s: nowSeconds(),
+      };
+      tx.upsert(ATTESTATION, a.attestation_id, a);
+      tx.stage(`${NEW_ATTESTATION}:${ps.patchset_id}`, a.attestation_id, a);
+      tx.onPublish(() => this.applyAttestation(a));
+      return a;
+    });
+  }
+
+  private latestAttestationIn(tx: Txn, ps: string): AttestationRecord | null {
+    return this.staged<AttestationRecord>(tx, NEW_ATTESTATION, ps).at(-1) ?? this.attestationsOf(ps).at(-1) ?? null;
+  }
+
+  /** The read form: the latest attestation, whether CI backed it, the current tests and lint. */
+  attestationView(patchsetIdValue: string): Record<string, unknown> {
+    const ps = this.book.patchset(patchsetIdValue);
+    const a = this.attestationsOf(ps.patchset_id).at(-1);
+    if (!a) throw new NotFound(`patchset ${ps.patchset_id} has no attestation`);
+    const ci = this.ci(ps.patchset_id);
+    return { ...a, ci_backed: ci.evidence !== null, ci_run_sequence: ci.run_sequence, tests: ci.evidence?.tests ?? 'none', lint: ci.evidence?.lint ?? 'none' };
+  }
+
+  // ------------------------------------------------------------ policy
+
+  decisionsOf(ps: string): PolicyDecisionRecord[] {
+    return this.decisions.get(ps) ?? [];
+  }
+
+  evaluate(patchsetIdValue: string): Promise<PolicyDecisionRecord> {
+    return this.store.transact((tx) => {
+      const ps = this.patchsetIn(tx, patchsetIdValue);
+      const change = this.changeOfPatchset(tx, ps);
+      checkChangeOpen(change, 'evaluate policy');
+      const ci = this.ci(ps.patchset_id);
+      const reviews = [...this.reviewsOf(change.change_id), ...this.staged<ReviewRecord>(tx, NEW_REVIEW, change.change_id)];
+      const votes = liveVotes(reviews, { patchset_id: ps.patchset_id, fingerprint: ps.diff.fingerprint ?? null });
+      const attestation = this.latestAttestationIn(tx, ps.patchset_id);
+      const { decision, checks } = evaluatePolicy({ attestation, ci: ci.evidence, votes, author_mode: ps.author_mode, author: ps.author ?? null });
+      const head = tx.staged<{ seq: number; sha256: string }>(CHAIN, 'head') ?? this.chainHead;
+      const sequence = this.decisionsOf(ps.patchset_id).length + tx.stagedKeys(`${NEW_DECISION}:${ps.patchset_id}`).length + 1;
+      const body: Omit<PolicyDecisionRecord, 'sha256'> = {
+        decision_id: decisionId(ps.patchset_id, sequence),
+        patchset_id: ps.patchset_id,
+        sequence,
+        chain_seq: head.seq + 1,
+        decision,
+        checks,
+        attestation_id: attestation?.attestation_id ?? null,
+        ci_run_sequence: ci.run_sequence,
+        ci_worker_job_index: ci.evidence?.worker_job_index ?? null,
+        evaluated_at_s: nowSeconds(),
+        prev_sha256: head.sha256,
+      };
+      const d: PolicyDecisionRecord = { ...body, sha256: decisionDigest(body) };
+      tx.upsert(POLICY_DECISION, d.decision_id, d);
+      tx.stage(`${NEW_DECISION}:${ps.patchset_id}`, d.decision_id, d);
+      tx.stage(CHAIN, 'head', { seq: d.chain_seq, sha256: d.sha256 });
+      tx.onPublish(() => this.applyDecision(d));
+      return d;
+    });
+  }
+
+  policyView(patchsetIdValue: string): Record<string, unknown> {
+    const ps = this.book.patchset(patchsetIdValue);
+    const d = this.decisionsOf(ps.patchset_id).at(-1);
+    return d ? { ...d } : { patchset_id: ps.patchset_id, decision: 'pending', checks: [] };
+  }
+
+  // ------------------------------------------------------------ CI
+
+  ci(ps: string): CiState {
+    return ciState(this.jobs.ciJobsOf(ps));
+  }
+
+  /**
+   * `:runCi` (spec: "CI trigger rules"): manual_rerun and base_stale_after_land_rerun advance
+   * the run and queue a kind-7 job; any other trigger reuses the current run's evidence, or its
+   * active job, else queues (in run 1 when there is none yet, else in the current run).
+   */
+  async runCi(patchsetIdValue: string, trigger: string): Promise<{ queued: boolean; job: JobRecord | null; delivery: string }> {
+    if (trigger === '') throw new Invalid('trigger must be non-empty');
+    if (trigger.length > MAX_TRIGGER_CHARS) throw new Invalid(`trigger is longer than ${MAX_TRIGGER_CHARS} characters`);
+    return this.store.transact((tx) => {
+      const ps = this.patchsetIn(tx, patchsetIdValue);
+      checkChangeOpen(this.changeOfPatchset(tx, ps), 'run CI');
+      if (ps.withdrawn || ps.invalidated) throw new Conflict(`patchset ${ps.patchset_id} is ${ps.withdrawn ? 'withdrawn' : 'invalidated'}`);
+      const published = this.ci(ps.patchset_id);
+      const staged = tx.staged<{ run: number; job: JobRecord }>(CI_RUN, ps.patchset_id);
+      const run = Math.max(published.run_sequence, staged?.run ?? 0);
+      if (!ADVANCING_TRIGGERS.includes(trigger)) {
+        if (staged) return { queued: false, job: staged.job, delivery: 'active_run' };
+        if (published.evidence) return { queued: false, job: published.evidence_job, delivery: 'reused_evidence' };
+        if (published.active_job) return { queued: false, job: published.active_job, delivery: 'active_run' };
+      }
+      const nextRun = ADVANCING_TRIGGERS.includes(trigger) || run === 0 ? run + 1 : run;
+      const job = this.jobs.enqueueIn(tx, JOB_KIND_PATCHSET_CI, { snapshot_id: ps.revision_snapshot_id, patchset_id: ps.patchset_id, trigger, run_sequence: nextRun });
+      tx.stage(CI_RUN, ps.patchset_id, { run: nextRun, job });
+      return { queued: true, job, delivery: 'worker_job' };
+    });
+  }
+
+  ciStatus(patchsetIdValue: string, recentLimit: number): Record<string, unknown> {
+    const ps = this.book.patchset(patchsetIdValue);
+    const s = this.ci(ps.patchset_id);
+    const e = s.evidence;
+    const suites = e?.suite_results ?? [];
+    return {
+      patchset_id: ps.patchset_id,
+      projection: 'readiness',
+      availability: e ? 'available' : s.active_job ? 'pending' : s.failed ? 'failed' : 'none',
+      ci_run_sequence: s.run_sequence,
+      completed_at_s: e?.completed_at_s ?? null,
+      status: e?.status ?? null,
+      overall: e?.overall ?? (s.active_job ? 'pending' : s.failed ? 'error' : 'none'),
+      tests: e?.tests ?? 'none',
+      lint: e?.lint ?? 'none',
+      counts: {
+        suites: suites.length,
+        passed: suites.filter((x) => x.status === 'pass').length,
+        failed: suites.filter((x) => x.status === 'fail').length,
+        blocking_failed: suites.filter((x) => x.status === 'fail' && x.blocking).length,
+        jobs: s.jobs.length,
+        current_run_jobs: s.jobs.filter((j) => runOf(j) === s.run_sequence).length,
+      },
+      has_runnable_evidence: e !== null,
+      selected_job: s.evidence_job ? jobProjection(s.evidence_job) : null,
+      latest_job: s.latest_job ? jobProjection(s.latest_job) : null,
+      recent_jobs: s.jobs.slice(-recentLimit).reverse().map((j) => jobProjection(j)),
+      selected_suite_ids: [],
+      suite_results: [],
+    };
+  }
+
+  // ------------------------------------------------------------ projections and inbox
+
+  /** The review, policy and evaluation parts of a patchset projection. */
+  patchsetParts(p: PatchsetRecord): Record<string, unknown> {
+    const change = this.book.change(p.change_id);
+    const reviews = this.reviewsOf(change.change_id);
+    const votes = liveVotes(reviews, { patchset_id: p.patchset_id, fingerprint: p.diff.fingerprint ?? null });
+    const counts = reviewCounts(reviews, votes);
+    const d = this.decisionsOf(p.patchset_id).at(-1);
+    return {
+      evaluation_state: d ? d.decision : 'not_evaluated',
+      ci: ciProjectionOf(this.ci(p.patchset_id)),
+      review: { state: counts.blocking > 0 ? 'blocked' : counts.approvals > 0 ? 'approved' : reviews.length > 0 ? 'in_review' : 'none', ...counts },
+      policy: d ? { decision: d.decision, decision_id: d.decision_id, evaluated_at_s: d.evaluated_at_s, checks: d.checks } : { decision: 'pending', checks: [] },
+    };
+  }
+
+  /**
+   * Open review work: one row per change in status `review` whose latest review request names
+   * a group (optionally only `group`), ordered by group then request time.
+   */
+  inbox(group: string | undefined, repositoryIndex: number): Record<string, unknown>[] {
+    const rows: Record<string, unknown>[] = [];
+    for (const change of this.book.listChanges({ status: 'review' })) {
+      const req = [...this.reviewsOf(change.change_id)].reverse().find((r) => r.action === 'request' && r.reviewer_group !== null);
+      if (!req || (group !== undefined && req.reviewer_group !== group)) continue;
+      const sel = change.selected_patchset_id ? this.book.patchset(change.selected_patchset_id) : null;
+      const ci = sel ? this.ci(sel.patchset_id) : null;
+      const d = sel ? this.decisionsOf(sel.patchset_id).at(-1) : undefined;
+      const counts = this.reviewSummary(change).counts;
+      rows.push({
+        repository_index: repositoryIndex,
+        reviewer_group: req.reviewer_group,
+        change_id: change.change_id,
+        change_ref: change.change_ref,
+        task_id: change.task_id,
+        title: change.title,
+        change_status: change.status,
+        review_id: req.review_id,
+        requested_by: req.requested_by,
+        requested_at_s: req.created_at_s,
+        note: req.comment,
+        requested_patchset_id: req.patchset_id,
+        selected_patchset_id: sel?.patchset_id ?? null,
+        selected_patchset_number: sel?.patchset_number ?? null,
+        author_mode: sel?.author_mode ?? null,
+        ci_in: ci?.evidence !== null && ci !== null,
+        ci_overall: ci ? ciProjectionOf(ci).overall : 'none',
+        policy_in: d !== undefined,
+        policy_decision: d?.decision ?? 'pending',
+        approvals: counts.approvals,
+        blocking: counts.blocking,
+      });
+    }
+    rows.sort((a, b) => (a.reviewer_group as string).localeCompare(b.reviewer_group as string) || (a.requested_at_s as number) - (b.requested_at_s as number) || (a.change_id as string).localeCompare(b.change_id as string));
+    return rows;
+  }
+}

@@ -1,0 +1,241 @@
+// Reviews, attestations, policy decisions and patchset CI evidence (spec: "Review",
+// "Attestation", "Policy decision", the review / attestation / policy / CI rows of "Changes,
+// patchsets, reviews, policy, CI, Land"; README "Reviews, attestation, policy, patchset CI"):
+// record shapes, identities, vote counting, approval carry-over, the policy checks and the
+// decision chain. Pure functions; lib/authority/workflow/reviews.ts persists.
+import { createHash } from 'node:crypto';
+import { Conflict, Invalid } from '../errors.js';
+import type { RunnerResult } from '../jobs.js';
+import type { AuthorMode } from './rules.js';
+
+/** workflow.log entity types (storage-layout.md §17). */
+export const REVIEW = 'review';
+export const ATTESTATION = 'attestation';
+export const POLICY_DECISION = 'policy_decision';
+
+export const REVIEW_ACTIONS = ['request', 'comment', 'task_comment', 'code_review_summary', 'approve', 'task_approve', 'request_changes', 'task_request_changes', 'defer', 'task_defer', 'dismiss'] as const;
+export type ReviewAction = (typeof REVIEW_ACTIONS)[number];
+const APPROVE: readonly string[] = ['approve', 'task_approve'];
+const BLOCK: readonly string[] = ['request_changes', 'task_request_changes'];
+const COMMENT: readonly string[] = ['comment', 'task_comment', 'code_review_summary'];
+
+export const VERIFICATION_STATES = ['unknown', 'pending', 'pass', 'fail'] as const;
+export type VerificationState = (typeof VERIFICATION_STATES)[number];
+/** Author modes that need a live approval from someone other than the patchset's author. */
+export const INDEPENDENT_REVIEW_MODES: readonly AuthorMode[] = ['ai_with_human_review', 'ai_only_experimental', 'human_with_ai_assist'];
+export const MAX_NAME_CHARS = 256;
+
+export interface ReviewRecord {
+  review_id: string;
+  change_id: string;
+  sequence: number;
+  patchset_id: string;
+  /** The patchset's change fingerprint when the review was recorded (approval carry-over). */
+  patchset_fingerprint: string | null;
+  reviewer: string;
+  action: ReviewAction;
+  comment: string;
+  blocking: boolean;
+  /** Review requests (`:requestReview`) only; null otherwise. */
+  reviewer_group: string | null;
+  requested_by: string | null;
+  created_at_s: number;
+}
+
+export interface AttestationRecord {
+  attestation_id: string;
+  patchset_id: string;
+  sequence: number;
+  author_mode: AuthorMode;
+  verification_state: VerificationState;
+  revoked: boolean;
+  require_tests_pass: boolean;
+  require_human_review: boolean;
+  require_lint_pass: boolean;
+  detail: Record<string, unknown>;
+  created_at_s: number;
+}
+
+export interface PolicyCheck { name: string; status: 'pass' | 'fail' | 'skipped'; explanation: string }
+
+export interface PolicyDecisionRecord {
+  decision_id: string;
+  patchset_id: string;
+  sequence: number;
+  /** Position in the authority's decision chain (1 = first decision of the repository). */
+  chain_seq: number;
+  decision: 'pass' | 'fail';
+  checks: PolicyCheck[];
+  attestation_id: string | null;
+  ci_run_sequence: number;
+  ci_worker_job_index: number | null;
+  evaluated_at_s: number;
+  /** `sha256` of the previous decision of the chain ('' for the first). */
+  prev_sha256: string;
+  /** sha256 of this record's canonical JSON without this field (see decisionDigest). */
+  sha256: string;
+}
+
+export const reviewId = (change: string, n: number) => `${change}.review-${n}`;
+export const attestationId = (patchset: string, n: number) => `${patchset}.attestation-${n}`;
+export const decisionId = (patchset: string, n: number) => `${patchset}.decision-${n}`;
+const REVIEW_ID_RE = /^change-[1-9][0-9]{0,9}\.review-[1-9][0-9]{0,9}$/;
+
+export function requireAction(value: string): ReviewAction {
+  if (!(REVIEW_ACTIONS as readonly string[]).includes(value)) throw new Invalid(`action must be one of ${REVIEW_ACTIONS.join(', ')}`);
+  return value as ReviewAction;
+}
+
+export function requireName(value: string, field: string): string {
+  if (value.trim() === '') throw new Invalid(`${field} must be non-empty`);
+  if (value.length > MAX_NAME_CHARS) throw new Invalid(`${field} is longer than ${MAX_NAME_CHARS} characters`);
+  return value;
+}
+
+/** `reviewer_groups`: exactly one non-empty group name. */
+export function requireOneGroup(groups: unknown): string {
+  if (!Array.isArray(groups) || groups.length !== 1 || typeof groups[0] !== 'string') throw new Invalid('reviewer_groups must be an array of exactly one group name');
+  return requireName(groups[0], 'reviewer_groups[0]');
+}
+
+/** A caller-supplied review_id: malformed → 400; not the derived identity → 409. */
+export function checkSuppliedReviewId(supplied: string | undefined, derived: string): void {
+  if (supplied === undefined) return;
+  if (!REVIEW_ID_RE.test(supplied)) throw new Invalid('review_id must be of the form change-<sequence>.review-<number>');
+  if (supplied !== derived) throw new Conflict(`review_id ${supplied} is not the derived identity (${derived})`);
+}
+
+export function requireVerificationState(value: string): VerificationState {
+  if (!(VERIFICATION_STATES as readonly string[]).includes(value)) throw new Invalid(`verification_state must be one of ${VERIFICATION_STATES.join(', ')}`);
+  return value as VerificationState;
+}
+
+// ------------------------------------------------------------------ votes and counts
+
+export type Vote = 'approve' | 'block' | null;
+
+/** What one review record does to its reviewer's vote; undefined = leaves it unchanged. */
+export function voteOf(r: Pick<ReviewRecord, 'action' | 'blocking'>): Vote | undefined {
+  if (r.action === 'dismiss') return null;
+  if (r.blocking || BLOCK.includes(r.action)) return 'block';
+  if (APPROVE.includes(r.action)) return 'approve';
+  return undefined;
+}
+
+export interface LiveVote { reviewer: string; vote: 'approve' | 'block'; review_id: string; patchset_id: string }
+
+/**
+ * The live votes on `selected`: each reviewer's latest vote-bearing record (approve, block,
+ * dismiss) counts when it was recorded on a patchset whose change fingerprint equals the
+ * selected patchset's (the same patchset, or one changing exactly the same paths to the same
+ * blob ids and kinds relative to its base). A dismiss withdraws the reviewer's vote.
+ */
+export function liveVotes(reviews: readonly ReviewRecord[], selected: { patchset_id: string; fingerprint: string | null }): LiveVote[] {
+  const latest = new Map<string, ReviewRecord>();
+  for (const r of reviews) if (voteOf(r) !== undefined) latest.set(r.reviewer, r);
+  const out: LiveVote[] = [];
+  for (const r of latest.values()) {
+    const vote = voteOf(r);
+    if (!vote || !isLive(r, selected)) continue;
+    out.push({ reviewer: r.reviewer, vote, review_id: r.review_id, patchset_id: r.patchset_id });
+  }
+  return out;
+}
+
+export function isLive(r: ReviewRecord, selected: { patchset_id: string; fingerprint: string | null }): boolean {
+  return r.patchset_id === selected.patchset_id || (selected.fingerprint !== null && r.patchset_fingerprint === selected.fingerprint);
+}
+
+export function reviewCounts(reviews: readonly ReviewRecord[], votes: readonly LiveVote[]): { approvals: number; blocking: number; comments: number; total: number } {
+  return {
+    approvals: votes.filter((v) => v.vote === 'approve').length,
+    blocking: votes.filter((v) => v.vote === 'block').length,
+    comments: reviews.filter((r) => COMMENT.includes(r.action)).length,
+    total: reviews.length,
+  };
+}
+
+// ------------------------------------------------------------------ CI evidence
+
+export interface CiEvidence {
+  worker_job_index: number;
+  run_sequence: number;
+  overall: 'pass' | 'fail';
+  status: string;
+  tests: 'pass' | 'fail';
+  lint: 'pass' | 'fail' | 'none';
+  suite_results: RunnerResult['suite_results'];
+  completed_at_s: number;
+}
+
+/** Lint status of a result: the suites whose id is `lint` or starts with `lint` (all pass → pass; none → none). */
+export function lintStatus(result: RunnerResult): 'pass' | 'fail' | 'none' {
+  const lint = result.suite_results.filter((s) => s.suite_id.toLowerCase().startsWith('lint'));
+  if (lint.length === 0) return 'none';
+  return lint.every((s) => s.status === 'pass') ? 'pass' : 'fail';
+}
+
+// ------------------------------------------------------------------ policy
+
+export interface PolicyInputs {
+  attestation: AttestationRecord | null;
+  ci: CiEvidence | null;
+  votes: readonly LiveVote[];
+  author_mode: AuthorMode;
+  author: string | null;
+}
+
+export function evaluatePolicy(inp: PolicyInputs): { decision: 'pass' | 'fail'; checks: PolicyCheck[] } {
+  const checks: PolicyCheck[] = [];
+  const add = (name: string, ok: boolean | null, pass: string, fail: string, skip = '') =>
+    checks.push({ name, status: ok === null ? 'skipped' : ok ? 'pass' : 'fail', explanation: ok === null ? skip : ok ? pass : fail });
+  const a = inp.attestation;
+  add('attestation', a !== null && !a.revoked, `attestation ${a?.attestation_id} is present and not revoked`, a ? `attestation ${a.attestation_id} is revoked` : 'no attestation has been recorded for this patchset');
+  add('verification_state', a ? a.verification_state === 'pass' : false, 'the attestation\'s verification_state is pass', `verification_state is ${a?.verification_state ?? 'absent'}; only pass passes`);
+  const ci = inp.ci;
+  const ciText = ci ? `CI run ${ci.run_sequence} (job ${ci.worker_job_index}): tests ${ci.tests}, lint ${ci.lint}, status ${ci.status}` : 'no CI evidence for the current run';
+  add('tests', a && a.require_tests_pass ? ci !== null && ci.tests === 'pass' && ci.status === 'succeeded' : null, `tests pass: ${ciText}`, `tests required: ${ciText}`, 'the attestation does not require tests to pass');
+  add('lint', a && a.require_lint_pass ? ci !== null && ci.lint === 'pass' : null, `lint passes: ${ciText}`, `lint required: ${ciText}`, 'the attestation does not require lint to pass');
+  const approvals = inp.votes.filter((v) => v.vote === 'approve');
+  add('human_review', a && a.require_human_review ? approvals.length > 0 : null, `${approvals.length} live approval(s)`, 'human review required: no live approval', 'the attestation does not require human review');
+  const independent = approvals.filter((v) => v.reviewer !== inp.author);
+  const needsIndependent = INDEPENDENT_REVIEW_MODES.includes(inp.author_mode);
+  add('independent_approval', needsIndependent ? independent.length > 0 : null,
+    `approved by ${independent.map((v) => v.reviewer).join(', ')} (not the author)`,
+    `author_mode ${inp.author_mode} needs a live approval from a reviewer other than the author${inp.author ? ` (${inp.author})` : ''}`,
+    `author_mode ${inp.author_mode} needs no independent approval`);
+  const blocks = inp.votes.filter((v) => v.vote === 'block');
+  add('no_blocking_review', blocks.length === 0, 'no live blocking review', `blocked by ${blocks.map((v) => `${v.reviewer} (${v.review_id})`).join(', ')}`);
+  return { decision: checks.every((c) => c.status !== 'fail') ? 'pass' : 'fail', checks };
+}
+
+// ------------------------------------------------------------------ decision chain
+
+/** Canonical JSON: keys sorted at every level (the digest never depends on key order on disk). */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  return JSON.stringify(v);
+}
+
+/** sha256 (hex) of a decision's canonical JSON without its own `sha256` field. */
+export function decisionDigest(d: Omit<PolicyDecisionRecord, 'sha256'> & { sha256?: string }): string {
+  const { sha256: _omit, ...rest } = d;
+  return createHash('sha256').update(canonicalJson(rest), 'utf8').digest('hex');
+}
+
+/**
+ * Verify a chain given in chain order: each record's own digest, its position, and its link to
+ * the previous record. Returns the first broken link as a sentence, or null.
+ */
+export function verifyDecisionChain(chain: readonly PolicyDecisionRecord[]): string | null {
+  let prev = '';
+  for (let i = 0; i < chain.length; i++) {
+    const d = chain[i];
+    if (d.chain_seq !== i + 1) return `policy decision ${d.decision_id}: chain position ${d.chain_seq}, expected ${i + 1}`;
+    if (d.prev_sha256 !== prev) return `policy decision ${d.decision_id}: prev_sha256 does not match the sha256 of the previous decision${i > 0 ? ` ${chain[i - 1].decision_id}` : ''}`;
+    if (decisionDigest(d) !== d.sha256) return `policy decision ${d.decision_id}: content does not match its sha256 (edited after it was written)`;
+    prev = d.sha256;
+  }
+  return null;
+}

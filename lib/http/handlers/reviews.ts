@@ -1,0 +1,114 @@
+// Reviews, review requests, the reviewer inbox, attestations, policy and patchset CI (spec:
+// "Review", "Attestation", "Policy decision", the review / attestation / policy / CI rows of
+// "Changes, patchsets, reviews, policy, CI, Land"; README "Reviews, attestation, policy,
+// patchset CI"). Schemas check shape (422); rules live in lib/domain/workflow/review-rules.ts
+// and lib/authority/workflow/reviews.ts (400/404/409).
+import { boolean, nullable, optional, record, string, unknown, type as looseObject } from 'superstruct';
+import { Invalid } from '../../domain/errors.js';
+import { requireAuthority, type Handler } from '../route-types.js';
+import { validate } from '../validate.js';
+import { jobProjection } from '../../authority/jobs.js';
+import { ciProjectionOf } from '../../authority/workflow/reviews.js';
+import { queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
+
+const CreateReview = looseObject({ patchset_id: string(), reviewer: string(), action: string(), comment: optional(string()), blocking: optional(boolean()) });
+const RequestReview = looseObject({ patchset_id: string(), reviewer_groups: unknown(), note: optional(string()), review_id: optional(string()), requested_by: optional(nullable(string())) });
+const Attest = looseObject({
+  author_mode: optional(string()),
+  verification_state: optional(string()),
+  revoked: optional(boolean()),
+  require_tests_pass: optional(boolean()),
+  require_human_review: optional(boolean()),
+  require_lint_pass: optional(boolean()),
+  detail: optional(record(string(), unknown())),
+});
+const RunCi = looseObject({ trigger: optional(string()) });
+
+/** A body that must be a JSON object (possibly empty). */
+function object(body: unknown): Record<string, unknown> {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new Invalid('the body must be a JSON object');
+  return body as Record<string, unknown>;
+}
+
+export const list: Handler = async (ctx) => {
+  const a = requireAuthority(ctx);
+  return { json: a.workflow.reviews.listReviews(ctx.params.change_ref) };
+};
+
+export const create: Handler = async (ctx) => {
+  rejectRouteOwned(ctx.body);
+  const req = wellFormed(validate(ctx.body, CreateReview));
+  const a = requireAuthority(ctx);
+  const review = await a.workflow.reviews.createReview(ctx.params.change_ref, req);
+  return { json: { review } };
+};
+
+export const requestReview: Handler = async (ctx) => {
+  rejectRouteOwned(ctx.body);
+  const req = wellFormed(validate(ctx.body, RequestReview));
+  if (Array.isArray(req.reviewer_groups)) for (const g of req.reviewer_groups) if (typeof g === 'string') wellFormed({ reviewer_groups: g });
+  const a = requireAuthority(ctx);
+  const { review, change } = await a.workflow.reviews.requestReview(ctx.params.change_ref, req);
+  return { json: { review_request: review, review_id: review.review_id, reviewer_group: review.reviewer_group, change: a.workflow.changeProjection(change, a.index) } };
+};
+
+export const inbox: Handler = async (ctx) => {
+  const a = requireAuthority(ctx);
+  const group = queryValue(ctx, 'reviewer_group');
+  const rows = a.workflow.reviews.inbox(group, a.index);
+  const groups: Record<string, number> = {};
+  for (const r of rows) groups[r.reviewer_group as string] = (groups[r.reviewer_group as string] ?? 0) + 1;
+  return { json: { reviewer_group_filter: group ?? null, rows, count: rows.length, groups } };
+};
+
+export const getAttestation: Handler = async (ctx) => {
+  const a = requireAuthority(ctx);
+  return { json: { attestation: a.workflow.reviews.attestationView(ctx.params.patchset_id) } };
+};
+
+export const putAttestation: Handler = async (ctx) => {
+  rejectRouteOwned(ctx.body);
+  const body = object(ctx.body);
+  if (body.detail !== undefined && (typeof body.detail !== 'object' || body.detail === null || Array.isArray(body.detail))) throw new Invalid('detail must be an object');
+  if (body.detail && 'patchset_ci' in (body.detail as object)) throw new Invalid('detail.patchset_ci is owned by the patchset and worker-job authority; it cannot be supplied');
+  const req = wellFormed(validate(body, Attest));
+  const a = requireAuthority(ctx);
+  await a.workflow.reviews.putAttestation(ctx.params.patchset_id, req);
+  return { json: { attestation: a.workflow.reviews.attestationView(ctx.params.patchset_id) } };
+};
+
+export const getPolicy: Handler = async (ctx) => {
+  const a = requireAuthority(ctx);
+  return { json: { policy: a.workflow.reviews.policyView(ctx.params.patchset_id) } };
+};
+
+export const evaluatePolicy: Handler = async (ctx) => {
+  const body = object(ctx.body);
+  const extra = Object.keys(body);
+  if (extra.length) throw new Invalid(`:evaluatePolicy takes an empty JSON object; unexpected ${extra.join(', ')}`);
+  const a = requireAuthority(ctx);
+  const decision = await a.workflow.reviews.evaluate(ctx.params.patchset_id);
+  return { json: { policy: decision } };
+};
+
+export const runCi: Handler = async (ctx) => {
+  rejectRouteOwned(ctx.body);
+  const req = validate(object(ctx.body), RunCi);
+  const a = requireAuthority(ctx);
+  const trigger = req.trigger ?? 'manual_rerun';
+  const { queued, job, delivery } = await a.workflow.reviews.runCi(ctx.params.patchset_id, trigger);
+  return { json: { queued, job: job ? jobProjection(job) : null, delivery, trigger, ci: ciProjectionOf(a.workflow.reviews.ci(ctx.params.patchset_id)) } };
+};
+
+export const ciStatus: Handler = async (ctx) => {
+  const a = requireAuthority(ctx);
+  const limitText = queryValue(ctx, 'recent_limit');
+  let limit = 10;
+  if (limitText !== undefined) {
+    if (!/^[1-9][0-9]{0,3}$/.test(limitText) || Number(limitText) > 1000) throw new Invalid('recent_limit must be an integer from 1 to 1000');
+    limit = Number(limitText);
+  }
+  const projection = queryValue(ctx, 'projection');
+  if (projection !== undefined && projection !== 'readiness') throw new Invalid('projection must be readiness');
+  return { json: a.workflow.reviews.ciStatus(ctx.params.patchset_id, limit) };
+};
