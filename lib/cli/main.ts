@@ -62,6 +62,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   task: async () => (await import('./workflow-commands.js')).taskCommand,
   change: async () => (await import('./workflow-commands.js')).changeCommand,
   patchset: async () => (await import('./workflow-commands.js')).patchsetCommand,
+  promote: async () => (await import('./promote-command.js')).promoteCommand,
 };
 
 export function version(): string {

@@ -22,6 +22,7 @@ import * as plans from './handlers/plans.js';
 import * as lifecycle from './handlers/lifecycle.js';
 import * as tasks from './handlers/tasks.js';
 import * as changes from './handlers/changes.js';
+import * as promotion from './handlers/promotion.js';
 
 const AUTH = '/v1/native/repository-authorities';
 const REPO = `${AUTH}/{repository_index}`;
@@ -140,7 +141,7 @@ export const ROUTES: readonly RouteSpec[] = [
   route('read.ciStatus', 'GET', `${REPO}/read/patchsets/{patchset_id}/ci-status`),
   route('lands.get', 'GET', `${REPO}/lands/{submission_id}`),
   route('tasks.land', 'POST', `${REPO}/task-land`, { discover: true }),
-  route('historyPromotion.prepare', 'POST', `${REPO}/history-promotion`, { action: 'prepare' }),
+  route('historyPromotion.prepare', 'POST', `${REPO}/history-promotion`, { action: 'prepare', handler: promotion.prepare }),
 
   // Plans (sprints)
   route('plans.list', 'GET', `${REPO}/sprints`, { handler: plans.list }),
