@@ -215,6 +215,14 @@ describe('history promotion: a 3-entry promotion', function () {
     expect(await storeState(target, h.repo)).to.deep.equal(before);
   });
 
+  it('concurrent requests with one new key: one promotion, the others replay it', async () => {
+    const h2 = await history(s, 'twins');
+    const all = await Promise.all(Array.from({ length: 4 }, () => ok(api(s.url, 'POST', PREPARE(h2.repo), { json: body(h2, 'twin') }))));
+    expect(all.filter((r) => !r.replay)).to.have.length(1);
+    expect(new Set(all.map((r) => r.promotion_id))).to.deep.equal(new Set(['promotion-1']));
+    expect((await ok(api(s.url, 'GET', R(h2.repo, '/tasks')))).count).to.equal(3);
+  });
+
   it('a second promotion with another key publishes new identities; expected identities are checked against them', async () => {
     const b = body(h, 'promote-2');
     b.entries[0].expected_remote_task_id = 'task-5';
