@@ -16,6 +16,7 @@ import { ContentOperations } from './content.js';
 import { JobQueue } from './jobs.js';
 import { PlanBook } from './plans.js';
 import { WorkflowBook } from './workflow/book.js';
+import { HistoryPromotions } from './workflow/promotion.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import type { Log } from './logger.js';
 
@@ -23,10 +24,13 @@ export class Authority {
   readonly content: ContentOperations;
   /** Tasks, changes and patchsets (workflow.log entities) and their read models. */
   readonly workflow: WorkflowBook;
+  /** History promotion receipts and their idempotency keys (workflow.log entities). */
+  readonly promotions: HistoryPromotions;
 
   private constructor(readonly index: number, readonly layout: AuthorityLayout, readonly store: ContentStore, readonly jobs: JobQueue, readonly plans: PlanBook) {
     this.content = new ContentOperations(store);
     this.workflow = WorkflowBook.open(store, plans, jobs);
+    this.promotions = new HistoryPromotions(store, plans, this.workflow);
   }
 
   /** Create the directory and identity file of a new authority (durable on return). */

@@ -70,6 +70,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   attest: async () => (await import('./review-commands.js')).attestCommand,
   policy: async () => (await import('./review-commands.js')).policyCommand,
   ci: async () => (await import('./review-commands.js')).ciCommand,
+  promote: async () => (await import('./promote-command.js')).promoteCommand,
 };
 
 export function version(): string {

@@ -23,6 +23,7 @@ import * as lifecycle from './handlers/lifecycle.js';
 import * as tasks from './handlers/tasks.js';
 import * as changes from './handlers/changes.js';
 import * as reviews from './handlers/reviews.js';
+import * as promotion from './handlers/promotion.js';
 
 const AUTH = '/v1/native/repository-authorities';
 const REPO = `${AUTH}/{repository_index}`;
@@ -141,7 +142,7 @@ export const ROUTES: readonly RouteSpec[] = [
   route('read.ciStatus', 'GET', `${REPO}/read/patchsets/{patchset_id}/ci-status`, { handler: reviews.ciStatus }),
   route('lands.get', 'GET', `${REPO}/lands/{submission_id}`),
   route('tasks.land', 'POST', `${REPO}/task-land`, { discover: true }),
-  route('historyPromotion.prepare', 'POST', `${REPO}/history-promotion`, { action: 'prepare' }),
+  route('historyPromotion.prepare', 'POST', `${REPO}/history-promotion`, { action: 'prepare', handler: promotion.prepare }),
 
   // Plans (sprints)
   route('plans.list', 'GET', `${REPO}/sprints`, { handler: plans.list }),

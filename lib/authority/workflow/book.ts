@@ -35,6 +35,7 @@ import {
   TASK_STATUSES,
   taskCloseStatus,
   taskId,
+  type AuthorMode,
   type ChangeRecord,
   type ChangeStatus,
   type PatchsetRecord,
@@ -260,16 +261,25 @@ export class WorkflowBook {
     const intent = requireText(input.intent, 'intent', MAX_TEXT_CHARS);
     // Linkage resolves against the published plans (revisions are immutable; the resolved revision is recorded).
     const linkage = this.plans.resolveLinkage(input);
-    return this.store.transact((tx) => {
-      const sequence = this.tasks.size + tx.stagedKeys(NEW_TASK).length + 1;
-      const id = taskId(sequence);
-      checkSuppliedTaskId(input.task_id, id);
-      const now = nowSeconds();
-      const task: TaskRecord = { task_id: id, sequence, title, intent, ...linkage, status: 'active', created_at_s: now, updated_at_s: now, closed_at_s: null };
-      tx.stage(NEW_TASK, id, true);
-      this.upsertTask(tx, task);
-      return task;
-    });
+    return this.store.transact((tx) => this.stageTask(tx, { title, intent, linkage, task_id: input.task_id }));
+  }
+
+  /** The next task id inside `tx` (what stageTask would create). */
+  nextTaskId(tx: Txn): string {
+    return taskId(this.tasks.size + tx.stagedKeys(NEW_TASK).length + 1);
+  }
+
+  /** Stage a new active task in `tx` (text checked and linkage resolved by the caller). */
+  stageTask(tx: Txn, fields: { title: string; intent: string; linkage: Pick<TaskRecord, 'plan_id' | 'origin_plan_revision_id' | 'plan_item_ref'>; task_id?: string; promoted_from?: TaskRecord['promoted_from'] }): TaskRecord {
+    const sequence = this.tasks.size + tx.stagedKeys(NEW_TASK).length + 1;
+    const id = taskId(sequence);
+    checkSuppliedTaskId(fields.task_id, id);
+    const now = nowSeconds();
+    const task: TaskRecord = { task_id: id, sequence, title: fields.title, intent: fields.intent, ...fields.linkage, status: 'active', created_at_s: now, updated_at_s: now, closed_at_s: null };
+    if (fields.promoted_from) task.promoted_from = fields.promoted_from;
+    tx.stage(NEW_TASK, id, true);
+    this.upsertTask(tx, task);
+    return task;
   }
 
   closeTask(ref: string, status: string): Promise<TaskRecord> {
@@ -300,33 +310,45 @@ export class WorkflowBook {
       if (input.fork_snapshot_id !== undefined && input.fork_snapshot_id !== null && input.fork_snapshot_id !== head) {
         throw new Conflict(`fork_snapshot_id is not the head of line ${input.base_line} (${head ?? 'empty'})`);
       }
-      const sequence = this.changes.size + tx.stagedKeys(NEW_CHANGE).length + 1;
-      const id = changeId(sequence);
-      const ref = changeRef(task.task_id, sequence);
-      checkSuppliedChangeId(input.change_id, { change_id: id, change_ref: ref });
-      const now = nowSeconds();
-      const change: ChangeRecord = {
-        change_id: id,
-        change_ref: ref,
-        sequence,
-        task_id: task.task_id,
-        title,
-        base_line: input.base_line,
-        fork_snapshot_id: head,
-        status: 'draft',
-        patchset_count: 0,
-        current_patchset_id: null,
-        selected_patchset_id: null,
-        land_target_line: input.base_line,
-        created_at_s: now,
-        updated_at_s: now,
-        closed_at_s: null,
-        landed_at_s: null,
-      };
-      tx.stage(NEW_CHANGE, id, true);
-      this.upsertChange(tx, change);
-      return change;
+      return this.stageChange(tx, task, { title, base_line: input.base_line, fork_snapshot_id: head, change_id: input.change_id });
     });
+  }
+
+  /** The next change identity inside `tx` for a change of task `task` (what stageChange would create). */
+  nextChangeIdentity(tx: Txn, task: string): { change_id: string; change_ref: string } {
+    const sequence = this.changes.size + tx.stagedKeys(NEW_CHANGE).length + 1;
+    return { change_id: changeId(sequence), change_ref: changeRef(task, sequence) };
+  }
+
+  /** Stage a new draft change of `task` in `tx` (task state, line and fork checked by the caller). */
+  stageChange(tx: Txn, task: TaskRecord, fields: { title: string; base_line: string; fork_snapshot_id: string | null; change_id?: string; promoted_from?: ChangeRecord['promoted_from'] }): ChangeRecord {
+    const sequence = this.changes.size + tx.stagedKeys(NEW_CHANGE).length + 1;
+    const id = changeId(sequence);
+    const ref = changeRef(task.task_id, sequence);
+    checkSuppliedChangeId(fields.change_id, { change_id: id, change_ref: ref });
+    const now = nowSeconds();
+    const change: ChangeRecord = {
+      change_id: id,
+      change_ref: ref,
+      sequence,
+      task_id: task.task_id,
+      title: fields.title,
+      base_line: fields.base_line,
+      fork_snapshot_id: fields.fork_snapshot_id,
+      status: 'draft',
+      patchset_count: 0,
+      current_patchset_id: null,
+      selected_patchset_id: null,
+      land_target_line: fields.base_line,
+      created_at_s: now,
+      updated_at_s: now,
+      closed_at_s: null,
+      landed_at_s: null,
+    };
+    if (fields.promoted_from) change.promoted_from = fields.promoted_from;
+    tx.stage(NEW_CHANGE, id, true);
+    this.upsertChange(tx, change);
+    return change;
   }
 
   closeChange(ref: string, status: string): Promise<ChangeRecord> {
@@ -381,47 +403,60 @@ export class WorkflowBook {
     const revision = this.store.snapshot(input.revision_snapshot_id);
     if (!revision) throw new NotFound(`snapshot ${input.revision_snapshot_id} is not present`);
     checkChangeOpen(published, 'add a patchset');
-    const diff: TreeDiff = await diffTrees({
-      readTree: (id) => this.store.readTree(id),
-      blobSize: (id) => this.store.locator('blob', id)?.raw_length ?? 0,
-      readBlob: (id) => this.store.readObject('blob', id),
-    }, base.root_tree_id, revision.root_tree_id);
+    const diff = await this.diff(base.root_tree_id, revision.root_tree_id);
     return this.store.transact((tx) => {
       const change = this.changeIn(tx, ref);
       const again = tx.staged<string>(PS_KEY, key) ?? this.patchsetByContent.get(key);
       if (again) return { patchset: this.replay(tx.entity<PatchsetRecord>(PATCHSET, again)!, input), replayed: true };
       checkChangeOpen(change, 'add a patchset');
-      const number = change.patchset_count + 1;
-      const id = patchsetId(change.change_id, number);
-      checkSuppliedPatchset(input, { patchset_id: id, patchset_number: number });
-      const now = nowSeconds();
-      const patchset: PatchsetRecord = {
-        patchset_id: id,
-        change_id: change.change_id,
-        patchset_number: number,
-        base_snapshot_id: input.base_snapshot_id,
-        revision_snapshot_id: input.revision_snapshot_id,
-        summary,
-        author_mode: authorMode,
-        author,
-        publish_state: 'published',
-        withdrawn: false,
-        invalidated: false,
-        diff,
-        created_at_s: now,
-      };
-      const next: ChangeRecord = {
-        ...change,
-        status: statusAfterPatchset(change.status),
-        patchset_count: number,
-        current_patchset_id: id,
-        selected_patchset_id: change.selected_patchset_id ?? id,
-        updated_at_s: now,
-      };
-      this.upsertPatchset(tx, patchset);
-      this.upsertChange(tx, next);
-      return { patchset, replayed: false };
+      return { patchset: this.stagePatchset(tx, change, { ...input, summary, author_mode: authorMode, author }, diff).patchset, replayed: false };
     });
+  }
+
+  /** The tree diff of two root trees (runs outside transactions: snapshots are immutable). */
+  diff(baseRoot: string, revisionRoot: string): Promise<TreeDiff> {
+    return diffTrees({
+      readTree: (id) => this.store.readTree(id),
+      blobSize: (id) => this.store.locator('blob', id)?.raw_length ?? 0,
+      readBlob: (id) => this.store.readObject('blob', id),
+    }, baseRoot, revisionRoot);
+  }
+
+  /**
+   * Stage the next patchset of an open `change` in `tx` with the change's new counters, status
+   * and (when none yet) selection. Fields checked by the caller.
+   */
+  stagePatchset(tx: Txn, change: ChangeRecord, input: PatchsetInput & { author_mode: AuthorMode }, diff: TreeDiff): { patchset: PatchsetRecord; change: ChangeRecord } {
+    const number = change.patchset_count + 1;
+    const id = patchsetId(change.change_id, number);
+    checkSuppliedPatchset(input, { patchset_id: id, patchset_number: number });
+    const now = nowSeconds();
+    const patchset: PatchsetRecord = {
+      patchset_id: id,
+      change_id: change.change_id,
+      patchset_number: number,
+      base_snapshot_id: input.base_snapshot_id,
+      revision_snapshot_id: input.revision_snapshot_id,
+      summary: input.summary,
+      author_mode: input.author_mode,
+      author: input.author ?? null,
+      publish_state: 'published',
+      withdrawn: false,
+      invalidated: false,
+      diff,
+      created_at_s: now,
+    };
+    const next: ChangeRecord = {
+      ...change,
+      status: statusAfterPatchset(change.status),
+      patchset_count: number,
+      current_patchset_id: id,
+      selected_patchset_id: change.selected_patchset_id ?? id,
+      updated_at_s: now,
+    };
+    this.upsertPatchset(tx, patchset);
+    this.upsertChange(tx, next);
+    return { patchset, change: next };
   }
 
   /** A replay may name the existing patchset's identity, never another. */
@@ -433,7 +468,7 @@ export class WorkflowBook {
   // ------------------------------------------------------------ projections and read models
 
   taskProjection(t: TaskRecord, repositoryIndex: number): Record<string, unknown> {
-    return { ...t, repository_index: repositoryIndex, plan_drift: this.drift(t) };
+    return { ...t, promoted_from: t.promoted_from ?? null, repository_index: repositoryIndex, plan_drift: this.drift(t) };
   }
 
   /** Whether the linked plan has moved past the linked revision and whether the item is still in its head. */
@@ -450,7 +485,7 @@ export class WorkflowBook {
   }
 
   changeProjection(c: ChangeRecord, repositoryIndex: number): Record<string, unknown> {
-    return { ...c, repository_index: repositoryIndex };
+    return { ...c, promoted_from: c.promoted_from ?? null, repository_index: repositoryIndex };
   }
 
   patchsetProjection(p: PatchsetRecord, repositoryIndex: number): Record<string, unknown> {

@@ -30,6 +30,8 @@ export interface TaskRecord {
   created_at_s: number;
   updated_at_s: number;
   closed_at_s: number | null;
+  /** Only on a task published by a history promotion: the client's local identity. */
+  promoted_from?: { local_task_id: string; promotion_id: string };
 }
 
 export interface ChangeRecord {
@@ -49,6 +51,8 @@ export interface ChangeRecord {
   updated_at_s: number;
   closed_at_s: number | null;
   landed_at_s: number | null;
+  /** Only on a change published by a history promotion: the client's local identities. */
+  promoted_from?: { local_change_id: string; local_change_ref: string; local_task_id: string; promotion_id: string };
 }
 
 export interface PatchsetRecord {

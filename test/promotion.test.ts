@@ -1,0 +1,485 @@
+// History promotion over real HTTP (spec: "History promotion prepare body", Limits; README
+// "History promotion"): a 3-entry promotion and what task-land would pick from it, every
+// validation failure with its status and an unchanged store, bounds, replay and key reuse,
+// restart, export → restore, kill -9 during the commit, and `cairn promote`.
+import { expect } from 'chai';
+import { createHash } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { push } from '../lib/client/transfer.js';
+import { Invalid } from '../lib/domain/errors.js';
+import { checkPromotionRequest, type PromotionInput } from '../lib/domain/workflow/promotion.js';
+import { api, cli, register, spawnServer, startTestServer, tempDir, type ApiResponse, type TestServer } from './helpers.js';
+
+type Json = Record<string, any>;
+const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
+const PREPARE = (repo: number) => R(repo, '/history-promotion:prepare');
+const sha256 = (b: Uint8Array | string) => createHash('sha256').update(b).digest('hex');
+const FILE_MEDIA = 'application/vnd.svc.remote-authority-file.v1';
+
+function expectError(res: ApiResponse, status: number, what = ''): void {
+  expect(res.status, `${what}: ${res.text}`).to.equal(status);
+  expect(Object.keys(res.json ?? {}), `${what}: body ${res.text}`).to.deep.equal(['error']);
+  expect(res.json.error, what).to.be.a('string').and.not.equal('');
+}
+
+async function ok(res: Promise<ApiResponse> | ApiResponse, what = ''): Promise<Json> {
+  const r = await res;
+  expect(r.status, `${what}: ${r.text}`).to.equal(200);
+  return r.json;
+}
+
+async function repoFiles(dir: string, rel = ''): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const e of await fsp.readdir(path.join(dir, rel), { withFileTypes: true })) {
+    const r = path.join(rel, e.name);
+    if (e.isDirectory()) Object.assign(out, await repoFiles(dir, r));
+    else out[r] = sha256(await fsp.readFile(path.join(dir, r)));
+  }
+  return out;
+}
+
+/** Everything a rejected request must leave alone: every file of the repository and the read models. */
+async function storeState(s: { url: string; dataDir: string }, repo: number): Promise<Json> {
+  return {
+    files: await repoFiles(path.join(s.dataDir, 'repositories', String(repo))),
+    tasks: (await api(s.url, 'GET', R(repo, '/tasks'))).json,
+    changes: (await api(s.url, 'GET', R(repo, '/changes'))).json,
+    summary: (await api(s.url, 'GET', R(repo, '/read/queue-summary'))).json,
+  };
+}
+
+interface History {
+  repo: number;
+  base: string;
+  /** Entry snapshots: entry 1 lands c1 → l1, entry 2 lands l2, entry 3 lands c3 → l3. */
+  c1: string; l1: string; l2: string; c3: string; l3: string;
+  /** Pushed on main's head but on no promoted history. */
+  stray: string;
+  created: Record<string, number>;
+  planId: string;
+}
+
+/** A repository with `main` at base and a local history of three lands on top of it (no line moved). */
+async function history(s: { url: string }, name: string): Promise<History> {
+  const repo = await register(s.url, name);
+  const dir = path.join(tempDir(), 'tree');
+  await fsp.mkdir(dir, { recursive: true });
+  await fsp.writeFile(path.join(dir, 'README.md'), 'base\n');
+  const snap = async (file: string, text: string, parent: string | undefined, moveLine = false) => {
+    await fsp.writeFile(path.join(dir, file), text);
+    return (await push({ server: s.url, repo, line: 'main', dir, moveLine, progress: false, parent, message: `${file}:${text}` })).snapshot_id;
+  };
+  const base = await snap('README.md', 'base\n', undefined, true);
+  const c1 = await snap('one.txt', 'work in progress\n', base);
+  const l1 = await snap('one.txt', 'one\n', c1);
+  const l2 = await snap('two.txt', 'two\n', l1);
+  const c3 = await snap('three.txt', 'draft\n', l2);
+  const l3 = await snap('three.txt', 'three\n', c3);
+  const stray = await snap('stray.txt', 'stray\n', base);
+  const created: Record<string, number> = {};
+  for (const id of [base, c1, l1, l2, c3, l3, stray]) {
+    created[id] = await createdAt(s.url, repo, id);
+  }
+  const plan = await api(s.url, 'POST', R(repo, '/sprints'), { json: { title: 'Sprint', artifact_path: 'docs/s.md', artifact_heading: 'Sprint', artifact_body: '# Sprint\n- [ ] one {#one}\n' } });
+  expect(plan.status, plan.text).to.equal(201);
+  return { repo, base, c1, l1, l2, c3, l3, stray, created, planId: plan.json.plan.plan_id };
+}
+
+async function createdAt(url: string, repo: number, id: string): Promise<number> {
+  const m = await api(url, 'GET', R(repo, `/remote-sync/zstd-bulk/import-manifests/${id}`));
+  expect(m.status, m.text).to.equal(200);
+  const row = (m.json.snapshots as Json[]).find((x) => x.snapshot_id === id)!;
+  return row.created_at_s;
+}
+
+/** A valid 3-entry promotion body of `h`. */
+function body(h: History, key = 'promote-1'): Json {
+  const snaps = (...ids: string[]) => ids.map((id) => ({ snapshot_id: id, created_at_s: h.created[id] }));
+  const entry = (n: number, fork: string, pre: string, landed: string, list: string[], task: Json = {}) => ({
+    local_task_id: `local-task-${n}`,
+    local_change_id: `local-change-${n}`,
+    local_change_ref: `local-task-${n}.local-change-${n}`,
+    task: { title: `Task ${n}`, intent: `Intent ${n}`, ...task },
+    change: { title: `Change ${n}`, base_line: 'main', fork_snapshot_id: fork },
+    pre_land_target_snapshot_id: pre,
+    landed_snapshot_id: landed,
+    landed_at_s: 1_800_000_000 + n,
+    snapshots: snaps(...list),
+  });
+  return {
+    contract: 'history-promotion-prepare/v1',
+    idempotency_key: key,
+    target_line: 'main',
+    base_snapshot_id: h.base,
+    revision_snapshot_id: h.l3,
+    author_mode: 'human_with_ai_assist',
+    summary: 'Offline work: one, two, three',
+    entries: [
+      entry(1, h.base, h.base, h.l1, [h.c1, h.l1], { plan_id: h.planId, plan_item_ref: 'one' }),
+      entry(2, h.l1, h.l1, h.l2, [h.l2]),
+      entry(3, h.l2, h.l2, h.l3, [h.c3, h.l3]),
+    ],
+  };
+}
+
+const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v));
+
+describe('history promotion: a 3-entry promotion', function () {
+  this.timeout(60_000);
+  let s: TestServer;
+  let h: History;
+  let first: Json;
+  before(async () => {
+    s = await startTestServer();
+    h = await history(s, 'promo');
+    first = await ok(api(s.url, 'POST', PREPARE(h.repo), { json: body(h) }), 'prepare');
+  });
+  after(() => s.stop());
+
+  it('publishes a task and a change per entry, with the local identities, and one aggregate patchset on the last change', async () => {
+    expect(first).to.include({ contract: 'history-promotion-prepare/v1', replay: false, promotion_id: 'promotion-1', task_id: 'task-3', change_id: 'change-3', change_ref: 'task-3.change-3', patchset_id: 'change-3.ps-1', target_line: 'main', base_snapshot_id: h.base, revision_snapshot_id: h.l3 });
+    expect(first.history_promotion.entries).to.deep.equal([1, 2, 3].map((n) => ({
+      local_task_id: `local-task-${n}`,
+      local_change_id: `local-change-${n}`,
+      local_change_ref: `local-task-${n}.local-change-${n}`,
+      remote_task_id: `task-${n}`,
+      remote_change_id: `change-${n}`,
+      remote_change_ref: `task-${n}.change-${n}`,
+      pre_land_target_snapshot_id: [h.base, h.l1, h.l2][n - 1],
+      landed_snapshot_id: [h.l1, h.l2, h.l3][n - 1],
+      landed_at_s: 1_800_000_000 + n,
+    })));
+    expect(first.patchset).to.include({ patchset_id: 'change-3.ps-1', base_snapshot_id: h.base, revision_snapshot_id: h.l3, summary: 'Offline work: one, two, three', author_mode: 'human_with_ai_assist' });
+    expect(first.patchset.changed_files.map((f: Json) => f.path).sort()).to.deep.equal(['one.txt', 'three.txt', 'two.txt']);
+    // Local identities are visible in the task and change projections.
+    const t1 = (await ok(api(s.url, 'GET', R(h.repo, '/tasks/task-1')))).task;
+    expect(t1.promoted_from).to.deep.equal({ local_task_id: 'local-task-1', promotion_id: 'promotion-1' });
+    expect(t1).to.include({ plan_id: h.planId, plan_item_ref: 'one', status: 'active', title: 'Task 1' });
+    const c2 = (await ok(api(s.url, 'GET', R(h.repo, '/changes/change-2')))).change;
+    expect(c2.promoted_from).to.deep.equal({ local_change_id: 'local-change-2', local_change_ref: 'local-task-2.local-change-2', local_task_id: 'local-task-2', promotion_id: 'promotion-1' });
+    expect(c2).to.include({ fork_snapshot_id: h.l1, base_line: 'main', status: 'draft', patchset_count: 0 });
+    // Entities made by the ordinary routes say they were not promoted.
+    const plain = await ok(api(s.url, 'POST', R(h.repo, '/tasks'), { json: { title: 'plain', intent: 'i' } }));
+    expect(plain.task.promoted_from).to.equal(null);
+    expect(plain.task.task_id).to.equal('task-4');
+  });
+
+  it('prepares exactly what task-land picks: the selected patchset of the only landable change of the task', async () => {
+    const task = first.task_id;
+    const changes = (await ok(api(s.url, 'GET', R(h.repo, `/changes?task_id=${task}`)))).changes as Json[];
+    const landable = changes.filter((c) => ['draft', 'active', 'review'].includes(c.status) && c.selected_patchset_id !== null);
+    expect(landable).to.have.length(1);
+    const change = landable[0];
+    expect(change).to.include({ change_id: first.change_id, change_ref: first.change_ref, status: 'active', base_line: 'main', land_target_line: 'main', fork_snapshot_id: h.l2, selected_patchset_id: first.patchset_id, current_patchset_id: first.patchset_id });
+    const ps = (await ok(api(s.url, 'GET', R(h.repo, `/patchsets/${change.selected_patchset_id}`)))).patchset;
+    expect(ps).to.include({ change_id: first.change_id, base_snapshot_id: h.base, revision_snapshot_id: h.l3, withdrawn: false, invalidated: false, publish_state: 'published' });
+    // A normal patchset of the change: the patchset routes list it and replay it.
+    const list = await ok(api(s.url, 'GET', R(h.repo, `/changes/${first.change_ref}/patchsets`)));
+    expect(list.patchsets.map((p: Json) => p.patchset_id)).to.deep.equal([first.patchset_id]);
+    const again = await ok(api(s.url, 'POST', R(h.repo, `/changes/${first.change_id}/patchsets`), { json: { base_snapshot_id: h.base, revision_snapshot_id: h.l3, summary: 'x', author_mode: 'human_only' } }));
+    expect(again).to.include({ replayed: true });
+    expect(again.patchset.patchset_id).to.equal(first.patchset_id);
+    // The earlier entries' tasks have no landable change (no patchset).
+    for (const t of ['task-1', 'task-2']) {
+      const cs = (await ok(api(s.url, 'GET', R(h.repo, `/changes?task_id=${t}`)))).changes as Json[];
+      expect(cs.filter((c) => c.selected_patchset_id !== null), t).to.have.length(0);
+    }
+  });
+
+  it('replays the same key and payload (replay: true, the recorded receipt) and changes nothing', async () => {
+    const target = { url: s.url, dataDir: s.dataDir };
+    const before = await storeState(target, h.repo);
+    const replay = await ok(api(s.url, 'POST', PREPARE(h.repo), { json: body(h) }));
+    expect(replay.replay).to.equal(true);
+    expect(replay.history_promotion).to.deep.equal(first.history_promotion);
+    expect(replay.patchset_id).to.equal(first.patchset_id);
+    // The same payload spelled differently (absent optional fields given as null, keys reordered) is the same payload.
+    const spelled = body(h);
+    spelled.entries[1].expected_remote_task_id = null;
+    spelled.entries[1].task.plan_id = null;
+    const reordered = Object.fromEntries(Object.entries(spelled).reverse());
+    expect((await ok(api(s.url, 'POST', PREPARE(h.repo), { json: reordered }))).replay).to.equal(true);
+    expect(await storeState(target, h.repo)).to.deep.equal(before);
+  });
+
+  it('refuses the same key with another payload (409), changing nothing', async () => {
+    const target = { url: s.url, dataDir: s.dataDir };
+    const before = await storeState(target, h.repo);
+    const other = body(h);
+    other.summary = 'another summary';
+    expectError(await api(s.url, 'POST', PREPARE(h.repo), { json: other }), 409, 'key reuse');
+    const fewer = body(h);
+    fewer.entries[2].landed_at_s += 1;
+    expectError(await api(s.url, 'POST', PREPARE(h.repo), { json: fewer }), 409, 'key reuse (landed_at_s)');
+    expect(await storeState(target, h.repo)).to.deep.equal(before);
+  });
+
+  it('concurrent requests with one new key: one promotion, the others replay it', async () => {
+    const h2 = await history(s, 'twins');
+    const all = await Promise.all(Array.from({ length: 4 }, () => ok(api(s.url, 'POST', PREPARE(h2.repo), { json: body(h2, 'twin') }))));
+    expect(all.filter((r) => !r.replay)).to.have.length(1);
+    expect(new Set(all.map((r) => r.promotion_id))).to.deep.equal(new Set(['promotion-1']));
+    expect((await ok(api(s.url, 'GET', R(h2.repo, '/tasks')))).count).to.equal(3);
+  });
+
+  it('a second promotion with another key publishes new identities; expected identities are checked against them', async () => {
+    const b = body(h, 'promote-2');
+    b.entries[0].expected_remote_task_id = 'task-5';
+    b.entries[0].expected_remote_change_ref = 'task-5.change-4';
+    b.entries[2].expected_remote_task_id = 'task-7';
+    b.entries[2].expected_remote_change_ref = 'task-7.change-6';
+    const second = await ok(api(s.url, 'POST', PREPARE(h.repo), { json: b }));
+    expect(second).to.include({ replay: false, promotion_id: 'promotion-2', task_id: 'task-7', change_ref: 'task-7.change-6', patchset_id: 'change-6.ps-1' });
+  });
+});
+
+describe('history promotion: validation (status, body, unchanged store)', function () {
+  this.timeout(60_000);
+  let s: TestServer;
+  let h: History;
+  before(async () => {
+    s = await startTestServer();
+    h = await history(s, 'rules');
+    // One task exists already, so published identities start at task-2 / change-1.
+    await ok(api(s.url, 'POST', R(h.repo, '/tasks'), { json: { title: 'earlier', intent: 'i' } }));
+  });
+  after(() => s.stop());
+
+  const cases: [string, number, (b: Json, h: History) => unknown, RegExp?][] = [
+    ['body is an array', 422, () => [1]],
+    ['entries missing', 422, (b) => { delete b.entries; }],
+    ['entries not an array', 422, (b) => { b.entries = {}; }],
+    ['landed_at_s a string', 422, (b) => { b.entries[0].landed_at_s = '1'; }],
+    ['snapshot created_at_s fractional', 422, (b) => { b.entries[0].snapshots[0].created_at_s = 1.5; }],
+    ['task title missing', 422, (b) => { delete b.entries[1].task.title; }],
+    ['change fork missing', 422, (b) => { delete b.entries[1].change.fork_snapshot_id; }],
+    ['repository_index in the body', 400, (b) => { b.repository_index = 0; }],
+    ['wrong contract', 400, (b) => { b.contract = 'task-land-atomic/v1'; }],
+    ['0 entries', 400, (b) => { b.entries = []; }],
+    ['65 entries', 400, (b) => { b.entries = Array.from({ length: 65 }, () => clone(b.entries[0])); }],
+    ['65 snapshots in an entry', 400, (b) => { b.entries[0].snapshots = Array.from({ length: 65 }, (_, i) => ({ snapshot_id: sha256(`s${i}`), created_at_s: i })); }],
+    ['0 snapshots in an entry', 400, (b) => { b.entries[1].snapshots = []; }],
+    ['257-byte idempotency key', 400, (b) => { b.idempotency_key = 'é'.repeat(128) + 'x'; }],
+    ['empty idempotency key', 400, (b) => { b.idempotency_key = ''; }],
+    ['unknown author_mode', 400, (b) => { b.author_mode = 'robot'; }],
+    ['empty summary', 400, (b) => { b.summary = ' '; }],
+    ['target line name empty', 400, (b) => { b.target_line = ''; }],
+    ['malformed base snapshot id', 400, (b) => { b.base_snapshot_id = 'abc'; }],
+    ['entries out of landed_at_s order', 400, (b) => { b.entries[2].landed_at_s = b.entries[1].landed_at_s - 1; }],
+    ['snapshots out of created_at_s order', 400, (b) => { b.entries[0].snapshots.reverse(); b.entries[0].snapshots[0].created_at_s = b.entries[0].snapshots[1].created_at_s + 1; }],
+    ['first entry does not start at base', 400, (b, x) => { b.entries[0].pre_land_target_snapshot_id = x.stray; }],
+    ['an entry does not start where the previous landed', 400, (b, x) => { b.entries[1].pre_land_target_snapshot_id = x.c1; }],
+    ['the last entry does not land at revision', 400, (b, x) => { b.revision_snapshot_id = x.l2; }],
+    ['landed snapshot not among the entry snapshots', 400, (b) => { b.entries[0].snapshots.pop(); }],
+    ['repeated snapshot in an entry', 400, (b) => { b.entries[0].snapshots.push(clone(b.entries[0].snapshots[1])); }],
+    ['fork not a recorded target head', 400, (b, x) => { b.entries[1].change.fork_snapshot_id = x.c1; }],
+    ['fork of a later land', 400, (b, x) => { b.entries[0].change.fork_snapshot_id = x.l1; }],
+    ['change base_line is not the target line', 400, (b) => { b.entries[1].change.base_line = 'dev'; }],
+    ['duplicate local change id', 400, (b) => { b.entries[1].local_change_id = b.entries[0].local_change_id; }],
+    ['duplicate local task id', 400, (b) => { b.entries[2].local_task_id = b.entries[0].local_task_id; }],
+    ['empty local change ref', 400, (b) => { b.entries[2].local_change_ref = ''; }],
+    ['malformed expected task id', 400, (b) => { b.entries[0].expected_remote_task_id = 'task-02'; }],
+    ['expected change ref in short form', 400, (b) => { b.entries[0].expected_remote_change_ref = 'change-1'; }],
+    ['plan item without plan linkage', 400, (b) => { b.entries[1].task.plan_item_ref = 'one'; }],
+    ['lone surrogate in a title', 400, (b) => { b.entries[1].task.title = 'x\ud800'; }],
+    ['a snapshot not present', 404, (b) => { b.entries[2].snapshots.splice(1, 0, { snapshot_id: 'f'.repeat(64), created_at_s: b.entries[2].snapshots[1].created_at_s }); }],
+    ['target line missing', 404, (b) => { b.target_line = 'nowhere'; for (const e of b.entries) e.change.base_line = 'nowhere'; }],
+    ['plan missing', 404, (b) => { b.entries[0].task.plan_id = 'plan-99'; }],
+    ['plan item missing', 404, (b) => { b.entries[0].task.plan_item_ref = 'nine'; }],
+    ['landed does not descend from pre-land through the listed snapshots', 409, (b) => { b.entries[0].snapshots.shift(); }, /does not descend/],
+    ['a listed snapshot is not on the landed history', 409, (b, x) => {
+      b.entries[0].snapshots.push({ snapshot_id: x.stray, created_at_s: x.created[x.stray] });
+      b.entries[0].snapshots.sort((p: Json, q: Json) => p.created_at_s - q.created_at_s);
+    }, /is not on the history/],
+    ['stored created_at_s differs', 409, (b) => { b.entries[1].snapshots[0].created_at_s += 1; }, /was created at/],
+    ['expected remote task id not what would be published', 409, (b) => { b.entries[0].expected_remote_task_id = 'task-1'; }],
+    ['expected remote change ref not what would be published', 409, (b) => { b.entries[2].expected_remote_change_ref = 'task-4.change-4'; }],
+  ];
+
+  for (const [what, status, mutate, message] of cases) {
+    it(`${status}: ${what}`, async () => {
+      const target = { url: s.url, dataDir: s.dataDir };
+      const before = await storeState(target, h.repo);
+      const b = body(h, `rules-${what}`);
+      const replaced = mutate(b, h);
+      const res = await api(s.url, 'POST', PREPARE(h.repo), { json: replaced ?? b });
+      expectError(res, status, what);
+      if (message) expect(res.json.error, what).to.match(message);
+      expect(await storeState(target, h.repo), what).to.deep.equal(before);
+    });
+  }
+
+  it('404 names the first missing snapshot', async () => {
+    const b = body(h, 'rules-missing-name');
+    const missing = 'e'.repeat(64);
+    b.entries[1].snapshots.unshift({ snapshot_id: missing, created_at_s: 0 });
+    const res = await api(s.url, 'POST', PREPARE(h.repo), { json: b });
+    expectError(res, 404);
+    expect(res.json.error).to.include(missing);
+  });
+
+  it('accepts a 256-byte key and the expected identities it would publish (the store moved by one task before)', async () => {
+    const b = body(h, 'é'.repeat(128));
+    b.entries.forEach((e: Json, i: number) => {
+      e.expected_remote_task_id = `task-${i + 2}`;
+      e.expected_remote_change_ref = `task-${i + 2}.change-${i + 1}`;
+    });
+    const res = await ok(api(s.url, 'POST', PREPARE(h.repo), { json: b }));
+    expect(res).to.include({ task_id: 'task-4', change_ref: 'task-4.change-3', replay: false });
+    expect(res.history_promotion.idempotency_key).to.equal('é'.repeat(128));
+  });
+});
+
+describe('history promotion: request rules at their bounds (domain)', () => {
+  const id = (n: number) => sha256(`snap-${n}`);
+  function chain(entries: number, perEntry: number): PromotionInput {
+    let n = 0;
+    const base = id(n++);
+    let pre = base;
+    const list = [];
+    for (let i = 0; i < entries; i++) {
+      const snaps = Array.from({ length: perEntry }, () => ({ snapshot_id: id(n++), created_at_s: n }));
+      const landed = snaps[snaps.length - 1].snapshot_id;
+      list.push({ local_task_id: `t${i}`, local_change_id: `c${i}`, local_change_ref: `t${i}.c${i}`, task: { title: 't', intent: 'i' }, change: { title: 'c', base_line: 'main', fork_snapshot_id: pre }, pre_land_target_snapshot_id: pre, landed_snapshot_id: landed, landed_at_s: i, snapshots: snaps });
+      pre = landed;
+    }
+    return { contract: 'history-promotion-prepare/v1', idempotency_key: 'k', target_line: 'main', base_snapshot_id: base, revision_snapshot_id: pre, author_mode: 'human_only', summary: 's', entries: list };
+  }
+  it('accepts 64 entries and 64 snapshots per entry; refuses 65 of either (Invalid)', () => {
+    expect(checkPromotionRequest(chain(64, 1))).to.equal('human_only');
+    expect(checkPromotionRequest(chain(1, 64))).to.equal('human_only');
+    expect(() => checkPromotionRequest(chain(65, 1))).to.throw(Invalid, /entries/);
+    expect(() => checkPromotionRequest(chain(1, 65))).to.throw(Invalid, /snapshots/);
+  });
+});
+
+/** Retire `repo` and download its export files. */
+async function exportRepo(url: string, repo: number): Promise<{ manifest: Json; files: Map<string, Buffer> }> {
+  expect((await api(url, 'POST', R(repo, '/retirement'))).status).to.equal(200);
+  const manifest = (await ok(api(url, 'GET', R(repo, '/retirement')))).manifest;
+  const files = new Map<string, Buffer>();
+  for (const f of manifest.files) {
+    const res = await fetch(`${url}${R(repo, `/retirement/files/${encodeURIComponent(f.path)}`)}`);
+    expect(res.status, f.path).to.equal(200);
+    files.set(f.path, Buffer.from(await res.arrayBuffer()));
+  }
+  return { manifest, files };
+}
+
+async function restoreRepo(url: string, manifest: Json, files: Map<string, Buffer>): Promise<number> {
+  const start = await api(url, 'POST', '/v1/native/repository-restores', { json: { manifest, policy_flags: 0 } });
+  expect(start.status, start.text).to.equal(201);
+  for (const [p, bytes] of files) {
+    const up = await api(url, 'PUT', `/v1/native/repository-restores/${start.json.restore_token}/files/${encodeURIComponent(p)}`, { body: bytes, headers: { 'content-type': FILE_MEDIA } });
+    expect(up.status, up.text).to.equal(200);
+  }
+  return (await ok(api(url, 'POST', `/v1/native/repository-restores/${start.json.restore_token}/commit`))).repository_index;
+}
+
+describe('history promotion: restart, export → restore, kill -9', function () {
+  this.timeout(120_000);
+
+  it('a restart keeps the receipt: replay returns it, another payload is still 409, sequences continue', async () => {
+    const data = path.join(tempDir(), 'data');
+    let s = await startTestServer(data);
+    const h = await history(s, 'restart');
+    const first = await ok(api(s.url, 'POST', PREPARE(h.repo), { json: body(h) }));
+    await s.stop();
+    s = await startTestServer(data);
+    try {
+      const replay = await ok(api(s.url, 'POST', PREPARE(h.repo), { json: body(h) }));
+      expect(replay.replay).to.equal(true);
+      expect(replay.history_promotion).to.deep.equal(first.history_promotion);
+      expect(replay.task).to.deep.equal(first.task);
+      expectError(await api(s.url, 'POST', PREPARE(h.repo), { json: { ...body(h), summary: 'changed' } }), 409);
+      const next = await ok(api(s.url, 'POST', PREPARE(h.repo), { json: body(h, 'after-restart') }));
+      expect(next).to.include({ promotion_id: 'promotion-2', task_id: 'task-6', replay: false });
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it('export → restore carries the receipt and its key', async () => {
+    const source = await startTestServer();
+    const target = await startTestServer();
+    try {
+      const h = await history(source, 'exported');
+      const first = await ok(api(source.url, 'POST', PREPARE(h.repo), { json: body(h) }));
+      const { manifest, files } = await exportRepo(source.url, h.repo);
+      const restored = await restoreRepo(target.url, manifest, files);
+      const replay = await ok(api(target.url, 'POST', PREPARE(restored), { json: body(h) }));
+      expect(replay.replay).to.equal(true);
+      expect(replay.history_promotion).to.deep.equal({ ...first.history_promotion, repository_index: restored });
+      expect(replay.change.promoted_from).to.deep.equal(first.change.promoted_from);
+      expectError(await api(target.url, 'POST', PREPARE(restored), { json: { ...body(h), summary: 'changed' } }), 409);
+    } finally {
+      await source.stop();
+      await target.stop();
+    }
+  });
+
+  for (const point of ['commit:after-log', 'commit:before-state', 'commit:after-state']) {
+    it(`a promotion killed at ${point} is all there or not at all`, async () => {
+      const data = path.join(tempDir(), 'data');
+      const firstServer = await spawnServer(data);
+      const h = await history(firstServer, 'crash');
+      firstServer.proc.kill('SIGTERM');
+      await firstServer.exited;
+      const doomed = await spawnServer(data, [], true, { CAIRN_TEST_CRASH_AT: point });
+      const res = await api(doomed.url, 'POST', PREPARE(h.repo), { json: body(h) }).catch(() => null);
+      expect(res).to.equal(null);
+      expect(await doomed.exited).to.equal(null);
+      const restarted = await spawnServer(data);
+      try {
+        const tasks = await ok(api(restarted.url, 'GET', R(h.repo, '/tasks')));
+        const changes = await ok(api(restarted.url, 'GET', R(h.repo, '/changes')));
+        const again = await ok(api(restarted.url, 'POST', PREPARE(h.repo), { json: body(h) }));
+        if (point === 'commit:after-state') {
+          expect(tasks.count).to.equal(3);
+          expect(changes.count).to.equal(3);
+          expect(again.replay).to.equal(true);
+        } else {
+          expect(tasks.count).to.equal(0);
+          expect(changes.count).to.equal(0);
+          expect(again.replay).to.equal(false);
+        }
+        expect(again).to.include({ promotion_id: 'promotion-1', task_id: 'task-3', patchset_id: 'change-3.ps-1' });
+        expect((await ok(api(restarted.url, 'GET', R(h.repo, '/changes/change-3')))).change.selected_patchset_id).to.equal('change-3.ps-1');
+      } finally {
+        restarted.proc.kill('SIGTERM');
+        await restarted.exited;
+      }
+      const check = await cli(['fsck', '--data', data]);
+      expect(check.code, check.stdout + check.stderr).to.equal(0);
+    });
+  }
+});
+
+describe('history promotion: cairn promote FILE', function () {
+  this.timeout(60_000);
+  it('sends the file and prints the receipt; a second run replays it; a bad file is a usage error', async () => {
+    const s = await startTestServer();
+    try {
+      const h = await history(s, 'cli');
+      const file = path.join(tempDir(), 'promotion.json');
+      await fsp.writeFile(file, JSON.stringify(body(h)));
+      const run = await cli(['promote', '--server', s.url, '--repo', String(h.repo), file]);
+      expect(run.code, run.stderr).to.equal(0);
+      const out = JSON.parse(run.stdout);
+      expect(out).to.include({ replay: false, patchset_id: 'change-3.ps-1', change_ref: 'task-3.change-3' });
+      const again = await cli(['promote', '--server', s.url, '--repo', String(h.repo), '--json', file]);
+      expect(again.code, again.stderr).to.equal(0);
+      expect(JSON.parse(again.stdout).replay).to.equal(true);
+      await fsp.writeFile(file, '{not json');
+      const bad = await cli(['promote', '--server', s.url, '--repo', String(h.repo), file]);
+      expect(bad.code).to.equal(2);
+      await fsp.writeFile(file, JSON.stringify({ ...body(h), summary: 'other' }));
+      const reuse = await cli(['promote', '--server', s.url, '--repo', String(h.repo), file]);
+      expect(reuse.code).to.equal(1);
+      expect(reuse.stderr).to.match(/409|idempotency_key/);
+    } finally {
+      await s.stop();
+    }
+  });
+});
