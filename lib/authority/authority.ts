@@ -16,6 +16,8 @@ import { ContentOperations } from './content.js';
 import { JobQueue } from './jobs.js';
 import { PlanBook } from './plans.js';
 import { WorkflowBook } from './workflow/book.js';
+import { landGates } from './workflow/gates.js';
+import { LandDesk } from './workflow/lands.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import type { Log } from './logger.js';
 
@@ -23,10 +25,13 @@ export class Authority {
   readonly content: ContentOperations;
   /** Tasks, changes and patchsets (workflow.log entities) and their read models. */
   readonly workflow: WorkflowBook;
+  /** Lands (workflow.log land and idempotency entities). */
+  readonly lands: LandDesk;
 
   private constructor(readonly index: number, readonly layout: AuthorityLayout, readonly store: ContentStore, readonly jobs: JobQueue, readonly plans: PlanBook) {
     this.content = new ContentOperations(store);
     this.workflow = WorkflowBook.open(store, plans, jobs);
+    this.lands = new LandDesk(store, this.workflow, landGates(jobs));
   }
 
   /** Create the directory and identity file of a new authority (durable on return). */

@@ -22,6 +22,7 @@ import * as plans from './handlers/plans.js';
 import * as lifecycle from './handlers/lifecycle.js';
 import * as tasks from './handlers/tasks.js';
 import * as changes from './handlers/changes.js';
+import * as lands from './handlers/lands.js';
 
 const AUTH = '/v1/native/repository-authorities';
 const REPO = `${AUTH}/{repository_index}`;
@@ -126,7 +127,7 @@ export const ROUTES: readonly RouteSpec[] = [
   route('changes.close', 'POST', `${REPO}/changes/{change_ref}`, { action: 'close', handler: changes.close }),
   route('changes.selectPatchset', 'POST', `${REPO}/changes/{change_ref}`, { action: 'selectPatchset', handler: changes.selectPatchset }),
   route('changes.requestReview', 'POST', `${REPO}/changes/{change_ref}`, { action: 'requestReview' }),
-  route('changes.submit', 'POST', `${REPO}/changes/{change_ref}`, { action: 'submit' }),
+  route('changes.submit', 'POST', `${REPO}/changes/{change_ref}`, { action: 'submit', handler: lands.submit }),
   route('patchsets.list', 'GET', `${REPO}/changes/{change_ref}/patchsets`, { handler: changes.listPatchsets }),
   route('patchsets.create', 'POST', `${REPO}/changes/{change_ref}/patchsets`, { handler: changes.createPatchset }),
   route('reviews.list', 'GET', `${REPO}/changes/{change_ref}/reviews`),
@@ -138,8 +139,8 @@ export const ROUTES: readonly RouteSpec[] = [
   route('attestations.put', 'PUT', `${REPO}/patchsets/{patchset_id}/attestation`),
   route('policy.get', 'GET', `${REPO}/patchsets/{patchset_id}/policy`),
   route('read.ciStatus', 'GET', `${REPO}/read/patchsets/{patchset_id}/ci-status`),
-  route('lands.get', 'GET', `${REPO}/lands/{submission_id}`),
-  route('tasks.land', 'POST', `${REPO}/task-land`, { discover: true }),
+  route('lands.get', 'GET', `${REPO}/lands/{submission_id}`, { handler: lands.get }),
+  route('tasks.land', 'POST', `${REPO}/task-land`, { discover: true, handler: lands.taskLandHandler }),
   route('historyPromotion.prepare', 'POST', `${REPO}/history-promotion`, { action: 'prepare' }),
 
   // Plans (sprints)

@@ -163,17 +163,17 @@ export class WorkflowBook {
     this.patchsets.set(p.patchset_id, p);
   }
 
-  private upsertTask(tx: Txn, t: TaskRecord): void {
+  upsertTask(tx: Txn, t: TaskRecord): void {
     tx.upsert(TASK, t.task_id, t);
     tx.onPublish(() => this.applyTask(t));
   }
 
-  private upsertChange(tx: Txn, c: ChangeRecord): void {
+  upsertChange(tx: Txn, c: ChangeRecord): void {
     tx.upsert(CHANGE, c.change_id, c);
     tx.onPublish(() => this.applyChange(c));
   }
 
-  private upsertPatchset(tx: Txn, p: PatchsetRecord): void {
+  upsertPatchset(tx: Txn, p: PatchsetRecord): void {
     tx.upsert(PATCHSET, p.patchset_id, p);
     tx.stage(PS_KEY, contentKey(p.change_id, p.base_snapshot_id, p.revision_snapshot_id), p.patchset_id);
     tx.onPublish(() => this.applyPatchset(p));
@@ -181,14 +181,14 @@ export class WorkflowBook {
 
   // ------------------------------------------------------------ lookups
 
-  private taskIn(tx: Txn | null, ref: string): TaskRecord {
+  taskIn(tx: Txn | null, ref: string): TaskRecord {
     const id = parseTaskRef(ref);
     const t = id === null ? undefined : tx ? tx.entity<TaskRecord>(TASK, id) : this.tasks.get(id);
     if (!t) throw new NotFound(`task ${ref} does not exist`);
     return t;
   }
 
-  private changeIn(tx: Txn | null, ref: string): ChangeRecord {
+  changeIn(tx: Txn | null, ref: string): ChangeRecord {
     const parsed = parseChangeRef(ref);
     const c = parsed === null ? undefined : tx ? tx.entity<ChangeRecord>(CHANGE, parsed.change_id) : this.changes.get(parsed.change_id);
     if (!c || (parsed!.task_id !== null && parsed!.task_id !== c.task_id)) throw new NotFound(`change ${ref} does not exist`);
