@@ -304,3 +304,73 @@ describe('lands over HTTP: modes, failure kinds and replay (gates injected to pa
     expect(await r.head('race2')).to.equal(at);
   });
 });
+
+describe('task-start over HTTP (task-start-atomic/v1)', function () {
+  this.timeout(60_000);
+  let s: TestServer;
+  let repo: number;
+  const start = (body: Json) => api(s.url, 'POST', R(repo, '/task-start'), { json: body });
+  const payload = (body: string) => ({ title: 'Sprint', artifact_path: 'docs/s.md', artifact_heading: 'Sprint', artifact_body: body });
+  before(async () => {
+    s = await startTestServer();
+    repo = await register(s.url, 'task-start');
+    const dir = path.join(tempDir(), 't');
+    await writeTree(dir, BASE);
+    await push({ server: s.url, repo, line: 'main', dir, moveLine: true, progress: false });
+  });
+  after(() => s.stop());
+
+  const counts = async () => ({
+    plans: (await ok(api(s.url, 'GET', R(repo, '/sprints')))).plans?.length,
+    tasks: (await ok(api(s.url, 'GET', R(repo, '/tasks')))).tasks.length,
+    changes: (await ok(api(s.url, 'GET', R(repo, '/changes')))).changes.length,
+  });
+
+  it('create: plan, revision, task linked to the item and change in one commit; replay; other payload 409', async () => {
+    const body = {
+      contract: 'task-start-atomic/v1', idempotency_key: 's1', plan_item_ref: 'build',
+      plan: { action: 'create', payload: payload('# Sprint\n- [ ] build it {#build}\n') },
+      task: { title: 'Build', intent: 'build it' }, change: { title: 'first', base_line: 'main' },
+    };
+    const res = await ok(start(body));
+    expect(res).to.include({ contract: 'task-start-atomic/v1', replay: false, plan_action: 'create', plan_item_ref: 'build' });
+    expect(res.task).to.include({ task_id: res.task_id, plan_id: res.plan_id, origin_plan_revision_id: res.plan_revision_id, plan_item_ref: 'build' });
+    expect(res.change).to.include({ change_id: res.change_id, task_id: res.task_id, base_line: 'main', status: 'draft' });
+    expect((await ok(api(s.url, 'GET', R(repo, `/tasks/${res.task_id}`)))).task.origin_plan_revision_id).to.equal(res.plan_revision_id);
+    const before = await counts();
+    expect(await ok(start(body))).to.deep.equal({ ...res, replay: true });
+    expect((await start({ ...body, task: { title: 'Other', intent: 'x' } })).status).to.equal(409);
+    expect(await counts()).to.deep.equal(before);
+  });
+
+  it('existing needs the head revision (409 otherwise); revise needs the expected head; derived fields are rejected; a failure creates nothing', async () => {
+    const created = await ok(start({
+      contract: 'task-start-atomic/v1', idempotency_key: 's2', plan_item_ref: 'a',
+      plan: { action: 'create', payload: payload('# Sprint\n- [ ] a {#a}\n- [ ] b {#b}\n') },
+      task: { title: 'A', intent: 'a' }, change: { title: 'a', base_line: 'main' },
+    }));
+    const planId = created.plan_id;
+    const head1 = created.plan_revision_id;
+    const base = { contract: 'task-start-atomic/v1', plan_item_ref: 'b', task: { title: 'B', intent: 'b' }, change: { title: 'b', base_line: 'main' } };
+    const ex = await ok(start({ ...base, idempotency_key: 's3', plan: { action: 'existing', plan_id: planId, plan_revision_id: head1 } }));
+    expect(ex.plan_revision_id).to.equal(head1);
+    const rev = await ok(start({ ...base, idempotency_key: 's4', plan_item_ref: 'c', plan: { action: 'revise', plan_id: planId, expected_head_revision_id: head1, payload: payload('# Sprint\n- [ ] a {#a}\n- [ ] b {#b}\n- [ ] c {#c}\n') } }));
+    expect(rev.plan_revision_id).to.not.equal(head1);
+    const before = await counts();
+    const stale = await start({ ...base, idempotency_key: 's5', plan: { action: 'existing', plan_id: planId, plan_revision_id: head1 } });
+    expect(stale.status, stale.text).to.equal(409);
+    const noGuard = await start({ ...base, idempotency_key: 's6', plan_item_ref: 'd', plan: { action: 'revise', plan_id: planId, payload: payload('# Sprint\n- [ ] d {#d}\n') } });
+    expect(noGuard.status, noGuard.text).to.equal(400);
+    for (const bad of [
+      { ...base, idempotency_key: 's7', task: { ...base.task, plan_id: planId }, plan: { action: 'existing', plan_id: planId, plan_revision_id: rev.plan_revision_id } },
+      { ...base, idempotency_key: 's8', change: { ...base.change, task_id: 'task-1' }, plan: { action: 'existing', plan_id: planId, plan_revision_id: rev.plan_revision_id } },
+      { ...base, idempotency_key: 's9', task_id: 'task-9', plan: { action: 'existing', plan_id: planId, plan_revision_id: rev.plan_revision_id } },
+      { ...base, idempotency_key: 'x'.repeat(257), plan: { action: 'existing', plan_id: planId, plan_revision_id: rev.plan_revision_id } },
+      { ...base, idempotency_key: 's10', plan: { action: 'adopt' } },
+    ]) expect((await start(bad)).status, JSON.stringify(bad).slice(0, 80)).to.equal(400);
+    // a create whose change names a missing line creates no plan, task or change
+    const missing = await start({ ...base, idempotency_key: 's11', plan_item_ref: 'z', change: { title: 'z', base_line: 'nope' }, plan: { action: 'create', payload: payload('# Sprint\n- [ ] z {#z}\n') } });
+    expect(missing.status).to.equal(404);
+    expect(await counts()).to.deep.equal(before);
+  });
+});

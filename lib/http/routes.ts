@@ -112,7 +112,7 @@ export const ROUTES: readonly RouteSpec[] = [
   // Tasks and read models
   route('tasks.list', 'GET', `${REPO}/tasks`, { handler: tasks.list }),
   route('tasks.create', 'POST', `${REPO}/tasks`, { handler: tasks.create }),
-  route('tasks.start', 'POST', `${REPO}/task-start`, { discover: true }),
+  route('tasks.start', 'POST', `${REPO}/task-start`, { discover: true, handler: lands.taskStartHandler }),
   route('tasks.get', 'GET', `${REPO}/tasks/{task_ref}`, { handler: tasks.get }),
   route('tasks.close', 'POST', `${REPO}/tasks/{task_ref}`, { action: 'close', handler: tasks.close }),
   route('read.taskAudit', 'GET', `${REPO}/read/tasks/{task_id}/audit`, { handler: tasks.audit }),

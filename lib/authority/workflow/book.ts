@@ -254,16 +254,19 @@ export class WorkflowBook {
     const intent = requireText(input.intent, 'intent', MAX_TEXT_CHARS);
     // Linkage resolves against the published plans (revisions are immutable; the resolved revision is recorded).
     const linkage = this.plans.resolveLinkage(input);
-    return this.store.transact((tx) => {
-      const sequence = this.tasks.size + tx.stagedKeys(NEW_TASK).length + 1;
-      const id = taskId(sequence);
-      checkSuppliedTaskId(input.task_id, id);
-      const now = nowSeconds();
-      const task: TaskRecord = { task_id: id, sequence, title, intent, ...linkage, status: 'active', created_at_s: now, updated_at_s: now, closed_at_s: null };
-      tx.stage(NEW_TASK, id, true);
-      this.upsertTask(tx, task);
-      return task;
-    });
+    return this.store.transact((tx) => this.createTaskIn(tx, { ...input, title, intent }, linkage));
+  }
+
+  /** Stage a new task in `tx` (validated title/intent, resolved linkage). */
+  createTaskIn(tx: Txn, input: TaskInput, linkage: Pick<TaskRecord, 'plan_id' | 'origin_plan_revision_id' | 'plan_item_ref'>): TaskRecord {
+    const sequence = this.tasks.size + tx.stagedKeys(NEW_TASK).length + 1;
+    const id = taskId(sequence);
+    checkSuppliedTaskId(input.task_id, id);
+    const now = nowSeconds();
+    const task: TaskRecord = { task_id: id, sequence, title: input.title, intent: input.intent, ...linkage, status: 'active', created_at_s: now, updated_at_s: now, closed_at_s: null };
+    tx.stage(NEW_TASK, id, true);
+    this.upsertTask(tx, task);
+    return task;
   }
 
   closeTask(ref: string, status: string): Promise<TaskRecord> {
@@ -285,7 +288,12 @@ export class WorkflowBook {
     validateLineName(input.base_line);
     if (input.fork_snapshot_id !== undefined && input.fork_snapshot_id !== null) requireContentId(input.fork_snapshot_id, 'fork_snapshot_id');
     if (parseTaskRef(input.task_id) === null) throw new Invalid('task_id must be a task id (task-<sequence>)');
-    return this.store.transact((tx) => {
+    return this.store.transact((tx) => this.createChangeIn(tx, input, title));
+  }
+
+  /** Stage a new change in `tx` (title validated, base line and fork checked against `tx`). */
+  createChangeIn(tx: Txn, input: ChangeInput, title: string): ChangeRecord {
+    {
       const task = this.taskIn(tx, input.task_id);
       if (task.status !== 'active') throw new Conflict(`task ${task.task_id} is ${task.status}; changes are created only for active tasks`);
       const line = tx.line(input.base_line);
@@ -320,7 +328,7 @@ export class WorkflowBook {
       tx.stage(NEW_CHANGE, id, true);
       this.upsertChange(tx, change);
       return change;
-    });
+    }
   }
 
   closeChange(ref: string, status: string): Promise<ChangeRecord> {

@@ -4,6 +4,7 @@
 import { nullable, optional, string, type as looseObject } from 'superstruct';
 import { Invalid } from '../../domain/errors.js';
 import { taskLand, type LandRecord, type LandRequest } from '../../authority/workflow/lands.js';
+import { taskStart, type TaskStartBody } from '../../authority/workflow/task-start.js';
 import { requireAuthority, type Handler, type RouteContext } from '../route-types.js';
 import { validate } from '../validate.js';
 import { rejectRouteOwned, wellFormed } from './workflow-common.js';
@@ -16,6 +17,14 @@ const LandFields = {
   expected_target_line_head: optional(nullable(string())),
 };
 const Submit = looseObject(LandFields);
+const TaskStart = looseObject({
+  contract: string(),
+  idempotency_key: string(),
+  plan_item_ref: string(),
+  plan: looseObject({ action: string(), plan_id: optional(string()), plan_revision_id: optional(string()), expected_head_revision_id: optional(nullable(string())) }),
+  task: looseObject({ title: string(), intent: string() }),
+  change: looseObject({ title: string(), base_line: string() }),
+});
 const TaskLand = looseObject({ ...LandFields, contract: string(), idempotency_key: string(), task_or_change_ref: string() });
 
 /** Either guard name; both given must agree. */
@@ -60,4 +69,11 @@ export const taskLandHandler: Handler = async (ctx) => {
   const { result, land, refused: no } = await taskLand(a.lands, a.workflow, req, a.index);
   if (no) return refused(ctx, land);
   return { json: result };
+};
+
+export const taskStartHandler: Handler = async (ctx) => {
+  rejectRouteOwned(ctx.body);
+  const req = wellFormed(validate(ctx.body, TaskStart)) as unknown as TaskStartBody;
+  const a = requireAuthority(ctx);
+  return { json: await taskStart(a.store, a.plans, a.workflow, a.lands, req, a.index) };
 };
