@@ -19,6 +19,7 @@ Workflow:
   task      create, list, show and close tasks
   change    create, list, show and close changes
   patchset  push a directory as a new patchset of a change
+  land      land a task's or change's selected patchset (ff-only, merge, direct)
 
 Everyday:
   repo      create, list or show repositories
@@ -62,6 +63,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   task: async () => (await import('./workflow-commands.js')).taskCommand,
   change: async () => (await import('./workflow-commands.js')).changeCommand,
   patchset: async () => (await import('./workflow-commands.js')).patchsetCommand,
+  land: async () => (await import('./land-commands.js')).landCommand,
 };
 
 export function version(): string {
