@@ -374,3 +374,53 @@ describe('task-start over HTTP (task-start-atomic/v1)', function () {
     expect(await counts()).to.deep.equal(before);
   });
 });
+
+describe('lands: kill -9 at every step of a land commit', function () {
+  this.timeout(120_000);
+  for (const point of ['commit:after-adopt', 'commit:after-index', 'commit:after-log', 'commit:before-state', 'commit:after-state']) {
+    it(`a merge land killed at ${point} leaves the old state or the whole new one`, async () => {
+      let s = await startTestServer();
+      const r = new Repo(s, await register(s.url, 'crash'));
+      const b = await r.snap(BASE, 'dev', true);
+      const theirs = await r.snap({ ...BASE, 'a.txt': '1\n2\n3\n4\n5\nsix\n' }, 'dev', false, b);
+      const c = await r.change('dev', b, theirs);
+      const other = await r.change('dev', b, await r.snap({ ...BASE, 'z.txt': 'z\n' }, 'dev', false, b));
+      const ours = await r.snap({ ...BASE, 'a.txt': 'one\n2\n3\n4\n5\n6\n' }, 'dev', true, b);
+      await s.stop();
+      const { spawn } = await import('node:child_process');
+      const child = spawn(process.execPath, [path.join(path.dirname(new URL(import.meta.url).pathname), 'land-crash-child.js'), path.join(s.dataDir, 'repositories', String(r.repo)), String(r.repo), c.change, 'merge'], {
+        env: { ...process.env, CAIRN_TEST_CRASH_AT: point }, stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      const signal = await new Promise<string | null>((res) => child.on('exit', (_code, sig) => res(sig)));
+      expect(signal, stderr).to.equal('SIGKILL');
+      s = await startTestServer(s.dataDir);
+      const r2 = new Repo(s, r.repo);
+      try {
+        const head = await r2.head('dev');
+        const change = (await ok(api(s.url, 'GET', R(r.repo, `/changes/${c.change}`)))).change;
+        const otherPs = (await ok(api(s.url, 'GET', R(r.repo, `/patchsets/${other.ps}`)))).patchset;
+        const land = await api(s.url, 'GET', R(r.repo, '/lands/land-1'));
+        if (head === ours) {
+          expect(change.status).to.equal('active');
+          expect(land.status).to.equal(404);
+          expect(otherPs.base_stale).to.equal(undefined);
+        } else {
+          expect(land.json.land).to.include({ status: 'landed', landed_snapshot_id: head });
+          expect(change.status).to.equal('landed');
+          expect(otherPs.base_stale).to.equal(true);
+          expect((await r2.files(head!))['a.txt']).to.equal('file:one\n2\n3\n4\n5\nsix\n');
+        }
+        // either way a land now completes (or has completed) and the store is consistent
+        if (head === ours) {
+          await r2.injectGates(PASS);
+          const res = await ok(r2.submit(c.change, { mode: 'merge' }));
+          expect((await r2.files(res.land.landed_snapshot_id))['a.txt']).to.equal('file:one\n2\n3\n4\n5\nsix\n');
+        }
+      } finally {
+        await s.stop();
+      }
+    });
+  }
+});
