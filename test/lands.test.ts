@@ -424,3 +424,43 @@ describe('lands: kill -9 at every step of a land commit', function () {
     });
   }
 });
+
+describe('lands: land and idempotency records travel with export and restore', function () {
+  this.timeout(120_000);
+  const AUTH = '/v1/native/repository-authorities';
+  const FILE_MEDIA = 'application/vnd.svc.remote-authority-file.v1';
+  it('a task-land replays on the restored repository (under its new index); the land record reads back', async () => {
+    const one = await startTestServer();
+    const two = await startTestServer();
+    try {
+      const r = new Repo(one, await register(one.url, 'src', '', 7));
+      await r.injectGates(PASS);
+      const b = await r.snap(BASE, 'dev', true);
+      const rev = await r.snap({ ...BASE, 'b.txt': 'moved\n' }, 'dev', false, b);
+      const c = await r.change('dev', b, rev);
+      const body = { contract: 'task-land-atomic/v1', idempotency_key: 'exported', task_or_change_ref: c.change, mode: 'ff-only' };
+      const first = await ok(api(one.url, 'POST', R(r.repo, '/task-land'), { json: body }));
+      const land = (await ok(api(one.url, 'GET', R(r.repo, `/lands/${first.land.land_id}`)))).land;
+      expect((await api(one.url, 'POST', `${AUTH}/${r.repo}/retirement`)).status).to.equal(200);
+      const manifest = (await ok(api(one.url, 'GET', `${AUTH}/${r.repo}/retirement`))).manifest;
+      const start = await api(two.url, 'POST', '/v1/native/repository-restores', { json: { manifest, policy_flags: 7 } });
+      expect(start.status, start.text).to.equal(201);
+      await register(two.url, 'padding');
+      for (const f of manifest.files) {
+        const bytes = Buffer.from(await (await fetch(`${one.url}${AUTH}/${r.repo}/retirement/files/${encodeURIComponent(f.path)}`)).arrayBuffer());
+        const up = await api(two.url, 'PUT', `/v1/native/repository-restores/${start.json.restore_token}/files/${encodeURIComponent(f.path)}`, { body: bytes, headers: { 'content-type': FILE_MEDIA } });
+        expect(up.status, up.text).to.equal(200);
+      }
+      const restored = (await ok(api(two.url, 'POST', `/v1/native/repository-restores/${start.json.restore_token}/commit`))).repository_index;
+      expect(restored).to.not.equal(r.repo);
+      const reindex = (v: Json) => JSON.parse(JSON.stringify(v, (k, x) => (k === 'repository_index' ? restored : x)));
+      expect((await ok(api(two.url, 'GET', R(restored, `/lands/${land.land_id}`)))).land).to.deep.equal(reindex(land));
+      const replay = await ok(api(two.url, 'POST', R(restored, '/task-land'), { json: body }));
+      expect(replay).to.deep.equal(reindex({ ...first, replay: true }));
+      expect((await api(two.url, 'POST', R(restored, '/task-land'), { json: { ...body, mode: 'merge' } })).status).to.equal(409);
+    } finally {
+      await two.stop();
+      await one.stop();
+    }
+  });
+});

@@ -94,6 +94,32 @@ export function payloadDigest(payload: unknown): string {
   return createHash('sha256').update(JSON.stringify(canon(payload))).digest('hex');
 }
 
+const PROJECTIONS = ['task', 'change', 'patchset', 'land'];
+
+/** The result as stored: no body holds the repository index (restore renumbers), so it is dropped from the projections. */
+export function storedResult(result: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...result };
+  for (const k of PROJECTIONS) {
+    const v = out[k];
+    if (v && typeof v === 'object') {
+      const { repository_index: _drop, ...rest } = v as Record<string, unknown>;
+      void _drop;
+      out[k] = rest;
+    }
+  }
+  return out;
+}
+
+/** A recorded result as replayed: `replay: true`, projections under the current repository index. */
+export function replayedResult(stored: Record<string, unknown>, repositoryIndex: number): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...stored, replay: true };
+  for (const k of PROJECTIONS) {
+    const v = out[k];
+    if (v && typeof v === 'object') out[k] = { ...(v as Record<string, unknown>), repository_index: repositoryIndex };
+  }
+  return out;
+}
+
 export function idempotencyRecordId(contract: string, key: string): string {
   return `${contract}:${key}`;
 }
@@ -315,7 +341,7 @@ export class LandDesk {
       let result: Record<string, unknown> | null = null;
       if (idem) {
         result = idem.result(tx, land);
-        const rec: IdempotencyRecord = { contract: String(result.contract), idempotency_key: idem.record_id.slice(idem.record_id.indexOf(':') + 1), payload_sha256: idem.digest, result, created_at_s: now };
+        const rec: IdempotencyRecord = { contract: String(result.contract), idempotency_key: idem.record_id.slice(idem.record_id.indexOf(':') + 1), payload_sha256: idem.digest, result: storedResult(result), created_at_s: now };
         tx.upsert(IDEMPOTENCY, idem.record_id, rec);
       }
       return { land, replay: null, result };
@@ -349,7 +375,7 @@ export async function taskLand(desk: LandDesk, book: WorkflowBook, body: TaskLan
   const recordId = idempotencyRecordId(TASK_LAND_CONTRACT, key);
   const digest = payloadDigest(payload);
   const early = desk.recorded(recordId, digest);
-  if (early) return { result: { ...early, replay: true }, land: desk.land(String((early.land as { land_id: string }).land_id)), refused: false };
+  if (early) return { result: replayedResult(early, repositoryIndex), land: desk.land(String((early.land as { land_id: string }).land_id)), refused: false };
   const change = resolveLandable(book, body.task_or_change_ref);
   const outcome = await desk.submit(change.change_ref, body, {
     record_id: recordId,
@@ -376,7 +402,7 @@ export async function taskLand(desk: LandDesk, book: WorkflowBook, body: TaskLan
       };
     },
   });
-  if (outcome.replay) return { result: { ...outcome.replay, replay: true }, land: outcome.land, refused: false };
+  if (outcome.replay) return { result: replayedResult(outcome.replay, repositoryIndex), land: outcome.land, refused: false };
   if (outcome.result) return { result: outcome.result, land: outcome.land, refused: false };
   return { result: {}, land: outcome.land, refused: true };
 }

@@ -9,7 +9,7 @@ import { MAX_TEXT_CHARS, MAX_TITLE_CHARS, requireText } from '../../domain/workf
 import { planProjection, revisionProjection, type PlanBook, type RevisionPayload, type RevisionRecord } from '../plans.js';
 import type { ContentStore } from '../../store/content-store.js';
 import type { WorkflowBook } from './book.js';
-import { IDEMPOTENCY, idempotencyRecordId, payloadDigest, requireIdempotencyKey, type IdempotencyRecord, type LandDesk } from './lands.js';
+import { IDEMPOTENCY, idempotencyRecordId, payloadDigest, replayedResult, requireIdempotencyKey, storedResult, type IdempotencyRecord, type LandDesk } from './lands.js';
 import { nowSeconds } from '../../domain/repository.js';
 
 export const TASK_START_CONTRACT = 'task-start-atomic/v1';
@@ -46,7 +46,7 @@ export async function taskStart(store: ContentStore, plans: PlanBook, book: Work
   const recordId = idempotencyRecordId(TASK_START_CONTRACT, key);
   const digest = payloadDigest(payload);
   const early = desk.recorded(recordId, digest);
-  if (early) return { ...early, replay: true };
+  if (early) return replayedResult(early, repositoryIndex);
   if (typeof body.plan_item_ref !== 'string' || body.plan_item_ref === '') throw new Invalid('plan_item_ref is required');
   const title = requireText(body.task?.title, 'task.title', MAX_TITLE_CHARS);
   const intent = requireText(body.task?.intent, 'task.intent', MAX_TEXT_CHARS);
@@ -68,7 +68,7 @@ export async function taskStart(store: ContentStore, plans: PlanBook, book: Work
 
   return store.transact((tx) => {
     const again = desk.recorded(recordId, digest, tx);
-    if (again) return { ...again, replay: true };
+    if (again) return replayedResult(again, repositoryIndex);
     let revision: RevisionRecord;
     let planAction = action;
     if (action === 'existing') {
@@ -106,7 +106,7 @@ export async function taskStart(store: ContentStore, plans: PlanBook, book: Work
       task: { ...task, repository_index: repositoryIndex, plan_drift: { plan_status: planRecord.status, head_revision_id: planRecord.head_revision_id, plan_moved: false, item_in_head: true } },
       change: book.changeProjection(change, repositoryIndex),
     };
-    const rec: IdempotencyRecord = { contract: TASK_START_CONTRACT, idempotency_key: key, payload_sha256: digest, result, created_at_s: nowSeconds() };
+    const rec: IdempotencyRecord = { contract: TASK_START_CONTRACT, idempotency_key: key, payload_sha256: digest, result: storedResult(result), created_at_s: nowSeconds() };
     tx.upsert(IDEMPOTENCY, recordId, rec);
     return result;
   });
