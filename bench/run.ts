@@ -29,6 +29,7 @@ import {
 } from './proc.js';
 import { generateTree } from './tree.js';
 import { stepGroupCommit, stepSmallCommit, storageRows } from './storage.js';
+import { landRows, stepLands } from './lands.js';
 import { gzipSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -702,7 +703,7 @@ function report(): void {
     ['8 parallel 4 MiB packs with a bad magic', hb.eight_bad_packs ? `${mb(hb.eight_bad_packs.hwm_above_idle_mib)} (HTTP ${(hb.eight_bad_packs.statuses as number[]).join(',')})` : null],
     ['1 GiB pack upload (VmHWM, absolute; idle above)', pc.vm_hwm_mib != null ? `${mb(pc.vm_hwm_mib)} (idle ${mb(pc.rss_idle_mib)})` : null],
   ]));
-  const storage = storageRows(bench.small_commit as Fig | undefined, bench.group_commit as Fig | undefined);
+  const storage = [...storageRows(bench.small_commit as Fig | undefined, bench.group_commit as Fig | undefined), ...landRows(bench.lands as Fig | undefined)];
   if (storage.length) out.push(table('Storage core: small commits on large stores, group commit', storage));
   if (errors.length) out.push(table('ERRORS', errors.map((e) => [e.step, e.message.replace(/\n/g, '\n      ')])));
   process.stdout.write(`${out.join('\n')}\n\n`);
@@ -759,6 +760,11 @@ async function stepStorage(): Promise<void> {
     if (process.env.BENCH_SKIP_SMALL !== "1") bench.small_commit = await stepSmallCommit({ root: ROOT, cli: CLI, scale: SCALE, log });
   } catch (err) {
     fail('small commit on a large store', err);
+  }
+  try {
+    bench.lands = await stepLands({ root: ROOT, scale: SCALE, log });
+  } catch (err) {
+    fail('lands', err);
   }
 }
 

@@ -17,6 +17,8 @@ import { JobQueue } from './jobs.js';
 import { PlanBook } from './plans.js';
 import { WorkflowBook } from './workflow/book.js';
 import { HistoryPromotions } from './workflow/promotion.js';
+import { landGates } from './workflow/gates.js';
+import { LandDesk } from './workflow/lands.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import type { Log } from './logger.js';
 
@@ -26,11 +28,14 @@ export class Authority {
   readonly workflow: WorkflowBook;
   /** History promotion receipts and their idempotency keys (workflow.log entities). */
   readonly promotions: HistoryPromotions;
+  /** Lands (workflow.log land and idempotency entities). */
+  readonly lands: LandDesk;
 
   private constructor(readonly index: number, readonly layout: AuthorityLayout, readonly store: ContentStore, readonly jobs: JobQueue, readonly plans: PlanBook) {
     this.content = new ContentOperations(store);
     this.workflow = WorkflowBook.open(store, plans, jobs);
     this.promotions = new HistoryPromotions(store, plans, this.workflow);
+    this.lands = new LandDesk(store, this.workflow, landGates(() => this.workflow.reviews));
   }
 
   /** Create the directory and identity file of a new authority (durable on return). */

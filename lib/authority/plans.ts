@@ -85,7 +85,7 @@ export function revisionProjection(rev: RevisionRecord): Record<string, unknown>
 }
 
 /** The revision content a payload describes, validated before any transaction runs. */
-interface Draft {
+export interface Draft {
   title: string;
   summary: string | null;
   artifact_path: string;
@@ -228,20 +228,42 @@ export class PlanBook {
     if (payload.title === undefined) throw new Invalid('title is required to create a plan');
     const status = normalizeStatus(payload.status ?? 'draft');
     const draft = this.prepare(payload, payload.title);
-    return this.store.transact((tx) => {
+    return this.store.transact((tx) => this.createIn(tx, draft, status));
+  }
+
+  /** Stage a new plan and its first revision in `tx` (task-start `plan.action: create`). */
+  createIn(tx: Txn, draft: Draft, status: PlanRecord['status']): { plan: PlanRecord; revision: RevisionRecord } {
+    {
       const planId = `plan-${this.plans.size + tx.stagedKeys('plan').filter((id) => !this.plans.has(id)).length + 1}`;
       const revision = this.buildRevision(tx, planId, null, 1, draft);
       const now = nowSeconds();
       const plan: PlanRecord = { plan_id: planId, title: revision.title, status, head_revision_id: revision.plan_revision_id, revision_count: 1, created_at_s: now, updated_at_s: now };
       this.stageRecord(tx, { plan, revision });
       return { plan, revision };
-    });
+    }
+  }
+
+  /** Validate a create payload into a draft (outside any transaction). */
+  draftForCreate(payload: RevisionPayload): { draft: Draft; status: PlanRecord['status'] } {
+    if (payload.title === undefined) throw new Invalid('title is required to create a plan');
+    return { status: normalizeStatus(payload.status ?? 'draft'), draft: this.prepare(payload, payload.title) };
+  }
+
+  /** Validate a revise payload into a draft (outside any transaction). */
+  draftForRevise(planId: string, payload: RevisionPayload): Draft {
+    const published = this.plan(planId);
+    return this.prepare(payload, payload.title ?? this.head(published).title);
   }
 
   revise(planId: string, payload: RevisionPayload): Promise<{ plan: PlanRecord; revision: RevisionRecord; replayed: boolean }> {
     const published = this.plan(planId);
     const draft = this.prepare(payload, payload.title ?? this.head(published).title);
-    return this.store.transact((tx) => {
+    return this.store.transact((tx) => this.reviseIn(tx, planId, payload, draft));
+  }
+
+  /** Stage a revision in `tx` (task-start `plan.action: revise`); an exact existing revision replays. */
+  reviseIn(tx: Txn, planId: string, payload: RevisionPayload, draft: Draft): { plan: PlanRecord; revision: RevisionRecord; replayed: boolean } {
+    {
       const plan = this.planIn(tx, planId);
       const head = this.revisionIn(tx, plan.head_revision_id)!;
       if (payload.title === undefined) draft.title = head.title;
@@ -263,7 +285,14 @@ export class PlanBook {
       const next: PlanRecord = { ...plan, title: revision.title, status, head_revision_id: revision.plan_revision_id, revision_count: plan.revision_count + 1, updated_at_s: now };
       this.stageRecord(tx, { plan: next, revision });
       return { plan: next, revision, replayed: false };
-    });
+    }
+  }
+
+  /** A plan and revision as seen by `tx`. */
+  planAndRevisionIn(tx: Txn, planId: string, revisionIdValue: string): { plan: PlanRecord; revision: RevisionRecord | undefined } {
+    const plan = this.planIn(tx, planId);
+    const revision = this.revisionIn(tx, revisionIdValue);
+    return { plan, revision: revision && revision.plan_id === planId ? revision : undefined };
   }
 
   setStatus(planId: string, statusValue: string): Promise<PlanRecord> {

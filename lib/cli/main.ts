@@ -23,6 +23,7 @@ Workflow:
   attest    record an attestation for a patchset
   policy    evaluate or show a patchset's policy decision
   ci        run CI for a patchset or show its CI status
+  land      land a task's or change's selected patchset (ff-only, merge, direct)
 
 Everyday:
   repo      create, list or show repositories
@@ -71,6 +72,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   policy: async () => (await import('./review-commands.js')).policyCommand,
   ci: async () => (await import('./review-commands.js')).ciCommand,
   promote: async () => (await import('./promote-command.js')).promoteCommand,
+  land: async () => (await import('./land-commands.js')).landCommand,
 };
 
 export function version(): string {

@@ -18,6 +18,7 @@ export const TASK_HELP = `Usage:
   cairn task list [--status active|completed|abandoned] [--plan-id P]
   cairn task show TASK
   cairn task close TASK --status completed|abandoned|canceled|cancelled
+  cairn task start …  (plan item → task → change in one commit; cairn task start --help)
 
 TASK is a task id (task-7) or its sequence (7).
 
@@ -104,6 +105,7 @@ function split(argv: string[]): [string | undefined, string[]] {
 
 export async function taskCommand(argv: string[]): Promise<number> {
   const [sub, rest] = split(argv);
+  if (sub === 'start') return (await import('./land-commands.js')).taskStartCommand(rest);
   if (!sub || sub === '--help' || sub === '-h') { process.stdout.write(TASK_HELP); return sub ? 0 : 2; }
   const { values, positionals } = parseCommandArgs(rest, {
     ...common,

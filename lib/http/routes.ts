@@ -24,6 +24,7 @@ import * as tasks from './handlers/tasks.js';
 import * as changes from './handlers/changes.js';
 import * as reviews from './handlers/reviews.js';
 import * as promotion from './handlers/promotion.js';
+import * as lands from './handlers/lands.js';
 
 const AUTH = '/v1/native/repository-authorities';
 const REPO = `${AUTH}/{repository_index}`;
@@ -113,7 +114,7 @@ export const ROUTES: readonly RouteSpec[] = [
   // Tasks and read models
   route('tasks.list', 'GET', `${REPO}/tasks`, { handler: tasks.list }),
   route('tasks.create', 'POST', `${REPO}/tasks`, { handler: tasks.create }),
-  route('tasks.start', 'POST', `${REPO}/task-start`, { discover: true }),
+  route('tasks.start', 'POST', `${REPO}/task-start`, { discover: true, handler: lands.taskStartHandler }),
   route('tasks.get', 'GET', `${REPO}/tasks/{task_ref}`, { handler: tasks.get }),
   route('tasks.close', 'POST', `${REPO}/tasks/{task_ref}`, { action: 'close', handler: tasks.close }),
   route('read.taskAudit', 'GET', `${REPO}/read/tasks/{task_id}/audit`, { handler: tasks.audit }),
@@ -128,7 +129,7 @@ export const ROUTES: readonly RouteSpec[] = [
   route('changes.close', 'POST', `${REPO}/changes/{change_ref}`, { action: 'close', handler: changes.close }),
   route('changes.selectPatchset', 'POST', `${REPO}/changes/{change_ref}`, { action: 'selectPatchset', handler: changes.selectPatchset }),
   route('changes.requestReview', 'POST', `${REPO}/changes/{change_ref}`, { action: 'requestReview', handler: reviews.requestReview }),
-  route('changes.submit', 'POST', `${REPO}/changes/{change_ref}`, { action: 'submit' }),
+  route('changes.submit', 'POST', `${REPO}/changes/{change_ref}`, { action: 'submit', handler: lands.submit }),
   route('patchsets.list', 'GET', `${REPO}/changes/{change_ref}/patchsets`, { handler: changes.listPatchsets }),
   route('patchsets.create', 'POST', `${REPO}/changes/{change_ref}/patchsets`, { handler: changes.createPatchset }),
   route('reviews.list', 'GET', `${REPO}/changes/{change_ref}/reviews`, { handler: reviews.list }),
@@ -140,8 +141,8 @@ export const ROUTES: readonly RouteSpec[] = [
   route('attestations.put', 'PUT', `${REPO}/patchsets/{patchset_id}/attestation`, { handler: reviews.putAttestation }),
   route('policy.get', 'GET', `${REPO}/patchsets/{patchset_id}/policy`, { handler: reviews.getPolicy }),
   route('read.ciStatus', 'GET', `${REPO}/read/patchsets/{patchset_id}/ci-status`, { handler: reviews.ciStatus }),
-  route('lands.get', 'GET', `${REPO}/lands/{submission_id}`),
-  route('tasks.land', 'POST', `${REPO}/task-land`, { discover: true }),
+  route('lands.get', 'GET', `${REPO}/lands/{submission_id}`, { handler: lands.get }),
+  route('tasks.land', 'POST', `${REPO}/task-land`, { discover: true, handler: lands.taskLandHandler }),
   route('historyPromotion.prepare', 'POST', `${REPO}/history-promotion`, { action: 'prepare', handler: promotion.prepare }),
 
   // Plans (sprints)

@@ -169,7 +169,7 @@ export class WorkflowBook {
     this.patchsets.set(p.patchset_id, p);
   }
 
-  private upsertTask(tx: Txn, t: TaskRecord): void {
+  upsertTask(tx: Txn, t: TaskRecord): void {
     tx.upsert(TASK, t.task_id, t);
     tx.onPublish(() => this.applyTask(t));
   }
@@ -180,7 +180,7 @@ export class WorkflowBook {
     tx.onPublish(() => this.applyChange(c));
   }
 
-  private upsertPatchset(tx: Txn, p: PatchsetRecord): void {
+  upsertPatchset(tx: Txn, p: PatchsetRecord): void {
     tx.upsert(PATCHSET, p.patchset_id, p);
     tx.stage(PS_KEY, contentKey(p.change_id, p.base_snapshot_id, p.revision_snapshot_id), p.patchset_id);
     tx.onPublish(() => this.applyPatchset(p));
@@ -188,14 +188,14 @@ export class WorkflowBook {
 
   // ------------------------------------------------------------ lookups
 
-  private taskIn(tx: Txn | null, ref: string): TaskRecord {
+  taskIn(tx: Txn | null, ref: string): TaskRecord {
     const id = parseTaskRef(ref);
     const t = id === null ? undefined : tx ? tx.entity<TaskRecord>(TASK, id) : this.tasks.get(id);
     if (!t) throw new NotFound(`task ${ref} does not exist`);
     return t;
   }
 
-  private changeIn(tx: Txn | null, ref: string): ChangeRecord {
+  changeIn(tx: Txn | null, ref: string): ChangeRecord {
     const parsed = parseChangeRef(ref);
     const c = parsed === null ? undefined : tx ? tx.entity<ChangeRecord>(CHANGE, parsed.change_id) : this.changes.get(parsed.change_id);
     if (!c || (parsed!.task_id !== null && parsed!.task_id !== c.task_id)) throw new NotFound(`change ${ref} does not exist`);
@@ -282,6 +282,11 @@ export class WorkflowBook {
     return task;
   }
 
+  /** Stage a new task in `tx` (validated title/intent, resolved linkage): task-start's entry. */
+  createTaskIn(tx: Txn, input: TaskInput, linkage: Pick<TaskRecord, 'plan_id' | 'origin_plan_revision_id' | 'plan_item_ref'>): TaskRecord {
+    return this.stageTask(tx, { title: input.title, intent: input.intent, linkage, task_id: input.task_id });
+  }
+
   closeTask(ref: string, status: string): Promise<TaskRecord> {
     return this.store.transact((tx) => {
       const task = this.taskIn(tx, ref);
@@ -301,7 +306,12 @@ export class WorkflowBook {
     validateLineName(input.base_line);
     if (input.fork_snapshot_id !== undefined && input.fork_snapshot_id !== null) requireContentId(input.fork_snapshot_id, 'fork_snapshot_id');
     if (parseTaskRef(input.task_id) === null) throw new Invalid('task_id must be a task id (task-<sequence>)');
-    return this.store.transact((tx) => {
+    return this.store.transact((tx) => this.createChangeIn(tx, input, title));
+  }
+
+  /** Stage a new change in `tx` (title validated, base line and fork checked against `tx`). */
+  createChangeIn(tx: Txn, input: ChangeInput, title: string): ChangeRecord {
+    {
       const task = this.taskIn(tx, input.task_id);
       if (task.status !== 'active') throw new Conflict(`task ${task.task_id} is ${task.status}; changes are created only for active tasks`);
       const line = tx.line(input.base_line);
@@ -311,7 +321,7 @@ export class WorkflowBook {
         throw new Conflict(`fork_snapshot_id is not the head of line ${input.base_line} (${head ?? 'empty'})`);
       }
       return this.stageChange(tx, task, { title, base_line: input.base_line, fork_snapshot_id: head, change_id: input.change_id });
-    });
+    }
   }
 
   /** The next change identity inside `tx` for a change of task `task` (what stageChange would create). */

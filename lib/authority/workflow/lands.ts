@@ -1,0 +1,419 @@
+// Lands (spec: "Land", `:submit`, `lands/{id}`, task-land; README "Lands"). A land is decided in
+// one request and recorded once: a successful land is ONE transaction (server-built packs of the
+// merged objects, the landed snapshot, the target line move, the land record, the change set to
+// `landed`, other open patchsets on the line marked `base_stale`, and for task-land the
+// idempotency record); a refused land is one transaction that writes only its land record.
+// The merge is computed before the transaction from immutable snapshots; the transaction checks
+// the line still has the head the merge was computed against (else `target_update_failed`).
+import { createHash } from 'node:crypto';
+import { CairnError, Conflict, Invalid, NotFound } from '../../domain/errors.js';
+import { encodeSnapshot, requireContentId, sha256Hex } from '../../domain/content.js';
+import { validateLineName } from '../../domain/lines.js';
+import { nowSeconds } from '../../domain/repository.js';
+import { CHANGE, isOpenChange, PATCHSET, type ChangeRecord, type PatchsetRecord } from '../../domain/workflow/rules.js';
+import { MAX_LISTED_CONFLICTS, mergeTrees, type MergeConflict, type MergeOutcome } from '../../domain/workflow/merge.js';
+import type { ContentStore, Txn } from '../../store/content-store.js';
+import { buildPack, PACK_KIND_OBJECT, PACK_KIND_TREE, type PackKind } from '../../store/pack.js';
+import type { WorkflowBook } from './book.js';
+import type { LandGates } from './gates.js';
+
+export const LAND = 'land';
+export const IDEMPOTENCY = 'idempotency';
+export const LAND_MODES = ['ff-only', 'merge', 'direct'] as const;
+export type LandMode = (typeof LAND_MODES)[number];
+/** `landed` (the line moved or already held the revision), `rejected` (a gate or guard refused it before any merge), `failed` (merge conflict, line moved meanwhile, internal error). All terminal. */
+export type LandStatus = 'landed' | 'rejected' | 'failed';
+export type FailureKind =
+  | 'patchset_not_selected'
+  | 'blocked_by_policy'
+  | 'blocked_by_review'
+  | 'blocked_by_ci'
+  | 'stale_base'
+  | 'conflict'
+  | 'target_update_failed'
+  | 'internal_error';
+export type LineAction = 'fast_forward' | 'merge' | 'direct' | 'none';
+
+export interface LandRecord {
+  land_id: string;
+  sequence: number;
+  change_id: string;
+  change_ref: string;
+  task_id: string;
+  patchset_id: string | null;
+  target_line: string;
+  mode: LandMode;
+  status: LandStatus;
+  failure_kind: FailureKind | null;
+  failure_message: string | null;
+  conflicts: MergeConflict[];
+  conflicts_count: number;
+  expected_head_snapshot_id: string | null;
+  target_head_before: string | null;
+  landed_snapshot_id: string | null;
+  line_action: LineAction | null;
+  stale_patchset_ids: string[];
+  created_at_s: number;
+  finished_at_s: number;
+}
+
+export interface LandRequest {
+  mode: string;
+  target_line?: string | null;
+  patchset_id?: string | null;
+  /** undefined: no guard; null: the line must be empty; a snapshot id: the head must equal it. */
+  expected_head_snapshot_id?: string | null;
+}
+
+/** Task-land idempotency: the key's record id, the payload digest and the result builder. */
+export interface Idempotent {
+  record_id: string;
+  digest: string;
+  result: (tx: Txn, land: LandRecord) => Record<string, unknown>;
+}
+
+export interface IdempotencyRecord {
+  contract: string;
+  idempotency_key: string;
+  payload_sha256: string;
+  result: Record<string, unknown>;
+  created_at_s: number;
+}
+
+export type LandOutcome = { land: LandRecord; replay: Record<string, unknown> | null; result: Record<string, unknown> | null };
+
+const NEW_LAND = 'land:new';
+
+/** Canonical JSON (sorted keys) digest of a request payload. */
+export function payloadDigest(payload: unknown): string {
+  const canon = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(canon);
+    if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canon((v as Record<string, unknown>)[k])]));
+    return v;
+  };
+  return createHash('sha256').update(JSON.stringify(canon(payload))).digest('hex');
+}
+
+const PROJECTIONS = ['task', 'change', 'patchset', 'land'];
+
+/** The result as stored: no body holds the repository index (restore renumbers), so it is dropped from the projections. */
+export function storedResult(result: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...result };
+  for (const k of PROJECTIONS) {
+    const v = out[k];
+    if (v && typeof v === 'object') {
+      const { repository_index: _drop, ...rest } = v as Record<string, unknown>;
+      void _drop;
+      out[k] = rest;
+    }
+  }
+  return out;
+}
+
+/** A recorded result as replayed: `replay: true`, projections under the current repository index. */
+export function replayedResult(stored: Record<string, unknown>, repositoryIndex: number): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...stored, replay: true };
+  for (const k of PROJECTIONS) {
+    const v = out[k];
+    if (v && typeof v === 'object') out[k] = { ...(v as Record<string, unknown>), repository_index: repositoryIndex };
+  }
+  return out;
+}
+
+export function idempotencyRecordId(contract: string, key: string): string {
+  return `${contract}:${key}`;
+}
+
+export function requireIdempotencyKey(key: unknown): string {
+  if (typeof key !== 'string' || key.length === 0) throw new Invalid('idempotency_key must be a non-empty string');
+  if (Buffer.byteLength(key, 'utf8') > 256) throw new Invalid('idempotency_key is longer than 256 bytes (UTF-8)');
+  return key;
+}
+
+interface Plan {
+  change: ChangeRecord;
+  patchset: PatchsetRecord | null;
+  target: string;
+  head: string | null;
+  refusal: { status: LandStatus; kind: FailureKind; message: string; conflicts?: MergeConflict[] } | null;
+  landed: string | null;
+  action: LineAction | null;
+  snapshot: Buffer | null;
+  merge: MergeOutcome | null;
+}
+
+export class LandDesk {
+  private readonly lands = new Map<string, LandRecord>();
+
+  constructor(private readonly store: ContentStore, private readonly book: WorkflowBook, private readonly gates: LandGates) {
+    for (const [id, l] of store.entitiesOf<LandRecord>(LAND)) this.lands.set(id, l);
+  }
+
+  land(id: string): LandRecord {
+    const l = this.lands.get(id);
+    if (!l) throw new NotFound(`land ${id} does not exist`);
+    return l;
+  }
+
+  landProjection(l: LandRecord, repositoryIndex: number): Record<string, unknown> {
+    return { ...l, submission_id: l.land_id, repository_index: repositoryIndex, selected_patchset_id: l.patchset_id };
+  }
+
+  /** A recorded idempotent result, or null; 409 when the key was used with another payload. */
+  recorded(recordId: string, digest: string, tx?: Txn): Record<string, unknown> | null {
+    const rec = tx ? tx.entity<IdempotencyRecord>(IDEMPOTENCY, recordId) : this.store.entity<IdempotencyRecord>(IDEMPOTENCY, recordId);
+    if (!rec) return null;
+    if (rec.payload_sha256 !== digest) throw new Conflict('idempotency_key was already used with another payload');
+    return rec.result;
+  }
+
+  /** Land the change's selected patchset. Refusals are recorded and returned (not thrown). */
+  async submit(changeRef: string, req: LandRequest, idem?: Idempotent): Promise<LandOutcome> {
+    if (!(LAND_MODES as readonly string[]).includes(req.mode)) throw new Invalid(`mode must be one of ${LAND_MODES.join(', ')}`);
+    const mode = req.mode as LandMode;
+    if (req.target_line !== undefined && req.target_line !== null) validateLineName(req.target_line);
+    if (typeof req.expected_head_snapshot_id === 'string') requireContentId(req.expected_head_snapshot_id, 'expected_head_snapshot_id');
+    if (req.patchset_id !== undefined && req.patchset_id !== null && typeof req.patchset_id !== 'string') throw new Invalid('patchset_id must be a string');
+    if (idem) {
+      const replay = this.recorded(idem.record_id, idem.digest);
+      if (replay) return { land: this.land(String((replay.land as { land_id: string }).land_id)), replay, result: null };
+    }
+    const change = this.book.change(changeRef);
+    if (!isOpenChange(change.status)) throw new Conflict(`change ${change.change_id} is ${change.status}; only open changes land`);
+    const target = req.target_line ?? change.land_target_line;
+    const line = this.store.line(target);
+    if (!line) throw new NotFound(`line ${target} does not exist`);
+    if (line.status === 'archived') throw new Conflict(`line ${target} is archived; archived lines do not move`);
+    if (!change.selected_patchset_id) throw new Conflict(`change ${change.change_id} has no patchset to land`);
+    let plan: Plan;
+    try {
+      plan = await this.plan(change, target, line.head_snapshot_id, mode, req);
+    } catch (err) {
+      if (err instanceof CairnError && err.code !== 'Corrupt' && err.code !== 'Internal') throw err;
+      const land = await this.record(change, req, mode, target, line.head_snapshot_id, null, { status: 'failed', kind: 'internal_error', message: 'the land failed unexpectedly (see server log)' });
+      throw new CairnError('Internal', String((err as Error)?.message ?? err), { land_id: land.land_id, failure_kind: 'internal_error' });
+    }
+    if (plan.refusal) return { land: await this.record(change, req, mode, target, plan.head, plan.patchset, plan.refusal), replay: null, result: null };
+    return this.commit(plan, req, mode, idem);
+  }
+
+  private async plan(change: ChangeRecord, target: string, head: string | null, mode: LandMode, req: LandRequest): Promise<Plan> {
+    const plan: Plan = { change, patchset: null, target, head, refusal: null, landed: null, action: null, snapshot: null, merge: null };
+    const refuse = (status: LandStatus, kind: FailureKind, message: string, conflicts?: MergeConflict[]) => {
+      plan.refusal = { status, kind, message, conflicts };
+      return plan;
+    };
+    const selected = change.selected_patchset_id!;
+    if (req.patchset_id !== undefined && req.patchset_id !== null && req.patchset_id !== selected) {
+      return refuse('rejected', 'patchset_not_selected', `patchset ${req.patchset_id} is not the selected patchset (${selected}) of ${change.change_id}`);
+    }
+    const ps = this.book.patchset(selected);
+    plan.patchset = ps;
+    if (ps.withdrawn || ps.invalidated) return refuse('rejected', 'patchset_not_selected', `patchset ${ps.patchset_id} is withdrawn or invalidated`);
+    const gate = this.gates(ps);
+    if (gate) return refuse('rejected', gate.kind, gate.message);
+    if (req.expected_head_snapshot_id !== undefined && req.expected_head_snapshot_id !== head) {
+      return refuse('rejected', 'stale_base', `line ${target} head is ${head ?? 'empty'}, not the expected ${req.expected_head_snapshot_id ?? 'empty'}`);
+    }
+    if (head === null) return refuse('rejected', 'stale_base', `line ${target} is empty; a land needs a head to land onto`);
+    if (head === ps.revision_snapshot_id) {
+      plan.landed = head;
+      plan.action = 'none';
+      return plan;
+    }
+    if (mode === 'ff-only' || (mode === 'direct' && head === ps.base_snapshot_id)) {
+      if (head !== ps.base_snapshot_id) return refuse('rejected', 'stale_base', `line ${target} head ${head} is not the patchset base ${ps.base_snapshot_id}; ff-only needs it`);
+      plan.landed = ps.revision_snapshot_id;
+      plan.action = 'fast_forward';
+      return plan;
+    }
+    const snap = (id: string) => {
+      const s = this.store.snapshot(id);
+      if (!s) throw new CairnError('Internal', `snapshot ${id} is missing`);
+      return s;
+    };
+    const base = snap(ps.base_snapshot_id);
+    const ours = snap(head);
+    const theirs = snap(ps.revision_snapshot_id);
+    const merged = await mergeTrees({ readTree: (id) => this.store.readTree(id), readBlob: (id) => this.store.readObject('blob', id) }, base.root_tree_id, ours.root_tree_id, theirs.root_tree_id, mode);
+    if (merged.root_tree_id === null) {
+      const paths = merged.conflicts.map((c) => c.path).slice(0, 5).join(', ');
+      return refuse('failed', 'conflict', `${merged.conflicts.length} conflicting path(s): ${paths}${merged.conflicts.length > 5 ? ', …' : ''}`, merged.conflicts);
+    }
+    plan.merge = merged;
+    plan.snapshot = encodeSnapshot({
+      root_tree_id: merged.root_tree_id,
+      parent_snapshot_ids: mode === 'merge' ? [head, ps.revision_snapshot_id] : [head],
+      created_at_s: nowSeconds(),
+      message: `land ${change.change_ref} ${ps.patchset_id} (${mode})`,
+    });
+    plan.landed = sha256Hex(plan.snapshot);
+    plan.action = mode === 'merge' ? 'merge' : 'direct';
+    return plan;
+  }
+
+  private newRecord(tx: Txn, change: ChangeRecord, req: LandRequest, mode: LandMode, target: string, head: string | null, ps: PatchsetRecord | null): LandRecord {
+    const sequence = this.lands.size + tx.stagedKeys(NEW_LAND).length + 1;
+    const id = `land-${sequence}`;
+    tx.stage(NEW_LAND, id, true);
+    const now = nowSeconds();
+    return {
+      land_id: id,
+      sequence,
+      change_id: change.change_id,
+      change_ref: change.change_ref,
+      task_id: change.task_id,
+      patchset_id: ps?.patchset_id ?? req.patchset_id ?? change.selected_patchset_id,
+      target_line: target,
+      mode,
+      status: 'landed',
+      failure_kind: null,
+      failure_message: null,
+      conflicts: [],
+      conflicts_count: 0,
+      expected_head_snapshot_id: req.expected_head_snapshot_id ?? null,
+      target_head_before: head,
+      landed_snapshot_id: null,
+      line_action: null,
+      stale_patchset_ids: [],
+      created_at_s: now,
+      finished_at_s: now,
+    };
+  }
+
+  private stageLand(tx: Txn, land: LandRecord): void {
+    tx.upsert(LAND, land.land_id, land);
+    tx.onPublish(() => this.lands.set(land.land_id, land));
+  }
+
+  /** Record a refused land (its own transaction). */
+  private record(change: ChangeRecord, req: LandRequest, mode: LandMode, target: string, head: string | null, ps: PatchsetRecord | null, refusal: NonNullable<Plan['refusal']>): Promise<LandRecord> {
+    return this.store.transact((tx) => {
+      const land = this.newRecord(tx, change, req, mode, target, head, ps);
+      const conflicts = refusal.conflicts ?? [];
+      Object.assign(land, { status: refusal.status, failure_kind: refusal.kind, failure_message: refusal.message, conflicts: conflicts.slice(0, MAX_LISTED_CONFLICTS), conflicts_count: conflicts.length });
+      this.stageLand(tx, land);
+      return land;
+    });
+  }
+
+  private commit(plan: Plan, req: LandRequest, mode: LandMode, idem?: Idempotent): Promise<LandOutcome> {
+    const ps = plan.patchset!;
+    return this.store.transact((tx) => {
+      if (idem) {
+        const replay = this.recorded(idem.record_id, idem.digest, tx);
+        if (replay) return { land: tx.entity<LandRecord>(LAND, String((replay.land as { land_id: string }).land_id))!, replay, result: null };
+      }
+      const land = this.newRecord(tx, plan.change, req, mode, plan.target, plan.head, ps);
+      const change = tx.entity<ChangeRecord>(CHANGE, plan.change.change_id)!;
+      const line = tx.line(plan.target);
+      let why: string | null = null;
+      if ((line?.head_snapshot_id ?? null) !== plan.head) why = `line ${plan.target} moved during the land (now ${line?.head_snapshot_id ?? 'empty'})`;
+      else if (!isOpenChange(change.status)) why = `change ${change.change_id} became ${change.status} during the land`;
+      else if (change.selected_patchset_id !== ps.patchset_id) why = `change ${change.change_id} selected another patchset during the land`;
+      if (why !== null) {
+        Object.assign(land, { status: 'failed', failure_kind: 'target_update_failed', failure_message: why });
+        this.stageLand(tx, land);
+        return { land, replay: null, result: null };
+      }
+      const now = nowSeconds();
+      if (plan.merge) {
+        this.stagePack(tx, PACK_KIND_OBJECT, 'blob', plan.merge.blobs);
+        this.stagePack(tx, PACK_KIND_TREE, 'tree', plan.merge.trees);
+      }
+      if (plan.snapshot && !tx.hasSnapshot(plan.landed!)) tx.addSnapshot(plan.snapshot);
+      if (plan.action !== 'none') tx.setLine({ name: plan.target, status: 'active', head_snapshot_id: plan.landed!, updated_at_s: now });
+      // Other open patchsets targeting this line whose base is no longer its head.
+      const stale: string[] = [];
+      for (const other of this.book.listChanges({})) {
+        if (other.change_id === change.change_id || !isOpenChange(other.status) || other.land_target_line !== plan.target) continue;
+        for (const p of this.book.patchsetsOf(other.change_id).patchsets) {
+          const cur = tx.entity<PatchsetRecord & { base_stale?: boolean }>(PATCHSET, p.patchset_id)!;
+          if (cur.withdrawn || cur.invalidated || cur.base_stale || cur.base_snapshot_id === plan.landed) continue;
+          this.book.upsertPatchset(tx, { ...cur, base_stale: true, base_stale_land_id: land.land_id } as PatchsetRecord);
+          stale.push(cur.patchset_id);
+        }
+      }
+      Object.assign(land, { landed_snapshot_id: plan.landed, line_action: plan.action, stale_patchset_ids: stale, finished_at_s: now });
+      this.stageLand(tx, land);
+      const landedChange: ChangeRecord = { ...change, status: 'landed', land_target_line: plan.target, landed_at_s: now, updated_at_s: now };
+      this.book.upsertChange(tx, landedChange);
+      let result: Record<string, unknown> | null = null;
+      if (idem) {
+        result = idem.result(tx, land);
+        const rec: IdempotencyRecord = { contract: String(result.contract), idempotency_key: idem.record_id.slice(idem.record_id.indexOf(':') + 1), payload_sha256: idem.digest, result: storedResult(result), created_at_s: now };
+        tx.upsert(IDEMPOTENCY, idem.record_id, rec);
+      }
+      return { land, replay: null, result };
+    });
+  }
+
+  private stagePack(tx: Txn, kind: PackKind, objectKind: 'blob' | 'tree', objects: Map<string, Buffer>): void {
+    const fresh = [...objects].filter(([id]) => !tx.has(objectKind, id)).map(([id, raw]) => ({ id, raw }));
+    if (fresh.length === 0) return;
+    const pack = buildPack(kind, fresh);
+    tx.writePack(kind, pack.packId, pack.bytes);
+    for (const e of pack.entries) tx.addLocator({ kind: objectKind, id: e.id, pack_id: pack.packId, offset: e.offset, length: e.length, raw_length: e.raw_length, crc32: e.crc32 });
+  }
+}
+
+export const TASK_LAND_CONTRACT = 'task-land-atomic/v1';
+
+export interface TaskLandBody extends LandRequest {
+  contract: string;
+  idempotency_key: string;
+  task_or_change_ref: string;
+}
+
+/** task-land (contract task-land-atomic/v1): task resolution, land, idempotent result. */
+export async function taskLand(desk: LandDesk, book: WorkflowBook, body: TaskLandBody, repositoryIndex: number): Promise<{ result: Record<string, unknown>; land: LandRecord; refused: boolean }> {
+  if (body.contract !== TASK_LAND_CONTRACT) throw new Invalid(`contract must be ${TASK_LAND_CONTRACT}`);
+  const key = requireIdempotencyKey(body.idempotency_key);
+  if (typeof body.task_or_change_ref !== 'string' || body.task_or_change_ref === '') throw new Invalid('task_or_change_ref is required');
+  const { idempotency_key: _k, ...payload } = body;
+  void _k;
+  const recordId = idempotencyRecordId(TASK_LAND_CONTRACT, key);
+  const digest = payloadDigest(payload);
+  const early = desk.recorded(recordId, digest);
+  if (early) return { result: replayedResult(early, repositoryIndex), land: desk.land(String((early.land as { land_id: string }).land_id)), refused: false };
+  const change = resolveLandable(book, body.task_or_change_ref);
+  const outcome = await desk.submit(change.change_ref, body, {
+    record_id: recordId,
+    digest,
+    result: (tx, land) => {
+      const c = tx.entity<ChangeRecord>(CHANGE, land.change_id)!;
+      const p = tx.entity<PatchsetRecord>(PATCHSET, land.patchset_id!)!;
+      const t = book.taskIn(tx, land.task_id);
+      return {
+        contract: TASK_LAND_CONTRACT,
+        replay: false,
+        task_id: land.task_id,
+        change_id: land.change_id,
+        change_ref: land.change_ref,
+        patchset_id: land.patchset_id,
+        target_line: land.target_line,
+        target_snapshot_id: land.target_head_before,
+        landed_snapshot_id: land.landed_snapshot_id,
+        task: book.taskProjection(t, repositoryIndex),
+        change: { ...book.changeProjection(c, repositoryIndex), status: 'landed', landed_at_s: land.finished_at_s, updated_at_s: land.finished_at_s, land_target_line: land.target_line },
+        patchset: book.patchsetProjection(p, repositoryIndex),
+        land: desk.landProjection(land, repositoryIndex),
+        history_promotion: null,
+      };
+    },
+  });
+  if (outcome.replay) return { result: replayedResult(outcome.replay, repositoryIndex), land: outcome.land, refused: false };
+  if (outcome.result) return { result: outcome.result, land: outcome.land, refused: false };
+  return { result: {}, land: outcome.land, refused: true };
+}
+
+/** A task names its one landable change (open, with a selected patchset); otherwise the exact change. */
+export function resolveLandable(book: WorkflowBook, ref: string): ChangeRecord {
+  if (/^(task-)?[1-9][0-9]*$/.test(ref)) {
+    const task = book.task(ref);
+    const landable = book.changesOf(task.task_id).filter((c) => isOpenChange(c.status) && c.selected_patchset_id !== null);
+    if (landable.length !== 1) throw new Conflict(`task ${task.task_id} has ${landable.length} landable changes; name the change`, { landable_change_refs: landable.map((c) => c.change_ref) });
+    return landable[0];
+  }
+  return book.change(ref);
+}

@@ -1,0 +1,172 @@
+// Three-way tree merge of a land (README "Lands"): base = the patchset's base snapshot tree,
+// ours = the target line head's tree, theirs = the patchset revision's tree. Pure over a reader
+// (the store in production, maps in tests); new blobs and trees are returned as bytes for the
+// caller to pack. Only entries whose ids differ are looked at, so two sides touching different
+// files of a large tree walk only the differing subtrees.
+//
+// Rules, per path:
+// - identical on both sides (same kind and id, or both absent) → that entry;
+// - changed on one side only → that side's entry;
+// - changed on both sides, differently:
+//   - both directories → merged recursively (a base that was not a directory counts as empty);
+//   - one a directory, the other not → `file/directory`;
+//   - deleted on one side, changed on the other → `delete/modify`;
+//   - absent in the base (or a directory there), added on both → `add/add`;
+//   - a symlink on either side (targets or kinds differ) → `symlink`;
+//   - the same bytes added on both sides as a file and an executable (the only way the two
+//     non-symlink kinds can disagree on both sides) → `mode`;
+//   - content changed on both sides: in `merge` mode, text merges line by line with diff3
+//     (node-diff3; overlapping or adjacent edits conflict, like git) and binary content (a NUL
+//     in the first 8,000 bytes, git's test) conflicts; in `direct` mode (pushrebase) any content
+//     changed on both sides conflicts → `content`.
+import { diff3Merge } from 'node-diff3';
+import { blobId, encodeTree, sha256Hex, type EntryKind, type TreeEntry } from '../content.js';
+
+export interface MergeReader {
+  readTree(id: string): Promise<TreeEntry[]>;
+  readBlob(id: string): Promise<Buffer>;
+}
+
+export type ConflictKind = 'content' | 'delete/modify' | 'add/add' | 'mode' | 'symlink' | 'file/directory';
+export const CONFLICT_KINDS: readonly ConflictKind[] = ['content', 'delete/modify', 'add/add', 'mode', 'symlink', 'file/directory'];
+
+export interface MergeConflict {
+  path: string;
+  kind: ConflictKind;
+}
+
+export type MergeStrategy = 'merge' | 'direct';
+
+export interface MergeOutcome {
+  /** The merged root tree id (null when there are conflicts). */
+  root_tree_id: string | null;
+  conflicts: MergeConflict[];
+  /** Objects the merge created (merged text blobs, new trees), by id. */
+  blobs: Map<string, Buffer>;
+  trees: Map<string, Buffer>;
+}
+
+/** Conflicts listed in a response or land record (the count is always complete). */
+export const MAX_LISTED_CONFLICTS = 1000;
+
+const BINARY_PROBE = 8000;
+
+export function isBinary(bytes: Buffer): boolean {
+  return bytes.subarray(0, BINARY_PROBE).includes(0);
+}
+
+const same = (a: TreeEntry | undefined, b: TreeEntry | undefined): boolean =>
+  a === b || (a !== undefined && b !== undefined && a.kind === b.kind && a.id === b.id);
+
+/**
+ * Line-level three-way merge of text (bytes handled as latin1, so any byte sequence round-trips
+ * exactly; lines split on LF). Returns null on a conflict.
+ */
+export function mergeText(base: Buffer, ours: Buffer, theirs: Buffer): Buffer | null {
+  const split = (b: Buffer) => b.toString('latin1').split('\n');
+  const b = split(base);
+  const o = split(ours);
+  const t = split(theirs);
+  // Lines common to all three at the start and the end are kept as they are; diff3 (whose LCS
+  // is quadratic on repeated lines) sees only the middle, and a middle over the budget is a
+  // conflict rather than unbounded work.
+  let pre = 0;
+  while (pre < b.length && pre < o.length && pre < t.length && b[pre] === o[pre] && b[pre] === t[pre]) pre++;
+  let suf = 0;
+  while (suf < b.length - pre && suf < o.length - pre && suf < t.length - pre && b[b.length - 1 - suf] === o[o.length - 1 - suf] && b[b.length - 1 - suf] === t[t.length - 1 - suf]) suf++;
+  const mid = (x: string[]) => x.slice(pre, x.length - suf);
+  const [mb, mo, mt] = [mid(b), mid(o), mid(t)];
+  if (mb.length + mo.length + mt.length > MAX_MERGE_LINES) return null;
+  const regions = diff3Merge(mo, mb, mt, { excludeFalseConflicts: true });
+  const out: string[] = b.slice(0, pre);
+  for (const r of regions) {
+    if (r.conflict) return null;
+    if (r.ok) out.push(...r.ok);
+  }
+  out.push(...b.slice(b.length - suf));
+  return Buffer.from(out.join('\n'), 'latin1');
+}
+
+/** Lines of the differing middle (all three sides together) a line merge takes on; more is a conflict. */
+export const MAX_MERGE_LINES = 6000;
+
+export async function mergeTrees(reader: MergeReader, base: string | null, ours: string, theirs: string, strategy: MergeStrategy): Promise<MergeOutcome> {
+  const out: MergeOutcome = { root_tree_id: null, conflicts: [], blobs: new Map(), trees: new Map() };
+  const root = await mergeDir(reader, base, ours, theirs, '', strategy, out);
+  if (out.conflicts.length === 0) out.root_tree_id = root;
+  out.conflicts.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return out;
+}
+
+async function mergeDir(reader: MergeReader, base: string | null, ours: string, theirs: string, prefix: string, strategy: MergeStrategy, out: MergeOutcome): Promise<string> {
+  if (ours === theirs || base === theirs) return ours;
+  if (base === ours) return theirs;
+  const [b, o, t] = await Promise.all([base === null ? [] : reader.readTree(base), reader.readTree(ours), reader.readTree(theirs)]);
+  const byName = (list: TreeEntry[]) => new Map(list.map((e) => [e.name, e]));
+  const mb = byName(b);
+  const mo = byName(o);
+  const mt = byName(t);
+  const names = new Set([...mb.keys(), ...mo.keys(), ...mt.keys()]);
+  const entries: TreeEntry[] = [];
+  let changed = false;
+  for (const name of names) {
+    const eb = mb.get(name);
+    const eo = mo.get(name);
+    const et = mt.get(name);
+    let merged: TreeEntry | undefined;
+    if (same(eo, et) || same(eb, et)) merged = eo;
+    else if (same(eb, eo)) merged = et;
+    else merged = await mergeEntry(reader, eb, eo, et, prefix + name, strategy, out);
+    if (!same(merged, eo)) changed = true;
+    if (merged) entries.push(merged);
+  }
+  if (!changed) return ours;
+  const bytes = encodeTree(entries);
+  const id = sha256Hex(bytes);
+  out.trees.set(id, bytes);
+  return id;
+}
+
+/** Both sides changed the entry, differently. Returns the merged entry (undefined: absent), or records a conflict. */
+async function mergeEntry(reader: MergeReader, eb: TreeEntry | undefined, eo: TreeEntry | undefined, et: TreeEntry | undefined, path: string, strategy: MergeStrategy, out: MergeOutcome): Promise<TreeEntry | undefined> {
+  const conflict = (kind: ConflictKind): TreeEntry | undefined => {
+    out.conflicts.push({ path, kind });
+    return eo;
+  };
+  if (!eo || !et) return conflict(eb ? 'delete/modify' : 'add/add');
+  const dirO = eo.kind === 'directory';
+  const dirT = et.kind === 'directory';
+  if (dirO && dirT) {
+    const id = await mergeDir(reader, eb?.kind === 'directory' ? eb.id : null, eo.id, et.id, path + '/', strategy, out);
+    return { name: eo.name, kind: 'directory', id };
+  }
+  if (dirO || dirT) return conflict('file/directory');
+  const base = eb && eb.kind !== 'directory' ? eb : undefined;
+  if (!base) {
+    // Added on both sides: the same bytes under different kinds is a mode (or symlink) conflict.
+    if (eo.id === et.id) return conflict(eo.kind === 'symlink' || et.kind === 'symlink' ? 'symlink' : 'mode');
+    return conflict('add/add');
+  }
+  if (eo.kind === 'symlink' || et.kind === 'symlink' || base.kind === 'symlink') return conflict('symlink');
+  const kind = mergeKind(base.kind, eo.kind, et.kind);
+  if (kind === null) return conflict('mode');
+  let id: string;
+  if (eo.id === et.id || base.id === et.id) id = eo.id;
+  else if (base.id === eo.id) id = et.id;
+  else {
+    if (strategy === 'direct') return conflict('content');
+    const [bb, bo, bt] = await Promise.all([reader.readBlob(base.id), reader.readBlob(eo.id), reader.readBlob(et.id)]);
+    if (isBinary(bb) || isBinary(bo) || isBinary(bt)) return conflict('content');
+    const merged = mergeText(bb, bo, bt);
+    if (merged === null) return conflict('content');
+    id = blobId(merged);
+    out.blobs.set(id, merged);
+  }
+  return { name: eo.name, kind, id };
+}
+
+function mergeKind(b: EntryKind, o: EntryKind, t: EntryKind): EntryKind | null {
+  if (o === t || b === t) return o;
+  if (b === o) return t;
+  return null;
+}
