@@ -3,13 +3,13 @@
 // commit that appended to several logs and wrote several files becomes visible in one step: the
 // write of one slot.
 //
-// The file holds two 4096-byte slots; commit G writes slot G % 2 in place (pwrite + fdatasync),
+// The file holds two 4096-byte slots; commit G writes slot G % 2 in place (pwrite on an O_DSYNC fd),
 // so the previous commit's slot is never touched while the next one is written (LMDB's two meta
 // pages work the same way). Each slot's record fits in its first 512 bytes, one sector, and the
 // rest of the slot stays zero. At open the valid slot with the higher generation is current; a
 // slot that is all zeros was never written; a slot with any other content that fails its checks
 // is damage and is reported, never skipped.
-import { closeSync, fdatasync, fstatSync, openSync, readSync, write } from 'node:fs';
+import { closeSync, constants as fsConstants, fdatasync, fstatSync, openSync, readSync, write } from 'node:fs';
 import { promisify } from 'node:util';
 import { Corrupt } from '../domain/errors.js';
 import { crc32, readU64, writeU64 } from './binary.js';
@@ -142,7 +142,7 @@ export class CommitPointFile {
   static open(file: string, create: boolean): { point: CommitPointFile; state: CommitState | null } {
     let fd: number;
     try {
-      fd = openSync(file, 'r+');
+      fd = openSync(file, fsConstants.O_RDWR | fsConstants.O_DSYNC);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !create) throw err;
       fd = openSync(file, 'w+', 0o644);
@@ -165,7 +165,7 @@ export class CommitPointFile {
     const at = (state.generation % 2) * SLOT_SIZE;
     const { bytesWritten } = await writeAsync(this.fd, record, 0, record.length, at);
     if (bytesWritten !== record.length) throw new Error('short write of the commit point');
-    await datasync(this.fd);
+    // The file is open with O_DSYNC: the write above returned once the slot was durable.
     if (faults.failCommitPoint?.()) throw Object.assign(new Error('injected EIO writing commit.bin'), { code: 'EIO' });
   }
 
