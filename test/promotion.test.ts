@@ -125,6 +125,39 @@ function body(h: History, key = 'promote-1'): Json {
 
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v));
 
+describe('history promotion, then task-land through the real gates', function () {
+  this.timeout(60_000);
+  it('a 3-entry promotion followed by a task-land of the aggregate patchset lands it (attestation, CI, approval, policy pass)', async () => {
+    const s = await startTestServer();
+    try {
+      const h = await history(s, 'promote-then-land');
+      const receipt = await ok(api(s.url, 'POST', PREPARE(h.repo), { json: body(h, 'promote-land') }), 'prepare');
+      const ps = receipt.patchset_id as string;
+      const RUNTIME = 'svc.runner.native-job.v3';
+      // Refused before the evidence is in: the land gates read the real projections.
+      const early = await api(s.url, 'POST', R(h.repo, '/task-land'), { json: { contract: 'task-land-atomic/v1', idempotency_key: 'early', task_or_change_ref: receipt.task_id, mode: 'ff-only' } });
+      expect(early.status, early.text).to.equal(409);
+      expect(early.json.land.failure_kind).to.equal('blocked_by_policy');
+      await ok(api(s.url, 'PUT', R(h.repo, `/patchsets/${ps}/attestation`), { json: { verification_state: 'pass' } }), 'attest');
+      const run = await ok(api(s.url, 'POST', R(h.repo, `/patchsets/${ps}:runCi`), { json: {} }), 'runCi');
+      const claim = await ok(api(s.url, 'POST', R(h.repo, `/worker-jobs/${run.job.worker_job_index}:claim`), { json: { accepted_runtime_contracts: [RUNTIME] } }), 'claim');
+      const result = { contract: 'svc.runner.native-result.v1', status: 'succeeded', tests_status: 'pass', suite_result_count: 1, suite_results: [{ suite_id: 'unit', status: 'pass', blocking: true }] };
+      await ok(api(s.url, 'POST', R(h.repo, `/worker-jobs/${claim.worker_job_index}:complete`), { json: { attempt_count: claim.attempt_count, lease_token: claim.lease_token, detail: { job_kind: 7, result } } }), 'complete');
+      // human_with_ai_assist needs a live approval from someone other than the author.
+      expect((await api(s.url, 'POST', R(h.repo, `/changes/${receipt.change_ref}/reviews`), { json: { patchset_id: ps, reviewer: 'carol', action: 'approve' } })).status).to.equal(200);
+      const decision = await ok(api(s.url, 'POST', R(h.repo, `/patchsets/${ps}:evaluatePolicy`), { json: {} }), 'evaluate');
+      expect(JSON.stringify(decision)).to.match(/"decision":"pass"/);
+      const landed = await ok(api(s.url, 'POST', R(h.repo, '/task-land'), { json: { contract: 'task-land-atomic/v1', idempotency_key: 'land-1', task_or_change_ref: receipt.task_id, mode: 'ff-only' } }), 'task-land');
+      expect(landed).to.include({ replay: false, change_id: receipt.change_id, patchset_id: ps });
+      expect(landed.land).to.include({ status: 'landed', mode: 'ff-only', landed_snapshot_id: h.l3, target_head_before: h.base });
+      expect((await ok(api(s.url, 'GET', R(h.repo, '/lines/main')))).head_snapshot_id).to.equal(h.l3);
+      expect((await ok(api(s.url, 'GET', R(h.repo, `/changes/${receipt.change_ref}`)))).change.status).to.equal('landed');
+    } finally {
+      await s.stop();
+    }
+  });
+});
+
 describe('history promotion: a 3-entry promotion', function () {
   this.timeout(60_000);
   let s: TestServer;
