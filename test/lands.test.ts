@@ -373,6 +373,24 @@ describe('task-start over HTTP (task-start-atomic/v1)', function () {
     expect(missing.status).to.equal(404);
     expect(await counts()).to.deep.equal(before);
   });
+
+  it('a malformed plan payload or a lone surrogate in a nested text is a 4xx, never a 500, and creates nothing', async () => {
+    const before = await counts();
+    const base = { contract: 'task-start-atomic/v1', plan_item_ref: 'q', task: { title: 't', intent: 'i' }, change: { title: 'c', base_line: 'main' } };
+    const cases: [Json, number][] = [
+      [{ ...base, idempotency_key: 'p1', plan: { action: 'create', payload: { title: 5, artifact_path: 'a.md', artifact_heading: 'A' } } }, 422],
+      [{ ...base, idempotency_key: 'p2', plan: { action: 'create', payload: { title: 't', artifact_path: 'a.md', artifact_heading: 'A', items: 'x' } } }, 422],
+      [{ ...base, idempotency_key: 'p3', plan: { action: 'create', payload: { title: 't', artifact_path: 'a.md', artifact_heading: 'A', items: [null] } } }, 422],
+      [{ ...base, idempotency_key: 'p4', plan: { action: 'create', payload: { title: 't' } } }, 422],
+      [{ ...base, idempotency_key: 'p5', task: { title: 'bad \ud800', intent: 'i' }, plan: { action: 'create', payload: payload('# Sprint\n- [ ] q {#q}\n') } }, 400],
+    ];
+    for (const [body, status] of cases) {
+      const res = await start(body);
+      expect(res.status, `${JSON.stringify(body).slice(0, 120)}: ${res.text}`).to.equal(status);
+      expect(Object.keys(res.json)).to.deep.equal(['error']);
+    }
+    expect(await counts()).to.deep.equal(before);
+  });
 });
 
 describe('lands: kill -9 at every step of a land commit', function () {

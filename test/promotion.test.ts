@@ -158,6 +158,41 @@ describe('history promotion, then task-land through the real gates', function ()
   });
 });
 
+describe('lands: the gates are judged at the commit too', function () {
+  this.timeout(60_000);
+  it('a blocking review racing a task-land: never both succeed (the land does not pass over unpublished evidence)', async () => {
+    const s = await startTestServer();
+    try {
+      const h = await history(s, 'gate-race');
+      const receipt = await ok(api(s.url, 'POST', PREPARE(h.repo), { json: body(h, 'gate-race') }), 'prepare');
+      const ps = receipt.patchset_id as string;
+      await ok(api(s.url, 'PUT', R(h.repo, `/patchsets/${ps}/attestation`), { json: { verification_state: 'pass' } }), 'attest');
+      const run = await ok(api(s.url, 'POST', R(h.repo, `/patchsets/${ps}:runCi`), { json: {} }), 'runCi');
+      const claim = await ok(api(s.url, 'POST', R(h.repo, `/worker-jobs/${run.job.worker_job_index}:claim`), { json: { accepted_runtime_contracts: ['svc.runner.native-job.v3'] } }), 'claim');
+      const result = { contract: 'svc.runner.native-result.v1', status: 'succeeded', tests_status: 'pass', suite_result_count: 1, suite_results: [{ suite_id: 'unit', status: 'pass', blocking: true }] };
+      await ok(api(s.url, 'POST', R(h.repo, `/worker-jobs/${claim.worker_job_index}:complete`), { json: { attempt_count: claim.attempt_count, lease_token: claim.lease_token, detail: { job_kind: 7, result } } }), 'complete');
+      await ok(api(s.url, 'POST', R(h.repo, `/changes/${receipt.change_ref}/reviews`), { json: { patchset_id: ps, reviewer: 'carol', action: 'approve' } }), 'approve');
+      await ok(api(s.url, 'POST', R(h.repo, `/patchsets/${ps}:evaluatePolicy`), { json: {} }), 'evaluate');
+      const [review, land] = await Promise.all([
+        api(s.url, 'POST', R(h.repo, `/changes/${receipt.change_ref}/reviews`), { json: { patchset_id: ps, reviewer: 'dave', action: 'request_changes', blocking: true } }),
+        api(s.url, 'POST', R(h.repo, '/task-land'), { json: { contract: 'task-land-atomic/v1', idempotency_key: 'race', task_or_change_ref: receipt.task_id, mode: 'ff-only' } }),
+      ]);
+      expect(review.status === 200 && land.status === 200, `review ${review.status} ${review.text}; land ${land.status} ${land.text}`).to.equal(false);
+      const head = (await ok(api(s.url, 'GET', R(h.repo, '/lines/main')))).head_snapshot_id;
+      if (review.status === 200) {
+        expect(land.status).to.equal(409);
+        expect(['blocked_by_review', 'target_update_failed']).to.include(land.json.land.failure_kind);
+        expect(head).to.equal(h.base);
+      } else {
+        expect(land.status).to.equal(200);
+        expect(head).to.equal(h.l3);
+      }
+    } finally {
+      await s.stop();
+    }
+  });
+});
+
 describe('history promotion: a 3-entry promotion', function () {
   this.timeout(60_000);
   let s: TestServer;

@@ -316,6 +316,21 @@ export class LandDesk {
         this.stageLand(tx, land);
         return { land, replay: null, result: null };
       }
+      // The gates again, at the commit: evidence published since the plan was made (a merge may
+      // have taken a while) is judged; evidence an earlier transaction of this batch staged (a
+      // blocking review, a failing decision, a new CI run) is not published yet, so the land is
+      // refused rather than passed over it. A retry judges it once it is published.
+      const gate = this.gates(ps);
+      if (gate) {
+        Object.assign(land, { status: 'rejected', failure_kind: gate.kind, failure_message: gate.message });
+        this.stageLand(tx, land);
+        return { land, replay: null, result: null };
+      }
+      if (this.book.reviews?.evidenceChangedIn(tx, change.change_id, ps.patchset_id)) {
+        Object.assign(land, { status: 'failed', failure_kind: 'target_update_failed', failure_message: `the evidence of patchset ${ps.patchset_id} changed during the land; retry` });
+        this.stageLand(tx, land);
+        return { land, replay: null, result: null };
+      }
       const now = nowSeconds();
       if (plan.merge) {
         this.stagePack(tx, PACK_KIND_OBJECT, 'blob', plan.merge.blobs);

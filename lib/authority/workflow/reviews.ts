@@ -268,6 +268,23 @@ export class ReviewBook {
     });
   }
 
+  /**
+   * Whether a transaction earlier in `tx`'s batch changed the evidence a land of `patchset`
+   * gates on: a review of its change, an attestation or policy decision of the patchset, a CI
+   * run started for it, or a transition of one of its CI jobs (a claim, completion, failure).
+   * Such evidence is not published yet, so the land cannot judge it and must not pass over it.
+   */
+  evidenceChangedIn(tx: Txn, changeIdValue: string, patchsetIdValue: string): boolean {
+    if (tx.stagedKeys(`${NEW_REVIEW}:${changeIdValue}`).length) return true;
+    if (tx.stagedKeys(`${NEW_ATTESTATION}:${patchsetIdValue}`).length) return true;
+    if (tx.stagedKeys(`${NEW_DECISION}:${patchsetIdValue}`).length) return true;
+    if (tx.staged(CI_RUN, patchsetIdValue)) return true;
+    for (const key of tx.stagedKeys('job')) {
+      if (tx.staged<JobRecord>('job', key)?.detail.patchset_id === patchsetIdValue) return true;
+    }
+    return false;
+  }
+
   /** Live votes and counts of a change against its selected patchset. */
   reviewSummary(change: ChangeRecord): { reviews: Record<string, unknown>[]; counts: ReturnType<typeof reviewCounts>; votes: ReturnType<typeof liveVotes> } {
     const reviews = this.reviewsOf(change.change_id);

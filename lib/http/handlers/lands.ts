@@ -8,6 +8,8 @@ import { taskStart, type TaskStartBody } from '../../authority/workflow/task-sta
 import { requireAuthority, type Handler, type RouteContext } from '../route-types.js';
 import { validate } from '../validate.js';
 import { rejectRouteOwned, wellFormed } from './workflow-common.js';
+import { checkedRevisionPayload } from './plans.js';
+import { requireWellFormed } from '../../domain/text.js';
 
 const LandFields = {
   mode: string(),
@@ -74,6 +76,14 @@ export const taskLandHandler: Handler = async (ctx) => {
 export const taskStartHandler: Handler = async (ctx) => {
   rejectRouteOwned(ctx.body);
   const req = wellFormed(validate(ctx.body, TaskStart)) as unknown as TaskStartBody;
+  // The nested texts and the plan payload get the same checks as their own routes give them.
+  requireWellFormed(req.task.title, 'task.title');
+  requireWellFormed(req.task.intent, 'task.intent');
+  requireWellFormed(req.change.title, 'change.title');
+  const plan = req.plan as { action: string; payload?: unknown };
+  if ((plan.action === 'create' || plan.action === 'revise') && plan.payload !== undefined) {
+    (plan as { payload?: unknown }).payload = checkedRevisionPayload(plan.payload, plan.action === 'revise');
+  }
   const a = requireAuthority(ctx);
   return { json: await taskStart(a.store, a.plans, a.workflow, a.lands, req, a.index) };
 };

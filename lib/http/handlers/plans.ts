@@ -48,6 +48,11 @@ function payload(body: unknown, struct: Struct<any, any>): RevisionPayload {
   return { ...p, items: p.items ?? undefined, packed_artifact: p.packed_artifact ?? undefined };
 }
 
+/** A revision payload carried inside another request (task-start's `plan.payload`), checked as here. */
+export function checkedRevisionPayload(body: unknown, revise: boolean): RevisionPayload {
+  return payload(body, revise ? RevisePayload : CreatePayload);
+}
+
 async function planWithHead(book: ReturnType<typeof requireAuthority>['plans'], planId: string) {
   const plan = book.plan(planId);
   return { plan: planProjection(plan), head_revision: revisionProjection(book.head(plan)) };
