@@ -1,6 +1,8 @@
 // Shared test helpers: temp data directories, in-process and child-process servers on
 // 127.0.0.1, and a small fetch wrapper that returns status, headers and parsed JSON.
+import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, promises as fsp } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -124,4 +126,31 @@ export function cli(args: string[], env: Record<string, string> = {}): Promise<{
     p.stderr.on('data', (d) => { stderr += d; });
     p.on('exit', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+// ---------------------------------------------------------------- workflow test helpers
+
+/** A refusal: exactly this status and a body that is exactly `{"error": "<non-empty text>"}`. */
+export function expectError(res: ApiResponse, status: number, what = ''): void {
+  expect(res.status, `${what}: ${res.text}`).to.equal(status);
+  expect(Object.keys(res.json ?? {}), `${what}: body ${res.text}`).to.deep.equal(['error']);
+  expect(res.json.error, what).to.be.a('string').and.not.equal('');
+}
+
+/** A 200 answer's JSON (fails the test on any other status). */
+export async function ok(res: Promise<ApiResponse> | ApiResponse, what = ''): Promise<Record<string, any>> {
+  const r = await res;
+  expect(r.status, `${what}: ${r.text}`).to.equal(200);
+  return r.json;
+}
+
+/** sha256 of every file below `dir`, by relative path: a store compared before and after a refusal. */
+export async function repoFiles(dir: string, rel = ''): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const e of await fsp.readdir(path.join(dir, rel), { withFileTypes: true })) {
+    const r = path.join(rel, e.name);
+    if (e.isDirectory()) Object.assign(out, await repoFiles(dir, r));
+    else out[r] = createHash('sha256').update(await fsp.readFile(path.join(dir, r))).digest('hex');
+  }
+  return out;
 }

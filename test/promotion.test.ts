@@ -9,7 +9,7 @@ import path from 'node:path';
 import { push } from '../lib/client/transfer.js';
 import { Invalid } from '../lib/domain/errors.js';
 import { checkPromotionRequest, type PromotionInput } from '../lib/domain/workflow/promotion.js';
-import { api, cli, register, spawnServer, startTestServer, tempDir, type ApiResponse, type TestServer } from './helpers.js';
+import { api, cli, register, spawnServer, startTestServer, tempDir, type TestServer, expectError, ok, repoFiles } from './helpers.js';
 
 type Json = Record<string, any>;
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
@@ -17,27 +17,8 @@ const PREPARE = (repo: number) => R(repo, '/history-promotion:prepare');
 const sha256 = (b: Uint8Array | string) => createHash('sha256').update(b).digest('hex');
 const FILE_MEDIA = 'application/vnd.svc.remote-authority-file.v1';
 
-function expectError(res: ApiResponse, status: number, what = ''): void {
-  expect(res.status, `${what}: ${res.text}`).to.equal(status);
-  expect(Object.keys(res.json ?? {}), `${what}: body ${res.text}`).to.deep.equal(['error']);
-  expect(res.json.error, what).to.be.a('string').and.not.equal('');
-}
 
-async function ok(res: Promise<ApiResponse> | ApiResponse, what = ''): Promise<Json> {
-  const r = await res;
-  expect(r.status, `${what}: ${r.text}`).to.equal(200);
-  return r.json;
-}
 
-async function repoFiles(dir: string, rel = ''): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const e of await fsp.readdir(path.join(dir, rel), { withFileTypes: true })) {
-    const r = path.join(rel, e.name);
-    if (e.isDirectory()) Object.assign(out, await repoFiles(dir, r));
-    else out[r] = sha256(await fsp.readFile(path.join(dir, r)));
-  }
-  return out;
-}
 
 /** Everything a rejected request must leave alone: every file of the repository and the read models. */
 async function storeState(s: { url: string; dataDir: string }, repo: number): Promise<Json> {

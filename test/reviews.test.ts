@@ -5,39 +5,18 @@
 // input (status, `{"error"}` body and an unchanged repository), approval carry-over both ways,
 // old-run completions, restart, and a decision edited on disk named by fsck.
 import { expect } from 'chai';
-import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { push } from '../lib/client/transfer.js';
 import { frameBody } from '../lib/store/framed-log.js';
-import { api, cli, register, spawnServer, startTestServer, tempDir, type ApiResponse, type TestServer } from './helpers.js';
+import { api, cli, register, spawnServer, startTestServer, tempDir, type TestServer, expectError, ok, repoFiles } from './helpers.js';
 
 type Json = Record<string, any>;
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
-const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 const RUNTIME = 'svc.runner.native-job.v3';
 
-function expectError(res: ApiResponse, status: number, what = ''): void {
-  expect(res.status, `${what}: ${res.text}`).to.equal(status);
-  expect(Object.keys(res.json ?? {}), `${what}: body ${res.text}`).to.deep.equal(['error']);
-  expect(res.json.error, what).to.be.a('string').and.not.equal('');
-}
 
-async function ok(res: Promise<ApiResponse> | ApiResponse, what = ''): Promise<Json> {
-  const r = await res;
-  expect(r.status, `${what}: ${r.text}`).to.equal(200);
-  return r.json;
-}
 
-async function repoFiles(dir: string, rel = ''): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const e of await fsp.readdir(path.join(dir, rel), { withFileTypes: true })) {
-    const r = path.join(rel, e.name);
-    if (e.isDirectory()) Object.assign(out, await repoFiles(dir, r));
-    else out[r] = sha256(await fsp.readFile(path.join(dir, r)));
-  }
-  return out;
-}
 
 async function writeTree(dir: string, files: Record<string, string>): Promise<void> {
   await fsp.rm(dir, { recursive: true, force: true });
