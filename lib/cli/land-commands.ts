@@ -5,8 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { CairnClient, ServerError } from '../client/http.js';
-import { parseU32 } from '../domain/repository.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
+import { context, need } from './workflow-commands.js';
 
 type Json = Record<string, any>;
 
@@ -44,23 +44,6 @@ const common = {
   'idempotency-key': { type: 'string' },
 } as const;
 
-function client(values: Record<string, unknown>): { client: CairnClient; repo: number; json: boolean } {
-  if (typeof values.server !== 'string' || values.server === '') throw new CliUsageError('--server is required');
-  if (typeof values.repo !== 'string') throw new CliUsageError('--repo is required');
-  let repo: number;
-  try {
-    repo = parseU32(values.repo, '--repo');
-  } catch {
-    throw new CliUsageError('--repo must be a repository index (unsigned integer)');
-  }
-  return { client: new CairnClient(values.server), repo, json: values.json === true || process.stdout.isTTY !== true };
-}
-
-function need(value: unknown, flag: string): string {
-  if (typeof value !== 'string' || value === '') throw new CliUsageError(`${flag} is required`);
-  return value;
-}
-
 /** POST with a fixed idempotency key; network errors (no HTTP status) are retried with the same key. */
 async function postIdempotent(c: CairnClient, path: string, body: Json): Promise<Json> {
   for (let attempt = 1; ; attempt++) {
@@ -86,7 +69,7 @@ export async function landCommand(argv: string[]): Promise<number> {
   }, true);
   if (values.help) { process.stdout.write(LAND_HELP); return 0; }
   if (positionals.length !== 1) throw new CliUsageError('give exactly one TASK_OR_CHANGE');
-  const ctx = client(values);
+  const ctx = context(values);
   const body: Json = { contract: 'task-land-atomic/v1', idempotency_key: key(values), task_or_change_ref: positionals[0], mode: values.mode };
   if (values['target-line'] !== undefined) body.target_line = values['target-line'];
   if (values.patchset !== undefined) body.patchset_id = values.patchset;
@@ -126,7 +109,7 @@ export async function taskStartCommand(argv: string[]): Promise<number> {
   }, true);
   if (values.help) { process.stdout.write(TASK_START_HELP); return 0; }
   if (positionals.length) throw new CliUsageError('task start takes no positional arguments');
-  const ctx = client(values);
+  const ctx = context(values);
   let plan: Json;
   if (values.create !== undefined) plan = { action: 'create', payload: planFile(String(values.create), values['artifact-path']) };
   else if (values.revise !== undefined) plan = { action: 'revise', plan_id: need(values['plan-id'], '--plan-id'), payload: { ...planFile(String(values.revise), values['artifact-path']), expected_head_revision_id: values['expected-head'] ?? null } };
