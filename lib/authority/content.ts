@@ -51,6 +51,8 @@ export interface LineProjection {
   updated_at_s: number;
 }
 
+export type LinesListing = Readonly<{ lines: readonly Readonly<LineProjection>[] }>;
+
 export function lineProjection(line: LineState): LineProjection {
   return { name: line.name, line_name: line.name, status: line.status, head_snapshot_id: line.head_snapshot_id, updated_at_s: line.updated_at_s };
 }
@@ -82,8 +84,19 @@ export class ContentOperations {
 
   // ------------------------------------------------------------ lines
 
-  lines(): LineProjection[] {
-    return this.store.lines().map(lineProjection);
+  private listing: { from: readonly LineState[]; body: LinesListing } | null = null;
+
+  /**
+   * GET lines' body. Built once per change of the line set (the store hands out the same sorted
+   * array until a line changes) and deeply frozen, so the HTTP layer may serialize it once too.
+   */
+  linesListing(): LinesListing {
+    const from = this.store.lines();
+    if (this.listing?.from !== from) {
+      const lines = Object.freeze(from.map((l) => Object.freeze(lineProjection(l))));
+      this.listing = { from, body: Object.freeze({ lines }) };
+    }
+    return this.listing.body;
   }
 
   line(name: string): LineProjection {

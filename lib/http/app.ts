@@ -15,7 +15,21 @@ import type { Reply, RouteContext, RouteSpec } from './route-types.js';
 export interface AppOptions {
   service: CairnService;
   log: Log;
+  /** Where the one line per request goes; by default `log.info(entry, 'request')`. */
+  requestLog?: RequestLog;
 }
+
+/** The request log line's fields: never the URL (it may carry a restore token), never a body. */
+export interface RequestLogEntry {
+  method: string;
+  /** The route template (spec path with `{param}`s), or null when no route matched. */
+  route: string | null;
+  operation: string | null;
+  status: number;
+  ms: number;
+}
+
+export type RequestLog = (entry: RequestLogEntry) => void;
 
 const INDEX_PARAMS = ['repository_index', 'worker_job_index'];
 /** The largest JSON body parsed (raised routes, decoded bytes); see ./json-body.ts. */
@@ -25,6 +39,7 @@ export function createApp(options: AppOptions): Koa {
   const app = new Koa();
   app.proxy = false;
   const router = new Router(ROUTES);
+  const requestLog = options.requestLog ?? ((entry: RequestLogEntry) => options.log.info(entry, 'request'));
 
   app.use(async (ctx, next) => {
     const started = process.hrtime.bigint();
@@ -38,14 +53,13 @@ export function createApp(options: AppOptions): Koa {
       if (reply.internal) options.log.error({ err: loggableError(err), method: ctx.method, route: ctx.state.routeTemplate ?? null }, 'request failed');
       sendError(ctx, reply);
     } finally {
-      // One line per request: never the URL (it may carry a restore token), never a body.
-      options.log.info({
+      requestLog({
         method: ctx.method,
         route: ctx.state.routeTemplate ?? null,
         operation: ctx.state.operation ?? null,
         status: ctx.status,
         ms: Number(process.hrtime.bigint() - started) / 1e6,
-      }, 'request');
+      });
     }
   });
 
@@ -70,7 +84,7 @@ export function createApp(options: AppOptions): Koa {
       if (route.operation !== 'repositories.get') options.service.assertServable(repository.repository_index);
     }
     if (!route.handler) {
-      await drain(ctx);
+      if (hasBody(ctx)) await drain(ctx);
       throw new NotImplemented(route.operation);
     }
 
@@ -91,12 +105,13 @@ export function createApp(options: AppOptions): Koa {
       if (declared !== '' && Number(declared) > route.limit) throw new TooLarge(`request body exceeds the route limit of ${route.limit} bytes`);
     } else {
       // Body-less routes ignore any body sent (README "Requests without a body").
-      await drain(ctx);
+      if (hasBody(ctx)) await drain(ctx);
     }
 
     const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit };
     const reply = await route.handler(routeCtx);
-    await send(ctx, reply);
+    if ('write' in reply) await sendWritten(ctx, reply);
+    else send(ctx, reply);
   });
 
   app.on('error', (err) => options.log.warn({ err: loggableError(err) }, 'response stream failed'));
@@ -114,19 +129,38 @@ export function admit(route: RouteSpec, method: string, repository: RepositoryRe
   throw new Conflict(`repository ${repository.repository_index} is ${state}; this mutation is not admitted`);
 }
 
-async function send(ctx: Context, reply: Reply): Promise<void> {
+/** A body the handler writes itself, with backpressure; headers are those set here. */
+async function sendWritten(ctx: Context, reply: Extract<Reply, { write: unknown }>): Promise<void> {
   ctx.status = reply.status ?? 200;
-  if ('write' in reply) {
-    // The handler writes the body itself, with backpressure; headers are those set here.
-    ctx.type = reply.mediaType;
-    ctx.length = reply.length;
-    ctx.respond = false;
-    await reply.write(ctx.res);
-  } else if ('json' in reply) {
+  ctx.type = reply.mediaType;
+  ctx.length = reply.length;
+  ctx.respond = false;
+  await reply.write(ctx.res);
+}
+
+/**
+ * JSON text of frozen reply bodies, by identity. A handler freezes a body only when every part of
+ * it is frozen (e.g. the lines listing, rebuilt when a line changes), so its text cannot change.
+ */
+const frozenJson = new WeakMap<object, string>();
+
+function jsonText(value: unknown): string {
+  if (typeof value !== 'object' || value === null || !Object.isFrozen(value)) return JSON.stringify(value);
+  let text = frozenJson.get(value);
+  if (text === undefined) {
+    text = JSON.stringify(value);
+    frozenJson.set(value, text);
+  }
+  return text;
+}
+
+function send(ctx: Context, reply: Exclude<Reply, { write: unknown }>): void {
+  ctx.status = reply.status ?? 200;
+  if ('json' in reply) {
     // What Koa's respond() would send for a JSON body (same status, headers and bytes), written
     // here directly: it skips Koa's body/type machinery on the hot path.
     if (reply.headers) for (const k in reply.headers) ctx.set(k, reply.headers[k]);
-    const text = JSON.stringify(reply.json);
+    const text = jsonText(reply.json);
     const res = ctx.res;
     ctx.respond = false;
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
@@ -170,13 +204,16 @@ function lingerThenClose(ctx: Context, headers: Record<string, string>): void {
   req.resume();
 }
 
+/** Whether a body may still arrive. HTTP/1.1: without Content-Length or Transfer-Encoding there is none (RFC 9112 §6.3). */
+function hasBody(ctx: Context): boolean {
+  if ((ctx.req as Readable).readableEnded) return false;
+  const headers = ctx.req.headers;
+  return headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+}
+
 /** Read and discard a request body we do not use, so keep-alive connections stay usable. */
 async function drain(ctx: Context): Promise<void> {
   const req = ctx.req as Readable;
-  if (req.readableEnded) return;
-  // HTTP/1.1: a request without Content-Length or Transfer-Encoding has no body (RFC 9112 §6.3).
-  const headers = ctx.req.headers;
-  if (headers['transfer-encoding'] === undefined && (headers['content-length'] === undefined || headers['content-length'] === '0')) return;
   let seen = 0;
   for await (const chunk of req.iterator({ destroyOnReturn: false })) {
     seen += (chunk as Buffer).length;

@@ -84,6 +84,8 @@ export class ContentStore {
   private readonly indexes = {} as Record<IndexName, SegmentedIndex>;
   private readonly readers = new Map<string, IndexReader>();
   private lineMap = new Map<string, LineRecord>();
+  /** lineMap's values in name order, built on first read after a change (GET lines is hot). */
+  private sortedLines: readonly LineRecord[] | null = null;
   private readonly entities = new Map<string, Map<string, unknown>>();
   private readonly committedPacks: Record<PackKind, Set<string>> = { [PACK_KIND_OBJECT]: new Set(), [PACK_KIND_TREE]: new Set() };
   private readonly queue: QueuedOp[] = [];
@@ -152,6 +154,7 @@ export class ContentStore {
       if (store.indexes.snapshots.count !== store.state.snapshot_count) throw new Corrupt(`snapshot index holds ${store.indexes.snapshots.count} entries, commit.bin says ${store.state.snapshot_count}`);
       if (store.state.lines_gen) {
         for (const line of decodeLines(await fsp.readFile(L.linesFile(store.state.lines_gen)), `lines.${store.state.lines_gen}.bin`)) store.lineMap.set(line.name, line);
+        store.sortedLines = null;
       }
       let workflowRecords = 0;
       for (const rec of store.logs.workflow.records()) {
@@ -268,6 +271,7 @@ export class ContentStore {
     if (u.type === 'line') {
       const b = u.body as Omit<LineRecord, 'name'>;
       this.lineMap.set(u.id, { name: u.id, status: b.status, head_snapshot_id: b.head_snapshot_id, updated_at_s: b.updated_at_s });
+      this.sortedLines = null;
       return;
     }
     let m = this.entities.get(u.type);
@@ -391,8 +395,13 @@ export class ContentStore {
     for (const e of this.indexes.snapshots.entries()) yield e.id;
   }
 
-  lines(): LineRecord[] {
-    return [...this.lineMap.values()].sort((a, b) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)));
+  /**
+   * Every line in name order (UTF-8 byte order). The same frozen array is returned until a line
+   * changes, so callers may cache what they derive from it by identity.
+   */
+  lines(): readonly LineRecord[] {
+    this.sortedLines ??= Object.freeze(sortByName([...this.lineMap.values()]));
+    return this.sortedLines;
   }
 
   line(name: string): LineRecord | undefined {
@@ -745,6 +754,7 @@ export class ContentStore {
     }
     for (const { kind, packId } of adopted) this.committedPacks[kind].add(packId);
     for (const [name, line] of batch.lines) this.lineMap.set(name, line);
+    if (batch.lines.size > 0) this.sortedLines = null;
     for (const t of batch.workflow) for (const u of t.upserts) if (u.type !== 'line') this.applyUpsert(u, -1);
     this.workflowRecords += batch.workflow.length;
     for (const hook of batch.hooks) hook();
@@ -1010,10 +1020,11 @@ export class Txn {
   }
 
   lines(): LineRecord[] {
+    if (this.batch.lines.size === 0 && this.own.lines.size === 0) return [...this.store.lines()];
     const all = new Map(this.store.lines().map((l) => [l.name, l]));
     for (const [n, l] of this.batch.lines) all.set(n, l);
     for (const [n, l] of this.own.lines) all.set(n, l);
-    return [...all.values()].sort((a, b) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)));
+    return sortByName([...all.values()]);
   }
 
   locator(kind: ObjectKind, id: string): Locator | null {
@@ -1137,4 +1148,11 @@ function relabel(err: unknown, root: string): unknown {
 
 export function packKindOf(kind: ObjectKind): PackKind {
   return kind === 'blob' ? PACK_KIND_OBJECT : PACK_KIND_TREE;
+}
+
+/** Lines in UTF-8 byte order of their names (each name encoded once, not once per comparison). */
+function sortByName(lines: LineRecord[]): LineRecord[] {
+  const keyed = lines.map((line) => ({ key: Buffer.from(line.name), line }));
+  keyed.sort((a, b) => Buffer.compare(a.key, b.key));
+  return keyed.map((k) => k.line);
 }

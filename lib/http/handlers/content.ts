@@ -25,7 +25,7 @@ const PutLineRequest = looseObject({
 });
 const CloseLineRequest = looseObject({ status: optional(string()) });
 
-export const listLines: Handler = async (ctx) => ({ json: { lines: requireAuthority(ctx).content.lines() } });
+export const listLines: Handler = async (ctx) => ({ json: requireAuthority(ctx).content.linesListing() });
 
 export const getLine: Handler = async (ctx) => ({ json: requireAuthority(ctx).content.line(ctx.params.line_name) });
 
