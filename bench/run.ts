@@ -13,6 +13,7 @@
 //   BENCH_TMPDIR directory for the temp directory (default os.tmpdir())
 //   BENCH_ONLY=storage  run only the storage-core figures (bench/storage.ts)
 //   BENCH_ONLY=requests  only the GET-overhead and hostile-body steps
+//   BENCH_ONLY=transfer  only push/pull against git, the one-file dedup and the resumed push
 //   BENCH_GET_SECONDS (default 4), BENCH_GET_ROUNDS (default 3)  GET-overhead rounds
 //   BENCH_ROUNDS (default 5)   rounds of cairn push/pull and git add+commit+push/clone, run side
 //                              by side (order alternating) so a busy machine hits both alike;
@@ -127,7 +128,7 @@ async function stepTree(): Promise<{ files: number; bytes: number } | null> {
 /** One round of cairn: a fresh server and repository, push the tree, pull it back. */
 async function stepCairn(tree: { bytes: number }, round: number): Promise<Fig> {
   const data = path.join(ROOT, `cairn-data-${round}`);
-  const out = path.join(ROOT, 'cairn-out');
+  const out = path.join(ROOT, `cairn-out-${round}`);
   const fig: Fig = { round };
   let server: ChildServer | null = null;
   try {
@@ -177,8 +178,7 @@ async function stepCairn(tree: { bytes: number }, round: number): Promise<Fig> {
     fail(`cairn push/pull (round ${round + 1})`, err);
   } finally {
     await stopServer('cairn server (push/pull)', server);
-    rmSync(out, { recursive: true, force: true });
-    if (round !== 0) rmSync(data, { recursive: true, force: true });
+    // Outputs are removed after all rounds (see stepRounds), not here.
   }
   return fig;
 }
@@ -278,9 +278,9 @@ const GIT_CFG = ['-c', 'gc.auto=0', '-c', 'receive.autogc=false', '-c', 'mainten
 /** One round of git: fresh git dir and bare repository, add+commit+push, then clone. */
 async function stepGit(tree: { bytes: number }, round: number): Promise<Fig> {
   const fig: Fig = { round };
-  const gitDir = path.join(ROOT, 'git-work.git'); // the tree itself is the work tree; nothing is written into it
-  const bare = path.join(ROOT, 'git-bare.git');
-  const out = path.join(ROOT, 'git-out');
+  const gitDir = path.join(ROOT, `git-work-${round}.git`); // the tree itself is the work tree; nothing is written into it
+  const bare = path.join(ROOT, `git-bare-${round}.git`);
+  const out = path.join(ROOT, `git-out-${round}`);
   const git = (args: string[], withWork = true) =>
     runOk('git', [...GIT_CFG, ...(withWork ? [`--git-dir=${gitDir}`, `--work-tree=${treeDir}`] : []), ...args], { env: GIT_ENV, cwd: ROOT, timeoutMs: COMMAND_TIMEOUT_MS });
   try {
@@ -312,10 +312,6 @@ async function stepGit(tree: { bytes: number }, round: number): Promise<Fig> {
     }
   } catch (err) {
     fail(`git (round ${round + 1})`, err);
-  } finally {
-    rmSync(out, { recursive: true, force: true });
-    rmSync(gitDir, { recursive: true, force: true });
-    rmSync(bare, { recursive: true, force: true });
   }
   return fig;
 }
@@ -332,6 +328,12 @@ async function stepRounds(tree: { bytes: number }): Promise<void> {
   const gitRounds: Fig[] = [];
   bench.rounds = rounds;
   bench.git_rounds = gitRounds;
+  // Nothing is deleted while the rounds run. ext4 skips inodes freed in the last 5 s (305 s while
+  // their inode-table block is dirty) when it allocates new ones, scanning past each of them on
+  // every create (recently_deleted() in fs/ext4/ialloc.c, seen with perf): a checkout started
+  // within minutes of removing the previous round's 5,000 files cost 3-4 s of kernel time
+  // instead of ~0.15 s, whichever tool ran it. So each round writes into fresh directories, and
+  // all of them are removed once the rounds are over.
   for (let r = 0; r < ROUNDS; r++) {
     // Alternate the order so a burst of load on the shared machine does not favour one side.
     if (r % 2 === 0) {
@@ -341,6 +343,10 @@ async function stepRounds(tree: { bytes: number }): Promise<void> {
       gitRounds.push(await stepGit(tree, r));
       rounds.push(await stepCairn(tree, r));
     }
+  }
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const name of [`cairn-out-${r}`, `git-work-${r}.git`, `git-bare-${r}.git`, `git-out-${r}`]) rmSync(path.join(ROOT, name), { recursive: true, force: true });
+    if (r !== 0) rmSync(path.join(ROOT, `cairn-data-${r}`), { recursive: true, force: true });
   }
   bench.cairn = { ...rounds[0], push_ms: median(rounds.map((x) => x.push_ms as number)), pull_ms: median(rounds.map((x) => x.pull_ms as number)), server_vm_hwm_mib: Math.max(...rounds.map((x) => (x.server_vm_hwm_mib as number) ?? 0)) };
   const c = bench.cairn as Fig;
@@ -781,6 +787,14 @@ async function main(): Promise<void> {
       await stepHostile();
     } else if (process.env.BENCH_ONLY === 'storage') {
       await stepStorage();
+    } else if (process.env.BENCH_ONLY === 'transfer') {
+      // Only the push/pull rounds against git, the dedup and the resume figures.
+      const tree = await stepTree();
+      if (tree) {
+        await stepRounds(tree);
+        await stepDedup(tree);
+        await stepResume();
+      }
     } else {
       const tree = await stepTree();
       if (tree) {
