@@ -128,6 +128,15 @@ export function cli(args: string[], env: Record<string, string> = {}): Promise<{
   });
 }
 
+/** Run the CLI, expect exit 0 and exactly one line of output, and return it parsed as JSON. */
+export async function cliJson(args: string[]): Promise<any> {
+  const r = await cli(args);
+  expect(r.code, `${args.join(' ')}: ${r.stderr}`).to.equal(0);
+  const lines = r.stdout.trim().split('\n');
+  expect(lines, r.stdout).to.have.length(1);
+  return JSON.parse(lines[0]);
+}
+
 // ---------------------------------------------------------------- workflow test helpers
 
 /** A refusal: exactly this status and a body that is exactly `{"error": "<non-empty text>"}`. */

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { spawn, spawnSync } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { CLI, cli, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { CLI, cli, register, startTestServer, tempDir, type TestServer, cliJson } from './helpers.js';
 
 describe('review, attest, policy and ci commands', function () {
   this.timeout(60_000);
@@ -19,13 +19,7 @@ describe('review, attest, policy and ci commands', function () {
   });
   after(() => s.stop());
 
-  async function run(args: string[]): Promise<any> {
-    const r = await cli(args);
-    expect(r.code, `${args.join(' ')}: ${r.stderr}`).to.equal(0);
-    const lines = r.stdout.trim().split('\n');
-    expect(lines, r.stdout).to.have.length(1);
-    return JSON.parse(lines[0]);
-  }
+  const run = cliJson;
 
   it('runs the story: request, CI through cairn runner, reviews, attestation, a passing policy', async () => {
     const dir = path.join(tempDir(), 'tree');

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { api, cli, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { api, cli, register, startTestServer, tempDir, type TestServer, cliJson } from './helpers.js';
 
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
 
@@ -20,13 +20,7 @@ describe('workflow commands', function () {
   });
   after(() => s.stop());
 
-  async function run(args: string[]): Promise<any> {
-    const r = await cli(args);
-    expect(r.code, `${args.join(' ')}: ${r.stderr}`).to.equal(0);
-    const lines = r.stdout.trim().split('\n');
-    expect(lines, r.stdout).to.have.length(1);
-    return JSON.parse(lines[0]);
-  }
+  const run = cliJson;
 
   it('runs the story: task linked to a plan item, change, two patchsets pushed from directories, select, audit', async () => {
     const dir = path.join(tempDir(), 'tree');
