@@ -92,8 +92,15 @@ const note = (text: string) => { if (process.env.CAIRN_TEST_VERBOSE) console.log
 
 async function alive(server: ChildServer): Promise<void> {
   expect(server.proc.exitCode, `server exited: ${server.output().slice(-2000)}`).to.equal(null);
-  const res = await api(server.url, 'GET', '/healthz');
-  expect(res.status).to.equal(200);
+  // A new connection each time: a pooled keep-alive one may be closed by the server's idle
+  // timeout (5 s) just as it is reused after a long test ("other side closed").
+  const status = await new Promise<number>((resolve, reject) => {
+    http.get(`${server.url}/healthz`, { agent: false }, (r) => {
+      r.resume();
+      r.on('end', () => resolve(r.statusCode!));
+    }).on('error', reject);
+  });
+  expect(status).to.equal(200);
 }
 
 describe('hostile request bodies (issue 10)', function () {
