@@ -96,7 +96,9 @@ async function spawnServerOnce(dataDir: string, args: string[], waitReady: boole
   let out = '';
   proc.stdout!.on('data', (d) => { out += d; });
   proc.stderr!.on('data', (d) => { out += d; });
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  // 'close', not 'exit': output written just before exiting (the log batch is flushed on exit)
+  // may still be in the pipe when 'exit' fires.
+  const exited = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
   const server = { url, proc, output: () => out, exited };
   if (!waitReady) return server;

@@ -159,10 +159,10 @@ export class CairnClient {
   }
 
   /**
-   * Stream a raw GET to `file`; returns the byte count. Uses node:http directly: for large
-   * bodies it is several times faster than fetch's web-stream bridge.
+   * A raw GET's response for the caller to read as it arrives (status 200 only; an error status
+   * becomes a ServerError, 503 is retried). `destroy()` it to stop early.
    */
-  async download(urlPath: string, file: string): Promise<number> {
+  async openDownload(urlPath: string): Promise<IncomingMessage> {
     for (let attempt = 0; ; attempt++) {
       const res = await new Promise<IncomingMessage>((resolve, reject) => {
         const url = new URL(this.base + urlPath);
@@ -170,12 +170,7 @@ export class CairnClient {
         req.on('error', (err: NodeJS.ErrnoException) => reject(new Error(`cannot reach ${this.base}: ${err.code ?? err.message}`)));
         req.end();
       });
-      if (res.statusCode === 200) {
-        let bytes = 0;
-        res.on('data', (chunk: Buffer) => { bytes += chunk.length; });
-        await pipeline(res, createWriteStream(file));
-        return bytes;
-      }
+      if (res.statusCode === 200) return res;
       const chunks: Buffer[] = [];
       for await (const chunk of res) chunks.push(chunk as Buffer);
       if (res.statusCode === 503 && attempt < this.retries) {
@@ -186,6 +181,18 @@ export class CairnClient {
       try { parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { parsed = null; }
       throw new ServerError(res.statusCode ?? 0, parsed, `GET ${urlPath}`);
     }
+  }
+
+  /**
+   * Stream a raw GET to `file`; returns the byte count. Uses node:http directly: for large
+   * bodies it is several times faster than fetch's web-stream bridge.
+   */
+  async download(urlPath: string, file: string): Promise<number> {
+    const res = await this.openDownload(urlPath);
+    let bytes = 0;
+    res.on('data', (chunk: Buffer) => { bytes += chunk.length; });
+    await pipeline(res, createWriteStream(file));
+    return bytes;
   }
 
 }

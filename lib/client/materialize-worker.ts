@@ -1,7 +1,8 @@
-// `cairn pull` writes files from worker threads: each worker takes a whole downloaded pack,
-// decodes and verifies its objects (CRC-32, zstd, SHA-256) and writes every file that uses
-// them. Two workers keep both cores busy with decoding and with the file-creation system calls
-// that dominate a checkout of thousands of small files; the main thread only downloads.
+// `cairn pull` writes files from worker threads: each job is a run of objects from one pack
+// (a few MiB), which a worker decodes and verifies (CRC-32, zstd, SHA-256) before writing every
+// file that uses them. The main thread downloads packs into shared memory and hands out each
+// run as soon as its bytes have arrived, so decoding overlaps the download and both workers
+// stay busy to the end (whole packs per worker left one core idle on the last pack).
 import { createHash } from 'node:crypto';
 import { closeSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
@@ -17,7 +18,7 @@ export interface MaterializeEntry extends PackEntry {
   targets: { path: string; kind: EntryKind }[];
 }
 
-type Request = { id: number; out: string; entries: MaterializeEntry[]; file?: string; bytes?: Uint8Array };
+type Request = { id: number; out: string; entries: MaterializeEntry[]; file?: string; shared?: SharedArrayBuffer };
 type Reply = { id: number; files: number; bytes: number } | { id: number; error: string } | { id: number; progress: number };
 
 /** Report progress about every this many bytes written. */
@@ -29,6 +30,8 @@ const PROGRESS_EVERY = 2 * 1024 * 1024;
 let frameScratch: Buffer = Buffer.allocUnsafe(1024 * 1024);
 let rawScratch: Buffer = Buffer.allocUnsafe(4 * 1024 * 1024);
 const grow = (buf: Buffer, n: number) => (buf.length >= n ? buf : Buffer.allocUnsafe(Math.max(n, buf.length * 2)));
+// One decompression context per worker (zstd.decompress() would set one up per object).
+const decoder = new zstd.DCtx();
 
 /** Verify and decode one object frame into the scratch buffer (the same checks as store/pack.ts decodeObjectFrame). */
 function decodeInto(e: PackEntry, frame: Buffer): Buffer {
@@ -38,7 +41,7 @@ function decodeInto(e: PackEntry, frame: Buffer): Buffer {
   const raw = rawScratch.subarray(0, e.raw_length);
   let n: number;
   try {
-    n = zstd.decompress(raw, frame);
+    n = decoder.decompress(raw, frame);
   } catch (err) {
     throw new Error(`object ${e.id}: zstd frame does not decode (${(err as Error).message})`);
   }
@@ -52,7 +55,7 @@ if (!isMainThread && parentPort) {
   port.on('message', (req: Request) => {
     let fd: number | null = null;
     try {
-      const pack = req.bytes ? Buffer.from(req.bytes.buffer, req.bytes.byteOffset, req.bytes.byteLength) : null;
+      const pack = req.shared ? Buffer.from(req.shared) : null;
       if (!pack) fd = openSync(req.file!, 'r');
       let files = 0;
       let bytes = 0;
@@ -136,19 +139,16 @@ export class MaterializePool {
     return new Promise((resolve, reject) => this.waiting.push({ resolve, reject }));
   }
 
-  /** Decode `entries` from a pack (a file, or bytes handed over without a copy) and write their targets under `out`. */
-  async run(out: string, entries: MaterializeEntry[], source: { file: string } | { bytes: Buffer }, onProgress?: (n: number) => void): Promise<{ files: number; bytes: number }> {
+  /**
+   * Decode `entries` from a pack (a file, or shared memory whose bytes for these entries have
+   * arrived) and write their targets under `out`.
+   */
+  async run(out: string, entries: MaterializeEntry[], source: { file: string } | { shared: SharedArrayBuffer }, onProgress?: (n: number) => void): Promise<{ files: number; bytes: number }> {
     const w = await this.acquire();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onProgress });
-      if ('file' in source) w.postMessage({ id, out, entries, file: source.file } satisfies Request);
-      else {
-        const b = source.bytes;
-        const own = b.byteOffset === 0 && b.byteLength === b.buffer.byteLength;
-        const bytes = own ? new Uint8Array(b.buffer, 0, b.byteLength) : new Uint8Array(b);
-        w.postMessage({ id, out, entries, bytes } satisfies Request, [bytes.buffer as ArrayBuffer]);
-      }
+      w.postMessage({ id, out, entries, ...source } satisfies Request);
     });
   }
 

@@ -1,7 +1,8 @@
 // push, pull and sync over the bulk remote-sync interface. Transfer order (spec): plan, upload
 // missing packs, commit rows and snapshots, then line handling. Pull: manifest, download its
 // packs, read the objects locally.
-import { closeSync, mkdtempSync, openSync, promises as fsp, readSync } from 'node:fs';
+import { mkdtempSync, promises as fsp } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { decodeTree, snapshotId, type EntryKind, type TreeEntry } from '../domain/content.js';
@@ -10,7 +11,7 @@ import { CairnClient, ServerError } from './http.js';
 import { progressFor, type Progress } from './progress.js';
 import { prepareOutput, scanDirectory } from './worktree.js';
 import { MaterializePool, type MaterializeEntry } from './materialize-worker.js';
-import { PackWorker } from './pack-worker.js';
+import { PackWorker, type SlabObject } from './pack-worker.js';
 
 const MEDIA: Record<PackKind, string> = {
   [PACK_KIND_OBJECT]: 'application/vnd.svc.remote-sync.object-pack+zstd',
@@ -77,6 +78,15 @@ export interface PushResult {
   uploaded_bytes: number;
 }
 
+interface Batch {
+  slab: Buffer;
+  objects: SlabObject[];
+  fill: number;
+}
+
+/** Room in a slab past the pack target, so the object that crosses it rarely needs a larger slab. */
+const SLAB_SLACK_BYTES = 4 * 1024 * 1024;
+
 /**
  * Packs objects as they are found and uploads each pack as soon as it is built (plan, then PUT
  * when missing), at most two uploads in flight, so the server verifies one pack while the
@@ -88,37 +98,74 @@ class PackPipeline {
   readonly packs: { packId: string; kind: PackKind; byteLength: number; entries: BuiltPack['entries'] }[] = [];
   uploadedPacks = 0;
   uploadedBytes = 0;
-  private batch: { id: string; raw: Buffer }[] = [];
-  private batchBytes = 0;
+  /** The batch being filled: objects copied end to end into one slab (moved to the worker whole). */
+  private batch: Batch | null = null;
+  /** Slabs and spent pack buffers back from the worker and the uploads, reused (bounded below). */
+  private readonly freeSlabs: ArrayBuffer[] = [];
+  private readonly spares: ArrayBuffer[] = [];
   private readonly inflight = new Set<Promise<void>>();
-  private readonly worker = new PackWorker();
+  /** Pack workers, used in turn (CAIRN_PUSH_WORKERS, default 1). */
+  private readonly workers = Array.from({ length: Math.max(1, Number(process.env.CAIRN_PUSH_WORKERS) || 1) }, () => new PackWorker());
+  private turn = 0;
 
   constructor(private readonly client: CairnClient, private readonly repo: number, private readonly level: number, private readonly progress: Progress,
     private readonly stopAfterUploads = Infinity, private readonly targetBytes = PACK_TARGET_BYTES) {}
 
+  /** Add an object to the current batch (its bytes are copied: `raw` may be a reused buffer). */
   async add(id: string, raw: Buffer): Promise<void> {
-    this.batch.push({ id, raw });
-    this.batchBytes += raw.length;
-    if (this.batchBytes >= this.targetBytes || this.batch.length >= PACK_TARGET_OBJECTS) await this.flush(PACK_KIND_OBJECT);
+    this.batch ??= { slab: this.takeSlab(0), objects: [], fill: 0 };
+    this.place(this.batch, id, raw);
+    if (this.batch.fill >= this.targetBytes || this.batch.objects.length >= PACK_TARGET_OBJECTS) await this.flush(PACK_KIND_OBJECT);
+  }
+
+  private takeSlab(min: number): Buffer {
+    const i = this.freeSlabs.findIndex((b) => b.byteLength >= min);
+    return Buffer.from(i >= 0 ? this.freeSlabs.splice(i, 1)[0] : new ArrayBuffer(Math.max(min, this.targetBytes + SLAB_SLACK_BYTES)));
+  }
+
+  private place(batch: Batch, id: string, raw: Buffer): void {
+    if (batch.fill + raw.length > batch.slab.length) {
+      // The object that crosses the target and is larger than the slack: a larger slab.
+      const bigger = this.takeSlab(batch.fill + raw.length);
+      batch.slab.copy(bigger, 0, 0, batch.fill);
+      this.recycleSlab(batch.slab.buffer as ArrayBuffer);
+      batch.slab = bigger;
+    }
+    raw.copy(batch.slab, batch.fill);
+    batch.objects.push({ id, offset: batch.fill, length: raw.length });
+    batch.fill += raw.length;
+  }
+
+  /** Slabs are kept for reuse unless oversized (one huge file must not pin its memory). */
+  private recycleSlab(slab: ArrayBuffer): void {
+    if (slab.byteLength <= 2 * (this.targetBytes + SLAB_SLACK_BYTES) && this.freeSlabs.length < 4) this.freeSlabs.push(slab);
   }
 
   /** Hand a batch to the pack worker; its upload follows. At most three batches in flight. */
   async flush(kind: PackKind, objects?: { id: string; raw: Buffer }[]): Promise<void> {
-    const items = objects ?? this.batch;
-    if (!objects) {
-      this.batch = [];
-      this.batchBytes = 0;
+    let batch: Batch | null;
+    if (objects) {
+      batch = { slab: this.takeSlab(objects.reduce((n, o) => n + o.raw.length, 0)), objects: [], fill: 0 };
+      for (const o of objects) this.place(batch, o.id, o.raw);
+    } else {
+      batch = this.batch;
+      this.batch = null;
     }
     if (this.failure !== null) {
       await this.settle();
       throw this.failure;
     }
-    if (!items.length) return;
+    if (!batch || !batch.objects.length) {
+      if (batch) this.recycleSlab(batch.slab.buffer as ArrayBuffer);
+      return;
+    }
     // Waiting for a slot never rejects: a failed upload is reported once all others settled.
     while (this.inflight.size >= 3) await Promise.race([...this.inflight].map((p) => p.catch(() => undefined)));
-    const task = this.worker.build(kind, items, this.level).then(async (pack) => {
+    const task = this.workers[this.turn++ % this.workers.length].build(kind, batch.slab.buffer as ArrayBuffer, batch.objects, this.level, this.spares.pop() ?? null).then(async (pack) => {
+      this.recycleSlab(pack.slab);
       this.packs.push({ packId: pack.packId, kind, byteLength: pack.bytes.length, entries: pack.entries });
       await this.upload(pack);
+      if (this.spares.length < 3) this.spares.push(pack.bytes.buffer as ArrayBuffer);
     });
     const tracked = task.finally(() => this.inflight.delete(tracked));
     this.inflight.add(tracked);
@@ -154,8 +201,8 @@ class PackPipeline {
     if (this.failure !== null) throw this.failure;
   }
 
-  close(): Promise<void> {
-    return this.worker.close();
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.close()));
   }
 }
 
@@ -302,61 +349,6 @@ function locatorFields(packId: string, e: { offset: number; length: number; raw_
 
 interface ManifestLocator { pack_id: string; offset: number; length: number; raw_length: number; crc32: string }
 
-/** Objects read from packs downloaded into a local directory (kept open for positional reads). */
-class LocalPacks {
-  private readonly files = new Map<string, number>();
-  constructor(private readonly client: CairnClient, private readonly repo: number, private readonly dir: string) {}
-
-  /** Download packs, three at a time. */
-  async fetch(kind: PackKind, packIds: Iterable<string>): Promise<void> {
-    const todo = [...new Set(packIds)].filter((id) => !this.files.has(id));
-    let next = 0;
-    await Promise.all([0, 1, 2].map(async () => {
-      while (next < todo.length) {
-        const packId = todo[next++];
-        const file = path.join(this.dir, `${packId}.pack`);
-        await this.client.download(this.client.repoPath(this.repo, `${SYNC}/${PACK_PATH[kind]}/${packId}`), file);
-        this.files.set(packId, openSync(file, 'r'));
-      }
-    }));
-  }
-
-  /** Start downloading each pack (three at a time, in order); each promise yields the file path. */
-  fetchEach(kind: PackKind, packIds: string[]): Map<string, Promise<string>> {
-    const resolvers = new Map<string, { resolve: (file: string) => void; reject: (err: Error) => void }>();
-    const promises = new Map<string, Promise<string>>();
-    for (const id of packIds) promises.set(id, new Promise((resolve, reject) => resolvers.set(id, { resolve, reject })));
-    for (const p of promises.values()) p.catch(() => undefined); // awaited (and surfaced) by the caller
-    let next = 0;
-    void Promise.all([0, 1, 2].map(async () => {
-      while (next < packIds.length) {
-        const packId = packIds[next++];
-        const file = path.join(this.dir, `${packId}.pack`);
-        try {
-          await this.client.download(this.client.repoPath(this.repo, `${SYNC}/${PACK_PATH[kind]}/${packId}`), file);
-          resolvers.get(packId)!.resolve(file);
-        } catch (err) {
-          resolvers.get(packId)!.reject(err as Error);
-        }
-      }
-    }));
-    return promises;
-  }
-
-  read(id: string, loc: ManifestLocator): Buffer {
-    const fd = this.files.get(loc.pack_id);
-    if (fd === undefined) throw new Error(`pack ${loc.pack_id} was not downloaded`);
-    const frame = Buffer.allocUnsafe(loc.length);
-    readSync(fd, frame, 0, loc.length, loc.offset);
-    return decodeObjectFrame({ id, offset: loc.offset, length: loc.length, raw_length: loc.raw_length, crc32: Number.parseInt(loc.crc32, 16) }, frame);
-  }
-
-  close(): void {
-    for (const fd of this.files.values()) closeSync(fd);
-    this.files.clear();
-  }
-}
-
 export interface PullOptions {
   server: string;
   repo: number;
@@ -374,10 +366,182 @@ export async function resolveSnapshot(client: CairnClient, repo: number, line?: 
   return found.head_snapshot_id;
 }
 
-/** Object packs up to this size are downloaded into memory and handed to a worker without a copy. */
+/** Packs up to this size are held in (shared) memory; larger ones are downloaded to a file first. */
 const IN_MEMORY_PACK_BYTES = 64 * 1024 * 1024;
-/** Downloaded packs waiting for a worker, at most (bounds memory when writing is the slow side). */
+/** Object packs in memory or on disk at once, at most (bounds memory when writing is the slow side). */
 const MAX_PACKS_AHEAD = 4;
+/** Concurrent pack downloads. */
+const DOWNLOADS = 3;
+/** Raw bytes per materialize job: small enough that both workers stay busy to the last file. */
+const JOB_RAW_BYTES = 2 * 1024 * 1024;
+
+/** One object pack on its way in: its bytes so far and the objects still to hand out. */
+interface IncomingPack {
+  id: string;
+  shared: SharedArrayBuffer | null;
+  file: string | null;
+  received: number;
+  complete: boolean;
+  /** This snapshot's objects in the pack by offset (set once the trees are read). */
+  entries: MaterializeEntry[] | null;
+  next: number;
+  running: number;
+  response: IncomingMessage | null;
+}
+
+/**
+ * Downloads object packs (three at a time, at most four held) and hands their objects to the
+ * materialize workers in runs of about JOB_RAW_BYTES as soon as a run's bytes have arrived.
+ * Downloads may start before the trees are read (which packs to fetch comes from the manifest);
+ * objects are handed out once `plan()` has said which ones the snapshot needs and where they go.
+ */
+class PackIntake {
+  private readonly queue: string[];
+  private readonly packs = new Map<string, IncomingPack>();
+  private ahead = 0;
+  private active = 0;
+  private planned = false;
+  private needed: Set<string> | null = null;
+  private failure: Error | null = null;
+  private readonly jobs = new Set<Promise<void>>();
+  private settle: { resolve: () => void; reject: (e: Error) => void } | null = null;
+  readonly done: Promise<void>;
+  files = 0;
+  bytes = 0;
+
+  constructor(private readonly client: CairnClient, private readonly repo: number, private readonly temp: string, private readonly pool: MaterializePool,
+    private readonly out: string, order: string[], private readonly sizes: Map<string, number>, private readonly onProgress: (n: number) => void) {
+    this.queue = [...order];
+    this.done = new Promise((resolve, reject) => { this.settle = { resolve, reject }; });
+    this.done.catch(() => undefined); // awaited by the caller
+    this.startDownloads();
+  }
+
+  /** The snapshot's objects per pack; packs not named are not (or no longer) fetched. */
+  plan(byPack: Map<string, MaterializeEntry[]>): void {
+    this.planned = true;
+    this.needed = new Set(byPack.keys());
+    for (const id of byPack.keys()) if (!this.queue.includes(id) && !this.packs.has(id)) this.queue.push(id);
+    for (let i = this.queue.length - 1; i >= 0; i--) if (!this.needed.has(this.queue[i])) this.queue.splice(i, 1);
+    for (const pack of [...this.packs.values()]) {
+      if (!this.needed.has(pack.id)) this.release(pack, true);
+      else {
+        pack.entries = byPack.get(pack.id)!.sort((a, b) => a.offset - b.offset);
+        this.pump(pack);
+      }
+    }
+    this.byPack = byPack;
+    this.startDownloads();
+    this.checkDone();
+  }
+
+  private byPack: Map<string, MaterializeEntry[]> | null = null;
+  private readonly dropped = new Set<string>();
+
+  private startDownloads(): void {
+    while (!this.failure && this.active < DOWNLOADS && this.ahead < MAX_PACKS_AHEAD && this.queue.length) {
+      const id = this.queue.shift()!;
+      this.active++;
+      this.ahead++;
+      // A pack dropped as not needed ends with an error from its stopped response: not a failure.
+      void this.download(id).catch((err) => { if (!this.dropped.has(id)) this.fail(err); }).finally(() => {
+        this.active--;
+        this.startDownloads();
+      });
+    }
+  }
+
+  private async download(id: string): Promise<void> {
+    const size = this.sizes.get(id) ?? Infinity;
+    const pack: IncomingPack = { id, shared: null, file: null, received: 0, complete: false, entries: null, next: 0, running: 0, response: null };
+    if (this.byPack) pack.entries = this.byPack.get(id)!.sort((a, b) => a.offset - b.offset);
+    this.packs.set(id, pack);
+    const urlPath = this.client.repoPath(this.repo, `${SYNC}/${PACK_PATH[PACK_KIND_OBJECT]}/${id}`);
+    if (size > IN_MEMORY_PACK_BYTES) {
+      pack.file = path.join(this.temp, `${id}.pack`);
+      await this.client.download(urlPath, pack.file);
+    } else {
+      const res = await this.client.openDownload(urlPath);
+      pack.response = res;
+      pack.shared = new SharedArrayBuffer(size);
+      const view = Buffer.from(pack.shared);
+      for await (const chunk of res as AsyncIterable<Buffer>) {
+        if (pack.received + chunk.length > size) throw new Error(`object pack ${id} is longer than the ${size} bytes the manifest says`);
+        chunk.copy(view, pack.received);
+        pack.received += chunk.length;
+        this.pump(pack);
+      }
+      pack.response = null;
+      if (pack.received !== size) throw new Error(`object pack ${id} ended after ${pack.received} of ${size} bytes`);
+    }
+    pack.complete = true;
+    this.pump(pack);
+  }
+
+  /** Hand out every run of objects whose bytes are here. */
+  private pump(pack: IncomingPack): void {
+    if (!pack.entries || this.failure) return;
+    const entries = pack.entries;
+    const available = pack.complete ? Infinity : pack.shared ? pack.received : 0;
+    while (pack.next < entries.length) {
+      let end = pack.next;
+      let raw = 0;
+      while (end < entries.length && raw < JOB_RAW_BYTES && entries[end].offset + entries[end].length <= available) raw += entries[end++].raw_length;
+      if (end === pack.next) break;
+      // A short run mid-download waits for more bytes, unless it is all that is left.
+      if (raw < JOB_RAW_BYTES && end < entries.length && !pack.complete) break;
+      const run = entries.slice(pack.next, end);
+      pack.next = end;
+      this.dispatch(pack, run);
+    }
+    if (pack.complete && pack.next === entries.length && pack.running === 0) this.release(pack, false);
+  }
+
+  private dispatch(pack: IncomingPack, run: MaterializeEntry[]): void {
+    pack.running++;
+    const source = pack.shared ? { shared: pack.shared } : { file: pack.file! };
+    const job = this.pool.run(this.out, run, source, this.onProgress).then((r) => {
+      this.files += r.files;
+      this.bytes += r.bytes;
+      pack.running--;
+      this.pump(pack);
+    }, (err) => this.fail(err));
+    const tracked = job.finally(() => {
+      this.jobs.delete(tracked);
+      this.checkDone();
+    });
+    this.jobs.add(tracked);
+  }
+
+  /** Drop a pack: written out, or not needed after all (then its download is stopped). */
+  private release(pack: IncomingPack, abort: boolean): void {
+    if (!this.packs.delete(pack.id)) return;
+    if (abort) {
+      this.dropped.add(pack.id);
+      pack.response?.destroy();
+    }
+    if (pack.file) void fsp.rm(pack.file, { force: true });
+    this.ahead--;
+    this.startDownloads();
+  }
+
+  private checkDone(): void {
+    if (this.planned && !this.failure && this.packs.size === 0 && this.queue.length === 0 && this.jobs.size === 0) this.settle?.resolve();
+  }
+
+  private fail(err: Error): void {
+    if (this.failure) return;
+    this.failure = err;
+    for (const pack of this.packs.values()) pack.response?.destroy();
+    // Report once the workers are idle, so nothing writes behind the error.
+    void Promise.allSettled([...this.jobs]).then(() => this.settle?.reject(err));
+  }
+
+  /** Stop everything (after a failure elsewhere). */
+  abort(err: Error): void {
+    this.fail(err);
+  }
+}
 
 export async function pull(o: PullOptions): Promise<{ snapshot_id: string; files: number; bytes: number }> {
   const client = new CairnClient(o.server);
@@ -388,7 +552,7 @@ export async function pull(o: PullOptions): Promise<{ snapshot_id: string; files
   // directory two workers pull the benchmark tree ~15 % faster.)
   const pool = new MaterializePool(Number(process.env.CAIRN_PULL_WORKERS) || 2);
   const temp = mkdtempSync(path.join(os.tmpdir(), 'cairn-pull-'));
-  const packs = new LocalPacks(client, o.repo, temp);
+  let intake: PackIntake | null = null;
   try {
     const [, id] = await Promise.all([client.requireRepository(o.repo), resolveSnapshot(client, o.repo, o.line, o.snapshot)]);
     let manifest;
@@ -405,18 +569,23 @@ export async function pull(o: PullOptions): Promise<{ snapshot_id: string; files
     const blobs = new Map<string, ManifestLocator>(manifest.blob_locators.map((l: ManifestLocator & { blob_id: string }) => [l.blob_id, l]));
     const packSize = new Map<string, number>((manifest.object_packs as { pack_id: string; byte_length?: number }[]).map((p) => [p.pack_id, p.byte_length ?? Infinity]));
 
-    // Trees first (small), read here; then only the object packs that hold this snapshot's blobs.
-    await packs.fetch(PACK_KIND_TREE, [...trees.values()].map((l) => l.pack_id));
-    const treeCache = new Map<string, TreeEntry[]>();
+    // Object packs start downloading now, while the trees are read: a manifest of one snapshot
+    // needs every pack it lists; with history, the first packs (the head's objects come first)
+    // are fetched on speculation and dropped if the trees do not need them.
+    const progress = asProgress(o.progress ?? false);
+    const speculative = (manifest.snapshots.length === 1 ? [...packSize.keys()] : [...packSize.keys()].slice(0, 1));
+    intake = new PackIntake(client, o.repo, temp, pool, o.out, speculative, packSize, (n) => progress.increment(n));
+
+    const treePacks = new Map<string, Buffer>();
+    await Promise.all([...new Set([...trees.values()].map((l) => l.pack_id))].map(async (packId) => {
+      treePacks.set(packId, await client.downloadBuffer(client.repoPath(o.repo, `${SYNC}/${PACK_PATH[PACK_KIND_TREE]}/${packId}`)));
+    }));
     const readTree = (treeId: string): TreeEntry[] => {
-      let entries = treeCache.get(treeId);
-      if (!entries) {
-        const loc = trees.get(treeId);
-        if (!loc) throw new Error(`manifest lacks tree ${treeId}`);
-        entries = decodeTree(packs.read(treeId, loc));
-        treeCache.set(treeId, entries);
-      }
-      return entries;
+      const loc = trees.get(treeId);
+      if (!loc) throw new Error(`manifest lacks tree ${treeId}`);
+      const pack = treePacks.get(loc.pack_id)!;
+      if (loc.offset + loc.length > pack.length) throw new Error(`tree ${treeId} lies outside tree pack ${loc.pack_id}`);
+      return decodeTree(decodeObjectFrame({ id: treeId, offset: loc.offset, length: loc.length, raw_length: loc.raw_length, crc32: Number.parseInt(loc.crc32, 16) }, pack.subarray(loc.offset, loc.offset + loc.length), 'tree'));
     };
     // The snapshot's directories, and per object pack the objects to decode with their paths.
     const dirs: string[] = [];
@@ -444,54 +613,23 @@ export async function pull(o: PullOptions): Promise<{ snapshot_id: string; files
       }
     };
     list(root, '');
-    const out = prepareOutput(o.out, dirs);
+    prepareOutput(o.out, dirs);
     t('trees');
 
-    const progress = asProgress(o.progress ?? false);
     progress.start('pull', totalBytes);
-    let written = 0;
-    let bytes = 0;
     try {
-      // Downloads (three at a time) feed the workers; each pack is decoded and written whole by one.
-      const order = [...byPack.keys()];
-      let next = 0;
-      let ahead = 0;
-      const wake: (() => void)[] = [];
-      const jobs: Promise<void>[] = [];
-      await Promise.all([0, 1, 2].map(async () => {
-        while (next < order.length) {
-          const packId = order[next++];
-          while (ahead >= MAX_PACKS_AHEAD) await new Promise<void>((r) => wake.push(r));
-          ahead++;
-          const urlPath = client.repoPath(o.repo, `${SYNC}/${PACK_PATH[PACK_KIND_OBJECT]}/${packId}`);
-          let source: { file: string } | { bytes: Buffer };
-          if ((packSize.get(packId) ?? Infinity) <= IN_MEMORY_PACK_BYTES) source = { bytes: await client.downloadBuffer(urlPath) };
-          else {
-            const file = path.join(temp, `${packId}.pack`);
-            await client.download(urlPath, file);
-            source = { file };
-          }
-          const entries = [...byPack.get(packId)!.values()].sort((a, b) => a.offset - b.offset);
-          const job = pool.run(out, entries, source, (n) => progress.increment(n)).then((r) => {
-            written += r.files;
-            bytes += r.bytes;
-          }).finally(() => {
-            ahead--;
-            wake.shift()?.();
-            if ('file' in source) void fsp.rm(source.file, { force: true });
-          });
-          job.catch(() => undefined); // surfaced below
-          jobs.push(job);
-        }
-      }));
-      await Promise.all(jobs);
+      intake.plan(new Map([...byPack].map(([packId, objects]) => [packId, [...objects.values()]])));
+      await intake.done;
     } finally {
       progress.stop();
     }
     t('download+materialize');
-    return { snapshot_id: id, files: written, bytes };
+    return { snapshot_id: id, files: intake.files, bytes: intake.bytes };
+  } catch (err) {
+    intake?.abort(err as Error);
+    await intake?.done.catch(() => undefined);
+    throw err;
   } finally {
-    packs.close();
     await pool.close();
     await fsp.rm(temp, { recursive: true, force: true });
   }
