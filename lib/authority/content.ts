@@ -61,16 +61,15 @@ export function snapshotRow(s: StoredSnapshot): SnapshotRow {
   return { snapshot_id: s.snapshot_id, root_tree_id: s.root_tree_id, parent_snapshot_ids: s.parent_snapshot_ids, created_at_s: s.created_at_s, message: s.message };
 }
 
-function locatorRow(l: Locator): LocatorRow {
-  return { pack_id: l.pack_id, offset: l.offset, length: l.length, raw_length: l.raw_length, crc32: l.crc32.toString(16).padStart(8, '0') };
-}
+const crcHex = (crc: number) => crc.toString(16).padStart(8, '0');
 
+// One literal per row (no spread of a shared part): manifests build thousands of them.
 export function blobLocatorRow(l: Locator): BlobLocatorRow {
-  return { blob_id: l.id, ...locatorRow(l) };
+  return { blob_id: l.id, pack_id: l.pack_id, offset: l.offset, length: l.length, raw_length: l.raw_length, crc32: crcHex(l.crc32) };
 }
 
 export function treeLocatorRow(l: Locator): TreeLocatorRow {
-  return { tree_id: l.id, ...locatorRow(l) };
+  return { tree_id: l.id, pack_id: l.pack_id, offset: l.offset, length: l.length, raw_length: l.raw_length, crc32: crcHex(l.crc32) };
 }
 
 function packRow(info: { pack_id: string; byte_length: number; object_count: number }): PackRow {
