@@ -76,6 +76,8 @@ function packRow(info: { pack_id: string; byte_length: number; object_count: num
   return { pack_id: info.pack_id, byte_length: info.byte_length, object_count: info.object_count };
 }
 
+const CRC32_HEX = /^[0-9a-f]{8}$/;
+
 const ZERO: KindCounts = { object_packs: 0, tree_packs: 0, blobs: 0, trees: 0, snapshots: 0 };
 
 export class ContentOperations {
@@ -277,35 +279,46 @@ export class ContentOperations {
     const listedObjectPacks = await listedPacks(PACK_KIND_OBJECT, req.object_packs, 'object_packs');
     const listedTreePacks = await listedPacks(PACK_KIND_TREE, req.tree_packs, 'tree_packs');
 
-    const newLocators = async (kind: ObjectKind, rows: (LocatorRow & { id: string })[]): Promise<Map<string, Locator>> => {
+    // Thousands of rows: the header of the row's pack is awaited only when the pack changes
+    // (rows come grouped by pack), and a pack id equal to the previous row's is valid already.
+    const newLocators = async <R extends LocatorRow>(kind: ObjectKind, rows: R[], idOf: (row: R) => string): Promise<Map<string, Locator>> => {
       const packKind = kind === 'blob' ? PACK_KIND_OBJECT : PACK_KIND_TREE;
       const listed = kind === 'blob' ? listedObjectPacks : listedTreePacks;
+      const counter = kind === 'blob' ? 'blobs' : 'trees';
+      const idField = `${kind}_id`;
       const fresh = new Map<string, Locator>();
       const skippedIds = new Set<string>();
+      let lastPack: string | null = null;
+      let header = new Map<string, PackEntry>();
       for (const row of rows) {
-        requireContentId(row.id, `${kind}_id`);
-        requireContentId(row.pack_id, 'pack_id');
-        if (!/^[0-9a-f]{8}$/.test(row.crc32)) throw new Invalid(`${kind} ${row.id}: crc32 must be 8 lowercase hex characters`);
-        const entry = (await headerOf(packKind, row.pack_id, listed)).get(row.id);
-        const loc: Locator = { kind, id: row.id, pack_id: row.pack_id, offset: row.offset, length: row.length, raw_length: row.raw_length, crc32: Number.parseInt(row.crc32, 16) };
-        if (!entry || entry.offset !== loc.offset || entry.length !== loc.length || entry.raw_length !== loc.raw_length || entry.crc32 !== loc.crc32) {
-          throw new Conflict(`${kind} ${row.id}: the row disagrees with the header of pack ${row.pack_id}`);
+        const id = idOf(row);
+        requireContentId(id, idField);
+        if (row.pack_id !== lastPack) requireContentId(row.pack_id, 'pack_id');
+        if (!CRC32_HEX.test(row.crc32)) throw new Invalid(`${kind} ${id}: crc32 must be 8 lowercase hex characters`);
+        if (row.pack_id !== lastPack) {
+          header = await headerOf(packKind, row.pack_id, listed);
+          lastPack = row.pack_id;
         }
-        const existing = tx.locator(kind, row.id);
+        const entry = header.get(id);
+        const loc: Locator = { kind, id, pack_id: row.pack_id, offset: row.offset, length: row.length, raw_length: row.raw_length, crc32: Number.parseInt(row.crc32, 16) };
+        if (!entry || entry.offset !== loc.offset || entry.length !== loc.length || entry.raw_length !== loc.raw_length || entry.crc32 !== loc.crc32) {
+          throw new Conflict(`${kind} ${id}: the row disagrees with the header of pack ${row.pack_id}`);
+        }
+        const existing = tx.locator(kind, id);
         if (existing) {
-          if (existing.raw_length !== loc.raw_length) throw new Conflict(`${kind} ${row.id}: the row disagrees with the stored object`);
-          if (!skippedIds.has(row.id)) skipped[kind === 'blob' ? 'blobs' : 'trees']++;
-          skippedIds.add(row.id);
+          if (existing.raw_length !== loc.raw_length) throw new Conflict(`${kind} ${id}: the row disagrees with the stored object`);
+          if (!skippedIds.has(id)) skipped[counter]++;
+          skippedIds.add(id);
           continue;
         }
-        if (fresh.has(row.id)) continue;
-        fresh.set(row.id, loc);
-        upserted[kind === 'blob' ? 'blobs' : 'trees']++;
+        if (fresh.has(id)) continue;
+        fresh.set(id, loc);
+        upserted[counter]++;
       }
       return fresh;
     };
-    const blobs = await newLocators('blob', req.blob_locators.map((r) => ({ ...r, id: r.blob_id })));
-    const trees = await newLocators('tree', req.tree_locators.map((r) => ({ ...r, id: r.tree_id })));
+    const blobs = await newLocators('blob', req.blob_locators, (r) => r.blob_id);
+    const trees = await newLocators('tree', req.tree_locators, (r) => r.tree_id);
     // Adopt only the staged packs a new locator points into: a listed pack whose objects are all
     // stored already stays in staging (and expires) instead of sitting unreferenced in packs/.
     const referenced = new Set([...blobs.values(), ...trees.values()].map((l) => `${l.kind === 'blob' ? PACK_KIND_OBJECT : PACK_KIND_TREE}:${l.pack_id}`));

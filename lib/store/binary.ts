@@ -53,7 +53,13 @@ export function readU64(buf: Buffer, offset: number): number {
 }
 
 export function writeU64(buf: Buffer, value: number, offset: number): void {
-  buf.writeBigUInt64LE(BigInt(value), offset);
+  if (Number.isSafeInteger(value) && value >= 0) {
+    // Two u32 halves, no BigInt (index segments encode three per entry).
+    buf.writeUInt32LE(value % 0x100000000, offset);
+    buf.writeUInt32LE(Math.floor(value / 0x100000000), offset + 4);
+    return;
+  }
+  buf.writeBigUInt64LE(BigInt(value), offset); // throws for what a u64 cannot hold, as before
 }
 
 export { crc32 };
