@@ -146,13 +146,42 @@ export class ContentOperations {
     return s;
   }
 
-  /** Walk a tree depth-first in name order, yielding every entry with its path. */
-  async *walk(treeId: string, prefix = ''): AsyncGenerator<{ path: string; entry: TreeEntry }> {
-    for (const entry of await this.store.readTree(treeId)) {
-      const p = prefix ? `${prefix}/${entry.name}` : entry.name;
+  /**
+   * Walk a tree depth-first in name order, yielding every entry with its path (a directory before
+   * its contents). An explicit stack: nested `yield*` costs every item a hop per level.
+   */
+  async *walk(treeId: string, prefix = '', readTree = (id: string) => this.store.readTree(id)): AsyncGenerator<{ path: string; entry: TreeEntry }> {
+    const stack = [{ entries: await readTree(treeId), next: 0, prefix }];
+    while (stack.length) {
+      const top = stack[stack.length - 1];
+      if (top.next === top.entries.length) {
+        stack.pop();
+        continue;
+      }
+      const entry = top.entries[top.next++];
+      const p = top.prefix ? `${top.prefix}/${entry.name}` : entry.name;
       yield { path: p, entry };
-      if (entry.kind === 'directory') yield* this.walk(entry.id, p);
+      if (entry.kind === 'directory') stack.push({ entries: await readTree(entry.id), next: 0, prefix: p });
     }
+  }
+
+  /**
+   * A tree reader that keeps what it read, up to `maxEntries` entries in all, for one request
+   * that walks the same trees several times (each tree is still read and verified once).
+   */
+  treeMemo(maxEntries = 65_536): (id: string) => Promise<TreeEntry[]> {
+    const kept = new Map<string, TreeEntry[]>();
+    let held = 0;
+    return async (id) => {
+      let entries = kept.get(id);
+      if (entries) return entries;
+      entries = await this.store.readTree(id);
+      if (held + entries.length <= maxEntries) {
+        kept.set(id, entries);
+        held += entries.length;
+      }
+      return entries;
+    };
   }
 
   /** Resolve a clean relative path inside a snapshot's tree to its entry (null for the root). */
