@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { blobId, decodeSnapshot, decodeTree, encodeSnapshot, encodeTree, sha256Hex, type TreeEntry } from '../lib/domain/content.js';
 import { Corrupt, Invalid } from '../lib/domain/errors.js';
 import { decodeLines, decodeState, encodeLines, encodeState, frameSnapshotRecord, snapshotLogHeader } from '../lib/store/content-files.js';
-import { IndexReader, INDEX_KIND_BLOB, writeMergedIndex } from '../lib/store/index-file.js';
+import { IndexReader, INDEX_KIND_BLOB, INDEX_KIND_TREE, SegmentedIndex, setCachedIndexBlocks, writeMergedIndex, writeSegment } from '../lib/store/index-file.js';
 import { buildPack, decodePackHeader, encodePackHeader, headerSizeFor, PackVerifier, PACK_KIND_OBJECT, PACK_KIND_TREE } from '../lib/store/pack.js';
 import { FIXTURES, tempDir } from './helpers.js';
 
@@ -85,6 +85,45 @@ describe('content formats against golden fixtures', () => {
     for (const [what, bytes, message] of cases) {
       const v = new PackVerifier(PACK_KIND_OBJECT);
       expect(() => { v.update(bytes); v.finish(); }, what).to.throw(Invalid, message);
+    }
+  });
+
+  it('index lookups through the block cache stay exact: many blocks, evictions, segments, a file rewritten under the same name', async () => {
+    const dir = tempDir();
+    const ids = Array.from({ length: 3000 }, (_, i) => sha256Hex(Buffer.from(`id ${i}`)));
+    const absent = Array.from({ length: 200 }, (_, i) => sha256Hex(Buffer.from(`absent ${i}`)));
+    const packs = ['aa'.repeat(32), 'bb'.repeat(32), 'cc'.repeat(32)];
+    const row = (id: string, i: number, salt: number) => ({ id, pack_id: packs[i % 3], a: i % 3, b: (i * 2654435761 + salt) >>> 0, c: 2 ** 40 + i, d: i + salt, e: i * 7 });
+    const file = (name: string) => path.join(dir, name);
+    // Two segments (older one first), as a store keeps them: an id lives in exactly one.
+    await writeSegment(file('t.1.idx'), INDEX_KIND_TREE, ids.slice(0, 1800).map((id, i) => row(id, i, 1)));
+    await writeSegment(file('t.2.idx'), INDEX_KIND_TREE, ids.slice(1800).map((id, i) => row(id, i + 1800, 1)));
+    const previous = setCachedIndexBlocks(3);
+    try {
+      for (const round of [1, 2]) {
+        const readers = [IndexReader.open(file('t.1.idx'), INDEX_KIND_TREE), IndexReader.open(file('t.2.idx'), INDEX_KIND_TREE)];
+        const index = new SegmentedIndex(INDEX_KIND_TREE, readers.map((reader, i) => ({ segment: i + 1, reader })));
+        try {
+          // A shuffled order and a repeat: blocks are evicted and read again.
+          const order = [...ids.keys()].sort((x, y) => ((x * 7919) % 3001) - ((y * 7919) % 3001));
+          for (const i of [...order, ...order.slice(0, 500)]) {
+            expect(index.lookup(ids[i])).to.deep.equal(row(ids[i], i, round));
+            expect(index.has(ids[i])).to.equal(true);
+          }
+          for (const id of absent) {
+            expect(index.lookup(id)).to.equal(null);
+            expect(index.has(id)).to.equal(false);
+          }
+          for (const junk of ['', 'zz', ids[0].slice(0, 63), `${ids[0]}0`, `${ids[0].slice(0, 62)}zz`]) expect(index.lookup(junk)).to.equal(null);
+        } finally {
+          for (const r of readers) r.close();
+        }
+        // Same names, other contents: new readers never see the old files' cached blocks.
+        await writeSegment(file('t.1.idx'), INDEX_KIND_TREE, ids.slice(0, 1800).map((id, i) => row(id, i, 2)));
+        await writeSegment(file('t.2.idx'), INDEX_KIND_TREE, ids.slice(1800).map((id, i) => row(id, i + 1800, 2)));
+      }
+    } finally {
+      setCachedIndexBlocks(previous);
     }
   });
 

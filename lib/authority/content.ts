@@ -61,21 +61,22 @@ export function snapshotRow(s: StoredSnapshot): SnapshotRow {
   return { snapshot_id: s.snapshot_id, root_tree_id: s.root_tree_id, parent_snapshot_ids: s.parent_snapshot_ids, created_at_s: s.created_at_s, message: s.message };
 }
 
-function locatorRow(l: Locator): LocatorRow {
-  return { pack_id: l.pack_id, offset: l.offset, length: l.length, raw_length: l.raw_length, crc32: l.crc32.toString(16).padStart(8, '0') };
-}
+const crcHex = (crc: number) => crc.toString(16).padStart(8, '0');
 
+// One literal per row (no spread of a shared part): manifests build thousands of them.
 export function blobLocatorRow(l: Locator): BlobLocatorRow {
-  return { blob_id: l.id, ...locatorRow(l) };
+  return { blob_id: l.id, pack_id: l.pack_id, offset: l.offset, length: l.length, raw_length: l.raw_length, crc32: crcHex(l.crc32) };
 }
 
 export function treeLocatorRow(l: Locator): TreeLocatorRow {
-  return { tree_id: l.id, ...locatorRow(l) };
+  return { tree_id: l.id, pack_id: l.pack_id, offset: l.offset, length: l.length, raw_length: l.raw_length, crc32: crcHex(l.crc32) };
 }
 
 function packRow(info: { pack_id: string; byte_length: number; object_count: number }): PackRow {
   return { pack_id: info.pack_id, byte_length: info.byte_length, object_count: info.object_count };
 }
+
+const CRC32_HEX = /^[0-9a-f]{8}$/;
 
 const ZERO: KindCounts = { object_packs: 0, tree_packs: 0, blobs: 0, trees: 0, snapshots: 0 };
 
@@ -145,13 +146,42 @@ export class ContentOperations {
     return s;
   }
 
-  /** Walk a tree depth-first in name order, yielding every entry with its path. */
-  async *walk(treeId: string, prefix = ''): AsyncGenerator<{ path: string; entry: TreeEntry }> {
-    for (const entry of await this.store.readTree(treeId)) {
-      const p = prefix ? `${prefix}/${entry.name}` : entry.name;
+  /**
+   * Walk a tree depth-first in name order, yielding every entry with its path (a directory before
+   * its contents). An explicit stack: nested `yield*` costs every item a hop per level.
+   */
+  async *walk(treeId: string, prefix = '', readTree = (id: string) => this.store.readTree(id)): AsyncGenerator<{ path: string; entry: TreeEntry }> {
+    const stack = [{ entries: await readTree(treeId), next: 0, prefix }];
+    while (stack.length) {
+      const top = stack[stack.length - 1];
+      if (top.next === top.entries.length) {
+        stack.pop();
+        continue;
+      }
+      const entry = top.entries[top.next++];
+      const p = top.prefix ? `${top.prefix}/${entry.name}` : entry.name;
       yield { path: p, entry };
-      if (entry.kind === 'directory') yield* this.walk(entry.id, p);
+      if (entry.kind === 'directory') stack.push({ entries: await readTree(entry.id), next: 0, prefix: p });
     }
+  }
+
+  /**
+   * A tree reader that keeps what it read, up to `maxEntries` entries in all, for one request
+   * that walks the same trees several times (each tree is still read and verified once).
+   */
+  treeMemo(maxEntries = 65_536): (id: string) => Promise<TreeEntry[]> {
+    const kept = new Map<string, TreeEntry[]>();
+    let held = 0;
+    return async (id) => {
+      let entries = kept.get(id);
+      if (entries) return entries;
+      entries = await this.store.readTree(id);
+      if (held + entries.length <= maxEntries) {
+        kept.set(id, entries);
+        held += entries.length;
+      }
+      return entries;
+    };
   }
 
   /** Resolve a clean relative path inside a snapshot's tree to its entry (null for the root). */
@@ -278,35 +308,46 @@ export class ContentOperations {
     const listedObjectPacks = await listedPacks(PACK_KIND_OBJECT, req.object_packs, 'object_packs');
     const listedTreePacks = await listedPacks(PACK_KIND_TREE, req.tree_packs, 'tree_packs');
 
-    const newLocators = async (kind: ObjectKind, rows: (LocatorRow & { id: string })[]): Promise<Map<string, Locator>> => {
+    // Thousands of rows: the header of the row's pack is awaited only when the pack changes
+    // (rows come grouped by pack), and a pack id equal to the previous row's is valid already.
+    const newLocators = async <R extends LocatorRow>(kind: ObjectKind, rows: R[], idOf: (row: R) => string): Promise<Map<string, Locator>> => {
       const packKind = kind === 'blob' ? PACK_KIND_OBJECT : PACK_KIND_TREE;
       const listed = kind === 'blob' ? listedObjectPacks : listedTreePacks;
+      const counter = kind === 'blob' ? 'blobs' : 'trees';
+      const idField = `${kind}_id`;
       const fresh = new Map<string, Locator>();
       const skippedIds = new Set<string>();
+      let lastPack: string | null = null;
+      let header = new Map<string, PackEntry>();
       for (const row of rows) {
-        requireContentId(row.id, `${kind}_id`);
-        requireContentId(row.pack_id, 'pack_id');
-        if (!/^[0-9a-f]{8}$/.test(row.crc32)) throw new Invalid(`${kind} ${row.id}: crc32 must be 8 lowercase hex characters`);
-        const entry = (await headerOf(packKind, row.pack_id, listed)).get(row.id);
-        const loc: Locator = { kind, id: row.id, pack_id: row.pack_id, offset: row.offset, length: row.length, raw_length: row.raw_length, crc32: Number.parseInt(row.crc32, 16) };
-        if (!entry || entry.offset !== loc.offset || entry.length !== loc.length || entry.raw_length !== loc.raw_length || entry.crc32 !== loc.crc32) {
-          throw new Conflict(`${kind} ${row.id}: the row disagrees with the header of pack ${row.pack_id}`);
+        const id = idOf(row);
+        requireContentId(id, idField);
+        if (row.pack_id !== lastPack) requireContentId(row.pack_id, 'pack_id');
+        if (!CRC32_HEX.test(row.crc32)) throw new Invalid(`${kind} ${id}: crc32 must be 8 lowercase hex characters`);
+        if (row.pack_id !== lastPack) {
+          header = await headerOf(packKind, row.pack_id, listed);
+          lastPack = row.pack_id;
         }
-        const existing = tx.locator(kind, row.id);
+        const entry = header.get(id);
+        const loc: Locator = { kind, id, pack_id: row.pack_id, offset: row.offset, length: row.length, raw_length: row.raw_length, crc32: Number.parseInt(row.crc32, 16) };
+        if (!entry || entry.offset !== loc.offset || entry.length !== loc.length || entry.raw_length !== loc.raw_length || entry.crc32 !== loc.crc32) {
+          throw new Conflict(`${kind} ${id}: the row disagrees with the header of pack ${row.pack_id}`);
+        }
+        const existing = tx.locator(kind, id);
         if (existing) {
-          if (existing.raw_length !== loc.raw_length) throw new Conflict(`${kind} ${row.id}: the row disagrees with the stored object`);
-          if (!skippedIds.has(row.id)) skipped[kind === 'blob' ? 'blobs' : 'trees']++;
-          skippedIds.add(row.id);
+          if (existing.raw_length !== loc.raw_length) throw new Conflict(`${kind} ${id}: the row disagrees with the stored object`);
+          if (!skippedIds.has(id)) skipped[counter]++;
+          skippedIds.add(id);
           continue;
         }
-        if (fresh.has(row.id)) continue;
-        fresh.set(row.id, loc);
-        upserted[kind === 'blob' ? 'blobs' : 'trees']++;
+        if (fresh.has(id)) continue;
+        fresh.set(id, loc);
+        upserted[counter]++;
       }
       return fresh;
     };
-    const blobs = await newLocators('blob', req.blob_locators.map((r) => ({ ...r, id: r.blob_id })));
-    const trees = await newLocators('tree', req.tree_locators.map((r) => ({ ...r, id: r.tree_id })));
+    const blobs = await newLocators('blob', req.blob_locators, (r) => r.blob_id);
+    const trees = await newLocators('tree', req.tree_locators, (r) => r.tree_id);
     // Adopt only the staged packs a new locator points into: a listed pack whose objects are all
     // stored already stays in staging (and expires) instead of sitting unreferenced in packs/.
     const referenced = new Set([...blobs.values(), ...trees.values()].map((l) => `${l.kind === 'blob' ? PACK_KIND_OBJECT : PACK_KIND_TREE}:${l.pack_id}`));

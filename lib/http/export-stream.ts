@@ -53,12 +53,14 @@ export async function exportSnapshot(req: ExportRequest): Promise<{ length: numb
   } else {
     const treeId = target ? target.id : snapshot.root_tree_id;
     const root: Item = { path: narrowed, entry: { name: '', kind: 'directory', id: treeId } };
+    // The walks below (count, directories, files) read the same trees: each is read once.
+    const readTree = content.treeMemo();
     directories = async function* () {
       yield root;
-      for await (const { path, entry } of content.walk(treeId, narrowed)) if (entry.kind === 'directory') yield { path, entry };
+      for await (const { path, entry } of content.walk(treeId, narrowed, readTree)) if (entry.kind === 'directory') yield { path, entry };
     };
     files = async function* () {
-      for await (const { path, entry } of content.walk(treeId, narrowed)) if (entry.kind !== 'directory') yield { path, entry };
+      for await (const { path, entry } of content.walk(treeId, narrowed, readTree)) if (entry.kind !== 'directory') yield { path, entry };
     };
   }
   const dirJson = (d: Item) => JSON.stringify({ path: d.path, tree_id: d.entry.id });

@@ -45,13 +45,21 @@ export function hex32(n: number): string {
 
 /** u64 seconds as a JS number; cairn's times fit in 2^53. */
 export function readU64(buf: Buffer, offset: number): number {
-  const value = buf.readBigUInt64LE(offset);
-  if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw new Corrupt(`u64 field at ${offset} exceeds 2^53`);
-  return Number(value);
+  // Two u32 halves, no BigInt (index entries and pack headers decode many of these).
+  const low = buf.readUInt32LE(offset);
+  const high = buf.readUInt32LE(offset + 4);
+  if (high > 0x1fffff) throw new Corrupt(`u64 field at ${offset} exceeds 2^53`);
+  return high * 0x100000000 + low;
 }
 
 export function writeU64(buf: Buffer, value: number, offset: number): void {
-  buf.writeBigUInt64LE(BigInt(value), offset);
+  if (Number.isSafeInteger(value) && value >= 0) {
+    // Two u32 halves, no BigInt (index segments encode three per entry).
+    buf.writeUInt32LE(value % 0x100000000, offset);
+    buf.writeUInt32LE(Math.floor(value / 0x100000000), offset + 4);
+    return;
+  }
+  buf.writeBigUInt64LE(BigInt(value), offset); // throws for what a u64 cannot hold, as before
 }
 
 export { crc32 };

@@ -1033,7 +1033,8 @@ export class Txn {
   }
 
   has(kind: ObjectKind, id: string): boolean {
-    return this.locator(kind, id) !== null;
+    const map = (s: Staging) => (kind === 'blob' ? s.blobs : s.trees);
+    return map(this.own).has(id) || map(this.batch).has(id) || this.store.has(kind, id);
   }
 
   hasSnapshot(id: string): boolean {

@@ -21,6 +21,27 @@ const FIXED = 12; // kind u8, reserved 3, pack_count u32, entry_count u32
 const FANOUT_SIZE = 256 * 4;
 
 /**
+ * Lookups read entries in blocks of 4 KiB, cached process-wide (least recently used goes first)
+ * up to 8,192 of them (32 MiB). Index files are immutable and each reader has its own serial in
+ * the key, so a cached block is never stale; a closed reader's blocks just age out.
+ */
+const BLOCK_ENTRIES = 64;
+let cachedBlocks = 8192;
+const MAX_BLOCKS_PER_FILE = 2 ** 26; // 2^32 entries (the u32 count) / 64
+const blockCache = new Map<number, Buffer>();
+/** Set the block cache's capacity (tests exercise eviction); returns the previous one. */
+export function setCachedIndexBlocks(blocks: number): number {
+  const previous = cachedBlocks;
+  cachedBlocks = Math.max(1, blocks);
+  while (blockCache.size > cachedBlocks) blockCache.delete(blockCache.keys().next().value as number);
+  return previous;
+}
+
+/** Lookups are synchronous: one buffer holds the id being looked up. */
+const idScratch = Buffer.alloc(ID_BYTES);
+let nextSerial = 0;
+
+/**
  * One index entry. For blob and tree locators: a = pack ordinal (into the pack table),
  * b = CRC-32 of the compressed frame, c = frame offset, d = frame length, e = raw length.
  * For the snapshot index: a = snapshot_index (record ordinal in snapshots.log), b = record
@@ -66,6 +87,9 @@ export class IndexReader {
     private readonly entriesAt: number,
   ) {}
 
+  /** Names this reader's blocks in the cache (below 2^27 readers per process keeps keys exact). */
+  private readonly serial = nextSerial++;
+
   static empty(kind: IndexKind): IndexReader {
     return new IndexReader(null, null, kind, [], 0, new Uint32Array(256), 0);
   }
@@ -107,23 +131,80 @@ export class IndexReader {
     if (this.fd !== null) closeSync(this.fd);
   }
 
-  /** Binary search within the id's fanout bucket: O(log n) positional reads. */
   lookup(id: string): IndexEntry | null {
-    if (this.count === 0) return null;
-    const first = Number.parseInt(id.slice(0, 2), 16);
+    const at = this.find(id);
+    return at < 0 ? null : decodeEntry(this.found!, at);
+  }
+
+  /** `lookup`, with the pack id the entry's ordinal names ('' in the snapshot index). */
+  lookupWithPack(id: string): SegmentEntry | null {
+    const at = this.find(id);
+    if (at < 0) return null;
+    const block = this.found!;
+    const a = block.readUInt32LE(at + 32);
+    return {
+      id: block.toString('hex', at, at + ID_BYTES),
+      a,
+      b: block.readUInt32LE(at + 36),
+      c: readU64(block, at + 40),
+      d: readU64(block, at + 48),
+      e: readU64(block, at + 56),
+      pack_id: this.kind === INDEX_KIND_SNAPSHOT ? '' : this.packs[a],
+    };
+  }
+
+  /** The block `find` last found an entry in. */
+  private found: Buffer | null = null;
+
+  /**
+   * Binary search within the id's fanout bucket over 4 KiB blocks of entries, each read once and
+   * then kept in a process-wide LRU (index files never change once written): a bulk manifest or
+   * listing looks up thousands of ids, and a read costs a system call each. Returns the entry's
+   * byte offset in `this.found`, or -1.
+   */
+  private find(id: string): number {
+    if (this.count === 0) return -1;
+    // An id that is not 64 hex characters never matches.
+    if (id.length !== 2 * ID_BYTES) return -1;
+    const target = idScratch;
+    if (target.write(id, 0, ID_BYTES, 'hex') !== ID_BYTES) return -1;
+    const first = target[0];
     let lo = first === 0 ? 0 : this.fanout[first - 1];
     let hi = this.fanout[first];
-    const scratch = Buffer.alloc(INDEX_ENTRY_SIZE);
-    const target = Buffer.from(id, 'hex');
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      readSync(this.fd!, scratch, 0, INDEX_ENTRY_SIZE, this.entriesAt + mid * INDEX_ENTRY_SIZE);
-      const cmp = Buffer.compare(scratch.subarray(0, ID_BYTES), target);
-      if (cmp === 0) return decodeEntry(scratch, 0);
+      const block = this.block(Math.floor(mid / BLOCK_ENTRIES));
+      const at = (mid % BLOCK_ENTRIES) * INDEX_ENTRY_SIZE;
+      // Byte by byte in JS: ids differ within a byte or two, and a native compare costs a call.
+      let cmp = 0;
+      for (let i = 0; i < ID_BYTES && cmp === 0; i++) cmp = block[at + i] - target[i];
+      if (cmp === 0) {
+        this.found = block;
+        return at;
+      }
       if (cmp < 0) lo = mid + 1;
       else hi = mid;
     }
-    return null;
+    return -1;
+  }
+
+  /** Entries [n × BLOCK_ENTRIES, …) of this file, from the block cache or one read. */
+  private block(n: number): Buffer {
+    const key = this.serial * MAX_BLOCKS_PER_FILE + n;
+    let block = blockCache.get(key);
+    if (block) {
+      blockCache.delete(key);
+      blockCache.set(key, block);
+      return block;
+    }
+    const entries = Math.min(BLOCK_ENTRIES, this.count - n * BLOCK_ENTRIES);
+    block = Buffer.allocUnsafeSlow(entries * INDEX_ENTRY_SIZE);
+    if (readSync(this.fd!, block, 0, block.length, this.entriesAt + n * BLOCK_ENTRIES * INDEX_ENTRY_SIZE) !== block.length) {
+      throw new Corrupt(`${this.path}: short read`);
+    }
+    blockCache.set(key, block);
+    while (blockCache.size > cachedBlocks) blockCache.delete(blockCache.keys().next().value as number);
+    return block;
   }
 
   /** Number of entries whose id starts with byte `b`. */
@@ -132,7 +213,7 @@ export class IndexReader {
   }
 
   has(id: string): boolean {
-    return this.lookup(id) !== null;
+    return this.find(id) >= 0;
   }
 
   /** Every entry in id order, read in 4 MiB chunks. */
@@ -333,15 +414,15 @@ export class SegmentedIndex {
 
   lookup(id: string): SegmentEntry | null {
     for (let i = this.segments.length - 1; i >= 0; i--) {
-      const reader = this.segments[i].reader;
-      const e = reader.lookup(id);
-      if (e) return { ...e, pack_id: this.kind === INDEX_KIND_SNAPSHOT ? '' : reader.packs[e.a] };
+      const e = this.segments[i].reader.lookupWithPack(id);
+      if (e) return e;
     }
     return null;
   }
 
   has(id: string): boolean {
-    return this.lookup(id) !== null;
+    for (let i = this.segments.length - 1; i >= 0; i--) if (this.segments[i].reader.has(id)) return true;
+    return false;
   }
 
   /** Every entry in id order (a k-way merge of the segments). */

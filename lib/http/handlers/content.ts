@@ -148,12 +148,45 @@ const CommitBody = looseObject({
   }))),
 });
 
+type CommitBodyValue = Infer<typeof CommitBody>;
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isInteger = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
+const isString = (v: unknown): v is string => typeof v === 'string';
+const absentOr = (v: unknown, ok: (v: unknown) => boolean) => v === undefined || ok(v);
+const nullOr = (v: unknown, ok: (v: unknown) => boolean) => v === undefined || v === null || ok(v);
+const rowsOf = (v: unknown, ok: (row: unknown) => boolean) => nullOr(v, (rows) => Array.isArray(rows) && rows.every(ok));
+const isLocatorRow = (r: Record<string, unknown>) => isString(r.pack_id) && isInteger(r.offset) && isInteger(r.length) && isInteger(r.raw_length) && isString(r.crc32);
+
+/**
+ * Whether `body` certainly passes CommitBody: the same rules in plain loops (superstruct costs
+ * ~20 ms of CPU on a 5,000-file commit). A body it refuses goes through `validate`, which answers
+ * with superstruct's exact error (or accepts what this was too strict for). Like superstruct's
+ * `create` with these structs, which only copies, the body is then used as it is.
+ */
+export function isCommitBody(body: unknown): body is CommitBodyValue {
+  if (!isRecord(body) || !isString(body.contract)) return false;
+  const packRow = (r: unknown) => isString(r) || (isRecord(r) && isString(r.pack_id) && absentOr(r.byte_length, isInteger) && absentOr(r.object_count, isInteger));
+  return rowsOf(body.object_packs, packRow)
+    && rowsOf(body.tree_packs, packRow)
+    && rowsOf(body.blob_locators, (r) => isRecord(r) && isString(r.blob_id) && isLocatorRow(r))
+    && rowsOf(body.tree_locators, (r) => isRecord(r) && isString(r.tree_id) && isLocatorRow(r))
+    && rowsOf(body.snapshots, (r) => isRecord(r) && isString(r.snapshot_id) && isString(r.root_tree_id)
+      && Array.isArray(r.parent_snapshot_ids) && r.parent_snapshot_ids.every(isString) && isInteger(r.created_at_s) && nullOr(r.message, isString))
+    && nullOr(body.line_update, (u) => isRecord(u) && isString(u.line_name) && nullOr(u.head_snapshot_id, isString) && nullOr(u.expected_head_snapshot_id, isString));
+}
+
+/** The superstruct schema of a commit body (tests compare it with isCommitBody). */
+export function validateCommitBody(body: unknown): CommitBodyValue {
+  return validate(body, CommitBody);
+}
+
 function nonNegative(values: number[], what: string): void {
   for (const v of values) if (v < 0 || !Number.isSafeInteger(v)) throw new Invalid(`${what} must be an unsigned integer`);
 }
 
 export const commit: Handler = async (ctx) => {
-  const body = validate(ctx.body, CommitBody);
+  const body = isCommitBody(ctx.body) ? ctx.body : validateCommitBody(ctx.body);
   if (body.contract !== COMMIT_CONTRACT) throw new Invalid(`contract must be ${COMMIT_CONTRACT}`);
   const packRows = (rows: Infer<typeof PackRowStruct>[] | null | undefined): PackRow[] =>
     (rows ?? []).map((r) => (typeof r === 'string' ? { pack_id: r } : { pack_id: r.pack_id, byte_length: r.byte_length, object_count: r.object_count }));
