@@ -107,6 +107,8 @@ class PackPipeline {
   /** Pack workers, used in turn (CAIRN_PUSH_WORKERS, default 1). */
   private readonly workers = Array.from({ length: Math.max(1, Number(process.env.CAIRN_PUSH_WORKERS) || 1) }, () => new PackWorker());
   private turn = 0;
+  /** Time the scan spent waiting for a free pack slot (CAIRN_TIMING). */
+  waitedMs = 0;
 
   constructor(private readonly client: CairnClient, private readonly repo: number, private readonly level: number, private readonly progress: Progress,
     private readonly stopAfterUploads = Infinity, private readonly targetBytes = PACK_TARGET_BYTES) {}
@@ -160,7 +162,9 @@ class PackPipeline {
       return;
     }
     // Waiting for a slot never rejects: a failed upload is reported once all others settled.
+    const waitStart = performance.now();
     while (this.inflight.size >= 3) await Promise.race([...this.inflight].map((p) => p.catch(() => undefined)));
+    this.waitedMs += performance.now() - waitStart;
     const task = this.workers[this.turn++ % this.workers.length].build(kind, batch.slab.buffer as ArrayBuffer, batch.objects, this.level, this.spares.pop() ?? null).then(async (pack) => {
       this.recycleSlab(pack.slab);
       this.packs.push({ packId: pack.packId, kind, byteLength: pack.bytes.length, entries: pack.entries });
@@ -279,7 +283,7 @@ export async function push(o: PushOptions): Promise<PushResult> {
       onTotal: (bytes) => progress.setTotal(bytes),
       onFile: (size, id, first) => { if (!first || known.blobs.has(id)) progress.increment(size); },
     });
-    t('scan+pack');
+    t(`scan+pack (waited ${pipeline.waitedMs.toFixed(0)} ms for the pack worker)`);
     for (const rel of scan.skipped) o.onSkipped?.(rel);
     if (!unchangedTree()) {
       const missingTrees = [...scan.trees.entries()].filter(([id]) => !known.trees.has(id)).sort(([a], [b]) => (a < b ? -1 : 1));
