@@ -50,7 +50,8 @@ describe('log line batch (lib/cli/log-batch.ts)', () => {
   it('hands lines on in order once a batch is full, and everything on flush', () => {
     const writes: string[] = [];
     let synced = 0;
-    const batch = new LogLineBatch({ write: (s) => { writes.push(s); return true; }, flushSync: () => { synced++; } }, 10);
+    const syncWrites: string[] = [];
+    const batch = new LogLineBatch({ write: (s) => { writes.push(s); return true; }, flushSync: () => { synced++; }, writeSync: (s) => { syncWrites.push(s); } }, 10);
     batch.write('aaaa\n');
     expect(writes).to.deep.equal([]);
     batch.write('bbbbb\n'); // 11 chars ≥ 10: handed on as one write
@@ -59,8 +60,11 @@ describe('log line batch (lib/cli/log-batch.ts)', () => {
     batch.flush();
     batch.flush(); // nothing waits: no empty write
     batch.write('d\n');
-    batch.flushSync();
-    expect(writes).to.deep.equal(['aaaa\nbbbbb\n', 'c\n', 'd\n']);
+    batch.write('e\n');
+    batch.flushSync(); // on exit: written synchronously, never as an asynchronous write
+    expect(writes).to.deep.equal(['aaaa\nbbbbb\n', 'c\n']);
+    expect(syncWrites).to.deep.equal(['d\ne\n']);
+    batch.flushSync(); // nothing waits: the sink flushes what it holds
     expect(synced).to.equal(1);
   });
 

@@ -5,10 +5,44 @@
 // GET {repo}/lines after the socket write (issue 10). Here a line costs an array push and the
 // join happens once per batch; sonic-boom still does the writing (async, EAGAIN, partial writes).
 
-/** What the batch writes into: pino.destination()'s SonicBoom satisfies it. */
+import { writeSync } from 'node:fs';
+
+/** What the batch writes into: pino.destination()'s SonicBoom, with `writeSync` added (sinkOnFd). */
 export interface LineSink {
+  /** Write (asynchronously, in order). */
   write(text: string): boolean;
+  /** Write what the sink itself still holds, before returning. */
   flushSync(): void;
+  /** Write `text` before returning (after everything written before it). */
+  writeSync(text: string): void;
+}
+
+/** Wait this long when a non-blocking descriptor is full (the reader is behind). */
+const FULL_PIPE_WAIT_MS = 1;
+
+/** Write all of `text` to `fd` now: partial writes resume, a full pipe (EAGAIN) is waited out. */
+export function writeAllSync(fd: number, text: string): void {
+  let bytes = Buffer.from(text, 'utf8');
+  while (bytes.length > 0) {
+    try {
+      bytes = bytes.subarray(writeSync(fd, bytes));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, FULL_PIPE_WAIT_MS);
+    }
+  }
+}
+
+/** A SonicBoom on `fd` as a LineSink. */
+export function sinkOnFd(boom: { write(text: string): boolean; flushSync(): void }, fd: number): LineSink {
+  return {
+    write: (text) => boom.write(text),
+    flushSync: () => boom.flushSync(),
+    writeSync: (text) => {
+      boom.flushSync();
+      writeAllSync(fd, text);
+    },
+  };
 }
 
 export class LogLineBatch {
@@ -32,15 +66,24 @@ export class LogLineBatch {
   /** Hand what waits to the sink (it writes asynchronously). */
   flush(): void {
     if (this.lines.length === 0) return;
+    this.sink.write(this.take());
+  }
+
+  /**
+   * Everything written so far reaches the file descriptor before this returns (exit paths).
+   * Not through flush(): that starts an asynchronous write, which a process in its 'exit'
+   * handler never finishes (a loaded machine lost every line of a short-lived server so).
+   */
+  flushSync(): void {
+    const text = this.take();
+    if (text) this.sink.writeSync(text);
+    else this.sink.flushSync();
+  }
+
+  private take(): string {
     const text = this.lines.length === 1 ? this.lines[0] : this.lines.join('');
     this.lines = [];
     this.chars = 0;
-    this.sink.write(text);
-  }
-
-  /** Everything written so far reaches the file descriptor before this returns (exit paths). */
-  flushSync(): void {
-    this.flush();
-    this.sink.flushSync();
+    return text;
   }
 }

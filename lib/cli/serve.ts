@@ -11,7 +11,7 @@ import { PhasedServer } from '../http/server.js';
 import { lockDataDir } from '../store/datadir-lock.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import { CliUsageError, parseBind, parseCommandArgs } from './args.js';
-import { LogLineBatch } from './log-batch.js';
+import { LogLineBatch, sinkOnFd } from './log-batch.js';
 import { jsonRequestLog } from './request-log.js';
 import { prettyStream } from './log-format.js';
 
@@ -166,7 +166,7 @@ export async function serve(argv: string[]): Promise<number> {
   let requestLog: RequestLog | undefined;
   if (format === 'pretty') log = pino(logOptions, prettyStream(process.stdout));
   else {
-    const batch = new LogLineBatch(pino.destination({ dest: 1, sync: false }), 16_000);
+    const batch = new LogLineBatch(sinkOnFd(pino.destination({ dest: 1, sync: false }), 1), 16_000);
     const flusher = setInterval(() => batch.flush(), 200);
     flusher.unref();
     process.on('exit', () => {
