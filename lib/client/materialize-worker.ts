@@ -3,7 +3,7 @@
 // file that uses them. The main thread downloads packs into shared memory and hands out each
 // run as soon as its bytes have arrived, so decoding overlaps the download and both workers
 // stay busy to the end (whole packs per worker left one core idle on the last pack).
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { closeSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { isMainThread, parentPort, Worker } from 'node:worker_threads';
@@ -46,7 +46,7 @@ function decodeInto(e: PackEntry, frame: Buffer): Buffer {
     throw new Error(`object ${e.id}: zstd frame does not decode (${(err as Error).message})`);
   }
   if (n !== e.raw_length) throw new Error(`object ${e.id}: decodes to ${n} bytes, expected ${e.raw_length}`);
-  if (createHash('sha256').update(raw).digest('hex') !== e.id) throw new Error(`object ${e.id}: content does not hash to its id`);
+  if (hash('sha256', raw, 'hex') !== e.id) throw new Error(`object ${e.id}: content does not hash to its id`);
   return raw;
 }
 

@@ -129,6 +129,18 @@ export async function removeTempFiles(root: string): Promise<string[]> {
  * the caller goes on reading (at most `maxQueued` bytes buffered), so network reads and disk
  * writes overlap without holding the body in memory.
  */
+/** writev until every byte is written (a short write resumes where the kernel stopped). */
+async function writevAll(handle: FileHandle, parts: Buffer[]): Promise<void> {
+  let rest = parts;
+  while (rest.length > 0) {
+    let written = (await handle.writev(rest.length > 1024 ? rest.slice(0, 1024) : rest)).bytesWritten;
+    let i = 0;
+    while (i < rest.length && written >= rest[i].length) written -= rest[i++].length;
+    rest = rest.slice(i);
+    if (written > 0) rest[0] = rest[0].subarray(written);
+  }
+}
+
 export class ChunkWriter {
   private parts: Buffer[] = [];
   private buffered = 0;
@@ -147,18 +159,20 @@ export class ChunkWriter {
 
   private async flush(wait: boolean): Promise<void> {
     if (this.buffered > 0) {
-      const bytes = this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts);
+      // writev, not concat: the chunks go to the kernel as they are, without a copy.
+      const parts = this.parts;
+      const size = this.buffered;
       this.parts = [];
       this.buffered = 0;
-      this.queued += bytes.length;
+      this.queued += size;
       this.inflight = this.inflight.then(async () => {
         if (this.failure) return;
         try {
-          await this.handle.write(bytes);
+          await writevAll(this.handle, parts);
         } catch (err) {
           this.failure = err;
         } finally {
-          this.queued -= bytes.length;
+          this.queued -= size;
         }
       });
     }

@@ -2,7 +2,7 @@
 // frame holding the pack header, then one zstd frame per object, in header order. `zstd -d`
 // decodes it (skipping the header); the header lets any object be read by (offset, length)
 // and lets `fsck --rebuild-locators` rebuild every index from packs alone.
-import { createHash, type Hash } from 'node:crypto';
+import { createHash, hash as cryptoHash, type Hash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
@@ -229,6 +229,11 @@ export async function* screenPackUpload(body: AsyncIterable<Buffer> | Iterable<B
   if (head && head.length > 0) yield head;
 }
 
+/** Objects up to this raw size whose frame arrives in one chunk are checked in one call. */
+const ONE_SHOT_RAW_BYTES = 256 * 1024;
+/** SHA-256 in one call: Node's crypto.hash, without a Hash object per object. */
+const hashHex = (bytes: Buffer): string => cryptoHash('sha256', bytes, 'hex');
+
 export interface VerifiedPack {
   packId: string;
   header: PackHeader;
@@ -258,6 +263,7 @@ export class PackVerifier {
   private frameDone = false;
   private readonly dctx = new zstd.DCtx();
   private readonly out = Buffer.allocUnsafe(128 * 1024);
+  private oneShot: Buffer | null = null;
 
   constructor(private readonly expectedKind: PackKind) {}
 
@@ -271,6 +277,11 @@ export class PackVerifier {
       }
       const entry = this.header.entries[this.entryIndex];
       if (!entry) throw new Invalid(`pack has bytes after its last object (at offset ${this.position})`);
+      if (this.entryConsumed === 0 && entry.length <= data.length && this.wholeFrame(entry, data.subarray(0, entry.length))) {
+        data = data.subarray(entry.length);
+        this.position += entry.length;
+        continue;
+      }
       const take = Math.min(entry.length - this.entryConsumed, data.length);
       this.feedFrame(entry, data.subarray(0, take));
       data = data.subarray(take);
@@ -308,10 +319,33 @@ export class PackVerifier {
     this.entryCrc = 0;
     this.entryRaw = 0;
     this.frameDone = false;
-    this.entryHash = createHash('sha256');
+    this.entryHash = null; // created on the first streamed piece (the fast path needs none)
     // One buffer of the declared size (≤ MAX_TREE_BYTES, checked in the header): no concat.
     this.entryTree = this.header!.kind === PACK_KIND_TREE ? Buffer.allocUnsafe(entry.raw_length) : null;
     this.dctx.reset(zstd.ResetDirective.sessionOnly);
+  }
+
+  /**
+   * The common case, a small object whose whole frame is in one chunk: one CRC, one decode into
+   * a reused buffer, one SHA-256 call (no stream state, no Hash object). Anything unusual (a
+   * large object, a second frame, a decode error) returns false and the streaming path below
+   * checks the entry and names the fault, so both paths accept and refuse the same bytes.
+   */
+  private wholeFrame(entry: PackEntry, frame: Buffer): boolean {
+    if (this.entryTree || entry.raw_length > ONE_SHOT_RAW_BYTES) return false;
+    let n: number;
+    try {
+      if (zstd.findFrameCompressedSize(frame) !== frame.length) return false;
+      this.oneShot ??= Buffer.allocUnsafe(ONE_SHOT_RAW_BYTES);
+      n = this.dctx.decompress(this.oneShot.subarray(0, entry.raw_length), frame);
+    } catch {
+      this.dctx.reset(zstd.ResetDirective.sessionOnly);
+      return false;
+    }
+    if (n !== entry.raw_length || crc32(frame) !== entry.crc32 || hashHex(this.oneShot.subarray(0, n)) !== entry.id) return false;
+    this.entryIndex++;
+    this.startEntry();
+    return true;
   }
 
   private feedFrame(entry: PackEntry, input: Buffer): void {
@@ -329,7 +363,7 @@ export class PackVerifier {
         this.entryRaw += produced;
         if (this.entryRaw > entry.raw_length) throw new Invalid(`object ${entry.id}: decodes to more than its declared ${entry.raw_length} bytes`);
         const piece = this.out.subarray(0, produced);
-        this.entryHash!.update(piece);
+        (this.entryHash ??= createHash('sha256')).update(piece);
         if (this.entryTree) piece.copy(this.entryTree, this.entryRaw - produced);
       }
       src = src.subarray(consumed);
@@ -344,7 +378,7 @@ export class PackVerifier {
     if (!this.frameDone) throw new Invalid(`object ${entry.id}: its zstd frame is truncated`);
     if (this.entryCrc !== entry.crc32) throw new Invalid(`object ${entry.id}: frame CRC-32 mismatch`);
     if (this.entryRaw !== entry.raw_length) throw new Invalid(`object ${entry.id}: decodes to ${this.entryRaw} bytes, header says ${entry.raw_length}`);
-    const actual = this.entryHash!.digest('hex');
+    const actual = (this.entryHash ??= createHash('sha256')).digest('hex');
     if (actual !== entry.id) throw new Invalid(`object ${entry.id}: content hashes to ${actual}`);
     if (this.entryTree) {
       // Checked, not materialized: a 64 MiB tree of tiny entries would be millions of objects.
