@@ -3,9 +3,14 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { createRequire } from 'node:module';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+
+// node:https (and TLS behind it) only for an https:// server: it is a tenth of a pull's start-up.
+const require = createRequire(import.meta.url);
+const httpsRequest = (url: URL, options: import('node:https').RequestOptions, callback: (res: IncomingMessage) => void) =>
+  (require('node:https') as typeof import('node:https')).request(url, options, callback);
 
 export class ServerError extends Error {
   constructor(readonly status: number, readonly body: { error?: string; code?: string } | null, what: string) {

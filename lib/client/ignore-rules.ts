@@ -3,8 +3,11 @@
 // the top-level `.cairnignore`, matched by the `ignore` package (the same semantics as git's
 // own matcher: negation, anchoring, trailing-slash directory rules, `**`).
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import ignore from 'ignore';
+
+// Loaded only for a directory that has a .cairnignore.
+const require = createRequire(import.meta.url);
 
 /** The working-copy metadata directory inside a tracked directory. */
 export const METADATA_DIR = '.cairn';
@@ -29,6 +32,7 @@ export function loadIgnoreRules(dir: string): IgnoreTest {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   if (text === null) return alwaysIgnored;
+  const ignore: typeof import('ignore') = require('ignore');
   const rules = ignore().add(text);
   return (rel, isDirectory) => alwaysIgnored(rel) || rules.ignores(isDirectory ? `${rel}/` : rel);
 }

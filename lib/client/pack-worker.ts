@@ -2,9 +2,11 @@
 // worker builds the previous batch's pack (zstd is CPU-bound and synchronous).
 //
 // Nothing is copied between the threads: a batch is one buffer of objects laid end to end (a
-// "slab"), moved to the worker; the worker compresses into an output buffer and moves both back.
-// The caller hands slabs and spent output buffers in again, so after the first few packs a push
-// allocates no memory per pack (fresh memory costs a page fault per 4 KiB).
+// "slab"), shared with the worker; the worker compresses into a shared output buffer. The caller
+// hands slabs and spent output buffers in again, so after the first few packs a push allocates
+// no memory per pack (fresh memory costs a page fault per 4 KiB). Shared, not moved: a moved
+// ArrayBuffer is counted as new external memory each time it arrives, and V8 answered every few
+// arrivals with an "external memory pressure" collection on both threads.
 import { isMainThread, parentPort, Worker } from 'node:worker_threads';
 import { buildPack, packBound, type BuiltPack, type PackKind } from '../store/pack.js';
 
@@ -19,19 +21,19 @@ interface Job {
   seq: number;
   kind: PackKind;
   level: number;
-  slab: ArrayBuffer;
+  slab: SharedArrayBuffer;
   objects: SlabObject[];
   /** A spent output buffer to compress into when it is large enough. */
-  spare: ArrayBuffer | null;
+  spare: SharedArrayBuffer | null;
 }
 
 interface Reply {
   seq: number;
   error?: string;
-  slab?: ArrayBuffer;
+  slab?: SharedArrayBuffer;
   packId?: string;
   kind?: PackKind;
-  out?: ArrayBuffer;
+  out?: SharedArrayBuffer;
   length?: number;
   entries?: BuiltPack['entries'];
 }
@@ -43,13 +45,12 @@ if (!isMainThread && parentPort) {
       const slab = Buffer.from(job.slab);
       const objects = job.objects.map((o) => ({ id: o.id, raw: slab.subarray(o.offset, o.offset + o.length) }));
       const bound = packBound(objects);
-      // Its own ArrayBuffer (never Node's shared pool), so it can be moved back.
-      const out = job.spare && job.spare.byteLength >= bound ? job.spare : new ArrayBuffer(bound);
+      const out = job.spare && job.spare.byteLength >= bound ? job.spare : new SharedArrayBuffer(bound);
       const pack = buildPack(job.kind, objects, job.level, Buffer.from(out));
       const reply: Reply = { seq: job.seq, slab: job.slab, packId: pack.packId, kind: pack.kind, out, length: pack.bytes.length, entries: pack.entries };
-      port.postMessage(reply, [job.slab, out]);
+      port.postMessage(reply);
     } catch (err) {
-      port.postMessage({ seq: job.seq, error: (err as Error).message, slab: job.slab } satisfies Reply, [job.slab]);
+      port.postMessage({ seq: job.seq, error: (err as Error).message, slab: job.slab } satisfies Reply);
     }
   });
 }
@@ -57,7 +58,7 @@ if (!isMainThread && parentPort) {
 /** A built pack and the buffers that come back with it. */
 export interface WorkerPack extends BuiltPack {
   /** The batch's slab, free for the next batch. */
-  slab: ArrayBuffer;
+  slab: SharedArrayBuffer;
 }
 
 /** One worker thread building packs; `build` resolves in submission order. */
@@ -81,14 +82,14 @@ export class PackWorker {
   }
 
   /**
-   * Build a pack of `objects` laid out in `slab` (moved to the worker, and back in the result).
-   * `spare`, a pack buffer no longer needed, is moved too and reused when large enough.
+   * Build a pack of `objects` laid out in `slab` (returned with the result, free again).
+   * `spare`, a pack buffer no longer needed, is reused when large enough.
    */
-  build(kind: PackKind, slab: ArrayBuffer, objects: SlabObject[], level: number, spare: ArrayBuffer | null = null): Promise<WorkerPack> {
+  build(kind: PackKind, slab: SharedArrayBuffer, objects: SlabObject[], level: number, spare: SharedArrayBuffer | null = null): Promise<WorkerPack> {
     const seq = this.seq++;
     return new Promise((resolve, reject) => {
       this.waiting.set(seq, { resolve, reject });
-      this.worker.postMessage({ seq, kind, level, slab, objects, spare } satisfies Job, spare ? [slab, spare] : [slab]);
+      this.worker.postMessage({ seq, kind, level, slab, objects, spare } satisfies Job);
     });
   }
 

@@ -3,7 +3,12 @@
 // width), cleared when done. Only on a TTY (and not with --quiet): when stderr is a file or a
 // pipe nothing is written. cli-progress does the terminal work and the ETA (a moving window over
 // the last samples); this module only chooses the format and renders bytes and times.
-import cliProgress, { type GenericFormatter, type Options } from 'cli-progress';
+import { createRequire } from 'node:module';
+import type { GenericFormatter, Options } from 'cli-progress';
+
+// Loaded when a bar is drawn, not at start-up: most runs (not a TTY, --quiet) draw none.
+const require = createRequire(import.meta.url);
+const cliProgress = (): typeof import('cli-progress') => require('cli-progress');
 
 export interface Progress {
   /** (Re)start with a label and a total in bytes (0 = unknown). */
@@ -41,7 +46,7 @@ const WITHOUT_TOTAL = '{label}  {value}  {rate}';
 const format: GenericFormatter = (options, params, payload) => {
   const elapsedS = ((params.stopTime ?? Date.now()) - params.startTime) / 1000;
   const rate = elapsedS > 0 ? params.value / elapsedS : 0;
-  return cliProgress.Format.Formatter(
+  return cliProgress().Format.Formatter(
     { ...options, format: params.total > 0 ? WITH_TOTAL : WITHOUT_TOTAL },
     params,
     { ...payload, rate: `${formatBytes(rate)}/s` },
@@ -82,7 +87,7 @@ const SAMPLE_MS = 100;
 
 export function progressFor(stream: NodeJS.WriteStream, enabled: boolean): Progress {
   if (!enabled || stream.isTTY !== true) return NO_PROGRESS;
-  const bar = new cliProgress.SingleBar(barOptions(stream));
+  const bar = new (cliProgress().SingleBar)(barOptions(stream));
   let active = false;
   let done = 0;
   let sampled = 0;

@@ -30,7 +30,7 @@ function timer(): (label: string) => void {
   return (label) => {
     if (process.env.CAIRN_TIMING !== '1') return;
     const now = performance.now();
-    process.stderr.write(`[timing] ${label}: ${(now - last).toFixed(0)} ms\n`);
+    process.stderr.write(`[timing] ${label}: ${(now - last).toFixed(0)} ms (at ${now.toFixed(0)})\n`);
     last = now;
   };
 }
@@ -101,8 +101,8 @@ class PackPipeline {
   /** The batch being filled: objects copied end to end into one slab (moved to the worker whole). */
   private batch: Batch | null = null;
   /** Slabs and spent pack buffers back from the worker and the uploads, reused (bounded below). */
-  private readonly freeSlabs: ArrayBuffer[] = [];
-  private readonly spares: ArrayBuffer[] = [];
+  private readonly freeSlabs: SharedArrayBuffer[] = [];
+  private readonly spares: SharedArrayBuffer[] = [];
   private readonly inflight = new Set<Promise<void>>();
   /** Pack workers, used in turn (CAIRN_PUSH_WORKERS, default 1). */
   private readonly workers = Array.from({ length: Math.max(1, Number(process.env.CAIRN_PUSH_WORKERS) || 1) }, () => new PackWorker());
@@ -113,16 +113,29 @@ class PackPipeline {
   constructor(private readonly client: CairnClient, private readonly repo: number, private readonly level: number, private readonly progress: Progress,
     private readonly stopAfterUploads = Infinity, private readonly targetBytes = PACK_TARGET_BYTES) {}
 
-  /** Add an object to the current batch (its bytes are copied: `raw` may be a reused buffer). */
+  /** Where the scan may read the next file: the free end of the current batch's slab. */
+  readTarget(): Buffer {
+    this.batch ??= { slab: this.takeSlab(0), objects: [], fill: 0 };
+    return this.batch.slab.subarray(this.batch.fill);
+  }
+
+  /**
+   * Add an object to the current batch. Bytes the scan read into `readTarget()` are taken where
+   * they lie; others are copied (`raw` may be a reused buffer).
+   */
   async add(id: string, raw: Buffer): Promise<void> {
     this.batch ??= { slab: this.takeSlab(0), objects: [], fill: 0 };
-    this.place(this.batch, id, raw);
+    const batch = this.batch;
+    if (raw.buffer === batch.slab.buffer && raw.byteOffset === batch.slab.byteOffset + batch.fill) {
+      batch.objects.push({ id, offset: batch.fill, length: raw.length });
+      batch.fill += raw.length;
+    } else this.place(batch, id, raw);
     if (this.batch.fill >= this.targetBytes || this.batch.objects.length >= PACK_TARGET_OBJECTS) await this.flush(PACK_KIND_OBJECT);
   }
 
   private takeSlab(min: number): Buffer {
     const i = this.freeSlabs.findIndex((b) => b.byteLength >= min);
-    return Buffer.from(i >= 0 ? this.freeSlabs.splice(i, 1)[0] : new ArrayBuffer(Math.max(min, this.targetBytes + SLAB_SLACK_BYTES)));
+    return Buffer.from(i >= 0 ? this.freeSlabs.splice(i, 1)[0] : new SharedArrayBuffer(Math.max(min, this.targetBytes + SLAB_SLACK_BYTES)));
   }
 
   private place(batch: Batch, id: string, raw: Buffer): void {
@@ -130,7 +143,7 @@ class PackPipeline {
       // The object that crosses the target and is larger than the slack: a larger slab.
       const bigger = this.takeSlab(batch.fill + raw.length);
       batch.slab.copy(bigger, 0, 0, batch.fill);
-      this.recycleSlab(batch.slab.buffer as ArrayBuffer);
+      this.recycleSlab(batch.slab.buffer as SharedArrayBuffer);
       batch.slab = bigger;
     }
     raw.copy(batch.slab, batch.fill);
@@ -139,7 +152,7 @@ class PackPipeline {
   }
 
   /** Slabs are kept for reuse unless oversized (one huge file must not pin its memory). */
-  private recycleSlab(slab: ArrayBuffer): void {
+  private recycleSlab(slab: SharedArrayBuffer): void {
     if (slab.byteLength <= 2 * (this.targetBytes + SLAB_SLACK_BYTES) && this.freeSlabs.length < 4) this.freeSlabs.push(slab);
   }
 
@@ -158,18 +171,18 @@ class PackPipeline {
       throw this.failure;
     }
     if (!batch || !batch.objects.length) {
-      if (batch) this.recycleSlab(batch.slab.buffer as ArrayBuffer);
+      if (batch) this.recycleSlab(batch.slab.buffer as SharedArrayBuffer);
       return;
     }
     // Waiting for a slot never rejects: a failed upload is reported once all others settled.
     const waitStart = performance.now();
     while (this.inflight.size >= 3) await Promise.race([...this.inflight].map((p) => p.catch(() => undefined)));
     this.waitedMs += performance.now() - waitStart;
-    const task = this.workers[this.turn++ % this.workers.length].build(kind, batch.slab.buffer as ArrayBuffer, batch.objects, this.level, this.spares.pop() ?? null).then(async (pack) => {
+    const task = this.workers[this.turn++ % this.workers.length].build(kind, batch.slab.buffer as SharedArrayBuffer, batch.objects, this.level, this.spares.pop() ?? null).then(async (pack) => {
       this.recycleSlab(pack.slab);
       this.packs.push({ packId: pack.packId, kind, byteLength: pack.bytes.length, entries: pack.entries });
       await this.upload(pack);
-      if (this.spares.length < 3) this.spares.push(pack.bytes.buffer as ArrayBuffer);
+      if (this.spares.length < 3) this.spares.push(pack.bytes.buffer as SharedArrayBuffer);
     });
     const tracked = task.finally(() => this.inflight.delete(tracked));
     this.inflight.add(tracked);
@@ -282,6 +295,7 @@ export async function push(o: PushOptions): Promise<PushResult> {
     }, {
       onTotal: (bytes) => progress.setTotal(bytes),
       onFile: (size, id, first) => { if (!first || known.blobs.has(id)) progress.increment(size); },
+      readTarget: () => pipeline.readTarget(),
     });
     t(`scan+pack (waited ${pipeline.waitedMs.toFixed(0)} ms for the pack worker)`);
     for (const rel of scan.skipped) o.onSkipped?.(rel);
@@ -561,6 +575,7 @@ export async function pull(o: PullOptions): Promise<{ snapshot_id: string; files
     const [, id] = await Promise.all([client.requireRepository(o.repo), resolveSnapshot(client, o.repo, o.line, o.snapshot)]);
     let manifest;
     try {
+      t('repo+line');
       manifest = await client.json('GET', client.repoPath(o.repo, `${SYNC}/import-manifests/${id}`));
     } catch (err) {
       if (err instanceof ServerError && err.status === 404) throw new Error(`snapshot ${id} is not present in repository ${o.repo} on ${client.base}`);
@@ -573,17 +588,20 @@ export async function pull(o: PullOptions): Promise<{ snapshot_id: string; files
     const blobs = new Map<string, ManifestLocator>(manifest.blob_locators.map((l: ManifestLocator & { blob_id: string }) => [l.blob_id, l]));
     const packSize = new Map<string, number>((manifest.object_packs as { pack_id: string; byte_length?: number }[]).map((p) => [p.pack_id, p.byte_length ?? Infinity]));
 
-    // Object packs start downloading now, while the trees are read: a manifest of one snapshot
-    // needs every pack it lists; with history, the first packs (the head's objects come first)
-    // are fetched on speculation and dropped if the trees do not need them.
+    // Tree packs are asked for first (they are small, and nothing is written before they are
+    // read). Object packs start downloading right behind them, while the trees are read: a
+    // manifest of one snapshot needs every pack it lists; with history, the first packs (the
+    // head's objects come first) are fetched on speculation and dropped if the trees do not need them.
+    const treePacks = new Map<string, Buffer>();
+    const treesArrived = Promise.all([...new Set([...trees.values()].map((l) => l.pack_id))].map(async (packId) => {
+      treePacks.set(packId, await client.downloadBuffer(client.repoPath(o.repo, `${SYNC}/${PACK_PATH[PACK_KIND_TREE]}/${packId}`)));
+    }));
+    treesArrived.catch(() => undefined); // awaited below
     const progress = asProgress(o.progress ?? false);
     const speculative = (manifest.snapshots.length === 1 ? [...packSize.keys()] : [...packSize.keys()].slice(0, 1));
     intake = new PackIntake(client, o.repo, temp, pool, o.out, speculative, packSize, (n) => progress.increment(n));
-
-    const treePacks = new Map<string, Buffer>();
-    await Promise.all([...new Set([...trees.values()].map((l) => l.pack_id))].map(async (packId) => {
-      treePacks.set(packId, await client.downloadBuffer(client.repoPath(o.repo, `${SYNC}/${PACK_PATH[PACK_KIND_TREE]}/${packId}`)));
-    }));
+    await treesArrived;
+    t('tree packs');
     const readTree = (treeId: string): TreeEntry[] => {
       const loc = trees.get(treeId);
       if (!loc) throw new Error(`manifest lacks tree ${treeId}`);
@@ -617,6 +635,7 @@ export async function pull(o: PullOptions): Promise<{ snapshot_id: string; files
       }
     };
     list(root, '');
+    t('list');
     prepareOutput(o.out, dirs);
     t('trees');
 

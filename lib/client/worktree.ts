@@ -35,6 +35,11 @@ export interface ScanOptions {
   onTotal?: (bytes: number) => void;
   /** Told of each file read: its size, blob id, and whether the blob was seen first here. */
   onFile?: (size: number, id: string, first: boolean) => void;
+  /**
+   * Where to read the next file, if the caller has a place for it (its pack slab: a new blob's
+   * bytes then need no copy). Files that do not fit are read into the scan's own buffer.
+   */
+  readTarget?: () => Buffer | null;
 }
 
 interface DirNode {
@@ -66,16 +71,23 @@ function hashLargeFile(file: string): string {
 // and garbage to collect (on the benchmark tree, most of the scan's time went there).
 let readScratch = Buffer.allocUnsafe(1024 * 1024);
 
-/** A file's bytes as a view of the scratch buffer, valid until the next call. */
-function readWhole(file: string, size: number): Buffer {
-  if (readScratch.length < size + 1) readScratch = Buffer.allocUnsafe(Math.max(size + 1, readScratch.length * 2));
+/**
+ * A file's bytes as a view of `into` (when it has room for one byte more than `size`) or of the
+ * scratch buffer, valid until the next call.
+ */
+function readWhole(file: string, size: number, into: Buffer | null): Buffer {
+  let target = into;
+  if (!target || target.length < size + 1) {
+    if (readScratch.length < size + 1) readScratch = Buffer.allocUnsafe(Math.max(size + 1, readScratch.length * 2));
+    target = readScratch;
+  }
   const fd = openSync(file, 'r');
   try {
     let done = 0;
     for (;;) {
       // One byte more than lstat said: a file that grew since is read whole instead.
-      const n = readSync(fd, readScratch, done, size + 1 - done, null);
-      if (n === 0) return readScratch.subarray(0, done);
+      const n = readSync(fd, target, done, size + 1 - done, null);
+      if (n === 0) return target.subarray(0, done);
       done += n;
       if (done > size) return readFileSync(file);
     }
@@ -167,7 +179,7 @@ export async function scanDirectory(dir: string, onBlob: (id: string, bytes: () 
       kind = st.mode & 0o111 ? 'executable' : 'file';
       size = st.size;
       if (size <= WHOLE_FILE_LIMIT) {
-        const bytes = readWhole(abs, size);
+        const bytes = readWhole(abs, size, options.readTarget?.() ?? null);
         id = sha256Hex(bytes);
         read = () => bytes;
       } else {
