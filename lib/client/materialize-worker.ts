@@ -3,13 +3,12 @@
 // file that uses them. The main thread downloads packs into shared memory and hands out each
 // run as soon as its bytes have arrived, so decoding overlaps the download and both workers
 // stay busy to the end (whole packs per worker left one core idle on the last pack).
-import { hash } from 'node:crypto';
 import { closeSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { isMainThread, parentPort, Worker } from 'node:worker_threads';
 import { crc32 } from 'node:zlib';
 import zstd from 'zstd-napi/binding.js';
-import type { EntryKind } from '../domain/content.js';
+import { sha256Hex, type EntryKind } from '../domain/content.js';
 import type { PackEntry } from '../store/pack.js';
 import { writeEntry } from './write-entry.js';
 
@@ -46,7 +45,7 @@ function decodeInto(e: PackEntry, frame: Buffer): Buffer {
     throw new Error(`object ${e.id}: zstd frame does not decode (${(err as Error).message})`);
   }
   if (n !== e.raw_length) throw new Error(`object ${e.id}: decodes to ${n} bytes, expected ${e.raw_length}`);
-  if (hash('sha256', raw, 'hex') !== e.id) throw new Error(`object ${e.id}: content does not hash to its id`);
+  if (sha256Hex(raw) !== e.id) throw new Error(`object ${e.id}: content does not hash to its id`);
   return raw;
 }
 

@@ -115,22 +115,15 @@ class PackPipeline {
 
   /** Where the scan may read the next file: the free end of the current batch's slab. */
   readTarget(): Buffer {
-    this.batch ??= { slab: this.takeSlab(0), objects: [], fill: 0 };
-    return this.batch.slab.subarray(this.batch.fill);
+    const batch = (this.batch ??= { slab: this.takeSlab(0), objects: [], fill: 0 });
+    return batch.slab.subarray(batch.fill);
   }
 
-  /**
-   * Add an object to the current batch. Bytes the scan read into `readTarget()` are taken where
-   * they lie; others are copied (`raw` may be a reused buffer).
-   */
+  /** Add an object to the current batch (see `place`: `raw` may be a reused buffer). */
   async add(id: string, raw: Buffer): Promise<void> {
-    this.batch ??= { slab: this.takeSlab(0), objects: [], fill: 0 };
-    const batch = this.batch;
-    if (raw.buffer === batch.slab.buffer && raw.byteOffset === batch.slab.byteOffset + batch.fill) {
-      batch.objects.push({ id, offset: batch.fill, length: raw.length });
-      batch.fill += raw.length;
-    } else this.place(batch, id, raw);
-    if (this.batch.fill >= this.targetBytes || this.batch.objects.length >= PACK_TARGET_OBJECTS) await this.flush(PACK_KIND_OBJECT);
+    const batch = (this.batch ??= { slab: this.takeSlab(0), objects: [], fill: 0 });
+    this.place(batch, id, raw);
+    if (batch.fill >= this.targetBytes || batch.objects.length >= PACK_TARGET_OBJECTS) await this.flush(PACK_KIND_OBJECT);
   }
 
   private takeSlab(min: number): Buffer {
@@ -138,15 +131,17 @@ class PackPipeline {
     return Buffer.from(i >= 0 ? this.freeSlabs.splice(i, 1)[0] : new SharedArrayBuffer(Math.max(min, this.targetBytes + SLAB_SLACK_BYTES)));
   }
 
+  /** Append an object: bytes the scan read into `readTarget()` are taken where they lie, others copied. */
   private place(batch: Batch, id: string, raw: Buffer): void {
-    if (batch.fill + raw.length > batch.slab.length) {
+    const inPlace = raw.buffer === batch.slab.buffer && raw.byteOffset === batch.slab.byteOffset + batch.fill;
+    if (!inPlace && batch.fill + raw.length > batch.slab.length) {
       // The object that crosses the target and is larger than the slack: a larger slab.
       const bigger = this.takeSlab(batch.fill + raw.length);
       batch.slab.copy(bigger, 0, 0, batch.fill);
       this.recycleSlab(batch.slab.buffer as SharedArrayBuffer);
       batch.slab = bigger;
     }
-    raw.copy(batch.slab, batch.fill);
+    if (!inPlace) raw.copy(batch.slab, batch.fill);
     batch.objects.push({ id, offset: batch.fill, length: raw.length });
     batch.fill += raw.length;
   }

@@ -140,17 +140,8 @@ export class IndexReader {
   lookupWithPack(id: string): SegmentEntry | null {
     const at = this.find(id);
     if (at < 0) return null;
-    const block = this.found!;
-    const a = block.readUInt32LE(at + 32);
-    return {
-      id: block.toString('hex', at, at + ID_BYTES),
-      a,
-      b: block.readUInt32LE(at + 36),
-      c: readU64(block, at + 40),
-      d: readU64(block, at + 48),
-      e: readU64(block, at + 56),
-      pack_id: this.kind === INDEX_KIND_SNAPSHOT ? '' : this.packs[a],
-    };
+    const e = decodeEntry(this.found!, at);
+    return { ...e, pack_id: this.kind === INDEX_KIND_SNAPSHOT ? '' : this.packs[e.a] };
   }
 
   /** The block `find` last found an entry in. */

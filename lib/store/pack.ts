@@ -2,12 +2,12 @@
 // frame holding the pack header, then one zstd frame per object, in header order. `zstd -d`
 // decodes it (skipping the header); the header lets any object be read by (offset, length)
 // and lets `fsck --rebuild-locators` rebuild every index from packs alone.
-import { createHash, hash as cryptoHash, type Hash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import zstd from 'zstd-napi/binding.js';
-import { decodeTree, ID_BYTES } from '../domain/content.js';
+import { decodeTree, ID_BYTES, sha256Hex } from '../domain/content.js';
 import { Corrupt, Invalid } from '../domain/errors.js';
 import { readU64, writeU64 } from './binary.js';
 import { MAGIC } from './layout.js';
@@ -231,8 +231,6 @@ export async function* screenPackUpload(body: AsyncIterable<Buffer> | Iterable<B
 
 /** Objects up to this raw size whose frame arrives in one chunk are checked in one call. */
 const ONE_SHOT_RAW_BYTES = 256 * 1024;
-/** SHA-256 in one call: Node's crypto.hash, without a Hash object per object. */
-const hashHex = (bytes: Buffer): string => cryptoHash('sha256', bytes, 'hex');
 
 export interface VerifiedPack {
   packId: string;
@@ -342,7 +340,7 @@ export class PackVerifier {
       this.dctx.reset(zstd.ResetDirective.sessionOnly);
       return false;
     }
-    if (n !== entry.raw_length || crc32(frame) !== entry.crc32 || hashHex(this.oneShot.subarray(0, n)) !== entry.id) return false;
+    if (n !== entry.raw_length || crc32(frame) !== entry.crc32 || sha256Hex(this.oneShot.subarray(0, n)) !== entry.id) return false;
     this.entryIndex++;
     this.startEntry();
     return true;
