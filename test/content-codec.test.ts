@@ -8,7 +8,8 @@ import { blobId, decodeSnapshot, decodeTree, encodeSnapshot, encodeTree, sha256H
 import { Corrupt, Invalid } from '../lib/domain/errors.js';
 import { decodeLines, decodeState, encodeLines, encodeState, frameSnapshotRecord, snapshotLogHeader } from '../lib/store/content-files.js';
 import { IndexReader, INDEX_KIND_BLOB, INDEX_KIND_TREE, SegmentedIndex, setCachedIndexBlocks, writeMergedIndex, writeSegment } from '../lib/store/index-file.js';
-import { buildPack, decodePackHeader, encodePackHeader, headerSizeFor, PackVerifier, PACK_KIND_OBJECT, PACK_KIND_TREE } from '../lib/store/pack.js';
+import zstd from 'zstd-napi/binding.js';
+import { buildPack, decodePackHeader, encodePackHeader, frameBound, headerSizeFor, PackVerifier, PACK_KIND_OBJECT, PACK_KIND_TREE } from '../lib/store/pack.js';
 import { FIXTURES, tempDir } from './helpers.js';
 
 const fixture = (name: string) => readFileSync(path.join(FIXTURES, name));
@@ -69,6 +70,26 @@ describe('content formats against golden fixtures', () => {
     if (zstd.error) return; // the zstd CLI is not installed here
     expect(zstd.status).to.equal(0);
     expect(zstd.stdout.equals(hello)).to.equal(true);
+  });
+
+  it('frameBound is zstd\'s own compressBound, for every size a pack may hold', () => {
+    for (const n of [0, 1, 255, 256, 2047, 2048, 128 * 1024 - 1, 128 * 1024, 128 * 1024 + 1, 16 * 1024 * 1024, 2 ** 32 + 5]) {
+      expect(frameBound(n), `size ${n}`).to.equal(zstd.compressBound(n));
+    }
+    fc.assert(fc.property(fc.integer({ min: 0, max: 2 ** 40 }), (n) => frameBound(n) === zstd.compressBound(n)), { numRuns: 2000 });
+  });
+
+  it('buildPack gives the same bytes whatever was compressed before (compression contexts are reused)', () => {
+    const objects = [hello, empty, Buffer.alloc(300_000, 'abc')].map((raw) => ({ id: blobId(raw), raw }));
+    const first = buildPack(PACK_KIND_OBJECT, objects, 3);
+    const firstBytes = Buffer.from(first.bytes);
+    const other = Buffer.from(Array.from({ length: 200_000 }, (_, i) => (i * 7919) % 251));
+    buildPack(PACK_KIND_OBJECT, [{ id: blobId(other), raw: other }], 3);
+    buildPack(PACK_KIND_OBJECT, objects, 1);
+    const again = buildPack(PACK_KIND_OBJECT, objects, 3);
+    expect(again.packId).to.equal(first.packId);
+    expect(again.bytes.equals(firstBytes)).to.equal(true);
+    expect(buildPack(PACK_KIND_OBJECT, objects.slice(0, 2), 3).bytes.equals(fixture('object-pack-v0.pack'))).to.equal(true);
   });
 
   it('pack verification names what is wrong with a damaged pack', () => {

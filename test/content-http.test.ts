@@ -738,6 +738,17 @@ describe('content over HTTP', function () {
       expectError(await unchanged(server, repo, ids, () => commit(server, repo, unlisted)), 404);
     });
 
+    it('a commit listing thousands of packs it never uploaded answers in row order, and the server stays healthy', async () => {
+      const c = buildContent({ 'many-packs.txt': 'many' });
+      await uploadPacks(server, repo, c);
+      const ids = [c.snapshot.snapshot_id];
+      const missing = Array.from({ length: 5000 }, (_, i) => ({ pack_id: fakeId(`missing-pack-${i}`) }));
+      // Headers are read ahead (at most 64 at once), but the error is the first row's.
+      expectError(await unchanged(server, repo, ids, () => commit(server, repo, { ...commitBody(c), object_packs: [...missing, ...commitBody(c).object_packs] })), 404);
+      expectError(await unchanged(server, repo, ids, () => commit(server, repo, { ...commitBody(c), object_packs: [{ pack_id: 'not-an-id' }, ...missing] })), 400);
+      expect((await commit(server, repo, commitBody(c))).status).to.equal(200);
+    });
+
     it('a snapshot row whose root tree is missing answers 404', async () => {
       const fields = { root_tree_id: fakeId('root-tree'), parent_snapshot_ids: [], created_at_s: 1_600_000_000, message: null };
       const row = { snapshot_id: snapshotId(fields), ...fields };

@@ -8,8 +8,8 @@ import path from 'node:path';
 import { decodeTree, snapshotId, type EntryKind, type TreeEntry } from '../domain/content.js';
 import { decodeObjectFrame, PACK_KIND_OBJECT, PACK_KIND_TREE, type BuiltPack, type PackKind } from '../store/pack.js';
 import { CairnClient, ServerError } from './http.js';
-import { progressFor, type Progress } from './progress.js';
-import { prepareOutput, scanDirectory } from './worktree.js';
+import { NO_PROGRESS, progressFor, type Progress } from './progress.js';
+import { prepareOutput, preloadScanner, scanDirectory } from './worktree.js';
 import { MaterializePool, type MaterializeEntry } from './materialize-worker.js';
 import { PackWorker, type SlabObject } from './pack-worker.js';
 
@@ -23,6 +23,8 @@ const SYNC = '/remote-sync/zstd-bulk';
 export const PACK_TARGET_BYTES = 16 * 1024 * 1024;
 /** Objects per pack: well under the server's upload bound (MAX_UPLOAD_PACK_ENTRIES). */
 export const PACK_TARGET_OBJECTS = 100_000;
+/** Raw bytes of a push's first object pack. */
+export const FIRST_PACK_TARGET_BYTES = 4 * 1024 * 1024;
 
 /** CAIRN_TIMING=1 prints the duration of each transfer phase to stderr. */
 function timer(): (label: string) => void {
@@ -123,8 +125,16 @@ class PackPipeline {
   async add(id: string, raw: Buffer): Promise<void> {
     const batch = (this.batch ??= { slab: this.takeSlab(0), objects: [], fill: 0 });
     this.place(batch, id, raw);
-    if (batch.fill >= this.targetBytes || batch.objects.length >= PACK_TARGET_OBJECTS) await this.flush(PACK_KIND_OBJECT);
+    // The first pack is smaller, so the pack worker starts early instead of idling while the
+    // scan reads a whole pack's worth (the worker, not the scan, sets the pace).
+    const target = this.objectBatches === 0 ? Math.min(FIRST_PACK_TARGET_BYTES, this.targetBytes) : this.targetBytes;
+    if (batch.fill >= target || batch.objects.length >= PACK_TARGET_OBJECTS) {
+      this.objectBatches++;
+      await this.flush(PACK_KIND_OBJECT);
+    }
   }
+
+  private objectBatches = 0;
 
   private takeSlab(min: number): Buffer {
     const i = this.freeSlabs.findIndex((b) => b.byteLength >= min);
@@ -169,11 +179,16 @@ class PackPipeline {
       if (batch) this.recycleSlab(batch.slab.buffer as SharedArrayBuffer);
       return;
     }
-    // Waiting for a slot never rejects: a failed upload is reported once all others settled.
-    const waitStart = performance.now();
-    while (this.inflight.size >= 3) await Promise.race([...this.inflight].map((p) => p.catch(() => undefined)));
-    this.waitedMs += performance.now() - waitStart;
-    const task = this.workers[this.turn++ % this.workers.length].build(kind, batch.slab.buffer as SharedArrayBuffer, batch.objects, this.level, this.spares.pop() ?? null).then(async (pack) => {
+    if (this.scanning) {
+      // Waiting for a slot never rejects: a failed upload is reported once all others settled.
+      // (Once the scan is over its last batches are in memory already: they go at once.)
+      const waitStart = performance.now();
+      while (this.inflight.size >= 3) await Promise.race([...this.inflight].map((p) => p.catch(() => undefined)));
+      this.waitedMs += performance.now() - waitStart;
+    }
+    const worker = this.workers[this.turn % this.workers.length];
+    this.turn++;
+    const task = worker.build(kind, batch.slab.buffer as SharedArrayBuffer, batch.objects, this.level, this.spares.pop() ?? null).then(async (pack) => {
       this.recycleSlab(pack.slab);
       this.packs.push({ packId: pack.packId, kind, byteLength: pack.bytes.length, entries: pack.entries });
       await this.upload(pack);
@@ -185,6 +200,16 @@ class PackPipeline {
   }
 
   private failure: unknown = null;
+  private scanning = true;
+
+  /** The scan is over: later batches go to a worker without waiting for a slot. */
+  scanDone(): void {
+    this.scanning = false;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.close()));
+  }
 
   /** Wait until no build or upload is in flight (whatever their outcome). */
   async settle(): Promise<void> {
@@ -212,10 +237,6 @@ class PackPipeline {
     await this.settle();
     if (this.failure !== null) throw this.failure;
   }
-
-  async close(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.close()));
-  }
 }
 
 interface SnapshotListing {
@@ -237,9 +258,9 @@ const MAX_KNOWN_HEADS = 8;
  * line's head, then the most recently moved other line heads. Their listings (no content) name
  * every blob and tree; a push packs only the rest.
  */
-async function knownContent(client: CairnClient, repo: number, first: (string | null)[]): Promise<{ blobs: Set<string>; trees: Set<string>; listings: Map<string, SnapshotListing> }> {
+async function knownContent(client: CairnClient, repo: number, first: (string | null)[], allLines: Promise<{ lines: unknown[] }>): Promise<{ blobs: Set<string>; trees: Set<string>; listings: Map<string, SnapshotListing> }> {
   const ids = new Set(first.filter((x): x is string => !!x));
-  const lines = await client.json('GET', client.repoPath(repo, '/lines')).catch(() => ({ lines: [] }));
+  const lines = await allLines.catch(() => ({ lines: [] }));
   const others = (lines.lines as { head_snapshot_id: string | null; updated_at_s?: number }[])
     .filter((l) => l.head_snapshot_id && !ids.has(l.head_snapshot_id))
     .sort((a, b) => (b.updated_at_s ?? 0) - (a.updated_at_s ?? 0))
@@ -265,9 +286,16 @@ function asProgress(p: Progress | boolean): Progress {
 export async function push(o: PushOptions): Promise<PushResult> {
   const client = new CairnClient(o.server);
   const t = timer();
-  // Unknown repository (or unreachable server) is reported before the tree is scanned.
-  await client.requireRepository(o.repo);
-  const line = await client.lineOrNull(o.repo, o.line);
+  // Unknown repository (or unreachable server) is reported before the tree is scanned. The
+  // line and the list of lines are asked for at the same time (one round trip, not three).
+  preloadScanner();
+  const repository = client.requireRepository(o.repo);
+  const lineRead = client.lineOrNull(o.repo, o.line);
+  const allLines = client.json('GET', client.repoPath(o.repo, '/lines'));
+  lineRead.catch(() => undefined);
+  allLines.catch(() => undefined);
+  await repository;
+  const line = await lineRead;
   const lineHead: string | null = line?.head_snapshot_id ?? null;
   const workingCopy = o.base !== undefined;
   if (workingCopy && lineHead !== o.base) throw new LineMovedError(o.line, o.base ?? null, lineHead);
@@ -275,7 +303,7 @@ export async function push(o: PushOptions): Promise<PushResult> {
   const expectedHead = workingCopy ? o.base ?? null : lineHead;
 
   // Known before the scan, so each file is read once and packed in the same pass if it is new.
-  const known = await knownContent(client, o.repo, [parent, lineHead]);
+  const known = await knownContent(client, o.repo, [parent, lineHead], allLines);
   const parentRecord = parent ? known.listings.get(parent)!.snapshot : null;
   t('known content');
 
@@ -288,11 +316,14 @@ export async function push(o: PushOptions): Promise<PushResult> {
     scan = await scanDirectory(o.dir, async (id, read) => {
       if (!known.blobs.has(id)) await pipeline.add(id, read());
     }, {
-      onTotal: (bytes) => progress.setTotal(bytes),
+      // The total costs a stat of every path before the first read: only for a drawn bar.
+      onTotal: progress === NO_PROGRESS ? undefined : (bytes) => progress.setTotal(bytes),
       onFile: (size, id, first) => { if (!first || known.blobs.has(id)) progress.increment(size); },
       readTarget: () => pipeline.readTarget(),
     });
     t(`scan+pack (waited ${pipeline.waitedMs.toFixed(0)} ms for the pack worker)`);
+    pipeline.scanDone();
+    await pipeline.flush(PACK_KIND_OBJECT); // the last partial pack, before the (small) tree pack
     for (const rel of scan.skipped) o.onSkipped?.(rel);
     if (!unchangedTree()) {
       const missingTrees = [...scan.trees.entries()].filter(([id]) => !known.trees.has(id)).sort(([a], [b]) => (a < b ? -1 : 1));

@@ -96,6 +96,18 @@ function readWhole(file: string, size: number, into: Buffer | null): Buffer {
   }
 }
 
+// Loaded on first use, not at start-up (a pull never walks a directory); `preloadScanner()`
+// starts loading it while a push waits for its first answers from the server.
+let fastGlob: Promise<typeof import('fast-glob')> | null = null;
+function loadFastGlob(): Promise<typeof import('fast-glob')> {
+  return (fastGlob ??= import('fast-glob').then((m) => m.default));
+}
+
+/** Start loading the directory walker now (it takes ~25 ms) so a later scan does not wait for it. */
+export function preloadScanner(): void {
+  loadFastGlob().catch(() => undefined); // a failure surfaces when the scan loads it
+}
+
 /**
  * Walk `dir` (fast-glob lists it, symlinks not followed), hash every file and build every tree.
  * `onBlob(id, bytes)` is called once per distinct blob with its content, in walk order, so the
@@ -132,9 +144,10 @@ export async function scanDirectory(dir: string, onBlob: (id: string, bytes: () 
     }
     return node;
   };
-  // Loaded here, not at start-up: a pull never walks a directory.
-  const { default: fg } = await import('fast-glob');
-  const paths = await fg('**', { cwd: dir, dot: true, onlyFiles: false, followSymbolicLinks: false, unique: true, ignore: ALWAYS_PRUNED });
+  // fast-glob's synchronous walk: for thousands of small directories it is about twice as fast
+  // as the asynchronous one (no thread-pool hop per readdir), and the scan is synchronous anyway.
+  const fg = await loadFastGlob();
+  const paths = fg.sync('**', { cwd: dir, dot: true, onlyFiles: false, followSymbolicLinks: false, unique: true, ignore: ALWAYS_PRUNED });
   paths.sort();
   // One lstat per path: the total for the progress bar and the walk share it.
   const stats = new Map<string, Stats | null>();

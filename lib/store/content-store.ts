@@ -643,11 +643,12 @@ export class ContentStore {
     const appended: { log: LogFile; from: number }[] = [];
     let pointWritten = false;
     try {
-      for (const { kind, packId } of batch.adopt.values()) {
-        if (this.isCommittedPack(kind, packId)) continue;
-        await fsp.rename(this.stagedPackFile(kind, packId), this.packFile(kind, packId));
-        adopted.push({ kind, packId });
-      }
+      // Independent renames, and below independent fsyncs and segment files, run concurrently;
+      // every one has settled before a phase ends (so an undo never races a write).
+      const toAdopt = [...batch.adopt.values()].filter(({ kind, packId }) => !this.isCommittedPack(kind, packId));
+      const renames = await Promise.allSettled(toAdopt.map(({ kind, packId }) => fsp.rename(this.stagedPackFile(kind, packId), this.packFile(kind, packId))));
+      renames.forEach((r, i) => { if (r.status === 'fulfilled') adopted.push(toAdopt[i]); });
+      throwFirstRejection(renames);
       for (const { kind, packId, bytes } of batch.newPacks.values()) {
         if (this.isCommittedPack(kind, packId) || adopted.some((a) => a.kind === kind && a.packId === packId)) continue;
         const target = this.packFile(kind, packId);
@@ -660,10 +661,8 @@ export class ContentStore {
         adopted.push({ kind, packId, written: true });
       }
       if (adopted.length) {
-        for (const kind of new Set(adopted.map((a) => a.kind))) {
-          await fsyncDir(this.packDir(kind));
-          await fsyncDir(this.stagingDir(kind));
-        }
+        const kinds = [...new Set(adopted.map((a) => a.kind))];
+        throwFirstRejection(await Promise.allSettled(kinds.flatMap((kind) => [fsyncDir(this.packDir(kind)), fsyncDir(this.stagingDir(kind))])));
       }
       crashPoint('commit:after-adopt');
 
@@ -685,14 +684,14 @@ export class ContentStore {
         trees: [...batch.trees.values()].map(fromLocator),
         snapshots: snapRows,
       };
-      for (const name of INDEX_NAMES) {
-        if (!rows[name].length) continue;
+      const names = INDEX_NAMES.filter((name) => rows[name].length);
+      for (const name of names) {
         if (next.segments[name].length >= MAX_SEGMENTS) throw new Conflict(`index ${name} is waiting for a segment merge; retry`);
-        const file = this.layout.indexSegment(name, gen);
-        await writeSegment(file, INDEX_KIND[name], rows[name]);
-        newSegments.push(file);
-        next.segments[name] = [...next.segments[name], gen];
       }
+      const files = names.map((name) => this.layout.indexSegment(name, gen));
+      newSegments.push(...files); // removed on failure (rm of one never written is harmless)
+      throwFirstRejection(await Promise.allSettled(names.map((name, i) => writeSegment(files[i], INDEX_KIND[name], rows[name]))));
+      for (const name of names) next.segments[name] = [...next.segments[name], gen];
       crashPoint('commit:after-index');
 
       const writes: Promise<void>[] = [];
@@ -707,9 +706,7 @@ export class ContentStore {
       appendLog('jobs', batch.appends.jobs);
       appendLog('plans', batch.appends.plans);
       appendLog('workflow', batch.workflow.map((t) => Buffer.from(JSON.stringify(t), 'utf8')));
-      const results = await Promise.allSettled(writes);
-      const failure = results.find((r) => r.status === 'rejected') as PromiseRejectedResult | undefined;
-      if (failure) throw failure.reason;
+      throwFirstRejection(await Promise.allSettled(writes));
       crashPoint('commit:after-log');
       crashPoint('commit:before-state');
       pointWritten = true;
@@ -1156,4 +1153,10 @@ function sortByName(lines: LineRecord[]): LineRecord[] {
   const keyed = lines.map((line) => ({ key: Buffer.from(line.name), line }));
   keyed.sort((a, b) => Buffer.compare(a.key, b.key));
   return keyed.map((k) => k.line);
+}
+
+/** After concurrent steps have all settled: throw the first failure, if any. */
+function throwFirstRejection(results: PromiseSettledResult<unknown>[]): void {
+  const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failure) throw failure.reason;
 }

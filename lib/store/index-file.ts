@@ -65,6 +65,8 @@ function encodeEntry(entry: IndexEntry, out: Buffer, at: number): void {
   writeU64(out, entry.e, at + 56);
 }
 
+const EMPTY_BLOCK = Buffer.alloc(0);
+
 function decodeEntry(buf: Buffer, at: number): IndexEntry {
   return {
     id: buf.toString('hex', at, at + ID_BYTES),
@@ -162,9 +164,17 @@ export class IndexReader {
     const first = target[0];
     let lo = first === 0 ? 0 : this.fanout[first - 1];
     let hi = this.fanout[first];
+    // A bucket mostly lies within one or two blocks: fetch (and touch in the LRU) each block
+    // once per search, not once per probe.
+    let blockNo = -1;
+    let block: Buffer = EMPTY_BLOCK;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      const block = this.block(Math.floor(mid / BLOCK_ENTRIES));
+      const n = Math.floor(mid / BLOCK_ENTRIES);
+      if (n !== blockNo) {
+        block = this.block(n);
+        blockNo = n;
+      }
       const at = (mid % BLOCK_ENTRIES) * INDEX_ENTRY_SIZE;
       // Byte by byte in JS: ids differ within a byte or two, and a native compare costs a call.
       let cmp = 0;

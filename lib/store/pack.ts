@@ -148,8 +148,31 @@ export interface BuiltPack {
 /** Bytes `buildPack` may need for these objects: the header plus each frame's worst case. */
 export function packBound(objects: readonly { raw: Uint8Array }[]): number {
   let n = headerSizeFor(objects.length);
-  for (const o of objects) n += zstd.compressBound(o.raw.length);
+  for (const o of objects) n += frameBound(o.raw.length);
   return n;
+}
+
+/**
+ * zstd's worst-case frame size for `size` input bytes (ZSTD_COMPRESSBOUND in zstd.h), computed
+ * here rather than by a native call per object (a test checks it against zstd.compressBound).
+ */
+export function frameBound(size: number): number {
+  const KiB128 = 128 * 1024;
+  return size + Math.floor(size / 256) + (size < KiB128 ? Math.floor((KiB128 - size) / 2048) : 0);
+}
+
+/** One compression context per level, reused: building one costs more than a small pack's frames. */
+const contexts = new Map<number, InstanceType<typeof zstd.CCtx>>();
+function compressionContext(level: number): InstanceType<typeof zstd.CCtx> {
+  let cctx = contexts.get(level);
+  if (!cctx) {
+    cctx = new zstd.CCtx();
+    cctx.setParameter(zstd.CParameter.compressionLevel, level);
+    cctx.setParameter(zstd.CParameter.contentSizeFlag, 1);
+    cctx.setParameter(zstd.CParameter.checksumFlag, 0);
+    contexts.set(level, cctx);
+  }
+  return cctx;
 }
 
 /**
@@ -159,10 +182,7 @@ export function packBound(objects: readonly { raw: Uint8Array }[]): number {
  * at least packBound(objects) bytes, is used instead of a new buffer; `bytes` is then a view of it.
  */
 export function buildPack(kind: PackKind, objects: readonly PackObject[], level = 3, into?: Buffer): BuiltPack {
-  const cctx = new zstd.CCtx();
-  cctx.setParameter(zstd.CParameter.compressionLevel, level);
-  cctx.setParameter(zstd.CParameter.contentSizeFlag, 1);
-  cctx.setParameter(zstd.CParameter.checksumFlag, 0);
+  const cctx = compressionContext(level);
   const bound = packBound(objects);
   const out = into && into.length >= bound ? into : Buffer.allocUnsafe(bound);
   const entries: PackEntry[] = [];
