@@ -1,8 +1,8 @@
-// `cairn pull` writes files from worker threads: each job is a run of objects from one pack
-// (a few MiB), which a worker decodes and verifies (CRC-32, zstd, SHA-256) before writing every
-// file that uses them. The main thread downloads packs into shared memory and hands out each
-// run as soon as its bytes have arrived, so decoding overlaps the download and both workers
-// stay busy to the end (whole packs per worker left one core idle on the last pack).
+// `cairn pull` writes files from a worker thread and the main thread: each job is a run of
+// objects from one pack (a few MiB), which a lane decodes and verifies (CRC-32, zstd, SHA-256)
+// before writing every file that uses them. The main thread downloads packs into shared memory
+// and hands out each run as soon as its bytes have arrived, so decoding overlaps the download
+// and both lanes stay busy to the end (whole packs per lane left one core idle on the last pack).
 import { closeSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { isMainThread, parentPort, Worker } from 'node:worker_threads';
@@ -49,59 +49,82 @@ function decodeInto(e: PackEntry, frame: Buffer): Buffer {
   return raw;
 }
 
+/**
+ * Decode a job's objects and write their targets; runs in a worker, or on the main thread when
+ * the pool uses it as a lane. `progress` is told of bytes written, about every PROGRESS_EVERY.
+ */
+function materialize(req: Omit<Request, 'id'>, progress: (bytes: number) => void): { files: number; bytes: number } {
+  let fd: number | null = null;
+  try {
+    const pack = req.shared ? Buffer.from(req.shared) : null;
+    if (!pack) fd = openSync(req.file!, 'r');
+    let files = 0;
+    let bytes = 0;
+    let unreported = 0;
+    for (const e of req.entries) {
+      let frame: Buffer;
+      if (pack) frame = pack.subarray(e.offset, e.offset + e.length);
+      else {
+        frameScratch = grow(frameScratch, e.length);
+        frame = frameScratch.subarray(0, e.length);
+        readSync(fd!, frame, 0, e.length, e.offset);
+      }
+      const raw = decodeInto(e, frame);
+      for (const t of e.targets) {
+        writeEntry(path.join(req.out, ...t.path.split('/')), t.kind, raw);
+        files++;
+        bytes += raw.length;
+        unreported += raw.length;
+      }
+      if (unreported >= PROGRESS_EVERY) {
+        progress(unreported);
+        unreported = 0;
+      }
+    }
+    if (unreported) progress(unreported);
+    return { files, bytes };
+  } finally {
+    if (fd !== null) closeSync(fd);
+  }
+}
+
 if (!isMainThread && parentPort) {
   const port = parentPort;
   port.on('message', (req: Request) => {
-    let fd: number | null = null;
     try {
-      const pack = req.shared ? Buffer.from(req.shared) : null;
-      if (!pack) fd = openSync(req.file!, 'r');
-      let files = 0;
-      let bytes = 0;
-      let unreported = 0;
-      for (const e of req.entries) {
-        let frame: Buffer;
-        if (pack) frame = pack.subarray(e.offset, e.offset + e.length);
-        else {
-          frameScratch = grow(frameScratch, e.length);
-          frame = frameScratch.subarray(0, e.length);
-          readSync(fd!, frame, 0, e.length, e.offset);
-        }
-        const raw = decodeInto(e, frame);
-        for (const t of e.targets) {
-          writeEntry(path.join(req.out, ...t.path.split('/')), t.kind, raw);
-          files++;
-          bytes += raw.length;
-          unreported += raw.length;
-        }
-        if (unreported >= PROGRESS_EVERY) {
-          port.postMessage({ id: req.id, progress: unreported } satisfies Reply);
-          unreported = 0;
-        }
-      }
-      if (unreported) port.postMessage({ id: req.id, progress: unreported } satisfies Reply);
-      port.postMessage({ id: req.id, files, bytes } satisfies Reply);
+      const done = materialize(req, (n) => port.postMessage({ id: req.id, progress: n } satisfies Reply));
+      port.postMessage({ id: req.id, ...done } satisfies Reply);
     } catch (err) {
       port.postMessage({ id: req.id, error: (err as Error).message } satisfies Reply);
-    } finally {
-      if (fd !== null) closeSync(fd);
     }
   });
 }
 
-/** A pool of materialize workers; `run` hands a pack to the next free one. */
+type Job = { out: string; entries: MaterializeEntry[]; source: { file: string } | { shared: SharedArrayBuffer }; onProgress?: (n: number) => void };
+type Settle = { resolve: (r: { files: number; bytes: number }) => void; reject: (e: Error) => void };
+
+/** Jobs a worker holds at once: the one it runs and the next, so it never waits for the main thread. */
+const WORKER_QUEUE = 2;
+
+/**
+ * Materialize lanes: `size - 1` worker threads and the main thread. Jobs go to a worker with
+ * room in its queue first; the main thread takes one only when every worker queue is full. A
+ * worker costs ~50 ms of CPU to start (V8, Node's internals, the module graph), paid while the
+ * pull's first requests are in flight on a machine that may have two cores; the main thread is
+ * mostly idle once the packs stream, so it makes a good second lane. Jobs beyond that wait.
+ */
 export class MaterializePool {
-  private readonly workers: Worker[] = [];
-  private readonly idle: Worker[] = [];
-  private readonly waiting: { resolve: (w: Worker) => void; reject: (e: Error) => void }[] = [];
+  private readonly workers: { thread: Worker; queued: number }[] = [];
+  private mainBusy = false;
+  private readonly waiting: { job: Job; settle: Settle }[] = [];
   private broken: Error | null = null;
-  private readonly pending = new Map<number, { resolve: (r: { files: number; bytes: number }) => void; reject: (e: Error) => void; onProgress?: (n: number) => void }>();
+  private readonly pending = new Map<number, Settle & { onProgress?: (n: number) => void }>();
   private nextId = 0;
 
   constructor(size: number) {
-    for (let i = 0; i < size; i++) {
-      const w = new Worker(new URL(import.meta.url));
-      w.on('message', (reply: Reply) => {
+    for (let i = 0; i < Math.max(0, size - 1); i++) {
+      const lane = { thread: new Worker(new URL(import.meta.url)), queued: 0 };
+      lane.thread.on('message', (reply: Reply) => {
         const p = this.pending.get(reply.id);
         if (!p) return;
         if ('progress' in reply) {
@@ -109,49 +132,65 @@ export class MaterializePool {
           return;
         }
         this.pending.delete(reply.id);
-        this.release(w);
+        lane.queued--;
         if ('error' in reply) p.reject(new Error(reply.error));
         else p.resolve(reply);
+        this.next();
       });
-      w.on('error', (err) => {
+      lane.thread.on('error', (err) => {
         // A worker that died fails everything in flight and everything still to come.
         this.broken = err;
         for (const p of this.pending.values()) p.reject(err);
         this.pending.clear();
-        for (const q of this.waiting.splice(0)) q.reject(err);
+        for (const w of this.waiting.splice(0)) w.settle.reject(err);
       });
-      this.workers.push(w);
-      this.idle.push(w);
+      this.workers.push(lane);
     }
-  }
-
-  private release(w: Worker): void {
-    const next = this.waiting.shift();
-    if (next) next.resolve(w);
-    else this.idle.push(w);
-  }
-
-  private acquire(): Promise<Worker> {
-    if (this.broken) return Promise.reject(this.broken);
-    const w = this.idle.pop();
-    if (w) return Promise.resolve(w);
-    return new Promise((resolve, reject) => this.waiting.push({ resolve, reject }));
   }
 
   /**
    * Decode `entries` from a pack (a file, or shared memory whose bytes for these entries have
    * arrived) and write their targets under `out`.
    */
-  async run(out: string, entries: MaterializeEntry[], source: { file: string } | { shared: SharedArrayBuffer }, onProgress?: (n: number) => void): Promise<{ files: number; bytes: number }> {
-    const w = await this.acquire();
-    const id = this.nextId++;
+  run(out: string, entries: MaterializeEntry[], source: { file: string } | { shared: SharedArrayBuffer }, onProgress?: (n: number) => void): Promise<{ files: number; bytes: number }> {
+    if (this.broken) return Promise.reject(this.broken);
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, onProgress });
-      w.postMessage({ id, out, entries, ...source } satisfies Request);
+      this.waiting.push({ job: { out, entries, source, onProgress }, settle: { resolve, reject } });
+      this.next();
     });
   }
 
+  /** Hand waiting jobs to free lanes. */
+  private next(): void {
+    while (this.waiting.length && !this.broken) {
+      const lane = this.workers.reduce<{ thread: Worker; queued: number } | null>((best, w) => (w.queued < WORKER_QUEUE && (!best || w.queued < best.queued) ? w : best), null);
+      if (lane) {
+        const { job, settle } = this.waiting.shift()!;
+        const id = this.nextId++;
+        lane.queued++;
+        this.pending.set(id, { ...settle, onProgress: job.onProgress });
+        lane.thread.postMessage({ id, out: job.out, entries: job.entries, ...job.source } satisfies Request);
+        continue;
+      }
+      if (this.mainBusy) return;
+      const { job, settle } = this.waiting.shift()!;
+      this.mainBusy = true;
+      // On the next turn, so the caller's bookkeeping (and pending I/O) runs first.
+      setImmediate(() => {
+        try {
+          settle.resolve(materialize({ out: job.out, entries: job.entries, ...job.source }, (n) => job.onProgress?.(n)));
+        } catch (err) {
+          settle.reject(err as Error);
+        } finally {
+          this.mainBusy = false;
+          this.next();
+        }
+      });
+      return;
+    }
+  }
+
   async close(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.terminate()));
+    await Promise.all(this.workers.map((w) => w.thread.terminate()));
   }
 }
