@@ -45,6 +45,59 @@ describe('content formats against golden fixtures', () => {
     expect(() => encodeTree([TREE[0], TREE[0]])).to.throw(Invalid, /duplicate/);
   });
 
+  it('tree decoding agrees with a plain reference decoder on valid and damaged trees', () => {
+    // The reference: the straightforward decoder the fast one replaced (same checks, same order).
+    const reference = (bytes: Buffer): TreeEntry[] => {
+      const bad = (why: string) => new Invalid(`not a canonical tree: ${why}`);
+      if (bytes.length < 12 || bytes.toString('ascii', 0, 4) !== 'CTRE') throw bad('bad magic');
+      if (bytes.readUInt8(4) !== 0) throw bad(`version ${bytes.readUInt8(4)}`);
+      if (bytes.readUIntLE(5, 3) !== 0) throw bad('reserved bytes are not zero');
+      const kinds: Record<number, TreeEntry['kind']> = { 1: 'file', 2: 'executable', 3: 'symlink', 4: 'directory' };
+      const out: TreeEntry[] = [];
+      let at = 12;
+      let previous: Buffer | null = null;
+      for (let i = 0; i < bytes.readUInt32LE(8); i++) {
+        if (at + 3 > bytes.length) throw bad('truncated entry');
+        const kind = kinds[bytes.readUInt8(at)];
+        if (!kind) throw bad(`entry ${i} has unknown kind ${bytes.readUInt8(at)}`);
+        const nameLength = bytes.readUInt16LE(at + 1);
+        if (at + 3 + nameLength + 32 > bytes.length) throw bad('truncated entry');
+        const nameBytes = bytes.subarray(at + 3, at + 3 + nameLength);
+        const name = nameBytes.toString('utf8');
+        if (!Buffer.from(name, 'utf8').equals(nameBytes)) throw bad(`entry ${i} name is not valid UTF-8`);
+        if (name === '' || name === '.' || name === '..') throw new Invalid(`tree entry name "${name}" is not allowed`);
+        if (name.includes('/') || name.includes('\u0000')) throw new Invalid('tree entry names must not contain "/" or NUL');
+        if (nameLength > 1024) throw new Invalid('tree entry name longer than 1024 bytes');
+        if (previous && Buffer.compare(previous, nameBytes) >= 0) throw bad('entries are not sorted and unique');
+        previous = nameBytes;
+        at += 3 + nameLength;
+        out.push({ name, kind, id: bytes.toString('hex', at, at + 32) });
+        at += 32;
+      }
+      if (at !== bytes.length) throw bad('trailing bytes');
+      return out;
+    };
+    const outcome = (f: () => TreeEntry[]) => { try { return { entries: f() }; } catch (err) { return { error: (err as Error).message }; } };
+    const name = fc.oneof(fc.string({ minLength: 1, maxLength: 12 }), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 6 }), fc.constantFrom('a', 'b', 'ab', 'é', '\u{1F600}', 'x/y'));
+    const tree = fc.uniqueArray(fc.record({ name, kind: fc.constantFrom('file', 'executable', 'symlink', 'directory') as fc.Arbitrary<TreeEntry['kind']>, seed: fc.nat() }), { selector: (e) => e.name, maxLength: 8 })
+      .map((es) => es.filter((e) => e.name !== '.' && e.name !== '..' && !e.name.includes('/') && !e.name.includes('\u0000')).map((e) => ({ name: e.name, kind: e.kind, id: sha256Hex(Buffer.from(String(e.seed))) })));
+    const damage = fc.array(fc.record({ at: fc.nat(), byte: fc.integer({ min: 0, max: 255 }) }), { maxLength: 3 });
+    fc.assert(fc.property(tree, damage, fc.nat({ max: 4 }), (entries, edits, cut) => {
+      const bytes = Buffer.from(encodeTree(entries));
+      for (const e of edits) if (bytes.length > 12) bytes[12 + (e.at % (bytes.length - 12))] = e.byte;
+      const input = cut ? bytes.subarray(0, Math.max(0, bytes.length - cut)) : bytes;
+      const fast = outcome(() => decodeTree(input));
+      expect(fast).to.deep.equal(outcome(() => reference(input)));
+      if (!edits.length && !cut) expect(fast.entries).to.deep.equal([...entries].sort((a, b) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name))));
+    }), { numRuns: 3000 });
+    // Names the encoder refuses, written by hand: the same verdicts.
+    for (const raw of [Buffer.from([0x80]), Buffer.from([0x61, 0xff]), Buffer.from([0x2e]), Buffer.from([0x2e, 0x2e]), Buffer.from('a/b'), Buffer.from([0x61, 0x00]), Buffer.from([0xc0, 0xaf]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.alloc(1025, 0x61)]) {
+      const bytes = Buffer.concat([Buffer.from('CTRE\0\0\0\0'), Buffer.from([1, 0, 0, 0, 1, raw.length & 0xff, raw.length >> 8]), raw, Buffer.alloc(32, 7)]);
+      expect(outcome(() => decodeTree(bytes))).to.deep.equal(outcome(() => reference(bytes)));
+      expect(outcome(() => decodeTree(bytes))).to.have.property('error');
+    }
+  });
+
   it('snapshot record: canonical bytes and id', () => {
     const bytes = fixture('snapshot-v0.bin');
     const record = { root_tree_id: TREE_ID, parent_snapshot_ids: [], created_at_s: 1700000000, message: 'first' };

@@ -386,7 +386,8 @@ export class ContentOperations {
       }
       for (const e of entries) {
         const isTree = e.kind === 'directory';
-        const present = isTree ? tx.has('tree', e.id) || trees.has(e.id) : tx.has('blob', e.id) || blobs.has(e.id);
+        // This commit's own objects first: a map lookup, where the store's is an index search.
+        const present = isTree ? trees.has(e.id) || tx.has('tree', e.id) : blobs.has(e.id) || tx.has('blob', e.id);
         if (!present) throw new NotFound(`tree ${loc.id} references ${isTree ? 'tree' : 'blob'} ${e.id} (${e.name}), which is not present`);
       }
     }

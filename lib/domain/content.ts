@@ -1,5 +1,6 @@
 // The content model (storage-layout.md §6): blobs, trees and snapshot records, their canonical
 // encodings and ids. Pure functions: no I/O. Every id a client sends is recomputed from bytes.
+import { isUtf8 } from 'node:buffer';
 import { hash } from 'node:crypto';
 import { Invalid } from './errors.js';
 
@@ -86,8 +87,13 @@ export function encodeTree(entries: readonly TreeEntry[]): Buffer {
   return out;
 }
 
-/** Decode and check that `bytes` is exactly the canonical encoding of a tree. */
-/** Decode a canonical tree; with `keep` false, only check it (nothing is materialized). */
+/**
+ * Decode a canonical tree, checking that `bytes` is exactly its encoding; with `keep` false,
+ * only check it (nothing is materialized). Trees are decoded for every upload, commit, manifest
+ * and pull, thousands of entries at a time: names are checked byte by byte here (ASCII is
+ * decoded as latin1, which is the same for it; anything else must be valid UTF-8, one native
+ * call) and compared with the previous name in JS, with no Buffer made per entry.
+ */
 export function decodeTree(bytes: Buffer, keep = true): TreeEntry[] {
   const bad = (why: string) => new Invalid(`not a canonical tree: ${why}`);
   if (bytes.length < 12 || bytes.toString('ascii', 0, 4) !== TREE_MAGIC) throw bad('bad magic');
@@ -96,25 +102,47 @@ export function decodeTree(bytes: Buffer, keep = true): TreeEntry[] {
   const count = bytes.readUInt32LE(8);
   const entries: TreeEntry[] = [];
   let at = 12;
-  let previous: Buffer | null = null;
+  let previousStart = -1;
+  let previousEnd = -1;
   for (let i = 0; i < count; i++) {
     if (at + 3 > bytes.length) throw bad('truncated entry');
-    const kind = KIND_NAMES[bytes.readUInt8(at)];
-    if (!kind) throw bad(`entry ${i} has unknown kind ${bytes.readUInt8(at)}`);
-    const nameLength = bytes.readUInt16LE(at + 1);
-    if (at + 3 + nameLength + ID_BYTES > bytes.length) throw bad('truncated entry');
-    const nameBytes = bytes.subarray(at + 3, at + 3 + nameLength);
-    const name = nameBytes.toString('utf8');
-    if (!Buffer.from(name, 'utf8').equals(nameBytes)) throw bad(`entry ${i} name is not valid UTF-8`);
-    validateEntryName(name);
-    if (previous && compareNames(previous, nameBytes) >= 0) throw bad('entries are not sorted and unique');
-    previous = nameBytes;
-    at += 3 + nameLength;
+    const kind = KIND_NAMES[bytes[at]];
+    if (!kind) throw bad(`entry ${i} has unknown kind ${bytes[at]}`);
+    const nameLength = bytes[at + 1] | (bytes[at + 2] << 8);
+    const start = at + 3;
+    const end = start + nameLength;
+    if (end + ID_BYTES > bytes.length) throw bad('truncated entry');
+    let ascii = true;
+    let slashOrNul = false;
+    for (let j = start; j < end; j++) {
+      const b = bytes[j];
+      if (b >= 0x80) ascii = false;
+      else if (b === 0x2f || b === 0) slashOrNul = true;
+    }
+    if (!ascii && !isUtf8(bytes.subarray(start, end))) throw bad(`entry ${i} name is not valid UTF-8`);
+    const name = ascii ? bytes.toString('latin1', start, end) : bytes.toString('utf8', start, end);
+    if (nameLength === 0 || name === '.' || name === '..') throw new Invalid(`tree entry name "${name}" is not allowed`);
+    if (slashOrNul) throw new Invalid('tree entry names must not contain "/" or NUL');
+    if (nameLength > MAX_NAME_BYTES) throw new Invalid('tree entry name longer than 1024 bytes');
+    if (previousStart >= 0 && compareRanges(bytes, previousStart, previousEnd, start, end) >= 0) throw bad('entries are not sorted and unique');
+    previousStart = start;
+    previousEnd = end;
+    at = end;
     if (keep) entries.push({ name, kind, id: bytes.toString('hex', at, at + ID_BYTES) });
     at += ID_BYTES;
   }
   if (at !== bytes.length) throw bad('trailing bytes');
   return entries;
+}
+
+/** Byte order of bytes[aStart, aEnd) against bytes[bStart, bEnd) (Buffer.compare's order). */
+function compareRanges(bytes: Buffer, aStart: number, aEnd: number, bStart: number, bEnd: number): number {
+  const n = Math.min(aEnd - aStart, bEnd - bStart);
+  for (let k = 0; k < n; k++) {
+    const d = bytes[aStart + k] - bytes[bStart + k];
+    if (d !== 0) return d;
+  }
+  return (aEnd - aStart) - (bEnd - bStart);
 }
 
 export function treeId(entries: readonly TreeEntry[]): string {
