@@ -738,13 +738,17 @@ describe('content over HTTP', function () {
       expectError(await unchanged(server, repo, ids, () => commit(server, repo, unlisted)), 404);
     });
 
-    it('a commit listing thousands of packs it never uploaded answers in row order, and the server stays healthy', async () => {
+    it('a commit listing many packs answers the first bad row in row order, and the server stays healthy', async () => {
       const c = buildContent({ 'many-packs.txt': 'many' });
       await uploadPacks(server, repo, c);
       const ids = [c.snapshot.snapshot_id];
+      const good = commitBody(c).object_packs[0];
+      const wrongLength = { ...good, byte_length: good.byte_length + 1 };
       const missing = Array.from({ length: 5000 }, (_, i) => ({ pack_id: fakeId(`missing-pack-${i}`) }));
-      // Headers are read ahead (at most 64 at once), but the error is the first row's.
-      expectError(await unchanged(server, repo, ids, () => commit(server, repo, { ...commitBody(c), object_packs: [...missing, ...commitBody(c).object_packs] })), 404);
+      // A pack row that disagrees with the staged pack, then thousands never uploaded: 409 for the first.
+      expectError(await unchanged(server, repo, ids, () => commit(server, repo, { ...commitBody(c), object_packs: [wrongLength, ...missing] })), 409, /is \d+ bytes, the row says/);
+      // The other way round: 404 naming the first missing pack.
+      expectError(await unchanged(server, repo, ids, () => commit(server, repo, { ...commitBody(c), object_packs: [...missing, wrongLength] })), 404, new RegExp(missing[0].pack_id));
       expectError(await unchanged(server, repo, ids, () => commit(server, repo, { ...commitBody(c), object_packs: [{ pack_id: 'not-an-id' }, ...missing] })), 400);
       expect((await commit(server, repo, commitBody(c))).status).to.equal(200);
     });

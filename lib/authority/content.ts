@@ -275,17 +275,22 @@ export class ContentOperations {
     const adopt: { kind: PackKind; packId: string }[] = [];
     // Headers of every pack this commit may reference: committed ones and the listed staged ones.
     const headers = new Map<string, Map<string, PackEntry>>();
-    // Each pack file's header is read once per commit; the listed packs' headers are read
-    // concurrently up front (a failed read is reported when the row is reached, in row order).
-    const headerReads = new Map<string, ReturnType<Txn['packHeader']>>();
-    const readHeader = (kind: PackKind, packId: string) => {
+    // A listed pack that a locator row points into is read once: its header is kept from the
+    // listing check until the rows are checked against it (then only the id map above stays).
+    // Others are dropped at once, so listing many packs costs one header's memory at a time.
+    const pointedAt = new Set<string>();
+    for (const r of req.blob_locators) pointedAt.add(`${PACK_KIND_OBJECT}:${r.pack_id}`);
+    for (const r of req.tree_locators) pointedAt.add(`${PACK_KIND_TREE}:${r.pack_id}`);
+    const kept = new Map<string, Awaited<ReturnType<Txn['packHeader']>>>();
+    const readHeader = async (kind: PackKind, packId: string, keep: boolean) => {
       const key = `${kind}:${packId}`;
-      let read = headerReads.get(key);
-      if (!read) {
-        read = tx.packHeader(kind, packId);
-        read.catch(() => undefined); // awaited where the row is checked
-        headerReads.set(key, read);
+      const cached = kept.get(key);
+      if (cached) {
+        if (!keep) kept.delete(key);
+        return cached;
       }
+      const read = await tx.packHeader(kind, packId);
+      if (keep && pointedAt.has(key)) kept.set(key, read);
       return read;
     };
     const headerOf = async (kind: PackKind, packId: string, listed: Set<string>): Promise<Map<string, PackEntry>> => {
@@ -295,21 +300,19 @@ export class ContentOperations {
       if (!tx.isAdoptedPack(kind, packId) && !listed.has(packId)) {
         throw new NotFound(`${kind === PACK_KIND_OBJECT ? 'object' : 'tree'} pack ${packId} is neither committed nor listed in this commit`);
       }
-      const { header } = await readHeader(kind, packId);
+      const { header } = await readHeader(kind, packId, false);
       entries = new Map(header.entries.map((e) => [e.id, e]));
       headers.set(key, entries);
       return entries;
     };
 
     const listedPacks = async (kind: PackKind, rows: PackRow[], counter: 'object_packs' | 'tree_packs') => {
-      // At most 64 ahead: a hostile body listing many packs must not open them all at once.
-      for (const row of rows.slice(0, 64)) if (isContentId(row.pack_id)) readHeader(kind, row.pack_id);
       const listed = new Set<string>();
       for (const row of rows) {
         requireContentId(row.pack_id, 'pack_id');
         if (listed.has(row.pack_id)) continue;
         listed.add(row.pack_id);
-        const { header, byteLength } = await readHeader(kind, row.pack_id);
+        const { header, byteLength } = await readHeader(kind, row.pack_id, true);
         const committed = tx.isAdoptedPack(kind, row.pack_id);
         if (row.byte_length !== undefined && row.byte_length !== byteLength) throw new Conflict(`pack ${row.pack_id} is ${byteLength} bytes, the row says ${row.byte_length}`);
         if (row.object_count !== undefined && row.object_count !== header.entries.length) throw new Conflict(`pack ${row.pack_id} holds ${header.entries.length} objects, the row says ${row.object_count}`);
@@ -538,13 +541,20 @@ export class ContentOperations {
     const ids: string[] = [];
     const seen = new Set<string>();
     for (const l of locs) if (!seen.has(l.pack_id)) { seen.add(l.pack_id); ids.push(l.pack_id); }
-    // A header is a few small reads: sixteen files at a time rather than one after another.
-    const reads = new Semaphore(16);
-    return Promise.all(ids.map((id) => reads.runExclusive(async () => {
+    // A header is a few small reads: several files at a time rather than one after another
+    // (at most 16 for all of this authority's manifests); a failure is reported in id order.
+    const reads = await Promise.allSettled(ids.map((id) => this.headerReads.runExclusive(async () => {
       const { header, byteLength } = await this.store.packHeader(kind, id);
       return packRow({ pack_id: id, byte_length: byteLength, object_count: header.entries.length });
     })));
+    return reads.map((r) => {
+      if (r.status === 'rejected') throw r.reason;
+      return r.value;
+    });
   }
+
+  /** Pack header reads of manifests in flight, across requests. */
+  private readonly headerReads = new Semaphore(16);
 
   async importManifest(snapshotId: string) {
     this.snapshot(snapshotId);

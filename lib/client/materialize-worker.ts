@@ -102,6 +102,7 @@ if (!isMainThread && parentPort) {
 
 type Job = { out: string; entries: MaterializeEntry[]; source: { file: string } | { shared: SharedArrayBuffer }; onProgress?: (n: number) => void };
 type Settle = { resolve: (r: { files: number; bytes: number }) => void; reject: (e: Error) => void };
+type Lane = { thread: Worker; queued: number };
 
 /** Jobs a worker holds at once: the one it runs and the next, so it never waits for the main thread. */
 const WORKER_QUEUE = 2;
@@ -114,16 +115,17 @@ const WORKER_QUEUE = 2;
  * mostly idle once the packs stream, so it makes a good second lane. Jobs beyond that wait.
  */
 export class MaterializePool {
-  private readonly workers: { thread: Worker; queued: number }[] = [];
+  private readonly workers: Lane[] = [];
   private mainBusy = false;
+  private closing = false;
   private readonly waiting: { job: Job; settle: Settle }[] = [];
   private broken: Error | null = null;
-  private readonly pending = new Map<number, Settle & { onProgress?: (n: number) => void }>();
+  private readonly pending = new Map<number, Settle & { onProgress?: (n: number) => void; lane: Lane }>();
   private nextId = 0;
 
   constructor(size: number) {
     for (let i = 0; i < Math.max(0, size - 1); i++) {
-      const lane = { thread: new Worker(new URL(import.meta.url)), queued: 0 };
+      const lane: Lane = { thread: new Worker(new URL(import.meta.url)), queued: 0 };
       lane.thread.on('message', (reply: Reply) => {
         const p = this.pending.get(reply.id);
         if (!p) return;
@@ -137,15 +139,27 @@ export class MaterializePool {
         else p.resolve(reply);
         this.next();
       });
-      lane.thread.on('error', (err) => {
-        // A worker that died fails everything in flight and everything still to come.
-        this.broken = err;
-        for (const p of this.pending.values()) p.reject(err);
-        this.pending.clear();
-        for (const w of this.waiting.splice(0)) w.settle.reject(err);
-      });
+      lane.thread.on('error', (err) => this.lost(lane, err));
+      // A worker that exits without an error event (killed from outside) must not leave its
+      // jobs pending forever.
+      lane.thread.on('exit', (code) => { if (!this.closing) this.lost(lane, new Error(`a pull worker exited (code ${code})`)); });
       this.workers.push(lane);
     }
+  }
+
+  /**
+   * A worker died: its jobs fail, and so does everything not yet started. Jobs running on the
+   * other lanes finish first (whoever waits for them sees nothing written behind an error).
+   */
+  private lost(lane: Lane, err: Error): void {
+    this.broken ??= err;
+    for (const [id, p] of this.pending) {
+      if (p.lane !== lane) continue;
+      this.pending.delete(id);
+      p.reject(err);
+    }
+    lane.queued = Infinity; // never chosen again
+    for (const w of this.waiting.splice(0)) w.settle.reject(this.broken);
   }
 
   /**
@@ -163,12 +177,12 @@ export class MaterializePool {
   /** Hand waiting jobs to free lanes. */
   private next(): void {
     while (this.waiting.length && !this.broken) {
-      const lane = this.workers.reduce<{ thread: Worker; queued: number } | null>((best, w) => (w.queued < WORKER_QUEUE && (!best || w.queued < best.queued) ? w : best), null);
+      const lane = this.workers.reduce<Lane | null>((best, w) => (w.queued < WORKER_QUEUE && (!best || w.queued < best.queued) ? w : best), null);
       if (lane) {
         const { job, settle } = this.waiting.shift()!;
         const id = this.nextId++;
         lane.queued++;
-        this.pending.set(id, { ...settle, onProgress: job.onProgress });
+        this.pending.set(id, { ...settle, onProgress: job.onProgress, lane });
         lane.thread.postMessage({ id, out: job.out, entries: job.entries, ...job.source } satisfies Request);
         continue;
       }
@@ -191,6 +205,7 @@ export class MaterializePool {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await Promise.all(this.workers.map((w) => w.thread.terminate()));
   }
 }

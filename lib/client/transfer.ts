@@ -111,6 +111,8 @@ class PackPipeline {
   private turn = 0;
   /** Time the scan spent waiting for a free pack slot (CAIRN_TIMING). */
   waitedMs = 0;
+  /** Object packs started so far (the first one is smaller). */
+  private objectBatches = 0;
 
   constructor(private readonly client: CairnClient, private readonly repo: number, private readonly level: number, private readonly progress: Progress,
     private readonly stopAfterUploads = Infinity, private readonly targetBytes = PACK_TARGET_BYTES) {}
@@ -133,8 +135,6 @@ class PackPipeline {
       await this.flush(PACK_KIND_OBJECT);
     }
   }
-
-  private objectBatches = 0;
 
   private takeSlab(min: number): Buffer {
     const i = this.freeSlabs.findIndex((b) => b.byteLength >= min);
@@ -161,8 +161,12 @@ class PackPipeline {
     if (slab.byteLength <= 2 * (this.targetBytes + SLAB_SLACK_BYTES) && this.freeSlabs.length < 4) this.freeSlabs.push(slab);
   }
 
-  /** Hand a batch to the pack worker; its upload follows. At most three batches in flight. */
-  async flush(kind: PackKind, objects?: { id: string; raw: Buffer }[]): Promise<void> {
+  /**
+   * Hand a batch to the pack worker; its upload follows. At most three batches in flight, except
+   * that `lastOfScan` (the scan's last partial pack, whose bytes are in memory already) goes at
+   * once: waiting would only delay its compression behind the uploads.
+   */
+  async flush(kind: PackKind, objects?: { id: string; raw: Buffer }[], lastOfScan = false): Promise<void> {
     let batch: Batch | null;
     if (objects) {
       batch = { slab: this.takeSlab(objects.reduce((n, o) => n + o.raw.length, 0)), objects: [], fill: 0 };
@@ -179,9 +183,8 @@ class PackPipeline {
       if (batch) this.recycleSlab(batch.slab.buffer as SharedArrayBuffer);
       return;
     }
-    if (this.scanning) {
+    if (!lastOfScan) {
       // Waiting for a slot never rejects: a failed upload is reported once all others settled.
-      // (Once the scan is over its last batches are in memory already: they go at once.)
       const waitStart = performance.now();
       while (this.inflight.size >= 3) await Promise.race([...this.inflight].map((p) => p.catch(() => undefined)));
       this.waitedMs += performance.now() - waitStart;
@@ -200,13 +203,6 @@ class PackPipeline {
   }
 
   private failure: unknown = null;
-  private scanning = true;
-
-  /** The scan is over: later batches go to a worker without waiting for a slot. */
-  scanDone(): void {
-    this.scanning = false;
-  }
-
   async close(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.close()));
   }
@@ -322,8 +318,7 @@ export async function push(o: PushOptions): Promise<PushResult> {
       readTarget: () => pipeline.readTarget(),
     });
     t(`scan+pack (waited ${pipeline.waitedMs.toFixed(0)} ms for the pack worker)`);
-    pipeline.scanDone();
-    await pipeline.flush(PACK_KIND_OBJECT); // the last partial pack, before the (small) tree pack
+    await pipeline.flush(PACK_KIND_OBJECT, undefined, true); // the last partial pack, before the (small) tree pack
     for (const rel of scan.skipped) o.onSkipped?.(rel);
     if (!unchangedTree()) {
       const missingTrees = [...scan.trees.entries()].filter(([id]) => !known.trees.has(id)).sort(([a], [b]) => (a < b ? -1 : 1));
@@ -590,10 +585,10 @@ class PackIntake {
 export async function pull(o: PullOptions): Promise<{ snapshot_id: string; files: number; bytes: number }> {
   const client = new CairnClient(o.server);
   const t = timer();
-  // Workers boot while the manifest travels; the main thread downloads, two workers decode and
-  // write. (One worker was the default while two seemed to multiply the kernel's time: that was
+  // The worker boots while the manifest travels; the main thread downloads, and it and the
+  // worker decode and write (see MaterializePool). (Two lanes were once slower than one: that was
   // ext4 scanning past recently freed inodes on every create, slow for any writer; on a clean
-  // directory two workers pull the benchmark tree ~15 % faster.)
+  // directory two lanes pull the benchmark tree faster.)
   const pool = new MaterializePool(Number(process.env.CAIRN_PULL_WORKERS) || 2);
   const temp = mkdtempSync(path.join(os.tmpdir(), 'cairn-pull-'));
   let intake: PackIntake | null = null;

@@ -165,9 +165,10 @@ export async function scanDirectory(dir: string, onBlob: (id: string, bytes: () 
   }
   let sinceYield = 0;
   for (const rel of paths) {
+    // Below an ignored directory: not even stat'ed (it may vanish meanwhile without harm).
+    if (ignoredDirs.length && ignoredDirs.some((d) => rel.startsWith(d))) continue;
     const abs = path.join(dir, rel);
     const st = stats.get(rel) ?? lstatSync(abs);
-    if (ignoredDirs.length && ignoredDirs.some((d) => rel.startsWith(d))) continue;
     if (st.isDirectory()) {
       if (ignored(rel, true)) {
         ignoredDirs.push(`${rel}/`);

@@ -655,8 +655,11 @@ export class ContentStore {
         const temp = tempPathFor(target);
         await fsp.writeFile(temp, bytes, { flag: 'wx', mode: 0o644 });
         const h = await fsp.open(temp, 'r+');
-        await h.sync();
-        await h.close();
+        try {
+          await h.sync();
+        } finally {
+          await h.close();
+        }
         await fsp.rename(temp, target);
         adopted.push({ kind, packId, written: true });
       }

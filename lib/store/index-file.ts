@@ -164,8 +164,8 @@ export class IndexReader {
     const first = target[0];
     let lo = first === 0 ? 0 : this.fanout[first - 1];
     let hi = this.fanout[first];
-    // A bucket mostly lies within one or two blocks: fetch (and touch in the LRU) each block
-    // once per search, not once per probe.
+    // A bucket mostly lies within one or two blocks: consecutive probes into the same block
+    // fetch it (and touch it in the LRU) once, not once per probe.
     let blockNo = -1;
     let block: Buffer = EMPTY_BLOCK;
     while (lo < hi) {
