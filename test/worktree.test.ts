@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { scanDirectory } from '../lib/client/worktree.js';
+import { listTree, scanDirectory } from '../lib/client/worktree.js';
 import { tempDir } from './helpers.js';
 
 describe('push scan', () => {
@@ -24,5 +24,25 @@ describe('push scan', () => {
     expect(plain.entries.get('src/deep/b.sh')!.kind).to.equal('executable');
     expect(plain.entries.get('link')!.kind).to.equal('symlink');
     expect(plain.directories.sort()).to.deep.equal(['src', 'src/deep', 'void']);
+  });
+
+  it('lists a tree sorted, without .git/ and .cairn/; a missing or non-directory path is refused', async () => {
+    const dir = tempDir();
+    mkdirSync(path.join(dir, 'b/.git'), { recursive: true });
+    mkdirSync(path.join(dir, '.cairn'));
+    writeFileSync(path.join(dir, 'b/x'), 'x');
+    writeFileSync(path.join(dir, 'a-b'), 'y');
+    writeFileSync(path.join(dir, 'b/.git/HEAD'), 'h');
+    const listed = await listTree(dir);
+    expect(listed).to.deep.equal(['a-b', 'b', 'b/x']);
+    // The scan walks what it is given, in that order.
+    const scanned = await scanDirectory(dir, () => {}, { listed });
+    expect([...scanned.entries.keys()]).to.deep.equal(['a-b', 'b/x']);
+    let missing: Error | null = null;
+    await listTree(path.join(dir, 'nope')).catch((e) => { missing = e; });
+    expect(String(missing)).to.match(/nope does not exist/);
+    let notDir: Error | null = null;
+    await listTree(path.join(dir, 'a-b')).catch((e) => { notDir = e; });
+    expect(String(notDir)).to.match(/a-b is not a directory/);
   });
 });

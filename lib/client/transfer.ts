@@ -9,7 +9,7 @@ import { decodeTree, snapshotId, type EntryKind, type TreeEntry } from '../domai
 import { decodeObjectFrame, PACK_KIND_OBJECT, PACK_KIND_TREE, type BuiltPack, type PackKind } from '../store/pack.js';
 import { CairnClient, ServerError } from './http.js';
 import { NO_PROGRESS, progressFor, type Progress } from './progress.js';
-import { prepareOutput, preloadScanner, scanDirectory } from './worktree.js';
+import { listTree, prepareOutput, scanDirectory } from './worktree.js';
 import { MaterializePool, type MaterializeEntry } from './materialize-worker.js';
 import { PackWorker, type SlabObject } from './pack-worker.js';
 
@@ -282,14 +282,14 @@ function asProgress(p: Progress | boolean): Progress {
 export async function push(o: PushOptions): Promise<PushResult> {
   const client = new CairnClient(o.server);
   const t = timer();
-  // Unknown repository (or unreachable server) is reported before the tree is scanned. The
-  // line and the list of lines are asked for at the same time (one round trip, not three).
-  preloadScanner();
+  // Unknown repository (or unreachable server) is reported before the tree is read (and before
+  // a listing error: a missing directory). The line and the list of lines are asked for at the
+  // same time (one round trip, not three), and the tree is listed while they travel.
   const repository = client.requireRepository(o.repo);
   const lineRead = client.lineOrNull(o.repo, o.line);
   const allLines = client.json('GET', client.repoPath(o.repo, '/lines'));
-  lineRead.catch(() => undefined);
-  allLines.catch(() => undefined);
+  const listing = listTree(o.dir);
+  for (const p of [lineRead, allLines, listing]) p.catch(() => undefined);
   await repository;
   const line = await lineRead;
   const lineHead: string | null = line?.head_snapshot_id ?? null;
@@ -316,6 +316,7 @@ export async function push(o: PushOptions): Promise<PushResult> {
       onTotal: progress === NO_PROGRESS ? undefined : (bytes) => progress.setTotal(bytes),
       onFile: (size, id, first) => { if (!first || known.blobs.has(id)) progress.increment(size); },
       readTarget: () => pipeline.readTarget(),
+      listed: await listing,
     });
     t(`scan+pack (waited ${pipeline.waitedMs.toFixed(0)} ms for the pack worker)`);
     await pipeline.flush(PACK_KIND_OBJECT, undefined, true); // the last partial pack, before the (small) tree pack

@@ -40,6 +40,8 @@ export interface ScanOptions {
    * bytes then need no copy). Files that do not fit are read into the scan's own buffer.
    */
   readTarget?: () => Buffer | null;
+  /** The tree's paths from `listTree(dir)`, when the caller listed it already. */
+  listed?: string[];
 }
 
 interface DirNode {
@@ -96,16 +98,23 @@ function readWhole(file: string, size: number, into: Buffer | null): Buffer {
   }
 }
 
-// Loaded on first use, not at start-up (a pull never walks a directory); `preloadScanner()`
-// starts loading it while a push waits for its first answers from the server.
-let fastGlob: Promise<typeof import('fast-glob')> | null = null;
-function loadFastGlob(): Promise<typeof import('fast-glob')> {
-  return (fastGlob ??= import('fast-glob').then((m) => m.default));
-}
-
-/** Start loading the directory walker now (it takes ~25 ms) so a later scan does not wait for it. */
-export function preloadScanner(): void {
-  loadFastGlob().catch(() => undefined); // a failure surfaces when the scan loads it
+/**
+ * Every path below `dir` (fast-glob, symlinks not followed, the always-pruned directories left
+ * out), sorted: the walk order of `scanDirectory`. fast-glob is loaded on first use, not at
+ * start-up (a pull never walks a directory), and its synchronous walk is used: for thousands of
+ * small directories it takes half the time of the asynchronous one (no thread-pool hop per
+ * readdir). A push lists the tree while its first requests are in flight.
+ */
+export async function listTree(dir: string): Promise<string[]> {
+  let st;
+  try {
+    st = lstatSync(dir);
+  } catch {
+    throw new Error(`${dir} does not exist`);
+  }
+  if (!st.isDirectory()) throw new Error(`${dir} is not a directory`);
+  const { default: fg } = await import('fast-glob');
+  return fg.sync('**', { cwd: dir, dot: true, onlyFiles: false, followSymbolicLinks: false, unique: true, ignore: ALWAYS_PRUNED }).sort();
 }
 
 /**
@@ -115,13 +124,7 @@ export function preloadScanner(): void {
  * `bytes()` returns is valid only until `onBlob` settles: copy what is kept.
  */
 export async function scanDirectory(dir: string, onBlob: (id: string, bytes: () => Buffer) => Promise<void> | void = () => {}, options: ScanOptions = {}): Promise<ScannedTree> {
-  let st;
-  try {
-    st = lstatSync(dir);
-  } catch {
-    throw new Error(`${dir} does not exist`);
-  }
-  if (!st.isDirectory()) throw new Error(`${dir} is not a directory`);
+  const paths = options.listed ?? (await listTree(dir));
   const root: DirNode = { entries: new Map() };
   const blobs = new Set<string>();
   const skipped: string[] = [];
@@ -144,11 +147,6 @@ export async function scanDirectory(dir: string, onBlob: (id: string, bytes: () 
     }
     return node;
   };
-  // fast-glob's synchronous walk: for thousands of small directories it is about twice as fast
-  // as the asynchronous one (no thread-pool hop per readdir), and the scan is synchronous anyway.
-  const fg = await loadFastGlob();
-  const paths = fg.sync('**', { cwd: dir, dot: true, onlyFiles: false, followSymbolicLinks: false, unique: true, ignore: ALWAYS_PRUNED });
-  paths.sort();
   // One lstat per path: the total for the progress bar and the walk share it.
   const stats = new Map<string, Stats | null>();
   if (options.onTotal) {
