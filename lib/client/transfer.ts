@@ -189,9 +189,7 @@ class PackPipeline {
       while (this.inflight.size >= 3) await Promise.race([...this.inflight].map((p) => p.catch(() => undefined)));
       this.waitedMs += performance.now() - waitStart;
     }
-    const worker = this.workers[this.turn % this.workers.length];
-    this.turn++;
-    const task = worker.build(kind, batch.slab.buffer as SharedArrayBuffer, batch.objects, this.level, this.spares.pop() ?? null).then(async (pack) => {
+    const task = this.workers[this.turn++ % this.workers.length].build(kind, batch.slab.buffer as SharedArrayBuffer, batch.objects, this.level, this.spares.pop() ?? null).then(async (pack) => {
       this.recycleSlab(pack.slab);
       this.packs.push({ packId: pack.packId, kind, byteLength: pack.bytes.length, entries: pack.entries });
       await this.upload(pack);
@@ -203,9 +201,6 @@ class PackPipeline {
   }
 
   private failure: unknown = null;
-  async close(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.close()));
-  }
 
   /** Wait until no build or upload is in flight (whatever their outcome). */
   async settle(): Promise<void> {
@@ -232,6 +227,10 @@ class PackPipeline {
     await this.flush(PACK_KIND_OBJECT);
     await this.settle();
     if (this.failure !== null) throw this.failure;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.close()));
   }
 }
 
