@@ -174,6 +174,27 @@ export function procMemory(pid: number): ProcMemory | null {
   }
 }
 
+/**
+ * CPU seconds (user + system) of a process (`/proc/PID/stat` utime + stime), or, with
+ * `children`, of this process's waited-for children (cutime + cstime: every command the bench
+ * ran and reaped, with the subprocesses each of them reaped, such as git's receive-pack). The
+ * difference across a step is that step's CPU, steadier than wall time on a shared machine.
+ */
+export function cpuSeconds(pid: number | 'self', children = false): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields from 3 (state) on
+    const at = (n: number) => Number(fields[n - 3]);
+    const ticks = children ? at(16) + at(17) : at(14) + at(15);
+    return ticks / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+
+/** USER_HZ: the unit of /proc/PID/stat times (100 on Linux for every common architecture). */
+const CLOCK_TICKS = 100;
+
 /** Sample VmRSS of `pid` every `intervalMs`; stop() returns the peak seen (KiB) and the sample count. */
 export function sampleRss(pid: number, intervalMs = 50): { stop(): { peakKiB: number; samples: number } } {
   let peak = 0;

@@ -25,7 +25,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildBigPack } from './pack-file.js';
 import {
-  CommandFailed, dirBytes, killAllChildren, procMemory, registerRepository, runOk, runTimed, sampleRss,
+  CommandFailed, cpuSeconds, dirBytes, killAllChildren, procMemory, registerRepository, runOk, runTimed, sampleRss,
   startBaseline, startCairn, uploadFile, type ChildServer, type UploadResult,
 } from './proc.js';
 import { generateTree } from './tree.js';
@@ -140,6 +140,7 @@ async function stepCairn(tree: { bytes: number }, round: number): Promise<Fig> {
     const sampler = sampleRss(server.pid);
 
     log(`round ${round + 1}: cairn push`);
+    const cpu0 = { client: cpuSeconds('self', true), server: cpuSeconds(server.pid) };
     const push = await runOk(process.execPath, [CLI, 'push', '--server', server.url, '--repo', String(repo), '--line', 'dev', treeDir], { timeoutMs: COMMAND_TIMEOUT_MS });
     const pushed = JSON.parse(push.stdout.trim().split('\n').at(-1)!);
     Object.assign(fig, {
@@ -148,9 +149,15 @@ async function stepCairn(tree: { bytes: number }, round: number): Promise<Fig> {
       uploaded_packs: pushed.uploaded_packs, uploaded_bytes: pushed.uploaded_bytes,
     });
 
+    const cpu1 = { client: cpuSeconds('self', true), server: cpuSeconds(server.pid) };
     log(`round ${round + 1}: cairn pull`);
     const pull = await runOk(process.execPath, [CLI, 'pull', '--server', server.url, '--repo', String(repo), '--line', 'dev', out], { timeoutMs: COMMAND_TIMEOUT_MS });
-    Object.assign(fig, { pull_ms: Math.round(pull.ms), pull_mib_s: mibps(tree.bytes, pull.ms) });
+    const cpu2 = { client: cpuSeconds('self', true), server: cpuSeconds(server.pid) };
+    Object.assign(fig, {
+      pull_ms: Math.round(pull.ms), pull_mib_s: mibps(tree.bytes, pull.ms),
+      push_cpu_s: cpuRound(cpu1.client - cpu0.client + cpu1.server - cpu0.server), push_server_cpu_s: cpuRound(cpu1.server - cpu0.server),
+      pull_cpu_s: cpuRound(cpu2.client - cpu1.client + cpu2.server - cpu1.server), pull_server_cpu_s: cpuRound(cpu2.server - cpu1.server),
+    });
     fig.server_rss_peak_sampled_mib = mib(sampler.stop().peakKiB * 1024);
     fig.server_vm_hwm_mib = mib((procMemory(server.pid)?.hwmKiB ?? NaN) * 1024);
 
@@ -290,9 +297,11 @@ async function stepGit(tree: { bytes: number }, round: number): Promise<Fig> {
     await git(['init', '-q']);
     await git(['init', '-q', '--bare', bare], false);
     log(`round ${round + 1}: git add+commit+push`);
+    const cpu0 = cpuSeconds('self', true);
     const add = await git(['add', '-A']);
     const commit = await git(['commit', '-q', '-m', 'x']);
     const push = await git(['push', '-q', `file://${bare}`, 'HEAD:refs/heads/main']);
+    const cpu1 = cpuSeconds('self', true);
     const total = add.ms + commit.ms + push.ms;
     Object.assign(fig, {
       add_ms: Math.round(add.ms), commit_ms: Math.round(commit.ms), push_ms: Math.round(push.ms),
@@ -300,7 +309,10 @@ async function stepGit(tree: { bytes: number }, round: number): Promise<Fig> {
     });
     log(`round ${round + 1}: git clone`);
     const clone = await git(['clone', '-q', `file://${bare}`, out], false);
-    Object.assign(fig, { clone_ms: Math.round(clone.ms), clone_mib_s: mibps(tree.bytes, clone.ms) });
+    Object.assign(fig, {
+      clone_ms: Math.round(clone.ms), clone_mib_s: mibps(tree.bytes, clone.ms),
+      add_commit_push_cpu_s: cpuRound(cpu1 - cpu0), clone_cpu_s: cpuRound(cpuSeconds('self', true) - cpu1),
+    });
     if (round === 0) {
       const diff = await runTimed('diff', ['-r', '-q', '-x', '.git', treeDir, out]);
       fig.clone_matches = diff.code === 0;
@@ -315,6 +327,9 @@ async function stepGit(tree: { bytes: number }, round: number): Promise<Fig> {
   }
   return fig;
 }
+
+/** CPU seconds to two decimals (a name apart from `round`, which round-numbered steps shadow). */
+const cpuRound = (x: number) => round(x, 2);
 
 const median = (xs: (number | null | undefined)[]): number | null => {
   const v = xs.filter((x): x is number => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
@@ -606,6 +621,13 @@ function table(title: string, rows: [string, unknown][], columns?: string): stri
   return [`\n${head}`, `${'─'.repeat(head.length)}`, ...shown.map(([k, v]) => `  ${k.padEnd(w)}  ${v}`)].join('\n');
 }
 
+/** Median over the rounds of a CPU figure (cairn rounds, or git rounds with `git`). */
+function cpuMedian(key: string, git = false): number | null {
+  return median((((git ? bench.git_rounds : bench.rounds) ?? []) as Fig[]).map((x) => x[key] as number));
+}
+const secsOf = (s: number | null) => (s == null ? '—' : `${s.toFixed(2)} s`);
+const cpuPair = (total: number | null, server: number | null) => `${secsOf(total)} (${secsOf(server)})`;
+
 function times(x: number | null): string {
   if (x == null) return '—';
   return x >= 1 ? `${x.toFixed(2)}× (cairn faster)` : `${x.toFixed(2)}× (cairn ${(1 / x).toFixed(2)}× slower)`;
@@ -662,6 +684,16 @@ function report(): void {
       ['push: median of per-round ratios', times(median(((bench.rounds ?? []) as Fig[]).map((x, i) => ratio(n(((bench.git_rounds ?? []) as Fig[])[i]?.add_commit_push_ms), n(x.push_ms)))))],
       ['pull: median of per-round ratios', times(median(((bench.rounds ?? []) as Fig[]).map((x, i) => ratio(n(((bench.git_rounds ?? []) as Fig[])[i]?.clone_ms), n(x.pull_ms)))))],
     ], 'time        throughput'),
+    // CPU seconds (client + server for cairn; git with the subprocesses it ran): steadier than
+    // wall time when other work shares the machine, and what two cores have to split.
+    table('CPU time (user + system, medians of the rounds)', [
+      ['cairn push (of which server)', cpuPair(cpuMedian('push_cpu_s'), cpuMedian('push_server_cpu_s'))],
+      ['git add+commit+push', secsOf(cpuMedian('add_commit_push_cpu_s', true))],
+      ['cairn pull (of which server)', cpuPair(cpuMedian('pull_cpu_s'), cpuMedian('pull_server_cpu_s'))],
+      ['git clone', secsOf(cpuMedian('clone_cpu_s', true))],
+      ['push CPU: git / cairn', times(ratio(cpuMedian('add_commit_push_cpu_s', true), cpuMedian('push_cpu_s')))],
+      ['pull CPU: git clone / cairn', times(ratio(cpuMedian('clone_cpu_s', true), cpuMedian('pull_cpu_s')))],
+    ]),
     table('Deduplicated and resumed uploads', [
       ['one-file change pushed to a new line', d.uploaded_bytes != null ? `${d.uploaded_bytes} bytes in ${d.uploaded_packs} pack(s) = ${d.percent_of_tree}% of the tree (target < 1%)` : null],
       ['push killed half-way: packs staged before the kill', rs.killed_after_staged_packs],
