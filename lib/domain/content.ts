@@ -90,9 +90,9 @@ export function encodeTree(entries: readonly TreeEntry[]): Buffer {
 /**
  * Decode a canonical tree, checking that `bytes` is exactly its encoding; with `keep` false,
  * only check it (nothing is materialized). Trees are decoded for every upload, commit, manifest
- * and pull, thousands of entries at a time: names are checked byte by byte here (ASCII is
- * decoded as latin1, which is the same for it; anything else must be valid UTF-8, one native
- * call) and compared with the previous name in JS, with no Buffer made per entry.
+ * and pull, thousands of entries at a time: ASCII names are decoded as latin1 (the same for
+ * them), anything else must be valid UTF-8 (one native call), and names are compared with the
+ * previous one in JS, with no Buffer made per entry.
  */
 export function decodeTree(bytes: Buffer, keep = true): TreeEntry[] {
   const bad = (why: string) => new Invalid(`not a canonical tree: ${why}`);
@@ -113,17 +113,10 @@ export function decodeTree(bytes: Buffer, keep = true): TreeEntry[] {
     const end = start + nameLength;
     if (end + ID_BYTES > bytes.length) throw bad('truncated entry');
     let ascii = true;
-    let slashOrNul = false;
-    for (let j = start; j < end; j++) {
-      const b = bytes[j];
-      if (b >= 0x80) ascii = false;
-      else if (b === 0x2f || b === 0) slashOrNul = true;
-    }
+    for (let j = start; j < end && ascii; j++) ascii = bytes[j] < 0x80;
     if (!ascii && !isUtf8(bytes.subarray(start, end))) throw bad(`entry ${i} name is not valid UTF-8`);
     const name = ascii ? bytes.toString('latin1', start, end) : bytes.toString('utf8', start, end);
-    if (nameLength === 0 || name === '.' || name === '..') throw new Invalid(`tree entry name "${name}" is not allowed`);
-    if (slashOrNul) throw new Invalid('tree entry names must not contain "/" or NUL');
-    if (nameLength > MAX_NAME_BYTES) throw new Invalid('tree entry name longer than 1024 bytes');
+    validateEntryName(name);
     if (previousStart >= 0 && compareRanges(bytes, previousStart, previousEnd, start, end) >= 0) throw bad('entries are not sorted and unique');
     previousStart = start;
     previousEnd = end;

@@ -124,11 +124,6 @@ export async function removeTempFiles(root: string): Promise<string[]> {
   return removed;
 }
 
-/**
- * Writes a stream of chunks to a file handle in ~1 MiB writes, with one write in flight while
- * the caller goes on reading (at most `maxQueued` bytes buffered), so network reads and disk
- * writes overlap without holding the body in memory.
- */
 /** writev until every byte is written (a short write resumes where the kernel stopped). */
 async function writevAll(handle: FileHandle, parts: Buffer[]): Promise<void> {
   let rest = parts;
@@ -141,6 +136,11 @@ async function writevAll(handle: FileHandle, parts: Buffer[]): Promise<void> {
   }
 }
 
+/**
+ * Writes a stream of chunks to a file handle in ~1 MiB writes, with one write in flight while
+ * the caller goes on reading (at most `maxQueued` bytes buffered), so network reads and disk
+ * writes overlap without holding the body in memory.
+ */
 export class ChunkWriter {
   private parts: Buffer[] = [];
   private buffered = 0;
