@@ -94,7 +94,7 @@ export async function stepLands(ctx: { root: string; scale: number; log: (m: str
   await Authority.create(root, 0, Math.floor(Date.now() / 1000));
   const a = await Authority.open(root, 0, pino({ level: 'silent' }));
   try {
-    const desk = new LandDesk(a.store, a.workflow, () => null);
+    const desk = new LandDesk(a.store, a.workflow, () => ({ refusal: null, policy_decision_id: null }));
     const n = Math.max(10, Math.round(100 * ctx.scale));
     ctx.log(`lands: 5,000-file tree, ${n} ff-only and ${n} merge lands`);
     const s0 = await variant(a.store, null, [], 'ff');

@@ -47,7 +47,7 @@ describe('land commands', function () {
     expect(JSON.parse(blocked.stdout).failure_kind).to.equal('blocked_by_policy');
 
     const a = (await s.ready).authority(repo);
-    (a as unknown as { lands: LandDesk }).lands = new LandDesk(a.store, a.workflow, () => null);
+    (a as unknown as { lands: LandDesk }).lands = new LandDesk(a.store, a.workflow, () => ({ refusal: null, policy_decision_id: null }));
 
     // move dev so that a merge conflicts on a.txt
     await fsp.writeFile(path.join(dir, 'a.txt'), 'three\n');

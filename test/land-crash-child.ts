@@ -7,6 +7,6 @@ import { LandDesk } from '../lib/authority/workflow/lands.js';
 
 const [root, index, change, mode] = process.argv.slice(2);
 const a = await Authority.open(root, Number(index), pino({ level: 'silent' }));
-const out = await new LandDesk(a.store, a.workflow, () => null).submit(change, { mode });
+const out = await new LandDesk(a.store, a.workflow, () => ({ refusal: null, policy_decision_id: null })).submit(change, { mode });
 process.stdout.write(JSON.stringify(out.land) + '\n');
 a.store.close();

@@ -162,7 +162,7 @@ describe('lands: the gates are judged at the commit too', function () {
       const head = (await ok(api(s.url, 'GET', R(h.repo, '/lines/main')))).head_snapshot_id;
       if (review.status === 200) {
         expect(land.status).to.equal(409);
-        expect(['blocked_by_review', 'target_update_failed']).to.include(land.json.land.failure_kind);
+        expect(['blocked_by_policy', 'blocked_by_review']).to.include(land.json.land.failure_kind);
         expect(head).to.equal(h.base);
       } else {
         expect(land.status).to.equal(200);

@@ -13,6 +13,7 @@ import {
   ERROR_RUNNER_FATAL,
   ERROR_RUNNER_RETRYABLE,
   ERROR_KIND_NAMES,
+  OUTCOME_SUPERSEDED,
   RETRY_NAMES,
   RETRY_NONE,
   RUNTIME_CONTRACT,
@@ -26,6 +27,7 @@ import {
   expireIfDue,
   fail,
   heartbeat,
+  supersede,
   isClaimable,
   newLeaseToken,
   patchsetResult,
@@ -181,8 +183,9 @@ export class JobQueue {
   private expireIn(tx: Txn, now: number): number {
     const expired: JobRecord[] = [];
     for (const i of this.running) {
-      const next = expireIfDue(this.view(tx, i)!, now);
-      if (next) expired.push(next);
+      const job = this.view(tx, i)!;
+      const next = expireIfDue(job, now);
+      if (next) expired.push(this.unlessSuperseded(tx, job, next, now));
     }
     if (expired.length) this.persist(tx, expired);
     return expired.length;
@@ -287,6 +290,43 @@ export class JobQueue {
     return (this.byPatchset.get(patchsetId) ?? []).map((i) => this.jobs.get(i)!);
   }
 
+  /** The CI jobs of a patchset as `tx` sees them: published, then as staged earlier in its batch. */
+  ciJobsIn(tx: Txn, patchsetId: string): JobRecord[] {
+    const indexes = [...(this.byPatchset.get(patchsetId) ?? [])];
+    for (const key of tx.stagedKeys('job')) {
+      const job = tx.staged<JobRecord>('job', key)!;
+      if (job.kind === JOB_KIND_PATCHSET_CI && job.detail.patchset_id === patchsetId && !indexes.includes(job.worker_job_index)) indexes.push(job.worker_job_index);
+    }
+    return indexes.sort((a, b) => a - b).map((i) => this.view(tx, i)!);
+  }
+
+  /** Whether `job` is a patchset.ci job of a run older than its patchset's newest run. */
+  private superseded(tx: Txn, job: JobRecord): boolean {
+    if (job.kind !== JOB_KIND_PATCHSET_CI || !job.detail.patchset_id) return false;
+    const run = (j: JobRecord) => j.detail.run_sequence ?? 1;
+    return this.ciJobsIn(tx, job.detail.patchset_id).some((j) => run(j) > run(job));
+  }
+
+  /** A requeue of a superseded job becomes its end (a replaced run is never retried). */
+  private unlessSuperseded(tx: Txn, before: JobRecord, next: JobRecord, now: number): JobRecord {
+    if (next.state !== STATE_QUEUED || !this.superseded(tx, before)) return next;
+    return supersede(next, now, next.detail.error ?? 'superseded by a newer CI run');
+  }
+
+  /**
+   * A new CI run of `patchsetId` replaces the older ones (in the caller's transaction): their
+   * queued jobs end now as `superseded`, so no runner claims them; running ones may finish (their
+   * completion is recorded with outcome `superseded`) but are never requeued.
+   */
+  supersedeOlderRunsIn(tx: Txn, patchsetId: string, run: number): JobRecord[] {
+    const now = nowSeconds();
+    const ended = this.ciJobsIn(tx, patchsetId)
+      .filter((j) => j.state === STATE_QUEUED && (j.detail.run_sequence ?? 1) < run)
+      .map((j) => supersede(j, now, `superseded by CI run ${run} of patchset ${patchsetId} before a runner claimed it`));
+    if (ended.length) this.persist(tx, ended);
+    return ended;
+  }
+
   /** Claim the oldest claimable job of an accepted kind, or null. */
   claimNext(kinds: Set<number>): Promise<ClaimResult | null> {
     return this.store.transact((tx) => {
@@ -330,14 +370,14 @@ export class JobQueue {
   }
 
   /** Runs `change` on a job holding a valid lease; expiry is applied first, so a dead lease is 409. */
-  private leased(index: number, attempt: number, token: string, change: (job: JobRecord, now: number) => JobRecord): Promise<JobRecord> {
+  private leased(index: number, attempt: number, token: string, change: (job: JobRecord, now: number, tx: Txn) => JobRecord): Promise<JobRecord> {
     return this.store.transact((tx) => {
       const now = nowSeconds();
       this.expireIn(tx, now);
       const job = this.view(tx, index);
       if (!job) throw new NotFound(`worker job ${index} does not exist in repository ${this.repositoryIndex}`);
       checkLease(job, attempt, token, now);
-      const next = change(job, now);
+      const next = change(job, now, tx);
       this.persist(tx, [next]);
       return next;
     });
@@ -355,11 +395,12 @@ export class JobQueue {
     // Optional detail.error (a failed command's output tail), at most 4,096 characters.
     const error = typeof detail.error === 'string' ? detail.error : null;
     if (error !== null) validateErrorText(error);
-    return this.leased(index, attempt, token, (job, now) => {
+    return this.leased(index, attempt, token, (job, now, tx) => {
       if (job.kind === JOB_KIND_PATCHSET_CI) {
         const result = patchsetResult(detail);
         if (!job.detail.patchset_id) throw new Invalid('patchset.ci job has no patchset');
-        return complete(job, result, now, error);
+        const done = complete(job, result, now, error);
+        return this.superseded(tx, job) ? { ...done, detail: { ...done.detail, outcome: OUTCOME_SUPERSEDED } } : done;
       }
       let result: RunnerResult | null = null;
       try {
@@ -373,7 +414,7 @@ export class JobQueue {
 
   fail(index: number, attempt: number, token: string, retryable: boolean, error: string): Promise<JobRecord> {
     validateErrorText(error);
-    return this.leased(index, attempt, token, (job, now) => fail(job, error, retryable ? ERROR_RUNNER_RETRYABLE : ERROR_RUNNER_FATAL, retryable, now));
+    return this.leased(index, attempt, token, (job, now, tx) => this.unlessSuperseded(tx, job, fail(job, error, retryable ? ERROR_RUNNER_RETRYABLE : ERROR_RUNNER_FATAL, retryable, now), now));
   }
 
   /** Every record, for export and tests. */

@@ -20,7 +20,10 @@ export const ERROR_NONE = 0;
 export const ERROR_RUNNER_RETRYABLE = 1;
 export const ERROR_RUNNER_FATAL = 2;
 export const ERROR_LEASE_EXPIRED = 3;
-export const ERROR_KIND_NAMES = [null, 'runner_failure', 'runner_failure_non_retryable', 'lease_expired'] as const;
+/** A patchset.ci job of a run that a newer run of the same patchset replaced. */
+export const ERROR_SUPERSEDED = 4;
+export const ERROR_KIND_NAMES = [null, 'runner_failure', 'runner_failure_non_retryable', 'lease_expired', 'superseded'] as const;
+export const OUTCOME_SUPERSEDED = 'superseded';
 
 export const RUNTIME_CONTRACT = 'svc.runner.native-job.v3';
 export const RESULT_CONTRACT = 'svc.runner.native-result.v1';
@@ -137,6 +140,22 @@ export function fail(job: JobRecord, error: string, errorKind: number, retryable
   const base = { ...released(job, now), error_kind: errorKind, detail: { ...job.detail, error } };
   if (requeue) return { ...base, state: STATE_QUEUED, retry_status: RETRY_SCHEDULED, available_at_s: now };
   return { ...base, state: STATE_FAILED, retry_status: retryable ? RETRY_EXHAUSTED : RETRY_NONE, completed_at_s: now, detail: { ...base.detail, outcome: 'failed' } };
+}
+
+/**
+ * A job of a replaced CI run, ended for good: failed with error kind `superseded`, never
+ * requeued. A queued job is ended when the newer run starts (no runner spends time on it); a
+ * running one when its runner fails or its lease expires.
+ */
+export function supersede(job: JobRecord, now: number, why: string): JobRecord {
+  return {
+    ...released(job, now),
+    state: STATE_FAILED,
+    retry_status: RETRY_NONE,
+    error_kind: ERROR_SUPERSEDED,
+    completed_at_s: now,
+    detail: { ...job.detail, outcome: OUTCOME_SUPERSEDED, error: why },
+  };
 }
 
 export function expireIfDue(job: JobRecord, now: number): JobRecord | null {

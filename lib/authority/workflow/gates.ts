@@ -1,13 +1,16 @@
-// The land gates (README "Lands"): the one seam between a land and a patchset's evidence. The
-// evidence is read ONLY through the review book's patchset projection (`patchsetParts`: the
-// latest policy decision, the live review counts, and the CI state derived from the patchset's
-// kind-7 job records); the rule is defined on those projection fields, in this order:
-//   1. policy: the latest decision must be `pass` (else `blocked_by_policy`; `pending` before
-//      any evaluation, so an unevaluated patchset never lands);
+// The land gates (docs: "Lands"): the one seam between a land and a patchset's evidence. A land
+// judges the evidence as it stands at the moment of the land, inside the land's own commit
+// (Gerrit evaluates submit requirements at submit time): the policy is evaluated afresh on the
+// latest attestation, the live reviews and the CI of the current run, and that decision is
+// recorded in the same commit, so the land names the decision it relied on. A stored decision
+// is never trusted on its own: an attestation revoked or an approval dismissed after it was
+// made is seen by the land. The rule, in this order:
+//   1. policy: the fresh decision must be `pass` (else `blocked_by_policy`);
 //   2. review: no live blocking review, `blocking === 0` (else `blocked_by_review`);
 //   3. CI: evidence of the current run present and passing, `overall === 'pass'` (else
 //      `blocked_by_ci`).
 import type { PatchsetRecord } from '../../domain/workflow/rules.js';
+import type { Txn } from '../../store/content-store.js';
 import type { ReviewBook } from './reviews.js';
 
 export type GateKind = 'blocked_by_policy' | 'blocked_by_review' | 'blocked_by_ci';
@@ -23,25 +26,35 @@ export interface Evidence {
   ci: Record<string, unknown>;
 }
 
-/** The gate function a land calls (injected; the default reads the review book). */
-export type LandGates = (patchset: PatchsetRecord) => GateRefusal | null;
+export interface GateJudgement {
+  refusal: GateRefusal | null;
+  /** The policy decision recorded for this judgement (null when nothing was recorded). */
+  policy_decision_id: string | null;
+}
 
-/** The rule on the projections (pure). */
+/**
+ * The gate function a land calls (injected; the default reads the review book). With `tx` it
+ * judges the evidence as that transaction sees it and records its policy decision there;
+ * without, it judges the published evidence and writes nothing.
+ */
+export type LandGates = (patchset: PatchsetRecord, tx?: Txn) => GateJudgement;
+
+/** The rule on the evidence (pure). */
 export function checkGates(e: Evidence): GateRefusal | null {
-  if (e.policy.decision !== 'pass') return { kind: 'blocked_by_policy', message: `the latest policy decision is ${String(e.policy.decision)}, not pass` };
+  if (e.policy.decision !== 'pass') {
+    const failing = Array.isArray(e.policy.checks) ? (e.policy.checks as { name: string; status: string }[]).filter((c) => c.status === 'fail').map((c) => c.name) : [];
+    return { kind: 'blocked_by_policy', message: `the policy decision at the land is ${String(e.policy.decision)}, not pass${failing.length ? ` (failing checks: ${failing.join(', ')})` : ''}` };
+  }
   const blocking = Number(e.review.blocking ?? 0);
   if (blocking !== 0) return { kind: 'blocked_by_review', message: `${blocking} live blocking review(s)` };
   if (e.ci.overall !== 'pass') return { kind: 'blocked_by_ci', message: `CI of the current run is ${String(e.ci.overall)}, not pass` };
   return null;
 }
 
-/** The evidence of a patchset, as its projection shows it. */
-export function evidenceOf(reviews: Pick<ReviewBook, 'patchsetParts'>, patchset: PatchsetRecord): Evidence {
-  const parts = reviews.patchsetParts(patchset);
-  return { policy: parts.policy as Record<string, unknown>, review: parts.review as Record<string, unknown>, ci: parts.ci as Record<string, unknown> };
-}
-
 /** The gates of this repository; `reviews` is read at land time (the book is built at open). */
-export function landGates(reviews: () => Pick<ReviewBook, 'patchsetParts'>): LandGates {
-  return (patchset) => checkGates(evidenceOf(reviews(), patchset));
+export function landGates(reviews: () => Pick<ReviewBook, 'judgeForLand'>): LandGates {
+  return (patchset, tx) => {
+    const e = reviews().judgeForLand(patchset, tx);
+    return { refusal: checkGates(e), policy_decision_id: e.policy.decision_id };
+  };
 }

@@ -12,6 +12,7 @@ import { validateLineName } from '../../domain/lines.js';
 import { nowSeconds } from '../../domain/repository.js';
 import { CHANGE, isOpenChange, PATCHSET, type ChangeRecord, type PatchsetRecord } from '../../domain/workflow/rules.js';
 import { MAX_LISTED_CONFLICTS, mergeTrees, type MergeConflict, type MergeOutcome } from '../../domain/workflow/merge.js';
+import { ancestryOf, MAX_ANCESTRY_WALK } from '../../domain/workflow/ancestry.js';
 import type { ContentStore, Txn } from '../../store/content-store.js';
 import { buildPack, PACK_KIND_OBJECT, PACK_KIND_TREE, type PackKind } from '../../store/pack.js';
 import type { WorkflowBook } from './book.js';
@@ -52,23 +53,29 @@ export interface LandRecord {
   target_head_before: string | null;
   landed_snapshot_id: string | null;
   line_action: LineAction | null;
+  /** The policy decision the land judged the patchset by, recorded in the land's own commit (null when the land stopped before the gates). */
+  policy_decision_id?: string | null;
   stale_patchset_ids: string[];
   created_at_s: number;
   finished_at_s: number;
 }
 
+/** A land's request. An explicit null is read as absent (clients that serialize unset optional fields as null can land). */
 export interface LandRequest {
   mode: string;
   target_line?: string | null;
   patchset_id?: string | null;
-  /** undefined: no guard; null: the line must be empty; a snapshot id: the head must equal it. */
+  /** Absent or null: no guard; a snapshot id: the head must equal it. */
   expected_head_snapshot_id?: string | null;
 }
 
 /** Task-land idempotency: the key's record id, the payload digest and the result builder. */
 export interface Idempotent {
   record_id: string;
+  /** The digest recorded with the result. */
   digest: string;
+  /** Digests a replay may match (the recorded form first, then older forms of the same payload). */
+  accepted: readonly string[];
   result: (tx: Txn, land: LandRecord) => Record<string, unknown>;
 }
 
@@ -84,14 +91,36 @@ export type LandOutcome = { land: LandRecord; replay: Record<string, unknown> | 
 
 const NEW_LAND = 'land:new';
 
-/** Canonical JSON (sorted keys) digest of a request payload. */
+/**
+ * The digest an idempotency record keeps: sha256 of the payload's canonical JSON (keys sorted
+ * at every level, object fields whose value is null dropped), so a retry that spells an unset
+ * optional field as null, or orders keys differently, is the same payload.
+ */
 export function payloadDigest(payload: unknown): string {
+  const canon = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(canon);
+    if (v && typeof v === 'object') {
+      const o = v as Record<string, unknown>;
+      return Object.fromEntries(Object.keys(o).filter((k) => o[k] !== null && o[k] !== undefined).sort().map((k) => [k, canon(o[k])]));
+    }
+    return v;
+  };
+  return createHash('sha256').update(JSON.stringify(canon(payload))).digest('hex');
+}
+
+/** The digest records written before nulls were dropped keep (keys sorted, nulls kept); still accepted on replay. */
+export function keptNullsPayloadDigest(payload: unknown): string {
   const canon = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(canon);
     if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canon((v as Record<string, unknown>)[k])]));
     return v;
   };
   return createHash('sha256').update(JSON.stringify(canon(payload))).digest('hex');
+}
+
+/** Drop the null fields of a land request (null reads as absent). */
+export function withoutNulls<T extends object>(req: T): T {
+  return Object.fromEntries(Object.entries(req).filter(([, v]) => v !== null)) as T;
 }
 
 const PROJECTIONS = ['task', 'change', 'patchset', 'land'];
@@ -135,7 +164,8 @@ interface Plan {
   patchset: PatchsetRecord | null;
   target: string;
   head: string | null;
-  refusal: { status: LandStatus; kind: FailureKind; message: string; conflicts?: MergeConflict[] } | null;
+  /** `gate`: refused by the land gates, judged again (and the decision recorded) in the refusal's commit. */
+  refusal: { status: LandStatus; kind: FailureKind; message: string; conflicts?: MergeConflict[]; gate?: boolean } | null;
   landed: string | null;
   action: LineAction | null;
   snapshot: Buffer | null;
@@ -156,26 +186,30 @@ export class LandDesk {
   }
 
   landProjection(l: LandRecord, repositoryIndex: number): Record<string, unknown> {
-    return { ...l, submission_id: l.land_id, repository_index: repositoryIndex, selected_patchset_id: l.patchset_id };
+    return { ...l, policy_decision_id: l.policy_decision_id ?? null, submission_id: l.land_id, repository_index: repositoryIndex, selected_patchset_id: l.patchset_id, result: landResult(l) };
   }
 
-  /** A recorded idempotent result, or null; 409 when the key was used with another payload. */
-  recorded(recordId: string, digest: string, tx?: Txn): Record<string, unknown> | null {
+  /**
+   * A recorded idempotent result, or null; 409 when the key was used with another payload.
+   * `digest` may list the digests one payload has had (the current form first).
+   */
+  recorded(recordId: string, digest: string | readonly string[], tx?: Txn): Record<string, unknown> | null {
     const rec = tx ? tx.entity<IdempotencyRecord>(IDEMPOTENCY, recordId) : this.store.entity<IdempotencyRecord>(IDEMPOTENCY, recordId);
     if (!rec) return null;
-    if (rec.payload_sha256 !== digest) throw new Conflict('idempotency_key was already used with another payload');
+    if (!(typeof digest === 'string' ? [digest] : digest).includes(rec.payload_sha256)) throw new Conflict('idempotency_key was already used with another payload');
     return rec.result;
   }
 
   /** Land the change's selected patchset. Refusals are recorded and returned (not thrown). */
-  async submit(changeRef: string, req: LandRequest, idem?: Idempotent): Promise<LandOutcome> {
+  async submit(changeRef: string, request: LandRequest, idem?: Idempotent): Promise<LandOutcome> {
+    const req = withoutNulls(request);
     if (!(LAND_MODES as readonly string[]).includes(req.mode)) throw new Invalid(`mode must be one of ${LAND_MODES.join(', ')}`);
     const mode = req.mode as LandMode;
-    if (req.target_line !== undefined && req.target_line !== null) validateLineName(req.target_line);
-    if (typeof req.expected_head_snapshot_id === 'string') requireContentId(req.expected_head_snapshot_id, 'expected_head_snapshot_id');
-    if (req.patchset_id !== undefined && req.patchset_id !== null && typeof req.patchset_id !== 'string') throw new Invalid('patchset_id must be a string');
+    if (req.target_line !== undefined) validateLineName(req.target_line!);
+    if (req.expected_head_snapshot_id !== undefined) requireContentId(req.expected_head_snapshot_id!, 'expected_head_snapshot_id');
+    if (req.patchset_id !== undefined && typeof req.patchset_id !== 'string') throw new Invalid('patchset_id must be a string');
     if (idem) {
-      const replay = this.recorded(idem.record_id, idem.digest);
+      const replay = this.recorded(idem.record_id, idem.accepted);
       if (replay) return { land: this.land(String((replay.land as { land_id: string }).land_id)), replay, result: null };
     }
     const change = this.book.change(changeRef);
@@ -185,6 +219,8 @@ export class LandDesk {
     if (!line) throw new NotFound(`line ${target} does not exist`);
     if (line.status === 'archived') throw new Conflict(`line ${target} is archived; archived lines do not move`);
     if (!change.selected_patchset_id) throw new Conflict(`change ${change.change_id} has no patchset to land`);
+    // A patchset that does not exist is an unknown entity (404), not a land to record.
+    if (req.patchset_id !== undefined) this.book.patchset(req.patchset_id!);
     let plan: Plan;
     try {
       plan = await this.plan(change, target, line.head_snapshot_id, mode, req);
@@ -204,16 +240,22 @@ export class LandDesk {
       return plan;
     };
     const selected = change.selected_patchset_id!;
-    if (req.patchset_id !== undefined && req.patchset_id !== null && req.patchset_id !== selected) {
+    if (req.patchset_id !== undefined && req.patchset_id !== selected) {
       return refuse('rejected', 'patchset_not_selected', `patchset ${req.patchset_id} is not the selected patchset (${selected}) of ${change.change_id}`);
     }
     const ps = this.book.patchset(selected);
     plan.patchset = ps;
     if (ps.withdrawn || ps.invalidated) return refuse('rejected', 'patchset_not_selected', `patchset ${ps.patchset_id} is withdrawn or invalidated`);
-    const gate = this.gates(ps);
-    if (gate) return refuse('rejected', gate.kind, gate.message);
+    // An early judgement of the published evidence, so a blocked land computes no merge; the
+    // judgement that counts is made again inside the land's commit.
+    const gate = this.gates(ps).refusal;
+    if (gate) {
+      refuse('rejected', gate.kind, gate.message);
+      plan.refusal!.gate = true;
+      return plan;
+    }
     if (req.expected_head_snapshot_id !== undefined && req.expected_head_snapshot_id !== head) {
-      return refuse('rejected', 'stale_base', `line ${target} head is ${head ?? 'empty'}, not the expected ${req.expected_head_snapshot_id ?? 'empty'}`);
+      return refuse('rejected', 'stale_base', `line ${target} head is ${head ?? 'empty'}, not the expected ${req.expected_head_snapshot_id}`);
     }
     if (head === null) return refuse('rejected', 'stale_base', `line ${target} is empty; a land needs a head to land onto`);
     if (head === ps.revision_snapshot_id) {
@@ -221,11 +263,19 @@ export class LandDesk {
       plan.action = 'none';
       return plan;
     }
-    if (mode === 'ff-only' || (mode === 'direct' && head === ps.base_snapshot_id)) {
-      if (head !== ps.base_snapshot_id) return refuse('rejected', 'stale_base', `line ${target} head ${head} is not the patchset base ${ps.base_snapshot_id}; ff-only needs it`);
-      plan.landed = ps.revision_snapshot_id;
-      plan.action = 'fast_forward';
-      return plan;
+    // A fast-forward when the head is the patchset base or any ancestor of the revision (as
+    // git's --ff-only), for ff-only and for direct; merge always records a merge.
+    if (mode === 'ff-only' || mode === 'direct') {
+      const ancestry = head === ps.base_snapshot_id ? 'ancestor' : ancestryOf((id) => this.store.snapshot(id)?.parent_snapshot_ids ?? null, head, ps.revision_snapshot_id);
+      if (ancestry === 'ancestor') {
+        plan.landed = ps.revision_snapshot_id;
+        plan.action = 'fast_forward';
+        return plan;
+      }
+      if (mode === 'ff-only') {
+        const why = ancestry === 'walk_bound_reached' ? `not found within the ${MAX_ANCESTRY_WALK} nearest ancestors of revision ${ps.revision_snapshot_id}` : `not an ancestor of revision ${ps.revision_snapshot_id}`;
+        return refuse('rejected', 'stale_base', `line ${target} head ${head} is ${why}; ff-only needs the head to be the patchset base or an ancestor of its revision`);
+      }
     }
     const snap = (id: string) => {
       const s = this.store.snapshot(id);
@@ -275,6 +325,7 @@ export class LandDesk {
       target_head_before: head,
       landed_snapshot_id: null,
       line_action: null,
+      policy_decision_id: null,
       stale_patchset_ids: [],
       created_at_s: now,
       finished_at_s: now,
@@ -286,12 +337,22 @@ export class LandDesk {
     tx.onPublish(() => this.lands.set(land.land_id, land));
   }
 
-  /** Record a refused land (its own transaction). */
+  /**
+   * Record a refused land (its own transaction). A refusal by the gates is judged again here,
+   * on the evidence as this transaction sees it, and that decision is recorded with the land.
+   */
   private record(change: ChangeRecord, req: LandRequest, mode: LandMode, target: string, head: string | null, ps: PatchsetRecord | null, refusal: NonNullable<Plan['refusal']>): Promise<LandRecord> {
     return this.store.transact((tx) => {
       const land = this.newRecord(tx, change, req, mode, target, head, ps);
       const conflicts = refusal.conflicts ?? [];
-      Object.assign(land, { status: refusal.status, failure_kind: refusal.kind, failure_message: refusal.message, conflicts: conflicts.slice(0, MAX_LISTED_CONFLICTS), conflicts_count: conflicts.length });
+      let { status, kind, message } = refusal;
+      if (refusal.gate && ps) {
+        const judged = this.gates(tx.entity<PatchsetRecord>(PATCHSET, ps.patchset_id) ?? ps, tx);
+        land.policy_decision_id = judged.policy_decision_id;
+        if (judged.refusal) ({ kind, message } = judged.refusal);
+        else ({ status, kind, message } = { status: 'failed', kind: 'target_update_failed', message: `the evidence of patchset ${ps.patchset_id} changed during the land; retry` });
+      }
+      Object.assign(land, { status, failure_kind: kind, failure_message: message, conflicts: conflicts.slice(0, MAX_LISTED_CONFLICTS), conflicts_count: conflicts.length });
       this.stageLand(tx, land);
       return land;
     });
@@ -301,33 +362,30 @@ export class LandDesk {
     const ps = plan.patchset!;
     return this.store.transact((tx) => {
       if (idem) {
-        const replay = this.recorded(idem.record_id, idem.digest, tx);
+        const replay = this.recorded(idem.record_id, idem.accepted, tx);
         if (replay) return { land: tx.entity<LandRecord>(LAND, String((replay.land as { land_id: string }).land_id))!, replay, result: null };
       }
       const land = this.newRecord(tx, plan.change, req, mode, plan.target, plan.head, ps);
       const change = tx.entity<ChangeRecord>(CHANGE, plan.change.change_id)!;
+      const current = tx.entity<PatchsetRecord>(PATCHSET, ps.patchset_id) ?? ps;
       const line = tx.line(plan.target);
       let why: string | null = null;
       if ((line?.head_snapshot_id ?? null) !== plan.head) why = `line ${plan.target} moved during the land (now ${line?.head_snapshot_id ?? 'empty'})`;
       else if (!isOpenChange(change.status)) why = `change ${change.change_id} became ${change.status} during the land`;
       else if (change.selected_patchset_id !== ps.patchset_id) why = `change ${change.change_id} selected another patchset during the land`;
+      else if (current.withdrawn || current.invalidated) why = `patchset ${ps.patchset_id} was withdrawn or invalidated during the land`;
       if (why !== null) {
         Object.assign(land, { status: 'failed', failure_kind: 'target_update_failed', failure_message: why });
         this.stageLand(tx, land);
         return { land, replay: null, result: null };
       }
-      // The gates again, at the commit: evidence published since the plan was made (a merge may
-      // have taken a while) is judged; evidence an earlier transaction of this batch staged (a
-      // blocking review, a failing decision, a new CI run) is not published yet, so the land is
-      // refused rather than passed over it. A retry judges it once it is published.
-      const gate = this.gates(ps);
-      if (gate) {
-        Object.assign(land, { status: 'rejected', failure_kind: gate.kind, failure_message: gate.message });
-        this.stageLand(tx, land);
-        return { land, replay: null, result: null };
-      }
-      if (this.book.reviews?.evidenceChangedIn(tx, change.change_id, ps.patchset_id)) {
-        Object.assign(land, { status: 'failed', failure_kind: 'target_update_failed', failure_message: `the evidence of patchset ${ps.patchset_id} changed during the land; retry` });
+      // The judgement that counts: the evidence as this commit sees it (published, and what
+      // earlier transactions of its batch staged: a review, an attestation, a CI job's move),
+      // with the policy evaluated afresh and that decision recorded in this commit.
+      const judged = this.gates(current, tx);
+      land.policy_decision_id = judged.policy_decision_id;
+      if (judged.refusal) {
+        Object.assign(land, { status: 'rejected', failure_kind: judged.refusal.kind, failure_message: judged.refusal.message });
         this.stageLand(tx, land);
         return { land, replay: null, result: null };
       }
@@ -372,6 +430,14 @@ export class LandDesk {
   }
 }
 
+/** What the land did: the line move and landed snapshot, or the failure (derived from the record). */
+export function landResult(l: LandRecord): Record<string, unknown> {
+  if (l.status === 'landed') {
+    return { outcome: 'landed', line_action: l.line_action, target_head_before: l.target_head_before, landed_snapshot_id: l.landed_snapshot_id, stale_patchset_count: l.stale_patchset_ids.length };
+  }
+  return { outcome: l.status, failure_kind: l.failure_kind, failure_message: l.failure_message, conflicts_count: l.conflicts_count };
+}
+
 export const TASK_LAND_CONTRACT = 'task-land-atomic/v1';
 
 export interface TaskLandBody extends LandRequest {
@@ -389,12 +455,14 @@ export async function taskLand(desk: LandDesk, book: WorkflowBook, body: TaskLan
   void _k;
   const recordId = idempotencyRecordId(TASK_LAND_CONTRACT, key);
   const digest = payloadDigest(payload);
-  const early = desk.recorded(recordId, digest);
+  const digests = [digest, keptNullsPayloadDigest(payload)];
+  const early = desk.recorded(recordId, digests);
   if (early) return { result: replayedResult(early, repositoryIndex), land: desk.land(String((early.land as { land_id: string }).land_id)), refused: false };
   const change = resolveLandable(book, body.task_or_change_ref);
   const outcome = await desk.submit(change.change_ref, body, {
     record_id: recordId,
     digest,
+    accepted: digests,
     result: (tx, land) => {
       const c = tx.entity<ChangeRecord>(CHANGE, land.change_id)!;
       const p = tx.entity<PatchsetRecord>(PATCHSET, land.patchset_id!)!;

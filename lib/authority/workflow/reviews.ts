@@ -28,6 +28,7 @@ import {
   reviewId,
   type AttestationRecord,
   type CiEvidence,
+  type DecisionTrigger,
   type PolicyDecisionRecord,
   type ReviewRecord,
 } from '../../domain/workflow/review-rules.js';
@@ -268,23 +269,6 @@ export class ReviewBook {
     });
   }
 
-  /**
-   * Whether a transaction earlier in `tx`'s batch changed the evidence a land of `patchset`
-   * gates on: a review of its change, an attestation or policy decision of the patchset, a CI
-   * run started for it, or a transition of one of its CI jobs (a claim, completion, failure).
-   * Such evidence is not published yet, so the land cannot judge it and must not pass over it.
-   */
-  evidenceChangedIn(tx: Txn, changeIdValue: string, patchsetIdValue: string): boolean {
-    if (tx.stagedKeys(`${NEW_REVIEW}:${changeIdValue}`).length) return true;
-    if (tx.stagedKeys(`${NEW_ATTESTATION}:${patchsetIdValue}`).length) return true;
-    if (tx.stagedKeys(`${NEW_DECISION}:${patchsetIdValue}`).length) return true;
-    if (tx.staged(CI_RUN, patchsetIdValue)) return true;
-    for (const key of tx.stagedKeys('job')) {
-      if (tx.staged<JobRecord>('job', key)?.detail.patchset_id === patchsetIdValue) return true;
-    }
-    return false;
-  }
-
   /** Live votes and counts of a change against its selected patchset. */
   reviewSummary(change: ChangeRecord): { reviews: Record<string, unknown>[]; counts: ReturnType<typeof reviewCounts>; votes: ReturnType<typeof liveVotes> } {
     const reviews = this.reviewsOf(change.change_id);
@@ -365,35 +349,70 @@ export class ReviewBook {
   evaluate(patchsetIdValue: string): Promise<PolicyDecisionRecord> {
     return this.store.transact((tx) => {
       const ps = this.patchsetIn(tx, patchsetIdValue);
-      const change = this.changeOfPatchset(tx, ps);
-      checkChangeOpen(change, 'evaluate policy');
-      const ci = this.ci(ps.patchset_id);
-      const reviews = [...this.reviewsOf(change.change_id), ...this.staged<ReviewRecord>(tx, NEW_REVIEW, change.change_id)];
-      const votes = liveVotes(reviews, { patchset_id: ps.patchset_id, fingerprint: ps.diff.fingerprint ?? null });
-      const attestation = this.latestAttestationIn(tx, ps.patchset_id);
-      const { decision, checks } = evaluatePolicy({ attestation, ci: ci.evidence, votes, author_mode: ps.author_mode, author: ps.author ?? null });
-      const head = tx.staged<{ seq: number; sha256: string }>(CHAIN, 'head') ?? this.chainHead;
-      const sequence = this.decisionsOf(ps.patchset_id).length + tx.stagedKeys(`${NEW_DECISION}:${ps.patchset_id}`).length + 1;
-      const body: Omit<PolicyDecisionRecord, 'sha256'> = {
-        decision_id: decisionId(ps.patchset_id, sequence),
-        patchset_id: ps.patchset_id,
-        sequence,
-        chain_seq: head.seq + 1,
-        decision,
-        checks,
-        attestation_id: attestation?.attestation_id ?? null,
-        ci_run_sequence: ci.run_sequence,
-        ci_worker_job_index: ci.evidence?.worker_job_index ?? null,
-        evaluated_at_s: nowSeconds(),
-        prev_sha256: head.sha256,
-      };
-      const d: PolicyDecisionRecord = { ...body, sha256: decisionDigest(body) };
-      tx.upsert(POLICY_DECISION, d.decision_id, d);
-      tx.stage(`${NEW_DECISION}:${ps.patchset_id}`, d.decision_id, d);
-      tx.stage(CHAIN, 'head', { seq: d.chain_seq, sha256: d.sha256 });
-      tx.onPublish(() => this.applyDecision(d));
-      return d;
+      checkChangeOpen(this.changeOfPatchset(tx, ps), 'evaluate policy');
+      return this.stageDecision(tx, ps, this.evidenceIn(tx, ps), 'evaluate');
     });
+  }
+
+  /**
+   * The evidence of `ps` as `tx` sees it: the published records plus what earlier transactions
+   * of its batch staged (reviews, attestations, CI job transitions). Without `tx`, as published.
+   */
+  private evidenceIn(tx: Txn | null, ps: PatchsetRecord) {
+    const change = this.changeOfPatchset(tx, ps);
+    const reviews = tx ? [...this.reviewsOf(change.change_id), ...this.staged<ReviewRecord>(tx, NEW_REVIEW, change.change_id)] : this.reviewsOf(change.change_id);
+    const votes = liveVotes(reviews, { patchset_id: ps.patchset_id, fingerprint: ps.diff.fingerprint ?? null });
+    const attestation = tx ? this.latestAttestationIn(tx, ps.patchset_id) : this.attestationsOf(ps.patchset_id).at(-1) ?? null;
+    const ci = tx ? ciState(this.jobs.ciJobsIn(tx, ps.patchset_id)) : this.ci(ps.patchset_id);
+    return { reviews, votes, attestation, ci };
+  }
+
+  /** Evaluate the policy on `ev` and stage the decision as the next link of the chain. */
+  private stageDecision(tx: Txn, ps: PatchsetRecord, ev: ReturnType<ReviewBook['evidenceIn']>, trigger: DecisionTrigger): PolicyDecisionRecord {
+    const { decision, checks } = evaluatePolicy({ attestation: ev.attestation, ci: ev.ci.evidence, votes: ev.votes, author_mode: ps.author_mode, author: ps.author ?? null });
+    const head = tx.staged<{ seq: number; sha256: string }>(CHAIN, 'head') ?? this.chainHead;
+    const sequence = this.decisionsOf(ps.patchset_id).length + tx.stagedKeys(`${NEW_DECISION}:${ps.patchset_id}`).length + 1;
+    const body: Omit<PolicyDecisionRecord, 'sha256'> = {
+      decision_id: decisionId(ps.patchset_id, sequence),
+      patchset_id: ps.patchset_id,
+      sequence,
+      chain_seq: head.seq + 1,
+      decision,
+      checks,
+      attestation_id: ev.attestation?.attestation_id ?? null,
+      ci_run_sequence: ev.ci.run_sequence,
+      ci_worker_job_index: ev.ci.evidence?.worker_job_index ?? null,
+      evaluated_at_s: nowSeconds(),
+      trigger,
+      prev_sha256: head.sha256,
+    };
+    const d: PolicyDecisionRecord = { ...body, sha256: decisionDigest(body) };
+    tx.upsert(POLICY_DECISION, d.decision_id, d);
+    tx.stage(`${NEW_DECISION}:${ps.patchset_id}`, d.decision_id, d);
+    tx.stage(CHAIN, 'head', { seq: d.chain_seq, sha256: d.sha256 });
+    tx.onPublish(() => this.applyDecision(d));
+    return d;
+  }
+
+  /**
+   * The land's judgement of `ps` (lib/authority/workflow/gates.ts): the policy evaluated on the
+   * evidence as it stands, the live review counts and the CI of the current run, all from the
+   * same view. Inside a land's transaction (`tx`) the decision is recorded in that commit
+   * (trigger `land`), so the land names the decision it relied on; without `tx` nothing is
+   * written (the land's early check, before it computes a merge).
+   */
+  judgeForLand(ps: PatchsetRecord, tx?: Txn): { policy: { decision: string; decision_id: string | null; checks: unknown[] }; review: Record<string, unknown>; ci: Record<string, unknown> } {
+    const ev = this.evidenceIn(tx ?? null, ps);
+    const counts = reviewCounts(ev.reviews, ev.votes);
+    let policy;
+    if (tx) {
+      const d = this.stageDecision(tx, ps, ev, 'land');
+      policy = { decision: d.decision, decision_id: d.decision_id, checks: d.checks };
+    } else {
+      const d = evaluatePolicy({ attestation: ev.attestation, ci: ev.ci.evidence, votes: ev.votes, author_mode: ps.author_mode, author: ps.author ?? null });
+      policy = { decision: d.decision, decision_id: null, checks: d.checks };
+    }
+    return { policy, review: { ...counts }, ci: ciProjectionOf(ev.ci) };
   }
 
   policyView(patchsetIdValue: string): Record<string, unknown> {
@@ -429,6 +448,7 @@ export class ReviewBook {
         if (published.active_job) return { queued: false, job: published.active_job, delivery: 'active_run' };
       }
       const nextRun = ADVANCING_TRIGGERS.includes(trigger) || run === 0 ? run + 1 : run;
+      if (nextRun > run) this.jobs.supersedeOlderRunsIn(tx, ps.patchset_id, nextRun);
       const job = this.jobs.enqueueIn(tx, JOB_KIND_PATCHSET_CI, { snapshot_id: ps.revision_snapshot_id, patchset_id: ps.patchset_id, trigger, run_sequence: nextRun });
       tx.stage(CI_RUN, ps.patchset_id, { run: nextRun, job });
       return { queued: true, job, delivery: 'worker_job' };

@@ -58,6 +58,8 @@ export interface AttestationRecord {
 
 export interface PolicyCheck { name: string; status: 'pass' | 'fail' | 'skipped'; explanation: string }
 
+export type DecisionTrigger = 'evaluate' | 'land';
+
 export interface PolicyDecisionRecord {
   decision_id: string;
   patchset_id: string;
@@ -70,6 +72,12 @@ export interface PolicyDecisionRecord {
   ci_run_sequence: number;
   ci_worker_job_index: number | null;
   evaluated_at_s: number;
+  /**
+   * What asked for the decision: `evaluate` (`:evaluatePolicy`) or `land` (the land's own
+   * judgement, recorded in its commit and named by the land's `policy_decision_id`). Absent on
+   * records written before lands recorded decisions (read as `evaluate`).
+   */
+  trigger?: DecisionTrigger;
   /** `sha256` of the previous decision of the chain ('' for the first). */
   prev_sha256: string;
   /** sha256 of this record's canonical JSON without this field (see decisionDigest). */
@@ -125,10 +133,13 @@ export function voteOf(r: Pick<ReviewRecord, 'action' | 'blocking'>): Vote | und
 export interface LiveVote { reviewer: string; vote: 'approve' | 'block'; review_id: string; patchset_id: string }
 
 /**
- * The live votes on `selected`: each reviewer's latest vote-bearing record (approve, block,
- * dismiss) counts when it was recorded on a patchset whose change fingerprint equals the
- * selected patchset's (the same patchset, or one changing exactly the same paths to the same
- * blob ids and kinds relative to its base). A dismiss withdraws the reviewer's vote.
+ * The live votes on `selected` (`reviews` are all the reviews of its change): each reviewer's
+ * latest vote-bearing record (approve, block, dismiss) is their vote. An approval counts when
+ * it was recorded on a patchset whose change fingerprint equals the selected patchset's (the
+ * same patchset, or one changing exactly the same paths to the same blob ids and kinds
+ * relative to its base). A block is a veto on the change: it counts on every patchset of the
+ * change, whatever its content, until the reviewer dismisses it or votes again (Gerrit's
+ * sticky -2). A dismiss withdraws the reviewer's vote.
  */
 export function liveVotes(reviews: readonly ReviewRecord[], selected: { patchset_id: string; fingerprint: string | null }): LiveVote[] {
   const latest = new Map<string, ReviewRecord>();
@@ -143,6 +154,7 @@ export function liveVotes(reviews: readonly ReviewRecord[], selected: { patchset
 }
 
 export function isLive(r: ReviewRecord, selected: { patchset_id: string; fingerprint: string | null }): boolean {
+  if (voteOf(r) === 'block') return true;
   return r.patchset_id === selected.patchset_id || (selected.fingerprint !== null && r.patchset_fingerprint === selected.fingerprint);
 }
 
