@@ -81,6 +81,29 @@ describe('push / pull / sync commands', () => {
     expect(next.uploaded_bytes).to.be.lessThan(5000);
   });
 
+  it('push --no-line ingests a snapshot without any line: --line is then optional, --parent sets the parent', async () => {
+    const lines = async () => (await api(server.url, 'GET', `/v1/native/repository-authorities/${repo}/lines`)).json;
+    const before = await lines();
+    const edited = path.join(tempDir(), 'noline');
+    await fsp.cp(tree, edited, { recursive: true, verbatimSymlinks: true });
+    await fsp.writeFile(path.join(edited, 'imported.txt'), 'from history');
+    const root = await cli(['push', '--server', server.url, '--repo', String(repo), '--no-line', '--message', 'import', edited]);
+    expect(root.code, root.stderr).to.equal(0);
+    const first = JSON.parse(root.stdout);
+    expect(first).to.include({ line: null, line_updated: false, unchanged: false });
+    expect(first.parent_snapshot_ids).to.deep.equal([]);
+    await fsp.writeFile(path.join(edited, 'imported.txt'), 'from history, later');
+    const child = JSON.parse((await cli(['push', '--server', server.url, '--repo', String(repo), '--no-line', '--parent', first.snapshot_id, edited])).stdout);
+    expect(child.parent_snapshot_ids).to.deep.equal([first.snapshot_id]);
+    expect(child.uploaded_packs).to.equal(2); // the new blob and the changed root tree; the rest is known through the parent
+    expect((await api(server.url, 'GET', `/v1/native/repository-authorities/${repo}/snapshots/${child.snapshot_id}?include_content=false`)).status).to.equal(200);
+    expect(await lines()).to.deep.equal(before);
+    // without --no-line a plain directory still needs --line
+    const usage = await cli(['push', '--server', server.url, '--repo', String(repo), edited]);
+    expect(usage.code).to.equal(2);
+    expect(usage.stderr).to.match(/--line is required/);
+  });
+
   it('refuses a push that would move an initialized main (governed) and leaves main alone', async () => {
     const first = await cli(['push', '--server', server.url, '--repo', String(repo), '--line', 'main', tree]);
     expect(first.code, first.stderr).to.equal(0);

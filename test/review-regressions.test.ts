@@ -28,15 +28,21 @@ describe('review regressions', () => {
     expect(logged).to.not.include('rawPacket');
   });
 
-  it('queues one repo.ci job for concurrent :runCi calls on one snapshot', async () => {
+  it('queues a new repo.ci job on every :runCi, also for a snapshot with an active job (a re-run is a new run)', async () => {
     const tree = path.join(tempDir(), 'tree');
     await fsp.mkdir(tree);
     await fsp.writeFile(path.join(tree, 'a'), 'a');
-    await push({ server: server.url, repo, line: 'main', dir: tree, moveLine: true, progress: false });
+    const head = (await push({ server: server.url, repo, line: 'main', dir: tree, moveLine: true, progress: false })).snapshot_id;
     const results = await Promise.all(Array.from({ length: 8 }, () => api(server.url, 'POST', `${AUTH}/${repo}:runCi`, { json: {} })));
     expect(results.map((r) => r.status)).to.deep.equal(Array(8).fill(200));
-    expect(results.filter((r) => r.json.queued).length).to.equal(1);
-    expect(new Set(results.map((r) => r.json.job.worker_job_index)).size).to.equal(1);
+    expect(results.every((r) => r.json.queued === true && r.json.job.state === 'queued' && r.json.snapshot_id === head)).to.equal(true);
+    const indexes = results.map((r) => r.json.job.worker_job_index);
+    expect(new Set(indexes).size).to.equal(8);
+    const again = await api(server.url, 'POST', `${AUTH}/${repo}:runCi`, { json: { snapshot_id: head } });
+    expect(again.json.queued).to.equal(true);
+    const listed = (await api(server.url, 'GET', `${AUTH}/${repo}/worker-jobs?state_kind=1`)).json;
+    expect(listed.jobs[0].worker_job_index).to.equal(again.json.job.worker_job_index); // newest first
+    expect(listed.count).to.equal(9);
   });
 
   it('rejects manifests whose paths cannot all exist (file and directory, long segment)', () => {

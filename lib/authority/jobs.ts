@@ -240,17 +240,12 @@ export class JobQueue {
   }
 
   /**
-   * Queue repo.ci for a snapshot unless an active (queued or running) one exists, which is
-   * returned instead: check and enqueue are one transaction.
+   * Queue repo.ci for a snapshot: every request queues a new job (the spec's Worker Job row:
+   * none → queued on every `:runCi`), even when one for the snapshot is queued or running, as a
+   * re-run on GitHub or GitLab is a new run (a flaky runner, a changed CI image).
    */
   enqueueRepoCi(snapshotId: string, snapshotIndex: number): Promise<{ job: JobRecord; queued: boolean }> {
-    return this.store.transact((tx) => {
-      for (const i of this.candidates(tx, true)) {
-        const job = this.view(tx, i)!;
-        if ((job.state === STATE_QUEUED || job.state === STATE_RUNNING) && job.kind === JOB_KIND_REPO_CI && job.detail.snapshot_id === snapshotId) return { job, queued: false };
-      }
-      return { job: this.enqueueIn(tx, JOB_KIND_REPO_CI, { snapshot_id: snapshotId, snapshot_index: snapshotIndex, trigger: 'manual' }), queued: true };
-    });
+    return this.store.transact((tx) => ({ job: this.enqueueIn(tx, JOB_KIND_REPO_CI, { snapshot_id: snapshotId, snapshot_index: snapshotIndex, trigger: 'manual' }), queued: true }));
   }
 
   /** Queued (and with `running`, running) indexes as a transaction sees them, FIFO. */

@@ -11,6 +11,7 @@ import { emit, short, useJson } from './output.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
 
 export const PUSH_HELP = `Usage: cairn push [--server URL --repo N --line NAME] [--parent ID] [--no-line] [--message M] [DIR]
+       cairn push --server URL --repo N --no-line [--parent ID] [--line NAME] DIR
 
 Snapshot DIR and send it: walk the tree (leaving out .cairn/, .git/ and what .cairnignore
 matches), hash it, pack only the blobs and trees the server does not hold already (it learns
@@ -24,7 +25,9 @@ the compare-and-set guard: when the line moved since the base the push is refuse
 snapshot becomes the base.
 
 From a plain directory --server, --repo and --line are required, and the parent is the line's
-head unless --parent names one.
+head unless --parent names one. With --no-line (ingest a snapshot without moving any line, as
+history importers do) --line is optional: without it the parent is --parent or none; with it the
+line's head is the default parent and its content is not uploaded again.
 
 Options:
   --server URL    cairn server: http://HOST:PORT, https://HOST or just HOST:PORT (http)
@@ -138,7 +141,7 @@ export async function pushCommand(argv: string[]): Promise<number> {
   const result = await push({
     server: wc ? wc.server : required(values.server, '--server'),
     repo: wc ? wc.repo : repoIndex(values.repo, '--repo'),
-    line: wc ? wc.line : required(values.line, '--line'),
+    line: wc ? wc.line : values['no-line'] === true ? (values.line as string | undefined) : required(values.line, '--line'),
     parent: values.parent as string | undefined,
     base: wc ? wc.base : undefined,
     moveLine: !values['no-line'],
@@ -151,7 +154,7 @@ export async function pushCommand(argv: string[]): Promise<number> {
   if (wc && values['no-line'] !== true && !result.unchanged) await writeWorkingCopy(dir, { ...wc, base: result.snapshot_id });
   emit(result, useJson(values.json), () => (result.unchanged
     ? `nothing to push: ${result.line} is at ${short(result.snapshot_id)} and the tree is unchanged`
-    : `pushed ${short(result.snapshot_id)} to ${result.line}${result.line_updated ? '' : ' (line not moved)'}: ${result.files} files, ${formatBytes(result.bytes)}; uploaded ${result.uploaded_packs} packs, ${formatBytes(result.uploaded_bytes)}`));
+    : `pushed ${short(result.snapshot_id)}${result.line === null ? ' (no line)' : ` to ${result.line}${result.line_updated ? '' : ' (line not moved)'}`}: ${result.files} files, ${formatBytes(result.bytes)}; uploaded ${result.uploaded_packs} packs, ${formatBytes(result.uploaded_bytes)}`));
   return 0;
 }
 

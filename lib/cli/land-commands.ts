@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { CairnClient, ServerError } from '../client/http.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
-import { context, need } from './workflow-commands.js';
+import { context, need } from './command-context.js';
 
 type Json = Record<string, any>;
 

@@ -3,7 +3,7 @@
 // CI"). Output is one JSON object with --json or when stdout is not a terminal; on a terminal a
 // short readable form.
 import { CliUsageError, parseCommandArgs } from './args.js';
-import { COMMON, common, context, need, one, print, seg } from './workflow-commands.js';
+import { COMMON, common, context, need, one, print, seg } from './command-context.js';
 
 export const REVIEW_HELP = `Usage:
   cairn review request --change CHANGE --group G [--note N] [--by WHO]

@@ -2,16 +2,11 @@
 // (README "Tasks, changes, patchsets"). Output is one JSON object with --json or when stdout is
 // not a terminal; on a terminal a short readable form.
 import path from 'node:path';
-import { CairnClient } from '../client/http.js';
 import { push } from '../client/transfer.js';
-import { parseU32 } from '../domain/repository.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
+import { COMMON, common, context, need, one, print, seg } from './command-context.js';
+import { taskStartCommand } from './land-commands.js';
 
-export const COMMON = `Common options:
-  --server URL    cairn server, e.g. http://127.0.0.1:8088
-  --repo N        repository index
-  --json          print JSON (the default when stdout is not a terminal)
-`;
 
 export const TASK_HELP = `Usage:
   cairn task create --title T --intent I [--task-id ID] [--plan-id P] [--revision R] [--item REF]
@@ -43,53 +38,12 @@ ai_with_human_review, ai_only_experimental. --summary defaults to "patchset from
 
 ${COMMON}`;
 
-export const common = {
-  server: { type: 'string' },
-  repo: { type: 'string' },
-  json: { type: 'boolean', default: false },
-  help: { type: 'boolean', short: 'h', default: false },
-} as const;
-
-export interface Ctx {
-  client: CairnClient;
-  repo: number;
-  json: boolean;
-}
-
-export function context(values: Record<string, unknown>): Ctx {
-  if (typeof values.server !== 'string' || values.server === '') throw new CliUsageError('--server is required');
-  if (typeof values.repo !== 'string') throw new CliUsageError('--repo is required');
-  let repo: number;
-  try {
-    repo = parseU32(values.repo, '--repo');
-  } catch {
-    throw new CliUsageError('--repo must be a repository index (unsigned integer)');
-  }
-  return { client: new CairnClient(values.server), repo, json: values.json === true || process.stdout.isTTY !== true };
-}
-
-export function need(value: unknown, flag: string): string {
-  if (typeof value !== 'string' || value === '') throw new CliUsageError(`${flag} is required`);
-  return value;
-}
-
-export function one(positionals: string[], what: string): string {
-  if (positionals.length !== 1) throw new CliUsageError(`give exactly one ${what}`);
-  return positionals[0];
-}
-
-export const seg = (s: string) => encodeURIComponent(s);
 const query = (q: Record<string, unknown>) => {
   const p = new URLSearchParams();
   for (const [k, v] of Object.entries(q)) if (typeof v === 'string') p.set(k, v);
   const s = p.toString();
   return s ? `?${s}` : '';
 };
-
-export function print(ctx: Ctx, value: unknown, readable: () => string): number {
-  process.stdout.write(ctx.json ? `${JSON.stringify(value)}\n` : `${readable()}\n`);
-  return 0;
-}
 
 type Json = Record<string, any>;
 const taskLine = (t: Json) => `${t.task_id}  ${t.status.padEnd(9)}  ${t.title}${t.plan_id ? `  [${t.plan_id}${t.plan_item_ref ? `#${t.plan_item_ref}` : ''}]` : ''}`;
@@ -105,7 +59,7 @@ function split(argv: string[]): [string | undefined, string[]] {
 
 export async function taskCommand(argv: string[]): Promise<number> {
   const [sub, rest] = split(argv);
-  if (sub === 'start') return (await import('./land-commands.js')).taskStartCommand(rest);
+  if (sub === 'start') return taskStartCommand(rest);
   if (!sub || sub === '--help' || sub === '-h') { process.stdout.write(TASK_HELP); return sub ? 0 : 2; }
   const { values, positionals } = parseCommandArgs(rest, {
     ...common,

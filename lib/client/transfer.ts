@@ -47,7 +47,12 @@ export class LineMovedError extends Error {
 export interface PushOptions {
   server: string;
   repo: number;
-  line: string;
+  /**
+   * The line to read the parent from and (with `moveLine`) to move. Optional without
+   * `moveLine`: a snapshot ingested without a line (history import) is then parented on
+   * `parent` alone, and a given line only serves as a dedupe hint.
+   */
+  line?: string;
   dir: string;
   parent?: string;
   /**
@@ -71,7 +76,7 @@ export interface PushResult {
   snapshot_id: string;
   root_tree_id: string;
   parent_snapshot_ids: string[];
-  line: string;
+  line: string | null;
   line_updated: boolean;
   unchanged: boolean;
   files: number;
@@ -284,8 +289,9 @@ export async function push(o: PushOptions): Promise<PushResult> {
   // Unknown repository (or unreachable server) is reported before the tree is read (and before
   // a listing error: a missing directory). The line and the list of lines are asked for at the
   // same time (one round trip, not three), and the tree is listed while they travel.
+  if (o.line === undefined && (o.moveLine || o.base !== undefined)) throw new Error('push: a line is needed to move it or to push a working copy');
   const repository = client.requireRepository(o.repo);
-  const lineRead = client.lineOrNull(o.repo, o.line);
+  const lineRead = o.line === undefined ? Promise.resolve(null) : client.lineOrNull(o.repo, o.line);
   const allLines = client.json('GET', client.repoPath(o.repo, '/lines'));
   const listing = listTree(o.dir);
   for (const p of [lineRead, allLines, listing]) p.catch(() => undefined);
@@ -293,7 +299,7 @@ export async function push(o: PushOptions): Promise<PushResult> {
   const line = await lineRead;
   const lineHead: string | null = line?.head_snapshot_id ?? null;
   const workingCopy = o.base !== undefined;
-  if (workingCopy && lineHead !== o.base) throw new LineMovedError(o.line, o.base ?? null, lineHead);
+  if (workingCopy && lineHead !== o.base) throw new LineMovedError(o.line!, o.base ?? null, lineHead);
   const parent = workingCopy ? o.base ?? null : o.parent ?? lineHead;
   const expectedHead = workingCopy ? o.base ?? null : lineHead;
 
@@ -333,7 +339,7 @@ export async function push(o: PushOptions): Promise<PushResult> {
     await pipeline.close();
   }
   t('upload');
-  const base = { root_tree_id: scan.rootTreeId, line: o.line, files: scan.fileCount, bytes: scan.byteCount };
+  const base = { root_tree_id: scan.rootTreeId, line: o.line ?? null, files: scan.fileCount, bytes: scan.byteCount };
   if (unchangedTree()) {
     return { ...base, snapshot_id: parent!, parent_snapshot_ids: parentRecord!.parent_snapshot_ids, line_updated: false, unchanged: true, uploaded_packs: 0, uploaded_bytes: 0 };
   }
@@ -359,8 +365,8 @@ export async function push(o: PushOptions): Promise<PushResult> {
     });
   } catch (err) {
     if (workingCopy && err instanceof ServerError && err.status === 409) {
-      const now = await client.lineOrNull(o.repo, o.line).catch(() => null);
-      if ((now?.head_snapshot_id ?? null) !== expectedHead) throw new LineMovedError(o.line, expectedHead, now?.head_snapshot_id ?? null);
+      const now = await client.lineOrNull(o.repo, o.line!).catch(() => null);
+      if ((now?.head_snapshot_id ?? null) !== expectedHead) throw new LineMovedError(o.line!, expectedHead, now?.head_snapshot_id ?? null);
     }
     throw err;
   }

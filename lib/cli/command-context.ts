@@ -1,0 +1,55 @@
+// What every workflow command shares: the common options, the client context built from
+// them, argument helpers and the output rule (one JSON object with --json or when stdout is not
+// a terminal; a short readable form on a terminal).
+import { CairnClient } from '../client/http.js';
+import { parseU32 } from '../domain/repository.js';
+import { CliUsageError } from './args.js';
+
+export const COMMON = `Common options:
+  --server URL    cairn server, e.g. http://127.0.0.1:8088
+  --repo N        repository index
+  --json          print JSON (the default when stdout is not a terminal)
+`;
+
+export const common = {
+  server: { type: 'string' },
+  repo: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+export interface Ctx {
+  client: CairnClient;
+  repo: number;
+  json: boolean;
+}
+
+export function context(values: Record<string, unknown>): Ctx {
+  if (typeof values.server !== 'string' || values.server === '') throw new CliUsageError('--server is required');
+  if (typeof values.repo !== 'string') throw new CliUsageError('--repo is required');
+  let repo: number;
+  try {
+    repo = parseU32(values.repo, '--repo');
+  } catch {
+    throw new CliUsageError('--repo must be a repository index (unsigned integer)');
+  }
+  return { client: new CairnClient(values.server), repo, json: values.json === true || process.stdout.isTTY !== true };
+}
+
+export function need(value: unknown, flag: string): string {
+  if (typeof value !== 'string' || value === '') throw new CliUsageError(`${flag} is required`);
+  return value;
+}
+
+export function one(positionals: string[], what: string): string {
+  if (positionals.length !== 1) throw new CliUsageError(`give exactly one ${what}`);
+  return positionals[0];
+}
+
+export const seg = (s: string) => encodeURIComponent(s);
+
+export function print(ctx: Ctx, value: unknown, readable: () => string): number {
+  process.stdout.write(ctx.json ? `${JSON.stringify(value)}\n` : `${readable()}\n`);
+  return 0;
+}
+
