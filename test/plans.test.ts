@@ -38,7 +38,7 @@ function expectError(res: ApiResponse, status: number, what = ''): void {
 
 async function create(s: TestServer, repo: number, body: Json): Promise<{ plan: Json; revision: Json }> {
   const res = await api(s.url, 'POST', SPRINTS(repo), { json: body });
-  expect(res.status, res.text).to.equal(201);
+  expect(res.status, res.text).to.equal(200);
   return res.json;
 }
 
@@ -190,7 +190,7 @@ describe('plans (sprints)', function () {
     it('assigns distinct plan ids to concurrent creates', async () => {
       const repo = await register(s.url);
       const results = await Promise.all(Array.from({ length: 8 }, (_, i) => api(s.url, 'POST', SPRINTS(repo), { json: payload({ title: `P${i}`, artifact_body: `# Sprint 7\n- [ ] item ${i}\n` }) })));
-      for (const r of results) expect(r.status, r.text).to.equal(201);
+      for (const r of results) expect(r.status, r.text).to.equal(200);
       const ids = results.map((r) => r.json.plan.plan_id);
       expect(new Set(ids).size).to.equal(8);
       const list = await getJson(s, SPRINTS(repo));
@@ -702,9 +702,9 @@ describe('plans (sprints)', function () {
   describe('status (PATCH)', () => {
     const patch = (repo: number, planId: string, status: unknown) => api(s.url, 'PATCH', PLAN(repo, planId), { json: { status } });
 
-    it('moves draft → archived → draft (via active) → superseded; superseded is final', async () => {
+    it('moves any status to any other (spec: Plan, from any): draft → archived → draft (via active) → superseded → draft → archived → superseded; revisions unchanged', async () => {
       const repo = await register(s.url);
-      const { plan } = await create(s, repo, payload());
+      const { plan, revision } = await create(s, repo, payload());
       let res = await patch(repo, plan.plan_id, 'archived');
       expect(res.status, res.text).to.equal(200);
       expect(res.json.plan).to.include({ plan_id: plan.plan_id, status: 'archived', open: false });
@@ -714,10 +714,18 @@ describe('plans (sprints)', function () {
       res = await patch(repo, plan.plan_id, 'superseded');
       expect(res.status).to.equal(200);
       expect(res.json.plan).to.include({ status: 'superseded', open: false });
-      for (const to of ['draft', 'active', 'archived']) {
-        await rejects(s, repo, 409, 'PATCH', PLAN(repo, plan.plan_id), { json: { status: to } }, `superseded → ${to}`);
+      for (const [to, shown] of [['draft', 'draft'], ['superseded', 'superseded'], ['active', 'draft'], ['superseded', 'superseded'], ['archived', 'archived'], ['superseded', 'superseded']]) {
+        res = await patch(repo, plan.plan_id, to);
+        expect(res.status, `→ ${to}: ${res.text}`).to.equal(200);
+        expect(res.json.plan.status).to.equal(shown);
       }
-      expect((await getJson(s, PLAN(repo, plan.plan_id))).plan.status).to.equal('superseded');
+      const detail = await getJson(s, PLAN(repo, plan.plan_id));
+      expect(detail.plan.status).to.equal('superseded');
+      expect(detail.head_revision).to.deep.equal(revision);
+      // a reopened plan takes revisions again
+      await patch(repo, plan.plan_id, 'draft');
+      const rev = await api(s.url, 'POST', PLAN(repo, plan.plan_id, '/revisions'), { json: { artifact_path: 'plans/x.md', artifact_heading: 'X', artifact_body: '# X\n\n- [ ] again {#again}\n', expected_head_revision_id: revision.plan_revision_id } });
+      expect(rev.status, rev.text).to.equal(200);
     });
 
     it('allows draft → superseded and archived → superseded; a status change keeps the revisions', async () => {
@@ -1050,8 +1058,9 @@ describe('plans survive a restart', function () {
       expect(a3.revision.revision_number).to.equal(3);
       const d = await create(s, repo, payload({ title: 'D' }));
       expect([a.plan.plan_id, b.plan.plan_id, c.plan.plan_id]).to.not.include(d.plan.plan_id);
-      // The superseded plan is still final.
-      expectError(await api(s.url, 'PATCH', PLAN(repo, c.plan.plan_id), { json: { status: 'draft' } }), 409);
+      // The superseded plan's status survived the restart; it may be reopened (any → status).
+      expect((await getJson(s, PLAN(repo, c.plan.plan_id))).plan.status).to.equal('superseded');
+      expect((await api(s.url, 'PATCH', PLAN(repo, c.plan.plan_id), { json: { status: 'draft' } })).json.plan.status).to.equal('draft');
       // A replay recorded before the restart still replays.
       const replay = await revise(s, repo, a.plan.plan_id, { ...base, artifact_body: bodies[1], expected_head_revision_id: a.revision.plan_revision_id });
       expect(replay.replayed).to.equal(true);

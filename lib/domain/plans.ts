@@ -1,7 +1,7 @@
 // Plan ("sprint") rules: status moves, revision identity, Markdown task-list items, and the
 // search-term normalization (README "Plans"). Pure functions, no I/O.
 import { createHash } from 'node:crypto';
-import { Conflict, Invalid } from './errors.js';
+import { Invalid } from './errors.js';
 
 export type PlanStatus = 'draft' | 'archived' | 'superseded';
 export const PAYLOAD_STATUSES = ['draft', 'active', 'archived', 'superseded'] as const;
@@ -13,12 +13,13 @@ export function normalizeStatus(status: string): PlanStatus {
 }
 
 /**
- * Allowed PATCH moves: an open (draft) plan may be archived or superseded; an archived plan may
- * be reopened (draft) or superseded; superseded is final. Setting the current status is a no-op.
+ * PATCH moves (spec's transition table: Plan, from any, to the given status): every status may
+ * move to every other, a superseded plan included (reopening it leaves its revisions as they
+ * are). Setting the current status is a no-op. Kept as the one place a restriction would go.
  */
 export function checkStatusMove(from: PlanStatus, to: PlanStatus): void {
-  if (from === to) return;
-  if (from === 'superseded') throw new Conflict('a superseded plan cannot change status');
+  void from;
+  void to;
 }
 
 export interface PlanItem {

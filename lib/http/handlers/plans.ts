@@ -71,7 +71,8 @@ export const create: Handler = async (ctx) => {
   const p = payload(ctx.body, CreatePayload);
   if (p.title === undefined) throw new Unprocessable('missing required field: title');
   const { plan, revision } = await requireAuthority(ctx).plans.create(p);
-  return { status: 201, json: { plan: planProjection(plan), revision: revisionProjection(revision) } };
+  // 200: the spec keeps 201 for new repository authorities and restore sessions.
+  return { json: { plan: planProjection(plan), revision: revisionProjection(revision) } };
 };
 
 export const get: Handler = async (ctx) => ({ json: await planWithHead(requireAuthority(ctx).plans, ctx.params.plan_id) });
