@@ -408,6 +408,15 @@ describe('task-start over HTTP (task-start-atomic/v1)', function () {
     expect({ ...(await counts()), revisions: await revisions() }).to.deep.equal(before);
   });
 
+  it('a top-level plan_id is derived by the server: 400, nothing created', async () => {
+    const created = await ok(start({ contract: 'task-start-atomic/v1', idempotency_key: 'd1', plan_item_ref: 'a', plan: { action: 'create', payload: payload('# Sprint\n- [ ] a {#a}\n') }, task: { title: 'T', intent: 'i' }, change: { title: 'c', base_line: 'main' } }));
+    const before = await counts();
+    const res = await start({ contract: 'task-start-atomic/v1', idempotency_key: 'd2', plan_id: created.plan_id, plan_item_ref: 'a', plan: { action: 'existing', plan_id: created.plan_id, plan_revision_id: created.plan_revision_id }, task: { title: 'T', intent: 'i' }, change: { title: 'c', base_line: 'main' } });
+    expect(res.status, res.text).to.equal(400);
+    expect(res.json.error).to.match(/plan_id is derived/);
+    expect(await counts()).to.deep.equal(before);
+  });
+
   it('a malformed plan payload or a lone surrogate in a nested text is a 4xx, never a 500, and creates nothing', async () => {
     const before = await counts();
     const base = { contract: 'task-start-atomic/v1', plan_item_ref: 'q', task: { title: 't', intent: 'i' }, change: { title: 'c', base_line: 'main' } };

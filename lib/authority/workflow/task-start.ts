@@ -24,7 +24,7 @@ export interface TaskStartBody {
 }
 
 const DERIVED: Record<string, string[]> = {
-  '': ['task_id', 'change_id', 'plan_linkage', 'origin_plan_revision_id'],
+  '': ['task_id', 'change_id', 'plan_id', 'plan_linkage', 'origin_plan_revision_id'],
   task: ['task_id', 'plan_id', 'origin_plan_revision_id', 'plan_item_ref'],
   change: ['task_id', 'change_id', 'fork_snapshot_id'],
 };
