@@ -501,6 +501,9 @@ describe('lands: land and idempotency records travel with export and restore', f
       const c = await r.change('dev', b, rev);
       const body = { contract: 'task-land-atomic/v1', idempotency_key: 'exported', task_or_change_ref: c.change, mode: 'ff-only' };
       const first = await ok(api(one.url, 'POST', R(r.repo, '/task-land'), { json: body }));
+      // A change no promotion published: no receipt, no landed_via.
+      expect(first.history_promotion).to.equal(null);
+      expect(first.change.landed_via).to.equal(null);
       const land = (await ok(api(one.url, 'GET', R(r.repo, `/lands/${first.land.land_id}`)))).land;
       expect((await api(one.url, 'POST', `${AUTH}/${r.repo}/retirement`)).status).to.equal(200);
       const manifest = (await ok(api(one.url, 'GET', `${AUTH}/${r.repo}/retirement`))).manifest;

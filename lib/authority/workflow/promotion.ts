@@ -4,6 +4,8 @@
 // the last entry's change, ready for task-land. Everything is validated before anything is
 // staged; the tasks, changes, patchset, receipt and idempotency record are one transaction,
 // so one workflow.log record under one commit point (storage-layout.md §17).
+// When the aggregate change lands, the land's own transaction marks the earlier entries'
+// changes landed through it (settlePromotionIn, called by LandDesk.commit).
 import { Conflict, NotFound } from '../../domain/errors.js';
 import { nowSeconds } from '../../domain/repository.js';
 import {
@@ -21,6 +23,7 @@ import {
   type PromotionReceiptEntry,
   type PromotionRecord,
 } from '../../domain/workflow/promotion.js';
+import { CHANGE, isOpenChange, type ChangeRecord } from '../../domain/workflow/rules.js';
 import type { ContentStore, Txn } from '../../store/content-store.js';
 import type { PlanBook } from '../plans.js';
 import type { WorkflowBook } from './book.js';
@@ -159,5 +162,38 @@ export class HistoryPromotions {
       const task = `task-${firstTask + i}`;
       checkExpectedIdentities(e, i, { task_id: task, change_ref: `${task}.change-${firstChange + i}` });
     });
+  }
+}
+
+/**
+ * The receipt of the promotion a change was published by, as projected (`history_promotion` of
+ * prepare's result and of task-land's), read through `tx`; null for a change no promotion published.
+ */
+export function promotionReceiptIn(tx: Txn, change: ChangeRecord, repositoryIndex: number): Record<string, unknown> | null {
+  const id = change.promoted_from?.promotion_id;
+  const record = id === undefined ? undefined : tx.entity<PromotionRecord>(PROMOTION, id);
+  return record ? { ...record, repository_index: repositoryIndex } : null;
+}
+
+/**
+ * Inside the transaction of a successful land of `landed` (already staged as landed): when it is
+ * the aggregate change of a promotion, the changes of that promotion's earlier entries carry
+ * work that has now landed with it. Each of them still open (draft, active, review) is staged
+ * `landed` too — the same target line and time as the land, plus `landed_via` naming the
+ * promotion, the land and the aggregate change; a change closed or landed meanwhile is left as it
+ * is. One land transaction holds all of it, so a crash leaves the whole land or none of it.
+ * Reads by id only: the change's `promoted_from`, the receipt, one change per entry.
+ */
+export function settlePromotionIn(tx: Txn, book: WorkflowBook, landed: ChangeRecord, land: { land_id: string; target_line: string; finished_at_s: number }): void {
+  const id = landed.promoted_from?.promotion_id;
+  if (id === undefined) return;
+  const record = tx.entity<PromotionRecord>(PROMOTION, id);
+  if (!record || record.change_id !== landed.change_id) return;
+  for (const e of record.entries) {
+    if (e.remote_change_id === landed.change_id) continue;
+    const c = tx.entity<ChangeRecord>(CHANGE, e.remote_change_id);
+    if (!c || !isOpenChange(c.status)) continue;
+    const at = land.finished_at_s;
+    book.upsertChange(tx, { ...c, status: 'landed', land_target_line: land.target_line, landed_at_s: at, updated_at_s: at, landed_via: { promotion_id: id, land_id: land.land_id, change_id: landed.change_id } });
   }
 }
