@@ -222,6 +222,42 @@ describe('history promotion: after the aggregate lands', function () {
       await s.stop();
     }
   });
+
+  it('a local task with several lands: its entries share one remote task, one change each; expected identities follow; all land together', async () => {
+    const s = await startTestServer();
+    try {
+      const h = await history(s, 'repeated-task');
+      const b = body(h, 'repeated');
+      b.entries[2].local_task_id = b.entries[0].local_task_id;
+      b.entries[2].task = clone(b.entries[0].task);
+      // Fail closed: entry 3's change goes to task-1 (local-task-1's remote task), not to a task-3.
+      const wrong = clone(b);
+      wrong.entries[2].expected_remote_task_id = 'task-3';
+      expectError(await api(s.url, 'POST', PREPARE(h.repo), { json: wrong }), 409);
+      b.entries[2].expected_remote_task_id = 'task-1';
+      b.entries[2].expected_remote_change_ref = 'task-1.change-3';
+      b.entries[1].expected_remote_change_ref = 'task-2.change-2';
+      const receipt = await ok(api(s.url, 'POST', PREPARE(h.repo), { json: b }), 'prepare');
+      expect(receipt).to.include({ task_id: 'task-1', change_ref: 'task-1.change-3', patchset_id: 'change-3.ps-1' });
+      expect(receipt.history_promotion.entries.map((e: Json) => [e.local_task_id, e.remote_task_id, e.remote_change_ref])).to.deep.equal([
+        ['local-task-1', 'task-1', 'task-1.change-1'],
+        ['local-task-2', 'task-2', 'task-2.change-2'],
+        ['local-task-1', 'task-1', 'task-1.change-3'],
+      ]);
+      expect((await ok(api(s.url, 'GET', R(h.repo, '/tasks')))).count).to.equal(2);
+      expect((await ok(api(s.url, 'GET', R(h.repo, '/tasks/task-1')))).task).to.include({ plan_id: h.planId, plan_item_ref: 'one' });
+      // The aggregate is the task's one landable change, so task-land resolves it from the task.
+      await passGates(s.url, h.repo, receipt);
+      const landed = await ok(api(s.url, 'POST', R(h.repo, '/task-land'), { json: landBody('task-1', 'land') }), 'task-land');
+      expect(landed).to.include({ change_id: 'change-3' });
+      expect(landed.history_promotion.entries).to.have.length(3);
+      const after = await aftermath(s.url, h.repo, ['change-1', 'change-2', 'change-3'], ['task-1', 'task-2']);
+      expect(Object.values(after.changes).map((c: any) => c.status)).to.deep.equal(['landed', 'landed', 'landed']);
+      expect(after.audits).to.deep.equal({ 'task-1': { verdict: 'ready_to_close', open: 0, landed: 2 }, 'task-2': { verdict: 'ready_to_close', open: 0, landed: 1 } });
+    } finally {
+      await s.stop();
+    }
+  });
 });
 
 describe('lands: the gates are judged at the commit too', function () {
@@ -411,7 +447,8 @@ describe('history promotion: validation (status, body, unchanged store)', functi
     ['fork of a later land', 400, (b, x) => { b.entries[0].change.fork_snapshot_id = x.l1; }],
     ['change base_line is not the target line', 400, (b) => { b.entries[1].change.base_line = 'dev'; }],
     ['duplicate local change id', 400, (b) => { b.entries[1].local_change_id = b.entries[0].local_change_id; }],
-    ['duplicate local task id', 400, (b) => { b.entries[2].local_task_id = b.entries[0].local_task_id; }],
+    ['a repeated local task with other task fields', 400, (b) => { b.entries[2].local_task_id = b.entries[0].local_task_id; }],
+    ['a repeated local task with other plan linkage', 400, (b) => { b.entries[2].local_task_id = b.entries[0].local_task_id; b.entries[2].task = { ...b.entries[0].task, plan_item_ref: null, plan_id: null }; }],
     ['empty local change ref', 400, (b) => { b.entries[2].local_change_ref = ''; }],
     ['malformed expected task id', 400, (b) => { b.entries[0].expected_remote_task_id = 'task-02'; }],
     ['expected change ref in short form', 400, (b) => { b.entries[0].expected_remote_change_ref = 'change-1'; }],

@@ -1,9 +1,9 @@
 // History promotion (spec: "History promotion prepare body", Limits; README "History
 // promotion"): a client's offline history — local tasks, changes and lands — published as
-// remote tasks and changes, one per entry, plus one aggregate patchset (base → revision) on
-// the last entry's change, ready for task-land. Everything is validated before anything is
-// staged; the tasks, changes, patchset, receipt and idempotency record are one transaction,
-// so one workflow.log record under one commit point (storage-layout.md §17).
+// remote tasks (one per local task) and changes (one per entry), plus one aggregate patchset
+// (base → revision) on the last entry's change, ready for task-land. Everything is validated
+// before anything is staged; the tasks, changes, patchset, receipt and idempotency record are
+// one transaction, so one workflow.log record under one commit point (storage-layout.md §17).
 // When the aggregate change lands, the land's own transaction marks the earlier entries'
 // changes landed through it (settlePromotionIn, called by LandDesk.commit).
 import { Conflict, NotFound } from '../../domain/errors.js';
@@ -18,12 +18,13 @@ import {
   PROMOTION_CONTRACT,
   PROMOTION_KEY,
   promotionId,
+  taskSlots,
   type PromotionInput,
   type PromotionKeyRecord,
   type PromotionReceiptEntry,
   type PromotionRecord,
 } from '../../domain/workflow/promotion.js';
-import { CHANGE, isOpenChange, type ChangeRecord } from '../../domain/workflow/rules.js';
+import { CHANGE, isOpenChange, type ChangeRecord, type TaskRecord } from '../../domain/workflow/rules.js';
 import type { ContentStore, Txn } from '../../store/content-store.js';
 import type { PlanBook } from '../plans.js';
 import type { WorkflowBook } from './book.js';
@@ -99,8 +100,15 @@ export class HistoryPromotions {
       const id = promotionId(sequence);
       const entries: PromotionReceiptEntry[] = [];
       let last = null;
+      // One remote task per local task, published at its first entry; later entries of the same
+      // local task (its later lands) add their change to it.
+      const tasks = new Map<string, TaskRecord>();
       for (const [i, e] of req.entries.entries()) {
-        const task = this.book.stageTask(tx, { title: e.task.title, intent: e.task.intent, linkage: linkages[i], promoted_from: { local_task_id: e.local_task_id, promotion_id: id } });
+        let task = tasks.get(e.local_task_id);
+        if (!task) {
+          task = this.book.stageTask(tx, { title: e.task.title, intent: e.task.intent, linkage: linkages[i], promoted_from: { local_task_id: e.local_task_id, promotion_id: id } });
+          tasks.set(e.local_task_id, task);
+        }
         const change = this.book.stageChange(tx, task, {
           title: e.change.title,
           base_line: e.change.base_line,
@@ -158,8 +166,9 @@ export class HistoryPromotions {
   private checkIdentities(tx: Txn, req: PromotionInput): void {
     const firstTask = Number(this.book.nextTaskId(tx).slice('task-'.length));
     const firstChange = Number(this.book.nextChangeIdentity(tx, 'task-1').change_id.slice('change-'.length));
+    const slots = taskSlots(req.entries);
     req.entries.forEach((e, i) => {
-      const task = `task-${firstTask + i}`;
+      const task = `task-${firstTask + slots[i]}`;
       checkExpectedIdentities(e, i, { task_id: task, change_ref: `${task}.change-${firstChange + i}` });
     });
   }
