@@ -375,6 +375,49 @@ describe('task-start over HTTP (task-start-atomic/v1)', function () {
     expect(await counts()).to.deep.equal(before);
   });
 
+  it('revise without a guard takes the exact revision already in the plan (any parent); otherwise 400 and nothing changes', async () => {
+    const base = { contract: 'task-start-atomic/v1', task: { title: 'T', intent: 'i' }, change: { title: 'c', base_line: 'main' } };
+    const created = await ok(start({ ...base, idempotency_key: 'u1', plan_item_ref: 'a', plan: { action: 'create', payload: payload('# Sprint\n- [ ] a {#a}\n') } }));
+    const planId = created.plan_id;
+    const revisions = async () => (await ok(api(s.url, 'GET', R(repo, `/sprints/${planId}/revisions`)))).revisions.map((r: Json) => r.plan_revision_id);
+    const two = payload('# Sprint\n- [ ] a {#a}\n- [ ] b {#b}\n');
+    const r2 = await ok(start({ ...base, idempotency_key: 'u2', plan_item_ref: 'b', plan: { action: 'revise', plan_id: planId, expected_head_revision_id: created.plan_revision_id, payload: two } }));
+    expect(r2.plan_action).to.equal('revise');
+    // The same content again, no guard: the head is that revision; it is linked, nothing is appended.
+    const same = await ok(start({ ...base, idempotency_key: 'u3', plan_item_ref: 'a', plan: { action: 'revise', plan_id: planId, payload: two } }));
+    expect(same).to.include({ plan_action: 'revise (existing revision)', plan_revision_id: r2.plan_revision_id });
+    expect(same.task).to.include({ origin_plan_revision_id: r2.plan_revision_id, plan_item_ref: 'a' });
+    expect(await revisions()).to.deep.equal([r2.plan_revision_id, created.plan_revision_id]);
+    // The head moves on; the same content without a guard still names that (now older) revision.
+    const r3 = await ok(start({ ...base, idempotency_key: 'u4', plan_item_ref: 'c', plan: { action: 'revise', plan_id: planId, expected_head_revision_id: r2.plan_revision_id, payload: payload('# Sprint\n- [ ] c {#c}\n') } }));
+    const older = await ok(start({ ...base, idempotency_key: 'u5', plan_item_ref: 'b', plan: { action: 'revise', plan_id: planId, payload: { ...two, title: undefined, status: 'active' } } }));
+    expect(older).to.include({ plan_action: 'revise (existing revision)', plan_revision_id: r2.plan_revision_id });
+    expect(older.revision.parent_revision_id).to.equal(created.plan_revision_id);
+    expect(older.task.plan_drift).to.deep.equal({ plan_status: 'draft', head_revision_id: r3.plan_revision_id, plan_moved: true, item_in_head: false });
+    expect((await ok(api(s.url, 'GET', R(repo, `/tasks/${older.task_id}`)))).task.plan_drift).to.deep.equal(older.task.plan_drift);
+    expect(await revisions()).to.deep.equal([r3.plan_revision_id, r2.plan_revision_id, created.plan_revision_id]);
+    // Refusals without a guard, each changing nothing (400): new content, or the exact content with another status.
+    const before = { ...(await counts()), revisions: await revisions() };
+    for (const [key, body] of [
+      ['u6', { ...base, plan_item_ref: 'd', plan: { action: 'revise', plan_id: planId, payload: payload('# Sprint\n- [ ] d {#d}\n') } }],
+      ['u7', { ...base, plan_item_ref: 'b', plan: { action: 'revise', plan_id: planId, payload: { ...two, status: 'archived' } } }],
+      ['u8', { ...base, plan_item_ref: 'b', plan: { action: 'revise', plan_id: planId, expected_head_revision_id: null, payload: { ...two, summary: 'other' } } }],
+    ] as [string, Json][]) {
+      const res = await start({ ...body, idempotency_key: key });
+      expect(res.status, `${key}: ${res.text}`).to.equal(400);
+    }
+    expect({ ...(await counts()), revisions: await revisions() }).to.deep.equal(before);
+  });
+
+  it('a top-level plan_id is derived by the server: 400, nothing created', async () => {
+    const created = await ok(start({ contract: 'task-start-atomic/v1', idempotency_key: 'd1', plan_item_ref: 'a', plan: { action: 'create', payload: payload('# Sprint\n- [ ] a {#a}\n') }, task: { title: 'T', intent: 'i' }, change: { title: 'c', base_line: 'main' } }));
+    const before = await counts();
+    const res = await start({ contract: 'task-start-atomic/v1', idempotency_key: 'd2', plan_id: created.plan_id, plan_item_ref: 'a', plan: { action: 'existing', plan_id: created.plan_id, plan_revision_id: created.plan_revision_id }, task: { title: 'T', intent: 'i' }, change: { title: 'c', base_line: 'main' } });
+    expect(res.status, res.text).to.equal(400);
+    expect(res.json.error).to.match(/plan_id is derived/);
+    expect(await counts()).to.deep.equal(before);
+  });
+
   it('a malformed plan payload or a lone surrogate in a nested text is a 4xx, never a 500, and creates nothing', async () => {
     const before = await counts();
     const base = { contract: 'task-start-atomic/v1', plan_item_ref: 'q', task: { title: 't', intent: 'i' }, change: { title: 'c', base_line: 'main' } };
@@ -459,6 +502,9 @@ describe('lands: land and idempotency records travel with export and restore', f
       const c = await r.change('dev', b, rev);
       const body = { contract: 'task-land-atomic/v1', idempotency_key: 'exported', task_or_change_ref: c.change, mode: 'ff-only' };
       const first = await ok(api(one.url, 'POST', R(r.repo, '/task-land'), { json: body }));
+      // A change no promotion published: no receipt, no landed_via.
+      expect(first.history_promotion).to.equal(null);
+      expect(first.change.landed_via).to.equal(null);
       const land = (await ok(api(one.url, 'GET', R(r.repo, `/lands/${first.land.land_id}`)))).land;
       expect((await api(one.url, 'POST', `${AUTH}/${r.repo}/retirement`)).status).to.equal(200);
       const manifest = (await ok(api(one.url, 'GET', `${AUTH}/${r.repo}/retirement`))).manifest;

@@ -1065,6 +1065,12 @@ describe('plans survive a restart', function () {
       const replay = await revise(s, repo, a.plan.plan_id, { ...base, artifact_body: bodies[1], expected_head_revision_id: a.revision.plan_revision_id });
       expect(replay.replayed).to.equal(true);
       expect(replay.revision).to.deep.equal(a2.revision);
+      // task-start's unguarded revise finds that exact (no longer head) revision through the
+      // per-plan content index, rebuilt from plans.log at open.
+      expect((await api(s.url, 'PUT', R(repo, '/lines/dev'), { json: { head_snapshot_id: null } })).status).to.equal(200);
+      const started = await api(s.url, 'POST', R(repo, '/task-start'), { json: { contract: 'task-start-atomic/v1', idempotency_key: 'after-restart', plan_item_ref: 'u', plan: { action: 'revise', plan_id: a.plan.plan_id, payload: { ...base, artifact_body: bodies[1] } }, task: { title: 't', intent: 'i' }, change: { title: 'c', base_line: 'dev' } } });
+      expect(started.status, started.text).to.equal(200);
+      expect(started.json).to.include({ plan_action: 'revise (existing revision)', plan_revision_id: a2.revision.plan_revision_id });
     } finally {
       await s.stop();
     }

@@ -106,6 +106,35 @@ function body(h: History, key = 'promote-1'): Json {
 
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v));
 
+/** Everything the real land gates ask of the aggregate patchset: attestation, passing CI (a claimed kind-7 job), an approval, a passing policy decision. */
+async function passGates(url: string, repo: number, receipt: Json): Promise<void> {
+  const ps = receipt.patchset_id as string;
+  await ok(api(url, 'PUT', R(repo, `/patchsets/${ps}/attestation`), { json: { verification_state: 'pass' } }), 'attest');
+  const run = await ok(api(url, 'POST', R(repo, `/patchsets/${ps}:runCi`), { json: {} }), 'runCi');
+  const claim = await ok(api(url, 'POST', R(repo, `/worker-jobs/${run.job.worker_job_index}:claim`), { json: { accepted_runtime_contracts: ['svc.runner.native-job.v3'] } }), 'claim');
+  const result = { contract: 'svc.runner.native-result.v1', status: 'succeeded', tests_status: 'pass', suite_result_count: 1, suite_results: [{ suite_id: 'unit', status: 'pass', blocking: true }] };
+  await ok(api(url, 'POST', R(repo, `/worker-jobs/${claim.worker_job_index}:complete`), { json: { attempt_count: claim.attempt_count, lease_token: claim.lease_token, detail: { job_kind: 7, result } } }), 'complete');
+  await ok(api(url, 'POST', R(repo, `/changes/${receipt.change_ref}/reviews`), { json: { patchset_id: ps, reviewer: 'carol', action: 'approve' } }), 'approve');
+  await ok(api(url, 'POST', R(repo, `/patchsets/${ps}:evaluatePolicy`), { json: {} }), 'evaluate');
+}
+
+const landBody = (ref: string, key: string) => ({ contract: 'task-land-atomic/v1', idempotency_key: key, task_or_change_ref: ref, mode: 'ff-only' });
+
+/** Status, land line and landed_via of each change, and the audit verdict and counts of each task. */
+async function aftermath(url: string, repo: number, changes: string[], tasks: string[]): Promise<Json> {
+  const out: Json = { changes: {}, audits: {} };
+  for (const c of changes) {
+    const change = (await ok(api(url, 'GET', R(repo, `/changes/${c}`)))).change;
+    out.changes[c] = { status: change.status, land_target_line: change.land_target_line, landed_via: change.landed_via };
+  }
+  for (const t of tasks) {
+    const a = await ok(api(url, 'GET', R(repo, `/read/tasks/${t}/audit?target_line=main`)));
+    out.audits[t] = { verdict: a.verdict, open: a.open_changes, landed: a.landed_changes };
+  }
+  out.summary = (await ok(api(url, 'GET', R(repo, '/read/queue-summary')))).changes;
+  return out;
+}
+
 describe('history promotion, then task-land through the real gates', function () {
   this.timeout(60_000);
   it('a 3-entry promotion followed by a task-land of the aggregate patchset lands it (attestation, CI, approval, policy pass)', async () => {
@@ -133,6 +162,98 @@ describe('history promotion, then task-land through the real gates', function ()
       expect(landed.land).to.include({ status: 'landed', mode: 'ff-only', landed_snapshot_id: h.l3, target_head_before: h.base });
       expect((await ok(api(s.url, 'GET', R(h.repo, '/lines/main')))).head_snapshot_id).to.equal(h.l3);
       expect((await ok(api(s.url, 'GET', R(h.repo, `/changes/${receipt.change_ref}`)))).change.status).to.equal('landed');
+    } finally {
+      await s.stop();
+    }
+  });
+});
+
+describe('history promotion: after the aggregate lands', function () {
+  this.timeout(120_000);
+
+  it('the land marks the earlier entries\' changes landed through it (audits ready_to_close, nothing open); task-land answers the receipt', async () => {
+    const data = path.join(tempDir(), 'data');
+    let s = await startTestServer(data);
+    try {
+      const h = await history(s, 'aftermath');
+      const receipt = await ok(api(s.url, 'POST', PREPARE(h.repo), { json: body(h, 'promote') }), 'prepare');
+      await passGates(s.url, h.repo, receipt);
+      const landed = await ok(api(s.url, 'POST', R(h.repo, '/task-land'), { json: landBody(receipt.task_id, 'land') }), 'task-land');
+      const landId = landed.land.land_id;
+      expect(landed.history_promotion).to.deep.equal(receipt.history_promotion);
+      expect(landed.change).to.include({ status: 'landed', landed_via: null });
+      const via = { promotion_id: receipt.promotion_id, land_id: landId, change_id: receipt.change_id };
+      const expected = {
+        changes: {
+          'change-1': { status: 'landed', land_target_line: 'main', landed_via: via },
+          'change-2': { status: 'landed', land_target_line: 'main', landed_via: via },
+          'change-3': { status: 'landed', land_target_line: 'main', landed_via: null },
+        },
+        audits: Object.fromEntries(['task-1', 'task-2', 'task-3'].map((t) => [t, { verdict: 'ready_to_close', open: 0, landed: 1 }])),
+        summary: { draft: 0, active: 0, review: 0, landed: 3, archived: 0, superseded: 0, abandoned: 0, open: 0, total: 3 },
+      };
+      expect(await aftermath(s.url, h.repo, ['change-1', 'change-2', 'change-3'], ['task-1', 'task-2', 'task-3'])).to.deep.equal(expected);
+      const c1 = (await ok(api(s.url, 'GET', R(h.repo, '/changes/change-1')))).change;
+      expect(c1.landed_at_s).to.equal(landed.land.finished_at_s);
+      // The replay answers the same receipt; a restart keeps all of it.
+      expect(await ok(api(s.url, 'POST', R(h.repo, '/task-land'), { json: landBody(receipt.task_id, 'land') }))).to.deep.equal({ ...landed, replay: true });
+      await s.stop();
+      s = await startTestServer(data);
+      expect(await aftermath(s.url, h.repo, ['change-1', 'change-2', 'change-3'], ['task-1', 'task-2', 'task-3'])).to.deep.equal(expected);
+      expect(await ok(api(s.url, 'POST', R(h.repo, '/task-land'), { json: landBody(receipt.task_id, 'land') }))).to.deep.equal({ ...landed, replay: true });
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it('an earlier entry\'s change closed before the land stays closed; the others are landed through it', async () => {
+    const s = await startTestServer();
+    try {
+      const h = await history(s, 'closed-before');
+      const receipt = await ok(api(s.url, 'POST', PREPARE(h.repo), { json: body(h, 'promote') }), 'prepare');
+      await ok(api(s.url, 'POST', R(h.repo, '/changes/change-2:close'), { json: { status: 'abandoned' } }), 'close');
+      await passGates(s.url, h.repo, receipt);
+      await ok(api(s.url, 'POST', R(h.repo, '/task-land'), { json: landBody(receipt.change_ref, 'land') }), 'task-land');
+      const after = await aftermath(s.url, h.repo, ['change-1', 'change-2'], ['task-1', 'task-2']);
+      expect(after.changes['change-1']).to.include({ status: 'landed' });
+      expect(after.changes['change-2']).to.deep.equal({ status: 'abandoned', land_target_line: 'main', landed_via: null });
+      expect(after.audits).to.deep.equal({ 'task-1': { verdict: 'ready_to_close', open: 0, landed: 1 }, 'task-2': { verdict: 'no_changes', open: 0, landed: 0 } });
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it('a local task with several lands: its entries share one remote task, one change each; expected identities follow; all land together', async () => {
+    const s = await startTestServer();
+    try {
+      const h = await history(s, 'repeated-task');
+      const b = body(h, 'repeated');
+      b.entries[2].local_task_id = b.entries[0].local_task_id;
+      b.entries[2].task = clone(b.entries[0].task);
+      // Fail closed: entry 3's change goes to task-1 (local-task-1's remote task), not to a task-3.
+      const wrong = clone(b);
+      wrong.entries[2].expected_remote_task_id = 'task-3';
+      expectError(await api(s.url, 'POST', PREPARE(h.repo), { json: wrong }), 409);
+      b.entries[2].expected_remote_task_id = 'task-1';
+      b.entries[2].expected_remote_change_ref = 'task-1.change-3';
+      b.entries[1].expected_remote_change_ref = 'task-2.change-2';
+      const receipt = await ok(api(s.url, 'POST', PREPARE(h.repo), { json: b }), 'prepare');
+      expect(receipt).to.include({ task_id: 'task-1', change_ref: 'task-1.change-3', patchset_id: 'change-3.ps-1' });
+      expect(receipt.history_promotion.entries.map((e: Json) => [e.local_task_id, e.remote_task_id, e.remote_change_ref])).to.deep.equal([
+        ['local-task-1', 'task-1', 'task-1.change-1'],
+        ['local-task-2', 'task-2', 'task-2.change-2'],
+        ['local-task-1', 'task-1', 'task-1.change-3'],
+      ]);
+      expect((await ok(api(s.url, 'GET', R(h.repo, '/tasks')))).count).to.equal(2);
+      expect((await ok(api(s.url, 'GET', R(h.repo, '/tasks/task-1')))).task).to.include({ plan_id: h.planId, plan_item_ref: 'one' });
+      // The aggregate is the task's one landable change, so task-land resolves it from the task.
+      await passGates(s.url, h.repo, receipt);
+      const landed = await ok(api(s.url, 'POST', R(h.repo, '/task-land'), { json: landBody('task-1', 'land') }), 'task-land');
+      expect(landed).to.include({ change_id: 'change-3' });
+      expect(landed.history_promotion.entries).to.have.length(3);
+      const after = await aftermath(s.url, h.repo, ['change-1', 'change-2', 'change-3'], ['task-1', 'task-2']);
+      expect(Object.values(after.changes).map((c: any) => c.status)).to.deep.equal(['landed', 'landed', 'landed']);
+      expect(after.audits).to.deep.equal({ 'task-1': { verdict: 'ready_to_close', open: 0, landed: 2 }, 'task-2': { verdict: 'ready_to_close', open: 0, landed: 1 } });
     } finally {
       await s.stop();
     }
@@ -326,7 +447,8 @@ describe('history promotion: validation (status, body, unchanged store)', functi
     ['fork of a later land', 400, (b, x) => { b.entries[0].change.fork_snapshot_id = x.l1; }],
     ['change base_line is not the target line', 400, (b) => { b.entries[1].change.base_line = 'dev'; }],
     ['duplicate local change id', 400, (b) => { b.entries[1].local_change_id = b.entries[0].local_change_id; }],
-    ['duplicate local task id', 400, (b) => { b.entries[2].local_task_id = b.entries[0].local_task_id; }],
+    ['a repeated local task with other task fields', 400, (b) => { b.entries[2].local_task_id = b.entries[0].local_task_id; }],
+    ['a repeated local task with other plan linkage', 400, (b) => { b.entries[2].local_task_id = b.entries[0].local_task_id; b.entries[2].task = { ...b.entries[0].task, plan_item_ref: null, plan_id: null }; }],
     ['empty local change ref', 400, (b) => { b.entries[2].local_change_ref = ''; }],
     ['malformed expected task id', 400, (b) => { b.entries[0].expected_remote_task_id = 'task-02'; }],
     ['expected change ref in short form', 400, (b) => { b.entries[0].expected_remote_change_ref = 'change-1'; }],
@@ -467,6 +589,70 @@ describe('history promotion: restart, export → restore, kill -9', function () 
       await target.stop();
     }
   });
+
+  it('a task-land of the aggregate replays on the restored repository: the receipt under the new index, the earlier changes landed', async () => {
+    const source = await startTestServer();
+    const target = await startTestServer();
+    try {
+      const h = await history(source, 'exported-land');
+      const receipt = await ok(api(source.url, 'POST', PREPARE(h.repo), { json: body(h) }));
+      await passGates(source.url, h.repo, receipt);
+      const landed = await ok(api(source.url, 'POST', R(h.repo, '/task-land'), { json: landBody(receipt.task_id, 'exported-land') }));
+      const before = await aftermath(source.url, h.repo, ['change-1', 'change-2', 'change-3'], ['task-1', 'task-2', 'task-3']);
+      const { manifest, files } = await exportRepo(source.url, h.repo);
+      await register(target.url, 'padding');
+      const restored = await restoreRepo(target.url, manifest, files);
+      expect(restored).to.not.equal(h.repo);
+      const reindex = (v: Json) => JSON.parse(JSON.stringify(v, (k, x) => (k === 'repository_index' ? restored : x)));
+      const replay = await ok(api(target.url, 'POST', R(restored, '/task-land'), { json: landBody(receipt.task_id, 'exported-land') }));
+      expect(replay).to.deep.equal(reindex({ ...landed, replay: true }));
+      expect(replay.history_promotion.repository_index).to.equal(restored);
+      expect(await aftermath(target.url, restored, ['change-1', 'change-2', 'change-3'], ['task-1', 'task-2', 'task-3'])).to.deep.equal(before);
+    } finally {
+      await source.stop();
+      await target.stop();
+    }
+  });
+
+  for (const point of ['commit:after-log', 'commit:before-state', 'commit:after-state']) {
+    it(`a land of the aggregate killed at ${point}: the line, the aggregate and the earlier changes all moved, or none did`, async () => {
+      const data = path.join(tempDir(), 'data');
+      let s = await startTestServer(data);
+      const h = await history(s, 'land-crash');
+      await ok(api(s.url, 'POST', PREPARE(h.repo), { json: body(h) }));
+      await s.stop();
+      // The child lands through a LandDesk with a passing gate function (test/land-crash-child.ts).
+      const { spawn } = await import('node:child_process');
+      const child = spawn(process.execPath, [path.join(path.dirname(new URL(import.meta.url).pathname), 'land-crash-child.js'), path.join(data, 'repositories', String(h.repo)), String(h.repo), 'change-3', 'ff-only'], {
+        env: { ...process.env, CAIRN_TEST_CRASH_AT: point }, stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      const signal = await new Promise<string | null>((res) => child.on('exit', (_code, sig) => res(sig)));
+      expect(signal, stderr).to.equal('SIGKILL');
+      s = await startTestServer(data);
+      try {
+        const head = (await ok(api(s.url, 'GET', R(h.repo, '/lines/main')))).head_snapshot_id;
+        const after = await aftermath(s.url, h.repo, ['change-1', 'change-2', 'change-3'], ['task-1', 'task-2', 'task-3']);
+        const statuses = Object.values(after.changes).map((c: any) => c.status);
+        if (point === 'commit:after-state') {
+          expect(head).to.equal(h.l3);
+          expect(statuses).to.deep.equal(['landed', 'landed', 'landed']);
+          expect(after.changes['change-1'].landed_via).to.deep.equal({ promotion_id: 'promotion-1', land_id: 'land-1', change_id: 'change-3' });
+          expect(after.summary).to.include({ landed: 3, open: 0 });
+        } else {
+          expect(head).to.equal(h.base);
+          expect(statuses).to.deep.equal(['draft', 'draft', 'active']);
+          expect(after.summary).to.include({ landed: 0, open: 3 });
+          expect((await api(s.url, 'GET', R(h.repo, '/lands/land-1'))).status).to.equal(404);
+        }
+      } finally {
+        await s.stop();
+      }
+      const check = await cli(['fsck', '--data', data]);
+      expect(check.code, check.stdout + check.stderr).to.equal(0);
+    });
+  }
 
   for (const point of ['commit:after-log', 'commit:before-state', 'commit:after-state']) {
     it(`a promotion killed at ${point} is all there or not at all`, async () => {

@@ -11,6 +11,7 @@ import {
   matchesAll,
   normalizeStatus,
   normalizeTerms,
+  revisionContentDigest,
   revisionId,
   validateItemRef,
   type PlanItem,
@@ -102,6 +103,8 @@ export class PlanBook {
   private readonly plans = new Map<string, PlanRecord>();
   private readonly revisions = new Map<string, RevisionRecord>();
   private readonly byPlan = new Map<string, string[]>();
+  /** `<plan_id> NUL <content digest>` → the newest revision of that plan with that content. */
+  private readonly byContent = new Map<string, string>();
 
   private constructor(private readonly store: ContentStore) {}
 
@@ -126,6 +129,7 @@ export class PlanBook {
       const list = this.byPlan.get(record.revision.plan_id) ?? [];
       list.push(record.revision.plan_revision_id);
       this.byPlan.set(record.revision.plan_id, list);
+      this.byContent.set(contentKey(record.revision.plan_id, recordContent(record.revision)), record.revision.plan_revision_id);
     }
     if (record.plan) this.plans.set(record.plan.plan_id, record.plan);
   }
@@ -134,7 +138,10 @@ export class PlanBook {
   private stageRecord(tx: Txn, record: PlanLogRecord): void {
     tx.append('plans', Buffer.from(JSON.stringify(record), 'utf8'));
     if (record.plan) tx.stage('plan', record.plan.plan_id, record.plan);
-    if (record.revision) tx.stage('revision', record.revision.plan_revision_id, record.revision);
+    if (record.revision) {
+      tx.stage('revision', record.revision.plan_revision_id, record.revision);
+      tx.stage(REVISION_CONTENT, contentKey(record.revision.plan_id, recordContent(record.revision)), record.revision.plan_revision_id);
+    }
     tx.onPublish(() => this.apply(record));
   }
 
@@ -288,6 +295,23 @@ export class PlanBook {
     }
   }
 
+  /**
+   * The revision of `planId` whose content (everything but the parent link) is the one `payload`
+   * describes, whatever its parent — the newest such revision — or undefined. A payload without
+   * a title means the head's title, as in a revise; a payload whose `status` is not the plan's
+   * current status names no existing revision (a status change is a new request). An index
+   * lookup (per plan, by content digest), as `tx` sees the plans; nothing is staged.
+   */
+  exactRevisionIn(tx: Txn, planId: string, payload: RevisionPayload, draft: Draft): RevisionRecord | undefined {
+    const plan = this.planIn(tx, planId);
+    if (payload.status !== undefined && normalizeStatus(payload.status) !== plan.status) return undefined;
+    const title = payload.title ?? this.revisionIn(tx, plan.head_revision_id)!.title;
+    const key = contentKey(planId, contentOf({ ...draft, title }));
+    const id = tx.staged<string>(REVISION_CONTENT, key) ?? this.byContent.get(key);
+    const rev = id === undefined ? undefined : this.revisionIn(tx, id);
+    return rev && rev.plan_id === planId ? rev : undefined;
+  }
+
   /** A plan and revision as seen by `tx`. */
   planAndRevisionIn(tx: Txn, planId: string, revisionIdValue: string): { plan: PlanRecord; revision: RevisionRecord | undefined } {
     const plan = this.planIn(tx, planId);
@@ -398,6 +422,18 @@ function checkDescriptorShape(d: Partial<PackedArtifact> & { blob_id: string }):
 }
 
 /** The content a revision id is computed over (unchanged from format v0). */
-function contentOf(d: Draft) {
+function contentOf(d: Pick<Draft, 'title' | 'summary' | 'artifact_path' | 'artifact_selector' | 'artifact_heading' | 'items' | 'blob'>) {
   return { title: d.title, summary: d.summary, artifact_path: d.artifact_path, artifact_selector: d.artifact_selector, artifact_heading: d.artifact_heading, items: d.items, blob: d.blob };
+}
+
+/** The same content read back from a stored revision. */
+function recordContent(r: RevisionRecord) {
+  return contentOf({ ...r, blob: r.packed_artifact.blob_id });
+}
+
+/** Batch-staged content index entries (revisions staged by earlier transactions of the batch). */
+const REVISION_CONTENT = 'plan:revision-content';
+
+function contentKey(planId: string, content: ReturnType<typeof contentOf>): string {
+  return `${planId}\u0000${revisionContentDigest(content)}`;
 }

@@ -126,6 +126,20 @@ export function matchesAll(haystacks: readonly string[], terms: readonly string[
   return terms.every((t) => text.includes(t));
 }
 
+/**
+ * The digest of a revision's content alone (everything its id covers except the plan and the
+ * parent link): canonical JSON, object keys sorted. Two revisions of one plan with equal content
+ * digests carry the same revision; task-start's unguarded revise finds its exact revision by it.
+ */
+export function revisionContentDigest(content: unknown): string {
+  const canon = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(canon);
+    if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canon((v as Record<string, unknown>)[k])]));
+    return v;
+  };
+  return createHash('sha256').update(JSON.stringify(canon(content))).digest('hex');
+}
+
 /** A revision's id derives from its plan, parent and content, so an identical revise replays. */
 export function revisionId(planId: string, parentRevisionId: string | null, content: unknown): string {
   const hash = createHash('sha256').update(JSON.stringify([planId, parentRevisionId, content])).digest('hex');

@@ -495,7 +495,7 @@ export class WorkflowBook {
   }
 
   changeProjection(c: ChangeRecord, repositoryIndex: number): Record<string, unknown> {
-    return { ...c, promoted_from: c.promoted_from ?? null, repository_index: repositoryIndex };
+    return { ...c, promoted_from: c.promoted_from ?? null, landed_via: c.landed_via ?? null, repository_index: repositoryIndex };
   }
 
   patchsetProjection(p: PatchsetRecord, repositoryIndex: number): Record<string, unknown> {

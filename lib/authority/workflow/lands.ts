@@ -17,6 +17,7 @@ import type { ContentStore, Txn } from '../../store/content-store.js';
 import { buildPack, PACK_KIND_OBJECT, PACK_KIND_TREE, type PackKind } from '../../store/pack.js';
 import type { WorkflowBook } from './book.js';
 import type { LandGates } from './gates.js';
+import { promotionReceiptIn, settlePromotionIn } from './promotion.js';
 
 export const LAND = 'land';
 export const IDEMPOTENCY = 'idempotency';
@@ -123,7 +124,7 @@ export function withoutNulls<T extends object>(req: T): T {
   return Object.fromEntries(Object.entries(req).filter(([, v]) => v !== null)) as T;
 }
 
-const PROJECTIONS = ['task', 'change', 'patchset', 'land'];
+const PROJECTIONS = ['task', 'change', 'patchset', 'land', 'history_promotion'];
 
 /** The result as stored: no body holds the repository index (restore renumbers), so it is dropped from the projections. */
 export function storedResult(result: Record<string, unknown>): Record<string, unknown> {
@@ -411,6 +412,7 @@ export class LandDesk {
       this.stageLand(tx, land);
       const landedChange: ChangeRecord = { ...change, status: 'landed', land_target_line: plan.target, landed_at_s: now, updated_at_s: now };
       this.book.upsertChange(tx, landedChange);
+      settlePromotionIn(tx, this.book, landedChange, land);
       let result: Record<string, unknown> | null = null;
       if (idem) {
         result = idem.result(tx, land);
@@ -481,7 +483,7 @@ export async function taskLand(desk: LandDesk, book: WorkflowBook, body: TaskLan
         change: { ...book.changeProjection(c, repositoryIndex), status: 'landed', landed_at_s: land.finished_at_s, updated_at_s: land.finished_at_s, land_target_line: land.target_line },
         patchset: book.patchsetProjection(p, repositoryIndex),
         land: desk.landProjection(land, repositoryIndex),
-        history_promotion: null,
+        history_promotion: promotionReceiptIn(tx, c, repositoryIndex),
       };
     },
   });

@@ -1,9 +1,11 @@
 // History promotion (spec: "History promotion prepare body", Limits; README "History
 // promotion"): a client's offline history — local tasks, changes and lands — published as
-// remote tasks and changes, one per entry, plus one aggregate patchset (base → revision) on
-// the last entry's change, ready for task-land. Everything is validated before anything is
-// staged; the tasks, changes, patchset, receipt and idempotency record are one transaction,
-// so one workflow.log record under one commit point (storage-layout.md §17).
+// remote tasks (one per local task) and changes (one per entry), plus one aggregate patchset
+// (base → revision) on the last entry's change, ready for task-land. Everything is validated
+// before anything is staged; the tasks, changes, patchset, receipt and idempotency record are
+// one transaction, so one workflow.log record under one commit point (storage-layout.md §17).
+// When the aggregate change lands, the land's own transaction marks the earlier entries'
+// changes landed through it (settlePromotionIn, called by LandDesk.commit).
 import { Conflict, NotFound } from '../../domain/errors.js';
 import { nowSeconds } from '../../domain/repository.js';
 import {
@@ -16,11 +18,13 @@ import {
   PROMOTION_CONTRACT,
   PROMOTION_KEY,
   promotionId,
+  taskSlots,
   type PromotionInput,
   type PromotionKeyRecord,
   type PromotionReceiptEntry,
   type PromotionRecord,
 } from '../../domain/workflow/promotion.js';
+import { CHANGE, isOpenChange, type ChangeRecord, type TaskRecord } from '../../domain/workflow/rules.js';
 import type { ContentStore, Txn } from '../../store/content-store.js';
 import type { PlanBook } from '../plans.js';
 import type { WorkflowBook } from './book.js';
@@ -96,8 +100,15 @@ export class HistoryPromotions {
       const id = promotionId(sequence);
       const entries: PromotionReceiptEntry[] = [];
       let last = null;
+      // One remote task per local task, published at its first entry; later entries of the same
+      // local task (its later lands) add their change to it.
+      const tasks = new Map<string, TaskRecord>();
       for (const [i, e] of req.entries.entries()) {
-        const task = this.book.stageTask(tx, { title: e.task.title, intent: e.task.intent, linkage: linkages[i], promoted_from: { local_task_id: e.local_task_id, promotion_id: id } });
+        let task = tasks.get(e.local_task_id);
+        if (!task) {
+          task = this.book.stageTask(tx, { title: e.task.title, intent: e.task.intent, linkage: linkages[i], promoted_from: { local_task_id: e.local_task_id, promotion_id: id } });
+          tasks.set(e.local_task_id, task);
+        }
         const change = this.book.stageChange(tx, task, {
           title: e.change.title,
           base_line: e.change.base_line,
@@ -155,9 +166,43 @@ export class HistoryPromotions {
   private checkIdentities(tx: Txn, req: PromotionInput): void {
     const firstTask = Number(this.book.nextTaskId(tx).slice('task-'.length));
     const firstChange = Number(this.book.nextChangeIdentity(tx, 'task-1').change_id.slice('change-'.length));
+    const slots = taskSlots(req.entries);
     req.entries.forEach((e, i) => {
-      const task = `task-${firstTask + i}`;
+      const task = `task-${firstTask + slots[i]}`;
       checkExpectedIdentities(e, i, { task_id: task, change_ref: `${task}.change-${firstChange + i}` });
     });
+  }
+}
+
+/**
+ * The receipt of the promotion a change was published by, as projected (`history_promotion` of
+ * prepare's result and of task-land's), read through `tx`; null for a change no promotion published.
+ */
+export function promotionReceiptIn(tx: Txn, change: ChangeRecord, repositoryIndex: number): Record<string, unknown> | null {
+  const id = change.promoted_from?.promotion_id;
+  const record = id === undefined ? undefined : tx.entity<PromotionRecord>(PROMOTION, id);
+  return record ? { ...record, repository_index: repositoryIndex } : null;
+}
+
+/**
+ * Inside the transaction of a successful land of `landed` (already staged as landed): when it is
+ * the aggregate change of a promotion, the changes of that promotion's earlier entries carry
+ * work that has now landed with it. Each of them still open (draft, active, review) is staged
+ * `landed` too — the same target line and time as the land, plus `landed_via` naming the
+ * promotion, the land and the aggregate change; a change closed or landed meanwhile is left as it
+ * is. One land transaction holds all of it, so a crash leaves the whole land or none of it.
+ * Reads by id only: the change's `promoted_from`, the receipt, one change per entry.
+ */
+export function settlePromotionIn(tx: Txn, book: WorkflowBook, landed: ChangeRecord, land: { land_id: string; target_line: string; finished_at_s: number }): void {
+  const id = landed.promoted_from?.promotion_id;
+  if (id === undefined) return;
+  const record = tx.entity<PromotionRecord>(PROMOTION, id);
+  if (!record || record.change_id !== landed.change_id) return;
+  for (const e of record.entries) {
+    if (e.remote_change_id === landed.change_id) continue;
+    const c = tx.entity<ChangeRecord>(CHANGE, e.remote_change_id);
+    if (!c || !isOpenChange(c.status)) continue;
+    const at = land.finished_at_s;
+    book.upsertChange(tx, { ...c, status: 'landed', land_target_line: land.target_line, landed_at_s: at, updated_at_s: at, landed_via: { promotion_id: id, land_id: land.land_id, change_id: landed.change_id } });
   }
 }

@@ -24,7 +24,7 @@ export interface TaskStartBody {
 }
 
 const DERIVED: Record<string, string[]> = {
-  '': ['task_id', 'change_id', 'plan_linkage', 'origin_plan_revision_id'],
+  '': ['task_id', 'change_id', 'plan_id', 'plan_linkage', 'origin_plan_revision_id'],
   task: ['task_id', 'plan_id', 'origin_plan_revision_id', 'plan_item_ref'],
   change: ['task_id', 'change_id', 'fork_snapshot_id'],
 };
@@ -80,17 +80,24 @@ export async function taskStart(store: ContentStore, plans: PlanBook, book: Work
       revision = plans.createIn(tx, created.draft, created.status).revision;
     } else {
       const p = { ...body.plan.payload!, expected_head_revision_id: body.plan.payload!.expected_head_revision_id ?? body.plan.expected_head_revision_id };
-      const out = plans.reviseIn(tx, body.plan.plan_id!, p, revise!);
-      if (!out.replayed && (p.expected_head_revision_id === undefined || p.expected_head_revision_id === null)) {
-        throw new Invalid('plan.action revise needs expected_head_revision_id unless the exact revision already exists');
+      if (p.expected_head_revision_id === undefined || p.expected_head_revision_id === null) {
+        // No guard: only the exact revision, already in the plan under any parent, is taken.
+        const existing = plans.exactRevisionIn(tx, body.plan.plan_id!, p, revise!);
+        if (!existing) throw new Invalid('plan.action revise needs expected_head_revision_id unless the exact revision already exists');
+        planAction = 'revise (existing revision)';
+        revision = existing;
+      } else {
+        const out = plans.reviseIn(tx, body.plan.plan_id!, p, revise!);
+        if (out.replayed) planAction = 'revise (existing revision)';
+        revision = out.revision;
       }
-      if (out.replayed) planAction = 'revise (existing revision)';
-      revision = out.revision;
     }
     if (!revision.items.some((i) => i.plan_item_ref === body.plan_item_ref)) throw new NotFound(`item ${body.plan_item_ref} does not exist in revision ${revision.plan_revision_id}`);
     const task = book.createTaskIn(tx, { title, intent }, { plan_id: revision.plan_id, origin_plan_revision_id: revision.plan_revision_id, plan_item_ref: body.plan_item_ref });
     const change = book.createChangeIn(tx, { task_id: task.task_id, title: changeTitle, base_line: body.change.base_line }, changeTitle);
     const planRecord = plans.planAndRevisionIn(tx, revision.plan_id, revision.plan_revision_id).plan;
+    // The linked revision need not be the head (an existing revision found by content).
+    const head = plans.planAndRevisionIn(tx, revision.plan_id, planRecord.head_revision_id).revision!;
     const result: Record<string, unknown> = {
       contract: TASK_START_CONTRACT,
       replay: false,
@@ -103,7 +110,7 @@ export async function taskStart(store: ContentStore, plans: PlanBook, book: Work
       change_ref: change.change_ref,
       plan: planProjection(planRecord),
       revision: revisionProjection(revision),
-      task: { ...task, repository_index: repositoryIndex, plan_drift: { plan_status: planRecord.status, head_revision_id: planRecord.head_revision_id, plan_moved: false, item_in_head: true } },
+      task: { ...task, repository_index: repositoryIndex, plan_drift: { plan_status: planRecord.status, head_revision_id: planRecord.head_revision_id, plan_moved: head.plan_revision_id !== revision.plan_revision_id, item_in_head: head.items.some((i) => i.plan_item_ref === body.plan_item_ref) } },
       change: book.changeProjection(change, repositoryIndex),
     };
     const rec: IdempotencyRecord = { contract: TASK_START_CONTRACT, idempotency_key: key, payload_sha256: digest, result: storedResult(result), created_at_s: nowSeconds() };

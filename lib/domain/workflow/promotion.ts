@@ -106,8 +106,9 @@ function requireSeconds(value: number, field: string): void {
 
 /**
  * Every rule that needs only the request (400): contract, bounds, key, author mode, names and
- * ids, text, ordering, the chain of land boundaries, the fork rule, unique local identities,
- * the shape of the expected remote identities.
+ * ids, text, ordering, the chain of land boundaries, the fork rule, unique local changes (a
+ * local task may repeat, with the same task fields: one remote task per local task), the shape
+ * of the expected remote identities.
  */
 export function checkPromotionRequest(req: PromotionInput): AuthorMode {
   if (req.contract !== PROMOTION_CONTRACT) throw new Invalid(`contract must be ${PROMOTION_CONTRACT}`);
@@ -119,7 +120,7 @@ export function checkPromotionRequest(req: PromotionInput): AuthorMode {
   const mode = requireAuthorMode(req.author_mode);
   requireWellFormed(req.summary, 'summary');
   requireText(req.summary, 'summary', MAX_TEXT_CHARS);
-  const seen = { task: new Set<string>(), change: new Set<string>(), ref: new Set<string>() };
+  const seen = { task: new Map<string, number>(), change: new Set<string>(), ref: new Set<string>() };
   // Target-line heads the local history has recorded so far: a change forks at one of them.
   const heads = new Set([req.base_snapshot_id]);
   let expectedPre = req.base_snapshot_id;
@@ -131,8 +132,12 @@ export function checkPromotionRequest(req: PromotionInput): AuthorMode {
     requireLocalId(e.local_change_ref, `${at}.local_change_ref`);
     if (seen.change.has(e.local_change_id)) throw new Invalid(`${at}.local_change_id ${e.local_change_id} appears in an earlier entry`);
     if (seen.ref.has(e.local_change_ref)) throw new Invalid(`${at}.local_change_ref ${e.local_change_ref} appears in an earlier entry`);
-    if (seen.task.has(e.local_task_id)) throw new Invalid(`${at}.local_task_id ${e.local_task_id} appears in an earlier entry (one remote task is published per entry)`);
-    seen.task.add(e.local_task_id);
+    // A local task that landed several times appears in several entries: one remote task, so one set of task fields.
+    const first = seen.task.get(e.local_task_id);
+    if (first !== undefined && !sameTask(req.entries[first].task, e.task)) {
+      throw new Invalid(`${at}.task differs from entries[${first}].task of the same local task ${e.local_task_id} (one remote task is published per local task)`);
+    }
+    if (first === undefined) seen.task.set(e.local_task_id, i);
     seen.change.add(e.local_change_id);
     seen.ref.add(e.local_change_ref);
     if (e.expected_remote_task_id != null && parseTaskRef(e.expected_remote_task_id) !== e.expected_remote_task_id) throw new Invalid(`${at}.expected_remote_task_id must be of the form task-<sequence>`);
@@ -174,6 +179,23 @@ export function checkPromotionRequest(req: PromotionInput): AuthorMode {
   });
   if (expectedPre !== req.revision_snapshot_id) throw new Invalid('the last entry must land at revision_snapshot_id');
   return mode;
+}
+
+function sameTask(a: PromotionEntryInput['task'], b: PromotionEntryInput['task']): boolean {
+  return a.title === b.title && a.intent === b.intent && (a.plan_id ?? null) === (b.plan_id ?? null)
+    && (a.origin_plan_revision_id ?? null) === (b.origin_plan_revision_id ?? null) && (a.plan_item_ref ?? null) === (b.plan_item_ref ?? null);
+}
+
+/**
+ * Which remote task each entry's change goes to: the position of the entry's local task among
+ * the distinct local tasks, in order of first appearance (entries of one local task share it).
+ */
+export function taskSlots(entries: readonly Pick<PromotionEntryInput, 'local_task_id'>[]): number[] {
+  const slot = new Map<string, number>();
+  return entries.map((e) => {
+    if (!slot.has(e.local_task_id)) slot.set(e.local_task_id, slot.size);
+    return slot.get(e.local_task_id)!;
+  });
 }
 
 /**

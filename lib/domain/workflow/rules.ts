@@ -53,6 +53,11 @@ export interface ChangeRecord {
   landed_at_s: number | null;
   /** Only on a change published by a history promotion: the client's local identities. */
   promoted_from?: { local_change_id: string; local_change_ref: string; local_task_id: string; promotion_id: string };
+  /**
+   * Only on an earlier entry's change of a history promotion, set when the promotion's aggregate
+   * change landed: the change is `landed` through that land, not a land of its own.
+   */
+  landed_via?: { promotion_id: string; land_id: string; change_id: string };
 }
 
 export interface PatchsetRecord {
