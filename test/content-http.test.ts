@@ -225,7 +225,7 @@ describe('content over HTTP', function () {
       const fresh = await register(server.url, 'lines-empty');
       const res = await api(server.url, 'GET', repoPath(fresh, '/lines'));
       expect(res.status).to.equal(200);
-      expect(res.json).to.deep.equal({ lines: [] });
+      expect(res.json).to.deep.equal({ lines: [], count: 0, next_cursor: null });
     });
 
     it('answers 404 for an unknown line', async () => {

@@ -163,7 +163,7 @@ describe('worker jobs: the lifecycle over HTTP', () => {
 
     expect(keep(await api(s.url, 'GET', JOB(repo, 0))).json).to.deep.equal({ contract: QUEUE, job: queued });
     expect(keep(await api(s.url, 'GET', `${R(repo)}/worker-jobs`)).json).to.deep.equal({
-      contract: QUEUE, repository_index: repo, state_kind: null, limit: 50, count: 1, jobs: [queued],
+      contract: QUEUE, repository_index: repo, state_kind: null, limit: 50, count: 1, next_cursor: null, jobs: [queued],
     });
 
     const claim = await api(s.url, 'POST', CLAIM, { json: claimBody([11], []) });

@@ -340,6 +340,9 @@ describe('task-start over HTTP (task-start-atomic/v1)', function () {
     expect((await ok(api(s.url, 'GET', R(repo, `/tasks/${res.task_id}`)))).task.origin_plan_revision_id).to.equal(res.plan_revision_id);
     const before = await counts();
     expect(await ok(start(body))).to.deep.equal({ ...res, replay: true });
+    // a retry that spells unset optional fields as null (or reorders keys) is the same payload
+    const withNulls = { change: { base_line: 'main', title: 'first' }, task: body.task, plan: { ...body.plan, expected_head_revision_id: null }, plan_item_ref: 'build', idempotency_key: 's1', contract: 'task-start-atomic/v1' };
+    expect(await ok(start(withNulls))).to.deep.equal({ ...res, replay: true });
     expect((await start({ ...body, task: { title: 'Other', intent: 'x' } })).status).to.equal(409);
     expect(await counts()).to.deep.equal(before);
   });

@@ -167,9 +167,9 @@ describe('plans (sprints)', function () {
       const detail = await getJson(s, PLAN(repo, plan.plan_id));
       expect(detail).to.deep.equal({ plan, head_revision: revision });
       const list = await getJson(s, SPRINTS(repo));
-      expect(list).to.deep.equal({ plans: [{ ...plan, artifact_path: 'docs/sprints/7.md' }], count: 1 });
+      expect(list).to.deep.equal({ plans: [{ ...plan, artifact_path: 'docs/sprints/7.md' }], count: 1, next_cursor: null });
       const revs = await getJson(s, PLAN(repo, plan.plan_id, '/revisions'));
-      expect(revs).to.deep.equal({ plan_id: plan.plan_id, revisions: [revision], count: 1 });
+      expect(revs).to.deep.equal({ plan_id: plan.plan_id, revisions: [revision], count: 1, next_cursor: null });
       expect(await getJson(s, REV(repo, plan.plan_id, revision.plan_revision_id))).to.deep.equal({ revision });
       const art = await getJson(s, REV(repo, plan.plan_id, revision.plan_revision_id, '/artifacts'));
       expect(art.revision).to.deep.equal(revision);
@@ -785,7 +785,7 @@ describe('plans (sprints)', function () {
       expect(await ids('?artifact_path=docs/b.md')).to.deep.equal([]);
       expect(await ids('?artifact_path=docs/a.md')).to.deep.equal([a.plan.plan_id, b.plan.plan_id, a2.plan.plan_id]);
       const one = await getJson(s, `${SPRINTS(repo)}?artifact_path=docs/b.md`);
-      expect(one).to.deep.equal({ plans: [], count: 0 });
+      expect(one).to.deep.equal({ plans: [], count: 0, next_cursor: null });
     });
 
     it('400 when artifact_path is given twice', async () => {

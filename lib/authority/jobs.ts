@@ -36,6 +36,7 @@ import {
   type JobRecord,
   type RunnerResult,
 } from '../domain/jobs.js';
+import { keepRows, takePage, walkFrom, type Page, type PageRequest } from '../domain/paging.js';
 import { nowSeconds } from '../domain/repository.js';
 import type { ContentStore, Txn } from '../store/content-store.js';
 import { encodeJobKey, encodeJobRecord, replayJobRecords } from '../store/job-log.js';
@@ -266,14 +267,11 @@ export class JobQueue {
     return job;
   }
 
-  async list(stateKind: number | null, limit: number): Promise<JobRecord[]> {
+  /** One page of jobs, newest first (cursor key: the worker job index), optionally of one state. */
+  async list(stateKind: number | null, req: PageRequest): Promise<Page<JobRecord>> {
     if (this.hasDueLeases()) await this.expireLeases();
-    const out: JobRecord[] = [];
-    for (let i = this.jobs.size - 1; i >= 0 && out.length < limit; i--) {
-      const job = this.jobs.get(i)!;
-      if (stateKind === null || job.state === stateKind) out.push(job);
-    }
-    return out;
+    const rows = walkFrom(this.jobs.size, (i) => this.jobs.get(i)!, (j) => j.worker_job_index, req.after, 'desc');
+    return takePage('worker-jobs', req, keepRows(rows, (j) => stateKind === null || j.state === stateKind), 'desc');
   }
 
   counts(): { queued: number; running: number } {

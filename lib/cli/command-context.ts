@@ -48,6 +48,28 @@ export function one(positionals: string[], what: string): string {
 
 export const seg = (s: string) => encodeURIComponent(s);
 
+/** Options of every list command: how many rows to fetch (pages are followed as needed). */
+export const LIST_OPTIONS = {
+  limit: { type: 'string' },
+  all: { type: 'boolean', default: false },
+} as const;
+
+export const LIST_HELP = `  --limit N       at most N rows (default 100; pages are followed as needed)
+  --all           every row (follows next_cursor to the end)
+`;
+
+/** The number of rows a list command asks for: --all → every row, --limit N, else `fallback`. */
+export function rowsWanted(values: Record<string, unknown>, fallback = 100): number {
+  if (values.all === true) {
+    if (values.limit !== undefined) throw new CliUsageError('give --limit or --all, not both');
+    return Infinity;
+  }
+  if (values.limit === undefined) return fallback;
+  const n = Number(values.limit);
+  if (!Number.isInteger(n) || n < 1) throw new CliUsageError('--limit must be a positive integer');
+  return n;
+}
+
 export function print(ctx: Ctx, value: unknown, readable: () => string): number {
   process.stdout.write(ctx.json ? `${JSON.stringify(value)}\n` : `${readable()}\n`);
   return 0;

@@ -5,6 +5,7 @@
 import { CairnClient, ServerError } from '../client/http.js';
 import { findWorkingCopy } from '../client/working-copy.js';
 import { parseU32 } from '../domain/repository.js';
+import { rowsWanted } from './command-context.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
 import { emit, short, table, useJson, when } from './output.js';
 
@@ -71,7 +72,7 @@ export async function repoCommand(argv: string[]): Promise<number> {
   if (sub === 'show') {
     if (rest.length) throw new CliUsageError('usage: cairn repo show --server URL --repo N');
     const { client, repo } = connect(values, true);
-    const res = { repository: await client.requireRepository(repo), lines: (await client.json('GET', client.repoPath(repo, '/lines'))).lines };
+    const res = { repository: await client.requireRepository(repo), lines: (await client.collect(client.repoPath(repo, '/lines'), 'lines', Infinity)).lines };
     emit(res, json, () => {
       const r = res.repository as Record<string, any>;
       return [`repository ${r.repository_index}: ${repoLine(r)[1]} (${repoLine(r)[2]}, policy flags ${r.policy_flags}, created ${when(r.created_at_s)})`,
@@ -98,7 +99,7 @@ export async function linesCommand(argv: string[]): Promise<number> {
   if (positionals.length) throw new CliUsageError('lines takes no arguments');
   const { client, repo } = connect(values, true);
   await client.requireRepository(repo);
-  const res = await client.json('GET', client.repoPath(repo, '/lines'));
+  const res = await client.collect(client.repoPath(repo, '/lines'), 'lines', Infinity);
   emit(res, useJson(values.json), () => (res.lines.length
     ? table([['LINE', 'HEAD', 'STATUS', 'UPDATED'], ...res.lines.map((l: any) => [l.line_name, short(l.head_snapshot_id), l.status, when(l.updated_at_s)])])
     : 'no lines'));
@@ -160,7 +161,7 @@ export async function logCommand(argv: string[]): Promise<number> {
   return 0;
 }
 
-export const JOBS_HELP = `Usage: cairn jobs list --server URL --repo N [--state queued|running|succeeded|failed] [--limit N]
+export const JOBS_HELP = `Usage: cairn jobs list --server URL --repo N [--state queued|running|succeeded|failed] [--limit N | --all]
        cairn jobs show --server URL --repo N JOB
 
 List a repository's worker jobs (CI runs) or show one with its outcome and error.
@@ -169,28 +170,29 @@ Options:
   --server URL   cairn server (default: the working copy's, then $CAIRN_SERVER)
   --repo N       repository index (default: the working copy's)
   --state S      only jobs in this state
-  --limit N      at most N jobs (default 50)
+  --limit N      at most N jobs, newest first (default 50; pages are followed as needed)
+  --all          every job
   --json         print JSON (default when stdout is not a terminal)
 `;
 
 const STATES: Record<string, number> = { queued: 1, running: 2, succeeded: 3, failed: 4 };
 
 export async function jobsCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(argv, { ...COMMON, state: { type: 'string' }, limit: { type: 'string', default: '50' } }, true);
+  const { values, positionals } = parseCommandArgs(argv, { ...COMMON, state: { type: 'string' }, limit: { type: 'string' }, all: { type: 'boolean', default: false } }, true);
   if (values.help) { process.stdout.write(JOBS_HELP); return 0; }
   const [sub, ...rest] = positionals;
   const json = useJson(values.json);
   const { client, repo } = connect(values, true);
   if (sub === 'list') {
     if (rest.length) throw new CliUsageError('usage: cairn jobs list --server URL --repo N');
-    const q = new URLSearchParams({ limit: String(values.limit) });
+    const q = new URLSearchParams();
     if (values.state !== undefined) {
       const k = STATES[String(values.state)];
       if (!k) throw new CliUsageError('--state must be queued, running, succeeded or failed');
       q.set('state_kind', String(k));
     }
     await client.requireRepository(repo);
-    const res = await client.json('GET', client.repoPath(repo, `/worker-jobs?${q}`));
+    const res = await client.collect(client.repoPath(repo, `/worker-jobs${q.size ? `?${q}` : ''}`), 'jobs', rowsWanted(values, 50));
     emit(res, json, () => (res.jobs.length
       ? table([['JOB', 'TYPE', 'STATE', 'OUTCOME', 'ATTEMPTS', 'SNAPSHOT', 'CREATED'], ...res.jobs.map((j: any) => [String(j.worker_job_index), String(j.job_type ?? j.job_kind), j.state, j.outcome ?? '-', `${j.attempt_count}/${j.max_attempts}`, short(j.snapshot_id), when(j.created_at_s)])])
       : 'no jobs'));

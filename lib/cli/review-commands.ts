@@ -3,17 +3,17 @@
 // CI"). Output is one JSON object with --json or when stdout is not a terminal; on a terminal a
 // short readable form.
 import { CliUsageError, parseCommandArgs } from './args.js';
-import { COMMON, common, context, need, one, print, seg } from './command-context.js';
+import { COMMON, common, context, LIST_HELP, LIST_OPTIONS, need, one, print, rowsWanted, seg } from './command-context.js';
 
 export const REVIEW_HELP = `Usage:
   cairn review request --change CHANGE --group G [--note N] [--by WHO]
   cairn review approve|comment|block|dismiss --change CHANGE --reviewer R [--comment C]
-  cairn review list --change CHANGE
+  cairn review list --change CHANGE [--limit N | --all]   (default: every review)
 
 Reviews act on the change's selected patchset. block records request_changes with
 blocking: true; dismiss withdraws the reviewer's earlier approval or block.
 
-${COMMON}`;
+${COMMON}${LIST_HELP}`;
 
 export const ATTEST_HELP = `Usage:
   cairn attest PATCHSET [--verification unknown|pending|pass|fail] [--author-mode M] [--revoked]
@@ -59,7 +59,7 @@ export async function reviewCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   const { values, positionals } = parseCommandArgs(rest, {
     ...common, change: { type: 'string' }, group: { type: 'string' }, note: { type: 'string' }, by: { type: 'string' },
-    reviewer: { type: 'string' }, comment: { type: 'string' },
+    reviewer: { type: 'string' }, comment: { type: 'string' }, ...LIST_OPTIONS,
   }, true);
   if (values.help) { process.stdout.write(REVIEW_HELP); return 0; }
   if (positionals.length) throw new CliUsageError(`review ${sub} takes no positional arguments`);
@@ -67,7 +67,7 @@ export async function reviewCommand(argv: string[]): Promise<number> {
   const ref = seg(need(values.change, '--change'));
   const p = (r: string) => ctx.client.repoPath(ctx.repo, r);
   if (sub === 'list') {
-    const res = await ctx.client.json('GET', p(`/changes/${ref}/reviews`));
+    const res = await ctx.client.collect(p(`/changes/${ref}/reviews`), 'reviews', rowsWanted(values, Infinity));
     return print(ctx, res, () => [`${res.change_ref}: ${res.approvals} approval(s), ${res.blocking} blocking, ${res.comments} comment(s), ${res.total} total`, ...res.reviews.map(reviewLine)].join('\n'));
   }
   if (sub !== 'request' && !(sub in ACTIONS)) throw new CliUsageError(`unknown review subcommand "${sub}" (request, approve, comment, block, dismiss, list)`);

@@ -4,30 +4,30 @@
 import path from 'node:path';
 import { push } from '../client/transfer.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
-import { COMMON, common, context, need, one, print, seg } from './command-context.js';
+import { COMMON, common, context, LIST_HELP, LIST_OPTIONS, need, one, print, rowsWanted, seg } from './command-context.js';
 import { taskStartCommand } from './land-commands.js';
 
 
 export const TASK_HELP = `Usage:
   cairn task create --title T --intent I [--task-id ID] [--plan-id P] [--revision R] [--item REF]
-  cairn task list [--status active|completed|abandoned] [--plan-id P]
+  cairn task list [--status active|completed|abandoned] [--plan-id P] [--limit N | --all]
   cairn task show TASK
   cairn task close TASK --status completed|abandoned|canceled|cancelled
   cairn task start …  (plan item → task → change in one commit; cairn task start --help)
 
 TASK is a task id (task-7) or its sequence (7).
 
-${COMMON}`;
+${COMMON}${LIST_HELP}`;
 
 export const CHANGE_HELP = `Usage:
   cairn change create --task TASK --title T --base-line LINE [--fork SNAPSHOT] [--change-id ID]
-  cairn change list [--status S] [--task TASK]
+  cairn change list [--status S] [--task TASK] [--limit N | --all]
   cairn change show CHANGE          (the change and its patchsets)
   cairn change close CHANGE --status archived|superseded|abandoned|canceled|cancelled
 
 CHANGE is a change id (change-3) or its full ref (task-1.change-3).
 
-${COMMON}`;
+${COMMON}${LIST_HELP}`;
 
 export const PATCHSET_HELP = `Usage:
   cairn patchset push --change CHANGE [--summary S] [--author-mode M] [--author WHO] DIR
@@ -46,6 +46,8 @@ const query = (q: Record<string, unknown>) => {
 };
 
 type Json = Record<string, any>;
+/** The readable form's last line when rows remain: how to see them. */
+const more = (res: Json) => (res.next_cursor ? `\n… more rows: --limit N or --all` : '');
 const taskLine = (t: Json) => `${t.task_id}  ${t.status.padEnd(9)}  ${t.title}${t.plan_id ? `  [${t.plan_id}${t.plan_item_ref ? `#${t.plan_item_ref}` : ''}]` : ''}`;
 const changeLine = (c: Json) => `${c.change_ref}  ${c.status.padEnd(10)}  ${c.title}  (${c.base_line}, ${c.patchset_count} patchset${c.patchset_count === 1 ? '' : 's'}${c.selected_patchset_id ? `, selected ${c.selected_patchset_id}` : ''})`;
 const patchsetLine = (p: Json) => {
@@ -64,7 +66,7 @@ export async function taskCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(rest, {
     ...common,
     title: { type: 'string' }, intent: { type: 'string' }, 'task-id': { type: 'string' }, 'plan-id': { type: 'string' },
-    revision: { type: 'string' }, item: { type: 'string' }, status: { type: 'string' },
+    revision: { type: 'string' }, item: { type: 'string' }, status: { type: 'string' }, ...LIST_OPTIONS,
   }, true);
   if (values.help) { process.stdout.write(TASK_HELP); return 0; }
   const ctx = context(values);
@@ -82,8 +84,8 @@ export async function taskCommand(argv: string[]): Promise<number> {
     }
     case 'list': {
       if (positionals.length) throw new CliUsageError('task list takes no positional arguments');
-      const res = await ctx.client.json('GET', p(`/tasks${query({ status: values.status, plan_id: values['plan-id'] })}`));
-      return print(ctx, res, () => (res.tasks.length ? res.tasks.map(taskLine).join('\n') : 'no tasks'));
+      const res = await ctx.client.collect(p(`/tasks${query({ status: values.status, plan_id: values['plan-id'] })}`), 'tasks', rowsWanted(values));
+      return print(ctx, res, () => (res.tasks.length ? res.tasks.map(taskLine).join('\n') + more(res) : 'no tasks'));
     }
     case 'show': {
       const res = await ctx.client.json('GET', p(`/tasks/${seg(one(positionals, 'TASK'))}`));
@@ -105,7 +107,7 @@ export async function changeCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(rest, {
     ...common,
     task: { type: 'string' }, title: { type: 'string' }, 'base-line': { type: 'string' }, fork: { type: 'string' },
-    'change-id': { type: 'string' }, status: { type: 'string' },
+    'change-id': { type: 'string' }, status: { type: 'string' }, ...LIST_OPTIONS,
   }, true);
   if (values.help) { process.stdout.write(CHANGE_HELP); return 0; }
   const ctx = context(values);
@@ -121,13 +123,13 @@ export async function changeCommand(argv: string[]): Promise<number> {
     }
     case 'list': {
       if (positionals.length) throw new CliUsageError('change list takes no positional arguments');
-      const res = await ctx.client.json('GET', p(`/changes${query({ status: values.status, task_id: values.task })}`));
-      return print(ctx, res, () => (res.changes.length ? res.changes.map(changeLine).join('\n') : 'no changes'));
+      const res = await ctx.client.collect(p(`/changes${query({ status: values.status, task_id: values.task })}`), 'changes', rowsWanted(values));
+      return print(ctx, res, () => (res.changes.length ? res.changes.map(changeLine).join('\n') + more(res) : 'no changes'));
     }
     case 'show': {
       const ref = seg(one(positionals, 'CHANGE'));
       const { change } = await ctx.client.json('GET', p(`/changes/${ref}`));
-      const { patchsets } = await ctx.client.json('GET', p(`/changes/${ref}/patchsets`));
+      const { patchsets } = await ctx.client.collect(p(`/changes/${ref}/patchsets`), 'patchsets', Infinity);
       const res = { change, patchsets };
       return print(ctx, res, () => [changeLine(change), `fork: ${change.fork_snapshot_id ?? '(empty line)'}`, ...patchsets.map((x: Json) => `  ${x.patchset_id === change.selected_patchset_id ? '*' : ' '} ${patchsetLine(x)}`)].join('\n'));
     }

@@ -130,6 +130,24 @@ export class CairnClient {
     return this.parsed<T>(method, path, await this.send(method, path, headers, bytes));
   }
 
+  /**
+   * Up to `want` rows of a paged list (Infinity: all of them), following `next_cursor` page by
+   * page. The answer is the last page's body with the collected rows under `field`, `count` =
+   * their number and `next_cursor` where the walk stopped (null when the list is exhausted).
+   */
+  async collect(path: string, field: string, want: number): Promise<Record<string, any>> {
+    const rows: unknown[] = [];
+    let cursor: string | null = null;
+    let body: Record<string, any>;
+    do {
+      const limit = Math.min(1000, want - rows.length);
+      body = await this.json('GET', `${path}${path.includes('?') ? '&' : '?'}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      rows.push(...(body[field] as unknown[]));
+      cursor = (body.next_cursor as string | null | undefined) ?? null;
+    } while (cursor !== null && rows.length < want);
+    return { ...body, [field]: rows, count: rows.length, next_cursor: cursor };
+  }
+
   /** Like `json` but resolves to null on 404. */
   async jsonOrNull<T = any>(method: string, path: string, body?: unknown): Promise<T | null> {
     try {

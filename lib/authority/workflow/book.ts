@@ -8,6 +8,7 @@ import { requireContentId } from '../../domain/content.js';
 import { Conflict, Corrupt, Invalid, NotFound } from '../../domain/errors.js';
 import { validateLineName } from '../../domain/lines.js';
 import { nowSeconds } from '../../domain/repository.js';
+import { keepRows, takePage, walkFrom, type Page, type PageRequest } from '../../domain/paging.js';
 import {
   auditVerdict,
   CHANGE,
@@ -237,6 +238,27 @@ export class WorkflowBook {
       if (filter.status === undefined || c.status === filter.status) out.push(c);
     }
     return out;
+  }
+
+  /** One page of tasks, newest first (cursor key: the task sequence). */
+  pageTasks(filter: { status?: TaskStatus; plan_id?: string }, req: PageRequest, list = 'tasks'): Page<TaskRecord> {
+    const ids = filter.plan_id !== undefined ? this.tasksByPlan.get(filter.plan_id) ?? [] : this.taskOrder;
+    const rows = walkFrom(ids.length, (i) => this.tasks.get(ids[i])!, (t) => t.sequence, req.after, 'desc');
+    return takePage(list, req, keepRows(rows, (t) => filter.status === undefined || t.status === filter.status), 'desc');
+  }
+
+  /** One page of changes, newest first (cursor key: the change sequence). */
+  pageChanges(filter: { status?: ChangeStatus; task_id?: string }, req: PageRequest): Page<ChangeRecord> {
+    const ids = filter.task_id !== undefined ? this.changesByTask.get(this.taskIn(null, filter.task_id).task_id) ?? [] : this.changeOrder;
+    const rows = walkFrom(ids.length, (i) => this.changes.get(ids[i])!, (c) => c.sequence, req.after, 'desc');
+    return takePage('changes', req, keepRows(rows, (c) => filter.status === undefined || c.status === filter.status), 'desc');
+  }
+
+  /** One page of a change's patchsets in number order (cursor key: the patchset number). */
+  pagePatchsets(ref: string, req: PageRequest): { change: ChangeRecord; page: Page<PatchsetRecord> } {
+    const change = this.changeIn(null, ref);
+    const ids = this.patchsetsByChange.get(change.change_id) ?? [];
+    return { change, page: takePage('patchsets', req, walkFrom(ids.length, (i) => this.patchsets.get(ids[i])!, (p) => p.patchset_number, req.after, 'asc'), 'asc') };
   }
 
   changesOf(taskIdValue: string): ChangeRecord[] {
@@ -548,9 +570,10 @@ export class WorkflowBook {
     };
   }
 
-  /** One row per task (newest first) with its changes' states. */
-  taskQueue(status: TaskStatus | undefined, repositoryIndex: number): Record<string, unknown>[] {
-    return this.listTasks({ status }).map((t) => {
+  /** One page of rows, one per task (newest first), with its changes' states. */
+  taskQueue(status: TaskStatus | undefined, req: PageRequest, repositoryIndex: number): Page<Record<string, unknown>> {
+    const page = this.pageTasks({ status }, req, 'task-queue');
+    return { next_cursor: page.next_cursor, rows: page.rows.map((t) => {
       const changes = this.changesOf(t.task_id);
       return {
         task_id: t.task_id,
@@ -575,6 +598,6 @@ export class WorkflowBook {
           selected_patchset_id: c.selected_patchset_id,
         })),
       };
-    });
+    }) };
   }
 }

@@ -7,6 +7,7 @@
 import { Conflict, Invalid, NotFound } from '../../domain/errors.js';
 import { JOB_KIND_PATCHSET_CI } from '../../domain/job-kinds.js';
 import { STATE_FAILED, STATE_QUEUED, STATE_RUNNING, STATE_SUCCEEDED, type JobRecord } from '../../domain/jobs.js';
+import { takePage, walkFrom, type PageRequest } from '../../domain/paging.js';
 import { nowSeconds } from '../../domain/repository.js';
 import {
   ATTESTATION,
@@ -283,10 +284,12 @@ export class ReviewBook {
     };
   }
 
-  listReviews(ref: string): Record<string, unknown> {
+  /** One page of a change's reviews, oldest first (cursor key: the review sequence); the counts cover every review of the change. */
+  listReviews(ref: string, req: PageRequest): Record<string, unknown> {
     const change = this.book.change(ref);
     const { reviews, counts } = this.reviewSummary(change);
-    return { change_id: change.change_id, change_ref: change.change_ref, selected_patchset_id: change.selected_patchset_id, reviews, ...counts };
+    const page = takePage('reviews', req, walkFrom(reviews.length, (i) => reviews[i], (r) => r.sequence as number, req.after, 'asc'), 'asc');
+    return { change_id: change.change_id, change_ref: change.change_ref, selected_patchset_id: change.selected_patchset_id, reviews: page.rows, ...counts, count: page.rows.length, next_cursor: page.next_cursor };
   }
 
   // ------------------------------------------------------------ attestations

@@ -9,7 +9,7 @@ import { MAX_TEXT_CHARS, MAX_TITLE_CHARS, requireText } from '../../domain/workf
 import { planProjection, revisionProjection, type PlanBook, type RevisionPayload, type RevisionRecord } from '../plans.js';
 import type { ContentStore } from '../../store/content-store.js';
 import type { WorkflowBook } from './book.js';
-import { IDEMPOTENCY, idempotencyRecordId, payloadDigest, replayedResult, requireIdempotencyKey, storedResult, type IdempotencyRecord, type LandDesk } from './lands.js';
+import { IDEMPOTENCY, idempotencyRecordId, keptNullsPayloadDigest, payloadDigest, replayedResult, requireIdempotencyKey, storedResult, type IdempotencyRecord, type LandDesk } from './lands.js';
 import { nowSeconds } from '../../domain/repository.js';
 
 export const TASK_START_CONTRACT = 'task-start-atomic/v1';
@@ -45,7 +45,8 @@ export async function taskStart(store: ContentStore, plans: PlanBook, book: Work
   void _k;
   const recordId = idempotencyRecordId(TASK_START_CONTRACT, key);
   const digest = payloadDigest(payload);
-  const early = desk.recorded(recordId, digest);
+  const digests = [digest, keptNullsPayloadDigest(payload)];
+  const early = desk.recorded(recordId, digests);
   if (early) return replayedResult(early, repositoryIndex);
   if (typeof body.plan_item_ref !== 'string' || body.plan_item_ref === '') throw new Invalid('plan_item_ref is required');
   const title = requireText(body.task?.title, 'task.title', MAX_TITLE_CHARS);
@@ -67,7 +68,7 @@ export async function taskStart(store: ContentStore, plans: PlanBook, book: Work
   } else throw new Invalid('plan.action must be existing, create or revise');
 
   return store.transact((tx) => {
-    const again = desk.recorded(recordId, digest, tx);
+    const again = desk.recorded(recordId, digests, tx);
     if (again) return replayedResult(again, repositoryIndex);
     let revision: RevisionRecord;
     let planAction = action;

@@ -4,7 +4,7 @@ import { integer, nullable, optional, string, type as looseObject } from 'supers
 import { requireChangeStatus } from '../../domain/workflow/rules.js';
 import { requireAuthority, type Handler } from '../route-types.js';
 import { validate } from '../validate.js';
-import { queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
+import { pageFields, pageRequest, queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
 
 const CreateChange = looseObject({
   task_id: string(),
@@ -28,9 +28,8 @@ const CreatePatchset = looseObject({
 export const list: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
   const status = queryValue(ctx, 'status');
-  const changes = a.workflow.listChanges({ status: status === undefined ? undefined : requireChangeStatus(status), task_id: queryValue(ctx, 'task_id') })
-    .map((c) => a.workflow.changeProjection(c, a.index));
-  return { json: { changes, count: changes.length } };
+  const page = a.workflow.pageChanges({ status: status === undefined ? undefined : requireChangeStatus(status), task_id: queryValue(ctx, 'task_id') }, pageRequest(ctx, 'changes', 'int'));
+  return { json: { changes: page.rows.map((c) => a.workflow.changeProjection(c, a.index)), ...pageFields(page) } };
 };
 
 export const create: Handler = async (ctx) => {
@@ -64,9 +63,8 @@ export const selectPatchset: Handler = async (ctx) => {
 
 export const listPatchsets: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
-  const { change, patchsets } = a.workflow.patchsetsOf(ctx.params.change_ref);
-  const rows = patchsets.map((p) => a.workflow.patchsetProjection(p, a.index));
-  return { json: { change_id: change.change_id, change_ref: change.change_ref, patchsets: rows, count: rows.length } };
+  const { change, page } = a.workflow.pagePatchsets(ctx.params.change_ref, pageRequest(ctx, 'patchsets', 'int'));
+  return { json: { change_id: change.change_id, change_ref: change.change_ref, patchsets: page.rows.map((p) => a.workflow.patchsetProjection(p, a.index)), ...pageFields(page) } };
 };
 
 export const createPatchset: Handler = async (ctx) => {

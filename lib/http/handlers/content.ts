@@ -1,4 +1,6 @@
 // Lines, snapshots and bulk remote sync (spec: "Lines and snapshots", "Bulk remote sync").
+import { takePage, walkFrom } from '../../domain/paging.js';
+import { pageFields, pageRequest } from './workflow-common.js';
 import {
   array, integer, nullable, optional, string, type as looseObject, union, type Infer,
 } from 'superstruct';
@@ -25,7 +27,12 @@ const PutLineRequest = looseObject({
 });
 const CloseLineRequest = looseObject({ status: optional(string()) });
 
-export const listLines: Handler = async (ctx) => ({ json: requireAuthority(ctx).content.linesListing() });
+export const listLines: Handler = async (ctx) => {
+  const req = pageRequest(ctx, 'lines', 'string');
+  const { lines } = requireAuthority(ctx).content.linesListing();
+  const page = takePage('lines', req, walkFrom(lines.length, (i) => lines[i], (l) => l.name, req.after, 'asc'), 'asc');
+  return { json: { lines: page.rows, ...pageFields(page) } };
+};
 
 export const getLine: Handler = async (ctx) => ({ json: requireAuthority(ctx).content.line(ctx.params.line_name) });
 

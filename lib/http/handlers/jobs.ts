@@ -1,4 +1,6 @@
 // Worker jobs and repository CI (spec: "Worker jobs", the repository :runCi row).
+import { decodeCursor } from '../../domain/paging.js';
+import { queryValue } from './workflow-common.js';
 import { array, boolean, integer, nullable, object, optional, record, string, type as looseObject, unknown } from 'superstruct';
 import { jobProjection, type ClaimResult } from '../../authority/jobs.js';
 import { Conflict, Invalid, NotFound, Unprocessable } from '../../domain/errors.js';
@@ -51,8 +53,9 @@ export const listJobs: Handler = async (ctx) => {
   const authority = requireAuthority(ctx);
   const stateKind = queryInteger(ctx, 'state_kind', 1, 4, null);
   const limit = queryInteger(ctx, 'limit', 1, 1000, 50)!;
-  const jobs = (await authority.jobs.list(stateKind, limit)).map((j) => jobProjection(j));
-  return { json: { contract: QUEUE_CONTRACT, repository_index: authority.index, state_kind: stateKind, limit, count: jobs.length, jobs } };
+  const page = await authority.jobs.list(stateKind, { limit, after: decodeCursor('worker-jobs', queryValue(ctx, 'cursor'), 'int') });
+  const jobs = page.rows.map((j) => jobProjection(j));
+  return { json: { contract: QUEUE_CONTRACT, repository_index: authority.index, state_kind: stateKind, limit, count: jobs.length, next_cursor: page.next_cursor, jobs } };
 };
 
 export const getJob: Handler = async (ctx) => {

@@ -1,4 +1,6 @@
 // Plans (spec: "Plans (sprints)", "Plan and revision", "Task linkage rules").
+import { takePage, walkFrom } from '../../domain/paging.js';
+import { pageFields, pageRequest } from './workflow-common.js';
 import { array, integer, nullable, optional, string, type as looseObject, type Struct } from 'superstruct';
 import { planProjection, revisionProjection, type RevisionPayload } from '../../authority/plans.js';
 import { Conflict, Invalid, Unprocessable } from '../../domain/errors.js';
@@ -61,9 +63,11 @@ async function planWithHead(book: ReturnType<typeof requireAuthority>['plans'], 
 export const list: Handler = async (ctx) => {
   const filter = ctx.koa.query.artifact_path;
   if (Array.isArray(filter)) throw new Invalid('artifact_path may be given once');
+  const req = pageRequest(ctx, 'plans', 'int');
   const book = requireAuthority(ctx).plans;
-  const plans = book.list(filter).map((p) => ({ ...planProjection(p), artifact_path: book.head(p).artifact_path }));
-  return { json: { plans, count: plans.length } };
+  const all = book.list(filter);
+  const page = takePage('plans', req, walkFrom(all.length, (i) => all[i], (p) => planSequence(p.plan_id), req.after, 'asc'), 'asc');
+  return { json: { plans: page.rows.map((p) => ({ ...planProjection(p), artifact_path: book.head(p).artifact_path })), ...pageFields(page) } };
 };
 
 export const create: Handler = async (ctx) => {
@@ -84,8 +88,12 @@ export const patch: Handler = async (ctx) => {
 };
 
 export const listRevisions: Handler = async (ctx) => {
-  const revisions = requireAuthority(ctx).plans.revisionsOf(ctx.params.plan_id).map(revisionProjection);
-  return { json: { plan_id: ctx.params.plan_id, revisions, count: revisions.length } };
+  const req = pageRequest(ctx, 'revisions', 'int');
+  const newestFirst = requireAuthority(ctx).plans.revisionsOf(ctx.params.plan_id);
+  // walkFrom takes ascending keys: index from the oldest end.
+  const n = newestFirst.length;
+  const page = takePage('revisions', req, walkFrom(n, (i) => newestFirst[n - 1 - i], (r) => r.revision_number, req.after, 'desc'), 'desc');
+  return { json: { plan_id: ctx.params.plan_id, revisions: page.rows.map(revisionProjection), ...pageFields(page) } };
 };
 
 export const revise: Handler = async (ctx) => {
@@ -157,3 +165,8 @@ export const candidateInputs: Handler = async (ctx) => {
   return { json: { normalized_terms: terms, plans, count: plans.length } };
 };
 
+
+/** A plan's creation sequence (`plan-<n>`), its position in the plan list. */
+function planSequence(planId: string): number {
+  return Number(planId.slice(planId.lastIndexOf('-') + 1));
+}

@@ -9,7 +9,8 @@ import { requireAuthority, type Handler } from '../route-types.js';
 import { validate } from '../validate.js';
 import { jobProjection } from '../../authority/jobs.js';
 import { ciProjectionOf } from '../../authority/workflow/reviews.js';
-import { queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
+import { takePage, walkFrom } from '../../domain/paging.js';
+import { pageFields, pageRequest, queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
 
 const CreateReview = looseObject({ patchset_id: string(), reviewer: string(), action: string(), comment: optional(string()), blocking: optional(boolean()) });
 const RequestReview = looseObject({ patchset_id: string(), reviewer_groups: unknown(), note: optional(string()), review_id: optional(string()), requested_by: optional(nullable(string())) });
@@ -32,7 +33,7 @@ function object(body: unknown): Record<string, unknown> {
 
 export const list: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
-  return { json: a.workflow.reviews.listReviews(ctx.params.change_ref) };
+  return { json: a.workflow.reviews.listReviews(ctx.params.change_ref, pageRequest(ctx, 'reviews', 'int')) };
 };
 
 export const create: Handler = async (ctx) => {
@@ -55,10 +56,14 @@ export const requestReview: Handler = async (ctx) => {
 export const inbox: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
   const group = queryValue(ctx, 'reviewer_group');
+  const req = pageRequest(ctx, 'reviewer-inbox', 'tuple');
   const rows = a.workflow.reviews.inbox(group, a.index);
+  // `groups` counts every row of the filter; `rows` is one page in inbox order (group, request time, change).
   const groups: Record<string, number> = {};
   for (const r of rows) groups[r.reviewer_group as string] = (groups[r.reviewer_group as string] ?? 0) + 1;
-  return { json: { reviewer_group_filter: group ?? null, rows, count: rows.length, groups } };
+  const key = (r: Record<string, unknown>) => [r.reviewer_group as string, r.requested_at_s as number, r.change_id as string];
+  const page = takePage('reviewer-inbox', req, walkFrom(rows.length, (i) => rows[i], key, req.after, 'asc'), 'asc');
+  return { json: { reviewer_group_filter: group ?? null, rows: page.rows, ...pageFields(page), groups } };
 };
 
 export const getAttestation: Handler = async (ctx) => {

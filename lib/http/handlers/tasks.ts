@@ -5,7 +5,7 @@ import { nullable, optional, string, type as looseObject } from 'superstruct';
 import { requireTaskStatus, type TaskStatus } from '../../domain/workflow/rules.js';
 import { requireAuthority, type Handler, type RouteContext } from '../route-types.js';
 import { validate } from '../validate.js';
-import { queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
+import { pageFields, pageRequest, queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
 
 const CreateTask = looseObject({
   title: string(),
@@ -25,8 +25,8 @@ function statusFilter(ctx: RouteContext): TaskStatus | undefined {
 export const list: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
   const planId = queryValue(ctx, 'plan_id');
-  const tasks = a.workflow.listTasks({ status: statusFilter(ctx), plan_id: planId }).map((t) => a.workflow.taskProjection(t, a.index));
-  return { json: { tasks, count: tasks.length } };
+  const page = a.workflow.pageTasks({ status: statusFilter(ctx), plan_id: planId }, pageRequest(ctx, 'tasks', 'int'));
+  return { json: { tasks: page.rows.map((t) => a.workflow.taskProjection(t, a.index)), ...pageFields(page) } };
 };
 
 export const create: Handler = async (ctx) => {
@@ -63,6 +63,6 @@ export const queueSummary: Handler = async (ctx) => {
 export const taskQueue: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
   const status = statusFilter(ctx);
-  const rows = a.workflow.taskQueue(status, a.index);
-  return { json: { status_filter: status ?? null, tasks: rows, count: rows.length } };
+  const page = a.workflow.taskQueue(status, pageRequest(ctx, 'task-queue', 'int'), a.index);
+  return { json: { status_filter: status ?? null, tasks: page.rows, ...pageFields(page) } };
 };

@@ -1,5 +1,6 @@
 // Shared request rules of the workflow routes.
 import { Invalid } from '../../domain/errors.js';
+import { decodeCursor, parseLimit, type KeyKind, type Page, type PageRequest } from '../../domain/paging.js';
 import { requireWellFormed } from '../../domain/text.js';
 import type { RouteContext } from '../route-types.js';
 
@@ -22,4 +23,14 @@ export function queryValue(ctx: RouteContext, name: string): string | undefined 
   const v = ctx.koa.query[name];
   if (Array.isArray(v)) throw new Invalid(`${name} may be given once`);
   return v;
+}
+
+/** `?limit=` and `?cursor=` of a paged list (docs/api.md "Lists and pagination"); bad values → 400. */
+export function pageRequest(ctx: RouteContext, list: string, kind: KeyKind, defaultLimit?: number): PageRequest {
+  return { limit: parseLimit(queryValue(ctx, 'limit'), defaultLimit), after: decodeCursor(list, queryValue(ctx, 'cursor'), kind) };
+}
+
+/** The paging fields every list body carries: `count` (rows on this page) and `next_cursor` (null on the last page). */
+export function pageFields(page: Page<unknown>): { count: number; next_cursor: string | null } {
+  return { count: page.rows.length, next_cursor: page.next_cursor };
 }

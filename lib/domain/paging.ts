@@ -1,0 +1,133 @@
+// Cursor pagination of lists (docs/api.md "Lists and pagination"). A page is at most `limit`
+// rows in the list's fixed order; `next_cursor` names the position after the last row, null
+// on the last page. A cursor is opaque to clients: base64url of `{l, k}`, the list it belongs
+// to and the sort key of the last row returned. Positions are keys, not offsets, so rows
+// inserted while a client pages never shift a later page: newest-first lists key on a sequence
+// that only grows (new rows appear before the first page, never inside the walk), oldest-first
+// and name-ordered lists on a key that the walk passes once.
+import { Invalid } from './errors.js';
+
+export const DEFAULT_PAGE_LIMIT = 100;
+export const MAX_PAGE_LIMIT = 1000;
+
+export type CursorKey = number | string | (number | string)[];
+
+export interface PageRequest {
+  limit: number;
+  /** The key of the last row of the previous page (null: the first page). */
+  after: CursorKey | null;
+}
+
+export interface Page<T> {
+  rows: T[];
+  next_cursor: string | null;
+}
+
+/** `?limit=` (1..max, default `fallback`) as a page size; anything else is 400. */
+export function parseLimit(value: string | undefined, fallback = DEFAULT_PAGE_LIMIT, max = MAX_PAGE_LIMIT): number {
+  if (value === undefined) return fallback;
+  if (!/^[1-9][0-9]{0,6}$/.test(value) || Number(value) > max) throw new Invalid(`limit must be an integer from 1 to ${max}`);
+  return Number(value);
+}
+
+export function encodeCursor(list: string, key: CursorKey): string {
+  return Buffer.from(JSON.stringify({ l: list, k: key }), 'utf8').toString('base64url');
+}
+
+const isKeyPart = (v: unknown): v is number | string => (typeof v === 'number' && Number.isSafeInteger(v)) || (typeof v === 'string' && v.length <= 1024);
+
+export type KeyKind = 'int' | 'string' | 'tuple';
+
+/** The key inside a cursor of `list`; a cursor that is malformed, of another list or of another key kind is 400. */
+export function decodeCursor(list: string, cursor: string | undefined, kind: KeyKind): CursorKey | null {
+  if (cursor === undefined) return null;
+  const bad = () => new Invalid(`cursor is not a cursor of this list (pass the next_cursor of a previous page of ${list}, unchanged)`);
+  if (cursor.length === 0 || cursor.length > 4096 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw bad();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw bad();
+  }
+  if (!parsed || typeof parsed !== 'object' || (parsed as { l?: unknown }).l !== list) throw bad();
+  const k = (parsed as { k?: unknown }).k;
+  if (kind === 'int' && typeof k === 'number' && Number.isSafeInteger(k)) return k;
+  if (kind === 'string' && typeof k === 'string' && isKeyPart(k)) return k;
+  if (kind === 'tuple' && Array.isArray(k) && k.length > 0 && k.length <= 4 && k.every(isKeyPart)) return k as CursorKey;
+  throw bad();
+}
+
+/** Compare two keys of one list (numbers numerically, strings by code unit, arrays element-wise). */
+export function compareKeys(a: CursorKey, b: CursorKey): number {
+  const x = Array.isArray(a) ? a : [a];
+  const y = Array.isArray(b) ? b : [b];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const p = x[i];
+    const q = y[i];
+    if (p === q) continue;
+    if (typeof p === 'number' && typeof q === 'number') return p - q;
+    return String(p) < String(q) ? -1 : 1;
+  }
+  return x.length - y.length;
+}
+
+/**
+ * One page from rows yielded in list order, starting after the request's cursor: at most
+ * `limit` rows, and a next cursor when one more row follows. `rows` yields [key, row] pairs;
+ * the caller positions the walk (by index or binary search) so it starts at or near the
+ * cursor; rows at or before the cursor in list order are skipped here.
+ */
+export function takePage<T>(list: string, req: PageRequest, rows: Iterable<[CursorKey, T]>, order: 'asc' | 'desc'): Page<T> {
+  const out: T[] = [];
+  let lastKey: CursorKey | null = null;
+  for (const [key, row] of rows) {
+    if (req.after !== null) {
+      const c = compareKeys(key, req.after);
+      if (order === 'asc' ? c <= 0 : c >= 0) continue;
+    }
+    if (out.length === req.limit) return { rows: out, next_cursor: encodeCursor(list, lastKey!) };
+    out.push(row);
+    lastKey = key;
+  }
+  return { rows: out, next_cursor: null };
+}
+
+/**
+ * The first index of an ascending-sorted array whose key is greater than `key` (binary
+ * search): where an ascending walk after `key` starts; minus one, where a descending walk
+ * after `key` starts.
+ */
+export function firstAfter(length: number, keyAt: (i: number) => CursorKey, key: CursorKey): number {
+  let lo = 0;
+  let hi = length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareKeys(keyAt(mid), key) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Rows of an ascending-keyed sequence walked in `order`, positioned at the cursor by binary
+ * search (O(log n) to start, then one step per row): the input of takePage.
+ */
+export function* walkFrom<T>(length: number, rowAt: (i: number) => T, keyOf: (row: T) => CursorKey, after: CursorKey | null, order: 'asc' | 'desc'): Generator<[CursorKey, T]> {
+  const keyAt = (i: number) => keyOf(rowAt(i));
+  if (order === 'asc') {
+    for (let i = after === null ? 0 : firstAfter(length, keyAt, after); i < length; i++) {
+      const row = rowAt(i);
+      yield [keyOf(row), row];
+    }
+  } else {
+    for (let i = after === null ? length - 1 : firstAfter(length, keyAt, after) - 1; i >= 0; i--) {
+      const row = rowAt(i);
+      yield [keyOf(row), row];
+    }
+  }
+}
+
+/** Only the rows `keep` accepts (a list filter applied while walking). */
+export function* keepRows<T>(rows: Iterable<[CursorKey, T]>, keep: (row: T) => boolean): Generator<[CursorKey, T]> {
+  for (const r of rows) if (keep(r[1])) yield r;
+}
