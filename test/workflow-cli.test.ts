@@ -75,7 +75,7 @@ describe('workflow commands', function () {
     expect(missing.stderr).to.match(/HTTP 404/);
     const closed = await cli(['task', 'close', ...common, 'task-1', '--status', 'completed']);
     expect(closed.code).to.equal(1);
-    expect(closed.stderr).to.match(/HTTP 409/);
+    expect(closed.stderr).to.match(/HTTP 400/);
     const help = await cli(['task', '--help']);
     expect(help.code).to.equal(0);
     expect(help.stdout).to.match(/cairn task create/);

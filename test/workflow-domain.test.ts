@@ -35,21 +35,21 @@ describe('workflow rules: identities', () => {
     for (const bad of ['3', 'change-03', 'task-2.change-0', 'task-2:change-3', 'task-2.change-3.ps-1']) expect(parseChangeRef(bad), bad).to.equal(null);
   });
 
-  it('accepts a supplied identity only when it equals the derived one (malformed 400, other 409)', () => {
+  it('accepts a supplied identity only when it equals the derived one (malformed or another one: 400)', () => {
     expect(code(() => checkSuppliedTaskId(undefined, 'task-4'))).to.equal('ok');
     expect(code(() => checkSuppliedTaskId('task-4', 'task-4'))).to.equal('ok');
-    expect(code(() => checkSuppliedTaskId('task-3', 'task-4'))).to.equal('Conflict');
+    expect(code(() => checkSuppliedTaskId('task-3', 'task-4'))).to.equal('Invalid');
     expect(code(() => checkSuppliedTaskId('4', 'task-4'))).to.equal('Invalid');
     const derived = { change_id: 'change-5', change_ref: 'task-4.change-5' };
     expect(code(() => checkSuppliedChangeId('change-5', derived))).to.equal('ok');
     expect(code(() => checkSuppliedChangeId('task-4.change-5', derived))).to.equal('ok');
-    expect(code(() => checkSuppliedChangeId('task-3.change-5', derived))).to.equal('Conflict');
+    expect(code(() => checkSuppliedChangeId('task-3.change-5', derived))).to.equal('Invalid');
     expect(code(() => checkSuppliedChangeId('c5', derived))).to.equal('Invalid');
     const ps = { patchset_id: 'change-5.ps-2', patchset_number: 2 };
     expect(code(() => checkSuppliedPatchset({ patchset_id: 'change-5.ps-2', patchset_number: 2 }, ps))).to.equal('ok');
-    expect(code(() => checkSuppliedPatchset({ patchset_number: 3 }, ps))).to.equal('Conflict');
+    expect(code(() => checkSuppliedPatchset({ patchset_number: 3 }, ps))).to.equal('Invalid');
     expect(code(() => checkSuppliedPatchset({ patchset_number: 1.5 }, ps))).to.equal('Invalid');
-    expect(code(() => checkSuppliedPatchset({ patchset_id: 'change-5.ps-1' }, ps))).to.equal('Conflict');
+    expect(code(() => checkSuppliedPatchset({ patchset_id: 'change-5.ps-1' }, ps))).to.equal('Invalid');
   });
 });
 

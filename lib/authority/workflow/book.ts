@@ -313,7 +313,7 @@ export class WorkflowBook {
   createChangeIn(tx: Txn, input: ChangeInput, title: string): ChangeRecord {
     {
       const task = this.taskIn(tx, input.task_id);
-      if (task.status !== 'active') throw new Conflict(`task ${task.task_id} is ${task.status}; changes are created only for active tasks`);
+      if (task.status !== 'active') throw new Invalid(`task ${task.task_id} is ${task.status}; changes are created only for active tasks`);
       const line = tx.line(input.base_line);
       if (!line) throw new NotFound(`line ${input.base_line} does not exist`);
       const head = line.head_snapshot_id;
@@ -380,8 +380,8 @@ export class WorkflowBook {
       if (!ps) throw new NotFound(`patchset ${patchsetIdValue} does not exist`);
       if (ps.change_id !== change.change_id) throw new Invalid(`patchset ${patchsetIdValue} belongs to ${ps.change_id}, not to ${change.change_id}`);
       checkChangeOpen(change, 'select a patchset');
-      if (ps.withdrawn) throw new Conflict(`patchset ${patchsetIdValue} is withdrawn`);
-      if (ps.invalidated) throw new Conflict(`patchset ${patchsetIdValue} is invalidated`);
+      if (ps.withdrawn) throw new Invalid(`patchset ${patchsetIdValue} is withdrawn`);
+      if (ps.invalidated) throw new Invalid(`patchset ${patchsetIdValue} is invalidated`);
       if (change.selected_patchset_id === ps.patchset_id) return change;
       const next: ChangeRecord = { ...change, selected_patchset_id: ps.patchset_id, updated_at_s: nowSeconds() };
       this.upsertChange(tx, next);

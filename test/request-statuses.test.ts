@@ -1,0 +1,174 @@
+// Which status a refused workflow request gets (spec "Errors", "Transition table"; README "Request
+// errors" and "400 or 409 for workflow refusals"), over real HTTP: invalid state transitions and
+// caller-named identities that are not the derived ones are 400, while compare-and-set,
+// idempotency and governed-line conflicts stay 409. Every refusal changes nothing: each case
+// compares the repository's files and read models before and after.
+import { expect } from 'chai';
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { push } from '../lib/client/transfer.js';
+import type { Authority } from '../lib/authority/authority.js';
+import { LandDesk } from '../lib/authority/workflow/lands.js';
+import { api, expectError, ok, register, repoFiles, startTestServer, tempDir, type ApiResponse, type TestServer } from './helpers.js';
+
+type Json = Record<string, any>;
+const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
+
+/** Everything a refused request must leave alone: every file of the repository and the read models. */
+async function storeState(s: TestServer, repo: number): Promise<Json> {
+  return {
+    files: await repoFiles(path.join(s.dataDir, 'repositories', String(repo))),
+    tasks: (await api(s.url, 'GET', R(repo, '/tasks'))).json,
+    changes: (await api(s.url, 'GET', R(repo, '/changes'))).json,
+    summary: (await api(s.url, 'GET', R(repo, '/read/queue-summary'))).json,
+    plans: (await api(s.url, 'GET', R(repo, '/sprints'))).json,
+  };
+}
+
+interface World {
+  repo: number;
+  base: string;
+  rev1: string;
+  rev2: string;
+  rev3: string;
+  planId: string;
+  revisionId: string;
+}
+
+/** A repository with three snapshots pushed (base on `main`, three revisions of it) and a plan with items `a` and `b`. */
+async function world(s: TestServer, name: string): Promise<World> {
+  const repo = await register(s.url, name);
+  const dir = path.join(tempDir(), 'tree');
+  const snap = async (body: string, moveLine: boolean, parent?: string) => {
+    await fsp.rm(dir, { recursive: true, force: true });
+    await fsp.mkdir(dir, { recursive: true });
+    await fsp.writeFile(path.join(dir, 'a.txt'), body);
+    return (await push({ server: s.url, repo, line: 'main', dir, moveLine, progress: false, parent })).snapshot_id;
+  };
+  const base = await snap('base\n', true);
+  const rev1 = await snap('one\n', false, base);
+  const rev2 = await snap('two\n', false, base);
+  const rev3 = await snap('three\n', false, base);
+  const plan = await api(s.url, 'POST', R(repo, '/sprints'), { json: { title: 'Sprint', artifact_path: 'docs/s.md', artifact_heading: 'Sprint', artifact_body: '# Sprint\n- [ ] a {#a}\n- [ ] b {#b}\n' } });
+  expect(plan.status, plan.text).to.equal(201);
+  return { repo, base, rev1, rev2, rev3, planId: plan.json.plan.plan_id, revisionId: plan.json.revision.plan_revision_id };
+}
+
+/** Lands in these tests pass the gates (the LandDesk's constructor seam, as in lands.test.ts): only the statuses are under test. */
+async function passGates(s: TestServer, repo: number): Promise<void> {
+  const a: Authority = (await s.ready).authority(repo);
+  (a as unknown as { lands: LandDesk }).lands = new LandDesk(a.store, a.workflow, () => null);
+}
+
+const post = (s: TestServer, repo: number, rest: string, json: unknown) => ok(api(s.url, 'POST', R(repo, rest), { json }), rest);
+const task = async (s: TestServer, repo: number) => (await post(s, repo, '/tasks', { title: 'T', intent: 'i' })).task as Json;
+const change = async (s: TestServer, repo: number, taskId: string) => (await post(s, repo, '/changes', { task_id: taskId, title: 'C', base_line: 'main' })).change as Json;
+const patchset = async (s: TestServer, w: World, changeId: string, revision: string) =>
+  (await post(s, w.repo, `/changes/${changeId}/patchsets`, { base_snapshot_id: w.base, revision_snapshot_id: revision, summary: 's', author_mode: 'human_only' })).patchset as Json;
+
+/** A refusal with `status` that leaves the repository exactly as it was. */
+async function refusedUnchanged(s: TestServer, repo: number, what: string, send: () => Promise<ApiResponse>, status: number, extraFields: string[] = []): Promise<ApiResponse> {
+  const before = await storeState(s, repo);
+  const res = await send();
+  if (extraFields.length === 0) expectError(res, status, what);
+  else {
+    expect(res.status, `${what}: ${res.text}`).to.equal(status);
+    expect(Object.keys(res.json).sort(), what).to.deep.equal(['error', ...extraFields].sort());
+  }
+  expect(await storeState(s, repo), `${what}: the repository changed`).to.deep.equal(before);
+  return res;
+}
+
+describe('request statuses: invalid state transitions and non-derived identities are 400; compare-and-set conflicts stay 409', function () {
+  this.timeout(120_000);
+  let s: TestServer;
+  let w: World;
+  // Fixture: task-1 active with change-1 (ps-1 selected, ps-2 not), change-2 (no patchset),
+  // change-3 closed (abandoned, one patchset); task-2 with change-4 landed through task-land
+  // (key `landed`); task-3 completed; task-4 with two landable changes (change-5, change-6).
+  const ids: Json = {};
+  before(async () => {
+    s = await startTestServer();
+    w = await world(s, 'transitions');
+    await passGates(s, w.repo);
+    const t1 = await task(s, w.repo);
+    ids.open = await change(s, w.repo, t1.task_id);
+    ids.ps1 = (await patchset(s, w, ids.open.change_id, w.rev1)).patchset_id;
+    ids.ps2 = (await patchset(s, w, ids.open.change_id, w.rev2)).patchset_id;
+    ids.empty = await change(s, w.repo, t1.task_id);
+    ids.closed = await change(s, w.repo, t1.task_id);
+    ids.closedPs = (await patchset(s, w, ids.closed.change_id, w.rev1)).patchset_id;
+    await post(s, w.repo, `/changes/${ids.closed.change_id}:close`, { status: 'abandoned' });
+    const t2 = await task(s, w.repo);
+    ids.landed = await change(s, w.repo, t2.task_id);
+    ids.landedPs = (await patchset(s, w, ids.landed.change_id, w.rev1)).patchset_id;
+    ids.landBody = { contract: 'task-land-atomic/v1', idempotency_key: 'landed', task_or_change_ref: t2.task_id, mode: 'ff-only' };
+    expect((await post(s, w.repo, '/task-land', ids.landBody)).change.status).to.equal('landed');
+    ids.done = await task(s, w.repo);
+    await post(s, w.repo, `/tasks/${ids.done.task_id}:close`, { status: 'completed' });
+    ids.two = await task(s, w.repo);
+    for (const rev of [w.rev2, w.rev3]) await patchset(s, w, (await change(s, w.repo, ids.two.task_id)).change_id, rev);
+  });
+  after(() => s.stop());
+
+  it('invalid state transitions are 400 and change nothing', async () => {
+    const { repo } = w;
+    const open = ids.open.change_id;
+    const closed = ids.closed.change_id;
+    const landed = ids.landed.change_id;
+    const cases: [string, string, string, unknown][] = [
+      ['select a patchset on a landed change', 'POST', `/changes/${landed}:selectPatchset`, { patchset_id: ids.landedPs }],
+      ['select a patchset on a closed change', 'POST', `/changes/${closed}:selectPatchset`, { patchset_id: ids.closedPs }],
+      ['a patchset on a closed change', 'POST', `/changes/${closed}/patchsets`, { base_snapshot_id: w.base, revision_snapshot_id: w.rev3, summary: 's', author_mode: 'human_only' }],
+      ['a patchset on a landed change', 'POST', `/changes/${landed}/patchsets`, { base_snapshot_id: w.base, revision_snapshot_id: w.rev3, summary: 's', author_mode: 'human_only' }],
+      ['a review on a closed change', 'POST', `/changes/${closed}/reviews`, { patchset_id: ids.closedPs, reviewer: 'bob', action: 'approve' }],
+      ['a review on a landed change', 'POST', `/changes/${landed}/reviews`, { patchset_id: ids.landedPs, reviewer: 'bob', action: 'approve' }],
+      ['a review on a patchset that is not the selected one', 'POST', `/changes/${open}/reviews`, { patchset_id: ids.ps2, reviewer: 'bob', action: 'approve' }],
+      ['a review request on a closed change', 'POST', `/changes/${closed}:requestReview`, { patchset_id: ids.closedPs, reviewer_groups: ['core'] }],
+      ['a review request on a patchset that is not the selected one', 'POST', `/changes/${open}:requestReview`, { patchset_id: ids.ps2, reviewer_groups: ['core'] }],
+      ['an attestation on a closed change', 'PUT', `/patchsets/${ids.closedPs}/attestation`, {}],
+      ['an attestation whose author_mode disagrees with the patchset', 'PUT', `/patchsets/${ids.ps1}/attestation`, { author_mode: 'ai_only_experimental' }],
+      [':runCi on a closed change', 'POST', `/patchsets/${ids.closedPs}:runCi`, {}],
+      [':runCi on a landed change', 'POST', `/patchsets/${ids.landedPs}:runCi`, {}],
+      [':evaluatePolicy on a closed change', 'POST', `/patchsets/${ids.closedPs}:evaluatePolicy`, {}],
+      ['a change for a completed task', 'POST', '/changes', { task_id: ids.done.task_id, title: 'c', base_line: 'main' }],
+      [':submit of a landed change', 'POST', `/changes/${landed}:submit`, { mode: 'ff-only' }],
+      [':submit of a closed change', 'POST', `/changes/${closed}:submit`, { mode: 'merge' }],
+      [':submit of a change with no patchset', 'POST', `/changes/${ids.empty.change_id}:submit`, { mode: 'merge' }],
+      ['task-land of a landed change', 'POST', '/task-land', { ...ids.landBody, idempotency_key: 'again', task_or_change_ref: ids.landed.change_ref }],
+    ];
+    for (const [what, method, p, json] of cases) await refusedUnchanged(s, repo, what, () => api(s.url, method, R(repo, p), { json }), 400);
+    // A task with two landable changes: name the change (400, listing them).
+    const two = await refusedUnchanged(s, repo, 'task-land of a task with two landable changes', () => api(s.url, 'POST', R(repo, '/task-land'), { json: { ...ids.landBody, idempotency_key: 'two', task_or_change_ref: ids.two.task_id } }), 400, ['landable_change_refs']);
+    expect(two.json.landable_change_refs).to.have.length(2);
+  });
+
+  it('caller-supplied identities that are not the derived ones are 400 and change nothing', async () => {
+    const { repo } = w;
+    const next = (await ok(api(s.url, 'GET', R(repo, '/tasks')))).count + 1;
+    const open = ids.open.change_id;
+    const ps = { base_snapshot_id: w.base, revision_snapshot_id: w.rev3, summary: 's', author_mode: 'human_only' };
+    const cases: [string, string, unknown][] = [
+      ['task_id not the next', '/tasks', { title: 't', intent: 'i', task_id: `task-${next + 1}` }],
+      ['task_id already taken', '/tasks', { title: 't', intent: 'i', task_id: 'task-1' }],
+      ['change_id not the next', '/changes', { task_id: 'task-1', title: 'c', base_line: 'main', change_id: 'change-1' }],
+      ['change_id naming another task', '/changes', { task_id: 'task-1', title: 'c', base_line: 'main', change_id: 'task-2.change-7' }],
+      ['patchset_id not the next', `/changes/${open}/patchsets`, { ...ps, patchset_id: `${open}.ps-1` }],
+      ['patchset_number not the next', `/changes/${open}/patchsets`, { ...ps, patchset_number: 4 }],
+      ['a patchset replay naming another identity', `/changes/${open}/patchsets`, { ...ps, revision_snapshot_id: w.rev1, patchset_number: 2 }],
+      ['review_id not the derived one', `/changes/${open}:requestReview`, { patchset_id: ids.ps1, reviewer_groups: ['core'], review_id: `${open}.review-9` }],
+    ];
+    for (const [what, p, json] of cases) await refusedUnchanged(s, repo, what, () => api(s.url, 'POST', R(repo, p), { json }), 400);
+  });
+
+  it('compare-and-set, idempotency and governed-line conflicts stay 409 and change nothing', async () => {
+    const { repo } = w;
+    const head = (await ok(api(s.url, 'GET', R(repo, '/lines/main')))).head_snapshot_id;
+    expect(head).to.not.equal(w.base);
+    await refusedUnchanged(s, repo, 'a stale fork_snapshot_id', () => api(s.url, 'POST', R(repo, '/changes'), { json: { task_id: 'task-1', title: 'c', base_line: 'main', fork_snapshot_id: w.base } }), 409);
+    await refusedUnchanged(s, repo, 'an idempotency key used with another payload', () => api(s.url, 'POST', R(repo, '/task-land'), { json: { ...ids.landBody, mode: 'merge' } }), 409);
+    await refusedUnchanged(s, repo, 'a stale expected_head_revision_id', () => api(s.url, 'POST', R(repo, `/sprints/${w.planId}/revisions`), { json: { artifact_path: 'docs/s.md', artifact_heading: 'Sprint', artifact_body: '# Sprint\n- [ ] a {#a}\n', expected_head_revision_id: 'rev-stale' } }), 409);
+    await refusedUnchanged(s, repo, 'a stale line head', () => api(s.url, 'PUT', R(repo, '/lines/other'), { json: { head_snapshot_id: w.rev1, expected_head_snapshot_id: w.base } }), 409);
+    await refusedUnchanged(s, repo, 'a direct move of the governed main', () => api(s.url, 'PUT', R(repo, '/lines/main'), { json: { head_snapshot_id: w.base } }), 409, ['code']);
+  });
+});
