@@ -1,8 +1,12 @@
 // Which status a refused workflow request gets (spec "Errors", "Transition table"; README "Request
-// errors" and "400 or 409 for workflow refusals"), over real HTTP: invalid state transitions and
-// caller-named identities that are not the derived ones are 400, while compare-and-set,
-// idempotency and governed-line conflicts stay 409. Every refusal changes nothing: each case
-// compares the repository's files and read models before and after.
+// errors" and "400 or 409 for workflow refusals"), over real HTTP:
+// - invalid state transitions and caller-named identities that are not the derived ones are 400,
+//   while compare-and-set, idempotency and governed-line conflicts stay 409;
+// - `:close` is "any → closed status": the same status again is an idempotent retry (200,
+//   nothing written), another closed status of a change is a recorded move, a landed change and
+//   completed ↔ abandoned tasks are 400.
+// Every refusal changes nothing: each case compares the repository's files and read models before
+// and after.
 import { expect } from 'chai';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
@@ -170,5 +174,95 @@ describe('request statuses: invalid state transitions and non-derived identities
     await refusedUnchanged(s, repo, 'a stale expected_head_revision_id', () => api(s.url, 'POST', R(repo, `/sprints/${w.planId}/revisions`), { json: { artifact_path: 'docs/s.md', artifact_heading: 'Sprint', artifact_body: '# Sprint\n- [ ] a {#a}\n', expected_head_revision_id: 'rev-stale' } }), 409);
     await refusedUnchanged(s, repo, 'a stale line head', () => api(s.url, 'PUT', R(repo, '/lines/other'), { json: { head_snapshot_id: w.rev1, expected_head_snapshot_id: w.base } }), 409);
     await refusedUnchanged(s, repo, 'a direct move of the governed main', () => api(s.url, 'PUT', R(repo, '/lines/main'), { json: { head_snapshot_id: w.base } }), 409, ['code']);
+  });
+});
+
+describe('request statuses: :close is any → closed status', function () {
+  this.timeout(120_000);
+  let s: TestServer;
+  let w: World;
+  before(async () => {
+    s = await startTestServer();
+    w = await world(s, 'closing');
+    await passGates(s, w.repo);
+  });
+  after(() => s.stop());
+
+  /** A 200 that returns `expected` exactly and writes nothing. */
+  async function unchanged(p: string, status: string, key: 'task' | 'change', expected: Json): Promise<void> {
+    const before = await storeState(s, w.repo);
+    const res = await ok(api(s.url, 'POST', R(w.repo, p), { json: { status } }), `${p} ${status}`);
+    expect(res[key], `${p} ${status}`).to.deep.equal(expected);
+    expect(await storeState(s, w.repo), `${p} ${status}: the repository changed`).to.deep.equal(before);
+  }
+
+  it('a change: the same closed status again is 200 with nothing written; another closed status is a recorded move; a landed change stays landed (400)', async () => {
+    const { repo } = w;
+    const t = await task(s, repo);
+    const c = await change(s, repo, t.task_id);
+    const close = (status: string) => post(s, repo, `/changes/${c.change_id}:close`, { status });
+    const archived = (await close('archived')).change;
+    expect(archived).to.include({ status: 'archived' });
+    expect(archived.closed_at_s).to.be.a('number');
+    // A retry after a lost response: the same answer, nothing written.
+    await unchanged(`/changes/${c.change_id}:close`, 'archived', 'change', archived);
+    // Another closed status: a recorded move (the read models follow); closed_at_s keeps the first close.
+    const superseded = (await close('superseded')).change;
+    expect(superseded).to.include({ status: 'superseded', closed_at_s: archived.closed_at_s });
+    expect(superseded.updated_at_s).to.be.at.least(archived.updated_at_s);
+    expect((await ok(api(s.url, 'GET', R(repo, `/changes/${c.change_id}`)))).change).to.deep.equal(superseded);
+    expect((await ok(api(s.url, 'GET', R(repo, '/read/queue-summary')))).changes).to.include({ archived: 0, superseded: 1, open: 0 });
+    await unchanged(`/changes/${c.change_id}:close`, 'superseded', 'change', superseded);
+    // canceled and cancelled are abandoned: after one, every spelling of abandoned is a retry.
+    const abandoned = (await close('cancelled')).change;
+    expect(abandoned.status).to.equal('abandoned');
+    for (const status of ['abandoned', 'canceled', 'cancelled']) await unchanged(`/changes/${c.change_id}:close`, status, 'change', abandoned);
+    // `landed` is never a close status, whatever the change's status.
+    await refusedUnchanged(s, repo, 'close as landed', () => api(s.url, 'POST', R(repo, `/changes/${c.change_id}:close`), { json: { status: 'landed' } }), 400);
+
+    // A landed change: every close status is an invalid transition.
+    const t2 = await task(s, repo);
+    const l = await change(s, repo, t2.task_id);
+    await patchset(s, w, l.change_id, w.rev1);
+    expect((await post(s, repo, `/changes/${l.change_id}:submit`, { mode: 'ff-only' })).change.status).to.equal('landed');
+    for (const status of ['archived', 'superseded', 'abandoned', 'canceled', 'cancelled']) {
+      await refusedUnchanged(s, repo, `close a landed change as ${status}`, () => api(s.url, 'POST', R(repo, `/changes/${l.change_id}:close`), { json: { status } }), 400);
+    }
+    expect((await ok(api(s.url, 'GET', R(repo, `/changes/${l.change_id}`)))).change.status).to.equal('landed');
+  });
+
+  it('a change closed from each open status (draft, active, review)', async () => {
+    const { repo } = w;
+    const t = await task(s, repo);
+    const draft = await change(s, repo, t.task_id);
+    const active = await change(s, repo, t.task_id);
+    const ps = await patchset(s, w, active.change_id, w.rev2);
+    const review = await change(s, repo, t.task_id);
+    const rps = await patchset(s, w, review.change_id, w.rev3);
+    await post(s, repo, `/changes/${review.change_id}:requestReview`, { patchset_id: rps.patchset_id, reviewer_groups: ['core'] });
+    expect((await ok(api(s.url, 'GET', R(repo, `/changes/${review.change_id}`)))).change.status).to.equal('review');
+    expect(ps.patchset_id).to.be.a('string');
+    for (const [c, status] of [[draft, 'archived'], [active, 'superseded'], [review, 'canceled']] as const) {
+      const closed = (await post(s, repo, `/changes/${c.change_id}:close`, { status })).change;
+      expect(closed.status).to.equal(status === 'canceled' ? 'abandoned' : status);
+    }
+  });
+
+  it('a task: the same closed status again is 200 with nothing written; completed ↔ abandoned is 400', async () => {
+    const { repo } = w;
+    const done = await task(s, repo);
+    const completed = (await post(s, repo, `/tasks/${done.task_id}:close`, { status: 'completed' })).task;
+    expect(completed.status).to.equal('completed');
+    await unchanged(`/tasks/${done.task_id}:close`, 'completed', 'task', completed);
+    for (const status of ['abandoned', 'canceled', 'cancelled']) {
+      await refusedUnchanged(s, repo, `completed → ${status}`, () => api(s.url, 'POST', R(repo, `/tasks/${done.task_id}:close`), { json: { status } }), 400);
+    }
+    const dropped = await task(s, repo);
+    const abandoned = (await post(s, repo, `/tasks/${dropped.task_id}:close`, { status: 'canceled' })).task;
+    expect(abandoned.status).to.equal('abandoned');
+    for (const status of ['abandoned', 'canceled', 'cancelled']) await unchanged(`/tasks/${dropped.task_id}:close`, status, 'task', abandoned);
+    await refusedUnchanged(s, repo, 'abandoned → completed', () => api(s.url, 'POST', R(repo, `/tasks/${dropped.task_id}:close`), { json: { status: 'completed' } }), 400);
+    expect((await ok(api(s.url, 'GET', R(repo, `/tasks/${done.task_id}`)))).task).to.deep.equal(completed);
+    expect((await ok(api(s.url, 'GET', R(repo, `/tasks/${dropped.task_id}`)))).task).to.deep.equal(abandoned);
   });
 });

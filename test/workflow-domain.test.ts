@@ -5,14 +5,19 @@ import { expect } from 'chai';
 import { blobId, encodeTree, sha256Hex, type TreeEntry } from '../lib/domain/content.js';
 import {
   auditVerdict,
+  changeCloseMove,
   changeCloseStatus,
+  checkChangeOpen,
   checkSuppliedChangeId,
   checkSuppliedPatchset,
   checkSuppliedTaskId,
   parseChangeRef,
   parseTaskRef,
   statusAfterPatchset,
+  taskCloseMove,
   taskCloseStatus,
+  type ChangeRecord,
+  type TaskRecord,
 } from '../lib/domain/workflow/rules.js';
 import { countLineChanges, diffTrees, LINE_BUDGET_BYTES, MAX_LINE_COUNT_BYTES, splitLines, type DiffReader } from '../lib/domain/workflow/tree-diff.js';
 
@@ -62,6 +67,30 @@ describe('workflow rules: transitions and verdict', () => {
     expect(changeCloseStatus('canceled')).to.equal('abandoned');
     expect(changeCloseStatus('cancelled')).to.equal('abandoned');
     for (const s of ['landed', 'draft', 'active', 'review', 'x']) expect(code(() => changeCloseStatus(s)), s).to.equal('Invalid');
+  });
+
+  it('closes a task only out of active; the same closed status again is an idempotent retry; completed ↔ abandoned is 400', () => {
+    const task = (status: TaskRecord['status']) => ({ task_id: 'task-1', status }) as TaskRecord;
+    expect(taskCloseMove(task('active'), 'completed')).to.equal('move');
+    expect(taskCloseMove(task('active'), 'abandoned')).to.equal('move');
+    expect(taskCloseMove(task('completed'), 'completed')).to.equal('same');
+    expect(taskCloseMove(task('abandoned'), 'abandoned')).to.equal('same');
+    expect(code(() => taskCloseMove(task('completed'), 'abandoned'))).to.equal('Invalid');
+    expect(code(() => taskCloseMove(task('abandoned'), 'completed'))).to.equal('Invalid');
+  });
+
+  it('closes a change from any status but landed: the same closed status is a retry, another one a move; closed changes take nothing else (400)', () => {
+    const change = (status: ChangeRecord['status']) => ({ change_id: 'change-1', status }) as ChangeRecord;
+    for (const from of ['draft', 'active', 'review'] as const) {
+      for (const to of ['archived', 'superseded', 'abandoned'] as const) expect(changeCloseMove(change(from), to), `${from} → ${to}`).to.equal('move');
+      expect(code(() => checkChangeOpen(change(from), 'x'))).to.equal('ok');
+    }
+    for (const from of ['archived', 'superseded', 'abandoned'] as const) {
+      for (const to of ['archived', 'superseded', 'abandoned'] as const) expect(changeCloseMove(change(from), to), `${from} → ${to}`).to.equal(from === to ? 'same' : 'move');
+      expect(code(() => checkChangeOpen(change(from), 'x'))).to.equal('Invalid');
+    }
+    for (const to of ['archived', 'superseded', 'abandoned'] as const) expect(code(() => changeCloseMove(change('landed'), to))).to.equal('Invalid');
+    expect(code(() => checkChangeOpen(change('landed'), 'x'))).to.equal('Invalid');
   });
 
   it('moves draft to active on the first patchset and keeps later statuses', () => {

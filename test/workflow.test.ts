@@ -245,7 +245,8 @@ describe('workflow: rules and bad input (status, body, unchanged store)', functi
     // tasks.close
     ['close with a bad status', 'POST', '/tasks/task-1:close', () => ({ status: 'done' }), 400],
     ['close without status', 'POST', '/tasks/task-1:close', () => ({}), 422],
-    ['close a closed task', 'POST', '/tasks/task-2:close', () => ({ status: 'abandoned' }), 400],
+    ['close a completed task as abandoned', 'POST', '/tasks/task-2:close', () => ({ status: 'abandoned' }), 400],
+    ['close a completed task as cancelled', 'POST', '/tasks/task-2:close', () => ({ status: 'cancelled' }), 400],
     ['close an unknown task', 'POST', '/tasks/task-99:close', () => ({ status: 'completed' }), 404],
     ['close a malformed task ref', 'POST', '/tasks/task-01:close', () => ({ status: 'completed' }), 404],
     // changes.create
@@ -266,7 +267,6 @@ describe('workflow: rules and bad input (status, body, unchanged store)', functi
     // changes.close
     ['change close landed', 'POST', '/changes/change-1:close', () => ({ status: 'landed' }), 400],
     ['change close bad status', 'POST', '/changes/change-1:close', () => ({ status: 'completed' }), 400],
-    ['change close a closed change', 'POST', '/changes/change-2:close', () => ({ status: 'superseded' }), 400],
     ['change close unknown', 'POST', '/changes/change-9:close', () => ({ status: 'archived' }), 404],
     ['change close full ref of the wrong task', 'POST', '/changes/task-2.change-1:close', () => ({ status: 'archived' }), 404],
     // changes.selectPatchset

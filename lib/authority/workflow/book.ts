@@ -12,6 +12,7 @@ import {
   auditVerdict,
   CHANGE,
   CHANGE_STATUSES,
+  changeCloseMove,
   changeCloseStatus,
   changeId,
   changeRef,
@@ -20,7 +21,6 @@ import {
   checkPatchsetShape,
   checkSuppliedPatchset,
   checkSuppliedTaskId,
-  checkTaskClose,
   isOpenChange,
   MAX_TEXT_CHARS,
   MAX_TITLE_CHARS,
@@ -33,6 +33,7 @@ import {
   statusAfterPatchset,
   TASK,
   TASK_STATUSES,
+  taskCloseMove,
   taskCloseStatus,
   taskId,
   type AuthorMode,
@@ -291,7 +292,7 @@ export class WorkflowBook {
     return this.store.transact((tx) => {
       const task = this.taskIn(tx, ref);
       const next = taskCloseStatus(status);
-      checkTaskClose(task);
+      if (taskCloseMove(task, next) === 'same') return task;
       const now = nowSeconds();
       const closed: TaskRecord = { ...task, status: next, updated_at_s: now, closed_at_s: now };
       this.upsertTask(tx, closed);
@@ -365,9 +366,10 @@ export class WorkflowBook {
     return this.store.transact((tx) => {
       const change = this.changeIn(tx, ref);
       const next = changeCloseStatus(status);
-      checkChangeOpen(change, 'close it');
+      if (changeCloseMove(change, next) === 'same') return change;
       const now = nowSeconds();
-      const closed: ChangeRecord = { ...change, status: next, updated_at_s: now, closed_at_s: now };
+      // closed_at_s keeps the time the change left the open statuses; a move among the closed ones updates updated_at_s.
+      const closed: ChangeRecord = { ...change, status: next, updated_at_s: now, closed_at_s: change.closed_at_s ?? now };
       this.upsertChange(tx, closed);
       return closed;
     });

@@ -144,9 +144,15 @@ export function taskCloseStatus(requested: string): TaskStatus {
   throw new Invalid('status must be completed, abandoned, canceled or cancelled');
 }
 
-/** The transition table closes a task only out of `active`; any other close is an invalid transition (400). */
-export function checkTaskClose(task: TaskRecord): void {
-  if (task.status !== 'active') throw new Invalid(`task ${task.task_id} is already ${task.status}`);
+/**
+ * What a task `:close` to `next` does: `move` (active → completed or abandoned, recorded) or
+ * `same` (already `next`: an idempotent retry, nothing written). A completed task does not become
+ * abandoned nor the reverse: the transition table moves tasks only out of `active` (400).
+ */
+export function taskCloseMove(task: TaskRecord, next: TaskStatus): 'move' | 'same' {
+  if (task.status === 'active') return 'move';
+  if (task.status === next) return 'same';
+  throw new Invalid(`task ${task.task_id} is ${task.status}; a closed task cannot become ${next}`);
 }
 
 /** Change `:close`: archived, superseded, abandoned; canceled/cancelled → abandoned; landed is never set here. */
@@ -162,11 +168,22 @@ export function isOpenChange(status: ChangeStatus): boolean {
 }
 
 /**
- * Close, selection, new patchsets, reviews, attestations, CI and policy need an open change
- * (draft, active or review); on a closed or landed change they are invalid state transitions (400).
+ * Selection, new patchsets, reviews, attestations, CI and policy need an open change (draft,
+ * active or review); on a closed or landed change they are invalid state transitions (400).
  */
 export function checkChangeOpen(change: ChangeRecord, action: string): void {
   if (!isOpenChange(change.status)) throw new Invalid(`change ${change.change_id} is ${change.status}; cannot ${action}`);
+}
+
+/**
+ * What a change `:close` to `next` (a closed status) does. The transition table closes a change
+ * from any status: an open change moves (recorded); a closed one already `next` answers as it is
+ * (an idempotent retry, nothing written); a closed one in another closed status moves to `next`
+ * (recorded). A landed change stays landed (400).
+ */
+export function changeCloseMove(change: ChangeRecord, next: ChangeStatus): 'move' | 'same' {
+  if (change.status === 'landed') throw new Invalid(`change ${change.change_id} is landed; a landed change cannot be closed`);
+  return change.status === next ? 'same' : 'move';
 }
 
 /**
