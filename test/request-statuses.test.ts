@@ -4,7 +4,9 @@
 //   while compare-and-set, idempotency and governed-line conflicts stay 409;
 // - `:close` is "any → closed status": the same status again is an idempotent retry (200,
 //   nothing written), another closed status of a change is a recorded move, a landed change and
-//   completed ↔ abandoned tasks are 400.
+//   completed ↔ abandoned tasks are 400;
+// - every workflow route checks its body's shape through one helper: a JSON array, a missing
+//   required field or a field of the wrong JSON type is 422, a right-typed value breaking a rule 400.
 // Every refusal changes nothing: each case compares the repository's files and read models before
 // and after.
 import { expect } from 'chai';
@@ -265,4 +267,114 @@ describe('request statuses: :close is any → closed status', function () {
     expect((await ok(api(s.url, 'GET', R(repo, `/tasks/${done.task_id}`)))).task).to.deep.equal(completed);
     expect((await ok(api(s.url, 'GET', R(repo, `/tasks/${dropped.task_id}`)))).task).to.deep.equal(abandoned);
   });
+});
+
+describe('request statuses: one shape rule on every workflow route (422 shape, 400 rule)', function () {
+  this.timeout(180_000);
+  let s: TestServer;
+  let w: World;
+  let fx: Json;
+  before(async () => {
+    s = await startTestServer();
+    w = await world(s, 'shapes');
+    const t = await task(s, w.repo);
+    const c1 = await change(s, w.repo, t.task_id);
+    const ps = await patchset(s, w, c1.change_id, w.rev1);
+    const c2 = await change(s, w.repo, t.task_id);
+    const other = await patchset(s, w, c2.change_id, w.rev2);
+    fx = { task: t.task_id, change: c1.change_id, ps: ps.patchset_id, otherPs: other.patchset_id };
+  });
+  after(() => s.stop());
+
+  // Per route: (a) a JSON array body, (b) a required field missing, (c) a field of the wrong JSON
+  // type, (d) a right-typed value that breaks a rule. A route without required fields, or without
+  // fields at all, says why instead of a body.
+  type Case = unknown | { na: string };
+  interface Cases { a: Case; b: Case; c: Case; d: Case; more?: [string, unknown, number][] }
+  interface RouteCases { route: string; method: string; path: () => string; cases: () => Cases }
+  const NA = (why: string) => ({ na: why });
+  const isNa = (c: Case): c is { na: string } => typeof c === 'object' && c !== null && !Array.isArray(c) && Object.keys(c).length === 1 && 'na' in c;
+  // Bodies are built when a test runs (they name the fixture's identities).
+  const startBody = () => ({ contract: 'task-start-atomic/v1', idempotency_key: 'shape', plan_item_ref: 'a', plan: { action: 'existing', plan_id: w.planId, plan_revision_id: w.revisionId }, task: { title: 't', intent: 'i' }, change: { title: 'c', base_line: 'main' } });
+  const landBody = () => ({ contract: 'task-land-atomic/v1', idempotency_key: 'shape', task_or_change_ref: fx.change, mode: 'merge' });
+  const promotionBody = () => ({ contract: 'history-promotion-prepare/v1', idempotency_key: 'shape', target_line: 'main', base_snapshot_id: w.base, revision_snapshot_id: w.rev1, author_mode: 'human_only', summary: 's' });
+  const planPayload = { artifact_path: 'docs/t.md', artifact_heading: 'T', artifact_body: '# T\n- [ ] x {#x}\n' };
+  const without = (o: Json, k: string) => Object.fromEntries(Object.entries(o).filter(([key]) => key !== k));
+
+  const routes: RouteCases[] = [
+    { route: 'tasks.create', method: 'POST', path: () => '/tasks', cases: () => ({ a: [], b: { intent: 'i' }, c: { title: 7, intent: 'i' }, d: { title: ' ', intent: 'i' } }) },
+    { route: 'tasks.close', method: 'POST', path: () => `/tasks/${fx.task}:close`, cases: () => ({ a: [], b: {}, c: { status: 1 }, d: { status: 'done' } }) },
+    {
+      route: 'task-start', method: 'POST', path: () => '/task-start',
+      cases: () => ({
+        a: [], b: without(startBody(), 'idempotency_key'), c: { ...startBody(), task: 'x' }, d: { ...startBody(), contract: 'task-start-atomic/v2' },
+        more: [
+          ['(b) plan.payload without title for action create', { ...startBody(), plan: { action: 'create', payload: planPayload } }, 422],
+          ['(b) plan.payload missing for action create', { ...startBody(), plan: { action: 'create' } }, 422],
+          ['(b) plan.plan_revision_id missing for action existing', { ...startBody(), plan: { action: 'existing', plan_id: w.planId } }, 422],
+          ['(b) plan.plan_id missing for action revise', { ...startBody(), plan: { action: 'revise', payload: planPayload } }, 422],
+          ['(c) plan.payload an array', { ...startBody(), plan: { action: 'create', payload: [] } }, 422],
+          ['(d) plan.action unknown', { ...startBody(), plan: { action: 'adopt' } }, 400],
+        ],
+      }),
+    },
+    { route: 'changes.create', method: 'POST', path: () => '/changes', cases: () => ({ a: [], b: { task_id: fx.task, title: 'c' }, c: { task_id: fx.task, title: [], base_line: 'main' }, d: { task_id: fx.task, title: '', base_line: 'main' } }) },
+    { route: 'changes.close', method: 'POST', path: () => `/changes/${fx.change}:close`, cases: () => ({ a: [], b: {}, c: { status: true }, d: { status: 'landed' } }) },
+    { route: 'changes.selectPatchset', method: 'POST', path: () => `/changes/${fx.change}:selectPatchset`, cases: () => ({ a: [], b: {}, c: { patchset_id: 5 }, d: { patchset_id: fx.otherPs } }) },
+    {
+      route: 'patchsets.create', method: 'POST', path: () => `/changes/${fx.change}/patchsets`,
+      cases: () => ({
+        a: [],
+        b: { base_snapshot_id: w.base, revision_snapshot_id: w.rev3, summary: 's' },
+        c: { base_snapshot_id: w.base, revision_snapshot_id: w.rev3, summary: 1, author_mode: 'human_only' },
+        d: { base_snapshot_id: w.base, revision_snapshot_id: w.rev3, summary: 's', author_mode: 'robot' },
+      }),
+    },
+    { route: 'reviews.create', method: 'POST', path: () => `/changes/${fx.change}/reviews`, cases: () => ({ a: [], b: { patchset_id: fx.ps, action: 'approve' }, c: { patchset_id: fx.ps, reviewer: 'bob', action: 'approve', blocking: 'yes' }, d: { patchset_id: fx.ps, reviewer: 'bob', action: 'lgtm' } }) },
+    {
+      route: 'changes.requestReview', method: 'POST', path: () => `/changes/${fx.change}:requestReview`,
+      cases: () => ({
+        a: [], b: { patchset_id: fx.ps }, c: { patchset_id: fx.ps, reviewer_groups: 'core' }, d: { patchset_id: fx.ps, reviewer_groups: ['a', 'b'] },
+        more: [['(c) a group that is not a string', { patchset_id: fx.ps, reviewer_groups: [1] }, 422], ['(d) no group', { patchset_id: fx.ps, reviewer_groups: [] }, 400]],
+      }),
+    },
+    {
+      route: 'attestations.put', method: 'PUT', path: () => `/patchsets/${fx.ps}/attestation`,
+      cases: () => ({
+        a: [], b: NA('every field is optional (documented defaults)'), c: { detail: null }, d: { verification_state: 'ok' },
+        more: [['(c) detail an array', { detail: [1] }, 422], ['(c) revoked a string', { revoked: 'no' }, 422], ['(d) detail.patchset_ci supplied', { detail: { patchset_ci: {} } }, 400]],
+      }),
+    },
+    { route: 'patchsets.runCi', method: 'POST', path: () => `/patchsets/${fx.ps}:runCi`, cases: () => ({ a: [], b: NA('trigger is optional (default manual_rerun)'), c: { trigger: 1 }, d: { trigger: '' } }) },
+    {
+      route: 'patchsets.evaluatePolicy', method: 'POST', path: () => `/patchsets/${fx.ps}:evaluatePolicy`,
+      cases: () => ({ a: [], b: NA('the request is the empty object'), c: { force: true }, d: NA('the request has no field to carry a value') }),
+    },
+    { route: 'changes.submit', method: 'POST', path: () => `/changes/${fx.change}:submit`, cases: () => ({ a: [], b: {}, c: { mode: 1 }, d: { mode: 'rebase' } }) },
+    { route: 'task-land', method: 'POST', path: () => '/task-land', cases: () => ({ a: [], b: without(landBody(), 'task_or_change_ref'), c: { ...landBody(), idempotency_key: 5 }, d: { ...landBody(), contract: 'task-land-atomic/v2' } }) },
+    {
+      route: 'history-promotion:prepare', method: 'POST', path: () => '/history-promotion:prepare',
+      cases: () => ({ a: [], b: promotionBody(), c: { ...promotionBody(), entries: 'x' }, d: { ...promotionBody(), contract: 'history-promotion-prepare/v2', entries: [] } }),
+    },
+    { route: 'plans.create (POST sprints)', method: 'POST', path: () => '/sprints', cases: () => ({ a: [], b: planPayload, c: { ...planPayload, title: 7 }, d: { ...planPayload, title: 'P', status: 'open' } }) },
+    { route: 'plans.revisions.create', method: 'POST', path: () => `/sprints/${w.planId}/revisions`, cases: () => ({ a: [], b: without(planPayload, 'artifact_heading'), c: { ...planPayload, items: 'x' }, d: { ...planPayload, artifact_heading: ' ' } }) },
+    { route: 'plans.patch', method: 'PATCH', path: () => `/sprints/${w.planId}`, cases: () => ({ a: [], b: {}, c: { status: 3 }, d: { status: 'open' } }) },
+  ];
+
+  const kinds = [['a', 'a JSON array body', 422], ['b', 'a required field missing', 422], ['c', 'a field of the wrong JSON type', 422], ['d', 'a right-typed value that breaks a rule', 400]] as const;
+  for (const r of routes) {
+    it(`${r.route}: (a) array 422, (b) missing 422, (c) wrong type 422, (d) invalid value 400; nothing changes`, async function () {
+      const checked: string[] = [];
+      const cases: [string, unknown, number][] = [];
+      const all = r.cases();
+      for (const [k, what, status] of kinds) {
+        const body = all[k];
+        if (isNa(body)) checked.push(`(${k}) n/a: ${body.na}`);
+        else cases.push([`(${k}) ${what}`, body, status]);
+      }
+      cases.push(...(all.more ?? []));
+      for (const [what, body, status] of cases) await refusedUnchanged(s, w.repo, `${r.route} ${what}`, () => api(s.url, r.method, R(w.repo, r.path()), { json: body }), status);
+      expect(cases.length + checked.length).to.be.at.least(4);
+    });
+  }
 });
