@@ -312,6 +312,7 @@ describe('reviews: approval carry-over, CI runs, bad input', function () {
       ['attest: closed change', 'PUT', pp('/attestation', closedPs.patchset_id), {}, 400],
       ['evaluate: non-empty body', 'POST', pp(':evaluatePolicy'), { force: true }, 422],
       ['evaluate: body an array', 'POST', pp(':evaluatePolicy'), [], 422],
+      ['evaluate: route-owned field', 'POST', pp(':evaluatePolicy'), { repository_index: 0 }, 400],
       ['evaluate: unknown patchset', 'POST', pp(':evaluatePolicy', 'change-1.ps-77'), {}, 404],
       ['evaluate: closed change', 'POST', pp(':evaluatePolicy', closedPs.patchset_id), {}, 400],
       ['runCi: empty trigger', 'POST', pp(':runCi'), { trigger: '' }, 400],

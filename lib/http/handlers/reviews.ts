@@ -77,6 +77,7 @@ export const getPolicy: Handler = async (ctx) => {
 };
 
 export const evaluatePolicy: Handler = async (ctx) => {
+  rejectRouteOwned(ctx.body);
   validate(ctx.body, EvaluatePolicy);
   const a = requireAuthority(ctx);
   const decision = await a.workflow.reviews.evaluate(ctx.params.patchset_id);
