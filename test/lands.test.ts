@@ -160,7 +160,7 @@ describe('lands over HTTP: refusals with the real gates', function () {
     const c2 = (await ok(api(s.url, 'POST', R(r.repo, '/changes'), { json: { task_id: c.task, title: 'second', base_line: 'main' } }))).change;
     await ok(api(s.url, 'POST', R(r.repo, `/changes/${c2.change_id}/patchsets`), { json: { base_snapshot_id: base, revision_snapshot_id: rev, summary: 's', author_mode: 'human_only' } }));
     const two = await tl({ ...good, idempotency_key: 'k2' });
-    expect(two.status, two.text).to.equal(409);
+    expect(two.status, two.text).to.equal(400);
     expect(two.json.landable_change_refs).to.have.length(2);
   });
 });
@@ -189,8 +189,8 @@ describe('lands over HTTP: modes, failure kinds and replay (gates injected to pa
     expect(await r.head('main')).to.equal(rev);
     expect((await ok(api(s.url, 'GET', R(r.repo, `/lands/${res.land.land_id}`)))).land).to.deep.equal(res.land);
     expect((await ok(api(s.url, 'GET', R(r.repo, `/patchsets/${other.ps}`)))).patchset).to.include({ base_stale: true, base_stale_land_id: res.land.land_id });
-    // the landed change does not land again
-    expect((await r.submit(c.change, { mode: 'ff-only' })).status).to.equal(409);
+    // the landed change does not land again (an invalid state transition, not recorded)
+    expect((await r.submit(c.change, { mode: 'ff-only' })).status).to.equal(400);
     const stale = refused(await r.submit(other.change, { mode: 'ff-only' }), 'stale_base');
     expect(stale.status).to.equal('rejected');
     // a guard naming the old head → stale_base, either name

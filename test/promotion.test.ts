@@ -464,8 +464,8 @@ describe('history promotion: validation (status, body, unchanged store)', functi
       b.entries[0].snapshots.sort((p: Json, q: Json) => p.created_at_s - q.created_at_s);
     }, /is not on the history/],
     ['stored created_at_s differs', 409, (b) => { b.entries[1].snapshots[0].created_at_s += 1; }, /was created at/],
-    ['expected remote task id not what would be published', 409, (b) => { b.entries[0].expected_remote_task_id = 'task-1'; }],
-    ['expected remote change ref not what would be published', 409, (b) => { b.entries[2].expected_remote_change_ref = 'task-4.change-4'; }],
+    ['expected remote task id not what would be published', 400, (b) => { b.entries[0].expected_remote_task_id = 'task-1'; }],
+    ['expected remote change ref not what would be published', 400, (b) => { b.entries[2].expected_remote_change_ref = 'task-4.change-4'; }],
   ];
 
   for (const [what, status, mutate, message] of cases) {

@@ -5,14 +5,19 @@ import { expect } from 'chai';
 import { blobId, encodeTree, sha256Hex, type TreeEntry } from '../lib/domain/content.js';
 import {
   auditVerdict,
+  changeCloseMove,
   changeCloseStatus,
+  checkChangeOpen,
   checkSuppliedChangeId,
   checkSuppliedPatchset,
   checkSuppliedTaskId,
   parseChangeRef,
   parseTaskRef,
   statusAfterPatchset,
+  taskCloseMove,
   taskCloseStatus,
+  type ChangeRecord,
+  type TaskRecord,
 } from '../lib/domain/workflow/rules.js';
 import { countLineChanges, diffTrees, LINE_BUDGET_BYTES, MAX_LINE_COUNT_BYTES, splitLines, type DiffReader } from '../lib/domain/workflow/tree-diff.js';
 
@@ -35,21 +40,21 @@ describe('workflow rules: identities', () => {
     for (const bad of ['3', 'change-03', 'task-2.change-0', 'task-2:change-3', 'task-2.change-3.ps-1']) expect(parseChangeRef(bad), bad).to.equal(null);
   });
 
-  it('accepts a supplied identity only when it equals the derived one (malformed 400, other 409)', () => {
+  it('accepts a supplied identity only when it equals the derived one (malformed or another one: 400)', () => {
     expect(code(() => checkSuppliedTaskId(undefined, 'task-4'))).to.equal('ok');
     expect(code(() => checkSuppliedTaskId('task-4', 'task-4'))).to.equal('ok');
-    expect(code(() => checkSuppliedTaskId('task-3', 'task-4'))).to.equal('Conflict');
+    expect(code(() => checkSuppliedTaskId('task-3', 'task-4'))).to.equal('Invalid');
     expect(code(() => checkSuppliedTaskId('4', 'task-4'))).to.equal('Invalid');
     const derived = { change_id: 'change-5', change_ref: 'task-4.change-5' };
     expect(code(() => checkSuppliedChangeId('change-5', derived))).to.equal('ok');
     expect(code(() => checkSuppliedChangeId('task-4.change-5', derived))).to.equal('ok');
-    expect(code(() => checkSuppliedChangeId('task-3.change-5', derived))).to.equal('Conflict');
+    expect(code(() => checkSuppliedChangeId('task-3.change-5', derived))).to.equal('Invalid');
     expect(code(() => checkSuppliedChangeId('c5', derived))).to.equal('Invalid');
     const ps = { patchset_id: 'change-5.ps-2', patchset_number: 2 };
     expect(code(() => checkSuppliedPatchset({ patchset_id: 'change-5.ps-2', patchset_number: 2 }, ps))).to.equal('ok');
-    expect(code(() => checkSuppliedPatchset({ patchset_number: 3 }, ps))).to.equal('Conflict');
+    expect(code(() => checkSuppliedPatchset({ patchset_number: 3 }, ps))).to.equal('Invalid');
     expect(code(() => checkSuppliedPatchset({ patchset_number: 1.5 }, ps))).to.equal('Invalid');
-    expect(code(() => checkSuppliedPatchset({ patchset_id: 'change-5.ps-1' }, ps))).to.equal('Conflict');
+    expect(code(() => checkSuppliedPatchset({ patchset_id: 'change-5.ps-1' }, ps))).to.equal('Invalid');
   });
 });
 
@@ -62,6 +67,30 @@ describe('workflow rules: transitions and verdict', () => {
     expect(changeCloseStatus('canceled')).to.equal('abandoned');
     expect(changeCloseStatus('cancelled')).to.equal('abandoned');
     for (const s of ['landed', 'draft', 'active', 'review', 'x']) expect(code(() => changeCloseStatus(s)), s).to.equal('Invalid');
+  });
+
+  it('closes a task only out of active; the same closed status again is an idempotent retry; completed ↔ abandoned is 400', () => {
+    const task = (status: TaskRecord['status']) => ({ task_id: 'task-1', status }) as TaskRecord;
+    expect(taskCloseMove(task('active'), 'completed')).to.equal('move');
+    expect(taskCloseMove(task('active'), 'abandoned')).to.equal('move');
+    expect(taskCloseMove(task('completed'), 'completed')).to.equal('same');
+    expect(taskCloseMove(task('abandoned'), 'abandoned')).to.equal('same');
+    expect(code(() => taskCloseMove(task('completed'), 'abandoned'))).to.equal('Invalid');
+    expect(code(() => taskCloseMove(task('abandoned'), 'completed'))).to.equal('Invalid');
+  });
+
+  it('closes a change from any status but landed: the same closed status is a retry, another one a move; closed changes take nothing else (400)', () => {
+    const change = (status: ChangeRecord['status']) => ({ change_id: 'change-1', status }) as ChangeRecord;
+    for (const from of ['draft', 'active', 'review'] as const) {
+      for (const to of ['archived', 'superseded', 'abandoned'] as const) expect(changeCloseMove(change(from), to), `${from} → ${to}`).to.equal('move');
+      expect(code(() => checkChangeOpen(change(from), 'x'))).to.equal('ok');
+    }
+    for (const from of ['archived', 'superseded', 'abandoned'] as const) {
+      for (const to of ['archived', 'superseded', 'abandoned'] as const) expect(changeCloseMove(change(from), to), `${from} → ${to}`).to.equal(from === to ? 'same' : 'move');
+      expect(code(() => checkChangeOpen(change(from), 'x'))).to.equal('Invalid');
+    }
+    for (const to of ['archived', 'superseded', 'abandoned'] as const) expect(code(() => changeCloseMove(change('landed'), to))).to.equal('Invalid');
+    expect(code(() => checkChangeOpen(change('landed'), 'x'))).to.equal('Invalid');
   });
 
   it('moves draft to active on the first patchset and keeps later statuses', () => {

@@ -235,8 +235,8 @@ describe('workflow: rules and bad input (status, body, unchanged store)', functi
     ['task with repository_index', 'POST', '/tasks', () => ({ title: 't', intent: 'i', repository_index: 0 }), 400],
     ['task with repo_id', 'POST', '/tasks', () => ({ title: 't', intent: 'i', repo_id: 'x' }), 400],
     ['task_id malformed', 'POST', '/tasks', () => ({ title: 't', intent: 'i', task_id: 'T1' }), 400],
-    ['task_id not the next', 'POST', '/tasks', () => ({ title: 't', intent: 'i', task_id: 'task-1' }), 409],
-    ['task_id skipping ahead', 'POST', '/tasks', () => ({ title: 't', intent: 'i', task_id: 'task-9' }), 409],
+    ['task_id not the next', 'POST', '/tasks', () => ({ title: 't', intent: 'i', task_id: 'task-1' }), 400],
+    ['task_id skipping ahead', 'POST', '/tasks', () => ({ title: 't', intent: 'i', task_id: 'task-9' }), 400],
     ['item without plan linkage', 'POST', '/tasks', () => ({ title: 't', intent: 'i', plan_item_ref: 'build' }), 400],
     ['unknown plan', 'POST', '/tasks', () => ({ title: 't', intent: 'i', plan_id: 'plan-99' }), 404],
     ['unknown revision', 'POST', '/tasks', () => ({ title: 't', intent: 'i', origin_plan_revision_id: 'rev-0' }), 404],
@@ -245,7 +245,8 @@ describe('workflow: rules and bad input (status, body, unchanged store)', functi
     // tasks.close
     ['close with a bad status', 'POST', '/tasks/task-1:close', () => ({ status: 'done' }), 400],
     ['close without status', 'POST', '/tasks/task-1:close', () => ({}), 422],
-    ['close a closed task', 'POST', '/tasks/task-2:close', () => ({ status: 'abandoned' }), 409],
+    ['close a completed task as abandoned', 'POST', '/tasks/task-2:close', () => ({ status: 'abandoned' }), 400],
+    ['close a completed task as cancelled', 'POST', '/tasks/task-2:close', () => ({ status: 'cancelled' }), 400],
     ['close an unknown task', 'POST', '/tasks/task-99:close', () => ({ status: 'completed' }), 404],
     ['close a malformed task ref', 'POST', '/tasks/task-01:close', () => ({ status: 'completed' }), 404],
     // changes.create
@@ -254,25 +255,24 @@ describe('workflow: rules and bad input (status, body, unchanged store)', functi
     ['change with empty title', 'POST', '/changes', () => ({ task_id: 'task-1', title: '', base_line: 'main' }), 400],
     ['change for an unknown task', 'POST', '/changes', () => ({ task_id: 'task-99', title: 'c', base_line: 'main' }), 404],
     ['change with a malformed task_id', 'POST', '/changes', () => ({ task_id: 'x', title: 'c', base_line: 'main' }), 400],
-    ['change for a closed task', 'POST', '/changes', () => ({ task_id: 'task-2', title: 'c', base_line: 'main' }), 409],
+    ['change for a closed task', 'POST', '/changes', () => ({ task_id: 'task-2', title: 'c', base_line: 'main' }), 400],
     ['change on an unknown line', 'POST', '/changes', () => ({ task_id: 'task-1', title: 'c', base_line: 'nope' }), 404],
     ['change with a stale fork', 'POST', '/changes', (f) => ({ task_id: 'task-1', title: 'c', base_line: 'main', fork_snapshot_id: f.rev1 }), 409],
     ['change with a fork on an empty line', 'POST', '/changes', (f) => ({ task_id: 'task-1', title: 'c', base_line: 'empty', fork_snapshot_id: f.base }), 409],
     ['change with a malformed fork', 'POST', '/changes', () => ({ task_id: 'task-1', title: 'c', base_line: 'main', fork_snapshot_id: 'abc' }), 400],
-    ['change_id not derived', 'POST', '/changes', () => ({ task_id: 'task-1', title: 'c', base_line: 'main', change_id: 'change-1' }), 409],
-    ['change_id full spelling of another task', 'POST', '/changes', () => ({ task_id: 'task-1', title: 'c', base_line: 'main', change_id: 'task-2.change-3' }), 409],
+    ['change_id not derived', 'POST', '/changes', () => ({ task_id: 'task-1', title: 'c', base_line: 'main', change_id: 'change-1' }), 400],
+    ['change_id full spelling of another task', 'POST', '/changes', () => ({ task_id: 'task-1', title: 'c', base_line: 'main', change_id: 'task-2.change-3' }), 400],
     ['change_id malformed', 'POST', '/changes', () => ({ task_id: 'task-1', title: 'c', base_line: 'main', change_id: 'C3' }), 400],
     ['change with repository_index', 'POST', '/changes', () => ({ task_id: 'task-1', title: 'c', base_line: 'main', repository_index: 1 }), 400],
     // changes.close
     ['change close landed', 'POST', '/changes/change-1:close', () => ({ status: 'landed' }), 400],
     ['change close bad status', 'POST', '/changes/change-1:close', () => ({ status: 'completed' }), 400],
-    ['change close a closed change', 'POST', '/changes/change-2:close', () => ({ status: 'superseded' }), 409],
     ['change close unknown', 'POST', '/changes/change-9:close', () => ({ status: 'archived' }), 404],
     ['change close full ref of the wrong task', 'POST', '/changes/task-2.change-1:close', () => ({ status: 'archived' }), 404],
     // changes.selectPatchset
     ['select an unknown patchset', 'POST', '/changes/change-1:selectPatchset', () => ({ patchset_id: 'change-1.ps-9' }), 404],
     ['select another change\'s patchset', 'POST', '/changes/change-1:selectPatchset', () => ({ patchset_id: 'change-2.ps-1' }), 400],
-    ['select on a closed change', 'POST', '/changes/change-2:selectPatchset', () => ({ patchset_id: 'change-2.ps-1' }), 409],
+    ['select on a closed change', 'POST', '/changes/change-2:selectPatchset', () => ({ patchset_id: 'change-2.ps-1' }), 400],
     ['select without patchset_id', 'POST', '/changes/change-1:selectPatchset', () => ({}), 422],
     // patchsets.create
     ['patchset without author_mode', 'POST', '/changes/change-1/patchsets', (f) => ({ base_snapshot_id: f.base, revision_snapshot_id: f.rev2, summary: 's' }), 422],
@@ -282,12 +282,12 @@ describe('workflow: rules and bad input (status, body, unchanged store)', functi
     ['patchset with a missing revision', 'POST', '/changes/change-1/patchsets', (f) => ({ base_snapshot_id: f.base, revision_snapshot_id: missing, summary: 's', author_mode: 'human_only' }), 404],
     ['patchset with a missing base', 'POST', '/changes/change-1/patchsets', (f) => ({ base_snapshot_id: missing, revision_snapshot_id: f.rev2, summary: 's', author_mode: 'human_only' }), 404],
     ['patchset on an unknown change', 'POST', '/changes/change-9/patchsets', (f) => ({ base_snapshot_id: f.base, revision_snapshot_id: f.rev2, summary: 's', author_mode: 'human_only' }), 404],
-    ['patchset on a closed change', 'POST', '/changes/change-2/patchsets', (f) => ({ base_snapshot_id: f.base, revision_snapshot_id: f.rev2, summary: 's', author_mode: 'human_only' }), 409],
-    ['patchset_number not next', 'POST', '/changes/change-1/patchsets', (f) => ({ base_snapshot_id: f.base, revision_snapshot_id: f.rev2, summary: 's', author_mode: 'human_only', patchset_number: 3 }), 409],
+    ['patchset on a closed change', 'POST', '/changes/change-2/patchsets', (f) => ({ base_snapshot_id: f.base, revision_snapshot_id: f.rev2, summary: 's', author_mode: 'human_only' }), 400],
+    ['patchset_number not next', 'POST', '/changes/change-1/patchsets', (f) => ({ base_snapshot_id: f.base, revision_snapshot_id: f.rev2, summary: 's', author_mode: 'human_only', patchset_number: 3 }), 400],
     ['patchset_number zero', 'POST', '/changes/change-1/patchsets', (f) => ({ base_snapshot_id: f.base, revision_snapshot_id: f.rev2, summary: 's', author_mode: 'human_only', patchset_number: 0 }), 400],
-    ['patchset_id not derived', 'POST', '/changes/change-1/patchsets', (f) => ({ base_snapshot_id: f.base, revision_snapshot_id: f.rev2, summary: 's', author_mode: 'human_only', patchset_id: 'change-1.ps-1' }), 409],
+    ['patchset_id not derived', 'POST', '/changes/change-1/patchsets', (f) => ({ base_snapshot_id: f.base, revision_snapshot_id: f.rev2, summary: 's', author_mode: 'human_only', patchset_id: 'change-1.ps-1' }), 400],
     ['patchset_id malformed', 'POST', '/changes/change-1/patchsets', (f) => ({ base_snapshot_id: f.base, revision_snapshot_id: f.rev2, summary: 's', author_mode: 'human_only', patchset_id: 'ps2' }), 400],
-    ['replay naming another identity', 'POST', '/changes/change-1/patchsets', (f) => ({ base_snapshot_id: f.base, revision_snapshot_id: f.rev1, summary: 's', author_mode: 'human_only', patchset_number: 2 }), 409],
+    ['replay naming another identity', 'POST', '/changes/change-1/patchsets', (f) => ({ base_snapshot_id: f.base, revision_snapshot_id: f.rev1, summary: 's', author_mode: 'human_only', patchset_number: 2 }), 400],
     ['patchset with repo_id', 'POST', '/changes/change-1/patchsets', (f) => ({ base_snapshot_id: f.base, revision_snapshot_id: f.rev2, summary: 's', author_mode: 'human_only', repo_id: 'r' }), 400],
     // reads
     ['unknown task', 'GET', '/tasks/task-42', () => undefined, 404],
@@ -374,7 +374,7 @@ describe('workflow: concurrency, restart and kill -9', function () {
     }
   });
 
-  it('refuses to select a withdrawn or invalidated patchset (409), changing nothing', async () => {
+  it('refuses to select a withdrawn or invalidated patchset (400), changing nothing', async () => {
     // No operation of this issue withdraws or invalidates; the flags are set in workflow.log directly.
     const data = path.join(tempDir(), 'data');
     let s = await startTestServer(data);
@@ -400,8 +400,8 @@ describe('workflow: concurrency, restart and kill -9', function () {
       const target = { url: s.url, dataDir: data };
       expect((await ok(api(s.url, 'GET', R(fx.repo, `/patchsets/${p2.patchset_id}`)))).patchset.withdrawn).to.equal(true);
       const before = await storeState(target, fx.repo);
-      expectError(await api(s.url, 'POST', R(fx.repo, '/changes/change-1:selectPatchset'), { json: { patchset_id: p2.patchset_id } }), 409, 'withdrawn');
-      expectError(await api(s.url, 'POST', R(fx.repo, '/changes/change-1:selectPatchset'), { json: { patchset_id: p1.patchset_id } }), 409, 'invalidated');
+      expectError(await api(s.url, 'POST', R(fx.repo, '/changes/change-1:selectPatchset'), { json: { patchset_id: p2.patchset_id } }), 400, 'withdrawn');
+      expectError(await api(s.url, 'POST', R(fx.repo, '/changes/change-1:selectPatchset'), { json: { patchset_id: p1.patchset_id } }), 400, 'invalidated');
       expect(await storeState(target, fx.repo)).to.deep.equal(before);
     } finally {
       await s.stop();

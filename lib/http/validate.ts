@@ -1,6 +1,10 @@
-// Turning request JSON into typed values. Schemas (superstruct) check shape and types only;
-// a failure is 422 naming the field. Rules on values (charsets, ranges) live in lib/domain and
-// throw Invalid (400). See README "Request errors".
+// Turning request JSON into typed values: the one shape check of every JSON route. Schemas
+// (superstruct, beside each handler) check shape and types only; a body that is not an object, a
+// missing required field (also one that another field's value requires, e.g. task-start's
+// `plan.payload`), a field of the wrong JSON type or an unknown field where the schema forbids
+// them is 422 naming the field, before any rule runs. Rules on right-typed values (charsets,
+// ranges, enumerations, state) live in lib/domain and lib/authority and throw Invalid (400).
+// See README "Request errors".
 import { StructError, create, type Struct } from 'superstruct';
 import { Unprocessable } from '../domain/errors.js';
 

@@ -13,6 +13,7 @@ import {
   auditVerdict,
   CHANGE,
   CHANGE_STATUSES,
+  changeCloseMove,
   changeCloseStatus,
   changeId,
   changeRef,
@@ -21,7 +22,6 @@ import {
   checkPatchsetShape,
   checkSuppliedPatchset,
   checkSuppliedTaskId,
-  checkTaskClose,
   isOpenChange,
   MAX_TEXT_CHARS,
   MAX_TITLE_CHARS,
@@ -34,6 +34,7 @@ import {
   statusAfterPatchset,
   TASK,
   TASK_STATUSES,
+  taskCloseMove,
   taskCloseStatus,
   taskId,
   type AuthorMode,
@@ -313,7 +314,7 @@ export class WorkflowBook {
     return this.store.transact((tx) => {
       const task = this.taskIn(tx, ref);
       const next = taskCloseStatus(status);
-      checkTaskClose(task);
+      if (taskCloseMove(task, next) === 'same') return task;
       const now = nowSeconds();
       const closed: TaskRecord = { ...task, status: next, updated_at_s: now, closed_at_s: now };
       this.upsertTask(tx, closed);
@@ -335,7 +336,7 @@ export class WorkflowBook {
   createChangeIn(tx: Txn, input: ChangeInput, title: string): ChangeRecord {
     {
       const task = this.taskIn(tx, input.task_id);
-      if (task.status !== 'active') throw new Conflict(`task ${task.task_id} is ${task.status}; changes are created only for active tasks`);
+      if (task.status !== 'active') throw new Invalid(`task ${task.task_id} is ${task.status}; changes are created only for active tasks`);
       const line = tx.line(input.base_line);
       if (!line) throw new NotFound(`line ${input.base_line} does not exist`);
       const head = line.head_snapshot_id;
@@ -387,9 +388,10 @@ export class WorkflowBook {
     return this.store.transact((tx) => {
       const change = this.changeIn(tx, ref);
       const next = changeCloseStatus(status);
-      checkChangeOpen(change, 'close it');
+      if (changeCloseMove(change, next) === 'same') return change;
       const now = nowSeconds();
-      const closed: ChangeRecord = { ...change, status: next, updated_at_s: now, closed_at_s: now };
+      // closed_at_s keeps the time the change left the open statuses; a move among the closed ones updates updated_at_s.
+      const closed: ChangeRecord = { ...change, status: next, updated_at_s: now, closed_at_s: change.closed_at_s ?? now };
       this.upsertChange(tx, closed);
       return closed;
     });
@@ -402,8 +404,8 @@ export class WorkflowBook {
       if (!ps) throw new NotFound(`patchset ${patchsetIdValue} does not exist`);
       if (ps.change_id !== change.change_id) throw new Invalid(`patchset ${patchsetIdValue} belongs to ${ps.change_id}, not to ${change.change_id}`);
       checkChangeOpen(change, 'select a patchset');
-      if (ps.withdrawn) throw new Conflict(`patchset ${patchsetIdValue} is withdrawn`);
-      if (ps.invalidated) throw new Conflict(`patchset ${patchsetIdValue} is invalidated`);
+      if (ps.withdrawn) throw new Invalid(`patchset ${patchsetIdValue} is withdrawn`);
+      if (ps.invalidated) throw new Invalid(`patchset ${patchsetIdValue} is invalidated`);
       if (change.selected_patchset_id === ps.patchset_id) return change;
       const next: ChangeRecord = { ...change, selected_patchset_id: ps.patchset_id, updated_at_s: nowSeconds() };
       this.upsertChange(tx, next);

@@ -214,12 +214,12 @@ export class LandDesk {
       if (replay) return { land: this.land(String((replay.land as { land_id: string }).land_id)), replay, result: null };
     }
     const change = this.book.change(changeRef);
-    if (!isOpenChange(change.status)) throw new Conflict(`change ${change.change_id} is ${change.status}; only open changes land`);
+    if (!isOpenChange(change.status)) throw new Invalid(`change ${change.change_id} is ${change.status}; only open changes land`);
     const target = req.target_line ?? change.land_target_line;
     const line = this.store.line(target);
     if (!line) throw new NotFound(`line ${target} does not exist`);
     if (line.status === 'archived') throw new Conflict(`line ${target} is archived; archived lines do not move`);
-    if (!change.selected_patchset_id) throw new Conflict(`change ${change.change_id} has no patchset to land`);
+    if (!change.selected_patchset_id) throw new Invalid(`change ${change.change_id} has no patchset to land`);
     // A patchset that does not exist is an unknown entity (404), not a land to record.
     if (req.patchset_id !== undefined) this.book.patchset(req.patchset_id!);
     let plan: Plan;
@@ -497,7 +497,7 @@ export function resolveLandable(book: WorkflowBook, ref: string): ChangeRecord {
   if (/^(task-)?[1-9][0-9]*$/.test(ref)) {
     const task = book.task(ref);
     const landable = book.changesOf(task.task_id).filter((c) => isOpenChange(c.status) && c.selected_patchset_id !== null);
-    if (landable.length !== 1) throw new Conflict(`task ${task.task_id} has ${landable.length} landable changes; name the change`, { landable_change_refs: landable.map((c) => c.change_ref) });
+    if (landable.length !== 1) throw new Invalid(`task ${task.task_id} has ${landable.length} landable changes; name the change`, { landable_change_refs: landable.map((c) => c.change_ref) });
     return landable[0];
   }
   return book.change(ref);

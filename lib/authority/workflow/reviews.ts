@@ -4,7 +4,7 @@
 // patchset CI"). Records are workflow.log upserts (storage-layout.md §17), one transaction per
 // operation; in-memory indexes follow each commit through `onPublish` and are rebuilt at open.
 // CI evidence is never written here: it is derived from the patchset's kind-7 job records.
-import { Conflict, Invalid, NotFound } from '../../domain/errors.js';
+import { Invalid, NotFound } from '../../domain/errors.js';
 import { JOB_KIND_PATCHSET_CI } from '../../domain/job-kinds.js';
 import { STATE_FAILED, STATE_QUEUED, STATE_RUNNING, STATE_SUCCEEDED, type JobRecord } from '../../domain/jobs.js';
 import { takePage, walkFrom, type PageRequest } from '../../domain/paging.js';
@@ -175,11 +175,11 @@ export class ReviewBook {
     return p;
   }
 
-  /** The change's selected patchset named by the request (404 unknown; 409 when not selected). */
+  /** The change's selected patchset named by the request (404 unknown; 400 when not selected). */
   private selectedIn(tx: Txn, change: ChangeRecord, patchsetIdValue: string, action: string): PatchsetRecord {
     const ps = this.patchsetIn(tx, patchsetIdValue);
     checkChangeOpen(change, action);
-    if (change.selected_patchset_id !== ps.patchset_id) throw new Conflict(`patchset ${ps.patchset_id} is not the selected patchset of ${change.change_id} (${change.selected_patchset_id ?? 'none'})`);
+    if (change.selected_patchset_id !== ps.patchset_id) throw new Invalid(`patchset ${ps.patchset_id} is not the selected patchset of ${change.change_id} (${change.selected_patchset_id ?? 'none'})`);
     return ps;
   }
 
@@ -307,7 +307,7 @@ export class ReviewBook {
     if (JSON.stringify(detail).length > MAX_TEXT_CHARS) throw new Invalid(`detail is larger than ${MAX_TEXT_CHARS} characters of JSON`);
     return this.store.transact((tx) => {
       const ps = this.patchsetIn(tx, patchsetIdValue);
-      if (mode !== undefined && mode !== ps.author_mode) throw new Conflict(`author_mode ${mode} does not agree with the patchset's ${ps.author_mode}`);
+      if (mode !== undefined && mode !== ps.author_mode) throw new Invalid(`author_mode ${mode} does not agree with the patchset's ${ps.author_mode}`);
       checkChangeOpen(this.changeOfPatchset(tx, ps), 'attest a patchset');
       const sequence = this.attestationsOf(ps.patchset_id).length + tx.stagedKeys(`${NEW_ATTESTATION}:${ps.patchset_id}`).length + 1;
       const a: AttestationRecord = {
@@ -441,7 +441,7 @@ export class ReviewBook {
     return this.store.transact((tx) => {
       const ps = this.patchsetIn(tx, patchsetIdValue);
       checkChangeOpen(this.changeOfPatchset(tx, ps), 'run CI');
-      if (ps.withdrawn || ps.invalidated) throw new Conflict(`patchset ${ps.patchset_id} is ${ps.withdrawn ? 'withdrawn' : 'invalidated'}`);
+      if (ps.withdrawn || ps.invalidated) throw new Invalid(`patchset ${ps.patchset_id} is ${ps.withdrawn ? 'withdrawn' : 'invalidated'}`);
       const published = this.ci(ps.patchset_id);
       const staged = tx.staged<{ run: number; job: JobRecord }>(CI_RUN, ps.patchset_id);
       const run = Math.max(published.run_sequence, staged?.run ?? 0);

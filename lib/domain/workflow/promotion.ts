@@ -230,13 +230,13 @@ export function checkEntryAncestry(entry: PromotionEntryInput, index: number, st
   }
 }
 
-/** The expected remote identities, when given, must equal what would be published (409). */
+/** The expected remote identities, when given, must equal what would be published (400, like any caller-named identity that is not the derived one). */
 export function checkExpectedIdentities(entry: PromotionEntryInput, index: number, derived: { task_id: string; change_ref: string }): void {
   if (entry.expected_remote_task_id != null && entry.expected_remote_task_id !== derived.task_id) {
-    throw new Conflict(`entries[${index}].expected_remote_task_id ${entry.expected_remote_task_id} is not the task this promotion would publish (${derived.task_id})`);
+    throw new Invalid(`entries[${index}].expected_remote_task_id ${entry.expected_remote_task_id} is not the task this promotion would publish (${derived.task_id})`);
   }
   if (entry.expected_remote_change_ref != null && entry.expected_remote_change_ref !== derived.change_ref) {
-    throw new Conflict(`entries[${index}].expected_remote_change_ref ${entry.expected_remote_change_ref} is not the change this promotion would publish (${derived.change_ref})`);
+    throw new Invalid(`entries[${index}].expected_remote_change_ref ${entry.expected_remote_change_ref} is not the change this promotion would publish (${derived.change_ref})`);
   }
 }
 

@@ -4,7 +4,7 @@
 // record shapes, identities, vote counting, approval carry-over, the policy checks and the
 // decision chain. Pure functions; lib/authority/workflow/reviews.ts persists.
 import { createHash } from 'node:crypto';
-import { Conflict, Invalid } from '../errors.js';
+import { Invalid } from '../errors.js';
 import type { RunnerResult } from '../jobs.js';
 import type { AuthorMode } from './rules.js';
 
@@ -106,11 +106,11 @@ export function requireOneGroup(groups: unknown): string {
   return requireName(groups[0], 'reviewer_groups[0]');
 }
 
-/** A caller-supplied review_id: malformed → 400; not the derived identity → 409. */
+/** A caller-supplied review_id: malformed, or not the derived identity → 400. */
 export function checkSuppliedReviewId(supplied: string | undefined, derived: string): void {
   if (supplied === undefined) return;
   if (!REVIEW_ID_RE.test(supplied)) throw new Invalid('review_id must be of the form change-<sequence>.review-<number>');
-  if (supplied !== derived) throw new Conflict(`review_id ${supplied} is not the derived identity (${derived})`);
+  if (supplied !== derived) throw new Invalid(`review_id ${supplied} is not the derived identity (${derived})`);
 }
 
 export function requireVerificationState(value: string): VerificationState {

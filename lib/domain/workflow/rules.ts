@@ -1,7 +1,7 @@
 // Workflow rules for tasks, changes and patchsets (spec: "Task", "Change", "Patchset", the Task
 // and Change rows of the transition table, "Tasks and read models"; README "Tasks, changes,
 // patchsets"): record shapes, identities, status moves and the audit verdict. Pure functions.
-import { Conflict, Invalid } from '../errors.js';
+import { Invalid } from '../errors.js';
 import type { TreeDiff } from './tree-diff.js';
 
 export type TaskStatus = 'active' | 'completed' | 'abandoned';
@@ -113,18 +113,18 @@ export function isPatchsetId(id: string): boolean {
   return PATCHSET_RE.test(id);
 }
 
-/** A caller-supplied task_id: malformed → 400; well formed but not the next id → 409. */
+/** A caller-supplied task_id: malformed, or well formed but not the next id → 400. */
 export function checkSuppliedTaskId(supplied: string | undefined, derived: string): void {
   if (supplied === undefined) return;
   if (!TASK_RE.test(supplied)) throw new Invalid('task_id must be of the form task-<sequence>');
-  if (supplied !== derived) throw new Conflict(`task_id ${supplied} is not the next task id (${derived})`);
+  if (supplied !== derived) throw new Invalid(`task_id ${supplied} is not the next task id (${derived})`);
 }
 
-/** A caller-supplied change_id may be the derived short (`change-N`) or full (`task-M.change-N`) identity. */
+/** A caller-supplied change_id may be the derived short (`change-N`) or full (`task-M.change-N`) identity; anything else → 400. */
 export function checkSuppliedChangeId(supplied: string | undefined, derived: { change_id: string; change_ref: string }): void {
   if (supplied === undefined) return;
   if (parseChangeRef(supplied) === null) throw new Invalid('change_id must be of the form change-<sequence> or task-<sequence>.change-<sequence>');
-  if (supplied !== derived.change_id && supplied !== derived.change_ref) throw new Conflict(`change_id ${supplied} is not the next change identity (${derived.change_id} or ${derived.change_ref})`);
+  if (supplied !== derived.change_id && supplied !== derived.change_ref) throw new Invalid(`change_id ${supplied} is not the next change identity (${derived.change_id} or ${derived.change_ref})`);
 }
 
 /** Shape of a caller-supplied patchset identity (400 when malformed). */
@@ -133,11 +133,11 @@ export function checkPatchsetShape(supplied: { patchset_id?: string; patchset_nu
   if (supplied.patchset_number !== undefined && (!Number.isSafeInteger(supplied.patchset_number) || supplied.patchset_number < 1)) throw new Invalid('patchset_number must be a positive integer');
 }
 
-/** A caller-supplied patchset_id / patchset_number: malformed → 400; not the derived identity → 409. */
+/** A caller-supplied patchset_id / patchset_number: malformed, or not the derived identity → 400. */
 export function checkSuppliedPatchset(supplied: { patchset_id?: string; patchset_number?: number }, derived: { patchset_id: string; patchset_number: number }): void {
   checkPatchsetShape(supplied);
-  if (supplied.patchset_id !== undefined && supplied.patchset_id !== derived.patchset_id) throw new Conflict(`patchset_id ${supplied.patchset_id} is not the derived identity (${derived.patchset_id})`);
-  if (supplied.patchset_number !== undefined && supplied.patchset_number !== derived.patchset_number) throw new Conflict(`patchset_number ${supplied.patchset_number} is not the derived number (${derived.patchset_number})`);
+  if (supplied.patchset_id !== undefined && supplied.patchset_id !== derived.patchset_id) throw new Invalid(`patchset_id ${supplied.patchset_id} is not the derived identity (${derived.patchset_id})`);
+  if (supplied.patchset_number !== undefined && supplied.patchset_number !== derived.patchset_number) throw new Invalid(`patchset_number ${supplied.patchset_number} is not the derived number (${derived.patchset_number})`);
 }
 
 // ------------------------------------------------------------------ transitions
@@ -149,8 +149,15 @@ export function taskCloseStatus(requested: string): TaskStatus {
   throw new Invalid('status must be completed, abandoned, canceled or cancelled');
 }
 
-export function checkTaskClose(task: TaskRecord): void {
-  if (task.status !== 'active') throw new Conflict(`task ${task.task_id} is already ${task.status}`);
+/**
+ * What a task `:close` to `next` does: `move` (active → completed or abandoned, recorded) or
+ * `same` (already `next`: an idempotent retry, nothing written). A completed task does not become
+ * abandoned nor the reverse: the transition table moves tasks only out of `active` (400).
+ */
+export function taskCloseMove(task: TaskRecord, next: TaskStatus): 'move' | 'same' {
+  if (task.status === 'active') return 'move';
+  if (task.status === next) return 'same';
+  throw new Invalid(`task ${task.task_id} is ${task.status}; a closed task cannot become ${next}`);
 }
 
 /** Change `:close`: archived, superseded, abandoned; canceled/cancelled → abandoned; landed is never set here. */
@@ -165,9 +172,23 @@ export function isOpenChange(status: ChangeStatus): boolean {
   return (OPEN_CHANGE_STATUSES as readonly string[]).includes(status);
 }
 
-/** Close, select and new patchsets need an open change (draft, active or review). */
+/**
+ * Selection, new patchsets, reviews, attestations, CI and policy need an open change (draft,
+ * active or review); on a closed or landed change they are invalid state transitions (400).
+ */
 export function checkChangeOpen(change: ChangeRecord, action: string): void {
-  if (!isOpenChange(change.status)) throw new Conflict(`change ${change.change_id} is ${change.status}; cannot ${action}`);
+  if (!isOpenChange(change.status)) throw new Invalid(`change ${change.change_id} is ${change.status}; cannot ${action}`);
+}
+
+/**
+ * What a change `:close` to `next` (a closed status) does. The transition table closes a change
+ * from any status: an open change moves (recorded); a closed one already `next` answers as it is
+ * (an idempotent retry, nothing written); a closed one in another closed status moves to `next`
+ * (recorded). A landed change stays landed (400).
+ */
+export function changeCloseMove(change: ChangeRecord, next: ChangeStatus): 'move' | 'same' {
+  if (change.status === 'landed') throw new Invalid(`change ${change.change_id} is landed; a landed change cannot be closed`);
+  return change.status === next ? 'same' : 'move';
 }
 
 /**

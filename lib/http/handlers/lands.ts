@@ -1,14 +1,14 @@
 // Lands (spec: "Land", the `:submit`, lands and task-land rows, "Atomic task land body"; README
 // "Lands"). A refused land is recorded and answered 409 with `error`, `failure_kind` and the land
 // projection; a successful one 200.
-import { nullable, optional, string, type as looseObject } from 'superstruct';
+import { dynamic, nullable, optional, string, type as looseObject, type Struct } from 'superstruct';
 import { Invalid } from '../../domain/errors.js';
 import { taskLand, type LandRecord, type LandRequest } from '../../authority/workflow/lands.js';
 import { taskStart, type TaskStartBody } from '../../authority/workflow/task-start.js';
 import { requireAuthority, type Handler, type RouteContext } from '../route-types.js';
 import { validate } from '../validate.js';
 import { rejectRouteOwned, wellFormed } from './workflow-common.js';
-import { checkedRevisionPayload } from './plans.js';
+import { CreatePayload, RevisePayload, revisionPayload } from './plans.js';
 import { requireWellFormed } from '../../domain/text.js';
 
 const LandFields = {
@@ -19,11 +19,26 @@ const LandFields = {
   expected_target_line_head: optional(nullable(string())),
 };
 const Submit = looseObject(LandFields);
+/**
+ * task-start's `plan`: which fields are required depends on `action` (a field the action needs
+ * and the body lacks is missing, 422); an unknown action is a rule (400, in task-start.ts).
+ */
+type StartPlanBody = { action: string; plan_id?: string; plan_revision_id?: string; expected_head_revision_id?: string | null; payload?: unknown };
+const planFields = { action: string(), plan_id: optional(string()), plan_revision_id: optional(string()), expected_head_revision_id: optional(nullable(string())) };
+const StartPlan = {
+  existing: looseObject({ ...planFields, plan_id: string(), plan_revision_id: string() }),
+  create: looseObject({ ...planFields, payload: CreatePayload }),
+  revise: looseObject({ ...planFields, plan_id: string(), payload: RevisePayload }),
+  other: looseObject(planFields),
+};
 const TaskStart = looseObject({
   contract: string(),
   idempotency_key: string(),
   plan_item_ref: string(),
-  plan: looseObject({ action: string(), plan_id: optional(string()), plan_revision_id: optional(string()), expected_head_revision_id: optional(nullable(string())) }),
+  plan: dynamic<StartPlanBody>((plan) => {
+    const action = (plan as { action?: unknown } | null)?.action;
+    return (action === 'existing' || action === 'create' || action === 'revise' ? StartPlan[action] : StartPlan.other) as Struct<StartPlanBody, any>;
+  }),
   task: looseObject({ title: string(), intent: string() }),
   change: looseObject({ title: string(), base_line: string() }),
 });
@@ -80,10 +95,7 @@ export const taskStartHandler: Handler = async (ctx) => {
   requireWellFormed(req.task.title, 'task.title');
   requireWellFormed(req.task.intent, 'task.intent');
   requireWellFormed(req.change.title, 'change.title');
-  const plan = req.plan as { action: string; payload?: unknown };
-  if ((plan.action === 'create' || plan.action === 'revise') && plan.payload !== undefined) {
-    (plan as { payload?: unknown }).payload = checkedRevisionPayload(plan.payload, plan.action === 'revise');
-  }
+  if (req.plan.action === 'create' || req.plan.action === 'revise') req.plan.payload = revisionPayload(req.plan.payload);
   const a = requireAuthority(ctx);
   return { json: await taskStart(a.store, a.plans, a.workflow, a.lands, req, a.index) };
 };

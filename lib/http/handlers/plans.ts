@@ -3,7 +3,7 @@ import { takePage, walkFrom } from '../../domain/paging.js';
 import { pageFields, pageRequest } from './workflow-common.js';
 import { array, integer, nullable, optional, string, type as looseObject, type Struct } from 'superstruct';
 import { planProjection, revisionProjection, type RevisionPayload } from '../../authority/plans.js';
-import { Conflict, Invalid, Unprocessable } from '../../domain/errors.js';
+import { Conflict, Invalid } from '../../domain/errors.js';
 import { normalizeTerms } from '../../domain/plans.js';
 import { requireWellFormed } from '../../domain/text.js';
 import { requireAuthority, type Handler } from '../route-types.js';
@@ -34,11 +34,18 @@ const payloadFields = {
   artifact_body: optional(string()),
   packed_artifact: optional(nullable(Descriptor)),
 };
-const CreatePayload = looseObject(payloadFields);
-const RevisePayload = looseObject({ ...payloadFields, expected_head_revision_id: optional(nullable(string())) });
+/** A plan create payload (POST sprints, task-start's `plan.payload` for `create`): `title` is required. */
+export const CreatePayload = looseObject({ ...payloadFields, title: string() });
+/** A revise payload (POST sprints/{id}/revisions, task-start's `plan.payload` for `revise`). */
+export const RevisePayload = looseObject({ ...payloadFields, expected_head_revision_id: optional(nullable(string())) });
 
 function payload(body: unknown, struct: Struct<any, any>): RevisionPayload {
-  const p = validate(body, struct) as RevisionPayload & { items?: RevisionPayload['items'] | null; packed_artifact?: RevisionPayload['packed_artifact'] | null };
+  return revisionPayload(validate(body, struct));
+}
+
+/** The rules on a payload that passed its schema (400), and its nulls as absent fields. */
+export function revisionPayload(checked: unknown): RevisionPayload {
+  const p = checked as RevisionPayload & { items?: RevisionPayload['items'] | null; packed_artifact?: RevisionPayload['packed_artifact'] | null };
   // Text is stored as UTF-8: a lone surrogate cannot be, so it is refused rather than replaced.
   for (const [name, value] of Object.entries(p)) {
     if (typeof value === 'string') requireWellFormed(value, name);
@@ -48,11 +55,6 @@ function payload(body: unknown, struct: Struct<any, any>): RevisionPayload {
     for (const h of item.heading_path ?? []) requireWellFormed(h, 'items[].heading_path');
   }
   return { ...p, items: p.items ?? undefined, packed_artifact: p.packed_artifact ?? undefined };
-}
-
-/** A revision payload carried inside another request (task-start's `plan.payload`), checked as here. */
-export function checkedRevisionPayload(body: unknown, revise: boolean): RevisionPayload {
-  return payload(body, revise ? RevisePayload : CreatePayload);
 }
 
 async function planWithHead(book: ReturnType<typeof requireAuthority>['plans'], planId: string) {
@@ -73,7 +75,6 @@ export const list: Handler = async (ctx) => {
 export const create: Handler = async (ctx) => {
   if (ctx.body && typeof ctx.body === 'object' && 'plan_id' in (ctx.body as object)) throw new Invalid('plan_id is assigned by the server; do not send it');
   const p = payload(ctx.body, CreatePayload);
-  if (p.title === undefined) throw new Unprocessable('missing required field: title');
   const { plan, revision } = await requireAuthority(ctx).plans.create(p);
   // 200: the spec keeps 201 for new repository authorities and restore sessions.
   return { json: { plan: planProjection(plan), revision: revisionProjection(revision) } };

@@ -3,7 +3,7 @@
 // "Changes, patchsets, reviews, policy, CI, Land"; README "Reviews, attestation, policy,
 // patchset CI"). Schemas check shape (422); rules live in lib/domain/workflow/review-rules.ts
 // and lib/authority/workflow/reviews.ts (400/404/409).
-import { boolean, nullable, optional, record, string, unknown, type as looseObject } from 'superstruct';
+import { array, boolean, nullable, object as strictObject, optional, record, string, unknown, type as looseObject } from 'superstruct';
 import { Invalid } from '../../domain/errors.js';
 import { requireAuthority, type Handler } from '../route-types.js';
 import { validate } from '../validate.js';
@@ -13,7 +13,8 @@ import { takePage, walkFrom } from '../../domain/paging.js';
 import { pageFields, pageRequest, queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
 
 const CreateReview = looseObject({ patchset_id: string(), reviewer: string(), action: string(), comment: optional(string()), blocking: optional(boolean()) });
-const RequestReview = looseObject({ patchset_id: string(), reviewer_groups: unknown(), note: optional(string()), review_id: optional(string()), requested_by: optional(nullable(string())) });
+// `reviewer_groups` is an array of strings (shape, 422); that it holds exactly one non-empty group is a rule (400).
+const RequestReview = looseObject({ patchset_id: string(), reviewer_groups: array(string()), note: optional(string()), review_id: optional(string()), requested_by: optional(nullable(string())) });
 const Attest = looseObject({
   author_mode: optional(string()),
   verification_state: optional(string()),
@@ -24,12 +25,8 @@ const Attest = looseObject({
   detail: optional(record(string(), unknown())),
 });
 const RunCi = looseObject({ trigger: optional(string()) });
-
-/** A body that must be a JSON object (possibly empty). */
-function object(body: unknown): Record<string, unknown> {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new Invalid('the body must be a JSON object');
-  return body as Record<string, unknown>;
-}
+/** `:evaluatePolicy` takes exactly `{}`: any field is one the typed request does not have (422). */
+const EvaluatePolicy = strictObject({});
 
 export const list: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
@@ -47,7 +44,7 @@ export const create: Handler = async (ctx) => {
 export const requestReview: Handler = async (ctx) => {
   rejectRouteOwned(ctx.body);
   const req = wellFormed(validate(ctx.body, RequestReview));
-  if (Array.isArray(req.reviewer_groups)) for (const g of req.reviewer_groups) if (typeof g === 'string') wellFormed({ reviewer_groups: g });
+  for (const g of req.reviewer_groups) wellFormed({ reviewer_groups: g });
   const a = requireAuthority(ctx);
   const { review, change } = await a.workflow.reviews.requestReview(ctx.params.change_ref, req);
   return { json: { review_request: review, review_id: review.review_id, reviewer_group: review.reviewer_group, change: a.workflow.changeProjection(change, a.index) } };
@@ -73,10 +70,7 @@ export const getAttestation: Handler = async (ctx) => {
 
 export const putAttestation: Handler = async (ctx) => {
   rejectRouteOwned(ctx.body);
-  const body = object(ctx.body);
-  if (body.detail !== undefined && (typeof body.detail !== 'object' || body.detail === null || Array.isArray(body.detail))) throw new Invalid('detail must be an object');
-  if (body.detail && 'patchset_ci' in (body.detail as object)) throw new Invalid('detail.patchset_ci is owned by the patchset and worker-job authority; it cannot be supplied');
-  const req = wellFormed(validate(body, Attest));
+  const req = wellFormed(validate(ctx.body, Attest));
   const a = requireAuthority(ctx);
   await a.workflow.reviews.putAttestation(ctx.params.patchset_id, req);
   return { json: { attestation: a.workflow.reviews.attestationView(ctx.params.patchset_id) } };
@@ -88,9 +82,8 @@ export const getPolicy: Handler = async (ctx) => {
 };
 
 export const evaluatePolicy: Handler = async (ctx) => {
-  const body = object(ctx.body);
-  const extra = Object.keys(body);
-  if (extra.length) throw new Invalid(`:evaluatePolicy takes an empty JSON object; unexpected ${extra.join(', ')}`);
+  rejectRouteOwned(ctx.body);
+  validate(ctx.body, EvaluatePolicy);
   const a = requireAuthority(ctx);
   const decision = await a.workflow.reviews.evaluate(ctx.params.patchset_id);
   return { json: { policy: decision } };
@@ -98,7 +91,7 @@ export const evaluatePolicy: Handler = async (ctx) => {
 
 export const runCi: Handler = async (ctx) => {
   rejectRouteOwned(ctx.body);
-  const req = validate(object(ctx.body), RunCi);
+  const req = validate(ctx.body, RunCi);
   const a = requireAuthority(ctx);
   const trigger = req.trigger ?? 'manual_rerun';
   const { queued, job, delivery } = await a.workflow.reviews.runCi(ctx.params.patchset_id, trigger);
