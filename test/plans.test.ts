@@ -526,10 +526,10 @@ describe('plans (sprints)', function () {
 
     const bad: [string, number, () => Json][] = [
       ['a descriptor that does not describe artifact_body', 400, () => payload({ artifact_body: 'other bytes', packed_artifact: { blob_id: held.blob_id } })],
-      ['a pack_id that disagrees with the stored blob', 409, () => payload({ packed_artifact: { ...held, pack_id: sha256('other pack') } })],
-      ['a size that disagrees with the stored blob', 409, () => payload({ packed_artifact: { ...held, size: held.size + 1 } })],
-      ['a negative size', 409, () => payload({ packed_artifact: { ...held, size: -1 } })],
-      ['a sha256 that disagrees with the blob id', 409, () => payload({ packed_artifact: { ...held, sha256: sha256('x') } })],
+      ['a pack_id that disagrees with the stored blob', 400, () => payload({ packed_artifact: { ...held, pack_id: sha256('other pack') } })],
+      ['a size that disagrees with the stored blob', 400, () => payload({ packed_artifact: { ...held, size: held.size + 1 } })],
+      ['a negative size', 400, () => payload({ packed_artifact: { ...held, size: -1 } })],
+      ['a sha256 that disagrees with the blob id', 400, () => payload({ packed_artifact: { ...held, sha256: sha256('x') } })],
       ['a media type other than text/markdown', 400, () => payload({ packed_artifact: { ...held, media_type: 'text/plain' } })],
       ['a body with a matching descriptor the store does not hold yet', 404, () => payload({ artifact_body: 'fresh body', packed_artifact: { blob_id: blobId(Buffer.from('fresh body')) } })],
     ];
@@ -543,7 +543,7 @@ describe('plans (sprints)', function () {
       const { plan } = await create(s, repo, payload({ title: 'to revise' }));
       const base = { artifact_path: 'docs/sprints/7.md', artifact_heading: 'Sprint 7' };
       await rejects(s, repo, 404, 'POST', PLAN(repo, plan.plan_id, '/revisions'), { json: { ...base, packed_artifact: { blob_id: sha256('absent') } } });
-      await rejects(s, repo, 409, 'POST', PLAN(repo, plan.plan_id, '/revisions'), { json: { ...base, packed_artifact: { ...held, size: 1 } } });
+      await rejects(s, repo, 400, 'POST', PLAN(repo, plan.plan_id, '/revisions'), { json: { ...base, packed_artifact: { ...held, size: 1 } } });
       await rejects(s, repo, 400, 'POST', PLAN(repo, plan.plan_id, '/revisions'), { json: { ...base, artifact_body: 'x', packed_artifact: held } });
       const ok = await revise(s, repo, plan.plan_id, { ...base, packed_artifact: { blob_id: held.blob_id } });
       expect(ok.revision.packed_artifact).to.deep.equal(held);
@@ -649,16 +649,16 @@ describe('plans (sprints)', function () {
       expect((await getJson(s, PLAN(repo, c.plan.plan_id, '/revisions'))).count).to.equal(2);
     });
 
-    it('a revise may carry a status; archived and superseded plans take no new revisions (409)', async () => {
+    it('a revise may carry a status; archived and superseded plans take no new revisions (400, an invalid state transition)', async () => {
       const repo = await register(s.url);
       const c = await create(s, repo, payload());
       const r = await revise(s, repo, c.plan.plan_id, { ...base, artifact_body: 'closing', status: 'archived' });
       expect(r.plan).to.include({ status: 'archived', open: false, revision_count: 2 });
-      await rejects(s, repo, 409, 'POST', PLAN(repo, c.plan.plan_id, '/revisions'), { json: { ...base, artifact_body: 'more' } }, 'archived');
+      await rejects(s, repo, 400, 'POST', PLAN(repo, c.plan.plan_id, '/revisions'), { json: { ...base, artifact_body: 'more' } }, 'archived');
       // Current behaviour: reopening through a revise is refused too (use PATCH first).
-      await rejects(s, repo, 409, 'POST', PLAN(repo, c.plan.plan_id, '/revisions'), { json: { ...base, artifact_body: 'more', status: 'active' } }, 'archived, reopen by revise');
+      await rejects(s, repo, 400, 'POST', PLAN(repo, c.plan.plan_id, '/revisions'), { json: { ...base, artifact_body: 'more', status: 'active' } }, 'archived, reopen by revise');
       const sup = await create(s, repo, payload({ status: 'superseded' }));
-      await rejects(s, repo, 409, 'POST', PLAN(repo, sup.plan.plan_id, '/revisions'), { json: { ...base, artifact_body: 'more' } }, 'superseded');
+      await rejects(s, repo, 400, 'POST', PLAN(repo, sup.plan.plan_id, '/revisions'), { json: { ...base, artifact_body: 'more' } }, 'superseded');
       const act = await revise(s, repo, (await create(s, repo, payload())).plan.plan_id, { ...base, status: 'active' });
       expect(act.plan.status).to.equal('draft');
     });

@@ -233,7 +233,7 @@ describe('history promotion: after the aggregate lands', function () {
       // Fail closed: entry 3's change goes to task-1 (local-task-1's remote task), not to a task-3.
       const wrong = clone(b);
       wrong.entries[2].expected_remote_task_id = 'task-3';
-      expectError(await api(s.url, 'POST', PREPARE(h.repo), { json: wrong }), 409);
+      expectError(await api(s.url, 'POST', PREPARE(h.repo), { json: wrong }), 400);
       b.entries[2].expected_remote_task_id = 'task-1';
       b.entries[2].expected_remote_change_ref = 'task-1.change-3';
       b.entries[1].expected_remote_change_ref = 'task-2.change-2';

@@ -56,7 +56,7 @@ async function world(s: TestServer, name: string): Promise<World> {
   const rev2 = await snap('two\n', false, base);
   const rev3 = await snap('three\n', false, base);
   const plan = await api(s.url, 'POST', R(repo, '/sprints'), { json: { title: 'Sprint', artifact_path: 'docs/s.md', artifact_heading: 'Sprint', artifact_body: '# Sprint\n- [ ] a {#a}\n- [ ] b {#b}\n' } });
-  expect(plan.status, plan.text).to.equal(201);
+  expect(plan.status, plan.text).to.equal(200);
   return { repo, base, rev1, rev2, rev3, planId: plan.json.plan.plan_id, revisionId: plan.json.revision.plan_revision_id };
 }
 

@@ -284,7 +284,7 @@ export class PlanBook {
       if (expected !== undefined && expected !== null && expected !== head.plan_revision_id) {
         throw new Conflict(`plan ${planId} head is ${head.plan_revision_id}, not the expected ${expected}`);
       }
-      if (plan.status !== 'draft') throw new Conflict(`plan ${planId} is ${plan.status}; only open plans take new revisions`);
+      if (plan.status !== 'draft') throw new Invalid(`plan ${planId} is ${plan.status}; only open plans take new revisions`);
       const status = payload.status === undefined ? plan.status : normalizeStatus(payload.status);
       checkStatusMove(plan.status, status);
       const revision = this.buildRevision(tx, planId, head.plan_revision_id, plan.revision_count + 1, draft);
@@ -410,9 +410,9 @@ export class PlanBook {
   /** A descriptor from a compatible client must name a blob the store holds, and agree with it. */
   private checkDescriptor(d: Partial<PackedArtifact> & { blob_id: string }, loc: { pack_id: string; raw_length: number } | null): void {
     if (!loc) throw new NotFound(`packed_artifact blob ${d.blob_id} is not in the content store`);
-    if (d.pack_id !== undefined && d.pack_id !== loc.pack_id) throw new Conflict('packed_artifact.pack_id disagrees with the stored blob');
-    if (d.size !== undefined && d.size !== loc.raw_length) throw new Conflict('packed_artifact.size disagrees with the stored blob');
-    if (d.sha256 !== undefined && d.sha256 !== d.blob_id) throw new Conflict('packed_artifact.sha256 disagrees with the stored blob');
+    if (d.pack_id !== undefined && d.pack_id !== loc.pack_id) throw new Invalid('packed_artifact.pack_id disagrees with the stored blob');
+    if (d.size !== undefined && d.size !== loc.raw_length) throw new Invalid('packed_artifact.size disagrees with the stored blob');
+    if (d.sha256 !== undefined && d.sha256 !== d.blob_id) throw new Invalid('packed_artifact.sha256 disagrees with the stored blob');
   }
 }
 
