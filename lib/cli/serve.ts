@@ -8,18 +8,22 @@ import { pino, type Logger } from 'pino';
 import { CairnService } from '../authority/service.js';
 import { createApp, type RequestLog } from '../http/app.js';
 import { PhasedServer } from '../http/server.js';
+import { buildAssetTable } from '../http/ui/assets.js';
+import { HEADER_NAME, type UiOptions } from '../http/ui/routes.js';
 import { lockDataDir } from '../store/datadir-lock.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import { CliUsageError, parseBind, parseCommandArgs } from './args.js';
 import { LogLineBatch, sinkOnFd } from './log-batch.js';
 import { jsonRequestLog } from './request-log.js';
 import { prettyStream } from './log-format.js';
+import { loadUiSources } from './ui-files.js';
 
 export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [--log-level LEVEL] [--log-format pretty|json]
                    [--lease-seconds N] [--max-attempts N] [--ci-timeout-seconds N]
+                   [--no-ui] [--ui-identity-header NAME]
                    [--activation-delay-ms N] [--lock-stale-ms N] [-h|--help]
 
-Serve the cairn HTTP interface.
+Serve the cairn HTTP interface, and the reviewer web UI at /ui/ (docs/ui.md).
 
 Options:
   --bind HOST:PORT   address to listen on (default 127.0.0.1:8088). Keep it on loopback or a
@@ -35,6 +39,13 @@ Options:
   --max-attempts N   attempts per worker job before it fails for good (default 3)
   --ci-timeout-seconds N
                      timeout a runner applies to a CI command (default 1800)
+  --no-ui            do not serve the reviewer UI (/ui/ and the redirect from /); the HTTP
+                     interface is unchanged. The UI works only through that interface, so it
+                     inherits its trust boundary: whoever reaches the listener can use either.
+  --ui-identity-header NAME
+                     take the reviewer's name from request header NAME (set by a trusted
+                     ingress that authenticates people and strips the header from clients)
+                     instead of asking the reviewer and keeping it in the browser
   -h, --help         show this help
 
 Test-only options:
@@ -52,6 +63,8 @@ export interface ServerOptions {
   activationDelayMs?: number;
   jobPolicy?: JobPolicy;
   lockStaleMs?: number;
+  /** The reviewer UI: on by default; false turns it off; `identityHeader` as --ui-identity-header. */
+  ui?: false | { identityHeader?: string | null };
 }
 
 export interface RunningServer {
@@ -65,6 +78,9 @@ export interface RunningServer {
 
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const { log } = options;
+  // The UI's files are read (and their hashed table built) before anything else starts, so a
+  // broken install fails here with its reason instead of serving a page that cannot load.
+  const ui: UiOptions | null = options.ui === false ? null : { assets: buildAssetTable(await loadUiSources()), identityHeader: options.ui?.identityHeader ?? null };
   const server = new PhasedServer();
   let stopping = false;
   let exitCode = 0;
@@ -111,7 +127,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (options.activationDelayMs) await sleep(options.activationDelayMs);
     if (!stopping) {
       service.startMaintenance();
-      server.activate(createApp({ service, log, requestLog: options.requestLog }).callback());
+      server.activate(createApp({ service, log, requestLog: options.requestLog, ui }).callback());
       log.info({ repositories: service.registry.all().length }, 'ready');
     }
     return service;
@@ -135,6 +151,8 @@ export async function serve(argv: string[]): Promise<number> {
     'lease-seconds': { type: 'string', default: String(DEFAULT_JOB_POLICY.leaseSeconds) },
     'max-attempts': { type: 'string', default: String(DEFAULT_JOB_POLICY.maxAttempts) },
     'ci-timeout-seconds': { type: 'string', default: String(DEFAULT_JOB_POLICY.timeoutSeconds) },
+    'no-ui': { type: 'boolean', default: false },
+    'ui-identity-header': { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
@@ -175,9 +193,13 @@ export async function serve(argv: string[]): Promise<number> {
     log = pino(logOptions, batch);
     requestLog = jsonRequestLog({ level: logOptions.level, base: logOptions.base, sink: batch });
   }
+  const identityHeader = values['ui-identity-header'] === undefined ? undefined : String(values['ui-identity-header']);
+  if (identityHeader !== undefined && !HEADER_NAME.test(identityHeader)) throw new CliUsageError('--ui-identity-header must be a header name (letters, digits and !#$%&\'*+.^_`|~-)');
+  if (identityHeader !== undefined && values['no-ui']) throw new CliUsageError('--ui-identity-header and --no-ui exclude each other');
+  const ui = values['no-ui'] ? false as const : { identityHeader: identityHeader ?? null };
   const lockStaleMs = Number(values['lock-stale-ms']);
   if (!Number.isInteger(lockStaleMs) || lockStaleMs < 2000) throw new CliUsageError('--lock-stale-ms must be an integer ≥ 2000');
-  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs });
+  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui });
   process.once('SIGTERM', () => void running.stop());
   process.once('SIGINT', () => void running.stop());
   return running.done;

@@ -11,12 +11,15 @@ import { readJsonBody, RAISED_JSON } from './json-body.js';
 import { Router } from './router.js';
 import { ROUTES } from './routes.js';
 import type { Reply, RouteContext, RouteSpec } from './route-types.js';
+import { uiMiddleware, type UiOptions } from './ui/routes.js';
 
 export interface AppOptions {
   service: CairnService;
   log: Log;
   /** Where the one line per request goes; by default `log.info(entry, 'request')`. */
   requestLog?: RequestLog;
+  /** The reviewer UI at /ui/ (./ui/routes.ts), or absent/null for none (`cairn serve --no-ui`). */
+  ui?: UiOptions | null;
 }
 
 /** The request log line's fields: never the URL (it may carry a restore token), never a body. */
@@ -62,6 +65,9 @@ export function createApp(options: AppOptions): Koa {
       });
     }
   });
+
+  // The UI is a page server beside the interface, not a row of the route table: see ./ui/routes.ts.
+  if (options.ui) app.use(uiMiddleware(options.ui));
 
   app.use(async (ctx) => {
     if (ctx.method === 'OPTIONS') {

@@ -1,0 +1,128 @@
+// The reviewer UI: one page per URL under /ui/ (the server answers every /ui/* path with the
+// same shell), rendered with preact + htm. Reads and writes go through ./api.js only.
+import { html, render, useEffect, useState } from './vendor/preact.js';
+import { interceptLinks, navigate, pathSegments, useIdentity, useLocation, ui, typing, RepoName } from './util.js';
+import { DialogHost, changeName } from './dialogs.js';
+import { ReposPage, Dashboard, ChangesPage } from './pages/home.js';
+import { ChangePage } from './pages/change.js';
+import { LinesPage, LinePage, SnapshotPage } from './pages/lines.js';
+import { PlansPage, PlanPage, RevisionPage } from './pages/plans.js';
+import { JobsPage, JobPage, LandPage, TaskPage } from './pages/jobs.js';
+
+/** The page for a path, and the breadcrumb trail above it. */
+function route(segments) {
+  const [a, repo, area, id, sub, subId] = segments;
+  if (segments.length === 0) return { page: html`<${ReposPage} />`, crumbs: [] };
+  if (a !== 'repos' || repo === undefined || !/^(0|[1-9][0-9]*)$/.test(repo)) return { page: html`<${NotFound} />`, crumbs: [] };
+  const r = Number(repo);
+  const base = [{ href: ui.repo(r), label: html`<${RepoName} repo=${r} />` }];
+  const props = { repo: r, key: segments.join('/') };
+  if (area === undefined) return { page: html`<${Dashboard} ...${props} />`, crumbs: base };
+  const one = (page, label, listHref, listLabel) => ({ page, crumbs: [...base, ...(listHref ? [{ href: listHref, label: listLabel }] : []), ...(label ? [{ label }] : [])] });
+  switch (area) {
+    case 'changes':
+      if (id === undefined) return one(html`<${ChangesPage} ...${props} />`, 'changes');
+      return one(html`<${ChangePage} ...${props} changeRef=${id} />`, id, ui.changes(r), 'changes');
+    case 'tasks':
+      if (id !== undefined) return one(html`<${TaskPage} ...${props} taskId=${id} />`, id);
+      break;
+    case 'lines':
+      if (id === undefined) return one(html`<${LinesPage} ...${props} />`, 'lines');
+      return one(html`<${LinePage} ...${props} name=${id} />`, id, ui.lines(r), 'lines');
+    case 'snapshots':
+      if (id !== undefined) return one(html`<${SnapshotPage} ...${props} snapshotId=${id} />`, id.slice(0, 12));
+      break;
+    case 'plans':
+      if (id === undefined) return one(html`<${PlansPage} ...${props} />`, 'plans');
+      if (sub === undefined) return one(html`<${PlanPage} ...${props} planId=${id} />`, id, ui.plans(r), 'plans');
+      if (sub === 'revisions' && subId !== undefined) return { page: html`<${RevisionPage} ...${props} planId=${id} revisionId=${subId} />`, crumbs: [...base, { href: ui.plans(r), label: 'plans' }, { href: ui.plan(r, id), label: id }, { label: subId }] };
+      break;
+    case 'jobs':
+      if (id === undefined) return one(html`<${JobsPage} ...${props} />`, 'CI queue');
+      return one(html`<${JobPage} ...${props} index=${id} />`, `job ${id}`, ui.jobs(r), 'CI queue');
+    case 'lands':
+      if (id !== undefined) return one(html`<${LandPage} ...${props} landId=${id} />`, id);
+      break;
+    default:
+  }
+  return { page: html`<${NotFound} />`, crumbs: base };
+}
+
+function NotFound() {
+  return html`<div class="page"><h1>No such page</h1><p><a href="/ui/">Back to the repositories</a></p></div>`;
+}
+
+function Identity() {
+  const id = useIdentity();
+  if (id.source === 'header') {
+    return html`<span class="identity" title=${`from the ${id.header} request header`}>${id.name ? html`<span class="muted">signed in as</span> <strong>${id.name}</strong>` : html`<span class="warn-text">no ${id.header} header</span>`}</span>`;
+  }
+  return html`<span class="identity">
+    ${id.name ? html`<span class="muted">reviewing as</span> <strong>${id.name}</strong>` : html`<span class="muted">anonymous</span>`}
+    <button type="button" class="btn link small" onClick=${() => changeName()}>${id.name ? 'change' : 'set your name'}</button>
+  </span>`;
+}
+
+function Shortcuts({ onClose }) {
+  return html`<div class="shortcuts" role="dialog" aria-label="Keyboard shortcuts">
+    <h2>Keyboard shortcuts</h2>
+    <dl>
+      <dt><kbd>j</kbd> / <kbd>n</kbd></dt><dd>next file in the diff</dd>
+      <dt><kbd>k</kbd> / <kbd>p</kbd></dt><dd>previous file</dd>
+      <dt><kbd>o</kbd></dt><dd>collapse or expand the current file (<kbd>Enter</kbd> on a file's header too)</dd>
+      <dt><kbd>u</kbd> / <kbd>s</kbd></dt><dd>unified or side-by-side diff</dd>
+      <dt><kbd>g</kbd> <kbd>d</kbd></dt><dd>the repository's dashboard</dd>
+      <dt><kbd>?</kbd></dt><dd>this help</dd>
+      <dt><kbd>Esc</kbd></dt><dd>close it</dd>
+    </dl>
+    <button type="button" class="btn" onClick=${onClose}>Close</button>
+  </div>`;
+}
+
+function App() {
+  const loc = useLocation();
+  const segments = pathSegments(loc.path);
+  const { page, crumbs } = route(segments);
+  const [help, setHelp] = useState(false);
+  useEffect(() => {
+    let pendingG = false;
+    const onKey = (e) => {
+      if (typing(e) || e.metaKey || e.ctrlKey || e.altKey) return;
+      if (e.key === '?') {
+        setHelp((h) => !h);
+        e.preventDefault();
+      } else if (e.key === 'Escape') setHelp(false);
+      else if (e.key === 'g') {
+        pendingG = true;
+        setTimeout(() => { pendingG = false; }, 800);
+        return;
+      } else if (pendingG && e.key === 'd' && segments[0] === 'repos' && segments[1] !== undefined) {
+        navigate(ui.repo(segments[1]));
+      }
+      pendingG = false;
+    };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  }, [loc.path]);
+  return html`
+    <a class="skip" href="#main">Skip to content</a>
+    <header class="topbar">
+      <nav class="crumbs" aria-label="Breadcrumb">
+        <a class="brand" href="/ui/"><span class="brand-mark" aria-hidden="true"></span>cairn</a>
+        ${crumbs.map((c) => html`<span class="sep" aria-hidden="true">/</span>${c.href ? html`<a href=${c.href}>${c.label}</a>` : html`<span aria-current="page">${c.label}</span>`}`)}
+      </nav>
+      <div class="topbar-right">
+        <${Identity} />
+        <button type="button" class="btn link small" onClick=${() => setHelp((h) => !h)} aria-label="Keyboard shortcuts" title="Keyboard shortcuts (?)">?</button>
+      </div>
+    </header>
+    <main id="main" tabindex="-1">${page}</main>
+    ${help ? html`<${Shortcuts} onClose=${() => setHelp(false)} />` : null}
+    <${DialogHost} />
+  `;
+}
+
+const root = document.getElementById('app');
+interceptLinks(document);
+root.textContent = '';
+render(html`<${App} />`, root);

@@ -1,0 +1,383 @@
+// The diff of a patchset, rendered from the JSON diff route (README "Diffs and land readiness"):
+// a file list with stats, then one section per file, unified or side by side, syntax
+// highlighted. Large diffs stay usable: a file's body is built only when its place scrolls
+// near the viewport (IntersectionObserver) or when it is expanded, so a 2,000-file patchset
+// costs 2,000 headers at first, not 2,000 tables. Files with very many lines start collapsed.
+import { html, useEffect, useMemo, useRef, useState, useCallback } from './vendor/preact.js';
+import { get, repoPath, seg, query } from './api.js';
+import { useHighlighter, languageOf, highlightLines } from './syntax.js';
+import { NUMBER, plural, typing, Badge } from './util.js';
+
+/** Files with more diff lines than this start collapsed. */
+const COLLAPSE_LINES = 1500;
+/** File sections rendered at first; the rest follow in slices, one per frame. */
+const FIRST_SLICE = 150;
+const SLICE = 400;
+/** Estimated height of one diff line, for the placeholder of a file not built yet. */
+const LINE_PX = 20;
+
+const lineCount = (f) => f.hunks.reduce((n, h) => n + h.lines.length + 1, 0);
+
+/** Rows the file's table will have in this view: the placeholder takes their height, so building a body moves nothing below or above it. */
+function rowCount(f, view) {
+  if (view !== 'split') return lineCount(f);
+  let rows = 0;
+  for (const h of f.hunks) {
+    rows += 1;
+    let dels = 0;
+    let adds = 0;
+    for (const l of h.lines) {
+      if (l[0] === '-') dels++;
+      else if (l[0] === '+') adds++;
+      else {
+        rows += Math.max(dels, adds) + 1;
+        dels = 0;
+        adds = 0;
+      }
+    }
+    rows += Math.max(dels, adds);
+  }
+  return rows;
+}
+
+export const fileHash = (path) => `#file=${encodeURIComponent(path)}`;
+
+export function fileFromHash(hash) {
+  const m = /^#file=(.*)$/.exec(hash || '');
+  if (!m) return null;
+  try {
+    return decodeURIComponent(m[1]);
+  } catch {
+    return null;
+  }
+}
+
+// ---------------------------------------------------------------- lines of a hunk
+
+/**
+ * The hunk's lines with their numbers on each side and, once highlight.js is there, their
+ * highlighted HTML: the old side (context and removed lines) and the new side (context and
+ * added lines) are each highlighted as one text, so a construct spanning lines keeps its colour.
+ */
+function numberedLines(hunk, h, language) {
+  const oldText = [];
+  const newText = [];
+  for (const l of hunk.lines) {
+    const c = l[0];
+    if (c === ' ' || c === '-') oldText.push(l.slice(1));
+    if (c === ' ' || c === '+') newText.push(l.slice(1));
+  }
+  const oldHtml = highlightLines(h, language, oldText);
+  const newHtml = highlightLines(h, language, newText);
+  let o = hunk.old_start;
+  let n = hunk.new_start;
+  let oi = 0;
+  let ni = 0;
+  return hunk.lines.map((l) => {
+    const c = l[0];
+    const text = l.slice(1);
+    if (c === ' ') {
+      const row = { kind: 'ctx', old: o++, new: n++, text, html: newHtml ? newHtml[ni] : null };
+      oi++;
+      ni++;
+      return row;
+    }
+    if (c === '-') return { kind: 'del', old: o++, new: null, text, html: oldHtml ? oldHtml[oi++] : null };
+    if (c === '+') return { kind: 'add', old: null, new: n++, text, html: newHtml ? newHtml[ni++] : null };
+    return { kind: 'note', old: null, new: null, text: l.slice(2) || l, html: null };
+  });
+}
+
+/** Pairs a run of removed lines with the added lines that follow it, for the side-by-side view. */
+function sideBySide(lines) {
+  const rows = [];
+  let dels = [];
+  let adds = [];
+  const flush = () => {
+    for (let i = 0; i < Math.max(dels.length, adds.length); i++) rows.push({ left: dels[i] ?? null, right: adds[i] ?? null });
+    dels = [];
+    adds = [];
+  };
+  for (const l of lines) {
+    if (l.kind === 'del') {
+      if (adds.length) flush();
+      dels.push(l);
+    } else if (l.kind === 'add') adds.push(l);
+    else {
+      flush();
+      if (l.kind === 'ctx') rows.push({ left: l, right: l });
+      else rows.push({ note: l });
+    }
+  }
+  flush();
+  return rows;
+}
+
+const SIGN = { ctx: ' ', del: '-', add: '+' };
+
+/** The code of one line: highlighted HTML from highlight.js (which escaped it), else plain text. */
+function Code({ line }) {
+  if (line.html !== null && line.html !== undefined) return html`<td class="code"><span class="sign" aria-hidden="true">${SIGN[line.kind]}</span><span class="text" dangerouslySetInnerHTML=${{ __html: line.html }}></span></td>`;
+  return html`<td class="code"><span class="sign" aria-hidden="true">${SIGN[line.kind]}</span><span class="text">${line.text}</span></td>`;
+}
+
+const hunkHeader = (h) => `@@ -${h.old_start},${h.old_lines} +${h.new_start},${h.new_lines} @@`;
+
+function UnifiedHunks({ hunks }) {
+  return html`<table class="diff unified"><colgroup><col class="ln-col" /><col class="ln-col" /><col /></colgroup><tbody>${hunks.map(({ hunk, lines }) => html`
+    <tr class="hunk"><td class="ln" colspan="2"></td><td class="code hunk-head">${hunkHeader(hunk)}</td></tr>
+    ${lines.map((l) => (l.kind === 'note'
+      ? html`<tr class="note"><td class="ln" colspan="2"></td><td class="code">\\ ${l.text}</td></tr>`
+      : html`<tr class=${l.kind}><td class="ln" data-n=${l.old ?? ''}></td><td class="ln" data-n=${l.new ?? ''}></td><${Code} line=${l} /></tr>`))}`)}
+  </tbody></table>`;
+}
+
+function SplitHunks({ hunks }) {
+  const side = (l, which) => (l
+    ? html`<td class=${`ln ${l.kind}`} data-n=${which === 'left' ? l.old : l.new}></td><${Code} line=${l} />`
+    : html`<td class="ln empty"></td><td class="code empty"></td>`);
+  return html`<table class="diff split"><colgroup><col class="ln-col" /><col class="half" /><col class="ln-col" /><col class="half" /></colgroup><tbody>${hunks.map(({ hunk, lines }) => html`
+    <tr class="hunk"><td class="ln"></td><td class="code hunk-head" colspan="3">${hunkHeader(hunk)}</td></tr>
+    ${sideBySide(lines).map((r) => (r.note
+      ? html`<tr class="note"><td class="ln"></td><td class="code" colspan="3">\\ ${r.note.text}</td></tr>`
+      : html`<tr class=${`pair ${r.left ? r.left.kind : 'none'}-${r.right ? r.right.kind : 'none'}`}>${side(r.left, 'left')}${side(r.right, 'right')}</tr>`))}`)}
+  </tbody></table>`;
+}
+
+function FileBody({ file, view }) {
+  const h = useHighlighter();
+  const language = languageOf(h, file.path);
+  const hunks = useMemo(() => file.hunks.map((hunk) => ({ hunk, lines: numberedLines(hunk, h, language) })), [file, h, language]);
+  return html`<div class="file-body">${view === 'split' ? html`<${SplitHunks} hunks=${hunks} />` : html`<${UnifiedHunks} hunks=${hunks} />`}</div>`;
+}
+
+const CHANGE_LETTER = { added: 'A', deleted: 'D', modified: 'M' };
+
+function modeNote(f) {
+  if (f.old_mode && f.new_mode && f.old_mode !== f.new_mode) return `mode ${f.old_mode} → ${f.new_mode}`;
+  if (f.change === 'added' && f.new_mode && f.new_mode !== '100644') return `mode ${f.new_mode}`;
+  return null;
+}
+
+/** One file: a sticky header (always there) and its body, built once it is near the viewport. */
+function FileDiff({ file, index, view, observe, open, onToggle, current, onLoadFull }) {
+  const box = useRef(null);
+  const [near, setNear] = useState(false);
+  useEffect(() => observe(box.current, () => setNear(true)), [observe]);
+  const lines = lineCount(file);
+  const mode = modeNote(file);
+  const hasBody = file.hunks.length > 0;
+  let body = null;
+  if (!open) body = null;
+  else if (file.binary) body = html`<p class="file-note">Binary file ${file.change}.</p>`;
+  else if (file.truncated) {
+    body = html`<p class="file-note">${file.note || 'This file was left out of the diff.'} <button type="button" class="btn small" onClick=${() => onLoadFull(file.path)}>Load this file</button></p>`;
+  } else if (!hasBody) body = html`<p class="file-note">${mode ? 'Only the mode changed.' : file.change === 'modified' ? 'No change in content.' : `Empty file ${file.change}.`}</p>`;
+  else if (near) body = html`<${FileBody} file=${file} view=${view} />`;
+  // A style object is set through the CSSOM (el.style.height), which the CSP allows; no style attribute is written.
+  else body = html`<div class="file-placeholder" style=${{ height: `${rowCount(file, view) * LINE_PX}px` }} aria-busy="true"><span class="muted">${plural(lines, 'line')}…</span></div>`;
+  // A section not built yet is skipped by the browser's layout while off screen (content-visibility),
+  // at the size its placeholder has.
+  const lazy = open && !near && hasBody && !file.binary && !file.truncated;
+  const size = lazy ? { containIntrinsicSize: `auto ${rowCount(file, view) * LINE_PX + 40}px` } : undefined;
+  return html`<section class=${`diff-file${current ? ' current' : ''}${lazy ? ' lazy' : ''}`} id=${`f${index}`} data-path=${file.path} ref=${box} style=${size}>
+    <header class="file-head">
+      <button type="button" class="file-toggle" aria-expanded=${open ? 'true' : 'false'} onClick=${() => onToggle(index)} title=${open ? 'Collapse (o)' : 'Expand (o)'}>
+        <span class="chev" aria-hidden="true">${open ? '▾' : '▸'}</span>
+        <span class=${`chg chg-${file.change}`} title=${file.change}>${CHANGE_LETTER[file.change] ?? '?'}</span>
+        <span class="file-path">${file.path}</span>
+      </button>
+      <span class="file-meta">
+        ${mode ? html`<span class="muted">${mode}</span>` : null}
+        ${file.binary ? html`<${Badge} value="binary" tone="plain" />` : null}
+        ${file.truncated ? html`<${Badge} value="truncated" tone="warn" />` : null}
+        <span class="stat"><span class="add-text">+${file.additions}</span> <span class="del-text">−${file.deletions}</span></span>
+      </span>
+    </header>
+    ${body}
+  </section>`;
+}
+
+/** A file list row's bar: five cells coloured by the share of additions and deletions. */
+function StatBar({ a, d }) {
+  const total = a + d;
+  const cells = 5;
+  const green = total === 0 ? 0 : Math.round((a / total) * Math.min(cells, total));
+  const red = total === 0 ? 0 : Math.min(cells - green, Math.round((d / total) * Math.min(cells, total)));
+  return html`<span class="statbar" aria-hidden="true">${Array.from({ length: cells }, (_, i) => html`<i class=${i < green ? 'a' : i < green + red ? 'd' : ''}></i>`)}</span>`;
+}
+
+/** The changed files, one row each (rows off screen are skipped by the browser: content-visibility). */
+function FileList({ files, current, onPick }) {
+  const bars = files.length <= 500;
+  return html`<nav class="file-list" aria-label="Changed files">
+    <ol class="files">${files.map((f, i) => html`<li class=${`file-row${i === current ? ' current' : ''}`}>
+      <span class=${`chg chg-${f.change}`} title=${f.change}>${CHANGE_LETTER[f.change] ?? '?'}</span>
+      <span class="path-cell" title=${f.path}><a href=${fileHash(f.path)} onClick=${(e) => { e.preventDefault(); onPick(i); }}>${f.path}</a></span>
+      <span class="num add-text">+${f.additions}</span>
+      <span class="num del-text">−${f.deletions}</span>
+      ${bars ? html`<${StatBar} a=${f.additions} d=${f.deletions} />` : null}
+    </li>`)}</ol>
+  </nav>`;
+}
+
+/**
+ * The files of a diff. `diff` is the JSON of GET read/patchsets/{id}/diff; `view` is 'unified'
+ * or 'split'. Keyboard: j/n next file, k/p previous, o toggles the current one.
+ */
+export function DiffView({ repo, diff, view, onView }) {
+  const [files, setFiles] = useState(diff.files);
+  const [openSet, setOpenSet] = useState(() => new Set(diff.files.map((f, i) => (lineCount(f) > COLLAPSE_LINES ? -1 : i)).filter((i) => i >= 0)));
+  const [current, setCurrentState] = useState(-1);
+  // The keyboard handler reads the current file from here: keys pressed faster than renders still move one file each.
+  const currentRef = useRef(-1);
+  const setCurrent = (i) => {
+    currentRef.current = i;
+    setCurrentState(i);
+  };
+  const list = useRef(null);
+  // Sections are added in slices, so the first files show at once however many there are.
+  const [shown, setShown] = useState(Math.min(diff.files.length, FIRST_SLICE));
+  const pending = useRef(null);
+  useEffect(() => {
+    setFiles(diff.files);
+    setOpenSet(new Set(diff.files.map((f, i) => (lineCount(f) > COLLAPSE_LINES ? -1 : i)).filter((i) => i >= 0)));
+  }, [diff]);
+  useEffect(() => {
+    if (shown >= files.length) return undefined;
+    const id = requestAnimationFrame(() => setShown((n) => Math.min(files.length, n + SLICE)));
+    return () => cancelAnimationFrame(id);
+  }, [shown, files]);
+
+  // One observer for every file section: a section's body is built when it comes within a
+  // screen or so of the viewport, and stays built.
+  const observer = useRef(null);
+  const waiting = useRef(new Map());
+  const observe = useCallback((el, onNear) => {
+    if (!el) return undefined;
+    if (!observer.current) {
+      observer.current = new IntersectionObserver((entries) => {
+        for (const e of entries) {
+          if (!e.isIntersecting) continue;
+          const f = waiting.current.get(e.target);
+          waiting.current.delete(e.target);
+          observer.current.unobserve(e.target);
+          if (f) f();
+        }
+      }, { rootMargin: '800px 0px 800px 0px' });
+    }
+    waiting.current.set(el, onNear);
+    observer.current.observe(el);
+    return () => {
+      waiting.current.delete(el);
+      observer.current?.unobserve(el);
+    };
+  }, []);
+  useEffect(() => () => observer.current?.disconnect(), []);
+
+  const goTo = useCallback((i, { focus = true, hash = true } = {}) => {
+    if (i < 0 || i >= files.length) return;
+    if (i >= shown) {
+      // not rendered yet: render every section, then go there
+      pending.current = { i, focus, hash };
+      setShown(files.length);
+      return;
+    }
+    setCurrent(i);
+    const el = document.getElementById(`f${i}`);
+    if (el) {
+      el.scrollIntoView({ block: 'start' });
+      if (focus) el.querySelector('.file-toggle')?.focus({ preventScroll: true });
+    }
+    if (hash) history.replaceState(history.state, '', location.pathname + location.search + fileHash(files[i].path));
+  }, [files, shown]);
+  useEffect(() => {
+    const p = pending.current;
+    if (p && p.i < shown) {
+      pending.current = null;
+      goTo(p.i, p);
+    }
+  }, [shown, goTo]);
+
+  // #file=PATH in the URL: go to that file (on load, and when a link changes the hash).
+  useEffect(() => {
+    const jump = () => {
+      const path = fileFromHash(location.hash);
+      if (path === null) return;
+      const i = files.findIndex((f) => f.path === path);
+      if (i >= 0) requestAnimationFrame(() => goTo(i, { focus: false, hash: false }));
+    };
+    jump();
+    addEventListener('hashchange', jump);
+    return () => removeEventListener('hashchange', jump);
+  }, [files, goTo]);
+
+  const toggle = useCallback((i) => setOpenSet((s) => {
+    const next = new Set(s);
+    if (next.has(i)) next.delete(i);
+    else next.add(i);
+    return next;
+  }), []);
+
+  /** The file the reader is at: the current one while it is on screen, else the one at the top of the viewport. */
+  const here = () => {
+    const sections = list.current ? list.current.children : [];
+    const cur = currentRef.current;
+    if (cur >= 0 && sections[cur]) {
+      const r = sections[cur].getBoundingClientRect();
+      if (r.bottom > 60 && r.top < innerHeight) return cur;
+    }
+    let lo = 0;
+    let hi = sections.length - 1;
+    let found = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (sections[mid].getBoundingClientRect().top <= 64) {
+        found = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    return found;
+  };
+
+  useEffect(() => {
+    const onKey = (e) => {
+      if (typing(e) || e.metaKey || e.ctrlKey || e.altKey) return;
+      if (document.querySelector('dialog[open]')) return;
+      const k = e.key;
+      if (k === 'j' || k === 'n') goTo(here() + 1);
+      else if (k === 'k' || k === 'p') goTo(Math.max(0, here() - 1));
+      else if (k === 'o' && currentRef.current >= 0) toggle(currentRef.current);
+      else if (k === 'u') onView('unified');
+      else if (k === 's') onView('split');
+      else return;
+      e.preventDefault();
+    };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  }, [goTo, toggle, onView]);
+
+  const loadFull = useCallback(async (path) => {
+    const one = await get(repoPath(repo, `/read/patchsets/${seg(diff.patchset_id)}/diff${query({ path, against: diff.against })}`));
+    const f = one.files.find((x) => x.path === path);
+    if (f) setFiles((fs) => fs.map((x) => (x.path === path ? f : x)));
+  }, [repo, diff]);
+
+  const st = diff.stats;
+  return html`<div class="diff-view">
+    <div class="diff-summary">
+      <span><strong>${plural(st.files_changed, 'file')}</strong> changed</span>
+      <span class="add-text">+${NUMBER.format(st.additions)}</span> <span class="del-text">−${NUMBER.format(st.deletions)}</span>
+      ${st.binary_files ? html`<span class="muted">${plural(st.binary_files, 'binary file')}</span>` : null}
+      ${st.truncated_files ? html`<span class="warn-text">${plural(st.truncated_files, 'file')} left out (too large); load them one by one</span>` : null}
+      <span class="spacer"></span>
+      <span class="muted kbd-hint"><kbd>j</kbd>/<kbd>k</kbd> files · <kbd>o</kbd> toggle</span>
+      <div class="seg" role="group" aria-label="Diff layout">
+        <button type="button" class=${`btn small ${view === 'unified' ? 'on' : ''}`} aria-pressed=${view === 'unified'} onClick=${() => onView('unified')}>Unified</button>
+        <button type="button" class=${`btn small ${view === 'split' ? 'on' : ''}`} aria-pressed=${view === 'split'} onClick=${() => onView('split')}>Side by side</button>
+      </div>
+    </div>
+    ${files.length === 0 ? html`<p class="empty">No file differs.</p>` : html`<${FileList} files=${files} current=${current} onPick=${(i) => goTo(i, { focus: true })} />`}
+    <div class="diff-files" ref=${list}>${files.slice(0, shown).map((f, i) => html`<${FileDiff} key=${f.path} file=${f} index=${i} view=${view} observe=${observe} open=${openSet.has(i)} onToggle=${toggle} current=${i === current} onLoadFull=${loadFull} />`)}</div>
+  </div>`;
+}

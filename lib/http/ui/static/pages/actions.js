@@ -1,0 +1,235 @@
+// The reviewer's actions on a change, each one call to an existing route of the interface:
+// approve, comment and request changes (POST changes/{ref}/reviews), request review
+// (:requestReview), select a patchset (:selectPatchset), run CI (patchsets/{id}:runCi), evaluate
+// the policy (:evaluatePolicy) and land (POST task-land, with a mode and a confirmation). The
+// reviewer's name comes from ../dialogs.js (asked once, or the ingress header).
+import { html, useEffect, useState } from '../vendor/preact.js';
+import { ApiError, get, post, randomKey, repoPath, seg } from '../api.js';
+import { Badge, Card, Empty, Time, plural, ui, useIdentity } from '../util.js';
+import { confirmAction, reviewerName } from '../dialogs.js';
+
+const OPEN = ['draft', 'active', 'review'];
+
+function Flash({ flash }) {
+  if (!flash) return null;
+  return html`<div class=${`flash ${flash.ok ? 'ok' : 'bad'}`} role=${flash.ok ? 'status' : 'alert'}>${flash.text}</div>`;
+}
+
+function explain(err) {
+  if (err instanceof ApiError) {
+    const body = err.body ?? {};
+    const kind = body.failure_kind ? ` (${body.failure_kind.replace(/_/g, ' ')})` : '';
+    return `${err.status ? `HTTP ${err.status}: ` : ''}${err.message}${kind}`;
+  }
+  return String(err && err.message ? err.message : err);
+}
+
+export function Actions({ repo, d, onDone }) {
+  const me = useIdentity();
+  const c = d.change;
+  const selected = c.selected_patchset_id;
+  const viewed = d.viewed;
+  const open = OPEN.includes(c.status);
+  const [busy, setBusy] = useState(null);
+  const [flash, setFlash] = useState(null);
+  const [comment, setComment] = useState('');
+  const [group, setGroup] = useState('');
+  const [mode, setMode] = useState('merge');
+  const R = (rest) => repoPath(repo, rest);
+
+  const run = async (name, fn, success) => {
+    setBusy(name);
+    setFlash(null);
+    try {
+      const result = await fn();
+      if (result === undefined) return; // cancelled
+      setFlash({ ok: true, text: typeof success === 'function' ? success(result) : success });
+      onDone();
+    } catch (err) {
+      setFlash({ ok: false, text: explain(err) });
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const review = (action, blocking = false) => run(action, async () => {
+    const reviewer = await reviewerName();
+    if (!reviewer) return undefined;
+    if ((action === 'comment') && !comment.trim()) throw new Error('write a comment first');
+    const r = await post(R(`/changes/${seg(c.change_id)}/reviews`), { patchset_id: selected, reviewer, action, comment, blocking });
+    setComment('');
+    return r;
+  }, action === 'approve' ? 'Approved.' : action === 'comment' ? 'Comment posted.' : 'Changes requested (blocking).');
+
+  const requestReview = () => run('request', async () => {
+    if (!group.trim()) throw new Error('name the reviewer group to ask');
+    const by = await reviewerName();
+    if (!by) return undefined;
+    const r = await post(R(`/changes/${seg(c.change_id)}:requestReview`), { patchset_id: selected, reviewer_groups: [group.trim()], note: comment, requested_by: by });
+    setGroup('');
+    return r;
+  }, (r) => `Review requested from ${r.reviewer_group}.`);
+
+  const runCi = () => run('ci', () => post(R(`/patchsets/${seg(viewed)}:runCi`), { trigger: 'manual_rerun' }), (r) => `CI run ${r.job?.run_sequence ?? ''} queued as job #${r.job?.worker_job_index}.`);
+  const evaluate = () => run('policy', () => post(R(`/patchsets/${seg(viewed)}:evaluatePolicy`), {}), (r) => `Policy evaluated: ${r.policy.decision}.`);
+  const select = () => run('select', () => post(R(`/changes/${seg(c.change_id)}:selectPatchset`), { patchset_id: viewed }), `Selected ${viewed}.`);
+
+  const land = () => run('land', async () => {
+    const r = d.readiness;
+    const ok = await confirmAction({
+      title: `Land ${c.change_id}?`,
+      body: html`<p>Land <code>${selected}</code> onto <code>${c.land_target_line}</code> as a <strong>${mode}</strong>.</p>
+        ${r.can_land ? html`<p class="good-text">The gates pass on the evidence as it stands now.</p>` : html`<p class="bad-text">The gates refuse it now: ${r.reason}. The land will be recorded as refused.</p>`}
+        <p class="muted">The land evaluates the policy again at the moment it runs and moves the line in one commit.</p>`,
+      confirm: `Land (${mode})`,
+      danger: !r.can_land,
+    });
+    if (!ok) return undefined;
+    try {
+      return await post(R('/task-land'), { contract: 'task-land-atomic/v1', idempotency_key: randomKey('ui-land'), task_or_change_ref: c.change_ref, mode, patchset_id: selected });
+    } catch (err) {
+      if (err instanceof ApiError && err.body && err.body.land) rememberLand(repo, c.change_id, err.body.land.land_id);
+      throw err;
+    }
+  }, (r) => {
+    rememberLand(repo, c.change_id, r.land.land_id);
+    return `Landed ${r.patchset_id} on ${r.target_line}: ${r.land.line_action?.replace(/_/g, ' ') ?? 'done'} (${r.land.land_id}).`;
+  });
+
+  const noName = me.source === 'header' && !me.name;
+  return html`<${Card} title="Actions" id="actions" className="actions-card">
+    <${Flash} flash=${flash} />
+    ${!open ? html`<${Empty}>The change is ${c.status}; it takes no more reviews or lands.</${Empty}>` : html`
+      ${viewed !== selected ? html`<p class="note-box">You are viewing <code>${viewed}</code>; reviews and lands act on the selected patchset <code>${selected}</code>.
+        <button type="button" class="btn small" onClick=${select} disabled=${!!busy}>Select ${viewed.replace(/^.*\./, '')}</button></p>` : null}
+      ${noName ? html`<p class="warn-text">This page was served without the ${me.header} header: actions that record your name are off.</p>` : null}
+      <label class="field"><span>Comment</span>
+        <textarea rows="3" value=${comment} onInput=${(e) => setComment(e.currentTarget.value)} placeholder="What you think of this patchset (optional for approve and request changes)"></textarea>
+      </label>
+      <div class="btn-row">
+        <button type="button" class="btn primary" onClick=${() => review('approve')} disabled=${!!busy || noName}>Approve</button>
+        <button type="button" class="btn" onClick=${() => review('comment')} disabled=${!!busy || noName}>Comment</button>
+        <button type="button" class="btn danger" onClick=${() => review('request_changes', true)} disabled=${!!busy || noName} title="A blocking vote: it sticks to the change until you dismiss it or approve">Request changes</button>
+      </div>
+      <div class="btn-row">
+        <input class="input" aria-label="Reviewer group" placeholder="reviewer group" value=${group} onInput=${(e) => setGroup(e.currentTarget.value)} />
+        <button type="button" class="btn" onClick=${requestReview} disabled=${!!busy || noName}>Request review</button>
+      </div>
+      <div class="btn-row">
+        <button type="button" class="btn" onClick=${runCi} disabled=${!!busy} title=${`Queue a new CI run for ${viewed}`}>Run CI</button>
+        <button type="button" class="btn" onClick=${evaluate} disabled=${!!busy} title=${`Evaluate the policy of ${viewed} now`}>Evaluate policy</button>
+      </div>
+      <div class="btn-row land-row">
+        <label class="field inline"><span>Land as</span>
+          <select value=${mode} onChange=${(e) => setMode(e.currentTarget.value)}>
+            <option value="merge">merge</option>
+            <option value="ff-only">fast-forward only</option>
+            <option value="direct">direct (rebase)</option>
+          </select>
+        </label>
+        <button type="button" class=${`btn ${d.readiness.can_land ? 'primary' : ''}`} onClick=${land} disabled=${!!busy}>Land…</button>
+      </div>`}
+    ${busy ? html`<p class="muted" role="status">Working…</p>` : null}
+  </${Card}>`;
+}
+
+// ---------------------------------------------------------------- land history
+
+// The interface lists no lands: a land is read by its id (GET lands/{id}), and ids are
+// `land-N` per repository. The page remembers the lands it made, and on request finds the
+// newest id (probing: the last probe is a 404 by construction) and reads the newest lands.
+const LANDS_KEY = 'cairn.lands';
+const SCAN = 60;
+
+function remembered(repo, change) {
+  try {
+    return (JSON.parse(sessionStorage.getItem(LANDS_KEY) || '{}')[`${repo}/${change}`] ?? []);
+  } catch {
+    return [];
+  }
+}
+
+function rememberLand(repo, change, landId) {
+  try {
+    const all = JSON.parse(sessionStorage.getItem(LANDS_KEY) || '{}');
+    const key = `${repo}/${change}`;
+    all[key] = [...new Set([...(all[key] ?? []), landId])];
+    sessionStorage.setItem(LANDS_KEY, JSON.stringify(all));
+  } catch {
+    /* storage disabled */
+  }
+}
+
+async function landExists(repo, n) {
+  try {
+    await get(repoPath(repo, `/lands/land-${n}`));
+    return true;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) return false;
+    throw err;
+  }
+}
+
+/** The newest land number (0 when none): doubling, then bisection. */
+async function newestLand(repo) {
+  if (!(await landExists(repo, 1))) return 0;
+  let lo = 1;
+  let hi = 2;
+  while (await landExists(repo, hi)) {
+    lo = hi;
+    hi *= 2;
+  }
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (await landExists(repo, mid)) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+async function scanLands(repo, changeId) {
+  const newest = await newestLand(repo);
+  const ids = [];
+  for (let n = newest; n >= 1 && ids.length < SCAN; n--) ids.push(n);
+  const lands = (await Promise.all(ids.map((n) => get(repoPath(repo, `/lands/land-${n}`)).then((r) => r.land)))).filter((l) => l.change_id === changeId);
+  return { lands, scanned: ids.length, newest };
+}
+
+function LandRows({ repo, lands }) {
+  return html`<ul class="rows">${lands.map((l) => html`<li class="row">
+    <div class="row-main">
+      <a class="row-title" href=${ui.land(repo, l.land_id)}>${l.land_id}</a>
+      <div class="row-meta">${l.mode} onto <code>${l.target_line}</code> · <code>${l.patchset_id}</code> · <${Time} s=${l.finished_at_s} /></div>
+      ${l.failure_message ? html`<div class="muted small">${l.failure_message}</div>` : null}
+    </div>
+    <div class="row-side"><${Badge} value=${l.status} />${l.failure_kind ? html` <${Badge} value=${l.failure_kind} tone="bad" />` : null}</div>
+  </li>`)}</ul>`;
+}
+
+export function LandHistory({ repo, change }) {
+  const [state, setState] = useState({ busy: false, result: null, error: null });
+  const [known, setKnown] = useState([]);
+  useEffect(() => {
+    const mine = remembered(repo, change.change_id);
+    if (mine.length === 0) return;
+    Promise.all(mine.map((id) => get(repoPath(repo, `/lands/${seg(id)}`)).then((x) => x.land))).then(setKnown, () => setKnown([]));
+  }, [repo, change.change_id, change.updated_at_s]);
+  const scan = async () => {
+    setState({ busy: true, result: null, error: null });
+    try {
+      setState({ busy: false, result: await scanLands(repo, change.change_id), error: null });
+    } catch (error) {
+      setState({ busy: false, result: null, error });
+    }
+  };
+  const r = state.result;
+  const found = r ? r.lands.filter((l) => !known.some((k) => k.land_id === l.land_id)) : [];
+  return html`<${Card} title="Lands" id="lands">
+    ${known.length ? html`<${LandRows} repo=${repo} lands=${known} />` : null}
+    ${found.length ? html`<${LandRows} repo=${repo} lands=${found} />` : null}
+    ${r && r.lands.length === 0 ? html`<${Empty}>None of the newest ${plural(r.scanned, 'land')} of this repository is of this change.</${Empty}>` : null}
+    ${state.error ? html`<p class="bad-text">${explain(state.error)}</p>` : null}
+    ${!r ? html`<p class="muted small">The interface has no list of lands; ${change.status === 'landed' ? 'this change landed, and ' : ''}its lands can be found by reading the repository's newest ones.</p>
+      <button type="button" class="btn small" onClick=${scan} disabled=${state.busy}>${state.busy ? 'Looking…' : `Find this change's lands`}</button>` : null}
+  </${Card}>`;
+}

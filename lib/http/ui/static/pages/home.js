@@ -1,0 +1,142 @@
+// The repositories list, a repository's dashboard (open changes by status, the reviewer inbox,
+// recently landed changes, the CI queue) and the changes list.
+import { html } from '../vendor/preact.js';
+import { AUTHORITIES, get, repoPath, query } from '../api.js';
+import { Async, Badge, Card, Empty, JOB_STATES, Time, plural, ui, useAsync, useLocation, useTitle } from '../util.js';
+
+const LIFECYCLE = { 1: 'active', 2: 'retiring', 3: 'purged' };
+
+export function ReposPage() {
+  useTitle('Repositories');
+  const repos = useAsync(() => get(AUTHORITIES), []);
+  return html`<div class="page">
+    <h1>Repositories</h1>
+    <${Async} state=${repos} what="repositories">${(d) => (d.repositories.length === 0
+      ? html`<${Empty}>No repository is registered on this server yet (<code>cairn repo create NAME</code>).</${Empty}>`
+      : html`<table class="table">
+          <thead><tr><th>Index</th><th>Name</th><th>Namespace</th><th>State</th><th>Created</th></tr></thead>
+          <tbody>${d.repositories.map((r) => html`<tr>
+            <td class="num">${r.repository_index}</td>
+            <td><a href=${ui.repo(r.repository_index)}>${r.repository_name}</a></td>
+            <td>${r.namespace ? html`<code>${r.namespace}</code>` : html`<span class="muted">—</span>`}</td>
+            <td><${Badge} value=${LIFECYCLE[r.lifecycle_kind] ?? r.lifecycle_kind} /></td>
+            <td><${Time} s=${r.created_at_s} /></td>
+          </tr>`)}</tbody>
+        </table>`)}</${Async}>
+  </div>`;
+}
+
+/** One row per change: title and ref, status, patchsets, age. */
+export function ChangeRows({ repo, changes, showStatus = true, empty = 'None.' }) {
+  if (changes.length === 0) return html`<${Empty}>${empty}</${Empty}>`;
+  return html`<ul class="rows">${changes.map((c) => html`<li class="row">
+    <div class="row-main">
+      <a class="row-title" href=${ui.change(repo, c.change_id)}>${c.title}</a>
+      <div class="row-meta"><code>${c.change_ref}</code> · into <code>${c.base_line}</code> · ${plural(c.patchset_count ?? 0, 'patchset')}</div>
+    </div>
+    <div class="row-side">${showStatus ? html`<${Badge} value=${c.status} />` : null}<${Time} s=${c.updated_at_s} /></div>
+  </li>`)}</ul>`;
+}
+
+function InboxGroups({ repo, inbox }) {
+  // Rows come ordered by group, then request time (README "Reviewer inbox").
+  const byGroup = new Map();
+  for (const r of inbox.rows) {
+    if (!byGroup.has(r.reviewer_group)) byGroup.set(r.reviewer_group, []);
+    byGroup.get(r.reviewer_group).push(r);
+  }
+  const groups = [...byGroup.entries()];
+  if (groups.length === 0) return html`<${Empty}>Nothing waits for review: request a review from a change's page.</${Empty}>`;
+  return groups.map(([group, rows]) => html`<div class="inbox-group">
+    <h3><span class="group-name">${group}</span> <span class="count">${rows.length}</span></h3>
+    <ul class="rows">${rows.map((r) => html`<li class="row">
+      <div class="row-main">
+        <a class="row-title" href=${ui.change(repo, r.change_id)}>${r.title}</a>
+        <div class="row-meta"><code>${r.change_ref}</code> · ps ${r.selected_patchset_number ?? '—'}${r.requested_by ? html` · asked by ${r.requested_by}` : null} · <${Time} s=${r.requested_at_s} />${r.note ? html` · <span class="note">${r.note}</span>` : null}</div>
+      </div>
+      <div class="row-side">
+        <span title="CI of the current run">CI <${Badge} value=${r.ci_overall ?? 'none'} /></span>
+        <span title="latest policy decision">policy <${Badge} value=${r.policy_decision ?? 'pending'} /></span>
+        <span class="votes" title="live approvals / blocking votes"><span class="good-text">✓${r.approvals}</span> <span class=${r.blocking ? 'bad-text' : 'muted'}>✗${r.blocking}</span></span>
+      </div>
+    </li>`)}</ul>
+  </div>`);
+}
+
+export function JobRows({ repo, jobs }) {
+  if (jobs.length === 0) return html`<${Empty}>No CI job yet.</${Empty}>`;
+  return html`<table class="table compact jobs">
+    <thead><tr><th>Job</th><th>Target</th><th>State</th><th class="num">Attempts</th><th>Updated</th></tr></thead>
+    <tbody>${jobs.map((j) => html`<tr>
+      <td><a href=${ui.job(repo, j.worker_job_index)}>#${j.worker_job_index}</a></td>
+      <td>${j.patchset_id ? html`<code>${j.patchset_id}</code>` : html`<code title=${j.snapshot_id}>${(j.snapshot_id ?? '').slice(0, 12)}</code>`} <span class="muted small">${j.job_type}${j.run_sequence ? ` · run ${j.run_sequence}` : ''}</span></td>
+      <td><${Badge} value=${j.state ?? JOB_STATES[j.state_kind]} />${j.outcome && j.outcome !== j.state ? html` <${Badge} value=${j.outcome} />` : null}</td>
+      <td class="num">${j.attempt_count}/${j.max_attempts}</td>
+      <td class="nowrap"><${Time} s=${j.updated_at_s} /></td>
+    </tr>`)}</tbody>
+  </table>`;
+}
+
+function Counts({ summary }) {
+  const c = summary.changes;
+  const items = [['review', 'in review'], ['active', 'active'], ['draft', 'draft'], ['landed', 'landed'], ['abandoned', 'abandoned'], ['archived', 'archived']];
+  return html`<ul class="counts">${items.map(([k, label]) => html`<li class=${`count-${k}`}><span class="n">${c[k] ?? 0}</span><span class="label">${label}</span></li>`)}
+    <li><span class="n">${summary.tasks.active}</span><span class="label">active tasks</span></li></ul>`;
+}
+
+export function Dashboard({ repo }) {
+  const data = useAsync(async () => {
+    const P = (rest) => get(repoPath(repo, rest));
+    const [repository, summary, review, active, draft, landed, inbox, jobs] = await Promise.all([
+      P(''), P('/read/queue-summary'), P('/changes?status=review&limit=50'), P('/changes?status=active&limit=50'), P('/changes?status=draft&limit=50'),
+      P('/changes?status=landed&limit=10'), P('/read/reviewer-inbox?limit=200'), P('/worker-jobs?limit=20'),
+    ]);
+    return { repository: repository.repository, summary, review, active, draft, landed, inbox, jobs };
+  }, [repo]);
+  useTitle(data.data ? data.data.repository.repository_name : `Repository ${repo}`);
+  return html`<div class="page dashboard">
+    <${Async} state=${data} what="the dashboard">${(d) => html`
+      <div class="page-head">
+        <h1>${d.repository.repository_name} <span class="muted">#${repo}</span></h1>
+        <nav class="subnav" aria-label="Repository">
+          <a href=${ui.changes(repo)}>Changes</a><a href=${ui.lines(repo)}>Lines</a><a href=${ui.plans(repo)}>Plans</a><a href=${ui.jobs(repo)}>CI queue</a>
+        </nav>
+      </div>
+      <${Counts} summary=${d.summary} />
+      <div class="grid-2">
+        <div class="col">
+          <${Card} title="Needs review" right=${html`<span class="muted">${plural(d.inbox.count ?? d.inbox.rows.length, 'request')}</span>`}><${InboxGroups} repo=${repo} inbox=${d.inbox} /></${Card}>
+          <${Card} title="Open changes" right=${html`<a href=${ui.changes(repo)}>all changes</a>`}>
+            <h3 class="sub">In review <span class="count">${d.review.changes.length}${d.review.next_cursor ? '+' : ''}</span></h3>
+            <${ChangeRows} repo=${repo} changes=${d.review.changes} showStatus=${false} empty="No change is in review." />
+            <h3 class="sub">Active <span class="count">${d.active.changes.length}${d.active.next_cursor ? '+' : ''}</span></h3>
+            <${ChangeRows} repo=${repo} changes=${d.active.changes} showStatus=${false} empty="No active change." />
+            <h3 class="sub">Draft <span class="count">${d.draft.changes.length}${d.draft.next_cursor ? '+' : ''}</span></h3>
+            <${ChangeRows} repo=${repo} changes=${d.draft.changes} showStatus=${false} empty="No draft." />
+          </${Card}>
+        </div>
+        <div class="col">
+          <${Card} title="CI queue" right=${html`<a href=${ui.jobs(repo)}>all jobs</a>`}><${JobRows} repo=${repo} jobs=${d.jobs.jobs} /></${Card}>
+          <${Card} title="Recently landed"><${ChangeRows} repo=${repo} changes=${d.landed.changes} showStatus=${false} empty="Nothing has landed yet." /></${Card}>
+        </div>
+      </div>`}</${Async}>
+  </div>`;
+}
+
+const STATUSES = ['', 'draft', 'active', 'review', 'landed', 'archived', 'superseded', 'abandoned'];
+
+export function ChangesPage({ repo }) {
+  const loc = useLocation();
+  const status = loc.params.get('status') ?? '';
+  const cursor = loc.params.get('cursor') ?? '';
+  useTitle('Changes');
+  const page = useAsync(() => get(repoPath(repo, `/changes${query({ status, cursor, limit: 50 })}`)), [repo, status, cursor]);
+  return html`<div class="page">
+    <div class="page-head"><h1>Changes</h1>
+      <nav class="subnav" aria-label="Filter by status">${STATUSES.map((st) => html`<a href=${ui.changes(repo, st)} aria-current=${st === status ? 'page' : undefined}>${st || 'all'}</a>`)}</nav>
+    </div>
+    <${Async} state=${page} what="changes">${(d) => html`
+      <${ChangeRows} repo=${repo} changes=${d.changes} empty="No change." />
+      ${d.next_cursor ? html`<p><a class="btn" href=${`${ui.changes(repo, status)}${status ? '&' : '?'}cursor=${encodeURIComponent(d.next_cursor)}`}>Older changes →</a></p>` : null}`}</${Async}>
+  </div>`;
+}

@@ -1,0 +1,244 @@
+// Real data for the browser tests of the reviewer UI (test/ui.test.ts): snapshots pushed with
+// the client's push, tasks, changes, patchsets, reviews, attestations, CI (claimed and completed
+// as a runner would) and plans, all over HTTP against a running server.
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { push } from '../lib/client/transfer.js';
+import { api, tempDir, type ApiResponse } from './helpers.js';
+
+type Json = Record<string, any>;
+export type Files = Record<string, string>;
+const RUNTIME = 'svc.runner.native-job.v3';
+
+export const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
+
+async function must(res: Promise<ApiResponse>, what: string): Promise<Json> {
+  const r = await res;
+  if (r.status !== 200 && r.status !== 201) throw new Error(`${what}: HTTP ${r.status} ${r.text}`);
+  return r.json;
+}
+
+export class Seeder {
+  private dir = path.join(tempDir('cairn-ui-seed-'), 'tree');
+  constructor(readonly url: string, readonly repo: number) {}
+
+  static async register(url: string, name: string): Promise<Seeder> {
+    const r = await must(api(url, 'POST', '/v1/native/repository-authorities', { json: { repository_name: name, namespace: '', policy_flags: 0 } }), 'register');
+    return new Seeder(url, r.repository.repository_index);
+  }
+
+  post(rest: string, json: unknown): Promise<Json> {
+    return must(api(this.url, 'POST', R(this.repo, rest), { json }), `POST ${rest}`);
+  }
+  put(rest: string, json: unknown): Promise<Json> {
+    return must(api(this.url, 'PUT', R(this.repo, rest), { json }), `PUT ${rest}`);
+  }
+  get(rest: string): Promise<Json> {
+    return must(api(this.url, 'GET', R(this.repo, rest)), `GET ${rest}`);
+  }
+
+  /** Push a tree as a snapshot; `moveLine` moves `line` to it, `parent` names its parent. */
+  async snap(files: Files, opts: { line?: string; moveLine?: boolean; parent?: string; message?: string } = {}): Promise<string> {
+    await fsp.rm(this.dir, { recursive: true, force: true });
+    await fsp.mkdir(this.dir, { recursive: true });
+    for (const [p, v] of Object.entries(files)) {
+      const full = path.join(this.dir, p);
+      await fsp.mkdir(path.dirname(full), { recursive: true });
+      await fsp.writeFile(full, v);
+    }
+    const res = await push({ server: this.url, repo: this.repo, line: opts.line ?? 'main', dir: this.dir, moveLine: opts.moveLine ?? false, progress: false, ...(opts.parent ? { parent: opts.parent } : {}), ...(opts.message ? { message: opts.message } : {}) });
+    return res.snapshot_id;
+  }
+
+  async change(title: string, opts: { task?: string; intent?: string; line?: string } = {}): Promise<{ task: string; change: string; ref: string }> {
+    const t = (await this.post('/tasks', { title: opts.task ?? title, intent: opts.intent ?? `Deliver: ${title}` })).task;
+    const c = (await this.post('/changes', { task_id: t.task_id, title, base_line: opts.line ?? 'main' })).change;
+    return { task: t.task_id, change: c.change_id, ref: c.change_ref };
+  }
+
+  async patchset(change: string, base: string, revision: string, summary: string, author = 'carol', mode = 'human_with_ai_assist'): Promise<string> {
+    return (await this.post(`/changes/${change}/patchsets`, { base_snapshot_id: base, revision_snapshot_id: revision, summary, author_mode: mode, author })).patchset.patchset_id;
+  }
+
+  review(change: string, ps: string, reviewer: string, action: string, comment = '', blocking = false): Promise<Json> {
+    return this.post(`/changes/${change}/reviews`, { patchset_id: ps, reviewer, action, comment, blocking });
+  }
+
+  requestReview(change: string, ps: string, group: string, note: string, by: string): Promise<Json> {
+    return this.post(`/changes/${change}:requestReview`, { patchset_id: ps, reviewer_groups: [group], note, requested_by: by });
+  }
+
+  /** Queue CI for the patchset and, unless `leaveQueued`, claim and complete it as a runner would. */
+  async ci(ps: string, tests: 'pass' | 'fail' = 'pass', leaveQueued = false): Promise<Json> {
+    const run = await this.post(`/patchsets/${ps}:runCi`, { trigger: 'manual_rerun' });
+    if (leaveQueued) return run;
+    const claim = await this.post(`/worker-jobs/${run.job.worker_job_index}:claim`, { accepted_runtime_contracts: [RUNTIME] });
+    const suites = [
+      { suite_id: 'unit', status: tests, blocking: true },
+      { suite_id: 'integration', status: 'pass', blocking: true },
+      { suite_id: 'lint', status: 'pass', blocking: false },
+    ];
+    return this.post(`/worker-jobs/${claim.worker_job_index}:complete`, {
+      attempt_count: claim.attempt_count,
+      lease_token: claim.lease_token,
+      detail: { job_kind: 7, result: { contract: 'svc.runner.native-result.v1', status: 'succeeded', tests_status: tests, suite_result_count: suites.length, suite_results: suites } },
+    });
+  }
+
+  attest(ps: string, verification = 'pass'): Promise<Json> {
+    return this.put(`/patchsets/${ps}/attestation`, { verification_state: verification });
+  }
+
+  evaluate(ps: string): Promise<Json> {
+    return this.post(`/patchsets/${ps}:evaluatePolicy`, {});
+  }
+}
+
+const lines = (...xs: string[]) => xs.join('\n') + '\n';
+
+export const BASE_TREE: Files = {
+  'README.md': lines('# webshop', '', 'A small shop: catalogue, cart and checkout.'),
+  'src/checkout/handler.ts': lines(
+    "import { Cart } from '../cart/cart.js';",
+    "import { charge } from './payments.js';",
+    '',
+    'export interface CheckoutRequest {',
+    '  cartId: string;',
+    '  customerId: string;',
+    '}',
+    '',
+    '/** Charge the cart and return the order number. */',
+    'export async function checkout(req: CheckoutRequest, carts: Map<string, Cart>): Promise<string> {',
+    '  const cart = carts.get(req.cartId);',
+    "  if (!cart) throw new Error('no such cart');",
+    '  const total = cart.items.reduce((sum, item) => sum + item.price * item.quantity, 0);',
+    '  const receipt = await charge(req.customerId, total);',
+    '  return receipt.orderNumber;',
+    '}',
+  ),
+  'src/checkout/payments.ts': lines(
+    'export interface Receipt { orderNumber: string; amount: number }',
+    '',
+    'export async function charge(customerId: string, amount: number): Promise<Receipt> {',
+    '  return { orderNumber: `${customerId}-${Date.now()}`, amount };',
+    '}',
+  ),
+  'src/cart/cart.ts': lines('export interface Item { sku: string; price: number; quantity: number }', 'export interface Cart { id: string; items: Item[] }'),
+  'scripts/report.py': lines('import json', 'import sys', '', 'def main(path):', '    with open(path) as f:', '        orders = json.load(f)', '    print(len(orders), "orders")', '', 'if __name__ == "__main__":', '    main(sys.argv[1])'),
+  'docs/checkout.md': lines('# Checkout', '', 'The checkout charges the whole cart at once.'),
+};
+
+/** The tree after the seeded documentation change landed. */
+export const LANDED_TREE: Files = { ...BASE_TREE, 'docs/checkout.md': BASE_TREE['docs/checkout.md'] + '\nOrders are numbered per customer.\n' };
+
+export const REVISION_1: Files = {
+  ...LANDED_TREE,
+  'src/checkout/handler.ts': BASE_TREE['src/checkout/handler.ts']
+    .replace("import { charge } from './payments.js';\n", "import { charge } from './payments.js';\nimport { RateLimiter } from './rate-limit.js';\n")
+    .replace('/** Charge the cart and return the order number. */\n', 'const limiter = new RateLimiter(5, 60_000);\n\n/** Charge the cart and return the order number. */\n')
+    .replace("  const cart = carts.get(req.cartId);\n", "  if (!limiter.allow(req.customerId)) throw new Error('too many checkouts, try again in a minute');\n  const cart = carts.get(req.cartId);\n"),
+  'src/checkout/rate-limit.ts': lines(
+    '/** A fixed-window limiter: at most `limit` calls per key in each window. */',
+    'export class RateLimiter {',
+    '  private windows = new Map<string, { start: number; count: number }>();',
+    '',
+    '  constructor(private readonly limit: number, private readonly windowMs: number) {}',
+    '',
+    '  allow(key: string, now = Date.now()): boolean {',
+    '    const w = this.windows.get(key);',
+    '    if (!w || now - w.start >= this.windowMs) {',
+    '      this.windows.set(key, { start: now, count: 1 });',
+    '      return true;',
+    '    }',
+    '    w.count += 1;',
+    '    return w.count <= this.limit;',
+    '  }',
+    '}',
+  ),
+  'docs/checkout.md': LANDED_TREE['docs/checkout.md'] + 'A customer may check out at most five times a minute.\n',
+};
+
+export const REVISION_2: Files = {
+  ...REVISION_1,
+  'src/checkout/rate-limit.ts': REVISION_1['src/checkout/rate-limit.ts']
+    .replace('/** A fixed-window limiter: at most `limit` calls per key in each window. */', '/**\n * A fixed-window limiter: at most `limit` calls per key in each window.\n * Windows of keys that stay quiet are dropped by `sweep()`.\n */')
+    .replace('    return w.count <= this.limit;\n  }\n', '    return w.count <= this.limit;\n  }\n\n  sweep(now = Date.now()): void {\n    for (const [key, w] of this.windows) if (now - w.start >= this.windowMs) this.windows.delete(key);\n  }\n'),
+  'scripts/report.py': BASE_TREE['scripts/report.py'].replace('    print(len(orders), "orders")', '    total = sum(o["amount"] for o in orders)\n    print(len(orders), "orders,", total, "in total")'),
+};
+
+export const PLAN_MD = lines(
+  '# Checkout hardening',
+  '',
+  'Keep the checkout **fast** and _fair_ under load. See [the runbook](https://example.com/runbook) and `docs/checkout.md`.',
+  '',
+  '## Work',
+  '',
+  '- [x] Rate-limit checkouts per customer {#rate-limit}',
+  '- [ ] Retry failed charges with backoff {#retry}',
+  '- [ ] Report daily totals {#report}',
+  '',
+  '## Notes',
+  '',
+  '> Limits are per customer, not per cart.',
+  '',
+  '| Limit | Window |',
+  '|---|---:|',
+  '| 5 | 60 s |',
+  '',
+  '```ts',
+  'new RateLimiter(5, 60_000);',
+  '```',
+);
+
+export interface Demo {
+  s: Seeder;
+  base: string;
+  /** The reviewed change: two patchsets, CI, attestation, reviews, a review request. */
+  main: { change: string; ref: string; ps1: string; ps2: string };
+  landed: { change: string };
+}
+
+/** A repository that looks like one in daily use. */
+export async function seedDemo(url: string, name = 'webshop'): Promise<Demo> {
+  const s = await Seeder.register(url, name);
+  const base = await s.snap(BASE_TREE, { moveLine: true, message: 'Catalogue, cart and checkout' });
+
+  // A plan, with a task linked to its first item.
+  await s.post('/sprints', { title: 'Checkout hardening', artifact_path: 'plans/checkout.md', artifact_heading: 'Checkout hardening', artifact_body: PLAN_MD, status: 'active', summary: 'Q3 reliability work' });
+
+  const landedOne = await s.change('Document the checkout flow');
+  const docRev = await s.snap(LANDED_TREE, { parent: base, message: 'Document order numbers' });
+  const psL = await s.patchset(landedOne.change, base, docRev, 'Document order numbers', 'dave', 'human_only');
+  await s.ci(psL);
+  await s.attest(psL);
+  await s.review(landedOne.change, psL, 'erin', 'approve', 'Clear, thanks.');
+  await s.post('/task-land', { contract: 'task-land-atomic/v1', idempotency_key: 'seed-land-1', task_or_change_ref: landedOne.ref, mode: 'merge' });
+
+  const head = (await s.get('/lines/main')).head_snapshot_id as string;
+  const rev1 = await s.snap(REVISION_1, { parent: head, message: 'Rate-limit checkouts' });
+  const rev2 = await s.snap(REVISION_2, { parent: head, message: 'Rate-limit checkouts; sweep idle windows; report totals' });
+  const m = await s.change('Rate-limit checkouts per customer', { task: 'Protect the checkout from bursts' });
+  const ps1 = await s.patchset(m.change, head, rev1, 'Fixed-window limiter in the checkout handler');
+  await s.ci(ps1);
+  await s.review(m.change, ps1, 'alice', 'comment', 'Windows of customers that never come back stay in the map forever. Can we drop them?');
+  const ps2 = await s.patchset(m.change, head, rev2, 'Sweep idle windows; report totals');
+  await s.post(`/changes/${m.change}:selectPatchset`, { patchset_id: ps2 });
+  await s.requestReview(m.change, ps2, 'backend', 'Second round: sweep added', 'carol');
+  await s.ci(ps2);
+  await s.attest(ps2);
+  await s.review(m.change, ps2, 'bob', 'comment', 'sweep() looks right. Who calls it?');
+  await s.evaluate(ps2);
+
+  const other = await s.change('Retry failed charges with backoff');
+  const otherRev = await s.snap({ ...BASE_TREE, 'src/checkout/payments.ts': BASE_TREE['src/checkout/payments.ts'].replace('  return {', '  // TODO: retry with backoff\n  return {') }, { parent: base, message: 'Retry charges' });
+  const psO = await s.patchset(other.change, base, otherRev, 'Retry skeleton');
+  await s.requestReview(other.change, psO, 'payments', 'Early look please', 'dave');
+  await s.ci(psO, 'fail');
+
+  const active = await s.change('Report daily totals');
+  const activeRev = await s.snap({ ...BASE_TREE, 'scripts/report.py': REVISION_2['scripts/report.py'] }, { parent: base, message: 'Totals' });
+  const psA = await s.patchset(active.change, base, activeRev, 'Print totals');
+  await s.ci(psA, 'pass', true);
+  await s.change('Gift cards at checkout');
+  return { s, base: head, main: { change: m.change, ref: m.ref, ps1, ps2 }, landed: { change: landedOne.change } };
+}

@@ -1,0 +1,448 @@
+// The reviewer UI (docs/ui.md). First what the server answers for /ui (headers, hashed assets,
+// the shell, the identity header, --no-ui), then the pages in a real browser: Debian's
+// chromium driven by playwright-core, against real test servers holding real data (pushed
+// snapshots, tasks, changes, patchsets, reviews, CI completed as a runner would). The browser
+// part is skipped, saying so, only when no chromium binary exists.
+import { expect } from 'chai';
+import { existsSync, mkdirSync, copyFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
+import { ROUTES } from '../lib/http/routes.js';
+import { UI_CSP } from '../lib/http/ui/routes.js';
+import { api, spawnServer, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { Seeder, seedDemo, type Demo, type Files } from './ui-seed.js';
+
+const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
+/** Screenshots go here during the tests; `UI_SCREENSHOTS_DIR=docs/screenshots` also copies them there. */
+export const SHOT_DIR = path.join(os.tmpdir(), 'cairn-ui-screenshots');
+
+// ---------------------------------------------------------------- the server side
+
+describe('reviewer UI: what the server answers', function () {
+  this.timeout(60_000);
+  let s: TestServer;
+  before(async () => {
+    s = await startTestServer();
+  });
+  after(() => s.stop());
+
+  const assetUrls = (html: string) => [...html.matchAll(/(?:href|src)="(\/ui\/assets\/[^"]+)"/g)].map((m) => m[1]);
+
+  it('serves the app shell for every /ui/ path, with the CSP, no-cache and no inline script or style', async () => {
+    for (const p of ['/ui/', '/ui/repos/0', '/ui/repos/0/changes/change-3?against=change-3.ps-1', '/ui/no/such/page']) {
+      const res = await api(s.url, 'GET', p);
+      expect(res.status, p).to.equal(200);
+      expect(res.headers.get('content-type')).to.equal('text/html; charset=utf-8');
+      expect(res.headers.get('content-security-policy')).to.equal(UI_CSP);
+      expect(res.headers.get('cache-control')).to.equal('no-cache');
+      expect(res.headers.get('x-content-type-options')).to.equal('nosniff');
+      expect(res.text).to.include('<div id="app">');
+      // every <script> has a src and no body; no style attribute or element
+      expect([...res.text.matchAll(/<script\b[^>]*>([\s\S]*?)<\/script>/g)].every((m) => /\bsrc="/.test(m[0]) && m[1] === '')).to.equal(true);
+      expect(res.text).to.not.match(/<style\b|\sstyle=/);
+    }
+    expect(UI_CSP).to.include("default-src 'none'").and.include("script-src 'self'").and.include("frame-ancestors 'none'");
+    expect(UI_CSP).to.not.include('unsafe');
+  });
+
+  it('serves hashed assets as immutable, with their imports rewritten to hashed URLs that exist', async () => {
+    const shell = (await api(s.url, 'GET', '/ui/')).text;
+    const urls = assetUrls(shell);
+    expect(urls.some((u) => /^\/ui\/assets\/app\.[0-9a-f]{16}\.js$/.test(u))).to.equal(true);
+    expect(urls.some((u) => /^\/ui\/assets\/app\.[0-9a-f]{16}\.css$/.test(u))).to.equal(true);
+    const seen = new Set<string>();
+    const queue = [...urls];
+    while (queue.length) {
+      const u = queue.shift()!;
+      if (seen.has(u)) continue;
+      seen.add(u);
+      const res = await api(s.url, 'GET', u);
+      expect(res.status, u).to.equal(200);
+      expect(res.headers.get('cache-control')).to.equal('public, max-age=31536000, immutable');
+      expect(res.headers.get('content-security-policy')).to.equal(UI_CSP);
+      if (u.endsWith('.js')) {
+        expect(res.headers.get('content-type')).to.equal('text/javascript; charset=utf-8');
+        if (!u.startsWith('/ui/assets/vendor/')) {
+          expect(res.text, u).to.not.match(/from\s*['"]\.\.?\//); // no relative import left
+          for (const m of res.text.matchAll(/(?:from\s*|import\s*\(\s*)['"](\/ui\/assets\/[^'"]+)['"]/g)) queue.push(m[1]);
+        }
+      }
+    }
+    // the lazily imported highlighter and the vendor modules were reached through the rewrites
+    expect([...seen].some((u) => u.startsWith('/ui/assets/vendor/highlight.'))).to.equal(true);
+    expect([...seen].some((u) => u.startsWith('/ui/assets/vendor/preact.'))).to.equal(true);
+    expect([...seen].some((u) => u.startsWith('/ui/assets/vendor/marked.'))).to.equal(true);
+    const missing = await api(s.url, 'GET', '/ui/assets/app.0000000000000000.js');
+    expect(missing.status).to.equal(404);
+    expect(missing.headers.get('cache-control')).to.equal('no-store');
+  });
+
+  it('answers HEAD, 405 for other methods, redirects /ui and /, and leaves the API and its route table alone', async () => {
+    const head = await fetch(`${s.url}/ui/repos/0`, { method: 'HEAD' });
+    expect(head.status).to.equal(200);
+    const post = await api(s.url, 'POST', '/ui/repos/0', { json: {} });
+    expect(post.status).to.equal(405);
+    expect(post.headers.get('allow')).to.equal('GET, HEAD');
+    const bare = await fetch(`${s.url}/ui?x=1`, { redirect: 'manual' });
+    expect(bare.status).to.equal(308);
+    expect(bare.headers.get('location')).to.equal('/ui/?x=1');
+    const root = await fetch(`${s.url}/`, { redirect: 'manual' });
+    expect(root.status).to.equal(302);
+    expect(root.headers.get('location')).to.equal('/ui/');
+    // not rows of the route table: the spec's 78 operations and the 3 extensions stay as they are
+    expect(ROUTES.some((r) => r.template.startsWith('/ui'))).to.equal(false);
+    const apiRes = await api(s.url, 'GET', '/v1/native/repository-authorities');
+    expect(apiRes.status).to.equal(200);
+    expect(apiRes.headers.get('content-security-policy')).to.equal(null);
+    expect((await api(s.url, 'GET', '/uix')).status).to.equal(404);
+  });
+
+  it('hands the identity header to the page escaped (--ui-identity-header), and --no-ui serves no UI', async () => {
+    const dir = tempDir();
+    const withHeader = await spawnServer(path.join(dir, 'a'), ['--ui-identity-header', 'X-Remote-User']);
+    try {
+      const res = await api(withHeader.url, 'GET', '/ui/', { headers: { 'x-remote-user': 'd"><script>alert(1)</script>&' } });
+      expect(res.text).to.include('<meta name="cairn-identity-header" content="X-Remote-User">');
+      expect(res.text).to.include('<meta name="cairn-identity" content="d&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;&amp;">');
+      expect(res.headers.get('vary')).to.match(/x-remote-user/i);
+      expect(res.headers.get('cache-control')).to.equal('private, no-cache');
+      const none = await api(withHeader.url, 'GET', '/ui/');
+      expect(none.text).to.include('<meta name="cairn-identity" content="">');
+    } finally {
+      withHeader.proc.kill('SIGTERM');
+      await withHeader.exited;
+    }
+    const off = await spawnServer(path.join(dir, 'b'), ['--no-ui']);
+    try {
+      expect((await api(off.url, 'GET', '/ui/')).status).to.equal(404);
+      expect((await api(off.url, 'GET', '/healthz')).status).to.equal(200);
+    } finally {
+      off.proc.kill('SIGTERM');
+      await off.exited;
+    }
+  });
+});
+
+// ---------------------------------------------------------------- in a browser
+
+interface Watched {
+  page: Page;
+  errors: string[];
+  dialogs: string[];
+}
+
+describe('reviewer UI in Chromium', function () {
+  this.timeout(180_000);
+  let browser: Browser;
+  let s: TestServer;
+  let demo: Demo;
+  const contexts: BrowserContext[] = [];
+
+  before(async function () {
+    if (!CHROMIUM) {
+      console.log('      SKIPPED: the browser tests of the reviewer UI need a chromium binary (apt-get install chromium; .ci/run installs it)');
+      this.skip();
+    }
+    const { chromium } = await import('playwright-core');
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
+    s = await startTestServer();
+    demo = await seedDemo(s.url);
+    mkdirSync(SHOT_DIR, { recursive: true });
+  });
+  after(async () => {
+    for (const c of contexts) await c.close().catch(() => undefined);
+    await browser?.close();
+    await s?.stop();
+  });
+
+  /** A page whose console errors, page errors and dialogs are recorded (dialogs dismissed). */
+  async function open(options: { colorScheme?: 'light' | 'dark'; headers?: Record<string, string> } = {}): Promise<Watched> {
+    const context = await browser.newContext({ viewport: { width: 1440, height: 1000 }, colorScheme: options.colorScheme ?? 'light', extraHTTPHeaders: options.headers });
+    contexts.push(context);
+    const page = await context.newPage();
+    const w: Watched = { page, errors: [], dialogs: [] };
+    page.on('console', (m: ConsoleMessage) => {
+      if (m.type() === 'error') w.errors.push(`${m.text()} ${m.location().url ?? ''}`);
+    });
+    page.on('pageerror', (e) => w.errors.push(`pageerror: ${e.message}`));
+    page.on('dialog', (d) => {
+      w.dialogs.push(`${d.type()}: ${d.message()}`);
+      void d.dismiss();
+    });
+    return w;
+  }
+
+  async function shot(page: Page, name: string): Promise<void> {
+    const file = path.join(SHOT_DIR, `${name}.png`);
+    await page.screenshot({ path: file });
+    if (process.env.UI_SCREENSHOTS_DIR) {
+      mkdirSync(process.env.UI_SCREENSHOTS_DIR, { recursive: true });
+      copyFileSync(file, path.join(process.env.UI_SCREENSHOTS_DIR, `${name}.png`));
+    }
+  }
+
+  const changeUrl = (rest = '') => `${s.url}/ui/repos/${demo.s.repo}/changes/${demo.main.change}${rest}`;
+
+  it('the dashboard shows open changes by status, the reviewer inbox, recently landed changes and the CI queue (screenshots in both themes)', async () => {
+    for (const scheme of ['light', 'dark'] as const) {
+      const w = await open({ colorScheme: scheme });
+      const res = await w.page.goto(`${s.url}/ui/repos/${demo.s.repo}`);
+      expect(res!.headers()['content-security-policy']).to.equal(UI_CSP);
+      await w.page.getByRole('heading', { name: 'Needs review' }).waitFor();
+      const text = await w.page.locator('main').innerText();
+      expect(text).to.include('backend').and.include('payments').and.include('Rate-limit checkouts per customer');
+      expect(text).to.include('Document the checkout flow'); // recently landed
+      expect(text).to.include('Gift cards at checkout'); // a draft
+      expect(await w.page.locator('.jobs tbody tr').count()).to.be.greaterThan(3);
+      expect(await w.page.locator('.jobs .badge', { hasText: 'queued' }).count()).to.equal(1);
+      await shot(w.page, `dashboard-${scheme}`);
+      expect(w.errors).to.deep.equal([]);
+      expect(w.dialogs).to.deep.equal([]);
+    }
+  });
+
+  it('the change page shows the changed lines of a real patchset, side by side too, and the inter-patchset diff', async () => {
+    const w = await open();
+    await w.page.goto(changeUrl());
+    // bodies are built as they come near the viewport: scroll to the file first
+    await w.page.locator('.diff-file[data-path="src/checkout/rate-limit.ts"]').scrollIntoViewIfNeeded();
+    await w.page.locator('.diff tr.add', { hasText: 'export class RateLimiter {' }).first().waitFor();
+    expect(await w.page.locator('.diff tr.del', { hasText: 'print(len(orders), "orders")' }).count()).to.equal(1);
+    expect(await w.page.locator('.file-list .path-cell').allTextContents()).to.deep.equal(['docs/checkout.md', 'scripts/report.py', 'src/checkout/handler.ts', 'src/checkout/rate-limit.ts']);
+    // highlight.js coloured the TypeScript (its spans, inside an escaped line)
+    await w.page.locator('.diff tr.add .hljs-keyword').first().waitFor();
+    // side by side
+    await w.page.getByRole('button', { name: 'Side by side' }).click();
+    await w.page.locator('.diff.split').first().waitFor();
+    expect(new URL(w.page.url()).searchParams.get('view')).to.equal('split');
+    await w.page.getByRole('button', { name: 'Unified' }).click();
+    await w.page.locator('.diff.unified').first().waitFor();
+    // the inter-patchset diff: what changed from ps-1 to ps-2 only
+    await w.page.goto(changeUrl(`?against=${demo.main.ps1}`));
+    await w.page.locator('.diff-file[data-path="src/checkout/rate-limit.ts"]').scrollIntoViewIfNeeded();
+    await w.page.locator('.diff tr.add', { hasText: 'sweep(now = Date.now()): void {' }).waitFor();
+    const files = await w.page.locator('.file-list .path-cell').allTextContents();
+    expect(files).to.deep.equal(['scripts/report.py', 'src/checkout/rate-limit.ts']);
+    expect(await w.page.locator('.diff tr.add', { hasText: 'export class RateLimiter {' }).count()).to.equal(0);
+    expect(await w.page.locator('select[aria-label="Compare with"]').inputValue()).to.equal(demo.main.ps1);
+    // #file= opens the page at that file; j and k move between files and keep the URL in step
+    await w.page.goto(changeUrl('#file=src%2Fcheckout%2Fhandler.ts'));
+    await w.page.locator('.diff tr.add', { hasText: 'RateLimiter' }).first().waitFor();
+    await w.page.locator('.diff-file.current[data-path="src/checkout/handler.ts"]').waitFor();
+    await w.page.keyboard.press('j');
+    await w.page.locator('.diff-file.current[data-path="src/checkout/rate-limit.ts"]').waitFor();
+    expect(new URL(w.page.url()).hash).to.equal('#file=src%2Fcheckout%2Frate-limit.ts');
+    await w.page.keyboard.press('k');
+    await w.page.locator('.diff-file.current[data-path="src/checkout/handler.ts"]').waitFor();
+    expect(await w.page.evaluate(() => document.activeElement?.closest('.diff-file')?.getAttribute('data-path'))).to.equal('src/checkout/handler.ts');
+    await w.page.keyboard.press('o');
+    expect(await w.page.locator('.diff-file[data-path="src/checkout/handler.ts"] .file-body').count()).to.equal(0);
+    expect(w.errors).to.deep.equal([]);
+  });
+
+  it('change page screenshots in both themes', async () => {
+    for (const scheme of ['light', 'dark'] as const) {
+      const w = await open({ colorScheme: scheme });
+      await w.page.goto(changeUrl());
+      await w.page.locator('.diff tr.add .hljs-keyword').first().waitFor();
+      await shot(w.page, `change-${scheme}`);
+      await w.page.evaluate(() => document.getElementById('files')!.scrollIntoView());
+      await w.page.waitForTimeout(200);
+      await shot(w.page, `change-diff-${scheme}`);
+      await w.page.goto(changeUrl('?view=split#file=src%2Fcheckout%2Fhandler.ts'));
+      await w.page.locator('.diff.split .hljs-keyword').first().waitFor();
+      await w.page.waitForTimeout(200);
+      await shot(w.page, `change-split-${scheme}`);
+      expect(w.errors).to.deep.equal([]);
+    }
+  });
+
+  it('approving from the page is recorded under the name asked once, and flips the policy after evaluation', async () => {
+    const w = await open();
+    await w.page.goto(changeUrl());
+    await w.page.getByRole('heading', { name: /Can't land/ }).waitFor();
+    expect((await demo.s.get(`/patchsets/${demo.main.ps2}/policy`)).policy.decision).to.equal('fail');
+    await w.page.getByRole('textbox', { name: 'Comment' }).fill('Looks good; sweep() is called by the hourly job.');
+    await w.page.getByRole('button', { name: 'Approve' }).click();
+    // the name is asked once, in the page (never window.prompt)
+    await w.page.getByRole('dialog').getByLabel('Your name').fill('alice');
+    await w.page.getByRole('dialog').getByRole('button', { name: 'Save' }).click();
+    await w.page.getByText('Approved.').waitFor();
+    const reviews = (await demo.s.get(`/changes/${demo.main.change}/reviews`)).reviews as Array<Record<string, any>>;
+    const mine = reviews.at(-1)!;
+    expect(mine).to.include({ reviewer: 'alice', action: 'approve', patchset_id: demo.main.ps2, comment: 'Looks good; sweep() is called by the hourly job.', blocking: false, live: true });
+    expect(await w.page.evaluate(() => localStorage.getItem('cairn.reviewer'))).to.equal('alice');
+    await w.page.getByRole('button', { name: 'Evaluate policy' }).click();
+    await w.page.getByText('Policy evaluated: pass.').waitFor();
+    expect((await demo.s.get(`/patchsets/${demo.main.ps2}/policy`)).policy.decision).to.equal('pass');
+    await w.page.getByRole('heading', { name: 'Ready to land' }).waitFor();
+    // a comment now goes out without asking again
+    await w.page.getByRole('textbox', { name: 'Comment' }).fill('One more note.');
+    await w.page.getByRole('button', { name: 'Comment', exact: true }).click();
+    await w.page.getByText('Comment posted.').waitFor();
+    expect(((await demo.s.get(`/changes/${demo.main.change}/reviews`)).reviews as Array<Record<string, any>>).at(-1)).to.include({ reviewer: 'alice', action: 'comment' });
+    expect(w.errors).to.deep.equal([]);
+    expect(w.dialogs).to.deep.equal([]);
+  });
+
+  it('landing from the page, after choosing the mode and confirming, moves the line', async () => {
+    const before = (await demo.s.get('/lines/main')).head_snapshot_id;
+    const revision = (await demo.s.get(`/patchsets/${demo.main.ps2}`)).patchset.revision_snapshot_id;
+    const w = await open();
+    await w.page.goto(changeUrl());
+    await w.page.getByRole('heading', { name: 'Ready to land' }).waitFor();
+    await w.page.getByLabel('Land as').selectOption('ff-only');
+    await w.page.getByRole('button', { name: 'Land…' }).click();
+    const dialog = w.page.getByRole('dialog');
+    await dialog.getByText('as a ff-only').waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    expect((await demo.s.get('/lines/main')).head_snapshot_id).to.equal(before); // cancelled: nothing moved
+    await w.page.getByRole('button', { name: 'Land…' }).click();
+    await dialog.getByRole('button', { name: 'Land (ff-only)' }).click();
+    await w.page.getByText(/^Landed change-2\.ps-2 on main: fast forward/).waitFor();
+    expect((await demo.s.get('/lines/main')).head_snapshot_id).to.equal(revision);
+    expect((await demo.s.get(`/changes/${demo.main.change}`)).change.status).to.equal('landed');
+    await w.page.locator('h1 .badge', { hasText: 'landed' }).waitFor();
+    // the land the page made is listed; the repository's lands can be looked up too (probing
+    // land ids: the last probe's 404 is expected and is the only console error allowed here)
+    await w.page.locator('#lands .row-title', { hasText: 'land-2' }).waitFor();
+    await w.page.getByRole('button', { name: "Find this change's lands" }).click();
+    await w.page.getByRole('button', { name: "Find this change's lands" }).waitFor({ state: 'detached' });
+    expect(w.errors.filter((e) => !/\/lands\/land-\d+$/.test(e))).to.deep.equal([]);
+    // the line's history shows the landed snapshot on top
+    const line = await open();
+    await line.page.goto(`${s.url}/ui/repos/${demo.s.repo}/lines/main`);
+    await line.page.locator('.history .commit').first().waitFor();
+    expect(await line.page.locator('.history .commit').first().innerText()).to.include('sweep idle windows');
+    expect(line.errors).to.deep.equal([]);
+  });
+
+  it('a title, a file name, file contents, a comment, a plan and an identity carrying script payloads render as text', async () => {
+    const xss = await startTestServer(undefined, {});
+    try {
+      const script = '<script>alert(1)</script>';
+      const img = '<img src=x onerror=alert(1)>';
+      const sx = await Seeder.register(xss.url, `repo ${script}`);
+      const base = await sx.snap({ 'a.txt': 'a\n' }, { moveLine: true });
+      const files: Files = {
+        'a.txt': `a\n${script}\n${img}\n`,
+        [`${img}.txt`]: `${img}\n`,
+        'page.html': `<p>${script}</p>\n${img}\n<a href="javascript:alert(1)">x</a>\n`,
+        'notes.md': `# ${script}\n\n${img}\n`,
+      };
+      const rev = await sx.snap(files, { parent: base });
+      const c = await sx.change(`${script} ${img}`, { task: `task ${img}` });
+      const ps = await sx.patchset(c.change, base, rev, `summary ${script}`, `author ${img}`);
+      await sx.review(c.change, ps, `eve ${img}`, 'comment', `comment ${script} ${img}`);
+      await sx.post('/sprints', { title: `plan ${script}`, artifact_path: 'p.md', artifact_heading: 'Plan', artifact_body: `# Plan\n\n${script}\n\n${img}\n\n[click](javascript:alert(1)) <b onmouseover=alert(1)>bold</b>\n\n- [ ] item ${img} {#one}\n` });
+
+      const w = await open({ headers: { 'x-remote-user': `mallory ${script}` } });
+      const check = async (url: string, expectText: string[]) => {
+        await w.page.goto(url);
+        await w.page.locator('main .page').first().waitFor();
+        for (const t of expectText) await w.page.getByText(t, { exact: false }).first().waitFor();
+        // no element came out of a payload: the shell's one module script (plus modulepreload links), no <img>, no <b>
+        const counts = await w.page.evaluate(() => ({
+          scripts: document.querySelectorAll('script').length,
+          imgs: document.querySelectorAll('img').length,
+          bolds: document.querySelectorAll('main b').length,
+          javascriptLinks: [...document.querySelectorAll('a')].filter((a) => a.getAttribute('href')?.toLowerCase().startsWith('javascript')).length,
+        }));
+        expect(counts, url).to.deep.equal({ scripts: 1, imgs: 0, bolds: 0, javascriptLinks: 0 });
+      };
+      await check(`${xss.url}/ui/`, [`repo ${script}`]);
+      await check(`${xss.url}/ui/repos/${sx.repo}/changes/${c.change}`, [`${script} ${img}`, `comment ${script} ${img}`, `${img}.txt`]);
+      expect(await w.page.locator('.diff tr.add', { hasText: script }).count()).to.be.greaterThan(1);
+      expect(await w.page.locator('.diff tr.add', { hasText: img }).count()).to.be.greaterThan(2);
+      // the HTML file was highlighted: its markup shows as coloured text
+      await w.page.locator('.diff-file[data-path="page.html"] .hljs-tag').first().waitFor();
+      await check(`${xss.url}/ui/repos/${sx.repo}/plans/plan-1`, [script, img, '<b onmouseover=alert(1)>']);
+      expect(await w.page.locator('.markdown .md-link-blocked', { hasText: 'click' }).count()).to.equal(1);
+      await check(`${xss.url}/ui/repos/${sx.repo}/tasks/${c.task}`, [`task ${img}`]);
+      // the UI was served without --ui-identity-header here: the header is not read
+      expect(await w.page.locator('.identity').innerText()).to.include('anonymous');
+      expect(w.dialogs).to.deep.equal([]);
+      expect(w.errors).to.deep.equal([]);
+    } finally {
+      await xss.stop();
+    }
+  });
+
+  it('an identity header value is shown as text and recorded as the reviewer', async () => {
+    const { startServer } = await import('../lib/cli/serve.js');
+    const { pino } = await import('pino');
+    const srv = await startServer({ host: '127.0.0.1', port: 0, dataDir: path.join(tempDir(), 'data'), log: pino({ level: 'silent' }), ui: { identityHeader: 'X-Remote-User' } });
+    await srv.ready;
+    try {
+      const sx = await Seeder.register(srv.url, 'ident');
+      const base = await sx.snap({ 'a.txt': 'a\n' }, { moveLine: true });
+      const rev = await sx.snap({ 'a.txt': 'b\n' }, { parent: base });
+      const c = await sx.change('Identity');
+      await sx.patchset(c.change, base, rev, 'one');
+      const name = 'dana <script>alert(1)</script>';
+      const w = await open({ headers: { 'x-remote-user': name } });
+      await w.page.goto(`${srv.url}/ui/repos/${sx.repo}/changes/${c.change}`);
+      await w.page.locator('.identity', { hasText: name }).waitFor();
+      await w.page.getByRole('button', { name: 'Approve' }).click();
+      await w.page.getByText('Approved.').waitFor();
+      expect(((await sx.get(`/changes/${c.change}/reviews`)).reviews as Array<Record<string, any>>).at(-1)).to.include({ reviewer: name, action: 'approve' });
+      expect(await w.page.evaluate(() => document.querySelectorAll('script').length)).to.equal(1);
+      expect(w.dialogs).to.deep.equal([]);
+      expect(w.errors).to.deep.equal([]);
+    } finally {
+      await srv.stop();
+    }
+  });
+
+  it('a 2,000-file patchset: the change page loads and builds file bodies only as they come into view', async () => {
+    const big = await Seeder.register(s.url, 'monorepo');
+    const N = 2000;
+    const baseFiles: Files = {};
+    const revFiles: Files = {};
+    for (let i = 0; i < N; i++) {
+      const p = `pkg${String(Math.floor(i / 100)).padStart(2, '0')}/mod${String(i).padStart(4, '0')}.ts`;
+      baseFiles[p] = `export const id = ${i};\nexport function f${i}(x: number): number {\n  return x + ${i};\n}\n`;
+      revFiles[p] = `export const id = ${i};\nexport function f${i}(x: number): number {\n  return x * ${i};\n}\n`;
+    }
+    const base = await big.snap(baseFiles, { moveLine: true });
+    const rev = await big.snap(revFiles, { parent: base });
+    const c = await big.change('Multiply instead of add, everywhere');
+    await big.patchset(c.change, base, rev, 'mechanical change');
+    const w = await open();
+    const started = Date.now();
+    await w.page.goto(`${s.url}/ui/repos/${big.repo}/changes/${c.change}`);
+    await w.page.locator('.diff-file').nth(N - 1).waitFor({ state: 'attached' });
+    await w.page.locator('.file-body').first().waitFor();
+    const loadMs = Date.now() - started;
+    const first = await w.page.evaluate(() => ({ headers: document.querySelectorAll('.diff-file').length, bodies: document.querySelectorAll('.file-body').length, rows: document.querySelectorAll('.diff tr').length }));
+    expect(first.headers).to.equal(N);
+    expect(first.bodies).to.be.greaterThan(0).and.lessThan(100); // not 2,000 tables
+    expect(await w.page.locator('.diff-summary').innerText()).to.include('2,000 files');
+    // jump to the last file: its body is built once it is in view
+    await w.page.locator('.file-list a', { hasText: 'pkg19/mod1999.ts' }).click();
+    await w.page.locator('.diff-file[data-path="pkg19/mod1999.ts"] .file-body tr.add', { hasText: 'return x * 1999;' }).waitFor();
+    const after = await w.page.evaluate(() => document.querySelectorAll('.file-body').length);
+    expect(after).to.be.lessThan(200);
+    console.log(`      2,000-file change page: ${loadMs} ms to first file body; ${first.bodies} bodies built at first, ${after} after jumping to the last file`);
+    expect(w.errors).to.deep.equal([]);
+  });
+
+  it('plans render their Markdown, and the job and snapshot pages read from the interface', async () => {
+    const w = await open();
+    await w.page.goto(`${s.url}/ui/repos/${demo.s.repo}/plans/plan-1`);
+    await w.page.locator('.markdown h1', { hasText: 'Checkout hardening' }).waitFor();
+    expect(await w.page.locator('.markdown li.task').count()).to.equal(3);
+    expect(await w.page.locator('.markdown table td', { hasText: '60 s' }).count()).to.equal(1);
+    expect(await w.page.locator('.markdown a[href="https://example.com/runbook"]').count()).to.equal(1);
+    expect(await w.page.locator('.markdown .item-ref', { hasText: '#retry' }).count()).to.equal(1);
+    await w.page.goto(`${s.url}/ui/repos/${demo.s.repo}/jobs/2`);
+    await w.page.getByRole('heading', { name: /Job #2/ }).waitFor();
+    expect(await w.page.locator('main').innerText()).to.include('3 run, 0 failed');
+    await w.page.goto(`${s.url}/ui/repos/${demo.s.repo}/lines/main`);
+    await w.page.locator('.history .commit a').first().click();
+    await w.page.getByRole('heading', { name: 'Files' }).waitFor();
+    expect(await w.page.locator('main').innerText()).to.include('src/checkout/handler.ts');
+    expect(w.errors).to.deep.equal([]);
+  });
+});
