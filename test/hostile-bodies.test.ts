@@ -244,7 +244,8 @@ describe('hostile request bodies (issue 10)', function () {
   it('never echoes a restore token in an error body or a log line', async () => {
     const token = randomBytes(16).toString('hex');
     for (const [method, p] of [['PUT', `/v1/native/repository-restores/${token}/file/x`], ['POST', `/v1/native/repository-restores/${token}`], ['POST', `/${token}`]]) {
-      const res = await api(server.url, method, p, { body: 'x', headers: { 'content-type': 'application/vnd.svc.remote-authority-file.v1' } });
+      // Paths of no route on purpose (a token in a mistyped path): outside the documented interface.
+      const res = await api(server.url, method, p, { body: 'x', headers: { 'content-type': 'application/vnd.svc.remote-authority-file.v1' }, contract: false });
       expect(res.status).to.equal(404);
       expect(res.text).to.not.include(token);
       expect(res.json.error).to.match(/^no route for/);

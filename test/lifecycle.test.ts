@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { push } from '../lib/client/transfer.js';
-import { api, cli, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { api, cli, download, register, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 const AUTH = '/v1/native/repository-authorities';
 const FILE_MEDIA = 'application/vnd.svc.remote-authority-file.v1';
@@ -57,10 +57,10 @@ async function retireAndExport(server: TestServer, repo: number) {
   const manifest = status.json.manifest;
   const files = new Map<string, Buffer>();
   for (const f of manifest.files) {
-    const res = await fetch(`${server.url}${AUTH}/${repo}/retirement/files/${encodeURIComponent(f.path)}`);
+    const res = await download(server.url, `${AUTH}/${repo}/retirement/files/${encodeURIComponent(f.path)}`);
     expect(res.status, f.path).to.equal(200);
     expect(res.headers.get('content-type')).to.equal(FILE_MEDIA);
-    files.set(f.path, Buffer.from(await res.arrayBuffer()));
+    files.set(f.path, res.bytes);
   }
   return { manifest, files };
 }

@@ -14,6 +14,7 @@ import { CliUsageError, parseBind, parseCommandArgs } from './args.js';
 import { LogLineBatch, sinkOnFd } from './log-batch.js';
 import { jsonRequestLog } from './request-log.js';
 import { prettyStream } from './log-format.js';
+import { swaggerUiAssets } from './docs-assets.js';
 
 export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [--log-level LEVEL] [--log-format pretty|json]
                    [--lease-seconds N] [--max-attempts N] [--ci-timeout-seconds N]
@@ -111,7 +112,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (options.activationDelayMs) await sleep(options.activationDelayMs);
     if (!stopping) {
       service.startMaintenance();
-      server.activate(createApp({ service, log, requestLog: options.requestLog }).callback());
+      server.activate(createApp({ service, log, requestLog: options.requestLog, assets: swaggerUiAssets() }).callback());
       log.info({ repositories: service.registry.all().length }, 'ready');
     }
     return service;

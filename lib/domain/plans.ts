@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { Invalid } from './errors.js';
 
 export type PlanStatus = 'draft' | 'archived' | 'superseded';
+export const PLAN_STATUSES: readonly PlanStatus[] = ['draft', 'archived', 'superseded'];
 export const PAYLOAD_STATUSES = ['draft', 'active', 'archived', 'superseded'] as const;
 
 /** `active` is stored and projected as the draft/open state (spec: "Plan and revision"). */

@@ -10,13 +10,15 @@ import { errorReply, loggableError, sendError } from './errors.js';
 import { readJsonBody, RAISED_JSON } from './json-body.js';
 import { Router } from './router.js';
 import { ROUTES } from './routes.js';
-import type { Reply, RouteContext, RouteSpec } from './route-types.js';
+import type { AssetSource, Reply, RouteContext, RouteSpec } from './route-types.js';
 
 export interface AppOptions {
   service: CairnService;
   log: Log;
   /** Where the one line per request goes; by default `log.info(entry, 'request')`. */
   requestLog?: RequestLog;
+  /** The API reference renderer's files (GET /docs/api/assets/...); without it they answer 404. */
+  assets?: AssetSource;
 }
 
 /** The request log line's fields: never the URL (it may carry a restore token), never a body. */
@@ -108,7 +110,7 @@ export function createApp(options: AppOptions): Koa {
       if (hasBody(ctx)) await drain(ctx);
     }
 
-    const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit };
+    const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit, assets: options.assets };
     const reply = await route.handler(routeCtx);
     if ('write' in reply) await sendWritten(ctx, reply);
     else send(ctx, reply);

@@ -35,6 +35,9 @@ export type FailureKind =
   | 'target_update_failed'
   | 'internal_error';
 export type LineAction = 'fast_forward' | 'merge' | 'direct' | 'none';
+export const LAND_STATUSES: readonly LandStatus[] = ['landed', 'rejected', 'failed'];
+export const FAILURE_KINDS: readonly FailureKind[] = ['patchset_not_selected', 'blocked_by_policy', 'blocked_by_review', 'blocked_by_ci', 'stale_base', 'conflict', 'target_update_failed', 'internal_error'];
+export const LINE_ACTIONS: readonly LineAction[] = ['fast_forward', 'merge', 'direct', 'none'];
 
 export interface LandRecord {
   land_id: string;
@@ -421,9 +424,9 @@ export class LandDesk {
       for (const other of this.book.listChanges({})) {
         if (other.change_id === change.change_id || !isOpenChange(other.status) || other.land_target_line !== plan.target) continue;
         for (const p of this.book.patchsetsOf(other.change_id).patchsets) {
-          const cur = tx.entity<PatchsetRecord & { base_stale?: boolean }>(PATCHSET, p.patchset_id)!;
+          const cur = tx.entity<PatchsetRecord>(PATCHSET, p.patchset_id)!;
           if (cur.withdrawn || cur.invalidated || cur.base_stale || cur.base_snapshot_id === plan.landed) continue;
-          this.book.upsertPatchset(tx, { ...cur, base_stale: true, base_stale_land_id: land.land_id } as PatchsetRecord);
+          this.book.upsertPatchset(tx, { ...cur, base_stale: true, base_stale_land_id: land.land_id });
           stale.push(cur.patchset_id);
         }
       }

@@ -75,6 +75,9 @@ export interface PatchsetRecord {
   invalidated: boolean;
   diff: TreeDiff;
   created_at_s: number;
+  /** Set when a land moved the target line past this open patchset's base (its CI may be re-run). */
+  base_stale?: boolean;
+  base_stale_land_id?: string;
 }
 
 // ------------------------------------------------------------------ identities
@@ -217,6 +220,7 @@ export function requireAuthorMode(value: string): AuthorMode {
 // ------------------------------------------------------------------ audit verdict
 
 export type Verdict = 'task_completed' | 'task_abandoned' | 'ready_to_close' | 'no_changes' | 'in_progress';
+export const AUDIT_VERDICTS: readonly Verdict[] = ['task_completed', 'task_abandoned', 'ready_to_close', 'no_changes', 'in_progress'];
 
 /**
  * The audit verdict, first rule that applies: a completed task → task_completed; an abandoned
