@@ -14,6 +14,7 @@
 //   BENCH_ONLY=storage  run only the storage-core figures (bench/storage.ts)
 //   BENCH_ONLY=requests  only the GET-overhead and hostile-body steps
 //   BENCH_ONLY=transfer  only push/pull against git, the one-file dedup and the resumed push
+//   BENCH_ONLY=diffs     only the patchset diff route against git diff, and a change page's API calls
 //   BENCH_GET_SECONDS (default 4), BENCH_GET_ROUNDS (default 3)  GET-overhead rounds
 //   BENCH_ROUNDS (default 5)   rounds of cairn push/pull and git add+commit+push/clone, run side
 //                              by side (order alternating) so a busy machine hits both alike;
@@ -31,6 +32,7 @@ import {
 import { generateTree } from './tree.js';
 import { stepGroupCommit, stepSmallCommit, storageRows } from './storage.js';
 import { landRows, stepLands } from './lands.js';
+import { diffRows, stepDiffs } from './diffs.js';
 import { gzipSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -743,6 +745,8 @@ function report(): void {
   ]));
   const storage = [...storageRows(bench.small_commit as Fig | undefined, bench.group_commit as Fig | undefined), ...landRows(bench.lands as Fig | undefined)];
   if (storage.length) out.push(table('Storage core: small commits on large stores, group commit', storage));
+  const diffs = diffRows(bench.diffs as Fig | undefined);
+  if (diffs.length) out.push(table('Review: diffs and the change page', diffs));
   if (errors.length) out.push(table('ERRORS', errors.map((e) => [e.step, e.message.replace(/\n/g, '\n      ')])));
   process.stdout.write(`${out.join('\n')}\n\n`);
   bench.errors = errors;
@@ -806,6 +810,14 @@ async function stepStorage(): Promise<void> {
   }
 }
 
+async function stepDiffStep(): Promise<void> {
+  try {
+    bench.diffs = await stepDiffs({ root: ROOT, cli: CLI, log });
+  } catch (err) {
+    fail('diffs', err);
+  }
+}
+
 async function main(): Promise<void> {
   const t0 = performance.now();
   bench.scale = SCALE;
@@ -819,6 +831,8 @@ async function main(): Promise<void> {
       await stepHostile();
     } else if (process.env.BENCH_ONLY === 'storage') {
       await stepStorage();
+    } else if (process.env.BENCH_ONLY === 'diffs') {
+      await stepDiffStep();
     } else if (process.env.BENCH_ONLY === 'transfer') {
       // Only the push/pull rounds against git, the dedup and the resume figures.
       const tree = await stepTree();
@@ -840,6 +854,7 @@ async function main(): Promise<void> {
       await stepGetRatio();
       await stepHostile();
       await stepStorage();
+      await stepDiffStep();
     }
   } catch (err) {
     fail('bench', err);

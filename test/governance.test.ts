@@ -87,7 +87,7 @@ async function holdCommits(a: Authority): Promise<{ release: () => void; queued:
   const inside = new Promise<void>((r) => { entered = r; });
   const done = a.store.barrier(async () => { entered(); await gate; });
   await inside;
-  return { release, queued: () => (a.store as unknown as { queue: unknown[] }).queue.length, done };
+  return { release, queued: () => (a.store as unknown as { commits: { queue: unknown[] } }).commits.queue.length, done };
 }
 
 async function until(cond: () => boolean, what: string): Promise<void> {

@@ -75,6 +75,8 @@ describe('pagination over HTTP', function () {
     base = await snap('base\n', 'main', true);
     for (let i = 0; i < 5; i++) revs.push(await snap(`rev ${i}\n`, 'main', false, base));
     for (let i = 0; i < 7; i++) await snap(`line ${i}\n`, `line-${String.fromCharCode(103 - i)}`, true);
+    // names whose UTF-16 and UTF-8 orders differ, and upper case before lower (byte order)
+    for (const name of ['Zed', 'émile', '\u{1F600}smile', '\uFF5Ewide']) await snap(`${name}\n`, name, true);
   });
   after(() => s.stop());
 
@@ -85,7 +87,7 @@ describe('pagination over HTTP', function () {
       const c = (await post('/changes', { task_id: t.task_id, title: `C${i}`, base_line: 'main' })).change;
       if (i < 3) {
         for (const rev of revs) await post(`/changes/${c.change_id}/patchsets`, { base_snapshot_id: base, revision_snapshot_id: rev, summary: 's', author_mode: 'human_only' });
-        await post(`/changes/${c.change_id}:requestReview`, { patchset_id: `${c.change_id}.ps-1`, reviewer_groups: [`group-${i % 2}`], note: '' });
+        await post(`/changes/${c.change_id}:requestReview`, { patchset_id: `${c.change_id}.ps-1`, reviewer_groups: [['\uFF5E', 'Alpha', '\u{1F600}'][i]], note: '' });
         for (let r = 0; r < 4; r++) await post(`/changes/${c.change_id}/reviews`, { patchset_id: `${c.change_id}.ps-1`, reviewer: `r${r}`, action: 'comment', comment: 'x' });
       }
     }
@@ -121,7 +123,8 @@ describe('pagination over HTTP', function () {
     const ids = async (p: string, field: string, id: (r: Json) => unknown) => (await ok(api(s.url, 'GET', R(repo, p))))[field].map(id);
     expect(await ids('/tasks', 'tasks', (r) => r.task_id)).to.deep.equal(['task-7', 'task-6', 'task-5', 'task-4', 'task-3', 'task-2', 'task-1']);
     expect(await ids('/changes/change-1/patchsets', 'patchsets', (r) => r.patchset_number)).to.deep.equal([1, 2, 3, 4, 5]);
-    expect(await ids('/lines', 'lines', (r) => r.name)).to.deep.equal(['line-a', 'line-b', 'line-c', 'line-d', 'line-e', 'line-f', 'line-g', 'main']);
+    expect(await ids('/lines', 'lines', (r) => r.name)).to.deep.equal(['Zed', 'line-a', 'line-b', 'line-c', 'line-d', 'line-e', 'line-f', 'line-g', 'main', 'émile', '\uFF5Ewide', '\u{1F600}smile']);
+    expect(await ids('/read/reviewer-inbox', 'rows', (r) => r.reviewer_group)).to.deep.equal(['Alpha', '\uFF5E', '\u{1F600}']);
     expect(await ids(`/sprints/${plan.plan_id}/revisions`, 'revisions', (r) => r.revision_number)).to.deep.equal([5, 4, 3, 2, 1]);
     // review counts cover the whole change, whatever the page
     const reviews = await ok(api(s.url, 'GET', R(repo, '/changes/change-1/reviews?limit=1')));

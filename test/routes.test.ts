@@ -1,9 +1,11 @@
 import { expect } from 'chai';
-import { ROUTES, unimplementedOperations } from '../lib/http/routes.js';
+import { ROUTES as ALL_ROUTES, SPEC_ROUTES as ROUTES, unimplementedOperations } from '../lib/http/routes.js';
 import { api, register, startTestServer, type TestServer } from './helpers.js';
 
 describe('route table', () => {
-  it('declares 51 templates, 71 method bindings and 78 operations', () => {
+  it('declares 51 templates, 71 method bindings and 78 operations, plus extensions marked as such', () => {
+    expect(ALL_ROUTES.filter((r) => r.extension).map((r) => r.operation)).to.deep.equal(['read.patchsetDiff', 'read.changeDiff', 'read.changeReadiness']);
+    expect(new Set(ALL_ROUTES.map((r) => r.operation)).size).to.equal(ALL_ROUTES.length);
     const templates = new Set(ROUTES.map((r) => r.template));
     const bindings = new Set(ROUTES.map((r) => `${r.method} ${r.template}`));
     expect(templates.size).to.equal(51);

@@ -1,5 +1,5 @@
 // One repository authority: its directory, its store and the operations over it. Every mutation
-// is a transaction of the store's one group-commit queue (lib/store/content-store.ts), which
+// is a transaction of the store's one group-commit queue (lib/store/commit-queue.ts), which
 // runs transactions one at a time and makes each batch durable with one commit point.
 //
 // Lock order (storage-layout.md §9): the store's queue is the only lock of an authority.

@@ -24,6 +24,7 @@ Workflow:
   policy    evaluate or show a patchset's policy decision
   ci        run CI for a patchset or show its CI status
   land      land a task's or change's selected patchset (ff-only, merge, direct)
+  diff      show what a change or patchset changes (unified diff, --stat, --against)
 
 Everyday:
   repo      create, list or show repositories
@@ -73,6 +74,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   ci: async () => (await import('./review-commands.js')).ciCommand,
   promote: async () => (await import('./promote-command.js')).promoteCommand,
   land: async () => (await import('./land-commands.js')).landCommand,
+  diff: async () => (await import('./diff-command.js')).diffCommand,
 };
 
 /** Every command name `cairn` accepts (aliases included), in table order: what docs/cli.md documents. */

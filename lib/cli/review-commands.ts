@@ -9,6 +9,7 @@ export const REVIEW_HELP = `Usage:
   cairn review request --change CHANGE --group G [--note N] [--by WHO]
   cairn review approve|comment|block|dismiss --change CHANGE --reviewer R [--comment C]
   cairn review list --change CHANGE [--limit N | --all]   (default: every review)
+  cairn review inbox [--group G] [--limit N | --all]      (changes waiting for review, by group)
 
 Reviews act on the change's selected patchset. block records request_changes with
 blocking: true; dismiss withdraws the reviewer's earlier approval or block.
@@ -64,13 +65,20 @@ export async function reviewCommand(argv: string[]): Promise<number> {
   if (values.help) { process.stdout.write(REVIEW_HELP); return 0; }
   if (positionals.length) throw new CliUsageError(`review ${sub} takes no positional arguments`);
   const ctx = context(values);
-  const ref = seg(need(values.change, '--change'));
   const p = (r: string) => ctx.client.repoPath(ctx.repo, r);
+  if (sub === 'inbox') {
+    const q = typeof values.group === 'string' ? `?reviewer_group=${encodeURIComponent(values.group)}` : '';
+    const res = await ctx.client.collect(p(`/read/reviewer-inbox${q}`), 'rows', rowsWanted(values));
+    return print(ctx, res, () => (res.rows.length
+      ? res.rows.map((r: Json) => `${r.reviewer_group}  ${r.change_ref}  ${r.title}  (${r.selected_patchset_id ?? 'no patchset'}; CI ${r.ci_overall}, policy ${r.policy_decision}, ${r.approvals} approval(s), ${r.blocking} blocking; asked ${new Date(r.requested_at_s * 1000).toISOString().slice(0, 16).replace('T', ' ')}${r.requested_by ? ` by ${r.requested_by}` : ''})`).join('\n')
+      : `nothing waits for review${typeof values.group === 'string' ? ` by ${values.group}` : ''}`));
+  }
+  const ref = seg(need(values.change, '--change'));
   if (sub === 'list') {
     const res = await ctx.client.collect(p(`/changes/${ref}/reviews`), 'reviews', rowsWanted(values, Infinity));
     return print(ctx, res, () => [`${res.change_ref}: ${res.approvals} approval(s), ${res.blocking} blocking, ${res.comments} comment(s), ${res.total} total`, ...res.reviews.map(reviewLine)].join('\n'));
   }
-  if (sub !== 'request' && !(sub in ACTIONS)) throw new CliUsageError(`unknown review subcommand "${sub}" (request, approve, comment, block, dismiss, list)`);
+  if (sub !== 'request' && !(sub in ACTIONS)) throw new CliUsageError(`unknown review subcommand "${sub}" (request, approve, comment, block, dismiss, list, inbox)`);
   const { change } = await ctx.client.json('GET', p(`/changes/${ref}`));
   if (!change.selected_patchset_id) throw new Error(`change ${change.change_id} has no selected patchset`);
   if (sub === 'request') {

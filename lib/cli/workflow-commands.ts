@@ -46,6 +46,27 @@ const query = (q: Record<string, unknown>) => {
 };
 
 type Json = Record<string, any>;
+/** Markers after a patchset line: current, base moved by a land. */
+const patchsetMarks = (x: Json, change: Json) => `${x.patchset_id === change.current_patchset_id ? '  [current]' : ''}${x.base_stale ? '  [base stale: the line moved]' : ''}`;
+
+/**
+ * The glanceable status of a change (from read/changes/{ref}/readiness, which runs the land's
+ * own gate function): CI, reviews, attestation, the policy with each check, and whether it can
+ * land now.
+ */
+export function statusLines(r: Json): string[] {
+  const out: string[] = [];
+  if (r.ci) out.push(`CI: ${r.ci.overall}${r.ci.ci_run_sequence ? ` (run ${r.ci.ci_run_sequence}, tests ${r.ci.tests}, lint ${r.ci.lint}${r.ci.evidence_worker_job_index !== null ? `, job ${r.ci.evidence_worker_job_index}` : ''})` : ''}`);
+  if (r.review) out.push(`reviews: ${r.review.approvals} approval(s), ${r.review.blocking} blocking, ${r.review.comments} comment(s)`);
+  if (r.selected_patchset_id) out.push(`attestation: ${r.attestation ? `${r.attestation.verification_state}${r.attestation.revoked ? ', revoked' : ''}` : 'none'}`);
+  if (r.policy) {
+    out.push(`policy now: ${r.policy.decision}`);
+    for (const c of r.policy.checks as Json[]) out.push(`  ${c.status === 'pass' ? '✓' : c.status === 'fail' ? '✗' : '-'} ${c.name}: ${c.explanation}`);
+  }
+  out.push(r.can_land ? 'can land: yes' : `can land: no, because ${r.reason} (${r.blocked_by})`);
+  return out;
+}
+
 /** The readable form's last line when rows remain: how to see them. */
 const more = (res: Json) => (res.next_cursor ? `\n… more rows: --limit N or --all` : '');
 const taskLine = (t: Json) => `${t.task_id}  ${t.status.padEnd(9)}  ${t.title}${t.plan_id ? `  [${t.plan_id}${t.plan_item_ref ? `#${t.plan_item_ref}` : ''}]` : ''}`;
@@ -129,9 +150,18 @@ export async function changeCommand(argv: string[]): Promise<number> {
     case 'show': {
       const ref = seg(one(positionals, 'CHANGE'));
       const { change } = await ctx.client.json('GET', p(`/changes/${ref}`));
-      const { patchsets } = await ctx.client.collect(p(`/changes/${ref}/patchsets`), 'patchsets', Infinity);
-      const res = { change, patchsets };
-      return print(ctx, res, () => [changeLine(change), `fork: ${change.fork_snapshot_id ?? '(empty line)'}`, ...patchsets.map((x: Json) => `  ${x.patchset_id === change.selected_patchset_id ? '*' : ' '} ${patchsetLine(x)}`)].join('\n'));
+      const [{ patchsets }, readiness] = await Promise.all([
+        ctx.client.collect(p(`/changes/${ref}/patchsets`), 'patchsets', Infinity),
+        ctx.client.json('GET', p(`/read/changes/${ref}/readiness`)),
+      ]);
+      const res = { change, patchsets, readiness };
+      return print(ctx, res, () => [
+        changeLine(change),
+        `fork: ${change.fork_snapshot_id ?? '(empty line)'}`,
+        'patchsets (* selected):',
+        ...patchsets.map((x: Json) => `  ${x.patchset_id === change.selected_patchset_id ? '*' : ' '} ${patchsetLine(x)}${patchsetMarks(x, change)}`),
+        ...statusLines(readiness),
+      ].join('\n'));
     }
     case 'close': {
       const res = await ctx.client.json('POST', p(`/changes/${seg(one(positionals, 'CHANGE'))}:close`), { status: need(values.status, '--status') });

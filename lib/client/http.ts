@@ -148,6 +148,13 @@ export class CairnClient {
     return { ...body, [field]: rows, count: rows.length, next_cursor: cursor };
   }
 
+  /** A GET whose answer is text (e.g. a unified diff); errors as for `json`. */
+  async text(path: string, accept: string): Promise<string> {
+    const res = await this.send('GET', path, { accept });
+    if (res.status < 200 || res.status >= 300) this.parsed('GET', path, res);
+    return res.body.toString('utf8');
+  }
+
   /** Like `json` but resolves to null on 404. */
   async jsonOrNull<T = any>(method: string, path: string, body?: unknown): Promise<T | null> {
     try {

@@ -57,7 +57,7 @@ export function decodeCursor(list: string, cursor: string | undefined, kind: Key
   throw bad();
 }
 
-/** Compare two keys of one list (numbers numerically, strings by code unit, arrays element-wise). */
+/** Compare two keys of one list (numbers numerically, strings by UTF-8 bytes, arrays element-wise). */
 export function compareKeys(a: CursorKey, b: CursorKey): number {
   const x = Array.isArray(a) ? a : [a];
   const y = Array.isArray(b) ? b : [b];
@@ -66,7 +66,8 @@ export function compareKeys(a: CursorKey, b: CursorKey): number {
     const q = y[i];
     if (p === q) continue;
     if (typeof p === 'number' && typeof q === 'number') return p - q;
-    return String(p) < String(q) ? -1 : 1;
+    // Strings by UTF-8 bytes (code point order), the order the store sorts names in.
+    return Buffer.compare(Buffer.from(String(p), 'utf8'), Buffer.from(String(q), 'utf8'));
   }
   return x.length - y.length;
 }

@@ -70,6 +70,8 @@ export interface RouteSpec {
   admission: Admission;
   /** Listed in the handshake's compact `endpoints` hint. */
   discover?: boolean;
+  /** Not one of the spec's 78 operations: a cairn extension (diffs, land readiness, ...). */
+  extension?: boolean;
   /** Absent until the issue that builds the operation lands: the route answers 501. */
   handler?: Handler;
 }

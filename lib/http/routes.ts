@@ -25,6 +25,7 @@ import * as changes from './handlers/changes.js';
 import * as reviews from './handlers/reviews.js';
 import * as promotion from './handlers/promotion.js';
 import * as lands from './handlers/lands.js';
+import * as diffs from './handlers/diffs.js';
 
 const AUTH = '/v1/native/repository-authorities';
 const REPO = `${AUTH}/{repository_index}`;
@@ -43,6 +44,7 @@ interface Options {
   jsonCaps?: JsonCaps;
   admission?: Admission;
   discover?: boolean;
+  extension?: boolean;
   handler?: Handler;
 }
 
@@ -59,6 +61,7 @@ function route(operation: string, method: Method, template: string, o: Options =
     jsonCaps: o.jsonCaps ?? (o.raised ? RAISED_JSON : STANDARD_JSON),
     admission: o.admission ?? (underRepo ? 'active' : 'global'),
     discover: o.discover,
+    extension: o.extension,
     handler: o.handler,
   };
 }
@@ -158,7 +161,15 @@ export const ROUTES: readonly RouteSpec[] = [
   route('plans.byContains', 'POST', `${REPO}/sprint-plan-ids/by-contains`, { handler: plans.byContains }),
   route('plans.resolveLinkage', 'POST', `${REPO}/sprint-task-linkage/resolve`, { handler: plans.resolveLinkage }),
   route('read.planCandidates', 'GET', `${REPO}/read/plans/candidate-inputs`, { handler: plans.candidateInputs }),
+
+  // Extensions (not in the spec): diffs and land readiness for reviewers
+  route('read.patchsetDiff', 'GET', `${REPO}/read/patchsets/{patchset_id}/diff`, { extension: true, handler: diffs.patchsetDiffHandler }),
+  route('read.changeDiff', 'GET', `${REPO}/read/changes/{change_ref}/diff`, { extension: true, handler: diffs.changeDiffHandler }),
+  route('read.changeReadiness', 'GET', `${REPO}/read/changes/{change_ref}/readiness`, { extension: true, handler: diffs.readinessHandler }),
 ];
+
+/** The spec's 78 operations (every row that is not an extension). */
+export const SPEC_ROUTES: readonly RouteSpec[] = ROUTES.filter((r) => !r.extension);
 
 /** Operations that answer 501 until their issue lands. */
 export function unimplementedOperations(): string[] {

@@ -1,6 +1,6 @@
 // jobs.log records: the worker-job queue of one authority (storage-layout.md §13). Every
 // transition appends the job's whole new record; the last record of an index wins. The log is
-// one of the logs the authority's commit point covers (lib/store/content-store.ts appends it).
+// one of the logs the authority's commit point covers (lib/store/commit-queue.ts appends it).
 import { Corrupt } from '../domain/errors.js';
 import type { JobDetail, JobRecord, JobState } from '../domain/jobs.js';
 import { readU64, writeU64 } from './binary.js';

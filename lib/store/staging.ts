@@ -1,6 +1,7 @@
 // What one commit publishes, gathered before anything is written: the changes of one operation
-// (a transaction) or of a group of them (a batch). Pure data; lib/store/content-store.ts writes
-// it and reads through it (a transaction sees the published state plus its batch plus itself).
+// (a transaction) or of a group of them (a batch). Pure data; lib/store/commit-queue.ts writes
+// it and lib/store/txn.ts reads through it (a transaction sees the published state plus its
+// batch plus itself).
 import type { SnapshotRecord } from '../domain/content.js';
 import type { LineRecord } from './content-files.js';
 import type { PackKind } from './pack.js';

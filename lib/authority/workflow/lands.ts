@@ -201,6 +201,24 @@ export class LandDesk {
     return rec.result;
   }
 
+  /**
+   * Whether the change's selected patchset would pass the land's checks now (writes nothing):
+   * the change is open with a usable selected patchset, and the land gates — the same function
+   * a land calls — pass on the published evidence. Line-dependent outcomes (a stale base for
+   * ff-only, merge conflicts) are not judged here: they depend on the mode and target.
+   */
+  readiness(changeRef: string): { change: ChangeRecord; patchset: PatchsetRecord | null; can_land: boolean; blocked_by: string | null; reason: string | null } {
+    const change = this.book.change(changeRef);
+    const no = (patchset: PatchsetRecord | null, blocked_by: string, reason: string) => ({ change, patchset, can_land: false, blocked_by, reason });
+    if (!isOpenChange(change.status)) return no(null, 'change_not_open', `change ${change.change_id} is ${change.status}`);
+    if (!change.selected_patchset_id) return no(null, 'no_patchset', `change ${change.change_id} has no patchset`);
+    const ps = this.book.patchset(change.selected_patchset_id);
+    if (ps.withdrawn || ps.invalidated) return no(ps, 'patchset_not_selected', `patchset ${ps.patchset_id} is withdrawn or invalidated`);
+    const refusal = this.gates(ps).refusal;
+    if (refusal) return no(ps, refusal.kind, refusal.message);
+    return { change, patchset: ps, can_land: true, blocked_by: null, reason: null };
+  }
+
   /** Land the change's selected patchset. Refusals are recorded and returned (not thrown). */
   async submit(changeRef: string, request: LandRequest, idem?: Idempotent): Promise<LandOutcome> {
     const req = withoutNulls(request);

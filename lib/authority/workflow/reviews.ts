@@ -7,7 +7,7 @@
 import { Invalid, NotFound } from '../../domain/errors.js';
 import { JOB_KIND_PATCHSET_CI } from '../../domain/job-kinds.js';
 import { STATE_FAILED, STATE_QUEUED, STATE_RUNNING, STATE_SUCCEEDED, type JobRecord } from '../../domain/jobs.js';
-import { takePage, walkFrom, type PageRequest } from '../../domain/paging.js';
+import { compareKeys, takePage, walkFrom, type CursorKey, type PageRequest } from '../../domain/paging.js';
 import { nowSeconds } from '../../domain/repository.js';
 import {
   ATTESTATION,
@@ -509,7 +509,7 @@ export class ReviewBook {
 
   /**
    * Open review work: one row per change in status `review` whose latest review request names
-   * a group (optionally only `group`), ordered by group then request time.
+   * a group (optionally only `group`), ordered by group (UTF-8 bytes), then request time, then change.
    */
   inbox(group: string | undefined, repositoryIndex: number): Record<string, unknown>[] {
     const rows: Record<string, unknown>[] = [];
@@ -544,7 +544,9 @@ export class ReviewBook {
         blocking: counts.blocking,
       });
     }
-    rows.sort((a, b) => (a.reviewer_group as string).localeCompare(b.reviewer_group as string) || (a.requested_at_s as number) - (b.requested_at_s as number) || (a.change_id as string).localeCompare(b.change_id as string));
+    // The order the inbox pages in (lib/domain/paging.ts compareKeys): group and change by UTF-8 bytes.
+    const key = (r: Record<string, unknown>): CursorKey => [r.reviewer_group as string, r.requested_at_s as number, r.change_id as string];
+    rows.sort((a, b) => compareKeys(key(a), key(b)));
     return rows;
   }
 }

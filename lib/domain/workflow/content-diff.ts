@@ -1,0 +1,218 @@
+// What a patchset changes, line by line (docs/api.md "Diffs"): the changed files of two trees
+// with their hunks, as JSON rows or as git-style unified text that `git apply` accepts. Work is
+// bounded: only subtrees whose ids differ are read (as the tree diff walks), a file over
+// MAX_DIFF_FILE_BYTES on either side is listed without hunks (`truncated`), and once a request
+// has read DIFF_BUDGET_BYTES of blob content the remaining files are listed without hunks too.
+// Files are produced one at a time (an async generator), so a caller streams them and memory
+// holds one file's content, whatever the number of files. Hunks come from jsdiff (`diff`).
+import { structuredPatch } from 'diff';
+import type { EntryKind, TreeEntry } from '../content.js';
+
+export interface ContentReader {
+  readTree(id: string): Promise<TreeEntry[]>;
+  /** The blob's byte length (from its locator, without reading it). */
+  blobSize(id: string): number;
+  readBlob(id: string): Promise<Buffer>;
+}
+
+export const MAX_DIFF_FILE_BYTES = 1024 * 1024;
+export const DIFF_BUDGET_BYTES = 16 * 1024 * 1024;
+export const MAX_CONTEXT = 1000;
+export const DEFAULT_CONTEXT = 3;
+/** A line diff that needs more edits than this is not computed (the file is `truncated`). */
+export const MAX_EDIT_LENGTH = 4000;
+
+export interface Hunk {
+  old_start: number;
+  old_lines: number;
+  new_start: number;
+  new_lines: number;
+  /** Each line prefixed " " (context), "-" (removed), "+" (added), or "\" (no newline at end of file). */
+  lines: string[];
+}
+
+export interface FileDiff {
+  path: string;
+  /** The path on the old side (the same path: renames are shown as a delete and an add). */
+  old_path: string | null;
+  change: 'added' | 'modified' | 'deleted';
+  old_mode: string | null;
+  new_mode: string | null;
+  old_blob_id: string | null;
+  new_blob_id: string | null;
+  binary: boolean;
+  truncated: boolean;
+  /** Why hunks are missing or cut, when they are. */
+  note: string | null;
+  additions: number;
+  deletions: number;
+  hunks: Hunk[];
+}
+
+export interface DiffOptions {
+  context: number;
+  /** Narrow to these paths: each a file, or a directory and everything under it. */
+  paths: string[];
+}
+
+export interface DiffTotals {
+  files_changed: number;
+  additions: number;
+  deletions: number;
+  binary_files: number;
+  truncated_files: number;
+  /** Blob bytes read for hunks (at most DIFF_BUDGET_BYTES plus one file). */
+  bytes_read: number;
+}
+
+/** git's mode of an entry kind. */
+export function gitMode(kind: EntryKind): string {
+  return kind === 'executable' ? '100755' : kind === 'symlink' ? '120000' : '100644';
+}
+
+const isBlob = (k: EntryKind) => k !== 'directory';
+
+/**
+ * Whether the request asked for `p`: with no paths, everything; a file when it is a named path
+ * or under a named directory; a directory when it is named, is under a named one, or leads to one.
+ */
+function wanted(paths: string[], p: string, dir: boolean): boolean {
+  if (paths.length === 0) return true;
+  return paths.some((q) => q === p || p.startsWith(`${q}/`) || (dir && q.startsWith(`${p}/`)));
+}
+
+/** The changed blobs of `oldTree` → `newTree` in path order (byte order per directory), as pairs of entries. */
+export async function* changedEntries(reader: ContentReader, oldTree: string, newTree: string, paths: string[] = []): AsyncGenerator<{ path: string; old: TreeEntry | null; new: TreeEntry | null }> {
+  async function* oneSide(prefix: string, e: TreeEntry, side: 'old' | 'new'): AsyncGenerator<{ path: string; old: TreeEntry | null; new: TreeEntry | null }> {
+    const p = prefix + e.name;
+    if (!isBlob(e.kind)) {
+      if (!wanted(paths, p, true)) return;
+      for (const child of await reader.readTree(e.id)) yield* oneSide(`${p}/`, child, side);
+      return;
+    }
+    if (!wanted(paths, p, false)) return;
+    yield side === 'old' ? { path: p, old: e, new: null } : { path: p, old: null, new: e };
+  }
+  async function* walk(prefix: string, oldId: string, newId: string): AsyncGenerator<{ path: string; old: TreeEntry | null; new: TreeEntry | null }> {
+    if (oldId === newId) return;
+    const [olds, news] = await Promise.all([reader.readTree(oldId), reader.readTree(newId)]);
+    const oldBy = new Map(olds.map((e) => [e.name, e]));
+    const newBy = new Map(news.map((e) => [e.name, e]));
+    const names = [...new Set([...oldBy.keys(), ...newBy.keys()])].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    for (const name of names) {
+      const o = oldBy.get(name) ?? null;
+      const n = newBy.get(name) ?? null;
+      const p = prefix + name;
+      if (o && n && o.id === n.id && o.kind === n.kind) continue;
+      if (o && n && !isBlob(o.kind) && !isBlob(n.kind)) {
+        if (wanted(paths, p, true)) yield* walk(`${p}/`, o.id, n.id);
+      } else if (o && n && isBlob(o.kind) && isBlob(n.kind)) {
+        if (wanted(paths, p, false)) yield { path: p, old: o, new: n };
+      } else {
+        if (o) yield* oneSide(prefix, o, 'old');
+        if (n) yield* oneSide(prefix, n, 'new');
+      }
+    }
+  }
+  yield* walk('', oldTree, newTree);
+}
+
+/**
+ * The file diffs of `oldTree` → `newTree`, one at a time, within the request's budget; the
+ * totals are filled in as the files are produced (read them once the generator is done).
+ */
+export async function* diffFiles(reader: ContentReader, oldTree: string, newTree: string, opts: DiffOptions, totals: DiffTotals): AsyncGenerator<FileDiff> {
+  let budget = DIFF_BUDGET_BYTES;
+  for await (const { path, old, new: neu } of changedEntries(reader, oldTree, newTree, opts.paths)) {
+    const f: FileDiff = {
+      path,
+      old_path: old ? path : null,
+      change: old && neu ? 'modified' : neu ? 'added' : 'deleted',
+      old_mode: old ? gitMode(old.kind) : null,
+      new_mode: neu ? gitMode(neu.kind) : null,
+      old_blob_id: old?.id ?? null,
+      new_blob_id: neu?.id ?? null,
+      binary: false,
+      truncated: false,
+      note: null,
+      additions: 0,
+      deletions: 0,
+      hunks: [],
+    };
+    totals.files_changed++;
+    if (!old || !neu || old.id !== neu.id) {
+      const oldSize = old ? reader.blobSize(old.id) : 0;
+      const newSize = neu ? reader.blobSize(neu.id) : 0;
+      if (oldSize > MAX_DIFF_FILE_BYTES || newSize > MAX_DIFF_FILE_BYTES) {
+        f.truncated = true;
+        f.note = `a side is over ${MAX_DIFF_FILE_BYTES} bytes (${Math.max(oldSize, newSize)}); fetch the blobs to compare them`;
+      } else if (oldSize + newSize > budget) {
+        f.truncated = true;
+        f.note = `this diff has read its ${DIFF_BUDGET_BYTES} bytes of content; ask for this file with ?path=`;
+        budget = 0;
+      } else {
+        budget -= oldSize + newSize;
+        totals.bytes_read += oldSize + newSize;
+        const before = old ? await reader.readBlob(old.id) : Buffer.alloc(0);
+        const after = neu ? await reader.readBlob(neu.id) : Buffer.alloc(0);
+        if (before.subarray(0, 8000).includes(0) || after.subarray(0, 8000).includes(0)) {
+          f.binary = true;
+        } else {
+          const patch = structuredPatch(path, path, before.toString('utf8'), after.toString('utf8'), '', '', { context: opts.context, maxEditLength: MAX_EDIT_LENGTH });
+          if (!patch) {
+            f.truncated = true;
+            f.note = `the line diff needs more than ${MAX_EDIT_LENGTH} edits; fetch the blobs to compare them`;
+          } else {
+            f.hunks = patch.hunks.map((h) => ({ old_start: h.oldLines === 0 ? h.oldStart - 1 : h.oldStart, old_lines: h.oldLines, new_start: h.newLines === 0 ? h.newStart - 1 : h.newStart, new_lines: h.newLines, lines: h.lines }));
+            for (const h of f.hunks) for (const l of h.lines) {
+              if (l[0] === '+') f.additions++;
+              else if (l[0] === '-') f.deletions++;
+            }
+          }
+        }
+      }
+    }
+    totals.additions += f.additions;
+    totals.deletions += f.deletions;
+    if (f.binary) totals.binary_files++;
+    if (f.truncated) totals.truncated_files++;
+    yield f;
+  }
+}
+
+export function emptyTotals(): DiffTotals {
+  return { files_changed: 0, additions: 0, deletions: 0, binary_files: 0, truncated_files: 0, bytes_read: 0 };
+}
+
+/** A path as git writes it in headers: quoted C-style when it holds a quote, backslash, control or non-ASCII byte. */
+export function gitPath(prefix: string, p: string): string {
+  const raw = Buffer.from(prefix + p, 'utf8');
+  if (!raw.some((b) => b < 0x20 || b >= 0x7f || b === 0x22 || b === 0x5c)) return prefix + p;
+  const esc: Record<number, string> = { 0x07: '\\a', 0x08: '\\b', 0x09: '\\t', 0x0a: '\\n', 0x0b: '\\v', 0x0c: '\\f', 0x0d: '\\r', 0x22: '\\"', 0x5c: '\\\\' };
+  let out = '"';
+  for (const b of raw) out += esc[b] ?? (b < 0x20 || b >= 0x7f ? `\\${b.toString(8).padStart(3, '0')}` : String.fromCharCode(b));
+  return `${out}"`;
+}
+
+/** One file in git's unified form (`diff --git` header, mode lines, `---`/`+++`, hunks). */
+export function unifiedFile(f: FileDiff): string {
+  const a = gitPath('a/', f.path);
+  const b = gitPath('b/', f.path);
+  // A file without hunks for a reason (size, budget) is a comment line, which git apply skips as
+  // text between patches: the patch applies for every other file.
+  if (f.truncated) return `# cairn: ${gitPath('', f.path)}: hunks omitted: ${f.note}\n`;
+  const out = [`diff --git ${a} ${b}`];
+  if (f.change === 'added') out.push(`new file mode ${f.new_mode}`);
+  else if (f.change === 'deleted') out.push(`deleted file mode ${f.old_mode}`);
+  else if (f.old_mode !== f.new_mode) out.push(`old mode ${f.old_mode}`, `new mode ${f.new_mode}`);
+  if (f.binary) {
+    out.push(`Binary files ${f.change === 'added' ? '/dev/null' : a} and ${f.change === 'deleted' ? '/dev/null' : b} differ`);
+  } else if (f.hunks.length > 0) {
+    out.push(`--- ${f.change === 'added' ? '/dev/null' : a}`, `+++ ${f.change === 'deleted' ? '/dev/null' : b}`);
+    for (const h of f.hunks) {
+      out.push(`@@ -${h.old_start}${h.old_lines === 1 ? '' : `,${h.old_lines}`} +${h.new_start}${h.new_lines === 1 ? '' : `,${h.new_lines}`} @@`);
+      out.push(...h.lines);
+    }
+  }
+  return `${out.join('\n')}\n`;
+}

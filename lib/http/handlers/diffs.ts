@@ -1,0 +1,85 @@
+// Diffs and land readiness (extension routes; docs/api.md "Diffs" and "Land readiness"). A diff
+// is streamed file by file, as JSON or as git-style unified text (`Accept: text/x-diff` or
+// `?format=unified`); nothing of it is held whole in memory.
+import { Readable } from 'node:stream';
+import { Invalid, NotFound } from '../../domain/errors.js';
+import { DEFAULT_CONTEXT, MAX_CONTEXT, unifiedFile } from '../../domain/workflow/content-diff.js';
+import { patchsetDiff, type PatchsetDiff } from '../../authority/workflow/diffs.js';
+import { requireAuthority, type Handler, type RouteContext } from '../route-types.js';
+import { queryValue } from './workflow-common.js';
+
+const MAX_PATHS = 100;
+
+function diffQuery(ctx: RouteContext): { against: string | null; context: number; paths: string[]; unified: boolean } {
+  const context = queryValue(ctx, 'context');
+  if (context !== undefined && (!/^(0|[1-9][0-9]{0,3})$/.test(context) || Number(context) > MAX_CONTEXT)) throw new Invalid(`context must be an integer from 0 to ${MAX_CONTEXT}`);
+  const raw = ctx.koa.query.path;
+  const paths = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+  if (paths.length > MAX_PATHS) throw new Invalid(`at most ${MAX_PATHS} path parameters`);
+  for (const p of paths) {
+    if (p === '' || p.startsWith('/') || p.endsWith('/') || p.split('/').some((s) => s === '' || s === '.' || s === '..') || p.includes('\u0000')) throw new Invalid('path must be a relative path inside the tree (no empty, "." or ".." segments)');
+  }
+  const format = queryValue(ctx, 'format');
+  if (format !== undefined && format !== 'json' && format !== 'unified') throw new Invalid('format must be json or unified');
+  const accept = String(ctx.koa.get('accept') ?? '');
+  const unified = format === 'unified' || (format === undefined && /\btext\/x-diff\b/.test(accept) && !/\bapplication\/json\b/.test(accept));
+  return { against: queryValue(ctx, 'against') ?? null, context: context === undefined ? DEFAULT_CONTEXT : Number(context), paths, unified };
+}
+
+async function* jsonBody(d: PatchsetDiff, q: { context: number; paths: string[] }): AsyncGenerator<string> {
+  yield `{"patchset_id":${JSON.stringify(d.patchset_id)},"change_id":${JSON.stringify(d.change_id)},"base_snapshot_id":${JSON.stringify(d.base_snapshot_id)},"revision_snapshot_id":${JSON.stringify(d.revision_snapshot_id)},"against":${JSON.stringify(d.against)},"context":${q.context},"paths":${JSON.stringify(q.paths)},"files":[`;
+  let first = true;
+  for await (const f of d.files) {
+    yield `${first ? '' : ','}${JSON.stringify(f)}`;
+    first = false;
+  }
+  yield `],"stats":${JSON.stringify(d.totals)}}`;
+}
+
+async function* unifiedBody(d: PatchsetDiff): AsyncGenerator<string> {
+  for await (const f of d.files) yield unifiedFile(f);
+}
+
+function reply(ctx: RouteContext, patchsetId: string) {
+  const q = diffQuery(ctx);
+  const a = requireAuthority(ctx);
+  const d = patchsetDiff(a.store, a.workflow, patchsetId, q.against, { context: q.context, paths: q.paths });
+  return q.unified
+    ? { mediaType: 'text/x-diff; charset=utf-8', bytes: Readable.from(unifiedBody(d)) }
+    : { mediaType: 'application/json; charset=utf-8', bytes: Readable.from(jsonBody(d, q)) };
+}
+
+export const patchsetDiffHandler: Handler = async (ctx) => reply(ctx, ctx.params.patchset_id);
+
+export const changeDiffHandler: Handler = async (ctx) => {
+  const a = requireAuthority(ctx);
+  const change = a.workflow.change(ctx.params.change_ref);
+  if (!change.selected_patchset_id) throw new NotFound(`change ${change.change_id} has no patchset to diff`);
+  return reply(ctx, change.selected_patchset_id);
+};
+
+/** What a reviewer needs at a glance: can the selected patchset land now, and the evidence behind the answer. */
+export const readinessHandler: Handler = async (ctx) => {
+  const a = requireAuthority(ctx);
+  const r = a.lands.readiness(ctx.params.change_ref);
+  const ps = r.patchset;
+  const evidence = ps ? a.workflow.reviews.judgeForLand(ps) : null;
+  const attestation = ps ? a.workflow.reviews.attestationsOf(ps.patchset_id).at(-1) ?? null : null;
+  return {
+    json: {
+      change_id: r.change.change_id,
+      change_ref: r.change.change_ref,
+      change_status: r.change.status,
+      selected_patchset_id: r.change.selected_patchset_id,
+      current_patchset_id: r.change.current_patchset_id,
+      base_stale: ps ? (ps as { base_stale?: boolean }).base_stale === true : false,
+      can_land: r.can_land,
+      blocked_by: r.blocked_by,
+      reason: r.reason,
+      policy: evidence ? { decision: evidence.policy.decision, checks: evidence.policy.checks } : null,
+      review: evidence?.review ?? null,
+      ci: evidence?.ci ?? null,
+      attestation,
+    },
+  };
+};

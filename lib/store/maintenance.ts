@@ -1,0 +1,220 @@
+// Maintenance of the published files: background merges of index segments, compaction of logs,
+// and the rebuild of the locator indexes from pack headers (fsck --rebuild-locators). Each
+// rewrites files into equivalent ones and publishes them with a commit of its own through the
+// commit queue's barrier; none changes what the store holds. It changes when the merge policy
+// or a compaction rule changes, never when the commit pipeline or the read paths do.
+import { promises as fsp } from 'node:fs';
+import type { CommitQueue } from './commit-queue.js';
+import { crashPoint } from './crash-point.js';
+import { removeDurable, writeFileDurable } from './durable.js';
+import { LogFile } from './framed-log.js';
+import { writeMergedSegments, writeSegment, type SegmentEntry } from './index-file.js';
+import { INDEX_NAMES, LOG_MAGIC, type IndexName } from './layout.js';
+import type { PackHeader } from './pack.js';
+import { INDEX_KIND, locatorIndexOf, PACK_DIR, PACK_KINDS, readPackHeader, sameList, type PublishedStore } from './published.js';
+import type { OpaqueLog } from './staging.js';
+
+/** A background merge starts when an index has more segments than this. */
+export const MERGE_SEGMENTS_AT = 8;
+/** Upserts per record when workflow.log is compacted. */
+const COMPACT_UPSERTS_PER_RECORD = 1024;
+
+export interface MaintenanceEvents {
+  /** A background merge failed (the authority logs it; the merge is retried later). */
+  backgroundError: (problem: string) => void;
+  /** A background merge stopped because the store is closed (the store may close its files). */
+  stoppedForClose: () => void;
+}
+
+export class StoreMaintenance {
+  private isMerging = false;
+  private mergeBackoffMs = 0;
+
+  constructor(private readonly published: PublishedStore, private readonly commits: CommitQueue, private readonly events: MaintenanceEvents) {}
+
+  /** A background merge is running (its files must stay open). */
+  get merging(): boolean { return this.isMerging; }
+
+  /**
+   * Start a background merge when an index has more than MERGE_SEGMENTS_AT segments: every
+   * segment but the newest few is merged into one new file while commits go on (the files are
+   * immutable), then a barrier transaction swaps the list. Bases grow geometrically, so each
+   * entry is rewritten O(log n) times in all and a small commit never pays for a big rewrite.
+   */
+  maybeMerge(): void {
+    if (this.isMerging || this.commits.closed || this.commits.failed) return;
+    const name = INDEX_NAMES.find((n) => this.published.state.segments[n].length > MERGE_SEGMENTS_AT);
+    if (!name) return;
+    this.isMerging = true;
+    this.mergeSegments(name).then(() => {
+      this.mergeBackoffMs = 0;
+      return 0;
+    }, (err) => {
+      // Retry later, backing off (each attempt costs a commit), never in a tight loop.
+      this.events.backgroundError(`merging index ${name} segments failed: ${(err as Error).message}`);
+      this.mergeBackoffMs = Math.min(60_000, Math.max(100, this.mergeBackoffMs * 2));
+      return this.mergeBackoffMs;
+    }).then((delay) => {
+      this.isMerging = false;
+      if (this.commits.closed) {
+        this.events.stoppedForClose();
+        return;
+      }
+      setTimeout(() => this.maybeMerge(), delay).unref();
+    });
+  }
+
+  /**
+   * Merge a run of the newest segments of `name` into one: older segments each larger than all
+   * the segments after them together are kept (size-tiered, like an LSM tree), but at least the
+   * newest two are always merged, so every merge makes progress. Each entry is rewritten
+   * O(log n) times in all, and a small commit never waits for a big rewrite.
+   */
+  async mergeSegments(name: IndexName): Promise<void> {
+    // Choose the run and reserve the merged file's number in one barrier: every segment that
+    // exists then is in the run or older, every segment committed later is numbered above it.
+    const plan = await this.commits.barrier(async () => {
+      this.commits.assertWritable();
+      const current = this.published.segmentsOf(name);
+      if (current.length < 2) return null;
+      let start = 0;
+      let after = current.reduce((n, seg) => n + seg.reader.count, 0);
+      while (start < current.length - 2) {
+        after -= current[start].reader.count;
+        if (current[start].reader.count <= after) break;
+        start++;
+      }
+      const next = this.commits.nextState();
+      await this.commits.writePoint(next);
+      this.published.install(next);
+      return { chosen: current.slice(start), mergedSeg: next.generation };
+    });
+    if (!plan) return;
+    const { chosen, mergedSeg } = plan;
+    const file = this.published.layout.indexSegment(name, mergedSeg);
+    try {
+      await writeMergedSegments(file, INDEX_KIND[name], chosen.map((seg) => seg.reader));
+    } catch (err) {
+      await fsp.rm(file, { force: true });
+      throw err;
+    }
+    const dropped = chosen.map((seg) => seg.segment);
+    let attempted = false;
+    try {
+      await this.commits.barrier(async () => {
+        this.commits.assertWritable();
+        const list = this.published.state.segments[name];
+        const at = list.indexOf(dropped[0]);
+        if (at < 0 || !sameList(list.slice(at, at + dropped.length), dropped)) throw new Error('segments changed during the merge');
+        const next = this.commits.nextState();
+        next.segments[name] = [...list.slice(0, at), mergedSeg, ...list.slice(at + dropped.length)];
+        crashPoint('merge:before-state');
+        attempted = true;
+        await this.commits.writePoint(next);
+        this.published.install(next);
+        await this.published.retireSegments(name, dropped);
+      });
+    } catch (err) {
+      if (!attempted) await fsp.rm(file, { force: true });
+      throw err;
+    }
+  }
+
+  /** Wait for a running merge (tests and bench). */
+  async settle(): Promise<void> {
+    const pause = () => new Promise((r) => setTimeout(r, 5));
+    for (;;) {
+      while (this.isMerging || this.commits.draining) await pause();
+      if (this.commits.closed || this.commits.failed || !INDEX_NAMES.some((n) => this.published.state.segments[n].length > MERGE_SEGMENTS_AT)) return;
+      await pause();
+    }
+  }
+
+  /**
+   * Replace an opaque log with exactly `bodies` (a compaction: one record per job instead of
+   * one per transition). The new file is `<name>.<G>.log`, written and synced before the commit
+   * point names it, so a crash leaves the old file current; the old file is removed after.
+   */
+  compactLog(name: OpaqueLog | 'workflow', bodies: Buffer[]): Promise<void> {
+    return this.commits.barrier(async () => {
+      this.commits.assertWritable();
+      const next = this.commits.nextState();
+      const file = this.published.layout.logFile(name, next.generation);
+      const bytes = this.published.log(name).frame(bodies, 0);
+      await writeFileDurable(file, bytes);
+      next.logs[name] = bytes.length;
+      next.log_files[name] = next.generation;
+      const fresh = LogFile.open(file, LOG_MAGIC[name], bytes.length, []);
+      crashPoint('compact:before-state');
+      try {
+        await this.commits.writePoint(next);
+      } catch (err) {
+        fresh.close(); // the file stays: the slot may name it
+        throw err;
+      }
+      const old = this.published.replaceLog(name, fresh);
+      this.published.install(next);
+      old.close();
+      await removeDurable(old.file);
+    });
+  }
+
+  /**
+   * Compact workflow.log when most of its records are superseded (more than 1,024 records and
+   * more than four per live line or entity): the new log holds the latest upsert of each
+   * `(type, id)`, 1,024 per record. The caller skips it for a retiring repository.
+   */
+  async maybeCompactWorkflow(): Promise<string | null> {
+    const before = this.published.workflowRecords;
+    if (before <= 1024 || before <= 4 * this.published.liveRecordCount()) return null;
+    const upserts = this.published.liveUpserts();
+    const atS = Math.floor(Date.now() / 1000);
+    const bodies: Buffer[] = [];
+    for (let i = 0; i < upserts.length; i += COMPACT_UPSERTS_PER_RECORD) {
+      bodies.push(Buffer.from(JSON.stringify({ at_s: atS, upserts: upserts.slice(i, i + COMPACT_UPSERTS_PER_RECORD) }), 'utf8'));
+    }
+    await this.compactLog('workflow', bodies);
+    this.published.workflowRecords = bodies.length;
+    return `workflow.log compacted from ${before} to ${bodies.length} records`;
+  }
+
+  /**
+   * Recreate the blob and tree indexes from the headers of the committed packs alone (fsck
+   * --rebuild-locators): one new segment per kind, published by a commit like any other.
+   */
+  async rebuildLocators(): Promise<{ blobs: number; trees: number; skipped: string[] }> {
+    return this.commits.barrier(async () => {
+      const skipped: string[] = [];
+      const next = this.commits.nextState();
+      const gen = next.generation;
+      const counts = { blobs: 0, trees: 0, skipped };
+      for (const kind of PACK_KINDS) {
+        const packs = (await this.published.packFiles(kind)).sort();
+        const byId = new Map<string, SegmentEntry>();
+        for (const packId of packs) {
+          let header: PackHeader;
+          try {
+            ({ header } = await readPackHeader(this.published.packFile(kind, packId), kind));
+          } catch (err) {
+            // A pack whose header is unreadable contributes no locators; fsck reports it.
+            skipped.push(`${PACK_DIR[kind]}/${packId}.pack: ${(err as Error).message}`);
+            continue;
+          }
+          for (const e of header.entries) {
+            if (!byId.has(e.id)) byId.set(e.id, { id: e.id, pack_id: packId, a: 0, b: e.crc32, c: e.offset, d: e.length, e: e.raw_length });
+          }
+        }
+        const name = locatorIndexOf(kind);
+        await writeSegment(this.published.layout.indexSegment(name, gen), INDEX_KIND[name], [...byId.values()]);
+        next.segments[name] = [gen];
+        counts[name] = byId.size;
+        this.published.setCommittedPacks(kind, packs);
+      }
+      await this.commits.writePoint(next);
+      const prev = this.published.state;
+      this.published.install(next);
+      for (const name of ['blobs', 'trees'] as IndexName[]) await this.published.retireSegments(name, prev.segments[name]);
+      return counts;
+    });
+  }
+}

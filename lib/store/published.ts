@@ -1,0 +1,439 @@
+// The published side of one authority's store: what the current commit point (commit.bin)
+// names, open for reading — the logs cut to their committed lengths, the index segments, the
+// lines and workflow entities replayed from workflow.log, and the committed packs. Every read of
+// committed content goes through here, so it changes when the read paths or the in-memory
+// mirror change. It never writes commit.bin: the commit pipeline and index maintenance hand it
+// each new state only after that state's commit point is durable (publish, install).
+import { closeSync, openSync, readSync, promises as fsp } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { decodeSnapshot, decodeTree, type SnapshotRecord, type TreeEntry } from '../domain/content.js';
+import { Corrupt, Invalid, NotFound } from '../domain/errors.js';
+import { crc32 } from './binary.js';
+import type { CommitState } from './commit-point.js';
+import { decodeLines, type LineRecord } from './content-files.js';
+import { exists } from './durable.js';
+import { LogFile, type LogRecord } from './framed-log.js';
+import { INDEX_KIND_BLOB, INDEX_KIND_SNAPSHOT, INDEX_KIND_TREE, IndexReader, SegmentedIndex, type IndexKind, type SegmentEntry } from './index-file.js';
+import { INDEX_NAMES, LOG_MAGIC, LOG_NAMES, type AuthorityLayout, type IndexName, type LogName, type PackDirName } from './layout.js';
+import { decodeObjectFrame, decodePackHeader, packHeaderPayloadSize, PACK_KIND_OBJECT, PACK_KIND_TREE, type PackEntry, type PackHeader, type PackKind } from './pack.js';
+import type { Locator, ObjectKind, OpaqueLog, Staging, Upsert } from './staging.js';
+
+export interface StoredSnapshot extends SnapshotRecord {
+  /** Ordinal of the record in snapshots.log: the snapshot's physical index in this authority. */
+  snapshot_index: number;
+}
+
+export const PACK_KINDS: readonly PackKind[] = [PACK_KIND_OBJECT, PACK_KIND_TREE];
+export const PACK_DIR: Record<PackKind, PackDirName> = { [PACK_KIND_OBJECT]: 'objects', [PACK_KIND_TREE]: 'trees' };
+export const INDEX_KIND: Record<IndexName, IndexKind> = { blobs: INDEX_KIND_BLOB, trees: INDEX_KIND_TREE, snapshots: INDEX_KIND_SNAPSHOT };
+const OBJECT_INDEX: Record<ObjectKind, IndexName> = { blob: 'blobs', tree: 'trees' };
+
+export function packKindOf(kind: ObjectKind): PackKind {
+  return kind === 'blob' ? PACK_KIND_OBJECT : PACK_KIND_TREE;
+}
+
+/** The index that locates the objects of packs of `kind`. */
+export function locatorIndexOf(kind: PackKind): 'blobs' | 'trees' {
+  return kind === PACK_KIND_OBJECT ? 'blobs' : 'trees';
+}
+
+export class PublishedStore {
+  private current: CommitState;
+  private readonly logs = {} as Record<LogName, LogFile>;
+  private readonly indexes = {} as Record<IndexName, SegmentedIndex>;
+  private readonly readers = new Map<string, IndexReader>();
+  private readonly lineMap = new Map<string, LineRecord>();
+  /** lineMap's values in name order, built on first read after a change (GET lines is hot). */
+  private sortedLines: readonly LineRecord[] | null = null;
+  private readonly entities = new Map<string, Map<string, unknown>>();
+  private readonly committedPacks: Record<PackKind, Set<string>> = { [PACK_KIND_OBJECT]: new Set(), [PACK_KIND_TREE]: new Set() };
+  /** Records in the current workflow.log (compaction decides from it). */
+  workflowRecords = 0;
+
+  constructor(readonly layout: AuthorityLayout, state: CommitState) {
+    this.current = state;
+  }
+
+  /**
+   * Open what the commit point names: every log (cutting an uncommitted tail), every index
+   * segment, the lines checkpoint; then replay workflow.log. While locators are being rebuilt
+   * an unreadable blob or tree segment is skipped (noted) instead of refusing to open.
+   */
+  async load(rebuildingLocators: boolean, notes: string[]): Promise<void> {
+    const L = this.layout;
+    const state = this.current;
+    for (const name of LOG_NAMES) this.logs[name] = LogFile.open(L.logFile(name, state.log_files[name]), LOG_MAGIC[name], state.logs[name], notes);
+    for (const name of INDEX_NAMES) {
+      const segs: { segment: number; reader: IndexReader }[] = [];
+      for (const segment of state.segments[name]) {
+        const file = L.indexSegment(name, segment);
+        let reader: IndexReader;
+        try {
+          reader = IndexReader.open(file, INDEX_KIND[name]);
+        } catch (err) {
+          if (!(rebuildingLocators && name !== 'snapshots')) throw relabel(err, L.root);
+          notes.push(`index/${name}.${segment}.idx unusable (${(err as Error).message.replace(L.root + '/', '')}); rebuilding`);
+          continue;
+        }
+        this.readers.set(file, reader);
+        segs.push({ segment, reader });
+      }
+      this.indexes[name] = new SegmentedIndex(INDEX_KIND[name], segs);
+    }
+    if (this.indexes.snapshots.count !== state.snapshot_count) throw new Corrupt(`snapshot index holds ${this.indexes.snapshots.count} entries, commit.bin says ${state.snapshot_count}`);
+    if (state.lines_gen) {
+      for (const line of decodeLines(await fsp.readFile(L.linesFile(state.lines_gen)), `lines.${state.lines_gen}.bin`)) this.lineMap.set(line.name, line);
+      this.sortedLines = null;
+    }
+    let workflowRecords = 0;
+    for (const rec of this.logs.workflow.records()) {
+      this.replayWorkflow(rec);
+      workflowRecords++;
+    }
+    this.workflowRecords = workflowRecords;
+  }
+
+  private replayWorkflow(rec: LogRecord): void {
+    let txn: { at_s: number; upserts: Upsert[] };
+    try {
+      txn = JSON.parse(rec.body.toString('utf8'));
+      if (!txn || !Array.isArray(txn.upserts)) throw new Error('no upserts');
+    } catch (err) {
+      throw new Corrupt(`workflow.log: record at byte ${rec.offset} is not a transaction (${(err as Error).message})`);
+    }
+    for (const u of txn.upserts) this.applyUpsert(u, rec.offset);
+  }
+
+  private applyUpsert(u: Upsert, offset: number): void {
+    if (typeof u?.type !== 'string' || typeof u.id !== 'string') throw new Corrupt(`workflow.log: record at byte ${offset} has an upsert without type and id`);
+    if (u.type === 'line') {
+      const b = u.body as Omit<LineRecord, 'name'>;
+      this.lineMap.set(u.id, { name: u.id, status: b.status, head_snapshot_id: b.head_snapshot_id, updated_at_s: b.updated_at_s });
+      this.sortedLines = null;
+      return;
+    }
+    let m = this.entities.get(u.type);
+    if (!m) this.entities.set(u.type, (m = new Map()));
+    m.set(u.id, u.body);
+  }
+
+  /** Close every open file (the store is closed and nothing is writing). */
+  close(): void {
+    for (const fd of this.packFds.values()) closeSync(fd);
+    this.packFds.clear();
+    for (const r of this.readers.values()) r.close();
+    this.readers.clear();
+    for (const name of LOG_NAMES) this.logs[name]?.close();
+  }
+
+  // ------------------------------------------------------------ installing a durable commit
+
+  /** The committed state itself (not a copy): callers clone it to build the next one. */
+  get state(): CommitState { return this.current; }
+
+  /** The open file of a log (the commit pipeline appends at its committed length). */
+  log(name: LogName): LogFile { return this.logs[name]; }
+
+  /** Make `next`, whose commit point is durable, current: log lengths and changed segment lists. */
+  install(next: CommitState): void {
+    const prev = this.current;
+    this.current = next;
+    for (const name of LOG_NAMES) this.logs[name].length = next.logs[name];
+    for (const name of INDEX_NAMES) {
+      if (next.segments[name] === prev.segments[name] || sameList(next.segments[name], prev.segments[name])) continue;
+      this.indexes[name] = this.segmentedIndex(name, next.segments[name]);
+    }
+  }
+
+  /** Make a durable batch visible to readers: its state, adopted packs, lines and entities. */
+  publish(next: CommitState, batch: Staging, adopted: readonly { kind: PackKind; packId: string }[]): void {
+    this.install(next);
+    for (const { kind, packId } of adopted) this.committedPacks[kind].add(packId);
+    for (const [name, line] of batch.lines) this.lineMap.set(name, line);
+    if (batch.lines.size > 0) this.sortedLines = null;
+    for (const t of batch.workflow) for (const u of t.upserts) if (u.type !== 'line') this.applyUpsert(u, -1);
+    this.workflowRecords += batch.workflow.length;
+  }
+
+  /** Swap in a log file a compaction wrote; returns the replaced one (the caller closes and removes it). */
+  replaceLog(name: LogName, fresh: LogFile): LogFile {
+    const old = this.logs[name];
+    this.logs[name] = fresh;
+    return old;
+  }
+
+  /** Close and remove segment files no longer named by the current state. */
+  async retireSegments(name: IndexName, segments: readonly number[]): Promise<void> {
+    for (const seg of segments) {
+      const f = this.layout.indexSegment(name, seg);
+      this.readers.get(f)?.close();
+      this.readers.delete(f);
+      await fsp.rm(f, { force: true });
+    }
+  }
+
+  addCommittedPack(kind: PackKind, id: string): void {
+    this.committedPacks[kind].add(id);
+  }
+
+  setCommittedPacks(kind: PackKind, ids: Iterable<string>): void {
+    this.committedPacks[kind] = new Set(ids);
+  }
+
+  /** Pack ids the segments of `kind`'s locator index reference. */
+  referencedPacks(kind: PackKind): Set<string> {
+    return this.indexes[locatorIndexOf(kind)].packIds();
+  }
+
+  /** The segments of an index, oldest first (a merge chooses among them). */
+  segmentsOf(name: IndexName): readonly { segment: number; reader: IndexReader }[] {
+    return this.indexes[name].segments;
+  }
+
+  /** Lines and workflow entities live now (what a compacted workflow.log must hold). */
+  liveRecordCount(): number {
+    let live = this.lineMap.size;
+    for (const m of this.entities.values()) live += m.size;
+    return live;
+  }
+
+  /** The latest upsert of each live `(type, id)`, lines first. */
+  liveUpserts(): Upsert[] {
+    const upserts: Upsert[] = [];
+    for (const l of this.lineMap.values()) upserts.push({ type: 'line', id: l.name, body: { status: l.status, head_snapshot_id: l.head_snapshot_id, updated_at_s: l.updated_at_s } });
+    for (const [type, m] of this.entities) for (const [id, body] of m) upserts.push({ type, id, body });
+    return upserts;
+  }
+
+  private segmentedIndex(name: IndexName, segments: number[]): SegmentedIndex {
+    return new SegmentedIndex(INDEX_KIND[name], segments.map((segment) => {
+      const file = this.layout.indexSegment(name, segment);
+      let reader = this.readers.get(file);
+      if (!reader) {
+        reader = IndexReader.open(file, INDEX_KIND[name]);
+        this.readers.set(file, reader);
+      }
+      return { segment, reader };
+    }));
+  }
+
+  // ------------------------------------------------------------ paths (layout.ts names them)
+
+  packDir(kind: PackKind): string { return this.layout.packDir(PACK_DIR[kind]); }
+  stagingDir(kind: PackKind): string { return this.layout.stagingDir(PACK_DIR[kind]); }
+  packFile(kind: PackKind, id: string): string { return this.layout.packFile(PACK_DIR[kind], id); }
+  stagedPackFile(kind: PackKind, id: string): string { return this.layout.stagedPackFile(PACK_DIR[kind], id); }
+
+  // ------------------------------------------------------------ published reads
+
+  get generation(): number { return this.current.generation; }
+  get snapshotCount(): number { return this.current.snapshot_count; }
+
+  locator(kind: ObjectKind, id: string): Locator | null {
+    const e = this.indexes[OBJECT_INDEX[kind]].lookup(id);
+    return e ? toLocator(kind, e) : null;
+  }
+
+  has(kind: ObjectKind, id: string): boolean {
+    return this.indexes[OBJECT_INDEX[kind]].has(id);
+  }
+
+  *locators(kind: ObjectKind): Generator<Locator> {
+    for (const e of this.indexes[OBJECT_INDEX[kind]].entries()) yield toLocator(kind, e);
+  }
+
+  /** Read and verify one object through its locator. */
+  async readObject(kind: ObjectKind, id: string): Promise<Buffer> {
+    const loc = this.locator(kind, id);
+    if (!loc) throw new NotFound(`${kind} ${id} is not present`);
+    return this.readLocated(loc);
+  }
+
+  async readLocated(loc: Locator): Promise<Buffer> {
+    const packKind = packKindOf(loc.kind);
+    // A transaction validating a commit reads new objects from their staged packs.
+    const file = this.isCommittedPack(packKind, loc.pack_id) ? this.packFile(packKind, loc.pack_id) : this.stagedPackFile(packKind, loc.pack_id);
+    const frame = Buffer.allocUnsafe(loc.length);
+    const n = readSync(this.packFd(file), frame, 0, loc.length, loc.offset);
+    const entry: PackEntry = { id: loc.id, offset: loc.offset, length: loc.length, raw_length: loc.raw_length, crc32: loc.crc32 };
+    return decodeObjectFrame(entry, frame.subarray(0, n), loc.kind);
+  }
+
+  /**
+   * Open pack files are cached (at most 64; the oldest is closed first): object reads are many
+   * small positional reads, and pack files never change once written. A renamed pack keeps its
+   * inode, so a cached descriptor stays valid.
+   */
+  private readonly packFds = new Map<string, number>();
+
+  private packFd(file: string): number {
+    let fd = this.packFds.get(file);
+    if (fd !== undefined) {
+      this.packFds.delete(file);
+      this.packFds.set(file, fd);
+      return fd;
+    }
+    fd = openSync(file, 'r');
+    this.packFds.set(file, fd);
+    if (this.packFds.size > 64) {
+      const [oldest, oldFd] = this.packFds.entries().next().value as [string, number];
+      this.packFds.delete(oldest);
+      closeSync(oldFd);
+    }
+    return fd;
+  }
+
+  async readTree(id: string): Promise<TreeEntry[]> {
+    const raw = await this.readObject('tree', id);
+    try {
+      return decodeTree(raw);
+    } catch (err) {
+      throw new Corrupt(`tree ${id} is stored but does not decode: ${(err as Error).message}`);
+    }
+  }
+
+  hasSnapshot(id: string): boolean {
+    return this.indexes.snapshots.has(id);
+  }
+
+  snapshot(id: string): StoredSnapshot | null {
+    const e = this.indexes.snapshots.lookup(id);
+    if (!e) return null;
+    const canonical = this.logs.snapshots.read(e.c, e.d);
+    if (crc32(canonical) !== e.b) throw new Corrupt(`snapshot ${id}: record CRC-32 mismatch in snapshots.log`);
+    let record: SnapshotRecord;
+    try {
+      record = decodeSnapshot(canonical);
+    } catch (err) {
+      throw new Corrupt(`snapshot ${id}: record does not decode (${(err as Error).message})`);
+    }
+    if (record.snapshot_id !== id) throw new Corrupt(`snapshot ${id}: record hashes to ${record.snapshot_id}`);
+    return { ...record, snapshot_index: e.a };
+  }
+
+  *snapshotIds(): Generator<string> {
+    for (const e of this.indexes.snapshots.entries()) yield e.id;
+  }
+
+  /**
+   * Every line in name order (UTF-8 byte order). The same frozen array is returned until a line
+   * changes, so callers may cache what they derive from it by identity.
+   */
+  lines(): readonly LineRecord[] {
+    this.sortedLines ??= Object.freeze(sortByName([...this.lineMap.values()]));
+    return this.sortedLines;
+  }
+
+  line(name: string): LineRecord | undefined {
+    return this.lineMap.get(name);
+  }
+
+  /** The latest body of a workflow entity (workflow.log upserts other than lines). */
+  entity<T>(type: string, id: string): T | undefined {
+    return this.entities.get(type)?.get(id) as T | undefined;
+  }
+
+  /** Every committed entity of a workflow type, in first-upsert order (owners build indexes at open). */
+  *entitiesOf<T>(type: string): Generator<[string, T]> {
+    const m = this.entities.get(type);
+    if (m) for (const [id, body] of m) yield [id, body as T];
+  }
+
+  /** Every committed record of an opaque log (jobs, plans), for its owner's replay at open. */
+  logRecords(name: OpaqueLog | 'snapshots' | 'workflow'): Generator<LogRecord> {
+    return this.logs[name].records();
+  }
+
+  isCommittedPack(kind: PackKind, id: string): boolean {
+    return this.committedPacks[kind].has(id);
+  }
+
+  committedPackIds(kind: PackKind): string[] {
+    return [...this.committedPacks[kind]];
+  }
+
+  async isStagedPack(kind: PackKind, id: string): Promise<boolean> {
+    return exists(this.stagedPackFile(kind, id));
+  }
+
+  /** Pack files present in packs/<kind>/ (committed ones after open). */
+  async packFiles(kind: PackKind): Promise<string[]> {
+    return (await fsp.readdir(this.packDir(kind))).filter((n) => n.endsWith('.pack')).map((n) => n.slice(0, -5));
+  }
+
+  /** Segment numbers of each index (fsck, bench). */
+  segmentCounts(): Record<IndexName, number> {
+    return { blobs: this.indexes.blobs.segments.length, trees: this.indexes.trees.segments.length, snapshots: this.indexes.snapshots.segments.length };
+  }
+
+  /** Check the whole-file checksums of the current index segments (fsck). */
+  verifyIndexes(): void {
+    for (const name of INDEX_NAMES) this.indexes[name].verify();
+  }
+
+  /** Header of a committed or staged pack, read from the file. */
+  async packHeader(kind: PackKind, id: string): Promise<{ header: PackHeader; byteLength: number; committed: boolean }> {
+    const committed = this.isCommittedPack(kind, id);
+    const file = committed ? this.packFile(kind, id) : this.stagedPackFile(kind, id);
+    try {
+      return { ...(await readPackHeader(file, kind)), committed };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFound(`${kind === PACK_KIND_OBJECT ? 'object' : 'tree'} pack ${id} is not present`);
+      if (err instanceof Invalid) throw new Corrupt(`pack ${id}: ${err.message}`);
+      throw err;
+    }
+  }
+
+  /** A committed or staged pack's bytes as a stream, with its length (staged: issue 11, resumable pushes). */
+  async openPack(kind: PackKind, id: string): Promise<{ stream: Readable; length: number }> {
+    const notFound = () => new NotFound(`${kind === PACK_KIND_OBJECT ? 'object' : 'tree'} pack ${id} is not present`);
+    // A staged pack may be adopted (renamed into packs/) between the checks: look at both.
+    for (const file of this.isCommittedPack(kind, id) ? [this.packFile(kind, id)] : [this.stagedPackFile(kind, id), this.packFile(kind, id)]) {
+      let fd: fsp.FileHandle;
+      try {
+        fd = await fsp.open(file, 'r');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw err;
+      }
+      const { size } = await fd.stat();
+      return { stream: fd.createReadStream({ highWaterMark: 1024 * 1024 }), length: size };
+    }
+    throw notFound();
+  }
+}
+
+/** A pack file's header and byte length, read from its first frame. */
+export async function readPackHeader(file: string, kind: PackKind): Promise<{ header: PackHeader; byteLength: number }> {
+  const handle = await fsp.open(file, 'r');
+  try {
+    const first = Buffer.alloc(8);
+    await handle.read(first, 0, 8, 0);
+    const frame = Buffer.alloc(8 + packHeaderPayloadSize(first));
+    await handle.read(frame, 0, frame.length, 0);
+    const { size } = await handle.stat();
+    return { header: decodePackHeader(frame, kind), byteLength: size };
+  } finally {
+    await handle.close();
+  }
+}
+
+export function sameList(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/** Lines in UTF-8 byte order of their names (each name encoded once, not once per comparison). */
+export function sortByName(lines: LineRecord[]): LineRecord[] {
+  const keyed = lines.map((line) => ({ key: Buffer.from(line.name), line }));
+  keyed.sort((a, b) => Buffer.compare(a.key, b.key));
+  return keyed.map((k) => k.line);
+}
+
+function toLocator(kind: ObjectKind, e: SegmentEntry): Locator {
+  return { kind, id: e.id, pack_id: e.pack_id, offset: e.c, length: e.d, raw_length: e.e, crc32: e.b };
+}
+
+function relabel(err: unknown, root: string): unknown {
+  if (err instanceof Corrupt) return new Corrupt(err.message.replace(root + '/', ''));
+  return err;
+}

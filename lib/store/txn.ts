@@ -1,0 +1,132 @@
+// Txn: what the authority's modules see inside a transaction of the commit queue. It reads
+// through the layers of staged changes to the published state and stages what the commit will
+// write; it changes when what a transaction may read or stage changes, never with how a batch
+// is written (commit-queue.ts) or how committed content is read (published.ts).
+import { decodeSnapshot } from '../domain/content.js';
+import type { LineRecord } from './content-files.js';
+import { decodeObjectFrame, type PackEntry, type PackKind } from './pack.js';
+import { packKindOf, sortByName, type PublishedStore } from './published.js';
+import type { Locator, ObjectKind, OpaqueLog, Staging, StagedSnapshot } from './staging.js';
+
+/**
+ * A transaction's view and its staging area. Reads see the published state, then what earlier
+ * transactions of the batch staged, then this transaction's own changes.
+ */
+export class Txn {
+  constructor(private readonly published: PublishedStore, private readonly batch: Staging, private readonly own: Staging = batch) {}
+
+  // reads
+  line(name: string): LineRecord | undefined {
+    return this.own.lines.get(name) ?? this.batch.lines.get(name) ?? this.published.line(name);
+  }
+
+  lines(): LineRecord[] {
+    if (this.batch.lines.size === 0 && this.own.lines.size === 0) return [...this.published.lines()];
+    const all = new Map(this.published.lines().map((l) => [l.name, l]));
+    for (const [n, l] of this.batch.lines) all.set(n, l);
+    for (const [n, l] of this.own.lines) all.set(n, l);
+    return sortByName([...all.values()]);
+  }
+
+  locator(kind: ObjectKind, id: string): Locator | null {
+    const map = (s: Staging) => (kind === 'blob' ? s.blobs : s.trees);
+    return map(this.own).get(id) ?? map(this.batch).get(id) ?? this.published.locator(kind, id);
+  }
+
+  has(kind: ObjectKind, id: string): boolean {
+    const map = (s: Staging) => (kind === 'blob' ? s.blobs : s.trees);
+    return map(this.own).has(id) || map(this.batch).has(id) || this.published.has(kind, id);
+  }
+
+  hasSnapshot(id: string): boolean {
+    return this.own.snapshots.has(id) || this.batch.snapshots.has(id) || this.published.hasSnapshot(id);
+  }
+
+  /** A pack committed, or adopted or written by an earlier transaction of this batch. */
+  isAdoptedPack(kind: PackKind, id: string): boolean {
+    const key = `${kind}:${id}`;
+    return this.published.isCommittedPack(kind, id) || this.batch.adopt.has(key) || this.own.adopt.has(key) || this.batch.newPacks.has(key) || this.own.newPacks.has(key);
+  }
+
+  packHeader(kind: PackKind, id: string) {
+    return this.published.packHeader(kind, id);
+  }
+
+  /** Read an object: from a pack this batch is about to write, else from packs/ or staging/. */
+  async readLocated(loc: Locator): Promise<Buffer> {
+    const key = `${packKindOf(loc.kind)}:${loc.pack_id}`;
+    const pending = this.own.newPacks.get(key) ?? this.batch.newPacks.get(key);
+    if (pending) {
+      const entry: PackEntry = { id: loc.id, offset: loc.offset, length: loc.length, raw_length: loc.raw_length, crc32: loc.crc32 };
+      return decodeObjectFrame(entry, pending.bytes.subarray(loc.offset, loc.offset + loc.length), loc.kind);
+    }
+    return this.published.readLocated(loc);
+  }
+
+  entity<T>(type: string, id: string): T | undefined {
+    for (const s of [this.own, this.batch]) {
+      for (let i = s.upserts.length - 1; i >= 0; i--) if (s.upserts[i].type === type && s.upserts[i].id === id) return s.upserts[i].body as T;
+    }
+    for (let t = this.batch.workflow.length - 1; t >= 0; t--) {
+      const ups = this.batch.workflow[t].upserts;
+      for (let i = ups.length - 1; i >= 0; i--) if (ups[i].type === type && ups[i].id === id) return ups[i].body as T;
+    }
+    return this.published.entity<T>(type, id);
+  }
+
+  /** Module state staged earlier in this batch or this transaction (namespace `ns`). */
+  staged<T>(ns: string, key: string): T | undefined {
+    return this.own.staged<T>(ns, key) ?? this.batch.staged<T>(ns, key);
+  }
+
+  /** Keys staged in namespace `ns` by this batch so far (this transaction included). */
+  stagedKeys(ns: string): string[] {
+    return [...new Set([...(this.batch.overlay.get(ns)?.keys() ?? []), ...(this.own.overlay.get(ns)?.keys() ?? [])])];
+  }
+
+  // staging
+  adoptPack(kind: PackKind, packId: string): void {
+    if (!this.isAdoptedPack(kind, packId)) this.own.adopt.set(`${kind}:${packId}`, { kind, packId });
+  }
+
+  /** A pack the server built; the commit writes it into packs/ before its commit point. */
+  writePack(kind: PackKind, packId: string, bytes: Buffer): void {
+    if (!this.isAdoptedPack(kind, packId)) this.own.newPacks.set(`${kind}:${packId}`, { kind, packId, bytes });
+  }
+
+  addLocator(loc: Locator): void {
+    (loc.kind === 'blob' ? this.own.blobs : this.own.trees).set(loc.id, loc);
+  }
+
+  /** Stage a snapshot record (parents first); returns its snapshot_index. */
+  addSnapshot(canonical: Buffer): number {
+    const record = decodeSnapshot(canonical);
+    const staged: StagedSnapshot = { canonical, record };
+    this.own.snapshots.set(record.snapshot_id, staged);
+    return this.published.snapshotCount + this.batch.snapshots.size + this.own.snapshots.size - 1;
+  }
+
+  setLine(line: LineRecord): void {
+    this.own.lines.set(line.name, line);
+    this.own.upserts.push({ type: 'line', id: line.name, body: { status: line.status, head_snapshot_id: line.head_snapshot_id, updated_at_s: line.updated_at_s } });
+  }
+
+  /** A workflow entity upsert (issue-12 entities); written in this transaction's workflow.log record. */
+  upsert(type: string, id: string, body: unknown): void {
+    if (type === 'line') throw new Error('lines are set with setLine');
+    this.own.upserts.push({ type, id, body });
+  }
+
+  append(log: OpaqueLog, body: Buffer): void {
+    this.own.appends[log].push(body);
+  }
+
+  stage(ns: string, key: string, value: unknown): void {
+    this.own.stage(ns, key, value);
+  }
+
+  /** Run after the commit is durable, before callers are answered (update in-memory state). */
+  onPublish(hook: () => void): void {
+    this.own.hooks.push(hook);
+  }
+}

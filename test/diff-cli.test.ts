@@ -1,0 +1,94 @@
+// The reviewer's commands: `cairn diff` (plain when piped, coloured through a pager on a
+// terminal, --stat, --name-only, --json, --against, -U, paths), `cairn change show` with the
+// land readiness of the change, and `cairn review inbox`.
+import { expect } from 'chai';
+import { spawn, spawnSync } from 'node:child_process';
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { push } from '../lib/client/transfer.js';
+import { api, cli, CLI, ok, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+
+const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
+
+/** Run the CLI on a pseudo-terminal (script(1)); this process serves its requests, so spawn asynchronously. */
+function onTty(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('script', ['-qefc', [process.execPath, CLI, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    let stdout = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stdout += d; });
+    child.on('exit', (status) => resolve({ status, stdout }));
+  });
+}
+
+describe('reviewer commands: cairn diff, change show, review inbox', function () {
+  this.timeout(120_000);
+  let s: TestServer;
+  let repo: number;
+  let common: string[];
+  before(async () => {
+    s = await startTestServer();
+    repo = await register(s.url, 'diff-cli');
+    common = ['--server', s.url, '--repo', String(repo)];
+    const dir = path.join(tempDir(), 't');
+    const write = async (files: Record<string, string>) => {
+      await fsp.rm(dir, { recursive: true, force: true });
+      await fsp.mkdir(path.join(dir, 'src'), { recursive: true });
+      for (const [p, v] of Object.entries(files)) await fsp.writeFile(path.join(dir, p), v);
+    };
+    await write({ 'a.txt': 'one\ntwo\nthree\n', 'src/b.txt': 'b\n' });
+    const base = (await push({ server: s.url, repo, line: 'main', dir, moveLine: true, progress: false })).snapshot_id;
+    await write({ 'a.txt': 'one\nTWO\nthree\n', 'src/b.txt': 'b\nb2\n', 'src/c.txt': 'new\n' });
+    const rev1 = (await push({ server: s.url, repo, line: 'main', dir, moveLine: false, progress: false, parent: base })).snapshot_id;
+    await write({ 'a.txt': 'one\nTWO\nthree\n', 'src/b.txt': 'b\nb3\n', 'src/c.txt': 'new\n' });
+    const rev2 = (await push({ server: s.url, repo, line: 'main', dir, moveLine: false, progress: false, parent: base })).snapshot_id;
+    const t = (await ok(api(s.url, 'POST', R(repo, '/tasks'), { json: { title: 'T', intent: 'i' } }))).task;
+    await ok(api(s.url, 'POST', R(repo, '/changes'), { json: { task_id: t.task_id, title: 'Make two loud', base_line: 'main' } }));
+    for (const rev of [rev1, rev2]) await ok(api(s.url, 'POST', R(repo, '/changes/change-1/patchsets'), { json: { base_snapshot_id: base, revision_snapshot_id: rev, summary: 's', author_mode: 'human_only' } }));
+    await ok(api(s.url, 'POST', R(repo, '/changes/change-1:requestReview'), { json: { patchset_id: 'change-1.ps-1', reviewer_groups: ['core'], note: 'please', requested_by: 'carol' } }));
+  });
+  after(() => s.stop());
+
+  it('piped: the unified text the server gives, narrowed by paths, with -U; --name-only, --stat, --json', async () => {
+    const piped = await cli(['diff', ...common, 'change-1']);
+    expect(piped.code, piped.stderr).to.equal(0);
+    const server = await api(s.url, 'GET', R(repo, '/read/changes/change-1/diff?format=unified'));
+    expect(piped.stdout).to.equal(server.text);
+    expect(piped.stdout).to.not.include('\u001b['); // no colour when piped
+    expect((await cli(['diff', ...common, 'change-1', 'src/'])).stdout).to.match(/^diff --git a\/src\/b.txt b\/src\/b.txt/);
+    expect((await cli(['diff', ...common, '-U', '0', 'change-1', 'a.txt'])).stdout).to.include('@@ -2 +2 @@\n-two\n+TWO\n');
+    expect((await cli(['diff', ...common, '--name-only', 'change-1'])).stdout).to.equal('a.txt\nsrc/b.txt\nsrc/c.txt\n');
+    const stat = (await cli(['diff', ...common, '--stat', 'change-1'])).stdout;
+    expect(stat).to.match(/ a\.txt\s+\| 2 \+-/);
+    expect(stat).to.include('3 files changed, 3 insertions(+), 1 deletion(-)');
+    const json = JSON.parse((await cli(['diff', ...common, '--json', 'change-1.ps-2', '--against', 'change-1.ps-1'])).stdout);
+    expect(json.files.map((f: { path: string }) => f.path)).to.deep.equal(['src/b.txt']);
+    const usage = await cli(['diff', ...common, '--against', 'change-1.ps-1', 'change-1']);
+    expect(usage.code).to.equal(2);
+    expect(usage.stderr).to.match(/name the newer PATCHSET/);
+    expect((await cli(['diff', ...common, 'change-9'])).code).to.equal(1);
+  });
+
+  it('on a terminal: coloured, through $PAGER; change show ends with whether it can land and why; review inbox', async function () {
+    if (spawnSync('script', ['--version']).status !== 0) this.skip();
+    const paged = await onTty(['diff', ...common, 'change-1'], { PAGER: 'sed s/^/PAGED:/' });
+    expect(paged.status, paged.stdout).to.equal(0);
+    expect(paged.stdout).to.include('PAGED:\u001b[32m+TWO\u001b[0m');
+    expect(paged.stdout).to.include('PAGED:\u001b[31m-two\u001b[0m');
+    const show = await onTty(['change', 'show', ...common, 'change-1']);
+    expect(show.status, show.stdout).to.equal(0);
+    expect(show.stdout).to.match(/\* change-1\.ps-1/);
+    expect(show.stdout).to.match(/change-1\.ps-2 .*\[current\]/);
+    expect(show.stdout).to.include('CI: none');
+    expect(show.stdout).to.include('attestation: none');
+    expect(show.stdout).to.match(/✗ attestation: no attestation has been recorded/);
+    expect(show.stdout).to.match(/can land: no, because the policy decision at the land is fail, not pass \(failing checks: attestation, verification_state\) \(blocked_by_policy\)/);
+    const json = JSON.parse((await cli(['change', 'show', ...common, 'change-1'])).stdout);
+    expect(json.readiness).to.include({ can_land: false, blocked_by: 'blocked_by_policy' });
+    const inbox = await onTty(['review', 'inbox', ...common, '--group', 'core']);
+    expect(inbox.stdout).to.match(/core\s+task-1\.change-1\s+Make two loud\s+\(change-1\.ps-1; CI none, policy pending, 0 approval\(s\), 0 blocking; asked .* by carol\)/);
+    expect((await onTty(['review', 'inbox', ...common, '--group', 'docs'])).stdout).to.include('nothing waits for review by docs');
+    const rows = JSON.parse((await cli(['review', 'inbox', ...common])).stdout).rows;
+    expect(rows).to.have.length(1);
+  });
+});

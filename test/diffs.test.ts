@@ -1,0 +1,277 @@
+// Patchset diffs and land readiness over real HTTP (docs/api.md "Diffs", "Land readiness"): the
+// JSON form, the unified form checked and applied by git itself, the inter-patchset diff, path
+// narrowing, the bounds (a 50 MB file, 10,000 changed files, streamed), bad input, and the
+// readiness answer agreeing with what a land then does.
+import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { pull, push } from '../lib/client/transfer.js';
+import { gitPath, unifiedFile } from '../lib/domain/workflow/content-diff.js';
+import { api, ok, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+
+type Json = Record<string, any>;
+type Files = Record<string, string | Buffer | { exec: string } | { link: string }>;
+const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
+
+async function writeTree(dir: string, files: Files): Promise<void> {
+  await fsp.rm(dir, { recursive: true, force: true });
+  await fsp.mkdir(dir, { recursive: true });
+  for (const [p, v] of Object.entries(files)) {
+    const full = path.join(dir, p);
+    await fsp.mkdir(path.dirname(full), { recursive: true });
+    if (typeof v === 'string' || Buffer.isBuffer(v)) await fsp.writeFile(full, v);
+    else if ('link' in v) await fsp.symlink(v.link, full);
+    else await fsp.writeFile(full, v.exec, { mode: 0o755 });
+  }
+}
+
+const BASE: Files = {
+  'README.md': 'hello\nworld\n',
+  'src/app.ts': Array.from({ length: 40 }, (_, i) => `line ${i + 1}`).join('\n') + '\n',
+  'src/gone.txt': 'to be deleted\n',
+  'tool.sh': 'echo hi\n',
+  'link': { link: 'README.md' },
+  'no-newline.txt': 'a\nb',
+  'dir with space/f.txt': 'x\n',
+  'ünï.txt': 'u\n',
+};
+const REVISION: Files = {
+  'README.md': 'hello\nthere\nworld\n',
+  'src/app.ts': Array.from({ length: 40 }, (_, i) => (i === 4 ? 'line five' : i === 30 ? 'line thirty-one' : `line ${i + 1}`)).join('\n') + '\n',
+  'src/new.ts': 'export const x = 1;\n',
+  'tool.sh': { exec: 'echo hi\n' },
+  'link': { link: 'src/app.ts' },
+  'no-newline.txt': 'a\nc',
+  'dir with space/f.txt': 'y\n',
+  'ünï.txt': 'v\n',
+  'empty.txt': '',
+};
+
+describe('diffs: a patchset as JSON and as a patch git applies', function () {
+  this.timeout(120_000);
+  let s: TestServer;
+  let repo: number;
+  let base: string;
+  let rev: string;
+  let rev2: string;
+  const dir = path.join(tempDir(), 'tree');
+  const snap = async (files: Files, parent?: string) => {
+    await writeTree(dir, files);
+    return (await push({ server: s.url, repo, line: 'main', dir, moveLine: parent === undefined, progress: false, ...(parent ? { parent } : {}) })).snapshot_id;
+  };
+  const get = (p: string, headers: Record<string, string> = {}) => api(s.url, 'GET', R(repo, p), { headers });
+  before(async () => {
+    s = await startTestServer();
+    repo = await register(s.url, 'diffs');
+    base = await snap(BASE);
+    rev = await snap(REVISION, base);
+    rev2 = await snap({ ...REVISION, 'src/new.ts': 'export const x = 2;\n' }, base);
+    const t = (await ok(api(s.url, 'POST', R(repo, '/tasks'), { json: { title: 'T', intent: 'i' } }))).task;
+    await ok(api(s.url, 'POST', R(repo, '/changes'), { json: { task_id: t.task_id, title: 'C', base_line: 'main' } }));
+    await ok(api(s.url, 'POST', R(repo, '/changes/change-1/patchsets'), { json: { base_snapshot_id: base, revision_snapshot_id: rev, summary: 's', author_mode: 'human_only' } }));
+    await ok(api(s.url, 'POST', R(repo, '/changes/change-1/patchsets'), { json: { base_snapshot_id: base, revision_snapshot_id: rev2, summary: 's2', author_mode: 'human_only' } }));
+  });
+  after(() => s.stop());
+
+  it('JSON: every changed file in path order with its change, modes, hunks and totals', async () => {
+    const d = await ok(get('/read/patchsets/change-1.ps-1/diff'));
+    expect(d).to.include({ patchset_id: 'change-1.ps-1', change_id: 'change-1', base_snapshot_id: base, revision_snapshot_id: rev, against: null, context: 3 });
+    const by = Object.fromEntries(d.files.map((f: Json) => [f.path, f]));
+    expect(d.files.map((f: Json) => f.path)).to.deep.equal(['README.md', 'dir with space/f.txt', 'empty.txt', 'link', 'no-newline.txt', 'src/app.ts', 'src/gone.txt', 'src/new.ts', 'tool.sh', 'ünï.txt']);
+    expect(by['README.md']).to.deep.include({ change: 'modified', old_mode: '100644', new_mode: '100644', binary: false, truncated: false, additions: 1, deletions: 0 });
+    expect(by['README.md'].hunks).to.deep.equal([{ old_start: 1, old_lines: 2, new_start: 1, new_lines: 3, lines: [' hello', '+there', ' world'] }]);
+    expect(by['src/app.ts'].hunks).to.have.length(2); // two edits 26 lines apart: two hunks with 3 lines of context
+    expect(by['src/app.ts'].hunks[0]).to.deep.include({ old_start: 2, old_lines: 7, new_start: 2, new_lines: 7 });
+    expect(by['src/gone.txt']).to.deep.include({ change: 'deleted', old_mode: '100644', new_mode: null, deletions: 1 });
+    expect(by['src/gone.txt'].hunks[0]).to.deep.include({ old_start: 1, old_lines: 1, new_start: 0, new_lines: 0 });
+    expect(by['src/new.ts']).to.deep.include({ change: 'added', old_mode: null, new_mode: '100644', additions: 1 });
+    expect(by['tool.sh']).to.deep.include({ change: 'modified', old_mode: '100644', new_mode: '100755', hunks: [] });
+    expect(by.link).to.deep.include({ old_mode: '120000', new_mode: '120000' });
+    expect(by['no-newline.txt'].hunks[0].lines).to.deep.equal([' a', '-b', '\\ No newline at end of file', '+c', '\\ No newline at end of file']);
+    expect(by['empty.txt']).to.deep.include({ change: 'added', hunks: [] });
+    expect(d.stats).to.deep.include({ files_changed: 10, binary_files: 0, truncated_files: 0 });
+    expect(d.stats.additions).to.equal(d.files.reduce((n: number, f: Json) => n + f.additions, 0));
+    // -U0 and path narrowing (a file, and a directory with everything under it)
+    const narrow = await ok(get('/read/patchsets/change-1.ps-1/diff?context=0&path=src&path=README.md'));
+    expect(narrow.files.map((f: Json) => f.path)).to.deep.equal(['README.md', 'src/app.ts', 'src/gone.txt', 'src/new.ts']);
+    expect(narrow.files[0].hunks[0].lines).to.deep.equal(['+there']);
+  });
+
+  it('unified: git apply --check accepts it against the base tree, and applying it yields the revision', async () => {
+    const res = await get('/read/patchsets/change-1.ps-1/diff', { accept: 'text/x-diff' });
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.match(/^text\/x-diff/);
+    expect(res.text).to.match(/^diff --git a\/README.md b\/README.md\n/);
+    expect(res.text).to.include('old mode 100644\nnew mode 100755\n');
+    expect(res.text).to.include('new file mode 100644\n');
+    expect(res.text).to.include('deleted file mode 100644\n');
+    expect((await get('/read/patchsets/change-1.ps-1/diff?format=unified')).text).to.equal(res.text);
+    const work = path.join(tempDir(), 'apply');
+    await pull({ server: s.url, repo, snapshot: base, out: work, progress: false });
+    const patch = path.join(tempDir(), 'p.diff');
+    await fsp.writeFile(patch, res.text);
+    execFileSync('git', ['apply', '--check', patch], { cwd: work });
+    execFileSync('git', ['apply', patch], { cwd: work });
+    const expected = path.join(tempDir(), 'expected');
+    await pull({ server: s.url, repo, snapshot: rev, out: expected, progress: false });
+    const listing = async (root: string) => {
+      const out: Record<string, string> = {};
+      const walk = async (d: string) => {
+        for (const e of await fsp.readdir(d, { withFileTypes: true })) {
+          const full = path.join(d, e.name);
+          const rel = path.relative(root, full);
+          if (e.isDirectory()) await walk(full);
+          else if (e.isSymbolicLink()) out[rel] = `link:${await fsp.readlink(full)}`;
+          else out[rel] = `${(await fsp.stat(full)).mode & 0o111 ? 'x' : '-'}:${await fsp.readFile(full, 'utf8')}`;
+        }
+      };
+      await walk(root);
+      return out;
+    };
+    expect(await listing(work)).to.deep.equal(await listing(expected));
+  });
+
+  it('inter-patchset: ?against= compares two revisions of one change; the change shortcut diffs the selected patchset', async () => {
+    const d = await ok(get('/read/patchsets/change-1.ps-2/diff?against=change-1.ps-1'));
+    expect(d).to.include({ against: 'change-1.ps-1', base_snapshot_id: rev, revision_snapshot_id: rev2 });
+    expect(d.files.map((f: Json) => f.path)).to.deep.equal(['src/new.ts']);
+    expect(d.files[0].hunks[0].lines).to.deep.equal(['-export const x = 1;', '+export const x = 2;']);
+    const viaChange = await ok(get('/read/changes/change-1/diff'));
+    expect(viaChange.patchset_id).to.equal('change-1.ps-1'); // the first patchset stays selected
+    expect(viaChange.files).to.deep.equal((await ok(get('/read/patchsets/change-1.ps-1/diff'))).files);
+  });
+
+  it('bad input: 400 for context, path, format and a patchset of another change; 404 for unknown ones; nothing else answered', async () => {
+    for (const q of ['context=1001', 'context=-1', 'context=x', 'path=../x', 'path=/abs', 'path=a//b', 'format=xml', 'context=1&context=2']) {
+      const res = await get(`/read/patchsets/change-1.ps-1/diff?${q}`);
+      expect(res.status, q).to.equal(400);
+      expect(Object.keys(res.json)).to.deep.equal(['error']);
+    }
+    const t = (await ok(api(s.url, 'POST', R(repo, '/tasks'), { json: { title: 'T2', intent: 'i' } }))).task;
+    await ok(api(s.url, 'POST', R(repo, '/changes'), { json: { task_id: t.task_id, title: 'C2', base_line: 'main' } }));
+    await ok(api(s.url, 'POST', R(repo, '/changes/change-2/patchsets'), { json: { base_snapshot_id: base, revision_snapshot_id: rev, summary: 's', author_mode: 'human_only' } }));
+    expect((await get('/read/patchsets/change-1.ps-1/diff?against=change-2.ps-1')).status).to.equal(400);
+    expect((await get('/read/patchsets/change-1.ps-9/diff')).status).to.equal(404);
+    expect((await get('/read/patchsets/change-1.ps-1/diff?against=change-1.ps-9')).status).to.equal(404);
+    expect((await get('/read/changes/change-99/diff')).status).to.equal(404);
+  });
+
+  it('git-style quoting of unusual paths', () => {
+    expect(gitPath('a/', 'plain name.txt')).to.equal('a/plain name.txt');
+    expect(gitPath('a/', 'ünï.txt')).to.equal('"a/\\303\\274n\\303\\257.txt"');
+    expect(gitPath('a/', 'tab\there')).to.equal('"a/tab\\there"');
+    const f = { path: 'big.bin', old_path: 'big.bin', change: 'modified' as const, old_mode: '100644', new_mode: '100644', old_blob_id: 'a', new_blob_id: 'b', binary: false, truncated: true, note: 'too big', additions: 0, deletions: 0, hunks: [] };
+    expect(unifiedFile(f)).to.equal('# cairn: big.bin: hunks omitted: too big\n');
+  });
+});
+
+describe('diffs: bounded work', function () {
+  this.timeout(300_000);
+  let s: TestServer;
+  let repo: number;
+  const dir = path.join(tempDir(), 'bounds');
+  before(async () => {
+    s = await startTestServer();
+    repo = await register(s.url, 'diff-bounds');
+  });
+  after(() => s.stop());
+
+  let lines = 0;
+  async function patchset(baseFiles: Files, revFiles: Files): Promise<string> {
+    const line = `l${++lines}`;
+    await writeTree(dir, baseFiles);
+    const base = (await push({ server: s.url, repo, line, dir, moveLine: true, progress: false })).snapshot_id;
+    await writeTree(dir, revFiles);
+    const revision = (await push({ server: s.url, repo, line, dir, moveLine: false, progress: false, parent: base })).snapshot_id;
+    const t = (await ok(api(s.url, 'POST', R(repo, '/tasks'), { json: { title: 'T', intent: 'i' } }))).task;
+    const c = (await ok(api(s.url, 'POST', R(repo, '/changes'), { json: { task_id: t.task_id, title: 'C', base_line: line } }))).change;
+    return (await ok(api(s.url, 'POST', R(repo, `/changes/${c.change_id}/patchsets`), { json: { base_snapshot_id: base, revision_snapshot_id: revision, summary: 's', author_mode: 'human_only' } }))).patchset.patchset_id;
+  }
+
+  it('a 50 MB file is listed without hunks and never read; a binary file is marked binary', async () => {
+    const big = Buffer.alloc(50 * 1024 * 1024, 'a\n');
+    const ps = await patchset({ 'big.txt': big, 'bin.dat': Buffer.from([1, 0, 2]) }, { 'big.txt': Buffer.concat([big, Buffer.from('more\n')]), 'bin.dat': Buffer.from([1, 0, 3]) });
+    const heap = process.memoryUsage().heapUsed;
+    const d = await ok(api(s.url, 'GET', R(repo, `/read/patchsets/${ps}/diff`)));
+    expect(d.files[0]).to.deep.include({ path: 'big.txt', truncated: true, hunks: [] });
+    expect(d.files[0].note).to.match(/over 1048576 bytes/);
+    expect(d.files[1]).to.deep.include({ path: 'bin.dat', binary: true, hunks: [] });
+    expect(d.stats.bytes_read).to.equal(6); // only the two 3-byte binary blobs
+    expect(process.memoryUsage().heapUsed - heap).to.be.lessThan(40 * 1024 * 1024);
+    const unified = await api(s.url, 'GET', R(repo, `/read/patchsets/${ps}/diff?format=unified`));
+    expect(unified.text).to.include('# cairn: big.txt: hunks omitted');
+    expect(unified.text).to.include('Binary files a/bin.dat and b/bin.dat differ');
+  });
+
+  it('10,000 changed files stream out with bounded content reads; every file is listed', async () => {
+    const n = 10_000;
+    const baseFiles: Files = {};
+    const revFiles: Files = {};
+    for (let i = 0; i < n; i++) {
+      baseFiles[`d${i % 100}/f${i}.txt`] = `file ${i}\n`.repeat(200);
+      revFiles[`d${i % 100}/f${i}.txt`] = `file ${i}\n`.repeat(199) + 'changed\n';
+    }
+    const ps = await patchset(baseFiles, revFiles);
+    const res = await api(s.url, 'GET', R(repo, `/read/patchsets/${ps}/diff`));
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-length')).to.equal(null); // streamed, not built whole
+    const d = res.json;
+    expect(d.files).to.have.length(n);
+    expect(d.stats.files_changed).to.equal(n);
+    expect(d.stats.bytes_read).to.be.at.most(16 * 1024 * 1024);
+    const withHunks = d.files.filter((f: Json) => f.hunks.length > 0).length;
+    expect(withHunks).to.be.greaterThan(0);
+    expect(d.stats.truncated_files).to.equal(n - withHunks);
+    expect(d.files.find((f: Json) => f.truncated).note).to.match(/ask for this file with \?path=/);
+    // a narrowed request reads only what it names
+    const one = await ok(api(s.url, 'GET', R(repo, `/read/patchsets/${ps}/diff?path=d99/f9999.txt`)));
+    expect(one.files.map((f: Json) => f.path)).to.deep.equal(['d99/f9999.txt']);
+    expect(one.files[0].hunks[0].lines.at(-1)).to.equal('+changed');
+  });
+});
+
+describe('land readiness: the land gate, asked without landing', function () {
+  this.timeout(60_000);
+  let s: TestServer;
+  let repo: number;
+  before(async () => {
+    s = await startTestServer();
+    repo = await register(s.url, 'readiness');
+  });
+  after(() => s.stop());
+
+  it('says why not (the same gate a land runs) and then yes once the evidence passes; the land agrees', async () => {
+    const dir = path.join(tempDir(), 'r');
+    await writeTree(dir, { 'a.txt': 'a\n' });
+    const base = (await push({ server: s.url, repo, line: 'main', dir, moveLine: true, progress: false })).snapshot_id;
+    await writeTree(dir, { 'a.txt': 'b\n' });
+    const rev = (await push({ server: s.url, repo, line: 'main', dir, moveLine: false, progress: false, parent: base })).snapshot_id;
+    const t = (await ok(api(s.url, 'POST', R(repo, '/tasks'), { json: { title: 'T', intent: 'i' } }))).task;
+    const c = (await ok(api(s.url, 'POST', R(repo, '/changes'), { json: { task_id: t.task_id, title: 'C', base_line: 'main' } }))).change;
+    const none = await ok(api(s.url, 'GET', R(repo, `/read/changes/${c.change_id}/readiness`)));
+    expect(none).to.include({ can_land: false, blocked_by: 'no_patchset', selected_patchset_id: null });
+    const ps = (await ok(api(s.url, 'POST', R(repo, `/changes/${c.change_id}/patchsets`), { json: { base_snapshot_id: base, revision_snapshot_id: rev, summary: 's', author_mode: 'human_with_ai_assist', author: 'carol' } }))).patchset.patchset_id;
+    let r = await ok(api(s.url, 'GET', R(repo, `/read/changes/${c.change_id}/readiness`)));
+    expect(r).to.include({ can_land: false, blocked_by: 'blocked_by_policy' });
+    expect(r.reason).to.match(/attestation/);
+    expect(r.policy.checks.map((x: Json) => x.name)).to.include('independent_approval');
+    const land = await api(s.url, 'POST', R(repo, `/changes/${c.change_id}:submit`), { json: { mode: 'ff-only' } });
+    expect(land.json.failure_kind).to.equal(r.blocked_by);
+    // the evidence: CI, attestation, an approval
+    const run = await ok(api(s.url, 'POST', R(repo, `/patchsets/${ps}:runCi`), { json: {} }));
+    const claim = await ok(api(s.url, 'POST', R(repo, `/worker-jobs/${run.job.worker_job_index}:claim`), { json: { accepted_runtime_contracts: ['svc.runner.native-job.v3'] } }));
+    await ok(api(s.url, 'POST', R(repo, `/worker-jobs/${claim.worker_job_index}:complete`), { json: { attempt_count: claim.attempt_count, lease_token: claim.lease_token, detail: { job_kind: 7, result: { contract: 'svc.runner.native-result.v1', status: 'succeeded', tests_status: 'pass', suite_result_count: 0, suite_results: [] } } } }));
+    await ok(api(s.url, 'PUT', R(repo, `/patchsets/${ps}/attestation`), { json: { verification_state: 'pass' } }));
+    await ok(api(s.url, 'POST', R(repo, `/changes/${c.change_id}/reviews`), { json: { patchset_id: ps, reviewer: 'alice', action: 'approve' } }));
+    r = await ok(api(s.url, 'GET', R(repo, `/read/changes/${c.change_id}/readiness`)));
+    expect(r).to.include({ can_land: true, blocked_by: null, reason: null });
+    expect(r.ci).to.include({ overall: 'pass' });
+    expect(r.review).to.include({ approvals: 1, blocking: 0 });
+    expect(r.attestation).to.include({ verification_state: 'pass' });
+    // readiness wrote nothing: no decision was recorded by asking
+    expect((await ok(api(s.url, 'GET', R(repo, `/patchsets/${ps}/policy`)))).policy.trigger).to.equal('land'); // the refused land's decision
+    expect((await ok(api(s.url, 'POST', R(repo, `/changes/${c.change_id}:submit`), { json: { mode: 'ff-only' } }))).land.status).to.equal('landed');
+    expect(await ok(api(s.url, 'GET', R(repo, `/read/changes/${c.change_id}/readiness`)))).to.include({ can_land: false, blocked_by: 'change_not_open' });
+  });
+});
