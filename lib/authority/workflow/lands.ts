@@ -54,7 +54,7 @@ export interface LandRecord {
   target_head_before: string | null;
   landed_snapshot_id: string | null;
   line_action: LineAction | null;
-  /** The policy decision the land judged the patchset by, recorded in the land's own commit (null when the land stopped before the gates). */
+  /** The policy decision the land judged the patchset by, recorded in the land's own commit (null when no commit judged the gates: refusals decided before it). */
   policy_decision_id?: string | null;
   stale_patchset_ids: string[];
   created_at_s: number;
@@ -390,6 +390,7 @@ export class LandDesk {
       const line = tx.line(plan.target);
       let why: string | null = null;
       if ((line?.head_snapshot_id ?? null) !== plan.head) why = `line ${plan.target} moved during the land (now ${line?.head_snapshot_id ?? 'empty'})`;
+      else if (line?.status === 'archived') why = `line ${plan.target} was archived during the land`;
       else if (!isOpenChange(change.status)) why = `change ${change.change_id} became ${change.status} during the land`;
       else if (change.selected_patchset_id !== ps.patchset_id) why = `change ${change.change_id} selected another patchset during the land`;
       else if (current.withdrawn || current.invalidated) why = `patchset ${ps.patchset_id} was withdrawn or invalidated during the land`;

@@ -442,7 +442,8 @@ export class ReviewBook {
       const ps = this.patchsetIn(tx, patchsetIdValue);
       checkChangeOpen(this.changeOfPatchset(tx, ps), 'run CI');
       if (ps.withdrawn || ps.invalidated) throw new Invalid(`patchset ${ps.patchset_id} is ${ps.withdrawn ? 'withdrawn' : 'invalidated'}`);
-      const published = this.ci(ps.patchset_id);
+      // The CI state as this transaction sees it (a job that failed earlier in the batch is failed).
+      const published = ciState(this.jobs.ciJobsIn(tx, ps.patchset_id));
       const staged = tx.staged<{ run: number; job: JobRecord }>(CI_RUN, ps.patchset_id);
       const run = Math.max(published.run_sequence, staged?.run ?? 0);
       if (!ADVANCING_TRIGGERS.includes(trigger)) {

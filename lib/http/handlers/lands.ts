@@ -44,11 +44,11 @@ const TaskStart = looseObject({
 });
 const TaskLand = looseObject({ ...LandFields, contract: string(), idempotency_key: string(), task_or_change_ref: string() });
 
-/** Either guard name; both given must agree. */
+/** Either guard name; both given (not null: null reads as absent) must agree. */
 function landRequest<T extends { expected_head_snapshot_id?: string | null; expected_target_line_head?: string | null }>(req: T): Omit<T, 'expected_target_line_head'> & LandRequest {
   const { expected_target_line_head: alias, ...rest } = req;
-  if (alias !== undefined) {
-    if (rest.expected_head_snapshot_id !== undefined && rest.expected_head_snapshot_id !== alias) throw new Invalid('expected_head_snapshot_id and expected_target_line_head disagree');
+  if (alias !== undefined && alias !== null) {
+    if (rest.expected_head_snapshot_id !== undefined && rest.expected_head_snapshot_id !== null && rest.expected_head_snapshot_id !== alias) throw new Invalid('expected_head_snapshot_id and expected_target_line_head disagree');
     return { ...rest, expected_head_snapshot_id: alias } as Omit<T, 'expected_target_line_head'> & LandRequest;
   }
   return rest as Omit<T, 'expected_target_line_head'> & LandRequest;
