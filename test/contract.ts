@@ -64,7 +64,7 @@ interface PathEntry { key: string; re: RegExp; literals: number; rest: boolean; 
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** Path templates as the server matches them (README "Paths and actions"). */
+/** Path templates as the server matches them (docs/api.md "Paths and actions"). */
 function compile(key: string, item: PathItem): PathEntry {
   const segments = key.split('/').slice(1);
   let literals = 0;

@@ -1,4 +1,4 @@
-// Issue 10: no request can crash or exhaust the server. Each reproducer runs against a server in
+// No request can crash or exhaust the server. Each reproducer runs against a server in
 // a child process (a crash is an exit, not a test-process abort) and reads its memory from
 // /proc/<pid>/status. Big bodies are generated on the fly and streamed; the sender stops as soon
 // as the server answers.
@@ -87,7 +87,7 @@ function resetPeak(pid: number): void {
   writeFileSync(`/proc/${pid}/clear_refs`, '5');
 }
 
-/** Memory figures, printed with CAIRN_TEST_VERBOSE=1 (the README quotes them). */
+/** Memory figures, printed with CAIRN_TEST_VERBOSE=1. */
 const note = (text: string) => { if (process.env.CAIRN_TEST_VERBOSE) console.log(`      ${text}`); };
 
 async function alive(server: ChildServer): Promise<void> {
@@ -103,7 +103,7 @@ async function alive(server: ChildServer): Promise<void> {
   expect(status).to.equal(200);
 }
 
-describe('hostile request bodies (issue 10)', function () {
+describe('hostile request bodies', function () {
   this.timeout(180_000);
   let server: ChildServer;
   let repo: number;

@@ -149,7 +149,7 @@ describe('retirement, export and restore: the round trip', function () {
     const manifest = JSON.parse(await fsp.readFile(path.join(out, 'manifest.json'), 'utf8'));
     expect(manifest.schema).to.equal('svc.remote-export.v1');
     const target = path.join(tempDir(), 'data2');
-    // --data must exist (a typo is an error, issue 11): an empty directory is a new store.
+    // --data must exist (a typo is an error, not a new store): an empty directory is a new store.
     const typo = await cli(['import', '--data', target, '--policy-flags', '7', out]);
     expect(typo.code).to.equal(2);
     expect(typo.stderr).to.include('does not exist');

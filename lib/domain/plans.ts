@@ -1,5 +1,5 @@
 // Plan ("sprint") rules: status moves, revision identity, Markdown task-list items, and the
-// search-term normalization (README "Plans"). Pure functions, no I/O.
+// search-term normalization (docs/api.md "Plans (sprints)"). Pure functions, no I/O.
 import { createHash } from 'node:crypto';
 import { Invalid } from './errors.js';
 

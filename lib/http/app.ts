@@ -96,7 +96,7 @@ export function createApp(options: AppOptions): Koa {
         throw new UnsupportedMediaType('this route takes Content-Type: application/json');
       }
       // JSON is parsed in memory under the route's caps (bytes once decoded, values, nesting),
-      // checked while the body arrives (README "JSON bodies"); packs are what stream to disk.
+      // checked while the body arrives (docs/api.md "JSON bodies"); packs are what stream to disk.
       const read = await readJsonBody(ctx.req, route.jsonCaps);
       if (read.value === undefined) throw new Invalid('empty JSON body: send a JSON object');
       body = read.value;
@@ -106,7 +106,7 @@ export function createApp(options: AppOptions): Koa {
       const declared = ctx.get('content-length');
       if (declared !== '' && Number(declared) > route.limit) throw new TooLarge(`request body exceeds the route limit of ${route.limit} bytes`);
     } else {
-      // Body-less routes ignore any body sent (README "Requests without a body").
+      // Body-less routes ignore any body sent (docs/api.md "Paths and actions").
       if (hasBody(ctx)) await drain(ctx);
     }
 

@@ -151,7 +151,7 @@ export function extend(base: SchemaObject, properties: Record<string, JsonSchema
   return obj({ ...b.properties, ...properties }, { ...options, optional: [...optional, ...(options.optional ?? [])] });
 }
 
-/** The paging fields of every list body (lib/domain/paging.ts, README "Lists and pagination"). */
+/** The paging fields of every list body (lib/domain/paging.ts, docs/api.md "Lists and pagination"). */
 export const PAGE_FIELDS = {
   count: { ...uint, description: 'rows on this page' },
   next_cursor: { ...nullable(str), description: 'pass as ?cursor= for the next page; null on the last page' },

@@ -100,7 +100,7 @@ export interface RouteSpec {
   refusals: readonly number[];
   /** Query parameters the handler reads, beside the handler (`limit` and `cursor` of paged routes are added). */
   query: Readonly<Record<string, QueryParam>>;
-  /** A list: takes `limit` and `cursor`, answers `count` and `next_cursor` (README "Lists and pagination"). */
+  /** A list: takes `limit` and `cursor`, answers `count` and `next_cursor` (docs/api.md "Lists and pagination"). */
   paged: boolean;
   /** Not an operation of the spec (the OpenAPI document, the API reference): outside the spec's counts. */
   extension: boolean;

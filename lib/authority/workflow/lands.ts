@@ -1,4 +1,4 @@
-// Lands (spec: "Land", `:submit`, `lands/{id}`, task-land; README "Lands"). A land is decided in
+// Lands (spec: "Land", `:submit`, `lands/{id}`, task-land; docs/api.md "Lands"). A land is decided in
 // one request and recorded once: a successful land is ONE transaction (server-built packs of the
 // merged objects, the landed snapshot, the target line move, the land record, the change set to
 // `landed`, other open patchsets on the line marked `base_stale`, and for task-land the

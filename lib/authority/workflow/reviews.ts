@@ -1,6 +1,6 @@
 // Reviews, review requests, attestations, policy decisions and patchset CI of one authority
 // (spec: "Review", "Attestation", "Policy decision", the review / attestation / policy / CI rows
-// of "Changes, patchsets, reviews, policy, CI, Land"; README "Reviews, attestation, policy,
+// of "Changes, patchsets, reviews, policy, CI, Land"; docs/api.md "Reviews, attestation, policy,
 // patchset CI"). Records are workflow.log upserts (storage-layout.md §17), one transaction per
 // operation; in-memory indexes follow each commit through `onPublish` and are rebuilt at open.
 // CI evidence is never written here: it is derived from the patchset's kind-7 job records.

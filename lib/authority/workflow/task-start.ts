@@ -1,4 +1,4 @@
-// task-start (contract task-start-atomic/v1; spec "Atomic task start body"; README "Lands" →
+// task-start (contract task-start-atomic/v1; spec "Atomic task start body"; docs/api.md "Lands" →
 // "task-start"): plan item → (plan create or revise when asked) → task → change, one commit.
 // The server derives the task's plan linkage and the change's task_id; callers that send them are
 // rejected. The result is recorded under the idempotency key in the same commit; the same key with

@@ -1,5 +1,5 @@
 // Workflow rules for tasks, changes and patchsets (spec: "Task", "Change", "Patchset", the Task
-// and Change rows of the transition table, "Tasks and read models"; README "Tasks, changes,
+// and Change rows of the transition table, "Tasks and read models"; docs/api.md "Tasks, changes,
 // patchsets"): record shapes, identities, status moves and the audit verdict. Pure functions.
 import { Invalid } from '../errors.js';
 import type { TreeDiff } from './tree-diff.js';

@@ -1,5 +1,5 @@
 // Changes and patchsets (spec: "Change", "Patchset", the change and patchset rows of "Changes,
-// patchsets, reviews, policy, CI, Land"; README "Tasks, changes, patchsets").
+// patchsets, reviews, policy, CI, Land"; docs/api.md "Tasks, changes, patchsets").
 import { integer, nullable, optional, string, type as looseObject } from 'superstruct';
 import { AUTHOR_MODES, CHANGE_STATUSES, requireChangeStatus } from '../../domain/workflow/rules.js';
 import { requireAuthority, type Handler, type QueryParam } from '../route-types.js';

@@ -1,4 +1,4 @@
-// Lands (spec: "Land", the `:submit`, lands and task-land rows, "Atomic task land body"; README
+// Lands (spec: "Land", the `:submit`, lands and task-land rows, "Atomic task land body"; docs/api.md
 // "Lands"). A refused land is recorded and answered 409 with `error`, `failure_kind` and the land
 // projection; a successful one 200.
 import { nullable, optional, string, type as looseObject } from 'superstruct';

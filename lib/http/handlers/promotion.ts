@@ -1,4 +1,4 @@
-// History promotion (spec: "History promotion prepare body", Limits; README "History
+// History promotion (spec: "History promotion prepare body", Limits; docs/api.md "History
 // promotion"). The schema checks shape (422); the rules live in lib/domain/workflow/promotion.ts
 // (400, 409) and lib/authority/workflow/promotion.ts (404, 409).
 import { array, integer, nullable, optional, string, type as looseObject } from 'superstruct';

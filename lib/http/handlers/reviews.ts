@@ -1,6 +1,6 @@
 // Reviews, review requests, the reviewer inbox, attestations, policy and patchset CI (spec:
 // "Review", "Attestation", "Policy decision", the review / attestation / policy / CI rows of
-// "Changes, patchsets, reviews, policy, CI, Land"; README "Reviews, attestation, policy,
+// "Changes, patchsets, reviews, policy, CI, Land"; docs/api.md "Reviews, attestation, policy,
 // patchset CI"). Schemas check shape (422); rules live in lib/domain/workflow/review-rules.ts
 // and lib/authority/workflow/reviews.ts (400/404/409).
 import { array, boolean, nullable, object as strictObject, optional, record, string, unknown, type as looseObject } from 'superstruct';

@@ -1,5 +1,5 @@
 // Tasks and the task read models (spec: "Task", "Tasks and read models", "Task linkage rules";
-// README "Tasks, changes, patchsets"). Schemas check shape (422); rules live in
+// docs/api.md "Tasks, changes, patchsets"). Schemas check shape (422); rules live in
 // lib/domain/workflow and lib/authority/workflow (400/404/409).
 import { nullable, optional, string, type as looseObject } from 'superstruct';
 import { AUDIT_VERDICTS, CHANGE_STATUSES, requireTaskStatus, TASK_STATUSES, type TaskStatus } from '../../domain/workflow/rules.js';
