@@ -375,7 +375,7 @@ describe('workflow: concurrency, restart and kill -9', function () {
   });
 
   it('refuses to select a withdrawn or invalidated patchset (400), changing nothing', async () => {
-    // No operation of this issue withdraws or invalidates; the flags are set in workflow.log directly.
+    // No route withdraws or invalidates a patchset; the flags are set in workflow.log directly.
     const data = path.join(tempDir(), 'data');
     let s = await startTestServer(data);
     const fx = await fixture(s, 'flags');

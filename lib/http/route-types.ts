@@ -90,7 +90,7 @@ export interface RouteSpec {
   admission: Admission;
   /** Listed in the handshake's compact `endpoints` hint. */
   discover?: boolean;
-  /** Absent until the issue that builds the operation lands: the route answers 501. */
+  /** Absent: the route answers 501 (no row lacks one; the route test checks it). */
   handler?: Handler;
   /** JSON routes: the superstruct schema the handler validates its body with (the OpenAPI request body). */
   request?: Struct<any, any>;

@@ -8,7 +8,7 @@ export type TaskStatus = 'active' | 'completed' | 'abandoned';
 export const TASK_STATUSES: readonly TaskStatus[] = ['active', 'completed', 'abandoned'];
 export type ChangeStatus = 'draft' | 'active' | 'review' | 'landed' | 'archived' | 'superseded' | 'abandoned';
 export const CHANGE_STATUSES: readonly ChangeStatus[] = ['draft', 'active', 'review', 'landed', 'archived', 'superseded', 'abandoned'];
-/** Statuses of a change that still takes patchsets, selection and (later) reviews and lands. */
+/** Statuses of a change that still takes patchsets, selection, reviews and lands. */
 export const OPEN_CHANGE_STATUSES: readonly ChangeStatus[] = ['draft', 'active', 'review'];
 export const AUTHOR_MODES = ['human_only', 'human_with_ai_assist', 'ai_with_human_review', 'ai_only_experimental'] as const;
 export type AuthorMode = (typeof AUTHOR_MODES)[number];
@@ -196,7 +196,7 @@ export function changeCloseMove(change: ChangeRecord, next: ChangeStatus): 'move
 
 /**
  * Moves among draft, active and review: a change is created `draft`; its first patchset makes it
- * `active` (later patchsets keep the status); a review request (next issue) makes it `review`.
+ * `active` (later patchsets keep the status); a review request makes it `review`.
  */
 export function statusAfterPatchset(status: ChangeStatus): ChangeStatus {
   return status === 'draft' ? 'active' : status;
