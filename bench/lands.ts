@@ -1,7 +1,7 @@
-// Land figures for `npm run bench` (issue 14): lands per second for ff-only and for merge on a
+// Land figures for `npm run bench`: lands per second for ff-only and for merge on a
 // 5,000-file tree (100 directories × 50 files) where the two sides touch different files. In
 // process, through the authority's LandDesk built with a passing gate function (the gates are
-// the evidence seam; policy evaluation is another issue), every land a real durable commit.
+// the evidence seam; the evidence is not what is measured here), every land a real durable commit.
 //  - ff-only: a chain S0 → S1 → … (each one file changed); patchset i is S(i-1) → S(i), landed
 //    in order;
 //  - merge: patchsets all based on S0, each changing a file in its own directory; the line

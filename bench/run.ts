@@ -571,7 +571,7 @@ async function stepGetRatio(): Promise<void> {
   }
 }
 
-/** Server memory while it refuses hostile bodies (issue 10), each after a VmHWM reset. */
+/** Server memory while it refuses hostile bodies, each after a VmHWM reset. */
 async function stepHostile(): Promise<void> {
   const fig: Fig = {};
   bench.hostile = fig;

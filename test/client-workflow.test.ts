@@ -1,4 +1,4 @@
-// Issue 11: the client as users meet it. Working copies (checkout/status/update/push with a
+// The client as users meet it. Working copies (checkout/status/update/push with a
 // base guard), deduplicated and resumable uploads, ignore rules, server URLs and user-term
 // errors, a closed stdout, offline tools on a missing --data, the everyday commands.
 import { expect } from 'chai';
@@ -26,7 +26,7 @@ async function filesAt(server: TestServer, repo: number, snapshot: string): Prom
   return Object.fromEntries(exp.json.files.map((f: any) => [f.path, Buffer.from(f.content, 'base64').toString('utf8')]));
 }
 
-describe('working copies (issue 11, defect 1)', () => {
+describe('working copies', () => {
   let server: TestServer;
   let repo: number;
   before(async () => {
@@ -152,7 +152,7 @@ describe('working copies (issue 11, defect 1)', () => {
   });
 });
 
-describe('uploads deduplicated by blob and resumable (issue 11, defect 2)', () => {
+describe('uploads deduplicated by blob and resumable', () => {
   let server: TestServer;
   let repo: number;
   let tree: string;
@@ -282,7 +282,7 @@ describe('server URLs, user-term errors, closed stdout (defects 6, 7)', () => {
   });
 });
 
-describe('offline tools and serve never create a mistyped data directory (defect 4)', () => {
+describe('offline tools and serve never create a mistyped data directory', () => {
   it('fsck, export and import on a missing --data fail and create nothing', async () => {
     const missing = path.join(tempDir(), 'typo-data');
     for (const args of [['fsck', '--data', missing], ['export', '--data', missing, '--repo', '0', path.join(tempDir(), 'exp')], ['import', '--data', missing, tempDir()]]) {
@@ -308,7 +308,7 @@ describe('offline tools and serve never create a mistyped data directory (defect
   });
 });
 
-describe('committed packs are always referenced (defect 3)', () => {
+describe('committed packs are always referenced', () => {
   it('a commit listing a staged pack whose objects are all stored leaves it in staging; fsck prints no notes', async () => {
     const { buildPack, PACK_KIND_OBJECT } = await import('../lib/store/pack.js');
     const { blobId } = await import('../lib/domain/content.js');
@@ -346,7 +346,7 @@ describe('committed packs are always referenced (defect 3)', () => {
   });
 });
 
-describe('plan items: every field optional (defect 8)', () => {
+describe('plan items: every field optional', () => {
   it('accepts an item with only a plan_item_ref; a missing text projects as ""', async () => {
     const server = await startTestServer();
     try {
@@ -366,7 +366,7 @@ describe('plan items: every field optional (defect 8)', () => {
   });
 });
 
-describe('progress (defect 5)', () => {
+describe('progress', () => {
   // The bar's format, units, ETA and clearing are unit-tested in progress.test.ts.
   it('on a terminal, push and pull show bytes done/total with units, rate and ETA; --quiet silences them', async function () {
     if (spawnSync('script', ['--version']).status !== 0) this.skip();

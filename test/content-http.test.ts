@@ -7,7 +7,7 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { blobId, decodeTree, encodeSnapshot, encodeTree, sha256Hex, snapshotId, type TreeEntry } from '../lib/domain/content.js';
 import { buildPack, PACK_KIND_OBJECT, PACK_KIND_TREE, type BuiltPack, type PackEntry } from '../lib/store/pack.js';
-import { api, fileBytes, register, startTestServer, type ApiResponse, type TestServer } from './helpers.js';
+import { api, download, fileBytes, register, startTestServer, type ApiResponse, type TestServer } from './helpers.js';
 
 const COMMIT = 'svc.remote_sync.zstd_bulk.commit.v1';
 const IMPORT = 'svc.remote_sync.zstd_bulk.import_manifest.v1';
@@ -138,8 +138,8 @@ async function store(server: TestServer, repo: number, files: FileMap, opts: Par
 }
 
 async function getBytes(server: TestServer, urlPath: string): Promise<{ status: number; type: string | null; bytes: Buffer }> {
-  const res = await fetch(server.url + urlPath);
-  return { status: res.status, type: res.headers.get('content-type'), bytes: Buffer.from(await res.arrayBuffer()) };
+  const res = await download(server.url, urlPath);
+  return { status: res.status, type: res.headers.get('content-type'), bytes: res.bytes };
 }
 
 // ---------------------------------------------------------------- store fingerprints

@@ -7,7 +7,10 @@ import { execFileSync } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { pull, push } from '../lib/client/transfer.js';
-import { gitPath, unifiedFile } from '../lib/domain/workflow/content-diff.js';
+import { createHash } from 'node:crypto';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import type { TreeEntry } from '../lib/domain/content.js';
+import { diffFiles, emptyTotals, gitPath, unifiedFile, type FileDiff } from '../lib/domain/workflow/content-diff.js';
 import { api, ok, register, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 type Json = Record<string, any>;
@@ -166,6 +169,80 @@ describe('diffs: a patchset as JSON and as a patch git applies', function () {
   });
 });
 
+// The unified form against git itself, over in-memory trees through the route's own functions.
+type Spec = Record<string, Buffer | string | { link: string }>;
+const isLink = (v: unknown): v is { link: string } => typeof v === 'object' && v !== null && !Buffer.isBuffer(v);
+async function unifiedOf(oldSpec: Spec, newSpec: Spec): Promise<{ text: string; files: FileDiff[] }> {
+  const blobs = new Map<string, Buffer>();
+  const trees = new Map<string, TreeEntry[]>();
+  const build = (spec: Spec) => {
+    const entries = Object.entries(spec).map(([name, v]) => {
+      const data = Buffer.from(isLink(v) ? v.link : v);
+      const id = createHash('sha256').update(data).digest('hex');
+      blobs.set(id, data);
+      return { name, kind: (isLink(v) ? 'symlink' : 'file') as TreeEntry['kind'], id };
+    }).sort((a, b) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)));
+    const id = createHash('sha256').update(JSON.stringify(entries)).digest('hex');
+    trees.set(id, entries);
+    return id;
+  };
+  const o = build(oldSpec);
+  const n = build(newSpec);
+  const reader = { readTree: async (id: string) => trees.get(id)!, blobSize: (id: string) => blobs.get(id)!.length, readBlob: async (id: string) => blobs.get(id)! };
+  const files: FileDiff[] = [];
+  for await (const f of diffFiles(reader, o, n, { context: 3, paths: [] }, emptyTotals())) files.push(f);
+  return { text: files.map(unifiedFile).join(''), files };
+}
+
+function gitApplyCheck(oldSpec: Spec, patch: string, extra: string[] = []): string {
+  const dir = path.join(tempDir(), 'apply');
+  mkdirSync(dir, { recursive: true });
+  for (const [p, v] of Object.entries(oldSpec)) {
+    if (isLink(v)) symlinkSync(v.link, path.join(dir, p));
+    else writeFileSync(path.join(dir, p), v);
+  }
+  const file = path.join(tempDir(), 'p.diff');
+  writeFileSync(file, patch);
+  try {
+    execFileSync('git', ['apply', '--check', ...extra, file], { cwd: dir, stdio: 'pipe' });
+    return 'ok';
+  } catch (e) {
+    return String((e as { stderr: Buffer }).stderr).trim();
+  }
+}
+
+describe('diffs: the unified form as git reads it', () => {
+  it('a symlink replaced by a file (and back) is a delete and an add, as git shows a type change; git apply takes both', async () => {
+    for (const [oldSpec, newSpec] of [[{ x: { link: 'target' } }, { x: 'hello\n' }], [{ x: 'hello\n' }, { x: { link: 'target' } }]] as [Spec, Spec][]) {
+      const { text, files } = await unifiedOf(oldSpec, newSpec);
+      expect(files.map((f) => f.change)).to.deep.equal(['deleted', 'added']);
+      expect(gitApplyCheck(oldSpec, text), text).to.equal('ok');
+    }
+  });
+
+  it('binary entries are written as git diff writes them (index and "differ" lines): git refuses them as it refuses its own, and applies the text files around them', async () => {
+    const oldSpec: Spec = { bin: Buffer.from([0, 1, 2]), 't.txt': 'a\n' };
+    const { text } = await unifiedOf(oldSpec, { bin: Buffer.from([0, 1, 3]), 't.txt': 'b\n', 'z.bin': Buffer.from([0, 9]) });
+    expect(text).to.include('Binary files a/bin and b/bin differ');
+    expect(text).to.include('Binary files /dev/null and b/z.bin differ');
+    expect(gitApplyCheck(oldSpec, text)).to.match(/cannot apply binary patch/);
+    expect(gitApplyCheck(oldSpec, text, ['--exclude=bin', '--exclude=z.bin']), text).to.equal('ok');
+  });
+
+  it('text that is not UTF-8 is shown as binary, never re-encoded', async () => {
+    const { files } = await unifiedOf({ 'l.txt': Buffer.from('caf\xe9\nx\n', 'latin1') }, { 'l.txt': Buffer.from('caf\xe9\ny\n', 'latin1') });
+    expect(files[0]).to.deep.include({ binary: true, note: 'not UTF-8 text', hunks: [] });
+  });
+
+  it('a large file with scattered edits gets an edit cap scaled to its size: listed without hunks, in bounded time', async () => {
+    const lines = Array.from({ length: 60_000 }, (_, i) => `line ${i}`);
+    const changed = lines.map((l, i) => (i % 100 === 0 ? `${l} changed` : l));
+    const { files } = await unifiedOf({ 'big.txt': `${lines.join('\n')}\n` }, { 'big.txt': `${changed.join('\n')}\n` });
+    expect(files[0].truncated).to.equal(true);
+    expect(files[0].note).to.match(/^the line diff needs more than 33 edits for 120002 lines/);
+  });
+});
+
 describe('diffs: bounded work', function () {
   this.timeout(300_000);
   let s: TestServer;
@@ -269,8 +346,11 @@ describe('land readiness: the land gate, asked without landing', function () {
     expect(r.ci).to.include({ overall: 'pass' });
     expect(r.review).to.include({ approvals: 1, blocking: 0 });
     expect(r.attestation).to.include({ verification_state: 'pass' });
-    // readiness wrote nothing: no decision was recorded by asking
-    expect((await ok(api(s.url, 'GET', R(repo, `/patchsets/${ps}/policy`)))).policy.trigger).to.equal('land'); // the refused land's decision
+    // readiness wrote nothing: asking twice records no decision (the latest is still the refused land's)
+    const latest = (await ok(api(s.url, 'GET', R(repo, `/patchsets/${ps}/policy`)))).policy.decision_id;
+    await ok(api(s.url, 'GET', R(repo, `/read/changes/${c.change_id}/readiness`)));
+    expect((await ok(api(s.url, 'GET', R(repo, `/patchsets/${ps}/policy`)))).policy.decision_id).to.equal(latest);
+    expect(latest).to.equal(land.json.land.policy_decision_id);
     expect((await ok(api(s.url, 'POST', R(repo, `/changes/${c.change_id}:submit`), { json: { mode: 'ff-only' } }))).land.status).to.equal('landed');
     expect(await ok(api(s.url, 'GET', R(repo, `/read/changes/${c.change_id}/readiness`)))).to.include({ can_land: false, blocked_by: 'change_not_open' });
   });

@@ -321,6 +321,23 @@ describe('governance: a new CI run supersedes the older run\'s jobs', function (
     expect(failed.job ?? failed).to.include({ state: 'failed', error_kind: 'superseded', outcome: 'superseded' });
   });
 
+  it('a :runCi that reuses the current run sees a failure staged earlier in its batch: it queues a retry instead of pointing at the dead job', async () => {
+    const c = await f.change('main', base, await f.snap({ 'a.txt': 'batch-fail\n' }, 'main', false, base));
+    const job = (await f.runCi(c.ps)).job;
+    const cl = await f.claim(job.worker_job_index);
+    const a = await f.authority();
+    const hold = await holdCommits(a);
+    const failing = f.post(`/worker-jobs/${job.worker_job_index}:fail`, { attempt_count: cl.attempt_count, lease_token: cl.lease_token, detail: { retryable: false, error: 'broken' } });
+    await until(() => hold.queued() === 1, 'the fail to queue');
+    const rerun = f.post(`/patchsets/${c.ps}:runCi`, { trigger: 'push' });
+    await until(() => hold.queued() === 2, 'the runCi to queue');
+    hold.release();
+    await hold.done;
+    expect((await failing).status).to.equal(200);
+    expect((await rerun).json).to.include({ queued: true, delivery: 'worker_job' });
+    expect((await ok(f.get(`/patchsets/${c.ps}`))).patchset.ci.overall).to.equal('pending');
+  });
+
   it('a job of the current run is still requeued on a retryable failure', async () => {
     const c = await f.change('main', base, await f.snap({ 'a.txt': 's\n' }, 'main', false, base));
     const job = (await f.runCi(c.ps)).job;
@@ -390,6 +407,37 @@ describe('governance: ff-only follows ancestry; nulls read as absent; unknown pa
     expect(again.land.land_id).to.equal(first.land.land_id);
     // another payload is still another payload
     expect((await f.post('/task-land', { ...body, mode: 'merge' })).status).to.equal(409);
+  });
+
+  it('an explicit null beside the other guard name reads as absent, in either order', async () => {
+    for (const nulled of ['expected_target_line_head', 'expected_head_snapshot_id']) {
+      const head = await f.head('dev');
+      const rv = await f.snap({ 'g.txt': nulled }, 'dev', false, head!);
+      const c = await f.change('dev', head!, rv, 'human_only');
+      const other = nulled === 'expected_target_line_head' ? 'expected_head_snapshot_id' : 'expected_target_line_head';
+      const res = await f.submit(c.change, { mode: 'ff-only', [other]: head, [nulled]: null });
+      expect(res.status, res.text).to.equal(200);
+    }
+  });
+
+  it('a line archived earlier in the land\'s batch is not moved (nor reopened) by the land', async () => {
+    const a = await f.authority();
+    const b = await f.snap({ 'a.txt': 'ar\n' }, 'arch', true);
+    const rv = await f.snap({ 'a.txt': 'ar\nb\n' }, 'arch', false, b);
+    const c = await f.change('arch', b, rv, 'human_only');
+    const hold = await holdCommits(a);
+    const close = f.post('/lines/arch:close', {});
+    await until(() => hold.queued() === 1, 'the close to queue');
+    const land = f.submit(c.change, { mode: 'ff-only' });
+    await until(() => hold.queued() === 2, 'the land to queue');
+    hold.release();
+    await hold.done;
+    expect((await close).status).to.equal(200);
+    const l = refused(await land, 'target_update_failed');
+    expect(l.failure_message).to.match(/archived during the land/);
+    const line = await ok(f.get('/lines/arch'));
+    expect(line.line?.status ?? line.status).to.equal('archived');
+    expect(line.line?.head_snapshot_id ?? line.head_snapshot_id).to.equal(b);
   });
 
   it('a land naming a patchset that does not exist is 404 and records nothing', async () => {

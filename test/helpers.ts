@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { startServer, type RunningServer } from '../lib/cli/serve.js';
+import { checkAnswer } from './contract.js';
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const CLI = path.join(PROJECT_ROOT, 'bin/cairn.js');
@@ -47,6 +48,11 @@ export interface RequestOptions {
   json?: unknown;
   body?: string | Buffer | Uint8Array;
   headers?: Record<string, string>;
+  /**
+   * false: this request is deliberately outside the documented interface (a nonsense path or
+   * action), so its answer is not checked against the OpenAPI document (./contract.ts).
+   */
+  contract?: false;
 }
 
 export async function api<T = any>(base: string, method: string, urlPath: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
@@ -60,9 +66,20 @@ export async function api<T = any>(base: string, method: string, urlPath: string
   }
   const res = await fetch(base + urlPath, { method, headers, body });
   const text = await res.text();
+  // Every answer is checked against the OpenAPI document: the suite is the contract test.
+  if (options.contract !== false) checkAnswer({ method, urlPath, status: res.status, headers: res.headers, text });
   let json: any = undefined;
   try { json = text ? JSON.parse(text) : undefined; } catch { json = undefined; }
   return { status: res.status, headers: res.headers, json, text };
+}
+
+/** GET of raw bytes (a pack, an authority file), checked against the OpenAPI document as `api()` answers are. */
+export async function download(base: string, urlPath: string): Promise<{ status: number; headers: Headers; bytes: Buffer }> {
+  const res = await fetch(base + urlPath);
+  const bytes = Buffer.from(await res.arrayBuffer());
+  const isJson = (res.headers.get('content-type') ?? '').startsWith('application/json');
+  checkAnswer({ method: 'GET', urlPath, status: res.status, headers: res.headers, text: isJson ? bytes.toString('utf8') : '' });
+  return { status: res.status, headers: res.headers, bytes };
 }
 
 export async function register(base: string, name = 'repo', namespace = '', policyFlags = 0): Promise<number> {

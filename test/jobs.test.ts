@@ -884,7 +884,7 @@ describe('worker jobs: unknown fields inside detail', () => {
   before(async () => { s = await startJobServer(); });
   after(() => s.stop());
 
-  // Unknown fields are ignored everywhere except registration and restore start (README).
+  // Unknown fields are ignored everywhere except registration and restore start (docs/api.md).
   it('fail and kind-7 complete ignore unknown fields inside detail and the result', async () => {
     const repo = await register(s.url, 'extra-fields');
     const snapshot = (await pushTree(s.url, repo, { a: 'b' })).snapshot_id;

@@ -1,7 +1,7 @@
 // `cairn land` and `cairn task start` against a real server: the printed idempotency key and its
 // reuse (replay), refusals (exit 6) naming the failure kind and, for a conflict, the paths. The
 // landing runs cross the real HTTP routes of an in-process server whose LandDesk was built with
-// an injected passing gate function (policy evaluation arrives with issue 13); the first land
+// an injected passing gate function (modes and output apart from the evidence); the first land
 // runs with the real gates (blocked_by_policy).
 import { expect } from 'chai';
 import { promises as fsp } from 'node:fs';

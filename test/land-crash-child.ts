@@ -1,6 +1,6 @@
 // Child process of the land kill -9 sweep (test/lands.test.ts): opens one authority directly and
 // lands a change's selected patchset through a LandDesk built with a passing gate function (the
-// DI seam; policy evaluation arrives with issue 13). CAIRN_TEST_CRASH_AT kills it mid-commit.
+// DI seam, so the commit is exercised apart from the evidence). CAIRN_TEST_CRASH_AT kills it mid-commit.
 import pino from 'pino';
 import { Authority } from '../lib/authority/authority.js';
 import { LandDesk } from '../lib/authority/workflow/lands.js';

@@ -1,9 +1,10 @@
-// Lands over real HTTP (spec: "Land", `:submit`, `lands/{id}`, task-land; README "Lands").
-// The refusal paths run against the real gates (evidence.ts placeholders: policy `pending`, so
-// every land is `blocked_by_policy` until issue 13 brings policy evaluation). The success paths
-// run over the same HTTP routes against an authority whose LandDesk was constructed with an
-// injected gate function (the constructor's DI parameter) that passes — the real policy, review
-// and CI endpoints arrive with issue 13. The gate rule itself is tested on stubbed projections.
+// Lands over real HTTP (spec: "Land", `:submit`, `lands/{id}`, task-land; docs/api.md "Lands").
+// The refusal paths run against the real gates (no evidence recorded, so every land is
+// `blocked_by_policy`). The success paths run over the same HTTP routes against an authority
+// whose LandDesk was constructed with an injected gate function (the constructor's DI
+// parameter) that passes, to test modes and merges apart from the evidence; the real gates are
+// tested end to end in test/governance.test.ts. The gate rule itself is tested on stubbed
+// evidence.
 import { expect } from 'chai';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';

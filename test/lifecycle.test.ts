@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { push } from '../lib/client/transfer.js';
-import { api, cli, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { api, cli, download, register, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 const AUTH = '/v1/native/repository-authorities';
 const FILE_MEDIA = 'application/vnd.svc.remote-authority-file.v1';
@@ -57,10 +57,10 @@ async function retireAndExport(server: TestServer, repo: number) {
   const manifest = status.json.manifest;
   const files = new Map<string, Buffer>();
   for (const f of manifest.files) {
-    const res = await fetch(`${server.url}${AUTH}/${repo}/retirement/files/${encodeURIComponent(f.path)}`);
+    const res = await download(server.url, `${AUTH}/${repo}/retirement/files/${encodeURIComponent(f.path)}`);
     expect(res.status, f.path).to.equal(200);
     expect(res.headers.get('content-type')).to.equal(FILE_MEDIA);
-    files.set(f.path, Buffer.from(await res.arrayBuffer()));
+    files.set(f.path, res.bytes);
   }
   return { manifest, files };
 }
@@ -149,7 +149,7 @@ describe('retirement, export and restore: the round trip', function () {
     const manifest = JSON.parse(await fsp.readFile(path.join(out, 'manifest.json'), 'utf8'));
     expect(manifest.schema).to.equal('svc.remote-export.v1');
     const target = path.join(tempDir(), 'data2');
-    // --data must exist (a typo is an error, issue 11): an empty directory is a new store.
+    // --data must exist (a typo is an error, not a new store): an empty directory is a new store.
     const typo = await cli(['import', '--data', target, '--policy-flags', '7', out]);
     expect(typo.code).to.equal(2);
     expect(typo.stderr).to.include('does not exist');

@@ -1,4 +1,4 @@
-// History promotion over real HTTP (spec: "History promotion prepare body", Limits; README
+// History promotion over real HTTP (spec: "History promotion prepare body", Limits; docs/api.md
 // "History promotion"): a 3-entry promotion and what task-land would pick from it, every
 // validation failure with its status and an unchanged store, bounds, replay and key reuse,
 // restart, export → restore, kill -9 during the commit, and `cairn promote`.

@@ -1,4 +1,4 @@
-// The serve log path (issue 10's per-request overhead): the request line written by
+// The serve log path (part of every request's cost): the request line written by
 // lib/cli/request-log.ts must be byte for byte what pino writes for log.info(entry, 'request'),
 // and lib/cli/log-batch.ts must pass every line on, in order, and write all of it on exit.
 import { expect } from 'chai';

@@ -1,4 +1,4 @@
-// Which status a refused workflow request gets (spec "Errors", "Transition table"; README "Request
+// Which status a refused workflow request gets (spec "Errors", "Transition table"; docs/api.md "Request
 // errors" and "400 or 409 for workflow refusals"), over real HTTP:
 // - invalid state transitions and caller-named identities that are not the derived ones are 400,
 //   while compare-and-set, idempotency and governed-line conflicts stay 409;

@@ -1,7 +1,7 @@
 // Reviews, review requests, the reviewer inbox, attestations, policy decisions and patchset CI
 // over real HTTP (spec: "Review", "Attestation", "Policy decision", the Worker Job kind-7 rows,
 // the review / attestation / policy / CI rows of "Changes, patchsets, reviews, policy, CI,
-// Land"; README "Reviews, attestation, policy, patchset CI"): the story, every rule and bad
+// Land"; docs/api.md "Reviews, attestation, policy, patchset CI"): the story, every rule and bad
 // input (status, `{"error"}` body and an unchanged repository), approval carry-over both ways,
 // old-run completions, restart, and a decision edited on disk named by fsck.
 import { expect } from 'chai';

@@ -10,10 +10,10 @@ import path from 'node:path';
 import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
 import { ROUTES } from '../lib/http/routes.js';
 import { UI_CSP } from '../lib/http/ui/routes.js';
-import { api, spawnServer, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { api, spawnServer, startTestServer, tempDir, type RequestOptions, type TestServer } from './helpers.js';
 import { Seeder, seedDemo, type Demo, type Files } from './ui-seed.js';
 
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
+const CHROMIUM = [process.env.CAIRN_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
 /** Screenshots go here during the tests; `UI_SCREENSHOTS_DIR=docs/screenshots` also copies them there. */
 export const SHOT_DIR = path.join(os.tmpdir(), 'cairn-ui-screenshots');
 
@@ -27,11 +27,13 @@ describe('reviewer UI: what the server answers', function () {
   });
   after(() => s.stop());
 
+  /** A request to the UI: pages and assets are not operations of the interface, so no contract check. */
+  const ui = (base: string, method: string, p: string, options: RequestOptions = {}) => api(base, method, p, { ...options, contract: false });
   const assetUrls = (html: string) => [...html.matchAll(/(?:href|src)="(\/ui\/assets\/[^"]+)"/g)].map((m) => m[1]);
 
   it('serves the app shell for every /ui/ path, with the CSP, no-cache and no inline script or style', async () => {
     for (const p of ['/ui/', '/ui/repos/0', '/ui/repos/0/changes/change-3?against=change-3.ps-1', '/ui/no/such/page']) {
-      const res = await api(s.url, 'GET', p);
+      const res = await ui(s.url, 'GET', p);
       expect(res.status, p).to.equal(200);
       expect(res.headers.get('content-type')).to.equal('text/html; charset=utf-8');
       expect(res.headers.get('content-security-policy')).to.equal(UI_CSP);
@@ -47,7 +49,7 @@ describe('reviewer UI: what the server answers', function () {
   });
 
   it('serves hashed assets as immutable, with their imports rewritten to hashed URLs that exist', async () => {
-    const shell = (await api(s.url, 'GET', '/ui/')).text;
+    const shell = (await ui(s.url, 'GET', '/ui/')).text;
     const urls = assetUrls(shell);
     expect(urls.some((u) => /^\/ui\/assets\/app\.[0-9a-f]{16}\.js$/.test(u))).to.equal(true);
     expect(urls.some((u) => /^\/ui\/assets\/app\.[0-9a-f]{16}\.css$/.test(u))).to.equal(true);
@@ -57,7 +59,7 @@ describe('reviewer UI: what the server answers', function () {
       const u = queue.shift()!;
       if (seen.has(u)) continue;
       seen.add(u);
-      const res = await api(s.url, 'GET', u);
+      const res = await ui(s.url, 'GET', u);
       expect(res.status, u).to.equal(200);
       expect(res.headers.get('cache-control')).to.equal('public, max-age=31536000, immutable');
       expect(res.headers.get('content-security-policy')).to.equal(UI_CSP);
@@ -73,7 +75,7 @@ describe('reviewer UI: what the server answers', function () {
     expect([...seen].some((u) => u.startsWith('/ui/assets/vendor/highlight.'))).to.equal(true);
     expect([...seen].some((u) => u.startsWith('/ui/assets/vendor/preact.'))).to.equal(true);
     expect([...seen].some((u) => u.startsWith('/ui/assets/vendor/marked.'))).to.equal(true);
-    const missing = await api(s.url, 'GET', '/ui/assets/app.0000000000000000.js');
+    const missing = await ui(s.url, 'GET', '/ui/assets/app.0000000000000000.js');
     expect(missing.status).to.equal(404);
     expect(missing.headers.get('cache-control')).to.equal('no-store');
   });
@@ -81,7 +83,7 @@ describe('reviewer UI: what the server answers', function () {
   it('answers HEAD, 405 for other methods, redirects /ui and /, and leaves the API and its route table alone', async () => {
     const head = await fetch(`${s.url}/ui/repos/0`, { method: 'HEAD' });
     expect(head.status).to.equal(200);
-    const post = await api(s.url, 'POST', '/ui/repos/0', { json: {} });
+    const post = await ui(s.url, 'POST', '/ui/repos/0', { json: {} });
     expect(post.status).to.equal(405);
     expect(post.headers.get('allow')).to.equal('GET, HEAD');
     const bare = await fetch(`${s.url}/ui?x=1`, { redirect: 'manual' });
@@ -95,19 +97,19 @@ describe('reviewer UI: what the server answers', function () {
     const apiRes = await api(s.url, 'GET', '/v1/native/repository-authorities');
     expect(apiRes.status).to.equal(200);
     expect(apiRes.headers.get('content-security-policy')).to.equal(null);
-    expect((await api(s.url, 'GET', '/uix')).status).to.equal(404);
+    expect((await ui(s.url, 'GET', '/uix')).status).to.equal(404);
   });
 
   it('hands the identity header to the page escaped (--ui-identity-header), and --no-ui serves no UI', async () => {
     const dir = tempDir();
     const withHeader = await spawnServer(path.join(dir, 'a'), ['--ui-identity-header', 'X-Remote-User']);
     try {
-      const res = await api(withHeader.url, 'GET', '/ui/', { headers: { 'x-remote-user': 'd"><script>alert(1)</script>&' } });
+      const res = await ui(withHeader.url, 'GET', '/ui/', { headers: { 'x-remote-user': 'd"><script>alert(1)</script>&' } });
       expect(res.text).to.include('<meta name="cairn-identity-header" content="X-Remote-User">');
       expect(res.text).to.include('<meta name="cairn-identity" content="d&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;&amp;">');
       expect(res.headers.get('vary')).to.match(/x-remote-user/i);
       expect(res.headers.get('cache-control')).to.equal('private, no-cache');
-      const none = await api(withHeader.url, 'GET', '/ui/');
+      const none = await ui(withHeader.url, 'GET', '/ui/');
       expect(none.text).to.include('<meta name="cairn-identity" content="">');
     } finally {
       withHeader.proc.kill('SIGTERM');
@@ -115,7 +117,7 @@ describe('reviewer UI: what the server answers', function () {
     }
     const off = await spawnServer(path.join(dir, 'b'), ['--no-ui']);
     try {
-      expect((await api(off.url, 'GET', '/ui/')).status).to.equal(404);
+      expect((await ui(off.url, 'GET', '/ui/')).status).to.equal(404);
       expect((await api(off.url, 'GET', '/healthz')).status).to.equal(200);
     } finally {
       off.proc.kill('SIGTERM');

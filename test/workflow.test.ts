@@ -1,6 +1,6 @@
 // Tasks, changes and patchsets over real HTTP (spec: "Task", "Change", "Patchset", the Task and
 // Change rows of the transition table, "Tasks and read models", "Task linkage rules", the change
-// and patchset rows of "Changes, patchsets, reviews, policy, CI, Land"; README "Tasks, changes,
+// and patchset rows of "Changes, patchsets, reviews, policy, CI, Land"; docs/api.md "Tasks, changes,
 // patchsets"): the whole story, identities and their spellings, every rule and bad input (status,
 // `{"error"}` body and an unchanged repository directory), concurrent creates, restart, and
 // kill -9 during the two-record patchset write.
@@ -375,7 +375,7 @@ describe('workflow: concurrency, restart and kill -9', function () {
   });
 
   it('refuses to select a withdrawn or invalidated patchset (400), changing nothing', async () => {
-    // No operation of this issue withdraws or invalidates; the flags are set in workflow.log directly.
+    // No route withdraws or invalidates a patchset; the flags are set in workflow.log directly.
     const data = path.join(tempDir(), 'data');
     let s = await startTestServer(data);
     const fx = await fixture(s, 'flags');

@@ -17,7 +17,7 @@ import type { ContentStore, Locator, ObjectKind, StoredSnapshot, Txn } from '../
 export type { StoredSnapshot } from '../store/content-store.js';
 import { decodeObjectFrameStream, PACK_KIND_OBJECT, PACK_KIND_TREE, screenPackUpload, type PackEntry, type PackKind } from '../store/pack.js';
 
-// ---------------------------------------------------------------- row shapes (README "Remote sync rows")
+// ---------------------------------------------------------------- row shapes (docs/api.md "Bulk remote sync")
 
 export interface PackRow { pack_id: string; byte_length?: number; object_count?: number }
 export interface LocatorRow { pack_id: string; offset: number; length: number; raw_length: number; crc32: string }
@@ -227,7 +227,7 @@ export class ContentOperations {
 
   /**
    * A pack counts as present when it is committed or staged (uploaded and verified, not yet
-   * committed): an interrupted push resumes without re-sending what arrived (issue 11).
+   * committed): an interrupted push resumes without re-sending what arrived.
    */
   async plan(snapshotIds: string[], objectPacks: string[], treePacks: string[]) {
     const split = async (ids: string[], present: (id: string) => boolean | Promise<boolean>) => {

@@ -343,7 +343,7 @@ export class PlanBook {
     let items: PlanItem[];
     if (p.items && p.items.length > 0) {
       items = p.items.map((i, n) => {
-        // Every item field is optional; a missing (or null) text projects as "" (issue 11).
+        // Every item field is optional; a missing (or null) text projects as "".
         const text = i.text ?? '';
         if (typeof text !== 'string') throw new Invalid(`items[${n}].text must be a string`);
         if (i.plan_item_ref !== undefined && i.plan_item_ref !== null) validateItemRef(i.plan_item_ref);

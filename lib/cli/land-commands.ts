@@ -1,5 +1,5 @@
 // `cairn land` (task-land) and `cairn task start` (task-start): thin clients of the atomic routes
-// (README "Lands"). Each call carries an idempotency key: generated and printed (stderr) unless
+// (docs/api.md "Lands"). Each call carries an idempotency key: generated and printed (stderr) unless
 // --idempotency-key names one, and reused when the request is retried after a network error, so
 // a retry can never land or start twice.
 import { randomUUID } from 'node:crypto';

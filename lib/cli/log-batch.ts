@@ -2,7 +2,7 @@
 // (serve: ~16 KB), in order. Why not sonic-boom's own `minLength`: its write() re-measures the byte length
 // of the whole pending string on every line (Buffer.byteLength of its last buffer), so a line
 // costs O(pending bytes); under load that was ~5 µs per request, the largest single cost of
-// GET {repo}/lines after the socket write (issue 10). Here a line costs an array push and the
+// GET {repo}/lines after the socket write. Here a line costs an array push and the
 // join happens once per batch; sonic-boom still does the writing (async, EAGAIN, partial writes).
 
 import { writeSync } from 'node:fs';

@@ -77,6 +77,9 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   diff: async () => (await import('./diff-command.js')).diffCommand,
 };
 
+/** Every command name `cairn` accepts (aliases included), in table order: what docs/cli.md documents. */
+export const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS);
+
 export function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
   return pkg.version;

@@ -1,5 +1,5 @@
 // `cairn promote FILE`: send a history promotion (spec: "History promotion prepare body") read
-// from a JSON file in the spec's shape, and print the receipt (README "History promotion").
+// from a JSON file in the spec's shape, and print the receipt (docs/api.md "History promotion").
 // Building the body from a working copy's local history is not implemented: local lands do
 // not exist in this client.
 import { readFile } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 // `cairn review …`, `cairn attest`, `cairn policy …`, `cairn ci …`: thin clients of the review,
-// attestation, policy and patchset CI routes (README "Reviews, attestation, policy, patchset
+// attestation, policy and patchset CI routes (docs/api.md "Reviews, attestation, policy, patchset
 // CI"). Output is one JSON object with --json or when stdout is not a terminal; on a terminal a
 // short readable form.
 import { CliUsageError, parseCommandArgs } from './args.js';

@@ -1,5 +1,5 @@
 // `cairn task …`, `cairn change …`, `cairn patchset push`: thin clients of the workflow routes
-// (README "Tasks, changes, patchsets"). Output is one JSON object with --json or when stdout is
+// (docs/api.md "Tasks, changes, patchsets"). Output is one JSON object with --json or when stdout is
 // not a terminal; on a terminal a short readable form.
 import path from 'node:path';
 import { push } from '../client/transfer.js';

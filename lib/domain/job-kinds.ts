@@ -1,4 +1,4 @@
-// The ten worker-job kinds the server knows (README "Worker job kinds"). Kinds 7 and 11 are
+// The ten worker-job kinds the server knows (docs/api.md "Worker job kinds"). Kinds 7 and 11 are
 // claimable by external runners; the other eight are internal to the service and every
 // external claim endpoint rejects them.
 export interface JobKind {

@@ -123,7 +123,7 @@ function released(job: JobRecord, now: number): JobRecord {
   return { ...job, lease_token_hash: '', lease_expires_at_s: 0, updated_at_s: now };
 }
 
-/** `error`: the tail of a failed command's output, kept in detail.error (runner, issue 11). */
+/** `error`: the tail of a failed command's output (from `cairn runner`), kept in detail.error. */
 export function complete(job: JobRecord, result: RunnerResult | null, now: number, error: string | null = null): JobRecord {
   return {
     ...released(job, now),

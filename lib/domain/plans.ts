@@ -1,9 +1,10 @@
 // Plan ("sprint") rules: status moves, revision identity, Markdown task-list items, and the
-// search-term normalization (README "Plans"). Pure functions, no I/O.
+// search-term normalization (docs/api.md "Plans (sprints)"). Pure functions, no I/O.
 import { createHash } from 'node:crypto';
 import { Invalid } from './errors.js';
 
 export type PlanStatus = 'draft' | 'archived' | 'superseded';
+export const PLAN_STATUSES: readonly PlanStatus[] = ['draft', 'archived', 'superseded'];
 export const PAYLOAD_STATUSES = ['draft', 'active', 'archived', 'superseded'] as const;
 
 /** `active` is stored and projected as the draft/open state (spec: "Plan and revision"). */

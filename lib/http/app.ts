@@ -10,7 +10,7 @@ import { errorReply, loggableError, sendError } from './errors.js';
 import { readJsonBody, RAISED_JSON } from './json-body.js';
 import { Router } from './router.js';
 import { ROUTES } from './routes.js';
-import type { Reply, RouteContext, RouteSpec } from './route-types.js';
+import type { AssetSource, Reply, RouteContext, RouteSpec } from './route-types.js';
 import { uiMiddleware, type UiOptions } from './ui/routes.js';
 
 export interface AppOptions {
@@ -18,6 +18,8 @@ export interface AppOptions {
   log: Log;
   /** Where the one line per request goes; by default `log.info(entry, 'request')`. */
   requestLog?: RequestLog;
+  /** The API reference renderer's files (GET /docs/api/assets/...); without it they answer 404. */
+  assets?: AssetSource;
   /** The reviewer UI at /ui/ (./ui/routes.ts), or absent/null for none (`cairn serve --no-ui`). */
   ui?: UiOptions | null;
 }
@@ -100,7 +102,7 @@ export function createApp(options: AppOptions): Koa {
         throw new UnsupportedMediaType('this route takes Content-Type: application/json');
       }
       // JSON is parsed in memory under the route's caps (bytes once decoded, values, nesting),
-      // checked while the body arrives (README "JSON bodies"); packs are what stream to disk.
+      // checked while the body arrives (docs/api.md "JSON bodies"); packs are what stream to disk.
       const read = await readJsonBody(ctx.req, route.jsonCaps);
       if (read.value === undefined) throw new Invalid('empty JSON body: send a JSON object');
       body = read.value;
@@ -110,11 +112,11 @@ export function createApp(options: AppOptions): Koa {
       const declared = ctx.get('content-length');
       if (declared !== '' && Number(declared) > route.limit) throw new TooLarge(`request body exceeds the route limit of ${route.limit} bytes`);
     } else {
-      // Body-less routes ignore any body sent (README "Requests without a body").
+      // Body-less routes ignore any body sent (docs/api.md "Paths and actions").
       if (hasBody(ctx)) await drain(ctx);
     }
 
-    const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit };
+    const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit, assets: options.assets };
     const reply = await route.handler(routeCtx);
     if ('write' in reply) await sendWritten(ctx, reply);
     else send(ctx, reply);

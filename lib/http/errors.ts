@@ -2,6 +2,8 @@
 // body never carries a stack or a path; the details go to the log only.
 import type { Context } from 'koa';
 import { CairnError, MethodNotAllowed, isCairnError, type ErrorCode } from '../domain/errors.js';
+import { GOVERNED_CODE } from '../domain/lines.js';
+import { constant, enumOf, obj, str, strArr, type Schemas } from './json-schema.js';
 
 export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   Invalid: 400,
@@ -75,3 +77,13 @@ export function sendError(ctx: Context, reply: ErrorReply): void {
   ctx.type = 'application/json';
   ctx.body = reply.body;
 }
+
+/** The error bodies (components/schemas of the OpenAPI document). */
+export const SCHEMAS: Schemas = {
+  Error: obj({
+    error: { ...str, description: 'diagnostic text: branch on the status and the documented fields, never on the text' },
+    code: { ...enumOf([GOVERNED_CODE]), description: 'a named error code (409)' },
+    landable_change_refs: { ...strArr, description: 'task-land naming a task that has not exactly one landable change (400)' },
+  }, { optional: ['code', 'landable_change_refs'] }),
+  Starting: obj({ error: str, ready: constant(false), status: constant('starting') }, { description: 'every path but /healthz before activation (503)' }),
+};

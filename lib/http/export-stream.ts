@@ -1,4 +1,4 @@
-// Snapshot export (`GET {repo}/snapshots/{id}`) written incrementally (README "Snapshots"): the
+// Snapshot export (`GET {repo}/snapshots/{id}`) written incrementally (docs/api.md "Snapshots"): the
 // same JSON bytes as JSON.stringify of the whole object, produced file by file with content
 // base64-encoded in pieces, so memory per request stays bounded whatever the snapshot holds.
 // Three walks of the (immutable) tree: one to count, check the cap and size the body, one for

@@ -1,5 +1,5 @@
 // Reading and parsing a JSON request body with every cost bounded before it is paid
-// (README "JSON bodies"). The body (decompressed when it has a Content-Encoding) is counted
+// (docs/api.md "JSON bodies"). The body (decompressed when it has a Content-Encoding) is counted
 // while it arrives: its decoded bytes against the route's byte cap, and its structure (values,
 // keys, nesting) by a small streaming scanner, so a body that would materialize too many values
 // is refused (413) before JSON.parse ever sees it. Big bodies of the raised routes are read and

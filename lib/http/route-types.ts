@@ -1,11 +1,13 @@
 // Types of the route table (lib/http/routes.ts) and of the handlers it points at.
 import type { Context } from 'koa';
+import type { Struct } from 'superstruct';
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { CairnService } from '../authority/service.js';
 import type { Authority } from '../authority/authority.js';
 import type { RepositoryRecord } from '../domain/repository.js';
 import type { JsonCaps } from './json-body.js';
+import type { JsonSchema } from './json-schema.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -43,6 +45,24 @@ export interface RouteContext {
   body: unknown;
   /** The route's byte limit, for raw routes that stream the body themselves. */
   limit: number;
+  /** Files the server may serve as they are (the API reference's renderer); absent when none. */
+  assets?: AssetSource;
+}
+
+/** Static files by name (given by the composition root, lib/cli: the HTTP layer reads no files). */
+export interface AssetSource {
+  /** The bytes of `file`, or null when the source has no such file. */
+  read(file: string): Promise<Buffer | null>;
+}
+
+/** A success answer of a route: a component schema name (a JSON body), or raw bytes of one of these media types. */
+/** A components/schemas name (JSON), raw media types, or both (JSON by default, other media types on request). */
+export type Answer = string | { raw: readonly string[]; json?: string };
+
+/** A query parameter a handler reads (values arrive as strings; the schema says what they must spell). */
+export interface QueryParam {
+  schema: JsonSchema;
+  description?: string;
 }
 
 export type Reply =
@@ -70,10 +90,20 @@ export interface RouteSpec {
   admission: Admission;
   /** Listed in the handshake's compact `endpoints` hint. */
   discover?: boolean;
-  /** Not one of the spec's 78 operations: a cairn extension (diffs, land readiness, ...). */
-  extension?: boolean;
-  /** Absent until the issue that builds the operation lands: the route answers 501. */
+  /** Absent: the route answers 501 (no row lacks one; the route test checks it). */
   handler?: Handler;
+  /** JSON routes: the superstruct schema the handler validates its body with (the OpenAPI request body). */
+  request?: Struct<any, any>;
+  /** Success answers by status (the OpenAPI responses; components/schemas names are the handlers' `SCHEMAS`). */
+  answers: Readonly<Record<number, Answer>>;
+  /** Refusals this operation answers beyond those its shape implies (lib/http/openapi.ts `refusalsOf`). */
+  refusals: readonly number[];
+  /** Query parameters the handler reads, beside the handler (`limit` and `cursor` of paged routes are added). */
+  query: Readonly<Record<string, QueryParam>>;
+  /** A list: takes `limit` and `cursor`, answers `count` and `next_cursor` (docs/api.md "Lists and pagination"). */
+  paged: boolean;
+  /** Not an operation of the spec (the OpenAPI document, the API reference): outside the spec's counts. */
+  extension: boolean;
 }
 
 export function requireAuthority(ctx: RouteContext): Authority {

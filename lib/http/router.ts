@@ -1,4 +1,4 @@
-// Matches a request path against the route table. Rules (README "Paths and actions"):
+// Matches a request path against the route table. Rules (docs/api.md "Paths and actions"):
 //  - An action suffix belongs to the last path segment and starts at its last raw ':'
 //    (`/lines/main:close`). A ':' meant as data in a last segment must be sent as %3A.
 //  - Literal segments win over parameters; `{file_path}` as the last template segment takes the
@@ -71,7 +71,7 @@ export class Router {
 
   private matchUncached(method: string, rawPath: string): RouteMatch {
     const found = this.find(rawPath);
-    // Never echo the path: it may carry a restore token (README "Request errors").
+    // Never echo the path: it may carry a restore token (docs/api.md "Request errors").
     if (!found) throw new NotFound(`no route for ${method} ${redactPath(rawPath)}`);
     const { compiled, values, action } = found;
     const candidates = compiled.routes.filter((r) => (r.action ?? null) === action);

@@ -4,7 +4,8 @@
 // `plan.payload`), a field of the wrong JSON type or an unknown field where the schema forbids
 // them is 422 naming the field, before any rule runs. Rules on right-typed values (charsets,
 // ranges, enumerations, state) live in lib/domain and lib/authority and throw Invalid (400).
-// See README "Request errors".
+// See docs/api.md "Request errors". The same structs are the request bodies of the OpenAPI document
+// (./json-schema.ts converts them; the route table names each route's struct).
 import { StructError, create, type Struct } from 'superstruct';
 import { Unprocessable } from '../domain/errors.js';
 

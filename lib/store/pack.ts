@@ -24,7 +24,7 @@ export const MAX_TREE_BYTES = 64 * 1024 * 1024;
 export const MAX_PACK_ENTRIES = 4_000_000;
 /**
  * An uploaded pack lists at most this many objects (a 16 MiB header frame), so what the
- * server holds while it verifies one upload stays bounded (README "Bulk remote sync").
+ * server holds while it verifies one upload stays bounded (docs/api.md "Bulk remote sync").
  */
 export const MAX_UPLOAD_PACK_ENTRIES = 262_144;
 const MIN_FRAME_BYTES = 1;

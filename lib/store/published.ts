@@ -384,7 +384,7 @@ export class PublishedStore {
     }
   }
 
-  /** A committed or staged pack's bytes as a stream, with its length (staged: issue 11, resumable pushes). */
+  /** A committed or staged pack's bytes as a stream, with its length (staged: resumable pushes). */
   async openPack(kind: PackKind, id: string): Promise<{ stream: Readable; length: number }> {
     const notFound = () => new NotFound(`${kind === PACK_KIND_OBJECT ? 'object' : 'tree'} pack ${id} is not present`);
     // A staged pack may be adopted (renamed into packs/) between the checks: look at both.

@@ -111,7 +111,7 @@ export class Txn {
     this.own.upserts.push({ type: 'line', id: line.name, body: { status: line.status, head_snapshot_id: line.head_snapshot_id, updated_at_s: line.updated_at_s } });
   }
 
-  /** A workflow entity upsert (issue-12 entities); written in this transaction's workflow.log record. */
+  /** A workflow entity upsert (storage-layout.md §17); written in this transaction's workflow.log record. */
   upsert(type: string, id: string, body: unknown): void {
     if (type === 'line') throw new Error('lines are set with setLine');
     this.own.upserts.push({ type, id, body });

@@ -1,4 +1,4 @@
-// fsck's check of the tamper-evident policy-decision chain (README "Reviews, attestation,
+// fsck's check of the tamper-evident policy-decision chain (docs/api.md "Reviews, attestation,
 // policy, patchset CI"; storage-layout.md §17): every policy_decision upsert of workflow.log,
 // in chain order, must match its own sha256 and link to the previous decision's sha256.
 import { POLICY_DECISION, verifyDecisionChain, type PolicyDecisionRecord } from '../domain/workflow/review-rules.js';

@@ -102,7 +102,7 @@ export class WorkflowBook {
   private readonly taskCounts = zero(TASK_STATUSES);
   private readonly changeCounts: Record<TaskStatus, Counts<ChangeStatus>> = { active: zero(CHANGE_STATUSES), completed: zero(CHANGE_STATUSES), abandoned: zero(CHANGE_STATUSES) };
 
-  /** Reviews, attestations, policy decisions and patchset CI (issue 13). */
+  /** Reviews, attestations, policy decisions and patchset CI. */
   reviews!: ReviewBook;
 
   private constructor(private readonly store: ContentStore, private readonly plans: PlanBook, private readonly jobs: JobQueue) {}

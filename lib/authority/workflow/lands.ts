@@ -1,4 +1,4 @@
-// Lands (spec: "Land", `:submit`, `lands/{id}`, task-land; README "Lands"). A land is decided in
+// Lands (spec: "Land", `:submit`, `lands/{id}`, task-land; docs/api.md "Lands"). A land is decided in
 // one request and recorded once: a successful land is ONE transaction (server-built packs of the
 // merged objects, the landed snapshot, the target line move, the land record, the change set to
 // `landed`, other open patchsets on the line marked `base_stale`, and for task-land the
@@ -35,6 +35,9 @@ export type FailureKind =
   | 'target_update_failed'
   | 'internal_error';
 export type LineAction = 'fast_forward' | 'merge' | 'direct' | 'none';
+export const LAND_STATUSES: readonly LandStatus[] = ['landed', 'rejected', 'failed'];
+export const FAILURE_KINDS: readonly FailureKind[] = ['patchset_not_selected', 'blocked_by_policy', 'blocked_by_review', 'blocked_by_ci', 'stale_base', 'conflict', 'target_update_failed', 'internal_error'];
+export const LINE_ACTIONS: readonly LineAction[] = ['fast_forward', 'merge', 'direct', 'none'];
 
 export interface LandRecord {
   land_id: string;
@@ -54,7 +57,7 @@ export interface LandRecord {
   target_head_before: string | null;
   landed_snapshot_id: string | null;
   line_action: LineAction | null;
-  /** The policy decision the land judged the patchset by, recorded in the land's own commit (null when the land stopped before the gates). */
+  /** The policy decision the land judged the patchset by, recorded in the land's own commit (null when no commit judged the gates: refusals decided before it). */
   policy_decision_id?: string | null;
   stale_patchset_ids: string[];
   created_at_s: number;
@@ -390,6 +393,7 @@ export class LandDesk {
       const line = tx.line(plan.target);
       let why: string | null = null;
       if ((line?.head_snapshot_id ?? null) !== plan.head) why = `line ${plan.target} moved during the land (now ${line?.head_snapshot_id ?? 'empty'})`;
+      else if (line?.status === 'archived') why = `line ${plan.target} was archived during the land`;
       else if (!isOpenChange(change.status)) why = `change ${change.change_id} became ${change.status} during the land`;
       else if (change.selected_patchset_id !== ps.patchset_id) why = `change ${change.change_id} selected another patchset during the land`;
       else if (current.withdrawn || current.invalidated) why = `patchset ${ps.patchset_id} was withdrawn or invalidated during the land`;
@@ -420,9 +424,9 @@ export class LandDesk {
       for (const other of this.book.listChanges({})) {
         if (other.change_id === change.change_id || !isOpenChange(other.status) || other.land_target_line !== plan.target) continue;
         for (const p of this.book.patchsetsOf(other.change_id).patchsets) {
-          const cur = tx.entity<PatchsetRecord & { base_stale?: boolean }>(PATCHSET, p.patchset_id)!;
+          const cur = tx.entity<PatchsetRecord>(PATCHSET, p.patchset_id)!;
           if (cur.withdrawn || cur.invalidated || cur.base_stale || cur.base_snapshot_id === plan.landed) continue;
-          this.book.upsertPatchset(tx, { ...cur, base_stale: true, base_stale_land_id: land.land_id } as PatchsetRecord);
+          this.book.upsertPatchset(tx, { ...cur, base_stale: true, base_stale_land_id: land.land_id });
           stale.push(cur.patchset_id);
         }
       }

@@ -1,4 +1,4 @@
-// History promotion (spec: "History promotion prepare body", Limits; README "History
+// History promotion (spec: "History promotion prepare body", Limits; docs/api.md "History
 // promotion"): a client's offline history — local tasks, changes and lands — published as
 // remote tasks (one per local task) and changes (one per entry), plus one aggregate patchset
 // (base → revision) on the last entry's change, ready for task-land. Everything is validated

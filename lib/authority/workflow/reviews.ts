@@ -1,6 +1,6 @@
 // Reviews, review requests, attestations, policy decisions and patchset CI of one authority
 // (spec: "Review", "Attestation", "Policy decision", the review / attestation / policy / CI rows
-// of "Changes, patchsets, reviews, policy, CI, Land"; README "Reviews, attestation, policy,
+// of "Changes, patchsets, reviews, policy, CI, Land"; docs/api.md "Reviews, attestation, policy,
 // patchset CI"). Records are workflow.log upserts (storage-layout.md §17), one transaction per
 // operation; in-memory indexes follow each commit through `onPublish` and are rebuilt at open.
 // CI evidence is never written here: it is derived from the patchset's kind-7 job records.
@@ -442,7 +442,8 @@ export class ReviewBook {
       const ps = this.patchsetIn(tx, patchsetIdValue);
       checkChangeOpen(this.changeOfPatchset(tx, ps), 'run CI');
       if (ps.withdrawn || ps.invalidated) throw new Invalid(`patchset ${ps.patchset_id} is ${ps.withdrawn ? 'withdrawn' : 'invalidated'}`);
-      const published = this.ci(ps.patchset_id);
+      // The CI state as this transaction sees it (a job that failed earlier in the batch is failed).
+      const published = ciState(this.jobs.ciJobsIn(tx, ps.patchset_id));
       const staged = tx.staged<{ run: number; job: JobRecord }>(CI_RUN, ps.patchset_id);
       const run = Math.max(published.run_sequence, staged?.run ?? 0);
       if (!ADVANCING_TRIGGERS.includes(trigger)) {

@@ -1,4 +1,4 @@
-// task-start (contract task-start-atomic/v1; spec "Atomic task start body"; README "Lands" →
+// task-start (contract task-start-atomic/v1; spec "Atomic task start body"; docs/api.md "Lands" →
 // "task-start"): plan item → (plan create or revise when asked) → task → change, one commit.
 // The server derives the task's plan linkage and the change's task_id; callers that send them are
 // rejected. The result is recorded under the idempotency key in the same commit; the same key with
@@ -111,7 +111,7 @@ export async function taskStart(store: ContentStore, plans: PlanBook, book: Work
       change_ref: change.change_ref,
       plan: planProjection(planRecord),
       revision: revisionProjection(revision),
-      task: { ...task, repository_index: repositoryIndex, plan_drift: { plan_status: planRecord.status, head_revision_id: planRecord.head_revision_id, plan_moved: head.plan_revision_id !== revision.plan_revision_id, item_in_head: head.items.some((i) => i.plan_item_ref === body.plan_item_ref) } },
+      task: { ...task, promoted_from: task.promoted_from ?? null, repository_index: repositoryIndex, plan_drift: { plan_status: planRecord.status, head_revision_id: planRecord.head_revision_id, plan_moved: head.plan_revision_id !== revision.plan_revision_id, item_in_head: head.items.some((i) => i.plan_item_ref === body.plan_item_ref) } },
       change: book.changeProjection(change, repositoryIndex),
     };
     const rec: IdempotencyRecord = { contract: TASK_START_CONTRACT, idempotency_key: key, payload_sha256: digest, result: storedResult(result), created_at_s: nowSeconds() };

@@ -5,6 +5,8 @@
 // has read DIFF_BUDGET_BYTES of blob content the remaining files are listed without hunks too.
 // Files are produced one at a time (an async generator), so a caller streams them and memory
 // holds one file's content, whatever the number of files. Hunks come from jsdiff (`diff`).
+import { isUtf8 } from 'node:buffer';
+import { performance } from 'node:perf_hooks';
 import { structuredPatch } from 'diff';
 import type { EntryKind, TreeEntry } from '../content.js';
 
@@ -21,6 +23,14 @@ export const MAX_CONTEXT = 1000;
 export const DEFAULT_CONTEXT = 3;
 /** A line diff that needs more edits than this is not computed (the file is `truncated`). */
 export const MAX_EDIT_LENGTH = 4000;
+/**
+ * Myers' work grows with (lines of both sides) × (edits): a file's edit cap is this divided by
+ * its line count (at least 16, at most MAX_EDIT_LENGTH), so one file costs tens of milliseconds
+ * at most, however large and however scattered its changes.
+ */
+export const EDIT_WORK_PER_FILE = 4_000_000;
+/** Once a request has spent this long computing line diffs, later files are listed without hunks. */
+export const DIFF_TIME_BUDGET_MS = 2000;
 
 export interface Hunk {
   old_start: number;
@@ -122,62 +132,88 @@ export async function* changedEntries(reader: ContentReader, oldTree: string, ne
  * totals are filled in as the files are produced (read them once the generator is done).
  */
 export async function* diffFiles(reader: ContentReader, oldTree: string, newTree: string, opts: DiffOptions, totals: DiffTotals): AsyncGenerator<FileDiff> {
-  let budget = DIFF_BUDGET_BYTES;
+  const budget = { bytes: DIFF_BUDGET_BYTES, ms: DIFF_TIME_BUDGET_MS };
   for await (const { path, old, new: neu } of changedEntries(reader, oldTree, newTree, opts.paths)) {
-    const f: FileDiff = {
-      path,
-      old_path: old ? path : null,
-      change: old && neu ? 'modified' : neu ? 'added' : 'deleted',
-      old_mode: old ? gitMode(old.kind) : null,
-      new_mode: neu ? gitMode(neu.kind) : null,
-      old_blob_id: old?.id ?? null,
-      new_blob_id: neu?.id ?? null,
-      binary: false,
-      truncated: false,
-      note: null,
-      additions: 0,
-      deletions: 0,
-      hunks: [],
-    };
-    totals.files_changed++;
-    if (!old || !neu || old.id !== neu.id) {
-      const oldSize = old ? reader.blobSize(old.id) : 0;
-      const newSize = neu ? reader.blobSize(neu.id) : 0;
-      if (oldSize > MAX_DIFF_FILE_BYTES || newSize > MAX_DIFF_FILE_BYTES) {
-        f.truncated = true;
-        f.note = `a side is over ${MAX_DIFF_FILE_BYTES} bytes (${Math.max(oldSize, newSize)}); fetch the blobs to compare them`;
-      } else if (oldSize + newSize > budget) {
-        f.truncated = true;
-        f.note = `this diff has read its ${DIFF_BUDGET_BYTES} bytes of content; ask for this file with ?path=`;
-        budget = 0;
+    // A symlink that became a file (or back) is a delete and an add, as git shows a type change.
+    if (old && neu && (old.kind === 'symlink') !== (neu.kind === 'symlink')) {
+      yield await fileDiff(reader, path, old, null, opts, totals, budget);
+      yield await fileDiff(reader, path, null, neu, opts, totals, budget);
+    } else {
+      yield await fileDiff(reader, path, old, neu, opts, totals, budget);
+    }
+    // Let other requests run between files: a long diff never holds the event loop for long.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+async function fileDiff(reader: ContentReader, path: string, old: TreeEntry | null, neu: TreeEntry | null, opts: DiffOptions, totals: DiffTotals, budget: { bytes: number; ms: number }): Promise<FileDiff> {
+  const f: FileDiff = {
+    path,
+    old_path: old ? path : null,
+    change: old && neu ? 'modified' : neu ? 'added' : 'deleted',
+    old_mode: old ? gitMode(old.kind) : null,
+    new_mode: neu ? gitMode(neu.kind) : null,
+    old_blob_id: old?.id ?? null,
+    new_blob_id: neu?.id ?? null,
+    binary: false,
+    truncated: false,
+    note: null,
+    additions: 0,
+    deletions: 0,
+    hunks: [],
+  };
+  totals.files_changed++;
+  if (!old || !neu || old.id !== neu.id) {
+    const oldSize = old ? reader.blobSize(old.id) : 0;
+    const newSize = neu ? reader.blobSize(neu.id) : 0;
+    const omit = (note: string) => { f.truncated = true; f.note = note; };
+    if (oldSize > MAX_DIFF_FILE_BYTES || newSize > MAX_DIFF_FILE_BYTES) {
+      omit(`a side is over ${MAX_DIFF_FILE_BYTES} bytes (${Math.max(oldSize, newSize)}); fetch the blobs to compare them`);
+    } else if (oldSize + newSize > budget.bytes) {
+      omit(`this diff has read its ${DIFF_BUDGET_BYTES} bytes of content; ask for this file with ?path=`);
+      budget.bytes = 0;
+    } else if (budget.ms <= 0) {
+      omit(`this diff has used its ${DIFF_TIME_BUDGET_MS} ms of line-diff time; ask for this file with ?path=`);
+    } else {
+      budget.bytes -= oldSize + newSize;
+      totals.bytes_read += oldSize + newSize;
+      const before = old ? await reader.readBlob(old.id) : Buffer.alloc(0);
+      const after = neu ? await reader.readBlob(neu.id) : Buffer.alloc(0);
+      if (before.subarray(0, 8000).includes(0) || after.subarray(0, 8000).includes(0)) {
+        f.binary = true;
+      } else if (!isUtf8(before) || !isUtf8(after)) {
+        // Hunks are UTF-8 text (JSON strings): bytes that are not UTF-8 are shown as binary, never re-encoded.
+        f.binary = true;
+        f.note = 'not UTF-8 text';
       } else {
-        budget -= oldSize + newSize;
-        totals.bytes_read += oldSize + newSize;
-        const before = old ? await reader.readBlob(old.id) : Buffer.alloc(0);
-        const after = neu ? await reader.readBlob(neu.id) : Buffer.alloc(0);
-        if (before.subarray(0, 8000).includes(0) || after.subarray(0, 8000).includes(0)) {
-          f.binary = true;
+        const lines = countLines(before) + countLines(after);
+        const maxEditLength = Math.max(16, Math.min(MAX_EDIT_LENGTH, Math.floor(EDIT_WORK_PER_FILE / Math.max(1, lines))));
+        const t0 = performance.now();
+        const patch = structuredPatch(path, path, before.toString('utf8'), after.toString('utf8'), '', '', { context: opts.context, maxEditLength });
+        budget.ms -= performance.now() - t0;
+        if (!patch) {
+          omit(`the line diff needs more than ${maxEditLength} edits for ${lines} lines; fetch the blobs to compare them`);
         } else {
-          const patch = structuredPatch(path, path, before.toString('utf8'), after.toString('utf8'), '', '', { context: opts.context, maxEditLength: MAX_EDIT_LENGTH });
-          if (!patch) {
-            f.truncated = true;
-            f.note = `the line diff needs more than ${MAX_EDIT_LENGTH} edits; fetch the blobs to compare them`;
-          } else {
-            f.hunks = patch.hunks.map((h) => ({ old_start: h.oldLines === 0 ? h.oldStart - 1 : h.oldStart, old_lines: h.oldLines, new_start: h.newLines === 0 ? h.newStart - 1 : h.newStart, new_lines: h.newLines, lines: h.lines }));
-            for (const h of f.hunks) for (const l of h.lines) {
-              if (l[0] === '+') f.additions++;
-              else if (l[0] === '-') f.deletions++;
-            }
+          f.hunks = patch.hunks.map((h) => ({ old_start: h.oldLines === 0 ? h.oldStart - 1 : h.oldStart, old_lines: h.oldLines, new_start: h.newLines === 0 ? h.newStart - 1 : h.newStart, new_lines: h.newLines, lines: h.lines }));
+          for (const h of f.hunks) for (const l of h.lines) {
+            if (l[0] === '+') f.additions++;
+            else if (l[0] === '-') f.deletions++;
           }
         }
       }
     }
-    totals.additions += f.additions;
-    totals.deletions += f.deletions;
-    if (f.binary) totals.binary_files++;
-    if (f.truncated) totals.truncated_files++;
-    yield f;
   }
+  totals.additions += f.additions;
+  totals.deletions += f.deletions;
+  if (f.binary) totals.binary_files++;
+  if (f.truncated) totals.truncated_files++;
+  return f;
+}
+
+function countLines(b: Buffer): number {
+  let n = 0;
+  for (let i = b.indexOf(10); i !== -1; i = b.indexOf(10, i + 1)) n++;
+  return n + 1;
 }
 
 export function emptyTotals(): DiffTotals {
@@ -206,6 +242,10 @@ export function unifiedFile(f: FileDiff): string {
   else if (f.change === 'deleted') out.push(`deleted file mode ${f.old_mode}`);
   else if (f.old_mode !== f.new_mode) out.push(`old mode ${f.old_mode}`, `new mode ${f.new_mode}`);
   if (f.binary) {
+    // As `git diff` without --binary: an index line, then the "differ" line (git apply refuses
+    // such an entry, as it refuses git's own; narrow with ?path= to apply the text files).
+    const id = (x: string | null) => (x ? x.slice(0, 12) : '0'.repeat(12));
+    out.push(`index ${id(f.old_blob_id)}..${id(f.new_blob_id)}${f.change === 'modified' && f.old_mode === f.new_mode ? ` ${f.new_mode}` : ''}`);
     out.push(`Binary files ${f.change === 'added' ? '/dev/null' : a} and ${f.change === 'deleted' ? '/dev/null' : b} differ`);
   } else if (f.hunks.length > 0) {
     out.push(`--- ${f.change === 'added' ? '/dev/null' : a}`, `+++ ${f.change === 'deleted' ? '/dev/null' : b}`);

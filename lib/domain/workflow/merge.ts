@@ -1,4 +1,4 @@
-// Three-way tree merge of a land (README "Lands"): base = the patchset's base snapshot tree,
+// Three-way tree merge of a land (docs/api.md "Lands"): base = the patchset's base snapshot tree,
 // ours = the target line head's tree, theirs = the patchset revision's tree. Pure over a reader
 // (the store in production, maps in tests); new blobs and trees are returned as bytes for the
 // caller to pack. Only entries whose ids differ are looked at, so two sides touching different

@@ -1,4 +1,4 @@
-// History promotion rules (spec: "History promotion prepare body", Limits; README "History
+// History promotion rules (spec: "History promotion prepare body", Limits; docs/api.md "History
 // promotion"): the request shape after schema checks, the request-only rules (400), the
 // ancestry rule over stored snapshots (409), the payload fingerprint and the record shapes.
 // Pure functions: snapshot lookups are passed in.

@@ -1,6 +1,6 @@
 // Reviews, attestations, policy decisions and patchset CI evidence (spec: "Review",
 // "Attestation", "Policy decision", the review / attestation / policy / CI rows of "Changes,
-// patchsets, reviews, policy, CI, Land"; README "Reviews, attestation, policy, patchset CI"):
+// patchsets, reviews, policy, CI, Land"; docs/api.md "Reviews, attestation, policy, patchset CI"):
 // record shapes, identities, vote counting, approval carry-over, the policy checks and the
 // decision chain. Pure functions; lib/authority/workflow/reviews.ts persists.
 import { createHash } from 'node:crypto';

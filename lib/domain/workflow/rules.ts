@@ -1,5 +1,5 @@
 // Workflow rules for tasks, changes and patchsets (spec: "Task", "Change", "Patchset", the Task
-// and Change rows of the transition table, "Tasks and read models"; README "Tasks, changes,
+// and Change rows of the transition table, "Tasks and read models"; docs/api.md "Tasks, changes,
 // patchsets"): record shapes, identities, status moves and the audit verdict. Pure functions.
 import { Invalid } from '../errors.js';
 import type { TreeDiff } from './tree-diff.js';
@@ -8,7 +8,7 @@ export type TaskStatus = 'active' | 'completed' | 'abandoned';
 export const TASK_STATUSES: readonly TaskStatus[] = ['active', 'completed', 'abandoned'];
 export type ChangeStatus = 'draft' | 'active' | 'review' | 'landed' | 'archived' | 'superseded' | 'abandoned';
 export const CHANGE_STATUSES: readonly ChangeStatus[] = ['draft', 'active', 'review', 'landed', 'archived', 'superseded', 'abandoned'];
-/** Statuses of a change that still takes patchsets, selection and (later) reviews and lands. */
+/** Statuses of a change that still takes patchsets, selection, reviews and lands. */
 export const OPEN_CHANGE_STATUSES: readonly ChangeStatus[] = ['draft', 'active', 'review'];
 export const AUTHOR_MODES = ['human_only', 'human_with_ai_assist', 'ai_with_human_review', 'ai_only_experimental'] as const;
 export type AuthorMode = (typeof AUTHOR_MODES)[number];
@@ -75,6 +75,9 @@ export interface PatchsetRecord {
   invalidated: boolean;
   diff: TreeDiff;
   created_at_s: number;
+  /** Set when a land moved the target line past this open patchset's base (its CI may be re-run). */
+  base_stale?: boolean;
+  base_stale_land_id?: string;
 }
 
 // ------------------------------------------------------------------ identities
@@ -193,7 +196,7 @@ export function changeCloseMove(change: ChangeRecord, next: ChangeStatus): 'move
 
 /**
  * Moves among draft, active and review: a change is created `draft`; its first patchset makes it
- * `active` (later patchsets keep the status); a review request (next issue) makes it `review`.
+ * `active` (later patchsets keep the status); a review request makes it `review`.
  */
 export function statusAfterPatchset(status: ChangeStatus): ChangeStatus {
   return status === 'draft' ? 'active' : status;
@@ -217,6 +220,7 @@ export function requireAuthorMode(value: string): AuthorMode {
 // ------------------------------------------------------------------ audit verdict
 
 export type Verdict = 'task_completed' | 'task_abandoned' | 'ready_to_close' | 'no_changes' | 'in_progress';
+export const AUDIT_VERDICTS: readonly Verdict[] = ['task_completed', 'task_abandoned', 'ready_to_close', 'no_changes', 'in_progress'];
 
 /**
  * The audit verdict, first rule that applies: a completed task → task_completed; an abandoned

@@ -1,6 +1,6 @@
 // The changed-file statistics of a patchset: a tree diff of base → revision over a reader (the
 // store in production, maps in tests). Only subtrees whose ids differ are walked; an added or
-// deleted directory is walked on its one side. Line counts are bounded work (README "Tasks,
+// deleted directory is walked on its one side. Line counts are bounded work (docs/api.md "Tasks,
 // changes, patchsets"): a blob over MAX_LINE_COUNT_BYTES, binary content (a NUL byte in its
 // first 8000 bytes, git's test) and symlinks get no line counts, and once LINE_BUDGET_BYTES of
 // blob content have been read for one diff, later files get none either (`lines_complete` false).
@@ -56,7 +56,7 @@ export interface TreeDiff {
   /**
    * sha256 over every changed path in order with its new kind and blob id (`-` when deleted):
    * two diffs with the same fingerprint change exactly the same paths to the same content
-   * (approval carry-over, README "Reviews, attestation, policy, patchset CI").
+   * (approval carry-over, docs/api.md "Reviews, attestation, policy, patchset CI").
    */
   fingerprint?: string;
 }

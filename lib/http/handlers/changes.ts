@@ -1,21 +1,22 @@
 // Changes and patchsets (spec: "Change", "Patchset", the change and patchset rows of "Changes,
-// patchsets, reviews, policy, CI, Land"; README "Tasks, changes, patchsets").
+// patchsets, reviews, policy, CI, Land"; docs/api.md "Tasks, changes, patchsets").
 import { integer, nullable, optional, string, type as looseObject } from 'superstruct';
-import { requireChangeStatus } from '../../domain/workflow/rules.js';
-import { requireAuthority, type Handler } from '../route-types.js';
+import { AUTHOR_MODES, CHANGE_STATUSES, requireChangeStatus } from '../../domain/workflow/rules.js';
+import { requireAuthority, type Handler, type QueryParam } from '../route-types.js';
 import { validate } from '../validate.js';
 import { pageFields, pageRequest, queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
+import { arr, bool, constant, enumOf, hex64, nullable as orNull, obj, PAGE_FIELDS, ref, str, uint, type Schemas } from '../json-schema.js';
 
-const CreateChange = looseObject({
+export const CreateChange = looseObject({
   task_id: string(),
   title: string(),
   base_line: string(),
   fork_snapshot_id: optional(nullable(string())),
   change_id: optional(string()),
 });
-const CloseChange = looseObject({ status: string() });
-const Select = looseObject({ patchset_id: string() });
-const CreatePatchset = looseObject({
+export const CloseChange = looseObject({ status: string() });
+export const Select = looseObject({ patchset_id: string() });
+export const CreatePatchset = looseObject({
   base_snapshot_id: string(),
   revision_snapshot_id: string(),
   summary: string(),
@@ -78,4 +79,96 @@ export const createPatchset: Handler = async (ctx) => {
 export const getPatchset: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
   return { json: { patchset: a.workflow.patchsetProjection(a.workflow.patchset(ctx.params.patchset_id), a.index) } };
+};
+
+const entryKind = enumOf(['file', 'executable', 'symlink', null]);
+
+export const SCHEMAS: Schemas = {
+  Change: obj({
+    change_id: str,
+    change_ref: str,
+    sequence: uint,
+    task_id: str,
+    repository_index: uint,
+    title: str,
+    base_line: str,
+    fork_snapshot_id: orNull(hex64),
+    status: enumOf(CHANGE_STATUSES),
+    patchset_count: uint,
+    current_patchset_id: orNull(str),
+    selected_patchset_id: orNull(str),
+    land_target_line: str,
+    created_at_s: uint,
+    updated_at_s: uint,
+    closed_at_s: orNull(uint),
+    landed_at_s: orNull(uint),
+    promoted_from: {
+      ...orNull(obj({ local_change_id: str, local_change_ref: str, local_task_id: str, promotion_id: str })),
+      description: 'set on a change published by a history promotion',
+    },
+    landed_via: {
+      ...orNull(obj({ promotion_id: str, land_id: str, change_id: str })),
+      description: "set on an earlier entry's change of a history promotion when the promotion's aggregate change landed",
+    },
+  }),
+  ChangeResult: obj({ change: ref('Change') }),
+  ChangeList: obj({ changes: arr(ref('Change')), ...PAGE_FIELDS }),
+  ChangedFile: obj({
+    path: str,
+    change: enumOf(['added', 'modified', 'deleted']),
+    old_kind: entryKind,
+    new_kind: entryKind,
+    mode_changed: bool,
+    content_changed: bool,
+    old_bytes: orNull(uint),
+    new_bytes: orNull(uint),
+    lines_added: orNull(uint),
+    lines_removed: orNull(uint),
+    binary: bool,
+  }),
+  DiffStats: obj({
+    files_changed: uint,
+    files_added: uint,
+    files_modified: uint,
+    files_deleted: uint,
+    mode_only: uint,
+    symlinks_changed: uint,
+    bytes_before: uint,
+    bytes_after: uint,
+    lines_added: uint,
+    lines_removed: uint,
+    lines_complete: bool,
+  }),
+  Patchset: obj({
+    patchset_id: str,
+    change_id: str,
+    patchset_number: uint,
+    repository_index: uint,
+    base_snapshot_id: hex64,
+    revision_snapshot_id: hex64,
+    summary: str,
+    author_mode: enumOf(AUTHOR_MODES),
+    author: orNull(str),
+    publish_state: constant('published'),
+    withdrawn: bool,
+    invalidated: bool,
+    changed_file_stats: ref('DiffStats'),
+    changed_files: { ...arr(ref('ChangedFile')), description: 'at most 1,000 paths; the stats count all' },
+    changed_files_truncated: bool,
+    evaluation_state: enumOf(['not_evaluated', 'pass', 'fail']),
+    ci: ref('PatchsetCi'),
+    review: ref('PatchsetReview'),
+    policy: ref('PatchsetPolicy'),
+    created_at_s: uint,
+    base_stale: { ...constant(true), description: "set when a land moved the target line past this patchset's base" },
+    base_stale_land_id: { ...str, description: 'the land that did' },
+  }, { optional: ['base_stale', 'base_stale_land_id'] }),
+  PatchsetResult: obj({ patchset: ref('Patchset') }),
+  PatchsetCreate: obj({ patchset: ref('Patchset'), replayed: bool }),
+  PatchsetList: obj({ change_id: str, change_ref: str, patchsets: arr(ref('Patchset')), ...PAGE_FIELDS }),
+};
+
+export const ListQuery: Record<string, QueryParam> = {
+  status: { schema: enumOf(CHANGE_STATUSES), description: 'only changes in this status' },
+  task_id: { schema: str, description: 'only changes of this task (task-7 or 7)' },
 };

@@ -2,13 +2,14 @@
 import { takePage, walkFrom } from '../../domain/paging.js';
 import { pageFields, pageRequest } from './workflow-common.js';
 import {
-  array, integer, nullable, optional, string, type as looseObject, union, type Infer,
+  array, integer, nullable, optional, string, type as looseObject, type Infer,
 } from 'superstruct';
+import { anyOf, arr, bool, constant, enumOf, hex64, nullable as orNull, obj, PAGE_FIELDS, ref, str, strArr, uint, type Schemas } from '../json-schema.js';
 import type { Readable } from 'node:stream';
 import type { CommitRequest, PackRow } from '../../authority/content.js';
 import { Invalid } from '../../domain/errors.js';
 import { PACK_KIND_OBJECT, PACK_KIND_TREE, type PackKind } from '../../store/pack.js';
-import { MEDIA_OBJECT_PACK, MEDIA_TREE_PACK, requireAuthority, type Handler } from '../route-types.js';
+import { MEDIA_OBJECT_PACK, MEDIA_TREE_PACK, requireAuthority, type Handler, type QueryParam } from '../route-types.js';
 import { validate } from '../validate.js';
 import { cleanRelativePath } from '../../domain/paths.js';
 import { exportSnapshot as streamExport } from '../export-stream.js';
@@ -21,11 +22,11 @@ export const MAX_HAVE_IDS = 100_000;
 
 // ---------------------------------------------------------------- lines
 
-const PutLineRequest = looseObject({
+export const PutLineRequest = looseObject({
   head_snapshot_id: optional(nullable(string())),
   expected_head_snapshot_id: optional(nullable(string())),
 });
-const CloseLineRequest = looseObject({ status: optional(string()) });
+export const CloseLineRequest = looseObject({ status: optional(string()) });
 
 export const listLines: Handler = async (ctx) => {
   const req = pageRequest(ctx, 'lines', 'string');
@@ -52,7 +53,7 @@ export const closeLine: Handler = async (ctx) => {
 
 // ---------------------------------------------------------------- snapshots
 
-const ExistsRequest = looseObject({ snapshot_ids: array(string()) });
+export const ExistsRequest = looseObject({ snapshot_ids: array(string()) });
 
 export const snapshotsExist: Handler = async (ctx) => {
   const req = validate(ctx.body, ExistsRequest);
@@ -84,8 +85,8 @@ export const exportSnapshot: Handler = async (ctx) => {
 
 // ---------------------------------------------------------------- bulk sync
 
-const PackRef = union([string(), looseObject({ pack_id: string() })]);
-const PlanRequest = looseObject({
+const PackRef = anyOf([string(), looseObject({ pack_id: string() })]);
+export const PlanRequest = looseObject({
   snapshot_ids: optional(nullable(array(string()))),
   object_packs: optional(nullable(array(PackRef))),
   tree_packs: optional(nullable(array(PackRef))),
@@ -134,8 +135,8 @@ export const getTreePack = packDownload(PACK_KIND_TREE);
 
 const u64 = integer();
 const LocatorFields = { pack_id: string(), offset: u64, length: u64, raw_length: u64, crc32: string() };
-const PackRowStruct = union([string(), looseObject({ pack_id: string(), byte_length: optional(u64), object_count: optional(u64) })]);
-const CommitBody = looseObject({
+const PackRowStruct = anyOf([string(), looseObject({ pack_id: string(), byte_length: optional(u64), object_count: optional(u64) })]);
+export const CommitBody = looseObject({
   contract: string(),
   object_packs: optional(nullable(array(PackRowStruct))),
   tree_packs: optional(nullable(array(PackRowStruct))),
@@ -217,7 +218,7 @@ export const importManifest: Handler = async (ctx) => {
   return { json: { contract: IMPORT_MANIFEST_CONTRACT, repo_name: ctx.repository!.repository_name, ...manifest } };
 };
 
-const PullRequest = looseObject({ contract: string(), head_snapshot_id: string(), have_snapshot_ids: optional(nullable(array(string()))) });
+export const PullRequest = looseObject({ contract: string(), head_snapshot_id: string(), have_snapshot_ids: optional(nullable(array(string()))) });
 
 export const pullManifest: Handler = async (ctx) => {
   const req = validate(ctx.body, PullRequest);
@@ -230,3 +231,92 @@ export const pullManifest: Handler = async (ctx) => {
   return { json: { contract: PULL_MANIFEST_CONTRACT, repo_name: ctx.repository!.repository_name, ...manifest } };
 };
 
+// ---------------------------------------------------------------- response schemas
+
+const kindCounts = obj({ object_packs: uint, tree_packs: uint, blobs: uint, trees: uint, snapshots: uint });
+const locatorFields = { pack_id: hex64, offset: uint, length: uint, raw_length: uint, crc32: { type: 'string', pattern: '^[0-9a-f]{8}$' } };
+const manifestRows = {
+  snapshots: arr(ref('SnapshotRow')),
+  object_packs: arr(ref('PackRow')),
+  tree_packs: arr(ref('PackRow')),
+  blob_locators: arr(obj({ blob_id: hex64, ...locatorFields })),
+  tree_locators: arr(obj({ tree_id: hex64, ...locatorFields })),
+  line_update: constant(null),
+};
+
+export const SCHEMAS: Schemas = {
+  Line: obj({
+    name: str,
+    line_name: str,
+    status: enumOf(['active', 'archived']),
+    head_snapshot_id: orNull(hex64),
+    updated_at_s: uint,
+  }),
+  LineList: obj({ lines: arr(ref('Line')), ...PAGE_FIELDS }),
+  LineClose: obj({ closed: constant(true), line: ref('Line') }),
+  SnapshotClassification: obj({
+    checked_snapshot_ids: strArr,
+    present_snapshot_ids: strArr,
+    missing_snapshot_ids: strArr,
+    invalid_snapshot_ids: { ...strArr, description: 'not 64-hex ids' },
+  }, { description: 'each list in request order' }),
+  SnapshotRow: obj({ snapshot_id: hex64, root_tree_id: hex64, parent_snapshot_ids: arr(hex64), created_at_s: uint, message: orNull(str) }),
+  SnapshotExport: obj({
+    snapshot: obj({ snapshot_id: hex64, root_tree_id: hex64, parent_snapshot_ids: arr(hex64), created_at_s: uint, message: orNull(str), snapshot_index: uint }),
+    path: orNull(str),
+    include_content: bool,
+    file_count: uint,
+    total_bytes: uint,
+    directories: arr(obj({ path: str, tree_id: hex64 })),
+    files: arr(obj({
+      path: str,
+      kind: enumOf(['file', 'executable', 'symlink']),
+      blob_id: hex64,
+      size: uint,
+      encoding: constant('base64'),
+      content: { type: 'string', contentEncoding: 'base64', description: 'the exact bytes (a symlink: its target)' },
+    }, { optional: ['encoding', 'content'] })),
+  }, { description: 'streamed; the bytes are those of JSON.stringify of this object' }),
+  SyncPlan: obj({
+    checked_snapshot_ids: strArr,
+    present_snapshot_ids: strArr,
+    missing_snapshot_ids: strArr,
+    present_object_pack_ids: strArr,
+    missing_object_pack_ids: strArr,
+    present_tree_pack_ids: strArr,
+    missing_tree_pack_ids: strArr,
+  }, { description: 'each list in request order; staged (uploaded, uncommitted) packs count as present' }),
+  PackUpload: obj({
+    pack_id: hex64,
+    pack_kind: enumOf(['object', 'tree']),
+    media_type: enumOf([MEDIA_OBJECT_PACK, MEDIA_TREE_PACK]),
+    byte_length: uint,
+    object_count: uint,
+    sha256: hex64,
+    state: enumOf(['new', 'staged', 'committed']),
+    committed: bool,
+  }),
+  PackRow: obj({ pack_id: hex64, byte_length: uint, object_count: uint }),
+  SyncCommit: obj({
+    contract: constant(COMMIT_CONTRACT),
+    upserted: kindCounts,
+    skipped: kindCounts,
+    remote_line: orNull(ref('Line')),
+    line_head_updated_after_ingest: bool,
+    raw_binary_upload: constant(true),
+  }),
+  ImportManifest: obj({ contract: constant(IMPORT_MANIFEST_CONTRACT), repo_name: str, snapshot_id: hex64, ...manifestRows }),
+  PullManifest: obj({
+    contract: constant(PULL_MANIFEST_CONTRACT),
+    repo_name: str,
+    head_snapshot_id: hex64,
+    boundary_snapshot_ids: arr(hex64),
+    snapshot_id: hex64,
+    ...manifestRows,
+  }),
+};
+
+export const ExportQuery: Record<string, QueryParam> = {
+  include_content: { schema: { enum: ['true', 'false', '1', '0'], default: 'true' }, description: 'base64 file content in the export (at most 256 MiB of it)' },
+  path: { schema: str, description: 'a clean relative path: narrows the export to one file or a subtree' },
+};

@@ -5,7 +5,10 @@ import { Readable } from 'node:stream';
 import { Invalid, NotFound } from '../../domain/errors.js';
 import { DEFAULT_CONTEXT, MAX_CONTEXT, unifiedFile } from '../../domain/workflow/content-diff.js';
 import { patchsetDiff, type PatchsetDiff } from '../../authority/workflow/diffs.js';
-import { requireAuthority, type Handler, type RouteContext } from '../route-types.js';
+import { requireAuthority, type Handler, type QueryParam, type RouteContext } from '../route-types.js';
+import { arr, bool, enumOf, hex64, nullable as orNull, obj, ref, str, strArr, uint, type Schemas } from '../json-schema.js';
+import { AUTHOR_MODES, CHANGE_STATUSES } from '../../domain/workflow/rules.js';
+import { VERIFICATION_STATES } from '../../domain/workflow/review-rules.js';
 import { queryValue } from './workflow-common.js';
 
 const MAX_PATHS = 100;
@@ -83,3 +86,70 @@ export const readinessHandler: Handler = async (ctx) => {
     },
   };
 };
+
+export const DiffQuery: Record<string, QueryParam> = {
+  against: { schema: str, description: 'a patchset of the same change: diff its revision → this revision instead of base → revision' },
+  context: { schema: { type: 'string', pattern: '^[0-9]{1,4}$' }, description: 'lines of context, 0 to 1000 (default 3)' },
+  path: { schema: strArr, description: 'repeatable: only these files, or directories and everything under them' },
+  format: { schema: enumOf(['json', 'unified']), description: 'json (default) or unified text (also chosen by Accept: text/x-diff)' },
+};
+
+const mode = orNull(enumOf(['100644', '100755', '120000']));
+const gitId = orNull(hex64);
+
+export const SCHEMAS: Schemas = {
+  FileDiff: obj({
+    path: str,
+    old_path: orNull(str),
+    change: enumOf(['added', 'modified', 'deleted']),
+    old_mode: mode,
+    new_mode: mode,
+    old_blob_id: gitId,
+    new_blob_id: gitId,
+    binary: bool,
+    truncated: bool,
+    note: orNull(str),
+    additions: uint,
+    deletions: uint,
+    hunks: arr(obj({ old_start: uint, old_lines: uint, new_start: uint, new_lines: uint, lines: { ...strArr, description: 'each prefixed " ", "-", "+" or "\\"' } })),
+  }),
+  PatchsetDiff: obj({
+    patchset_id: str,
+    change_id: str,
+    base_snapshot_id: { ...hex64, description: 'the old side: the patchset base, or the revision of `against`' },
+    revision_snapshot_id: hex64,
+    against: orNull(str),
+    context: uint,
+    paths: strArr,
+    files: arr(ref('FileDiff')),
+    stats: obj({ files_changed: uint, additions: uint, deletions: uint, binary_files: uint, truncated_files: uint, bytes_read: uint }),
+  }, { description: 'streamed file by file; see docs/api.md "Diffs and land readiness"' }),
+  LandReadiness: obj({
+    change_id: str,
+    change_ref: str,
+    change_status: enumOf(CHANGE_STATUSES),
+    selected_patchset_id: orNull(str),
+    current_patchset_id: orNull(str),
+    base_stale: bool,
+    can_land: bool,
+    blocked_by: orNull(enumOf(['change_not_open', 'no_patchset', 'patchset_not_selected', 'blocked_by_policy', 'blocked_by_review', 'blocked_by_ci'])),
+    reason: orNull(str),
+    policy: orNull(obj({ decision: enumOf(['pass', 'fail']), checks: arr(ref('PolicyCheck')) })),
+    review: orNull(obj({ approvals: uint, blocking: uint, comments: uint, total: uint })),
+    ci: orNull(ref('PatchsetCi')),
+    attestation: orNull(obj({
+      attestation_id: str,
+      patchset_id: str,
+      sequence: uint,
+      author_mode: enumOf(AUTHOR_MODES),
+      verification_state: enumOf(VERIFICATION_STATES),
+      revoked: bool,
+      require_tests_pass: bool,
+      require_human_review: bool,
+      require_lint_pass: bool,
+      detail: { type: 'object', description: "the caller's own fields, as sent" },
+      created_at_s: uint,
+    })),
+  }, { description: 'from the land\'s own gate function, judged on the published evidence; writes nothing' }),
+};
+

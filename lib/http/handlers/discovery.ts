@@ -2,6 +2,7 @@
 import { createRequire } from 'node:module';
 import { JOB_KINDS } from '../../domain/job-kinds.js';
 import type { Handler, RouteSpec } from '../route-types.js';
+import { arr, bool, constant, enumOf, obj, ref, str, strArr, type Schemas } from '../json-schema.js';
 
 const packageVersion: string = (createRequire(import.meta.url)('../../../../package.json') as { version: string }).version;
 
@@ -54,3 +55,42 @@ export const handshakeHandler = (discoverable: () => readonly RouteSpec[]): Hand
     })),
   },
 });
+
+export const SCHEMAS: Schemas = {
+  OperationalCapabilities: obj({
+    contract: constant(OPERATIONAL_CAPABILITIES.contract),
+    repository_identity: constant(OPERATIONAL_CAPABILITIES.repository_identity),
+    worker_job_identity: constant(OPERATIONAL_CAPABILITIES.worker_job_identity),
+    runner_contracts: strArr,
+  }),
+  Health: obj({
+    ready: constant(true),
+    status: constant('ready'),
+    authority_backend: constant('binary_v0'),
+    repository_identity: constant('repository_index'),
+    operational_capabilities: ref('OperationalCapabilities'),
+  }),
+  HealthStarting: obj({ ready: constant(false), status: constant('starting') }, { description: 'GET /healthz before activation (503)' }),
+  Handshake: obj({
+    ready: constant(true),
+    contract_version: constant(CONTRACT_VERSION),
+    package_version: str,
+    authority_backend: constant('binary_v0'),
+    repository_identity: constant('repository_index'),
+    ci_capabilities: obj({
+      contract: constant('svc.server.ci-capabilities.v1'),
+      runner_job_kinds: arr(enumOf(JOB_KINDS.filter((k) => k.external).map((k) => k.kind))),
+      runtime_contracts: strArr,
+      result_contracts: strArr,
+      entrypoints: strArr,
+      delivery: constant('binary_worker_job'),
+    }),
+    operational_capabilities: ref('OperationalCapabilities'),
+    supported_async_job_types: arr(enumOf(JOB_KINDS.map((k) => k.job_type))),
+    async_job_kinds: arr(obj({ kind: enumOf(JOB_KINDS.map((k) => k.kind)), job_type: enumOf(JOB_KINDS.map((k) => k.job_type)), external_claim: bool })),
+    endpoints: {
+      ...arr(obj({ operation: str, method: str, path: str })),
+      description: 'a compact hint: the discovery rows of the route table, not the full route list (that is this document)',
+    },
+  }),
+};

@@ -1,19 +1,20 @@
 // Worker jobs and repository CI (spec: "Worker jobs", the repository :runCi row).
 import { decodeCursor } from '../../domain/paging.js';
 import { queryValue } from './workflow-common.js';
-import { array, boolean, integer, nullable, object, optional, record, string, type as looseObject, unknown } from 'superstruct';
+import { array, boolean, integer, never, nullable, object, optional, record, string, type as looseObject, unknown } from 'superstruct';
 import { jobProjection, type ClaimResult } from '../../authority/jobs.js';
 import { Conflict, Invalid, NotFound, Unprocessable } from '../../domain/errors.js';
-import { jobKind } from '../../domain/job-kinds.js';
-import { RUNTIME_CONTRACT } from '../../domain/jobs.js';
+import { JOB_KINDS, jobKind } from '../../domain/job-kinds.js';
+import { ERROR_KIND_NAMES, OUTCOME_SUPERSEDED, RETRY_NAMES, RUNTIME_CONTRACT, STATE_NAMES } from '../../domain/jobs.js';
 import { U32_MAX } from '../../domain/repository.js';
 import { isContentId } from '../../domain/content.js';
-import { requireAuthority, type Handler, type RouteContext } from '../route-types.js';
+import { requireAuthority, type Handler, type QueryParam, type RouteContext } from '../route-types.js';
 import { validate } from '../validate.js';
+import { arr, bool, constant, enumOf, extend, hex64, nullable as orNull, obj, PAGE_FIELDS, ref, str, strArr, uint, type Schemas } from '../json-schema.js';
 
 export const QUEUE_CONTRACT = 'svc.server.worker-job.service.v1';
 
-const RunCiRequest = looseObject({ snapshot_id: optional(nullable(string())) });
+export const RunCiRequest = looseObject({ snapshot_id: optional(nullable(string())) });
 
 export const runRepositoryCi: Handler = async (ctx) => {
   const authority = requireAuthority(ctx);
@@ -72,7 +73,7 @@ function claimResponse(claimed: ClaimResult | null): Record<string, unknown> {
   return { contract: RUNTIME_CONTRACT, claimed_job: claimed, ...claimed };
 }
 
-const ClaimNextRequest = looseObject({
+export const ClaimNextRequest = looseObject({
   accepted_job_kinds: array(integer()),
   repository_indexes: optional(array(integer())),
   accepted_runtime_contracts: array(string()),
@@ -96,7 +97,7 @@ export const claimNext: Handler = async (ctx) => {
   return { json: claimResponse(claimed) };
 };
 
-const ClaimExactRequest = object({ accepted_runtime_contracts: array(string()) });
+export const ClaimExactRequest = object({ accepted_runtime_contracts: array(string()) });
 
 export const claimExact: Handler = async (ctx) => {
   const req = validate(ctx.body, ClaimExactRequest);
@@ -107,9 +108,10 @@ export const claimExact: Handler = async (ctx) => {
 };
 
 const LeaseFields = { attempt_count: integer(), lease_token: string() };
-const HeartbeatRequest = looseObject({ ...LeaseFields, detail: optional(unknown()) });
-const CompleteRequest = looseObject({ ...LeaseFields, detail: record(string(), unknown()) });
-const FailRequest = looseObject({ ...LeaseFields, detail: looseObject({ retryable: boolean(), error: string() }) });
+/** `detail` is forbidden on heartbeat (422): `never` says so in the schema and in the check. */
+export const HeartbeatRequest = looseObject({ ...LeaseFields, detail: optional(never()) });
+export const CompleteRequest = looseObject({ ...LeaseFields, detail: record(string(), unknown()) });
+export const FailRequest = looseObject({ ...LeaseFields, detail: looseObject({ retryable: boolean(), error: string() }) });
 const ResultShape = looseObject({
   contract: string(),
   status: string(),
@@ -124,7 +126,6 @@ function checkAttempt(n: number): void {
 
 export const heartbeat: Handler = async (ctx) => {
   const req = validate(ctx.body, HeartbeatRequest);
-  if (Object.prototype.hasOwnProperty.call(ctx.body, 'detail')) throw new Unprocessable('detail is forbidden on heartbeat');
   checkAttempt(req.attempt_count);
   const job = await requireAuthority(ctx).jobs.heartbeat(Number(ctx.params.worker_job_index), req.attempt_count, req.lease_token);
   return { json: { contract: QUEUE_CONTRACT, heartbeat: true, attempt_count: job.attempt_count, lease_expires_at_s: job.lease_expires_at_s, job: jobProjection(job) } };
@@ -152,3 +153,97 @@ export const failJob: Handler = async (ctx) => {
   return { json: { contract: QUEUE_CONTRACT, failed: true, requeued: job.state === 1, job: jobProjection(job) } };
 };
 
+const compactEvidence = obj({
+  status: enumOf(['succeeded', 'command_failed', 'timed_out']),
+  tests_status: enumOf(['pass', 'fail']),
+  suite_result_count: uint,
+  failed_suite_count: uint,
+  blocking_failure_count: uint,
+}, { description: 'compact CI evidence of the runner result' });
+
+const entrypoint = obj({ path: str, argv: strArr });
+
+const claimedJob = obj({
+  repository_index: uint,
+  worker_job_index: uint,
+  job_kind: enumOf(JOB_KINDS.filter((k) => k.external).map((k) => k.kind)),
+  job_type: str,
+  attempt_count: uint,
+  lease_token: { type: 'string', pattern: '^[0-9a-f]{32}$', description: 'the lease capability: never logged, never shown again' },
+  lease_expires_at_s: uint,
+  runtime_request: ref('RuntimeRequest'),
+  job: ref('WorkerJob'),
+});
+
+export const SCHEMAS: Schemas = {
+  WorkerJob: obj({
+    repository_index: uint,
+    worker_job_index: uint,
+    job_key: { type: 'string', pattern: '^[0-9a-f]+$', description: 'hex of binary-worker-job-key.v0' },
+    job_kind: enumOf(JOB_KINDS.map((k) => k.kind)),
+    job_type: orNull(enumOf(JOB_KINDS.map((k) => k.job_type))),
+    state_kind: enumOf(Object.keys(STATE_NAMES).map(Number)),
+    state: enumOf(Object.values(STATE_NAMES)),
+    retry_status: enumOf(RETRY_NAMES),
+    outcome: enumOf([null, 'succeeded', 'command_failed', 'timed_out', 'failed', OUTCOME_SUPERSEDED]),
+    attempt_count: uint,
+    max_attempts: uint,
+    error_kind: enumOf(ERROR_KIND_NAMES),
+    error: orNull(str),
+    snapshot_id: orNull(hex64),
+    snapshot_index: orNull(uint),
+    patchset_id: orNull(str),
+    trigger: orNull(str),
+    run_sequence: { ...orNull(uint), description: 'patchset.ci: its CI run; null for other kinds' },
+    timeout_s: uint,
+    available: bool,
+    available_at_s: orNull(uint),
+    locked_at_s: orNull(uint),
+    lease_expires_at_s: orNull(uint),
+    created_at_s: uint,
+    updated_at_s: uint,
+    completed_at_s: orNull(uint),
+    tombstoned: bool,
+    ci: { ...orNull(compactEvidence), description: 'patchset.ci jobs always (null before a result); repo.ci jobs whose runner sent a result' },
+  }, { optional: ['ci'], description: 'never carries a lease token' }),
+  WorkerJobList: obj({
+    contract: constant(QUEUE_CONTRACT),
+    repository_index: uint,
+    state_kind: orNull(enumOf(Object.keys(STATE_NAMES).map(Number))),
+    limit: uint,
+    ...PAGE_FIELDS,
+    jobs: arr(ref('WorkerJob')),
+  }),
+  WorkerJobRead: obj({ contract: constant(QUEUE_CONTRACT), job: ref('WorkerJob') }),
+  RepositoryCiRun: obj({
+    repository_index: uint,
+    snapshot_id: hex64,
+    snapshot_index: uint,
+    queued: bool,
+    job: ref('WorkerJob'),
+    delivery: constant('binary_worker_job'),
+  }),
+  RuntimeRequest: obj({
+    contract: constant(RUNTIME_CONTRACT),
+    repository_index: uint,
+    snapshot_id: orNull(hex64),
+    patchset_id: orNull(str),
+    entrypoints: obj({ posix: entrypoint, windows: entrypoint }),
+    timeout_s: uint,
+    results_file: str,
+  }),
+  ClaimedJob: claimedJob,
+  WorkerJobClaim: extend(claimedJob, { contract: constant(RUNTIME_CONTRACT), claimed_job: ref('ClaimedJob') }, { description: 'the claimed job, also repeated at the top level' }),
+  WorkerJobClaimNext: {
+    anyOf: [ref('WorkerJobClaim'), obj({ contract: constant(RUNTIME_CONTRACT), claimed_job: constant(null) }, { description: 'nothing matched' })],
+  },
+  WorkerJobHeartbeat: obj({ contract: constant(QUEUE_CONTRACT), heartbeat: constant(true), attempt_count: uint, lease_expires_at_s: uint, job: ref('WorkerJob') }),
+  WorkerJobCompletion: obj({ contract: constant(QUEUE_CONTRACT), completed: constant(true), job: ref('WorkerJob') }),
+  WorkerJobFailure: obj({ contract: constant(QUEUE_CONTRACT), failed: constant(true), requeued: bool, job: ref('WorkerJob') }),
+};
+
+export const ListQuery: Record<string, QueryParam> = {
+  state_kind: { schema: { type: 'integer', minimum: 1, maximum: 4 }, description: '1 queued, 2 running, 3 succeeded, 4 failed' },
+  limit: { schema: { type: 'integer', minimum: 1, maximum: 1000, default: 50 }, description: 'rows per page' },
+  cursor: { schema: str, description: "the previous page's next_cursor, unchanged" },
+};

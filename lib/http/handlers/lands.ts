@@ -1,10 +1,12 @@
-// Lands (spec: "Land", the `:submit`, lands and task-land rows, "Atomic task land body"; README
+// Lands (spec: "Land", the `:submit`, lands and task-land rows, "Atomic task land body"; docs/api.md
 // "Lands"). A refused land is recorded and answered 409 with `error`, `failure_kind` and the land
 // projection; a successful one 200.
-import { dynamic, nullable, optional, string, type as looseObject, type Struct } from 'superstruct';
+import { nullable, optional, string, type as looseObject } from 'superstruct';
 import { Invalid } from '../../domain/errors.js';
-import { taskLand, type LandRecord, type LandRequest } from '../../authority/workflow/lands.js';
-import { taskStart, type TaskStartBody } from '../../authority/workflow/task-start.js';
+import { FAILURE_KINDS, LAND_MODES, LAND_STATUSES, LINE_ACTIONS, TASK_LAND_CONTRACT, taskLand, type LandRecord, type LandRequest } from '../../authority/workflow/lands.js';
+import { TASK_START_CONTRACT, taskStart, type TaskStartBody } from '../../authority/workflow/task-start.js';
+import { CONFLICT_KINDS } from '../../domain/workflow/merge.js';
+import { arr, bool, byField, constant, enumOf, hex64, nullable as orNull, obj, ref, str, strArr, uint, type Schemas } from '../json-schema.js';
 import { requireAuthority, type Handler, type RouteContext } from '../route-types.js';
 import { validate } from '../validate.js';
 import { rejectRouteOwned, wellFormed } from './workflow-common.js';
@@ -18,7 +20,7 @@ const LandFields = {
   expected_head_snapshot_id: optional(nullable(string())),
   expected_target_line_head: optional(nullable(string())),
 };
-const Submit = looseObject(LandFields);
+export const Submit = looseObject(LandFields);
 /**
  * task-start's `plan`: which fields are required depends on `action` (a field the action needs
  * and the body lacks is missing, 422); an unknown action is a rule (400, in task-start.ts).
@@ -31,24 +33,21 @@ const StartPlan = {
   revise: looseObject({ ...planFields, plan_id: string(), payload: RevisePayload }),
   other: looseObject(planFields),
 };
-const TaskStart = looseObject({
+export const TaskStart = looseObject({
   contract: string(),
   idempotency_key: string(),
   plan_item_ref: string(),
-  plan: dynamic<StartPlanBody>((plan) => {
-    const action = (plan as { action?: unknown } | null)?.action;
-    return (action === 'existing' || action === 'create' || action === 'revise' ? StartPlan[action] : StartPlan.other) as Struct<StartPlanBody, any>;
-  }),
+  plan: byField<StartPlanBody>('action', { existing: StartPlan.existing, create: StartPlan.create, revise: StartPlan.revise }, StartPlan.other),
   task: looseObject({ title: string(), intent: string() }),
   change: looseObject({ title: string(), base_line: string() }),
 });
-const TaskLand = looseObject({ ...LandFields, contract: string(), idempotency_key: string(), task_or_change_ref: string() });
+export const TaskLand = looseObject({ ...LandFields, contract: string(), idempotency_key: string(), task_or_change_ref: string() });
 
-/** Either guard name; both given must agree. */
+/** Either guard name; both given (not null: null reads as absent) must agree. */
 function landRequest<T extends { expected_head_snapshot_id?: string | null; expected_target_line_head?: string | null }>(req: T): Omit<T, 'expected_target_line_head'> & LandRequest {
   const { expected_target_line_head: alias, ...rest } = req;
-  if (alias !== undefined) {
-    if (rest.expected_head_snapshot_id !== undefined && rest.expected_head_snapshot_id !== alias) throw new Invalid('expected_head_snapshot_id and expected_target_line_head disagree');
+  if (alias !== undefined && alias !== null) {
+    if (rest.expected_head_snapshot_id !== undefined && rest.expected_head_snapshot_id !== null && rest.expected_head_snapshot_id !== alias) throw new Invalid('expected_head_snapshot_id and expected_target_line_head disagree');
     return { ...rest, expected_head_snapshot_id: alias } as Omit<T, 'expected_target_line_head'> & LandRequest;
   }
   return rest as Omit<T, 'expected_target_line_head'> & LandRequest;
@@ -98,4 +97,76 @@ export const taskStartHandler: Handler = async (ctx) => {
   if (req.plan.action === 'create' || req.plan.action === 'revise') req.plan.payload = revisionPayload(req.plan.payload);
   const a = requireAuthority(ctx);
   return { json: await taskStart(a.store, a.plans, a.workflow, a.lands, req, a.index) };
+};
+
+const landResult = {
+  anyOf: [
+    obj({ outcome: constant('landed'), line_action: enumOf(LINE_ACTIONS), target_head_before: orNull(hex64), landed_snapshot_id: hex64, stale_patchset_count: uint }),
+    obj({ outcome: enumOf(LAND_STATUSES.filter((s) => s !== 'landed')), failure_kind: enumOf(FAILURE_KINDS), failure_message: str, conflicts_count: uint }),
+  ],
+  description: 'what the land did, derived from the record',
+};
+
+export const SCHEMAS: Schemas = {
+  Land: obj({
+    land_id: str,
+    submission_id: { ...str, description: '= land_id' },
+    sequence: uint,
+    repository_index: uint,
+    change_id: str,
+    change_ref: str,
+    task_id: str,
+    patchset_id: orNull(str),
+    selected_patchset_id: { ...orNull(str), description: '= patchset_id' },
+    target_line: str,
+    mode: enumOf(LAND_MODES),
+    status: enumOf(LAND_STATUSES),
+    failure_kind: orNull(enumOf(FAILURE_KINDS)),
+    failure_message: orNull(str),
+    conflicts: { ...arr(obj({ path: str, kind: enumOf(CONFLICT_KINDS) })), description: 'sorted, at most 1,000 listed' },
+    conflicts_count: uint,
+    expected_head_snapshot_id: orNull(hex64),
+    target_head_before: orNull(hex64),
+    landed_snapshot_id: orNull(hex64),
+    line_action: orNull(enumOf(LINE_ACTIONS)),
+    policy_decision_id: { ...orNull(str), description: "the decision recorded by the land's own judgement; null when it stopped before the gates" },
+    stale_patchset_ids: strArr,
+    created_at_s: uint,
+    finished_at_s: uint,
+    result: landResult,
+  }),
+  LandRead: obj({ land: ref('Land') }),
+  LandSubmit: obj({ land: ref('Land'), change: ref('Change'), landed_snapshot_id: hex64 }),
+  LandRefused: obj({ error: str, failure_kind: enumOf(FAILURE_KINDS), land: ref('Land') }, { description: 'a land refused by its gates or guards: recorded, answered 409' }),
+  TaskLandResult: obj({
+    contract: constant(TASK_LAND_CONTRACT),
+    replay: bool,
+    task_id: str,
+    change_id: str,
+    change_ref: str,
+    patchset_id: str,
+    target_line: str,
+    target_snapshot_id: { ...orNull(hex64), description: 'the head landed onto' },
+    landed_snapshot_id: hex64,
+    task: ref('Task'),
+    change: ref('Change'),
+    patchset: ref('Patchset'),
+    land: ref('Land'),
+    history_promotion: { ...orNull(ref('PromotionReceipt')), description: 'the receipt of the promotion that published the landed change, or null' },
+  }, { description: 'a replay returns the recorded result (replay: true), projections as recorded' }),
+  TaskStartResult: obj({
+    contract: constant(TASK_START_CONTRACT),
+    replay: bool,
+    plan_action: enumOf(['existing', 'create', 'revise', 'revise (existing revision)']),
+    plan_id: str,
+    plan_revision_id: str,
+    plan_item_ref: str,
+    task_id: str,
+    change_id: str,
+    change_ref: str,
+    plan: ref('Plan'),
+    revision: ref('Revision'),
+    task: ref('Task'),
+    change: ref('Change'),
+  }, { description: 'a replay returns the recorded result (replay: true)' }),
 };

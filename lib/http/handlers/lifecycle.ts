@@ -2,10 +2,11 @@
 import { array, integer, object, string, type Infer } from 'superstruct';
 import { RETIREMENT_CONTRACT, type RetirementStatus } from '../../authority/retirement.js';
 import { RESTORE_CONTRACT } from '../../authority/restore.js';
-import type { ExportManifest } from '../../domain/export-manifest.js';
+import { EXPORT_SCHEMA, type ExportManifest } from '../../domain/export-manifest.js';
 import { MEDIA_AUTHORITY_FILE, type Handler } from '../route-types.js';
 import { validate } from '../validate.js';
 import { repositoryProjection } from './registry.js';
+import { bool, constant, hex64, nullable, obj, ref, str, arr, uint, type Schemas } from '../json-schema.js';
 
 /** The manifest shape; value rules (schema, state, names, paths) are checked in the domain (400). */
 export const ManifestStruct = object({
@@ -50,7 +51,7 @@ export const purge: Handler = async (ctx) => {
 };
 
 /** Exactly `manifest` and `policy_flags`: unknown fields are rejected (422). */
-const RestoreStart = object({ manifest: ManifestStruct, policy_flags: integer() });
+export const RestoreStart = object({ manifest: ManifestStruct, policy_flags: integer() });
 
 export const startRestore: Handler = async (ctx) => {
   const req = validate(ctx.body, RestoreStart);
@@ -66,3 +67,37 @@ export const uploadRestoreFile: Handler = async (ctx) => {
 };
 
 export const commitRestore: Handler = async (ctx) => ({ json: await ctx.service.restores.commit(ctx.params.restore_token) });
+
+export const SCHEMAS: Schemas = {
+  ExportManifest: obj({
+    schema: constant(EXPORT_SCHEMA),
+    state: constant('complete'),
+    repo_name: str,
+    namespace: str,
+    exported_at_s: uint,
+    files: arr(obj({ path: str, size: uint, sha256: hex64 })),
+  }),
+  RetirementStatus: obj({
+    contract: constant(RETIREMENT_CONTRACT),
+    repository: ref('Repository'),
+    drain: obj({ queued_worker_jobs: uint, running_worker_jobs: uint }),
+    ready_for_export: bool,
+    manifest: { ...nullable(ref('ExportManifest')), description: 'non-null only while retiring with both drain counts zero' },
+  }),
+  RetirementPurge: obj({ contract: constant(RETIREMENT_CONTRACT), purged: constant(true), already_purged: bool, repository: ref('Repository') }),
+  RetirementAbort: obj({ contract: constant(RETIREMENT_CONTRACT), aborted: bool, already_aborted: bool, repository: ref('Repository') }),
+  RestoreSession: obj({
+    contract: constant(RESTORE_CONTRACT),
+    restore_token: { type: 'string', pattern: '^[0-9a-f]{32}$', description: 'the session capability: shown only here' },
+    state: constant('uploading'),
+    files_expected: uint,
+  }),
+  RestoreUpload: obj({ contract: constant(RESTORE_CONTRACT), staged: constant(true), path: str, size: uint, sha256: hex64, remaining: uint, state: constant('uploading') }),
+  RestoreCommit: obj({
+    contract: constant(RESTORE_CONTRACT),
+    repository_index: uint,
+    repository: ref('Repository'),
+    restored_from: obj({ repo_name: str, namespace: str, exported_at_s: uint }),
+    files: uint,
+  }),
+};

@@ -4,10 +4,12 @@ import { pageFields, pageRequest } from './workflow-common.js';
 import { array, integer, nullable, optional, string, type as looseObject, type Struct } from 'superstruct';
 import { planProjection, revisionProjection, type RevisionPayload } from '../../authority/plans.js';
 import { Conflict, Invalid } from '../../domain/errors.js';
-import { normalizeTerms } from '../../domain/plans.js';
+import { normalizeTerms, PLAN_STATUSES } from '../../domain/plans.js';
+import { TASK_STATUSES } from '../../domain/workflow/rules.js';
 import { requireWellFormed } from '../../domain/text.js';
-import { requireAuthority, type Handler } from '../route-types.js';
+import { requireAuthority, type Handler, type QueryParam } from '../route-types.js';
 import { validate } from '../validate.js';
+import { arr, bool, constant, enumOf, extend, hex64, nullable as orNull, obj, PAGE_FIELDS, ref, str, strArr, uint, type Schemas } from '../json-schema.js';
 
 const Item = looseObject({
   plan_item_ref: optional(nullable(string())),
@@ -38,6 +40,14 @@ const payloadFields = {
 export const CreatePayload = looseObject({ ...payloadFields, title: string() });
 /** A revise payload (POST sprints/{id}/revisions, task-start's `plan.payload` for `revise`). */
 export const RevisePayload = looseObject({ ...payloadFields, expected_head_revision_id: optional(nullable(string())) });
+
+export const PatchPlan = looseObject({ status: string() });
+export const ByContains = looseObject({ contains_terms: array(string()) });
+export const ResolveLinkage = looseObject({
+  plan_id: optional(nullable(string())),
+  origin_plan_revision_id: optional(nullable(string())),
+  plan_item_ref: optional(nullable(string())),
+});
 
 function payload(body: unknown, struct: Struct<any, any>): RevisionPayload {
   return revisionPayload(validate(body, struct));
@@ -83,7 +93,7 @@ export const create: Handler = async (ctx) => {
 export const get: Handler = async (ctx) => ({ json: await planWithHead(requireAuthority(ctx).plans, ctx.params.plan_id) });
 
 export const patch: Handler = async (ctx) => {
-  const req = validate(ctx.body, looseObject({ status: string() }));
+  const req = validate(ctx.body, PatchPlan);
   const plan = await requireAuthority(ctx).plans.setStatus(ctx.params.plan_id, req.status);
   return { json: { plan: planProjection(plan) } };
 };
@@ -126,17 +136,13 @@ export const putArtifacts: Handler = async (ctx) => {
 };
 
 export const byContains: Handler = async (ctx) => {
-  const req = validate(ctx.body, looseObject({ contains_terms: array(string()) }));
+  const req = validate(ctx.body, ByContains);
   const planIds = requireAuthority(ctx).plans.byContains(req.contains_terms);
   return { json: { plan_ids: planIds, normalized_terms: normalizeTerms(req.contains_terms) } };
 };
 
 export const resolveLinkage: Handler = async (ctx) => {
-  const req = validate(ctx.body, looseObject({
-    plan_id: optional(nullable(string())),
-    origin_plan_revision_id: optional(nullable(string())),
-    plan_item_ref: optional(nullable(string())),
-  }));
+  const req = validate(ctx.body, ResolveLinkage);
   return { json: requireAuthority(ctx).plans.resolveLinkage(req) };
 };
 
@@ -171,3 +177,64 @@ export const candidateInputs: Handler = async (ctx) => {
 function planSequence(planId: string): number {
   return Number(planId.slice(planId.lastIndexOf('-') + 1));
 }
+
+const plan = obj({
+  plan_id: str,
+  title: str,
+  status: enumOf(PLAN_STATUSES),
+  open: { ...bool, description: 'status is draft' },
+  head_revision_id: str,
+  revision_count: uint,
+  created_at_s: uint,
+  updated_at_s: uint,
+});
+const packedArtifact = obj({ blob_id: hex64, pack_id: hex64, size: uint, sha256: hex64, media_type: str });
+const linkage = obj({ plan_id: orNull(str), origin_plan_revision_id: orNull(str), plan_item_ref: orNull(str) });
+
+export const SCHEMAS: Schemas = {
+  Plan: plan,
+  PlanItem: obj({ plan_item_ref: orNull(str), text: str, checkbox_state: enumOf(['checked', 'unchecked']), heading_path: strArr }),
+  Revision: obj({
+    plan_revision_id: str,
+    plan_id: str,
+    parent_revision_id: orNull(str),
+    revision_number: uint,
+    title: str,
+    summary: orNull(str),
+    artifact_path: str,
+    artifact_selector: orNull(str),
+    artifact_heading: str,
+    items: arr(ref('PlanItem')),
+    packed_artifact: packedArtifact,
+    created_at_s: uint,
+  }),
+  PlanList: obj({ plans: { ...arr(extend(plan, { artifact_path: str })), description: 'creation order' }, ...PAGE_FIELDS }),
+  PlanCreate: obj({ plan: ref('Plan'), revision: ref('Revision') }),
+  PlanRevise: obj({ plan: ref('Plan'), revision: ref('Revision'), replayed: bool }),
+  PlanRead: obj({ plan: ref('Plan'), head_revision: ref('Revision') }),
+  PlanPatch: obj({ plan: ref('Plan') }),
+  RevisionList: obj({ plan_id: str, revisions: { ...arr(ref('Revision')), description: 'newest first' }, ...PAGE_FIELDS }),
+  RevisionRead: obj({ revision: ref('Revision') }),
+  RevisionArtifacts: obj({
+    revision: ref('Revision'),
+    packed_artifact: extend(packedArtifact, { artifact_path: str, encoding: constant('utf-8'), body: { ...str, description: 'the Markdown artifact' } }),
+  }),
+  PlanIds: obj({ plan_ids: strArr, normalized_terms: strArr }),
+  PlanLinkage: { ...linkage, description: 'all null when neither plan nor revision is given' },
+  CandidateInputs: obj({
+    normalized_terms: strArr,
+    plans: arr(obj({
+      plan: ref('Plan'),
+      head_revision_id: str,
+      items: arr(ref('PlanItem')),
+      task_candidates: {
+        ...arr(obj({ task_id: str, title: str, status: enumOf(TASK_STATUSES), origin_plan_revision_id: orNull(str), plan_item_ref: orNull(str), item_in_head: orNull(bool) })),
+        description: 'tasks linked to the plan (any revision), oldest first',
+      },
+    })),
+    count: uint,
+  }),
+};
+
+export const ListQuery: Record<string, QueryParam> = { artifact_path: { schema: str, description: 'only plans whose head revision has this exact artifact path' } };
+export const CandidateQuery: Record<string, QueryParam> = { contains: { schema: str, description: 'comma-separated terms (normalized); no term matches no plan' } };

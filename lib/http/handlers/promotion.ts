@@ -1,12 +1,14 @@
-// History promotion (spec: "History promotion prepare body", Limits; README "History
+// History promotion (spec: "History promotion prepare body", Limits; docs/api.md "History
 // promotion"). The schema checks shape (422); the rules live in lib/domain/workflow/promotion.ts
 // (400, 409) and lib/authority/workflow/promotion.ts (404, 409).
 import { array, integer, nullable, optional, string, type as looseObject } from 'superstruct';
-import type { PromotionRecord } from '../../domain/workflow/promotion.js';
+import { PROMOTION_CONTRACT, type PromotionRecord } from '../../domain/workflow/promotion.js';
+import { AUTHOR_MODES } from '../../domain/workflow/rules.js';
 import type { Authority } from '../../authority/authority.js';
 import { requireAuthority, type Handler } from '../route-types.js';
 import { validate } from '../validate.js';
 import { rejectRouteOwned } from './workflow-common.js';
+import { arr, bool, constant, enumOf, hex64, obj, ref, str, uint, type Schemas } from '../json-schema.js';
 
 const Snapshot = looseObject({ snapshot_id: string(), created_at_s: integer() });
 const Entry = looseObject({
@@ -28,7 +30,7 @@ const Entry = looseObject({
   landed_at_s: integer(),
   snapshots: array(Snapshot),
 });
-const Prepare = looseObject({
+export const Prepare = looseObject({
   contract: string(),
   idempotency_key: string(),
   target_line: string(),
@@ -65,4 +67,51 @@ export const prepare: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
   const { record, replay } = await a.promotions.prepare(req);
   return { json: promotionResult(a, record, replay) };
+};
+
+export const SCHEMAS: Schemas = {
+  PromotionReceipt: obj({
+    promotion_id: str,
+    sequence: uint,
+    contract: constant(PROMOTION_CONTRACT),
+    idempotency_key: str,
+    payload_sha256: hex64,
+    repository_index: uint,
+    target_line: str,
+    base_snapshot_id: hex64,
+    revision_snapshot_id: hex64,
+    author_mode: enumOf(AUTHOR_MODES),
+    task_id: str,
+    change_id: str,
+    change_ref: str,
+    patchset_id: str,
+    entries: arr(obj({
+      local_task_id: str,
+      local_change_id: str,
+      local_change_ref: str,
+      remote_task_id: str,
+      remote_change_id: str,
+      remote_change_ref: str,
+      pre_land_target_snapshot_id: hex64,
+      landed_snapshot_id: hex64,
+      landed_at_s: uint,
+    })),
+    created_at_s: uint,
+  }, { description: 'the recorded receipt: every local identity mapped to the remote one' }),
+  PromotionResult: obj({
+    contract: constant(PROMOTION_CONTRACT),
+    replay: bool,
+    promotion_id: str,
+    task_id: str,
+    change_id: str,
+    change_ref: str,
+    patchset_id: str,
+    target_line: str,
+    base_snapshot_id: hex64,
+    revision_snapshot_id: hex64,
+    task: ref('Task'),
+    change: ref('Change'),
+    patchset: ref('Patchset'),
+    history_promotion: ref('PromotionReceipt'),
+  }, { description: "the receipt's identities on top, the entities' current projections, the receipt itself" }),
 };

@@ -1,12 +1,13 @@
 // Repository registry: register, list, read (spec: "Repository registry, CI, retirement, restore").
 import { integer, object, string } from 'superstruct';
 import { Invalid } from '../../domain/errors.js';
-import { validateNamespace, validatePolicyFlags, validateRepositoryName, type RepositoryRecord } from '../../domain/repository.js';
-import type { Handler } from '../route-types.js';
+import { LIFECYCLE_ACTIVE, LIFECYCLE_PURGED, LIFECYCLE_RETIRING, validateNamespace, validatePolicyFlags, validateRepositoryName, type RepositoryRecord } from '../../domain/repository.js';
+import type { Handler, QueryParam } from '../route-types.js';
 import { validate } from '../validate.js';
+import { bool, constant, enumOf, obj, ref, str, uint, arr, type Schemas } from '../json-schema.js';
 
 /** Unknown fields are rejected here (spec: "Common request and response rules"). */
-const RegisterRequest = object({
+export const RegisterRequest = object({
   repository_name: string(),
   namespace: string(),
   policy_flags: integer(),
@@ -55,3 +56,25 @@ export const get: Handler = async ({ repository }) => ({
   json: { contract: 'svc.server.repository-authority.v1', repository: repositoryProjection(repository!) },
 });
 
+export const SCHEMAS: Schemas = {
+  Repository: obj({
+    repository_index: uint,
+    repository_name: str,
+    lifecycle_kind: { ...enumOf([LIFECYCLE_ACTIVE, LIFECYCLE_RETIRING, LIFECYCLE_PURGED]), description: '1 active, 2 retiring, 3 purged' },
+    namespace: str,
+    policy_flags: { ...uint, maximum: 255 },
+    created_at_s: uint,
+    updated_at_s: uint,
+    tombstoned: bool,
+  }),
+  RepositoryRegistration: obj({ contract: constant('svc.server.repository-registration.v1'), created: bool, repository: ref('Repository') }),
+  RepositoryList: obj({
+    contract: constant('svc.server.repository-authority-list.v1'),
+    repositories: arr(ref('Repository')),
+    count: uint,
+    discovery: obj({ routing_authority: constant(false) }),
+  }),
+  RepositoryRead: obj({ contract: constant('svc.server.repository-authority.v1'), repository: ref('Repository') }),
+};
+
+export const ListQuery: Record<string, QueryParam> = { repository_name: { schema: str, description: 'inventory filter: an exact repository name' } };

@@ -1,13 +1,15 @@
 // Tasks and the task read models (spec: "Task", "Tasks and read models", "Task linkage rules";
-// README "Tasks, changes, patchsets"). Schemas check shape (422); rules live in
+// docs/api.md "Tasks, changes, patchsets"). Schemas check shape (422); rules live in
 // lib/domain/workflow and lib/authority/workflow (400/404/409).
 import { nullable, optional, string, type as looseObject } from 'superstruct';
-import { requireTaskStatus, type TaskStatus } from '../../domain/workflow/rules.js';
-import { requireAuthority, type Handler, type RouteContext } from '../route-types.js';
+import { AUDIT_VERDICTS, CHANGE_STATUSES, requireTaskStatus, TASK_STATUSES, type TaskStatus } from '../../domain/workflow/rules.js';
+import { PLAN_STATUSES } from '../../domain/plans.js';
+import { requireAuthority, type Handler, type QueryParam, type RouteContext } from '../route-types.js';
 import { validate } from '../validate.js';
 import { pageFields, pageRequest, queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
+import { arr, bool, enumOf, nullable as orNull, obj, PAGE_FIELDS, ref, str, uint, hex64, type Schemas } from '../json-schema.js';
 
-const CreateTask = looseObject({
+export const CreateTask = looseObject({
   title: string(),
   intent: string(),
   task_id: optional(string()),
@@ -15,7 +17,7 @@ const CreateTask = looseObject({
   origin_plan_revision_id: optional(nullable(string())),
   plan_item_ref: optional(nullable(string())),
 });
-const CloseTask = looseObject({ status: string() });
+export const CloseTask = looseObject({ status: string() });
 
 function statusFilter(ctx: RouteContext): TaskStatus | undefined {
   const s = queryValue(ctx, 'status');
@@ -66,3 +68,76 @@ export const taskQueue: Handler = async (ctx) => {
   const page = a.workflow.taskQueue(status, pageRequest(ctx, 'task-queue', 'int'), a.index);
   return { json: { status_filter: status ?? null, tasks: page.rows, ...pageFields(page) } };
 };
+
+const counts = (names: readonly string[]) => obj(Object.fromEntries(names.map((n) => [n, uint])));
+
+export const SCHEMAS: Schemas = {
+  Task: obj({
+    task_id: str,
+    sequence: uint,
+    repository_index: uint,
+    title: str,
+    intent: str,
+    plan_id: orNull(str),
+    origin_plan_revision_id: orNull(str),
+    plan_item_ref: orNull(str),
+    plan_drift: {
+      ...orNull(obj({ plan_status: enumOf(PLAN_STATUSES), head_revision_id: str, plan_moved: bool, item_in_head: orNull(bool) })),
+      description: 'null when the task is not linked to a plan; computed when read',
+    },
+    status: enumOf(TASK_STATUSES),
+    created_at_s: uint,
+    updated_at_s: uint,
+    closed_at_s: orNull(uint),
+    promoted_from: { ...orNull(obj({ local_task_id: str, promotion_id: str })), description: 'set on a task published by a history promotion' },
+  }),
+  TaskResult: obj({ task: ref('Task') }),
+  TaskList: obj({ tasks: arr(ref('Task')), ...PAGE_FIELDS }),
+  TaskAudit: obj({
+    task: ref('Task'),
+    changes: { ...arr(ref('Change')), description: 'oldest first' },
+    target_line: str,
+    target_line_exists: bool,
+    target_line_head_snapshot_id: orNull(hex64),
+    open_changes: uint,
+    landed_changes: uint,
+    verdict: enumOf(AUDIT_VERDICTS),
+  }),
+  QueueSummary: obj({
+    status_filter: orNull(enumOf(TASK_STATUSES)),
+    tasks: counts([...TASK_STATUSES, 'total']),
+    changes: counts([...CHANGE_STATUSES, 'open', 'total']),
+  }),
+  TaskQueue: obj({
+    status_filter: orNull(enumOf(TASK_STATUSES)),
+    tasks: arr(obj({
+      task_id: str,
+      sequence: uint,
+      repository_index: uint,
+      title: str,
+      status: enumOf(TASK_STATUSES),
+      plan_id: orNull(str),
+      plan_item_ref: orNull(str),
+      created_at_s: uint,
+      updated_at_s: uint,
+      change_count: uint,
+      open_change_count: uint,
+      landed_change_count: uint,
+      changes: arr(obj({
+        change_id: str,
+        change_ref: str,
+        title: str,
+        status: enumOf(CHANGE_STATUSES),
+        base_line: str,
+        patchset_count: uint,
+        selected_patchset_id: orNull(str),
+      })),
+    })),
+    ...PAGE_FIELDS,
+  }),
+};
+
+const statusQuery: QueryParam = { schema: enumOf(TASK_STATUSES), description: 'only tasks in this status' };
+export const ListQuery: Record<string, QueryParam> = { status: statusQuery, plan_id: { schema: str, description: 'only tasks linked to this plan' } };
+export const StatusQuery: Record<string, QueryParam> = { status: statusQuery };
+export const AuditQuery: Record<string, QueryParam> = { target_line: { schema: { type: 'string', default: 'main' }, description: 'the line the verdict is about' } };

@@ -2,7 +2,7 @@
 import { Invalid } from '../../domain/errors.js';
 import { decodeCursor, parseLimit, type KeyKind, type Page, type PageRequest } from '../../domain/paging.js';
 import { requireWellFormed } from '../../domain/text.js';
-import type { RouteContext } from '../route-types.js';
+import type { QueryParam, RouteContext } from '../route-types.js';
 
 /** Route-owned fields (spec: "Task linkage rules") come from the path, never the body. */
 export function rejectRouteOwned(body: unknown): void {
@@ -34,3 +34,9 @@ export function pageRequest(ctx: RouteContext, list: string, kind: KeyKind, defa
 export function pageFields(page: Page<unknown>): { count: number; next_cursor: string | null } {
   return { count: page.rows.length, next_cursor: page.next_cursor };
 }
+
+/** `limit` and `cursor` of every paged list (lib/domain/paging.ts). */
+export const PAGE_QUERY: Record<string, QueryParam> = {
+  limit: { schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, description: 'rows per page' },
+  cursor: { schema: { type: 'string' }, description: "the previous page's next_cursor, unchanged (send the same filters with every page)" },
+};

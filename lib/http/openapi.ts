@@ -1,0 +1,223 @@
+// The OpenAPI 3.1 document of the interface, generated from the route table (./routes.ts): one
+// operation per row (operationId = the row's `operation`, path = its template with `:action`),
+// request bodies converted from the superstruct schemas the handlers validate with
+// (./json-schema.ts), responses from each row's `answers` and the refusals its shape implies,
+// components/schemas from the `SCHEMAS` the handler modules export beside their handlers.
+// Nothing here is written by hand per operation, so the document cannot drift from the table;
+// the contract test (test/contract.ts) checks the server's real answers against it.
+import type { RouteSpec } from './route-types.js';
+import { toJsonSchema, type JsonSchema, type Schemas } from './json-schema.js';
+import { CONTRACT_VERSION } from './handlers/discovery.js';
+import { PAGE_QUERY } from './handlers/workflow-common.js';
+import { SCHEMAS as errorSchemas } from './errors.js';
+import { SCHEMAS as discoverySchemas } from './handlers/discovery.js';
+import { SCHEMAS as registrySchemas } from './handlers/registry.js';
+import { SCHEMAS as lifecycleSchemas } from './handlers/lifecycle.js';
+import { SCHEMAS as jobSchemas } from './handlers/jobs.js';
+import { SCHEMAS as contentSchemas } from './handlers/content.js';
+import { SCHEMAS as taskSchemas } from './handlers/tasks.js';
+import { SCHEMAS as changeSchemas } from './handlers/changes.js';
+import { SCHEMAS as reviewSchemas } from './handlers/reviews.js';
+import { SCHEMAS as landSchemas } from './handlers/lands.js';
+import { SCHEMAS as promotionSchemas } from './handlers/promotion.js';
+import { SCHEMAS as planSchemas } from './handlers/plans.js';
+import { SCHEMAS as diffSchemas } from './handlers/diffs.js';
+
+export const OPENAPI_VERSION = '3.1.0';
+/** Marks operations that are not part of the spec's 78 (the document itself, the API reference). */
+export const EXTENSION_MARK = 'x-cairn-extension';
+
+/** This document, as an answer (GET /v1/openapi.json). */
+const DOCUMENT_SCHEMAS: Schemas = {
+  OpenApiDocument: {
+    type: 'object',
+    properties: { openapi: { const: OPENAPI_VERSION }, info: { type: 'object' }, paths: { type: 'object' }, components: { type: 'object' } },
+    required: ['openapi', 'info', 'paths', 'components'],
+    description: 'this document',
+  },
+};
+
+const SCHEMA_MODULES: readonly Schemas[] = [
+  errorSchemas, discoverySchemas, registrySchemas, lifecycleSchemas, jobSchemas, contentSchemas,
+  taskSchemas, changeSchemas, reviewSchemas, landSchemas, promotionSchemas, planSchemas, diffSchemas, DOCUMENT_SCHEMAS,
+];
+
+/** Every named schema, each defined once. */
+export function componentSchemas(): Schemas {
+  const all: Schemas = {};
+  for (const module of SCHEMA_MODULES) {
+    for (const [name, schema] of Object.entries(module)) {
+      if (name in all) throw new Error(`schema ${name} is defined twice`);
+      all[name] = schema;
+    }
+  }
+  return all;
+}
+
+/** The path of a row in the document: its template, with `:action` when it has one. */
+export const pathOf = (route: RouteSpec): string => route.template + (route.action ? `:${route.action}` : '');
+
+/** The query parameters of a row: its own, plus `limit` and `cursor` on paged lists. */
+export function queryOf(route: RouteSpec): RouteSpec['query'] {
+  return route.paged ? { ...PAGE_QUERY, ...route.query } : route.query;
+}
+
+/**
+ * The refusals an operation can answer: those its shape implies (below) and those its row adds.
+ *  - 400: a path parameter (malformed index, bad percent-encoding), a query parameter or a body
+ *    (malformed JSON, undecodable Content-Encoding, an aborted upload, a broken rule);
+ *  - 404: a path parameter (unregistered repository, unknown entity);
+ *  - 409: a mutation under a repository (lifecycle admission: retiring or purged);
+ *  - 413: any method but GET (a body over the route's limit; body-less routes drain at most 2 MiB);
+ *  - 415: a body of the wrong Content-Type; 422: a JSON body that does not fit the typed request;
+ *  - 500: an internal or corrupt authority operation; 501: a row without a handler;
+ *  - 503: before activation (every path), or retryably busy.
+ */
+export function refusalsOf(route: RouteSpec): number[] {
+  const out = new Set<number>(route.refusals);
+  const hasParams = route.template.includes('{');
+  if (hasParams || Object.keys(queryOf(route)).length > 0 || route.body.kind !== 'none') out.add(400);
+  if (hasParams) out.add(404);
+  if (route.method !== 'GET' && (route.admission === 'active' || route.admission === 'worker')) out.add(409);
+  if (route.method !== 'GET') out.add(413);
+  if (route.body.kind !== 'none') out.add(415);
+  if (route.body.kind === 'json') out.add(422);
+  if (!route.handler) out.add(501);
+  out.add(500);
+  out.add(503);
+  return [...out].sort((a, b) => a - b);
+}
+
+const REFUSAL_TEXT: Record<number, string> = {
+  400: 'Invalid request: a path value, query parameter or body field breaks a rule, malformed JSON, or an invalid state transition',
+  404: 'Unknown repository, entity, pack or file',
+  405: 'Method not bound for this path (Allow lists those that are)',
+  409: 'Authority, lifecycle or compare-and-set conflict',
+  413: "Body over the route's limit",
+  415: 'Wrong Content-Type (or Content-Encoding)',
+  422: 'JSON that does not fit the typed request: not an object, a missing required field, a field of the wrong type, an unknown field where the route rejects them',
+  500: 'Corrupt or failed authority operation (details in the server log only)',
+  501: 'Operation declared but not built',
+  503: 'Starting (before activation), or retryably busy',
+};
+
+const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
+const binary: JsonSchema = { type: 'string', format: 'binary' };
+
+function tagOf(route: RouteSpec): string {
+  const head = route.operation.split('.')[0];
+  if (route.extension) return 'reference';
+  if (['health', 'handshake', 'capabilities'].includes(head)) return 'discovery';
+  if (head === 'read') return route.operation === 'read.planCandidates' ? 'plans' : route.operation === 'read.ciStatus' ? 'patchsets' : 'tasks';
+  if (head === 'historyPromotion') return 'lands';
+  return head;
+}
+
+const TAGS = [
+  { name: 'discovery', description: 'Health, handshake and capabilities' },
+  { name: 'repositories', description: 'The repository registry and repository CI' },
+  { name: 'retirement', description: 'Retirement, export and purge of a repository authority' },
+  { name: 'restores', description: 'Restore of an exported authority under a new index' },
+  { name: 'workerJobs', description: 'The worker-job queue of external runners' },
+  { name: 'lines', description: 'Lines (named heads)' },
+  { name: 'snapshots', description: 'Snapshot classification and export' },
+  { name: 'sync', description: 'Bulk remote sync: plan, packs, commit, manifests' },
+  { name: 'tasks', description: 'Tasks and the task read models' },
+  { name: 'changes', description: 'Changes' },
+  { name: 'patchsets', description: 'Patchsets, their CI and policy' },
+  { name: 'reviews', description: 'Reviews and the reviewer inbox' },
+  { name: 'attestations', description: 'Attestations of patchsets' },
+  { name: 'policy', description: 'Policy decisions' },
+  { name: 'lands', description: 'Lands, task-land, task-start and history promotion' },
+  { name: 'plans', description: 'Plans (the paths say sprints)' },
+  { name: 'reference', description: `This document and its rendered reference (not in the spec; marked ${EXTENSION_MARK})` },
+];
+
+const INDEX_PARAM = { type: 'string', pattern: '^(0|[1-9][0-9]{0,9})$', description: 'canonical unsigned base-10 u32 (0 to 4294967295)' };
+
+function parameters(route: RouteSpec): Record<string, unknown>[] {
+  const path = [...route.template.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
+    name,
+    in: 'path',
+    required: true,
+    schema: name === 'repository_index' || name === 'worker_job_index' ? INDEX_PARAM : { type: 'string' },
+    ...(name === 'file_path' ? { description: 'a relative path: URL-encoded (a%2Fb.txt) or with its slashes (a/b.txt)' } : {}),
+  }));
+  const query = Object.entries(queryOf(route)).map(([name, q]) => ({ name, in: 'query', required: false, schema: q.schema, ...(q.description ? { description: q.description } : {}) }));
+  return [...path, ...query];
+}
+
+function requestBody(route: RouteSpec): Record<string, unknown> | undefined {
+  const body = route.body;
+  if (body.kind === 'none') return undefined;
+  if (body.kind === 'raw') return { required: true, content: { [body.mediaType]: { schema: binary } }, description: `exactly ${body.mediaType}; streamed, at most ${route.limit} bytes` };
+  if (!route.request) throw new Error(`JSON route ${route.operation} has no request schema`);
+  return { required: true, content: json(toJsonSchema(route.request)), description: 'Content-Type: application/json (gzip, deflate or br Content-Encoding accepted)' };
+}
+
+function responses(route: RouteSpec): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [status, answer] of Object.entries(route.answers)) {
+    out[status] = typeof answer === 'string'
+      ? { description: status === '201' ? 'Created' : 'OK', content: json(ref(answer)) }
+      : { description: 'OK', content: { ...(answer.json ? json(ref(answer.json)) : {}), ...Object.fromEntries(answer.raw.map((m) => [m, { schema: binary }])) } };
+  }
+  for (const status of refusalsOf(route)) {
+    const key = String(status);
+    const error = status === 503 ? { anyOf: [ref(route.operation === 'health' ? 'HealthStarting' : 'Starting'), ref('Error')] } : ref('Error');
+    const answered = out[key] as { content?: Record<string, { schema: JsonSchema }> } | undefined;
+    const schema = answered?.content?.['application/json'] ? { anyOf: [answered.content['application/json'].schema, error] } : error;
+    out[key] = {
+      description: REFUSAL_TEXT[status] ?? 'Refused',
+      ...(status === 503 ? { headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds (1)' } } } : {}),
+      content: json(schema),
+    };
+  }
+  return out;
+}
+
+function operation(route: RouteSpec): Record<string, unknown> {
+  const params = parameters(route);
+  const body = requestBody(route);
+  return {
+    operationId: route.operation,
+    tags: [tagOf(route)],
+    ...(params.length ? { parameters: params } : {}),
+    ...(body ? { requestBody: body } : {}),
+    responses: responses(route),
+    ...(route.extension ? { [EXTENSION_MARK]: true } : {}),
+  };
+}
+
+const DESCRIPTION = `The JSON-over-HTTP interface of cairn, generated from the server's route table.
+
+- Paths take an action suffix on their last segment (\`:close\`, \`:runCi\`, ...): each is its own operation. A \`:\` meant as data in a last segment is sent as \`%3A\`.
+- A method not listed for a path answers 405 with \`Allow\` (the listed methods, HEAD where GET is, and OPTIONS); OPTIONS answers 204 with \`Allow\`; HEAD is served wherever GET is. An unknown path or action is 404.
+- Every error body is \`{"error": "<text>"}\` (schema Error), with extra fields only where documented.
+- Lists page with \`limit\` and \`cursor\` and answer \`count\` (rows on this page) and \`next_cursor\` (null on the last page).
+- Operations marked \`${EXTENSION_MARK}\` are not part of the interface specification.`;
+
+const cache = new WeakMap<readonly RouteSpec[], Record<string, unknown>>();
+
+/** The OpenAPI 3.1 document of `routes` (built once per table). */
+export function openApiDocument(routes: readonly RouteSpec[]): Record<string, unknown> {
+  let doc = cache.get(routes);
+  if (doc) return doc;
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const item = (paths[pathOf(route)] ??= {});
+    const method = route.method.toLowerCase();
+    if (item[method]) throw new Error(`${route.method} ${pathOf(route)} is bound twice`);
+    item[method] = operation(route);
+  }
+  doc = {
+    openapi: OPENAPI_VERSION,
+    info: { title: 'cairn', version: CONTRACT_VERSION, description: DESCRIPTION },
+    tags: TAGS,
+    paths,
+    components: { schemas: componentSchemas() },
+  };
+  cache.set(routes, doc);
+  return doc;
+}
