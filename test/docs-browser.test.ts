@@ -3,11 +3,11 @@
 // rendered, checks a few, and saves a full-page screenshot under the OS temp dir. Skipped, with a
 // message, where no chromium binary exists (.ci/run installs it).
 import { expect } from 'chai';
+import { ROUTES } from '../lib/http/routes.js';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
-import { ROUTES } from '../lib/http/routes.js';
 import { register, startTestServer, type TestServer } from './helpers.js';
 
 const CHROMIUM = process.env.CAIRN_CHROMIUM ?? '/usr/bin/chromium';
@@ -53,7 +53,7 @@ describe('API reference page in a browser', function () {
     // Rendered: the operations list holds one block per operation of the document.
     await page.locator('.opblock').first().waitFor({ state: 'visible', timeout: 60_000 });
     const blocks = await page.locator('.opblock').count();
-    expect(blocks).to.equal(ROUTES.length); // every row of the route table: the spec's 78 and the extensions
+    expect(blocks).to.equal(ROUTES.length); // every row of the route table, extensions included
     await page.getByText('changes.close', { exact: true }).waitFor({ state: 'visible' });
     expect(await page.getByText('/v1/native/repository-authorities/{repository_index}/changes/{change_ref}:close').first().isVisible()).to.equal(true);
     expect(await page.getByText('historyPromotion.prepare', { exact: true }).isVisible()).to.equal(true);
