@@ -440,6 +440,23 @@ describe('governance: ff-only follows ancestry; nulls read as absent; unknown pa
     expect(line.line?.head_snapshot_id ?? line.head_snapshot_id).to.equal(b);
   });
 
+  it('a change lists its lands, newest first and paged: refusals and the land that moved the line', async () => {
+    const head = await f.head('dev');
+    const side = await f.snap({ 'list.txt': 'side\n' }, 'dev', false, head!);
+    const c = await f.change('dev', head!, side, 'human_only');
+    const stale = refused(await f.submit(c.change, { mode: 'ff-only', expected_head_snapshot_id: 'f'.repeat(64) }), 'stale_base');
+    const landed = (await ok(f.submit(c.change, { mode: 'ff-only' }))).land;
+    const all = await ok(f.get(`/read/changes/${c.change}/lands`));
+    expect(all.lands.map((l: Json) => l.land_id)).to.deep.equal([landed.land_id, stale.land_id]);
+    expect(all.lands[0]).to.deep.include({ status: 'landed', change_id: c.change });
+    const first = await ok(f.get(`/read/changes/${c.change}/lands?limit=1`));
+    expect(first.lands.map((l: Json) => l.land_id)).to.deep.equal([landed.land_id]);
+    const second = await ok(f.get(`/read/changes/${c.change}/lands?limit=1&cursor=${first.next_cursor}`));
+    expect(second.lands.map((l: Json) => l.land_id)).to.deep.equal([stale.land_id]);
+    expect(second.next_cursor).to.equal(null);
+    expect((await f.get('/read/changes/change-999/lands')).status).to.equal(404);
+  });
+
   it('a land naming a patchset that does not exist is 404 and records nothing', async () => {
     const head = await f.head('dev');
     const rv = await f.snap({ 'z.txt': 'z\n' }, 'dev', false, head!);

@@ -14,7 +14,7 @@ describe('route table', () => {
   });
 
   it('marks exactly the OpenAPI document, the API reference, diffs and land readiness as extensions', () => {
-    expect(ROUTES.filter((r) => r.extension).map((r) => r.operation)).to.deep.equal(['openapi.document', 'docs.page', 'docs.asset', 'read.patchsetDiff', 'read.changeDiff', 'read.changeReadiness']);
+    expect(ROUTES.filter((r) => r.extension).map((r) => r.operation)).to.deep.equal(['openapi.document', 'docs.page', 'docs.asset', 'read.patchsetDiff', 'read.changeDiff', 'read.changeReadiness', 'read.changeLands']);
     expect(new Set(ROUTES.map((r) => r.operation)).size).to.equal(ROUTES.length);
     expect(ROUTES.filter((r) => r.extension && r.discover)).to.deep.equal([]);
   });

@@ -195,6 +195,7 @@ export const ROUTES: readonly RouteSpec[] = [
   route('read.patchsetDiff', 'GET', `${REPO}/read/patchsets/{patchset_id}/diff`, { extension: true, query: diffs.DiffQuery, ok: { json: 'PatchsetDiff', raw: ['text/x-diff'] }, handler: diffs.patchsetDiffHandler }),
   route('read.changeDiff', 'GET', `${REPO}/read/changes/{change_ref}/diff`, { extension: true, query: diffs.DiffQuery, ok: { json: 'PatchsetDiff', raw: ['text/x-diff'] }, handler: diffs.changeDiffHandler }),
   route('read.changeReadiness', 'GET', `${REPO}/read/changes/{change_ref}/readiness`, { extension: true, ok: 'LandReadiness', handler: diffs.readinessHandler }),
+  route('read.changeLands', 'GET', `${REPO}/read/changes/{change_ref}/lands`, { extension: true, paged: true, ok: 'LandList', handler: lands.changeLands }),
 ];
 
 /** The rows of the spec's operations (the 78), without the extension rows. */

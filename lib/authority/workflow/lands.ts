@@ -13,6 +13,7 @@ import { nowSeconds } from '../../domain/repository.js';
 import { CHANGE, isOpenChange, PATCHSET, type ChangeRecord, type PatchsetRecord } from '../../domain/workflow/rules.js';
 import { MAX_LISTED_CONFLICTS, mergeTrees, type MergeConflict, type MergeOutcome } from '../../domain/workflow/merge.js';
 import { ancestryOf, MAX_ANCESTRY_WALK } from '../../domain/workflow/ancestry.js';
+import { takePage, walkFrom, type Page, type PageRequest } from '../../domain/paging.js';
 import type { ContentStore, Txn } from '../../store/content-store.js';
 import { buildPack, PACK_KIND_OBJECT, PACK_KIND_TREE, type PackKind } from '../../store/pack.js';
 import type { WorkflowBook } from './book.js';
@@ -178,9 +179,28 @@ interface Plan {
 
 export class LandDesk {
   private readonly lands = new Map<string, LandRecord>();
+  /** Each change's land ids in sequence order (the change page's land history). */
+  private readonly byChange = new Map<string, string[]>();
 
   constructor(private readonly store: ContentStore, private readonly book: WorkflowBook, private readonly gates: LandGates) {
-    for (const [id, l] of store.entitiesOf<LandRecord>(LAND)) this.lands.set(id, l);
+    const all = [...store.entitiesOf<LandRecord>(LAND)].map(([, l]) => l).sort((a, b) => a.sequence - b.sequence);
+    for (const l of all) this.track(l);
+  }
+
+  private track(l: LandRecord): void {
+    if (!this.lands.has(l.land_id)) {
+      const ids = this.byChange.get(l.change_id) ?? [];
+      ids.push(l.land_id);
+      this.byChange.set(l.change_id, ids);
+    }
+    this.lands.set(l.land_id, l);
+  }
+
+  /** One page of a change's lands, newest first (cursor key: the land sequence). */
+  landsOf(changeRef: string, req: PageRequest): { change: ChangeRecord; page: Page<LandRecord> } {
+    const change = this.book.change(changeRef);
+    const ids = this.byChange.get(change.change_id) ?? [];
+    return { change, page: takePage('change-lands', req, walkFrom(ids.length, (i) => this.lands.get(ids[i])!, (l) => l.sequence, req.after, 'desc'), 'desc') };
   }
 
   land(id: string): LandRecord {
@@ -356,7 +376,7 @@ export class LandDesk {
 
   private stageLand(tx: Txn, land: LandRecord): void {
     tx.upsert(LAND, land.land_id, land);
-    tx.onPublish(() => this.lands.set(land.land_id, land));
+    tx.onPublish(() => this.track(land));
   }
 
   /**

@@ -6,10 +6,10 @@ import { Invalid } from '../../domain/errors.js';
 import { FAILURE_KINDS, LAND_MODES, LAND_STATUSES, LINE_ACTIONS, TASK_LAND_CONTRACT, taskLand, type LandRecord, type LandRequest } from '../../authority/workflow/lands.js';
 import { TASK_START_CONTRACT, taskStart, type TaskStartBody } from '../../authority/workflow/task-start.js';
 import { CONFLICT_KINDS } from '../../domain/workflow/merge.js';
-import { arr, bool, byField, constant, enumOf, hex64, nullable as orNull, obj, ref, str, strArr, uint, type Schemas } from '../json-schema.js';
+import { PAGE_FIELDS, arr, bool, byField, constant, enumOf, hex64, nullable as orNull, obj, ref, str, strArr, uint, type Schemas } from '../json-schema.js';
 import { requireAuthority, type Handler, type RouteContext } from '../route-types.js';
 import { validate } from '../validate.js';
-import { rejectRouteOwned, wellFormed } from './workflow-common.js';
+import { pageFields, pageRequest, rejectRouteOwned, wellFormed } from './workflow-common.js';
 import { CreatePayload, RevisePayload, revisionPayload } from './plans.js';
 import { requireWellFormed } from '../../domain/text.js';
 
@@ -107,6 +107,13 @@ const landResult = {
   description: 'what the land did, derived from the record',
 };
 
+/** A change's lands, newest first (extension: the change page's land history). */
+export const changeLands: Handler = async (ctx) => {
+  const a = requireAuthority(ctx);
+  const { change, page } = a.lands.landsOf(ctx.params.change_ref, pageRequest(ctx, 'change-lands', 'int'));
+  return { json: { change_id: change.change_id, change_ref: change.change_ref, lands: page.rows.map((l) => a.lands.landProjection(l, a.index)), ...pageFields(page) } };
+};
+
 export const SCHEMAS: Schemas = {
   Land: obj({
     land_id: str,
@@ -136,6 +143,7 @@ export const SCHEMAS: Schemas = {
     result: landResult,
   }),
   LandRead: obj({ land: ref('Land') }),
+  LandList: obj({ change_id: str, change_ref: str, lands: { ...arr(ref('Land')), description: 'newest first' }, ...PAGE_FIELDS }),
   LandSubmit: obj({ land: ref('Land'), change: ref('Change'), landed_snapshot_id: hex64 }),
   LandRefused: obj({ error: str, failure_kind: enumOf(FAILURE_KINDS), land: ref('Land') }, { description: 'a land refused by its gates or guards: recorded, answered 409' }),
   TaskLandResult: obj({

@@ -5,7 +5,7 @@
 // reviewer's name comes from ../dialogs.js (asked once, or the ingress header).
 import { html, useEffect, useState } from '../vendor/preact.js';
 import { ApiError, get, post, randomKey, repoPath, seg } from '../api.js';
-import { Badge, Card, Empty, Time, plural, ui, useIdentity } from '../util.js';
+import { Badge, Card, Empty, Time, ui, useIdentity } from '../util.js';
 import { confirmAction, reviewerName } from '../dialogs.js';
 
 const OPEN = ['draft', 'active', 'review'];
@@ -85,14 +85,8 @@ export function Actions({ repo, d, onDone }) {
       danger: !r.can_land,
     });
     if (!ok) return undefined;
-    try {
-      return await post(R('/task-land'), { contract: 'task-land-atomic/v1', idempotency_key: randomKey('ui-land'), task_or_change_ref: c.change_ref, mode, patchset_id: selected });
-    } catch (err) {
-      if (err instanceof ApiError && err.body && err.body.land) rememberLand(repo, c.change_id, err.body.land.land_id);
-      throw err;
-    }
+    return post(R('/task-land'), { contract: 'task-land-atomic/v1', idempotency_key: randomKey('ui-land'), task_or_change_ref: c.change_ref, mode, patchset_id: selected });
   }, (r) => {
-    rememberLand(repo, c.change_id, r.land.land_id);
     return `Landed ${r.patchset_id} on ${r.target_line}: ${r.land.line_action?.replace(/_/g, ' ') ?? 'done'} (${r.land.land_id}).`;
   });
 
@@ -135,65 +129,9 @@ export function Actions({ repo, d, onDone }) {
 
 // ---------------------------------------------------------------- land history
 
-// The interface lists no lands: a land is read by its id (GET lands/{id}), and ids are
-// `land-N` per repository. The page remembers the lands it made, and on request finds the
-// newest id (probing: the last probe is a 404 by construction) and reads the newest lands.
-const LANDS_KEY = 'cairn.lands';
-const SCAN = 60;
-
-function remembered(repo, change) {
-  try {
-    return (JSON.parse(sessionStorage.getItem(LANDS_KEY) || '{}')[`${repo}/${change}`] ?? []);
-  } catch {
-    return [];
-  }
-}
-
-function rememberLand(repo, change, landId) {
-  try {
-    const all = JSON.parse(sessionStorage.getItem(LANDS_KEY) || '{}');
-    const key = `${repo}/${change}`;
-    all[key] = [...new Set([...(all[key] ?? []), landId])];
-    sessionStorage.setItem(LANDS_KEY, JSON.stringify(all));
-  } catch {
-    /* storage disabled */
-  }
-}
-
-async function landExists(repo, n) {
-  try {
-    await get(repoPath(repo, `/lands/land-${n}`));
-    return true;
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 404) return false;
-    throw err;
-  }
-}
-
-/** The newest land number (0 when none): doubling, then bisection. */
-async function newestLand(repo) {
-  if (!(await landExists(repo, 1))) return 0;
-  let lo = 1;
-  let hi = 2;
-  while (await landExists(repo, hi)) {
-    lo = hi;
-    hi *= 2;
-  }
-  while (hi - lo > 1) {
-    const mid = Math.floor((lo + hi) / 2);
-    if (await landExists(repo, mid)) lo = mid;
-    else hi = mid;
-  }
-  return lo;
-}
-
-async function scanLands(repo, changeId) {
-  const newest = await newestLand(repo);
-  const ids = [];
-  for (let n = newest; n >= 1 && ids.length < SCAN; n--) ids.push(n);
-  const lands = (await Promise.all(ids.map((n) => get(repoPath(repo, `/lands/land-${n}`)).then((r) => r.land)))).filter((l) => l.change_id === changeId);
-  return { lands, scanned: ids.length, newest };
-}
+// A change's lands, newest first, from GET read/changes/{ref}/lands (paged: the newest 50 here,
+// with a link to read more).
+const LAND_PAGE = 50;
 
 function LandRows({ repo, lands }) {
   return html`<ul class="rows">${lands.map((l) => html`<li class="row">
@@ -207,29 +145,21 @@ function LandRows({ repo, lands }) {
 }
 
 export function LandHistory({ repo, change }) {
-  const [state, setState] = useState({ busy: false, result: null, error: null });
-  const [known, setKnown] = useState([]);
-  useEffect(() => {
-    const mine = remembered(repo, change.change_id);
-    if (mine.length === 0) return;
-    Promise.all(mine.map((id) => get(repoPath(repo, `/lands/${seg(id)}`)).then((x) => x.land))).then(setKnown, () => setKnown([]));
-  }, [repo, change.change_id, change.updated_at_s]);
-  const scan = async () => {
-    setState({ busy: true, result: null, error: null });
+  const [state, setState] = useState({ lands: [], next: null, error: null, loaded: false, busy: false });
+  const load = async (cursor) => {
+    setState((st) => ({ ...st, busy: true }));
     try {
-      setState({ busy: false, result: await scanLands(repo, change.change_id), error: null });
+      const page = await get(repoPath(repo, `/read/changes/${seg(change.change_id)}/lands?limit=${LAND_PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`));
+      setState((st) => ({ lands: cursor ? [...st.lands, ...page.lands] : page.lands, next: page.next_cursor, error: null, loaded: true, busy: false }));
     } catch (error) {
-      setState({ busy: false, result: null, error });
+      setState((st) => ({ ...st, error, loaded: true, busy: false }));
     }
   };
-  const r = state.result;
-  const found = r ? r.lands.filter((l) => !known.some((k) => k.land_id === l.land_id)) : [];
+  useEffect(() => { load(null); }, [repo, change.change_id, change.updated_at_s]);
   return html`<${Card} title="Lands" id="lands">
-    ${known.length ? html`<${LandRows} repo=${repo} lands=${known} />` : null}
-    ${found.length ? html`<${LandRows} repo=${repo} lands=${found} />` : null}
-    ${r && r.lands.length === 0 ? html`<${Empty}>None of the newest ${plural(r.scanned, 'land')} of this repository is of this change.</${Empty}>` : null}
+    ${state.lands.length ? html`<${LandRows} repo=${repo} lands=${state.lands} />` : null}
+    ${state.loaded && !state.error && state.lands.length === 0 ? html`<${Empty}>No land of this change yet.</${Empty}>` : null}
     ${state.error ? html`<p class="bad-text">${explain(state.error)}</p>` : null}
-    ${!r ? html`<p class="muted small">The interface has no list of lands; ${change.status === 'landed' ? 'this change landed, and ' : ''}its lands can be found by reading the repository's newest ones.</p>
-      <button type="button" class="btn small" onClick=${scan} disabled=${state.busy}>${state.busy ? 'Looking…' : `Find this change's lands`}</button>` : null}
+    ${state.next ? html`<button type="button" class="btn small" onClick=${() => load(state.next)} disabled=${state.busy}>${state.busy ? 'Loading…' : 'Older lands'}</button>` : null}
   </${Card}>`;
 }
