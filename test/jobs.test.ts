@@ -574,7 +574,7 @@ describe('worker jobs: patchset.ci (kind 7) completion rules', () => {
     const res = await api(s.url, 'POST', `${JOB(repo, index)}:complete`, { json: { ...lease, detail: { job_kind: 7, result: good } } });
     expect(res.status, res.text).to.equal(200);
     expect(res.json.job).to.include({ state: 'succeeded', state_kind: 3, outcome: 'command_failed', patchset_id: 'P1' });
-    const evidence = { status: 'command_failed', tests_status: 'fail', suite_result_count: 3, failed_suite_count: 2, blocking_failure_count: 1 };
+    const evidence = { status: 'command_failed', tests_status: 'fail', suite_result_count: 3, failed_suite_count: 2, blocking_failure_count: 1, suite_results: good.suite_results.map((x: Record<string, unknown>) => ({ suite_id: x.suite_id, status: x.status, blocking: x.blocking })) };
     expect(res.json.job.ci).to.deep.equal(evidence);
     expect((await getJob(s.url, repo, index)).ci).to.deep.equal(evidence);
     expectError(await api(s.url, 'POST', `${JOB(repo, index)}:complete`, { json: { ...lease, detail: { job_kind: 7, result: good } } }), 409, 'second complete');
@@ -587,7 +587,7 @@ describe('worker jobs: patchset.ci (kind 7) completion rules', () => {
     const result = { contract: RESULT, status: 'succeeded', tests_status: 'pass', suite_result_count: 0, suite_results: [] };
     const res = await api(s.url, 'POST', `${JOB(repo, job.worker_job_index)}:complete`, { json: { attempt_count: 1, lease_token: c.lease_token, detail: { job_kind: 7, result } } });
     expect(res.status, res.text).to.equal(200);
-    expect(res.json.job.ci).to.deep.equal({ status: 'succeeded', tests_status: 'pass', suite_result_count: 0, failed_suite_count: 0, blocking_failure_count: 0 });
+    expect(res.json.job.ci).to.deep.equal({ status: 'succeeded', tests_status: 'pass', suite_result_count: 0, failed_suite_count: 0, blocking_failure_count: 0, suite_results: [] });
   });
 });
 

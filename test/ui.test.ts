@@ -214,6 +214,8 @@ describe('reviewer UI in Chromium', function () {
     expect(await w.page.locator('.file-list .path-cell').allTextContents()).to.deep.equal(['docs/checkout.md', 'scripts/report.py', 'src/checkout/handler.ts', 'src/checkout/rate-limit.ts']);
     // highlight.js coloured the TypeScript (its spans, inside an escaped line)
     await w.page.locator('.diff tr.add .hljs-keyword').first().waitFor();
+    // the CI card names the suites of the evidence run
+    expect(await w.page.locator('#ci .suite-list code').allTextContents()).to.deep.equal(['unit', 'integration', 'lint']);
     // side by side
     await w.page.getByRole('button', { name: 'Side by side' }).click();
     await w.page.locator('.diff.split').first().waitFor();

@@ -187,6 +187,7 @@ export function compactEvidence(result: RunnerResult) {
     suite_result_count: result.suite_result_count,
     failed_suite_count: failing.length,
     blocking_failure_count: failing.filter((s) => s.blocking).length,
+    suite_results: result.suite_results.map((s) => ({ suite_id: s.suite_id, status: s.status, blocking: s.blocking })),
   };
 }
 

@@ -159,6 +159,7 @@ const compactEvidence = obj({
   suite_result_count: uint,
   failed_suite_count: uint,
   blocking_failure_count: uint,
+  suite_results: { ...arr(obj({ suite_id: str, status: enumOf(['pass', 'fail']), blocking: bool })), description: "the runner's suites, in its order" },
 }, { description: 'compact CI evidence of the runner result' });
 
 const entrypoint = obj({ path: str, argv: strArr });

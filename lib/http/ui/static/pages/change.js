@@ -131,6 +131,7 @@ function Ci({ repo, ci }) {
       <div><dt>Lint</dt><dd><${Badge} value=${ci.lint ?? 'none'} /></dd></div>
     </dl>
     ${ci.counts ? html`<p class="suites">Suites: <strong>${ci.counts.suites}</strong> · <span class="good-text">${ci.counts.passed} passed</span> · <span class=${ci.counts.failed ? 'bad-text' : ''}>${ci.counts.failed} failed</span>${ci.counts.blocking_failed ? html` · <span class="bad-text">${ci.counts.blocking_failed} blocking</span>` : null}</p>` : null}
+    ${ci.selected_job?.ci?.suite_results?.length ? html`<ul class="checks suite-list">${ci.selected_job.ci.suite_results.map((s) => html`<li class=${`check ${s.status}`}><${Badge} value=${s.status} /> <code>${s.suite_id}</code>${s.blocking ? null : html` <span class="muted small">(not blocking)</span>`}</li>`)}</ul>` : null}
     ${jobs.length === 0 ? html`<${Empty}>No CI run yet.</${Empty}>` : html`<table class="table compact">
       <thead><tr><th>Job</th><th>Run</th><th>State</th><th>Suites</th><th>Updated</th></tr></thead>
       <tbody>${jobs.map((j) => html`<tr>
