@@ -7,8 +7,7 @@ import { DEFAULT_CONTEXT, MAX_CONTEXT, unifiedFile } from '../../domain/workflow
 import { patchsetDiff, type PatchsetDiff } from '../../authority/workflow/diffs.js';
 import { requireAuthority, type Handler, type QueryParam, type RouteContext } from '../route-types.js';
 import { arr, bool, enumOf, hex64, nullable as orNull, obj, ref, str, strArr, uint, type Schemas } from '../json-schema.js';
-import { AUTHOR_MODES, CHANGE_STATUSES } from '../../domain/workflow/rules.js';
-import { VERIFICATION_STATES } from '../../domain/workflow/review-rules.js';
+import { CHANGE_STATUSES } from '../../domain/workflow/rules.js';
 import { queryValue } from './workflow-common.js';
 
 const MAX_PATHS = 100;
@@ -137,19 +136,7 @@ export const SCHEMAS: Schemas = {
     policy: orNull(obj({ decision: enumOf(['pass', 'fail']), checks: arr(ref('PolicyCheck')) })),
     review: orNull(obj({ approvals: uint, blocking: uint, comments: uint, total: uint })),
     ci: orNull(ref('PatchsetCi')),
-    attestation: orNull(obj({
-      attestation_id: str,
-      patchset_id: str,
-      sequence: uint,
-      author_mode: enumOf(AUTHOR_MODES),
-      verification_state: enumOf(VERIFICATION_STATES),
-      revoked: bool,
-      require_tests_pass: bool,
-      require_human_review: bool,
-      require_lint_pass: bool,
-      detail: { type: 'object', description: "the caller's own fields, as sent" },
-      created_at_s: uint,
-    })),
+    attestation: orNull(ref('AttestationRecord')),
   }, { description: 'from the land\'s own gate function, judged on the published evidence; writes nothing' }),
 };
 

@@ -147,6 +147,21 @@ const decisionFields = {
   sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' },
 };
 
+/** An attestation as recorded (the read form adds what CI backs it). */
+const attestationRecord = obj({
+  attestation_id: str,
+  patchset_id: str,
+  sequence: uint,
+  author_mode: enumOf(AUTHOR_MODES),
+  verification_state: enumOf(VERIFICATION_STATES),
+  revoked: bool,
+  require_tests_pass: bool,
+  require_human_review: bool,
+  require_lint_pass: bool,
+  detail: { type: 'object', description: "the caller's own fields, as sent" },
+  created_at_s: uint,
+});
+
 export const SCHEMAS: Schemas = {
   PatchsetCi: obj({
     ci_run_sequence: uint,
@@ -206,23 +221,8 @@ export const SCHEMAS: Schemas = {
     ...PAGE_FIELDS,
     groups: { type: 'object', additionalProperties: uint, description: 'rows per group over the whole filter' },
   }),
-  Attestation: obj({
-    attestation_id: str,
-    patchset_id: str,
-    sequence: uint,
-    author_mode: enumOf(AUTHOR_MODES),
-    verification_state: enumOf(VERIFICATION_STATES),
-    revoked: bool,
-    require_tests_pass: bool,
-    require_human_review: bool,
-    require_lint_pass: bool,
-    detail: { type: 'object', description: "the caller's own fields, as sent" },
-    created_at_s: uint,
-    ci_backed: bool,
-    ci_run_sequence: uint,
-    tests: evidence,
-    lint: evidence,
-  }),
+  AttestationRecord: attestationRecord,
+  Attestation: extend(attestationRecord, { ci_backed: bool, ci_run_sequence: uint, tests: evidence, lint: evidence }),
   AttestationResult: obj({ attestation: ref('Attestation') }),
   PolicyDecision: obj(decisionFields, { optional: ['trigger'] }),
   PolicyResult: obj({ policy: ref('PolicyDecision') }),
