@@ -98,6 +98,21 @@ async function until(cond: () => boolean, what: string): Promise<void> {
   throw new Error(`timed out waiting for ${what}`);
 }
 
+/**
+ * Send `first` and then `second` while the commit queue is held, so both run in one batch, in
+ * that order; resolves with both answers once the batch has committed.
+ */
+async function inOneBatch(a: Authority, first: () => Promise<ApiResponse>, second: () => Promise<ApiResponse>): Promise<[ApiResponse, ApiResponse]> {
+  const hold = await holdCommits(a);
+  const one = first();
+  await until(() => hold.queued() === 1, 'the first request to queue');
+  const two = second();
+  await until(() => hold.queued() === 2, 'the second request to queue');
+  hold.release();
+  await hold.done;
+  return [await one, await two];
+}
+
 describe('governance: the land judges the evidence at the moment of the land', function () {
   this.timeout(60_000);
   let s: TestServer;
@@ -163,15 +178,9 @@ describe('governance: evidence staged in the same commit batch as the land', fun
     const c = await f.change('dev', base, rev);
     await f.passEverything(c.change, c.ps);
     const a = await f.authority();
-    const hold = await holdCommits(a);
-    const revoke = api(s.url, 'PUT', R(f.repo, `/patchsets/${c.ps}/attestation`), { json: { verification_state: 'pass', revoked: true } });
-    await until(() => hold.queued() === 1, 'the revocation to queue');
-    const land = f.submit(c.change, { mode: 'ff-only' });
-    await until(() => hold.queued() === 2, 'the land to queue');
-    hold.release();
-    await hold.done;
-    expect((await revoke).status).to.equal(200);
-    const l = refused(await land, 'blocked_by_policy');
+    const [revoke, land] = await inOneBatch(a, () => api(s.url, 'PUT', R(f.repo, `/patchsets/${c.ps}/attestation`), { json: { verification_state: 'pass', revoked: true } }), () => f.submit(c.change, { mode: 'ff-only' }));
+    expect(revoke.status).to.equal(200);
+    const l = refused(land, 'blocked_by_policy');
     expect(l.failure_message).to.match(/attestation/);
     expect(await f.head('dev')).to.equal(base);
   });
@@ -181,28 +190,16 @@ describe('governance: evidence staged in the same commit batch as the land', fun
     const c = await f.change('dev', base, rev);
     await f.passEverything(c.change, c.ps);
     const a = await f.authority();
-    let hold = await holdCommits(a);
-    const block = f.post(`/changes/${c.change}/reviews`, { patchset_id: c.ps, reviewer: 'bob', action: 'request_changes', blocking: true });
-    await until(() => hold.queued() === 1, 'the review to queue');
-    const land = f.submit(c.change, { mode: 'ff-only' });
-    await until(() => hold.queued() === 2, 'the land to queue');
-    hold.release();
-    await hold.done;
-    expect((await block).status).to.equal(200);
-    refused(await land, 'blocked_by_policy');
+    const [block, land] = await inOneBatch(a, () => f.post(`/changes/${c.change}/reviews`, { patchset_id: c.ps, reviewer: 'bob', action: 'request_changes', blocking: true }), () => f.submit(c.change, { mode: 'ff-only' }));
+    expect(block.status).to.equal(200);
+    refused(land, 'blocked_by_policy');
     expect(await f.head('dev')).to.equal(base);
 
     // the other order: bob dismisses, then the land queues before a new veto
     await ok(f.post(`/changes/${c.change}/reviews`, { patchset_id: c.ps, reviewer: 'bob', action: 'dismiss' }));
-    hold = await holdCommits(a);
-    const land2 = f.submit(c.change, { mode: 'ff-only' });
-    await until(() => hold.queued() === 1, 'the land to queue');
-    const block2 = f.post(`/changes/${c.change}/reviews`, { patchset_id: c.ps, reviewer: 'bob', action: 'request_changes', blocking: true });
-    await until(() => hold.queued() === 2, 'the review to queue');
-    hold.release();
-    await hold.done;
-    expect((await land2).status, (await land2).text).to.equal(200);
-    expect((await block2).status).to.be.oneOf([400, 409]); // a review of a landed change
+    const [land2, block2] = await inOneBatch(a, () => f.submit(c.change, { mode: 'ff-only' }), () => f.post(`/changes/${c.change}/reviews`, { patchset_id: c.ps, reviewer: 'bob', action: 'request_changes', blocking: true }));
+    expect(land2.status, land2.text).to.equal(200);
+    expect(block2.status).to.be.oneOf([400, 409]); // a review of a landed change
     expect(await f.head('dev')).to.equal(rev);
   });
 
@@ -212,15 +209,9 @@ describe('governance: evidence staged in the same commit batch as the land', fun
     const c = await f.change('dev', base2!, rev);
     await f.passEverything(c.change, c.ps);
     const a = await f.authority();
-    const hold = await holdCommits(a);
-    const rerun = f.post(`/patchsets/${c.ps}:runCi`, { trigger: 'manual_rerun' });
-    await until(() => hold.queued() === 1, 'the rerun to queue');
-    const land = f.submit(c.change, { mode: 'ff-only' });
-    await until(() => hold.queued() === 2, 'the land to queue');
-    hold.release();
-    await hold.done;
-    expect((await rerun).status).to.equal(200);
-    const l = refused(await land, 'blocked_by_policy'); // tests required by the attestation: no evidence of run 2
+    const [rerun, land] = await inOneBatch(a, () => f.post(`/patchsets/${c.ps}:runCi`, { trigger: 'manual_rerun' }), () => f.submit(c.change, { mode: 'ff-only' }));
+    expect(rerun.status).to.equal(200);
+    const l = refused(land, 'blocked_by_policy'); // tests required by the attestation: no evidence of run 2
     expect(l.failure_message).to.match(/tests/);
   });
 });
@@ -326,15 +317,9 @@ describe('governance: a new CI run supersedes the older run\'s jobs', function (
     const job = (await f.runCi(c.ps)).job;
     const cl = await f.claim(job.worker_job_index);
     const a = await f.authority();
-    const hold = await holdCommits(a);
-    const failing = f.post(`/worker-jobs/${job.worker_job_index}:fail`, { attempt_count: cl.attempt_count, lease_token: cl.lease_token, detail: { retryable: false, error: 'broken' } });
-    await until(() => hold.queued() === 1, 'the fail to queue');
-    const rerun = f.post(`/patchsets/${c.ps}:runCi`, { trigger: 'push' });
-    await until(() => hold.queued() === 2, 'the runCi to queue');
-    hold.release();
-    await hold.done;
-    expect((await failing).status).to.equal(200);
-    expect((await rerun).json).to.include({ queued: true, delivery: 'worker_job' });
+    const [failing, rerun] = await inOneBatch(a, () => f.post(`/worker-jobs/${job.worker_job_index}:fail`, { attempt_count: cl.attempt_count, lease_token: cl.lease_token, detail: { retryable: false, error: 'broken' } }), () => f.post(`/patchsets/${c.ps}:runCi`, { trigger: 'push' }));
+    expect(failing.status).to.equal(200);
+    expect(rerun.json).to.include({ queued: true, delivery: 'worker_job' });
     expect((await ok(f.get(`/patchsets/${c.ps}`))).patchset.ci.overall).to.equal('pending');
   });
 
@@ -425,15 +410,9 @@ describe('governance: ff-only follows ancestry; nulls read as absent; unknown pa
     const b = await f.snap({ 'a.txt': 'ar\n' }, 'arch', true);
     const rv = await f.snap({ 'a.txt': 'ar\nb\n' }, 'arch', false, b);
     const c = await f.change('arch', b, rv, 'human_only');
-    const hold = await holdCommits(a);
-    const close = f.post('/lines/arch:close', {});
-    await until(() => hold.queued() === 1, 'the close to queue');
-    const land = f.submit(c.change, { mode: 'ff-only' });
-    await until(() => hold.queued() === 2, 'the land to queue');
-    hold.release();
-    await hold.done;
-    expect((await close).status).to.equal(200);
-    const l = refused(await land, 'target_update_failed');
+    const [close, land] = await inOneBatch(a, () => f.post('/lines/arch:close', {}), () => f.submit(c.change, { mode: 'ff-only' }));
+    expect(close.status).to.equal(200);
+    const l = refused(land, 'target_update_failed');
     expect(l.failure_message).to.match(/archived during the land/);
     const line = await ok(f.get('/lines/arch'));
     expect(line.line?.status ?? line.status).to.equal('archived');
