@@ -11,6 +11,7 @@ import { COMMIT_FILE_SIZE, decodeCommitFile, decodeCommitSlot, emptyCommitState,
 import { ContentStore } from '../lib/store/content-store.js';
 import { faults } from '../lib/store/crash-point.js';
 import { encodeLog } from '../lib/store/framed-log.js';
+import { encodeEvent, type EventRecord } from '../lib/store/event-log.js';
 import { fsckAuthority } from '../lib/store/fsck.js';
 import { INDEX_KIND_SNAPSHOT, INDEX_KIND_TREE, IndexReader, writeMergedIndex } from '../lib/store/index-file.js';
 import { buildPack, PACK_KIND_OBJECT, PACK_KIND_TREE } from '../lib/store/pack.js';
@@ -44,7 +45,7 @@ async function withStore<T>(root: string, fn: (store: ContentStore) => Promise<T
 }
 
 describe('storage core: commit point', () => {
-  it('commit.bin: golden bytes of two slots; the newer generation is current', () => {
+  const goldenStates = () => {
     const older = emptyCommitState();
     Object.assign(older, { generation: 5, snapshot_count: 1 });
     older.logs.snapshots = 77;
@@ -52,23 +53,49 @@ describe('storage core: commit point', () => {
     const newer = structuredClone(older);
     newer.generation = 6;
     newer.logs.workflow = 156;
+    return { older, newer };
+  };
+
+  it('commit.bin: golden bytes of two slots (version 2); the newer generation is current', () => {
+    const { older, newer } = goldenStates();
+    newer.logs.events = 188;
+    newer.log_files.workflow = 4;
+    Object.assign(newer, { event_count: 2, last_event_at_us: 1700000000000001 });
     const file = Buffer.alloc(COMMIT_FILE_SIZE);
     encodeCommitRecord(newer).copy(file, 0);
     encodeCommitRecord(older).copy(file, SLOT_SIZE);
-    expect(file.equals(fixture('commit-v1.bin'))).to.equal(true);
-    expect(decodeCommitFile(fixture('commit-v1.bin'))).to.deep.equal(newer);
+    expect(file.equals(fixture('commit-v2.bin'))).to.equal(true);
+    expect(decodeCommitFile(fixture('commit-v2.bin'))).to.deep.equal(newer);
     expect(decodeCommitSlot(file.subarray(SLOT_SIZE), 'slot 1')).to.deep.equal(older);
   });
 
+  it('commit.bin version 1 (before events.log) still reads: no events, the same logs and segments', () => {
+    const { older, newer } = goldenStates();
+    expect(decodeCommitFile(fixture('commit-v1.bin'))).to.deep.equal(newer);
+    expect(decodeCommitSlot(fixture('commit-v1.bin').subarray(SLOT_SIZE), 'slot 1')).to.deep.equal(older);
+  });
+
   it('a never-written slot is ignored; a damaged slot is corruption, never skipped in favour of the other', () => {
-    const file = Buffer.from(fixture('commit-v1.bin'));
-    file.fill(0, 0, SLOT_SIZE);
-    expect(decodeCommitFile(file)!.generation).to.equal(5);
-    for (const at of [0, 12, 100, 500, 511, 600, 4095]) {
-      const damaged = Buffer.from(fixture('commit-v1.bin'));
-      damaged[at] ^= 0x01;
-      expect(() => decodeCommitFile(damaged), `byte ${at}`).to.throw(Corrupt);
+    for (const name of ['commit-v1.bin', 'commit-v2.bin']) {
+      const file = Buffer.from(fixture(name));
+      file.fill(0, 0, SLOT_SIZE);
+      expect(decodeCommitFile(file)!.generation).to.equal(5);
+      for (const at of [0, 8, 12, 100, 492, 500, 506, 511, 600, 4095]) {
+        const damaged = Buffer.from(fixture(name));
+        damaged[at] ^= 0x01;
+        expect(() => decodeCommitFile(damaged), `${name} byte ${at}`).to.throw(Corrupt);
+      }
     }
+  });
+
+  it('events.log: two events, golden bytes', () => {
+    const events: EventRecord[] = [
+      { seq: 1, at_us: 1700000000000000, type: 'line.created', data: { line: 'main' } },
+      { seq: 2, at_us: 1700000000000001, type: 'task.created', data: { task_id: 'T-1' } },
+    ];
+    const bytes = encodeLog('CAIRNEVT', events.map(encodeEvent));
+    expect(bytes.equals(fixture('events-v0.log'))).to.equal(true);
+    expect(bytes.length).to.equal(188);
   });
 
   it('workflow.log: one transaction record, golden bytes', () => {

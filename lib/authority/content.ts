@@ -13,6 +13,7 @@ import {
 import { Conflict, Invalid, NotFound } from '../domain/errors.js';
 import { closeLine, moveLine, validateLineName, type LineMove, type LineState } from '../domain/lines.js';
 import { nowSeconds } from '../domain/repository.js';
+import { lineEvents } from '../domain/events.js';
 import type { ContentStore, Locator, ObjectKind, StoredSnapshot, Txn } from '../store/content-store.js';
 export type { StoredSnapshot } from '../store/content-store.js';
 import { decodeObjectFrameStream, PACK_KIND_OBJECT, PACK_KIND_TREE, screenPackUpload, type PackEntry, type PackKind } from '../store/pack.js';
@@ -112,7 +113,10 @@ export class ContentOperations {
   putLine(name: string, move: LineMove): Promise<LineProjection> {
     return this.store.transact((tx) => {
       const next = checkLineMove(tx, name, move);
-      if (next) tx.setLine(next);
+      if (next) {
+        tx.emitAll(lineEvents(name, tx.line(name), next));
+        tx.setLine(next);
+      }
       return lineProjection(next ?? tx.line(name)!);
     });
   }
@@ -122,7 +126,10 @@ export class ContentOperations {
       const current = tx.line(name);
       const next = closeLine(name, current, status, nowSeconds());
       if (!next) throw new NotFound(`line ${name} does not exist`);
-      if (next !== current) tx.setLine(next);
+      if (next !== current) {
+        tx.emitAll(lineEvents(name, current, next));
+        tx.setLine(next);
+      }
       return lineProjection(next);
     });
   }
@@ -441,7 +448,10 @@ export class ContentOperations {
     for (const loc of blobs.values()) tx.addLocator(loc);
     for (const loc of trees.values()) tx.addLocator(loc);
     for (const canonical of ordered) tx.addSnapshot(canonical);
-    if (nextLine) tx.setLine(nextLine);
+    if (nextLine) {
+      tx.emitAll(lineEvents(nextLine.name, tx.line(nextLine.name), nextLine));
+      tx.setLine(nextLine);
+    }
     return { upserted, skipped, remote_line: remoteLine, line_head_updated_after_ingest: nextLine !== null };
   }
 

@@ -38,6 +38,7 @@ import {
 } from '../domain/jobs.js';
 import { keepRows, takePage, walkFrom, type Page, type PageRequest } from '../domain/paging.js';
 import { nowSeconds } from '../domain/repository.js';
+import { jobEvents } from '../domain/events.js';
 import type { ContentStore, Txn } from '../store/content-store.js';
 import { encodeJobKey, encodeJobRecord, replayJobRecords } from '../store/job-log.js';
 
@@ -165,6 +166,7 @@ export class JobQueue {
   /** Stage new job records; the in-memory queue follows once the commit is durable. */
   private persist(tx: Txn, jobs: JobRecord[]): void {
     for (const job of jobs) {
+      tx.emitAll(jobEvents(this.view(tx, job.worker_job_index), job));
       tx.stage('job', String(job.worker_job_index), job);
       tx.append('jobs', encodeJobRecord(job));
     }

@@ -20,6 +20,7 @@ import {
 import { nowSeconds } from '../domain/repository.js';
 import { cleanRelativePath } from '../domain/paths.js';
 import type { ContentStore, Txn } from '../store/content-store.js';
+import { planEvents } from '../domain/events.js';
 import { Corrupt } from '../domain/errors.js';
 import { buildPack, PACK_KIND_OBJECT, type PackEntry } from '../store/pack.js';
 
@@ -136,6 +137,8 @@ export class PlanBook {
 
   /** Stage one plans.log record; memory follows once the commit is durable. */
   private stageRecord(tx: Txn, record: PlanLogRecord): void {
+    const before = record.plan ? (tx.staged<PlanRecord>('plan', record.plan.plan_id) ?? this.plans.get(record.plan.plan_id)) : undefined;
+    tx.emitAll(planEvents(before, record.plan, record.revision));
     tx.append('plans', Buffer.from(JSON.stringify(record), 'utf8'));
     if (record.plan) tx.stage('plan', record.plan.plan_id, record.plan);
     if (record.revision) {

@@ -14,24 +14,46 @@ import { promisify } from 'node:util';
 import { Corrupt } from '../domain/errors.js';
 import { crc32, readU64, writeU64 } from './binary.js';
 import { faults } from './crash-point.js';
-import { INDEX_NAMES, LOG_NAMES, MAGIC, type IndexName, type LogName } from './layout.js';
+import { INDEX_NAMES, MAGIC, type IndexName, type LogName } from './layout.js';
 
-export const COMMIT_FORMAT_VERSION = 1;
+/** Written by this version; version 1 (no events log) is still read. */
+export const COMMIT_FORMAT_VERSION = 2;
 export const SLOT_SIZE = 4096;
 export const RECORD_SIZE = 512;
 export const COMMIT_FILE_SIZE = 2 * SLOT_SIZE;
 /** At most this many segment files per index (a commit past it merges first). */
-export const MAX_SEGMENTS = 16;
+export const MAX_SEGMENTS = 15;
 
 const OFF_GENERATION = 12;
-const OFF_LOGS = 20; // snapshots, jobs, plans, workflow lengths (u64 each)
-const OFF_SNAPSHOT_COUNT = 52;
-const OFF_LINES_GEN = 60;
-const OFF_SEGMENT_COUNTS = 68; // u32 × 3
-const OFF_SEGMENTS = 80; // 3 × MAX_SEGMENTS × u64
-const OFF_LOG_FILES = OFF_SEGMENTS + 3 * MAX_SEGMENTS * 8; // 464: file generation of each log (u64 × 4)
-const OFF_RESERVED = OFF_LOG_FILES + 4 * 8; // 496..507 reserved, zero
 const OFF_CRC = RECORD_SIZE - 4;
+
+/** Field offsets of one record format version (storage-layout.md §9). */
+interface RecordLayout {
+  logs: readonly LogName[];
+  offLogs: number;
+  offSnapshotCount: number;
+  offLinesGen: number;
+  offSegmentCounts: number;
+  offSegments: number;
+  /** Segment number fields per index (15 in version 2, 16 in version 1). */
+  segmentSlots: number;
+  offLogFiles: number;
+  /** event_count and last_event_at_us (version 2 only). */
+  offEvents: number | null;
+  offReserved: number;
+}
+
+const V1: RecordLayout = {
+  logs: ['snapshots', 'jobs', 'plans', 'workflow'],
+  offLogs: 20, offSnapshotCount: 52, offLinesGen: 60, offSegmentCounts: 68, offSegments: 80, segmentSlots: 16,
+  offLogFiles: 464, offEvents: null, offReserved: 496,
+};
+const V2: RecordLayout = {
+  logs: ['snapshots', 'jobs', 'plans', 'workflow', 'events'],
+  offLogs: 20, offSnapshotCount: 60, offLinesGen: 68, offSegmentCounts: 76, offSegments: 88, segmentSlots: MAX_SEGMENTS,
+  offLogFiles: 448, offEvents: 488, offReserved: 504,
+};
+const LAYOUTS: Record<number, RecordLayout> = { 1: V1, 2: V2 };
 
 export interface CommitState {
   generation: number;
@@ -44,36 +66,45 @@ export interface CommitState {
   lines_gen: number;
   /** Segment numbers of each index, oldest first (the file is `index/<name>.<n>.idx`). */
   segments: Record<IndexName, number[]>;
+  /** Events in events.log so far, ever: the sequence number of the newest (0: none yet). */
+  event_count: number;
+  /** Commit time (µs) of the newest event: the floor of the event clock after a restart. */
+  last_event_at_us: number;
 }
 
 export function emptyCommitState(): CommitState {
   return {
     generation: 0,
-    logs: { snapshots: 0, jobs: 0, plans: 0, workflow: 0 },
-    log_files: { snapshots: 0, jobs: 0, plans: 0, workflow: 0 },
+    logs: { snapshots: 0, jobs: 0, plans: 0, workflow: 0, events: 0 },
+    log_files: { snapshots: 0, jobs: 0, plans: 0, workflow: 0, events: 0 },
     snapshot_count: 0,
     lines_gen: 0,
     segments: { blobs: [], trees: [], snapshots: [] },
+    event_count: 0,
+    last_event_at_us: 0,
   };
 }
 
 export function encodeCommitRecord(s: CommitState): Buffer {
+  const L = V2;
   const out = Buffer.alloc(RECORD_SIZE);
   out.write(MAGIC.commitPoint, 0, 'ascii');
   out.writeUInt8(COMMIT_FORMAT_VERSION, 8);
   writeU64(out, s.generation, OFF_GENERATION);
-  LOG_NAMES.forEach((name, i) => writeU64(out, s.logs[name], OFF_LOGS + i * 8));
-  writeU64(out, s.snapshot_count, OFF_SNAPSHOT_COUNT);
-  writeU64(out, s.lines_gen, OFF_LINES_GEN);
+  L.logs.forEach((name, i) => writeU64(out, s.logs[name], L.offLogs + i * 8));
+  writeU64(out, s.snapshot_count, L.offSnapshotCount);
+  writeU64(out, s.lines_gen, L.offLinesGen);
   INDEX_NAMES.forEach((name, k) => {
     const list = s.segments[name];
     if (list.length > MAX_SEGMENTS) throw new Error(`${name}: ${list.length} segments exceed ${MAX_SEGMENTS}`);
     // A slot a reader would refuse is never written: the list must be strictly increasing.
     list.forEach((seg, j) => { if (seg <= 0 || (j > 0 && seg <= list[j - 1])) throw new Error(`${name}: segment list ${list.join(',')} is not strictly increasing`); });
-    out.writeUInt32LE(list.length, OFF_SEGMENT_COUNTS + k * 4);
-    list.forEach((seg, j) => writeU64(out, seg, OFF_SEGMENTS + (k * MAX_SEGMENTS + j) * 8));
+    out.writeUInt32LE(list.length, L.offSegmentCounts + k * 4);
+    list.forEach((seg, j) => writeU64(out, seg, L.offSegments + (k * L.segmentSlots + j) * 8));
   });
-  LOG_NAMES.forEach((name, i) => writeU64(out, s.log_files[name], OFF_LOG_FILES + i * 8));
+  L.logs.forEach((name, i) => writeU64(out, s.log_files[name], L.offLogFiles + i * 8));
+  writeU64(out, s.event_count, L.offEvents!);
+  writeU64(out, s.last_event_at_us, L.offEvents! + 8);
   out.writeUInt32LE(crc32(out.subarray(0, OFF_CRC)), OFF_CRC);
   return out;
 }
@@ -83,21 +114,22 @@ export function decodeCommitSlot(slot: Buffer, what: string): CommitState | null
   if (slot.length !== SLOT_SIZE) throw new Corrupt(`${what}: slot is ${slot.length} bytes, expected ${SLOT_SIZE}`);
   if (isZero(slot)) return null;
   if (slot.toString('ascii', 0, 8) !== MAGIC.commitPoint) throw new Corrupt(`${what}: bad magic`);
-  if (slot.readUInt8(8) !== COMMIT_FORMAT_VERSION) throw new Corrupt(`${what}: unsupported version ${slot.readUInt8(8)}`);
+  const L = LAYOUTS[slot.readUInt8(8)];
+  if (!L) throw new Corrupt(`${what}: unsupported version ${slot.readUInt8(8)}`);
   if (slot.readUIntLE(9, 3) !== 0) throw new Corrupt(`${what}: reserved header bytes are not zero`);
   if (slot.readUInt32LE(OFF_CRC) !== crc32(slot.subarray(0, OFF_CRC))) throw new Corrupt(`${what}: checksum mismatch`);
   if (!isZero(slot.subarray(RECORD_SIZE))) throw new Corrupt(`${what}: bytes after the record are not zero`);
   const s = emptyCommitState();
   s.generation = readU64(slot, OFF_GENERATION);
   if (s.generation === 0) throw new Corrupt(`${what}: generation 0`);
-  LOG_NAMES.forEach((name, i) => { s.logs[name] = readU64(slot, OFF_LOGS + i * 8); });
-  s.snapshot_count = readU64(slot, OFF_SNAPSHOT_COUNT);
-  s.lines_gen = readU64(slot, OFF_LINES_GEN);
+  L.logs.forEach((name, i) => { s.logs[name] = readU64(slot, L.offLogs + i * 8); });
+  s.snapshot_count = readU64(slot, L.offSnapshotCount);
+  s.lines_gen = readU64(slot, L.offLinesGen);
   INDEX_NAMES.forEach((name, k) => {
-    const count = slot.readUInt32LE(OFF_SEGMENT_COUNTS + k * 4);
-    if (count > MAX_SEGMENTS) throw new Corrupt(`${what}: ${name} has ${count} segments (at most ${MAX_SEGMENTS})`);
-    for (let j = 0; j < MAX_SEGMENTS; j++) {
-      const seg = readU64(slot, OFF_SEGMENTS + (k * MAX_SEGMENTS + j) * 8);
+    const count = slot.readUInt32LE(L.offSegmentCounts + k * 4);
+    if (count > L.segmentSlots) throw new Corrupt(`${what}: ${name} has ${count} segments (at most ${L.segmentSlots})`);
+    for (let j = 0; j < L.segmentSlots; j++) {
+      const seg = readU64(slot, L.offSegments + (k * L.segmentSlots + j) * 8);
       if (j < count) {
         if (seg === 0 || (j > 0 && seg <= s.segments[name][j - 1])) throw new Corrupt(`${what}: ${name} segment list is not increasing`);
         s.segments[name].push(seg);
@@ -106,8 +138,12 @@ export function decodeCommitSlot(slot: Buffer, what: string): CommitState | null
       }
     }
   });
-  LOG_NAMES.forEach((name, i) => { s.log_files[name] = readU64(slot, OFF_LOG_FILES + i * 8); });
-  for (let at = OFF_RESERVED; at < OFF_CRC; at++) {
+  L.logs.forEach((name, i) => { s.log_files[name] = readU64(slot, L.offLogFiles + i * 8); });
+  if (L.offEvents !== null) {
+    s.event_count = readU64(slot, L.offEvents);
+    s.last_event_at_us = readU64(slot, L.offEvents + 8);
+  }
+  for (let at = L.offReserved; at < OFF_CRC; at++) {
     if (slot[at] !== 0) throw new Corrupt(`${what}: reserved bytes are not zero`);
   }
   return s;

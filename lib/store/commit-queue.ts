@@ -10,6 +10,8 @@ import { Conflict, Corrupt } from '../domain/errors.js';
 import { crc32 } from './binary.js';
 import { MAX_SEGMENTS, type CommitPointFile, type CommitState } from './commit-point.js';
 import { crashPoint } from './crash-point.js';
+import { beginEventTime, endEventTime } from './event-clock.js';
+import { encodeEvent, type EventRecord } from './event-log.js';
 import { fsyncDir, tempPathFor } from './durable.js';
 import { FRAME_OVERHEAD, LOG_HEADER_SIZE, type LogFile } from './framed-log.js';
 import { writeSegment, type SegmentEntry } from './index-file.js';
@@ -157,6 +159,14 @@ export class CommitQueue {
     const newSegments: string[] = [];
     const appended: { log: LogFile; from: number }[] = [];
     let pointWritten = false;
+    // Events get their sequence numbers and one commit time here, in commit order.
+    const atUs = batch.events.length ? beginEventTime() : 0;
+    let seq = state.event_count;
+    const events: EventRecord[] = batch.events.map((e) => ({ seq: ++seq, at_us: atUs, type: e.type, data: e.data }));
+    if (events.length) {
+      next.event_count = seq;
+      next.last_event_at_us = atUs;
+    }
     try {
       // Independent renames, and below independent fsyncs and segment files, run concurrently;
       // every one has settled before a phase ends (so an undo never races a write).
@@ -224,6 +234,7 @@ export class CommitQueue {
       appendLog('jobs', batch.appends.jobs);
       appendLog('plans', batch.appends.plans);
       appendLog('workflow', batch.workflow.map((t) => Buffer.from(JSON.stringify(t), 'utf8')));
+      appendLog('events', events.map(encodeEvent));
       throwFirstRejection(await Promise.allSettled(writes));
       crashPoint('commit:after-log');
       crashPoint('commit:before-state');
@@ -231,6 +242,7 @@ export class CommitQueue {
       await this.writePoint(next);
       crashPoint('commit:after-state');
     } catch (err) {
+      if (atUs) endEventTime(atUs);
       // After a failed commit-point write nothing it may name is removed (writePoint stopped writes).
       if (pointWritten) throw err;
       for (const { log, from } of appended) await log.truncate(from).catch(() => {});
@@ -241,9 +253,16 @@ export class CommitQueue {
       }
       throw err;
     }
-    // The commit is durable: make it visible, then run the transactions' publish hooks.
-    published.publish(next, batch, adopted);
-    for (const hook of batch.hooks) hook();
+    // The commit is durable: make it visible, run the transactions' publish hooks, then tell
+    // event listeners (what an event describes is readable before anyone hears of it).
+    const eventsFrom = state.logs.events;
+    try {
+      published.publish(next, batch, adopted);
+      for (const hook of batch.hooks) hook();
+      if (events.length) published.publishEvents(events, eventsFrom);
+    } finally {
+      if (atUs) endEventTime(atUs);
+    }
   }
 }
 

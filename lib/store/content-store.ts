@@ -17,8 +17,9 @@ import type { TreeEntry } from '../domain/content.js';
 import type { CommitPointFile, CommitState } from './commit-point.js';
 import { CommitQueue } from './commit-queue.js';
 import type { LineRecord } from './content-files.js';
+import type { EventIndex, EventRecord } from './event-log.js';
 import type { LogRecord } from './framed-log.js';
-import type { AuthorityLayout, IndexName } from './layout.js';
+import type { AuthorityLayout, IndexName, LogName } from './layout.js';
 import { StoreMaintenance } from './maintenance.js';
 import { PackUploads, STAGED_PACK_TTL_S, type PackInfo } from './pack-uploads.js';
 import type { PackHeader, PackKind } from './pack.js';
@@ -110,7 +111,11 @@ export class ContentStore {
   line(name: string): LineRecord | undefined { return this.published.line(name); }
   entity<T>(type: string, id: string): T | undefined { return this.published.entity<T>(type, id); }
   entitiesOf<T>(type: string): Generator<[string, T]> { return this.published.entitiesOf<T>(type); }
-  logRecords(name: OpaqueLog | 'snapshots' | 'workflow'): Generator<LogRecord> { return this.published.logRecords(name); }
+  logRecords(name: LogName): Generator<LogRecord> { return this.published.logRecords(name); }
+  /** events.log by sequence (storage-layout.md §18). */
+  get events(): EventIndex { return this.published.events; }
+  /** Call `fn` with each published commit's events, after what they describe is readable. */
+  onEvents(fn: (events: readonly EventRecord[]) => void): () => void { return this.published.onEvents(fn); }
   isCommittedPack(kind: PackKind, id: string): boolean { return this.published.isCommittedPack(kind, id); }
   committedPackIds(kind: PackKind): string[] { return this.published.committedPackIds(kind); }
   isStagedPack(kind: PackKind, id: string): Promise<boolean> { return this.published.isStagedPack(kind, id); }
@@ -134,6 +139,8 @@ export class ContentStore {
   mergeSegments(name: IndexName): Promise<void> { return this.maintenance.mergeSegments(name); }
   settle(): Promise<void> { return this.maintenance.settle(); }
   compactLog(name: OpaqueLog | 'workflow', bodies: Buffer[]): Promise<void> { return this.maintenance.compactLog(name, bodies); }
+  /** Drop all but the newest `keep` events from events.log (retention). Returns how many were dropped. */
+  trimEvents(keep: number): Promise<number> { return this.maintenance.trimEvents(keep); }
   maybeCompactWorkflow(): Promise<string | null> { return this.maintenance.maybeCompactWorkflow(); }
   rebuildLocators(): Promise<{ blobs: number; trees: number; skipped: string[] }> { return this.maintenance.rebuildLocators(); }
 }

@@ -54,11 +54,10 @@ export interface LogRecord {
  * record that does not pass its checks, or framing that does not end exactly at `end`, is
  * corruption naming the file and the offset.
  */
-export function* scanRecords(fd: number, end: number, name: string): Generator<LogRecord> {
-  const chunkSize = 4 * 1024 * 1024;
+export function* scanRecords(fd: number, end: number, name: string, start = LOG_HEADER_SIZE, chunkSize = 4 * 1024 * 1024): Generator<LogRecord> {
   let buf = Buffer.alloc(0);
-  let bufStart = LOG_HEADER_SIZE; // file offset of buf[0]
-  let at = LOG_HEADER_SIZE;
+  let bufStart = start; // file offset of buf[0]
+  let at = start;
   const ensure = (need: number): void => {
     // Make buf cover [at, at + need).
     if (at - bufStart + need <= buf.length) return;
@@ -219,6 +218,12 @@ export class LogFile {
   records(): Generator<LogRecord> {
     if (this.length === 0) return (function* () {})();
     return scanRecords(this.fd, this.length, this.name);
+  }
+
+  /** Committed records from the one whose frame starts at `offset` (a record boundary). */
+  recordsFrom(offset: number, chunkSize?: number): Generator<LogRecord> {
+    if (this.length === 0) return (function* () {})();
+    return scanRecords(this.fd, this.length, this.name, Math.max(offset, LOG_HEADER_SIZE), chunkSize);
   }
 
   /** Read `length` bytes at `offset` (inside the committed range). */

@@ -13,6 +13,7 @@ import { decodeAuthorityFile } from './authority-file.js';
 import { ContentStore, type ObjectKind } from './content-store.js';
 import { isTempName } from './durable.js';
 import { decodeJobBody, replayJobRecords } from './job-log.js';
+import { decodeEvent } from './event-log.js';
 import { AuthorityLayout, INDEX_SEGMENT_NAME, LINES_FILE_NAME, LOG_FILE_NAME, LOG_NAMES, type LogName } from './layout.js';
 import { PACK_KIND_OBJECT, PACK_KIND_TREE, PackVerifier, type PackEntry, type PackKind } from './pack.js';
 import { checkDecisionChain } from './workflow-check.js';
@@ -158,7 +159,30 @@ function checkLogs(store: ContentStore, repositoryIndex: number): string[] {
       if (!txn || typeof txn.at_s !== 'number' || !Array.isArray(txn.upserts)) throw new Error('not a transaction record');
       for (const u of txn.upserts) if (typeof u?.type !== 'string' || typeof u?.id !== 'string') throw new Error('an upsert without type and id');
     },
+    events: (body) => { decodeEvent(body, 'event'); },
   };
+  // events.log: gap-free sequence numbers ending at the commit point's event_count, times never decreasing.
+  try {
+    const state = store.commitState;
+    let expected = 0;
+    let lastAt = 0;
+    for (const rec of store.logRecords('events')) {
+      let e;
+      try {
+        e = decodeEvent(rec.body, 'event');
+      } catch {
+        continue; // reported by the decoder pass below
+      }
+      if (expected && e.seq !== expected) problems.push(`events.log: record at byte ${rec.offset} has seq ${e.seq}, expected ${expected}`);
+      if (e.at_us < lastAt) problems.push(`events.log: record at byte ${rec.offset} is older than the record before it`);
+      expected = e.seq + 1;
+      lastAt = e.at_us;
+    }
+    if (expected && expected - 1 !== state.event_count) problems.push(`events.log ends at seq ${expected - 1}, commit.bin counts ${state.event_count} events`);
+    if (!expected && state.logs.events > 12 ) problems.push('events.log holds bytes but no events');
+  } catch (err) {
+    problems.push((err as Error).message);
+  }
   // jobs.log as the job queue replays it (repository index, dense job indexes).
   try {
     replayJobRecords(store.logRecords('jobs'), repositoryIndex);

@@ -15,6 +15,7 @@ export const MAGIC = {
   jobsLog: 'CAIRNJOB',
   plansLog: 'CAIRNPLN',
   workflowLog: 'CAIRNWFL',
+  eventsLog: 'CAIRNEVT',
   /** Inside a pack's skippable header frame (storage-layout.md §7). */
   pack: 'CAIRNPAK',
 } as const;
@@ -34,13 +35,14 @@ export class Layout {
 }
 
 /** The logs an authority's commit point covers (storage-layout.md §9). */
-export type LogName = 'snapshots' | 'jobs' | 'plans' | 'workflow';
-export const LOG_NAMES: readonly LogName[] = ['snapshots', 'jobs', 'plans', 'workflow'];
+export type LogName = 'snapshots' | 'jobs' | 'plans' | 'workflow' | 'events';
+export const LOG_NAMES: readonly LogName[] = ['snapshots', 'jobs', 'plans', 'workflow', 'events'];
 export const LOG_MAGIC: Record<LogName, string> = {
   snapshots: MAGIC.snapshotsLog,
   jobs: MAGIC.jobsLog,
   plans: MAGIC.plansLog,
   workflow: MAGIC.workflowLog,
+  events: MAGIC.eventsLog,
 };
 
 /** Kinds of sorted index (storage-layout.md §8); each is a list of segment files. */
@@ -71,4 +73,4 @@ export class AuthorityLayout {
 
 export const INDEX_SEGMENT_NAME = /^(blobs|trees|snapshots)\.(\d+)\.idx$/;
 export const LINES_FILE_NAME = /^lines\.(\d+)\.bin$/;
-export const LOG_FILE_NAME = /^(snapshots|jobs|plans|workflow)(?:\.(\d+))?\.log$/;
+export const LOG_FILE_NAME = /^(snapshots|jobs|plans|workflow|events)(?:\.(\d+))?\.log$/;

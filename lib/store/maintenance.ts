@@ -5,6 +5,7 @@
 // or a compaction rule changes, never when the commit pipeline or the read paths do.
 import { promises as fsp } from 'node:fs';
 import type { CommitQueue } from './commit-queue.js';
+import { decodeEvent } from './event-log.js';
 import { crashPoint } from './crash-point.js';
 import { removeDurable, writeFileDurable } from './durable.js';
 import { LogFile } from './framed-log.js';
@@ -135,9 +136,14 @@ export class StoreMaintenance {
    * one per transition). The new file is `<name>.<G>.log`, written and synced before the commit
    * point names it, so a crash leaves the old file current; the old file is removed after.
    */
-  compactLog(name: OpaqueLog | 'workflow', bodies: Buffer[]): Promise<void> {
+  compactLog(name: OpaqueLog | 'workflow' | 'events', bodies: Buffer[] | (() => Buffer[] | null)): Promise<void> {
     return this.commits.barrier(async () => {
       this.commits.assertWritable();
+      if (typeof bodies === 'function') {
+        const chosen = bodies();
+        if (!chosen) return;
+        bodies = chosen;
+      }
       const next = this.commits.nextState();
       const file = this.published.layout.logFile(name, next.generation);
       const bytes = this.published.log(name).frame(bodies, 0);
@@ -154,9 +160,31 @@ export class StoreMaintenance {
       }
       const old = this.published.replaceLog(name, fresh);
       this.published.install(next);
+      if (name === 'events') this.published.events.reset(next.event_count);
       old.close();
       await removeDurable(old.file);
     });
+  }
+
+  /**
+   * Retention of events.log: keep the newest `keep` events, drop the older ones (their sequence
+   * numbers are never reused; a read from before the oldest kept one is answered as a gap).
+   */
+  async trimEvents(keep: number): Promise<number> {
+    let dropped = 0;
+    await this.compactLog('events', () => {
+      const index = this.published.events;
+      const kept = index.lastSeq - index.oldestSeq + 1;
+      if (kept <= keep) return null;
+      dropped = kept - keep;
+      const bodies: Buffer[] = [];
+      for (const rec of this.published.logRecords('events')) {
+        if (dropped > 0 && bodies.length === 0 && decodeEvent(rec.body, 'events.log').seq <= index.lastSeq - keep) continue;
+        bodies.push(rec.body);
+      }
+      return bodies;
+    });
+    return dropped;
   }
 
   /**

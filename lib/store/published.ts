@@ -12,11 +12,13 @@ import { crc32 } from './binary.js';
 import type { CommitState } from './commit-point.js';
 import { decodeLines, type LineRecord } from './content-files.js';
 import { exists } from './durable.js';
+import { observeEventTime } from './event-clock.js';
+import { EventIndex, type EventRecord } from './event-log.js';
 import { LogFile, type LogRecord } from './framed-log.js';
 import { INDEX_KIND_BLOB, INDEX_KIND_SNAPSHOT, INDEX_KIND_TREE, IndexReader, SegmentedIndex, type IndexKind, type SegmentEntry } from './index-file.js';
 import { INDEX_NAMES, LOG_MAGIC, LOG_NAMES, type AuthorityLayout, type IndexName, type LogName, type PackDirName } from './layout.js';
 import { decodeObjectFrame, decodePackHeader, packHeaderPayloadSize, PACK_KIND_OBJECT, PACK_KIND_TREE, type PackEntry, type PackHeader, type PackKind } from './pack.js';
-import type { Locator, ObjectKind, OpaqueLog, Staging, Upsert } from './staging.js';
+import type { Locator, ObjectKind, Staging, Upsert } from './staging.js';
 
 export interface StoredSnapshot extends SnapshotRecord {
   /** Ordinal of the record in snapshots.log: the snapshot's physical index in this authority. */
@@ -49,6 +51,9 @@ export class PublishedStore {
   private readonly committedPacks: Record<PackKind, Set<string>> = { [PACK_KIND_OBJECT]: new Set(), [PACK_KIND_TREE]: new Set() };
   /** Records in the current workflow.log (compaction decides from it). */
   workflowRecords = 0;
+  /** events.log by sequence number (set by load). */
+  events!: EventIndex;
+  private readonly eventListeners = new Set<(events: readonly EventRecord[]) => void>();
 
   constructor(readonly layout: AuthorityLayout, state: CommitState) {
     this.current = state;
@@ -63,6 +68,8 @@ export class PublishedStore {
     const L = this.layout;
     const state = this.current;
     for (const name of LOG_NAMES) this.logs[name] = LogFile.open(L.logFile(name, state.log_files[name]), LOG_MAGIC[name], state.logs[name], notes);
+    this.events = new EventIndex(() => this.logs.events, state.event_count);
+    observeEventTime(state.last_event_at_us);
     for (const name of INDEX_NAMES) {
       const segs: { segment: number; reader: IndexReader }[] = [];
       for (const segment of state.segments[name]) {
@@ -153,6 +160,24 @@ export class PublishedStore {
     if (batch.lines.size > 0) this.sortedLines = null;
     for (const t of batch.workflow) for (const u of t.upserts) if (u.type !== 'line') this.applyUpsert(u, -1);
     this.workflowRecords += batch.workflow.length;
+  }
+
+  /** A durable, published commit appended `events` to events.log at byte `from`: tell the listeners. */
+  publishEvents(events: readonly EventRecord[], from: number): void {
+    this.events.appended(events, from);
+    for (const fn of this.eventListeners) {
+      try {
+        fn(events);
+      } catch {
+        // A listener's failure is its own; the commit is already durable and published.
+      }
+    }
+  }
+
+  /** Call `fn` with each published commit's events; returns the unsubscribe function. */
+  onEvents(fn: (events: readonly EventRecord[]) => void): () => void {
+    this.eventListeners.add(fn);
+    return () => this.eventListeners.delete(fn);
   }
 
   /** Swap in a log file a compaction wrote; returns the replaced one (the caller closes and removes it). */
@@ -340,7 +365,7 @@ export class PublishedStore {
   }
 
   /** Every committed record of an opaque log (jobs, plans), for its owner's replay at open. */
-  logRecords(name: OpaqueLog | 'snapshots' | 'workflow'): Generator<LogRecord> {
+  logRecords(name: LogName): Generator<LogRecord> {
     return this.logs[name].records();
   }
 

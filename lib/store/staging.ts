@@ -30,6 +30,12 @@ export interface Upsert {
   body: unknown;
 }
 
+/** An event a transaction emits (storage-layout.md §18); the commit gives it its sequence and time. */
+export interface PendingEvent {
+  type: string;
+  data: Record<string, string | number | boolean | null>;
+}
+
 /** Logs whose records the store does not interpret (their owners replay them at open). */
 export type OpaqueLog = 'jobs' | 'plans';
 
@@ -47,13 +53,15 @@ export class Staging {
   readonly workflow: { at_s: number; upserts: Upsert[] }[] = [];
   /** A transaction's own upserts, written as one record when it joins its batch. */
   readonly upserts: Upsert[] = [];
+  /** Events, in the order their transactions emitted them. */
+  readonly events: PendingEvent[] = [];
   /** Module state staged by transactions (job records, plan records, ...), by namespace. */
   readonly overlay = new Map<string, Map<string, unknown>>();
   readonly hooks: (() => void)[] = [];
 
   get empty(): boolean {
     return this.adopt.size === 0 && this.newPacks.size === 0 && this.blobs.size === 0 && this.trees.size === 0 && this.snapshots.size === 0 && this.lines.size === 0
-      && this.appends.jobs.length === 0 && this.appends.plans.length === 0 && this.workflow.length === 0 && this.upserts.length === 0;
+      && this.appends.jobs.length === 0 && this.appends.plans.length === 0 && this.workflow.length === 0 && this.upserts.length === 0 && this.events.length === 0;
   }
 
   staged<T>(ns: string, key: string): T | undefined {
@@ -76,6 +84,7 @@ export class Staging {
     for (const [k, v] of tx.lines) this.lines.set(k, v);
     this.appends.jobs.push(...tx.appends.jobs);
     this.appends.plans.push(...tx.appends.plans);
+    this.events.push(...tx.events);
     if (tx.upserts.length) this.workflow.push({ at_s: atS, upserts: [...tx.upserts] });
     for (const [ns, m] of tx.overlay) for (const [k, v] of m) this.stage(ns, k, v);
     this.hooks.push(...tx.hooks);

@@ -6,7 +6,7 @@ import { decodeSnapshot } from '../domain/content.js';
 import type { LineRecord } from './content-files.js';
 import { decodeObjectFrame, type PackEntry, type PackKind } from './pack.js';
 import { packKindOf, sortByName, type PublishedStore } from './published.js';
-import type { Locator, ObjectKind, OpaqueLog, Staging, StagedSnapshot } from './staging.js';
+import type { Locator, ObjectKind, OpaqueLog, PendingEvent, Staging, StagedSnapshot } from './staging.js';
 
 /**
  * A transaction's view and its staging area. Reads see the published state, then what earlier
@@ -115,6 +115,24 @@ export class Txn {
   upsert(type: string, id: string, body: unknown): void {
     if (type === 'line') throw new Error('lines are set with setLine');
     this.own.upserts.push({ type, id, body });
+  }
+
+  /**
+   * Record that something happened, in this transaction's commit (storage-layout.md §18): the
+   * event becomes visible exactly when the records it describes do. `data` holds the ids a
+   * consumer needs to read the current projection, not copies of records.
+   */
+  emit(type: string, data: PendingEvent['data']): void {
+    this.own.events.push({ type, data });
+  }
+
+  emitAll(events: readonly PendingEvent[]): void {
+    for (const e of events) this.own.events.push(e);
+  }
+
+  /** Events this transaction has emitted so far (tests and sanity checks). */
+  get emitted(): readonly PendingEvent[] {
+    return this.own.events;
   }
 
   append(log: OpaqueLog, body: Buffer): void {

@@ -47,6 +47,7 @@ import {
 import { diffTrees, type TreeDiff } from '../../domain/workflow/tree-diff.js';
 import type { ContentStore, Txn } from '../../store/content-store.js';
 import type { JobQueue } from '../jobs.js';
+import { changeEvents, patchsetEvents, taskEvents } from '../../domain/events.js';
 import type { PlanBook } from '../plans.js';
 import { ReviewBook } from './reviews.js';
 
@@ -172,17 +173,20 @@ export class WorkflowBook {
   }
 
   upsertTask(tx: Txn, t: TaskRecord): void {
+    tx.emitAll(taskEvents(tx.entity<TaskRecord>(TASK, t.task_id), t));
     tx.upsert(TASK, t.task_id, t);
     tx.onPublish(() => this.applyTask(t));
   }
 
   /** Also used by the review book (a review request moves the change to `review`). */
   upsertChange(tx: Txn, c: ChangeRecord): void {
+    tx.emitAll(changeEvents(tx.entity<ChangeRecord>(CHANGE, c.change_id), c));
     tx.upsert(CHANGE, c.change_id, c);
     tx.onPublish(() => this.applyChange(c));
   }
 
   upsertPatchset(tx: Txn, p: PatchsetRecord): void {
+    tx.emitAll(patchsetEvents(tx.entity<PatchsetRecord>(PATCHSET, p.patchset_id), p));
     tx.upsert(PATCHSET, p.patchset_id, p);
     tx.stage(PS_KEY, contentKey(p.change_id, p.base_snapshot_id, p.revision_snapshot_id), p.patchset_id);
     tx.onPublish(() => this.applyPatchset(p));

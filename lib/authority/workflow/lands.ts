@@ -17,6 +17,7 @@ import { takePage, walkFrom, type Page, type PageRequest } from '../../domain/pa
 import type { ContentStore, Txn } from '../../store/content-store.js';
 import { buildPack, PACK_KIND_OBJECT, PACK_KIND_TREE, type PackKind } from '../../store/pack.js';
 import type { WorkflowBook } from './book.js';
+import { landEvents, lineEvents } from '../../domain/events.js';
 import type { LandGates } from './gates.js';
 import { promotionReceiptIn, settlePromotionIn } from './promotion.js';
 
@@ -375,6 +376,7 @@ export class LandDesk {
   }
 
   private stageLand(tx: Txn, land: LandRecord): void {
+    tx.emitAll(landEvents(land));
     tx.upsert(LAND, land.land_id, land);
     tx.onPublish(() => this.track(land));
   }
@@ -438,7 +440,11 @@ export class LandDesk {
         this.stagePack(tx, PACK_KIND_TREE, 'tree', plan.merge.trees);
       }
       if (plan.snapshot && !tx.hasSnapshot(plan.landed!)) tx.addSnapshot(plan.snapshot);
-      if (plan.action !== 'none') tx.setLine({ name: plan.target, status: 'active', head_snapshot_id: plan.landed!, updated_at_s: now });
+      if (plan.action !== 'none') {
+        const moved = { name: plan.target, status: 'active' as const, head_snapshot_id: plan.landed!, updated_at_s: now };
+        tx.emitAll(lineEvents(plan.target, tx.line(plan.target), moved));
+        tx.setLine(moved);
+      }
       // Other open patchsets targeting this line whose base is no longer its head.
       const stale: string[] = [];
       for (const other of this.book.listChanges({})) {

@@ -153,6 +153,7 @@ export class HistoryPromotions {
       };
       const key: PromotionKeyRecord = { idempotency_key: req.idempotency_key, payload_sha256: fingerprint, promotion_id: id };
       tx.stage(NEW_PROMOTION, id, true);
+      tx.emit('promotion.prepared', { promotion_id: id, target_line: req.target_line });
       tx.upsert(PROMOTION, id, record);
       tx.upsert(PROMOTION_KEY, req.idempotency_key, key);
       tx.onPublish(() => {

@@ -35,6 +35,7 @@ import {
 } from '../../domain/workflow/review-rules.js';
 import { CHANGE, checkChangeOpen, MAX_TEXT_CHARS, parseChangeRef, PATCHSET, requireAuthorMode, requireText, type ChangeRecord, type PatchsetRecord } from '../../domain/workflow/rules.js';
 import type { ContentStore, Txn } from '../../store/content-store.js';
+import { attestationEvents, decisionEvents, reviewEvents } from '../../domain/events.js';
 import { jobProjection, type JobQueue } from '../jobs.js';
 
 /** What this book needs of the task/change/patchset book (./book.ts), which owns it. */
@@ -202,6 +203,7 @@ export class ReviewBook {
   }
 
   private upsertReview(tx: Txn, r: ReviewRecord): void {
+    tx.emitAll(reviewEvents(tx.entity<ReviewRecord>(REVIEW, r.review_id), r));
     tx.upsert(REVIEW, r.review_id, r);
     tx.stage(`${NEW_REVIEW}:${r.change_id}`, r.review_id, r);
     tx.onPublish(() => this.applyReview(r));
@@ -323,6 +325,7 @@ export class ReviewBook {
         detail,
         created_at_s: nowSeconds(),
       };
+      tx.emitAll(attestationEvents(tx.entity<AttestationRecord>(ATTESTATION, a.attestation_id), a));
       tx.upsert(ATTESTATION, a.attestation_id, a);
       tx.stage(`${NEW_ATTESTATION}:${ps.patchset_id}`, a.attestation_id, a);
       tx.onPublish(() => this.applyAttestation(a));
@@ -390,6 +393,7 @@ export class ReviewBook {
       prev_sha256: head.sha256,
     };
     const d: PolicyDecisionRecord = { ...body, sha256: decisionDigest(body) };
+    tx.emitAll(decisionEvents(d));
     tx.upsert(POLICY_DECISION, d.decision_id, d);
     tx.stage(`${NEW_DECISION}:${ps.patchset_id}`, d.decision_id, d);
     tx.stage(CHAIN, 'head', { seq: d.chain_seq, sha256: d.sha256 });

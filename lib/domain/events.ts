@@ -1,0 +1,147 @@
+// The event catalogue (docs/api.md "Events", storage-layout.md §18): what happened, derived from
+// a record as it was before a transaction and as the transaction stages it. Pure functions, so
+// every write site derives its events by one rule and the catalogue is tested in one place.
+// Events carry ids, never copies of records: a consumer reads the current projection.
+import { ERROR_KIND_NAMES, STATE_FAILED, STATE_NAMES, STATE_QUEUED, STATE_RUNNING, STATE_SUCCEEDED, type JobRecord } from './jobs.js';
+import type { ChangeRecord, PatchsetRecord, TaskRecord } from './workflow/rules.js';
+import type { AttestationRecord, PolicyDecisionRecord, ReviewRecord } from './workflow/review-rules.js';
+
+export type EventData = Record<string, string | number | boolean | null>;
+export interface DomainEvent {
+  type: string;
+  data: EventData;
+}
+
+/** Every event type a repository's feed can carry, with the ids its `data` holds. */
+export const EVENT_TYPES: Record<string, string[]> = {
+  'line.created': ['line', 'head_snapshot_id'],
+  'line.moved': ['line', 'head_snapshot_id', 'previous_head_snapshot_id'],
+  'line.archived': ['line'],
+  'task.created': ['task_id', 'plan_id'],
+  'task.closed': ['task_id', 'status'],
+  'change.created': ['change_id', 'change_ref', 'task_id'],
+  'change.status_changed': ['change_id', 'change_ref', 'task_id', 'status', 'previous_status'],
+  'change.closed': ['change_id', 'change_ref', 'task_id', 'status'],
+  'change.landed': ['change_id', 'change_ref', 'task_id'],
+  'patchset.created': ['patchset_id', 'change_id', 'patchset_number'],
+  'patchset.selected': ['patchset_id', 'change_id'],
+  'patchset.base_stale': ['patchset_id', 'change_id', 'land_id'],
+  'review.recorded': ['review_id', 'change_id', 'patchset_id', 'reviewer', 'action'],
+  'review.requested': ['review_id', 'change_id', 'patchset_id', 'reviewer_group'],
+  'review.updated': ['review_id', 'change_id', 'patchset_id', 'reviewer', 'action'],
+  'attestation.recorded': ['attestation_id', 'patchset_id'],
+  'attestation.revoked': ['attestation_id', 'patchset_id'],
+  'policy.decided': ['decision_id', 'patchset_id', 'decision', 'trigger'],
+  'job.queued': ['worker_job_index', 'kind', 'patchset_id', 'snapshot_id'],
+  'job.claimed': ['worker_job_index', 'kind', 'attempt'],
+  'job.completed': ['worker_job_index', 'kind', 'patchset_id'],
+  'job.failed': ['worker_job_index', 'kind', 'patchset_id', 'error_kind'],
+  'job.requeued': ['worker_job_index', 'kind', 'error_kind'],
+  'job.lease_expired': ['worker_job_index', 'kind', 'requeued'],
+  'land.landed': ['land_id', 'change_id', 'change_ref', 'patchset_id', 'target_line', 'landed_snapshot_id'],
+  'land.rejected': ['land_id', 'change_id', 'change_ref', 'patchset_id', 'target_line', 'failure_kind'],
+  'land.failed': ['land_id', 'change_id', 'change_ref', 'patchset_id', 'target_line', 'failure_kind'],
+  'plan.created': ['plan_id', 'plan_revision_id'],
+  'plan.revised': ['plan_id', 'plan_revision_id'],
+  'plan.status_changed': ['plan_id', 'status', 'previous_status'],
+  'promotion.prepared': ['promotion_id', 'target_line'],
+};
+
+/** Events of the registry (the data directory's feed, storage-layout.md §18). */
+export const REGISTRY_EVENT_TYPES: Record<string, string[]> = {
+  'repository.registered': ['repository_index', 'name', 'namespace'],
+  'repository.retiring': ['repository_index'],
+  'repository.retirement_aborted': ['repository_index'],
+  'repository.purged': ['repository_index'],
+  'repository.restored': ['repository_index', 'restored_from_index'],
+};
+
+const ev = (type: string, data: EventData): DomainEvent => ({ type, data });
+
+export function lineEvents(name: string, before: { status: string; head_snapshot_id: string | null } | undefined, after: { status: string; head_snapshot_id: string | null }): DomainEvent[] {
+  if (!before) return [ev('line.created', { line: name, head_snapshot_id: after.head_snapshot_id })];
+  const out: DomainEvent[] = [];
+  if (before.head_snapshot_id !== after.head_snapshot_id) out.push(ev('line.moved', { line: name, head_snapshot_id: after.head_snapshot_id, previous_head_snapshot_id: before.head_snapshot_id }));
+  if (before.status !== after.status && after.status === 'archived') out.push(ev('line.archived', { line: name }));
+  return out;
+}
+
+export function taskEvents(before: TaskRecord | undefined, after: TaskRecord): DomainEvent[] {
+  if (!before) return [ev('task.created', { task_id: after.task_id, plan_id: after.plan_id })];
+  if (before.status !== after.status && after.status !== 'active') return [ev('task.closed', { task_id: after.task_id, status: after.status })];
+  return [];
+}
+
+const CHANGE_CLOSED = new Set(['archived', 'superseded', 'abandoned']);
+
+export function changeEvents(before: ChangeRecord | undefined, after: ChangeRecord): DomainEvent[] {
+  const ids = { change_id: after.change_id, change_ref: after.change_ref, task_id: after.task_id };
+  const out: DomainEvent[] = [];
+  if (!before) out.push(ev('change.created', ids));
+  else if (before.status !== after.status) {
+    if (after.status === 'landed') out.push(ev('change.landed', ids));
+    else if (CHANGE_CLOSED.has(after.status)) out.push(ev('change.closed', { ...ids, status: after.status }));
+    else out.push(ev('change.status_changed', { ...ids, status: after.status, previous_status: before.status }));
+  }
+  if (after.selected_patchset_id && after.selected_patchset_id !== (before?.selected_patchset_id ?? null)) {
+    out.push(ev('patchset.selected', { patchset_id: after.selected_patchset_id, change_id: after.change_id }));
+  }
+  return out;
+}
+
+export function patchsetEvents(before: PatchsetRecord | undefined, after: PatchsetRecord): DomainEvent[] {
+  const ids = { patchset_id: after.patchset_id, change_id: after.change_id };
+  if (!before) return [ev('patchset.created', { ...ids, patchset_number: after.patchset_number })];
+  if (!before.base_stale && after.base_stale) return [ev('patchset.base_stale', { ...ids, land_id: after.base_stale_land_id ?? null })];
+  return [];
+}
+
+export function reviewEvents(before: ReviewRecord | undefined, after: ReviewRecord): DomainEvent[] {
+  const ids = { review_id: after.review_id, change_id: after.change_id, patchset_id: after.patchset_id };
+  if (before) return [ev('review.updated', { ...ids, reviewer: after.reviewer, action: after.action })];
+  if (after.action === 'request') return [ev('review.requested', { ...ids, reviewer_group: after.reviewer_group })];
+  return [ev('review.recorded', { ...ids, reviewer: after.reviewer, action: after.action })];
+}
+
+export function attestationEvents(before: AttestationRecord | undefined, after: AttestationRecord): DomainEvent[] {
+  const ids = { attestation_id: after.attestation_id, patchset_id: after.patchset_id };
+  if (!before) return [ev(after.revoked ? 'attestation.revoked' : 'attestation.recorded', ids)];
+  if (!before.revoked && after.revoked) return [ev('attestation.revoked', ids)];
+  return [];
+}
+
+export function decisionEvents(d: PolicyDecisionRecord): DomainEvent[] {
+  return [ev('policy.decided', { decision_id: d.decision_id, patchset_id: d.patchset_id, decision: d.decision, trigger: d.trigger ?? 'evaluate' })];
+}
+
+export function jobEvents(before: JobRecord | undefined, after: JobRecord): DomainEvent[] {
+  const ids = { worker_job_index: after.worker_job_index, kind: after.kind };
+  const errorKind = ERROR_KIND_NAMES[after.error_kind] ?? null;
+  if (!before) {
+    if (after.state === STATE_QUEUED) return [ev('job.queued', { ...ids, patchset_id: after.detail.patchset_id, snapshot_id: after.detail.snapshot_id })];
+    return [];
+  }
+  if (before.state === after.state && before.attempt_count === after.attempt_count) return [];
+  if (after.state === STATE_RUNNING) return [ev('job.claimed', { ...ids, attempt: after.attempt_count })];
+  if (before.state === STATE_RUNNING && errorKind === 'lease_expired') {
+    return [ev('job.lease_expired', { ...ids, requeued: after.state === STATE_QUEUED })];
+  }
+  if (after.state === STATE_QUEUED) return [ev('job.requeued', { ...ids, error_kind: errorKind })];
+  if (after.state === STATE_SUCCEEDED) return [ev('job.completed', { ...ids, patchset_id: after.detail.patchset_id })];
+  if (after.state === STATE_FAILED) return [ev('job.failed', { ...ids, patchset_id: after.detail.patchset_id, error_kind: errorKind })];
+  return [ev(`job.${STATE_NAMES[after.state]}`, ids)];
+}
+
+export function landEvents(land: { land_id: string; change_id: string; change_ref: string; patchset_id: string | null; target_line: string; status: string; failure_kind: string | null; landed_snapshot_id: string | null }): DomainEvent[] {
+  const ids = { land_id: land.land_id, change_id: land.change_id, change_ref: land.change_ref, patchset_id: land.patchset_id, target_line: land.target_line };
+  if (land.status === 'landed') return [ev('land.landed', { ...ids, landed_snapshot_id: land.landed_snapshot_id })];
+  return [ev(land.status === 'rejected' ? 'land.rejected' : 'land.failed', { ...ids, failure_kind: land.failure_kind })];
+}
+
+export function planEvents(before: { status: string } | undefined, after: { plan_id: string; status: string; head_revision_id: string; revision_count: number } | undefined, revision: { plan_revision_id: string; plan_id: string } | undefined): DomainEvent[] {
+  const out: DomainEvent[] = [];
+  if (after && !before) out.push(ev('plan.created', { plan_id: after.plan_id, plan_revision_id: after.head_revision_id }));
+  else if (revision) out.push(ev('plan.revised', { plan_id: revision.plan_id, plan_revision_id: revision.plan_revision_id }));
+  if (after && before && before.status !== after.status) out.push(ev('plan.status_changed', { plan_id: after.plan_id, status: after.status, previous_status: before.status }));
+  return out;
+}

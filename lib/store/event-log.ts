@@ -1,0 +1,125 @@
+// events.log (storage-layout.md §18): the events of one authority, one framed record per event,
+// appended by the commit that holds the records they describe. Sequence numbers are gap-free
+// from the first event ever (1) and the commit point counts them (event_count), so the newest
+// sequence is known without reading the log; a compaction may drop the oldest events, after
+// which the log starts at a later sequence.
+//
+// Reads by sequence use a sparse in-memory index (the offset of every 64th event), built by one
+// scan on the first read that needs it and extended as commits append, plus the most recent
+// events kept decoded, which is what live subscribers catch up from.
+import { Corrupt } from '../domain/errors.js';
+import { FRAME_OVERHEAD, LOG_HEADER_SIZE, type LogFile } from './framed-log.js';
+
+/** An event as committed. `data` holds ids, never copies of records. */
+export interface EventRecord {
+  seq: number;
+  /** Commit time, µs since the epoch; strictly increasing across the batches of every repository. */
+  at_us: number;
+  type: string;
+  data: Record<string, string | number | boolean | null>;
+}
+
+export function encodeEvent(e: EventRecord): Buffer {
+  return Buffer.from(JSON.stringify({ seq: e.seq, at_us: e.at_us, type: e.type, data: e.data }), 'utf8');
+}
+
+export function decodeEvent(body: Buffer, where: string): EventRecord {
+  let e: EventRecord;
+  try {
+    e = JSON.parse(body.toString('utf8'));
+  } catch (err) {
+    throw new Corrupt(`${where}: not JSON (${(err as Error).message})`);
+  }
+  if (!e || typeof e !== 'object' || !Number.isSafeInteger(e.seq) || e.seq < 1 || !Number.isSafeInteger(e.at_us) || typeof e.type !== 'string' || !e.data || typeof e.data !== 'object' || Array.isArray(e.data)) {
+    throw new Corrupt(`${where}: not an event record`);
+  }
+  return e;
+}
+
+const SPARSE_EVERY = 64;
+const RECENT = 4096;
+
+export class EventIndex {
+  /** Offsets of the events whose seq is oldest + k × SPARSE_EVERY; null until first needed. */
+  private sparse: number[] | null = null;
+  private oldest = 0;
+  /** The most recent events, oldest first (appended by commits; empty after an open). */
+  private recent: EventRecord[] = [];
+
+  /** `log` returns the current events.log file (a compaction replaces it). */
+  constructor(private readonly log: () => LogFile, private newest: number) {
+    this.oldest = this.readOldest();
+  }
+
+  /** Seq of the newest committed event (0: none). */
+  get lastSeq(): number { return this.newest; }
+  /** Seq of the oldest event still kept (lastSeq + 1 when the log holds none). */
+  get oldestSeq(): number { return this.oldest; }
+
+  private readOldest(): number {
+    const log = this.log();
+    if (log.length <= LOG_HEADER_SIZE) return this.newest + 1;
+    const first = log.recordsFrom(LOG_HEADER_SIZE, 64 * 1024).next();
+    if (first.done) return this.newest + 1;
+    return decodeEvent(first.value.body, `${log.name}: record at byte ${LOG_HEADER_SIZE}`).seq;
+  }
+
+  /** The log was replaced (compaction): start over from its first record. */
+  reset(newest: number): void {
+    this.newest = newest;
+    this.sparse = null;
+    this.recent = this.recent.filter((e) => e.seq <= newest);
+    this.oldest = this.readOldest();
+    this.recent = this.recent.filter((e) => e.seq >= this.oldest);
+  }
+
+  /** A commit appended `events` starting at byte `from` of the log. */
+  appended(events: readonly EventRecord[], from: number): void {
+    let at = Math.max(from, LOG_HEADER_SIZE);
+    for (const e of events) {
+      if (this.sparse && (e.seq - this.oldest) % SPARSE_EVERY === 0) this.sparse.push(at);
+      at += encodeEvent(e).length + FRAME_OVERHEAD;
+      this.recent.push(e);
+    }
+    if (this.recent.length > RECENT * 2) this.recent = this.recent.slice(-RECENT);
+    if (events.length) this.newest = events[events.length - 1].seq;
+  }
+
+  /**
+   * Up to `limit` events with seq > `after`, oldest first. The caller checks `after` against
+   * oldestSeq first (a gap is answered 410, never skipped).
+   */
+  read(after: number, limit: number): EventRecord[] {
+    const from = Math.max(after + 1, this.oldest);
+    if (from > this.newest || limit <= 0) return [];
+    if (this.recent.length && this.recent[0].seq <= from) {
+      const i = from - this.recent[0].seq;
+      return this.recent.slice(i, i + limit);
+    }
+    const sparse = this.sparseIndex();
+    const k = Math.floor((from - this.oldest) / SPARSE_EVERY);
+    let expected = this.oldest + k * SPARSE_EVERY;
+    const out: EventRecord[] = [];
+    const log = this.log();
+    for (const rec of log.recordsFrom(sparse[k], 256 * 1024)) {
+      const e = decodeEvent(rec.body, `${log.name}: record at byte ${rec.offset}`);
+      if (e.seq !== expected) throw new Corrupt(`${log.name}: record at byte ${rec.offset} has seq ${e.seq}, expected ${expected}`);
+      expected++;
+      if (e.seq >= from) out.push(e);
+      if (out.length >= limit || e.seq >= this.newest) break;
+    }
+    return out;
+  }
+
+  private sparseIndex(): number[] {
+    if (this.sparse) return this.sparse;
+    const sparse: number[] = [];
+    let k = 0;
+    for (const rec of this.log().records()) {
+      if (k % SPARSE_EVERY === 0) sparse.push(rec.offset);
+      k++;
+    }
+    this.sparse = sparse;
+    return sparse;
+  }
+}
