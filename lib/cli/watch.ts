@@ -130,7 +130,7 @@ export async function watchCommand(argv: string[]): Promise<number> {
       onStatus: (s) => {
         if (s.state === 'live') {
           if (down) note('connected again; resuming after the last event printed');
-          else if (!json) note(`watching ${what}${types ? ` (${types.join(', ')})` : ''}; Ctrl-C to stop`);
+          else note(`watching ${what}${types ? ` (${types.join(', ')})` : ''}; Ctrl-C to stop`);
           down = false;
         } else {
           down = true;
