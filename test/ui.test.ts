@@ -10,7 +10,8 @@ import path from 'node:path';
 import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
 import { ROUTES } from '../lib/http/routes.js';
 import { UI_CSP } from '../lib/http/ui/routes.js';
-import { api, spawnServer, startTestServer, tempDir, type RequestOptions, type TestServer } from './helpers.js';
+import { readFile } from 'node:fs/promises';
+import { PROJECT_ROOT, api, spawnServer, startTestServer, tempDir, type RequestOptions, type TestServer } from './helpers.js';
 import { Seeder, seedDemo, type Demo, type Files } from './ui-seed.js';
 
 const CHROMIUM = [process.env.CAIRN_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
@@ -124,6 +125,13 @@ describe('reviewer UI: what the server answers', function () {
       await off.exited;
     }
   });
+
+  it('the browser keeps every event type of the repository feed (live.js against lib/domain/events.ts)', async () => {
+    const { EVENT_TYPES } = await import('../lib/domain/events.js');
+    const text = await readFile(path.join(PROJECT_ROOT, 'lib/http/ui/static/live.js'), 'utf8');
+    const list = /export const EVENT_TYPE_NAMES = \[([^\]]*)\]/.exec(text)![1];
+    expect([...list.matchAll(/'([a-z_.]+)'/g)].map((m) => m[1])).to.deep.equal(Object.keys(EVENT_TYPES));
+  });
 });
 
 // ---------------------------------------------------------------- in a browser
@@ -192,6 +200,7 @@ describe('reviewer UI in Chromium', function () {
       const res = await w.page.goto(`${s.url}/ui/repos/${demo.s.repo}`);
       expect(res!.headers()['content-security-policy']).to.equal(UI_CSP);
       await w.page.getByRole('heading', { name: 'Needs review' }).waitFor();
+      await w.page.locator('.topbar .live').waitFor(); // the page follows the repository's event feed
       const text = await w.page.locator('main').innerText();
       expect(text).to.include('backend').and.include('payments').and.include('Rate-limit checkouts per customer');
       expect(text).to.include('Document the checkout flow'); // recently landed
@@ -250,6 +259,7 @@ describe('reviewer UI in Chromium', function () {
       const w = await open({ colorScheme: scheme });
       await w.page.goto(changeUrl());
       await w.page.locator('.diff tr.add .hljs-keyword').first().waitFor();
+      await w.page.locator('.topbar .live').waitFor();
       await shot(w.page, `change-${scheme}`);
       await w.page.evaluate(() => document.getElementById('files')!.scrollIntoView());
       await w.page.waitForTimeout(200);
@@ -260,6 +270,34 @@ describe('reviewer UI in Chromium', function () {
       await shot(w.page, `change-split-${scheme}`);
       expect(w.errors).to.deep.equal([]);
     }
+  });
+
+  it('live updates: a review recorded through the API appears on the open change page without a reload', async () => {
+    const w = await open();
+    await w.page.goto(changeUrl());
+    await w.page.getByRole('heading', { name: 'Reviews and comments' }).waitFor();
+    await w.page.locator('.topbar .live', { hasText: 'live' }).waitFor();
+    // a mark on the document: a reload would lose it
+    await w.page.evaluate(() => { (window as unknown as { sameDocument: boolean }).sameDocument = true; });
+    const before = await w.page.locator('#reviews .timeline > li').count();
+    await demo.s.review(demo.main.change, demo.main.ps2, 'carol', 'comment', 'Seen live: the hourly job calls sweep().');
+    await w.page.locator('#reviews .comment', { hasText: 'Seen live: the hourly job calls sweep().' }).waitFor();
+    expect(await w.page.locator('#reviews .timeline > li').count()).to.equal(before + 1);
+    expect(await w.page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).to.equal(true);
+    await w.page.evaluate(() => document.getElementById('reviews')!.scrollIntoView());
+    await shot(w.page, 'change-live-review');
+    expect(w.errors).to.deep.equal([]);
+
+    // the CI queue: a job queued through the API appears as a new row
+    const jobsRepo = await Seeder.register(s.url, 'live-jobs');
+    await jobsRepo.snap({ 'ci/run.sh': 'echo ok\n' }, { moveLine: true });
+    const q = await open();
+    await q.page.goto(`${s.url}/ui/repos/${jobsRepo.repo}/jobs`);
+    await q.page.getByText('No CI job yet.').waitFor();
+    await q.page.locator('.topbar .live').waitFor();
+    await jobsRepo.post(':runCi', {});
+    await q.page.locator('.jobs tbody tr', { hasText: 'queued' }).waitFor();
+    expect(q.errors).to.deep.equal([]);
   });
 
   it('approving from the page is recorded under the name asked once, and flips the policy after evaluation', async () => {
