@@ -47,7 +47,7 @@ describe('OpenAPI document', () => {
 
   it(`marks the extension operations, and only them, with ${EXTENSION_MARK}`, () => {
     const marked = operations.filter((o) => o.op[EXTENSION_MARK] === true).map((o) => `${o.method} ${o.path}`);
-    expect(marked).to.deep.equal(['GET /v1/openapi.json', 'GET /docs/api', 'GET /docs/api/assets/{asset}', ...['read/patchsets/{patchset_id}/diff', 'read/changes/{change_ref}/diff', 'read/changes/{change_ref}/readiness', 'read/changes/{change_ref}/lands'].map((p) => `GET /v1/native/repository-authorities/{repository_index}/${p}`)]);
+    expect(marked).to.deep.equal(['GET /v1/openapi.json', 'GET /docs/api', 'GET /docs/api/assets/{asset}', ...['read/patchsets/{patchset_id}/diff', 'read/changes/{change_ref}/diff', 'read/changes/{change_ref}/readiness', 'read/changes/{change_ref}/lands', 'events'].map((p) => `GET /v1/native/repository-authorities/{repository_index}/${p}`), 'GET /v1/native/events']);
   });
 
   it('describes bodies: JSON routes with their request schema, raw routes with their media type, body-less routes none', () => {

@@ -19,11 +19,14 @@ import { Mutex } from 'async-mutex';
 import type { Log } from './logger.js';
 import type { AuthorityHost } from './host.js';
 import { Registry, type RegistrationResult } from './registry.js';
+import { EventFeeds, type EventFeedOptions, type FeedHost } from './event-feed.js';
 
 export interface ServiceOptions {
   dataDir: string;
   log: Log;
   jobPolicy?: JobPolicy;
+  /** The event feeds' limits, heartbeat and retention (./event-feed.ts). */
+  events?: EventFeedOptions;
 }
 
 /** A repository that failed its checks at open stays registered but unusable until repaired. */
@@ -31,18 +34,24 @@ interface Unavailable {
   reason: string;
 }
 
-export class CairnService implements AuthorityHost {
+export class CairnService implements AuthorityHost, FeedHost {
   private readonly authorities = new Map<number, Authority | Unavailable>();
   private readonly lifecycleMutexes = new Map<number, Mutex>();
+  private readonly authorityListeners = new Set<() => void>();
   private retirementOps: Retirement | null = null;
   private restoreSessions: RestoreSessions | null = null;
+  /** The event feeds of every repository (docs/api.md "Events"). */
+  readonly feeds: EventFeeds;
 
   private constructor(
     readonly layout: Layout,
     readonly registry: Registry,
     readonly log: Log,
     readonly jobPolicy: JobPolicy,
-  ) {}
+    events: EventFeedOptions = {},
+  ) {
+    this.feeds = new EventFeeds(this, events);
+  }
 
   static async open(options: ServiceOptions): Promise<CairnService> {
     const layout = new Layout(options.dataDir);
@@ -51,12 +60,13 @@ export class CairnService implements AuthorityHost {
       if (!file.startsWith(layout.repositoriesDir)) options.log.warn({ file }, 'recovery removed an unfinished temp file');
     }
     const registry = await Registry.open(layout);
-    const service = new CairnService(layout, registry, options.log, options.jobPolicy ?? DEFAULT_JOB_POLICY);
+    const service = new CairnService(layout, registry, options.log, options.jobPolicy ?? DEFAULT_JOB_POLICY, options.events);
     await service.removeUnregisteredDirectories();
     for (const record of registry.all()) {
       if (record.lifecycle_kind === LIFECYCLE_PURGED) continue;
       await service.openAuthority(record.repository_index);
     }
+    await service.feeds.applyRetention();
     service.restoreSessions = await RestoreSessions.open(service);
     return service;
   }
@@ -85,6 +95,23 @@ export class CairnService implements AuthorityHost {
     const entry = this.authorities.get(index);
     if (entry instanceof Authority) entry.close();
     this.authorities.delete(index);
+    this.authoritiesChanged();
+  }
+
+  /** Call `fn` after an authority is opened (registration, restore) or closed (purge); returns the unsubscribe function. */
+  onAuthoritiesChanged(fn: () => void): () => void {
+    this.authorityListeners.add(fn);
+    return () => this.authorityListeners.delete(fn);
+  }
+
+  private authoritiesChanged(): void {
+    for (const fn of [...this.authorityListeners]) {
+      try {
+        fn();
+      } catch (err) {
+        this.log.error({ problem: (err as Error).message }, 'an authority listener failed');
+      }
+    }
   }
 
   /** Open a repository that restore has just moved into place. */
@@ -96,6 +123,7 @@ export class CairnService implements AuthorityHost {
     try {
       const compactJobs = this.registry.get(index)?.lifecycle_kind === 1; // a retiring authority's files stay as exported
       this.authorities.set(index, await Authority.open(this.layout.repositoryDir(index), index, this.log, this.jobPolicy, compactJobs));
+      this.authoritiesChanged();
     } catch (err) {
       const reason = (err as Error).message;
       this.log.error({ repository_index: index, problem: reason }, 'repository failed its checks at open; it answers 500 until repaired (see cairn fsck)');
@@ -163,6 +191,7 @@ export class CairnService implements AuthorityHost {
     const leaseTick = Math.max(250, Math.min(1000, (this.jobPolicy.leaseSeconds * 1000) / 4));
     this.leaseTimer = setInterval(() => void this.expireLeases(), leaseTick);
     this.leaseTimer.unref();
+    this.feeds.startRetention();
   }
 
   async expireLeases(): Promise<void> {
@@ -218,6 +247,7 @@ export class CairnService implements AuthorityHost {
   }
 
   close(): void {
+    this.feeds.close();
     if (this.maintenance) clearInterval(this.maintenance);
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     for (const entry of this.authorities.values()) if (entry instanceof Authority) entry.close();

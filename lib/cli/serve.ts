@@ -12,6 +12,7 @@ import { buildAssetTable } from '../http/ui/assets.js';
 import { HEADER_NAME, type UiOptions } from '../http/ui/routes.js';
 import { lockDataDir } from '../store/datadir-lock.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
+import { DEFAULT_EVENT_FEED_OPTIONS, type EventFeedOptions } from '../authority/event-feed.js';
 import { CliUsageError, parseBind, parseCommandArgs } from './args.js';
 import { LogLineBatch, sinkOnFd } from './log-batch.js';
 import { jsonRequestLog } from './request-log.js';
@@ -22,6 +23,7 @@ import { loadUiSources } from './ui-files.js';
 export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [--log-level LEVEL] [--log-format pretty|json]
                    [--lease-seconds N] [--max-attempts N] [--ci-timeout-seconds N]
                    [--no-ui] [--ui-identity-header NAME]
+                   [--event-retention N] [--event-subscribers N] [--event-heartbeat-ms N]
                    [--activation-delay-ms N] [--lock-stale-ms N] [-h|--help]
 
 Serve the cairn HTTP interface, and the reviewer web UI at /ui/ (docs/ui.md).
@@ -47,6 +49,15 @@ Options:
                      take the reviewer's name from request header NAME (set by a trusted
                      ingress that authenticates people and strips the header from clients)
                      instead of asking the reviewer and keeping it in the browser
+  --event-retention N
+                     keep the newest N events of each repository (trimmed at start and
+                     every 10 minutes); a reader asking for older ones gets 410. Default:
+                     keep every event
+  --event-subscribers N
+                     live event-feed subscribers at once, server-wide; more get 503 with
+                     Retry-After (default 1000)
+  --event-heartbeat-ms N
+                     an idle event stream gets a keepalive comment this often (default 15000)
   -h, --help         show this help
 
 Test-only options:
@@ -66,6 +77,8 @@ export interface ServerOptions {
   lockStaleMs?: number;
   /** The reviewer UI: on by default; false turns it off; `identityHeader` as --ui-identity-header. */
   ui?: false | { identityHeader?: string | null };
+  /** Event feeds: retention, subscriber cap, heartbeat (--event-*). */
+  events?: EventFeedOptions;
 }
 
 export interface RunningServer {
@@ -103,6 +116,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (stopping) return done.then(() => undefined);
     stopping = true;
     log.info({}, 'stopping: draining in-flight requests');
+    // Event streams never finish by themselves: end them, or the drain would wait forever.
+    opened?.feeds.close();
     await server.close();
     opened?.close();
     await lock.release();
@@ -123,7 +138,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
   let opened: CairnService | null = null;
   const ready = (async () => {
-    const service = await CairnService.open({ dataDir: options.dataDir, log, jobPolicy: options.jobPolicy });
+    const service = await CairnService.open({ dataDir: options.dataDir, log, jobPolicy: options.jobPolicy, events: options.events });
     opened = service;
     if (options.activationDelayMs) await sleep(options.activationDelayMs);
     if (!stopping) {
@@ -154,6 +169,9 @@ export async function serve(argv: string[]): Promise<number> {
     'ci-timeout-seconds': { type: 'string', default: String(DEFAULT_JOB_POLICY.timeoutSeconds) },
     'no-ui': { type: 'boolean', default: false },
     'ui-identity-header': { type: 'string' },
+    'event-retention': { type: 'string' },
+    'event-subscribers': { type: 'string', default: String(DEFAULT_EVENT_FEED_OPTIONS.maxSubscribers) },
+    'event-heartbeat-ms': { type: 'string', default: String(DEFAULT_EVENT_FEED_OPTIONS.heartbeatMs) },
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
@@ -200,7 +218,12 @@ export async function serve(argv: string[]): Promise<number> {
   const ui = values['no-ui'] ? false as const : { identityHeader: identityHeader ?? null };
   const lockStaleMs = Number(values['lock-stale-ms']);
   if (!Number.isInteger(lockStaleMs) || lockStaleMs < 2000) throw new CliUsageError('--lock-stale-ms must be an integer ≥ 2000');
-  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui });
+  const events: EventFeedOptions = {
+    retention: values['event-retention'] === undefined ? null : positive('event-retention', Number.MAX_SAFE_INTEGER),
+    maxSubscribers: positive('event-subscribers', 1_000_000),
+    heartbeatMs: positive('event-heartbeat-ms', 3_600_000),
+  };
+  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, events });
   process.once('SIGTERM', () => void running.stop());
   process.once('SIGINT', () => void running.stop());
   return running.done;

@@ -33,6 +33,7 @@ import * as promotion from './handlers/promotion.js';
 import * as lands from './handlers/lands.js';
 import * as diffs from './handlers/diffs.js';
 import * as docs from './handlers/docs.js';
+import * as events from './handlers/events.js';
 
 const AUTH = '/v1/native/repository-authorities';
 const REPO = `${AUTH}/{repository_index}`;
@@ -196,6 +197,10 @@ export const ROUTES: readonly RouteSpec[] = [
   route('read.changeDiff', 'GET', `${REPO}/read/changes/{change_ref}/diff`, { extension: true, query: diffs.DiffQuery, ok: { json: 'PatchsetDiff', raw: ['text/x-diff'] }, handler: diffs.changeDiffHandler }),
   route('read.changeReadiness', 'GET', `${REPO}/read/changes/{change_ref}/readiness`, { extension: true, ok: 'LandReadiness', handler: diffs.readinessHandler }),
   route('read.changeLands', 'GET', `${REPO}/read/changes/{change_ref}/lands`, { extension: true, paged: true, ok: 'LandList', handler: lands.changeLands }),
+
+  // Extensions: event feeds (a JSON page, or server-sent events with Accept: text/event-stream)
+  route('events.repository', 'GET', `${REPO}/events`, { extension: true, query: events.EventsQuery, ok: { json: 'EventPage', raw: ['text/event-stream'] }, refuses: [410], handler: events.repositoryEvents }),
+  route('events.global', 'GET', '/v1/native/events', { extension: true, query: events.EventsQuery, ok: { json: 'GlobalEventPage', raw: ['text/event-stream'] }, refuses: [410], handler: events.globalEvents }),
 ];
 
 /** The rows of the spec's operations (the 78), without the extension rows. */
