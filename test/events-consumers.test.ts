@@ -65,36 +65,41 @@ describe('cairn watch against a real server', function () {
     await call(s.url, 'POST', `${R(repo)}/tasks`, { title: 'T', intent: 'I' });
     const w = watch(['--repo', String(repo), '--since', '0', '--types', 'task.*,change.*']);
     await until(() => w.stdout().includes('task.created'), 'the kept task.created');
-    await call(s.url, 'POST', `${R(repo)}/changes`, { task_id: 'task-1', title: 'C', base_line: 'main' });
-    await until(() => w.stdout().includes('change.created'), 'the new change.created');
+    await call(s.url, 'POST', `${R(repo)}/tasks/task-1:close`, { status: 'abandoned' });
+    await call(s.url, 'POST', `${R(repo)}/tasks`, { title: 'T2', intent: 'I' });
+    await until(() => jsonLines(w.stdout()).length === 3, 'the new events');
     w.proc.kill('SIGINT');
     expect(await w.exited, w.stderr()).to.equal(0);
     const lines = jsonLines(w.stdout());
-    expect(lines.map((e) => e.type)).to.deep.equal(['task.created', 'change.created']);
-    expect(lines[1]).to.include({ repository_index: repo, id: String(lines[1].seq) });
-    expect(lines[1].data).to.include({ change_id: 'change-1', task_id: 'task-1' });
+    expect(lines.map((e) => e.type)).to.deep.equal(['task.created', 'task.closed', 'task.created']);
+    expect(lines[2]).to.include({ repository_index: repo, id: String(lines[2].seq) });
+    expect(lines[2].data).to.include({ task_id: 'task-2' });
     // the ids are the feed's own: what a JSON page of the same feed answers
     const page = await call(s.url, 'GET', `${R(repo)}/events?types=task.*,change.*`);
     expect(page.events.map((e: { id: string }) => e.id)).to.deep.equal(lines.map((e) => e.id));
   });
 
-  it('every repository: registry and repository events on one stream, resumable by global id', async () => {
-    const w = watch(['--types', 'repository.registered,task.created']);
+  it('every repository: the events of all of them on one stream (one registered meanwhile too), resumable by global id', async () => {
+    const a = await register(s.url, 'global-a');
+    const w = watch(['--types', 'task.created']);
     await until(() => w.stderr().includes('watching every repository'), 'the stream to open');
-    const repo = await register(s.url, 'global-one');
-    await call(s.url, 'POST', `${R(repo)}/tasks`, { title: 'T', intent: 'I' });
+    await call(s.url, 'POST', `${R(a)}/tasks`, { title: 'T', intent: 'I' });
+    const b = await register(s.url, 'global-b');
+    await call(s.url, 'POST', `${R(b)}/tasks`, { title: 'T', intent: 'I' });
     await until(() => jsonLines(w.stdout()).length >= 2, 'two events');
     w.proc.kill('SIGINT');
     expect(await w.exited).to.equal(0);
-    const [registered, task] = jsonLines(w.stdout());
-    expect(registered).to.include({ type: 'repository.registered', repository_index: repo });
-    expect(task).to.include({ type: 'task.created', repository_index: repo });
+    const [first, second] = jsonLines(w.stdout());
+    expect(first).to.include({ type: 'task.created', repository_index: a });
+    expect(second).to.include({ type: 'task.created', repository_index: b });
+    expect(first.id).to.match(new RegExp(`^\\d+-${a}-${first.seq}$`));
     // resuming after the first id gives the second, and nothing before it
-    const again = watch(['--types', 'repository.registered,task.created', '--since', registered.id]);
+    const again = watch(['--types', 'task.created', '--since', first.id]);
     await until(() => again.stdout().includes('task.created'), 'the resumed event');
+    await sleep(200);
     again.proc.kill('SIGINT');
     expect(await again.exited).to.equal(0);
-    expect(jsonLines(again.stdout()).map((e) => e.id)).to.deep.equal([task.id]);
+    expect(jsonLines(again.stdout()).map((e) => e.id)).to.deep.equal([second.id]);
   });
 
   it('--since older than the oldest kept event: exit 7 with the --since that starts at the oldest kept one', async () => {
@@ -115,6 +120,11 @@ describe('cairn watch against a real server', function () {
     ok.proc.kill('SIGINT');
     expect(await ok.exited).to.equal(0);
     expect(jsonLines(ok.stdout()).map((e) => e.seq)).to.deep.equal(page.events.map((e: { seq: number }) => e.seq));
+    // the global feed says the same with its own ids: the message names the oldest global id
+    const all = watch(['--since', '0-0-0']);
+    expect(await all.exited).to.equal(7);
+    const oldestId = (await call(s.url, 'GET', '/v1/native/events?limit=1')).oldest_id as string;
+    expect(all.stderr()).to.include(`resume with --since ${oldestId} (from the oldest kept)`);
   });
 
   it('an unknown repository exits 1 naming it', async () => {
