@@ -266,6 +266,7 @@ describe('reviewer UI in Chromium', function () {
       await shot(w.page, `change-diff-${scheme}`);
       await w.page.goto(changeUrl('?view=split#file=src%2Fcheckout%2Fhandler.ts'));
       await w.page.locator('.diff.split .hljs-keyword').first().waitFor();
+      await w.page.locator('.topbar .live').waitFor();
       await w.page.waitForTimeout(200);
       await shot(w.page, `change-split-${scheme}`);
       expect(w.errors).to.deep.equal([]);
