@@ -301,6 +301,41 @@ describe('reviewer UI in Chromium', function () {
     expect(q.errors).to.deep.equal([]);
   });
 
+  it('live updates fall back silently: a page that cannot have the feed (subscriber limit reached) works as before, without the mark', async () => {
+    const { startServer } = await import('../lib/cli/serve.js');
+    const { pino } = await import('pino');
+    const srv = await startServer({ host: '127.0.0.1', port: 0, dataDir: path.join(tempDir(), 'data'), log: pino({ level: 'silent' }), events: { maxSubscribers: 1 } });
+    await srv.ready;
+    try {
+      const sx = await Seeder.register(srv.url, 'busy');
+      const base = await sx.snap({ 'a.txt': 'a\n' }, { moveLine: true });
+      const rev = await sx.snap({ 'a.txt': 'b\n' }, { parent: base });
+      const c = await sx.change('Busy server');
+      const ps = await sx.patchset(c.change, base, rev, 'one');
+      const first = await open();
+      await first.page.goto(`${srv.url}/ui/repos/${sx.repo}/changes/${c.change}`);
+      await first.page.locator('.topbar .live').waitFor(); // the one subscriber the server allows
+      const second = await open();
+      await second.page.goto(`${srv.url}/ui/repos/${sx.repo}/changes/${c.change}`);
+      await second.page.getByRole('heading', { name: 'Reviews and comments' }).waitFor();
+      // its stream was answered 503; the page shows what it read and no mark
+      await second.page.waitForFunction(() => performance.getEntriesByType('resource').some((e) => e.name.includes('/events?types=')));
+      expect(await second.page.locator('.topbar .live').count()).to.equal(0);
+      await sx.review(c.change, ps, 'erin', 'comment', 'Only the live page shows this at once.');
+      await first.page.locator('#reviews .comment', { hasText: 'Only the live page shows this at once.' }).waitFor();
+      // a reload of the second page reads it (and the action buttons work as ever)
+      await second.page.reload();
+      await second.page.locator('#reviews .comment', { hasText: 'Only the live page shows this at once.' }).waitFor();
+      // the browser itself logs the refused stream request; the page adds no error of its own
+      expect(second.errors.length).to.be.at.least(1);
+      for (const e of second.errors) expect(e).to.match(/^Failed to load resource: the server responded with a status of 503 .*\/events\?types=/);
+      expect(first.errors).to.deep.equal([]);
+      expect(second.dialogs).to.deep.equal([]);
+    } finally {
+      await srv.stop();
+    }
+  });
+
   it('approving from the page is recorded under the name asked once, and flips the policy after evaluation', async () => {
     const w = await open();
     await w.page.goto(changeUrl());
