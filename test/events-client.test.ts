@@ -268,5 +268,7 @@ describe('cairn watch against an SSE stub', function () {
     expect(eventSummary({ repository_index: 1, data: { change_id: 'change-2', change_ref: 'task-1.change-2', task_id: 'task-1', status: 'review', previous_status: 'active' } }))
       .to.equal('task-1.change-2  status=review  (was active)');
     expect(eventSummary({ repository_index: 5, data: { repository_index: 5, name: 'web', namespace: '' } })).to.equal('name=web');
+    expect(eventSummary({ repository_index: 0, data: { review_id: 'change-1.review-3', change_id: 'change-1', patchset_id: 'change-1.ps-1', reviewer: 'bob', action: 'approve' } }))
+      .to.equal('change-1.review-3  change-1.ps-1  reviewer=bob  action=approve');
   });
 });

@@ -41,9 +41,12 @@ export function eventSummary(e: Pick<FeedEvent, 'data' | 'repository_index'>): s
   const d = e.data ?? {};
   const parts: string[] = [];
   const hasRef = typeof d.change_ref === 'string';
+  // change-1.ps-2 names its change already
+  const psNamesChange = typeof d.patchset_id === 'string' && typeof d.change_id === 'string' && d.patchset_id.startsWith(`${d.change_id}.`);
   for (const [k, v] of Object.entries(d)) {
     if (v === null || v === undefined || v === '') continue;
     if (hasRef && (k === 'change_id' || k === 'task_id')) continue; // the ref names both
+    if (psNamesChange && k === 'change_id') continue;
     if (k === 'repository_index' && v === e.repository_index) continue;
     const text = String(v);
     if (k === 'worker_job_index') parts.push(`job ${text}`);
