@@ -9,6 +9,7 @@ import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { EVENT_TYPES } from '../lib/domain/events.js';
+import { beginEventTime, endEventTime } from '../lib/store/event-clock.js';
 import { checkAnswer } from './contract.js';
 import { api, ok, PROJECT_ROOT, register, spawnServer, startTestServer, tempDir, type ChildServer, type TestServer } from './helpers.js';
 
@@ -339,6 +340,56 @@ describe('event feeds', function () {
       // A global id that names no event of its stream is refused.
       const [at, , seq] = streamed[0].id.split('-');
       expect((await api(s.url, 'GET', GLOBAL(`?since=${Number(at) + 1}-${streamed[0].repository_index}-${seq}`))).status).to.equal(400);
+    });
+
+    it('holds a global event back while a commit timed before it is still being written', async () => {
+      const live = await SseClient.open(s.url, GLOBAL());
+      await live.until((f) => f.length > 0, 'retry line');
+      // A commit of some repository that took its time and is still being written.
+      const earlier = beginEventTime();
+      let released = false;
+      try {
+        await makeLines(s.url, repo, 2, 'held');
+        const own = (await page(s.url, FEED(repo))).events.map((e: any) => e.data.line);
+        expect(own.slice(-2)).to.deep.equal(['held-0', 'held-1']);
+        // The global feed does not hand them out yet: the earlier commit may still add events
+        // that sort before them.
+        const global = await page(s.url, GLOBAL('?limit=1000'));
+        expect(global.events.map((e: any) => e.data.line)).to.not.include('held-0');
+        expect(live.events).to.deep.equal([]);
+        const resumed = await page(s.url, GLOBAL(`?since=${global.next_since}`));
+        expect(resumed.events).to.deep.equal([]);
+        endEventTime(earlier);
+        released = true;
+        expect((await live.untilEvents(2)).map((e) => e.data.line)).to.deep.equal(['held-0', 'held-1']);
+        expect((await page(s.url, GLOBAL(`?since=${global.next_since}`))).events.map((e: any) => e.data.line)).to.deep.equal(['held-0', 'held-1']);
+      } finally {
+        if (!released) endEventTime(earlier);
+        live.close();
+      }
+    });
+
+    it('follows repositories as they come and go: a new one joins the global stream, a purged one leaves it', async () => {
+      const live = await SseClient.open(s.url, GLOBAL());
+      await live.until((f) => f.length > 0, 'retry line');
+      const gone = await register(s.url, 'events-gone');
+      const own = await SseClient.open(s.url, FEED(gone));
+      await makeLines(s.url, gone, 2, 'come');
+      expect((await live.untilEvents(2)).map((e) => [e.repository_index, e.data.line])).to.deep.equal([[gone, 'come-0'], [gone, 'come-1']]);
+      expect(await own.untilEvents(2)).to.have.length(2);
+
+      await ok(api(s.url, 'POST', R(gone, '/retirement')));
+      const manifest = (await ok(api(s.url, 'GET', R(gone, '/retirement')))).manifest;
+      await ok(api(s.url, 'POST', R(gone, '/retirement/purge'), { json: manifest }));
+      // The purged repository's own stream ends; the global one goes on without it.
+      await own.untilEnded();
+      await makeLines(s.url, repo, 1, 'go');
+      expect((await live.untilEvents(3))[2]).to.deep.include({ repository_index: repo, type: 'line.created', data: { line: 'go-0', head_snapshot_id: null } });
+      live.close();
+      expect((await api(s.url, 'GET', FEED(gone))).status).to.equal(404);
+      const all = (await page(s.url, GLOBAL('?limit=1000'))).events;
+      expect(all.filter((e: any) => e.repository_index === gone)).to.deep.equal([]);
+      expect(all.at(-1).data.line).to.equal('go-0');
     });
   });
 

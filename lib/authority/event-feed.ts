@@ -334,7 +334,13 @@ export interface GlobalEventPage {
   oldest_id: string;
 }
 
-export type CloseReason = 'client' | 'overflow' | 'gone' | 'removed' | 'shutdown' | 'error';
+/**
+ * Why a subscription ended: the client went away; it did not take its events (overflow: its
+ * unsent queue passed the bound; stalled: its socket did not drain for a long time); its
+ * position fell out of retention (gone); its repository was purged (removed); the server is
+ * stopping (shutdown); a read failed (error).
+ */
+export type CloseReason = 'client' | 'overflow' | 'stalled' | 'gone' | 'removed' | 'shutdown' | 'error';
 
 // ---------------------------------------------------------------- the feeds
 
@@ -514,6 +520,7 @@ export class EventFeeds {
   released(sub: Subscription, reason: CloseReason, detail?: string): void {
     this.active.delete(sub);
     if (reason === 'overflow') this.host.log.warn({ unsent_events_limit: this.options.maxUnsentEvents, unsent_bytes_limit: this.options.maxUnsentBytes }, 'event subscriber disconnected: it did not take its events (it resumes with Last-Event-ID)');
+    else if (reason === 'stalled') this.host.log.warn({}, 'event subscriber disconnected: its connection stopped draining (it resumes with Last-Event-ID)');
     else if (reason === 'error') this.host.log.error({ problem: detail }, 'event subscription failed');
   }
 

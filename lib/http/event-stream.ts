@@ -12,6 +12,12 @@ import type { Reply } from './route-types.js';
 export const EVENT_STREAM_MEDIA = 'text/event-stream';
 /** The reconnection delay the stream asks of EventSource clients (ms). */
 export const RETRY_MS = 2000;
+/**
+ * A socket that has not drained for this long (and at least four heartbeats) belongs to a
+ * reader that stopped reading: it is disconnected even while its subscription is still
+ * catching up (which buffers nothing, but holds one of the server's subscriber places).
+ */
+export const STALL_MS = 60_000;
 
 export function eventStreamReply(sub: Subscription, heartbeatMs: number): Reply {
   return {
@@ -37,7 +43,7 @@ async function pump(res: ServerResponse, sub: Subscription, heartbeatMs: number)
       if (!items) break;
       let text = '';
       for (const item of items) text += `id: ${item.id}\nevent: ${item.type}\ndata: ${item.json}\n\n`;
-      if (!res.write(text)) await drained(res, sub);
+      if (!res.write(text)) await drained(res, sub, Math.max(STALL_MS, 4 * heartbeatMs));
     }
   } finally {
     clearInterval(heartbeat);
@@ -45,16 +51,18 @@ async function pump(res: ServerResponse, sub: Subscription, heartbeatMs: number)
     sub.close('client');
     // A reader that stopped reading (overflow, or a shutdown while its socket is full) is cut off:
     // ending would wait for it to read what is already buffered.
-    if (sub.reason === 'overflow' || res.writableNeedDrain) res.destroy();
+    if (sub.reason === 'overflow' || sub.reason === 'stalled' || res.writableNeedDrain) res.destroy();
     else res.end();
   }
 }
 
-/** Resolves when the socket drains, closes, or the subscription closes. */
-function drained(res: ServerResponse, sub: Subscription): Promise<void> {
+/** Resolves when the socket drains, closes, or the subscription closes; after `stallMs` without, closes it ('stalled'). */
+function drained(res: ServerResponse, sub: Subscription, stallMs: number): Promise<void> {
   return new Promise((resolve) => {
     let forget = () => {};
+    const timer = setTimeout(() => sub.close('stalled'), stallMs);
     const done = () => {
+      clearTimeout(timer);
       res.off('drain', done);
       res.off('close', done);
       forget();
