@@ -11,7 +11,7 @@ import { removeDurable, removeTempFiles } from '../store/durable.js';
 import { Layout } from '../store/layout.js';
 import { Authority } from './authority.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
-import { LIFECYCLE_RETIRING } from '../domain/repository.js';
+import { LIFECYCLE_ACTIVE, LIFECYCLE_RETIRING } from '../domain/repository.js';
 import type { ClaimResult } from './jobs.js';
 import { Retirement } from './retirement.js';
 import { RestoreSessions } from './restore.js';
@@ -19,6 +19,7 @@ import { Mutex } from 'async-mutex';
 import type { Log } from './logger.js';
 import type { AuthorityHost } from './host.js';
 import { Registry, type RegistrationResult } from './registry.js';
+import { WebhookDispatcher, type WebhookPolicy } from './webhook-dispatcher.js';
 
 export interface ServiceOptions {
   dataDir: string;
@@ -35,6 +36,9 @@ export class CairnService implements AuthorityHost {
   private readonly authorities = new Map<number, Authority | Unavailable>();
   private readonly lifecycleMutexes = new Map<number, Mutex>();
   private retirementOps: Retirement | null = null;
+  /** Set by startWebhooks (serving only: offline tools open the service without sending anything). */
+  private webhookPolicy: WebhookPolicy | null = null;
+  private readonly dispatchers = new Map<number, WebhookDispatcher>();
   private restoreSessions: RestoreSessions | null = null;
 
   private constructor(
@@ -82,6 +86,7 @@ export class CairnService implements AuthorityHost {
 
   /** Close a repository's files and forget it (purge). */
   closeAuthority(index: number): void {
+    this.stopDispatcher(index);
     const entry = this.authorities.get(index);
     if (entry instanceof Authority) entry.close();
     this.authorities.delete(index);
@@ -96,6 +101,7 @@ export class CairnService implements AuthorityHost {
     try {
       const compactJobs = this.registry.get(index)?.lifecycle_kind === 1; // a retiring authority's files stay as exported
       this.authorities.set(index, await Authority.open(this.layout.repositoryDir(index), index, this.log, this.jobPolicy, compactJobs));
+      this.startDispatcher(index);
     } catch (err) {
       const reason = (err as Error).message;
       this.log.error({ repository_index: index, problem: reason }, 'repository failed its checks at open; it answers 500 until repaired (see cairn fsck)');
@@ -217,9 +223,33 @@ export class CairnService implements AuthorityHost {
     }
   }
 
+  /**
+   * Start sending webhooks (docs/api.md "Webhooks"): a dispatcher for every open authority now,
+   * and for each one opened later (registration, restore).
+   */
+  startWebhooks(policy: WebhookPolicy): void {
+    this.webhookPolicy = policy;
+    for (const index of this.authorities.keys()) this.startDispatcher(index);
+  }
+
+  private startDispatcher(index: number): void {
+    const entry = this.authorities.get(index);
+    if (!this.webhookPolicy || !(entry instanceof Authority) || this.dispatchers.has(index)) return;
+    // Nothing is written for webhooks while the repository is retiring: its files stay as exported.
+    const dispatcher = new WebhookDispatcher(entry, () => this.registry.get(index)?.lifecycle_kind === LIFECYCLE_ACTIVE, this.log, this.webhookPolicy);
+    this.dispatchers.set(index, dispatcher);
+    dispatcher.start();
+  }
+
+  private stopDispatcher(index: number): void {
+    this.dispatchers.get(index)?.stop();
+    this.dispatchers.delete(index);
+  }
+
   close(): void {
     if (this.maintenance) clearInterval(this.maintenance);
     if (this.leaseTimer) clearInterval(this.leaseTimer);
+    for (const index of [...this.dispatchers.keys()]) this.stopDispatcher(index);
     for (const entry of this.authorities.values()) if (entry instanceof Authority) entry.close();
   }
 

@@ -12,6 +12,7 @@ import { buildAssetTable } from '../http/ui/assets.js';
 import { HEADER_NAME, type UiOptions } from '../http/ui/routes.js';
 import { lockDataDir } from '../store/datadir-lock.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
+import { DEFAULT_WEBHOOK_POLICY, type WebhookPolicy } from '../authority/webhook-dispatcher.js';
 import { CliUsageError, parseBind, parseCommandArgs } from './args.js';
 import { LogLineBatch, sinkOnFd } from './log-batch.js';
 import { jsonRequestLog } from './request-log.js';
@@ -21,8 +22,9 @@ import { loadUiSources } from './ui-files.js';
 
 export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [--log-level LEVEL] [--log-format pretty|json]
                    [--lease-seconds N] [--max-attempts N] [--ci-timeout-seconds N]
-                   [--no-ui] [--ui-identity-header NAME]
-                   [--activation-delay-ms N] [--lock-stale-ms N] [-h|--help]
+                   [--no-ui] [--ui-identity-header NAME] [--webhook-attempts N]
+                   [--activation-delay-ms N] [--lock-stale-ms N] [--webhook-backoff-ms N]
+                   [-h|--help]
 
 Serve the cairn HTTP interface, and the reviewer web UI at /ui/ (docs/ui.md).
 
@@ -47,11 +49,16 @@ Options:
                      take the reviewer's name from request header NAME (set by a trusted
                      ingress that authenticates people and strips the header from clients)
                      instead of asking the reviewer and keeping it in the browser
+  --webhook-attempts N
+                     attempts of a webhook delivery (one round) before it fails (default 8;
+                     waits between them: 1 s, 2 s, 4 s, ...)
   -h, --help         show this help
 
 Test-only options:
   --activation-delay-ms N  keep answering 503 "starting" for N ms after the authorities opened
   --lock-stale-ms N        data-directory lock staleness (default 10000; refreshed at half)
+  --webhook-backoff-ms N   wait after a webhook delivery's first failed attempt (default 1000;
+                           doubles after each further one)
 `;
 
 export interface ServerOptions {
@@ -66,6 +73,8 @@ export interface ServerOptions {
   lockStaleMs?: number;
   /** The reviewer UI: on by default; false turns it off; `identityHeader` as --ui-identity-header. */
   ui?: false | { identityHeader?: string | null };
+  /** Webhook delivery: attempts, backoff and timeout (lib/authority/webhook-dispatcher.ts). */
+  webhooks?: Partial<WebhookPolicy>;
 }
 
 export interface RunningServer {
@@ -128,6 +137,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (options.activationDelayMs) await sleep(options.activationDelayMs);
     if (!stopping) {
       service.startMaintenance();
+      service.startWebhooks({ ...DEFAULT_WEBHOOK_POLICY, ...options.webhooks });
       server.activate(createApp({ service, log, requestLog: options.requestLog, assets: swaggerUiAssets(), ui }).callback());
       log.info({ repositories: service.registry.all().length }, 'ready');
     }
@@ -154,6 +164,8 @@ export async function serve(argv: string[]): Promise<number> {
     'ci-timeout-seconds': { type: 'string', default: String(DEFAULT_JOB_POLICY.timeoutSeconds) },
     'no-ui': { type: 'boolean', default: false },
     'ui-identity-header': { type: 'string' },
+    'webhook-attempts': { type: 'string', default: String(DEFAULT_WEBHOOK_POLICY.maxAttempts) },
+    'webhook-backoff-ms': { type: 'string', default: String(DEFAULT_WEBHOOK_POLICY.backoffBaseMs) },
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
@@ -200,7 +212,8 @@ export async function serve(argv: string[]): Promise<number> {
   const ui = values['no-ui'] ? false as const : { identityHeader: identityHeader ?? null };
   const lockStaleMs = Number(values['lock-stale-ms']);
   if (!Number.isInteger(lockStaleMs) || lockStaleMs < 2000) throw new CliUsageError('--lock-stale-ms must be an integer ≥ 2000');
-  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui });
+  const webhooks = { maxAttempts: positive('webhook-attempts', 100), backoffBaseMs: positive('webhook-backoff-ms', 3_600_000) };
+  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks });
   process.once('SIGTERM', () => void running.stop());
   process.once('SIGINT', () => void running.stop());
   return running.done;
