@@ -283,6 +283,29 @@ describe('webhooks', function () {
     }
   });
 
+  it('records nothing while the repository is retiring; after an abort the pending delivery is sent again', async () => {
+    const rx = await receiver((n) => (n === 1 ? 'hang' : 200));
+    try {
+      const repo = await register(base, 'hooks-retiring');
+      const hook = (await call('POST', hooksOf(repo), { json: { url: rx.url, types: ['task.created'], secret: SECRET } })).json.webhook.webhook_id;
+      await createTask(repo, 'before retirement');
+      await until('the first attempt (held)', () => rx.received.length === 1);
+      expect((await call('POST', `${REPOS}/${repo}/retirement`)).status).to.equal(200);
+      expectError(await call('POST', hooksOf(repo), { json: { url: rx.url, secret: SECRET } }), 409, 'registration while retiring');
+      // The receiver answers 200 now, but the repository is retiring: the answer is not recorded
+      // (its files stay as exported), so the delivery stays pending and is sent again later.
+      rx.release(200);
+      await until('the answer left unrecorded', () => logText.includes('webhook attempt not recorded'));
+      expect((await delivery(repo, hook, `${hook}.delivery-1`))).to.include({ state: 'pending', attempt_count: 0 });
+      expect((await call('POST', `${REPOS}/${repo}/retirement/abort`)).status).to.equal(200);
+      const d = await until('delivered after the abort', async () => { const x = await delivery(repo, hook, `${hook}.delivery-1`); return x.state === 'delivered' && x; });
+      expect(d.attempt_count).to.equal(1);
+      expect(rx.received.map((r) => r.headers['x-cairn-delivery'])).to.deep.equal([`${hook}.delivery-1`, `${hook}.delivery-1`]);
+    } finally {
+      await rx.close();
+    }
+  });
+
   it('resumes pending deliveries after kill -9, in order, one in flight per webhook', async () => {
     const rx = await receiver((n) => (n === 1 ? 'hang' : 200));
     const dataDir = path.join(tempDir(), 'data');

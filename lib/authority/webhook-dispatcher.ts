@@ -242,6 +242,9 @@ export class WebhookDispatcher {
     if (this.stopped) return;
     const outcome = { ok: error === null, status_code: status, error, at_s: Math.floor(Date.now() / 1000), duration_ms: Math.round(performance.now() - started) };
     const recorded = await this.authority.webhooks.recordAttempt(d, outcome, this.policy, this.admitted);
+    if (recorded === null && !this.admitted() && !this.stopped) {
+      this.log.info({ repository_index: this.authority.index, webhook_id: hook.webhook_id, delivery_id: d.delivery_id }, 'webhook attempt not recorded: the repository is not active; the delivery stays pending');
+    }
     if (recorded?.state === 'failed') {
       this.log.warn({ repository_index: this.authority.index, webhook_id: hook.webhook_id, delivery_id: d.delivery_id, attempts: recorded.attempt_count }, 'webhook delivery failed');
     }
