@@ -65,6 +65,7 @@ export class WebhookDispatcher {
   /** Events examined per webhook (ahead of the durable cursor when no delivery matched). */
   private readonly examined = new Map<string, number>();
   private readonly controllers = new Set<AbortController>();
+  private scheduled = false;
   private free = MAX_CONCURRENT;
   private readonly waiting: (() => void)[] = [];
   private readonly admitted: () => boolean;
@@ -76,10 +77,20 @@ export class WebhookDispatcher {
 
   start(): void {
     this.authority.webhooks.onChange = (id) => this.poke(id);
-    this.unsubscribe = this.authority.store.onEvents(() => this.pokeAll());
+    this.unsubscribe = this.authority.store.onEvents(() => this.pokeSoon());
     this.tick = setInterval(() => this.pokeAll(), TICK_MS);
     this.tick.unref();
-    this.pokeAll();
+    this.pokeSoon();
+  }
+
+  /** Look at every webhook on the next turn: the commit that published the events is not held up, and a burst of commits is one look. */
+  private pokeSoon(): void {
+    if (this.scheduled || this.stopped) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.pokeAll();
+    });
   }
 
   /** Stop: no new attempt or write; attempts in flight are cut off (their deliveries stay pending). */
@@ -191,6 +202,7 @@ export class WebhookDispatcher {
         examined = through;
         this.examined.set(id, examined);
         if (examined - book.cursor(id) >= CURSOR_LAG) await book.advance(id, examined, this.admitted);
+        else await yieldTurn(); // a long catch-up leaves room for requests between reads
       }
     }
     return !this.stopped && examined < events.lastSeq && book.pendingCount(id) < MAX_PENDING;
