@@ -4,14 +4,14 @@
 import { expect } from 'chai';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { changeEvents, jobEvents, missingRegistryEvents, registryEvents } from '../lib/domain/events.js';
+import { changeEvents, EVENT_TYPES, jobEvents, missingRegistryEvents, REGISTRY_EVENT_TYPES, registryEvents } from '../lib/domain/events.js';
 import { ERROR_LEASE_EXPIRED, STATE_FAILED, STATE_QUEUED, STATE_RUNNING, STATE_SUCCEEDED, type JobRecord } from '../lib/domain/jobs.js';
 import type { ChangeRecord } from '../lib/domain/workflow/rules.js';
 import { ContentStore } from '../lib/store/content-store.js';
 import { decodeEvent, type EventRecord } from '../lib/store/event-log.js';
 import { eventLowWater } from '../lib/store/event-clock.js';
 import { RegistryEventLog } from '../lib/store/registry-events.js';
-import { api, cli, exportRepo, ok, register, restoreRepo, spawnServer, startTestServer, tempDir } from './helpers.js';
+import { api, cli, exportRepo, ok, PROJECT_ROOT, register, restoreRepo, spawnServer, startTestServer, tempDir } from './helpers.js';
 import { BASE_TREE, LANDED_TREE, R, Seeder } from './ui-seed.js';
 
 /** Every event of one repository, read from its events.log with the server stopped. */
@@ -304,5 +304,16 @@ describe('events: the catalogue (domain)', () => {
   it('an event record that is not JSON or lacks its fields is corruption', () => {
     expect(() => decodeEvent(Buffer.from('{"seq":1}'), 'x')).to.throw(/not an event record/);
     expect(() => decodeEvent(Buffer.from('nope'), 'x')).to.throw(/not JSON/);
+  });
+});
+
+describe('events: the documented catalogue', () => {
+  it('docs/events.md lists every event type with exactly its data keys', async () => {
+    const doc = await fsp.readFile(path.join(PROJECT_ROOT, 'docs/events.md'), 'utf8');
+    const rows = new Map<string, string[]>();
+    for (const m of doc.matchAll(/^\| `([a-z_]+\.[a-z_]+)` \| ([^|]*) \|/gm)) rows.set(m[1], [...m[2].matchAll(/`([a-z_]+)`/g)].map((k) => k[1]));
+    const all = { ...EVENT_TYPES, ...REGISTRY_EVENT_TYPES };
+    expect([...rows.keys()].sort()).to.deep.equal(Object.keys(all).sort());
+    for (const [type, keys] of Object.entries(all)) expect(rows.get(type), type).to.deep.equal(keys);
   });
 });
