@@ -240,6 +240,25 @@ describe('events: the registry stream', function () {
     ]);
   });
 
+  it('cairn fsck reports a damaged registry-events.log', async () => {
+    const data = path.join(tempDir(), 'data');
+    const s = await startTestServer(data);
+    try {
+      await register(s.url, 'one');
+      await register(s.url, 'two');
+    } finally {
+      await s.stop();
+    }
+    expect((await cli(['fsck', '--data', data])).code).to.equal(0);
+    const file = path.join(data, 'registry-events.log');
+    const bytes = await fsp.readFile(file);
+    bytes[30] ^= 0x20;
+    await fsp.writeFile(file, bytes);
+    const check = await cli(['fsck', '--data', data]);
+    expect(check.code).to.equal(1);
+    expect(check.stdout).to.match(/registry-events\.log/);
+  });
+
   it('a torn last record of registry-events.log is cut at open; damage before it is corruption', async () => {
     const file = path.join(tempDir(), 'registry-events.log');
     const log = RegistryEventLog.open(file, []);
