@@ -55,6 +55,7 @@ export class CairnService implements AuthorityHost {
       if (!file.startsWith(layout.repositoriesDir)) options.log.warn({ file }, 'recovery removed an unfinished temp file');
     }
     const registry = await Registry.open(layout);
+    for (const note of await registry.openEvents()) options.log.warn({ note }, 'recovery');
     const service = new CairnService(layout, registry, options.log, options.jobPolicy ?? DEFAULT_JOB_POLICY);
     await service.removeUnregisteredDirectories();
     for (const record of registry.all()) {
@@ -251,6 +252,7 @@ export class CairnService implements AuthorityHost {
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     for (const index of [...this.dispatchers.keys()]) this.stopDispatcher(index);
     for (const entry of this.authorities.values()) if (entry instanceof Authority) entry.close();
+    this.registry.closeEvents();
   }
 
   /** Repositories that list discovery shows: every record except purged ones. */
