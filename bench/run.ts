@@ -15,6 +15,7 @@
 //   BENCH_ONLY=requests  only the GET-overhead and hostile-body steps
 //   BENCH_ONLY=transfer  only push/pull against git, the one-file dedup and the resumed push
 //   BENCH_ONLY=diffs     only the patchset diff route against git diff, and a change page's API calls
+//   BENCH_ONLY=events    only the event feed: commit → subscriber latency, runner claim latency
 //   BENCH_GET_SECONDS (default 4), BENCH_GET_ROUNDS (default 3)  GET-overhead rounds
 //   BENCH_ROUNDS (default 5)   rounds of cairn push/pull and git add+commit+push/clone, run side
 //                              by side (order alternating) so a busy machine hits both alike;
@@ -33,6 +34,7 @@ import { generateTree } from './tree.js';
 import { stepGroupCommit, stepSmallCommit, storageRows } from './storage.js';
 import { landRows, stepLands } from './lands.js';
 import { diffRows, stepDiffs } from './diffs.js';
+import { eventRows, stepEvents } from './events.js';
 import { gzipSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -747,6 +749,8 @@ function report(): void {
   if (storage.length) out.push(table('Storage core: small commits on large stores, group commit', storage));
   const diffs = diffRows(bench.diffs as Fig | undefined);
   if (diffs.length) out.push(table('Review: diffs and the change page', diffs));
+  const events = eventRows(bench.events as Fig | undefined);
+  if (events.length) out.push(table('Events: the feed', events));
   if (errors.length) out.push(table('ERRORS', errors.map((e) => [e.step, e.message.replace(/\n/g, '\n      ')])));
   process.stdout.write(`${out.join('\n')}\n\n`);
   bench.errors = errors;
@@ -818,6 +822,14 @@ async function stepDiffStep(): Promise<void> {
   }
 }
 
+async function stepEventStep(): Promise<void> {
+  try {
+    bench.events = await stepEvents({ root: ROOT, cli: CLI, log });
+  } catch (err) {
+    fail('events', err);
+  }
+}
+
 async function main(): Promise<void> {
   const t0 = performance.now();
   bench.scale = SCALE;
@@ -833,6 +845,8 @@ async function main(): Promise<void> {
       await stepStorage();
     } else if (process.env.BENCH_ONLY === 'diffs') {
       await stepDiffStep();
+    } else if (process.env.BENCH_ONLY === 'events') {
+      await stepEventStep();
     } else if (process.env.BENCH_ONLY === 'transfer') {
       // Only the push/pull rounds against git, the dedup and the resume figures.
       const tree = await stepTree();
@@ -855,6 +869,7 @@ async function main(): Promise<void> {
       await stepHostile();
       await stepStorage();
       await stepDiffStep();
+      await stepEventStep();
     }
   } catch (err) {
     fail('bench', err);

@@ -182,3 +182,27 @@ export async function repoFiles(dir: string, rel = ''): Promise<Record<string, s
   }
   return out;
 }
+
+/** Retire `repo` and download its export files. */
+export async function exportRepo(url: string, repo: number): Promise<{ manifest: Record<string, any>; files: Map<string, Buffer> }> {
+  expect((await api(url, 'POST', `/v1/native/repository-authorities/${repo}/retirement`)).status).to.equal(200);
+  const manifest = (await ok(api(url, 'GET', `/v1/native/repository-authorities/${repo}/retirement`))).manifest;
+  const files = new Map<string, Buffer>();
+  for (const f of manifest.files) {
+    const res = await fetch(`${url}${`/v1/native/repository-authorities/${repo}/retirement/files/${encodeURIComponent(f.path)}`}`);
+    expect(res.status, f.path).to.equal(200);
+    files.set(f.path, Buffer.from(await res.arrayBuffer()));
+  }
+  return { manifest, files };
+}
+
+/** Restore an export (exportRepo) on the server at `url`; returns the new repository index. */
+export async function restoreRepo(url: string, manifest: Record<string, any>, files: Map<string, Buffer>): Promise<number> {
+  const start = await api(url, 'POST', '/v1/native/repository-restores', { json: { manifest, policy_flags: 0 } });
+  expect(start.status, start.text).to.equal(201);
+  for (const [p, bytes] of files) {
+    const up = await api(url, 'PUT', `/v1/native/repository-restores/${start.json.restore_token}/files/${encodeURIComponent(p)}`, { body: bytes, headers: { 'content-type': 'application/vnd.svc.remote-authority-file.v1' } });
+    expect(up.status, up.text).to.equal(200);
+  }
+  return (await ok(api(url, 'POST', `/v1/native/repository-restores/${start.json.restore_token}/commit`))).repository_index;
+}

@@ -47,7 +47,13 @@ describe('OpenAPI document', () => {
 
   it(`marks the extension operations, and only them, with ${EXTENSION_MARK}`, () => {
     const marked = operations.filter((o) => o.op[EXTENSION_MARK] === true).map((o) => `${o.method} ${o.path}`);
-    expect(marked).to.deep.equal(['GET /v1/openapi.json', 'GET /docs/api', 'GET /docs/api/assets/{asset}', ...['read/patchsets/{patchset_id}/diff', 'read/changes/{change_ref}/diff', 'read/changes/{change_ref}/readiness', 'read/changes/{change_ref}/lands', 'events'].map((p) => `GET /v1/native/repository-authorities/{repository_index}/${p}`), 'GET /v1/native/events']);
+    expect(marked).to.deep.equal([
+      'GET /v1/openapi.json', 'GET /docs/api', 'GET /docs/api/assets/{asset}',
+      ...['read/patchsets/{patchset_id}/diff', 'read/changes/{change_ref}/diff', 'read/changes/{change_ref}/readiness', 'read/changes/{change_ref}/lands'].map((p) => `GET /v1/native/repository-authorities/{repository_index}/${p}`),
+      ...['POST webhooks', 'GET webhooks', 'GET webhooks/{webhook_id}', 'DELETE webhooks/{webhook_id}', 'GET webhooks/{webhook_id}/deliveries', 'GET webhooks/{webhook_id}/deliveries/{delivery_id}', 'POST webhooks/{webhook_id}/deliveries/{delivery_id}:redeliver']
+        .map((mp) => mp.replace(' ', ' /v1/native/repository-authorities/{repository_index}/')),
+      'GET /v1/native/repository-authorities/{repository_index}/events', 'GET /v1/native/events',
+    ]);
   });
 
   it('describes bodies: JSON routes with their request schema, raw routes with their media type, body-less routes none', () => {
@@ -76,7 +82,7 @@ describe('OpenAPI document', () => {
     const paged = ROUTES.filter((r) => r.paged).map((r) => r.operation).sort();
     expect(paged).to.deep.equal([
       'changes.list', 'lines.list', 'patchsets.list', 'plans.list', 'plans.revisions.list', 'read.changeLands', 'read.reviewerInbox',
-      'read.taskQueue', 'reviews.list', 'tasks.list', 'workerJobs.list',
+      'read.taskQueue', 'reviews.list', 'tasks.list', 'webhooks.deliveries.list', 'webhooks.list', 'workerJobs.list',
     ]);
     for (const r of ROUTES.filter((x) => x.paged)) {
       const op = operations.find((o) => o.op.operationId === r.operation)!.op;

@@ -9,13 +9,12 @@ import path from 'node:path';
 import { push } from '../lib/client/transfer.js';
 import { Invalid } from '../lib/domain/errors.js';
 import { checkPromotionRequest, type PromotionInput } from '../lib/domain/workflow/promotion.js';
-import { api, cli, register, spawnServer, startTestServer, tempDir, type TestServer, expectError, ok, repoFiles } from './helpers.js';
+import { api, cli, exportRepo, register, restoreRepo, spawnServer, startTestServer, tempDir, type TestServer, expectError, ok, repoFiles } from './helpers.js';
 
 type Json = Record<string, any>;
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
 const PREPARE = (repo: number) => R(repo, '/history-promotion:prepare');
 const sha256 = (b: Uint8Array | string) => createHash('sha256').update(b).digest('hex');
-const FILE_MEDIA = 'application/vnd.svc.remote-authority-file.v1';
 
 
 
@@ -524,29 +523,6 @@ describe('history promotion: request rules at their bounds (domain)', () => {
     expect(() => checkPromotionRequest(chain(1, 65))).to.throw(Invalid, /snapshots/);
   });
 });
-
-/** Retire `repo` and download its export files. */
-async function exportRepo(url: string, repo: number): Promise<{ manifest: Json; files: Map<string, Buffer> }> {
-  expect((await api(url, 'POST', R(repo, '/retirement'))).status).to.equal(200);
-  const manifest = (await ok(api(url, 'GET', R(repo, '/retirement')))).manifest;
-  const files = new Map<string, Buffer>();
-  for (const f of manifest.files) {
-    const res = await fetch(`${url}${R(repo, `/retirement/files/${encodeURIComponent(f.path)}`)}`);
-    expect(res.status, f.path).to.equal(200);
-    files.set(f.path, Buffer.from(await res.arrayBuffer()));
-  }
-  return { manifest, files };
-}
-
-async function restoreRepo(url: string, manifest: Json, files: Map<string, Buffer>): Promise<number> {
-  const start = await api(url, 'POST', '/v1/native/repository-restores', { json: { manifest, policy_flags: 0 } });
-  expect(start.status, start.text).to.equal(201);
-  for (const [p, bytes] of files) {
-    const up = await api(url, 'PUT', `/v1/native/repository-restores/${start.json.restore_token}/files/${encodeURIComponent(p)}`, { body: bytes, headers: { 'content-type': FILE_MEDIA } });
-    expect(up.status, up.text).to.equal(200);
-  }
-  return (await ok(api(url, 'POST', `/v1/native/repository-restores/${start.json.restore_token}/commit`))).repository_index;
-}
 
 describe('history promotion: restart, export → restore, kill -9', function () {
   this.timeout(120_000);

@@ -128,7 +128,9 @@ describe('cairn serve process', () => {
         }
       }
     });
-    await sleep(400);
+    // Kill in the middle of the burst, once several registrations are acknowledged.
+    for (let waited = 0; acknowledged.length <= 5 && waited < 20_000; waited += 20) await sleep(20);
+    await sleep(50);
     server.proc.kill('SIGKILL');
     stop = true;
     await Promise.all(workers);

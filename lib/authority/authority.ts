@@ -19,6 +19,7 @@ import { WorkflowBook } from './workflow/book.js';
 import { HistoryPromotions } from './workflow/promotion.js';
 import { landGates } from './workflow/gates.js';
 import { LandDesk } from './workflow/lands.js';
+import { WebhookBook } from './webhooks.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import type { Log } from './logger.js';
 
@@ -30,12 +31,15 @@ export class Authority {
   readonly promotions: HistoryPromotions;
   /** Lands (workflow.log land and idempotency entities). */
   readonly lands: LandDesk;
+  /** Webhook registrations and deliveries (workflow.log entities); sent by the service's dispatcher. */
+  readonly webhooks: WebhookBook;
 
   private constructor(readonly index: number, readonly layout: AuthorityLayout, readonly store: ContentStore, readonly jobs: JobQueue, readonly plans: PlanBook) {
     this.content = new ContentOperations(store);
     this.workflow = WorkflowBook.open(store, plans, jobs);
     this.promotions = new HistoryPromotions(store, plans, this.workflow);
     this.lands = new LandDesk(store, this.workflow, landGates(() => this.workflow.reviews));
+    this.webhooks = new WebhookBook(store);
   }
 
   /** Create the directory and identity file of a new authority (durable on return). */

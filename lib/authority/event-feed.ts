@@ -3,8 +3,8 @@
 // parses the request and writes what a subscription hands it; reading, ordering, resuming,
 // retention and the limits that keep a subscriber from growing the server are here.
 //
-// One mechanism serves both feeds: a merge of N streams (one per repository, plus the registry's
-// once it exists), each read from its EventIndex by sequence number. A subscription never takes
+// One mechanism serves both feeds: a merge of N streams (one per repository, plus the
+// registry's), each read from its EventIndex by sequence number. A subscription never takes
 // events from a listener's payload: listeners only wake it, and it reads what is new from the
 // index (the recent tail is in memory). So catching up and following live are the same read
 // from the same position: nothing can be lost or delivered twice across the switch, and a
@@ -63,12 +63,23 @@ export interface EventStream {
 }
 
 /**
- * The seam for the registry's event stream (repository.registered, retiring, purged, ...): an
- * EventStream named 'registry' whose events carry `data.repository_index`. Until one is
- * attached (EventFeeds.attachRegistry) the global feed merges the repositories only.
+ * The registry's event stream (repository.registered, retiring, purged, ...): an EventStream
+ * named 'registry' whose events carry `data.repository_index`. The service attaches it
+ * (EventFeeds.attachRegistry) once registry-events.log is open; without one (offline tools) the
+ * global feed merges the repositories only.
  */
 export interface RegistryEventStream extends EventStream {
   readonly name: 'registry';
+}
+
+/** The registry's event log (lib/store/registry-events.ts) as the stream the global feed merges. */
+export function registryEventStream(source: { readonly index: EventLogReader; onEvents(fn: (events: readonly EventRecord[]) => void): () => void }): RegistryEventStream {
+  return {
+    name: 'registry',
+    log: source.index,
+    onEvents: (fn) => source.onEvents(fn),
+    repositoryIndexOf: (e) => Number(e.data.repository_index),
+  };
 }
 
 /** What the feeds need of the service that holds the authorities (CairnService). */
@@ -282,15 +293,17 @@ function droppedUpTo(stream: EventStream): GlobalEventId | null {
 
 /** The seq after which `stream` holds the events that sort after `position`. */
 function laneStart(stream: EventStream, position: GlobalEventId): number {
-  if (stream.name === position.stream) return Math.min(position.seq, stream.log.lastSeq);
   const log = stream.log;
-  let seq = log.firstAtOrAfter(position.at_us);
-  // Events at exactly that time (none, unless two streams share a time) may still sort before it.
-  for (; seq <= log.lastSeq; seq++) {
-    const e = log.read(seq - 1, 1)[0];
-    if (!e || compareGlobal({ at_us: e.at_us, stream: stream.name, seq: e.seq }, position) > 0) break;
+  let after = log.firstAtOrAfter(position.at_us) - 1;
+  // Events at exactly that time may still sort at or before it (the position's own batch).
+  for (;;) {
+    const chunk = log.read(after, READ_AHEAD);
+    for (const e of chunk) {
+      if (compareGlobal({ at_us: e.at_us, stream: stream.name, seq: e.seq }, position) > 0) return after;
+      after = e.seq;
+    }
+    if (chunk.length < READ_AHEAD) return after;
   }
-  return seq - 1;
 }
 
 // ---------------------------------------------------------------- options

@@ -11,7 +11,10 @@ import {
   ownsNamespace,
   type RepositoryRecord,
 } from '../domain/repository.js';
+import { missingRegistryEvents, registryEvents, registryStateAfter, type DomainEvent, type RegistryEventState } from '../domain/events.js';
+import { crashPoint } from '../store/crash-point.js';
 import { writeFileDurable } from '../store/durable.js';
+import { RegistryEventLog } from '../store/registry-events.js';
 import { Layout } from '../store/layout.js';
 import { decodeRegistry, encodeRegistry } from '../store/registry-file.js';
 
@@ -28,6 +31,10 @@ export class Registry {
   /** Live owners of non-empty namespaces: lookups without scanning every record. */
   private owners = new Map<string, number>();
   private readonly mutex = new Mutex();
+  /** registry-events.log, once the server opened it (offline tools read the registry without it). */
+  private eventLog: RegistryEventLog | null = null;
+  /** An event append failed after its registry.bin write: reconcile before the next one. */
+  private eventsBehind = false;
 
   private constructor(private readonly layout: Layout, records: RepositoryRecord[]) {
     this.records = records;
@@ -48,6 +55,47 @@ export class Registry {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
     return new Registry(layout, records);
+  }
+
+  /**
+   * Open registry-events.log and append what it lacks against registry.bin (a crash between a
+   * registry write and its event's append; or a data directory from before the log existed).
+   * Returns notes for the recovery log.
+   */
+  async openEvents(): Promise<string[]> {
+    const notes: string[] = [];
+    this.eventLog = RegistryEventLog.open(this.layout.registryEventsFile, notes);
+    const appended = await this.mutex.runExclusive(() => this.reconcileLocked());
+    if (appended) notes.push(`registry-events.log: appended ${appended} event(s) that registry.bin records but the log lacked`);
+    return notes;
+  }
+
+  /** The registry's event stream (null before openEvents). */
+  get events(): RegistryEventLog | null {
+    return this.eventLog;
+  }
+
+  closeEvents(): void {
+    this.eventLog?.close();
+    this.eventLog = null;
+  }
+
+  private async reconcileLocked(): Promise<number> {
+    const log = this.eventLog;
+    if (!log) return 0;
+    const known = new Map<number, RegistryEventState>();
+    for (const e of log.all) {
+      const state = registryStateAfter(e.type);
+      if (state && typeof e.data.repository_index === 'number') known.set(e.data.repository_index, state);
+    }
+    const missing: DomainEvent[] = [];
+    for (const r of this.records) {
+      if (r.repository_name === RESERVED_NAME && r.lifecycle_kind === LIFECYCLE_PURGED && r.namespace === '') continue;
+      for (const e of missingRegistryEvents(known.get(r.repository_index) ?? null, r)) missing.push({ type: e.type, data: { ...e.data, recovered: true } });
+    }
+    await log.append(missing);
+    this.eventsBehind = false;
+    return missing.length;
   }
 
   all(): readonly RepositoryRecord[] {
@@ -81,7 +129,7 @@ export class Registry {
         if (owner.repository_name === name && owner.policy_flags === policyFlags) return { record: owner, created: false };
         throw new Conflict(`namespace "${namespace}" is owned by repository ${owner.repository_index} with a different name or policy_flags`);
       }
-      const record = await this.appendLocked(name, namespace, policyFlags, beforeCommit);
+      const record = await this.appendLocked(name, namespace, policyFlags, beforeCommit, undefined, null);
       return { record, created: true };
     });
   }
@@ -100,7 +148,7 @@ export class Registry {
   ): Promise<RepositoryRecord> {
     return this.mutex.runExclusive(async () => {
       if (this.namespaceOwner(namespace)) throw new Conflict(`namespace "${namespace}" is owned by a live repository`);
-      return this.appendLocked(name, namespace, policyFlags, beforeCommit, avoidIndex);
+      return this.appendLocked(name, namespace, policyFlags, beforeCommit, avoidIndex, avoidIndex ?? null);
     });
   }
 
@@ -109,7 +157,8 @@ export class Registry {
     namespace: string,
     policyFlags: number,
     beforeCommit: (index: number) => Promise<void>,
-    avoidIndex?: number,
+    avoidIndex: number | undefined,
+    restoredFrom: number | null,
   ): Promise<RepositoryRecord> {
     const now = nowSeconds();
     // Restore never reuses the exported index: when it is next in line, a reserved, purged
@@ -134,7 +183,7 @@ export class Registry {
       tombstoned: false,
     };
     await beforeCommit(index);
-    await this.commit([...this.records, ...placeholders, record]);
+    await this.commit([...this.records, ...placeholders, record], registryEvents(undefined, record, restoredFrom));
     return record;
   }
 
@@ -147,15 +196,26 @@ export class Registry {
       if (next === null) return current;
       const records = this.records.slice();
       records[index] = { ...next, repository_index: index, updated_at_s: nowSeconds() };
-      await this.commit(records);
+      await this.commit(records, registryEvents(current, records[index]));
       return records[index];
     });
   }
 
-  private async commit(records: RepositoryRecord[]): Promise<void> {
+  /** registry.bin is the commit; the events follow it (storage-layout.md §18.2). */
+  private async commit(records: RepositoryRecord[], events: DomainEvent[]): Promise<void> {
     await writeFileDurable(this.layout.registryFile, encodeRegistry(records));
+    crashPoint('registry:after-write');
     this.records = records;
     this.indexOwners();
+    if (!this.eventLog) return;
+    try {
+      if (this.eventsBehind) await this.reconcileLocked();
+      else await this.eventLog.append(events);
+    } catch {
+      // The registry change is durable and answered; its event is appended by the next
+      // reconciliation (the next registry write, or the next open).
+      this.eventsBehind = true;
+    }
   }
 
   isPurged(index: number): boolean {

@@ -11,7 +11,7 @@ import { removeDurable, removeTempFiles } from '../store/durable.js';
 import { Layout } from '../store/layout.js';
 import { Authority } from './authority.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
-import { LIFECYCLE_RETIRING } from '../domain/repository.js';
+import { LIFECYCLE_ACTIVE, LIFECYCLE_RETIRING } from '../domain/repository.js';
 import type { ClaimResult } from './jobs.js';
 import { Retirement } from './retirement.js';
 import { RestoreSessions } from './restore.js';
@@ -19,7 +19,8 @@ import { Mutex } from 'async-mutex';
 import type { Log } from './logger.js';
 import type { AuthorityHost } from './host.js';
 import { Registry, type RegistrationResult } from './registry.js';
-import { EventFeeds, type EventFeedOptions, type FeedHost } from './event-feed.js';
+import { EventFeeds, registryEventStream, type EventFeedOptions, type FeedHost } from './event-feed.js';
+import { WebhookDispatcher, type WebhookPolicy } from './webhook-dispatcher.js';
 
 export interface ServiceOptions {
   dataDir: string;
@@ -39,6 +40,9 @@ export class CairnService implements AuthorityHost, FeedHost {
   private readonly lifecycleMutexes = new Map<number, Mutex>();
   private readonly authorityListeners = new Set<() => void>();
   private retirementOps: Retirement | null = null;
+  /** Set by startWebhooks (serving only: offline tools open the service without sending anything). */
+  private webhookPolicy: WebhookPolicy | null = null;
+  private readonly dispatchers = new Map<number, WebhookDispatcher>();
   private restoreSessions: RestoreSessions | null = null;
   /** The event feeds of every repository (docs/api.md "Events"). */
   readonly feeds: EventFeeds;
@@ -60,7 +64,9 @@ export class CairnService implements AuthorityHost, FeedHost {
       if (!file.startsWith(layout.repositoriesDir)) options.log.warn({ file }, 'recovery removed an unfinished temp file');
     }
     const registry = await Registry.open(layout);
+    for (const note of await registry.openEvents()) options.log.warn({ note }, 'recovery');
     const service = new CairnService(layout, registry, options.log, options.jobPolicy ?? DEFAULT_JOB_POLICY, options.events);
+    if (registry.events) service.feeds.attachRegistry(registryEventStream(registry.events));
     await service.removeUnregisteredDirectories();
     for (const record of registry.all()) {
       if (record.lifecycle_kind === LIFECYCLE_PURGED) continue;
@@ -92,6 +98,7 @@ export class CairnService implements AuthorityHost, FeedHost {
 
   /** Close a repository's files and forget it (purge). */
   closeAuthority(index: number): void {
+    this.stopDispatcher(index);
     const entry = this.authorities.get(index);
     if (entry instanceof Authority) entry.close();
     this.authorities.delete(index);
@@ -123,6 +130,7 @@ export class CairnService implements AuthorityHost, FeedHost {
     try {
       const compactJobs = this.registry.get(index)?.lifecycle_kind === 1; // a retiring authority's files stay as exported
       this.authorities.set(index, await Authority.open(this.layout.repositoryDir(index), index, this.log, this.jobPolicy, compactJobs));
+      this.startDispatcher(index);
       this.authoritiesChanged();
     } catch (err) {
       const reason = (err as Error).message;
@@ -246,11 +254,36 @@ export class CairnService implements AuthorityHost, FeedHost {
     }
   }
 
+  /**
+   * Start sending webhooks (docs/api.md "Webhooks"): a dispatcher for every open authority now,
+   * and for each one opened later (registration, restore).
+   */
+  startWebhooks(policy: WebhookPolicy): void {
+    this.webhookPolicy = policy;
+    for (const index of this.authorities.keys()) this.startDispatcher(index);
+  }
+
+  private startDispatcher(index: number): void {
+    const entry = this.authorities.get(index);
+    if (!this.webhookPolicy || !(entry instanceof Authority) || this.dispatchers.has(index)) return;
+    // Nothing is written for webhooks while the repository is retiring: its files stay as exported.
+    const dispatcher = new WebhookDispatcher(entry, () => this.registry.get(index)?.lifecycle_kind === LIFECYCLE_ACTIVE, this.log, this.webhookPolicy);
+    this.dispatchers.set(index, dispatcher);
+    dispatcher.start();
+  }
+
+  private stopDispatcher(index: number): void {
+    this.dispatchers.get(index)?.stop();
+    this.dispatchers.delete(index);
+  }
+
   close(): void {
     this.feeds.close();
     if (this.maintenance) clearInterval(this.maintenance);
     if (this.leaseTimer) clearInterval(this.leaseTimer);
+    for (const index of [...this.dispatchers.keys()]) this.stopDispatcher(index);
     for (const entry of this.authorities.values()) if (entry instanceof Authority) entry.close();
+    this.registry.closeEvents();
   }
 
   /** Repositories that list discovery shows: every record except purged ones. */

@@ -6,12 +6,13 @@ import { LIFECYCLE_PURGED, parseU32, type RepositoryRecord } from '../domain/rep
 import { lockDataDir } from '../store/datadir-lock.js';
 import { fsckAuthority } from '../store/fsck.js';
 import { Layout } from '../store/layout.js';
+import { checkRegistryEvents } from '../store/registry-events.js';
 import { decodeRegistry } from '../store/registry-file.js';
 import { CliUsageError, parseCommandArgs, requireDataDir } from './args.js';
 
 export const FSCK_HELP = `Usage: cairn fsck --data DIR [--repo N] [--rebuild-locators]
 
-Verify a data directory offline: the registry, and for each repository (or only N) every pack
+Verify a data directory offline: the registry and its event log, and for each repository (or only N) every pack
 hash and frame, every index checksum and locator, every reachable tree and snapshot, every
 line head. Prints each problem on its own line and a JSON summary; exits 1 when any problem
 is found. Takes the data-directory lock, so it refuses to run while a server holds it.
@@ -48,6 +49,12 @@ export async function fsckCommand(argv: string[]): Promise<number> {
     }
     let problems = 0;
     const summary: Record<string, unknown>[] = [];
+    if (only === null) {
+      const events = checkRegistryEvents(layout.registryEventsFile);
+      for (const p of events.problems) process.stdout.write(`${p}\n`);
+      for (const n of events.notes) process.stderr.write(`note: ${n}\n`);
+      problems += events.problems.length;
+    }
     for (const record of records) {
       if (only !== null && record.repository_index !== only) continue;
       if (record.lifecycle_kind === LIFECYCLE_PURGED) continue;

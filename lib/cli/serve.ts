@@ -13,6 +13,7 @@ import { HEADER_NAME, type UiOptions } from '../http/ui/routes.js';
 import { lockDataDir } from '../store/datadir-lock.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import { DEFAULT_EVENT_FEED_OPTIONS, type EventFeedOptions } from '../authority/event-feed.js';
+import { DEFAULT_WEBHOOK_POLICY, type WebhookPolicy } from '../authority/webhook-dispatcher.js';
 import { CliUsageError, parseBind, parseCommandArgs } from './args.js';
 import { LogLineBatch, sinkOnFd } from './log-batch.js';
 import { jsonRequestLog } from './request-log.js';
@@ -22,9 +23,10 @@ import { loadUiSources } from './ui-files.js';
 
 export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [--log-level LEVEL] [--log-format pretty|json]
                    [--lease-seconds N] [--max-attempts N] [--ci-timeout-seconds N]
-                   [--no-ui] [--ui-identity-header NAME]
+                   [--no-ui] [--ui-identity-header NAME] [--webhook-attempts N]
                    [--event-retention N] [--event-subscribers N] [--event-heartbeat-ms N]
-                   [--activation-delay-ms N] [--lock-stale-ms N] [-h|--help]
+                   [--activation-delay-ms N] [--lock-stale-ms N] [--webhook-backoff-ms N]
+                   [-h|--help]
 
 Serve the cairn HTTP interface, and the reviewer web UI at /ui/ (docs/ui.md).
 
@@ -49,6 +51,9 @@ Options:
                      take the reviewer's name from request header NAME (set by a trusted
                      ingress that authenticates people and strips the header from clients)
                      instead of asking the reviewer and keeping it in the browser
+  --webhook-attempts N
+                     attempts of a webhook delivery (one round) before it fails (default 8;
+                     waits between them: 1 s, 2 s, 4 s, ...)
   --event-retention N
                      keep the newest N events of each repository (trimmed at start and
                      every 10 minutes); a reader asking for older ones gets 410. Default:
@@ -63,6 +68,8 @@ Options:
 Test-only options:
   --activation-delay-ms N  keep answering 503 "starting" for N ms after the authorities opened
   --lock-stale-ms N        data-directory lock staleness (default 10000; refreshed at half)
+  --webhook-backoff-ms N   wait after a webhook delivery's first failed attempt (default 1000;
+                           doubles after each further one)
 `;
 
 export interface ServerOptions {
@@ -79,6 +86,8 @@ export interface ServerOptions {
   ui?: false | { identityHeader?: string | null };
   /** Event feeds: retention, subscriber cap, heartbeat (--event-*). */
   events?: EventFeedOptions;
+  /** Webhook delivery: attempts, backoff and timeout (lib/authority/webhook-dispatcher.ts). */
+  webhooks?: Partial<WebhookPolicy>;
 }
 
 export interface RunningServer {
@@ -143,6 +152,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (options.activationDelayMs) await sleep(options.activationDelayMs);
     if (!stopping) {
       service.startMaintenance();
+      service.startWebhooks({ ...DEFAULT_WEBHOOK_POLICY, ...options.webhooks });
       server.activate(createApp({ service, log, requestLog: options.requestLog, assets: swaggerUiAssets(), ui }).callback());
       log.info({ repositories: service.registry.all().length }, 'ready');
     }
@@ -172,6 +182,8 @@ export async function serve(argv: string[]): Promise<number> {
     'event-retention': { type: 'string' },
     'event-subscribers': { type: 'string', default: String(DEFAULT_EVENT_FEED_OPTIONS.maxSubscribers) },
     'event-heartbeat-ms': { type: 'string', default: String(DEFAULT_EVENT_FEED_OPTIONS.heartbeatMs) },
+    'webhook-attempts': { type: 'string', default: String(DEFAULT_WEBHOOK_POLICY.maxAttempts) },
+    'webhook-backoff-ms': { type: 'string', default: String(DEFAULT_WEBHOOK_POLICY.backoffBaseMs) },
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
@@ -223,7 +235,8 @@ export async function serve(argv: string[]): Promise<number> {
     maxSubscribers: positive('event-subscribers', 1_000_000),
     heartbeatMs: positive('event-heartbeat-ms', 3_600_000),
   };
-  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, events });
+  const webhooks = { maxAttempts: positive('webhook-attempts', 100), backoffBaseMs: positive('webhook-backoff-ms', 3_600_000) };
+  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, events });
   process.once('SIGTERM', () => void running.stop());
   process.once('SIGINT', () => void running.stop());
   return running.done;

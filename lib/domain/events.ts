@@ -236,3 +236,69 @@ export function compareGlobal(a: GlobalEventId, b: GlobalEventId): number {
   const rb = b.stream === 'registry' ? -1 : b.stream;
   return ra === rb ? 0 : ra < rb ? -1 : 1;
 }
+
+/** The registry's lifecycle of one repository as its events tell it (reconciliation at open). */
+export type RegistryEventState = 'active' | 'retiring' | 'purged';
+
+export function registryStateAfter(type: string): RegistryEventState | null {
+  switch (type) {
+    case 'repository.registered':
+    case 'repository.restored':
+    case 'repository.retirement_aborted':
+      return 'active';
+    case 'repository.retiring':
+      return 'retiring';
+    case 'repository.purged':
+      return 'purged';
+    default:
+      return null;
+  }
+}
+
+const LIFECYCLE_STATE: Record<number, RegistryEventState> = { 1: 'active', 2: 'retiring', 3: 'purged' };
+
+/**
+ * The events of a registry record's change: `before` undefined is a new record (`restoredFrom`
+ * set when a restore made it). `recovered` marks events appended at open for a change whose
+ * event a crash lost.
+ */
+export function registryEvents(
+  before: { lifecycle_kind: number } | undefined,
+  after: { repository_index: number; repository_name: string; namespace: string; lifecycle_kind: number },
+  restoredFrom: number | null = null,
+): DomainEvent[] {
+  const index = after.repository_index;
+  if (!before) {
+    return restoredFrom === null
+      ? [ev('repository.registered', { repository_index: index, name: after.repository_name, namespace: after.namespace })]
+      : [ev('repository.restored', { repository_index: index, restored_from_index: restoredFrom })];
+  }
+  const from = LIFECYCLE_STATE[before.lifecycle_kind];
+  const to = LIFECYCLE_STATE[after.lifecycle_kind];
+  if (from === to) return [];
+  if (to === 'retiring') return [ev('repository.retiring', { repository_index: index })];
+  if (to === 'purged') return [ev('repository.purged', { repository_index: index })];
+  return [ev('repository.retirement_aborted', { repository_index: index })];
+}
+
+/**
+ * What the registry's event log lacks for `record`, given the state its events left it in
+ * (`known`: null when the log has no event of it): the events that bring the log to the
+ * registry's state. A record with no event at all is announced as registered.
+ */
+export function missingRegistryEvents(
+  known: RegistryEventState | null,
+  record: { repository_index: number; repository_name: string; namespace: string; lifecycle_kind: number },
+): DomainEvent[] {
+  const target = LIFECYCLE_STATE[record.lifecycle_kind];
+  const out: DomainEvent[] = [];
+  let state = known;
+  if (state === null) {
+    out.push(...registryEvents(undefined, { ...record, lifecycle_kind: 1 }));
+    state = 'active';
+  }
+  if (state === target || state === 'purged') return out;
+  const code = { active: 1, retiring: 2, purged: 3 } as const;
+  out.push(...registryEvents({ lifecycle_kind: code[state] }, record));
+  return out;
+}

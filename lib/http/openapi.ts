@@ -23,6 +23,7 @@ import { SCHEMAS as promotionSchemas } from './handlers/promotion.js';
 import { SCHEMAS as planSchemas } from './handlers/plans.js';
 import { SCHEMAS as diffSchemas } from './handlers/diffs.js';
 import { SCHEMAS as eventSchemas } from './handlers/events.js';
+import { SCHEMAS as webhookSchemas } from './handlers/webhooks.js';
 
 export const OPENAPI_VERSION = '3.1.0';
 /** Marks operations that are not part of the spec's 78 (the document itself, the API reference). */
@@ -40,7 +41,7 @@ const DOCUMENT_SCHEMAS: Schemas = {
 
 const SCHEMA_MODULES: readonly Schemas[] = [
   errorSchemas, discoverySchemas, registrySchemas, lifecycleSchemas, jobSchemas, contentSchemas,
-  taskSchemas, changeSchemas, reviewSchemas, landSchemas, promotionSchemas, planSchemas, diffSchemas, eventSchemas, DOCUMENT_SCHEMAS,
+  taskSchemas, changeSchemas, reviewSchemas, landSchemas, promotionSchemas, planSchemas, diffSchemas, webhookSchemas, eventSchemas, DOCUMENT_SCHEMAS,
 ];
 
 /** Every named schema, each defined once. */
@@ -110,6 +111,7 @@ const binary: JsonSchema = { type: 'string', format: 'binary' };
 
 function tagOf(route: RouteSpec): string {
   const head = route.operation.split('.')[0];
+  if (head === 'webhooks') return 'webhooks';
   if (head === 'events') return 'events';
   if (route.extension) return 'reference';
   if (['health', 'handshake', 'capabilities'].includes(head)) return 'discovery';
@@ -135,6 +137,7 @@ const TAGS = [
   { name: 'policy', description: 'Policy decisions' },
   { name: 'lands', description: 'Lands, task-land, task-start and history promotion' },
   { name: 'plans', description: 'Plans (the paths say sprints)' },
+  { name: 'webhooks', description: `Webhook registrations and their deliveries (not in the spec; marked ${EXTENSION_MARK})` },
   { name: 'reference', description: `This document and its rendered reference (not in the spec; marked ${EXTENSION_MARK})` },
   { name: 'events', description: `Event feeds of a repository and of all of them, as JSON pages or server-sent events (not in the spec; marked ${EXTENSION_MARK})` },
 ];

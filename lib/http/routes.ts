@@ -34,6 +34,7 @@ import * as lands from './handlers/lands.js';
 import * as diffs from './handlers/diffs.js';
 import * as docs from './handlers/docs.js';
 import * as events from './handlers/events.js';
+import * as webhooks from './handlers/webhooks.js';
 
 const AUTH = '/v1/native/repository-authorities';
 const REPO = `${AUTH}/{repository_index}`;
@@ -197,6 +198,15 @@ export const ROUTES: readonly RouteSpec[] = [
   route('read.changeDiff', 'GET', `${REPO}/read/changes/{change_ref}/diff`, { extension: true, query: diffs.DiffQuery, ok: { json: 'PatchsetDiff', raw: ['text/x-diff'] }, handler: diffs.changeDiffHandler }),
   route('read.changeReadiness', 'GET', `${REPO}/read/changes/{change_ref}/readiness`, { extension: true, ok: 'LandReadiness', handler: diffs.readinessHandler }),
   route('read.changeLands', 'GET', `${REPO}/read/changes/{change_ref}/lands`, { extension: true, paged: true, ok: 'LandList', handler: lands.changeLands }),
+
+  // Extensions: webhooks (docs/api.md "Webhooks")
+  route('webhooks.create', 'POST', `${REPO}/webhooks`, { extension: true, request: webhooks.Register, ok: { 200: 'WebhookResult', 201: 'WebhookResult' }, handler: webhooks.create }),
+  route('webhooks.list', 'GET', `${REPO}/webhooks`, { extension: true, paged: true, ok: 'WebhookList', handler: webhooks.list }),
+  route('webhooks.get', 'GET', `${REPO}/webhooks/{webhook_id}`, { extension: true, ok: 'WebhookResult', handler: webhooks.get }),
+  route('webhooks.delete', 'DELETE', `${REPO}/webhooks/{webhook_id}`, { extension: true, body: NONE, ok: 'WebhookDeleted', handler: webhooks.remove }),
+  route('webhooks.deliveries.list', 'GET', `${REPO}/webhooks/{webhook_id}/deliveries`, { extension: true, paged: true, query: webhooks.DeliveriesQuery, ok: 'WebhookDeliveryList', handler: webhooks.listDeliveries }),
+  route('webhooks.deliveries.get', 'GET', `${REPO}/webhooks/{webhook_id}/deliveries/{delivery_id}`, { extension: true, ok: 'WebhookDeliveryResult', handler: webhooks.getDelivery }),
+  route('webhooks.deliveries.redeliver', 'POST', `${REPO}/webhooks/{webhook_id}/deliveries/{delivery_id}`, { action: 'redeliver', extension: true, body: NONE, ok: 'WebhookDeliveryResult', handler: webhooks.redeliver }),
 
   // Extensions: event feeds (a JSON page, or server-sent events with Accept: text/event-stream)
   route('events.repository', 'GET', `${REPO}/events`, { extension: true, query: events.EventsQuery, ok: { json: 'EventPage', raw: ['text/event-stream'] }, refuses: [410], handler: events.repositoryEvents }),

@@ -22,7 +22,7 @@ export const SLOT_SIZE = 4096;
 export const RECORD_SIZE = 512;
 export const COMMIT_FILE_SIZE = 2 * SLOT_SIZE;
 /** At most this many segment files per index (a commit past it merges first). */
-export const MAX_SEGMENTS = 15;
+export const MAX_SEGMENTS = 14;
 
 const OFF_GENERATION = 12;
 const OFF_CRC = RECORD_SIZE - 4;
@@ -35,7 +35,7 @@ interface RecordLayout {
   offLinesGen: number;
   offSegmentCounts: number;
   offSegments: number;
-  /** Segment number fields per index (15 in version 2, 16 in version 1). */
+  /** Segment number fields per index (14 in version 2, 16 in version 1). */
   segmentSlots: number;
   offLogFiles: number;
   /** event_count and last_event_at_us (version 2 only). */
@@ -51,7 +51,7 @@ const V1: RecordLayout = {
 const V2: RecordLayout = {
   logs: ['snapshots', 'jobs', 'plans', 'workflow', 'events'],
   offLogs: 20, offSnapshotCount: 60, offLinesGen: 68, offSegmentCounts: 76, offSegments: 88, segmentSlots: MAX_SEGMENTS,
-  offLogFiles: 448, offEvents: 488, offReserved: 504,
+  offLogFiles: 424, offEvents: 464, offReserved: 480,
 };
 const LAYOUTS: Record<number, RecordLayout> = { 1: V1, 2: V2 };
 

@@ -16,6 +16,7 @@ export const MAGIC = {
   plansLog: 'CAIRNPLN',
   workflowLog: 'CAIRNWFL',
   eventsLog: 'CAIRNEVT',
+  registryEventsLog: 'CAIRNREV',
   /** Inside a pack's skippable header frame (storage-layout.md §7). */
   pack: 'CAIRNPAK',
 } as const;
@@ -28,6 +29,8 @@ export class Layout {
   /** PID of the lock owner, so a lock left by a killed process can be recognised as stale at once. */
   get lockOwnerFile(): string { return path.join(this.root, 'cairn.lock.pid'); }
   get registryFile(): string { return path.join(this.root, 'registry.bin'); }
+  /** The registry's events (storage-layout.md §18.2), appended after each registry.bin write. */
+  get registryEventsFile(): string { return path.join(this.root, 'registry-events.log'); }
   get repositoriesDir(): string { return path.join(this.root, 'repositories'); }
   repositoryDir(index: number): string { return path.join(this.repositoriesDir, String(index)); }
   get tombstonesDir(): string { return path.join(this.root, 'tombstones'); }

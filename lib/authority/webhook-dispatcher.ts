@@ -1,0 +1,287 @@
+// The webhook dispatcher of one open authority (docs/api.md "Webhooks"): it takes the
+// repository's events into delivery records and POSTs them to the registered URLs. The service
+// starts it after the authority opens and stops it before the authority closes.
+//
+// - It listens to the store's published events and, at start, catches up from each webhook's
+//   durable cursor by reading events.log; the log is the queue, so nothing waits in memory:
+//   a webhook takes events into pending deliveries only while it has fewer than MAX_PENDING.
+// - Per webhook, one delivery is in flight at a time, in delivery (event) order; a failing
+//   delivery holds the later ones back until it is delivered or failed. At most
+//   MAX_CONCURRENT attempts of one authority are in flight together.
+// - Every write is its own small transaction after the commit that made the event, so a
+//   delivery never holds a commit back. While the repository is not active (retiring) nothing is
+//   written, so its files stay as exported; pending deliveries go on after an abort or a restore.
+// - Delivery is at least once: an attempt cut off by a crash is sent again after the restart.
+import http from 'node:http';
+import https from 'node:https';
+import { setImmediate as yieldTurn } from 'node:timers/promises';
+import { performance } from 'node:perf_hooks';
+import {
+  DEFAULT_BACKOFF_BASE_MS,
+  DEFAULT_MAX_ATTEMPTS,
+  DELIVERY_TIMEOUT_MS,
+  MAX_PENDING,
+  signDelivery,
+  typeMatches,
+  wireEvent,
+  type DeliveryRecord,
+  type WebhookRecord,
+} from '../domain/webhooks.js';
+import type { Authority } from './authority.js';
+import type { Log } from './logger.js';
+
+export interface WebhookPolicy {
+  /** Attempts of one round before a delivery fails. */
+  maxAttempts: number;
+  /** The wait after the first failed attempt (it doubles, up to MAX_BACKOFF_MS). */
+  backoffBaseMs: number;
+  /** How long an attempt waits for the receiver's status line. */
+  timeoutMs: number;
+}
+
+export const DEFAULT_WEBHOOK_POLICY: WebhookPolicy = { maxAttempts: DEFAULT_MAX_ATTEMPTS, backoffBaseMs: DEFAULT_BACKOFF_BASE_MS, timeoutMs: DELIVERY_TIMEOUT_MS };
+
+/** Attempts in flight per authority. */
+const MAX_CONCURRENT = 8;
+/** Every webhook is looked at this often (retirement aborted, a wake-up missed). */
+const TICK_MS = 5000;
+/** Events read from events.log per step. */
+const READ_CHUNK = 256;
+/** Steps of taking events before the next attempt. */
+const CHUNKS_PER_PASS = 16;
+/** Events examined without a match before the cursor is written anyway (bounds the catch-up after a restart). */
+const CURSOR_LAG = 1024;
+const USER_AGENT = 'cairn-webhook/1';
+
+export class WebhookDispatcher {
+  private stopped = false;
+  private unsubscribe: (() => void) | null = null;
+  private tick: NodeJS.Timeout | null = null;
+  /** Webhooks whose take or send loop runs, and those poked meanwhile. */
+  private readonly running = { take: new Set<string>(), send: new Set<string>() };
+  private readonly again = { take: new Set<string>(), send: new Set<string>() };
+  /** Wake-ups of webhooks whose next pending delivery waits out its backoff. */
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** Events examined per webhook (ahead of the durable cursor when no delivery matched). */
+  private readonly examined = new Map<string, number>();
+  private readonly controllers = new Set<AbortController>();
+  private scheduled = false;
+  private free = MAX_CONCURRENT;
+  private readonly waiting: (() => void)[] = [];
+  private readonly admitted: () => boolean;
+
+  /** `admitted`: whether the repository may be written (active); checked inside each transaction. */
+  constructor(private readonly authority: Authority, admitted: () => boolean, private readonly log: Log, private readonly policy: WebhookPolicy = DEFAULT_WEBHOOK_POLICY) {
+    this.admitted = () => !this.stopped && admitted();
+  }
+
+  start(): void {
+    this.authority.webhooks.onChange = (id) => this.poke(id);
+    this.unsubscribe = this.authority.store.onEvents(() => this.pokeSoon());
+    this.tick = setInterval(() => this.pokeAll(), TICK_MS);
+    this.tick.unref();
+    this.pokeSoon();
+  }
+
+  /** Look at every webhook on the next turn: the commit that published the events is not held up, and a burst of commits is one look. */
+  private pokeSoon(): void {
+    if (this.scheduled || this.stopped) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.pokeAll();
+    });
+  }
+
+  /** Stop: no new attempt or write; attempts in flight are cut off (their deliveries stay pending). */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.unsubscribe?.();
+    this.authority.webhooks.onChange = () => {};
+    if (this.tick) clearInterval(this.tick);
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+    for (const c of this.controllers) c.abort();
+    for (const wake of this.waiting.splice(0)) wake();
+  }
+
+  private pokeAll(): void {
+    if (this.stopped) return;
+    for (const w of this.authority.webhooks.live()) if (w.active) this.poke(w.webhook_id);
+  }
+
+  /** Make webhook `id` look for work now: events to take, a delivery to send. */
+  poke(id: string): void {
+    this.run(id, 'take');
+    this.run(id, 'send');
+  }
+
+  /**
+   * Run one of a webhook's two loops unless it runs already (then it runs again after its
+   * current pass): taking events into deliveries, and sending them one at a time. They are
+   * separate so that a receiver that hangs does not hold back the recording of new events.
+   */
+  private run(id: string, loop: 'take' | 'send'): void {
+    if (this.stopped) return;
+    const running = this.running[loop];
+    if (running.has(id)) {
+      this.again[loop].add(id);
+      return;
+    }
+    if (loop === 'send') {
+      const timer = this.timers.get(id);
+      if (timer) clearTimeout(timer);
+      this.timers.delete(id);
+    }
+    running.add(id);
+    (loop === 'take' ? this.takeLoop(id) : this.sendLoop(id))
+      .catch((err) => {
+        if (!this.stopped) this.log.error({ repository_index: this.authority.index, webhook_id: id, problem: (err as Error).message }, 'webhook dispatch failed; retried shortly');
+      })
+      .finally(() => {
+        running.delete(id);
+        if (this.again[loop].delete(id)) this.run(id, loop);
+      });
+  }
+
+  private async takeLoop(id: string): Promise<void> {
+    const book = this.authority.webhooks;
+    while (!this.stopped) {
+      const hook = book.activeWebhook(id);
+      if (!hook || !this.admitted()) return;
+      const more = await this.take(hook);
+      if (book.pendingCount(id) > 0) this.run(id, 'send');
+      if (!more) return;
+      await yieldTurn();
+    }
+  }
+
+  private async sendLoop(id: string): Promise<void> {
+    const book = this.authority.webhooks;
+    while (!this.stopped) {
+      const hook = book.activeWebhook(id);
+      if (!hook || !this.admitted()) return;
+      const next = book.nextPending(id);
+      if (!next) return;
+      const wait = (next.next_attempt_at_ms ?? 0) - Date.now();
+      if (wait > 0) {
+        this.timers.set(id, setTimeout(() => { this.timers.delete(id); this.run(id, 'send'); }, wait));
+        return;
+      }
+      await this.attempt(hook, next);
+      // A settled delivery makes room for events that wait behind the cursor.
+      this.run(id, 'take');
+    }
+  }
+
+  /**
+   * Take events after the webhook's cursor into pending deliveries, while it has room. Returns
+   * whether events are left to examine (and room to take them).
+   */
+  private async take(hook: WebhookRecord): Promise<boolean> {
+    const id = hook.webhook_id;
+    const book = this.authority.webhooks;
+    const events = this.authority.store.events;
+    let examined = Math.max(this.examined.get(id) ?? 0, book.cursor(id));
+    for (let step = 0; step < CHUNKS_PER_PASS && !this.stopped; step++) {
+      if (book.pendingCount(id) >= MAX_PENDING || examined >= events.lastSeq) break;
+      if (examined + 1 < events.oldestSeq) {
+        this.log.warn({ repository_index: this.authority.index, webhook_id: id, dropped_from_seq: examined + 1, dropped_to_seq: events.oldestSeq - 1 }, 'events were dropped from events.log before this webhook took them; they are not delivered');
+        examined = events.oldestSeq - 1;
+      }
+      const batch = events.read(examined, READ_CHUNK);
+      if (batch.length === 0) break;
+      const through = batch[batch.length - 1].seq;
+      const matching = batch.filter((e) => typeMatches(hook.types, e.type));
+      if (matching.length) {
+        examined = await book.take(id, matching, through, this.admitted);
+        this.examined.set(id, examined);
+        if (examined < through) break;
+      } else {
+        examined = through;
+        this.examined.set(id, examined);
+        if (examined - book.cursor(id) >= CURSOR_LAG) await book.advance(id, examined, this.admitted);
+        else await yieldTurn(); // a long catch-up leaves room for requests between reads
+      }
+    }
+    return !this.stopped && examined < events.lastSeq && book.pendingCount(id) < MAX_PENDING;
+  }
+
+  private async acquire(): Promise<void> {
+    while (this.free === 0 && !this.stopped) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.free--;
+  }
+
+  private release(): void {
+    this.free++;
+    this.waiting.shift()?.();
+  }
+
+  /** One attempt: POST the event, signed, then record what happened in its own transaction. */
+  private async attempt(hook: WebhookRecord, d: DeliveryRecord): Promise<void> {
+    await this.acquire();
+    if (this.stopped || !hook.secret) {
+      this.release();
+      return;
+    }
+    const body = Buffer.from(JSON.stringify(wireEvent(this.authority.index, d.event)), 'utf8');
+    const timestamp = Math.floor(Date.now() / 1000);
+    const controller = new AbortController();
+    this.controllers.add(controller);
+    const timer = setTimeout(() => controller.abort(), this.policy.timeoutMs);
+    const started = performance.now();
+    let status: number | null = null;
+    let error: string | null = null;
+    try {
+      status = await post(hook.url, {
+        'Content-Type': 'application/json',
+        'User-Agent': USER_AGENT,
+        'X-Cairn-Event': d.event.type,
+        'X-Cairn-Delivery': d.delivery_id,
+        'X-Cairn-Timestamp': String(timestamp),
+        'X-Cairn-Signature': signDelivery(hook.secret, timestamp, body),
+      }, body, controller.signal);
+      if (status < 200 || status > 299) error = status >= 300 && status < 400 ? `HTTP ${status}: redirects are not followed` : `HTTP ${status}`;
+    } catch (err) {
+      error = controller.signal.aborted ? `no answer within ${this.policy.timeoutMs / 1000} s` : describeFailure(err);
+    } finally {
+      clearTimeout(timer);
+      this.controllers.delete(controller);
+      this.release();
+    }
+    // Stopping: the attempt was cut off; the delivery stays pending and is sent after the restart.
+    if (this.stopped) return;
+    const outcome = { ok: error === null, status_code: status, error, at_s: Math.floor(Date.now() / 1000), duration_ms: Math.round(performance.now() - started) };
+    const recorded = await this.authority.webhooks.recordAttempt(d, outcome, this.policy, this.admitted);
+    if (recorded === null && !this.admitted() && !this.stopped) {
+      this.log.info({ repository_index: this.authority.index, webhook_id: hook.webhook_id, delivery_id: d.delivery_id }, 'webhook attempt not recorded: the repository is not active; the delivery stays pending');
+    }
+    if (recorded?.state === 'failed') {
+      this.log.warn({ repository_index: this.authority.index, webhook_id: hook.webhook_id, delivery_id: d.delivery_id, attempts: recorded.attempt_count }, 'webhook delivery failed');
+    }
+  }
+}
+
+/**
+ * POST `body` to `url` and resolve with the status of the answer (node:http, which never follows
+ * a redirect). Only the status counts: the answer's body is not read, its connection is closed.
+ */
+function post(url: string, headers: Record<string, string>, body: Buffer, signal: AbortSignal): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const req = (target.protocol === 'https:' ? https : http).request(target, { method: 'POST', headers: { ...headers, 'Content-Length': String(body.length) }, signal }, (res) => {
+      resolve(res.statusCode ?? 0);
+      res.destroy();
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Why a request failed, without the URL (the error's code where it has one). */
+function describeFailure(err: unknown): string {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') return `connection failed (${code})`;
+  return `request failed (${String((err as Error)?.message ?? err).slice(0, 200)})`;
+}
