@@ -79,27 +79,29 @@ describe('cairn watch against a real server', function () {
     expect(page.events.map((e: { id: string }) => e.id)).to.deep.equal(lines.map((e) => e.id));
   });
 
-  it('every repository: the events of all of them on one stream (one registered meanwhile too), resumable by global id', async () => {
+  it('every repository: the registry events and those of every repository on one stream (one registered meanwhile too), resumable by global id', async () => {
     const a = await register(s.url, 'global-a');
-    const w = watch(['--types', 'task.created']);
+    const w = watch(['--types', 'repository.registered,task.created']);
     await until(() => w.stderr().includes('watching every repository'), 'the stream to open');
     await call(s.url, 'POST', `${R(a)}/tasks`, { title: 'T', intent: 'I' });
     const b = await register(s.url, 'global-b');
     await call(s.url, 'POST', `${R(b)}/tasks`, { title: 'T', intent: 'I' });
-    await until(() => jsonLines(w.stdout()).length >= 2, 'two events');
+    await until(() => jsonLines(w.stdout()).length >= 3, 'three events');
     w.proc.kill('SIGINT');
     expect(await w.exited).to.equal(0);
-    const [first, second] = jsonLines(w.stdout());
+    const [first, registered, second] = jsonLines(w.stdout());
     expect(first).to.include({ type: 'task.created', repository_index: a });
+    expect(registered).to.include({ type: 'repository.registered', repository_index: b });
+    expect(registered.id).to.match(/^\d+-registry-\d+$/);
     expect(second).to.include({ type: 'task.created', repository_index: b });
     expect(first.id).to.match(new RegExp(`^\\d+-${a}-${first.seq}$`));
-    // resuming after the first id gives the second, and nothing before it
-    const again = watch(['--types', 'task.created', '--since', first.id]);
-    await until(() => again.stdout().includes('task.created'), 'the resumed event');
+    // resuming after the first id gives the two after it, and nothing before
+    const again = watch(['--types', 'repository.registered,task.created', '--since', first.id]);
+    await until(() => jsonLines(again.stdout()).length >= 2, 'the resumed events');
     await sleep(200);
     again.proc.kill('SIGINT');
     expect(await again.exited).to.equal(0);
-    expect(jsonLines(again.stdout()).map((e) => e.id)).to.deep.equal([second.id]);
+    expect(jsonLines(again.stdout()).map((e) => e.id)).to.deep.equal([registered.id, second.id]);
   });
 
   it('--since older than the oldest kept event: exit 7 with the --since that starts at the oldest kept one', async () => {
