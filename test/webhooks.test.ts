@@ -14,11 +14,13 @@ const SECRET = 'webhook-secret-7f3a9c1e5b2d8f40';
 const REPOS = '/v1/native/repository-authorities';
 
 interface Received {
+  /** The request target (path and query). */
+  url: string;
   headers: http.IncomingHttpHeaders;
   body: string;
 }
 
-type Behaviour = (n: number) => number | 'hang';
+type Behaviour = (n: number, r: Received) => number | 'hang';
 
 /** A webhook receiver on 127.0.0.1: records every request and answers as `behaviour` says (by request number, from 1). */
 async function receiver(behaviour: Behaviour = () => 200) {
@@ -29,8 +31,9 @@ async function receiver(behaviour: Behaviour = () => 200) {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      const answer = state.behaviour(received.length);
+      const r = { url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      received.push(r);
+      const answer = state.behaviour(received.length, r);
       if (answer === 'hang') {
         held.push(res); // answered by release(), if ever
         return;
@@ -302,6 +305,41 @@ describe('webhooks', function () {
       expect(d.attempt_count).to.equal(1);
       expect(rx.received.map((r) => r.headers['x-cairn-delivery'])).to.deep.equal([`${hook}.delivery-1`, `${hook}.delivery-1`]);
     } finally {
+      await rx.close();
+    }
+  });
+
+  it('an attempt that waited for a free connection is not sent once its webhook was deleted meanwhile', async () => {
+    // Hooks 1..8 hang on their first delivery: every one of the repository's 8 connections is taken.
+    const rx = await receiver((_n, r) => (/[?]n=[1-8]$/.test(r.url) ? 'hang' : 200));
+    const repo = await register(base, 'hooks-wait');
+    const hookFor = new Map<string, string>();
+    const add = async (n: number) => {
+      const res = await call('POST', hooksOf(repo), { json: { url: `${rx.url}?n=${n}`, types: ['task.created'], secret: SECRET } });
+      expect(res.status, res.text).to.equal(201);
+      hookFor.set(`n=${n}`, res.json.webhook.webhook_id);
+    };
+    const from = (n: number) => rx.received.filter((r) => r.url.endsWith(`?n=${n}`));
+    try {
+      for (let n = 1; n <= 8; n++) await add(n);
+      await createTask(repo, 'fills every connection');
+      await until('8 attempts in flight', () => rx.received.length === 8);
+      // Hooks 9 and 10 take the next event; their attempts wait for a connection.
+      await add(9);
+      await add(10);
+      await createTask(repo, 'waits');
+      await until('hooks 9 and 10 hold a pending delivery', async () => {
+        for (const n of [9, 10]) if ((await call('GET', `${hooksOf(repo)}/${hookFor.get(`n=${n}`)}`)).json.webhook.pending_deliveries !== 1) return false;
+        return true;
+      });
+      expect((await call('DELETE', `${hooksOf(repo)}/${hookFor.get('n=9')}`)).status).to.equal(200);
+      rx.release(); // frees the connections; hook 1's next delivery queues behind 9 and 10
+      await until('hook 1 sends its next delivery', () => from(1).length === 2);
+      expect(from(10)).to.have.length(1);
+      expect(from(9), 'a deleted webhook gets nothing').to.have.length(0);
+    } finally {
+      rx.release();
+      for (const [, id] of hookFor) await call('DELETE', `${hooksOf(repo)}/${id}`);
       await rx.close();
     }
   });

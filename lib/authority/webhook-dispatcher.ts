@@ -219,9 +219,12 @@ export class WebhookDispatcher {
   }
 
   /** One attempt: POST the event, signed, then record what happened in its own transaction. */
-  private async attempt(hook: WebhookRecord, d: DeliveryRecord): Promise<void> {
+  private async attempt(waited: WebhookRecord, d: DeliveryRecord): Promise<void> {
     await this.acquire();
-    if (this.stopped || !hook.secret) {
+    // The wait for a connection may be long: the registration as it is now decides whether and
+    // how to send (deleted or made inactive meanwhile: not at all; a replaced secret signs).
+    const hook = this.authority.webhooks.activeWebhook(waited.webhook_id);
+    if (this.stopped || !hook?.secret || !this.admitted()) {
       this.release();
       return;
     }
