@@ -141,6 +141,24 @@ describe('events: written with their records', function () {
     }
   });
 
+  it('a publish hook that throws leaves the index of events.log whole: later reads have no gap', async () => {
+    const { store } = await ContentStore.open(tempDir());
+    try {
+      await store.transact((tx) => tx.emit('task.created', { task_id: 'task-1' }));
+      const failed = await store.transact((tx) => {
+        tx.emit('task.created', { task_id: 'task-2' });
+        tx.onPublish(() => { throw new Error('a hook failed'); });
+      }).then(() => null, (err: Error) => err);
+      expect(failed?.message).to.equal('a hook failed');
+      expect(store.commitState.event_count, 'the commit is durable').to.equal(2);
+      await store.transact((tx) => tx.emit('task.created', { task_id: 'task-3' }));
+      expect(store.events.read(0, 10).map((e) => e.seq)).to.deep.equal([1, 2, 3]);
+      expect(store.events.read(1, 10).map((e) => e.data.task_id)).to.deep.equal(['task-2', 'task-3']);
+    } finally {
+      store.close();
+    }
+  });
+
   it('retention drops the oldest events; sequence numbers are never reused and reads start at the oldest kept', async () => {
     const root = tempDir();
     let { store } = await ContentStore.open(root);

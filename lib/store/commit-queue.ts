@@ -258,8 +258,11 @@ export class CommitQueue {
     const eventsFrom = state.logs.events;
     try {
       published.publish(next, batch, adopted);
+      // The index follows the log at once: a hook that throws must not leave it short of events
+      // the commit point counts (later appends would then leave a hole in its recent tail).
+      if (events.length) published.indexEvents(events, eventsFrom);
       for (const hook of batch.hooks) hook();
-      if (events.length) published.publishEvents(events, eventsFrom);
+      if (events.length) published.notifyEvents(events);
     } finally {
       if (atUs) endEventTime(atUs);
     }

@@ -162,9 +162,13 @@ export class PublishedStore {
     this.workflowRecords += batch.workflow.length;
   }
 
-  /** A durable, published commit appended `events` to events.log at byte `from`: tell the listeners. */
-  publishEvents(events: readonly EventRecord[], from: number): void {
+  /** A durable, published commit appended `events` to events.log at byte `from`. */
+  indexEvents(events: readonly EventRecord[], from: number): void {
     this.events.appended(events, from);
+  }
+
+  /** Tell the listeners of a published commit's events (after its publish hooks ran). */
+  notifyEvents(events: readonly EventRecord[]): void {
     for (const fn of this.eventListeners) {
       try {
         fn(events);
