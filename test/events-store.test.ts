@@ -217,6 +217,32 @@ describe('events: the registry stream', function () {
     expect(repoEvents.map((e) => e.type)).to.deep.equal(['task.created']);
   });
 
+  it('a registry listener hears of a registered or restored repository once it is open: its feed and records are readable', async () => {
+    const s = await startTestServer();
+    try {
+      const service = await s.ready;
+      const heard: string[] = [];
+      service.registry.events!.onEvents((events) => {
+        for (const e of events) {
+          const index = Number(e.data.repository_index);
+          try {
+            service.feeds.repositoryPage(index, null, 1, null);
+            heard.push(`${e.type} ${index}: readable`);
+          } catch (err) {
+            heard.push(`${e.type} ${index}: ${(err as Error).message}`);
+          }
+        }
+      });
+      const repo = await register(s.url, 'heard');
+      await ok(api(s.url, 'POST', R(repo, '/tasks'), { json: { title: 't', intent: 'i' } }));
+      const { manifest, files } = await exportRepo(s.url, repo);
+      const restored = await restoreRepo(s.url, manifest, files);
+      expect(heard).to.deep.equal([`repository.registered ${repo}: readable`, `repository.retiring ${repo}: readable`, `repository.restored ${restored}: readable`]);
+    } finally {
+      await s.stop();
+    }
+  });
+
   it('killed between the registry write and its event: the event is appended at the next open, marked recovered', async () => {
     const data = path.join(tempDir(), 'data');
     const first = await spawnServer(data);

@@ -122,6 +122,7 @@ export class Registry {
     namespace: string,
     policyFlags: number,
     beforeCommit: (index: number) => Promise<void>,
+    afterCommit: (index: number) => Promise<void> = async () => {},
   ): Promise<RegistrationResult> {
     return this.mutex.runExclusive(async () => {
       const owner = this.namespaceOwner(namespace);
@@ -129,7 +130,7 @@ export class Registry {
         if (owner.repository_name === name && owner.policy_flags === policyFlags) return { record: owner, created: false };
         throw new Conflict(`namespace "${namespace}" is owned by repository ${owner.repository_index} with a different name or policy_flags`);
       }
-      const record = await this.appendLocked(name, namespace, policyFlags, beforeCommit, undefined, null);
+      const record = await this.appendLocked(name, namespace, policyFlags, beforeCommit, afterCommit, undefined, null);
       return { record, created: true };
     });
   }
@@ -137,7 +138,9 @@ export class Registry {
   /**
    * Append a new active record under the registry mutex. `beforeCommit` runs after the new
    * index is known and before registry.bin is rewritten (restore uses it to move the staged
-   * authority into place); if it throws, nothing is appended.
+   * authority into place); if it throws, nothing is appended. `afterCommit` runs once
+   * registry.bin is written and before the record's event is appended (the service opens the
+   * authority there, so whoever hears of the event can read the repository).
    */
   appendWith(
     name: string,
@@ -145,10 +148,11 @@ export class Registry {
     policyFlags: number,
     beforeCommit: (index: number) => Promise<void>,
     avoidIndex?: number,
+    afterCommit: (index: number) => Promise<void> = async () => {},
   ): Promise<RepositoryRecord> {
     return this.mutex.runExclusive(async () => {
       if (this.namespaceOwner(namespace)) throw new Conflict(`namespace "${namespace}" is owned by a live repository`);
-      return this.appendLocked(name, namespace, policyFlags, beforeCommit, avoidIndex, avoidIndex ?? null);
+      return this.appendLocked(name, namespace, policyFlags, beforeCommit, afterCommit, avoidIndex, avoidIndex ?? null);
     });
   }
 
@@ -157,6 +161,7 @@ export class Registry {
     namespace: string,
     policyFlags: number,
     beforeCommit: (index: number) => Promise<void>,
+    afterCommit: (index: number) => Promise<void>,
     avoidIndex: number | undefined,
     restoredFrom: number | null,
   ): Promise<RepositoryRecord> {
@@ -183,7 +188,7 @@ export class Registry {
       tombstoned: false,
     };
     await beforeCommit(index);
-    await this.commit([...this.records, ...placeholders, record], registryEvents(undefined, record, restoredFrom));
+    await this.commit([...this.records, ...placeholders, record], registryEvents(undefined, record, restoredFrom), () => afterCommit(index));
     return record;
   }
 
@@ -202,11 +207,12 @@ export class Registry {
   }
 
   /** registry.bin is the commit; the events follow it (storage-layout.md §18.2). */
-  private async commit(records: RepositoryRecord[], events: DomainEvent[]): Promise<void> {
+  private async commit(records: RepositoryRecord[], events: DomainEvent[], afterWrite?: () => Promise<void>): Promise<void> {
     await writeFileDurable(this.layout.registryFile, encodeRegistry(records));
     crashPoint('registry:after-write');
     this.records = records;
     this.indexOwners();
+    await afterWrite?.();
     if (!this.eventLog) return;
     try {
       if (this.eventsBehind) await this.reconcileLocked();

@@ -230,14 +230,16 @@ export class RestoreSessions {
           // Recorded before the move: a replay after a crash recognises this adoption by it.
           await this.save(key, { ...session, state: 'committing', repository_index: index, adopted_authority_sha256: sha256(authorityBin), updated_at_s: nowSeconds() });
         });
-      }, exported);
+      }, exported, async (index) => {
+        crashPoint('restore:after-registry');
+        // Opened before the restore's event is appended: whoever hears of it can use the repository.
+        await this.service.openRestored(index);
+      });
     } catch (err) {
       const current = this.sessions.get(key)!;
       if (current.state === 'committing') await this.save(key, { ...current, state: 'uploading', repository_index: undefined, adopted_authority_sha256: undefined });
       throw err;
     }
-    crashPoint('restore:after-registry');
-    await this.service.openRestored(record.repository_index);
     return this.finish(key, this.sessions.get(key)!, record);
   }
 

@@ -179,11 +179,10 @@ export class CairnService implements AuthorityHost, FeedHost {
   }
 
   async register(name: string, namespace: string, policyFlags: number): Promise<RegistrationResult> {
-    const result = await this.registry.register(name, namespace, policyFlags, async (index) => {
+    // Opened before the registration's event is appended: whoever hears of it can use the repository.
+    return this.registry.register(name, namespace, policyFlags, async (index) => {
       await Authority.create(this.layout.repositoryDir(index), index, nowSeconds());
-    });
-    if (result.created) await this.openAuthority(result.record.repository_index);
-    return result;
+    }, (index) => this.openAuthority(index));
   }
 
   private maintenance: NodeJS.Timeout | null = null;
