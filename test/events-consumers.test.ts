@@ -235,6 +235,23 @@ describe('cairn runner and the event feed', function () {
     });
   }
 
+  it('idle on the feed, it claims at once a job another runner gave back (requeued), not at its next poll', async () => {
+    const repo = await repository('fed-requeued');
+    const index = await queue(repo);
+    // Another runner holds the job...
+    const claimed = (await call(server.url, 'POST', '/v1/native/worker-jobs:claim', { accepted_job_kinds: [7, 11], repository_indexes: [repo], accepted_runtime_contracts: ['svc.runner.native-job.v3'] })).claimed_job;
+    expect(claimed).to.include({ repository_index: repo, worker_job_index: index });
+    const r = runner(server.url, ['--repo', String(repo), '--poll-ms', '60000']);
+    await until(() => r.stderr().includes('waiting on the event feed for queued jobs'), 'the runner to follow the feed');
+    // ...and gives it back (retryable, as a runner stopped with SIGTERM does): it is queued again.
+    // The idle runner's next poll is 60 s away; only the event of the requeue makes it claim now.
+    await call(server.url, 'POST', `${R(repo)}/worker-jobs/${index}:fail`, { attempt_count: claimed.attempt_count, lease_token: claimed.lease_token, detail: { retryable: true, error: 'stopped' } });
+    await until(async () => (await jobState(repo, index)).state === 'succeeded', `job ${index} to be claimed again and run`, 20_000);
+    expect(await jobState(repo, index)).to.include({ attempt_count: 2 });
+    r.proc.kill('SIGTERM');
+    expect(await r.exited, r.stderr()).to.equal(0);
+  });
+
   for (const status of [404, 503]) {
     it(`when the feed answers ${status}, it says so and still claims by polling every --poll-ms`, async () => {
       const p = await proxy(server.url, status);

@@ -16,8 +16,8 @@ Prints one JSON line per job on stdout (errors on stderr); never prints the leas
 CI command's output (stdout and stderr) is kept in --workdir/logs/repoR-jobJ-attemptA.log; when
 the job fails its tail goes into the job's detail.error (at most 4,096 characters).
 
-While idle it waits on the server's event feed for queued jobs (job.queued of its kinds) and
-claims as soon as one is queued, polling only every 30 s (or --poll-ms, if longer) beside it.
+While idle it waits on the server's event feed for queued jobs (job.queued, job.requeued and a
+requeued job.lease_expired of its kinds) and claims as soon as one is queued, polling only every 30 s (or --poll-ms, if longer) beside it.
 When the feed is unavailable (no such route, busy, unreachable) it polls every --poll-ms and
 tries the feed again later; notes about it go to stderr.
 

@@ -235,12 +235,18 @@ async function finish(
 }
 
 /**
- * While the runner is idle it waits on the event feed (`types=job.queued`): one repository's
+ * While the runner is idle it waits on the event feed for jobs becoming claimable (QUEUED_TYPES): one repository's
  * feed per --repo, the global feed without. An event for one of its kinds wakes it to claim at
  * once; so does every (re)connection, because events in between may have been missed. While
  * every feed is live the runner polls slowly (safetyPollMs); while one is down (no route,
  * busy, unreachable, silent) it polls at pollMs as it always did, and the feed is retried.
  */
+/**
+ * The events after which a job may be claimable: queued, queued again after a retryable
+ * failure (a runner stopped with SIGTERM gives its job back so), or after its lease expired.
+ */
+const QUEUED_TYPES = ['job.queued', 'job.requeued', 'job.lease_expired'];
+
 class QueueHints {
   private pending = false;
   private wake: (() => void) | null = null;
@@ -311,7 +317,7 @@ class QueueHints {
         await followFeed({
           server: this.o.server,
           path: p,
-          types: ['job.queued'],
+          types: QUEUED_TYPES,
           signal,
           onStatus: (s) => {
             if (s.state === 'live') {
@@ -322,6 +328,8 @@ class QueueHints {
             }
           },
           onEvent: (e) => {
+            // A lease that expired without a requeue leaves nothing to claim.
+            if (e.type === 'job.lease_expired' && e.data.requeued !== true) return;
             if (this.o.kinds.includes(Number(e.data.kind))) this.poke();
           },
         });
