@@ -7,6 +7,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
+import type { CairnService } from '../lib/authority/service.js';
 import { startServer } from '../lib/cli/serve.js';
 import { api, expectError, register, spawnServer, tempDir, type ApiResponse } from './helpers.js';
 
@@ -81,6 +82,7 @@ describe('webhooks', function () {
   this.timeout(60000);
   let base: string;
   let stop: () => Promise<void>;
+  let service: CairnService;
   let logText = '';
   const bodies: string[] = [];
   const call = async (method: string, urlPath: string, options: Parameters<typeof api>[3] = {}): Promise<ApiResponse> => {
@@ -92,7 +94,7 @@ describe('webhooks', function () {
   before(async () => {
     const stream = { write: (line: string) => { logText += line; } };
     const running = await startServer({ host: '127.0.0.1', port: 0, dataDir: path.join(tempDir(), 'data'), log: pino({ level: 'debug' }, stream), webhooks: { maxAttempts: 3, backoffBaseMs: 20 } });
-    await running.ready;
+    service = await running.ready;
     base = running.url;
     stop = running.stop;
   });
@@ -304,6 +306,25 @@ describe('webhooks', function () {
       const d = await until('delivered after the abort', async () => { const x = await delivery(repo, hook, `${hook}.delivery-1`); return x.state === 'delivered' && x; });
       expect(d.attempt_count).to.equal(1);
       expect(rx.received.map((r) => r.headers['x-cairn-delivery'])).to.deep.equal([`${hook}.delivery-1`, `${hook}.delivery-1`]);
+    } finally {
+      await rx.close();
+    }
+  });
+
+  it('a new webhook does not take an event of an earlier transaction of its own commit', async () => {
+    const rx = await receiver();
+    try {
+      const repo = await register(base, 'hooks-same-commit');
+      const a = service.authority(repo);
+      // Both transactions join one commit: the event is staged before the registration.
+      const [, { webhook }] = await Promise.all([
+        a.store.transact((tx) => tx.emit('task.created', { task_id: 'task-staged-before', plan_id: null })),
+        a.webhooks.register({ url: rx.url, types: ['task.created'], secret: SECRET }),
+      ]);
+      expect(a.store.events.lastSeq).to.equal(1);
+      const later = await createTask(repo, 'after the registration');
+      await until('the delivery of the later event', async () => (await delivery(repo, webhook.webhook_id, `${webhook.webhook_id}.delivery-1`)).state === 'delivered');
+      expect(rx.received.map((r) => JSON.parse(r.body).data.task_id)).to.deep.equal([later]);
     } finally {
       await rx.close();
     }

@@ -195,7 +195,7 @@ export class WebhookBook {
       tx.stage(WEBHOOK_URL, url, hook.webhook_id);
       tx.upsert(WEBHOOK, hook.webhook_id, hook);
       // Events already committed (or committed earlier in this batch) are not the new webhook's.
-      const cursor: WebhookCursor = { webhook_id: hook.webhook_id, event_seq: this.store.events.lastSeq };
+      const cursor: WebhookCursor = { webhook_id: hook.webhook_id, event_seq: tx.eventSeq };
       if (resetCursor) tx.upsert(WEBHOOK_CURSOR, hook.webhook_id, cursor);
       tx.onPublish(() => {
         this.hooks.set(hook.webhook_id, hook);

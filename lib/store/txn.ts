@@ -130,6 +130,11 @@ export class Txn {
     for (const e of events) this.own.events.push(e);
   }
 
+  /** The sequence number the newest event emitted so far will have: committed ones, then those of this batch. */
+  get eventSeq(): number {
+    return this.published.events.lastSeq + this.batch.events.length + (this.own === this.batch ? 0 : this.own.events.length);
+  }
+
   /** Events this transaction has emitted so far (tests and sanity checks). */
   get emitted(): readonly PendingEvent[] {
     return this.own.events;
