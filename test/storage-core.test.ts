@@ -13,9 +13,9 @@ import { faults } from '../lib/store/crash-point.js';
 import { encodeLog } from '../lib/store/framed-log.js';
 import { encodeEvent, type EventRecord } from '../lib/store/event-log.js';
 import { fsckAuthority } from '../lib/store/fsck.js';
-import { INDEX_KIND_SNAPSHOT, INDEX_KIND_TREE, IndexReader, writeMergedIndex } from '../lib/store/index-file.js';
+import { INDEX_KIND_BLOB, INDEX_KIND_SNAPSHOT, INDEX_KIND_TREE, IndexReader, writeMergedIndex, writeSegment } from '../lib/store/index-file.js';
 import { buildPack, PACK_KIND_OBJECT, PACK_KIND_TREE } from '../lib/store/pack.js';
-import { crc32 } from '../lib/store/binary.js';
+import { crc32, writeU64 } from '../lib/store/binary.js';
 import { encodeJobRecord } from '../lib/store/job-log.js';
 import { api, cli, FIXTURES, register, spawnServer, startTestServer, tempDir } from './helpers.js';
 
@@ -73,6 +73,34 @@ describe('storage core: commit point', () => {
     const { older, newer } = goldenStates();
     expect(decodeCommitFile(fixture('commit-v1.bin'))).to.deep.equal(newer);
     expect(decodeCommitSlot(fixture('commit-v1.bin').subarray(SLOT_SIZE), 'slot 1')).to.deep.equal(older);
+  });
+
+  it('a version-1 commit point with more segments than version 2 holds (15 of 16) opens and commits events', async () => {
+    const root = tempDir();
+    await fsp.mkdir(path.join(root, 'index'), { recursive: true });
+    const segments = Array.from({ length: 15 }, (_, i) => i + 1);
+    for (const n of segments) await writeSegment(path.join(root, 'index', `blobs.${n}.idx`), INDEX_KIND_BLOB, []);
+    // Version 1: generation at 12, segment counts at 68, 16 segment slots per index from 80, CRC at 508.
+    const record = Buffer.alloc(512);
+    record.write('CAIRNCMT', 0, 'ascii');
+    record.writeUInt8(1, 8);
+    writeU64(record, 16, 12);
+    record.writeUInt32LE(segments.length, 68);
+    segments.forEach((n, j) => writeU64(record, n, 80 + j * 8));
+    record.writeUInt32LE(crc32(record.subarray(0, 508)), 508);
+    const file = Buffer.alloc(COMMIT_FILE_SIZE);
+    record.copy(file, 0);
+    writeFileSync(path.join(root, 'commit.bin'), file);
+    expect(decodeCommitFile(file)!.segments.blobs).to.deep.equal(segments);
+
+    await withStore(root, async (store) => {
+      await store.transact((tx) => tx.emit('task.created', { task_id: 'task-1', plan_id: null }));
+      expect(store.events.read(0, 10).map((e) => e.data.task_id)).to.deep.equal(['task-1']);
+      expect(store.commitState.segments.blobs.length).to.be.at.most(14);
+    });
+    await withStore(root, async (store) => {
+      expect(store.commitState.event_count).to.equal(1);
+    });
   });
 
   it('a never-written slot is ignored; a damaged slot is corruption, never skipped in favour of the other', () => {

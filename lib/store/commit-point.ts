@@ -86,30 +86,40 @@ export function emptyCommitState(): CommitState {
 }
 
 export function encodeCommitRecord(s: CommitState): Buffer {
-  const L = V2;
+  // A store from before events.log may hold more segments than version 2 has slots for: until
+  // the merge at open (ContentStore.open) brings them within MAX_SEGMENTS, and while it has no
+  // event yet, its commit points stay in version 1.
+  const L = INDEX_NAMES.some((name) => s.segments[name].length > V2.segmentSlots) && !hasEvents(s) ? V1 : V2;
   const out = Buffer.alloc(RECORD_SIZE);
   out.write(MAGIC.commitPoint, 0, 'ascii');
-  out.writeUInt8(COMMIT_FORMAT_VERSION, 8);
+  out.writeUInt8(L === V1 ? 1 : COMMIT_FORMAT_VERSION, 8);
   writeU64(out, s.generation, OFF_GENERATION);
   L.logs.forEach((name, i) => writeU64(out, s.logs[name], L.offLogs + i * 8));
   writeU64(out, s.snapshot_count, L.offSnapshotCount);
   writeU64(out, s.lines_gen, L.offLinesGen);
   INDEX_NAMES.forEach((name, k) => {
     const list = s.segments[name];
-    if (list.length > MAX_SEGMENTS) throw new Error(`${name}: ${list.length} segments exceed ${MAX_SEGMENTS}`);
+    if (list.length > L.segmentSlots) throw new Error(`${name}: ${list.length} segments exceed ${L.segmentSlots}`);
     // A slot a reader would refuse is never written: the list must be strictly increasing.
     list.forEach((seg, j) => { if (seg <= 0 || (j > 0 && seg <= list[j - 1])) throw new Error(`${name}: segment list ${list.join(',')} is not strictly increasing`); });
     out.writeUInt32LE(list.length, L.offSegmentCounts + k * 4);
     list.forEach((seg, j) => writeU64(out, seg, L.offSegments + (k * L.segmentSlots + j) * 8));
   });
   L.logs.forEach((name, i) => writeU64(out, s.log_files[name], L.offLogFiles + i * 8));
-  writeU64(out, s.event_count, L.offEvents!);
-  writeU64(out, s.last_event_at_us, L.offEvents! + 8);
+  if (L.offEvents !== null) {
+    writeU64(out, s.event_count, L.offEvents);
+    writeU64(out, s.last_event_at_us, L.offEvents + 8);
+  }
   out.writeUInt32LE(crc32(out.subarray(0, OFF_CRC)), OFF_CRC);
   return out;
 }
 
 /** Decode one slot (SLOT_SIZE bytes): null when it was never written (all zeros). */
+/** Whether a state names anything of events.log (version 1 has no room for it). */
+function hasEvents(s: CommitState): boolean {
+  return s.event_count !== 0 || s.last_event_at_us !== 0 || s.logs.events !== 0 || s.log_files.events !== 0;
+}
+
 export function decodeCommitSlot(slot: Buffer, what: string): CommitState | null {
   if (slot.length !== SLOT_SIZE) throw new Corrupt(`${what}: slot is ${slot.length} bytes, expected ${SLOT_SIZE}`);
   if (isZero(slot)) return null;

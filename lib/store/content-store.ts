@@ -14,12 +14,12 @@
 //   maintenance.ts   segment merges, log compaction, locator rebuild
 import type { Readable } from 'node:stream';
 import type { TreeEntry } from '../domain/content.js';
-import type { CommitPointFile, CommitState } from './commit-point.js';
+import { MAX_SEGMENTS, type CommitPointFile, type CommitState } from './commit-point.js';
 import { CommitQueue } from './commit-queue.js';
 import type { LineRecord } from './content-files.js';
 import type { EventIndex, EventRecord } from './event-log.js';
 import type { LogRecord } from './framed-log.js';
-import type { AuthorityLayout, IndexName, LogName } from './layout.js';
+import { INDEX_NAMES, type AuthorityLayout, type IndexName, type LogName } from './layout.js';
 import { StoreMaintenance } from './maintenance.js';
 import { PackUploads, STAGED_PACK_TTL_S, type PackInfo } from './pack-uploads.js';
 import type { PackHeader, PackKind } from './pack.js';
@@ -67,7 +67,17 @@ export class ContentStore {
    */
   static async open(root: string, options: OpenOptions = {}): Promise<{ store: ContentStore; notes: string[] }> {
     const { published, point, notes } = await recoverStore(root, options);
-    return { store: new ContentStore(root, published, point), notes };
+    const store = new ContentStore(root, published, point);
+    // A store from before events.log may hold more segments than the commit point now has room
+    // for (MAX_SEGMENTS): merge them first, so that commits with events can be written.
+    // (Version 1 commit points are written meanwhile; see encodeCommitRecord.)
+    const over = INDEX_NAMES.filter((name) => published.state.segments[name].length > MAX_SEGMENTS);
+    if (over.length) {
+      store.maintenance.maybeMerge();
+      await store.settle();
+      notes.push(`merged the segments of ${over.join(', ')} (a commit point now holds at most ${MAX_SEGMENTS} per index)`);
+    }
+    return { store, notes };
   }
 
   /**
