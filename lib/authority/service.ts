@@ -126,6 +126,11 @@ export class CairnService implements AuthorityHost {
     return pending;
   }
 
+  /** Whether repository `index` has been opened (cleanly or not) since the service opened. */
+  isOpen(index: number): boolean {
+    return this.authorities.has(index);
+  }
+
   /** The authority of `index`, opened first if needed (NotFound, or Corrupt when it failed to open). */
   async opened(index: number): Promise<Authority> {
     await this.ensureOpen(index);
