@@ -1,14 +1,15 @@
 // The whole service state of one data directory: the registry and every open authority.
 // `CairnService.open` is what the startup phase waits for; HTTP handlers call into it.
 //
-// Repositories open lazily (docs/operations.md "Startup"): `open` reads the registry and
-// recovers the data directory, but opens no repository authority, so a data directory with
-// many repositories is ready at once. A repository opens on its first request (`opened`, which
-// the router awaits before the handler), and `openAllInBackground` (started by `cairn serve`
-// once it answers) opens the others one at a time, so the work that needs every repository
-// (lease expiry, webhook dispatchers, staged-pack expiry, claim-next across repositories) covers
-// them all soon after startup. A first request jumps that queue; concurrent first requests share
-// one open. Opening runs under the repository's lifecycle mutex, so it never races a purge.
+// Repositories open lazily (docs/operations.md "Serving", what a start does): `open` reads the
+// registry and recovers the data directory but opens no repository authority, so a data
+// directory with many repositories is ready at once. A repository opens on its first request
+// (`ensureOpen`, which the router awaits before the handler), and `openAllInBackground` (started
+// by `cairn serve` once it answers) opens the others one at a time, so the work that needs every
+// repository (lease expiry, webhook dispatchers, staged-pack expiry, claim-next across
+// repositories) covers them all soon after startup. A first request jumps that queue; concurrent
+// first requests share one open. Opening runs under the repository's lifecycle mutex, so it
+// never races a purge.
 import { promises as fsp } from 'node:fs';
 import { Corrupt, NotFound } from '../domain/errors.js';
 import {
