@@ -106,7 +106,7 @@ export class CairnService implements AuthorityHost {
 
   /** Open a repository that restore has just moved into place. */
   async openRestored(index: number): Promise<void> {
-    await this.openAuthority(index);
+    await this.ensureOpen(index);
   }
 
   /**
@@ -219,7 +219,8 @@ export class CairnService implements AuthorityHost {
     const result = await this.registry.register(name, namespace, policyFlags, async (index) => {
       await Authority.create(this.layout.repositoryDir(index), index, nowSeconds());
     });
-    if (result.created) await this.openAuthority(result.record.repository_index);
+    // Through ensureOpen: a request or the background pass may reach the new index first.
+    if (result.created) await this.ensureOpen(result.record.repository_index);
     return result;
   }
 
