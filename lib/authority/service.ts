@@ -66,7 +66,9 @@ export class CairnService implements AuthorityHost {
   static async open(options: ServiceOptions): Promise<CairnService> {
     const layout = new Layout(options.dataDir);
     await fsp.mkdir(layout.repositoriesDir, { recursive: true });
-    for (const file of await removeTempFiles(options.dataDir)) {
+    // Inside a repository, temp files are removed when it opens (Authority.open): only what lies
+    // directly under repositories/ (an interrupted purge's directory) is removed here.
+    for (const file of await removeTempFiles(options.dataDir, (dir) => dir === layout.repositoriesDir)) {
       if (!file.startsWith(layout.repositoriesDir)) options.log.warn({ file }, 'recovery removed an unfinished temp file');
     }
     const registry = await Registry.open(layout);
