@@ -143,8 +143,9 @@ export class CairnService implements AuthorityHost, FeedHost {
    * is kept as its unavailable entry, like at startup). Concurrent calls share one open.
    */
   ensureOpen(index: number): Promise<void> {
-    if (this.authorities.has(index) || this.closed) return Promise.resolve();
+    // An open under way (its retention included) is waited for even once its entry is set.
     let pending = this.opening.get(index);
+    if (!pending && (this.authorities.has(index) || this.closed)) return Promise.resolve();
     if (!pending) {
       pending = this.lifecycleExclusive(index, async () => {
         const record = this.registry.get(index);
@@ -152,9 +153,10 @@ export class CairnService implements AuthorityHost, FeedHost {
         await this.openAuthority(index);
         return this.authorities.get(index) ?? null;
       })
-        .then((entry) => {
-          // Event retention, once at open (it takes the lifecycle lock itself, so after it is released).
-          if (entry instanceof Authority) void this.feeds.applyRetention([entry]);
+        .then(async (entry) => {
+          // Event retention trims once at open, before the first request reads the repository
+          // (it takes the lifecycle lock itself, so after that is released; it never throws).
+          if (entry instanceof Authority) await this.feeds.applyRetention([entry]);
         })
         .finally(() => this.opening.delete(index));
       this.opening.set(index, pending);
