@@ -14,11 +14,13 @@ import { decodeLines, type LineRecord } from './content-files.js';
 import { exists } from './durable.js';
 import { observeEventTime } from './event-clock.js';
 import { EventIndex, type EventRecord } from './event-log.js';
-import { LogFile, type LogRecord } from './framed-log.js';
+import { LOG_HEADER_SIZE, FRAME_OVERHEAD, LogFile, frameBody, logHeader, type LogRecord } from './framed-log.js';
 import { INDEX_KIND_BLOB, INDEX_KIND_SNAPSHOT, INDEX_KIND_TREE, IndexReader, SegmentedIndex, type IndexKind, type SegmentEntry } from './index-file.js';
 import { INDEX_NAMES, LOG_MAGIC, LOG_NAMES, type AuthorityLayout, type IndexName, type LogName, type PackDirName } from './layout.js';
 import { decodeObjectFrame, decodePackHeader, packHeaderPayloadSize, PACK_KIND_OBJECT, PACK_KIND_TREE, type PackEntry, type PackHeader, type PackKind } from './pack.js';
 import type { Locator, ObjectKind, Staging, Upsert } from './staging.js';
+import { ChunkWriter, writeFileDurableWith } from './durable.js';
+import { WorkflowRecords } from './workflow-records.js';
 
 export interface StoredSnapshot extends SnapshotRecord {
   /** Ordinal of the record in snapshots.log: the snapshot's physical index in this authority. */
@@ -47,7 +49,8 @@ export class PublishedStore {
   private readonly lineMap = new Map<string, LineRecord>();
   /** lineMap's values in name order, built on first read after a change (GET lines is hot). */
   private sortedLines: readonly LineRecord[] | null = null;
-  private readonly entities = new Map<string, Map<string, unknown>>();
+  /** Where each workflow entity's latest upsert is in workflow.log (the bodies stay on disk). */
+  readonly records = new WorkflowRecords(() => this.logs.workflow);
   private readonly committedPacks: Record<PackKind, Set<string>> = { [PACK_KIND_OBJECT]: new Set(), [PACK_KIND_TREE]: new Set() };
   /** Records in the current workflow.log (compaction decides from it). */
   workflowRecords = 0;
@@ -108,10 +111,10 @@ export class PublishedStore {
     } catch (err) {
       throw new Corrupt(`workflow.log: record at byte ${rec.offset} is not a transaction (${(err as Error).message})`);
     }
-    for (const u of txn.upserts) this.applyUpsert(u, rec.offset);
+    txn.upserts.forEach((u, i) => this.applyUpsert(u, rec.offset, i, false));
   }
 
-  private applyUpsert(u: Upsert, offset: number): void {
+  private applyUpsert(u: Upsert, offset: number, ordinal: number, published: boolean): void {
     if (typeof u?.type !== 'string' || typeof u.id !== 'string') throw new Corrupt(`workflow.log: record at byte ${offset} has an upsert without type and id`);
     if (u.type === 'line') {
       const b = u.body as Omit<LineRecord, 'name'>;
@@ -119,9 +122,8 @@ export class PublishedStore {
       this.sortedLines = null;
       return;
     }
-    let m = this.entities.get(u.type);
-    if (!m) this.entities.set(u.type, (m = new Map()));
-    m.set(u.id, u.body);
+    if (published) this.records.setPublished(u, offset, ordinal);
+    else this.records.set(u, offset, ordinal);
   }
 
   /** Close every open file (the store is closed and nothing is writing). */
@@ -152,13 +154,23 @@ export class PublishedStore {
     }
   }
 
-  /** Make a durable batch visible to readers: its state, adopted packs, lines and entities. */
-  publish(next: CommitState, batch: Staging, adopted: readonly { kind: PackKind; packId: string }[]): void {
+  /**
+   * Make a durable batch visible to readers: its state, adopted packs, lines and entities.
+   * `workflowBytes` are the body lengths of the batch's workflow.log records, appended in order
+   * at the previous committed length (each entity's location follows from them).
+   */
+  publish(next: CommitState, batch: Staging, adopted: readonly { kind: PackKind; packId: string }[], workflowBytes: readonly number[] = []): void {
+    let at = Math.max(this.current.logs.workflow, LOG_HEADER_SIZE);
     this.install(next);
     for (const { kind, packId } of adopted) this.committedPacks[kind].add(packId);
     for (const [name, line] of batch.lines) this.lineMap.set(name, line);
     if (batch.lines.size > 0) this.sortedLines = null;
-    for (const t of batch.workflow) for (const u of t.upserts) if (u.type !== 'line') this.applyUpsert(u, -1);
+    batch.workflow.forEach((t, r) => {
+      t.upserts.forEach((u, i) => {
+        if (u.type !== 'line') this.applyUpsert(u, at, i, true);
+      });
+      at += workflowBytes[r] + FRAME_OVERHEAD;
+    });
     this.workflowRecords += batch.workflow.length;
   }
 
@@ -217,17 +229,45 @@ export class PublishedStore {
 
   /** Lines and workflow entities live now (what a compacted workflow.log must hold). */
   liveRecordCount(): number {
-    let live = this.lineMap.size;
-    for (const m of this.entities.values()) live += m.size;
-    return live;
+    return this.lineMap.size + this.records.liveCount();
   }
 
-  /** The latest upsert of each live `(type, id)`, lines first. */
-  liveUpserts(): Upsert[] {
-    const upserts: Upsert[] = [];
-    for (const l of this.lineMap.values()) upserts.push({ type: 'line', id: l.name, body: { status: l.status, head_snapshot_id: l.head_snapshot_id, updated_at_s: l.updated_at_s } });
-    for (const [type, m] of this.entities) for (const [id, body] of m) upserts.push({ type, id, body });
-    return upserts;
+  /**
+   * Write a compacted workflow.log to `file` (durably): one record per live line or entity,
+   * each a transaction of one upsert, lines first. Bodies are copied one at a time from the
+   * current log, so memory stays bounded. Returns the file's length, its record count and the
+   * entities' locations in it (made current by adoptCompactedWorkflow once the commit point names it).
+   */
+  async writeCompactedWorkflow(file: string, atS: number): Promise<{ length: number; records: number; locations: WorkflowRecords }> {
+    const fresh = new WorkflowRecords(() => { throw new Error('compacted locations are read after adoption'); });
+    let at = 0;
+    let count = 0;
+    await writeFileDurableWith(file, async (handle) => {
+      const out = new ChunkWriter(handle, 4 * 1024 * 1024);
+      const put = async (u: Upsert) => {
+        const framed = frameBody(Buffer.from(JSON.stringify({ at_s: atS, upserts: [u] }), 'utf8'));
+        if (u.type !== 'line') fresh.set(u, at, 0);
+        at += framed.length;
+        count++;
+        await out.write(framed);
+      };
+      await out.write(logHeader(LOG_MAGIC.workflow));
+      at = LOG_HEADER_SIZE;
+      for (const l of [...this.lineMap.values()]) await put({ type: 'line', id: l.name, body: { status: l.status, head_snapshot_id: l.head_snapshot_id, updated_at_s: l.updated_at_s } });
+      for (const [type, id, loc] of this.records.locations()) {
+        const u = this.records.recordAt(Math.floor(loc / 65536))[loc % 65536];
+        if (!u || u.type !== type || u.id !== id) throw new Corrupt(`workflow.log: record at byte ${Math.floor(loc / 65536)} does not hold ${type} ${id}`);
+        await put(u);
+      }
+      await out.end();
+    });
+    return { length: at, records: count, locations: fresh };
+  }
+
+  /** The compacted workflow.log is current: its locations replace the old ones. */
+  adoptCompactedWorkflow(locations: WorkflowRecords, records: number): void {
+    this.records.replace(locations);
+    this.workflowRecords = records;
   }
 
   private segmentedIndex(name: IndexName, segments: number[]): SegmentedIndex {
@@ -355,13 +395,16 @@ export class PublishedStore {
 
   /** The latest body of a workflow entity (workflow.log upserts other than lines). */
   entity<T>(type: string, id: string): T | undefined {
-    return this.entities.get(type)?.get(id) as T | undefined;
+    return this.records.get<T>(type, id);
   }
 
-  /** Every committed entity of a workflow type, in first-upsert order (owners build indexes at open). */
-  *entitiesOf<T>(type: string): Generator<[string, T]> {
-    const m = this.entities.get(type);
-    if (m) for (const [id, body] of m) yield [id, body as T];
+  /**
+   * Every committed entity of a workflow type, read from workflow.log one at a time (owners
+   * build indexes at open): tasks, changes and lands in sequence order, other types in
+   * first-upsert order.
+   */
+  entitiesOf<T>(type: string): Generator<[string, T]> {
+    return this.records.entries<T>(type);
   }
 
   /** Every committed record of an opaque log (jobs, plans), for its owner's replay at open. */

@@ -1,0 +1,260 @@
+// Where each workflow entity's latest body lives in workflow.log (storage-layout.md §17), and
+// reading it back. The bodies stay on disk: memory holds one location per entity, the record's
+// byte offset and the upsert's ordinal inside the record packed in one number
+// (offset × 2^16 + ordinal). Entities whose ids are `<prefix>-<sequence>` (tasks, changes,
+// lands) keep their locations in typed arrays indexed by sequence; other types in a Map. A read
+// is a positional read of the record, its CRC check and JSON.parse, behind a bounded cache of
+// decoded bodies. It changes when the in-memory form of entity locations or the read path of
+// one entity changes, never with the log's format (framed-log.ts) or the commit pipeline.
+import { Corrupt } from '../domain/errors.js';
+import { crc32 } from './binary.js';
+import { FRAME_OVERHEAD, type LogFile } from './framed-log.js';
+import type { Upsert } from './staging.js';
+
+/** Ordinals per record a location can name (a compacted record holds one upsert). */
+export const MAX_UPSERTS_PER_RECORD = 65_536;
+const ORDINAL = MAX_UPSERTS_PER_RECORD;
+
+export const packLocation = (offset: number, ordinal: number): number => offset * ORDINAL + ordinal;
+export const locationOffset = (loc: number): number => Math.floor(loc / ORDINAL);
+export const locationOrdinal = (loc: number): number => loc % ORDINAL;
+
+/** Types whose ids are `<type>-<sequence>`: locations by sequence in a typed array. */
+const DENSE_TYPES: ReadonlySet<string> = new Set(['task', 'change', 'land']);
+const SEQ_RE = /^[a-z]+-([1-9][0-9]{0,9})$/;
+
+/** Sequence of a dense-type id (`task-12` → 12), or 0 when the id has another shape. */
+export function denseSequence(type: string, id: string): number {
+  if (!DENSE_TYPES.has(type) || !id.startsWith(type) || id.charCodeAt(type.length) !== 45 /* - */) return 0;
+  const m = SEQ_RE.exec(id);
+  if (!m) return 0;
+  const n = Number(m[1]);
+  return n <= 0x7fffffff ? n : 0;
+}
+
+/** A growable Float64Array of locations by sequence (0: absent; locations are never 0, the log header comes first). */
+class DenseLocations {
+  private locs = new Float64Array(1024);
+  /** Highest sequence set. */
+  max = 0;
+  count = 0;
+
+  get(seq: number): number {
+    return seq < this.locs.length ? this.locs[seq] : 0;
+  }
+
+  set(seq: number, loc: number): void {
+    if (seq >= this.locs.length) {
+      let n = this.locs.length;
+      while (n <= seq) n *= 2;
+      const grown = new Float64Array(n);
+      grown.set(this.locs);
+      this.locs = grown;
+    }
+    if (this.locs[seq] === 0) this.count++;
+    this.locs[seq] = loc;
+    if (seq > this.max) this.max = seq;
+  }
+
+  bytes(): number {
+    return this.locs.byteLength;
+  }
+}
+
+/** Locations of one workflow entity type. */
+class TypeLocations {
+  readonly dense = new DenseLocations();
+  /** Ids of other shapes, in first-upsert order. */
+  readonly other = new Map<string, number>();
+
+  constructor(readonly type: string) {}
+
+  get(id: string): number | undefined {
+    const seq = denseSequence(this.type, id);
+    if (seq) {
+      const loc = this.dense.get(seq);
+      return loc === 0 ? undefined : loc;
+    }
+    return this.other.get(id);
+  }
+
+  set(id: string, loc: number): void {
+    const seq = denseSequence(this.type, id);
+    if (seq) this.dense.set(seq, loc);
+    else this.other.set(id, loc);
+  }
+
+  get size(): number {
+    return this.dense.count + this.other.size;
+  }
+
+  /** [id, location] of every entity: sequence order, then the others in first-upsert order. */
+  *entries(): Generator<[string, number]> {
+    for (let seq = 1; seq <= this.dense.max; seq++) {
+      const loc = this.dense.get(seq);
+      if (loc !== 0) yield [`${this.type}-${seq}`, loc];
+    }
+    yield* this.other;
+  }
+}
+
+/** Decoded bodies most recently read or written (bounded; bodies are shared, never mutated). */
+class BodyCache {
+  private readonly map = new Map<string, unknown>();
+
+  constructor(private readonly capacity: number) {}
+
+  get(key: string): unknown {
+    const v = this.map.get(key);
+    if (v !== undefined) {
+      this.map.delete(key);
+      this.map.set(key, v);
+    }
+    return v;
+  }
+
+  set(key: string, body: unknown): void {
+    this.map.delete(key);
+    this.map.set(key, body);
+    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as string);
+  }
+
+  clear(): void {
+    this.map.clear();
+  }
+}
+
+export const BODY_CACHE_ENTRIES = 4096;
+
+/**
+ * The locations of every live workflow entity (lines excepted: the published store keeps those
+ * whole) and the reads through them. `log` returns the current workflow.log (a compaction
+ * replaces it, and the locations with it).
+ */
+export class WorkflowRecords {
+  private types = new Map<string, TypeLocations>();
+  private readonly cache = new BodyCache(BODY_CACHE_ENTRIES);
+  /** The last record decoded (a scan in location order reads each multi-upsert record once). */
+  private lastRecord: { offset: number; upserts: Upsert[] } | null = null;
+
+  constructor(private readonly log: () => LogFile) {}
+
+  private typeOf(type: string): TypeLocations {
+    let t = this.types.get(type);
+    if (!t) this.types.set(type, (t = new TypeLocations(type)));
+    return t;
+  }
+
+  /** Upsert `u` is the latest of its entity: at ordinal `ordinal` of the record at `offset`. */
+  set(u: Upsert, offset: number, ordinal: number): void {
+    if (ordinal >= MAX_UPSERTS_PER_RECORD) throw new Corrupt(`workflow.log: record at byte ${offset} holds more than ${MAX_UPSERTS_PER_RECORD} upserts`);
+    this.typeOf(u.type).set(u.id, packLocation(offset, ordinal));
+  }
+
+  /** A committed upsert whose body the caller holds (a published batch): cached as the latest. */
+  setPublished(u: Upsert, offset: number, ordinal: number): void {
+    this.set(u, offset, ordinal);
+    this.cache.set(`${u.type}\u0000${u.id}`, u.body);
+  }
+
+  location(type: string, id: string): number | undefined {
+    return this.types.get(type)?.get(id);
+  }
+
+  has(type: string, id: string): boolean {
+    return this.location(type, id) !== undefined;
+  }
+
+  count(type: string): number {
+    return this.types.get(type)?.size ?? 0;
+  }
+
+  /** Live entities of every type. */
+  liveCount(): number {
+    let n = 0;
+    for (const t of this.types.values()) n += t.size;
+    return n;
+  }
+
+  typeNames(): string[] {
+    return [...this.types.keys()];
+  }
+
+  /** The latest body of `(type, id)`, or undefined. */
+  get<T>(type: string, id: string): T | undefined {
+    const key = `${type}\u0000${id}`;
+    const cached = this.cache.get(key);
+    if (cached !== undefined) return cached as T;
+    const loc = this.location(type, id);
+    if (loc === undefined) return undefined;
+    const body = this.readAt(type, id, loc);
+    this.cache.set(key, body);
+    return body as T;
+  }
+
+  /** Every entity of `type` with its body (dense types in sequence order), read from disk without filling the cache. */
+  *entries<T>(type: string): Generator<[string, T]> {
+    const t = this.types.get(type);
+    if (!t) return;
+    for (const [id, loc] of t.entries()) {
+      const cached = this.cache.get(`${type}\u0000${id}`);
+      yield [id, (cached !== undefined ? cached : this.readAt(type, id, loc)) as T];
+    }
+  }
+
+  /** [type, id, location] of every live entity. */
+  *locations(): Generator<[string, string, number]> {
+    for (const [type, t] of this.types) for (const [id, loc] of t.entries()) yield [type, id, loc];
+  }
+
+  /** The upsert at `loc`, checked to be of `(type, id)`. */
+  private readAt(type: string, id: string, loc: number): unknown {
+    const offset = locationOffset(loc);
+    const ordinal = locationOrdinal(loc);
+    const upserts = this.recordAt(offset);
+    const u = upserts[ordinal];
+    if (!u || u.type !== type || u.id !== id) throw new Corrupt(`workflow.log: record at byte ${offset} does not hold ${type} ${id} at upsert ${ordinal}`);
+    return u.body;
+  }
+
+  /** The upserts of the record whose frame starts at `offset` (CRC checked). */
+  recordAt(offset: number): Upsert[] {
+    if (this.lastRecord?.offset === offset) return this.lastRecord.upserts;
+    const log = this.log();
+    if (offset + FRAME_OVERHEAD > log.length) throw new Corrupt(`${log.name}: no record at byte ${offset} (committed length ${log.length})`);
+    let head = log.read(offset, Math.min(4096, log.length - offset));
+    const length = head.readUInt32LE(0);
+    if (offset + FRAME_OVERHEAD + length > log.length) throw new Corrupt(`${log.name}: record at byte ${offset}: its length field (${length}) runs past the committed length ${log.length}`);
+    if (head.length < FRAME_OVERHEAD + length) head = log.read(offset, FRAME_OVERHEAD + length);
+    const body = head.subarray(4, 4 + length);
+    if (head.readUInt32LE(4 + length) !== crc32(body)) throw new Corrupt(`${log.name}: record at byte ${offset} fails its checksum`);
+    let upserts: Upsert[];
+    try {
+      upserts = (JSON.parse(body.toString('utf8')) as { upserts: Upsert[] }).upserts;
+      if (!Array.isArray(upserts)) throw new Error('no upserts');
+    } catch (err) {
+      throw new Corrupt(`${log.name}: record at byte ${offset} is not a transaction (${(err as Error).message})`);
+    }
+    this.lastRecord = { offset, upserts };
+    return upserts;
+  }
+
+  /** The log was replaced by a compaction: `fresh` holds every entity's new location. */
+  replace(fresh: WorkflowRecords): void {
+    this.types = fresh.types;
+    this.lastRecord = null;
+  }
+
+  /** Forget decoded bodies (tests measure reads from disk). */
+  dropCache(): void {
+    this.cache.clear();
+    this.lastRecord = null;
+  }
+
+  /** Bytes held by the location tables (the dense arrays and an estimate for the maps). */
+  bytes(): number {
+    let n = 0;
+    for (const t of this.types.values()) n += t.dense.bytes() + t.other.size * 64;
+    return n;
+  }
+}
