@@ -447,7 +447,7 @@ export class LandDesk {
       }
       // Other open patchsets targeting this line whose base is no longer its head.
       const stale: string[] = [];
-      for (const other of this.book.listChanges({})) {
+      for (const other of this.book.listChanges({ open: true })) {
         if (other.change_id === change.change_id || !isOpenChange(other.status) || other.land_target_line !== plan.target) continue;
         for (const p of this.book.patchsetsOf(other.change_id).patchsets) {
           const cur = tx.entity<PatchsetRecord>(PATCHSET, p.patchset_id)!;
