@@ -10,6 +10,7 @@ import { Corrupt } from '../domain/errors.js';
 import { crc32 } from './binary.js';
 import { FRAME_OVERHEAD, type LogFile } from './framed-log.js';
 import type { Upsert } from './staging.js';
+import { SectionReader, SectionWriter } from './workflow-checkpoint.js';
 
 /** Ordinals per record a location can name (a compacted record holds one upsert). */
 export const MAX_UPSERTS_PER_RECORD = 65_536;
@@ -58,6 +59,27 @@ class DenseLocations {
 
   bytes(): number {
     return this.locs.byteLength;
+  }
+
+  /** The array up to the highest sequence (a checkpoint's copy). */
+  used(): Float64Array {
+    return this.locs.subarray(0, this.max + 1);
+  }
+
+  /** Take `locs` (from a checkpoint) as the whole table. */
+  adopt(locs: Float64Array): void {
+    if (locs.length > 0 && locs[0] !== 0) throw new Error('a location at sequence 0');
+    this.locs = new Float64Array(Math.max(1024, locs.length));
+    this.locs.set(locs);
+    this.max = 0;
+    this.count = 0;
+    for (let i = 1; i < locs.length; i++) {
+      const loc = locs[i];
+      if (loc === 0) continue;
+      if (!Number.isSafeInteger(loc) || loc < 0) throw new Error(`location ${loc} is not a location`);
+      this.count++;
+      this.max = i;
+    }
   }
 }
 
@@ -125,6 +147,8 @@ class BodyCache {
 }
 
 export const BODY_CACHE_ENTRIES = 4096;
+/** Read-ahead of a scan through the locations (entitiesOf). */
+const WINDOW = 1024 * 1024;
 
 /**
  * The locations of every live workflow entity (lines excepted: the published store keeps those
@@ -196,9 +220,13 @@ export class WorkflowRecords {
   *entries<T>(type: string): Generator<[string, T]> {
     const t = this.types.get(type);
     if (!t) return;
-    for (const [id, loc] of t.entries()) {
-      const cached = this.cache.get(`${type}\u0000${id}`);
-      yield [id, (cached !== undefined ? cached : this.readAt(type, id, loc)) as T];
+    try {
+      for (const [id, loc] of t.entries()) {
+        const cached = this.cache.get(`${type}\u0000${id}`);
+        yield [id, (cached !== undefined ? cached : this.readAt(type, id, loc, true)) as T];
+      }
+    } finally {
+      this.window = null;
     }
   }
 
@@ -208,24 +236,24 @@ export class WorkflowRecords {
   }
 
   /** The upsert at `loc`, checked to be of `(type, id)`. */
-  private readAt(type: string, id: string, loc: number): unknown {
+  private readAt(type: string, id: string, loc: number, scan = false): unknown {
     const offset = locationOffset(loc);
     const ordinal = locationOrdinal(loc);
-    const upserts = this.recordAt(offset);
+    const upserts = this.recordAt(offset, scan);
     const u = upserts[ordinal];
     if (!u || u.type !== type || u.id !== id) throw new Corrupt(`workflow.log: record at byte ${offset} does not hold ${type} ${id} at upsert ${ordinal}`);
     return u.body;
   }
 
   /** The upserts of the record whose frame starts at `offset` (CRC checked). */
-  recordAt(offset: number): Upsert[] {
+  recordAt(offset: number, scan = false): Upsert[] {
     if (this.lastRecord?.offset === offset) return this.lastRecord.upserts;
     const log = this.log();
     if (offset + FRAME_OVERHEAD > log.length) throw new Corrupt(`${log.name}: no record at byte ${offset} (committed length ${log.length})`);
-    let head = log.read(offset, Math.min(4096, log.length - offset));
+    let head = this.bytesAt(log, offset, 4096, scan);
     const length = head.readUInt32LE(0);
     if (offset + FRAME_OVERHEAD + length > log.length) throw new Corrupt(`${log.name}: record at byte ${offset}: its length field (${length}) runs past the committed length ${log.length}`);
-    if (head.length < FRAME_OVERHEAD + length) head = log.read(offset, FRAME_OVERHEAD + length);
+    if (head.length < FRAME_OVERHEAD + length) head = this.bytesAt(log, offset, FRAME_OVERHEAD + length, scan);
     const body = head.subarray(4, 4 + length);
     if (head.readUInt32LE(4 + length) !== crc32(body)) throw new Corrupt(`${log.name}: record at byte ${offset} fails its checksum`);
     let upserts: Upsert[];
@@ -239,16 +267,70 @@ export class WorkflowRecords {
     return upserts;
   }
 
+  /**
+   * Up to `want` bytes at `offset` (fewer only at the committed end). A scan (entries in
+   * location order) reads 1 MiB windows ahead and serves the next records from them; single
+   * reads read only what they need.
+   */
+  private bytesAt(log: LogFile, offset: number, want: number, scan: boolean): Buffer {
+    const n = Math.min(want, log.length - offset);
+    const w = this.window;
+    if (w && w.log === log && offset >= w.start && offset + n <= w.start + w.bytes.length) return w.bytes.subarray(offset - w.start, offset - w.start + n);
+    if (!scan) return log.read(offset, n);
+    const bytes = log.read(offset, Math.min(Math.max(n, WINDOW), log.length - offset));
+    this.window = { log, start: offset, bytes };
+    return bytes.subarray(0, n);
+  }
+
+  private window: { log: LogFile; start: number; bytes: Buffer } | null = null;
+
   /** The log was replaced by a compaction: `fresh` holds every entity's new location. */
   replace(fresh: WorkflowRecords): void {
     this.types = fresh.types;
     this.lastRecord = null;
+    this.window = null;
+  }
+
+  /** Forget every location (a replay starts over). */
+  reset(): void {
+    this.types = new Map();
+    this.dropCache();
   }
 
   /** Forget decoded bodies (tests measure reads from disk). */
   dropCache(): void {
     this.cache.clear();
     this.lastRecord = null;
+    this.window = null;
+  }
+
+  /** The location tables as a checkpoint section (workflow-checkpoint.ts). */
+  encode(): Buffer {
+    const w = new SectionWriter().u32(this.types.size);
+    for (const [type, t] of this.types) w.string(type).bytes(t.dense.used()).json([...t.other]);
+    return w.done();
+  }
+
+  /** Replace the tables by a checkpoint section's (throws when it does not decode). */
+  decode(r: SectionReader): void {
+    const types = new Map<string, TypeLocations>();
+    const n = r.u32();
+    for (let i = 0; i < n; i++) {
+      const type = r.string();
+      const t = new TypeLocations(type);
+      t.dense.adopt(r.float64());
+      const other = r.json<[string, number][]>();
+      if (!Array.isArray(other)) throw new Error(`locations of ${type} are not a list`);
+      for (const [id, loc] of other) {
+        if (typeof id !== 'string' || !Number.isSafeInteger(loc) || loc <= 0) throw new Error(`a location of ${type} is malformed`);
+        t.other.set(id, loc);
+      }
+      types.set(type, t);
+    }
+    this.types = types;
+    this.lastRecord = null;
+    this.window = null;
+    this.cache.clear();
   }
 
   /** Bytes held by the location tables (the dense arrays and an estimate for the maps). */

@@ -10,7 +10,7 @@ import { Conflict, Corrupt, Invalid, NotFound } from '../../domain/errors.js';
 import { validateLineName } from '../../domain/lines.js';
 import { nowSeconds } from '../../domain/repository.js';
 import { keepRows, takePage, walkFrom, type Page, type PageRequest } from '../../domain/paging.js';
-import { sequenceOf, WorkflowIndexes, zero } from './indexes.js';
+import { INDEX_SECTION, sequenceOf, WorkflowIndexes, zero } from '../../domain/workflow/indexes.js';
 import {
   auditVerdict,
   CHANGE,
@@ -94,7 +94,7 @@ function mapPage<T>(page: Page<number>, row: (seq: number) => T): Page<T> {
 
 export class WorkflowBook {
   /** Statuses, ownership, lists and counters by sequence; the records are read from the store. */
-  readonly index = new WorkflowIndexes();
+  index = new WorkflowIndexes();
 
   /** Reviews, attestations, policy decisions and patchset CI. */
   reviews!: ReviewBook;
@@ -102,26 +102,64 @@ export class WorkflowBook {
   private constructor(private readonly store: ContentStore, private readonly plans: PlanBook, private readonly jobs: JobQueue) {}
 
   /**
-   * Build the indexes from the store's workflow.log records (tasks, then changes, each in
-   * sequence order); patchsets are found through their change (ids derive from the change and
-   * the number), so none is read here.
+   * Open the indexes: from the checkpoint's section and the tasks and changes upserted in the
+   * log's tail after it (storage-layout.md §17.3), or, without a usable section, from every
+   * task and change record in sequence order. Patchsets are found through their change (ids
+   * derive from the change and the number), so none is read here.
    */
-  static open(store: ContentStore, plans: PlanBook, jobs: JobQueue): WorkflowBook {
+  static open(store: ContentStore, plans: PlanBook, jobs: JobQueue, notes: string[] = []): WorkflowBook {
     const book = new WorkflowBook(store, plans, jobs);
-    let expected = 1;
-    for (const [id, t] of store.entitiesOf<TaskRecord>(TASK)) {
-      if (t.task_id !== id || t.sequence !== expected) throw new Corrupt(`workflow.log: task ${id} has sequence ${t.sequence}, expected ${expected} (task ${t.task_id})`);
-      book.applyTask(t);
-      expected++;
+    const section = store.takeCheckpointSection(INDEX_SECTION);
+    let fromCheckpoint: WorkflowIndexes | null = null;
+    if (section) {
+      try {
+        fromCheckpoint = WorkflowIndexes.decode(section);
+      } catch (err) {
+        notes.push(`workflow.ckpt: ${(err as Error).message}; the task and change indexes are rebuilt from workflow.log`);
+      }
     }
-    expected = 1;
-    for (const [id, c] of store.entitiesOf<ChangeRecord>(CHANGE)) {
-      if (c.change_id !== id || c.sequence !== expected) throw new Corrupt(`workflow.log: change ${id} has sequence ${c.sequence}, expected ${expected} (change ${c.change_id})`);
-      book.applyChange(c);
-      expected++;
+    if (fromCheckpoint) {
+      try {
+        book.index = fromCheckpoint;
+        const bySeq = (ids: string[]) => ids.map(sequenceOf).sort((a, b) => a - b);
+        // Tasks first (a change names its task); counters follow each record's latest status.
+        for (const seq of bySeq(store.tailEntities(TASK))) book.applyTask(book.taskAt(seq));
+        for (const seq of bySeq(store.tailEntities(CHANGE))) book.applyChange(book.changeAt(seq));
+        book.checkCounts();
+      } catch (err) {
+        notes.push(`workflow.ckpt: the task and change indexes do not fit workflow.log (${(err as Error).message}); rebuilt from workflow.log`);
+        fromCheckpoint = null;
+        book.index = new WorkflowIndexes();
+      }
     }
+    if (!fromCheckpoint) {
+      if (store.entityCount(TASK) > 0) store.checkpointIncomplete();
+      let expected = 1;
+      for (const [id, t] of store.entitiesOf<TaskRecord>(TASK)) {
+        if (t.task_id !== id || t.sequence !== expected) throw new Corrupt(`workflow.log: task ${id} has sequence ${t.sequence}, expected ${expected} (task ${t.task_id})`);
+        book.applyTask(t);
+        expected++;
+      }
+      expected = 1;
+      for (const [id, c] of store.entitiesOf<ChangeRecord>(CHANGE)) {
+        if (c.change_id !== id || c.sequence !== expected) throw new Corrupt(`workflow.log: change ${id} has sequence ${c.sequence}, expected ${expected} (change ${c.change_id})`);
+        book.applyChange(c);
+        expected++;
+      }
+      book.checkCounts();
+    }
+    store.registerCheckpointSection(INDEX_SECTION, () => book.index.encode());
     book.reviews = ReviewBook.open(store, book, book.jobs);
     return book;
+  }
+
+  /** The indexes cover exactly the task and change records the store holds. */
+  private checkCounts(): void {
+    const tasks = this.store.entityCount(TASK);
+    const changes = this.store.entityCount(CHANGE);
+    if (this.index.taskCount !== tasks || this.index.changeCount !== changes) {
+      throw new Corrupt(`workflow indexes hold ${this.index.taskCount} tasks and ${this.index.changeCount} changes, workflow.log ${tasks} and ${changes}`);
+    }
   }
 
   // ------------------------------------------------------------ applying committed records

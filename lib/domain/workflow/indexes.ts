@@ -4,7 +4,10 @@
 // plan, changes in review, and the read-model counters. Typed arrays indexed by sequence keep
 // the cost per task and change a few dozen bytes whatever the records hold. It changes when a
 // list, filter or counter needs another index, never with the records' shape.
-import { CHANGE_STATUSES, TASK_STATUSES, type ChangeStatus, type TaskStatus } from '../../domain/workflow/rules.js';
+import { CHANGE_STATUSES, TASK_STATUSES, type ChangeStatus, type TaskStatus } from './rules.js';
+
+/** The workflow book's section of workflow.ckpt (storage-layout.md §17.3). */
+export const INDEX_SECTION = 'workflow-indexes';
 
 type Counts<K extends string> = Record<K, number>;
 export const zero = <K extends string>(keys: readonly K[]): Counts<K> => Object.fromEntries(keys.map((k) => [k, 0])) as Counts<K>;
@@ -153,6 +156,82 @@ export class WorkflowIndexes {
 
   changeHasStatus(seq: number, status: ChangeStatus | undefined): boolean {
     return status === undefined || this.changeStatus[seq] === changeCode(status);
+  }
+
+  /**
+   * The indexes as a checkpoint section (storage-layout.md §17.3): task count u32, change count
+   * u32, task status codes (count + 1 bytes), change status codes (count + 1 bytes), each
+   * change's task sequence (count + 1 × i32), then the plan links as JSON (length u32, UTF-8).
+   * The linked lists, the review set and the counters are derived again when it is read.
+   */
+  encode(): Buffer {
+    const t = this.taskCount;
+    const c = this.changeCount;
+    const plans = Buffer.from(JSON.stringify(Object.fromEntries(this.tasksByPlan)), 'utf8');
+    const head = Buffer.alloc(8);
+    head.writeUInt32LE(t, 0);
+    head.writeUInt32LE(c, 4);
+    const len = Buffer.alloc(4);
+    len.writeUInt32LE(plans.length, 0);
+    const view = (a: Uint8Array | Int32Array, n: number) => Buffer.from(a.buffer, a.byteOffset, n * a.BYTES_PER_ELEMENT);
+    return Buffer.concat([head, view(this.taskStatus, t + 1), view(this.changeStatus, c + 1), view(this.changeTask, c + 1), len, plans]);
+  }
+
+  /** Indexes read from a checkpoint section; throws when it does not decode or does not hold together. */
+  static decode(buf: Buffer): WorkflowIndexes {
+    const fail = (why: string): never => { throw new Error(`workflow index section: ${why}`); };
+    if (buf.length < 8) fail('too short');
+    const t = buf.readUInt32LE(0);
+    const c = buf.readUInt32LE(4);
+    let at = 8;
+    const take = (n: number) => {
+      if (at + n > buf.length) fail('ends early');
+      const b = buf.subarray(at, at + n);
+      at += n;
+      return b;
+    };
+    const x = new WorkflowIndexes();
+    const taskStatus = Uint8Array.from(take(t + 1));
+    const changeStatus = Uint8Array.from(take(c + 1));
+    const changeTask = new Int32Array(c + 1);
+    Buffer.from(changeTask.buffer).set(take(4 * (c + 1)));
+    const plansLen = take(4).readUInt32LE(0);
+    let plans: Record<string, number[]>;
+    try {
+      plans = JSON.parse(take(plansLen).toString('utf8'));
+    } catch (err) {
+      return fail(`plan links: ${(err as Error).message}`);
+    }
+    if (at !== buf.length) fail('bytes left over');
+    for (let s = 1; s <= t; s++) {
+      const code = taskStatus[s];
+      if (code < 1 || code > TASK_STATUSES.length) fail(`task ${s} has status code ${code}`);
+      x.applyTask(s, TASK_STATUSES[code - 1], null);
+    }
+    for (let s = 1; s <= c; s++) {
+      const code = changeStatus[s];
+      if (code < 1 || code > CHANGE_STATUSES.length) fail(`change ${s} has status code ${code}`);
+      if (!x.hasTask(changeTask[s])) fail(`change ${s} names task ${changeTask[s]}`);
+      x.applyChange(s, changeTask[s], CHANGE_STATUSES[code - 1]);
+    }
+    if (!plans || typeof plans !== 'object' || Array.isArray(plans)) fail('plan links are not an object');
+    for (const [plan, seqs] of Object.entries(plans)) {
+      if (!Array.isArray(seqs) || !seqs.every((s) => Number.isInteger(s) && x.hasTask(s))) fail(`plan ${plan} links a task that does not exist`);
+      x.tasksByPlan.set(plan, seqs);
+    }
+    return x;
+  }
+
+  /** Indexes of task and change records given in sequence order (an open without a checkpoint, fsck). */
+  static rebuild(tasks: Iterable<{ sequence: number; status: TaskStatus; plan_id: string | null }>, changes: Iterable<{ sequence: number; task_id: string; status: ChangeStatus }>): WorkflowIndexes {
+    const x = new WorkflowIndexes();
+    for (const t of tasks) x.applyTask(t.sequence, t.status, t.plan_id);
+    for (const c of changes) {
+      const task = sequenceOf(c.task_id);
+      if (!x.hasTask(task)) throw new Error(`change ${c.sequence} names task ${c.task_id}, which does not exist`);
+      x.applyChange(c.sequence, task, c.status);
+    }
+    return x;
   }
 
   /** Bytes held by the typed arrays (memory tests and bench). */
