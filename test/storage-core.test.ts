@@ -447,7 +447,7 @@ describe('storage core: fsck reads every file', () => {
     expect(clean.problems).to.deep.equal([]);
     expect(clean.notes).to.deep.equal([]);
     const files = (await listFiles(root)).filter((f) => readFileSync(path.join(root, f)).length > 0);
-    expect(files).to.include.members(['authority.bin', 'commit.bin', 'snapshots.log', 'jobs.log', 'plans.log', 'workflow.log', 'events.log']);
+    expect(files).to.include.members(['authority.bin', 'commit.bin', 'snapshots.log', 'jobs.log', 'plans.log', 'workflow.log', 'events.log', 'workflow.ckpt']);
     expect(files.some((f) => f.startsWith('index/blobs.'))).to.equal(true);
     expect(files.some((f) => f.startsWith('staging/objects/'))).to.equal(true);
     let runs = 0;

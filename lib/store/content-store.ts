@@ -221,7 +221,11 @@ export class ContentStore {
 
   // ------------------------------------------------------------ merges, compaction, rebuild (maintenance.ts)
   mergeSegments(name: IndexName): Promise<void> { return this.maintenance.mergeSegments(name); }
-  settle(): Promise<void> { return this.maintenance.settle(); }
+  /** Wait for background merges and a checkpoint being written (tests and bench). */
+  async settle(): Promise<void> {
+    await this.maintenance.settle();
+    while (this.checkpointing) await new Promise((r) => setTimeout(r, 5));
+  }
   compactLog(name: OpaqueLog | 'workflow', bodies: Buffer[]): Promise<void> { return this.maintenance.compactLog(name, bodies); }
   /** Drop all but the newest `keep` events from events.log (retention). Returns how many were dropped. */
   trimEvents(keep: number): Promise<number> { return this.maintenance.trimEvents(keep); }
