@@ -17,6 +17,9 @@ import { INDEX_KIND_SNAPSHOT, INDEX_KIND_TREE, IndexReader, writeMergedIndex } f
 import { buildPack, PACK_KIND_OBJECT, PACK_KIND_TREE } from '../lib/store/pack.js';
 import { crc32 } from '../lib/store/binary.js';
 import { encodeJobRecord } from '../lib/store/job-log.js';
+import { decodeCheckpoint, encodeCheckpoint, SectionWriter } from '../lib/store/workflow-checkpoint.js';
+import { WorkflowRecords } from '../lib/store/workflow-records.js';
+import { WorkflowIndexes } from '../lib/domain/workflow/indexes.js';
 import { api, cli, FIXTURES, register, spawnServer, startTestServer, tempDir } from './helpers.js';
 
 const fixture = (name: string) => readFileSync(path.join(FIXTURES, name));
@@ -96,6 +99,24 @@ describe('storage core: commit point', () => {
     const bytes = encodeLog('CAIRNEVT', events.map(encodeEvent));
     expect(bytes.equals(fixture('events-v0.log'))).to.equal(true);
     expect(bytes.length).to.equal(188);
+  });
+
+  it('workflow.ckpt: lines, one task location and the book indexes (one task, one change), golden bytes', () => {
+    const records = new WorkflowRecords(() => { throw new Error('not read'); });
+    records.set({ type: 'task', id: 'task-1', body: null }, 137, 0);
+    const indexes = new WorkflowIndexes();
+    indexes.applyTask(1, 'active', null);
+    indexes.applyChange(1, 1, 'draft');
+    const sections = new Map([
+      ['records', Buffer.concat([new SectionWriter().json([['main', 'active', null, 1700000000]]).done(), records.encode()])],
+      ['workflow-indexes', indexes.encode()],
+    ]);
+    const bytes = encodeCheckpoint({ cover: { log_file: 0, length: 300, last_crc: 0x11223344, records: 2 }, sections });
+    expect(bytes.equals(fixture('workflow-ckpt-v1.bin'))).to.equal(true);
+    expect(bytes.length).to.equal(190);
+    const back = decodeCheckpoint(bytes);
+    expect(back.cover).to.deep.equal({ log_file: 0, length: 300, last_crc: 0x11223344, records: 2 });
+    expect(WorkflowIndexes.decode(back.sections.get('workflow-indexes')!).encode().equals(indexes.encode())).to.equal(true);
   });
 
   it('workflow.log: one transaction record, golden bytes', () => {

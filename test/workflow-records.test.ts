@@ -1,6 +1,6 @@
 // Workflow records on disk (lib/store/workflow-records.ts), the compact indexes of the workflow
 // book (lib/domain/workflow/indexes.ts) and the workflow checkpoint (workflow.ckpt,
-// storage-layout.md §17.3): reads through the locations after a restart and a compaction, the
+// storage-layout.md §17.1): reads through the locations after a restart and a compaction, the
 // checkpoint's round trip, a damaged or stale checkpoint, kill -9 while one is written, and the
 // memory one task+change pair holds.
 import { expect } from 'chai';

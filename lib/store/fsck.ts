@@ -216,7 +216,7 @@ function checkLogs(store: ContentStore, repositoryIndex: number): string[] {
 }
 
 /**
- * workflow.ckpt (storage-layout.md §17.3), when present: whole (its CRC-32 covers every byte),
+ * workflow.ckpt (storage-layout.md §17.1), when present: whole (its CRC-32 covers every byte),
  * and equal byte for byte to the checkpoint rebuilt by replaying workflow.log up to the point
  * it names. One of another log file, or beyond the committed length, is only stale (an open
  * rebuilds it): a note, not a problem.

@@ -16,7 +16,7 @@ export const MAGIC = {
   plansLog: 'CAIRNPLN',
   workflowLog: 'CAIRNWFL',
   eventsLog: 'CAIRNEVT',
-  /** workflow.ckpt: the workflow checkpoint (storage-layout.md §17.3). */
+  /** workflow.ckpt: the workflow checkpoint (storage-layout.md §17.1). */
   workflowCheckpoint: 'CAIRNWCK',
   registryEventsLog: 'CAIRNREV',
   /** Inside a pack's skippable header frame (storage-layout.md §7). */

@@ -17,7 +17,7 @@ import { PACK_DIR, PACK_KINDS, PublishedStore } from './published.js';
 export interface OpenOptions {
   rebuildingLocators?: boolean;
   /**
-   * Use workflow.ckpt (storage-layout.md §17.3): read it at open and write it in the background
+   * Use workflow.ckpt (storage-layout.md §17.1): read it at open and write it in the background
    * and at close (default). false: neither (fsck reads the log alone and checks the file apart).
    */
   checkpoint?: boolean;

@@ -1,4 +1,4 @@
-// The workflow checkpoint, workflow.ckpt (storage-layout.md §17.3): what replaying workflow.log
+// The workflow checkpoint, workflow.ckpt (storage-layout.md §17.1): what replaying workflow.log
 // up to a point builds in memory (the lines, every entity's location, and the owners' compact
 // indexes), so an open reads it and replays only the log's tail. It is a cache: the log stays
 // the only authority, the commit point never names the checkpoint, and a checkpoint that is

@@ -103,7 +103,7 @@ export class WorkflowBook {
 
   /**
    * Open the indexes: from the checkpoint's section and the tasks and changes upserted in the
-   * log's tail after it (storage-layout.md §17.3), or, without a usable section, from every
+   * log's tail after it (storage-layout.md §17.1), or, without a usable section, from every
    * task and change record in sequence order. Patchsets are found through their change (ids
    * derive from the change and the number), so none is read here.
    */

@@ -6,7 +6,7 @@
 // list, filter or counter needs another index, never with the records' shape.
 import { CHANGE_STATUSES, TASK_STATUSES, type ChangeStatus, type TaskStatus } from './rules.js';
 
-/** The workflow book's section of workflow.ckpt (storage-layout.md §17.3). */
+/** The workflow book's section of workflow.ckpt (storage-layout.md §17.1). */
 export const INDEX_SECTION = 'workflow-indexes';
 
 type Counts<K extends string> = Record<K, number>;
@@ -159,7 +159,7 @@ export class WorkflowIndexes {
   }
 
   /**
-   * The indexes as a checkpoint section (storage-layout.md §17.3): task count u32, change count
+   * The indexes as a checkpoint section (storage-layout.md §17.1): task count u32, change count
    * u32, task status codes (count + 1 bytes), change status codes (count + 1 bytes), each
    * change's task sequence (count + 1 × i32), then the plan links as JSON (length u32, UTF-8).
    * The linked lists, the review set and the counters are derived again when it is read.
