@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
-import { startServer, type RunningServer } from '../lib/cli/serve.js';
+import { startServer, type RunningServer, type ServerOptions } from '../lib/cli/serve.js';
 import { checkAnswer } from './contract.js';
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -31,7 +31,7 @@ export interface TestServer extends RunningServer {
 }
 
 /** An in-process server on an ephemeral loopback port, ready when this resolves. */
-export async function startTestServer(dataDir = path.join(tempDir(), 'data'), extra: { activationDelayMs?: number } = {}): Promise<TestServer> {
+export async function startTestServer(dataDir = path.join(tempDir(), 'data'), extra: Pick<ServerOptions, 'activationDelayMs' | 'events'> = {}): Promise<TestServer> {
   const running = await startServer({ host: '127.0.0.1', port: 0, dataDir, log: pino({ level: 'silent' }), ...extra });
   if (!extra.activationDelayMs) await running.ready;
   return { ...running, dataDir };

@@ -52,6 +52,7 @@ describe('OpenAPI document', () => {
       ...['read/patchsets/{patchset_id}/diff', 'read/changes/{change_ref}/diff', 'read/changes/{change_ref}/readiness', 'read/changes/{change_ref}/lands'].map((p) => `GET /v1/native/repository-authorities/{repository_index}/${p}`),
       ...['POST webhooks', 'GET webhooks', 'GET webhooks/{webhook_id}', 'DELETE webhooks/{webhook_id}', 'GET webhooks/{webhook_id}/deliveries', 'GET webhooks/{webhook_id}/deliveries/{delivery_id}', 'POST webhooks/{webhook_id}/deliveries/{delivery_id}:redeliver']
         .map((mp) => mp.replace(' ', ' /v1/native/repository-authorities/{repository_index}/')),
+      'GET /v1/native/repository-authorities/{repository_index}/events', 'GET /v1/native/events',
     ]);
   });
 

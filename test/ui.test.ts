@@ -10,7 +10,8 @@ import path from 'node:path';
 import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
 import { ROUTES } from '../lib/http/routes.js';
 import { UI_CSP } from '../lib/http/ui/routes.js';
-import { api, spawnServer, startTestServer, tempDir, type RequestOptions, type TestServer } from './helpers.js';
+import { readFile } from 'node:fs/promises';
+import { PROJECT_ROOT, api, spawnServer, startTestServer, tempDir, type RequestOptions, type TestServer } from './helpers.js';
 import { Seeder, seedDemo, type Demo, type Files } from './ui-seed.js';
 
 const CHROMIUM = [process.env.CAIRN_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
@@ -124,6 +125,13 @@ describe('reviewer UI: what the server answers', function () {
       await off.exited;
     }
   });
+
+  it('the browser keeps every event type of the repository feed (live.js against lib/domain/events.ts)', async () => {
+    const { EVENT_TYPES } = await import('../lib/domain/events.js');
+    const text = await readFile(path.join(PROJECT_ROOT, 'lib/http/ui/static/live.js'), 'utf8');
+    const list = /export const EVENT_TYPE_NAMES = \[([^\]]*)\]/.exec(text)![1];
+    expect([...list.matchAll(/'([a-z_.]+)'/g)].map((m) => m[1])).to.deep.equal(Object.keys(EVENT_TYPES));
+  });
 });
 
 // ---------------------------------------------------------------- in a browser
@@ -192,6 +200,7 @@ describe('reviewer UI in Chromium', function () {
       const res = await w.page.goto(`${s.url}/ui/repos/${demo.s.repo}`);
       expect(res!.headers()['content-security-policy']).to.equal(UI_CSP);
       await w.page.getByRole('heading', { name: 'Needs review' }).waitFor();
+      await w.page.locator('.topbar .live').waitFor(); // the page follows the repository's event feed
       const text = await w.page.locator('main').innerText();
       expect(text).to.include('backend').and.include('payments').and.include('Rate-limit checkouts per customer');
       expect(text).to.include('Document the checkout flow'); // recently landed
@@ -250,15 +259,80 @@ describe('reviewer UI in Chromium', function () {
       const w = await open({ colorScheme: scheme });
       await w.page.goto(changeUrl());
       await w.page.locator('.diff tr.add .hljs-keyword').first().waitFor();
+      await w.page.locator('.topbar .live').waitFor();
       await shot(w.page, `change-${scheme}`);
       await w.page.evaluate(() => document.getElementById('files')!.scrollIntoView());
       await w.page.waitForTimeout(200);
       await shot(w.page, `change-diff-${scheme}`);
       await w.page.goto(changeUrl('?view=split#file=src%2Fcheckout%2Fhandler.ts'));
       await w.page.locator('.diff.split .hljs-keyword').first().waitFor();
+      await w.page.locator('.topbar .live').waitFor();
       await w.page.waitForTimeout(200);
       await shot(w.page, `change-split-${scheme}`);
       expect(w.errors).to.deep.equal([]);
+    }
+  });
+
+  it('live updates: a review recorded through the API appears on the open change page without a reload', async () => {
+    const w = await open();
+    await w.page.goto(changeUrl());
+    await w.page.getByRole('heading', { name: 'Reviews and comments' }).waitFor();
+    await w.page.locator('.topbar .live', { hasText: 'live' }).waitFor();
+    // a mark on the document: a reload would lose it
+    await w.page.evaluate(() => { (window as unknown as { sameDocument: boolean }).sameDocument = true; });
+    const before = await w.page.locator('#reviews .timeline > li').count();
+    await demo.s.review(demo.main.change, demo.main.ps2, 'carol', 'comment', 'Seen live: the hourly job calls sweep().');
+    await w.page.locator('#reviews .comment', { hasText: 'Seen live: the hourly job calls sweep().' }).waitFor();
+    expect(await w.page.locator('#reviews .timeline > li').count()).to.equal(before + 1);
+    expect(await w.page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).to.equal(true);
+    await w.page.evaluate(() => document.getElementById('reviews')!.scrollIntoView());
+    await shot(w.page, 'change-live-review');
+    expect(w.errors).to.deep.equal([]);
+
+    // the CI queue: a job queued through the API appears as a new row
+    const jobsRepo = await Seeder.register(s.url, 'live-jobs');
+    await jobsRepo.snap({ 'ci/run.sh': 'echo ok\n' }, { moveLine: true });
+    const q = await open();
+    await q.page.goto(`${s.url}/ui/repos/${jobsRepo.repo}/jobs`);
+    await q.page.getByText('No CI job yet.').waitFor();
+    await q.page.locator('.topbar .live').waitFor();
+    await jobsRepo.post(':runCi', {});
+    await q.page.locator('.jobs tbody tr', { hasText: 'queued' }).waitFor();
+    expect(q.errors).to.deep.equal([]);
+  });
+
+  it('live updates fall back silently: a page that cannot have the feed (subscriber limit reached) works as before, without the mark', async () => {
+    const { startServer } = await import('../lib/cli/serve.js');
+    const { pino } = await import('pino');
+    const srv = await startServer({ host: '127.0.0.1', port: 0, dataDir: path.join(tempDir(), 'data'), log: pino({ level: 'silent' }), events: { maxSubscribers: 1 } });
+    await srv.ready;
+    try {
+      const sx = await Seeder.register(srv.url, 'busy');
+      const base = await sx.snap({ 'a.txt': 'a\n' }, { moveLine: true });
+      const rev = await sx.snap({ 'a.txt': 'b\n' }, { parent: base });
+      const c = await sx.change('Busy server');
+      const ps = await sx.patchset(c.change, base, rev, 'one');
+      const first = await open();
+      await first.page.goto(`${srv.url}/ui/repos/${sx.repo}/changes/${c.change}`);
+      await first.page.locator('.topbar .live').waitFor(); // the one subscriber the server allows
+      const second = await open();
+      await second.page.goto(`${srv.url}/ui/repos/${sx.repo}/changes/${c.change}`);
+      await second.page.getByRole('heading', { name: 'Reviews and comments' }).waitFor();
+      // its stream was answered 503; the page shows what it read and no mark
+      await second.page.waitForFunction(() => performance.getEntriesByType('resource').some((e) => e.name.includes('/events?types=')));
+      expect(await second.page.locator('.topbar .live').count()).to.equal(0);
+      await sx.review(c.change, ps, 'erin', 'comment', 'Only the live page shows this at once.');
+      await first.page.locator('#reviews .comment', { hasText: 'Only the live page shows this at once.' }).waitFor();
+      // a reload of the second page reads it (and the action buttons work as ever)
+      await second.page.reload();
+      await second.page.locator('#reviews .comment', { hasText: 'Only the live page shows this at once.' }).waitFor();
+      // the browser itself logs the refused stream request; the page adds no error of its own
+      expect(second.errors.length).to.be.at.least(1);
+      for (const e of second.errors) expect(e).to.match(/^Failed to load resource: the server responded with a status of 503 .*\/events\?types=/);
+      expect(first.errors).to.deep.equal([]);
+      expect(second.dialogs).to.deep.equal([]);
+    } finally {
+      await srv.stop();
     }
   });
 

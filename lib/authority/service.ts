@@ -19,12 +19,15 @@ import { Mutex } from 'async-mutex';
 import type { Log } from './logger.js';
 import type { AuthorityHost } from './host.js';
 import { Registry, type RegistrationResult } from './registry.js';
+import { EventFeeds, registryEventStream, type EventFeedOptions, type FeedHost } from './event-feed.js';
 import { WebhookDispatcher, type WebhookPolicy } from './webhook-dispatcher.js';
 
 export interface ServiceOptions {
   dataDir: string;
   log: Log;
   jobPolicy?: JobPolicy;
+  /** The event feeds' limits, heartbeat and retention (./event-feed.ts). */
+  events?: EventFeedOptions;
 }
 
 /** A repository that failed its checks at open stays registered but unusable until repaired. */
@@ -32,21 +35,27 @@ interface Unavailable {
   reason: string;
 }
 
-export class CairnService implements AuthorityHost {
+export class CairnService implements AuthorityHost, FeedHost {
   private readonly authorities = new Map<number, Authority | Unavailable>();
   private readonly lifecycleMutexes = new Map<number, Mutex>();
+  private readonly authorityListeners = new Set<() => void>();
   private retirementOps: Retirement | null = null;
   /** Set by startWebhooks (serving only: offline tools open the service without sending anything). */
   private webhookPolicy: WebhookPolicy | null = null;
   private readonly dispatchers = new Map<number, WebhookDispatcher>();
   private restoreSessions: RestoreSessions | null = null;
+  /** The event feeds of every repository (docs/api.md "Events"). */
+  readonly feeds: EventFeeds;
 
   private constructor(
     readonly layout: Layout,
     readonly registry: Registry,
     readonly log: Log,
     readonly jobPolicy: JobPolicy,
-  ) {}
+    events: EventFeedOptions = {},
+  ) {
+    this.feeds = new EventFeeds(this, events);
+  }
 
   static async open(options: ServiceOptions): Promise<CairnService> {
     const layout = new Layout(options.dataDir);
@@ -56,12 +65,14 @@ export class CairnService implements AuthorityHost {
     }
     const registry = await Registry.open(layout);
     for (const note of await registry.openEvents()) options.log.warn({ note }, 'recovery');
-    const service = new CairnService(layout, registry, options.log, options.jobPolicy ?? DEFAULT_JOB_POLICY);
+    const service = new CairnService(layout, registry, options.log, options.jobPolicy ?? DEFAULT_JOB_POLICY, options.events);
+    if (registry.events) service.feeds.attachRegistry(registryEventStream(registry.events));
     await service.removeUnregisteredDirectories();
     for (const record of registry.all()) {
       if (record.lifecycle_kind === LIFECYCLE_PURGED) continue;
       await service.openAuthority(record.repository_index);
     }
+    await service.feeds.applyRetention();
     service.restoreSessions = await RestoreSessions.open(service);
     return service;
   }
@@ -91,6 +102,23 @@ export class CairnService implements AuthorityHost {
     const entry = this.authorities.get(index);
     if (entry instanceof Authority) entry.close();
     this.authorities.delete(index);
+    this.authoritiesChanged();
+  }
+
+  /** Call `fn` after an authority is opened (registration, restore) or closed (purge); returns the unsubscribe function. */
+  onAuthoritiesChanged(fn: () => void): () => void {
+    this.authorityListeners.add(fn);
+    return () => this.authorityListeners.delete(fn);
+  }
+
+  private authoritiesChanged(): void {
+    for (const fn of [...this.authorityListeners]) {
+      try {
+        fn();
+      } catch (err) {
+        this.log.error({ problem: (err as Error).message }, 'an authority listener failed');
+      }
+    }
   }
 
   /** Open a repository that restore has just moved into place. */
@@ -103,6 +131,7 @@ export class CairnService implements AuthorityHost {
       const compactJobs = this.registry.get(index)?.lifecycle_kind === 1; // a retiring authority's files stay as exported
       this.authorities.set(index, await Authority.open(this.layout.repositoryDir(index), index, this.log, this.jobPolicy, compactJobs));
       this.startDispatcher(index);
+      this.authoritiesChanged();
     } catch (err) {
       const reason = (err as Error).message;
       this.log.error({ repository_index: index, problem: reason }, 'repository failed its checks at open; it answers 500 until repaired (see cairn fsck)');
@@ -170,6 +199,7 @@ export class CairnService implements AuthorityHost {
     const leaseTick = Math.max(250, Math.min(1000, (this.jobPolicy.leaseSeconds * 1000) / 4));
     this.leaseTimer = setInterval(() => void this.expireLeases(), leaseTick);
     this.leaseTimer.unref();
+    this.feeds.startRetention();
   }
 
   async expireLeases(): Promise<void> {
@@ -248,6 +278,7 @@ export class CairnService implements AuthorityHost {
   }
 
   close(): void {
+    this.feeds.close();
     if (this.maintenance) clearInterval(this.maintenance);
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     for (const index of [...this.dispatchers.keys()]) this.stopDispatcher(index);

@@ -82,7 +82,8 @@ Shared conventions:
 - Every client command takes \`--json\`. On a terminal it prints a short readable summary; when
   stdout is not a terminal (a pipe, a file, a script) it prints one JSON object, so scripts get
   JSON without asking. \`cairn diff\` is the exception: piped, it prints git-style text, and
-  JSON only with \`--json\`.
+  JSON only with \`--json\`. \`cairn watch\` and \`cairn runner\` print one JSON object per line
+  (per event, per job) as they go.
 - \`--server\` accepts \`http://HOST:PORT\`, \`https://HOST\` or a bare \`HOST:PORT\` (taken as
   http).
 - \`repo\`, \`lines\`, \`log\` and \`jobs\` take \`--server\` and \`--repo\` from the working copy

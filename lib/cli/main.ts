@@ -31,6 +31,7 @@ Everyday:
   lines     list a repository's lines
   log       snapshot history of a line
   jobs      list or show worker jobs (CI runs)
+  watch     print events as they happen (one repository's, or every repository's)
 
 Server and operations:
   serve     serve the HTTP interface
@@ -42,7 +43,7 @@ Server and operations:
 Run "cairn <command> --help" for the options of a command; "cairn --version" for the version.
 Exit codes: 0 ok, 1 error, 2 usage, 3 data-directory lock lost (serve), 4 busy (data
 directory locked), 5 corrupt data, 6 refused: the line moved or update found both-sides
-changes (nothing changed).
+changes (nothing changed), 7 the events to resume after are no longer kept (watch).
 `;
 
 type Command = (argv: string[]) => Promise<number>;
@@ -61,6 +62,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   lines: async () => (await import('./everyday.js')).linesCommand,
   log: async () => (await import('./everyday.js')).logCommand,
   jobs: async () => (await import('./everyday.js')).jobsCommand,
+  watch: async () => (await import('./watch.js')).watchCommand,
   fsck: async () => (await import('./fsck.js')).fsckCommand,
   runner: async () => (await import('./runner.js')).runnerCommand,
   export: async () => (await import('./export-import.js')).exportCommand,
@@ -118,13 +120,14 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-/** Exit codes: 2 usage, 4 busy (data directory locked), 5 corrupt, 6 refused (line moved, update conflict), 1 anything else. */
+/** Exit codes: 2 usage, 4 busy (data directory locked), 5 corrupt, 6 refused (line moved, update conflict), 7 events gone (watch), 1 anything else. */
 function reportError(err: unknown): number {
   const message = err instanceof Error ? err.message : String(err);
   process.stderr.write(`cairn: ${message}\n`);
   if (err instanceof CliUsageError) return 2;
   const name = err instanceof Error ? err.constructor.name : '';
   if (name === 'LineMovedError' || name === 'UpdateConflictError') return 6;
+  if (name === 'EventsGoneError') return 7;
   if (isCairnError(err)) {
     if (err.code === 'Busy') return 4;
     if (err.code === 'Corrupt') return 5;

@@ -16,6 +16,11 @@ Prints one JSON line per job on stdout (errors on stderr); never prints the leas
 CI command's output (stdout and stderr) is kept in --workdir/logs/repoR-jobJ-attemptA.log; when
 the job fails its tail goes into the job's detail.error (at most 4,096 characters).
 
+While idle it waits on the server's event feed for queued jobs (job.queued of its kinds) and
+claims as soon as one is queued, polling only every 30 s (or --poll-ms, if longer) beside it.
+When the feed is unavailable (no such route, busy, unreachable) it polls every --poll-ms and
+tries the feed again later; notes about it go to stderr.
+
 Exit status: 0 when every job it ran passed; with --once, 1 when the job it ran failed
 (command failed, timed out, a suite failed, or an infrastructure error), 0 with "no job
 available" on stderr when there was none; 1 when the server cannot be reached.
@@ -29,7 +34,8 @@ Options:
   --kinds LIST     job kinds to accept (default 7,11)
   --once           handle at most one job (or none), then exit
   --workdir DIR    where workspaces are created (default: $TMPDIR/cairn-runner)
-  --poll-ms N      wait between empty claims (default 1000)
+  --poll-ms N      wait between empty claims while the event feed is unavailable
+                   (default 1000)
   --json           accepted for uniformity: job lines are always JSON
 `;
 

@@ -12,6 +12,7 @@ import { buildAssetTable } from '../http/ui/assets.js';
 import { HEADER_NAME, type UiOptions } from '../http/ui/routes.js';
 import { lockDataDir } from '../store/datadir-lock.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
+import { DEFAULT_EVENT_FEED_OPTIONS, type EventFeedOptions } from '../authority/event-feed.js';
 import { DEFAULT_WEBHOOK_POLICY, type WebhookPolicy } from '../authority/webhook-dispatcher.js';
 import { CliUsageError, parseBind, parseCommandArgs } from './args.js';
 import { LogLineBatch, sinkOnFd } from './log-batch.js';
@@ -23,6 +24,7 @@ import { loadUiSources } from './ui-files.js';
 export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [--log-level LEVEL] [--log-format pretty|json]
                    [--lease-seconds N] [--max-attempts N] [--ci-timeout-seconds N]
                    [--no-ui] [--ui-identity-header NAME] [--webhook-attempts N]
+                   [--event-retention N] [--event-subscribers N] [--event-heartbeat-ms N]
                    [--activation-delay-ms N] [--lock-stale-ms N] [--webhook-backoff-ms N]
                    [-h|--help]
 
@@ -52,6 +54,15 @@ Options:
   --webhook-attempts N
                      attempts of a webhook delivery (one round) before it fails (default 8;
                      waits between them: 1 s, 2 s, 4 s, ...)
+  --event-retention N
+                     keep the newest N events of each repository (trimmed at start and
+                     every 10 minutes); a reader asking for older ones gets 410. Default:
+                     keep every event
+  --event-subscribers N
+                     live event-feed subscribers at once, server-wide; more get 503 with
+                     Retry-After (default 1000)
+  --event-heartbeat-ms N
+                     an idle event stream gets a keepalive comment this often (default 15000)
   -h, --help         show this help
 
 Test-only options:
@@ -73,6 +84,8 @@ export interface ServerOptions {
   lockStaleMs?: number;
   /** The reviewer UI: on by default; false turns it off; `identityHeader` as --ui-identity-header. */
   ui?: false | { identityHeader?: string | null };
+  /** Event feeds: retention, subscriber cap, heartbeat (--event-*). */
+  events?: EventFeedOptions;
   /** Webhook delivery: attempts, backoff and timeout (lib/authority/webhook-dispatcher.ts). */
   webhooks?: Partial<WebhookPolicy>;
 }
@@ -112,6 +125,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (stopping) return done.then(() => undefined);
     stopping = true;
     log.info({}, 'stopping: draining in-flight requests');
+    // Event streams never finish by themselves: end them, or the drain would wait forever.
+    opened?.feeds.close();
     await server.close();
     opened?.close();
     await lock.release();
@@ -132,7 +147,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
   let opened: CairnService | null = null;
   const ready = (async () => {
-    const service = await CairnService.open({ dataDir: options.dataDir, log, jobPolicy: options.jobPolicy });
+    const service = await CairnService.open({ dataDir: options.dataDir, log, jobPolicy: options.jobPolicy, events: options.events });
     opened = service;
     if (options.activationDelayMs) await sleep(options.activationDelayMs);
     if (!stopping) {
@@ -164,6 +179,9 @@ export async function serve(argv: string[]): Promise<number> {
     'ci-timeout-seconds': { type: 'string', default: String(DEFAULT_JOB_POLICY.timeoutSeconds) },
     'no-ui': { type: 'boolean', default: false },
     'ui-identity-header': { type: 'string' },
+    'event-retention': { type: 'string' },
+    'event-subscribers': { type: 'string', default: String(DEFAULT_EVENT_FEED_OPTIONS.maxSubscribers) },
+    'event-heartbeat-ms': { type: 'string', default: String(DEFAULT_EVENT_FEED_OPTIONS.heartbeatMs) },
     'webhook-attempts': { type: 'string', default: String(DEFAULT_WEBHOOK_POLICY.maxAttempts) },
     'webhook-backoff-ms': { type: 'string', default: String(DEFAULT_WEBHOOK_POLICY.backoffBaseMs) },
     help: { type: 'boolean', short: 'h', default: false },
@@ -212,8 +230,13 @@ export async function serve(argv: string[]): Promise<number> {
   const ui = values['no-ui'] ? false as const : { identityHeader: identityHeader ?? null };
   const lockStaleMs = Number(values['lock-stale-ms']);
   if (!Number.isInteger(lockStaleMs) || lockStaleMs < 2000) throw new CliUsageError('--lock-stale-ms must be an integer ≥ 2000');
+  const events: EventFeedOptions = {
+    retention: values['event-retention'] === undefined ? null : positive('event-retention', Number.MAX_SAFE_INTEGER),
+    maxSubscribers: positive('event-subscribers', 1_000_000),
+    heartbeatMs: positive('event-heartbeat-ms', 3_600_000),
+  };
   const webhooks = { maxAttempts: positive('webhook-attempts', 100), backoffBaseMs: positive('webhook-backoff-ms', 3_600_000) };
-  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks });
+  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, events });
   process.once('SIGTERM', () => void running.stop());
   process.once('SIGINT', () => void running.stop());
   return running.done;

@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, promises as fsp } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { FeedGoneError, GLOBAL_FEED, followFeed, repositoryFeed } from './events.js';
 import { CairnClient, ServerError } from './http.js';
 import { pull } from './transfer.js';
 
@@ -15,6 +16,15 @@ export interface RunnerOptions {
   once: boolean;
   workdir: string;
   pollMs: number;
+  /**
+   * Wait on the event feed for queued jobs while idle (default true; --once never does). The
+   * feed is a hint: claims stay the only truth, so a slow safety poll goes on beside it.
+   */
+  feed?: boolean;
+  /** The claim interval while the feed is live (default 30 s, never shorter than pollMs). */
+  safetyPollMs?: number;
+  /** After the server said it has no feed (404/405/501), ask again this much later (default 60 s). */
+  feedRetryMs?: number;
   /** One JSON line per job; `error` lines go to stderr. */
   log: (line: Record<string, unknown>, error?: boolean) => void;
   /** A human note for stderr ("no job available"). */
@@ -224,32 +234,154 @@ async function finish(
   return testsPass;
 }
 
+/**
+ * While the runner is idle it waits on the event feed (`types=job.queued`): one repository's
+ * feed per --repo, the global feed without. An event for one of its kinds wakes it to claim at
+ * once; so does every (re)connection, because events in between may have been missed. While
+ * every feed is live the runner polls slowly (safetyPollMs); while one is down (no route,
+ * busy, unreachable, silent) it polls at pollMs as it always did, and the feed is retried.
+ */
+class QueueHints {
+  private pending = false;
+  private wake: (() => void) | null = null;
+  private readonly liveFeeds = new Set<string>();
+  private readonly stopped = new AbortController();
+  private announced: 'live' | 'down' | null = null;
+  private readonly paths: string[];
+
+  constructor(private readonly o: RunnerOptions) {
+    this.paths = o.repos.length ? o.repos.map(repositoryFeed) : [GLOBAL_FEED];
+  }
+
+  get live(): boolean {
+    return this.liveFeeds.size === this.paths.length;
+  }
+
+  start(): void {
+    for (const p of this.paths) void this.follow(p);
+  }
+
+  stop(): void {
+    this.stopped.abort();
+    this.poke();
+  }
+
+  /** Before a claim: what the claim will see needs no further wake-up. */
+  take(): void {
+    this.pending = false;
+  }
+
+  /** Resolves after `ms`, at a hint, or at stop. */
+  wait(ms: number): Promise<void> {
+    if (this.pending || this.stopped.signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(t);
+        this.wake = null;
+        resolve();
+      };
+      const t = setTimeout(done, ms);
+      this.wake = done;
+    });
+  }
+
+  private poke(): void {
+    this.pending = true;
+    this.wake?.();
+  }
+
+  private setLive(p: string, live: boolean, reason = ''): void {
+    const was = this.live;
+    if (live) this.liveFeeds.add(p);
+    else this.liveFeeds.delete(p);
+    if (this.live && this.announced !== 'live') {
+      this.announced = 'live';
+      this.o.notice('waiting on the event feed for queued jobs');
+    } else if (!live && this.announced !== 'down') {
+      this.announced = 'down';
+      this.o.notice(`event feed unavailable (${reason}); polling every ${this.o.pollMs} ms until it is back`);
+    }
+    if (was && !this.live) this.poke(); // the next wait is the shorter poll interval
+  }
+
+  private async follow(p: string): Promise<void> {
+    const signal = this.stopped.signal;
+    while (!signal.aborted) {
+      try {
+        await followFeed({
+          server: this.o.server,
+          path: p,
+          types: ['job.queued'],
+          signal,
+          onStatus: (s) => {
+            if (s.state === 'live') {
+              this.setLive(p, true);
+              this.poke(); // jobs queued before this stream opened are not on it
+            } else {
+              this.setLive(p, false, s.reason);
+            }
+          },
+          onEvent: (e) => {
+            if (this.o.kinds.includes(Number(e.data.kind))) this.poke();
+          },
+        });
+      } catch (err) {
+        // 410 (the resume point is gone): follow live again; the claim is the truth anyway.
+        if (err instanceof FeedGoneError) { this.poke(); continue; }
+        this.setLive(p, false, (err as Error).message);
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(done, this.o.feedRetryMs ?? 60_000);
+          function done() { clearTimeout(t); signal.removeEventListener('abort', done); resolve(); }
+          signal.addEventListener('abort', done, { once: true });
+        });
+      }
+    }
+  }
+}
+
 export async function runRunner(o: RunnerOptions): Promise<number> {
   const client = new CairnClient(o.server);
-  while (!o.stopSignal.stopped) {
-    let claim: Claim | null;
-    try {
-      const res = await client.json('POST', '/v1/native/worker-jobs:claim', {
-        accepted_job_kinds: o.kinds,
-        repository_indexes: o.repos,
-        accepted_runtime_contracts: ['svc.runner.native-job.v3'],
-      });
-      claim = res.claimed_job;
-    } catch (err) {
-      o.log({ error: `claim failed: ${(err as Error).message}` }, true);
-      if (o.once) return 1;
-      await new Promise((r) => setTimeout(r, o.pollMs));
-      continue;
+  const hints = !o.once && o.feed !== false ? new QueueHints(o) : null;
+  const idle = (ms: number) => {
+    if (hints) return hints.wait(ms);
+    return new Promise<void>((resolve) => {
+      const off = o.stopSignal.onStop(done);
+      const t = setTimeout(done, ms);
+      function done() { clearTimeout(t); off(); resolve(); }
+    });
+  };
+  const unsubscribe = hints ? o.stopSignal.onStop(() => hints.stop()) : () => undefined;
+  hints?.start();
+  try {
+    while (!o.stopSignal.stopped) {
+      let claim: Claim | null;
+      hints?.take();
+      try {
+        const res = await client.json('POST', '/v1/native/worker-jobs:claim', {
+          accepted_job_kinds: o.kinds,
+          repository_indexes: o.repos,
+          accepted_runtime_contracts: ['svc.runner.native-job.v3'],
+        });
+        claim = res.claimed_job;
+      } catch (err) {
+        o.log({ error: `claim failed: ${(err as Error).message}` }, true);
+        if (o.once) return 1;
+        await idle(o.pollMs);
+        continue;
+      }
+      const passed = claim ? await runJob(client, o, claim) : true;
+      if (o.once) {
+        // --once: exit 1 when the job it ran did not pass; say so when there was none.
+        if (!claim) o.notice('no job available');
+        return passed ? 0 : 1;
+      }
+      if (!claim && !o.stopSignal.stopped) await idle(hints?.live ? Math.max(o.pollMs, o.safetyPollMs ?? 30_000) : o.pollMs);
     }
-    const passed = claim ? await runJob(client, o, claim) : true;
-    if (o.once) {
-      // --once: exit 1 when the job it ran did not pass; say so when there was none.
-      if (!claim) o.notice('no job available');
-      return passed ? 0 : 1;
-    }
-    if (!claim) await new Promise((r) => setTimeout(r, o.pollMs));
+    return 0;
+  } finally {
+    unsubscribe();
+    hints?.stop();
   }
-  return 0;
 }
 
 export function defaultWorkdir(): string {

@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'NotFound' // unknown route, repository, entity, pack or file (404)
   | 'MethodNotAllowed' // route exists, method not bound (405)
   | 'Conflict' // authority/lifecycle conflict, stale head, governed line (409)
+  | 'Gone' // a position older than what is still kept (event retention) (410)
   | 'TooLarge' // body above the route limit (413)
   | 'UnsupportedMediaType' // wrong or missing Content-Type (415)
   | 'NotImplemented' // operation declared in the route table but not built yet (501)
@@ -42,6 +43,9 @@ export class MethodNotAllowed extends CairnError {
 }
 export class Conflict extends CairnError {
   constructor(message: string, fields?: Record<string, unknown>) { super('Conflict', message, fields); }
+}
+export class Gone extends CairnError {
+  constructor(message: string, fields?: Record<string, unknown>) { super('Gone', message, fields); }
 }
 export class TooLarge extends CairnError {
   constructor(message: string) { super('TooLarge', message); }

@@ -2,6 +2,7 @@
 // a record as it was before a transaction and as the transaction stages it. Pure functions, so
 // every write site derives its events by one rule and the catalogue is tested in one place.
 // Events carry ids, never copies of records: a consumer reads the current projection.
+import { Invalid } from './errors.js';
 import { ERROR_KIND_NAMES, STATE_FAILED, STATE_NAMES, STATE_QUEUED, STATE_RUNNING, STATE_SUCCEEDED, type JobRecord } from './jobs.js';
 import type { ChangeRecord, PatchsetRecord, TaskRecord } from './workflow/rules.js';
 import type { AttestationRecord, PolicyDecisionRecord, ReviewRecord } from './workflow/review-rules.js';
@@ -144,6 +145,96 @@ export function planEvents(before: { status: string } | undefined, after: { plan
   else if (revision) out.push(ev('plan.revised', { plan_id: revision.plan_id, plan_revision_id: revision.plan_revision_id }));
   if (after && before && before.status !== after.status) out.push(ev('plan.status_changed', { plan_id: after.plan_id, status: after.status, previous_status: before.status }));
   return out;
+}
+
+// ---------------------------------------------------------------- feeds (docs/api.md "Events")
+
+/** The families a `?types=` entry may name as `family.*` (job.*, change.*, repository.*, ...). */
+const FAMILIES = new Set([...Object.keys(EVENT_TYPES), ...Object.keys(REGISTRY_EVENT_TYPES)].map((t) => t.slice(0, t.indexOf('.'))));
+
+/** A parsed `?types=` list: exact types and whole families. */
+export interface EventTypeFilter {
+  exact: ReadonlySet<string>;
+  families: ReadonlySet<string>;
+}
+
+/**
+ * Parse `?types=a,b,job.*`: comma-separated, each an event type of the catalogue (EVENT_TYPES
+ * or REGISTRY_EVENT_TYPES) or `family.*` of one. Throws Invalid naming the first entry that
+ * is neither (an unknown type is refused rather than silently never matching).
+ */
+export function parseEventTypes(text: string): EventTypeFilter {
+  const exact = new Set<string>();
+  const families = new Set<string>();
+  const entries = text.split(',');
+  if (entries.length > 256) throw new Invalid('types lists at most 256 entries');
+  for (const entry of entries) {
+    const shown = entry.length > 64 ? `${entry.slice(0, 64)}...` : entry;
+    if (entry.endsWith('.*')) {
+      const family = entry.slice(0, -2);
+      if (!FAMILIES.has(family)) throw new Invalid(`types: "${shown}" names no event family (one of ${[...FAMILIES].map((f) => `${f}.*`).join(', ')})`);
+      families.add(family);
+    } else if (Object.hasOwn(EVENT_TYPES, entry) || Object.hasOwn(REGISTRY_EVENT_TYPES, entry)) {
+      exact.add(entry);
+    } else {
+      throw new Invalid(entry === '' ? 'types: an empty entry (the list is comma-separated types or family.* entries)' : `types: "${shown}" is not an event type (see the event catalogue) or a family.* of one`);
+    }
+  }
+  return { exact, families };
+}
+
+export function matchesEventTypes(filter: EventTypeFilter | null, type: string): boolean {
+  if (!filter) return true;
+  if (filter.exact.has(type)) return true;
+  const dot = type.indexOf('.');
+  return dot > 0 && filter.families.has(type.slice(0, dot));
+}
+
+/** The stream part of a global event id: a repository index, or the registry. */
+export type EventStreamName = number | 'registry';
+
+/** A position in the global order: the event `<at_us>-<stream>-<seq>`, or a point between events. */
+export interface GlobalEventId {
+  at_us: number;
+  stream: EventStreamName;
+  seq: number;
+}
+
+export function formatGlobalEventId(id: GlobalEventId): string {
+  return `${id.at_us}-${id.stream}-${id.seq}`;
+}
+
+const U64_DEC = '(0|[1-9][0-9]{0,15})';
+const GLOBAL_ID = new RegExp(`^${U64_DEC}-(${U64_DEC}|registry)-${U64_DEC}$`);
+
+/** Parse a global event id (`since` or Last-Event-ID of the global feed); Invalid when malformed. */
+export function parseGlobalEventId(text: string, name: string): GlobalEventId {
+  const m = GLOBAL_ID.exec(text);
+  // Groups: 1 at_us, 2 stream (3: its digits), 4 seq.
+  const id = m ? { at_us: Number(m[1]), stream: m[2] === 'registry' ? 'registry' as const : Number(m[2]), seq: Number(m[4]) } : null;
+  if (!id || !Number.isSafeInteger(id.at_us) || !Number.isSafeInteger(id.seq) || (id.stream !== 'registry' && id.stream > 0xffffffff)) {
+    throw new Invalid(`${name} must be a global event id <at_us>-<repository index or registry>-<seq>`);
+  }
+  return id;
+}
+
+/** Parse a repository feed position (`since`, Last-Event-ID): a sequence number; Invalid when malformed. */
+export function parseEventSeq(text: string, name: string): number {
+  if (!new RegExp(`^${U64_DEC}$`).test(text) || !Number.isSafeInteger(Number(text))) throw new Invalid(`${name} must be an event sequence number (a decimal integer ≥ 0)`);
+  return Number(text);
+}
+
+/**
+ * The global order: (at_us, seq), then the stream (the registry first, then repositories by
+ * index); the event clock makes times unique per batch, so the stream only orders equal
+ * positions of different streams, which the clock does not produce.
+ */
+export function compareGlobal(a: GlobalEventId, b: GlobalEventId): number {
+  if (a.at_us !== b.at_us) return a.at_us < b.at_us ? -1 : 1;
+  if (a.seq !== b.seq) return a.seq < b.seq ? -1 : 1;
+  const ra = a.stream === 'registry' ? -1 : a.stream;
+  const rb = b.stream === 'registry' ? -1 : b.stream;
+  return ra === rb ? 0 : ra < rb ? -1 : 1;
 }
 
 /** The registry's lifecycle of one repository as its events tell it (reconciliation at open). */

@@ -119,6 +119,7 @@ export function createApp(options: AppOptions): Koa {
     const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit, assets: options.assets };
     const reply = await route.handler(routeCtx);
     if ('write' in reply) await sendWritten(ctx, reply);
+    else if ('stream' in reply) await sendStream(ctx, reply);
     else send(ctx, reply);
   });
 
@@ -146,6 +147,16 @@ async function sendWritten(ctx: Context, reply: Extract<Reply, { write: unknown 
   await reply.write(ctx.res);
 }
 
+/** An open-ended body (an event stream): the headers go out at once, without a length. */
+async function sendStream(ctx: Context, reply: Extract<Reply, { stream: unknown }>): Promise<void> {
+  ctx.status = reply.status ?? 200;
+  ctx.respond = false;
+  const res = ctx.res;
+  res.writeHead(ctx.status, { ...reply.headers, 'Content-Type': reply.mediaType });
+  res.flushHeaders();
+  await reply.stream(res);
+}
+
 /**
  * JSON text of frozen reply bodies, by identity. A handler freezes a body only when every part of
  * it is frozen (e.g. the lines listing, rebuilt when a line changes), so its text cannot change.
@@ -162,7 +173,7 @@ function jsonText(value: unknown): string {
   return text;
 }
 
-function send(ctx: Context, reply: Exclude<Reply, { write: unknown }>): void {
+function send(ctx: Context, reply: Exclude<Reply, { write: unknown } | { stream: unknown }>): void {
   ctx.status = reply.status ?? 200;
   if ('json' in reply) {
     // What Koa's respond() would send for a JSON body (same status, headers and bytes), written

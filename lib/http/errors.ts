@@ -3,13 +3,14 @@
 import type { Context } from 'koa';
 import { CairnError, MethodNotAllowed, isCairnError, type ErrorCode } from '../domain/errors.js';
 import { GOVERNED_CODE } from '../domain/lines.js';
-import { constant, enumOf, obj, str, strArr, type Schemas } from './json-schema.js';
+import { constant, enumOf, obj, str, strArr, uint, type Schemas } from './json-schema.js';
 
 export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   Invalid: 400,
   NotFound: 404,
   MethodNotAllowed: 405,
   Conflict: 409,
+  Gone: 410,
   TooLarge: 413,
   UnsupportedMediaType: 415,
   Unprocessable: 422,
@@ -84,6 +85,8 @@ export const SCHEMAS: Schemas = {
     error: { ...str, description: 'diagnostic text: branch on the status and the documented fields, never on the text' },
     code: { ...enumOf([GOVERNED_CODE]), description: 'a named error code (409)' },
     landable_change_refs: { ...strArr, description: 'task-land naming a task that has not exactly one landable change (400)' },
-  }, { optional: ['code', 'landable_change_refs'] }),
+    oldest_seq: { ...uint, description: 'a repository event feed: the oldest event still kept; resume from since = oldest_seq - 1 (410)' },
+    oldest_id: { ...str, description: 'the global event feed: the oldest position a resume can start from without a gap (410)' },
+  }, { optional: ['code', 'landable_change_refs', 'oldest_seq', 'oldest_id'] }),
   Starting: obj({ error: str, ready: constant(false), status: constant('starting') }, { description: 'every path but /healthz before activation (503)' }),
 };

@@ -22,6 +22,7 @@ import { SCHEMAS as landSchemas } from './handlers/lands.js';
 import { SCHEMAS as promotionSchemas } from './handlers/promotion.js';
 import { SCHEMAS as planSchemas } from './handlers/plans.js';
 import { SCHEMAS as diffSchemas } from './handlers/diffs.js';
+import { SCHEMAS as eventSchemas } from './handlers/events.js';
 import { SCHEMAS as webhookSchemas } from './handlers/webhooks.js';
 
 export const OPENAPI_VERSION = '3.1.0';
@@ -40,7 +41,7 @@ const DOCUMENT_SCHEMAS: Schemas = {
 
 const SCHEMA_MODULES: readonly Schemas[] = [
   errorSchemas, discoverySchemas, registrySchemas, lifecycleSchemas, jobSchemas, contentSchemas,
-  taskSchemas, changeSchemas, reviewSchemas, landSchemas, promotionSchemas, planSchemas, diffSchemas, webhookSchemas, DOCUMENT_SCHEMAS,
+  taskSchemas, changeSchemas, reviewSchemas, landSchemas, promotionSchemas, planSchemas, diffSchemas, webhookSchemas, eventSchemas, DOCUMENT_SCHEMAS,
 ];
 
 /** Every named schema, each defined once. */
@@ -69,6 +70,7 @@ export function queryOf(route: RouteSpec): RouteSpec['query'] {
  *    (malformed JSON, undecodable Content-Encoding, an aborted upload, a broken rule);
  *  - 404: a path parameter (unregistered repository, unknown entity);
  *  - 409: a mutation under a repository (lifecycle admission: retiring or purged);
+ *  - 410: only where the row adds it (the event feeds: a position retention no longer keeps);
  *  - 413: any method but GET (a body over the route's limit; body-less routes drain at most 2 MiB);
  *  - 415: a body of the wrong Content-Type; 422: a JSON body that does not fit the typed request;
  *  - 500: an internal or corrupt authority operation; 501: a row without a handler;
@@ -94,6 +96,7 @@ const REFUSAL_TEXT: Record<number, string> = {
   404: 'Unknown repository, entity, pack or file',
   405: 'Method not bound for this path (Allow lists those that are)',
   409: 'Authority, lifecycle or compare-and-set conflict',
+  410: 'The position asked for is older than the oldest event still kept (event retention): the body names where to resume',
   413: "Body over the route's limit",
   415: 'Wrong Content-Type (or Content-Encoding)',
   422: 'JSON that does not fit the typed request: not an object, a missing required field, a field of the wrong type, an unknown field where the route rejects them',
@@ -109,6 +112,7 @@ const binary: JsonSchema = { type: 'string', format: 'binary' };
 function tagOf(route: RouteSpec): string {
   const head = route.operation.split('.')[0];
   if (head === 'webhooks') return 'webhooks';
+  if (head === 'events') return 'events';
   if (route.extension) return 'reference';
   if (['health', 'handshake', 'capabilities'].includes(head)) return 'discovery';
   if (head === 'read') return route.operation === 'read.planCandidates' ? 'plans' : route.operation === 'read.ciStatus' ? 'patchsets' : 'tasks';
@@ -135,6 +139,7 @@ const TAGS = [
   { name: 'plans', description: 'Plans (the paths say sprints)' },
   { name: 'webhooks', description: `Webhook registrations and their deliveries (not in the spec; marked ${EXTENSION_MARK})` },
   { name: 'reference', description: `This document and its rendered reference (not in the spec; marked ${EXTENSION_MARK})` },
+  { name: 'events', description: `Event feeds of a repository and of all of them, as JSON pages or server-sent events (not in the spec; marked ${EXTENSION_MARK})` },
 ];
 
 const INDEX_PARAM = { type: 'string', pattern: '^(0|[1-9][0-9]{0,9})$', description: 'canonical unsigned base-10 u32 (0 to 4294967295)' };

@@ -69,7 +69,12 @@ export type Reply =
   | { status?: number; json: unknown; headers?: Record<string, string> }
   | { status?: number; mediaType: string; bytes: Buffer | Readable; length?: number }
   /** A body the handler writes to the response itself (with backpressure), of exactly `length` bytes. */
-  | { status?: number; mediaType: string; length: number; write: (res: ServerResponse) => Promise<void> };
+  | { status?: number; mediaType: string; length: number; write: (res: ServerResponse) => Promise<void> }
+  /**
+   * An open-ended body (text/event-stream): headers are sent at once, then `stream` writes until
+   * it ends the response; it must end when the client goes away and must not outlive shutdown.
+   */
+  | { status?: number; mediaType: string; headers?: Record<string, string>; stream: (res: ServerResponse) => Promise<void> };
 
 export type Handler = (ctx: RouteContext) => Promise<Reply>;
 

@@ -33,6 +33,7 @@ import * as promotion from './handlers/promotion.js';
 import * as lands from './handlers/lands.js';
 import * as diffs from './handlers/diffs.js';
 import * as docs from './handlers/docs.js';
+import * as events from './handlers/events.js';
 import * as webhooks from './handlers/webhooks.js';
 
 const AUTH = '/v1/native/repository-authorities';
@@ -206,6 +207,10 @@ export const ROUTES: readonly RouteSpec[] = [
   route('webhooks.deliveries.list', 'GET', `${REPO}/webhooks/{webhook_id}/deliveries`, { extension: true, paged: true, query: webhooks.DeliveriesQuery, ok: 'WebhookDeliveryList', handler: webhooks.listDeliveries }),
   route('webhooks.deliveries.get', 'GET', `${REPO}/webhooks/{webhook_id}/deliveries/{delivery_id}`, { extension: true, ok: 'WebhookDeliveryResult', handler: webhooks.getDelivery }),
   route('webhooks.deliveries.redeliver', 'POST', `${REPO}/webhooks/{webhook_id}/deliveries/{delivery_id}`, { action: 'redeliver', extension: true, body: NONE, ok: 'WebhookDeliveryResult', handler: webhooks.redeliver }),
+
+  // Extensions: event feeds (a JSON page, or server-sent events with Accept: text/event-stream)
+  route('events.repository', 'GET', `${REPO}/events`, { extension: true, query: events.EventsQuery, ok: { json: 'EventPage', raw: ['text/event-stream'] }, refuses: [410], handler: events.repositoryEvents }),
+  route('events.global', 'GET', '/v1/native/events', { extension: true, query: events.EventsQuery, ok: { json: 'GlobalEventPage', raw: ['text/event-stream'] }, refuses: [410], handler: events.globalEvents }),
 ];
 
 /** The rows of the spec's operations (the 78), without the extension rows. */

@@ -4,9 +4,11 @@
 // sequence is known without reading the log; a compaction may drop the oldest events, after
 // which the log starts at a later sequence.
 //
-// Reads by sequence use a sparse in-memory index (the offset of every 64th event), built by one
-// scan on the first read that needs it and extended as commits append, plus the most recent
-// events kept decoded, which is what live subscribers catch up from.
+// Reads by sequence use a sparse in-memory index (the offset and time of every 64th event), built
+// by one scan on the first read that needs it and extended as commits append, plus the most
+// recent events kept decoded, which is what live subscribers catch up from. The times in the
+// sparse index let a reader find the first event at or after a time (the global feed resumes
+// every repository from one time) with one binary search and a scan of at most 64 records.
 import { Corrupt } from '../domain/errors.js';
 import { FRAME_OVERHEAD, LOG_HEADER_SIZE, type LogFile } from './framed-log.js';
 
@@ -39,10 +41,18 @@ export function decodeEvent(body: Buffer, where: string): EventRecord {
 const SPARSE_EVERY = 64;
 const RECENT = 4096;
 
+/** A sparse index entry: the byte offset and time of the event whose seq is oldest + k × SPARSE_EVERY. */
+interface SparseEntry {
+  offset: number;
+  at_us: number;
+}
+
 export class EventIndex {
-  /** Offsets of the events whose seq is oldest + k × SPARSE_EVERY; null until first needed. */
-  private sparse: number[] | null = null;
+  /** Every SPARSE_EVERY-th kept event, from the oldest; null until first needed. */
+  private sparse: SparseEntry[] | null = null;
   private oldest = 0;
+  /** Time of the oldest kept event (0 when none is kept). */
+  private oldestAt = 0;
   /** The most recent events, oldest first (appended by commits; empty after an open). */
   private recent: EventRecord[] = [];
 
@@ -55,13 +65,18 @@ export class EventIndex {
   get lastSeq(): number { return this.newest; }
   /** Seq of the oldest event still kept (lastSeq + 1 when the log holds none). */
   get oldestSeq(): number { return this.oldest; }
+  /** Time (µs) of the oldest event still kept; null when the log holds none. */
+  get oldestAtUs(): number | null { return this.oldest <= this.newest ? this.oldestAt : null; }
 
   private readOldest(): number {
+    this.oldestAt = 0;
     const log = this.log();
     if (log.length <= LOG_HEADER_SIZE) return this.newest + 1;
     const first = log.recordsFrom(LOG_HEADER_SIZE, 64 * 1024).next();
     if (first.done) return this.newest + 1;
-    return decodeEvent(first.value.body, `${log.name}: record at byte ${LOG_HEADER_SIZE}`).seq;
+    const e = decodeEvent(first.value.body, `${log.name}: record at byte ${LOG_HEADER_SIZE}`);
+    this.oldestAt = e.at_us;
+    return e.seq;
   }
 
   /** The log was replaced (compaction): start over from its first record. */
@@ -76,8 +91,10 @@ export class EventIndex {
   /** A commit appended `events` starting at byte `from` of the log. */
   appended(events: readonly EventRecord[], from: number): void {
     let at = Math.max(from, LOG_HEADER_SIZE);
+    // An empty log's oldest seq is already lastSeq + 1, the first appended one; its time is new.
+    if (events.length && this.oldest > this.newest) this.oldestAt = events[0].at_us;
     for (const e of events) {
-      if (this.sparse && (e.seq - this.oldest) % SPARSE_EVERY === 0) this.sparse.push(at);
+      if (this.sparse && (e.seq - this.oldest) % SPARSE_EVERY === 0) this.sparse.push({ offset: at, at_us: e.at_us });
       at += encodeEvent(e).length + FRAME_OVERHEAD;
       this.recent.push(e);
     }
@@ -101,7 +118,7 @@ export class EventIndex {
     let expected = this.oldest + k * SPARSE_EVERY;
     const out: EventRecord[] = [];
     const log = this.log();
-    for (const rec of log.recordsFrom(sparse[k], 256 * 1024)) {
+    for (const rec of log.recordsFrom(sparse[k].offset, 256 * 1024)) {
       const e = decodeEvent(rec.body, `${log.name}: record at byte ${rec.offset}`);
       if (e.seq !== expected) throw new Corrupt(`${log.name}: record at byte ${rec.offset} has seq ${e.seq}, expected ${expected}`);
       expected++;
@@ -111,12 +128,51 @@ export class EventIndex {
     return out;
   }
 
-  private sparseIndex(): number[] {
+  /**
+   * Seq of the first kept event whose time is at or after `atUs` (lastSeq + 1 when there is
+   * none). Times never decrease along the log, so this is where a reader positioned at a time
+   * starts: the recent tail answers by binary search, older events by a binary search of the
+   * sparse index and a scan of at most SPARSE_EVERY records.
+   */
+  firstAtOrAfter(atUs: number): number {
+    if (this.oldest > this.newest) return this.newest + 1;
+    if (this.oldestAt >= atUs) return this.oldest;
+    const recent = this.recent;
+    if (recent.length && recent[0].at_us < atUs) {
+      let lo = 0;
+      let hi = recent.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (recent[mid].at_us < atUs) lo = mid + 1;
+        else hi = mid;
+      }
+      return lo < recent.length ? recent[lo].seq : this.newest + 1;
+    }
+    const sparse = this.sparseIndex();
+    // The last sparse entry before `atUs` (entry 0, the oldest event, is before it: checked above).
+    let lo = 0;
+    let hi = sparse.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (sparse[mid].at_us < atUs) lo = mid;
+      else hi = mid - 1;
+    }
+    const log = this.log();
+    for (const rec of log.recordsFrom(sparse[lo].offset, 64 * 1024)) {
+      const e = decodeEvent(rec.body, `${log.name}: record at byte ${rec.offset}`);
+      if (e.at_us >= atUs) return e.seq;
+      if (e.seq >= this.newest) break;
+    }
+    return this.newest + 1;
+  }
+
+  private sparseIndex(): SparseEntry[] {
     if (this.sparse) return this.sparse;
-    const sparse: number[] = [];
+    const sparse: SparseEntry[] = [];
     let k = 0;
-    for (const rec of this.log().records()) {
-      if (k % SPARSE_EVERY === 0) sparse.push(rec.offset);
+    const log = this.log();
+    for (const rec of log.records()) {
+      if (k % SPARSE_EVERY === 0) sparse.push({ offset: rec.offset, at_us: decodeEvent(rec.body, `${log.name}: record at byte ${rec.offset}`).at_us });
       k++;
     }
     this.sparse = sparse;

@@ -3,6 +3,7 @@
 import { html, render, useEffect, useState } from './vendor/preact.js';
 import { interceptLinks, navigate, pathSegments, useIdentity, useLocation, ui, typing, RepoName } from './util.js';
 import { DialogHost, changeName } from './dialogs.js';
+import { LiveIndicator } from './live.js';
 import { ReposPage, Dashboard, ChangesPage } from './pages/home.js';
 import { ChangePage } from './pages/change.js';
 import { LinesPage, LinePage, SnapshotPage } from './pages/lines.js';
@@ -112,6 +113,7 @@ function App() {
         ${crumbs.map((c) => html`<span class="sep" aria-hidden="true">/</span>${c.href ? html`<a href=${c.href}>${c.label}</a>` : html`<span aria-current="page">${c.label}</span>`}`)}
       </nav>
       <div class="topbar-right">
+        <${LiveIndicator} />
         <${Identity} />
         <button type="button" class="btn link small" onClick=${() => setHelp((h) => !h)} aria-label="Keyboard shortcuts" title="Keyboard shortcuts (?)">?</button>
       </div>

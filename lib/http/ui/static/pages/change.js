@@ -7,8 +7,22 @@ import { ApiError, get, listAll, repoPath, seg, query } from '../api.js';
 import { Async, Badge, Card, Empty, Snap, Time, ErrorNote, navigate, plural, ui, useAsync, useLocation, useTitle } from '../util.js';
 import { DiffView } from '../diff.js';
 import { Actions, LandHistory } from './actions.js';
+import { useLiveRefresh } from '../live.js';
 
 const VIEW_KEY = 'cairn.diffView';
+
+/** What can change on this page: the change, its patchsets and the evidence on them, its lands. */
+const CHANGE_EVENTS = ['change.*', 'patchset.*', 'review.*', 'attestation.*', 'policy.*', 'job.*', 'land.*'];
+
+/** An event about this change: it names the change, one of its patchsets, or a CI job the page shows. */
+function aboutChange(d, event) {
+  if (!d) return false;
+  const x = event.data ?? {};
+  const id = d.change.change_id;
+  if (x.change_id === id) return true;
+  if (typeof x.patchset_id === 'string' && x.patchset_id.startsWith(`${id}.`)) return true;
+  return x.worker_job_index !== undefined && (d.evidence?.ci?.recent_jobs ?? []).some((j) => j.worker_job_index === x.worker_job_index);
+}
 
 function storedView() {
   try {
@@ -221,6 +235,7 @@ export function ChangePage({ repo, changeRef }) {
   const view = loc.params.get('view') === 'split' ? 'split' : loc.params.get('view') === 'unified' ? 'unified' : storedView();
   const state = useAsync(() => loadChange(repo, changeRef, psParam), [repo, changeRef, psParam]);
   const d = state.data;
+  useLiveRefresh(repo, CHANGE_EVENTS, (event) => aboutChange(d, event), state.reload);
   useTitle(d ? `${d.change.title} (${d.change.change_id})` : changeRef);
 
   const setParams = useCallback((next) => {

@@ -3,6 +3,10 @@
 import { html } from '../vendor/preact.js';
 import { AUTHORITIES, get, repoPath, query } from '../api.js';
 import { Async, Badge, Card, Empty, JOB_STATES, Time, plural, ui, useAsync, useLocation, useTitle } from '../util.js';
+import { useLiveRefresh } from '../live.js';
+
+/** What the dashboard shows: changes and their reviews, tasks, the CI queue, lands. */
+const DASHBOARD_EVENTS = ['change.*', 'patchset.created', 'review.*', 'task.*', 'job.*', 'land.*', 'policy.decided'];
 
 const LIFECYCLE = { 1: 'active', 2: 'retiring', 3: 'purged' };
 
@@ -93,6 +97,7 @@ export function Dashboard({ repo }) {
     ]);
     return { repository: repository.repository, summary, review, active, draft, landed, inbox, jobs };
   }, [repo]);
+  useLiveRefresh(repo, DASHBOARD_EVENTS, () => true, data.reload);
   useTitle(data.data ? data.data.repository.repository_name : `Repository ${repo}`);
   return html`<div class="page dashboard">
     <${Async} state=${data} what="the dashboard">${(d) => html`

@@ -3,6 +3,9 @@ import { html } from '../vendor/preact.js';
 import { get, repoPath, seg, query } from '../api.js';
 import { Async, Badge, Card, Empty, JOB_STATES, Snap, Time, dateTime, plural, ui, useAsync, useLocation, useTitle } from '../util.js';
 import { ChangeRows, JobRows } from './home.js';
+import { useLiveRefresh } from '../live.js';
+
+const JOB_EVENTS = ['job.*'];
 
 export function JobsPage({ repo }) {
   const loc = useLocation();
@@ -10,6 +13,7 @@ export function JobsPage({ repo }) {
   const cursor = loc.params.get('cursor') ?? '';
   useTitle('CI queue');
   const jobs = useAsync(() => get(repoPath(repo, `/worker-jobs${query({ state_kind: state, cursor, limit: 50 })}`)), [repo, state, cursor]);
+  useLiveRefresh(repo, JOB_EVENTS, () => true, jobs.reload);
   const href = (params) => `${ui.jobs(repo)}${query(params)}`;
   return html`<div class="page">
     <div class="page-head"><h1>CI queue</h1>
@@ -28,6 +32,7 @@ const Row = ({ k, children }) => html`<div><dt>${k}</dt><dd>${children}</dd></di
 export function JobPage({ repo, index }) {
   useTitle(`Job ${index}`);
   const job = useAsync(() => get(repoPath(repo, `/worker-jobs/${seg(index)}`)), [repo, index]);
+  useLiveRefresh(repo, JOB_EVENTS, (event) => String(event.data?.worker_job_index) === String(index), job.reload);
   return html`<div class="page">
     <${Async} state=${job} what=${`job ${index}`}>${(d) => {
       const j = d.job ?? d;

@@ -1,0 +1,704 @@
+// The event feeds (docs/api.md "Events"): pages and live subscriptions over one repository's
+// events.log, and over every repository merged into one global order. The HTTP layer only
+// parses the request and writes what a subscription hands it; reading, ordering, resuming,
+// retention and the limits that keep a subscriber from growing the server are here.
+//
+// One mechanism serves both feeds: a merge of N streams (one per repository, plus the
+// registry's), each read from its EventIndex by sequence number. A subscription never takes
+// events from a listener's payload: listeners only wake it, and it reads what is new from the
+// index (the recent tail is in memory). So catching up and following live are the same read
+// from the same position: nothing can be lost or delivered twice across the switch, and a
+// subscriber that is behind costs a position, not a buffer.
+//  - Catching up, a subscription reads only when its consumer asks (a chunk at a time).
+//  - Caught up (live), every wake reads what is new into the subscription's unsent queue; a
+//    consumer that does not take it (a socket that does not drain) lets the queue grow to the
+//    bound, and the subscription is then closed ('overflow'): it resumes with Last-Event-ID.
+//  - The global merge hands out an event only when its time is below the event clock's
+//    low-water mark (lib/store/event-clock.ts): every event that sorts before it is then
+//    published, so no later delivery can sort ahead of an earlier one.
+import { Busy, Gone, Invalid } from '../domain/errors.js';
+import {
+  compareGlobal,
+  formatGlobalEventId,
+  matchesEventTypes,
+  type EventStreamName,
+  type EventTypeFilter,
+  type GlobalEventId,
+} from '../domain/events.js';
+import { LIFECYCLE_ACTIVE, type RepositoryRecord } from '../domain/repository.js';
+import { eventLowWater, onEventTimeSettled } from '../store/event-clock.js';
+import type { EventRecord } from '../store/event-log.js';
+import type { Authority } from './authority.js';
+import type { Log } from './logger.js';
+
+// ---------------------------------------------------------------- streams (the merge's inputs)
+
+/** What a feed reads of one stream's log; EventIndex (lib/store/event-log.ts) has this shape. */
+export interface EventLogReader {
+  /** Seq of the newest event (0: none). */
+  readonly lastSeq: number;
+  /** Seq of the oldest event kept (lastSeq + 1 when none is). */
+  readonly oldestSeq: number;
+  /** Time of the oldest event kept; null when none is. */
+  readonly oldestAtUs: number | null;
+  /** Up to `limit` events with seq > `after`, oldest first. */
+  read(after: number, limit: number): EventRecord[];
+  /** Seq of the first kept event whose at_us ≥ `atUs` (lastSeq + 1 when none). */
+  firstAtOrAfter(atUs: number): number;
+}
+
+/**
+ * One stream the global feed merges: a repository's events.log, or the registry's stream.
+ * Sequence numbers are gap-free within a stream and times (at_us, from the process-wide event
+ * clock) never decrease along it.
+ */
+export interface EventStream {
+  /** The stream part of global ids: the repository index, or 'registry'. */
+  readonly name: EventStreamName;
+  readonly log: EventLogReader;
+  /** Called after each published commit's events are readable; returns the unsubscribe function. */
+  onEvents(fn: (events: readonly EventRecord[]) => void): () => void;
+  /** The repository an event concerns (the registry's events name it in their data). */
+  repositoryIndexOf(e: EventRecord): number;
+}
+
+/**
+ * The registry's event stream (repository.registered, retiring, purged, ...): an EventStream
+ * named 'registry' whose events carry `data.repository_index`. The service attaches it
+ * (EventFeeds.attachRegistry) once registry-events.log is open; without one (offline tools) the
+ * global feed merges the repositories only.
+ */
+export interface RegistryEventStream extends EventStream {
+  readonly name: 'registry';
+}
+
+/** The registry's event log (lib/store/registry-events.ts) as the stream the global feed merges. */
+export function registryEventStream(source: { readonly index: EventLogReader; onEvents(fn: (events: readonly EventRecord[]) => void): () => void }): RegistryEventStream {
+  return {
+    name: 'registry',
+    log: source.index,
+    onEvents: (fn) => source.onEvents(fn),
+    repositoryIndexOf: (e) => Number(e.data.repository_index),
+  };
+}
+
+/** What the feeds need of the service that holds the authorities (CairnService). */
+export interface FeedHost {
+  readonly log: Log;
+  /** The open authority of a registered, not purged repository (NotFound / Corrupt otherwise). */
+  authority(index: number): Authority;
+  record(index: number): RepositoryRecord;
+  /** Active and retiring repositories that opened cleanly. */
+  serving(): Authority[];
+  lifecycleExclusive<T>(index: number, fn: () => Promise<T>): Promise<T>;
+  /** Called after an authority was opened (registration, restore) or closed (purge). */
+  onAuthoritiesChanged(fn: () => void): () => void;
+}
+
+const repositoryStreams = new WeakMap<Authority, EventStream>();
+
+/** The stream of one open repository authority. */
+export function repositoryStream(authority: Authority): EventStream {
+  let stream = repositoryStreams.get(authority);
+  if (!stream) {
+    const index = authority.index;
+    const store = authority.store;
+    stream = {
+      name: index,
+      get log() { return store.events; },
+      onEvents: (fn) => store.onEvents(fn),
+      repositoryIndexOf: () => index,
+    };
+    repositoryStreams.set(authority, stream);
+  }
+  return stream;
+}
+
+// ---------------------------------------------------------------- what feeds hand out
+
+/** An event as both feeds answer it (docs/api.md "Events"). */
+export interface FeedEvent {
+  /** Repository feed: the seq; global feed: `<at_us>-<stream>-<seq>`. */
+  id: string;
+  repository_index: number;
+  seq: number;
+  at_us: number;
+  type: string;
+  data: EventRecord['data'];
+}
+
+/** An event ready to send: its id, type and JSON text (one line). */
+export interface FeedItem {
+  id: string;
+  type: string;
+  json: string;
+}
+
+type IdForm = 'repository' | 'global';
+
+function feedEvent(e: EventRecord, stream: EventStream, form: IdForm): FeedEvent {
+  const id = form === 'repository' ? String(e.seq) : formatGlobalEventId({ at_us: e.at_us, stream: stream.name, seq: e.seq });
+  return { id, repository_index: stream.repositoryIndexOf(e), seq: e.seq, at_us: e.at_us, type: e.type, data: e.data };
+}
+
+/**
+ * The JSON of an event, made once per event record and id form: live subscribers all read the
+ * same records from the index's recent tail, so a thousand subscribers encode an event once.
+ */
+const encoded: Record<IdForm, WeakMap<EventRecord, FeedItem>> = { repository: new WeakMap(), global: new WeakMap() };
+
+function feedItem(e: EventRecord, stream: EventStream, form: IdForm): FeedItem {
+  let item = encoded[form].get(e);
+  if (!item) {
+    const event = feedEvent(e, stream, form);
+    item = { id: event.id, type: e.type, json: JSON.stringify(event) };
+    encoded[form].set(e, item);
+  }
+  return item;
+}
+
+// ---------------------------------------------------------------- the merge
+
+/** Events read ahead from one stream at a time. */
+const READ_AHEAD = 256;
+/** Events a page or one step of a subscription considers at most (a types filter may skip most). */
+const SCAN_LIMIT = 10_000;
+/** Matching events one catch-up step hands a consumer. */
+const CATCH_UP_BATCH = 256;
+
+/** One stream's place in a merge. */
+interface Lane {
+  stream: EventStream;
+  /** Seq of the last event consumed (delivered or filtered out). */
+  pos: number;
+  ahead: EventRecord[];
+  at: number;
+}
+
+/** A stream dropped events a reader positioned before them still needed. */
+class GapError extends Error {}
+
+function laneHead(lane: Lane): EventRecord | null {
+  if (lane.at < lane.ahead.length) return lane.ahead[lane.at];
+  const log = lane.stream.log;
+  if (lane.pos >= log.lastSeq) return null;
+  if (lane.pos + 1 < log.oldestSeq) throw new GapError(`stream ${lane.stream.name} no longer keeps event ${lane.pos + 1}`);
+  lane.ahead = log.read(lane.pos, READ_AHEAD);
+  lane.at = 0;
+  return lane.ahead[0] ?? null;
+}
+
+const positionOf = (e: EventRecord, lane: Lane): GlobalEventId => ({ at_us: e.at_us, stream: lane.stream.name, seq: e.seq });
+
+/**
+ * A k-way merge of lanes in the global order (one lane: simply its sequence). `position` is
+ * the last event consumed, or where the merge started.
+ */
+class Merge {
+  readonly lanes = new Map<EventStreamName, Lane>();
+
+  constructor(readonly gated: boolean, public position: GlobalEventId) {}
+
+  add(stream: EventStream, pos: number): void {
+    this.lanes.set(stream.name, { stream, pos, ahead: [], at: 0 });
+  }
+
+  /**
+   * Consume events in order into `out` (those the filter matches) until `limit` matched,
+   * `scanLimit` considered, or none is left that may be handed out now. Returns true when
+   * none is left (caught up). Throws GapError when a lane's next event is no longer kept.
+   */
+  step(out: FeedItem[] | FeedEvent[], limit: number, scanLimit: number, filter: EventTypeFilter | null, form: IdForm, objects = false): boolean {
+    const low = this.gated ? eventLowWater() : Number.POSITIVE_INFINITY;
+    const heap = new LaneHeap();
+    for (const lane of this.lanes.values()) {
+      const head = laneHead(lane);
+      if (head) heap.push(lane, head);
+    }
+    let considered = 0;
+    for (;;) {
+      const top = heap.peek();
+      if (!top || top.head.at_us >= low) return true;
+      if (out.length >= limit || considered >= scanLimit) return false;
+      heap.pop();
+      const { lane, head: e } = top;
+      lane.at++;
+      lane.pos = e.seq;
+      this.position = positionOf(e, lane);
+      considered++;
+      if (matchesEventTypes(filter, e.type)) {
+        if (objects) (out as FeedEvent[]).push(feedEvent(e, lane.stream, form));
+        else (out as FeedItem[]).push(feedItem(e, lane.stream, form));
+      }
+      const next = laneHead(lane);
+      if (next) heap.push(lane, next);
+    }
+  }
+}
+
+/** A binary min-heap of lanes by their head event's global position. */
+class LaneHeap {
+  private readonly items: { lane: Lane; head: EventRecord; key: GlobalEventId }[] = [];
+
+  push(lane: Lane, head: EventRecord): void {
+    const items = this.items;
+    items.push({ lane, head, key: positionOf(head, lane) });
+    let i = items.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (compareGlobal(items[parent].key, items[i].key) <= 0) break;
+      [items[parent], items[i]] = [items[i], items[parent]];
+      i = parent;
+    }
+  }
+
+  peek(): { lane: Lane; head: EventRecord } | undefined {
+    return this.items[0];
+  }
+
+  pop(): void {
+    const items = this.items;
+    const last = items.pop()!;
+    if (items.length === 0) return;
+    items[0] = last;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < items.length && compareGlobal(items[l].key, items[m].key) < 0) m = l;
+      if (r < items.length && compareGlobal(items[r].key, items[m].key) < 0) m = r;
+      if (m === i) return;
+      [items[m], items[i]] = [items[i], items[m]];
+      i = m;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- positions in the global order
+
+/** Before every event (times are µs since the epoch, seqs start at 1). */
+const BEGINNING: GlobalEventId = { at_us: 0, stream: 0, seq: 0 };
+
+/**
+ * Where a stream that dropped events (retention) may have dropped one: at the latest, just
+ * before its oldest kept event, at that event's time. Null when the stream dropped none.
+ * Retention always keeps the newest event, so a stream that dropped events keeps one.
+ */
+function droppedUpTo(stream: EventStream): GlobalEventId | null {
+  const log = stream.log;
+  if (log.oldestSeq <= 1 || log.oldestAtUs === null) return null;
+  return { at_us: log.oldestAtUs, stream: stream.name, seq: log.oldestSeq - 1 };
+}
+
+/** The seq after which `stream` holds the events that sort after `position`. */
+function laneStart(stream: EventStream, position: GlobalEventId): number {
+  const log = stream.log;
+  let after = log.firstAtOrAfter(position.at_us) - 1;
+  // Events at exactly that time may still sort at or before it (the position's own batch).
+  for (;;) {
+    const chunk = log.read(after, READ_AHEAD);
+    for (const e of chunk) {
+      if (compareGlobal({ at_us: e.at_us, stream: stream.name, seq: e.seq }, position) > 0) return after;
+      after = e.seq;
+    }
+    if (chunk.length < READ_AHEAD) return after;
+  }
+}
+
+// ---------------------------------------------------------------- options
+
+export interface EventFeedOptions {
+  /** Live subscriptions of both feeds at once, server-wide; more answer 503 (default 1000). */
+  maxSubscribers?: number;
+  /** A `: keepalive` comment this often on an idle stream (default 15 s). */
+  heartbeatMs?: number;
+  /** Keep the newest N events of each repository; null keeps all (default). */
+  retention?: number | null;
+  /** How often retention trims, besides once at open (default 10 minutes). */
+  retentionIntervalMs?: number;
+  /** A live subscriber's unsent events beyond which it is disconnected (default 10,000)... */
+  maxUnsentEvents?: number;
+  /** ...or unsent bytes (default 1 MiB). */
+  maxUnsentBytes?: number;
+}
+
+export const DEFAULT_EVENT_FEED_OPTIONS: Required<EventFeedOptions> = {
+  maxSubscribers: 1000,
+  heartbeatMs: 15_000,
+  retention: null,
+  retentionIntervalMs: 600_000,
+  maxUnsentEvents: 10_000,
+  maxUnsentBytes: 1024 * 1024,
+};
+
+/** The answer of a repository feed page. */
+export interface RepositoryEventPage {
+  events: FeedEvent[];
+  next_since: number;
+  oldest_seq: number;
+  last_seq: number;
+}
+
+/** The answer of a global feed page. */
+export interface GlobalEventPage {
+  events: FeedEvent[];
+  next_since: string;
+  oldest_id: string;
+}
+
+/**
+ * Why a subscription ended: the client went away; it did not take its events (overflow: its
+ * unsent queue passed the bound; stalled: its socket did not drain for a long time); its
+ * position fell out of retention (gone); its repository was purged (removed); the server is
+ * stopping (shutdown); a read failed (error).
+ */
+export type CloseReason = 'client' | 'overflow' | 'stalled' | 'gone' | 'removed' | 'shutdown' | 'error';
+
+// ---------------------------------------------------------------- the feeds
+
+export class EventFeeds {
+  readonly options: Required<EventFeedOptions>;
+  private readonly active = new Set<Subscription>();
+  private registry: RegistryEventStream | null = null;
+  private stopped = false;
+  private retentionTimer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly host: FeedHost, options: EventFeedOptions = {}) {
+    this.options = { ...DEFAULT_EVENT_FEED_OPTIONS, ...options };
+  }
+
+  /** Plug in the registry's event stream: the global feed merges it from then on. */
+  attachRegistry(stream: RegistryEventStream): void {
+    this.registry = stream;
+  }
+
+  /** Live subscriptions now open (both feeds). */
+  get subscribers(): number {
+    return this.active.size;
+  }
+
+  /** The streams the global feed merges now: the registry's, then every serving repository's. */
+  streams(): EventStream[] {
+    const out: EventStream[] = this.registry ? [this.registry] : [];
+    for (const authority of this.host.serving()) out.push(repositoryStream(authority));
+    return out;
+  }
+
+  // ------------------------------------------------------------ one repository
+
+  /** Resolve `since` of a repository feed against what is kept (400 ahead of the newest, 410 before the oldest). */
+  private repositoryStart(stream: EventStream, since: number | null, live: boolean): number {
+    const log = stream.log;
+    if (since === null) return live ? log.lastSeq : log.oldestSeq - 1;
+    if (since > log.lastSeq) throw new Invalid(`since ${since} is ahead of the newest event of repository ${stream.name} (${log.lastSeq})`);
+    if (since + 1 < log.oldestSeq) {
+      throw new Gone(`events after ${since} are no longer kept: repository ${stream.name} keeps events from ${log.oldestSeq} (resume from since=${log.oldestSeq - 1})`, { oldest_seq: log.oldestSeq });
+    }
+    return since;
+  }
+
+  /** Events of one repository after `since` (null: from the oldest kept), up to `limit` matching. */
+  repositoryPage(index: number, since: number | null, limit: number, filter: EventTypeFilter | null): RepositoryEventPage {
+    const stream = repositoryStream(this.host.authority(index));
+    const start = this.repositoryStart(stream, since, false);
+    const merge = new Merge(false, { at_us: 0, stream: stream.name, seq: start });
+    merge.add(stream, start);
+    const events: FeedEvent[] = [];
+    merge.step(events, limit, SCAN_LIMIT, filter, 'repository', true);
+    return { events, next_since: merge.lanes.get(stream.name)!.pos, oldest_seq: stream.log.oldestSeq, last_seq: stream.log.lastSeq };
+  }
+
+  /** Follow one repository after `since` (null: from the newest, live only). */
+  subscribeRepository(index: number, since: number | null, filter: EventTypeFilter | null): Subscription {
+    const authority = this.host.authority(index);
+    const stream = repositoryStream(authority);
+    const start = this.repositoryStart(stream, since, true);
+    this.admit();
+    const merge = new Merge(false, { at_us: 0, stream: stream.name, seq: start });
+    merge.add(stream, start);
+    const sub = new Subscription(this, merge, filter, 'repository', this.options);
+    sub.addCleanup(stream.onEvents(() => sub.wake()));
+    sub.addCleanup(this.host.onAuthoritiesChanged(() => {
+      let current: Authority | null = null;
+      try {
+        current = this.host.authority(index);
+      } catch {
+        current = null;
+      }
+      if (current !== authority) sub.close('removed');
+    }));
+    return sub;
+  }
+
+  // ------------------------------------------------------------ every repository
+
+  /**
+   * The oldest position a global reader can resume from without a gap: after the latest point
+   * where a stream may have dropped events, or the beginning when none dropped any.
+   */
+  oldestGlobalPosition(streams = this.streams()): GlobalEventId {
+    let oldest = BEGINNING;
+    for (const stream of streams) {
+      const dropped = droppedUpTo(stream);
+      if (dropped && compareGlobal(dropped, oldest) > 0) oldest = dropped;
+    }
+    return oldest;
+  }
+
+  /** Check a global `since` and position a merge just after it (or at the start a reader without one gets). */
+  private globalMerge(since: GlobalEventId | null, live: boolean): Merge {
+    const streams = this.streams();
+    let position: GlobalEventId;
+    if (since === null) {
+      // Live only: everything not yet handed out to anyone (at or after the low-water mark).
+      // A page: the oldest position without a gap.
+      position = live ? { at_us: eventLowWater(), stream: 'registry', seq: 0 } : this.oldestGlobalPosition(streams);
+    } else {
+      for (const stream of streams) {
+        if (stream.name !== since.stream) continue;
+        const log = stream.log;
+        if (since.seq > log.lastSeq) throw new Invalid(`since names event ${since.seq} of stream ${stream.name}, which has ${log.lastSeq}`);
+        if (since.seq >= log.oldestSeq && since.seq > 0 && log.read(since.seq - 1, 1)[0]?.at_us !== since.at_us) {
+          throw new Invalid(`since ${formatGlobalEventId(since)} does not name an event of stream ${stream.name}`);
+        }
+      }
+      for (const stream of streams) {
+        const dropped = droppedUpTo(stream);
+        if (dropped && compareGlobal(dropped, since) > 0) {
+          const oldest = formatGlobalEventId(this.oldestGlobalPosition(streams));
+          throw new Gone(`events after ${formatGlobalEventId(since)} are no longer all kept: stream ${stream.name} keeps events from ${stream.log.oldestSeq} (resume from ${oldest})`, { oldest_id: oldest });
+        }
+      }
+      position = since;
+    }
+    const merge = new Merge(true, position);
+    for (const stream of streams) merge.add(stream, laneStart(stream, position));
+    return merge;
+  }
+
+  /** Events of every repository after the global id `since` (null: from the oldest position without a gap). */
+  globalPage(since: GlobalEventId | null, limit: number, filter: EventTypeFilter | null): GlobalEventPage {
+    const merge = this.globalMerge(since, false);
+    const events: FeedEvent[] = [];
+    merge.step(events, limit, SCAN_LIMIT, filter, 'global', true);
+    return { events, next_since: formatGlobalEventId(merge.position), oldest_id: formatGlobalEventId(this.oldestGlobalPosition()) };
+  }
+
+  /** Follow every repository after the global id `since` (null: live only). */
+  subscribeGlobal(since: GlobalEventId | null, filter: EventTypeFilter | null): Subscription {
+    const merge = this.globalMerge(since, true);
+    this.admit();
+    const sub = new Subscription(this, merge, filter, 'global', this.options);
+    const unsubscribes = new Map<EventStreamName, () => void>();
+    const follow = (stream: EventStream) => unsubscribes.set(stream.name, stream.onEvents(() => sub.wake()));
+    for (const lane of merge.lanes.values()) follow(lane.stream);
+    sub.addCleanup(() => { for (const off of unsubscribes.values()) off(); });
+    sub.addCleanup(onEventTimeSettled(() => sub.wake()));
+    // A repository registered or restored joins the merge after the current position; a purged
+    // one leaves it (its files are closed).
+    sub.addCleanup(this.host.onAuthoritiesChanged(() => {
+      const now = new Map(this.streams().map((s) => [s.name, s]));
+      for (const [name, lane] of merge.lanes) {
+        if (now.get(name) === lane.stream) continue;
+        merge.lanes.delete(name);
+        unsubscribes.get(name)?.();
+        unsubscribes.delete(name);
+      }
+      for (const [name, stream] of now) {
+        if (merge.lanes.has(name)) continue;
+        merge.add(stream, laneStart(stream, merge.position));
+        follow(stream);
+      }
+      sub.wake();
+    }));
+    return sub;
+  }
+
+  // ------------------------------------------------------------ subscribers, shutdown, retention
+
+  private admit(): void {
+    if (this.stopped) throw new Busy('the server is stopping');
+    if (this.active.size >= this.options.maxSubscribers) {
+      throw new Busy(`${this.options.maxSubscribers} event subscribers are connected, the most this server takes; retry later`);
+    }
+  }
+
+  /** @internal A subscription opened. */
+  opened(sub: Subscription): void {
+    this.active.add(sub);
+  }
+
+  /** @internal A subscription closed. */
+  released(sub: Subscription, reason: CloseReason, detail?: string): void {
+    this.active.delete(sub);
+    if (reason === 'overflow') this.host.log.warn({ unsent_events_limit: this.options.maxUnsentEvents, unsent_bytes_limit: this.options.maxUnsentBytes }, 'event subscriber disconnected: it did not take its events (it resumes with Last-Event-ID)');
+    else if (reason === 'stalled') this.host.log.warn({}, 'event subscriber disconnected: its connection stopped draining (it resumes with Last-Event-ID)');
+    else if (reason === 'error') this.host.log.error({ problem: detail }, 'event subscription failed');
+  }
+
+  /** Close every subscription and refuse new ones (server shutdown); stops retention. */
+  close(): void {
+    this.stopped = true;
+    if (this.retentionTimer) clearInterval(this.retentionTimer);
+    this.retentionTimer = null;
+    for (const sub of [...this.active]) sub.close('shutdown');
+  }
+
+  /**
+   * Retention: drop all but the newest `retention` events of every active repository (a
+   * retiring one keeps its files as exported). Runs under the repository's lifecycle lock, so
+   * it never races the start of a retirement.
+   */
+  async applyRetention(): Promise<void> {
+    const keep = this.options.retention;
+    if (keep === null) return;
+    for (const authority of this.host.serving()) {
+      const index = authority.index;
+      try {
+        await this.host.lifecycleExclusive(index, async () => {
+          if (this.host.record(index).lifecycle_kind !== LIFECYCLE_ACTIVE) return;
+          const log = authority.store.events;
+          if (log.lastSeq - log.oldestSeq + 1 <= keep) return;
+          const dropped = await authority.store.trimEvents(keep);
+          if (dropped) this.host.log.info({ repository_index: index, dropped, kept: keep }, 'event retention dropped the oldest events');
+        });
+      } catch (err) {
+        this.host.log.error({ repository_index: index, problem: (err as Error).message }, 'event retention failed');
+      }
+    }
+  }
+
+  /** Apply retention now and then every retentionIntervalMs (no-op when every event is kept). */
+  startRetention(): void {
+    if (this.options.retention === null || this.retentionTimer) return;
+    this.retentionTimer = setInterval(() => void this.applyRetention(), this.options.retentionIntervalMs);
+    this.retentionTimer.unref();
+  }
+}
+
+// ---------------------------------------------------------------- one subscriber
+
+/**
+ * A live reader of a feed. The consumer calls `next()` for the next events (waiting while
+ * there are none) until it returns null (closed: `reason` says why); it calls `close('client')`
+ * when it goes away. While catching up, `next()` reads a chunk from the logs; once caught up,
+ * wakes read new events into the unsent queue, which is bounded.
+ */
+export class Subscription {
+  private queue: FeedItem[] = [];
+  private queuedBytes = 0;
+  private live = false;
+  private closedFor: CloseReason | null = null;
+  private consumer: (() => void) | null = null;
+  private readonly cleanups: (() => void)[] = [];
+  private readonly closeListeners = new Set<(reason: CloseReason) => void>();
+  private wakeScheduled = false;
+
+  constructor(
+    private readonly feeds: EventFeeds,
+    private readonly merge: Merge,
+    private readonly filter: EventTypeFilter | null,
+    private readonly form: IdForm,
+    private readonly limits: { maxUnsentEvents: number; maxUnsentBytes: number },
+  ) {
+    feeds.opened(this);
+  }
+
+  /** Why the subscription closed; null while open. */
+  get reason(): CloseReason | null {
+    return this.closedFor;
+  }
+
+  /** @internal Run `fn` when the subscription closes (removes a listener it holds). */
+  addCleanup(fn: () => void): void {
+    if (this.closedFor) fn();
+    else this.cleanups.push(fn);
+  }
+
+  /** Call `fn` once when the subscription closes; returns the function that forgets it. */
+  whenClosed(fn: (reason: CloseReason) => void): () => void {
+    if (this.closedFor) {
+      fn(this.closedFor);
+      return () => {};
+    }
+    this.closeListeners.add(fn);
+    return () => this.closeListeners.delete(fn);
+  }
+
+  /** The next events to send, oldest first; waits while there are none; null once closed. */
+  async next(): Promise<FeedItem[] | null> {
+    for (;;) {
+      if (this.closedFor) return null;
+      if (this.queue.length) {
+        const out = this.queue;
+        this.queue = [];
+        this.queuedBytes = 0;
+        return out;
+      }
+      if (!this.live) {
+        const out: FeedItem[] = [];
+        const caughtUp = this.read(out, CATCH_UP_BATCH);
+        if (this.closedFor) return null;
+        // Caught up: from here on wakes read new events as they are published. The switch
+        // happens in the same turn as the read that found nothing more, so no event is missed.
+        if (caughtUp) this.live = true;
+        if (out.length) return out;
+        if (!caughtUp) await new Promise<void>((resolve) => setImmediate(resolve));
+        continue;
+      }
+      await new Promise<void>((resolve) => { this.consumer = resolve; });
+    }
+  }
+
+  /** Consume from the merge into `out`; closes the subscription on a gap or a read failure. */
+  private read(out: FeedItem[], limit: number): boolean {
+    try {
+      return this.merge.step(out, limit, SCAN_LIMIT, this.filter, this.form);
+    } catch (err) {
+      if (err instanceof GapError) this.close('gone');
+      else this.close('error', (err as Error).message);
+      return true;
+    }
+  }
+
+  /** @internal Events may have been published (or the low-water mark moved). */
+  wake(): void {
+    if (this.closedFor || !this.live) return;
+    const before = this.queue.length;
+    const caughtUp = this.read(this.queue, this.limits.maxUnsentEvents + 1);
+    for (let i = before; i < this.queue.length; i++) this.queuedBytes += this.queue[i].json.length;
+    if (this.queue.length > this.limits.maxUnsentEvents || this.queuedBytes > this.limits.maxUnsentBytes) {
+      this.close('overflow');
+      return;
+    }
+    // More than one step's worth was published: read on in a later turn.
+    if (!caughtUp && !this.wakeScheduled) {
+      this.wakeScheduled = true;
+      setImmediate(() => {
+        this.wakeScheduled = false;
+        this.wake();
+      });
+    }
+    if (this.queue.length > before) this.notifyConsumer();
+  }
+
+  private notifyConsumer(): void {
+    const consumer = this.consumer;
+    this.consumer = null;
+    consumer?.();
+  }
+
+  /** End the subscription (idempotent). Unsent events are dropped: the reader resumes after the last it received. */
+  close(reason: CloseReason, detail?: string): void {
+    if (this.closedFor) return;
+    this.closedFor = reason;
+    this.queue = [];
+    this.queuedBytes = 0;
+    for (const fn of this.cleanups.splice(0)) fn();
+    this.feeds.released(this, reason, detail);
+    for (const fn of this.closeListeners) fn(reason);
+    this.closeListeners.clear();
+    this.notifyConsumer();
+  }
+}

@@ -1,0 +1,153 @@
+// Live updates (docs/ui.md "Live updates"): a page subscribes to its repository's event feed
+// with the browser's EventSource and reloads its data, debounced, when a relevant event
+// arrives. The feed is a hint: the page always reloads from the /v1 interface, never patches
+// itself from an event. When the feed cannot be had (an older server, a proxy that does not
+// stream, too many subscribers) the page simply stays as it is, as it did before live updates,
+// and tries again a minute later. The "live" mark in the top bar shows while a stream is open.
+import { html, useEffect, useRef, useState } from './vendor/preact.js';
+import { get, query, repoPath } from './api.js';
+
+/** Every event type of a repository's feed (lib/domain/events.ts EVENT_TYPES; the UI test compares them). */
+export const EVENT_TYPE_NAMES = [
+  'line.created', 'line.moved', 'line.archived',
+  'task.created', 'task.closed',
+  'change.created', 'change.status_changed', 'change.closed', 'change.landed',
+  'patchset.created', 'patchset.selected', 'patchset.base_stale',
+  'review.recorded', 'review.requested', 'review.updated',
+  'attestation.recorded', 'attestation.revoked',
+  'policy.decided',
+  'job.queued', 'job.claimed', 'job.completed', 'job.failed', 'job.requeued', 'job.lease_expired',
+  'land.landed', 'land.rejected', 'land.failed',
+  'plan.created', 'plan.revised', 'plan.status_changed',
+  'promotion.prepared',
+];
+
+/** `job.*` → every job type; an exact name stays as it is. */
+export function expandTypes(patterns) {
+  const out = new Set();
+  for (const p of patterns) {
+    if (p.endsWith('.*')) for (const t of EVENT_TYPE_NAMES) { if (t.startsWith(p.slice(0, -1))) out.add(t); }
+    else out.add(p);
+  }
+  return [...out];
+}
+
+/** Wait this long after an event for more before reloading, and reload at most once per MIN_INTERVAL. */
+const DEBOUNCE_MS = 250;
+const MIN_INTERVAL_MS = 1000;
+/** After the feed failed for good (an HTTP error, not a dropped connection): try again this much later. */
+const RETRY_MS = 60_000;
+
+// ---------------------------------------------------------------- the indicator
+
+let openStreams = 0;
+const LIVE_CHANGED = 'cairn:live';
+
+function countStream(delta) {
+  openStreams += delta;
+  dispatchEvent(new Event(LIVE_CHANGED));
+}
+
+/** "● live" in the top bar while this page follows an event feed; nothing otherwise. */
+export function LiveIndicator() {
+  const [live, setLive] = useState(openStreams > 0);
+  useEffect(() => {
+    const f = () => setLive(openStreams > 0);
+    addEventListener(LIVE_CHANGED, f);
+    return () => removeEventListener(LIVE_CHANGED, f);
+  }, []);
+  if (!live) return null;
+  return html`<span class="live" role="status" title="This page updates itself as events arrive">live</span>`;
+}
+
+// ---------------------------------------------------------------- the hook
+
+/**
+ * Follow repository `repo`'s feed for `types` (exact names or `prefix.*`) while mounted; call
+ * `refresh()` (debounced) after events for which `relevant(event)` holds. `relevant` and
+ * `refresh` may change on every render; the subscription changes only with repo and types.
+ */
+export function useLiveRefresh(repo, types, relevant, refresh) {
+  const latest = useRef({ relevant, refresh });
+  latest.current = { relevant, refresh };
+  const typeKey = types.join(',');
+  useEffect(() => {
+    if (typeof EventSource !== 'function') return undefined;
+    let closed = false;
+    let source = null;
+    let counted = false;
+    let timer = null;
+    let retry = null;
+    let lastRun = 0;
+    const names = expandTypes(types);
+
+    const setCounted = (on) => {
+      if (on !== counted) {
+        counted = on;
+        countStream(on ? 1 : -1);
+      }
+    };
+    const schedule = () => {
+      if (timer !== null || closed) return;
+      const wait = Math.max(DEBOUNCE_MS, lastRun + MIN_INTERVAL_MS - Date.now());
+      timer = setTimeout(() => {
+        timer = null;
+        lastRun = Date.now();
+        if (!closed) latest.current.refresh();
+      }, wait);
+    };
+    const onEvent = (message) => {
+      let event;
+      try {
+        event = JSON.parse(message.data);
+      } catch {
+        return;
+      }
+      if (latest.current.relevant(event)) schedule();
+    };
+    const stop = () => {
+      if (source) {
+        source.close();
+        source = null;
+      }
+      setCounted(false);
+    };
+    const later = () => {
+      stop();
+      if (!closed) retry = setTimeout(() => start(true), RETRY_MS);
+    };
+    const start = async (again) => {
+      retry = null;
+      // Where the feed stands now: the stream starts there (`since`), so an event committed
+      // while the page's data was being read is not missed, and the EventSource's own
+      // reconnections resume from it (Last-Event-ID wins once an event has arrived).
+      let since;
+      try {
+        since = (await get(repoPath(repo, `/events${query({ limit: 1 })}`))).last_seq;
+      } catch {
+        later();
+        return;
+      }
+      if (closed) return;
+      // After a failure, events may have been missed meanwhile: reload once.
+      if (again) schedule();
+      source = new EventSource(repoPath(repo, `/events${query({ types: types.join(','), since })}`));
+      source.onopen = () => setCounted(true);
+      source.onerror = () => {
+        // CLOSED: an HTTP error or a wrong content type, given up by the browser. Otherwise
+        // the browser is reconnecting by itself; the mark goes until it is back.
+        if (!source || source.readyState === EventSource.CLOSED) later();
+        else setCounted(false);
+      };
+      for (const name of names) source.addEventListener(name, onEvent);
+    };
+
+    start(false);
+    return () => {
+      closed = true;
+      clearTimeout(timer);
+      clearTimeout(retry);
+      stop();
+    };
+  }, [repo, typeKey]);
+}
