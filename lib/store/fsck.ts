@@ -21,6 +21,7 @@ import { decodeCheckpoint, readCheckpointFile } from './workflow-checkpoint.js';
 import { WorkflowIndexes } from '../domain/workflow/indexes.js';
 import { CHANGE, TASK, type ChangeRecord, type TaskRecord } from '../domain/workflow/rules.js';
 import { INDEX_SECTION } from '../domain/workflow/indexes.js';
+import { LAND_SECTION, LandIndex } from '../domain/workflow/land-index.js';
 
 export interface FsckResult {
   problems: string[];
@@ -238,10 +239,19 @@ async function checkWorkflowCheckpoint(store: ContentStore): Promise<{ problems:
   try {
     expected = await store.rebuildCheckpoint(ck.cover, (records) => {
       const sections = new Map<string, Buffer>();
-      if (ck.sections.has(INDEX_SECTION)) {
-        const tasks = [...records.entries<TaskRecord>(TASK)].map(([, t]) => t);
-        const changes = [...records.entries<ChangeRecord>(CHANGE)].map(([, c]) => c);
-        sections.set(INDEX_SECTION, WorkflowIndexes.rebuild(tasks, changes).encode());
+      for (const name of ck.sections.keys()) {
+        if (name === 'records') continue;
+        if (name === INDEX_SECTION) {
+          const tasks = [...records.entries<TaskRecord>(TASK)].map(([, t]) => t);
+          const changes = [...records.entries<ChangeRecord>(CHANGE)].map(([, c]) => c);
+          sections.set(name, WorkflowIndexes.rebuild(tasks, changes).encode());
+        } else if (name === LAND_SECTION) {
+          const lands = new LandIndex();
+          for (const [, l] of records.entries<{ sequence: number; change_id: string }>('land')) lands.add(l.sequence, Number(l.change_id.slice(l.change_id.lastIndexOf('-') + 1)));
+          sections.set(name, lands.encode());
+        } else {
+          throw new Error(`unknown section ${name}`);
+        }
       }
       return sections;
     });

@@ -297,7 +297,7 @@ export class PublishedStore {
     }
   }
 
-  private applyUpsert(u: Upsert, offset: number, ordinal: number, published: boolean): void {
+  private applyUpsert(u: Upsert, offset: number, ordinal: number, published: number | false): void {
     if (typeof u?.type !== 'string' || typeof u.id !== 'string') throw new Corrupt(`workflow.log: record at byte ${offset} has an upsert without type and id`);
     if (u.type === 'line') {
       const b = u.body as Omit<LineRecord, 'name'>;
@@ -305,7 +305,7 @@ export class PublishedStore {
       this.sortedLines = null;
       return;
     }
-    if (published) this.records.setPublished(u, offset, ordinal);
+    if (published !== false) this.records.setPublished(u, offset, ordinal, published);
     else this.records.set(u, offset, ordinal);
   }
 
@@ -349,8 +349,9 @@ export class PublishedStore {
     for (const [name, line] of batch.lines) this.lineMap.set(name, line);
     if (batch.lines.size > 0) this.sortedLines = null;
     batch.workflow.forEach((t, r) => {
+      const share = Math.ceil(workflowBytes[r] / Math.max(1, t.upserts.length));
       t.upserts.forEach((u, i) => {
-        if (u.type !== 'line') this.applyUpsert(u, at, i, true);
+        if (u.type !== 'line') this.applyUpsert(u, at, i, share);
       });
       at += workflowBytes[r] + FRAME_OVERHEAD;
     });

@@ -120,33 +120,56 @@ class TypeLocations {
   }
 }
 
-/** Decoded bodies most recently read or written (bounded; bodies are shared, never mutated). */
+/**
+ * Decoded bodies most recently read or written, least recently used first out: at most
+ * `capacity` entries and about `maxBytes` of encoded JSON (a body's share of its record's bytes).
+ * Bodies are shared with callers, who never mutate them.
+ */
 class BodyCache {
-  private readonly map = new Map<string, unknown>();
+  private readonly map = new Map<string, { body: unknown; size: number }>();
+  private bytes = 0;
 
-  constructor(private readonly capacity: number) {}
+  constructor(private readonly capacity: number, private readonly maxBytes: number) {}
 
   get(key: string): unknown {
     const v = this.map.get(key);
-    if (v !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, v);
-    }
-    return v;
+    if (v === undefined) return undefined;
+    this.map.delete(key);
+    this.map.set(key, v);
+    return v.body;
   }
 
-  set(key: string, body: unknown): void {
+  set(key: string, body: unknown, size: number): void {
+    const old = this.map.get(key);
+    if (old) {
+      this.bytes -= old.size;
+      this.map.delete(key);
+    }
+    if (size > this.maxBytes) return;
+    this.map.set(key, { body, size });
+    this.bytes += size;
+    while (this.map.size > this.capacity || this.bytes > this.maxBytes) {
+      const [k, v] = this.map.entries().next().value as [string, { size: number }];
+      this.map.delete(k);
+      this.bytes -= v.size;
+    }
+  }
+
+  delete(key: string): void {
+    const old = this.map.get(key);
+    if (!old) return;
+    this.bytes -= old.size;
     this.map.delete(key);
-    this.map.set(key, body);
-    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as string);
   }
 
   clear(): void {
     this.map.clear();
+    this.bytes = 0;
   }
 }
 
 export const BODY_CACHE_ENTRIES = 4096;
+export const BODY_CACHE_BYTES = 16 * 1024 * 1024;
 /** Read-ahead of a scan through the locations (entitiesOf). */
 const WINDOW = 1024 * 1024;
 
@@ -157,7 +180,9 @@ const WINDOW = 1024 * 1024;
  */
 export class WorkflowRecords {
   private types = new Map<string, TypeLocations>();
-  private readonly cache = new BodyCache(BODY_CACHE_ENTRIES);
+  private readonly cache = new BodyCache(BODY_CACHE_ENTRIES, BODY_CACHE_BYTES);
+  /** Body bytes of the last record decoded, per upsert (the cache's size estimate of a body read from it). */
+  private lastShare = 0;
   /** The last record decoded (a scan in location order reads each multi-upsert record once). */
   private lastRecord: { offset: number; upserts: Upsert[] } | null = null;
 
@@ -175,10 +200,10 @@ export class WorkflowRecords {
     this.typeOf(u.type).set(u.id, packLocation(offset, ordinal));
   }
 
-  /** A committed upsert whose body the caller holds (a published batch): cached as the latest. */
-  setPublished(u: Upsert, offset: number, ordinal: number): void {
+  /** A committed upsert whose body the caller holds (a published batch, `share` bytes of its record): cached as the latest. */
+  setPublished(u: Upsert, offset: number, ordinal: number, share: number): void {
     this.set(u, offset, ordinal);
-    this.cache.set(`${u.type}\u0000${u.id}`, u.body);
+    this.cache.set(`${u.type}\u0000${u.id}`, u.body, share);
   }
 
   location(type: string, id: string): number | undefined {
@@ -212,7 +237,7 @@ export class WorkflowRecords {
     const loc = this.location(type, id);
     if (loc === undefined) return undefined;
     const body = this.readAt(type, id, loc);
-    this.cache.set(key, body);
+    this.cache.set(key, body, this.lastShare);
     return body as T;
   }
 
@@ -264,6 +289,7 @@ export class WorkflowRecords {
       throw new Corrupt(`${log.name}: record at byte ${offset} is not a transaction (${(err as Error).message})`);
     }
     this.lastRecord = { offset, upserts };
+    this.lastShare = Math.ceil(length / Math.max(1, upserts.length));
     return upserts;
   }
 
