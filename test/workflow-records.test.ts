@@ -204,6 +204,29 @@ describe('workflow checkpoint (workflow.ckpt)', () => {
     expect((await fsckAuthority(root, 0)).problems).to.deep.equal([]);
   });
 
+  it('a compaction at open (a new workflow.log generation) keeps the checkpoint\'s indexes and writes a new checkpoint of the new log', async function () {
+    this.timeout(60_000);
+    const root = await newAuthority();
+    const before = await withAuthority(root, async (a) => {
+      await populate(a, 6);
+      await Promise.all(Array.from({ length: 1100 }, (_, i) => a.store.transact((tx) => tx.setLine({ name: 'main', status: 'active', head_snapshot_id: null, updated_at_s: 10 + i }))));
+      return answers(a);
+    });
+    expect(decodeCheckpoint(readFileSync(path.join(root, 'workflow.ckpt'))).cover.log_file).to.equal(0);
+    await withAuthority(root, (a, log) => {
+      expect(log.notes.join('\n')).to.match(/workflow\.log compacted from \d+ to \d+ records/);
+      expect(log.notes.join('\n')).to.not.match(/workflow\.ckpt/);
+      expect(answers(a)).to.deep.equal(before);
+    });
+    const ck = decodeCheckpoint(readFileSync(path.join(root, 'workflow.ckpt')));
+    expect(ck.cover.log_file).to.be.above(0);
+    await withAuthority(root, (a, log) => {
+      expect(log.notes).to.deep.equal([]);
+      expect(answers(a)).to.deep.equal(before);
+    });
+    expect((await fsckAuthority(root, 0)).problems).to.deep.equal([]);
+  });
+
   for (const point of ['checkpoint:before-write', 'checkpoint:mid-write', 'checkpoint:after-write']) {
     it(`kill -9 at ${point}: the old checkpoint or the new one, never a torn one; the next open answers the same`, async function () {
       this.timeout(60_000);
