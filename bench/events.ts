@@ -7,7 +7,8 @@ import { spawn } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { procMemory, registerRepository, startCairn } from './proc.js';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { procMemory, registerRepository, runOk, startCairn, type ChildServer } from './proc.js';
 
 type Fig = Record<string, unknown>;
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -71,6 +72,80 @@ function runLoad(url: string, repo: number, rate: number, seconds: number): Prom
   });
 }
 
+const JOBS = Number(process.env.BENCH_RUNNER_JOBS || 10);
+const REPO = (url: string, repo: number) => `${url}/v1/native/repository-authorities/${repo}`;
+
+async function json(res: Promise<Response>): Promise<any> {
+  const r = await res;
+  const text = await r.text();
+  if (!r.ok) throw new Error(`HTTP ${r.status}: ${text}`);
+  return JSON.parse(text);
+}
+
+/**
+ * The runner's claim latency: `cairn runner` idle on a repository, a repo.ci job queued every
+ * 0.5–1.5 s (random, so a poll interval's phase is random too); the latency of a job is
+ * job.claimed's commit time minus job.queued's, both read from the repository's event page.
+ * `polling`: the server allows one event subscriber and this process holds it, so the runner's
+ * feed is refused (503) and it falls back to polling every --poll-ms (default 1,000 ms).
+ */
+async function runnerLatency(o: { root: string; cli: string; log: (s: string) => void }, mode: 'feed' | 'polling'): Promise<Fig> {
+  const data = path.join(o.root, `runner-data-${mode}`);
+  const server: ChildServer = await startCairn(o.cli, data, mode === 'polling' ? { serveArgs: ['--event-subscribers', '1'] } : {});
+  let runner: ReturnType<typeof spawn> | null = null;
+  let blocker: http.ClientRequest | null = null;
+  try {
+    const repo = await registerRepository(server.url, `runner-${mode}`);
+    const tree = path.join(o.root, `runner-tree-${mode}`);
+    mkdirSync(path.join(tree, 'ci'), { recursive: true });
+    writeFileSync(path.join(tree, 'ci', 'run.sh'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    writeFileSync(path.join(tree, 'README.md'), 'runner bench\n');
+    await runOk(process.execPath, [o.cli, 'push', '--server', server.url, '--repo', String(repo), '--line', 'main', tree]);
+    const head = (await json(fetch(`${REPO(server.url, repo)}/lines/main`))).head_snapshot_id;
+    if (mode === 'polling') {
+      await new Promise<void>((resolve, reject) => {
+        blocker = http.get(`${REPO(server.url, repo)}/events`, { headers: { accept: 'text/event-stream' } }, (res) => {
+          if (res.statusCode !== 200) reject(new Error(`blocker: HTTP ${res.statusCode}`));
+          else resolve();
+          res.resume();
+        });
+        blocker.on('error', () => {});
+      });
+    }
+    let stderr = '';
+    runner = spawn(process.execPath, [o.cli, 'runner', '--server', server.url, '--repo', String(repo), '--workdir', path.join(o.root, `runner-work-${mode}`)], { stdio: ['ignore', 'ignore', 'pipe'] });
+    runner.stderr!.on('data', (d) => { if (stderr.length < 10_000) stderr += d; });
+    await new Promise((r) => setTimeout(r, 1500));
+    o.log(`events: runner claim latency (${mode}), ${JOBS} jobs`);
+    for (let i = 0; i < JOBS; i++) {
+      const run = await json(fetch(`${REPO(server.url, repo)}:runCi`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ snapshot_id: head }) }));
+      const index = run.job?.worker_job_index ?? run.worker_job_index;
+      for (let waited = 0; ; waited += 20) {
+        const job = await json(fetch(`${REPO(server.url, repo)}/worker-jobs/${index}`));
+        const state = job.job?.state ?? job.state;
+        if (state === 'succeeded' || state === 'failed') break;
+        if (waited > 60_000) throw new Error(`job ${index} not finished after 60 s (${state}); runner: ${stderr.slice(-500)}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await new Promise((r) => setTimeout(r, 500 + Math.random() * 1000));
+    }
+    const page = await json(fetch(`${REPO(server.url, repo)}/events?types=job.queued,job.claimed&limit=1000`));
+    const queued = new Map<number, number>();
+    const latencies: number[] = [];
+    for (const e of page.events) {
+      if (e.type === 'job.queued') queued.set(e.data.worker_job_index, e.at_us);
+      else if (e.type === 'job.claimed' && queued.has(e.data.worker_job_index)) latencies.push((e.at_us - queued.get(e.data.worker_job_index)!) / 1000);
+    }
+    latencies.sort((a, b) => a - b);
+    const r1 = (x: number) => Math.round(x * 10) / 10;
+    return { jobs: latencies.length, claim_p50_ms: r1(percentile(latencies, 50)), claim_max_ms: r1(latencies.at(-1) ?? NaN), claim_mean_ms: r1(latencies.reduce((a, b) => a + b, 0) / (latencies.length || 1)) };
+  } finally {
+    runner?.kill('SIGTERM');
+    (blocker as http.ClientRequest | null)?.destroy();
+    await server.stop();
+  }
+}
+
 export async function stepEvents(o: { root: string; cli: string; log: (s: string) => void }): Promise<Fig> {
   const fig: Fig = { rate_target: RATE, seconds: SECONDS };
   for (const subscribers of [1, 100]) {
@@ -98,6 +173,8 @@ export async function stepEvents(o: { root: string; cli: string; log: (s: string
       await server.stop();
     }
   }
+  fig.runner_feed = await runnerLatency(o, 'feed');
+  fig.runner_polling = await runnerLatency(o, 'polling');
   return fig;
 }
 
@@ -109,6 +186,10 @@ export function eventRows(fig: Fig | undefined): [string, string | null][] {
     if (!f) continue;
     const load = f.load as Fig;
     rows.push([`commit → subscriber, ${n} subscriber(s), ${load.rate} events/s`, `p50 ${f.latency_p50_ms} ms, p99 ${f.latency_p99_ms} ms, max ${f.latency_max_ms} ms (each got ${f.events_per_subscriber_min}–${f.events_per_subscriber_max} of ${load.ok}; server RSS +${f.server_rss_above_idle_mib} MiB)`]);
+  }
+  for (const mode of ['feed', 'polling']) {
+    const f = fig[`runner_${mode}`] as Fig | undefined;
+    if (f) rows.push([`runner claim latency (queued → claimed), ${mode === 'feed' ? 'waiting on the feed' : 'polling every 1 s'}`, `p50 ${f.claim_p50_ms} ms, mean ${f.claim_mean_ms} ms, max ${f.claim_max_ms} ms over ${f.jobs} jobs`]);
   }
   return rows;
 }

@@ -16,6 +16,8 @@
 //   BENCH_ONLY=transfer  only push/pull against git, the one-file dedup and the resumed push
 //   BENCH_ONLY=diffs     only the patchset diff route against git diff, and a change page's API calls
 //   BENCH_ONLY=events    only the event feed: commit → subscriber latency, runner claim latency
+//   BENCH_ONLY=scale     only workflow at scale: 10k/100k/1M task+change pairs in one repository,
+//                        1,000 repositories (bench/workflow-scale.ts; BENCH_SCALE_PAIRS etc. there)
 //   BENCH_GET_SECONDS (default 4), BENCH_GET_ROUNDS (default 3)  GET-overhead rounds
 //   BENCH_ROUNDS (default 5)   rounds of cairn push/pull and git add+commit+push/clone, run side
 //                              by side (order alternating) so a busy machine hits both alike;
@@ -35,6 +37,7 @@ import { stepGroupCommit, stepSmallCommit, storageRows } from './storage.js';
 import { landRows, stepLands } from './lands.js';
 import { diffRows, stepDiffs } from './diffs.js';
 import { eventRows, stepEvents } from './events.js';
+import { scaleRows, stepWorkflowScale } from './workflow-scale.js';
 import { gzipSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -751,6 +754,8 @@ function report(): void {
   if (diffs.length) out.push(table('Review: diffs and the change page', diffs));
   const events = eventRows(bench.events as Fig | undefined);
   if (events.length) out.push(table('Events: the feed', events));
+  const scale = scaleRows(bench.workflow_scale as Fig | undefined);
+  if (scale.length) out.push(table('Workflow at scale', scale));
   if (errors.length) out.push(table('ERRORS', errors.map((e) => [e.step, e.message.replace(/\n/g, '\n      ')])));
   process.stdout.write(`${out.join('\n')}\n\n`);
   bench.errors = errors;
@@ -830,6 +835,14 @@ async function stepEventStep(): Promise<void> {
   }
 }
 
+async function stepScaleStep(): Promise<void> {
+  try {
+    bench.workflow_scale = await stepWorkflowScale({ root: ROOT, cli: CLI, log });
+  } catch (err) {
+    fail('workflow at scale', err);
+  }
+}
+
 async function main(): Promise<void> {
   const t0 = performance.now();
   bench.scale = SCALE;
@@ -847,6 +860,8 @@ async function main(): Promise<void> {
       await stepDiffStep();
     } else if (process.env.BENCH_ONLY === 'events') {
       await stepEventStep();
+    } else if (process.env.BENCH_ONLY === 'scale') {
+      await stepScaleStep();
     } else if (process.env.BENCH_ONLY === 'transfer') {
       // Only the push/pull rounds against git, the dedup and the resume figures.
       const tree = await stepTree();
@@ -870,6 +885,7 @@ async function main(): Promise<void> {
       await stepStorage();
       await stepDiffStep();
       await stepEventStep();
+      await stepScaleStep();
     }
   } catch (err) {
     fail('bench', err);

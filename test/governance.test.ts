@@ -36,7 +36,7 @@ class Fixture {
     return (await push({ server: this.s.url, repo: this.repo, line, dir: this.dir, moveLine, progress: false, ...(parent ? { parent } : {}) })).snapshot_id;
   }
   async authority(): Promise<Authority> {
-    return (await this.s.ready).authority(this.repo);
+    return (await this.s.ready).opened(this.repo);
   }
   /** A task, a change on `line` and its first patchset (human_with_ai_assist, author carol). */
   async change(line: string, base: string, revision: string, authorMode = 'human_with_ai_assist'): Promise<{ task: string; change: string; ps: string }> {

@@ -844,7 +844,7 @@ describe('worker jobs: restart in the middle of a running lease', () => {
 
     const second = await startJobServer(policy, data);
     try {
-      const record = second.service.authority(repo).jobs.all()[job];
+      const record = (await second.service.opened(repo)).jobs.all()[job];
       expect(record).to.include({ state: 1, attempt_count: 1, error_kind: 3, retry_status: 1 });
       expect(await getJob(second.url, repo, job)).to.include({ state: 'queued', error_kind: 'lease_expired', attempt_count: 1, available: true });
       await rejectedUnchanged(second.url, repo, job, 'old lease after restart', 409,

@@ -46,7 +46,7 @@ describe('land commands', function () {
     expect(blocked.code, blocked.stderr).to.equal(6);
     expect(JSON.parse(blocked.stdout).failure_kind).to.equal('blocked_by_policy');
 
-    const a = (await s.ready).authority(repo);
+    const a = await (await s.ready).opened(repo);
     (a as unknown as { lands: LandDesk }).lands = new LandDesk(a.store, a.workflow, () => ({ refusal: null, policy_decision_id: null }));
 
     // move dev so that a merge conflicts on a.txt

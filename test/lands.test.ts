@@ -46,7 +46,7 @@ class Repo {
     return (await push({ server: this.s.url, repo: this.repo, line, dir: this.dir, moveLine, progress: false, parent })).snapshot_id;
   }
   async authority(): Promise<Authority> {
-    return (await this.s.ready).authority(this.repo);
+    return (await this.s.ready).opened(this.repo);
   }
   /** Replace the authority's LandDesk with one built on `gates` (the DI seam). */
   async injectGates(gates: LandGates): Promise<void> {

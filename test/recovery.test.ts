@@ -16,6 +16,8 @@ describe('recovery at open', () => {
     server = await startTestServer(data);
     try {
       expect(await fsp.readdir(data)).to.not.include('.registry.bin.tmp-0123456789abcdef');
+      // A repository's own temp files go when it opens: on first use, or in the background pass.
+      await (await server.ready).openAllInBackground();
       expect(await fsp.readdir(path.join(data, 'repositories/0'))).to.not.include('.authority.bin.tmp-00000000000000aa');
       expect(await fsp.readdir(path.join(data, 'repositories'))).to.deep.equal(['0']);
       expect((await api(server.url, 'GET', '/v1/native/repository-authorities/0')).status).to.equal(200);

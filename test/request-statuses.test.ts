@@ -62,7 +62,7 @@ async function world(s: TestServer, name: string): Promise<World> {
 
 /** Lands in these tests pass the gates (the LandDesk's constructor seam, as in lands.test.ts): only the statuses are under test. */
 async function passGates(s: TestServer, repo: number): Promise<void> {
-  const a: Authority = (await s.ready).authority(repo);
+  const a: Authority = await (await s.ready).opened(repo);
   (a as unknown as { lands: LandDesk }).lands = new LandDesk(a.store, a.workflow, () => ({ refusal: null, policy_decision_id: null }));
 }
 

@@ -327,6 +327,8 @@ describe('webhooks', function () {
       await server.exited;
       output += server.output();
       server = await spawnServer(dataDir, ['--webhook-backoff-ms', '20']);
+      // No request names the repository yet: the background pass after the start opens it and its dispatcher resends.
+      await until('delivery 1 sent again before any request to the repository', () => rx.received.length >= 2);
       for (const n of [1, 2]) {
         await until(`delivery ${n} after the restart`, async () => (await api(server.url, 'GET', `${hooksOf(repo)}/${hook}/deliveries/${hook}.delivery-${n}`)).json.delivery.state === 'delivered');
       }

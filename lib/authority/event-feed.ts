@@ -315,7 +315,7 @@ export interface EventFeedOptions {
   heartbeatMs?: number;
   /** Keep the newest N events of each repository; null keeps all (default). */
   retention?: number | null;
-  /** How often retention trims, besides once at open (default 10 minutes). */
+  /** How often retention trims, besides once when a repository opens (default 10 minutes). */
   retentionIntervalMs?: number;
   /** A live subscriber's unsent events beyond which it is disconnected (default 10,000)... */
   maxUnsentEvents?: number;
@@ -550,10 +550,10 @@ export class EventFeeds {
    * retiring one keeps its files as exported). Runs under the repository's lifecycle lock, so
    * it never races the start of a retirement.
    */
-  async applyRetention(): Promise<void> {
+  async applyRetention(authorities: Authority[] = this.host.serving()): Promise<void> {
     const keep = this.options.retention;
     if (keep === null) return;
-    for (const authority of this.host.serving()) {
+    for (const authority of authorities) {
       const index = authority.index;
       try {
         await this.host.lifecycleExclusive(index, async () => {

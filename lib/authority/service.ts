@@ -1,5 +1,15 @@
 // The whole service state of one data directory: the registry and every open authority.
 // `CairnService.open` is what the startup phase waits for; HTTP handlers call into it.
+//
+// Repositories open lazily (docs/operations.md "Serving", what a start does): `open` reads the
+// registry and recovers the data directory but opens no repository authority, so a data
+// directory with many repositories is ready at once. A repository opens on its first request
+// (`ensureOpen`, which the router awaits before the handler), and `openAllInBackground` (started
+// by `cairn serve` once it answers) opens the others one at a time, so the work that needs every
+// repository (lease expiry, webhook dispatchers, staged-pack expiry, claim-next across
+// repositories) covers them all soon after startup. A first request jumps that queue; concurrent
+// first requests share one open. Opening runs under the repository's lifecycle mutex, so it
+// never races a purge.
 import { promises as fsp } from 'node:fs';
 import { Corrupt, NotFound } from '../domain/errors.js';
 import {
@@ -44,6 +54,11 @@ export class CairnService implements AuthorityHost, FeedHost {
   private webhookPolicy: WebhookPolicy | null = null;
   private readonly dispatchers = new Map<number, WebhookDispatcher>();
   private restoreSessions: RestoreSessions | null = null;
+  /** Opens under way, by repository index: concurrent first uses share one. */
+  private readonly opening = new Map<number, Promise<void>>();
+  /** Set by openAllInBackground: resolves once every repository has been opened (or failed to). */
+  private allOpened: Promise<void> | null = null;
+  private closed = false;
   /** The event feeds of every repository (docs/api.md "Events"). */
   readonly feeds: EventFeeds;
 
@@ -60,7 +75,9 @@ export class CairnService implements AuthorityHost, FeedHost {
   static async open(options: ServiceOptions): Promise<CairnService> {
     const layout = new Layout(options.dataDir);
     await fsp.mkdir(layout.repositoriesDir, { recursive: true });
-    for (const file of await removeTempFiles(options.dataDir)) {
+    // Inside a repository, temp files are removed when it opens (Authority.open): only what lies
+    // directly under repositories/ (an interrupted purge's directory) is removed here.
+    for (const file of await removeTempFiles(options.dataDir, (dir) => dir === layout.repositoriesDir)) {
       if (!file.startsWith(layout.repositoriesDir)) options.log.warn({ file }, 'recovery removed an unfinished temp file');
     }
     const registry = await Registry.open(layout);
@@ -68,11 +85,6 @@ export class CairnService implements AuthorityHost, FeedHost {
     const service = new CairnService(layout, registry, options.log, options.jobPolicy ?? DEFAULT_JOB_POLICY, options.events);
     if (registry.events) service.feeds.attachRegistry(registryEventStream(registry.events));
     await service.removeUnregisteredDirectories();
-    for (const record of registry.all()) {
-      if (record.lifecycle_kind === LIFECYCLE_PURGED) continue;
-      await service.openAuthority(record.repository_index);
-    }
-    await service.feeds.applyRetention();
     service.restoreSessions = await RestoreSessions.open(service);
     return service;
   }
@@ -123,13 +135,75 @@ export class CairnService implements AuthorityHost, FeedHost {
 
   /** Open a repository that restore has just moved into place. */
   async openRestored(index: number): Promise<void> {
-    await this.openAuthority(index);
+    await this.ensureOpen(index);
+  }
+
+  /**
+   * Open repository `index` if it is registered, not purged and not open yet (a failure to open
+   * is kept as its unavailable entry, like at startup). Concurrent calls share one open.
+   */
+  ensureOpen(index: number): Promise<void> {
+    // An open under way (its retention included) is waited for even once its entry is set.
+    let pending = this.opening.get(index);
+    if (!pending && (this.authorities.has(index) || this.closed)) return Promise.resolve();
+    if (!pending) {
+      pending = this.lifecycleExclusive(index, async () => {
+        const record = this.registry.get(index);
+        if (!record || record.lifecycle_kind === LIFECYCLE_PURGED || this.authorities.has(index) || this.closed) return null;
+        await this.openAuthority(index);
+        return this.authorities.get(index) ?? null;
+      })
+        .then(async (entry) => {
+          // Event retention trims once at open, before the first request reads the repository
+          // (it takes the lifecycle lock itself, so after that is released; it never throws).
+          if (entry instanceof Authority) await this.feeds.applyRetention([entry]);
+        })
+        .finally(() => this.opening.delete(index));
+      this.opening.set(index, pending);
+    }
+    return pending;
+  }
+
+  /** Whether repository `index` has been opened (cleanly or not) since the service opened. */
+  isOpen(index: number): boolean {
+    return this.authorities.has(index);
+  }
+
+  /** The authority of `index`, opened first if needed (NotFound, or Corrupt when it failed to open). */
+  async opened(index: number): Promise<Authority> {
+    await this.ensureOpen(index);
+    return this.authority(index);
+  }
+
+  /**
+   * Open every repository not open yet, one at a time in index order, yielding between them;
+   * requests open theirs first. Idempotent: returns the one promise of the whole pass.
+   */
+  openAllInBackground(): Promise<void> {
+    this.allOpened ??= (async () => {
+      const t0 = performance.now();
+      let opened = 0;
+      for (const record of this.registry.all()) {
+        if (this.closed) return;
+        if (record.lifecycle_kind === LIFECYCLE_PURGED || this.authorities.has(record.repository_index)) continue;
+        await new Promise((resolve) => setImmediate(resolve));
+        await this.ensureOpen(record.repository_index);
+        opened++;
+      }
+      if (opened) this.log.info({ repositories: opened, ms: Math.round(performance.now() - t0) }, 'opened the repositories in the background');
+    })();
+    return this.allOpened;
   }
 
   private async openAuthority(index: number): Promise<void> {
     try {
       const compactJobs = this.registry.get(index)?.lifecycle_kind === 1; // a retiring authority's files stay as exported
-      this.authorities.set(index, await Authority.open(this.layout.repositoryDir(index), index, this.log, this.jobPolicy, compactJobs));
+      const authority = await Authority.open(this.layout.repositoryDir(index), index, this.log, this.jobPolicy, compactJobs);
+      if (this.closed) {
+        authority.close();
+        return;
+      }
+      this.authorities.set(index, authority);
       this.startDispatcher(index);
       this.authoritiesChanged();
     } catch (err) {
@@ -161,11 +235,12 @@ export class CairnService implements AuthorityHost, FeedHost {
     return record;
   }
 
-  /** The open authority of a registered, not purged repository. */
+  /** The open authority of a registered, not purged repository (see `opened` for one not open yet). */
   authority(index: number): Authority {
     const entry = this.authorities.get(index);
     if (!entry) {
-      this.record(index);
+      const record = this.record(index);
+      if (record.lifecycle_kind !== LIFECYCLE_PURGED) throw new Error(`repository ${index} is not open yet (await opened(${index}) first)`);
       throw new NotFound(`repository ${index} has been purged`);
     }
     if (!(entry instanceof Authority)) throw new Corrupt(`repository ${index} failed its checks at open: ${entry.reason}`);
@@ -182,7 +257,8 @@ export class CairnService implements AuthorityHost, FeedHost {
     const result = await this.registry.register(name, namespace, policyFlags, async (index) => {
       await Authority.create(this.layout.repositoryDir(index), index, nowSeconds());
     });
-    if (result.created) await this.openAuthority(result.record.repository_index);
+    // Through ensureOpen: a request or the background pass may reach the new index first.
+    if (result.created) await this.ensureOpen(result.record.repository_index);
     return result;
   }
 
@@ -227,6 +303,9 @@ export class CairnService implements AuthorityHost, FeedHost {
 
   /** Claim-next across repositories: the first claimable job in repository order. */
   async claimNext(kinds: Set<number>, repositories: number[]): Promise<ClaimResult | null> {
+    // Every candidate must be open: the named ones are opened now; across all, the background pass is awaited.
+    if (repositories.length) for (const index of repositories) await this.ensureOpen(index);
+    else await this.openAllInBackground();
     const candidates = repositories.length ? repositories.map((i) => this.servingAuthority(i)) : this.serving();
     for (const authority of candidates) {
       const claimed = await authority.jobs.claimNext(kinds);
@@ -278,6 +357,7 @@ export class CairnService implements AuthorityHost, FeedHost {
   }
 
   close(): void {
+    this.closed = true;
     this.feeds.close();
     if (this.maintenance) clearInterval(this.maintenance);
     if (this.leaseTimer) clearInterval(this.leaseTimer);

@@ -66,7 +66,7 @@ Options:
   -h, --help         show this help
 
 Test-only options:
-  --activation-delay-ms N  keep answering 503 "starting" for N ms after the authorities opened
+  --activation-delay-ms N  keep answering 503 "starting" for N ms after the data directory opened
   --lock-stale-ms N        data-directory lock staleness (default 10000; refreshed at half)
   --webhook-backoff-ms N   wait after a webhook delivery's first failed attempt (default 1000;
                            doubles after each further one)
@@ -155,6 +155,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       service.startWebhooks({ ...DEFAULT_WEBHOOK_POLICY, ...options.webhooks });
       server.activate(createApp({ service, log, requestLog: options.requestLog, assets: swaggerUiAssets(), ui }).callback());
       log.info({ repositories: service.registry.all().length }, 'ready');
+      // Repositories open on first use; this opens the rest so their timers and dispatchers run.
+      void service.openAllInBackground();
     }
     return service;
   })();

@@ -89,7 +89,11 @@ export function createApp(options: AppOptions): Koa {
     if (params.repository_index !== undefined) {
       repository = options.service.record(Number(params.repository_index));
       admit(route, ctx.method, repository);
-      if (route.operation !== 'repositories.get') options.service.assertServable(repository.repository_index);
+      if (route.operation !== 'repositories.get') {
+        // A repository opens on its first request (lib/authority/service.ts); a failed open answers as at startup.
+        await options.service.ensureOpen(repository.repository_index);
+        options.service.assertServable(repository.repository_index);
+      }
     }
     if (!route.handler) {
       if (hasBody(ctx)) await drain(ctx);

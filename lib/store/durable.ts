@@ -96,8 +96,9 @@ export async function exists(p: string): Promise<boolean> {
 /**
  * Remove leftover temp files below `root` (recursively). Returns the paths removed so the caller
  * can report them; temp files are never acknowledged data, so removing them loses nothing.
+ * The entries of a directory for which `shallow` is true are checked, but not descended into.
  */
-export async function removeTempFiles(root: string): Promise<string[]> {
+export async function removeTempFiles(root: string, shallow: (dir: string) => boolean = () => false): Promise<string[]> {
   const removed: string[] = [];
   const walk = async (dir: string): Promise<void> => {
     let entries;
@@ -112,7 +113,7 @@ export async function removeTempFiles(root: string): Promise<string[]> {
       if (isTempName(entry.name)) {
         await fsp.rm(full, { recursive: true, force: true });
         removed.push(full);
-      } else if (entry.isDirectory()) {
+      } else if (entry.isDirectory() && !shallow(dir)) {
         await walk(full);
       }
     }

@@ -66,6 +66,8 @@ export const globalEvents: Handler = async (ctx) => {
   const given = sinceText(ctx, stream);
   const since: GlobalEventId | null = given ? parseGlobalEventId(given.text, given.name) : null;
   const feeds = ctx.service.feeds;
+  // Every repository is merged from the start: wait for the ones not opened yet (lib/authority/service.ts).
+  await ctx.service.openAllInBackground();
   if (!stream) return { json: feeds.globalPage(since, limit, filter) };
   if (ctx.koa.method === 'HEAD') {
     feeds.globalPage(since, 1, filter);
