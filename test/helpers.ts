@@ -177,6 +177,9 @@ export async function repoFiles(dir: string, rel = ''): Promise<Record<string, s
   const out: Record<string, string> = {};
   for (const e of await fsp.readdir(path.join(dir, rel), { withFileTypes: true })) {
     const r = path.join(rel, e.name);
+    // workflow.ckpt is a cache of workflow.log (storage-layout.md §17.1), rewritten at a clean
+    // close and in the background: not part of what a request changes or a restart keeps.
+    if (r === 'workflow.ckpt') continue;
     if (e.isDirectory()) Object.assign(out, await repoFiles(dir, r));
     else out[r] = createHash('sha256').update(await fsp.readFile(path.join(dir, r))).digest('hex');
   }

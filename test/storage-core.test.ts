@@ -3,7 +3,7 @@
 // their merges, the format-v0 upgrade, and fsck catching a flipped byte in any file.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { copyFileSync, promises as fsp, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, promises as fsp, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { blobId, encodeSnapshot, encodeTree, treeId } from '../lib/domain/content.js';
 import { Corrupt } from '../lib/domain/errors.js';
@@ -17,6 +17,9 @@ import { INDEX_KIND_BLOB, INDEX_KIND_SNAPSHOT, INDEX_KIND_TREE, IndexReader, wri
 import { buildPack, PACK_KIND_OBJECT, PACK_KIND_TREE } from '../lib/store/pack.js';
 import { crc32, writeU64 } from '../lib/store/binary.js';
 import { encodeJobRecord } from '../lib/store/job-log.js';
+import { decodeCheckpoint, encodeCheckpoint, SectionWriter } from '../lib/store/workflow-checkpoint.js';
+import { WorkflowRecords } from '../lib/store/workflow-records.js';
+import { WorkflowIndexes } from '../lib/domain/workflow/indexes.js';
 import { api, cli, FIXTURES, register, spawnServer, startTestServer, tempDir } from './helpers.js';
 
 const fixture = (name: string) => readFileSync(path.join(FIXTURES, name));
@@ -126,6 +129,24 @@ describe('storage core: commit point', () => {
     expect(bytes.length).to.equal(188);
   });
 
+  it('workflow.ckpt: lines, one task location and the book indexes (one task, one change), golden bytes', () => {
+    const records = new WorkflowRecords(() => { throw new Error('not read'); });
+    records.set({ type: 'task', id: 'task-1', body: null }, 137, 0);
+    const indexes = new WorkflowIndexes();
+    indexes.applyTask(1, 'active', null);
+    indexes.applyChange(1, 1, 'draft');
+    const sections = new Map([
+      ['records', Buffer.concat([new SectionWriter().json([['main', 'active', null, 1700000000]]).done(), records.encode()])],
+      ['workflow-indexes', indexes.encode()],
+    ]);
+    const bytes = encodeCheckpoint({ cover: { log_file: 0, length: 300, last_crc: 0x11223344, records: 2 }, sections });
+    expect(bytes.equals(fixture('workflow-ckpt-v1.bin'))).to.equal(true);
+    expect(bytes.length).to.equal(190);
+    const back = decodeCheckpoint(bytes);
+    expect(back.cover).to.deep.equal({ log_file: 0, length: 300, last_crc: 0x11223344, records: 2 });
+    expect(WorkflowIndexes.decode(back.sections.get('workflow-indexes')!).encode().equals(indexes.encode())).to.equal(true);
+  });
+
   it('workflow.log: one transaction record, golden bytes', () => {
     const txn = { at_s: 1700000000, upserts: [{ type: 'line', id: 'main', body: { status: 'active', head_snapshot_id: null, updated_at_s: 1700000000 } }] };
     expect(encodeLog('CAIRNWFL', [Buffer.from(JSON.stringify(txn), 'utf8')]).equals(fixture('workflow-v0.log'))).to.equal(true);
@@ -143,6 +164,9 @@ describe('storage core: logs, failures and group commit', () => {
     const damaged = Buffer.from(bytes);
     damaged[12] ^= 0x20; // the first record's length field
     writeFileSync(file, damaged);
+    // Without a checkpoint the open replays the whole log (with one, the records it covers are
+    // read, and checked, when used; fsck checks every one).
+    rmSync(path.join(path.dirname(file), 'workflow.ckpt'), { force: true });
     server = await startTestServer(server.dataDir);
     try {
       const res = await api(server.url, 'GET', `${REPO(repo)}/lines`);
@@ -331,7 +355,7 @@ describe('storage core: workflow.log compaction', () => {
     const root = path.join(tempDir(), 'auth');
     await withStore(root, async (store) => {
       await Promise.all(Array.from({ length: 1100 }, (_, i) => store.transact((tx) => tx.setLine({ name: `l${i % 3}`, status: 'active', head_snapshot_id: null, updated_at_s: i }))));
-      expect(await store.maybeCompactWorkflow()).to.match(/compacted from 1100 to 1 records/);
+      expect(await store.maybeCompactWorkflow()).to.match(/compacted from 1100 to 3 records/);
       expect(store.commitState.log_files.workflow).to.be.above(0);
       expect(store.lines().map((l) => [l.name, l.updated_at_s])).to.deep.equal([['l0', 1098], ['l1', 1099], ['l2', 1097]]);
     });
@@ -339,7 +363,7 @@ describe('storage core: workflow.log compaction', () => {
       expect(store.lines().map((l) => [l.name, l.updated_at_s])).to.deep.equal([['l0', 1098], ['l1', 1099], ['l2', 1097]]);
       expect(await store.maybeCompactWorkflow()).to.equal(null);
     });
-    expect((await fsp.readdir(root)).filter((n) => n.startsWith('workflow'))).to.have.length(1);
+    expect((await fsp.readdir(root)).filter((n) => n.startsWith('workflow') && n.endsWith('.log'))).to.have.length(1);
     expect((await fsckAuthority(root, 0)).problems.filter((p) => !p.includes('authority.bin'))).to.deep.equal([]);
   });
 });
@@ -472,7 +496,7 @@ describe('storage core: fsck reads every file', () => {
     expect(clean.problems).to.deep.equal([]);
     expect(clean.notes).to.deep.equal([]);
     const files = (await listFiles(root)).filter((f) => readFileSync(path.join(root, f)).length > 0);
-    expect(files).to.include.members(['authority.bin', 'commit.bin', 'snapshots.log', 'jobs.log', 'plans.log', 'workflow.log', 'events.log']);
+    expect(files).to.include.members(['authority.bin', 'commit.bin', 'snapshots.log', 'jobs.log', 'plans.log', 'workflow.log', 'events.log', 'workflow.ckpt']);
     expect(files.some((f) => f.startsWith('index/blobs.'))).to.equal(true);
     expect(files.some((f) => f.startsWith('staging/objects/'))).to.equal(true);
     let runs = 0;

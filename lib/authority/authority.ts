@@ -34,9 +34,9 @@ export class Authority {
   /** Webhook registrations and deliveries (workflow.log entities); sent by the service's dispatcher. */
   readonly webhooks: WebhookBook;
 
-  private constructor(readonly index: number, readonly layout: AuthorityLayout, readonly store: ContentStore, readonly jobs: JobQueue, readonly plans: PlanBook) {
+  private constructor(readonly index: number, readonly layout: AuthorityLayout, readonly store: ContentStore, readonly jobs: JobQueue, readonly plans: PlanBook, notes: string[]) {
     this.content = new ContentOperations(store);
-    this.workflow = WorkflowBook.open(store, plans, jobs);
+    this.workflow = WorkflowBook.open(store, plans, jobs, notes);
     this.promotions = new HistoryPromotions(store, plans, this.workflow);
     this.lands = new LandDesk(store, this.workflow, landGates(() => this.workflow.reviews));
     this.webhooks = new WebhookBook(store);
@@ -80,7 +80,14 @@ export class Authority {
       const jobs = await JobQueue.open(store, index, policy, compactJobs);
       for (const note of jobs.notes) log.info({ repository_index: index, note }, 'recovery');
       const plans = PlanBook.open(store);
-      return new Authority(index, layout, store, jobs.queue, plans);
+      const bookNotes: string[] = [];
+      const authority = new Authority(index, layout, store, jobs.queue, plans, bookNotes);
+      for (const note of bookNotes) log.warn({ repository_index: index, note }, 'recovery');
+      // Every owner has its indexes: drop what the open's checkpoint left, and write a fresh
+      // checkpoint in the background when the one read was missing, stale or far behind.
+      store.ownersOpened();
+      store.maybeCheckpoint();
+      return authority;
     } catch (err) {
       store.close();
       throw err;

@@ -159,6 +159,7 @@ export class CommitQueue {
     const newSegments: string[] = [];
     const appended: { log: LogFile; from: number }[] = [];
     let pointWritten = false;
+    let workflowBytes: number[] = [];
     // Events get their sequence numbers and one commit time here, in commit order.
     const atUs = batch.events.length ? beginEventTime() : 0;
     let seq = state.event_count;
@@ -233,7 +234,9 @@ export class CommitQueue {
       appendLog('snapshots', snapFrames);
       appendLog('jobs', batch.appends.jobs);
       appendLog('plans', batch.appends.plans);
-      appendLog('workflow', batch.workflow.map((t) => Buffer.from(JSON.stringify(t), 'utf8')));
+      const workflowBodies = batch.workflow.map((t) => Buffer.from(JSON.stringify(t), 'utf8'));
+      workflowBytes = workflowBodies.map((b) => b.length);
+      appendLog('workflow', workflowBodies);
       appendLog('events', events.map(encodeEvent));
       throwFirstRejection(await Promise.allSettled(writes));
       crashPoint('commit:after-log');
@@ -257,7 +260,7 @@ export class CommitQueue {
     // event listeners (what an event describes is readable before anyone hears of it).
     const eventsFrom = state.logs.events;
     try {
-      published.publish(next, batch, adopted);
+      published.publish(next, batch, adopted, workflowBytes);
       // The index follows the log at once: a hook that throws must not leave it short of events
       // the commit point counts (later appends would then leave a hole in its recent tail).
       if (events.length) published.indexEvents(events, eventsFrom);

@@ -25,6 +25,13 @@ import { PackUploads, STAGED_PACK_TTL_S, type PackInfo } from './pack-uploads.js
 import type { PackHeader, PackKind } from './pack.js';
 import type { PublishedStore, StoredSnapshot } from './published.js';
 import { recoverStore, type OpenOptions } from './recovery.js';
+import { crashPoint } from './crash-point.js';
+import type { CheckpointCover } from './workflow-checkpoint.js';
+import type { WorkflowRecords } from './workflow-records.js';
+import { writeFileDurableWith } from './durable.js';
+
+/** Workflow.log records between background checkpoints (an open replays at most about this many). */
+export const DEFAULT_CHECKPOINT_EVERY = 50_000;
 import type { Locator, ObjectKind, OpaqueLog } from './staging.js';
 import type { Txn } from './txn.js';
 
@@ -45,12 +52,20 @@ export class ContentStore {
   private readonly maintenance: StoreMaintenance;
   private readonly uploads: PackUploads;
   private filesClosed = false;
+  private checkpointing = false;
+  /** Set once the owners of checkpoint sections have opened (before, a checkpoint would lack their sections). */
+  private ownersOpen = false;
+  private readonly checkpointEnabled: boolean;
+  private readonly checkpointEvery: number;
 
-  private constructor(readonly root: string, private readonly published: PublishedStore, private readonly point: CommitPointFile) {
+  private constructor(readonly root: string, private readonly published: PublishedStore, private readonly point: CommitPointFile, options: OpenOptions) {
     this.layout = published.layout;
+    this.checkpointEnabled = options.checkpoint !== false;
+    this.checkpointEvery = options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
     this.commits = new CommitQueue(published, point, () => {
       if (this.commits.closed) this.closeFilesWhenIdle();
       this.maintenance.maybeMerge();
+      this.maybeCheckpoint();
     });
     this.maintenance = new StoreMaintenance(published, this.commits, {
       backgroundError: (problem) => this.onBackgroundError(problem),
@@ -67,7 +82,7 @@ export class ContentStore {
    */
   static async open(root: string, options: OpenOptions = {}): Promise<{ store: ContentStore; notes: string[] }> {
     const { published, point, notes } = await recoverStore(root, options);
-    const store = new ContentStore(root, published, point);
+    const store = new ContentStore(root, published, point, options);
     // A store from before events.log may hold more segments than the commit point now has room
     // for (MAX_SEGMENTS): merge them first, so that commits with events can be written.
     // (Version 1 commit points are written meanwhile; see encodeCommitRecord.)
@@ -91,11 +106,80 @@ export class ContentStore {
   }
 
   private closeFilesWhenIdle(): void {
-    if (this.filesClosed || this.commits.draining || this.maintenance.merging) return;
+    if (this.filesClosed || this.commits.draining || this.maintenance.merging || this.checkpointing) return;
     this.filesClosed = true;
+    // A clean close leaves a checkpoint of everything committed, so the next open replays nothing.
+    if (this.checkpointEnabled && this.ownersOpen && !this.commits.failed && this.checkpointBehind() > 0) {
+      try {
+        this.published.writeCheckpointSync(this.published.encodeCheckpoint().bytes);
+      } catch (err) {
+        this.onBackgroundError(`writing workflow.ckpt at close failed: ${(err as Error).message}`);
+      }
+    }
     this.published.close();
     this.point.close();
   }
+
+  // ------------------------------------------------------------ the workflow checkpoint (workflow-checkpoint.ts)
+
+  /** workflow.log records after what the newest checkpoint covers (all of them when it is of another log file). */
+  private checkpointBehind(): number {
+    const c = this.published.checkpointCover;
+    if (!c || c.log_file !== this.published.state.log_files.workflow) return this.published.workflowRecords;
+    return this.published.workflowRecords - c.records;
+  }
+
+  /**
+   * Write workflow.ckpt in the background when it is missing, of another log file, or
+   * `checkpointEvery` records behind. The state is encoded in a barrier (nothing commits while
+   * it is copied), the file written after it while commits go on.
+   */
+  maybeCheckpoint(): void {
+    if (!this.checkpointEnabled || !this.ownersOpen || this.checkpointing || this.commits.closed || this.commits.failed) return;
+    const behind = this.checkpointBehind();
+    const stale = !this.published.checkpointCover || this.published.checkpointCover.log_file !== this.published.state.log_files.workflow;
+    if (!(behind >= this.checkpointEvery || (stale && this.published.workflowRecords > 0))) return;
+    this.checkpointing = true;
+    this.writeCheckpoint().catch((err) => this.onBackgroundError(`writing workflow.ckpt failed: ${(err as Error).message}`)).finally(() => {
+      this.checkpointing = false;
+      if (this.commits.closed) this.closeFilesWhenIdle();
+    });
+  }
+
+  /** Encode the current state in a barrier and write workflow.ckpt durably (tests call it directly). */
+  async writeCheckpoint(): Promise<void> {
+    const { bytes, cover } = await this.commits.barrier(() => this.published.encodeCheckpoint());
+    crashPoint('checkpoint:before-write');
+    await writeFileDurableWith(this.layout.workflowCheckpoint, async (handle) => {
+      await handle.write(bytes, 0, bytes.length >> 1, 0);
+      crashPoint('checkpoint:mid-write');
+      await handle.write(bytes, bytes.length >> 1, bytes.length - (bytes.length >> 1), bytes.length >> 1);
+    });
+    crashPoint('checkpoint:after-write');
+    const prev = this.published.checkpointCover;
+    if (!prev || prev.log_file !== cover.log_file || prev.records <= cover.records) this.published.checkpointCover = cover;
+  }
+
+  /** An owner's section of every checkpoint from now on (lib/store/workflow-checkpoint.ts). */
+  registerCheckpointSection(name: string, encode: () => Buffer): void { this.published.registerCheckpointSection(name, encode); }
+  /** The owner's section of the checkpoint this open started from; undefined: rebuild from the records. */
+  takeCheckpointSection(name: string): Buffer | undefined { return this.published.takeCheckpointSection(name); }
+  /** An owner rebuilt its indexes (its section was missing or unusable): write a whole checkpoint soon. */
+  checkpointIncomplete(): void { this.published.checkpointCover = null; }
+  /** Ids of `type` upserted in workflow.log after the checkpoint this open started from. */
+  tailEntities(type: string): string[] { return this.published.tailEntities(type); }
+  /**
+   * Every owner of a checkpoint section has opened (Authority.open): drop what the open's
+   * checkpoint left, and from now on write checkpoints (in the background and at close).
+   */
+  ownersOpened(): void {
+    this.published.releaseCheckpoint();
+    this.ownersOpen = true;
+  }
+  /** The checkpoint as of `cover`, rebuilt from workflow.log (fsck). */
+  rebuildCheckpoint(cover: CheckpointCover, sections: (records: WorkflowRecords) => Map<string, Buffer>): Promise<Buffer> { return this.published.rebuildCheckpoint(cover, sections); }
+  /** Live entities of a workflow type (without reading them). */
+  entityCount(type: string): number { return this.published.records.count(type); }
 
   // ------------------------------------------------------------ paths (published.ts)
   packDir(kind: PackKind): string { return this.published.packDir(kind); }
@@ -147,7 +231,11 @@ export class ContentStore {
 
   // ------------------------------------------------------------ merges, compaction, rebuild (maintenance.ts)
   mergeSegments(name: IndexName): Promise<void> { return this.maintenance.mergeSegments(name); }
-  settle(): Promise<void> { return this.maintenance.settle(); }
+  /** Wait for background merges and a checkpoint being written (tests and bench). */
+  async settle(): Promise<void> {
+    await this.maintenance.settle();
+    while (this.checkpointing) await new Promise((r) => setTimeout(r, 5));
+  }
   compactLog(name: OpaqueLog | 'workflow', bodies: Buffer[]): Promise<void> { return this.maintenance.compactLog(name, bodies); }
   /** Drop all but the newest `keep` events from events.log (retention). Returns how many were dropped. */
   trimEvents(keep: number): Promise<number> { return this.maintenance.trimEvents(keep); }

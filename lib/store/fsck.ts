@@ -17,6 +17,11 @@ import { decodeEvent } from './event-log.js';
 import { AuthorityLayout, INDEX_SEGMENT_NAME, LINES_FILE_NAME, LOG_FILE_NAME, LOG_NAMES, type LogName } from './layout.js';
 import { PACK_KIND_OBJECT, PACK_KIND_TREE, PackVerifier, type PackEntry, type PackKind } from './pack.js';
 import { checkDecisionChain } from './workflow-check.js';
+import { decodeCheckpoint, readCheckpointFile } from './workflow-checkpoint.js';
+import { WorkflowIndexes } from '../domain/workflow/indexes.js';
+import { CHANGE, TASK, type ChangeRecord, type TaskRecord } from '../domain/workflow/rules.js';
+import { INDEX_SECTION } from '../domain/workflow/indexes.js';
+import { LAND_SECTION, LandIndex } from '../domain/workflow/land-index.js';
 
 export interface FsckResult {
   problems: string[];
@@ -39,7 +44,7 @@ export async function fsckAuthority(root: string, index: number, options: FsckOp
   }
   let store: ContentStore;
   try {
-    const opened = await ContentStore.open(root, { rebuildingLocators: options.rebuildLocators });
+    const opened = await ContentStore.open(root, { rebuildingLocators: options.rebuildLocators, checkpoint: false });
     store = opened.store;
     result.notes.push(...opened.notes);
   } catch (err) {
@@ -58,6 +63,9 @@ export async function fsckAuthority(root: string, index: number, options: FsckOp
       problems.push((err as Error).message.replace(root + '/', ''));
     }
     problems.push(...checkLogs(store, index));
+    const ck = await checkWorkflowCheckpoint(store);
+    problems.push(...ck.problems);
+    result.notes.push(...ck.notes);
     problems.push(...checkDecisionChain(store));
     problems.push(...(await unexpectedFiles(store)));
     // Staged packs are files the authority holds too: each must be a whole, verified pack.
@@ -208,11 +216,59 @@ function checkLogs(store: ContentStore, repositoryIndex: number): string[] {
   return problems;
 }
 
+/**
+ * workflow.ckpt (storage-layout.md §17.1), when present: whole (its CRC-32 covers every byte),
+ * and equal byte for byte to the checkpoint rebuilt by replaying workflow.log up to the point
+ * it names. One of another log file, or beyond the committed length, is only stale (an open
+ * rebuilds it): a note, not a problem.
+ */
+async function checkWorkflowCheckpoint(store: ContentStore): Promise<{ problems: string[]; notes: string[] }> {
+  const data = readCheckpointFile(store.layout.workflowCheckpoint);
+  if (!data) return { problems: [], notes: [] };
+  let ck;
+  try {
+    ck = decodeCheckpoint(data);
+  } catch (err) {
+    return { problems: [`workflow.ckpt: ${(err as Error).message}`], notes: [] };
+  }
+  const state = store.commitState;
+  if (ck.cover.log_file !== state.log_files.workflow || ck.cover.length > state.logs.workflow) {
+    return { problems: [], notes: ['workflow.ckpt is of an older workflow.log; the next open rebuilds it'] };
+  }
+  let expected: Buffer;
+  try {
+    expected = await store.rebuildCheckpoint(ck.cover, (records) => {
+      const sections = new Map<string, Buffer>();
+      for (const name of ck.sections.keys()) {
+        if (name === 'records') continue;
+        if (name === INDEX_SECTION) {
+          const tasks = [...records.entries<TaskRecord>(TASK)].map(([, t]) => t);
+          const changes = [...records.entries<ChangeRecord>(CHANGE)].map(([, c]) => c);
+          sections.set(name, WorkflowIndexes.rebuild(tasks, changes).encode());
+        } else if (name === LAND_SECTION) {
+          const lands = new LandIndex();
+          for (const [, l] of records.entries<{ sequence: number; change_id: string }>('land')) lands.add(l.sequence, Number(l.change_id.slice(l.change_id.lastIndexOf('-') + 1)));
+          sections.set(name, lands.encode());
+        } else {
+          throw new Error(`unknown section ${name}`);
+        }
+      }
+      return sections;
+    });
+  } catch (err) {
+    return { problems: [`workflow.ckpt: the rebuild from workflow.log fails: ${(err as Error).message}`], notes: [] };
+  }
+  if (expected.equals(data)) return { problems: [], notes: [] };
+  let at = 0;
+  while (at < Math.min(expected.length, data.length) && expected[at] === data[at]) at++;
+  return { problems: [`workflow.ckpt does not match the checkpoint rebuilt from workflow.log (first difference at byte ${at})`], notes: [] };
+}
+
 /** Files under the authority that the layout does not name (after recovery removed stale ones). */
 async function unexpectedFiles(store: ContentStore): Promise<string[]> {
   const expected = (rel: string): boolean => {
     const parts = rel.split('/');
-    if (parts.length === 1) return rel === 'authority.bin' || rel === 'commit.bin' || LOG_FILE_NAME.test(rel) || LINES_FILE_NAME.test(rel);
+    if (parts.length === 1) return rel === 'authority.bin' || rel === 'commit.bin' || rel === 'workflow.ckpt' || LOG_FILE_NAME.test(rel) || LINES_FILE_NAME.test(rel);
     if (parts.length === 2 && parts[0] === 'index') return INDEX_SEGMENT_NAME.test(parts[1]);
     if (parts.length === 3 && (parts[0] === 'packs' || parts[0] === 'staging') && (parts[1] === 'objects' || parts[1] === 'trees')) return /^[0-9a-f]{64}\.pack$/.test(parts[2]);
     return false;

@@ -16,6 +16,8 @@ export const MAGIC = {
   plansLog: 'CAIRNPLN',
   workflowLog: 'CAIRNWFL',
   eventsLog: 'CAIRNEVT',
+  /** workflow.ckpt: the workflow checkpoint (storage-layout.md §17.1). */
+  workflowCheckpoint: 'CAIRNWCK',
   registryEventsLog: 'CAIRNREV',
   /** Inside a pack's skippable header frame (storage-layout.md §7). */
   pack: 'CAIRNPAK',
@@ -64,6 +66,8 @@ export class AuthorityLayout {
   get legacyStateFile(): string { return path.join(this.root, 'state.bin'); }
   /** A log's file: `<name>.log`, or `<name>.<gen>.log` once a compaction has rewritten it. */
   logFile(name: LogName, gen = 0): string { return path.join(this.root, gen ? `${name}.${gen}.log` : `${name}.log`); }
+  /** The workflow checkpoint: what replaying workflow.log builds, so an open replays only its tail. */
+  get workflowCheckpoint(): string { return path.join(this.root, 'workflow.ckpt'); }
   get indexDir(): string { return path.join(this.root, 'index'); }
   indexSegment(name: IndexName, segment: number): string { return path.join(this.indexDir, `${name}.${segment}.idx`); }
   /** A lines checkpoint (format v0 wrote one per change; v1 keeps the upgraded one). */

@@ -17,8 +17,6 @@ import type { OpaqueLog } from './staging.js';
 
 /** A background merge starts when an index has more segments than this. */
 export const MERGE_SEGMENTS_AT = 8;
-/** Upserts per record when workflow.log is compacted. */
-const COMPACT_UPSERTS_PER_RECORD = 1024;
 
 export interface MaintenanceEvents {
   /** A background merge failed (the authority logs it; the merge is retried later). */
@@ -190,20 +188,38 @@ export class StoreMaintenance {
   /**
    * Compact workflow.log when most of its records are superseded (more than 1,024 records and
    * more than four per live line or entity): the new log holds the latest upsert of each
-   * `(type, id)`, 1,024 per record. The caller skips it for a retiring repository.
+   * `(type, id)`, one per record, so reading one entity parses one upsert. The file is written
+   * and synced before the commit point names it (a crash leaves the old log current); the
+   * entities' locations switch to it once the commit point is durable. The caller skips it for
+   * a retiring repository.
    */
   async maybeCompactWorkflow(): Promise<string | null> {
     const before = this.published.workflowRecords;
     if (before <= 1024 || before <= 4 * this.published.liveRecordCount()) return null;
-    const upserts = this.published.liveUpserts();
-    const atS = Math.floor(Date.now() / 1000);
-    const bodies: Buffer[] = [];
-    for (let i = 0; i < upserts.length; i += COMPACT_UPSERTS_PER_RECORD) {
-      bodies.push(Buffer.from(JSON.stringify({ at_s: atS, upserts: upserts.slice(i, i + COMPACT_UPSERTS_PER_RECORD) }), 'utf8'));
-    }
-    await this.compactLog('workflow', bodies);
-    this.published.workflowRecords = bodies.length;
-    return `workflow.log compacted from ${before} to ${bodies.length} records`;
+    let after = 0;
+    await this.commits.barrier(async () => {
+      this.commits.assertWritable();
+      const next = this.commits.nextState();
+      const file = this.published.layout.logFile('workflow', next.generation);
+      const { length, records, locations } = await this.published.writeCompactedWorkflow(file, Math.floor(Date.now() / 1000));
+      next.logs.workflow = length;
+      next.log_files.workflow = next.generation;
+      const fresh = LogFile.open(file, LOG_MAGIC.workflow, length, []);
+      crashPoint('compact:before-state');
+      try {
+        await this.commits.writePoint(next);
+      } catch (err) {
+        fresh.close(); // the file stays: the slot may name it
+        throw err;
+      }
+      const old = this.published.replaceLog('workflow', fresh);
+      this.published.install(next);
+      this.published.adoptCompactedWorkflow(locations, records);
+      after = records;
+      old.close();
+      await removeDurable(old.file);
+    });
+    return `workflow.log compacted from ${before} to ${after} records`;
   }
 
   /**

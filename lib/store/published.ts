@@ -14,11 +14,17 @@ import { decodeLines, type LineRecord } from './content-files.js';
 import { exists } from './durable.js';
 import { observeEventTime } from './event-clock.js';
 import { EventIndex, type EventRecord } from './event-log.js';
-import { LogFile, type LogRecord } from './framed-log.js';
+import { LOG_HEADER_SIZE, FRAME_OVERHEAD, LogFile, frameBody, logHeader, type LogRecord } from './framed-log.js';
 import { INDEX_KIND_BLOB, INDEX_KIND_SNAPSHOT, INDEX_KIND_TREE, IndexReader, SegmentedIndex, type IndexKind, type SegmentEntry } from './index-file.js';
 import { INDEX_NAMES, LOG_MAGIC, LOG_NAMES, type AuthorityLayout, type IndexName, type LogName, type PackDirName } from './layout.js';
 import { decodeObjectFrame, decodePackHeader, packHeaderPayloadSize, PACK_KIND_OBJECT, PACK_KIND_TREE, type PackEntry, type PackHeader, type PackKind } from './pack.js';
 import type { Locator, ObjectKind, Staging, Upsert } from './staging.js';
+import { ChunkWriter, writeFileDurableWith } from './durable.js';
+import { WorkflowRecords } from './workflow-records.js';
+import { decodeCheckpoint, encodeCheckpoint, lastRecordCrc, readCheckpointFile, SectionReader, SectionWriter, type CheckpointCover } from './workflow-checkpoint.js';
+import { closeSync as closeFd, fsyncSync, openSync as openFd, renameSync, rmSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import { tempPathFor } from './durable.js';
 
 export interface StoredSnapshot extends SnapshotRecord {
   /** Ordinal of the record in snapshots.log: the snapshot's physical index in this authority. */
@@ -44,13 +50,23 @@ export class PublishedStore {
   private readonly logs = {} as Record<LogName, LogFile>;
   private readonly indexes = {} as Record<IndexName, SegmentedIndex>;
   private readonly readers = new Map<string, IndexReader>();
-  private readonly lineMap = new Map<string, LineRecord>();
+  private lineMap = new Map<string, LineRecord>();
   /** lineMap's values in name order, built on first read after a change (GET lines is hot). */
   private sortedLines: readonly LineRecord[] | null = null;
-  private readonly entities = new Map<string, Map<string, unknown>>();
+  /** Where each workflow entity's latest upsert is in workflow.log (the bodies stay on disk). */
+  readonly records = new WorkflowRecords(() => this.logs.workflow);
   private readonly committedPacks: Record<PackKind, Set<string>> = { [PACK_KIND_OBJECT]: new Set(), [PACK_KIND_TREE]: new Set() };
   /** Records in the current workflow.log (compaction decides from it). */
   workflowRecords = 0;
+  /** Sections of the checkpoint this open started from, until their owners take them. */
+  private checkpointSections = new Map<string, Buffer>();
+  /** Entities upserted in the log's tail after that checkpoint, by type (owners apply them). */
+  private tail = new Map<string, Set<string>>();
+  private tracking = false;
+  /** Encoders of the owners' checkpoint sections. */
+  private readonly sectionEncoders = new Map<string, () => Buffer>();
+  /** What the newest checkpoint on disk covers (null: none usable). */
+  checkpointCover: CheckpointCover | null = null;
   /** events.log by sequence number (set by load). */
   events!: EventIndex;
   private readonly eventListeners = new Set<(events: readonly EventRecord[]) => void>();
@@ -64,7 +80,7 @@ export class PublishedStore {
    * segment, the lines checkpoint; then replay workflow.log. While locators are being rebuilt
    * an unreadable blob or tree segment is skipped (noted) instead of refusing to open.
    */
-  async load(rebuildingLocators: boolean, notes: string[]): Promise<void> {
+  async load(rebuildingLocators: boolean, notes: string[], useCheckpoint = true): Promise<void> {
     const L = this.layout;
     const state = this.current;
     for (const name of LOG_NAMES) this.logs[name] = LogFile.open(L.logFile(name, state.log_files[name]), LOG_MAGIC[name], state.logs[name], notes);
@@ -92,12 +108,174 @@ export class PublishedStore {
       for (const line of decodeLines(await fsp.readFile(L.linesFile(state.lines_gen)), `lines.${state.lines_gen}.bin`)) this.lineMap.set(line.name, line);
       this.sortedLines = null;
     }
-    let workflowRecords = 0;
-    for (const rec of this.logs.workflow.records()) {
-      this.replayWorkflow(rec);
-      workflowRecords++;
+    const baseLines = new Map(this.lineMap);
+    const cover = useCheckpoint ? this.loadCheckpoint(notes) : null;
+    let workflowRecords = cover?.records ?? 0;
+    try {
+      this.tracking = cover !== null;
+      for (const rec of this.logs.workflow.recordsFrom(cover?.length ?? 0)) {
+        this.replayWorkflow(rec);
+        workflowRecords++;
+      }
+    } catch (err) {
+      if (!cover) throw err;
+      // The tail does not replay from where the checkpoint says: the log decides (from its start).
+      notes.push(`workflow.ckpt does not fit workflow.log (${(err as Error).message}); the workflow indexes are rebuilt from workflow.log`);
+      this.checkpointCover = null;
+      this.checkpointSections.clear();
+      this.tail.clear();
+      this.tracking = false;
+      this.lineMap = baseLines;
+      this.sortedLines = null;
+      this.records.reset();
+      workflowRecords = 0;
+      for (const rec of this.logs.workflow.records()) {
+        this.replayWorkflow(rec);
+        workflowRecords++;
+      }
     }
+    this.tracking = false;
     this.workflowRecords = workflowRecords;
+  }
+
+  /**
+   * Read workflow.ckpt and, when it is whole and covers a prefix of the current workflow.log,
+   * take its lines and entity locations. Otherwise note why and return null (the caller
+   * replays the whole log). Never throws: the checkpoint is a cache of the log.
+   */
+  private loadCheckpoint(notes: string[]): CheckpointCover | null {
+    const log = this.logs.workflow;
+    const rebuilt = `the workflow indexes are rebuilt from workflow.log`;
+    let data: Buffer | null;
+    try {
+      data = readCheckpointFile(this.layout.workflowCheckpoint);
+    } catch (err) {
+      notes.push(`workflow.ckpt is unreadable (${(err as Error).message}); ${rebuilt}`);
+      return null;
+    }
+    if (!data) {
+      if (log.length > LOG_HEADER_SIZE) notes.push(`workflow.ckpt is missing; ${rebuilt} (a checkpoint is written)`);
+      return null;
+    }
+    try {
+      const ck = decodeCheckpoint(data);
+      const c = ck.cover;
+      if (c.log_file !== this.current.log_files.workflow) throw new Error(`it covers workflow.log generation ${c.log_file}, the commit point names ${this.current.log_files.workflow}`);
+      if (c.length > log.length) throw new Error(`it covers ${c.length} bytes of workflow.log, the commit point commits ${log.length}`);
+      if (c.length !== 0 && c.length < LOG_HEADER_SIZE) throw new Error(`it covers ${c.length} bytes, inside the log header`);
+      if (lastRecordCrc((o, n) => log.read(o, n), c.length, LOG_HEADER_SIZE) !== c.last_crc) throw new Error(`workflow.log's record before byte ${c.length} is not the one it covers`);
+      const section = ck.sections.get(RECORDS_SECTION);
+      if (!section) throw new Error(`no ${RECORDS_SECTION} section`);
+      const r = new SectionReader(section, RECORDS_SECTION);
+      const lines = r.json<[string, LineRecord['status'], string | null, number][]>();
+      if (!Array.isArray(lines)) throw new Error('lines are not a list');
+      const fresh = new WorkflowRecords(() => log);
+      fresh.decode(r);
+      r.end();
+      for (const [name, status, head, at] of lines) this.lineMap.set(name, { name, status, head_snapshot_id: head, updated_at_s: at });
+      this.sortedLines = null;
+      this.records.replace(fresh);
+      ck.sections.delete(RECORDS_SECTION);
+      this.checkpointSections = ck.sections;
+      this.checkpointCover = c;
+      return c;
+    } catch (err) {
+      notes.push(`workflow.ckpt is unusable (${(err as Error).message}); ${rebuilt}`);
+      return null;
+    }
+  }
+
+  // ------------------------------------------------------------ the workflow checkpoint (workflow-checkpoint.ts)
+
+  /** An owner's section of every checkpoint written from now on (its in-memory indexes). */
+  registerCheckpointSection(name: string, encode: () => Buffer): void {
+    this.sectionEncoders.set(name, encode);
+  }
+
+  /** The owner's section of the checkpoint this open started from (once; undefined: none, rebuild). */
+  takeCheckpointSection(name: string): Buffer | undefined {
+    const s = this.checkpointSections.get(name);
+    this.checkpointSections.delete(name);
+    return s;
+  }
+
+  /** Ids of `type` upserted after the checkpoint this open started from, in first-upsert order. */
+  tailEntities(type: string): string[] {
+    return [...(this.tail.get(type) ?? [])];
+  }
+
+  /** Forget what the open's checkpoint left (the owners have opened). */
+  releaseCheckpoint(): void {
+    this.checkpointSections.clear();
+    this.tail.clear();
+  }
+
+  /** A checkpoint of the current state (call with nothing committing: a barrier, or idle). */
+  encodeCheckpoint(): { bytes: Buffer; cover: CheckpointCover } {
+    const log = this.logs.workflow;
+    const cover: CheckpointCover = {
+      log_file: this.current.log_files.workflow,
+      length: log.length,
+      last_crc: lastRecordCrc((o, n) => log.read(o, n), log.length, LOG_HEADER_SIZE),
+      records: this.workflowRecords,
+    };
+    const lines = [...this.lineMap.values()].map((l) => [l.name, l.status, l.head_snapshot_id, l.updated_at_s]);
+    const sections = new Map<string, Buffer>([[RECORDS_SECTION, Buffer.concat([new SectionWriter().json(lines).done(), this.records.encode()])]]);
+    for (const [name, encode] of this.sectionEncoders) sections.set(name, encode());
+    return { bytes: encodeCheckpoint({ cover, sections }), cover };
+  }
+
+  /**
+   * The checkpoint a writer would have written when workflow.log was `cover.length` long,
+   * rebuilt by replaying the log up to there (fsck compares it with workflow.ckpt byte for
+   * byte). `sections` builds the owners' sections from the entity locations as of that point.
+   */
+  async rebuildCheckpoint(cover: CheckpointCover, sections: (records: WorkflowRecords) => Map<string, Buffer>): Promise<Buffer> {
+    const log = this.logs.workflow;
+    const lines = new Map<string, LineRecord>();
+    if (this.current.lines_gen) for (const line of decodeLines(await fsp.readFile(this.layout.linesFile(this.current.lines_gen)), `lines.${this.current.lines_gen}.bin`)) lines.set(line.name, line);
+    const records = new WorkflowRecords(() => log);
+    let count = 0;
+    for (const rec of log.records()) {
+      if (rec.offset >= cover.length) break;
+      const txn = JSON.parse(rec.body.toString('utf8')) as { upserts: Upsert[] };
+      txn.upserts.forEach((u, i) => {
+        if (u.type === 'line') {
+          const b = u.body as Omit<LineRecord, 'name'>;
+          lines.set(u.id, { name: u.id, status: b.status, head_snapshot_id: b.head_snapshot_id, updated_at_s: b.updated_at_s });
+        } else records.set(u, rec.offset, i);
+      });
+      count++;
+    }
+    const at: CheckpointCover = { log_file: this.current.log_files.workflow, length: cover.length, last_crc: lastRecordCrc((o, n) => log.read(o, n), cover.length, LOG_HEADER_SIZE), records: count };
+    const lineRows = [...lines.values()].map((l) => [l.name, l.status, l.head_snapshot_id, l.updated_at_s]);
+    const all = new Map<string, Buffer>([[RECORDS_SECTION, Buffer.concat([new SectionWriter().json(lineRows).done(), records.encode()])]]);
+    for (const [name, bytes] of sections(records)) all.set(name, bytes);
+    return encodeCheckpoint({ cover: at, sections: all });
+  }
+
+  /** Write workflow.ckpt durably (temp file, fsync, rename, directory fsync), synchronously. */
+  writeCheckpointSync(bytes: Buffer): void {
+    const file = this.layout.workflowCheckpoint;
+    const temp = tempPathFor(file);
+    const fd = openFd(temp, 'wx', 0o644);
+    try {
+      let done = 0;
+      while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, done);
+      fsyncSync(fd);
+    } catch (err) {
+      closeFd(fd);
+      rmSync(temp, { force: true });
+      throw err;
+    }
+    closeFd(fd);
+    renameSync(temp, file);
+    const dir = openFd(path.dirname(file), 'r');
+    try {
+      fsyncSync(dir);
+    } finally {
+      closeFd(dir);
+    }
   }
 
   private replayWorkflow(rec: LogRecord): void {
@@ -108,10 +286,18 @@ export class PublishedStore {
     } catch (err) {
       throw new Corrupt(`workflow.log: record at byte ${rec.offset} is not a transaction (${(err as Error).message})`);
     }
-    for (const u of txn.upserts) this.applyUpsert(u, rec.offset);
+    txn.upserts.forEach((u, i) => this.applyUpsert(u, rec.offset, i, false));
+    if (this.tracking) {
+      for (const u of txn.upserts) {
+        if (u.type === 'line') continue;
+        let ids = this.tail.get(u.type);
+        if (!ids) this.tail.set(u.type, (ids = new Set()));
+        ids.add(u.id);
+      }
+    }
   }
 
-  private applyUpsert(u: Upsert, offset: number): void {
+  private applyUpsert(u: Upsert, offset: number, ordinal: number, published: number | false): void {
     if (typeof u?.type !== 'string' || typeof u.id !== 'string') throw new Corrupt(`workflow.log: record at byte ${offset} has an upsert without type and id`);
     if (u.type === 'line') {
       const b = u.body as Omit<LineRecord, 'name'>;
@@ -119,9 +305,8 @@ export class PublishedStore {
       this.sortedLines = null;
       return;
     }
-    let m = this.entities.get(u.type);
-    if (!m) this.entities.set(u.type, (m = new Map()));
-    m.set(u.id, u.body);
+    if (published !== false) this.records.setPublished(u, offset, ordinal, published);
+    else this.records.set(u, offset, ordinal);
   }
 
   /** Close every open file (the store is closed and nothing is writing). */
@@ -152,13 +337,24 @@ export class PublishedStore {
     }
   }
 
-  /** Make a durable batch visible to readers: its state, adopted packs, lines and entities. */
-  publish(next: CommitState, batch: Staging, adopted: readonly { kind: PackKind; packId: string }[]): void {
+  /**
+   * Make a durable batch visible to readers: its state, adopted packs, lines and entities.
+   * `workflowBytes` are the body lengths of the batch's workflow.log records, appended in order
+   * at the previous committed length (each entity's location follows from them).
+   */
+  publish(next: CommitState, batch: Staging, adopted: readonly { kind: PackKind; packId: string }[], workflowBytes: readonly number[] = []): void {
+    let at = Math.max(this.current.logs.workflow, LOG_HEADER_SIZE);
     this.install(next);
     for (const { kind, packId } of adopted) this.committedPacks[kind].add(packId);
     for (const [name, line] of batch.lines) this.lineMap.set(name, line);
     if (batch.lines.size > 0) this.sortedLines = null;
-    for (const t of batch.workflow) for (const u of t.upserts) if (u.type !== 'line') this.applyUpsert(u, -1);
+    batch.workflow.forEach((t, r) => {
+      const share = Math.ceil(workflowBytes[r] / Math.max(1, t.upserts.length));
+      t.upserts.forEach((u, i) => {
+        if (u.type !== 'line') this.applyUpsert(u, at, i, share);
+      });
+      at += workflowBytes[r] + FRAME_OVERHEAD;
+    });
     this.workflowRecords += batch.workflow.length;
   }
 
@@ -221,17 +417,45 @@ export class PublishedStore {
 
   /** Lines and workflow entities live now (what a compacted workflow.log must hold). */
   liveRecordCount(): number {
-    let live = this.lineMap.size;
-    for (const m of this.entities.values()) live += m.size;
-    return live;
+    return this.lineMap.size + this.records.liveCount();
   }
 
-  /** The latest upsert of each live `(type, id)`, lines first. */
-  liveUpserts(): Upsert[] {
-    const upserts: Upsert[] = [];
-    for (const l of this.lineMap.values()) upserts.push({ type: 'line', id: l.name, body: { status: l.status, head_snapshot_id: l.head_snapshot_id, updated_at_s: l.updated_at_s } });
-    for (const [type, m] of this.entities) for (const [id, body] of m) upserts.push({ type, id, body });
-    return upserts;
+  /**
+   * Write a compacted workflow.log to `file` (durably): one record per live line or entity,
+   * each a transaction of one upsert, lines first. Bodies are copied one at a time from the
+   * current log, so memory stays bounded. Returns the file's length, its record count and the
+   * entities' locations in it (made current by adoptCompactedWorkflow once the commit point names it).
+   */
+  async writeCompactedWorkflow(file: string, atS: number): Promise<{ length: number; records: number; locations: WorkflowRecords }> {
+    const fresh = new WorkflowRecords(() => { throw new Error('compacted locations are read after adoption'); });
+    let at = 0;
+    let count = 0;
+    await writeFileDurableWith(file, async (handle) => {
+      const out = new ChunkWriter(handle, 4 * 1024 * 1024);
+      const put = async (u: Upsert) => {
+        const framed = frameBody(Buffer.from(JSON.stringify({ at_s: atS, upserts: [u] }), 'utf8'));
+        if (u.type !== 'line') fresh.set(u, at, 0);
+        at += framed.length;
+        count++;
+        await out.write(framed);
+      };
+      await out.write(logHeader(LOG_MAGIC.workflow));
+      at = LOG_HEADER_SIZE;
+      for (const l of [...this.lineMap.values()]) await put({ type: 'line', id: l.name, body: { status: l.status, head_snapshot_id: l.head_snapshot_id, updated_at_s: l.updated_at_s } });
+      for (const [type, id, loc] of this.records.locations()) {
+        const u = this.records.recordAt(Math.floor(loc / 65536))[loc % 65536];
+        if (!u || u.type !== type || u.id !== id) throw new Corrupt(`workflow.log: record at byte ${Math.floor(loc / 65536)} does not hold ${type} ${id}`);
+        await put(u);
+      }
+      await out.end();
+    });
+    return { length: at, records: count, locations: fresh };
+  }
+
+  /** The compacted workflow.log is current: its locations replace the old ones. */
+  adoptCompactedWorkflow(locations: WorkflowRecords, records: number): void {
+    this.records.replace(locations);
+    this.workflowRecords = records;
   }
 
   private segmentedIndex(name: IndexName, segments: number[]): SegmentedIndex {
@@ -359,13 +583,16 @@ export class PublishedStore {
 
   /** The latest body of a workflow entity (workflow.log upserts other than lines). */
   entity<T>(type: string, id: string): T | undefined {
-    return this.entities.get(type)?.get(id) as T | undefined;
+    return this.records.get<T>(type, id);
   }
 
-  /** Every committed entity of a workflow type, in first-upsert order (owners build indexes at open). */
-  *entitiesOf<T>(type: string): Generator<[string, T]> {
-    const m = this.entities.get(type);
-    if (m) for (const [id, body] of m) yield [id, body as T];
+  /**
+   * Every committed entity of a workflow type, read from workflow.log one at a time (owners
+   * build indexes at open): tasks, changes and lands in sequence order, other types in
+   * first-upsert order.
+   */
+  entitiesOf<T>(type: string): Generator<[string, T]> {
+    return this.records.entries<T>(type);
   }
 
   /** Every committed record of an opaque log (jobs, plans), for its owner's replay at open. */
@@ -446,6 +673,9 @@ export async function readPackHeader(file: string, kind: PackKind): Promise<{ he
     await handle.close();
   }
 }
+
+/** The published store's own checkpoint section: lines and entity locations. */
+const RECORDS_SECTION = 'records';
 
 export function sameList(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);

@@ -16,6 +16,13 @@ import { PACK_DIR, PACK_KINDS, PublishedStore } from './published.js';
 
 export interface OpenOptions {
   rebuildingLocators?: boolean;
+  /**
+   * Use workflow.ckpt (storage-layout.md §17.1): read it at open and write it in the background
+   * and at close (default). false: neither (fsck reads the log alone and checks the file apart).
+   */
+  checkpoint?: boolean;
+  /** Write a checkpoint once this many workflow.log records follow the last one (default 50,000). */
+  checkpointEvery?: number;
 }
 
 /**
@@ -39,7 +46,7 @@ export async function recoverStore(root: string, options: OpenOptions): Promise<
   const { point, state } = CommitPointFile.open(L.commitFile, false);
   const published = new PublishedStore(L, state ?? emptyCommitState());
   try {
-    await published.load(options.rebuildingLocators === true, notes);
+    await published.load(options.rebuildingLocators === true, notes, options.checkpoint !== false);
     await removeUnnamedFiles(L, published.state, notes);
     await returnUncommittedPacks(published, options, notes);
   } catch (err) {

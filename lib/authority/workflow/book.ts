@@ -1,14 +1,16 @@
 // Tasks, changes and patchsets of one authority (spec: "Task", "Change", "Patchset", "Tasks
 // and read models"). Records are workflow.log upserts (storage-layout.md §17): each operation is
 // one transaction, so an operation that writes several records (a patchset and its change)
-// writes them in one workflow.log record under one commit point. In-memory indexes and the
-// read-model counters follow each commit through `onPublish`, and are rebuilt at open from the
-// store's replayed entity maps; no request scans every record.
+// writes them in one workflow.log record under one commit point. The records stay on disk (the
+// store reads one by its location); the compact indexes and read-model counters (./indexes.ts)
+// follow each commit through `onPublish` and are rebuilt at open from the store's records; no
+// request reads every record.
 import { requireContentId } from '../../domain/content.js';
 import { Conflict, Corrupt, Invalid, NotFound } from '../../domain/errors.js';
 import { validateLineName } from '../../domain/lines.js';
 import { nowSeconds } from '../../domain/repository.js';
 import { keepRows, takePage, walkFrom, type Page, type PageRequest } from '../../domain/paging.js';
+import { INDEX_SECTION, sequenceOf, WorkflowIndexes, zero } from '../../domain/workflow/indexes.js';
 import {
   auditVerdict,
   CHANGE,
@@ -78,9 +80,6 @@ export interface PatchsetInput {
   patchset_number?: number;
 }
 
-type Counts<K extends string> = Record<K, number>;
-const zero = <K extends string>(keys: readonly K[]): Counts<K> => Object.fromEntries(keys.map((k) => [k, 0])) as Counts<K>;
-
 // Namespaces of per-batch staged state (new ids of the batch, patchset replay keys).
 const NEW_TASK = 'wf:new-task';
 const NEW_CHANGE = 'wf:new-change';
@@ -88,88 +87,121 @@ const PS_KEY = 'wf:patchset-key';
 
 const contentKey = (change: string, base: string, revision: string) => `${change}\u0000${base}\u0000${revision}`;
 
+/** A page of sequence numbers mapped to their rows (only the rows of the page are read). */
+function mapPage<T>(page: Page<number>, row: (seq: number) => T): Page<T> {
+  return { rows: page.rows.map(row), next_cursor: page.next_cursor };
+}
+
 export class WorkflowBook {
-  private readonly tasks = new Map<string, TaskRecord>();
-  private readonly changes = new Map<string, ChangeRecord>();
-  private readonly patchsets = new Map<string, PatchsetRecord>();
-  /** Task ids in sequence order; change ids per task and patchset ids per change, in order. */
-  private readonly taskOrder: string[] = [];
-  private readonly changeOrder: string[] = [];
-  private readonly changesByTask = new Map<string, string[]>();
-  private readonly patchsetsByChange = new Map<string, string[]>();
-  private readonly patchsetByContent = new Map<string, string>();
-  private readonly tasksByPlan = new Map<string, string[]>();
-  /** Read-model counters, kept by `apply*`: tasks per status; changes per (owning task status, change status). */
-  private readonly taskCounts = zero(TASK_STATUSES);
-  private readonly changeCounts: Record<TaskStatus, Counts<ChangeStatus>> = { active: zero(CHANGE_STATUSES), completed: zero(CHANGE_STATUSES), abandoned: zero(CHANGE_STATUSES) };
+  /** Statuses, ownership, lists and counters by sequence; the records are read from the store. */
+  index = new WorkflowIndexes();
 
   /** Reviews, attestations, policy decisions and patchset CI. */
   reviews!: ReviewBook;
 
   private constructor(private readonly store: ContentStore, private readonly plans: PlanBook, private readonly jobs: JobQueue) {}
 
-  /** Build the indexes from the store's replayed workflow.log entities. */
-  static open(store: ContentStore, plans: PlanBook, jobs: JobQueue): WorkflowBook {
+  /**
+   * Open the indexes: from the checkpoint's section and the tasks and changes upserted in the
+   * log's tail after it (storage-layout.md §17.1), or, without a usable section, from every
+   * task and change record in sequence order. Patchsets are found through their change (ids
+   * derive from the change and the number), so none is read here.
+   */
+  static open(store: ContentStore, plans: PlanBook, jobs: JobQueue, notes: string[] = []): WorkflowBook {
     const book = new WorkflowBook(store, plans, jobs);
-    const bySeq = <T extends { sequence: number }>(type: string) => [...store.entitiesOf<T>(type)].map(([, b]) => b).sort((a, b) => a.sequence - b.sequence);
-    for (const t of bySeq<TaskRecord>(TASK)) book.applyTask(t);
-    for (const c of bySeq<ChangeRecord>(CHANGE)) book.applyChange(c);
-    for (const [, p] of store.entitiesOf<PatchsetRecord>(PATCHSET)) book.applyPatchset(p);
-    for (const list of book.patchsetsByChange.values()) list.sort((a, b) => book.patchsets.get(a)!.patchset_number - book.patchsets.get(b)!.patchset_number);
+    const section = store.takeCheckpointSection(INDEX_SECTION);
+    let fromCheckpoint: WorkflowIndexes | null = null;
+    if (section) {
+      try {
+        fromCheckpoint = WorkflowIndexes.decode(section);
+      } catch (err) {
+        notes.push(`workflow.ckpt: ${(err as Error).message}; the task and change indexes are rebuilt from workflow.log`);
+      }
+    }
+    if (fromCheckpoint) {
+      try {
+        book.index = fromCheckpoint;
+        const bySeq = (ids: string[]) => ids.map(sequenceOf).sort((a, b) => a - b);
+        // Tasks first (a change names its task); counters follow each record's latest status.
+        for (const seq of bySeq(store.tailEntities(TASK))) book.applyTask(book.taskAt(seq));
+        for (const seq of bySeq(store.tailEntities(CHANGE))) book.applyChange(book.changeAt(seq));
+        book.checkCounts();
+      } catch (err) {
+        notes.push(`workflow.ckpt: the task and change indexes do not fit workflow.log (${(err as Error).message}); rebuilt from workflow.log`);
+        fromCheckpoint = null;
+        book.index = new WorkflowIndexes();
+      }
+    }
+    if (!fromCheckpoint) {
+      if (store.entityCount(TASK) > 0) store.checkpointIncomplete();
+      let expected = 1;
+      for (const [id, t] of store.entitiesOf<TaskRecord>(TASK)) {
+        if (t.task_id !== id || t.sequence !== expected) throw new Corrupt(`workflow.log: task ${id} has sequence ${t.sequence}, expected ${expected} (task ${t.task_id})`);
+        book.applyTask(t);
+        expected++;
+      }
+      expected = 1;
+      for (const [id, c] of store.entitiesOf<ChangeRecord>(CHANGE)) {
+        if (c.change_id !== id || c.sequence !== expected) throw new Corrupt(`workflow.log: change ${id} has sequence ${c.sequence}, expected ${expected} (change ${c.change_id})`);
+        book.applyChange(c);
+        expected++;
+      }
+      book.checkCounts();
+    }
+    store.registerCheckpointSection(INDEX_SECTION, () => book.index.encode());
     book.reviews = ReviewBook.open(store, book, book.jobs);
     return book;
+  }
+
+  /** The indexes cover exactly the task and change records the store holds. */
+  private checkCounts(): void {
+    const tasks = this.store.entityCount(TASK);
+    const changes = this.store.entityCount(CHANGE);
+    if (this.index.taskCount !== tasks || this.index.changeCount !== changes) {
+      throw new Corrupt(`workflow indexes hold ${this.index.taskCount} tasks and ${this.index.changeCount} changes, workflow.log ${tasks} and ${changes}`);
+    }
   }
 
   // ------------------------------------------------------------ applying committed records
 
   private applyTask(t: TaskRecord): void {
-    const prev = this.tasks.get(t.task_id);
-    if (prev) {
-      this.taskCounts[prev.status]--;
-      if (prev.status !== t.status) {
-        for (const id of this.changesByTask.get(t.task_id) ?? []) {
-          const s = this.changes.get(id)!.status;
-          this.changeCounts[prev.status][s]--;
-          this.changeCounts[t.status][s]++;
-        }
-      }
-    } else {
-      this.taskOrder.push(t.task_id);
-      if (t.plan_id) {
-        const list = this.tasksByPlan.get(t.plan_id) ?? [];
-        list.push(t.task_id);
-        this.tasksByPlan.set(t.plan_id, list);
-      }
-    }
-    this.taskCounts[t.status]++;
-    this.tasks.set(t.task_id, t);
+    this.index.applyTask(t.sequence, t.status, t.plan_id);
   }
 
   private applyChange(c: ChangeRecord): void {
-    const prev = this.changes.get(c.change_id);
-    const task = this.tasks.get(c.task_id);
-    if (!task) throw new Corrupt(`workflow.log: change ${c.change_id} names task ${c.task_id}, which does not exist`);
-    const owner = task.status;
-    if (prev) this.changeCounts[owner][prev.status]--;
-    else {
-      this.changeOrder.push(c.change_id);
-      const list = this.changesByTask.get(c.task_id) ?? [];
-      list.push(c.change_id);
-      this.changesByTask.set(c.task_id, list);
-    }
-    this.changeCounts[owner][c.status]++;
-    this.changes.set(c.change_id, c);
+    const taskSeq = sequenceOf(c.task_id);
+    if (!this.index.hasTask(taskSeq)) throw new Corrupt(`workflow.log: change ${c.change_id} names task ${c.task_id}, which does not exist`);
+    this.index.applyChange(c.sequence, taskSeq, c.status);
   }
 
-  private applyPatchset(p: PatchsetRecord): void {
-    if (!this.changes.has(p.change_id)) throw new Corrupt(`workflow.log: patchset ${p.patchset_id} names change ${p.change_id}, which does not exist`);
-    if (!this.patchsets.has(p.patchset_id)) {
-      const list = this.patchsetsByChange.get(p.change_id) ?? [];
-      list.push(p.patchset_id);
-      this.patchsetsByChange.set(p.change_id, list);
-      this.patchsetByContent.set(contentKey(p.change_id, p.base_snapshot_id, p.revision_snapshot_id), p.patchset_id);
+  /** The published record of task `seq` (it exists: the indexes name it). */
+  private taskAt(seq: number): TaskRecord {
+    const t = this.store.entity<TaskRecord>(TASK, taskId(seq));
+    if (!t) throw new Corrupt(`workflow.log: task ${taskId(seq)} is indexed but has no record`);
+    return t;
+  }
+
+  private changeAt(seq: number): ChangeRecord {
+    const c = this.store.entity<ChangeRecord>(CHANGE, changeId(seq));
+    if (!c) throw new Corrupt(`workflow.log: change ${changeId(seq)} is indexed but has no record`);
+    return c;
+  }
+
+  /** Patchset `number` of `change` (numbers run from 1 to the change's patchset_count). */
+  private patchsetAt(change: string, number: number): PatchsetRecord {
+    const p = this.store.entity<PatchsetRecord>(PATCHSET, patchsetId(change, number));
+    if (!p) throw new Corrupt(`workflow.log: patchset ${patchsetId(change, number)} is counted by its change but has no record`);
+    return p;
+  }
+
+  /** The published patchset of `change` with this base and revision (a replayed create), or undefined. */
+  private patchsetByContent(change: ChangeRecord, base: string, revision: string, tx?: Txn): PatchsetRecord | undefined {
+    for (let n = change.patchset_count; n >= 1; n--) {
+      const p = tx ? tx.entity<PatchsetRecord>(PATCHSET, patchsetId(change.change_id, n)) : this.patchsetAt(change.change_id, n);
+      if (!p) throw new Corrupt(`workflow.log: patchset ${patchsetId(change.change_id, n)} is counted by its change but has no record`);
+      if (p.base_snapshot_id === base && p.revision_snapshot_id === revision) return p;
     }
-    this.patchsets.set(p.patchset_id, p);
+    return undefined;
   }
 
   upsertTask(tx: Txn, t: TaskRecord): void {
@@ -189,21 +221,20 @@ export class WorkflowBook {
     tx.emitAll(patchsetEvents(tx.entity<PatchsetRecord>(PATCHSET, p.patchset_id), p));
     tx.upsert(PATCHSET, p.patchset_id, p);
     tx.stage(PS_KEY, contentKey(p.change_id, p.base_snapshot_id, p.revision_snapshot_id), p.patchset_id);
-    tx.onPublish(() => this.applyPatchset(p));
   }
 
   // ------------------------------------------------------------ lookups
 
   taskIn(tx: Txn | null, ref: string): TaskRecord {
     const id = parseTaskRef(ref);
-    const t = id === null ? undefined : tx ? tx.entity<TaskRecord>(TASK, id) : this.tasks.get(id);
+    const t = id === null ? undefined : tx ? tx.entity<TaskRecord>(TASK, id) : this.store.entity<TaskRecord>(TASK, id);
     if (!t) throw new NotFound(`task ${ref} does not exist`);
     return t;
   }
 
   changeIn(tx: Txn | null, ref: string): ChangeRecord {
     const parsed = parseChangeRef(ref);
-    const c = parsed === null ? undefined : tx ? tx.entity<ChangeRecord>(CHANGE, parsed.change_id) : this.changes.get(parsed.change_id);
+    const c = parsed === null ? undefined : tx ? tx.entity<ChangeRecord>(CHANGE, parsed.change_id) : this.store.entity<ChangeRecord>(CHANGE, parsed.change_id);
     if (!c || (parsed!.task_id !== null && parsed!.task_id !== c.task_id)) throw new NotFound(`change ${ref} does not exist`);
     return c;
   }
@@ -217,68 +248,63 @@ export class WorkflowBook {
   }
 
   patchset(id: string): PatchsetRecord {
-    const p = this.patchsets.get(id);
+    const p = this.store.entity<PatchsetRecord>(PATCHSET, id);
     if (!p) throw new NotFound(`patchset ${id} does not exist`);
     return p;
   }
 
-  /** Tasks newest first; optional filters on status and plan. */
-  listTasks(filter: { status?: TaskStatus; plan_id?: string }): TaskRecord[] {
-    const ids = filter.plan_id !== undefined ? this.tasksByPlan.get(filter.plan_id) ?? [] : this.taskOrder;
-    const out: TaskRecord[] = [];
-    for (let i = ids.length - 1; i >= 0; i--) {
-      const t = this.tasks.get(ids[i])!;
-      if (filter.status === undefined || t.status === filter.status) out.push(t);
-    }
-    return out;
+  /** Task sequences of a list (all tasks, or a plan's), oldest first. */
+  private taskSeqs(planId: string | undefined): { length: number; at: (i: number) => number } {
+    if (planId === undefined) return { length: this.index.taskCount, at: (i) => i + 1 };
+    const list = this.index.tasksOfPlan(planId);
+    return { length: list.length, at: (i) => list[i] };
   }
 
-  /** Changes newest first; optional filters on status and task. */
-  listChanges(filter: { status?: ChangeStatus; task_id?: string }): ChangeRecord[] {
-    let ids = this.changeOrder;
-    if (filter.task_id !== undefined) ids = this.changesByTask.get(this.taskIn(null, filter.task_id).task_id) ?? [];
+  /** Changes newest first, optionally only those in `status` (open work: review, or draft/active/review). */
+  listChanges(filter: { status?: ChangeStatus; open?: boolean }): ChangeRecord[] {
+    if (filter.status === 'review') return this.index.reviewChanges().map((s) => this.changeAt(s));
+    if (filter.open) return this.index.openChanges().map((s) => this.changeAt(s));
     const out: ChangeRecord[] = [];
-    for (let i = ids.length - 1; i >= 0; i--) {
-      const c = this.changes.get(ids[i])!;
-      if (filter.status === undefined || c.status === filter.status) out.push(c);
-    }
+    for (let s = this.index.changeCount; s >= 1; s--) if (this.index.changeHasStatus(s, filter.status)) out.push(this.changeAt(s));
     return out;
   }
 
-  /** One page of tasks, newest first (cursor key: the task sequence). */
+  /** One page of tasks, newest first (cursor key: the task sequence); only the page's rows are read. */
   pageTasks(filter: { status?: TaskStatus; plan_id?: string }, req: PageRequest, list = 'tasks'): Page<TaskRecord> {
-    const ids = filter.plan_id !== undefined ? this.tasksByPlan.get(filter.plan_id) ?? [] : this.taskOrder;
-    const rows = walkFrom(ids.length, (i) => this.tasks.get(ids[i])!, (t) => t.sequence, req.after, 'desc');
-    return takePage(list, req, keepRows(rows, (t) => filter.status === undefined || t.status === filter.status), 'desc');
+    const seqs = this.taskSeqs(filter.plan_id);
+    const rows = walkFrom(seqs.length, seqs.at, (s) => s, req.after, 'desc');
+    return mapPage(takePage(list, req, keepRows(rows, (s) => this.index.taskHasStatus(s, filter.status)), 'desc'), (s) => this.taskAt(s));
   }
 
   /** One page of changes, newest first (cursor key: the change sequence). */
   pageChanges(filter: { status?: ChangeStatus; task_id?: string }, req: PageRequest): Page<ChangeRecord> {
-    const ids = filter.task_id !== undefined ? this.changesByTask.get(this.taskIn(null, filter.task_id).task_id) ?? [] : this.changeOrder;
-    const rows = walkFrom(ids.length, (i) => this.changes.get(ids[i])!, (c) => c.sequence, req.after, 'desc');
-    return takePage('changes', req, keepRows(rows, (c) => filter.status === undefined || c.status === filter.status), 'desc');
+    const list = filter.task_id !== undefined ? this.index.changesOfTask(this.taskIn(null, filter.task_id).sequence) : null;
+    const rows = list ? walkFrom(list.length, (i) => list[i], (s) => s, req.after, 'desc') : walkFrom(this.index.changeCount, (i) => i + 1, (s) => s, req.after, 'desc');
+    return mapPage(takePage('changes', req, keepRows(rows, (s) => this.index.changeHasStatus(s, filter.status)), 'desc'), (s) => this.changeAt(s));
   }
 
   /** One page of a change's patchsets in number order (cursor key: the patchset number). */
   pagePatchsets(ref: string, req: PageRequest): { change: ChangeRecord; page: Page<PatchsetRecord> } {
     const change = this.changeIn(null, ref);
-    const ids = this.patchsetsByChange.get(change.change_id) ?? [];
-    return { change, page: takePage('patchsets', req, walkFrom(ids.length, (i) => this.patchsets.get(ids[i])!, (p) => p.patchset_number, req.after, 'asc'), 'asc') };
+    const rows = walkFrom(change.patchset_count, (i) => i + 1, (n) => n, req.after, 'asc');
+    return { change, page: mapPage(takePage('patchsets', req, rows, 'asc'), (n) => this.patchsetAt(change.change_id, n)) };
   }
 
   changesOf(taskIdValue: string): ChangeRecord[] {
-    return (this.changesByTask.get(taskIdValue) ?? []).map((id) => this.changes.get(id)!);
+    return this.index.changesOfTask(sequenceOf(taskIdValue)).map((s) => this.changeAt(s));
   }
 
   /** A change's patchsets in ordinal order. */
   patchsetsOf(ref: string): { change: ChangeRecord; patchsets: PatchsetRecord[] } {
     const change = this.changeIn(null, ref);
-    return { change, patchsets: (this.patchsetsByChange.get(change.change_id) ?? []).map((id) => this.patchsets.get(id)!) };
+    const patchsets: PatchsetRecord[] = [];
+    for (let n = 1; n <= change.patchset_count; n++) patchsets.push(this.patchsetAt(change.change_id, n));
+    return { change, patchsets };
   }
 
   /** Tasks linked to a plan (candidate-inputs read model), oldest first. */
   tasksLinkedTo(planId: string): TaskRecord[] {
-    return (this.tasksByPlan.get(planId) ?? []).map((id) => this.tasks.get(id)!);
+    return this.index.tasksOfPlan(planId).map((s) => this.taskAt(s));
   }
 
   // ------------------------------------------------------------ tasks
@@ -293,12 +319,12 @@ export class WorkflowBook {
 
   /** The next task id inside `tx` (what stageTask would create). */
   nextTaskId(tx: Txn): string {
-    return taskId(this.tasks.size + tx.stagedKeys(NEW_TASK).length + 1);
+    return taskId(this.index.taskCount + tx.stagedKeys(NEW_TASK).length + 1);
   }
 
   /** Stage a new active task in `tx` (text checked and linkage resolved by the caller). */
   stageTask(tx: Txn, fields: { title: string; intent: string; linkage: Pick<TaskRecord, 'plan_id' | 'origin_plan_revision_id' | 'plan_item_ref'>; task_id?: string; promoted_from?: TaskRecord['promoted_from'] }): TaskRecord {
-    const sequence = this.tasks.size + tx.stagedKeys(NEW_TASK).length + 1;
+    const sequence = this.index.taskCount + tx.stagedKeys(NEW_TASK).length + 1;
     const id = taskId(sequence);
     checkSuppliedTaskId(fields.task_id, id);
     const now = nowSeconds();
@@ -353,13 +379,13 @@ export class WorkflowBook {
 
   /** The next change identity inside `tx` for a change of task `task` (what stageChange would create). */
   nextChangeIdentity(tx: Txn, task: string): { change_id: string; change_ref: string } {
-    const sequence = this.changes.size + tx.stagedKeys(NEW_CHANGE).length + 1;
+    const sequence = this.index.changeCount + tx.stagedKeys(NEW_CHANGE).length + 1;
     return { change_id: changeId(sequence), change_ref: changeRef(task, sequence) };
   }
 
   /** Stage a new draft change of `task` in `tx` (task state, line and fork checked by the caller). */
   stageChange(tx: Txn, task: TaskRecord, fields: { title: string; base_line: string; fork_snapshot_id: string | null; change_id?: string; promoted_from?: ChangeRecord['promoted_from'] }): ChangeRecord {
-    const sequence = this.changes.size + tx.stagedKeys(NEW_CHANGE).length + 1;
+    const sequence = this.index.changeCount + tx.stagedKeys(NEW_CHANGE).length + 1;
     const id = changeId(sequence);
     const ref = changeRef(task.task_id, sequence);
     checkSuppliedChangeId(fields.change_id, { change_id: id, change_ref: ref });
@@ -434,8 +460,8 @@ export class WorkflowBook {
     const author = input.author === undefined || input.author === null ? null : requireText(input.author, 'author', MAX_TITLE_CHARS);
     checkPatchsetShape(input);
     const key = contentKey(published.change_id, input.base_snapshot_id, input.revision_snapshot_id);
-    const existing = this.patchsetByContent.get(key);
-    if (existing) return { patchset: this.replay(this.patchsets.get(existing)!, input), replayed: true };
+    const existing = this.patchsetByContent(published, input.base_snapshot_id, input.revision_snapshot_id);
+    if (existing) return { patchset: this.replay(existing, input), replayed: true };
     const base = this.store.snapshot(input.base_snapshot_id);
     if (!base) throw new NotFound(`snapshot ${input.base_snapshot_id} is not present`);
     const revision = this.store.snapshot(input.revision_snapshot_id);
@@ -444,7 +470,7 @@ export class WorkflowBook {
     const diff = await this.diff(base.root_tree_id, revision.root_tree_id);
     return this.store.transact((tx) => {
       const change = this.changeIn(tx, ref);
-      const again = tx.staged<string>(PS_KEY, key) ?? this.patchsetByContent.get(key);
+      const again = tx.staged<string>(PS_KEY, key) ?? this.patchsetByContent(change, input.base_snapshot_id, input.revision_snapshot_id, tx)?.patchset_id;
       if (again) return { patchset: this.replay(tx.entity<PatchsetRecord>(PATCHSET, again)!, input), replayed: true };
       checkChangeOpen(change, 'add a patchset');
       return { patchset: this.stagePatchset(tx, change, { ...input, summary, author_mode: authorMode, author }, diff).patchset, replayed: false };
@@ -564,8 +590,8 @@ export class WorkflowBook {
     const tasks = zero(TASK_STATUSES);
     const changes = zero(CHANGE_STATUSES);
     for (const s of taskStatuses) {
-      tasks[s] = this.taskCounts[s];
-      for (const c of CHANGE_STATUSES) changes[c] += this.changeCounts[s][c];
+      tasks[s] = this.index.taskCounts[s];
+      for (const c of CHANGE_STATUSES) changes[c] += this.index.changeCounts[s][c];
     }
     const total = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
     const openChanges = changes.draft + changes.active + changes.review;

@@ -19,6 +19,7 @@ import { buildPack, PACK_KIND_OBJECT, PACK_KIND_TREE, type PackKind } from '../.
 import type { WorkflowBook } from './book.js';
 import { landEvents, lineEvents } from '../../domain/events.js';
 import type { LandGates } from './gates.js';
+import { LAND_SECTION, LandIndex } from '../../domain/workflow/land-index.js';
 import { promotionReceiptIn, settlePromotionIn } from './promotion.js';
 
 export const LAND = 'land';
@@ -178,34 +179,49 @@ interface Plan {
   merge: MergeOutcome | null;
 }
 
+const seqOf = (id: string) => Number(id.slice(id.lastIndexOf('-') + 1));
+
 export class LandDesk {
-  private readonly lands = new Map<string, LandRecord>();
-  /** Each change's land ids in sequence order (the change page's land history). */
-  private readonly byChange = new Map<string, string[]>();
+  /** Each change's lands (the change page's land history); the records are read from the store. */
+  private index = new LandIndex();
 
   constructor(private readonly store: ContentStore, private readonly book: WorkflowBook, private readonly gates: LandGates) {
-    const all = [...store.entitiesOf<LandRecord>(LAND)].map(([, l]) => l).sort((a, b) => a.sequence - b.sequence);
-    for (const l of all) this.track(l);
+    const section = store.takeCheckpointSection(LAND_SECTION);
+    let done = false;
+    if (section) {
+      try {
+        this.index = LandIndex.decode(section);
+        for (const id of store.tailEntities(LAND).sort((a, b) => seqOf(a) - seqOf(b))) this.track(store.entity<LandRecord>(LAND, id)!);
+        if (this.index.count !== store.entityCount(LAND)) throw new Error(`it holds ${this.index.count} lands, workflow.log ${store.entityCount(LAND)}`);
+        done = true;
+      } catch {
+        this.index = new LandIndex();
+      }
+    }
+    if (!done) for (const [, l] of store.entitiesOf<LandRecord>(LAND)) this.track(l);
+    store.registerCheckpointSection(LAND_SECTION, () => this.index.encode());
   }
 
   private track(l: LandRecord): void {
-    if (!this.lands.has(l.land_id)) {
-      const ids = this.byChange.get(l.change_id) ?? [];
-      ids.push(l.land_id);
-      this.byChange.set(l.change_id, ids);
-    }
-    this.lands.set(l.land_id, l);
+    this.index.add(l.sequence, seqOf(l.change_id));
+  }
+
+  private landAt(seq: number): LandRecord {
+    const l = this.store.entity<LandRecord>(LAND, `land-${seq}`);
+    if (!l) throw new NotFound(`land land-${seq} does not exist`);
+    return l;
   }
 
   /** One page of a change's lands, newest first (cursor key: the land sequence). */
   landsOf(changeRef: string, req: PageRequest): { change: ChangeRecord; page: Page<LandRecord> } {
     const change = this.book.change(changeRef);
-    const ids = this.byChange.get(change.change_id) ?? [];
-    return { change, page: takePage('change-lands', req, walkFrom(ids.length, (i) => this.lands.get(ids[i])!, (l) => l.sequence, req.after, 'desc'), 'desc') };
+    const seqs = this.index.ofChange(change.sequence);
+    const page = takePage('change-lands', req, walkFrom(seqs.length, (i) => seqs[i], (s) => s, req.after, 'desc'), 'desc');
+    return { change, page: { rows: page.rows.map((s) => this.landAt(s)), next_cursor: page.next_cursor } };
   }
 
   land(id: string): LandRecord {
-    const l = this.lands.get(id);
+    const l = this.store.entity<LandRecord>(LAND, id);
     if (!l) throw new NotFound(`land ${id} does not exist`);
     return l;
   }
@@ -346,7 +362,7 @@ export class LandDesk {
   }
 
   private newRecord(tx: Txn, change: ChangeRecord, req: LandRequest, mode: LandMode, target: string, head: string | null, ps: PatchsetRecord | null): LandRecord {
-    const sequence = this.lands.size + tx.stagedKeys(NEW_LAND).length + 1;
+    const sequence = this.index.count + tx.stagedKeys(NEW_LAND).length + 1;
     const id = `land-${sequence}`;
     tx.stage(NEW_LAND, id, true);
     const now = nowSeconds();
@@ -447,7 +463,7 @@ export class LandDesk {
       }
       // Other open patchsets targeting this line whose base is no longer its head.
       const stale: string[] = [];
-      for (const other of this.book.listChanges({})) {
+      for (const other of this.book.listChanges({ open: true })) {
         if (other.change_id === change.change_id || !isOpenChange(other.status) || other.land_target_line !== plan.target) continue;
         for (const p of this.book.patchsetsOf(other.change_id).patchsets) {
           const cur = tx.entity<PatchsetRecord>(PATCHSET, p.patchset_id)!;

@@ -41,7 +41,7 @@ export class HistoryPromotions {
   private count: number;
 
   constructor(private readonly store: ContentStore, private readonly plans: PlanBook, private readonly book: WorkflowBook) {
-    this.count = [...store.entitiesOf(PROMOTION)].length;
+    this.count = store.entityCount(PROMOTION);
   }
 
   /** A recorded receipt by its id. */

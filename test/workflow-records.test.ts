@@ -1,0 +1,280 @@
+// Workflow records on disk (lib/store/workflow-records.ts), the compact indexes of the workflow
+// book (lib/domain/workflow/indexes.ts) and the workflow checkpoint (workflow.ckpt,
+// storage-layout.md §17.1): reads through the locations after a restart and a compaction, the
+// checkpoint's round trip, a damaged or stale checkpoint, kill -9 while one is written, and the
+// memory one task+change pair holds.
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { copyFileSync, promises as fsp, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Authority } from '../lib/authority/authority.js';
+import type { Log } from '../lib/authority/logger.js';
+import { ContentStore } from '../lib/store/content-store.js';
+import { fsckAuthority } from '../lib/store/fsck.js';
+import { decodeCheckpoint, encodeCheckpoint } from '../lib/store/workflow-checkpoint.js';
+import { tempDir } from './helpers.js';
+
+const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'workflow-records-child.js');
+
+function capture(): Log & { notes: string[] } {
+  const notes: string[] = [];
+  const put = (o: unknown) => {
+    const note = (o as { note?: string })?.note;
+    if (note) notes.push(note);
+  };
+  return { notes, info: put, warn: put, error: put };
+}
+
+async function newAuthority(): Promise<string> {
+  const root = path.join(tempDir(), 'auth');
+  await Authority.create(root, 0, 1_700_000_000);
+  return root;
+}
+
+/** Tasks and changes through the book (the real records), some closed, some in review. */
+async function populate(a: Authority, tasks: number, from = 1): Promise<void> {
+  await a.store.transact((tx) => {
+    if (!tx.line('main')) tx.setLine({ name: 'main', status: 'active', head_snapshot_id: null, updated_at_s: 1 });
+  });
+  for (let i = from; i < from + tasks; i++) {
+    const t = await a.workflow.createTask({ title: `Task ${i}`, intent: `Intent ${i} `.repeat(20) });
+    const c = await a.workflow.createChange({ task_id: t.task_id, title: `Change ${i}`, base_line: 'main' });
+    if (i % 3 === 0) await a.workflow.closeChange(c.change_id, 'abandoned');
+    if (i % 5 === 0) await a.workflow.closeTask(t.task_id, 'completed');
+  }
+}
+
+/** Everything the read models answer, for comparing two opens. */
+function answers(a: Authority): unknown {
+  const all = { limit: 1000, after: null };
+  return {
+    summary: a.workflow.queueSummary(),
+    active: a.workflow.queueSummary('active'),
+    tasks: a.workflow.pageTasks({}, all),
+    completed: a.workflow.pageTasks({ status: 'completed' }, { limit: 3, after: null }),
+    changes: a.workflow.pageChanges({}, all),
+    abandoned: a.workflow.pageChanges({ status: 'abandoned' }, all),
+    queue: a.workflow.taskQueue(undefined, { limit: 7, after: null }, 0),
+    audit: a.workflow.audit('task-2', 'main', 0),
+    inbox: a.workflow.reviews.inbox(undefined, 0),
+  };
+}
+
+async function withAuthority<T>(root: string, fn: (a: Authority, log: ReturnType<typeof capture>) => Promise<T> | T): Promise<T> {
+  const log = capture();
+  const a = await Authority.open(root, 0, log);
+  try {
+    return await fn(a, log);
+  } finally {
+    await a.store.settle();
+    a.close();
+  }
+}
+
+function runChild(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; signal: string | null; out: string }> {
+  return new Promise((resolve) => {
+    const proc = spawn(process.execPath, ['--expose-gc', CHILD, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    let out = '';
+    proc.stdout.on('data', (d) => { out += d; });
+    proc.stderr.on('data', (d) => { out += d; });
+    proc.on('close', (code, signal) => resolve({ code, signal, out }));
+  });
+}
+
+describe('workflow records: bodies on disk, read through their locations', () => {
+  it('every entity reads back after a restart and after a compaction (one upsert per record), from disk', async function () {
+    this.timeout(60_000);
+    const root = path.join(tempDir(), 'auth');
+    const body = (i: number, v: number) => ({ task_id: `task-${i}`, sequence: i, v, text: 'é'.repeat(i % 7) });
+    let { store } = await ContentStore.open(root);
+    // 200 tasks written 4 times each, four per record; entities of another id shape.
+    for (let v = 0; v < 4; v++) {
+      await Promise.all(Array.from({ length: 50 }, (_, k) => store.transact((tx) => {
+        for (let j = 1; j <= 4; j++) tx.upsert('task', `task-${k * 4 + j}`, body(k * 4 + j, v));
+        tx.upsert('idempotency', `task-land/v1:key-${k}`, { v });
+      })));
+    }
+    await Promise.all(Array.from({ length: 900 }, (_, k) => store.transact((tx) => tx.upsert('idempotency', 'task-land/v1:key-0', { v: 10 + k }))));
+    const check = (s: ContentStore) => {
+      for (let i = 1; i <= 200; i++) expect(s.entity('task', `task-${i}`)).to.deep.equal(body(i, 3));
+      expect(s.entity('idempotency', 'task-land/v1:key-1')).to.deep.equal({ v: 3 });
+      expect(s.entity('idempotency', 'task-land/v1:key-0')).to.deep.equal({ v: 909 });
+      expect(s.entity('task', 'task-201')).to.equal(undefined);
+      expect(s.entity('task', 'task-0')).to.equal(undefined);
+      expect([...s.entitiesOf('task')].map(([id]) => id)).to.deep.equal(Array.from({ length: 200 }, (_, i) => `task-${i + 1}`));
+      expect(s.entityCount('idempotency')).to.equal(50);
+    };
+    check(store);
+    store.close();
+    ({ store } = await ContentStore.open(root));
+    try {
+      check(store); // read from disk: nothing is cached after an open
+      expect(await store.maybeCompactWorkflow()).to.equal('workflow.log compacted from 1100 to 250 records');
+      check(store);
+      const first = [...store.logRecords('workflow')][0];
+      expect(JSON.parse(first.body.toString()).upserts).to.have.length(1);
+    } finally {
+      store.close();
+    }
+    ({ store } = await ContentStore.open(root));
+    try {
+      check(store);
+    } finally {
+      store.close();
+    }
+    expect((await fsckAuthority(root, 0)).problems.filter((p) => !p.includes('authority.bin'))).to.deep.equal([]);
+  });
+});
+
+describe('workflow checkpoint (workflow.ckpt)', () => {
+  it('round trip: a clean close writes it, the next open reads it (no note) and answers the same', async function () {
+    this.timeout(60_000);
+    const root = await newAuthority();
+    const before = await withAuthority(root, async (a) => {
+      await populate(a, 30);
+      return answers(a);
+    });
+    const ck = decodeCheckpoint(readFileSync(path.join(root, 'workflow.ckpt')));
+    expect([...ck.sections.keys()]).to.deep.equal(['records', 'workflow-indexes', 'land-indexes']);
+    expect(ck.cover.length).to.equal((await fsp.stat(path.join(root, 'workflow.log'))).size);
+    await withAuthority(root, (a, log) => {
+      expect(log.notes).to.deep.equal([]);
+      expect(answers(a)).to.deep.equal(before);
+    });
+    const fsck = await fsckAuthority(root, 0);
+    expect(fsck.problems).to.deep.equal([]);
+  });
+
+  it('a damaged or foreign checkpoint is rebuilt from workflow.log with a log line, never refused', async function () {
+    this.timeout(60_000);
+    const root = await newAuthority();
+    const before = await withAuthority(root, async (a) => {
+      await populate(a, 12);
+      return answers(a);
+    });
+    const file = path.join(root, 'workflow.ckpt');
+    const good = readFileSync(file);
+    const flipped = Buffer.from(good);
+    flipped[Math.floor(good.length / 2)] ^= 0x10;
+    // Whole and well formed, but naming another generation of workflow.log.
+    const ck = decodeCheckpoint(good);
+    const foreign = encodeCheckpoint({ cover: { ...ck.cover, log_file: 7 }, sections: ck.sections });
+    // Whole, of this log, but whose index section does not fit the records (a change too many).
+    const idx = Buffer.from(ck.sections.get('workflow-indexes')!);
+    idx.writeUInt32LE(idx.readUInt32LE(4) - 1, 4);
+    const misfit = encodeCheckpoint({ cover: ck.cover, sections: new Map([['records', ck.sections.get('records')!], ['workflow-indexes', idx]]) });
+    for (const [bytes, note] of [[flipped, /workflow\.ckpt is unusable \(checksum mismatch\)/], [good.subarray(0, 30), /workflow\.ckpt is unusable/], [foreign, /covers workflow\.log generation 7/], [misfit, /workflow\.ckpt: .*rebuilt from workflow\.log|do not fit/]] as const) {
+      writeFileSync(file, bytes);
+      if (bytes !== misfit) expect((await fsckAuthority(root, 0)).problems.concat((await fsckAuthority(root, 0)).notes).join('\n')).to.match(/workflow\.ckpt/);
+      await withAuthority(root, (a, log) => {
+        expect(log.notes.join('\n')).to.match(note);
+        expect(answers(a)).to.deep.equal(before);
+      });
+      // The open wrote a whole checkpoint again: the next open reads it without a note.
+      await withAuthority(root, (a, log) => {
+        expect(log.notes).to.deep.equal([]);
+        expect(answers(a)).to.deep.equal(before);
+      });
+    }
+    await fsp.rm(file);
+    await withAuthority(root, (a, log) => {
+      expect(log.notes.join('\n')).to.match(/workflow\.ckpt is missing/);
+      expect(answers(a)).to.deep.equal(before);
+    });
+  });
+
+  it('a checkpoint older than the log: the tail is replayed on top of it (new tasks, moved statuses)', async function () {
+    this.timeout(60_000);
+    const root = await newAuthority();
+    await withAuthority(root, (a) => populate(a, 10));
+    const old = path.join(tempDir(), 'old.ckpt');
+    copyFileSync(path.join(root, 'workflow.ckpt'), old);
+    const before = await withAuthority(root, async (a) => {
+      await populate(a, 10, 11);
+      await a.workflow.closeTask('task-1', 'abandoned'); // a task of the checkpoint changes status
+      await a.workflow.closeChange('change-2', 'archived');
+      return answers(a);
+    });
+    copyFileSync(old, path.join(root, 'workflow.ckpt'));
+    await withAuthority(root, (a, log) => {
+      expect(log.notes).to.deep.equal([]);
+      expect(answers(a)).to.deep.equal(before);
+    });
+    expect((await fsckAuthority(root, 0)).problems).to.deep.equal([]);
+  });
+
+  it('a compaction at open (a new workflow.log generation) keeps the checkpoint\'s indexes and writes a new checkpoint of the new log', async function () {
+    this.timeout(60_000);
+    const root = await newAuthority();
+    const before = await withAuthority(root, async (a) => {
+      await populate(a, 6);
+      await Promise.all(Array.from({ length: 1100 }, (_, i) => a.store.transact((tx) => tx.setLine({ name: 'main', status: 'active', head_snapshot_id: null, updated_at_s: 10 + i }))));
+      return answers(a);
+    });
+    expect(decodeCheckpoint(readFileSync(path.join(root, 'workflow.ckpt'))).cover.log_file).to.equal(0);
+    await withAuthority(root, (a, log) => {
+      expect(log.notes.join('\n')).to.match(/workflow\.log compacted from \d+ to \d+ records/);
+      expect(log.notes.join('\n')).to.not.match(/workflow\.ckpt/);
+      expect(answers(a)).to.deep.equal(before);
+    });
+    const ck = decodeCheckpoint(readFileSync(path.join(root, 'workflow.ckpt')));
+    expect(ck.cover.log_file).to.be.above(0);
+    await withAuthority(root, (a, log) => {
+      expect(log.notes).to.deep.equal([]);
+      expect(answers(a)).to.deep.equal(before);
+    });
+    expect((await fsckAuthority(root, 0)).problems).to.deep.equal([]);
+  });
+
+  for (const point of ['checkpoint:before-write', 'checkpoint:mid-write', 'checkpoint:after-write']) {
+    it(`kill -9 at ${point}: the old checkpoint or the new one, never a torn one; the next open answers the same`, async function () {
+      this.timeout(60_000);
+      const root = await newAuthority();
+      await withAuthority(root, (a) => populate(a, 8));
+      const before = await withAuthority(root, async (a) => {
+        await populate(a, 4, 9);
+        return answers(a);
+      });
+      // An old checkpoint in place, then a process that writes a new one and is killed on the way.
+      const ck = decodeCheckpoint(readFileSync(path.join(root, 'workflow.ckpt')));
+      await fsp.rm(path.join(root, 'workflow.ckpt'));
+      const child = await runChild(['checkpoint', root], { CAIRN_TEST_CRASH_AT: point });
+      expect(child.signal, child.out).to.equal('SIGKILL');
+      const left = await fsp.readFile(path.join(root, 'workflow.ckpt')).catch(() => null);
+      if (point === 'checkpoint:after-write') expect(decodeCheckpoint(left!).cover).to.deep.equal(ck.cover);
+      else expect(left).to.equal(null);
+      expect((await fsckAuthority(root, 0)).problems).to.deep.equal([]);
+      await withAuthority(root, (a) => {
+        expect(answers(a)).to.deep.equal(before);
+      });
+      expect((await fsp.readdir(root)).filter((n) => n.includes('.tmp-'))).to.deep.equal([]);
+    });
+  }
+
+  it('memory: the indexes of 50,000 task+change pairs hold well under 300 bytes per pair, whatever the texts', async function () {
+    this.timeout(120_000);
+    const root = await newAuthority();
+    const pairs = 50_000;
+    const { store } = await ContentStore.open(root);
+    try {
+      await store.transact((tx) => tx.setLine({ name: 'main', status: 'active', head_snapshot_id: null, updated_at_s: 1 }));
+      const long = 'x'.repeat(2000);
+      for (let base = 0; base < pairs; base += 1000) {
+        await Promise.all(Array.from({ length: 1000 }, (_, k) => store.transact((tx) => {
+          const i = base + k + 1;
+          tx.upsert('task', `task-${i}`, { task_id: `task-${i}`, sequence: i, title: `Task ${i}`, intent: long, plan_id: null, origin_plan_revision_id: null, plan_item_ref: null, status: 'active', created_at_s: i, updated_at_s: i, closed_at_s: null });
+          tx.upsert('change', `change-${i}`, { change_id: `change-${i}`, change_ref: `task-${i}.change-${i}`, sequence: i, task_id: `task-${i}`, title: long, base_line: 'main', fork_snapshot_id: null, status: 'draft', patchset_count: 0, current_patchset_id: null, selected_patchset_id: null, land_target_line: 'main', created_at_s: i, updated_at_s: i, closed_at_s: null, landed_at_s: null });
+        })));
+      }
+    } finally {
+      store.close();
+    }
+    const child = await runChild(['memory', root, String(pairs)]);
+    expect(child.code, child.out).to.equal(0);
+    const m = JSON.parse(child.out.trim().split('\n').at(-1)!);
+    expect(m.tasks).to.equal(pairs);
+    expect(m.changes).to.equal(pairs);
+    expect(m.bytes_per_pair, child.out).to.be.below(300);
+  });
+});
