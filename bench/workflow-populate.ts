@@ -7,7 +7,7 @@
 // gets an empty `main` line (as PUT lines/main with head_snapshot_id null does), then
 // task+change pairs: each pair is the task the tasks.create handler writes and the change the
 // changes.create handler writes (the WorkflowBook's own staging code, so the records, the
-// counters and the events are the real ones), a few hundred pairs per transaction, with a few
+// counters and the events are the real ones), one pair per transaction with hundreds of
 // transactions in flight so group commit folds their fsyncs. Prints one JSON line: the time.
 import pino from 'pino';
 import { CairnService } from '../lib/authority/service.js';
@@ -16,30 +16,29 @@ import type { Authority } from '../lib/authority/authority.js';
 const [dataDir, reposArg, pairsArg] = process.argv.slice(2);
 const repositories = Number(reposArg);
 const pairs = Number(pairsArg);
-const BATCH = Number(process.env.BENCH_SCALE_BATCH || 500);
-const IN_FLIGHT = 4;
+/** Transactions queued at once: group commit folds up to 256 of them into one commit. */
+const IN_FLIGHT = Number(process.env.BENCH_SCALE_IN_FLIGHT || 512);
 
-/** `count` pairs in transactions of BATCH, at most IN_FLIGHT queued at once. */
+/**
+ * `count` pairs, one pair per transaction as real traffic writes them (so each pair is its own
+ * workflow.log record and a read parses one small record), IN_FLIGHT transactions queued at once.
+ */
 async function populate(a: Authority, count: number, progress?: (done: number) => void): Promise<void> {
   const pending = new Set<Promise<void>>();
   let done = 0;
-  for (let start = 0; start < count; start += BATCH) {
-    const n = Math.min(BATCH, count - start);
+  for (let k = 1; k <= count; k++) {
     const p: Promise<void> = a.store
       .transact((tx) => {
-        for (let i = 0; i < n; i++) {
-          const k = start + i + 1;
-          const title = `Task ${k}: tidy the parser's error paths`;
-          // What tasks.create does: validated text, linkage resolved against the plans, one staged task.
-          const task = a.workflow.createTaskIn(tx, { title, intent: `Make the error path of step ${k} say which input it refused and why.` }, a.plans.resolveLinkage({}));
-          // What changes.create does, in the same transaction.
-          a.workflow.createChangeIn(tx, { task_id: task.task_id, title: `First cut of task ${k}`, base_line: 'main' }, `First cut of task ${k}`);
-        }
+        const title = `Task ${k}: tidy the parser's error paths`;
+        // What tasks.create does: validated text, linkage resolved against the plans, one staged task.
+        const task = a.workflow.createTaskIn(tx, { title, intent: `Make the error path of step ${k} say which input it refused and why.` }, a.plans.resolveLinkage({}));
+        // What changes.create does (its own request in real traffic; here the same transaction).
+        a.workflow.createChangeIn(tx, { task_id: task.task_id, title: `First cut of task ${k}`, base_line: 'main' }, `First cut of task ${k}`);
       })
       .then(() => {
         pending.delete(p);
-        done += n;
-        progress?.(done);
+        done++;
+        if (done % 1000 === 0) progress?.(done);
       });
     pending.add(p);
     if (pending.size >= IN_FLIGHT) await Promise.race(pending);
