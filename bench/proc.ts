@@ -86,7 +86,8 @@ export interface ChildServer {
   stop(): Promise<number | null>;
 }
 
-async function stopChild(proc: ChildProcess): Promise<number | null> {
+/** SIGTERM a child and wait for it (SIGKILL after 15 s); its exit code. */
+export async function stopChild(proc: ChildProcess): Promise<number | null> {
   if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode;
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   proc.kill('SIGTERM');

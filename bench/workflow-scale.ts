@@ -26,7 +26,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { encodeCursor } from '../lib/domain/paging.js';
-import { children, freePort, procMemory, runOk, type ChildServer } from './proc.js';
+import { children, freePort, procMemory, runOk, stopChild, type ChildServer } from './proc.js';
 
 type Fig = Record<string, unknown>;
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -79,15 +79,7 @@ async function serveTimed(cli: string, dataDir: string): Promise<{ server: Child
   let out = '';
   proc.stderr!.on('data', (d) => { if (out.length < 65536) out += d; });
   const url = `http://127.0.0.1:${port}`;
-  const stop = async (): Promise<number | null> => {
-    if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode;
-    const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-    proc.kill('SIGTERM');
-    const t = setTimeout(() => proc.kill('SIGKILL'), 15_000);
-    const code = await exited;
-    clearTimeout(t);
-    return code;
-  };
+  const stop = () => stopChild(proc);
   const server: ChildServer = { url, pid: proc.pid!, proc, output: () => out, stop };
   const deadline = t0 + 30 * 60_000;
   while (performance.now() < deadline) {

@@ -24,6 +24,7 @@ import {
   type EventStreamName,
   type EventTypeFilter,
   type GlobalEventId,
+  type FeedEvent,
 } from '../domain/events.js';
 import { LIFECYCLE_ACTIVE, type RepositoryRecord } from '../domain/repository.js';
 import { eventLowWater, onEventTimeSettled } from '../store/event-clock.js';
@@ -116,16 +117,7 @@ export function repositoryStream(authority: Authority): EventStream {
 
 // ---------------------------------------------------------------- what feeds hand out
 
-/** An event as both feeds answer it (docs/api.md "Events"). */
-export interface FeedEvent {
-  /** Repository feed: the seq; global feed: `<at_us>-<stream>-<seq>`. */
-  id: string;
-  repository_index: number;
-  seq: number;
-  at_us: number;
-  type: string;
-  data: EventRecord['data'];
-}
+export type { FeedEvent };
 
 /** An event ready to send: its id, type and JSON text (one line). */
 export interface FeedItem {

@@ -12,6 +12,7 @@
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { createRequire } from 'node:module';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { FeedEvent } from '../domain/events.js';
 import { normalizeServerUrl } from './http.js';
 
 const require = createRequire(import.meta.url);
@@ -19,15 +20,7 @@ const httpsRequest = (url: URL, options: import('node:https').RequestOptions, ca
   (require('node:https') as typeof import('node:https')).request(url, options, callback);
 
 /** One event as both feeds send it (the `data:` line of an SSE event, parsed). */
-export interface FeedEvent {
-  /** Per-repository feed: "<seq>"; global feed: "<at_us>-<stream>-<seq>". */
-  id: string;
-  repository_index: number;
-  seq: number;
-  at_us: number;
-  type: string;
-  data: Record<string, string | number | boolean | null>;
-}
+export type { FeedEvent };
 
 /** The global feed (every repository and the registry). */
 export const GLOBAL_FEED = '/v1/native/events';

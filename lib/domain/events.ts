@@ -57,6 +57,17 @@ export const REGISTRY_EVENT_TYPES: Record<string, string[]> = {
   'repository.restored': ['repository_index', 'restored_from_index'],
 };
 
+/** An event as both feeds answer it (docs/api.md "Events"): the committed event, its id and repository. */
+export interface FeedEvent {
+  /** Repository feed: the seq; global feed: `<at_us>-<stream>-<seq>`. */
+  id: string;
+  repository_index: number;
+  seq: number;
+  at_us: number;
+  type: string;
+  data: EventData;
+}
+
 const ev = (type: string, data: EventData): DomainEvent => ({ type, data });
 
 export function lineEvents(name: string, before: { status: string; head_snapshot_id: string | null } | undefined, after: { status: string; head_snapshot_id: string | null }): DomainEvent[] {
