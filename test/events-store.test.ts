@@ -342,6 +342,8 @@ describe('events: the catalogue (domain)', () => {
     expect(types(running, job({ state: STATE_QUEUED, attempt_count: 1, error_kind: 1 }))).to.deep.equal(['job.requeued']);
     expect(jobEvents(running, job({ state: STATE_QUEUED, attempt_count: 1, error_kind: ERROR_LEASE_EXPIRED }))).to.deep.equal([{ type: 'job.lease_expired', data: { worker_job_index: 4, kind: 7, requeued: true } }]);
     expect(types(queued, job({ state: STATE_FAILED, error_kind: 4 }))).to.deep.equal(['job.failed']);
+    // The last attempt's lease expires: the expiry and the job's failure.
+    expect(types(running, job({ state: STATE_FAILED, attempt_count: 3, error_kind: ERROR_LEASE_EXPIRED }))).to.deep.equal(['job.lease_expired', 'job.failed']);
   });
 
   it('change transitions: created, status changes, closed, landed, and a newly selected patchset', () => {

@@ -136,7 +136,10 @@ export function jobEvents(before: JobRecord | undefined, after: JobRecord): Doma
   if (before.state === after.state && before.attempt_count === after.attempt_count) return [];
   if (after.state === STATE_RUNNING) return [ev('job.claimed', { ...ids, attempt: after.attempt_count })];
   if (before.state === STATE_RUNNING && errorKind === 'lease_expired') {
-    return [ev('job.lease_expired', { ...ids, requeued: after.state === STATE_QUEUED })];
+    const expired = ev('job.lease_expired', { ...ids, requeued: after.state === STATE_QUEUED });
+    // An expiry that ends the job for good is also its failure: a consumer of job.failed hears of it.
+    if (after.state === STATE_FAILED) return [expired, ev('job.failed', { ...ids, patchset_id: after.detail.patchset_id, error_kind: errorKind })];
+    return [expired];
   }
   if (after.state === STATE_QUEUED) return [ev('job.requeued', { ...ids, error_kind: errorKind })];
   if (after.state === STATE_SUCCEEDED) return [ev('job.completed', { ...ids, patchset_id: after.detail.patchset_id })];
