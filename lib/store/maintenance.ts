@@ -5,12 +5,13 @@
 // or a compaction rule changes, never when the commit pipeline or the read paths do.
 import { promises as fsp } from 'node:fs';
 import type { CommitQueue } from './commit-queue.js';
+import type { CommitState } from './commit-point.js';
 import { decodeEvent } from './event-log.js';
 import { crashPoint } from './crash-point.js';
 import { removeDurable, writeFileDurable } from './durable.js';
 import { LogFile } from './framed-log.js';
 import { writeMergedSegments, writeSegment, type SegmentEntry } from './index-file.js';
-import { INDEX_NAMES, LOG_MAGIC, type IndexName } from './layout.js';
+import { INDEX_NAMES, LOG_MAGIC, type IndexName, type LogName } from './layout.js';
 import type { PackHeader } from './pack.js';
 import { INDEX_KIND, locatorIndexOf, PACK_DIR, PACK_KINDS, readPackHeader, sameList, type PublishedStore } from './published.js';
 import type { OpaqueLog } from './staging.js';
@@ -146,22 +147,33 @@ export class StoreMaintenance {
       const file = this.published.layout.logFile(name, next.generation);
       const bytes = this.published.log(name).frame(bodies, 0);
       await writeFileDurable(file, bytes);
-      next.logs[name] = bytes.length;
-      next.log_files[name] = next.generation;
-      const fresh = LogFile.open(file, LOG_MAGIC[name], bytes.length, []);
-      crashPoint('compact:before-state');
-      try {
-        await this.commits.writePoint(next);
-      } catch (err) {
-        fresh.close(); // the file stays: the slot may name it
-        throw err;
-      }
-      const old = this.published.replaceLog(name, fresh);
-      this.published.install(next);
-      if (name === 'events') this.published.events.reset(next.event_count);
-      old.close();
-      await removeDurable(old.file);
+      await this.switchLog(name, next, file, bytes.length, () => {
+        if (name === 'events') this.published.events.reset(next.event_count);
+      });
     });
+  }
+
+  /**
+   * Make a rewritten log `file` (written and synced, `length` bytes) current: the commit point
+   * names it, then it replaces the old file in memory (`installed` runs then), and the old file
+   * is removed. A failed commit-point write leaves the new file in place (the slot may name it).
+   */
+  private async switchLog(name: LogName, next: CommitState, file: string, length: number, installed: () => void): Promise<void> {
+    next.logs[name] = length;
+    next.log_files[name] = next.generation;
+    const fresh = LogFile.open(file, LOG_MAGIC[name], length, []);
+    crashPoint('compact:before-state');
+    try {
+      await this.commits.writePoint(next);
+    } catch (err) {
+      fresh.close();
+      throw err;
+    }
+    const old = this.published.replaceLog(name, fresh);
+    this.published.install(next);
+    installed();
+    old.close();
+    await removeDurable(old.file);
   }
 
   /**
@@ -202,22 +214,10 @@ export class StoreMaintenance {
       const next = this.commits.nextState();
       const file = this.published.layout.logFile('workflow', next.generation);
       const { length, records, locations } = await this.published.writeCompactedWorkflow(file, Math.floor(Date.now() / 1000));
-      next.logs.workflow = length;
-      next.log_files.workflow = next.generation;
-      const fresh = LogFile.open(file, LOG_MAGIC.workflow, length, []);
-      crashPoint('compact:before-state');
-      try {
-        await this.commits.writePoint(next);
-      } catch (err) {
-        fresh.close(); // the file stays: the slot may name it
-        throw err;
-      }
-      const old = this.published.replaceLog('workflow', fresh);
-      this.published.install(next);
-      this.published.adoptCompactedWorkflow(locations, records);
-      after = records;
-      old.close();
-      await removeDurable(old.file);
+      await this.switchLog('workflow', next, file, length, () => {
+        this.published.adoptCompactedWorkflow(locations, records);
+        after = records;
+      });
     });
     return `workflow.log compacted from ${before} to ${after} records`;
   }
