@@ -206,7 +206,7 @@ export class Registry {
     });
   }
 
-  /** registry.bin is the commit; the events follow it (storage-layout.md §18.2). */
+  /** registry.bin is the commit; the events follow it (storage-layout.md §18.1). */
   private async commit(records: RepositoryRecord[], events: DomainEvent[], afterWrite?: () => Promise<void>): Promise<void> {
     await writeFileDurable(this.layout.registryFile, encodeRegistry(records));
     crashPoint('registry:after-write');

@@ -31,7 +31,7 @@ export class Layout {
   /** PID of the lock owner, so a lock left by a killed process can be recognised as stale at once. */
   get lockOwnerFile(): string { return path.join(this.root, 'cairn.lock.pid'); }
   get registryFile(): string { return path.join(this.root, 'registry.bin'); }
-  /** The registry's events (storage-layout.md §18.2), appended after each registry.bin write. */
+  /** The registry's events (storage-layout.md §18.1), appended after each registry.bin write. */
   get registryEventsFile(): string { return path.join(this.root, 'registry-events.log'); }
   get repositoriesDir(): string { return path.join(this.root, 'repositories'); }
   repositoryDir(index: number): string { return path.join(this.repositoriesDir, String(index)); }

@@ -1,4 +1,4 @@
-// registry-events.log (storage-layout.md §18.2): the events of the registry (a repository
+// registry-events.log (storage-layout.md §18.1): the events of the registry (a repository
 // registered, retiring, back to active, purged, restored), framed like every log and read like
 // an authority's events.log. registry.bin has no commit point naming this log's length, so the
 // order is: rewrite registry.bin (the registry's commit), then append its event. A crash between
