@@ -10,7 +10,7 @@ import { push } from '../lib/client/transfer.js';
 import type { Authority } from '../lib/authority/authority.js';
 import { silentLog } from '../lib/authority/logger.js';
 import { nextQueueMove, DEFAULT_QUEUE_OPTIONS, type QueueEntryRecord, type QueueFacts } from '../lib/domain/workflow/land-queue.js';
-import { api, expectError, ok, register, startTestServer, tempDir, type ApiResponse, type TestServer } from './helpers.js';
+import { api, cli, expectError, ok, register, startTestServer, tempDir, type ApiResponse, type TestServer } from './helpers.js';
 
 type Json = Record<string, any>;
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
@@ -360,6 +360,38 @@ describe('land queue over HTTP', function () {
     } finally {
       await b.stop();
     }
+  });
+});
+
+describe('land queue across restarts', function () {
+  this.timeout(120_000);
+  it('the active entries come back in order from workflow.ckpt, and from workflow.log when the checkpoint is gone; fsck agrees', async () => {
+    const data = path.join(tempDir(), 'data');
+    let s = await startTestServer(data, { queue: { depth: 1, retries: 0, batch: 1, stall_s: 3600 } });
+    const f = new Fixture(s, await register(s.url, 'restart'));
+    const base = await f.snap(BASE, 'main', true);
+    const ids: string[] = [];
+    for (const file of ['a.txt', 'b.txt', 'c.txt']) ids.push((await f.enqueue((await f.change(base, { ...BASE, [file]: 'new\n' })).ref)).entry_id);
+    await f.settle();
+    const first = await f.entry(ids[0]);
+    await f.runJob(first.speculation.worker_job_indexes[0], 'pass');
+    const before = (await ok(f.get('/land-queue'))).entries.map((e: Json) => [e.entry_id, e.state, e.position]);
+    expect(before.map((e: string[]) => e[0])).to.deep.equal([ids[1], ids[2]]);
+    await s.stop();
+    for (const drop of [false, true]) {
+      const ckpt = path.join(data, 'repositories', String(f.repo), 'workflow.ckpt');
+      if (drop) await fsp.rm(ckpt);
+      else expect((await fsp.stat(ckpt)).size).to.be.greaterThan(0);
+      s = await startTestServer(data, { queue: { depth: 1, retries: 0, batch: 1, stall_s: 3600 } });
+      const g = new Fixture(s, f.repo);
+      await g.settle();
+      const after = (await ok(g.get('/land-queue'))).entries.map((e: Json) => [e.entry_id, e.state, e.position]);
+      expect(after, drop ? 'rebuilt from workflow.log' : 'from workflow.ckpt').to.deep.equal(before);
+      expect((await ok(g.get(`/land-queue/${ids[0]}`))).entry.state).to.equal('landed');
+      await s.stop();
+    }
+    const fsck = await cli(['fsck', '--data', data, '--json']);
+    expect(fsck.code, fsck.stdout + fsck.stderr).to.equal(0);
   });
 });
 
