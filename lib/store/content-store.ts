@@ -264,8 +264,8 @@ export class ContentStore {
   }
   /** Compact workflow.log now when it is due, and wait (tests, bench): the note, or null. */
   compactWorkflow(): Promise<string | null> { return this.maintenance.compactWorkflow(); }
-  /** Test hook: awaited between a workflow.log compaction's snapshot and its tail copy. */
-  set beforeCompactionTail(hook: (() => Promise<void>) | null) { this.maintenance.beforeTail = hook; }
+  /** Test hook: awaited before a workflow.log compaction's snapshot and before its tail copy (commits go on meanwhile). */
+  set compactionPause(hook: ((before: 'snapshot' | 'tail') => Promise<void>) | null) { this.maintenance.compactionPause = hook; }
   /**
    * Keep every file as it is (a retiring repository's files stay as exported): no compaction
    * rewrites a log from now on. Resolves once a compaction already running has finished or

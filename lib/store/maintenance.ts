@@ -37,8 +37,8 @@ export class StoreMaintenance {
   private compactBackoffMs = 0;
   private compactNotBefore = 0;
   private frozen: boolean;
-  /** Test hook: awaited between a workflow.log compaction's snapshot and its tail copy (commits go on). */
-  beforeTail: (() => Promise<void>) | null = null;
+  /** Test hook: awaited before a workflow.log compaction's snapshot and before its tail copy (commits go on meanwhile). */
+  compactionPause: ((before: 'snapshot' | 'tail') => Promise<void>) | null = null;
 
   constructor(private readonly published: PublishedStore, private readonly commits: CommitQueue, private readonly events: MaintenanceEvents, frozen = false) {
     this.frozen = frozen;
@@ -278,9 +278,10 @@ export class StoreMaintenance {
     const out = await WorkflowCompactionFile.create(start.log);
     let named = false;
     try {
-      if (!(await out.writeSnapshot(start, atS, () => this.stopCompaction()))) return null;
+      await this.compactionPause?.('snapshot');
+      if (this.stopCompaction() || !(await out.writeSnapshot(start, atS, () => this.stopCompaction()))) return null;
       crashPoint('compact:workflow-snapshot');
-      await this.beforeTail?.();
+      await this.compactionPause?.('tail');
       if (this.stopCompaction()) return null;
       return await this.commits.barrier(async () => {
         this.commits.assertWritable();

@@ -566,8 +566,8 @@ export class PublishedStore {
 
   /**
    * Every committed entity of a workflow type, read from workflow.log one at a time (owners
-   * build indexes at open): tasks, changes and lands in sequence order, other types in
-   * first-upsert order.
+   * build indexes at open): tasks, changes and lands in sequence order, other types in the
+   * order of their first upsert in the current log file (a compaction may reorder them).
    */
   entitiesOf<T>(type: string): Generator<[string, T]> {
     return this.records.entries<T>(type);

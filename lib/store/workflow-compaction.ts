@@ -30,7 +30,7 @@ export interface CompactionStart {
 }
 
 /** Entities written between yields to the event loop (commits and reads go on meanwhile). */
-const YIELD_EVERY = 512;
+const YIELD_EVERY = 256;
 
 export class WorkflowCompactionFile {
   /** Every entity's location in the new file (the tail's override the snapshot's). */
