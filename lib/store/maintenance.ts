@@ -160,18 +160,20 @@ export class StoreMaintenance {
       const file = this.published.layout.logFile(name, next.generation);
       const bytes = this.published.log(name).frame(bodies, 0);
       await writeFileDurable(file, bytes);
-      await this.switchLog(name, next, file, bytes.length, () => {
+      const old = await this.switchLog(name, next, file, bytes.length, () => {
         if (name === 'events') this.published.events.reset(next.event_count);
       });
+      await removeDurable(old);
     });
   }
 
   /**
    * Make a rewritten log `file` (written and synced, `length` bytes) current: the commit point
-   * names it, then it replaces the old file in memory (`installed` runs then), and the old file
-   * is removed. A failed commit-point write leaves the new file in place (the slot may name it).
+   * names it, then it replaces the old file in memory (`installed` runs then). Returns the old
+   * file's path, closed, for the caller to remove (recovery removes it after a crash). A failed
+   * commit-point write leaves the new file in place (the slot may name it).
    */
-  private async switchLog(name: LogName, next: CommitState, file: string, length: number, installed: () => void): Promise<void> {
+  private async switchLog(name: LogName, next: CommitState, file: string, length: number, installed: () => void): Promise<string> {
     next.logs[name] = length;
     next.log_files[name] = next.generation;
     const fresh = LogFile.open(file, LOG_MAGIC[name], length, []);
@@ -187,7 +189,7 @@ export class StoreMaintenance {
     this.published.install(next);
     installed();
     old.close();
-    await removeDurable(old.file);
+    return old.file;
   }
 
   /**
@@ -277,6 +279,7 @@ export class StoreMaintenance {
     const atS = Math.floor(Date.now() / 1000);
     const out = await WorkflowCompactionFile.create(start.log);
     let named = false;
+    let replaced: string | null = null;
     try {
       await this.compactionPause?.('snapshot');
       if (this.stopCompaction() || !(await out.writeSnapshot(start, atS, () => this.stopCompaction()))) return null;
@@ -294,13 +297,15 @@ export class StoreMaintenance {
         await out.finish(file);
         crashPoint('compact:workflow-written');
         named = true;
-        await this.switchLog('workflow', next, file, out.length, () => this.published.adoptCompactedWorkflow(out.locations, out.records));
+        replaced = await this.switchLog('workflow', next, file, out.length, () => this.published.adoptCompactedWorkflow(out.locations, out.records));
         return `workflow.log compacted from ${before} to ${out.records} records`;
       });
     } finally {
       // Once a commit point may name the file it stays (a failed write leaves that unknown;
       // recovery at open removes it when the commit point does not name it).
       if (!named) await out.discard();
+      // The replaced log goes after the barrier: unlinking a large file takes a while.
+      if (replaced) await removeDurable(replaced);
     }
   }
 

@@ -29,8 +29,8 @@ export interface CompactionStart {
   entities: Iterator<[string, string, number]>;
 }
 
-/** Entities written between yields to the event loop (commits and reads go on meanwhile). */
-const YIELD_EVERY = 256;
+/** Milliseconds of snapshot work between yields to the event loop (commits and reads go on meanwhile). */
+const SLICE_MS = 4;
 
 export class WorkflowCompactionFile {
   /** Every entity's location in the new file (the tail's override the snapshot's). */
@@ -71,14 +71,15 @@ export class WorkflowCompactionFile {
     for (const l of start.lines) await put({ type: 'line', id: l.name, body: { status: l.status, head_snapshot_id: l.head_snapshot_id, updated_at_s: l.updated_at_s } });
     // Reads through the old file (not the store's reader: its caches serve requests).
     const reader = new WorkflowRecords(() => start.log);
-    let visited = 0;
+    let slice = performance.now();
     for (let next = start.entities.next(); !next.done; next = start.entities.next()) {
       const [type, id, loc] = next.value;
       const u = reader.recordAt(locationOffset(loc))[locationOrdinal(loc)];
       if (!u || u.type !== type || u.id !== id) throw new Corrupt(`workflow.log: record at byte ${locationOffset(loc)} does not hold ${type} ${id}`);
       await put(u);
-      if (++visited % YIELD_EVERY === 0) {
+      if (performance.now() - slice >= SLICE_MS) {
         await new Promise((resolve) => setImmediate(resolve));
+        slice = performance.now();
         if (stop()) {
           await out.end();
           return false;
