@@ -22,6 +22,7 @@ import { WorkflowIndexes } from '../domain/workflow/indexes.js';
 import { CHANGE, TASK, type ChangeRecord, type TaskRecord } from '../domain/workflow/rules.js';
 import { INDEX_SECTION } from '../domain/workflow/indexes.js';
 import { LAND_SECTION, LandIndex } from '../domain/workflow/land-index.js';
+import { encodeActive, isActiveEntry, QUEUE_ENTRY, QUEUE_SECTION, type QueueEntryRecord } from '../domain/workflow/land-queue.js';
 
 export interface FsckResult {
   problems: string[];
@@ -249,6 +250,9 @@ async function checkWorkflowCheckpoint(store: ContentStore): Promise<{ problems:
           const lands = new LandIndex();
           for (const [, l] of records.entries<{ sequence: number; change_id: string }>('land')) lands.add(l.sequence, Number(l.change_id.slice(l.change_id.lastIndexOf('-') + 1)));
           sections.set(name, lands.encode());
+        } else if (name === QUEUE_SECTION) {
+          const active = [...records.entries<QueueEntryRecord>(QUEUE_ENTRY)].map(([, e]) => e).filter(isActiveEntry).map((e) => e.sequence).sort((a, b) => a - b);
+          sections.set(name, encodeActive(active));
         } else {
           throw new Error(`unknown section ${name}`);
         }
