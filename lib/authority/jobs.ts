@@ -300,8 +300,12 @@ export class JobQueue {
     return indexes.sort((a, b) => a - b).map((i) => this.view(tx, i)!);
   }
 
-  /** Whether `job` is a patchset.ci job of a run older than its patchset's newest run. */
+  /** Whether a land-queue job belongs to a speculation the queue no longer waits on (set by the land queue). */
+  droppedQueueJob: (tx: Txn, job: JobRecord) => boolean = () => false;
+
+  /** Whether `job` is a patchset.ci job of a run older than its patchset's newest run, or a land-queue job the queue dropped. */
   private superseded(tx: Txn, job: JobRecord): boolean {
+    if (job.kind === JOB_KIND_REPO_CI && job.detail.land_queue_entry_ids) return this.droppedQueueJob(tx, job);
     if (job.kind !== JOB_KIND_PATCHSET_CI || !job.detail.patchset_id) return false;
     const run = (j: JobRecord) => j.detail.run_sequence ?? 1;
     return this.ciJobsIn(tx, job.detail.patchset_id).some((j) => run(j) > run(job));
@@ -404,8 +408,11 @@ export class JobQueue {
       }
       let result: RunnerResult | null = null;
       try {
-        if (detail.result !== undefined) result = patchsetResult({ ...detail, job_kind: JOB_KIND_PATCHSET_CI });
-      } catch {
+        if (detail.result !== undefined && detail.result !== null) result = patchsetResult({ ...detail, job_kind: JOB_KIND_PATCHSET_CI });
+      } catch (err) {
+        // The land queue lands on its job's verdict, and a completion without a result passes:
+        // a malformed result (a failing run, miscounted) must not be dropped into a pass.
+        if (job.detail.land_queue_entry_ids) throw err instanceof Invalid ? err : new Invalid('detail.result is not a well-formed runner result');
         result = null; // kind 11 needs nothing more; a malformed optional result is not kept
       }
       return complete(job, result, now, error);

@@ -128,6 +128,14 @@ export class LandQueue {
       for (const e of all) this.track(e);
     }
     store.registerCheckpointSection(QUEUE_SECTION, () => encodeActive(this.activeSequences()));
+    // A job of a speculation the queue dropped (or finished) is not requeued when it fails or its
+    // lease expires: nothing waits for it, so a runner would run it again for nothing.
+    jobs.droppedQueueJob = (tx, job) => {
+      const tester = job.detail.land_queue_entry_ids?.at(-1);
+      if (tester === undefined) return false;
+      const e = this.entryIn(tx, tester);
+      return !e || !isActiveEntry(e) || e.speculation?.tested_by !== e.entry_id || !e.speculation.worker_job_indexes.includes(job.worker_job_index);
+    };
     jobs.onPublished((job) => {
       if (this.passedTrees && job.detail.root_tree_id && jobVerdict(job)?.verdict === 'pass') this.passedTrees.set(job.detail.root_tree_id, job.worker_job_index);
     });
@@ -603,7 +611,9 @@ export class LandQueue {
 /** The CI the enqueue check assumes: a pass (the queue tests the result itself). */
 const HYPOTHETICAL_PASS: SpeculationCi = {
   run_sequence: 1,
-  evidence: { worker_job_index: 0, run_sequence: 1, overall: 'pass', status: 'succeeded', tests: 'pass', lint: 'none', suite_results: [], completed_at_s: 0 },
+  // Lint passes too: an attestation that requires lint would otherwise refuse every change; the
+  // land judges the lint of the real run.
+  evidence: { worker_job_index: 0, run_sequence: 1, overall: 'pass', status: 'succeeded', tests: 'pass', lint: 'pass', suite_results: [], completed_at_s: 0 },
   evidence_job: null,
   active_job: null,
   latest_job: null,
