@@ -132,3 +132,36 @@ describe('land queue review', function () {
     expect(j.available).to.equal(false);
   });
 });
+
+describe('land queue review: bad requests', function () {
+  this.timeout(60_000);
+  let s: TestServer;
+  after(() => s?.stop());
+  before(async () => {
+    s = await startTestServer();
+  });
+  it('bad ids, bodies and queries are 4xx with an {"error"} body, never a 500', async () => {
+    const repo = await register(s.url, 'bad');
+    const f = new Fixture(s, repo);
+    const base = await f.snap(BASE, true);
+    const c = await f.change(base, { ...BASE, 'a.txt': 'x\n' });
+    const bodies: unknown[] = [null, [], 'x', 5, {}, { change_ref: 5, mode: 'merge' }, { change_ref: c.ref, mode: 'merge', target_line: '' }, { change_ref: c.ref, mode: 'merge', target_line: 'a/../b' }, { change_ref: '', mode: 'merge' }, { change_ref: '../../x', mode: 'merge' }, { change_ref: c.ref }, { change_ref: c.ref, mode: null }, { change_ref: 'x'.repeat(100_000), mode: 'merge' }];
+    for (const b of bodies) {
+      const res = await f.post('/land-queue', b);
+      expect(res.status, `${JSON.stringify(b).slice(0, 80)}: ${res.text}`).to.be.within(400, 499);
+      expect(Object.keys(res.json ?? {})).to.deep.equal(['error']);
+    }
+    for (const q of ['?target_line=', '?target_line=..', '?target_line=a%00b', '?target_line=x&target_line=y']) {
+      const res = await f.get(`/land-queue${q}`);
+      expect(res.status, `${q}: ${res.text}`).to.be.oneOf([200, 400, 404, 422]);
+      if (res.status !== 200) expect(Object.keys(res.json ?? {})).to.deep.equal(['error']);
+    }
+    for (const id of ['lq-', 'lq-1x', 'lq-99999999999', '%00', 'lq-01', 'x'.repeat(5000)]) {
+      for (const m of ['GET', 'DELETE'] as const) {
+        const res = await api(s.url, m, R(repo, `/land-queue/${id}`));
+        expect(res.status, `${m} ${id.slice(0, 20)}: ${res.text}`).to.be.within(400, 499);
+        expect(Object.keys(res.json ?? {})).to.deep.equal(['error']);
+      }
+    }
+  });
+});
