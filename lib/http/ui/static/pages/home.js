@@ -74,7 +74,7 @@ export function JobRows({ repo, jobs }) {
     <thead><tr><th>Job</th><th>Target</th><th>State</th><th class="num">Attempts</th><th>Updated</th></tr></thead>
     <tbody>${jobs.map((j) => html`<tr>
       <td><a href=${ui.job(repo, j.worker_job_index)}>#${j.worker_job_index}</a></td>
-      <td>${j.patchset_id ? html`<code>${j.patchset_id}</code>` : html`<code title=${j.snapshot_id}>${(j.snapshot_id ?? '').slice(0, 12)}</code>`} <span class="muted small">${j.job_type}${j.trigger === 'land_queue' ? ' · land queue' : ''}${j.run_sequence ? ` · run ${j.run_sequence}` : ''}</span></td>
+      <td>${j.patchset_id ? html`<code>${j.patchset_id}</code>` : html`<code title=${j.snapshot_id}>${(j.snapshot_id ?? '').slice(0, 12)}</code>`} <span class="muted small">${j.job_type}${j.land_queue_entry_ids?.length ? ` · land queue ${j.land_queue_entry_ids.join(', ')}` : ''}${j.run_sequence ? ` · run ${j.run_sequence}` : ''}</span></td>
       <td><${Badge} value=${j.state ?? JOB_STATES[j.state_kind]} />${j.outcome && j.outcome !== j.state ? html` <${Badge} value=${j.outcome} />` : null}</td>
       <td class="num">${j.attempt_count}/${j.max_attempts}</td>
       <td class="nowrap"><${Time} s=${j.updated_at_s} /></td>

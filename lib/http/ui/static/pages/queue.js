@@ -125,6 +125,7 @@ export function LandQueueCard({ repo, change, queue, onDone }) {
       setBusy(false);
     }
   };
+  if (!e && !open) return null; // a closed change that never was queued: nothing to say
   const add = () => run(() => post(repoPath(repo, '/land-queue'), { change_ref: change.change_id, mode: 'merge' }), (x) => `Queued as ${x.entry_id}, position ${x.position} on ${x.target_line}.`);
   const remove = () => run(() => del(repoPath(repo, `/land-queue/${seg(e.entry_id)}`)), (x) => `Removed ${x.entry_id} from the queue.`);
   return html`<${Card} title="Land queue" id="queue" right=${e ? html`<${Badge} value=${e.state} />` : null}>
