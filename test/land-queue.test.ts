@@ -10,7 +10,7 @@ import { push } from '../lib/client/transfer.js';
 import type { Authority } from '../lib/authority/authority.js';
 import { silentLog } from '../lib/authority/logger.js';
 import { nextQueueMove, DEFAULT_QUEUE_OPTIONS, type QueueEntryRecord, type QueueFacts } from '../lib/domain/workflow/land-queue.js';
-import { api, expectError, ok, register, startTestServer, tempDir, type ApiResponse, type TestServer } from './helpers.js';
+import { api, cli, expectError, ok, register, startTestServer, tempDir, type ApiResponse, type TestServer } from './helpers.js';
 
 type Json = Record<string, any>;
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
@@ -169,6 +169,12 @@ describe('land queue over HTTP', function () {
     const list = await ok(f.get('/land-queue?target_line=main'));
     expect(list.entries).to.deep.equal([]);
     expect(list.recent.map((e: Json) => e.entry_id)).to.deep.equal([e3.entry_id, e2.entry_id, e1.entry_id]);
+    // Every move is an event on the repository feed, in order.
+    const feed = (await ok(f.get('/events?types=queue.*&limit=1000'))).events as Json[];
+    const moves = feed.map((e) => `${e.type}:${e.data.entry_id}`);
+    for (const m of [`queue.entry_added:${e1.entry_id}`, `queue.entry_testing:${e2.entry_id}`, `queue.entry_retried:${e2.entry_id}`, `queue.entry_landed:${e1.entry_id}`, `queue.entry_ejected:${e2.entry_id}`, `queue.entry_requeued:${e3.entry_id}`, `queue.entry_landed:${e3.entry_id}`]) expect(moves).to.include(m);
+    expect(moves.indexOf(`queue.entry_landed:${e1.entry_id}`)).to.be.lessThan(moves.indexOf(`queue.entry_landed:${e3.entry_id}`));
+    expect(feed.find((e) => e.type === 'queue.entry_ejected')!.data.reason).to.equal('ci_failed');
     // The land's policy decision names the queue's job as its CI evidence.
     const decision = (await ok(f.get(`/patchsets/${c1.ps}/policy`)));
     expect(decision.ci_worker_job_index ?? decision.policy?.ci_worker_job_index).to.equal(s1.speculation.worker_job_indexes[0]);
@@ -360,6 +366,38 @@ describe('land queue over HTTP', function () {
     } finally {
       await b.stop();
     }
+  });
+});
+
+describe('land queue across restarts', function () {
+  this.timeout(120_000);
+  it('the active entries come back in order from workflow.ckpt, and from workflow.log when the checkpoint is gone; fsck agrees', async () => {
+    const data = path.join(tempDir(), 'data');
+    let s = await startTestServer(data, { queue: { depth: 1, retries: 0, batch: 1, stall_s: 3600 } });
+    const f = new Fixture(s, await register(s.url, 'restart'));
+    const base = await f.snap(BASE, 'main', true);
+    const ids: string[] = [];
+    for (const file of ['a.txt', 'b.txt', 'c.txt']) ids.push((await f.enqueue((await f.change(base, { ...BASE, [file]: 'new\n' })).ref)).entry_id);
+    await f.settle();
+    const first = await f.entry(ids[0]);
+    await f.runJob(first.speculation.worker_job_indexes[0], 'pass');
+    const before = (await ok(f.get('/land-queue'))).entries.map((e: Json) => [e.entry_id, e.state, e.position]);
+    expect(before.map((e: string[]) => e[0])).to.deep.equal([ids[1], ids[2]]);
+    await s.stop();
+    for (const drop of [false, true]) {
+      const ckpt = path.join(data, 'repositories', String(f.repo), 'workflow.ckpt');
+      if (drop) await fsp.rm(ckpt);
+      else expect((await fsp.stat(ckpt)).size).to.be.greaterThan(0);
+      s = await startTestServer(data, { queue: { depth: 1, retries: 0, batch: 1, stall_s: 3600 } });
+      const g = new Fixture(s, f.repo);
+      await g.settle();
+      const after = (await ok(g.get('/land-queue'))).entries.map((e: Json) => [e.entry_id, e.state, e.position]);
+      expect(after, drop ? 'rebuilt from workflow.log' : 'from workflow.ckpt').to.deep.equal(before);
+      expect((await ok(g.get(`/land-queue/${ids[0]}`))).entry.state).to.equal('landed');
+      await s.stop();
+    }
+    const fsck = await cli(['fsck', '--data', data, '--json']);
+    expect(fsck.code, fsck.stdout + fsck.stderr).to.equal(0);
   });
 });
 
