@@ -147,7 +147,7 @@ export class WorkflowBook {
       book.checkCounts();
     }
     store.registerCheckpointSection(INDEX_SECTION, () => book.index.encode());
-    book.reviews = ReviewBook.open(store, book, book.jobs);
+    book.reviews = ReviewBook.open(store, book, book.jobs, notes);
     return book;
   }
 
