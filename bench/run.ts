@@ -16,6 +16,8 @@
 //   BENCH_ONLY=transfer  only push/pull against git, the one-file dedup and the resumed push
 //   BENCH_ONLY=diffs     only the patchset diff route against git diff, and a change page's API calls
 //   BENCH_ONLY=events    only the event feed: commit → subscriber latency, runner claim latency
+//   BENCH_ONLY=queue     only the land queue: changes landed per minute with a fixed CI time,
+//                        one by one versus the queue at depth 1 and 4 (bench/land-queue.ts)
 //   BENCH_ONLY=scale     only workflow at scale: 10k/100k/1M task+change pairs in one repository,
 //                        1,000 repositories (bench/workflow-scale.ts; BENCH_SCALE_PAIRS etc. there)
 //   BENCH_GET_SECONDS (default 4), BENCH_GET_ROUNDS (default 3)  GET-overhead rounds
@@ -37,6 +39,7 @@ import { stepGroupCommit, stepSmallCommit, storageRows } from './storage.js';
 import { landRows, stepLands } from './lands.js';
 import { diffRows, stepDiffs } from './diffs.js';
 import { eventRows, stepEvents } from './events.js';
+import { landQueueRows, stepLandQueue } from './land-queue.js';
 import { scaleRows, stepWorkflowScale } from './workflow-scale.js';
 import { gzipSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
@@ -756,6 +759,8 @@ function report(): void {
   if (events.length) out.push(table('Events: the feed', events));
   const scale = scaleRows(bench.workflow_scale as Fig | undefined);
   if (scale.length) out.push(table('Workflow at scale', scale));
+  const queue = landQueueRows(bench.land_queue as Fig | undefined);
+  if (queue.length) out.push(table('Land queue: changes landed per minute, each tested on the tree it lands', queue));
   if (errors.length) out.push(table('ERRORS', errors.map((e) => [e.step, e.message.replace(/\n/g, '\n      ')])));
   process.stdout.write(`${out.join('\n')}\n\n`);
   bench.errors = errors;
@@ -843,6 +848,14 @@ async function stepScaleStep(): Promise<void> {
   }
 }
 
+async function stepQueueStep(): Promise<void> {
+  try {
+    bench.land_queue = await stepLandQueue({ root: ROOT, cli: CLI, log });
+  } catch (err) {
+    fail('land queue', err);
+  }
+}
+
 async function main(): Promise<void> {
   const t0 = performance.now();
   bench.scale = SCALE;
@@ -862,6 +875,8 @@ async function main(): Promise<void> {
       await stepEventStep();
     } else if (process.env.BENCH_ONLY === 'scale') {
       await stepScaleStep();
+    } else if (process.env.BENCH_ONLY === 'queue') {
+      await stepQueueStep();
     } else if (process.env.BENCH_ONLY === 'transfer') {
       // Only the push/pull rounds against git, the dedup and the resume figures.
       const tree = await stepTree();
@@ -886,6 +901,7 @@ async function main(): Promise<void> {
       await stepDiffStep();
       await stepEventStep();
       await stepScaleStep();
+      await stepQueueStep();
     }
   } catch (err) {
     fail('bench', err);

@@ -19,6 +19,7 @@ import { WorkflowBook } from './workflow/book.js';
 import { HistoryPromotions } from './workflow/promotion.js';
 import { landGates } from './workflow/gates.js';
 import { LandDesk } from './workflow/lands.js';
+import { LandQueue } from './workflow/land-queue.js';
 import { WebhookBook } from './webhooks.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import type { Log } from './logger.js';
@@ -31,6 +32,8 @@ export class Authority {
   readonly promotions: HistoryPromotions;
   /** Lands (workflow.log land and idempotency entities). */
   readonly lands: LandDesk;
+  /** The land queue (workflow.log land_queue_entry records; driven by the service when serving). */
+  readonly queue: LandQueue;
   /** Webhook registrations and deliveries (workflow.log entities); sent by the service's dispatcher. */
   readonly webhooks: WebhookBook;
 
@@ -38,7 +41,9 @@ export class Authority {
     this.content = new ContentOperations(store);
     this.workflow = WorkflowBook.open(store, plans, jobs, notes);
     this.promotions = new HistoryPromotions(store, plans, this.workflow);
-    this.lands = new LandDesk(store, this.workflow, landGates(() => this.workflow.reviews));
+    const gates = landGates(() => this.workflow.reviews);
+    this.lands = new LandDesk(store, this.workflow, gates);
+    this.queue = new LandQueue(store, this.workflow, this.lands, jobs, gates);
     this.webhooks = new WebhookBook(store);
   }
 
@@ -101,6 +106,7 @@ export class Authority {
 
   /** Close the authority's files (idempotent). */
   close(): void {
+    this.queue.stop();
     this.store.close();
   }
 

@@ -75,6 +75,7 @@ export function jobProjection(job: JobRecord, now = nowSeconds()): Record<string
     patchset_id: job.detail.patchset_id,
     trigger: job.detail.trigger,
     run_sequence: job.detail.run_sequence ?? (job.kind === JOB_KIND_PATCHSET_CI ? 1 : null),
+    land_queue_entry_ids: job.detail.land_queue_entry_ids ?? null,
     timeout_s: job.detail.timeout_s,
     available: isClaimable(job, now),
     available_at_s: job.state === STATE_QUEUED ? job.available_at_s : null,
@@ -105,7 +106,7 @@ export function runtimeRequest(job: JobRecord): Record<string, unknown> {
   };
 }
 
-interface EnqueueDetail { snapshot_id?: string | null; snapshot_index?: number | null; patchset_id?: string | null; trigger?: string | null; run_sequence?: number }
+interface EnqueueDetail { snapshot_id?: string | null; snapshot_index?: number | null; patchset_id?: string | null; trigger?: string | null; run_sequence?: number; land_queue_entry_ids?: string[]; root_tree_id?: string }
 
 export class JobQueue {
   /** Queued job indexes in the order they became claimable (new, then requeued): FIFO claims. */
@@ -113,6 +114,7 @@ export class JobQueue {
   private readonly running = new Set<number>();
   /** Job indexes of each patchset's CI jobs, oldest first: the patchset's CI evidence is read from them. */
   private readonly byPatchset = new Map<string, number[]>();
+  private readonly listeners: ((job: JobRecord) => void)[] = [];
 
   private constructor(
     readonly repositoryIndex: number,
@@ -174,6 +176,7 @@ export class JobQueue {
       for (const job of jobs) {
         this.jobs.set(job.worker_job_index, job);
         this.track(job);
+        for (const fn of this.listeners) fn(job);
       }
     });
   }
@@ -232,6 +235,8 @@ export class JobQueue {
         patchset_id: detail.patchset_id ?? null,
         trigger: detail.trigger ?? null,
         ...(detail.run_sequence !== undefined ? { run_sequence: detail.run_sequence } : {}),
+        ...(detail.land_queue_entry_ids !== undefined ? { land_queue_entry_ids: detail.land_queue_entry_ids } : {}),
+        ...(detail.root_tree_id !== undefined ? { root_tree_id: detail.root_tree_id } : {}),
         timeout_s: this.policy.timeoutSeconds,
         outcome: null,
         error: null,
@@ -410,6 +415,34 @@ export class JobQueue {
   fail(index: number, attempt: number, token: string, retryable: boolean, error: string): Promise<JobRecord> {
     validateErrorText(error);
     return this.leased(index, attempt, token, (job, now, tx) => this.unlessSuperseded(tx, job, fail(job, error, retryable ? ERROR_RUNNER_RETRYABLE : ERROR_RUNNER_FATAL, retryable, now), now));
+  }
+
+  /** Every job as published, in no particular order (no copy, no sort). */
+  each(): IterableIterator<JobRecord> {
+    return this.jobs.values();
+  }
+
+  /** A job as published (no lease expiry applied; undefined when there is none). */
+  peek(index: number): JobRecord | undefined {
+    return this.jobs.get(index);
+  }
+
+  /** A job as `tx` sees it. */
+  jobIn(tx: Txn, index: number): JobRecord | undefined {
+    return this.view(tx, index);
+  }
+
+  /** End the still-queued jobs among `indexes` (in the caller's transaction): no runner claims them. Running ones finish. */
+  cancelQueuedIn(tx: Txn, indexes: readonly number[], why: string): JobRecord[] {
+    const now = nowSeconds();
+    const ended = indexes.map((i) => this.view(tx, i)).filter((j): j is JobRecord => j !== undefined && j.state === STATE_QUEUED).map((j) => supersede(j, now, why));
+    if (ended.length) this.persist(tx, ended);
+    return ended;
+  }
+
+  /** Call `fn` with each job record once its commit is published (the land queue follows its jobs). */
+  onPublished(fn: (job: JobRecord) => void): void {
+    this.listeners.push(fn);
   }
 
   /** Every record, for export and tests. */

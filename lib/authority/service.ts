@@ -31,6 +31,7 @@ import type { AuthorityHost } from './host.js';
 import { Registry, type RegistrationResult } from './registry.js';
 import { EventFeeds, registryEventStream, type EventFeedOptions, type FeedHost } from './event-feed.js';
 import { WebhookDispatcher, type WebhookPolicy } from './webhook-dispatcher.js';
+import type { QueueOptions } from '../domain/workflow/land-queue.js';
 
 export interface ServiceOptions {
   dataDir: string;
@@ -50,6 +51,8 @@ export class CairnService implements AuthorityHost, FeedHost {
   private readonly lifecycleMutexes = new Map<number, Mutex>();
   private readonly authorityListeners = new Set<() => void>();
   private retirementOps: Retirement | null = null;
+  /** Set by startLandQueues (serving only). */
+  private queueOptions: QueueOptions | null = null;
   /** Set by startWebhooks (serving only: offline tools open the service without sending anything). */
   private webhookPolicy: WebhookPolicy | null = null;
   private readonly dispatchers = new Map<number, WebhookDispatcher>();
@@ -203,8 +206,10 @@ export class CairnService implements AuthorityHost, FeedHost {
         authority.close();
         return;
       }
+      authority.lands.policyFlags = () => this.registry.get(index)?.policy_flags ?? 0;
       this.authorities.set(index, authority);
       this.startDispatcher(index);
+      this.startQueue(index);
       this.authoritiesChanged();
     } catch (err) {
       const reason = (err as Error).message;
@@ -336,6 +341,21 @@ export class CairnService implements AuthorityHost, FeedHost {
    * Start sending webhooks (docs/api.md "Webhooks"): a dispatcher for every open authority now,
    * and for each one opened later (registration, restore).
    */
+  /**
+   * Drive the land queues (docs/land-queue.md): every open authority's now, and each one opened
+   * later. A retiring repository's queue makes no moves (its files stay as exported).
+   */
+  startLandQueues(options: QueueOptions): void {
+    this.queueOptions = options;
+    for (const index of this.authorities.keys()) this.startQueue(index);
+  }
+
+  private startQueue(index: number): void {
+    const entry = this.authorities.get(index);
+    if (!this.queueOptions || !(entry instanceof Authority)) return;
+    entry.queue.start(this.queueOptions, () => this.registry.get(index)?.lifecycle_kind === LIFECYCLE_ACTIVE, this.log);
+  }
+
   startWebhooks(policy: WebhookPolicy): void {
     this.webhookPolicy = policy;
     for (const index of this.authorities.keys()) this.startDispatcher(index);

@@ -14,6 +14,7 @@ import { lockDataDir } from '../store/datadir-lock.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import { DEFAULT_EVENT_FEED_OPTIONS, type EventFeedOptions } from '../authority/event-feed.js';
 import { DEFAULT_WEBHOOK_POLICY, type WebhookPolicy } from '../authority/webhook-dispatcher.js';
+import { checkQueueOptions, DEFAULT_QUEUE_OPTIONS, type QueueOptions } from '../domain/workflow/land-queue.js';
 import { CliUsageError, parseBind, parseCommandArgs } from './args.js';
 import { LogLineBatch, sinkOnFd } from './log-batch.js';
 import { jsonRequestLog } from './request-log.js';
@@ -26,7 +27,8 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--no-ui] [--ui-identity-header NAME] [--webhook-attempts N]
                    [--event-retention N] [--event-subscribers N] [--event-heartbeat-ms N]
                    [--activation-delay-ms N] [--lock-stale-ms N] [--webhook-backoff-ms N]
-                   [-h|--help]
+                   [--queue-depth N] [--queue-retries N] [--queue-batch N]
+                   [--queue-stall-seconds N] [-h|--help]
 
 Serve the cairn HTTP interface, and the reviewer web UI at /ui/ (docs/ui.md).
 
@@ -54,6 +56,15 @@ Options:
   --webhook-attempts N
                      attempts of a webhook delivery (one round) before it fails (default 8;
                      waits between them: 1 s, 2 s, 4 s, ...)
+  --queue-depth N    land-queue entries tested at once, each on the tree it would land
+                     (default 4)
+  --queue-retries N  extra CI runs of a failed speculation on the same tree before the
+                     entry is ejected (default 1; 0 ejects on the first failure)
+  --queue-batch N    land-queue entries one CI run tests together (default 1); a failed
+                     batch is tested again in halves
+  --queue-stall-seconds N
+                     a land-queue CI job without progress for this long is reported as
+                     stalled (default 900)
   --event-retention N
                      keep the newest N events of each repository (trimmed at start and
                      every 10 minutes); a reader asking for older ones gets 410. Default:
@@ -88,6 +99,8 @@ export interface ServerOptions {
   events?: EventFeedOptions;
   /** Webhook delivery: attempts, backoff and timeout (lib/authority/webhook-dispatcher.ts). */
   webhooks?: Partial<WebhookPolicy>;
+  /** The land queue: depth, retries, batch, stall bound (--queue-*; docs/land-queue.md). */
+  queue?: Partial<QueueOptions>;
 }
 
 export interface RunningServer {
@@ -153,6 +166,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (!stopping) {
       service.startMaintenance();
       service.startWebhooks({ ...DEFAULT_WEBHOOK_POLICY, ...options.webhooks });
+      service.startLandQueues(checkQueueOptions({ ...DEFAULT_QUEUE_OPTIONS, ...options.queue }));
       server.activate(createApp({ service, log, requestLog: options.requestLog, assets: swaggerUiAssets(), ui }).callback());
       log.info({ repositories: service.registry.all().length }, 'ready');
       // Repositories open on first use; this opens the rest so their timers and dispatchers run.
@@ -186,6 +200,10 @@ export async function serve(argv: string[]): Promise<number> {
     'event-heartbeat-ms': { type: 'string', default: String(DEFAULT_EVENT_FEED_OPTIONS.heartbeatMs) },
     'webhook-attempts': { type: 'string', default: String(DEFAULT_WEBHOOK_POLICY.maxAttempts) },
     'webhook-backoff-ms': { type: 'string', default: String(DEFAULT_WEBHOOK_POLICY.backoffBaseMs) },
+    'queue-depth': { type: 'string', default: String(DEFAULT_QUEUE_OPTIONS.depth) },
+    'queue-retries': { type: 'string', default: String(DEFAULT_QUEUE_OPTIONS.retries) },
+    'queue-batch': { type: 'string', default: String(DEFAULT_QUEUE_OPTIONS.batch) },
+    'queue-stall-seconds': { type: 'string', default: String(DEFAULT_QUEUE_OPTIONS.stall_s) },
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
@@ -238,7 +256,10 @@ export async function serve(argv: string[]): Promise<number> {
     heartbeatMs: positive('event-heartbeat-ms', 3_600_000),
   };
   const webhooks = { maxAttempts: positive('webhook-attempts', 100), backoffBaseMs: positive('webhook-backoff-ms', 3_600_000) };
-  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, events });
+  const retries = Number(values['queue-retries']);
+  if (!Number.isInteger(retries) || retries < 0 || retries > 10) throw new CliUsageError('--queue-retries must be an integer from 0 to 10');
+  const queue: QueueOptions = { depth: positive('queue-depth', 64), retries, batch: positive('queue-batch', 64), stall_s: positive('queue-stall-seconds', 86_400) };
+  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, events, queue });
   process.once('SIGTERM', () => void running.stop());
   process.once('SIGINT', () => void running.stop());
   return running.done;

@@ -6,6 +6,7 @@ import { Invalid } from './errors.js';
 import { ERROR_KIND_NAMES, STATE_FAILED, STATE_NAMES, STATE_QUEUED, STATE_RUNNING, STATE_SUCCEEDED, type JobRecord } from './jobs.js';
 import type { ChangeRecord, PatchsetRecord, TaskRecord } from './workflow/rules.js';
 import type { AttestationRecord, PolicyDecisionRecord, ReviewRecord } from './workflow/review-rules.js';
+import type { QueueEntryRecord } from './workflow/land-queue.js';
 
 export type EventData = Record<string, string | number | boolean | null>;
 export interface DomainEvent {
@@ -46,6 +47,14 @@ export const EVENT_TYPES: Record<string, string[]> = {
   'plan.revised': ['plan_id', 'plan_revision_id'],
   'plan.status_changed': ['plan_id', 'status', 'previous_status'],
   'promotion.prepared': ['promotion_id', 'target_line'],
+  'queue.entry_added': ['entry_id', 'change_id', 'change_ref', 'target_line'],
+  'queue.entry_testing': ['entry_id', 'change_id', 'target_line', 'snapshot_id', 'worker_job_index', 'reused'],
+  'queue.entry_retried': ['entry_id', 'change_id', 'target_line', 'worker_job_index'],
+  'queue.entry_requeued': ['entry_id', 'change_id', 'target_line'],
+  'queue.entry_stalled': ['entry_id', 'change_id', 'target_line', 'worker_job_index'],
+  'queue.entry_landed': ['entry_id', 'change_id', 'target_line', 'land_id', 'landed_snapshot_id', 'passed_on_retry'],
+  'queue.entry_ejected': ['entry_id', 'change_id', 'target_line', 'reason'],
+  'queue.entry_removed': ['entry_id', 'change_id', 'target_line'],
 };
 
 /** Events of the registry (the data directory's feed, storage-layout.md §18). */
@@ -145,6 +154,26 @@ export function jobEvents(before: JobRecord | undefined, after: JobRecord): Doma
   if (after.state === STATE_SUCCEEDED) return [ev('job.completed', { ...ids, patchset_id: after.detail.patchset_id })];
   if (after.state === STATE_FAILED) return [ev('job.failed', { ...ids, patchset_id: after.detail.patchset_id, error_kind: errorKind })];
   return [ev(`job.${STATE_NAMES[after.state]}`, ids)];
+}
+
+/** The moves of a land-queue entry (docs/land-queue.md), from its record before and after. */
+export function queueEntryEvents(before: QueueEntryRecord | undefined, after: QueueEntryRecord): DomainEvent[] {
+  const ids = { entry_id: after.entry_id, change_id: after.change_id, target_line: after.target_line };
+  if (!before) return [ev('queue.entry_added', { entry_id: after.entry_id, change_id: after.change_id, change_ref: after.change_ref, target_line: after.target_line })];
+  if (before.state !== after.state) {
+    if (after.state === 'landed') return [ev('queue.entry_landed', { ...ids, land_id: after.land_id, landed_snapshot_id: after.landed_snapshot_id, passed_on_retry: after.passed_on_retry })];
+    if (after.state === 'ejected') return [ev('queue.entry_ejected', { ...ids, reason: after.ejection?.reason ?? null })];
+    if (after.state === 'removed') return [ev('queue.entry_removed', ids)];
+  }
+  const b = before.speculation;
+  const a = after.speculation;
+  if (a && a.tested_by === after.entry_id && (!b || b.snapshot_id !== a.snapshot_id || b.base_snapshot_id !== a.base_snapshot_id)) {
+    return [ev('queue.entry_testing', { ...ids, snapshot_id: a.snapshot_id, worker_job_index: a.reused_worker_job_index ?? a.worker_job_indexes.at(-1) ?? null, reused: a.reused_worker_job_index !== null })];
+  }
+  if (a && b && a.snapshot_id === b.snapshot_id && a.worker_job_indexes.length > b.worker_job_indexes.length) return [ev('queue.entry_retried', { ...ids, worker_job_index: a.worker_job_indexes.at(-1)! })];
+  if (a && b && a.stalled_at_s !== null && b.stalled_at_s === null) return [ev('queue.entry_stalled', { ...ids, worker_job_index: a.worker_job_indexes.at(-1) ?? null })];
+  if (b && !a && after.state === 'queued') return [ev('queue.entry_requeued', ids)];
+  return [];
 }
 
 export function landEvents(land: { land_id: string; change_id: string; change_ref: string; patchset_id: string | null; target_line: string; status: string; failure_kind: string | null; landed_snapshot_id: string | null }): DomainEvent[] {

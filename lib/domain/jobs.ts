@@ -54,6 +54,10 @@ export interface JobDetail {
   trigger: string | null;
   /** patchset.ci: the patchset CI run this job belongs to (absent on older records: run 1). */
   run_sequence?: number;
+  /** repo.ci of a land-queue speculation: the entries its snapshot's test covers, in queue order. */
+  land_queue_entry_ids?: string[];
+  /** repo.ci of a land-queue speculation: the root tree it tests (a passed run is reused for an identical tree). */
+  root_tree_id?: string;
   timeout_s: number;
   outcome: string | null;
   error: string | null;

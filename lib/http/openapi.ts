@@ -24,6 +24,7 @@ import { SCHEMAS as planSchemas } from './handlers/plans.js';
 import { SCHEMAS as diffSchemas } from './handlers/diffs.js';
 import { SCHEMAS as eventSchemas } from './handlers/events.js';
 import { SCHEMAS as webhookSchemas } from './handlers/webhooks.js';
+import { SCHEMAS as landQueueSchemas } from './handlers/land-queue.js';
 
 export const OPENAPI_VERSION = '3.1.0';
 /** Marks operations that are not part of the spec's 78 (the document itself, the API reference). */
@@ -41,7 +42,7 @@ const DOCUMENT_SCHEMAS: Schemas = {
 
 const SCHEMA_MODULES: readonly Schemas[] = [
   errorSchemas, discoverySchemas, registrySchemas, lifecycleSchemas, jobSchemas, contentSchemas,
-  taskSchemas, changeSchemas, reviewSchemas, landSchemas, promotionSchemas, planSchemas, diffSchemas, webhookSchemas, eventSchemas, DOCUMENT_SCHEMAS,
+  taskSchemas, changeSchemas, reviewSchemas, landSchemas, promotionSchemas, planSchemas, diffSchemas, webhookSchemas, landQueueSchemas, eventSchemas, DOCUMENT_SCHEMAS,
 ];
 
 /** Every named schema, each defined once. */

@@ -35,6 +35,7 @@ import * as diffs from './handlers/diffs.js';
 import * as docs from './handlers/docs.js';
 import * as events from './handlers/events.js';
 import * as webhooks from './handlers/webhooks.js';
+import * as landQueue from './handlers/land-queue.js';
 
 const AUTH = '/v1/native/repository-authorities';
 const REPO = `${AUTH}/{repository_index}`;
@@ -207,6 +208,12 @@ export const ROUTES: readonly RouteSpec[] = [
   route('webhooks.deliveries.list', 'GET', `${REPO}/webhooks/{webhook_id}/deliveries`, { extension: true, paged: true, query: webhooks.DeliveriesQuery, ok: 'WebhookDeliveryList', handler: webhooks.listDeliveries }),
   route('webhooks.deliveries.get', 'GET', `${REPO}/webhooks/{webhook_id}/deliveries/{delivery_id}`, { extension: true, ok: 'WebhookDeliveryResult', handler: webhooks.getDelivery }),
   route('webhooks.deliveries.redeliver', 'POST', `${REPO}/webhooks/{webhook_id}/deliveries/{delivery_id}`, { action: 'redeliver', extension: true, body: NONE, ok: 'WebhookDeliveryResult', handler: webhooks.redeliver }),
+
+  // Extensions: the land queue (docs/land-queue.md)
+  route('landQueue.enqueue', 'POST', `${REPO}/land-queue`, { extension: true, request: landQueue.Enqueue, ok: { 201: 'LandQueueEntryResult' }, handler: landQueue.enqueue }),
+  route('landQueue.list', 'GET', `${REPO}/land-queue`, { extension: true, query: landQueue.ListQuery, ok: 'LandQueueList', handler: landQueue.list }),
+  route('landQueue.get', 'GET', `${REPO}/land-queue/{entry_id}`, { extension: true, ok: 'LandQueueEntryResult', handler: landQueue.get }),
+  route('landQueue.remove', 'DELETE', `${REPO}/land-queue/{entry_id}`, { extension: true, body: NONE, ok: 'LandQueueEntryResult', handler: landQueue.remove }),
 
   // Extensions: event feeds (a JSON page, or server-sent events with Accept: text/event-stream)
   route('events.repository', 'GET', `${REPO}/events`, { extension: true, query: events.EventsQuery, ok: { json: 'EventPage', raw: ['text/event-stream'] }, refuses: [410], handler: events.repositoryEvents }),

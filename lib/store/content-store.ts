@@ -160,6 +160,8 @@ export class ContentStore {
     if (!prev || prev.log_file !== cover.log_file || prev.records <= cover.records) this.published.checkpointCover = cover;
   }
 
+  /** Closed, or failed (a commit-point write failed): no transaction is taken. */
+  get isClosed(): boolean { return this.commits.closed || this.commits.failed !== null; }
   /** An owner's section of every checkpoint from now on (lib/store/workflow-checkpoint.ts). */
   registerCheckpointSection(name: string, encode: () => Buffer): void { this.published.registerCheckpointSection(name, encode); }
   /** The owner's section of the checkpoint this open started from; undefined: rebuild from the records. */

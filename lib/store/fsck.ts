@@ -23,6 +23,7 @@ import { CHANGE, TASK, type ChangeRecord, type TaskRecord } from '../domain/work
 import { INDEX_SECTION } from '../domain/workflow/indexes.js';
 import { REVIEW_SECTION, ReviewIndex } from '../domain/workflow/review-index.js';
 import { LAND_SECTION, LandIndex } from '../domain/workflow/land-index.js';
+import { encodeActive, isActiveEntry, QUEUE_ENTRY, QUEUE_SECTION, type QueueEntryRecord } from '../domain/workflow/land-queue.js';
 
 export interface FsckResult {
   problems: string[];
@@ -252,6 +253,9 @@ async function checkWorkflowCheckpoint(store: ContentStore): Promise<{ problems:
           const lands = new LandIndex();
           for (const [, l] of records.entries<{ sequence: number; change_id: string }>('land')) lands.add(l.sequence, Number(l.change_id.slice(l.change_id.lastIndexOf('-') + 1)));
           sections.set(name, lands.encode());
+        } else if (name === QUEUE_SECTION) {
+          const active = [...records.entries<QueueEntryRecord>(QUEUE_ENTRY)].map(([, e]) => e).filter(isActiveEntry).map((e) => e.sequence).sort((a, b) => a - b);
+          sections.set(name, encodeActive(active));
         } else {
           throw new Error(`unknown section ${name}`);
         }

@@ -10,6 +10,7 @@
 //   3. CI: evidence of the current run present and passing, `overall === 'pass'` (else
 //      `blocked_by_ci`).
 import type { PatchsetRecord } from '../../domain/workflow/rules.js';
+import type { CiState } from './reviews.js';
 import type { Txn } from '../../store/content-store.js';
 import type { ReviewBook } from './reviews.js';
 
@@ -37,7 +38,13 @@ export interface GateJudgement {
  * judges the evidence as that transaction sees it and records its policy decision there;
  * without, it judges the published evidence and writes nothing.
  */
-export type LandGates = (patchset: PatchsetRecord, tx?: Txn) => GateJudgement;
+export type LandGates = (patchset: PatchsetRecord, tx?: Txn, ci?: SpeculationCi) => GateJudgement;
+
+/**
+ * The CI a land-queue land is judged by: the state of the job that tested the speculative
+ * snapshot (the tree that lands), in place of the patchset's own CI.
+ */
+export type SpeculationCi = CiState;
 
 /** The rule on the evidence (pure). */
 export function checkGates(e: Evidence): GateRefusal | null {
@@ -53,8 +60,8 @@ export function checkGates(e: Evidence): GateRefusal | null {
 
 /** The gates of this repository; `reviews` is read at land time (the book is built at open). */
 export function landGates(reviews: () => Pick<ReviewBook, 'judgeForLand'>): LandGates {
-  return (patchset, tx) => {
-    const e = reviews().judgeForLand(patchset, tx);
+  return (patchset, tx, ci) => {
+    const e = reviews().judgeForLand(patchset, tx, ci);
     return { refusal: checkGates(e), policy_decision_id: e.policy.decision_id };
   };
 }

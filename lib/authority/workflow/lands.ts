@@ -7,7 +7,7 @@
 // the line still has the head the merge was computed against (else `target_update_failed`).
 import { createHash } from 'node:crypto';
 import { CairnError, Conflict, Invalid, NotFound } from '../../domain/errors.js';
-import { encodeSnapshot, requireContentId, sha256Hex } from '../../domain/content.js';
+import { decodeTree, encodeSnapshot, requireContentId, sha256Hex } from '../../domain/content.js';
 import { validateLineName } from '../../domain/lines.js';
 import { nowSeconds } from '../../domain/repository.js';
 import { CHANGE, isOpenChange, PATCHSET, type ChangeRecord, type PatchsetRecord } from '../../domain/workflow/rules.js';
@@ -18,7 +18,7 @@ import type { ContentStore, Txn } from '../../store/content-store.js';
 import { buildPack, PACK_KIND_OBJECT, PACK_KIND_TREE, type PackKind } from '../../store/pack.js';
 import type { WorkflowBook } from './book.js';
 import { landEvents, lineEvents } from '../../domain/events.js';
-import type { LandGates } from './gates.js';
+import type { LandGates, SpeculationCi } from './gates.js';
 import { LAND_SECTION, LandIndex } from '../../domain/workflow/land-index.js';
 import { promotionReceiptIn, settlePromotionIn } from './promotion.js';
 
@@ -36,10 +36,11 @@ export type FailureKind =
   | 'stale_base'
   | 'conflict'
   | 'target_update_failed'
+  | 'queue_required'
   | 'internal_error';
 export type LineAction = 'fast_forward' | 'merge' | 'direct' | 'none';
 export const LAND_STATUSES: readonly LandStatus[] = ['landed', 'rejected', 'failed'];
-export const FAILURE_KINDS: readonly FailureKind[] = ['patchset_not_selected', 'blocked_by_policy', 'blocked_by_review', 'blocked_by_ci', 'stale_base', 'conflict', 'target_update_failed', 'internal_error'];
+export const FAILURE_KINDS: readonly FailureKind[] = ['patchset_not_selected', 'blocked_by_policy', 'blocked_by_review', 'blocked_by_ci', 'stale_base', 'conflict', 'target_update_failed', 'queue_required', 'internal_error'];
 export const LINE_ACTIONS: readonly LineAction[] = ['fast_forward', 'merge', 'direct', 'none'];
 
 export interface LandRecord {
@@ -62,6 +63,8 @@ export interface LandRecord {
   line_action: LineAction | null;
   /** The policy decision the land judged the patchset by, recorded in the land's own commit (null when no commit judged the gates: refusals decided before it). */
   policy_decision_id?: string | null;
+  /** The land-queue entry this land came from (absent or null: a direct land). */
+  land_queue_entry_id?: string | null;
   stale_patchset_ids: string[];
   created_at_s: number;
   finished_at_s: number;
@@ -181,9 +184,30 @@ interface Plan {
 
 const seqOf = (id: string) => Number(id.slice(id.lastIndexOf('-') + 1));
 
+/** policy_flags bit 0: a merge or direct land whose tree differs from the patchset's revision tree (nothing tested it) must go through the land queue. */
+export const POLICY_QUEUE_UNTESTED_MERGES = 0x01;
+
+/**
+ * Merges computed but not stored yet (the land queue builds a batch's speculations one on the
+ * other before one transaction stores them all): their snapshots and new objects by id.
+ */
+export interface PendingMerges {
+  snapshots: Map<string, { root_tree_id: string; parent_snapshot_ids: string[] }>;
+  trees: Map<string, Buffer>;
+  blobs: Map<string, Buffer>;
+}
+
+/** What a land of a patchset onto a head would create: the snapshot, or the conflicts. */
+export type MergedLand =
+  | { conflicts: MergeConflict[] }
+  | { conflicts: null; landed: string; action: 'fast_forward' | 'merge' | 'direct'; snapshot: Buffer | null; merge: MergeOutcome | null; root_tree_id: string; revision_root_tree_id: string };
+
 export class LandDesk {
   /** Each change's lands (the change page's land history); the records are read from the store. */
   private index = new LandIndex();
+
+  /** The repository's policy_flags (the service sets it; bit POLICY_QUEUE_UNTESTED_MERGES matters here). */
+  policyFlags: () => number = () => 0;
 
   constructor(private readonly store: ContentStore, private readonly book: WorkflowBook, private readonly gates: LandGates) {
     const section = store.takeCheckpointSection(LAND_SECTION);
@@ -227,7 +251,7 @@ export class LandDesk {
   }
 
   landProjection(l: LandRecord, repositoryIndex: number): Record<string, unknown> {
-    return { ...l, policy_decision_id: l.policy_decision_id ?? null, submission_id: l.land_id, repository_index: repositoryIndex, selected_patchset_id: l.patchset_id, result: landResult(l) };
+    return { ...l, policy_decision_id: l.policy_decision_id ?? null, land_queue_entry_id: l.land_queue_entry_id ?? null, submission_id: l.land_id, repository_index: repositoryIndex, selected_patchset_id: l.patchset_id, result: landResult(l) };
   }
 
   /**
@@ -324,41 +348,77 @@ export class LandDesk {
     }
     // A fast-forward when the head is the patchset base or any ancestor of the revision (as
     // git's --ff-only), for ff-only and for direct; merge always records a merge.
-    if (mode === 'ff-only' || mode === 'direct') {
+    if (mode === 'ff-only') {
       const ancestry = head === ps.base_snapshot_id ? 'ancestor' : ancestryOf((id) => this.store.snapshot(id)?.parent_snapshot_ids ?? null, head, ps.revision_snapshot_id);
       if (ancestry === 'ancestor') {
         plan.landed = ps.revision_snapshot_id;
         plan.action = 'fast_forward';
         return plan;
       }
-      if (mode === 'ff-only') {
-        const why = ancestry === 'walk_bound_reached' ? `not found within the ${MAX_ANCESTRY_WALK} nearest ancestors of revision ${ps.revision_snapshot_id}` : `not an ancestor of revision ${ps.revision_snapshot_id}`;
-        return refuse('rejected', 'stale_base', `line ${target} head ${head} is ${why}; ff-only needs the head to be the patchset base or an ancestor of its revision`);
-      }
+      const why = ancestry === 'walk_bound_reached' ? `not found within the ${MAX_ANCESTRY_WALK} nearest ancestors of revision ${ps.revision_snapshot_id}` : `not an ancestor of revision ${ps.revision_snapshot_id}`;
+      return refuse('rejected', 'stale_base', `line ${target} head ${head} is ${why}; ff-only needs the head to be the patchset base or an ancestor of its revision`);
     }
-    const snap = (id: string) => {
-      const s = this.store.snapshot(id);
-      if (!s) throw new CairnError('Internal', `snapshot ${id} is missing`);
-      return s;
-    };
-    const base = snap(ps.base_snapshot_id);
-    const ours = snap(head);
-    const theirs = snap(ps.revision_snapshot_id);
-    const merged = await mergeTrees({ readTree: (id) => this.store.readTree(id), readBlob: (id) => this.store.readObject('blob', id) }, base.root_tree_id, ours.root_tree_id, theirs.root_tree_id, mode);
-    if (merged.root_tree_id === null) {
+    const merged = await this.mergeOnto(head, ps, mode, change.change_ref);
+    if (merged.conflicts) {
       const paths = merged.conflicts.map((c) => c.path).slice(0, 5).join(', ');
       return refuse('failed', 'conflict', `${merged.conflicts.length} conflicting path(s): ${paths}${merged.conflicts.length > 5 ? ', …' : ''}`, merged.conflicts);
     }
-    plan.merge = merged;
-    plan.snapshot = encodeSnapshot({
+    // With the repository's queue flag, a land whose tree no CI has seen goes through the queue.
+    if ((this.policyFlags() & POLICY_QUEUE_UNTESTED_MERGES) !== 0 && merged.root_tree_id !== merged.revision_root_tree_id) {
+      return refuse('rejected', 'queue_required', `the land would create tree ${merged.root_tree_id}, which the CI of ${ps.patchset_id} did not test (the line moved since its base); this repository lands such changes through the land queue (POST land-queue)`);
+    }
+    plan.merge = merged.merge;
+    plan.snapshot = merged.snapshot;
+    plan.landed = merged.landed;
+    plan.action = merged.action;
+    return plan;
+  }
+
+  /**
+   * The snapshot a land of `ps` onto `head` creates (the land's merge code; the land queue builds
+   * its speculations with it): a fast-forward to the revision (direct mode, when `head` is an
+   * ancestor of it), else a merge of the revision into `head` — two parents in merge mode, one
+   * in direct mode. Reads immutable snapshots only; writes nothing.
+   */
+  async mergeOnto(head: string, ps: PatchsetRecord, mode: Exclude<LandMode, 'ff-only'>, changeRef: string, pending?: PendingMerges): Promise<MergedLand> {
+    const snap = (id: string) => {
+      const s = pending?.snapshots.get(id) ?? this.store.snapshot(id);
+      if (!s) throw new CairnError('Internal', `snapshot ${id} is missing`);
+      return s;
+    };
+    const theirs = snap(ps.revision_snapshot_id);
+    if (mode === 'direct') {
+      const ancestry = head === ps.base_snapshot_id ? 'ancestor' : ancestryOf((id) => (pending?.snapshots.get(id) ?? this.store.snapshot(id))?.parent_snapshot_ids ?? null, head, ps.revision_snapshot_id);
+      if (ancestry === 'ancestor') return { conflicts: null, landed: ps.revision_snapshot_id, action: 'fast_forward', snapshot: null, merge: null, root_tree_id: theirs.root_tree_id, revision_root_tree_id: theirs.root_tree_id };
+    }
+    const base = snap(ps.base_snapshot_id);
+    const ours = snap(head);
+    const objects = {
+      readTree: (id: string) => {
+        const raw = pending?.trees.get(id);
+        return raw ? Promise.resolve(decodeTree(raw)) : this.store.readTree(id);
+      },
+      readBlob: (id: string) => Promise.resolve(pending?.blobs.get(id) ?? null).then((b) => b ?? this.store.readObject('blob', id)),
+    };
+    const merged = await mergeTrees(objects, base.root_tree_id, ours.root_tree_id, theirs.root_tree_id, mode);
+    if (merged.root_tree_id === null) return { conflicts: merged.conflicts };
+    const snapshot = encodeSnapshot({
       root_tree_id: merged.root_tree_id,
       parent_snapshot_ids: mode === 'merge' ? [head, ps.revision_snapshot_id] : [head],
       created_at_s: nowSeconds(),
-      message: `land ${change.change_ref} ${ps.patchset_id} (${mode})`,
+      message: `land ${changeRef} ${ps.patchset_id} (${mode})`,
     });
-    plan.landed = sha256Hex(plan.snapshot);
-    plan.action = mode === 'merge' ? 'merge' : 'direct';
-    return plan;
+    return { conflicts: null, landed: sha256Hex(snapshot), action: mode === 'merge' ? 'merge' : 'direct', snapshot, merge: merged, root_tree_id: merged.root_tree_id, revision_root_tree_id: theirs.root_tree_id };
+  }
+
+  /** Stage the objects and snapshot of a computed merge (a land, or a land-queue speculation). */
+  stageMerged(tx: Txn, merged: Extract<MergedLand, { conflicts: null }>): number | null {
+    if (merged.merge) {
+      this.stagePack(tx, PACK_KIND_OBJECT, 'blob', merged.merge.blobs);
+      this.stagePack(tx, PACK_KIND_TREE, 'tree', merged.merge.trees);
+    }
+    if (merged.snapshot && !tx.hasSnapshot(merged.landed)) return tx.addSnapshot(merged.snapshot);
+    return null;
   }
 
   private newRecord(tx: Txn, change: ChangeRecord, req: LandRequest, mode: LandMode, target: string, head: string | null, ps: PatchsetRecord | null): LandRecord {
@@ -426,65 +486,90 @@ export class LandDesk {
         if (replay) return { land: tx.entity<LandRecord>(LAND, String((replay.land as { land_id: string }).land_id))!, replay, result: null };
       }
       const land = this.newRecord(tx, plan.change, req, mode, plan.target, plan.head, ps);
-      const change = tx.entity<ChangeRecord>(CHANGE, plan.change.change_id)!;
-      const current = tx.entity<PatchsetRecord>(PATCHSET, ps.patchset_id) ?? ps;
-      const line = tx.line(plan.target);
-      let why: string | null = null;
-      if ((line?.head_snapshot_id ?? null) !== plan.head) why = `line ${plan.target} moved during the land (now ${line?.head_snapshot_id ?? 'empty'})`;
-      else if (line?.status === 'archived') why = `line ${plan.target} was archived during the land`;
-      else if (!isOpenChange(change.status)) why = `change ${change.change_id} became ${change.status} during the land`;
-      else if (change.selected_patchset_id !== ps.patchset_id) why = `change ${change.change_id} selected another patchset during the land`;
-      else if (current.withdrawn || current.invalidated) why = `patchset ${ps.patchset_id} was withdrawn or invalidated during the land`;
-      if (why !== null) {
-        Object.assign(land, { status: 'failed', failure_kind: 'target_update_failed', failure_message: why });
-        this.stageLand(tx, land);
-        return { land, replay: null, result: null };
-      }
-      // The judgement that counts: the evidence as this commit sees it (published, and what
-      // earlier transactions of its batch staged: a review, an attestation, a CI job's move),
-      // with the policy evaluated afresh and that decision recorded in this commit.
-      const judged = this.gates(current, tx);
-      land.policy_decision_id = judged.policy_decision_id;
-      if (judged.refusal) {
-        Object.assign(land, { status: 'rejected', failure_kind: judged.refusal.kind, failure_message: judged.refusal.message });
-        this.stageLand(tx, land);
-        return { land, replay: null, result: null };
-      }
-      const now = nowSeconds();
-      if (plan.merge) {
-        this.stagePack(tx, PACK_KIND_OBJECT, 'blob', plan.merge.blobs);
-        this.stagePack(tx, PACK_KIND_TREE, 'tree', plan.merge.trees);
-      }
-      if (plan.snapshot && !tx.hasSnapshot(plan.landed!)) tx.addSnapshot(plan.snapshot);
-      if (plan.action !== 'none') {
-        const moved = { name: plan.target, status: 'active' as const, head_snapshot_id: plan.landed!, updated_at_s: now };
-        tx.emitAll(lineEvents(plan.target, tx.line(plan.target), moved));
-        tx.setLine(moved);
-      }
-      // Other open patchsets targeting this line whose base is no longer its head.
-      const stale: string[] = [];
-      for (const other of this.book.listChanges({ open: true })) {
-        if (other.change_id === change.change_id || !isOpenChange(other.status) || other.land_target_line !== plan.target) continue;
-        for (const p of this.book.patchsetsOf(other.change_id).patchsets) {
-          const cur = tx.entity<PatchsetRecord>(PATCHSET, p.patchset_id)!;
-          if (cur.withdrawn || cur.invalidated || cur.base_stale || cur.base_snapshot_id === plan.landed) continue;
-          this.book.upsertPatchset(tx, { ...cur, base_stale: true, base_stale_land_id: land.land_id });
-          stale.push(cur.patchset_id);
+      const landed = this.landIn(tx, land, ps, { target: plan.target, head: plan.head, landed: plan.landed!, action: plan.action! }, () => {
+        if (plan.merge) {
+          this.stagePack(tx, PACK_KIND_OBJECT, 'blob', plan.merge.blobs);
+          this.stagePack(tx, PACK_KIND_TREE, 'tree', plan.merge.trees);
         }
-      }
-      Object.assign(land, { landed_snapshot_id: plan.landed, line_action: plan.action, stale_patchset_ids: stale, finished_at_s: now });
-      this.stageLand(tx, land);
-      const landedChange: ChangeRecord = { ...change, status: 'landed', land_target_line: plan.target, landed_at_s: now, updated_at_s: now };
-      this.book.upsertChange(tx, landedChange);
-      settlePromotionIn(tx, this.book, landedChange, land);
+        if (plan.snapshot && !tx.hasSnapshot(plan.landed!)) tx.addSnapshot(plan.snapshot);
+      });
       let result: Record<string, unknown> | null = null;
-      if (idem) {
+      if (landed && idem) {
         result = idem.result(tx, land);
-        const rec: IdempotencyRecord = { contract: String(result.contract), idempotency_key: idem.record_id.slice(idem.record_id.indexOf(':') + 1), payload_sha256: idem.digest, result: storedResult(result), created_at_s: now };
+        const rec: IdempotencyRecord = { contract: String(result.contract), idempotency_key: idem.record_id.slice(idem.record_id.indexOf(':') + 1), payload_sha256: idem.digest, result: storedResult(result), created_at_s: land.finished_at_s };
         tx.upsert(IDEMPOTENCY, idem.record_id, rec);
       }
       return { land, replay: null, result };
     });
+  }
+
+  /**
+   * Land the queue's tested speculation of `ps` (in the queue's transaction): the line must still
+   * be at `head` (the snapshot the speculation was built on), and the gates are judged with the
+   * CI evidence of the speculation itself (`ci`) in place of the patchset's own. Returns the land
+   * record, landed or refused.
+   */
+  landSpeculationIn(tx: Txn, args: { change: ChangeRecord; patchset: PatchsetRecord; mode: LandMode; target: string; head: string; landed: string; action: LineAction; entry_id: string; ci: SpeculationCi }): LandRecord {
+    const land = this.newRecord(tx, args.change, { mode: args.mode, expected_head_snapshot_id: args.head }, args.mode, args.target, args.head, args.patchset);
+    land.land_queue_entry_id = args.entry_id;
+    this.landIn(tx, land, args.patchset, { target: args.target, head: args.head, landed: args.landed, action: args.action }, () => {}, args.ci);
+    return land;
+  }
+
+  /**
+   * The land's commit after its plan: the guards (line, change, patchset unchanged), the gates
+   * judged as this transaction sees the evidence, then the writes (`stageObjects` stages what
+   * the landed snapshot needs). A refusal is staged as the land record. Returns whether it landed.
+   */
+  private landIn(tx: Txn, land: LandRecord, ps: PatchsetRecord, to: { target: string; head: string | null; landed: string; action: LineAction }, stageObjects: () => void, ci?: SpeculationCi): boolean {
+    const change = tx.entity<ChangeRecord>(CHANGE, land.change_id)!;
+    const current = tx.entity<PatchsetRecord>(PATCHSET, ps.patchset_id) ?? ps;
+    const line = tx.line(to.target);
+    let why: string | null = null;
+    if ((line?.head_snapshot_id ?? null) !== to.head) why = `line ${to.target} moved during the land (now ${line?.head_snapshot_id ?? 'empty'})`;
+    else if (line?.status === 'archived') why = `line ${to.target} was archived during the land`;
+    else if (!isOpenChange(change.status)) why = `change ${change.change_id} became ${change.status} during the land`;
+    else if (change.selected_patchset_id !== ps.patchset_id) why = `change ${change.change_id} selected another patchset during the land`;
+    else if (current.withdrawn || current.invalidated) why = `patchset ${ps.patchset_id} was withdrawn or invalidated during the land`;
+    if (why !== null) {
+      Object.assign(land, { status: 'failed', failure_kind: 'target_update_failed', failure_message: why });
+      this.stageLand(tx, land);
+      return false;
+    }
+    // The judgement that counts: the evidence as this commit sees it (published, and what
+    // earlier transactions of its batch staged: a review, an attestation, a CI job's move),
+    // with the policy evaluated afresh and that decision recorded in this commit.
+    const judged = this.gates(current, tx, ci);
+    land.policy_decision_id = judged.policy_decision_id;
+    if (judged.refusal) {
+      Object.assign(land, { status: 'rejected', failure_kind: judged.refusal.kind, failure_message: judged.refusal.message });
+      this.stageLand(tx, land);
+      return false;
+    }
+    const now = nowSeconds();
+    stageObjects();
+    if (to.action !== 'none') {
+      const moved = { name: to.target, status: 'active' as const, head_snapshot_id: to.landed, updated_at_s: now };
+      tx.emitAll(lineEvents(to.target, tx.line(to.target), moved));
+      tx.setLine(moved);
+    }
+    // Other open patchsets targeting this line whose base is no longer its head.
+    const stale: string[] = [];
+    for (const other of this.book.listChanges({ open: true })) {
+      if (other.change_id === change.change_id || !isOpenChange(other.status) || other.land_target_line !== to.target) continue;
+      for (const p of this.book.patchsetsOf(other.change_id).patchsets) {
+        const cur = tx.entity<PatchsetRecord>(PATCHSET, p.patchset_id)!;
+        if (cur.withdrawn || cur.invalidated || cur.base_stale || cur.base_snapshot_id === to.landed) continue;
+        this.book.upsertPatchset(tx, { ...cur, base_stale: true, base_stale_land_id: land.land_id });
+        stale.push(cur.patchset_id);
+      }
+    }
+    Object.assign(land, { landed_snapshot_id: to.landed, line_action: to.action, stale_patchset_ids: stale, finished_at_s: now });
+    this.stageLand(tx, land);
+    const landedChange: ChangeRecord = { ...change, status: 'landed', land_target_line: to.target, landed_at_s: now, updated_at_s: now };
+    this.book.upsertChange(tx, landedChange);
+    settlePromotionIn(tx, this.book, landedChange, land);
+    return true;
   }
 
   private stagePack(tx: Txn, kind: PackKind, objectKind: 'blob' | 'tree', objects: Map<string, Buffer>): void {

@@ -459,8 +459,10 @@ export class ReviewBook {
    * (trigger `land`), so the land names the decision it relied on; without `tx` nothing is
    * written (the land's early check, before it computes a merge).
    */
-  judgeForLand(ps: PatchsetRecord, tx?: Txn): { policy: { decision: string; decision_id: string | null; checks: unknown[] }; review: Record<string, unknown>; ci: Record<string, unknown> } {
+  judgeForLand(ps: PatchsetRecord, tx?: Txn, ci?: CiState): { policy: { decision: string; decision_id: string | null; checks: unknown[] }; review: Record<string, unknown>; ci: Record<string, unknown> } {
     const ev = this.evidenceIn(tx ?? null, ps);
+    // A land-queue land is judged by the CI of the tree that lands (its speculation's job).
+    if (ci) ev.ci = ci;
     const counts = reviewCounts(ev.reviews, ev.votes);
     let policy;
     if (tx) {

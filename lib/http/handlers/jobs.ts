@@ -196,6 +196,7 @@ export const SCHEMAS: Schemas = {
     patchset_id: orNull(str),
     trigger: orNull(str),
     run_sequence: { ...orNull(uint), description: 'patchset.ci: its CI run; null for other kinds' },
+    land_queue_entry_ids: { ...orNull(strArr), description: 'repo.ci of a land-queue speculation: the entries its snapshot tests, in queue order; null otherwise' },
     timeout_s: uint,
     available: bool,
     available_at_s: orNull(uint),

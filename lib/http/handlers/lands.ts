@@ -137,6 +137,7 @@ export const SCHEMAS: Schemas = {
     landed_snapshot_id: orNull(hex64),
     line_action: orNull(enumOf(LINE_ACTIONS)),
     policy_decision_id: { ...orNull(str), description: "the decision recorded by the land's own judgement; null when it stopped before the gates" },
+    land_queue_entry_id: { ...orNull(str), description: 'the land-queue entry that landed it; null for a direct land' },
     stale_patchset_ids: strArr,
     created_at_s: uint,
     finished_at_s: uint,
