@@ -179,7 +179,7 @@ export class ReviewIndex {
       const x = body as ReviewRecord;
       const c = changeSeqOf(x.change_id);
       if (c === 0 || x.review_id !== id || id !== reviewId(x.change_id, x.sequence)) bad(`is not review ${x.sequence} of ${x.change_id}`);
-      this.addReview(c, x.sequence, x.action === 'request' && x.reviewer_group !== null ? { group: x.reviewer_group, requested_at_s: x.created_at_s } : null);
+      this.addReview(c, x.sequence, x.action === 'request' && typeof x.reviewer_group === 'string' ? { group: x.reviewer_group, requested_at_s: x.created_at_s } : null);
     } else if (type === ATTESTATION) {
       const x = body as AttestationRecord;
       const p = patchsetSeqOf(x.patchset_id) ?? bad(`names patchset ${x.patchset_id}`);
