@@ -169,6 +169,12 @@ describe('land queue over HTTP', function () {
     const list = await ok(f.get('/land-queue?target_line=main'));
     expect(list.entries).to.deep.equal([]);
     expect(list.recent.map((e: Json) => e.entry_id)).to.deep.equal([e3.entry_id, e2.entry_id, e1.entry_id]);
+    // Every move is an event on the repository feed, in order.
+    const feed = (await ok(f.get('/events?types=queue.*&limit=1000'))).events as Json[];
+    const moves = feed.map((e) => `${e.type}:${e.data.entry_id}`);
+    for (const m of [`queue.entry_added:${e1.entry_id}`, `queue.entry_testing:${e2.entry_id}`, `queue.entry_retried:${e2.entry_id}`, `queue.entry_landed:${e1.entry_id}`, `queue.entry_ejected:${e2.entry_id}`, `queue.entry_requeued:${e3.entry_id}`, `queue.entry_landed:${e3.entry_id}`]) expect(moves).to.include(m);
+    expect(moves.indexOf(`queue.entry_landed:${e1.entry_id}`)).to.be.lessThan(moves.indexOf(`queue.entry_landed:${e3.entry_id}`));
+    expect(feed.find((e) => e.type === 'queue.entry_ejected')!.data.reason).to.equal('ci_failed');
     // The land's policy decision names the queue's job as its CI evidence.
     const decision = (await ok(f.get(`/patchsets/${c1.ps}/policy`)));
     expect(decision.ci_worker_job_index ?? decision.policy?.ci_worker_job_index).to.equal(s1.speculation.worker_job_indexes[0]);

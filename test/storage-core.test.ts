@@ -365,13 +365,13 @@ describe('storage core: workflow.log compaction', () => {
     const root = path.join(tempDir(), 'auth');
     await withStore(root, async (store) => {
       await Promise.all(Array.from({ length: 1100 }, (_, i) => store.transact((tx) => tx.setLine({ name: `l${i % 3}`, status: 'active', head_snapshot_id: null, updated_at_s: i }))));
-      expect(await store.maybeCompactWorkflow()).to.match(/compacted from 1100 to 3 records/);
+      expect(await store.compactWorkflow()).to.match(/compacted from 1100 to 3 records/);
       expect(store.commitState.log_files.workflow).to.be.above(0);
       expect(store.lines().map((l) => [l.name, l.updated_at_s])).to.deep.equal([['l0', 1098], ['l1', 1099], ['l2', 1097]]);
     });
     await withStore(root, async (store) => {
       expect(store.lines().map((l) => [l.name, l.updated_at_s])).to.deep.equal([['l0', 1098], ['l1', 1099], ['l2', 1097]]);
-      expect(await store.maybeCompactWorkflow()).to.equal(null);
+      expect(await store.compactWorkflow()).to.equal(null);
     });
     expect((await fsp.readdir(root)).filter((n) => n.startsWith('workflow') && n.endsWith('.log'))).to.have.length(1);
     expect((await fsckAuthority(root, 0)).problems.filter((p) => !p.includes('authority.bin'))).to.deep.equal([]);

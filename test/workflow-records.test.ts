@@ -1,8 +1,9 @@
 // Workflow records on disk (lib/store/workflow-records.ts), the compact indexes of the workflow
 // book (lib/domain/workflow/indexes.ts) and the workflow checkpoint (workflow.ckpt,
 // storage-layout.md §17.1): reads through the locations after a restart and a compaction, the
-// checkpoint's round trip, a damaged or stale checkpoint, kill -9 while one is written, and the
-// memory one task+change pair holds.
+// checkpoint's round trip, a damaged or stale checkpoint, kill -9 while one is written, the
+// memory one task+change pair holds, and the compaction of workflow.log in the background
+// (commits during it, kill -9 at each step, retiring repositories left as exported).
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { copyFileSync, promises as fsp, readFileSync, writeFileSync } from 'node:fs';
@@ -14,7 +15,7 @@ import type { Log } from '../lib/authority/logger.js';
 import { ContentStore } from '../lib/store/content-store.js';
 import { fsckAuthority } from '../lib/store/fsck.js';
 import { decodeCheckpoint, encodeCheckpoint } from '../lib/store/workflow-checkpoint.js';
-import { tempDir } from './helpers.js';
+import { api, register, startTestServer, tempDir } from './helpers.js';
 
 const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'workflow-records-child.js');
 
@@ -111,7 +112,7 @@ describe('workflow records: bodies on disk, read through their locations', () =>
     ({ store } = await ContentStore.open(root));
     try {
       check(store); // read from disk: nothing is cached after an open
-      expect(await store.maybeCompactWorkflow()).to.equal('workflow.log compacted from 1100 to 250 records');
+      expect(await store.compactWorkflow()).to.equal('workflow.log compacted from 1100 to 250 records');
       check(store);
       const first = [...store.logRecords('workflow')][0];
       expect(JSON.parse(first.body.toString()).upserts).to.have.length(1);
@@ -210,11 +211,13 @@ describe('workflow checkpoint (workflow.ckpt)', () => {
     const root = await newAuthority();
     const before = await withAuthority(root, async (a) => {
       await populate(a, 6);
+      await a.store.freezeFiles(); // no compaction after these commits: the next open compacts
       await Promise.all(Array.from({ length: 1100 }, (_, i) => a.store.transact((tx) => tx.setLine({ name: 'main', status: 'active', head_snapshot_id: null, updated_at_s: 10 + i }))));
       return answers(a);
     });
     expect(decodeCheckpoint(readFileSync(path.join(root, 'workflow.ckpt'))).cover.log_file).to.equal(0);
-    await withAuthority(root, (a, log) => {
+    await withAuthority(root, async (a, log) => {
+      await a.store.settle(); // the compaction runs in the background
       expect(log.notes.join('\n')).to.match(/workflow\.log compacted from \d+ to \d+ records/);
       expect(log.notes.join('\n')).to.not.match(/workflow\.ckpt/);
       expect(answers(a)).to.deep.equal(before);
@@ -279,3 +282,268 @@ describe('workflow checkpoint (workflow.ckpt)', () => {
     expect(m.bytes_per_pair, child.out).to.be.below(300);
   });
 });
+
+describe('workflow.log compaction in the background', () => {
+  const body = (i: number, v: number) => ({ task_id: `task-${i}`, sequence: i, v });
+
+  /** 200 tasks written six times (four per record), 50 ids of another shape, one of them 900 times more: 1,200 records, 250 live. */
+  async function supersededStore(root: string): Promise<ContentStore> {
+    const { store } = await ContentStore.open(root);
+    for (let v = 0; v < 6; v++) {
+      await Promise.all(Array.from({ length: 50 }, (_, k) => store.transact((tx) => {
+        for (let j = 1; j <= 4; j++) tx.upsert('task', `task-${k * 4 + j}`, body(k * 4 + j, v));
+        tx.upsert('idempotency', `key-${k}`, { v });
+      })));
+    }
+    await Promise.all(Array.from({ length: 900 }, (_, k) => store.transact((tx) => tx.upsert('idempotency', 'key-0', { v: 10 + k }))));
+    return store;
+  }
+
+  /** A pause hook whose pauses the test ends one by one: `reached(step)` resolves when the compaction waits there. */
+  function pauses() {
+    const waiting = new Map<string, { reached: () => void; release: () => void; at: Promise<void>; go: Promise<void> }>();
+    const step = (name: string) => {
+      let s = waiting.get(name);
+      if (!s) {
+        let reached!: () => void;
+        let release!: () => void;
+        const at = new Promise<void>((r) => { reached = r; });
+        const go = new Promise<void>((r) => { release = r; });
+        waiting.set(name, (s = { reached, release, at, go }));
+      }
+      return s;
+    };
+    return {
+      hook: async (name: string) => {
+        step(name).reached();
+        await step(name).go;
+      },
+      reached: (name: string) => step(name).at,
+      release: (name: string) => step(name).release(),
+    };
+  }
+
+  it('commits made while it runs complete first, and all of them are there after the switch and after a reopen', async function () {
+    this.timeout(60_000);
+    const root = path.join(tempDir(), 'auth');
+    let store = await supersededStore(root);
+    const p = pauses();
+    store.compactionPause = p.hook;
+    let finished = false;
+    const compaction = store.compactWorkflow().then((note) => { finished = true; return note; });
+    // Before the snapshot (after the length was noted): these entities move past it and the
+    // snapshot skips them; task-201 and key-new are created after it.
+    await p.reached('snapshot');
+    await store.transact((tx) => tx.upsert('task', 'task-5', body(5, 50)));
+    await store.transact((tx) => { tx.upsert('task', 'task-201', body(201, 0)); tx.upsert('idempotency', 'key-new', { v: 1 }); });
+    await store.transact((tx) => tx.upsert('idempotency', 'key-3', { v: 42 }));
+    expect(finished).to.equal(false);
+    p.release('snapshot');
+    // After the snapshot, before the tail copy: entities the snapshot holds are updated.
+    await p.reached('tail');
+    await store.transact((tx) => { tx.upsert('task', 'task-5', body(5, 51)); tx.upsert('task', 'task-6', body(6, 60)); });
+    await store.transact((tx) => tx.setLine({ name: 'main', status: 'active', head_snapshot_id: null, updated_at_s: 77 }));
+    await store.transact((tx) => tx.upsert('idempotency', 'key-4', { v: 44 }));
+    expect(finished).to.equal(false);
+    expect(store.commitState.log_files.workflow).to.equal(0);
+    p.release('tail');
+    // 248 snapshot records (task-5 and key-3 had moved past it), then the 6 of the tail.
+    expect(await compaction).to.equal('workflow.log compacted from 1206 to 254 records');
+    const check = (s: ContentStore) => {
+      for (let i = 1; i <= 200; i++) expect(s.entity('task', `task-${i}`)).to.deep.equal(i === 5 ? body(5, 51) : i === 6 ? body(6, 60) : i === 7 ? body(7, 70) : body(i, 5));
+      expect(s.entity('task', 'task-201')).to.deep.equal(body(201, 0));
+      expect([...s.entitiesOf('task')].map(([id]) => id)).to.deep.equal(Array.from({ length: 201 }, (_, i) => `task-${i + 1}`));
+      expect(s.entity('idempotency', 'key-0')).to.deep.equal({ v: 909 });
+      expect(s.entity('idempotency', 'key-1')).to.deep.equal({ v: 5 });
+      expect(s.entity('idempotency', 'key-3')).to.deep.equal({ v: 42 });
+      expect(s.entity('idempotency', 'key-4')).to.deep.equal({ v: 44 });
+      expect(s.entity('idempotency', 'key-new')).to.deep.equal({ v: 1 });
+      expect(s.entityCount('idempotency')).to.equal(51);
+      expect(s.line('main')?.updated_at_s).to.equal(77);
+    };
+    expect(store.commitState.log_files.workflow).to.be.above(0);
+    store.compactionPause = null;
+    // Commits after the switch append to the new file.
+    await store.transact((tx) => tx.upsert('task', 'task-7', body(7, 70)));
+    check(store);
+    store.close();
+    ({ store } = await ContentStore.open(root));
+    try {
+      check(store);
+      expect(await store.compactWorkflow()).to.equal(null);
+    } finally {
+      store.close();
+    }
+    expect((await fsp.readdir(root)).filter((n) => n.startsWith('workflow') || n.includes('.tmp-'))).to.deep.equal([`workflow.${(await readCommitGen(root))}.log`]);
+    expect((await fsckAuthority(root, 0)).problems.filter((p) => !p.includes('authority.bin'))).to.deep.equal([]);
+  });
+
+  it('commits interleaved with the snapshot wherever they fall (new ids, a grown table, a new type) all survive', async function () {
+    this.timeout(60_000);
+    const root = path.join(tempDir(), 'auth');
+    let { store } = await ContentStore.open(root);
+    const expected = new Map<string, unknown>();
+    for (let v = 0; v < 5; v++) {
+      await Promise.all(Array.from({ length: 2000 }, (_, k) => store.transact((tx) => tx.upsert('task', `task-${k + 1}`, body(k + 1, v)))));
+    }
+    for (let i = 1; i <= 2000; i++) expected.set(`task-${i}`, body(i, 4));
+    const compaction = store.compactWorkflow();
+    const writes = (async () => {
+      for (let k = 0; k < 60; k++) {
+        const old = 1 + ((k * 337) % 2000);
+        await store.transact((tx) => {
+          tx.upsert('task', `task-${old}`, body(old, 100 + k));
+          tx.upsert('task', `task-${4500 + k}`, body(4500 + k, 0)); // beyond the table's 4,096 slots
+          tx.upsert('other', `o-${k}`, { k });
+        });
+        expected.set(`task-${old}`, body(old, 100 + k));
+        expected.set(`task-${4500 + k}`, body(4500 + k, 0));
+      }
+    })();
+    const [note] = await Promise.all([compaction, writes]);
+    expect(note).to.match(/^workflow\.log compacted from \d+ to \d+ records$/);
+    const check = (s: ContentStore) => {
+      expect(new Map([...s.entitiesOf('task')])).to.deep.equal(new Map([...expected].sort(([a], [b]) => Number(a.slice(5)) - Number(b.slice(5)))));
+      for (let k = 0; k < 60; k++) expect(s.entity('other', `o-${k}`)).to.deep.equal({ k });
+    };
+    check(store);
+    store.close();
+    ({ store } = await ContentStore.open(root));
+    try {
+      check(store);
+    } finally {
+      store.close();
+    }
+    expect((await fsckAuthority(root, 0)).problems.filter((p) => !p.includes('authority.bin'))).to.deep.equal([]);
+  });
+
+  it('starts by itself after commits once the log is due (Authority.open), and a close stops it safely', async function () {
+    this.timeout(60_000);
+    const root = await newAuthority();
+    await withAuthority(root, async (a, log) => {
+      await populate(a, 3);
+      await Promise.all(Array.from({ length: 1100 }, (_, i) => a.store.transact((tx) => tx.setLine({ name: 'main', status: 'active', head_snapshot_id: null, updated_at_s: 10 + i }))));
+      await a.store.settle();
+      expect(log.notes.join('\n')).to.match(/workflow\.log compacted from 1\d{3} to \d+ records/);
+      expect(a.store.commitState.log_files.workflow).to.be.above(0);
+    });
+    // A close while the compaction waits before its snapshot: it stops, its temp file is removed.
+    const notes = await withAuthority(root, async (a, log) => {
+      const gen = a.store.commitState.log_files.workflow;
+      const p = pauses();
+      a.store.compactionPause = p.hook;
+      await Promise.all(Array.from({ length: 1100 }, (_, i) => a.store.transact((tx) => tx.setLine({ name: 'main', status: 'active', head_snapshot_id: null, updated_at_s: 2000 + i }))));
+      await p.reached('snapshot');
+      a.close();
+      p.release('snapshot');
+      await a.store.settle();
+      expect(a.store.commitState.log_files.workflow).to.equal(gen);
+      return log.notes;
+    });
+    expect(notes.join('\n')).to.not.match(/failed/);
+    expect((await fsp.readdir(root)).filter((n) => n.includes('.tmp-'))).to.deep.equal([]);
+    await withAuthority(root, (a) => {
+      expect(a.store.line('main')?.updated_at_s).to.equal(3099);
+    });
+    expect((await fsckAuthority(root, 0)).problems).to.deep.equal([]);
+  });
+
+  for (const point of ['compact:workflow-snapshot', 'compact:workflow-written', 'compact:before-state', 'compact:after-state']) {
+    it(`kill -9 at ${point}: the store opens with every acknowledged commit`, async function () {
+      this.timeout(60_000);
+      const root = await newAuthority();
+      const before = await withAuthority(root, async (a) => {
+        await populate(a, 6);
+        await a.store.freezeFiles(); // due, but compacted only by the child
+        await a.store.transact((tx) => tx.upsert('probe', 'p-0', { v: 0 }));
+        await Promise.all(Array.from({ length: 1100 }, (_, i) => a.store.transact((tx) => tx.setLine({ name: 'main', status: 'active', head_snapshot_id: null, updated_at_s: 10 + i }))));
+        return answers(a);
+      });
+      const child = await runChild(['compact', root], { CAIRN_TEST_CRASH_AT: point });
+      expect(child.signal, child.out).to.equal('SIGKILL');
+      const acked = Math.max(0, ...child.out.split('\n').filter((l) => l.startsWith('{')).map((l) => (JSON.parse(l) as { acked?: number }).acked ?? 0));
+      expect(acked).to.equal(point === 'compact:workflow-snapshot' ? 2 : 4);
+      await withAuthority(root, async (a) => {
+        // The new file is current only once its commit point was written.
+        expect(a.store.commitState.log_files.workflow > 0).to.equal(point === 'compact:after-state');
+        await a.store.settle(); // still due (or due again): compacted now
+        expect(answers(a)).to.deep.equal(before);
+        expect(a.store.line('main')?.updated_at_s).to.equal(5000 + acked);
+        expect(a.store.entity('probe', 'p-0')).to.deep.equal({ v: acked });
+        for (let n = 1; n <= acked; n++) expect(a.store.entity('probe', `p-${n}`)).to.deep.equal({ v: n });
+      });
+      const names = await fsp.readdir(root);
+      expect(names.filter((n) => n.includes('.tmp-'))).to.deep.equal([]);
+      expect(names.filter((n) => /^workflow.*\.log$/.test(n))).to.have.length(1);
+      expect((await fsckAuthority(root, 0)).problems).to.deep.equal([]);
+    });
+  }
+});
+
+describe('workflow.log compaction: a retiring repository keeps its files as exported', () => {
+  it('a compaction running when retirement starts stops; none runs while retiring, at open either; one runs after an abort', async function () {
+    this.timeout(60_000);
+    const AUTH = '/v1/native/repository-authorities';
+    const data = path.join(tempDir(), 'data');
+    let server = await startTestServer(data);
+    const repo = await register(server.url, 'retiring');
+    expect((await api(server.url, 'PUT', `${AUTH}/${repo}/lines/main`, { json: {} })).status).to.equal(200);
+    const root = path.join(data, 'repositories', String(repo));
+    const workflowFiles = async () => (await fsp.readdir(root)).filter((n) => n.startsWith('workflow') && n.endsWith('.log') || n.includes('.tmp-'));
+    const superseded = (a: Authority, from: number) => Promise.all(Array.from({ length: 1100 }, (_, i) => a.store.transact((tx) => tx.setLine({ name: 'main', status: 'active', head_snapshot_id: null, updated_at_s: from + i }))));
+    try {
+      const a = (await server.ready).authority(repo);
+      let paused!: () => void;
+      const atSnapshot = new Promise<void>((r) => { paused = r; });
+      let release!: () => void;
+      const go = new Promise<void>((r) => { release = r; });
+      a.store.compactionPause = async () => {
+        paused();
+        await go;
+      };
+      await superseded(a, 10); // due: a compaction starts after these commits and waits
+      await atSnapshot;
+      const started = api(server.url, 'POST', `${AUTH}/${repo}/retirement`);
+      while (!a.store.filesFrozen) await new Promise((r) => setTimeout(r, 5));
+      release();
+      const status = await started;
+      expect(status.status).to.equal(200);
+      expect(status.json.manifest.files.map((f: { path: string }) => f.path).filter((p: string) => /^workflow.*\.log$|\.tmp-/.test(p))).to.deep.equal(['workflow.log']);
+      expect(a.store.commitState.log_files.workflow).to.equal(0);
+      expect(await workflowFiles()).to.deep.equal(['workflow.log']);
+      await superseded(a, 2000); // worker-admitted commits still land; nothing compacts
+      await a.store.settle();
+      expect(a.store.commitState.log_files.workflow).to.equal(0);
+      expect(await a.store.compactWorkflow()).to.equal(null);
+    } finally {
+      await server.stop();
+    }
+    // Reopened while retiring: the files are frozen at open.
+    server = await startTestServer(data);
+    try {
+      const service = await server.ready;
+      const a = await service.opened(repo);
+      expect(a.store.filesFrozen).to.equal(true);
+      await a.store.settle();
+      expect(a.store.commitState.log_files.workflow).to.equal(0);
+      expect(await workflowFiles()).to.deep.equal(['workflow.log']);
+      // An abort makes it active again: the due compaction runs.
+      expect((await api(server.url, 'POST', `${AUTH}/${repo}/retirement/abort`)).status).to.equal(200);
+      await a.store.settle();
+      expect(a.store.commitState.log_files.workflow).to.be.above(0);
+      expect(a.store.line('main')?.updated_at_s).to.equal(3099);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+/** The workflow.log generation commit.bin names (read through a store opened without a checkpoint). */
+async function readCommitGen(root: string): Promise<number> {
+  const { store } = await ContentStore.open(root, { checkpoint: false });
+  try {
+    return store.commitState.log_files.workflow;
+  } finally {
+    store.close();
+  }
+}

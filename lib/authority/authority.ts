@@ -56,9 +56,10 @@ export class Authority {
   /**
    * Open an authority after a restart: remove temp files left by an interrupted write
    * (reported through `log`), check the identity, recover the store to its commit point, then
-   * replay the job and plan logs. The object is handed out only when all of it is open.
+   * replay the job and plan logs. The object is handed out only when all of it is open. A
+   * retiring repository opens with its files frozen (`frozen`): they stay as exported.
    */
-  static async open(root: string, index: number, log: Log, policy: JobPolicy = DEFAULT_JOB_POLICY, compactJobs = true): Promise<Authority> {
+  static async open(root: string, index: number, log: Log, policy: JobPolicy = DEFAULT_JOB_POLICY, frozen = false): Promise<Authority> {
     const layout = new AuthorityLayout(root);
     const removed = await removeTempFiles(root);
     for (const file of removed) log.warn({ repository_index: index, file: file.slice(root.length + 1) }, 'recovery removed an unfinished temp file');
@@ -72,17 +73,14 @@ export class Authority {
     if (identity.repository_index !== index) {
       throw new Corrupt(`repository ${index}: authority.bin names repository ${identity.repository_index}`);
     }
-    const { store, notes } = await ContentStore.open(root);
+    const { store, notes } = await ContentStore.open(root, { frozen });
     try {
       for (const note of notes) log.warn({ repository_index: index, note }, 'recovery');
       store.onBackgroundError = (problem) => log.error({ repository_index: index, problem }, 'index maintenance');
+      store.onCompacted = (note) => log.info({ repository_index: index, note }, 'maintenance');
       const expired = await store.expireStagedPacks();
       for (const pack of expired) log.info({ repository_index: index, pack }, 'removed an expired uncommitted pack');
-      if (compactJobs) {
-        const compacted = await store.maybeCompactWorkflow();
-        if (compacted) log.info({ repository_index: index, note: compacted }, 'recovery');
-      }
-      const jobs = await JobQueue.open(store, index, policy, compactJobs);
+      const jobs = await JobQueue.open(store, index, policy, !frozen);
       for (const note of jobs.notes) log.info({ repository_index: index, note }, 'recovery');
       const plans = PlanBook.open(store);
       const bookNotes: string[] = [];
@@ -92,6 +90,9 @@ export class Authority {
       // checkpoint in the background when the one read was missing, stale or far behind.
       store.ownersOpened();
       store.maybeCheckpoint();
+      // workflow.log is compacted in the background (now when due, later after commits):
+      // neither this open nor any commit waits for the rewrite. Never while frozen.
+      store.compactWhenDue();
       return authority;
     } catch (err) {
       store.close();

@@ -80,6 +80,8 @@ export class Retirement {
       if (record.lifecycle_kind === LIFECYCLE_ACTIVE) {
         await this.service.registry.update(index, (r) => ({ ...r, lifecycle_kind: LIFECYCLE_RETIRING }));
       }
+      // From here the files stay as exported: no compaction rewrites a log (one running has stopped).
+      await this.service.authority(index).store.freezeFiles();
       return this.status(index);
     });
   }
@@ -90,6 +92,11 @@ export class Retirement {
       if (record.lifecycle_kind === LIFECYCLE_PURGED) throw new Conflict(`repository ${index} is purged; a purged authority cannot be reactivated`);
       if (record.lifecycle_kind === LIFECYCLE_ACTIVE) return { aborted: false, already_aborted: true, repository: record };
       const repository = await this.service.registry.update(index, (r) => ({ ...r, lifecycle_kind: LIFECYCLE_ACTIVE }));
+      try {
+        this.service.authority(index).store.thawFiles();
+      } catch {
+        // An authority that failed its checks at open has no files open to thaw.
+      }
       return { aborted: true, already_aborted: false, repository };
     });
   }

@@ -200,8 +200,8 @@ export class CairnService implements AuthorityHost, FeedHost {
 
   private async openAuthority(index: number): Promise<void> {
     try {
-      const compactJobs = this.registry.get(index)?.lifecycle_kind === 1; // a retiring authority's files stay as exported
-      const authority = await Authority.open(this.layout.repositoryDir(index), index, this.log, this.jobPolicy, compactJobs);
+      const frozen = this.registry.get(index)?.lifecycle_kind !== LIFECYCLE_ACTIVE; // a retiring authority's files stay as exported
+      const authority = await Authority.open(this.layout.repositoryDir(index), index, this.log, this.jobPolicy, frozen);
       if (this.closed) {
         authority.close();
         return;

@@ -167,7 +167,8 @@ export function queueEntryEvents(before: QueueEntryRecord | undefined, after: Qu
   }
   const b = before.speculation;
   const a = after.speculation;
-  if (a && a.tested_by === after.entry_id && (!b || b.snapshot_id !== a.snapshot_id || b.base_snapshot_id !== a.base_snapshot_id)) {
+  if (a && (!b || b.snapshot_id !== a.snapshot_id || b.base_snapshot_id !== a.base_snapshot_id)) {
+    // A batch's other entries name no job of their own (their `tested_by` entry runs it).
     return [ev('queue.entry_testing', { ...ids, snapshot_id: a.snapshot_id, worker_job_index: a.reused_worker_job_index ?? a.worker_job_indexes.at(-1) ?? null, reused: a.reused_worker_job_index !== null })];
   }
   if (a && b && a.snapshot_id === b.snapshot_id && a.worker_job_indexes.length > b.worker_job_indexes.length) return [ev('queue.entry_retried', { ...ids, worker_job_index: a.worker_job_indexes.at(-1)! })];

@@ -46,8 +46,10 @@ export { Txn } from './txn.js';
 
 export class ContentStore {
   readonly layout: AuthorityLayout;
-  /** Called with a problem text when a background merge fails (the authority logs it). */
+  /** Called with a problem text when a background merge, compaction or checkpoint fails (the authority logs it). */
   onBackgroundError: (problem: string) => void = () => {};
+  /** Called with a note when a background compaction of workflow.log made its new file current. */
+  onCompacted: (note: string) => void = () => {};
   private readonly commits: CommitQueue;
   private readonly maintenance: StoreMaintenance;
   private readonly uploads: PackUploads;
@@ -57,6 +59,8 @@ export class ContentStore {
   private ownersOpen = false;
   private readonly checkpointEnabled: boolean;
   private readonly checkpointEvery: number;
+  /** Compact workflow.log in the background whenever it is due (compactWhenDue). */
+  private compactingWhenDue = false;
 
   private constructor(readonly root: string, private readonly published: PublishedStore, private readonly point: CommitPointFile, options: OpenOptions) {
     this.layout = published.layout;
@@ -65,12 +69,18 @@ export class ContentStore {
     this.commits = new CommitQueue(published, point, () => {
       if (this.commits.closed) this.closeFilesWhenIdle();
       this.maintenance.maybeMerge();
+      if (this.compactingWhenDue) this.maintenance.maybeCompactWorkflow();
       this.maybeCheckpoint();
     });
     this.maintenance = new StoreMaintenance(published, this.commits, {
       backgroundError: (problem) => this.onBackgroundError(problem),
       stoppedForClose: () => this.closeFilesWhenIdle(),
-    });
+      compacted: (note) => {
+        this.onCompacted(note);
+        // The checkpoint covers the replaced log generation: write one of the new file.
+        this.maybeCheckpoint();
+      },
+    }, options.frozen === true);
     this.uploads = new PackUploads(published, this.commits);
   }
 
@@ -106,7 +116,7 @@ export class ContentStore {
   }
 
   private closeFilesWhenIdle(): void {
-    if (this.filesClosed || this.commits.draining || this.maintenance.merging || this.checkpointing) return;
+    if (this.filesClosed || this.commits.draining || this.maintenance.busy || this.checkpointing) return;
     this.filesClosed = true;
     // A clean close leaves a checkpoint of everything committed, so the next open replays nothing.
     if (this.checkpointEnabled && this.ownersOpen && !this.commits.failed && this.checkpointBehind() > 0) {
@@ -140,9 +150,14 @@ export class ContentStore {
     const stale = !this.published.checkpointCover || this.published.checkpointCover.log_file !== this.published.state.log_files.workflow;
     if (!(behind >= this.checkpointEvery || (stale && this.published.workflowRecords > 0))) return;
     this.checkpointing = true;
-    this.writeCheckpoint().catch((err) => this.onBackgroundError(`writing workflow.ckpt failed: ${(err as Error).message}`)).finally(() => {
+    this.writeCheckpoint().then(() => true, (err) => {
+      this.onBackgroundError(`writing workflow.ckpt failed: ${(err as Error).message}`);
+      return false;
+    }).then((written) => {
       this.checkpointing = false;
       if (this.commits.closed) this.closeFilesWhenIdle();
+      // A compaction may have replaced the log while this one was written: check again.
+      else if (written) this.maybeCheckpoint();
     });
   }
 
@@ -233,14 +248,37 @@ export class ContentStore {
 
   // ------------------------------------------------------------ merges, compaction, rebuild (maintenance.ts)
   mergeSegments(name: IndexName): Promise<void> { return this.maintenance.mergeSegments(name); }
-  /** Wait for background merges and a checkpoint being written (tests and bench). */
+  /** Wait for background merges, a compaction and a checkpoint being written (tests and bench). */
   async settle(): Promise<void> {
     await this.maintenance.settle();
     while (this.checkpointing) await new Promise((r) => setTimeout(r, 5));
   }
-  compactLog(name: OpaqueLog | 'workflow', bodies: Buffer[]): Promise<void> { return this.maintenance.compactLog(name, bodies); }
+  compactLog(name: OpaqueLog, bodies: Buffer[]): Promise<void> { return this.maintenance.compactLog(name, bodies); }
   /** Drop all but the newest `keep` events from events.log (retention). Returns how many were dropped. */
   trimEvents(keep: number): Promise<number> { return this.maintenance.trimEvents(keep); }
-  maybeCompactWorkflow(): Promise<string | null> { return this.maintenance.maybeCompactWorkflow(); }
+  /**
+   * From now on compact workflow.log in the background whenever it is due (now, and after
+   * commits): Authority.open calls it; fsck and tools opening a store never compact.
+   */
+  compactWhenDue(): void {
+    this.compactingWhenDue = true;
+    this.maintenance.maybeCompactWorkflow();
+  }
+  /** Compact workflow.log now when it is due, and wait (tests, bench): the note, or null. */
+  compactWorkflow(): Promise<string | null> { return this.maintenance.compactWorkflow(); }
+  /** Test hook: awaited before a workflow.log compaction's snapshot and before its tail copy (commits go on meanwhile). */
+  set compactionPause(hook: ((before: 'snapshot' | 'tail') => Promise<void>) | null) { this.maintenance.compactionPause = hook; }
+  /**
+   * Keep every file as it is (a retiring repository's files stay as exported): no compaction
+   * rewrites a log from now on. Resolves once a compaction already running has finished or
+   * stopped; a commit point written after it never names a compacted log.
+   */
+  freezeFiles(): Promise<void> { return this.maintenance.freezeFiles(); }
+  /** Compactions may rewrite the logs again (a retirement was aborted). */
+  thawFiles(): void {
+    this.maintenance.thawFiles();
+    if (this.compactingWhenDue) this.maintenance.maybeCompactWorkflow();
+  }
+  get filesFrozen(): boolean { return this.maintenance.filesFrozen; }
   rebuildLocators(): Promise<{ blobs: number; trees: number; skipped: string[] }> { return this.maintenance.rebuildLocators(); }
 }

@@ -10,6 +10,7 @@ import { decodeEvent } from './event-log.js';
 import { crashPoint } from './crash-point.js';
 import { removeDurable, writeFileDurable } from './durable.js';
 import { LogFile } from './framed-log.js';
+import { WorkflowCompactionFile } from './workflow-compaction.js';
 import { writeMergedSegments, writeSegment, type SegmentEntry } from './index-file.js';
 import { INDEX_NAMES, LOG_MAGIC, type IndexName, type LogName } from './layout.js';
 import type { PackHeader } from './pack.js';
@@ -22,18 +23,29 @@ export const MERGE_SEGMENTS_AT = 8;
 export interface MaintenanceEvents {
   /** A background merge failed (the authority logs it; the merge is retried later). */
   backgroundError: (problem: string) => void;
-  /** A background merge stopped because the store is closed (the store may close its files). */
+  /** A background merge or compaction stopped because the store is closed (the store may close its files). */
   stoppedForClose: () => void;
+  /** A background compaction of workflow.log made its new file current (the note says how much it dropped). */
+  compacted: (note: string) => void;
 }
 
 export class StoreMaintenance {
   private isMerging = false;
   private mergeBackoffMs = 0;
+  /** The running compaction of workflow.log (at most one). */
+  private compaction: Promise<string | null> | null = null;
+  private compactBackoffMs = 0;
+  private compactNotBefore = 0;
+  private frozen: boolean;
+  /** Test hook: awaited before a workflow.log compaction's snapshot and before its tail copy (commits go on meanwhile). */
+  compactionPause: ((before: 'snapshot' | 'tail') => Promise<void>) | null = null;
 
-  constructor(private readonly published: PublishedStore, private readonly commits: CommitQueue, private readonly events: MaintenanceEvents) {}
+  constructor(private readonly published: PublishedStore, private readonly commits: CommitQueue, private readonly events: MaintenanceEvents, frozen = false) {
+    this.frozen = frozen;
+  }
 
-  /** A background merge is running (its files must stay open). */
-  get merging(): boolean { return this.isMerging; }
+  /** A background merge or compaction is running (the files it reads must stay open). */
+  get busy(): boolean { return this.isMerging || this.compaction !== null; }
 
   /**
    * Start a background merge when an index has more than MERGE_SEGMENTS_AT segments: every
@@ -120,11 +132,11 @@ export class StoreMaintenance {
     }
   }
 
-  /** Wait for a running merge (tests and bench). */
+  /** Wait for a running merge or compaction (tests and bench). */
   async settle(): Promise<void> {
     const pause = () => new Promise((r) => setTimeout(r, 5));
     for (;;) {
-      while (this.isMerging || this.commits.draining) await pause();
+      while (this.isMerging || this.compaction || this.commits.draining) await pause();
       if (this.commits.closed || this.commits.failed || !INDEX_NAMES.some((n) => this.published.state.segments[n].length > MERGE_SEGMENTS_AT)) return;
       await pause();
     }
@@ -135,9 +147,10 @@ export class StoreMaintenance {
    * one per transition). The new file is `<name>.<G>.log`, written and synced before the commit
    * point names it, so a crash leaves the old file current; the old file is removed after.
    */
-  compactLog(name: OpaqueLog | 'workflow' | 'events', bodies: Buffer[] | (() => Buffer[] | null)): Promise<void> {
+  compactLog(name: OpaqueLog | 'events', bodies: Buffer[] | (() => Buffer[] | null)): Promise<void> {
     return this.commits.barrier(async () => {
       this.commits.assertWritable();
+      if (this.frozen) return;
       if (typeof bodies === 'function') {
         const chosen = bodies();
         if (!chosen) return;
@@ -147,18 +160,20 @@ export class StoreMaintenance {
       const file = this.published.layout.logFile(name, next.generation);
       const bytes = this.published.log(name).frame(bodies, 0);
       await writeFileDurable(file, bytes);
-      await this.switchLog(name, next, file, bytes.length, () => {
+      const old = await this.switchLog(name, next, file, bytes.length, () => {
         if (name === 'events') this.published.events.reset(next.event_count);
       });
+      await removeDurable(old);
     });
   }
 
   /**
    * Make a rewritten log `file` (written and synced, `length` bytes) current: the commit point
-   * names it, then it replaces the old file in memory (`installed` runs then), and the old file
-   * is removed. A failed commit-point write leaves the new file in place (the slot may name it).
+   * names it, then it replaces the old file in memory (`installed` runs then). Returns the old
+   * file's path, closed, for the caller to remove (recovery removes it after a crash). A failed
+   * commit-point write leaves the new file in place (the slot may name it).
    */
-  private async switchLog(name: LogName, next: CommitState, file: string, length: number, installed: () => void): Promise<void> {
+  private async switchLog(name: LogName, next: CommitState, file: string, length: number, installed: () => void): Promise<string> {
     next.logs[name] = length;
     next.log_files[name] = next.generation;
     const fresh = LogFile.open(file, LOG_MAGIC[name], length, []);
@@ -169,11 +184,12 @@ export class StoreMaintenance {
       fresh.close();
       throw err;
     }
+    crashPoint('compact:after-state');
     const old = this.published.replaceLog(name, fresh);
     this.published.install(next);
     installed();
     old.close();
-    await removeDurable(old.file);
+    return old.file;
   }
 
   /**
@@ -197,30 +213,118 @@ export class StoreMaintenance {
     return dropped;
   }
 
-  /**
-   * Compact workflow.log when most of its records are superseded (more than 1,024 records and
-   * more than four per live line or entity): the new log holds the latest upsert of each
-   * `(type, id)`, one per record, so reading one entity parses one upsert. The file is written
-   * and synced before the commit point names it (a crash leaves the old log current); the
-   * entities' locations switch to it once the commit point is durable. The caller skips it for
-   * a retiring repository.
-   */
-  async maybeCompactWorkflow(): Promise<string | null> {
-    const before = this.published.workflowRecords;
-    if (before <= 1024 || before <= 4 * this.published.liveRecordCount()) return null;
-    let after = 0;
-    await this.commits.barrier(async () => {
-      this.commits.assertWritable();
-      const next = this.commits.nextState();
-      const file = this.published.layout.logFile('workflow', next.generation);
-      const { length, records, locations } = await this.published.writeCompactedWorkflow(file, Math.floor(Date.now() / 1000));
-      await this.switchLog('workflow', next, file, length, () => {
-        this.published.adoptCompactedWorkflow(locations, records);
-        after = records;
-      });
-    });
-    return `workflow.log compacted from ${before} to ${after} records`;
+  /** workflow.log is due for a compaction: more than 1,024 records and more than four per live line or entity. */
+  private workflowDue(): boolean {
+    const records = this.published.workflowRecords;
+    return records > 1024 && records > 4 * this.published.liveRecordCount();
   }
+
+  /** A compaction must stop (and never start): the store is closed, failed, or its files frozen. */
+  private stopCompaction(): boolean {
+    return this.commits.closed || this.commits.failed !== null || this.frozen;
+  }
+
+  /** Start a background compaction of workflow.log when it is due (at most one runs; none while backing off). */
+  maybeCompactWorkflow(): void {
+    if (this.compaction || this.stopCompaction() || Date.now() < this.compactNotBefore || !this.workflowDue()) return;
+    void this.startCompaction().catch(() => {}); // reported by startCompaction
+  }
+
+  /**
+   * Compact workflow.log now when it is due and wait for it (tests and bench); joins one
+   * already running. Resolves with the note, or null when nothing was compacted.
+   */
+  compactWorkflow(): Promise<string | null> {
+    if (this.compaction) return this.compaction;
+    if (this.stopCompaction() || !this.workflowDue()) return Promise.resolve(null);
+    return this.startCompaction();
+  }
+
+  private startCompaction(): Promise<string | null> {
+    const run = (async () => {
+      try {
+        const note = await this.compactWorkflowPhases();
+        this.compactBackoffMs = 0;
+        if (note) this.events.compacted(note);
+        return note;
+      } catch (err) {
+        // Closing or freezing stops a compaction; that is no failure.
+        if (this.commits.closed || this.frozen) return null;
+        this.events.backgroundError(`compacting workflow.log failed: ${(err as Error).message}`);
+        // Retry later, backing off (each attempt rewrites the log), never in a tight loop.
+        this.compactBackoffMs = Math.min(60_000, Math.max(100, this.compactBackoffMs * 2));
+        this.compactNotBefore = Date.now() + this.compactBackoffMs;
+        setTimeout(() => this.maybeCompactWorkflow(), this.compactBackoffMs).unref();
+        throw err;
+      } finally {
+        this.compaction = null;
+        if (this.commits.closed) this.events.stoppedForClose();
+      }
+    })();
+    this.compaction = run;
+    return run;
+  }
+
+  /**
+   * Compact workflow.log while commits go on, so that no commit waits for the rewrite:
+   * A (a barrier) notes the committed length L; B (no barrier) writes the latest upsert of
+   * every line and entity as of L from the old file, one per record (WorkflowCompactionFile);
+   * C (a barrier) appends the records from L on verbatim, syncs, and makes the file current
+   * with one commit point (switchLog), the entities' locations with it. The file keeps a temp
+   * name until C, so a crash at any step leaves the old log current and nothing to keep.
+   */
+  private async compactWorkflowPhases(): Promise<string | null> {
+    const start = await this.commits.barrier(() => (this.stopCompaction() || !this.workflowDue() ? null : this.published.workflowCompactionStart()));
+    if (!start) return null;
+    const atS = Math.floor(Date.now() / 1000);
+    const out = await WorkflowCompactionFile.create(start.log);
+    let named = false;
+    let replaced: string | null = null;
+    try {
+      await this.compactionPause?.('snapshot');
+      if (this.stopCompaction() || !(await out.writeSnapshot(start, atS, () => this.stopCompaction()))) return null;
+      crashPoint('compact:workflow-snapshot');
+      await this.compactionPause?.('tail');
+      if (this.stopCompaction()) return null;
+      return await this.commits.barrier(async () => {
+        this.commits.assertWritable();
+        // Frozen after phase A (a retiring repository), or the log replaced meanwhile: stop.
+        if (this.frozen || this.published.state.log_files.workflow !== start.generation || this.published.log('workflow') !== start.log) return null;
+        const before = this.published.workflowRecords;
+        await out.copyTail(start.log, start.length);
+        const next = this.commits.nextState();
+        const file = this.published.layout.logFile('workflow', next.generation);
+        await out.finish(file);
+        crashPoint('compact:workflow-written');
+        named = true;
+        replaced = await this.switchLog('workflow', next, file, out.length, () => this.published.adoptCompactedWorkflow(out.locations, out.records));
+        return `workflow.log compacted from ${before} to ${out.records} records`;
+      });
+    } finally {
+      // Once a commit point may name the file it stays (a failed write leaves that unknown;
+      // recovery at open removes it when the commit point does not name it).
+      if (!named) await out.discard();
+      // The replaced log goes after the barrier: unlinking a large file takes a while.
+      if (replaced) await removeDurable(replaced);
+    }
+  }
+
+  /**
+   * Freeze the files: no compaction rewrites a log from now on (a retiring repository's files
+   * stay as exported). Resolves once a compaction that was running has finished or stopped,
+   * its temp file removed.
+   */
+  async freezeFiles(): Promise<void> {
+    this.frozen = true;
+    await this.compaction?.catch(() => {});
+  }
+
+  /** Compactions may rewrite the logs again (a retirement was aborted). */
+  thawFiles(): void {
+    this.frozen = false;
+  }
+
+  get filesFrozen(): boolean { return this.frozen; }
 
   /**
    * Recreate the blob and tree indexes from the headers of the committed packs alone (fsck

@@ -14,13 +14,13 @@ import { decodeLines, type LineRecord } from './content-files.js';
 import { exists } from './durable.js';
 import { observeEventTime } from './event-clock.js';
 import { EventIndex, type EventRecord } from './event-log.js';
-import { LOG_HEADER_SIZE, FRAME_OVERHEAD, LogFile, frameBody, logHeader, type LogRecord } from './framed-log.js';
+import { LOG_HEADER_SIZE, FRAME_OVERHEAD, LogFile, type LogRecord } from './framed-log.js';
 import { INDEX_KIND_BLOB, INDEX_KIND_SNAPSHOT, INDEX_KIND_TREE, IndexReader, SegmentedIndex, type IndexKind, type SegmentEntry } from './index-file.js';
 import { INDEX_NAMES, LOG_MAGIC, LOG_NAMES, type AuthorityLayout, type IndexName, type LogName, type PackDirName } from './layout.js';
 import { decodeObjectFrame, decodePackHeader, packHeaderPayloadSize, PACK_KIND_OBJECT, PACK_KIND_TREE, type PackEntry, type PackHeader, type PackKind } from './pack.js';
 import type { Locator, ObjectKind, Staging, Upsert } from './staging.js';
-import { ChunkWriter, writeFileDurableWith } from './durable.js';
 import { WorkflowRecords } from './workflow-records.js';
+import type { CompactionStart } from './workflow-compaction.js';
 import { decodeCheckpoint, encodeCheckpoint, lastRecordCrc, readCheckpointFile, SectionReader, SectionWriter, type CheckpointCover } from './workflow-checkpoint.js';
 import { closeSync as closeFd, fsyncSync, openSync as openFd, renameSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
@@ -421,35 +421,13 @@ export class PublishedStore {
   }
 
   /**
-   * Write a compacted workflow.log to `file` (durably): one record per live line or entity,
-   * each a transaction of one upsert, lines first. Bodies are copied one at a time from the
-   * current log, so memory stays bounded. Returns the file's length, its record count and the
-   * entities' locations in it (made current by adoptCompactedWorkflow once the commit point names it).
+   * What a compaction of workflow.log starts from (call in a barrier): the open file, its
+   * generation and committed length, the lines, and the entities whose latest upsert is before
+   * that length (visited later, while commits go on).
    */
-  async writeCompactedWorkflow(file: string, atS: number): Promise<{ length: number; records: number; locations: WorkflowRecords }> {
-    const fresh = new WorkflowRecords(() => { throw new Error('compacted locations are read after adoption'); });
-    let at = 0;
-    let count = 0;
-    await writeFileDurableWith(file, async (handle) => {
-      const out = new ChunkWriter(handle, 4 * 1024 * 1024);
-      const put = async (u: Upsert) => {
-        const framed = frameBody(Buffer.from(JSON.stringify({ at_s: atS, upserts: [u] }), 'utf8'));
-        if (u.type !== 'line') fresh.set(u, at, 0);
-        at += framed.length;
-        count++;
-        await out.write(framed);
-      };
-      await out.write(logHeader(LOG_MAGIC.workflow));
-      at = LOG_HEADER_SIZE;
-      for (const l of [...this.lineMap.values()]) await put({ type: 'line', id: l.name, body: { status: l.status, head_snapshot_id: l.head_snapshot_id, updated_at_s: l.updated_at_s } });
-      for (const [type, id, loc] of this.records.locations()) {
-        const u = this.records.recordAt(Math.floor(loc / 65536))[loc % 65536];
-        if (!u || u.type !== type || u.id !== id) throw new Corrupt(`workflow.log: record at byte ${Math.floor(loc / 65536)} does not hold ${type} ${id}`);
-        await put(u);
-      }
-      await out.end();
-    });
-    return { length: at, records: count, locations: fresh };
+  workflowCompactionStart(): CompactionStart {
+    const log = this.logs.workflow;
+    return { log, generation: this.current.log_files.workflow, length: log.length, lines: this.lines(), entities: this.records.liveBefore(log.length) };
   }
 
   /** The compacted workflow.log is current: its locations replace the old ones. */
@@ -588,8 +566,8 @@ export class PublishedStore {
 
   /**
    * Every committed entity of a workflow type, read from workflow.log one at a time (owners
-   * build indexes at open): tasks, changes and lands in sequence order, other types in
-   * first-upsert order.
+   * build indexes at open): tasks, changes and lands in sequence order, other types in the
+   * order of their first upsert in the current log file (a compaction may reorder them).
    */
   entitiesOf<T>(type: string): Generator<[string, T]> {
     return this.records.entries<T>(type);

@@ -23,6 +23,8 @@ export interface OpenOptions {
   checkpoint?: boolean;
   /** Write a checkpoint once this many workflow.log records follow the last one (default 50,000). */
   checkpointEvery?: number;
+  /** Open with the files frozen (ContentStore.freezeFiles): a retiring repository's stay as exported. */
+  frozen?: boolean;
 }
 
 /**

@@ -255,9 +255,25 @@ export class WorkflowRecords {
     }
   }
 
-  /** [type, id, location] of every live entity. */
-  *locations(): Generator<[string, string, number]> {
-    for (const [type, t] of this.types) for (const [id, loc] of t.entries()) yield [type, id, loc];
+  /**
+   * [type, id, location] of every entity whose latest upsert is in a record before byte
+   * `end`, for a compaction that consumes it while commits go on. The types and each dense
+   * table's highest sequence are taken now (later entities lie at or beyond `end`); each
+   * location is read when its entity is visited, so one that moved to `end` or beyond by then
+   * is skipped. Maps iterate live (inserts are visited, then skipped; nothing is deleted), and
+   * nothing is copied, whatever the number of entities.
+   */
+  liveBefore(end: number): Iterator<[string, string, number]> {
+    const tables = [...this.types.values()].map((t) => ({ t, max: t.dense.max }));
+    return (function* () {
+      for (const { t, max } of tables) {
+        for (let seq = 1; seq <= max; seq++) {
+          const loc = t.dense.get(seq);
+          if (loc !== 0 && locationOffset(loc) < end) yield [t.type, `${t.type}-${seq}`, loc] as [string, string, number];
+        }
+        for (const [id, loc] of t.other) if (locationOffset(loc) < end) yield [t.type, id, loc] as [string, string, number];
+      }
+    })();
   }
 
   /** The upsert at `loc`, checked to be of `(type, id)`. */

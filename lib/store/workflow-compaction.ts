@@ -1,0 +1,135 @@
+// Writing a compacted workflow.log while commits go on (storage-layout.md §17). The snapshot
+// holds the latest upsert of every line and entity as of a committed length L noted in a
+// barrier, one upsert per record, read from the old file (records below L never change); the
+// tail, every record from L to the committed end, is then copied verbatim after it in a second
+// barrier. Replaying the new file gives what replaying the old one gives: the tail's upserts
+// come last and win. maintenance.ts runs the phases and makes the file current; this module
+// only writes it, under a temp name until it is whole (a crash leaves a temp file, removed at
+// open, and an export listing never sees a half-written log).
+import { promises as fsp } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { Corrupt } from '../domain/errors.js';
+import type { LineRecord } from './content-files.js';
+import { ChunkWriter, renameDurable, tempPathFor } from './durable.js';
+import { frameBody, LOG_HEADER_SIZE, logHeader, type LogFile } from './framed-log.js';
+import { LOG_MAGIC } from './layout.js';
+import type { Upsert } from './staging.js';
+import { locationOffset, locationOrdinal, WorkflowRecords } from './workflow-records.js';
+
+/** What a compaction starts from, taken in a barrier. */
+export interface CompactionStart {
+  /** The workflow.log open then (it stays open until the compaction's commit replaces it). */
+  log: LogFile;
+  /** Its generation (commit.bin's `log_files.workflow`). */
+  generation: number;
+  /** Its committed length L: the snapshot covers the records before it. */
+  length: number;
+  lines: readonly LineRecord[];
+  /** Entities whose latest upsert is before L, read as they are visited (WorkflowRecords.liveBefore). */
+  entities: Iterator<[string, string, number]>;
+}
+
+/** Milliseconds of snapshot work between yields to the event loop (commits and reads go on meanwhile). */
+const SLICE_MS = 4;
+
+export class WorkflowCompactionFile {
+  /** Every entity's location in the new file (the tail's override the snapshot's). */
+  readonly locations = new WorkflowRecords(() => { throw new Error('compacted locations are read after adoption'); });
+  /** Records written. */
+  records = 0;
+  /** Bytes written. */
+  length = 0;
+  private file: string;
+  private handle: FileHandle | null;
+
+  private constructor(file: string, handle: FileHandle) {
+    this.file = file;
+    this.handle = handle;
+  }
+
+  /** A new temp file beside `log`. */
+  static async create(log: LogFile): Promise<WorkflowCompactionFile> {
+    const temp = tempPathFor(log.file);
+    return new WorkflowCompactionFile(temp, await fsp.open(temp, 'wx', 0o644));
+  }
+
+  /**
+   * Write the snapshot and sync it. Returns false, having written only part of it, when `stop`
+   * says so (checked between batches of entities).
+   */
+  async writeSnapshot(start: CompactionStart, atS: number, stop: () => boolean): Promise<boolean> {
+    const out = new ChunkWriter(this.handle!, 4 * 1024 * 1024);
+    await out.write(logHeader(LOG_MAGIC.workflow));
+    this.length = LOG_HEADER_SIZE;
+    const put = (u: Upsert) => {
+      const framed = frameBody(Buffer.from(JSON.stringify({ at_s: atS, upserts: [u] }), 'utf8'));
+      if (u.type !== 'line') this.locations.set(u, this.length, 0);
+      this.length += framed.length;
+      this.records++;
+      return out.write(framed);
+    };
+    for (const l of start.lines) await put({ type: 'line', id: l.name, body: { status: l.status, head_snapshot_id: l.head_snapshot_id, updated_at_s: l.updated_at_s } });
+    // Reads through the old file (not the store's reader: its caches serve requests).
+    const reader = new WorkflowRecords(() => start.log);
+    let slice = performance.now();
+    for (let next = start.entities.next(); !next.done; next = start.entities.next()) {
+      const [type, id, loc] = next.value;
+      const u = reader.recordAt(locationOffset(loc))[locationOrdinal(loc)];
+      if (!u || u.type !== type || u.id !== id) throw new Corrupt(`workflow.log: record at byte ${locationOffset(loc)} does not hold ${type} ${id}`);
+      await put(u);
+      if (performance.now() - slice >= SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        slice = performance.now();
+        if (stop()) {
+          await out.end();
+          return false;
+        }
+      }
+    }
+    await out.end();
+    await this.handle!.sync();
+    return true;
+  }
+
+  /**
+   * Append every committed record of `log` from byte `from` on (call in a barrier: nothing
+   * commits meanwhile), verbatim, and sync. A frame holds no offset, so a record is the same
+   * bytes at its new place; its upserts' locations move with it.
+   */
+  async copyTail(log: LogFile, from: number): Promise<void> {
+    const out = new ChunkWriter(this.handle!, 4 * 1024 * 1024);
+    for (const rec of log.recordsFrom(from)) {
+      let upserts: Upsert[];
+      try {
+        upserts = (JSON.parse(rec.body.toString('utf8')) as { upserts: Upsert[] }).upserts;
+        if (!Array.isArray(upserts)) throw new Error('no upserts');
+      } catch (err) {
+        throw new Corrupt(`${log.name}: record at byte ${rec.offset} is not a transaction (${(err as Error).message})`);
+      }
+      upserts.forEach((u, i) => {
+        if (u.type !== 'line') this.locations.set(u, this.length, i);
+      });
+      const framed = frameBody(rec.body);
+      this.length += framed.length;
+      this.records++;
+      await out.write(framed);
+    }
+    await out.end();
+    await this.handle!.sync();
+  }
+
+  /** Close the whole file and give it its name (durably). */
+  async finish(target: string): Promise<void> {
+    await this.handle!.close();
+    this.handle = null;
+    await renameDurable(this.file, target);
+    this.file = target;
+  }
+
+  /** Remove the file (a compaction that stopped or failed before a commit could name it). */
+  async discard(): Promise<void> {
+    await this.handle?.close().catch(() => {});
+    this.handle = null;
+    await fsp.rm(this.file, { force: true });
+  }
+}
