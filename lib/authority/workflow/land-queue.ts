@@ -41,6 +41,7 @@ import type { LandGates, SpeculationCi } from './gates.js';
 import type { LandDesk, PendingMerges } from './lands.js';
 import { decodeSnapshot } from '../../domain/content.js';
 import { ciState, type CiState } from './reviews.js';
+import { crashPoint } from '../../store/crash-point.js';
 
 /** Active entries a repository may hold (a queue longer than this is refused, 409). */
 export const MAX_ACTIVE_ENTRIES = 1000;
@@ -402,6 +403,7 @@ export class LandQueue {
   }
 
   private async apply(move: QueueMove): Promise<boolean> {
+    crashPoint(`queue:${move.kind}`);
     switch (move.kind) {
       case 'eject':
         return this.eject(move.entry, { reason: move.reason, message: move.message, worker_job_indexes: [], failing_suites: [], conflict_paths: [] });
