@@ -20,6 +20,7 @@ import { encodeJobRecord } from '../lib/store/job-log.js';
 import { decodeCheckpoint, encodeCheckpoint, SectionWriter } from '../lib/store/workflow-checkpoint.js';
 import { WorkflowRecords } from '../lib/store/workflow-records.js';
 import { WorkflowIndexes } from '../lib/domain/workflow/indexes.js';
+import { ReviewIndex } from '../lib/domain/workflow/review-index.js';
 import { api, cli, FIXTURES, register, spawnServer, startTestServer, tempDir } from './helpers.js';
 
 const fixture = (name: string) => readFileSync(path.join(FIXTURES, name));
@@ -129,22 +130,31 @@ describe('storage core: commit point', () => {
     expect(bytes.length).to.equal(188);
   });
 
-  it('workflow.ckpt: lines, one task location and the book indexes (one task, one change), golden bytes', () => {
+  it('workflow.ckpt: lines, one task location, the book indexes (one task, one change) and the review index (a request, an attestation, a decision), golden bytes', () => {
     const records = new WorkflowRecords(() => { throw new Error('not read'); });
     records.set({ type: 'task', id: 'task-1', body: null }, 137, 0);
     const indexes = new WorkflowIndexes();
     indexes.applyTask(1, 'active', null);
     indexes.applyChange(1, 1, 'draft');
+    const reviews = new ReviewIndex();
+    reviews.addReview(1, 1, { group: 'core', requested_at_s: 1700000000 });
+    reviews.addAttestation(1, 1, 1);
+    reviews.addDecision(1, 1, 1, 1, 'ab'.repeat(32));
     const sections = new Map([
       ['records', Buffer.concat([new SectionWriter().json([['main', 'active', null, 1700000000]]).done(), records.encode()])],
       ['workflow-indexes', indexes.encode()],
+      ['review-indexes', reviews.encode()],
     ]);
     const bytes = encodeCheckpoint({ cover: { log_file: 0, length: 300, last_crc: 0x11223344, records: 2 }, sections });
     expect(bytes.equals(fixture('workflow-ckpt-v1.bin'))).to.equal(true);
-    expect(bytes.length).to.equal(190);
+    expect(bytes.length).to.equal(354);
     const back = decodeCheckpoint(bytes);
     expect(back.cover).to.deep.equal({ log_file: 0, length: 300, last_crc: 0x11223344, records: 2 });
     expect(WorkflowIndexes.decode(back.sections.get('workflow-indexes')!).encode().equals(indexes.encode())).to.equal(true);
+    const r = ReviewIndex.decode(back.sections.get('review-indexes')!);
+    expect(r.encode().equals(reviews.encode())).to.equal(true);
+    expect([r.reviewsOf(1), r.attestationsOf(1, 1), r.decisionsOf(1, 1), r.chainSeq, r.chainSha256]).to.deep.equal([1, 1, 1, 1, 'ab'.repeat(32)]);
+    expect(r.requestOf(1)).to.deep.equal({ review: 1, group: 'core', requested_at_s: 1700000000 });
   });
 
   it('workflow.log: one transaction record, golden bytes', () => {

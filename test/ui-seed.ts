@@ -92,6 +92,38 @@ export class Seeder {
   evaluate(ps: string): Promise<Json> {
     return this.post(`/patchsets/${ps}:evaluatePolicy`, {});
   }
+
+  /** Wait until the land queue has moved the entry to where `done` says (the server moves it after each commit). */
+  async queueEntry(id: string, done: (e: Json) => boolean): Promise<Json> {
+    for (let i = 0; ; i++) {
+      const e = (await this.get(`/land-queue/${id}`)).entry;
+      if (done(e)) return e;
+      if (i >= 400) throw new Error(`land-queue entry ${id} did not move: ${JSON.stringify(e)}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  /** Claim a land-queue CI job (kind 11) as a runner would; complete it unless `leaveRunning`. */
+  async queueJob(index: number, tests: 'pass' | 'fail', leaveRunning = false): Promise<Json> {
+    const claim = await this.post(`/worker-jobs/${index}:claim`, { accepted_runtime_contracts: [RUNTIME] });
+    if (leaveRunning) return claim;
+    const suites = [{ suite_id: 'unit', status: tests, blocking: true }, { suite_id: 'lint', status: 'pass', blocking: false }];
+    return this.post(`/worker-jobs/${index}:complete`, {
+      attempt_count: claim.attempt_count,
+      lease_token: claim.lease_token,
+      detail: { job_kind: 11, result: { contract: 'svc.runner.native-result.v1', status: 'succeeded', tests_status: tests, suite_result_count: suites.length, suite_results: suites } },
+    });
+  }
+
+  /** A change from `base` to `files` whose gates pass but for CI (an attestation that passes, an approval): it may join the land queue. */
+  async queueable(title: string, base: string, files: Files, summary: string): Promise<{ change: string; ref: string; ps: string }> {
+    const c = await this.change(title);
+    const rev = await this.snap(files, { parent: base, message: summary });
+    const ps = await this.patchset(c.change, base, rev, summary);
+    await this.attest(ps);
+    await this.review(c.change, ps, 'erin', 'approve', 'Fine by me.');
+    return { change: c.change, ref: c.ref, ps };
+  }
 }
 
 const lines = (...xs: string[]) => xs.join('\n') + '\n';
@@ -196,6 +228,8 @@ export interface Demo {
   /** The reviewed change: two patchsets, CI, attestation, reviews, a review request. */
   main: { change: string; ref: string; ps1: string; ps2: string };
   landed: { change: string };
+  /** The land queue: an entry ejected (CI failed on the merged result), one being tested, and a change that may join. */
+  queue: { ejected: { change: string; entry: string }; testing: { change: string; entry: string; job: number }; candidate: { change: string; ref: string } };
 }
 
 /** A repository that looks like one in daily use. */
@@ -240,5 +274,24 @@ export async function seedDemo(url: string, name = 'webshop'): Promise<Demo> {
   const psA = await s.patchset(active.change, base, activeRev, 'Print totals');
   await s.ci(psA, 'pass', true);
   await s.change('Gift cards at checkout');
-  return { s, base: head, main: { change: m.change, ref: m.ref, ps1, ps2 }, landed: { change: landedOne.change } };
+
+  // The land queue. The first entry's CI fails on the merged result, twice (one retry): it is
+  // ejected with its evidence. The second is being tested (its job claimed by a runner).
+  const legacy = await s.queueable('Drop the legacy cart API', head, { ...LANDED_TREE, 'src/cart/cart.ts': LANDED_TREE['src/cart/cart.ts'].replace('export interface Cart', '/** Carts are read by id only. */\nexport interface Cart') }, 'Remove the v1 cart endpoints');
+  const ejected = (await s.post('/land-queue', { change_ref: legacy.ref, mode: 'merge' })).entry.entry_id as string;
+  for (let run = 1; run <= 2; run++) {
+    const e = await s.queueEntry(ejected, (x) => (x.speculation?.worker_job_indexes.length ?? 0) >= run);
+    await s.queueJob(e.speculation.worker_job_indexes[run - 1], 'fail');
+  }
+  await s.queueEntry(ejected, (x) => x.state === 'ejected');
+  const readme = await s.queueable('Describe the checkout in the README', head, { ...LANDED_TREE, 'README.md': LANDED_TREE['README.md'] + '\nSee docs/checkout.md for the checkout.\n' }, 'README: link the checkout docs');
+  const testing = (await s.post('/land-queue', { change_ref: readme.ref, mode: 'merge' })).entry.entry_id as string;
+  const job = (await s.queueEntry(testing, (x) => x.ci?.worker_job_index != null)).ci.worker_job_index as number;
+  await s.queueJob(job, 'pass', true);
+  const candidate = await s.queueable('Search the catalogue by name', head, { ...LANDED_TREE, 'src/catalogue/search.ts': lines('export function search(names: string[], q: string): string[] {', '  return names.filter((n) => n.includes(q));', '}') }, 'Name search');
+
+  return {
+    s, base: head, main: { change: m.change, ref: m.ref, ps1, ps2 }, landed: { change: landedOne.change },
+    queue: { ejected: { change: legacy.change, entry: ejected }, testing: { change: readme.change, entry: testing, job }, candidate: { change: candidate.change, ref: candidate.ref } },
+  };
 }

@@ -207,6 +207,15 @@ describe('reviewer UI in Chromium', function () {
       expect(text).to.include('Gift cards at checkout'); // a draft
       expect(await w.page.locator('.jobs tbody tr').count()).to.be.greaterThan(3);
       expect(await w.page.locator('.jobs .badge', { hasText: 'queued' }).count()).to.equal(1);
+      // the land queue: the entry being tested, in order, with its CI job; the ejected one with its reason
+      const q = demo.queue;
+      const row = w.page.locator(`#land-queue tr[data-entry="${q.testing.entry}"]`);
+      expect(await row.locator('td').first().innerText()).to.equal('1');
+      expect(await row.locator('.badge').first().innerText()).to.equal('testing');
+      expect(await row.locator(`a[href$="/jobs/${q.testing.job}"]`).count()).to.equal(1);
+      expect(await row.innerText()).to.include('running');
+      const gone = w.page.locator(`#land-queue .queue-recent li[data-entry="${q.ejected.entry}"]`);
+      expect(await gone.innerText()).to.include('ejected').and.include('CI failed on the merged result');
       await shot(w.page, `dashboard-${scheme}`);
       expect(w.errors).to.deep.equal([]);
       expect(w.dialogs).to.deep.equal([]);
@@ -271,6 +280,54 @@ describe('reviewer UI in Chromium', function () {
       await shot(w.page, `change-split-${scheme}`);
       expect(w.errors).to.deep.equal([]);
     }
+  });
+
+  it('the land queue on the change page: the entry being tested, an ejection with its evidence, and Add / Remove through the API', async () => {
+    const q = demo.queue;
+    const w = await open();
+    const page = (change: string) => w.page.goto(`${s.url}/ui/repos/${demo.s.repo}/changes/${change}`);
+    // the entry being tested: state, position, the speculative snapshot and its base, the running job
+    await page(q.testing.change);
+    const card = w.page.locator('#queue');
+    await card.locator('dd', { hasText: 'position 1 of 1' }).waitFor();
+    const testing = (await demo.s.get(`/land-queue/${q.testing.entry}`)).entry;
+    expect(await card.locator(`a[href$="/snapshots/${testing.speculation.snapshot_id}"]`).count()).to.equal(1);
+    expect(await card.locator(`a[href$="/snapshots/${demo.base}"]`).count()).to.equal(1);
+    expect(await card.locator(`a[href$="/jobs/${q.testing.job}"]`).count()).to.equal(1);
+    expect(await card.getByRole('button', { name: 'Remove from queue' }).count()).to.equal(1);
+    await card.scrollIntoViewIfNeeded();
+    await shot(w.page, 'change-queue-testing');
+    // the ejected entry: why, the failing jobs and suites; the change may join again
+    await page(q.ejected.change);
+    await card.getByText('CI failed on the merged result').waitFor();
+    const ejected = (await demo.s.get(`/land-queue/${q.ejected.entry}`)).entry;
+    expect(await card.locator('code.suite').allInnerTexts()).to.deep.equal(['unit']);
+    for (const j of ejected.ejection.worker_job_indexes) expect(await card.locator(`a[href$="/jobs/${j}"]`).count()).to.be.at.least(1);
+    expect(await card.getByRole('button', { name: 'Add to land queue' }).count()).to.equal(1);
+    await card.scrollIntoViewIfNeeded();
+    await shot(w.page, 'change-queue-ejected');
+    // a change that is not queued: Add enqueues it (POST land-queue), the card follows; Remove takes it out
+    await page(q.candidate.change);
+    await card.getByText('Not in the land queue.').waitFor();
+    await card.getByRole('button', { name: 'Add to land queue' }).click();
+    await card.getByText(/^Queued as lq-\d+, position 2 on main\.$/).waitFor();
+    const listed = (await demo.s.get('/land-queue')).entries as Array<Record<string, any>>;
+    const mine = listed.find((e) => e.change_id === q.candidate.change)!;
+    expect(mine).to.include({ mode: 'merge', position: 2, target_line: 'main' });
+    await card.locator('dd', { hasText: 'position 2 of 2' }).waitFor();
+    // the dashboard lists it behind the entry being tested
+    const dash = await open();
+    await dash.page.goto(`${s.url}/ui/repos/${demo.s.repo}`);
+    await dash.page.locator(`#land-queue tr[data-entry="${mine.entry_id}"]`).waitFor();
+    expect(await dash.page.locator('#land-queue tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-entry')))).to.deep.equal([q.testing.entry, mine.entry_id]);
+    await card.getByRole('button', { name: 'Remove from queue' }).click();
+    await card.getByText(`Removed ${mine.entry_id} from the queue.`).waitFor();
+    expect((await demo.s.get(`/land-queue/${mine.entry_id}`)).entry.state).to.equal('removed');
+    // the open dashboard follows the queue's events: the entry leaves its table
+    await dash.page.locator(`#land-queue tr[data-entry="${mine.entry_id}"]`).waitFor({ state: 'detached' });
+    await card.getByRole('button', { name: 'Add to land queue' }).waitFor();
+    expect(w.errors).to.deep.equal([]);
+    expect(dash.errors).to.deep.equal([]);
   });
 
   it('live updates: a review recorded through the API appears on the open change page without a reload', async () => {
@@ -430,6 +487,9 @@ describe('reviewer UI in Chromium', function () {
       };
       await check(`${xss.url}/ui/`, [`repo ${script}`]);
       await check(`${xss.url}/ui/repos/${sx.repo}/changes/${c.change}`, [`${script} ${img}`, `comment ${script} ${img}`, `${img}.txt`]);
+      // file bodies are built as they come near the viewport
+      await w.page.locator('.diff-file[data-path="a.txt"]').scrollIntoViewIfNeeded();
+      await w.page.locator('.diff-file[data-path="a.txt"] tr.add').first().waitFor();
       expect(await w.page.locator('.diff tr.add', { hasText: script }).count()).to.be.greaterThan(1);
       expect(await w.page.locator('.diff tr.add', { hasText: img }).count()).to.be.greaterThan(2);
       // the HTML file was highlighted: its markup shows as coloured text

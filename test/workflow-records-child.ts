@@ -6,6 +6,7 @@
 // (CAIRN_TEST_CRASH_AT kills it on the way).
 import { Authority } from '../lib/authority/authority.js';
 import { silentLog } from '../lib/authority/logger.js';
+import { queueSummary } from '../lib/authority/workflow/read-models.js';
 import { ContentStore } from '../lib/store/content-store.js';
 
 const [mode, root, n] = process.argv.slice(2);
@@ -25,7 +26,7 @@ if (mode === 'memory') {
   const pairs = Number(n);
   const heap = after.heapUsed - before.heapUsed;
   const buffers = after.arrayBuffers - before.arrayBuffers;
-  const summary = again.workflow.queueSummary() as { tasks: { total: number }; changes: { total: number } };
+  const summary = queueSummary(again.workflow) as { tasks: { total: number }; changes: { total: number } };
   process.stdout.write(JSON.stringify({ bytes_per_pair: (heap + buffers) / pairs, heap, buffers, tasks: summary.tasks.total, changes: summary.changes.total, notes }) + '\n');
   again.close();
 } else if (mode === 'compact') {

@@ -10,6 +10,7 @@ import { copyFileSync, promises as fsp, readFileSync, writeFileSync } from 'node
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Authority } from '../lib/authority/authority.js';
+import { queueSummary, taskAudit, taskQueue } from '../lib/authority/workflow/read-models.js';
 import type { Log } from '../lib/authority/logger.js';
 import { ContentStore } from '../lib/store/content-store.js';
 import { fsckAuthority } from '../lib/store/fsck.js';
@@ -50,14 +51,14 @@ async function populate(a: Authority, tasks: number, from = 1): Promise<void> {
 function answers(a: Authority): unknown {
   const all = { limit: 1000, after: null };
   return {
-    summary: a.workflow.queueSummary(),
-    active: a.workflow.queueSummary('active'),
+    summary: queueSummary(a.workflow),
+    active: queueSummary(a.workflow, 'active'),
     tasks: a.workflow.pageTasks({}, all),
     completed: a.workflow.pageTasks({ status: 'completed' }, { limit: 3, after: null }),
     changes: a.workflow.pageChanges({}, all),
     abandoned: a.workflow.pageChanges({ status: 'abandoned' }, all),
-    queue: a.workflow.taskQueue(undefined, { limit: 7, after: null }, 0),
-    audit: a.workflow.audit('task-2', 'main', 0),
+    queue: taskQueue(a.workflow, undefined, { limit: 7, after: null }, 0),
+    audit: taskAudit(a.workflow, 'task-2', 'main', 0),
     inbox: a.workflow.reviews.inbox(undefined, 0),
   };
 }
@@ -137,7 +138,7 @@ describe('workflow checkpoint (workflow.ckpt)', () => {
       return answers(a);
     });
     const ck = decodeCheckpoint(readFileSync(path.join(root, 'workflow.ckpt')));
-    expect([...ck.sections.keys()]).to.deep.equal(['records', 'workflow-indexes', 'land-indexes', 'land-queue']);
+    expect([...ck.sections.keys()]).to.deep.equal(['records', 'workflow-indexes', 'review-indexes', 'land-indexes', 'land-queue']);
     expect(ck.cover.length).to.equal((await fsp.stat(path.join(root, 'workflow.log'))).size);
     await withAuthority(root, (a, log) => {
       expect(log.notes).to.deep.equal([]);

@@ -24,6 +24,7 @@ Workflow:
   policy    evaluate or show a patchset's policy decision
   ci        run CI for a patchset or show its CI status
   land      land a task's or change's selected patchset (ff-only, merge, direct)
+  queue     add a change to the land queue, list the queue, show or remove an entry
   diff      show what a change or patchset changes (unified diff, --stat, --against)
 
 Everyday:
@@ -76,6 +77,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   ci: async () => (await import('./review-commands.js')).ciCommand,
   promote: async () => (await import('./promote-command.js')).promoteCommand,
   land: async () => (await import('./land-commands.js')).landCommand,
+  queue: async () => (await import('./queue-commands.js')).queueCommand,
   diff: async () => (await import('./diff-command.js')).diffCommand,
 };
 

@@ -2,19 +2,18 @@
 // and read models"). Records are workflow.log upserts (storage-layout.md §17): each operation is
 // one transaction, so an operation that writes several records (a patchset and its change)
 // writes them in one workflow.log record under one commit point. The records stay on disk (the
-// store reads one by its location); the compact indexes and read-model counters (./indexes.ts)
+// store reads one by its location); the compact indexes and read-model counters (lib/domain/workflow/indexes.ts)
 // follow each commit through `onPublish` and are rebuilt at open from the store's records; no
-// request reads every record.
+// request reads every record. The projections of the three records are here (other modules
+// call them); the task read models (audit, queue summary, task queue) are ./read-models.ts.
 import { requireContentId } from '../../domain/content.js';
 import { Conflict, Corrupt, Invalid, NotFound } from '../../domain/errors.js';
 import { validateLineName } from '../../domain/lines.js';
 import { nowSeconds } from '../../domain/repository.js';
 import { keepRows, takePage, walkFrom, type Page, type PageRequest } from '../../domain/paging.js';
-import { INDEX_SECTION, sequenceOf, WorkflowIndexes, zero } from '../../domain/workflow/indexes.js';
+import { INDEX_SECTION, sequenceOf, WorkflowIndexes } from '../../domain/workflow/indexes.js';
 import {
-  auditVerdict,
   CHANGE,
-  CHANGE_STATUSES,
   changeCloseMove,
   changeCloseStatus,
   changeId,
@@ -24,7 +23,6 @@ import {
   checkPatchsetShape,
   checkSuppliedPatchset,
   checkSuppliedTaskId,
-  isOpenChange,
   MAX_TEXT_CHARS,
   MAX_TITLE_CHARS,
   parseChangeRef,
@@ -35,7 +33,6 @@ import {
   requireText,
   statusAfterPatchset,
   TASK,
-  TASK_STATUSES,
   taskCloseMove,
   taskCloseStatus,
   taskId,
@@ -48,6 +45,7 @@ import {
 } from '../../domain/workflow/rules.js';
 import { diffTrees, type TreeDiff } from '../../domain/workflow/tree-diff.js';
 import type { ContentStore, Txn } from '../../store/content-store.js';
+import type { LineRecord } from '../../store/content-files.js';
 import type { JobQueue } from '../jobs.js';
 import { changeEvents, patchsetEvents, taskEvents } from '../../domain/events.js';
 import type { PlanBook } from '../plans.js';
@@ -149,7 +147,7 @@ export class WorkflowBook {
       book.checkCounts();
     }
     store.registerCheckpointSection(INDEX_SECTION, () => book.index.encode());
-    book.reviews = ReviewBook.open(store, book, book.jobs);
+    book.reviews = ReviewBook.open(store, book, book.jobs, notes);
     return book;
   }
 
@@ -529,7 +527,7 @@ export class WorkflowBook {
     return existing;
   }
 
-  // ------------------------------------------------------------ projections and read models
+  // ------------------------------------------------------------ projections (the read models are ./read-models.ts)
 
   taskProjection(t: TaskRecord, repositoryIndex: number): Record<string, unknown> {
     return { ...t, promoted_from: t.promoted_from ?? null, repository_index: repositoryIndex, plan_drift: this.drift(t) };
@@ -564,72 +562,8 @@ export class WorkflowBook {
     };
   }
 
-  /** The task audit (read model; writes nothing). */
-  audit(ref: string, targetLine: string, repositoryIndex: number): Record<string, unknown> {
-    validateLineName(targetLine);
-    const task = this.taskIn(null, ref);
-    const changes = this.changesOf(task.task_id);
-    const open = changes.filter((c) => isOpenChange(c.status)).length;
-    const landed = changes.filter((c) => c.status === 'landed' && c.land_target_line === targetLine).length;
-    const line = this.store.line(targetLine);
-    return {
-      task: this.taskProjection(task, repositoryIndex),
-      changes: changes.map((c) => this.changeProjection(c, repositoryIndex)),
-      target_line: targetLine,
-      target_line_exists: line !== undefined,
-      target_line_head_snapshot_id: line?.head_snapshot_id ?? null,
-      open_changes: open,
-      landed_changes: landed,
-      verdict: auditVerdict(task.status, open, landed),
-    };
-  }
-
-  /** Aggregate counts, from counters kept current by each commit. */
-  queueSummary(status?: TaskStatus): Record<string, unknown> {
-    const taskStatuses = status ? [status] : TASK_STATUSES;
-    const tasks = zero(TASK_STATUSES);
-    const changes = zero(CHANGE_STATUSES);
-    for (const s of taskStatuses) {
-      tasks[s] = this.index.taskCounts[s];
-      for (const c of CHANGE_STATUSES) changes[c] += this.index.changeCounts[s][c];
-    }
-    const total = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
-    const openChanges = changes.draft + changes.active + changes.review;
-    return {
-      status_filter: status ?? null,
-      tasks: { ...tasks, total: total(tasks) },
-      changes: { ...changes, open: openChanges, total: total(changes) },
-    };
-  }
-
-  /** One page of rows, one per task (newest first), with its changes' states. */
-  taskQueue(status: TaskStatus | undefined, req: PageRequest, repositoryIndex: number): Page<Record<string, unknown>> {
-    const page = this.pageTasks({ status }, req, 'task-queue');
-    return { next_cursor: page.next_cursor, rows: page.rows.map((t) => {
-      const changes = this.changesOf(t.task_id);
-      return {
-        task_id: t.task_id,
-        sequence: t.sequence,
-        repository_index: repositoryIndex,
-        title: t.title,
-        status: t.status,
-        plan_id: t.plan_id,
-        plan_item_ref: t.plan_item_ref,
-        created_at_s: t.created_at_s,
-        updated_at_s: t.updated_at_s,
-        change_count: changes.length,
-        open_change_count: changes.filter((c) => isOpenChange(c.status)).length,
-        landed_change_count: changes.filter((c) => c.status === 'landed').length,
-        changes: changes.map((c) => ({
-          change_id: c.change_id,
-          change_ref: c.change_ref,
-          title: c.title,
-          status: c.status,
-          base_line: c.base_line,
-          patchset_count: c.patchset_count,
-          selected_patchset_id: c.selected_patchset_id,
-        })),
-      };
-    }) };
+  /** A line of the store (the task audit reads its target line). */
+  line(name: string): LineRecord | undefined {
+    return this.store.line(name);
   }
 }

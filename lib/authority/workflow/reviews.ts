@@ -2,12 +2,17 @@
 // (spec: "Review", "Attestation", "Policy decision", the review / attestation / policy / CI rows
 // of "Changes, patchsets, reviews, policy, CI, Land"; docs/api.md "Reviews, attestation, policy,
 // patchset CI"). Records are workflow.log upserts (storage-layout.md §17), one transaction per
-// operation; in-memory indexes follow each commit through `onPublish` and are rebuilt at open.
-// CI evidence is never written here: it is derived from the patchset's kind-7 job records.
-import { Invalid, NotFound } from '../../domain/errors.js';
+// operation. The records stay on disk (the store reads one by its id, behind its bounded cache);
+// memory holds the compact index of lib/domain/workflow/review-index.ts (per change and patchset
+// the counts that name its records, each change's latest group request, the decision chain's
+// head), which follows each commit through `onPublish` and opens from its checkpoint section
+// and the log's tail, or, without a usable section, from the records. CI evidence is never
+// written here: it is derived from the patchset's kind-7 job records.
+import { Corrupt, Invalid, NotFound } from '../../domain/errors.js';
 import { JOB_KIND_PATCHSET_CI } from '../../domain/job-kinds.js';
 import { STATE_FAILED, STATE_QUEUED, STATE_RUNNING, STATE_SUCCEEDED, type JobRecord } from '../../domain/jobs.js';
-import { compareKeys, takePage, walkFrom, type CursorKey, type PageRequest } from '../../domain/paging.js';
+import { compareKeys, takePage, walkFrom, type CursorKey, type Page, type PageRequest } from '../../domain/paging.js';
+import { changeSeqOf, patchsetSeqOf, REVIEW_SECTION, REVIEW_TYPES, ReviewIndex, type InboxRequest } from '../../domain/workflow/review-index.js';
 import { nowSeconds } from '../../domain/repository.js';
 import {
   ATTESTATION,
@@ -33,7 +38,7 @@ import {
   type PolicyDecisionRecord,
   type ReviewRecord,
 } from '../../domain/workflow/review-rules.js';
-import { CHANGE, checkChangeOpen, MAX_TEXT_CHARS, parseChangeRef, PATCHSET, requireAuthorMode, requireText, type ChangeRecord, type PatchsetRecord } from '../../domain/workflow/rules.js';
+import { CHANGE, changeId, checkChangeOpen, MAX_TEXT_CHARS, parseChangeRef, PATCHSET, requireAuthorMode, requireText, type ChangeRecord, type PatchsetRecord } from '../../domain/workflow/rules.js';
 import type { ContentStore, Txn } from '../../store/content-store.js';
 import { attestationEvents, decisionEvents, reviewEvents } from '../../domain/events.js';
 import { jobProjection, type JobQueue } from '../jobs.js';
@@ -42,8 +47,9 @@ import { jobProjection, type JobQueue } from '../jobs.js';
 export interface WorkflowView {
   patchset(id: string): PatchsetRecord;
   change(ref: string): ChangeRecord;
-  listChanges(filter: { status?: ChangeRecord['status'] }): ChangeRecord[];
   upsertChange(tx: Txn, c: ChangeRecord): void;
+  /** The book's indexes: the sequences of the changes in status `review`, newest first. */
+  readonly index: { reviewChanges(): number[] };
 }
 
 export interface ReviewInput { patchset_id: string; reviewer: string; action: string; comment?: string; blocking?: boolean }
@@ -125,40 +131,73 @@ export function ciProjectionOf(s: CiState): Record<string, unknown> {
   };
 }
 
+/** The owner of a patchset id as index keys (0, 0 when the id is not a patchset id: it has nothing). */
+const psKey = (id: string) => patchsetSeqOf(id) ?? { change: 0, number: 0 };
+
 export class ReviewBook {
-  private readonly reviewsByChange = new Map<string, ReviewRecord[]>();
-  private readonly attestations = new Map<string, AttestationRecord[]>();
-  private readonly decisions = new Map<string, PolicyDecisionRecord[]>();
-  private chainHead = { seq: 0, sha256: '' };
+  /** Per change and patchset the counts that name its records, the inbox requests, the chain head. */
+  index = new ReviewIndex();
 
   private constructor(private readonly store: ContentStore, private readonly book: WorkflowView, private readonly jobs: JobQueue) {}
 
-  static open(store: ContentStore, book: WorkflowView, jobs: JobQueue): ReviewBook {
+  /**
+   * Open the index: from the checkpoint's section and the reviews, attestations and decisions
+   * upserted in the log's tail after it (storage-layout.md §17.1), or, without a usable
+   * section, from every such record.
+   */
+  static open(store: ContentStore, book: WorkflowView, jobs: JobQueue, notes: string[] = []): ReviewBook {
     const r = new ReviewBook(store, book, jobs);
-    const bySeq = <T extends { sequence: number }>(type: string) => [...store.entitiesOf<T>(type)].map(([, b]) => b).sort((a, b) => a.sequence - b.sequence);
-    for (const x of bySeq<ReviewRecord>(REVIEW)) r.applyReview(x);
-    for (const x of bySeq<AttestationRecord>(ATTESTATION)) r.applyAttestation(x);
-    for (const x of [...store.entitiesOf<PolicyDecisionRecord>(POLICY_DECISION)].map(([, b]) => b).sort((a, b) => a.chain_seq - b.chain_seq)) r.applyDecision(x);
+    const section = store.takeCheckpointSection(REVIEW_SECTION);
+    let done = false;
+    if (section) {
+      try {
+        r.index = ReviewIndex.decode(section);
+        for (const type of REVIEW_TYPES) {
+          for (const id of store.tailEntities(type)) {
+            const body = store.entity<unknown>(type, id);
+            if (body === undefined) throw new Error(`${type} ${id} has no record`);
+            r.index.addRecord(type, id, body);
+          }
+        }
+        r.checkCounts();
+        done = true;
+      } catch (err) {
+        notes.push(`workflow.ckpt: the review indexes do not fit workflow.log (${(err as Error).message}); rebuilt from workflow.log`);
+      }
+    }
+    if (!done) {
+      if (REVIEW_TYPES.some((t) => store.entityCount(t) > 0)) store.checkpointIncomplete();
+      try {
+        r.index = ReviewIndex.rebuild((type) => store.entitiesOf<unknown>(type));
+      } catch (err) {
+        if (err instanceof Corrupt) throw err;
+        throw new Corrupt(`workflow.log: ${(err as Error).message}`);
+      }
+      r.checkCounts();
+    }
+    store.registerCheckpointSection(REVIEW_SECTION, () => r.index.encode());
     return r;
   }
 
-  private applyReview(x: ReviewRecord): void {
-    const list = this.reviewsByChange.get(x.change_id) ?? [];
-    list.push(x);
-    this.reviewsByChange.set(x.change_id, list);
+  /** The index names exactly the records the store holds (sequences dense from 1 per owner). */
+  private checkCounts(): void {
+    const have = { reviews: this.store.entityCount(REVIEW), attestations: this.store.entityCount(ATTESTATION), decisions: this.store.entityCount(POLICY_DECISION) };
+    const x = this.index;
+    if (x.reviews !== have.reviews || x.attestations !== have.attestations || x.decisions !== have.decisions) {
+      throw new Corrupt(`review indexes name ${x.reviews} reviews, ${x.attestations} attestations and ${x.decisions} decisions, workflow.log holds ${have.reviews}, ${have.attestations} and ${have.decisions}`);
+    }
   }
 
-  private applyAttestation(x: AttestationRecord): void {
-    const list = this.attestations.get(x.patchset_id) ?? [];
-    list.push(x);
-    this.attestations.set(x.patchset_id, list);
+  /** A record committed by this book (its id derives from its owner and sequence). */
+  private apply(type: string, id: string, body: unknown): void {
+    this.index.addRecord(type, id, body);
   }
 
-  private applyDecision(x: PolicyDecisionRecord): void {
-    const list = this.decisions.get(x.patchset_id) ?? [];
-    list.push(x);
-    this.decisions.set(x.patchset_id, list);
-    if (x.chain_seq > this.chainHead.seq) this.chainHead = { seq: x.chain_seq, sha256: x.sha256 };
+  /** A record the index names (it exists: the open checked the counts). */
+  private recordAt<T>(type: string, id: string): T {
+    const body = this.store.entity<T>(type, id);
+    if (body === undefined) throw new Corrupt(`workflow.log: ${type} ${id} is indexed but has no record`);
+    return body;
   }
 
   // ------------------------------------------------------------ lookups (transaction views)
@@ -194,19 +233,23 @@ export class ReviewBook {
 
   // ------------------------------------------------------------ reviews
 
+  /** Every review of a change, oldest first (read from the store). */
   reviewsOf(changeIdValue: string): ReviewRecord[] {
-    return this.reviewsByChange.get(changeIdValue) ?? [];
+    const out: ReviewRecord[] = [];
+    const n = this.index.reviewsOf(changeSeqOf(changeIdValue));
+    for (let k = 1; k <= n; k++) out.push(this.recordAt<ReviewRecord>(REVIEW, reviewId(changeIdValue, k)));
+    return out;
   }
 
   private nextReviewSeq(tx: Txn, change: string): number {
-    return this.reviewsOf(change).length + tx.stagedKeys(`${NEW_REVIEW}:${change}`).length + 1;
+    return this.index.reviewsOf(changeSeqOf(change)) + tx.stagedKeys(`${NEW_REVIEW}:${change}`).length + 1;
   }
 
   private upsertReview(tx: Txn, r: ReviewRecord): void {
     tx.emitAll(reviewEvents(tx.entity<ReviewRecord>(REVIEW, r.review_id), r));
     tx.upsert(REVIEW, r.review_id, r);
     tx.stage(`${NEW_REVIEW}:${r.change_id}`, r.review_id, r);
-    tx.onPublish(() => this.applyReview(r));
+    tx.onPublish(() => this.apply(REVIEW, r.review_id, r));
   }
 
   createReview(ref: string, input: ReviewInput): Promise<ReviewRecord> {
@@ -296,8 +339,11 @@ export class ReviewBook {
 
   // ------------------------------------------------------------ attestations
 
-  attestationsOf(ps: string): AttestationRecord[] {
-    return this.attestations.get(ps) ?? [];
+  /** The latest attestation of a patchset, or null (read from the store). */
+  latestAttestation(ps: string): AttestationRecord | null {
+    const { change, number } = psKey(ps);
+    const n = this.index.attestationsOf(change, number);
+    return n === 0 ? null : this.recordAt<AttestationRecord>(ATTESTATION, attestationId(ps, n));
   }
 
   putAttestation(patchsetIdValue: string, input: AttestationInput): Promise<AttestationRecord> {
@@ -311,7 +357,8 @@ export class ReviewBook {
       const ps = this.patchsetIn(tx, patchsetIdValue);
       if (mode !== undefined && mode !== ps.author_mode) throw new Invalid(`author_mode ${mode} does not agree with the patchset's ${ps.author_mode}`);
       checkChangeOpen(this.changeOfPatchset(tx, ps), 'attest a patchset');
-      const sequence = this.attestationsOf(ps.patchset_id).length + tx.stagedKeys(`${NEW_ATTESTATION}:${ps.patchset_id}`).length + 1;
+      const key = psKey(ps.patchset_id);
+      const sequence = this.index.attestationsOf(key.change, key.number) + tx.stagedKeys(`${NEW_ATTESTATION}:${ps.patchset_id}`).length + 1;
       const a: AttestationRecord = {
         attestation_id: attestationId(ps.patchset_id, sequence),
         patchset_id: ps.patchset_id,
@@ -328,19 +375,19 @@ export class ReviewBook {
       tx.emitAll(attestationEvents(tx.entity<AttestationRecord>(ATTESTATION, a.attestation_id), a));
       tx.upsert(ATTESTATION, a.attestation_id, a);
       tx.stage(`${NEW_ATTESTATION}:${ps.patchset_id}`, a.attestation_id, a);
-      tx.onPublish(() => this.applyAttestation(a));
+      tx.onPublish(() => this.apply(ATTESTATION, a.attestation_id, a));
       return a;
     });
   }
 
   private latestAttestationIn(tx: Txn, ps: string): AttestationRecord | null {
-    return this.staged<AttestationRecord>(tx, NEW_ATTESTATION, ps).at(-1) ?? this.attestationsOf(ps).at(-1) ?? null;
+    return this.staged<AttestationRecord>(tx, NEW_ATTESTATION, ps).at(-1) ?? this.latestAttestation(ps);
   }
 
   /** The read form: the latest attestation, whether CI backed it, the current tests and lint. */
   attestationView(patchsetIdValue: string): Record<string, unknown> {
     const ps = this.book.patchset(patchsetIdValue);
-    const a = this.attestationsOf(ps.patchset_id).at(-1);
+    const a = this.latestAttestation(ps.patchset_id);
     if (!a) throw new NotFound(`patchset ${ps.patchset_id} has no attestation`);
     const ci = this.ci(ps.patchset_id);
     return { ...a, ci_backed: ci.evidence !== null, ci_run_sequence: ci.run_sequence, tests: ci.evidence?.tests ?? 'none', lint: ci.evidence?.lint ?? 'none' };
@@ -348,8 +395,11 @@ export class ReviewBook {
 
   // ------------------------------------------------------------ policy
 
-  decisionsOf(ps: string): PolicyDecisionRecord[] {
-    return this.decisions.get(ps) ?? [];
+  /** The latest policy decision of a patchset, or undefined (read from the store). */
+  latestDecision(ps: string): PolicyDecisionRecord | undefined {
+    const { change, number } = psKey(ps);
+    const n = this.index.decisionsOf(change, number);
+    return n === 0 ? undefined : this.recordAt<PolicyDecisionRecord>(POLICY_DECISION, decisionId(ps, n));
   }
 
   evaluate(patchsetIdValue: string): Promise<PolicyDecisionRecord> {
@@ -368,7 +418,7 @@ export class ReviewBook {
     const change = this.changeOfPatchset(tx, ps);
     const reviews = tx ? [...this.reviewsOf(change.change_id), ...this.staged<ReviewRecord>(tx, NEW_REVIEW, change.change_id)] : this.reviewsOf(change.change_id);
     const votes = liveVotes(reviews, { patchset_id: ps.patchset_id, fingerprint: ps.diff.fingerprint ?? null });
-    const attestation = tx ? this.latestAttestationIn(tx, ps.patchset_id) : this.attestationsOf(ps.patchset_id).at(-1) ?? null;
+    const attestation = tx ? this.latestAttestationIn(tx, ps.patchset_id) : this.latestAttestation(ps.patchset_id);
     const ci = tx ? ciState(this.jobs.ciJobsIn(tx, ps.patchset_id)) : this.ci(ps.patchset_id);
     return { reviews, votes, attestation, ci };
   }
@@ -376,8 +426,9 @@ export class ReviewBook {
   /** Evaluate the policy on `ev` and stage the decision as the next link of the chain. */
   private stageDecision(tx: Txn, ps: PatchsetRecord, ev: ReturnType<ReviewBook['evidenceIn']>, trigger: DecisionTrigger): PolicyDecisionRecord {
     const { decision, checks } = evaluatePolicy({ attestation: ev.attestation, ci: ev.ci.evidence, votes: ev.votes, author_mode: ps.author_mode, author: ps.author ?? null });
-    const head = tx.staged<{ seq: number; sha256: string }>(CHAIN, 'head') ?? this.chainHead;
-    const sequence = this.decisionsOf(ps.patchset_id).length + tx.stagedKeys(`${NEW_DECISION}:${ps.patchset_id}`).length + 1;
+    const head = tx.staged<{ seq: number; sha256: string }>(CHAIN, 'head') ?? { seq: this.index.chainSeq, sha256: this.index.chainSha256 };
+    const { change, number } = psKey(ps.patchset_id);
+    const sequence = this.index.decisionsOf(change, number) + tx.stagedKeys(`${NEW_DECISION}:${ps.patchset_id}`).length + 1;
     const body: Omit<PolicyDecisionRecord, 'sha256'> = {
       decision_id: decisionId(ps.patchset_id, sequence),
       patchset_id: ps.patchset_id,
@@ -397,7 +448,7 @@ export class ReviewBook {
     tx.upsert(POLICY_DECISION, d.decision_id, d);
     tx.stage(`${NEW_DECISION}:${ps.patchset_id}`, d.decision_id, d);
     tx.stage(CHAIN, 'head', { seq: d.chain_seq, sha256: d.sha256 });
-    tx.onPublish(() => this.applyDecision(d));
+    tx.onPublish(() => this.apply(POLICY_DECISION, d.decision_id, d));
     return d;
   }
 
@@ -426,7 +477,7 @@ export class ReviewBook {
 
   policyView(patchsetIdValue: string): Record<string, unknown> {
     const ps = this.book.patchset(patchsetIdValue);
-    const d = this.decisionsOf(ps.patchset_id).at(-1);
+    const d = this.latestDecision(ps.patchset_id);
     return d ? { ...d } : { patchset_id: ps.patchset_id, decision: 'pending', checks: [] };
   }
 
@@ -505,7 +556,7 @@ export class ReviewBook {
     const reviews = this.reviewsOf(change.change_id);
     const votes = liveVotes(reviews, { patchset_id: p.patchset_id, fingerprint: p.diff.fingerprint ?? null });
     const counts = reviewCounts(reviews, votes);
-    const d = this.decisionsOf(p.patchset_id).at(-1);
+    const d = this.latestDecision(p.patchset_id);
     return {
       evaluation_state: d ? d.decision : 'not_evaluated',
       ci: ciProjectionOf(this.ci(p.patchset_id)),
@@ -515,45 +566,69 @@ export class ReviewBook {
   }
 
   /**
-   * Open review work: one row per change in status `review` whose latest review request names
-   * a group (optionally only `group`), ordered by group (UTF-8 bytes), then request time, then change.
+   * Open review work in inbox order: one key per change in status `review` whose latest review
+   * request names a group (optionally only `group`), ordered by group (UTF-8 bytes), then
+   * request time, then change. From the indexes alone: no record is read.
    */
-  inbox(group: string | undefined, repositoryIndex: number): Record<string, unknown>[] {
-    const rows: Record<string, unknown>[] = [];
-    for (const change of this.book.listChanges({ status: 'review' })) {
-      const req = [...this.reviewsOf(change.change_id)].reverse().find((r) => r.action === 'request' && r.reviewer_group !== null);
-      if (!req || (group !== undefined && req.reviewer_group !== group)) continue;
-      const sel = change.selected_patchset_id ? this.book.patchset(change.selected_patchset_id) : null;
-      const ci = sel ? this.ci(sel.patchset_id) : null;
-      const d = sel ? this.decisionsOf(sel.patchset_id).at(-1) : undefined;
-      const counts = this.reviewSummary(change).counts;
-      rows.push({
-        repository_index: repositoryIndex,
-        reviewer_group: req.reviewer_group,
-        change_id: change.change_id,
-        change_ref: change.change_ref,
-        task_id: change.task_id,
-        title: change.title,
-        change_status: change.status,
-        review_id: req.review_id,
-        requested_by: req.requested_by,
-        requested_at_s: req.created_at_s,
-        note: req.comment,
-        requested_patchset_id: req.patchset_id,
-        selected_patchset_id: sel?.patchset_id ?? null,
-        selected_patchset_number: sel?.patchset_number ?? null,
-        author_mode: sel?.author_mode ?? null,
-        ci_in: ci?.evidence !== null && ci !== null,
-        ci_overall: ci ? ciProjectionOf(ci).overall : 'none',
-        policy_in: d !== undefined,
-        policy_decision: d?.decision ?? 'pending',
-        approvals: counts.approvals,
-        blocking: counts.blocking,
-      });
+  private inboxKeys(group: string | undefined): { change: number; request: InboxRequest; key: CursorKey }[] {
+    const out: { change: number; request: InboxRequest; key: CursorKey }[] = [];
+    for (const change of this.book.index.reviewChanges()) {
+      const request = this.index.requestOf(change);
+      if (!request || (group !== undefined && request.group !== group)) continue;
+      out.push({ change, request, key: [request.group, request.requested_at_s, changeId(change)] });
     }
     // The order the inbox pages in (lib/domain/paging.ts compareKeys): group and change by UTF-8 bytes.
-    const key = (r: Record<string, unknown>): CursorKey => [r.reviewer_group as string, r.requested_at_s as number, r.change_id as string];
-    rows.sort((a, b) => compareKeys(key(a), key(b)));
-    return rows;
+    out.sort((a, b) => compareKeys(a.key, b.key));
+    return out;
+  }
+
+  /** The inbox row of a change and its latest group request (reads the records it shows). */
+  private inboxRow(changeSeq: number, request: InboxRequest, repositoryIndex: number): Record<string, unknown> {
+    const change = this.book.change(changeId(changeSeq));
+    const req = this.recordAt<ReviewRecord>(REVIEW, reviewId(change.change_id, request.review));
+    const sel = change.selected_patchset_id ? this.book.patchset(change.selected_patchset_id) : null;
+    const ci = sel ? this.ci(sel.patchset_id) : null;
+    const d = sel ? this.latestDecision(sel.patchset_id) : undefined;
+    const counts = this.reviewSummary(change).counts;
+    return {
+      repository_index: repositoryIndex,
+      reviewer_group: req.reviewer_group,
+      change_id: change.change_id,
+      change_ref: change.change_ref,
+      task_id: change.task_id,
+      title: change.title,
+      change_status: change.status,
+      review_id: req.review_id,
+      requested_by: req.requested_by,
+      requested_at_s: req.created_at_s,
+      note: req.comment,
+      requested_patchset_id: req.patchset_id,
+      selected_patchset_id: sel?.patchset_id ?? null,
+      selected_patchset_number: sel?.patchset_number ?? null,
+      author_mode: sel?.author_mode ?? null,
+      ci_in: ci?.evidence !== null && ci !== null,
+      ci_overall: ci ? ciProjectionOf(ci).overall : 'none',
+      policy_in: d !== undefined,
+      policy_decision: d?.decision ?? 'pending',
+      approvals: counts.approvals,
+      blocking: counts.blocking,
+    };
+  }
+
+  /** Every row of open review work (optionally only `group`), in inbox order. */
+  inbox(group: string | undefined, repositoryIndex: number): Record<string, unknown>[] {
+    return this.inboxKeys(group).map((k) => this.inboxRow(k.change, k.request, repositoryIndex));
+  }
+
+  /**
+   * One page of the inbox (cursor key: group, request time, change) and the row count of each
+   * group over the whole filter; only the page's rows read their records.
+   */
+  inboxPage(group: string | undefined, req: PageRequest, repositoryIndex: number): { page: Page<Record<string, unknown>>; groups: Record<string, number> } {
+    const keys = this.inboxKeys(group);
+    const groups: Record<string, number> = {};
+    for (const k of keys) groups[k.request.group] = (groups[k.request.group] ?? 0) + 1;
+    const page = takePage('reviewer-inbox', req, walkFrom(keys.length, (i) => keys[i], (k) => k.key, req.after, 'asc'), 'asc');
+    return { page: { rows: page.rows.map((k) => this.inboxRow(k.change, k.request, repositoryIndex)), next_cursor: page.next_cursor }, groups };
   }
 }

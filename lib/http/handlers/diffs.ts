@@ -66,7 +66,7 @@ export const readinessHandler: Handler = async (ctx) => {
   const r = a.lands.readiness(ctx.params.change_ref);
   const ps = r.patchset;
   const evidence = ps ? a.workflow.reviews.judgeForLand(ps) : null;
-  const attestation = ps ? a.workflow.reviews.attestationsOf(ps.patchset_id).at(-1) ?? null : null;
+  const attestation = ps ? a.workflow.reviews.latestAttestation(ps.patchset_id) : null;
   return {
     json: {
       change_id: r.change.change_id,

@@ -9,7 +9,6 @@ import { requireAuthority, type Handler, type QueryParam } from '../route-types.
 import { validate } from '../validate.js';
 import { jobProjection } from '../../authority/jobs.js';
 import { ciProjectionOf } from '../../authority/workflow/reviews.js';
-import { takePage, walkFrom } from '../../domain/paging.js';
 import { pageFields, pageRequest, queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
 import { AUTHOR_MODES, CHANGE_STATUSES } from '../../domain/workflow/rules.js';
 import { REVIEW_ACTIONS, VERIFICATION_STATES } from '../../domain/workflow/review-rules.js';
@@ -57,12 +56,8 @@ export const inbox: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
   const group = queryValue(ctx, 'reviewer_group');
   const req = pageRequest(ctx, 'reviewer-inbox', 'tuple');
-  const rows = a.workflow.reviews.inbox(group, a.index);
   // `groups` counts every row of the filter; `rows` is one page in inbox order (group, request time, change).
-  const groups: Record<string, number> = {};
-  for (const r of rows) groups[r.reviewer_group as string] = (groups[r.reviewer_group as string] ?? 0) + 1;
-  const key = (r: Record<string, unknown>) => [r.reviewer_group as string, r.requested_at_s as number, r.change_id as string];
-  const page = takePage('reviewer-inbox', req, walkFrom(rows.length, (i) => rows[i], key, req.after, 'asc'), 'asc');
+  const { page, groups } = a.workflow.reviews.inboxPage(group, req, a.index);
   return { json: { reviewer_group_filter: group ?? null, rows: page.rows, ...pageFields(page), groups } };
 };
 

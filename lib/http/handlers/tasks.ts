@@ -6,6 +6,7 @@ import { AUDIT_VERDICTS, CHANGE_STATUSES, requireTaskStatus, TASK_STATUSES, type
 import { PLAN_STATUSES } from '../../domain/plans.js';
 import { requireAuthority, type Handler, type QueryParam, type RouteContext } from '../route-types.js';
 import { validate } from '../validate.js';
+import { queueSummary as summarize, taskAudit, taskQueue as queueRows } from '../../authority/workflow/read-models.js';
 import { pageFields, pageRequest, queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
 import { arr, bool, enumOf, nullable as orNull, obj, PAGE_FIELDS, ref, str, uint, hex64, type Schemas } from '../json-schema.js';
 
@@ -54,18 +55,18 @@ export const close: Handler = async (ctx) => {
 
 export const audit: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
-  return { json: a.workflow.audit(ctx.params.task_id, queryValue(ctx, 'target_line') ?? 'main', a.index) };
+  return { json: taskAudit(a.workflow, ctx.params.task_id, queryValue(ctx, 'target_line') ?? 'main', a.index) };
 };
 
 export const queueSummary: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
-  return { json: a.workflow.queueSummary(statusFilter(ctx)) };
+  return { json: summarize(a.workflow, statusFilter(ctx)) };
 };
 
 export const taskQueue: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
   const status = statusFilter(ctx);
-  const page = a.workflow.taskQueue(status, pageRequest(ctx, 'task-queue', 'int'), a.index);
+  const page = queueRows(a.workflow, status, pageRequest(ctx, 'task-queue', 'int'), a.index);
   return { json: { status_filter: status ?? null, tasks: page.rows, ...pageFields(page) } };
 };
 

@@ -45,6 +45,7 @@ export async function api(method, path, body) {
 export const get = (path) => api('GET', path);
 export const post = (path, body = {}) => api('POST', path, body);
 export const put = (path, body = {}) => api('PUT', path, body);
+export const del = (path) => api('DELETE', path);
 
 /** A query string from an object, skipping null/undefined; arrays repeat the key. */
 export function query(params) {

@@ -20,6 +20,8 @@ export const EVENT_TYPE_NAMES = [
   'land.landed', 'land.rejected', 'land.failed',
   'plan.created', 'plan.revised', 'plan.status_changed',
   'promotion.prepared',
+  'queue.entry_added', 'queue.entry_testing', 'queue.entry_retried', 'queue.entry_requeued', 'queue.entry_stalled',
+  'queue.entry_landed', 'queue.entry_ejected', 'queue.entry_removed',
 ];
 
 /** `job.*` → every job type; an exact name stays as it is. */

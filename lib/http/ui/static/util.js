@@ -152,7 +152,7 @@ export const plural = (n, one, many = `${one}s`) => `${NUMBER.format(n)} ${n ===
 const TONES = {
   pass: 'good', landed: 'good', succeeded: 'good', approved: 'good', active: 'info', completed: 'good', yes: 'good', available: 'good',
   fail: 'bad', failed: 'bad', error: 'bad', blocked: 'bad', rejected: 'bad', command_failed: 'bad', timed_out: 'bad', exhausted: 'bad', no: 'bad',
-  pending: 'warn', queued: 'warn', running: 'warn', review: 'accent', in_review: 'accent', retry_scheduled: 'warn', unknown: 'warn', not_evaluated: 'warn',
+  pending: 'warn', queued: 'warn', running: 'warn', testing: 'warn', stalled: 'bad', ejected: 'bad', removed: 'plain', review: 'accent', in_review: 'accent', retry_scheduled: 'warn', unknown: 'warn', not_evaluated: 'warn',
   draft: 'plain', none: 'plain', skipped: 'plain', archived: 'plain', abandoned: 'plain', superseded: 'plain',
 };
 

@@ -8,20 +8,23 @@ import { Async, Badge, Card, Empty, Snap, Time, ErrorNote, navigate, plural, ui,
 import { DiffView } from '../diff.js';
 import { Actions, LandHistory } from './actions.js';
 import { useLiveRefresh } from '../live.js';
+import { LandQueueCard, entryJobs, entryOfChange } from './queue.js';
 
 const VIEW_KEY = 'cairn.diffView';
 
-/** What can change on this page: the change, its patchsets and the evidence on them, its lands. */
-const CHANGE_EVENTS = ['change.*', 'patchset.*', 'review.*', 'attestation.*', 'policy.*', 'job.*', 'land.*'];
+/** What can change on this page: the change, its patchsets and the evidence on them, its lands, its land-queue entry. */
+const CHANGE_EVENTS = ['change.*', 'patchset.*', 'review.*', 'attestation.*', 'policy.*', 'job.*', 'land.*', 'queue.*'];
 
-/** An event about this change: it names the change, one of its patchsets, or a CI job the page shows. */
+/** An event about this change: it names the change, one of its patchsets, or a CI job the page shows (its own or its queue entry's). */
 function aboutChange(d, event) {
   if (!d) return false;
   const x = event.data ?? {};
   const id = d.change.change_id;
   if (x.change_id === id) return true;
   if (typeof x.patchset_id === 'string' && x.patchset_id.startsWith(`${id}.`)) return true;
-  return x.worker_job_index !== undefined && (d.evidence?.ci?.recent_jobs ?? []).some((j) => j.worker_job_index === x.worker_job_index);
+  if (x.worker_job_index === undefined) return false;
+  return (d.evidence?.ci?.recent_jobs ?? []).some((j) => j.worker_job_index === x.worker_job_index)
+    || entryJobs(entryOfChange(d.queue, id)).includes(x.worker_job_index);
 }
 
 function storedView() {
@@ -37,7 +40,7 @@ async function loadChange(repo, ref, viewedParam) {
   const P = (rest) => get(repoPath(repo, rest));
   const change = (await P(`/changes/${seg(ref)}`)).change;
   const C = `/changes/${seg(change.change_id)}`;
-  const [patchsets, reviews, readiness, task] = await Promise.all([
+  const [patchsets, reviews, readiness, task, queue] = await Promise.all([
     listAll(repoPath(repo, `${C}/patchsets`), 'patchsets'),
     (async () => {
       const first = await P(`${C}/reviews?limit=1000`);
@@ -46,6 +49,8 @@ async function loadChange(repo, ref, viewedParam) {
     })(),
     P(`/read/changes/${seg(change.change_id)}/readiness`),
     P(`/tasks/${seg(change.task_id)}`).then((t) => t.task, () => null),
+    // Every line's queue: the active entries and the newest finished ones (where this change's entry is).
+    P('/land-queue'),
   ]);
   const viewed = viewedParam && patchsets.rows.some((p) => p.patchset_id === viewedParam)
     ? viewedParam
@@ -64,7 +69,7 @@ async function loadChange(repo, ref, viewedParam) {
     ]);
     evidence = { policy, ci, attestation };
   }
-  return { change, patchsets: patchsets.rows, reviews, readiness, task, viewed, evidence };
+  return { change, patchsets: patchsets.rows, reviews, readiness, task, viewed, evidence, queue };
 }
 
 // ---------------------------------------------------------------- panels
@@ -273,6 +278,7 @@ export function ChangePage({ repo, changeRef }) {
       </div>
       <div class="col side-col">
         <${Actions} repo=${repo} d=${d} onDone=${state.reload} />
+        <${LandQueueCard} repo=${repo} change=${c} queue=${d.queue} onDone=${state.reload} />
         ${d.evidence ? html`
           <${Ci} repo=${repo} ci=${d.evidence.ci} />
           <${Attestation} a=${d.evidence.attestation} />` : null}

@@ -1,12 +1,13 @@
 // The repositories list, a repository's dashboard (open changes by status, the reviewer inbox,
-// recently landed changes, the CI queue) and the changes list.
+// the land queue, recently landed changes, the CI queue) and the changes list.
 import { html } from '../vendor/preact.js';
 import { AUTHORITIES, get, repoPath, query } from '../api.js';
 import { Async, Badge, Card, Empty, JOB_STATES, Time, plural, ui, useAsync, useLocation, useTitle } from '../util.js';
 import { useLiveRefresh } from '../live.js';
+import { LandQueueSection } from './queue.js';
 
-/** What the dashboard shows: changes and their reviews, tasks, the CI queue, lands. */
-const DASHBOARD_EVENTS = ['change.*', 'patchset.created', 'review.*', 'task.*', 'job.*', 'land.*', 'policy.decided'];
+/** What the dashboard shows: changes and their reviews, tasks, the land queue, the CI queue, lands. */
+const DASHBOARD_EVENTS = ['change.*', 'patchset.created', 'review.*', 'task.*', 'job.*', 'land.*', 'policy.decided', 'queue.*'];
 
 const LIFECYCLE = { 1: 'active', 2: 'retiring', 3: 'purged' };
 
@@ -73,7 +74,7 @@ export function JobRows({ repo, jobs }) {
     <thead><tr><th>Job</th><th>Target</th><th>State</th><th class="num">Attempts</th><th>Updated</th></tr></thead>
     <tbody>${jobs.map((j) => html`<tr>
       <td><a href=${ui.job(repo, j.worker_job_index)}>#${j.worker_job_index}</a></td>
-      <td>${j.patchset_id ? html`<code>${j.patchset_id}</code>` : html`<code title=${j.snapshot_id}>${(j.snapshot_id ?? '').slice(0, 12)}</code>`} <span class="muted small">${j.job_type}${j.run_sequence ? ` · run ${j.run_sequence}` : ''}</span></td>
+      <td>${j.patchset_id ? html`<code>${j.patchset_id}</code>` : html`<code title=${j.snapshot_id}>${(j.snapshot_id ?? '').slice(0, 12)}</code>`} <span class="muted small">${j.job_type}${j.land_queue_entry_ids?.length ? ` · land queue ${j.land_queue_entry_ids.join(', ')}` : ''}${j.run_sequence ? ` · run ${j.run_sequence}` : ''}</span></td>
       <td><${Badge} value=${j.state ?? JOB_STATES[j.state_kind]} />${j.outcome && j.outcome !== j.state ? html` <${Badge} value=${j.outcome} />` : null}</td>
       <td class="num">${j.attempt_count}/${j.max_attempts}</td>
       <td class="nowrap"><${Time} s=${j.updated_at_s} /></td>
@@ -91,11 +92,11 @@ function Counts({ summary }) {
 export function Dashboard({ repo }) {
   const data = useAsync(async () => {
     const P = (rest) => get(repoPath(repo, rest));
-    const [repository, summary, review, active, draft, landed, inbox, jobs] = await Promise.all([
+    const [repository, summary, review, active, draft, landed, inbox, jobs, queue] = await Promise.all([
       P(''), P('/read/queue-summary'), P('/changes?status=review&limit=50'), P('/changes?status=active&limit=50'), P('/changes?status=draft&limit=50'),
-      P('/changes?status=landed&limit=10'), P('/read/reviewer-inbox?limit=200'), P('/worker-jobs?limit=20'),
+      P('/changes?status=landed&limit=10'), P('/read/reviewer-inbox?limit=200'), P('/worker-jobs?limit=20'), P('/land-queue'),
     ]);
-    return { repository: repository.repository, summary, review, active, draft, landed, inbox, jobs };
+    return { repository: repository.repository, summary, review, active, draft, landed, inbox, jobs, queue };
   }, [repo]);
   useLiveRefresh(repo, DASHBOARD_EVENTS, () => true, data.reload);
   useTitle(data.data ? data.data.repository.repository_name : `Repository ${repo}`);
@@ -121,6 +122,7 @@ export function Dashboard({ repo }) {
           </${Card}>
         </div>
         <div class="col">
+          <${LandQueueSection} repo=${repo} queue=${d.queue} titles=${new Map([d.review, d.active, d.draft, d.landed].flatMap((l) => l.changes.map((c) => [c.change_id, c.title])))} />
           <${Card} title="CI queue" right=${html`<a href=${ui.jobs(repo)}>all jobs</a>`}><${JobRows} repo=${repo} jobs=${d.jobs.jobs} /></${Card}>
           <${Card} title="Recently landed"><${ChangeRows} repo=${repo} changes=${d.landed.changes} showStatus=${false} empty="Nothing has landed yet." /></${Card}>
         </div>
