@@ -286,6 +286,35 @@ describe('land queue over HTTP', function () {
     expect(x2.ejection.reason).to.equal('change_not_landable');
   });
 
+  it('a move that fails on one line holds up that line only; the other lines go on', async () => {
+    const { f, base } = await fresh('two-lines');
+    const devBase = await f.snap({ ...BASE, 'dev.txt': 'd\n' }, 'dev', true);
+    const devRev = await f.snap({ ...BASE, 'dev.txt': 'D\n' }, 'dev', false, devBase);
+    const t = (await ok(f.post('/tasks', { title: 'T', intent: 'I' }))).task;
+    const dc = (await ok(f.post('/changes', { task_id: t.task_id, title: 'dev', base_line: 'dev' }))).change;
+    const dp = (await ok(f.post(`/changes/${dc.change_id}/patchsets`, { base_snapshot_id: devBase, revision_snapshot_id: devRev, summary: 's', author_mode: 'human_with_ai_assist', author: 'carol' }))).patchset;
+    await ok(api(s.url, 'PUT', R(f.repo, `/patchsets/${dp.patchset_id}/attestation`), { json: { verification_state: 'pass' } }));
+    await ok(f.post(`/changes/${dc.change_id}/reviews`, { patchset_id: dp.patchset_id, reviewer: 'alice', action: 'approve' }));
+    const c = await f.change(base, { ...BASE, 'a.txt': 'main\n' });
+    // The dev line's builds fail (as a damaged object would make them).
+    const a = await f.authority();
+    const merge = a.lands.mergeOnto.bind(a.lands);
+    a.lands.mergeOnto = (head, ps, mode, ref, pending) => (ps.patchset_id === dp.patchset_id ? Promise.reject(new Error('object damaged')) : merge(head, ps, mode, ref, pending));
+    try {
+      const ed = await f.enqueue(dc.change_ref);
+      const em = await f.enqueue(c.ref);
+      const m = await f.entry(em.entry_id);
+      expect(m.state).to.equal('testing');
+      await f.runJob(m.speculation.worker_job_indexes[0], 'pass');
+      expect((await f.entry(em.entry_id)).state).to.equal('landed');
+      expect((await f.entry(ed.entry_id)).state, 'the dev entry waits').to.equal('queued');
+    } finally {
+      a.lands.mergeOnto = merge;
+    }
+    a.queue.kick();
+    await f.settle();
+  });
+
   it('refuses what cannot join: unknown change 404, closed or already queued 409, blocked review 409, bad body 400/422; nothing written', async () => {
     const { f, base } = await fresh('refusals');
     const c = await f.change(base, { ...BASE, 'a.txt': 'q\n' });

@@ -376,13 +376,22 @@ export class LandQueue {
 
   /** Make moves on every line until none is left (bounded, so a defect cannot spin forever). */
   private async drive(): Promise<void> {
+    const failed = new Set<string>();
     for (let step = 0; step < 10_000; step++) {
       if (this.stopped || !this.writable() || this.store.isClosed) return;
       let moved = false;
       for (const line of [...this.active.keys()]) {
-        const move = nextQueueMove(this.facts(line), this.options);
-        // A move that found its records changed wrote nothing; the next commit or tick decides again.
-        if (move && (await this.apply(move))) moved = true;
+        if (failed.has(line)) continue;
+        try {
+          const move = nextQueueMove(this.facts(line), this.options);
+          // A move that found its records changed wrote nothing; the next commit or tick decides again.
+          if (move && (await this.apply(move))) moved = true;
+        } catch (err) {
+          // One line's failure (a damaged object, say) holds up that line only, until the next pass.
+          failed.add(line);
+          if (this.store.isClosed) return;
+          this.log?.error({ target_line: line, problem: (err as Error).message }, 'land queue move failed; retried on the next commit or tick');
+        }
       }
       if (!moved) return;
     }
