@@ -15,14 +15,8 @@ import { push } from '../lib/client/transfer.js';
 import { QUEUE_ENTRY, type QueueEntryRecord } from '../lib/domain/workflow/land-queue.js';
 import { ContentStore } from '../lib/store/content-store.js';
 import { api, cli, ok, register, spawnServer, tempDir, type ChildServer } from './helpers.js';
+import { R, result, RUNTIME, type Json } from './land-queue-fixture.js';
 
-type Json = Record<string, any>;
-const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
-const RUNTIME = 'svc.runner.native-job.v3';
-const result = (tests: 'pass' | 'fail') => ({
-  contract: 'svc.runner.native-result.v1', status: 'succeeded', tests_status: tests, suite_result_count: 2,
-  suite_results: [{ suite_id: 'unit', status: tests, blocking: true }, { suite_id: 'lint', status: 'pass', blocking: false }],
-});
 const BASE = { 'a.txt': 'a\n', 'b.txt': 'b\n', 'c.txt': 'c\n' };
 const EDITS: Record<string, string>[] = [{ 'a.txt': 'A\n' }, { 'b.txt': 'B\n' }, { 'c.txt': 'C\n' }];
 

@@ -2,71 +2,10 @@
 // pass (lint included), a queue job's malformed result, the running job of a dropped
 // speculation, over real HTTP against a real data directory. CI is played by the test.
 import { expect } from 'chai';
-import { promises as fsp } from 'node:fs';
-import path from 'node:path';
-import { push } from '../lib/client/transfer.js';
-import type { Authority } from '../lib/authority/authority.js';
-import { api, expectError, ok, register, startTestServer, tempDir, type ApiResponse, type TestServer } from './helpers.js';
+import { api, expectError, ok, register, startTestServer, type TestServer } from './helpers.js';
+import { Fixture, R, result } from './land-queue-fixture.js';
 
-type Json = Record<string, any>;
-const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
-const RUNTIME = 'svc.runner.native-job.v3';
-const result = (tests: 'pass' | 'fail') => ({
-  contract: 'svc.runner.native-result.v1', status: 'succeeded', tests_status: tests, suite_result_count: 2,
-  suite_results: [{ suite_id: 'unit', status: tests, blocking: true }, { suite_id: 'lint', status: 'pass', blocking: false }],
-});
 const BASE = { 'a.txt': 'a\n', 'b.txt': 'b\n', 'c.txt': 'c\n' };
-
-class Fixture {
-  dir = path.join(tempDir(), 'tree');
-  constructor(readonly s: TestServer, readonly repo: number) {}
-  post(rest: string, json: unknown): Promise<ApiResponse> {
-    return api(this.s.url, 'POST', R(this.repo, rest), { json });
-  }
-  get(rest: string): Promise<ApiResponse> {
-    return api(this.s.url, 'GET', R(this.repo, rest));
-  }
-  async snap(files: Record<string, string>, moveLine: boolean, parent?: string): Promise<string> {
-    await fsp.rm(this.dir, { recursive: true, force: true });
-    await fsp.mkdir(this.dir, { recursive: true });
-    for (const [p, v] of Object.entries(files)) await fsp.writeFile(path.join(this.dir, p), v);
-    return (await push({ server: this.s.url, repo: this.repo, line: 'main', dir: this.dir, moveLine, progress: false, ...(parent ? { parent } : {}) })).snapshot_id;
-  }
-  async authority(): Promise<Authority> {
-    return (await this.s.ready).opened(this.repo);
-  }
-  async change(base: string, files: Record<string, string>, attestation: Json = { verification_state: 'pass' }): Promise<{ change: string; ref: string; ps: string }> {
-    const revision = await this.snap(files, false, base);
-    const t = (await ok(this.post('/tasks', { title: 'T', intent: 'I' }), 'task')).task;
-    const c = (await ok(this.post('/changes', { task_id: t.task_id, title: 'C', base_line: 'main' }), 'change')).change;
-    const p = (await ok(this.post(`/changes/${c.change_id}/patchsets`, { base_snapshot_id: base, revision_snapshot_id: revision, summary: 's', author_mode: 'human_with_ai_assist', author: 'carol' }), 'patchset')).patchset;
-    await ok(api(this.s.url, 'PUT', R(this.repo, `/patchsets/${p.patchset_id}/attestation`), { json: attestation }), 'attest');
-    await ok(this.post(`/changes/${c.change_id}/reviews`, { patchset_id: p.patchset_id, reviewer: 'alice', action: 'approve' }), 'approve');
-    return { change: c.change_id, ref: c.change_ref, ps: p.patchset_id };
-  }
-  async enqueue(ref: string, mode = 'merge'): Promise<Json> {
-    const res = await this.post('/land-queue', { change_ref: ref, mode });
-    expect(res.status, res.text).to.equal(201);
-    return res.json.entry;
-  }
-  async settle(): Promise<void> {
-    await (await this.authority()).queue.settle();
-  }
-  async entry(id: string): Promise<Json> {
-    await this.settle();
-    return (await ok(this.get(`/land-queue/${id}`))).entry;
-  }
-  async head(): Promise<string> {
-    return (await ok(this.get('/lines/main'))).head_snapshot_id;
-  }
-  async claim(index: number): Promise<Json> {
-    return ok(this.post(`/worker-jobs/${index}:claim`, { accepted_runtime_contracts: [RUNTIME] }), `claim ${index}`);
-  }
-  async job(index: number): Promise<Json> {
-    const j = await ok(this.get(`/worker-jobs/${index}`));
-    return j.job ?? j;
-  }
-}
 
 describe('land queue review', function () {
   this.timeout(120_000);
@@ -77,7 +16,7 @@ describe('land queue review', function () {
   });
   async function fresh(name: string): Promise<{ f: Fixture; base: string }> {
     const f = new Fixture(s, await register(s.url, name));
-    return { f, base: await f.snap(BASE, true) };
+    return { f, base: await f.snap(BASE, 'main', true) };
   }
 
   it('an attestation that requires lint to pass: the change joins the queue (CI, lint included, assumed to pass) and lands on a passing lint suite', async () => {
@@ -143,7 +82,7 @@ describe('land queue review: bad requests', function () {
   it('bad ids, bodies and queries are 4xx with an {"error"} body, never a 500', async () => {
     const repo = await register(s.url, 'bad');
     const f = new Fixture(s, repo);
-    const base = await f.snap(BASE, true);
+    const base = await f.snap(BASE, 'main', true);
     const c = await f.change(base, { ...BASE, 'a.txt': 'x\n' });
     const bodies: unknown[] = [null, [], 'x', 5, {}, { change_ref: 5, mode: 'merge' }, { change_ref: c.ref, mode: 'merge', target_line: '' }, { change_ref: c.ref, mode: 'merge', target_line: 'a/../b' }, { change_ref: '', mode: 'merge' }, { change_ref: '../../x', mode: 'merge' }, { change_ref: c.ref }, { change_ref: c.ref, mode: null }, { change_ref: 'x'.repeat(100_000), mode: 'merge' }];
     for (const b of bodies) {

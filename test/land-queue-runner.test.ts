@@ -10,9 +10,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { push } from '../lib/client/transfer.js';
 import { CLI, api, cli, ok, register, spawnServer, tempDir, type ChildServer } from './helpers.js';
-
-type Json = Record<string, any>;
-const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
+import { R, type Json } from './land-queue-fixture.js';
 
 // The CI script: the unit suite fails when b.txt says "broken" (exit 1), else every suite passes.
 const RUN_SH = `if grep -q broken b.txt; then

@@ -1,0 +1,81 @@
+// The land queue's test fixture (test/land-queue*.test.ts): a repository on a test server with
+// changes whose gates pass but for CI, and CI played by the test (claim, then complete or fail
+// the queue's repo.ci jobs) over real HTTP.
+import { expect } from 'chai';
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { push } from '../lib/client/transfer.js';
+import type { Authority } from '../lib/authority/authority.js';
+import { api, ok, tempDir, type ApiResponse, type TestServer } from './helpers.js';
+
+export type Json = Record<string, any>;
+export const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
+export const RUNTIME = 'svc.runner.native-job.v3';
+export const result = (tests: 'pass' | 'fail') => ({
+  contract: 'svc.runner.native-result.v1', status: 'succeeded', tests_status: tests, suite_result_count: 2,
+  suite_results: [{ suite_id: 'unit', status: tests, blocking: true }, { suite_id: 'lint', status: 'pass', blocking: false }],
+});
+
+export class Fixture {
+  dir = path.join(tempDir(), 'tree');
+  constructor(readonly s: TestServer, readonly repo: number) {}
+  post(rest: string, json: unknown): Promise<ApiResponse> {
+    return api(this.s.url, 'POST', R(this.repo, rest), { json });
+  }
+  get(rest: string): Promise<ApiResponse> {
+    return api(this.s.url, 'GET', R(this.repo, rest));
+  }
+  async snap(files: Record<string, string>, line: string, moveLine: boolean, parent?: string): Promise<string> {
+    await fsp.rm(this.dir, { recursive: true, force: true });
+    await fsp.mkdir(this.dir, { recursive: true });
+    for (const [p, v] of Object.entries(files)) await fsp.writeFile(path.join(this.dir, p), v);
+    return (await push({ server: this.s.url, repo: this.repo, line, dir: this.dir, moveLine, progress: false, ...(parent ? { parent } : {}) })).snapshot_id;
+  }
+  async authority(): Promise<Authority> {
+    return (await this.s.ready).opened(this.repo);
+  }
+  /** A change on main from `base` to `files`, with an attestation (passing by default) and an approval (no CI of its own). */
+  async change(base: string, files: Record<string, string>, attestation: Json = { verification_state: 'pass' }): Promise<{ change: string; ref: string; ps: string; revision: string }> {
+    const revision = await this.snap(files, 'main', false, base);
+    const t = (await ok(this.post('/tasks', { title: 'T', intent: 'I' }), 'task')).task;
+    const c = (await ok(this.post('/changes', { task_id: t.task_id, title: 'C', base_line: 'main' }), 'change')).change;
+    const p = (await ok(this.post(`/changes/${c.change_id}/patchsets`, { base_snapshot_id: base, revision_snapshot_id: revision, summary: 's', author_mode: 'human_with_ai_assist', author: 'carol' }), 'patchset')).patchset;
+    await ok(api(this.s.url, 'PUT', R(this.repo, `/patchsets/${p.patchset_id}/attestation`), { json: attestation }), 'attest');
+    await ok(this.post(`/changes/${c.change_id}/reviews`, { patchset_id: p.patchset_id, reviewer: 'alice', action: 'approve' }), 'approve');
+    return { change: c.change_id, ref: c.change_ref, ps: p.patchset_id, revision };
+  }
+  async enqueue(ref: string, mode = 'merge'): Promise<Json> {
+    const res = await this.post('/land-queue', { change_ref: ref, mode });
+    expect(res.status, res.text).to.equal(201);
+    return res.json.entry;
+  }
+  async settle(): Promise<void> {
+    await (await this.authority()).queue.settle();
+  }
+  async entry(id: string): Promise<Json> {
+    await this.settle();
+    return (await ok(this.get(`/land-queue/${id}`))).entry;
+  }
+  async head(): Promise<string> {
+    const j = await ok(this.get('/lines/main'));
+    return j.line?.head_snapshot_id ?? j.head_snapshot_id;
+  }
+  /** Play CI for one queue job: claim it and pass, fail the tests, or fail the job. */
+  async runJob(index: number, outcome: 'pass' | 'fail' | 'error'): Promise<Json> {
+    const claim = await ok(this.post(`/worker-jobs/${index}:claim`, { accepted_runtime_contracts: [RUNTIME] }), `claim ${index}`);
+    if (outcome === 'error') await ok(this.post(`/worker-jobs/${index}:fail`, { attempt_count: claim.attempt_count, lease_token: claim.lease_token, detail: { retryable: false, error: 'runner exploded' } }), 'fail');
+    else await ok(this.post(`/worker-jobs/${index}:complete`, { attempt_count: claim.attempt_count, lease_token: claim.lease_token, detail: { job_kind: 11, result: result(outcome) } }), 'complete');
+    await this.settle();
+    return claim;
+  }
+  async claim(index: number): Promise<Json> {
+    return ok(this.post(`/worker-jobs/${index}:claim`, { accepted_runtime_contracts: [RUNTIME] }), `claim ${index}`);
+  }
+  async job(index: number): Promise<Json> {
+    const j = await ok(this.get(`/worker-jobs/${index}`));
+    return j.job ?? j;
+  }
+  async landsOf(change: string): Promise<Json[]> {
+    return (await ok(this.get(`/read/changes/${change}/lands`))).lands;
+  }
+}
