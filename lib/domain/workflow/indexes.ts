@@ -23,7 +23,8 @@ export const changeCode = (s: ChangeStatus): number => CHANGE_CODE.get(s)!;
 /** The sequence in an id `<kind>-<sequence>` (ids are derived from sequences, rules.ts). */
 export const sequenceOf = (id: string): number => Number(id.slice(id.lastIndexOf('-') + 1));
 
-function grow<T extends Uint8Array | Int32Array>(a: T, need: number, make: (n: number) => T): T {
+/** `a` if it has a slot `need`, else a copy at least twice as long (the in-memory indexes grow by doubling). */
+export function grow<T extends Uint8Array | Int32Array | Float64Array>(a: T, need: number, make: (n: number) => T): T {
   if (need < a.length) return a;
   let n = a.length;
   while (n <= need) n *= 2;

@@ -14,6 +14,7 @@
 export const REVIEW_SECTION = 'review-indexes';
 
 import { ATTESTATION, attestationId, decisionId, POLICY_DECISION, REVIEW, reviewId, type AttestationRecord, type PolicyDecisionRecord, type ReviewRecord } from './review-rules.js';
+import { grow } from './indexes.js';
 
 /** The entity types the index covers (workflow.log, storage-layout.md §17). */
 export const REVIEW_TYPES: readonly string[] = [REVIEW, ATTESTATION, POLICY_DECISION];
@@ -44,15 +45,6 @@ export interface InboxRequest {
   review: number;
   group: string;
   requested_at_s: number;
-}
-
-function grow<T extends Int32Array | Float64Array>(a: T, need: number, make: (n: number) => T): T {
-  if (need < a.length) return a;
-  let n = a.length;
-  while (n <= need) n *= 2;
-  const b = make(n);
-  b.set(a);
-  return b;
 }
 
 const i32 = (n: number) => new Int32Array(n);
