@@ -197,11 +197,6 @@ export class LandQueue {
     return out;
   }
 
-  /** The active entry of a change (null when it is not queued). */
-  entryOfChange(changeId: string): QueueEntryRecord | null {
-    const id = this.byChange.get(changeId);
-    return id ? this.entryIn(null, id) ?? null : null;
-  }
 
   // ------------------------------------------------------------ projection
 

@@ -19,7 +19,6 @@ export type QueueMode = (typeof QUEUE_MODES)[number];
 /** `queued` (waiting for a speculation), `testing` (speculation built, CI pending or failed with retries left), terminal: `landed`, `ejected`, `removed`. */
 export const QUEUE_STATES = ['queued', 'testing', 'landed', 'ejected', 'removed'] as const;
 export type QueueState = (typeof QUEUE_STATES)[number];
-export const ACTIVE_QUEUE_STATES: readonly QueueState[] = ['queued', 'testing'];
 export const EJECTION_REASONS = ['ci_failed', 'conflict', 'gates', 'change_not_landable', 'patchset_changed', 'line_unavailable'] as const;
 export type EjectionReason = (typeof EJECTION_REASONS)[number];
 
