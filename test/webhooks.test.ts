@@ -3,13 +3,15 @@
 // a pending delivery resumed after kill -9, and a secret that never leaves the server.
 import { expect } from 'chai';
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { promises as dns } from 'node:dns';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import type { CairnService } from '../lib/authority/service.js';
 import { startServer } from '../lib/cli/serve.js';
-import { api, expectError, register, spawnServer, tempDir, type ApiResponse } from './helpers.js';
+import { api, cli, expectError, register, spawnServer, tempDir, type ApiResponse } from './helpers.js';
 
 const SECRET = 'webhook-secret-7f3a9c1e5b2d8f40';
 const REPOS = '/v1/native/repository-authorities';
@@ -85,6 +87,7 @@ describe('webhooks', function () {
   let service: CairnService;
   let logText = '';
   const bodies: string[] = [];
+  const aliases = new Map<string, string[]>();
   const call = async (method: string, urlPath: string, options: Parameters<typeof api>[3] = {}): Promise<ApiResponse> => {
     const res = await api(base, method, urlPath, options);
     bodies.push(res.text);
@@ -93,7 +96,13 @@ describe('webhooks', function () {
 
   before(async () => {
     const stream = { write: (line: string) => { logText += line; } };
-    const running = await startServer({ host: '127.0.0.1', port: 0, dataDir: path.join(tempDir(), 'data'), log: pino({ level: 'debug' }, stream), webhooks: { maxAttempts: 3, backoffBaseMs: 20 } });
+    // Receivers listen on 127.0.0.1: that address is opened, as --webhook-allow 127.0.0.1 does
+    // (the server's own port stays refused). Names in `aliases` resolve as the test says.
+    const running = await startServer({
+      host: '127.0.0.1', port: 0, dataDir: path.join(tempDir(), 'data'), log: pino({ level: 'debug' }, stream),
+      webhooks: { maxAttempts: 3, backoffBaseMs: 20, disableAfter: 3 }, webhookAllow: ['127.0.0.1'],
+      webhookResolve: async (host) => aliases.get(host)?.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })) ?? dns.lookup(host, { all: true }),
+    });
     service = await running.ready;
     base = running.url;
     stop = running.stop;
@@ -319,7 +328,7 @@ describe('webhooks', function () {
       // Both transactions join one commit: the event is staged before the registration.
       const [, { webhook }] = await Promise.all([
         a.store.transact((tx) => tx.emit('task.created', { task_id: 'task-staged-before', plan_id: null })),
-        a.webhooks.register({ url: rx.url, types: ['task.created'], secret: SECRET }),
+        a.webhooks.register({ url: rx.url, types: ['task.created'], secret: SECRET }, service.webhookTargets),
       ]);
       expect(a.store.events.lastSeq).to.equal(1);
       const later = await createTask(repo, 'after the registration');
@@ -330,45 +339,138 @@ describe('webhooks', function () {
     }
   });
 
-  it('an attempt that waited for a free connection is not sent once its webhook was deleted meanwhile', async () => {
-    // Hooks 1..8 hang on their first delivery: every one of the repository's 8 connections is taken.
-    const rx = await receiver((_n, r) => (/[?]n=[1-8]$/.test(r.url) ? 'hang' : 200));
-    const repo = await register(base, 'hooks-wait');
-    const hookFor = new Map<string, string>();
-    const add = async (n: number) => {
-      const res = await call('POST', hooksOf(repo), { json: { url: `${rx.url}?n=${n}`, types: ['task.created'], secret: SECRET } });
-      expect(res.status, res.text).to.equal(201);
-      hookFor.set(`n=${n}`, res.json.webhook.webhook_id);
-    };
-    const from = (n: number) => rx.received.filter((r) => r.url.endsWith(`?n=${n}`));
+  it("never sends to the server's own listener, even with loopback opened: registration 400, a name resolving to it refused at connect time", async () => {
+    const victim = await register(base, 'hooks-victim');
+    const attacker = await register(base, 'hooks-attacker');
+    const { port } = new URL(base);
+    const own = [
+      `${base}${REPOS}/${victim}/retirement`,
+      `${base}${REPOS}/${victim}/lines/main:close`,
+      `${base}${REPOS}/${victim}:runCi`,
+      `http://localhost:${port}${REPOS}/${victim}/retirement`,
+      `http://0.0.0.0:${port}${REPOS}/${victim}/retirement`,
+      `http://[::ffff:127.0.0.1]:${port}${REPOS}/${victim}/retirement`,
+      // Two webhooks aimed at each other's redelivery: neither is registered.
+      `${base}${hooksOf(attacker)}/webhook-2/deliveries/webhook-2.delivery-1:redeliver`,
+      `${base}${hooksOf(attacker)}/webhook-1/deliveries/webhook-1.delivery-1:redeliver`,
+    ];
+    for (const url of own) {
+      const res = await call('POST', hooksOf(attacker), { json: { url, secret: SECRET } });
+      expectError(res, 400, url);
+      expect(res.json.error, url).to.match(/^webhook url: .* (is this server's own listener|is an unspecified address|in IPv4-mapped form)/);
+    }
+    expect((await call('GET', hooksOf(attacker))).json.webhooks).to.deep.equal([]);
+
+    // A host name is judged when it is resolved, at each attempt: this one resolves to the listener.
+    aliases.set('cairn-self.test', ['127.0.0.1']);
+    const created = await call('POST', hooksOf(attacker), { json: { url: `http://cairn-self.test:${port}${REPOS}/${victim}/retirement`, types: ['task.created'], secret: SECRET } });
+    expect(created.status, created.text).to.equal(201);
+    const hook = created.json.webhook.webhook_id;
+    await createTask(attacker, 'aimed at the victim');
+    const d = await until('the refused delivery', async () => { const x = await delivery(attacker, hook, `${hook}.delivery-1`); return x.state === 'failed' && x; });
+    expect(d.attempts.map((a: { status_code: number | null }) => a.status_code)).to.deep.equal([null, null, null]);
+    for (const a of d.attempts) expect(a.error).to.equal("refused by the webhook target policy: the host is this server's own listener");
+    const victimRecord = await call('GET', `${REPOS}/${victim}`);
+    expect(victimRecord.json.repository.lifecycle_kind, 'the victim is not retiring').to.equal(1);
+    expect((await call('GET', `${REPOS}/${victim}/events`)).json.events, 'nothing happened to the victim').to.deep.equal([]);
+    expect((await call('DELETE', `${hooksOf(attacker)}/${hook}`)).status).to.equal(200);
+  });
+
+  it('judges every address a name resolves to at connect time, and records a refusal without the address', async () => {
+    const rx = await receiver();
     try {
-      for (let n = 1; n <= 8; n++) await add(n);
-      await createTask(repo, 'fills every connection');
-      await until('8 attempts in flight', () => rx.received.length === 8);
-      // Hooks 9 and 10 take the next event; their attempts wait for a connection.
-      await add(9);
-      await add(10);
-      await createTask(repo, 'waits');
-      await until('hooks 9 and 10 hold a pending delivery', async () => {
-        for (const n of [9, 10]) if ((await call('GET', `${hooksOf(repo)}/${hookFor.get(`n=${n}`)}`)).json.webhook.pending_deliveries !== 1) return false;
-        return true;
-      });
-      expect((await call('DELETE', `${hooksOf(repo)}/${hookFor.get('n=9')}`)).status).to.equal(200);
-      rx.release(); // frees the connections; hook 1's next delivery queues behind 9 and 10
-      await until('hook 1 sends its next delivery', () => from(1).length === 2);
-      expect(from(10)).to.have.length(1);
-      expect(from(9), 'a deleted webhook gets nothing').to.have.length(0);
+      const repo = await register(base, 'hooks-rebind');
+      const port = new URL(rx.url).port;
+      // At registration the name is not resolved; by the attempt it points inside.
+      aliases.set('rebind.test', ['93.184.216.34']);
+      aliases.set('mixed.test', ['93.184.216.34', '10.11.12.13']);
+      aliases.set('metadata.test', ['fd00:ec2::254']);
+      aliases.set('receiver.test', ['127.0.0.1']);
+      const hooks: Record<string, string> = {};
+      for (const name of ['rebind.test', 'mixed.test', 'metadata.test', 'receiver.test']) {
+        const res = await call('POST', hooksOf(repo), { json: { url: `http://${name}:${port}/hook`, types: ['task.created'], secret: SECRET } });
+        expect(res.status, res.text).to.equal(201);
+        hooks[name] = res.json.webhook.webhook_id;
+      }
+      aliases.set('rebind.test', ['169.254.169.254']);
+      await createTask(repo, 'judged at connect time');
+      for (const name of ['rebind.test', 'mixed.test', 'metadata.test']) {
+        const id = hooks[name];
+        const d = await until(`${name} refused`, async () => { const x = await delivery(repo, id, `${id}.delivery-1`); return x.state === 'failed' && x; });
+        for (const a of d.attempts) {
+          expect(a, name).to.include({ status_code: null, error: 'refused by the webhook target policy: the host resolves to an internal address (cairn serve --webhook-allow opens internal targets)' });
+        }
+        expect(JSON.stringify(d)).to.not.match(/169\.254|10\.11\.12\.13|fd00|93\.184/);
+      }
+      // The name that resolves to the opened 127.0.0.1 is delivered: the receiver got exactly that one.
+      const ok = hooks['receiver.test'];
+      await until('receiver.test delivered', async () => (await delivery(repo, ok, `${ok}.delivery-1`)).state === 'delivered');
+      expect(rx.received.map((r) => r.headers['x-cairn-delivery'])).to.deep.equal([`${ok}.delivery-1`]);
     } finally {
-      rx.release();
-      for (const [, id] of hookFor) await call('DELETE', `${hooksOf(repo)}/${id}`);
       await rx.close();
     }
+  });
+
+  it('disables a webhook after deliveries failed in a row (reason, time, webhook.disabled event); the owner re-enables it', async () => {
+    const rx = await receiver(() => 500);
+    try {
+      const repo = await register(base, 'hooks-disable');
+      const created = await call('POST', hooksOf(repo), { json: { url: rx.url, types: ['task.created'], secret: SECRET } });
+      const hook = created.json.webhook.webhook_id;
+      expect(created.json.webhook).to.include({ active: true, disabled_reason: null, disabled_at_s: null, consecutive_failures: 0 });
+
+      // A delivered delivery resets the count.
+      rx.state.behaviour = (n) => (n <= 3 ? 500 : 200);
+      await createTask(repo, 'fails');
+      await until('delivery 1 failed', async () => (await delivery(repo, hook, `${hook}.delivery-1`)).state === 'failed');
+      expect((await call('GET', `${hooksOf(repo)}/${hook}`)).json.webhook).to.include({ active: true, consecutive_failures: 1 });
+      await createTask(repo, 'delivered');
+      await until('delivery 2 delivered', async () => (await delivery(repo, hook, `${hook}.delivery-2`)).state === 'delivered');
+      expect((await call('GET', `${hooksOf(repo)}/${hook}`)).json.webhook).to.include({ active: true, consecutive_failures: 0 });
+
+      // Three failed in a row (disableAfter: 3) disable it.
+      rx.state.behaviour = () => 503;
+      for (let i = 3; i <= 5; i++) await createTask(repo, `fails ${i}`);
+      const disabled = await until('disabled', async () => { const w = (await call('GET', `${hooksOf(repo)}/${hook}`)).json.webhook; return !w.active && w; });
+      expect(disabled).to.include({ consecutive_failures: 3, disabled_reason: '3 deliveries in a row failed (the last: HTTP 503); register the URL again with active: true to re-enable it' });
+      expect(disabled.disabled_at_s).to.be.a('number');
+      for (const n of [3, 4, 5]) expect((await delivery(repo, hook, `${hook}.delivery-${n}`)).state).to.equal('failed');
+      const feed = (await call('GET', `${REPOS}/${repo}/events?types=webhook.*`)).json.events;
+      expect(feed.map((e: { type: string; data: unknown }) => [e.type, e.data])).to.deep.equal([['webhook.disabled', { webhook_id: hook, delivery_id: `${hook}.delivery-5`, failed_deliveries: 3 }]]);
+      expect(logText).to.include('webhook disabled');
+      expectError(await call('POST', `${hooksOf(repo)}/${hook}/deliveries/${hook}.delivery-5:redeliver`), 400, 'redelivery of a disabled webhook');
+
+      // While disabled nothing is taken; re-enabled, it takes the events from then on.
+      const sent = rx.received.length;
+      await createTask(repo, 'while disabled');
+      rx.state.behaviour = () => 200;
+      const again = await call('POST', hooksOf(repo), { json: { url: rx.url, types: ['task.created'], secret: SECRET } });
+      expect(again.status, again.text).to.equal(200);
+      expect(again.json.webhook).to.include({ webhook_id: hook, active: true, disabled_reason: null, disabled_at_s: null, consecutive_failures: 0 });
+      const after = await createTask(repo, 'after re-enabling');
+      await until('delivery 6 delivered', async () => (await delivery(repo, hook, `${hook}.delivery-6`)).state === 'delivered');
+      expect(rx.received.slice(sent).map((r) => JSON.parse(r.body).data.task_id)).to.deep.equal([after]);
+    } finally {
+      await rx.close();
+    }
+  });
+
+  it('reads a webhook record written before disabling existed as active, never disabled', async () => {
+    const repo = await register(base, 'hooks-old-record');
+    const a = service.authority(repo);
+    const old = { webhook_id: 'webhook-1', sequence: 1, url: 'https://example.invalid/old', types: null, secret: SECRET, active: true, deleted: false, created_at_s: 1, updated_at_s: 1, deleted_at_s: null };
+    await a.store.transact((tx) => tx.upsert('webhook', 'webhook-1', old));
+    // Open the repository again: the record is read back from workflow.log.
+    service.closeAuthority(repo);
+    await service.ensureOpen(repo);
+    expect((await call('GET', `${hooksOf(repo)}/webhook-1`)).json.webhook).to.include({ active: true, disabled_reason: null, disabled_at_s: null, consecutive_failures: 0 });
   });
 
   it('resumes pending deliveries after kill -9, in order, one in flight per webhook', async () => {
     const rx = await receiver((n) => (n === 1 ? 'hang' : 200));
     const dataDir = path.join(tempDir(), 'data');
-    let server = await spawnServer(dataDir, ['--webhook-backoff-ms', '20']);
+    const flags = ['--webhook-backoff-ms', '20', '--webhook-allow', '127.0.0.1'];
+    let server = await spawnServer(dataDir, flags);
     let output = '';
     try {
       const repo = await register(server.url, 'hooks-crash');
@@ -385,7 +487,7 @@ describe('webhooks', function () {
       server.proc.kill('SIGKILL');
       await server.exited;
       output += server.output();
-      server = await spawnServer(dataDir, ['--webhook-backoff-ms', '20']);
+      server = await spawnServer(dataDir, flags);
       // No request names the repository yet: the background pass after the start opens it and its dispatcher resends.
       await until('delivery 1 sent again before any request to the repository', () => rx.received.length >= 2);
       for (const n of [1, 2]) {
@@ -402,5 +504,200 @@ describe('webhooks', function () {
     }
     expect(output).to.include('"operation":"webhooks.deliveries.get"');
     expect(output).to.not.include(SECRET);
+  });
+});
+
+describe('webhooks: targets', function () {
+  this.timeout(60000);
+
+  it('refuses every internal address at registration by default, in each form URL parsing accepts, naming the rule', async () => {
+    // Nothing opened: what the server does without --webhook-allow.
+    const server = await startServer({ host: '127.0.0.1', port: 0, dataDir: path.join(tempDir(), 'data'), log: pino({ level: 'silent' }) });
+    try {
+      await server.ready;
+      const repo = await register(server.url, 'targets');
+      const hooks = `${REPOS}/${repo}/webhooks`;
+      const refused: [string, RegExp][] = [
+        ['http://127.0.0.1:9/x', /^webhook url: 127\.0\.0\.1 is a loopback address; cairn serve --webhook-allow opens internal targets$/],
+        ['http://2130706433/x', /127\.0\.0\.1 is a loopback address/],
+        ['http://0x7f.1/x', /127\.0\.0\.1 is a loopback address/],
+        ['http://127.1/x', /127\.0\.0\.1 is a loopback address/],
+        ['http://017700000001/x', /127\.0\.0\.1 is a loopback address/],
+        ['http://127.9.9.9/x', /127\.9\.9\.9 is a loopback address/],
+        ['http://[::1]/x', /::1 is a loopback address/],
+        ['http://[::ffff:127.0.0.1]/x', /::ffff:7f00:1 is a loopback address in IPv4-mapped form \(127\.0\.0\.1\)/],
+        ['http://[::ffff:169.254.169.254]/x', /link-local address .* in IPv4-mapped form/],
+        ['http://localhost:9/x', /^webhook url: localhost is a loopback name; cairn serve --webhook-allow/],
+        ['http://LOCALHOST./x', /localhost is a loopback name/],
+        ['http://hooks.localhost/x', /hooks\.localhost is a loopback name/],
+        ['http://169.254.169.254/latest/meta-data/', /169\.254\.169\.254 is a link-local address/],
+        ['http://[fd00:ec2::254]/latest/meta-data/', /fd00:ec2::254 is a unique-local address/],
+        ['http://[fe80::1]/x', /fe80::1 is a link-local address/],
+        ['http://10.1.2.3/x', /10\.1\.2\.3 is a private address/],
+        ['http://172.16.0.1/x', /is a private address/],
+        ['http://192.168.1.1/x', /is a private address/],
+        ['http://100.64.0.1/x', /100\.64\.0\.1 is a shared address/],
+        ['http://0.0.0.0/x', /0\.0\.0\.0 is an unspecified address/],
+        ['http://0/x', /0\.0\.0\.0 is an unspecified address/],
+        ['http://[::]/x', /:: is an unspecified address/],
+        ['http://255.255.255.255/x', /is a broadcast address/],
+        ['http://224.0.0.1/x', /is a multicast address/],
+        ['http://[ff02::1]/x', /is a multicast address/],
+        ['http://192.0.2.1/x', /is a special-purpose address/],
+        ['http://[64:ff9b::7f00:1]/x', /is a special-purpose address/],
+        ['http://[::7f00:1]/x', /is a reserved address/],
+      ];
+      for (const [url, rule] of refused) {
+        const res = await api(server.url, 'POST', hooks, { json: { url, secret: SECRET } });
+        expectError(res, 400, url);
+        expect(res.json.error, url).to.match(rule);
+      }
+      expect((await api(server.url, 'GET', hooks)).json.webhooks).to.deep.equal([]);
+      // A public address, and a host name (judged when resolved, at each attempt), are accepted.
+      for (const url of ['http://93.184.216.34/hook', 'https://hooks.example.invalid/hook']) {
+        expect((await api(server.url, 'POST', hooks, { json: { url, secret: SECRET } })).status, url).to.equal(201);
+      }
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('--webhook-allow opens a range or a host name; without it the same webhooks are refused at connect time, and bad entries are usage errors', async () => {
+    const rx = await receiver();
+    const dataDir = path.join(tempDir(), 'data');
+    const port = new URL(rx.url).port;
+    let server = await spawnServer(dataDir, ['--webhook-backoff-ms', '20', '--webhook-attempts', '1', '--webhook-allow', '127.0.0.0/8', '--webhook-allow', 'localhost']);
+    try {
+      const repo = await register(server.url, 'allowed');
+      const hooks = `${REPOS}/${repo}/webhooks`;
+      const byRange = (await api(server.url, 'POST', hooks, { json: { url: `http://127.0.0.1:${port}/range`, types: ['task.created'], secret: SECRET } })).json.webhook.webhook_id;
+      const byName = (await api(server.url, 'POST', hooks, { json: { url: `http://localhost:${port}/name`, types: ['task.created'], secret: SECRET } })).json.webhook.webhook_id;
+      // Opened or not, the listener itself stays refused.
+      expectError(await api(server.url, 'POST', hooks, { json: { url: `${server.url}${REPOS}/${repo}/retirement`, secret: SECRET } }), 400, 'own listener');
+      expectError(await api(server.url, 'POST', hooks, { json: { url: `http://localhost:${new URL(server.url).port}/`, secret: SECRET } }), 400, 'own listener by name');
+      await api(server.url, 'POST', `${REPOS}/${repo}/tasks`, { json: { title: 'one', intent: 'i' } });
+      for (const id of [byRange, byName]) {
+        await until(`${id} delivered`, async () => (await api(server.url, 'GET', `${hooks}/${id}/deliveries/${id}.delivery-1`)).json.delivery?.state === 'delivered');
+      }
+      expect(rx.received.map((r) => r.url).sort()).to.deep.equal(['/name', '/range']);
+
+      // The same registrations under a server that opens nothing: refused when they connect.
+      server.proc.kill('SIGTERM');
+      await server.exited;
+      server = await spawnServer(dataDir, ['--webhook-backoff-ms', '20', '--webhook-attempts', '1']);
+      await api(server.url, 'POST', `${REPOS}/${repo}/tasks`, { json: { title: 'two', intent: 'i' } });
+      for (const id of [byRange, byName]) {
+        const d = await until(`${id} refused`, async () => { const x = (await api(server.url, 'GET', `${hooks}/${id}/deliveries/${id}.delivery-2`)).json.delivery; return x?.state === 'failed' && x; });
+        expect(d.attempts[0]).to.include({ status_code: null, error: 'refused by the webhook target policy: the host resolves to an internal address (cairn serve --webhook-allow opens internal targets)' });
+      }
+      expect(rx.received).to.have.length(2);
+    } finally {
+      server.proc.kill('SIGTERM');
+      await server.exited;
+      await rx.close();
+    }
+    for (const bad of ['10.0.0.0/33', '127.1', 'not a host', '']) {
+      const r = await cli(['serve', '--data', path.join(tempDir(), 'data'), '--bind', '127.0.0.1:0', '--webhook-allow', bad]);
+      expect(r.code, bad).to.equal(2);
+      expect(r.stderr, bad).to.include('--webhook-allow');
+    }
+  });
+});
+
+/** A TCP server that accepts connections and never answers (it reads and drops what comes, so it sees the close). */
+async function silentReceiver() {
+  const sockets = new Set<net.Socket>();
+  let accepted = 0;
+  const server = net.createServer((socket) => {
+    accepted++;
+    sockets.add(socket);
+    socket.resume();
+    socket.on('error', () => {});
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: (pathName: string) => `http://127.0.0.1:${(server.address() as net.AddressInfo).port}${pathName}`,
+    accepted: () => accepted,
+    open: () => sockets.size,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+describe('webhooks: isolation', function () {
+  this.timeout(60000);
+
+  it('hung receivers hold only their own webhooks: a healthy webhook of the same repository gets every event, in order', async () => {
+    // Attempts wait far longer than the test for an answer, so the hung ones stay hung throughout.
+    const server = await startServer({ host: '127.0.0.1', port: 0, dataDir: path.join(tempDir(), 'data'), log: pino({ level: 'silent' }), webhookAllow: ['127.0.0.1'], webhooks: { timeoutMs: 300_000 } });
+    const silent = await silentReceiver();
+    const rx = await receiver();
+    try {
+      await server.ready;
+      const repo = await register(server.url, 'isolation');
+      const hooks = `${REPOS}/${repo}/webhooks`;
+      const HUNG = 19; // with the healthy one: MAX_WEBHOOKS
+      for (let i = 1; i <= HUNG; i++) {
+        expect((await api(server.url, 'POST', hooks, { json: { url: silent.url(`/hung-${i}`), types: ['task.created'], secret: SECRET } })).status).to.equal(201);
+      }
+      const healthy = (await api(server.url, 'POST', hooks, { json: { url: rx.url, types: ['task.created'], secret: SECRET } })).json.webhook.webhook_id;
+      const tasks: string[] = [];
+      for (let i = 1; i <= 30; i++) tasks.push((await api(server.url, 'POST', `${REPOS}/${repo}/tasks`, { json: { title: `t${i}`, intent: 'i' } })).json.task.task_id);
+      await until('the healthy webhook got every event', () => rx.received.length >= tasks.length, 20000);
+      await until('every hung webhook has its attempt in flight', () => silent.open() === HUNG, 20000);
+      expect(rx.received.map((r) => JSON.parse(r.body).data.task_id)).to.deep.equal(tasks);
+      expect(rx.received.map((r) => r.headers['x-cairn-delivery'])).to.deep.equal(tasks.map((_, i) => `${healthy}.delivery-${i + 1}`));
+      // The hung ones are still on their first attempt: one connection each, never a second.
+      expect(silent.accepted()).to.equal(HUNG);
+      expect(silent.open()).to.equal(HUNG);
+    } finally {
+      await server.stop();
+      await silent.close();
+      await rx.close();
+    }
+  });
+
+  it('bounds each attempt, from connecting to the end of the headers: a receiver that never answers, one that trickles its headers', async () => {
+    const server = await startServer({
+      host: '127.0.0.1', port: 0, dataDir: path.join(tempDir(), 'data'), log: pino({ level: 'silent' }), webhookAllow: ['127.0.0.1'],
+      webhooks: { timeoutMs: 500, maxAttempts: 2, backoffBaseMs: 20 },
+    });
+    const silent = await silentReceiver();
+    // Answers a status line at once, then one header line every 50 ms, never ending the headers.
+    const trickled = new Set<net.Socket>();
+    let trickleClosed = 0;
+    const trickle = net.createServer((socket) => {
+      trickled.add(socket);
+      socket.write('HTTP/1.1 200 OK\r\n');
+      const t = setInterval(() => socket.write('X-Slow: 1\r\n'), 50);
+      socket.on('error', () => {});
+      socket.on('close', () => { clearInterval(t); trickled.delete(socket); trickleClosed++; });
+    });
+    await new Promise<void>((resolve) => trickle.listen(0, '127.0.0.1', resolve));
+    try {
+      await server.ready;
+      const repo = await register(server.url, 'timeouts');
+      const hooks = `${REPOS}/${repo}/webhooks`;
+      const ids: string[] = [];
+      for (const url of [silent.url('/never'), `http://127.0.0.1:${(trickle.address() as net.AddressInfo).port}/trickle`]) {
+        ids.push((await api(server.url, 'POST', hooks, { json: { url, types: ['task.created'], secret: SECRET } })).json.webhook.webhook_id);
+      }
+      await api(server.url, 'POST', `${REPOS}/${repo}/tasks`, { json: { title: 't', intent: 'i' } });
+      for (const id of ids) {
+        const d = await until(`${id} failed`, async () => { const x = (await api(server.url, 'GET', `${hooks}/${id}/deliveries/${id}.delivery-1`)).json.delivery; return x?.state === 'failed' && x; });
+        expect(d.attempts.map((a: { status_code: number | null; error: string }) => [a.status_code, a.error])).to.deep.equal([[null, 'no answer within 0.5 s'], [null, 'no answer within 0.5 s']]);
+      }
+      // Each cut-off attempt closed its connection.
+      await until('the trickling connections closed', () => trickleClosed === 2 && trickled.size === 0);
+      await until('the silent connections closed', () => silent.accepted() === 2 && silent.open() === 0);
+    } finally {
+      await server.stop();
+      await silent.close();
+      for (const s of trickled) s.destroy();
+      await new Promise((resolve) => trickle.close(resolve));
+    }
   });
 });

@@ -30,7 +30,8 @@ import type { Log } from './logger.js';
 import type { AuthorityHost } from './host.js';
 import { Registry, type RegistrationResult } from './registry.js';
 import { EventFeeds, registryEventStream, type EventFeedOptions, type FeedHost } from './event-feed.js';
-import { WebhookDispatcher, type WebhookPolicy } from './webhook-dispatcher.js';
+import { DEFAULT_WEBHOOK_NETWORK, WebhookDispatcher, type WebhookNetwork, type WebhookPolicy } from './webhook-dispatcher.js';
+import type { WebhookTargets } from '../domain/webhook-targets.js';
 import type { QueueOptions } from '../domain/workflow/land-queue.js';
 
 export interface ServiceOptions {
@@ -55,6 +56,7 @@ export class CairnService implements AuthorityHost, FeedHost {
   private queueOptions: QueueOptions | null = null;
   /** Set by startWebhooks (serving only: offline tools open the service without sending anything). */
   private webhookPolicy: WebhookPolicy | null = null;
+  private webhookNetwork: WebhookNetwork = DEFAULT_WEBHOOK_NETWORK;
   private readonly dispatchers = new Map<number, WebhookDispatcher>();
   private restoreSessions: RestoreSessions | null = null;
   /** Opens under way, by repository index: concurrent first uses share one. */
@@ -338,10 +340,6 @@ export class CairnService implements AuthorityHost, FeedHost {
   }
 
   /**
-   * Start sending webhooks (docs/api.md "Webhooks"): a dispatcher for every open authority now,
-   * and for each one opened later (registration, restore).
-   */
-  /**
    * Drive the land queues (docs/land-queue.md): every open authority's now, and each one opened
    * later. A retiring repository's queue makes no moves (its files stay as exported).
    */
@@ -356,8 +354,13 @@ export class CairnService implements AuthorityHost, FeedHost {
     entry.queue.start(this.queueOptions, () => this.registry.get(index)?.lifecycle_kind === LIFECYCLE_ACTIVE, this.log);
   }
 
-  startWebhooks(policy: WebhookPolicy): void {
+  /**
+   * Start sending webhooks (docs/api.md "Webhooks"): a dispatcher for every open authority now,
+   * and for each one opened later (registration, restore).
+   */
+  startWebhooks(policy: WebhookPolicy, network: WebhookNetwork = DEFAULT_WEBHOOK_NETWORK): void {
     this.webhookPolicy = policy;
+    this.webhookNetwork = network;
     for (const index of this.authorities.keys()) this.startDispatcher(index);
   }
 
@@ -365,9 +368,14 @@ export class CairnService implements AuthorityHost, FeedHost {
     const entry = this.authorities.get(index);
     if (!this.webhookPolicy || !(entry instanceof Authority) || this.dispatchers.has(index)) return;
     // Nothing is written for webhooks while the repository is retiring: its files stay as exported.
-    const dispatcher = new WebhookDispatcher(entry, () => this.registry.get(index)?.lifecycle_kind === LIFECYCLE_ACTIVE, this.log, this.webhookPolicy);
+    const dispatcher = new WebhookDispatcher(entry, () => this.registry.get(index)?.lifecycle_kind === LIFECYCLE_ACTIVE, this.log, this.webhookPolicy, this.webhookNetwork);
     this.dispatchers.set(index, dispatcher);
     dispatcher.start();
+  }
+
+  /** Where webhooks may send (registrations are checked against it); nothing internal before startWebhooks. */
+  get webhookTargets(): WebhookTargets {
+    return this.webhookNetwork.targets;
   }
 
   private stopDispatcher(index: number): void {

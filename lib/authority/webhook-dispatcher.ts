@@ -6,18 +6,27 @@
 //   durable cursor by reading events.log; the log is the queue, so nothing waits in memory:
 //   a webhook takes events into pending deliveries only while it has fewer than MAX_PENDING.
 // - Per webhook, one delivery is in flight at a time, in delivery (event) order; a failing
-//   delivery holds the later ones back until it is delivered or failed. At most
-//   MAX_CONCURRENT attempts of one authority are in flight together.
+//   delivery holds the later ones back until it is delivered or failed. Webhooks share nothing
+//   that an attempt holds (no pool of connections or slots): a receiver that hangs holds its own
+//   webhook's one attempt, for at most the attempt timeout, and no other webhook's.
+// - Targets (docs/operations.md "Webhook targets"): each attempt resolves the URL's host itself
+//   and judges every address (lib/domain/webhook-targets.ts) before a connection is opened, so
+//   a name that resolves elsewhere after the registration reaches nothing internal.
 // - Every write is its own small transaction after the commit that made the event, so a
 //   delivery never holds a commit back. While the repository is not active (retiring) nothing is
 //   written, so its files stay as exported; pending deliveries go on after an abort or a restore.
 // - Delivery is at least once: an attempt cut off by a crash is sent again after the restart.
+import { promises as dns, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
+import net, { type LookupFunction } from 'node:net';
+import os from 'node:os';
 import { setImmediate as yieldTurn } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
+import { STRICT_TARGETS, hostAllowed, refusal, refusalError, targetPort, type Refusal, type WebhookTargets } from '../domain/webhook-targets.js';
 import {
   DEFAULT_BACKOFF_BASE_MS,
+  DEFAULT_DISABLE_AFTER,
   DEFAULT_MAX_ATTEMPTS,
   DELIVERY_TIMEOUT_MS,
   MAX_PENDING,
@@ -35,14 +44,30 @@ export interface WebhookPolicy {
   maxAttempts: number;
   /** The wait after the first failed attempt (it doubles, up to MAX_BACKOFF_MS). */
   backoffBaseMs: number;
-  /** How long an attempt waits for the receiver's status line. */
+  /** How long an attempt may take, from the name lookup to the end of the answer's headers. */
   timeoutMs: number;
+  /** Deliveries failed in a row that disable a webhook. */
+  disableAfter: number;
 }
 
-export const DEFAULT_WEBHOOK_POLICY: WebhookPolicy = { maxAttempts: DEFAULT_MAX_ATTEMPTS, backoffBaseMs: DEFAULT_BACKOFF_BASE_MS, timeoutMs: DELIVERY_TIMEOUT_MS };
+export const DEFAULT_WEBHOOK_POLICY: WebhookPolicy = { maxAttempts: DEFAULT_MAX_ATTEMPTS, backoffBaseMs: DEFAULT_BACKOFF_BASE_MS, timeoutMs: DELIVERY_TIMEOUT_MS, disableAfter: DEFAULT_DISABLE_AFTER };
 
-/** Attempts in flight per authority. */
-const MAX_CONCURRENT = 8;
+/** Every address a host name has (dns.lookup with all: true; tests give their own). */
+export type Resolve = (host: string) => Promise<LookupAddress[]>;
+
+/** Where deliveries may go, and how names are resolved. */
+export interface WebhookNetwork {
+  targets: WebhookTargets;
+  resolve: Resolve;
+}
+
+export const DEFAULT_WEBHOOK_NETWORK: WebhookNetwork = { targets: STRICT_TARGETS, resolve: (host) => dns.lookup(host, { all: true }) };
+
+/** This machine's interface addresses (a listener bound to every interface answers on each). */
+export function localAddresses(): string[] {
+  return Object.values(os.networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
+}
+
 /** Every webhook is looked at this often (retirement aborted, a wake-up missed). */
 const TICK_MS = 5000;
 /** Events read from events.log per step. */
@@ -66,12 +91,16 @@ export class WebhookDispatcher {
   private readonly examined = new Map<string, number>();
   private readonly controllers = new Set<AbortController>();
   private scheduled = false;
-  private free = MAX_CONCURRENT;
-  private readonly waiting: (() => void)[] = [];
   private readonly admitted: () => boolean;
 
   /** `admitted`: whether the repository may be written (active); checked inside each transaction. */
-  constructor(private readonly authority: Authority, admitted: () => boolean, private readonly log: Log, private readonly policy: WebhookPolicy = DEFAULT_WEBHOOK_POLICY) {
+  constructor(
+    private readonly authority: Authority,
+    admitted: () => boolean,
+    private readonly log: Log,
+    private readonly policy: WebhookPolicy = DEFAULT_WEBHOOK_POLICY,
+    private readonly network: WebhookNetwork = DEFAULT_WEBHOOK_NETWORK,
+  ) {
     this.admitted = () => !this.stopped && admitted();
   }
 
@@ -103,7 +132,6 @@ export class WebhookDispatcher {
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
     for (const c of this.controllers) c.abort();
-    for (const wake of this.waiting.splice(0)) wake();
   }
 
   private pokeAll(): void {
@@ -208,30 +236,15 @@ export class WebhookDispatcher {
     return !this.stopped && examined < events.lastSeq && book.pendingCount(id) < MAX_PENDING;
   }
 
-  private async acquire(): Promise<void> {
-    while (this.free === 0 && !this.stopped) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.free--;
-  }
-
-  private release(): void {
-    this.free++;
-    this.waiting.shift()?.();
-  }
-
   /** One attempt: POST the event, signed, then record what happened in its own transaction. */
-  private async attempt(waited: WebhookRecord, d: DeliveryRecord): Promise<void> {
-    await this.acquire();
-    // The wait for a connection may be long: the registration as it is now decides whether and
-    // how to send (deleted or made inactive meanwhile: not at all; a replaced secret signs).
-    const hook = this.authority.webhooks.activeWebhook(waited.webhook_id);
-    if (this.stopped || !hook?.secret || !this.admitted()) {
-      this.release();
-      return;
-    }
+  private async attempt(hook: WebhookRecord, d: DeliveryRecord): Promise<void> {
+    if (this.stopped || !hook.secret || !this.admitted()) return;
     const body = Buffer.from(JSON.stringify(wireEvent(this.authority.index, d.event)), 'utf8');
     const timestamp = Math.floor(Date.now() / 1000);
     const controller = new AbortController();
     this.controllers.add(controller);
+    // One bound for the whole wait: the lookup, the connection, and the answer's status line and
+    // headers (a receiver that accepts and never answers, or trickles its headers, is cut off).
     const timer = setTimeout(() => controller.abort(), this.policy.timeoutMs);
     const started = performance.now();
     let status: number | null = null;
@@ -244,14 +257,13 @@ export class WebhookDispatcher {
         'X-Cairn-Delivery': d.delivery_id,
         'X-Cairn-Timestamp': String(timestamp),
         'X-Cairn-Signature': signDelivery(hook.secret, timestamp, body),
-      }, body, controller.signal);
+      }, body, controller.signal, this.network);
       if (status < 200 || status > 299) error = status >= 300 && status < 400 ? `HTTP ${status}: redirects are not followed` : `HTTP ${status}`;
     } catch (err) {
-      error = controller.signal.aborted ? `no answer within ${this.policy.timeoutMs / 1000} s` : describeFailure(err);
+      error = err instanceof TargetRefused ? refusalError(err.refusal) : controller.signal.aborted ? `no answer within ${this.policy.timeoutMs / 1000} s` : describeFailure(err);
     } finally {
       clearTimeout(timer);
       this.controllers.delete(controller);
-      this.release();
     }
     // Stopping: the attempt was cut off; the delivery stays pending and is sent after the restart.
     if (this.stopped) return;
@@ -260,20 +272,67 @@ export class WebhookDispatcher {
     if (recorded === null && !this.admitted() && !this.stopped) {
       this.log.info({ repository_index: this.authority.index, webhook_id: hook.webhook_id, delivery_id: d.delivery_id }, 'webhook attempt not recorded: the repository is not active; the delivery stays pending');
     }
-    if (recorded?.state === 'failed') {
-      this.log.warn({ repository_index: this.authority.index, webhook_id: hook.webhook_id, delivery_id: d.delivery_id, attempts: recorded.attempt_count }, 'webhook delivery failed');
+    if (recorded?.delivery.state === 'failed') {
+      this.log.warn({ repository_index: this.authority.index, webhook_id: hook.webhook_id, delivery_id: d.delivery_id, attempts: recorded.delivery.attempt_count }, 'webhook delivery failed');
+    }
+    if (recorded?.disabled) {
+      this.log.warn({ repository_index: this.authority.index, webhook_id: hook.webhook_id, failed_deliveries: recorded.disabled.consecutive_failures }, 'webhook disabled: its deliveries failed in a row; re-enable it by registering its URL again with active: true');
     }
   }
+}
+
+/** An attempt the target policy refused (lib/domain/webhook-targets.ts); its address is not kept. */
+class TargetRefused extends Error {
+  readonly code = 'ECAIRN_TARGET_REFUSED';
+  constructor(readonly refusal: Refusal) {
+    super('refused by the webhook target policy');
+  }
+}
+
+/**
+ * The `lookup` of a delivery's connection: every address the name has is judged, and one refused
+ * address refuses the connection (a name cannot mix an internal address among public ones).
+ */
+function guardedLookup(network: WebhookNetwork, byHost: boolean, port: number): LookupFunction {
+  return (hostname, options, callback) => {
+    network.resolve(hostname).then((all) => {
+      const local = localAddresses();
+      for (const a of all) {
+        const r = refusal(network.targets, a.address, port, byHost, local);
+        if (r) return callback(new TargetRefused(r), '', 0);
+      }
+      const family = options.family === 4 || options.family === 'IPv4' ? 4 : options.family === 6 || options.family === 'IPv6' ? 6 : 0;
+      const found = family ? all.filter((a) => a.family === family) : all;
+      if (!found.length) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
+      if (options.all) callback(null, found);
+      else callback(null, found[0].address, found[0].family);
+    }, (err: NodeJS.ErrnoException) => callback(err, '', 0));
+  };
 }
 
 /**
  * POST `body` to `url` and resolve with the status of the answer (node:http, which never follows
  * a redirect). Only the status counts: the answer's body is not read, its connection is closed.
+ * A fresh connection each time (no agent's pool): every attempt resolves and judges its target.
  */
-function post(url: string, headers: Record<string, string>, body: Buffer, signal: AbortSignal): Promise<number> {
+function post(url: string, headers: Record<string, string>, body: Buffer, signal: AbortSignal, network: WebhookNetwork): Promise<number> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
-    const req = (target.protocol === 'https:' ? https : http).request(target, { method: 'POST', headers: { ...headers, 'Content-Length': String(body.length) }, signal }, (res) => {
+    const host = target.hostname.replace(/^\[(.*)\]$/, '$1');
+    const port = targetPort(target);
+    const byHost = hostAllowed(network.targets, host);
+    // A literal address is connected to without a lookup: judge it here.
+    if (net.isIP(host)) {
+      const r = refusal(network.targets, host, port, byHost, localAddresses());
+      if (r) return reject(new TargetRefused(r));
+    }
+    const req = (target.protocol === 'https:' ? https : http).request(target, {
+      method: 'POST',
+      headers: { ...headers, 'Content-Length': String(body.length) },
+      signal,
+      agent: false,
+      lookup: guardedLookup(network, byHost, port),
+    }, (res) => {
       resolve(res.statusCode ?? 0);
       res.destroy();
     });

@@ -19,6 +19,7 @@ import {
   WEBHOOK_DELIVERY,
   backoffMs,
   deliveryId,
+  disabledReason,
   deliverySlotId,
   parseDeliveryId,
   validateSecret,
@@ -32,7 +33,9 @@ import {
   type WebhookCursor,
   type WebhookRecord,
 } from '../domain/webhooks.js';
+import { checkRegisteredTarget, type WebhookTargets } from '../domain/webhook-targets.js';
 import type { ContentStore } from '../store/content-store.js';
+import { localAddresses } from './webhook-dispatcher.js';
 
 /** Per-batch staged state: webhook ids created by earlier transactions of the batch, live URLs. */
 const NEW_WEBHOOK = 'webhook:new';
@@ -43,6 +46,12 @@ export interface RegisterInput {
   types?: string[];
   secret: string;
   active?: boolean;
+}
+
+/** What recording an attempt wrote: the delivery, and the webhook when this attempt disabled it. */
+export interface RecordedAttempt {
+  delivery: DeliveryRecord;
+  disabled: WebhookRecord | null;
 }
 
 /** What one attempt found (the dispatcher's report). */
@@ -167,10 +176,13 @@ export class WebhookBook {
   /**
    * Register `input.url`, or replace the types, secret and active flag of the live webhook that
    * has that URL (one registration per URL per repository). A new webhook, and one turned from
-   * inactive to active, takes the events committed after this commit.
+   * inactive to active, takes the events committed after this commit; turned active, a webhook
+   * the server disabled loses its reason and its count of failed deliveries. `targets`: where
+   * deliveries may go (a literal internal address or the server's own listener is refused here).
    */
-  register(input: RegisterInput): Promise<{ webhook: WebhookRecord; created: boolean }> {
+  register(input: RegisterInput, targets: WebhookTargets): Promise<{ webhook: WebhookRecord; created: boolean }> {
     const url = validateWebhookUrl(input.url);
+    checkRegisteredTarget(url, targets, localAddresses());
     const types = validateTypes(input.types);
     const secret = validateSecret(input.secret);
     const active = input.active ?? true;
@@ -181,14 +193,18 @@ export class WebhookBook {
       let hook: WebhookRecord;
       let resetCursor: boolean;
       if (existing && !existing.deleted) {
-        hook = { ...existing, types, secret, active, updated_at_s: now };
         resetCursor = active && !existing.active;
+        hook = { ...existing, types, secret, active, updated_at_s: now };
+        if (resetCursor) Object.assign(hook, { consecutive_failures: 0, disabled_reason: null, disabled_at_s: null });
       } else {
         const staged = tx.stagedKeys(NEW_WEBHOOK);
         const liveCount = this.live().length + staged.length;
         if (liveCount >= MAX_WEBHOOKS) throw new Conflict(`a repository has at most ${MAX_WEBHOOKS} webhooks; delete one first`);
         const sequence = this.hooks.size + staged.length + 1;
-        hook = { webhook_id: webhookId(sequence), sequence, url, types, secret, active, deleted: false, created_at_s: now, updated_at_s: now, deleted_at_s: null };
+        hook = {
+          webhook_id: webhookId(sequence), sequence, url, types, secret, active, deleted: false, created_at_s: now, updated_at_s: now, deleted_at_s: null,
+          consecutive_failures: 0, disabled_reason: null, disabled_at_s: null,
+        };
         tx.stage(NEW_WEBHOOK, hook.webhook_id, true);
         resetCursor = true;
       }
@@ -279,10 +295,13 @@ export class WebhookBook {
 
   /**
    * Record an attempt of a pending delivery: delivered, pending again after the backoff, or
-   * failed once the round has had `maxAttempts`. Nothing is written when the delivery is no
-   * longer the one attempted (replaced, settled, or its webhook deleted).
+   * failed once the round has had `maxAttempts`. A delivery that settles also settles its
+   * webhook's count of deliveries failed in a row: delivered resets it; the `disableAfter`-th
+   * failure in a row makes the webhook inactive with a reason and writes `webhook.disabled`, in
+   * the same commit. Nothing is written when the delivery is no longer the one attempted
+   * (replaced, settled, or its webhook deleted).
    */
-  recordAttempt(d: DeliveryRecord, outcome: AttemptOutcome, policy: { maxAttempts: number; backoffBaseMs: number }, admitted: () => boolean): Promise<DeliveryRecord | null> {
+  recordAttempt(d: DeliveryRecord, outcome: AttemptOutcome, policy: { maxAttempts: number; backoffBaseMs: number; disableAfter: number }, admitted: () => boolean): Promise<RecordedAttempt | null> {
     const slotId = deliverySlotId(d.webhook_id, d.sequence);
     return this.store.transact((tx) => {
       if (!admitted()) return null;
@@ -304,10 +323,25 @@ export class WebhookBook {
         finished_at_s: state === 'pending' ? null : now,
       };
       tx.upsert(WEBHOOK_DELIVERY, slotId, next);
+      // The webhook record is written only when its count changes (a delivery that settles).
+      let hook: WebhookRecord | null = null;
+      let disabled: WebhookRecord | null = null;
+      const failures = w.consecutive_failures ?? 0;
+      if (state === 'delivered' && failures > 0) hook = { ...w, consecutive_failures: 0 };
+      if (state === 'failed') {
+        hook = { ...w, consecutive_failures: failures + 1 };
+        if (w.active && failures + 1 >= policy.disableAfter) {
+          hook = { ...hook, active: false, disabled_reason: disabledReason(failures + 1, attempt.error), disabled_at_s: now, updated_at_s: now };
+          disabled = hook;
+          tx.emit('webhook.disabled', { webhook_id: w.webhook_id, delivery_id: cur.delivery_id, failed_deliveries: failures + 1 });
+        }
+      }
+      if (hook) tx.upsert(WEBHOOK, w.webhook_id, hook);
       tx.onPublish(() => {
         if (state !== 'pending') this.dropPending(d.webhook_id, d.sequence);
+        if (hook) this.hooks.set(hook.webhook_id, hook);
       });
-      return next;
+      return { delivery: next, disabled };
     });
   }
 

@@ -13,7 +13,9 @@ import { HEADER_NAME, type UiOptions } from '../http/ui/routes.js';
 import { lockDataDir } from '../store/datadir-lock.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import { DEFAULT_EVENT_FEED_OPTIONS, type EventFeedOptions } from '../authority/event-feed.js';
-import { DEFAULT_WEBHOOK_POLICY, type WebhookPolicy } from '../authority/webhook-dispatcher.js';
+import { DEFAULT_WEBHOOK_NETWORK, DEFAULT_WEBHOOK_POLICY, type Resolve, type WebhookPolicy } from '../authority/webhook-dispatcher.js';
+import { isCairnError } from '../domain/errors.js';
+import { webhookTargets } from '../domain/webhook-targets.js';
 import { checkQueueOptions, DEFAULT_QUEUE_OPTIONS, type QueueOptions } from '../domain/workflow/land-queue.js';
 import { CliUsageError, parseBind, parseCommandArgs } from './args.js';
 import { LogLineBatch, sinkOnFd } from './log-batch.js';
@@ -25,6 +27,7 @@ import { loadUiSources } from './ui-files.js';
 export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [--log-level LEVEL] [--log-format pretty|json]
                    [--lease-seconds N] [--max-attempts N] [--ci-timeout-seconds N]
                    [--no-ui] [--ui-identity-header NAME] [--webhook-attempts N]
+                   [--webhook-allow CIDR|HOST]... [--webhook-disable-after N]
                    [--event-retention N] [--event-subscribers N] [--event-heartbeat-ms N]
                    [--activation-delay-ms N] [--lock-stale-ms N] [--webhook-backoff-ms N]
                    [--queue-depth N] [--queue-retries N] [--queue-batch N]
@@ -56,6 +59,17 @@ Options:
   --webhook-attempts N
                      attempts of a webhook delivery (one round) before it fails (default 8;
                      waits between them: 1 s, 2 s, 4 s, ...)
+  --webhook-allow CIDR|HOST
+                     open an internal webhook target (repeatable): a range (10.0.0.0/8,
+                     fd00::/8), one address (10.1.2.3) or a host name (hooks.internal, whose
+                     addresses are then not checked). By default webhooks reach only public
+                     addresses: loopback, link-local (cloud metadata), private, CGNAT,
+                     unique-local, multicast and other special-purpose addresses are refused
+                     at registration and at every connection. The server's own listener is
+                     refused always
+  --webhook-disable-after N
+                     deliveries failed in a row that disable a webhook (default 4); the
+                     owner re-enables it by registering its URL again with active: true
   --queue-depth N    land-queue entries tested at once, each on the tree it would land
                      (default 4)
   --queue-retries N  extra CI runs of a failed speculation on the same tree before the
@@ -97,8 +111,12 @@ export interface ServerOptions {
   ui?: false | { identityHeader?: string | null };
   /** Event feeds: retention, subscriber cap, heartbeat (--event-*). */
   events?: EventFeedOptions;
-  /** Webhook delivery: attempts, backoff and timeout (lib/authority/webhook-dispatcher.ts). */
+  /** Webhook delivery: attempts, backoff, timeout, disabling (lib/authority/webhook-dispatcher.ts). */
   webhooks?: Partial<WebhookPolicy>;
+  /** Internal webhook targets opened (--webhook-allow; lib/domain/webhook-targets.ts). The listener is refused whatever this says. */
+  webhookAllow?: string[];
+  /** Test-only: how webhook host names are resolved (default dns.lookup, every address). */
+  webhookResolve?: Resolve;
   /** The land queue: depth, retries, batch, stall bound (--queue-*; docs/land-queue.md). */
   queue?: Partial<QueueOptions>;
 }
@@ -156,6 +174,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     throw new Error(`cannot listen on ${options.host}:${options.port}: ${(err as Error).message}`);
   }
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  // Known only now (port 0 picks one): webhooks never send to the listener itself.
+  const webhookNetwork = {
+    targets: webhookTargets(options.webhookAllow ?? [], { address: address.address, port: address.port }),
+    resolve: options.webhookResolve ?? DEFAULT_WEBHOOK_NETWORK.resolve,
+  };
   log.info({ address: `${address.address}:${address.port}`, data: options.dataDir }, 'listening');
 
   let opened: CairnService | null = null;
@@ -165,7 +188,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (options.activationDelayMs) await sleep(options.activationDelayMs);
     if (!stopping) {
       service.startMaintenance();
-      service.startWebhooks({ ...DEFAULT_WEBHOOK_POLICY, ...options.webhooks });
+      service.startWebhooks({ ...DEFAULT_WEBHOOK_POLICY, ...options.webhooks }, webhookNetwork);
       service.startLandQueues(checkQueueOptions({ ...DEFAULT_QUEUE_OPTIONS, ...options.queue }));
       server.activate(createApp({ service, log, requestLog: options.requestLog, assets: swaggerUiAssets(), ui }).callback());
       log.info({ repositories: service.registry.all().length }, 'ready');
@@ -200,6 +223,8 @@ export async function serve(argv: string[]): Promise<number> {
     'event-heartbeat-ms': { type: 'string', default: String(DEFAULT_EVENT_FEED_OPTIONS.heartbeatMs) },
     'webhook-attempts': { type: 'string', default: String(DEFAULT_WEBHOOK_POLICY.maxAttempts) },
     'webhook-backoff-ms': { type: 'string', default: String(DEFAULT_WEBHOOK_POLICY.backoffBaseMs) },
+    'webhook-allow': { type: 'string', multiple: true, default: [] },
+    'webhook-disable-after': { type: 'string', default: String(DEFAULT_WEBHOOK_POLICY.disableAfter) },
     'queue-depth': { type: 'string', default: String(DEFAULT_QUEUE_OPTIONS.depth) },
     'queue-retries': { type: 'string', default: String(DEFAULT_QUEUE_OPTIONS.retries) },
     'queue-batch': { type: 'string', default: String(DEFAULT_QUEUE_OPTIONS.batch) },
@@ -255,11 +280,18 @@ export async function serve(argv: string[]): Promise<number> {
     maxSubscribers: positive('event-subscribers', 1_000_000),
     heartbeatMs: positive('event-heartbeat-ms', 3_600_000),
   };
-  const webhooks = { maxAttempts: positive('webhook-attempts', 100), backoffBaseMs: positive('webhook-backoff-ms', 3_600_000) };
+  const webhooks = { maxAttempts: positive('webhook-attempts', 100), backoffBaseMs: positive('webhook-backoff-ms', 3_600_000), disableAfter: positive('webhook-disable-after', 1000) };
+  const webhookAllow = (values['webhook-allow'] ?? []) as string[];
+  try {
+    webhookTargets(webhookAllow, null);
+  } catch (err) {
+    if (isCairnError(err)) throw new CliUsageError(err.message);
+    throw err;
+  }
   const retries = Number(values['queue-retries']);
   if (!Number.isInteger(retries) || retries < 0 || retries > 10) throw new CliUsageError('--queue-retries must be an integer from 0 to 10');
   const queue: QueueOptions = { depth: positive('queue-depth', 64), retries, batch: positive('queue-batch', 64), stall_s: positive('queue-stall-seconds', 86_400) };
-  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, events, queue });
+  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue });
   process.once('SIGTERM', () => void running.stop());
   process.once('SIGINT', () => void running.stop());
   return running.done;

@@ -55,6 +55,7 @@ export const EVENT_TYPES: Record<string, string[]> = {
   'queue.entry_landed': ['entry_id', 'change_id', 'target_line', 'land_id', 'landed_snapshot_id', 'passed_on_retry'],
   'queue.entry_ejected': ['entry_id', 'change_id', 'target_line', 'reason'],
   'queue.entry_removed': ['entry_id', 'change_id', 'target_line'],
+  'webhook.disabled': ['webhook_id', 'delivery_id', 'failed_deliveries'],
 };
 
 /** Events of the registry (the data directory's feed, storage-layout.md §18). */

@@ -24,8 +24,13 @@ export const DEFAULT_MAX_ATTEMPTS = 8;
 /** The wait after the first failed attempt; it doubles after each further one. */
 export const DEFAULT_BACKOFF_BASE_MS = 1000;
 export const MAX_BACKOFF_MS = 300_000;
-/** An attempt that has no answer (status line and headers) after this long fails. */
+/** An attempt that has no answer (status line and headers) this long after it started fails. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
+/**
+ * Deliveries failed in a row (each after its whole retry schedule) that disable a webhook: with
+ * the defaults about 10 to 15 minutes of a receiver that is down, refuses or hangs.
+ */
+export const DEFAULT_DISABLE_AFTER = 4;
 export const MAX_URL_LENGTH = 2048;
 export const MIN_SECRET_LENGTH = 16;
 export const MAX_SECRET_LENGTH = 256;
@@ -48,6 +53,11 @@ export interface WebhookRecord {
   created_at_s: number;
   updated_at_s: number;
   deleted_at_s: number | null;
+  /** Deliveries failed in a row (a delivered one resets it); absent on older records: 0. */
+  consecutive_failures?: number;
+  /** Why the server made the webhook inactive; null (or absent) unless it did. */
+  disabled_reason?: string | null;
+  disabled_at_s?: number | null;
 }
 
 /** How far a webhook has taken events into deliveries: every event with seq ≤ event_seq is examined. */
@@ -95,6 +105,11 @@ export interface DeliveryRecord {
   created_at_s: number;
   updated_at_s: number;
   finished_at_s: number | null;
+}
+
+/** The reason recorded when `failures` deliveries in a row failed, the last with `lastError` (never a URL or an address). */
+export function disabledReason(failures: number, lastError: string | null): string {
+  return `${failures} deliveries in a row failed (the last: ${lastError ?? 'unknown'}); register the URL again with active: true to re-enable it`;
 }
 
 export const webhookId = (sequence: number): string => `webhook-${sequence}`;

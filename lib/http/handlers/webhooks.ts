@@ -23,6 +23,9 @@ function webhookProjection(w: WebhookRecord, repositoryIndex: number, pending: n
     url: w.url,
     types: w.types,
     active: w.active,
+    disabled_reason: w.disabled_reason ?? null,
+    disabled_at_s: w.disabled_at_s ?? null,
+    consecutive_failures: w.consecutive_failures ?? 0,
     secret_set: true,
     pending_deliveries: pending,
     created_at_s: w.created_at_s,
@@ -52,7 +55,7 @@ function deliveryProjection(d: DeliveryRecord, repositoryIndex: number): Record<
 export const create: Handler = async (ctx) => {
   const req = validate(ctx.body, Register);
   const a = requireAuthority(ctx);
-  const { webhook, created } = await a.webhooks.register(req);
+  const { webhook, created } = await a.webhooks.register(req, ctx.service.webhookTargets);
   return { status: created ? 201 : 200, json: { webhook: webhookProjection(webhook, a.index, a.webhooks.pendingCount(webhook.webhook_id)) } };
 };
 
@@ -108,7 +111,10 @@ export const SCHEMAS: Schemas = {
     repository_index: uint,
     url: { ...str, description: 'where deliveries are POSTed (normalized)' },
     types: { ...nullable(strArr), description: 'event types or <family>.*; null: every type' },
-    active: bool,
+    active: { ...bool, description: 'false: takes no events and sends nothing (set by the owner, or by the server after failures)' },
+    disabled_reason: { ...nullable(str), description: 'why the server made the webhook inactive (deliveries failed in a row); null unless it did. Registering the URL again with active: true clears it' },
+    disabled_at_s: { ...nullable(uint), description: 'when the server disabled the webhook; null unless it did' },
+    consecutive_failures: { ...uint, description: 'deliveries failed in a row (a delivered one resets it)' },
     secret_set: { ...constant(true), description: 'the secret is stored to sign deliveries and never answered' },
     pending_deliveries: uint,
     created_at_s: uint,

@@ -22,6 +22,7 @@ export const EVENT_TYPE_NAMES = [
   'promotion.prepared',
   'queue.entry_added', 'queue.entry_testing', 'queue.entry_retried', 'queue.entry_requeued', 'queue.entry_stalled',
   'queue.entry_landed', 'queue.entry_ejected', 'queue.entry_removed',
+  'webhook.disabled',
 ];
 
 /** `job.*` → every job type; an exact name stays as it is. */
