@@ -214,6 +214,7 @@ describe('webhooks', function () {
       expect(d.attempts).to.have.length(1);
       expect(d.attempts[0]).to.include({ attempt: 1, round: 0, status_code: 200, error: null });
       expect(d.event).to.deep.equal(event);
+      expect(JSON.stringify(d), 'the answer\'s body is not kept').to.not.include('thanks');
       const list = await call('GET', `${hooksOf(repo)}/${hook}/deliveries`);
       expect(list.json.deliveries.map((x: { delivery_id: string }) => x.delivery_id)).to.deep.equal([`${hook}.delivery-1`]);
       expect(rx.received).to.have.length(1);
