@@ -3,7 +3,7 @@
 // narrowing, the bounds (a 50 MB file, 10,000 changed files, streamed), bad input, and the
 // readiness answer agreeing with what a land then does.
 import { expect } from 'chai';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { pull, push } from '../lib/client/transfer.js';
@@ -164,8 +164,14 @@ describe('diffs: a patchset as JSON and as a patch git applies', function () {
     expect(gitPath('a/', 'plain name.txt')).to.equal('a/plain name.txt');
     expect(gitPath('a/', 'ünï.txt')).to.equal('"a/\\303\\274n\\303\\257.txt"');
     expect(gitPath('a/', 'tab\there')).to.equal('"a/tab\\there"');
-    const f = { path: 'big.bin', old_path: 'big.bin', change: 'modified' as const, old_mode: '100644', new_mode: '100644', old_blob_id: 'a', new_blob_id: 'b', binary: false, truncated: true, note: 'too big', additions: 0, deletions: 0, hunks: [] };
-    expect(unifiedFile(f)).to.equal('# cairn: big.bin: hunks omitted: too big\n');
+    const f = { path: 'big file', old_path: 'big file', change: 'modified' as const, old_mode: '100644', new_mode: '100644', old_blob_id: 'a'.repeat(64), new_blob_id: 'b'.repeat(64), binary: false, truncated: true, truncated_reason: 'file_size' as const, note: 'too big', additions: 0, deletions: 0, hunks: [] };
+    expect(unifiedFile(f)).to.equal([
+      '# cairn: big file: content left out (file_size): too big; git apply refuses this entry',
+      'diff --git a/big file b/big file',
+      `index ${'a'.repeat(12)}..${'b'.repeat(12)} 100644`,
+      'Binary files a/big file and b/big file differ',
+      '',
+    ].join('\n'));
   });
 });
 
@@ -229,6 +235,22 @@ describe('diffs: the unified form as git reads it', () => {
     expect(gitApplyCheck(oldSpec, text, ['--exclude=bin', '--exclude=z.bin']), text).to.equal('ok');
   });
 
+  it('a file left out of the diff (over 1 MiB) is an entry git apply refuses: the patch never applies as another tree; the other files apply without it', async () => {
+    const big = 'x\n'.repeat(600 * 1024);
+    const oldSpec: Spec = { 'big.txt': big, 'gone.txt': big, 't.txt': 'a\n' };
+    const { text, files } = await unifiedOf(oldSpec, { 'big.txt': `${big}more\n`, 'new.txt': big, 't.txt': 'b\n' });
+    expect(files.map((f) => [f.path, f.change, f.truncated, f.truncated_reason])).to.deep.equal([
+      ['big.txt', 'modified', true, 'file_size'], ['gone.txt', 'deleted', true, 'file_size'], ['new.txt', 'added', true, 'file_size'], ['t.txt', 'modified', false, null],
+    ]);
+    expect(text).to.include('# cairn: big.txt: content left out (file_size): a side is over 1048576 bytes');
+    expect(gitApplyCheck(oldSpec, text)).to.match(/cannot apply binary patch to 'big.txt' without full index line/);
+    for (const p of ['big.txt', 'gone.txt', 'new.txt']) {
+      const others = ['big.txt', 'gone.txt', 'new.txt'].filter((q) => q !== p).map((q) => `--exclude=${q}`);
+      expect(gitApplyCheck(oldSpec, text, others), p).to.match(new RegExp(`cannot apply binary patch to '${p}'`));
+    }
+    expect(gitApplyCheck(oldSpec, text, ['--exclude=big.txt', '--exclude=gone.txt', '--exclude=new.txt']), text).to.equal('ok');
+  });
+
   it('text that is not UTF-8 is shown as binary, never re-encoded', async () => {
     const { files } = await unifiedOf({ 'l.txt': Buffer.from('caf\xe9\nx\n', 'latin1') }, { 'l.txt': Buffer.from('caf\xe9\ny\n', 'latin1') });
     expect(files[0]).to.deep.include({ binary: true, note: 'not UTF-8 text', hunks: [] });
@@ -277,8 +299,34 @@ describe('diffs: bounded work', function () {
     expect(d.stats.bytes_read).to.equal(6); // only the two 3-byte binary blobs
     expect(process.memoryUsage().heapUsed - heap).to.be.lessThan(40 * 1024 * 1024);
     const unified = await api(s.url, 'GET', R(repo, `/read/patchsets/${ps}/diff?format=unified`));
-    expect(unified.text).to.include('# cairn: big.txt: hunks omitted');
+    expect(unified.text).to.include('# cairn: big.txt: content left out (file_size)');
+    expect(unified.text).to.include('Binary files a/big.txt and b/big.txt differ');
     expect(unified.text).to.include('Binary files a/bin.dat and b/bin.dat differ');
+  });
+
+  it('a file over 1 MiB: the JSON says truncated with its reason, and git apply refuses the unified text (exit 1, naming the file) instead of building another tree', async () => {
+    const big = Buffer.alloc(1024 * 1024 + 10, 'b\n');
+    const baseFiles: Files = { 'big.txt': big, 'small.txt': 'one\n' };
+    const ps = await patchset(baseFiles, { 'big.txt': Buffer.concat([big, Buffer.from('end\n')]), 'small.txt': 'two\n' });
+    const d = await ok(api(s.url, 'GET', R(repo, `/read/patchsets/${ps}/diff`)));
+    expect(d.files[0]).to.deep.include({ path: 'big.txt', truncated: true, truncated_reason: 'file_size', hunks: [] });
+    expect(d.files[0].note).to.match(/over 1048576 bytes/);
+    expect(d.files[1]).to.deep.include({ path: 'small.txt', truncated: false, truncated_reason: null });
+    expect(d.stats.truncated_files).to.equal(1);
+    const text = (await api(s.url, 'GET', R(repo, `/read/patchsets/${ps}/diff`), { headers: { accept: 'text/x-diff' } })).text;
+    const work = path.join(tempDir(), 'apply-big');
+    await writeTree(work, baseFiles);
+    const patchFile = path.join(tempDir(), 'big.diff');
+    await fsp.writeFile(patchFile, text);
+    const git = (args: string[]) => spawnSync('git', ['apply', ...args, patchFile], { cwd: work, encoding: 'utf8' });
+    for (const args of [['--check'], []]) {
+      const r = git(args);
+      expect(r.status, `git apply ${args.join(' ')}: ${text}`).to.equal(1);
+      expect(r.stderr).to.match(/cannot apply binary patch to 'big.txt' without full index line/);
+    }
+    expect(await fsp.readFile(path.join(work, 'small.txt'), 'utf8'), 'nothing applied').to.equal('one\n');
+    expect(git(['--exclude=big.txt']).status).to.equal(0);
+    expect(await fsp.readFile(path.join(work, 'small.txt'), 'utf8')).to.equal('two\n');
   });
 
   it('10,000 changed files stream out with bounded content reads; every file is listed', async () => {
@@ -301,6 +349,8 @@ describe('diffs: bounded work', function () {
     expect(withHunks).to.be.greaterThan(0);
     expect(d.stats.truncated_files).to.equal(n - withHunks);
     expect(d.files.find((f: Json) => f.truncated).note).to.match(/ask for this file with \?path=/);
+    // Whichever budget ran out first (bytes or line-diff time) is each left-out file's reason.
+    for (const f of d.files.filter((x: Json) => x.truncated)) expect(f.truncated_reason).to.equal(/ms of line-diff time/.test(f.note) ? 'time_budget' : 'byte_budget');
     // a narrowed request reads only what it names
     const one = await ok(api(s.url, 'GET', R(repo, `/read/patchsets/${ps}/diff?path=d99/f9999.txt`)));
     expect(one.files.map((f: Json) => f.path)).to.deep.equal(['d99/f9999.txt']);

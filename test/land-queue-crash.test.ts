@@ -13,6 +13,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { push } from '../lib/client/transfer.js';
 import { QUEUE_ENTRY, type QueueEntryRecord } from '../lib/domain/workflow/land-queue.js';
+import { CHANGE, type ChangeRecord } from '../lib/domain/workflow/rules.js';
 import { ContentStore } from '../lib/store/content-store.js';
 import { api, cli, ok, register, spawnServer, tempDir, type ChildServer } from './helpers.js';
 import { R, result, RUNTIME, type Json } from './land-queue-fixture.js';
@@ -89,11 +90,11 @@ async function stop(s: ChildServer): Promise<void> {
   await s.exited;
 }
 
-/** The queue entries and the main head as the data directory holds them (server down). */
-async function onDisk(data: string, repo: number, ids: string[]): Promise<{ head: string | null; entries: QueueEntryRecord[] }> {
+/** The queue entries, the main head and some changes as the data directory holds them (server down). */
+async function onDisk(data: string, repo: number, ids: string[], changeIds: string[] = []): Promise<{ head: string | null; entries: QueueEntryRecord[]; changes: ChangeRecord[] }> {
   const { store } = await ContentStore.open(path.join(data, 'repositories', String(repo)));
   try {
-    return { head: store.line('main')?.head_snapshot_id ?? null, entries: ids.map((id) => store.entity<QueueEntryRecord>(QUEUE_ENTRY, id)!) };
+    return { head: store.line('main')?.head_snapshot_id ?? null, entries: ids.map((id) => store.entity<QueueEntryRecord>(QUEUE_ENTRY, id)!), changes: changeIds.map((id) => store.entity<ChangeRecord>(CHANGE, id)!) };
   } finally {
     store.close();
   }
@@ -267,5 +268,77 @@ describe('land queue: kill -9 during a move', function () {
         expect(check.code, check.stdout + check.stderr).to.equal(0);
       });
     }
+  }
+});
+
+describe('land queue: kill -9 in the commit of a new patchset of a queued change', function () {
+  this.timeout(60_000);
+  const spawned: ChildServer[] = [];
+  afterEach(async () => {
+    for (const s of spawned.splice(0)) {
+      if (s.proc.exitCode === null && s.proc.signalCode === null) {
+        s.proc.kill('SIGKILL');
+        await s.exited;
+      }
+    }
+  });
+
+  for (const step of ['commit:after-log', 'commit:after-state'] as Step[]) {
+    it(`killed at ${step}: the patchset and the ejection hold or are lost together; the queued patchset never lands, the new one does`, async () => {
+      const data = path.join(tempDir(), 'data');
+      const args = ['--queue-depth', '1', '--queue-retries', '0', '--queue-stall-seconds', '3600'];
+      const doomed = await spawnServer(data, args, true, { CAIRN_TEST_CRASH_AT: `queue:patchset_changed>${step}` });
+      spawned.push(doomed);
+      const r = new Repo(doomed.url, await register(doomed.url, 'crash'));
+      const base = await r.snap(BASE, true);
+      const c = await r.change(base, { ...BASE, 'a.txt': 'first try\n' });
+      const res = await r.post('/land-queue', { change_ref: c.ref, mode: 'merge' });
+      expect(res.status, res.text).to.equal(201);
+      const id = res.json.entry.entry_id as string;
+      const [queued] = await r.untilTesting(1);
+      const fixed = await r.snap({ ...BASE, 'a.txt': 'the fix\n' }, false, base);
+      const body = { base_snapshot_id: base, revision_snapshot_id: fixed, summary: 'fix', author_mode: 'human_with_ai_assist', author: 'carol' };
+      await tolerant(r.post(`/changes/${c.change}/patchsets`, body));
+      const code = await Promise.race([doomed.exited, sleep(10_000).then(() => 'alive' as const)]);
+      if (code === 'alive') expect.fail(`the server was not killed in the push's commit: ${doomed.output().slice(-2000)}`);
+      expect(code, 'killed by SIGKILL').to.equal(null);
+
+      const held = step === 'commit:after-state';
+      const d = await onDisk(data, r.repo, [id], [c.change]);
+      expect(d.head).to.equal(base);
+      if (held) {
+        expect(d.changes[0].patchset_count).to.equal(2);
+        expect(d.entries[0].state).to.equal('ejected');
+        expect(d.entries[0].ejection!.reason).to.equal('patchset_changed');
+      } else {
+        expect(d.changes[0].patchset_count).to.equal(1);
+        expect(d.entries[0].state).to.equal('testing');
+      }
+
+      const restarted = await spawnServer(data, args);
+      spawned.push(restarted);
+      r.url = restarted.url;
+      try {
+        // Lost with its push: pushed again, the entry leaves in that commit.
+        if (!held) await ok(r.post(`/changes/${c.change}/patchsets`, body), 'push again');
+        const x = await r.entry(id);
+        expect(x.state, JSON.stringify(x)).to.equal('ejected');
+        expect(x.ejection.reason).to.equal('patchset_changed');
+        expect(await r.play(job(queued), 'pass'), 'the queued patchset\'s job ended').to.equal(false);
+        const ps2 = `${c.change}.ps-2`;
+        await ok(r.post(`/changes/${c.change}:selectPatchset`, { patchset_id: ps2 }), 'select');
+        await ok(api(r.url, 'PUT', R(r.repo, `/patchsets/${ps2}/attestation`), { json: { verification_state: 'pass' } }), 'attest');
+        await ok(r.post(`/changes/${c.change}/reviews`, { patchset_id: ps2, reviewer: 'alice', action: 'approve' }), 'approve');
+        const again = await r.post('/land-queue', { change_ref: c.ref, mode: 'merge' });
+        expect(again.status, again.text).to.equal(201);
+        await r.drain(() => 'pass');
+        const lands = ((await ok(r.get(`/read/changes/${c.ref}/lands`), 'lands')).lands as Json[]).filter((l) => l.status === 'landed');
+        expect(lands.map((l) => l.patchset_id)).to.deep.equal([ps2]);
+      } finally {
+        await stop(restarted);
+      }
+      const check = await cli(['fsck', '--data', data]);
+      expect(check.code, check.stdout + check.stderr).to.equal(0);
+    });
   }
 });

@@ -217,6 +217,70 @@ describe('land queue over HTTP', function () {
     expect(x2.ejection.reason).to.equal('change_not_landable');
   });
 
+  it('a patchset pushed or selected while queued ejects the entry in that same commit (patchset_changed); the queued patchset never lands, the new one lands when queued again', async () => {
+    const { f, base } = await fresh('new-patchset');
+    const c1 = await f.change(base, { ...BASE, 'a.txt': 'first try\n' });
+    const c2 = await f.change(base, { ...BASE, 'b.txt': 'behind\n' });
+    const e1 = await f.enqueue(c1.ref);
+    const e2 = await f.enqueue(c2.ref);
+    const [s1, s2] = [await f.entry(e1.entry_id), await f.entry(e2.entry_id)];
+    expect(s2.speculation.base_snapshot_id, 'e2 is built on e1').to.equal(s1.speculation.snapshot_id);
+    const job1 = s1.speculation.worker_job_indexes[0];
+    const job2 = s2.speculation.worker_job_indexes[0];
+
+    // With the queue's driver stopped, only the push's own commit can take the entry out.
+    const a = await f.authority();
+    const restart = async () => {
+      a.queue.start({ depth: 4, retries: 1, batch: 1, stall_s: 3600 }, () => true, silentLog);
+      await f.settle();
+    };
+    a.queue.stop();
+    const fixed = await f.snap({ ...BASE, 'a.txt': 'the fix\n' }, 'main', false, base);
+    const ps2 = (await ok(f.post(`/changes/${c1.change}/patchsets`, { base_snapshot_id: base, revision_snapshot_id: fixed, summary: 'fix', author_mode: 'human_with_ai_assist', author: 'carol' }), 'push')).patchset;
+    const x1 = (await ok(f.get(`/land-queue/${e1.entry_id}`))).entry;
+    expect(x1.state, JSON.stringify(x1)).to.equal('ejected');
+    expect(x1.ejection.reason).to.equal('patchset_changed');
+    expect(x1.ejection.message).to.include(ps2.patchset_id);
+    expect((await f.job(job1)).state, 'the ejected entry\'s queued job ended with it').to.equal('failed');
+    expectError(await f.post(`/worker-jobs/${job1}:claim`, { accepted_runtime_contracts: [RUNTIME] }), 409, 'the ended job cannot be claimed');
+    await restart();
+    // The entry behind is rebuilt without it, as after any ejection.
+    const r2 = await f.entry(e2.entry_id);
+    expect(r2.speculation.base_snapshot_id).to.equal(base);
+    expect((await f.job(job2)).state, 'its speculation on the ejected entry ended').to.equal('failed');
+    await f.runJob(r2.speculation.worker_job_indexes[0], 'pass');
+    expect((await f.entry(e2.entry_id)).state).to.equal('landed');
+
+    // Queued again while the first patchset is still selected, then another selection: ejected in the select's commit.
+    const e1b = await f.enqueue(c1.ref);
+    expect(e1b.patchset_id).to.equal(c1.ps);
+    const b1 = await f.entry(e1b.entry_id);
+    expect(b1.state).to.equal('testing');
+    a.queue.stop();
+    await ok(f.post(`/changes/${c1.change}:selectPatchset`, { patchset_id: ps2.patchset_id }), 'select');
+    const xb = (await ok(f.get(`/land-queue/${e1b.entry_id}`))).entry;
+    expect(xb.state, JSON.stringify(xb)).to.equal('ejected');
+    expect(xb.ejection.reason).to.equal('patchset_changed');
+    expect((await f.job(b1.speculation.worker_job_indexes[0])).state).to.equal('failed');
+    await restart();
+
+    // The fix, attested and approved, queued again: it lands, and the first patchset never did.
+    await ok(api(s.url, 'PUT', R(f.repo, `/patchsets/${ps2.patchset_id}/attestation`), { json: { verification_state: 'pass' } }), 'attest');
+    await ok(f.post(`/changes/${c1.change}/reviews`, { patchset_id: ps2.patchset_id, reviewer: 'alice', action: 'approve' }), 'approve');
+    const e1c = await f.enqueue(c1.ref);
+    expect(e1c.patchset_id).to.equal(ps2.patchset_id);
+    const c = await f.entry(e1c.entry_id);
+    await f.runJob(c.speculation.worker_job_indexes[0], 'pass');
+    const done = await f.entry(e1c.entry_id);
+    expect(done.state, JSON.stringify(done)).to.equal('landed');
+    const landed = (await f.landsOf(c1.change)).filter((l) => l.status === 'landed');
+    expect(landed.map((l) => l.patchset_id)).to.deep.equal([ps2.patchset_id]);
+    expect(await f.head()).to.equal(done.landed_snapshot_id);
+    const tree = a.store.snapshot(done.landed_snapshot_id)!.root_tree_id;
+    const files = Object.fromEntries(await Promise.all((await a.store.readTree(tree)).map(async (e) => [e.name, (await a.store.readObject('blob', e.id)).toString()])));
+    expect(files).to.deep.equal({ ...BASE, 'a.txt': 'the fix\n', 'b.txt': 'behind\n' });
+  });
+
   it('a move that fails on one line holds up that line only; the other lines go on', async () => {
     const { f, base } = await fresh('two-lines');
     const devBase = await f.snap({ ...BASE, 'dev.txt': 'd\n' }, 'dev', true);

@@ -13,6 +13,7 @@ import { UI_CSP } from '../lib/http/ui/routes.js';
 import { readFile } from 'node:fs/promises';
 import { PROJECT_ROOT, api, spawnServer, startTestServer, tempDir, type RequestOptions, type TestServer } from './helpers.js';
 import { Seeder, seedDemo, type Demo, type Files } from './ui-seed.js';
+import { REFUSED_LINKS } from './markdown-payloads.js';
 
 const CHROMIUM = [process.env.CAIRN_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
 /** Screenshots go here during the tests; `UI_SCREENSHOTS_DIR=docs/screenshots` also copies them there. */
@@ -504,6 +505,48 @@ describe('reviewer UI in Chromium', function () {
     } finally {
       await xss.stop();
     }
+  });
+
+  it('a plan whose Markdown holds javascript: links in every spelling a browser folds (java<TAB>script:, controls, entities, case, data:, vbscript:) has no live link but http(s), mailto and relative ones', async () => {
+    const sx = await Seeder.register(s.url, 'markdown-links');
+    // Each refused case labelled (and its reference made unique) so that each is found on the page.
+    const refused = REFUSED_LINKS.map((md, i) => md.replace('[x]', `[case ${i}]`).replace('![i]', `![case ${i}]`).replaceAll('[r]', `[r${i}]`));
+    const allowed = ['[runbook](https://example.com/runbook)', '[mail](mailto:ops@example.com)', '[retry](#retry)', '[sibling](plan-2)'];
+    const body = `# Links\n\n${[...refused, ...allowed].join('\n\n')}\n`;
+    await sx.post('/sprints', { title: 'Links', artifact_path: 'links.md', artifact_heading: 'Links', artifact_body: body });
+    const w = await open();
+    await w.page.goto(`${s.url}/ui/repos/${sx.repo}/plans/plan-1`);
+    await w.page.locator('.markdown a', { hasText: 'runbook' }).waitFor();
+    // What the browser would follow: each anchor's href as the DOM resolved it.
+    const links = await w.page.evaluate(() => [...document.querySelectorAll('.markdown a')].map((a) => ({ text: a.textContent, protocol: (a as HTMLAnchorElement).protocol, href: (a as HTMLAnchorElement).href })));
+    for (const l of links) expect(['http:', 'https:', 'mailto:'], JSON.stringify(l)).to.include(l.protocol);
+    expect(links.map((l) => l.text)).to.deep.equal(['runbook', 'mail', 'retry', 'sibling']);
+    expect(links.map((l) => l.href)).to.deep.equal(['https://example.com/runbook', 'mailto:ops@example.com', `${s.url}/ui/repos/${sx.repo}/plans/plan-1#retry`, `${s.url}/ui/repos/${sx.repo}/plans/plan-2`]);
+    // Every refused link is shown as its text, not followed.
+    const blocked = await w.page.evaluate(() => [...document.querySelectorAll('.markdown .md-link-blocked, .markdown span.md-image')].map((e) => e.textContent));
+    expect(blocked).to.have.length(refused.length);
+    expect(w.errors).to.deep.equal([]);
+    expect(w.dialogs).to.deep.equal([]);
+  });
+
+  it('a file left out of a diff (over 1 MiB) shows as left out, with its reason and no hunks; the other files render', async () => {
+    const sx = await Seeder.register(s.url, 'big-file');
+    const big = 'x\n'.repeat(600 * 1024);
+    const base = await sx.snap({ 'big.txt': big, 'small.txt': 'one\n' }, { moveLine: true });
+    const rev = await sx.snap({ 'big.txt': `${big}more\n`, 'small.txt': 'two\n' }, { parent: base });
+    const c = await sx.change('A big file');
+    await sx.patchset(c.change, base, rev, 'grow it');
+    const w = await open();
+    await w.page.goto(`${s.url}/ui/repos/${sx.repo}/changes/${c.change}`);
+    const file = w.page.locator('.diff-file[data-path="big.txt"]');
+    await file.locator('.file-note', { hasText: 'Left out of the diff: a side is over 1048576 bytes' }).waitFor();
+    expect(await file.locator('.badge', { hasText: 'truncated' }).count()).to.equal(1);
+    // Asked for alone it would be left out again: no button to load it.
+    expect(await file.getByRole('button', { name: 'Load this file' }).count()).to.equal(0);
+    expect(await file.locator('.diff tr').count()).to.equal(0);
+    await w.page.locator('.diff-file[data-path="small.txt"] tr.add', { hasText: 'two' }).waitFor();
+    expect(await w.page.locator('.diff-summary').innerText()).to.include('1 file left out of the diff');
+    expect(w.errors).to.deep.equal([]);
   });
 
   it('an identity header value is shown as text and recorded as the reviewer', async () => {

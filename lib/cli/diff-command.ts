@@ -9,7 +9,10 @@ export const DIFF_HELP = `Usage: cairn diff CHANGE|PATCHSET [--against PATCHSET]
 Show what a patchset changes: base → revision (a CHANGE means its selected patchset). With
 --against, what changed between two patchsets of one change ("since I last looked"). PATHs
 narrow to those files or directories. On a terminal the diff is coloured and sent through
-$PAGER (less -FRX by default); piped, it is plain git-style text that git apply accepts.
+$PAGER (less -FRX by default); piped, it is plain git-style text that git apply accepts. A
+file left out of the diff (too large, or past the diff's budget) is written as a binary entry
+without data, which git apply refuses, so the patch never applies as a different tree: name
+the other PATHs (or git apply --exclude) to apply the rest.
 
 Options:
   --against PS    compare with another patchset of the same change instead of the base

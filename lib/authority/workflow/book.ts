@@ -208,11 +208,19 @@ export class WorkflowBook {
     tx.onPublish(() => this.applyTask(t));
   }
 
+  /**
+   * Called in the transaction that writes a change whose current or selected patchset moved (the
+   * land queue ejects the change's entry in that same commit). Set by the land queue.
+   */
+  patchsetsMoved: (tx: Txn, before: ChangeRecord, after: ChangeRecord) => void = () => {};
+
   /** Also used by the review book (a review request moves the change to `review`). */
   upsertChange(tx: Txn, c: ChangeRecord): void {
-    tx.emitAll(changeEvents(tx.entity<ChangeRecord>(CHANGE, c.change_id), c));
+    const before = tx.entity<ChangeRecord>(CHANGE, c.change_id);
+    tx.emitAll(changeEvents(before, c));
     tx.upsert(CHANGE, c.change_id, c);
     tx.onPublish(() => this.applyChange(c));
+    if (before && (before.current_patchset_id !== c.current_patchset_id || before.selected_patchset_id !== c.selected_patchset_id)) this.patchsetsMoved(tx, before, c);
   }
 
   upsertPatchset(tx: Txn, p: PatchsetRecord): void {

@@ -18,6 +18,7 @@ import {
   DEFAULT_QUEUE_OPTIONS,
   isActiveEntry,
   nextQueueMove,
+  patchsetEjection,
   QUEUE_ENTRY,
   QUEUE_SECTION,
   decodeActive,
@@ -135,6 +136,17 @@ export class LandQueue {
       if (tester === undefined) return false;
       const e = this.entryIn(tx, tester);
       return !e || !isActiveEntry(e) || e.speculation?.tested_by !== e.entry_id || !e.speculation.worker_job_indexes.includes(job.worker_job_index);
+    };
+    // A new patchset pushed or another selected ejects the change's entry in the commit that
+    // moves it, so no later move of the queue can land the patchset that was queued.
+    book.patchsetsMoved = (tx, before, after) => {
+      const id = tx.staged<string>(`${NEW_ENTRY}:change`, after.change_id) ?? this.byChange.get(after.change_id);
+      const e = id === undefined ? undefined : this.entryIn(tx, id);
+      if (!e || !isActiveEntry(e)) return;
+      const why = patchsetEjection(e, before, after);
+      if (!why) return;
+      crashPoint('queue:patchset_changed');
+      this.ejectIn(tx, e, { ...why, worker_job_indexes: [], failing_suites: [], conflict_paths: [] });
     };
     jobs.onPublished((job) => {
       if (this.passedTrees && job.detail.root_tree_id && jobVerdict(job)?.verdict === 'pass') this.passedTrees.set(job.detail.root_tree_id, job.worker_job_index);
@@ -499,11 +511,16 @@ export class LandQueue {
   }
 
   private eject(entry: QueueEntryRecord, ejection: Ejection): Promise<boolean> {
-    this.log?.info({ entry_id: entry.entry_id, change_id: entry.change_id, reason: ejection.reason }, 'land-queue entry ejected');
     return this.txn([entry], (tx, [e]) => {
-      this.cancelJobs(tx, e, `land-queue entry ${e.entry_id} was ejected (${ejection.reason})`);
-      this.write(tx, e, { ...e, state: 'ejected', ejection, finished_at_s: nowSeconds() });
+      this.ejectIn(tx, e, ejection);
     });
+  }
+
+  /** Eject `e` (as `tx` sees it) in `tx`: its queued jobs end; the speculations behind it are rebuilt by the next moves. */
+  private ejectIn(tx: Txn, e: QueueEntryRecord, ejection: Ejection): void {
+    this.cancelJobs(tx, e, `land-queue entry ${e.entry_id} was ejected (${ejection.reason})`);
+    this.write(tx, e, { ...e, state: 'ejected', ejection, finished_at_s: nowSeconds() });
+    tx.onPublish(() => this.log?.info({ entry_id: e.entry_id, change_id: e.change_id, reason: ejection.reason }, 'land-queue entry ejected'));
   }
 
   /** Land the front entry onto the head its speculation was built on, judged by that speculation's CI. */

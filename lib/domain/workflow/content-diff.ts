@@ -3,6 +3,7 @@
 // bounded: only subtrees whose ids differ are read (as the tree diff walks), a file over
 // MAX_DIFF_FILE_BYTES on either side is listed without hunks (`truncated`), and once a request
 // has read DIFF_BUDGET_BYTES of blob content the remaining files are listed without hunks too.
+// In the unified text such a file is an entry that git apply refuses, never a silent gap.
 // Files are produced one at a time (an async generator), so a caller streams them and memory
 // holds one file's content, whatever the number of files. Hunks come from jsdiff (`diff`).
 import { isUtf8 } from 'node:buffer';
@@ -51,13 +52,24 @@ export interface FileDiff {
   old_blob_id: string | null;
   new_blob_id: string | null;
   binary: boolean;
+  /** The content was left out (no hunks): `truncated_reason` says why, `note` in words. */
   truncated: boolean;
+  truncated_reason: TruncatedReason | null;
   /** Why hunks are missing or cut, when they are. */
   note: string | null;
   additions: number;
   deletions: number;
   hunks: Hunk[];
 }
+
+/**
+ * Why a file's content was left out: a side over MAX_DIFF_FILE_BYTES (`file_size`), the request's
+ * DIFF_BUDGET_BYTES spent (`byte_budget`) or DIFF_TIME_BUDGET_MS (`time_budget`), or a line diff
+ * needing more edits than its cap (`edit_limit`). The last three go away when the file is asked
+ * for alone (`?path=`).
+ */
+export const TRUNCATED_REASONS = ['file_size', 'byte_budget', 'time_budget', 'edit_limit'] as const;
+export type TruncatedReason = (typeof TRUNCATED_REASONS)[number];
 
 export interface DiffOptions {
   context: number;
@@ -157,6 +169,7 @@ async function fileDiff(reader: ContentReader, path: string, old: TreeEntry | nu
     new_blob_id: neu?.id ?? null,
     binary: false,
     truncated: false,
+    truncated_reason: null,
     note: null,
     additions: 0,
     deletions: 0,
@@ -166,14 +179,14 @@ async function fileDiff(reader: ContentReader, path: string, old: TreeEntry | nu
   if (!old || !neu || old.id !== neu.id) {
     const oldSize = old ? reader.blobSize(old.id) : 0;
     const newSize = neu ? reader.blobSize(neu.id) : 0;
-    const omit = (note: string) => { f.truncated = true; f.note = note; };
+    const omit = (reason: TruncatedReason, note: string) => { f.truncated = true; f.truncated_reason = reason; f.note = note; };
     if (oldSize > MAX_DIFF_FILE_BYTES || newSize > MAX_DIFF_FILE_BYTES) {
-      omit(`a side is over ${MAX_DIFF_FILE_BYTES} bytes (${Math.max(oldSize, newSize)}); fetch the blobs to compare them`);
+      omit('file_size', `a side is over ${MAX_DIFF_FILE_BYTES} bytes (${Math.max(oldSize, newSize)}); fetch the blobs to compare them`);
     } else if (oldSize + newSize > budget.bytes) {
-      omit(`this diff has read its ${DIFF_BUDGET_BYTES} bytes of content; ask for this file with ?path=`);
+      omit('byte_budget', `this diff has read its ${DIFF_BUDGET_BYTES} bytes of content; ask for this file with ?path=`);
       budget.bytes = 0;
     } else if (budget.ms <= 0) {
-      omit(`this diff has used its ${DIFF_TIME_BUDGET_MS} ms of line-diff time; ask for this file with ?path=`);
+      omit('time_budget', `this diff has used its ${DIFF_TIME_BUDGET_MS} ms of line-diff time; ask for this file with ?path=`);
     } else {
       budget.bytes -= oldSize + newSize;
       totals.bytes_read += oldSize + newSize;
@@ -192,7 +205,7 @@ async function fileDiff(reader: ContentReader, path: string, old: TreeEntry | nu
         const patch = structuredPatch(path, path, before.toString('utf8'), after.toString('utf8'), '', '', { context: opts.context, maxEditLength });
         budget.ms -= performance.now() - t0;
         if (!patch) {
-          omit(`the line diff needs more than ${maxEditLength} edits for ${lines} lines; fetch the blobs to compare them`);
+          omit('edit_limit', `the line diff needs more than ${maxEditLength} edits for ${lines} lines; fetch the blobs to compare them`);
         } else {
           f.hunks = patch.hunks.map((h) => ({ old_start: h.oldLines === 0 ? h.oldStart - 1 : h.oldStart, old_lines: h.oldLines, new_start: h.newLines === 0 ? h.newStart - 1 : h.newStart, new_lines: h.newLines, lines: h.lines }));
           for (const h of f.hunks) for (const l of h.lines) {
@@ -234,16 +247,19 @@ export function gitPath(prefix: string, p: string): string {
 export function unifiedFile(f: FileDiff): string {
   const a = gitPath('a/', f.path);
   const b = gitPath('b/', f.path);
-  // A file without hunks for a reason (size, budget) is a comment line, which git apply skips as
-  // text between patches: the patch applies for every other file.
-  if (f.truncated) return `# cairn: ${gitPath('', f.path)}: hunks omitted: ${f.note}\n`;
   const out = [`diff --git ${a} ${b}`];
+  // A file whose content was left out says why on a comment line before its entry (git apply
+  // skips text between entries); the entry itself is written as a binary one below.
+  if (f.truncated) out.unshift(`# cairn: ${gitPath('', f.path)}: content left out (${f.truncated_reason}): ${f.note}; git apply refuses this entry`);
   if (f.change === 'added') out.push(`new file mode ${f.new_mode}`);
   else if (f.change === 'deleted') out.push(`deleted file mode ${f.old_mode}`);
   else if (f.old_mode !== f.new_mode) out.push(`old mode ${f.old_mode}`, `new mode ${f.new_mode}`);
-  if (f.binary) {
-    // As `git diff` without --binary: an index line, then the "differ" line (git apply refuses
-    // such an entry, as it refuses git's own; narrow with ?path= to apply the text files).
+  if (f.binary || f.truncated) {
+    // As `git diff` without --binary: an abbreviated index line, then the "differ" line, with no
+    // data. git apply refuses such an entry ("cannot apply binary patch ... without full index
+    // line") and so the whole patch, as it refuses its own: a patch that leaves a file out never
+    // applies to another tree. (A `GIT binary patch` line without data would not do: git apply
+    // skips it and applies the rest.) Narrow with ?path= to apply the other files.
     const id = (x: string | null) => (x ? x.slice(0, 12) : '0'.repeat(12));
     out.push(`index ${id(f.old_blob_id)}..${id(f.new_blob_id)}${f.change === 'modified' && f.old_mode === f.new_mode ? ` ${f.new_mode}` : ''}`);
     out.push(`Binary files ${f.change === 'added' ? '/dev/null' : a} and ${f.change === 'deleted' ? '/dev/null' : b} differ`);

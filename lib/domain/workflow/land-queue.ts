@@ -10,6 +10,7 @@
 // starts from (`base_snapshot_id`), so a chain is valid exactly while the first entry's base is
 // the line head and every later entry's base is the snapshot of the entry before it.
 import { Invalid } from '../errors.js';
+import type { ChangeRecord } from './rules.js';
 
 export const QUEUE_ENTRY = 'land_queue_entry';
 /** The workflow.ckpt section of the active entries. */
@@ -146,6 +147,21 @@ export interface QueueFacts {
   unlandable: (e: QueueEntryRecord) => { reason: EjectionReason; message: string } | null;
   job: (index: number) => JobView | null;
   now_s: number;
+}
+
+/**
+ * Why writing a change from `before` to `after` takes its active entry out of the queue in that
+ * same commit: a new patchset was pushed (the current one moved), or another was selected. The
+ * queued patchset is then no longer what its author means to land. Null when neither moved.
+ */
+export function patchsetEjection(entry: QueueEntryRecord, before: ChangeRecord, after: ChangeRecord): { reason: 'patchset_changed'; message: string } | null {
+  if (after.current_patchset_id !== before.current_patchset_id && after.current_patchset_id !== entry.patchset_id) {
+    return { reason: 'patchset_changed', message: `patchset ${after.current_patchset_id} was pushed to change ${after.change_id} after ${entry.patchset_id} was queued; select the patchset to land and queue the change again` };
+  }
+  if (after.selected_patchset_id !== entry.patchset_id) {
+    return { reason: 'patchset_changed', message: `change ${after.change_id} selected patchset ${after.selected_patchset_id} after ${entry.patchset_id} was queued; queue it again` };
+  }
+  return null;
 }
 
 /** The verdict of a speculation's CI: its reused evidence, else its newest job. */

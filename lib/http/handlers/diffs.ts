@@ -3,7 +3,7 @@
 // `?format=unified`); nothing of it is held whole in memory.
 import { Readable } from 'node:stream';
 import { Invalid, NotFound } from '../../domain/errors.js';
-import { DEFAULT_CONTEXT, MAX_CONTEXT, unifiedFile } from '../../domain/workflow/content-diff.js';
+import { DEFAULT_CONTEXT, MAX_CONTEXT, TRUNCATED_REASONS, unifiedFile } from '../../domain/workflow/content-diff.js';
 import { patchsetDiff, type PatchsetDiff } from '../../authority/workflow/diffs.js';
 import { requireAuthority, type Handler, type QueryParam, type RouteContext } from '../route-types.js';
 import { arr, bool, enumOf, hex64, nullable as orNull, obj, ref, str, strArr, uint, type Schemas } from '../json-schema.js';
@@ -106,7 +106,8 @@ export const SCHEMAS: Schemas = {
     old_blob_id: gitId,
     new_blob_id: gitId,
     binary: bool,
-    truncated: bool,
+    truncated: { ...bool, description: 'the content was left out: no hunks; the unified form writes a binary entry without data, which git apply refuses' },
+    truncated_reason: { ...orNull(enumOf([...TRUNCATED_REASONS])), description: 'why the content was left out (null unless truncated): a side over 1 MiB, the byte or time budget of the request spent, or a line diff past its edit cap' },
     note: orNull(str),
     additions: uint,
     deletions: uint,

@@ -171,7 +171,10 @@ function FileDiff({ file, index, view, observe, open, onToggle, current, onLoadF
   if (!open) body = null;
   else if (file.binary) body = html`<p class="file-note">Binary file ${file.change}.</p>`;
   else if (file.truncated) {
-    body = html`<p class="file-note">${file.note || 'This file was left out of the diff.'} <button type="button" class="btn small" onClick=${() => onLoadFull(file.path)}>Load this file</button></p>`;
+    // A file left out for the request's budget comes back when asked for alone; one over the size
+    // limit or past the edit cap would not, so it gets no button.
+    const alone = file.truncated_reason === 'byte_budget' || file.truncated_reason === 'time_budget';
+    body = html`<p class="file-note">Left out of the diff: ${file.note || 'too large'}.${alone ? html` <button type="button" class="btn small" onClick=${() => onLoadFull(file.path)}>Load this file</button>` : null}</p>`;
   } else if (!hasBody) body = html`<p class="file-note">${mode ? 'Only the mode changed.' : file.change === 'modified' ? 'No change in content.' : `Empty file ${file.change}.`}</p>`;
   else if (near) body = html`<${FileBody} file=${file} view=${view} />`;
   // A style object is set through the CSSOM (el.style.height), which the CSP allows; no style attribute is written.
@@ -369,7 +372,7 @@ export function DiffView({ repo, diff, view, onView }) {
       <span><strong>${plural(st.files_changed, 'file')}</strong> changed</span>
       <span class="add-text">+${NUMBER.format(st.additions)}</span> <span class="del-text">−${NUMBER.format(st.deletions)}</span>
       ${st.binary_files ? html`<span class="muted">${plural(st.binary_files, 'binary file')}</span>` : null}
-      ${st.truncated_files ? html`<span class="warn-text">${plural(st.truncated_files, 'file')} left out (too large); load them one by one</span>` : null}
+      ${st.truncated_files ? html`<span class="warn-text">${plural(st.truncated_files, 'file')} left out of the diff</span>` : null}
       <span class="spacer"></span>
       <span class="muted kbd-hint"><kbd>j</kbd>/<kbd>k</kbd> files · <kbd>o</kbd> toggle</span>
       <div class="seg" role="group" aria-label="Diff layout">

@@ -1,32 +1,19 @@
 // Markdown of plan artifacts, rendered safely. marked (a well-kept CommonMark/GFM parser) only
 // lexes the text into tokens; this file turns the tokens into preact elements, so every piece
 // of text is escaped by preact and no HTML string is ever inserted. Raw HTML in the Markdown is
-// shown as text, links keep only http(s), mailto and same-site targets, and images are shown as
-// links (the page loads nothing from elsewhere; the CSP forbids it anyway).
+// shown as text, links keep only http(s), mailto and relative targets (checked by the URL parser
+// itself: link-target.js), and images are shown as links (the page loads nothing from elsewhere;
+// the CSP forbids it anyway).
 import { html } from './vendor/preact.js';
 import { Lexer } from './vendor/marked.js';
+import { decodeEntities, linkTarget } from './link-target.js';
 
-const NAMED = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0', copy: '©', reg: '®', trade: '™', hellip: '…', mdash: '—', ndash: '–', laquo: '«', raquo: '»', middot: '·', times: '×', rarr: '→', larr: '←' };
-
-/** Character references in text tokens (marked leaves them to the HTML it would emit). */
-export function decodeEntities(text) {
-  if (!text.includes('&')) return text;
-  return text.replace(/&(#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[a-zA-Z]+);/g, (all, ref) => {
-    if (ref[0] === '#') {
-      const code = ref[1] === 'x' || ref[1] === 'X' ? parseInt(ref.slice(2), 16) : parseInt(ref.slice(1), 10);
-      return code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff) ? String.fromCodePoint(code) : '\ufffd';
-    }
-    return NAMED[ref] ?? all;
-  });
-}
-
-/** A link target we let the browser follow, or null. */
-export function safeHref(href) {
-  if (typeof href !== 'string') return null;
-  const h = href.trim();
-  if (/^(https?:|mailto:)/i.test(h)) return h;
-  if (/^[a-z][a-z0-9+.-]*:/i.test(h) || h.startsWith('//')) return null; // javascript:, data:, protocol-relative...
-  return h; // relative: a path, a #fragment, a ?query
+/** A link of the Markdown as an element: a link the browser may follow, or the text alone. */
+function link(target, body, cls) {
+  const url = linkTarget(target, document.baseURI);
+  if (url === null) return null;
+  const elsewhere = url.origin !== location.origin;
+  return html`<a class=${cls} href=${url.href} rel="noopener noreferrer nofollow" target=${elsewhere && url.protocol !== 'mailto:' ? '_blank' : undefined}>${body}</a>`;
 }
 
 function inline(tokens) {
@@ -39,14 +26,10 @@ function inline(tokens) {
       case 'del': return html`<del>${inline(t.tokens)}</del>`;
       case 'codespan': return html`<code>${t.text}</code>`;
       case 'br': return html`<br />`;
-      case 'link': {
-        const href = safeHref(t.href);
-        return href === null ? html`<span class="md-link-blocked" title="link not followed">${inline(t.tokens)}</span>` : html`<a href=${href} rel="noopener noreferrer nofollow" target=${/^https?:/i.test(href) ? '_blank' : undefined}>${inline(t.tokens)}</a>`;
-      }
+      case 'link': return link(t.href, inline(t.tokens), undefined) ?? html`<span class="md-link-blocked" title="link not followed">${inline(t.tokens)}</span>`;
       case 'image': {
-        const href = safeHref(t.href);
-        const label = `image: ${t.text || t.href}`;
-        return href === null ? html`<span class="md-image">[${label}]</span>` : html`<a class="md-image" href=${href} rel="noopener noreferrer nofollow">[${label}]</a>`;
+        const label = `[image: ${t.text || t.href}]`;
+        return link(t.href, label, 'md-image') ?? html`<span class="md-image">${label}</span>`;
       }
       case 'html': return html`<code class="md-html">${t.text}</code>`;
       case 'checkbox': return null;
