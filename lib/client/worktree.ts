@@ -162,7 +162,10 @@ export async function listTree(dir: string): Promise<ListedTree> {
   return { paths: paths.sort(), notUtf8: notUtf8.sort() };
 }
 
-/** Paths a push cannot store, named each with its rule: nothing was read or sent. */
+/**
+ * Names the client refuses: a push's (names a snapshot cannot hold; nothing read or sent) or a
+ * pull's (names a checkout must not write; nothing written). Each path is named with its rule.
+ */
 export class RefusedNamesError extends Error {
   constructor(readonly refused: readonly RefusedName[], message: string) {
     super(`${message}: ${describeRefusedNames(refused)}`);

@@ -67,6 +67,7 @@ export const WORKING_COPY_METADATA_DIR = '.cairn';
 
 // Code points HFS+ ignores when it compares names, so ".g\u200cit" opens ".git" (git's next_hfs_char).
 const HFS_IGNORABLE = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
+const MAYBE_IGNORABLE = /[\u200c-\ufeff]/;
 // `.git` as Windows and macOS open it: any ASCII case (the `i` flag never folds non-ASCII onto
 // ASCII), trailing dots and spaces dropped (`.git.`, `.git `, `.git. .`), an NTFS alternate data
 // stream (`.git::$INDEX_ALLOCATION` is the directory itself), or the 8.3 short name (`git~1`).
@@ -89,7 +90,7 @@ export function refusedEntryName(name: string, top: boolean): string | null {
   const c = name.charCodeAt(0);
   // Only a name starting with ".", "g" or "c" (any case), or with an ignorable code point, can alias.
   if (c !== 0x2e && (c | 0x20) !== 0x67 && (c | 0x20) !== 0x63 && c < 0x200c) return null;
-  const plain = c < 0x80 && !/[\u200c-\ufeff]/.test(name) ? name : name.replace(HFS_IGNORABLE, '');
+  const plain = c < 0x80 && !MAYBE_IGNORABLE.test(name) ? name : name.replace(HFS_IGNORABLE, '');
   if (DOT_GIT.test(plain)) return RULE_DOT_GIT;
   if (top && DOT_CAIRN.test(plain)) return RULE_DOT_CAIRN;
   return null;
