@@ -34,7 +34,7 @@ describe('push scan', () => {
     writeFileSync(path.join(dir, 'a-b'), 'y');
     writeFileSync(path.join(dir, 'b/.git/HEAD'), 'h');
     const listed = await listTree(dir);
-    expect(listed).to.deep.equal(['a-b', 'b', 'b/x']);
+    expect(listed).to.deep.equal({ paths: ['a-b', 'b', 'b/x'], notUtf8: [] });
     // The scan walks what it is given, in that order.
     const scanned = await scanDirectory(dir, () => {}, { listed });
     expect([...scanned.entries.keys()]).to.deep.equal(['a-b', 'b/x']);

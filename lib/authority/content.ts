@@ -4,10 +4,14 @@
 import { Semaphore } from 'async-mutex';
 import {
   decodeTree,
+  describeRefusedNames,
   encodeSnapshot,
+  findRefusedNames,
   isContentId,
+  refusedEntryName,
   requireContentId,
   sha256Hex,
+  type RefusedName,
   type TreeEntry,
 } from '../domain/content.js';
 import { Conflict, Invalid, NotFound } from '../domain/errors.js';
@@ -386,6 +390,10 @@ export class ContentOperations {
     }
 
     // Closure: every new tree's children must be present already or arrive in this commit.
+    // Names a checkout must not write are noted on the way (uploads refuse most of them; a pack
+    // staged before that check, or a name refused only at the top, is caught here).
+    let refusedBelow = false;
+    const refusedAtTop = new Set<string>();
     for (const loc of trees.values()) {
       const raw = await tx.readLocated(loc);
       let entries: TreeEntry[];
@@ -395,6 +403,10 @@ export class ContentOperations {
         throw new Invalid(`tree ${loc.id}: ${(err as Error).message}`);
       }
       for (const e of entries) {
+        if (refusedEntryName(e.name, true)) {
+          if (refusedEntryName(e.name, false)) refusedBelow = true;
+          else refusedAtTop.add(loc.id);
+        }
         const isTree = e.kind === 'directory';
         // This commit's own objects first: a map lookup, where the store's is an index search.
         const present = isTree ? trees.has(e.id) || tx.has('tree', e.id) : blobs.has(e.id) || tx.has('blob', e.id);
@@ -421,6 +433,7 @@ export class ContentOperations {
         if (!tx.hasSnapshot(p) && !incoming.has(p)) throw new NotFound(`snapshot ${row.snapshot_id} parent ${p} is not present`);
       }
     }
+    await this.refuseNames(tx, [...incoming.values()].map(({ row }) => row.root_tree_id), trees, refusedBelow, refusedAtTop);
     const ordered: Buffer[] = [];
     const placed = new Set<string>();
     const place = (id: string) => {
@@ -453,6 +466,34 @@ export class ContentOperations {
       tx.setLine(nextLine);
     }
     return { upserted, skipped, remote_line: remoteLine, line_head_updated_after_ingest: nextLine !== null };
+  }
+
+  /**
+   * Refuse the commit (400, nothing staged) when a snapshot's tree holds a name a checkout must
+   * not write (domain/content.ts refusedEntryName), naming each path from the snapshot's root.
+   * Only this commit's new trees are walked (and each snapshot's root, which the top-level rule
+   * needs even when it is stored already); trees stored before the rule existed are fsck's to report.
+   */
+  private async refuseNames(tx: Txn, roots: string[], fresh: Map<string, Locator>, refusedBelow: boolean, refusedAtTop: Set<string>): Promise<void> {
+    const read = async (id: string) => decodeTree(await tx.readLocated((fresh.get(id) ?? tx.locator('tree', id))!));
+    let refused = refusedBelow || roots.some((root) => refusedAtTop.has(root));
+    for (const root of roots) {
+      if (refused) break;
+      if (!fresh.has(root)) refused = (await read(root)).some((e) => refusedEntryName(e.name, true));
+    }
+    if (!refused) return;
+    const found: RefusedName[] = [];
+    const seen = new Set<string>();
+    for (const root of new Set(roots)) found.push(...(await findRefusedNames(root, read, (id) => fresh.has(id), seen)));
+    // A new tree no snapshot of this commit reaches: named by its id.
+    for (const id of fresh.keys()) {
+      if (seen.has(id)) continue;
+      for (const e of await read(id)) {
+        const rule = refusedEntryName(e.name, false);
+        if (rule) found.push({ path: `tree ${id}: ${e.name}`, rule });
+      }
+    }
+    if (found.length) throw new Invalid(`refused tree entry names (a checkout must not write them): ${describeRefusedNames(found)}`);
   }
 
   // ------------------------------------------------------------ manifests

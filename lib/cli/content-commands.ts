@@ -17,6 +17,10 @@ Snapshot DIR and send it: walk the tree (leaving out .cairn/, .git/ and what .ca
 matches), hash it, pack only the blobs and trees the server does not hold already (it learns
 that from the parent, the line's head and other line heads), upload the missing packs, commit
 the snapshot and move the line. An unchanged tree uploads nothing and reports "unchanged": true.
+Every name is stored exactly (newlines, tabs, quotes included). A name no snapshot may hold
+(.git in another case or alias, a top-level .cairn alias, a backslash, bytes that are not
+UTF-8) refuses the push before anything is read or sent, naming each path (exit 1), unless
+.cairnignore leaves it out.
 
 From a working copy (made by cairn checkout; DIR defaults to the current directory) the
 server, repository and line come from .cairn/config.json, the base snapshot is the parent and
@@ -45,7 +49,9 @@ export const PULL_HELP = `Usage: cairn pull --server URL --repo N (--line NAME |
 
 Materialize a snapshot into OUT_DIR (absent or empty) byte for byte: files, executable bits,
 symlinks and empty directories. An exact export: no working-copy metadata is written (use
-cairn checkout for a tracked working copy).
+cairn checkout for a tracked working copy). A snapshot holding a name a checkout must not
+write (.git or an alias of it, a top-level .cairn, a backslash) is refused before anything is
+written, naming each path (exit 1).
 
 Options:
   --server URL     cairn server (http://HOST:PORT or HOST:PORT)
@@ -60,7 +66,8 @@ export const CHECKOUT_HELP = `Usage: cairn checkout --server URL --repo N --line
 
 Make DIR (absent or empty) a working copy of the line: materialize its head and record the
 server, repository, line and base snapshot in DIR/.cairn/config.json (never pushed). A line
-that does not exist yet gives an empty working copy; its first push creates the line.
+that does not exist yet gives an empty working copy; its first push creates the line. A head
+holding a name a checkout must not write is refused as cairn pull refuses it.
 
 Options:
   --server URL     cairn server (http://HOST:PORT or HOST:PORT)
@@ -85,7 +92,8 @@ export const UPDATE_HELP = `Usage: cairn update [DIR]
 Bring the working copy to the line's head and make that the new base. Paths changed on the
 line and not locally are updated; local changes to other paths are kept. When a path changed
 on both sides (differently) the update is refused, naming the paths, and nothing is changed
-(exit 6).
+(exit 6). A head holding a name a checkout must not write is refused, naming each path, and
+nothing is changed (exit 1).
 
 Options:
   --quiet          no progress bar

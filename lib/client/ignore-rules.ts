@@ -5,18 +5,21 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { WORKING_COPY_METADATA_DIR } from '../domain/content.js';
 
 // Loaded only for a directory that has a .cairnignore.
 const require = createRequire(import.meta.url);
 
 /** The working-copy metadata directory inside a tracked directory. */
-export const METADATA_DIR = '.cairn';
+export const METADATA_DIR = WORKING_COPY_METADATA_DIR;
 export const IGNORE_FILE = '.cairnignore';
 
-/** Patterns fast-glob prunes while walking (never descended into). */
-export const ALWAYS_PRUNED = [`${METADATA_DIR}/**`, '**/.git/**'];
-
 export type IgnoreTest = (rel: string, isDirectory: boolean) => boolean;
+
+/** Entries the walk neither lists nor enters: `.git` anywhere, `.cairn` at the top. */
+export function alwaysPruned(name: string, top: boolean): boolean {
+  return name === '.git' || (top && name === METADATA_DIR);
+}
 
 function alwaysIgnored(rel: string): boolean {
   if (rel === METADATA_DIR || rel.startsWith(`${METADATA_DIR}/`)) return true;

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { isMainThread, parentPort, Worker } from 'node:worker_threads';
 import { crc32 } from 'node:zlib';
 import zstd from 'zstd-napi/binding.js';
-import { sha256Hex, type EntryKind } from '../domain/content.js';
+import { refusedPath, sha256Hex, type EntryKind } from '../domain/content.js';
 import type { PackEntry } from '../store/pack.js';
 import { writeEntry } from './write-entry.js';
 
@@ -71,6 +71,9 @@ function materialize(req: Omit<Request, 'id'>, progress: (bytes: number) => void
       }
       const raw = decodeInto(e, frame);
       for (const t of e.targets) {
+        // pull refuses such trees before handing out work; this guards every other caller.
+        const refused = refusedPath(t.path);
+        if (refused) throw new Error(`refused to write ${JSON.stringify(t.path)}: ${JSON.stringify(refused.path)} ${refused.rule}`);
         writeEntry(path.join(req.out, ...t.path.split('/')), t.kind, raw);
         files++;
         bytes += raw.length;

@@ -5,11 +5,11 @@ import { mkdtempSync, promises as fsp } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { decodeTree, snapshotId, type EntryKind, type TreeEntry } from '../domain/content.js';
+import { decodeTree, refusedEntryName, snapshotId, type EntryKind, type RefusedName, type TreeEntry } from '../domain/content.js';
 import { decodeObjectFrame, PACK_KIND_OBJECT, PACK_KIND_TREE, type BuiltPack, type PackKind } from '../store/pack.js';
 import { CairnClient, ServerError } from './http.js';
 import { NO_PROGRESS, progressFor, type Progress } from './progress.js';
-import { listTree, prepareOutput, scanDirectory } from './worktree.js';
+import { listTree, prepareOutput, RefusedNamesError, scanDirectory } from './worktree.js';
 import { MaterializePool, type MaterializeEntry } from './materialize-worker.js';
 import { PackWorker, type SlabObject } from './pack-worker.js';
 
@@ -640,9 +640,16 @@ export async function pull(o: PullOptions): Promise<{ snapshot_id: string; files
     const dirs: string[] = [];
     const byPack = new Map<string, Map<string, MaterializeEntry>>();
     let totalBytes = 0;
+    const refused: RefusedName[] = [];
     const list = (treeId: string, rel: string): void => {
       for (const e of readTree(treeId)) {
         const p = rel ? `${rel}/${e.name}` : e.name;
+        // Whatever the server sent: a name a checkout must not write is refused, not entered.
+        const rule = refusedEntryName(e.name, rel === '');
+        if (rule) {
+          refused.push({ path: p, rule });
+          continue;
+        }
         if (e.kind === 'directory') {
           dirs.push(p);
           list(e.id, p);
@@ -663,6 +670,7 @@ export async function pull(o: PullOptions): Promise<{ snapshot_id: string; files
     };
     list(root, '');
     t('list');
+    if (refused.length) throw new RefusedNamesError(refused, `snapshot ${id} holds ${refused.length} name(s) a checkout must not write; nothing was written to ${o.out}`);
     prepareOutput(o.out, dirs);
     t('trees');
 

@@ -4,11 +4,11 @@
 // brings it to the line head (three-way, per path) or refuses, changing nothing.
 import { existsSync, lstatSync, mkdirSync, promises as fsp, readFileSync, readdirSync, renameSync, rmdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import type { EntryKind } from '../domain/content.js';
+import { refusedPath, type EntryKind, type RefusedName } from '../domain/content.js';
 import { CairnClient } from './http.js';
 import { METADATA_DIR } from './ignore-rules.js';
 import { listSnapshot, pull, type PullOptions } from './transfer.js';
-import { scanDirectory } from './worktree.js';
+import { RefusedNamesError, scanDirectory } from './worktree.js';
 import type { Progress } from './progress.js';
 
 export interface WorkingCopyConfig {
@@ -189,6 +189,13 @@ export async function update(dir: string, progress?: Progress | boolean): Promis
     baseListing(client, config.repo, head),
     scanDirectory(wc.dir),
   ]);
+  // The listing names the paths update moves into the copy: each must be one a checkout may write.
+  const refused = new Map<string, RefusedName>();
+  for (const p of [...theirs.files.keys(), ...theirs.dirs]) {
+    const found = refusedPath(p);
+    if (found) refused.set(found.path, found);
+  }
+  if (refused.size) throw new RefusedNamesError([...refused.values()].sort((a, b) => (a.path < b.path ? -1 : 1)), `snapshot ${head} holds ${refused.size} name(s) a checkout must not write; nothing was changed in ${wc.dir}`);
   const ours = local.entries;
   const result: UpdateResult = { dir: wc.dir, line: config.line, base: head, previous_base: config.base, updated: [], deleted: [], kept_local: [], up_to_date: head === config.base };
   if (head === config.base) return result;

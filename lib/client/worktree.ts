@@ -6,11 +6,12 @@
 // readFileSync/writeFileSync costs a fraction of the four thread-pool hops of the async calls.
 // The loops yield to the event loop regularly so uploads and downloads keep streaming.
 import { createHash } from 'node:crypto';
-import { closeSync, lstatSync, mkdirSync, openSync, readSync, readdirSync, readFileSync, readlinkSync, type Stats } from 'node:fs';
+import { isUtf8 } from 'node:buffer';
+import { closeSync, lstatSync, mkdirSync, openSync, readSync, readdirSync, readFileSync, readlinkSync, type Dirent, type Stats } from 'node:fs';
 import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { encodeTree, sha256Hex, type EntryKind, type TreeEntry } from '../domain/content.js';
-import { ALWAYS_PRUNED, loadIgnoreRules, type IgnoreTest } from './ignore-rules.js';
+import { describeRefusedNames, encodeTree, refusedEntryName, sha256Hex, type EntryKind, type RefusedName, type TreeEntry } from '../domain/content.js';
+import { alwaysPruned, IGNORE_FILE, loadIgnoreRules, type IgnoreTest } from './ignore-rules.js';
 
 export interface ScannedTree {
   rootTreeId: string;
@@ -41,7 +42,7 @@ export interface ScanOptions {
    */
   readTarget?: () => Buffer | null;
   /** The tree's paths from `listTree(dir)`, when the caller listed it already. */
-  listed?: string[];
+  listed?: ListedTree;
 }
 
 interface DirNode {
@@ -98,14 +99,31 @@ function readWhole(file: string, size: number, into: Buffer | null): Buffer {
   }
 }
 
+/** A directory's paths, as `listTree` found them. */
+export interface ListedTree {
+  /** Every path ('/'-separated, relative), sorted: the walk order of `scanDirectory`. */
+  paths: string[];
+  /** Entries whose name is not valid UTF-8 (tree names are UTF-8), each invalid byte shown as \xNN; never entered. */
+  notUtf8: string[];
+}
+
+/** A name that is not UTF-8, readable: ASCII as it is, every other byte as \xNN. */
+function showBytes(name: Buffer): string {
+  let out = '';
+  for (const b of name) out += b >= 0x20 && b < 0x7f && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`;
+  return out;
+}
+
 /**
- * Every path below `dir` (fast-glob, symlinks not followed, the always-pruned directories left
- * out), sorted: the walk order of `scanDirectory`. fast-glob is loaded on first use, not at
- * start-up (a pull never walks a directory), and its synchronous walk is used: for thousands of
- * small directories it takes half the time of the asynchronous one (no thread-pool hop per
- * readdir). A push lists the tree while its first requests are in flight.
+ * Every path below `dir` (symlinks not followed, `.git` and the top `.cairn` neither listed nor
+ * entered), sorted. Names are taken as the bytes the file system holds: a newline, a tab, a CR
+ * or a quote is part of a name like any other character (a glob matcher would drop some of
+ * them). A name that does not decode as UTF-8 is set apart in `notUtf8` (a push refuses it).
+ * Synchronous readdir: for thousands of small directories it is much faster than the
+ * asynchronous one (no thread-pool hop per directory). A push lists the tree while its first
+ * requests are in flight.
  */
-export async function listTree(dir: string): Promise<string[]> {
+export async function listTree(dir: string): Promise<ListedTree> {
   let st;
   try {
     st = lstatSync(dir);
@@ -113,24 +131,99 @@ export async function listTree(dir: string): Promise<string[]> {
     throw new Error(`${dir} does not exist`);
   }
   if (!st.isDirectory()) throw new Error(`${dir} is not a directory`);
-  const { default: fg } = await import('fast-glob');
-  return fg.sync('**', { cwd: dir, dot: true, onlyFiles: false, followSymbolicLinks: false, unique: true, ignore: ALWAYS_PRUNED }).sort();
+  const paths: string[] = [];
+  const notUtf8: string[] = [];
+  const walk = (abs: string, prefix: string): void => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(abs, { withFileTypes: true });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return; // vanished meanwhile
+      throw err;
+    }
+    // A replacement character may stand for bytes that are not UTF-8: read this directory's names as bytes.
+    if (entries.some((e) => e.name.includes('\uFFFD'))) {
+      const raw = readdirSync(abs, { withFileTypes: true, encoding: 'buffer' }) as unknown as Dirent<Buffer>[];
+      entries = [];
+      for (const e of raw) {
+        if (isUtf8(e.name)) entries.push(Object.assign(e, { name: e.name.toString('utf8') }) as unknown as Dirent);
+        else notUtf8.push(prefix + showBytes(e.name));
+      }
+    }
+    for (const e of entries) {
+      if (alwaysPruned(e.name, prefix === '')) continue;
+      const rel = prefix + e.name;
+      paths.push(rel);
+      if (e.isDirectory()) walk(path.join(abs, e.name), `${rel}/`);
+    }
+  };
+  walk(dir, '');
+  return { paths: paths.sort(), notUtf8: notUtf8.sort() };
 }
 
 /**
- * Walk `dir` (fast-glob lists it, symlinks not followed), hash every file and build every tree.
+ * Names the client refuses: a push's (names a snapshot cannot hold; nothing read or sent) or a
+ * pull's (names a checkout must not write; nothing written). Each path is named with its rule.
+ */
+export class RefusedNamesError extends Error {
+  constructor(readonly refused: readonly RefusedName[], message: string) {
+    super(`${message}: ${describeRefusedNames(refused)}`);
+  }
+}
+
+const RULE_NOT_UTF8 = 'is not valid UTF-8 (tree entry names are UTF-8)';
+
+/**
+ * The listed paths a tree may not hold (domain/content.ts refusedEntryName, and names that are
+ * not UTF-8), unless the ignore rules leave them out. A refused directory is named once, not
+ * every path below it.
+ */
+function refusedNames(dir: string, listed: ListedTree, ignored: IgnoreTest): RefusedName[] {
+  const isIgnored = (rel: string, isDirectory: boolean): boolean => {
+    const parts = rel.split('/');
+    for (let i = 1; i < parts.length; i++) if (ignored(parts.slice(0, i).join('/'), true)) return true;
+    return ignored(rel, isDirectory);
+  };
+  const refused: RefusedName[] = [];
+  const refusedDirs: string[] = [];
+  for (const rel of listed.paths) {
+    const slash = rel.lastIndexOf('/');
+    const rule = refusedEntryName(rel.slice(slash + 1), slash < 0);
+    if (!rule || refusedDirs.some((d) => rel.startsWith(d))) continue;
+    let isDirectory = false;
+    try {
+      isDirectory = lstatSync(path.join(dir, rel)).isDirectory();
+    } catch { /* vanished: judged as a file */ }
+    if (isIgnored(rel, isDirectory)) continue;
+    refused.push({ path: rel, rule });
+    if (isDirectory) refusedDirs.push(`${rel}/`);
+  }
+  for (const rel of listed.notUtf8) {
+    if (!refusedDirs.some((d) => rel.startsWith(d)) && !isIgnored(rel, false)) refused.push({ path: rel, rule: RULE_NOT_UTF8 });
+  }
+  return refused;
+}
+
+/**
+ * Walk `dir` (listTree lists it, symlinks not followed), hash every file and build every tree.
+ * A name the tree may not hold (see refusedNames) refuses the whole scan before any file is read.
  * `onBlob(id, bytes)` is called once per distinct blob with its content, in walk order, so the
  * caller can pack what the server lacks in the same pass (each file is read once). The buffer
  * `bytes()` returns is valid only until `onBlob` settles: copy what is kept.
  */
 export async function scanDirectory(dir: string, onBlob: (id: string, bytes: () => Buffer) => Promise<void> | void = () => {}, options: ScanOptions = {}): Promise<ScannedTree> {
-  const paths = options.listed ?? (await listTree(dir));
+  const listed = options.listed ?? (await listTree(dir));
+  const paths = listed.paths;
+  const ignored = options.ignore ?? loadIgnoreRules(dir);
+  // Before any file is read (a push uploads as it reads): every name the tree could not hold.
+  const refused = refusedNames(dir, listed, ignored);
+  if (refused.length) throw new RefusedNamesError(refused, `${dir}: ${refused.length} path(s) cannot be stored in a snapshot (rename them, or leave them out with ${IGNORE_FILE}); nothing was sent`);
   const root: DirNode = { entries: new Map() };
   const blobs = new Set<string>();
   const skipped: string[] = [];
   const entries = new Map<string, { kind: EntryKind; id: string }>();
   const directories: string[] = [];
-  const ignored = options.ignore ?? loadIgnoreRules(dir);
   const ignoredDirs: string[] = [];
   let fileCount = 0;
   let byteCount = 0;

@@ -52,6 +52,108 @@ export function validateEntryName(name: string): void {
   if (Buffer.byteLength(name, 'utf8') > MAX_NAME_BYTES) throw new Invalid('tree entry name longer than 1024 bytes');
 }
 
+// ---------------------------------------------------------------- names a checkout must not write
+//
+// validateEntryName is the format's rule: every stored tree obeys it, and a tree that breaks it
+// does not decode. The names below are well-formed but dangerous to write into a directory: a
+// `.git` a later `git` command would obey (core.fsmonitor, hooks: code execution, the class git
+// itself refuses as fsck.hasDotgit), the working copy's own metadata directory, or a name that
+// becomes two on Windows. The server refuses them at ingest and the client refuses to write
+// them, both through refusedEntryName; stores written before the rule can hold them (fsck
+// reports them). storage-layout.md §6 states the rule.
+
+/** The working copy's metadata directory at the top of a checkout (lib/client/working-copy.ts). */
+export const WORKING_COPY_METADATA_DIR = '.cairn';
+
+// Code points HFS+ ignores when it compares names, so ".g\u200cit" opens ".git" (git's next_hfs_char).
+const HFS_IGNORABLE = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
+const MAYBE_IGNORABLE = /[\u200c-\ufeff]/;
+// `.git` as Windows and macOS open it: any ASCII case (the `i` flag never folds non-ASCII onto
+// ASCII), trailing dots and spaces dropped (`.git.`, `.git `, `.git. .`), an NTFS alternate data
+// stream (`.git::$INDEX_ALLOCATION` is the directory itself), or the 8.3 short name (`git~1`).
+// Git's is_ntfs_dotgit accepts `git~1` only; `~1` to `~4` are the short names Windows hands out
+// before it falls back to hashed ones.
+const DOT_GIT = /^(?:\.git|git~[1-4])[. ]*(?::.*)?$/is;
+const DOT_CAIRN = /^(?:\.cairn|cairn~[1-4])[. ]*(?::.*)?$/is;
+
+export const RULE_DOT_GIT = 'names .git in some case or alias (trailing dots or spaces, an NTFS stream, git~1, code points HFS+ ignores)';
+export const RULE_DOT_CAIRN = `names ${WORKING_COPY_METADATA_DIR} at the top of the tree (the working copy's metadata directory), in some case or alias`;
+export const RULE_BACKSLASH = 'holds a backslash (a path separator on Windows)';
+
+/**
+ * Why a checkout must not write a tree entry named `name` (`top`: an entry of a snapshot's root
+ * tree), or null when it may. Called for every entry a server ingests and a client writes: the
+ * common name is cleared by two character tests.
+ */
+export function refusedEntryName(name: string, top: boolean): string | null {
+  if (name.includes('\\')) return RULE_BACKSLASH;
+  const c = name.charCodeAt(0);
+  // Only a name starting with ".", "g" or "c" (any case), or with an ignorable code point, can alias.
+  if (c !== 0x2e && (c | 0x20) !== 0x67 && (c | 0x20) !== 0x63 && c < 0x200c) return null;
+  const plain = c < 0x80 && !MAYBE_IGNORABLE.test(name) ? name : name.replace(HFS_IGNORABLE, '');
+  if (DOT_GIT.test(plain)) return RULE_DOT_GIT;
+  if (top && DOT_CAIRN.test(plain)) return RULE_DOT_CAIRN;
+  return null;
+}
+
+/**
+ * The first segment of a repository-relative, '/'-separated path that must not be written (as
+ * the path up to it, with its rule; each segment judged as above), or null.
+ */
+export function refusedPath(p: string): RefusedName | null {
+  const parts = p.split('/');
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i];
+    const rule = part === '' || part === '.' || part === '..' || part.includes('\u0000') ? 'is not a clean relative path' : refusedEntryName(part, i === 0);
+    if (rule) return { path: parts.slice(0, i + 1).join('/'), rule };
+  }
+  return null;
+}
+
+export interface RefusedName {
+  /** Path from the snapshot's root ('/'-separated), or `tree <id>: <name>` when no root is known. */
+  path: string;
+  rule: string;
+}
+
+/** One message naming each refused path (JSON-quoted: names may hold newlines or quotes) and its rule. */
+export function describeRefusedNames(refused: readonly RefusedName[], limit = 20): string {
+  const shown = refused.slice(0, limit).map((r) => `${JSON.stringify(r.path)} ${r.rule}`);
+  if (refused.length > limit) shown.push(`and ${refused.length - limit} more`);
+  return shown.join('; ');
+}
+
+/**
+ * Every refused entry in the trees below `root` (paths from it), descending into the trees
+ * `descend` allows (default: all); each tree is read once. A refused directory is reported, not
+ * entered. `readTree` is the caller's (the domain layer does no I/O).
+ */
+export async function findRefusedNames(root: string, readTree: (id: string) => Promise<readonly TreeEntry[]> | readonly TreeEntry[], descend: (id: string) => boolean = () => true, seen = new Set<string>()): Promise<RefusedName[]> {
+  const found: RefusedName[] = [];
+  const byPath = (a: RefusedName, b: RefusedName) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  if (seen.has(root)) {
+    // Walked below another root already: only what the top-level rule adds is new.
+    for (const e of await readTree(root)) {
+      const rule = refusedEntryName(e.name, true);
+      if (rule && !refusedEntryName(e.name, false)) found.push({ path: e.name, rule });
+    }
+    return found.sort(byPath);
+  }
+  const stack: { id: string; prefix: string }[] = [{ id: root, prefix: '' }];
+  while (stack.length) {
+    const { id, prefix } = stack.pop()!;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    for (const e of await readTree(id)) {
+      const p = prefix + e.name;
+      const rule = refusedEntryName(e.name, prefix === '');
+      if (rule) found.push({ path: p, rule });
+      else if (e.kind === 'directory' && descend(e.id)) stack.push({ id: e.id, prefix: `${p}/` });
+    }
+  }
+  return found.sort(byPath);
+}
+
 function compareNames(a: Buffer, b: Buffer): number {
   return Buffer.compare(a, b);
 }
@@ -89,12 +191,12 @@ export function encodeTree(entries: readonly TreeEntry[]): Buffer {
 
 /**
  * Decode a canonical tree, checking that `bytes` is exactly its encoding; with `keep` false,
- * only check it (nothing is materialized). Trees are decoded for every upload, commit, manifest
- * and pull, thousands of entries at a time: ASCII names are decoded as latin1 (the same for
- * them), anything else must be valid UTF-8 (one native call), and names are compared with the
- * previous one in JS, with no Buffer made per entry.
+ * only check it (nothing is materialized); `visit` sees each name. Trees are decoded for every
+ * upload, commit, manifest and pull, thousands of entries at a time: ASCII names are decoded as
+ * latin1 (the same for them), anything else must be valid UTF-8 (one native call), and names
+ * are compared with the previous one in JS, with no Buffer made per entry.
  */
-export function decodeTree(bytes: Buffer, keep = true): TreeEntry[] {
+export function decodeTree(bytes: Buffer, keep = true, visit?: (name: string) => void): TreeEntry[] {
   const bad = (why: string) => new Invalid(`not a canonical tree: ${why}`);
   if (bytes.length < 12 || bytes.toString('ascii', 0, 4) !== TREE_MAGIC) throw bad('bad magic');
   if (bytes.readUInt8(4) !== 0) throw bad(`version ${bytes.readUInt8(4)}`);
@@ -117,6 +219,7 @@ export function decodeTree(bytes: Buffer, keep = true): TreeEntry[] {
     if (!ascii && !isUtf8(bytes.subarray(start, end))) throw bad(`entry ${i} name is not valid UTF-8`);
     const name = ascii ? bytes.toString('latin1', start, end) : bytes.toString('utf8', start, end);
     validateEntryName(name);
+    visit?.(name);
     if (previousStart >= 0 && compareRanges(bytes, previousStart, previousEnd, start, end) >= 0) throw bad('entries are not sorted and unique');
     previousStart = start;
     previousEnd = end;

@@ -2,13 +2,14 @@
 // The commit point and recovery (opening the store); every record of every log inside its
 // committed range (snapshots, jobs, plans, workflow); every index segment's checksum and every
 // locator against its pack header; every committed and staged pack's hash, header and frames;
-// every tree's encoding and children; every snapshot's root and parents; every line head; and
-// any file the layout does not name. Problems are collected, never repaired silently
-// (--rebuild-locators is an explicit repair). Restore runs the same check before adopting a tree.
+// every tree's encoding, children and names (storage-layout.md §6: names a checkout refuses);
+// every snapshot's root and parents; every line head; and any file the layout does not name.
+// Problems are collected, never repaired silently (--rebuild-locators is an explicit repair).
+// Restore runs the same check before adopting a tree.
 import { createReadStream, promises as fsp } from 'node:fs';
 import path from 'node:path';
 import fg from 'fast-glob';
-import { decodeSnapshot, decodeTree } from '../domain/content.js';
+import { decodeSnapshot, decodeTree, describeRefusedNames, findRefusedNames, refusedEntryName, RULE_DOT_CAIRN } from '../domain/content.js';
 import { decodeAuthorityFile } from './authority-file.js';
 import { ContentStore, type ObjectKind } from './content-store.js';
 import { isTempName } from './durable.js';
@@ -108,7 +109,9 @@ export async function fsckAuthority(root: string, index: number, options: FsckOp
         }
       }
     }
-    // Every locator against its pack's header; every tree's children.
+    // Every locator against its pack's header; every tree's children and names.
+    let refusedNames = false;
+    const refusedAtTop = new Set<string>();
     for (const kind of ['blob', 'tree'] as ObjectKind[]) {
       const packKind = kind === 'blob' ? PACK_KIND_OBJECT : PACK_KIND_TREE;
       const unreadable = new Map<string, number>();
@@ -129,6 +132,15 @@ export async function fsckAuthority(root: string, index: number, options: FsckOp
             for (const child of decodeTree(await store.readLocated(loc))) {
               const childKind: ObjectKind = child.kind === 'directory' ? 'tree' : 'blob';
               if (!store.has(childKind, child.id)) problems.push(`tree ${loc.id}: ${childKind} ${child.id} (${child.name}) is not present`);
+              // A name a checkout must not write (storage-layout.md §6): stored before the server
+              // refused it. Reported, never cut away: the ids of everything above depend on it.
+              if (refusedEntryName(child.name, true)) {
+                const rule = refusedEntryName(child.name, false);
+                if (rule) {
+                  problems.push(`tree ${loc.id}: entry ${JSON.stringify(child.name)} is refused: it ${rule}`);
+                  refusedNames = true;
+                } else refusedAtTop.add(loc.id);
+              }
             }
           } catch (err) {
             problems.push(`tree ${loc.id}: ${(err as Error).message}`);
@@ -142,6 +154,10 @@ export async function fsckAuthority(root: string, index: number, options: FsckOp
       try {
         const s = store.snapshot(id)!;
         if (!store.has('tree', s.root_tree_id)) problems.push(`snapshot ${id}: root tree ${s.root_tree_id} is not present`);
+        if (refusedAtTop.has(s.root_tree_id)) {
+          problems.push(`snapshot ${id}: root tree ${s.root_tree_id} has an entry that ${RULE_DOT_CAIRN}: a checkout refuses it`);
+          refusedNames = true;
+        }
         for (const p of s.parent_snapshot_ids) if (!store.hasSnapshot(p)) problems.push(`snapshot ${id}: parent ${p} is not present`);
       } catch (err) {
         problems.push(`snapshot ${id}: ${(err as Error).message}`);
@@ -150,6 +166,15 @@ export async function fsckAuthority(root: string, index: number, options: FsckOp
     for (const line of store.lines()) {
       result.counts.lines++;
       if (line.head_snapshot_id && !store.hasSnapshot(line.head_snapshot_id)) problems.push(`line ${line.name}: head ${line.head_snapshot_id} is not present`);
+      else if (refusedNames && line.head_snapshot_id) {
+        // Which paths a checkout of the line would refuse (walked only when some tree holds one).
+        try {
+          const found = await findRefusedNames(store.snapshot(line.head_snapshot_id)!.root_tree_id, (tree) => store.readTree(tree));
+          if (found.length) problems.push(`line ${line.name}: head ${line.head_snapshot_id} holds names a checkout refuses: ${describeRefusedNames(found)}`);
+        } catch (err) {
+          problems.push(`line ${line.name}: ${(err as Error).message}`);
+        }
+      }
     }
   } finally {
     store.close();

@@ -32,7 +32,7 @@ export class PackUploads {
    */
   async stagePack(kind: PackKind, packId: string, body: AsyncIterable<Buffer> | Iterable<Buffer>, limit: number): Promise<{ info: PackInfo; state: 'committed' | 'staged' | 'new' }> {
     const already = this.published.isCommittedPack(kind, packId) ? 'committed' : (await this.published.isStagedPack(kind, packId)) ? 'staged' : null;
-    const verifier = already ? null : new PackVerifier(kind);
+    const verifier = already ? null : new PackVerifier(kind, { refuseNames: true });
     const hash = already ? createHash('sha256') : null;
     const target = this.published.stagedPackFile(kind, packId);
     const temp = already ? null : tempPathFor(target);

@@ -7,7 +7,7 @@ import { promises as fsp } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import zstd from 'zstd-napi/binding.js';
-import { decodeTree, ID_BYTES, sha256Hex } from '../domain/content.js';
+import { decodeTree, ID_BYTES, refusedEntryName, sha256Hex } from '../domain/content.js';
 import { Corrupt, Invalid } from '../domain/errors.js';
 import { readU64, writeU64 } from './binary.js';
 import { MAGIC } from './layout.js';
@@ -283,7 +283,12 @@ export class PackVerifier {
   private readonly out = Buffer.allocUnsafe(128 * 1024);
   private oneShot: Buffer | null = null;
 
-  constructor(private readonly expectedKind: PackKind) {}
+  /**
+   * `refuseNames`: a tree holding an entry a checkout must not write anywhere (refusedEntryName
+   * below the top: `.git` and its aliases, a backslash) is refused. Uploads set it; fsck does not
+   * (it reports such names apart, as findings about the trees, not damage to the pack).
+   */
+  constructor(private readonly expectedKind: PackKind, private readonly options: { refuseNames?: boolean } = {}) {}
 
   update(chunk: Buffer): void {
     this.packHash.update(chunk);
@@ -400,7 +405,10 @@ export class PackVerifier {
     if (actual !== entry.id) throw new Invalid(`object ${entry.id}: content hashes to ${actual}`);
     if (this.entryTree) {
       // Checked, not materialized: a 64 MiB tree of tiny entries would be millions of objects.
-      decodeTree(this.entryTree, false);
+      decodeTree(this.entryTree, false, this.options.refuseNames ? (name) => {
+        const rule = refusedEntryName(name, false);
+        if (rule) throw new Invalid(`tree ${entry.id}: entry ${JSON.stringify(name)} is refused: it ${rule}`);
+      } : undefined);
       this.entryTree = null;
     }
     this.entryIndex++;
