@@ -10,7 +10,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { beginEventTime, endEventTime } from '../lib/store/event-clock.js';
 import { checkAnswer } from './contract.js';
-import { api, ok, register, spawnServer, startTestServer, tempDir, type ChildServer, type TestServer } from './helpers.js';
+import { api, ok, register, spawnServer, startTestServer, tempDir, until, untilOutput, type ChildServer, type TestServer } from './helpers.js';
 
 const R = (repo: number, p = '') => `/v1/native/repository-authorities/${repo}${p}`;
 const FEED = (repo: number, query = '') => R(repo, `/events${query}`);
@@ -416,12 +416,11 @@ describe('event feeds', function () {
       // JSON pages are not subscribers.
       await page(s.url, FEED(repo));
       one.close();
-      let again: SseClient;
-      for (;;) {
-        again = await SseClient.open(s.url, FEED(repo));
-        if (again.status === 200) break;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      // The place frees when the server notices the closed connection: wait for it (bounded).
+      const again = await until('a place freed by the closed stream', async () => {
+        const sse = await SseClient.open(s.url, FEED(repo));
+        return sse.status === 200 ? sse : null;
+      });
       again.close();
       two.close();
     } finally {
@@ -562,7 +561,9 @@ describe('event feeds', function () {
         expect(status, `still subscribed after ${made} events`).to.equal(200);
         const peak = memoryKiB(pid).hwm;
         if (process.env.CAIRN_TEST_VERBOSE) console.log(`      stalled subscriber dropped after ${made} events; VmHWM ${((peak - idle) / 1024).toFixed(0)} MiB above idle`);
-        expect(server.output()).to.match(/event subscriber disconnected/);
+        // The warning is logged as the place frees, but the server writes its log in batches
+        // (up to 200 ms later): wait for the line rather than look once.
+        await untilOutput(server, /event subscriber disconnected/);
         // Reading what had reached its socket ends before the newest event: it was cut off.
         const last = (await page(server.url, FEED(repo))).last_seq;
         let text = '';
