@@ -175,7 +175,7 @@ async function oneSize(root: string, cli: string, pairs: number, emptyMiB: numbe
     lat.change_get = await latency(url, REQUESTS, () => { const k = pick(); return `${R(0)}/changes/task-${k}.change-${k}`; });
     lat.tasks_first_page = await latency(url, REQUESTS, () => `${R(0)}/tasks?limit=100`);
     // The page that the walk would reach halfway down (newest first, keyed by task sequence).
-    const deep = encodeCursor('tasks', Math.ceil(pairs / 2));
+    const deep = encodeCursor({ list: 'tasks', repository: 0, filter: {} }, Math.ceil(pairs / 2));
     lat.tasks_deep_page = await latency(url, REQUESTS, () => `${R(0)}/tasks?limit=100&cursor=${deep}`);
     lat.queue_summary = await latency(url, REQUESTS, () => `${R(0)}/read/queue-summary`);
     lat.task_queue_page = await latency(url, REQUESTS, () => `${R(0)}/read/task-queue?limit=100`);

@@ -10,7 +10,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { beginEventTime, endEventTime } from '../lib/store/event-clock.js';
 import { checkAnswer } from './contract.js';
-import { api, ok, register, spawnServer, startTestServer, tempDir, type ChildServer, type TestServer } from './helpers.js';
+import { api, ok, register, spawnServer, startTestServer, tempDir, until, untilOutput, type ChildServer, type TestServer } from './helpers.js';
 
 const R = (repo: number, p = '') => `/v1/native/repository-authorities/${repo}${p}`;
 const FEED = (repo: number, query = '') => R(repo, `/events${query}`);
@@ -345,6 +345,59 @@ describe('event feeds', function () {
       expect((await api(s.url, 'GET', GLOBAL(`?since=${Number(at) + 1}-${streamed[0].repository_index}-${seq}`))).status).to.equal(400);
     });
 
+    it('refuses a global position that names no event (400) and takes every position it hands out', async () => {
+      const empty = await register(s.url, 'events-empty');
+      await makeLines(s.url, repo, 2, 'pos');
+      const all = (await page(s.url, GLOBAL('?limit=1000'))).events;
+      const newest = all.at(-1);
+      const mine = all.filter((e: any) => e.repository_index === repo && !e.id.includes('-registry-'));
+      const at = mine[0].at_us;
+      const future = (Date.now() + 3_600_000) * 1000;
+      const refused: [string, RegExp][] = [
+        [`${at}-4000-1`, /no stream 4000 exists/], // a repository never registered
+        [`${at}-${repo}-0`, /event numbers start at 1/],
+        ['5-registry-0', /event numbers start at 1/],
+        [`0-${other}-0`, /event numbers start at 1/], // only 0-0-0 is the beginning
+        [`${future}-${repo}-${mine[0].seq}`, /ahead of the newest event/],
+        [`${at}-${empty}-1`, new RegExp(`stream ${empty} has 0 events`)], // an empty repository
+        [`${at + 1}-${repo}-${mine[0].seq}`, /has another time/],
+      ];
+      for (const [since, why] of refused) {
+        const res = await api(s.url, 'GET', GLOBAL(`?since=${since}`));
+        expect(res.status, `${since}: ${res.text}`).to.equal(400);
+        expect(res.json.error, since).to.match(why).and.match(/names no event/);
+        // The stream refuses it the same way, before it starts.
+        const sse = await SseClient.open(s.url, GLOBAL(), { 'last-event-id': since });
+        expect(sse.status, since).to.equal(400);
+      }
+      // Accepted: the beginning, any event's id (the newest one too: nothing new yet), a page's
+      // next_since. A stream resumed after the newest event sees the next one.
+      expect((await page(s.url, GLOBAL('?since=0-0-0&limit=1'))).events[0].id).to.equal(all[0].id);
+      expect(await page(s.url, GLOBAL(`?since=${newest.id}`))).to.include({ next_since: newest.id }).and.have.property('events').that.deep.equals([]);
+      const middle = await page(s.url, GLOBAL(`?since=${mine[0].id}&types=job.*`));
+      expect(middle.events).to.deep.equal([]);
+      expect((await page(s.url, GLOBAL(`?since=${middle.next_since}`))).events).to.deep.equal([]);
+      const resumed = await SseClient.open(s.url, GLOBAL(), { 'last-event-id': newest.id });
+      expect(resumed.status).to.equal(200);
+      await makeLines(s.url, repo, 1, 'pos-after');
+      expect((await resumed.untilEvents(1)).map((e) => e.data.line)).to.deep.equal(['pos-after-0']);
+      resumed.close();
+    });
+
+    it('refuses a types filter that can never match on the feed (400): registry events on a repository feed', async () => {
+      for (const types of ['repository.*', 'repository.registered', 'line.*,repository.purged']) {
+        const res = await api(s.url, 'GET', FEED(repo, `?types=${types}`));
+        expect(res.status, types).to.equal(400);
+        expect(res.json.error, types).to.match(/never appears on a repository feed/).and.match(/global feed/);
+        const sse = await SseClient.open(s.url, FEED(repo, `?types=${types}`));
+        expect(sse.status, types).to.equal(400);
+      }
+      // The global feed carries them.
+      const registered = await page(s.url, GLOBAL('?types=repository.*&limit=1000'));
+      expect(registered.events.map((e: any) => e.type)).to.include('repository.registered');
+      expect((await page(s.url, FEED(repo, '?types=line.*,job.*'))).events.length).to.be.above(0);
+    });
+
     it('holds a global event back while a commit timed before it is still being written', async () => {
       const live = await SseClient.open(s.url, GLOBAL());
       await live.until((f) => f.length > 0, 'retry line');
@@ -396,6 +449,11 @@ describe('event feeds', function () {
       ]);
       live.close();
       expect((await api(s.url, 'GET', FEED(gone))).status).to.equal(404);
+      // A reader whose last event was one of the purged repository's resumes after it: the
+      // position can no longer be checked against its log, but it names a registered stream.
+      const lastOfGone = (await live.untilEvents(3))[2];
+      const resumed = await page(s.url, GLOBAL(`?since=${lastOfGone.id}`));
+      expect(resumed.events.map((e: any) => e.type)).to.deep.equal(['repository.retiring', 'repository.purged', 'line.created']);
       const all = (await page(s.url, GLOBAL('?limit=1000'))).events;
       expect(all.filter((e: any) => e.repository_index === gone).map((e: any) => e.type)).to.deep.equal(['repository.registered', 'repository.retiring', 'repository.purged']);
       expect(all.at(-1).data.line).to.equal('go-0');
@@ -416,16 +474,54 @@ describe('event feeds', function () {
       // JSON pages are not subscribers.
       await page(s.url, FEED(repo));
       one.close();
-      let again: SseClient;
-      for (;;) {
-        again = await SseClient.open(s.url, FEED(repo));
-        if (again.status === 200) break;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      // The place frees when the server notices the closed connection: wait for it (bounded).
+      const again = await until('a place freed by the closed stream', async () => {
+        const sse = await SseClient.open(s.url, FEED(repo));
+        return sse.status === 200 ? sse : null;
+      });
       again.close();
       two.close();
     } finally {
       await s.stop();
+    }
+  });
+
+  it('answers 429 with Retry-After beyond the per-client cap (--event-subscribers-per-client); other clients still get places', async () => {
+    const server = await spawnServer(path.join(tempDir(), 'data'), ['--event-subscribers-per-client', '2', '--event-subscribers', '10']);
+    const opened: SseClient[] = [];
+    try {
+      const repo = await register(server.url, 'per-client');
+      for (const p of [FEED(repo), GLOBAL()]) opened.push(await SseClient.open(server.url, p));
+      expect(opened.map((c) => c.status)).to.deep.equal([200, 200]);
+      // This address holds its two places: a third stream, of either feed, is refused.
+      for (const p of [FEED(repo), GLOBAL()]) {
+        const over = await SseClient.open(server.url, p);
+        expect(over.status).to.equal(429);
+        expect(over.headers.get('retry-after')).to.equal('5');
+        expect(JSON.parse(over.text).error).to.match(/2 event streams are open from this client address/);
+      }
+      // JSON pages are not streams.
+      await page(server.url, FEED(repo));
+      // Another address (127.0.0.2 reaches a loopback listener on Linux) is another client.
+      const { port } = new URL(server.url);
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = http.get({ host: '127.0.0.1', port, path: FEED(repo), localAddress: '127.0.0.2', headers: { accept: 'text/event-stream' } }, (res) => {
+          resolve(res.statusCode!);
+          req.destroy();
+        });
+        req.on('error', reject);
+      });
+      expect(status).to.equal(200);
+      // A closed stream gives its place back.
+      opened.shift()!.close();
+      opened.push(await until('a place of this client freed', async () => {
+        const sse = await SseClient.open(server.url, FEED(repo));
+        return sse.status === 200 ? sse : null;
+      }));
+    } finally {
+      for (const c of opened) c.close();
+      server.proc.kill('SIGTERM');
+      await server.exited;
     }
   });
 
@@ -468,6 +564,13 @@ describe('event feeds', function () {
       expect((await page(s.url, GLOBAL(`?since=${seventh.id}`))).events).to.have.length(resumed.events.length - 1);
       const stream = await SseClient.open(s.url, GLOBAL(), { 'last-event-id': before[1].id });
       expect(stream.status).to.equal(410);
+      // A dropped event's id is 410; a position in the dropped range timed after the oldest kept
+      // event names no event that ever was: 400.
+      const third = before.find((e: any) => e.repository_index === repo && e.seq === 3 && !e.id.includes('-registry-'));
+      expect((await api(s.url, 'GET', GLOBAL(`?since=${third.id}`))).status).to.equal(410);
+      const never = await api(s.url, 'GET', GLOBAL(`?since=${seventh.at_us + 1}-${repo}-3`));
+      expect(never.status, never.text).to.equal(400);
+      expect(never.json.error).to.match(/names no event/);
     } finally {
       await s.stop();
     }
@@ -562,7 +665,9 @@ describe('event feeds', function () {
         expect(status, `still subscribed after ${made} events`).to.equal(200);
         const peak = memoryKiB(pid).hwm;
         if (process.env.CAIRN_TEST_VERBOSE) console.log(`      stalled subscriber dropped after ${made} events; VmHWM ${((peak - idle) / 1024).toFixed(0)} MiB above idle`);
-        expect(server.output()).to.match(/event subscriber disconnected/);
+        // The warning is logged as the place frees, but the server writes its log in batches
+        // (up to 200 ms later): wait for the line rather than look once.
+        await untilOutput(server, /event subscriber disconnected/);
         // Reading what had reached its socket ends before the newest event: it was cut off.
         const last = (await page(server.url, FEED(repo))).last_seq;
         let text = '';

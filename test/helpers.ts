@@ -132,6 +132,31 @@ async function spawnServerOnce(dataDir: string, args: string[], waitReady: boole
   throw new Error(`server never became ready: ${out}`);
 }
 
+/**
+ * Wait until `probe` gives a truthy value (checked every 25 ms) and return it; fail after `ms`
+ * naming `what`. For anything that happens after the action a test takes (a log line a child
+ * writes in its next batch, a place freed when a socket closes): never a fixed sleep, never a
+ * single look.
+ */
+export async function until<T>(what: string, probe: () => T | null | undefined | false | Promise<T | null | undefined | false>, ms = 15_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await sleep(25);
+  }
+}
+
+/**
+ * Wait until a child server's output matches `pattern` (bounded). The server writes its JSON log
+ * lines in batches (lib/cli/log-batch.ts, up to 200 ms late), so a line logged while a request
+ * was answered may reach the pipe after the answer.
+ */
+export async function untilOutput(server: Pick<ChildServer, 'output'>, pattern: RegExp, ms = 15_000): Promise<string> {
+  return until(`server output matching ${pattern}`, () => (pattern.test(server.output()) ? server.output() : null), ms);
+}
+
 export async function fileBytes(p: string): Promise<Buffer | null> {
   try { return await fsp.readFile(p); } catch { return null; }
 }

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { createGzip } from 'node:zlib';
 import { push } from '../lib/client/transfer.js';
 import { PACK_FRAME_MAGIC } from '../lib/store/pack.js';
-import { api, register, spawnServer, tempDir, type ChildServer } from './helpers.js';
+import { api, register, spawnServer, tempDir, until, type ChildServer } from './helpers.js';
 
 const AUTH = '/v1/native/repository-authorities';
 const MiB = 1024 * 1024;
@@ -250,9 +250,9 @@ describe('hostile request bodies', function () {
       expect(res.text).to.not.include(token);
       expect(res.json.error).to.match(/^no route for/);
     }
-    await new Promise((r) => setTimeout(r, 500)); // the log is flushed every 200 ms
-    const logged = server.output().split('\n').filter((l) => l.includes('"msg":"request"') && l.includes('"status":404'));
-    expect(logged.length).to.be.at.least(3);
+    // The log is written in batches (every 200 ms): wait for the three request lines.
+    const notFound = () => server.output().split('\n').filter((l) => l.includes('"msg":"request"') && l.includes('"status":404'));
+    await until('the three 404 request lines in the log', () => notFound().length >= 3);
     expect(server.output()).to.not.include(token);
   });
 
@@ -341,8 +341,11 @@ describe('hostile request bodies', function () {
       } finally {
         for (const req of held) req.destroy();
       }
-      await new Promise((r) => setTimeout(r, 300));
-      const again = await api(server.url, 'HEAD', `${AUTH}/${repo}/snapshots/${snapshotId}?path=small.txt`);
+      // The places free as the server notices the closed sockets: wait for it (bounded).
+      const again = await until('an export place to free', async () => {
+        const res = await api(server.url, 'HEAD', `${AUTH}/${repo}/snapshots/${snapshotId}?path=small.txt`);
+        return res.status === 503 ? null : res;
+      });
       expect(again.status).to.equal(200);
       const one = await api(server.url, 'GET', `${AUTH}/${repo}/snapshots/${snapshotId}?path=small.txt`);
       expect(one.status).to.equal(200);

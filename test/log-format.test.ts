@@ -16,7 +16,14 @@ function fakeStream(isTTY: boolean): { stream: Writable & { isTTY: boolean }; ou
   return { stream, output: () => text };
 }
 
-const tick = () => new Promise((r) => setImmediate(r));
+/** pino-pretty hands lines on through a stream pipeline: wait until `done(text)` holds (bounded), never one look after a tick. */
+async function untilWritten(output: () => string, done: (text: string) => boolean): Promise<string> {
+  for (const deadline = Date.now() + 5000; !done(output()); ) {
+    if (Date.now() > deadline) throw new Error(`the pretty stream did not write what was logged: ${JSON.stringify(output())}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return output();
+}
 // eslint-disable-next-line no-control-regex
 const ANSI = /\x1b\[[0-9;]*m/g;
 
@@ -27,8 +34,7 @@ async function logTo(isTTY: boolean): Promise<string[]> {
   log.warn({ repository_index: 3, note: 'x' }, 'recovery');
   log.debug({ hidden: true }, 'below the level');
   log.info({}, 'stopped');
-  await tick();
-  return output().split('\n').filter((l) => l.length > 0);
+  return (await untilWritten(output, (text) => text.split('\n').length > 3)).split('\n').filter((l) => l.length > 0);
 }
 
 describe('serve --log-format pretty (pino-pretty)', () => {
@@ -57,8 +63,7 @@ describe('serve --log-format pretty (pino-pretty)', () => {
     const { stream, output } = fakeStream(false);
     const log = pino({ base: { service: 'cairn' } }, prettyStream(stream));
     log.error({ err: { name: 'Error', message: 'boom', stack: 'Error: boom\n    at here' }, method: 'GET' }, 'request failed');
-    await tick();
-    const text = output();
+    const text = await untilWritten(output, (t) => t.includes('at here') && t.endsWith('\n'));
     expect(text).to.match(/^\[\d\d:\d\d:\d\d\] ERROR: request failed \{"method":"GET"\}\n/);
     expect(text).to.include('"message": "boom"');
     expect(text).to.include('at here');

@@ -5,7 +5,8 @@ import { expect } from 'chai';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { push } from '../lib/client/transfer.js';
-import { compareKeys, decodeCursor, encodeCursor, firstAfter, takePage, walkFrom } from '../lib/domain/paging.js';
+import { compareKeys, decodeCursor, encodeCursor, firstAfter, takePage, walkFrom, type CursorScope } from '../lib/domain/paging.js';
+import { ROUTES } from '../lib/http/routes.js';
 import { api, cli, ok, register, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 type Json = Record<string, any>;
@@ -31,10 +32,11 @@ async function walk(url: string, p: string, field: string, limit: number): Promi
 describe('pagination: the cursor rules (domain)', () => {
   it('pages an ascending and a descending walk after a cursor; keys compare by type and element', () => {
     const keys = [1, 2, 3, 5, 8, 13];
-    const asc = (after: number | null) => takePage('t', { limit: 2, after }, walkFrom(keys.length, (i) => keys[i], (k) => k, after, 'asc'), 'asc');
-    const desc = (after: number | null) => takePage('t', { limit: 2, after }, walkFrom(keys.length, (i) => keys[i], (k) => k, after, 'desc'), 'desc');
+    const scope: CursorScope = { list: 't', repository: 0, filter: {} };
+    const asc = (after: number | null) => takePage({ limit: 2, after, scope }, walkFrom(keys.length, (i) => keys[i], (k) => k, after, 'asc'), 'asc');
+    const desc = (after: number | null) => takePage({ limit: 2, after, scope }, walkFrom(keys.length, (i) => keys[i], (k) => k, after, 'desc'), 'desc');
     expect(asc(null).rows).to.deep.equal([1, 2]);
-    expect(decodeCursor('t', asc(null).next_cursor!, 'int')).to.equal(2);
+    expect(decodeCursor(scope, asc(null).next_cursor!, 'int')).to.equal(2);
     expect(asc(4).rows).to.deep.equal([5, 8]);
     expect(asc(8).rows).to.deep.equal([13]);
     expect(asc(8).next_cursor).to.equal(null);
@@ -48,10 +50,22 @@ describe('pagination: the cursor rules (domain)', () => {
   });
 
   it('refuses a cursor of another list, of another key kind, or not a cursor at all', () => {
-    const c = encodeCursor('tasks', 7);
-    expect(decodeCursor('tasks', c, 'int')).to.equal(7);
-    for (const [list, cursor, kind] of [['changes', c, 'int'], ['tasks', c, 'string'], ['tasks', 'not!base64', 'int'], ['tasks', Buffer.from('{"l":"tasks"}').toString('base64url'), 'int'], ['tasks', 'e30', 'int'], ['tasks', '', 'int']] as const) {
-      expect(() => decodeCursor(list, cursor, kind), `${list} ${cursor} ${kind}`).to.throw(/cursor is not a cursor of this list/);
+    const tasks: CursorScope = { list: 'tasks', repository: 3, filter: {} };
+    const c = encodeCursor(tasks, 7);
+    expect(decodeCursor(tasks, c, 'int')).to.equal(7);
+    const old = Buffer.from('{"l":"tasks","k":7}').toString('base64url'); // without repository and filter
+    for (const [list, cursor, kind] of [['changes', c, 'int'], ['tasks', c, 'string'], ['tasks', 'not!base64', 'int'], ['tasks', Buffer.from('{"l":"tasks"}').toString('base64url'), 'int'], ['tasks', 'e30', 'int'], ['tasks', '', 'int'], ['tasks', old, 'int']] as const) {
+      expect(() => decodeCursor({ ...tasks, list }, cursor, kind), `${list} ${cursor} ${kind}`).to.throw(/cursor is not a cursor of this list/);
+    }
+  });
+
+  it('binds a cursor to its repository and filter: another repository or another filter is refused; unset values and order do not count', () => {
+    const scope: CursorScope = { list: 'tasks', repository: 3, filter: { status: 'active', plan_id: 'plan-1' } };
+    const c = encodeCursor(scope, 7);
+    expect(decodeCursor({ list: 'tasks', repository: 3, filter: { plan_id: 'plan-1', status: 'active', task_id: undefined, x: null } }, c, 'int')).to.equal(7);
+    expect(() => decodeCursor({ ...scope, repository: 4 }, c, 'int')).to.throw(/cursor was taken in repository 3, not in repository 4/);
+    for (const filter of [{}, { status: 'active' }, { status: 'closed', plan_id: 'plan-1' }, { status: 'active', plan_id: 'plan-2' }, { status: 'active', plan_id: 'plan-1', extra: 1 }]) {
+      expect(() => decodeCursor({ ...scope, filter }, c, 'int'), JSON.stringify(filter)).to.throw(/cursor was taken under other filters than this request's/);
     }
   });
 });
@@ -152,13 +166,63 @@ describe('pagination over HTTP', function () {
     expect(seen).to.deep.equal(before);
   });
 
+  it('binds the cursor of every list to its repository, list and filter: one taken in another repository or under another filter is 400', async () => {
+    // Another repository with the same names: a task and change-1, plan-1.
+    const other = await register(s.url, 'paging-other');
+    await ok(api(s.url, 'PUT', R(other, '/lines/main'), { json: {} }));
+    const t = (await ok(api(s.url, 'POST', R(other, '/tasks'), { json: { title: 'T', intent: 'i' } }))).task;
+    await ok(api(s.url, 'POST', R(other, '/changes'), { json: { task_id: t.task_id, title: 'C', base_line: 'main' } }));
+    await ok(api(s.url, 'POST', R(other, '/sprints'), { json: { title: 'P', artifact_path: 'p.md', artifact_heading: 'P' } }));
+    const page1 = async (p: string) => {
+      const page = await ok(api(s.url, 'GET', R(repo, `${p}${p.includes('?') ? '&' : '?'}limit=1`)), p);
+      expect(page.next_cursor, p).to.be.a('string');
+      return page.next_cursor as string;
+    };
+    const crafted = (list: string, filter: Record<string, string>) => async () => encodeCursor({ list, repository: repo, filter }, 1);
+    const withCursor = (p: string, c: string) => `${p}${p.includes('?') ? '&' : '?'}cursor=${c}`;
+    // [route, where the cursor comes from, the same list and filter again (accepted), other filters of the same list]
+    const cases: [string, string, () => Promise<string>, string[], string[]][] = [
+      ['/tasks', '/tasks?status=active', () => page1('/tasks?status=active'), ['/tasks?status=active'], ['/tasks', '/tasks?status=active&plan_id=plan-1', '/tasks?status=completed']],
+      ['/changes', '/changes', () => page1('/changes'), ['/changes'], ['/changes?status=draft', '/changes?task_id=task-1']],
+      ['/changes', '/changes?task_id=task-1', crafted('changes', { task_id: 'task-1' }), ['/changes?task_id=1'], ['/changes?task_id=task-2', '/changes']],
+      ['/changes/{change_ref}/patchsets', '/changes/change-1/patchsets', () => page1('/changes/change-1/patchsets'), ['/changes/task-1.change-1/patchsets'], ['/changes/change-2/patchsets']],
+      ['/changes/{change_ref}/reviews', '/changes/change-1/reviews', () => page1('/changes/change-1/reviews'), ['/changes/task-1.change-1/reviews'], ['/changes/change-2/reviews']],
+      ['/lines', '/lines', () => page1('/lines'), ['/lines'], []],
+      ['/sprints', '/sprints', () => page1('/sprints'), ['/sprints'], ['/sprints?artifact_path=p.md']],
+      ['/sprints/{plan_id}/revisions', '/sprints/plan-1/revisions', () => page1('/sprints/plan-1/revisions'), ['/sprints/plan-1/revisions'], ['/sprints/plan-2/revisions']],
+      ['/read/task-queue', '/read/task-queue', () => page1('/read/task-queue'), ['/read/task-queue'], ['/read/task-queue?status=active']],
+      ['/read/reviewer-inbox', '/read/reviewer-inbox', () => page1('/read/reviewer-inbox'), ['/read/reviewer-inbox'], ['/read/reviewer-inbox?reviewer_group=Alpha']],
+      ['/worker-jobs', '/worker-jobs', () => page1('/worker-jobs'), ['/worker-jobs'], ['/worker-jobs?state_kind=1']],
+      ['/read/changes/{change_ref}/lands', '/read/changes/change-1/lands', crafted('change-lands', { change_id: 'change-1' }), ['/read/changes/task-1.change-1/lands'], ['/read/changes/change-2/lands']],
+      ['/webhooks', '/webhooks', crafted('webhooks', {}), ['/webhooks'], []],
+      // No such webhook: the cursor is checked first (400), the same list and filter then answer 404.
+      ['/webhooks/{webhook_id}/deliveries', '/webhooks/hook-1/deliveries?state=failed', crafted('webhook-deliveries', { webhook_id: 'hook-1', state: 'failed' }), [], ['/webhooks/hook-1/deliveries', '/webhooks/hook-2/deliveries?state=failed']],
+    ];
+    const paged = ROUTES.filter((r) => r.paged).map((r) => r.template.replace('/v1/native/repository-authorities/{repository_index}', ''));
+    expect([...new Set(cases.map((c) => c[0]))].sort()).to.deep.equal([...paged].sort());
+    for (const [, from, take, same, others] of cases) {
+      const cursor = await take();
+      for (const p of same) expect((await api(s.url, 'GET', R(repo, withCursor(p, cursor)))).status, `${from} → ${p}`).to.equal(200);
+      const elsewhere = await api(s.url, 'GET', R(other, withCursor(from, cursor)));
+      expect(elsewhere.status, `${from} in another repository: ${elsewhere.text}`).to.equal(400);
+      expect(elsewhere.json.error).to.match(new RegExp(`cursor was taken in repository ${repo}, not in repository ${other}`));
+      for (const p of others) {
+        const res = await api(s.url, 'GET', R(repo, withCursor(p, cursor)));
+        expect(res.status, `${from} → ${p}: ${res.text}`).to.equal(400);
+        expect(res.json.error, `${from} → ${p}`).to.match(/cursor was taken under other filters than this request's/);
+      }
+    }
+    expect((await api(s.url, 'GET', R(repo, withCursor('/webhooks/hook-1/deliveries?state=failed', await crafted('webhook-deliveries', { webhook_id: 'hook-1', state: 'failed' })())))).status).to.equal(404);
+  });
+
   it('a bad limit or cursor is 400 and names the fix; the default page is 100 rows', async () => {
-    for (const q of ['limit=0', 'limit=1001', 'limit=abc', 'limit=-1', 'limit=1&limit=2', 'cursor=zzz', `cursor=${encodeCursor('changes', 1)}`, `cursor=${encodeCursor('tasks', 'x')}`, 'cursor=']) {
+    const scope = (list: string): CursorScope => ({ list, repository: repo, filter: {} });
+    for (const q of ['limit=0', 'limit=1001', 'limit=abc', 'limit=-1', 'limit=1&limit=2', 'cursor=zzz', `cursor=${encodeCursor(scope('changes'), 1)}`, `cursor=${encodeCursor(scope('tasks'), 'x')}`, 'cursor=']) {
       const res = await api(s.url, 'GET', R(repo, `/tasks?${q}`));
       expect(res.status, q).to.equal(400);
       expect(res.json.error, q).to.be.a('string');
     }
-    expect((await api(s.url, 'GET', R(repo, `/worker-jobs?cursor=${encodeCursor('tasks', 1)}`))).status).to.equal(400);
+    expect((await api(s.url, 'GET', R(repo, `/worker-jobs?cursor=${encodeCursor(scope('tasks'), 1)}`))).status).to.equal(400);
     const made = (await ok(api(s.url, 'GET', R(repo, '/tasks?limit=1000')))).tasks.length;
     for (let i = made; i < 105; i++) await ok(api(s.url, 'POST', R(repo, '/tasks'), { json: { title: `bulk ${i}`, intent: 'i' } }));
     const first = await ok(api(s.url, 'GET', R(repo, '/tasks')));

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { push } from '../lib/client/transfer.js';
-import { CLI, api, register, spawnServer, tempDir, type ChildServer } from './helpers.js';
+import { CLI, api, register, spawnServer, tempDir, until, untilOutput, type ChildServer } from './helpers.js';
 
 const R = (repo: number) => `/v1/native/repository-authorities/${repo}`;
 const CI_TIMEOUT_S = 2;
@@ -224,7 +224,8 @@ describe('cairn runner end to end', function () {
     const run = await runOnce(repo);
     expect(run.code, run.stderr).to.equal(1);
     expect(run.lines).to.have.length(1);
-    expect(heartbeats() - beatsBefore).to.be.at.least(2);
+    // The server writes its log in batches (every 200 ms): wait for the lines, bounded.
+    await until('two heartbeats of this run in the server log', () => heartbeats() - beatsBefore >= 2);
     // Completed, not 'complete_rejected': the 2 s lease survived the 2 s command through heartbeats.
     expect(run.lines[0]).to.deep.equal({
       repository_index: repo, worker_job_index: index, job_kind: 11, attempt: 1,
@@ -263,11 +264,10 @@ describe('cairn runner end to end', function () {
     expect(JSON.parse(down.stderr.trim()).error).to.match(/^claim failed/);
   });
 
-  it('never prints a lease token: not in the runner output, not in the server log', () => {
+  it('never prints a lease token: not in the runner output, not in the server log', async () => {
     expect(proxy.tokens.length).to.equal(7); // one claim per runner run; the patchset test runs two
     const runnerOutput = outputs.join('\n');
-    const serverLog = server.output();
-    expect(serverLog).to.match(/workerJobs\.complete/);
+    const serverLog = await untilOutput(server, /workerJobs\.complete/);
     for (const token of proxy.tokens) {
       expect(token).to.match(/^[0-9a-f]{32}$/);
       expect(runnerOutput).to.not.include(token);

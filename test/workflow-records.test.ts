@@ -49,15 +49,16 @@ async function populate(a: Authority, tasks: number, from = 1): Promise<void> {
 
 /** Everything the read models answer, for comparing two opens. */
 function answers(a: Authority): unknown {
-  const all = { limit: 1000, after: null };
+  const scope = { list: 'any', repository: 0, filter: {} };
+  const all = { limit: 1000, after: null, scope };
   return {
     summary: queueSummary(a.workflow),
     active: queueSummary(a.workflow, 'active'),
     tasks: a.workflow.pageTasks({}, all),
-    completed: a.workflow.pageTasks({ status: 'completed' }, { limit: 3, after: null }),
+    completed: a.workflow.pageTasks({ status: 'completed' }, { limit: 3, after: null, scope }),
     changes: a.workflow.pageChanges({}, all),
     abandoned: a.workflow.pageChanges({ status: 'abandoned' }, all),
-    queue: taskQueue(a.workflow, undefined, { limit: 7, after: null }, 0),
+    queue: taskQueue(a.workflow, undefined, { limit: 7, after: null, scope }, 0),
     audit: taskAudit(a.workflow, 'task-2', 'main', 0),
     inbox: a.workflow.reviews.inbox(undefined, 0),
   };

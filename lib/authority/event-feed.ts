@@ -16,7 +16,7 @@
 //  - The global merge hands out an event only when its time is below the event clock's
 //    low-water mark (lib/store/event-clock.ts): every event that sorts before it is then
 //    published, so no later delivery can sort ahead of an earlier one.
-import { Busy, Gone, Invalid } from '../domain/errors.js';
+import { Busy, Gone, Invalid, TooManyRequests } from '../domain/errors.js';
 import {
   compareGlobal,
   formatGlobalEventId,
@@ -27,7 +27,7 @@ import {
   type FeedEvent,
 } from '../domain/events.js';
 import { LIFECYCLE_ACTIVE, type RepositoryRecord } from '../domain/repository.js';
-import { eventLowWater, onEventTimeSettled } from '../store/event-clock.js';
+import { eventLowWater, lastEventTime, onEventTimeSettled } from '../store/event-clock.js';
 import type { EventRecord } from '../store/event-log.js';
 import type { Authority } from './authority.js';
 import type { Log } from './logger.js';
@@ -303,6 +303,11 @@ function laneStart(stream: EventStream, position: GlobalEventId): number {
 export interface EventFeedOptions {
   /** Live subscriptions of both feeds at once, server-wide; more answer 503 (default 1000). */
   maxSubscribers?: number;
+  /**
+   * Live subscriptions one client (a remote address; see the HTTP layer's clientKey) may hold at
+   * once; more answer 429 (default 50). Keeps one client from taking every server-wide place.
+   */
+  maxSubscribersPerClient?: number;
   /** A `: keepalive` comment this often on an idle stream (default 15 s). */
   heartbeatMs?: number;
   /** Keep the newest N events of each repository; null keeps all (default). */
@@ -317,6 +322,7 @@ export interface EventFeedOptions {
 
 export const DEFAULT_EVENT_FEED_OPTIONS: Required<EventFeedOptions> = {
   maxSubscribers: 1000,
+  maxSubscribersPerClient: 50,
   heartbeatMs: 15_000,
   retention: null,
   retentionIntervalMs: 600_000,
@@ -349,9 +355,14 @@ export type CloseReason = 'client' | 'overflow' | 'stalled' | 'gone' | 'removed'
 
 // ---------------------------------------------------------------- the feeds
 
+/** Seconds a client over its stream cap is asked to wait: its own streams must end first. */
+export const PER_CLIENT_RETRY_AFTER_S = 5;
+
 export class EventFeeds {
   readonly options: Required<EventFeedOptions>;
   private readonly active = new Set<Subscription>();
+  /** Open subscriptions per client key (entries at 0 are removed). */
+  private readonly perClient = new Map<string, number>();
   private registry: RegistryEventStream | null = null;
   private stopped = false;
   private retentionTimer: NodeJS.Timeout | null = null;
@@ -401,15 +412,15 @@ export class EventFeeds {
     return { events, next_since: merge.lanes.get(stream.name)!.pos, oldest_seq: stream.log.oldestSeq, last_seq: stream.log.lastSeq };
   }
 
-  /** Follow one repository after `since` (null: from the newest, live only). */
-  subscribeRepository(index: number, since: number | null, filter: EventTypeFilter | null): Subscription {
+  /** Follow one repository after `since` (null: from the newest, live only), for `client` (its key counts against the per-client cap). */
+  subscribeRepository(index: number, since: number | null, filter: EventTypeFilter | null, client: string): Subscription {
     const authority = this.host.authority(index);
     const stream = repositoryStream(authority);
     const start = this.repositoryStart(stream, since, true);
-    this.admit();
+    this.admit(client);
     const merge = new Merge(false, { at_us: 0, stream: stream.name, seq: start });
     merge.add(stream, start);
-    const sub = new Subscription(this, merge, filter, 'repository', this.options);
+    const sub = new Subscription(this, merge, filter, 'repository', this.options, client);
     sub.addCleanup(stream.onEvents(() => sub.wake()));
     sub.addCleanup(this.host.onAuthoritiesChanged(() => {
       let current: Authority | null = null;
@@ -438,6 +449,46 @@ export class EventFeeds {
     return oldest;
   }
 
+  /**
+   * A global `since` must be a position this server handed out: the beginning (0-0-0), an
+   * event's id, or the oldest position without a gap (its `oldest_id`, which sits just before
+   * a stream's oldest kept event). Anything else names no event and is 400 (a typo or a
+   * position of another server would otherwise read as "nothing new" forever). A trimmed
+   * event's id passes here and is 410 below. An event of a repository that is registered but
+   * not merged now (purged since, or left out until repaired) cannot be checked against its
+   * log and passes when its time is not in the future: a reader resuming after the last event
+   * it saw is never refused.
+   */
+  private checkGlobalPosition(since: GlobalEventId, streams: EventStream[]): void {
+    if (compareGlobal(since, BEGINNING) === 0) return;
+    const shown = formatGlobalEventId(since);
+    const none = (why: string) => new Invalid(`since ${shown} names no event: ${why} (pass the id of an event received, a next_since or oldest_id, or 0-0-0 for the beginning)`);
+    if (since.at_us > Math.max(lastEventTime(), Date.now() * 1000)) throw none('its time is ahead of the newest event');
+    if (since.seq === 0) throw none('event numbers start at 1');
+    const stream = streams.find((s) => s.name === since.stream);
+    if (!stream) {
+      if (since.stream === 'registry' || !this.registered(since.stream)) throw none(`no stream ${since.stream} exists`);
+      return;
+    }
+    const log = stream.log;
+    if (since.seq > log.lastSeq) throw none(`stream ${stream.name} has ${log.lastSeq} events`);
+    if (since.seq >= log.oldestSeq) {
+      if (log.read(since.seq - 1, 1)[0]?.at_us !== since.at_us) throw none(`event ${since.seq} of stream ${stream.name} has another time`);
+    } else if (log.oldestAtUs !== null && since.at_us > log.oldestAtUs) {
+      // Dropped by retention: it was timed no later than the oldest event kept.
+      throw none(`event ${since.seq} of stream ${stream.name} was timed before ${log.oldestAtUs}`);
+    }
+  }
+
+  private registered(index: number): boolean {
+    try {
+      this.host.record(index);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** Check a global `since` and position a merge just after it (or at the start a reader without one gets). */
   private globalMerge(since: GlobalEventId | null, live: boolean): Merge {
     const streams = this.streams();
@@ -447,14 +498,7 @@ export class EventFeeds {
       // A page: the oldest position without a gap.
       position = live ? { at_us: eventLowWater(), stream: 'registry', seq: 0 } : this.oldestGlobalPosition(streams);
     } else {
-      for (const stream of streams) {
-        if (stream.name !== since.stream) continue;
-        const log = stream.log;
-        if (since.seq > log.lastSeq) throw new Invalid(`since names event ${since.seq} of stream ${stream.name}, which has ${log.lastSeq}`);
-        if (since.seq >= log.oldestSeq && since.seq > 0 && log.read(since.seq - 1, 1)[0]?.at_us !== since.at_us) {
-          throw new Invalid(`since ${formatGlobalEventId(since)} does not name an event of stream ${stream.name}`);
-        }
-      }
+      this.checkGlobalPosition(since, streams);
       for (const stream of streams) {
         const dropped = droppedUpTo(stream);
         if (dropped && compareGlobal(dropped, since) > 0) {
@@ -477,11 +521,11 @@ export class EventFeeds {
     return { events, next_since: formatGlobalEventId(merge.position), oldest_id: formatGlobalEventId(this.oldestGlobalPosition()) };
   }
 
-  /** Follow every repository after the global id `since` (null: live only). */
-  subscribeGlobal(since: GlobalEventId | null, filter: EventTypeFilter | null): Subscription {
+  /** Follow every repository after the global id `since` (null: live only), for `client`. */
+  subscribeGlobal(since: GlobalEventId | null, filter: EventTypeFilter | null, client: string): Subscription {
     const merge = this.globalMerge(since, true);
-    this.admit();
-    const sub = new Subscription(this, merge, filter, 'global', this.options);
+    this.admit(client);
+    const sub = new Subscription(this, merge, filter, 'global', this.options, client);
     const unsubscribes = new Map<EventStreamName, () => void>();
     const follow = (stream: EventStream) => unsubscribes.set(stream.name, stream.onEvents(() => sub.wake()));
     for (const lane of merge.lanes.values()) follow(lane.stream);
@@ -509,8 +553,21 @@ export class EventFeeds {
 
   // ------------------------------------------------------------ subscribers, shutdown, retention
 
-  private admit(): void {
+  /** Live subscriptions `client` holds now. */
+  subscribersOf(client: string): number {
+    return this.perClient.get(client) ?? 0;
+  }
+
+  /**
+   * Room for one more subscription of `client`? The client's own cap is checked first: a client
+   * at its cap hears that it is the one to back off (429), not that the server is full (503).
+   */
+  private admit(client: string): void {
     if (this.stopped) throw new Busy('the server is stopping');
+    const perClient = this.options.maxSubscribersPerClient;
+    if (this.subscribersOf(client) >= perClient) {
+      throw new TooManyRequests(`${perClient} event streams are open from this client address, the most one client may hold; close one, or retry later`, PER_CLIENT_RETRY_AFTER_S);
+    }
     if (this.active.size >= this.options.maxSubscribers) {
       throw new Busy(`${this.options.maxSubscribers} event subscribers are connected, the most this server takes; retry later`);
     }
@@ -519,11 +576,16 @@ export class EventFeeds {
   /** @internal A subscription opened. */
   opened(sub: Subscription): void {
     this.active.add(sub);
+    this.perClient.set(sub.client, this.subscribersOf(sub.client) + 1);
   }
 
-  /** @internal A subscription closed. */
+  /** @internal A subscription closed (once per subscription). */
   released(sub: Subscription, reason: CloseReason, detail?: string): void {
-    this.active.delete(sub);
+    if (this.active.delete(sub)) {
+      const left = this.subscribersOf(sub.client) - 1;
+      if (left > 0) this.perClient.set(sub.client, left);
+      else this.perClient.delete(sub.client);
+    }
     if (reason === 'overflow') this.host.log.warn({ unsent_events_limit: this.options.maxUnsentEvents, unsent_bytes_limit: this.options.maxUnsentBytes }, 'event subscriber disconnected: it did not take its events (it resumes with Last-Event-ID)');
     else if (reason === 'stalled') this.host.log.warn({}, 'event subscriber disconnected: its connection stopped draining (it resumes with Last-Event-ID)');
     else if (reason === 'error') this.host.log.error({ problem: detail }, 'event subscription failed');
@@ -593,6 +655,8 @@ export class Subscription {
     private readonly filter: EventTypeFilter | null,
     private readonly form: IdForm,
     private readonly limits: { maxUnsentEvents: number; maxUnsentBytes: number },
+    /** The client key the subscription counts against (EventFeedOptions.maxSubscribersPerClient). */
+    readonly client: string,
   ) {
     feeds.opened(this);
   }

@@ -278,7 +278,7 @@ export class JobQueue {
   async list(stateKind: number | null, req: PageRequest): Promise<Page<JobRecord>> {
     if (this.hasDueLeases()) await this.expireLeases();
     const rows = walkFrom(this.jobs.size, (i) => this.jobs.get(i)!, (j) => j.worker_job_index, req.after, 'desc');
-    return takePage('worker-jobs', req, keepRows(rows, (j) => stateKind === null || j.state === stateKind), 'desc');
+    return takePage(req, keepRows(rows, (j) => stateKind === null || j.state === stateKind), 'desc');
   }
 
   counts(): { queued: number; running: number } {

@@ -119,7 +119,7 @@ export class WebhookBook {
     const rows = function* (hooks: WebhookRecord[]): Generator<[CursorKey, WebhookRecord]> {
       for (const w of hooks) yield [w.sequence, w];
     };
-    return takePage('webhooks', req, rows(this.live()), 'asc');
+    return takePage(req, rows(this.live()), 'asc');
   }
 
   /** The durable cursor of a webhook (events with seq ≤ it have been examined). */
@@ -168,7 +168,7 @@ export class WebhookBook {
         if (d && (state === undefined || d.state === state)) yield [n, d];
       }
     };
-    return takePage(`webhook-deliveries:${hook}`, req, rows(), 'desc');
+    return takePage(req, rows(), 'desc');
   }
 
   // ------------------------------------------------------------ registrations

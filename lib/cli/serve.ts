@@ -29,6 +29,7 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--no-ui] [--ui-identity-header NAME] [--webhook-attempts N]
                    [--webhook-allow CIDR|HOST]... [--webhook-disable-after N]
                    [--event-retention N] [--event-subscribers N] [--event-heartbeat-ms N]
+                   [--event-subscribers-per-client N]
                    [--activation-delay-ms N] [--lock-stale-ms N] [--webhook-backoff-ms N]
                    [--queue-depth N] [--queue-retries N] [--queue-batch N]
                    [--queue-stall-seconds N] [-h|--help]
@@ -86,6 +87,10 @@ Options:
   --event-subscribers N
                      live event-feed subscribers at once, server-wide; more get 503 with
                      Retry-After (default 1000)
+  --event-subscribers-per-client N
+                     live event-feed subscribers one client address may hold (IPv6: one
+                     /64); more get 429 with Retry-After (default 50). Behind a reverse
+                     proxy every client shares the proxy's address: raise it there
   --event-heartbeat-ms N
                      an idle event stream gets a keepalive comment this often (default 15000)
   -h, --help         show this help
@@ -220,6 +225,7 @@ export async function serve(argv: string[]): Promise<number> {
     'ui-identity-header': { type: 'string' },
     'event-retention': { type: 'string' },
     'event-subscribers': { type: 'string', default: String(DEFAULT_EVENT_FEED_OPTIONS.maxSubscribers) },
+    'event-subscribers-per-client': { type: 'string', default: String(DEFAULT_EVENT_FEED_OPTIONS.maxSubscribersPerClient) },
     'event-heartbeat-ms': { type: 'string', default: String(DEFAULT_EVENT_FEED_OPTIONS.heartbeatMs) },
     'webhook-attempts': { type: 'string', default: String(DEFAULT_WEBHOOK_POLICY.maxAttempts) },
     'webhook-backoff-ms': { type: 'string', default: String(DEFAULT_WEBHOOK_POLICY.backoffBaseMs) },
@@ -278,6 +284,7 @@ export async function serve(argv: string[]): Promise<number> {
   const events: EventFeedOptions = {
     retention: values['event-retention'] === undefined ? null : positive('event-retention', Number.MAX_SAFE_INTEGER),
     maxSubscribers: positive('event-subscribers', 1_000_000),
+    maxSubscribersPerClient: positive('event-subscribers-per-client', 1_000_000),
     heartbeatMs: positive('event-heartbeat-ms', 3_600_000),
   };
   const webhooks = { maxAttempts: positive('webhook-attempts', 100), backoffBaseMs: positive('webhook-backoff-ms', 3_600_000), disableAfter: positive('webhook-disable-after', 1000) };

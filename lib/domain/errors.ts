@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'Gone' // a position older than what is still kept (event retention) (410)
   | 'TooLarge' // body above the route limit (413)
   | 'UnsupportedMediaType' // wrong or missing Content-Type (415)
+  | 'TooManyRequests' // one client holds as much as it may (429 + Retry-After)
   | 'NotImplemented' // operation declared in the route table but not built yet (501)
   | 'Busy' // retryably busy or starting (503 + Retry-After: 1)
   | 'Corrupt' // a stored record fails its checks (500)
@@ -52,6 +53,11 @@ export class TooLarge extends CairnError {
 }
 export class UnsupportedMediaType extends CairnError {
   constructor(message: string) { super('UnsupportedMediaType', message); }
+}
+/** One client holds as much of a bounded resource as it may (event streams per address); retry after `retryAfterS`. */
+export class TooManyRequests extends CairnError {
+  readonly retryAfterS: number;
+  constructor(message: string, retryAfterS: number) { super('TooManyRequests', message); this.retryAfterS = retryAfterS; }
 }
 export class NotImplemented extends CairnError {
   constructor(operation: string) { super('NotImplemented', `not implemented: ${operation}`); }

@@ -194,8 +194,23 @@ export function planEvents(before: { status: string } | undefined, after: { plan
 
 // ---------------------------------------------------------------- feeds (docs/api.md "Events")
 
+const familyOf = (type: string) => type.slice(0, type.indexOf('.'));
+
 /** The families a `?types=` entry may name as `family.*` (job.*, change.*, repository.*, ...). */
-const FAMILIES = new Set([...Object.keys(EVENT_TYPES), ...Object.keys(REGISTRY_EVENT_TYPES)].map((t) => t.slice(0, t.indexOf('.'))));
+const FAMILIES = new Set([...Object.keys(EVENT_TYPES), ...Object.keys(REGISTRY_EVENT_TYPES)].map(familyOf));
+
+/**
+ * The two feeds (docs/api.md "Events"): a repository's feed carries the repository events of
+ * the catalogue (EVENT_TYPES); the global feed carries those of every repository and the
+ * registry's (REGISTRY_EVENT_TYPES).
+ */
+export type EventFeedKind = 'repository' | 'global';
+
+/** The types and families that can appear on each feed, derived from the catalogue. */
+const ON_FEED: Record<EventFeedKind, { types: ReadonlySet<string>; families: ReadonlySet<string> }> = {
+  repository: { types: new Set(Object.keys(EVENT_TYPES)), families: new Set(Object.keys(EVENT_TYPES).map(familyOf)) },
+  global: { types: new Set([...Object.keys(EVENT_TYPES), ...Object.keys(REGISTRY_EVENT_TYPES)]), families: FAMILIES },
+};
 
 /** A parsed `?types=` list: exact types and whole families. */
 export interface EventTypeFilter {
@@ -204,11 +219,15 @@ export interface EventTypeFilter {
 }
 
 /**
- * Parse `?types=a,b,job.*`: comma-separated, each an event type of the catalogue (EVENT_TYPES
- * or REGISTRY_EVENT_TYPES) or `family.*` of one. Throws Invalid naming the first entry that
- * is neither (an unknown type is refused rather than silently never matching).
+ * Parse `?types=a,b,job.*` of `feed`: comma-separated, each an event type of the catalogue
+ * (EVENT_TYPES or REGISTRY_EVENT_TYPES) or `family.*` of one. Throws Invalid naming the first
+ * entry that is neither, or that names only types the feed never carries (registry events on a
+ * repository feed): a filter entry that can never match is refused rather than silently
+ * matching nothing.
  */
-export function parseEventTypes(text: string): EventTypeFilter {
+export function parseEventTypes(text: string, feed: EventFeedKind): EventTypeFilter {
+  const on = ON_FEED[feed];
+  const elsewhere = (shown: string) => new Invalid(`types: "${shown}" never appears on a repository feed: registry events (repository.*) are on the global feed, /v1/native/events`);
   const exact = new Set<string>();
   const families = new Set<string>();
   const entries = text.split(',');
@@ -217,9 +236,11 @@ export function parseEventTypes(text: string): EventTypeFilter {
     const shown = entry.length > 64 ? `${entry.slice(0, 64)}...` : entry;
     if (entry.endsWith('.*')) {
       const family = entry.slice(0, -2);
-      if (!FAMILIES.has(family)) throw new Invalid(`types: "${shown}" names no event family (one of ${[...FAMILIES].map((f) => `${f}.*`).join(', ')})`);
+      if (!FAMILIES.has(family)) throw new Invalid(`types: "${shown}" names no event family (one of ${[...on.families].map((f) => `${f}.*`).join(', ')})`);
+      if (!on.families.has(family)) throw elsewhere(shown);
       families.add(family);
     } else if (Object.hasOwn(EVENT_TYPES, entry) || Object.hasOwn(REGISTRY_EVENT_TYPES, entry)) {
+      if (!on.types.has(entry)) throw elsewhere(shown);
       exact.add(entry);
     } else {
       throw new Invalid(entry === '' ? 'types: an empty entry (the list is comma-separated types or family.* entries)' : `types: "${shown}" is not an event type (see the event catalogue) or a family.* of one`);

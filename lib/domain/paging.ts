@@ -1,10 +1,15 @@
 // Cursor pagination of lists (docs/api.md "Lists and pagination"). A page is at most `limit`
 // rows in the list's fixed order; `next_cursor` names the position after the last row, null
-// on the last page. A cursor is opaque to clients: base64url of `{l, k}`, the list it belongs
-// to and the sort key of the last row returned. Positions are keys, not offsets, so rows
-// inserted while a client pages never shift a later page: newest-first lists key on a sequence
-// that only grows (new rows appear before the first page, never inside the walk), oldest-first
-// and name-ordered lists on a key that the walk passes once.
+// on the last page. A cursor is opaque to clients: base64url of `{l, r, f, k}`: the list it
+// belongs to, its repository, a hash of the filter it was taken under, and the sort key of the
+// last row returned. A cursor is bound to all three, so one taken in another repository or
+// under other filters is refused (400) instead of silently positioning a different walk. It
+// is not a secret or a capability (a client can forge one; the key is checked like any
+// input), so a plain hash does; no server key is needed. Positions are keys, not offsets, so
+// rows inserted while a client pages never shift a later page: newest-first lists key on a
+// sequence that only grows (new rows appear before the first page, never inside the walk),
+// oldest-first and name-ordered lists on a key that the walk passes once.
+import { createHash } from 'node:crypto';
 import { Invalid } from './errors.js';
 
 export const DEFAULT_PAGE_LIMIT = 100;
@@ -12,10 +17,26 @@ export const MAX_PAGE_LIMIT = 1000;
 
 export type CursorKey = number | string | (number | string)[];
 
+/** A filter value as the list parsed it; undefined and null both mean "not filtered". */
+export type FilterValue = string | number | boolean | null | undefined;
+
+/**
+ * What a cursor is bound to: the list, the repository it lists (null: none), and the filter the
+ * walk was asked with, normalized as the list parsed it, including the entity a list of one
+ * belongs to (a change's patchsets: its change_id, whatever form of its ref the path used).
+ */
+export interface CursorScope {
+  list: string;
+  repository: number | null;
+  filter: Readonly<Record<string, FilterValue>>;
+}
+
 export interface PageRequest {
   limit: number;
   /** The key of the last row of the previous page (null: the first page). */
   after: CursorKey | null;
+  /** What this walk's cursors are bound to (next_cursor is encoded for it). */
+  scope: CursorScope;
 }
 
 export interface Page<T> {
@@ -30,17 +51,31 @@ export function parseLimit(value: string | undefined, fallback = DEFAULT_PAGE_LI
   return Number(value);
 }
 
-export function encodeCursor(list: string, key: CursorKey): string {
-  return Buffer.from(JSON.stringify({ l: list, k: key }), 'utf8').toString('base64url');
+/**
+ * The filter's fingerprint: a hash of its set values, by name (order-free; unset values left
+ * out, so `?status=` absent and a default of none agree). 96 bits: a collision needs a client
+ * that forges cursors anyway.
+ */
+export function filterHash(filter: Readonly<Record<string, FilterValue>>): string {
+  const set = Object.keys(filter).filter((k) => filter[k] !== undefined && filter[k] !== null).sort().map((k) => [k, filter[k]]);
+  return createHash('sha256').update(JSON.stringify(set)).digest('base64url').slice(0, 16);
+}
+
+export function encodeCursor(scope: CursorScope, key: CursorKey): string {
+  return Buffer.from(JSON.stringify({ l: scope.list, r: scope.repository, f: filterHash(scope.filter), k: key }), 'utf8').toString('base64url');
 }
 
 const isKeyPart = (v: unknown): v is number | string => (typeof v === 'number' && Number.isSafeInteger(v)) || (typeof v === 'string' && v.length <= 1024);
 
 export type KeyKind = 'int' | 'string' | 'tuple';
 
-/** The key inside a cursor of `list`; a cursor that is malformed, of another list or of another key kind is 400. */
-export function decodeCursor(list: string, cursor: string | undefined, kind: KeyKind): CursorKey | null {
+/**
+ * The key inside a cursor of `scope`. 400 for a cursor that is malformed, of another list or of
+ * another key kind, taken in another repository, or taken under another filter.
+ */
+export function decodeCursor(scope: CursorScope, cursor: string | undefined, kind: KeyKind): CursorKey | null {
   if (cursor === undefined) return null;
+  const list = scope.list;
   const bad = () => new Invalid(`cursor is not a cursor of this list (pass the next_cursor of a previous page of ${list}, unchanged)`);
   if (cursor.length === 0 || cursor.length > 4096 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw bad();
   let parsed: unknown;
@@ -49,8 +84,16 @@ export function decodeCursor(list: string, cursor: string | undefined, kind: Key
   } catch {
     throw bad();
   }
-  if (!parsed || typeof parsed !== 'object' || (parsed as { l?: unknown }).l !== list) throw bad();
-  const k = (parsed as { k?: unknown }).k;
+  if (!parsed || typeof parsed !== 'object') throw bad();
+  const { l, r, f, k } = parsed as { l?: unknown; r?: unknown; f?: unknown; k?: unknown };
+  if (l !== list || typeof f !== 'string' || (r !== null && !(typeof r === 'number' && Number.isSafeInteger(r)))) throw bad();
+  if (r !== scope.repository) {
+    throw new Invalid(`cursor was taken in ${r === null ? 'no repository' : `repository ${r}`}, not in ${scope.repository === null ? 'this list' : `repository ${scope.repository}`}: start the walk again without a cursor`);
+  }
+  if (f !== filterHash(scope.filter)) {
+    const names = Object.keys(scope.filter);
+    throw new Invalid(`cursor was taken under other filters than this request's${names.length ? ` (${names.join(', ')})` : ''}: send the same filters with every page, or start again without a cursor`);
+  }
   if (kind === 'int' && typeof k === 'number' && Number.isSafeInteger(k)) return k;
   if (kind === 'string' && typeof k === 'string' && isKeyPart(k)) return k;
   if (kind === 'tuple' && Array.isArray(k) && k.length > 0 && k.length <= 4 && k.every(isKeyPart)) return k as CursorKey;
@@ -78,7 +121,7 @@ export function compareKeys(a: CursorKey, b: CursorKey): number {
  * the caller positions the walk (by index or binary search) so it starts at or near the
  * cursor; rows at or before the cursor in list order are skipped here.
  */
-export function takePage<T>(list: string, req: PageRequest, rows: Iterable<[CursorKey, T]>, order: 'asc' | 'desc'): Page<T> {
+export function takePage<T>(req: PageRequest, rows: Iterable<[CursorKey, T]>, order: 'asc' | 'desc'): Page<T> {
   const out: T[] = [];
   let lastKey: CursorKey | null = null;
   for (const [key, row] of rows) {
@@ -86,7 +129,7 @@ export function takePage<T>(list: string, req: PageRequest, rows: Iterable<[Curs
       const c = compareKeys(key, req.after);
       if (order === 'asc' ? c <= 0 : c >= 0) continue;
     }
-    if (out.length === req.limit) return { rows: out, next_cursor: encodeCursor(list, lastKey!) };
+    if (out.length === req.limit) return { rows: out, next_cursor: encodeCursor(req.scope, lastKey!) };
     out.push(row);
     lastKey = key;
   }

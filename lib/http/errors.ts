@@ -1,7 +1,7 @@
 // The one place domain errors become HTTP: a total table from error code to status. A 5xx
 // body never carries a stack or a path; the details go to the log only.
 import type { Context } from 'koa';
-import { CairnError, MethodNotAllowed, isCairnError, type ErrorCode } from '../domain/errors.js';
+import { CairnError, MethodNotAllowed, TooManyRequests, isCairnError, type ErrorCode } from '../domain/errors.js';
 import { GOVERNED_CODE } from '../domain/lines.js';
 import { constant, enumOf, obj, str, strArr, uint, type Schemas } from './json-schema.js';
 
@@ -14,6 +14,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   TooLarge: 413,
   UnsupportedMediaType: 415,
   Unprocessable: 422,
+  TooManyRequests: 429,
   Corrupt: 500,
   Internal: 500,
   NotImplemented: 501,
@@ -67,6 +68,7 @@ export function errorReply(err: unknown): ErrorReply {
   const headers: Record<string, string> = {};
   if (known instanceof MethodNotAllowed) headers.Allow = known.allow.join(', ');
   if (status === 503) headers['Retry-After'] = '1';
+  if (known instanceof TooManyRequests) headers['Retry-After'] = String(known.retryAfterS);
   // 500s from Corrupt keep a generic text: the message may name files of the data directory.
   const message = status >= 500 && status !== 501 && status !== 503 ? 'internal error: the authority operation failed (see server log)' : known.message;
   return { status, body: { ...known.fields, error: message }, headers, internal: status >= 500 && status !== 501 && status !== 503 };

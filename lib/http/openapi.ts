@@ -72,6 +72,7 @@ export function queryOf(route: RouteSpec): RouteSpec['query'] {
  *  - 404: a path parameter (unregistered repository, unknown entity);
  *  - 409: a mutation under a repository (lifecycle admission: retiring or purged);
  *  - 410: only where the row adds it (the event feeds: a position retention no longer keeps);
+ *  - 429: only where the row adds it (the event feeds: a client's streams at its cap);
  *  - 413: any method but GET (a body over the route's limit; body-less routes drain at most 2 MiB);
  *  - 415: a body of the wrong Content-Type; 422: a JSON body that does not fit the typed request;
  *  - 500: an internal or corrupt authority operation; 501: a row without a handler;
@@ -101,6 +102,7 @@ const REFUSAL_TEXT: Record<number, string> = {
   413: "Body over the route's limit",
   415: 'Wrong Content-Type (or Content-Encoding)',
   422: 'JSON that does not fit the typed request: not an object, a missing required field, a field of the wrong type, an unknown field where the route rejects them',
+  429: 'This client address holds as many event streams as one client may (--event-subscribers-per-client); Retry-After says when to try again',
   500: 'Corrupt or failed authority operation (details in the server log only)',
   501: 'Operation declared but not built',
   503: 'Starting (before activation), or retryably busy',
@@ -180,6 +182,7 @@ function responses(route: RouteSpec): Record<string, unknown> {
     out[key] = {
       description: REFUSAL_TEXT[status] ?? 'Refused',
       ...(status === 503 ? { headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds (1)' } } } : {}),
+      ...(status === 429 ? { headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds' } } } : {}),
       content: json(schema),
     };
   }

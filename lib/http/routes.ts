@@ -216,8 +216,8 @@ export const ROUTES: readonly RouteSpec[] = [
   route('landQueue.remove', 'DELETE', `${REPO}/land-queue/{entry_id}`, { extension: true, body: NONE, ok: 'LandQueueEntryResult', handler: landQueue.remove }),
 
   // Extensions: event feeds (a JSON page, or server-sent events with Accept: text/event-stream)
-  route('events.repository', 'GET', `${REPO}/events`, { extension: true, query: events.EventsQuery, ok: { json: 'EventPage', raw: ['text/event-stream'] }, refuses: [410], handler: events.repositoryEvents }),
-  route('events.global', 'GET', '/v1/native/events', { extension: true, query: events.EventsQuery, ok: { json: 'GlobalEventPage', raw: ['text/event-stream'] }, refuses: [410], handler: events.globalEvents }),
+  route('events.repository', 'GET', `${REPO}/events`, { extension: true, query: events.EventsQuery, ok: { json: 'EventPage', raw: ['text/event-stream'] }, refuses: [410, 429], handler: events.repositoryEvents }),
+  route('events.global', 'GET', '/v1/native/events', { extension: true, query: events.EventsQuery, ok: { json: 'GlobalEventPage', raw: ['text/event-stream'] }, refuses: [410, 429], handler: events.globalEvents }),
 ];
 
 /** The rows of the spec's operations (the 78), without the extension rows. */

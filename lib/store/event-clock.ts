@@ -27,6 +27,11 @@ export function endEventTime(atUs: number): void {
   for (const fn of listeners) fn();
 }
 
+/** The newest time handed out or observed (0: none yet): no event is timed after it. */
+export function lastEventTime(): number {
+  return last;
+}
+
 /**
  * Every event with a time below this is published or will never exist: the times of batches
  * still being written, or the next time the clock can hand out.

@@ -276,24 +276,24 @@ export class WorkflowBook {
   }
 
   /** One page of tasks, newest first (cursor key: the task sequence); only the page's rows are read. */
-  pageTasks(filter: { status?: TaskStatus; plan_id?: string }, req: PageRequest, list = 'tasks'): Page<TaskRecord> {
+  pageTasks(filter: { status?: TaskStatus; plan_id?: string }, req: PageRequest): Page<TaskRecord> {
     const seqs = this.taskSeqs(filter.plan_id);
     const rows = walkFrom(seqs.length, seqs.at, (s) => s, req.after, 'desc');
-    return mapPage(takePage(list, req, keepRows(rows, (s) => this.index.taskHasStatus(s, filter.status)), 'desc'), (s) => this.taskAt(s));
+    return mapPage(takePage(req, keepRows(rows, (s) => this.index.taskHasStatus(s, filter.status)), 'desc'), (s) => this.taskAt(s));
   }
 
   /** One page of changes, newest first (cursor key: the change sequence). */
   pageChanges(filter: { status?: ChangeStatus; task_id?: string }, req: PageRequest): Page<ChangeRecord> {
     const list = filter.task_id !== undefined ? this.index.changesOfTask(this.taskIn(null, filter.task_id).sequence) : null;
     const rows = list ? walkFrom(list.length, (i) => list[i], (s) => s, req.after, 'desc') : walkFrom(this.index.changeCount, (i) => i + 1, (s) => s, req.after, 'desc');
-    return mapPage(takePage('changes', req, keepRows(rows, (s) => this.index.changeHasStatus(s, filter.status)), 'desc'), (s) => this.changeAt(s));
+    return mapPage(takePage(req, keepRows(rows, (s) => this.index.changeHasStatus(s, filter.status)), 'desc'), (s) => this.changeAt(s));
   }
 
   /** One page of a change's patchsets in number order (cursor key: the patchset number). */
   pagePatchsets(ref: string, req: PageRequest): { change: ChangeRecord; page: Page<PatchsetRecord> } {
     const change = this.changeIn(null, ref);
     const rows = walkFrom(change.patchset_count, (i) => i + 1, (n) => n, req.after, 'asc');
-    return { change, page: mapPage(takePage('patchsets', req, rows, 'asc'), (n) => this.patchsetAt(change.change_id, n)) };
+    return { change, page: mapPage(takePage(req, rows, 'asc'), (n) => this.patchsetAt(change.change_id, n)) };
   }
 
   changesOf(taskIdValue: string): ChangeRecord[] {

@@ -240,7 +240,7 @@ export class LandDesk {
   landsOf(changeRef: string, req: PageRequest): { change: ChangeRecord; page: Page<LandRecord> } {
     const change = this.book.change(changeRef);
     const seqs = this.index.ofChange(change.sequence);
-    const page = takePage('change-lands', req, walkFrom(seqs.length, (i) => seqs[i], (s) => s, req.after, 'desc'), 'desc');
+    const page = takePage(req, walkFrom(seqs.length, (i) => seqs[i], (s) => s, req.after, 'desc'), 'desc');
     return { change, page: { rows: page.rows.map((s) => this.landAt(s)), next_cursor: page.next_cursor } };
   }
 

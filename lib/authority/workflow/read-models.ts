@@ -48,7 +48,7 @@ export function queueSummary(book: WorkflowBook, status?: TaskStatus): Record<st
 
 /** One page of rows, one per task (newest first), with its changes' states. */
 export function taskQueue(book: WorkflowBook, status: TaskStatus | undefined, req: PageRequest, repositoryIndex: number): Page<Record<string, unknown>> {
-  const page = book.pageTasks({ status }, req, 'task-queue');
+  const page = book.pageTasks({ status }, req);
   return { next_cursor: page.next_cursor, rows: page.rows.map((t) => {
     const changes = book.changesOf(t.task_id);
     return {

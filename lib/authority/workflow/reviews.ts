@@ -333,7 +333,7 @@ export class ReviewBook {
   listReviews(ref: string, req: PageRequest): Record<string, unknown> {
     const change = this.book.change(ref);
     const { reviews, counts } = this.reviewSummary(change);
-    const page = takePage('reviews', req, walkFrom(reviews.length, (i) => reviews[i], (r) => r.sequence as number, req.after, 'asc'), 'asc');
+    const page = takePage(req, walkFrom(reviews.length, (i) => reviews[i], (r) => r.sequence as number, req.after, 'asc'), 'asc');
     return { change_id: change.change_id, change_ref: change.change_ref, selected_patchset_id: change.selected_patchset_id, reviews: page.rows, ...counts, count: page.rows.length, next_cursor: page.next_cursor };
   }
 
@@ -628,7 +628,7 @@ export class ReviewBook {
     const keys = this.inboxKeys(group);
     const groups: Record<string, number> = {};
     for (const k of keys) groups[k.request.group] = (groups[k.request.group] ?? 0) + 1;
-    const page = takePage('reviewer-inbox', req, walkFrom(keys.length, (i) => keys[i], (k) => k.key, req.after, 'asc'), 'asc');
+    const page = takePage(req, walkFrom(keys.length, (i) => keys[i], (k) => k.key, req.after, 'asc'), 'asc');
     return { page: { rows: page.rows.map((k) => this.inboxRow(k.change, k.request, repositoryIndex)), next_cursor: page.next_cursor }, groups };
   }
 }

@@ -1,7 +1,7 @@
 // Changes and patchsets (spec: "Change", "Patchset", the change and patchset rows of "Changes,
 // patchsets, reviews, policy, CI, Land"; docs/api.md "Tasks, changes, patchsets").
 import { integer, nullable, optional, string, type as looseObject } from 'superstruct';
-import { AUTHOR_MODES, CHANGE_STATUSES, requireChangeStatus } from '../../domain/workflow/rules.js';
+import { AUTHOR_MODES, CHANGE_STATUSES, parseTaskRef, requireChangeStatus } from '../../domain/workflow/rules.js';
 import { requireAuthority, type Handler, type QueryParam } from '../route-types.js';
 import { validate } from '../validate.js';
 import { pageFields, pageRequest, queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
@@ -29,7 +29,10 @@ export const CreatePatchset = looseObject({
 export const list: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
   const status = queryValue(ctx, 'status');
-  const page = a.workflow.pageChanges({ status: status === undefined ? undefined : requireChangeStatus(status), task_id: queryValue(ctx, 'task_id') }, pageRequest(ctx, 'changes', 'int'));
+  const taskRef = queryValue(ctx, 'task_id');
+  const filter = { status: status === undefined ? undefined : requireChangeStatus(status), task_id: taskRef };
+  // The cursor is bound to the task itself, whichever spelling of its ref names it.
+  const page = a.workflow.pageChanges(filter, pageRequest(ctx, 'changes', 'int', { ...filter, task_id: taskRef === undefined ? undefined : parseTaskRef(taskRef) ?? taskRef }));
   return { json: { changes: page.rows.map((c) => a.workflow.changeProjection(c, a.index)), ...pageFields(page) } };
 };
 
@@ -64,7 +67,8 @@ export const selectPatchset: Handler = async (ctx) => {
 
 export const listPatchsets: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
-  const { change, page } = a.workflow.pagePatchsets(ctx.params.change_ref, pageRequest(ctx, 'patchsets', 'int'));
+  const req = pageRequest(ctx, 'patchsets', 'int', { change_id: a.workflow.change(ctx.params.change_ref).change_id });
+  const { change, page } = a.workflow.pagePatchsets(ctx.params.change_ref, req);
   return { json: { change_id: change.change_id, change_ref: change.change_ref, patchsets: page.rows.map((p) => a.workflow.patchsetProjection(p, a.index)), ...pageFields(page) } };
 };
 

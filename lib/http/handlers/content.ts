@@ -31,7 +31,7 @@ export const CloseLineRequest = looseObject({ status: optional(string()) });
 export const listLines: Handler = async (ctx) => {
   const req = pageRequest(ctx, 'lines', 'string');
   const { lines } = requireAuthority(ctx).content.linesListing();
-  const page = takePage('lines', req, walkFrom(lines.length, (i) => lines[i], (l) => l.name, req.after, 'asc'), 'asc');
+  const page = takePage(req, walkFrom(lines.length, (i) => lines[i], (l) => l.name, req.after, 'asc'), 'asc');
   return { json: { lines: page.rows, ...pageFields(page) } };
 };
 

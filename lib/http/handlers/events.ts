@@ -1,8 +1,9 @@
 // The event feeds (extensions; docs/api.md "Events"): GET {repo}/events and GET /v1/native/events,
 // a JSON page by default and server-sent events with `Accept: text/event-stream`. The feeds
 // themselves are lib/authority/event-feed.ts; this module parses the request and picks the form.
+import ipaddr from 'ipaddr.js';
 import { Invalid } from '../../domain/errors.js';
-import { EVENT_TYPES, parseEventSeq, parseEventTypes, parseGlobalEventId, REGISTRY_EVENT_TYPES, type EventTypeFilter, type GlobalEventId } from '../../domain/events.js';
+import { EVENT_TYPES, parseEventSeq, parseEventTypes, parseGlobalEventId, REGISTRY_EVENT_TYPES, type EventFeedKind, type EventTypeFilter, type GlobalEventId } from '../../domain/events.js';
 import { EVENT_STREAM_MEDIA, eventStreamReply } from '../event-stream.js';
 import { arr, int, obj, ref, str, uint, type Schemas } from '../json-schema.js';
 import type { Handler, QueryParam, RouteContext } from '../route-types.js';
@@ -13,7 +14,7 @@ const MAX_LIMIT = 1000;
 
 export const EventsQuery: Record<string, QueryParam> = {
   since: { schema: { type: 'string' }, description: 'resume after this position: an event seq (repository feed) or a global id <at_us>-<stream>-<seq> (global feed); Last-Event-ID wins over it' },
-  types: { schema: { type: 'string' }, description: 'comma-separated event types or family.* entries (job.*, change.*, ...); unknown ones are 400' },
+  types: { schema: { type: 'string' }, description: 'comma-separated event types or family.* entries (job.*, change.*, ...); unknown ones, and ones that never appear on the feed (repository.* on a repository feed), are 400' },
   limit: { schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT }, description: 'events per page (JSON only)' },
 };
 
@@ -22,9 +23,9 @@ function wantsStream(ctx: RouteContext): boolean {
   return ctx.koa.accepts('application/json', EVENT_STREAM_MEDIA) === EVENT_STREAM_MEDIA;
 }
 
-function typesOf(ctx: RouteContext): EventTypeFilter | null {
+function typesOf(ctx: RouteContext, feed: EventFeedKind): EventTypeFilter | null {
   const text = queryValue(ctx, 'types');
-  return text === undefined ? null : parseEventTypes(text);
+  return text === undefined ? null : parseEventTypes(text, feed);
 }
 
 function limitOf(ctx: RouteContext): number {
@@ -43,10 +44,26 @@ function sinceText(ctx: RouteContext, stream: boolean): { text: string; name: st
   return since === undefined ? null : { text: since, name: 'since' };
 }
 
+/**
+ * The client a stream counts against (the per-client cap, EventFeedOptions): the remote address
+ * of the connection (`app.proxy` is off, so a forwarded-for header is never believed). IPv4 and
+ * IPv4-mapped IPv6 by address; other IPv6 by /64, the block one host usually holds, so a host
+ * cannot pass the cap by picking another address of its own.
+ */
+export function clientKey(address: string | undefined): string {
+  if (!address || !ipaddr.isValid(address)) return address || 'unknown';
+  const ip = ipaddr.process(address);
+  if (ip.kind() === 'ipv4') return ip.toString();
+  const parts = (ip as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16));
+  return `${parts.join(':')}::/64`;
+}
+
+const clientOf = (ctx: RouteContext) => clientKey(ctx.koa.req.socket.remoteAddress);
+
 export const repositoryEvents: Handler = async (ctx) => {
   const index = ctx.repository!.repository_index;
   const stream = wantsStream(ctx);
-  const filter = typesOf(ctx);
+  const filter = typesOf(ctx, 'repository');
   const limit = limitOf(ctx);
   const given = sinceText(ctx, stream);
   const since = given ? parseEventSeq(given.text, given.name) : null;
@@ -56,12 +73,12 @@ export const repositoryEvents: Handler = async (ctx) => {
     feeds.repositoryPage(index, since, 1, filter); // the same refusals as the stream
     return { mediaType: `${EVENT_STREAM_MEDIA}; charset=utf-8`, bytes: Buffer.alloc(0) };
   }
-  return eventStreamReply(feeds.subscribeRepository(index, since, filter), feeds.options.heartbeatMs);
+  return eventStreamReply(feeds.subscribeRepository(index, since, filter, clientOf(ctx)), feeds.options.heartbeatMs);
 };
 
 export const globalEvents: Handler = async (ctx) => {
   const stream = wantsStream(ctx);
-  const filter = typesOf(ctx);
+  const filter = typesOf(ctx, 'global');
   const limit = limitOf(ctx);
   const given = sinceText(ctx, stream);
   const since: GlobalEventId | null = given ? parseGlobalEventId(given.text, given.name) : null;
@@ -73,7 +90,7 @@ export const globalEvents: Handler = async (ctx) => {
     feeds.globalPage(since, 1, filter);
     return { mediaType: `${EVENT_STREAM_MEDIA}; charset=utf-8`, bytes: Buffer.alloc(0) };
   }
-  return eventStreamReply(feeds.subscribeGlobal(since, filter), feeds.options.heartbeatMs);
+  return eventStreamReply(feeds.subscribeGlobal(since, filter, clientOf(ctx)), feeds.options.heartbeatMs);
 };
 
 const dataValue = { anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }, { type: 'null' }] };

@@ -1,6 +1,6 @@
 // Worker jobs and repository CI (spec: "Worker jobs", the repository :runCi row).
 import { decodeCursor } from '../../domain/paging.js';
-import { queryValue } from './workflow-common.js';
+import { cursorScope, queryValue } from './workflow-common.js';
 import { array, boolean, integer, never, nullable, object, optional, record, string, type as looseObject, unknown } from 'superstruct';
 import { jobProjection, type ClaimResult } from '../../authority/jobs.js';
 import { Conflict, Invalid, NotFound, Unprocessable } from '../../domain/errors.js';
@@ -54,7 +54,8 @@ export const listJobs: Handler = async (ctx) => {
   const authority = requireAuthority(ctx);
   const stateKind = queryInteger(ctx, 'state_kind', 1, 4, null);
   const limit = queryInteger(ctx, 'limit', 1, 1000, 50)!;
-  const page = await authority.jobs.list(stateKind, { limit, after: decodeCursor('worker-jobs', queryValue(ctx, 'cursor'), 'int') });
+  const scope = cursorScope(ctx, 'worker-jobs', { state_kind: stateKind });
+  const page = await authority.jobs.list(stateKind, { limit, after: decodeCursor(scope, queryValue(ctx, 'cursor'), 'int'), scope });
   const jobs = page.rows.map((j) => jobProjection(j));
   return { json: { contract: QUEUE_CONTRACT, repository_index: authority.index, state_kind: stateKind, limit, count: jobs.length, next_cursor: page.next_cursor, jobs } };
 };

@@ -110,7 +110,8 @@ const landResult = {
 /** A change's lands, newest first (extension: the change page's land history). */
 export const changeLands: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
-  const { change, page } = a.lands.landsOf(ctx.params.change_ref, pageRequest(ctx, 'change-lands', 'int'));
+  const req = pageRequest(ctx, 'change-lands', 'int', { change_id: a.workflow.change(ctx.params.change_ref).change_id });
+  const { change, page } = a.lands.landsOf(ctx.params.change_ref, req);
   return { json: { change_id: change.change_id, change_ref: change.change_ref, lands: page.rows.map((l) => a.lands.landProjection(l, a.index)), ...pageFields(page) } };
 };
 

@@ -75,10 +75,10 @@ async function planWithHead(book: ReturnType<typeof requireAuthority>['plans'], 
 export const list: Handler = async (ctx) => {
   const filter = ctx.koa.query.artifact_path;
   if (Array.isArray(filter)) throw new Invalid('artifact_path may be given once');
-  const req = pageRequest(ctx, 'plans', 'int');
+  const req = pageRequest(ctx, 'plans', 'int', { artifact_path: filter });
   const book = requireAuthority(ctx).plans;
   const all = book.list(filter);
-  const page = takePage('plans', req, walkFrom(all.length, (i) => all[i], (p) => planSequence(p.plan_id), req.after, 'asc'), 'asc');
+  const page = takePage(req, walkFrom(all.length, (i) => all[i], (p) => planSequence(p.plan_id), req.after, 'asc'), 'asc');
   return { json: { plans: page.rows.map((p) => ({ ...planProjection(p), artifact_path: book.head(p).artifact_path })), ...pageFields(page) } };
 };
 
@@ -99,11 +99,11 @@ export const patch: Handler = async (ctx) => {
 };
 
 export const listRevisions: Handler = async (ctx) => {
-  const req = pageRequest(ctx, 'revisions', 'int');
+  const req = pageRequest(ctx, 'revisions', 'int', { plan_id: ctx.params.plan_id });
   const newestFirst = requireAuthority(ctx).plans.revisionsOf(ctx.params.plan_id);
   // walkFrom takes ascending keys: index from the oldest end.
   const n = newestFirst.length;
-  const page = takePage('revisions', req, walkFrom(n, (i) => newestFirst[n - 1 - i], (r) => r.revision_number, req.after, 'desc'), 'desc');
+  const page = takePage(req, walkFrom(n, (i) => newestFirst[n - 1 - i], (r) => r.revision_number, req.after, 'desc'), 'desc');
   return { json: { plan_id: ctx.params.plan_id, revisions: page.rows.map(revisionProjection), ...pageFields(page) } };
 };
 

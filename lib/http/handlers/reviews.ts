@@ -32,7 +32,8 @@ export const EvaluatePolicy = strictObject({});
 
 export const list: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
-  return { json: a.workflow.reviews.listReviews(ctx.params.change_ref, pageRequest(ctx, 'reviews', 'int')) };
+  const req = pageRequest(ctx, 'reviews', 'int', { change_id: a.workflow.change(ctx.params.change_ref).change_id });
+  return { json: a.workflow.reviews.listReviews(ctx.params.change_ref, req) };
 };
 
 export const create: Handler = async (ctx) => {
@@ -55,7 +56,7 @@ export const requestReview: Handler = async (ctx) => {
 export const inbox: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
   const group = queryValue(ctx, 'reviewer_group');
-  const req = pageRequest(ctx, 'reviewer-inbox', 'tuple');
+  const req = pageRequest(ctx, 'reviewer-inbox', 'tuple', { reviewer_group: group });
   // `groups` counts every row of the filter; `rows` is one page in inbox order (group, request time, change).
   const { page, groups } = a.workflow.reviews.inboxPage(group, req, a.index);
   return { json: { reviewer_group_filter: group ?? null, rows: page.rows, ...pageFields(page), groups } };

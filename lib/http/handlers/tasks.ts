@@ -27,8 +27,8 @@ function statusFilter(ctx: RouteContext): TaskStatus | undefined {
 
 export const list: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
-  const planId = queryValue(ctx, 'plan_id');
-  const page = a.workflow.pageTasks({ status: statusFilter(ctx), plan_id: planId }, pageRequest(ctx, 'tasks', 'int'));
+  const filter = { status: statusFilter(ctx), plan_id: queryValue(ctx, 'plan_id') };
+  const page = a.workflow.pageTasks(filter, pageRequest(ctx, 'tasks', 'int', filter));
   return { json: { tasks: page.rows.map((t) => a.workflow.taskProjection(t, a.index)), ...pageFields(page) } };
 };
 
@@ -66,7 +66,7 @@ export const queueSummary: Handler = async (ctx) => {
 export const taskQueue: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
   const status = statusFilter(ctx);
-  const page = queueRows(a.workflow, status, pageRequest(ctx, 'task-queue', 'int'), a.index);
+  const page = queueRows(a.workflow, status, pageRequest(ctx, 'task-queue', 'int', { status }), a.index);
   return { json: { status_filter: status ?? null, tasks: page.rows, ...pageFields(page) } };
 };
 

@@ -82,7 +82,7 @@ export const listDeliveries: Handler = async (ctx) => {
   const state = queryValue(ctx, 'state');
   if (state !== undefined && !(DELIVERY_STATES as readonly string[]).includes(state)) throw new Invalid(`state must be one of ${DELIVERY_STATES.join(', ')}`);
   const hook = ctx.params.webhook_id;
-  const page = a.webhooks.deliveries(hook, pageRequest(ctx, `webhook-deliveries:${hook}`, 'int'), state as DeliveryState | undefined);
+  const page = a.webhooks.deliveries(hook, pageRequest(ctx, 'webhook-deliveries', 'int', { webhook_id: hook, state }), state as DeliveryState | undefined);
   return { json: { webhook_id: hook, deliveries: page.rows.map((d) => deliveryProjection(d, a.index)), ...pageFields(page) } };
 };
 

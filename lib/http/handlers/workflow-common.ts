@@ -1,6 +1,6 @@
 // Shared request rules of the workflow routes.
 import { Invalid } from '../../domain/errors.js';
-import { decodeCursor, parseLimit, type KeyKind, type Page, type PageRequest } from '../../domain/paging.js';
+import { decodeCursor, parseLimit, type CursorScope, type FilterValue, type KeyKind, type Page, type PageRequest } from '../../domain/paging.js';
 import { requireWellFormed } from '../../domain/text.js';
 import type { QueryParam, RouteContext } from '../route-types.js';
 
@@ -25,9 +25,20 @@ export function queryValue(ctx: RouteContext, name: string): string | undefined 
   return v;
 }
 
-/** `?limit=` and `?cursor=` of a paged list (docs/api.md "Lists and pagination"); bad values → 400. */
-export function pageRequest(ctx: RouteContext, list: string, kind: KeyKind, defaultLimit?: number): PageRequest {
-  return { limit: parseLimit(queryValue(ctx, 'limit'), defaultLimit), after: decodeCursor(list, queryValue(ctx, 'cursor'), kind) };
+/** What a cursor of `list` in this request's repository, under `filter` (as the handler parsed it), is bound to. */
+export function cursorScope(ctx: RouteContext, list: string, filter: Record<string, FilterValue> = {}): CursorScope {
+  return { list, repository: ctx.repository?.repository_index ?? null, filter };
+}
+
+/**
+ * `?limit=` and `?cursor=` of a paged list (docs/api.md "Lists and pagination"); bad values → 400.
+ * `filter` is every filter of the list, normalized (parsed values; the entity a list of one
+ * belongs to by its id): a cursor taken under another filter, in another repository or of
+ * another list is 400.
+ */
+export function pageRequest(ctx: RouteContext, list: string, kind: KeyKind, filter: Record<string, FilterValue> = {}, defaultLimit?: number): PageRequest {
+  const scope = cursorScope(ctx, list, filter);
+  return { limit: parseLimit(queryValue(ctx, 'limit'), defaultLimit), after: decodeCursor(scope, queryValue(ctx, 'cursor'), kind), scope };
 }
 
 /** The paging fields every list body carries: `count` (rows on this page) and `next_cursor` (null on the last page). */
