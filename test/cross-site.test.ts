@@ -12,6 +12,7 @@ import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Browser } from 'playwright-core';
+import { Authority } from '../lib/authority/authority.js';
 import type { RequestLogEntry } from '../lib/http/app.js';
 import { checkAnswer } from './contract.js';
 import { CLI, api, cli, expectError, register, repoFiles, spawnServer, startTestServer, tempDir, type ChildServer, type TestServer } from './helpers.js';
@@ -147,6 +148,43 @@ describe('Host and Origin rules over HTTP', function () {
     }
     const options = await raw(s.url, 'OPTIONS', `${AUTH}/${repo}/tasks`, { host: own(), origin: 'http://evil.example' }, undefined, false);
     expect(options.status).to.equal(204);
+  });
+
+  it('opens no repository for a refused request', async () => {
+    const dataDir = path.join(tempDir(), 'data');
+    const first = await startTestServer(dataDir);
+    await register(first.url, 'zero');
+    await register(first.url, 'one');
+    await first.stop();
+    // The background pass opens repositories in index order: held at 0, it never reaches 1,
+    // so only a request can open repository 1.
+    const original = Authority.open;
+    const opens: number[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    Authority.open = async (root, index, ...rest) => {
+      opens.push(index);
+      if (index === 0) await held;
+      return original.call(Authority, root, index, ...rest);
+    };
+    try {
+      const again = await startTestServer(dataDir);
+      try {
+        const p = new URL(again.url).port;
+        for (let waited = 0; !opens.includes(0) && waited < 20_000; waited += 25) await sleep(25);
+        expect(opens).to.deep.equal([0]);
+        refused(await raw(again.url, 'GET', `${AUTH}/1/tasks`, { host: `rebind.example:${p}` }), 421, 'read under a foreign Host');
+        refused(await raw(again.url, 'POST', `${AUTH}/1/retirement`, { host: `127.0.0.1:${p}`, origin: 'http://evil.example' }), 403, 'cross-origin write');
+        expect(opens, 'refusals open nothing').to.deep.equal([0]);
+        expect((await raw(again.url, 'GET', `${AUTH}/1/tasks`, { host: `127.0.0.1:${p}` })).status).to.equal(200);
+        expect(opens, 'an accepted request opens its repository').to.deep.equal([0, 1]);
+      } finally {
+        release();
+        await again.stop();
+      }
+    } finally {
+      Authority.open = original;
+    }
   });
 
   it('answers the startup phase by the same Host rule', async () => {
