@@ -209,7 +209,7 @@ describe('cairn serve shutdown', function () {
   });
 
   it('closes what is still open when the bound is reached (a stalled upload does not hold the stop)', async () => {
-    const server = await spawnServer(path.join(tempDir(), 'data'), ['--shutdown-seconds', '2']);
+    const server = await spawnServer(path.join(tempDir(), 'data'), ['--shutdown-seconds', '4']);
     const repo = await register(server.url, 'stalled');
     const req = inFlightRequest(server.url, 'POST', `${AUTH}/${repo}/tasks`, '', 1000);
     await req.started;

@@ -91,7 +91,7 @@ Options:
                      write; others get 403
   --shutdown-seconds N
                      on SIGTERM/SIGINT, exit within N seconds (default 10): in-flight requests
-                     finish until one second before (then their connections are closed), the
+                     finish until two seconds before (then their connections are closed), the
                      commit queues drain; a second signal exits at once
   -h, --help         show this help
 
@@ -129,9 +129,12 @@ export interface ServerOptions {
 
 export const DEFAULT_SHUTDOWN_SECONDS = 10;
 
-/** In-flight requests get the bound less one second (half of it when shorter), kept for the commit queues to drain. */
+/**
+ * In-flight requests get the bound less two seconds (half of it when shorter): the rest is for
+ * the commit queues to drain and the files to close (a checkpoint each, on a clean close).
+ */
 export function shutdownGraceMs(seconds: number): number {
-  return seconds * 1000 - Math.min(1000, seconds * 500);
+  return seconds * 1000 - Math.min(2000, seconds * 500);
 }
 
 export interface RunningServer {
