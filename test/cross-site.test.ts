@@ -44,11 +44,11 @@ function raw(base: string, method: string, urlPath: string, headers: Record<stri
   });
 }
 
-/** An HTTP/1.0 request without a Host header, over a plain socket: its status. */
-function withoutHost(base: string, urlPath: string): Promise<number> {
+/** A request without a Host header, over a plain socket: its status. */
+function withoutHost(base: string, urlPath: string, version = '1.0'): Promise<number> {
   const u = new URL(base);
   return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(u.port), u.hostname, () => socket.write(`GET ${urlPath} HTTP/1.0\r\n\r\n`));
+    const socket = net.connect(Number(u.port), u.hostname, () => socket.write(`GET ${urlPath} HTTP/${version}\r\nConnection: close\r\n\r\n`));
     let text = '';
     socket.on('data', (d) => { text += d; });
     socket.on('end', () => resolve(Number(/^HTTP\/1\.[01] (\d{3})/.exec(text)?.[1] ?? 0)));
@@ -91,6 +91,7 @@ describe('Host and Origin rules over HTTP', function () {
       }
     }
     expect(await withoutHost(s.url, '/v1/handshake'), 'HTTP/1.0 without Host').to.equal(421);
+    expect(await withoutHost(s.url, '/v1/handshake', '1.1'), 'HTTP/1.1 without Host: Node refuses it itself').to.equal(400);
     expect(await lifecycle()).to.equal(1);
     expect((await api(s.url, 'GET', `${AUTH}/${repo}/tasks`)).json.count).to.equal(0);
     expect(await repoFiles(path.join(s.dataDir, 'repositories', String(repo)))).to.deep.equal(before);
