@@ -155,7 +155,11 @@ async function listFiles(dir: string, prefix = ''): Promise<string[]> {
   for (const name of names.sort()) {
     const full = path.join(dir, name);
     const rel = prefix ? `${prefix}/${name}` : name;
-    if ((await fsp.stat(full)).isDirectory()) out.push(`${rel}/`, ...(await listFiles(full, rel)));
+    // A background temp file (a workflow.ckpt being written) may be renamed away between
+    // readdir and stat: what is gone by then was never part of the listing.
+    const st = await fsp.stat(full).catch((err: NodeJS.ErrnoException) => { if (err.code === 'ENOENT') return null; throw err; });
+    if (st === null) continue;
+    if (st.isDirectory()) out.push(`${rel}/`, ...(await listFiles(full, rel)));
     else out.push(rel);
   }
   return out;

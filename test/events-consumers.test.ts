@@ -164,7 +164,8 @@ async function proxy(target: string, feedStatus?: number): Promise<Proxy> {
       res.end(JSON.stringify({ error: feedStatus === 503 ? 'too many subscribers' : 'no such route' }));
       return;
     }
-    const upstream = http.request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+    // As an ingress does by default (nginx proxy_pass), Host names the upstream: cairn answers only its own names.
+    const upstream = http.request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: { ...req.headers, host: to.host } }, (up) => {
       res.writeHead(up.statusCode ?? 502, up.headers);
       up.pipe(res);
       if (req.url === '/v1/native/worker-jobs:claim') res.on('finish', () => { claims++; });

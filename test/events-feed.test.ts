@@ -641,7 +641,7 @@ describe('event feeds', function () {
         // A raw connection that asks for the stream and never reads a byte of it.
         const stalled = net.connect(Number(new URL(server.url).port), '127.0.0.1');
         await new Promise<void>((resolve) => stalled.once('connect', () => resolve()));
-        stalled.write(`GET ${FEED(repo)} HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n`);
+        stalled.write(`GET ${FEED(repo)} HTTP/1.1\r\nHost: ${new URL(server.url).host}\r\nAccept: text/event-stream\r\n\r\n`);
         // It reads the answer's head (so it is subscribed), then nothing more.
         const head = await new Promise<string>((resolve) => stalled.once('data', (d) => resolve(String(d))));
         stalled.pause();

@@ -32,7 +32,7 @@ export interface TestServer extends RunningServer {
 
 /** An in-process server on an ephemeral loopback port, ready when this resolves. */
 /** `webhookAllow`: internal webhook targets opened (e.g. ['127.0.0.1'] for receivers on loopback; the server's own port stays refused). */
-export async function startTestServer(dataDir = path.join(tempDir(), 'data'), extra: Pick<ServerOptions, 'activationDelayMs' | 'events' | 'queue' | 'webhookAllow'> = {}): Promise<TestServer> {
+export async function startTestServer(dataDir = path.join(tempDir(), 'data'), extra: Pick<ServerOptions, 'activationDelayMs' | 'events' | 'queue' | 'webhookAllow' | 'requestLog' | 'allowedHosts' | 'allowedOrigins' | 'shutdownSeconds'> = {}): Promise<TestServer> {
   const running = await startServer({ host: '127.0.0.1', port: 0, dataDir, log: pino({ level: 'silent' }), ...extra });
   if (!extra.activationDelayMs) await running.ready;
   return { ...running, dataDir };
@@ -96,21 +96,24 @@ export interface ChildServer {
   exited: Promise<number | null>;
 }
 
-/** `node bin/cairn.js serve` as a child process; resolves once /healthz answers 200 (unless waitReady is false). */
-export async function spawnServer(dataDir: string, args: string[] = [], waitReady = true, env: Record<string, string> = {}): Promise<ChildServer> {
+/**
+ * `node bin/cairn.js serve` as a child process; resolves once /healthz answers 200 (unless
+ * waitReady is false). It binds `bindHost` (default 127.0.0.1); `url` always names 127.0.0.1.
+ */
+export async function spawnServer(dataDir: string, args: string[] = [], waitReady = true, env: Record<string, string> = {}, bindHost = '127.0.0.1'): Promise<ChildServer> {
   // Ports are picked at random; another test process may hold one, so retry on EADDRINUSE.
   for (let attempt = 0; ; attempt++) {
     try {
-      return await spawnServerOnce(dataDir, args, waitReady, env);
+      return await spawnServerOnce(dataDir, args, waitReady, env, bindHost);
     } catch (err) {
       if (attempt >= 5 || !String((err as Error).message).includes('EADDRINUSE')) throw err;
     }
   }
 }
 
-async function spawnServerOnce(dataDir: string, args: string[], waitReady: boolean, env: Record<string, string>): Promise<ChildServer> {
+async function spawnServerOnce(dataDir: string, args: string[], waitReady: boolean, env: Record<string, string>, bindHost: string): Promise<ChildServer> {
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const proc = spawn(process.execPath, [CLI, 'serve', '--bind', `127.0.0.1:${port}`, '--data', dataDir, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const proc = spawn(process.execPath, [CLI, 'serve', '--bind', `${bindHost.includes(':') ? `[${bindHost}]` : bindHost}:${port}`, '--data', dataDir, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let out = '';
   proc.stdout!.on('data', (d) => { out += d; });
   proc.stderr!.on('data', (d) => { out += d; });

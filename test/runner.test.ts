@@ -27,7 +27,8 @@ async function startProxy(target: string): Promise<Proxy> {
   const to = new URL(target);
   const tokens: string[] = [];
   const server = http.createServer((req, res) => {
-    const upstream = http.request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+    // As an ingress does by default (nginx proxy_pass), Host names the upstream: cairn answers only its own names.
+    const upstream = http.request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: { ...req.headers, host: to.host } }, (up) => {
       const chunks: Buffer[] = [];
       up.on('data', (c: Buffer) => chunks.push(c));
       up.on('end', () => {

@@ -112,6 +112,19 @@ export class Authority {
   }
 
   /**
+   * Close after every transaction queued so far is durable (shutdown): later ones are refused.
+   * Resolves once the files are closed. A store that can no longer commit is closed as it is.
+   */
+  async drainAndClose(): Promise<void> {
+    try {
+      await this.store.barrier(() => this.close());
+    } catch {
+      this.close();
+    }
+    await this.store.whenClosed();
+  }
+
+  /**
    * Run `fn` with every mutation of this repository finished and none starting (purge). With
    * `close`, the authority's files are closed before later mutations run (they then get 409).
    */

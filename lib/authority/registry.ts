@@ -80,6 +80,11 @@ export class Registry {
     this.eventLog = null;
   }
 
+  /** closeEvents once the registry change under way (if any) is durable. */
+  closeEventsWhenIdle(): Promise<void> {
+    return this.mutex.runExclusive(() => this.closeEvents());
+  }
+
   private async reconcileLocked(): Promise<number> {
     const log = this.eventLog;
     if (!log) return 0;

@@ -384,13 +384,32 @@ export class CairnService implements AuthorityHost, FeedHost {
   }
 
   close(): void {
+    this.stopBackground();
+    for (const entry of this.authorities.values()) if (entry instanceof Authority) entry.close();
+    this.registry.closeEvents();
+  }
+
+  /**
+   * Close for a shutdown (`cairn serve` stopping, docs/operations.md "Stopping"): background
+   * work stops, then each repository's commit queue writes every transaction queued so far
+   * and closes (later ones are refused), and its files close. Resolves when all of it is done.
+   */
+  async shutdown(): Promise<void> {
+    this.stopBackground();
+    for (const entry of this.authorities.values()) if (entry instanceof Authority) entry.queue.stop();
+    // An open under way closes what it opened itself once it sees `closed`.
+    await Promise.allSettled([...this.opening.values()]);
+    const open = [...this.authorities.values()].filter((entry): entry is Authority => entry instanceof Authority);
+    await Promise.all(open.map((authority) => authority.drainAndClose()));
+    await this.registry.closeEventsWhenIdle();
+  }
+
+  private stopBackground(): void {
     this.closed = true;
     this.feeds.close();
     if (this.maintenance) clearInterval(this.maintenance);
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     for (const index of [...this.dispatchers.keys()]) this.stopDispatcher(index);
-    for (const entry of this.authorities.values()) if (entry instanceof Authority) entry.close();
-    this.registry.closeEvents();
   }
 
   /** Repositories that list discovery shows: every record except purged ones. */

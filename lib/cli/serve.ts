@@ -1,6 +1,8 @@
 // `cairn serve`: take the data-directory lock, listen at once, open every authority, then swap
-// the startup responder for the ready app. SIGTERM/SIGINT drain in-flight requests, release
-// the lock and exit 0. A compromised lock (refresh too late) stops the server with exit 3.
+// the startup responder for the ready app. SIGTERM/SIGINT stop within --shutdown-seconds
+// (docs/operations.md "Stopping"): in-flight requests finish, the commit queues drain, the lock
+// is released, exit 0; a second signal exits at once. A compromised lock (refresh too late)
+// stops the server with exit 3.
 import { existsSync, promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -8,6 +10,7 @@ import { pino, type Logger } from 'pino';
 import { CairnService } from '../authority/service.js';
 import { createApp, type RequestLog } from '../http/app.js';
 import { PhasedServer } from '../http/server.js';
+import { canonicalHost, canonicalOrigin, RequestGuard } from '../http/request-guard.js';
 import { buildAssetTable } from '../http/ui/assets.js';
 import { HEADER_NAME, type UiOptions } from '../http/ui/routes.js';
 import { lockDataDir } from '../store/datadir-lock.js';
@@ -32,7 +35,8 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--event-subscribers-per-client N]
                    [--activation-delay-ms N] [--lock-stale-ms N] [--webhook-backoff-ms N]
                    [--queue-depth N] [--queue-retries N] [--queue-batch N]
-                   [--queue-stall-seconds N] [-h|--help]
+                   [--queue-stall-seconds N] [--allowed-host NAME]... [--allowed-origin ORIGIN]...
+                   [--shutdown-seconds N] [-h|--help]
 
 Serve the cairn HTTP interface, and the reviewer web UI at /ui/ (docs/ui.md).
 
@@ -93,6 +97,21 @@ Options:
                      proxy every client shares the proxy's address: raise it there
   --event-heartbeat-ms N
                      an idle event stream gets a keepalive comment this often (default 15000)
+  --allowed-host NAME
+                     also answer requests whose Host header is NAME (a host name or IP
+                     address, any port), e.g. the name an ingress forwards. Repeatable. By
+                     default only the bound address at its port is answered (with localhost,
+                     127.0.0.1 and [::1] when bound to loopback; any IP address when bound to
+                     0.0.0.0 or ::); other names get 421 (DNS rebinding)
+  --allowed-origin ORIGIN
+                     also accept state-changing requests (POST, PUT, DELETE, ...) from pages of
+                     ORIGIN (http[s]://HOST[:PORT]), e.g. https://cairn.example.com behind a TLS
+                     ingress. Repeatable. By default only pages of this server's own origin may
+                     write; others get 403
+  --shutdown-seconds N
+                     on SIGTERM/SIGINT, exit within N seconds (default 10): in-flight requests
+                     finish until two seconds before (then their connections are closed), the
+                     commit queues drain; a second signal exits at once
   -h, --help         show this help
 
 Test-only options:
@@ -124,6 +143,21 @@ export interface ServerOptions {
   webhookResolve?: Resolve;
   /** The land queue: depth, retries, batch, stall bound (--queue-*; docs/land-queue.md). */
   queue?: Partial<QueueOptions>;
+  /** Extra Host names and page origins the request guard accepts (--allowed-host, --allowed-origin). */
+  allowedHosts?: string[];
+  allowedOrigins?: string[];
+  /** The stop's bound (--shutdown-seconds; default 10). */
+  shutdownSeconds?: number;
+}
+
+export const DEFAULT_SHUTDOWN_SECONDS = 10;
+
+/**
+ * In-flight requests get the bound less two seconds (half of it when shorter): the rest is for
+ * the commit queues to drain and the files to close (a checkpoint each, on a clean close).
+ */
+export function shutdownGraceMs(seconds: number): number {
+  return seconds * 1000 - Math.min(2000, seconds * 500);
 }
 
 export interface RunningServer {
@@ -157,14 +191,22 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       void stop();
     },
   });
+  const shutdownSeconds = options.shutdownSeconds ?? DEFAULT_SHUTDOWN_SECONDS;
+  let opening: Promise<CairnService> | null = null;
+  let opened: CairnService | null = null;
   const stop = async (): Promise<void> => {
     if (stopping) return done.then(() => undefined);
     stopping = true;
-    log.info({}, 'stopping: draining in-flight requests');
-    // Event streams never finish by themselves: end them, or the drain would wait forever.
+    log.info({ shutdown_seconds: shutdownSeconds }, 'stopping: finishing in-flight requests');
+    // Event streams never finish by themselves: end them (clients resume with Last-Event-ID).
     opened?.feeds.close();
-    await server.close();
-    opened?.close();
+    const { forced } = await server.stop(shutdownGraceMs(shutdownSeconds));
+    if (forced) log.warn({ connections: forced }, 'stopping: closed the connections still open when the grace period ended');
+    // A start still opening the data directory is waited for, so what it opened is closed too.
+    const service = opened ?? (await opening?.catch(() => null)) ?? null;
+    // Every transaction queued so far is written before the lock goes (acknowledged writes
+    // were durable before their answer; this finishes what was accepted).
+    if (service) await service.shutdown();
     await lock.release();
     log.info({}, 'stopped');
     finished(exitCode);
@@ -184,18 +226,21 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     targets: webhookTargets(options.webhookAllow ?? [], { address: address.address, port: address.port }),
     resolve: options.webhookResolve ?? DEFAULT_WEBHOOK_NETWORK.resolve,
   };
+  // Host and origin rules (docs/operations.md "Cross-site requests and DNS rebinding"), for the port actually bound.
+  const guard = new RequestGuard(options.host, address.port, { allowedHosts: options.allowedHosts, allowedOrigins: options.allowedOrigins });
+  server.guard = guard;
   log.info({ address: `${address.address}:${address.port}`, data: options.dataDir }, 'listening');
 
-  let opened: CairnService | null = null;
+  opening = CairnService.open({ dataDir: options.dataDir, log, jobPolicy: options.jobPolicy, events: options.events });
   const ready = (async () => {
-    const service = await CairnService.open({ dataDir: options.dataDir, log, jobPolicy: options.jobPolicy, events: options.events });
+    const service = await opening;
     opened = service;
     if (options.activationDelayMs) await sleep(options.activationDelayMs);
     if (!stopping) {
       service.startMaintenance();
       service.startWebhooks({ ...DEFAULT_WEBHOOK_POLICY, ...options.webhooks }, webhookNetwork);
       service.startLandQueues(checkQueueOptions({ ...DEFAULT_QUEUE_OPTIONS, ...options.queue }));
-      server.activate(createApp({ service, log, requestLog: options.requestLog, assets: swaggerUiAssets(), ui }).callback());
+      server.activate(createApp({ service, log, requestLog: options.requestLog, assets: swaggerUiAssets(), ui, guard }).callback());
       log.info({ repositories: service.registry.all().length }, 'ready');
       // Repositories open on first use; this opens the rest so their timers and dispatchers run.
       void service.openAllInBackground();
@@ -235,6 +280,9 @@ export async function serve(argv: string[]): Promise<number> {
     'queue-retries': { type: 'string', default: String(DEFAULT_QUEUE_OPTIONS.retries) },
     'queue-batch': { type: 'string', default: String(DEFAULT_QUEUE_OPTIONS.batch) },
     'queue-stall-seconds': { type: 'string', default: String(DEFAULT_QUEUE_OPTIONS.stall_s) },
+    'allowed-host': { type: 'string', multiple: true, default: [] },
+    'allowed-origin': { type: 'string', multiple: true, default: [] },
+    'shutdown-seconds': { type: 'string', default: String(DEFAULT_SHUTDOWN_SECONDS) },
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
@@ -298,8 +346,31 @@ export async function serve(argv: string[]): Promise<number> {
   const retries = Number(values['queue-retries']);
   if (!Number.isInteger(retries) || retries < 0 || retries > 10) throw new CliUsageError('--queue-retries must be an integer from 0 to 10');
   const queue: QueueOptions = { depth: positive('queue-depth', 64), retries, batch: positive('queue-batch', 64), stall_s: positive('queue-stall-seconds', 86_400) };
-  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue });
-  process.once('SIGTERM', () => void running.stop());
-  process.once('SIGINT', () => void running.stop());
-  return running.done;
+  const allowedHosts = values['allowed-host'] as string[];
+  for (const h of allowedHosts) if (canonicalHost(h) === null) throw new CliUsageError(`--allowed-host must be a host name or IP address (no port), got "${h}"`);
+  const allowedOrigins = values['allowed-origin'] as string[];
+  for (const o of allowedOrigins) if (canonicalOrigin(o) === null) throw new CliUsageError(`--allowed-origin must be an origin such as https://cairn.example.com or http://HOST:PORT, got "${o}"`);
+  const shutdownSeconds = positive('shutdown-seconds', 3600);
+  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, shutdownSeconds });
+  let signalled = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled) {
+      log.warn({ signal }, 'second signal: exiting at once');
+      process.exit(1);
+    }
+    signalled = true;
+    void running.stop();
+    // The bound holds even if the drain does not finish (a stalled disk): acknowledged writes
+    // are durable already, and the next start recovers anything cut off.
+    setTimeout(() => {
+      log.error({ shutdown_seconds: shutdownSeconds }, 'stopping took longer than --shutdown-seconds; exiting now');
+      process.exit(1);
+    }, shutdownSeconds * 1000).unref();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  const code = await running.done;
+  // Stopped: nothing left may keep the process (a library's socket or timer).
+  setTimeout(() => process.exit(code), 200).unref();
+  return code;
 }

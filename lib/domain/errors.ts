@@ -7,6 +7,8 @@ export type ErrorCode =
   | 'Unprocessable' // JSON does not fit the typed request (422)
   | 'NotFound' // unknown route, repository, entity, pack or file (404)
   | 'MethodNotAllowed' // route exists, method not bound (405)
+  | 'Forbidden' // a state-changing request from another origin (Origin, Sec-Fetch-Site) (403)
+  | 'Misdirected' // a Host this server does not answer for (DNS rebinding) (421)
   | 'Conflict' // authority/lifecycle conflict, stale head, governed line (409)
   | 'Gone' // a position older than what is still kept (event retention) (410)
   | 'TooLarge' // body above the route limit (413)
@@ -41,6 +43,12 @@ export class NotFound extends CairnError {
 export class MethodNotAllowed extends CairnError {
   readonly allow: string[];
   constructor(message: string, allow: string[]) { super('MethodNotAllowed', message); this.allow = allow; }
+}
+export class Forbidden extends CairnError {
+  constructor(message: string) { super('Forbidden', message); }
+}
+export class Misdirected extends CairnError {
+  constructor(message: string) { super('Misdirected', message); }
 }
 export class Conflict extends CairnError {
   constructor(message: string, fields?: Record<string, unknown>) { super('Conflict', message, fields); }

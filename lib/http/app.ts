@@ -8,6 +8,7 @@ import { Conflict, Invalid, NotImplemented, TooLarge, UnsupportedMediaType } fro
 import { LIFECYCLE_ACTIVE, LIFECYCLE_RETIRING, parseU32, type RepositoryRecord } from '../domain/repository.js';
 import { errorReply, loggableError, sendError } from './errors.js';
 import { readJsonBody, RAISED_JSON } from './json-body.js';
+import type { RequestGuard } from './request-guard.js';
 import { Router } from './router.js';
 import { ROUTES } from './routes.js';
 import type { AssetSource, Reply, RouteContext, RouteSpec } from './route-types.js';
@@ -22,6 +23,8 @@ export interface AppOptions {
   assets?: AssetSource;
   /** The reviewer UI at /ui/ (./ui/routes.ts), or absent/null for none (`cairn serve --no-ui`). */
   ui?: UiOptions | null;
+  /** Host and origin rules every request passes first (./request-guard.ts); absent: none (in-process tools). */
+  guard?: RequestGuard | null;
 }
 
 /** The request log line's fields: never the URL (it may carry a restore token), never a body. */
@@ -49,12 +52,16 @@ export function createApp(options: AppOptions): Koa {
   app.use(async (ctx, next) => {
     const started = process.hrtime.bigint();
     try {
+      // Before the UI, the router and any repository open: a refused request touches nothing.
+      const refusal = options.guard?.check(ctx.req);
+      if (refusal) throw refusal;
       await next();
     } catch (err) {
       const reply = errorReply(err);
       // A body refused before it was read whole is discarded for a little while (so the client
       // can read this answer before the connection goes), then the connection is closed.
-      if (!ctx.req.complete) lingerThenClose(ctx, reply.headers);
+      // (A request without a body has none to wait for, even while its parse is finishing.)
+      if (!ctx.req.complete && hasBody(ctx)) lingerThenClose(ctx, reply.headers);
       if (reply.internal) options.log.error({ err: loggableError(err), method: ctx.method, route: ctx.state.routeTemplate ?? null }, 'request failed');
       sendError(ctx, reply);
     } finally {
@@ -223,7 +230,9 @@ function lingerThenClose(ctx: Context, headers: Record<string, string>): void {
     extra += chunk.length;
     if (extra > LINGER_BYTES) socket.destroy();
   });
-  req.once('end', () => socket.end());
+  // Never before the answer is out (a refusal made while the headers were still being parsed
+  // can see the body end first); once it is, Node calls destroySoon itself.
+  req.once('end', () => { if (ctx.res.writableFinished) socket.end(); });
   req.resume();
 }
 

@@ -7,12 +7,14 @@ import { constant, enumOf, obj, str, strArr, uint, type Schemas } from './json-s
 
 export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   Invalid: 400,
+  Forbidden: 403,
   NotFound: 404,
   MethodNotAllowed: 405,
   Conflict: 409,
   Gone: 410,
   TooLarge: 413,
   UnsupportedMediaType: 415,
+  Misdirected: 421,
   Unprocessable: 422,
   TooManyRequests: 429,
   Corrupt: 500,

@@ -69,12 +69,14 @@ export function queryOf(route: RouteSpec): RouteSpec['query'] {
  * The refusals an operation can answer: those its shape implies (below) and those its row adds.
  *  - 400: a path parameter (malformed index, bad percent-encoding), a query parameter or a body
  *    (malformed JSON, undecodable Content-Encoding, an aborted upload, a broken rule);
+ *  - 403: any method but GET (a state-changing request from a page of another origin);
  *  - 404: a path parameter (unregistered repository, unknown entity);
  *  - 409: a mutation under a repository (lifecycle admission: retiring or purged);
  *  - 410: only where the row adds it (the event feeds: a position retention no longer keeps);
  *  - 429: only where the row adds it (the event feeds: a client's streams at its cap);
  *  - 413: any method but GET (a body over the route's limit; body-less routes drain at most 2 MiB);
  *  - 415: a body of the wrong Content-Type; 422: a JSON body that does not fit the typed request;
+ *  - 421: every operation (a Host that does not name this server: DNS rebinding);
  *  - 500: an internal or corrupt authority operation; 501: a row without a handler;
  *  - 503: before activation (every path), or retryably busy.
  */
@@ -85,6 +87,8 @@ export function refusalsOf(route: RouteSpec): number[] {
   if (hasParams) out.add(404);
   if (route.method !== 'GET' && (route.admission === 'active' || route.admission === 'worker')) out.add(409);
   if (route.method !== 'GET') out.add(413);
+  if (route.method !== 'GET') out.add(403);
+  out.add(421);
   if (route.body.kind !== 'none') out.add(415);
   if (route.body.kind === 'json') out.add(422);
   if (!route.handler) out.add(501);
@@ -95,12 +99,14 @@ export function refusalsOf(route: RouteSpec): number[] {
 
 const REFUSAL_TEXT: Record<number, string> = {
   400: 'Invalid request: a path value, query parameter or body field breaks a rule, malformed JSON, or an invalid state transition',
+  403: 'A state-changing request from a page of another origin (Origin or Sec-Fetch-Site; see cairn serve --allowed-origin)',
   404: 'Unknown repository, entity, pack or file',
   405: 'Method not bound for this path (Allow lists those that are)',
   409: 'Authority, lifecycle or compare-and-set conflict',
   410: 'The position asked for is older than the oldest event still kept (event retention): the body names where to resume',
   413: "Body over the route's limit",
   415: 'Wrong Content-Type (or Content-Encoding)',
+  421: 'Misdirected: the Host header does not name this server (DNS rebinding; see cairn serve --allowed-host)',
   422: 'JSON that does not fit the typed request: not an object, a missing required field, a field of the wrong type, an unknown field where the route rejects them',
   429: 'This client address holds as many event streams as one client may (--event-subscribers-per-client); Retry-After says when to try again',
   500: 'Corrupt or failed authority operation (details in the server log only)',

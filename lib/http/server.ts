@@ -1,8 +1,11 @@
 // The listener and its two phases (spec: "Startup behavior"). The socket accepts at once and a
 // plain startup responder answers 503 until `activate` swaps in the ready Koa app: a single
-// assignment, so every request is answered wholly by one phase or the other.
+// assignment, so every request is answered wholly by one phase or the other. `stop` is the
+// listener's half of a shutdown (docs/operations.md "Stopping").
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { errorReply } from './errors.js';
+import type { RequestGuard } from './request-guard.js';
 
 type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -17,17 +20,55 @@ export function startupResponder(req: IncomingMessage, res: ServerResponse): voi
   req.resume();
 }
 
+/** How often, while stopping, connections that have become idle are looked for and closed. */
+const IDLE_SWEEP_MS = 50;
+
+export interface StopOutcome {
+  /** Connections still open when the grace period ended, closed then. */
+  forced: number;
+}
+
 export class PhasedServer {
   readonly http: http.Server;
   private listener: RequestListener = startupResponder;
   private ready = false;
+  /** Host/origin rules (./request-guard.ts); the ready app applies them itself, this is for the startup phase. */
+  guard: RequestGuard | null = null;
+  private stopping = false;
+  /** Responses not finished yet: those in flight when a stop begins get `Connection: close`. */
+  private readonly inFlight = new Set<ServerResponse>();
+  /** Resolves once the listener is closed and every connection has ended (set when a stop begins). */
+  private allClosed: Promise<void> | null = null;
 
   constructor() {
-    this.http = http.createServer((req, res) => this.listener(req, res));
+    this.http = http.createServer((req, res) => this.handle(req, res));
     // A 2 GiB upload at 1 MB/s takes ~35 min: allow an hour per request. Finer request limits
     // belong to the trusted ingress in front (spec: "Authentication").
     this.http.requestTimeout = 3600_000;
     this.http.headersTimeout = 60_000;
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    if (this.stopping) {
+      // A request on a connection that was busy when the stop began: answered, then the
+      // connection closes (Node closes it after a response that says so).
+      res.setHeader('Connection', 'close');
+    } else {
+      this.inFlight.add(res);
+      res.once('close', () => this.inFlight.delete(res));
+    }
+    if (!this.ready && this.guard) {
+      const refusal = this.guard.check(req);
+      if (refusal) {
+        const reply = errorReply(refusal);
+        const text = JSON.stringify(reply.body);
+        res.writeHead(reply.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+        res.end(text);
+        req.resume();
+        return;
+      }
+    }
+    this.listener(req, res);
   }
 
   listen(host: string, port: number): Promise<AddressInfo> {
@@ -50,11 +91,40 @@ export class PhasedServer {
     return this.ready;
   }
 
-  /** Stop accepting, let in-flight requests finish, then resolve. */
-  close(): Promise<void> {
-    return new Promise((resolve) => {
-      this.http.close(() => resolve());
-      this.http.closeIdleConnections();
-    });
+  get isStopping(): boolean {
+    return this.stopping;
+  }
+
+  /**
+   * Stop accepting connections; answer every request in flight with `Connection: close` (and
+   * any that arrives on a connection busy until now); close keep-alive connections as soon as
+   * they are idle. Resolves once every connection has ended, or after `graceMs`, when those
+   * still open are closed (a response cut off then was never acknowledged). Event streams never
+   * end by themselves: the caller closes them first.
+   */
+  async stop(graceMs: number): Promise<StopOutcome> {
+    if (!this.allClosed) {
+      this.stopping = true;
+      for (const res of this.inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+      this.inFlight.clear();
+      this.allClosed = new Promise<void>((resolve) => this.http.close(() => resolve()));
+    }
+    const allClosed = this.allClosed;
+    this.http.closeIdleConnections();
+    // A response whose headers were already out when the stop began (a download) leaves its
+    // connection idle when it ends: the sweep closes it then.
+    const sweep = setInterval(() => this.http.closeIdleConnections(), IDLE_SWEEP_MS);
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<'grace over'>((resolve) => { timer = setTimeout(() => resolve('grace over'), graceMs); });
+    try {
+      if ((await Promise.race([allClosed, graceOver])) !== 'grace over') return { forced: 0 };
+      const forced = await new Promise<number>((resolve) => this.http.getConnections((err, count) => resolve(err ? 0 : count)));
+      this.http.closeAllConnections();
+      await allClosed;
+      return { forced };
+    } finally {
+      clearInterval(sweep);
+      clearTimeout(timer);
+    }
   }
 }

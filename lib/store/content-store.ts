@@ -54,6 +54,8 @@ export class ContentStore {
   private readonly maintenance: StoreMaintenance;
   private readonly uploads: PackUploads;
   private filesClosed = false;
+  private markFilesClosed!: () => void;
+  private readonly filesClosedPromise = new Promise<void>((resolve) => { this.markFilesClosed = resolve; });
   private checkpointing = false;
   /** Set once the owners of checkpoint sections have opened (before, a checkpoint would lack their sections). */
   private ownersOpen = false;
@@ -128,6 +130,12 @@ export class ContentStore {
     }
     this.published.close();
     this.point.close();
+    this.markFilesClosed();
+  }
+
+  /** Resolves once close() has closed the files (after the batch being written and any background work). */
+  whenClosed(): Promise<void> {
+    return this.filesClosedPromise;
   }
 
   // ------------------------------------------------------------ the workflow checkpoint (workflow-checkpoint.ts)
