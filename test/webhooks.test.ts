@@ -3,6 +3,7 @@
 // a pending delivery resumed after kill -9, and a secret that never leaves the server.
 import { expect } from 'chai';
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import dgram from 'node:dgram';
 import { promises as dns } from 'node:dns';
 import http from 'node:http';
 import net from 'node:net';
@@ -10,6 +11,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import type { CairnService } from '../lib/authority/service.js';
+import { webhookResolver } from '../lib/authority/webhook-dispatcher.js';
 import { startServer } from '../lib/cli/serve.js';
 import { api, cli, expectError, register, spawnServer, tempDir, type ApiResponse } from './helpers.js';
 
@@ -628,6 +630,55 @@ async function silentReceiver() {
   };
 }
 
+/**
+ * A DNS server on 127.0.0.1 (UDP) that answers A queries for the names in `names` and never
+ * answers anything else, as a zone whose name servers drop every packet does.
+ */
+async function fakeDns(names: Record<string, string>) {
+  const socket = dgram.createSocket('udp4');
+  const unanswered = new Set<string>();
+  socket.on('message', (query, from) => {
+    // Header (12 bytes), then the question: length-prefixed labels, a zero byte, QTYPE, QCLASS.
+    const labels: string[] = [];
+    let at = 12;
+    while (at < query.length && query[at] !== 0) {
+      labels.push(query.toString('latin1', at + 1, at + 1 + query[at]));
+      at += 1 + query[at];
+    }
+    const questionEnd = at + 5;
+    const name = labels.join('.').toLowerCase();
+    const qtype = query.readUInt16BE(at + 1);
+    if (!(name in names)) {
+      unanswered.add(name);
+      return;
+    }
+    const answers = qtype === 1 ? [names[name].split('.').map(Number)] : [];
+    const header = Buffer.alloc(12);
+    query.copy(header, 0, 0, 2); // the id
+    header.writeUInt16BE(0x8180, 2); // a response, recursion desired and available, no error
+    header.writeUInt16BE(1, 4);
+    header.writeUInt16BE(answers.length, 6);
+    const records = answers.map((octets) => {
+      const r = Buffer.alloc(16);
+      r.writeUInt16BE(0xc00c, 0); // the name: a pointer to the question's
+      r.writeUInt16BE(1, 2); // A
+      r.writeUInt16BE(1, 4); // IN
+      r.writeUInt32BE(60, 6); // TTL
+      r.writeUInt16BE(4, 10);
+      Buffer.from(octets).copy(r, 12);
+      return r;
+    });
+    socket.send(Buffer.concat([header, query.subarray(12, questionEnd), ...records]), from.port, from.address);
+  });
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  return {
+    server: `127.0.0.1:${socket.address().port}`,
+    /** Names asked for and never answered. */
+    unanswered,
+    close: () => new Promise<void>((resolve) => socket.close(() => resolve())),
+  };
+}
+
 describe('webhooks: isolation', function () {
   this.timeout(60000);
 
@@ -661,10 +712,11 @@ describe('webhooks: isolation', function () {
     }
   });
 
-  it('bounds each attempt, from connecting to the end of the headers: a receiver that never answers, one that trickles its headers', async () => {
+  it('bounds each attempt, from the name lookup to the end of the headers: a name DNS never answers, a receiver that never answers, one that trickles its headers', async () => {
+    const names = await fakeDns({});
     const server = await startServer({
       host: '127.0.0.1', port: 0, dataDir: path.join(tempDir(), 'data'), log: pino({ level: 'silent' }), webhookAllow: ['127.0.0.1'],
-      webhooks: { timeoutMs: 500, maxAttempts: 2, backoffBaseMs: 20 },
+      webhooks: { timeoutMs: 500, maxAttempts: 2, backoffBaseMs: 20 }, webhookResolve: webhookResolver([names.server]),
     });
     const silent = await silentReceiver();
     // Answers a status line at once, then one header line every 50 ms, never ending the headers.
@@ -683,7 +735,7 @@ describe('webhooks: isolation', function () {
       const repo = await register(server.url, 'timeouts');
       const hooks = `${REPOS}/${repo}/webhooks`;
       const ids: string[] = [];
-      for (const url of [silent.url('/never'), `http://127.0.0.1:${(trickle.address() as net.AddressInfo).port}/trickle`]) {
+      for (const url of ['http://never-resolves.test/', silent.url('/never'), `http://127.0.0.1:${(trickle.address() as net.AddressInfo).port}/trickle`]) {
         ids.push((await api(server.url, 'POST', hooks, { json: { url, types: ['task.created'], secret: SECRET } })).json.webhook.webhook_id);
       }
       await api(server.url, 'POST', `${REPOS}/${repo}/tasks`, { json: { title: 't', intent: 'i' } });
@@ -699,6 +751,42 @@ describe('webhooks: isolation', function () {
       await silent.close();
       for (const s of trickled) s.destroy();
       await new Promise((resolve) => trickle.close(resolve));
+      await names.close();
+    }
+  });
+
+  it('a name whose DNS never answers holds only its own webhook: a webhook of another repository, resolved by name, is delivered on its first attempt', async () => {
+    // The webhooks' names are resolved through this DNS server: good.test answers, hang-N.test never does.
+    const names = await fakeDns({ 'good.test': '127.0.0.1' });
+    const rx = await receiver();
+    const server = await startServer({
+      host: '127.0.0.1', port: 0, dataDir: path.join(tempDir(), 'data'), log: pino({ level: 'silent' }), webhookAllow: ['127.0.0.1'],
+      // Attempts wait far longer than the test for an answer, so the hung lookups stay hung throughout.
+      webhooks: { timeoutMs: 300_000, maxAttempts: 1 }, webhookResolve: webhookResolver([names.server]),
+    });
+    try {
+      await server.ready;
+      const attacker = await register(server.url, 'dns-attacker');
+      const HUNG = 20; // MAX_WEBHOOKS: far more lookups than the few a shared resolver runs at once
+      for (let i = 1; i <= HUNG; i++) {
+        expect((await api(server.url, 'POST', `${REPOS}/${attacker}/webhooks`, { json: { url: `http://hang-${i}.test/x`, types: ['task.created'], secret: SECRET } })).status).to.equal(201);
+      }
+      await api(server.url, 'POST', `${REPOS}/${attacker}/tasks`, { json: { title: 'hang', intent: 'i' } });
+      await until('every hung name was asked for', () => names.unanswered.size === HUNG);
+
+      const victim = await register(server.url, 'dns-victim');
+      const hook = (await api(server.url, 'POST', `${REPOS}/${victim}/webhooks`, { json: { url: `http://good.test:${new URL(rx.url).port}/hook`, types: ['task.created'], secret: SECRET } })).json.webhook.webhook_id;
+      await api(server.url, 'POST', `${REPOS}/${victim}/tasks`, { json: { title: 'meanwhile', intent: 'i' } });
+      const d = await until('the victim delivered', async () => {
+        const x = (await api(server.url, 'GET', `${REPOS}/${victim}/webhooks/${hook}/deliveries/${hook}.delivery-1`)).json.delivery;
+        return x && x.state !== 'pending' && x;
+      }, 20000);
+      expect(d.attempts.map((a: { status_code: number | null; error: string | null }) => [a.status_code, a.error])).to.deep.equal([[200, null]]);
+      expect(rx.received.map((r) => r.url)).to.deep.equal(['/hook']);
+    } finally {
+      await server.stop();
+      await rx.close();
+      await names.close();
     }
   });
 });

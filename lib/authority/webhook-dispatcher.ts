@@ -11,7 +11,9 @@
 //   webhook's one attempt, for at most the attempt timeout, and no other webhook's.
 // - Targets (docs/operations.md "Webhook targets"): each attempt resolves the URL's host itself
 //   and judges every address (lib/domain/webhook-targets.ts) before a connection is opened, so
-//   a name that resolves elsewhere after the registration reaches nothing internal.
+//   a name that resolves elsewhere after the registration reaches nothing internal. Names are
+//   asked of DNS by each attempt on its own (webhookResolver), never through getaddrinfo, whose
+//   few shared threads a name that never resolves would hold for every webhook of the server.
 // - Every write is its own small transaction after the commit that made the event, so a
 //   delivery never holds a commit back. While the repository is not active (retiring) nothing is
 //   written, so its files stay as exported; pending deliveries go on after an abort or a restore.
@@ -23,7 +25,7 @@ import net, { type LookupFunction } from 'node:net';
 import os from 'node:os';
 import { setImmediate as yieldTurn } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
-import { STRICT_TARGETS, hostAllowed, refusal, refusalError, targetPort, type Refusal, type WebhookTargets } from '../domain/webhook-targets.js';
+import { STRICT_TARGETS, hostAllowed, isLoopbackName, refusal, refusalError, targetPort, type Refusal, type WebhookTargets } from '../domain/webhook-targets.js';
 import {
   DEFAULT_BACKOFF_BASE_MS,
   DEFAULT_DISABLE_AFTER,
@@ -52,8 +54,11 @@ export interface WebhookPolicy {
 
 export const DEFAULT_WEBHOOK_POLICY: WebhookPolicy = { maxAttempts: DEFAULT_MAX_ATTEMPTS, backoffBaseMs: DEFAULT_BACKOFF_BASE_MS, timeoutMs: DELIVERY_TIMEOUT_MS, disableAfter: DEFAULT_DISABLE_AFTER };
 
-/** Every address a host name has (dns.lookup with all: true; tests give their own). */
-export type Resolve = (host: string) => Promise<LookupAddress[]>;
+/**
+ * Every address a host name has. `system`: the name is opened by --webhook-allow HOST; `signal`
+ * aborts when the attempt is cut off (webhookResolver; tests give their own).
+ */
+export type Resolve = (host: string, how: { system: boolean; signal: AbortSignal }) => Promise<LookupAddress[]>;
 
 /** Where deliveries may go, and how names are resolved. */
 export interface WebhookNetwork {
@@ -61,7 +66,42 @@ export interface WebhookNetwork {
   resolve: Resolve;
 }
 
-export const DEFAULT_WEBHOOK_NETWORK: WebhookNetwork = { targets: STRICT_TARGETS, resolve: (host) => dns.lookup(host, { all: true }) };
+/** One DNS query's wait for an answer, and the queries sent per name server (c-ares doubles the wait on each retry). */
+const DNS_TIMEOUT_MS = 2000;
+const DNS_TRIES = 2;
+
+/**
+ * How webhook host names are resolved. A name --webhook-allow opens is the operator's: the system
+ * resolver (getaddrinfo: /etc/hosts, then DNS) answers it. Any other name is sent to DNS by the
+ * attempt itself (c-ares: a channel of its own, A and AAAA, cancelled when the attempt is cut
+ * off). getaddrinfo runs on libuv's thread pool, which runs two lookups at a time for the whole
+ * process and cannot cancel one: a name whose DNS never answers would hold a thread for its full
+ * timeout, and with a few such names every other webhook's lookup would wait behind them past its
+ * own attempt's bound. `servers`: the DNS servers to ask (default: those of /etc/resolv.conf).
+ */
+export function webhookResolver(servers?: readonly string[]): Resolve {
+  return async (host, { system, signal }) => {
+    if (system) return dns.lookup(host, { all: true });
+    const resolver = new dns.Resolver({ timeout: DNS_TIMEOUT_MS, tries: DNS_TRIES });
+    if (servers) resolver.setServers(servers);
+    const cancel = () => resolver.cancel();
+    signal.addEventListener('abort', cancel, { once: true });
+    try {
+      if (signal.aborted) throw signal.reason;
+      const [v4, v6] = await Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]);
+      const found: LookupAddress[] = [
+        ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 })) : []),
+        ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 })) : []),
+      ];
+      if (found.length) return found;
+      throw v4.status === 'rejected' ? v4.reason : (v6 as PromiseRejectedResult).reason;
+    } finally {
+      signal.removeEventListener('abort', cancel);
+    }
+  };
+}
+
+export const DEFAULT_WEBHOOK_NETWORK: WebhookNetwork = { targets: STRICT_TARGETS, resolve: webhookResolver() };
 
 /** This machine's interface addresses (a listener bound to every interface answers on each). */
 export function localAddresses(): string[] {
@@ -293,9 +333,9 @@ class TargetRefused extends Error {
  * The `lookup` of a delivery's connection: every address the name has is judged, and one refused
  * address refuses the connection (a name cannot mix an internal address among public ones).
  */
-function guardedLookup(network: WebhookNetwork, byHost: boolean, port: number): LookupFunction {
+function guardedLookup(network: WebhookNetwork, byHost: boolean, port: number, signal: AbortSignal): LookupFunction {
   return (hostname, options, callback) => {
-    network.resolve(hostname).then((all) => {
+    network.resolve(hostname, { system: byHost, signal }).then((all) => {
       const local = localAddresses();
       for (const a of all) {
         const r = refusal(network.targets, a.address, port, byHost, local);
@@ -326,12 +366,14 @@ function post(url: string, headers: Record<string, string>, body: Buffer, signal
       const r = refusal(network.targets, host, port, byHost, localAddresses());
       if (r) return reject(new TargetRefused(r));
     }
+    // A loopback name never leaves the machine, whatever DNS would say (as at registration).
+    if (!byHost && isLoopbackName(host)) return reject(new TargetRefused({ kind: 'internal', rule: 'a loopback name' }));
     const req = (target.protocol === 'https:' ? https : http).request(target, {
       method: 'POST',
       headers: { ...headers, 'Content-Length': String(body.length) },
       signal,
       agent: false,
-      lookup: guardedLookup(network, byHost, port),
+      lookup: guardedLookup(network, byHost, port, signal),
     }, (res) => {
       resolve(res.statusCode ?? 0);
       res.destroy();

@@ -67,11 +67,12 @@ Options:
   --webhook-allow CIDR|HOST
                      open an internal webhook target (repeatable): a range (10.0.0.0/8,
                      fd00::/8), one address (10.1.2.3) or a host name (hooks.internal, whose
-                     addresses are then not checked). By default webhooks reach only public
-                     addresses: loopback, link-local (cloud metadata), private, CGNAT,
-                     unique-local, multicast and other special-purpose addresses are refused
-                     at registration and at every connection. The server's own listener is
-                     refused always
+                     addresses are then not checked; the system resolver answers it, while
+                     other names are asked of DNS as written, /etc/hosts unread). By default
+                     webhooks reach only public addresses: loopback, link-local (cloud
+                     metadata), private, CGNAT, unique-local, multicast and other
+                     special-purpose addresses are refused at registration and at every
+                     connection. The server's own listener is refused always
   --webhook-disable-after N
                      deliveries failed in a row that disable a webhook (default 4); the
                      owner re-enables it by registering its URL again with active: true
@@ -139,7 +140,7 @@ export interface ServerOptions {
   webhooks?: Partial<WebhookPolicy>;
   /** Internal webhook targets opened (--webhook-allow; lib/domain/webhook-targets.ts). The listener is refused whatever this says. */
   webhookAllow?: string[];
-  /** Test-only: how webhook host names are resolved (default dns.lookup, every address). */
+  /** Test-only: how webhook host names are resolved (default webhookResolver(): DNS, or the system resolver for names opened). */
   webhookResolve?: Resolve;
   /** The land queue: depth, retries, batch, stall bound (--queue-*; docs/land-queue.md). */
   queue?: Partial<QueueOptions>;
