@@ -22,7 +22,6 @@ import { promises as dns, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net, { type LookupFunction } from 'node:net';
-import os from 'node:os';
 import { setImmediate as yieldTurn } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { STRICT_TARGETS, hostAllowed, isLoopbackName, refusal, refusalError, targetPort, type Refusal, type WebhookTargets } from '../domain/webhook-targets.js';
@@ -39,6 +38,7 @@ import {
   type WebhookRecord,
 } from '../domain/webhooks.js';
 import type { Authority } from './authority.js';
+import { localAddresses } from './local-addresses.js';
 import type { Log } from './logger.js';
 
 export interface WebhookPolicy {
@@ -102,11 +102,6 @@ export function webhookResolver(servers?: readonly string[]): Resolve {
 }
 
 export const DEFAULT_WEBHOOK_NETWORK: WebhookNetwork = { targets: STRICT_TARGETS, resolve: webhookResolver() };
-
-/** This machine's interface addresses (a listener bound to every interface answers on each). */
-export function localAddresses(): string[] {
-  return Object.values(os.networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
-}
 
 /** Every webhook is looked at this often (retirement aborted, a wake-up missed). */
 const TICK_MS = 5000;

@@ -35,7 +35,7 @@ import {
 } from '../domain/webhooks.js';
 import { checkRegisteredTarget, type WebhookTargets } from '../domain/webhook-targets.js';
 import type { ContentStore } from '../store/content-store.js';
-import { localAddresses } from './webhook-dispatcher.js';
+import { localAddresses } from './local-addresses.js';
 
 /** Per-batch staged state: webhook ids created by earlier transactions of the batch, live URLs. */
 const NEW_WEBHOOK = 'webhook:new';
