@@ -216,9 +216,54 @@ export type MergedLand =
   | { conflicts: MergeConflict[] }
   | { conflicts: null; landed: string; action: 'fast_forward' | 'merge' | 'direct'; snapshot: Buffer | null; merge: MergeOutcome | null; root_tree_id: string; revision_root_tree_id: string };
 
+/** What a readiness check reads of a merge at most: blob bytes and tree entries (the land itself has no bound). */
+export const READINESS_MERGE_BUDGET = { bytes: 16 * 1024 * 1024, entries: 200_000 };
+/** Merge checks kept (each holds at most READINESS_LISTED_CONFLICTS paths). */
+const MERGE_CHECK_CACHE = 256;
+/** Conflicting paths a readiness answer lists (the count is complete). */
+export const READINESS_LISTED_CONFLICTS = 100;
+
+/** A merge read past its budget (readiness only). */
+class MergeBudgetSpent extends Error {}
+
+export interface MergeCheck {
+  /** `clean`: a merge land would succeed; `conflict`; `unchecked`: the merge is bigger than the budget. */
+  status: 'clean' | 'conflict' | 'unchecked';
+  /** The head moved past the patchset base: it is neither the base nor an ancestor of the revision. */
+  base_stale: boolean;
+  /** Clean, and the landed tree would differ from the revision's (CI tested another tree). */
+  untested_tree: boolean;
+  conflicts: MergeConflict[];
+  conflicts_count: number;
+  note: string | null;
+}
+
+export interface ReadinessMerge {
+  mode: 'merge';
+  target_line: string;
+  head_snapshot_id: string;
+  status: MergeCheck['status'];
+  conflicts: MergeConflict[];
+  conflicts_count: number;
+  note: string | null;
+}
+
+export interface Readiness {
+  change: ChangeRecord;
+  patchset: PatchsetRecord | null;
+  can_land: boolean;
+  blocked_by: string | null;
+  reason: string | null;
+  base_stale: boolean;
+  merge: ReadinessMerge | null;
+}
+
 export class LandDesk {
   /** Each change's lands (the change page's land history); the records are read from the store. */
   private index = new LandIndex();
+
+  /** Readiness' merge checks by `head:base:revision`, least recently used first (at most MERGE_CHECK_CACHE). */
+  private readonly mergeChecks = new Map<string, Promise<MergeCheck>>();
 
   /** Lands waiting for or holding their line's turn, per target line (entries removed when unused). */
   private readonly lineTurns = new Map<string, { mutex: Mutex; users: number }>();
@@ -283,21 +328,87 @@ export class LandDesk {
   }
 
   /**
-   * Whether the change's selected patchset would pass the land's checks now (writes nothing):
-   * the change is open with a usable selected patchset, and the land gates — the same function
-   * a land calls — pass on the published evidence. Line-dependent outcomes (a stale base for
-   * ff-only, merge conflicts) are not judged here: they depend on the mode and target.
+   * Whether the change's selected patchset would land now in `merge` mode (the default of the
+   * CLI and the page), writing nothing: the change is open with a usable selected patchset, the
+   * land gates (the same function a land calls) pass on the published evidence, and its target
+   * line has a head the revision still merges onto: a dry run of the land's own merge
+   * (`mergeCheck`, bounded and cached). `blocked_by` is the first refusal in the land's order
+   * (gates, then the line, then the merge); `merge` is reported whatever blocked it.
    */
-  readiness(changeRef: string): { change: ChangeRecord; patchset: PatchsetRecord | null; can_land: boolean; blocked_by: string | null; reason: string | null } {
+  async readiness(changeRef: string): Promise<Readiness> {
     const change = this.book.change(changeRef);
-    const no = (patchset: PatchsetRecord | null, blocked_by: string, reason: string) => ({ change, patchset, can_land: false, blocked_by, reason });
+    const no = (patchset: PatchsetRecord | null, blocked_by: string, reason: string): Readiness => ({ change, patchset, can_land: false, blocked_by, reason, base_stale: false, merge: null });
     if (!isOpenChange(change.status)) return no(null, 'change_not_open', `change ${change.change_id} is ${change.status}`);
     if (!change.selected_patchset_id) return no(null, 'no_patchset', `change ${change.change_id} has no patchset`);
     const ps = this.book.patchset(change.selected_patchset_id);
     if (ps.withdrawn || ps.invalidated) return no(ps, 'patchset_not_selected', `patchset ${ps.patchset_id} is withdrawn or invalidated`);
-    const refusal = this.gates(ps).refusal;
-    if (refusal) return no(ps, refusal.kind, refusal.message);
-    return { change, patchset: ps, can_land: true, blocked_by: null, reason: null };
+    const target = change.land_target_line;
+    const line = this.store.line(target);
+    let lineRefusal: { kind: string; message: string } | null = null;
+    let merge: ReadinessMerge | null = null;
+    let baseStale = false;
+    if (!line || line.status === 'archived') lineRefusal = { kind: 'target_line_unavailable', message: `line ${target} ${line ? 'is archived; archived lines do not move' : 'does not exist'}` };
+    else if (line.head_snapshot_id === null) lineRefusal = { kind: 'stale_base', message: `line ${target} is empty; a land needs a head to land onto` };
+    else {
+      const head = line.head_snapshot_id;
+      const check = await this.mergeCheck(head, ps, change.change_ref);
+      baseStale = check.base_stale;
+      merge = { mode: 'merge', target_line: target, head_snapshot_id: head, status: check.status, conflicts: check.conflicts, conflicts_count: check.conflicts_count, note: check.note };
+      if (check.status === 'conflict') {
+        const paths = check.conflicts.map((c) => c.path).slice(0, 5).join(', ');
+        lineRefusal = { kind: 'conflict', message: `the revision no longer merges onto the head of line ${target}: ${check.conflicts_count} conflicting path(s): ${paths}${check.conflicts_count > 5 ? ', …' : ''}` };
+      } else if (check.status === 'clean' && check.untested_tree && (this.policyFlags() & POLICY_QUEUE_UNTESTED_MERGES) !== 0) {
+        lineRefusal = { kind: 'queue_required', message: `the land would create a tree the CI of ${ps.patchset_id} did not test (line ${target} moved since its base); this repository lands such changes through the land queue` };
+      }
+    }
+    const gate = this.gates(ps).refusal;
+    const refusal = gate ? { kind: gate.kind as string, message: gate.message } : lineRefusal;
+    return { change, patchset: ps, can_land: refusal === null, blocked_by: refusal?.kind ?? null, reason: refusal?.message ?? null, base_stale: baseStale, merge };
+  }
+
+  /**
+   * Whether `ps` merges onto `head` as a `merge` land would merge it, and whether `head` moved
+   * past its base: a pure function of the three snapshots, so the answer is cached by (head,
+   * base, revision) in a bounded LRU (a page reload, or every reviewer of one change, costs one
+   * merge), and concurrent asks share one computation. The merge reads at most
+   * READINESS_MERGE_BUDGET; a bigger one is `unchecked` (the land itself decides).
+   */
+  mergeCheck(head: string, ps: PatchsetRecord, changeRef: string): Promise<MergeCheck> {
+    const key = `${head}:${ps.base_snapshot_id}:${ps.revision_snapshot_id}`;
+    const hit = this.mergeChecks.get(key);
+    if (hit) {
+      this.mergeChecks.delete(key);
+      this.mergeChecks.set(key, hit);
+      return hit;
+    }
+    const computed = this.computeMergeCheck(head, ps, changeRef);
+    this.mergeChecks.set(key, computed);
+    if (this.mergeChecks.size > MERGE_CHECK_CACHE) this.mergeChecks.delete(this.mergeChecks.keys().next().value!);
+    // A failure (a missing object) is not an answer to keep.
+    computed.catch(() => {
+      if (this.mergeChecks.get(key) === computed) this.mergeChecks.delete(key);
+    });
+    return computed;
+  }
+
+  private async computeMergeCheck(head: string, ps: PatchsetRecord, changeRef: string): Promise<MergeCheck> {
+    const clean = (base_stale: boolean, untested_tree: boolean): MergeCheck => ({ status: 'clean', base_stale, untested_tree, conflicts: [], conflicts_count: 0, note: null });
+    if (head === ps.revision_snapshot_id) return clean(false, false);
+    // Stale: the head is neither the base nor an ancestor of the revision (no fast-forward), the
+    // test ff-only makes; a head beyond the walk's bound counts as stale.
+    const baseStale = head !== ps.base_snapshot_id && ancestryOf((id) => this.store.snapshot(id)?.parent_snapshot_ids ?? null, head, ps.revision_snapshot_id) !== 'ancestor';
+    const budget = { bytes: READINESS_MERGE_BUDGET.bytes, entries: READINESS_MERGE_BUDGET.entries };
+    let merged: MergedLand;
+    try {
+      merged = await this.mergeOnto(head, ps, 'merge', changeRef, undefined, budget);
+    } catch (err) {
+      if (!(err instanceof MergeBudgetSpent)) throw err;
+      return { status: 'unchecked', base_stale: baseStale, untested_tree: false, conflicts: [], conflicts_count: 0, note: `the merge reads more than a readiness check does (${READINESS_MERGE_BUDGET.bytes} bytes of file content, ${READINESS_MERGE_BUDGET.entries} tree entries); the land itself decides` };
+    }
+    if (merged.conflicts) {
+      return { status: 'conflict', base_stale: baseStale, untested_tree: false, conflicts: merged.conflicts.slice(0, READINESS_LISTED_CONFLICTS), conflicts_count: merged.conflicts.length, note: null };
+    }
+    return clean(baseStale, merged.root_tree_id !== merged.revision_root_tree_id);
   }
 
   /**
@@ -437,7 +548,7 @@ export class LandDesk {
    * ancestor of it), else a merge of the revision into `head` — two parents in merge mode, one
    * in direct mode. Reads immutable snapshots only; writes nothing.
    */
-  async mergeOnto(head: string, ps: PatchsetRecord, mode: Exclude<LandMode, 'ff-only'>, changeRef: string, pending?: PendingMerges): Promise<MergedLand> {
+  async mergeOnto(head: string, ps: PatchsetRecord, mode: Exclude<LandMode, 'ff-only'>, changeRef: string, pending?: PendingMerges, budget?: { bytes: number; entries: number }): Promise<MergedLand> {
     const snap = (id: string) => {
       const s = pending?.snapshots.get(id) ?? this.store.snapshot(id);
       if (!s) throw new CairnError('Internal', `snapshot ${id} is missing`);
@@ -451,11 +562,19 @@ export class LandDesk {
     const base = snap(ps.base_snapshot_id);
     const ours = snap(head);
     const objects = {
-      readTree: (id: string) => {
+      readTree: async (id: string) => {
         const raw = pending?.trees.get(id);
-        return raw ? Promise.resolve(decodeTree(raw)) : this.store.readTree(id);
+        const entries = raw ? decodeTree(raw) : await this.store.readTree(id);
+        if (budget && (budget.entries -= entries.length) < 0) throw new MergeBudgetSpent();
+        return entries;
       },
-      readBlob: (id: string) => Promise.resolve(pending?.blobs.get(id) ?? null).then((b) => b ?? this.store.readObject('blob', id)),
+      readBlob: async (id: string) => {
+        const staged = pending?.blobs.get(id);
+        if (staged) return staged;
+        // Charged before the read (the locator has the size), so a budget never reads a blob past itself.
+        if (budget && (budget.bytes -= this.store.locator('blob', id)?.raw_length ?? 0) < 0) throw new MergeBudgetSpent();
+        return this.store.readObject('blob', id);
+      },
     };
     const merged = await mergeTrees(objects, base.root_tree_id, ours.root_tree_id, theirs.root_tree_id, mode);
     if (merged.root_tree_id === null) return { conflicts: merged.conflicts };
