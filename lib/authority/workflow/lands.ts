@@ -709,7 +709,7 @@ export class LandDesk {
     const line = tx.line(to.target);
     let why: string | null = null;
     if ((line?.head_snapshot_id ?? null) !== to.head) {
-      const tries = (land.attempts ?? 1) > 1 ? `; planned ${land.attempts} times, the line moved each time` : land.expected_head_snapshot_id !== null ? ' (the land pinned its head, so it does not retry)' : '';
+      const tries = (land.attempts ?? 1) > 1 ? `; planned ${land.attempts} times, the line moved each time` : land.expected_head_snapshot_id !== null && !land.land_queue_entry_id ? ' (the land pinned its head, so it does not retry)' : '';
       why = `line ${to.target} moved during the land (now ${line?.head_snapshot_id ?? 'empty'})${tries}`;
     }
     else if (line?.status === 'archived') why = `line ${to.target} was archived during the land`;
