@@ -493,16 +493,17 @@ describe('land readiness: whether the revision still merges onto the target head
   });
 
   it('is cached by (head, base, revision): repeated and concurrent asks merge once; a moved head merges again', async () => {
-    const base = await snap(BASE_FILES, 'cache', true);
-    const c = await change('cache', base, await snap({ ...BASE_FILES, 'a.txt': '1\n2\n3\n4\n5\nsix\n' }, 'cache', false, base));
-    await snap({ ...BASE_FILES, 'a.txt': 'one\n2\n3\n4\n5\n6\n' }, 'cache', true, base);
+    const files = { ...BASE_FILES, 'cache.txt': 'cache\n' };
+    const base = await snap(files, 'cache', true);
+    const c = await change('cache', base, await snap({ ...files, 'a.txt': '1\n2\n3\n4\n5\nsix\n' }, 'cache', false, base));
+    await snap({ ...files, 'a.txt': 'one\n2\n3\n4\n5\n6\n' }, 'cache', true, base);
     const count = counting();
     try {
       const answers = await Promise.all(Array.from({ length: 8 }, () => readiness(c)));
       for (const x of answers) expect(x.merge.status).to.equal('clean');
       await readiness(c);
       expect(count.n).to.equal(1);
-      await snap({ ...BASE_FILES, 'a.txt': 'one\n2\n3\n4\n5\n6\n', 'b.txt': 'x\n' }, 'cache', true, (await ok(api(s.url, 'GET', R(repo, '/lines/cache')))).head_snapshot_id);
+      await snap({ ...files, 'a.txt': 'one\n2\n3\n4\n5\n6\n', 'b.txt': 'x\n' }, 'cache', true, (await ok(api(s.url, 'GET', R(repo, '/lines/cache')))).head_snapshot_id);
       await readiness(c);
       await readiness(c);
       expect(count.n).to.equal(2);
@@ -512,9 +513,12 @@ describe('land readiness: whether the revision still merges onto the target head
   });
 
   it('a merge bigger than the readiness budget is "unchecked" (not a block); the land still decides', async () => {
-    const base = await snap(BASE_FILES, 'big', true);
-    const c = await change('big', base, await snap({ ...BASE_FILES, 'a.txt': '1\n2\n3\n4\n5\nsix\n' }, 'big', false, base));
-    await snap({ ...BASE_FILES, 'a.txt': 'one\n2\n3\n4\n5\n6\n' }, 'big', true, base);
+    // Content of its own: snapshots of the same trees and parents made in the same second are
+    // the same snapshots, whose answer an earlier test may have cached.
+    const files = { ...BASE_FILES, 'big.txt': 'big\n' };
+    const base = await snap(files, 'big', true);
+    const c = await change('big', base, await snap({ ...files, 'a.txt': '1\n2\n3\n4\n5\nsix\n' }, 'big', false, base));
+    await snap({ ...files, 'a.txt': 'one\n2\n3\n4\n5\n6\n' }, 'big', true, base);
     const saved = { ...READINESS_MERGE_BUDGET };
     READINESS_MERGE_BUDGET.bytes = 8; // the three sides of a.txt are 12 bytes each
     try {
