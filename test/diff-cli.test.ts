@@ -7,6 +7,9 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { push } from '../lib/client/transfer.js';
 import { api, cli, CLI, ok, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+import type { Authority } from '../lib/authority/authority.js';
+import { LandDesk } from '../lib/authority/workflow/lands.js';
+import { statusLines } from '../lib/cli/workflow-commands.js';
 
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
 
@@ -90,5 +93,60 @@ describe('reviewer commands: cairn diff, change show, review inbox', function ()
     expect((await onTty(['review', 'inbox', ...common, '--group', 'docs'])).stdout).to.include('nothing waits for review by docs');
     const rows = JSON.parse((await cli(['review', 'inbox', ...common])).stdout).rows;
     expect(rows).to.have.length(1);
+  });
+});
+
+describe('cairn change show: a revision that no longer merges onto the target head (gates injected to pass)', function () {
+  this.timeout(120_000);
+  let s: TestServer;
+  let repo: number;
+  let common: string[];
+  before(async () => {
+    s = await startTestServer();
+    repo = await register(s.url, 'show-conflict');
+    common = ['--server', s.url, '--repo', String(repo)];
+    const a = (await (await s.ready).opened(repo)) as unknown as { store: Authority['store']; workflow: Authority['workflow']; lands: LandDesk };
+    a.lands = new LandDesk(a.store, a.workflow, () => ({ refusal: null, policy_decision_id: null }));
+    const dir = path.join(tempDir(), 't');
+    const snap = async (files: Record<string, string>, moveLine: boolean, parent?: string) => {
+      await fsp.rm(dir, { recursive: true, force: true });
+      await fsp.mkdir(path.join(dir, 'src'), { recursive: true });
+      for (const [p, v] of Object.entries(files)) await fsp.writeFile(path.join(dir, p), v);
+      return (await push({ server: s.url, repo, line: 'main', dir, moveLine, progress: false, parent })).snapshot_id;
+    };
+    const files = { 'a.txt': 'one\ntwo\n', 'src/b.txt': 'b\n', 'c.txt': 'c\n' };
+    const base = await snap(files, true);
+    const t = (await ok(api(s.url, 'POST', R(repo, '/tasks'), { json: { title: 'T', intent: 'i' } }))).task;
+    for (const [i, rev] of [await snap({ ...files, 'a.txt': 'ONE\ntwo\n', 'src/b.txt': 'B\n' }, false, base), await snap({ ...files, 'a.txt': 'uno\ntwo\n', 'src/b.txt': 'bee\n' }, false, base)].entries()) {
+      await ok(api(s.url, 'POST', R(repo, '/changes'), { json: { task_id: t.task_id, title: `C${i}`, base_line: 'main' } }));
+      await ok(api(s.url, 'POST', R(repo, `/changes/change-${i + 1}/patchsets`), { json: { base_snapshot_id: base, revision_snapshot_id: rev, summary: 's', author_mode: 'human_only' } }));
+    }
+    await ok(api(s.url, 'POST', R(repo, '/changes/change-1:submit'), { json: { mode: 'merge' } }));
+  });
+  after(() => s.stop());
+
+  it('--json carries the merge dry run; the terminal form lists each conflicting path and says why it cannot land', async function () {
+    const json = JSON.parse((await cli(['change', 'show', ...common, 'change-2'])).stdout);
+    expect(json.readiness).to.include({ can_land: false, blocked_by: 'conflict', base_stale: true });
+    expect(json.readiness.merge).to.include({ status: 'conflict', conflicts_count: 2 });
+    expect(json.readiness.merge.conflicts).to.deep.equal([{ path: 'a.txt', kind: 'content' }, { path: 'src/b.txt', kind: 'content' }]);
+    if (spawnSync('script', ['--version']).status !== 0) this.skip();
+    const show = await onTty(['change', 'show', ...common, 'change-2']);
+    expect(show.status, show.stdout).to.equal(0);
+    expect(show.stdout).to.match(/merge onto main \(head [0-9a-f]{12}\): 2 conflicting path\(s\)/);
+    expect(show.stdout).to.include('✗ a.txt (content)');
+    expect(show.stdout).to.include('✗ src/b.txt (content)');
+    expect(show.stdout).to.match(/can land: no, because the revision no longer merges onto the head of line main: 2 conflicting path\(s\): a\.txt, src\/b\.txt \(conflict\)/);
+  });
+
+  it('the readable status lines: a clean merge onto a moved head, an unchecked one, a long conflict list', () => {
+    const m = { mode: 'merge', target_line: 'main', head_snapshot_id: 'ab'.repeat(32), conflicts: [], conflicts_count: 0, note: null };
+    expect(statusLines({ can_land: true, base_stale: true, merge: { ...m, status: 'clean' } })).to.deep.equal([
+      'merge onto main (head abababababab): clean (the line moved past the base; the land merges onto the new head)',
+      'can land: yes',
+    ]);
+    expect(statusLines({ can_land: true, base_stale: false, merge: { ...m, status: 'unchecked', note: 'too big' } })[0]).to.equal('merge onto main (head abababababab): not checked (too big)');
+    const lines = statusLines({ can_land: false, blocked_by: 'conflict', reason: 'r', merge: { ...m, status: 'conflict', conflicts: [{ path: 'x', kind: 'add/add' }], conflicts_count: 101 } });
+    expect(lines).to.deep.equal(['merge onto main (head abababababab): 101 conflicting path(s)', '  ✗ x (add/add)', '  … 100 more', 'can land: no, because r (conflict)']);
   });
 });

@@ -12,6 +12,9 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import type { TreeEntry } from '../lib/domain/content.js';
 import { diffFiles, emptyTotals, gitPath, unifiedFile, type FileDiff } from '../lib/domain/workflow/content-diff.js';
 import { api, ok, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+import type { Authority } from '../lib/authority/authority.js';
+import type { LandGates } from '../lib/authority/workflow/gates.js';
+import { LandDesk, READINESS_MERGE_BUDGET } from '../lib/authority/workflow/lands.js';
 
 type Json = Record<string, any>;
 type Files = Record<string, string | Buffer | { exec: string } | { link: string }>;
@@ -403,5 +406,151 @@ describe('land readiness: the land gate, asked without landing', function () {
     expect(latest).to.equal(land.json.land.policy_decision_id);
     expect((await ok(api(s.url, 'POST', R(repo, `/changes/${c.change_id}:submit`), { json: { mode: 'ff-only' } }))).land.status).to.equal('landed');
     expect(await ok(api(s.url, 'GET', R(repo, `/read/changes/${c.change_id}/readiness`)))).to.include({ can_land: false, blocked_by: 'change_not_open' });
+  });
+});
+
+describe('land readiness: whether the revision still merges onto the target head (gates injected to pass)', function () {
+  this.timeout(60_000);
+  let s: TestServer;
+  let repo: number;
+  let desk: LandDesk;
+  type Opened = { store: Authority['store']; workflow: Authority['workflow']; lands: LandDesk };
+  let auth: Opened;
+  const PASS: LandGates = () => ({ refusal: null, policy_decision_id: null });
+  const dir = path.join(tempDir(), 'm');
+  const BASE_FILES: Files = { 'a.txt': '1\n2\n3\n4\n5\n6\n', 'b.txt': 'b\n' };
+  const snap = async (files: Files, line: string, moveLine: boolean, parent?: string) => {
+    await writeTree(dir, files);
+    return (await push({ server: s.url, repo, line, dir, moveLine, progress: false, parent })).snapshot_id;
+  };
+  const change = async (line: string, base: string, revision: string): Promise<string> => {
+    const t = (await ok(api(s.url, 'POST', R(repo, '/tasks'), { json: { title: 'T', intent: 'i' } }))).task;
+    const c = (await ok(api(s.url, 'POST', R(repo, '/changes'), { json: { task_id: t.task_id, title: 'C', base_line: line } }))).change;
+    await ok(api(s.url, 'POST', R(repo, `/changes/${c.change_id}/patchsets`), { json: { base_snapshot_id: base, revision_snapshot_id: revision, summary: 's', author_mode: 'human_only' } }));
+    return c.change_id;
+  };
+  const readiness = (c: string) => ok(api(s.url, 'GET', R(repo, `/read/changes/${c}/readiness`)));
+  /** Count the merges the desk computes (readiness and lands share mergeOnto). */
+  const counting = () => {
+    const real = desk.mergeOnto;
+    const count = { n: 0, restore: () => { desk.mergeOnto = real; } };
+    desk.mergeOnto = function (this: LandDesk, ...args: Parameters<LandDesk['mergeOnto']>) {
+      count.n++;
+      return real.apply(this, args);
+    };
+    return count;
+  };
+  before(async () => {
+    s = await startTestServer();
+    repo = await register(s.url, 'readiness-merge');
+    auth = (await (await s.ready).opened(repo)) as unknown as Opened;
+    desk = auth.lands = new LandDesk(auth.store, auth.workflow, PASS);
+  });
+  after(() => s.stop());
+
+  it('another land touching the same lines: blocked_by conflict with the paths, the land agrees (409 conflict); a disjoint change is stale but lands', async () => {
+    const base = await snap(BASE_FILES, 'main', true);
+    const first = await change('main', base, await snap({ ...BASE_FILES, 'a.txt': 'one\n2\n3\n4\n5\n6\n' }, 'main', false, base));
+    const second = await change('main', base, await snap({ ...BASE_FILES, 'a.txt': 'ONE\n2\n3\n4\n5\n6\n', 'b.txt': 'B\n' }, 'main', false, base));
+    const disjoint = await change('main', base, await snap({ ...BASE_FILES, 'c.txt': 'c\n' }, 'main', false, base));
+    for (const c of [first, second, disjoint]) {
+      const r = await readiness(c);
+      expect(r, c).to.include({ can_land: true, blocked_by: null, reason: null, base_stale: false });
+      expect(r.merge, c).to.deep.equal({ mode: 'merge', target_line: 'main', head_snapshot_id: base, status: 'clean', conflicts: [], conflicts_count: 0, note: null });
+    }
+    expect((await ok(api(s.url, 'POST', R(repo, `/changes/${first}:submit`), { json: { mode: 'merge' } }))).land.status).to.equal('landed');
+    const head = (await ok(api(s.url, 'GET', R(repo, '/lines/main')))).head_snapshot_id;
+    const r = await readiness(second);
+    expect(r).to.include({ can_land: false, blocked_by: 'conflict', base_stale: true });
+    expect(r.reason).to.match(/no longer merges onto the head of line main: 1 conflicting path\(s\): a\.txt/);
+    expect(r.merge).to.deep.equal({ mode: 'merge', target_line: 'main', head_snapshot_id: head, status: 'conflict', conflicts: [{ path: 'a.txt', kind: 'content' }], conflicts_count: 1, note: null });
+    const land = await api(s.url, 'POST', R(repo, `/changes/${second}:submit`), { json: { mode: 'merge' } });
+    expect(land.status).to.equal(409);
+    expect(land.json.failure_kind).to.equal(r.blocked_by);
+    expect(land.json.land.conflicts).to.deep.equal(r.merge.conflicts);
+    // stale (the head moved past its base) and merging cleanly: it can land, and does
+    const d = await readiness(disjoint);
+    expect(d).to.include({ can_land: true, blocked_by: null, base_stale: true });
+    expect(d.merge).to.include({ status: 'clean', head_snapshot_id: head });
+    expect((await ok(api(s.url, 'POST', R(repo, `/changes/${disjoint}:submit`), { json: { mode: 'merge' } }))).land.status).to.equal('landed');
+  });
+
+  it('never says "can land" with a conflict, nor a stale base without the merge that decides it', async () => {
+    // Every combination the line can be in for one change: at the base, moved and clean, moved and conflicting.
+    const base = await snap(BASE_FILES, 'combo', true);
+    const c = await change('combo', base, await snap({ ...BASE_FILES, 'a.txt': '1\n2\n3\n4\n5\nsix\n' }, 'combo', false, base));
+    const states: Json[] = [await readiness(c)];
+    const clean = await snap({ ...BASE_FILES, 'b.txt': 'moved\n' }, 'combo', true, base);
+    states.push(await readiness(c));
+    await snap({ ...BASE_FILES, 'b.txt': 'moved\n', 'a.txt': '1\n2\n3\n4\n5\nSIX\n' }, 'combo', true, clean);
+    states.push(await readiness(c));
+    expect(states.map((x) => [x.can_land, x.base_stale, x.merge.status, x.blocked_by])).to.deep.equal([
+      [true, false, 'clean', null],
+      [true, true, 'clean', null],
+      [false, true, 'conflict', 'conflict'],
+    ]);
+    for (const x of states) expect(x.can_land, JSON.stringify(x)).to.equal(x.merge.status === 'clean' && x.blocked_by === null);
+  });
+
+  it('is cached by (head, base, revision): repeated and concurrent asks merge once; a moved head merges again', async () => {
+    const files = { ...BASE_FILES, 'cache.txt': 'cache\n' };
+    const base = await snap(files, 'cache', true);
+    const c = await change('cache', base, await snap({ ...files, 'a.txt': '1\n2\n3\n4\n5\nsix\n' }, 'cache', false, base));
+    await snap({ ...files, 'a.txt': 'one\n2\n3\n4\n5\n6\n' }, 'cache', true, base);
+    const count = counting();
+    try {
+      const answers = await Promise.all(Array.from({ length: 8 }, () => readiness(c)));
+      for (const x of answers) expect(x.merge.status).to.equal('clean');
+      await readiness(c);
+      expect(count.n).to.equal(1);
+      await snap({ ...files, 'a.txt': 'one\n2\n3\n4\n5\n6\n', 'b.txt': 'x\n' }, 'cache', true, (await ok(api(s.url, 'GET', R(repo, '/lines/cache')))).head_snapshot_id);
+      await readiness(c);
+      await readiness(c);
+      expect(count.n).to.equal(2);
+    } finally {
+      count.restore();
+    }
+  });
+
+  it('a merge bigger than the readiness budget is "unchecked" (not a block); the land still decides', async () => {
+    // Content of its own: snapshots of the same trees and parents made in the same second are
+    // the same snapshots, whose answer an earlier test may have cached.
+    const files = { ...BASE_FILES, 'big.txt': 'big\n' };
+    const base = await snap(files, 'big', true);
+    const c = await change('big', base, await snap({ ...files, 'a.txt': '1\n2\n3\n4\n5\nsix\n' }, 'big', false, base));
+    await snap({ ...files, 'a.txt': 'one\n2\n3\n4\n5\n6\n' }, 'big', true, base);
+    const saved = { ...READINESS_MERGE_BUDGET };
+    READINESS_MERGE_BUDGET.bytes = 8; // the three sides of a.txt are 12 bytes each
+    try {
+      const r = await readiness(c);
+      expect(r).to.include({ can_land: true, base_stale: true });
+      expect(r.merge).to.include({ status: 'unchecked', conflicts_count: 0 });
+      expect(r.merge.note).to.match(/more than a readiness check/);
+    } finally {
+      Object.assign(READINESS_MERGE_BUDGET, saved);
+    }
+    expect((await ok(api(s.url, 'POST', R(repo, `/changes/${c}:submit`), { json: { mode: 'merge' } }))).land.status).to.equal('landed');
+  });
+
+  it('an empty target line is stale_base, an archived one target_line_unavailable; the gates come first', async () => {
+    const base = await snap(BASE_FILES, 'gone', true);
+    const c = await change('gone', base, await snap({ ...BASE_FILES, 'a.txt': 'x\n' }, 'gone', false, base));
+    await ok(api(s.url, 'PUT', R(repo, '/lines/gone'), { json: { head_snapshot_id: null } }));
+    expect(await readiness(c)).to.include({ can_land: false, blocked_by: 'stale_base', merge: null, base_stale: false });
+    await ok(api(s.url, 'PUT', R(repo, '/lines/gone'), { json: { head_snapshot_id: base } }));
+    await ok(api(s.url, 'POST', R(repo, '/lines/gone:close'), { json: {} }));
+    expect(await readiness(c)).to.include({ can_land: false, blocked_by: 'target_line_unavailable', merge: null });
+    // a gate refusal is named first (the land judges the gates first); the merge is still reported
+    const base2 = await snap(BASE_FILES, 'gated', true);
+    const g = await change('gated', base2, await snap({ ...BASE_FILES, 'a.txt': 'mine\n' }, 'gated', false, base2));
+    await snap({ ...BASE_FILES, 'a.txt': 'theirs\n' }, 'gated', true, base2);
+    auth.lands = new LandDesk(auth.store, auth.workflow, () => ({ refusal: { kind: 'blocked_by_ci', message: 'CI of the current run is none, not pass' }, policy_decision_id: null }));
+    try {
+      const r = await readiness(g);
+      expect(r).to.include({ can_land: false, blocked_by: 'blocked_by_ci' });
+      expect(r.merge).to.include({ status: 'conflict', conflicts_count: 1 });
+    } finally {
+      auth.lands = desk;
+    }
   });
 });

@@ -156,14 +156,14 @@ describe('worker jobs: the lifecycle over HTTP', () => {
       state_kind: 1, state: 'queued', retry_status: 'none', outcome: null, attempt_count: 0, max_attempts: 3,
       error_kind: null, error: null, snapshot_id: head, snapshot_index: run.json.snapshot_index, patchset_id: null,
       trigger: 'manual', timeout_s: 1800, available: true, locked_at_s: null, lease_expires_at_s: null,
-      completed_at_s: null, tombstoned: false,
+      completed_at_s: null, tombstoned: false, ci_outcome: null,
     });
     expect(queued.created_at_s).to.be.within(t0, nowS());
     expect(queued).to.not.have.property('ci'); // the compact CI projection is for patchset.ci only
 
     expect(keep(await api(s.url, 'GET', JOB(repo, 0))).json).to.deep.equal({ contract: QUEUE, job: queued });
     expect(keep(await api(s.url, 'GET', `${R(repo)}/worker-jobs`)).json).to.deep.equal({
-      contract: QUEUE, repository_index: repo, state_kind: null, limit: 50, count: 1, next_cursor: null, jobs: [queued],
+      contract: QUEUE, repository_index: repo, state_kind: null, outcome: null, limit: 50, count: 1, next_cursor: null, jobs: [queued],
     });
 
     const claim = await api(s.url, 'POST', CLAIM, { json: claimBody([11], []) });
@@ -198,7 +198,7 @@ describe('worker jobs: the lifecycle over HTTP', () => {
     expect(done.json).to.include({ contract: QUEUE, completed: true });
     expect(done.json.job).to.include({
       state_kind: 3, state: 'succeeded', outcome: 'succeeded', retry_status: 'none', attempt_count: 1,
-      error_kind: null, available: false, lease_expires_at_s: null,
+      error_kind: null, available: false, lease_expires_at_s: null, ci_outcome: 'pass',
     });
     expect(done.json.job.completed_at_s).to.be.within(t0, nowS());
     expect(await getJob(s.url, repo, 0)).to.deep.equal(done.json.job);
@@ -491,6 +491,123 @@ describe('worker jobs: every bad input is rejected with its status and changes n
     expectError(await api(s.url, 'GET', `${R(99)}/worker-jobs`), 404, 'unregistered repository');
     expectError(await api(s.url, 'GET', JOB(repo, 3)), 404, 'unknown job');
     expectError(await api(s.url, 'GET', JOB(repo, '007')), 400, 'non-canonical job index');
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+describe('worker jobs: the CI outcome (ci_outcome) and the ?outcome= filter', () => {
+  let s: JobServer;
+  let repo: number;
+  const expected = new Map<number, string | null>();
+  const result = (status: string, tests: string, suites: { suite_id: string; status: string; blocking: boolean }[] = []) =>
+    ({ contract: RESULT, status, tests_status: tests, suite_result_count: suites.length, suite_results: suites });
+
+  /** Queue a repo.ci job, claim it and end it with `end` (a completion detail, or `fail`). */
+  async function repoJob(end: Record<string, unknown> | 'fail' | 'queued', outcome: string | null): Promise<number> {
+    const index = (await runCi(s.url, repo)).job.worker_job_index;
+    expected.set(index, outcome);
+    if (end === 'queued') return index;
+    const c = await claimExact(s.url, repo, index);
+    const lease = { attempt_count: c.attempt_count, lease_token: c.lease_token };
+    const res = end === 'fail'
+      ? await api(s.url, 'POST', `${JOB(repo, index)}:fail`, { json: { ...lease, detail: { retryable: false, error: 'boom' } } })
+      : await api(s.url, 'POST', `${JOB(repo, index)}:complete`, { json: { ...lease, detail: end } });
+    expect(res.status, res.text).to.equal(200);
+    expect(res.json.job.ci_outcome).to.equal(outcome);
+    return index;
+  }
+
+  const page = async (q: string) => {
+    const res = await api(s.url, 'GET', `${R(repo)}/worker-jobs?${q}`);
+    expect(res.status, `${q}: ${res.text}`).to.equal(200);
+    return res.json;
+  };
+  const indexes = (list: { jobs: { worker_job_index: number }[] }) => list.jobs.map((j) => j.worker_job_index);
+  const wanted = (outcome: string, state?: number, all?: Record<string, any>[]) =>
+    [...expected].filter(([i, o]) => o === outcome && (state === undefined || all!.find((j) => j.worker_job_index === i)!.state_kind === state)).map(([i]) => i).sort((a, b) => b - a);
+
+  before(async () => {
+    s = await startJobServer();
+    repo = await register(s.url, 'outcomes');
+    const base = (await pushTree(s.url, repo, { 'ci/run.sh': 'exit 0\n' })).snapshot_id;
+    await repoJob({}, 'pass'); // no result: the runner reported success
+    await repoJob({ result: result('succeeded', 'pass') }, 'pass');
+    await repoJob({ result: result('succeeded', 'fail') }, 'fail'); // the job ran (state succeeded); its tests failed
+    await repoJob({ result: result('succeeded', 'pass', [{ suite_id: 'e2e', status: 'fail', blocking: true }]) }, 'fail');
+    await repoJob({ result: result('succeeded', 'pass', [{ suite_id: 'lint', status: 'fail', blocking: false }]) }, 'pass');
+    await repoJob({ result: result('command_failed', 'fail') }, 'fail');
+    await repoJob({ result: result('timed_out', 'fail') }, 'timed_out');
+    await repoJob('fail', 'fail'); // failed for good: state failed
+    // a patchset.ci job of a run that a newer run replaced: superseded
+    const t = (await api(s.url, 'POST', `${R(repo)}/tasks`, { json: { title: 'T', intent: 'i' } })).json.task;
+    const c = (await api(s.url, 'POST', `${R(repo)}/changes`, { json: { task_id: t.task_id, title: 'C', base_line: 'main' } })).json.change;
+    const rev = (await pushTree(s.url, repo, { 'ci/run.sh': 'exit 1\n' }, 'side')).snapshot_id;
+    const ps = (await api(s.url, 'POST', `${R(repo)}/changes/${c.change_id}/patchsets`, { json: { base_snapshot_id: base, revision_snapshot_id: rev, summary: 's', author_mode: 'human_only' } })).json.patchset;
+    for (let run = 0; run < 2; run++) {
+      const r = await api(s.url, 'POST', `${R(repo)}/patchsets/${ps.patchset_id}:runCi`, { json: { trigger: 'manual_rerun' } });
+      expect(r.status, r.text).to.equal(200);
+      expected.set(r.json.job.worker_job_index, run === 0 ? 'superseded' : null);
+    }
+    await repoJob('queued', null);
+  });
+  after(() => s.stop());
+
+  it('every job carries ci_outcome, derived from its completion (null while queued or running)', async () => {
+    const all = (await page('limit=1000')).jobs as Record<string, any>[];
+    expect(all).to.have.length(expected.size);
+    for (const j of all) expect(j.ci_outcome, `job ${j.worker_job_index} (${j.state}, ${j.outcome})`).to.equal(expected.get(j.worker_job_index));
+    for (const j of all) expect((await getJob(s.url, repo, j.worker_job_index)).ci_outcome).to.equal(j.ci_outcome);
+  });
+
+  it('?outcome= lists only the finished jobs of that outcome, newest first; with state_kind, of that state too', async () => {
+    const all = (await page('limit=1000')).jobs as Record<string, any>[];
+    for (const outcome of ['pass', 'fail', 'timed_out', 'superseded']) {
+      const list = await page(`outcome=${outcome}&limit=1000`);
+      expect(list).to.include({ outcome, state_kind: null, count: wanted(outcome).length, next_cursor: null });
+      expect(indexes(list), outcome).to.deep.equal(wanted(outcome));
+      expect(wanted(outcome)).to.not.deep.equal([]);
+    }
+    // the failing tests of a job that ran (state 3) are a `fail`, as is a job that failed (state 4)
+    expect(indexes(await page('outcome=fail&state_kind=3&limit=1000'))).to.deep.equal(wanted('fail', 3, all));
+    expect(indexes(await page('outcome=fail&state_kind=4&limit=1000'))).to.deep.equal(wanted('fail', 4, all));
+    expect(wanted('fail', 3, all)).to.have.length(3);
+    expect((await page('outcome=pass&state_kind=1')).jobs).to.deep.equal([]);
+  });
+
+  it('pages by cursor within the filter; a cursor of another outcome or of the unfiltered list is 400', async () => {
+    const seen: number[] = [];
+    let q = 'outcome=fail&limit=2';
+    let first: Record<string, any> | null = null;
+    for (;;) {
+      const list = await page(q);
+      first ??= list;
+      seen.push(...indexes(list));
+      if (!list.next_cursor) break;
+      q = `outcome=fail&limit=2&cursor=${list.next_cursor}`;
+    }
+    expect(seen).to.deep.equal(wanted('fail'));
+    const cursor = first!.next_cursor as string;
+    expectError(await api(s.url, 'GET', `${R(repo)}/worker-jobs?outcome=pass&cursor=${cursor}`), 400, 'cursor of another outcome');
+    expectError(await api(s.url, 'GET', `${R(repo)}/worker-jobs?cursor=${cursor}`), 400, 'outcome cursor without the filter');
+    const plain = (await page('limit=1')).next_cursor;
+    expectError(await api(s.url, 'GET', `${R(repo)}/worker-jobs?outcome=fail&cursor=${plain}`), 400, 'unfiltered cursor with a filter');
+  });
+
+  it('an unknown outcome is 400 and changes nothing', async () => {
+    const before = await listAll(s.url, repo);
+    for (const q of ['outcome=passed', 'outcome=', 'outcome=FAIL', 'outcome=succeeded', 'outcome=pass&outcome=fail', 'outcome=timed%20out']) {
+      expectError(await api(s.url, 'GET', `${R(repo)}/worker-jobs?${q}`), 400, q);
+    }
+    expect(await listAll(s.url, repo)).to.deep.equal(before);
+  });
+
+  it('the outcome index is rebuilt from jobs.log at open: the same pages after a restart', async () => {
+    const before = await Promise.all(['pass', 'fail', 'timed_out', 'superseded'].map((o) => page(`outcome=${o}&limit=1000`)));
+    await s.stop();
+    s = await startJobServer(undefined, s.dataDir);
+    const after = await Promise.all(['pass', 'fail', 'timed_out', 'superseded'].map((o) => page(`outcome=${o}&limit=1000`)));
+    expect(after.map(indexes)).to.deep.equal(before.map(indexes));
   });
 });
 

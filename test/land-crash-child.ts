@@ -1,12 +1,29 @@
-// Child process of the land kill -9 sweep (test/lands.test.ts): opens one authority directly and
+// Child process of the land kill -9 sweeps (test/lands.test.ts): opens one authority directly and
 // lands a change's selected patchset through a LandDesk built with a passing gate function (the
-// DI seam, so the commit is exercised apart from the evidence). CAIRN_TEST_CRASH_AT kills it mid-commit.
+// DI seam, so the commit is exercised apart from the evidence). CAIRN_TEST_CRASH_AT kills it
+// mid-commit. With a fifth argument (a snapshot id), the target line is moved there after the
+// land's first plan, as another client would move it: the land then plans again.
 import pino from 'pino';
 import { Authority } from '../lib/authority/authority.js';
 import { LandDesk } from '../lib/authority/workflow/lands.js';
 
-const [root, index, change, mode] = process.argv.slice(2);
+const [root, index, change, mode, moveTo] = process.argv.slice(2);
 const a = await Authority.open(root, Number(index), pino({ level: 'silent' }));
-const out = await new LandDesk(a.store, a.workflow, () => ({ refusal: null, policy_decision_id: null })).submit(change, { mode });
+const desk = new LandDesk(a.store, a.workflow, () => ({ refusal: null, policy_decision_id: null }));
+if (moveTo) {
+  type Planner = { plan: (...args: unknown[]) => Promise<{ head: string | null; target: string }> };
+  const planner = desk as unknown as Planner;
+  const realPlan = planner.plan;
+  let moved = false;
+  planner.plan = async function (this: Planner, ...args: unknown[]) {
+    const plan = await realPlan.apply(this, args);
+    if (!moved) {
+      moved = true;
+      await a.content.putLine(plan.target, { head_snapshot_id: moveTo, expected_head_snapshot_id: plan.head });
+    }
+    return plan;
+  };
+}
+const out = await desk.submit(change, { mode });
 process.stdout.write(JSON.stringify(out.land) + '\n');
 a.store.close();

@@ -289,21 +289,154 @@ describe('lands over HTTP: modes, failure kinds and replay (gates injected to pa
     expect(await r.head('race')).to.equal(wins[0].json.land.landed_snapshot_id);
   });
 
-  it('20 concurrent merge lands: every success moves the line from a distinct head, in a chain', async () => {
+  it('20 concurrent merge lands of disjoint changes: all land, each from a distinct head, in a chain', async () => {
     const b = await r.snap(BASE, 'race2', true);
     const changes = [];
     for (let i = 0; i < 20; i++) changes.push(await r.change('race2', b, await r.snap({ ...BASE, [`g${i}.txt`]: `${i}\n` }, 'race2', false, b)));
     const results = await Promise.all(changes.map((c) => r.submit(c.change, { mode: 'merge' })));
-    const wins = results.filter((x) => x.status === 200).map((x) => x.json.land);
-    expect(wins.length).to.be.greaterThan(0);
+    for (const x of results) expect(x.status, x.text).to.equal(200);
+    const wins = results.map((x) => x.json.land);
     const befores = wins.map((w: Json) => w.target_head_before);
     expect(new Set(befores).size).to.equal(wins.length);
-    for (const x of results.filter((y) => y.status !== 200)) expect(x.json.failure_kind).to.equal('target_update_failed');
     // the chain: starts at b, each success's head_before is another's landed snapshot, ends at the line head
     const byBefore = new Map(wins.map((w: Json) => [w.target_head_before, w.landed_snapshot_id]));
     let at: string = b;
     for (let i = 0; i < wins.length; i++) at = byBefore.get(at) as string;
     expect(await r.head('race2')).to.equal(at);
+  });
+});
+
+/** The revisions merged into `line` (the second parents along its first-parent chain), newest first. */
+async function mergedRevisions(r: Repo, head: string, stopAt: string): Promise<string[]> {
+  const a = await r.authority();
+  const out: string[] = [];
+  for (let at = head; at !== stopAt;) {
+    const parents = a.store.snapshot(at)!.parent_snapshot_ids;
+    if (parents.length === 2) out.push(parents[1]);
+    at = parents[0];
+  }
+  return out;
+}
+
+describe('lands over HTTP: a line that moves under a land (gates injected to pass)', function () {
+  this.timeout(120_000);
+  let s: TestServer;
+  let r: Repo;
+  type Planner = { plan: (...args: unknown[]) => Promise<{ head: string | null }> };
+  let desk: Planner;
+  let realPlan: Planner['plan'];
+  before(async () => {
+    s = await startTestServer();
+    r = new Repo(s, await register(s.url, 'lands-moving'));
+    await r.injectGates(PASS);
+    desk = (await r.authority()).lands as unknown as Planner;
+    realPlan = desk.plan;
+  });
+  afterEach(() => {
+    desk.plan = realPlan;
+  });
+  after(() => s.stop());
+
+  /**
+   * Move `line` (over HTTP, as another client would) after the land's plan, the first `times`
+   * times it plans, each time to a new snapshot made by `next`: the line moves between the
+   * land's plan and its commit.
+   */
+  function moveAfterPlan(line: string, times: number, next: (i: number, head: string) => Promise<string>): { moves: string[] } {
+    const state = { moves: [] as string[] };
+    desk.plan = async function (this: Planner, ...args: unknown[]) {
+      const plan = await realPlan.apply(this, args);
+      if (state.moves.length < times) {
+        const head = plan.head!;
+        const to = await next(state.moves.length, head);
+        await ok(api(s.url, 'PUT', R(r.repo, `/lines/${line}`), { json: { head_snapshot_id: to, expected_head_snapshot_id: head } }), 'move the line');
+        state.moves.push(to);
+      }
+      return plan;
+    };
+    return state;
+  }
+
+  it('8 concurrent merge lands of disjoint changes over HTTP: all land; the line\'s history holds all 8', async () => {
+    const b = await r.snap(BASE, 'eight', true);
+    const changes = [];
+    for (let i = 0; i < 8; i++) changes.push(await r.change('eight', b, await r.snap({ ...BASE, [`e${i}.txt`]: `${i}\n` }, 'eight', false, b)));
+    const results = await Promise.all(changes.map((c) => r.submit(c.change, { mode: 'merge' })));
+    for (const x of results) expect(x.status, x.text).to.equal(200);
+    const head = (await r.head('eight'))!;
+    const revisions = await mergedRevisions(r, head, b);
+    const a = await r.authority();
+    const wanted = changes.map((c) => a.workflow.patchset(c.ps).revision_snapshot_id);
+    expect([...revisions].sort()).to.deep.equal([...wanted].sort());
+    const files = await r.files(head);
+    for (let i = 0; i < 8; i++) expect(files[`e${i}.txt`]).to.equal(`file:${i}\n`);
+  });
+
+  it('a line moved between the plan and the commit: an unpinned merge land plans again onto the new head and lands (one record, attempts 2)', async () => {
+    const b = await r.snap(BASE, 'mv', true);
+    const rev = await r.snap({ ...BASE, 'mine.txt': 'mine\n' }, 'mv', false, b);
+    const c = await r.change('mv', b, rev);
+    const moved = moveAfterPlan('mv', 1, (_i, head) => r.snap({ ...BASE, 'theirs.txt': 'theirs\n' }, 'mv', false, head));
+    const res = await ok(r.submit(c.change, { mode: 'merge' }));
+    expect(res.land).to.include({ status: 'landed', line_action: 'merge', attempts: 2, target_head_before: moved.moves[0] });
+    const head = (await r.head('mv'))!;
+    expect(head).to.equal(res.land.landed_snapshot_id);
+    expect((await r.authority()).store.snapshot(head)!.parent_snapshot_ids).to.deep.equal([moved.moves[0], rev]);
+    expect(await r.files(head)).to.include({ 'mine.txt': 'file:mine\n', 'theirs.txt': 'file:theirs\n' });
+    // the abandoned attempt wrote nothing: the change has exactly one land
+    const lands = (await ok(api(s.url, 'GET', R(r.repo, `/read/changes/${c.change}/lands`)))).lands;
+    expect(lands.map((l: Json) => l.status)).to.deep.equal(['landed']);
+  });
+
+  it('direct mode plans again too (pushrebase onto the new head)', async () => {
+    const b = await r.snap(BASE, 'mvd', true);
+    const rev = await r.snap({ ...BASE, 'mine.txt': 'mine\n' }, 'mvd', false, b);
+    const c = await r.change('mvd', b, rev);
+    const moved = moveAfterPlan('mvd', 1, (_i, head) => r.snap({ ...BASE, 'theirs.txt': 'theirs\n' }, 'mvd', false, head));
+    const res = await ok(r.submit(c.change, { mode: 'direct' }));
+    expect(res.land).to.include({ status: 'landed', line_action: 'direct', attempts: 2, target_head_before: moved.moves[0] });
+    expect((await r.authority()).store.snapshot(res.land.landed_snapshot_id)!.parent_snapshot_ids).to.deep.equal([moved.moves[0]]);
+  });
+
+  it('a pinned expected_head_snapshot_id that moved during the land is refused 409 target_update_failed, and not retried', async () => {
+    const b = await r.snap(BASE, 'pin', true);
+    const c = await r.change('pin', b, await r.snap({ ...BASE, 'mine.txt': 'mine\n' }, 'pin', false, b));
+    const moved = moveAfterPlan('pin', 5, (i, head) => r.snap({ ...BASE, [`t${i}.txt`]: 't\n' }, 'pin', false, head));
+    const land = refused(await r.submit(c.change, { mode: 'merge', expected_head_snapshot_id: b }), 'target_update_failed');
+    expect(land).to.include({ status: 'failed', attempts: 1, target_head_before: b, expected_head_snapshot_id: b });
+    expect(land.failure_message).to.match(/pinned/);
+    expect(moved.moves).to.have.length(1);
+    expect(await r.head('pin')).to.equal(moved.moves[0]);
+  });
+
+  it('a line that moves under every attempt: refused target_update_failed after 5 attempts, one record', async () => {
+    const b = await r.snap(BASE, 'busy', true);
+    const c = await r.change('busy', b, await r.snap({ ...BASE, 'mine.txt': 'mine\n' }, 'busy', false, b));
+    const moved = moveAfterPlan('busy', 100, (i, head) => r.snap({ ...BASE, [`t${i}.txt`]: 't\n' }, 'busy', false, head));
+    const land = refused(await r.submit(c.change, { mode: 'merge' }), 'target_update_failed');
+    expect(land).to.include({ status: 'failed', attempts: 5, target_head_before: moved.moves[3] });
+    expect(land.failure_message).to.match(/planned 5 times/);
+    expect(moved.moves).to.have.length(5);
+    const lands = (await ok(api(s.url, 'GET', R(r.repo, `/read/changes/${c.change}/lands`)))).lands;
+    expect(lands).to.have.length(1);
+    expect((await ok(api(s.url, 'GET', R(r.repo, `/changes/${c.change}`)))).change.status).to.equal('active');
+  });
+
+  it('a retry that meets a real conflict on the new head is refused `conflict` (attempts 2)', async () => {
+    const b = await r.snap(BASE, 'mvc', true);
+    const c = await r.change('mvc', b, await r.snap({ ...BASE, 'b.txt': 'mine\n' }, 'mvc', false, b));
+    moveAfterPlan('mvc', 1, (_i, head) => r.snap({ ...BASE, 'b.txt': 'theirs\n' }, 'mvc', false, head));
+    const land = refused(await r.submit(c.change, { mode: 'merge' }), 'conflict');
+    expect(land).to.include({ status: 'failed', attempts: 2 });
+    expect(land.conflicts).to.deep.equal([{ path: 'b.txt', kind: 'content' }]);
+  });
+
+  it('ff-only cannot rebase: a head moved during the land is judged again and refused stale_base (attempts 2)', async () => {
+    const b = await r.snap(BASE, 'mvf', true);
+    const c = await r.change('mvf', b, await r.snap({ ...BASE, 'mine.txt': 'mine\n' }, 'mvf', false, b));
+    moveAfterPlan('mvf', 1, (_i, head) => r.snap({ ...BASE, 'theirs.txt': 't\n' }, 'mvf', false, head));
+    const land = refused(await r.submit(c.change, { mode: 'ff-only' }), 'stale_base');
+    expect(land).to.include({ status: 'rejected', attempts: 2 });
   });
 });
 
@@ -484,6 +617,55 @@ describe('lands: kill -9 at every step of a land commit', function () {
           const res = await ok(r2.submit(c.change, { mode: 'merge' }));
           expect((await r2.files(res.land.landed_snapshot_id))['a.txt']).to.equal('file:one\n2\n3\n4\n5\nsix\n');
         }
+      } finally {
+        await s.stop();
+      }
+    });
+  }
+});
+
+describe('lands: kill -9 while a land plans again onto a moved line', function () {
+  this.timeout(120_000);
+  // land:retry: after an attempt found the line moved (it wrote nothing), before the next plan.
+  // Before the commit point is written the store opens to the old state; after it, to the new one.
+  for (const [point, landed] of [['land:retry', false], ['land:retry>commit:after-log', false], ['land:retry>commit:after-state', true]] as const) {
+    it(`killed at ${point}: the moved line and no land, or the whole land of the second attempt`, async () => {
+      let s = await startTestServer();
+      const r = new Repo(s, await register(s.url, 'crash-retry'));
+      const b = await r.snap(BASE, 'dev', true);
+      const theirs = await r.snap({ ...BASE, 'a.txt': '1\n2\n3\n4\n5\nsix\n' }, 'dev', false, b);
+      const c = await r.change('dev', b, theirs);
+      const moved = await r.snap({ ...BASE, 'moved.txt': 'm\n' }, 'dev', false, b);
+      await s.stop();
+      const { spawn } = await import('node:child_process');
+      const child = spawn(process.execPath, [path.join(path.dirname(new URL(import.meta.url).pathname), 'land-crash-child.js'), path.join(s.dataDir, 'repositories', String(r.repo)), String(r.repo), c.change, 'merge', moved], {
+        env: { ...process.env, CAIRN_TEST_CRASH_AT: point }, stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      const signal = await new Promise<string | null>((res) => child.on('exit', (_code, sig) => res(sig)));
+      expect(signal, stderr).to.equal('SIGKILL');
+      s = await startTestServer(s.dataDir);
+      const r2 = new Repo(s, r.repo);
+      try {
+        const head = await r2.head('dev');
+        const change = (await ok(api(s.url, 'GET', R(r.repo, `/changes/${c.change}`)))).change;
+        const lands = (await ok(api(s.url, 'GET', R(r.repo, `/read/changes/${c.change}/lands`)))).lands;
+        expect(head === moved, `head ${head}`).to.equal(!landed);
+        if (head === moved) {
+          // the first attempt left nothing behind, and the second did not commit
+          expect(change.status).to.equal('active');
+          expect(lands).to.deep.equal([]);
+          await r2.injectGates(PASS);
+          const res = await ok(r2.submit(c.change, { mode: 'merge' }));
+          expect(res.land).to.include({ attempts: 1, target_head_before: moved });
+        } else {
+          expect(lands).to.have.length(1);
+          expect(lands[0]).to.include({ status: 'landed', attempts: 2, target_head_before: moved, landed_snapshot_id: head });
+          expect(change.status).to.equal('landed');
+          expect((await r2.authority()).store.snapshot(head!)!.parent_snapshot_ids).to.deep.equal([moved, theirs]);
+        }
+        expect(await r2.files((await r2.head('dev'))!)).to.include({ 'a.txt': 'file:1\n2\n3\n4\n5\nsix\n', 'moved.txt': 'file:m\n' });
       } finally {
         await s.stop();
       }

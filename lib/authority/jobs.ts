@@ -21,6 +21,7 @@ import {
   STATE_QUEUED,
   STATE_RUNNING,
   checkLease,
+  ciOutcome,
   claim,
   compactEvidence,
   complete,
@@ -32,6 +33,7 @@ import {
   newLeaseToken,
   patchsetResult,
   validateErrorText,
+  type CiOutcome,
   type JobPolicy,
   type JobRecord,
   type RunnerResult,
@@ -85,6 +87,7 @@ export function jobProjection(job: JobRecord, now = nowSeconds()): Record<string
     updated_at_s: job.updated_at_s,
     completed_at_s: job.completed_at_s || null,
     tombstoned: job.tombstoned,
+    ci_outcome: ciOutcome(job),
   };
   // Compact CI evidence: always for patchset.ci; for repo.ci when the runner sent a result.
   if (job.kind === JOB_KIND_PATCHSET_CI || job.detail.result) projection.ci = job.detail.result ? compactEvidence(job.detail.result) : null;
@@ -115,6 +118,13 @@ export class JobQueue {
   /** Job indexes of each patchset's CI jobs, oldest first: the patchset's CI evidence is read from them. */
   private readonly byPatchset = new Map<string, number[]>();
   private readonly listeners: ((job: JobRecord) => void)[] = [];
+  /**
+   * Finished jobs by CI outcome, and by outcome and state (`fail/3`), as ascending job indexes:
+   * a page of `?outcome=` walks only its rows (binary search to the cursor, then one step per
+   * row), never the jobs between them. A job's outcome is set once, when it ends.
+   */
+  private readonly byOutcome = new Map<string, number[]>();
+  private readonly outcomeOf = new Map<number, CiOutcome>();
 
   private constructor(
     readonly repositoryIndex: number,
@@ -131,6 +141,18 @@ export class JobQueue {
     else this.queued.delete(i);
     if (job.state === STATE_RUNNING) this.running.add(i);
     else this.running.delete(i);
+    const outcome = ciOutcome(job);
+    if (outcome !== null && !this.outcomeOf.has(i)) {
+      this.outcomeOf.set(i, outcome);
+      for (const key of [outcome, `${outcome}/${job.state}`]) {
+        const list = this.byOutcome.get(key) ?? [];
+        // Jobs end in any order; most end in index order, so the insert point is near the end.
+        let at = list.length;
+        while (at > 0 && list[at - 1] > i) at--;
+        list.splice(at, 0, i);
+        this.byOutcome.set(key, list);
+      }
+    }
     const ps = job.detail.patchset_id;
     if (ps && job.kind === JOB_KIND_PATCHSET_CI) {
       const list = this.byPatchset.get(ps) ?? [];
@@ -274,9 +296,18 @@ export class JobQueue {
     return job;
   }
 
-  /** One page of jobs, newest first (cursor key: the worker job index), optionally of one state. */
-  async list(stateKind: number | null, req: PageRequest): Promise<Page<JobRecord>> {
+  /**
+   * One page of jobs, newest first (cursor key: the worker job index), optionally of one state
+   * and of one CI outcome (the handler binds both filters into the cursor's scope). An outcome page walks that outcome's index, so its cost is the page, not
+   * the jobs it skips.
+   */
+  async list(filter: { stateKind: number | null; outcome: CiOutcome | null }, req: PageRequest): Promise<Page<JobRecord>> {
     if (this.hasDueLeases()) await this.expireLeases();
+    const { stateKind, outcome } = filter;
+    if (outcome !== null) {
+      const indexes = this.byOutcome.get(stateKind === null ? outcome : `${outcome}/${stateKind}`) ?? [];
+      return takePage(req, walkFrom(indexes.length, (i) => this.jobs.get(indexes[i])!, (j) => j.worker_job_index, req.after, 'desc'), 'desc');
+    }
     const rows = walkFrom(this.jobs.size, (i) => this.jobs.get(i)!, (j) => j.worker_job_index, req.after, 'desc');
     return takePage(req, keepRows(rows, (j) => stateKind === null || j.state === stateKind), 'desc');
   }

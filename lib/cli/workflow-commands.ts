@@ -22,10 +22,12 @@ ${COMMON}${LIST_HELP}`;
 export const CHANGE_HELP = `Usage:
   cairn change create --task TASK --title T --base-line LINE [--fork SNAPSHOT] [--change-id ID]
   cairn change list [--status S] [--task TASK] [--limit N | --all]
-  cairn change show CHANGE          (the change and its patchsets)
+  cairn change show CHANGE          (the change, its patchsets and whether it can land)
   cairn change close CHANGE --status archived|superseded|abandoned|canceled|cancelled
 
-CHANGE is a change id (change-3) or its full ref (task-1.change-3).
+CHANGE is a change id (change-3) or its full ref (task-1.change-3). show judges a merge land
+now: CI, reviews, attestation, the policy, and whether the selected patchset still merges onto
+the target line's head (each conflicting path, if not).
 
 ${COMMON}${LIST_HELP}`;
 
@@ -51,8 +53,9 @@ const patchsetMarks = (x: Json, change: Json) => `${x.patchset_id === change.cur
 
 /**
  * The glanceable status of a change (from read/changes/{ref}/readiness, which runs the land's
- * own gate function): CI, reviews, attestation, the policy with each check, and whether it can
- * land now.
+ * own gate function and a dry run of its merge): CI, reviews, attestation, the policy with each
+ * check, whether the revision still merges onto the target head (each conflicting path), and
+ * whether it can land now.
  */
 export function statusLines(r: Json): string[] {
   const out: string[] = [];
@@ -62,6 +65,19 @@ export function statusLines(r: Json): string[] {
   if (r.policy) {
     out.push(`policy now: ${r.policy.decision}`);
     for (const c of r.policy.checks as Json[]) out.push(`  ${c.status === 'pass' ? '✓' : c.status === 'fail' ? '✗' : '-'} ${c.name}: ${c.explanation}`);
+  }
+  const m = r.merge;
+  if (m) {
+    const onto = `merge onto ${m.target_line} (head ${String(m.head_snapshot_id).slice(0, 12)})`;
+    if (m.status === 'conflict') {
+      out.push(`${onto}: ${m.conflicts_count} conflicting path(s)`);
+      for (const c of m.conflicts as Json[]) out.push(`  ✗ ${c.path} (${c.kind})`);
+      if (m.conflicts_count > m.conflicts.length) out.push(`  … ${m.conflicts_count - m.conflicts.length} more`);
+    } else if (m.status === 'clean') {
+      out.push(`${onto}: clean${r.base_stale ? ' (the line moved past the base; the land merges onto the new head)' : ''}`);
+    } else {
+      out.push(`${onto}: not checked (${m.note})`);
+    }
   }
   out.push(r.can_land ? 'can land: yes' : `can land: no, because ${r.reason} (${r.blocked_by})`);
   return out;

@@ -167,6 +167,29 @@ export function expireIfDue(job: JobRecord, now: number): JobRecord | null {
   return fail(job, `lease expired at ${job.lease_expires_at_s} without a heartbeat (attempt ${job.attempt_count})`, ERROR_LEASE_EXPIRED, true, now);
 }
 
+/** What a finished job says about CI (docs/api.md "Worker jobs"): the filter values of `GET worker-jobs?outcome=`. */
+export const CI_OUTCOMES = ['pass', 'fail', 'timed_out', 'superseded'] as const;
+export type CiOutcome = (typeof CI_OUTCOMES)[number];
+
+/**
+ * The CI outcome of a job, derived from its completion record (null while it is queued or
+ * running). A job's `state` says whether it ran (`succeeded`) or not (`failed`); this says
+ * whether CI passed, by the rule the land gate and the land queue judge a result by: a job of
+ * a replaced run is `superseded`; a runner result with status `timed_out` is `timed_out`; a
+ * completion passes when its result succeeded with tests passing and no blocking suite failing
+ * (or, for repo.ci, when it came without a result: the runner reports failures with :fail);
+ * everything else that ended (a failed command, failing tests, a failed job) is `fail`.
+ */
+export function ciOutcome(job: JobRecord): CiOutcome | null {
+  if (job.state === STATE_QUEUED || job.state === STATE_RUNNING) return null;
+  if (job.detail.outcome === OUTCOME_SUPERSEDED) return 'superseded';
+  if (job.state === STATE_FAILED) return 'fail';
+  const r = job.detail.result;
+  if (!r) return 'pass';
+  if (r.status === 'timed_out') return 'timed_out';
+  return r.status === 'succeeded' && r.tests_status === 'pass' && !r.suite_results.some((s) => s.status === 'fail' && s.blocking) ? 'pass' : 'fail';
+}
+
 /** Check a kind-7 completion `detail` (spec: "Completion detail rules"); returns the result. */
 export function patchsetResult(detail: Record<string, unknown>): RunnerResult {
   if (detail.job_kind !== JOB_KIND_PATCHSET_CI) throw new Invalid('detail.job_kind must be 7 for a patchset.ci job');

@@ -4,8 +4,11 @@
 // `landed`, other open patchsets on the line marked `base_stale`, and for task-land the
 // idempotency record); a refused land is one transaction that writes only its land record.
 // The merge is computed before the transaction from immutable snapshots; the transaction checks
-// the line still has the head the merge was computed against (else `target_update_failed`).
+// the line still has the head the merge was computed against. Lands onto one line take turns;
+// a line moved by something else meanwhile makes an unpinned land plan again (bounded), a
+// pinned one is recorded `target_update_failed`.
 import { createHash } from 'node:crypto';
+import { Mutex } from 'async-mutex';
 import { CairnError, Conflict, Invalid, NotFound } from '../../domain/errors.js';
 import { decodeTree, encodeSnapshot, requireContentId, sha256Hex } from '../../domain/content.js';
 import { validateLineName } from '../../domain/lines.js';
@@ -21,6 +24,7 @@ import { landEvents, lineEvents } from '../../domain/events.js';
 import type { LandGates, SpeculationCi } from './gates.js';
 import { LAND_SECTION, LandIndex } from '../../domain/workflow/land-index.js';
 import { promotionReceiptIn, settlePromotionIn } from './promotion.js';
+import { crashPoint } from '../../store/crash-point.js';
 
 export const LAND = 'land';
 export const IDEMPOTENCY = 'idempotency';
@@ -66,6 +70,8 @@ export interface LandRecord {
   /** The land-queue entry this land came from (absent or null: a direct land). */
   land_queue_entry_id?: string | null;
   stale_patchset_ids: string[];
+  /** How many times the land planned (1 unless the line moved under it and it planned again; absent on older records: 1). */
+  attempts?: number;
   created_at_s: number;
   finished_at_s: number;
 }
@@ -100,6 +106,11 @@ export interface IdempotencyRecord {
 export type LandOutcome = { land: LandRecord; replay: Record<string, unknown> | null; result: Record<string, unknown> | null };
 
 const NEW_LAND = 'land:new';
+
+/** How many times a land without a pinned head plans onto a line that keeps moving under it. */
+export const MAX_LAND_ATTEMPTS = 5;
+/** A commit's answer when the line moved since the plan and the land may plan again. */
+const LINE_MOVED = Symbol('line moved');
 
 /**
  * The digest an idempotency record keeps: sha256 of the payload's canonical JSON (keys sorted
@@ -156,6 +167,9 @@ export function replayedResult(stored: Record<string, unknown>, repositoryIndex:
     const v = out[k];
     if (v && typeof v === 'object') out[k] = { ...(v as Record<string, unknown>), repository_index: repositoryIndex };
   }
+  // Results recorded before lands counted their attempts: one.
+  const land = out.land as Record<string, unknown> | undefined;
+  if (land && typeof land === 'object' && land.attempts === undefined) out.land = { ...land, attempts: 1 };
   return out;
 }
 
@@ -202,9 +216,57 @@ export type MergedLand =
   | { conflicts: MergeConflict[] }
   | { conflicts: null; landed: string; action: 'fast_forward' | 'merge' | 'direct'; snapshot: Buffer | null; merge: MergeOutcome | null; root_tree_id: string; revision_root_tree_id: string };
 
+/** What a readiness check reads of a merge at most: blob bytes and tree entries (the land itself has no bound). */
+export const READINESS_MERGE_BUDGET = { bytes: 16 * 1024 * 1024, entries: 200_000 };
+/** Merge checks kept (each holds at most READINESS_LISTED_CONFLICTS paths). */
+const MERGE_CHECK_CACHE = 256;
+/** Conflicting paths a readiness answer lists (the count is complete). */
+export const READINESS_LISTED_CONFLICTS = 100;
+
+/** A merge read past its budget (readiness only). */
+class MergeBudgetSpent extends Error {}
+
+export interface MergeCheck {
+  /** `clean`: a merge land would succeed; `conflict`; `unchecked`: the merge is bigger than the budget. */
+  status: 'clean' | 'conflict' | 'unchecked';
+  /** The head moved past the patchset base: it is neither the base nor an ancestor of the revision. */
+  base_stale: boolean;
+  /** Clean, and the landed tree would differ from the revision's (CI tested another tree). */
+  untested_tree: boolean;
+  conflicts: MergeConflict[];
+  conflicts_count: number;
+  note: string | null;
+}
+
+export interface ReadinessMerge {
+  mode: 'merge';
+  target_line: string;
+  head_snapshot_id: string;
+  status: MergeCheck['status'];
+  conflicts: MergeConflict[];
+  conflicts_count: number;
+  note: string | null;
+}
+
+export interface Readiness {
+  change: ChangeRecord;
+  patchset: PatchsetRecord | null;
+  can_land: boolean;
+  blocked_by: string | null;
+  reason: string | null;
+  base_stale: boolean;
+  merge: ReadinessMerge | null;
+}
+
 export class LandDesk {
   /** Each change's lands (the change page's land history); the records are read from the store. */
   private index = new LandIndex();
+
+  /** Readiness' merge checks by `head:base:revision`, least recently used first (at most MERGE_CHECK_CACHE). */
+  private readonly mergeChecks = new Map<string, Promise<MergeCheck>>();
+
+  /** Lands waiting for or holding their line's turn, per target line (entries removed when unused). */
+  private readonly lineTurns = new Map<string, { mutex: Mutex; users: number }>();
 
   /** The repository's policy_flags (the service sets it; bit POLICY_QUEUE_UNTESTED_MERGES matters here). */
   policyFlags: () => number = () => 0;
@@ -251,7 +313,7 @@ export class LandDesk {
   }
 
   landProjection(l: LandRecord, repositoryIndex: number): Record<string, unknown> {
-    return { ...l, policy_decision_id: l.policy_decision_id ?? null, land_queue_entry_id: l.land_queue_entry_id ?? null, submission_id: l.land_id, repository_index: repositoryIndex, selected_patchset_id: l.patchset_id, result: landResult(l) };
+    return { ...l, policy_decision_id: l.policy_decision_id ?? null, land_queue_entry_id: l.land_queue_entry_id ?? null, attempts: l.attempts ?? 1, submission_id: l.land_id, repository_index: repositoryIndex, selected_patchset_id: l.patchset_id, result: landResult(l) };
   }
 
   /**
@@ -266,24 +328,100 @@ export class LandDesk {
   }
 
   /**
-   * Whether the change's selected patchset would pass the land's checks now (writes nothing):
-   * the change is open with a usable selected patchset, and the land gates — the same function
-   * a land calls — pass on the published evidence. Line-dependent outcomes (a stale base for
-   * ff-only, merge conflicts) are not judged here: they depend on the mode and target.
+   * Whether the change's selected patchset would land now in `merge` mode (the default of the
+   * CLI and the page), writing nothing: the change is open with a usable selected patchset, the
+   * land gates (the same function a land calls) pass on the published evidence, and its target
+   * line has a head the revision still merges onto: a dry run of the land's own merge
+   * (`mergeCheck`, bounded and cached). `blocked_by` is the first refusal in the land's order
+   * (gates, then the line, then the merge); `merge` is reported whatever blocked it.
    */
-  readiness(changeRef: string): { change: ChangeRecord; patchset: PatchsetRecord | null; can_land: boolean; blocked_by: string | null; reason: string | null } {
+  async readiness(changeRef: string): Promise<Readiness> {
     const change = this.book.change(changeRef);
-    const no = (patchset: PatchsetRecord | null, blocked_by: string, reason: string) => ({ change, patchset, can_land: false, blocked_by, reason });
+    const no = (patchset: PatchsetRecord | null, blocked_by: string, reason: string): Readiness => ({ change, patchset, can_land: false, blocked_by, reason, base_stale: false, merge: null });
     if (!isOpenChange(change.status)) return no(null, 'change_not_open', `change ${change.change_id} is ${change.status}`);
     if (!change.selected_patchset_id) return no(null, 'no_patchset', `change ${change.change_id} has no patchset`);
     const ps = this.book.patchset(change.selected_patchset_id);
     if (ps.withdrawn || ps.invalidated) return no(ps, 'patchset_not_selected', `patchset ${ps.patchset_id} is withdrawn or invalidated`);
-    const refusal = this.gates(ps).refusal;
-    if (refusal) return no(ps, refusal.kind, refusal.message);
-    return { change, patchset: ps, can_land: true, blocked_by: null, reason: null };
+    const target = change.land_target_line;
+    const line = this.store.line(target);
+    let lineRefusal: { kind: string; message: string } | null = null;
+    let merge: ReadinessMerge | null = null;
+    let baseStale = false;
+    if (!line || line.status === 'archived') lineRefusal = { kind: 'target_line_unavailable', message: `line ${target} ${line ? 'is archived; archived lines do not move' : 'does not exist'}` };
+    else if (line.head_snapshot_id === null) lineRefusal = { kind: 'stale_base', message: `line ${target} is empty; a land needs a head to land onto` };
+    else {
+      const head = line.head_snapshot_id;
+      const check = await this.mergeCheck(head, ps, change.change_ref);
+      baseStale = check.base_stale;
+      merge = { mode: 'merge', target_line: target, head_snapshot_id: head, status: check.status, conflicts: check.conflicts, conflicts_count: check.conflicts_count, note: check.note };
+      if (check.status === 'conflict') {
+        const paths = check.conflicts.map((c) => c.path).slice(0, 5).join(', ');
+        lineRefusal = { kind: 'conflict', message: `the revision no longer merges onto the head of line ${target}: ${check.conflicts_count} conflicting path(s): ${paths}${check.conflicts_count > 5 ? ', …' : ''}` };
+      } else if (check.status === 'clean' && check.untested_tree && (this.policyFlags() & POLICY_QUEUE_UNTESTED_MERGES) !== 0) {
+        lineRefusal = { kind: 'queue_required', message: `the land would create a tree the CI of ${ps.patchset_id} did not test (line ${target} moved since its base); this repository lands such changes through the land queue` };
+      }
+    }
+    const gate = this.gates(ps).refusal;
+    const refusal = gate ? { kind: gate.kind as string, message: gate.message } : lineRefusal;
+    return { change, patchset: ps, can_land: refusal === null, blocked_by: refusal?.kind ?? null, reason: refusal?.message ?? null, base_stale: baseStale, merge };
   }
 
-  /** Land the change's selected patchset. Refusals are recorded and returned (not thrown). */
+  /**
+   * Whether `ps` merges onto `head` as a `merge` land would merge it, and whether `head` moved
+   * past its base: a pure function of the three snapshots, so the answer is cached by (head,
+   * base, revision) in a bounded LRU (a page reload, or every reviewer of one change, costs one
+   * merge), and concurrent asks share one computation. The merge reads at most
+   * READINESS_MERGE_BUDGET; a bigger one is `unchecked` (the land itself decides).
+   */
+  mergeCheck(head: string, ps: PatchsetRecord, changeRef: string): Promise<MergeCheck> {
+    const key = `${head}:${ps.base_snapshot_id}:${ps.revision_snapshot_id}`;
+    const hit = this.mergeChecks.get(key);
+    if (hit) {
+      this.mergeChecks.delete(key);
+      this.mergeChecks.set(key, hit);
+      return hit;
+    }
+    const computed = this.computeMergeCheck(head, ps, changeRef);
+    this.mergeChecks.set(key, computed);
+    if (this.mergeChecks.size > MERGE_CHECK_CACHE) this.mergeChecks.delete(this.mergeChecks.keys().next().value!);
+    // A failure (a missing object) is not an answer to keep.
+    computed.catch(() => {
+      if (this.mergeChecks.get(key) === computed) this.mergeChecks.delete(key);
+    });
+    return computed;
+  }
+
+  private async computeMergeCheck(head: string, ps: PatchsetRecord, changeRef: string): Promise<MergeCheck> {
+    const clean = (base_stale: boolean, untested_tree: boolean): MergeCheck => ({ status: 'clean', base_stale, untested_tree, conflicts: [], conflicts_count: 0, note: null });
+    if (head === ps.revision_snapshot_id) return clean(false, false);
+    // Stale: the head is neither the base nor an ancestor of the revision (no fast-forward), the
+    // test ff-only makes; a head beyond the walk's bound counts as stale.
+    const baseStale = head !== ps.base_snapshot_id && ancestryOf((id) => this.store.snapshot(id)?.parent_snapshot_ids ?? null, head, ps.revision_snapshot_id) !== 'ancestor';
+    const budget = { bytes: READINESS_MERGE_BUDGET.bytes, entries: READINESS_MERGE_BUDGET.entries };
+    let merged: MergedLand;
+    try {
+      merged = await this.mergeOnto(head, ps, 'merge', changeRef, undefined, budget);
+    } catch (err) {
+      if (!(err instanceof MergeBudgetSpent)) throw err;
+      return { status: 'unchecked', base_stale: baseStale, untested_tree: false, conflicts: [], conflicts_count: 0, note: `the merge reads more than a readiness check does (${READINESS_MERGE_BUDGET.bytes} bytes of file content, ${READINESS_MERGE_BUDGET.entries} tree entries); the land itself decides` };
+    }
+    if (merged.conflicts) {
+      return { status: 'conflict', base_stale: baseStale, untested_tree: false, conflicts: merged.conflicts.slice(0, READINESS_LISTED_CONFLICTS), conflicts_count: merged.conflicts.length, note: null };
+    }
+    return clean(baseStale, merged.root_tree_id !== merged.revision_root_tree_id);
+  }
+
+  /**
+   * Land the change's selected patchset. Refusals are recorded and returned (not thrown).
+   *
+   * Lands onto one line run one at a time (plan, then commit), so lands racing each other never
+   * fail for it. When something else moves the line between the plan and the commit (a land
+   * from the queue, a line move, a push) and the caller pinned no head, the land plans again
+   * onto the new head, up to MAX_LAND_ATTEMPTS times (Gerrit's submit and Mononoke's
+   * pushrebase retry likewise). An attempt that finds the line moved writes nothing; the
+   * attempt that decides (landed, refused by a gate, a conflict, or the last one finding the
+   * line moved again) is recorded in its own commit, as one land with its `attempts`.
+   */
   async submit(changeRef: string, request: LandRequest, idem?: Idempotent): Promise<LandOutcome> {
     const req = withoutNulls(request);
     if (!(LAND_MODES as readonly string[]).includes(req.mode)) throw new Invalid(`mode must be one of ${LAND_MODES.join(', ')}`);
@@ -295,25 +433,55 @@ export class LandDesk {
       const replay = this.recorded(idem.record_id, idem.accepted);
       if (replay) return { land: this.land(String((replay.land as { land_id: string }).land_id)), replay, result: null };
     }
-    const change = this.book.change(changeRef);
-    if (!isOpenChange(change.status)) throw new Invalid(`change ${change.change_id} is ${change.status}; only open changes land`);
-    const target = req.target_line ?? change.land_target_line;
-    const line = this.store.line(target);
-    if (!line) throw new NotFound(`line ${target} does not exist`);
-    if (line.status === 'archived') throw new Conflict(`line ${target} is archived; archived lines do not move`);
-    if (!change.selected_patchset_id) throw new Invalid(`change ${change.change_id} has no patchset to land`);
-    // A patchset that does not exist is an unknown entity (404), not a land to record.
-    if (req.patchset_id !== undefined) this.book.patchset(req.patchset_id!);
-    let plan: Plan;
-    try {
-      plan = await this.plan(change, target, line.head_snapshot_id, mode, req);
-    } catch (err) {
-      if (err instanceof CairnError && err.code !== 'Corrupt' && err.code !== 'Internal') throw err;
-      const land = await this.record(change, req, mode, target, line.head_snapshot_id, null, { status: 'failed', kind: 'internal_error', message: 'the land failed unexpectedly (see server log)' });
-      throw new CairnError('Internal', String((err as Error)?.message ?? err), { land_id: land.land_id, failure_kind: 'internal_error' });
+    const first = this.book.change(changeRef);
+    const target = req.target_line ?? first.land_target_line;
+    return this.oneAtATime(target, async () => {
+      // Judged again in turn: a land of the same change or key may have finished while this one waited.
+      if (idem) {
+        const replay = this.recorded(idem.record_id, idem.accepted);
+        if (replay) return { land: this.land(String((replay.land as { land_id: string }).land_id)), replay, result: null };
+      }
+      const change = this.book.change(changeRef);
+      if (!isOpenChange(change.status)) throw new Invalid(`change ${change.change_id} is ${change.status}; only open changes land`);
+      const line = this.store.line(target);
+      if (!line) throw new NotFound(`line ${target} does not exist`);
+      if (line.status === 'archived') throw new Conflict(`line ${target} is archived; archived lines do not move`);
+      if (!change.selected_patchset_id) throw new Invalid(`change ${change.change_id} has no patchset to land`);
+      // A patchset that does not exist is an unknown entity (404), not a land to record.
+      if (req.patchset_id !== undefined) this.book.patchset(req.patchset_id!);
+      const pinned = req.expected_head_snapshot_id !== undefined;
+      for (let attempt = 1; ; attempt++) {
+        const head = attempt === 1 ? line.head_snapshot_id : (this.store.line(target)?.head_snapshot_id ?? null);
+        const current = attempt === 1 ? change : this.book.change(changeRef);
+        let plan: Plan;
+        try {
+          plan = await this.plan(current, target, head, mode, req);
+        } catch (err) {
+          if (err instanceof CairnError && err.code !== 'Corrupt' && err.code !== 'Internal') throw err;
+          const land = await this.record(current, req, mode, target, head, null, { status: 'failed', kind: 'internal_error', message: 'the land failed unexpectedly (see server log)' }, attempt);
+          throw new CairnError('Internal', String((err as Error)?.message ?? err), { land_id: land.land_id, failure_kind: 'internal_error' });
+        }
+        if (plan.refusal) return { land: await this.record(current, req, mode, target, plan.head, plan.patchset, plan.refusal, attempt), replay: null, result: null };
+        const out = await this.commit(plan, req, mode, attempt, !pinned && attempt < MAX_LAND_ATTEMPTS, idem);
+        if (out !== LINE_MOVED) return out;
+        crashPoint('land:retry');
+      }
+    });
+  }
+
+  /** Run `fn` after every earlier call for the same line has finished (one land per line at a time). */
+  private async oneAtATime<T>(line: string, fn: () => Promise<T>): Promise<T> {
+    let turn = this.lineTurns.get(line);
+    if (!turn) {
+      turn = { mutex: new Mutex(), users: 0 };
+      this.lineTurns.set(line, turn);
     }
-    if (plan.refusal) return { land: await this.record(change, req, mode, target, plan.head, plan.patchset, plan.refusal), replay: null, result: null };
-    return this.commit(plan, req, mode, idem);
+    turn.users++;
+    try {
+      return await turn.mutex.runExclusive(fn);
+    } finally {
+      if (--turn.users === 0) this.lineTurns.delete(line);
+    }
   }
 
   private async plan(change: ChangeRecord, target: string, head: string | null, mode: LandMode, req: LandRequest): Promise<Plan> {
@@ -380,7 +548,7 @@ export class LandDesk {
    * ancestor of it), else a merge of the revision into `head` — two parents in merge mode, one
    * in direct mode. Reads immutable snapshots only; writes nothing.
    */
-  async mergeOnto(head: string, ps: PatchsetRecord, mode: Exclude<LandMode, 'ff-only'>, changeRef: string, pending?: PendingMerges): Promise<MergedLand> {
+  async mergeOnto(head: string, ps: PatchsetRecord, mode: Exclude<LandMode, 'ff-only'>, changeRef: string, pending?: PendingMerges, budget?: { bytes: number; entries: number }): Promise<MergedLand> {
     const snap = (id: string) => {
       const s = pending?.snapshots.get(id) ?? this.store.snapshot(id);
       if (!s) throw new CairnError('Internal', `snapshot ${id} is missing`);
@@ -394,11 +562,19 @@ export class LandDesk {
     const base = snap(ps.base_snapshot_id);
     const ours = snap(head);
     const objects = {
-      readTree: (id: string) => {
+      readTree: async (id: string) => {
         const raw = pending?.trees.get(id);
-        return raw ? Promise.resolve(decodeTree(raw)) : this.store.readTree(id);
+        const entries = raw ? decodeTree(raw) : await this.store.readTree(id);
+        if (budget && (budget.entries -= entries.length) < 0) throw new MergeBudgetSpent();
+        return entries;
       },
-      readBlob: (id: string) => Promise.resolve(pending?.blobs.get(id) ?? null).then((b) => b ?? this.store.readObject('blob', id)),
+      readBlob: async (id: string) => {
+        const staged = pending?.blobs.get(id);
+        if (staged) return staged;
+        // Charged before the read (the locator has the size), so a budget never reads a blob past itself.
+        if (budget && (budget.bytes -= this.store.locator('blob', id)?.raw_length ?? 0) < 0) throw new MergeBudgetSpent();
+        return this.store.readObject('blob', id);
+      },
     };
     const merged = await mergeTrees(objects, base.root_tree_id, ours.root_tree_id, theirs.root_tree_id, mode);
     if (merged.root_tree_id === null) return { conflicts: merged.conflicts };
@@ -421,7 +597,7 @@ export class LandDesk {
     return null;
   }
 
-  private newRecord(tx: Txn, change: ChangeRecord, req: LandRequest, mode: LandMode, target: string, head: string | null, ps: PatchsetRecord | null): LandRecord {
+  private newRecord(tx: Txn, change: ChangeRecord, req: LandRequest, mode: LandMode, target: string, head: string | null, ps: PatchsetRecord | null, attempts = 1): LandRecord {
     const sequence = this.index.count + tx.stagedKeys(NEW_LAND).length + 1;
     const id = `land-${sequence}`;
     tx.stage(NEW_LAND, id, true);
@@ -446,6 +622,7 @@ export class LandDesk {
       line_action: null,
       policy_decision_id: null,
       stale_patchset_ids: [],
+      attempts,
       created_at_s: now,
       finished_at_s: now,
     };
@@ -461,9 +638,9 @@ export class LandDesk {
    * Record a refused land (its own transaction). A refusal by the gates is judged again here,
    * on the evidence as this transaction sees it, and that decision is recorded with the land.
    */
-  private record(change: ChangeRecord, req: LandRequest, mode: LandMode, target: string, head: string | null, ps: PatchsetRecord | null, refusal: NonNullable<Plan['refusal']>): Promise<LandRecord> {
+  private record(change: ChangeRecord, req: LandRequest, mode: LandMode, target: string, head: string | null, ps: PatchsetRecord | null, refusal: NonNullable<Plan['refusal']>, attempt: number): Promise<LandRecord> {
     return this.store.transact((tx) => {
-      const land = this.newRecord(tx, change, req, mode, target, head, ps);
+      const land = this.newRecord(tx, change, req, mode, target, head, ps, attempt);
       const conflicts = refusal.conflicts ?? [];
       let { status, kind, message } = refusal;
       if (refusal.gate && ps) {
@@ -478,14 +655,19 @@ export class LandDesk {
     });
   }
 
-  private commit(plan: Plan, req: LandRequest, mode: LandMode, idem?: Idempotent): Promise<LandOutcome> {
+  /**
+   * The land's commit. With `retry`, a line that moved since the plan stages nothing and answers
+   * LINE_MOVED (the caller plans again); without, it is recorded `target_update_failed`.
+   */
+  private commit(plan: Plan, req: LandRequest, mode: LandMode, attempt: number, retry: boolean, idem?: Idempotent): Promise<LandOutcome | typeof LINE_MOVED> {
     const ps = plan.patchset!;
     return this.store.transact((tx) => {
       if (idem) {
         const replay = this.recorded(idem.record_id, idem.accepted, tx);
         if (replay) return { land: tx.entity<LandRecord>(LAND, String((replay.land as { land_id: string }).land_id))!, replay, result: null };
       }
-      const land = this.newRecord(tx, plan.change, req, mode, plan.target, plan.head, ps);
+      if (retry && (tx.line(plan.target)?.head_snapshot_id ?? null) !== plan.head) return LINE_MOVED;
+      const land = this.newRecord(tx, plan.change, req, mode, plan.target, plan.head, ps, attempt);
       const landed = this.landIn(tx, land, ps, { target: plan.target, head: plan.head, landed: plan.landed!, action: plan.action! }, () => {
         if (plan.merge) {
           this.stagePack(tx, PACK_KIND_OBJECT, 'blob', plan.merge.blobs);
@@ -526,7 +708,10 @@ export class LandDesk {
     const current = tx.entity<PatchsetRecord>(PATCHSET, ps.patchset_id) ?? ps;
     const line = tx.line(to.target);
     let why: string | null = null;
-    if ((line?.head_snapshot_id ?? null) !== to.head) why = `line ${to.target} moved during the land (now ${line?.head_snapshot_id ?? 'empty'})`;
+    if ((line?.head_snapshot_id ?? null) !== to.head) {
+      const tries = (land.attempts ?? 1) > 1 ? `; planned ${land.attempts} times, the line moved each time` : land.expected_head_snapshot_id !== null && !land.land_queue_entry_id ? ' (the land pinned its head, so it does not retry)' : '';
+      why = `line ${to.target} moved during the land (now ${line?.head_snapshot_id ?? 'empty'})${tries}`;
+    }
     else if (line?.status === 'archived') why = `line ${to.target} was archived during the land`;
     else if (!isOpenChange(change.status)) why = `change ${change.change_id} became ${change.status} during the land`;
     else if (change.selected_patchset_id !== ps.patchset_id) why = `change ${change.change_id} selected another patchset during the land`;

@@ -6,8 +6,13 @@ import { Invalid, NotFound } from '../../domain/errors.js';
 import { DEFAULT_CONTEXT, MAX_CONTEXT, TRUNCATED_REASONS, unifiedFile } from '../../domain/workflow/content-diff.js';
 import { patchsetDiff, type PatchsetDiff } from '../../authority/workflow/diffs.js';
 import { requireAuthority, type Handler, type QueryParam, type RouteContext } from '../route-types.js';
-import { arr, bool, enumOf, hex64, nullable as orNull, obj, ref, str, strArr, uint, type Schemas } from '../json-schema.js';
+import { arr, bool, constant, enumOf, hex64, nullable as orNull, obj, ref, str, strArr, uint, type Schemas } from '../json-schema.js';
 import { CHANGE_STATUSES } from '../../domain/workflow/rules.js';
+import { CONFLICT_KINDS } from '../../domain/workflow/merge.js';
+import { READINESS_LISTED_CONFLICTS } from '../../authority/workflow/lands.js';
+
+/** What `blocked_by` of a readiness answer names: the land's failure kinds it can foresee, and the states before them. */
+export const READINESS_BLOCKERS = ['change_not_open', 'no_patchset', 'patchset_not_selected', 'blocked_by_policy', 'blocked_by_review', 'blocked_by_ci', 'target_line_unavailable', 'stale_base', 'conflict', 'queue_required'];
 import { queryValue } from './workflow-common.js';
 
 const MAX_PATHS = 100;
@@ -63,7 +68,7 @@ export const changeDiffHandler: Handler = async (ctx) => {
 /** What a reviewer needs at a glance: can the selected patchset land now, and the evidence behind the answer. */
 export const readinessHandler: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
-  const r = a.lands.readiness(ctx.params.change_ref);
+  const r = await a.lands.readiness(ctx.params.change_ref);
   const ps = r.patchset;
   const evidence = ps ? a.workflow.reviews.judgeForLand(ps) : null;
   const attestation = ps ? a.workflow.reviews.latestAttestation(ps.patchset_id) : null;
@@ -74,10 +79,11 @@ export const readinessHandler: Handler = async (ctx) => {
       change_status: r.change.status,
       selected_patchset_id: r.change.selected_patchset_id,
       current_patchset_id: r.change.current_patchset_id,
-      base_stale: ps ? (ps as { base_stale?: boolean }).base_stale === true : false,
+      base_stale: r.base_stale,
       can_land: r.can_land,
       blocked_by: r.blocked_by,
       reason: r.reason,
+      merge: r.merge,
       policy: evidence ? { decision: evidence.policy.decision, checks: evidence.policy.checks } : null,
       review: evidence?.review ?? null,
       ci: evidence?.ci ?? null,
@@ -130,10 +136,22 @@ export const SCHEMAS: Schemas = {
     change_status: enumOf(CHANGE_STATUSES),
     selected_patchset_id: orNull(str),
     current_patchset_id: orNull(str),
-    base_stale: bool,
-    can_land: bool,
-    blocked_by: orNull(enumOf(['change_not_open', 'no_patchset', 'patchset_not_selected', 'blocked_by_policy', 'blocked_by_review', 'blocked_by_ci'])),
+    base_stale: { ...bool, description: "the target line's head moved past the patchset base (it is neither the base nor an ancestor of the revision), judged on the line now; with can_land true the revision merges cleanly onto that head" },
+    can_land: { ...bool, description: 'a merge land would land now: the gates pass and the revision merges onto the target head' },
+    blocked_by: orNull(enumOf(READINESS_BLOCKERS)),
     reason: orNull(str),
+    merge: {
+      ...orNull(obj({
+        mode: constant('merge'),
+        target_line: str,
+        head_snapshot_id: hex64,
+        status: { ...enumOf(['clean', 'conflict', 'unchecked']), description: 'unchecked: the merge reads more than the readiness budget; the land decides' },
+        conflicts: { ...arr(obj({ path: str, kind: enumOf(CONFLICT_KINDS) })), description: `sorted by path, at most ${READINESS_LISTED_CONFLICTS} listed` },
+        conflicts_count: uint,
+        note: orNull(str),
+      })),
+      description: "a dry run of the land's merge onto the target head (cached by head, base and revision); null when there is nothing to merge onto or nothing to land",
+    },
     policy: orNull(obj({ decision: enumOf(['pass', 'fail']), checks: arr(ref('PolicyCheck')) })),
     review: orNull(obj({ approvals: uint, blocking: uint, comments: uint, total: uint })),
     ci: orNull(ref('PatchsetCi')),

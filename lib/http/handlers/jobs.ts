@@ -5,7 +5,7 @@ import { array, boolean, integer, never, nullable, object, optional, record, str
 import { jobProjection, type ClaimResult } from '../../authority/jobs.js';
 import { Conflict, Invalid, NotFound, Unprocessable } from '../../domain/errors.js';
 import { JOB_KINDS, jobKind } from '../../domain/job-kinds.js';
-import { ERROR_KIND_NAMES, OUTCOME_SUPERSEDED, RETRY_NAMES, RUNTIME_CONTRACT, STATE_NAMES } from '../../domain/jobs.js';
+import { CI_OUTCOMES, ERROR_KIND_NAMES, OUTCOME_SUPERSEDED, RETRY_NAMES, RUNTIME_CONTRACT, STATE_NAMES, type CiOutcome } from '../../domain/jobs.js';
 import { U32_MAX } from '../../domain/repository.js';
 import { isContentId } from '../../domain/content.js';
 import { requireAuthority, type Handler, type QueryParam, type RouteContext } from '../route-types.js';
@@ -50,14 +50,23 @@ function queryInteger(ctx: RouteContext, name: string, min: number, max: number,
   return n;
 }
 
+function queryOutcome(ctx: RouteContext): CiOutcome | null {
+  const value = ctx.koa.query.outcome;
+  if (value === undefined) return null;
+  if (Array.isArray(value) || !(CI_OUTCOMES as readonly string[]).includes(value)) throw new Invalid(`outcome must be one of ${CI_OUTCOMES.join(', ')}`);
+  return value as CiOutcome;
+}
+
 export const listJobs: Handler = async (ctx) => {
   const authority = requireAuthority(ctx);
   const stateKind = queryInteger(ctx, 'state_kind', 1, 4, null);
+  const outcome = queryOutcome(ctx);
   const limit = queryInteger(ctx, 'limit', 1, 1000, 50)!;
-  const scope = cursorScope(ctx, 'worker-jobs', { state_kind: stateKind });
-  const page = await authority.jobs.list(stateKind, { limit, after: decodeCursor(scope, queryValue(ctx, 'cursor'), 'int'), scope });
+  // The outcome filter is part of the cursor's scope: a cursor of another outcome (or of the unfiltered list) is 400.
+  const scope = cursorScope(ctx, 'worker-jobs', { state_kind: stateKind, outcome });
+  const page = await authority.jobs.list({ stateKind, outcome }, { limit, after: decodeCursor(scope, queryValue(ctx, 'cursor'), 'int'), scope });
   const jobs = page.rows.map((j) => jobProjection(j));
-  return { json: { contract: QUEUE_CONTRACT, repository_index: authority.index, state_kind: stateKind, limit, count: jobs.length, next_cursor: page.next_cursor, jobs } };
+  return { json: { contract: QUEUE_CONTRACT, repository_index: authority.index, state_kind: stateKind, outcome, limit, count: jobs.length, next_cursor: page.next_cursor, jobs } };
 };
 
 export const getJob: Handler = async (ctx) => {
@@ -208,11 +217,13 @@ export const SCHEMAS: Schemas = {
     completed_at_s: orNull(uint),
     tombstoned: bool,
     ci: { ...orNull(compactEvidence), description: 'patchset.ci jobs always (null before a result); repo.ci jobs whose runner sent a result' },
+    ci_outcome: { ...orNull(enumOf(CI_OUTCOMES)), description: 'whether CI passed, derived from the completion (`outcome` and `ci`); null while queued or running' },
   }, { optional: ['ci'], description: 'never carries a lease token' }),
   WorkerJobList: obj({
     contract: constant(QUEUE_CONTRACT),
     repository_index: uint,
     state_kind: orNull(enumOf(Object.keys(STATE_NAMES).map(Number))),
+    outcome: { ...orNull(enumOf(CI_OUTCOMES)), description: 'the outcome filter, null when none' },
     limit: uint,
     ...PAGE_FIELDS,
     jobs: arr(ref('WorkerJob')),
@@ -247,6 +258,7 @@ export const SCHEMAS: Schemas = {
 
 export const ListQuery: Record<string, QueryParam> = {
   state_kind: { schema: { type: 'integer', minimum: 1, maximum: 4 }, description: '1 queued, 2 running, 3 succeeded, 4 failed' },
+  outcome: { schema: enumOf(CI_OUTCOMES), description: 'only finished jobs of this CI outcome (`ci_outcome`); other values are 400' },
   limit: { schema: { type: 'integer', minimum: 1, maximum: 1000, default: 50 }, description: 'rows per page' },
   cursor: { schema: str, description: "the previous page's next_cursor, unchanged" },
 };

@@ -3,7 +3,7 @@
 // projection; a successful one 200.
 import { nullable, optional, string, type as looseObject } from 'superstruct';
 import { Invalid } from '../../domain/errors.js';
-import { FAILURE_KINDS, LAND_MODES, LAND_STATUSES, LINE_ACTIONS, TASK_LAND_CONTRACT, taskLand, type LandRecord, type LandRequest } from '../../authority/workflow/lands.js';
+import { FAILURE_KINDS, LAND_MODES, LAND_STATUSES, LINE_ACTIONS, MAX_LAND_ATTEMPTS, TASK_LAND_CONTRACT, taskLand, type LandRecord, type LandRequest } from '../../authority/workflow/lands.js';
 import { TASK_START_CONTRACT, taskStart, type TaskStartBody } from '../../authority/workflow/task-start.js';
 import { CONFLICT_KINDS } from '../../domain/workflow/merge.js';
 import { PAGE_FIELDS, arr, bool, byField, constant, enumOf, hex64, nullable as orNull, obj, ref, str, strArr, uint, type Schemas } from '../json-schema.js';
@@ -140,6 +140,7 @@ export const SCHEMAS: Schemas = {
     policy_decision_id: { ...orNull(str), description: "the decision recorded by the land's own judgement; null when it stopped before the gates" },
     land_queue_entry_id: { ...orNull(str), description: 'the land-queue entry that landed it; null for a direct land' },
     stale_patchset_ids: strArr,
+    attempts: { ...uint, minimum: 1, maximum: MAX_LAND_ATTEMPTS, description: 'how many times the land planned: more than 1 when the line moved under an unpinned land and it planned again onto the new head' },
     created_at_s: uint,
     finished_at_s: uint,
     result: landResult,
