@@ -24,8 +24,17 @@ export const SHOT_DIR = path.join(os.tmpdir(), 'cairn-ui-screenshots');
 describe('reviewer UI: what the server answers', function () {
   this.timeout(60_000);
   let s: TestServer;
+  /** A repository with a change (change-1 of task-1) and a land refused by its gates (land-1). */
+  let sx: Seeder;
   before(async () => {
     s = await startTestServer();
+    sx = await Seeder.register(s.url, 'pages');
+    const base = await sx.snap({ 'a.txt': 'a\n' }, { moveLine: true });
+    const rev = await sx.snap({ 'a.txt': 'b\n' }, { parent: base });
+    const c = await sx.change('A change');
+    await sx.patchset(c.change, base, rev, 'one');
+    const refused = await api(s.url, 'POST', `/v1/native/repository-authorities/${sx.repo}/task-land`, { json: { contract: 'task-land-atomic/v1', idempotency_key: 'ui-pages-1', task_or_change_ref: c.ref, mode: 'merge' } });
+    expect(refused.status).to.equal(409);
   });
   after(() => s.stop());
 
@@ -34,9 +43,9 @@ describe('reviewer UI: what the server answers', function () {
   const assetUrls = (html: string) => [...html.matchAll(/(?:href|src)="(\/ui\/assets\/[^"]+)"/g)].map((m) => m[1]);
 
   it('serves the app shell for every /ui/ path, with the CSP, no-cache and no inline script or style', async () => {
-    for (const p of ['/ui/', '/ui/repos/0', '/ui/repos/0/changes/change-3?against=change-3.ps-1', '/ui/no/such/page']) {
+    for (const p of ['/ui/', '/ui/repos/0', '/ui/repos/0/changes/change-1?against=change-1.ps-1', '/ui/no/such/page']) {
       const res = await ui(s.url, 'GET', p);
-      expect(res.status, p).to.equal(200);
+      expect(res.status, p).to.equal(p === '/ui/no/such/page' ? 404 : 200);
       expect(res.headers.get('content-type')).to.equal('text/html; charset=utf-8');
       expect(res.headers.get('content-security-policy')).to.equal(UI_CSP);
       expect(res.headers.get('cache-control')).to.equal('no-cache');
@@ -48,6 +57,25 @@ describe('reviewer UI: what the server answers', function () {
     }
     expect(UI_CSP).to.include("default-src 'none'").and.include("script-src 'self'").and.include("frame-ancestors 'none'");
     expect(UI_CSP).to.not.include('unsafe');
+  });
+
+  it('answers 404, with the shell (the page says what is missing), for a /ui/ path that names nothing: an unknown shape, repository, change, task or land', async () => {
+    const r = sx.repo;
+    const found = ['/ui/', `/ui/repos/${r}`, `/ui/repos/${r}/changes`, `/ui/repos/${r}/changes/change-1`, `/ui/repos/${r}/changes/task-1.change-1`,
+      `/ui/repos/${r}/tasks/task-1`, `/ui/repos/${r}/lands/land-1`, `/ui/repos/${r}/lines`, `/ui/repos/${r}/lines/main`, `/ui/repos/${r}/jobs`, `/ui/repos/${r}/jobs/0`,
+      `/ui/repos/${r}/plans`, `/ui/repos/${r}/plans/plan-1`, `/ui/repos/${r}/plans/plan-1/revisions/x`, `/ui/repos/${r}/snapshots/abc`];
+    const missing = ['/ui/no/such/page', '/ui/repos', '/ui/repos/x', `/ui/repos/${r}/nope`, `/ui/repos/${r}/changes/change-1/extra`, `/ui/repos/${r}/plans/plan-1/revisions`,
+      `/ui/repos/${r}/tasks`, `/ui/repos/${r}/lands`, '/ui/repos/99', '/ui/repos/99/changes/change-1', `/ui/repos/${r}/changes/change-99`, `/ui/repos/${r}/changes/no%20such`,
+      `/ui/repos/${r}/tasks/task-99`, `/ui/repos/${r}/lands/land-99`, '/ui/repos/%E0%A4%A'];
+    for (const p of found) expect((await ui(s.url, 'GET', p)).status, p).to.equal(200);
+    for (const p of missing) {
+      const res = await ui(s.url, 'GET', p);
+      expect(res.status, p).to.equal(404);
+      expect(res.headers.get('content-type'), p).to.equal('text/html; charset=utf-8');
+      expect(res.headers.get('content-security-policy'), p).to.equal(UI_CSP);
+      expect(res.text, p).to.include('<div id="app">');
+      expect((await fetch(`${s.url}${p}`, { method: 'HEAD' })).status, `HEAD ${p}`).to.equal(404);
+    }
   });
 
   it('serves hashed assets as immutable, with their imports rewritten to hashed URLs that exist', async () => {
