@@ -228,6 +228,8 @@ export interface Demo {
   /** The reviewed change: two patchsets, CI, attestation, reviews, a review request. */
   main: { change: string; ref: string; ps1: string; ps2: string };
   landed: { change: string };
+  /** A change whose CI run completed (job state succeeded) with failing tests. */
+  failing: { change: string; ps: string; job: number };
   /** The land queue: an entry ejected (CI failed on the merged result), one being tested, and a change that may join. */
   queue: { ejected: { change: string; entry: string }; testing: { change: string; entry: string; job: number }; candidate: { change: string; ref: string } };
 }
@@ -267,7 +269,7 @@ export async function seedDemo(url: string, name = 'webshop'): Promise<Demo> {
   const otherRev = await s.snap({ ...BASE_TREE, 'src/checkout/payments.ts': BASE_TREE['src/checkout/payments.ts'].replace('  return {', '  // TODO: retry with backoff\n  return {') }, { parent: base, message: 'Retry charges' });
   const psO = await s.patchset(other.change, base, otherRev, 'Retry skeleton');
   await s.requestReview(other.change, psO, 'payments', 'Early look please', 'dave');
-  await s.ci(psO, 'fail');
+  const failedRun = await s.ci(psO, 'fail');
 
   const active = await s.change('Report daily totals');
   const activeRev = await s.snap({ ...BASE_TREE, 'scripts/report.py': REVISION_2['scripts/report.py'] }, { parent: base, message: 'Totals' });
@@ -292,6 +294,7 @@ export async function seedDemo(url: string, name = 'webshop'): Promise<Demo> {
 
   return {
     s, base: head, main: { change: m.change, ref: m.ref, ps1, ps2 }, landed: { change: landedOne.change },
+    failing: { change: other.change, ps: psO, job: failedRun.job.worker_job_index as number },
     queue: { ejected: { change: legacy.change, entry: ejected }, testing: { change: readme.change, entry: testing, job }, candidate: { change: candidate.change, ref: candidate.ref } },
   };
 }

@@ -24,8 +24,17 @@ export const SHOT_DIR = path.join(os.tmpdir(), 'cairn-ui-screenshots');
 describe('reviewer UI: what the server answers', function () {
   this.timeout(60_000);
   let s: TestServer;
+  /** A repository with a change (change-1 of task-1) and a land refused by its gates (land-1). */
+  let sx: Seeder;
   before(async () => {
     s = await startTestServer();
+    sx = await Seeder.register(s.url, 'pages');
+    const base = await sx.snap({ 'a.txt': 'a\n' }, { moveLine: true });
+    const rev = await sx.snap({ 'a.txt': 'b\n' }, { parent: base });
+    const c = await sx.change('A change');
+    await sx.patchset(c.change, base, rev, 'one');
+    const refused = await api(s.url, 'POST', `/v1/native/repository-authorities/${sx.repo}/task-land`, { json: { contract: 'task-land-atomic/v1', idempotency_key: 'ui-pages-1', task_or_change_ref: c.ref, mode: 'merge' } });
+    expect(refused.status).to.equal(409);
   });
   after(() => s.stop());
 
@@ -34,9 +43,9 @@ describe('reviewer UI: what the server answers', function () {
   const assetUrls = (html: string) => [...html.matchAll(/(?:href|src)="(\/ui\/assets\/[^"]+)"/g)].map((m) => m[1]);
 
   it('serves the app shell for every /ui/ path, with the CSP, no-cache and no inline script or style', async () => {
-    for (const p of ['/ui/', '/ui/repos/0', '/ui/repos/0/changes/change-3?against=change-3.ps-1', '/ui/no/such/page']) {
+    for (const p of ['/ui/', '/ui/repos/0', '/ui/repos/0/changes/change-1?against=change-1.ps-1', '/ui/no/such/page']) {
       const res = await ui(s.url, 'GET', p);
-      expect(res.status, p).to.equal(200);
+      expect(res.status, p).to.equal(p === '/ui/no/such/page' ? 404 : 200);
       expect(res.headers.get('content-type')).to.equal('text/html; charset=utf-8');
       expect(res.headers.get('content-security-policy')).to.equal(UI_CSP);
       expect(res.headers.get('cache-control')).to.equal('no-cache');
@@ -48,6 +57,25 @@ describe('reviewer UI: what the server answers', function () {
     }
     expect(UI_CSP).to.include("default-src 'none'").and.include("script-src 'self'").and.include("frame-ancestors 'none'");
     expect(UI_CSP).to.not.include('unsafe');
+  });
+
+  it('answers 404, with the shell (the page says what is missing), for a /ui/ path that names nothing: an unknown shape, repository, change, task or land', async () => {
+    const r = sx.repo;
+    const found = ['/ui/', `/ui/repos/${r}`, `/ui/repos/${r}/changes`, `/ui/repos/${r}/changes/change-1`, `/ui/repos/${r}/changes/task-1.change-1`,
+      `/ui/repos/${r}/tasks/task-1`, `/ui/repos/${r}/lands/land-1`, `/ui/repos/${r}/lines`, `/ui/repos/${r}/lines/main`, `/ui/repos/${r}/jobs`, `/ui/repos/${r}/jobs/0`,
+      `/ui/repos/${r}/plans`, `/ui/repos/${r}/plans/plan-1`, `/ui/repos/${r}/plans/plan-1/revisions/x`, `/ui/repos/${r}/snapshots/abc`];
+    const missing = ['/ui/no/such/page', '/ui/repos', '/ui/repos/x', `/ui/repos/${r}/nope`, `/ui/repos/${r}/changes/change-1/extra`, `/ui/repos/${r}/plans/plan-1/revisions`,
+      `/ui/repos/${r}/tasks`, `/ui/repos/${r}/lands`, '/ui/repos/99', '/ui/repos/99/changes/change-1', `/ui/repos/${r}/changes/change-99`, `/ui/repos/${r}/changes/no%20such`,
+      `/ui/repos/${r}/tasks/task-99`, `/ui/repos/${r}/lands/land-99`, '/ui/repos/%E0%A4%A'];
+    for (const p of found) expect((await ui(s.url, 'GET', p)).status, p).to.equal(200);
+    for (const p of missing) {
+      const res = await ui(s.url, 'GET', p);
+      expect(res.status, p).to.equal(404);
+      expect(res.headers.get('content-type'), p).to.equal('text/html; charset=utf-8');
+      expect(res.headers.get('content-security-policy'), p).to.equal(UI_CSP);
+      expect(res.text, p).to.include('<div id="app">');
+      expect((await fetch(`${s.url}${p}`, { method: 'HEAD' })).status, `HEAD ${p}`).to.equal(404);
+    }
   });
 
   it('serves hashed assets as immutable, with their imports rewritten to hashed URLs that exist', async () => {
@@ -296,6 +324,10 @@ describe('reviewer UI in Chromium', function () {
     expect(await card.locator(`a[href$="/snapshots/${demo.base}"]`).count()).to.equal(1);
     expect(await card.locator(`a[href$="/jobs/${q.testing.job}"]`).count()).to.equal(1);
     expect(await card.getByRole('button', { name: 'Remove from queue' }).count()).to.equal(1);
+    // queued: the land queue lands it, so a land by hand is off, and the page says why
+    const landButton = w.page.getByRole('button', { name: 'Land…' });
+    expect(await landButton.isDisabled()).to.equal(true);
+    expect(await w.page.locator('#land-queued-reason').innerText()).to.include(`In the land queue as ${q.testing.entry}`);
     await card.scrollIntoViewIfNeeded();
     await shot(w.page, 'change-queue-testing');
     // the ejected entry: why, the failing jobs and suites; the change may join again
@@ -321,7 +353,14 @@ describe('reviewer UI in Chromium', function () {
     await dash.page.goto(`${s.url}/ui/repos/${demo.s.repo}`);
     await dash.page.locator(`#land-queue tr[data-entry="${mine.entry_id}"]`).waitFor();
     expect(await dash.page.locator('#land-queue tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-entry')))).to.deep.equal([q.testing.entry, mine.entry_id]);
+    // removing asks first: cancelled, nothing changes
     await card.getByRole('button', { name: 'Remove from queue' }).click();
+    const confirm = w.page.getByRole('dialog');
+    await confirm.getByRole('heading', { name: `Remove ${mine.entry_id} from the land queue?` }).waitFor();
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    expect((await demo.s.get(`/land-queue/${mine.entry_id}`)).entry.state).to.be.oneOf(['queued', 'testing']);
+    await card.getByRole('button', { name: 'Remove from queue' }).click();
+    await confirm.getByRole('button', { name: 'Remove from queue' }).click();
     await card.getByText(`Removed ${mine.entry_id} from the queue.`).waitFor();
     expect((await demo.s.get(`/land-queue/${mine.entry_id}`)).entry.state).to.equal('removed');
     // the open dashboard follows the queue's events: the entry leaves its table
@@ -605,6 +644,237 @@ describe('reviewer UI in Chromium', function () {
     const after = await w.page.evaluate(() => document.querySelectorAll('.file-body').length);
     expect(after).to.be.lessThan(200);
     console.log(`      2,000-file change page: ${loadMs} ms to first file body; ${first.bodies} bodies built at first, ${after} after jumping to the last file`);
+    expect(w.errors).to.deep.equal([]);
+  });
+
+  // ------------------------------------------------------------ every status on the page is true
+
+  const repoUrl = (repo: number, rest = '') => `${s.url}/ui/repos/${repo}${rest}`;
+
+  it('a landed change shows a settled "Landed: land-N into LINE at TIME" panel with its landed snapshot, and its attestation (screenshots in both themes)', async () => {
+    const land = ((await demo.s.get(`/read/changes/${demo.landed.change}/lands`)).lands as Array<Record<string, any>>).find((l) => l.status === 'landed')!;
+    const attestation = (await demo.s.get(`/patchsets/${land.patchset_id}/attestation`)).attestation;
+    for (const scheme of ['light', 'dark'] as const) {
+      const w = await open({ colorScheme: scheme });
+      await w.page.goto(repoUrl(demo.s.repo, `/changes/${demo.landed.change}`));
+      const panel = w.page.locator('section.readiness');
+      await panel.locator('h2', { hasText: 'Landed' }).waitFor();
+      expect(await panel.getAttribute('class')).to.equal('readiness landed');
+      expect(await panel.locator('h2').innerText()).to.match(new RegExp(`^Landed: ${land.land_id} into main at \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d$`));
+      expect(await panel.locator(`a[href$="/lands/${land.land_id}"]`).count()).to.equal(1);
+      expect(await panel.locator(`a[href$="/snapshots/${land.landed_snapshot_id}"]`).count()).to.equal(1);
+      expect(await panel.innerText()).to.not.include('✗');
+      // the Attestation card shows the attestation the Policy card cites
+      const card = w.page.locator('#attestation');
+      await card.getByText(attestation.attestation_id).waitFor();
+      expect(await card.innerText()).to.not.include('No attestation');
+      expect(await w.page.locator('#policy').innerText()).to.include(attestation.attestation_id);
+      await shot(w.page, `change-landed-${scheme}`);
+      expect(w.errors).to.deep.equal([]);
+    }
+  });
+
+  it('a refused land appears in the Lands card as the feed reports it (land.rejected), without a reload', async () => {
+    const sx = await Seeder.register(s.url, 'refused-land');
+    const base = await sx.snap({ 'a.txt': 'a\n' }, { moveLine: true });
+    const rev = await sx.snap({ 'a.txt': 'b\n' }, { parent: base });
+    const c = await sx.change('Not ready yet');
+    await sx.patchset(c.change, base, rev, 'one');
+    const w = await open();
+    await w.page.goto(repoUrl(sx.repo, `/changes/${c.change}`));
+    await w.page.locator('#lands').getByText('No land of this change yet.').waitFor();
+    await w.page.locator('.topbar .live').waitFor();
+    await w.page.evaluate(() => { (window as unknown as { sameDocument: boolean }).sameDocument = true; });
+    const refused = await api(s.url, 'POST', `/v1/native/repository-authorities/${sx.repo}/task-land`, { json: { contract: 'task-land-atomic/v1', idempotency_key: 'ui-refused-1', task_or_change_ref: c.ref, mode: 'merge' } });
+    expect(refused.status).to.equal(409);
+    const row = w.page.locator('#lands .row', { hasText: refused.json.land.land_id });
+    await row.waitFor();
+    expect(await row.locator('.badge').allInnerTexts()).to.deep.equal(['rejected', 'blocked by policy']);
+    expect(await w.page.locator('#lands').innerText()).to.not.include('No land of this change yet.');
+    expect(await w.page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).to.equal(true);
+    expect(w.errors).to.deep.equal([]);
+  });
+
+  it('a CI job whose tests failed shows the outcome "fail" first, its state "succeeded" beside it: dashboard, jobs page (with an outcome filter), job page, change page', async () => {
+    const { job, change } = demo.failing;
+    const row = (w: Watched) => w.page.locator(`.jobs tr:has(a[href$="/jobs/${job}"])`);
+    const check = async (w: Watched) => {
+      await row(w).waitFor();
+      expect(await row(w).locator('.badge').allInnerTexts()).to.deep.equal(['fail']);
+      expect(await row(w).innerText()).to.include('succeeded');
+    };
+    const w = await open();
+    await w.page.goto(repoUrl(demo.s.repo));
+    await check(w);
+    // a passing job says pass
+    const passing = ((await demo.s.get('/worker-jobs?limit=100')).jobs as Array<Record<string, any>>).find((j) => j.ci?.tests_status === 'pass' && j.job_type === 'patchset.ci')!;
+    expect(await w.page.locator(`.jobs tr:has(a[href$="/jobs/${passing.worker_job_index}"]) .badge`).allInnerTexts()).to.deep.equal(['pass']);
+    await w.page.goto(repoUrl(demo.s.repo, '/jobs'));
+    await check(w);
+    // the outcome filter: only failing runs (filtered in the page, which says so)
+    await w.page.getByRole('navigation', { name: 'Filter by CI outcome' }).getByRole('link', { name: 'fail' }).click();
+    await w.page.locator('.filter-note').waitFor();
+    await check(w);
+    expect(new URL(w.page.url()).searchParams.get('outcome')).to.equal('fail');
+    const outcomes = await w.page.locator('.jobs tbody tr .job-outcome .badge').allInnerTexts();
+    expect(outcomes.length).to.be.greaterThan(0);
+    expect(new Set(outcomes)).to.deep.equal(new Set(['fail']));
+    expect(await w.page.locator('.filter-note').innerText()).to.include('filter runs in the browser');
+    await w.page.goto(repoUrl(demo.s.repo, `/jobs/${job}`));
+    await w.page.getByRole('heading', { name: new RegExp(`Job #${job}`) }).waitFor();
+    expect(await w.page.locator('h1 .badge').allInnerTexts()).to.deep.equal(['fail']);
+    expect(await w.page.locator('h1').innerText()).to.include('succeeded');
+    await w.page.goto(repoUrl(demo.s.repo, `/changes/${change}`));
+    await check(w);
+    expect(w.errors).to.deep.equal([]);
+  });
+
+  it('the readiness panel says the policy is judged now; the Policy card says what was last recorded (none)', async () => {
+    const w = await open();
+    await w.page.goto(repoUrl(demo.s.repo, `/changes/${demo.failing.change}`));
+    await w.page.getByRole('heading', { name: /Can't land/ }).waitFor();
+    expect(await w.page.locator('section.readiness .policy-now').innerText()).to.equal('judged now: fail');
+    expect(await w.page.locator('#policy .card-head').innerText()).to.match(/last recorded decision:\s*none/);
+    expect(await w.page.locator('#policy').innerText()).to.include('No decision recorded for this patchset yet.');
+    expect(w.errors).to.deep.equal([]);
+  });
+
+  it('a block replaced by the same reviewer\'s later vote shows as superseded, not blocking; a review request has no "stale" badge', async () => {
+    const sx = await Seeder.register(s.url, 'votes');
+    const base = await sx.snap({ 'a.txt': 'a\n' }, { moveLine: true });
+    const rev1 = await sx.snap({ 'a.txt': 'b\n' }, { parent: base });
+    const rev2 = await sx.snap({ 'a.txt': 'c\n' }, { parent: base });
+    const c = await sx.change('Votes');
+    const ps1 = await sx.patchset(c.change, base, rev1, 'one');
+    await sx.requestReview(c.change, ps1, 'backend', 'please look', 'carol');
+    await sx.review(c.change, ps1, 'bob', 'request_changes', 'Not like this.', true);
+    const ps2 = await sx.patchset(c.change, base, rev2, 'two');
+    await sx.post(`/changes/${c.change}:selectPatchset`, { patchset_id: ps2 });
+    await sx.review(c.change, ps2, 'bob', 'approve', 'Better now.');
+    const reviews = (await sx.get(`/changes/${c.change}/reviews`)).reviews as Array<Record<string, any>>;
+    const block = reviews.find((r) => r.action === 'request_changes')!;
+    const request = reviews.find((r) => r.action === 'request')!;
+    expect(block).to.include({ blocking: true, live: false });
+    expect(request).to.include({ stale: true });
+    const w = await open();
+    await w.page.goto(repoUrl(sx.repo, `/changes/${c.change}`));
+    const item = (id: string) => w.page.locator(`#reviews li[data-review="${id}"]`);
+    await item(block.review_id).waitFor();
+    expect(await item(block.review_id).locator('.badge').allInnerTexts()).to.deep.equal(['superseded']);
+    expect(await item(block.review_id).getAttribute('class')).to.not.include('ev-bad');
+    expect(await item(request.review_id).locator('.badge').count()).to.equal(0);
+    expect(await w.page.locator('#reviews .card-head').innerText()).to.include('0 blocking');
+    // a live block keeps its badge
+    await sx.review(c.change, ps2, 'dana', 'request_changes', 'Wait.', true);
+    const live = ((await sx.get(`/changes/${c.change}/reviews`)).reviews as Array<Record<string, any>>).at(-1)!;
+    await item(live.review_id).waitFor();
+    expect(await item(live.review_id).locator('.badge').allInnerTexts()).to.deep.equal(['blocking']);
+    expect(w.errors).to.deep.equal([]);
+  });
+
+  it('ids are links: the timeline, the queue card, the dashboard queue, job pages, land pages and the lines page', async () => {
+    const q = demo.queue;
+    const r = demo.s.repo;
+    const w = await open();
+    const psHref = (ps: string) => `a[href="/ui/repos/${r}/changes/${ps.replace(/\.ps-\d+$/, '')}?ps=${encodeURIComponent(ps)}"]`;
+    // the timeline: the patchset each review was given on
+    await w.page.goto(repoUrl(r, `/changes/${demo.failing.change}`));
+    await w.page.locator(`#reviews ${psHref(demo.failing.ps)}`).waitFor();
+    // the queue card: the entry's patchset and line, the speculation's snapshots
+    await w.page.goto(repoUrl(r, `/changes/${q.testing.change}`));
+    const card = w.page.locator('#queue');
+    const testing = (await demo.s.get(`/land-queue/${q.testing.entry}`)).entry;
+    await card.locator(psHref(testing.patchset_id)).waitFor();
+    expect(await card.locator(`a[href="/ui/repos/${r}/lines/main"]`).count()).to.equal(1);
+    expect(await card.locator(`a[href$="/snapshots/${testing.speculation.snapshot_id}"]`).count()).to.equal(1);
+    // the dashboard's queue: entry ids lead to their change's queue card
+    await w.page.goto(repoUrl(r));
+    const entry = w.page.locator(`#land-queue a[href="/ui/repos/${r}/changes/${q.testing.change}#queue"]`, { hasText: q.testing.entry });
+    await entry.first().click();
+    await w.page.locator('#queue').getByText(q.testing.entry).first().waitFor();
+    expect(new URL(w.page.url()).pathname + new URL(w.page.url()).hash).to.equal(`/ui/repos/${r}/changes/${q.testing.change}#queue`);
+    // a job page: its patchset and snapshot; a land-queue job: its entry
+    const job = (await demo.s.get(`/worker-jobs/${demo.failing.job}`)).job;
+    await w.page.goto(repoUrl(r, `/jobs/${demo.failing.job}`));
+    await w.page.locator(`.page-head ${psHref(job.patchset_id)}`).waitFor();
+    expect(await w.page.locator(`.page-head a[href$="/snapshots/${job.snapshot_id}"]`).count()).to.equal(1);
+    await w.page.goto(repoUrl(r, `/jobs/${q.testing.job}`));
+    await w.page.locator(`.page-head a[href="/ui/repos/${r}/changes/${q.testing.change}#queue"]`).waitFor();
+    // a land page: its patchset, heads and policy decision
+    const land = ((await demo.s.get(`/read/changes/${demo.landed.change}/lands`)).lands as Array<Record<string, any>>)[0];
+    await w.page.goto(repoUrl(r, `/lands/${land.land_id}`));
+    await w.page.locator(`.page-head ${psHref(land.patchset_id)}`).waitFor();
+    expect(await w.page.locator(`a[href$="/snapshots/${land.target_head_before}"]`).count()).to.equal(1);
+    expect(await w.page.locator(`a[href$="/snapshots/${land.landed_snapshot_id}"]`).count()).to.equal(1);
+    expect(await w.page.locator(`a[href$="#policy"]`, { hasText: land.policy_decision_id }).count()).to.equal(1);
+    // the lines page: each head snapshot
+    const lines = (await demo.s.get('/lines')).lines as Array<Record<string, any>>;
+    await w.page.goto(repoUrl(r, '/lines'));
+    for (const l of lines) await w.page.locator(`td a[href$="/snapshots/${l.head_snapshot_id}"]`).waitFor();
+    await w.page.goto(repoUrl(r, '/lines/main'));
+    await w.page.locator('.history .commit').first().waitFor();
+    const head = lines.find((l) => l.name === 'main')!.head_snapshot_id;
+    expect(await w.page.locator(`.page-head a[href$="/snapshots/${head}"]`).count()).to.equal(1);
+    expect(await w.page.locator(`.history .row-meta a[href$="/snapshots/${head}"]`).count()).to.equal(1);
+    expect(w.errors).to.deep.equal([]);
+  });
+
+  it('one failed read shows in its own card with a Retry; the other cards render (change page and dashboard)', async () => {
+    const r = demo.s.repo;
+    const w = await open();
+    // the reviews of the change answer 500 until the route is released
+    const reviews = `**/v1/native/repository-authorities/${r}/changes/${demo.failing.change}/reviews?*`;
+    await w.page.route(reviews, (route) => route.fulfill({ status: 500, contentType: 'application/json', body: JSON.stringify({ error: 'injected failure' }) }));
+    await w.page.goto(repoUrl(r, `/changes/${demo.failing.change}`));
+    const failed = w.page.locator('#reviews');
+    await failed.getByText('injected failure').waitFor();
+    expect(await failed.getByRole('alert').innerText()).to.include('HTTP 500');
+    for (const id of ['policy', 'ci', 'attestation', 'patchsets', 'queue', 'actions', 'lands']) await w.page.locator(`#${id}`).waitFor();
+    await w.page.getByRole('heading', { name: /Can't land/ }).waitFor();
+    await w.page.locator('.diff-file').first().waitFor();
+    expect(await w.page.locator('#ci .jobs tbody tr').count()).to.be.greaterThan(0);
+    await w.page.unroute(reviews);
+    await failed.getByRole('button', { name: 'Retry' }).click();
+    await failed.locator('.timeline li').first().waitFor();
+    expect(await failed.getByRole('alert').count()).to.equal(0);
+    // the browser logs each refused request itself; the page adds nothing else
+    for (const e of w.errors) expect(e).to.match(/^Failed to load resource: the server responded with a status of 500 .*\/reviews\?/);
+    w.errors.length = 0;
+
+    // the dashboard: the CI queue fails alone
+    const jobs = `**/v1/native/repository-authorities/${r}/worker-jobs?*`;
+    await w.page.route(jobs, (route) => route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ error: 'jobs unavailable' }) }));
+    await w.page.goto(repoUrl(r));
+    await w.page.locator('section.card', { hasText: 'jobs unavailable' }).getByRole('heading', { name: 'CI queue' }).waitFor();
+    await w.page.getByRole('heading', { name: 'Needs review' }).waitFor();
+    await w.page.locator('#land-queue tbody tr').first().waitFor();
+    await w.page.unroute(jobs);
+    await w.page.locator('section.card', { hasText: 'jobs unavailable' }).getByRole('button', { name: 'Retry' }).click();
+    await w.page.locator('.jobs tbody tr').first().waitFor();
+    for (const e of w.errors) expect(e).to.match(/^Failed to load resource: the server responded with a status of 503 .*\/worker-jobs\?/);
+  });
+
+  it('a page that names nothing answers 404 and says so; ?ps= and ?against= naming no patchset of the change say so', async () => {
+    const r = demo.s.repo;
+    const w = await open();
+    let res = await w.page.goto(repoUrl(r, '/changes/change-999'));
+    expect(res!.status()).to.equal(404);
+    await w.page.getByText('does not exist').first().waitFor();
+    res = await w.page.goto(`${s.url}/ui/nowhere/at/all`);
+    expect(res!.status()).to.equal(404);
+    await w.page.getByRole('heading', { name: 'No such page' }).waitFor();
+    w.errors.length = 0; // the browser's own log lines of the 404s
+
+    const missing = `${demo.failing.change}.ps-9`;
+    await w.page.goto(repoUrl(r, `/changes/${demo.failing.change}?ps=${missing}`));
+    const note = w.page.locator('.missing-note');
+    await note.waitFor();
+    expect(await note.innerText()).to.include(missing).and.include(demo.failing.ps);
+    await w.page.locator('.diff-file').first().waitFor(); // the selected patchset's diff
+    await w.page.goto(repoUrl(r, `/changes/${demo.failing.change}?against=${missing}`));
+    await note.waitFor();
+    expect(await note.innerText()).to.include(`no patchset ${missing} to compare with`);
+    await w.page.locator('.diff-file').first().waitFor(); // against its base
     expect(w.errors).to.deep.equal([]);
   });
 

@@ -4,15 +4,15 @@ import Koa, { type Context } from 'koa';
 import { Readable } from 'node:stream';
 import type { CairnService } from '../authority/service.js';
 import type { Log } from '../authority/logger.js';
-import { Conflict, Invalid, NotImplemented, TooLarge, UnsupportedMediaType } from '../domain/errors.js';
-import { LIFECYCLE_ACTIVE, LIFECYCLE_RETIRING, parseU32, type RepositoryRecord } from '../domain/repository.js';
+import { Conflict, Invalid, NotFound, NotImplemented, TooLarge, UnsupportedMediaType } from '../domain/errors.js';
+import { LIFECYCLE_ACTIVE, LIFECYCLE_PURGED, LIFECYCLE_RETIRING, parseU32, type RepositoryRecord } from '../domain/repository.js';
 import { errorReply, loggableError, sendError } from './errors.js';
 import { readJsonBody, RAISED_JSON } from './json-body.js';
 import type { RequestGuard } from './request-guard.js';
 import { Router } from './router.js';
 import { ROUTES } from './routes.js';
 import type { AssetSource, Reply, RouteContext, RouteSpec } from './route-types.js';
-import { uiMiddleware, type UiOptions } from './ui/routes.js';
+import { uiMiddleware, type UiLookup, type UiOptions } from './ui/routes.js';
 
 export interface AppOptions {
   service: CairnService;
@@ -76,7 +76,7 @@ export function createApp(options: AppOptions): Koa {
   });
 
   // The UI is a page server beside the interface, not a row of the route table: see ./ui/routes.ts.
-  if (options.ui) app.use(uiMiddleware(options.ui));
+  if (options.ui) app.use(uiMiddleware({ lookup: uiLookup(options.service), ...options.ui }));
 
   app.use(async (ctx) => {
     if (ctx.method === 'OPTIONS') {
@@ -139,6 +139,32 @@ export function createApp(options: AppOptions): Koa {
 }
 
 /** Spec "Repository lifecycle admission". GET/HEAD/OPTIONS always pass. */
+/**
+ * The UI's answer to "does this page name something?" (./ui/routes.ts): a registered repository
+ * that is not purged, and in it a change, task or land record. Only a definite NotFound (or a
+ * malformed ref) says no; a repository that failed its checks at open is left to the page's
+ * own reads (500).
+ */
+function uiLookup(service: CairnService): UiLookup {
+  return {
+    async exists(page) {
+      if (page.kind === 'home') return true;
+      try {
+        if (service.record(page.repo).lifecycle_kind === LIFECYCLE_PURGED) return false;
+        if (page.kind === 'repository') return true;
+        const a = await service.opened(page.repo);
+        if (page.kind === 'change') a.workflow.change(page.ref);
+        else if (page.kind === 'task') a.workflow.task(page.id);
+        else a.lands.land(page.id);
+        return true;
+      } catch (err) {
+        // A ref of the wrong form names nothing either.
+        return !(err instanceof NotFound || err instanceof Invalid);
+      }
+    },
+  };
+}
+
 export function admit(route: RouteSpec, method: string, repository: RepositoryRecord): void {
   if (method === 'GET' || method === 'HEAD') return;
   const lifecycle = repository.lifecycle_kind;

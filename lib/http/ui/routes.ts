@@ -30,8 +30,67 @@ export const UI_CSP = [
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
+/**
+ * What a page path names, read by the server so that a path naming nothing answers 404 (the
+ * shell still renders the page's own "not found"). The shapes are app.js's `route()`; the
+ * named records are those cheap to look up (the registry and a repository's in-memory
+ * workflow records). Anything else (a line, a job, a plan) is checked by the page's own reads.
+ */
+export type UiPage =
+  | { kind: 'home' }
+  | { kind: 'repository'; repo: number }
+  | { kind: 'change'; repo: number; ref: string }
+  | { kind: 'task'; repo: number; id: string }
+  | { kind: 'land'; repo: number; id: string };
+
+/** Answers whether the record a page names exists (false only for a definite "no such record"). */
+export interface UiLookup {
+  exists(page: UiPage): Promise<boolean>;
+}
+
+const INDEX = /^(0|[1-9][0-9]*)$/;
+
+/** The page a /ui/ path names, or null for a path that is no page at all (a shape app.js does not route). */
+export function uiPage(pathname: string): UiPage | null {
+  const segments: string[] = [];
+  for (const raw of pathname.replace(/^\/ui\/?/, '').split('/')) {
+    if (raw === '') continue;
+    try {
+      segments.push(decodeURIComponent(raw));
+    } catch {
+      return null;
+    }
+  }
+  if (segments.length === 0) return { kind: 'home' };
+  const [a, r, area, id, sub, subId] = segments;
+  if (a !== 'repos' || r === undefined || !INDEX.test(r) || Number(r) > 0xffffffff) return null;
+  const repo = Number(r);
+  const n = segments.length;
+  if (n === 2) return { kind: 'repository', repo };
+  switch (area) {
+    case 'changes':
+      return n === 3 ? { kind: 'repository', repo } : n === 4 ? { kind: 'change', repo, ref: id } : null;
+    case 'lines':
+    case 'jobs':
+      return n === 3 || n === 4 ? { kind: 'repository', repo } : null;
+    case 'plans':
+      if (n === 3 || n === 4) return { kind: 'repository', repo };
+      return n === 6 && sub === 'revisions' && subId !== '' ? { kind: 'repository', repo } : null;
+    case 'snapshots':
+      return n === 4 ? { kind: 'repository', repo } : null;
+    case 'tasks':
+      return n === 4 ? { kind: 'task', repo, id } : null;
+    case 'lands':
+      return n === 4 ? { kind: 'land', repo, id } : null;
+    default:
+      return null;
+  }
+}
+
 export interface UiOptions {
   assets: UiAssetTable;
+  /** Who answers whether a page's repository, change, task or land exists; without it every page shape answers 200. */
+  lookup?: UiLookup;
   /**
    * Take the reviewer's name from this request header (set by a trusted ingress) instead of
    * asking the reviewer. Null: the page asks once and keeps the name in localStorage.
@@ -105,6 +164,11 @@ export function uiMiddleware(options: UiOptions): Middleware {
     const value = header === null ? null : ctx.get(header) || null;
     ctx.set('Cache-Control', header === null ? 'no-cache' : 'private, no-cache');
     if (header !== null) ctx.vary(header);
+    // A path that names nothing is a 404 (for crawlers, link checkers and scripts); the body is
+    // still the shell, so a person sees the page's own "not found" and the way back.
+    const page = uiPage(p);
+    const found = page !== null && (page.kind === 'home' || !options.lookup || (await options.lookup.exists(page)));
+    ctx.status = found ? 200 : 404;
     ctx.type = 'text/html; charset=utf-8';
     ctx.body = renderShell(assets, { header, value });
   };

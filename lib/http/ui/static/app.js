@@ -10,10 +10,14 @@ import { LinesPage, LinePage, SnapshotPage } from './pages/lines.js';
 import { PlansPage, PlanPage, RevisionPage } from './pages/plans.js';
 import { JobsPage, JobPage, LandPage, TaskPage } from './pages/jobs.js';
 
-/** The page for a path, and the breadcrumb trail above it. */
+/**
+ * The page for a path, and the breadcrumb trail above it. The server knows the same shapes
+ * (lib/http/ui/routes.ts `uiPage`) and answers 404 for a path that is none of them.
+ */
 function route(segments) {
   const [a, repo, area, id, sub, subId] = segments;
-  if (segments.length === 0) return { page: html`<${ReposPage} />`, crumbs: [] };
+  const n = segments.length;
+  if (n === 0) return { page: html`<${ReposPage} />`, crumbs: [] };
   if (a !== 'repos' || repo === undefined || !/^(0|[1-9][0-9]*)$/.test(repo)) return { page: html`<${NotFound} />`, crumbs: [] };
   const r = Number(repo);
   const base = [{ href: ui.repo(r), label: html`<${RepoName} repo=${r} />` }];
@@ -23,26 +27,29 @@ function route(segments) {
   switch (area) {
     case 'changes':
       if (id === undefined) return one(html`<${ChangesPage} ...${props} />`, 'changes');
-      return one(html`<${ChangePage} ...${props} changeRef=${id} />`, id, ui.changes(r), 'changes');
+      if (n === 4) return one(html`<${ChangePage} ...${props} changeRef=${id} />`, id, ui.changes(r), 'changes');
+      break;
     case 'tasks':
-      if (id !== undefined) return one(html`<${TaskPage} ...${props} taskId=${id} />`, id);
+      if (n === 4) return one(html`<${TaskPage} ...${props} taskId=${id} />`, id);
       break;
     case 'lines':
       if (id === undefined) return one(html`<${LinesPage} ...${props} />`, 'lines');
-      return one(html`<${LinePage} ...${props} name=${id} />`, id, ui.lines(r), 'lines');
+      if (n === 4) return one(html`<${LinePage} ...${props} name=${id} />`, id, ui.lines(r), 'lines');
+      break;
     case 'snapshots':
-      if (id !== undefined) return one(html`<${SnapshotPage} ...${props} snapshotId=${id} />`, id.slice(0, 12));
+      if (n === 4) return one(html`<${SnapshotPage} ...${props} snapshotId=${id} />`, id.slice(0, 12));
       break;
     case 'plans':
       if (id === undefined) return one(html`<${PlansPage} ...${props} />`, 'plans');
-      if (sub === undefined) return one(html`<${PlanPage} ...${props} planId=${id} />`, id, ui.plans(r), 'plans');
-      if (sub === 'revisions' && subId !== undefined) return { page: html`<${RevisionPage} ...${props} planId=${id} revisionId=${subId} />`, crumbs: [...base, { href: ui.plans(r), label: 'plans' }, { href: ui.plan(r, id), label: id }, { label: subId }] };
+      if (n === 4) return one(html`<${PlanPage} ...${props} planId=${id} />`, id, ui.plans(r), 'plans');
+      if (n === 6 && sub === 'revisions') return { page: html`<${RevisionPage} ...${props} planId=${id} revisionId=${subId} />`, crumbs: [...base, { href: ui.plans(r), label: 'plans' }, { href: ui.plan(r, id), label: id }, { label: subId }] };
       break;
     case 'jobs':
       if (id === undefined) return one(html`<${JobsPage} ...${props} />`, 'CI queue');
-      return one(html`<${JobPage} ...${props} index=${id} />`, `job ${id}`, ui.jobs(r), 'CI queue');
+      if (n === 4) return one(html`<${JobPage} ...${props} index=${id} />`, `job ${id}`, ui.jobs(r), 'CI queue');
+      break;
     case 'lands':
-      if (id !== undefined) return one(html`<${LandPage} ...${props} landId=${id} />`, id);
+      if (n === 4) return one(html`<${LandPage} ...${props} landId=${id} />`, id);
       break;
     default:
   }

@@ -88,7 +88,8 @@ export function pathSegments(pathname) {
 
 /**
  * Runs `load()` when `deps` change; { data, error, loading, reload }. An answer that arrives
- * after the deps changed again is dropped.
+ * after the deps changed again is dropped. A failed reload keeps the data read before (with
+ * the error beside it), so a page that was showing something does not go blank.
  */
 export function useAsync(load, deps) {
   const [state, setState] = useState({ data: undefined, error: null, loading: true });
@@ -98,7 +99,7 @@ export function useAsync(load, deps) {
     setState((st) => ({ ...st, loading: true }));
     load().then(
       (data) => { if (generation.current === mine) setState({ data, error: null, loading: false }); },
-      (error) => { if (generation.current === mine) setState({ data: undefined, error, loading: false }); },
+      (error) => { if (generation.current === mine) setState((st) => ({ data: st.data, error, loading: false })); },
     );
   }, deps);
   useEffect(() => {
@@ -141,8 +142,33 @@ export const Time = ({ s }) => html`<time datetime=${s ? new Date(s * 1000).toIS
 
 export const short = (id, n = 12) => (id ? String(id).slice(0, n) : '—');
 
-/** A snapshot id, shortened, with the full id on hover. */
-export const Snap = ({ id }) => (id ? html`<code class="snap" title=${id}>${short(id)}</code>` : html`<span class="muted">none</span>`);
+/** A snapshot id, shortened, with the full id on hover; a link to its page when `repo` is given. */
+export const Snap = ({ id, repo }) => {
+  if (!id) return html`<span class="muted">none</span>`;
+  const code = html`<code class="snap" title=${id}>${short(id)}</code>`;
+  return repo === undefined ? code : html`<a class="id-link" href=${ui.snapshot(repo, id)}>${code}</a>`;
+};
+
+/** The change a patchset belongs to: patchset ids are `<change_id>.ps-<number>`. */
+export const changeOfPatchset = (id) => String(id).replace(/\.ps-[0-9]+$/, '');
+
+/** A patchset id, linked to its change's page showing that patchset (`#anchor` optional: `policy`, `attestation`). */
+export const PsLink = ({ repo, id, anchor }) => (id
+  ? html`<a class="id-link" href=${`${ui.change(repo, changeOfPatchset(id), { ps: id })}${anchor ? `#${anchor}` : ''}`}><code>${id}</code></a>`
+  : html`<span class="muted">none</span>`);
+
+/** A record id that lives on its patchset's change page (a policy decision, an attestation): `<patchset_id>.kind-N`. */
+export const RecordLink = ({ repo, id, anchor }) => {
+  const m = /^(.*\.ps-[0-9]+)\.[a-z]+-[0-9]+$/.exec(String(id));
+  if (!m) return html`<code>${id}</code>`;
+  return html`<a class="id-link" href=${`${ui.change(repo, changeOfPatchset(m[1]), { ps: m[1] })}#${anchor}`}><code>${id}</code></a>`;
+};
+
+/** A change ref or id, linked to the change's page. */
+export const ChangeLink = ({ repo, id, label }) => html`<a class="id-link" href=${ui.change(repo, id)}><code>${label ?? id}</code></a>`;
+
+/** A line name, linked to its history. */
+export const LineLink = ({ repo, name }) => html`<a class="id-link" href=${ui.line(repo, name)}><code>${name}</code></a>`;
 
 export const NUMBER = new Intl.NumberFormat('en');
 export const plural = (n, one, many = `${one}s`) => `${NUMBER.format(n)} ${n === 1 ? one : many}`;
@@ -163,6 +189,43 @@ export function Badge({ value, tone, title }) {
 
 export const JOB_STATES = { 1: 'queued', 2: 'running', 3: 'succeeded', 4: 'failed' };
 
+/**
+ * What a finished CI job says about the code, from its `outcome` and its runner result `ci`
+ * (lib/domain/jobs.ts): `pass` (the run succeeded, tests pass, no blocking suite failed, as the
+ * server's CI `overall` judges), `fail`, `timed_out`, `superseded` (a newer run replaced it) or
+ * `error` (the runner failed and sent no result). Null while the job is queued or running, and
+ * for a job that is not a CI run (the job state is all there is to say then).
+ * The job *state* `succeeded` only means the runner reported back, whatever the tests did.
+ */
+export function jobOutcome(j) {
+  if (!j || j.outcome === null || j.outcome === undefined) return null;
+  if (j.outcome === 'superseded') return 'superseded';
+  if (j.outcome === 'timed_out' || j.ci?.status === 'timed_out') return 'timed_out';
+  if (j.ci) return j.ci.status === 'succeeded' && j.ci.tests_status === 'pass' && !j.ci.blocking_failure_count ? 'pass' : 'fail';
+  if (j.outcome === 'command_failed') return 'fail';
+  if (j.outcome === 'failed') return 'error';
+  // A land-queue run may complete without a result: its runner reports failures through :fail
+  // (docs/land-queue.md), so a completion is a pass.
+  if (j.job_type === 'repo.ci' && j.outcome === 'succeeded') return 'pass';
+  return null;
+}
+
+export const OUTCOME_TITLES = {
+  pass: 'the run succeeded and its tests pass',
+  fail: 'the tests (or a blocking suite) failed',
+  timed_out: 'the run timed out',
+  superseded: 'a newer CI run of the patchset replaced this one',
+  error: 'the runner failed and sent no test result',
+};
+
+/** A job's CI outcome as the badge, its state beside it as text (the state alone while it runs). */
+export function JobOutcome({ j }) {
+  const state = j.state ?? JOB_STATES[j.state_kind];
+  const outcome = jobOutcome(j);
+  if (outcome === null) return html`<span class="job-outcome"><${Badge} value=${state} title="job state" /></span>`;
+  return html`<span class="job-outcome"><${Badge} value=${outcome} title=${OUTCOME_TITLES[outcome]} /> <span class="muted small job-state" title="job state">${state}</span></span>`;
+}
+
 // ---------------------------------------------------------------- small components
 
 export function Loading({ what = 'Loading' }) {
@@ -179,6 +242,30 @@ export function Async({ state, what, children }) {
   if (state.error) return html`<${ErrorNote} error=${state.error} what=${what} />`;
   if (state.data === undefined) return html`<${Loading} what=${what ? `Loading ${what}` : 'Loading'} />`;
   return children(state.data);
+}
+
+/** A read that may fail on its own (see `settle`): { data } or { error }. */
+export const settle = (promise) => promise.then((data) => ({ data, error: null }), (error) => ({ data: undefined, error }));
+
+/** A part of a page that failed to load: what and why, and a Retry (which reads the page's data again). */
+export function PartError({ error, what, retry, busy }) {
+  return html`<div class="part-error">
+    <${ErrorNote} error=${error} what=${`Could not load ${what}`} />
+    ${retry ? html`<button type="button" class="btn small" onClick=${retry} disabled=${busy}>${busy ? 'Retrying…' : 'Retry'}</button>` : null}
+  </div>`;
+}
+
+/**
+ * One card's data from a settled read: its children with the data, or the card with the error
+ * and a Retry, so one failed request leaves the rest of the page as it is.
+ */
+export function Part({ part, title, id, what, retry, busy, children }) {
+  if (!part) return null;
+  if (part.error) {
+    const body = html`<${PartError} error=${part.error} what=${what ?? (typeof title === 'string' ? title.toLowerCase() : 'this part')} retry=${retry} busy=${busy} />`;
+    return title ? html`<${Card} title=${title} id=${id} className="failed">${body}</${Card}>` : body;
+  }
+  return children(part.data);
 }
 
 export function Empty({ children }) {

@@ -5,8 +5,9 @@
 // reviewer's name comes from ../dialogs.js (asked once, or the ingress header).
 import { html, useEffect, useState } from '../vendor/preact.js';
 import { ApiError, get, post, randomKey, repoPath, seg } from '../api.js';
-import { Badge, Card, Empty, Time, ui, useIdentity } from '../util.js';
+import { Badge, Card, Empty, LineLink, PsLink, Time, ui, useIdentity } from '../util.js';
 import { confirmAction, reviewerName } from '../dialogs.js';
+import { entryOfChange, isActiveEntry } from './queue.js';
 
 const OPEN = ['draft', 'active', 'review'];
 
@@ -47,6 +48,8 @@ export function Actions({ repo, d, onDone }) {
       onDone();
     } catch (err) {
       setFlash({ ok: false, text: explain(err) });
+      // A refused or failed land is recorded by the server too: show it in the Lands card.
+      if (name === 'land' && err instanceof ApiError && err.body?.land) onDone();
     } finally {
       setBusy(null);
     }
@@ -74,15 +77,24 @@ export function Actions({ repo, d, onDone }) {
   const evaluate = () => run('policy', () => post(R(`/patchsets/${seg(viewed)}:evaluatePolicy`), {}), (r) => `Policy evaluated: ${r.policy.decision}.`);
   const select = () => run('select', () => post(R(`/changes/${seg(c.change_id)}:selectPatchset`), { patchset_id: viewed }), `Selected ${viewed}.`);
 
+  const readiness = d.readiness.data ?? null;
+  const canLand = !!readiness?.can_land;
+  // Queued: the land queue lands the change onto exactly what it tested; a land by hand now
+  // would race it. (Unknown when the queue could not be read: the button stays, the land's
+  // own checks still apply.)
+  const entry = d.queue.data ? entryOfChange(d.queue.data, c.change_id) : null;
+  const queued = entry && isActiveEntry(entry) ? entry : null;
+
   const land = () => run('land', async () => {
-    const r = d.readiness;
+    const r = readiness;
     const ok = await confirmAction({
       title: `Land ${c.change_id}?`,
       body: html`<p>Land <code>${selected}</code> onto <code>${c.land_target_line}</code> as a <strong>${mode}</strong>.</p>
-        ${r.can_land ? html`<p class="good-text">The gates pass on the evidence as it stands now.</p>` : html`<p class="bad-text">The gates refuse it now: ${r.reason}. The land will be recorded as refused.</p>`}
+        ${!r ? html`<p class="warn-text">Whether the gates pass now could not be read; the land judges them itself.</p>`
+          : r.can_land ? html`<p class="good-text">The gates pass on the evidence as it stands now.</p>` : html`<p class="bad-text">The gates refuse it now: ${r.reason}. The land will be recorded as refused.</p>`}
         <p class="muted">The land evaluates the policy again at the moment it runs and moves the line in one commit.</p>`,
       confirm: `Land (${mode})`,
-      danger: !r.can_land,
+      danger: !canLand,
     });
     if (!ok) return undefined;
     return post(R('/task-land'), { contract: 'task-land-atomic/v1', idempotency_key: randomKey('ui-land'), task_or_change_ref: c.change_ref, mode, patchset_id: selected });
@@ -121,8 +133,9 @@ export function Actions({ repo, d, onDone }) {
             <option value="direct">direct (rebase)</option>
           </select>
         </label>
-        <button type="button" class=${`btn ${d.readiness.can_land ? 'primary' : ''}`} onClick=${land} disabled=${!!busy}>Land…</button>
-      </div>`}
+        <button type="button" class=${`btn ${canLand && !queued ? 'primary' : ''}`} onClick=${land} disabled=${!!busy || !!queued} aria-describedby=${queued ? 'land-queued-reason' : undefined}>Land…</button>
+      </div>
+      ${queued ? html`<p class="muted small" id="land-queued-reason">In the land queue as <code>${queued.entry_id}</code> (${queued.state}${queued.position != null ? `, position ${queued.position}` : ''}): the queue lands it onto what it tested. Remove it from the queue to land it by hand.</p>` : null}`}
     ${busy ? html`<p class="muted" role="status">Working…</p>` : null}
   </${Card}>`;
 }
@@ -137,14 +150,15 @@ function LandRows({ repo, lands }) {
   return html`<ul class="rows">${lands.map((l) => html`<li class="row">
     <div class="row-main">
       <a class="row-title" href=${ui.land(repo, l.land_id)}>${l.land_id}</a>
-      <div class="row-meta">${l.mode} onto <code>${l.target_line}</code> · <code>${l.patchset_id}</code> · <${Time} s=${l.finished_at_s} /></div>
+      <div class="row-meta">${l.mode} onto <${LineLink} repo=${repo} name=${l.target_line} /> · <${PsLink} repo=${repo} id=${l.patchset_id} /> · <${Time} s=${l.finished_at_s} /></div>
       ${l.failure_message ? html`<div class="muted small">${l.failure_message}</div>` : null}
     </div>
     <div class="row-side"><${Badge} value=${l.status} />${l.failure_kind ? html` <${Badge} value=${l.failure_kind} tone="bad" />` : null}</div>
   </li>`)}</ul>`;
 }
 
-export function LandHistory({ repo, change }) {
+/** `version`: a new value whenever the change page read its data again (after a land event or an action), to read the lands again too. */
+export function LandHistory({ repo, change, version }) {
   const [state, setState] = useState({ lands: [], next: null, error: null, loaded: false, busy: false });
   const load = async (cursor) => {
     setState((st) => ({ ...st, busy: true }));
@@ -155,7 +169,7 @@ export function LandHistory({ repo, change }) {
       setState((st) => ({ ...st, error, loaded: true, busy: false }));
     }
   };
-  useEffect(() => { load(null); }, [repo, change.change_id, change.updated_at_s]);
+  useEffect(() => { load(null); }, [repo, change.change_id, change.updated_at_s, version]);
   return html`<${Card} title="Lands" id="lands">
     ${state.lands.length ? html`<${LandRows} repo=${repo} lands=${state.lands} />` : null}
     ${state.loaded && !state.error && state.lands.length === 0 ? html`<${Empty}>No land of this change yet.</${Empty}>` : null}

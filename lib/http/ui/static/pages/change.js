@@ -2,9 +2,9 @@
 // evidence (attestation, CI, policy), the reviewer's actions, and the diff of a patchset (against
 // its base, or against another patchset of the change with ?against=).
 // URL: /ui/repos/R/changes/REF[?ps=PATCHSET][&against=PATCHSET][&view=split][#file=PATH]
-import { html, useCallback } from '../vendor/preact.js';
+import { html, useCallback, useEffect, useRef } from '../vendor/preact.js';
 import { ApiError, get, listAll, repoPath, seg, query } from '../api.js';
-import { Async, Badge, Card, Empty, Snap, Time, ErrorNote, navigate, plural, ui, useAsync, useLocation, useTitle } from '../util.js';
+import { Async, Badge, Card, Empty, JobOutcome, LineLink, Part, PartError, PsLink, Snap, Time, ErrorNote, dateTime, navigate, plural, settle, ui, useAsync, useLocation, useTitle } from '../util.js';
 import { DiffView } from '../diff.js';
 import { Actions, LandHistory } from './actions.js';
 import { useLiveRefresh } from '../live.js';
@@ -23,8 +23,8 @@ function aboutChange(d, event) {
   if (x.change_id === id) return true;
   if (typeof x.patchset_id === 'string' && x.patchset_id.startsWith(`${id}.`)) return true;
   if (x.worker_job_index === undefined) return false;
-  return (d.evidence?.ci?.recent_jobs ?? []).some((j) => j.worker_job_index === x.worker_job_index)
-    || entryJobs(entryOfChange(d.queue, id)).includes(x.worker_job_index);
+  return (d.evidence?.ci.data?.recent_jobs ?? []).some((j) => j.worker_job_index === x.worker_job_index)
+    || (d.queue.data ? entryJobs(entryOfChange(d.queue.data, id)).includes(x.worker_job_index) : false);
 }
 
 function storedView() {
@@ -35,41 +35,59 @@ function storedView() {
   }
 }
 
-/** Everything about the change but the diff, read in parallel. */
-async function loadChange(repo, ref, viewedParam) {
+const OPEN = ['draft', 'active', 'review'];
+const notFound = (e) => e instanceof ApiError && e.status === 404;
+
+/**
+ * Everything about the change but the diff, read in parallel. Only the change itself must be
+ * read for the page to show; every other read is settled on its own ({ data } or { error }), so
+ * a card whose read failed says so, with a Retry, and the others show what they read.
+ */
+async function loadChange(repo, ref, psParam) {
   const P = (rest) => get(repoPath(repo, rest));
   const change = (await P(`/changes/${seg(ref)}`)).change;
   const C = `/changes/${seg(change.change_id)}`;
-  const [patchsets, reviews, readiness, task, queue] = await Promise.all([
-    listAll(repoPath(repo, `${C}/patchsets`), 'patchsets'),
-    (async () => {
+  const [patchsets, reviews, readiness, task, queue, landed] = await Promise.all([
+    settle(listAll(repoPath(repo, `${C}/patchsets`), 'patchsets').then((r) => r.rows)),
+    settle((async () => {
       const first = await P(`${C}/reviews?limit=1000`);
       const rest = first.next_cursor ? await listAll(repoPath(repo, `${C}/reviews`), 'reviews') : null;
       return { ...first, reviews: rest ? rest.rows : first.reviews };
-    })(),
-    P(`/read/changes/${seg(change.change_id)}/readiness`),
-    P(`/tasks/${seg(change.task_id)}`).then((t) => t.task, () => null),
+    })()),
+    settle(P(`/read/changes/${seg(change.change_id)}/readiness`)),
+    settle(P(`/tasks/${seg(change.task_id)}`).then((t) => t.task)),
     // Every line's queue: the active entries and the newest finished ones (where this change's entry is).
-    P('/land-queue'),
+    settle(P('/land-queue')),
+    // A landed change: the land that landed it (its lands come newest first; earlier ones were refused or failed).
+    change.status === 'landed'
+      ? settle(P(`/read/changes/${seg(change.change_id)}/lands?limit=50`).then((r) => r.lands.find((l) => l.status === 'landed') ?? null))
+      : Promise.resolve(null),
   ]);
-  const viewed = viewedParam && patchsets.rows.some((p) => p.patchset_id === viewedParam)
-    ? viewedParam
-    : change.selected_patchset_id ?? change.current_patchset_id ?? null;
+  // ?ps= naming no patchset of this change: show the selected one, and say so (never silently).
+  const fallback = change.selected_patchset_id ?? change.current_patchset_id ?? null;
+  let viewed = psParam || fallback;
+  let missing = null;
+  if (psParam && patchsets.data && !patchsets.data.some((p) => p.patchset_id === psParam)) {
+    missing = psParam;
+    viewed = fallback;
+  }
   let evidence = null;
   if (viewed) {
     const PS = `/patchsets/${seg(viewed)}`;
+    // The readiness answer carries the attestation it judged: the selected patchset's of an
+    // open change. Any other (a closed change's, another patchset's) is read from its route,
+    // which answers 404 when there is none.
+    const fromReadiness = OPEN.includes(change.status) && viewed === change.selected_patchset_id && readiness.data;
     const [policy, ci, attestation] = await Promise.all([
-      P(`${PS}/policy`).then((r) => r.policy),
-      P(`/read/patchsets/${seg(viewed)}/ci-status?recent_limit=10`),
-      // The readiness answer carries the selected patchset's latest attestation; another
-      // patchset's is asked for (404 when it has none).
-      viewed === change.selected_patchset_id
-        ? Promise.resolve(readiness.attestation ?? null)
-        : P(`${PS}/attestation`).then((r) => r.attestation, (e) => { if (e instanceof ApiError && e.status === 404) return null; throw e; }),
+      settle(P(`${PS}/policy`).then((r) => r.policy)),
+      settle(P(`/read/patchsets/${seg(viewed)}/ci-status?recent_limit=10`)),
+      fromReadiness
+        ? { data: readiness.data.attestation ?? null, error: null }
+        : settle(P(`${PS}/attestation`).then((r) => r.attestation, (e) => { if (notFound(e)) return null; throw e; })),
     ]);
     evidence = { policy, ci, attestation };
   }
-  return { change, patchsets: patchsets.rows, reviews, readiness, task, viewed, evidence, queue };
+  return { change, patchsets, reviews, readiness, task, viewed, missing, evidence, queue, landed };
 }
 
 // ---------------------------------------------------------------- panels
@@ -83,14 +101,42 @@ const BLOCKED = {
   no_patchset: 'The change has no patchset',
 };
 
+/** A landed change: the land that landed it, where and when, and the snapshot it made. */
+function LandedPanel({ repo, change, landed, retry, busy }) {
+  const l = landed?.data ?? null;
+  const at = l?.finished_at_s ?? change.landed_at_s;
+  const line = l?.target_line ?? change.land_target_line ?? change.base_line;
+  return html`<section class="readiness landed" aria-label="Land readiness">
+    <div class="readiness-head">
+      <span class="big-mark" aria-hidden="true">✓</span>
+      <div>
+        <h2>Landed${l ? html`: <a href=${ui.land(repo, l.land_id)}>${l.land_id}</a>` : null} into <${LineLink} repo=${repo} name=${line} />${at ? html` at <time datetime=${new Date(at * 1000).toISOString()}>${dateTime(at)}</time>` : null}</h2>
+        ${l ? html`<p class="reason">Landed snapshot <${Snap} repo=${repo} id=${l.landed_snapshot_id} /> (${(l.line_action ?? l.mode).replace(/_/g, ' ')} of <${PsLink} repo=${repo} id=${l.patchset_id} />)</p>`
+          : change.landed_via ? html`<p class="reason">Landed by a history promotion.</p>` : null}
+        ${landed?.error ? html`<${PartError} error=${landed.error} what="the land" retry=${retry} busy=${busy} />` : null}
+      </div>
+    </div>
+  </section>`;
+}
+
 /** "Why can't this land": the land's own gates, judged on the evidence as it stands. */
-function Readiness({ r }) {
+function Readiness({ repo, d, retry, busy }) {
+  const c = d.change;
+  if (c.status === 'landed') return html`<${LandedPanel} repo=${repo} change=${c} landed=${d.landed} retry=${retry} busy=${busy} />`;
+  if (!OPEN.includes(c.status)) {
+    return html`<section class="readiness closed" aria-label="Land readiness"><div class="readiness-head">
+      <span class="big-mark" aria-hidden="true">–</span>
+      <div><h2>Closed: ${c.status}</h2><p class="reason">The change takes no more reviews or lands.</p></div>
+    </div></section>`;
+  }
+  if (d.readiness.error) return html`<section class="readiness unknown" aria-label="Land readiness"><${PartError} error=${d.readiness.error} what="whether it can land" retry=${retry} busy=${busy} /></section>`;
+  const r = d.readiness.data;
   const failing = (r.policy?.checks ?? []).filter((c) => c.status === 'fail');
   return html`<section class=${`readiness ${r.can_land ? 'ok' : 'no'}`} aria-label="Land readiness">
     <div class="readiness-head">
       <span class="big-mark" aria-hidden="true">${r.can_land ? '✓' : '✗'}</span>
       <div>
-        <h2>${r.can_land ? 'Ready to land' : r.change_status === 'landed' ? 'Landed' : `Can't land: ${BLOCKED[r.blocked_by] ?? r.blocked_by}`}</h2>
+        <h2>${r.can_land ? 'Ready to land' : `Can't land: ${BLOCKED[r.blocked_by] ?? r.blocked_by}`}</h2>
         ${r.reason ? html`<p class="reason">${r.reason}</p>` : null}
         ${r.base_stale ? html`<p class="warn-text">The base is stale: another land moved the target line since this patchset was made. Rerun CI (base_stale_after_land_rerun) or rebase.</p>` : null}
       </div>
@@ -100,7 +146,7 @@ function Readiness({ r }) {
       ${r.ci ? html`<div><dt>CI</dt><dd><${Badge} value=${r.ci.overall} /> ${r.ci.ci_run_sequence ? html`<span class="muted">run ${r.ci.ci_run_sequence}</span>` : null}</dd></div>` : null}
       ${r.review ? html`<div><dt>Reviews</dt><dd><span class="good-text">${plural(r.review.approvals ?? 0, 'approval')}</span>, <span class=${r.review.blocking ? 'bad-text' : ''}>${r.review.blocking ?? 0} blocking</span></dd></div>` : null}
       <div><dt>Attestation</dt><dd>${r.attestation ? html`<${Badge} value=${r.attestation.revoked ? 'revoked' : r.attestation.verification_state} tone=${r.attestation.revoked ? 'bad' : undefined} />` : html`<span class="muted">none</span>`}</dd></div>
-      <div><dt>Policy</dt><dd><${Badge} value=${r.policy?.decision ?? 'pending'} /></dd></div>
+      <div><dt>Policy</dt><dd class="policy-now">judged now: <${Badge} value=${r.policy?.decision ?? 'pending'} title="the policy evaluated on the evidence as it stands; nothing is recorded by asking" /></dd></div>
     </dl>` : null}
   </section>`;
 }
@@ -110,27 +156,51 @@ const ACTION_LABEL = {
   request_changes: 'requested changes', task_request_changes: 'requested changes', defer: 'deferred', task_defer: 'deferred', dismiss: 'dismissed their vote',
 };
 const ACTION_TONE = { approve: 'good', task_approve: 'good', request_changes: 'bad', task_request_changes: 'bad', request: 'accent', dismiss: 'plain' };
+const VOTES = ['approve', 'task_approve', 'request_changes', 'task_request_changes'];
+/** A record that is a vote (docs/api.md "Reviews"): an approval or a block (any action with `blocking`). */
+const isVote = (r) => r.blocking || VOTES.includes(r.action);
 
-function Reviews({ reviews }) {
+/**
+ * Why a vote does not count now (the API's `live` is false): a later vote or dismissal of the
+ * same reviewer replaced it, or (an approval) it was given on content that differs from the
+ * selected patchset's. Null for a live vote and for records that are not votes.
+ */
+function voteStatus(r, later) {
+  if (!isVote(r) || r.live) return null;
+  const next = later.find((x) => x.reviewer === r.reviewer && (isVote(x) || x.action === 'dismiss'));
+  if (next) return next.action === 'dismiss'
+    ? { value: 'dismissed', title: `${r.reviewer} dismissed this vote later` }
+    : { value: 'superseded', title: `replaced by ${r.reviewer}'s later vote` };
+  if (r.stale) return { value: 'stale', title: 'given on a patchset whose content differs from the selected one: it counts nowhere' };
+  return { value: 'not counted', title: 'not a live vote on the selected patchset' };
+}
+
+function Reviews({ repo, reviews }) {
   const list = reviews.reviews;
   return html`<${Card} title="Reviews and comments" id="reviews" right=${html`<span class="muted"><span class="good-text">${plural(reviews.approvals, 'approval')}</span> · <span class=${reviews.blocking ? 'bad-text' : ''}>${reviews.blocking} blocking</span> · ${plural(reviews.comments, 'comment')}</span>`}>
-    ${list.length === 0 ? html`<${Empty}>No review yet.</${Empty}>` : html`<ol class="timeline">${list.map((r) => html`<li class=${`event ev-${r.blocking ? 'bad' : ACTION_TONE[r.action] ?? 'plain'}`}>
+    ${list.length === 0 ? html`<${Empty}>No review yet.</${Empty}>` : html`<ol class="timeline">${list.map((r, i) => {
+      const status = voteStatus(r, list.slice(i + 1));
+      const blocking = r.blocking && !status;
+      const tone = status ? 'plain' : blocking ? 'bad' : ACTION_TONE[r.action] ?? 'plain';
+      return html`<li class=${`event ev-${tone}`} data-review=${r.review_id}>
       <div class="event-head">
         <strong class="who">${r.action === 'request' ? r.requested_by ?? 'someone' : r.reviewer}</strong>
         <span>${ACTION_LABEL[r.action] ?? r.action}${r.action === 'request' ? html` from the <strong class="group-name">${r.reviewer_group ?? r.reviewer}</strong> group` : null}</span>
-        ${r.blocking ? html`<${Badge} value="blocking" tone="bad" />` : null}
-        ${r.stale ? html`<${Badge} value="stale" tone="plain" title="recorded on a patchset whose content differs from the selected one" />` : null}
-        <span class="muted">on <code>${r.patchset_id}</code> · <${Time} s=${r.created_at_s} /></span>
+        ${blocking ? html`<${Badge} value="blocking" tone="bad" title="a live block: the change cannot land until its reviewer approves or dismisses it" />` : null}
+        ${status ? html`<${Badge} value=${status.value} tone="plain" title=${status.title} />` : null}
+        <span class="muted">on <${PsLink} repo=${repo} id=${r.patchset_id} /> · <${Time} s=${r.created_at_s} /></span>
       </div>
       ${r.comment ? html`<div class="comment">${r.comment}</div>` : null}
-    </li>`)}</ol>`}
+    </li>`;
+    })}</ol>`}
   </${Card}>`;
 }
 
 function Policy({ policy }) {
-  return html`<${Card} title="Policy" id="policy" right=${html`<${Badge} value=${policy.decision} />`}>
-    ${policy.checks.length === 0
-      ? html`<${Empty}>Not evaluated yet. The land evaluates it anyway, on the evidence as it stands then.</${Empty}>`
+  const recorded = policy.checks.length > 0 && !!policy.decision_id;
+  return html`<${Card} title="Policy" id="policy" right=${html`<span class="policy-recorded">last recorded decision: ${recorded ? html`<${Badge} value=${policy.decision} />` : html`<span class="muted">none</span>`}</span>`}>
+    ${!recorded
+      ? html`<${Empty}>No decision recorded for this patchset yet. <em>Evaluate policy</em> records one; the land evaluates it anyway, on the evidence as it stands then.</${Empty}>`
       : html`<ul class="checks">${policy.checks.map((c) => html`<li class=${`check ${c.status}`}>
           <${Badge} value=${c.status} /> <strong>${c.name.replace(/_/g, ' ')}</strong>
           <div class="muted explanation">${c.explanation}</div>
@@ -151,12 +221,12 @@ function Ci({ repo, ci }) {
     </dl>
     ${ci.counts ? html`<p class="suites">Suites: <strong>${ci.counts.suites}</strong> · <span class="good-text">${ci.counts.passed} passed</span> · <span class=${ci.counts.failed ? 'bad-text' : ''}>${ci.counts.failed} failed</span>${ci.counts.blocking_failed ? html` · <span class="bad-text">${ci.counts.blocking_failed} blocking</span>` : null}</p>` : null}
     ${ci.selected_job?.ci?.suite_results?.length ? html`<ul class="checks suite-list">${ci.selected_job.ci.suite_results.map((s) => html`<li class=${`check ${s.status}`}><${Badge} value=${s.status} /> <code>${s.suite_id}</code>${s.blocking ? null : html` <span class="muted small">(not blocking)</span>`}</li>`)}</ul>` : null}
-    ${jobs.length === 0 ? html`<${Empty}>No CI run yet.</${Empty}>` : html`<table class="table compact">
-      <thead><tr><th>Job</th><th>Run</th><th>State</th><th>Suites</th><th>Updated</th></tr></thead>
-      <tbody>${jobs.map((j) => html`<tr>
+    ${jobs.length === 0 ? html`<${Empty}>No CI run yet.</${Empty}>` : html`<table class="table compact jobs">
+      <thead><tr><th>Job</th><th>Run</th><th>Outcome</th><th>Suites</th><th>Updated</th></tr></thead>
+      <tbody>${jobs.map((j) => html`<tr data-job=${j.worker_job_index}>
         <td><a href=${ui.job(repo, j.worker_job_index)}>#${j.worker_job_index}</a></td>
         <td class="num">${j.run_sequence ?? '—'}</td>
-        <td><${Badge} value=${j.state} />${j.outcome && j.outcome !== j.state ? html` <${Badge} value=${j.outcome} />` : null}</td>
+        <td><${JobOutcome} j=${j} /></td>
         <td>${j.ci ? html`${j.ci.suite_result_count - j.ci.failed_suite_count}/${j.ci.suite_result_count}${j.ci.blocking_failure_count ? html` <span class="bad-text">(${j.ci.blocking_failure_count} blocking)</span>` : null}` : html`<span class="muted">—</span>`}</td>
         <td><${Time} s=${j.updated_at_s} /></td>
       </tr>`)}</tbody></table>`}
@@ -186,11 +256,15 @@ function psLabel(p, change) {
 }
 
 function DiffSection({ repo, d, viewed, against, view, setParams }) {
+  const patchsets = d.patchsets.data ?? [];
+  // ?against= naming no patchset of this change: compare with the base, and say so.
+  const unknownAgainst = against && d.patchsets.data && !patchsets.some((p) => p.patchset_id === against) ? against : null;
+  const vs = unknownAgainst ? null : against;
   const diff = useAsync(
-    () => get(repoPath(repo, `/read/patchsets/${seg(viewed)}/diff${query({ against })}`)),
-    [repo, viewed, against],
+    () => get(repoPath(repo, `/read/patchsets/${seg(viewed)}/diff${query({ against: vs })}`)),
+    [repo, viewed, vs],
   );
-  const others = d.patchsets.filter((p) => p.patchset_id !== viewed);
+  const others = patchsets.filter((p) => p.patchset_id !== viewed);
   const onView = useCallback((v) => {
     try {
       localStorage.setItem(VIEW_KEY, v);
@@ -203,17 +277,18 @@ function DiffSection({ repo, d, viewed, against, view, setParams }) {
     <div class="files-toolbar">
       <label class="field inline"><span>Patchset</span>
         <select value=${viewed} onChange=${(e) => setParams({ ps: e.currentTarget.value === d.change.selected_patchset_id ? null : e.currentTarget.value, against: null })}>
-          ${d.patchsets.map((p) => html`<option value=${p.patchset_id}>${psLabel(p, d.change)}</option>`)}
+          ${(patchsets.length ? patchsets : [{ patchset_id: viewed, summary: '' }]).map((p) => html`<option value=${p.patchset_id}>${psLabel(p, d.change)}</option>`)}
         </select>
       </label>
       <label class="field inline"><span>compared with</span>
-        <select value=${against ?? ''} onChange=${(e) => setParams({ against: e.currentTarget.value || null })} aria-label="Compare with">
+        <select value=${vs ?? ''} onChange=${(e) => setParams({ against: e.currentTarget.value || null })} aria-label="Compare with">
           <option value="">its base</option>
           ${others.map((p) => html`<option value=${p.patchset_id}>${p.patchset_id.replace(/^.*\./, '')} — ${p.summary}</option>`)}
         </select>
       </label>
-      ${against ? html`<span class="muted">changes from <code>${against}</code> to <code>${viewed}</code></span>` : null}
+      ${vs ? html`<span class="muted">changes from <code>${vs}</code> to <code>${viewed}</code></span>` : null}
     </div>
+    ${unknownAgainst ? html`<p class="note-box missing-note" role="alert">This change has no patchset <code>${unknownAgainst}</code> to compare with: the diff below is against the base of <code>${viewed}</code>. <a href=${ui.change(repo, d.change.change_id, { ps: viewed === d.change.selected_patchset_id ? null : viewed })}>Drop the comparison</a></p>` : null}
     <${Async} state=${diff} what="the diff">${(x) => html`<${DiffView} repo=${repo} diff=${x} view=${view} onView=${onView} />`}</${Async}>
   </section>`;
 }
@@ -222,7 +297,7 @@ function Patchsets({ repo, d, viewed }) {
   return html`<${Card} title="Patchsets" id="patchsets">
     <table class="table compact">
       <thead><tr><th>#</th><th>Summary</th><th>Files</th><th>Created</th></tr></thead>
-      <tbody>${d.patchsets.map((p) => html`<tr class=${p.patchset_id === viewed ? 'current' : ''}>
+      <tbody>${d.patchsets.data.map((p) => html`<tr class=${p.patchset_id === viewed ? 'current' : ''}>
         <td><a href=${ui.change(repo, d.change.change_id, { ps: p.patchset_id === d.change.selected_patchset_id ? null : p.patchset_id })}>${p.patchset_number}</a>
           ${p.patchset_id === d.change.selected_patchset_id ? html` <${Badge} value="selected" tone="accent" />` : null}</td>
         <td>${p.summary}${p.author ? html` <span class="muted">by ${p.author}</span>` : null}</td>
@@ -233,6 +308,9 @@ function Patchsets({ repo, d, viewed }) {
   </${Card}>`;
 }
 
+/** The cards a `#name` in the URL may open the page at (links to a queue entry use #queue). */
+const ANCHORS = ['queue', 'lands', 'ci', 'policy', 'reviews', 'attestation', 'patchsets', 'actions'];
+
 export function ChangePage({ repo, changeRef }) {
   const loc = useLocation();
   const psParam = loc.params.get('ps');
@@ -242,6 +320,14 @@ export function ChangePage({ repo, changeRef }) {
   const d = state.data;
   useLiveRefresh(repo, CHANGE_EVENTS, (event) => aboutChange(d, event), state.reload);
   useTitle(d ? `${d.change.title} (${d.change.change_id})` : changeRef);
+  // #queue, #lands, ...: scroll to that card once the page has been read (the diff handles #file=).
+  const scrolled = useRef(false);
+  useEffect(() => {
+    if (!d || scrolled.current) return;
+    scrolled.current = true;
+    const name = location.hash.slice(1);
+    if (ANCHORS.includes(name)) requestAnimationFrame(() => document.getElementById(name)?.scrollIntoView());
+  }, [d]);
 
   const setParams = useCallback((next) => {
     const p = new URLSearchParams(location.search);
@@ -253,39 +339,49 @@ export function ChangePage({ repo, changeRef }) {
     navigate(`${location.pathname}${qs ? `?${qs}` : ''}${location.hash}`, { replace: true });
   }, []);
 
-  if (state.error) return html`<div class="page"><${ErrorNote} error=${state.error} what=${`change ${changeRef}`} /></div>`;
+  if (state.error && !d) {
+    return html`<div class="page">
+      <${ErrorNote} error=${state.error} what=${`change ${changeRef}`} />
+      ${state.error instanceof ApiError && state.error.status === 404 ? null : html`<p><button type="button" class="btn" onClick=${state.reload}>Retry</button></p>`}
+    </div>`;
+  }
   if (!d) return html`<div class="page"><p class="loading" role="status">Loading change ${changeRef}…</p></div>`;
   const c = d.change;
+  const retry = state.reload;
+  const busy = state.loading;
+  const part = (p, title, id, what, children) => html`<${Part} part=${p} title=${title} id=${id} what=${what} retry=${retry} busy=${busy}>${children}</${Part}>`;
+  const patchsetCount = d.patchsets.data ? d.patchsets.data.length : c.patchset_count;
   return html`<div class="page change-page">
+    ${state.error ? html`<${PartError} error=${state.error} what=${`change ${changeRef} again`} retry=${retry} busy=${busy} />` : null}
     <div class="page-head">
       <h1><span class="title-text">${c.title}</span> <${Badge} value=${c.status} /></h1>
       <p class="meta parts">
         <span><code>${c.change_ref}</code></span>
-        <span>task ${d.task ? html`<a href=${ui.task(repo, c.task_id)}>${d.task.title}</a>` : html`<code>${c.task_id}</code>`}</span>
-        <span>into <a href=${ui.line(repo, c.land_target_line ?? c.base_line)}><code>${c.land_target_line ?? c.base_line}</code></a></span>
-        <span>forked from <${Snap} id=${c.fork_snapshot_id} /></span>
+        <span>task ${d.task.data ? html`<a href=${ui.task(repo, c.task_id)}>${d.task.data.title}</a>` : html`<a class="id-link" href=${ui.task(repo, c.task_id)}><code>${c.task_id}</code></a>`}</span>
+        <span>into <${LineLink} repo=${repo} name=${c.land_target_line ?? c.base_line} /></span>
+        <span>forked from <${Snap} repo=${repo} id=${c.fork_snapshot_id} /></span>
         <span>created <${Time} s=${c.created_at_s} /></span>
         ${c.landed_at_s ? html`<span>landed <${Time} s=${c.landed_at_s} /></span>` : null}
-        <span><a href="#files">${plural(d.patchsets.length, 'patchset')}, files ↓</a></span>
+        <span><a href="#files">${plural(patchsetCount ?? 0, 'patchset')}, files ↓</a></span>
       </p>
     </div>
+    ${d.missing ? html`<p class="note-box missing-note" role="alert">This change has no patchset <code>${d.missing}</code>: the page shows ${d.viewed ? html`the selected patchset <code>${d.viewed}</code>` : 'no patchset'} instead.</p>` : null}
     <div class="change-grid">
       <div class="col main-col">
-        <${Readiness} r=${d.readiness} />
-        <${Reviews} reviews=${d.reviews} />
-        ${d.evidence ? html`<${Policy} policy=${d.evidence.policy} />` : null}
-        <${Patchsets} repo=${repo} d=${d} viewed=${d.viewed} />
+        <${Readiness} repo=${repo} d=${d} retry=${retry} busy=${busy} />
+        ${part(d.reviews, 'Reviews and comments', 'reviews', 'the reviews', (x) => html`<${Reviews} repo=${repo} reviews=${x} />`)}
+        ${d.evidence ? part(d.evidence.policy, 'Policy', 'policy', 'the policy decision', (x) => html`<${Policy} policy=${x} />`) : null}
+        ${part(d.patchsets, 'Patchsets', 'patchsets', 'the patchsets', () => html`<${Patchsets} repo=${repo} d=${d} viewed=${d.viewed} />`)}
       </div>
       <div class="col side-col">
         <${Actions} repo=${repo} d=${d} onDone=${state.reload} />
-        <${LandQueueCard} repo=${repo} change=${c} queue=${d.queue} onDone=${state.reload} />
+        ${part(d.queue, 'Land queue', 'queue', 'the land queue', (q) => html`<${LandQueueCard} repo=${repo} change=${c} queue=${q} onDone=${state.reload} />`)}
         ${d.evidence ? html`
-          <${Ci} repo=${repo} ci=${d.evidence.ci} />
-          <${Attestation} a=${d.evidence.attestation} />` : null}
-        <${LandHistory} repo=${repo} change=${c} />
+          ${part(d.evidence.ci, 'CI', 'ci', 'the CI status', (x) => html`<${Ci} repo=${repo} ci=${x} />`)}
+          ${part(d.evidence.attestation, 'Attestation', 'attestation', 'the attestation', (x) => html`<${Attestation} a=${x} />`)}` : null}
+        <${LandHistory} repo=${repo} change=${c} version=${d} />
       </div>
     </div>
     ${d.viewed ? html`<${DiffSection} key=${`${d.viewed}|${against}`} repo=${repo} d=${d} viewed=${d.viewed} against=${against} view=${view} setParams=${setParams} />` : html`<${Empty}>This change has no patchset yet.</${Empty}>`}
   </div>`;
 }
-

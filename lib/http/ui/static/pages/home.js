@@ -2,9 +2,9 @@
 // the land queue, recently landed changes, the CI queue) and the changes list.
 import { html } from '../vendor/preact.js';
 import { AUTHORITIES, get, repoPath, query } from '../api.js';
-import { Async, Badge, Card, Empty, JOB_STATES, Time, plural, ui, useAsync, useLocation, useTitle } from '../util.js';
+import { Async, Badge, Card, ChangeLink, Empty, JobOutcome, LineLink, Part, PartError, PsLink, Snap, Time, plural, settle, ui, useAsync, useLocation, useTitle } from '../util.js';
 import { useLiveRefresh } from '../live.js';
-import { LandQueueSection } from './queue.js';
+import { LandQueueSection, entryHref } from './queue.js';
 
 /** What the dashboard shows: changes and their reviews, tasks, the land queue, the CI queue, lands. */
 const DASHBOARD_EVENTS = ['change.*', 'patchset.created', 'review.*', 'task.*', 'job.*', 'land.*', 'policy.decided', 'queue.*'];
@@ -37,7 +37,7 @@ export function ChangeRows({ repo, changes, showStatus = true, empty = 'None.' }
   return html`<ul class="rows">${changes.map((c) => html`<li class="row">
     <div class="row-main">
       <a class="row-title" href=${ui.change(repo, c.change_id)}>${c.title}</a>
-      <div class="row-meta"><code>${c.change_ref}</code> · into <code>${c.base_line}</code> · ${plural(c.patchset_count ?? 0, 'patchset')}</div>
+      <div class="row-meta"><${ChangeLink} repo=${repo} id=${c.change_id} label=${c.change_ref} /> · into <${LineLink} repo=${repo} name=${c.land_target_line ?? c.base_line} /> · ${plural(c.patchset_count ?? 0, 'patchset')}</div>
     </div>
     <div class="row-side">${showStatus ? html`<${Badge} value=${c.status} />` : null}<${Time} s=${c.updated_at_s} /></div>
   </li>`)}</ul>`;
@@ -57,7 +57,7 @@ function InboxGroups({ repo, inbox }) {
     <ul class="rows">${rows.map((r) => html`<li class="row">
       <div class="row-main">
         <a class="row-title" href=${ui.change(repo, r.change_id)}>${r.title}</a>
-        <div class="row-meta"><code>${r.change_ref}</code> · ps ${r.selected_patchset_number ?? '—'}${r.requested_by ? html` · asked by ${r.requested_by}` : null} · <${Time} s=${r.requested_at_s} />${r.note ? html` · <span class="note">${r.note}</span>` : null}</div>
+        <div class="row-meta"><${ChangeLink} repo=${repo} id=${r.change_id} label=${r.change_ref} /> · ps ${r.selected_patchset_number ?? '—'}${r.requested_by ? html` · asked by ${r.requested_by}` : null} · <${Time} s=${r.requested_at_s} />${r.note ? html` · <span class="note">${r.note}</span>` : null}</div>
       </div>
       <div class="row-side">
         <span title="CI of the current run">CI <${Badge} value=${r.ci_overall ?? 'none'} /></span>
@@ -68,14 +68,26 @@ function InboxGroups({ repo, inbox }) {
   </div>`);
 }
 
-export function JobRows({ repo, jobs }) {
-  if (jobs.length === 0) return html`<${Empty}>No CI job yet.</${Empty}>`;
+/** Land-queue entry ids of a job, each linked to its change's queue card when `entries` (id → change_id) knows it. */
+export function EntryIds({ repo, ids, entries }) {
+  return ids.map((id, i) => {
+    const change = entries?.get(id);
+    return html`${i ? ', ' : ''}${change ? html`<a class="id-link" href=${entryHref(repo, change)}><code>${id}</code></a>` : html`<code>${id}</code>`}`;
+  });
+}
+
+/** Every entry id the land queue read lists, with its change. */
+export const entryChanges = (queue) => new Map(queue ? [...queue.entries, ...queue.recent].map((e) => [e.entry_id, e.change_id]) : []);
+
+/** One row per job: its CI outcome first (pass, fail, timed out, superseded), the job state beside it. */
+export function JobRows({ repo, jobs, entries, empty = 'No CI job yet.' }) {
+  if (jobs.length === 0) return html`<${Empty}>${empty}</${Empty}>`;
   return html`<table class="table compact jobs">
-    <thead><tr><th>Job</th><th>Target</th><th>State</th><th class="num">Attempts</th><th>Updated</th></tr></thead>
-    <tbody>${jobs.map((j) => html`<tr>
+    <thead><tr><th>Job</th><th>Target</th><th>Outcome</th><th class="num">Attempts</th><th>Updated</th></tr></thead>
+    <tbody>${jobs.map((j) => html`<tr data-job=${j.worker_job_index}>
       <td><a href=${ui.job(repo, j.worker_job_index)}>#${j.worker_job_index}</a></td>
-      <td>${j.patchset_id ? html`<code>${j.patchset_id}</code>` : html`<code title=${j.snapshot_id}>${(j.snapshot_id ?? '').slice(0, 12)}</code>`} <span class="muted small">${j.job_type}${j.land_queue_entry_ids?.length ? ` · land queue ${j.land_queue_entry_ids.join(', ')}` : ''}${j.run_sequence ? ` · run ${j.run_sequence}` : ''}</span></td>
-      <td><${Badge} value=${j.state ?? JOB_STATES[j.state_kind]} />${j.outcome && j.outcome !== j.state ? html` <${Badge} value=${j.outcome} />` : null}</td>
+      <td>${j.patchset_id ? html`<${PsLink} repo=${repo} id=${j.patchset_id} />` : html`<${Snap} repo=${repo} id=${j.snapshot_id} />`} <span class="muted small">${j.job_type}${j.land_queue_entry_ids?.length ? html` · land queue <${EntryIds} repo=${repo} ids=${j.land_queue_entry_ids} entries=${entries} />` : ''}${j.run_sequence ? ` · run ${j.run_sequence}` : ''}</span></td>
+      <td><${JobOutcome} j=${j} /></td>
       <td class="num">${j.attempt_count}/${j.max_attempts}</td>
       <td class="nowrap"><${Time} s=${j.updated_at_s} /></td>
     </tr>`)}</tbody>
@@ -90,43 +102,52 @@ function Counts({ summary }) {
 }
 
 export function Dashboard({ repo }) {
+  // Each section's read settles on its own: one failed request shows in its card, with a Retry.
   const data = useAsync(async () => {
-    const P = (rest) => get(repoPath(repo, rest));
+    const P = (rest) => settle(get(repoPath(repo, rest)));
     const [repository, summary, review, active, draft, landed, inbox, jobs, queue] = await Promise.all([
       P(''), P('/read/queue-summary'), P('/changes?status=review&limit=50'), P('/changes?status=active&limit=50'), P('/changes?status=draft&limit=50'),
       P('/changes?status=landed&limit=10'), P('/read/reviewer-inbox?limit=200'), P('/worker-jobs?limit=20'), P('/land-queue'),
     ]);
-    return { repository: repository.repository, summary, review, active, draft, landed, inbox, jobs, queue };
+    // An unknown repository is the page's answer, not one card's.
+    if (repository.error) throw repository.error;
+    return { repository: repository.data.repository, summary, review, active, draft, landed, inbox, jobs, queue };
   }, [repo]);
   useLiveRefresh(repo, DASHBOARD_EVENTS, () => true, data.reload);
   useTitle(data.data ? data.data.repository.repository_name : `Repository ${repo}`);
+  const retry = data.reload;
+  const busy = data.loading;
   return html`<div class="page dashboard">
-    <${Async} state=${data} what="the dashboard">${(d) => html`
+    <${Async} state=${{ ...data, error: data.data ? null : data.error }} what="the dashboard">${(d) => {
+      const part = (p, title, children, what) => html`<${Part} part=${p} title=${title} what=${what} retry=${retry} busy=${busy}>${children}</${Part}>`;
+      const titles = new Map([d.review, d.active, d.draft, d.landed].flatMap((l) => (l.data ? l.data.changes.map((c) => [c.change_id, c.title]) : [])));
+      const openList = (p, label, empty) => html`<h3 class="sub">${label} ${p.data ? html`<span class="count">${p.data.changes.length}${p.data.next_cursor ? '+' : ''}</span>` : null}</h3>
+        ${part(p, null, (x) => html`<${ChangeRows} repo=${repo} changes=${x.changes} showStatus=${false} empty=${empty} />`, `the changes ${label.toLowerCase()}`)}`;
+      return html`
+      ${data.error ? html`<${PartError} error=${data.error} what="the dashboard again" retry=${retry} busy=${busy} />` : null}
       <div class="page-head">
         <h1>${d.repository.repository_name} <span class="muted">#${repo}</span></h1>
         <nav class="subnav" aria-label="Repository">
           <a href=${ui.changes(repo)}>Changes</a><a href=${ui.lines(repo)}>Lines</a><a href=${ui.plans(repo)}>Plans</a><a href=${ui.jobs(repo)}>CI queue</a>
         </nav>
       </div>
-      <${Counts} summary=${d.summary} />
+      ${part(d.summary, null, (x) => html`<${Counts} summary=${x} />`, 'the counts')}
       <div class="grid-2">
         <div class="col">
-          <${Card} title="Needs review" right=${html`<span class="muted">${plural(d.inbox.count ?? d.inbox.rows.length, 'request')}</span>`}><${InboxGroups} repo=${repo} inbox=${d.inbox} /></${Card}>
+          ${part(d.inbox, 'Needs review', (x) => html`<${Card} title="Needs review" right=${html`<span class="muted">${plural(x.count ?? x.rows.length, 'request')}</span>`}><${InboxGroups} repo=${repo} inbox=${x} /></${Card}>`, 'the reviewer inbox')}
           <${Card} title="Open changes" right=${html`<a href=${ui.changes(repo)}>all changes</a>`}>
-            <h3 class="sub">In review <span class="count">${d.review.changes.length}${d.review.next_cursor ? '+' : ''}</span></h3>
-            <${ChangeRows} repo=${repo} changes=${d.review.changes} showStatus=${false} empty="No change is in review." />
-            <h3 class="sub">Active <span class="count">${d.active.changes.length}${d.active.next_cursor ? '+' : ''}</span></h3>
-            <${ChangeRows} repo=${repo} changes=${d.active.changes} showStatus=${false} empty="No active change." />
-            <h3 class="sub">Draft <span class="count">${d.draft.changes.length}${d.draft.next_cursor ? '+' : ''}</span></h3>
-            <${ChangeRows} repo=${repo} changes=${d.draft.changes} showStatus=${false} empty="No draft." />
+            ${openList(d.review, 'In review', 'No change is in review.')}
+            ${openList(d.active, 'Active', 'No active change.')}
+            ${openList(d.draft, 'Draft', 'No draft.')}
           </${Card}>
         </div>
         <div class="col">
-          <${LandQueueSection} repo=${repo} queue=${d.queue} titles=${new Map([d.review, d.active, d.draft, d.landed].flatMap((l) => l.changes.map((c) => [c.change_id, c.title])))} />
-          <${Card} title="CI queue" right=${html`<a href=${ui.jobs(repo)}>all jobs</a>`}><${JobRows} repo=${repo} jobs=${d.jobs.jobs} /></${Card}>
-          <${Card} title="Recently landed"><${ChangeRows} repo=${repo} changes=${d.landed.changes} showStatus=${false} empty="Nothing has landed yet." /></${Card}>
+          ${part(d.queue, 'Land queue', (x) => html`<${LandQueueSection} repo=${repo} queue=${x} titles=${titles} />`, 'the land queue')}
+          ${part(d.jobs, 'CI queue', (x) => html`<${Card} title="CI queue" right=${html`<a href=${ui.jobs(repo)}>all jobs</a>`}><${JobRows} repo=${repo} jobs=${x.jobs} entries=${entryChanges(d.queue.data)} /></${Card}>`, 'the CI queue')}
+          ${part(d.landed, 'Recently landed', (x) => html`<${Card} title="Recently landed"><${ChangeRows} repo=${repo} changes=${x.changes} showStatus=${false} empty="Nothing has landed yet." /></${Card}>`, 'the recently landed changes')}
         </div>
-      </div>`}</${Async}>
+      </div>`;
+    }}</${Async}>
   </div>`;
 }
 

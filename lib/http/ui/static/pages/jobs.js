@@ -1,29 +1,52 @@
 // The CI queue (worker jobs), one job, one land, and a task with its audit.
 import { html } from '../vendor/preact.js';
 import { get, repoPath, seg, query } from '../api.js';
-import { Async, Badge, Card, Empty, JOB_STATES, Snap, Time, dateTime, plural, ui, useAsync, useLocation, useTitle } from '../util.js';
-import { ChangeRows, JobRows } from './home.js';
+import { Async, Badge, Card, Empty, JOB_STATES, JobOutcome, LineLink, OUTCOME_TITLES, PsLink, RecordLink, Snap, Time, dateTime, jobOutcome, plural, ui, useAsync, useLocation, useTitle } from '../util.js';
+import { ChangeRows, EntryIds, JobRows, entryChanges } from './home.js';
 import { useLiveRefresh } from '../live.js';
 
 const JOB_EVENTS = ['job.*'];
+const OUTCOMES = ['pass', 'fail', 'timed_out', 'superseded', 'error'];
+/** Jobs read per page when filtering by outcome in the browser. */
+const OUTCOME_PAGE = 200;
 
+/**
+ * The CI queue, newest first, filtered by job state (`state_kind`, which the API filters) or by
+ * CI outcome (`outcome`). `GET worker-jobs` filters by state only, so an outcome filter is
+ * applied here, in the browser, to one page of the newest jobs at a time; the page says so.
+ */
 export function JobsPage({ repo }) {
   const loc = useLocation();
   const state = loc.params.get('state_kind') ?? '';
+  const outcome = OUTCOMES.includes(loc.params.get('outcome')) ? loc.params.get('outcome') : '';
   const cursor = loc.params.get('cursor') ?? '';
   useTitle('CI queue');
-  const jobs = useAsync(() => get(repoPath(repo, `/worker-jobs${query({ state_kind: state, cursor, limit: 50 })}`)), [repo, state, cursor]);
+  const jobs = useAsync(async () => {
+    const [page, queue] = await Promise.all([
+      get(repoPath(repo, `/worker-jobs${query({ state_kind: state, cursor, limit: outcome ? OUTCOME_PAGE : 50 })}`)),
+      get(repoPath(repo, '/land-queue')).catch(() => null), // only to link entry ids to their changes
+    ]);
+    const shown = outcome ? page.jobs.filter((j) => jobOutcome(j) === outcome) : page.jobs;
+    return { ...page, read: page.jobs.length, jobs: shown, entries: entryChanges(queue) };
+  }, [repo, state, outcome, cursor]);
   useLiveRefresh(repo, JOB_EVENTS, () => true, jobs.reload);
   const href = (params) => `${ui.jobs(repo)}${query(params)}`;
+  const current = (on) => (on ? 'page' : undefined);
   return html`<div class="page">
     <div class="page-head"><h1>CI queue</h1>
-      <nav class="subnav" aria-label="Filter by state">
-        <a href=${href({})} aria-current=${state === '' ? 'page' : undefined}>all</a>
-        ${[1, 2, 3, 4].map((k) => html`<a href=${href({ state_kind: k })} aria-current=${state === String(k) ? 'page' : undefined}>${JOB_STATES[k]}</a>`)}
+      <nav class="subnav" aria-label="Filter by CI outcome">
+        <span class="muted small">outcome</span>
+        <a href=${href({})} aria-current=${current(state === '' && outcome === '')}>all</a>
+        ${OUTCOMES.map((o) => html`<a href=${href({ outcome: o })} aria-current=${current(outcome === o)} title=${OUTCOME_TITLES[o]}>${o.replace(/_/g, ' ')}</a>`)}
+      </nav>
+      <nav class="subnav" aria-label="Filter by job state">
+        <span class="muted small">job state</span>
+        ${[1, 2, 3, 4].map((k) => html`<a href=${href({ state_kind: k })} aria-current=${current(state === String(k))}>${JOB_STATES[k]}</a>`)}
       </nav></div>
     <${Async} state=${jobs} what="jobs">${(d) => html`
-      <${JobRows} repo=${repo} jobs=${d.jobs} />
-      ${d.next_cursor ? html`<p><a class="btn" href=${href({ state_kind: state, cursor: d.next_cursor })}>Older jobs →</a></p>` : null}`}</${Async}>
+      ${outcome ? html`<p class="note-box filter-note" role="status">Showing the ${plural(d.jobs.length, 'job')} whose CI outcome is <strong>${outcome.replace(/_/g, ' ')}</strong> among the ${plural(d.read, 'job')} read${cursor ? ' on this page' : ', newest first'}: the interface lists jobs by state, so this filter runs in the browser, ${OUTCOME_PAGE} jobs at a time.${d.next_cursor ? ' Older jobs are on the next page.' : ''}</p>` : null}
+      <${JobRows} repo=${repo} jobs=${d.jobs} entries=${d.entries} empty=${outcome ? `No job on this page has the outcome ${outcome.replace(/_/g, ' ')}.` : 'No CI job yet.'} />
+      ${d.next_cursor ? html`<p><a class="btn" href=${href({ state_kind: state, outcome, cursor: d.next_cursor })}>Older jobs →</a></p>` : null}`}</${Async}>
   </div>`;
 }
 
@@ -31,21 +54,29 @@ const Row = ({ k, children }) => html`<div><dt>${k}</dt><dd>${children}</dd></di
 
 export function JobPage({ repo, index }) {
   useTitle(`Job ${index}`);
-  const job = useAsync(() => get(repoPath(repo, `/worker-jobs/${seg(index)}`)), [repo, index]);
+  const job = useAsync(async () => {
+    const [j, queue] = await Promise.all([
+      get(repoPath(repo, `/worker-jobs/${seg(index)}`)),
+      get(repoPath(repo, '/land-queue')).catch(() => null), // only to link entry ids to their changes
+    ]);
+    return { ...j, entries: entryChanges(queue) };
+  }, [repo, index]);
   useLiveRefresh(repo, JOB_EVENTS, (event) => String(event.data?.worker_job_index) === String(index), job.reload);
   return html`<div class="page">
     <${Async} state=${job} what=${`job ${index}`}>${(d) => {
       const j = d.job ?? d;
+      const outcome = jobOutcome(j);
       return html`
-        <div class="page-head"><h1>Job #${j.worker_job_index} <code>${j.job_type}</code> <${Badge} value=${j.state ?? JOB_STATES[j.state_kind]} /></h1>
-          <p class="meta">${j.patchset_id ? html`patchset <code>${j.patchset_id}</code> · ` : null}snapshot <${Snap} id=${j.snapshot_id} /> · created <${Time} s=${j.created_at_s} /></p></div>
+        <div class="page-head"><h1>Job #${j.worker_job_index} <code>${j.job_type}</code> <${JobOutcome} j=${j} /></h1>
+          <p class="meta">${j.patchset_id ? html`patchset <${PsLink} repo=${repo} id=${j.patchset_id} /> · ` : null}snapshot <${Snap} repo=${repo} id=${j.snapshot_id} />${j.land_queue_entry_ids?.length ? html` · land queue <${EntryIds} repo=${repo} ids=${j.land_queue_entry_ids} entries=${d.entries} />` : null} · created <${Time} s=${j.created_at_s} /></p></div>
         <div class="grid-2">
           <${Card} title="State">
             <dl class="facts">
-              <${Row} k="Outcome">${j.outcome ? html`<${Badge} value=${j.outcome} />` : html`<span class="muted">not finished</span>`}</${Row}>
+              <${Row} k="CI outcome">${outcome ? html`<${Badge} value=${outcome} title=${OUTCOME_TITLES[outcome]} />` : html`<span class="muted">${j.outcome ? 'not a CI run' : 'not finished'}</span>`}</${Row}>
+              <${Row} k="Job state">${j.state ?? JOB_STATES[j.state_kind]}${j.outcome && j.outcome !== j.state ? html` <span class="muted">(runner: ${j.outcome.replace(/_/g, ' ')})</span>` : null}</${Row}>
               <${Row} k="Attempts">${j.attempt_count} of ${j.max_attempts}</${Row}>
               <${Row} k="Retry">${j.retry_status}</${Row}>
-              ${j.error_kind ? html`<${Row} k="Error kind"><${Badge} value=${j.error_kind} tone="bad" /></${Row}>` : null}
+              ${j.error_kind ? html`<${Row} k="Error kind"><${Badge} value=${j.error_kind} tone=${j.error_kind === 'superseded' ? 'plain' : 'bad'} /></${Row}>` : null}
               <${Row} k="Trigger">${j.trigger ?? '—'}</${Row}>
               <${Row} k="CI run">${j.run_sequence ?? '—'}</${Row}>
               <${Row} k="Timeout">${j.timeout_s ? `${j.timeout_s} s` : '—'}</${Row}>
@@ -75,16 +106,17 @@ export function LandPage({ repo, landId }) {
       const l = d.land;
       return html`
         <div class="page-head"><h1>${l.land_id} <${Badge} value=${l.status} /></h1>
-          <p class="meta"><a href=${ui.change(repo, l.change_id)}>${l.change_ref}</a> · <code>${l.patchset_id}</code> · ${l.mode} onto <a href=${ui.line(repo, l.target_line)}><code>${l.target_line}</code></a> · <${Time} s=${l.finished_at_s} /></p></div>
+          <p class="meta"><a href=${ui.change(repo, l.change_id)}>${l.change_ref}</a> · <${PsLink} repo=${repo} id=${l.patchset_id} /> · ${l.mode} onto <${LineLink} repo=${repo} name=${l.target_line} /> · <${Time} s=${l.finished_at_s} /></p></div>
         <${Card} title="What it did">
           <dl class="facts">
             <${Row} k="Outcome"><${Badge} value=${l.result?.outcome ?? l.status} /></${Row}>
             ${l.line_action ? html`<${Row} k="Line action">${l.line_action.replace(/_/g, ' ')}</${Row}>` : null}
-            <${Row} k="Head before"><${Snap} id=${l.target_head_before} /></${Row}>
-            <${Row} k="Landed snapshot"><${Snap} id=${l.landed_snapshot_id} /></${Row}>
+            <${Row} k="Head before"><${Snap} repo=${repo} id=${l.target_head_before} /></${Row}>
+            <${Row} k="Landed snapshot"><${Snap} repo=${repo} id=${l.landed_snapshot_id} /></${Row}>
             ${l.failure_kind ? html`<${Row} k="Failure"><${Badge} value=${l.failure_kind} tone="bad" /> ${l.failure_message}</${Row}>` : null}
-            ${l.policy_decision_id ? html`<${Row} k="Judged by"><code>${l.policy_decision_id}</code></${Row}>` : null}
-            ${l.stale_patchset_ids?.length ? html`<${Row} k="Made stale">${l.stale_patchset_ids.map((p) => html`<code>${p}</code> `)}</${Row}>` : null}
+            ${l.policy_decision_id ? html`<${Row} k="Judged by"><${RecordLink} repo=${repo} id=${l.policy_decision_id} anchor="policy" /></${Row}>` : null}
+            ${l.stale_patchset_ids?.length ? html`<${Row} k="Made stale">${l.stale_patchset_ids.map((p) => html`<${PsLink} repo=${repo} id=${p} /> `)}</${Row}>` : null}
+            ${l.land_queue_entry_id ? html`<${Row} k="Land queue"><a class="id-link" href=${`${ui.change(repo, l.change_id)}#queue`}><code>${l.land_queue_entry_id}</code></a></${Row}>` : null}
           </dl>
           ${l.conflicts?.length ? html`<h3 class="sub">Conflicts (${l.conflicts_count})</h3><ul>${l.conflicts.map((c) => html`<li><code>${c.path}</code> <span class="muted">${c.kind}</span></li>`)}</ul>` : null}
         </${Card}>`;

@@ -18,7 +18,7 @@ export function LinesPage({ repo }) {
       <tbody>${d.rows.map((l) => html`<tr>
         <td><a href=${ui.line(repo, l.name)}>${l.name}</a></td>
         <td><${Badge} value=${l.status} /></td>
-        <td><${Snap} id=${l.head_snapshot_id} /></td>
+        <td><${Snap} repo=${repo} id=${l.head_snapshot_id} /></td>
         <td><${Time} s=${l.updated_at_s} /></td>
       </tr>`)}</tbody></table>`)}</${Async}>
   </div>`;
@@ -72,8 +72,8 @@ function History({ repo, head }) {
     return html`<li class="commit">
       <div class="commit-main">
         <a class="row-title" href=${ui.snapshot(repo, sn.snapshot_id)}>${sn.message || html`<span class="muted">(no message)</span>`}</a>
-        <div class="row-meta"><${Snap} id=${sn.snapshot_id} /> · ${plural(s.file_count, 'file')}, ${human(s.total_bytes)}
-          ${sn.parent_snapshot_ids.length > 1 ? html` · <${Badge} value="merge" tone="accent" /> of ${sn.parent_snapshot_ids.map((p) => html` <${Snap} id=${p} />`)}` : null}</div>
+        <div class="row-meta"><${Snap} repo=${repo} id=${sn.snapshot_id} /> · ${plural(s.file_count, 'file')}, ${human(s.total_bytes)}
+          ${sn.parent_snapshot_ids.length > 1 ? html` · <${Badge} value="merge" tone="accent" /> of ${sn.parent_snapshot_ids.map((p) => html` <${Snap} repo=${repo} id=${p} />`)}` : null}</div>
       </div>
       <${Time} s=${sn.created_at_s} />
     </li>`;
@@ -91,7 +91,7 @@ export function LinePage({ repo, name }) {
   return html`<div class="page">
     <${Async} state=${line} what=${`line ${name}`}>${(d) => html`
       <div class="page-head"><h1>Line <code>${d.line.name}</code> <${Badge} value=${d.line.status} /></h1>
-        <p class="meta">head <${Snap} id=${d.line.head_snapshot_id} /> · moved <${Time} s=${d.line.updated_at_s} /></p></div>
+        <p class="meta">head <${Snap} repo=${repo} id=${d.line.head_snapshot_id} /> · moved <${Time} s=${d.line.updated_at_s} /></p></div>
       <div class="grid-2">
         <${Card} title="History"><${History} repo=${repo} head=${d.line.head_snapshot_id} /></${Card}>
         <${Card} title="Changes landed here"><${ChangeRows} repo=${repo} changes=${d.landed} showStatus=${false} empty="No change has landed on this line." /></${Card}>
@@ -106,7 +106,7 @@ export function SnapshotPage({ repo, snapshotId }) {
     <${Async} state=${s} what="the snapshot">${(d) => html`
       <div class="page-head"><h1>${d.snapshot.message || 'Snapshot'}</h1>
         <p class="meta"><code>${d.snapshot.snapshot_id}</code> · <${Time} s=${d.snapshot.created_at_s} /> · ${plural(d.file_count, 'file')}, ${human(d.total_bytes)}
-          · parents ${d.snapshot.parent_snapshot_ids.length ? d.snapshot.parent_snapshot_ids.map((p) => html` <a href=${ui.snapshot(repo, p)}><${Snap} id=${p} /></a>`) : html`<span class="muted">none</span>`}</p></div>
+          · parents ${d.snapshot.parent_snapshot_ids.length ? d.snapshot.parent_snapshot_ids.map((p) => html` <${Snap} repo=${repo} id=${p} />`) : html`<span class="muted">none</span>`}</p></div>
       <${Card} title="Files">
         <table class="table compact"><thead><tr><th>Path</th><th>Kind</th><th class="num">Size</th></tr></thead>
           <tbody>${d.files.map((f) => html`<tr><td><code>${f.path}</code></td><td>${f.kind}</td><td class="num">${human(f.size)}</td></tr>`)}</tbody></table>

@@ -5,7 +5,8 @@
 // DELETE land-queue/{entry_id}, the same routes the CLI uses.
 import { html, useState } from '../vendor/preact.js';
 import { ApiError, del, post, repoPath, seg } from '../api.js';
-import { Badge, Card, Empty, Time, plural, short, ui } from '../util.js';
+import { Badge, Card, ChangeLink, Empty, LineLink, PsLink, Snap, Time, plural, ui } from '../util.js';
+import { confirmAction } from '../dialogs.js';
 
 const OPEN = ['draft', 'active', 'review'];
 export const isActiveEntry = (e) => e.state === 'queued' || e.state === 'testing';
@@ -32,6 +33,16 @@ export function entryJobs(e) {
 
 const JobLink = ({ repo, index }) => html`<a href=${ui.job(repo, index)}>#${index}</a>`;
 
+/** An entry has no page of its own: its id links to its change's page, at the Land queue card. */
+export const entryHref = (repo, changeId) => `${ui.change(repo, changeId)}#queue`;
+const EntryId = ({ repo, e }) => html`<a class="id-link" href=${entryHref(repo, e.change_id)}><code>${e.entry_id}</code></a>`;
+
+/** An entry named only by its id (`ahead`): linked when the queue read holds it. */
+function EntryRef({ repo, id, queue }) {
+  const e = queue ? [...queue.entries, ...queue.recent].find((x) => x.entry_id === id) : null;
+  return e ? html`<${EntryId} repo=${repo} e=${e} />` : html`<code>${id}</code>`;
+}
+
 /** The CI of an entry: verdict, the job testing it (linked) and its state, runs, reuse. */
 function CiCell({ repo, e }) {
   const c = e.ci;
@@ -41,7 +52,7 @@ function CiCell({ repo, e }) {
     ${c.job_state && c.verdict === 'pending' ? html` <span class="muted small">${c.job_state}</span>` : null}
     ${c.reused ? html` <span class="muted small">reused</span>` : null}
     ${c.runs > 1 ? html` <span class="muted small">${c.runs} runs</span>` : null}
-    ${c.tested_by !== e.entry_id ? html` <span class="muted small">batch of ${c.tested_by}</span>` : null}</span>`;
+    ${c.tested_by !== e.entry_id ? html` <span class="muted small">batch of <code>${c.tested_by}</code></span>` : null}</span>`;
 }
 
 const Stalled = ({ e }) => (e.stalled ? html`<${Badge} value="stalled" title=${e.stalled.message} />` : null);
@@ -57,7 +68,7 @@ export function LandQueueSection({ repo, queue, titles }) {
       <thead><tr><th class="num">#</th><th>Change</th><th>State</th><th>CI</th></tr></thead>
       <tbody>${queue.entries.map((e) => html`<tr data-entry=${e.entry_id}>
         <td class="num">${e.position}</td>
-        <td><${ChangeName} repo=${repo} e=${e} titles=${titles} /><div class="row-meta"><code>${e.change_ref}</code> · ${e.entry_id} · ${e.mode} into <code>${e.target_line}</code></div></td>
+        <td><${ChangeName} repo=${repo} e=${e} titles=${titles} /><div class="row-meta"><${ChangeLink} repo=${repo} id=${e.change_id} label=${e.change_ref} /> · <${EntryId} repo=${repo} e=${e} /> · ${e.mode} into <${LineLink} repo=${repo} name=${e.target_line} /></div></td>
         <td class="nowrap"><${Badge} value=${e.state} /> <${Stalled} e=${e} /></td>
         <td><${CiCell} repo=${repo} e=${e} /></td>
       </tr>`)}</tbody>
@@ -66,7 +77,7 @@ export function LandQueueSection({ repo, queue, titles }) {
       <ul class="rows queue-recent">${recent.map((e) => html`<li class="row" data-entry=${e.entry_id}>
         <div class="row-main">
           <${ChangeName} repo=${repo} e=${e} titles=${titles} />
-          <div class="row-meta"><code>${e.change_ref}</code> · ${e.entry_id} · into <code>${e.target_line}</code> · <${Time} s=${e.finished_at_s} />
+          <div class="row-meta"><${ChangeLink} repo=${repo} id=${e.change_id} label=${e.change_ref} /> · <${EntryId} repo=${repo} e=${e} /> · into <${LineLink} repo=${repo} name=${e.target_line} /> · <${Time} s=${e.finished_at_s} />
             ${e.land_id ? html` · <a href=${ui.land(repo, e.land_id)}>${e.land_id}</a>${e.passed_on_retry ? ' (passed on retry)' : ''}` : null}
             ${e.ejection ? html` · <span class="bad-text">${REASONS[e.ejection.reason] ?? e.ejection.reason}</span>` : null}</div>
         </div>
@@ -81,20 +92,20 @@ function explain(err) {
 }
 
 /** The facts of one entry: state and position, speculation, CI, and how it ended. */
-function EntryFacts({ repo, e, count }) {
+function EntryFacts({ repo, e, count, queue }) {
   const s = e.speculation;
   const x = e.ejection;
   return html`<dl class="facts">
-    <div><dt>Entry</dt><dd><code>${e.entry_id}</code> <span class="muted">${e.mode} into <code>${e.target_line}</code>, <code>${e.patchset_id}</code></span></dd></div>
+    <div><dt>Entry</dt><dd><code>${e.entry_id}</code> <span class="muted">${e.mode} into <${LineLink} repo=${repo} name=${e.target_line} />, <${PsLink} repo=${repo} id=${e.patchset_id} /></span></dd></div>
     <div><dt>State</dt><dd><${Badge} value=${e.state} /> <${Stalled} e=${e} />${e.position !== null ? html` <span>position <strong>${e.position}</strong>${count ? ` of ${count}` : ''}</span>` : null}</dd></div>
     ${s ? html`
-      <div><dt>Tested on</dt><dd><a href=${ui.snapshot(repo, s.snapshot_id)}><code title=${s.snapshot_id}>${short(s.snapshot_id)}</code></a> <span class="muted">= <a href=${ui.snapshot(repo, s.base_snapshot_id)}><code title=${s.base_snapshot_id}>${short(s.base_snapshot_id)}</code></a> + this change (${s.line_action.replace(/_/g, ' ')})</span></dd></div>
-      ${s.ahead.length ? html`<div><dt>Ahead</dt><dd>${s.ahead.join(', ')}</dd></div>` : null}` : null}
+      <div><dt>Tested on</dt><dd><${Snap} repo=${repo} id=${s.snapshot_id} /> <span class="muted">= <${Snap} repo=${repo} id=${s.base_snapshot_id} /> + this change (${s.line_action.replace(/_/g, ' ')})</span></dd></div>
+      ${s.ahead.length ? html`<div><dt>Ahead</dt><dd>${s.ahead.map((id, i) => html`${i ? ', ' : ''}<${EntryRef} repo=${repo} id=${id} queue=${queue} />`)}</dd></div>` : null}` : null}
     <div><dt>CI</dt><dd><${CiCell} repo=${repo} e=${e} /></dd></div>
     ${s && !x && s.worker_job_indexes.length > 1 ? html`<div><dt>Runs</dt><dd>${s.worker_job_indexes.map((j, i) => html`${i ? ', ' : ''}<${JobLink} repo=${repo} index=${j} />`)}</dd></div>` : null}
     ${e.passed_on_retry ? html`<div><dt>Retry</dt><dd class="warn-text">passed on retry (a run failed first)</dd></div>` : null}
     ${e.stalled ? html`<div><dt>Stalled</dt><dd class="bad-text">${e.stalled.message}</dd></div>` : null}
-    ${e.land_id ? html`<div><dt>Landed</dt><dd><a href=${ui.land(repo, e.land_id)}>${e.land_id}</a> → <a href=${ui.snapshot(repo, e.landed_snapshot_id)}><code title=${e.landed_snapshot_id}>${short(e.landed_snapshot_id)}</code></a></dd></div>` : null}
+    ${e.land_id ? html`<div><dt>Landed</dt><dd><a href=${ui.land(repo, e.land_id)}>${e.land_id}</a> → <${Snap} repo=${repo} id=${e.landed_snapshot_id} /></dd></div>` : null}
     ${x ? html`
       <div><dt>Ejected</dt><dd><strong class="bad-text">${REASONS[x.reason] ?? x.reason}</strong><div class="muted small ejection-message">${x.message}</div></dd></div>
       ${x.worker_job_indexes.length ? html`<div><dt>Failing jobs</dt><dd>${x.worker_job_indexes.map((j, i) => html`${i ? ', ' : ''}<${JobLink} repo=${repo} index=${j} />`)}</dd></div>` : null}
@@ -127,10 +138,18 @@ export function LandQueueCard({ repo, change, queue, onDone }) {
   };
   if (!e && !open) return null; // a closed change that never was queued: nothing to say
   const add = () => run(() => post(repoPath(repo, '/land-queue'), { change_ref: change.change_id, mode: 'merge' }), (x) => `Queued as ${x.entry_id}, position ${x.position} on ${x.target_line}.`);
-  const remove = () => run(() => del(repoPath(repo, `/land-queue/${seg(e.entry_id)}`)), (x) => `Removed ${x.entry_id} from the queue.`);
+  const remove = async () => {
+    const ok = await confirmAction({
+      title: `Remove ${e.entry_id} from the land queue?`,
+      body: html`<p><code>${change.change_ref}</code> leaves the queue of <code>${e.target_line}</code>${e.position != null ? ` (it is at position ${e.position})` : ''}. The entries behind it are built and tested again without it. It can join again, at the back.</p>`,
+      confirm: 'Remove from queue',
+      danger: true,
+    });
+    if (ok) await run(() => del(repoPath(repo, `/land-queue/${seg(e.entry_id)}`)), (x) => `Removed ${x.entry_id} from the queue.`);
+  };
   return html`<${Card} title="Land queue" id="queue" right=${e ? html`<${Badge} value=${e.state} />` : null}>
     ${flash ? html`<div class=${`flash ${flash.ok ? 'ok' : 'bad'}`} role=${flash.ok ? 'status' : 'alert'}>${flash.text}</div>` : null}
-    ${e ? html`<${EntryFacts} repo=${repo} e=${e} count=${count} />` : html`<${Empty}>Not in the land queue.</${Empty}>`}
+    ${e ? html`<${EntryFacts} repo=${repo} e=${e} count=${count} queue=${queue} />` : html`<${Empty}>Not in the land queue.</${Empty}>`}
     ${active ? html`<div class="btn-row"><button type="button" class="btn danger" onClick=${remove} disabled=${busy}>Remove from queue</button></div>`
       : open ? html`<div class="btn-row"><button type="button" class="btn" onClick=${add} disabled=${busy} title="The queue tests this change merged onto the line, with the entries ahead of it, and lands it onto exactly what it tested. Its gates must pass but for CI.">Add to land queue</button></div>` : null}
   </${Card}>`;
