@@ -84,6 +84,10 @@ export function Actions({ repo, d, onDone }) {
   // own checks still apply.)
   const entry = d.queue.data ? entryOfChange(d.queue.data, c.change_id) : null;
   const queued = entry && isActiveEntry(entry) ? entry : null;
+  // Conflicting with the line's head: every mode refuses it (merge and direct on the conflict,
+  // ff-only on the moved base), so the button is off and says why.
+  const conflict = readiness?.merge?.status === 'conflict' ? readiness.merge : null;
+  const landOff = queued ? 'land-queued-reason' : conflict ? 'land-conflict-reason' : undefined;
 
   const land = () => run('land', async () => {
     const r = readiness;
@@ -133,9 +137,10 @@ export function Actions({ repo, d, onDone }) {
             <option value="direct">direct (rebase)</option>
           </select>
         </label>
-        <button type="button" class=${`btn ${canLand && !queued ? 'primary' : ''}`} onClick=${land} disabled=${!!busy || !!queued} aria-describedby=${queued ? 'land-queued-reason' : undefined}>Land…</button>
+        <button type="button" class=${`btn ${canLand && !landOff ? 'primary' : ''}`} onClick=${land} disabled=${!!busy || !!landOff} aria-describedby=${landOff}>Land…</button>
       </div>
-      ${queued ? html`<p class="muted small" id="land-queued-reason">In the land queue as <code>${queued.entry_id}</code> (${queued.state}${queued.position != null ? `, position ${queued.position}` : ''}): the queue lands it onto what it tested. Remove it from the queue to land it by hand.</p>` : null}`}
+      ${queued ? html`<p class="muted small" id="land-queued-reason">In the land queue as <code>${queued.entry_id}</code> (${queued.state}${queued.position != null ? `, position ${queued.position}` : ''}): the queue lands it onto what it tested. Remove it from the queue to land it by hand.</p>`
+        : conflict ? html`<p class="muted small" id="land-conflict-reason">It conflicts with the head of ${conflict.target_line} in ${conflict.conflicts_count === 1 ? '1 path' : `${conflict.conflicts_count} paths`}: rebase it and push a new patchset; a land now would be refused.</p>` : null}`}
     ${busy ? html`<p class="muted" role="status">Working…</p>` : null}
   </${Card}>`;
 }

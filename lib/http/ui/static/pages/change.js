@@ -92,14 +92,76 @@ async function loadChange(repo, ref, psParam) {
 
 // ---------------------------------------------------------------- panels
 
-const BLOCKED = {
+/** A human label for every `blocked_by` a readiness answer can name (READINESS_BLOCKERS in lib/http/handlers/diffs.ts). */
+export const BLOCKED = {
+  change_not_open: 'The change is closed',
+  no_patchset: 'The change has no patchset',
+  patchset_not_selected: 'The selected patchset cannot land',
   blocked_by_policy: 'The policy does not pass',
   blocked_by_review: 'A reviewer blocks it',
   blocked_by_ci: 'CI has not passed',
-  patchset_not_selected: 'The selected patchset cannot land',
-  change_not_open: 'The change is closed',
-  no_patchset: 'The change has no patchset',
+  target_line_unavailable: 'The target line cannot take a land',
+  stale_base: 'The target line has no head to land onto',
+  conflict: 'It conflicts with the target line',
+  queue_required: 'It must land through the land queue',
 };
+
+const CONFLICT_KINDS = {
+  content: 'both sides changed the same lines',
+  'delete/modify': 'deleted on one side, changed on the other',
+  'add/add': 'added on both sides with different content',
+  mode: 'the file mode changed differently on the two sides',
+  symlink: 'a symlink changed on both sides',
+  'file/directory': 'a file on one side, a directory on the other',
+};
+
+/**
+ * Where a conflicting path leads: the file in the diff of the selected patchset (this page's
+ * `#file=` when it shows that patchset), or null when the patchset does not change that file
+ * (a conflict can also come from a file only the line changed).
+ */
+function conflictHref(repo, d, path) {
+  const ps = (d.patchsets.data ?? []).find((p) => p.patchset_id === d.readiness.data?.selected_patchset_id);
+  if (!ps) return null;
+  const listed = (ps.changed_files ?? []).some((f) => f.path === path);
+  if (!listed && !ps.changed_files_truncated) return null;
+  const hash = `#file=${encodeURIComponent(path)}`;
+  return d.viewed === ps.patchset_id ? hash : `${ui.change(repo, d.change.change_id)}${hash}`;
+}
+
+/** The dry run of the land's merge onto the line's head: conflicting paths (linked to the diff), or not checked. */
+function MergeConflicts({ repo, d, merge }) {
+  const more = merge.conflicts_count - merge.conflicts.length;
+  return html`<div class="merge-conflicts">
+    <p class="conflicts-head"><strong>${plural(merge.conflicts_count, 'conflicting path')}</strong> merging onto the head of <${LineLink} repo=${repo} name=${merge.target_line} /> (<${Snap} repo=${repo} id=${merge.head_snapshot_id} />):</p>
+    <ul class="conflict-list">${merge.conflicts.map((c) => {
+      const href = conflictHref(repo, d, c.path);
+      return html`<li data-conflict=${c.path}>${href ? html`<a class="path-link" href=${href}><code>${c.path}</code></a>` : html`<code>${c.path}</code>`} <span class="muted small" title=${CONFLICT_KINDS[c.kind] ?? ''}>${c.kind}</span></li>`;
+    })}</ul>
+    ${more > 0 ? html`<p class="muted small">and ${plural(more, 'more path')}.</p>` : null}
+    <p class="muted small">Rebase the change onto the line's head and push a new patchset; every land mode refuses it as it is.</p>
+  </div>`;
+}
+
+/**
+ * What the merge onto the line's head says, in words that never contradict the mark: a stale
+ * base that merges cleanly is a neutral fact (the land merges onto the moved head), a merge too
+ * large to check says so without blocking. Conflicts are listed by MergeConflicts.
+ */
+function MergeNote({ r }) {
+  const m = r.merge;
+  if (!m) return null;
+  const line = m.target_line;
+  if (m.status === 'clean') {
+    return r.base_stale ? html`<p class="merge-note">${line} moved since this patchset's base; it merges cleanly.</p>` : null;
+  }
+  if (m.status === 'unchecked') {
+    return html`<p class="merge-note">${r.base_stale ? `${line} moved since this patchset's base; w` : 'W'}hether it merges onto ${line}'s head was not checked (the merge is too large to check here); the land itself decides.${m.note ? html` <span class="muted small">${m.note}</span>` : null}</p>`;
+  }
+  return null;
+}
+
+const MERGE_FACT = { clean: 'clean', conflict: 'conflict', unchecked: 'not checked' };
 
 /** A landed change: the land that landed it, where and when, and the snapshot it made. */
 function LandedPanel({ repo, change, landed, retry, busy }) {
@@ -132,17 +194,22 @@ function Readiness({ repo, d, retry, busy }) {
   if (d.readiness.error) return html`<section class="readiness unknown" aria-label="Land readiness"><${PartError} error=${d.readiness.error} what="whether it can land" retry=${retry} busy=${busy} /></section>`;
   const r = d.readiness.data;
   const failing = (r.policy?.checks ?? []).filter((c) => c.status === 'fail');
-  return html`<section class=${`readiness ${r.can_land ? 'ok' : 'no'}`} aria-label="Land readiness">
+  // The mark follows can_land alone, and can_land is false whenever the merge conflicts (the
+  // server's rule): a conflicting change never shows a green ✓.
+  const ok = r.can_land && r.merge?.status !== 'conflict';
+  return html`<section class=${`readiness ${ok ? 'ok' : 'no'}`} aria-label="Land readiness">
     <div class="readiness-head">
-      <span class="big-mark" aria-hidden="true">${r.can_land ? '✓' : '✗'}</span>
+      <span class="big-mark" aria-hidden="true">${ok ? '✓' : '✗'}</span>
       <div>
-        <h2>${r.can_land ? 'Ready to land' : `Can't land: ${BLOCKED[r.blocked_by] ?? r.blocked_by}`}</h2>
+        <h2>${ok ? 'Ready to land' : html`Can't land: ${BLOCKED[r.blocked_by] ?? 'it is refused'} <code class="blocked-by" title="blocked_by">${r.blocked_by}</code>`}</h2>
         ${r.reason ? html`<p class="reason">${r.reason}</p>` : null}
-        ${r.base_stale ? html`<p class="warn-text">The base is stale: another land moved the target line since this patchset was made. Rerun CI (base_stale_after_land_rerun) or rebase.</p>` : null}
+        <${MergeNote} r=${r} />
       </div>
     </div>
+    ${r.merge?.status === 'conflict' ? html`<${MergeConflicts} repo=${repo} d=${d} merge=${r.merge} />` : null}
     ${failing.length ? html`<ul class="checks">${failing.map((c) => html`<li><${Badge} value=${c.status} /> <strong>${c.name.replace(/_/g, ' ')}</strong> <span class="muted">${c.explanation}</span></li>`)}</ul>` : null}
-    ${r.review || r.ci ? html`<dl class="facts">
+    ${r.review || r.ci || r.merge ? html`<dl class="facts">
+      ${r.merge ? html`<div><dt>Merge</dt><dd class="merge-fact"><${Badge} value=${MERGE_FACT[r.merge.status] ?? r.merge.status} tone=${r.merge.status === 'conflict' ? 'bad' : r.merge.status === 'clean' ? 'good' : 'plain'} title=${`a dry run of the land's merge onto the head of ${r.merge.target_line}`} /></dd></div>` : null}
       ${r.ci ? html`<div><dt>CI</dt><dd><${Badge} value=${r.ci.overall} /> ${r.ci.ci_run_sequence ? html`<span class="muted">run ${r.ci.ci_run_sequence}</span>` : null}</dd></div>` : null}
       ${r.review ? html`<div><dt>Reviews</dt><dd><span class="good-text">${plural(r.review.approvals ?? 0, 'approval')}</span>, <span class=${r.review.blocking ? 'bad-text' : ''}>${r.review.blocking ?? 0} blocking</span></dd></div>` : null}
       <div><dt>Attestation</dt><dd>${r.attestation ? html`<${Badge} value=${r.attestation.revoked ? 'revoked' : r.attestation.verification_state} tone=${r.attestation.revoked ? 'bad' : undefined} />` : html`<span class="muted">none</span>`}</dd></div>
