@@ -189,33 +189,36 @@ export function Badge({ value, tone, title }) {
 
 export const JOB_STATES = { 1: 'queued', 2: 'running', 3: 'succeeded', 4: 'failed' };
 
+const CI_JOB_TYPES = ['patchset.ci', 'repo.ci'];
+
 /**
- * What a finished CI job says about the code, from its `outcome` and its runner result `ci`
- * (lib/domain/jobs.ts): `pass` (the run succeeded, tests pass, no blocking suite failed, as the
- * server's CI `overall` judges), `fail`, `timed_out`, `superseded` (a newer run replaced it) or
- * `error` (the runner failed and sent no result). Null while the job is queued or running, and
- * for a job that is not a CI run (the job state is all there is to say then).
- * The job *state* `succeeded` only means the runner reported back, whatever the tests did.
+ * What a finished CI job says about the code: `pass`, `fail`, `timed_out` or `superseded` (a
+ * newer run replaced it). The server derives it (`ci_outcome` of the job projection,
+ * lib/domain/jobs.ts `ciOutcome`, the rule the land gate judges a result by) and the page shows
+ * that; a job read from a projection without it is judged here by the same rule. Null while the
+ * job is queued or running, and for a job that is not a CI run (its state is all there is to
+ * say then). The job *state* `succeeded` only means the runner reported back, whatever the
+ * tests did.
  */
 export function jobOutcome(j) {
-  if (!j || j.outcome === null || j.outcome === undefined) return null;
+  if (!j || !CI_JOB_TYPES.includes(j.job_type)) return null;
+  if (j.ci_outcome !== undefined) return j.ci_outcome;
+  if (j.outcome === null || j.outcome === undefined) return null;
   if (j.outcome === 'superseded') return 'superseded';
+  if (j.state_kind === 4 || j.outcome === 'failed') return 'fail';
   if (j.outcome === 'timed_out' || j.ci?.status === 'timed_out') return 'timed_out';
   if (j.ci) return j.ci.status === 'succeeded' && j.ci.tests_status === 'pass' && !j.ci.blocking_failure_count ? 'pass' : 'fail';
   if (j.outcome === 'command_failed') return 'fail';
-  if (j.outcome === 'failed') return 'error';
   // A land-queue run may complete without a result: its runner reports failures through :fail
   // (docs/land-queue.md), so a completion is a pass.
-  if (j.job_type === 'repo.ci' && j.outcome === 'succeeded') return 'pass';
-  return null;
+  return j.job_type === 'repo.ci' && j.outcome === 'succeeded' ? 'pass' : null;
 }
 
 export const OUTCOME_TITLES = {
   pass: 'the run succeeded and its tests pass',
-  fail: 'the tests (or a blocking suite) failed',
+  fail: 'the tests (or a blocking suite) failed, the command failed, or the runner gave up',
   timed_out: 'the run timed out',
   superseded: 'a newer CI run of the patchset replaced this one',
-  error: 'the runner failed and sent no test result',
 };
 
 /** A job's CI outcome as the badge, its state beside it as text (the state alone while it runs). */

@@ -6,14 +6,14 @@ import { ChangeRows, EntryIds, JobRows, entryChanges } from './home.js';
 import { useLiveRefresh } from '../live.js';
 
 const JOB_EVENTS = ['job.*'];
-const OUTCOMES = ['pass', 'fail', 'timed_out', 'superseded', 'error'];
-/** Jobs read per page when filtering by outcome in the browser. */
-const OUTCOME_PAGE = 200;
+/** The CI outcomes `GET worker-jobs?outcome=` filters by (CI_OUTCOMES in lib/domain/jobs.ts). */
+const OUTCOMES = ['pass', 'fail', 'timed_out', 'superseded'];
+const PAGE = 50;
 
 /**
- * The CI queue, newest first, filtered by job state (`state_kind`, which the API filters) or by
- * CI outcome (`outcome`). `GET worker-jobs` filters by state only, so an outcome filter is
- * applied here, in the browser, to one page of the newest jobs at a time; the page says so.
+ * The CI queue, newest first, filtered by CI outcome (`outcome`) or by job state (`state_kind`),
+ * both filtered by the server (`GET worker-jobs?outcome=` reads an index of finished jobs by
+ * outcome), paged with the server's cursor.
  */
 export function JobsPage({ repo }) {
   const loc = useLocation();
@@ -23,30 +23,29 @@ export function JobsPage({ repo }) {
   useTitle('CI queue');
   const jobs = useAsync(async () => {
     const [page, queue] = await Promise.all([
-      get(repoPath(repo, `/worker-jobs${query({ state_kind: state, cursor, limit: outcome ? OUTCOME_PAGE : 50 })}`)),
+      get(repoPath(repo, `/worker-jobs${query({ outcome, state_kind: state, cursor, limit: PAGE })}`)),
       get(repoPath(repo, '/land-queue')).catch(() => null), // only to link entry ids to their changes
     ]);
-    const shown = outcome ? page.jobs.filter((j) => jobOutcome(j) === outcome) : page.jobs;
-    return { ...page, read: page.jobs.length, jobs: shown, entries: entryChanges(queue) };
+    return { ...page, entries: entryChanges(queue) };
   }, [repo, state, outcome, cursor]);
   useLiveRefresh(repo, JOB_EVENTS, () => true, jobs.reload);
   const href = (params) => `${ui.jobs(repo)}${query(params)}`;
   const current = (on) => (on ? 'page' : undefined);
+  const label = (o) => o.replace(/_/g, ' ');
   return html`<div class="page">
     <div class="page-head"><h1>CI queue</h1>
       <nav class="subnav" aria-label="Filter by CI outcome">
         <span class="muted small">outcome</span>
         <a href=${href({})} aria-current=${current(state === '' && outcome === '')}>all</a>
-        ${OUTCOMES.map((o) => html`<a href=${href({ outcome: o })} aria-current=${current(outcome === o)} title=${OUTCOME_TITLES[o]}>${o.replace(/_/g, ' ')}</a>`)}
+        ${OUTCOMES.map((o) => html`<a href=${href({ outcome: o })} aria-current=${current(outcome === o && state === '')} title=${OUTCOME_TITLES[o]}>${label(o)}</a>`)}
       </nav>
       <nav class="subnav" aria-label="Filter by job state">
         <span class="muted small">job state</span>
-        ${[1, 2, 3, 4].map((k) => html`<a href=${href({ state_kind: k })} aria-current=${current(state === String(k))}>${JOB_STATES[k]}</a>`)}
+        ${[1, 2, 3, 4].map((k) => html`<a href=${href({ state_kind: k })} aria-current=${current(state === String(k) && outcome === '')}>${JOB_STATES[k]}</a>`)}
       </nav></div>
     <${Async} state=${jobs} what="jobs">${(d) => html`
-      ${outcome ? html`<p class="note-box filter-note" role="status">Showing the ${plural(d.jobs.length, 'job')} whose CI outcome is <strong>${outcome.replace(/_/g, ' ')}</strong> among the ${plural(d.read, 'job')} read${cursor ? ' on this page' : ', newest first'}: the interface lists jobs by state, so this filter runs in the browser, ${OUTCOME_PAGE} jobs at a time.${d.next_cursor ? ' Older jobs are on the next page.' : ''}</p>` : null}
-      <${JobRows} repo=${repo} jobs=${d.jobs} entries=${d.entries} empty=${outcome ? `No job on this page has the outcome ${outcome.replace(/_/g, ' ')}.` : 'No CI job yet.'} />
-      ${d.next_cursor ? html`<p><a class="btn" href=${href({ state_kind: state, outcome, cursor: d.next_cursor })}>Older jobs →</a></p>` : null}`}</${Async}>
+      <${JobRows} repo=${repo} jobs=${d.jobs} entries=${d.entries} empty=${outcome ? `No${cursor ? ' older' : ''} job has the CI outcome ${label(outcome)}.` : state ? `No${cursor ? ' older' : ''} job is ${JOB_STATES[state] ?? state}.` : 'No CI job yet.'} />
+      <p class="pager">${cursor ? html`<a class="btn" href=${href({ state_kind: state, outcome })}>← Newest</a> ` : null}${d.next_cursor ? html`<a class="btn" href=${href({ state_kind: state, outcome, cursor: d.next_cursor })}>Older jobs →</a>` : null}</p>`}</${Async}>
   </div>`;
 }
 
