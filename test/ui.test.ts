@@ -711,21 +711,58 @@ describe('reviewer UI in Chromium', function () {
     expect(await w.page.locator(`.jobs tr:has(a[href$="/jobs/${passing.worker_job_index}"]) .badge`).allInnerTexts()).to.deep.equal(['pass']);
     await w.page.goto(repoUrl(demo.s.repo, '/jobs'));
     await check(w);
-    // the outcome filter: only failing runs (filtered in the page, which says so)
+    // the outcome filter: only failing runs
     await w.page.getByRole('navigation', { name: 'Filter by CI outcome' }).getByRole('link', { name: 'fail' }).click();
-    await w.page.locator('.filter-note').waitFor();
     await check(w);
     expect(new URL(w.page.url()).searchParams.get('outcome')).to.equal('fail');
     const outcomes = await w.page.locator('.jobs tbody tr .job-outcome .badge').allInnerTexts();
     expect(outcomes.length).to.be.greaterThan(0);
     expect(new Set(outcomes)).to.deep.equal(new Set(['fail']));
-    expect(await w.page.locator('.filter-note').innerText()).to.include('filter runs in the browser');
     await w.page.goto(repoUrl(demo.s.repo, `/jobs/${job}`));
     await w.page.getByRole('heading', { name: new RegExp(`Job #${job}`) }).waitFor();
     expect(await w.page.locator('h1 .badge').allInnerTexts()).to.deep.equal(['fail']);
     expect(await w.page.locator('h1').innerText()).to.include('succeeded');
     await w.page.goto(repoUrl(demo.s.repo, `/changes/${change}`));
     await check(w);
+    expect(w.errors).to.deep.equal([]);
+  });
+
+  it('the jobs page filters by CI outcome on the server (?outcome=): a failed-tests job is under "fail", not "pass", and the pages follow the server\'s cursor', async () => {
+    const sx = await Seeder.register(s.url, 'many-jobs');
+    const base = await sx.snap({ 'a.txt': 'a\n' }, { moveLine: true });
+    const rev = await sx.snap({ 'a.txt': 'b\n' }, { parent: base });
+    const c = await sx.change('Flaky');
+    const ps = await sx.patchset(c.change, base, rev, 'one');
+    const failed: number[] = [];
+    for (let i = 0; i < 52; i++) failed.push((await sx.ci(ps, 'fail')).job.worker_job_index as number);
+    const passed = (await sx.ci(ps, 'pass')).job.worker_job_index as number;
+    // what the server says, which the page shows
+    const apiFail = await sx.get('/worker-jobs?outcome=fail&limit=50');
+    expect(apiFail.jobs.map((j: Record<string, any>) => j.worker_job_index)).to.deep.equal(failed.slice(2).reverse());
+    const jobsIn = async (w: Watched) => (await w.page.locator('.jobs tbody tr td:first-child a').allInnerTexts()).map((t) => Number(t.replace('#', '')));
+    const w = await open();
+    const requests: string[] = [];
+    w.page.on('request', (r) => { if (r.url().includes('/worker-jobs?')) requests.push(new URL(r.url()).search); });
+    await w.page.goto(repoUrl(sx.repo, '/jobs?outcome=fail'));
+    await w.page.locator('.jobs tbody tr').first().waitFor();
+    expect(await jobsIn(w)).to.deep.equal(failed.slice(2).reverse()); // the newest 50, newest first
+    expect(new Set(await w.page.locator('.jobs tbody tr .job-outcome .badge').allInnerTexts())).to.deep.equal(new Set(['fail']));
+    expect(await w.page.locator('.filter-note').count()).to.equal(0);
+    expect(requests.some((q) => new URLSearchParams(q).get('outcome') === 'fail')).to.equal(true);
+    // the next page: the two oldest failures, then no further page
+    await w.page.getByRole('link', { name: 'Older jobs →' }).click();
+    await w.page.waitForFunction(() => new URL(location.href).searchParams.has('cursor'));
+    await w.page.waitForFunction(() => document.querySelectorAll('.jobs tbody tr').length === 2);
+    expect(await jobsIn(w)).to.deep.equal([failed[1], failed[0]]);
+    expect(await w.page.getByRole('link', { name: 'Older jobs →' }).count()).to.equal(0);
+    await w.page.getByRole('link', { name: '← Newest' }).waitFor();
+    // "pass" lists the passing run and none of the failures
+    await w.page.getByRole('navigation', { name: 'Filter by CI outcome' }).getByRole('link', { name: 'pass' }).click();
+    await w.page.waitForFunction(() => new URL(location.href).searchParams.get('outcome') === 'pass');
+    await w.page.locator(`.jobs tr:has(a[href$="/jobs/${passed}"])`).waitFor();
+    expect(await jobsIn(w)).to.deep.equal([passed]);
+    expect(await w.page.locator('.jobs tbody tr .job-outcome .badge').allInnerTexts()).to.deep.equal(['pass']);
+    await shot(w.page, 'jobs-outcome-pass');
     expect(w.errors).to.deep.equal([]);
   });
 
@@ -736,6 +773,67 @@ describe('reviewer UI in Chromium', function () {
     expect(await w.page.locator('section.readiness .policy-now').innerText()).to.equal('judged now: fail');
     expect(await w.page.locator('#policy .card-head').innerText()).to.match(/last recorded decision:\s*none/);
     expect(await w.page.locator('#policy').innerText()).to.include('No decision recorded for this patchset yet.');
+    expect(w.errors).to.deep.equal([]);
+  });
+
+  it('a change that conflicts with the line after another land shows blocked_by conflict with its paths, no green mark, Land off with the reason; a disjoint stale change shows a neutral note and ✓ (screenshots)', async () => {
+    const sx = await Seeder.register(s.url, 'conflicts');
+    const base = await sx.snap({ 'src/app.txt': 'one\ntwo\nthree\n', 'notes.txt': 'notes\n' }, { moveLine: true });
+    /** A change whose gates pass (CI, attestation, an approval): only the line can stop it. */
+    const ready = async (title: string, files: Files) => {
+      const c = await sx.change(title);
+      const rev = await sx.snap(files, { parent: base, message: title });
+      const ps = await sx.patchset(c.change, base, rev, title);
+      await sx.ci(ps);
+      await sx.attest(ps);
+      await sx.review(c.change, ps, 'erin', 'approve', 'Fine.');
+      return c;
+    };
+    const first = await ready('Say ONE', { 'src/app.txt': 'ONE\ntwo\nthree\n', 'notes.txt': 'notes\n' });
+    const second = await ready('Say uno', { 'src/app.txt': 'uno\ntwo\nthree\n', 'notes.txt': 'notes\n' });
+    const disjoint = await ready('More notes', { 'src/app.txt': 'one\ntwo\nthree\n', 'notes.txt': 'notes\nmore notes\n' });
+    const landed = await sx.post('/task-land', { contract: 'task-land-atomic/v1', idempotency_key: 'ui-conflict-1', task_or_change_ref: first.ref, mode: 'merge' });
+    expect(landed.land.status).to.equal('landed');
+    const r = await sx.get(`/read/changes/${second.change}/readiness`);
+    expect(r).to.include({ can_land: false, blocked_by: 'conflict' });
+    expect(r.merge.conflicts).to.deep.equal([{ path: 'src/app.txt', kind: 'content' }]);
+
+    const w = await open();
+    await w.page.goto(repoUrl(sx.repo, `/changes/${second.change}`));
+    const panel = w.page.locator('section.readiness');
+    await panel.locator('.conflict-list').waitFor();
+    expect(await panel.getAttribute('class')).to.equal('readiness no');
+    expect(await panel.locator('h2').innerText()).to.equal("Can't land: It conflicts with the target line conflict");
+    expect(await panel.innerText()).to.not.include('✓').and.not.include('Ready to land');
+    expect(await panel.locator('.merge-fact').innerText()).to.equal('conflict');
+    // the path, with its kind, linked to the file in the diff; following the link goes there
+    const item = panel.locator('.conflict-list li[data-conflict="src/app.txt"]');
+    expect(await item.innerText()).to.include('src/app.txt').and.include('content');
+    const link = item.locator('a.path-link');
+    expect(await link.getAttribute('href')).to.equal('#file=src%2Fapp.txt');
+    // Land is off, with the reason beside it
+    const landButton = w.page.locator('#actions').getByRole('button', { name: 'Land…' });
+    expect(await landButton.isDisabled()).to.equal(true);
+    expect(await landButton.getAttribute('aria-describedby')).to.equal('land-conflict-reason');
+    expect(await w.page.locator('#land-conflict-reason').innerText()).to.include('conflicts with the head of main in 1 path');
+    await shot(w.page, 'change-conflict');
+    await link.click();
+    await w.page.waitForFunction(() => location.hash === '#file=src%2Fapp.txt');
+    await w.page.locator('.diff-file[data-path="src/app.txt"] tr.add', { hasText: 'uno' }).waitFor();
+
+    // a disjoint change whose base the land moved: it merges cleanly, which the page says
+    // neutrally beside the green mark (no amber "stale" warning)
+    const rd = await sx.get(`/read/changes/${disjoint.change}/readiness`);
+    expect(rd).to.include({ can_land: true, base_stale: true });
+    expect(rd.merge.status).to.equal('clean');
+    await w.page.goto(repoUrl(sx.repo, `/changes/${disjoint.change}`));
+    await panel.getByRole('heading', { name: 'Ready to land' }).waitFor();
+    expect(await panel.getAttribute('class')).to.equal('readiness ok');
+    expect(await panel.locator('.merge-note').innerText()).to.equal("main moved since this patchset's base; it merges cleanly.");
+    expect(await panel.locator('.warn-text').count()).to.equal(0);
+    expect(await panel.innerText()).to.not.match(/stale/i);
+    expect(await w.page.locator('#actions').getByRole('button', { name: 'Land…' }).isDisabled()).to.equal(false);
+    await shot(w.page, 'change-stale-clean');
     expect(w.errors).to.deep.equal([]);
   });
 
