@@ -22,6 +22,39 @@ describe('workflow commands', function () {
 
   const run = cliJson;
 
+  it('patchset push reports the line counts of the diff route (one line diff): a reindent with moved lines, a last line without a newline', async () => {
+    const r = await register(s.url, 'counts');
+    const c = ['--server', s.url, '--repo', String(r)];
+    const dir = path.join(tempDir(), 'tree');
+    await fsp.mkdir(dir, { recursive: true });
+    const body = ['if (ready) {', 'start();', '}', 'for (const x of xs) {', 'run(x);', '}', 'done();'];
+    await fsp.writeFile(path.join(dir, 'reindent.ts'), `function main() {\n${body.join('\n')}\n}\n`);
+    await fsp.writeFile(path.join(dir, 'swap.txt'), 'A\nB\nC\nD\nE\n');
+    await fsp.writeFile(path.join(dir, 'tail.txt'), 'one\ntwo');
+    await fsp.writeFile(path.join(dir, 'tail2.txt'), 'one\ntwo\n');
+    const base = await run(['push', ...c, '--line', 'main', dir]);
+    await run(['task', 'create', ...c, '--title', 'Counts', '--intent', 'Count']);
+    await run(['change', 'create', ...c, '--task', 'task-1', '--title', 'Reindent', '--base-line', 'main']);
+    // reindented one level, the two blocks swapped; a block moved; a newline added at the end; one removed
+    const moved = [...body.slice(3, 6), ...body.slice(0, 3), body[6]].map((l) => (l === '}' ? '  }' : l.startsWith('start') || l.startsWith('run') ? `    ${l}` : `  ${l}`));
+    await fsp.writeFile(path.join(dir, 'reindent.ts'), `export function main(): void {\n${moved.join('\n')}\n}\n`);
+    await fsp.writeFile(path.join(dir, 'swap.txt'), 'D\nE\nC\nA\nB\n');
+    await fsp.writeFile(path.join(dir, 'tail.txt'), 'one\ntwo\n');
+    await fsp.writeFile(path.join(dir, 'tail2.txt'), 'one\ntwo');
+    const pushed = await run(['patchset', 'push', ...c, '--change', 'change-1', '--summary', 'reindent', dir]);
+    expect(pushed.patchset.base_snapshot_id).to.equal(base.snapshot_id);
+    const diff = (await api(s.url, 'GET', R(r, `/read/patchsets/${pushed.patchset.patchset_id}/diff`))).json;
+    const fromDiff = Object.fromEntries(diff.files.map((f: any) => [f.path, [f.additions, f.deletions]]));
+    const fromPush = Object.fromEntries(pushed.patchset.changed_files.map((f: any) => [f.path, [f.lines_added, f.lines_removed]]));
+    expect(fromPush).to.deep.equal(fromDiff);
+    expect(fromDiff['tail.txt']).to.deep.equal([1, 1]); // "two" without a newline, then with one
+    expect(fromDiff['tail2.txt']).to.deep.equal([1, 1]);
+    expect(pushed.patchset.changed_file_stats).to.include({ lines_added: diff.stats.additions, lines_removed: diff.stats.deletions, lines_complete: true });
+    // the record the server keeps says the same
+    const stored = (await api(s.url, 'GET', R(r, `/patchsets/${pushed.patchset.patchset_id}`))).json.patchset;
+    expect(stored.changed_file_stats).to.include({ lines_added: diff.stats.additions, lines_removed: diff.stats.deletions });
+  });
+
   it('runs the story: task linked to a plan item, change, two patchsets pushed from directories, select, audit', async () => {
     const dir = path.join(tempDir(), 'tree');
     await fsp.mkdir(dir, { recursive: true });

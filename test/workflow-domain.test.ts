@@ -19,7 +19,8 @@ import {
   type ChangeRecord,
   type TaskRecord,
 } from '../lib/domain/workflow/rules.js';
-import { countLineChanges, diffTrees, LINE_BUDGET_BYTES, MAX_LINE_COUNT_BYTES, splitLines, type DiffReader } from '../lib/domain/workflow/tree-diff.js';
+import { diffTrees, LINE_BUDGET_BYTES, MAX_LINE_COUNT_BYTES, type DiffReader } from '../lib/domain/workflow/tree-diff.js';
+import { diffFiles, emptyTotals, lineDiff } from '../lib/domain/workflow/content-diff.js';
 
 const code = (fn: () => unknown) => {
   try {
@@ -169,12 +170,29 @@ describe('workflow: tree diff', () => {
     expect(LINE_BUDGET_BYTES).to.be.greaterThan(MAX_LINE_COUNT_BYTES);
   });
 
-  it('counts lines like a line diff for ordinary edits', () => {
-    expect(splitLines('')).to.deep.equal([]);
-    expect(splitLines('a')).to.deep.equal(['a']);
-    expect(splitLines('a\nb\n')).to.deep.equal(['a', 'b']);
-    expect(countLineChanges(['a', 'b', 'c'], ['a', 'B', 'c', 'd'])).to.deep.equal({ lines_added: 2, lines_removed: 1 });
-    expect(countLineChanges([], ['x', 'x'])).to.deep.equal({ lines_added: 2, lines_removed: 0 });
-    expect(countLineChanges(['x', 'y', 'x'], ['x'])).to.deep.equal({ lines_added: 0, lines_removed: 2 });
+  it('counts lines with the diff routes\' line diff: moved lines, reindents and a last line without a newline count as the diff shows them', async () => {
+    const r = new MapReader();
+    const pairs: Array<[string, string, string]> = [
+      ['swap.txt', 'A\nB\nC\nD\n', 'C\nD\nA\nB\n'],
+      ['indent.ts', 'f() {\nx();\n}\ng() {\ny();\n}\n', 'class K {\n  g() {\n    y();\n  }\n  f() {\n    x();\n  }\n}\n'],
+      ['tail.txt', 'a\nb', 'a\nb\n'],
+      ['edit.txt', 'a\nb\nc\n', 'a\nB\nc\nd\n'],
+      ['new.txt', '', 'x\nx\n'],
+    ];
+    const base = r.tree(pairs.map(([name, b]) => ({ name, kind: 'file' as const, id: r.blob(b) })));
+    const rev = r.tree(pairs.map(([name, , a]) => ({ name, kind: 'file' as const, id: r.blob(a) })));
+    const d = await diffTrees(r, base, rev);
+    const totals = emptyTotals();
+    const shown: Record<string, [number, number]> = {};
+    for await (const f of diffFiles(r, base, rev, { context: 3, paths: [] }, totals)) shown[f.path] = [f.additions, f.deletions];
+    expect(Object.fromEntries(d.files.map((f) => [f.path, [f.lines_added, f.lines_removed]]))).to.deep.equal(shown);
+    expect(shown['swap.txt']).to.deep.equal([2, 2]);
+    expect(shown['tail.txt']).to.deep.equal([1, 1]);
+    expect(shown['edit.txt']).to.deep.equal([2, 1]);
+    expect(d.stats).to.include({ lines_added: totals.additions, lines_removed: totals.deletions, lines_complete: true });
+    // the one function both call
+    expect(lineDiff(Buffer.from('a\nb'), Buffer.from('a\nb\n'), 0)).to.deep.include({ kind: 'text', additions: 1, deletions: 1 });
+    expect(lineDiff(Buffer.from('a\0'), Buffer.from('b'), 0)).to.deep.equal({ kind: 'binary' });
+    expect(lineDiff(Buffer.from([0xff, 0xfe, 0x41]), Buffer.from('b'), 0)).to.deep.equal({ kind: 'not_utf8' });
   });
 });

@@ -192,27 +192,20 @@ async function fileDiff(reader: ContentReader, path: string, old: TreeEntry | nu
       totals.bytes_read += oldSize + newSize;
       const before = old ? await reader.readBlob(old.id) : Buffer.alloc(0);
       const after = neu ? await reader.readBlob(neu.id) : Buffer.alloc(0);
-      if (before.subarray(0, 8000).includes(0) || after.subarray(0, 8000).includes(0)) {
+      const t0 = performance.now();
+      const d = lineDiff(before, after, opts.context);
+      budget.ms -= performance.now() - t0;
+      if (d.kind === 'binary') {
         f.binary = true;
-      } else if (!isUtf8(before) || !isUtf8(after)) {
-        // Hunks are UTF-8 text (JSON strings): bytes that are not UTF-8 are shown as binary, never re-encoded.
+      } else if (d.kind === 'not_utf8') {
         f.binary = true;
         f.note = 'not UTF-8 text';
+      } else if (d.kind === 'edit_limit') {
+        omit('edit_limit', `the line diff needs more than ${d.max_edit_length} edits for ${d.lines} lines; fetch the blobs to compare them`);
       } else {
-        const lines = countLines(before) + countLines(after);
-        const maxEditLength = Math.max(16, Math.min(MAX_EDIT_LENGTH, Math.floor(EDIT_WORK_PER_FILE / Math.max(1, lines))));
-        const t0 = performance.now();
-        const patch = structuredPatch(path, path, before.toString('utf8'), after.toString('utf8'), '', '', { context: opts.context, maxEditLength });
-        budget.ms -= performance.now() - t0;
-        if (!patch) {
-          omit('edit_limit', `the line diff needs more than ${maxEditLength} edits for ${lines} lines; fetch the blobs to compare them`);
-        } else {
-          f.hunks = patch.hunks.map((h) => ({ old_start: h.oldLines === 0 ? h.oldStart - 1 : h.oldStart, old_lines: h.oldLines, new_start: h.newLines === 0 ? h.newStart - 1 : h.newStart, new_lines: h.newLines, lines: h.lines }));
-          for (const h of f.hunks) for (const l of h.lines) {
-            if (l[0] === '+') f.additions++;
-            else if (l[0] === '-') f.deletions++;
-          }
-        }
+        f.hunks = d.hunks;
+        f.additions = d.additions;
+        f.deletions = d.deletions;
       }
     }
   }
@@ -221,6 +214,39 @@ async function fileDiff(reader: ContentReader, path: string, old: TreeEntry | nu
   if (f.binary) totals.binary_files++;
   if (f.truncated) totals.truncated_files++;
   return f;
+}
+
+/**
+ * The line diff of two blobs: the one function every line count of the service comes from (the
+ * diff routes' hunks and `additions`/`deletions`, and the patchset record's `lines_added`/
+ * `lines_removed`, lib/domain/workflow/tree-diff.ts), so a patchset's counts and its diff never
+ * disagree. `binary`: a NUL in either side's first 8,000 bytes (git's test); `not_utf8`: bytes
+ * that are not UTF-8 (hunks are JSON strings: shown as binary, never re-encoded); `edit_limit`:
+ * the diff needs more edits than the file's cap (EDIT_WORK_PER_FILE divided by its lines).
+ * Otherwise jsdiff's hunks with `context` lines, and the lines they add and remove (a last line
+ * without a newline differs from the same line with one, as in git).
+ */
+export type LineDiff =
+  | { kind: 'binary' }
+  | { kind: 'not_utf8' }
+  | { kind: 'edit_limit'; max_edit_length: number; lines: number }
+  | { kind: 'text'; hunks: Hunk[]; additions: number; deletions: number };
+
+export function lineDiff(before: Buffer, after: Buffer, context: number): LineDiff {
+  if (before.subarray(0, 8000).includes(0) || after.subarray(0, 8000).includes(0)) return { kind: 'binary' };
+  if (!isUtf8(before) || !isUtf8(after)) return { kind: 'not_utf8' };
+  const lines = countLines(before) + countLines(after);
+  const maxEditLength = Math.max(16, Math.min(MAX_EDIT_LENGTH, Math.floor(EDIT_WORK_PER_FILE / Math.max(1, lines))));
+  const patch = structuredPatch('', '', before.toString('utf8'), after.toString('utf8'), '', '', { context, maxEditLength });
+  if (!patch) return { kind: 'edit_limit', max_edit_length: maxEditLength, lines };
+  const hunks = patch.hunks.map((h) => ({ old_start: h.oldLines === 0 ? h.oldStart - 1 : h.oldStart, old_lines: h.oldLines, new_start: h.newLines === 0 ? h.newStart - 1 : h.newStart, new_lines: h.newLines, lines: h.lines }));
+  let additions = 0;
+  let deletions = 0;
+  for (const h of hunks) for (const l of h.lines) {
+    if (l[0] === '+') additions++;
+    else if (l[0] === '-') deletions++;
+  }
+  return { kind: 'text', hunks, additions, deletions };
 }
 
 function countLines(b: Buffer): number {

@@ -1,11 +1,14 @@
 // The changed-file statistics of a patchset: a tree diff of base → revision over a reader (the
 // store in production, maps in tests). Only subtrees whose ids differ are walked; an added or
-// deleted directory is walked on its one side. Line counts are bounded work (docs/api.md "Tasks,
-// changes, patchsets"): a blob over MAX_LINE_COUNT_BYTES, binary content (a NUL byte in its
-// first 8000 bytes, git's test) and symlinks get no line counts, and once LINE_BUDGET_BYTES of
-// blob content have been read for one diff, later files get none either (`lines_complete` false).
+// deleted directory is walked on its one side. Line counts come from the diff routes' own line
+// diff (`lineDiff` in ./content-diff.ts), so a patchset's counts equal its diff's. They are
+// bounded work (docs/api.md "Tasks, changes, patchsets"): a blob over MAX_LINE_COUNT_BYTES (the
+// size the diff routes leave out), binary or non-UTF-8 content and symlinks get no line counts,
+// nor does a file whose diff needs more edits than its cap, and once LINE_BUDGET_BYTES of blob
+// content have been read for one diff, later files get none either (`lines_complete` false).
 import { createHash } from 'node:crypto';
 import type { EntryKind, TreeEntry } from '../content.js';
+import { MAX_DIFF_FILE_BYTES, lineDiff } from './content-diff.js';
 
 export interface DiffReader {
   readTree(id: string): Promise<TreeEntry[]>;
@@ -61,7 +64,8 @@ export interface TreeDiff {
   fingerprint?: string;
 }
 
-export const MAX_LINE_COUNT_BYTES = 4 * 1024 * 1024;
+/** As the diff routes: a side over this is listed there without hunks, and counted here as unknown. */
+export const MAX_LINE_COUNT_BYTES = MAX_DIFF_FILE_BYTES;
 export const LINE_BUDGET_BYTES = 64 * 1024 * 1024;
 export const MAX_LISTED_FILES = 1000;
 
@@ -73,16 +77,13 @@ export async function diffTrees(reader: DiffReader, baseTree: string, revisionTr
   let budget = LINE_BUDGET_BYTES;
   let complete = true;
 
-  async function lines(id: string): Promise<{ text: string[] | null; binary: boolean }> {
-    const size = reader.blobSize(id);
-    if (size > MAX_LINE_COUNT_BYTES || size > budget) {
-      complete = false;
-      return { text: null, binary: false };
-    }
+  /** The side's content, or null when it is over the size or the diff's budget (not counted). */
+  async function content(e: TreeEntry | null): Promise<Buffer | null> {
+    if (!e) return Buffer.alloc(0);
+    const size = reader.blobSize(e.id);
+    if (size > MAX_LINE_COUNT_BYTES || size > budget) return null;
     budget -= size;
-    const bytes = await reader.readBlob(id);
-    if (bytes.subarray(0, 8000).includes(0)) return { text: null, binary: true };
-    return { text: splitLines(bytes.toString('utf8')), binary: false };
+    return reader.readBlob(e.id);
   }
 
   async function file(p: string, oldE: TreeEntry | null, newE: TreeEntry | null): Promise<void> {
@@ -108,10 +109,14 @@ export async function diffTrees(reader: DiffReader, baseTree: string, revisionTr
         entry.lines_added = 0;
         entry.lines_removed = 0;
       } else {
-        const before = oldE ? await lines(oldE.id) : { text: [], binary: false };
-        const after = newE ? await lines(newE.id) : { text: [], binary: false };
-        entry.binary = before.binary || after.binary;
-        if (before.text && after.text) Object.assign(entry, countLineChanges(before.text, after.text));
+        const before = await content(oldE);
+        const after = before === null ? null : await content(newE);
+        const d = before !== null && after !== null ? lineDiff(before, after, 0) : null;
+        if (d?.kind === 'binary' || d?.kind === 'not_utf8') entry.binary = true;
+        else if (d?.kind === 'text') {
+          entry.lines_added = d.additions;
+          entry.lines_removed = d.deletions;
+        } else complete = false;
       }
     }
     changed.push(entry);
@@ -172,39 +177,4 @@ export async function diffTrees(reader: DiffReader, baseTree: string, revisionTr
     stats.lines_removed += f.lines_removed ?? 0;
   }
   return { stats, files: changed.slice(0, MAX_LISTED_FILES), files_truncated: changed.length > MAX_LISTED_FILES, fingerprint: fingerprint.digest('hex') };
-}
-
-/** Lines of a text (a final line without a newline counts; an empty text has none). */
-export function splitLines(text: string): string[] {
-  if (text === '') return [];
-  const parts = text.split('\n');
-  if (parts[parts.length - 1] === '') parts.pop();
-  return parts;
-}
-
-/**
- * Lines added and removed, in O(n): the common prefix and suffix are trimmed, then the middles
- * are compared as multisets of lines. For ordinary edits this equals a line diff's counts; a
- * line moved within the changed region counts as unchanged (a diff would count it both ways).
- */
-export function countLineChanges(before: readonly string[], after: readonly string[]): { lines_added: number; lines_removed: number } {
-  let start = 0;
-  while (start < before.length && start < after.length && before[start] === after[start]) start++;
-  let endB = before.length;
-  let endA = after.length;
-  while (endB > start && endA > start && before[endB - 1] === after[endA - 1]) {
-    endB--;
-    endA--;
-  }
-  const counts = new Map<string, number>();
-  for (let i = start; i < endB; i++) counts.set(before[i], (counts.get(before[i]) ?? 0) + 1);
-  let added = 0;
-  for (let i = start; i < endA; i++) {
-    const c = counts.get(after[i]) ?? 0;
-    if (c > 0) counts.set(after[i], c - 1);
-    else added++;
-  }
-  let removed = 0;
-  for (const c of counts.values()) removed += c;
-  return { lines_added: added, lines_removed: removed };
 }
