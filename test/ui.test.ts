@@ -10,6 +10,7 @@ import path from 'node:path';
 import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
 import { ROUTES } from '../lib/http/routes.js';
 import { UI_CSP } from '../lib/http/ui/routes.js';
+import { READINESS_BLOCKERS } from '../lib/http/handlers/diffs.js';
 import { readFile } from 'node:fs/promises';
 import { PROJECT_ROOT, api, spawnServer, startTestServer, tempDir, type RequestOptions, type TestServer } from './helpers.js';
 import { Seeder, seedDemo, type Demo, type Files } from './ui-seed.js';
@@ -763,6 +764,34 @@ describe('reviewer UI in Chromium', function () {
     expect(await jobsIn(w)).to.deep.equal([passed]);
     expect(await w.page.locator('.jobs tbody tr .job-outcome .badge').allInnerTexts()).to.deep.equal(['pass']);
     await shot(w.page, 'jobs-outcome-pass');
+    expect(w.errors).to.deep.equal([]);
+  });
+
+  it('every blocked_by value the API can send has a label on the change page, and an unchecked merge says so without blocking (readiness answers replaced in the browser)', async () => {
+    const w = await open();
+    let patch: (r: Record<string, any>) => Record<string, any> = (r) => r;
+    await w.page.route('**/read/changes/*/readiness', async (route) => {
+      const response = await route.fetch();
+      await route.fulfill({ response, json: patch(await response.json()) });
+    });
+    const panel = w.page.locator('section.readiness');
+    for (const value of READINESS_BLOCKERS) {
+      patch = (r) => ({ ...r, can_land: false, blocked_by: value, reason: `because ${value}` });
+      await w.page.goto(changeUrl());
+      await panel.locator('.blocked-by', { hasText: value }).waitFor();
+      const heading = await panel.locator('h2').innerText();
+      expect(heading, value).to.match(new RegExp(`^Can.t land: [A-Z].+ ${value}$`));
+      expect(heading, value).to.not.include('it is refused'); // the fallback for a value without a label
+    }
+    // unchecked: a green mark stays green, the note says the merge was not checked
+    patch = (r) => ({ ...r, can_land: true, blocked_by: null, reason: null, base_stale: true, merge: { ...r.merge, status: 'unchecked', conflicts: [], conflicts_count: 0, note: 'the merge reads more than a readiness check does' } });
+    await w.page.goto(changeUrl());
+    await panel.getByRole('heading', { name: 'Ready to land' }).waitFor();
+    expect(await panel.getAttribute('class')).to.equal('readiness ok');
+    expect(await panel.locator('.merge-fact').innerText()).to.equal('not checked');
+    expect(await panel.locator('.merge-note').innerText()).to.include("main moved since this patchset's base; whether it merges onto main's head was not checked");
+    expect(await panel.locator('.warn-text').count()).to.equal(0);
+    expect(await w.page.locator('#actions').getByRole('button', { name: 'Land…' }).isDisabled()).to.equal(false);
     expect(w.errors).to.deep.equal([]);
   });
 
