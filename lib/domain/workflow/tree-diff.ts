@@ -5,10 +5,12 @@
 // bounded work (docs/api.md "Tasks, changes, patchsets"): a blob over MAX_LINE_COUNT_BYTES (the
 // size the diff routes leave out), binary or non-UTF-8 content and symlinks get no line counts,
 // nor does a file whose diff needs more edits than its cap, and once LINE_BUDGET_BYTES of blob
-// content have been read for one diff, later files get none either (`lines_complete` false).
+// content have been read, or DIFF_TIME_BUDGET_MS spent in line diffs, for one diff, later files
+// get none either (`lines_complete` false).
 import { createHash } from 'node:crypto';
 import type { EntryKind, TreeEntry } from '../content.js';
-import { MAX_DIFF_FILE_BYTES, lineDiff } from './content-diff.js';
+import { performance } from 'node:perf_hooks';
+import { DIFF_TIME_BUDGET_MS, MAX_DIFF_FILE_BYTES, lineDiff } from './content-diff.js';
 
 export interface DiffReader {
   readTree(id: string): Promise<TreeEntry[]>;
@@ -75,6 +77,7 @@ export async function diffTrees(reader: DiffReader, baseTree: string, revisionTr
   const changed: ChangedFile[] = [];
   const fingerprint = createHash('sha256');
   let budget = LINE_BUDGET_BYTES;
+  let ms = DIFF_TIME_BUDGET_MS;
   let complete = true;
 
   /** The side's content, or null when it is over the size or the diff's budget (not counted). */
@@ -109,9 +112,14 @@ export async function diffTrees(reader: DiffReader, baseTree: string, revisionTr
         entry.lines_added = 0;
         entry.lines_removed = 0;
       } else {
-        const before = await content(oldE);
+        const before = ms > 0 ? await content(oldE) : null;
         const after = before === null ? null : await content(newE);
-        const d = before !== null && after !== null ? lineDiff(before, after, 0) : null;
+        let d = null;
+        if (before !== null && after !== null) {
+          const t0 = performance.now();
+          d = lineDiff(before, after, 0);
+          ms -= performance.now() - t0;
+        }
         if (d?.kind === 'binary' || d?.kind === 'not_utf8') entry.binary = true;
         else if (d?.kind === 'text') {
           entry.lines_added = d.additions;
