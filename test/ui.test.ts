@@ -805,7 +805,7 @@ describe('reviewer UI in Chromium', function () {
     expect(w.errors).to.deep.equal([]);
   });
 
-  it('a change that conflicts with the line after another land shows blocked_by conflict with its paths, no green mark, Land off with the reason; a disjoint stale change shows a neutral note and ✓ (screenshots)', async () => {
+  it('a change that conflicts with the line after another land shows blocked_by conflict with its paths (an open page follows the line), no green mark, Land off with the reason; a disjoint stale change shows a neutral note and ✓ (screenshots)', async () => {
     const sx = await Seeder.register(s.url, 'conflicts');
     const base = await sx.snap({ 'src/app.txt': 'one\ntwo\nthree\n', 'notes.txt': 'notes\n' }, { moveLine: true });
     /** A change whose gates pass (CI, attestation, an approval): only the line can stop it. */
@@ -821,16 +821,20 @@ describe('reviewer UI in Chromium', function () {
     const first = await ready('Say ONE', { 'src/app.txt': 'ONE\ntwo\nthree\n', 'notes.txt': 'notes\n' });
     const second = await ready('Say uno', { 'src/app.txt': 'uno\ntwo\nthree\n', 'notes.txt': 'notes\n' });
     const disjoint = await ready('More notes', { 'src/app.txt': 'one\ntwo\nthree\n', 'notes.txt': 'notes\nmore notes\n' });
+    // the page is open while the other change lands: it follows the line's move (line.moved)
+    const w = await open();
+    await w.page.goto(repoUrl(sx.repo, `/changes/${second.change}`));
+    const panel = w.page.locator('section.readiness');
+    await panel.getByRole('heading', { name: 'Ready to land' }).waitFor();
+    await w.page.locator('.topbar .live').waitFor();
+    await w.page.evaluate(() => { (window as unknown as { sameDocument: boolean }).sameDocument = true; });
     const landed = await sx.post('/task-land', { contract: 'task-land-atomic/v1', idempotency_key: 'ui-conflict-1', task_or_change_ref: first.ref, mode: 'merge' });
     expect(landed.land.status).to.equal('landed');
     const r = await sx.get(`/read/changes/${second.change}/readiness`);
     expect(r).to.include({ can_land: false, blocked_by: 'conflict' });
     expect(r.merge.conflicts).to.deep.equal([{ path: 'src/app.txt', kind: 'content' }]);
-
-    const w = await open();
-    await w.page.goto(repoUrl(sx.repo, `/changes/${second.change}`));
-    const panel = w.page.locator('section.readiness');
     await panel.locator('.conflict-list').waitFor();
+    expect(await w.page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).to.equal(true);
     expect(await panel.getAttribute('class')).to.equal('readiness no');
     expect(await panel.locator('h2').innerText()).to.equal("Can't land: It conflicts with the target line conflict");
     expect(await panel.innerText()).to.not.include('✓').and.not.include('Ready to land');
@@ -863,6 +867,20 @@ describe('reviewer UI in Chromium', function () {
     expect(await panel.innerText()).to.not.match(/stale/i);
     expect(await w.page.locator('#actions').getByRole('button', { name: 'Land…' }).isDisabled()).to.equal(false);
     await shot(w.page, 'change-stale-clean');
+    // a change into another line, which a push moves (no land, so no patchset.base_stale
+    // event) into a conflict: the open page follows the line (line.moved) and turns red
+    const devBase = await sx.snap({ 'notes.txt': 'notes\n' }, { line: 'dev', moveLine: true });
+    const dc = await sx.change('Dev notes', { line: 'dev' });
+    const devRev = await sx.snap({ 'notes.txt': 'dev notes\n' }, { line: 'dev', parent: devBase });
+    await sx.patchset(dc.change, devBase, devRev, 'dev notes');
+    await w.page.goto(repoUrl(sx.repo, `/changes/${dc.change}`));
+    await panel.locator('.merge-fact', { hasText: 'clean' }).waitFor();
+    await w.page.locator('.topbar .live').waitFor();
+    await w.page.evaluate(() => { (window as unknown as { sameDocument: boolean }).sameDocument = true; });
+    await sx.snap({ 'notes.txt': 'other notes\n' }, { line: 'dev', parent: devBase, moveLine: true });
+    await panel.locator('.conflict-list li[data-conflict="notes.txt"]').waitFor();
+    expect(await panel.locator('.merge-fact').innerText()).to.equal('conflict');
+    expect(await w.page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).to.equal(true);
     expect(w.errors).to.deep.equal([]);
   });
 

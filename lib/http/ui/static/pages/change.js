@@ -12,15 +12,25 @@ import { LandQueueCard, entryJobs, entryOfChange } from './queue.js';
 
 const VIEW_KEY = 'cairn.diffView';
 
-/** What can change on this page: the change, its patchsets and the evidence on them, its lands, its land-queue entry. */
-const CHANGE_EVENTS = ['change.*', 'patchset.*', 'review.*', 'attestation.*', 'policy.*', 'job.*', 'land.*', 'queue.*'];
+/**
+ * What can change on this page: the change, its patchsets and the evidence on them, its lands,
+ * its land-queue entry, and its target line (another land moving it can make it conflict).
+ */
+const CHANGE_EVENTS = ['change.*', 'patchset.*', 'review.*', 'attestation.*', 'policy.*', 'job.*', 'land.*', 'queue.*', 'line.*'];
 
-/** An event about this change: it names the change, one of its patchsets, or a CI job the page shows (its own or its queue entry's). */
+/**
+ * An event about this change: it names the change, one of its patchsets, a CI job the page
+ * shows (its own or its queue entry's), or, for an open change, moves or archives its target
+ * line (readiness judges the merge onto the line's head).
+ */
 function aboutChange(d, event) {
   if (!d) return false;
   const x = event.data ?? {};
   const id = d.change.change_id;
   if (x.change_id === id) return true;
+  if (typeof event.type === 'string' && event.type.startsWith('line.')) {
+    return OPEN.includes(d.change.status) && x.line === (d.change.land_target_line ?? d.change.base_line);
+  }
   if (typeof x.patchset_id === 'string' && x.patchset_id.startsWith(`${id}.`)) return true;
   if (x.worker_job_index === undefined) return false;
   return (d.evidence?.ci.data?.recent_jobs ?? []).some((j) => j.worker_job_index === x.worker_job_index)
