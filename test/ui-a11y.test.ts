@@ -172,8 +172,8 @@ describe('reviewer UI: accessibility, small screens and Back (Chromium)', functi
       if (m.scroll > m.inner) wide.push(`${pg.name}: ${m.scroll} > ${m.inner} (${m.offenders.join(', ')})`);
       // every breadcrumb shows its whole text
       const crumbs = await p.locator('.crumbs a, .crumbs span:not(.sep):not(.brand-mark)').evaluateAll((els) => els.map((e) => ({ text: e.textContent, cut: e.scrollWidth > e.clientWidth + 1 })));
-      for (const c of crumbs) expect(c.cut, `${pg.name}: crumb "${c.text}" is cut`).to.equal(false);
-      if (['dashboard', 'change', 'jobs', 'line'].includes(pg.name)) await shot(p, `phone-${pg.name}`);
+      for (const c of crumbs) if (c.cut) wide.push(`${pg.name}: the breadcrumb "${c.text}" is cut`);
+      await shot(p, `phone-${pg.name}`);
     }
     expect(wide, wide.join('\n')).to.deep.equal([]);
 
@@ -191,7 +191,12 @@ describe('reviewer UI: accessibility, small screens and Back (Chromium)', functi
       expect(c.nameWhole, `${c.text}: file name whole`).to.equal(true);
       expect(c.dirCut, `${c.text}: directory cut`).to.equal(true);
     }
+    await p.locator('.files-toolbar').scrollIntoViewIfNeeded();
+    await p.evaluate(() => document.querySelector('.files-toolbar')!.scrollIntoView());
+    await p.waitForTimeout(300);
+    await shot(p, 'phone-change-files');
     // side by side asked for (?view=split), but the screen is too narrow: unified, and the page says so
+    await p.locator('.diff-file').first().scrollIntoViewIfNeeded();
     await p.locator('.diff.unified').first().waitFor();
     expect(await p.locator('.diff.split').count()).to.equal(0);
     expect(await p.getByRole('button', { name: 'Side by side' }).isDisabled()).to.equal(true);
