@@ -20,10 +20,10 @@ const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'];
 interface AxeNode { target: string[]; failureSummary?: string }
 interface AxeViolation { id: string; impact: string | null; help: string; nodes: AxeNode[] }
 
-/** A long file for the scroll test: 400 lines, every fifth one changed. */
+/** A long file for the scroll test: 400 lines, every fifth one changed, with a comment long enough to wrap (so a built body is taller than its placeholder). */
 function longFile(rev: boolean): string {
   const out: string[] = [];
-  for (let i = 0; i < 400; i++) out.push(rev && i % 5 === 0 ? `export const value${i} = ${i * 2}; // doubled` : `export const value${i} = ${i};`);
+  for (let i = 0; i < 400; i++) out.push(rev && i % 5 === 0 ? `export const value${i} = ${i * 2}; // doubled, ${'as the tables of the next release expect them to be '.repeat(4)}` : `export const value${i} = ${i};`);
   return out.join('\n') + '\n';
 }
 
@@ -221,6 +221,15 @@ describe('reviewer UI: accessibility, small screens and Back (Chromium)', functi
       await p.waitForTimeout(150);
     }
     const before = await p.evaluate(() => scrollY);
+    // the diff row at the top of the screen, and where it is
+    const rowAt = () => p.evaluate(() => {
+      const tr = document.elementFromPoint(innerWidth / 2, 120)?.closest('tr');
+      const file = tr?.closest('.diff-file');
+      if (!tr || !file) return null;
+      return { file: file.id, row: [...file.querySelectorAll('tr')].indexOf(tr), top: Math.round(tr.getBoundingClientRect().top) };
+    });
+    const topRow = await rowAt();
+    expect(topRow).to.not.equal(null);
     expect(before).to.be.greaterThan(8000);
     // to another page through a link, then Back
     await p.evaluate(() => (document.querySelector('.crumbs a[href$="/changes"]') as HTMLAnchorElement).click());
@@ -232,6 +241,10 @@ describe('reviewer UI: accessibility, small screens and Back (Chromium)', functi
     await p.waitForTimeout(500); // and it stays there while the bodies around it are built
     const after = await p.evaluate(() => scrollY);
     expect(Math.abs(after - before), `scrollY ${after}, was ${before}`).to.be.at.most(40);
+    // the same lines are on the screen: the same row, at the same place
+    const backRow = await rowAt();
+    expect(backRow?.file).to.equal(topRow!.file);
+    expect(Math.abs(backRow!.row - topRow!.row), `row ${backRow!.row}, was ${topRow!.row}`).to.be.at.most(2);
     // also after a full load of another document and Back
     await p.goto(`${s.url}/ui/repos/${demo.s.repo}/lines`);
     await p.goBack();
@@ -240,6 +253,9 @@ describe('reviewer UI: accessibility, small screens and Back (Chromium)', functi
     await p.waitForTimeout(500);
     const again = await p.evaluate(() => scrollY);
     expect(Math.abs(again - before), `scrollY ${again}, was ${before}`).to.be.at.most(40);
+    const againRow = await rowAt();
+    expect(againRow?.file).to.equal(topRow!.file);
+    expect(Math.abs(againRow!.row - topRow!.row), `row ${againRow!.row}, was ${topRow!.row}`).to.be.at.most(2);
     expect(errors).to.deep.equal([]);
   });
 });
