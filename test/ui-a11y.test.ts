@@ -112,10 +112,11 @@ describe('reviewer UI: accessibility, small screens and Back (Chromium)', functi
     await p.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
   }
 
-  async function shot(page: Page, name: string, fullPage = false): Promise<void> {
+  /** A screenshot in $TMPDIR/cairn-ui-screenshots; `docs` ones are also copied to $UI_SCREENSHOTS_DIR (docs/screenshots). */
+  async function shot(page: Page, name: string, docs = false): Promise<void> {
     const file = path.join(SHOT_DIR, `${name}.png`);
-    await page.screenshot({ path: file, fullPage });
-    if (process.env.UI_SCREENSHOTS_DIR) {
+    await page.screenshot({ path: file });
+    if (docs && process.env.UI_SCREENSHOTS_DIR) {
       mkdirSync(process.env.UI_SCREENSHOTS_DIR, { recursive: true });
       copyFileSync(file, path.join(process.env.UI_SCREENSHOTS_DIR, `${name}.png`));
     }
@@ -146,6 +147,7 @@ describe('reviewer UI: accessibility, small screens and Back (Chromium)', functi
           await p.evaluate(() => document.getElementById('files')?.scrollIntoView());
           await p.waitForTimeout(300);
         }
+        if (['dashboard', 'change', 'change-landed', 'plan', 'jobs'].includes(pg.name)) await shot(p, `a11y-${scheme}-${pg.name}`);
         for (const v of await axe(p)) {
           const line = `${scheme} ${pg.name}: ${v.id} (${v.impact}, ${v.nodes.length}) ${v.help}: ${v.nodes.slice(0, 4).map((n) => n.target.join(' ')).join(' | ')}`;
           (v.impact === 'serious' || v.impact === 'critical' ? serious : other).push(line);
@@ -194,7 +196,7 @@ describe('reviewer UI: accessibility, small screens and Back (Chromium)', functi
     await p.locator('.files-toolbar').scrollIntoViewIfNeeded();
     await p.evaluate(() => document.querySelector('.files-toolbar')!.scrollIntoView());
     await p.waitForTimeout(300);
-    await shot(p, 'phone-change-files');
+    await shot(p, 'change-phone', true);
     // side by side asked for (?view=split), but the screen is too narrow: unified, and the page says so
     await p.locator('.diff-file').first().scrollIntoViewIfNeeded();
     await p.locator('.diff.unified').first().waitFor();
@@ -207,7 +209,14 @@ describe('reviewer UI: accessibility, small screens and Back (Chromium)', functi
       const box = (await sel.boundingBox())!;
       expect(box.x + box.width).to.be.at.most(390);
     }
+    // the dark theme at that width too
+    const dark = await open({ width: 390, height: 844, colorScheme: 'dark' });
+    await dark.page.goto(pages[3].url);
+    await settle(dark.page, pages[3].ready);
+    expect(await dark.page.evaluate(() => document.documentElement.scrollWidth <= innerWidth)).to.equal(true);
+    await shot(dark.page, 'phone-change-dark');
     expect(errors).to.deep.equal([]);
+    expect(dark.errors).to.deep.equal([]);
   });
 
   it('Back returns to a long diff at the place the reader left it', async () => {
