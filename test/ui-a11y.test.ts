@@ -179,6 +179,10 @@ describe('reviewer UI: accessibility, small screens and Back (Chromium)', functi
       const crumbs = await p.locator('.crumbs a, .crumbs span:not(.sep):not(.brand-mark)').evaluateAll((els) => els.map((e) => ({ text: e.textContent, cut: e.scrollWidth > e.clientWidth + 1 })));
       for (const c of crumbs) if (c.cut) wide.push(`${pg.name}: the breadcrumb "${c.text}" is cut`);
       await shot(p, `phone-${pg.name}`);
+      if (pg.name === 'change') {
+        await p.evaluate(() => scrollTo(0, 0));
+        await shot(p, 'phone-change-top');
+      }
     }
     expect(wide, wide.join('\n')).to.deep.equal([]);
 
