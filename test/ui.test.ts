@@ -775,9 +775,11 @@ describe('reviewer UI in Chromium', function () {
       await route.fulfill({ response, json: patch(await response.json()) });
     });
     const panel = w.page.locator('section.readiness');
+    // An open change that no earlier test lands or queues (the page shows a closed or queued change otherwise).
+    const url = repoUrl(demo.s.repo, `/changes/${demo.failing.change}`);
     for (const value of READINESS_BLOCKERS) {
       patch = (r) => ({ ...r, can_land: false, blocked_by: value, reason: `because ${value}` });
-      await w.page.goto(changeUrl());
+      await w.page.goto(url);
       await panel.locator('.blocked-by', { hasText: value }).waitFor();
       const heading = await panel.locator('h2').innerText();
       expect(heading, value).to.match(new RegExp(`^Can.t land: [A-Z].+ ${value}$`));
@@ -785,7 +787,7 @@ describe('reviewer UI in Chromium', function () {
     }
     // unchecked: a green mark stays green, the note says the merge was not checked
     patch = (r) => ({ ...r, can_land: true, blocked_by: null, reason: null, base_stale: true, merge: { ...r.merge, status: 'unchecked', conflicts: [], conflicts_count: 0, note: 'the merge reads more than a readiness check does' } });
-    await w.page.goto(changeUrl());
+    await w.page.goto(url);
     await panel.getByRole('heading', { name: 'Ready to land' }).waitFor();
     expect(await panel.getAttribute('class')).to.equal('readiness ok');
     expect(await panel.locator('.merge-fact').innerText()).to.equal('not checked');

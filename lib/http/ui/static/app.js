@@ -4,6 +4,7 @@ import { html, render, useEffect, useState } from './vendor/preact.js';
 import { interceptLinks, navigate, pathSegments, useIdentity, useLocation, ui, typing, RepoName } from './util.js';
 import { DialogHost, changeName } from './dialogs.js';
 import { LiveIndicator } from './live.js';
+import { installScrollMemory } from './scroll.js';
 import { ReposPage, Dashboard, ChangesPage } from './pages/home.js';
 import { ChangePage } from './pages/change.js';
 import { LinesPage, LinePage, SnapshotPage } from './pages/lines.js';
@@ -133,5 +134,6 @@ function App() {
 
 const root = document.getElementById('app');
 interceptLinks(document);
+installScrollMemory();
 root.textContent = '';
 render(html`<${App} />`, root);

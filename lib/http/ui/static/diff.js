@@ -210,13 +210,39 @@ function StatBar({ a, d }) {
   return html`<span class="statbar" aria-hidden="true">${Array.from({ length: cells }, (_, i) => html`<i class=${i < green ? 'a' : i < green + red ? 'd' : ''}></i>`)}</span>`;
 }
 
+/**
+ * A path in two parts, for a box that cuts it in the middle when it does not fit: the directory
+ * shrinks (with an ellipsis), the file name does not (app.css .path-cut). CSS has no middle
+ * ellipsis, so the cut is made in the markup; the whole path is the box's title.
+ */
+export function pathParts(path) {
+  const i = path.lastIndexOf('/');
+  return html`${i >= 0 ? html`<span class="path-dir">${path.slice(0, i + 1)}</span>` : null}<span class="path-name">${path.slice(i + 1)}</span>`;
+}
+
+/** Whether a media query matches, following changes (a rotated phone, a resized window). */
+function useMedia(query) {
+  const [on, setOn] = useState(() => matchMedia(query).matches);
+  useEffect(() => {
+    const m = matchMedia(query);
+    const change = () => setOn(m.matches);
+    change();
+    m.addEventListener('change', change);
+    return () => m.removeEventListener('change', change);
+  }, [query]);
+  return on;
+}
+
+/** Below this width side by side has no room for two columns of code: the diff shows unified. */
+export const NARROW = '(max-width: 720px)';
+
 /** The changed files, one row each (rows off screen are skipped by the browser: content-visibility). */
 function FileList({ files, current, onPick }) {
   const bars = files.length <= 500;
   return html`<nav class="file-list" aria-label="Changed files">
     <ol class="files">${files.map((f, i) => html`<li class=${`file-row${i === current ? ' current' : ''}`}>
       <span class=${`chg chg-${f.change}`} title=${f.change}>${CHANGE_LETTER[f.change] ?? '?'}</span>
-      <span class="path-cell" title=${f.path}><a href=${fileHash(f.path)} onClick=${(e) => { e.preventDefault(); onPick(i); }}>${f.path}</a></span>
+      <span class="path-cell"><a class="path-cut" title=${f.path} href=${fileHash(f.path)} onClick=${(e) => { e.preventDefault(); onPick(i); }}>${pathParts(f.path)}</a></span>
       <span class="num add-text">+${f.additions}</span>
       <span class="num del-text">−${f.deletions}</span>
       ${bars ? html`<${StatBar} a=${f.additions} d=${f.deletions} />` : null}
@@ -228,7 +254,9 @@ function FileList({ files, current, onPick }) {
  * The files of a diff. `diff` is the JSON of GET read/patchsets/{id}/diff; `view` is 'unified'
  * or 'split'. Keyboard: j/n next file, k/p previous, o toggles the current one.
  */
-export function DiffView({ repo, diff, view, onView }) {
+export function DiffView({ repo, diff, view: asked, onView }) {
+  const narrow = useMedia(NARROW);
+  const view = narrow ? 'unified' : asked;
   const [files, setFiles] = useState(diff.files);
   const [openSet, setOpenSet] = useState(() => new Set(diff.files.map((f, i) => (lineCount(f) > COLLAPSE_LINES ? -1 : i)).filter((i) => i >= 0)));
   const [current, setCurrentState] = useState(-1);
@@ -377,7 +405,7 @@ export function DiffView({ repo, diff, view, onView }) {
       <span class="muted kbd-hint"><kbd>j</kbd>/<kbd>k</kbd> files · <kbd>o</kbd> toggle</span>
       <div class="seg" role="group" aria-label="Diff layout">
         <button type="button" class=${`btn small ${view === 'unified' ? 'on' : ''}`} aria-pressed=${view === 'unified'} onClick=${() => onView('unified')}>Unified</button>
-        <button type="button" class=${`btn small ${view === 'split' ? 'on' : ''}`} aria-pressed=${view === 'split'} onClick=${() => onView('split')}>Side by side</button>
+        <button type="button" class=${`btn small ${view === 'split' ? 'on' : ''}`} aria-pressed=${view === 'split'} onClick=${() => onView('split')} disabled=${narrow} title=${narrow ? 'The screen is too narrow for side by side' : undefined}>Side by side</button>
       </div>
     </div>
     ${files.length === 0 ? html`<p class="empty">No file differs.</p>` : html`<${FileList} files=${files} current=${current} onPick=${(i) => goTo(i, { focus: true })} />`}

@@ -3,6 +3,7 @@
 // rendered as text through preact, which escapes it.
 import { html, useState, useEffect, useRef, useCallback } from './vendor/preact.js';
 import { get, repoPath } from './api.js';
+import { saveScroll } from './scroll.js';
 
 // ---------------------------------------------------------------- URLs of the pages
 
@@ -35,7 +36,10 @@ const NAVIGATE = 'cairn:navigate';
 
 export function navigate(url, { replace = false } = {}) {
   if (replace) history.replaceState(null, '', url);
-  else history.pushState(null, '', url);
+  else {
+    saveScroll(); // Back returns here (scroll.js)
+    history.pushState(null, '', url);
+  }
   dispatchEvent(new Event(NAVIGATE));
 }
 
@@ -64,6 +68,7 @@ export function interceptLinks(root) {
     if (url.origin !== location.origin || !url.pathname.startsWith('/ui/')) return;
     e.preventDefault();
     if (url.pathname === location.pathname && url.search === location.search && url.hash) {
+      saveScroll();
       history.pushState(null, '', url.href);
       dispatchEvent(new HashChangeEvent('hashchange'));
       return;
