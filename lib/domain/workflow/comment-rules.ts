@@ -1,0 +1,314 @@
+// Comment threads on a change's diff lines: the record shape, its validation, folding records
+// into threads, and porting a thread's anchor from the patchset it was written on to a later one.
+// Pure functions; storage, routes and UI are not built yet (docs/architecture.md "Comment
+// threads (model)").
+import { Invalid, NotFound } from '../errors.js';
+import { cleanRelativePath } from '../paths.js';
+import { requireWellFormed } from '../text.js';
+import { lineDiff } from './content-diff.js';
+
+/** workflow.log entity type the comment records will be stored under. */
+export const COMMENT = 'comment';
+/** Gerrit caps a comment at 16 KiB; a review point longer than that belongs in a document. */
+export const MAX_COMMENT_BODY_CHARS = 16 * 1024;
+/** Replacement text for a line range (a suggested edit). */
+export const MAX_SUGGESTION_CHARS = 64 * 1024;
+
+export const SIDES = ['base', 'revision'] as const;
+export type Side = (typeof SIDES)[number];
+
+/** Lines `line`..`end_line` (1-based, inclusive; `end_line` null = the one line) of `path` on `side`. */
+export interface LineAnchor { kind: 'lines'; path: string; side: Side; line: number; end_line: number | null }
+export interface FileAnchor { kind: 'file'; path: string }
+export interface PatchsetAnchor { kind: 'patchset' }
+export type CommentAnchor = LineAnchor | FileAnchor | PatchsetAnchor;
+
+export type Resolution = 'unresolved' | 'resolved';
+
+export interface CommentRecord {
+  comment_id: string;
+  change_id: string;
+  /** Per-change sequence (also the order of the change's comments). */
+  sequence: number;
+  /** The patchset the comment was written on (a reply may be written on a later one). */
+  patchset_id: string;
+  author: string;
+  /** A reply carries its thread root's anchor. */
+  anchor: CommentAnchor;
+  in_reply_to: string | null;
+  /** Markdown source. */
+  body: string;
+  /** What this comment sets the thread to; null leaves it (a root with null opens it unresolved). */
+  resolution: Resolution | null;
+  /** Replacement text for a revision-side line anchor's lines (split into lines as a file is); null for none. */
+  suggestion: string | null;
+  /** A draft (false) is seen only by its author and changes no thread state until published. */
+  published: boolean;
+  created_at_s: number;
+  updated_at_s: number;
+}
+
+export const commentId = (change: string, n: number) => `${change}.comment-${n}`;
+const COMMENT_ID_RE = /^(change-[1-9][0-9]{0,9})\.comment-([1-9][0-9]{0,9})$/;
+
+/** `change-N.comment-M` → its change and number; null when malformed. */
+export function parseCommentId(id: string): { change_id: string; number: number } | null {
+  const m = COMMENT_ID_RE.exec(id);
+  return m ? { change_id: m[1], number: Number(m[2]) } : null;
+}
+
+// ------------------------------------------------------------------ validation
+
+/**
+ * Lines of a text as anchors count them: "" has 0, "a" and "a\n" have 1, "a\n\n" has 2 (the
+ * same lines the line diff numbers).
+ */
+export function textLineCount(text: Buffer | string): number {
+  const b = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
+  if (b.length === 0) return 0;
+  let n = 0;
+  for (let i = b.indexOf(10); i !== -1; i = b.indexOf(10, i + 1)) n++;
+  return b[b.length - 1] === 10 ? n : n + 1;
+}
+
+/**
+ * What the caller knows of the patchset's files: the line count of `path` on `side`
+ * (textLineCount of the blob), `'binary'` for a file that is not UTF-8 text, or null when
+ * there is no file at that path on that side.
+ */
+export type FileLines = (path: string, side: Side) => number | 'binary' | null;
+
+/** An anchor as a caller sends it (before validation). */
+export interface AnchorInput { path?: string | null; side?: string | null; line?: number | null; end_line?: number | null }
+
+/**
+ * The anchor of a new thread: no path → the patchset; a path alone → that file (present on
+ * either side); a path and a line → lines of a text file on `side` (default `revision`), each
+ * within the file. Throws Invalid naming the broken rule.
+ */
+export function requireAnchor(input: AnchorInput, files: FileLines): CommentAnchor {
+  const { path, side, line, end_line } = input;
+  if (path === undefined || path === null) {
+    if (side != null || line != null || end_line != null) throw new Invalid('side, line and end_line need a path');
+    return { kind: 'patchset' };
+  }
+  const p = cleanRelativePath(path, 'path');
+  if (side != null && !(SIDES as readonly string[]).includes(side)) throw new Invalid(`side must be one of ${SIDES.join(', ')}`);
+  if (line === undefined || line === null) {
+    if (end_line != null) throw new Invalid('end_line needs a line');
+    if (side != null) throw new Invalid('side needs a line (a file comment names the file on both sides)');
+    if (files(p, 'revision') === null && files(p, 'base') === null) throw new Invalid(`path ${p} is not a file of the patchset or its base`);
+    return { kind: 'file', path: p };
+  }
+  const s = (side ?? 'revision') as Side;
+  if (!Number.isSafeInteger(line) || line < 1) throw new Invalid('line must be an integer of at least 1');
+  if (end_line != null && (!Number.isSafeInteger(end_line) || end_line < line)) throw new Invalid('end_line must be an integer not less than line');
+  const n = files(p, s);
+  if (n === null) throw new Invalid(`path ${p} is not a file on the ${s} side`);
+  if (n === 'binary') throw new Invalid(`path ${p} is not text on the ${s} side; comment on the file instead`);
+  const last = end_line ?? line;
+  if (last > n) throw new Invalid(`line ${last} is beyond the end of ${p} on the ${s} side (${n} lines)`);
+  return { kind: 'lines', path: p, side: s, line, end_line: end_line != null && end_line !== line ? end_line : null };
+}
+
+/**
+ * A comment's body: well-formed Unicode, at most MAX_COMMENT_BODY_CHARS, and not blank — except
+ * on a reply that only resolves or reopens its thread (GitHub's "Resolve conversation").
+ */
+export function requireBody(body: string, opts: { reply: boolean; resolution: Resolution | null }): string {
+  requireWellFormed(body, 'body');
+  if (body.length > MAX_COMMENT_BODY_CHARS) throw new Invalid(`body is longer than ${MAX_COMMENT_BODY_CHARS} characters`);
+  if (body.trim() === '' && !(opts.reply && opts.resolution !== null)) throw new Invalid('body must be non-empty');
+  return body;
+}
+
+export function requireResolution(value: string | null | undefined): Resolution | null {
+  if (value === undefined || value === null) return null;
+  if (value !== 'resolved' && value !== 'unresolved') throw new Invalid('resolution must be resolved or unresolved');
+  return value;
+}
+
+/** Suggested replacement text: only for lines on the revision side (what the author can apply). */
+export function requireSuggestion(suggestion: string | null | undefined, anchor: CommentAnchor): string | null {
+  if (suggestion === undefined || suggestion === null) return null;
+  if (anchor.kind !== 'lines' || anchor.side !== 'revision') throw new Invalid('a suggestion replaces lines on the revision side; anchor it to a revision-side line range');
+  requireWellFormed(suggestion, 'suggestion');
+  if (suggestion.length > MAX_SUGGESTION_CHARS) throw new Invalid(`suggestion is longer than ${MAX_SUGGESTION_CHARS} characters`);
+  if (suggestion.includes('\u0000')) throw new Invalid('suggestion must be text (no NUL)');
+  return suggestion;
+}
+
+/**
+ * The comment `in_reply_to` names, as `author` may reply to it: unknown, or another author's
+ * draft → NotFound (drafts are invisible to others); another change's comment or the author's
+ * own draft (edit it instead) → Invalid. Returns the parent.
+ */
+export function checkReplyTarget(parent: CommentRecord | undefined, inReplyTo: string, change: string, author: string): CommentRecord {
+  if (!parent || (!parent.published && parent.author !== author)) throw new NotFound(`comment ${inReplyTo} not found`);
+  if (parent.change_id !== change) throw new Invalid(`comment ${inReplyTo} belongs to ${parent.change_id}, not ${change}; a reply stays in its change`);
+  if (!parent.published) throw new Invalid(`comment ${inReplyTo} is your unpublished draft; edit it instead of replying`);
+  return parent;
+}
+
+/**
+ * A draft `author` may edit, delete or publish: another author's comment or an unknown one →
+ * NotFound (someone else's draft is not theirs to see); a published comment → Invalid.
+ */
+export function checkOwnDraft(record: CommentRecord | undefined, id: string, author: string): CommentRecord {
+  if (!record || record.author !== author) throw new NotFound(`draft ${id} not found`);
+  if (record.published) throw new Invalid(`comment ${id} is published; only drafts can be edited or deleted`);
+  return record;
+}
+
+// ------------------------------------------------------------------ threads
+
+export interface Thread {
+  /** The root comment's id. */
+  thread_id: string;
+  root: CommentRecord;
+  /** Published replies and the viewer's drafts, in sequence order. */
+  replies: CommentRecord[];
+  /** The last published comment of the thread that set a resolution (the root opens it unresolved). */
+  resolution: Resolution;
+  /** The resolution once the viewer's drafts are published too. */
+  resolution_with_drafts: Resolution;
+  /** The root is the viewer's unpublished draft. */
+  draft: boolean;
+}
+
+export interface FoldedThreads {
+  threads: Thread[];
+  /** Published threads still unresolved (what the resolution gate counts). */
+  unresolved: number;
+  /** Records whose `in_reply_to` names no visible earlier comment (fsck reports these). */
+  orphans: string[];
+}
+
+/**
+ * Fold a change's comment records into threads as `viewer` sees them (null: nobody's drafts).
+ * Linear in the records after a sort by sequence: a reply joins the thread of its parent, which
+ * must come earlier, so no cycle can form. Threads are in root order.
+ */
+export function foldThreads(records: readonly CommentRecord[], viewer: string | null): FoldedThreads {
+  const sorted = [...records].sort((a, b) => a.sequence - b.sequence);
+  const threadOf = new Map<string, Thread>();
+  const threads: Thread[] = [];
+  const orphans: string[] = [];
+  for (const r of sorted) {
+    if (!r.published && r.author !== viewer) continue;
+    if (r.in_reply_to === null) {
+      const t: Thread = { thread_id: r.comment_id, root: r, replies: [], resolution: 'unresolved', resolution_with_drafts: 'unresolved', draft: !r.published };
+      applyResolution(t, r);
+      threads.push(t);
+      threadOf.set(r.comment_id, t);
+      continue;
+    }
+    const t = threadOf.get(r.in_reply_to);
+    if (!t) { orphans.push(r.comment_id); continue; }
+    t.replies.push(r);
+    applyResolution(t, r);
+    threadOf.set(r.comment_id, t);
+  }
+  const unresolved = threads.filter((t) => !t.draft && t.resolution === 'unresolved').length;
+  return { threads, unresolved, orphans };
+}
+
+function applyResolution(t: Thread, r: CommentRecord): void {
+  if (r.resolution === null) return;
+  if (r.published) t.resolution = r.resolution;
+  t.resolution_with_drafts = r.resolution;
+}
+
+// ------------------------------------------------------------------ porting
+
+export type OutdatedReason =
+  /** A line of the range was changed or removed, or lines were inserted inside the range. */
+  | 'lines_changed'
+  /** No file at the path on the later patchset (deleted, or renamed: renames are a delete and an add). */
+  | 'file_removed'
+  /** The anchor lies outside the file it was written on (a stored record the file does not match). */
+  | 'beyond_file'
+  /** Either side is not UTF-8 text, or the line diff needs more edits than its cap: lines cannot be followed. */
+  | 'no_line_diff';
+
+export type PortedAnchor =
+  | { outdated: false; anchor: CommentAnchor }
+  | { outdated: true; reason: OutdatedReason; anchor: CommentAnchor };
+
+/**
+ * Where line anchors written on one version of a file sit on another: `before` is the file the
+ * anchors were written on (A's revision for revision-side anchors, A's base for base-side ones),
+ * `after` the same path on the later patchset (B's revision or base), null when absent. One line
+ * diff (`lineDiff`, the diff routes' own, with no context) serves every anchor of the file;
+ * each anchor is then placed by binary search, so the cost is one diff plus O(log n) per anchor.
+ *
+ * An anchor ports when every line of its range is unchanged and nothing was inserted between
+ * them: it moves by the lines inserted and removed above it. Otherwise it is outdated and keeps
+ * its original anchor. A last line that gains or loses its newline counts as changed, as the
+ * diff shows it.
+ */
+export function portLineAnchors(anchors: readonly LineAnchor[], before: Buffer, after: Buffer | null): PortedAnchor[] {
+  const oldLines = textLineCount(before);
+  const outdated = (a: LineAnchor, reason: OutdatedReason): PortedAnchor => ({ outdated: true, reason, anchor: a });
+  const inFile = (a: LineAnchor) => a.line >= 1 && (a.end_line ?? a.line) >= a.line && (a.end_line ?? a.line) <= oldLines;
+  if (after === null) return anchors.map((a) => outdated(a, inFile(a) ? 'file_removed' : 'beyond_file'));
+  if (before.equals(after)) return anchors.map((a) => (inFile(a) ? { outdated: false, anchor: a } : outdated(a, 'beyond_file')));
+  const d = lineDiff(before, after, 0);
+  if (d.kind !== 'text') return anchors.map((a) => outdated(a, inFile(a) ? 'no_line_diff' : 'beyond_file'));
+  const map = lineMap(d.hunks);
+  const newLines = textLineCount(after);
+  return anchors.map((a) => {
+    if (!inFile(a)) return outdated(a, 'beyond_file');
+    const end = a.end_line ?? a.line;
+    const moved = map(a.line, end);
+    // Defensive: a mapping outside the new file would mean hunks that do not describe these files.
+    if (moved === null || moved + (end - a.line) > newLines) return outdated(a, 'lines_changed');
+    return { outdated: false, anchor: { ...a, line: moved, end_line: a.end_line === null ? null : moved + (end - a.line) } };
+  });
+}
+
+/** Port any anchor of a file: a file anchor survives while the path exists; a patchset anchor always does. */
+export function portAnchor(anchor: CommentAnchor, before: Buffer | null, after: Buffer | null): PortedAnchor {
+  if (anchor.kind === 'patchset') return { outdated: false, anchor };
+  if (anchor.kind === 'file') return after === null ? { outdated: true, reason: 'file_removed', anchor } : { outdated: false, anchor };
+  if (before === null) return { outdated: true, reason: 'beyond_file', anchor };
+  return portLineAnchors([anchor], before, after)[0];
+}
+
+/**
+ * From a line diff's hunks (any context), a function taking an old range l..e to its new first
+ * line, or null when a line of the range was removed or lines were inserted inside it.
+ * Hunks are walked once: removed old lines and insertion points (the old line an inserted line
+ * goes before) are collected in ascending order.
+ */
+export function lineMap(hunks: readonly { old_start: number; old_lines: number; new_start: number; new_lines: number; lines: string[] }[]): (line: number, end: number) => number | null {
+  const removed: number[] = [];
+  const insertedBefore: number[] = [];
+  for (const h of hunks) {
+    // Git's numbering: a hunk of no old lines starts after line old_start.
+    let o = h.old_lines === 0 ? h.old_start + 1 : h.old_start;
+    for (const l of h.lines) {
+      if (l[0] === ' ') o++;
+      else if (l[0] === '-') removed.push(o++);
+      else if (l[0] === '+') insertedBefore.push(o);
+    }
+  }
+  return (line, end) => {
+    // Removed lines within line..end, or insertions going before line+1..end: the range changed.
+    if (countBelow(removed, end + 1) > countBelow(removed, line)) return null;
+    if (countBelow(insertedBefore, end + 1) > countBelow(insertedBefore, line + 1)) return null;
+    return line - countBelow(removed, line) + countBelow(insertedBefore, line + 1);
+  };
+}
+
+/** How many values of the ascending array are below x. */
+function countBelow(xs: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = xs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (xs[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
