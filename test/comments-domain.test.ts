@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { isCairnError } from '../lib/domain/errors.js';
 import {
+  applySuggestions,
   checkOwnDraft,
   checkReplyTarget,
   commentId,
@@ -17,6 +18,7 @@ import {
   requireBody,
   requireResolution,
   requireSuggestion,
+  splitLines,
   textLineCount,
   type CommentRecord,
   type FileLines,
@@ -222,6 +224,45 @@ describe('comment rules: porting an anchor to a later patchset', () => {
       expect(p.outdated).to.equal(false);
       expect(after[(p.anchor as LineAnchor).line - 1]).to.equal(lines[anchors[i].line - 1]);
     });
+  });
+});
+
+describe('comment rules: applying suggestions', () => {
+  it('replaces each range with its lines, by the given text\'s numbering, in any order; "" removes', () => {
+    const f = 'a\nb\nc\nd\ne\n';
+    expect(applySuggestions(f, [{ line: 2, end_line: 3, suggestion: 'B\nC\nC2' }])).to.equal('a\nB\nC\nC2\nd\ne\n');
+    expect(applySuggestions(f, [{ line: 5, end_line: null, suggestion: 'E\n' }, { line: 1, end_line: null, suggestion: 'A' }])).to.equal('A\nb\nc\nd\nE\n');
+    expect(applySuggestions(f, [{ line: 2, end_line: 4, suggestion: '' }])).to.equal('a\ne\n');
+    expect(applySuggestions(f, [{ line: 1, end_line: 5, suggestion: '' }])).to.equal('');
+    expect(applySuggestions(f, [{ line: 3, end_line: null, suggestion: '\n' }])).to.equal('a\nb\n\nd\ne\n');
+  });
+
+  it('a file without a final newline keeps it that way; outside or overlapping ranges are Invalid', () => {
+    expect(applySuggestions('a\nb', [{ line: 2, end_line: null, suggestion: 'B\nC' }])).to.equal('a\nB\nC');
+    expect(applySuggestions('a\nb', [{ line: 1, end_line: null, suggestion: 'A' }])).to.equal('A\nb');
+    expect(code(() => applySuggestions('a\nb', [{ line: 3, end_line: null, suggestion: 'x' }]))).to.equal('Invalid: suggestion for lines 3..3 is outside the file (2 lines)');
+    expect(code(() => applySuggestions('a\nb\nc', [{ line: 1, end_line: 2, suggestion: 'x' }, { line: 2, end_line: null, suggestion: 'y' }]))).to.match(/^Invalid: suggestions for lines 1..2 and 2..2 overlap/);
+    expect(code(() => applySuggestions('a\nb\nc', [{ line: 2, end_line: 1, suggestion: 'x' }]))).to.match(/^Invalid: suggestion for lines 2..1 is outside/);
+  });
+
+  it('property: a suggestion of the lines it replaces changes nothing; a real one ports every anchor outside its range and outdates the range', () => {
+    const lines = fc.uniqueArray(fc.stringMatching(/^[a-z ]{0,6}$/), { minLength: 1, maxLength: 25 });
+    fc.assert(fc.property(lines, fc.boolean(), fc.nat(), fc.nat({ max: 3 }), fc.nat(), (ls, nl, start, len, probe) => {
+      fc.pre(nl || ls[ls.length - 1] !== ''); // "a\n" + "" is one line, not two
+      const text = ls.join('\n') + (nl ? '\n' : '');
+      const l = 1 + (start % ls.length);
+      const e = Math.min(ls.length, l + len);
+      const same = ls.slice(l - 1, e).map((x) => `${x}\n`).join(''); // "" would remove: one empty line is "\n"
+      expect(applySuggestions(text, [{ line: l, end_line: e, suggestion: same }])).to.equal(text);
+      const after = applySuggestions(text, [{ line: l, end_line: e, suggestion: 'REPLACED\nREPLACED 2' }]);
+      const p = 1 + (probe % ls.length);
+      const r = port(at(p), text, after);
+      const outside = p < l || p > e;
+      // Without a final newline the last line changes when the lines around it do (as the diff shows).
+      fc.pre(nl || !(p === ls.length || (e === ls.length && p === l - 1)));
+      expect(r.outdated, JSON.stringify({ p, l, e, r })).to.equal(!outside);
+      if (!r.outdated) expect(splitLines(after)[(r.anchor as LineAnchor).line - 1]).to.equal(ls[p - 1]);
+    }), { numRuns: 400 });
   });
 });
 

@@ -160,6 +160,46 @@ export function checkOwnDraft(record: CommentRecord | undefined, id: string, aut
   return record;
 }
 
+/** Lines of a text as `textLineCount` counts them, without their "\n" terminators. */
+export function splitLines(text: string): string[] {
+  if (text === '') return [];
+  const lines = text.split('\n');
+  if (text.endsWith('\n')) lines.pop();
+  return lines;
+}
+
+export interface SuggestionEdit { line: number; end_line: number | null; suggestion: string }
+
+/**
+ * A file's text with suggestions applied: each replaces lines `line`..`end_line` with the lines
+ * of its `suggestion` (`""` removes them). Edits must lie within the file and not overlap
+ * (Invalid otherwise); each edit's line numbers are those of the text given, whatever the
+ * order of the edits. Lines end in "\n" (a CRLF file's "\r" is part of each line's text), except that a
+ * file that ended without a newline still does.
+ */
+export function applySuggestions(text: string, edits: readonly SuggestionEdit[]): string {
+  const lines = splitLines(text);
+  const finalNewline = text === '' || text.endsWith('\n');
+  const sorted = [...edits].sort((a, b) => a.line - b.line);
+  for (let i = 0; i < sorted.length; i++) {
+    const { line, end_line } = sorted[i];
+    const end = end_line ?? line;
+    if (!Number.isSafeInteger(line) || !Number.isSafeInteger(end) || line < 1 || end < line || end > lines.length) throw new Invalid(`suggestion for lines ${line}..${end} is outside the file (${lines.length} lines)`);
+    if (i > 0 && line <= (sorted[i - 1].end_line ?? sorted[i - 1].line)) throw new Invalid(`suggestions for lines ${sorted[i - 1].line}..${sorted[i - 1].end_line ?? sorted[i - 1].line} and ${line}..${end} overlap; apply them one at a time`);
+  }
+  // One pass over the file: linear in its lines plus the suggestions' lines, however many edits.
+  const out: string[] = [];
+  let next = 1;
+  for (const { line, end_line, suggestion } of sorted) {
+    for (; next < line; next++) out.push(lines[next - 1]);
+    for (const l of splitLines(suggestion)) out.push(l);
+    next = (end_line ?? line) + 1;
+  }
+  for (; next <= lines.length; next++) out.push(lines[next - 1]);
+  if (out.length === 0) return '';
+  return out.join('\n') + (finalNewline ? '\n' : '');
+}
+
 // ------------------------------------------------------------------ threads
 
 export interface Thread {
