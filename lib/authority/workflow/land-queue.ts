@@ -564,7 +564,7 @@ export class LandQueue {
       if (merged.conflicts) {
         if (built.length === 0) {
           const paths = merged.conflicts.map((c) => c.path);
-          return this.eject(e, { reason: 'conflict', message: `${paths.length} conflicting path(s) merging ${e.patchset_id} onto ${prev}: ${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', …' : ''}`, worker_job_indexes: [], failing_suites: [], conflict_paths: paths.slice(0, MAX_EJECTION_PATHS) });
+          return this.eject(e, { reason: 'conflict', message: `${merged.conflict_count} conflicting path(s) merging ${e.patchset_id} onto ${prev}: ${paths.slice(0, 5).join(', ')}${merged.conflict_count > 5 ? ', …' : ''}`, worker_job_indexes: [], failing_suites: [], conflict_paths: paths.slice(0, MAX_EJECTION_PATHS) });
         }
         break;
       }
