@@ -17,6 +17,7 @@ import { expandedSize, Pace, pathsOf } from '../lib/domain/tree-size.js';
 import { PATCHSET, type PatchsetRecord } from '../lib/domain/workflow/rules.js';
 import { ContentStore } from '../lib/store/content-store.js';
 import { buildPack, PACK_KIND_OBJECT, PACK_KIND_TREE, type BuiltPack } from '../lib/store/pack.js';
+import { Fixture } from './land-queue-fixture.js';
 import { api, cli, expectError, register, repoFiles, spawnServer, startTestServer, tempDir, type ApiResponse, type ChildServer, type TestServer } from './helpers.js';
 
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
@@ -313,6 +314,32 @@ describe('tree expansion', function () {
       const head = (await api(s.url, 'GET', R(repo, '/lines/land'))).json.head_snapshot_id;
       const root = a.store.snapshot(head)!.root_tree_id;
       expect(a.store.locator('tree', root)!.expanded).to.equal(1 + 2 + 601 + 301);
+    });
+  });
+
+  describe('the land queue', () => {
+    let s: TestServer;
+    before(async () => {
+      s = await startTestServer(undefined, { maxSnapshotPaths: 20, queue: { depth: 4, retries: 1, batch: 1, stall_s: 3600 } });
+    });
+    after(() => s.stop());
+
+    it('a speculation whose merged tree would exceed the limit ejects its entry (reason conflict) instead of holding the line', async () => {
+      const f = new Fixture(s, await register(s.url, 'queue'));
+      const BASE = { 'a.txt': 'a\n', 'b.txt': 'b\n' };
+      const base = await f.snap(BASE, 'main', true);
+      const files = (prefix: string) => Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`${prefix}${i}.txt`, `${prefix}${i}\n`]));
+      // Each revision holds 12 paths; both merged would hold 22, over 20.
+      const c1 = await f.change(base, { ...BASE, ...files('l') });
+      const c2 = await f.change(base, { ...BASE, ...files('r') });
+      const [e1, e2] = [await f.enqueue(c1.ref), await f.enqueue(c2.ref)];
+      const x2 = await f.entry(e2.entry_id);
+      expect(x2.state).to.equal('ejected');
+      expect(x2.ejection.reason).to.equal('conflict');
+      expect(x2.ejection.message).to.match(/expands to 22 paths, over the limit of 20/);
+      const s1 = await f.entry(e1.entry_id);
+      await f.runJob(s1.speculation.worker_job_indexes[0], 'pass');
+      expect((await f.entry(e1.entry_id)).state).to.equal('landed');
     });
   });
 

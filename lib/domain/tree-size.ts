@@ -117,9 +117,12 @@ export function describeOverLimit(what: string, paths: number, limit: number): s
   return `${what} expands to ${shown} paths, over the limit of ${limit.toLocaleString('en-US')} paths a snapshot may hold (files, symlinks and directories, counted at every place a shared tree appears)`;
 }
 
+/** A snapshot (stored, or one a land would create) over the limit: 400, told apart by its type. */
+export class OverLimit extends Invalid {}
+
 /** A stored tree (a store from before the limit may hold one) is not expanded past the limit: 400. */
-export function overLimit(what: string, paths: number, limit: number): Invalid {
-  return new Invalid(describeOverLimit(what, paths, limit));
+export function overLimit(what: string, paths: number, limit: number): OverLimit {
+  return new OverLimit(describeOverLimit(what, paths, limit));
 }
 
 /**
