@@ -47,19 +47,27 @@ export async function expandedSize(
   const first = known(root);
   if (first !== undefined) return first;
   const computed = new Map<string, number>();
-  const sizeOf = (id: string) => computed.get(id) ?? known(id)!;
+  // Each known size is asked for once (a lookup may be an index search).
+  const looked = new Map<string, number | undefined>();
+  const lookup = (id: string) => {
+    if (looked.has(id)) return looked.get(id);
+    const size = known(id);
+    looked.set(id, size);
+    return size;
+  };
+  const sizeOf = (id: string) => computed.get(id) ?? lookup(id)!;
   const stack: { id: string; entries: readonly TreeEntry[] | null }[] = [{ id: root, entries: null }];
   while (stack.length) {
     const top = stack[stack.length - 1];
     if (top.entries === null) {
-      if (computed.has(top.id) || known(top.id) !== undefined) {
+      if (computed.has(top.id) || lookup(top.id) !== undefined) {
         stack.pop();
         continue;
       }
       top.entries = await readTree(top.id);
       if (pace.tick(top.entries.length)) await pace.pause();
       for (const e of top.entries) {
-        if (e.kind === 'directory' && !computed.has(e.id) && known(e.id) === undefined) stack.push({ id: e.id, entries: null });
+        if (e.kind === 'directory' && !computed.has(e.id) && lookup(e.id) === undefined) stack.push({ id: e.id, entries: null });
       }
       continue;
     }

@@ -233,11 +233,11 @@ export class ContentStore {
    * distinct subtrees (a tree indexed before sizes were recorded) and kept (tree-sizes.ts).
    */
   expandedSize(treeId: string, pace?: Pace): Promise<number> {
-    return this.published.sizes.size(treeId, (id) => this.published.locator('tree', id), (id) => this.published.readTree(id), pace);
+    return this.published.sizes.size(treeId, (id) => this.published.recordedSize(id), (id) => this.published.readTree(id), pace);
   }
   /** A tree's expanded size when recorded or computed before; undefined otherwise (never reads). */
   knownSize(treeId: string): number | undefined {
-    return this.published.sizes.known(treeId, this.published.locator('tree', treeId));
+    return this.published.sizes.known(treeId, this.published.recordedSize(treeId));
   }
   /** Keep a size computed elsewhere (a merge's new trees): sizes depend on the tree id alone. */
   rememberSize(treeId: string, size: number): void {

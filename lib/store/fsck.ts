@@ -191,7 +191,11 @@ export async function fsckAuthority(root: string, index: number, options: FsckOp
       else if (refusedNames && line.head_snapshot_id) {
         // Which paths a checkout of the line would refuse (walked only when some tree holds one).
         try {
-          const found = await findRefusedNames(store.snapshot(line.head_snapshot_id)!.root_tree_id, (tree) => store.readTree(tree));
+          const found = await findRefusedNames(store.snapshot(line.head_snapshot_id)!.root_tree_id, async (tree) => {
+            const entries = await store.readTree(tree);
+            if (pace.tick(entries.length)) await pace.pause();
+            return entries;
+          });
           if (found.length) problems.push(`line ${line.name}: head ${line.head_snapshot_id} holds names a checkout refuses: ${describeRefusedNames(found)}`);
         } catch (err) {
           problems.push(`line ${line.name}: ${(err as Error).message}`);

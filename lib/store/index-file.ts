@@ -240,6 +240,13 @@ export class IndexReader {
     return this.find(id) >= 0;
   }
 
+  /** A tree's recorded expanded size without decoding its entry: null when absent, 0 when not recorded. */
+  expandedOf(id: string): number | null {
+    const at = this.find(id);
+    if (at < 0) return null;
+    return this.sized ? this.found!.readUInt32LE(at + 60) : 0;
+  }
+
   /** Every entry in id order, read in 4 MiB chunks. */
   *entries(): Generator<IndexEntry> {
     const perChunk = 65536;
@@ -448,6 +455,15 @@ export class SegmentedIndex {
   has(id: string): boolean {
     for (let i = this.segments.length - 1; i >= 0; i--) if (this.segments[i].reader.has(id)) return true;
     return false;
+  }
+
+  /** A tree's recorded expanded size (IndexReader.expandedOf): null when absent, 0 when not recorded. */
+  expandedOf(id: string): number | null {
+    for (let i = this.segments.length - 1; i >= 0; i--) {
+      const size = this.segments[i].reader.expandedOf(id);
+      if (size !== null) return size;
+    }
+    return null;
   }
 
   /** Every entry in id order (a k-way merge of the segments). */

@@ -473,6 +473,11 @@ export class PublishedStore {
     return this.indexes[OBJECT_INDEX[kind]].has(id);
   }
 
+  /** A committed tree's recorded expanded size; undefined when absent or not recorded. */
+  recordedSize(treeId: string): number | undefined {
+    return this.indexes.trees.expandedOf(treeId) || undefined;
+  }
+
   *locators(kind: ObjectKind): Generator<Locator> {
     for (const e of this.indexes[OBJECT_INDEX[kind]].entries()) yield toLocator(kind, e);
   }

@@ -6,7 +6,6 @@
 // A size is a function of the tree id alone (trees are immutable), so a kept size is never stale.
 import type { TreeEntry } from '../domain/content.js';
 import { expandedSize, Pace } from '../domain/tree-size.js';
-import type { Locator } from './staging.js';
 
 /** Computed sizes kept per store (about 150 bytes each). */
 export const KEPT_SIZES = 65_536;
@@ -16,9 +15,9 @@ export class TreeSizes {
 
   constructor(readonly maxSnapshotPaths: number, private readonly capacity = KEPT_SIZES) {}
 
-  /** The size recorded in `loc`, or computed earlier; undefined when neither. */
-  known(id: string, loc: Locator | null): number | undefined {
-    if (loc?.expanded) return loc.expanded;
+  /** `recorded` (from the tree's index entry or staged locator), or the size computed earlier; undefined when neither. */
+  known(id: string, recorded: number | undefined): number | undefined {
+    if (recorded) return recorded;
     const size = this.kept.get(id);
     if (size !== undefined) {
       this.kept.delete(id);
@@ -37,7 +36,7 @@ export class TreeSizes {
    * The expanded size of `root`: a lookup when recorded or kept, else computed over the distinct
    * trees whose sizes are unknown (yielding the event loop as it reads them).
    */
-  size(root: string, locate: (id: string) => Locator | null, readTree: (id: string) => Promise<TreeEntry[]>, pace?: Pace): Promise<number> {
-    return expandedSize(root, readTree, (id) => this.known(id, locate(id)), (id, size) => this.remember(id, size), pace);
+  size(root: string, recorded: (id: string) => number | undefined, readTree: (id: string) => Promise<TreeEntry[]>, pace?: Pace): Promise<number> {
+    return expandedSize(root, readTree, (id) => this.known(id, recorded(id)), (id, size) => this.remember(id, size), pace);
   }
 }

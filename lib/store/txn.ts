@@ -74,7 +74,8 @@ export class Txn {
    * locator, or computed once over the distinct subtrees that have none (tree-sizes.ts).
    */
   expandedSize(treeId: string): Promise<number> {
-    return this.published.sizes.size(treeId, (id) => this.locator('tree', id), async (id) => {
+    const staged = (id: string) => this.own.trees.get(id) ?? this.batch.trees.get(id);
+    return this.published.sizes.size(treeId, (id) => staged(id)?.expanded ?? this.published.recordedSize(id), async (id) => {
       const loc = this.locator('tree', id);
       if (!loc) throw new Corrupt(`tree ${id} is not present`);
       return decodeTree(await this.readLocated(loc));

@@ -416,7 +416,11 @@ export class LandDesk {
     // tree whose size is recorded or known, else computed once over its distinct subtrees.
     const pace = new Pace();
     const limit = this.store.maxSnapshotPaths;
-    const sizeOf = (id: string) => expandedSize(id, objects.readTree, (t) => this.store.knownSize(t), (t, n) => this.store.rememberSize(t, n), pace);
+    const learned = new Map<string, number>();
+    const sizeOf = (id: string) => expandedSize(id, objects.readTree, (t) => learned.get(t) ?? this.store.knownSize(t), (t, n) => {
+      learned.set(t, n);
+      this.store.rememberSize(t, n);
+    }, pace);
     // Each side within the limit (a store from before it may hold larger ones) bounds the merge.
     for (const [what, s] of [[ps.base_snapshot_id, base], [head, ours], [ps.revision_snapshot_id, theirs]] as const) {
       const paths = pathsOf(await sizeOf(s.root_tree_id));
