@@ -18,7 +18,7 @@ import { PATCHSET, type PatchsetRecord } from '../lib/domain/workflow/rules.js';
 import { ContentStore } from '../lib/store/content-store.js';
 import { buildPack, PACK_KIND_OBJECT, PACK_KIND_TREE, type BuiltPack } from '../lib/store/pack.js';
 import { Fixture } from './land-queue-fixture.js';
-import { api, cli, expectError, register, repoFiles, spawnServer, startTestServer, tempDir, type ApiResponse, type ChildServer, type TestServer } from './helpers.js';
+import { api, cli, expectError, exportRepo, register, repoFiles, spawnServer, startTestServer, tempDir, type ApiResponse, type ChildServer, type TestServer } from './helpers.js';
 
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
 const SYNC = (repo: number, rest: string) => R(repo, `/remote-sync/zstd-bulk${rest}`);
@@ -415,6 +415,56 @@ describe('tree expansion', function () {
         expect(raised.code, raised.stdout + raised.stderr).to.equal(0);
       } finally {
         child = await spawnServer(data);
+      }
+    });
+
+    it('a restore of the repository is refused by its check (400), registering nothing', async () => {
+      const { manifest, files } = await exportRepo(child.url, repo);
+      const start = await api(child.url, 'POST', '/v1/native/repository-restores', { json: { manifest, policy_flags: 0 } });
+      expect(start.status, start.text).to.equal(201);
+      for (const [p, bytes] of files) {
+        const up = await api(child.url, 'PUT', `/v1/native/repository-restores/${start.json.restore_token}/files/${encodeURIComponent(p)}`, { body: bytes, headers: { 'content-type': 'application/vnd.svc.remote-authority-file.v1' } });
+        expect(up.status, up.text).to.equal(200);
+      }
+      const before = await api(child.url, 'GET', '/v1/native/repository-authorities');
+      const res = await api(child.url, 'POST', `/v1/native/repository-restores/${start.json.restore_token}/commit`);
+      expectError(res, 400);
+      expect(res.json.error).to.include(`snapshot ${b.snapshot.snapshot_id}: its tree expands to 2,001,001,000 paths`);
+      expect((await api(child.url, 'GET', '/v1/native/repository-authorities')).json).to.deep.equal(before.json);
+    });
+  });
+
+  describe('a land of a planted bomb (gates passing)', () => {
+    it('refuses every mode with 400 before merging or moving the line; nothing is recorded', async () => {
+      const data = path.join(tempDir(), 'data');
+      const b = bomb(1000, 3);
+      const base = flat(3, 'base');
+      const small = flat(4, 'small');
+      let s = await startTestServer(data);
+      const repo = await register(s.url, 'land-bomb');
+      const repoDir = path.join(data, 'repositories', String(repo));
+      expect((await commit(s.url, repo, base, 'dev')).status).to.equal(200);
+      expect((await commit(s.url, repo, small)).status).to.equal(200);
+      const task = (await api(s.url, 'POST', R(repo, '/tasks'), { json: { title: 'T', intent: 'i' } })).json.task;
+      const change = (await api(s.url, 'POST', R(repo, '/changes'), { json: { task_id: task.task_id, title: 'C', base_line: 'dev' } })).json.change.change_id;
+      expect((await api(s.url, 'POST', R(repo, `/changes/${change}/patchsets`), { json: { base_snapshot_id: base.snapshot.snapshot_id, revision_snapshot_id: small.snapshot.snapshot_id, summary: 's', author_mode: 'human_only' } })).status).to.equal(200);
+      await s.stop();
+      await plant(repoDir, b);
+      await plantRevision(repoDir, `${change}.ps-1`, b.snapshot.snapshot_id);
+      s = await startTestServer(data);
+      try {
+        const a: Authority = await (await s.ready).opened(repo);
+        (a as unknown as { lands: LandDesk }).lands = new LandDesk(a.store, a.workflow, () => ({ refusal: null, policy_decision_id: null }));
+        const before = await repoFiles(repoDir);
+        for (const mode of ['merge', 'direct', 'ff-only']) {
+          const res = await api(s.url, 'POST', R(repo, `/changes/${change}:submit`), { json: { mode } });
+          expectError(res, 400, mode);
+          expect(res.json.error, mode).to.include(`snapshot ${b.snapshot.snapshot_id} expands to 2,001,001,000 paths`);
+        }
+        expect(await repoFiles(repoDir)).to.deep.equal(before);
+        expect((await api(s.url, 'GET', R(repo, '/lines/dev'))).json.head_snapshot_id).to.equal(base.snapshot.snapshot_id);
+      } finally {
+        await s.stop();
       }
     });
   });
