@@ -14,7 +14,8 @@ import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import { Authority } from '../lib/authority/authority.js';
 import { LandDesk } from '../lib/authority/workflow/lands.js';
-import { blobId, encodeSnapshot, encodeTree, sha256Hex, type TreeEntry } from '../lib/domain/content.js';
+import { blobId, decodeTree, encodeSnapshot, encodeTree, sha256Hex, type TreeEntry } from '../lib/domain/content.js';
+import { sizeFromEntries } from '../lib/domain/tree-size.js';
 import { buildPack, PACK_KIND_OBJECT, PACK_KIND_TREE } from '../lib/store/pack.js';
 import type { ContentStore, Txn } from '../lib/store/content-store.js';
 
@@ -22,13 +23,14 @@ type Fig = Record<string, unknown>;
 const DIRS = 100;
 const FILES = 50;
 
-function stage(tx: Txn, kind: 'blob' | 'tree', objects: { id: string; raw: Buffer }[]): void {
+/** `sizes`: each tree's expanded size, recorded as a commit records it (storage-layout.md §8). */
+function stage(tx: Txn, kind: 'blob' | 'tree', objects: { id: string; raw: Buffer }[], sizes?: Map<string, number>): void {
   const fresh = objects.filter((o) => !tx.has(kind, o.id));
   if (!fresh.length) return;
   const packKind = kind === 'blob' ? PACK_KIND_OBJECT : PACK_KIND_TREE;
   const pack = buildPack(packKind, fresh);
   tx.writePack(packKind, pack.packId, pack.bytes);
-  for (const e of pack.entries) tx.addLocator({ kind, id: e.id, pack_id: pack.packId, offset: e.offset, length: e.length, raw_length: e.raw_length, crc32: e.crc32 });
+  for (const e of pack.entries) tx.addLocator({ kind, id: e.id, pack_id: pack.packId, offset: e.offset, length: e.length, raw_length: e.raw_length, crc32: e.crc32, expanded: sizes?.get(e.id) });
 }
 
 /** A snapshot equal to `parent` with file `f<file>` of directory `d<dir>` set to `content` (or the full tree when parent is null). */
@@ -68,9 +70,12 @@ async function variant(store: ContentStore, parent: string | null, edits: { dir:
   const rootId = tree(root);
   const snap = encodeSnapshot({ root_tree_id: rootId, parent_snapshot_ids: parent ? [parent] : [], created_at_s: Math.floor(Date.now() / 1000), message: null });
   const id = sha256Hex(snap);
+  // Children before parents (as built above); a stored child's size is recorded.
+  const sizes = new Map<string, number>();
+  for (const t of trees) sizes.set(t.id, sizeFromEntries(decodeTree(t.raw), (c) => sizes.get(c) ?? store.knownSize(c)!));
   await store.transact((tx) => {
     stage(tx, 'blob', blobs);
-    stage(tx, 'tree', trees);
+    stage(tx, 'tree', trees, sizes);
     if (!tx.hasSnapshot(id)) tx.addSnapshot(snap);
     if (line) tx.setLine({ name: line, status: 'active', head_snapshot_id: id, updated_at_s: Math.floor(Date.now() / 1000) });
   });

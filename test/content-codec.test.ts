@@ -24,6 +24,7 @@ const TREE: TreeEntry[] = [
 const TREE_ID = '39bf2a3ce423f0780db132bf1e47ca90a223d6a508f8fc716485c869d998ecf8';
 const SNAPSHOT_ID = 'b535a4ec9b0f8dc23df418ef1d3ac3da73880b2fcfa7abd5b6f80b5f19da3d13';
 const PACK_ID = '38ced5a4b478244ecd965889a53e790e840cd23cdd5a427be01d2b0c69120146';
+const TREE_PACK_ID = 'dd'.repeat(32);
 
 describe('content formats against golden fixtures', () => {
   it('tree encoding: canonical bytes, sorted by name bytes, id = sha256', () => {
@@ -208,7 +209,8 @@ describe('content formats against golden fixtures', () => {
     const ids = Array.from({ length: 3000 }, (_, i) => sha256Hex(Buffer.from(`id ${i}`)));
     const absent = Array.from({ length: 200 }, (_, i) => sha256Hex(Buffer.from(`absent ${i}`)));
     const packs = ['aa'.repeat(32), 'bb'.repeat(32), 'cc'.repeat(32)];
-    const row = (id: string, i: number, salt: number) => ({ id, pack_id: packs[i % 3], a: i % 3, b: (i * 2654435761 + salt) >>> 0, c: 2 ** 40 + i, d: i + salt, e: i * 7 });
+    // A tree index (version 1) carries each tree's expanded size in f.
+    const row = (id: string, i: number, salt: number) => ({ id, pack_id: packs[i % 3], a: i % 3, b: (i * 2654435761 + salt) >>> 0, c: 2 ** 40 + i, d: i + salt, e: i * 7, f: (i * 40503 + salt) % 2 ** 32 });
     const file = (name: string) => path.join(dir, name);
     // Two segments (older one first), as a store keeps them: an id lives in exactly one.
     await writeSegment(file('t.1.idx'), INDEX_KIND_TREE, ids.slice(0, 1800).map((id, i) => row(id, i, 1)));
@@ -246,6 +248,43 @@ describe('content formats against golden fixtures', () => {
     const junk = Buffer.from('not a tree');
     const v = new PackVerifier(PACK_KIND_TREE);
     expect(() => v.update(buildPack(PACK_KIND_TREE, [{ id: sha256Hex(junk), raw: junk }]).bytes)).to.throw(Invalid, /canonical tree/);
+  });
+
+  it('tree locator index, version 1: golden bytes with each tree\'s expanded size; version 0 reads as no size recorded', async () => {
+    const golden = fixture('trees-index-v1.idx');
+    const emptyTree = sha256Hex(encodeTree([]));
+    const rows = [
+      { id: TREE_ID, pack_id: TREE_PACK_ID, a: 0, b: 0x01020304, c: 156, d: 40, e: encodeTree(TREE).length, f: 1 + TREE.length },
+      { id: emptyTree, pack_id: TREE_PACK_ID, a: 0, b: 0x0a0b0c0d, c: 196, d: 21, e: 12, f: 1 },
+    ];
+    const dir = tempDir();
+    await writeSegment(path.join(dir, 'trees.idx'), INDEX_KIND_TREE, rows);
+    expect(readFileSync(path.join(dir, 'trees.idx')).equals(golden)).to.equal(true);
+    // By hand, against storage-layout.md §8: version byte 1; an entry's bytes 56..59 raw length, 60..63 the size.
+    expect(golden[8]).to.equal(1);
+    const at = 12 + 12 + 1024 + 32; // header, fixed fields, fanout, one pack id: the first entry (ids sorted)
+    const first = [...rows].sort((x, y) => (x.id < y.id ? -1 : 1))[0];
+    expect(golden.toString('hex', at, at + 32)).to.equal(first.id);
+    expect(golden.readUInt32LE(at + 56)).to.equal(first.e);
+    expect(golden.readUInt32LE(at + 60)).to.equal(first.f);
+    const reader = IndexReader.open(path.join(FIXTURES, 'trees-index-v1.idx'), INDEX_KIND_TREE);
+    for (const r of rows) expect(reader.lookup(r.id)).to.deep.equal({ id: r.id, a: r.a, b: r.b, c: r.c, d: r.d, e: r.e, f: r.f });
+    reader.verify();
+    reader.close();
+    // The same entries in a version-0 file (the blob index fixture's layout as a tree index): no size.
+    const v0 = Buffer.from(fixture('blobs-index-v0.idx'));
+    v0[12] = INDEX_KIND_TREE;
+    v0.writeUInt32LE(crc32(v0.subarray(0, v0.length - 4)), v0.length - 4);
+    (await import('node:fs')).writeFileSync(path.join(dir, 'v0.idx'), v0);
+    const old = IndexReader.open(path.join(dir, 'v0.idx'), INDEX_KIND_TREE);
+    expect(old.lookup(blobId(hello))).to.deep.equal({ id: blobId(hello), a: 0, b: 1199964029, c: 156, d: 15, e: 6 });
+    old.close();
+    // Version 1 exists for tree indexes only.
+    const wrong = Buffer.from(fixture('blobs-index-v0.idx'));
+    wrong[8] = 1;
+    wrong.writeUInt32LE(crc32(wrong.subarray(0, wrong.length - 4)), wrong.length - 4);
+    (await import('node:fs')).writeFileSync(path.join(dir, 'wrong.idx'), wrong);
+    expect(() => IndexReader.open(path.join(dir, 'wrong.idx'), INDEX_KIND_BLOB)).to.throw(Corrupt, /bad version/);
   });
 
   it('locator index: golden bytes, O(log n) lookups, streaming merge', async () => {

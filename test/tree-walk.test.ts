@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { ContentOperations } from '../lib/authority/content.js';
 import type { TreeEntry } from '../lib/domain/content.js';
 import type { ContentStore } from '../lib/store/content-store.js';
+import { WalkBudget, walkOverLimit } from '../lib/domain/tree-size.js';
 
 describe('tree walk', () => {
   // root: a/ (x, y/ (z)), b, c/ (empty)
@@ -13,7 +14,10 @@ describe('tree walk', () => {
     ['C', []],
   ]);
   let reads = 0;
-  const store = { readTree: async (id: string) => { reads++; return trees.get(id)!; } } as unknown as ContentStore;
+  const store = {
+    readTree: async (id: string) => { reads++; return trees.get(id)!; },
+    walkBudget: (what: string) => new WalkBudget(100, walkOverLimit(what)),
+  } as unknown as ContentStore;
   const ops = new ContentOperations(store);
   const paths = async (it: AsyncIterable<{ path: string }>) => { const out: string[] = []; for await (const { path } of it) out.push(path); return out; };
   const expected = ['a', 'a/x', 'a/y', 'a/y/z', 'b', 'c'];
@@ -21,6 +25,18 @@ describe('tree walk', () => {
   it('yields every entry depth-first in name order, a directory before its contents', async () => {
     expect(await paths(ops.walk('root'))).to.deep.equal(expected);
     expect(await paths(ops.walk('A', 'a'))).to.deep.equal(['a/x', 'a/y', 'a/y/z']);
+  });
+
+  it('stops past its budget of paths with a 400 (a store whose recorded sizes lie)', async () => {
+    let err: unknown = null;
+    try {
+      await paths(ops.walk('root', '', undefined, new WalkBudget(3, walkOverLimit('the walk'))));
+    } catch (e) {
+      err = e;
+    }
+    expect(err).to.have.property('code', 'Invalid');
+    expect(String((err as Error).message)).to.match(/^the walk walks more than 3 paths/);
+    expect(await paths(ops.walk('root', '', undefined, new WalkBudget(6, walkOverLimit('the walk'))))).to.deep.equal(expected);
   });
 
   it('a tree memo reads each tree once while it has room, and changes nothing it yields', async () => {

@@ -59,7 +59,7 @@ export class Authority {
    * replay the job and plan logs. The object is handed out only when all of it is open. A
    * retiring repository opens with its files frozen (`frozen`): they stay as exported.
    */
-  static async open(root: string, index: number, log: Log, policy: JobPolicy = DEFAULT_JOB_POLICY, frozen = false): Promise<Authority> {
+  static async open(root: string, index: number, log: Log, policy: JobPolicy = DEFAULT_JOB_POLICY, frozen = false, maxSnapshotPaths?: number): Promise<Authority> {
     const layout = new AuthorityLayout(root);
     const removed = await removeTempFiles(root);
     for (const file of removed) log.warn({ repository_index: index, file: file.slice(root.length + 1) }, 'recovery removed an unfinished temp file');
@@ -73,7 +73,7 @@ export class Authority {
     if (identity.repository_index !== index) {
       throw new Corrupt(`repository ${index}: authority.bin names repository ${identity.repository_index}`);
     }
-    const { store, notes } = await ContentStore.open(root, { frozen });
+    const { store, notes } = await ContentStore.open(root, { frozen, maxSnapshotPaths });
     try {
       for (const note of notes) log.warn({ repository_index: index, note }, 'recovery');
       store.onBackgroundError = (problem) => log.error({ repository_index: index, problem }, 'index maintenance');

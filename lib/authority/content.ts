@@ -14,7 +14,8 @@ import {
   type RefusedName,
   type TreeEntry,
 } from '../domain/content.js';
-import { Conflict, Invalid, NotFound } from '../domain/errors.js';
+import { Conflict, Invalid, NotFound, TooLarge } from '../domain/errors.js';
+import { describeOverLimit, Pace, pathsOf, WalkBudget } from '../domain/tree-size.js';
 import { closeLine, moveLine, validateLineName, type LineMove, type LineState } from '../domain/lines.js';
 import { nowSeconds } from '../domain/repository.js';
 import { lineEvents } from '../domain/events.js';
@@ -162,7 +163,7 @@ export class ContentOperations {
    * Walk a tree depth-first in name order, yielding every entry with its path (a directory before
    * its contents). An explicit stack: nested `yield*` costs every item a hop per level.
    */
-  async *walk(treeId: string, prefix = '', readTree = (id: string) => this.store.readTree(id)): AsyncGenerator<{ path: string; entry: TreeEntry }> {
+  async *walk(treeId: string, prefix = '', readTree = (id: string) => this.store.readTree(id), budget: WalkBudget = this.store.walkBudget(`the walk of tree ${treeId}`)): AsyncGenerator<{ path: string; entry: TreeEntry }> {
     const stack = [{ entries: await readTree(treeId), next: 0, prefix }];
     while (stack.length) {
       const top = stack[stack.length - 1];
@@ -172,6 +173,8 @@ export class ContentOperations {
       }
       const entry = top.entries[top.next++];
       const p = top.prefix ? `${top.prefix}/${entry.name}` : entry.name;
+      // Trees read from memory resolve at once: without a pause the walk would hold the event loop.
+      if (budget.take()) await budget.pause();
       yield { path: p, entry };
       if (entry.kind === 'directory') stack.push({ entries: await readTree(entry.id), next: 0, prefix: p });
     }
@@ -194,6 +197,16 @@ export class ContentOperations {
       }
       return entries;
     };
+  }
+
+  /** Refuse (400) to expand a stored tree over the limit a snapshot may hold (ContentStore.requireExpandable). */
+  requireExpandable(treeId: string, what: string): Promise<void> {
+    return this.store.requireExpandable(treeId, what);
+  }
+
+  /** A budget for one walk of a tree checked by requireExpandable. */
+  walkBudget(what: string): WalkBudget {
+    return this.store.walkBudget(what);
   }
 
   /** Resolve a clean relative path inside a snapshot's tree to its entry (null for the root). */
@@ -394,6 +407,9 @@ export class ContentOperations {
     // staged before that check, or a name refused only at the top, is caught here).
     let refusedBelow = false;
     const refusedAtTop = new Set<string>();
+    // What each new tree's size depends on (its blob entries, its directories' tree ids).
+    const shapes = new Map<string, TreeShape>();
+    const pace = new Pace();
     for (const loc of trees.values()) {
       const raw = await tx.readLocated(loc);
       let entries: TreeEntry[];
@@ -402,7 +418,12 @@ export class ContentOperations {
       } catch (err) {
         throw new Invalid(`tree ${loc.id}: ${(err as Error).message}`);
       }
+      const shape: TreeShape = { blobs: 0, dirs: [] };
+      shapes.set(loc.id, shape);
+      if (pace.tick(entries.length)) await pace.pause();
       for (const e of entries) {
+        if (e.kind === 'directory') shape.dirs.push(e.id);
+        else shape.blobs++;
         if (refusedEntryName(e.name, true)) {
           if (refusedEntryName(e.name, false)) refusedBelow = true;
           else refusedAtTop.add(loc.id);
@@ -433,6 +454,15 @@ export class ContentOperations {
         if (!tx.hasSnapshot(p) && !incoming.has(p)) throw new NotFound(`snapshot ${row.snapshot_id} parent ${p} is not present`);
       }
     }
+    // Expanded sizes before anything walks a new tree by path (the names check below does).
+    const sizes = await newTreeSizes(tx, shapes, pace);
+    for (const { row } of incoming.values()) {
+      const paths = pathsOf(sizes.get(row.root_tree_id) ?? (await tx.expandedSize(row.root_tree_id)));
+      if (paths > tx.maxSnapshotPaths) throw new TooLarge(describeOverLimit(`snapshot ${row.snapshot_id}`, paths, tx.maxSnapshotPaths));
+    }
+    for (const [id, size] of sizes) {
+      if (trees.has(id) && pathsOf(size) > tx.maxSnapshotPaths) throw new TooLarge(describeOverLimit(`tree ${id}`, pathsOf(size), tx.maxSnapshotPaths));
+    }
     await this.refuseNames(tx, [...incoming.values()].map(({ row }) => row.root_tree_id), trees, refusedBelow, refusedAtTop);
     const ordered: Buffer[] = [];
     const placed = new Set<string>();
@@ -459,7 +489,7 @@ export class ContentOperations {
     // Everything checked: stage it (one transaction, so all of it commits or none).
     for (const { kind, packId } of adopt) tx.adoptPack(kind, packId);
     for (const loc of blobs.values()) tx.addLocator(loc);
-    for (const loc of trees.values()) tx.addLocator(loc);
+    for (const loc of trees.values()) tx.addLocator({ ...loc, expanded: sizes.get(loc.id)! });
     for (const canonical of ordered) tx.addSnapshot(canonical);
     if (nextLine) {
       tx.emitAll(lineEvents(nextLine.name, tx.line(nextLine.name), nextLine));
@@ -548,12 +578,16 @@ export class ContentOperations {
     const seenTrees = new Set<string>();
     const seenBlobs = new Set<string>();
     const stack = roots.filter((r) => !exclude.trees.has(r));
+    // Distinct trees only (never the expansion), but many of them: yield as it goes.
+    const pace = new Pace();
     while (stack.length) {
       const id = stack.pop()!;
       if (seenTrees.has(id)) continue;
       seenTrees.add(id);
       trees.push(id);
-      for (const e of await this.store.readTree(id)) {
+      const entries = await this.store.readTree(id);
+      if (pace.tick(entries.length)) await pace.pause();
+      for (const e of entries) {
         if (e.kind === 'directory') {
           if (!seenTrees.has(e.id) && !exclude.trees.has(e.id)) stack.push(e.id);
         } else if (!seenBlobs.has(e.id) && !exclude.blobs.has(e.id)) {
@@ -632,6 +666,47 @@ export class ContentOperations {
     const rows = await this.manifestRows(snapshots, exclude);
     return { head_snapshot_id: headId, boundary_snapshot_ids: [...boundary], snapshot_id: headId, ...rows, line_update: null };
   }
+}
+
+/** A new tree as its expanded size needs it: how many blob entries, which directory entries. */
+interface TreeShape { blobs: number; dirs: string[] }
+
+/**
+ * The expanded sizes of a commit's new trees (`shapes`), children first; a stored child's size
+ * is its recorded one (or computed once, for a tree indexed before sizes were). O(new trees and
+ * their entries), whatever they expand to. The map also holds the stored children it looked up.
+ */
+async function newTreeSizes(tx: Txn, shapes: Map<string, TreeShape>, pace: Pace): Promise<Map<string, number>> {
+  const sizes = new Map<string, number>();
+  for (const start of shapes.keys()) {
+    const stack = [start];
+    while (stack.length) {
+      const top = stack[stack.length - 1];
+      if (sizes.has(top)) {
+        stack.pop();
+        continue;
+      }
+      const shape = shapes.get(top)!;
+      let ready = true;
+      for (const d of shape.dirs) {
+        if (!sizes.has(d) && shapes.has(d)) {
+          stack.push(d);
+          ready = false;
+        }
+      }
+      if (!ready) continue;
+      stack.pop();
+      let size = 1 + shape.blobs;
+      for (const d of shape.dirs) {
+        let child = sizes.get(d);
+        if (child === undefined) sizes.set(d, (child = await tx.expandedSize(d)));
+        size += child;
+      }
+      sizes.set(top, size);
+      if (pace.tick(shape.dirs.length + 1)) await pace.pause();
+    }
+  }
+  return sizes;
 }
 
 /** The line after `move`, or null for a replay; the new head must exist (or be in `incoming`). */

@@ -11,6 +11,8 @@ export interface AuthorityHost {
   readonly layout: Layout;
   readonly registry: Registry;
   readonly log: Log;
+  /** Paths a snapshot may hold (lib/domain/tree-size.ts); restore refuses a repository holding a larger one. */
+  readonly maxSnapshotPaths: number;
   record(index: number): RepositoryRecord;
   authority(index: number): Authority;
   lifecycleExclusive<T>(index: number, fn: () => Promise<T>): Promise<T>;

@@ -33,6 +33,7 @@ import { EventFeeds, registryEventStream, type EventFeedOptions, type FeedHost }
 import { DEFAULT_WEBHOOK_NETWORK, WebhookDispatcher, type WebhookNetwork, type WebhookPolicy } from './webhook-dispatcher.js';
 import type { WebhookTargets } from '../domain/webhook-targets.js';
 import type { QueueOptions } from '../domain/workflow/land-queue.js';
+import { DEFAULT_MAX_SNAPSHOT_PATHS } from '../domain/tree-size.js';
 
 export interface ServiceOptions {
   dataDir: string;
@@ -40,6 +41,8 @@ export interface ServiceOptions {
   jobPolicy?: JobPolicy;
   /** The event feeds' limits, heartbeat and retention (./event-feed.ts). */
   events?: EventFeedOptions;
+  /** Paths a snapshot may hold (--max-snapshot-paths; lib/domain/tree-size.ts). */
+  maxSnapshotPaths?: number;
 }
 
 /** A repository that failed its checks at open stays registered but unusable until repaired. */
@@ -73,6 +76,7 @@ export class CairnService implements AuthorityHost, FeedHost {
     readonly log: Log,
     readonly jobPolicy: JobPolicy,
     events: EventFeedOptions = {},
+    readonly maxSnapshotPaths = DEFAULT_MAX_SNAPSHOT_PATHS,
   ) {
     this.feeds = new EventFeeds(this, events);
   }
@@ -87,7 +91,7 @@ export class CairnService implements AuthorityHost, FeedHost {
     }
     const registry = await Registry.open(layout);
     for (const note of await registry.openEvents()) options.log.warn({ note }, 'recovery');
-    const service = new CairnService(layout, registry, options.log, options.jobPolicy ?? DEFAULT_JOB_POLICY, options.events);
+    const service = new CairnService(layout, registry, options.log, options.jobPolicy ?? DEFAULT_JOB_POLICY, options.events, options.maxSnapshotPaths);
     if (registry.events) service.feeds.attachRegistry(registryEventStream(registry.events));
     await service.removeUnregisteredDirectories();
     service.restoreSessions = await RestoreSessions.open(service);
@@ -203,7 +207,7 @@ export class CairnService implements AuthorityHost, FeedHost {
   private async openAuthority(index: number): Promise<void> {
     try {
       const frozen = this.registry.get(index)?.lifecycle_kind !== LIFECYCLE_ACTIVE; // a retiring authority's files stay as exported
-      const authority = await Authority.open(this.layout.repositoryDir(index), index, this.log, this.jobPolicy, frozen);
+      const authority = await Authority.open(this.layout.repositoryDir(index), index, this.log, this.jobPolicy, frozen, this.maxSnapshotPaths);
       if (this.closed) {
         authority.close();
         return;

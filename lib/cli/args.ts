@@ -1,6 +1,7 @@
 // Argument parsing shared by the commands (node:util parseArgs, strict: unknown options fail).
 import { statSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { MAX_SNAPSHOT_PATHS_BOUND } from '../domain/tree-size.js';
 
 export class CliUsageError extends Error {}
 
@@ -33,4 +34,11 @@ export function requireDataDir(dir: string): void {
     throw new CliUsageError(`data directory ${dir} does not exist (check --data)`);
   }
   if (!st.isDirectory()) throw new CliUsageError(`data directory ${dir} is not a directory (check --data)`);
+}
+
+/** `--max-snapshot-paths N` (serve, fsck, import): paths a snapshot may hold (lib/domain/tree-size.ts). */
+export function parseMaxSnapshotPaths(value: unknown): number {
+  const n = Number(value);
+  if (typeof value !== 'string' || !/^[1-9][0-9]*$/.test(value) || n > MAX_SNAPSHOT_PATHS_BOUND) throw new CliUsageError(`--max-snapshot-paths must be an integer from 1 to ${MAX_SNAPSHOT_PATHS_BOUND}`);
+  return n;
 }

@@ -12,7 +12,8 @@ import { copyFileHashed, exportFiles } from '../store/export.js';
 import { Layout } from '../store/layout.js';
 import { decodeRegistry } from '../store/registry-file.js';
 import { ManifestStruct } from '../http/handlers/lifecycle.js';
-import { CliUsageError, parseCommandArgs, requireDataDir } from './args.js';
+import { CliUsageError, parseCommandArgs, parseMaxSnapshotPaths, requireDataDir } from './args.js';
+import { DEFAULT_MAX_SNAPSHOT_PATHS } from '../domain/tree-size.js';
 
 export const EXPORT_HELP = `Usage: cairn export --data DIR --repo N OUT_DIR
 
@@ -24,7 +25,7 @@ Options:
   --json   accepted for uniformity: the result is always one JSON object
 `;
 
-export const IMPORT_HELP = `Usage: cairn import --data DIR [--policy-flags N] IN_DIR
+export const IMPORT_HELP = `Usage: cairn import --data DIR [--policy-flags N] [--max-snapshot-paths N] IN_DIR
 
 Restore a directory written by cairn export (IN_DIR/manifest.json plus the files) as a new
 repository: every file's size and sha256 are checked, the authority is checked as fsck does,
@@ -32,6 +33,9 @@ and it gets a new repository index (printed as JSON). Offline: takes the data-di
 
 Options:
   --policy-flags N   policy_flags of the restored repository (u8, default 0)
+  --max-snapshot-paths N
+                     paths a snapshot may hold, as cairn serve's option (default 10000000):
+                     a repository holding a larger snapshot is refused
   --json             accepted for uniformity: the result is always one JSON object
 
 --data must name an existing directory (an empty one is a new, empty store).
@@ -75,11 +79,13 @@ export async function exportCommand(argv: string[]): Promise<number> {
 export async function importCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, {
     data: { type: 'string' }, 'policy-flags': { type: 'string', default: '0' }, json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false },
+    'max-snapshot-paths': { type: 'string', default: String(DEFAULT_MAX_SNAPSHOT_PATHS) },
   }, true);
   if (values.help) { process.stdout.write(IMPORT_HELP); return 0; }
   if (typeof values.data !== 'string' || positionals.length !== 1) throw new CliUsageError('usage: cairn import --data DIR IN_DIR');
   const flags = Number(values['policy-flags']);
   validatePolicyFlags(flags);
+  const maxSnapshotPaths = parseMaxSnapshotPaths(values['max-snapshot-paths']);
   const inDir = path.resolve(positionals[0]);
   const dataDir = path.resolve(values.data);
   requireDataDir(dataDir);
@@ -95,7 +101,7 @@ export async function importCommand(argv: string[]): Promise<number> {
   const lock = await lockDataDir(dataDir);
   let service: CairnService | null = null;
   try {
-    service = await CairnService.open({ dataDir, log: pino({ level: 'silent' }) });
+    service = await CairnService.open({ dataDir, log: pino({ level: 'silent' }), maxSnapshotPaths });
     const response = await service.restores.importDirectory(inDir, manifest, flags);
     process.stdout.write(`${JSON.stringify(response)}\n`);
     return 0;

@@ -8,9 +8,10 @@ import { fsckAuthority } from '../store/fsck.js';
 import { Layout } from '../store/layout.js';
 import { checkRegistryEvents } from '../store/registry-events.js';
 import { decodeRegistry } from '../store/registry-file.js';
-import { CliUsageError, parseCommandArgs, requireDataDir } from './args.js';
+import { CliUsageError, parseCommandArgs, parseMaxSnapshotPaths, requireDataDir } from './args.js';
+import { DEFAULT_MAX_SNAPSHOT_PATHS } from '../domain/tree-size.js';
 
-export const FSCK_HELP = `Usage: cairn fsck --data DIR [--repo N] [--rebuild-locators]
+export const FSCK_HELP = `Usage: cairn fsck --data DIR [--repo N] [--rebuild-locators] [--max-snapshot-paths N]
 
 Verify a data directory offline: the registry and its event log, and for each repository (or only N) every pack
 hash and frame, every index checksum and locator, every reachable tree and snapshot, every
@@ -21,18 +22,23 @@ Options:
   --data DIR           data directory
   --repo N             check only repository N
   --rebuild-locators   recreate the blob and tree locator indexes from the packs alone first
+  --max-snapshot-paths N
+                       paths a snapshot may hold, as cairn serve's option (default 10000000):
+                       a snapshot holding more is a problem
   --json               accepted for uniformity: the summary is always JSON
 `;
 
 export async function fsckCommand(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs(argv, {
     data: { type: 'string' }, repo: { type: 'string' }, 'rebuild-locators': { type: 'boolean', default: false }, json: { type: 'boolean', default: false },
+    'max-snapshot-paths': { type: 'string', default: String(DEFAULT_MAX_SNAPSHOT_PATHS) },
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) { process.stdout.write(FSCK_HELP); return 0; }
   if (typeof values.data !== 'string') throw new CliUsageError('--data is required');
   const dataDir = path.resolve(values.data);
   const only = values.repo === undefined ? null : parseU32(String(values.repo), '--repo');
+  const maxSnapshotPaths = parseMaxSnapshotPaths(values['max-snapshot-paths']);
   requireDataDir(dataDir);
   const lock = await lockDataDir(dataDir);
   try {
@@ -58,7 +64,7 @@ export async function fsckCommand(argv: string[]): Promise<number> {
     for (const record of records) {
       if (only !== null && record.repository_index !== only) continue;
       if (record.lifecycle_kind === LIFECYCLE_PURGED) continue;
-      const result = await fsckAuthority(layout.repositoryDir(record.repository_index), record.repository_index, { rebuildLocators: values['rebuild-locators'] === true });
+      const result = await fsckAuthority(layout.repositoryDir(record.repository_index), record.repository_index, { rebuildLocators: values['rebuild-locators'] === true, maxSnapshotPaths });
       for (const p of result.problems) process.stdout.write(`repository ${record.repository_index}: ${p}\n`);
       for (const n of result.notes) process.stderr.write(`repository ${record.repository_index}: note: ${n}\n`);
       problems += result.problems.length;

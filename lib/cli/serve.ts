@@ -20,7 +20,8 @@ import { DEFAULT_WEBHOOK_NETWORK, DEFAULT_WEBHOOK_POLICY, type Resolve, type Web
 import { isCairnError } from '../domain/errors.js';
 import { webhookTargets } from '../domain/webhook-targets.js';
 import { checkQueueOptions, DEFAULT_QUEUE_OPTIONS, type QueueOptions } from '../domain/workflow/land-queue.js';
-import { CliUsageError, parseBind, parseCommandArgs } from './args.js';
+import { CliUsageError, parseBind, parseCommandArgs, parseMaxSnapshotPaths } from './args.js';
+import { DEFAULT_MAX_SNAPSHOT_PATHS } from '../domain/tree-size.js';
 import { LogLineBatch, sinkOnFd } from './log-batch.js';
 import { jsonRequestLog } from './request-log.js';
 import { prettyStream } from './log-format.js';
@@ -36,7 +37,7 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--activation-delay-ms N] [--lock-stale-ms N] [--webhook-backoff-ms N]
                    [--queue-depth N] [--queue-retries N] [--queue-batch N]
                    [--queue-stall-seconds N] [--allowed-host NAME]... [--allowed-origin ORIGIN]...
-                   [--shutdown-seconds N] [-h|--help]
+                   [--max-snapshot-paths N] [--shutdown-seconds N] [-h|--help]
 
 Serve the cairn HTTP interface, and the reviewer web UI at /ui/ (docs/ui.md).
 
@@ -109,6 +110,11 @@ Options:
                      ORIGIN (http[s]://HOST[:PORT]), e.g. https://cairn.example.com behind a TLS
                      ingress. Repeatable. By default only pages of this server's own origin may
                      write; others get 403
+  --max-snapshot-paths N
+                     paths a snapshot may hold: files, symlinks and directories, counted at
+                     every place a shared tree appears (default 10000000). A commit that
+                     would store a larger one is refused (413); one stored before is not
+                     expanded (400). Computed from distinct trees, never by expanding them
   --shutdown-seconds N
                      on SIGTERM/SIGINT, exit within N seconds (default 10): in-flight requests
                      finish until two seconds before (then their connections are closed), the
@@ -149,6 +155,8 @@ export interface ServerOptions {
   allowedOrigins?: string[];
   /** The stop's bound (--shutdown-seconds; default 10). */
   shutdownSeconds?: number;
+  /** Paths a snapshot may hold (--max-snapshot-paths; lib/domain/tree-size.ts). */
+  maxSnapshotPaths?: number;
 }
 
 export const DEFAULT_SHUTDOWN_SECONDS = 10;
@@ -232,7 +240,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   server.guard = guard;
   log.info({ address: `${address.address}:${address.port}`, data: options.dataDir }, 'listening');
 
-  opening = CairnService.open({ dataDir: options.dataDir, log, jobPolicy: options.jobPolicy, events: options.events });
+  opening = CairnService.open({ dataDir: options.dataDir, log, jobPolicy: options.jobPolicy, events: options.events, maxSnapshotPaths: options.maxSnapshotPaths });
   const ready = (async () => {
     const service = await opening;
     opened = service;
@@ -284,6 +292,7 @@ export async function serve(argv: string[]): Promise<number> {
     'allowed-host': { type: 'string', multiple: true, default: [] },
     'allowed-origin': { type: 'string', multiple: true, default: [] },
     'shutdown-seconds': { type: 'string', default: String(DEFAULT_SHUTDOWN_SECONDS) },
+    'max-snapshot-paths': { type: 'string', default: String(DEFAULT_MAX_SNAPSHOT_PATHS) },
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
@@ -352,7 +361,8 @@ export async function serve(argv: string[]): Promise<number> {
   const allowedOrigins = values['allowed-origin'] as string[];
   for (const o of allowedOrigins) if (canonicalOrigin(o) === null) throw new CliUsageError(`--allowed-origin must be an origin such as https://cairn.example.com or http://HOST:PORT, got "${o}"`);
   const shutdownSeconds = positive('shutdown-seconds', 3600);
-  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, shutdownSeconds });
+  const maxSnapshotPaths = parseMaxSnapshotPaths(values['max-snapshot-paths']);
+  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, shutdownSeconds, maxSnapshotPaths });
   let signalled = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (signalled) {

@@ -6,6 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { decodeTree, refusedEntryName, snapshotId, type EntryKind, type RefusedName, type TreeEntry } from '../domain/content.js';
+import { DEFAULT_MAX_SNAPSHOT_PATHS, describeOverLimit, expandedSize, MAX_SNAPSHOT_PATHS_BOUND, pathsOf } from '../domain/tree-size.js';
 import { decodeObjectFrame, PACK_KIND_OBJECT, PACK_KIND_TREE, type BuiltPack, type PackKind } from '../store/pack.js';
 import { CairnClient, ServerError } from './http.js';
 import { NO_PROGRESS, progressFor, type Progress } from './progress.js';
@@ -270,8 +271,17 @@ async function knownContent(client: CairnClient, repo: number, first: (string | 
   const listings = new Map<string, SnapshotListing>();
   const blobs = new Set<string>();
   const trees = new Set<string>();
+  const required = new Set(first.filter((x): x is string => !!x));
   await Promise.all([...ids].map(async (id) => {
-    const listing = await listSnapshot(client, repo, id);
+    let listing: SnapshotListing;
+    try {
+      listing = await listSnapshot(client, repo, id);
+    } catch (err) {
+      // Other lines' heads are only hints: one the server will not list (a snapshot over its
+      // limit, kept from before it) leaves its content unknown, not the push failed.
+      if (!required.has(id) && err instanceof ServerError && err.status < 500) return;
+      throw err;
+    }
     listings.set(id, listing);
     for (const f of listing.files) blobs.add(f.blob_id);
     for (const d of listing.directories) trees.add(d.tree_id);
@@ -588,6 +598,15 @@ class PackIntake {
   }
 }
 
+/** Paths a pulled snapshot may hold: CAIRN_MAX_SNAPSHOT_PATHS, else the server's default limit. */
+export function clientMaxSnapshotPaths(): number {
+  const raw = process.env.CAIRN_MAX_SNAPSHOT_PATHS;
+  if (raw === undefined || raw === '') return DEFAULT_MAX_SNAPSHOT_PATHS;
+  const n = Number(raw);
+  if (!/^[1-9][0-9]*$/.test(raw) || n > MAX_SNAPSHOT_PATHS_BOUND) throw new Error(`CAIRN_MAX_SNAPSHOT_PATHS must be an integer from 1 to ${MAX_SNAPSHOT_PATHS_BOUND}`);
+  return n;
+}
+
 export async function pull(o: PullOptions): Promise<{ snapshot_id: string; files: number; bytes: number }> {
   const client = new CairnClient(o.server);
   const t = timer();
@@ -636,6 +655,13 @@ export async function pull(o: PullOptions): Promise<{ snapshot_id: string; files
       if (loc.offset + loc.length > pack.length) throw new Error(`tree ${treeId} lies outside tree pack ${loc.pack_id}`);
       return decodeTree(decodeObjectFrame({ id: treeId, offset: loc.offset, length: loc.length, raw_length: loc.raw_length, crc32: Number.parseInt(loc.crc32, 16) }, pack.subarray(loc.offset, loc.offset + loc.length), 'tree'));
     };
+    // The size of the expansion first, from the distinct trees (docs/operations.md "Tree
+    // expansion"): a snapshot over the limit is refused before a path is listed, whatever the server.
+    const limit = clientMaxSnapshotPaths();
+    const sizes = new Map<string, number>();
+    const paths = pathsOf(await expandedSize(root, readTree, (t) => sizes.get(t), (t, n) => sizes.set(t, n)));
+    if (paths > limit) throw new Error(`${describeOverLimit(`snapshot ${id}`, paths, limit)}; nothing was written to ${o.out} (CAIRN_MAX_SNAPSHOT_PATHS raises the limit)`);
+    t('size');
     // The snapshot's directories, and per object pack the objects to decode with their paths.
     const dirs: string[] = [];
     const byPack = new Map<string, Map<string, MaterializeEntry>>();

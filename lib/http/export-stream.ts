@@ -52,15 +52,19 @@ export async function exportSnapshot(req: ExportRequest): Promise<{ length: numb
     files = async function* () { yield { path: narrowed, entry: target }; };
   } else {
     const treeId = target ? target.id : snapshot.root_tree_id;
+    const what = narrowed === '' ? `snapshot ${snapshot.snapshot_id}` : `path ${narrowed} of snapshot ${snapshot.snapshot_id}`;
+    // A tree over the limit a snapshot may hold (kept from before the limit) is not expanded: its
+    // size is a lookup (or a walk of its distinct trees), and each walk below is bounded too.
+    await content.requireExpandable(treeId, what);
     const root: Item = { path: narrowed, entry: { name: '', kind: 'directory', id: treeId } };
     // The walks below (count, directories, files) read the same trees: each is read once.
     const readTree = content.treeMemo();
     directories = async function* () {
       yield root;
-      for await (const { path, entry } of content.walk(treeId, narrowed, readTree)) if (entry.kind === 'directory') yield { path, entry };
+      for await (const { path, entry } of content.walk(treeId, narrowed, readTree, content.walkBudget(`the export of ${what}`))) if (entry.kind === 'directory') yield { path, entry };
     };
     files = async function* () {
-      for await (const { path, entry } of content.walk(treeId, narrowed, readTree)) if (entry.kind !== 'directory') yield { path, entry };
+      for await (const { path, entry } of content.walk(treeId, narrowed, readTree, content.walkBudget(`the export of ${what}`))) if (entry.kind !== 'directory') yield { path, entry };
     };
   }
   const dirJson = (d: Item) => JSON.stringify({ path: d.path, tree_id: d.entry.id });

@@ -104,7 +104,7 @@ const REFUSAL_TEXT: Record<number, string> = {
   405: 'Method not bound for this path (Allow lists those that are)',
   409: 'Authority, lifecycle or compare-and-set conflict',
   410: 'The position asked for is older than the oldest event still kept (event retention): the body names where to resume',
-  413: "Body over the route's limit",
+  413: "Body over the route's limit (a remote-sync commit: a snapshot or tree that expands past the paths a snapshot may hold)",
   415: 'Wrong Content-Type (or Content-Encoding)',
   421: 'Misdirected: the Host header does not name this server (DNS rebinding; see cairn serve --allowed-host)',
   422: 'JSON that does not fit the typed request: not an object, a missing required field, a field of the wrong type, an unknown field where the route rejects them',

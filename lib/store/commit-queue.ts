@@ -273,7 +273,7 @@ export class CommitQueue {
 }
 
 function fromLocator(l: Locator): SegmentEntry {
-  return { id: l.id, pack_id: l.pack_id, a: 0, b: l.crc32, c: l.offset, d: l.length, e: l.raw_length };
+  return { id: l.id, pack_id: l.pack_id, a: 0, b: l.crc32, c: l.offset, d: l.length, e: l.raw_length, f: l.expanded ?? 0 };
 }
 
 /** After concurrent steps have all settled: throw the first failure, if any. */

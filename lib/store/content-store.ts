@@ -29,6 +29,8 @@ import { crashPoint } from './crash-point.js';
 import type { CheckpointCover } from './workflow-checkpoint.js';
 import type { WorkflowRecords } from './workflow-records.js';
 import { writeFileDurableWith } from './durable.js';
+import { TreeSizes } from './tree-sizes.js';
+import { DEFAULT_MAX_SNAPSHOT_PATHS, overLimit, Pace, pathsOf, WalkBudget, walkOverLimit } from '../domain/tree-size.js';
 
 /** Workflow.log records between background checkpoints (an open replays at most about this many). */
 export const DEFAULT_CHECKPOINT_EVERY = 50_000;
@@ -66,6 +68,7 @@ export class ContentStore {
 
   private constructor(readonly root: string, private readonly published: PublishedStore, private readonly point: CommitPointFile, options: OpenOptions) {
     this.layout = published.layout;
+    published.sizes = new TreeSizes(options.maxSnapshotPaths ?? DEFAULT_MAX_SNAPSHOT_PATHS);
     this.checkpointEnabled = options.checkpoint !== false;
     this.checkpointEvery = options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
     this.commits = new CommitQueue(published, point, () => {
@@ -223,6 +226,35 @@ export class ContentStore {
   readObject(kind: ObjectKind, id: string): Promise<Buffer> { return this.published.readObject(kind, id); }
   readLocated(loc: Locator): Promise<Buffer> { return this.published.readLocated(loc); }
   readTree(id: string): Promise<TreeEntry[]> { return this.published.readTree(id); }
+  /** Paths a snapshot may hold (lib/domain/tree-size.ts). */
+  get maxSnapshotPaths(): number { return this.published.sizes.maxSnapshotPaths; }
+  /**
+   * A committed tree's expanded size: recorded in its index entry, or computed once over its
+   * distinct subtrees (a tree indexed before sizes were recorded) and kept (tree-sizes.ts).
+   */
+  expandedSize(treeId: string, pace?: Pace): Promise<number> {
+    return this.published.sizes.size(treeId, (id) => this.published.recordedSize(id), (id) => this.published.readTree(id), pace);
+  }
+  /** A tree's expanded size when recorded or computed before; undefined otherwise (never reads). */
+  knownSize(treeId: string): number | undefined {
+    return this.published.sizes.known(treeId, this.published.recordedSize(treeId));
+  }
+  /** Keep a size computed elsewhere (a merge's new trees): sizes depend on the tree id alone. */
+  rememberSize(treeId: string, size: number): void {
+    this.published.sizes.remember(treeId, size);
+  }
+  /**
+   * Refuse (400, an Invalid naming `what`) to expand a stored tree that holds more paths than a
+   * snapshot may: a store written before the limit may hold one. A lookup when recorded.
+   */
+  async requireExpandable(treeId: string, what: string): Promise<void> {
+    const paths = pathsOf(await this.expandedSize(treeId));
+    if (paths > this.maxSnapshotPaths) throw overLimit(what, paths, this.maxSnapshotPaths);
+  }
+  /** The budget of one walk that expands trees checked by requireExpandable: `factor` × the limit, then 400. */
+  walkBudget(what: string, factor = 1): WalkBudget {
+    return new WalkBudget(this.maxSnapshotPaths * factor, walkOverLimit(what));
+  }
   hasSnapshot(id: string): boolean { return this.published.hasSnapshot(id); }
   snapshot(id: string): StoredSnapshot | null { return this.published.snapshot(id); }
   snapshotIds(): Generator<string> { return this.published.snapshotIds(); }

@@ -18,6 +18,8 @@ import { decodeEvent } from './event-log.js';
 import { AuthorityLayout, INDEX_SEGMENT_NAME, LINES_FILE_NAME, LOG_FILE_NAME, LOG_NAMES, type LogName } from './layout.js';
 import { PACK_KIND_OBJECT, PACK_KIND_TREE, PackVerifier, type PackEntry, type PackKind } from './pack.js';
 import { checkDecisionChain } from './workflow-check.js';
+import { MAX_RECORDED_SIZE } from './index-file.js';
+import { describeOverLimit, expandedSize, Pace, pathsOf } from '../domain/tree-size.js';
 import { decodeCheckpoint, readCheckpointFile } from './workflow-checkpoint.js';
 import { WorkflowIndexes } from '../domain/workflow/indexes.js';
 import { CHANGE, TASK, type ChangeRecord, type TaskRecord } from '../domain/workflow/rules.js';
@@ -34,6 +36,8 @@ export interface FsckResult {
 
 export interface FsckOptions {
   rebuildLocators?: boolean;
+  /** Paths a snapshot may hold (lib/domain/tree-size.ts; default DEFAULT_MAX_SNAPSHOT_PATHS): a snapshot over it is a problem. */
+  maxSnapshotPaths?: number;
 }
 
 export async function fsckAuthority(root: string, index: number, options: FsckOptions = {}): Promise<FsckResult> {
@@ -47,7 +51,7 @@ export async function fsckAuthority(root: string, index: number, options: FsckOp
   }
   let store: ContentStore;
   try {
-    const opened = await ContentStore.open(root, { rebuildingLocators: options.rebuildLocators, checkpoint: false });
+    const opened = await ContentStore.open(root, { rebuildingLocators: options.rebuildLocators, checkpoint: false, maxSnapshotPaths: options.maxSnapshotPaths });
     store = opened.store;
     result.notes.push(...opened.notes);
   } catch (err) {
@@ -109,14 +113,20 @@ export async function fsckAuthority(root: string, index: number, options: FsckOp
         }
       }
     }
-    // Every locator against its pack's header; every tree's children and names.
+    // Every locator against its pack's header; every tree's children, names and recorded size.
     let refusedNames = false;
     const refusedAtTop = new Set<string>();
+    // Expanded sizes (lib/domain/tree-size.ts): recorded ones, else computed here once per tree
+    // (a whole-store check keeps them all: a bounded cache could read trees over and over).
+    const computed = new Map<string, number>();
+    const pace = new Pace();
+    const sizeOf = (id: string) => expandedSize(id, (t) => store.readTree(t), (t) => store.locator('tree', t)?.expanded ?? computed.get(t), (t, n) => computed.set(t, n), pace);
     for (const kind of ['blob', 'tree'] as ObjectKind[]) {
       const packKind = kind === 'blob' ? PACK_KIND_OBJECT : PACK_KIND_TREE;
       const unreadable = new Map<string, number>();
       for (const loc of [...store.locators(kind)]) {
         result.counts[kind === 'blob' ? 'blobs' : 'trees']++;
+        if (pace.tick()) await pace.pause();
         const header = headers.get(`${packKind}:${loc.pack_id}`);
         if (!header) {
           unreadable.set(loc.pack_id, (unreadable.get(loc.pack_id) ?? 0) + 1);
@@ -129,7 +139,14 @@ export async function fsckAuthority(root: string, index: number, options: FsckOp
         }
         if (kind === 'tree') {
           try {
-            for (const child of decodeTree(await store.readLocated(loc))) {
+            const entries = decodeTree(await store.readLocated(loc));
+            if (loc.expanded !== undefined) {
+              // The size recorded at commit against its entries (each child's recorded size is checked as that child).
+              let size = 1;
+              for (const e of entries) size += e.kind === 'directory' && store.has('tree', e.id) ? await sizeOf(e.id) : 1;
+              if (Math.min(size, MAX_RECORDED_SIZE) !== loc.expanded) problems.push(`tree ${loc.id}: recorded expanded size ${loc.expanded}, its entries give ${size}`);
+            }
+            for (const child of entries) {
               const childKind: ObjectKind = child.kind === 'directory' ? 'tree' : 'blob';
               if (!store.has(childKind, child.id)) problems.push(`tree ${loc.id}: ${childKind} ${child.id} (${child.name}) is not present`);
               // A name a checkout must not write (storage-layout.md §6): stored before the server
@@ -154,6 +171,11 @@ export async function fsckAuthority(root: string, index: number, options: FsckOp
       try {
         const s = store.snapshot(id)!;
         if (!store.has('tree', s.root_tree_id)) problems.push(`snapshot ${id}: root tree ${s.root_tree_id} is not present`);
+        else {
+          // Stored before the limit existed (or under a higher --max-snapshot-paths): reads refuse to expand it.
+          const paths = pathsOf(await sizeOf(s.root_tree_id));
+          if (paths > store.maxSnapshotPaths) problems.push(`snapshot ${id}: ${describeOverLimit('its tree', paths, store.maxSnapshotPaths)}`);
+        }
         if (refusedAtTop.has(s.root_tree_id)) {
           problems.push(`snapshot ${id}: root tree ${s.root_tree_id} has an entry that ${RULE_DOT_CAIRN}: a checkout refuses it`);
           refusedNames = true;
@@ -169,7 +191,11 @@ export async function fsckAuthority(root: string, index: number, options: FsckOp
       else if (refusedNames && line.head_snapshot_id) {
         // Which paths a checkout of the line would refuse (walked only when some tree holds one).
         try {
-          const found = await findRefusedNames(store.snapshot(line.head_snapshot_id)!.root_tree_id, (tree) => store.readTree(tree));
+          const found = await findRefusedNames(store.snapshot(line.head_snapshot_id)!.root_tree_id, async (tree) => {
+            const entries = await store.readTree(tree);
+            if (pace.tick(entries.length)) await pace.pause();
+            return entries;
+          });
           if (found.length) problems.push(`line ${line.name}: head ${line.head_snapshot_id} holds names a checkout refuses: ${describeRefusedNames(found)}`);
         } catch (err) {
           problems.push(`line ${line.name}: ${(err as Error).message}`);

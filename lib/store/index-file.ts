@@ -46,6 +46,8 @@ let nextSerial = 0;
  * b = CRC-32 of the compressed frame, c = frame offset, d = frame length, e = raw length.
  * For the snapshot index: a = snapshot_index (record ordinal in snapshots.log), b = record
  * CRC-32, c = record offset in snapshots.log, d = record length, e = created_at_s.
+ * f: in a tree index of version 1, the tree's expanded size (storage-layout.md §8; 0 = not
+ * recorded, and always 0 elsewhere).
  */
 export interface IndexEntry {
   id: string;
@@ -54,28 +56,45 @@ export interface IndexEntry {
   c: number;
   d: number;
   e: number;
+  f?: number;
 }
 
-function encodeEntry(entry: IndexEntry, out: Buffer, at: number): void {
+/** The version an index of `kind` is written with: trees carry their expanded size from version 1 on. */
+export function indexVersion(kind: IndexKind): number {
+  return kind === INDEX_KIND_TREE ? TREE_INDEX_VERSION : FORMAT_VERSION;
+}
+export const TREE_INDEX_VERSION = 1;
+/** The largest expanded size a version-1 tree entry holds (u32); larger sizes are stored as this. */
+export const MAX_RECORDED_SIZE = 0xffff_ffff;
+
+/** `sized`: a version-1 tree entry, whose last 8 bytes are raw length u32 and expanded size u32. */
+function encodeEntry(entry: IndexEntry, out: Buffer, at: number, sized: boolean): void {
   out.write(entry.id, at, ID_BYTES, 'hex');
   out.writeUInt32LE(entry.a, at + 32);
   out.writeUInt32LE(entry.b, at + 36);
   writeU64(out, entry.c, at + 40);
   writeU64(out, entry.d, at + 48);
-  writeU64(out, entry.e, at + 56);
+  if (sized) {
+    out.writeUInt32LE(entry.e, at + 56);
+    out.writeUInt32LE(Math.min(entry.f ?? 0, MAX_RECORDED_SIZE), at + 60);
+  } else {
+    writeU64(out, entry.e, at + 56);
+  }
 }
 
 const EMPTY_BLOCK = Buffer.alloc(0);
 
-function decodeEntry(buf: Buffer, at: number): IndexEntry {
-  return {
+function decodeEntry(buf: Buffer, at: number, sized: boolean): IndexEntry {
+  const entry: IndexEntry = {
     id: buf.toString('hex', at, at + ID_BYTES),
     a: buf.readUInt32LE(at + 32),
     b: buf.readUInt32LE(at + 36),
     c: readU64(buf, at + 40),
     d: readU64(buf, at + 48),
-    e: readU64(buf, at + 56),
+    e: sized ? buf.readUInt32LE(at + 56) : readU64(buf, at + 56),
   };
+  if (sized) entry.f = buf.readUInt32LE(at + 60);
+  return entry;
 }
 
 export class IndexReader {
@@ -87,6 +106,8 @@ export class IndexReader {
     readonly count: number,
     private readonly fanout: Uint32Array,
     private readonly entriesAt: number,
+    /** A version-1 tree index: entries carry expanded sizes. */
+    private readonly sized = false,
   ) {}
 
   /** Names this reader's blocks in the cache (below 2^27 readers per process keeps keys exact). */
@@ -104,7 +125,9 @@ export class IndexReader {
       const head = Buffer.alloc(HEADER_SIZE + FIXED + FANOUT_SIZE);
       if (size < head.length + TRAILER_SIZE || readSync(fd, head, 0, head.length, 0) !== head.length) throw new Corrupt(`${path}: shorter than an index header`);
       if (head.toString('ascii', 0, 8) !== INDEX_MAGIC) throw new Corrupt(`${path}: bad magic`);
-      if (head.readUInt8(8) !== FORMAT_VERSION || head.readUIntLE(9, 3) !== 0) throw new Corrupt(`${path}: bad version or reserved bytes`);
+      const version = head.readUInt8(8);
+      // Version 1 exists for tree indexes only; version 0 of every kind is still read.
+      if ((version !== FORMAT_VERSION && version !== indexVersion(kind)) || head.readUIntLE(9, 3) !== 0) throw new Corrupt(`${path}: bad version or reserved bytes`);
       const fileKind = head.readUInt8(12);
       if (fileKind !== kind) throw new Corrupt(`${path}: index kind ${fileKind}, expected ${kind}`);
       const packCount = head.readUInt32LE(16);
@@ -122,7 +145,7 @@ export class IndexReader {
       readSync(fd, packTable, 0, packTable.length, packsAt);
       const packs: string[] = [];
       for (let i = 0; i < packCount; i++) packs.push(packTable.toString('hex', i * ID_BYTES, (i + 1) * ID_BYTES));
-      return new IndexReader(path, fd, kind, packs, count, fanout, entriesAt);
+      return new IndexReader(path, fd, kind, packs, count, fanout, entriesAt, kind === INDEX_KIND_TREE && version === TREE_INDEX_VERSION);
     } catch (err) {
       closeSync(fd);
       throw err;
@@ -135,14 +158,14 @@ export class IndexReader {
 
   lookup(id: string): IndexEntry | null {
     const at = this.find(id);
-    return at < 0 ? null : decodeEntry(this.found!, at);
+    return at < 0 ? null : decodeEntry(this.found!, at, this.sized);
   }
 
   /** `lookup`, with the pack id the entry's ordinal names ('' in the snapshot index). */
   lookupWithPack(id: string): SegmentEntry | null {
     const at = this.find(id);
     if (at < 0) return null;
-    const e = decodeEntry(this.found!, at);
+    const e = decodeEntry(this.found!, at, this.sized);
     return { ...e, pack_id: this.kind === INDEX_KIND_SNAPSHOT ? '' : this.packs[e.a] };
   }
 
@@ -217,6 +240,13 @@ export class IndexReader {
     return this.find(id) >= 0;
   }
 
+  /** A tree's recorded expanded size without decoding its entry: null when absent, 0 when not recorded. */
+  expandedOf(id: string): number | null {
+    const at = this.find(id);
+    if (at < 0) return null;
+    return this.sized ? this.found!.readUInt32LE(at + 60) : 0;
+  }
+
   /** Every entry in id order, read in 4 MiB chunks. */
   *entries(): Generator<IndexEntry> {
     const perChunk = 65536;
@@ -224,7 +254,7 @@ export class IndexReader {
     for (let start = 0; start < this.count; start += perChunk) {
       const n = Math.min(perChunk, this.count - start);
       readSync(this.fd!, buf, 0, n * INDEX_ENTRY_SIZE, this.entriesAt + start * INDEX_ENTRY_SIZE);
-      for (let i = 0; i < n; i++) yield decodeEntry(buf, i * INDEX_ENTRY_SIZE);
+      for (let i = 0; i < n; i++) yield decodeEntry(buf, i * INDEX_ENTRY_SIZE, this.sized);
     }
   }
 
@@ -263,7 +293,8 @@ export async function writeIndexFile(target: string, kind: IndexKind, packs: rea
   for (let i = 0; i < 256; i++) count += buckets[i];
   const head = Buffer.alloc(HEADER_SIZE + FIXED + FANOUT_SIZE + packs.length * ID_BYTES);
   head.write(INDEX_MAGIC, 0, 'ascii');
-  head.writeUInt8(FORMAT_VERSION, 8);
+  head.writeUInt8(indexVersion(kind), 8);
+  const sized = indexVersion(kind) === TREE_INDEX_VERSION;
   head.writeUInt8(kind, 12);
   head.writeUInt32LE(packs.length, 16);
   head.writeUInt32LE(count, 20);
@@ -292,7 +323,7 @@ export async function writeIndexFile(target: string, kind: IndexKind, packs: rea
     for (const e of entries) {
       if (e.id <= previous) throw new Error(`index entries must be sorted and unique (${e.id} after ${previous})`);
       previous = e.id;
-      encodeEntry(e, chunk, filled * INDEX_ENTRY_SIZE);
+      encodeEntry(e, chunk, filled * INDEX_ENTRY_SIZE, sized);
       written++;
       if (++filled === chunkEntries) await flush();
     }
@@ -343,7 +374,7 @@ export async function writeSegment(target: string, kind: IndexKind, rows: readon
       a = o;
     }
     buckets[bucketOf(r.id)]++;
-    return { id: r.id, a, b: r.b, c: r.c, d: r.d, e: r.e };
+    return { id: r.id, a, b: r.b, c: r.c, d: r.d, e: r.e, f: r.f };
   }).sort((x, y) => (x.id < y.id ? -1 : 1));
   await writeIndexFile(target, kind, packs, buckets, entries);
 }
@@ -424,6 +455,15 @@ export class SegmentedIndex {
   has(id: string): boolean {
     for (let i = this.segments.length - 1; i >= 0; i--) if (this.segments[i].reader.has(id)) return true;
     return false;
+  }
+
+  /** A tree's recorded expanded size (IndexReader.expandedOf): null when absent, 0 when not recorded. */
+  expandedOf(id: string): number | null {
+    for (let i = this.segments.length - 1; i >= 0; i--) {
+      const size = this.segments[i].reader.expandedOf(id);
+      if (size !== null) return size;
+    }
+    return null;
   }
 
   /** Every entry in id order (a k-way merge of the segments). */

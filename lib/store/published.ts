@@ -20,6 +20,8 @@ import { INDEX_NAMES, LOG_MAGIC, LOG_NAMES, type AuthorityLayout, type IndexName
 import { decodeObjectFrame, decodePackHeader, packHeaderPayloadSize, PACK_KIND_OBJECT, PACK_KIND_TREE, type PackEntry, type PackHeader, type PackKind } from './pack.js';
 import type { Locator, ObjectKind, Staging, Upsert } from './staging.js';
 import { WorkflowRecords } from './workflow-records.js';
+import { TreeSizes } from './tree-sizes.js';
+import { DEFAULT_MAX_SNAPSHOT_PATHS } from '../domain/tree-size.js';
 import type { CompactionStart } from './workflow-compaction.js';
 import { decodeCheckpoint, encodeCheckpoint, lastRecordCrc, readCheckpointFile, SectionReader, SectionWriter, type CheckpointCover } from './workflow-checkpoint.js';
 import { closeSync as closeFd, fsyncSync, openSync as openFd, renameSync, rmSync, writeSync } from 'node:fs';
@@ -70,6 +72,8 @@ export class PublishedStore {
   /** events.log by sequence number (set by load). */
   events!: EventIndex;
   private readonly eventListeners = new Set<(events: readonly EventRecord[]) => void>();
+  /** Expanded sizes of trees and the limit on a snapshot's paths (ContentStore sets it from its options). */
+  sizes = new TreeSizes(DEFAULT_MAX_SNAPSHOT_PATHS);
 
   constructor(readonly layout: AuthorityLayout, state: CommitState) {
     this.current = state;
@@ -469,6 +473,11 @@ export class PublishedStore {
     return this.indexes[OBJECT_INDEX[kind]].has(id);
   }
 
+  /** A committed tree's recorded expanded size; undefined when absent or not recorded. */
+  recordedSize(treeId: string): number | undefined {
+    return this.indexes.trees.expandedOf(treeId) || undefined;
+  }
+
   *locators(kind: ObjectKind): Generator<Locator> {
     for (const e of this.indexes[OBJECT_INDEX[kind]].entries()) yield toLocator(kind, e);
   }
@@ -667,7 +676,9 @@ export function sortByName(lines: LineRecord[]): LineRecord[] {
 }
 
 function toLocator(kind: ObjectKind, e: SegmentEntry): Locator {
-  return { kind, id: e.id, pack_id: e.pack_id, offset: e.c, length: e.d, raw_length: e.e, crc32: e.b };
+  const loc: Locator = { kind, id: e.id, pack_id: e.pack_id, offset: e.c, length: e.d, raw_length: e.e, crc32: e.b };
+  if (e.f) loc.expanded = e.f;
+  return loc;
 }
 
 function relabel(err: unknown, root: string): unknown {

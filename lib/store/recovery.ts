@@ -25,6 +25,8 @@ export interface OpenOptions {
   checkpointEvery?: number;
   /** Open with the files frozen (ContentStore.freezeFiles): a retiring repository's stay as exported. */
   frozen?: boolean;
+  /** Paths a snapshot may hold (lib/domain/tree-size.ts; default DEFAULT_MAX_SNAPSHOT_PATHS). */
+  maxSnapshotPaths?: number;
 }
 
 /**

@@ -16,6 +16,11 @@ export interface Locator {
   length: number;
   raw_length: number;
   crc32: number;
+  /**
+   * A tree's expanded size (lib/domain/tree-size.ts), recorded in its index entry; absent when
+   * not recorded (a tree indexed before sizes were, or a locator rebuilt from pack headers).
+   */
+  expanded?: number;
 }
 
 export interface StagedSnapshot {

@@ -2,7 +2,8 @@
 // through the layers of staged changes to the published state and stages what the commit will
 // write; it changes when what a transaction may read or stage changes, never with how a batch
 // is written (commit-queue.ts) or how committed content is read (published.ts).
-import { decodeSnapshot } from '../domain/content.js';
+import { decodeSnapshot, decodeTree } from '../domain/content.js';
+import { Corrupt } from '../domain/errors.js';
 import type { LineRecord } from './content-files.js';
 import { decodeObjectFrame, type PackEntry, type PackKind } from './pack.js';
 import { packKindOf, sortByName, type PublishedStore } from './published.js';
@@ -61,6 +62,24 @@ export class Txn {
       return decodeObjectFrame(entry, pending.bytes.subarray(loc.offset, loc.offset + loc.length), loc.kind);
     }
     return this.published.readLocated(loc);
+  }
+
+  /** Paths a snapshot may hold (lib/domain/tree-size.ts). */
+  get maxSnapshotPaths(): number {
+    return this.published.sizes.maxSnapshotPaths;
+  }
+
+  /**
+   * A tree's expanded size as this transaction sees it: recorded in a staged or committed
+   * locator, or computed once over the distinct subtrees that have none (tree-sizes.ts).
+   */
+  expandedSize(treeId: string): Promise<number> {
+    const staged = (id: string) => this.own.trees.get(id) ?? this.batch.trees.get(id);
+    return this.published.sizes.size(treeId, (id) => staged(id)?.expanded ?? this.published.recordedSize(id), async (id) => {
+      const loc = this.locator('tree', id);
+      if (!loc) throw new Corrupt(`tree ${id} is not present`);
+      return decodeTree(await this.readLocated(loc));
+    });
   }
 
   entity<T>(type: string, id: string): T | undefined {

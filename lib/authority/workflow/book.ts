@@ -473,7 +473,7 @@ export class WorkflowBook {
     const revision = this.store.snapshot(input.revision_snapshot_id);
     if (!revision) throw new NotFound(`snapshot ${input.revision_snapshot_id} is not present`);
     checkChangeOpen(published, 'add a patchset');
-    const diff = await this.diff(base.root_tree_id, revision.root_tree_id);
+    const diff = await this.diff({ snapshot_id: input.base_snapshot_id, root_tree_id: base.root_tree_id }, { snapshot_id: input.revision_snapshot_id, root_tree_id: revision.root_tree_id });
     return this.store.transact((tx) => {
       const change = this.changeIn(tx, ref);
       const again = tx.staged<string>(PS_KEY, key) ?? this.patchsetByContent(change, input.base_snapshot_id, input.revision_snapshot_id, tx)?.patchset_id;
@@ -483,13 +483,19 @@ export class WorkflowBook {
     });
   }
 
-  /** The tree diff of two root trees (runs outside transactions: snapshots are immutable). */
-  diff(baseRoot: string, revisionRoot: string): Promise<TreeDiff> {
+  /**
+   * The tree diff of two snapshots (runs outside transactions: snapshots are immutable). A side
+   * over the limit a snapshot may hold (stored before the limit) is refused (400) before the
+   * walk, and the walk itself stops past twice the limit.
+   */
+  async diff(base: { snapshot_id: string; root_tree_id: string }, revision: { snapshot_id: string; root_tree_id: string }): Promise<TreeDiff> {
+    await this.store.requireExpandable(base.root_tree_id, `snapshot ${base.snapshot_id}`);
+    await this.store.requireExpandable(revision.root_tree_id, `snapshot ${revision.snapshot_id}`);
     return diffTrees({
       readTree: (id) => this.store.readTree(id),
       blobSize: (id) => this.store.locator('blob', id)?.raw_length ?? 0,
       readBlob: (id) => this.store.readObject('blob', id),
-    }, baseRoot, revisionRoot);
+    }, base.root_tree_id, revision.root_tree_id, this.store.walkBudget(`the diff of ${base.snapshot_id} and ${revision.snapshot_id}`, 2));
   }
 
   /**

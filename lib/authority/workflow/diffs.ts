@@ -18,7 +18,8 @@ export interface PatchsetDiff {
   totals: DiffTotals;
 }
 
-export function patchsetDiff(store: ContentStore, book: WorkflowBook, patchsetIdValue: string, against: string | null, opts: DiffOptions): PatchsetDiff {
+/** A side over the limit a snapshot may hold (stored before the limit) is refused (400) before anything streams. */
+export async function patchsetDiff(store: ContentStore, book: WorkflowBook, patchsetIdValue: string, against: string | null, opts: DiffOptions): Promise<PatchsetDiff> {
   const ps = book.patchset(patchsetIdValue);
   let oldSnapshot = ps.base_snapshot_id;
   if (against !== null) {
@@ -33,11 +34,13 @@ export function patchsetDiff(store: ContentStore, book: WorkflowBook, patchsetId
   };
   const oldRoot = root(oldSnapshot);
   const newRoot = root(ps.revision_snapshot_id);
+  await store.requireExpandable(oldRoot, `snapshot ${oldSnapshot}`);
+  await store.requireExpandable(newRoot, `snapshot ${ps.revision_snapshot_id}`);
   const totals = emptyTotals();
   const reader = {
     readTree: (id: string) => store.readTree(id),
     blobSize: (id: string) => store.locator('blob', id)?.raw_length ?? 0,
     readBlob: (id: string) => store.readObject('blob', id),
   };
-  return { patchset_id: ps.patchset_id, change_id: ps.change_id, base_snapshot_id: oldSnapshot, revision_snapshot_id: ps.revision_snapshot_id, against, files: diffFiles(reader, oldRoot, newRoot, opts, totals), totals };
+  return { patchset_id: ps.patchset_id, change_id: ps.change_id, base_snapshot_id: oldSnapshot, revision_snapshot_id: ps.revision_snapshot_id, against, files: diffFiles(reader, oldRoot, newRoot, opts, totals, store.walkBudget(`the diff of ${oldSnapshot} and ${ps.revision_snapshot_id}`, 2)), totals };
 }

@@ -40,6 +40,7 @@ import type { Log } from '../logger.js';
 import type { WorkflowBook } from './book.js';
 import type { LandGates, SpeculationCi } from './gates.js';
 import type { LandDesk, PendingMerges } from './lands.js';
+import { OverLimit } from '../../domain/tree-size.js';
 import { decodeSnapshot } from '../../domain/content.js';
 import { ciState, type CiState } from './reviews.js';
 import { crashPoint } from '../../store/crash-point.js';
@@ -560,11 +561,20 @@ export class LandQueue {
     const pending: PendingMerges = { snapshots: new Map(), trees: new Map(), blobs: new Map() };
     for (const e of entries) {
       const ps = this.book.patchset(e.patchset_id);
-      const merged = await this.lands.mergeOnto(prev, ps, e.mode, e.change_ref, pending);
+      let merged;
+      try {
+        merged = await this.lands.mergeOnto(prev, ps, e.mode, e.change_ref, pending);
+      } catch (err) {
+        // A merge over the paths a snapshot may hold cannot land, like a conflict: eject it
+        // rather than hold the line retrying (the batch before it stays).
+        if (!(err instanceof OverLimit)) throw err;
+        if (built.length === 0) return this.eject(e, { reason: 'conflict', message: err.message, worker_job_indexes: [], failing_suites: [], conflict_paths: [] });
+        break;
+      }
       if (merged.conflicts) {
         if (built.length === 0) {
           const paths = merged.conflicts.map((c) => c.path);
-          return this.eject(e, { reason: 'conflict', message: `${paths.length} conflicting path(s) merging ${e.patchset_id} onto ${prev}: ${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', …' : ''}`, worker_job_indexes: [], failing_suites: [], conflict_paths: paths.slice(0, MAX_EJECTION_PATHS) });
+          return this.eject(e, { reason: 'conflict', message: `${merged.conflict_count} conflicting path(s) merging ${e.patchset_id} onto ${prev}: ${paths.slice(0, 5).join(', ')}${merged.conflict_count > 5 ? ', …' : ''}`, worker_job_indexes: [], failing_suites: [], conflict_paths: paths.slice(0, MAX_EJECTION_PATHS) });
         }
         break;
       }

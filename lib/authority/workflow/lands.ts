@@ -17,6 +17,7 @@ import { CHANGE, isOpenChange, PATCHSET, type ChangeRecord, type PatchsetRecord 
 import { MAX_LISTED_CONFLICTS, mergeTrees, type MergeConflict, type MergeOutcome } from '../../domain/workflow/merge.js';
 import { ancestryOf, MAX_ANCESTRY_WALK } from '../../domain/workflow/ancestry.js';
 import { takePage, walkFrom, type Page, type PageRequest } from '../../domain/paging.js';
+import { expandedSize, overLimit, Pace, pathsOf } from '../../domain/tree-size.js';
 import type { ContentStore, Txn } from '../../store/content-store.js';
 import { buildPack, PACK_KIND_OBJECT, PACK_KIND_TREE, type PackKind } from '../../store/pack.js';
 import type { WorkflowBook } from './book.js';
@@ -189,11 +190,13 @@ interface Plan {
   target: string;
   head: string | null;
   /** `gate`: refused by the land gates, judged again (and the decision recorded) in the refusal's commit. */
-  refusal: { status: LandStatus; kind: FailureKind; message: string; conflicts?: MergeConflict[]; gate?: boolean } | null;
+  refusal: { status: LandStatus; kind: FailureKind; message: string; conflicts?: MergeConflict[]; conflict_count?: number; gate?: boolean } | null;
   landed: string | null;
   action: LineAction | null;
   snapshot: Buffer | null;
   merge: MergeOutcome | null;
+  /** The expanded size of each tree the merge created. */
+  treeSizes: Map<string, number>;
 }
 
 const seqOf = (id: string) => Number(id.slice(id.lastIndexOf('-') + 1));
@@ -211,10 +214,13 @@ export interface PendingMerges {
   blobs: Map<string, Buffer>;
 }
 
-/** What a land of a patchset onto a head would create: the snapshot, or the conflicts. */
+/**
+ * What a land of a patchset onto a head would create: the snapshot (with the expanded size of
+ * each new tree, recorded when it is stored), or the conflicts (the first MAX_LISTED_CONFLICTS).
+ */
 export type MergedLand =
-  | { conflicts: MergeConflict[] }
-  | { conflicts: null; landed: string; action: 'fast_forward' | 'merge' | 'direct'; snapshot: Buffer | null; merge: MergeOutcome | null; root_tree_id: string; revision_root_tree_id: string };
+  | { conflicts: MergeConflict[]; conflict_count: number }
+  | { conflicts: null; landed: string; action: 'fast_forward' | 'merge' | 'direct'; snapshot: Buffer | null; merge: MergeOutcome | null; root_tree_id: string; revision_root_tree_id: string; tree_sizes: Map<string, number> };
 
 /** What a readiness check reads of a merge at most: blob bytes and tree entries (the land itself has no bound). */
 export const READINESS_MERGE_BUDGET = { bytes: 16 * 1024 * 1024, entries: 200_000 };
@@ -485,9 +491,9 @@ export class LandDesk {
   }
 
   private async plan(change: ChangeRecord, target: string, head: string | null, mode: LandMode, req: LandRequest): Promise<Plan> {
-    const plan: Plan = { change, patchset: null, target, head, refusal: null, landed: null, action: null, snapshot: null, merge: null };
-    const refuse = (status: LandStatus, kind: FailureKind, message: string, conflicts?: MergeConflict[]) => {
-      plan.refusal = { status, kind, message, conflicts };
+    const plan: Plan = { change, patchset: null, target, head, refusal: null, landed: null, action: null, snapshot: null, merge: null, treeSizes: new Map() };
+    const refuse = (status: LandStatus, kind: FailureKind, message: string, conflicts?: MergeConflict[], conflictCount?: number) => {
+      plan.refusal = { status, kind, message, conflicts, conflict_count: conflictCount };
       return plan;
     };
     const selected = change.selected_patchset_id!;
@@ -514,6 +520,10 @@ export class LandDesk {
       plan.action = 'none';
       return plan;
     }
+    // A revision over the limit a snapshot may hold (stored before the limit) never becomes a
+    // line head, whatever the mode: every checkout of it would be refused.
+    const revision = this.store.snapshot(ps.revision_snapshot_id);
+    if (revision) await this.store.requireExpandable(revision.root_tree_id, `snapshot ${ps.revision_snapshot_id}`);
     // A fast-forward when the head is the patchset base or any ancestor of the revision (as
     // git's --ff-only), for ff-only and for direct; merge always records a merge.
     if (mode === 'ff-only') {
@@ -529,13 +539,14 @@ export class LandDesk {
     const merged = await this.mergeOnto(head, ps, mode, change.change_ref);
     if (merged.conflicts) {
       const paths = merged.conflicts.map((c) => c.path).slice(0, 5).join(', ');
-      return refuse('failed', 'conflict', `${merged.conflicts.length} conflicting path(s): ${paths}${merged.conflicts.length > 5 ? ', …' : ''}`, merged.conflicts);
+      return refuse('failed', 'conflict', `${merged.conflict_count} conflicting path(s): ${paths}${merged.conflict_count > 5 ? ', …' : ''}`, merged.conflicts, merged.conflict_count);
     }
     // With the repository's queue flag, a land whose tree no CI has seen goes through the queue.
     if ((this.policyFlags() & POLICY_QUEUE_UNTESTED_MERGES) !== 0 && merged.root_tree_id !== merged.revision_root_tree_id) {
       return refuse('rejected', 'queue_required', `the land would create tree ${merged.root_tree_id}, which the CI of ${ps.patchset_id} did not test (the line moved since its base); this repository lands such changes through the land queue (POST land-queue)`);
     }
     plan.merge = merged.merge;
+    plan.treeSizes = merged.tree_sizes;
     plan.snapshot = merged.snapshot;
     plan.landed = merged.landed;
     plan.action = merged.action;
@@ -557,13 +568,14 @@ export class LandDesk {
     const theirs = snap(ps.revision_snapshot_id);
     if (mode === 'direct') {
       const ancestry = head === ps.base_snapshot_id ? 'ancestor' : ancestryOf((id) => (pending?.snapshots.get(id) ?? this.store.snapshot(id))?.parent_snapshot_ids ?? null, head, ps.revision_snapshot_id);
-      if (ancestry === 'ancestor') return { conflicts: null, landed: ps.revision_snapshot_id, action: 'fast_forward', snapshot: null, merge: null, root_tree_id: theirs.root_tree_id, revision_root_tree_id: theirs.root_tree_id };
+      if (ancestry === 'ancestor') return { conflicts: null, landed: ps.revision_snapshot_id, action: 'fast_forward', snapshot: null, merge: null, root_tree_id: theirs.root_tree_id, revision_root_tree_id: theirs.root_tree_id, tree_sizes: new Map() };
     }
     const base = snap(ps.base_snapshot_id);
     const ours = snap(head);
+    let created = new Map<string, Buffer>();
     const objects = {
       readTree: async (id: string) => {
-        const raw = pending?.trees.get(id);
+        const raw = created.get(id) ?? pending?.trees.get(id);
         const entries = raw ? decodeTree(raw) : await this.store.readTree(id);
         if (budget && (budget.entries -= entries.length) < 0) throw new MergeBudgetSpent();
         return entries;
@@ -576,22 +588,41 @@ export class LandDesk {
         return this.store.readObject('blob', id);
       },
     };
-    const merged = await mergeTrees(objects, base.root_tree_id, ours.root_tree_id, theirs.root_tree_id, mode);
-    if (merged.root_tree_id === null) return { conflicts: merged.conflicts };
+    // Sizes (lib/domain/tree-size.ts) over stored, pending and new trees alike: a lookup for a
+    // tree whose size is recorded or known, else computed once over its distinct subtrees.
+    const pace = new Pace();
+    const limit = this.store.maxSnapshotPaths;
+    const learned = new Map<string, number>();
+    const sizeOf = (id: string) => expandedSize(id, objects.readTree, (t) => learned.get(t) ?? this.store.knownSize(t), (t, n) => {
+      learned.set(t, n);
+      this.store.rememberSize(t, n);
+    }, pace);
+    // Each side within the limit (a store from before it may hold larger ones) bounds the merge.
+    for (const [what, s] of [[ps.base_snapshot_id, base], [head, ours], [ps.revision_snapshot_id, theirs]] as const) {
+      const paths = pathsOf(await sizeOf(s.root_tree_id));
+      if (paths > limit) throw overLimit(`snapshot ${what}`, paths, limit);
+    }
+    const merged = await mergeTrees(objects, base.root_tree_id, ours.root_tree_id, theirs.root_tree_id, mode, this.store.walkBudget(`the merge of ${ps.patchset_id} onto ${head}`, 3));
+    if (merged.root_tree_id === null) return { conflicts: merged.conflicts, conflict_count: merged.conflict_count };
+    created = merged.trees;
+    const paths = pathsOf(await sizeOf(merged.root_tree_id));
+    if (paths > limit) throw overLimit(`the land of ${ps.patchset_id} onto ${head}`, paths, limit);
+    const treeSizes = new Map<string, number>();
+    for (const id of merged.trees.keys()) treeSizes.set(id, (await sizeOf(id)));
     const snapshot = encodeSnapshot({
       root_tree_id: merged.root_tree_id,
       parent_snapshot_ids: mode === 'merge' ? [head, ps.revision_snapshot_id] : [head],
       created_at_s: nowSeconds(),
       message: `land ${changeRef} ${ps.patchset_id} (${mode})`,
     });
-    return { conflicts: null, landed: sha256Hex(snapshot), action: mode === 'merge' ? 'merge' : 'direct', snapshot, merge: merged, root_tree_id: merged.root_tree_id, revision_root_tree_id: theirs.root_tree_id };
+    return { conflicts: null, landed: sha256Hex(snapshot), action: mode === 'merge' ? 'merge' : 'direct', snapshot, merge: merged, root_tree_id: merged.root_tree_id, revision_root_tree_id: theirs.root_tree_id, tree_sizes: treeSizes };
   }
 
   /** Stage the objects and snapshot of a computed merge (a land, or a land-queue speculation). */
   stageMerged(tx: Txn, merged: Extract<MergedLand, { conflicts: null }>): number | null {
     if (merged.merge) {
       this.stagePack(tx, PACK_KIND_OBJECT, 'blob', merged.merge.blobs);
-      this.stagePack(tx, PACK_KIND_TREE, 'tree', merged.merge.trees);
+      this.stagePack(tx, PACK_KIND_TREE, 'tree', merged.merge.trees, merged.tree_sizes);
     }
     if (merged.snapshot && !tx.hasSnapshot(merged.landed)) return tx.addSnapshot(merged.snapshot);
     return null;
@@ -649,7 +680,7 @@ export class LandDesk {
         if (judged.refusal) ({ kind, message } = judged.refusal);
         else ({ status, kind, message } = { status: 'failed', kind: 'target_update_failed', message: `the evidence of patchset ${ps.patchset_id} changed during the land; retry` });
       }
-      Object.assign(land, { status, failure_kind: kind, failure_message: message, conflicts: conflicts.slice(0, MAX_LISTED_CONFLICTS), conflicts_count: conflicts.length });
+      Object.assign(land, { status, failure_kind: kind, failure_message: message, conflicts: conflicts.slice(0, MAX_LISTED_CONFLICTS), conflicts_count: refusal.conflict_count ?? conflicts.length });
       this.stageLand(tx, land);
       return land;
     });
@@ -671,7 +702,7 @@ export class LandDesk {
       const landed = this.landIn(tx, land, ps, { target: plan.target, head: plan.head, landed: plan.landed!, action: plan.action! }, () => {
         if (plan.merge) {
           this.stagePack(tx, PACK_KIND_OBJECT, 'blob', plan.merge.blobs);
-          this.stagePack(tx, PACK_KIND_TREE, 'tree', plan.merge.trees);
+          this.stagePack(tx, PACK_KIND_TREE, 'tree', plan.merge.trees, plan.treeSizes);
         }
         if (plan.snapshot && !tx.hasSnapshot(plan.landed!)) tx.addSnapshot(plan.snapshot);
       });
@@ -757,12 +788,13 @@ export class LandDesk {
     return true;
   }
 
-  private stagePack(tx: Txn, kind: PackKind, objectKind: 'blob' | 'tree', objects: Map<string, Buffer>): void {
+  /** `sizes`: each new tree's expanded size, recorded in its index entry (storage-layout.md §8). */
+  private stagePack(tx: Txn, kind: PackKind, objectKind: 'blob' | 'tree', objects: Map<string, Buffer>, sizes?: Map<string, number>): void {
     const fresh = [...objects].filter(([id]) => !tx.has(objectKind, id)).map(([id, raw]) => ({ id, raw }));
     if (fresh.length === 0) return;
     const pack = buildPack(kind, fresh);
     tx.writePack(kind, pack.packId, pack.bytes);
-    for (const e of pack.entries) tx.addLocator({ kind: objectKind, id: e.id, pack_id: pack.packId, offset: e.offset, length: e.length, raw_length: e.raw_length, crc32: e.crc32 });
+    for (const e of pack.entries) tx.addLocator({ kind: objectKind, id: e.id, pack_id: pack.packId, offset: e.offset, length: e.length, raw_length: e.raw_length, crc32: e.crc32, expanded: sizes?.get(e.id) });
   }
 }
 

@@ -89,7 +89,7 @@ export class HistoryPromotions {
     req.entries.forEach((e, i) => checkEntryAncestry(e, i, need));
     const linkages = req.entries.map((e) => this.plans.resolveLinkage(e.task));
     // The aggregate patchset's diff, computed once outside the commit queue.
-    const diff = await this.book.diff(need(req.base_snapshot_id).root_tree_id, need(req.revision_snapshot_id).root_tree_id);
+    const diff = await this.book.diff({ snapshot_id: req.base_snapshot_id, root_tree_id: need(req.base_snapshot_id).root_tree_id }, { snapshot_id: req.revision_snapshot_id, root_tree_id: need(req.revision_snapshot_id).root_tree_id });
     // 4. One transaction: re-check the key, the target line and the expected identities, then stage.
     return this.store.transact((tx) => {
       const again = this.replayOf(tx.entity<PromotionKeyRecord>(PROMOTION_KEY, req.idempotency_key), fingerprint, (id) => tx.entity<PromotionRecord>(PROMOTION, id));

@@ -10,6 +10,8 @@ import { isUtf8 } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
 import { structuredPatch } from 'diff';
 import type { EntryKind, TreeEntry } from '../content.js';
+import { Invalid } from '../errors.js';
+import { WalkBudget } from '../tree-size.js';
 
 export interface ContentReader {
   readTree(id: string): Promise<TreeEntry[]>;
@@ -103,9 +105,14 @@ function wanted(paths: string[], p: string, dir: boolean): boolean {
   return paths.some((q) => q === p || p.startsWith(`${q}/`) || (dir && q.startsWith(`${p}/`)));
 }
 
-/** The changed blobs of `oldTree` → `newTree` in path order (byte order per directory), as pairs of entries. */
-export async function* changedEntries(reader: ContentReader, oldTree: string, newTree: string, paths: string[] = []): AsyncGenerator<{ path: string; old: TreeEntry | null; new: TreeEntry | null }> {
+/**
+ * The changed blobs of `oldTree` → `newTree` in path order (byte order per directory), as pairs
+ * of entries. `budget` counts the entries visited (it throws past its limit) and paces the walk.
+ */
+export async function* changedEntries(reader: ContentReader, oldTree: string, newTree: string, paths: string[] = [], budget: WalkBudget = new WalkBudget(Infinity, () => new Invalid('unreachable'))): AsyncGenerator<{ path: string; old: TreeEntry | null; new: TreeEntry | null }> {
   async function* oneSide(prefix: string, e: TreeEntry, side: 'old' | 'new'): AsyncGenerator<{ path: string; old: TreeEntry | null; new: TreeEntry | null }> {
+    // Every entry visited counts, files or not: a walk through directories alone yields too.
+    if (budget.take()) await budget.pause();
     const p = prefix + e.name;
     if (!isBlob(e.kind)) {
       if (!wanted(paths, p, true)) return;
@@ -125,6 +132,7 @@ export async function* changedEntries(reader: ContentReader, oldTree: string, ne
       const o = oldBy.get(name) ?? null;
       const n = newBy.get(name) ?? null;
       const p = prefix + name;
+      if (budget.take()) await budget.pause();
       if (o && n && o.id === n.id && o.kind === n.kind) continue;
       if (o && n && !isBlob(o.kind) && !isBlob(n.kind)) {
         if (wanted(paths, p, true)) yield* walk(`${p}/`, o.id, n.id);
@@ -143,9 +151,10 @@ export async function* changedEntries(reader: ContentReader, oldTree: string, ne
  * The file diffs of `oldTree` → `newTree`, one at a time, within the request's budget; the
  * totals are filled in as the files are produced (read them once the generator is done).
  */
-export async function* diffFiles(reader: ContentReader, oldTree: string, newTree: string, opts: DiffOptions, totals: DiffTotals): AsyncGenerator<FileDiff> {
+/** `walk` bounds the entries visited (see changedEntries). */
+export async function* diffFiles(reader: ContentReader, oldTree: string, newTree: string, opts: DiffOptions, totals: DiffTotals, walk?: WalkBudget): AsyncGenerator<FileDiff> {
   const budget = { bytes: DIFF_BUDGET_BYTES, ms: DIFF_TIME_BUDGET_MS };
-  for await (const { path, old, new: neu } of changedEntries(reader, oldTree, newTree, opts.paths)) {
+  for await (const { path, old, new: neu } of changedEntries(reader, oldTree, newTree, opts.paths, walk)) {
     // A symlink that became a file (or back) is a delete and an add, as git shows a type change.
     if (old && neu && (old.kind === 'symlink') !== (neu.kind === 'symlink')) {
       yield await fileDiff(reader, path, old, null, opts, totals, budget);

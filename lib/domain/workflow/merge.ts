@@ -21,6 +21,8 @@
 //     changed on both sides conflicts → `content`.
 import { diff3Merge } from 'node-diff3';
 import { blobId, encodeTree, sha256Hex, type EntryKind, type TreeEntry } from '../content.js';
+import { Invalid } from '../errors.js';
+import { WalkBudget } from '../tree-size.js';
 
 export interface MergeReader {
   readTree(id: string): Promise<TreeEntry[]>;
@@ -40,7 +42,9 @@ export type MergeStrategy = 'merge' | 'direct';
 export interface MergeOutcome {
   /** The merged root tree id (null when there are conflicts). */
   root_tree_id: string | null;
+  /** The first MAX_LISTED_CONFLICTS conflicts in path order (`conflict_count` counts them all). */
   conflicts: MergeConflict[];
+  conflict_count: number;
   /** Objects the merge created (merged text blobs, new trees), by id. */
   blobs: Map<string, Buffer>;
   trees: Map<string, Buffer>;
@@ -90,18 +94,37 @@ export function mergeText(base: Buffer, ours: Buffer, theirs: Buffer): Buffer | 
 /** Lines of the differing middle (all three sides together) a line merge takes on; more is a conflict. */
 export const MAX_MERGE_LINES = 6000;
 
-export async function mergeTrees(reader: MergeReader, base: string | null, ours: string, theirs: string, strategy: MergeStrategy): Promise<MergeOutcome> {
-  const out: MergeOutcome = { root_tree_id: null, conflicts: [], blobs: new Map(), trees: new Map() };
-  const root = await mergeDir(reader, base, ours, theirs, '', strategy, out);
-  if (out.conflicts.length === 0) out.root_tree_id = root;
-  out.conflicts.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+const byPath = (a: MergeConflict, b: MergeConflict) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+
+/**
+ * `budget` counts the entries the merge looks at (it throws past its limit) and paces the walk
+ * (trees read from memory resolve at once). Memory holds the new objects, which lie on changed
+ * paths only, and at most 2 × MAX_LISTED_CONFLICTS conflicts at a time.
+ */
+export async function mergeTrees(reader: MergeReader, base: string | null, ours: string, theirs: string, strategy: MergeStrategy, budget: WalkBudget = new WalkBudget(Infinity, () => new Invalid('unreachable'))): Promise<MergeOutcome> {
+  const out: MergeOutcome = { root_tree_id: null, conflicts: [], conflict_count: 0, blobs: new Map(), trees: new Map() };
+  const root = await mergeDir(reader, base, ours, theirs, '', strategy, out, budget);
+  if (out.conflict_count === 0) out.root_tree_id = root;
+  out.conflicts.sort(byPath);
+  out.conflicts.length = Math.min(out.conflicts.length, MAX_LISTED_CONFLICTS);
   return out;
 }
 
-async function mergeDir(reader: MergeReader, base: string | null, ours: string, theirs: string, prefix: string, strategy: MergeStrategy, out: MergeOutcome): Promise<string> {
+/** Note a conflict, keeping only the first MAX_LISTED_CONFLICTS by path (sorted down when twice as many are held). */
+function noteConflict(out: MergeOutcome, conflict: MergeConflict): void {
+  out.conflict_count++;
+  out.conflicts.push(conflict);
+  if (out.conflicts.length >= 2 * MAX_LISTED_CONFLICTS) {
+    out.conflicts.sort(byPath);
+    out.conflicts.length = MAX_LISTED_CONFLICTS;
+  }
+}
+
+async function mergeDir(reader: MergeReader, base: string | null, ours: string, theirs: string, prefix: string, strategy: MergeStrategy, out: MergeOutcome, budget: WalkBudget): Promise<string> {
   if (ours === theirs || base === theirs) return ours;
   if (base === ours) return theirs;
   const [b, o, t] = await Promise.all([base === null ? [] : reader.readTree(base), reader.readTree(ours), reader.readTree(theirs)]);
+  if (budget.take(b.length + o.length + t.length)) await budget.pause();
   const byName = (list: TreeEntry[]) => new Map(list.map((e) => [e.name, e]));
   const mb = byName(b);
   const mo = byName(o);
@@ -116,7 +139,7 @@ async function mergeDir(reader: MergeReader, base: string | null, ours: string, 
     let merged: TreeEntry | undefined;
     if (same(eo, et) || same(eb, et)) merged = eo;
     else if (same(eb, eo)) merged = et;
-    else merged = await mergeEntry(reader, eb, eo, et, prefix + name, strategy, out);
+    else merged = await mergeEntry(reader, eb, eo, et, prefix + name, strategy, out, budget);
     if (!same(merged, eo)) changed = true;
     if (merged) entries.push(merged);
   }
@@ -128,16 +151,16 @@ async function mergeDir(reader: MergeReader, base: string | null, ours: string, 
 }
 
 /** Both sides changed the entry, differently. Returns the merged entry (undefined: absent), or records a conflict. */
-async function mergeEntry(reader: MergeReader, eb: TreeEntry | undefined, eo: TreeEntry | undefined, et: TreeEntry | undefined, path: string, strategy: MergeStrategy, out: MergeOutcome): Promise<TreeEntry | undefined> {
+async function mergeEntry(reader: MergeReader, eb: TreeEntry | undefined, eo: TreeEntry | undefined, et: TreeEntry | undefined, path: string, strategy: MergeStrategy, out: MergeOutcome, budget: WalkBudget): Promise<TreeEntry | undefined> {
   const conflict = (kind: ConflictKind): TreeEntry | undefined => {
-    out.conflicts.push({ path, kind });
+    noteConflict(out, { path, kind });
     return eo;
   };
   if (!eo || !et) return conflict(eb ? 'delete/modify' : 'add/add');
   const dirO = eo.kind === 'directory';
   const dirT = et.kind === 'directory';
   if (dirO && dirT) {
-    const id = await mergeDir(reader, eb?.kind === 'directory' ? eb.id : null, eo.id, et.id, path + '/', strategy, out);
+    const id = await mergeDir(reader, eb?.kind === 'directory' ? eb.id : null, eo.id, et.id, path + '/', strategy, out, budget);
     return { name: eo.name, kind: 'directory', id };
   }
   if (dirO || dirT) return conflict('file/directory');

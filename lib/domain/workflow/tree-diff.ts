@@ -11,6 +11,8 @@ import { createHash } from 'node:crypto';
 import type { EntryKind, TreeEntry } from '../content.js';
 import { performance } from 'node:perf_hooks';
 import { DIFF_TIME_BUDGET_MS, MAX_DIFF_FILE_BYTES, lineDiff } from './content-diff.js';
+import { Invalid } from '../errors.js';
+import { WalkBudget } from '../tree-size.js';
 
 export interface DiffReader {
   readTree(id: string): Promise<TreeEntry[]>;
@@ -73,8 +75,26 @@ export const MAX_LISTED_FILES = 1000;
 
 const isBlob = (k: EntryKind) => k !== 'directory';
 
-export async function diffTrees(reader: DiffReader, baseTree: string, revisionTree: string): Promise<TreeDiff> {
-  const changed: ChangedFile[] = [];
+/**
+ * `paths` counts the entries the diff visits (it throws past its limit) and paces the walk:
+ * trees read from memory resolve at once, so without its pauses a long walk would hold the
+ * event loop. Memory holds the first MAX_LISTED_FILES changed files and running totals.
+ */
+export async function diffTrees(reader: DiffReader, baseTree: string, revisionTree: string, paths: WalkBudget = new WalkBudget(Infinity, () => new Invalid('unreachable'))): Promise<TreeDiff> {
+  const listed: ChangedFile[] = [];
+  const stats: DiffStats = {
+    files_changed: 0,
+    files_added: 0,
+    files_modified: 0,
+    files_deleted: 0,
+    mode_only: 0,
+    symlinks_changed: 0,
+    bytes_before: 0,
+    bytes_after: 0,
+    lines_added: 0,
+    lines_removed: 0,
+    lines_complete: true,
+  };
   const fingerprint = createHash('sha256');
   let budget = LINE_BUDGET_BYTES;
   let ms = DIFF_TIME_BUDGET_MS;
@@ -127,10 +147,25 @@ export async function diffTrees(reader: DiffReader, baseTree: string, revisionTr
         } else complete = false;
       }
     }
-    changed.push(entry);
+    count(entry);
+    if (listed.length < MAX_LISTED_FILES) listed.push(entry);
+  }
+
+  function count(f: ChangedFile): void {
+    stats.files_changed++;
+    if (f.change === 'added') stats.files_added++;
+    else if (f.change === 'deleted') stats.files_deleted++;
+    else stats.files_modified++;
+    if (f.change === 'modified' && !f.content_changed) stats.mode_only++;
+    if (f.old_kind === 'symlink' || f.new_kind === 'symlink') stats.symlinks_changed++;
+    stats.bytes_before += f.old_bytes ?? 0;
+    stats.bytes_after += f.new_bytes ?? 0;
+    stats.lines_added += f.lines_added ?? 0;
+    stats.lines_removed += f.lines_removed ?? 0;
   }
 
   async function oneSide(prefix: string, e: TreeEntry, side: 'old' | 'new'): Promise<void> {
+    if (paths.take()) await paths.pause();
     const p = prefix + e.name;
     if (!isBlob(e.kind)) {
       for (const child of await reader.readTree(e.id)) await oneSide(`${p}/`, child, side);
@@ -149,6 +184,7 @@ export async function diffTrees(reader: DiffReader, baseTree: string, revisionTr
       const o = byName.get(name) ?? null;
       const n = newByName.get(name) ?? null;
       const p = prefix + name;
+      if (paths.take()) await paths.pause();
       if (o && n && o.id === n.id && o.kind === n.kind) continue;
       if (o && n && !isBlob(o.kind) && !isBlob(n.kind)) await walk(`${p}/`, o.id, n.id);
       else if (o && n && isBlob(o.kind) && isBlob(n.kind)) await file(p, o, n);
@@ -160,29 +196,6 @@ export async function diffTrees(reader: DiffReader, baseTree: string, revisionTr
   }
 
   await walk('', baseTree, revisionTree);
-  const stats: DiffStats = {
-    files_changed: changed.length,
-    files_added: 0,
-    files_modified: 0,
-    files_deleted: 0,
-    mode_only: 0,
-    symlinks_changed: 0,
-    bytes_before: 0,
-    bytes_after: 0,
-    lines_added: 0,
-    lines_removed: 0,
-    lines_complete: complete,
-  };
-  for (const f of changed) {
-    if (f.change === 'added') stats.files_added++;
-    else if (f.change === 'deleted') stats.files_deleted++;
-    else stats.files_modified++;
-    if (f.change === 'modified' && !f.content_changed) stats.mode_only++;
-    if (f.old_kind === 'symlink' || f.new_kind === 'symlink') stats.symlinks_changed++;
-    stats.bytes_before += f.old_bytes ?? 0;
-    stats.bytes_after += f.new_bytes ?? 0;
-    stats.lines_added += f.lines_added ?? 0;
-    stats.lines_removed += f.lines_removed ?? 0;
-  }
-  return { stats, files: changed.slice(0, MAX_LISTED_FILES), files_truncated: changed.length > MAX_LISTED_FILES, fingerprint: fingerprint.digest('hex') };
+  stats.lines_complete = complete;
+  return { stats, files: listed, files_truncated: stats.files_changed > MAX_LISTED_FILES, fingerprint: fingerprint.digest('hex') };
 }

@@ -47,10 +47,10 @@ async function* unifiedBody(d: PatchsetDiff): AsyncGenerator<string> {
   for await (const f of d.files) yield unifiedFile(f);
 }
 
-function reply(ctx: RouteContext, patchsetId: string) {
+async function reply(ctx: RouteContext, patchsetId: string) {
   const q = diffQuery(ctx);
   const a = requireAuthority(ctx);
-  const d = patchsetDiff(a.store, a.workflow, patchsetId, q.against, { context: q.context, paths: q.paths });
+  const d = await patchsetDiff(a.store, a.workflow, patchsetId, q.against, { context: q.context, paths: q.paths });
   return q.unified
     ? { mediaType: 'text/x-diff; charset=utf-8', bytes: Readable.from(unifiedBody(d)) }
     : { mediaType: 'application/json; charset=utf-8', bytes: Readable.from(jsonBody(d, q)) };

@@ -1,0 +1,42 @@
+// Expanded sizes of stored trees (lib/domain/tree-size.ts; storage-layout.md §8). A tree's size
+// is recorded in its index entry when the tree is committed, so the size of a snapshot, or of a
+// new tree whose children are stored, is a lookup. Trees indexed before sizes were recorded
+// (version-0 tree segments, locators rebuilt from pack headers) have none: their sizes are
+// computed once from their distinct subtrees and kept here, least recently used dropped first.
+// A size is a function of the tree id alone (trees are immutable), so a kept size is never stale.
+import type { TreeEntry } from '../domain/content.js';
+import { expandedSize, Pace } from '../domain/tree-size.js';
+
+/** Computed sizes kept per store (about 150 bytes each). */
+export const KEPT_SIZES = 65_536;
+
+export class TreeSizes {
+  private readonly kept = new Map<string, number>();
+
+  constructor(readonly maxSnapshotPaths: number, private readonly capacity = KEPT_SIZES) {}
+
+  /** `recorded` (from the tree's index entry or staged locator), or the size computed earlier; undefined when neither. */
+  known(id: string, recorded: number | undefined): number | undefined {
+    if (recorded) return recorded;
+    const size = this.kept.get(id);
+    if (size !== undefined) {
+      this.kept.delete(id);
+      this.kept.set(id, size);
+    }
+    return size;
+  }
+
+  remember(id: string, size: number): void {
+    this.kept.delete(id);
+    this.kept.set(id, size);
+    while (this.kept.size > this.capacity) this.kept.delete(this.kept.keys().next().value as string);
+  }
+
+  /**
+   * The expanded size of `root`: a lookup when recorded or kept, else computed over the distinct
+   * trees whose sizes are unknown (yielding the event loop as it reads them).
+   */
+  size(root: string, recorded: (id: string) => number | undefined, readTree: (id: string) => Promise<TreeEntry[]>, pace?: Pace): Promise<number> {
+    return expandedSize(root, readTree, (id) => this.known(id, recorded(id)), (id, size) => this.remember(id, size), pace);
+  }
+}
