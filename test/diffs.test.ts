@@ -532,6 +532,23 @@ describe('land readiness: whether the revision still merges onto the target head
     expect((await ok(api(s.url, 'POST', R(repo, `/changes/${c}:submit`), { json: { mode: 'merge' } }))).land.status).to.equal('landed');
   });
 
+  it('a line merge that would pair up millions of equal lines is a content conflict, not seconds of blocked server (readiness and the land agree)', async () => {
+    // 1,990 equal lines: the change inserts one at the top, the line appends one at the end.
+    // diff3's LCS walks every pair of equal lines (about 8 million here, seconds of CPU in one turn).
+    const same = 'a\n'.repeat(1990);
+    const files = { ...BASE_FILES, 'same.txt': same };
+    const base = await snap(files, 'pairs', true);
+    const c = await change('pairs', base, await snap({ ...files, 'same.txt': `X\n${same}` }, 'pairs', false, base));
+    await snap({ ...files, 'same.txt': `${same}Y\n` }, 'pairs', true, base);
+    const r = await readiness(c);
+    expect(r).to.include({ can_land: false, blocked_by: 'conflict' });
+    expect(r.merge).to.include({ status: 'conflict', conflicts_count: 1 });
+    expect(r.merge.conflicts).to.deep.equal([{ path: 'same.txt', kind: 'content' }]);
+    const land = await api(s.url, 'POST', R(repo, `/changes/${c}:submit`), { json: { mode: 'merge' } });
+    expect(land.status).to.equal(409);
+    expect(land.json.failure_kind).to.equal('conflict');
+  });
+
   it('an empty target line is stale_base, an archived one target_line_unavailable; the gates come first', async () => {
     const base = await snap(BASE_FILES, 'gone', true);
     const c = await change('gone', base, await snap({ ...BASE_FILES, 'a.txt': 'x\n' }, 'gone', false, base));
