@@ -101,6 +101,23 @@ describe('Host and Origin rules over HTTP', function () {
     for (const l of refusals) expect([l.route, l.operation]).to.deep.equal([null, null]);
   });
 
+  it('judges an absolute-form request target by the host it names (the Host header is then ignored)', async () => {
+    const before = await repoFiles(path.join(s.dataDir, 'repositories', String(repo)));
+    for (const target of [`http://rebind.example:${port}`, 'http://rebind.example', `http://127.0.0.1:${port + 1}`, `https://127.0.0.1:${port}`, `ftp://127.0.0.1:${port}`]) {
+      for (const [method, p] of [['GET', '/v1/handshake'], ['POST', `${AUTH}/${repo}/retirement`]]) {
+        const res = await raw(s.url, method, `${target}${p}`, { host: own() });
+        refused(res, 421, `${method} ${target}${p}`);
+      }
+    }
+    expect(await lifecycle()).to.equal(1);
+    expect(await repoFiles(path.join(s.dataDir, 'repositories', String(repo)))).to.deep.equal(before);
+    // A target naming this listener is served (as a proxy-style client may send it), whatever Host says.
+    for (const host of [own(), 'rebind.example']) {
+      expect((await raw(s.url, 'GET', `http://127.0.0.1:${port}/v1/handshake`, { host })).status, host).to.equal(200);
+      expect((await raw(s.url, 'GET', `HTTP://LOCALHOST:${port}/v1/handshake`, { host })).status, host).to.equal(200);
+    }
+  });
+
   it('answers the bound address, localhost, 127.0.0.1 and [::1] at its port', async () => {
     for (const host of [own(), `localhost:${port}`, `LOCALHOST:${port}`, `[::1]:${port}`, `127.1:${port}`]) {
       const res = await raw(s.url, 'GET', '/v1/handshake', { host });

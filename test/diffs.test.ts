@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import type { TreeEntry } from '../lib/domain/content.js';
 import { diffFiles, emptyTotals, gitPath, unifiedFile, type FileDiff } from '../lib/domain/workflow/content-diff.js';
-import { api, ok, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { api, ok, register, startTestServer, tempDir, until, type TestServer } from './helpers.js';
 import type { Authority } from '../lib/authority/authority.js';
 import type { LandGates } from '../lib/authority/workflow/gates.js';
 import { LandDesk, READINESS_MERGE_BUDGET } from '../lib/authority/workflow/lands.js';
@@ -530,6 +530,54 @@ describe('land readiness: whether the revision still merges onto the target head
       Object.assign(READINESS_MERGE_BUDGET, saved);
     }
     expect((await ok(api(s.url, 'POST', R(repo, `/changes/${c}:submit`), { json: { mode: 'merge' } }))).land.status).to.equal('landed');
+  });
+
+  it('a line merge that would pair up millions of equal lines is a content conflict, not seconds of blocked server (readiness and the land agree)', async () => {
+    // 1,990 equal lines: the change inserts one at the top, the line appends one at the end.
+    // diff3's LCS walks every pair of equal lines (about 8 million here, seconds of CPU in one turn).
+    const same = 'a\n'.repeat(1990);
+    const files = { ...BASE_FILES, 'same.txt': same };
+    const base = await snap(files, 'pairs', true);
+    const c = await change('pairs', base, await snap({ ...files, 'same.txt': `X\n${same}` }, 'pairs', false, base));
+    await snap({ ...files, 'same.txt': `${same}Y\n` }, 'pairs', true, base);
+    const r = await readiness(c);
+    expect(r).to.include({ can_land: false, blocked_by: 'conflict' });
+    expect(r.merge).to.include({ status: 'conflict', conflicts_count: 1 });
+    expect(r.merge.conflicts).to.deep.equal([{ path: 'same.txt', kind: 'content' }]);
+    const land = await api(s.url, 'POST', R(repo, `/changes/${c}:submit`), { json: { mode: 'merge' } });
+    expect(land.status).to.equal(409);
+    expect(land.json.failure_kind).to.equal('conflict');
+  });
+
+  it('a readiness merge that takes seconds of CPU lets other requests in: /healthz answers before it', async () => {
+    // 12 files of 600 equal lines, each changed on both sides (a line on top, a line at the
+    // end): each file's line merge is a fraction of a second of CPU (under the pairs bound), all
+    // of them together seconds. The store's reads are synchronous, so only a merge that gives
+    // the event loop a turn now and then lets /healthz through meanwhile.
+    const same = 'a\n'.repeat(600);
+    const names = Array.from({ length: 12 }, (_, i) => `slow-${i}.txt`);
+    const files = { ...BASE_FILES, ...Object.fromEntries(names.map((n) => [n, same])) };
+    const base = await snap(files, 'slow', true);
+    const c = await change('slow', base, await snap({ ...files, ...Object.fromEntries(names.map((n) => [n, `X\n${same}`])) }, 'slow', false, base));
+    await snap({ ...files, ...Object.fromEntries(names.map((n) => [n, `${same}Y\n`])) }, 'slow', true, base);
+    const real = desk.mergeOnto;
+    let started = false;
+    desk.mergeOnto = function (this: LandDesk, ...args: Parameters<LandDesk['mergeOnto']>) {
+      started = true;
+      return real.apply(this, args);
+    };
+    try {
+      const order: string[] = [];
+      const asked = readiness(c).then((r) => { order.push('readiness'); return r; });
+      await until('the readiness merge started', () => started);
+      const health = fetch(`${s.url}/healthz`).then((res) => { order.push('healthz'); return res.status; });
+      expect(await health).to.equal(200);
+      const r = await asked;
+      expect(r.merge).to.include({ status: 'clean' });
+      expect(order).to.deep.equal(['healthz', 'readiness']);
+    } finally {
+      desk.mergeOnto = real;
+    }
   });
 
   it('an empty target line is stale_base, an archived one target_line_unavailable; the gates come first', async () => {

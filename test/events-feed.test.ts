@@ -525,6 +525,49 @@ describe('event feeds', function () {
     }
   });
 
+  it('gives back the place of a stream whose client left before the stream began', async () => {
+    const s = await startTestServer(undefined, { events: { maxSubscribers: 3 } });
+    const service = await s.ready;
+    // The global feed waits for every repository to be open before it subscribes: hold that
+    // wait, so each client below is gone (and the server has seen its socket close) before its
+    // subscription is made.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => { release = resolve; });
+    const openAll = service.openAllInBackground;
+    service.openAllInBackground = () => gate;
+    const seen: net.Socket[] = [];
+    const emit = http.Server.prototype.emit;
+    http.Server.prototype.emit = function (this: http.Server, event: string, ...args: any[]) {
+      if (event === 'request' && (args[0] as http.IncomingMessage).url === GLOBAL()) seen.push((args[0] as http.IncomingMessage).socket);
+      return (emit as (...a: unknown[]) => boolean).call(this, event, ...args);
+    } as typeof emit;
+    try {
+      const { port } = new URL(s.url);
+      for (let i = 1; i <= 3; i++) {
+        const sock = net.connect(Number(port), '127.0.0.1');
+        sock.on('error', () => {});
+        sock.write(`GET ${GLOBAL()} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAccept: text/event-stream\r\n\r\n`);
+        await until('the server has the request', () => seen.length === i);
+        sock.destroy();
+        await until('the server saw the client go', () => seen[i - 1].destroyed);
+      }
+      release();
+      // Their places are free: a stream of a client still here is served, and it is the only one.
+      const sse = await until('a place for a client still here', async () => {
+        const c = await SseClient.open(s.url, GLOBAL());
+        if (c.status !== 200) c.close();
+        return c.status === 200 ? c : null;
+      });
+      expect(service.feeds.subscribers).to.equal(1);
+      sse.close();
+    } finally {
+      http.Server.prototype.emit = emit;
+      service.openAllInBackground = openAll;
+      release();
+      await s.stop();
+    }
+  });
+
   it('answers 410 with the oldest kept position once retention dropped what a reader asks for', async () => {
     const dataDir = path.join(tempDir(), 'data');
     let s = await startTestServer(dataDir);

@@ -32,6 +32,9 @@ export function eventStreamReply(sub: Subscription, heartbeatMs: number): Reply 
 async function pump(res: ServerResponse, sub: Subscription, heartbeatMs: number): Promise<void> {
   const clientGone = () => sub.close('client');
   res.once('close', clientGone);
+  // A client that went while the request was routed (the global feed waits for repositories to
+  // open) closed the connection before this listener: no 'close' is coming, so give the place back now.
+  if (res.destroyed || !res.socket || res.socket.destroyed) sub.close('client');
   const heartbeat = setInterval(() => {
     // A reader that does not drain gets no more bytes, not even comments.
     if (!res.writableNeedDrain) res.write(': keepalive\n\n');

@@ -69,6 +69,19 @@ function isWildcard(hostname: string): boolean {
   return bare === '0.0.0.0' || bare === '::';
 }
 
+/**
+ * The authority a request names: its Host header, or, for an absolute-form target
+ * (`GET http://host:port/path`), the target's authority, the Host header then being ignored
+ * (RFC 9112 §3.2.2) as the router ignores it in routing the path. Only plain http targets
+ * can name this listener; null for anything else.
+ */
+function authorityOf(req: IncomingMessage): string | null {
+  const target = req.url ?? '';
+  if (target.startsWith('/') || target === '*') return typeof req.headers.host === 'string' ? req.headers.host : null;
+  const m = /^http:\/\/([^/?#@]*)(?:[/?#]|$)/i.exec(target);
+  return m ? m[1] : null;
+}
+
 export class RequestGuard {
   /** Names that address this listener at its own port. */
   private readonly ownNames = new Set<string>();
@@ -124,8 +137,8 @@ export class RequestGuard {
 
   /** The request's Host as `hostname[:port]` (the port left out when it is 80, as URL.host writes it), or null when it does not address this listener. */
   private hostOf(req: IncomingMessage): string | null {
-    const header = req.headers.host;
-    if (typeof header !== 'string') return null;
+    const header = authorityOf(req);
+    if (header === null) return null;
     const m = HOST_HEADER.exec(header);
     if (!m) return null;
     const name = canonicalHost(m[1]);

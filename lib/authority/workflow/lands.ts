@@ -224,6 +224,8 @@ export type MergedLand =
 
 /** What a readiness check reads of a merge at most: blob bytes and tree entries (the land itself has no bound). */
 export const READINESS_MERGE_BUDGET = { bytes: 16 * 1024 * 1024, entries: 200_000 };
+/** Milliseconds a readiness merge runs before it lets other requests in. */
+const READINESS_SLICE_MS = 20;
 /** Merge checks kept (each holds at most READINESS_LISTED_CONFLICTS paths). */
 const MERGE_CHECK_CACHE = 256;
 /** Conflicting paths a readiness answer lists (the count is complete). */
@@ -573,14 +575,24 @@ export class LandDesk {
     const base = snap(ps.base_snapshot_id);
     const ours = snap(head);
     let created = new Map<string, Buffer>();
+    // The store reads synchronously, so awaiting them never lets the event loop run: a dry run
+    // (readiness, a GET) gives other requests a turn every READINESS_SLICE_MS of merging.
+    let sliceStart = performance.now();
+    const breathe = async () => {
+      if (!budget || performance.now() - sliceStart < READINESS_SLICE_MS) return;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    };
     const objects = {
       readTree: async (id: string) => {
+        await breathe();
         const raw = created.get(id) ?? pending?.trees.get(id);
         const entries = raw ? decodeTree(raw) : await this.store.readTree(id);
         if (budget && (budget.entries -= entries.length) < 0) throw new MergeBudgetSpent();
         return entries;
       },
       readBlob: async (id: string) => {
+        await breathe();
         const staged = pending?.blobs.get(id);
         if (staged) return staged;
         // Charged before the read (the locator has the size), so a budget never reads a blob past itself.

@@ -81,6 +81,9 @@ export function mergeText(base: Buffer, ours: Buffer, theirs: Buffer): Buffer | 
   const mid = (x: string[]) => x.slice(pre, x.length - suf);
   const [mb, mo, mt] = [mid(b), mid(o), mid(t)];
   if (mb.length + mo.length + mt.length > MAX_MERGE_LINES) return null;
+  // diff3's LCS (Hunt–McIlroy) does work for every pair of equal lines it compares, ~1 µs each
+  // in one turn of the event loop: a few thousand repeated lines are millions of pairs.
+  if (equalLinePairs(mb, mo) + equalLinePairs(mb, mt) > MAX_MERGE_LINE_PAIRS) return null;
   const regions = diff3Merge(mo, mb, mt, { excludeFalseConflicts: true });
   const out: string[] = b.slice(0, pre);
   for (const r of regions) {
@@ -93,6 +96,18 @@ export function mergeText(base: Buffer, ours: Buffer, theirs: Buffer): Buffer | 
 
 /** Lines of the differing middle (all three sides together) a line merge takes on; more is a conflict. */
 export const MAX_MERGE_LINES = 6000;
+
+/** Pairs of equal lines (base with each side) a line merge takes on (about a second of CPU); more is a conflict. */
+export const MAX_MERGE_LINE_PAIRS = 1_000_000;
+
+/** How many (i, j) have a[i] === b[j]: the pairs an LCS of a and b walks. */
+function equalLinePairs(a: readonly string[], b: readonly string[]): number {
+  const counts = new Map<string, number>();
+  for (const line of a) counts.set(line, (counts.get(line) ?? 0) + 1);
+  let pairs = 0;
+  for (const line of b) pairs += counts.get(line) ?? 0;
+  return pairs;
+}
 
 const byPath = (a: MergeConflict, b: MergeConflict) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
 
