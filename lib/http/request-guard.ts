@@ -28,6 +28,9 @@ const HOST_HEADER = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::(\d{1,5}))?$/;
 
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
 
+/** Host values whose judgement is kept; past it the map starts again. */
+const JUDGED_HOSTS = 256;
+
 /**
  * The canonical form of a host (as the WHATWG URL parser writes it, which is what browsers send:
  * lowercase, IPv4 forms such as `0x7f.1` as dotted quads, IPv6 compressed in brackets), or null
@@ -90,6 +93,8 @@ export class RequestGuard {
   /** Names allowed at any port (--allowed-host). */
   private readonly extraNames: Set<string>;
   private readonly extraOrigins: Set<string>;
+  /** Host values already judged (their authority, or null when refused). */
+  private readonly judged = new Map<string, string | null>();
 
   /** `host` as bound (--bind, brackets optional), `port` the port actually listened on. */
   constructor(host: string, private readonly port: number, options: GuardOptions = {}) {
@@ -139,6 +144,17 @@ export class RequestGuard {
   private hostOf(req: IncomingMessage): string | null {
     const header = authorityOf(req);
     if (header === null) return null;
+    // Nearly every request names the same few hosts: their answers are kept (a bounded map, so
+    // a client sending a new Host each time costs the parse, never memory).
+    const known = this.judged.get(header);
+    if (known !== undefined) return known;
+    const judged = this.judgeHost(header);
+    if (this.judged.size >= JUDGED_HOSTS) this.judged.clear();
+    this.judged.set(header, judged);
+    return judged;
+  }
+
+  private judgeHost(header: string): string | null {
     const m = HOST_HEADER.exec(header);
     if (!m) return null;
     const name = canonicalHost(m[1]);
