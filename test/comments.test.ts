@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { push } from '../lib/client/transfer.js';
-import { api, exportRepo, ok, register, restoreRepo, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { api, cli, exportRepo, ok, register, restoreRepo, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 type Json = Record<string, any>;
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
@@ -46,7 +46,8 @@ describe('comments: threads on diff lines', function () {
     ps1 = (await ok(post(`/changes/${change}/patchsets`, { base_snapshot_id: base, revision_snapshot_id: rev1, summary: 's1', author_mode: 'human_only' }))).patchset.patchset_id;
     ps2 = (await ok(post(`/changes/${change}/patchsets`, { base_snapshot_id: base, revision_snapshot_id: rev2, summary: 's2', author_mode: 'human_only' }))).patchset.patchset_id;
   });
-  after(() => s.stop());
+  let stopped = false;
+  after(async () => { if (!stopped) await s.stop(); });
 
   it('opens threads on lines, a file and the patchset; replies join them; resolve and reopen move them, each with its events', async () => {
     const before = (await ok(api(s.url, 'GET', R(repo, '/events')))).events.length;
@@ -174,5 +175,13 @@ describe('comments: threads on diff lines', function () {
     // The restored authority takes new comments after the restored ones.
     const next = await ok(api(s.url, 'POST', R(restored, `/changes/${change}/comments`), { json: { author: 'c', body: 'after restore', in_reply_to: `${change}.comment-2` } }));
     expect(next.comment.sequence).to.equal(want.threads.reduce((n: number, t: Json) => n + t.comments.length, 0) + 1);
+  });
+
+  it('leaves a store fsck reports clean (the comment records are workflow.log upserts)', async () => {
+    await s.stop();
+    stopped = true;
+    const check = await cli(['fsck', '--data', dataDir]);
+    expect(check.code, check.stdout + check.stderr).to.equal(0);
+    expect(JSON.parse(check.stdout.trim().split('\n').at(-1)!).ok).to.equal(true);
   });
 });
