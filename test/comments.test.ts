@@ -185,3 +185,95 @@ describe('comments: threads on diff lines', function () {
     expect(JSON.parse(check.stdout.trim().split('\n').at(-1)!).ok).to.equal(true);
   });
 });
+
+describe('comments: drafts and publishing them with a vote', function () {
+  this.timeout(120_000);
+  let s: TestServer;
+  let repo: number;
+  let ps1: string;
+  let ps2: string;
+  let change: string;
+  const dir = path.join(tempDir(), 'tree');
+  const post = (p: string, json: unknown) => api(s.url, 'POST', R(repo, p), { json });
+  const threads = async (query = '') => ok(api(s.url, 'GET', R(repo, `/changes/${change}/threads${query}`)));
+  const events = async () => (await ok(api(s.url, 'GET', R(repo, '/events?limit=1000')))).events as Json[];
+
+  before(async () => {
+    s = await startTestServer();
+    repo = await register(s.url, 'drafts');
+    const snap = async (text: string, parent?: string) => {
+      await fsp.rm(dir, { recursive: true, force: true });
+      await fsp.mkdir(dir, { recursive: true });
+      await fsp.writeFile(path.join(dir, 'a.txt'), text);
+      return (await push({ server: s.url, repo, line: 'main', dir, moveLine: parent === undefined, progress: false, ...(parent ? { parent } : {}) })).snapshot_id;
+    };
+    const base = await snap(lines(10));
+    const rev1 = await snap(lines(10, { 3: 'three' }), base);
+    const rev2 = await snap(lines(10, { 4: 'four' }), base);
+    const t = (await ok(post('/tasks', { title: 'T', intent: 'i' }))).task;
+    change = (await ok(post('/changes', { task_id: t.task_id, title: 'C', base_line: 'main' }))).change.change_id;
+    ps1 = (await ok(post(`/changes/${change}/patchsets`, { base_snapshot_id: base, revision_snapshot_id: rev1, summary: 's1', author_mode: 'human_only' }))).patchset.patchset_id;
+    ps2 = (await ok(post(`/changes/${change}/patchsets`, { base_snapshot_id: base, revision_snapshot_id: rev2, summary: 's2', author_mode: 'human_only' }))).patchset.patchset_id;
+  });
+  after(() => s.stop());
+
+  it("keeps drafts to their author's list, without events, until one publish sends them and the vote in one commit", async () => {
+    const open = await ok(post(`/changes/${change}/comments`, { patchset_id: ps2, author: 'bob', body: 'a question', anchor: { path: 'a.txt', line: 4 } }));
+    const n0 = (await events()).length;
+    const d1 = await ok(post(`/changes/${change}/comments`, { patchset_id: ps2, author: 'ann', body: 'draft thread', anchor: { path: 'a.txt', line: 2 }, draft: true }));
+    expect(d1.comment).to.include({ published: false });
+    const d2 = await ok(post(`/changes/${change}/comments`, { author: 'ann', body: 'answered', in_reply_to: open.thread_id, resolution: 'resolved', draft: true }));
+    expect(d2.resolution).to.equal('unresolved');
+    expect((await events()).length, 'a draft emits nothing').to.equal(n0);
+
+    // Others see neither draft; the author sees both, and what publishing would do.
+    const seen = await threads();
+    expect(seen.threads.map((t: Json) => [t.thread_id, t.resolution, t.comments.length])).to.deep.equal([[open.thread_id, 'unresolved', 1]]);
+    expect((await threads('?author=bob')).threads).to.have.length(1);
+    const mine = await threads('?author=ann');
+    expect(mine.threads.map((t: Json) => [t.thread_id, t.draft, t.resolution, t.resolution_with_drafts, t.comments.length])).to.deep.equal([
+      [open.thread_id, false, 'unresolved', 'resolved', 2],
+      [d1.thread_id, true, 'unresolved', 'unresolved', 1],
+    ]);
+    expect(mine.unresolved).to.equal(1);
+
+    // Someone else's draft is not there to reply to or resolve; your own draft is edited, not answered.
+    expect((await post(`/changes/${change}/comments`, { author: 'bob', body: 'x', in_reply_to: d1.thread_id })).status).to.equal(404);
+    expect((await post(`/changes/${change}/comments`, { author: 'ann', body: 'x', in_reply_to: d1.thread_id })).status).to.equal(400);
+    expect((await post(`/changes/${change}/threads/${d1.thread_id}:resolve`, { author: 'bob' })).status).to.equal(404);
+
+    // Refusals of a publish change nothing.
+    const pub = `/changes/${change}/reviews:publish`;
+    for (const [json, status] of [
+      [{ author: 'bob', patchset_id: ps2 }, 400], // no drafts, no vote
+      [{ author: 'ann', patchset_id: ps2, action: 'lgtm' }, 400],
+      [{ author: 'ann', patchset_id: ps2, comment: 'no vote' }, 400],
+      [{ author: 'ann', patchset_id: ps2, action: 'approve' }, 400], // a vote is on the selected patchset (ps1)
+      [{ author: 'ann', patchset_id: `${change}.ps-9` }, 404],
+      [{ author: 'ann', patchset_id: ps2, published: true }, 422],
+      [{ author: 'ann' }, 422],
+    ] as [Json, number][]) {
+      const res = await post(pub, json);
+      expect(res.status, `${JSON.stringify(json)}: ${res.text}`).to.equal(status);
+    }
+    expect((await events()).length).to.equal(n0);
+    expect((await threads('?author=ann')).threads[1].draft).to.equal(true);
+
+    const done = await ok(post(pub, { author: 'ann', patchset_id: ps1, action: 'approve', comment: 'LGTM with one note' }));
+    expect(done.published.map((c: Json) => [c.comment_id, c.published])).to.deep.equal([[d1.comment.comment_id, true], [d2.comment.comment_id, true]]);
+    expect(done.review).to.include({ reviewer: 'ann', action: 'approve', patchset_id: ps1, comment: 'LGTM with one note' });
+    const ev = (await events()).slice(n0);
+    expect(ev.map((e) => e.type)).to.deep.equal(['comment.created', 'comment.created', 'thread.resolved', 'review.recorded']);
+    expect(new Set(ev.map((e) => e.at_us)).size, 'one commit').to.equal(1);
+    expect(ev[1].data).to.include({ thread_id: open.thread_id, comment_id: d2.comment.comment_id });
+
+    const all = await threads();
+    expect(all.threads.map((t: Json) => [t.thread_id, t.resolution, t.comments.length, t.draft])).to.deep.equal([
+      [open.thread_id, 'resolved', 2, false],
+      [d1.thread_id, 'unresolved', 1, false],
+    ]);
+    expect((await ok(api(s.url, 'GET', R(repo, `/changes/${change}/reviews`)))).approvals).to.equal(1);
+    // Nothing left: a second publish without a vote is refused.
+    expect((await post(pub, { author: 'ann', patchset_id: ps2 })).status).to.equal(400);
+  });
+});

@@ -130,14 +130,13 @@ export function reviewEvents(before: ReviewRecord | undefined, after: ReviewReco
 }
 
 /**
- * A published comment: `comment.created`, and `thread.resolved` / `thread.reopened` when it moves
- * its thread from `previous` (what the thread was before it; a new thread counts as unresolved).
+ * A comment published (written published, or a draft published): `comment.created`, and
+ * `thread.resolved` / `thread.reopened` when publishing it moved its thread to `moved` (null: the
+ * thread's resolution is what it was).
  */
-export function commentEvents(c: CommentRecord, threadId: string, previous: Resolution): DomainEvent[] {
+export function commentEvents(c: CommentRecord, threadId: string, moved: Resolution | null): DomainEvent[] {
   const out = [ev('comment.created', { comment_id: c.comment_id, change_id: c.change_id, patchset_id: c.patchset_id, thread_id: threadId, author: c.author })];
-  if (c.resolution !== null && c.resolution !== previous) {
-    out.push(ev(c.resolution === 'resolved' ? 'thread.resolved' : 'thread.reopened', { thread_id: threadId, change_id: c.change_id, comment_id: c.comment_id, author: c.author }));
-  }
+  if (moved !== null) out.push(ev(moved === 'resolved' ? 'thread.resolved' : 'thread.reopened', { thread_id: threadId, change_id: c.change_id, comment_id: c.comment_id, author: c.author }));
   return out;
 }
 

@@ -206,6 +206,7 @@ export const ROUTES: readonly RouteSpec[] = [
   route('comments.threads', 'GET', `${REPO}/changes/{change_ref}/threads`, { extension: true, paged: true, query: comments.ThreadsQuery, ok: 'CommentThreadList', handler: comments.threads }),
   route('comments.resolve', 'POST', `${REPO}/changes/{change_ref}/threads/{thread_id}`, { action: 'resolve', extension: true, request: comments.ResolveThread, ok: 'CommentResult', handler: comments.resolve }),
   route('comments.reopen', 'POST', `${REPO}/changes/{change_ref}/threads/{thread_id}`, { action: 'reopen', extension: true, request: comments.ResolveThread, ok: 'CommentResult', handler: comments.reopen }),
+  route('comments.publish', 'POST', `${REPO}/changes/{change_ref}/reviews`, { action: 'publish', extension: true, request: comments.PublishDrafts, ok: 'CommentPublishResult', handler: comments.publish }),
 
   // Extensions: webhooks (docs/api.md "Webhooks")
   route('webhooks.create', 'POST', `${REPO}/webhooks`, { extension: true, request: webhooks.Register, ok: { 200: 'WebhookResult', 201: 'WebhookResult' }, handler: webhooks.create }),

@@ -34,8 +34,8 @@ import {
   type Side,
   type Thread,
 } from '../../domain/workflow/comment-rules.js';
-import { requireName } from '../../domain/workflow/review-rules.js';
-import { CHANGE, checkChangeOpen, parseChangeRef, type ChangeRecord, type PatchsetRecord } from '../../domain/workflow/rules.js';
+import { requireName, type ReviewAction } from '../../domain/workflow/review-rules.js';
+import { CHANGE, checkChangeOpen, MAX_TEXT_CHARS, parseChangeRef, requireText, type ChangeRecord, type PatchsetRecord } from '../../domain/workflow/rules.js';
 import type { TreeEntry } from '../../domain/content.js';
 import type { ContentStore, Txn } from '../../store/content-store.js';
 
@@ -43,6 +43,8 @@ import type { ContentStore, Txn } from '../../store/content-store.js';
 export interface CommentView {
   patchset(id: string): PatchsetRecord;
   change(ref: string): ChangeRecord;
+  /** The review book: a publish records its vote in the same commit. */
+  readonly reviews: { stageReview(tx: Txn, change: ChangeRecord, patchsetId: string, v: { reviewer: string; action: ReviewAction; comment: string; blocking: boolean }): unknown };
 }
 
 export interface CommentInput {
@@ -52,11 +54,18 @@ export interface CommentInput {
   anchor?: AnchorInput | null;
   in_reply_to?: string | null;
   resolution?: string | null;
+  /** A draft: seen only through its author's `?author=` list, no event and no thread change until published. */
+  draft?: boolean;
 }
+
+export interface PublishInput { author: string; patchset_id: string; action?: string; comment?: string }
+
+/** The votes a publish may carry (Gerrit's Reply dialog, GitHub's "Submit review"). */
+export const PUBLISH_ACTIONS = ['approve', 'request_changes', 'comment'] as const;
 
 export interface ResolveInput { author: string; body?: string; patchset_id?: string }
 
-export interface ThreadFilter { patchset?: string; path?: string; resolved?: boolean }
+export interface ThreadFilter { patchset?: string; path?: string; resolved?: boolean; author?: string }
 
 /** A thread as the list shows it: its anchor on the requested patchset, and whether it could follow. */
 export interface ThreadView {
@@ -68,6 +77,10 @@ export interface ThreadView {
   original_anchor: CommentAnchor;
   outdated: boolean;
   outdated_reason: OutdatedReason | null;
+  /** The thread's first comment is the viewer's draft. */
+  draft: boolean;
+  /** The resolution once the viewer's drafts are published. */
+  resolution_with_drafts: Resolution;
   comments: CommentRecord[];
 }
 
@@ -91,9 +104,12 @@ export class CommentBook {
     }
   }
 
+  /** The change's comments as `tx` sees them: staged writes (new comments, published drafts) win by id. */
   private commentsIn(tx: Txn, changeIdValue: string): CommentRecord[] {
-    const staged = tx.stagedKeys(`${NEW_COMMENT}:${changeIdValue}`).map((k) => tx.staged<CommentRecord>(`${NEW_COMMENT}:${changeIdValue}`, k)!);
-    return [...this.commentsOf(changeIdValue), ...staged];
+    const ns = `${NEW_COMMENT}:${changeIdValue}`;
+    const byId = new Map(this.commentsOf(changeIdValue).map((c) => [c.comment_id, c]));
+    for (const k of tx.stagedKeys(ns)) byId.set(k, tx.staged<CommentRecord>(ns, k)!);
+    return [...byId.values()].sort((a, b) => a.sequence - b.sequence);
   }
 
   private changeIn(tx: Txn, ref: string): ChangeRecord {
@@ -154,9 +170,13 @@ export class CommentBook {
 
   // ------------------------------------------------------------ writes
 
-  /** Stage one published comment with its events (the thread's previous state decides them). */
-  private stageComment(tx: Txn, c: CommentRecord, threadId: string, previous: Resolution): void {
-    tx.emitAll(commentEvents(c, threadId, previous));
+  /**
+   * Stage one comment, with its events when it is published: `moved` is the thread's new
+   * resolution when the comment changed it (a new comment is the thread's last: it moves the
+   * thread when it sets a resolution the thread did not have).
+   */
+  private stageComment(tx: Txn, c: CommentRecord, threadId: string, moved: Resolution | null): void {
+    if (c.published) tx.emitAll(commentEvents(c, threadId, moved));
     tx.upsert(COMMENT, c.comment_id, c);
     tx.stage(`${NEW_COMMENT}:${c.change_id}`, c.comment_id, c);
   }
@@ -171,6 +191,7 @@ export class CommentBook {
     const author = requireName(input.author, 'author');
     const resolution = requireResolution(input.resolution);
     const reply = input.in_reply_to !== undefined && input.in_reply_to !== null;
+    const published = input.draft !== true;
     const body = requireBody(input.body, { reply, resolution });
     const change = this.book.change(ref);
     let anchor: CommentAnchor | null = null;
@@ -215,13 +236,13 @@ export class CommentBook {
         body,
         resolution,
         suggestion: null,
-        published: true,
+        published,
         created_at_s: now,
         updated_at_s: now,
       };
       if (!reply) threadId = comment.comment_id;
-      this.stageComment(tx, comment, threadId, previous);
-      return { comment, thread_id: threadId, resolution: resolution ?? previous };
+      this.stageComment(tx, comment, threadId, resolution !== null && resolution !== previous ? resolution : null);
+      return { comment, thread_id: threadId, resolution: published ? resolution ?? previous : previous };
     });
   }
 
@@ -259,8 +280,47 @@ export class CommentBook {
         created_at_s: now,
         updated_at_s: now,
       };
-      this.stageComment(tx, comment, threadId, thread.resolution);
+      this.stageComment(tx, comment, threadId, to);
       return { comment, thread_id: threadId, resolution: to };
+    });
+  }
+
+  /**
+   * Publish every draft `author` has on the change, with an optional vote on the selected
+   * patchset `patchset_id` (a review record), as one commit: each draft is rewritten published
+   * (same id and sequence) with the events it would have had when written published, in
+   * sequence order. Nothing to publish and no vote → 400.
+   */
+  async publish(ref: string, input: PublishInput): Promise<{ published: CommentRecord[]; review: unknown }> {
+    const author = requireName(input.author, 'author');
+    if (input.action !== undefined && !(PUBLISH_ACTIONS as readonly string[]).includes(input.action)) throw new Invalid(`action must be one of ${PUBLISH_ACTIONS.join(', ')}`);
+    const comment = requireText(input.comment ?? '', 'comment', MAX_TEXT_CHARS, true);
+    if (input.comment !== undefined && input.action === undefined) throw new Invalid('comment is the vote\'s message; send an action with it');
+    return this.store.transact((tx) => {
+      const c = this.changeIn(tx, ref);
+      checkChangeOpen(c, 'publish comments on it');
+      const ps = this.patchsetOf(c, input.patchset_id);
+      let working = this.commentsIn(tx, c.change_id);
+      const drafts = working.filter((r) => !r.published && r.author === author);
+      if (drafts.length === 0 && input.action === undefined) throw new Invalid(`${author} has no drafts on ${c.change_id} and sent no action: nothing to publish`);
+      const now = nowSeconds();
+      const out: CommentRecord[] = [];
+      for (const d of drafts) {
+        const thread = d.in_reply_to === null ? undefined : this.threadOf(working, d.in_reply_to);
+        // A draft reply's parent is published (checked when it was written), or a draft of this publish, now published.
+        if (d.in_reply_to !== null && !thread) throw new Conflict(`draft ${d.comment_id} answers ${d.in_reply_to}, which is not published`);
+        const p: CommentRecord = { ...d, published: true, updated_at_s: now };
+        working = working.map((r) => (r.comment_id === p.comment_id ? p : r));
+        // The thread's state is its last published comment that set one, by sequence: a draft
+        // written before a later reply does not override that reply when it is published.
+        const threadId = thread ? thread.thread_id : p.comment_id;
+        const before = thread ? thread.resolution : 'unresolved';
+        const after = this.threadOf(working, threadId)!.resolution;
+        this.stageComment(tx, p, threadId, after !== before ? after : null);
+        out.push(p);
+      }
+      const review = input.action === undefined ? null : this.book.reviews.stageReview(tx, c, ps.patchset_id, { reviewer: author, action: input.action as ReviewAction, comment, blocking: false });
+      return { published: out, review };
     });
   }
 
@@ -276,7 +336,8 @@ export class CommentBook {
     const change = this.book.change(ref);
     const target = filter.patchset === undefined ? null : this.patchsetOf(change, filter.patchset);
     const path = filter.path === undefined ? undefined : cleanRelativePath(filter.path, 'path');
-    const folded = foldThreads(this.commentsOf(change.change_id), null);
+    const viewer = filter.author === undefined ? null : requireName(filter.author, 'author');
+    const folded = foldThreads(this.commentsOf(change.change_id), viewer);
     const kept = folded.threads.filter((t) => {
       if (path !== undefined && (t.root.anchor.kind === 'patchset' || t.root.anchor.path !== path)) return false;
       if (filter.resolved !== undefined && (t.resolution === 'resolved') !== filter.resolved) return false;
@@ -344,6 +405,8 @@ export class CommentBook {
         original_anchor: t.root.anchor,
         outdated: s?.outdated ?? false,
         outdated_reason: s?.reason ?? null,
+        draft: t.draft,
+        resolution_with_drafts: t.resolution_with_drafts,
         comments: [t.root, ...t.replies],
       };
     });

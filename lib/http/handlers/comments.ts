@@ -2,7 +2,7 @@
 // reply, resolve / reopen a thread, and the paged thread list. Schemas check shape (422); rules
 // live in lib/domain/workflow/comment-rules.ts and lib/authority/workflow/comments.ts
 // (400/404/409). Extension routes (not in the spec).
-import { integer, nullable, object as strictObject, optional, string } from 'superstruct';
+import { boolean, integer, nullable, object as strictObject, optional, string } from 'superstruct';
 import { Invalid } from '../../domain/errors.js';
 import { requireAuthority, type Handler, type QueryParam } from '../route-types.js';
 import { validate } from '../validate.js';
@@ -11,8 +11,9 @@ import { SIDES } from '../../domain/workflow/comment-rules.js';
 import { arr, bool, enumOf, nullable as orNull, obj, PAGE_FIELDS, ref, str, uint, type Schemas } from '../json-schema.js';
 
 const AnchorStruct = strictObject({ path: optional(string()), side: optional(string()), line: optional(integer()), end_line: optional(nullable(integer())) });
-/** Unknown fields are refused (422): drafts and suggestions are not accepted by this route yet. */
+/** Unknown fields are refused (422): suggestions are not accepted by this route yet. */
 export const CreateComment = strictObject({
+  draft: optional(boolean()),
   patchset_id: optional(string()),
   author: string(),
   body: string(),
@@ -20,12 +21,14 @@ export const CreateComment = strictObject({
   in_reply_to: optional(nullable(string())),
   resolution: optional(nullable(string())),
 });
+export const PublishDrafts = strictObject({ author: string(), patchset_id: string(), action: optional(string()), comment: optional(string()) });
 export const ResolveThread = strictObject({ author: string(), body: optional(string()), patchset_id: optional(string()) });
 
 export const ThreadsQuery: Record<string, QueryParam> = {
   patchset: { schema: str, description: "show each thread where its anchor lands on this patchset of the change (outdated when its lines changed)" },
   path: { schema: str, description: 'only threads anchored to this file' },
   resolved: { schema: enumOf(['true', 'false']), description: 'only resolved (true) or unresolved (false) threads' },
+  author: { schema: str, description: "include this author's drafts (threads and replies)" },
 };
 
 export const create: Handler = async (ctx) => {
@@ -53,9 +56,17 @@ export const threads: Handler = async (ctx) => {
   const resolvedText = queryValue(ctx, 'resolved');
   if (resolvedText !== undefined && resolvedText !== 'true' && resolvedText !== 'false') throw new Invalid('resolved must be true or false');
   const resolved = resolvedText === undefined ? undefined : resolvedText === 'true';
+  const author = queryValue(ctx, 'author');
   const change = a.workflow.change(ctx.params.change_ref);
-  const req = pageRequest(ctx, 'comment-threads', 'int', { change_id: change.change_id, patchset, path, resolved });
-  return { json: await a.workflow.comments.listThreads(ctx.params.change_ref, { patchset, path, resolved }, req) };
+  const req = pageRequest(ctx, 'comment-threads', 'int', { change_id: change.change_id, patchset, path, resolved, author });
+  return { json: await a.workflow.comments.listThreads(ctx.params.change_ref, { patchset, path, resolved, author }, req) };
+};
+
+export const publish: Handler = async (ctx) => {
+  rejectRouteOwned(ctx.body);
+  const req = wellFormed(validate(ctx.body, PublishDrafts));
+  const a = requireAuthority(ctx);
+  return { json: await a.workflow.comments.publish(ctx.params.change_ref, req) };
 };
 
 const anchor = {
@@ -85,6 +96,7 @@ export const SCHEMAS: Schemas = {
     updated_at_s: uint,
   }),
   CommentResult: obj({ comment: ref('Comment'), thread_id: str, resolution: resolutionSchema }, { description: "the comment written and its thread's resolution after it" }),
+  CommentPublishResult: obj({ published: { ...arr(ref('Comment')), description: 'the drafts published, in sequence order' }, review: orNull(ref('Review')) }, { description: 'the vote is a review record of the selected patchset (null without an action)' }),
   CommentThreadList: obj({
     change_id: str,
     change_ref: str,
@@ -100,6 +112,8 @@ export const SCHEMAS: Schemas = {
         original_anchor: ref('CommentAnchor'),
         outdated: bool,
         outdated_reason: orNull(enumOf(['lines_changed', 'file_removed', 'beyond_file', 'no_line_diff'])),
+        draft: { ...bool, description: "the thread's first comment is the ?author= viewer's draft" },
+        resolution_with_drafts: { ...resolutionSchema, description: "the resolution once the viewer's drafts are published" },
         comments: arr(ref('Comment')),
       })),
       description: 'in the order their threads were opened',
