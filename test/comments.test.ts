@@ -37,10 +37,10 @@ describe('comments: threads on diff lines', function () {
   before(async () => {
     s = await startTestServer(dataDir);
     repo = await register(s.url, 'comments');
-    const base = await snap({ 'src/app.ts': lines(40), 'README.md': 'hello\n', 'gone.txt': 'bye\n' });
+    const base = await snap({ 'src/app.ts': lines(40), 'README.md': 'hello\n', 'gone.txt': 'bye\n', 'big.txt': lines(120_000) });
     // Patchset 1 edits line 5; patchset 2 also inserts two lines at the top, edits line 20 and deletes gone.txt.
-    const rev1 = await snap({ 'src/app.ts': lines(40, { 5: 'five' }), 'README.md': 'hello\n', 'gone.txt': 'bye\n' }, base);
-    const rev2 = await snap({ 'src/app.ts': 'new a\nnew b\n' + lines(40, { 5: 'five', 20: 'twenty' }), 'README.md': 'hello\n' }, base);
+    const rev1 = await snap({ 'src/app.ts': lines(40, { 5: 'five' }), 'README.md': 'hello\n', 'gone.txt': 'bye\n', 'big.txt': lines(120_000) }, base);
+    const rev2 = await snap({ 'src/app.ts': 'new a\nnew b\n' + lines(40, { 5: 'five', 20: 'twenty' }), 'README.md': 'hello\n', 'big.txt': lines(120_000) }, base);
     const t = (await ok(post('/tasks', { title: 'T', intent: 'i' }))).task;
     change = (await ok(post('/changes', { task_id: t.task_id, title: 'C', base_line: 'main' }))).change.change_id;
     ps1 = (await ok(post(`/changes/${change}/patchsets`, { base_snapshot_id: base, revision_snapshot_id: rev1, summary: 's1', author_mode: 'human_only' }))).patchset.patchset_id;
@@ -156,7 +156,11 @@ describe('comments: threads on diff lines', function () {
     await refuse(`${th}/${change}.comment-5:resolve`, { author: 'a' }, 400, /is a reply/);
     await refuse(`${th}/${change}.comment-99:resolve`, { author: 'a' }, 404);
     await refuse(`${th}/bogus:resolve`, { author: 'a' }, 404);
+    // Over 1 MiB: not commented by line (the diff does not show it by line), but the file may be.
+    await refuse(c, { patchset_id: ps1, author: 'a', body: 'x', anchor: { path: 'big.txt', line: 1 } }, 400, /larger than/);
     expect(await count()).to.equal(n);
+    const big = await comment({ patchset_id: ps1, author: 'a', body: 'split this file', anchor: { path: 'big.txt' } });
+    expect(big.comment.anchor).to.deep.equal({ kind: 'file', path: 'big.txt' });
     for (const q of ['?resolved=yes', '?patchset=change-1.patchset-99', '?path=../x', '?limit=0']) {
       const res = await api(s.url, 'GET', R(repo, `/changes/${change}/threads${q}`));
       expect(res.status, `${q}: ${res.text}`).to.be.oneOf([400, 404]);

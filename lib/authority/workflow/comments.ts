@@ -162,6 +162,8 @@ export class CommentBook {
     const anchor = requireAnchor(a, (_p, side) => {
       const f = files[side];
       if (f === null) return null;
+      // A file anchor asks only whether the file is there; its size does not matter.
+      if (a.line === undefined || a.line === null) return 0;
       if (f.lines === 'large') throw new Invalid(`path ${_p} is larger than ${MAX_DIFF_FILE_BYTES} bytes on the ${side} side, more than the diff shows by line; comment on the file instead`);
       return f.lines;
     });
