@@ -194,6 +194,7 @@ describe('pagination over HTTP', function () {
       ['/read/reviewer-inbox', '/read/reviewer-inbox', () => page1('/read/reviewer-inbox'), ['/read/reviewer-inbox'], ['/read/reviewer-inbox?reviewer_group=Alpha']],
       ['/worker-jobs', '/worker-jobs', () => page1('/worker-jobs'), ['/worker-jobs'], ['/worker-jobs?state_kind=1']],
       ['/read/changes/{change_ref}/lands', '/read/changes/change-1/lands', crafted('change-lands', { change_id: 'change-1' }), ['/read/changes/task-1.change-1/lands'], ['/read/changes/change-2/lands']],
+      ['/changes/{change_ref}/threads', '/changes/change-1/threads', crafted('comment-threads', { change_id: 'change-1' }), ['/changes/task-1.change-1/threads'], ['/changes/change-2/threads', '/changes/change-1/threads?resolved=false']],
       ['/webhooks', '/webhooks', crafted('webhooks', {}), ['/webhooks'], []],
       // No such webhook: the cursor is checked first (400), the same list and filter then answer 404.
       ['/webhooks/{webhook_id}/deliveries', '/webhooks/hook-1/deliveries?state=failed', crafted('webhook-deliveries', { webhook_id: 'hook-1', state: 'failed' }), [], ['/webhooks/hook-1/deliveries', '/webhooks/hook-2/deliveries?state=failed']],

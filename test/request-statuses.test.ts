@@ -130,6 +130,8 @@ describe('request statuses: invalid state transitions and non-derived identities
       ['a review on a closed change', 'POST', `/changes/${closed}/reviews`, { patchset_id: ids.closedPs, reviewer: 'bob', action: 'approve' }],
       ['a review on a landed change', 'POST', `/changes/${landed}/reviews`, { patchset_id: ids.landedPs, reviewer: 'bob', action: 'approve' }],
       ['a review on a patchset that is not the selected one', 'POST', `/changes/${open}/reviews`, { patchset_id: ids.ps2, reviewer: 'bob', action: 'approve' }],
+      ['a comment on a closed change', 'POST', `/changes/${closed}/comments`, { patchset_id: ids.closedPs, author: 'bob', body: 'b' }],
+      ['a comment on a landed change', 'POST', `/changes/${landed}/comments`, { patchset_id: ids.landedPs, author: 'bob', body: 'b' }],
       ['a review request on a closed change', 'POST', `/changes/${closed}:requestReview`, { patchset_id: ids.closedPs, reviewer_groups: ['core'] }],
       ['a review request on a patchset that is not the selected one', 'POST', `/changes/${open}:requestReview`, { patchset_id: ids.ps2, reviewer_groups: ['core'] }],
       ['an attestation on a closed change', 'PUT', `/patchsets/${ids.closedPs}/attestation`, {}],
@@ -331,6 +333,20 @@ describe('request statuses: one shape rule on every workflow route (422 shape, 4
       }),
     },
     { route: 'reviews.create', method: 'POST', path: () => `/changes/${fx.change}/reviews`, cases: () => ({ a: [], b: { patchset_id: fx.ps, action: 'approve' }, c: { patchset_id: fx.ps, reviewer: 'bob', action: 'approve', blocking: 'yes' }, d: { patchset_id: fx.ps, reviewer: 'bob', action: 'lgtm' } }) },
+    {
+      route: 'comments.create', method: 'POST', path: () => `/changes/${fx.change}/comments`,
+      cases: () => ({
+        a: [], b: { patchset_id: fx.ps, author: 'bob' }, c: { patchset_id: fx.ps, author: 'bob', body: 'b', anchor: { path: 'a.txt', line: '1' } }, d: { patchset_id: fx.ps, author: 'bob', body: 'b', anchor: { path: 'a.txt', line: 2 } },
+        more: [
+          ['(c) an unknown field (drafts are not accepted here)', { patchset_id: fx.ps, author: 'bob', body: 'b', published: false }, 422],
+          ['(d) an unknown path', { patchset_id: fx.ps, author: 'bob', body: 'b', anchor: { path: 'nope.txt' } }, 400],
+          ['(d) a patchset of another change', { patchset_id: fx.otherPs, author: 'bob', body: 'b' }, 400],
+          ['(d) a reply to no comment', { author: 'bob', body: 'b', in_reply_to: `${fx.change}.comment-99` }, 404],
+        ],
+      }),
+    },
+    { route: 'comments.publish', method: 'POST', path: () => `/changes/${fx.change}/reviews:publish`, cases: () => ({ a: [], b: { author: 'bob' }, c: { author: 'bob', patchset_id: 1 }, d: { author: 'bob', patchset_id: fx.ps, action: 'lgtm' }, more: [['(d) nothing to publish and no vote', { author: 'bob', patchset_id: fx.ps }, 400]] }) },
+    { route: 'comments.resolve', method: 'POST', path: () => `/changes/${fx.change}/threads/${fx.change}.comment-1:resolve`, cases: () => ({ a: [], b: { body: 'done' }, c: { author: 'bob', body: 1 }, d: { author: ' ' } }) },
     {
       route: 'changes.requestReview', method: 'POST', path: () => `/changes/${fx.change}:requestReview`,
       cases: () => ({

@@ -5,6 +5,7 @@
 import { Invalid } from './errors.js';
 import { ERROR_KIND_NAMES, STATE_FAILED, STATE_NAMES, STATE_QUEUED, STATE_RUNNING, STATE_SUCCEEDED, type JobRecord } from './jobs.js';
 import type { ChangeRecord, PatchsetRecord, TaskRecord } from './workflow/rules.js';
+import type { CommentRecord, Resolution } from './workflow/comment-rules.js';
 import type { AttestationRecord, PolicyDecisionRecord, ReviewRecord } from './workflow/review-rules.js';
 import type { QueueEntryRecord } from './workflow/land-queue.js';
 
@@ -31,6 +32,9 @@ export const EVENT_TYPES: Record<string, string[]> = {
   'review.recorded': ['review_id', 'change_id', 'patchset_id', 'reviewer', 'action'],
   'review.requested': ['review_id', 'change_id', 'patchset_id', 'reviewer_group'],
   'review.updated': ['review_id', 'change_id', 'patchset_id', 'reviewer', 'action'],
+  'comment.created': ['comment_id', 'change_id', 'patchset_id', 'thread_id', 'author'],
+  'thread.resolved': ['thread_id', 'change_id', 'comment_id', 'author'],
+  'thread.reopened': ['thread_id', 'change_id', 'comment_id', 'author'],
   'attestation.recorded': ['attestation_id', 'patchset_id'],
   'attestation.revoked': ['attestation_id', 'patchset_id'],
   'policy.decided': ['decision_id', 'patchset_id', 'decision', 'trigger'],
@@ -123,6 +127,17 @@ export function reviewEvents(before: ReviewRecord | undefined, after: ReviewReco
   if (before) return [ev('review.updated', { ...ids, reviewer: after.reviewer, action: after.action })];
   if (after.action === 'request') return [ev('review.requested', { ...ids, reviewer_group: after.reviewer_group })];
   return [ev('review.recorded', { ...ids, reviewer: after.reviewer, action: after.action })];
+}
+
+/**
+ * A comment published (written published, or a draft published): `comment.created`, and
+ * `thread.resolved` / `thread.reopened` when publishing it moved its thread to `moved` (null: the
+ * thread's resolution is what it was).
+ */
+export function commentEvents(c: CommentRecord, threadId: string, moved: Resolution | null): DomainEvent[] {
+  const out = [ev('comment.created', { comment_id: c.comment_id, change_id: c.change_id, patchset_id: c.patchset_id, thread_id: threadId, author: c.author })];
+  if (moved !== null) out.push(ev(moved === 'resolved' ? 'thread.resolved' : 'thread.reopened', { thread_id: threadId, change_id: c.change_id, comment_id: c.comment_id, author: c.author }));
+  return out;
 }
 
 export function attestationEvents(before: AttestationRecord | undefined, after: AttestationRecord): DomainEvent[] {

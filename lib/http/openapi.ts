@@ -18,6 +18,7 @@ import { SCHEMAS as contentSchemas } from './handlers/content.js';
 import { SCHEMAS as taskSchemas } from './handlers/tasks.js';
 import { SCHEMAS as changeSchemas } from './handlers/changes.js';
 import { SCHEMAS as reviewSchemas } from './handlers/reviews.js';
+import { SCHEMAS as commentSchemas } from './handlers/comments.js';
 import { SCHEMAS as landSchemas } from './handlers/lands.js';
 import { SCHEMAS as promotionSchemas } from './handlers/promotion.js';
 import { SCHEMAS as planSchemas } from './handlers/plans.js';
@@ -42,7 +43,7 @@ const DOCUMENT_SCHEMAS: Schemas = {
 
 const SCHEMA_MODULES: readonly Schemas[] = [
   errorSchemas, discoverySchemas, registrySchemas, lifecycleSchemas, jobSchemas, contentSchemas,
-  taskSchemas, changeSchemas, reviewSchemas, landSchemas, promotionSchemas, planSchemas, diffSchemas, webhookSchemas, landQueueSchemas, eventSchemas, DOCUMENT_SCHEMAS,
+  taskSchemas, changeSchemas, reviewSchemas, commentSchemas, landSchemas, promotionSchemas, planSchemas, diffSchemas, webhookSchemas, landQueueSchemas, eventSchemas, DOCUMENT_SCHEMAS,
 ];
 
 /** Every named schema, each defined once. */
@@ -122,6 +123,7 @@ function tagOf(route: RouteSpec): string {
   const head = route.operation.split('.')[0];
   if (head === 'webhooks') return 'webhooks';
   if (head === 'events') return 'events';
+  if (head === 'comments') return 'comments';
   if (route.extension) return 'reference';
   if (['health', 'handshake', 'capabilities'].includes(head)) return 'discovery';
   if (head === 'read') return route.operation === 'read.planCandidates' ? 'plans' : route.operation === 'read.ciStatus' ? 'patchsets' : 'tasks';
@@ -146,6 +148,7 @@ const TAGS = [
   { name: 'policy', description: 'Policy decisions' },
   { name: 'lands', description: 'Lands, task-land, task-start and history promotion' },
   { name: 'plans', description: 'Plans (the paths say sprints)' },
+  { name: 'comments', description: `Comment threads on a change's diff lines (not in the spec; marked ${EXTENSION_MARK})` },
   { name: 'webhooks', description: `Webhook registrations and their deliveries (not in the spec; marked ${EXTENSION_MARK})` },
   { name: 'reference', description: `This document and its rendered reference (not in the spec; marked ${EXTENSION_MARK})` },
   { name: 'events', description: `Event feeds of a repository and of all of them, as JSON pages or server-sent events (not in the spec; marked ${EXTENSION_MARK})` },

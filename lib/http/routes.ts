@@ -29,6 +29,7 @@ import * as lifecycle from './handlers/lifecycle.js';
 import * as tasks from './handlers/tasks.js';
 import * as changes from './handlers/changes.js';
 import * as reviews from './handlers/reviews.js';
+import * as comments from './handlers/comments.js';
 import * as promotion from './handlers/promotion.js';
 import * as lands from './handlers/lands.js';
 import * as diffs from './handlers/diffs.js';
@@ -199,6 +200,13 @@ export const ROUTES: readonly RouteSpec[] = [
   route('read.changeDiff', 'GET', `${REPO}/read/changes/{change_ref}/diff`, { extension: true, query: diffs.DiffQuery, ok: { json: 'PatchsetDiff', raw: ['text/x-diff'] }, handler: diffs.changeDiffHandler }),
   route('read.changeReadiness', 'GET', `${REPO}/read/changes/{change_ref}/readiness`, { extension: true, ok: 'LandReadiness', handler: diffs.readinessHandler }),
   route('read.changeLands', 'GET', `${REPO}/read/changes/{change_ref}/lands`, { extension: true, paged: true, ok: 'LandList', handler: lands.changeLands }),
+
+  // Extensions: comment threads on a change's diff lines (docs/api.md "Comment threads")
+  route('comments.create', 'POST', `${REPO}/changes/{change_ref}/comments`, { extension: true, request: comments.CreateComment, ok: 'CommentResult', handler: comments.create }),
+  route('comments.threads', 'GET', `${REPO}/changes/{change_ref}/threads`, { extension: true, paged: true, query: comments.ThreadsQuery, ok: 'CommentThreadList', handler: comments.threads }),
+  route('comments.resolve', 'POST', `${REPO}/changes/{change_ref}/threads/{thread_id}`, { action: 'resolve', extension: true, request: comments.ResolveThread, ok: 'CommentResult', handler: comments.resolve }),
+  route('comments.reopen', 'POST', `${REPO}/changes/{change_ref}/threads/{thread_id}`, { action: 'reopen', extension: true, request: comments.ResolveThread, ok: 'CommentResult', handler: comments.reopen }),
+  route('comments.publish', 'POST', `${REPO}/changes/{change_ref}/reviews`, { action: 'publish', extension: true, request: comments.PublishDrafts, ok: 'CommentPublishResult', handler: comments.publish }),
 
   // Extensions: webhooks (docs/api.md "Webhooks")
   route('webhooks.create', 'POST', `${REPO}/webhooks`, { extension: true, request: webhooks.Register, ok: { 200: 'WebhookResult', 201: 'WebhookResult' }, handler: webhooks.create }),

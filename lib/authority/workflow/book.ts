@@ -50,6 +50,7 @@ import type { JobQueue } from '../jobs.js';
 import { changeEvents, patchsetEvents, taskEvents } from '../../domain/events.js';
 import type { PlanBook } from '../plans.js';
 import { ReviewBook } from './reviews.js';
+import { CommentBook } from './comments.js';
 
 export interface TaskInput {
   title: string;
@@ -96,6 +97,7 @@ export class WorkflowBook {
 
   /** Reviews, attestations, policy decisions and patchset CI. */
   reviews!: ReviewBook;
+  comments!: CommentBook;
 
   private constructor(private readonly store: ContentStore, private readonly plans: PlanBook, private readonly jobs: JobQueue) {}
 
@@ -148,6 +150,7 @@ export class WorkflowBook {
     }
     store.registerCheckpointSection(INDEX_SECTION, () => book.index.encode());
     book.reviews = ReviewBook.open(store, book, book.jobs, notes);
+    book.comments = new CommentBook(store, book);
     return book;
   }
 

@@ -36,6 +36,7 @@ import {
   type CiEvidence,
   type DecisionTrigger,
   type PolicyDecisionRecord,
+  type ReviewAction,
   type ReviewRecord,
 } from '../../domain/workflow/review-rules.js';
 import { CHANGE, changeId, checkChangeOpen, MAX_TEXT_CHARS, parseChangeRef, PATCHSET, requireAuthorMode, requireText, type ChangeRecord, type PatchsetRecord } from '../../domain/workflow/rules.js';
@@ -258,25 +259,33 @@ export class ReviewBook {
     const comment = requireText(input.comment ?? '', 'comment', MAX_TEXT_CHARS, true);
     return this.store.transact((tx) => {
       const change = this.changeIn(tx, ref);
-      const ps = this.selectedIn(tx, change, input.patchset_id, 'review it');
-      const sequence = this.nextReviewSeq(tx, change.change_id);
-      const r: ReviewRecord = {
-        review_id: reviewId(change.change_id, sequence),
-        change_id: change.change_id,
-        sequence,
-        patchset_id: ps.patchset_id,
-        patchset_fingerprint: ps.diff.fingerprint ?? null,
-        reviewer,
-        action,
-        comment,
-        blocking: input.blocking ?? false,
-        reviewer_group: null,
-        requested_by: null,
-        created_at_s: nowSeconds(),
-      };
-      this.upsertReview(tx, r);
-      return r;
+      return this.stageReview(tx, change, input.patchset_id, { reviewer, action, comment, blocking: input.blocking ?? false });
     });
+  }
+
+  /**
+   * A review of the change's selected patchset staged in `tx` (its caller checked the fields):
+   * createReview's, and the vote a publish of comment drafts records in its own commit.
+   */
+  stageReview(tx: Txn, change: ChangeRecord, patchsetIdValue: string, v: { reviewer: string; action: ReviewAction; comment: string; blocking: boolean }): ReviewRecord {
+    const ps = this.selectedIn(tx, change, patchsetIdValue, 'review it');
+    const sequence = this.nextReviewSeq(tx, change.change_id);
+    const r: ReviewRecord = {
+      review_id: reviewId(change.change_id, sequence),
+      change_id: change.change_id,
+      sequence,
+      patchset_id: ps.patchset_id,
+      patchset_fingerprint: ps.diff.fingerprint ?? null,
+      reviewer: v.reviewer,
+      action: v.action,
+      comment: v.comment,
+      blocking: v.blocking,
+      reviewer_group: null,
+      requested_by: null,
+      created_at_s: nowSeconds(),
+    };
+    this.upsertReview(tx, r);
+    return r;
   }
 
   requestReview(ref: string, input: ReviewRequestInput): Promise<{ review: ReviewRecord; change: ChangeRecord }> {

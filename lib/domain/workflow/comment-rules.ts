@@ -1,7 +1,7 @@
 // Comment threads on a change's diff lines: the record shape, its validation, folding records
 // into threads, and porting a thread's anchor from the patchset it was written on to a later one.
-// Pure functions; storage, routes and UI are not built yet (docs/architecture.md "Comment
-// threads (model)").
+// Pure functions; stored and served by lib/authority/workflow/comments.ts (docs/architecture.md
+// "Comment threads (model)" says what is built).
 import { Invalid, NotFound } from '../errors.js';
 import { cleanRelativePath } from '../paths.js';
 import { requireWellFormed } from '../text.js';

@@ -14,6 +14,7 @@ export const EVENT_TYPE_NAMES = [
   'change.created', 'change.status_changed', 'change.closed', 'change.landed',
   'patchset.created', 'patchset.selected', 'patchset.base_stale',
   'review.recorded', 'review.requested', 'review.updated',
+  'comment.created', 'thread.resolved', 'thread.reopened',
   'attestation.recorded', 'attestation.revoked',
   'policy.decided',
   'job.queued', 'job.claimed', 'job.completed', 'job.failed', 'job.requeued', 'job.lease_expired',

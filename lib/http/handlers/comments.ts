@@ -1,0 +1,123 @@
+// Comment threads on a change's diff lines (docs/api.md "Comment threads"): create a thread or a
+// reply, resolve / reopen a thread, and the paged thread list. Schemas check shape (422); rules
+// live in lib/domain/workflow/comment-rules.ts and lib/authority/workflow/comments.ts
+// (400/404/409). Extension routes (not in the spec).
+import { boolean, integer, nullable, object as strictObject, optional, string } from 'superstruct';
+import { Invalid } from '../../domain/errors.js';
+import { requireAuthority, type Handler, type QueryParam } from '../route-types.js';
+import { validate } from '../validate.js';
+import { pageRequest, queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
+import { SIDES } from '../../domain/workflow/comment-rules.js';
+import { arr, bool, enumOf, nullable as orNull, obj, PAGE_FIELDS, ref, str, uint, type Schemas } from '../json-schema.js';
+
+const AnchorStruct = strictObject({ path: optional(string()), side: optional(string()), line: optional(integer()), end_line: optional(nullable(integer())) });
+/** Unknown fields are refused (422): suggestions are not accepted by this route yet. */
+export const CreateComment = strictObject({
+  draft: optional(boolean()),
+  patchset_id: optional(string()),
+  author: string(),
+  body: string(),
+  anchor: optional(nullable(AnchorStruct)),
+  in_reply_to: optional(nullable(string())),
+  resolution: optional(nullable(string())),
+});
+export const PublishDrafts = strictObject({ author: string(), patchset_id: string(), action: optional(string()), comment: optional(string()) });
+export const ResolveThread = strictObject({ author: string(), body: optional(string()), patchset_id: optional(string()) });
+
+export const ThreadsQuery: Record<string, QueryParam> = {
+  patchset: { schema: str, description: "show each thread where its anchor lands on this patchset of the change (outdated when its lines changed)" },
+  path: { schema: str, description: 'only threads anchored to this file' },
+  resolved: { schema: enumOf(['true', 'false']), description: 'only resolved (true) or unresolved (false) threads' },
+  author: { schema: str, description: "include this author's drafts (threads and replies)" },
+};
+
+export const create: Handler = async (ctx) => {
+  rejectRouteOwned(ctx.body);
+  const req = wellFormed(validate(ctx.body, CreateComment));
+  if (req.anchor) wellFormed(req.anchor);
+  const a = requireAuthority(ctx);
+  const out = await a.workflow.comments.create(ctx.params.change_ref, req);
+  return { json: out };
+};
+
+const resolution = (to: 'resolved' | 'unresolved'): Handler => async (ctx) => {
+  rejectRouteOwned(ctx.body);
+  const req = wellFormed(validate(ctx.body, ResolveThread));
+  const a = requireAuthority(ctx);
+  return { json: await a.workflow.comments.setResolution(ctx.params.change_ref, ctx.params.thread_id, to, req) };
+};
+export const resolve = resolution('resolved');
+export const reopen = resolution('unresolved');
+
+export const threads: Handler = async (ctx) => {
+  const a = requireAuthority(ctx);
+  const patchset = queryValue(ctx, 'patchset');
+  const path = queryValue(ctx, 'path');
+  const resolvedText = queryValue(ctx, 'resolved');
+  if (resolvedText !== undefined && resolvedText !== 'true' && resolvedText !== 'false') throw new Invalid('resolved must be true or false');
+  const resolved = resolvedText === undefined ? undefined : resolvedText === 'true';
+  const author = queryValue(ctx, 'author');
+  const change = a.workflow.change(ctx.params.change_ref);
+  const req = pageRequest(ctx, 'comment-threads', 'int', { change_id: change.change_id, patchset, path, resolved, author });
+  return { json: await a.workflow.comments.listThreads(ctx.params.change_ref, { patchset, path, resolved, author }, req) };
+};
+
+export const publish: Handler = async (ctx) => {
+  rejectRouteOwned(ctx.body);
+  const req = wellFormed(validate(ctx.body, PublishDrafts));
+  const a = requireAuthority(ctx);
+  return { json: await a.workflow.comments.publish(ctx.params.change_ref, req) };
+};
+
+const anchor = {
+  anyOf: [
+    obj({ kind: enumOf(['lines']), path: str, side: enumOf(SIDES), line: { type: 'integer', minimum: 1 }, end_line: orNull({ type: 'integer', minimum: 1 }) }),
+    obj({ kind: enumOf(['file']), path: str }),
+    obj({ kind: enumOf(['patchset']) }),
+  ],
+};
+const resolutionSchema = enumOf(['unresolved', 'resolved']);
+
+export const SCHEMAS: Schemas = {
+  CommentAnchor: anchor,
+  Comment: obj({
+    comment_id: str,
+    change_id: str,
+    sequence: uint,
+    patchset_id: str,
+    author: str,
+    anchor: ref('CommentAnchor'),
+    in_reply_to: orNull(str),
+    body: { ...str, description: 'Markdown source' },
+    resolution: orNull(resolutionSchema),
+    suggestion: orNull(str),
+    published: bool,
+    created_at_s: uint,
+    updated_at_s: uint,
+  }),
+  CommentResult: obj({ comment: ref('Comment'), thread_id: str, resolution: resolutionSchema }, { description: "the comment written and its thread's resolution after it" }),
+  CommentPublishResult: obj({ published: { ...arr(ref('Comment')), description: 'the drafts published, in sequence order' }, review: orNull(ref('Review')) }, { description: 'the vote is a review record of the selected patchset (null without an action)' }),
+  CommentThreadList: obj({
+    change_id: str,
+    change_ref: str,
+    patchset_id: orNull(str),
+    unresolved: { ...uint, description: 'unresolved threads of the whole change' },
+    threads: {
+      ...arr(obj({
+        thread_id: str,
+        change_id: str,
+        patchset_id: str,
+        resolution: resolutionSchema,
+        anchor: { ...ref('CommentAnchor'), description: 'where the thread sits on the requested patchset (its original anchor when outdated or not ported)' },
+        original_anchor: ref('CommentAnchor'),
+        outdated: bool,
+        outdated_reason: orNull(enumOf(['lines_changed', 'file_removed', 'beyond_file', 'no_line_diff'])),
+        draft: { ...bool, description: "the thread's first comment is the ?author= viewer's draft" },
+        resolution_with_drafts: { ...resolutionSchema, description: "the resolution once the viewer's drafts are published" },
+        comments: arr(ref('Comment')),
+      })),
+      description: 'in the order their threads were opened',
+    },
+    ...PAGE_FIELDS,
+  }),
+};
