@@ -8,6 +8,7 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { silentLog } from '../lib/authority/logger.js';
 import { nextQueueMove, DEFAULT_QUEUE_OPTIONS, type QueueEntryRecord, type QueueFacts } from '../lib/domain/workflow/land-queue.js';
+import { statusLines } from '../lib/cli/workflow-commands.js';
 import { api, cli, expectError, ok, register, startTestServer, tempDir, type TestServer } from './helpers.js';
 import { Fixture, R, result, RUNTIME, type Json } from './land-queue-fixture.js';
 
@@ -353,6 +354,74 @@ describe('land queue over HTTP', function () {
     const t = await f.entry(e.entry_id);
     await f.runJob(t.speculation.worker_job_indexes[0], 'pass');
     expect((await f.entry(e.entry_id)).state).to.equal('landed');
+  });
+
+  describe('policy_flags bit 1: unresolved comment threads block the land', () => {
+    const ciPass = async (f: Fixture, ps: string) => {
+      const run = await ok(f.post(`/patchsets/${ps}:runCi`, {}), 'runCi');
+      const claim = await ok(f.post(`/worker-jobs/${run.job.worker_job_index}:claim`, { accepted_runtime_contracts: [RUNTIME] }));
+      await ok(f.post(`/worker-jobs/${run.job.worker_job_index}:complete`, { attempt_count: claim.attempt_count, lease_token: claim.lease_token, detail: { job_kind: 7, result: result('pass') } }));
+      await ok(f.post(`/patchsets/${ps}:evaluatePolicy`, {}));
+    };
+    const readiness = async (f: Fixture, ref: string) => ok(f.get(`/read/changes/${ref}/readiness`));
+    const thread = async (f: Fixture, c: { change: string; ps: string }, json: Json = {}) => (await ok(f.post(`/changes/${c.change}/comments`, { patchset_id: c.ps, author: 'alice', body: 'why?', anchor: { path: 'a.txt', line: 1 }, ...json }), 'comment')).thread_id;
+
+    it('readiness names unresolved_threads with the count; the land is refused 409 and recorded; resolving the thread clears both', async () => {
+      const { f, base } = await fresh('resolve-gate', 2);
+      const c = await f.change(base, { ...BASE, 'a.txt': 'x\n' });
+      await ciPass(f, c.ps);
+      const open = await thread(f, c);
+      await thread(f, c, { resolution: 'resolved', anchor: undefined });
+      const r = await readiness(f, c.ref);
+      expect(r).to.include({ can_land: false, blocked_by: 'unresolved_threads', unresolved_threads: 1 });
+      expect(r.reason).to.match(/^1 unresolved comment thread/);
+      // `cairn change show` prints the blocker as the readiness answer names it.
+      const shown = JSON.parse((await cli(['change', 'show', '--server', s.url, '--repo', String(f.repo), c.ref])).stdout);
+      expect(shown.readiness).to.include({ blocked_by: 'unresolved_threads', unresolved_threads: 1 });
+      expect(statusLines(shown.readiness).at(-1)).to.match(/^can land: no, because 1 unresolved comment thread.* \(unresolved_threads\)$/);
+      const refused = await f.post(`/changes/${c.change}:submit`, { mode: 'merge' });
+      expect(refused.status, refused.text).to.equal(409);
+      expect(refused.json.failure_kind).to.equal('unresolved_threads');
+      expect(refused.json.error).to.match(/1 unresolved comment thread/);
+      expect((await f.landsOf(c.change)).map((l) => [l.status, l.failure_kind])).to.deep.equal([['rejected', 'unresolved_threads']]);
+      const joined = await f.post('/land-queue', { change_ref: c.ref, mode: 'merge' });
+      expectError(joined, 409);
+      expect(joined.json.error).to.match(/cannot join the land queue: unresolved_threads: 1 unresolved/);
+      expect(await f.head()).to.equal(base);
+
+      await ok(f.post(`/changes/${c.change}/threads/${open}:resolve`, { author: 'carol' }), 'resolve');
+      expect(await readiness(f, c.ref)).to.include({ can_land: true, blocked_by: null, unresolved_threads: 0 });
+      const landed = await f.post(`/changes/${c.change}:submit`, { mode: 'merge' });
+      expect(landed.status, landed.text).to.equal(200);
+      expect(await f.head()).to.not.equal(base);
+    });
+
+    it('without the bit an unresolved thread is counted but does not block', async () => {
+      const { f, base } = await fresh('resolve-off', 1);
+      const c = await f.change(base, { ...BASE, 'a.txt': 'y\n' });
+      await ciPass(f, c.ps);
+      await thread(f, c);
+      expect(await readiness(f, c.ref)).to.include({ can_land: true, blocked_by: null, unresolved_threads: 1 });
+      const landed = await f.post(`/changes/${c.change}:submit`, { mode: 'merge' });
+      expect(landed.status, landed.text).to.equal(200);
+    });
+
+    it('a thread opened while the change is queued: the land judges it in its commit and ejects the entry', async () => {
+      const { f, base } = await fresh('resolve-queue', 3);
+      const c = await f.change(base, { ...BASE, 'a.txt': 'z\n' });
+      const e = await f.enqueue(c.ref);
+      const t = await f.entry(e.entry_id);
+      expect(t.state).to.equal('testing');
+      await thread(f, c);
+      await f.runJob(t.speculation.worker_job_indexes[0], 'pass');
+      const x = await f.entry(e.entry_id);
+      expect(x.state).to.equal('ejected');
+      expect(x.ejection.reason).to.equal('gates');
+      expect(x.ejection.message).to.match(/^unresolved_threads: 1 unresolved/);
+      expect(await f.head()).to.equal(base);
+      const land = (await ok(f.get(`/lands/${x.land_id}`))).land;
+      expect(land).to.include({ status: 'rejected', failure_kind: 'unresolved_threads', land_queue_entry_id: e.entry_id });
+    });
   });
 
   it('batches: two entries tested by one job; a failed batch is bisected and the failing entry ejected', async () => {

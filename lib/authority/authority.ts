@@ -17,7 +17,7 @@ import { JobQueue } from './jobs.js';
 import { PlanBook } from './plans.js';
 import { WorkflowBook } from './workflow/book.js';
 import { HistoryPromotions } from './workflow/promotion.js';
-import { landGates } from './workflow/gates.js';
+import { landGates, POLICY_RESOLVE_THREADS } from './workflow/gates.js';
 import { LandDesk } from './workflow/lands.js';
 import { LandQueue } from './workflow/land-queue.js';
 import { WebhookBook } from './webhooks.js';
@@ -41,7 +41,8 @@ export class Authority {
     this.content = new ContentOperations(store);
     this.workflow = WorkflowBook.open(store, plans, jobs, notes);
     this.promotions = new HistoryPromotions(store, plans, this.workflow);
-    const gates = landGates(() => this.workflow.reviews);
+    // The resolution gate reads the repository's policy_flags through the land desk (the service sets them).
+    const gates = landGates(() => this.workflow.reviews, (ps, tx) => ((this.lands.policyFlags() & POLICY_RESOLVE_THREADS) !== 0 ? this.workflow.comments.unresolvedCount(ps.change_id, tx) : null));
     this.lands = new LandDesk(store, this.workflow, gates);
     this.queue = new LandQueue(store, this.workflow, this.lands, jobs, gates);
     this.webhooks = new WebhookBook(store);

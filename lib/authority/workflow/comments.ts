@@ -104,6 +104,11 @@ export class CommentBook {
     }
   }
 
+  /** Published threads of the change still unresolved (what the resolution gate counts), as `tx` sees them when given. */
+  unresolvedCount(changeIdValue: string, tx?: Txn): number {
+    return foldThreads(tx ? this.commentsIn(tx, changeIdValue) : this.commentsOf(changeIdValue), null).unresolved;
+  }
+
   /** The change's comments as `tx` sees them: staged writes (new comments, published drafts) win by id. */
   private commentsIn(tx: Txn, changeIdValue: string): CommentRecord[] {
     const ns = `${NEW_COMMENT}:${changeIdValue}`;

@@ -8,23 +8,32 @@
 //   1. policy: the fresh decision must be `pass` (else `blocked_by_policy`);
 //   2. review: no live blocking review, `blocking === 0` (else `blocked_by_review`);
 //   3. CI: evidence of the current run present and passing, `overall === 'pass'` (else
-//      `blocked_by_ci`).
+//      `blocked_by_ci`);
+//   4. threads: under policy_flags bit 1, no published comment thread of the change left
+//      unresolved (else `unresolved_threads`).
 import type { PatchsetRecord } from '../../domain/workflow/rules.js';
 import type { CiState } from './reviews.js';
 import type { Txn } from '../../store/content-store.js';
 import type { ReviewBook } from './reviews.js';
 
-export type GateKind = 'blocked_by_policy' | 'blocked_by_review' | 'blocked_by_ci';
+export type GateKind = 'blocked_by_policy' | 'blocked_by_review' | 'blocked_by_ci' | 'unresolved_threads';
+
+/** policy_flags bit 1: an unresolved comment thread of the change blocks its land (as GitHub's "require conversation resolution"). */
+export const POLICY_RESOLVE_THREADS = 0x02;
 
 export interface GateRefusal {
   kind: GateKind;
   message: string;
+  /** `unresolved_threads`: how many threads are unresolved. */
+  count?: number;
 }
 
 export interface Evidence {
   policy: Record<string, unknown>;
   review: Record<string, unknown>;
   ci: Record<string, unknown>;
+  /** Published unresolved threads of the change; null when the repository does not require resolution. */
+  unresolved_threads?: number | null;
 }
 
 export interface GateJudgement {
@@ -55,13 +64,19 @@ export function checkGates(e: Evidence): GateRefusal | null {
   const blocking = Number(e.review.blocking ?? 0);
   if (blocking !== 0) return { kind: 'blocked_by_review', message: `${blocking} live blocking review(s)` };
   if (e.ci.overall !== 'pass') return { kind: 'blocked_by_ci', message: `CI of the current run is ${String(e.ci.overall)}, not pass` };
+  const unresolved = e.unresolved_threads ?? 0;
+  if (unresolved > 0) return { kind: 'unresolved_threads', message: `${unresolved} unresolved comment thread(s); this repository requires every thread resolved before a land`, count: unresolved };
   return null;
 }
 
-/** The gates of this repository; `reviews` is read at land time (the book is built at open). */
-export function landGates(reviews: () => Pick<ReviewBook, 'judgeForLand'>): LandGates {
+/**
+ * The gates of this repository; `reviews` is read at land time (the book is built at open).
+ * `unresolvedThreads` counts the change's unresolved threads as `tx` sees them, or is null when
+ * the repository's policy does not require resolution.
+ */
+export function landGates(reviews: () => Pick<ReviewBook, 'judgeForLand'>, unresolvedThreads: (patchset: PatchsetRecord, tx?: Txn) => number | null = () => null): LandGates {
   return (patchset, tx, ci) => {
     const e = reviews().judgeForLand(patchset, tx, ci);
-    return { refusal: checkGates(e), policy_decision_id: e.policy.decision_id };
+    return { refusal: checkGates({ ...e, unresolved_threads: unresolvedThreads(patchset, tx) }), policy_decision_id: e.policy.decision_id };
   };
 }

@@ -38,6 +38,7 @@ export type FailureKind =
   | 'blocked_by_policy'
   | 'blocked_by_review'
   | 'blocked_by_ci'
+  | 'unresolved_threads'
   | 'stale_base'
   | 'conflict'
   | 'target_update_failed'
@@ -45,7 +46,7 @@ export type FailureKind =
   | 'internal_error';
 export type LineAction = 'fast_forward' | 'merge' | 'direct' | 'none';
 export const LAND_STATUSES: readonly LandStatus[] = ['landed', 'rejected', 'failed'];
-export const FAILURE_KINDS: readonly FailureKind[] = ['patchset_not_selected', 'blocked_by_policy', 'blocked_by_review', 'blocked_by_ci', 'stale_base', 'conflict', 'target_update_failed', 'queue_required', 'internal_error'];
+export const FAILURE_KINDS: readonly FailureKind[] = ['patchset_not_selected', 'blocked_by_policy', 'blocked_by_review', 'blocked_by_ci', 'unresolved_threads', 'stale_base', 'conflict', 'target_update_failed', 'queue_required', 'internal_error'];
 export const LINE_ACTIONS: readonly LineAction[] = ['fast_forward', 'merge', 'direct', 'none'];
 
 export interface LandRecord {

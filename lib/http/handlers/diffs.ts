@@ -12,7 +12,7 @@ import { CONFLICT_KINDS } from '../../domain/workflow/merge.js';
 import { READINESS_LISTED_CONFLICTS } from '../../authority/workflow/lands.js';
 
 /** What `blocked_by` of a readiness answer names: the land's failure kinds it can foresee, and the states before them. */
-export const READINESS_BLOCKERS = ['change_not_open', 'no_patchset', 'patchset_not_selected', 'blocked_by_policy', 'blocked_by_review', 'blocked_by_ci', 'target_line_unavailable', 'stale_base', 'conflict', 'queue_required'];
+export const READINESS_BLOCKERS = ['change_not_open', 'no_patchset', 'patchset_not_selected', 'blocked_by_policy', 'blocked_by_review', 'blocked_by_ci', 'unresolved_threads', 'target_line_unavailable', 'stale_base', 'conflict', 'queue_required'];
 import { queryValue } from './workflow-common.js';
 
 const MAX_PATHS = 100;
@@ -83,6 +83,7 @@ export const readinessHandler: Handler = async (ctx) => {
       can_land: r.can_land,
       blocked_by: r.blocked_by,
       reason: r.reason,
+      unresolved_threads: a.workflow.comments.unresolvedCount(r.change.change_id),
       merge: r.merge,
       policy: evidence ? { decision: evidence.policy.decision, checks: evidence.policy.checks } : null,
       review: evidence?.review ?? null,
@@ -140,6 +141,7 @@ export const SCHEMAS: Schemas = {
     can_land: { ...bool, description: 'a merge land would land now: the gates pass and the revision merges onto the target head' },
     blocked_by: orNull(enumOf(READINESS_BLOCKERS)),
     reason: orNull(str),
+    unresolved_threads: { ...uint, description: 'published comment threads of the change still unresolved; they block the land (`unresolved_threads`) when the repository sets policy_flags bit 1' },
     merge: {
       ...orNull(obj({
         mode: constant('merge'),

@@ -110,6 +110,7 @@ export const BLOCKED = {
   blocked_by_policy: 'The policy does not pass',
   blocked_by_review: 'A reviewer blocks it',
   blocked_by_ci: 'CI has not passed',
+  unresolved_threads: 'Comment threads are unresolved',
   target_line_unavailable: 'The target line cannot take a land',
   stale_base: 'The target line has no head to land onto',
   conflict: 'It conflicts with the target line',
