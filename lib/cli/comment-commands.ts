@@ -87,7 +87,10 @@ async function explained<T>(work: () => Promise<T>, hints: Record<number, string
   try {
     return await work();
   } catch (err) {
-    if (err instanceof ServerError && hints[err.status]) throw new Error(`${hints[err.status]}${err.body?.error ? ` (server: ${err.body.error})` : ''}`);
+    if (err instanceof ServerError && hints[err.status]) {
+      const reason = err.body?.error;
+      throw new Error(`${hints[err.status]}${reason && !hints[err.status].includes(reason) ? ` (server: ${reason})` : ''}`);
+    }
     throw err;
   }
 }
