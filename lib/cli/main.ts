@@ -19,7 +19,10 @@ Workflow:
   task      create, list, show and close tasks
   change    create, list, show and close changes
   patchset  push a directory as a new patchset of a change
-  review    request, approve, comment, block, dismiss and list reviews of a change
+  review    request, approve, comment, block, dismiss and list reviews; publish drafts
+  comment   comment on a change's lines, file or patchset; reply to a comment
+  comments  list a change's comment threads (--unresolved, --path, --patchset)
+  thread    resolve or reopen a comment thread
   attest    record an attestation for a patchset
   policy    evaluate or show a patchset's policy decision
   ci        run CI for a patchset or show its CI status
@@ -72,6 +75,9 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   change: async () => (await import('./workflow-commands.js')).changeCommand,
   patchset: async () => (await import('./workflow-commands.js')).patchsetCommand,
   review: async () => (await import('./review-commands.js')).reviewCommand,
+  comment: async () => (await import('./comment-commands.js')).commentCommand,
+  comments: async () => (await import('./comment-commands.js')).commentsCommand,
+  thread: async () => (await import('./comment-commands.js')).threadCommand,
   attest: async () => (await import('./review-commands.js')).attestCommand,
   policy: async () => (await import('./review-commands.js')).policyCommand,
   ci: async () => (await import('./review-commands.js')).ciCommand,

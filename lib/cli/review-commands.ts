@@ -10,6 +10,8 @@ export const REVIEW_HELP = `Usage:
   cairn review approve|comment|block|dismiss --change CHANGE --reviewer R [--comment C]
   cairn review list --change CHANGE [--limit N | --all]   (default: every review)
   cairn review inbox [--group G] [--limit N | --all]      (changes waiting for review, by group)
+  cairn review publish CHANGE --author A [--approve | --request-changes | --comment] [-m TEXT]
+                                          (publish A's draft comments; see cairn review publish --help)
 
 Reviews act on the change's selected patchset. block records request_changes with
 blocking: true; dismiss withdraws the reviewer's earlier approval or block.
@@ -58,6 +60,7 @@ export async function reviewCommand(argv: string[]): Promise<number> {
   const early = helpFirst(argv, REVIEW_HELP);
   if (early !== null) return early;
   const [sub, ...rest] = argv;
+  if (sub === 'publish') return (await import('./comment-commands.js')).publishCommand(rest);
   const { values, positionals } = parseCommandArgs(rest, {
     ...common, change: { type: 'string' }, group: { type: 'string' }, note: { type: 'string' }, by: { type: 'string' },
     reviewer: { type: 'string' }, comment: { type: 'string' }, ...LIST_OPTIONS,
@@ -78,7 +81,7 @@ export async function reviewCommand(argv: string[]): Promise<number> {
     const res = await ctx.client.collect(p(`/changes/${ref}/reviews`), 'reviews', rowsWanted(values, Infinity));
     return print(ctx, res, () => [`${res.change_ref}: ${res.approvals} approval(s), ${res.blocking} blocking, ${res.comments} comment(s), ${res.total} total`, ...res.reviews.map(reviewLine)].join('\n'));
   }
-  if (sub !== 'request' && !(sub in ACTIONS)) throw new CliUsageError(`unknown review subcommand "${sub}" (request, approve, comment, block, dismiss, list, inbox)`);
+  if (sub !== 'request' && !(sub in ACTIONS)) throw new CliUsageError(`unknown review subcommand "${sub}" (request, approve, comment, block, dismiss, list, inbox, publish)`);
   const { change } = await ctx.client.json('GET', p(`/changes/${ref}`));
   if (!change.selected_patchset_id) throw new Error(`change ${change.change_id} has no selected patchset`);
   if (sub === 'request') {

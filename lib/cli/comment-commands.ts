@@ -1,0 +1,248 @@
+// `cairn comment …`, `cairn comments`, `cairn thread resolve|reopen`, `cairn review publish`:
+// thin clients of the comment-thread routes (docs/api.md "Comment threads (extensions)"). Output
+// is one JSON object with --json or when stdout is not a terminal; on a terminal a short
+// readable form. The server's refusals are restated in the user's words with what to do next.
+import { ServerError } from '../client/http.js';
+import { CliUsageError, parseCommandArgs } from './args.js';
+import { COMMON, common, context, type Ctx, need, one, print, seg } from './command-context.js';
+
+export const COMMENT_HELP = `Usage:
+  cairn comment CHANGE --author A -m TEXT [--path P [--line N [--end-line M] [--side base]]]
+                       [--patchset PS] [--draft]
+  cairn comment reply THREAD_OR_COMMENT --author A -m TEXT [--resolve | --reopen] [--draft]
+
+The first form opens a thread: on lines N..M of file P (--line; the revision side unless
+--side base), on the file P as a whole (--path alone), or on the patchset (neither). It is
+written on the change's selected patchset unless --patchset names another of its patchsets.
+A new thread is unresolved. reply answers a comment (its thread carries the anchor); --resolve
+or --reopen moves the thread (TEXT may then be empty: -m '').
+
+--draft keeps the comment a draft: only "cairn comments CHANGE --author A" shows it, until
+"cairn review publish CHANGE --author A" publishes every draft of A at once. The service has
+no accounts: --author is the name you choose, as --reviewer is for "cairn review".
+
+Options:
+  --author A      who writes the comment (required)
+  -m, --message TEXT  the comment, Markdown (required)
+  --path P        the file the thread is on
+  --line N        its first line (1-based); --end-line M its last (default N)
+  --side S        revision (default) or base: the side of the diff the lines are on
+  --patchset PS   the patchset to comment on (default: the change's selected patchset)
+  --draft         write a draft instead of publishing
+
+${COMMON}`;
+
+export const COMMENTS_HELP = `Usage: cairn comments CHANGE [--patchset PS] [--path P] [--unresolved] [--author A]
+
+List the change's comment threads in the order they were opened (every page). With --patchset,
+each thread opened on another patchset is shown where its lines are on PS, or marked outdated
+when those lines changed. --author A adds A's drafts. On a terminal: PATH:LINES, state,
+outdated mark, then each comment's author and text.
+
+Options:
+  --patchset PS   show threads where their anchors land on this patchset of the change
+  --path P        only threads on file P
+  --unresolved    only unresolved threads
+  --author A      include A's drafts
+
+${COMMON}`;
+
+export const THREAD_HELP = `Usage: cairn thread resolve|reopen THREAD --author A [-m TEXT]
+
+Resolve a thread (or reopen a resolved one) by replying to its last comment, with TEXT as the
+reply (optional). THREAD is the thread's first comment, as "cairn comments CHANGE" lists it
+(change-N.comment-M).
+
+Options:
+  --author A      who resolves or reopens (required)
+  -m, --message TEXT  a reply to go with it
+
+${COMMON}`;
+
+export const PUBLISH_HELP = `Usage: cairn review publish CHANGE --author A [--approve | --request-changes | --comment] [-m TEXT]
+
+Publish every draft comment A has on the change and, with a vote, record it as A's review of
+the change's selected patchset — all at once. -m is the vote's message (it needs a vote).
+
+Options:
+  --author A          whose drafts to publish (required)
+  --approve           vote approve
+  --request-changes   vote request changes
+  --comment           a review that is only a comment (-m)
+  -m, --message TEXT  the vote's message
+
+${COMMON}`;
+
+type Json = Record<string, any>;
+
+/** `change-N.comment-M` → `change-N`: a thread or comment id names its change. */
+function changeOfComment(id: string): string {
+  const m = /^(change-[1-9][0-9]*)\.comment-[1-9][0-9]*$/.exec(id);
+  if (!m) throw new CliUsageError(`"${id}" is not a comment id: write it as change-N.comment-M, as "cairn comments CHANGE" lists it`);
+  return m[1];
+}
+
+/** A server refusal restated: `hints` maps an HTTP status to the user's words (the server's reason follows). */
+async function explained<T>(work: () => Promise<T>, hints: Record<number, string>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof ServerError && hints[err.status]) {
+      const reason = err.body?.error;
+      throw new Error(`${hints[err.status]}${reason && !hints[err.status].includes(reason) ? ` (server: ${reason})` : ''}`);
+    }
+    throw err;
+  }
+}
+
+const changeMissing = (change: string) => `no change ${change} in this repository (list them with: cairn change list)`;
+
+async function selectedPatchset(ctx: Ctx, change: string): Promise<string> {
+  const res = await explained(() => ctx.client.json('GET', ctx.client.repoPath(ctx.repo, `/changes/${seg(change)}`)), { 404: changeMissing(change) });
+  const ps = res.change.selected_patchset_id as string | null;
+  if (!ps) throw new Error(`change ${change} has no patchset yet (push one with: cairn patchset push --change ${change} DIR)`);
+  return ps;
+}
+
+const lines = (a: Json): string => {
+  if (a.kind === 'patchset') return '(patchset)';
+  if (a.kind === 'file') return a.path;
+  return `${a.path}:${a.line}${a.end_line !== null && a.end_line !== a.line ? `-${a.end_line}` : ''}${a.side === 'base' ? ' (base)' : ''}`;
+};
+const indent = (text: string) => text.split('\n').map((l) => `    ${l}`).join('\n');
+const commentText = (c: Json) => `  ${c.author}${c.published ? '' : ' [draft]'}${c.resolution ? ` (${c.resolution === 'resolved' ? 'resolves' : 'reopens'})` : ''}  ${c.comment_id}${c.body ? `\n${indent(c.body)}` : ''}`;
+const threadText = (t: Json) => [
+  `${lines(t.anchor)}  ${t.resolution}${t.outdated ? ` [outdated: ${String(t.outdated_reason).replace(/_/g, ' ')}]` : ''}${t.draft ? ' [draft]' : ''}  ${t.thread_id}`,
+  ...t.comments.map(commentText),
+].join('\n');
+const written = (res: Json) => `${res.comment.published ? 'wrote' : 'drafted'} ${res.comment.comment_id} on ${lines(res.comment.anchor)}; thread ${res.thread_id} is ${res.resolution}`;
+
+function intArg(value: unknown, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (typeof value !== 'string' || !/^[1-9][0-9]*$/.test(value) || !Number.isSafeInteger(n)) throw new CliUsageError(`${flag} must be a line number (1 or more)`);
+  return n;
+}
+
+function message(values: Record<string, unknown>, allowEmpty: boolean): string {
+  if (typeof values.message !== 'string') throw new CliUsageError('-m TEXT is required');
+  if (!allowEmpty && values.message.trim() === '') throw new CliUsageError('-m TEXT must not be empty');
+  return values.message;
+}
+
+const textOptions = { author: { type: 'string' }, message: { type: 'string', short: 'm' } } as const;
+
+export async function commentCommand(argv: string[]): Promise<number> {
+  if (!argv.length) { process.stdout.write(COMMENT_HELP); return 2; }
+  const isReply = argv[0] === 'reply';
+  const { values, positionals } = parseCommandArgs(isReply ? argv.slice(1) : argv, {
+    ...common, ...textOptions, draft: { type: 'boolean', default: false },
+    path: { type: 'string' }, line: { type: 'string' }, 'end-line': { type: 'string' }, side: { type: 'string' }, patchset: { type: 'string' },
+    resolve: { type: 'boolean', default: false }, reopen: { type: 'boolean', default: false },
+  }, true);
+  if (values.help) { process.stdout.write(COMMENT_HELP); return 0; }
+  const ctx = context(values);
+  const author = need(values.author, '--author');
+  if (isReply) {
+    for (const flag of ['path', 'line', 'end-line', 'side'] as const) {
+      if (values[flag] !== undefined) throw new CliUsageError(`a reply carries its thread's place: --${flag} is for a new thread`);
+    }
+    if (values.resolve && values.reopen) throw new CliUsageError('give --resolve or --reopen, not both');
+    const target = one(positionals, 'THREAD_OR_COMMENT');
+    const change = changeOfComment(target);
+    const body: Json = { author, body: message(values, values.resolve === true || values.reopen === true), in_reply_to: target, draft: values.draft === true };
+    if (values.resolve) body.resolution = 'resolved';
+    if (values.reopen) body.resolution = 'unresolved';
+    if (values.patchset !== undefined) body.patchset_id = values.patchset;
+    const res = await explained(() => ctx.client.json('POST', ctx.client.repoPath(ctx.repo, `/changes/${seg(change)}/comments`), body), {
+      404: `no comment ${target} in change ${change} (list its threads with: cairn comments ${change})`,
+    });
+    return print(ctx, res, () => written(res));
+  }
+  if (values.resolve || values.reopen) throw new CliUsageError('--resolve and --reopen go with "cairn comment reply" (a new thread opens unresolved)');
+  const change = one(positionals, 'CHANGE');
+  const line = intArg(values.line, '--line');
+  const endLine = intArg(values['end-line'], '--end-line');
+  if (line === undefined && (endLine !== undefined || values.side !== undefined)) throw new CliUsageError('--end-line and --side go with --line');
+  if (line !== undefined && values.path === undefined) throw new CliUsageError('--line needs --path (the file the lines are in)');
+  if (values.side !== undefined && values.side !== 'base' && values.side !== 'revision') throw new CliUsageError('--side must be base or revision');
+  if (line !== undefined && endLine !== undefined && endLine < line) throw new CliUsageError('--end-line must not be before --line');
+  const text = message(values, false);
+  const patchset = typeof values.patchset === 'string' ? values.patchset : await selectedPatchset(ctx, change);
+  const body: Json = { author, body: text, patchset_id: patchset, draft: values.draft === true };
+  if (values.path !== undefined) {
+    body.anchor = { path: values.path };
+    if (line !== undefined) Object.assign(body.anchor, { line, end_line: endLine ?? null, side: values.side ?? 'revision' });
+  }
+  const res = await explained(() => ctx.client.json('POST', ctx.client.repoPath(ctx.repo, `/changes/${seg(change)}/comments`), body), {
+    404: `no change ${change} or no patchset ${patchset} in it (list them with: cairn change show ${change})`,
+  });
+  return print(ctx, res, () => written(res));
+}
+
+export async function commentsCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, {
+    ...common, patchset: { type: 'string' }, path: { type: 'string' }, unresolved: { type: 'boolean', default: false }, author: { type: 'string' },
+  }, true);
+  if (values.help) { process.stdout.write(COMMENTS_HELP); return 0; }
+  if (!positionals.length) { process.stdout.write(COMMENTS_HELP); return 2; }
+  const ctx = context(values);
+  const change = one(positionals, 'CHANGE');
+  const q = new URLSearchParams();
+  if (typeof values.patchset === 'string') q.set('patchset', values.patchset);
+  if (typeof values.path === 'string') q.set('path', values.path);
+  if (values.unresolved) q.set('resolved', 'false');
+  if (typeof values.author === 'string') q.set('author', values.author);
+  const query = q.toString() ? `?${q}` : '';
+  const res = await explained(() => ctx.client.collect(ctx.client.repoPath(ctx.repo, `/changes/${seg(change)}/threads${query}`), 'threads', Infinity), {
+    404: typeof values.patchset === 'string' ? `no change ${change} or no patchset ${values.patchset} in it (list them with: cairn change show ${change})` : changeMissing(change),
+  });
+  return print(ctx, res, () => [
+    `${res.change_ref}: ${res.unresolved} unresolved thread(s)${res.patchset_id ? `, shown on ${res.patchset_id}` : ''}${res.threads.length ? '' : '; none listed'}`,
+    ...res.threads.map((t: Json) => `\n${threadText(t)}`),
+  ].join('\n'));
+}
+
+export async function threadCommand(argv: string[]): Promise<number> {
+  const sub = argv[0];
+  if (!sub) { process.stdout.write(THREAD_HELP); return 2; }
+  if (sub === '--help' || sub === '-h') { process.stdout.write(THREAD_HELP); return 0; }
+  const { values, positionals } = parseCommandArgs(argv.slice(1), { ...common, ...textOptions }, true);
+  if (values.help) { process.stdout.write(THREAD_HELP); return 0; }
+  if (sub !== 'resolve' && sub !== 'reopen') throw new CliUsageError(`unknown thread subcommand "${sub}" (resolve, reopen)`);
+  const ctx = context(values);
+  const author = need(values.author, '--author');
+  const thread = one(positionals, 'THREAD');
+  const change = changeOfComment(thread);
+  const body: Json = { author };
+  if (typeof values.message === 'string' && values.message !== '') body.body = values.message;
+  const res = await explained(() => ctx.client.json('POST', ctx.client.repoPath(ctx.repo, `/changes/${seg(change)}/threads/${seg(thread)}:${sub}`), body), {
+    404: `no thread ${thread} in change ${change} (list its threads with: cairn comments ${change})`,
+    409: `thread ${thread} is already ${sub === 'resolve' ? 'resolved' : 'unresolved'}: nothing to do`,
+  });
+  return print(ctx, res, () => `${sub === 'resolve' ? 'resolved' : 'reopened'} thread ${res.thread_id} (${res.comment.comment_id})`);
+}
+
+/** `cairn review publish CHANGE …` (reached from `cairn review`). */
+export async function publishCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, {
+    ...common, ...textOptions, approve: { type: 'boolean', default: false }, 'request-changes': { type: 'boolean', default: false }, comment: { type: 'boolean', default: false },
+  }, true);
+  if (values.help) { process.stdout.write(PUBLISH_HELP); return 0; }
+  const ctx = context(values);
+  const author = need(values.author, '--author');
+  const change = one(positionals, 'CHANGE');
+  const votes = (['approve', 'request-changes', 'comment'] as const).filter((v) => values[v] === true);
+  if (votes.length > 1) throw new CliUsageError('give one vote: --approve, --request-changes or --comment');
+  if (typeof values.message === 'string' && !votes.length) throw new CliUsageError('-m is the vote\'s message: give --approve, --request-changes or --comment with it');
+  const body: Json = { author, patchset_id: await selectedPatchset(ctx, change) };
+  if (votes.length) body.action = votes[0].replace('-', '_');
+  if (typeof values.message === 'string') body.comment = values.message;
+  const res = await explained(() => ctx.client.json('POST', ctx.client.repoPath(ctx.repo, `/changes/${seg(change)}/reviews:publish`), body), {
+    404: changeMissing(change),
+  });
+  return print(ctx, res, () => [
+    `published ${res.published.length} draft(s) of ${author}${res.review ? `; recorded ${res.review.action} on ${res.review.patchset_id}` : ''}`,
+    ...res.published.map((c: Json) => `  ${c.comment_id} on ${lines(c.anchor)}`),
+  ].join('\n'));
+}

@@ -1,0 +1,139 @@
+// `cairn comment`, `cairn comment reply`, `cairn comments`, `cairn thread resolve|reopen` and
+// `cairn review publish` through the real CLI against a real server: JSON off a terminal, the
+// readable form on one (script(1)), usage errors (exit 2) and refusals restated in the user's
+// words (exit 1).
+import { expect } from 'chai';
+import { spawn, spawnSync } from 'node:child_process';
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { CLI, cli, cliJson as run, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+
+describe('comment, comments, thread and review publish commands', function () {
+  this.timeout(60_000);
+  let s: TestServer;
+  let common: string[];
+  let dir: string;
+  before(async () => {
+    s = await startTestServer();
+    const repo = await register(s.url, 'comment-cli');
+    common = ['--server', s.url, '--repo', String(repo)];
+    dir = path.join(tempDir(), 'tree');
+    await fsp.mkdir(dir, { recursive: true });
+    await fsp.writeFile(path.join(dir, 'a.txt'), 'one\ntwo\nthree\nfour\n');
+    await run(['push', ...common, '--line', 'main', dir]);
+    await run(['task', 'create', ...common, '--title', 'T', '--intent', 'I']);
+    await run(['change', 'create', ...common, '--task', 'task-1', '--title', 'C', '--base-line', 'main']);
+    await fsp.writeFile(path.join(dir, 'a.txt'), 'one\ntwo\nthree\nfour\nfive\n');
+    await run(['patchset', 'push', ...common, '--change', 'change-1', dir]);
+  });
+  after(() => s.stop());
+
+  it('opens a thread on lines, replies, resolves, reopens and lists threads as JSON', async () => {
+    const opened = await run(['comment', 'change-1', ...common, '--author', 'alice', '--path', 'a.txt', '--line', '2', '--end-line', '3', '-m', 'why **two**?']);
+    expect(opened).to.include({ thread_id: 'change-1.comment-1', resolution: 'unresolved' });
+    expect(opened.comment).to.include({ author: 'alice', body: 'why **two**?', patchset_id: 'change-1.ps-1', published: true });
+    expect(opened.comment.anchor).to.deep.equal({ kind: 'lines', path: 'a.txt', side: 'revision', line: 2, end_line: 3 });
+    const base = await run(['comment', 'change-1', ...common, '--author', 'carol', '--path', 'a.txt', '--line', '1', '--side', 'base', '-m', 'old line']);
+    expect(base.comment.anchor).to.include({ side: 'base', line: 1, end_line: null });
+    const whole = await run(['comment', 'change-1', ...common, '--author', 'carol', '-m', 'overall fine']);
+    expect(whole.comment.anchor).to.deep.equal({ kind: 'patchset' });
+
+    const replied = await run(['comment', 'reply', 'change-1.comment-1', ...common, '--author', 'bob', '-m', 'because', '--resolve']);
+    expect(replied).to.include({ thread_id: 'change-1.comment-1', resolution: 'resolved' });
+    expect(replied.comment).to.include({ in_reply_to: 'change-1.comment-1', resolution: 'resolved' });
+
+    const all = await run(['comments', 'change-1', ...common]);
+    expect(all).to.include({ change_id: 'change-1', unresolved: 2, count: 3, next_cursor: null });
+    expect(all.threads.map((t: any) => t.thread_id)).to.deep.equal(['change-1.comment-1', 'change-1.comment-2', 'change-1.comment-3']);
+    expect(all.threads[0].comments.map((c: any) => c.author)).to.deep.equal(['alice', 'bob']);
+    const open = await run(['comments', 'change-1', ...common, '--unresolved']);
+    expect(open.threads.map((t: any) => t.thread_id)).to.deep.equal(['change-1.comment-2', 'change-1.comment-3']);
+    const onFile = await run(['comments', 'change-1', ...common, '--path', 'a.txt']);
+    expect(onFile.count).to.equal(2);
+
+    const reopened = await run(['thread', 'reopen', 'change-1.comment-1', ...common, '--author', 'alice', '-m', 'not quite']);
+    expect(reopened).to.include({ thread_id: 'change-1.comment-1', resolution: 'unresolved' });
+    expect(reopened.comment).to.include({ body: 'not quite', in_reply_to: 'change-1.comment-4' });
+    const resolved = await run(['thread', 'resolve', 'change-1.comment-1', ...common, '--author', 'alice']);
+    expect(resolved).to.include({ resolution: 'resolved' });
+    expect(resolved.comment.body).to.equal('');
+  });
+
+  it('keeps drafts to their author until review publish sends them with a vote', async () => {
+    const draft = await run(['comment', 'change-1', ...common, '--author', 'dave', '--path', 'a.txt', '-m', 'a draft', '--draft']);
+    expect(draft.comment).to.include({ published: false, author: 'dave' });
+    expect(draft.comment.anchor).to.deep.equal({ kind: 'file', path: 'a.txt' });
+    const id = draft.comment.comment_id;
+    expect((await run(['comments', 'change-1', ...common])).threads.map((t: any) => t.thread_id)).to.not.include(id);
+    const mine = await run(['comments', 'change-1', ...common, '--author', 'dave']);
+    expect(mine.threads.find((t: any) => t.thread_id === id)).to.include({ draft: true });
+
+    const published = await run(['review', 'publish', 'change-1', ...common, '--author', 'dave', '--approve', '-m', 'lgtm']);
+    expect(published.published.map((c: any) => c.comment_id)).to.deep.equal([id]);
+    expect(published.published[0].published).to.equal(true);
+    expect(published.review).to.include({ action: 'approve', reviewer: 'dave', comment: 'lgtm', patchset_id: 'change-1.ps-1' });
+    expect((await run(['comments', 'change-1', ...common])).threads.map((t: any) => t.thread_id)).to.include(id);
+  });
+
+  it('on a terminal, prints each thread as PATH:LINES, state, outdated mark, authors and text', async function () {
+    if (spawnSync('script', ['--version']).status !== 0) this.skip();
+    await fsp.writeFile(path.join(dir, 'a.txt'), 'one\nTWO\nthree\nfour\nfive\n');
+    await run(['patchset', 'push', ...common, '--change', 'change-1', dir]);
+    // script(1) gives the command a pseudo-terminal; this process serves its requests, so spawn asynchronously.
+    const onTty = (args: string[]) => new Promise<{ status: number | null; stdout: string }>((resolve) => {
+      const child = spawn('script', ['-qefc', [process.execPath, CLI, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      child.stdout.on('data', (d) => { stdout += d; });
+      child.stderr.on('data', (d) => { stdout += d; });
+      child.on('exit', (status) => resolve({ status, stdout }));
+    });
+    const r = await onTty(['comments', 'change-1', ...common, '--patchset', 'change-1.ps-2']);
+    expect(r.status, r.stdout).to.equal(0);
+    expect(r.stdout, r.stdout).to.not.include('{');
+    expect(r.stdout, r.stdout).to.include('task-1.change-1: 3 unresolved thread(s), shown on change-1.ps-2');
+    expect(r.stdout).to.match(/a\.txt:2-3  resolved \[outdated: lines changed\]  change-1\.comment-1/);
+    expect(r.stdout).to.match(/alice  change-1\.comment-1\r?\n {4}why \*\*two\*\*\?/);
+    expect(r.stdout).to.match(/bob \(resolves\)  change-1\.comment-4/);
+    expect(r.stdout).to.match(/a\.txt:1 \(base\)  unresolved  change-1\.comment-2/);
+    expect(r.stdout).to.include('(patchset)  unresolved  change-1.comment-3');
+    const wrote = await onTty(['comment', 'change-1', ...common, '--author', 'erin', '--path', 'a.txt', '--line', '5', '-m', 'new line']);
+    expect(wrote.stdout).to.match(/wrote change-1\.comment-\d+ on a\.txt:5; thread change-1\.comment-\d+ is unresolved/);
+  });
+
+  it('exits 2 on usage errors and 1 with the refusal in the user\'s words', async () => {
+    for (const args of [
+      ['comment'], ['comment', 'change-1', ...common, '--author', 'a'], ['comment', 'change-1', ...common, '-m', 'x'],
+      ['comment', 'change-1', ...common, '--author', 'a', '-m', 'x', '--line', '2'],
+      ['comment', 'change-1', ...common, '--author', 'a', '-m', 'x', '--path', 'a.txt', '--line', 'two'],
+      ['comment', 'change-1', ...common, '--author', 'a', '-m', 'x', '--path', 'a.txt', '--line', '3', '--end-line', '2'],
+      ['comment', 'change-1', ...common, '--author', 'a', '-m', 'x', '--path', 'a.txt', '--line', '3', '--side', 'left'],
+      ['comment', 'reply', 'thread-7', ...common, '--author', 'a', '-m', 'x'],
+      ['comment', 'reply', 'change-1.comment-1', ...common, '--author', 'a', '-m', 'x', '--resolve', '--reopen'],
+      ['comments'], ['thread'], ['thread', 'close', 'change-1.comment-1', ...common, '--author', 'a'],
+      ['thread', 'resolve', 'change-1.comment-1', ...common],
+      ['review', 'publish', 'change-1', ...common, '--author', 'a', '--approve', '--comment'],
+      ['review', 'publish', 'change-1', ...common, '--author', 'a', '-m', 'no vote'],
+    ]) {
+      const r = await cli(args);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).to.equal(2);
+    }
+    const noThread = await cli(['thread', 'resolve', 'change-1.comment-99', ...common, '--author', 'a']);
+    expect(noThread.code).to.equal(1);
+    expect(noThread.stderr).to.include('no thread change-1.comment-99 in change change-1 (list its threads with: cairn comments change-1)');
+    const already = await cli(['thread', 'resolve', 'change-1.comment-1', ...common, '--author', 'a']);
+    expect(already.code).to.equal(1);
+    expect(already.stderr).to.include('thread change-1.comment-1 is already resolved');
+    const noComment = await cli(['comment', 'reply', 'change-1.comment-99', ...common, '--author', 'a', '-m', 'x']);
+    expect(noComment.code).to.equal(1);
+    expect(noComment.stderr).to.include('no comment change-1.comment-99 in change change-1');
+    const noChange = await cli(['comments', 'change-9', ...common]);
+    expect(noChange.code).to.equal(1);
+    expect(noChange.stderr).to.include('no change change-9 in this repository');
+    const beyond = await cli(['comment', 'change-1', ...common, '--author', 'a', '-m', 'x', '--path', 'a.txt', '--line', '99']);
+    expect(beyond.code).to.equal(1);
+    expect(beyond.stderr).to.match(/HTTP 400: .*line/);
+    const nothing = await cli(['review', 'publish', 'change-1', ...common, '--author', 'nobody']);
+    expect(nothing.code).to.equal(1);
+    expect(nothing.stderr).to.include('HTTP 400');
+  });
+});
