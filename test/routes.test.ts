@@ -13,9 +13,10 @@ describe('route table', () => {
     expect(new Set(SPEC_ROUTES.map((r) => r.operation)).size).to.equal(78);
   });
 
-  it('marks exactly the OpenAPI document, the API reference, diffs, land readiness, comment threads, webhooks, the land queue and the event feeds as extensions', () => {
+  it('marks exactly the OpenAPI document, the API reference, diffs, land readiness, git interoperability, comment threads, webhooks, the land queue and the event feeds as extensions', () => {
     expect(ROUTES.filter((r) => r.extension).map((r) => r.operation)).to.deep.equal([
       'openapi.document', 'docs.page', 'docs.asset', 'read.patchsetDiff', 'read.changeDiff', 'read.changeReadiness', 'read.changeLands',
+      'git.import', 'git.snapshotCommit',
       'comments.create', 'comments.threads', 'comments.resolve', 'comments.reopen', 'comments.publish',
       'webhooks.create', 'webhooks.list', 'webhooks.get', 'webhooks.delete', 'webhooks.deliveries.list', 'webhooks.deliveries.get', 'webhooks.deliveries.redeliver',
       'landQueue.enqueue', 'landQueue.list', 'landQueue.get', 'landQueue.remove',
@@ -25,9 +26,9 @@ describe('route table', () => {
     expect(ROUTES.filter((r) => r.extension && r.discover)).to.deep.equal([]);
   });
 
-  it('raises the body limit to 2 GiB exactly on the routes the Limits table names', () => {
+  it('raises the body limit to 2 GiB exactly on the routes the Limits table names (and the git import, which carries a commit body)', () => {
     const raised = ROUTES.filter((r) => r.limit > 2 * 1024 * 1024).map((r) => r.operation).sort();
-    expect(raised).to.deep.equal(['restores.uploadFile', 'sync.commit', 'sync.plan', 'sync.pullManifest', 'sync.putObjectPack', 'sync.putTreePack']);
+    expect(raised).to.deep.equal(['git.import', 'restores.uploadFile', 'sync.commit', 'sync.plan', 'sync.pullManifest', 'sync.putObjectPack', 'sync.putTreePack']);
   });
 
   it('lists the operations that still answer 501', () => {

@@ -19,6 +19,7 @@ import { describeOverLimit, Pace, pathsOf, WalkBudget } from '../domain/tree-siz
 import { closeLine, moveLine, validateLineName, type LineMove, type LineState } from '../domain/lines.js';
 import { nowSeconds } from '../domain/repository.js';
 import { lineEvents } from '../domain/events.js';
+import { checkGitCommitRow, GIT_COMMIT, MAX_GIT_ROWS, type GitCommitRecord, type Gitlink } from '../domain/git.js';
 import type { ContentStore, Locator, ObjectKind, StoredSnapshot, Txn } from '../store/content-store.js';
 export type { StoredSnapshot } from '../store/content-store.js';
 import { decodeObjectFrameStream, PACK_KIND_OBJECT, PACK_KIND_TREE, screenPackUpload, type PackEntry, type PackKind } from '../store/pack.js';
@@ -291,6 +292,57 @@ export class ContentOperations {
   /** A bulk-sync commit: everything is checked against the transaction's view before any staging. */
   commit(req: CommitRequest): Promise<CommitResult> {
     return this.store.transact((tx) => this.commitIn(tx, req));
+  }
+
+  /**
+   * A bulk-sync commit that also records, for each of its snapshots, the git commit it was
+   * imported from (docs/git.md): one transaction, so the snapshots, their git commits and the
+   * line move are all durable or none is. Rows are checked before the transaction (a commit
+   * id is the hash of its bytes); a snapshot that already has another git commit → 409.
+   */
+  async importGit(req: CommitRequest, rows: { snapshot_id: string; commit_id: string; raw: string; gitlinks?: Gitlink[] | null }[]): Promise<CommitResult & { git_commits: { recorded: number; skipped: number } }> {
+    if (rows.length > MAX_GIT_ROWS) throw new Invalid(`git_commits holds ${rows.length} rows, more than ${MAX_GIT_ROWS}`);
+    const records: GitCommitRecord[] = [];
+    const bySnapshot = new Map<string, GitCommitRecord>();
+    for (const row of rows) {
+      requireContentId(row.snapshot_id, 'git_commits[].snapshot_id');
+      const { gitlinks } = checkGitCommitRow(row);
+      const record: GitCommitRecord = { snapshot_id: row.snapshot_id, commit_id: row.commit_id, origin: 'imported', raw: row.raw, gitlinks };
+      const twin = bySnapshot.get(row.snapshot_id);
+      if (twin) {
+        if (twin.commit_id !== record.commit_id) throw new Conflict(`snapshot ${row.snapshot_id} is given two git commits (${twin.commit_id}, ${record.commit_id})`);
+        continue;
+      }
+      bySnapshot.set(row.snapshot_id, record);
+      records.push(record);
+    }
+    const incoming = new Set(req.snapshots.map((s) => s.snapshot_id));
+    return this.store.transact(async (tx) => {
+      const result = await this.commitIn(tx, req);
+      let recorded = 0;
+      let skipped = 0;
+      for (const r of records) {
+        if (!incoming.has(r.snapshot_id) && !tx.hasSnapshot(r.snapshot_id)) throw new NotFound(`git commit ${r.commit_id}: snapshot ${r.snapshot_id} is neither stored nor in this commit`);
+        const existing = tx.entity<GitCommitRecord>(GIT_COMMIT, r.snapshot_id);
+        if (existing) {
+          if (existing.commit_id !== r.commit_id) throw new Conflict(`snapshot ${r.snapshot_id} already has git commit ${existing.commit_id}, not ${r.commit_id}`);
+          skipped++;
+          continue;
+        }
+        tx.upsert(GIT_COMMIT, r.snapshot_id, r);
+        recorded++;
+      }
+      return { ...result, git_commits: { recorded, skipped } };
+    });
+  }
+
+  /** The git commit a snapshot was imported from or exported as (404 when it has none). */
+  gitCommit(snapshotId: string): GitCommitRecord {
+    if (!isContentId(snapshotId)) throw new NotFound(`snapshot ${snapshotId} is not present`);
+    if (!this.store.hasSnapshot(snapshotId)) throw new NotFound(`snapshot ${snapshotId} is not present`);
+    const r = this.store.entity<GitCommitRecord>(GIT_COMMIT, snapshotId);
+    if (!r) throw new NotFound(`snapshot ${snapshotId} has no git commit`);
+    return r;
   }
 
   private async commitIn(tx: Txn, req: CommitRequest): Promise<CommitResult> {

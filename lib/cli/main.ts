@@ -14,6 +14,7 @@ Working copies:
 Transfers:
   pull      materialize a snapshot (or a line's head) into a directory (exact export)
   sync      copy a snapshot and its history between repositories or servers
+  import-git  write a git repository's first-parent history onto a line
 
 Workflow:
   task      create, list, show and close tasks
@@ -85,6 +86,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   land: async () => (await import('./land-commands.js')).landCommand,
   queue: async () => (await import('./queue-commands.js')).queueCommand,
   diff: async () => (await import('./diff-command.js')).diffCommand,
+  'import-git': async () => (await import('./git-commands.js')).importGitCommand,
 };
 
 /** Every command name `cairn` accepts (aliases included), in table order: what docs/cli.md documents. */

@@ -11,7 +11,7 @@ const require = createRequire(import.meta.url);
 const cliProgress = (): typeof import('cli-progress') => require('cli-progress');
 
 export interface Progress {
-  /** (Re)start with a label and a total in bytes (0 = unknown). */
+  /** (Re)start with a label and a total in the bar's unit, bytes by default (0 = unknown). */
   start(label: string, total: number): void;
   /** Raise the total (a push learns its size while scanning). */
   setTotal(total: number): void;
@@ -53,13 +53,29 @@ const format: GenericFormatter = (options, params, payload) => {
   );
 };
 
+/** What a bar counts: bytes (transfers) or things (`commits`), shown with their unit and rate. */
+export type ProgressUnit = 'bytes' | 'commits';
+
+function countFormat(unit: string): GenericFormatter {
+  return (options, params, payload) => {
+    const elapsedS = ((params.stopTime ?? Date.now()) - params.startTime) / 1000;
+    const rate = elapsedS > 0 ? params.value / elapsedS : 0;
+    return cliProgress().Format.Formatter(
+      { ...options, format: params.total > 0 ? WITH_TOTAL : WITHOUT_TOTAL },
+      params,
+      { ...payload, rate: `${rate.toFixed(rate < 10 ? 1 : 0)} ${unit}/s` },
+    );
+  };
+}
+
 /** The cli-progress options of the transfer bar (exported for tests). */
-export function barOptions(stream: NodeJS.WritableStream): Options {
+export function barOptions(stream: NodeJS.WritableStream, unit: ProgressUnit = 'bytes'): Options {
+  const value = unit === 'bytes' ? formatBytes : (n: number) => `${Math.round(n)} ${unit}`;
   return {
     stream,
-    format,
+    format: unit === 'bytes' ? format : countFormat(unit),
     formatValue: (v, _options, type) => {
-      if (type === 'value' || type === 'total') return formatBytes(Number(v));
+      if (type === 'value' || type === 'total') return value(Number(v));
       if (type === 'percentage') return String(v).padStart(3);
       return String(v);
     },
@@ -85,9 +101,9 @@ export function barOptions(stream: NodeJS.WritableStream): Options {
 /** Increments arrive per file or per worker message; the bar gets a sample at most this often. */
 const SAMPLE_MS = 100;
 
-export function progressFor(stream: NodeJS.WriteStream, enabled: boolean): Progress {
+export function progressFor(stream: NodeJS.WriteStream, enabled: boolean, unit: ProgressUnit = 'bytes'): Progress {
   if (!enabled || stream.isTTY !== true) return NO_PROGRESS;
-  const bar = new (cliProgress().SingleBar)(barOptions(stream));
+  const bar = new (cliProgress().SingleBar)(barOptions(stream, unit));
   let active = false;
   let done = 0;
   let sampled = 0;

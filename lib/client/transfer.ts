@@ -102,7 +102,7 @@ const SLAB_SLACK_BYTES = 4 * 1024 * 1024;
  * (same objects in walk order, same level), so a push re-run after an interruption builds the
  * same pack ids and the plan reports the ones that arrived (staged) as present.
  */
-class PackPipeline {
+export class PackPipeline {
   readonly packs: { packId: string; kind: PackKind; byteLength: number; entries: BuiltPack['entries'] }[] = [];
   uploadedPacks = 0;
   uploadedBytes = 0;
@@ -392,11 +392,11 @@ export async function push(o: PushOptions): Promise<PushResult> {
   };
 }
 
-function packRow(p: { packId: string; byteLength: number; entries: unknown[] }) {
+export function packRow(p: { packId: string; byteLength: number; entries: unknown[] }) {
   return { pack_id: p.packId, byte_length: p.byteLength, object_count: p.entries.length };
 }
 
-function locatorFields(packId: string, e: { offset: number; length: number; raw_length: number; crc32: number }) {
+export function locatorFields(packId: string, e: { offset: number; length: number; raw_length: number; crc32: number }) {
   return { pack_id: packId, offset: e.offset, length: e.length, raw_length: e.raw_length, crc32: e.crc32.toString(16).padStart(8, '0') };
 }
 

@@ -26,6 +26,7 @@ import { SCHEMAS as diffSchemas } from './handlers/diffs.js';
 import { SCHEMAS as eventSchemas } from './handlers/events.js';
 import { SCHEMAS as webhookSchemas } from './handlers/webhooks.js';
 import { SCHEMAS as landQueueSchemas } from './handlers/land-queue.js';
+import { SCHEMAS as gitSchemas } from './handlers/git.js';
 
 export const OPENAPI_VERSION = '3.1.0';
 /** Marks operations that are not part of the spec's 78 (the document itself, the API reference). */
@@ -43,7 +44,7 @@ const DOCUMENT_SCHEMAS: Schemas = {
 
 const SCHEMA_MODULES: readonly Schemas[] = [
   errorSchemas, discoverySchemas, registrySchemas, lifecycleSchemas, jobSchemas, contentSchemas,
-  taskSchemas, changeSchemas, reviewSchemas, commentSchemas, landSchemas, promotionSchemas, planSchemas, diffSchemas, webhookSchemas, landQueueSchemas, eventSchemas, DOCUMENT_SCHEMAS,
+  taskSchemas, changeSchemas, reviewSchemas, commentSchemas, landSchemas, promotionSchemas, planSchemas, diffSchemas, webhookSchemas, landQueueSchemas, gitSchemas, eventSchemas, DOCUMENT_SCHEMAS,
 ];
 
 /** Every named schema, each defined once. */
@@ -124,6 +125,7 @@ function tagOf(route: RouteSpec): string {
   if (head === 'webhooks') return 'webhooks';
   if (head === 'events') return 'events';
   if (head === 'comments') return 'comments';
+  if (head === 'git') return 'git';
   if (route.extension) return 'reference';
   if (['health', 'handshake', 'capabilities'].includes(head)) return 'discovery';
   if (head === 'read') return route.operation === 'read.planCandidates' ? 'plans' : route.operation === 'read.ciStatus' ? 'patchsets' : 'tasks';
@@ -149,6 +151,7 @@ const TAGS = [
   { name: 'lands', description: 'Lands, task-land, task-start and history promotion' },
   { name: 'plans', description: 'Plans (the paths say sprints)' },
   { name: 'comments', description: `Comment threads on a change's diff lines (not in the spec; marked ${EXTENSION_MARK})` },
+  { name: 'git', description: `Git interoperability: import commits with their git metadata (not in the spec; marked ${EXTENSION_MARK})` },
   { name: 'webhooks', description: `Webhook registrations and their deliveries (not in the spec; marked ${EXTENSION_MARK})` },
   { name: 'reference', description: `This document and its rendered reference (not in the spec; marked ${EXTENSION_MARK})` },
   { name: 'events', description: `Event feeds of a repository and of all of them, as JSON pages or server-sent events (not in the spec; marked ${EXTENSION_MARK})` },

@@ -37,6 +37,7 @@ import * as docs from './handlers/docs.js';
 import * as events from './handlers/events.js';
 import * as webhooks from './handlers/webhooks.js';
 import * as landQueue from './handlers/land-queue.js';
+import * as git from './handlers/git.js';
 
 const AUTH = '/v1/native/repository-authorities';
 const REPO = `${AUTH}/{repository_index}`;
@@ -201,6 +202,9 @@ export const ROUTES: readonly RouteSpec[] = [
   route('read.changeReadiness', 'GET', `${REPO}/read/changes/{change_ref}/readiness`, { extension: true, ok: 'LandReadiness', handler: diffs.readinessHandler }),
   route('read.changeLands', 'GET', `${REPO}/read/changes/{change_ref}/lands`, { extension: true, paged: true, ok: 'LandList', handler: lands.changeLands }),
 
+  // Extensions: git interoperability (docs/git.md)
+  route('git.import', 'POST', `${REPO}/git/imports`, { extension: true, raised: true, request: git.ImportBody, ok: 'GitImportResult', handler: git.importCommits }),
+  route('git.snapshotCommit', 'GET', `${REPO}/git/snapshots/{snapshot_id}`, { extension: true, ok: 'GitCommitResult', handler: git.snapshotCommit }),
   // Extensions: comment threads on a change's diff lines (docs/api.md "Comment threads")
   route('comments.create', 'POST', `${REPO}/changes/{change_ref}/comments`, { extension: true, request: comments.CreateComment, ok: 'CommentResult', handler: comments.create }),
   route('comments.threads', 'GET', `${REPO}/changes/{change_ref}/threads`, { extension: true, paged: true, query: comments.ThreadsQuery, ok: 'CommentThreadList', handler: comments.threads }),

@@ -193,8 +193,9 @@ function nonNegative(values: number[], what: string): void {
   for (const v of values) if (v < 0 || !Number.isSafeInteger(v)) throw new Invalid(`${what} must be an unsigned integer`);
 }
 
-export const commit: Handler = async (ctx) => {
-  const body = isCommitBody(ctx.body) ? ctx.body : validateCommitBody(ctx.body);
+/** A checked commit body as the authority takes it (the sync commit and the git import share it). */
+export function commitRequest(raw: unknown): CommitRequest {
+  const body = isCommitBody(raw) ? raw : validateCommitBody(raw);
   if (body.contract !== COMMIT_CONTRACT) throw new Invalid(`contract must be ${COMMIT_CONTRACT}`);
   const packRows = (rows: Infer<typeof PackRowStruct>[] | null | undefined): PackRow[] =>
     (rows ?? []).map((r) => (typeof r === 'string' ? { pack_id: r } : { pack_id: r.pack_id, byte_length: r.byte_length, object_count: r.object_count }));
@@ -209,7 +210,11 @@ export const commit: Handler = async (ctx) => {
   for (const r of [...req.blob_locators, ...req.tree_locators]) nonNegative([r.offset, r.length, r.raw_length], 'locator offset, length and raw_length');
   for (const r of [...req.object_packs, ...req.tree_packs]) nonNegative([r.byte_length ?? 0, r.object_count ?? 0], 'pack byte_length and object_count');
   nonNegative(req.snapshots.map((s) => s.created_at_s), 'created_at_s');
-  const result = await requireAuthority(ctx).content.commit(req);
+  return req;
+}
+
+export const commit: Handler = async (ctx) => {
+  const result = await requireAuthority(ctx).content.commit(commitRequest(ctx.body));
   return { json: { contract: COMMIT_CONTRACT, ...result, raw_binary_upload: true } };
 };
 

@@ -1,0 +1,319 @@
+// `cairn import-git`: a git repository's first-parent history onto a line, one snapshot per
+// commit, oldest first, each recorded with its git commit (docs/git.md). The client reads git
+// (lib/client/git-source.ts), keeps the tree of the commit being imported in memory (one node per
+// path of that tree, never the history's), re-encodes only the directories a commit changed,
+// packs the blobs and trees the server does not hold, and commits a batch of commits at a time
+// (POST {repo}/git/imports: snapshots, their git commits and the line move in one transaction,
+// the line moved by compare-and-set). A batch is all or nothing, so an interrupted import
+// resumes from the line's head: the head's git commit says where in the history it stands.
+import { blobId, encodeTree, MAX_MESSAGE_BYTES, refusedEntryName, sha256Hex, snapshotId, type EntryKind, type TreeEntry } from '../domain/content.js';
+import { gitModeKind, parseCommit, snapshotMessage, type Gitlink } from '../domain/git.js';
+import { PACK_KIND_OBJECT, PACK_KIND_TREE } from '../store/pack.js';
+import { CairnClient, ServerError } from './http.js';
+import { gitBinary, gitRun, GitUnavailable, ObjectReader, treeChanges, treeEntries } from './git-source.js';
+import { listSnapshot, locatorFields, PackPipeline, packRow } from './transfer.js';
+import { NO_PROGRESS, type Progress } from './progress.js';
+
+const COMMIT_CONTRACT = 'svc.remote_sync.zstd_bulk.commit.v1';
+/** Commits per import request (one transaction on the server). */
+export const IMPORT_BATCH_COMMITS = 500;
+/** New objects per import request: the request's locator rows stay a few MiB. */
+const IMPORT_BATCH_OBJECTS = 50_000;
+
+export interface ImportGitOptions {
+  server: string;
+  repo: number;
+  /** The local git repository (a work tree or a bare repository). */
+  source: string;
+  /** What to import: a ref or any commit-ish (default HEAD). */
+  ref?: string;
+  line: string;
+  /** Refuse unless the line already holds an import of this history (only newer commits are added). */
+  incremental?: boolean;
+  progress: Progress;
+  /** Test hook: stop (throw) after this many import requests were committed. */
+  stopAfterBatches?: number;
+  batchCommits?: number;
+}
+
+export interface ImportGitResult {
+  line: string;
+  ref: string;
+  head_commit_id: string;
+  head_snapshot_id: string | null;
+  /** Commits of the first-parent history. */
+  commits: number;
+  /** Commits imported by this run (0: the line held them all already). */
+  imported: number;
+  /** Commits the line held before this run. */
+  already: number;
+  batches: number;
+  uploaded_packs: number;
+  uploaded_bytes: number;
+  /** Submodule entries met (kept with the commits, not in the snapshots): path → last commit id. */
+  submodules: Gitlink[];
+}
+
+/** The line holds history that is not this git history: nothing is written. */
+export class ImportRefused extends Error {}
+
+type FileNode = { kind: Exclude<EntryKind, 'directory'>; gitId: string; blob: string };
+interface DirNode { entries: Map<string, FileNode | DirNode>; id: string | null }
+const isDir = (n: FileNode | DirNode): n is DirNode => (n as DirNode).entries !== undefined;
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+function pathText(path: Buffer, commit: string): string {
+  let text: string;
+  try {
+    text = STRICT_UTF8.decode(path);
+  } catch {
+    throw new ImportRefused(`commit ${commit} has the path ${JSON.stringify(path.toString('latin1'))}, which is not UTF-8: a cairn tree names paths in UTF-8 (rename it in git first)`);
+  }
+  return text;
+}
+
+/** The tree of the commit being imported, with the ids of the directories it did not change kept. */
+class WorkingTree {
+  readonly root: DirNode = { entries: new Map(), id: null };
+  readonly gitlinks = new Map<string, string>();
+
+  private walk(parts: string[], create: boolean): DirNode[] | null {
+    const chain: DirNode[] = [this.root];
+    for (const name of parts.slice(0, -1)) {
+      const dir = chain[chain.length - 1];
+      let next = dir.entries.get(name);
+      if (!next || !isDir(next)) {
+        if (!create) return null;
+        next = { entries: new Map(), id: null };
+        dir.entries.set(name, next); // a file in the way was removed first (deletions come first)
+      }
+      chain.push(next);
+    }
+    return chain;
+  }
+
+  set(path: string, node: FileNode): void {
+    const parts = path.split('/');
+    const chain = this.walk(parts, true)!;
+    for (const d of chain) d.id = null;
+    chain[chain.length - 1].entries.set(parts[parts.length - 1], node);
+  }
+
+  remove(path: string): void {
+    const parts = path.split('/');
+    const chain = this.walk(parts, false);
+    if (!chain) return;
+    for (const d of chain) d.id = null;
+    chain[chain.length - 1].entries.delete(parts[parts.length - 1]);
+    // Git has no empty directories: drop the ones this removal emptied.
+    for (let i = chain.length - 1; i > 0 && chain[i].entries.size === 0; i--) chain[i - 1].entries.delete(parts[i - 1]);
+  }
+
+  /** The root tree's id; `emit` gets each directory re-encoded since the last call. */
+  rootId(emit: (id: string, bytes: Buffer) => void): string {
+    const visit = (dir: DirNode): string => {
+      if (dir.id) return dir.id;
+      const entries: TreeEntry[] = [];
+      for (const [name, node] of dir.entries) {
+        entries.push(isDir(node) ? { name, kind: 'directory', id: visit(node) } : { name, kind: node.kind, id: node.blob });
+      }
+      const bytes = encodeTree(entries);
+      dir.id = sha256Hex(bytes);
+      emit(dir.id, bytes);
+      return dir.id;
+    };
+    return visit(this.root);
+  }
+}
+
+interface Pending {
+  snapshots: { snapshot_id: string; root_tree_id: string; parent_snapshot_ids: string[]; created_at_s: number; message: string | null }[];
+  gitCommits: { snapshot_id: string; commit_id: string; raw: string; gitlinks: Gitlink[] }[];
+  trees: { id: string; raw: Buffer }[];
+  objects: number;
+}
+
+export async function importGit(o: ImportGitOptions): Promise<ImportGitResult> {
+  const bin = gitBinary();
+  const client = new CairnClient(o.server);
+  const ref = o.ref ?? 'HEAD';
+  // The source first: a wrong path or ref is the user's mistake, said before any request.
+  try {
+    gitRun(bin, o.source, ['rev-parse', '--git-dir']);
+  } catch {
+    throw new GitUnavailable(`${o.source} is not a git repository (git rev-parse --git-dir failed there)`);
+  }
+  let tip: string;
+  try {
+    tip = gitRun(bin, o.source, ['rev-parse', '--verify', '--end-of-options', `${ref}^{commit}`]).toString('latin1').trim();
+  } catch {
+    throw new GitUnavailable(`${ref} names no commit in ${o.source} (try --ref refs/heads/main, or git -C ${o.source} branch -a)`);
+  }
+  const commits = gitRun(bin, o.source, ['rev-list', '--first-parent', '--reverse', tip]).toString('latin1').split('\n').filter(Boolean);
+  await client.requireRepository(o.repo);
+
+  // Where the line stands: empty, or at a snapshot imported from a commit of this history.
+  const line = await client.lineOrNull(o.repo, o.line);
+  let head: string | null = line?.head_snapshot_id ?? null;
+  let start = 0;
+  if (head) {
+    const git = await client.jsonOrNull('GET', client.repoPath(o.repo, `/git/snapshots/${head}`));
+    const at = git ? commits.indexOf(git.git_commit.commit_id) : -1;
+    if (at < 0) {
+      throw new ImportRefused(git
+        ? `line ${o.line} is at ${head.slice(0, 12)}, imported from git commit ${git.git_commit.commit_id.slice(0, 12)}, which is not on the first-parent history of ${ref}: nothing imported (import onto a new line with --line)`
+        : `line ${o.line} is at ${head.slice(0, 12)}, which was not imported from git: nothing imported (import onto a new or empty line with --line)`);
+    }
+    start = at + 1;
+  } else if (o.incremental) {
+    throw new ImportRefused(`line ${o.line} holds no import yet: run without --incremental to import the whole history`);
+  }
+  const already = start;
+  const result: ImportGitResult = { line: o.line, ref, head_commit_id: tip, head_snapshot_id: head, commits: commits.length, imported: 0, already, batches: 0, uploaded_packs: 0, uploaded_bytes: 0, submodules: [] };
+  if (start >= commits.length) return result;
+
+  const tree = new WorkingTree();
+  /** git blob id → cairn blob id: a blob met again (a revert, a copy) is not read twice. */
+  const blobOf = new Map<string, string>();
+  /** What the server holds or this run packed. */
+  const knownBlobs = new Set<string>();
+  const knownTrees = new Set<string>();
+  const objects = new ObjectReader(bin, o.source);
+  const pipeline = new PackPipeline(client, o.repo, 3, NO_PROGRESS);
+  let packsCommitted = 0;
+  const batchCommits = o.batchCommits ?? IMPORT_BATCH_COMMITS;
+  let pending: Pending = { snapshots: [], gitCommits: [], trees: [], objects: 0 };
+
+  const cairnBlob = async (gitId: string): Promise<string> => {
+    const known = blobOf.get(gitId);
+    if (known) return known;
+    const { type, data } = await objects.read(gitId);
+    if (type !== 'blob') throw new GitUnavailable(`git object ${gitId} is a ${type}, not a blob`);
+    const id = blobId(data);
+    blobOf.set(gitId, id);
+    if (!knownBlobs.has(id)) {
+      knownBlobs.add(id);
+      await pipeline.add(id, data);
+      pending.objects++;
+    }
+    return id;
+  };
+
+  const place = async (commit: string, pathBytes: Buffer, mode: string, gitId: string) => {
+    const path = pathText(pathBytes, commit);
+    const kind = gitModeKind(mode);
+    if (kind === 'gitlink') {
+      tree.gitlinks.set(path, gitId);
+      return;
+    }
+    if (kind === 'directory') throw new GitUnavailable(`git listed the directory ${path} as a change`);
+    for (const name of path.split('/')) {
+      const rule = refusedEntryName(name, false);
+      if (rule) throw new ImportRefused(`commit ${commit} has the path ${path}, which a checkout must not write (${rule}): nothing of it imported`);
+    }
+    if (refusedEntryName(path.split('/')[0], true)) throw new ImportRefused(`commit ${commit} has the path ${path} at the top of its tree, where cairn keeps its working-copy metadata: nothing of it imported`);
+    tree.set(path, { kind, gitId, blob: await cairnBlob(gitId) });
+  };
+
+  const flushBatch = async () => {
+    if (!pending.snapshots.length) return;
+    await pipeline.flush(PACK_KIND_OBJECT, undefined, true);
+    for (let i = 0; i < pending.trees.length; i += 50_000) await pipeline.flush(PACK_KIND_TREE, pending.trees.slice(i, i + 50_000));
+    await pipeline.finish();
+    const packs = pipeline.packs.slice(packsCommitted);
+    const last = pending.snapshots[pending.snapshots.length - 1].snapshot_id;
+    const body = {
+      commit: {
+        contract: COMMIT_CONTRACT,
+        object_packs: packs.filter((p) => p.kind === PACK_KIND_OBJECT).map(packRow),
+        tree_packs: packs.filter((p) => p.kind === PACK_KIND_TREE).map(packRow),
+        blob_locators: packs.filter((p) => p.kind === PACK_KIND_OBJECT).flatMap((p) => p.entries.map((e) => ({ blob_id: e.id, ...locatorFields(p.packId, e) }))),
+        tree_locators: packs.filter((p) => p.kind === PACK_KIND_TREE).flatMap((p) => p.entries.map((e) => ({ tree_id: e.id, ...locatorFields(p.packId, e) }))),
+        snapshots: pending.snapshots,
+        line_update: { line_name: o.line, head_snapshot_id: last, expected_head_snapshot_id: head },
+      },
+      git_commits: pending.gitCommits,
+    };
+    try {
+      await client.json('POST', client.repoPath(o.repo, '/git/imports'), body);
+    } catch (err) {
+      if (err instanceof ServerError && err.status === 409) {
+        const now = await client.lineOrNull(o.repo, o.line).catch(() => null);
+        if ((now?.head_snapshot_id ?? null) !== head) throw new ImportRefused(`line ${o.line} moved while importing (now at ${now?.head_snapshot_id?.slice(0, 12) ?? 'nothing'}): run the import again to continue from there`);
+      }
+      throw err;
+    }
+    packsCommitted = pipeline.packs.length;
+    head = last;
+    result.head_snapshot_id = last;
+    result.imported += pending.snapshots.length;
+    result.batches++;
+    pending = { snapshots: [], gitCommits: [], trees: [], objects: 0 };
+    if (o.stopAfterBatches !== undefined && result.batches >= o.stopAfterBatches) throw new Error('stopped after a batch (test hook)');
+  };
+
+  o.progress.start('import', commits.length - start);
+  try {
+    // Resuming: the tree of the last imported commit, and what the server holds of it.
+    if (start > 0) {
+      const listing = await listSnapshot(client, o.repo, head!);
+      for (const f of listing.files) knownBlobs.add(f.blob_id);
+      for (const d of listing.directories) knownTrees.add(d.tree_id);
+      knownTrees.add(listing.snapshot.root_tree_id);
+      for await (const e of treeEntries(bin, o.source, commits[start - 1])) await place(commits[start - 1], e.path, e.mode, e.id);
+      tree.rootId((id) => knownTrees.add(id));
+    }
+    const pairs = function* () {
+      for (let i = start; i < commits.length; i++) yield [commits[i], i > 0 ? commits[i - 1] : null] as [string, string | null];
+    };
+    let index = start;
+    for await (const { commit, changes } of treeChanges(bin, o.source, pairs())) {
+      if (commit !== commits[index]) throw new GitUnavailable(`git diff-tree answered for ${commit}, expected ${commits[index]}`);
+      // Deletions first: a file replaced by a directory of the same name (or the reverse) is then a plain add.
+      for (const c of changes) {
+        if (/^0+$/.test(c.oldMode)) continue;
+        const path = pathText(c.path, commit);
+        if (gitModeKind(c.oldMode) === 'gitlink') tree.gitlinks.delete(path);
+        else tree.remove(path);
+      }
+      for (const c of changes) {
+        if (/^0+$/.test(c.newMode)) continue;
+        await place(commit, c.path, c.newMode, c.newId);
+      }
+      const { data: raw } = await objects.read(commit);
+      const parsed = parseCommit(raw);
+      const rootTreeId = tree.rootId((id, bytes) => {
+        if (knownTrees.has(id)) return;
+        knownTrees.add(id);
+        pending.trees.push({ id, raw: bytes });
+        pending.objects++;
+      });
+      const parentSnapshot = pending.snapshots.length ? pending.snapshots[pending.snapshots.length - 1].snapshot_id : head;
+      const snapshot = {
+        root_tree_id: rootTreeId,
+        parent_snapshot_ids: parentSnapshot ? [parentSnapshot] : [],
+        created_at_s: Math.max(0, parsed.committer.time),
+        message: snapshotMessage(parsed, MAX_MESSAGE_BYTES),
+      };
+      const id = snapshotId(snapshot);
+      pending.snapshots.push({ snapshot_id: id, ...snapshot });
+      const gitlinks = [...tree.gitlinks].map(([path, commitId]) => ({ path, commit_id: commitId }));
+      pending.gitCommits.push({ snapshot_id: id, commit_id: commit, raw: raw.toString('base64'), gitlinks });
+      index++;
+      o.progress.increment(1);
+      if (pending.snapshots.length >= batchCommits || pending.objects >= IMPORT_BATCH_OBJECTS) await flushBatch();
+    }
+    if (index !== commits.length) throw new GitUnavailable(`git diff-tree answered for ${index - start} of ${commits.length - start} commits`);
+    await flushBatch();
+  } finally {
+    o.progress.stop();
+    objects.close();
+    await pipeline.settle();
+    await pipeline.close();
+  }
+  result.uploaded_packs = pipeline.uploadedPacks;
+  result.uploaded_bytes = pipeline.uploadedBytes;
+  result.submodules = [...tree.gitlinks].map(([path, commitId]) => ({ path, commit_id: commitId }));
+  return result;
+}

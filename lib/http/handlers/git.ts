@@ -1,0 +1,65 @@
+// Git interoperability (extension routes; docs/git.md, docs/api.md "Git"): an import commit that
+// records each snapshot's git commit in the same transaction, and the read of that record.
+import { array, nullable, object, optional, string, unknown as anyValue } from 'superstruct';
+import { gitCommitProjection } from '../../domain/git.js';
+import { arr, bool, constant, enumOf, hex64, int, nullable as orNull, obj, ref, str, uint, type Schemas } from '../json-schema.js';
+import { requireAuthority, type Handler } from '../route-types.js';
+import { validate } from '../validate.js';
+import { COMMIT_CONTRACT, commitRequest } from './content.js';
+
+/** `commit` is a bulk-sync commit body (checked as POST …/commit checks it); unknown fields → 422. */
+export const ImportBody = object({
+  commit: anyValue(),
+  git_commits: array(object({
+    snapshot_id: string(),
+    commit_id: string(),
+    raw: string(),
+    gitlinks: optional(nullable(array(object({ path: string(), commit_id: string() })))),
+  })),
+});
+
+export const importCommits: Handler = async (ctx) => {
+  const body = validate(ctx.body, ImportBody);
+  const result = await requireAuthority(ctx).content.importGit(commitRequest(body.commit), body.git_commits);
+  return { json: { contract: COMMIT_CONTRACT, ...result, raw_binary_upload: true } };
+};
+
+export const snapshotCommit: Handler = async (ctx) => {
+  const record = requireAuthority(ctx).content.gitCommit(ctx.params.snapshot_id);
+  return { json: { git_commit: gitCommitProjection(record) } };
+};
+
+const kindCounts = obj({ object_packs: uint, tree_packs: uint, blobs: uint, trees: uint, snapshots: uint });
+const gitId = { ...str, pattern: '^([0-9a-f]{40}|[0-9a-f]{64})$', description: 'a git object id: sha1 (40 hex) or sha256 (64 hex)' };
+const ident = obj({
+  name: str,
+  email: str,
+  time: { ...int, description: 'seconds since the epoch, as git wrote it' },
+  tz: { ...str, pattern: '^[+-][0-9]{4}$', description: 'the offset as git wrote it (+0100, -0830)' },
+});
+
+export const SCHEMAS: Schemas = {
+  GitImportResult: obj({
+    contract: constant(COMMIT_CONTRACT),
+    upserted: kindCounts,
+    skipped: kindCounts,
+    remote_line: orNull(ref('Line')),
+    line_head_updated_after_ingest: bool,
+    raw_binary_upload: constant(true),
+    git_commits: obj({ recorded: uint, skipped: { ...uint, description: 'rows whose snapshot already had this git commit' } }),
+  }),
+  GitCommit: obj({
+    snapshot_id: hex64,
+    commit_id: gitId,
+    origin: { ...enumOf(['imported', 'exported']), description: 'imported: written by an import from git; exported: built by an export' },
+    tree_id: gitId,
+    parent_ids: { ...arr(gitId), description: 'all parents, in order (the snapshot keeps only the first-parent chain)' },
+    author: ident,
+    committer: ident,
+    encoding: { ...orNull(str), description: 'the commit\'s encoding header; null: UTF-8' },
+    message: { ...str, description: 'the message as text (decoded by its encoding; Latin-1 when it is not valid in it)' },
+    gitlinks: { ...arr(obj({ path: str, commit_id: gitId })), description: 'submodule entries of the commit\'s tree (a snapshot cannot hold them)' },
+    raw: { ...str, description: 'the commit object\'s bytes, base64: `git cat-file commit <commit_id>`' },
+  }),
+  GitCommitResult: obj({ git_commit: ref('GitCommit') }),
+};
