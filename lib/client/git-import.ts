@@ -7,6 +7,7 @@
 // the line moved by compare-and-set). A batch is all or nothing, so an interrupted import
 // resumes from the line's head: the head's git commit says where in the history it stands.
 import { blobId, encodeTree, MAX_MESSAGE_BYTES, refusedEntryName, sha256Hex, snapshotId, type EntryKind, type TreeEntry } from '../domain/content.js';
+import { GOVERNED_LINE } from '../domain/lines.js';
 import { gitModeKind, parseCommit, snapshotMessage, type Gitlink } from '../domain/git.js';
 import { PACK_KIND_OBJECT, PACK_KIND_TREE } from '../store/pack.js';
 import { CairnClient, ServerError } from './http.js';
@@ -15,6 +16,8 @@ import { listSnapshot, locatorFields, PackPipeline, packRow } from './transfer.j
 import { NO_PROGRESS, type Progress } from './progress.js';
 
 const COMMIT_CONTRACT = 'svc.remote_sync.zstd_bulk.commit.v1';
+/** The staging line of an import onto the governed line: `git-import/main`. */
+export const STAGING_PREFIX = 'git-import/';
 /** Commits per import request (one transaction on the server). */
 export const IMPORT_BATCH_COMMITS = 500;
 /** New objects per import request: the request's locator rows stay a few MiB. */
@@ -50,12 +53,15 @@ export interface ImportGitResult {
   batches: number;
   uploaded_packs: number;
   uploaded_bytes: number;
-  /** Submodule entries met (kept with the commits, not in the snapshots): path → last commit id. */
+  /** Submodule entries this run met in any commit (kept with the commits, not in the snapshots), at their last commit id. */
   submodules: Gitlink[];
 }
 
-/** The line holds history that is not this git history: nothing is written. */
+/** The line holds history that is not this git history, or moved meanwhile: nothing is written. */
 export class ImportRefused extends Error {}
+
+/** A commit holds a path a cairn tree cannot store (not UTF-8, or a name a checkout must not write). */
+export class UnstorablePath extends Error {}
 
 type FileNode = { kind: Exclude<EntryKind, 'directory'>; gitId: string; blob: string };
 interface DirNode { entries: Map<string, FileNode | DirNode>; id: string | null }
@@ -68,7 +74,7 @@ function pathText(path: Buffer, commit: string): string {
   try {
     text = STRICT_UTF8.decode(path);
   } catch {
-    throw new ImportRefused(`commit ${commit} has the path ${JSON.stringify(path.toString('latin1'))}, which is not UTF-8: a cairn tree names paths in UTF-8 (rename it in git first)`);
+    throw new UnstorablePath(`commit ${commit} has the path ${JSON.stringify(path.toString('latin1'))}, which is not UTF-8: a cairn tree names paths in UTF-8 (rename it in git first)`);
   }
   return text;
 }
@@ -153,27 +159,62 @@ export async function importGit(o: ImportGitOptions): Promise<ImportGitResult> {
   const commits = gitRun(bin, o.source, ['rev-list', '--first-parent', '--reverse', tip]).toString('latin1').split('\n').filter(Boolean);
   await client.requireRepository(o.repo);
 
-  // Where the line stands: empty, or at a snapshot imported from a commit of this history.
-  const line = await client.lineOrNull(o.repo, o.line);
-  let head: string | null = line?.head_snapshot_id ?? null;
-  let start = 0;
-  if (head) {
+  // Where the line stands: empty, or at a snapshot imported from a commit of this history. The
+  // governed `main` moves only through lands once it has a head, so an import onto it writes
+  // its batches onto a staging line (`git-import/main`) and sets `main` once, from empty, at the
+  // end; the staging line is then archived.
+  const governed = o.line === GOVERNED_LINE;
+  const staging = governed ? `${STAGING_PREFIX}${o.line}` : o.line;
+  const position = async (name: string): Promise<{ head: string | null; at: number }> => {
+    const line = await client.lineOrNull(o.repo, name);
+    if (line?.status === 'archived') return { head: null, at: -1 };
+    const head: string | null = line?.head_snapshot_id ?? null;
+    if (!head) return { head: null, at: -1 };
     const git = await client.jsonOrNull('GET', client.repoPath(o.repo, `/git/snapshots/${head}`));
     const at = git ? commits.indexOf(git.git_commit.commit_id) : -1;
     if (at < 0) {
       throw new ImportRefused(git
-        ? `line ${o.line} is at ${head.slice(0, 12)}, imported from git commit ${git.git_commit.commit_id.slice(0, 12)}, which is not on the first-parent history of ${ref}: nothing imported (import onto a new line with --line)`
-        : `line ${o.line} is at ${head.slice(0, 12)}, which was not imported from git: nothing imported (import onto a new or empty line with --line)`);
+        ? `line ${name} is at ${head.slice(0, 12)}, imported from git commit ${git.git_commit.commit_id.slice(0, 12)}, which is not on the first-parent history of ${ref}: nothing imported (import onto a new line with --line)`
+        : `line ${name} is at ${head.slice(0, 12)}, which was not imported from git: nothing imported (import onto a new or empty line with --line)`);
     }
-    start = at + 1;
-  } else if (o.incremental) {
-    throw new ImportRefused(`line ${o.line} holds no import yet: run without --incremental to import the whole history`);
+    return { head, at };
+  };
+  const target = await position(o.line);
+  let head = target.head;
+  let start = target.at + 1;
+  if (governed && head && start < commits.length) {
+    throw new ImportRefused(`line ${o.line} is governed: it holds ${start} commits of ${ref} and moves only through lands now. Import the newer commits onto another line (--line NAME) and land that, or import into a repository whose ${o.line} is empty`);
   }
+  if (governed && !head) {
+    const staged = await position(staging);
+    head = staged.head;
+    start = staged.at + 1;
+  }
+  if (o.incremental && start === 0) throw new ImportRefused(`line ${o.line} holds no import yet: run without --incremental to import the whole history`);
   const already = start;
-  const result: ImportGitResult = { line: o.line, ref, head_commit_id: tip, head_snapshot_id: head, commits: commits.length, imported: 0, already, batches: 0, uploaded_packs: 0, uploaded_bytes: 0, submodules: [] };
-  if (start >= commits.length) return result;
+  const result: ImportGitResult = { line: o.line, ref, head_commit_id: tip, head_snapshot_id: target.head, commits: commits.length, imported: 0, already, batches: 0, uploaded_packs: 0, uploaded_bytes: 0, submodules: [] };
+  const finishGoverned = async () => {
+    if (!governed || target.head || !head) return;
+    // main from empty to the imported head: the bootstrap the governed-line rule allows.
+    await client.json('PUT', client.repoPath(o.repo, `/lines/${encodeURIComponent(o.line)}`), { head_snapshot_id: head, expected_head_snapshot_id: null });
+    result.head_snapshot_id = head;
+    await archiveStaging();
+  };
+  const archiveStaging = async () => {
+    const line = await client.lineOrNull(o.repo, staging);
+    if (line && line.status !== 'archived') await client.json('POST', client.repoPath(o.repo, `/lines/${encodeURIComponent(staging)}:close`), { status: 'archived' });
+  };
+  if (start >= commits.length) {
+    if (governed) {
+      if (target.head) await archiveStaging();
+      else await finishGoverned();
+    }
+    return result;
+  }
 
   const tree = new WorkingTree();
+  /** Every submodule entry this run met, at its last commit id: reported at the end. */
+  const met = new Map<string, string>();
   /** git blob id → cairn blob id: a blob met again (a revert, a copy) is not read twice. */
   const blobOf = new Map<string, string>();
   /** What the server holds or this run packed. */
@@ -182,7 +223,7 @@ export async function importGit(o: ImportGitOptions): Promise<ImportGitResult> {
   const objects = new ObjectReader(bin, o.source);
   const pipeline = new PackPipeline(client, o.repo, 3, NO_PROGRESS);
   let packsCommitted = 0;
-  const batchCommits = o.batchCommits ?? IMPORT_BATCH_COMMITS;
+  const batchCommits = o.batchCommits ?? (Number(process.env.CAIRN_IMPORT_BATCH_COMMITS) || IMPORT_BATCH_COMMITS);
   let pending: Pending = { snapshots: [], gitCommits: [], trees: [], objects: 0 };
 
   const cairnBlob = async (gitId: string): Promise<string> => {
@@ -205,14 +246,15 @@ export async function importGit(o: ImportGitOptions): Promise<ImportGitResult> {
     const kind = gitModeKind(mode);
     if (kind === 'gitlink') {
       tree.gitlinks.set(path, gitId);
+      met.set(path, gitId);
       return;
     }
     if (kind === 'directory') throw new GitUnavailable(`git listed the directory ${path} as a change`);
     for (const name of path.split('/')) {
       const rule = refusedEntryName(name, false);
-      if (rule) throw new ImportRefused(`commit ${commit} has the path ${path}, which a checkout must not write (${rule}): nothing of it imported`);
+      if (rule) throw new UnstorablePath(`commit ${commit} has the path ${path}, which a checkout must not write (${rule})`);
     }
-    if (refusedEntryName(path.split('/')[0], true)) throw new ImportRefused(`commit ${commit} has the path ${path} at the top of its tree, where cairn keeps its working-copy metadata: nothing of it imported`);
+    if (refusedEntryName(path.split('/')[0], true)) throw new UnstorablePath(`commit ${commit} has the path ${path} at the top of its tree, where cairn keeps its working-copy metadata`);
     tree.set(path, { kind, gitId, blob: await cairnBlob(gitId) });
   };
 
@@ -231,7 +273,7 @@ export async function importGit(o: ImportGitOptions): Promise<ImportGitResult> {
         blob_locators: packs.filter((p) => p.kind === PACK_KIND_OBJECT).flatMap((p) => p.entries.map((e) => ({ blob_id: e.id, ...locatorFields(p.packId, e) }))),
         tree_locators: packs.filter((p) => p.kind === PACK_KIND_TREE).flatMap((p) => p.entries.map((e) => ({ tree_id: e.id, ...locatorFields(p.packId, e) }))),
         snapshots: pending.snapshots,
-        line_update: { line_name: o.line, head_snapshot_id: last, expected_head_snapshot_id: head },
+        line_update: { line_name: staging, head_snapshot_id: last, expected_head_snapshot_id: head },
       },
       git_commits: pending.gitCommits,
     };
@@ -239,14 +281,14 @@ export async function importGit(o: ImportGitOptions): Promise<ImportGitResult> {
       await client.json('POST', client.repoPath(o.repo, '/git/imports'), body);
     } catch (err) {
       if (err instanceof ServerError && err.status === 409) {
-        const now = await client.lineOrNull(o.repo, o.line).catch(() => null);
-        if ((now?.head_snapshot_id ?? null) !== head) throw new ImportRefused(`line ${o.line} moved while importing (now at ${now?.head_snapshot_id?.slice(0, 12) ?? 'nothing'}): run the import again to continue from there`);
+        const now = await client.lineOrNull(o.repo, staging).catch(() => null);
+        if ((now?.head_snapshot_id ?? null) !== head) throw new ImportRefused(`line ${staging} moved while importing (now at ${now?.head_snapshot_id?.slice(0, 12) ?? 'nothing'}): run the import again to continue from there`);
       }
       throw err;
     }
     packsCommitted = pipeline.packs.length;
     head = last;
-    result.head_snapshot_id = last;
+    if (!governed) result.head_snapshot_id = last;
     result.imported += pending.snapshots.length;
     result.batches++;
     pending = { snapshots: [], gitCommits: [], trees: [], objects: 0 };
@@ -270,16 +312,25 @@ export async function importGit(o: ImportGitOptions): Promise<ImportGitResult> {
     let index = start;
     for await (const { commit, changes } of treeChanges(bin, o.source, pairs())) {
       if (commit !== commits[index]) throw new GitUnavailable(`git diff-tree answered for ${commit}, expected ${commits[index]}`);
-      // Deletions first: a file replaced by a directory of the same name (or the reverse) is then a plain add.
-      for (const c of changes) {
-        if (/^0+$/.test(c.oldMode)) continue;
-        const path = pathText(c.path, commit);
-        if (gitModeKind(c.oldMode) === 'gitlink') tree.gitlinks.delete(path);
-        else tree.remove(path);
-      }
-      for (const c of changes) {
-        if (/^0+$/.test(c.newMode)) continue;
-        await place(commit, c.path, c.newMode, c.newId);
+      try {
+        // Deletions first: a file replaced by a directory of the same name (or the reverse) is then a plain add.
+        for (const c of changes) {
+          if (/^0+$/.test(c.oldMode)) continue;
+          const path = pathText(c.path, commit);
+          if (gitModeKind(c.oldMode) === 'gitlink') tree.gitlinks.delete(path);
+          else tree.remove(path);
+        }
+        for (const c of changes) {
+          if (/^0+$/.test(c.newMode)) continue;
+          await place(commit, c.path, c.newMode, c.newId);
+        }
+      } catch (err) {
+        // The commits before this one are imported; the line stops at the last of them.
+        if (err instanceof UnstorablePath) {
+          await flushBatch();
+          err.message += `; ${staging} holds the ${index} commits before it${governed ? ` (${o.line} is set once the whole history is imported)` : ''}`;
+        }
+        throw err;
       }
       const { data: raw } = await objects.read(commit);
       const parsed = parseCommit(raw);
@@ -306,6 +357,7 @@ export async function importGit(o: ImportGitOptions): Promise<ImportGitResult> {
     }
     if (index !== commits.length) throw new GitUnavailable(`git diff-tree answered for ${index - start} of ${commits.length - start} commits`);
     await flushBatch();
+    await finishGoverned();
   } finally {
     o.progress.stop();
     objects.close();
@@ -314,6 +366,6 @@ export async function importGit(o: ImportGitOptions): Promise<ImportGitResult> {
   }
   result.uploaded_packs = pipeline.uploadedPacks;
   result.uploaded_bytes = pipeline.uploadedBytes;
-  result.submodules = [...tree.gitlinks].map(([path, commitId]) => ({ path, commit_id: commitId }));
+  result.submodules = [...met].map(([path, commitId]) => ({ path, commit_id: commitId }));
   return result;
 }

@@ -1,6 +1,7 @@
 // fsck's check of the tamper-evident policy-decision chain (docs/api.md "Reviews, attestation,
 // policy, patchset CI"; storage-layout.md §17): every policy_decision upsert of workflow.log,
 // in chain order, must match its own sha256 and link to the previous decision's sha256.
+import { checkGitCommitRow, GIT_COMMIT, type GitCommitRecord } from '../domain/git.js';
 import { POLICY_DECISION, verifyDecisionChain, type PolicyDecisionRecord } from '../domain/workflow/review-rules.js';
 import type { ContentStore } from './content-store.js';
 
@@ -27,4 +28,43 @@ export function checkDecisionChain(store: ContentStore): string[] {
   const chain = [...decisions.values()].sort((a, b) => a.chain_seq - b.chain_seq);
   const broken = verifyDecisionChain(chain);
   return broken ? [`workflow.log: ${broken}`] : [];
+}
+
+/**
+ * Problems of the git commits kept with snapshots (type `git_commit`, docs/git.md): each names
+ * a stored snapshot, is filed under that snapshot's id, and its commit id is the hash of its
+ * bytes, which parse as a commit. Reported, never repaired.
+ */
+export function checkGitCommits(store: ContentStore): string[] {
+  const problems: string[] = [];
+  try {
+    for (const rec of store.logRecords('workflow')) {
+      let txn: { upserts?: { type?: string; id?: string; body?: unknown }[] };
+      try {
+        txn = JSON.parse(rec.body.toString('utf8'));
+      } catch {
+        continue; // reported by the log decoder check
+      }
+      for (const u of txn.upserts ?? []) {
+        if (u?.type !== GIT_COMMIT) continue;
+        const r = u.body as GitCommitRecord;
+        const where = `workflow.log: git commit of snapshot ${String(u.id)} (record at byte ${rec.offset})`;
+        if (!r || typeof r !== 'object' || r.snapshot_id !== u.id) {
+          problems.push(`${where} is not filed under its snapshot id`);
+          continue;
+        }
+        if (!store.hasSnapshot(r.snapshot_id)) problems.push(`${where} names a snapshot that is not stored`);
+        if (r.origin !== 'imported' && r.origin !== 'exported') problems.push(`${where} has origin ${JSON.stringify(r.origin)}`);
+        try {
+          checkGitCommitRow(r);
+        } catch (err) {
+          problems.push(`${where}: ${(err as Error).message}`);
+        }
+        if (problems.length >= 100) return problems;
+      }
+    }
+  } catch (err) {
+    problems.push((err as Error).message);
+  }
+  return problems;
 }
