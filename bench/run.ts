@@ -15,6 +15,8 @@
 //   BENCH_ONLY=requests  only the GET-overhead and hostile-body steps
 //   BENCH_ONLY=transfer  only push/pull against git, the one-file dedup and the resumed push
 //   BENCH_ONLY=diffs     only the patchset diff route against git diff, and a change page's API calls
+//   BENCH_ONLY=git       only the git import: a generated history (BENCH_GIT_COMMITS, default 10,000,
+//                        over BENCH_GIT_FILES files, default 5,000) against git fast-export | fast-import
 //   BENCH_ONLY=events    only the event feed: commit → subscriber latency, runner claim latency
 //   BENCH_ONLY=queue     only the land queue: changes landed per minute with a fixed CI time,
 //                        one by one versus the queue at depth 1 and 4 (bench/land-queue.ts)
@@ -38,6 +40,7 @@ import { generateTree } from './tree.js';
 import { stepGroupCommit, stepSmallCommit, storageRows } from './storage.js';
 import { landRows, stepLands } from './lands.js';
 import { diffRows, stepDiffs } from './diffs.js';
+import { gitImportRows, stepGitImport } from './git-import.js';
 import { eventRows, stepEvents } from './events.js';
 import { landQueueRows, stepLandQueue } from './land-queue.js';
 import { scaleRows, stepWorkflowScale } from './workflow-scale.js';
@@ -755,6 +758,8 @@ function report(): void {
   if (storage.length) out.push(table('Storage core: small commits on large stores, group commit', storage));
   const diffs = diffRows(bench.diffs as Fig | undefined);
   if (diffs.length) out.push(table('Review: diffs and the change page', diffs));
+  const gitImport = gitImportRows(bench.git_import as Fig | undefined);
+  if (gitImport.length) out.push(table('Git: importing a history (cairn import-git)', gitImport));
   const events = eventRows(bench.events as Fig | undefined);
   if (events.length) out.push(table('Events: the feed', events));
   const scale = scaleRows(bench.workflow_scale as Fig | undefined);
@@ -832,6 +837,14 @@ async function stepDiffStep(): Promise<void> {
   }
 }
 
+async function stepGitStep(): Promise<void> {
+  try {
+    bench.git_import = await stepGitImport({ root: ROOT, cli: CLI, log });
+  } catch (err) {
+    fail('git import', err);
+  }
+}
+
 async function stepEventStep(): Promise<void> {
   try {
     bench.events = await stepEvents({ root: ROOT, cli: CLI, log });
@@ -873,6 +886,8 @@ async function main(): Promise<void> {
       await stepDiffStep();
     } else if (process.env.BENCH_ONLY === 'events') {
       await stepEventStep();
+    } else if (process.env.BENCH_ONLY === 'git') {
+      await stepGitStep();
     } else if (process.env.BENCH_ONLY === 'scale') {
       await stepScaleStep();
     } else if (process.env.BENCH_ONLY === 'queue') {
@@ -899,6 +914,7 @@ async function main(): Promise<void> {
       await stepHostile();
       await stepStorage();
       await stepDiffStep();
+      await stepGitStep();
       await stepEventStep();
       await stepScaleStep();
       await stepQueueStep();

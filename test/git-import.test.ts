@@ -16,6 +16,7 @@ import { ContentStore } from '../lib/store/content-store.js';
 import { api, cli, cliJson, expectError, exportRepo, register, repoFiles, restoreRepo, spawnServer, startTestServer, tempDir, until, type TestServer } from './helpers.js';
 
 const hasGit = spawnSync('git', ['--version']).status === 0;
+if (!hasGit) console.log('note: git is not installed; the git import tests are skipped (.ci/run installs it)');
 
 function git(dir: string, args: string[], env: Record<string, string> = {}, input?: Buffer | string): string {
   return execFileSync('git', ['-C', dir, ...args], {
