@@ -5,7 +5,7 @@
 // against `git cat-file`; re-runs, incremental runs, an interrupted import, a server killed with
 // SIGKILL mid-import, and the refusals of POST {repo}/git/imports and GET …/git/snapshots/{id}.
 import { expect } from 'chai';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
@@ -13,7 +13,7 @@ import { importGit } from '../lib/client/git-import.js';
 import { NO_PROGRESS } from '../lib/client/progress.js';
 import { GIT_COMMIT } from '../lib/domain/git.js';
 import { ContentStore } from '../lib/store/content-store.js';
-import { api, cli, cliJson, expectError, exportRepo, register, repoFiles, restoreRepo, spawnServer, startTestServer, tempDir, until, type TestServer } from './helpers.js';
+import { api, CLI, cli, cliJson, expectError, exportRepo, register, repoFiles, restoreRepo, spawnServer, startTestServer, tempDir, until, type TestServer } from './helpers.js';
 
 const hasGit = spawnSync('git', ['--version']).status === 0;
 if (!hasGit) console.log('note: git is not installed; the git import tests are skipped (.ci/run installs it)');
@@ -163,6 +163,26 @@ async function history(url: string, repo: number, line: string): Promise<{ snaps
     const kinds = Object.fromEntries(listing.files.map((f: { path: string; kind: string }) => [f.path, f.kind]));
     expect(kinds).to.include({ 'run.sh': 'executable', 'app-link': 'symlink', 'README.md': 'file', 'side.txt/inner.txt': 'file' });
     expect(kinds).to.not.have.property('vendor/lib');
+  });
+
+  it('prints a readable summary on a terminal, naming the submodules it met', async function () {
+    if (spawnSync('script', ['--version']).status !== 0) this.skip();
+    const repo = await register(s.url, 'git-tty');
+    // script(1) gives the command a pseudo-terminal; this process serves its requests, so spawn asynchronously.
+    const onTty = (args: string[]) => new Promise<{ status: number | null; stdout: string }>((resolve) => {
+      const child = spawn('script', ['-qefc', [process.execPath, CLI, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      child.stdout.on('data', (d) => { stdout += d; });
+      child.stderr.on('data', (d) => { stdout += d; });
+      child.on('exit', (status) => resolve({ status, stdout }));
+    });
+    const r = await onTty(['import-git', ...common(repo), '--line', 'main', src]);
+    expect(r.status, r.stdout).to.equal(0);
+    expect(r.stdout).to.not.include('{');
+    expect(r.stdout).to.match(/imported 8 commits of HEAD onto main: head [0-9a-f]{12} = git [0-9a-f]{12}/);
+    expect(r.stdout).to.match(/submodule vendor\/lib at abababababab \(kept with the commits, not in the snapshots\)/);
+    const again = await onTty(['import-git', ...common(repo), '--line', 'main', src]);
+    expect(again.stdout).to.match(/nothing to import: main holds all 8 commits of HEAD/);
   });
 
   it('is a no-op when run again, and imports only newer commits after the history grew', async () => {
