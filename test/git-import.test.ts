@@ -130,6 +130,8 @@ async function history(url: string, repo: number, line: string): Promise<{ snaps
     for (let i = 0; i < snaps.length; i++) {
       const rec = (await api(s.url, 'GET', `/v1/native/repository-authorities/${repo}/git/snapshots/${snaps[i].snapshot_id}`)).json.git_commit;
       expect(rec.commit_id, `snapshot ${i}`).to.equal(first[i]);
+      // The commit-id index finds the same record.
+      expect((await api(s.url, 'GET', `/v1/native/repository-authorities/${repo}/git/commits/${first[i]}`)).json.git_commit).to.deep.equal(rec);
       expect(rec.origin).to.equal('imported');
       const raw = execFileSync('git', ['-C', src, 'cat-file', 'commit', first[i]]);
       expect(Buffer.from(rec.raw, 'base64').equals(raw), `raw commit ${i}`).to.equal(true);
@@ -329,6 +331,11 @@ async function history(url: string, repo: number, line: string): Promise<{ snaps
     expectError(await api(s.url, 'GET', `${P}/git/snapshots/${pushed.snapshot_id}`), 404, 'no git commit');
     expectError(await api(s.url, 'GET', `${P}/git/snapshots/${'c'.repeat(64)}`), 404);
     expectError(await api(s.url, 'GET', `${P}/git/snapshots/..%2F..%2Fetc`), 404);
+    expectError(await api(s.url, 'GET', `${P}/git/commits/${'d'.repeat(40)}`), 404, 'no snapshot has git commit');
+    expectError(await api(s.url, 'GET', `${P}/git/commits/${first[0].toUpperCase()}`), 404);
+    expectError(await api(s.url, 'GET', `${P}/git/commits/..%2F..%2Fetc`), 404);
+    // One commit, one snapshot: the head's commit given for the other line's snapshot → 409.
+    expectError(await api(s.url, 'POST', `${P}/git/imports`, { json: { commit: emptyCommit, git_commits: [{ snapshot_id: pushed.snapshot_id, commit_id: first[first.length - 1], raw: headRaw.toString('base64') }] } }), 409, 'already the commit of snapshot');
   });
 
   it('survives the server being killed mid-import: a re-run finishes with the same head', async () => {

@@ -19,7 +19,7 @@ import { describeOverLimit, Pace, pathsOf, WalkBudget } from '../domain/tree-siz
 import { closeLine, moveLine, validateLineName, type LineMove, type LineState } from '../domain/lines.js';
 import { nowSeconds } from '../domain/repository.js';
 import { lineEvents } from '../domain/events.js';
-import { checkGitCommitRow, GIT_COMMIT, MAX_GIT_ROWS, type GitCommitRecord, type Gitlink } from '../domain/git.js';
+import { checkGitCommitRow, GIT_COMMIT, GIT_COMMIT_ID, isGitId, MAX_GIT_ROWS, type GitCommitIdRecord, type GitCommitRecord, type Gitlink } from '../domain/git.js';
 import type { ContentStore, Locator, ObjectKind, StoredSnapshot, Txn } from '../store/content-store.js';
 export type { StoredSnapshot } from '../store/content-store.js';
 import { decodeObjectFrameStream, PACK_KIND_OBJECT, PACK_KIND_TREE, screenPackUpload, type PackEntry, type PackKind } from '../store/pack.js';
@@ -329,11 +329,23 @@ export class ContentOperations {
           skipped++;
           continue;
         }
+        const twin = tx.entity<GitCommitIdRecord>(GIT_COMMIT_ID, r.commit_id);
+        if (twin && twin.snapshot_id !== r.snapshot_id) throw new Conflict(`git commit ${r.commit_id} is already the commit of snapshot ${twin.snapshot_id}`);
         tx.upsert(GIT_COMMIT, r.snapshot_id, r);
+        tx.upsert(GIT_COMMIT_ID, r.commit_id, { commit_id: r.commit_id, snapshot_id: r.snapshot_id } satisfies GitCommitIdRecord);
         recorded++;
       }
       return { ...result, git_commits: { recorded, skipped } };
     });
+  }
+
+  /** The git commit with this id and its snapshot, through the commit-id index (404 when none). */
+  gitCommitById(commitId: string): GitCommitRecord {
+    const key = commitId.toLowerCase() === commitId ? commitId : '';
+    const index = isGitId(key) ? this.store.entity<GitCommitIdRecord>(GIT_COMMIT_ID, key) : undefined;
+    const r = index ? this.store.entity<GitCommitRecord>(GIT_COMMIT, index.snapshot_id) : undefined;
+    if (!r) throw new NotFound(`no snapshot has git commit ${commitId.slice(0, 80)}`);
+    return r;
   }
 
   /** The git commit a snapshot was imported from or exported as (404 when it has none). */

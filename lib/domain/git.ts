@@ -7,6 +7,17 @@ import { Invalid } from './errors.js';
 
 /** The workflow.log entity type of a snapshot's git commit (id: the snapshot id). */
 export const GIT_COMMIT = 'git_commit';
+/**
+ * The index from a git commit id to its snapshot (id: the commit id; body {commit_id,
+ * snapshot_id}), written in the same record as the `git_commit` it points at, as
+ * `history_promotion_key` indexes promotions: a lookup by commit id without reading every record.
+ */
+export const GIT_COMMIT_ID = 'git_commit_id';
+
+export interface GitCommitIdRecord {
+  commit_id: string;
+  snapshot_id: string;
+}
 
 /** A raw commit object larger than this is refused (git itself has no limit; messages this size are not commit messages). */
 export const MAX_GIT_COMMIT_BYTES = 1024 * 1024;

@@ -205,6 +205,7 @@ export const ROUTES: readonly RouteSpec[] = [
   // Extensions: git interoperability (docs/git.md)
   route('git.import', 'POST', `${REPO}/git/imports`, { extension: true, raised: true, request: git.ImportBody, ok: 'GitImportResult', handler: git.importCommits }),
   route('git.snapshotCommit', 'GET', `${REPO}/git/snapshots/{snapshot_id}`, { extension: true, ok: 'GitCommitResult', handler: git.snapshotCommit }),
+  route('git.commit', 'GET', `${REPO}/git/commits/{commit_id}`, { extension: true, ok: 'GitCommitResult', handler: git.commitById }),
   // Extensions: comment threads on a change's diff lines (docs/api.md "Comment threads")
   route('comments.create', 'POST', `${REPO}/changes/{change_ref}/comments`, { extension: true, request: comments.CreateComment, ok: 'CommentResult', handler: comments.create }),
   route('comments.threads', 'GET', `${REPO}/changes/{change_ref}/threads`, { extension: true, paged: true, query: comments.ThreadsQuery, ok: 'CommentThreadList', handler: comments.threads }),

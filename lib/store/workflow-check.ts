@@ -1,7 +1,7 @@
 // fsck's check of the tamper-evident policy-decision chain (docs/api.md "Reviews, attestation,
 // policy, patchset CI"; storage-layout.md §17): every policy_decision upsert of workflow.log,
 // in chain order, must match its own sha256 and link to the previous decision's sha256.
-import { checkGitCommitRow, GIT_COMMIT, type GitCommitRecord } from '../domain/git.js';
+import { checkGitCommitRow, GIT_COMMIT, GIT_COMMIT_ID, type GitCommitIdRecord, type GitCommitRecord } from '../domain/git.js';
 import { POLICY_DECISION, verifyDecisionChain, type PolicyDecisionRecord } from '../domain/workflow/review-rules.js';
 import type { ContentStore } from './content-store.js';
 
@@ -60,7 +60,16 @@ export function checkGitCommits(store: ContentStore): string[] {
         } catch (err) {
           problems.push(`${where}: ${(err as Error).message}`);
         }
+        // Its commit-id index entry points back at it.
+        const index = store.entity<GitCommitIdRecord>(GIT_COMMIT_ID, r.commit_id);
+        if (!index || index.snapshot_id !== r.snapshot_id) problems.push(`${where}: the commit-id index does not name this snapshot for ${r.commit_id}`);
         if (problems.length >= 100) return problems;
+      }
+      for (const u of txn.upserts ?? []) {
+        if (u?.type !== GIT_COMMIT_ID) continue;
+        const body = u.body as GitCommitIdRecord;
+        const target = body && typeof body.snapshot_id === 'string' ? store.entity<GitCommitRecord>(GIT_COMMIT, body.snapshot_id) : undefined;
+        if (!target || target.commit_id !== u.id || body.commit_id !== u.id) problems.push(`workflow.log: commit-id index entry ${String(u.id)} (record at byte ${rec.offset}) names no git commit of that id`);
       }
     }
   } catch (err) {

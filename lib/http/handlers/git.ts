@@ -24,6 +24,11 @@ export const importCommits: Handler = async (ctx) => {
   return { json: { contract: COMMIT_CONTRACT, ...result, raw_binary_upload: true } };
 };
 
+export const commitById: Handler = async (ctx) => {
+  const record = requireAuthority(ctx).content.gitCommitById(ctx.params.commit_id);
+  return { json: { git_commit: gitCommitProjection(record) } };
+};
+
 export const snapshotCommit: Handler = async (ctx) => {
   const record = requireAuthority(ctx).content.gitCommit(ctx.params.snapshot_id);
   return { json: { git_commit: gitCommitProjection(record) } };
