@@ -226,19 +226,23 @@ export async function importGit(o: ImportGitOptions): Promise<ImportGitResult> {
   const batchCommits = o.batchCommits ?? (Number(process.env.CAIRN_IMPORT_BATCH_COMMITS) || IMPORT_BATCH_COMMITS);
   let pending: Pending = { snapshots: [], gitCommits: [], trees: [], objects: 0 };
 
-  const cairnBlob = async (gitId: string): Promise<string> => {
-    const known = blobOf.get(gitId);
-    if (known) return known;
-    const { type, data } = await objects.read(gitId);
-    if (type !== 'blob') throw new GitUnavailable(`git object ${gitId} is a ${type}, not a blob`);
-    const id = blobId(data);
-    blobOf.set(gitId, id);
-    if (!knownBlobs.has(id)) {
-      knownBlobs.add(id);
-      await pipeline.add(id, data);
-      pending.objects++;
+  /** Read the blobs of `gitIds` not met yet (asked for together), hash and pack the new ones. */
+  const learnBlobs = async (gitIds: Iterable<string>) => {
+    const wanted = [...new Set([...gitIds].filter((id) => !blobOf.has(id)))];
+    for await (const { id: gitId, type, data } of objects.readEach(wanted)) {
+      if (type !== 'blob') throw new GitUnavailable(`git object ${gitId} is a ${type}, not a blob`);
+      const id = blobId(data);
+      blobOf.set(gitId, id);
+      if (!knownBlobs.has(id)) {
+        knownBlobs.add(id);
+        await pipeline.add(id, data);
+        pending.objects++;
+      }
     }
-    return id;
+  };
+  const cairnBlob = async (gitId: string): Promise<string> => {
+    if (!blobOf.has(gitId)) await learnBlobs([gitId]);
+    return blobOf.get(gitId)!;
   };
 
   const place = async (commit: string, pathBytes: Buffer, mode: string, gitId: string) => {
@@ -303,7 +307,10 @@ export async function importGit(o: ImportGitOptions): Promise<ImportGitResult> {
       for (const f of listing.files) knownBlobs.add(f.blob_id);
       for (const d of listing.directories) knownTrees.add(d.tree_id);
       knownTrees.add(listing.snapshot.root_tree_id);
-      for await (const e of treeEntries(bin, o.source, commits[start - 1])) await place(commits[start - 1], e.path, e.mode, e.id);
+      const entries: { mode: string; id: string; path: Buffer }[] = [];
+      for await (const e of treeEntries(bin, o.source, commits[start - 1])) entries.push(e);
+      await learnBlobs(entries.filter((e) => e.mode !== '160000').map((e) => e.id));
+      for (const e of entries) await place(commits[start - 1], e.path, e.mode, e.id);
       tree.rootId((id) => knownTrees.add(id));
     }
     const pairs = function* () {
@@ -320,6 +327,7 @@ export async function importGit(o: ImportGitOptions): Promise<ImportGitResult> {
           if (gitModeKind(c.oldMode) === 'gitlink') tree.gitlinks.delete(path);
           else tree.remove(path);
         }
+        await learnBlobs(changes.filter((c) => !/^0+$/.test(c.newMode) && c.newMode !== '160000').map((c) => c.newId));
         for (const c of changes) {
           if (/^0+$/.test(c.newMode)) continue;
           await place(commit, c.path, c.newMode, c.newId);

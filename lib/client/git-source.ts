@@ -126,6 +126,23 @@ export class ObjectReader {
   /** An object's type and bytes (throws when git does not have it). */
   async read(id: string): Promise<{ type: string; data: Buffer }> {
     this.proc.stdin.write(`${id}\n`);
+    return this.answer(id);
+  }
+
+  /**
+   * Several objects, asked for at once and answered in order: git works on the next while this
+   * process reads the last, instead of one round trip each. `ids` is read in groups of 64, so
+   * at most that many objects' requests are outstanding (memory holds one object at a time).
+   */
+  async *readEach(ids: readonly string[]): AsyncGenerator<{ id: string; type: string; data: Buffer }> {
+    for (let i = 0; i < ids.length; i += 64) {
+      const group = ids.slice(i, i + 64);
+      this.proc.stdin.write(group.map((id) => `${id}\n`).join(''));
+      for (const id of group) yield { id, ...(await this.answer(id)) };
+    }
+  }
+
+  private async answer(id: string): Promise<{ type: string; data: Buffer }> {
     const header = await this.out.until(0x0a);
     if (header === null) throw new GitUnavailable('git cat-file ended early');
     const text = header.toString('latin1');
