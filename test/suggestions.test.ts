@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { pull, push } from '../lib/client/transfer.js';
-import { api, cli, expectError, ok, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { api, cli, expectError, exportRepo, ok, register, restoreRepo, spawnServer, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 type Json = Record<string, any>;
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
@@ -195,17 +195,85 @@ describe('suggested edits: applied by the change\'s author as a new patchset', f
     expect(await state()).to.deep.equal(before);
   });
 
-  it('keeps the new patchsets and their snapshots across a restart; fsck reports the store clean', async () => {
+  it('keeps the new patchsets and their snapshots across a restart and an export → restore; fsck reports the store clean', async () => {
     const want = await state();
     await s.stop();
     s = await startTestServer(dataDir);
     expect(await state()).to.deep.equal(want);
     const last = want.patchsets[want.patchsets.length - 1];
     expect((await read(last.revision_snapshot_id))['docs/readme.md']).to.equal('intro\nsecond\nTHIRD\nFOURTH');
+    // Export → restore carries the server-built packs and snapshot with the records.
+    const { manifest, files: exported } = await exportRepo(s.url, repo);
+    const restored = await restoreRepo(s.url, manifest, exported);
+    const again = (await ok(api(s.url, 'GET', R(restored, `/patchsets/${last.patchset_id}`)))).patchset;
+    expect(again.applied_suggestions).to.deep.equal(last.applied_suggestions);
+    const out = path.join(tempDir(), 'restored');
+    await pull({ server: s.url, repo: restored, snapshot: again.revision_snapshot_id, out, progress: false });
+    expect(await fsp.readFile(path.join(out, 'bin/tool.sh'), 'utf8')).to.equal('#!/bin/sh\necho new\n');
     await s.stop();
     stopped = true;
     const check = await cli(['fsck', '--data', dataDir]);
     expect(check.code, check.stdout + check.stderr).to.equal(0);
     expect(JSON.parse(check.stdout.trim().split('\n').at(-1)!).ok).to.equal(true);
   });
+});
+
+describe('suggested edits: kill -9 inside the commit of :applySuggestions', function () {
+  this.timeout(120_000);
+  for (const point of ['commit:after-adopt', 'commit:after-log', 'commit:after-state']) {
+    it(`killed at ${point}: the store reopens with nothing of it or all of it (patchset, attribution, resolved thread, snapshot)`, async () => {
+      const data = path.join(tempDir(), 'data');
+      const first = await spawnServer(data);
+      const post = (url: string, p: string, json: unknown) => api(url, 'POST', R(repo, p), { json });
+      const repo = await register(first.url, 'crash');
+      const dir = path.join(tempDir(), 'tree');
+      const snap = async (text: string, parent?: string) => {
+        await fsp.rm(dir, { recursive: true, force: true });
+        await fsp.mkdir(dir, { recursive: true });
+        await fsp.writeFile(path.join(dir, 'a.txt'), text);
+        return (await push({ server: first.url, repo, line: 'main', dir, moveLine: parent === undefined, progress: false, ...(parent ? { parent } : {}) })).snapshot_id;
+      };
+      const base = await snap(lines(5));
+      const rev = await snap(lines(5, { 2: 'two' }), base);
+      const t = (await ok(post(first.url, '/tasks', { title: 'T', intent: 'i' }))).task;
+      const change = (await ok(post(first.url, '/changes', { task_id: t.task_id, title: 'C', base_line: 'main' }))).change.change_id;
+      const ps = (await ok(post(first.url, `/changes/${change}/patchsets`, { base_snapshot_id: base, revision_snapshot_id: rev, summary: 's', author_mode: 'human_only', author: 'ann' }))).patchset.patchset_id;
+      const c = (await ok(post(first.url, `/changes/${change}/comments`, { patchset_id: ps, author: 'bob', body: 'b', anchor: { path: 'a.txt', line: 2 }, suggestion: 'TWO\n' }))).comment.comment_id;
+      first.proc.kill('SIGTERM');
+      await first.exited;
+
+      const doomed = await spawnServer(data, [], true, { CAIRN_TEST_CRASH_AT: point });
+      const res = await api(doomed.url, 'POST', R(repo, `/changes/${change}/patchsets:applySuggestions`), { json: { author: 'ann', comment_ids: [c] } }).catch(() => null);
+      expect(res).to.equal(null);
+      expect(await doomed.exited).to.equal(null);
+
+      const restarted = await spawnServer(data);
+      try {
+        const pss = (await ok(api(restarted.url, 'GET', R(repo, `/changes/${change}/patchsets`)))).patchsets;
+        const thread = (await ok(api(restarted.url, 'GET', R(repo, `/changes/${change}/threads`)))).threads[0];
+        const current = (await ok(api(restarted.url, 'GET', R(repo, `/changes/${change}`)))).change.current_patchset_id;
+        if (point === 'commit:after-state') {
+          expect(pss).to.have.length(2);
+          expect(pss[1].applied_suggestions).to.deep.equal([{ comment_id: c, author: 'bob' }]);
+          expect(current).to.equal(pss[1].patchset_id);
+          expect(thread.resolution).to.equal('resolved');
+          const out = path.join(tempDir(), 'pulled');
+          await pull({ server: restarted.url, repo, snapshot: pss[1].revision_snapshot_id, out, progress: false });
+          expect(await fsp.readFile(path.join(out, 'a.txt'), 'utf8')).to.equal(lines(5, { 2: 'TWO' }));
+        } else {
+          expect(pss).to.have.length(1);
+          expect(current).to.equal(ps);
+          expect(thread).to.include({ resolution: 'unresolved' });
+          expect(thread.comments).to.have.length(1);
+          // And it applies cleanly after the restart.
+          expect((await ok(api(restarted.url, 'POST', R(repo, `/changes/${change}/patchsets:applySuggestions`), { json: { author: 'ann', comment_ids: [c] } }))).patchset.patchset_number).to.equal(2);
+        }
+      } finally {
+        restarted.proc.kill('SIGTERM');
+        await restarted.exited;
+      }
+      const check = await cli(['fsck', '--data', data]);
+      expect(check.code, check.stdout + check.stderr).to.equal(0);
+    });
+  }
 });
