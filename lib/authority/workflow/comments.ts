@@ -44,10 +44,9 @@ import { requireName, type ReviewAction } from '../../domain/workflow/review-rul
 import { CHANGE, checkChangeOpen, MAX_TEXT_CHARS, parseChangeRef, requireText, type ChangeRecord, type PatchsetRecord } from '../../domain/workflow/rules.js';
 import { blobId, encodeSnapshot, encodeTree, sha256Hex, type TreeEntry } from '../../domain/content.js';
 import { PACK_KIND_OBJECT, PACK_KIND_TREE } from '../../store/pack.js';
-import type { BuiltObjects } from './book.js';
+import type { BuiltObjects, PatchsetInput } from './book.js';
 import { stagePack } from './server-objects.js';
 import type { TreeDiff } from '../../domain/workflow/tree-diff.js';
-import type { PatchsetInput } from './book.js';
 import type { ContentStore, Txn } from '../../store/content-store.js';
 
 /** What this book needs of the task/change/patchset book (./book.ts), which owns it. */
