@@ -17,7 +17,7 @@ describe('route table', () => {
     expect(ROUTES.filter((r) => r.extension).map((r) => r.operation)).to.deep.equal([
       'openapi.document', 'docs.page', 'docs.asset', 'read.patchsetDiff', 'read.changeDiff', 'read.changeReadiness', 'read.changeLands',
       'git.import', 'git.snapshotCommit', 'git.commit',
-      'comments.create', 'comments.threads', 'comments.resolve', 'comments.reopen', 'comments.publish',
+      'comments.create', 'comments.edit', 'comments.delete', 'comments.threads', 'comments.resolve', 'comments.reopen', 'comments.applySuggestions', 'comments.publish',
       'webhooks.create', 'webhooks.list', 'webhooks.get', 'webhooks.delete', 'webhooks.deliveries.list', 'webhooks.deliveries.get', 'webhooks.deliveries.redeliver',
       'landQueue.enqueue', 'landQueue.list', 'landQueue.get', 'landQueue.remove',
       'events.repository', 'events.global',
