@@ -3,7 +3,11 @@
 // lib/domain/workflow/comment-rules.ts. Records are workflow.log upserts of type `comment`
 // (storage-layout.md §17), written in one transaction with their events. A change's comments
 // are numbered densely from 1 (`change-N.comment-M`), so its records are read by id, one
-// lookup each, with no index held in memory. Anchors are checked against the patchset's own
+// lookup each. The thread list, readiness and the resolution gate read a derived summary per
+// change (lib/domain/workflow/thread-summary.ts: each comment's thread, author, state; each
+// thread's resolution; the unresolved count), built from the change's records on its first
+// read after open, kept current from every committed `comment` upsert, held for the most
+// recently read changes only; a list page then reads only its own threads' records. Anchors are checked against the patchset's own
 // trees before the transaction (trees are immutable); the transaction re-checks what can
 // change (the change open, the thread's state).
 import { isUtf8 } from 'node:buffer';
@@ -19,8 +23,10 @@ import {
   commentId,
   foldThreads,
   parseCommentId,
+  filePort,
+  placeAnchors,
   portAnchor,
-  portLineAnchors,
+  type FilePort,
   requireAnchor,
   requireBody,
   requireResolution,
@@ -34,6 +40,7 @@ import {
   type Side,
   type Thread,
 } from '../../domain/workflow/comment-rules.js';
+import { MAX_COMMENTS_PER_CHANGE, ThreadSummary, type SummaryThread } from '../../domain/workflow/thread-summary.js';
 import { requireName, type ReviewAction } from '../../domain/workflow/review-rules.js';
 import { CHANGE, checkChangeOpen, MAX_TEXT_CHARS, parseChangeRef, requireText, type ChangeRecord, type PatchsetRecord } from '../../domain/workflow/rules.js';
 import type { TreeEntry } from '../../domain/content.js';
@@ -89,10 +96,42 @@ const NEW_COMMENT = 'wf:new-comment';
 /** A file of a snapshot as anchors see it: its line count, `'binary'`, `'large'`, or absent. */
 type FileInfo = { blob: string; size: number; lines: number | 'binary' | 'large' } | null;
 
+/** Changes whose thread summary stays in memory (the most recently read; others are rebuilt when read). */
+const SUMMARY_CHANGES = 256;
+/** Line maps kept by (blob, blob): a thread list ports each file pair once, not once per page or request. */
+const PORT_PAIRS = 1024;
+
 export class CommentBook {
-  constructor(private readonly store: ContentStore, private readonly book: CommentView) {}
+  private readonly summaries = new Map<string, ThreadSummary>();
+  private readonly ports = new Map<string, FilePort>();
+
+  constructor(private readonly store: ContentStore, private readonly book: CommentView) {
+    // Whoever writes a comment record, the summary of its change follows the commit.
+    store.onUpsert(COMMENT, (_id, body) => {
+      const c = body as CommentRecord;
+      this.summaries.get(c.change_id)?.apply(c);
+    });
+  }
 
   // ------------------------------------------------------------ reads
+
+  /** The change's thread summary as committed (built from its records when not held). */
+  summary(changeIdValue: string): ThreadSummary {
+    let s = this.summaries.get(changeIdValue);
+    if (s) {
+      this.summaries.delete(changeIdValue);
+    } else {
+      s = ThreadSummary.of(this.commentsOf(changeIdValue));
+      if (this.summaries.size >= SUMMARY_CHANGES) this.summaries.delete(this.summaries.keys().next().value!);
+    }
+    this.summaries.set(changeIdValue, s);
+    return s;
+  }
+
+  /** A new comment would be sequence `sequence`: refused beyond the per-change cap. */
+  private checkRoom(changeIdValue: string, sequence: number): void {
+    if (sequence > MAX_COMMENTS_PER_CHANGE) throw new Conflict(`change ${changeIdValue} holds ${MAX_COMMENTS_PER_CHANGE} comments, the most a change may hold; resolve its threads and continue the discussion elsewhere`);
+  }
 
   /** Every comment of a change in sequence order (ids are dense from 1: read until the first gap). */
   commentsOf(changeIdValue: string): CommentRecord[] {
@@ -104,9 +143,13 @@ export class CommentBook {
     }
   }
 
-  /** Published threads of the change still unresolved (what the resolution gate counts), as `tx` sees them when given. */
+  /**
+   * Published threads of the change still unresolved (what the resolution gate counts), as `tx`
+   * sees them when given: from the summary, unless the batch has staged comments of the change.
+   */
   unresolvedCount(changeIdValue: string, tx?: Txn): number {
-    return foldThreads(tx ? this.commentsIn(tx, changeIdValue) : this.commentsOf(changeIdValue), null).unresolved;
+    if (tx && tx.stagedKeys(`${NEW_COMMENT}:${changeIdValue}`).length > 0) return foldThreads(this.commentsIn(tx, changeIdValue), null).unresolved;
+    return this.summary(changeIdValue).unresolved;
   }
 
   /** The change's comments as `tx` sees them: staged writes (new comments, published drafts) win by id. */
@@ -231,6 +274,7 @@ export class CommentBook {
         threadId = '';
       }
       const sequence = records.length + 1;
+      this.checkRoom(c.change_id, sequence);
       const now = nowSeconds();
       const comment: CommentRecord = {
         comment_id: commentId(c.change_id, sequence),
@@ -270,6 +314,7 @@ export class CommentBook {
       const thread = this.threadOf(records, threadId)!;
       if (thread.resolution === to) throw new Conflict(`thread ${threadId} is already ${to}`);
       const sequence = records.length + 1;
+      this.checkRoom(c.change_id, sequence);
       const now = nowSeconds();
       const last = thread.replies.at(-1) ?? thread.root;
       const comment: CommentRecord = {
@@ -344,23 +389,51 @@ export class CommentBook {
     const target = filter.patchset === undefined ? null : this.patchsetOf(change, filter.patchset);
     const path = filter.path === undefined ? undefined : cleanRelativePath(filter.path, 'path');
     const viewer = filter.author === undefined ? null : requireName(filter.author, 'author');
-    const folded = foldThreads(this.commentsOf(change.change_id), viewer);
-    const kept = folded.threads.filter((t) => {
-      if (path !== undefined && (t.root.anchor.kind === 'patchset' || t.root.anchor.path !== path)) return false;
+    const summary = this.summary(change.change_id);
+    const kept = summary.visible(viewer).filter((t) => {
+      if (path !== undefined && (t.anchor.kind === 'patchset' || t.anchor.path !== path)) return false;
       if (filter.resolved !== undefined && (t.resolution === 'resolved') !== filter.resolved) return false;
       return true;
     });
-    const page = takePage(req, walkFrom(kept.length, (i) => kept[i], (t) => t.root.sequence, req.after, 'asc'), 'asc');
-    const threads = await this.views(page.rows, target);
+    const page = takePage(req, walkFrom(kept.length, (i) => kept[i], (t) => t.seq, req.after, 'asc'), 'asc');
+    const threads = await this.views(this.threadsOf(change.change_id, summary, page.rows, viewer), target);
     return {
       change_id: change.change_id,
       change_ref: change.change_ref,
       patchset_id: target?.patchset_id ?? null,
-      unresolved: folded.unresolved,
+      unresolved: summary.unresolved,
       threads,
       count: threads.length,
       next_cursor: page.next_cursor,
     };
+  }
+
+  /** The threads of a page, folded from only their own records as `viewer` sees them. */
+  private threadsOf(changeIdValue: string, summary: ThreadSummary, rows: SummaryThread[], viewer: string | null): Thread[] {
+    const records: CommentRecord[] = [];
+    for (const t of rows) {
+      for (const seq of summary.membersSeen(t, viewer)) {
+        const c = this.store.entity<CommentRecord>(COMMENT, commentId(changeIdValue, seq));
+        if (c) records.push(c);
+      }
+    }
+    return foldThreads(records, viewer).threads;
+  }
+
+  /** How the file `before` maps onto `after` (kept by blob pair: contents never change). */
+  private async portOf(before: NonNullable<FileInfo>, after: FileInfo): Promise<FilePort> {
+    const key = `${before.blob}\u0000${after?.blob ?? ''}`;
+    let p = this.ports.get(key);
+    if (p) {
+      this.ports.delete(key);
+    } else {
+      const b = await this.store.readObject('blob', before.blob);
+      const x = after === null ? null : await this.store.readObject('blob', after.blob);
+      p = filePort(b, x);
+      if (this.ports.size >= PORT_PAIRS) this.ports.delete(this.ports.keys().next().value!);
+    }
+    this.ports.set(key, p);
+    return p;
   }
 
   /** The page's threads as shown on `target` (one line diff per file and side of each source patchset). */
@@ -391,9 +464,7 @@ export class CommentBook {
           const reason: OutdatedReason = before === null ? 'beyond_file' : after === null ? 'file_removed' : 'no_line_diff';
           ported = anchors.map((a) => ({ outdated: true as const, reason, anchor: a as CommentAnchor }));
         } else {
-          const b = await this.store.readObject('blob', before.blob);
-          const x = after === null ? null : await this.store.readObject('blob', after.blob);
-          ported = portLineAnchors(anchors, b, x);
+          ported = placeAnchors(await this.portOf(before, after), anchors);
         }
         g.threads.forEach((t, i) => {
           const p = ported[i];
