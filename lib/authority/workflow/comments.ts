@@ -45,6 +45,7 @@ import { requireName, type ReviewAction } from '../../domain/workflow/review-rul
 import { CHANGE, checkChangeOpen, MAX_TEXT_CHARS, parseChangeRef, requireText, type ChangeRecord, type PatchsetRecord } from '../../domain/workflow/rules.js';
 import type { TreeEntry } from '../../domain/content.js';
 import type { ContentStore, Txn } from '../../store/content-store.js';
+import { crashPoint } from '../../store/crash-point.js';
 
 /** What this book needs of the task/change/patchset book (./book.ts), which owns it. */
 export interface CommentView {
@@ -349,6 +350,8 @@ export class CommentBook {
     const comment = requireText(input.comment ?? '', 'comment', MAX_TEXT_CHARS, true);
     if (input.comment !== undefined && input.action === undefined) throw new Invalid('comment is the vote\'s message; send an action with it');
     return this.store.transact((tx) => {
+      // Test-only: `comments:publish>commit:<step>` kills the server inside this publish's own commit.
+      crashPoint('comments:publish');
       const c = this.changeIn(tx, ref);
       checkChangeOpen(c, 'publish comments on it');
       const ps = this.patchsetOf(c, input.patchset_id);
