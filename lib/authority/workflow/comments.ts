@@ -176,14 +176,14 @@ export class CommentBook {
   }
 
   /** The file at a clean `path` of a snapshot (null when there is none or it is a directory). */
-  private async fileAt(snapshotId: string, path: string): Promise<FileInfo> {
+  private async fileAt(snapshotId: string, path: string, trees?: Map<string, Map<string, TreeEntry>>): Promise<FileInfo> {
     const snap = this.store.snapshot(snapshotId);
     if (!snap) throw new NotFound(`snapshot ${snapshotId} is not present`);
     let treeId = snap.root_tree_id;
     const parts = path.split('/');
     let entry: TreeEntry | undefined;
     for (let i = 0; i < parts.length; i++) {
-      entry = (await this.store.readTree(treeId)).find((e) => e.name === parts[i]);
+      entry = trees ? (await this.treeIn(trees, treeId)).get(parts[i]) : (await this.store.readTree(treeId)).find((e) => e.name === parts[i]);
       if (!entry || (i < parts.length - 1 && entry.kind !== 'directory')) return null;
       treeId = entry.id;
     }
@@ -193,6 +193,13 @@ export class CommentBook {
     if (size > MAX_DIFF_FILE_BYTES) return { blob: entry.id, size, lines: 'large' };
     const bytes = await this.store.readObject('blob', entry.id);
     return { blob: entry.id, size, lines: isUtf8(bytes) ? textLineCount(bytes) : 'binary' };
+  }
+
+  /** A tree's entries by name, read once per request (`trees`: the request's memo; trees never change). */
+  private async treeIn(trees: Map<string, Map<string, TreeEntry>>, id: string): Promise<Map<string, TreeEntry>> {
+    let t = trees.get(id);
+    if (!t) trees.set(id, (t = new Map((await this.store.readTree(id)).map((e) => [e.name, e]))));
+    return t;
   }
 
   /** The anchor of a new thread on `ps`, checked against the patchset's base and revision trees. */
@@ -443,12 +450,14 @@ export class CommentBook {
   private async views(threads: Thread[], target: PatchsetRecord | null): Promise<ThreadView[]> {
     const shown = new Map<string, { anchor: CommentAnchor; outdated: boolean; reason: OutdatedReason | null }>();
     if (target !== null) {
+      // Threads on files of the same directories walk the same trees: each is read once here.
+      const trees = new Map<string, Map<string, TreeEntry>>();
       const groups = new Map<string, { from: PatchsetRecord; side: Side; path: string; threads: Thread[] }>();
       for (const t of threads) {
         const a = t.root.anchor;
         if (t.root.patchset_id === target.patchset_id || a.kind === 'patchset') continue;
         if (a.kind === 'file') {
-          const after = await this.fileAt(target.revision_snapshot_id, a.path) ?? await this.fileAt(target.base_snapshot_id, a.path);
+          const after = await this.fileAt(target.revision_snapshot_id, a.path, trees) ?? await this.fileAt(target.base_snapshot_id, a.path, trees);
           const p = portAnchor(a, null, after === null ? null : Buffer.alloc(0));
           shown.set(t.thread_id, { anchor: p.anchor, outdated: p.outdated, reason: p.outdated ? p.reason : null });
           continue;
@@ -459,8 +468,8 @@ export class CommentBook {
       }
       for (const g of groups.values()) {
         const snap = (ps: PatchsetRecord) => (g.side === 'base' ? ps.base_snapshot_id : ps.revision_snapshot_id);
-        const before = await this.fileAt(snap(g.from), g.path);
-        const after = await this.fileAt(snap(target), g.path);
+        const before = await this.fileAt(snap(g.from), g.path, trees);
+        const after = await this.fileAt(snap(target), g.path, trees);
         const anchors = g.threads.map((t) => t.root.anchor as LineAnchor);
         let ported;
         if (before === null || before.lines === 'large' || (after !== null && after.lines === 'large')) {
