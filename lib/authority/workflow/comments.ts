@@ -97,8 +97,13 @@ const NEW_COMMENT = 'wf:new-comment';
 /** A file of a snapshot as anchors see it: its line count, `'binary'`, `'large'`, or absent. */
 type FileInfo = { blob: string; size: number; lines: number | 'binary' | 'large' } | null;
 
-/** Changes whose thread summary stays in memory (the most recently read; others are rebuilt when read). */
+/**
+ * Thread summaries stay in memory for the most recently read changes, at most this many and
+ * covering at most this many comments in all (a few hundred bytes each); others are rebuilt
+ * from their records when next read.
+ */
 const SUMMARY_CHANGES = 256;
+const SUMMARY_COMMENTS = 200_000;
 /** Line maps kept by (blob, blob): a thread list ports each file pair once, not once per page or request. */
 const PORT_PAIRS = 1024;
 
@@ -121,11 +126,19 @@ export class CommentBook {
     let s = this.summaries.get(changeIdValue);
     if (s) {
       this.summaries.delete(changeIdValue);
-    } else {
-      s = ThreadSummary.of(this.commentsOf(changeIdValue));
-      if (this.summaries.size >= SUMMARY_CHANGES) this.summaries.delete(this.summaries.keys().next().value!);
+      this.summaries.set(changeIdValue, s);
+      return s;
     }
+    s = ThreadSummary.of(this.commentsOf(changeIdValue));
     this.summaries.set(changeIdValue, s);
+    // Least recently read first out, until both bounds hold (the newest always stays).
+    let held = 0;
+    for (const x of this.summaries.values()) held += x.count;
+    while (this.summaries.size > 1 && (this.summaries.size > SUMMARY_CHANGES || held > SUMMARY_COMMENTS)) {
+      const oldest = this.summaries.keys().next().value!;
+      held -= this.summaries.get(oldest)!.count;
+      this.summaries.delete(oldest);
+    }
     return s;
   }
 
