@@ -7,9 +7,9 @@
 // change (lib/domain/workflow/thread-summary.ts: each comment's thread, author, state; each
 // thread's resolution; the unresolved count), built from the change's records on its first
 // read after open, kept current from every committed `comment` upsert, held for the most
-// recently read changes only; a list page then reads only its own threads' records. Anchors are checked against the patchset's own
-// trees before the transaction (trees are immutable); the transaction re-checks what can
-// change (the change open, the thread's state).
+// recently read changes only; a list page then reads only its own threads' records. Anchors
+// are checked against the patchset's own trees before the transaction (trees are immutable);
+// the transaction re-checks what can change (the change open, the thread's state).
 import { isUtf8 } from 'node:buffer';
 import { Conflict, Invalid, NotFound } from '../../domain/errors.js';
 import { commentEvents } from '../../domain/events.js';
