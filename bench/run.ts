@@ -20,6 +20,8 @@
 //   BENCH_ONLY=events    only the event feed: commit → subscriber latency, runner claim latency
 //   BENCH_ONLY=queue     only the land queue: changes landed per minute with a fixed CI time,
 //                        one by one versus the queue at depth 1 and 4 (bench/land-queue.ts)
+//   BENCH_ONLY=threads   only comment threads: the change page's reads with 200 threads on a
+//                        2,000-file patchset, a change of 10,000 comments (bench/threads.ts)
 //   BENCH_ONLY=scale     only workflow at scale: 10k/100k/1M task+change pairs in one repository,
 //                        1,000 repositories (bench/workflow-scale.ts; BENCH_SCALE_PAIRS etc. there)
 //   BENCH_GET_SECONDS (default 4), BENCH_GET_ROUNDS (default 3)  GET-overhead rounds
@@ -44,6 +46,7 @@ import { gitImportRows, stepGitImport } from './git-import.js';
 import { eventRows, stepEvents } from './events.js';
 import { landQueueRows, stepLandQueue } from './land-queue.js';
 import { scaleRows, stepWorkflowScale } from './workflow-scale.js';
+import { stepThreads, threadRows } from './threads.js';
 import { gzipSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -760,6 +763,8 @@ function report(): void {
   if (diffs.length) out.push(table('Review: diffs and the change page', diffs));
   const gitImport = gitImportRows(bench.git_import as Fig | undefined);
   if (gitImport.length) out.push(table('Git: importing a history (cairn import-git)', gitImport));
+  const threads = threadRows(bench.threads as Fig | undefined);
+  if (threads.length) out.push(table('Review: comment threads on the change page', threads));
   const events = eventRows(bench.events as Fig | undefined);
   if (events.length) out.push(table('Events: the feed', events));
   const scale = scaleRows(bench.workflow_scale as Fig | undefined);
@@ -861,6 +866,14 @@ async function stepScaleStep(): Promise<void> {
   }
 }
 
+async function stepThreadStep(): Promise<void> {
+  try {
+    bench.threads = await stepThreads({ root: ROOT, cli: CLI, log });
+  } catch (err) {
+    fail('comment threads', err);
+  }
+}
+
 async function stepQueueStep(): Promise<void> {
   try {
     bench.land_queue = await stepLandQueue({ root: ROOT, cli: CLI, log });
@@ -890,6 +903,8 @@ async function main(): Promise<void> {
       await stepGitStep();
     } else if (process.env.BENCH_ONLY === 'scale') {
       await stepScaleStep();
+    } else if (process.env.BENCH_ONLY === 'threads') {
+      await stepThreadStep();
     } else if (process.env.BENCH_ONLY === 'queue') {
       await stepQueueStep();
     } else if (process.env.BENCH_ONLY === 'transfer') {
@@ -915,6 +930,7 @@ async function main(): Promise<void> {
       await stepStorage();
       await stepDiffStep();
       await stepGitStep();
+      await stepThreadStep();
       await stepEventStep();
       await stepScaleStep();
       await stepQueueStep();

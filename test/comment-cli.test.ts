@@ -204,4 +204,39 @@ describe('comment, comments, thread and review publish commands', function () {
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).to.equal(2);
     }
   });
+
+  it('on a terminal, shows the diff lines around each line thread, coloured as cairn diff colours them (plain with NO_COLOR)', async function () {
+    if (spawnSync('script', ['--version']).status !== 0) this.skip();
+    const onTty = (args: string[], env: Record<string, string> = {}) => new Promise<string>((resolve) => {
+      const child = spawn('script', ['-qefc', [process.execPath, CLI, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+      let stdout = '';
+      child.stdout.on('data', (d) => { stdout += d; });
+      child.stderr.on('data', (d) => { stdout += d; });
+      child.on('exit', () => resolve(stdout.replace(/\r\n/g, '\n')));
+    });
+    const block = (out: string, id: string) => out.split('\n\n').find((b) => b.includes(`  ${id}\n`)) ?? '';
+    // Thread 1 is on lines 2-3 of patchset 1, whose diff adds line 5 ("five") after "four".
+    const plain = block(await onTty(['comments', 'change-1', ...common], { NO_COLOR: '1' }), 'change-1.comment-1');
+    expect(plain).to.include([
+      '         2 two',
+      '         3 three',
+      '         4 four',
+      '    +    5 five',
+      '  alice  change-1.comment-1',
+    ].join('\n'));
+    expect(plain).to.not.include('\u001b[');
+    const coloured = block(await onTty(['comments', 'change-1', ...common]), 'change-1.comment-1');
+    expect(coloured).to.include('    \u001b[32m+    5 five\u001b[0m');
+    // Outdated on patchset 2 (its line 2 changed): the lines it was written on, from patchset 1's diff.
+    const outdated = block(await onTty(['comments', 'change-1', ...common, '--patchset', 'change-1.ps-2'], { NO_COLOR: '1' }), 'change-1.comment-1');
+    expect(outdated).to.include('[outdated: lines changed]');
+    expect(outdated).to.include('         2 two');
+    // A base-side thread on line 1: the diff's lines near it, numbered on the base side (line 1 itself is outside the hunk).
+    expect(block(await onTty(['comments', 'change-1', ...common], { NO_COLOR: '1' }), 'change-1.comment-2')).to.match(/\n {9}2 two\n {9}3 three\n  carol/);
+    // A patchset thread has no lines: no diff lines, no note.
+    expect(block(await onTty(['comments', 'change-1', ...common], { NO_COLOR: '1' }), 'change-1.comment-3')).to.match(/^\(patchset\)  unresolved  change-1\.comment-3\n  carol/);
+    // Off a terminal the JSON is as before: no diff lines in it.
+    const json = await run(['comments', 'change-1', ...common]);
+    expect(JSON.stringify(json)).to.not.include('five');
+  });
 });

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { ServerError } from '../client/http.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
 import { COMMON, common, context, type Ctx, need, one, print, seg } from './command-context.js';
+import { colourDiff } from './diff-command.js';
 
 export const COMMENT_HELP = `Usage:
   cairn comment CHANGE --author A -m TEXT [--path P [--line N [--end-line M] [--side base]]]
@@ -51,7 +52,10 @@ export const COMMENTS_HELP = `Usage: cairn comments CHANGE [--patchset PS] [--pa
 List the change's comment threads in the order they were opened (every page). With --patchset,
 each thread opened on another patchset is shown where its lines are on PS, or marked outdated
 when those lines changed. --author A adds A's drafts. On a terminal: PATH:LINES, state,
-outdated mark, then each comment's author and text.
+outdated mark, the diff lines around the thread's lines (from the patchset's diff, coloured as
+"cairn diff" colours them; plain with NO_COLOR set), then each comment's author and text. An
+outdated thread shows the lines it was written on. Off a terminal, or with --json: the JSON of
+the thread list, without the diff lines.
 
 Options:
   --patchset PS   show threads where their anchors land on this patchset of the change
@@ -141,8 +145,9 @@ const lines = (a: Json): string => {
 };
 const indent = (text: string) => text.split('\n').map((l) => `    ${l}`).join('\n');
 const commentText = (c: Json) => `  ${c.author}${c.published ? '' : ' [draft]'}${c.resolution ? ` (${c.resolution === 'resolved' ? 'resolves' : 'reopens'})` : ''}  ${c.comment_id}${c.body ? `\n${indent(c.body)}` : ''}`;
-const threadText = (t: Json) => [
+const threadText = (t: Json, around?: string[], colour = false) => [
   `${lines(t.anchor)}  ${t.resolution}${t.outdated ? ` [outdated: ${String(t.outdated_reason).replace(/_/g, ' ')}]` : ''}${t.draft ? ' [draft]' : ''}  ${t.thread_id}`,
+  ...(around === undefined ? [] : around.length === 0 ? ['    (these lines are not in the diff: unchanged, away from any change)'] : around.map((l) => `    ${colour ? colourDiff(l) : l}`)),
   ...t.comments.map(commentText),
 ].join('\n');
 const written = (res: Json) => `${res.comment.published ? 'wrote' : 'drafted'} ${res.comment.comment_id} on ${lines(res.comment.anchor)}; thread ${res.thread_id} is ${res.resolution}`;
@@ -274,10 +279,89 @@ export async function commentsCommand(argv: string[]): Promise<number> {
   const res = await explained(() => ctx.client.collect(ctx.client.repoPath(ctx.repo, `/changes/${seg(change)}/threads${query}`), 'threads', Infinity), {
     404: typeof values.patchset === 'string' ? `no change ${change} or no patchset ${values.patchset} in it (list them with: cairn change show ${change})` : changeMissing(change),
   });
+  // The diff lines around each line thread are fetched only for the readable form.
+  const around = ctx.json ? new Map<string, string[]>() : await diffContext(ctx, res);
+  const colour = process.env.NO_COLOR === undefined || process.env.NO_COLOR === '';
   return print(ctx, res, () => [
     `${res.change_ref}: ${res.unresolved} unresolved thread(s)${res.patchset_id ? `, shown on ${res.patchset_id}` : ''}${res.threads.length ? '' : '; none listed'}`,
-    ...res.threads.map((t: Json) => `\n${threadText(t)}`),
+    ...res.threads.map((t: Json) => `\n${threadText(t, around.get(t.thread_id), colour)}`),
   ].join('\n'));
+}
+
+/** Lines of diff shown on each side of a thread's lines. */
+const CONTEXT_LINES = 2;
+/** At most this many files get diff lines (one diff request per patchset names them all). */
+const MAX_CONTEXT_FILES = 50;
+
+/** Where a thread's lines are: on the listed patchset, or (outdated, or no patchset asked) where it was written. */
+function placeOf(t: Json, listedOn: string | null): { ps: string; anchor: Json } | null {
+  const ps = t.outdated || !listedOn ? t.patchset_id : listedOn;
+  const anchor = t.outdated ? t.original_anchor : t.anchor;
+  return anchor.kind === 'lines' ? { ps, anchor } : null;
+}
+
+/**
+ * For each line thread of `res`, the diff lines of its patchset around its lines, formatted
+ * `±NUMBER TEXT` (NUMBER on the thread's side): one diff request per patchset for the threads'
+ * files (at most MAX_CONTEXT_FILES in all). A thread whose lines the diff does not show
+ * (unchanged lines away from any hunk) gets a note instead; a failed diff request, nothing.
+ */
+async function diffContext(ctx: Ctx, res: Json): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  const byPs = new Map<string, Set<string>>();
+  let files = 0;
+  for (const t of res.threads as Json[]) {
+    const p = placeOf(t, res.patchset_id);
+    if (!p) continue;
+    const set = byPs.get(p.ps) ?? new Set<string>();
+    if (!set.has(p.anchor.path)) {
+      if (files >= MAX_CONTEXT_FILES) continue;
+      files++;
+      set.add(p.anchor.path);
+    }
+    byPs.set(p.ps, set);
+  }
+  const diffs = new Map<string, Map<string, Json>>();
+  for (const [ps, paths] of byPs) {
+    const q = new URLSearchParams({ context: String(CONTEXT_LINES + 1) });
+    for (const p of paths) q.append('path', p);
+    try {
+      const d = await ctx.client.json('GET', ctx.client.repoPath(ctx.repo, `/read/patchsets/${seg(ps)}/diff?${q}`));
+      diffs.set(ps, new Map((d.files as Json[]).map((f) => [f.path, f])));
+    } catch {
+      // The threads are still listed; only their diff lines are missing.
+    }
+  }
+  for (const t of res.threads as Json[]) {
+    const p = placeOf(t, res.patchset_id);
+    const file = p ? diffs.get(p.ps)?.get(p.anchor.path) : undefined;
+    if (!p || !diffs.has(p.ps) || !byPs.get(p.ps)?.has(p.anchor.path)) continue;
+    out.set(t.thread_id, file ? linesAround(file, p.anchor) : []);
+  }
+  return out;
+}
+
+/** The diff lines of `file` within CONTEXT_LINES of the anchor's lines on its side. */
+export function linesAround(file: Json, anchor: Json): string[] {
+  const first = anchor.line - CONTEXT_LINES;
+  const last = (anchor.end_line ?? anchor.line) + CONTEXT_LINES;
+  const shown: string[] = [];
+  for (const h of (file.hunks ?? []) as Json[]) {
+    // Git's numbering: a hunk of no lines on a side starts after that line.
+    let o = h.old_lines === 0 ? h.old_start + 1 : h.old_start;
+    let n = h.new_lines === 0 ? h.new_start + 1 : h.new_start;
+    for (const l of h.lines as string[]) {
+      const sign = l[0];
+      if (sign === '\\') continue;
+      // Lines of the other side sit where they fall among this side's lines (as the diff interleaves them).
+      const onSide = sign === ' ' || (sign === '-') === (anchor.side === 'base');
+      const pos = anchor.side === 'base' ? o : n;
+      if (pos >= first && pos <= last) shown.push(`${sign}${onSide ? String(pos).padStart(5) : ' '.repeat(5)} ${l.slice(1)}`);
+      if (sign !== '+') o++;
+      if (sign !== '-') n++;
+    }
+  }
+  return shown;
 }
 
 export async function threadCommand(argv: string[]): Promise<number> {

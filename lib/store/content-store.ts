@@ -267,6 +267,7 @@ export class ContentStore {
   get events(): EventIndex { return this.published.events; }
   /** Call `fn` with each published commit's events, after what they describe is readable. */
   onEvents(fn: (events: readonly EventRecord[]) => void): () => void { return this.published.onEvents(fn); }
+  onUpsert(type: string, fn: (id: string, body: unknown) => void): () => void { return this.published.onUpsert(type, fn); }
   isCommittedPack(kind: PackKind, id: string): boolean { return this.published.isCommittedPack(kind, id); }
   committedPackIds(kind: PackKind): string[] { return this.published.committedPackIds(kind); }
   isStagedPack(kind: PackKind, id: string): Promise<boolean> { return this.published.isStagedPack(kind, id); }

@@ -3,7 +3,8 @@
 // committed range (snapshots, jobs, plans, workflow); every index segment's checksum and every
 // locator against its pack header; every committed and staged pack's hash, header and frames;
 // every tree's encoding, children and names (storage-layout.md §6: names a checkout refuses);
-// every snapshot's root and parents; every line head; and any file the layout does not name.
+// every snapshot's root and parents; every line head; the comment records (comment-check.ts);
+// and any file the layout does not name.
 // Problems are collected, never repaired silently (--rebuild-locators is an explicit repair).
 // Restore runs the same check before adopting a tree.
 import { createReadStream, promises as fsp } from 'node:fs';
@@ -18,6 +19,7 @@ import { decodeEvent } from './event-log.js';
 import { AuthorityLayout, INDEX_SEGMENT_NAME, LINES_FILE_NAME, LOG_FILE_NAME, LOG_NAMES, type LogName } from './layout.js';
 import { PACK_KIND_OBJECT, PACK_KIND_TREE, PackVerifier, type PackEntry, type PackKind } from './pack.js';
 import { checkDecisionChain, checkGitCommits } from './workflow-check.js';
+import { checkComments } from './comment-check.js';
 import { MAX_RECORDED_SIZE } from './index-file.js';
 import { describeOverLimit, expandedSize, Pace, pathsOf } from '../domain/tree-size.js';
 import { decodeCheckpoint, readCheckpointFile } from './workflow-checkpoint.js';
@@ -75,6 +77,7 @@ export async function fsckAuthority(root: string, index: number, options: FsckOp
     result.notes.push(...ck.notes);
     problems.push(...checkDecisionChain(store));
     problems.push(...checkGitCommits(store));
+    problems.push(...checkComments(store));
     problems.push(...(await unexpectedFiles(store)));
     // Staged packs are files the authority holds too: each must be a whole, verified pack.
     for (const kind of [PACK_KIND_OBJECT, PACK_KIND_TREE] as PackKind[]) {

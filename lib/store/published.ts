@@ -72,6 +72,8 @@ export class PublishedStore {
   /** events.log by sequence number (set by load). */
   events!: EventIndex;
   private readonly eventListeners = new Set<(events: readonly EventRecord[]) => void>();
+  /** Per entity type, who follows its published upserts (derived in-memory state: comments.ts). */
+  private readonly upsertListeners = new Map<string, Set<(id: string, body: unknown) => void>>();
   /** Expanded sizes of trees and the limit on a snapshot's paths (ContentStore sets it from its options). */
   sizes = new TreeSizes(DEFAULT_MAX_SNAPSHOT_PATHS);
 
@@ -357,6 +359,7 @@ export class PublishedStore {
       t.upserts.forEach((u, i) => {
         if (u.type !== 'line') this.applyUpsert(u, at, i, share);
       });
+      for (const u of t.upserts) for (const fn of this.upsertListeners.get(u.type) ?? []) fn(u.id, u.body);
       at += workflowBytes[r] + FRAME_OVERHEAD;
     });
     this.workflowRecords += batch.workflow.length;
@@ -382,6 +385,18 @@ export class PublishedStore {
   onEvents(fn: (events: readonly EventRecord[]) => void): () => void {
     this.eventListeners.add(fn);
     return () => this.eventListeners.delete(fn);
+  }
+
+  /**
+   * Call `fn` with each upsert of `type` a commit publishes, in log order, as the commit becomes
+   * visible (before its transactions' publish hooks), whichever module wrote it; returns the
+   * unsubscribe function. A listener must not throw (the commit is already durable).
+   */
+  onUpsert(type: string, fn: (id: string, body: unknown) => void): () => void {
+    let set = this.upsertListeners.get(type);
+    if (!set) this.upsertListeners.set(type, (set = new Set()));
+    set.add(fn);
+    return () => set!.delete(fn);
   }
 
   /** Swap in a log file a compaction wrote; returns the replaced one (the caller closes and removes it). */

@@ -3,9 +3,13 @@
 // lib/domain/workflow/comment-rules.ts. Records are workflow.log upserts of type `comment`
 // (storage-layout.md §17), written in one transaction with their events. A change's comments
 // are numbered densely from 1 (`change-N.comment-M`), so its records are read by id, one
-// lookup each, with no index held in memory. Anchors are checked against the patchset's own
-// trees before the transaction (trees are immutable); the transaction re-checks what can
-// change (the change open, the thread's state).
+// lookup each. The thread list, readiness and the resolution gate read a derived summary per
+// change (lib/domain/workflow/thread-summary.ts: each comment's thread, author, state; each
+// thread's resolution; the unresolved count), built from the change's records on its first
+// read after open, kept current from every committed `comment` upsert, held for the most
+// recently read changes only; a list page then reads only its own threads' records. Anchors
+// are checked against the patchset's own trees before the transaction (trees are immutable);
+// the transaction re-checks what can change (the change open, the thread's state).
 import { isUtf8 } from 'node:buffer';
 import { Conflict, Forbidden, Invalid, NotFound } from '../../domain/errors.js';
 import { commentEvents } from '../../domain/events.js';
@@ -23,8 +27,10 @@ import {
   editedDraft,
   foldThreads,
   parseCommentId,
+  filePort,
+  placeAnchors,
   portAnchor,
-  portLineAnchors,
+  type FilePort,
   requireAnchor,
   requireBody,
   requireResolution,
@@ -40,6 +46,7 @@ import {
   type Side,
   type Thread,
 } from '../../domain/workflow/comment-rules.js';
+import { MAX_COMMENTS_PER_CHANGE, ThreadSummary, type SummaryThread } from '../../domain/workflow/thread-summary.js';
 import { requireName, type ReviewAction } from '../../domain/workflow/review-rules.js';
 import { CHANGE, checkChangeOpen, MAX_TEXT_CHARS, parseChangeRef, requireText, type ChangeRecord, type PatchsetInput, type PatchsetRecord } from '../../domain/workflow/rules.js';
 import { blobId, encodeSnapshot, encodeTree, sha256Hex, type TreeEntry } from '../../domain/content.js';
@@ -48,6 +55,7 @@ import type { BuiltObjects } from './server-objects.js';
 import { stagePack } from './server-objects.js';
 import type { TreeDiff } from '../../domain/workflow/tree-diff.js';
 import type { ContentStore, Txn } from '../../store/content-store.js';
+import { crashPoint } from '../../store/crash-point.js';
 
 /** What this book needs of the task/change/patchset book (./book.ts), which owns it. */
 export interface CommentView {
@@ -114,10 +122,55 @@ const NEW_COMMENT = 'wf:new-comment';
 /** A file of a snapshot as anchors see it: its line count, `'binary'`, `'large'`, or absent. */
 type FileInfo = { blob: string; size: number; lines: number | 'binary' | 'large' } | null;
 
+/**
+ * Thread summaries stay in memory for the most recently read changes, at most this many and
+ * covering at most this many comments in all (a few hundred bytes each); others are rebuilt
+ * from their records when next read.
+ */
+const SUMMARY_CHANGES = 256;
+const SUMMARY_COMMENTS = 200_000;
+/** Line maps kept by (blob, blob): a thread list ports each file pair once, not once per page or request. */
+const PORT_PAIRS = 1024;
+
 export class CommentBook {
-  constructor(private readonly store: ContentStore, private readonly book: CommentView) {}
+  private readonly summaries = new Map<string, ThreadSummary>();
+  private readonly ports = new Map<string, FilePort>();
+
+  constructor(private readonly store: ContentStore, private readonly book: CommentView) {
+    // Whoever writes a comment record, the summary of its change follows the commit.
+    store.onUpsert(COMMENT, (_id, body) => {
+      const c = body as CommentRecord;
+      this.summaries.get(c.change_id)?.apply(c);
+    });
+  }
 
   // ------------------------------------------------------------ reads
+
+  /** The change's thread summary as committed (built from its records when not held). */
+  summary(changeIdValue: string): ThreadSummary {
+    let s = this.summaries.get(changeIdValue);
+    if (s) {
+      this.summaries.delete(changeIdValue);
+      this.summaries.set(changeIdValue, s);
+      return s;
+    }
+    s = ThreadSummary.of(this.commentsOf(changeIdValue));
+    this.summaries.set(changeIdValue, s);
+    // Least recently read first out, until both bounds hold (the newest always stays).
+    let held = 0;
+    for (const x of this.summaries.values()) held += x.count;
+    while (this.summaries.size > 1 && (this.summaries.size > SUMMARY_CHANGES || held > SUMMARY_COMMENTS)) {
+      const oldest = this.summaries.keys().next().value!;
+      held -= this.summaries.get(oldest)!.count;
+      this.summaries.delete(oldest);
+    }
+    return s;
+  }
+
+  /** A new comment would be sequence `sequence`: refused beyond the per-change cap. */
+  private checkRoom(changeIdValue: string, sequence: number): void {
+    if (sequence > MAX_COMMENTS_PER_CHANGE) throw new Conflict(`change ${changeIdValue} holds ${MAX_COMMENTS_PER_CHANGE} comments, the most a change may hold; resolve its threads and continue the discussion elsewhere`);
+  }
 
   /** Every comment of a change in sequence order (ids are dense from 1: read until the first gap). */
   commentsOf(changeIdValue: string): CommentRecord[] {
@@ -129,9 +182,13 @@ export class CommentBook {
     }
   }
 
-  /** Published threads of the change still unresolved (what the resolution gate counts), as `tx` sees them when given. */
+  /**
+   * Published threads of the change still unresolved (what the resolution gate counts), as `tx`
+   * sees them when given: from the summary, unless the batch has staged comments of the change.
+   */
   unresolvedCount(changeIdValue: string, tx?: Txn): number {
-    return foldThreads(tx ? this.commentsIn(tx, changeIdValue) : this.commentsOf(changeIdValue), null).unresolved;
+    if (tx && tx.stagedKeys(`${NEW_COMMENT}:${changeIdValue}`).length > 0) return foldThreads(this.commentsIn(tx, changeIdValue), null).unresolved;
+    return this.summary(changeIdValue).unresolved;
   }
 
   /** The change's comments as `tx` sees them: staged writes (new comments, published drafts) win by id. */
@@ -157,14 +214,14 @@ export class CommentBook {
   }
 
   /** The file at a clean `path` of a snapshot (null when there is none or it is a directory). */
-  private async fileAt(snapshotId: string, path: string): Promise<FileInfo> {
+  private async fileAt(snapshotId: string, path: string, trees?: Map<string, Map<string, TreeEntry>>): Promise<FileInfo> {
     const snap = this.store.snapshot(snapshotId);
     if (!snap) throw new NotFound(`snapshot ${snapshotId} is not present`);
     let treeId = snap.root_tree_id;
     const parts = path.split('/');
     let entry: TreeEntry | undefined;
     for (let i = 0; i < parts.length; i++) {
-      entry = (await this.store.readTree(treeId)).find((e) => e.name === parts[i]);
+      entry = trees ? (await this.treeIn(trees, treeId)).get(parts[i]) : (await this.store.readTree(treeId)).find((e) => e.name === parts[i]);
       if (!entry || (i < parts.length - 1 && entry.kind !== 'directory')) return null;
       treeId = entry.id;
     }
@@ -174,6 +231,13 @@ export class CommentBook {
     if (size > MAX_DIFF_FILE_BYTES) return { blob: entry.id, size, lines: 'large' };
     const bytes = await this.store.readObject('blob', entry.id);
     return { blob: entry.id, size, lines: isUtf8(bytes) ? textLineCount(bytes) : 'binary' };
+  }
+
+  /** A tree's entries by name, read once per request (`trees`: the request's memo; trees never change). */
+  private async treeIn(trees: Map<string, Map<string, TreeEntry>>, id: string): Promise<Map<string, TreeEntry>> {
+    let t = trees.get(id);
+    if (!t) trees.set(id, (t = new Map((await this.store.readTree(id)).map((e) => [e.name, e]))));
+    return t;
   }
 
   /** The anchor of a new thread on `ps`, checked against the patchset's base and revision trees. */
@@ -258,6 +322,7 @@ export class CommentBook {
         threadId = '';
       }
       const sequence = records.length + 1;
+      this.checkRoom(c.change_id, sequence);
       const now = nowSeconds();
       const comment: CommentRecord = {
         comment_id: commentId(c.change_id, sequence),
@@ -297,6 +362,7 @@ export class CommentBook {
       const thread = this.threadOf(records, threadId)!;
       if (thread.resolution === to) throw new Conflict(`thread ${threadId} is already ${to}`);
       const sequence = records.length + 1;
+      this.checkRoom(c.change_id, sequence);
       const now = nowSeconds();
       const last = thread.replies.at(-1) ?? thread.root;
       const comment: CommentRecord = {
@@ -377,6 +443,8 @@ export class CommentBook {
     const comment = requireText(input.comment ?? '', 'comment', MAX_TEXT_CHARS, true);
     if (input.comment !== undefined && input.action === undefined) throw new Invalid('comment is the vote\'s message; send an action with it');
     return this.store.transact((tx) => {
+      // Test-only: `comments:publish>commit:<step>` kills the server inside this publish's own commit.
+      crashPoint('comments:publish');
       const c = this.changeIn(tx, ref);
       checkChangeOpen(c, 'publish comments on it');
       const ps = this.patchsetOf(c, input.patchset_id);
@@ -565,35 +633,65 @@ export class CommentBook {
     const target = filter.patchset === undefined ? null : this.patchsetOf(change, filter.patchset);
     const path = filter.path === undefined ? undefined : cleanRelativePath(filter.path, 'path');
     const viewer = filter.author === undefined ? null : requireName(filter.author, 'author');
-    const folded = foldThreads(this.commentsOf(change.change_id), viewer);
-    const kept = folded.threads.filter((t) => {
-      if (path !== undefined && (t.root.anchor.kind === 'patchset' || t.root.anchor.path !== path)) return false;
+    const summary = this.summary(change.change_id);
+    const kept = summary.visible(viewer).filter((t) => {
+      if (path !== undefined && (t.anchor.kind === 'patchset' || t.anchor.path !== path)) return false;
       if (filter.resolved !== undefined && (t.resolution === 'resolved') !== filter.resolved) return false;
       return true;
     });
-    const page = takePage(req, walkFrom(kept.length, (i) => kept[i], (t) => t.root.sequence, req.after, 'asc'), 'asc');
-    const threads = await this.views(page.rows, target);
+    const page = takePage(req, walkFrom(kept.length, (i) => kept[i], (t) => t.seq, req.after, 'asc'), 'asc');
+    const threads = await this.views(this.threadsOf(change.change_id, summary, page.rows, viewer), target);
     return {
       change_id: change.change_id,
       change_ref: change.change_ref,
       patchset_id: target?.patchset_id ?? null,
-      unresolved: folded.unresolved,
+      unresolved: summary.unresolved,
       threads,
       count: threads.length,
       next_cursor: page.next_cursor,
     };
   }
 
+  /** The threads of a page, folded from only their own records as `viewer` sees them. */
+  private threadsOf(changeIdValue: string, summary: ThreadSummary, rows: SummaryThread[], viewer: string | null): Thread[] {
+    const records: CommentRecord[] = [];
+    for (const t of rows) {
+      for (const seq of summary.membersSeen(t, viewer)) {
+        const c = this.store.entity<CommentRecord>(COMMENT, commentId(changeIdValue, seq));
+        if (c) records.push(c);
+      }
+    }
+    return foldThreads(records, viewer).threads;
+  }
+
+  /** How the file `before` maps onto `after` (kept by blob pair: contents never change). */
+  private async portOf(before: NonNullable<FileInfo>, after: FileInfo): Promise<FilePort> {
+    const key = `${before.blob}\u0000${after?.blob ?? ''}`;
+    let p = this.ports.get(key);
+    if (p) {
+      this.ports.delete(key);
+    } else {
+      const b = await this.store.readObject('blob', before.blob);
+      const x = after === null ? null : await this.store.readObject('blob', after.blob);
+      p = filePort(b, x);
+      if (this.ports.size >= PORT_PAIRS) this.ports.delete(this.ports.keys().next().value!);
+    }
+    this.ports.set(key, p);
+    return p;
+  }
+
   /** The page's threads as shown on `target` (one line diff per file and side of each source patchset). */
   private async views(threads: Thread[], target: PatchsetRecord | null): Promise<ThreadView[]> {
     const shown = new Map<string, { anchor: CommentAnchor; outdated: boolean; reason: OutdatedReason | null }>();
     if (target !== null) {
+      // Threads on files of the same directories walk the same trees: each is read once here.
+      const trees = new Map<string, Map<string, TreeEntry>>();
       const groups = new Map<string, { from: PatchsetRecord; side: Side; path: string; threads: Thread[] }>();
       for (const t of threads) {
         const a = t.root.anchor;
         if (t.root.patchset_id === target.patchset_id || a.kind === 'patchset') continue;
         if (a.kind === 'file') {
-          const after = await this.fileAt(target.revision_snapshot_id, a.path) ?? await this.fileAt(target.base_snapshot_id, a.path);
+          const after = await this.fileAt(target.revision_snapshot_id, a.path, trees) ?? await this.fileAt(target.base_snapshot_id, a.path, trees);
           const p = portAnchor(a, null, after === null ? null : Buffer.alloc(0));
           shown.set(t.thread_id, { anchor: p.anchor, outdated: p.outdated, reason: p.outdated ? p.reason : null });
           continue;
@@ -604,17 +702,15 @@ export class CommentBook {
       }
       for (const g of groups.values()) {
         const snap = (ps: PatchsetRecord) => (g.side === 'base' ? ps.base_snapshot_id : ps.revision_snapshot_id);
-        const before = await this.fileAt(snap(g.from), g.path);
-        const after = await this.fileAt(snap(target), g.path);
+        const before = await this.fileAt(snap(g.from), g.path, trees);
+        const after = await this.fileAt(snap(target), g.path, trees);
         const anchors = g.threads.map((t) => t.root.anchor as LineAnchor);
         let ported;
         if (before === null || before.lines === 'large' || (after !== null && after.lines === 'large')) {
           const reason: OutdatedReason = before === null ? 'beyond_file' : after === null ? 'file_removed' : 'no_line_diff';
           ported = anchors.map((a) => ({ outdated: true as const, reason, anchor: a as CommentAnchor }));
         } else {
-          const b = await this.store.readObject('blob', before.blob);
-          const x = after === null ? null : await this.store.readObject('blob', after.blob);
-          ported = portLineAnchors(anchors, b, x);
+          ported = placeAnchors(await this.portOf(before, after), anchors);
         }
         g.threads.forEach((t, i) => {
           const p = ported[i];

@@ -321,15 +321,35 @@ export type PortedAnchor =
  * diff shows it.
  */
 export function portLineAnchors(anchors: readonly LineAnchor[], before: Buffer, after: Buffer | null): PortedAnchor[] {
+  return placeAnchors(filePort(before, after), anchors);
+}
+
+/**
+ * How the lines of one version of a file map onto another: what `portLineAnchors` computes once
+ * per file before it places anchors. It depends only on the two contents, so a caller may keep
+ * it by the pair of blob ids and place later anchors with `placeAnchors` without a new diff.
+ */
+export type FilePort =
+  | { kind: 'removed' | 'same' | 'no_line_diff'; oldLines: number }
+  | { kind: 'map'; oldLines: number; newLines: number; map: (line: number, end: number) => number | null };
+
+export function filePort(before: Buffer, after: Buffer | null): FilePort {
   const oldLines = textLineCount(before);
-  const outdated = (a: LineAnchor, reason: OutdatedReason): PortedAnchor => ({ outdated: true, reason, anchor: a });
-  const inFile = (a: LineAnchor) => a.line >= 1 && (a.end_line ?? a.line) >= a.line && (a.end_line ?? a.line) <= oldLines;
-  if (after === null) return anchors.map((a) => outdated(a, inFile(a) ? 'file_removed' : 'beyond_file'));
-  if (before.equals(after)) return anchors.map((a) => (inFile(a) ? { outdated: false, anchor: a } : outdated(a, 'beyond_file')));
+  if (after === null) return { kind: 'removed', oldLines };
+  if (before.equals(after)) return { kind: 'same', oldLines };
   const d = lineDiff(before, after, 0);
-  if (d.kind !== 'text') return anchors.map((a) => outdated(a, inFile(a) ? 'no_line_diff' : 'beyond_file'));
-  const map = lineMap(d.hunks);
-  const newLines = textLineCount(after);
+  if (d.kind !== 'text') return { kind: 'no_line_diff', oldLines };
+  return { kind: 'map', oldLines, newLines: textLineCount(after), map: lineMap(d.hunks) };
+}
+
+/** Anchors written on the `before` of `port`, placed on its `after` (see portLineAnchors). */
+export function placeAnchors(port: FilePort, anchors: readonly LineAnchor[]): PortedAnchor[] {
+  const outdated = (a: LineAnchor, reason: OutdatedReason): PortedAnchor => ({ outdated: true, reason, anchor: a });
+  const inFile = (a: LineAnchor) => a.line >= 1 && (a.end_line ?? a.line) >= a.line && (a.end_line ?? a.line) <= port.oldLines;
+  if (port.kind === 'removed') return anchors.map((a) => outdated(a, inFile(a) ? 'file_removed' : 'beyond_file'));
+  if (port.kind === 'same') return anchors.map((a) => (inFile(a) ? { outdated: false, anchor: a } : outdated(a, 'beyond_file')));
+  if (port.kind !== 'map') return anchors.map((a) => outdated(a, inFile(a) ? 'no_line_diff' : 'beyond_file'));
+  const { map, newLines } = port;
   return anchors.map((a) => {
     if (!inFile(a)) return outdated(a, 'beyond_file');
     const end = a.end_line ?? a.line;
