@@ -239,4 +239,21 @@ describe('comment, comments, thread and review publish commands', function () {
     const json = await run(['comments', 'change-1', ...common]);
     expect(JSON.stringify(json)).to.not.include('five');
   });
+  it('on a terminal, shows a suggested edit as the lines it puts in (+), or says it deletes them', async function () {
+    if (spawnSync('script', ['--version']).status !== 0) this.skip();
+    const onTty = (args: string[]) => new Promise<string>((resolve) => {
+      const child = spawn('script', ['-qefc', [process.execPath, CLI, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+      let stdout = '';
+      child.stdout.on('data', (d) => { stdout += d; });
+      child.stderr.on('data', (d) => { stdout += d; });
+      child.on('exit', () => resolve(stdout.replace(/\r\n/g, '\n')));
+    });
+    const current = (await run(['change', 'show', 'change-1', ...common])).change.current_patchset_id;
+    const two = await run(['comment', 'change-1', ...common, '--author', 'kim', '--patchset', current, '--path', 'a.txt', '--line', '2', '--end-line', '3', '-m', 'shorter', '--suggest', 'TWO-THREE\nand more\n']);
+    const gone = await run(['comment', 'change-1', ...common, '--author', 'kim', '--patchset', current, '--path', 'a.txt', '--line', '1', '-m', 'drop it', '--suggest', '']);
+    const out = await onTty(['comments', 'change-1', ...common, '--patchset', current]);
+    const block = (id: string) => out.split('\n\n').find((b) => b.includes(`  ${id}\n`)) ?? '';
+    expect(block(two.comment.comment_id)).to.include(['    suggested replacement for a.txt:2-3:', '      +TWO-THREE', '      +and more'].join('\n'));
+    expect(block(gone.comment.comment_id)).to.include('    suggested replacement for a.txt:1: delete the lines');
+  });
 });

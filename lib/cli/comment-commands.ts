@@ -53,8 +53,8 @@ List the change's comment threads in the order they were opened (every page). Wi
 each thread opened on another patchset is shown where its lines are on PS, or marked outdated
 when those lines changed. --author A adds A's drafts. On a terminal: PATH:LINES, state,
 outdated mark, the diff lines around the thread's lines (from the patchset's diff, coloured as
-"cairn diff" colours them; plain with NO_COLOR set), then each comment's author and text. An
-outdated thread shows the lines it was written on. Off a terminal, or with --json: the JSON of
+"cairn diff" colours them; plain with NO_COLOR set), then each comment's author and text, and a
+suggested edit as the lines it puts in (+). An outdated thread shows the lines it was written on. Off a terminal, or with --json: the JSON of
 the thread list, without the diff lines.
 
 Options:
@@ -144,11 +144,21 @@ const lines = (a: Json): string => {
   return `${a.path}:${a.line}${a.end_line !== null && a.end_line !== a.line ? `-${a.end_line}` : ''}${a.side === 'base' ? ' (base)' : ''}`;
 };
 const indent = (text: string) => text.split('\n').map((l) => `    ${l}`).join('\n');
-const commentText = (c: Json) => `  ${c.author}${c.published ? '' : ' [draft]'}${c.resolution ? ` (${c.resolution === 'resolved' ? 'resolves' : 'reopens'})` : ''}  ${c.comment_id}${c.body ? `\n${indent(c.body)}` : ''}`;
+/** A suggested edit as git shows a replacement: the new lines with `+` (an empty one deletes the lines). */
+const suggestionText = (c: Json, colour: boolean): string[] => {
+  if (typeof c.suggestion !== 'string') return [];
+  const text = c.suggestion.endsWith('\n') ? c.suggestion.slice(0, -1) : c.suggestion;
+  const added = c.suggestion === '' ? [] : text.split('\n').map((l: string) => `+${l}`);
+  return [`    suggested replacement for ${lines(c.anchor)}${added.length ? ':' : ': delete the lines'}`, ...added.map((l: string) => `      ${colour ? colourDiff(l) : l}`)];
+};
+const commentText = (c: Json, colour = false) => [
+  `  ${c.author}${c.published ? '' : ' [draft]'}${c.resolution ? ` (${c.resolution === 'resolved' ? 'resolves' : 'reopens'})` : ''}  ${c.comment_id}${c.body ? `\n${indent(c.body)}` : ''}`,
+  ...suggestionText(c, colour),
+].join('\n');
 const threadText = (t: Json, around?: string[], colour = false) => [
   `${lines(t.anchor)}  ${t.resolution}${t.outdated ? ` [outdated: ${String(t.outdated_reason).replace(/_/g, ' ')}]` : ''}${t.draft ? ' [draft]' : ''}  ${t.thread_id}`,
   ...(around === undefined ? [] : around.length === 0 ? ['    (these lines are not in the diff: unchanged, away from any change)'] : around.map((l) => `    ${colour ? colourDiff(l) : l}`)),
-  ...t.comments.map(commentText),
+  ...t.comments.map((c: Json) => commentText(c, colour)),
 ].join('\n');
 const written = (res: Json) => `${res.comment.published ? 'wrote' : 'drafted'} ${res.comment.comment_id} on ${lines(res.comment.anchor)}; thread ${res.thread_id} is ${res.resolution}`;
 
