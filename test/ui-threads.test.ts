@@ -137,7 +137,7 @@ describe('reviewer UI: comment threads (Chromium)', function () {
       expect(await draft.locator('.badge', { hasText: 'Draft' }).count()).to.be.at.least(1);
       // per file in the file list: threads / unresolved
       const row = w.page.locator('.file-row', { hasText: 'scripts/report.py' });
-      expect(await row.locator('.thread-num').innerText()).to.include('2/2');
+      expect(await row.locator('.thread-num').textContent()).to.include('2/2');
       // every thread of the list is on the page, once
       const ids = (await threadsOf(demo.main.change, `?patchset=${demo.main.ps2}&author=dana`)).map((x) => x.thread_id);
       for (const id of ids) expect(await thread(w.page, id).count(), id).to.equal(1);
@@ -204,7 +204,7 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     const range = list.find((x) => x.comments[0].body === 'This block could be one expression.')!;
     expect(range.anchor).to.include({ line: 12, end_line: 14, side: 'revision' });
     expect(range.draft).to.equal(true);
-    await thread(w.page, range.thread_id).locator('.badge', { hasText: 'Draft' }).waitFor();
+    await thread(w.page, range.thread_id).locator('.thread-head .badge', { hasText: 'Draft' }).waitFor();
     // nobody else sees the draft
     expect((await threadsOf(c.change)).some((x) => x.thread_id === range.thread_id)).to.equal(false);
     // c on a focused line (a click on its code focuses the row)
@@ -308,7 +308,7 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     await showFile(w.page, 'src/checkout/rate-limit.ts');
     const saved = (await threadsOf(c.change, '?author=hana')).find((x) => x.draft)!;
     expect(saved.comments[0].body).to.equal('Half-written: the window check is off by one?');
-    await thread(w.page, saved.thread_id).locator('.badge', { hasText: 'Draft' }).waitFor();
+    await thread(w.page, saved.thread_id).locator('.thread-head .badge', { hasText: 'Draft' }).waitFor();
     expect(await f.locator('.comment-editor').count()).to.equal(0);
     expect(w.errors).to.deep.equal([]);
   });
@@ -329,8 +329,9 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     await dialog.getByRole('heading', { name: `Reply to ${c.change}` }).waitFor();
     const drafts = await dialog.locator('.draft-list li').allInnerTexts();
     expect(drafts).to.have.length(2);
-    expect(drafts[0]).to.include('src/checkout/rate-limit.ts line 3').and.include('Name it `windowsByKey`?');
-    expect(drafts[1]).to.include('the patchset').and.include('Seconded.');
+    // in the order their threads were opened: the reply on the patchset's thread, then the new thread
+    expect(drafts[0]).to.include('the patchset').and.include('reply').and.include('Seconded.');
+    expect(drafts[1]).to.include('src/checkout/rate-limit.ts line 3').and.include('Name it `windowsByKey`?');
     await dialog.getByLabel('Approve').check();
     await dialog.getByLabel('Message').fill('Good with the nits.');
     await shot(w.page, 'change-reply-dialog');
@@ -444,7 +445,7 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     const ms = Date.now() - started;
     // the last file with a thread: reached from the file list, its thread under line 3
     const last = paths[1990];
-    expect(await w.page.locator('.file-row', { hasText: last }).locator('.thread-num').innerText()).to.include('1/1');
+    expect(await w.page.locator('.file-row', { hasText: last }).locator('.thread-num').textContent()).to.include('1/1');
     await w.page.locator('.file-list a', { hasText: last }).click();
     const t = file(w.page, last).locator('[data-thread-id]');
     await t.waitFor();
