@@ -116,9 +116,15 @@ describe('reviewer UI: comment threads (Chromium)', function () {
       expect(await outdated.evaluate((e) => !!e.closest('.file-threads'))).to.equal(true);
       const text = await outdated.innerText();
       expect(text).to.include('Outdated').and.include('src/checkout/rate-limit.ts line 1 on ps-1').and.include('Resolved');
+      // resolved: folded to one line (its first comment's start) until asked
+      expect(await outdated.locator('.comment-item').count()).to.equal(0);
+      expect(await outdated.locator('.thread-summary').innerText()).to.include('bob').and.include('Say what happens');
+      await outdated.getByRole('button', { name: 'Show 2 comments' }).click();
+      expect(await outdated.locator('.comment-item').count()).to.equal(2);
+      // replies collapse
+      await outdated.getByRole('button', { name: 'Hide replies' }).click();
       expect(await outdated.locator('.comment-item').count()).to.equal(1);
       await outdated.getByRole('button', { name: 'Show 1 reply' }).click();
-      expect(await outdated.locator('.comment-item').count()).to.equal(2);
       expect(await outdated.innerText()).to.include('Done in ps-2');
       // the file thread at the top of docs/checkout.md; the base-side thread under the removed line
       await showFile(w.page, 'docs/checkout.md');

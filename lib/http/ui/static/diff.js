@@ -7,7 +7,7 @@ import { html, useEffect, useMemo, useRef, useState, useCallback } from './vendo
 import { get, repoPath, seg, query } from './api.js';
 import { useHighlighter, languageOf, highlightLines } from './syntax.js';
 import { NUMBER, plural, typing, Badge } from './util.js';
-import { Conversation, ThreadStack, editorsOfFile, indexThreads, rowKey, useThreadKeys, useThreads } from './threads.js';
+import { ThreadStack, editorsOfFile, rowKey, useThreadKeys, useThreads } from './threads.js';
 
 /** Files with more diff lines than this start collapsed. */
 const COLLAPSE_LINES = 1500;
@@ -525,7 +525,8 @@ export function DiffView({ repo, diff, view: asked, onView }) {
   }, [repo, diff]);
 
   // The threads placed once per read of the threads (a Map by file and line), and the open editors by file.
-  const index = useMemo(() => (T?.data ? indexThreads(T.data.threads, files) : null), [T?.data, files]);
+  useEffect(() => { T?.setFiles({ files, against: diff.against ?? null }); }, [files, diff]);
+  const index = T?.index ?? null;
   const editorsByFile = useMemo(() => {
     const m = new Map();
     for (const e of T?.editors?.values() ?? []) {
@@ -541,7 +542,6 @@ export function DiffView({ repo, diff, view: asked, onView }) {
   useThreadKeys(T, index, goToFile);
   const st = diff.stats;
   return html`<div class="diff-view">
-    ${T ? html`<${Conversation} general=${index?.general ?? []} />` : null}
     <div class="diff-summary">
       <span><strong>${plural(st.files_changed, 'file')}</strong> changed</span>
       <span class="add-text">+${NUMBER.format(st.additions)}</span> <span class="del-text">−${NUMBER.format(st.deletions)}</span>

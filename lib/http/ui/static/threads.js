@@ -50,10 +50,10 @@ export async function loadThreads(repo, change, patchset, author) {
  * The threads placed once, for the whole page: by file (`top`: file threads, outdated ones and
  * lines the diff does not show; `lines`: a Map from rowKey to the threads ending there), the
  * general ones (patchset threads, and threads whose file the diff does not show), counts per
- * file, and the unresolved ones in page order (for n / p). Linear in the threads: a rendered
+ * file (`against`: the diff compares with another patchset, so base-side lines are not its left side), and the unresolved ones in page order (for n / p). Linear in the threads: a rendered
  * row looks its threads up in a Map, never scans them.
  */
-export function indexThreads(threads, files) {
+export function indexThreads(threads, files, against = null) {
   const inDiff = new Set(files.map((f) => f.path));
   const byFile = new Map();
   const general = [];
@@ -75,7 +75,8 @@ export function indexThreads(threads, files) {
     const e = entry(a.path);
     e.count++;
     if (open) e.unresolved++;
-    if (a.kind === 'file' || t.outdated) e.top.push(t);
+    // compared with another patchset, the diff's left side is that patchset, not the base: base-side threads go on top
+    if (a.kind === 'file' || t.outdated || (against && a.side === 'base')) e.top.push(t);
     else {
       const k = rowKey(a.side, endOf(a));
       const list = e.lines.get(k);
@@ -241,6 +242,10 @@ export function useThreadState({ repo, change, viewed, selected, open, me, versi
     publish: (body) => act((author) => post(C('/reviews:publish'), { author, patchset_id: selected, ...body }), (r) => `Published ${plural(r.published.length, 'draft')}${r.review ? ` with your vote (${r.review.action.replace(/_/g, ' ')})` : ''}.`),
   };
 
+  // The diff's files (DiffView hands them over once it has read the diff): the threads are placed on them.
+  const [files, setFiles] = useState(null);
+  const index = useMemo(() => (data && files ? indexThreads(data.threads, files.files, files.against) : null), [data, files]);
+
   /** My drafts on the change: what the Reply dialog publishes. */
   const drafts = useMemo(() => {
     const out = [];
@@ -248,7 +253,7 @@ export function useThreadState({ repo, change, viewed, selected, open, me, versi
     return out;
   }, [data, me]);
 
-  return { repo, changeId, viewed, selected, open, me, data, error, reload, editors, openEditor, closeEditor, keepText, ops, flash, setFlash, drafts, suggestions };
+  return { repo, changeId, viewed, selected, open, me, data, error, reload, editors, openEditor, closeEditor, keepText, ops, flash, setFlash, drafts, suggestions, index, setFiles };
 }
 
 const lastPublished = (t) => [...t.comments].reverse().find((c) => c.published) ?? t.comments[0];
@@ -340,7 +345,9 @@ function Suggestion({ c }) {
 /** One thread: its state, its comments (replies collapsible), and what the reviewer can do. */
 export function Thread({ t, where = false }) {
   const T = useThreads();
-  const [collapsed, setCollapsed] = useState(t.resolution === 'resolved' && !t.draft);
+  // A resolved thread starts folded to one line (its first comment's start); an open one shows all.
+  const [folded, setFolded] = useState(t.resolution === 'resolved' && !t.draft);
+  const [collapsed, setCollapsed] = useState(false);
   const replies = t.comments.slice(1);
   const replyTarget = { kind: 'reply', threadId: t.thread_id };
   const replying = T.editors.get(editorKey(replyTarget));
@@ -349,7 +356,9 @@ export function Thread({ t, where = false }) {
   const ported = !t.outdated && t.patchset_id !== T.viewed && o && o.kind === 'lines';
   const published = !t.draft;
   const resolved = t.resolution === 'resolved';
-  return html`<article class=${`thread ${resolved ? 'resolved' : 'unresolved'}${t.outdated ? ' outdated' : ''}${t.draft ? ' draft' : ''}`} data-thread-id=${t.thread_id} tabindex="-1"
+  const first = t.comments[0];
+  const isFolded = folded && !replying;
+  return html`<article class=${`thread ${resolved ? 'resolved' : 'unresolved'}${t.outdated ? ' outdated' : ''}${t.draft ? ' draft' : ''}${isFolded ? ' folded' : ''}`} data-thread-id=${t.thread_id} tabindex="-1"
       aria-label=${`Thread on ${anchorLabel(a)}${resolved ? ', resolved' : ', unresolved'}`}>
     <header class="thread-head">
       ${t.draft ? html`<${Badge} value="Draft" tone="warn" />` : html`<${Badge} value=${resolved ? 'Resolved' : 'Unresolved'} tone=${resolved ? 'good' : 'warn'} />`}
@@ -358,13 +367,15 @@ export function Thread({ t, where = false }) {
       ${t.outdated ? html`<span class="muted small">${OUTDATED[t.outdated_reason] ?? ''}</span>` : null}
       ${ported ? html`<span class="muted small ported">from ${psShort(t.patchset_id)} line ${o.line}</span>` : null}
       ${resolved !== (t.resolution_with_drafts === 'resolved') && published ? html`<span class="muted small">(your draft ${t.resolution_with_drafts === 'resolved' ? 'resolves' : 'reopens'} it)</span>` : null}
+      ${isFolded ? html`<span class="thread-summary"><strong>${first.author}</strong> <span class="muted">${first.body.split('\n')[0]}</span></span>` : null}
       <span class="spacer"></span>
-      ${replies.length ? html`<button type="button" class="btn small link" aria-expanded=${collapsed ? 'false' : 'true'} onClick=${() => setCollapsed(!collapsed)}>${collapsed ? `Show ${plural(replies.length, 'reply', 'replies')}` : 'Hide replies'}</button>` : null}
+      ${isFolded ? html`<button type="button" class="btn small link" aria-expanded="false" onClick=${() => setFolded(false)}>Show ${plural(t.comments.length, 'comment')}</button>`
+        : replies.length ? html`<button type="button" class="btn small link" aria-expanded=${collapsed ? 'false' : 'true'} onClick=${() => setCollapsed(!collapsed)}>${collapsed ? `Show ${plural(replies.length, 'reply', 'replies')}` : 'Hide replies'}</button>` : null}
     </header>
-    <${CommentItem} c=${t.comments[0]} thread=${t} />
-    ${collapsed ? null : replies.map((c) => html`<${CommentItem} key=${c.comment_id} c=${c} thread=${t} />`)}
+    ${isFolded ? null : html`<${CommentItem} c=${first} thread=${t} />`}
+    ${isFolded || collapsed ? null : replies.map((c) => html`<${CommentItem} key=${c.comment_id} c=${c} thread=${t} />`)}
     ${replying ? html`<${CommentEditor} target=${replying} thread=${t} />` : null}
-    ${published && T.open && !replying ? html`<div class="btn-row thread-actions">
+    ${published && T.open && !replying && !isFolded ? html`<div class="btn-row thread-actions">
       <button type="button" class="btn small" onClick=${() => T.openEditor(replyTarget)} title="Reply (r)">Reply</button>
       ${resolved ? null : html`<button type="button" class="btn small" onClick=${() => T.ops.done(t)} title="Reply 'Done' and resolve the thread">Done</button>`}
       <button type="button" class="btn small" onClick=${() => T.ops.resolve(t, resolved ? 'unresolved' : 'resolved')}>${resolved ? 'Reopen' : 'Resolve'}</button>
@@ -394,12 +405,16 @@ export function ThreadFlash() {
   return html`<div class=${`flash thread-flash ${T.flash.ok ? 'ok' : 'bad'}`} role=${T.flash.ok ? 'status' : 'alert'}>${T.flash.text}</div>`;
 }
 
-/** The Conversation card: threads on the patchset as a whole, and those whose file the diff does not show. */
-export function Conversation({ general }) {
+/**
+ * The Conversation card: threads on the patchset as a whole, and those whose file the diff does
+ * not show (placed once the diff is read; until then, the patchset threads).
+ */
+export function Conversation() {
   const T = useThreads();
   const target = { kind: 'general' };
   const editing = T.editors.get(editorKey(target));
   const count = T.data?.threads.length ?? 0;
+  const general = T.index ? T.index.general : (T.data?.threads ?? []).filter((t) => t.anchor.kind === 'patchset');
   return html`<section class="card conversation" id="conversation" aria-label="Conversation">
     <header class="card-head"><h2>Conversation</h2><div class="card-right"><span class="muted">${plural(count, 'thread')}${T.data ? html` · <span class=${T.data.unresolved ? 'warn-text' : ''}>${T.data.unresolved} unresolved</span>` : null}</span></div></header>
     <div class="card-body">

@@ -5,7 +5,7 @@
 import { html, useCallback, useEffect, useRef, useState } from '../vendor/preact.js';
 import { ApiError, get, listAll, repoPath, seg, query } from '../api.js';
 import { Async, Badge, Card, Empty, JobOutcome, LineLink, Part, PartError, PsLink, Snap, Time, ErrorNote, dateTime, navigate, plural, settle, ui, useAsync, useIdentity, useLocation, useTitle } from '../util.js';
-import { ReplyDialog, ThreadFlash, ThreadsContext, useThreadState } from '../threads.js';
+import { Conversation, ReplyDialog, ThreadFlash, ThreadsContext, useThreadState } from '../threads.js';
 import { DiffView } from '../diff.js';
 import { Actions, LandHistory } from './actions.js';
 import { useLiveRefresh } from '../live.js';
@@ -449,6 +449,10 @@ export function ChangePage({ repo, changeRef }) {
     ${state.error ? html`<${PartError} error=${state.error} what=${`change ${changeRef} again`} retry=${retry} busy=${busy} />` : null}
     <div class="page-head">
       <h1><span class="title-text">${c.title}</span> <${Badge} value=${c.status} /></h1>
+      ${OPEN.includes(c.status) ? html`<div class="head-actions">
+        <button type="button" class=${`btn small ${mine ? 'primary' : ''}`} onClick=${() => setReplying(true)} title="Publish your drafts with a vote and a message, in one step">Reply…${mine ? html` <span class="count-pill">${mine}</span>` : null}</button>
+        ${mine ? html`<span class="muted small">${plural(mine, 'draft')} not published</span>` : null}
+      </div>` : null}
       <p class="meta parts">
         <span><code>${c.change_ref}</code></span>
         <span>task ${d.task.data ? html`<a href=${ui.task(repo, c.task_id)}>${d.task.data.title}</a>` : html`<a class="id-link" href=${ui.task(repo, c.task_id)}><code>${c.task_id}</code></a>`}</span>
@@ -459,10 +463,6 @@ export function ChangePage({ repo, changeRef }) {
         <span><a href="#files">${plural(patchsetCount ?? 0, 'patchset')}, files ↓</a></span>
         ${unresolved !== undefined ? html`<span><a class=${`unresolved-count${unresolved ? ' warn-text' : ''}`} href="#conversation" title="Unresolved comment threads of the change (n / p step through them)">${unresolved} unresolved</a></span>` : null}
       </p>
-      ${OPEN.includes(c.status) ? html`<div class="head-actions">
-        <button type="button" class=${`btn ${mine ? 'primary' : ''}`} onClick=${() => setReplying(true)} title="Publish your drafts with a vote and a message, in one step">Reply…${mine ? html` <span class="count-pill">${mine}</span>` : null}</button>
-        ${mine ? html`<span class="muted small">${plural(mine, 'draft')} not published</span>` : null}
-      </div>` : null}
       <${ThreadFlash} />
     </div>
     ${d.missing ? html`<p class="note-box missing-note" role="alert">This change has no patchset <code>${d.missing}</code>: the page shows ${d.viewed ? html`the selected patchset <code>${d.viewed}</code>` : 'no patchset'} instead.</p>` : null}
@@ -470,6 +470,7 @@ export function ChangePage({ repo, changeRef }) {
       <div class="col main-col">
         <${Readiness} repo=${repo} d=${d} retry=${retry} busy=${busy} />
         ${part(d.reviews, 'Reviews and comments', 'reviews', 'the reviews', (x) => html`<${Reviews} repo=${repo} reviews=${x} />`)}
+        ${d.viewed ? html`<${Conversation} />` : null}
         ${d.evidence ? part(d.evidence.policy, 'Policy', 'policy', 'the policy decision', (x) => html`<${Policy} policy=${x} />`) : null}
         ${part(d.patchsets, 'Patchsets', 'patchsets', 'the patchsets', () => html`<${Patchsets} repo=${repo} d=${d} viewed=${d.viewed} />`)}
       </div>
