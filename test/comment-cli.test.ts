@@ -75,6 +75,29 @@ describe('comment, comments, thread and review publish commands', function () {
     expect((await run(['comments', 'change-1', ...common])).threads.map((t: any) => t.thread_id)).to.include(id);
   });
 
+  it('edits and deletes the author\'s own draft; a published comment or someone else\'s draft is refused in the user\'s words', async () => {
+    const draft = await run(['comment', 'change-1', ...common, '--author', 'fay', '--path', 'a.txt', '--line', '1', '-m', 'frist', '--draft']);
+    const id = draft.comment.comment_id;
+    const edited = await run(['comment', 'edit', id, ...common, '--author', 'fay', '-m', 'first']);
+    expect(edited).to.include({ thread_id: id, resolution: 'unresolved' });
+    expect(edited.comment).to.include({ comment_id: id, body: 'first', published: false });
+    const mine = await run(['comments', 'change-1', ...common, '--author', 'fay']);
+    expect(mine.threads.find((t: any) => t.thread_id === id).comments[0].body).to.equal('first');
+
+    const notHers = await cli(['comment', 'edit', id, ...common, '--author', 'gus', '-m', 'mine now']);
+    expect(notHers.code).to.equal(1);
+    expect(notHers.stderr).to.include(`gus has no draft ${id} in change change-1`);
+    const published = await cli(['comment', 'delete', 'change-1.comment-1', ...common, '--author', 'alice']);
+    expect(published.code).to.equal(1);
+    expect(published.stderr).to.include('comment change-1.comment-1 is published: published comments are not edited or deleted; answer it with: cairn comment reply change-1.comment-1');
+
+    expect(await run(['comment', 'delete', id, ...common, '--author', 'fay'])).to.deep.equal({ deleted: id });
+    expect((await run(['comments', 'change-1', ...common, '--author', 'fay'])).threads.map((t: any) => t.thread_id)).to.not.include(id);
+    const again = await cli(['comment', 'delete', id, ...common, '--author', 'fay']);
+    expect(again.code).to.equal(1);
+    expect(again.stderr).to.include(`fay has no draft ${id}`);
+  });
+
   it('on a terminal, prints each thread as PATH:LINES, state, outdated mark, authors and text', async function () {
     if (spawnSync('script', ['--version']).status !== 0) this.skip();
     await fsp.writeFile(path.join(dir, 'a.txt'), 'one\nTWO\nthree\nfour\nfive\n');
@@ -109,6 +132,9 @@ describe('comment, comments, thread and review publish commands', function () {
       ['comment', 'change-1', ...common, '--author', 'a', '-m', 'x', '--path', 'a.txt', '--line', '3', '--side', 'left'],
       ['comment', 'reply', 'thread-7', ...common, '--author', 'a', '-m', 'x'],
       ['comment', 'reply', 'change-1.comment-1', ...common, '--author', 'a', '-m', 'x', '--resolve', '--reopen'],
+      ['comment', 'edit', 'change-1.comment-1', ...common, '--author', 'a'], ['comment', 'edit', 'change-1.comment-1', ...common, '-m', 'x'],
+      ['comment', 'edit', 'comment-1', ...common, '--author', 'a', '-m', 'x'], ['comment', 'delete', 'change-1.comment-1', ...common],
+      ['comment', 'delete', 'change-1.comment-1', ...common, '--author', 'a', '-m', 'x'],
       ['comments'], ['thread'], ['thread', 'close', 'change-1.comment-1', ...common, '--author', 'a'],
       ['thread', 'resolve', 'change-1.comment-1', ...common],
       ['review', 'publish', 'change-1', ...common, '--author', 'a', '--approve', '--comment'],

@@ -7,6 +7,8 @@ import { isCairnError } from '../lib/domain/errors.js';
 import {
   applySuggestions,
   checkOwnDraft,
+  discardedDraft,
+  editedDraft,
   checkReplyTarget,
   commentId,
   foldThreads,
@@ -114,7 +116,29 @@ describe('comment rules: validation', () => {
     expect(code(() => checkOwnDraft(d, d.comment_id, 'bob'))).to.equal(`NotFound: draft ${d.comment_id} not found`);
     expect(code(() => checkOwnDraft(undefined, 'change-1.comment-99', 'bob'))).to.equal('NotFound: draft change-1.comment-99 not found');
     const p = comment();
-    expect(code(() => checkOwnDraft(p, p.comment_id, 'alice'))).to.match(/^Invalid: comment .* is published/);
+    expect(code(() => checkOwnDraft(p, p.comment_id, 'alice'))).to.match(/^Conflict: comment .* is published/);
+    expect(code(() => checkOwnDraft(p, p.comment_id, 'bob'))).to.match(/^Conflict: comment .* is published/);
+    const gone = discardedDraft(d, 9);
+    expect(gone).to.include({ comment_id: d.comment_id, sequence: d.sequence, body: '', suggestion: null, discarded: true, updated_at_s: 9 });
+    expect(code(() => checkOwnDraft(gone, gone.comment_id, 'alice'))).to.equal(`NotFound: draft ${d.comment_id} not found`);
+    expect(code(() => checkReplyTarget(gone, gone.comment_id, 'change-1', 'alice'))).to.equal(`NotFound: comment ${d.comment_id} not found`);
+    expect(foldThreads([gone], 'alice').threads).to.deep.equal([]);
+  });
+
+  it('an edit of a draft is checked as a new comment is', () => {
+    const d = comment({ published: false, anchor: at(2, 3) });
+    expect(editedDraft(d, { body: 'new' }, 5)).to.include({ body: 'new', updated_at_s: 5, resolution: null, suggestion: null });
+    expect(editedDraft(d, { suggestion: 'x\n' }, 5)).to.include({ body: d.body, suggestion: 'x\n' });
+    expect(editedDraft({ ...d, suggestion: 'x' }, { suggestion: null }, 5).suggestion).to.equal(null);
+    expect(editedDraft(d, { resolution: 'resolved' }, 5).resolution).to.equal('resolved');
+    expect(code(() => editedDraft(d, {}, 5))).to.match(/^Invalid: send at least one of body/);
+    expect(code(() => editedDraft(d, { body: ' ' }, 5))).to.equal('Invalid: body must be non-empty');
+    expect(code(() => editedDraft(d, { resolution: 'done' }, 5))).to.match(/^Invalid: resolution must be/);
+    expect(code(() => editedDraft({ ...d, anchor: { kind: 'file', path: 'a' } }, { suggestion: 'x' }, 5))).to.match(/^Invalid: a suggestion replaces lines/);
+    const reply = comment({ published: false, in_reply_to: 'change-1.comment-1', resolution: 'resolved', body: '' });
+    expect(code(() => editedDraft(reply, { suggestion: 'x' }, 5))).to.match(/^Invalid: a suggestion goes on a thread's first comment/);
+    // A reply that stops resolving its thread needs a body again.
+    expect(code(() => editedDraft(reply, { resolution: null }, 5))).to.equal('Invalid: body must be non-empty');
   });
 });
 

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { push } from '../lib/client/transfer.js';
-import { api, cli, exportRepo, ok, register, restoreRepo, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { api, cli, expectError, exportRepo, ok, register, restoreRepo, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 type Json = Record<string, any>;
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
@@ -279,5 +279,140 @@ describe('comments: drafts and publishing them with a vote', function () {
     expect((await ok(api(s.url, 'GET', R(repo, `/changes/${change}/reviews`)))).approvals).to.equal(1);
     // Nothing left: a second publish without a vote is refused.
     expect((await post(pub, { author: 'ann', patchset_id: ps2 })).status).to.equal(400);
+  });
+});
+
+describe('comments: editing and discarding one\'s own draft', function () {
+  this.timeout(120_000);
+  const dataDir = path.join(tempDir(), 'data');
+  let s: TestServer;
+  let repo: number;
+  let ps: string;
+  let change: string;
+  let closed: string;
+  let closedDraft: string;
+  const dir = path.join(tempDir(), 'tree');
+  const C = (rest = '') => R(repo, `/changes/${change}${rest}`);
+  const post = (p: string, json: unknown) => api(s.url, 'POST', R(repo, p), { json });
+  const patch = (id: string, json: unknown, on = change) => api(s.url, 'PATCH', R(repo, `/changes/${on}/comments/${id}`), { json });
+  const del = (id: string, query: string, on = change) => api(s.url, 'DELETE', R(repo, `/changes/${on}/comments/${id}${query}`));
+  const events = async () => (await ok(api(s.url, 'GET', R(repo, '/events?limit=1000')))).events as Json[];
+  /** What a refused request must leave alone: every author's view of the threads and the event feed. */
+  const state = async () => ({
+    ann: (await ok(api(s.url, 'GET', C('/threads?author=ann')))).threads,
+    bob: (await ok(api(s.url, 'GET', C('/threads?author=bob')))).threads,
+    events: (await events()).length,
+  });
+
+  before(async () => {
+    s = await startTestServer(dataDir);
+    repo = await register(s.url, 'draft-edits');
+    const snap = async (text: string, parent?: string) => {
+      await fsp.rm(dir, { recursive: true, force: true });
+      await fsp.mkdir(dir, { recursive: true });
+      await fsp.writeFile(path.join(dir, 'a.txt'), text);
+      return (await push({ server: s.url, repo, line: 'main', dir, moveLine: parent === undefined, progress: false, ...(parent ? { parent } : {}) })).snapshot_id;
+    };
+    const base = await snap(lines(10));
+    const rev = await snap(lines(10, { 3: 'three' }), base);
+    const t = (await ok(post('/tasks', { title: 'T', intent: 'i' }))).task;
+    change = (await ok(post('/changes', { task_id: t.task_id, title: 'C', base_line: 'main' }))).change.change_id;
+    ps = (await ok(post(`/changes/${change}/patchsets`, { base_snapshot_id: base, revision_snapshot_id: rev, summary: 's', author_mode: 'human_only' }))).patchset.patchset_id;
+    closed = (await ok(post('/changes', { task_id: t.task_id, title: 'closed', base_line: 'main' }))).change.change_id;
+    const cps = (await ok(post(`/changes/${closed}/patchsets`, { base_snapshot_id: base, revision_snapshot_id: rev, summary: 's', author_mode: 'human_only' }))).patchset.patchset_id;
+    closedDraft = (await ok(post(`/changes/${closed}/comments`, { patchset_id: cps, author: 'ann', body: 'left behind', draft: true }))).comment.comment_id;
+    await ok(post(`/changes/${closed}:close`, { status: 'abandoned' }));
+  });
+  let stopped = false;
+  after(async () => { if (!stopped) await s.stop(); });
+
+  it('PATCH edits the author\'s draft in place (same id and sequence), with no event; the list shows the new text', async () => {
+    const open = await ok(post(`/changes/${change}/comments`, { patchset_id: ps, author: 'bob', body: 'published', anchor: { path: 'a.txt', line: 3 } }));
+    const d = await ok(post(`/changes/${change}/comments`, { patchset_id: ps, author: 'ann', body: 'first try', anchor: { path: 'a.txt', line: 2, end_line: 4 }, draft: true }));
+    const r = await ok(post(`/changes/${change}/comments`, { author: 'ann', body: 'a reply', in_reply_to: open.thread_id, draft: true }));
+    const n0 = (await events()).length;
+    const edited = await ok(patch(d.comment.comment_id, { author: 'ann', body: 'second try', suggestion: 'line 2\nline 3\n' }));
+    expect(edited).to.deep.equal({ comment: { ...d.comment, body: 'second try', suggestion: 'line 2\nline 3\n', updated_at_s: edited.comment.updated_at_s }, thread_id: d.thread_id, resolution: 'unresolved' });
+    const reply = await ok(patch(r.comment.comment_id, { author: 'ann', body: '', resolution: 'resolved' }));
+    expect(reply).to.include({ thread_id: open.thread_id, resolution: 'unresolved' });
+    expect(reply.comment).to.include({ comment_id: r.comment.comment_id, sequence: r.comment.sequence, body: '', resolution: 'resolved', published: false });
+    expect((await events()).length, 'a draft edit emits nothing').to.equal(n0);
+    const mine = (await ok(api(s.url, 'GET', C('/threads?author=ann')))).threads;
+    expect(mine.map((t: Json) => [t.thread_id, t.resolution, t.resolution_with_drafts, t.comments.map((c: Json) => c.body)])).to.deep.equal([
+      [open.thread_id, 'unresolved', 'resolved', ['published', '']],
+      [d.thread_id, 'unresolved', 'unresolved', ['second try']],
+    ]);
+    // Clearing the suggestion and the resolution (null).
+    expect((await ok(patch(d.comment.comment_id, { author: 'ann', suggestion: null }))).comment.suggestion).to.equal(null);
+    expect((await ok(patch(r.comment.comment_id, { author: 'ann', resolution: null, body: 'on second thought' }))).comment.resolution).to.equal(null);
+  });
+
+  it('refuses: a published comment 409, someone else\'s or an unknown draft 404, a closed change 400, bad fields 400/422 — changing nothing', async () => {
+    const pub = `${change}.comment-1`;
+    const draft = `${change}.comment-2`;
+    const before = await state();
+    const cases: [string, () => ReturnType<typeof api>, number][] = [
+      ['edit a published comment (own)', () => patch(pub, { author: 'bob', body: 'x' }), 409],
+      ['edit a published comment (another\'s)', () => patch(pub, { author: 'ann', body: 'x' }), 409],
+      ['edit someone else\'s draft', () => patch(draft, { author: 'bob', body: 'x' }), 404],
+      ['edit an unknown comment', () => patch(`${change}.comment-99`, { author: 'ann', body: 'x' }), 404],
+      ['edit a malformed id', () => patch('bogus', { author: 'ann', body: 'x' }), 404],
+      ['edit another change\'s comment through this change', () => patch(closedDraft, { author: 'ann', body: 'x' }), 404],
+      ['edit on an unknown change', () => patch(draft, { author: 'ann', body: 'x' }, 'change-99'), 404],
+      ['edit a draft of a closed change', () => patch(closedDraft, { author: 'ann', body: 'x' }, closed), 400],
+      ['edit with no field besides author', () => patch(draft, { author: 'ann' }), 400],
+      ['edit to a blank body', () => patch(draft, { author: 'ann', body: '  ' }), 400],
+      ['edit to an unknown resolution', () => patch(draft, { author: 'ann', resolution: 'done' }), 400],
+      ['edit to a body over 16 KiB', () => patch(draft, { author: 'ann', body: 'x'.repeat(16 * 1024 + 1) }), 400],
+      ['a suggestion on a reply', () => patch(`${change}.comment-3`, { author: 'ann', suggestion: 'x' }), 400],
+      ['an unknown field', () => patch(draft, { author: 'ann', body: 'x', published: true }), 422],
+      ['a field of the wrong type', () => patch(draft, { author: 'ann', body: 7 }), 422],
+      ['no author', () => patch(draft, { body: 'x' }), 422],
+      ['delete a published comment', () => del(pub, '?author=bob'), 409],
+      ['delete someone else\'s draft', () => del(draft, '?author=bob'), 404],
+      ['delete an unknown comment', () => del(`${change}.comment-99`, '?author=ann'), 404],
+      ['delete a draft of a closed change', () => del(closedDraft, '?author=ann', closed), 400],
+      ['delete without author', () => del(draft, ''), 400],
+      ['delete with a blank author', () => del(draft, '?author=%20'), 400],
+      ['delete with author twice', () => del(draft, '?author=ann&author=ann'), 400],
+    ];
+    for (const [what, send, status] of cases) {
+      const res = await send();
+      expectError(res, status, what);
+    }
+    expect(await state(), 'a refusal changed something').to.deep.equal(before);
+  });
+
+  it('DELETE discards the draft: gone from lists and publish, 404 afterwards, ids stay dense', async () => {
+    const d = await ok(post(`/changes/${change}/comments`, { patchset_id: ps, author: 'ann', body: 'never mind', draft: true }));
+    const n0 = (await events()).length;
+    expect(await ok(del(d.comment.comment_id, '?author=ann'))).to.deep.equal({ deleted: d.comment.comment_id });
+    expect((await events()).length, 'a discard emits nothing').to.equal(n0);
+    const mine = (await ok(api(s.url, 'GET', C('/threads?author=ann')))).threads;
+    expect(mine.map((t: Json) => t.thread_id)).to.not.include(d.thread_id);
+    expectError(await del(d.comment.comment_id, '?author=ann'), 404, 'delete again');
+    expectError(await patch(d.comment.comment_id, { author: 'ann', body: 'back' }), 404, 'edit a discarded draft');
+    expectError(await post(`/changes/${change}/comments`, { author: 'bob', body: 'x', in_reply_to: d.comment.comment_id }), 404, 'reply to a discarded draft');
+    // The next comment takes the next sequence: the tombstone keeps its id.
+    const next = await ok(post(`/changes/${change}/comments`, { patchset_id: ps, author: 'ann', body: 'after', draft: true }));
+    expect(next.comment.sequence).to.equal(d.comment.sequence + 1);
+    // Publishing sends the live drafts, never the discarded one.
+    const done = await ok(post(`/changes/${change}/reviews:publish`, { author: 'ann', patchset_id: ps }));
+    expect(done.published.map((c: Json) => c.comment_id)).to.deep.equal([`${change}.comment-2`, `${change}.comment-3`, next.comment.comment_id]);
+    const all = (await ok(api(s.url, 'GET', C('/threads')))).threads;
+    expect(all.flatMap((t: Json) => t.comments.map((c: Json) => c.comment_id))).to.not.include(d.comment.comment_id);
+    expect(all.find((t: Json) => t.thread_id === `${change}.comment-2`).comments[0]).to.include({ body: 'second try', published: true, suggestion: null });
+  });
+
+  it('keeps the edits and the discard across a restart, and leaves a store fsck reports clean', async () => {
+    const want = await state();
+    await s.stop();
+    s = await startTestServer(dataDir);
+    expect(await state()).to.deep.equal(want);
+    await s.stop();
+    stopped = true;
+    const check = await cli(['fsck', '--data', dataDir]);
+    expect(check.code, check.stdout + check.stderr).to.equal(0);
+    expect(JSON.parse(check.stdout.trim().split('\n').at(-1)!).ok).to.equal(true);
   });
 });

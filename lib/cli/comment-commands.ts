@@ -10,6 +10,8 @@ export const COMMENT_HELP = `Usage:
   cairn comment CHANGE --author A -m TEXT [--path P [--line N [--end-line M] [--side base]]]
                        [--patchset PS] [--draft]
   cairn comment reply THREAD_OR_COMMENT --author A -m TEXT [--resolve | --reopen] [--draft]
+  cairn comment edit DRAFT --author A -m TEXT
+  cairn comment delete DRAFT --author A
 
 The first form opens a thread: on lines N..M of file P (--line; the revision side unless
 --side base), on the file P as a whole (--path alone), or on the patchset (neither). It is
@@ -20,6 +22,10 @@ or --reopen moves the thread (TEXT may then be empty: -m '').
 --draft keeps the comment a draft: only "cairn comments CHANGE --author A" shows it, until
 "cairn review publish CHANGE --author A" publishes every draft of A at once. The service has
 no accounts: --author is the name you choose, as --reviewer is for "cairn review".
+
+edit replaces the text of A's draft DRAFT (change-N.comment-M, as "cairn comments CHANGE
+--author A" lists it); delete discards it. Only drafts change: a published comment is answered
+with a reply, never edited.
 
 Options:
   --author A      who writes the comment (required)
@@ -132,8 +138,31 @@ function message(values: Record<string, unknown>, allowEmpty: boolean): string {
 
 const textOptions = { author: { type: 'string' }, message: { type: 'string', short: 'm' } } as const;
 
+/** `cairn comment edit|delete DRAFT …`: the author's own draft, rewritten or discarded. */
+async function draftCommand(sub: 'edit' | 'delete', argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, { ...common, ...textOptions }, true);
+  if (values.help) { process.stdout.write(COMMENT_HELP); return 0; }
+  const ctx = context(values);
+  const author = need(values.author, '--author');
+  const id = one(positionals, 'DRAFT');
+  const change = changeOfComment(id);
+  const hints = {
+    404: `${author} has no draft ${id} in change ${change} (list A's drafts with: cairn comments ${change} --author ${author})`,
+    409: `comment ${id} is published: published comments are not edited or deleted; answer it with: cairn comment reply ${id}`,
+  };
+  const at = ctx.client.repoPath(ctx.repo, `/changes/${seg(change)}/comments/${seg(id)}`);
+  if (sub === 'delete') {
+    if (values.message !== undefined) throw new CliUsageError('delete takes no -m (it discards the draft)');
+    const res = await explained(() => ctx.client.json('DELETE', `${at}?${new URLSearchParams({ author })}`), hints);
+    return print(ctx, res, () => `deleted draft ${res.deleted}`);
+  }
+  const res = await explained(() => ctx.client.json('PATCH', at, { author, body: message(values, false) }), hints);
+  return print(ctx, res, () => `edited draft ${res.comment.comment_id} on ${lines(res.comment.anchor)}`);
+}
+
 export async function commentCommand(argv: string[]): Promise<number> {
   if (!argv.length) { process.stdout.write(COMMENT_HELP); return 2; }
+  if (argv[0] === 'edit' || argv[0] === 'delete') return draftCommand(argv[0], argv.slice(1));
   const isReply = argv[0] === 'reply';
   const { values, positionals } = parseCommandArgs(isReply ? argv.slice(1) : argv, {
     ...common, ...textOptions, draft: { type: 'boolean', default: false },

@@ -203,6 +203,8 @@ export const ROUTES: readonly RouteSpec[] = [
 
   // Extensions: comment threads on a change's diff lines (docs/api.md "Comment threads")
   route('comments.create', 'POST', `${REPO}/changes/{change_ref}/comments`, { extension: true, request: comments.CreateComment, ok: 'CommentResult', handler: comments.create }),
+  route('comments.edit', 'PATCH', `${REPO}/changes/{change_ref}/comments/{comment_id}`, { extension: true, request: comments.EditDraft, ok: 'CommentResult', handler: comments.editDraft }),
+  route('comments.delete', 'DELETE', `${REPO}/changes/{change_ref}/comments/{comment_id}`, { extension: true, body: NONE, query: comments.DiscardQuery, ok: 'CommentDeleted', handler: comments.discardDraft }),
   route('comments.threads', 'GET', `${REPO}/changes/{change_ref}/threads`, { extension: true, paged: true, query: comments.ThreadsQuery, ok: 'CommentThreadList', handler: comments.threads }),
   route('comments.resolve', 'POST', `${REPO}/changes/{change_ref}/threads/{thread_id}`, { action: 'resolve', extension: true, request: comments.ResolveThread, ok: 'CommentResult', handler: comments.resolve }),
   route('comments.reopen', 'POST', `${REPO}/changes/{change_ref}/threads/{thread_id}`, { action: 'reopen', extension: true, request: comments.ResolveThread, ok: 'CommentResult', handler: comments.reopen }),

@@ -14,9 +14,12 @@ import { nowSeconds } from '../../domain/repository.js';
 import { cleanRelativePath } from '../../domain/paths.js';
 import { MAX_DIFF_FILE_BYTES } from '../../domain/workflow/content-diff.js';
 import {
+  checkOwnDraft,
   checkReplyTarget,
   COMMENT,
   commentId,
+  discardedDraft,
+  editedDraft,
   foldThreads,
   parseCommentId,
   portAnchor,
@@ -24,10 +27,12 @@ import {
   requireAnchor,
   requireBody,
   requireResolution,
+  requireSuggestion,
   textLineCount,
   type AnchorInput,
   type CommentAnchor,
   type CommentRecord,
+  type DraftEdit,
   type LineAnchor,
   type OutdatedReason,
   type Resolution,
@@ -54,9 +59,13 @@ export interface CommentInput {
   anchor?: AnchorInput | null;
   in_reply_to?: string | null;
   resolution?: string | null;
+  /** Replacement text for the anchored lines (a new thread on revision-side lines only). */
+  suggestion?: string | null;
   /** A draft: seen only through its author's `?author=` list, no event and no thread change until published. */
   draft?: boolean;
 }
+
+export interface DraftEditInput extends DraftEdit { author: string }
 
 export interface PublishInput { author: string; patchset_id: string; action?: string; comment?: string }
 
@@ -212,6 +221,8 @@ export class CommentBook {
       anchor = await this.anchorOn(ps, input.anchor);
       psId = ps.patchset_id;
     }
+    if (reply && input.suggestion !== undefined && input.suggestion !== null) throw new Invalid('a suggestion goes on a thread\'s first comment, not on a reply');
+    const suggestion = reply ? null : requireSuggestion(input.suggestion, anchor!);
     return this.store.transact((tx) => {
       const c = this.changeIn(tx, ref);
       checkChangeOpen(c, 'comment on it');
@@ -242,7 +253,7 @@ export class CommentBook {
         in_reply_to: reply ? input.in_reply_to! : null,
         body,
         resolution,
-        suggestion: null,
+        suggestion,
         published,
         created_at_s: now,
         updated_at_s: now,
@@ -293,6 +304,52 @@ export class CommentBook {
   }
 
   /**
+   * Edit `author`'s own draft `id` (body, resolution, suggestion; checked as a new comment is):
+   * rewritten with the same id and sequence, one commit, no event (drafts have none). Unknown,
+   * discarded or someone else's draft → 404; a published comment → 409; a closed change → 400.
+   */
+  async editDraft(ref: string, id: string, input: DraftEditInput): Promise<{ comment: CommentRecord; thread_id: string; resolution: Resolution }> {
+    const author = requireName(input.author, 'author');
+    this.book.change(ref);
+    return this.store.transact((tx) => {
+      const c = this.changeIn(tx, ref);
+      checkChangeOpen(c, 'edit a draft on it');
+      const records = this.commentsIn(tx, c.change_id);
+      const draft = checkOwnDraft(this.recordOf(records, c.change_id, id), id, author);
+      const edited = editedDraft(draft, input, nowSeconds());
+      // The thread is its root's; a draft changes no published resolution.
+      const thread = edited.in_reply_to === null ? undefined : this.threadOf(records, edited.in_reply_to);
+      this.stageComment(tx, edited, thread?.thread_id ?? edited.comment_id, null);
+      return { comment: edited, thread_id: thread?.thread_id ?? edited.comment_id, resolution: thread?.resolution ?? 'unresolved' };
+    });
+  }
+
+  /**
+   * Discard `author`'s own draft `id`: the record is rewritten as a tombstone (`discarded`,
+   * body and suggestion emptied; same id and sequence, so ids stay dense), one commit, no
+   * event. The same refusals as an edit; afterwards the id is unknown (404).
+   */
+  async discardDraft(ref: string, id: string, authorName: string): Promise<{ deleted: string }> {
+    const author = requireName(authorName, 'author');
+    this.book.change(ref);
+    return this.store.transact((tx) => {
+      const c = this.changeIn(tx, ref);
+      checkChangeOpen(c, 'delete a draft on it');
+      const records = this.commentsIn(tx, c.change_id);
+      const draft = checkOwnDraft(this.recordOf(records, c.change_id, id), id, author);
+      this.stageComment(tx, discardedDraft(draft, nowSeconds()), draft.comment_id, null);
+      return { deleted: draft.comment_id };
+    });
+  }
+
+  /** The record `id` names among the change's `records` (undefined when malformed, another change's or unknown). */
+  private recordOf(records: CommentRecord[], changeIdValue: string, id: string): CommentRecord | undefined {
+    const parsed = parseCommentId(id);
+    if (parsed === null || parsed.change_id !== changeIdValue) return undefined;
+    return records[parsed.number - 1]?.comment_id === id ? records[parsed.number - 1] : records.find((r) => r.comment_id === id);
+  }
+
+  /**
    * Publish every draft `author` has on the change, with an optional vote on the selected
    * patchset `patchset_id` (a review record), as one commit: each draft is rewritten published
    * (same id and sequence) with the events it would have had when written published, in
@@ -308,7 +365,7 @@ export class CommentBook {
       checkChangeOpen(c, 'publish comments on it');
       const ps = this.patchsetOf(c, input.patchset_id);
       let working = this.commentsIn(tx, c.change_id);
-      const drafts = working.filter((r) => !r.published && r.author === author);
+      const drafts = working.filter((r) => !r.published && !r.discarded && r.author === author);
       if (drafts.length === 0 && input.action === undefined) throw new Invalid(`${author} has no drafts on ${c.change_id} and sent no action: nothing to publish`);
       const now = nowSeconds();
       const out: CommentRecord[] = [];

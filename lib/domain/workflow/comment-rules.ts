@@ -2,7 +2,7 @@
 // into threads, and porting a thread's anchor from the patchset it was written on to a later one.
 // Pure functions; stored and served by lib/authority/workflow/comments.ts (docs/architecture.md
 // "Comment threads (model)" says what is built).
-import { Invalid, NotFound } from '../errors.js';
+import { Conflict, Invalid, NotFound } from '../errors.js';
 import { cleanRelativePath } from '../paths.js';
 import { requireWellFormed } from '../text.js';
 import { lineDiff } from './content-diff.js';
@@ -46,6 +46,12 @@ export interface CommentRecord {
   published: boolean;
   created_at_s: number;
   updated_at_s: number;
+  /**
+   * A draft its author discarded: the record stays (ids are dense, so the next comment's
+   * sequence is the count of records plus one) with its body and suggestion emptied, and no
+   * list, publish or reply sees it. Absent on every other record.
+   */
+  discarded?: true;
 }
 
 export const commentId = (change: string, n: number) => `${change}.comment-${n}`;
@@ -144,20 +150,47 @@ export function requireSuggestion(suggestion: string | null | undefined, anchor:
  * own draft (edit it instead) → Invalid. Returns the parent.
  */
 export function checkReplyTarget(parent: CommentRecord | undefined, inReplyTo: string, change: string, author: string): CommentRecord {
-  if (!parent || (!parent.published && parent.author !== author)) throw new NotFound(`comment ${inReplyTo} not found`);
+  if (!parent || parent.discarded || (!parent.published && parent.author !== author)) throw new NotFound(`comment ${inReplyTo} not found`);
   if (parent.change_id !== change) throw new Invalid(`comment ${inReplyTo} belongs to ${parent.change_id}, not ${change}; a reply stays in its change`);
   if (!parent.published) throw new Invalid(`comment ${inReplyTo} is your unpublished draft; edit it instead of replying`);
   return parent;
 }
 
 /**
- * A draft `author` may edit, delete or publish: another author's comment or an unknown one →
- * NotFound (someone else's draft is not theirs to see); a published comment → Invalid.
+ * A draft `author` may edit or discard: unknown, discarded, or another author's draft →
+ * NotFound (someone else's draft is not theirs to see); a published comment → Conflict
+ * (published comments are not edited: reply instead).
  */
 export function checkOwnDraft(record: CommentRecord | undefined, id: string, author: string): CommentRecord {
-  if (!record || record.author !== author) throw new NotFound(`draft ${id} not found`);
-  if (record.published) throw new Invalid(`comment ${id} is published; only drafts can be edited or deleted`);
+  if (!record || record.discarded || (!record.published && record.author !== author)) throw new NotFound(`draft ${id} not found`);
+  if (record.published) throw new Conflict(`comment ${id} is published; published comments are not edited or deleted (reply to it instead)`);
   return record;
+}
+
+/** What an edit of a draft may change (absent: kept; null resolution or suggestion: cleared). */
+export interface DraftEdit { body?: string; resolution?: string | null; suggestion?: string | null }
+
+/**
+ * A draft with `edit` applied, checked as a new comment is: the body against the (new)
+ * resolution, the resolution's values, and a suggestion only on a thread's first comment
+ * anchored to revision-side lines. An edit naming no field → Invalid.
+ */
+export function editedDraft(draft: CommentRecord, edit: DraftEdit, now: number): CommentRecord {
+  if (edit.body === undefined && edit.resolution === undefined && edit.suggestion === undefined) throw new Invalid('send at least one of body, resolution and suggestion to edit the draft');
+  const reply = draft.in_reply_to !== null;
+  const resolution = edit.resolution === undefined ? draft.resolution : requireResolution(edit.resolution);
+  const body = requireBody(edit.body ?? draft.body, { reply, resolution });
+  let suggestion = draft.suggestion;
+  if (edit.suggestion !== undefined) {
+    if (reply && edit.suggestion !== null) throw new Invalid('a suggestion goes on a thread\'s first comment, not on a reply');
+    suggestion = requireSuggestion(edit.suggestion, draft.anchor);
+  }
+  return { ...draft, body, resolution, suggestion, updated_at_s: now };
+}
+
+/** The record a discarded draft leaves: same id and sequence, its text emptied, `discarded`. */
+export function discardedDraft(draft: CommentRecord, now: number): CommentRecord {
+  return { ...draft, body: '', suggestion: null, updated_at_s: now, discarded: true };
 }
 
 /** Lines of a text as `textLineCount` counts them, without their "\n" terminators. */
@@ -235,7 +268,7 @@ export function foldThreads(records: readonly CommentRecord[], viewer: string | 
   const threads: Thread[] = [];
   const orphans: string[] = [];
   for (const r of sorted) {
-    if (!r.published && r.author !== viewer) continue;
+    if (r.discarded || (!r.published && r.author !== viewer)) continue;
     if (r.in_reply_to === null) {
       const t: Thread = { thread_id: r.comment_id, root: r, replies: [], resolution: 'unresolved', resolution_with_drafts: 'unresolved', draft: !r.published };
       applyResolution(t, r);

@@ -1,5 +1,5 @@
 // Comment threads on a change's diff lines (docs/api.md "Comment threads"): create a thread or a
-// reply, resolve / reopen a thread, and the paged thread list. Schemas check shape (422); rules
+// reply, edit or discard one's own draft, resolve / reopen a thread, and the paged thread list. Schemas check shape (422); rules
 // live in lib/domain/workflow/comment-rules.ts and lib/authority/workflow/comments.ts
 // (400/404/409). Extension routes (not in the spec).
 import { boolean, integer, nullable, object as strictObject, optional, string } from 'superstruct';
@@ -11,7 +11,7 @@ import { SIDES } from '../../domain/workflow/comment-rules.js';
 import { arr, bool, enumOf, nullable as orNull, obj, PAGE_FIELDS, ref, str, uint, type Schemas } from '../json-schema.js';
 
 const AnchorStruct = strictObject({ path: optional(string()), side: optional(string()), line: optional(integer()), end_line: optional(nullable(integer())) });
-/** Unknown fields are refused (422): suggestions are not accepted by this route yet. */
+/** Unknown fields are refused (422). */
 export const CreateComment = strictObject({
   draft: optional(boolean()),
   patchset_id: optional(string()),
@@ -20,7 +20,18 @@ export const CreateComment = strictObject({
   anchor: optional(nullable(AnchorStruct)),
   in_reply_to: optional(nullable(string())),
   resolution: optional(nullable(string())),
+  suggestion: optional(nullable(string())),
 });
+/** An edit of one's own draft: the fields sent replace the draft's (null clears a resolution or suggestion). */
+export const EditDraft = strictObject({
+  author: string(),
+  body: optional(string()),
+  resolution: optional(nullable(string())),
+  suggestion: optional(nullable(string())),
+});
+export const DiscardQuery: Record<string, QueryParam> = {
+  author: { schema: str, description: "the draft's author (required: only they may discard it)" },
+};
 export const PublishDrafts = strictObject({ author: string(), patchset_id: string(), action: optional(string()), comment: optional(string()) });
 export const ResolveThread = strictObject({ author: string(), body: optional(string()), patchset_id: optional(string()) });
 
@@ -38,6 +49,20 @@ export const create: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
   const out = await a.workflow.comments.create(ctx.params.change_ref, req);
   return { json: out };
+};
+
+export const editDraft: Handler = async (ctx) => {
+  rejectRouteOwned(ctx.body);
+  const req = wellFormed(validate(ctx.body, EditDraft));
+  const a = requireAuthority(ctx);
+  return { json: await a.workflow.comments.editDraft(ctx.params.change_ref, ctx.params.comment_id, req) };
+};
+
+export const discardDraft: Handler = async (ctx) => {
+  const author = queryValue(ctx, 'author');
+  if (author === undefined) throw new Invalid('author is required: only the draft\'s author may delete it (?author=NAME)');
+  const a = requireAuthority(ctx);
+  return { json: await a.workflow.comments.discardDraft(ctx.params.change_ref, ctx.params.comment_id, author) };
 };
 
 const resolution = (to: 'resolved' | 'unresolved'): Handler => async (ctx) => {
@@ -90,11 +115,12 @@ export const SCHEMAS: Schemas = {
     in_reply_to: orNull(str),
     body: { ...str, description: 'Markdown source' },
     resolution: orNull(resolutionSchema),
-    suggestion: orNull(str),
+    suggestion: { ...orNull(str), description: "replacement text for the anchored revision-side lines (a thread's first comment only)" },
     published: bool,
     created_at_s: uint,
     updated_at_s: uint,
   }),
+  CommentDeleted: obj({ deleted: { ...str, description: 'the id of the discarded draft (kept as a tombstone: ids stay dense; the id is unknown afterwards)' } }),
   CommentResult: obj({ comment: ref('Comment'), thread_id: str, resolution: resolutionSchema }, { description: "the comment written and its thread's resolution after it" }),
   CommentPublishResult: obj({ published: { ...arr(ref('Comment')), description: 'the drafts published, in sequence order' }, review: orNull(ref('Review')) }, { description: 'the vote is a review record of the selected patchset (null without an action)' }),
   CommentThreadList: obj({
