@@ -237,6 +237,32 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     expect(w.errors).to.deep.equal([]);
   });
 
+  it('Suggest change: the editor is pre-filled with the selected lines; the suggestion is recorded and shown as a small diff', async () => {
+    const c = await fresh('Threads: suggest');
+    const w = await open({ me: 'nora' });
+    await w.page.goto(url(c.change));
+    await showFile(w.page, 'src/checkout/rate-limit.ts');
+    const f = file(w.page, 'src/checkout/rate-limit.ts');
+    await f.locator('td.ln[data-side="revision"][data-n="16"]').click();
+    await f.locator('.comment-editor').getByRole('button', { name: 'Cancel' }).click();
+    await f.locator('td.ln[data-side="revision"][data-n="17"]').click({ modifiers: ['Shift'] });
+    const editor = f.locator('.comment-editor');
+    await editor.getByRole('button', { name: 'Suggest change' }).click();
+    const replacement = editor.getByLabel('Suggested replacement for lines 16–17');
+    expect(await replacement.inputValue()).to.equal('    w.count += 1;\n    return w.count <= this.limit;\n');
+    await replacement.fill('    return ++w.count <= this.limit;\n');
+    await editor.getByLabel('Comment on src/checkout/rate-limit.ts lines 16–17').fill('One line does it.');
+    await editor.getByRole('button', { name: 'Comment now' }).click();
+    await editor.waitFor({ state: 'detached' });
+    const t = (await threadsOf(c.change)).find((x) => x.comments[0].author === 'nora')!;
+    expect(t.comments[0]).to.include({ body: 'One line does it.', suggestion: '    return ++w.count <= this.limit;\n' });
+    expect(t.anchor).to.include({ line: 16, end_line: 17 });
+    const shown = thread(w.page, t.thread_id).locator('.suggestion-diff');
+    expect((await shown.locator('.s-del').allInnerTexts()).map((x) => x.trimEnd())).to.deep.equal(['-    w.count += 1;', '-    return w.count <= this.limit;']);
+    expect((await shown.locator('.s-add').allInnerTexts()).map((x) => x.trimEnd())).to.deep.equal(['+    return ++w.count <= this.limit;']);
+    expect(w.errors).to.deep.equal([]);
+  });
+
   it('reply (r on a focused thread), Done (resolves), Resolve and Reopen; the header count follows', async () => {
     const c = await fresh('Threads: reply and resolve');
     const w = await open({ me: 'gina' });
@@ -316,6 +342,32 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     expect(saved.comments[0].body).to.equal('Half-written: the window check is off by one?');
     await thread(w.page, saved.thread_id).locator('.thread-head .badge', { hasText: 'Draft' }).waitFor();
     expect(await f.locator('.comment-editor').count()).to.equal(0);
+    expect(w.errors).to.deep.equal([]);
+  });
+
+  it('Edit and Discard on my own drafts (PATCH and DELETE changes/{ref}/comments/{id}); nobody else gets the buttons', async () => {
+    const c = await fresh('Threads: edit and discard');
+    const a = await demo.s.comment(c.change, { patchset_id: c.ps2, author: 'mia', anchor: { path: 'scripts/report.py', line: 8 }, body: 'Frist draft.', draft: true });
+    const b = await demo.s.comment(c.change, { patchset_id: c.ps2, author: 'mia', in_reply_to: c.threads.replied, body: 'A reply I will drop.', draft: true });
+    const w = await open({ me: 'mia' });
+    await w.page.goto(url(c.change));
+    await showFile(w.page, 'scripts/report.py');
+    const first = w.page.locator(`[data-comment-id="${a.comment.comment_id}"]`);
+    await first.getByRole('button', { name: 'Edit' }).click();
+    const editor = first.locator('.comment-editor');
+    expect(await editor.getByRole('textbox').inputValue()).to.equal('Frist draft.');
+    await editor.getByRole('textbox').fill('First draft, spelled right.');
+    await editor.getByRole('button', { name: 'Save', exact: true }).click();
+    await first.locator('.comment-body', { hasText: 'First draft, spelled right.' }).waitFor();
+    let mine = await threadsOf(c.change, '?author=mia');
+    expect(mine.find((x) => x.thread_id === a.thread_id)!.comments[0]).to.include({ body: 'First draft, spelled right.', published: false });
+    const reply = w.page.locator(`[data-comment-id="${b.comment.comment_id}"]`);
+    await reply.getByRole('button', { name: 'Discard' }).click();
+    await reply.waitFor({ state: 'detached' });
+    mine = await threadsOf(c.change, '?author=mia');
+    expect(mine.find((x) => x.thread_id === c.threads.replied)!.comments.map((x: Json) => x.comment_id)).to.not.include(b.comment.comment_id);
+    // someone else's comments have no Edit / Discard
+    expect(await thread(w.page, c.threads.replied).getByRole('button', { name: 'Edit' }).count()).to.equal(0);
     expect(w.errors).to.deep.equal([]);
   });
 

@@ -245,6 +245,10 @@ export function useThreadState({ repo, change, viewed, selected, open, me, versi
   // The diff's files (DiffView hands them over once it has read the diff): the threads are placed on them.
   const [files, setFiles] = useState(null);
   const index = useMemo(() => (data && files ? indexThreads(data.threads, files.files, files.against) : null), [data, files]);
+  const fileOf = useMemo(() => {
+    const m = new Map((files?.files ?? []).map((f) => [f.path, f]));
+    return (path) => m.get(path) ?? null;
+  }, [files]);
 
   /** My drafts on the change: what the Reply dialog publishes. */
   const drafts = useMemo(() => {
@@ -253,7 +257,27 @@ export function useThreadState({ repo, change, viewed, selected, open, me, versi
     return out;
   }, [data, me]);
 
-  return { repo, changeId, viewed, selected, open, me, data, error, reload, editors, openEditor, closeEditor, keepText, ops, flash, setFlash, drafts, suggestions, index, setFiles };
+  return { repo, changeId, viewed, selected, open, me, data, error, reload, editors, openEditor, closeEditor, keepText, ops, flash, setFlash, drafts, suggestions, index, setFiles, fileOf, against: files?.against ?? null };
+}
+
+/**
+ * The text of revision lines `line`..`end` of a file of the diff (what a suggestion replaces), or
+ * null when a line of the range is not in the diff's hunks (or the diff compares two patchsets).
+ */
+export function revisionLines(file, line, end) {
+  if (!file) return null;
+  const out = [];
+  for (const h of file.hunks) {
+    let n = h.new_start;
+    for (const l of h.lines) {
+      const c = l[0];
+      if (c !== ' ' && c !== '+') continue;
+      if (n >= line && n <= end) out[n - line] = l.slice(1);
+      n++;
+    }
+  }
+  for (let i = 0; i <= end - line; i++) if (out[i] === undefined) return null;
+  return out;
 }
 
 const lastPublished = (t) => [...t.comments].reverse().find((c) => c.published) ?? t.comments[0];
@@ -263,20 +287,35 @@ const lastPublished = (t) => [...t.comments].reverse().find((c) => c.published) 
 /** A comment editor: Write / Preview (the same Markdown renderer), Save draft, Comment now, Cancel. */
 export function CommentEditor({ target, thread, comment }) {
   const T = useThreads();
-  const [text, setText] = useState(target.text ?? comment?.body ?? '');
+  const [text, setText] = useState((target.text ?? comment?.body ?? '').trim() ? target.text ?? comment?.body : '');
   const [preview, setPreview] = useState(false);
   const [busy, setBusy] = useState(false);
   const [resolve, setResolve] = useState(false);
+  // a suggested replacement of the lines (revision-side line threads only)
+  const canSuggest = !!T.suggestions && target.kind === 'line' && target.anchor.side === 'revision';
+  const [suggestion, setSuggestion] = useState(target.suggestion ?? null);
   const key = editorKey(target);
   const id = `ed-${key.replace(/[^a-zA-Z0-9]/g, '_')}`;
   const reply = target.kind === 'reply';
   const edit = target.kind === 'edit';
-  const update = (v) => {
+  const update = (v, sug = suggestion) => {
     setText(v);
-    T.keepText(target, v);
+    T.keepText({ ...target, suggestion: sug ?? undefined }, v || (sug !== null ? ' ' : ''));
+  };
+  const toggleSuggest = () => {
+    if (suggestion !== null) {
+      setSuggestion(null);
+      update(text, null);
+      return;
+    }
+    const a = target.anchor;
+    const lines = T.against ? null : revisionLines(T.fileOf(a.path), a.line, a.end_line ?? a.line);
+    const start = lines ? `${lines.join('\n')}\n` : '';
+    setSuggestion(start);
+    update(text, start);
   };
   const run = async (draft) => {
-    if (!text.trim() && !(reply && resolve)) {
+    if (!text.trim() && !(reply && resolve) && suggestion === null) {
       T.setFlash({ ok: false, text: 'Write something first.' });
       return;
     }
@@ -284,7 +323,7 @@ export function CommentEditor({ target, thread, comment }) {
     let ok;
     if (edit) ok = await T.ops.edit(comment, text);
     else if (reply) ok = await T.ops.reply(thread, text, draft, resolve ? (thread.resolution === 'resolved' ? 'unresolved' : 'resolved') : null);
-    else ok = await T.ops.create(target, text, draft);
+    else ok = await T.ops.create(suggestion !== null ? { ...target, suggestion } : target, text.trim() ? text : 'Suggested change.', draft);
     setBusy(false);
     if (ok) T.closeEditor(target);
   };
@@ -295,6 +334,7 @@ export function CommentEditor({ target, thread, comment }) {
     <div class="editor-tabs" role="group" aria-label="Editor mode">
       <button type="button" class=${`btn small ${preview ? '' : 'on'}`} aria-pressed=${!preview} onClick=${() => setPreview(false)}>Write</button>
       <button type="button" class=${`btn small ${preview ? 'on' : ''}`} aria-pressed=${preview} onClick=${() => setPreview(true)}>Preview</button>
+      ${canSuggest ? html`<button type="button" class=${`btn small ${suggestion !== null ? 'on' : ''}`} aria-pressed=${suggestion !== null} onClick=${toggleSuggest} title="Propose replacement text for these lines; the change's author can apply it">Suggest change</button>` : null}
       <span class="muted small editor-what">${label}</span>
     </div>
     ${preview
@@ -302,6 +342,9 @@ export function CommentEditor({ target, thread, comment }) {
       : html`<textarea id=${id} rows="4" aria-label=${label} value=${text} onInput=${(e) => update(e.currentTarget.value)}
           onKeyDown=${(e) => { if (e.key === 'Escape') { e.stopPropagation(); T.closeEditor(target); } if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) { e.preventDefault(); run(false); } }}
           placeholder="Markdown: **bold**, \`code\`, lists, links"></textarea>`}
+    ${suggestion !== null ? html`<label class="field suggestion-field"><span>Suggested replacement for ${lineLabel(target.anchor)}</span>
+      <textarea rows=${Math.min(12, Math.max(2, suggestion.split('\n').length))} class="suggestion-text" value=${suggestion} onInput=${(e) => { setSuggestion(e.currentTarget.value); T.keepText({ ...target, suggestion: e.currentTarget.value }, text || ' '); }}></textarea>
+    </label>` : null}
     ${reply && T.open ? html`<label class="check"><input type="checkbox" checked=${resolve} onChange=${(e) => setResolve(e.currentTarget.checked)} /> ${thread.resolution === 'resolved' ? 'Reopen the thread' : 'Resolve the thread'}</label>` : null}
     <div class="btn-row">
       ${edit ? html`<button type="button" class="btn primary small" disabled=${busy} onClick=${() => run(true)}>Save</button>`
@@ -334,11 +377,15 @@ function CommentItem({ c, thread }) {
 }
 
 /** A suggested replacement: the lines it replaces (removed) and its text (added). */
-function Suggestion({ c }) {
+function Suggestion({ c, thread }) {
+  const T = useThreads();
   const lines = c.suggestion === '' ? [] : c.suggestion.replace(/\n$/, '').split('\n');
-  return html`<div class="suggestion" aria-label="Suggested change">
-    <div class="muted small">Suggested change</div>
-    <pre class="suggestion-diff">${lines.length === 0 ? html`<span class="del-text">(remove the lines)</span>` : lines.map((l) => html`<span class="s-add">+${l}\n</span>`)}</pre>
+  const a = thread.anchor;
+  // the lines it replaces, as the diff shows them (when the thread sits where it was written)
+  const old = !thread.outdated && a.kind === 'lines' && !T.against ? revisionLines(T.fileOf(a.path), a.line, a.end_line ?? a.line) : null;
+  return html`<div class="suggestion">
+    <div class="muted small">Suggested change${a.kind === 'lines' ? ` to ${lineLabel(a)}` : ''}</div>
+    <pre class="suggestion-diff">${(old ?? []).map((l) => html`<span class="s-del">-${l}\n</span>`)}${lines.length === 0 ? html`<span class="s-del">(remove the lines)</span>` : lines.map((l) => html`<span class="s-add">+${l}\n</span>`)}</pre>
   </div>`;
 }
 

@@ -409,7 +409,7 @@ export function ChangePage({ repo, changeRef }) {
     open: !!d && OPEN.includes(d.change.status),
     me,
     version: d,
-    suggestions: false,
+    suggestions: true,
   });
   useTitle(d ? `${d.change.title} (${d.change.change_id})` : changeRef);
   // #queue, #lands, ...: scroll to that card once the page has been read (the diff handles #file=).
