@@ -147,7 +147,9 @@ describe('reviewer UI: comment threads (Chromium)', function () {
       // every thread of the list is on the page, once
       const ids = (await threadsOf(demo.main.change, `?patchset=${demo.main.ps2}&author=dana`)).map((x) => x.thread_id);
       for (const id of ids) expect(await thread(w.page, id).count(), id).to.equal(1);
-      await w.page.evaluate(() => document.getElementById('conversation')!.scrollIntoView());
+      // the Conversation card under the top bar, the file list and the first file's threads below it
+      await w.page.evaluate(() => scrollTo(0, document.getElementById('conversation')!.getBoundingClientRect().top + scrollY - 64));
+      await w.page.waitForTimeout(100);
       await shot(w.page, `change-threads-${scheme}`);
       await showFile(w.page, 'src/checkout/rate-limit.ts');
       await w.page.evaluate(() => document.querySelector('.diff-file[data-path="src/checkout/rate-limit.ts"]')!.scrollIntoView());
