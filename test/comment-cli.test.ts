@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import { spawn, spawnSync } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
+import { pull } from '../lib/client/transfer.js';
 import { CLI, cli, cliJson as run, register, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 describe('comment, comments, thread and review publish commands', function () {
@@ -13,9 +14,10 @@ describe('comment, comments, thread and review publish commands', function () {
   let s: TestServer;
   let common: string[];
   let dir: string;
+  let repo: number;
   before(async () => {
     s = await startTestServer();
-    const repo = await register(s.url, 'comment-cli');
+    repo = await register(s.url, 'comment-cli');
     common = ['--server', s.url, '--repo', String(repo)];
     dir = path.join(tempDir(), 'tree');
     await fsp.mkdir(dir, { recursive: true });
@@ -161,5 +163,45 @@ describe('comment, comments, thread and review publish commands', function () {
     const nothing = await cli(['review', 'publish', 'change-1', ...common, '--author', 'nobody']);
     expect(nothing.code).to.equal(1);
     expect(nothing.stderr).to.include('HTTP 400');
+  });
+
+  it('suggests edits (--suggest, --suggest-file), edits a draft\'s suggestion, and applies them with change apply-suggestions', async () => {
+    const current = (await run(['change', 'show', 'change-1', ...common])).change.current_patchset_id;
+    const a = await run(['comment', 'change-1', ...common, '--author', 'gus', '--patchset', current, '--path', 'a.txt', '--line', '1', '-m', 'caps', '--suggest', 'ONE\n']);
+    expect(a.comment.suggestion).to.equal('ONE\n');
+    const file = path.join(tempDir(), 'suggestion.txt');
+    await fsp.writeFile(file, 'FOUR\nFOUR AND A HALF\n');
+    const b = await run(['comment', 'change-1', ...common, '--author', 'hal', '--patchset', current, '--path', 'a.txt', '--line', '4', '-m', 'more', '--suggest', 'draft text', '--draft']);
+    expect((await run(['comment', 'edit', b.comment.comment_id, ...common, '--author', 'hal', '--suggest-file', file])).comment.suggestion).to.equal('FOUR\nFOUR AND A HALF\n');
+    await run(['review', 'publish', 'change-1', ...common, '--author', 'hal']);
+    const overlap = await run(['comment', 'change-1', ...common, '--author', 'ivy', '--patchset', current, '--path', 'a.txt', '--line', '1', '--end-line', '2', '-m', 'both', '--suggest', '']);
+
+    const clash = await cli(['change', 'apply-suggestions', 'change-1', a.comment.comment_id, overlap.comment.comment_id, ...common, '--author', 'ann']);
+    expect(clash.code).to.equal(1);
+    expect(clash.stderr).to.include('these suggestions overlap (or the change moved on): apply them one at a time');
+    const applied = await run(['change', 'apply-suggestions', 'change-1', a.comment.comment_id, b.comment.comment_id, ...common, '--author', 'ann']);
+    expect(applied.patchset.applied_suggestions).to.deep.equal([{ comment_id: a.comment.comment_id, author: 'gus' }, { comment_id: b.comment.comment_id, author: 'hal' }]);
+    expect(applied.applied.map((x: any) => x.comment_id)).to.deep.equal([a.comment.comment_id, b.comment.comment_id]);
+    const out = path.join(tempDir(), 'pulled');
+    await pull({ server: s.url, repo, snapshot: applied.patchset.revision_snapshot_id, out, progress: false });
+    expect(await fsp.readFile(path.join(out, 'a.txt'), 'utf8')).to.equal('ONE\nTWO\nthree\nFOUR\nFOUR AND A HALF\nfive\n');
+    const stale = await cli(['change', 'apply-suggestions', 'change-1', overlap.comment.comment_id, ...common, '--author', 'ann']);
+    expect(stale.code).to.equal(1);
+    expect(stale.stderr).to.match(/HTTP 400: .*not of the current patchset/);
+
+    for (const args of [
+      ['change', 'apply-suggestions', 'change-1', ...common, '--author', 'ann'],
+      ['change', 'apply-suggestions', 'change-1', 'change-1.comment-1', ...common],
+      ['change', 'apply-suggestions', 'change-1', 'change-2.comment-1', ...common, '--author', 'ann'],
+      ['comment', 'change-1', ...common, '--author', 'a', '-m', 'x', '--suggest', 'y'],
+      ['comment', 'change-1', ...common, '--author', 'a', '-m', 'x', '--path', 'a.txt', '--line', '1', '--side', 'base', '--suggest', 'y'],
+      ['comment', 'change-1', ...common, '--author', 'a', '-m', 'x', '--path', 'a.txt', '--line', '1', '--suggest', 'y', '--suggest-file', file],
+      ['comment', 'change-1', ...common, '--author', 'a', '-m', 'x', '--path', 'a.txt', '--line', '1', '--suggest-file', path.join(tempDir(), 'missing')],
+      ['comment', 'reply', 'change-1.comment-1', ...common, '--author', 'a', '-m', 'x', '--suggest', 'y'],
+      ['comment', 'edit', b.comment.comment_id, ...common, '--author', 'hal', '--suggest', 'y', '--no-suggest'],
+    ]) {
+      const r = await cli(args);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).to.equal(2);
+    }
   });
 });

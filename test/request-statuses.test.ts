@@ -352,6 +352,13 @@ describe('request statuses: one shape rule on every workflow route (422 shape, 4
         more: [['(c) an unknown field', { author: 'bob', body: 'x', published: true }, 422], ['(d) no comment of that id', { author: 'bob', body: 'x' }, 404]],
       }),
     },
+    {
+      route: 'comments.applySuggestions', method: 'POST', path: () => `/changes/${fx.change}/patchsets:applySuggestions`,
+      cases: () => ({
+        a: [], b: { author: 'bob' }, c: { author: 'bob', comment_ids: 'x' }, d: { author: 'bob', comment_ids: [] },
+        more: [['(c) an unknown field', { author: 'bob', comment_ids: [], patchset_id: fx.ps }, 422], ['(d) no such comment', { author: 'bob', comment_ids: [`${fx.change}.comment-99`] }, 400]],
+      }),
+    },
     { route: 'comments.publish', method: 'POST', path: () => `/changes/${fx.change}/reviews:publish`, cases: () => ({ a: [], b: { author: 'bob' }, c: { author: 'bob', patchset_id: 1 }, d: { author: 'bob', patchset_id: fx.ps, action: 'lgtm' }, more: [['(d) nothing to publish and no vote', { author: 'bob', patchset_id: fx.ps }, 400]] }) },
     { route: 'comments.resolve', method: 'POST', path: () => `/changes/${fx.change}/threads/${fx.change}.comment-1:resolve`, cases: () => ({ a: [], b: { body: 'done' }, c: { author: 'bob', body: 1 }, d: { author: ' ' } }) },
     {

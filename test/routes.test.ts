@@ -16,7 +16,7 @@ describe('route table', () => {
   it('marks exactly the OpenAPI document, the API reference, diffs, land readiness, comment threads, webhooks, the land queue and the event feeds as extensions', () => {
     expect(ROUTES.filter((r) => r.extension).map((r) => r.operation)).to.deep.equal([
       'openapi.document', 'docs.page', 'docs.asset', 'read.patchsetDiff', 'read.changeDiff', 'read.changeReadiness', 'read.changeLands',
-      'comments.create', 'comments.edit', 'comments.delete', 'comments.threads', 'comments.resolve', 'comments.reopen', 'comments.publish',
+      'comments.create', 'comments.edit', 'comments.delete', 'comments.threads', 'comments.resolve', 'comments.reopen', 'comments.applySuggestions', 'comments.publish',
       'webhooks.create', 'webhooks.list', 'webhooks.get', 'webhooks.delete', 'webhooks.deliveries.list', 'webhooks.deliveries.get', 'webhooks.deliveries.redeliver',
       'landQueue.enqueue', 'landQueue.list', 'landQueue.get', 'landQueue.remove',
       'events.repository', 'events.global',

@@ -1,16 +1,18 @@
-// `cairn comment …`, `cairn comments`, `cairn thread resolve|reopen`, `cairn review publish`:
+// `cairn comment …`, `cairn comments`, `cairn thread resolve|reopen`, `cairn review publish`,
+// `cairn change apply-suggestions`:
 // thin clients of the comment-thread routes (docs/api.md "Comment threads (extensions)"). Output
 // is one JSON object with --json or when stdout is not a terminal; on a terminal a short
 // readable form. The server's refusals are restated in the user's words with what to do next.
+import { readFile } from 'node:fs/promises';
 import { ServerError } from '../client/http.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
 import { COMMON, common, context, type Ctx, need, one, print, seg } from './command-context.js';
 
 export const COMMENT_HELP = `Usage:
   cairn comment CHANGE --author A -m TEXT [--path P [--line N [--end-line M] [--side base]]]
-                       [--patchset PS] [--draft]
+                       [--patchset PS] [--draft] [--suggest TEXT | --suggest-file F]
   cairn comment reply THREAD_OR_COMMENT --author A -m TEXT [--resolve | --reopen] [--draft]
-  cairn comment edit DRAFT --author A -m TEXT
+  cairn comment edit DRAFT --author A [-m TEXT] [--suggest TEXT | --suggest-file F | --no-suggest]
   cairn comment delete DRAFT --author A
 
 The first form opens a thread: on lines N..M of file P (--line; the revision side unless
@@ -23,9 +25,13 @@ or --reopen moves the thread (TEXT may then be empty: -m '').
 "cairn review publish CHANGE --author A" publishes every draft of A at once. The service has
 no accounts: --author is the name you choose, as --reviewer is for "cairn review".
 
-edit replaces the text of A's draft DRAFT (change-N.comment-M, as "cairn comments CHANGE
---author A" lists it); delete discards it. Only drafts change: a published comment is answered
-with a reply, never edited.
+--suggest TEXT (or --suggest-file F, the file's text) suggests an edit: TEXT replaces lines
+N..M of the revision (give --path and --line; "" deletes them). The change's author applies it
+with "cairn change apply-suggestions CHANGE COMMENT_ID".
+
+edit replaces the text (-m) or the suggestion of A's draft DRAFT (change-N.comment-M, as
+"cairn comments CHANGE --author A" lists it; --no-suggest removes the suggestion); delete
+discards it. Only drafts change: a published comment is answered with a reply, never edited.
 
 Options:
   --author A      who writes the comment (required)
@@ -35,6 +41,8 @@ Options:
   --side S        revision (default) or base: the side of the diff the lines are on
   --patchset PS   the patchset to comment on (default: the change's selected patchset)
   --draft         write a draft instead of publishing
+  --suggest TEXT  replacement text for the lines (a suggested edit)
+  --suggest-file F  the replacement text read from file F
 
 ${COMMON}`;
 
@@ -50,6 +58,22 @@ Options:
   --path P        only threads on file P
   --unresolved    only unresolved threads
   --author A      include A's drafts
+
+${COMMON}`;
+
+export const APPLY_HELP = `Usage: cairn change apply-suggestions CHANGE COMMENT_ID... --author A [--summary S]
+
+Apply suggested edits (comments written with "cairn comment … --suggest") as a new patchset of
+the change: the server replaces each suggestion's lines in the current patchset's revision,
+records whose suggestion each was on the new patchset, and resolves the applied threads — one
+commit. Only the change's author applies (the author of its current patchset, when it names
+one). Each COMMENT_ID must be a published suggestion on the current patchset; suggestions on
+overlapping lines of one file are applied one at a time. The new patchset is not selected:
+select it with the land flow as any pushed patchset.
+
+Options:
+  --author A      who applies (the change's author; required)
+  --summary S     the new patchset's summary (default: "Apply suggestions" and the ids)
 
 ${COMMON}`;
 
@@ -137,10 +161,23 @@ function message(values: Record<string, unknown>, allowEmpty: boolean): string {
 }
 
 const textOptions = { author: { type: 'string' }, message: { type: 'string', short: 'm' } } as const;
+const suggestOptions = { suggest: { type: 'string' }, 'suggest-file': { type: 'string' } } as const;
+
+/** The suggestion --suggest or --suggest-file gives (undefined: neither). */
+async function suggestion(values: Record<string, unknown>): Promise<string | undefined> {
+  if (values.suggest !== undefined && values['suggest-file'] !== undefined) throw new CliUsageError('give --suggest or --suggest-file, not both');
+  if (typeof values.suggest === 'string') return values.suggest;
+  if (typeof values['suggest-file'] !== 'string') return undefined;
+  try {
+    return await readFile(values['suggest-file'], 'utf8');
+  } catch (err) {
+    throw new CliUsageError(`--suggest-file ${values['suggest-file']}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
 
 /** `cairn comment edit|delete DRAFT …`: the author's own draft, rewritten or discarded. */
 async function draftCommand(sub: 'edit' | 'delete', argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(argv, { ...common, ...textOptions }, true);
+  const { values, positionals } = parseCommandArgs(argv, { ...common, ...textOptions, ...suggestOptions, 'no-suggest': { type: 'boolean', default: false } }, true);
   if (values.help) { process.stdout.write(COMMENT_HELP); return 0; }
   const ctx = context(values);
   const author = need(values.author, '--author');
@@ -152,11 +189,18 @@ async function draftCommand(sub: 'edit' | 'delete', argv: string[]): Promise<num
   };
   const at = ctx.client.repoPath(ctx.repo, `/changes/${seg(change)}/comments/${seg(id)}`);
   if (sub === 'delete') {
-    if (values.message !== undefined) throw new CliUsageError('delete takes no -m (it discards the draft)');
+    if (values.message !== undefined || values.suggest !== undefined || values['suggest-file'] !== undefined || values['no-suggest']) throw new CliUsageError('delete takes no -m or --suggest (it discards the draft)');
     const res = await explained(() => ctx.client.json('DELETE', `${at}?${new URLSearchParams({ author })}`), hints);
     return print(ctx, res, () => `deleted draft ${res.deleted}`);
   }
-  const res = await explained(() => ctx.client.json('PATCH', at, { author, body: message(values, false) }), hints);
+  const body: Json = { author };
+  if (values.message !== undefined) body.body = message(values, false);
+  const suggest = await suggestion(values);
+  if (suggest !== undefined && values['no-suggest']) throw new CliUsageError('give --suggest or --no-suggest, not both');
+  if (suggest !== undefined) body.suggestion = suggest;
+  if (values['no-suggest']) body.suggestion = null;
+  if (Object.keys(body).length === 1) throw new CliUsageError('edit needs -m TEXT, --suggest TEXT, --suggest-file F or --no-suggest');
+  const res = await explained(() => ctx.client.json('PATCH', at, body), hints);
   return print(ctx, res, () => `edited draft ${res.comment.comment_id} on ${lines(res.comment.anchor)}`);
 }
 
@@ -167,7 +211,7 @@ export async function commentCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(isReply ? argv.slice(1) : argv, {
     ...common, ...textOptions, draft: { type: 'boolean', default: false },
     path: { type: 'string' }, line: { type: 'string' }, 'end-line': { type: 'string' }, side: { type: 'string' }, patchset: { type: 'string' },
-    resolve: { type: 'boolean', default: false }, reopen: { type: 'boolean', default: false },
+    resolve: { type: 'boolean', default: false }, reopen: { type: 'boolean', default: false }, ...suggestOptions,
   }, true);
   if (values.help) { process.stdout.write(COMMENT_HELP); return 0; }
   const ctx = context(values);
@@ -177,6 +221,7 @@ export async function commentCommand(argv: string[]): Promise<number> {
       if (values[flag] !== undefined) throw new CliUsageError(`a reply carries its thread's place: --${flag} is for a new thread`);
     }
     if (values.resolve && values.reopen) throw new CliUsageError('give --resolve or --reopen, not both');
+    if (values.suggest !== undefined || values['suggest-file'] !== undefined) throw new CliUsageError('a suggestion goes on a new thread on lines (--path, --line), not on a reply');
     const target = one(positionals, 'THREAD_OR_COMMENT');
     const change = changeOfComment(target);
     const body: Json = { author, body: message(values, values.resolve === true || values.reopen === true), in_reply_to: target, draft: values.draft === true };
@@ -197,8 +242,11 @@ export async function commentCommand(argv: string[]): Promise<number> {
   if (values.side !== undefined && values.side !== 'base' && values.side !== 'revision') throw new CliUsageError('--side must be base or revision');
   if (line !== undefined && endLine !== undefined && endLine < line) throw new CliUsageError('--end-line must not be before --line');
   const text = message(values, false);
+  const suggest = await suggestion(values);
+  if (suggest !== undefined && (line === undefined || values.side === 'base')) throw new CliUsageError('--suggest replaces lines of the revision: give --path and --line (not --side base)');
   const patchset = typeof values.patchset === 'string' ? values.patchset : await selectedPatchset(ctx, change);
   const body: Json = { author, body: text, patchset_id: patchset, draft: values.draft === true };
+  if (suggest !== undefined) body.suggestion = suggest;
   if (values.path !== undefined) {
     body.anchor = { path: values.path };
     if (line !== undefined) Object.assign(body.anchor, { line, end_line: endLine ?? null, side: values.side ?? 'revision' });
@@ -273,5 +321,30 @@ export async function publishCommand(argv: string[]): Promise<number> {
   return print(ctx, res, () => [
     `published ${res.published.length} draft(s) of ${author}${res.review ? `; recorded ${res.review.action} on ${res.review.patchset_id}` : ''}`,
     ...res.published.map((c: Json) => `  ${c.comment_id} on ${lines(c.anchor)}`),
+  ].join('\n'));
+}
+
+/** `cairn change apply-suggestions CHANGE COMMENT_ID…` (reached from `cairn change`). */
+export async function applySuggestionsCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, { ...common, author: { type: 'string' }, summary: { type: 'string' } }, true);
+  if (values.help) { process.stdout.write(APPLY_HELP); return 0; }
+  if (!positionals.length) { process.stdout.write(APPLY_HELP); return 2; }
+  const ctx = context(values);
+  const author = need(values.author, '--author');
+  const [change, ...ids] = positionals;
+  if (!ids.length) throw new CliUsageError('name at least one COMMENT_ID to apply (list the threads with: cairn comments CHANGE)');
+  for (const id of ids) {
+    if (changeOfComment(id) !== change && !change.endsWith(`.${changeOfComment(id)}`)) throw new CliUsageError(`comment ${id} is not a comment of ${change}`);
+  }
+  const body: Json = { author, comment_ids: ids };
+  if (typeof values.summary === 'string') body.summary = values.summary;
+  const res = await explained(() => ctx.client.json('POST', ctx.client.repoPath(ctx.repo, `/changes/${seg(change)}/patchsets:applySuggestions`), body), {
+    403: `only the change's author applies its suggestions`,
+    404: changeMissing(change),
+    409: 'these suggestions overlap (or the change moved on): apply them one at a time',
+  });
+  return print(ctx, res, () => [
+    `created ${res.patchset.patchset_id} applying ${res.applied.length} suggestion(s)`,
+    ...res.applied.map((x: Json) => `  ${x.comment_id} by ${x.author} on ${x.path}:${x.line}${x.end_line !== null ? `-${x.end_line}` : ''}${x.resolved_by ? `; thread ${x.thread_id} resolved` : ''}`),
   ].join('\n'));
 }

@@ -24,6 +24,7 @@ export const CHANGE_HELP = `Usage:
   cairn change list [--status S] [--task TASK] [--limit N | --all]
   cairn change show CHANGE          (the change, its patchsets and whether it can land)
   cairn change close CHANGE --status archived|superseded|abandoned|canceled|cancelled
+  cairn change apply-suggestions …  (suggested edits as a new patchset; cairn change apply-suggestions --help)
 
 CHANGE is a change id (change-3) or its full ref (task-1.change-3). show judges a merge land
 now: CI, reviews, attestation, the policy, and whether the selected patchset still merges onto
@@ -140,6 +141,7 @@ export async function taskCommand(argv: string[]): Promise<number> {
 
 export async function changeCommand(argv: string[]): Promise<number> {
   const [sub, rest] = split(argv);
+  if (sub === 'apply-suggestions') return (await import('./comment-commands.js')).applySuggestionsCommand(rest);
   if (!sub || sub === '--help' || sub === '-h') { process.stdout.write(CHANGE_HELP); return sub ? 0 : 2; }
   const { values, positionals } = parseCommandArgs(rest, {
     ...common,
@@ -184,7 +186,7 @@ export async function changeCommand(argv: string[]): Promise<number> {
       return print(ctx, res, () => `closed ${changeLine(res.change)}`);
     }
     default:
-      throw new CliUsageError(`unknown change subcommand "${sub}" (create, list, show, close)`);
+      throw new CliUsageError(`unknown change subcommand "${sub}" (create, list, show, close, apply-suggestions)`);
   }
 }
 

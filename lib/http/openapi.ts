@@ -100,7 +100,7 @@ export function refusalsOf(route: RouteSpec): number[] {
 
 const REFUSAL_TEXT: Record<number, string> = {
   400: 'Invalid request: a path value, query parameter or body field breaks a rule, malformed JSON, or an invalid state transition',
-  403: 'A state-changing request from a page of another origin (Origin or Sec-Fetch-Site; see cairn serve --allowed-origin)',
+  403: "A state-changing request from a page of another origin (Origin or Sec-Fetch-Site; see cairn serve --allowed-origin); on :applySuggestions, a caller who is not the change's author",
   404: 'Unknown repository, entity, pack or file',
   405: 'Method not bound for this path (Allow lists those that are)',
   409: 'Authority, lifecycle or compare-and-set conflict',

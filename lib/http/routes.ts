@@ -208,6 +208,7 @@ export const ROUTES: readonly RouteSpec[] = [
   route('comments.threads', 'GET', `${REPO}/changes/{change_ref}/threads`, { extension: true, paged: true, query: comments.ThreadsQuery, ok: 'CommentThreadList', handler: comments.threads }),
   route('comments.resolve', 'POST', `${REPO}/changes/{change_ref}/threads/{thread_id}`, { action: 'resolve', extension: true, request: comments.ResolveThread, ok: 'CommentResult', handler: comments.resolve }),
   route('comments.reopen', 'POST', `${REPO}/changes/{change_ref}/threads/{thread_id}`, { action: 'reopen', extension: true, request: comments.ResolveThread, ok: 'CommentResult', handler: comments.reopen }),
+  route('comments.applySuggestions', 'POST', `${REPO}/changes/{change_ref}/patchsets`, { action: 'applySuggestions', extension: true, request: comments.ApplySuggestions, ok: 'SuggestionsApplied', handler: comments.applySuggestions }),
   route('comments.publish', 'POST', `${REPO}/changes/{change_ref}/reviews`, { action: 'publish', extension: true, request: comments.PublishDrafts, ok: 'CommentPublishResult', handler: comments.publish }),
 
   // Extensions: webhooks (docs/api.md "Webhooks")

@@ -6,7 +6,7 @@
 // follow each commit through `onPublish` and are rebuilt at open from the store's records; no
 // request reads every record. The projections of the three records are here (other modules
 // call them); the task read models (audit, queue summary, task queue) are ./read-models.ts.
-import { requireContentId } from '../../domain/content.js';
+import { decodeTree, requireContentId } from '../../domain/content.js';
 import { Conflict, Corrupt, Invalid, NotFound } from '../../domain/errors.js';
 import { validateLineName } from '../../domain/lines.js';
 import { nowSeconds } from '../../domain/repository.js';
@@ -36,6 +36,7 @@ import {
   taskCloseMove,
   taskCloseStatus,
   taskId,
+  type AppliedSuggestion,
   type AuthorMode,
   type ChangeRecord,
   type ChangeStatus,
@@ -77,12 +78,17 @@ export interface PatchsetInput {
   author?: string | null;
   patchset_id?: string;
   patchset_number?: number;
+  /** Set only by `:applySuggestions` (lib/authority/workflow/comments.ts), never from a request. */
+  applied_suggestions?: AppliedSuggestion[];
 }
 
 // Namespaces of per-batch staged state (new ids of the batch, patchset replay keys).
 const NEW_TASK = 'wf:new-task';
 const NEW_CHANGE = 'wf:new-change';
 const PS_KEY = 'wf:patchset-key';
+
+/** Trees and blobs (id → canonical bytes) the server built for a snapshot it has not stored yet. */
+export interface BuiltObjects { trees: Map<string, Buffer>; blobs: Map<string, Buffer> }
 
 const contentKey = (change: string, base: string, revision: string) => `${change}\u0000${base}\u0000${revision}`;
 
@@ -482,22 +488,28 @@ export class WorkflowBook {
       const again = tx.staged<string>(PS_KEY, key) ?? this.patchsetByContent(change, input.base_snapshot_id, input.revision_snapshot_id, tx)?.patchset_id;
       if (again) return { patchset: this.replay(tx.entity<PatchsetRecord>(PATCHSET, again)!, input), replayed: true };
       checkChangeOpen(change, 'add a patchset');
-      return { patchset: this.stagePatchset(tx, change, { ...input, summary, author_mode: authorMode, author }, diff).patchset, replayed: false };
+      // applied_suggestions is the server's record of :applySuggestions, never a caller's (the request struct passes unknown fields).
+      return { patchset: this.stagePatchset(tx, change, { ...input, summary, author_mode: authorMode, author, applied_suggestions: undefined }, diff).patchset, replayed: false };
     });
   }
 
   /**
-   * The tree diff of two snapshots (runs outside transactions: snapshots are immutable). A side
+   * The tree diff of two snapshots (runs outside transactions: snapshots are immutable); `built`
+   * holds trees and blobs of a revision the server built and has not stored yet. A side
    * over the limit a snapshot may hold (stored before the limit) is refused (400) before the
    * walk, and the walk itself stops past twice the limit.
    */
-  async diff(base: { snapshot_id: string; root_tree_id: string }, revision: { snapshot_id: string; root_tree_id: string }): Promise<TreeDiff> {
+  async diff(base: { snapshot_id: string; root_tree_id: string }, revision: { snapshot_id: string; root_tree_id: string }, built?: BuiltObjects): Promise<TreeDiff> {
     await this.store.requireExpandable(base.root_tree_id, `snapshot ${base.snapshot_id}`);
-    await this.store.requireExpandable(revision.root_tree_id, `snapshot ${revision.snapshot_id}`);
+    // A revision the server is building (not stored yet) was bounded by its builder.
+    if (!built?.trees.has(revision.root_tree_id)) await this.store.requireExpandable(revision.root_tree_id, `snapshot ${revision.snapshot_id}`);
     return diffTrees({
-      readTree: (id) => this.store.readTree(id),
-      blobSize: (id) => this.store.locator('blob', id)?.raw_length ?? 0,
-      readBlob: (id) => this.store.readObject('blob', id),
+      readTree: async (id) => {
+        const raw = built?.trees.get(id);
+        return raw ? decodeTree(raw) : this.store.readTree(id);
+      },
+      blobSize: (id) => built?.blobs.get(id)?.length ?? this.store.locator('blob', id)?.raw_length ?? 0,
+      readBlob: async (id) => built?.blobs.get(id) ?? this.store.readObject('blob', id),
     }, base.root_tree_id, revision.root_tree_id, this.store.walkBudget(`the diff of ${base.snapshot_id} and ${revision.snapshot_id}`, 2));
   }
 
@@ -524,6 +536,7 @@ export class WorkflowBook {
       invalidated: false,
       diff,
       created_at_s: now,
+      ...(input.applied_suggestions ? { applied_suggestions: input.applied_suggestions } : {}),
     };
     const next: ChangeRecord = {
       ...change,

@@ -7,13 +7,14 @@
 // trees before the transaction (trees are immutable); the transaction re-checks what can
 // change (the change open, the thread's state).
 import { isUtf8 } from 'node:buffer';
-import { Conflict, Invalid, NotFound } from '../../domain/errors.js';
+import { Conflict, Forbidden, Invalid, NotFound } from '../../domain/errors.js';
 import { commentEvents } from '../../domain/events.js';
 import { takePage, walkFrom, type PageRequest } from '../../domain/paging.js';
 import { nowSeconds } from '../../domain/repository.js';
 import { cleanRelativePath } from '../../domain/paths.js';
 import { MAX_DIFF_FILE_BYTES } from '../../domain/workflow/content-diff.js';
 import {
+  applySuggestions,
   checkOwnDraft,
   checkReplyTarget,
   COMMENT,
@@ -41,13 +42,20 @@ import {
 } from '../../domain/workflow/comment-rules.js';
 import { requireName, type ReviewAction } from '../../domain/workflow/review-rules.js';
 import { CHANGE, checkChangeOpen, MAX_TEXT_CHARS, parseChangeRef, requireText, type ChangeRecord, type PatchsetRecord } from '../../domain/workflow/rules.js';
-import type { TreeEntry } from '../../domain/content.js';
+import { blobId, encodeSnapshot, encodeTree, sha256Hex, type TreeEntry } from '../../domain/content.js';
+import { PACK_KIND_OBJECT, PACK_KIND_TREE } from '../../store/pack.js';
+import type { BuiltObjects, PatchsetInput } from './book.js';
+import { stagePack } from './server-objects.js';
+import type { TreeDiff } from '../../domain/workflow/tree-diff.js';
 import type { ContentStore, Txn } from '../../store/content-store.js';
 
 /** What this book needs of the task/change/patchset book (./book.ts), which owns it. */
 export interface CommentView {
   patchset(id: string): PatchsetRecord;
   change(ref: string): ChangeRecord;
+  /** `:applySuggestions` creates its patchset as `POST …/patchsets` does. */
+  diff(base: { snapshot_id: string; root_tree_id: string }, revision: { snapshot_id: string; root_tree_id: string }, built?: BuiltObjects): Promise<TreeDiff>;
+  stagePatchset(tx: Txn, change: ChangeRecord, input: PatchsetInput & { author_mode: PatchsetRecord['author_mode'] }, diff: TreeDiff): { patchset: PatchsetRecord; change: ChangeRecord };
   /** The review book: a publish records its vote in the same commit. */
   readonly reviews: { stageReview(tx: Txn, change: ChangeRecord, patchsetId: string, v: { reviewer: string; action: ReviewAction; comment: string; blocking: boolean }): unknown };
 }
@@ -71,6 +79,14 @@ export interface PublishInput { author: string; patchset_id: string; action?: st
 
 /** The votes a publish may carry (Gerrit's Reply dialog, GitHub's "Submit review"). */
 export const PUBLISH_ACTIONS = ['approve', 'request_changes', 'comment'] as const;
+
+export interface ApplyInput { author: string; comment_ids: string[]; summary?: string }
+
+/** At most this many suggestions go into one new patchset. */
+export const MAX_APPLIED_SUGGESTIONS = 100;
+
+/** An applied suggestion as `:applySuggestions` answers it: whose it was, where, and the reply that resolved its thread (null when it was resolved already). */
+export interface AppliedView { comment_id: string; author: string; thread_id: string; path: string; line: number; end_line: number | null; resolved_by: string | null }
 
 export interface ResolveInput { author: string; body?: string; patchset_id?: string }
 
@@ -386,6 +402,154 @@ export class CommentBook {
       const review = input.action === undefined ? null : this.book.reviews.stageReview(tx, c, ps.patchset_id, { reviewer: author, action: input.action as ReviewAction, comment, blocking: false });
       return { published: out, review };
     });
+  }
+
+  /**
+   * Apply published suggestions of the change's current patchset as a new patchset (GitHub's
+   * "Commit suggestions"): each comment's `suggestion` replaces its anchored lines of the current
+   * revision (`applySuggestions`, one pass per file); the new revision snapshot (parent: the
+   * current revision) and its blobs and trees are built here, before the transaction (the trees
+   * read are immutable), then ONE commit stages the packs and the snapshot, the patchset (as
+   * `POST …/patchsets` creates one: same record, counters and events, plus
+   * `applied_suggestions`) and, on each applied thread still unresolved, a reply by `author`
+   * resolving it. Only the change's author applies: the current patchset's `author` (when it
+   * records one; else anyone, as the independent-approval rule reads a patchset without author).
+   */
+  async applySuggestions(ref: string, input: ApplyInput): Promise<{ patchset: PatchsetRecord; applied: AppliedView[] }> {
+    const author = requireName(input.author, 'author');
+    const ids = input.comment_ids;
+    if (ids.length === 0) throw new Invalid('comment_ids must name at least one suggestion');
+    if (ids.length > MAX_APPLIED_SUGGESTIONS) throw new Invalid(`comment_ids names ${ids.length} suggestions; at most ${MAX_APPLIED_SUGGESTIONS} are applied at once`);
+    const dup = ids.find((id, i) => ids.indexOf(id) !== i);
+    if (dup !== undefined) throw new Invalid(`comment_ids names ${dup} twice`);
+    const change = this.book.change(ref);
+    checkChangeOpen(change, 'apply suggestions to it');
+    if (change.current_patchset_id === null) throw new Invalid(`change ${change.change_id} has no patchset`);
+    const ps = this.book.patchset(change.current_patchset_id);
+    if (ps.author != null && ps.author !== author) throw new Forbidden(`only the change's author (${ps.author}, the author of its current patchset ${ps.patchset_id}) applies suggestions; ${author} may not`);
+
+    // Each comment: a published suggestion of this change, opened on its current patchset.
+    const picked: { c: CommentRecord; a: LineAnchor; suggestion: string }[] = [];
+    for (const id of ids) {
+      const parsed = parseCommentId(id);
+      const c = parsed === null || parsed.change_id !== change.change_id ? undefined : this.store.entity<CommentRecord>(COMMENT, id);
+      if (!c || !c.published || c.discarded) throw new Invalid(`comment ${id} is not a published comment of ${change.change_id}`);
+      if (c.in_reply_to !== null || c.suggestion === null || c.anchor.kind !== 'lines' || c.anchor.side !== 'revision') throw new Invalid(`comment ${id} carries no suggestion (only a thread's first comment on revision-side lines does)`);
+      if (c.patchset_id !== ps.patchset_id) throw new Invalid(`comment ${id} suggests an edit of ${c.patchset_id}, not of the current patchset ${ps.patchset_id}; suggest it again on the current patchset`);
+      picked.push({ c, a: c.anchor, suggestion: c.suggestion });
+    }
+    const byPath = new Map<string, typeof picked>();
+    for (const p of picked) byPath.set(p.a.path, [...(byPath.get(p.a.path) ?? []), p]);
+    for (const [path, list] of byPath) {
+      const sorted = [...list].sort((x, y) => x.a.line - y.a.line);
+      for (let i = 1; i < sorted.length; i++) {
+        const prev = sorted[i - 1];
+        if (sorted[i].a.line <= (prev.a.end_line ?? prev.a.line)) throw new Conflict(`suggestions ${prev.c.comment_id} and ${sorted[i].c.comment_id} overlap in ${path}; apply them one at a time`);
+      }
+    }
+
+    // The new revision: each file's text with its suggestions, then the trees above it.
+    const revision = this.store.snapshot(ps.revision_snapshot_id);
+    if (!revision) throw new NotFound(`snapshot ${ps.revision_snapshot_id} is not present`);
+    const built: BuiltObjects = { trees: new Map(), blobs: new Map() };
+    const replaced = new Map<string, string>();
+    for (const [path, list] of byPath) {
+      const f = await this.fileAt(ps.revision_snapshot_id, path);
+      if (f === null) throw new Invalid(`${path} is not a file of ${ps.patchset_id}'s revision`);
+      if (f.lines === 'binary') throw new Invalid(`${path} is not text in ${ps.patchset_id}'s revision; a suggestion replaces lines of a text file`);
+      if (f.lines === 'large') throw new Invalid(`${path} is larger than ${MAX_DIFF_FILE_BYTES} bytes in ${ps.patchset_id}'s revision; a suggestion replaces lines the diff shows`);
+      const text = (await this.store.readObject('blob', f.blob)).toString('utf8');
+      const bytes = Buffer.from(applySuggestions(text, list.map((p) => ({ line: p.a.line, end_line: p.a.end_line, suggestion: p.suggestion }))), 'utf8');
+      if (bytes.length > MAX_DIFF_FILE_BYTES) throw new Invalid(`${path} would be ${bytes.length} bytes with these suggestions, more than the ${MAX_DIFF_FILE_BYTES} the diff shows by line`);
+      const id = blobId(bytes);
+      built.blobs.set(id, bytes);
+      replaced.set(path, id);
+    }
+    const sizes = new Map<string, number>();
+    const root = await this.rewriteTree(revision.root_tree_id, replaced, built, sizes);
+    if (root === revision.root_tree_id) throw new Invalid(`the suggestions change nothing in ${ps.patchset_id}: each replaces its lines with the same text`);
+    const summary = requireText(input.summary ?? `Apply suggestions ${ids.join(', ')}`, 'summary', MAX_TEXT_CHARS);
+    const snapshot = encodeSnapshot({ root_tree_id: root, parent_snapshot_ids: [ps.revision_snapshot_id], created_at_s: nowSeconds(), message: summary.slice(0, 4096) });
+    const snapshotId = sha256Hex(snapshot);
+    const diff = await this.book.diff({ snapshot_id: ps.base_snapshot_id, root_tree_id: this.store.snapshot(ps.base_snapshot_id)!.root_tree_id }, { snapshot_id: snapshotId, root_tree_id: root }, built);
+
+    return this.store.transact((tx) => {
+      const c = this.changeIn(tx, ref);
+      checkChangeOpen(c, 'apply suggestions to it');
+      if (c.current_patchset_id !== ps.patchset_id) throw new Conflict(`change ${c.change_id} moved to patchset ${c.current_patchset_id} while the suggestions were applied to ${ps.patchset_id}; apply them again`);
+      stagePack(tx, PACK_KIND_OBJECT, 'blob', built.blobs);
+      stagePack(tx, PACK_KIND_TREE, 'tree', built.trees, sizes);
+      if (!tx.hasSnapshot(snapshotId)) tx.addSnapshot(snapshot);
+      const applied = picked.map((p) => ({ comment_id: p.c.comment_id, author: p.c.author }));
+      const { patchset } = this.book.stagePatchset(tx, c, {
+        base_snapshot_id: ps.base_snapshot_id, revision_snapshot_id: snapshotId, summary, author_mode: ps.author_mode, author, applied_suggestions: applied,
+      }, diff);
+      // Each applied thread still unresolved is resolved by a reply naming the new patchset.
+      const now = nowSeconds();
+      const views: AppliedView[] = [];
+      for (const p of picked) {
+        const records = this.commentsIn(tx, c.change_id);
+        const thread = this.threadOf(records, p.c.comment_id)!;
+        let resolvedBy: string | null = null;
+        if (thread.resolution !== 'resolved') {
+          const sequence = records.length + 1;
+          const reply: CommentRecord = {
+            comment_id: commentId(c.change_id, sequence),
+            change_id: c.change_id,
+            sequence,
+            patchset_id: patchset.patchset_id,
+            author,
+            anchor: p.c.anchor,
+            in_reply_to: (thread.replies.at(-1) ?? thread.root).comment_id,
+            body: `Applied in ${patchset.patchset_id}.`,
+            resolution: 'resolved',
+            suggestion: null,
+            published: true,
+            created_at_s: now,
+            updated_at_s: now,
+          };
+          this.stageComment(tx, reply, thread.thread_id, 'resolved');
+          resolvedBy = reply.comment_id;
+        }
+        views.push({ comment_id: p.c.comment_id, author: p.c.author, thread_id: thread.thread_id, path: p.a.path, line: p.a.line, end_line: p.a.end_line, resolved_by: resolvedBy });
+      }
+      return { patchset, applied: views };
+    });
+  }
+
+  /**
+   * `treeId` with the files `replaced` names (paths relative to it → new blob id) pointed at
+   * their new blobs: each tree on the way is rewritten (into `built.trees`), the rest shared.
+   * Entries keep their kind (a file stays a file, an executable executable). A rewritten tree
+   * has the same shape, so its expanded size is the old tree's (into `sizes`).
+   */
+  private async rewriteTree(treeId: string, replaced: Map<string, string>, built: BuiltObjects, sizes: Map<string, number>): Promise<string> {
+    const below = new Map<string, Map<string, string>>();
+    const here = new Map<string, string>();
+    for (const [p, blob] of replaced) {
+      const slash = p.indexOf('/');
+      if (slash === -1) here.set(p, blob);
+      else {
+        const head = p.slice(0, slash);
+        if (!below.has(head)) below.set(head, new Map());
+        below.get(head)!.set(p.slice(slash + 1), blob);
+      }
+    }
+    const entries = await this.store.readTree(treeId);
+    const next: TreeEntry[] = [];
+    for (const e of entries) {
+      if (here.has(e.name) && (e.kind === 'file' || e.kind === 'executable')) next.push({ ...e, id: here.get(e.name)! });
+      else if (below.has(e.name) && e.kind === 'directory') next.push({ ...e, id: await this.rewriteTree(e.id, below.get(e.name)!, built, sizes) });
+      else next.push(e);
+    }
+    const raw = encodeTree(next);
+    const id = sha256Hex(raw);
+    if (id !== treeId) {
+      built.trees.set(id, raw);
+      sizes.set(id, await this.store.expandedSize(treeId));
+      this.store.rememberSize(id, sizes.get(id)!);
+    }
+    return id;
   }
 
   // ------------------------------------------------------------ the thread list

@@ -19,7 +19,8 @@ import { ancestryOf, MAX_ANCESTRY_WALK } from '../../domain/workflow/ancestry.js
 import { takePage, walkFrom, type Page, type PageRequest } from '../../domain/paging.js';
 import { expandedSize, overLimit, Pace, pathsOf } from '../../domain/tree-size.js';
 import type { ContentStore, Txn } from '../../store/content-store.js';
-import { buildPack, PACK_KIND_OBJECT, PACK_KIND_TREE, type PackKind } from '../../store/pack.js';
+import { PACK_KIND_OBJECT, PACK_KIND_TREE, type PackKind } from '../../store/pack.js';
+import { stagePack } from './server-objects.js';
 import type { WorkflowBook } from './book.js';
 import { landEvents, lineEvents } from '../../domain/events.js';
 import type { LandGates, SpeculationCi } from './gates.js';
@@ -803,11 +804,7 @@ export class LandDesk {
 
   /** `sizes`: each new tree's expanded size, recorded in its index entry (storage-layout.md §8). */
   private stagePack(tx: Txn, kind: PackKind, objectKind: 'blob' | 'tree', objects: Map<string, Buffer>, sizes?: Map<string, number>): void {
-    const fresh = [...objects].filter(([id]) => !tx.has(objectKind, id)).map(([id, raw]) => ({ id, raw }));
-    if (fresh.length === 0) return;
-    const pack = buildPack(kind, fresh);
-    tx.writePack(kind, pack.packId, pack.bytes);
-    for (const e of pack.entries) tx.addLocator({ kind: objectKind, id: e.id, pack_id: pack.packId, offset: e.offset, length: e.length, raw_length: e.raw_length, crc32: e.crc32, expanded: sizes?.get(e.id) });
+    stagePack(tx, kind, objectKind, objects, sizes);
   }
 }
 

@@ -60,6 +60,8 @@ export interface ChangeRecord {
   landed_via?: { promotion_id: string; land_id: string; change_id: string };
 }
 
+export interface AppliedSuggestion { comment_id: string; author: string }
+
 export interface PatchsetRecord {
   patchset_id: string;
   change_id: string;
@@ -75,6 +77,8 @@ export interface PatchsetRecord {
   invalidated: boolean;
   diff: TreeDiff;
   created_at_s: number;
+  /** A patchset built by `:applySuggestions`: whose suggestion each applied comment was, in request order. */
+  applied_suggestions?: AppliedSuggestion[];
   /** Set when a land moved the target line past this open patchset's base (its CI may be re-run). */
   base_stale?: boolean;
   base_stale_land_id?: string;

@@ -2,7 +2,7 @@
 // reply, edit or discard one's own draft, resolve / reopen a thread, and the paged thread list. Schemas check shape (422); rules
 // live in lib/domain/workflow/comment-rules.ts and lib/authority/workflow/comments.ts
 // (400/404/409). Extension routes (not in the spec).
-import { boolean, integer, nullable, object as strictObject, optional, string } from 'superstruct';
+import { array, boolean, integer, nullable, object as strictObject, optional, string } from 'superstruct';
 import { Invalid } from '../../domain/errors.js';
 import { requireAuthority, type Handler, type QueryParam } from '../route-types.js';
 import { validate } from '../validate.js';
@@ -32,6 +32,7 @@ export const EditDraft = strictObject({
 export const DiscardQuery: Record<string, QueryParam> = {
   author: { schema: str, description: "the draft's author (required: only they may discard it)" },
 };
+export const ApplySuggestions = strictObject({ author: string(), comment_ids: array(string()), summary: optional(string()) });
 export const PublishDrafts = strictObject({ author: string(), patchset_id: string(), action: optional(string()), comment: optional(string()) });
 export const ResolveThread = strictObject({ author: string(), body: optional(string()), patchset_id: optional(string()) });
 
@@ -87,6 +88,15 @@ export const threads: Handler = async (ctx) => {
   return { json: await a.workflow.comments.listThreads(ctx.params.change_ref, { patchset, path, resolved, author }, req) };
 };
 
+export const applySuggestions: Handler = async (ctx) => {
+  rejectRouteOwned(ctx.body);
+  const req = wellFormed(validate(ctx.body, ApplySuggestions));
+  for (const id of req.comment_ids) wellFormed({ comment_id: id });
+  const a = requireAuthority(ctx);
+  const { patchset, applied } = await a.workflow.comments.applySuggestions(ctx.params.change_ref, req);
+  return { json: { patchset: a.workflow.patchsetProjection(patchset, a.index), applied } };
+};
+
 export const publish: Handler = async (ctx) => {
   rejectRouteOwned(ctx.body);
   const req = wellFormed(validate(ctx.body, PublishDrafts));
@@ -122,6 +132,21 @@ export const SCHEMAS: Schemas = {
   }),
   CommentDeleted: obj({ deleted: { ...str, description: 'the id of the discarded draft (kept as a tombstone: ids stay dense; the id is unknown afterwards)' } }),
   CommentResult: obj({ comment: ref('Comment'), thread_id: str, resolution: resolutionSchema }, { description: "the comment written and its thread's resolution after it" }),
+  SuggestionsApplied: obj({
+    patchset: { ...ref('Patchset'), description: 'the new patchset (its applied_suggestions say whose suggestion each was)' },
+    applied: {
+      ...arr(obj({
+        comment_id: str,
+        author: { ...str, description: "the suggestion's author" },
+        thread_id: str,
+        path: str,
+        line: uint,
+        end_line: orNull(uint),
+        resolved_by: { ...orNull(str), description: 'the reply that resolved the thread (null: it was resolved already)' },
+      })),
+      description: 'in the order of comment_ids',
+    },
+  }),
   CommentPublishResult: obj({ published: { ...arr(ref('Comment')), description: 'the drafts published, in sequence order' }, review: orNull(ref('Review')) }, { description: 'the vote is a review record of the selected patchset (null without an action)' }),
   CommentThreadList: obj({
     change_id: str,
