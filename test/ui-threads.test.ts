@@ -239,7 +239,7 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     expect(w.errors).to.deep.equal([]);
   });
 
-  it('Suggest change: the editor is pre-filled with the selected lines; the suggestion is recorded and shown as a small diff', async () => {
+  it('Suggest change: the editor is pre-filled with the selected lines; the suggestion is recorded and shown as a small diff; the change\'s author applies it as a new patchset', async () => {
     const c = await fresh('Threads: suggest');
     const w = await open({ me: 'nora' });
     await w.page.goto(url(c.change));
@@ -262,7 +262,22 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     const shown = thread(w.page, t.thread_id).locator('.suggestion-diff');
     expect((await shown.locator('.s-del').allInnerTexts()).map((x) => x.trimEnd())).to.deep.equal(['-    w.count += 1;', '-    return w.count <= this.limit;']);
     expect((await shown.locator('.s-add').allInnerTexts()).map((x) => x.trimEnd())).to.deep.equal(['+    return ++w.count <= this.limit;']);
+    // only the change's author (carol wrote its patchsets) may apply it
+    expect(await thread(w.page, t.thread_id).getByRole('button', { name: 'Apply suggestion' }).count()).to.equal(0);
     expect(w.errors).to.deep.equal([]);
+    const author = await open({ me: 'carol' });
+    await author.page.goto(url(c.change));
+    await author.page.getByRole('button', { name: 'Apply suggestions (1)' }).waitFor();
+    await showFile(author.page, 'src/checkout/rate-limit.ts');
+    await thread(author.page, t.thread_id).getByRole('button', { name: 'Apply suggestion' }).click();
+    await author.page.getByText(/^Applied 1 suggestion as ps-3\.$/).waitFor();
+    const ps3 = (await demo.s.get(`/changes/${c.change}/patchsets`)).patchsets.find((p: Json) => p.patchset_number === 3);
+    expect(ps3.applied_suggestions).to.deep.equal([{ comment_id: t.comments[0].comment_id, author: 'nora' }]);
+    expect((await threadsOf(c.change)).find((x) => x.thread_id === t.thread_id)!.resolution).to.equal('resolved');
+    // the page read it all again: the new patchset is listed, the button is gone
+    await author.page.locator('#patchsets td', { hasText: 'Apply suggestions' }).first().waitFor();
+    expect(await author.page.getByRole('button', { name: /^Apply suggestions/ }).count()).to.equal(0);
+    expect(author.errors).to.deep.equal([]);
   });
 
   it('reply (r on a focused thread), Done (resolves), Resolve and Reopen; the header count follows', async () => {

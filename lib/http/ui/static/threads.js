@@ -157,7 +157,7 @@ function explain(err) {
  * The threads of the viewed patchset and what the page does with them. `version` changes
  * whenever the change page read its data again (an event, an action): the threads follow.
  */
-export function useThreadState({ repo, change, viewed, selected, open, me, version, suggestions }) {
+export function useThreadState({ repo, change, viewed, selected, open, me, version, suggestions, canApply = false, onApplied = () => {} }) {
   const changeId = change.change_id;
   const [data, setData] = useState(null);
   const [error, setError] = useState(null);
@@ -239,6 +239,12 @@ export function useThreadState({ repo, change, viewed, selected, open, me, versi
     resolve: (thread, to) => act((author) => post(C(`/threads/${seg(thread.thread_id)}:${to === 'resolved' ? 'resolve' : 'reopen'}`), { author, patchset_id: viewed }), to === 'resolved' ? 'Thread resolved.' : 'Thread reopened.'),
     edit: (c, text) => act((author) => api('PATCH', C(`/comments/${seg(c.comment_id)}`), { author, body: text }), 'Draft updated.'),
     discard: (c) => act((author) => api('DELETE', C(`/comments/${seg(c.comment_id)}${query({ author })}`)), 'Draft discarded.'),
+    // the change's author applies suggestions as a new patchset (the page then reads everything again)
+    apply: async (ids) => {
+      const r = await act((author) => post(C('/patchsets:applySuggestions'), { author, comment_ids: ids }), (x) => `Applied ${plural(x.applied.length, 'suggestion')} as ${psShort(x.patchset.patchset_id)}.`);
+      if (r) onApplied();
+      return r;
+    },
     publish: (body) => act((author) => post(C('/reviews:publish'), { author, patchset_id: selected, ...body }), (r) => `Published ${plural(r.published.length, 'draft')}${r.review ? ` with your vote (${r.review.action.replace(/_/g, ' ')})` : ''}.`),
   };
 
@@ -257,7 +263,18 @@ export function useThreadState({ repo, change, viewed, selected, open, me, versi
     return out;
   }, [data, me]);
 
-  return { repo, changeId, viewed, selected, open, me, data, error, reload, editors, openEditor, closeEditor, keepText, ops, flash, setFlash, drafts, suggestions, index, setFiles, fileOf, against: files?.against ?? null };
+  // Published suggestions written on the current patchset, in unresolved threads: what "Apply suggestions" applies.
+  const current = change.current_patchset_id ?? null;
+  const applicable = useMemo(() => {
+    const out = [];
+    for (const t of data?.threads ?? []) {
+      if (t.resolution !== 'unresolved') continue;
+      for (const c of t.comments) if (c.published && c.suggestion !== null && c.suggestion !== undefined && !c.discarded && c.patchset_id === current) out.push(c.comment_id);
+    }
+    return out;
+  }, [data, current]);
+
+  return { repo, changeId, viewed, selected, open, me, data, current, canApply: canApply && open, applicable, error, reload, editors, openEditor, closeEditor, keepText, ops, flash, setFlash, drafts, suggestions, index, setFiles, fileOf, against: files?.against ?? null };
 }
 
 /**
@@ -379,12 +396,15 @@ function CommentItem({ c, thread }) {
 /** A suggested replacement: the lines it replaces (removed) and its text (added). */
 function Suggestion({ c, thread }) {
   const T = useThreads();
+  const [busy, setBusy] = useState(false);
+  const applicable = T.canApply && c.published && c.patchset_id === T.current;
   const lines = c.suggestion === '' ? [] : c.suggestion.replace(/\n$/, '').split('\n');
   const a = thread.anchor;
   // the lines it replaces, as the diff shows them (when the thread sits where it was written)
   const old = !thread.outdated && a.kind === 'lines' && !T.against ? revisionLines(T.fileOf(a.path), a.line, a.end_line ?? a.line) : null;
   return html`<div class="suggestion">
     <div class="muted small">Suggested change${a.kind === 'lines' ? ` to ${lineLabel(a)}` : ''}</div>
+    ${applicable ? html`<div class="btn-row"><button type="button" class="btn small" disabled=${busy} onClick=${async () => { setBusy(true); await T.ops.apply([c.comment_id]); setBusy(false); }} title="Apply it as a new patchset of the change">Apply suggestion</button></div>` : null}
     <pre class="suggestion-diff">${(old ?? []).map((l) => html`<span class="s-del">-${l}\n</span>`)}${lines.length === 0 ? html`<span class="s-del">(remove the lines)</span>` : lines.map((l) => html`<span class="s-add">+${l}\n</span>`)}</pre>
   </div>`;
 }

@@ -410,6 +410,12 @@ export function ChangePage({ repo, changeRef }) {
     me,
     version: d,
     suggestions: true,
+    // the change's author (the current patchset's; anyone when it names none) applies suggestions
+    canApply: !!d && !!me && (() => {
+      const cur = (d.patchsets.data ?? []).find((p) => p.patchset_id === d.change.current_patchset_id);
+      return !!cur && (!cur.author || cur.author === me);
+    })(),
+    onApplied: state.reload,
   });
   useTitle(d ? `${d.change.title} (${d.change.change_id})` : changeRef);
   // #queue, #lands, ...: scroll to that card once the page has been read (the diff handles #file=).
@@ -452,6 +458,7 @@ export function ChangePage({ repo, changeRef }) {
       ${OPEN.includes(c.status) ? html`<div class="head-actions">
         <button type="button" class=${`btn small ${mine ? 'primary' : ''}`} onClick=${() => setReplying(true)} title="Publish your drafts with a vote and a message, in one step">Reply…${mine ? html` <span class="count-pill">${mine}</span>` : null}</button>
         ${mine ? html`<span class="muted small">${plural(mine, 'draft')} not published</span>` : null}
+        ${threads.canApply && threads.applicable.length ? html`<button type="button" class="btn small" onClick=${() => threads.ops.apply(threads.applicable)} title="Apply every suggestion of the unresolved threads on the current patchset as one new patchset">Apply suggestions (${threads.applicable.length})</button>` : null}
       </div>` : null}
       <p class="meta parts">
         <span><code>${c.change_ref}</code></span>
