@@ -468,8 +468,16 @@ export function ThreadStack({ threads, editors, where = false }) {
 /** Flash of the last thread action (saved, posted, refused). */
 export function ThreadFlash() {
   const T = useThreads();
-  if (!T?.flash) return null;
-  return html`<div class=${`flash thread-flash ${T.flash.ok ? 'ok' : 'bad'}`} role=${T.flash.ok ? 'status' : 'alert'}>${T.flash.text}</div>`;
+  const flash = T?.flash;
+  // Shown fixed at the bottom of the screen (the action may be far down the diff); a success goes by itself.
+  useEffect(() => {
+    if (!flash || !flash.ok) return undefined;
+    const id = setTimeout(() => T.setFlash((f) => (f === flash ? null : f)), 8000);
+    return () => clearTimeout(id);
+  }, [flash]);
+  if (!flash) return null;
+  return html`<div class=${`flash thread-flash ${flash.ok ? 'ok' : 'bad'}`} role=${flash.ok ? 'status' : 'alert'}><span>${flash.text}</span>
+    <button type="button" class="btn small link" aria-label="Dismiss" onClick=${() => T.setFlash(null)}>×</button></div>`;
 }
 
 /**
