@@ -462,6 +462,23 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     expect(w.errors).to.deep.equal([]);
   });
 
+  it('a comment body carrying raw HTML and javascript: links renders as text, with no live link but http(s)', async () => {
+    const c = await fresh('Threads: payloads');
+    const body = 'Look <script>window.pwned = 1</script> <img src=x onerror="window.pwned = 2"> [click](javascript:window.pwned=3) [ok](https://example.com/ok)';
+    const r = await demo.s.comment(c.change, { patchset_id: c.ps2, author: 'eve <b>bold</b>', anchor: { path: 'scripts/report.py', line: 8 }, body });
+    const w = await open({ me: 'zed' });
+    await w.page.goto(url(c.change));
+    await showFile(w.page, 'scripts/report.py');
+    const t = thread(w.page, r.thread_id);
+    await t.waitFor();
+    expect(await t.locator('.comment-body').innerText()).to.include('<script>window.pwned = 1</script>');
+    expect(await t.locator('.who').first().innerText()).to.equal('eve <b>bold</b>');
+    expect(await t.locator('script, img, b').count()).to.equal(0);
+    expect(await t.locator('.comment-body a').evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).href))).to.deep.equal(['https://example.com/ok']);
+    expect(await w.page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).to.equal(undefined);
+    expect(w.errors).to.deep.equal([]);
+  });
+
   it('live: a comment posted through the API appears on the open page without a reload', async () => {
     const c = await fresh('Threads: live');
     const w = await open({ me: 'kim' });
