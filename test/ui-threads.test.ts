@@ -174,7 +174,7 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     expect(other.errors).to.deep.equal([]);
   });
 
-  it('start a thread on a line (click, Preview, Comment now) and on a range (shift-click, Save draft); c on a focused line; Cancel', async () => {
+  it('start a thread on a line (click, Preview, Comment now) and on a range (shift-click, Save draft; a drag); c on a focused line; Cancel', async () => {
     const c = await fresh('Threads: start');
     const w = await open({ me: 'frank' });
     await w.page.goto(url(c.change));
@@ -215,6 +215,20 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     await thread(w.page, range.thread_id).locator('.thread-head .badge', { hasText: 'Draft' }).waitFor();
     // nobody else sees the draft
     expect((await threadsOf(c.change)).some((x) => x.thread_id === range.thread_id)).to.equal(false);
+    // a drag over line numbers 3..5: a range editor under line 5
+    const box = async (n: number) => (await f.locator(`td.ln[data-side="revision"][data-n="${n}"]`).boundingBox())!;
+    const from = await box(3);
+    const to = await box(5);
+    await w.page.mouse.move(from.x + from.width / 2, from.y + from.height / 2);
+    await w.page.mouse.down();
+    await w.page.mouse.move(to.x + to.width / 2, to.y + to.height / 2, { steps: 4 });
+    expect(await f.locator('td.ln.selected, tr.selected').count()).to.be.at.least(3);
+    await w.page.mouse.up();
+    await editor.waitFor();
+    expect(await editor.locator('.editor-what').innerText()).to.include('lines 3–5');
+    expect(await editor.evaluate((e) => e.closest('tr')!.previousElementSibling!.querySelector('td.ln[data-side="revision"]')!.getAttribute('data-n'))).to.equal('5');
+    await editor.getByRole('button', { name: 'Cancel' }).click();
+    await editor.waitFor({ state: 'detached' });
     // c on a focused line (a click on its code focuses the row)
     await f.locator('tr.add', { hasText: 'sweep(now = Date.now()): void {' }).locator('td.code').click();
     await w.page.keyboard.press('c');
