@@ -237,6 +237,15 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     expect(Number(n)).to.be.greaterThan(14);
     await w.page.keyboard.press('Escape');
     await editor.waitFor({ state: 'detached' });
+    // from the keyboard alone: the file's header, ↓ to its first line, ↓ to the second, c
+    await f.locator('.file-toggle').focus();
+    await w.page.keyboard.press('ArrowDown');
+    await w.page.keyboard.press('ArrowDown');
+    await w.page.keyboard.press('c');
+    await editor.waitFor();
+    expect(await editor.evaluate((e) => e.closest('tr')!.previousElementSibling!.querySelector('td.ln[data-side="revision"]')!.getAttribute('data-n'))).to.equal('2');
+    await w.page.keyboard.press('Escape');
+    await editor.waitFor({ state: 'detached' });
     // comment on a file, and on the change
     await file(w.page, 'docs/checkout.md').getByRole('button', { name: 'Comment on file docs/checkout.md' }).click();
     const fileEditor = file(w.page, 'docs/checkout.md').locator('.comment-editor');

@@ -238,11 +238,21 @@ function FileBody({ file, view, ft }) {
     const at = lineCell(e.target);
     if (at && at.side === drag.side && at.line !== drag.to) setDrag({ ...drag, to: at.line });
   };
-  // c on a focused row: an editor under it (its revision line, else its base line)
+  // ↓ / ↑ on a focused row: the next / previous line; c: an editor under it (its revision line, else its base line)
   const onKeyDown = (e) => {
-    if (e.key !== 'c' || !canComment || e.metaKey || e.ctrlKey || e.altKey || typing(e)) return;
+    if (e.metaKey || e.ctrlKey || e.altKey || typing(e)) return;
     const tr = e.target.closest && e.target.closest('tr');
     if (!tr || tr !== e.target) return;
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      const rows = [...e.currentTarget.querySelectorAll('tr[tabindex]')];
+      const next = rows[rows.indexOf(tr) + (e.key === 'ArrowDown' ? 1 : -1)];
+      if (next) {
+        e.preventDefault();
+        next.focus();
+      }
+      return;
+    }
+    if (e.key !== 'c' || !canComment) return;
     const cells = [...tr.querySelectorAll('td.ln[data-side]')].map((td) => lineCell(td)).filter(Boolean);
     const at = cells.find((c) => c.side === 'revision') ?? cells[0];
     if (!at) return;
@@ -303,7 +313,8 @@ function FileDiff({ file, index, view, observe, open, onToggle, current, onLoadF
   const fileTarget = { kind: 'file', path: file.path };
   return html`<section class=${`diff-file${current ? ' current' : ''}${lazy ? ' lazy' : ''}`} id=${`f${index}`} data-path=${file.path} ref=${box} style=${size}>
     <header class="file-head">
-      <button type="button" class="file-toggle" aria-expanded=${open ? 'true' : 'false'} onClick=${() => onToggle(index)} title=${open ? 'Collapse (o)' : 'Expand (o)'}>
+      <button type="button" class="file-toggle" aria-expanded=${open ? 'true' : 'false'} onClick=${() => onToggle(index)}
+        onKeyDown=${(e) => { if (e.key === 'ArrowDown') { const row = box.current?.querySelector('.file-body tr[tabindex]'); if (row) { e.preventDefault(); row.focus(); } } }} title=${open ? 'Collapse (o)' : 'Expand (o)'}>
         <span class="chev" aria-hidden="true">${open ? '▾' : '▸'}</span>
         <span class=${`chg chg-${file.change}`} title=${file.change}>${CHANGE_LETTER[file.change] ?? '?'}</span>
         <span class="file-path">${file.path}</span>
