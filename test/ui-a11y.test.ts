@@ -76,6 +76,9 @@ describe('reviewer UI: accessibility, small screens and Back (Chromium)', functi
           await p.locator('.diff-file[data-path="src/checkout/rate-limit.ts"]').scrollIntoViewIfNeeded();
           await p.locator('.diff tr.add .hljs-keyword').first().waitFor();
           await p.locator('.diff tr.add .hljs-comment, .diff tr.add .hljs-string').first().waitFor();
+          // the seeded comment threads, inline (the ported one on rate-limit.ts) and in the Conversation card
+          await p.locator(`[data-thread-id="${demo.main.threads.ported}"]`).waitFor();
+          await p.locator(`[data-thread-id="${demo.main.threads.general}"]`).waitFor();
         },
       },
       { name: 'change-landed', url: at(`/changes/${demo.landed.change}`), ready: async (p) => { await p.locator('.readiness.landed').waitFor(); } },
@@ -139,6 +142,8 @@ describe('reviewer UI: accessibility, small screens and Back (Chromium)', functi
     for (const scheme of ['light', 'dark'] as const) {
       const context = await browser.newContext({ viewport: { width: 1440, height: 1000 }, colorScheme: scheme, bypassCSP: true });
       contexts.push(context);
+      // as dana, whose draft thread the seed wrote: drafts are checked too
+      await context.addInitScript(() => localStorage.setItem('cairn.reviewer', 'dana'));
       const p = await context.newPage();
       for (const pg of [...pages, { name: 'change-split', url: `${pages[3].url}?view=split#file=src%2Fcheckout%2Frate-limit.ts`, ready: async (q: Page) => { await q.locator('.diff.split .hljs-keyword').first().waitFor(); } }]) {
         await p.goto(pg.url);
@@ -147,6 +152,13 @@ describe('reviewer UI: accessibility, small screens and Back (Chromium)', functi
           // build every diff body, so the highlighted lines are checked too
           await p.evaluate(() => document.getElementById('files')?.scrollIntoView());
           await p.waitForTimeout(300);
+        }
+        if (pg.name === 'change') {
+          // an open comment editor (its textarea and buttons) and a thread's reply editor are checked too
+          await p.locator('.diff-file[data-path="src/checkout/rate-limit.ts"] td.ln[data-side="revision"][data-n="10"]').click();
+          await p.locator('.comment-editor textarea').first().waitFor();
+          await p.locator(`[data-thread-id="${demo.main.threads.replied}"]`).getByRole('button', { name: 'Reply', exact: true }).click();
+          await p.locator(`[data-thread-id="${demo.main.threads.replied}"] .comment-editor`).waitFor();
         }
         if (['dashboard', 'change', 'change-landed', 'plan', 'jobs'].includes(pg.name)) await shot(p, `a11y-${scheme}-${pg.name}`);
         for (const v of await axe(p)) {

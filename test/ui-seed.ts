@@ -64,6 +64,11 @@ export class Seeder {
     return this.post(`/changes/${change}/reviews`, { patchset_id: ps, reviewer, action, comment, blocking });
   }
 
+  /** A comment (docs/api.md "Comment threads"): a thread with `anchor`, or a reply with `in_reply_to`; `draft` keeps it the author's. */
+  comment(change: string, body: Json): Promise<Json> {
+    return this.post(`/changes/${change}/comments`, body);
+  }
+
   requestReview(change: string, ps: string, group: string, note: string, by: string): Promise<Json> {
     return this.post(`/changes/${change}:requestReview`, { patchset_id: ps, reviewer_groups: [group], note, requested_by: by });
   }
@@ -222,11 +227,29 @@ export const PLAN_MD = lines(
   '```',
 );
 
+/** The comment threads of the reviewed change (ids of their first comments). */
+export interface DemoThreads {
+  /** Opened on ps-1, rate-limit.ts line 5: shown on ps-2 at line 8 ("from ps-1 line 5"). */
+  ported: string;
+  /** Opened on ps-1, rate-limit.ts line 1, which ps-2 rewrote: outdated, resolved by a reply. */
+  outdated: string;
+  /** On ps-2, report.py line 7, with a reply: unresolved. */
+  replied: string;
+  /** On the base side of report.py line 7 (the removed print). */
+  base: string;
+  /** On docs/checkout.md as a file: resolved. */
+  file: string;
+  /** On the patchset as a whole: unresolved. */
+  general: string;
+  /** dana's draft on handler.ts line 3 (only dana sees it). */
+  draft: string;
+}
+
 export interface Demo {
   s: Seeder;
   base: string;
-  /** The reviewed change: two patchsets, CI, attestation, reviews, a review request. */
-  main: { change: string; ref: string; ps1: string; ps2: string };
+  /** The reviewed change: two patchsets, CI, attestation, reviews, a review request, comment threads. */
+  main: { change: string; ref: string; ps1: string; ps2: string; threads: DemoThreads };
   landed: { change: string };
   /** A change whose CI run completed (job state succeeded) with failing tests. */
   failing: { change: string; ps: string; job: number };
@@ -263,6 +286,7 @@ export async function seedDemo(url: string, name = 'webshop'): Promise<Demo> {
   await s.ci(ps2);
   await s.attest(ps2);
   await s.review(m.change, ps2, 'bob', 'comment', 'sweep() looks right. Who calls it?');
+  const threads = await seedThreads(s, m.change, ps1, ps2);
   await s.evaluate(ps2);
 
   const other = await s.change('Retry failed charges with backoff');
@@ -293,8 +317,26 @@ export async function seedDemo(url: string, name = 'webshop'): Promise<Demo> {
   const candidate = await s.queueable('Search the catalogue by name', head, { ...LANDED_TREE, 'src/catalogue/search.ts': lines('export function search(names: string[], q: string): string[] {', '  return names.filter((n) => n.includes(q));', '}') }, 'Name search');
 
   return {
-    s, base: head, main: { change: m.change, ref: m.ref, ps1, ps2 }, landed: { change: landedOne.change },
+    s, base: head, main: { change: m.change, ref: m.ref, ps1, ps2, threads }, landed: { change: landedOne.change },
     failing: { change: other.change, ps: psO, job: failedRun.job.worker_job_index as number },
     queue: { ejected: { change: legacy.change, entry: ejected }, testing: { change: readme.change, entry: testing, job }, candidate: { change: candidate.change, ref: candidate.ref } },
   };
+}
+
+/** Comment threads of every kind on the reviewed change (ps-1 and ps-2 of REVISION_1 and REVISION_2). */
+export async function seedThreads(s: Seeder, change: string, ps1: string, ps2: string): Promise<DemoThreads> {
+  const id = (r: Json) => r.thread_id as string;
+  const rl = 'src/checkout/rate-limit.ts';
+  const ported = id(await s.comment(change, { patchset_id: ps1, author: 'alice', anchor: { path: rl, line: 5 }, body: 'Should `limit` be checked to be **positive**? `new RateLimiter(0, …)` blocks everyone.' }));
+  const outdated = id(await s.comment(change, { patchset_id: ps1, author: 'bob', anchor: { path: rl, line: 1 }, body: 'Say what happens to the windows of customers who never come back.' }));
+  await s.comment(change, { patchset_id: ps2, author: 'carol', in_reply_to: outdated, body: 'Done in ps-2: see `sweep()`.', resolution: 'resolved' });
+  const replied = id(await s.comment(change, { patchset_id: ps2, author: 'bob', anchor: { path: 'scripts/report.py', line: 7 }, body: 'What if an order has no `amount`?' }));
+  const answer = await s.comment(change, { patchset_id: ps2, author: 'carol', in_reply_to: replied, body: 'Every order has one since the v2 export; see [the format](https://example.com/orders).' });
+  void answer;
+  const base = id(await s.comment(change, { patchset_id: ps2, author: 'erin', anchor: { path: 'scripts/report.py', line: 7, side: 'base' }, body: 'The cron parser reads this line: keep `N orders` at the start.' }));
+  const file = id(await s.comment(change, { patchset_id: ps2, author: 'erin', anchor: { path: 'docs/checkout.md' }, body: 'Mention the limit in the README too?' }));
+  await s.post(`/changes/${change}/threads/${file}:resolve`, { author: 'carol', body: 'The docs page is enough.' });
+  const general = id(await s.comment(change, { patchset_id: ps2, author: 'alice', body: 'Please add a test for `sweep()` before this lands.' }));
+  const draft = id(await s.comment(change, { patchset_id: ps2, author: 'dana', anchor: { path: 'src/checkout/handler.ts', line: 3 }, body: 'Import order: keep local imports last.', draft: true }));
+  return { ported, outdated, replied, base, file, general, draft };
 }

@@ -297,7 +297,11 @@ describe('reviewer UI in Chromium', function () {
     for (const scheme of ['light', 'dark'] as const) {
       const w = await open({ colorScheme: scheme });
       await w.page.goto(changeUrl());
+      // the diff starts below the cards (the Conversation card among them): its bodies are built as they come near the screen
+      await w.page.locator('#files .diff-file').first().waitFor();
+      await w.page.evaluate(() => document.getElementById('files')!.scrollIntoView());
       await w.page.locator('.diff tr.add .hljs-keyword').first().waitFor();
+      await w.page.evaluate(() => scrollTo(0, 0));
       await w.page.locator('.topbar .live').waitFor();
       await shot(w.page, `change-${scheme}`);
       await w.page.evaluate(() => document.getElementById('files')!.scrollIntoView());

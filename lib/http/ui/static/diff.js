@@ -7,6 +7,7 @@ import { html, useEffect, useMemo, useRef, useState, useCallback } from './vendo
 import { get, repoPath, seg, query } from './api.js';
 import { useHighlighter, languageOf, highlightLines } from './syntax.js';
 import { NUMBER, plural, typing, Badge } from './util.js';
+import { ThreadStack, editorsOfFile, rowKey, useThreadKeys, useThreads } from './threads.js';
 
 /** Files with more diff lines than this start collapsed. */
 const COLLAPSE_LINES = 1500;
@@ -123,33 +124,151 @@ function Code({ line }) {
 
 const hunkHeader = (h) => `@@ -${h.old_start},${h.old_lines} +${h.new_start},${h.new_lines} @@`;
 
-function UnifiedHunks({ hunks }) {
+/** The threads and open editors under one diff row (a thread sits under its anchor's end line). */
+function rowThreads(ft, keys) {
+  let threads = null;
+  let editors = null;
+  for (const k of keys) {
+    const t = ft.threads?.get(k);
+    if (t) threads = threads ? [...threads, ...t] : t;
+    const e = ft.editors?.get(k);
+    if (e) editors = editors ? [...editors, ...e] : e;
+  }
+  return threads || editors ? { threads, editors } : null;
+}
+
+/** The row keys a unified row shows: the revision line, and the base line (a removed or context line). */
+function unifiedKeys(l) {
+  const keys = [];
+  if (l.new !== null) keys.push(rowKey('revision', l.new));
+  if (l.old !== null) keys.push(rowKey('base', l.old));
+  return keys;
+}
+
+function UnifiedHunks({ hunks, ft }) {
   return html`<table class="diff unified"><colgroup><col class="ln-col" /><col class="ln-col" /><col /></colgroup><tbody>${hunks.map(({ hunk, lines }) => html`
     <tr class="hunk"><td class="ln" colspan="2"></td><td class="code hunk-head">${hunkHeader(hunk)}</td></tr>
-    ${lines.map((l) => (l.kind === 'note'
-      ? html`<tr class="note"><td class="ln" colspan="2"></td><td class="code">\\ ${l.text}</td></tr>`
-      : html`<tr class=${l.kind}><td class="ln" data-n=${l.old ?? ''}></td><td class="ln" data-n=${l.new ?? ''}></td><${Code} line=${l} /></tr>`))}`)}
+    ${lines.map((l) => {
+      if (l.kind === 'note') return html`<tr class="note"><td class="ln" colspan="2"></td><td class="code">\\ ${l.text}</td></tr>`;
+      const under = ft && rowThreads(ft, unifiedKeys(l));
+      return html`<tr class=${`${l.kind}${ft?.selected?.has(l.new !== null ? rowKey('revision', l.new) : rowKey('base', l.old)) ? ' selected' : ''}`} tabindex="-1"><td class="ln" data-side="base" data-n=${l.old ?? ''}></td><td class="ln" data-side="revision" data-n=${l.new ?? ''}></td><${Code} line=${l} /></tr>
+        ${under ? html`<tr class="thread-row"><td colspan="3"><${ThreadStack} threads=${under.threads} editors=${under.editors} /></td></tr>` : null}`;
+    })}`)}
   </tbody></table>`;
 }
 
-function SplitHunks({ hunks }) {
+function SplitHunks({ hunks, ft }) {
   const side = (l, which) => (l
-    ? html`<td class=${`ln ${l.kind}`} data-n=${which === 'left' ? l.old : l.new}></td><${Code} line=${l} />`
+    ? html`<td class=${`ln ${l.kind}${ft?.selected?.has(which === 'left' ? rowKey('base', l.old) : rowKey('revision', l.new)) ? ' selected' : ''}`} data-side=${which === 'left' ? 'base' : 'revision'} data-n=${which === 'left' ? l.old : l.new}></td><${Code} line=${l} />`
     : html`<td class="ln empty"></td><td class="code empty"></td>`);
   return html`<table class="diff split"><colgroup><col class="ln-col" /><col class="half" /><col class="ln-col" /><col class="half" /></colgroup><tbody>${hunks.map(({ hunk, lines }) => html`
     <tr class="hunk"><td class="ln"></td><td class="code hunk-head" colspan="3">${hunkHeader(hunk)}</td></tr>
-    ${sideBySide(lines).map((r) => (r.note
-      ? html`<tr class="note"><td class="ln"></td><td class="code" colspan="3">\\ ${r.note.text}</td></tr>`
-      : html`<tr class=${`pair ${r.left ? r.left.kind : 'none'}-${r.right ? r.right.kind : 'none'}`}>${side(r.left, 'left')}${side(r.right, 'right')}</tr>`))}`)}
+    ${sideBySide(lines).map((r) => {
+      if (r.note) return html`<tr class="note"><td class="ln"></td><td class="code" colspan="3">\\ ${r.note.text}</td></tr>`;
+      // base-side threads under the left column, revision-side ones under the right
+      const left = ft && r.left && r.left.old !== null ? rowThreads(ft, [rowKey('base', r.left.old)]) : null;
+      const right = ft && r.right && r.right.new !== null ? rowThreads(ft, [rowKey('revision', r.right.new)]) : null;
+      return html`<tr class=${`pair ${r.left ? r.left.kind : 'none'}-${r.right ? r.right.kind : 'none'}`} tabindex="-1">${side(r.left, 'left')}${side(r.right, 'right')}</tr>
+        ${left || right ? html`<tr class="thread-row"><td colspan="2">${left ? html`<${ThreadStack} threads=${left.threads} editors=${left.editors} />` : null}</td><td colspan="2">${right ? html`<${ThreadStack} threads=${right.threads} editors=${right.editors} />` : null}</td></tr>` : null}`;
+    })}`)}
   </tbody></table>`;
 }
 
-function FileBody({ file, view }) {
+/** Row keys the file's hunks show (a thread on a line the diff does not show goes to the top of its file). */
+function shownKeys(file) {
+  const keys = new Set();
+  for (const h of file.hunks) {
+    let o = h.old_start;
+    let n = h.new_start;
+    for (const l of h.lines) {
+      const c = l[0];
+      if (c === ' ' || c === '-') keys.add(rowKey('base', o++));
+      if (c === ' ' || c === '+') keys.add(rowKey('revision', n++));
+    }
+  }
+  return keys;
+}
+
+/** The last line number clicked (shift-click makes a range from it). */
+let lastClick = null;
+
+/** A line number cell under an event: { side, line }, or null. */
+function lineCell(target) {
+  const td = target && target.closest ? target.closest('td.ln[data-side]') : null;
+  if (!td) return null;
+  const n = Number(td.getAttribute('data-n'));
+  return Number.isInteger(n) && n > 0 ? { side: td.getAttribute('data-side'), line: n } : null;
+}
+
+function FileBody({ file, view, ft }) {
   const h = useHighlighter();
+  const T = useThreads();
   const language = languageOf(h, file.path);
   const hunks = useMemo(() => file.hunks.map((hunk) => ({ hunk, lines: numberedLines(hunk, h, language) })), [file, h, language]);
-  return html`<div class="file-body">${view === 'split' ? html`<${SplitHunks} hunks=${hunks} />` : html`<${UnifiedHunks} hunks=${hunks} />`}</div>`;
+  const [drag, setDrag] = useState(null);
+  const canComment = !!T && T.open;
+  const startEditor = (side, a, b) => {
+    const line = Math.min(a, b);
+    const end = Math.max(a, b);
+    T.openEditor({ kind: 'line', anchor: { path: file.path, side, line, end_line: end > line ? end : null } });
+  };
+  // click a line number: an editor under that line; shift-click or drag over numbers: a range
+  const onMouseDown = (e) => {
+    if (!canComment || e.button !== 0) return;
+    const at = lineCell(e.target);
+    if (!at) return;
+    e.preventDefault();
+    if (e.shiftKey && lastClick && lastClick.path === file.path && lastClick.side === at.side) {
+      startEditor(at.side, lastClick.line, at.line);
+      lastClick = null;
+      return;
+    }
+    lastClick = { path: file.path, ...at };
+    setDrag({ side: at.side, from: at.line, to: at.line });
+    const up = (u) => {
+      removeEventListener('mouseup', up, true);
+      const end = lineCell(u.target);
+      setDrag(null);
+      startEditor(at.side, at.line, end && end.side === at.side ? end.line : at.line);
+    };
+    addEventListener('mouseup', up, true);
+  };
+  const onMouseOver = (e) => {
+    if (!drag) return;
+    const at = lineCell(e.target);
+    if (at && at.side === drag.side && at.line !== drag.to) setDrag({ ...drag, to: at.line });
+  };
+  // ↓ / ↑ on a focused row: the next / previous line; c: an editor under it (its revision line, else its base line)
+  const onKeyDown = (e) => {
+    if (e.metaKey || e.ctrlKey || e.altKey || typing(e)) return;
+    const tr = e.target.closest && e.target.closest('tr');
+    if (!tr || tr !== e.target) return;
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      const rows = [...e.currentTarget.querySelectorAll('tr[tabindex]')];
+      const next = rows[rows.indexOf(tr) + (e.key === 'ArrowDown' ? 1 : -1)];
+      if (next) {
+        e.preventDefault();
+        next.focus();
+      }
+      return;
+    }
+    if (e.key !== 'c' || !canComment) return;
+    const cells = [...tr.querySelectorAll('td.ln[data-side]')].map((td) => lineCell(td)).filter(Boolean);
+    const at = cells.find((c) => c.side === 'revision') ?? cells[0];
+    if (!at) return;
+    e.preventDefault();
+    startEditor(at.side, at.line, at.line);
+  };
+  let selected = null;
+  if (drag) {
+    selected = new Set();
+    for (let i = Math.min(drag.from, drag.to); i <= Math.max(drag.from, drag.to); i++) selected.add(rowKey(drag.side, i));
+  }
+  const rowft = ft || selected ? { ...(ft ?? {}), selected } : null;
+  return html`<div class=${`file-body${canComment ? ' can-comment' : ''}`} onMouseDown=${onMouseDown} onMouseOver=${onMouseOver} onKeyDown=${onKeyDown}>${view === 'split' ? html`<${SplitHunks} hunks=${hunks} ft=${rowft} />` : html`<${UnifiedHunks} hunks=${hunks} ft=${rowft} />`}</div>`;
 }
+
+const NO_EDITORS = { rows: new Map(), top: [] };
 
 const CHANGE_LETTER = { added: 'A', deleted: 'D', modified: 'M' };
 
@@ -160,8 +279,9 @@ function modeNote(f) {
 }
 
 /** One file: a sticky header (always there) and its body, built once it is near the viewport. */
-function FileDiff({ file, index, view, observe, open, onToggle, current, onLoadFull }) {
+function FileDiff({ file, index, view, observe, open, onToggle, current, onLoadFull, entry, editors }) {
   const box = useRef(null);
+  const T = useThreads();
   const [near, setNear] = useState(false);
   useEffect(() => observe(box.current, () => setNear(true)), [observe]);
   const lines = lineCount(file);
@@ -176,16 +296,25 @@ function FileDiff({ file, index, view, observe, open, onToggle, current, onLoadF
     const alone = file.truncated_reason === 'byte_budget' || file.truncated_reason === 'time_budget';
     body = html`<p class="file-note">Left out of the diff: ${file.note || 'too large'}.${alone ? html` <button type="button" class="btn small" onClick=${() => onLoadFull(file.path)}>Load this file</button>` : null}</p>`;
   } else if (!hasBody) body = html`<p class="file-note">${mode ? 'Only the mode changed.' : file.change === 'modified' ? 'No change in content.' : `Empty file ${file.change}.`}</p>`;
-  else if (near) body = html`<${FileBody} file=${file} view=${view} />`;
+  else if (near) body = html`<${FileBody} file=${file} view=${view} ft=${entry || editors.rows.size ? { threads: entry?.lines, editors: editors.rows } : null} />`;
   // A style object is set through the CSSOM (el.style.height), which the CSP allows; no style attribute is written.
   else body = html`<div class="file-placeholder" style=${{ height: `${rowCount(file, view) * LINE_PX}px` }} aria-busy="true"><span class="muted">${plural(lines, 'line')}…</span></div>`;
   // A section not built yet is skipped by the browser's layout while off screen (content-visibility),
   // at the size its placeholder has.
   const lazy = open && !near && hasBody && !file.binary && !file.truncated;
   const size = lazy ? { containIntrinsicSize: `auto ${rowCount(file, view) * LINE_PX + 40}px` } : undefined;
+  // Threads at the top of the file: on the file, outdated ones, and those on lines the diff does not show.
+  const hidden = useMemo(() => {
+    if (!entry || entry.lines.size === 0) return [];
+    const shown = shownKeys(file);
+    return [...entry.lines].filter(([k]) => !shown.has(k) || !hasBody || file.binary || file.truncated).flatMap(([, ts]) => ts);
+  }, [entry, file, hasBody]);
+  const topThreads = entry ? [...entry.top, ...hidden] : [];
+  const fileTarget = { kind: 'file', path: file.path };
   return html`<section class=${`diff-file${current ? ' current' : ''}${lazy ? ' lazy' : ''}`} id=${`f${index}`} data-path=${file.path} ref=${box} style=${size}>
     <header class="file-head">
-      <button type="button" class="file-toggle" aria-expanded=${open ? 'true' : 'false'} onClick=${() => onToggle(index)} title=${open ? 'Collapse (o)' : 'Expand (o)'}>
+      <button type="button" class="file-toggle" aria-expanded=${open ? 'true' : 'false'} onClick=${() => onToggle(index)}
+        onKeyDown=${(e) => { if (e.key === 'ArrowDown') { const row = box.current?.querySelector('.file-body tr[tabindex]'); if (row) { e.preventDefault(); row.focus(); } } }} title=${open ? 'Collapse (o)' : 'Expand (o)'}>
         <span class="chev" aria-hidden="true">${open ? '▾' : '▸'}</span>
         <span class=${`chg chg-${file.change}`} title=${file.change}>${CHANGE_LETTER[file.change] ?? '?'}</span>
         <span class="file-path">${file.path}</span>
@@ -194,9 +323,12 @@ function FileDiff({ file, index, view, observe, open, onToggle, current, onLoadF
         ${mode ? html`<span class="muted">${mode}</span>` : null}
         ${file.binary ? html`<${Badge} value="binary" tone="plain" />` : null}
         ${file.truncated ? html`<${Badge} value="truncated" tone="warn" />` : null}
+        ${entry?.count ? html`<span class=${`thread-count${entry.unresolved ? ' has-unresolved' : ''}`} title="comment threads on this file">${plural(entry.count, 'thread')}${entry.unresolved ? html` · ${entry.unresolved} unresolved` : null}</span>` : null}
         <span class="stat"><span class="add-text">+${file.additions}</span> <span class="del-text">−${file.deletions}</span></span>
+        ${T?.open ? html`<button type="button" class="btn small link comment-file" onClick=${() => T.openEditor(fileTarget)} aria-label=${`Comment on file ${file.path}`}>Comment on file</button>` : null}
       </span>
     </header>
+    ${open && (topThreads.length || editors.top.length) ? html`<div class="file-threads"><${ThreadStack} threads=${topThreads} editors=${editors.top} where=${true} /></div>` : null}
     ${body}
   </section>`;
 }
@@ -237,7 +369,7 @@ function useMedia(query) {
 export const NARROW = '(max-width: 720px)';
 
 /** The changed files, one row each (rows off screen are skipped by the browser: content-visibility). */
-function FileList({ files, current, onPick }) {
+function FileList({ files, current, onPick, index }) {
   const bars = files.length <= 500;
   return html`<nav class="file-list" aria-label="Changed files">
     <ol class="files">${files.map((f, i) => html`<li class=${`file-row${i === current ? ' current' : ''}`}>
@@ -245,17 +377,26 @@ function FileList({ files, current, onPick }) {
       <span class="path-cell"><a class="path-cut" title=${f.path} href=${fileHash(f.path)} onClick=${(e) => { e.preventDefault(); onPick(i); }}>${pathParts(f.path)}</a></span>
       <span class="num add-text">+${f.additions}</span>
       <span class="num del-text">−${f.deletions}</span>
+      ${index ? html`<${FileThreadCount} e=${index.byFile.get(f.path)} />` : null}
       ${bars ? html`<${StatBar} a=${f.additions} d=${f.deletions} />` : null}
     </li>`)}</ol>
   </nav>`;
 }
 
+/** A file list row's threads: how many, and how many are unresolved. */
+function FileThreadCount({ e }) {
+  if (!e || !e.count) return html`<span class="num thread-num"></span>`;
+  return html`<span class=${`num thread-num${e.unresolved ? ' warn-text' : ' muted'}`} title=${`${plural(e.count, 'thread')}, ${e.unresolved} unresolved`}><span class="sr-only">threads: </span>${e.unresolved ? `${e.unresolved}/${e.count}` : e.count}</span>`;
+}
+
 /**
  * The files of a diff. `diff` is the JSON of GET read/patchsets/{id}/diff; `view` is 'unified'
- * or 'split'. Keyboard: j/n next file, k/p previous, o toggles the current one.
+ * or 'split'. Keyboard: j next file, k previous, o toggles the current one; n / p the next and
+ * previous unresolved thread (threads.js), c a comment on the focused line.
  */
 export function DiffView({ repo, diff, view: asked, onView }) {
   const narrow = useMedia(NARROW);
+  const T = useThreads();
   const view = narrow ? 'unified' : asked;
   const [files, setFiles] = useState(diff.files);
   const [openSet, setOpenSet] = useState(() => new Set(diff.files.map((f, i) => (lineCount(f) > COLLAPSE_LINES ? -1 : i)).filter((i) => i >= 0)));
@@ -376,8 +517,8 @@ export function DiffView({ repo, diff, view: asked, onView }) {
       if (typing(e) || e.metaKey || e.ctrlKey || e.altKey) return;
       if (document.querySelector('dialog[open]')) return;
       const k = e.key;
-      if (k === 'j' || k === 'n') goTo(here() + 1);
-      else if (k === 'k' || k === 'p') goTo(Math.max(0, here() - 1));
+      if (k === 'j') goTo(here() + 1);
+      else if (k === 'k') goTo(Math.max(0, here() - 1));
       else if (k === 'o' && currentRef.current >= 0) toggle(currentRef.current);
       else if (k === 'u') onView('unified');
       else if (k === 's') onView('split');
@@ -394,6 +535,22 @@ export function DiffView({ repo, diff, view: asked, onView }) {
     if (f) setFiles((fs) => fs.map((x) => (x.path === path ? f : x)));
   }, [repo, diff]);
 
+  // The threads placed once per read of the threads (a Map by file and line), and the open editors by file.
+  useEffect(() => { T?.setFiles({ files, against: diff.against ?? null }); }, [files, diff]);
+  const index = T?.index ?? null;
+  const editorsByFile = useMemo(() => {
+    const m = new Map();
+    for (const e of T?.editors?.values() ?? []) {
+      const path = e.kind === 'line' ? e.anchor.path : e.kind === 'file' ? e.path : null;
+      if (path !== null && !m.has(path)) m.set(path, editorsOfFile(T.editors, path));
+    }
+    return m;
+  }, [T?.editors]);
+  const goToFile = useCallback((i) => {
+    setOpenSet((s) => (s.has(i) ? s : new Set([...s, i])));
+    goTo(i, { focus: false });
+  }, [goTo]);
+  useThreadKeys(T, index, goToFile);
   const st = diff.stats;
   return html`<div class="diff-view">
     <div class="diff-summary">
@@ -402,13 +559,13 @@ export function DiffView({ repo, diff, view: asked, onView }) {
       ${st.binary_files ? html`<span class="muted">${plural(st.binary_files, 'binary file')}</span>` : null}
       ${st.truncated_files ? html`<span class="warn-text">${plural(st.truncated_files, 'file')} left out of the diff</span>` : null}
       <span class="spacer"></span>
-      <span class="muted kbd-hint"><kbd>j</kbd>/<kbd>k</kbd> files · <kbd>o</kbd> toggle</span>
+      <span class="muted kbd-hint"><kbd>j</kbd>/<kbd>k</kbd> files · <kbd>o</kbd> toggle${T ? html` · <kbd>n</kbd>/<kbd>p</kbd> unresolved · <kbd>c</kbd> comment` : null}</span>
       <div class="seg" role="group" aria-label="Diff layout">
         <button type="button" class=${`btn small ${view === 'unified' ? 'on' : ''}`} aria-pressed=${view === 'unified'} onClick=${() => onView('unified')}>Unified</button>
         <button type="button" class=${`btn small ${view === 'split' ? 'on' : ''}`} aria-pressed=${view === 'split'} onClick=${() => onView('split')} disabled=${narrow} title=${narrow ? 'The screen is too narrow for side by side' : undefined}>Side by side</button>
       </div>
     </div>
-    ${files.length === 0 ? html`<p class="empty">No file differs.</p>` : html`<${FileList} files=${files} current=${current} onPick=${(i) => goTo(i, { focus: true })} />`}
-    <div class="diff-files" ref=${list}>${files.slice(0, shown).map((f, i) => html`<${FileDiff} key=${f.path} file=${f} index=${i} view=${view} observe=${observe} open=${openSet.has(i)} onToggle=${toggle} current=${i === current} onLoadFull=${loadFull} />`)}</div>
+    ${files.length === 0 ? html`<p class="empty">No file differs.</p>` : html`<${FileList} files=${files} current=${current} onPick=${(i) => goTo(i, { focus: true })} index=${index} />`}
+    <div class="diff-files" ref=${list}>${files.slice(0, shown).map((f, i) => html`<${FileDiff} key=${f.path} file=${f} index=${i} view=${view} observe=${observe} open=${openSet.has(i)} onToggle=${toggle} current=${i === current} onLoadFull=${loadFull} entry=${index?.byFile.get(f.path)} editors=${editorsByFile.get(f.path) ?? NO_EDITORS} />`)}</div>
   </div>`;
 }

@@ -25,7 +25,7 @@ function explain(err) {
   return String(err && err.message ? err.message : err);
 }
 
-export function Actions({ repo, d, onDone }) {
+export function Actions({ repo, d, onDone, onReply, drafts = 0 }) {
   const me = useIdentity();
   const c = d.change;
   const selected = c.selected_patchset_id;
@@ -55,14 +55,22 @@ export function Actions({ repo, d, onDone }) {
     }
   };
 
+  // Approve and Comment go out through reviews:publish: the vote and every draft comment of the
+  // reviewer on the change, in one commit. Request changes stays a blocking review of its own.
   const review = (action, blocking = false) => run(action, async () => {
     const reviewer = await reviewerName();
     if (!reviewer) return undefined;
     if ((action === 'comment') && !comment.trim()) throw new Error('write a comment first');
-    const r = await post(R(`/changes/${seg(c.change_id)}/reviews`), { patchset_id: selected, reviewer, action, comment, blocking });
+    const r = blocking
+      ? await post(R(`/changes/${seg(c.change_id)}/reviews`), { patchset_id: selected, reviewer, action, comment, blocking })
+      : await post(R(`/changes/${seg(c.change_id)}/reviews:publish`), { author: reviewer, patchset_id: selected, action, ...(comment ? { comment } : {}) });
     setComment('');
     return r;
-  }, action === 'approve' ? 'Approved.' : action === 'comment' ? 'Comment posted.' : 'Changes requested (blocking).');
+  }, (r) => {
+    const said = action === 'approve' ? 'Approved.' : action === 'comment' ? 'Comment posted.' : 'Changes requested (blocking).';
+    const n = r?.published?.length ?? 0;
+    return n ? `${said} Published ${n === 1 ? '1 draft' : `${n} drafts`} with it.` : said;
+  });
 
   const requestReview = () => run('request', async () => {
     if (!group.trim()) throw new Error('name the reviewer group to ask');
@@ -121,6 +129,8 @@ export function Actions({ repo, d, onDone }) {
         <button type="button" class="btn" onClick=${() => review('comment')} disabled=${!!busy || noName}>Comment</button>
         <button type="button" class="btn danger" onClick=${() => review('request_changes', true)} disabled=${!!busy || noName} title="A blocking vote: it sticks to the change until you dismiss it or approve">Request changes</button>
       </div>
+      ${onReply ? html`<p class="muted small reply-note">${drafts ? `You have ${drafts === 1 ? '1 draft comment' : `${drafts} draft comments`}: Approve and Comment publish them with your vote.` : 'Comment on lines in the diff below; '}
+        <button type="button" class="btn small link" onClick=${onReply}>${drafts ? 'Review them in Reply…' : 'Reply…'}</button></p>` : null}
       <div class="btn-row">
         <input class="input" aria-label="Reviewer group" placeholder="reviewer group" value=${group} onInput=${(e) => setGroup(e.currentTarget.value)} />
         <button type="button" class="btn" onClick=${requestReview} disabled=${!!busy || noName}>Request review</button>

@@ -2,9 +2,10 @@
 // evidence (attestation, CI, policy), the reviewer's actions, and the diff of a patchset (against
 // its base, or against another patchset of the change with ?against=).
 // URL: /ui/repos/R/changes/REF[?ps=PATCHSET][&against=PATCHSET][&view=split][#file=PATH]
-import { html, useCallback, useEffect, useRef } from '../vendor/preact.js';
+import { html, useCallback, useEffect, useRef, useState } from '../vendor/preact.js';
 import { ApiError, get, listAll, repoPath, seg, query } from '../api.js';
-import { Async, Badge, Card, Empty, JobOutcome, LineLink, Part, PartError, PsLink, Snap, Time, ErrorNote, dateTime, navigate, plural, settle, ui, useAsync, useLocation, useTitle } from '../util.js';
+import { Async, Badge, Card, Empty, JobOutcome, LineLink, Part, PartError, PsLink, Snap, Time, ErrorNote, dateTime, navigate, plural, settle, ui, useAsync, useIdentity, useLocation, useTitle } from '../util.js';
+import { Conversation, ReplyDialog, ThreadFlash, ThreadsContext, useThreadState } from '../threads.js';
 import { DiffView } from '../diff.js';
 import { Actions, LandHistory } from './actions.js';
 import { useLiveRefresh } from '../live.js';
@@ -13,10 +14,10 @@ import { LandQueueCard, entryJobs, entryOfChange } from './queue.js';
 const VIEW_KEY = 'cairn.diffView';
 
 /**
- * What can change on this page: the change, its patchsets and the evidence on them, its lands,
- * its land-queue entry, and its target line (another land moving it can make it conflict).
+ * What can change on this page: the change, its patchsets and the evidence on them, its comment
+ * threads, its lands, its land-queue entry, and its target line (another land moving it can make it conflict).
  */
-const CHANGE_EVENTS = ['change.*', 'patchset.*', 'review.*', 'attestation.*', 'policy.*', 'job.*', 'land.*', 'queue.*', 'line.*'];
+const CHANGE_EVENTS = ['change.*', 'patchset.*', 'review.*', 'comment.*', 'thread.*', 'attestation.*', 'policy.*', 'job.*', 'land.*', 'queue.*', 'line.*'];
 
 /**
  * An event about this change: it names the change, one of its patchsets, a CI job the page
@@ -397,6 +398,25 @@ export function ChangePage({ repo, changeRef }) {
   const state = useAsync(() => loadChange(repo, changeRef, psParam), [repo, changeRef, psParam]);
   const d = state.data;
   useLiveRefresh(repo, CHANGE_EVENTS, (event) => aboutChange(d, event), state.reload);
+  const me = useIdentity().name;
+  const [replying, setReplying] = useState(false);
+  // The threads follow every read of the page (an event, an action): `version` is the page's data.
+  const threads = useThreadState({
+    repo,
+    change: d?.change ?? { change_id: changeRef },
+    viewed: d?.viewed ?? null,
+    selected: d?.change.selected_patchset_id ?? null,
+    open: !!d && OPEN.includes(d.change.status),
+    me,
+    version: d,
+    suggestions: true,
+    // the change's author (the current patchset's; anyone when it names none) applies suggestions
+    canApply: !!d && !!me && (() => {
+      const cur = (d.patchsets.data ?? []).find((p) => p.patchset_id === d.change.current_patchset_id);
+      return !!cur && (!cur.author || cur.author === me);
+    })(),
+    onApplied: state.reload,
+  });
   useTitle(d ? `${d.change.title} (${d.change.change_id})` : changeRef);
   // #queue, #lands, ...: scroll to that card once the page has been read (the diff handles #file=).
   const scrolled = useRef(false);
@@ -429,10 +449,17 @@ export function ChangePage({ repo, changeRef }) {
   const busy = state.loading;
   const part = (p, title, id, what, children) => html`<${Part} part=${p} title=${title} id=${id} what=${what} retry=${retry} busy=${busy}>${children}</${Part}>`;
   const patchsetCount = d.patchsets.data ? d.patchsets.data.length : c.patchset_count;
-  return html`<div class="page change-page">
+  const unresolved = threads.data?.unresolved;
+  const mine = threads.drafts.length;
+  return html`<${ThreadsContext.Provider} value=${threads}><div class="page change-page">
     ${state.error ? html`<${PartError} error=${state.error} what=${`change ${changeRef} again`} retry=${retry} busy=${busy} />` : null}
     <div class="page-head">
       <h1><span class="title-text">${c.title}</span> <${Badge} value=${c.status} /></h1>
+      ${OPEN.includes(c.status) ? html`<div class="head-actions">
+        <button type="button" class=${`btn small ${mine ? 'primary' : ''}`} onClick=${() => setReplying(true)} title="Publish your drafts with a vote and a message, in one step">Reply…${mine ? html` <span class="count-pill">${mine}</span>` : null}</button>
+        ${mine ? html`<span class="muted small">${plural(mine, 'draft')} not published</span>` : null}
+        ${threads.canApply && threads.applicable.length ? html`<button type="button" class="btn small" onClick=${() => threads.ops.apply(threads.applicable)} title="Apply every suggestion of the unresolved threads on the current patchset as one new patchset">Apply suggestions (${threads.applicable.length})</button>` : null}
+      </div>` : null}
       <p class="meta parts">
         <span><code>${c.change_ref}</code></span>
         <span>task ${d.task.data ? html`<a href=${ui.task(repo, c.task_id)}>${d.task.data.title}</a>` : html`<a class="id-link" href=${ui.task(repo, c.task_id)}><code>${c.task_id}</code></a>`}</span>
@@ -441,18 +468,21 @@ export function ChangePage({ repo, changeRef }) {
         <span>created <${Time} s=${c.created_at_s} /></span>
         ${c.landed_at_s ? html`<span>landed <${Time} s=${c.landed_at_s} /></span>` : null}
         <span><a href="#files">${plural(patchsetCount ?? 0, 'patchset')}, files ↓</a></span>
+        ${unresolved !== undefined ? html`<span><a class=${`unresolved-count${unresolved ? ' warn-text' : ''}`} href="#conversation" title="Unresolved comment threads of the change (n / p step through them)">${unresolved} unresolved</a></span>` : null}
       </p>
+      <${ThreadFlash} />
     </div>
     ${d.missing ? html`<p class="note-box missing-note" role="alert">This change has no patchset <code>${d.missing}</code>: the page shows ${d.viewed ? html`the selected patchset <code>${d.viewed}</code>` : 'no patchset'} instead.</p>` : null}
     <div class="change-grid">
       <div class="col main-col">
         <${Readiness} repo=${repo} d=${d} retry=${retry} busy=${busy} />
         ${part(d.reviews, 'Reviews and comments', 'reviews', 'the reviews', (x) => html`<${Reviews} repo=${repo} reviews=${x} />`)}
+        ${d.viewed ? html`<${Conversation} />` : null}
         ${d.evidence ? part(d.evidence.policy, 'Policy', 'policy', 'the policy decision', (x) => html`<${Policy} policy=${x} />`) : null}
         ${part(d.patchsets, 'Patchsets', 'patchsets', 'the patchsets', () => html`<${Patchsets} repo=${repo} d=${d} viewed=${d.viewed} />`)}
       </div>
       <div class="col side-col">
-        <${Actions} repo=${repo} d=${d} onDone=${state.reload} />
+        <${Actions} repo=${repo} d=${d} onDone=${state.reload} onReply=${() => setReplying(true)} drafts=${mine} />
         ${part(d.queue, 'Land queue', 'queue', 'the land queue', (q) => html`<${LandQueueCard} repo=${repo} change=${c} queue=${q} onDone=${state.reload} />`)}
         ${d.evidence ? html`
           ${part(d.evidence.ci, 'CI', 'ci', 'the CI status', (x) => html`<${Ci} repo=${repo} ci=${x} />`)}
@@ -461,5 +491,6 @@ export function ChangePage({ repo, changeRef }) {
       </div>
     </div>
     ${d.viewed ? html`<${DiffSection} key=${`${d.viewed}|${against}`} repo=${repo} d=${d} viewed=${d.viewed} against=${against} view=${view} setParams=${setParams} />` : html`<${Empty}>This change has no patchset yet.</${Empty}>`}
-  </div>`;
+    ${replying ? html`<${ReplyDialog} onClose=${() => setReplying(false)} onDone=${state.reload} />` : null}
+  </div></${ThreadsContext.Provider}>`;
 }
