@@ -11,7 +11,8 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { importGit } from '../lib/client/git-import.js';
 import { NO_PROGRESS } from '../lib/client/progress.js';
-import { GIT_COMMIT } from '../lib/domain/git.js';
+import { GIT_COMMIT, parseCommit, type GitCommitRecord } from '../lib/domain/git.js';
+import { GitTreeBuilder } from '../lib/authority/git-trees.js';
 import { ContentStore } from '../lib/store/content-store.js';
 import { api, CLI, cli, cliJson, expectError, exportRepo, register, repoFiles, restoreRepo, spawnServer, startTestServer, tempDir, until, type TestServer } from './helpers.js';
 
@@ -381,6 +382,36 @@ async function history(url: string, repo: number, line: string): Promise<{ snaps
     const damaged = await cli(['fsck', '--data', data]);
     expect(damaged.code, damaged.stdout + damaged.stderr).to.equal(1);
     expect(damaged.stdout + damaged.stderr).to.match(/git commit of snapshot [0-9a-f]{64}.*hash to/).and.to.match(/names a snapshot that is not stored/);
+  });
+
+  it('keeps every tree exactly: each imported snapshot converts back to its commit\'s git tree, id for id', async () => {
+    const data = path.join(tempDir('cairn-git-trees-'), 'data');
+    const child = await spawnServer(data);
+    let repo: number;
+    try {
+      repo = await register(child.url, 'git-trees');
+      await importGit({ server: child.url, repo, source: src, line: 'main', progress: NO_PROGRESS });
+    } finally {
+      child.proc.kill('SIGTERM');
+      await child.exited;
+    }
+    const { store } = await ContentStore.open(path.join(data, 'repositories', String(repo)));
+    try {
+      const builder = new GitTreeBuilder({ readTree: (id) => store.readTree(id), readBlob: (id) => store.readLocated(store.locator('blob', id)!) });
+      let snapshot: string | null = (await store.transact(async (tx) => tx.line('main')!.head_snapshot_id))!;
+      let checked = 0;
+      while (snapshot) {
+        const record = store.entity<GitCommitRecord>(GIT_COMMIT, snapshot)!;
+        const stored: { root_tree_id: string; parent_snapshot_ids: string[] } = store.snapshot(snapshot)!;
+        const expected = parseCommit(Buffer.from(record.raw, 'base64')).tree_id;
+        expect(await builder.treeOf(stored.root_tree_id, record.gitlinks), `tree of ${record.commit_id}`).to.equal(expected);
+        checked++;
+        snapshot = stored.parent_snapshot_ids[0] ?? null;
+      }
+      expect(checked).to.equal(first.length);
+    } finally {
+      store.close();
+    }
   });
 
   it('exports and restores the git commits with the authority', async () => {

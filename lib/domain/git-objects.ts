@@ -1,0 +1,67 @@
+// Git's object encodings (git's Documentation/gitformat-*; what `git hash-object` and `git mktree`
+// write), for building git objects from stored data: a blob's id, a tree's canonical bytes and
+// id, the modes of cairn's entry kinds, and the zlib-deflated loose-object file. Pure functions:
+// the same input always gives the same bytes and ids (docs/git.md).
+import { createHash } from 'node:crypto';
+import { deflateSync } from 'node:zlib';
+import { Invalid } from './errors.js';
+import type { EntryKind } from './content.js';
+
+export type GitHash = 'sha1' | 'sha256';
+export type GitObjectType = 'blob' | 'tree' | 'commit' | 'tag';
+
+/** A git tree entry: a cairn entry kind or a submodule (gitlink), its name, the object id (hex). */
+export interface GitTreeEntry {
+  kind: EntryKind | 'gitlink';
+  name: string;
+  id: string;
+}
+
+/** The mode git writes for each kind (trees as `40000`, with no leading zero, as git does). */
+export const GIT_MODES: Record<GitTreeEntry['kind'], string> = {
+  file: '100644',
+  executable: '100755',
+  symlink: '120000',
+  directory: '40000',
+  gitlink: '160000',
+};
+
+function header(type: GitObjectType, length: number): Buffer {
+  return Buffer.from(`${type} ${length}\0`, 'latin1');
+}
+
+export function gitId(type: GitObjectType, body: Uint8Array, hash: GitHash = 'sha1'): string {
+  return createHash(hash).update(header(type, body.length)).update(body).digest('hex');
+}
+
+/**
+ * Git's tree order (base_name_compare): by name bytes, a directory compared as if its name
+ * ended in `/`, so the file `a.b` sorts before the directory `a` (`a/`), and `a0` after it. A
+ * submodule is not a directory here.
+ */
+function sortKey(e: GitTreeEntry): Buffer {
+  const name = Buffer.from(e.name, 'utf8');
+  return e.kind === 'directory' ? Buffer.concat([name, Buffer.from('/')]) : name;
+}
+
+/** A tree's canonical bytes: `<mode> <name>\0<raw id>` per entry, in git's order. */
+export function encodeGitTree(entries: readonly GitTreeEntry[], hash: GitHash = 'sha1'): Buffer {
+  const idBytes = hash === 'sha1' ? 20 : 32;
+  const keyed = entries.map((e) => ({ e, key: sortKey(e) }));
+  keyed.sort((a, b) => Buffer.compare(a.key, b.key));
+  const parts: Buffer[] = [];
+  const names = new Set<string>();
+  for (const { e } of keyed) {
+    if (e.name === '' || e.name.includes('/') || e.name.includes('\0')) throw new Invalid(`git tree entry name ${JSON.stringify(e.name)} is not a single path component`);
+    if (names.has(e.name)) throw new Invalid(`git tree entry ${JSON.stringify(e.name)} is listed twice`);
+    names.add(e.name);
+    if (!new RegExp(`^[0-9a-f]{${idBytes * 2}}$`).test(e.id)) throw new Invalid(`git tree entry ${e.name}: ${e.id} is not a ${hash} object id`);
+    parts.push(Buffer.from(`${GIT_MODES[e.kind]} ${e.name}\0`, 'utf8'), Buffer.from(e.id, 'hex'));
+  }
+  return Buffer.concat(parts);
+}
+
+/** The bytes of a loose object file (`.git/objects/xx/yyyy…`): the object, zlib-deflated. */
+export function looseObject(type: GitObjectType, body: Uint8Array): Buffer {
+  return deflateSync(Buffer.concat([header(type, body.length), body]));
+}
