@@ -8,7 +8,7 @@ import { existsSync, promises as fsp } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { push } from '../lib/client/transfer.js';
-import { CLI, api, cli, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { api, CLI, cli, onTty, register, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 const AUTH = '/v1/native/repository-authorities';
 
@@ -377,13 +377,6 @@ describe('progress', () => {
       await write(dir, 'a.bin', randomBytes(300_000));
       // script(1) runs the command on a pseudo-terminal: stdout and stderr are both TTYs. Spawned
       // asynchronously: this process serves the requests of the command.
-      const onTty = (args: string[]) => new Promise<{ status: number | null; stdout: string }>((resolve) => {
-        const child = spawn('script', ['-qefc', [process.execPath, CLI, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'] });
-        let stdout = '';
-        child.stdout.on('data', (d) => { stdout += d; });
-        child.stderr.on('data', (d) => { stdout += d; });
-        child.on('exit', (status) => resolve({ status, stdout }));
-      });
       const pushed = await onTty(['push', '--server', server.url, '--repo', String(repo), '--line', 'dev', dir]);
       expect(pushed.status, pushed.stdout).to.equal(0);
       expect(pushed.stdout).to.match(/push .* \/ 293\.0 KiB .*B\/s .*ETA/);

@@ -3,11 +3,11 @@
 // readable form on one (script(1)), usage errors (exit 2) and refusals restated in the user's
 // words (exit 1).
 import { expect } from 'chai';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { pull } from '../lib/client/transfer.js';
-import { CLI, cli, cliJson as run, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { cli, cliJson as run, onTty, register, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 describe('comment, comments, thread and review publish commands', function () {
   this.timeout(60_000);
@@ -104,14 +104,6 @@ describe('comment, comments, thread and review publish commands', function () {
     if (spawnSync('script', ['--version']).status !== 0) this.skip();
     await fsp.writeFile(path.join(dir, 'a.txt'), 'one\nTWO\nthree\nfour\nfive\n');
     await run(['patchset', 'push', ...common, '--change', 'change-1', dir]);
-    // script(1) gives the command a pseudo-terminal; this process serves its requests, so spawn asynchronously.
-    const onTty = (args: string[]) => new Promise<{ status: number | null; stdout: string }>((resolve) => {
-      const child = spawn('script', ['-qefc', [process.execPath, CLI, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      child.stdout.on('data', (d) => { stdout += d; });
-      child.stderr.on('data', (d) => { stdout += d; });
-      child.on('exit', (status) => resolve({ status, stdout }));
-    });
     const r = await onTty(['comments', 'change-1', ...common, '--patchset', 'change-1.ps-2']);
     expect(r.status, r.stdout).to.equal(0);
     expect(r.stdout, r.stdout).to.not.include('{');
@@ -207,16 +199,10 @@ describe('comment, comments, thread and review publish commands', function () {
 
   it('on a terminal, shows the diff lines around each line thread, coloured as cairn diff colours them (plain with NO_COLOR)', async function () {
     if (spawnSync('script', ['--version']).status !== 0) this.skip();
-    const onTty = (args: string[], env: Record<string, string> = {}) => new Promise<string>((resolve) => {
-      const child = spawn('script', ['-qefc', [process.execPath, CLI, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-      let stdout = '';
-      child.stdout.on('data', (d) => { stdout += d; });
-      child.stderr.on('data', (d) => { stdout += d; });
-      child.on('exit', () => resolve(stdout.replace(/\r\n/g, '\n')));
-    });
+    const tty = async (args: string[], env: Record<string, string> = {}) => (await onTty(args, env)).stdout.replace(/\r\n/g, '\n');
     const block = (out: string, id: string) => out.split('\n\n').find((b) => b.includes(`  ${id}\n`)) ?? '';
     // Thread 1 is on lines 2-3 of patchset 1, whose diff adds line 5 ("five") after "four".
-    const plain = block(await onTty(['comments', 'change-1', ...common], { NO_COLOR: '1' }), 'change-1.comment-1');
+    const plain = block(await tty(['comments', 'change-1', ...common], { NO_COLOR: '1' }), 'change-1.comment-1');
     expect(plain).to.include([
       '         2 two',
       '         3 three',
@@ -225,33 +211,27 @@ describe('comment, comments, thread and review publish commands', function () {
       '  alice  change-1.comment-1',
     ].join('\n'));
     expect(plain).to.not.include('\u001b[');
-    const coloured = block(await onTty(['comments', 'change-1', ...common]), 'change-1.comment-1');
+    const coloured = block(await tty(['comments', 'change-1', ...common]), 'change-1.comment-1');
     expect(coloured).to.include('    \u001b[32m+    5 five\u001b[0m');
     // Outdated on patchset 2 (its line 2 changed): the lines it was written on, from patchset 1's diff.
-    const outdated = block(await onTty(['comments', 'change-1', ...common, '--patchset', 'change-1.ps-2'], { NO_COLOR: '1' }), 'change-1.comment-1');
+    const outdated = block(await tty(['comments', 'change-1', ...common, '--patchset', 'change-1.ps-2'], { NO_COLOR: '1' }), 'change-1.comment-1');
     expect(outdated).to.include('[outdated: lines changed]');
     expect(outdated).to.include('         2 two');
     // A base-side thread on line 1: the diff's lines near it, numbered on the base side (line 1 itself is outside the hunk).
-    expect(block(await onTty(['comments', 'change-1', ...common], { NO_COLOR: '1' }), 'change-1.comment-2')).to.match(/\n {9}2 two\n {9}3 three\n  carol/);
+    expect(block(await tty(['comments', 'change-1', ...common], { NO_COLOR: '1' }), 'change-1.comment-2')).to.match(/\n {9}2 two\n {9}3 three\n  carol/);
     // A patchset thread has no lines: no diff lines, no note.
-    expect(block(await onTty(['comments', 'change-1', ...common], { NO_COLOR: '1' }), 'change-1.comment-3')).to.match(/^\(patchset\)  unresolved  change-1\.comment-3\n  carol/);
+    expect(block(await tty(['comments', 'change-1', ...common], { NO_COLOR: '1' }), 'change-1.comment-3')).to.match(/^\(patchset\)  unresolved  change-1\.comment-3\n  carol/);
     // Off a terminal the JSON is as before: no diff lines in it.
     const json = await run(['comments', 'change-1', ...common]);
     expect(JSON.stringify(json)).to.not.include('five');
   });
   it('on a terminal, shows a suggested edit as the lines it puts in (+), or says it deletes them', async function () {
     if (spawnSync('script', ['--version']).status !== 0) this.skip();
-    const onTty = (args: string[]) => new Promise<string>((resolve) => {
-      const child = spawn('script', ['-qefc', [process.execPath, CLI, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
-      let stdout = '';
-      child.stdout.on('data', (d) => { stdout += d; });
-      child.stderr.on('data', (d) => { stdout += d; });
-      child.on('exit', () => resolve(stdout.replace(/\r\n/g, '\n')));
-    });
+    const tty = async (args: string[]) => (await onTty(args, { NO_COLOR: '1' })).stdout.replace(/\r\n/g, '\n');
     const current = (await run(['change', 'show', 'change-1', ...common])).change.current_patchset_id;
     const two = await run(['comment', 'change-1', ...common, '--author', 'kim', '--patchset', current, '--path', 'a.txt', '--line', '2', '--end-line', '3', '-m', 'shorter', '--suggest', 'TWO-THREE\nand more\n']);
     const gone = await run(['comment', 'change-1', ...common, '--author', 'kim', '--patchset', current, '--path', 'a.txt', '--line', '1', '-m', 'drop it', '--suggest', '']);
-    const out = await onTty(['comments', 'change-1', ...common, '--patchset', current]);
+    const out = await tty(['comments', 'change-1', ...common, '--patchset', current]);
     const block = (id: string) => out.split('\n\n').find((b) => b.includes(`  ${id}\n`)) ?? '';
     expect(block(two.comment.comment_id)).to.include(['    suggested replacement for a.txt:2-3:', '      +TWO-THREE', '      +and more'].join('\n'));
     expect(block(gone.comment.comment_id)).to.include('    suggested replacement for a.txt:1: delete the lines');

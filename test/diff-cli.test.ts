@@ -2,27 +2,16 @@
 // terminal, --stat, --name-only, --json, --against, -U, paths), `cairn change show` with the
 // land readiness of the change, and `cairn review inbox`.
 import { expect } from 'chai';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { push } from '../lib/client/transfer.js';
-import { api, cli, CLI, ok, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { api, cli, ok, onTty, register, startTestServer, tempDir, type TestServer } from './helpers.js';
 import type { Authority } from '../lib/authority/authority.js';
 import { LandDesk } from '../lib/authority/workflow/lands.js';
 import { statusLines } from '../lib/cli/workflow-commands.js';
 
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
-
-/** Run the CLI on a pseudo-terminal (script(1)); this process serves its requests, so spawn asynchronously. */
-function onTty(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('script', ['-qefc', [process.execPath, CLI, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-    let stdout = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stdout += d; });
-    child.on('exit', (status) => resolve({ status, stdout }));
-  });
-}
 
 describe('reviewer commands: cairn diff, change show, review inbox', function () {
   this.timeout(120_000);

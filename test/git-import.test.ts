@@ -5,7 +5,7 @@
 // against `git cat-file`; re-runs, incremental runs, an interrupted import, a server killed with
 // SIGKILL mid-import, and the refusals of POST {repo}/git/imports and GET …/git/snapshots/{id}.
 import { expect } from 'chai';
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
@@ -14,7 +14,7 @@ import { NO_PROGRESS } from '../lib/client/progress.js';
 import { GIT_COMMIT, parseCommit, type GitCommitRecord } from '../lib/domain/git.js';
 import { GitTreeBuilder } from '../lib/authority/git-trees.js';
 import { ContentStore } from '../lib/store/content-store.js';
-import { api, CLI, cli, cliJson, expectError, exportRepo, register, repoFiles, restoreRepo, spawnServer, startTestServer, tempDir, until, type TestServer } from './helpers.js';
+import { api, cli, cliJson, onTty, expectError, exportRepo, register, repoFiles, restoreRepo, spawnServer, startTestServer, tempDir, until, type TestServer } from './helpers.js';
 
 const hasGit = spawnSync('git', ['--version']).status === 0;
 if (!hasGit) console.log('note: git is not installed; the git import tests are skipped (.ci/run installs it)');
@@ -171,14 +171,6 @@ async function history(url: string, repo: number, line: string): Promise<{ snaps
   it('prints a readable summary on a terminal, naming the submodules it met', async function () {
     if (spawnSync('script', ['--version']).status !== 0) this.skip();
     const repo = await register(s.url, 'git-tty');
-    // script(1) gives the command a pseudo-terminal; this process serves its requests, so spawn asynchronously.
-    const onTty = (args: string[]) => new Promise<{ status: number | null; stdout: string }>((resolve) => {
-      const child = spawn('script', ['-qefc', [process.execPath, CLI, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      child.stdout.on('data', (d) => { stdout += d; });
-      child.stderr.on('data', (d) => { stdout += d; });
-      child.on('exit', (status) => resolve({ status, stdout }));
-    });
     const r = await onTty(['import-git', ...common(repo), '--line', 'main', src]);
     expect(r.status, r.stdout).to.equal(0);
     expect(r.stdout).to.not.include('{');

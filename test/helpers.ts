@@ -177,6 +177,20 @@ export function cli(args: string[], env: Record<string, string> = {}): Promise<{
 }
 
 /** Run the CLI, expect exit 0 and exactly one line of output, and return it parsed as JSON. */
+/**
+ * Run the CLI on a pseudo-terminal (script(1)), stdout and stderr together; this process serves
+ * its requests, so the child is spawned asynchronously. Tests using it skip without script(1).
+ */
+export function onTty(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('script', ['-qefc', [process.execPath, CLI, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    let stdout = '';
+    child.stdout!.on('data', (d) => { stdout += d; });
+    child.stderr!.on('data', (d) => { stdout += d; });
+    child.on('exit', (status) => resolve({ status, stdout }));
+  });
+}
+
 export async function cliJson(args: string[]): Promise<any> {
   const r = await cli(args);
   expect(r.code, `${args.join(' ')}: ${r.stderr}`).to.equal(0);

@@ -3,10 +3,10 @@
 // CI → reviews → attestation → passing policy), JSON off a terminal, usage errors (exit 2) and
 // server refusals (exit 1).
 import { expect } from 'chai';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { CLI, cli, register, startTestServer, tempDir, type TestServer, cliJson } from './helpers.js';
+import { cli, cliJson, onTty, register, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 describe('review, attest, policy and ci commands', function () {
   this.timeout(60_000);
@@ -60,14 +60,6 @@ describe('review, attest, policy and ci commands', function () {
 
   it('on a terminal, prints the short readable form (policy checks, review counts, CI run)', async function () {
     if (spawnSync('script', ['--version']).status !== 0) this.skip();
-    // script(1) gives the command a pseudo-terminal; this process serves its requests, so spawn asynchronously.
-    const onTty = (args: string[]) => new Promise<{ status: number | null; stdout: string }>((resolve) => {
-      const child = spawn('script', ['-qefc', [process.execPath, CLI, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      child.stdout.on('data', (d) => { stdout += d; });
-      child.stderr.on('data', (d) => { stdout += d; });
-      child.on('exit', (status) => resolve({ status, stdout }));
-    });
     const policy = await onTty(['policy', 'show', ...common, 'change-1.ps-1']);
     expect(policy.status, policy.stdout).to.equal(0);
     expect(policy.stdout).to.match(/change-1\.ps-1: pass \(change-1\.ps-1\.decision-1\)/);

@@ -1,23 +1,33 @@
-// fsck's check of the tamper-evident policy-decision chain (docs/api.md "Reviews, attestation,
-// policy, patchset CI"; storage-layout.md §17): every policy_decision upsert of workflow.log,
-// in chain order, must match its own sha256 and link to the previous decision's sha256.
+// fsck's checks of workflow.log records: the tamper-evident policy-decision chain (docs/api.md
+// "Reviews, attestation, policy, patchset CI"; storage-layout.md §17: every policy_decision upsert,
+// in chain order, must match its own sha256 and link to the previous decision's sha256), and the
+// git commits kept with snapshots and their commit-id index (docs/git.md).
 import { checkGitCommitRow, GIT_COMMIT, GIT_COMMIT_ID, type GitCommitIdRecord, type GitCommitRecord } from '../domain/git.js';
 import { POLICY_DECISION, verifyDecisionChain, type PolicyDecisionRecord } from '../domain/workflow/review-rules.js';
 import type { ContentStore } from './content-store.js';
+
+interface Upsert { type?: string; id?: string; body?: unknown }
+
+/** Each transaction record of workflow.log with its upserts (a record that does not parse is the log decoder check's to report). */
+function* workflowRecords(store: ContentStore): Generator<{ offset: number; upserts: Upsert[] }> {
+  for (const rec of store.logRecords('workflow')) {
+    let txn: { upserts?: Upsert[] };
+    try {
+      txn = JSON.parse(rec.body.toString('utf8'));
+    } catch {
+      continue;
+    }
+    yield { offset: rec.offset, upserts: (txn.upserts ?? []).filter((u) => u && typeof u === 'object') };
+  }
+}
 
 /** Problems of the decision chain (the first broken link, named), or none. */
 export function checkDecisionChain(store: ContentStore): string[] {
   const decisions = new Map<string, PolicyDecisionRecord>();
   try {
-    for (const rec of store.logRecords('workflow')) {
-      let txn: { upserts?: { type?: string; id?: string; body?: unknown }[] };
-      try {
-        txn = JSON.parse(rec.body.toString('utf8'));
-      } catch {
-        continue; // reported by the log decoder check
-      }
-      for (const u of txn.upserts ?? []) {
-        if (u?.type !== POLICY_DECISION || typeof u.id !== 'string') continue;
+    for (const rec of workflowRecords(store)) {
+      for (const u of rec.upserts) {
+        if (u.type !== POLICY_DECISION || typeof u.id !== 'string') continue;
         if (decisions.has(u.id)) return [`workflow.log: policy decision ${u.id} is written twice (record at byte ${rec.offset}); decisions are immutable`];
         decisions.set(u.id, u.body as PolicyDecisionRecord);
       }
@@ -38,15 +48,9 @@ export function checkDecisionChain(store: ContentStore): string[] {
 export function checkGitCommits(store: ContentStore): string[] {
   const problems: string[] = [];
   try {
-    for (const rec of store.logRecords('workflow')) {
-      let txn: { upserts?: { type?: string; id?: string; body?: unknown }[] };
-      try {
-        txn = JSON.parse(rec.body.toString('utf8'));
-      } catch {
-        continue; // reported by the log decoder check
-      }
-      for (const u of txn.upserts ?? []) {
-        if (u?.type !== GIT_COMMIT) continue;
+    for (const rec of workflowRecords(store)) {
+      for (const u of rec.upserts) {
+        if (u.type !== GIT_COMMIT) continue;
         const r = u.body as GitCommitRecord;
         const where = `workflow.log: git commit of snapshot ${String(u.id)} (record at byte ${rec.offset})`;
         if (!r || typeof r !== 'object' || r.snapshot_id !== u.id) {
@@ -65,8 +69,8 @@ export function checkGitCommits(store: ContentStore): string[] {
         if (!index || index.snapshot_id !== r.snapshot_id) problems.push(`${where}: the commit-id index does not name this snapshot for ${r.commit_id}`);
         if (problems.length >= 100) return problems;
       }
-      for (const u of txn.upserts ?? []) {
-        if (u?.type !== GIT_COMMIT_ID) continue;
+      for (const u of rec.upserts) {
+        if (u.type !== GIT_COMMIT_ID) continue;
         const body = u.body as GitCommitIdRecord;
         const target = body && typeof body.snapshot_id === 'string' ? store.entity<GitCommitRecord>(GIT_COMMIT, body.snapshot_id) : undefined;
         if (!target || target.commit_id !== u.id || body.commit_id !== u.id) problems.push(`workflow.log: commit-id index entry ${String(u.id)} (record at byte ${rec.offset}) names no git commit of that id`);
