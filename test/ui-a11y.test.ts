@@ -4,16 +4,14 @@
 // test/ui.test.ts (Debian's chromium through playwright-core); skipped, saying so, when no
 // chromium binary exists.
 import { expect } from 'chai';
-import { existsSync, mkdirSync, copyFileSync } from 'node:fs';
+import { mkdirSync, copyFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { startTestServer, type TestServer } from './helpers.js';
-import { seedDemo, BASE_TREE, type Demo } from './ui-seed.js';
+import type { TestServer } from './helpers.js';
+import { startUiSuite, SHOT_DIR } from './ui-browser.js';
+import { BASE_TREE, type Demo } from './ui-seed.js';
 
-const CHROMIUM = [process.env.CAIRN_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
-const SHOT_DIR = path.join(os.tmpdir(), 'cairn-ui-screenshots');
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'];
 
@@ -37,15 +35,7 @@ describe('reviewer UI: accessibility, small screens and Back (Chromium)', functi
   const contexts: BrowserContext[] = [];
 
   before(async function () {
-    if (!CHROMIUM) {
-      console.log('      SKIPPED: the browser tests of the reviewer UI need a chromium binary (apt-get install chromium; .ci/run installs it)');
-      this.skip();
-    }
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
-    s = await startTestServer();
-    demo = await seedDemo(s.url);
-    mkdirSync(SHOT_DIR, { recursive: true });
+    ({ browser, s, demo } = await startUiSuite(this));
     // a change with a long diff: twelve 400-line files
     const head = (await demo.s.get('/lines/main')).head_snapshot_id as string;
     const baseFiles: Record<string, string> = { ...BASE_TREE };

@@ -5,15 +5,13 @@
 // phone width, and 200 threads on a 2,000-file patchset. Same browser and seed as
 // test/ui.test.ts; skipped, saying so, when no chromium binary exists.
 import { expect } from 'chai';
-import { existsSync, mkdirSync, copyFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, copyFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
-import { startTestServer, type TestServer } from './helpers.js';
-import { Seeder, seedDemo, seedThreads, type Demo, type DemoThreads, type Files } from './ui-seed.js';
+import type { TestServer } from './helpers.js';
+import { startUiSuite, SHOT_DIR } from './ui-browser.js';
+import { Seeder, seedThreads, type Demo, type DemoThreads, type Files } from './ui-seed.js';
 
-const CHROMIUM = [process.env.CAIRN_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
-const SHOT_DIR = path.join(os.tmpdir(), 'cairn-ui-screenshots');
 
 type Json = Record<string, any>;
 
@@ -25,15 +23,7 @@ describe('reviewer UI: comment threads (Chromium)', function () {
   const contexts: BrowserContext[] = [];
 
   before(async function () {
-    if (!CHROMIUM) {
-      console.log('      SKIPPED: the browser tests of the reviewer UI need a chromium binary (apt-get install chromium; .ci/run installs it)');
-      this.skip();
-    }
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
-    s = await startTestServer();
-    demo = await seedDemo(s.url);
-    mkdirSync(SHOT_DIR, { recursive: true });
+    ({ browser, s, demo } = await startUiSuite(this));
   });
   after(async () => {
     for (const c of contexts) await c.close().catch(() => undefined);

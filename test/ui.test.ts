@@ -4,8 +4,7 @@
 // snapshots, tasks, changes, patchsets, reviews, CI completed as a runner would). The browser
 // part is skipped, saying so, only when no chromium binary exists.
 import { expect } from 'chai';
-import { existsSync, mkdirSync, copyFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, copyFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
 import { ROUTES } from '../lib/http/routes.js';
@@ -13,12 +12,11 @@ import { UI_CSP } from '../lib/http/ui/routes.js';
 import { READINESS_BLOCKERS } from '../lib/http/handlers/diffs.js';
 import { readFile } from 'node:fs/promises';
 import { PROJECT_ROOT, api, spawnServer, startTestServer, tempDir, type RequestOptions, type TestServer } from './helpers.js';
-import { Seeder, seedDemo, type Demo, type Files } from './ui-seed.js';
+import { startUiSuite, SHOT_DIR } from './ui-browser.js';
+import { Seeder, type Demo, type Files } from './ui-seed.js';
 import { REFUSED_LINKS } from './markdown-payloads.js';
 
-const CHROMIUM = [process.env.CAIRN_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
 /** Screenshots go here during the tests; `UI_SCREENSHOTS_DIR=docs/screenshots` also copies them there. */
-export const SHOT_DIR = path.join(os.tmpdir(), 'cairn-ui-screenshots');
 
 // ---------------------------------------------------------------- the server side
 
@@ -180,15 +178,7 @@ describe('reviewer UI in Chromium', function () {
   const contexts: BrowserContext[] = [];
 
   before(async function () {
-    if (!CHROMIUM) {
-      console.log('      SKIPPED: the browser tests of the reviewer UI need a chromium binary (apt-get install chromium; .ci/run installs it)');
-      this.skip();
-    }
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
-    s = await startTestServer();
-    demo = await seedDemo(s.url);
-    mkdirSync(SHOT_DIR, { recursive: true });
+    ({ browser, s, demo } = await startUiSuite(this));
   });
   after(async () => {
     for (const c of contexts) await c.close().catch(() => undefined);
