@@ -23,13 +23,15 @@ import {
 import { gitId, looseObject, type GitObjectType } from '../domain/git-objects.js';
 import { validateLineName } from '../domain/lines.js';
 import { CHANGE, PATCHSET, type ChangeRecord, type PatchsetRecord } from '../domain/workflow/rules.js';
+import { crashPoint } from '../store/crash-point.js';
 import { writeFileDurable } from '../store/durable.js';
 import { GitShadowLayout } from '../store/layout.js';
 import type { Authority } from './authority.js';
 import { GitTreeBuilder } from './git-trees.js';
 
-/** Commits recorded in the git map per transaction (and the ref moved after each batch). */
+/** Commits recorded in the git map per transaction (and the ref moved after each batch); CAIRN_GIT_EXPORT_BATCH changes it. */
 export const EXPORT_BATCH = 200;
+const batchSize = () => Math.max(1, Number(process.env.CAIRN_GIT_EXPORT_BATCH) || EXPORT_BATCH);
 /** Entries in each of the tree builder's caches (cairn → git blob and tree ids). */
 const BUILDER_CACHE = 100_000;
 
@@ -96,10 +98,14 @@ export class GitExporter {
       BUILDER_CACHE,
     );
     let written = 0;
+    const batch = batchSize();
+    let sinceFlush = 0;
     let pending: { snapshot_id: string; commit_id: string; raw: string }[] = [];
     const flush = async () => {
       if (pending.length > 0) await this.authority.content.recordGitExports(pending);
       pending = [];
+      sinceFlush = 0;
+      crashPoint('git-export:recorded');
       if (parent !== null) await this.writeRef(name, parent);
     };
     for (let i = chain.length - 1; i >= 0; i--) {
@@ -109,7 +115,7 @@ export class GitExporter {
       if (await this.writeObject('commit', commitId, raw)) written++;
       if (record) pending.push({ snapshot_id: id, commit_id: commitId, raw: raw.toString('base64') });
       parent = commitId;
-      if (pending.length >= EXPORT_BATCH) await flush();
+      if (++sinceFlush >= batch) await flush();
     }
     await flush();
     return { line: name, head_commit_id: parent, written };
@@ -214,6 +220,7 @@ export class GitExporter {
     }
     const temp = path.join(this.layout.tempDir, `${id}.${randomBytes(4).toString('hex')}`);
     await fsp.writeFile(temp, looseObject(type, body), { mode: 0o444 });
+    crashPoint('git-export:temp');
     await fsp.rename(temp, file);
     return true;
   }
