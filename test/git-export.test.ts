@@ -12,7 +12,7 @@ import { push } from '../lib/client/transfer.js';
 import { LandDesk } from '../lib/authority/workflow/lands.js';
 import type { LandGates } from '../lib/authority/workflow/gates.js';
 import { gitObjectId } from '../lib/domain/git.js';
-import { api, cli, cliJson, register, spawnServer, startTestServer, tempDir, until, type ApiResponse, type TestServer } from './helpers.js';
+import { api, cli, cliJson, exportRepo, register, restoreRepo, spawnServer, startTestServer, tempDir, until, type ApiResponse, type TestServer } from './helpers.js';
 import { commit, git, hasGit, makeHistory } from './git-fixture.js';
 
 const R = (repo: number, p: string) => `/v1/native/repository-authorities/${repo}${p}`;
@@ -138,6 +138,46 @@ async function lineHead(url: string, repo: number, line: string): Promise<string
     ids.main = shadowLog(shadow, 'refs/heads/main');
   });
 
+  it('a merge land exports as a one-parent commit with a Cairn-Merge-Revision trailer naming the revision', async () => {
+    const base = (await lineHead(s.url, repo, 'main'))!;
+    const revOf = async (file: string) => {
+      const dir = path.join(tempDir('cairn-gexp-'), 'tree');
+      await cliJson(['pull', '--server', s.url, '--repo', String(repo), '--snapshot', base, dir]);
+      await fsp.writeFile(path.join(dir, file), `${file}\n`);
+      return (await push({ server: s.url, repo, line: 'main', dir, moveLine: false, progress: false, parent: base, message: file })).snapshot_id;
+    };
+    const landed = async (rev: string, mode: string, title: string) => {
+      const t = (await api(s.url, 'POST', R(repo, '/tasks'), { json: { title: 'T', intent: 'i' } })).json.task;
+      const c = (await api(s.url, 'POST', R(repo, '/changes'), { json: { task_id: t.task_id, title, base_line: 'main' } })).json.change;
+      const ps = await api(s.url, 'POST', R(repo, `/changes/${c.change_id}/patchsets`), { json: { base_snapshot_id: base, revision_snapshot_id: rev, summary: `${title}.`, author_mode: 'human_only' } });
+      expect(ps.status, ps.text).to.be.oneOf([200, 201]);
+      const res = await api(s.url, 'POST', R(repo, `/changes/${c.change_id}:submit`), { json: { mode } });
+      expect(res.status, res.text).to.equal(200);
+      return { land: res.json.land, change: c };
+    };
+    const revA = await revOf('a.txt');
+    const revB = await revOf('b.txt');
+    const a = await landed(revA, 'ff-only', 'Add a');
+    const b = await landed(revB, 'merge', 'Add b');
+    expect(b.land).to.include({ status: 'landed', line_action: 'merge' });
+    const r = await exported(s.url, repo, 'main');
+    expect(r.written).to.equal(2);
+    fsckClean(shadow);
+    const log = shadowLog(shadow, 'refs/heads/main');
+    expect(log.slice(0, -2)).to.deep.equal(ids.main);
+    const body = inShadow(shadow, ['cat-file', 'commit', r.head_commit_id!]);
+    expect(body.match(/^parent /gm)).to.have.length(1);
+    expect(body).to.include(`\nparent ${log[log.length - 2]}\n`);
+    // No author on the patchset: the cairn identity.
+    expect(body).to.include(`\nauthor cairn <cairn@cairn.invalid> ${b.land.finished_at_s} +0000\n`);
+    expect(body.slice(body.indexOf('\n\n') + 2)).to.equal(`Add b\n\nAdd b.\n\nCairn-Change: ${b.change.change_ref}\nCairn-Land: ${b.land.land_id}\nCairn-Merge-Revision: ${revB}\n`);
+    expect(inShadow(shadow, ['cat-file', 'commit', log[log.length - 2]])).to.include(`Cairn-Land: ${a.land.land_id}\n`);
+    // The merge's tree holds both sides.
+    expect(inShadow(shadow, ['show', `${r.head_commit_id}:a.txt`])).to.equal('a.txt\n');
+    expect(inShadow(shadow, ['show', `${r.head_commit_id}:b.txt`])).to.equal('b.txt\n');
+    ids.main = log;
+  });
+
   it('a pushed snapshot on another line exports with the cairn identity at its time and a Cairn-Snapshot trailer; HEAD stays main', async () => {
     const base = (await lineHead(s.url, repo, 'main'))!;
     const dir = path.join(tempDir('cairn-gexp-'), 'tree');
@@ -174,6 +214,32 @@ async function lineHead(url: string, repo: number, line: string): Promise<string
     expect(shadowLog(shadow, 'refs/heads/feature/x')).to.deep.equal(ids.feature);
     expect(await exported(s.url, repo, 'main')).to.deep.include({ head_commit_id: ids.main[ids.main.length - 1], written: 0 });
     fsckClean(shadow);
+  });
+
+  it('is not part of a retirement export; a restored repository exports the same ids into its own shadow; purge removes the shadow, and a leftover one goes at the next start', async () => {
+    const old = await register(s.url, 'git-export-moving');
+    await cliJson(['import-git', '--server', s.url, '--repo', String(old), '--line', 'main', src]);
+    const before = await exported(s.url, old, 'main');
+    const { manifest, files } = await exportRepo(s.url, old);
+    expect([...files.keys()].filter((f) => /git-shadow|\.git\//.test(f))).to.deep.equal([]);
+    const restored = await restoreRepo(s.url, manifest, files);
+    expect(restored).to.not.equal(old);
+    const again = await exported(s.url, restored, 'main');
+    expect(again).to.deep.include({ head_commit_id: before.head_commit_id, written: first.length });
+    // The rewritten commits were recorded by the first export: the restored map names them.
+    expect(shadowLog(shadowOf(s.dataDir, restored), 'refs/heads/main')).to.deep.equal(shadowLog(shadowOf(s.dataDir, old), 'refs/heads/main'));
+    const purge = await api(s.url, 'POST', `/v1/native/repository-authorities/${old}/retirement/purge`, { json: manifest });
+    expect(purge.status, purge.text).to.equal(200);
+    expect(await fsp.stat(shadowOf(s.dataDir, old)).then(() => true, () => false), 'shadow after purge').to.equal(false);
+    // A shadow left for a purged index (a purge interrupted after its commit point) and one for an index never registered.
+    await fsp.mkdir(path.join(shadowOf(s.dataDir, old), 'objects'), { recursive: true });
+    await fsp.mkdir(path.join(shadowOf(s.dataDir, 77), 'objects'), { recursive: true });
+    await s.stop();
+    s = await startTestServer(s.dataDir);
+    const left = await fsp.readdir(path.join(s.dataDir, 'git-shadow'));
+    expect(left).to.include.members([`${repo}.git`, `${restored}.git`]);
+    expect(left).to.not.include.members([`${old}.git`]);
+    expect(left).to.not.include.members(['77.git']);
   });
 
   it('refuses an unknown line (404), a bad body (400/422), an archived line (409) and a line name git cannot hold (400); an empty line has no commit', async () => {
