@@ -49,6 +49,7 @@ export class GitExporter {
   /** One sync at a time: syncs of different lines share objects and the map's records. */
   private readonly mutex = new Mutex();
   private readonly madeDirs = new Set<string>();
+  private builder: GitTreeBuilder | null = null;
 
   constructor(root: string, readonly authority: Authority) {
     this.layout = new GitShadowLayout(root);
@@ -91,12 +92,14 @@ export class GitExporter {
       if (!snap) throw new Corrupt(`snapshot ${s} of line ${name} is not stored`);
       s = snap.parent_snapshot_ids[0] ?? null;
     }
-    const builder = new GitTreeBuilder(
+    // Kept between exports, so an export of one new commit reads only what it changed: an id
+    // it caches was written (the sink runs first). A remade repository starts a new one.
+    const builder = (this.builder ??= new GitTreeBuilder(
       { readTree: (id) => store.readTree(id), readBlob: (id) => this.readBlob(id) },
       'sha1',
       (type, id, body) => this.writeObject(type, id, body).then(() => undefined),
       BUILDER_CACHE,
-    );
+    ));
     let written = 0;
     const batch = batchSize();
     let sinceFlush = 0;
@@ -199,6 +202,7 @@ export class GitExporter {
     if (!whole) {
       await fsp.rm(L.root, { recursive: true, force: true });
       this.madeDirs.clear();
+      this.builder = null;
     }
     for (const dir of [path.join(L.objectsDir, 'pack'), path.join(L.objectsDir, 'info'), L.headsDir, path.join(L.refsDir, 'tags')]) await fsp.mkdir(dir, { recursive: true });
     if (!whole) await writeFileDurable(L.configFile, '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n');
