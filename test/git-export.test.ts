@@ -96,7 +96,10 @@ async function lineHead(url: string, repo: number, line: string): Promise<string
     // Another repository holding the same history exports the same commits, rewritten ones included.
     const twin = await register(s.url, 'git-export-twin');
     await cliJson(['import-git', '--server', s.url, '--repo', String(twin), '--line', 'main', src]);
-    expect((await exported(s.url, twin, 'main')).head_commit_id).to.equal(r.head_commit_id);
+    // Two exports at once: one at a time, the second finds the commits written.
+    const both = await Promise.all([exported(s.url, twin, 'main'), exported(s.url, twin, 'main')]);
+    expect(both.map((x) => x.head_commit_id)).to.deep.equal([r.head_commit_id, r.head_commit_id]);
+    expect(both.map((x) => x.written).sort()).to.deep.equal([0, first.length]);
     expect(shadowLog(shadowOf(s.dataDir, twin), 'refs/heads/main')).to.deep.equal(log);
   });
 
