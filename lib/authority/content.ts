@@ -19,7 +19,7 @@ import { describeOverLimit, Pace, pathsOf, WalkBudget } from '../domain/tree-siz
 import { closeLine, moveLine, validateLineName, type LineMove, type LineState } from '../domain/lines.js';
 import { nowSeconds } from '../domain/repository.js';
 import { lineEvents } from '../domain/events.js';
-import { checkGitCommitRow, GIT_COMMIT, GIT_COMMIT_ID, isGitId, MAX_GIT_ROWS, type GitCommitIdRecord, type GitCommitRecord, type Gitlink } from '../domain/git.js';
+import { checkGitCommitRow, exportedCommitId, GIT_COMMIT, GIT_COMMIT_ID, isGitId, MAX_GIT_ROWS, type GitCommitIdRecord, type GitCommitRecord, type Gitlink } from '../domain/git.js';
 import type { ContentStore, Locator, ObjectKind, StoredSnapshot, Txn } from '../store/content-store.js';
 export type { StoredSnapshot } from '../store/content-store.js';
 import { decodeObjectFrameStream, PACK_KIND_OBJECT, PACK_KIND_TREE, screenPackUpload, type PackEntry, type PackKind } from '../store/pack.js';
@@ -336,6 +336,37 @@ export class ContentOperations {
         recorded++;
       }
       return { ...result, git_commits: { recorded, skipped } };
+    });
+  }
+
+  /**
+   * Record commits an export wrote (docs/git.md, "Export"), one transaction for the batch: a
+   * snapshot with no git commit gets an `exported` record; an imported one the export had to
+   * rewrite keeps its record, with the written commit added as `export`. Each gets its commit-id
+   * entry. A row that is already recorded is skipped; one that contradicts the map is a conflict.
+   */
+  recordGitExports(rows: readonly { snapshot_id: string; commit_id: string; raw: string }[]): Promise<{ recorded: number; skipped: number }> {
+    return this.store.transact(async (tx) => {
+      let recorded = 0;
+      let skipped = 0;
+      for (const row of rows) {
+        if (!tx.hasSnapshot(row.snapshot_id)) throw new NotFound(`snapshot ${row.snapshot_id} is not present`);
+        const existing = tx.entity<GitCommitRecord>(GIT_COMMIT, row.snapshot_id);
+        if (existing && exportedCommitId(existing) === row.commit_id) {
+          skipped++;
+          continue;
+        }
+        if (existing && (existing.origin !== 'imported' || existing.export)) throw new Conflict(`snapshot ${row.snapshot_id} was exported as git commit ${exportedCommitId(existing)}, not ${row.commit_id}`);
+        const twin = tx.entity<GitCommitIdRecord>(GIT_COMMIT_ID, row.commit_id);
+        if (twin && twin.snapshot_id !== row.snapshot_id) throw new Conflict(`git commit ${row.commit_id} is already the commit of snapshot ${twin.snapshot_id}`);
+        const record: GitCommitRecord = existing
+          ? { ...existing, export: { commit_id: row.commit_id, raw: row.raw } }
+          : { snapshot_id: row.snapshot_id, commit_id: row.commit_id, origin: 'exported', raw: row.raw, gitlinks: [] };
+        tx.upsert(GIT_COMMIT, row.snapshot_id, record);
+        tx.upsert(GIT_COMMIT_ID, row.commit_id, { commit_id: row.commit_id, snapshot_id: row.snapshot_id } satisfies GitCommitIdRecord);
+        recorded++;
+      }
+      return { recorded, skipped };
     });
   }
 

@@ -21,7 +21,8 @@ export class GitTreeBuilder {
   /** cairn tree id → git tree id (trees with no gitlink below them). */
   private readonly trees = new Map<string, string>();
 
-  constructor(private readonly source: GitTreeSource, private readonly hash: GitHash = 'sha1', private readonly sink?: GitObjectSink) {}
+  /** `maxCached`: each cache is emptied when it grows past this many entries (bounded memory for long exports). */
+  constructor(private readonly source: GitTreeSource, private readonly hash: GitHash = 'sha1', private readonly sink?: GitObjectSink, private readonly maxCached = Infinity) {}
 
   /** The git tree id of cairn tree `root` with `gitlinks` (paths from the root) put back. */
   async treeOf(root: string, gitlinks: readonly Gitlink[] = []): Promise<string> {
@@ -57,7 +58,10 @@ export class GitTreeBuilder {
     const body = encodeGitTree(entries, this.hash);
     const id = gitId('tree', body, this.hash);
     await this.sink?.('tree', id, body);
-    if (cairnTree && links.length === 0) this.trees.set(cairnTree, id);
+    if (cairnTree && links.length === 0) {
+      if (this.trees.size >= this.maxCached) this.trees.clear();
+      this.trees.set(cairnTree, id);
+    }
     return id;
   }
 
@@ -67,6 +71,7 @@ export class GitTreeBuilder {
     const bytes = await this.source.readBlob(cairnBlob);
     const id = gitId('blob', bytes, this.hash);
     await this.sink?.('blob', id, bytes);
+    if (this.blobs.size >= this.maxCached) this.blobs.clear();
     this.blobs.set(cairnBlob, id);
     return id;
   }

@@ -153,6 +153,8 @@ export class Retirement {
       await fsp.rename(root, doomed);
       await fsyncDir(path.dirname(root));
       await removeDurable(doomed);
+      // Its shadow git repository is derived from it: it goes too (a leftover is removed at open).
+      await fsp.rm(this.service.layout.gitShadow(index), { recursive: true, force: true });
       return { purged: true, already_purged: false, repository };
     });
   }

@@ -20,6 +20,7 @@ import {
 import { removeDurable, removeTempFiles } from '../store/durable.js';
 import { Layout } from '../store/layout.js';
 import { Authority } from './authority.js';
+import { GitExporter } from './git-export.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import { LIFECYCLE_ACTIVE, LIFECYCLE_RETIRING } from '../domain/repository.js';
 import type { ClaimResult } from './jobs.js';
@@ -61,6 +62,8 @@ export class CairnService implements AuthorityHost, FeedHost {
   private webhookPolicy: WebhookPolicy | null = null;
   private webhookNetwork: WebhookNetwork = DEFAULT_WEBHOOK_NETWORK;
   private readonly dispatchers = new Map<number, WebhookDispatcher>();
+  /** Each open authority's git exporter (its shadow repository, docs/git.md "Export"), made on first use. */
+  private readonly gitExporters = new Map<number, GitExporter>();
   private restoreSessions: RestoreSessions | null = null;
   /** Opens under way, by repository index: concurrent first uses share one. */
   private readonly opening = new Map<number, Promise<void>>();
@@ -117,8 +120,19 @@ export class CairnService implements AuthorityHost, FeedHost {
     return mutex.runExclusive(fn);
   }
 
+  /** The git exporter of an open authority (its shadow repository under git-shadow/). */
+  gitExporter(authority: Authority): GitExporter {
+    let exporter = this.gitExporters.get(authority.index);
+    if (!exporter || exporter.authority !== authority) {
+      exporter = new GitExporter(this.layout.gitShadow(authority.index), authority);
+      this.gitExporters.set(authority.index, exporter);
+    }
+    return exporter;
+  }
+
   /** Close a repository's files and forget it (purge). */
   closeAuthority(index: number): void {
+    this.gitExporters.delete(index);
     this.stopDispatcher(index);
     const entry = this.authorities.get(index);
     if (entry instanceof Authority) entry.close();
@@ -236,6 +250,13 @@ export class CairnService implements AuthorityHost, FeedHost {
       if (index >= 0 && this.registry.get(index) && !this.registry.isPurged(index)) continue;
       this.log.warn({ directory: `repositories/${name}` }, 'recovery removed a repository directory with no registry record');
       await removeDurable(`${this.layout.repositoriesDir}/${name}`);
+    }
+    // A shadow git repository of a repository that is not registered or purged: derived data of nothing.
+    for (const name of await fsp.readdir(this.layout.gitShadowDir).catch(() => [] as string[])) {
+      const m = /^(0|[1-9][0-9]*)\.git$/.exec(name);
+      const index = m ? Number(m[1]) : -1;
+      if (index >= 0 && this.registry.get(index) && !this.registry.isPurged(index)) continue;
+      await fsp.rm(`${this.layout.gitShadowDir}/${name}`, { recursive: true, force: true });
     }
   }
 

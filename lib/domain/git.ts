@@ -42,6 +42,16 @@ export interface GitCommitRecord {
   /** The commit object's bytes (what `git cat-file commit ID` prints), base64. */
   raw: string;
   gitlinks: Gitlink[];
+  /**
+   * Only on an imported record whose commit the export could not keep as it was (docs/git.md,
+   * "Export"): the commit the export wrote for this snapshot instead, raw bytes base64.
+   */
+  export?: { commit_id: string; raw: string };
+}
+
+/** The commit an export writes (or wrote) for a snapshot with this record: `export`, else the record's own. */
+export function exportedCommitId(r: GitCommitRecord): string {
+  return r.export?.commit_id ?? r.commit_id;
 }
 
 export interface GitIdent {
@@ -207,5 +217,92 @@ export function gitCommitProjection(r: GitCommitRecord): Record<string, unknown>
     message: messageText(c),
     gitlinks: r.gitlinks,
     raw: r.raw,
+    export_commit_id: r.export?.commit_id ?? null,
   };
+}
+
+// ------------------------------------------------------------------ export (docs/git.md "Export")
+
+/** The fixed identity of commits cairn writes itself (committer of every built commit). */
+export const CAIRN_IDENT = { name: 'cairn', email: 'cairn@cairn.invalid' } as const;
+
+/**
+ * A git identity from a cairn author name: the characters git's ident parser refuses (`<`, `>`,
+ * newlines, NUL) dropped, surrounding spaces trimmed; the name itself as the email when it looks
+ * like one, else `<name>@cairn.invalid` with spaces as `-`. Empty or absent → the cairn identity.
+ */
+export function authorIdent(author: string | null | undefined): { name: string; email: string } {
+  // eslint-disable-next-line no-control-regex
+  const clean = (author ?? '').replace(/[<>\u0000-\u001f\u007f]/g, '').trim();
+  if (clean === '') return { ...CAIRN_IDENT };
+  if (/^[^\s@]+@[^\s@]+$/.test(clean)) return { name: clean, email: clean };
+  return { name: clean, email: `${clean.replace(/\s+/g, '-')}@cairn.invalid` };
+}
+
+/**
+ * A commit object's bytes. Idents are given either as parts (written `name <email> time +0000`)
+ * or as the exact bytes of an ident line's value (kept from an imported commit).
+ */
+export function encodeCommit(c: {
+  tree_id: string;
+  parent_ids: readonly string[];
+  author: { name: string; email: string; time: number } | Buffer;
+  committer: { name: string; email: string; time: number } | Buffer;
+  encoding?: string | null;
+  message: Buffer;
+}): Buffer {
+  const ident = (i: { name: string; email: string; time: number } | Buffer) => (Buffer.isBuffer(i) ? i : Buffer.from(`${i.name} <${i.email}> ${i.time} +0000`, 'utf8'));
+  const head = [`tree ${c.tree_id}\n`, ...c.parent_ids.map((p) => `parent ${p}\n`)].join('');
+  return Buffer.concat([
+    Buffer.from(head, 'utf8'),
+    Buffer.from('author '), ident(c.author), Buffer.from('\n'),
+    Buffer.from('committer '), ident(c.committer), Buffer.from('\n'),
+    Buffer.from(c.encoding ? `encoding ${c.encoding}\n` : ''),
+    Buffer.from('\n'),
+    c.message,
+  ]);
+}
+
+/** A message with trailer lines added as its last paragraph (a blank line before them unless the message is empty). */
+export function withTrailers(message: Buffer, trailers: readonly string[]): Buffer {
+  const parts: Buffer[] = [];
+  if (message.length > 0) {
+    parts.push(message);
+    if (message[message.length - 1] !== 0x0a) parts.push(Buffer.from('\n'));
+    parts.push(Buffer.from('\n'));
+  }
+  parts.push(Buffer.from(trailers.map((t) => `${t}\n`).join(''), 'utf8'));
+  return Buffer.concat(parts);
+}
+
+/** The exact bytes of a header's value in a raw commit (`author`, `committer`), or null. */
+export function rawHeader(raw: Buffer, key: string): Buffer | null {
+  let end = raw.indexOf('\n\n');
+  if (end < 0) end = raw.length;
+  let at = 0;
+  while (at < end) {
+    let nl = raw.indexOf(0x0a, at);
+    if (nl < 0 || nl > end) nl = end;
+    const line = raw.subarray(at, nl);
+    if (line.length > key.length && line.subarray(0, key.length + 1).toString('latin1') === `${key} `) return line.subarray(key.length + 1);
+    at = nl + 1;
+  }
+  return null;
+}
+
+/**
+ * Whether a line name can be a git branch (`refs/heads/<line>`): git's check-ref-format rules.
+ * A line named otherwise is not exported.
+ */
+export function gitRefProblem(line: string): string | null {
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u0020\u007f~^:?*[\\]/.test(line)) return 'it holds a space, a control character or one of ~ ^ : ? * [ \\';
+  if (line.includes('..') || line.includes('@{') || line === '@') return 'it holds "..", "@{" or is "@"';
+  if (line.startsWith('/') || line.endsWith('/') || line.includes('//')) return 'it has an empty path component';
+  if (line.endsWith('.')) return 'it ends with "."';
+  for (const part of line.split('/')) {
+    if (part.startsWith('.')) return 'a component starts with "."';
+    if (part.endsWith('.lock')) return 'a component ends with ".lock"';
+  }
+  return null;
 }

@@ -204,6 +204,7 @@ export const ROUTES: readonly RouteSpec[] = [
 
   // Extensions: git interoperability (docs/git.md)
   route('git.import', 'POST', `${REPO}/git/imports`, { extension: true, raised: true, request: git.ImportBody, ok: 'GitImportResult', handler: git.importCommits }),
+  route('git.export', 'POST', `${REPO}/git/exports`, { extension: true, request: git.ExportBody, ok: 'GitExportResult', handler: git.exportLine }),
   route('git.snapshotCommit', 'GET', `${REPO}/git/snapshots/{snapshot_id}`, { extension: true, ok: 'GitCommitResult', handler: git.snapshotCommit }),
   route('git.commit', 'GET', `${REPO}/git/commits/{commit_id}`, { extension: true, ok: 'GitCommitResult', handler: git.commitById }),
   // Extensions: comment threads on a change's diff lines (docs/api.md "Comment threads")

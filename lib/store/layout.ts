@@ -37,6 +37,26 @@ export class Layout {
   repositoryDir(index: number): string { return path.join(this.repositoriesDir, String(index)); }
   get tombstonesDir(): string { return path.join(this.root, 'tombstones'); }
   get restoresDir(): string { return path.join(this.root, 'restores'); }
+  /**
+   * Derived git repositories (storage-layout.md §19): one bare repository per authority, outside
+   * its directory, so it is never part of a commit point or an export, and rebuilt when missing.
+   */
+  get gitShadowDir(): string { return path.join(this.root, 'git-shadow'); }
+  gitShadow(index: number): string { return path.join(this.gitShadowDir, `${index}.git`); }
+}
+
+/** Paths inside one shadow bare git repository (the files git itself reads). */
+export class GitShadowLayout {
+  constructor(readonly root: string) {}
+  get headFile(): string { return path.join(this.root, 'HEAD'); }
+  get configFile(): string { return path.join(this.root, 'config'); }
+  get objectsDir(): string { return path.join(this.root, 'objects'); }
+  objectFile(id: string): string { return path.join(this.root, 'objects', id.slice(0, 2), id.slice(2)); }
+  get refsDir(): string { return path.join(this.root, 'refs'); }
+  get headsDir(): string { return path.join(this.root, 'refs', 'heads'); }
+  branchRef(line: string): string { return path.join(this.root, 'refs', 'heads', ...line.split('/')); }
+  /** cairn's own temp files (objects written here, then renamed into objects/); emptied before each sync. */
+  get tempDir(): string { return path.join(this.root, 'cairn-tmp'); }
 }
 
 /** The logs an authority's commit point covers (storage-layout.md §9). */

@@ -67,13 +67,24 @@ export function checkGitCommits(store: ContentStore): string[] {
         // Its commit-id index entry points back at it.
         const index = store.entity<GitCommitIdRecord>(GIT_COMMIT_ID, r.commit_id);
         if (!index || index.snapshot_id !== r.snapshot_id) problems.push(`${where}: the commit-id index does not name this snapshot for ${r.commit_id}`);
+        // The commit an export wrote instead of an imported one: its id is the hash of its bytes, and it is indexed.
+        if (r.export !== undefined) {
+          try {
+            if (r.origin !== 'imported') throw new Error(`only an imported record holds an export, not origin ${JSON.stringify(r.origin)}`);
+            checkGitCommitRow({ snapshot_id: r.snapshot_id, commit_id: r.export.commit_id, raw: r.export.raw });
+            const exported = store.entity<GitCommitIdRecord>(GIT_COMMIT_ID, r.export.commit_id);
+            if (!exported || exported.snapshot_id !== r.snapshot_id) throw new Error(`the commit-id index does not name this snapshot for its exported commit ${r.export.commit_id}`);
+          } catch (err) {
+            problems.push(`${where}: export: ${(err as Error).message}`);
+          }
+        }
         if (problems.length >= 100) return problems;
       }
       for (const u of rec.upserts) {
         if (u.type !== GIT_COMMIT_ID) continue;
         const body = u.body as GitCommitIdRecord;
         const target = body && typeof body.snapshot_id === 'string' ? store.entity<GitCommitRecord>(GIT_COMMIT, body.snapshot_id) : undefined;
-        if (!target || target.commit_id !== u.id || body.commit_id !== u.id) problems.push(`workflow.log: commit-id index entry ${String(u.id)} (record at byte ${rec.offset}) names no git commit of that id`);
+        if (!target || (target.commit_id !== u.id && target.export?.commit_id !== u.id) || body.commit_id !== u.id) problems.push(`workflow.log: commit-id index entry ${String(u.id)} (record at byte ${rec.offset}) names no git commit of that id`);
       }
     }
   } catch (err) {

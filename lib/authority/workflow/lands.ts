@@ -300,6 +300,38 @@ export class LandDesk {
 
   private track(l: LandRecord): void {
     this.index.add(l.sequence, seqOf(l.change_id));
+    if (this.byLanded && l.status === 'landed' && l.landed_snapshot_id) this.noteLanded(l.landed_snapshot_id, l.sequence);
+  }
+
+  /**
+   * Landed snapshot → land sequences, keyed by the id's first 52 bits (a number key keeps the map
+   * small; a collision is told apart by reading the record). Built on first use by one pass over
+   * the lands (the export needs it; a server that never exports never pays for it), then kept up
+   * to date as lands commit.
+   */
+  private byLanded: Map<number, number | number[]> | null = null;
+
+  private noteLanded(snapshotId: string, seq: number): void {
+    const key = Number.parseInt(snapshotId.slice(0, 13), 16);
+    const had = this.byLanded!.get(key);
+    if (had === undefined) this.byLanded!.set(key, seq);
+    else if (Array.isArray(had)) { if (!had.includes(seq)) had.push(seq); }
+    else if (had !== seq) this.byLanded!.set(key, [had, seq]);
+  }
+
+  /** The land whose landed snapshot is `snapshotId` (the oldest, should several name it), or null. */
+  landOfSnapshot(snapshotId: string): LandRecord | null {
+    if (!this.byLanded) {
+      this.byLanded = new Map();
+      for (const [, l] of this.store.entitiesOf<LandRecord>(LAND)) if (l.status === 'landed' && l.landed_snapshot_id) this.noteLanded(l.landed_snapshot_id, l.sequence);
+    }
+    const had = this.byLanded.get(Number.parseInt(snapshotId.slice(0, 13), 16));
+    if (had === undefined) return null;
+    for (const seq of (Array.isArray(had) ? [...had].sort((a, b) => a - b) : [had])) {
+      const l = this.store.entity<LandRecord>(LAND, `land-${seq}`);
+      if (l && l.status === 'landed' && l.landed_snapshot_id === snapshotId) return l;
+    }
+    return null;
   }
 
   private landAt(seq: number): LandRecord {

@@ -24,6 +24,16 @@ export const importCommits: Handler = async (ctx) => {
   return { json: { contract: COMMIT_CONTRACT, ...result, raw_binary_upload: true } };
 };
 
+/** POST git/exports: `{line}`; unknown fields → 422. */
+export const ExportBody = object({ line: string() });
+
+export const exportLine: Handler = async (ctx) => {
+  const body = validate(ctx.body, ExportBody);
+  const authority = requireAuthority(ctx);
+  const result = await ctx.service.gitExporter(authority).syncLine(body.line);
+  return { json: { ...result, shadow_ref: `refs/heads/${result.line}` } };
+};
+
 export const commitById: Handler = async (ctx) => {
   const record = requireAuthority(ctx).content.gitCommitById(ctx.params.commit_id);
   return { json: { git_commit: gitCommitProjection(record) } };
@@ -65,6 +75,13 @@ export const SCHEMAS: Schemas = {
     message: { ...str, description: 'the message as text (decoded by its encoding; Latin-1 when it is not valid in it)' },
     gitlinks: { ...arr(obj({ path: str, commit_id: gitId })), description: 'submodule entries of the commit\'s tree (a snapshot cannot hold them)' },
     raw: { ...str, description: 'the commit object\'s bytes, base64: `git cat-file commit <commit_id>`' },
+    export_commit_id: { ...orNull(gitId), description: 'an imported commit the export could not keep as it was: the commit it wrote instead; otherwise null' },
+  }),
+  GitExportResult: obj({
+    line: str,
+    head_commit_id: { ...orNull(gitId), description: 'the commit of the line\'s head; null when the line is empty' },
+    written: { ...uint, description: 'commits this export wrote to the shadow repository (0: it held them already)' },
+    shadow_ref: { ...str, description: 'the branch of the shadow repository that now names head_commit_id: refs/heads/<line>' },
   }),
   GitCommitResult: obj({ git_commit: ref('GitCommit') }),
 };

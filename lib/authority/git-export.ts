@@ -1,0 +1,243 @@
+// The export of lines as git commits into the authority's shadow bare repository (docs/git.md,
+// "Export"; storage-layout.md §19). Every commit is built from stored data only — the snapshot's
+// tree, the git map, the land, change and patchset records — never from the clock, git config or
+// a signature, so exporting twice, or rebuilding a deleted shadow, writes the same commit ids.
+// Node only: objects are written as loose objects (zlib), refs as files; no git binary is needed.
+import { randomBytes } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { Mutex } from 'async-mutex';
+import { Conflict, Corrupt, Invalid, NotFound } from '../domain/errors.js';
+import {
+  authorIdent,
+  CAIRN_IDENT,
+  encodeCommit,
+  exportedCommitId,
+  GIT_COMMIT,
+  gitRefProblem,
+  parseCommit,
+  rawHeader,
+  withTrailers,
+  type GitCommitRecord,
+} from '../domain/git.js';
+import { gitId, looseObject, type GitObjectType } from '../domain/git-objects.js';
+import { validateLineName } from '../domain/lines.js';
+import { CHANGE, PATCHSET, type ChangeRecord, type PatchsetRecord } from '../domain/workflow/rules.js';
+import { crashPoint } from '../store/crash-point.js';
+import { writeFileDurable } from '../store/durable.js';
+import { GitShadowLayout } from '../store/layout.js';
+import type { Authority } from './authority.js';
+import { GitTreeBuilder } from './git-trees.js';
+
+/** Commits recorded in the git map per transaction (and the ref moved after each batch); CAIRN_GIT_EXPORT_BATCH changes it. */
+export const EXPORT_BATCH = 200;
+const batchSize = () => Math.max(1, Number(process.env.CAIRN_GIT_EXPORT_BATCH) || EXPORT_BATCH);
+/** Entries in each of the tree builder's caches (cairn → git blob and tree ids). */
+const BUILDER_CACHE = 100_000;
+
+export interface LineExport {
+  line: string;
+  head_commit_id: string | null;
+  /** Commits written to the shadow by this sync (0: it already held the line's history). */
+  written: number;
+}
+
+const exists = (file: string) => fsp.stat(file).then(() => true, () => false);
+
+export class GitExporter {
+  private readonly layout: GitShadowLayout;
+  /** One sync at a time: syncs of different lines share objects and the map's records. */
+  private readonly mutex = new Mutex();
+  private readonly madeDirs = new Set<string>();
+  private builder: GitTreeBuilder | null = null;
+
+  constructor(root: string, readonly authority: Authority) {
+    this.layout = new GitShadowLayout(root);
+  }
+
+  get root(): string {
+    return this.layout.root;
+  }
+
+  /** Bring `refs/heads/<line>` of the shadow up to the line's head. */
+  syncLine(name: string): Promise<LineExport> {
+    validateLineName(name);
+    const problem = gitRefProblem(name);
+    if (problem) throw new Invalid(`line ${name} cannot be a git branch name: ${problem}`);
+    const line = this.authority.store.line(name);
+    if (!line) throw new NotFound(`line ${name} does not exist`);
+    if (line.status === 'archived') throw new Conflict(`line ${name} is archived; an archived line is not exported`);
+    return this.mutex.runExclusive(() => this.sync(name));
+  }
+
+  private async sync(name: string): Promise<LineExport> {
+    const store = this.authority.store;
+    const head = store.line(name)?.head_snapshot_id ?? null;
+    await this.ensureRepository();
+    if (head === null) {
+      await fsp.rm(this.layout.branchRef(name), { force: true });
+      return { line: name, head_commit_id: null, written: 0 };
+    }
+    // Back along the first parents to the newest snapshot whose commit the shadow holds.
+    const chain: string[] = [];
+    let parent: string | null = null;
+    for (let s: string | null = head; s !== null; ) {
+      const rec = store.entity<GitCommitRecord>(GIT_COMMIT, s);
+      if (rec && (await exists(this.layout.objectFile(exportedCommitId(rec))))) {
+        parent = exportedCommitId(rec);
+        break;
+      }
+      chain.push(s);
+      const snap = store.snapshot(s);
+      if (!snap) throw new Corrupt(`snapshot ${s} of line ${name} is not stored`);
+      s = snap.parent_snapshot_ids[0] ?? null;
+    }
+    // Kept between exports, so an export of one new commit reads only what it changed: an id
+    // it caches was written (the sink runs first). A remade repository starts a new one.
+    const builder = (this.builder ??= new GitTreeBuilder(
+      { readTree: (id) => store.readTree(id), readBlob: (id) => this.readBlob(id) },
+      'sha1',
+      (type, id, body) => this.writeObject(type, id, body).then(() => undefined),
+      BUILDER_CACHE,
+    ));
+    let written = 0;
+    const batch = batchSize();
+    let sinceFlush = 0;
+    let pending: { snapshot_id: string; commit_id: string; raw: string }[] = [];
+    const flush = async () => {
+      if (pending.length > 0) await this.authority.content.recordGitExports(pending);
+      pending = [];
+      sinceFlush = 0;
+      crashPoint('git-export:recorded');
+      if (parent !== null) await this.writeRef(name, parent);
+    };
+    for (let i = chain.length - 1; i >= 0; i--) {
+      const id = chain[i];
+      const { raw, record } = await this.commitFor(id, parent, builder);
+      const commitId = gitId('commit', raw);
+      if (await this.writeObject('commit', commitId, raw)) written++;
+      if (record) pending.push({ snapshot_id: id, commit_id: commitId, raw: raw.toString('base64') });
+      parent = commitId;
+      if (++sinceFlush >= batch) await flush();
+    }
+    await flush();
+    return { line: name, head_commit_id: parent, written };
+  }
+
+  /**
+   * The commit of snapshot `id` whose first parent's commit is `parent`, its objects written.
+   * `record`: the git map does not hold it yet.
+   */
+  private async commitFor(id: string, parent: string | null, builder: GitTreeBuilder): Promise<{ raw: Buffer; record: boolean }> {
+    const store = this.authority.store;
+    const snap = store.snapshot(id)!;
+    const rec = store.entity<GitCommitRecord>(GIT_COMMIT, id);
+    if (rec && rec.commit_id.length !== 40) throw new Conflict(`snapshot ${id} was imported from a sha256 repository; exporting sha256 histories is not supported`);
+    const tree = await builder.treeOf(snap.root_tree_id, rec?.gitlinks ?? []);
+    const parents = parent === null ? [] : [parent];
+    const exported = rec?.origin === 'exported' ? rec.raw : rec?.export?.raw;
+    if (exported !== undefined) {
+      // Written before: the map's bytes are the commit (a rebuild must not change an id).
+      const raw = Buffer.from(exported, 'base64');
+      const c = parseCommit(raw);
+      if (c.tree_id !== tree || (c.parent_ids[0] ?? null) !== parent) throw new Corrupt(`snapshot ${id}: its exported git commit ${exportedCommitId(rec!)} does not have the snapshot's tree and first parent (tree ${tree}, parent ${parent ?? 'none'})`);
+      return { raw, record: false };
+    }
+    if (rec) {
+      const original = Buffer.from(rec.raw, 'base64');
+      const c = parseCommit(original);
+      // Kept as it was when git would find the same tree and the same (only) parent.
+      if (c.tree_id === tree && c.parent_ids.length === parents.length && (parent === null || c.parent_ids[0] === parent)) return { raw: original, record: false };
+      const raw = encodeCommit({
+        tree_id: tree,
+        parent_ids: parents,
+        author: rawHeader(original, 'author')!,
+        committer: rawHeader(original, 'committer')!,
+        encoding: c.encoding,
+        message: withTrailers(c.message, [`Cairn-Git-Commit: ${rec.commit_id}`]),
+      });
+      return { raw, record: true };
+    }
+    const land = this.authority.lands.landOfSnapshot(id);
+    if (land) {
+      const ps = land.patchset_id ? store.entity<PatchsetRecord>(PATCHSET, land.patchset_id) : undefined;
+      const change = store.entity<ChangeRecord>(CHANGE, land.change_id);
+      const title = (change?.title ?? land.change_ref).trim();
+      const summary = (ps?.summary ?? '').trim();
+      const trailers = [`Cairn-Change: ${land.change_ref}`, `Cairn-Land: ${land.land_id}`];
+      if (snap.parent_snapshot_ids.length > 1) trailers.push(`Cairn-Merge-Revision: ${snap.parent_snapshot_ids[1]}`);
+      const text = summary === '' ? `${title}\n` : `${title}\n\n${summary}\n`;
+      const raw = encodeCommit({
+        tree_id: tree,
+        parent_ids: parents,
+        author: { ...authorIdent(ps?.author), time: land.finished_at_s },
+        committer: { ...CAIRN_IDENT, time: land.finished_at_s },
+        message: withTrailers(Buffer.from(text, 'utf8'), trailers),
+      });
+      return { raw, record: true };
+    }
+    const raw = encodeCommit({
+      tree_id: tree,
+      parent_ids: parents,
+      author: { ...CAIRN_IDENT, time: snap.created_at_s },
+      committer: { ...CAIRN_IDENT, time: snap.created_at_s },
+      message: withTrailers(Buffer.from(snap.message ?? '', 'utf8'), [`Cairn-Snapshot: ${id}`]),
+    });
+    return { raw, record: true };
+  }
+
+  private readBlob(id: string): Promise<Buffer> {
+    const loc = this.authority.store.locator('blob', id);
+    if (!loc) throw new Corrupt(`blob ${id} is not stored`);
+    return this.authority.store.readLocated(loc);
+  }
+
+  /**
+   * A bare repository git reads: HEAD → refs/heads/main, a config, objects/ and refs/. A
+   * directory missing any of these is not one: it is removed and made again (derived data).
+   */
+  private async ensureRepository(): Promise<void> {
+    const L = this.layout;
+    const whole = (await exists(L.headFile)) && (await exists(L.configFile)) && (await exists(L.objectsDir)) && (await exists(L.headsDir));
+    if (!whole) {
+      await fsp.rm(L.root, { recursive: true, force: true });
+      this.madeDirs.clear();
+      this.builder = null;
+    }
+    for (const dir of [path.join(L.objectsDir, 'pack'), path.join(L.objectsDir, 'info'), L.headsDir, path.join(L.refsDir, 'tags')]) await fsp.mkdir(dir, { recursive: true });
+    if (!whole) await writeFileDurable(L.configFile, '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n');
+    const wantHead = 'ref: refs/heads/main\n';
+    if ((await fsp.readFile(L.headFile, 'utf8').catch(() => '')) !== wantHead) await writeFileDurable(L.headFile, wantHead);
+    // Temp files of a sync that did not finish (kill -9): never objects, so they go.
+    await fsp.rm(L.tempDir, { recursive: true, force: true });
+    await fsp.mkdir(L.tempDir, { recursive: true });
+  }
+
+  /** Write a loose object unless the shadow holds it (temp file, then rename: never a truncated object). */
+  private async writeObject(type: GitObjectType, id: string, body: Buffer): Promise<boolean> {
+    const file = this.layout.objectFile(id);
+    if (await exists(file)) return false;
+    const dir = path.dirname(file);
+    if (!this.madeDirs.has(dir)) {
+      await fsp.mkdir(dir, { recursive: true });
+      this.madeDirs.add(dir);
+    }
+    const temp = path.join(this.layout.tempDir, `${id}.${randomBytes(4).toString('hex')}`);
+    await fsp.writeFile(temp, looseObject(type, body), { mode: 0o444 });
+    crashPoint('git-export:temp');
+    await fsp.rename(temp, file);
+    return true;
+  }
+
+  private async writeRef(line: string, commitId: string): Promise<void> {
+    const file = this.layout.branchRef(line);
+    try {
+      await fsp.mkdir(path.dirname(file), { recursive: true });
+      await writeFileDurable(file, `${commitId}\n`);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EISDIR' || code === 'ENOTDIR' || code === 'EEXIST') throw new Conflict(`line ${line} cannot be exported: refs/heads/${line} clashes with the branch of another line (git cannot hold both "a" and "a/b")`);
+      throw err;
+    }
+  }
+}
