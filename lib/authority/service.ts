@@ -34,6 +34,7 @@ import { DEFAULT_WEBHOOK_NETWORK, WebhookDispatcher, type WebhookNetwork, type W
 import type { WebhookTargets } from '../domain/webhook-targets.js';
 import type { QueueOptions } from '../domain/workflow/land-queue.js';
 import { DEFAULT_MAX_SNAPSHOT_PATHS } from '../domain/tree-size.js';
+import { NO_GIT_SHADOWS, type GitShadowSource } from './git-shadow.js';
 
 export interface ServiceOptions {
   dataDir: string;
@@ -43,6 +44,8 @@ export interface ServiceOptions {
   events?: EventFeedOptions;
   /** Paths a snapshot may hold (--max-snapshot-paths; lib/domain/tree-size.ts). */
   maxSnapshotPaths?: number;
+  /** Where lines are served over git (./git-shadow.ts); none by default. */
+  gitShadows?: GitShadowSource;
 }
 
 /** A repository that failed its checks at open stays registered but unusable until repaired. */
@@ -69,6 +72,8 @@ export class CairnService implements AuthorityHost, FeedHost {
   private closed = false;
   /** The event feeds of every repository (docs/api.md "Events"). */
   readonly feeds: EventFeeds;
+  /** Where lines are served over git (./git-shadow.ts); given to every authority it opens. */
+  gitShadows: GitShadowSource = NO_GIT_SHADOWS;
 
   private constructor(
     readonly layout: Layout,
@@ -92,6 +97,7 @@ export class CairnService implements AuthorityHost, FeedHost {
     const registry = await Registry.open(layout);
     for (const note of await registry.openEvents()) options.log.warn({ note }, 'recovery');
     const service = new CairnService(layout, registry, options.log, options.jobPolicy ?? DEFAULT_JOB_POLICY, options.events, options.maxSnapshotPaths);
+    if (options.gitShadows) service.gitShadows = options.gitShadows;
     if (registry.events) service.feeds.attachRegistry(registryEventStream(registry.events));
     await service.removeUnregisteredDirectories();
     service.restoreSessions = await RestoreSessions.open(service);
@@ -212,6 +218,7 @@ export class CairnService implements AuthorityHost, FeedHost {
         authority.close();
         return;
       }
+      authority.gitShadows = this.gitShadows;
       authority.lands.policyFlags = () => this.registry.get(index)?.policy_flags ?? 0;
       this.authorities.set(index, authority);
       this.startDispatcher(index);
