@@ -161,9 +161,13 @@ describe('git clone and fetch over smart HTTP', function () {
     const out = await ok(['ls-remote', featureUrl], root);
     expect(out).to.include(`${await ok(['rev-parse', 'feature/x'], work)}\trefs/heads/feature/x`);
     expect(out).to.not.include('refs/heads/main');
-    const dest = path.join(root, 'clone-feature');
-    await ok(['clone', '-q', '--branch', 'feature/x', featureUrl, dest], root);
-    expect(await fsp.readFile(path.join(dest, 'feature.txt'), 'utf8')).to.equal('feature\n');
+    // HEAD names main, which this URL does not serve: it is not advertised either.
+    expect(out).to.not.match(/\tHEAD$/m);
+    for (const version of ['2', '0']) {
+      const dest = path.join(root, `clone-feature-v${version}`);
+      await ok(['-c', `protocol.version=${version}`, 'clone', '-q', '--branch', 'feature/x', featureUrl, dest], root);
+      expect(await fsp.readFile(path.join(dest, 'feature.txt'), 'utf8')).to.equal('feature\n');
+    }
   });
 
   for (const version of ['2', '0']) {
@@ -265,6 +269,38 @@ describe('git clone and fetch over smart HTTP', function () {
     res.pause();
     req.destroy();
     await until('no git process left', () => gitProcessesUnder(bigRoot).length === 0, 20_000);
+  });
+
+  it('stops git when the client goes away while sending its request', async () => {
+    const u = new URL(server.url);
+    const req = http.request({
+      host: u.hostname, port: u.port, method: 'POST',
+      path: `/v1/native/repository-authorities/${repo}/git/big.git/git-upload-pack`,
+      headers: { 'content-type': 'application/x-git-upload-pack-request', 'content-length': '100000' },
+    });
+    req.on('error', () => { /* destroyed below */ });
+    req.write(pkt('want '));
+    await until('git waiting for the request', () => gitProcessesUnder(bigRoot).length > 0);
+    req.destroy();
+    await until('no git process left', () => gitProcessesUnder(bigRoot).length === 0, 20_000);
+  });
+
+  it('answers 500 without git\'s words when git fails: a served directory that is not a repository, a git that cannot run', async () => {
+    const hidden = path.join(root, 'shadows', 'missing-repository.git');
+    served.set('broken', { repoDir: hidden });
+    const res = await api(server.url, 'GET', `/v1/native/repository-authorities/${repo}/git/broken.git/info/refs?service=git-upload-pack`);
+    expect(res.status).to.equal(500);
+    expect(res.text).to.not.include('missing-repository');
+    const saved = process.env.CAIRN_GIT;
+    process.env.CAIRN_GIT = path.join(root, 'no-such-git');
+    try {
+      const gone = await api(server.url, 'GET', `/v1/native/repository-authorities/${repo}/git/main.git/info/refs?service=git-upload-pack`);
+      expect(gone.status).to.equal(500);
+      expect(gone.text).to.not.include('no-such-git');
+    } finally {
+      if (saved === undefined) delete process.env.CAIRN_GIT;
+      else process.env.CAIRN_GIT = saved;
+    }
   });
 
   it('applies the request guard first: a Host that does not name the server is refused with 421', async () => {

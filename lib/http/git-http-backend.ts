@@ -7,6 +7,7 @@
 // and answers each with a refusal git prints to the user.
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { ServerResponse } from 'node:http';
+import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform, type Readable, type Writable } from 'node:stream';
@@ -68,7 +69,7 @@ export async function serveGit(ctx: Context, options: ServeGitOptions): Promise<
 }
 
 /** The CGI environment: nothing of the server's own environment but what git needs to run. */
-export function cgiEnvironment(ctx: Context, options: ServeGitOptions): Record<string, string> {
+export function cgiEnvironment(ctx: Context, options: ServeGitOptions, headTarget: string | null): Record<string, string> {
   const { repoDir, ref } = options.shadow;
   const name = path.basename(repoDir);
   // The directory comes from the authority, never from the request; still, it must be one plain name under its parent.
@@ -89,8 +90,10 @@ export function cgiEnvironment(ctx: Context, options: ServeGitOptions): Record<s
   ];
   if (ref !== undefined) {
     if (!/^refs\/heads\/[^\0-\x20\x7f~^:?*[\\]+$/.test(ref)) throw new Error('git shadow ref must be a refs/heads/ name');
-    // Every ref but this line's is hidden from the advertisement (later entries win).
+    // Every ref but this line's is hidden from the advertisement (later entries win), and so is
+    // HEAD when it names another line: a client would follow it to a ref it cannot see.
     config.push(['transfer.hideRefs', 'refs/'], ['transfer.hideRefs', `!${ref}`]);
+    if (headTarget !== ref) config.push(['transfer.hideRefs', 'HEAD']);
   }
   const env: Record<string, string> = {
     PATH: '/usr/local/bin:/usr/bin:/bin',
@@ -130,10 +133,19 @@ export function cgiEnvironment(ctx: Context, options: ServeGitOptions): Record<s
   return env;
 }
 
+/** The ref a bare repository's HEAD names (`ref: refs/heads/main`), or null when it names none. */
+async function headTargetOf(repoDir: string): Promise<string | null> {
+  try {
+    return /^ref: (\S+)\n?$/.exec(await fsp.readFile(path.join(repoDir, 'HEAD'), 'utf8'))?.[1] ?? null;
+  } catch {
+    return null;
+  }
+}
+
 type Child = ChildProcessByStdio<Writable, Readable, Readable>;
 
 async function runHttpBackend(ctx: Context, options: ServeGitOptions): Promise<Reply> {
-  const env = cgiEnvironment(ctx, options);
+  const env = cgiEnvironment(ctx, options, options.shadow.ref === undefined ? null : await headTargetOf(options.shadow.repoDir));
   // Its own process group: upload-pack and pack-objects under it go with it when it is killed.
   const child: Child = spawn(gitBinary(), ['http-backend'], { env, cwd: env.GIT_PROJECT_ROOT, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   let stderr = '';
@@ -172,6 +184,13 @@ async function runHttpBackend(ctx: Context, options: ServeGitOptions): Promise<R
     if (bodyFailure !== null) throw new Invalid('request body was aborted');
     if (exit.error) throw new Error(`git http-backend could not be run (${gitBinary()}): ${exit.error.message}`);
     throw new Error(`git http-backend gave no answer (exit ${exit.code ?? exit.signal}): ${stderr.trim().slice(0, 1000)}`);
+  }
+  if (head.status !== 200) {
+    // Every input of the CGI is ours: a refusal from it (no such repository, a service off) is
+    // this server's fault, and what it says stays in the log.
+    kill();
+    await exited;
+    throw new Error(`git http-backend answered ${head.status}: ${stderr.trim().slice(0, 1000)} ${head.rest.toString('utf8', 0, 200).trim()}`);
   }
   const headers: Record<string, string> = {};
   for (const [name, value] of head.headers) if (CGI_HEADERS_KEPT.has(name)) headers[name] = value;
