@@ -220,6 +220,39 @@ describe('git clone and fetch over smart HTTP', function () {
     });
   }
 
+  it('refuses every command of a push, deletes and tags included, each with its reason', async () => {
+    const dest = path.join(root, 'push-several');
+    await ok(['clone', '-q', url, dest], root);
+    const before = await repositoryState();
+    const r = await git([...ID, 'push', url, ':refs/heads/main', 'HEAD:refs/tags/v1', 'HEAD:refs/for/main%topic=x'], dest);
+    expect(r.code).to.not.equal(0);
+    expect(r.stderr).to.include('! [remote rejected] main (pushes to refs/heads/* are refused: lines move only through lands; push for review to refs/for/main)');
+    expect(r.stderr).to.include('! [remote rejected] HEAD -> v1 (this repository is read-only: lines move only through lands)');
+    expect(r.stderr).to.include('! [remote rejected] HEAD -> refs/for/main%topic=x (push for review is not served yet)');
+    expect(await repositoryState()).to.equal(before);
+  });
+
+  it('answers a push body that is not a push with 400, and the wrong media type with 415', async () => {
+    const post = (body: Buffer, headers: Record<string, string> = {}) => api(server.url, 'POST', `/v1/native/repository-authorities/${repo}/git/main.git/git-receive-pack`, {
+      body, headers: { 'content-type': 'application/x-git-receive-pack-request', ...headers },
+    });
+    for (const body of [Buffer.from('not pkt-lines'), Buffer.from(pkt('0000 0000 refs/heads/main\n')), Buffer.from(pkt(`${'0'.repeat(40)} ${'1'.repeat(40)} refs/heads/main\n`))]) {
+      const res = await post(body);
+      expect(res.status, body.toString()).to.equal(400);
+      expect(res.json.error).to.match(/malformed push request/);
+    }
+    const gz = await post(Buffer.from('not gzip'), { 'content-encoding': 'gzip' });
+    expect(gz.status).to.equal(400);
+    const br = await post(Buffer.from('0000'), { 'content-encoding': 'br' });
+    expect(br.status).to.equal(400);
+    // git's probe before a large push: no commands, nothing to report.
+    const probe = await post(Buffer.from('0000'));
+    expect(probe.status).to.equal(200);
+    expect(probe.headers.get('content-type')).to.equal('application/x-git-receive-pack-result');
+    const wrong = await api(server.url, 'POST', `/v1/native/repository-authorities/${repo}/git/main.git/git-upload-pack`, { body: '0000', headers: { 'content-type': 'application/json' } });
+    expect(wrong.status).to.equal(415);
+  });
+
   it('serves nothing outside the repository: dumb-protocol files, `..`, encoded dots and slashes, absolute names', async () => {
     const base = `/v1/native/repository-authorities/${repo}/git`;
     const cases: [string, number][] = [
