@@ -163,7 +163,12 @@ async function runHttpBackend(ctx: Context, options: ServeGitOptions): Promise<R
     try { process.kill(-child.pid, 'SIGKILL'); } catch { /* already gone */ }
   };
   // The client went away before its answer was whole: nothing more is read or written for it.
-  ctx.res.once('close', () => { if (!ctx.res.writableFinished) kill(); });
+  let clientGone = false;
+  ctx.res.once('close', () => {
+    if (ctx.res.writableFinished) return;
+    clientGone = true;
+    kill();
+  });
   child.stdin.on('error', () => { /* the child stopped reading: its exit says why */ });
 
   let bodyFailure = null as Error | null;
@@ -180,6 +185,8 @@ async function runHttpBackend(ctx: Context, options: ServeGitOptions): Promise<R
   if (head === null) {
     kill();
     const exit = await exited;
+    // Not git's failure: the client left before the answer began (nothing to answer, nothing to log).
+    if (clientGone) throw new Invalid('the client went away');
     if (bodyFailure instanceof TooLarge) throw bodyFailure;
     if (bodyFailure !== null) throw new Invalid('request body was aborted');
     if (exit.error) throw new Error(`git http-backend could not be run (${gitBinary()}): ${exit.error.message}`);
