@@ -336,6 +336,39 @@ describe('git clone and fetch over smart HTTP', function () {
     }
   });
 
+  it('cuts a chunked negotiation that grows past the 2 MiB limit, and leaves no git process', async () => {
+    const head = await ok(['rev-parse', 'main'], bare);
+    const u = new URL(server.url);
+    const shadows = path.join(root, 'shadows');
+    const outcome = await new Promise<string>((resolve) => {
+      const req = http.request({
+        host: u.hostname, port: u.port, method: 'POST',
+        path: `/v1/native/repository-authorities/${repo}/git/main.git/git-upload-pack`,
+        headers: { 'content-type': 'application/x-git-upload-pack-request' },
+      }, (res) => {
+        res.on('data', () => {});
+        res.on('end', () => resolve(`complete ${res.statusCode}`));
+        res.on('error', () => resolve('cut'));
+        res.on('aborted', () => resolve('cut'));
+      });
+      req.on('error', () => resolve('cut'));
+      // Well-formed haves: git would read them all; the limit stops them.
+      const haves = Buffer.from(pkt(`have ${'1'.repeat(40)}\n`).repeat(1000));
+      let sent = pkt(`want ${head} ofs-delta\n`).length;
+      req.write(`${pkt(`want ${head} ofs-delta\n`)}0000`);
+      const more = () => {
+        while (sent < 3 * 1024 * 1024) {
+          sent += haves.length;
+          if (!req.write(haves)) { req.once('drain', more); return; }
+        }
+        req.end(`${pkt('done\n')}`);
+      };
+      more();
+    });
+    expect(outcome).to.equal('cut');
+    await until('no git process left', () => gitProcessesUnder(shadows).length === 0, 20_000);
+  });
+
   it('applies the request guard first: a Host that does not name the server is refused with 421', async () => {
     const res = await rawRequest(server.url, 'GET', `/v1/native/repository-authorities/${repo}/git/main.git/info/refs?service=git-upload-pack`, { host: 'evil.example' });
     expect(res.status).to.equal(421);

@@ -215,12 +215,14 @@ async function runHttpBackend(ctx: Context, options: ServeGitOptions): Promise<R
       }
       const exit = await exited;
       if (exit.code !== 0 && !res.destroyed && res.writable) {
-        log.error({ service: options.service, request: options.request, exit: exit.code ?? exit.signal, stderr: stderr.trim().slice(0, 1000) }, 'git http-backend failed mid-answer');
+        // Most often the client's doing (a request git calls a protocol error, a body over the
+        // limit), so a warning; stderr is cut short, as it may quote the request.
+        log.warn({ service: options.service, request: options.request, exit: exit.code ?? exit.signal, stderr: stderr.trim().slice(0, 300) }, 'git http-backend failed mid-answer');
         // A cut answer, never a complete-looking one: the client reports the failure.
         res.destroy();
         return;
       }
-      if (exit.code !== 0 && exit.code !== null) log.warn({ service: options.service, exit: exit.code, stderr: stderr.trim().slice(0, 1000) }, 'git http-backend failed');
+      if (exit.code !== 0 && exit.code !== null) log.warn({ service: options.service, exit: exit.code, stderr: stderr.trim().slice(0, 300) }, 'git http-backend failed');
       if (!res.destroyed) res.end();
     },
   };
