@@ -107,12 +107,12 @@ export class Authority {
     return this.store.expireStagedPacks();
   }
 
-  /** Where lines are served over git (set by the service; ./git-shadow.ts). */
-  gitShadows: GitShadowSource = NO_GIT_SHADOWS;
+  /** Where lines are served over git (./git-shadow.ts): asked at each request, so the service may set it after this opened. */
+  gitShadowSource: () => GitShadowSource = () => NO_GIT_SHADOWS;
 
   /** The bare repository serving `line` over git, up to date; NotFound when the line is not served. */
   gitShadow(line: string): Promise<GitShadow> {
-    return gitShadowOf(this.gitShadows, this.index, line);
+    return gitShadowOf(this.gitShadowSource(), this.index, line);
   }
 
   /** Close the authority's files (idempotent). */

@@ -72,7 +72,7 @@ export class CairnService implements AuthorityHost, FeedHost {
   private closed = false;
   /** The event feeds of every repository (docs/api.md "Events"). */
   readonly feeds: EventFeeds;
-  /** Where lines are served over git (./git-shadow.ts); given to every authority it opens. */
+  /** Where lines are served over git (./git-shadow.ts); every authority asks it at each git request. */
   gitShadows: GitShadowSource = NO_GIT_SHADOWS;
 
   private constructor(
@@ -218,7 +218,7 @@ export class CairnService implements AuthorityHost, FeedHost {
         authority.close();
         return;
       }
-      authority.gitShadows = this.gitShadows;
+      authority.gitShadowSource = () => this.gitShadows;
       authority.lands.policyFlags = () => this.registry.get(index)?.policy_flags ?? 0;
       this.authorities.set(index, authority);
       this.startDispatcher(index);
