@@ -184,20 +184,22 @@ async function runHttpBackend(ctx: Context, options: ServeGitOptions): Promise<R
   const head = await readCgiHead(child.stdout, exited);
   if (head === null) {
     kill();
+    child.stdout.destroy();
     const exit = await exited;
     // Not git's failure: the client left before the answer began (nothing to answer, nothing to log).
     if (clientGone) throw new Invalid('the client went away');
     if (bodyFailure instanceof TooLarge) throw bodyFailure;
     if (bodyFailure !== null) throw new Invalid('request body was aborted');
     if (exit.error) throw new Error(`git http-backend could not be run (${gitBinary()}): ${exit.error.message}`);
-    throw new Error(`git http-backend gave no answer (exit ${exit.code ?? exit.signal}): ${stderr.trim().slice(0, 1000)}`);
+    throw new Error(`git http-backend gave no answer (exit ${exit.code ?? exit.signal}): ${stderr.trim().slice(0, 300)}`);
   }
   if (head.status !== 200) {
     // Every input of the CGI is ours: a refusal from it (no such repository, a service off) is
     // this server's fault, and what it says stays in the log.
     kill();
+    child.stdout.destroy();
     await exited;
-    throw new Error(`git http-backend answered ${head.status}: ${stderr.trim().slice(0, 1000)} ${head.rest.toString('utf8', 0, 200).trim()}`);
+    throw new Error(`git http-backend answered ${head.status}: ${stderr.trim().slice(0, 300)} ${head.rest.toString('utf8', 0, 200).trim()}`);
   }
   const headers: Record<string, string> = {};
   for (const [name, value] of head.headers) if (CGI_HEADERS_KEPT.has(name)) headers[name] = value;
