@@ -10,6 +10,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { GitShadow, GitShadowSource } from '../lib/authority/git-shadow.js';
+import { GIT_CHILDREN } from '../lib/http/git-http-backend.js';
 import { api, register, startTestServer, tempDir, until, type TestServer } from './helpers.js';
 
 interface Run { code: number | null; stdout: string; stderr: string }
@@ -302,6 +303,34 @@ describe('git clone and fetch over smart HTTP', function () {
     res.pause();
     req.destroy();
     await until('no git process left', () => gitProcessesUnder(bigRoot).length === 0, 20_000);
+  });
+
+  it('runs a bounded number of git processes at once: past it 503 with Retry-After, and a finished one frees its place', async () => {
+    const saved = GIT_CHILDREN.max;
+    GIT_CHILDREN.max = 1;
+    const u = new URL(server.url);
+    const req = http.request({
+      host: u.hostname, port: u.port, method: 'POST',
+      path: `/v1/native/repository-authorities/${repo}/git/big.git/git-upload-pack`,
+      headers: { 'content-type': 'application/x-git-upload-pack-request', 'content-length': '100000' },
+    });
+    req.on('error', () => { /* destroyed below */ });
+    try {
+      req.write(pkt('want '));
+      await until('git serving the first request', () => gitProcessesUnder(bigRoot).length > 0);
+      const busy = await api(server.url, 'GET', `/v1/native/repository-authorities/${repo}/git/main.git/info/refs?service=git-upload-pack`);
+      expect(busy.status).to.equal(503);
+      expect(busy.headers.get('retry-after')).to.equal('1');
+      expect(busy.json.error).to.match(/git requests are being served/);
+      req.destroy();
+      await until('the place freed', () => GIT_CHILDREN.running === 0, 20_000);
+      const res = await fetch(`${url}/info/refs?service=git-upload-pack`);
+      expect(res.status).to.equal(200);
+      await res.arrayBuffer();
+    } finally {
+      req.destroy();
+      GIT_CHILDREN.max = saved;
+    }
   });
 
   it('stops git when the client goes away while sending its request', async () => {

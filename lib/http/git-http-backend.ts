@@ -13,7 +13,7 @@ import { pipeline } from 'node:stream/promises';
 import { Transform, type Readable, type Writable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { Context } from 'koa';
-import { Invalid, TooLarge } from '../domain/errors.js';
+import { Busy, Invalid, TooLarge } from '../domain/errors.js';
 import type { GitShadow } from '../authority/git-shadow.js';
 import type { Log } from '../authority/logger.js';
 import type { Reply } from './route-types.js';
@@ -47,6 +47,13 @@ const MAX_REQUEST_BUFFER = 10 * 1024 * 1024;
 const CGI_HEADERS_KEPT = new Set(['cache-control', 'expires', 'pragma']);
 
 const gitBinary = (): string => process.env.CAIRN_GIT || 'git';
+
+/**
+ * git processes serving at once (each `git http-backend` with its upload-pack and pack-objects,
+ * whose memory grows with the repository): past `max`, a request is 503 with Retry-After. The
+ * process-wide count; tests lower `max`.
+ */
+export const GIT_CHILDREN = { max: 16, running: 0 };
 
 /**
  * The `service` query parameter of GET info/refs. Smart HTTP only: without it a client asks for
@@ -146,6 +153,8 @@ type Child = ChildProcessByStdio<Writable, Readable, Readable>;
 
 async function runHttpBackend(ctx: Context, options: ServeGitOptions): Promise<Reply> {
   const env = cgiEnvironment(ctx, options, options.shadow.ref === undefined ? null : await headTargetOf(options.shadow.repoDir));
+  if (GIT_CHILDREN.running >= GIT_CHILDREN.max) throw new Busy(`${GIT_CHILDREN.max} git requests are being served, the most this server runs at once; retry`);
+  GIT_CHILDREN.running++;
   // Its own process group: upload-pack and pack-objects under it go with it when it is killed.
   const child: Child = spawn(gitBinary(), ['http-backend'], { env, cwd: env.GIT_PROJECT_ROOT, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   let stderr = '';
@@ -157,7 +166,10 @@ async function runHttpBackend(ctx: Context, options: ServeGitOptions): Promise<R
     child.once('close', (code, signal) => resolve({ code, signal }));
   });
   let done = false;
-  void exited.then(() => { done = true; });
+  void exited.then(() => {
+    done = true;
+    GIT_CHILDREN.running--;
+  });
   const kill = () => {
     if (done || child.pid === undefined) return;
     try { process.kill(-child.pid, 'SIGKILL'); } catch { /* already gone */ }
