@@ -75,10 +75,12 @@ function compile(key: string, item: PathItem): PathEntry {
       rest = true;
       return '.+';
     }
-    const m = /^\{(\w+)\}(:.+)?$/.exec(seg);
+    const m = /^\{(\w+)\}([\w.-]*)(:.+)?$/.exec(seg);
     if (m) {
+      // A parameter with a literal suffix (`{line_name}.git`) holds more than its suffix.
+      if (m[2]) return `[^/]+${escape(m[2])}${m[3] ? escape(m[3]) : ''}`;
       // A last segment with a ':' always names an action: a parameter alone there holds none.
-      if (m[2]) return `[^/]+${escape(m[2])}`;
+      if (m[3]) return `[^/]+${escape(m[3])}`;
       return last ? '[^/:]+' : '[^/]+';
     }
     literals++;

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { ROUTES, SPEC_ROUTES, unimplementedOperations } from '../lib/http/routes.js';
+import { Router } from '../lib/http/router.js';
 import { api, register, startTestServer, type TestServer } from './helpers.js';
 
 describe('route table', () => {
@@ -16,7 +17,7 @@ describe('route table', () => {
   it('marks exactly the OpenAPI document, the API reference, diffs, land readiness, git interoperability, comment threads, webhooks, the land queue and the event feeds as extensions', () => {
     expect(ROUTES.filter((r) => r.extension).map((r) => r.operation)).to.deep.equal([
       'openapi.document', 'docs.page', 'docs.asset', 'read.patchsetDiff', 'read.changeDiff', 'read.changeReadiness', 'read.changeLands',
-      'git.import', 'git.export', 'git.snapshotCommit', 'git.commit',
+      'git.import', 'git.export', 'git.snapshotCommit', 'git.commit', 'git.infoRefs', 'git.uploadPack', 'git.receivePack',
       'comments.create', 'comments.edit', 'comments.delete', 'comments.threads', 'comments.resolve', 'comments.reopen', 'comments.applySuggestions', 'comments.publish',
       'webhooks.create', 'webhooks.list', 'webhooks.get', 'webhooks.delete', 'webhooks.deliveries.list', 'webhooks.deliveries.get', 'webhooks.deliveries.redeliver',
       'landQueue.enqueue', 'landQueue.list', 'landQueue.get', 'landQueue.remove',
@@ -26,9 +27,9 @@ describe('route table', () => {
     expect(ROUTES.filter((r) => r.extension && r.discover)).to.deep.equal([]);
   });
 
-  it('raises the body limit to 2 GiB exactly on the routes the Limits table names (and the git import, which carries a commit body)', () => {
+  it('raises the body limit to 2 GiB exactly on the routes the Limits table names (and the git import, which carries a commit body, and a git push, whose pack is read and dropped)', () => {
     const raised = ROUTES.filter((r) => r.limit > 2 * 1024 * 1024).map((r) => r.operation).sort();
-    expect(raised).to.deep.equal(['git.import', 'restores.uploadFile', 'sync.commit', 'sync.plan', 'sync.pullManifest', 'sync.putObjectPack', 'sync.putTreePack']);
+    expect(raised).to.deep.equal(['git.import', 'git.receivePack', 'restores.uploadFile', 'sync.commit', 'sync.plan', 'sync.pullManifest', 'sync.putObjectPack', 'sync.putTreePack']);
   });
 
   it('lists the operations that still answer 501', () => {
@@ -39,6 +40,30 @@ describe('route table', () => {
     expect(pending).to.deep.equal([]);
     expect(ROUTES.every((r) => typeof r.handler === 'function')).to.equal(true);
     expect(pending).to.not.include('historyPromotion.prepare');
+  });
+});
+
+describe('router: a parameter with a literal suffix', () => {
+  const router = new Router(ROUTES);
+  const GIT = '/v1/native/repository-authorities/0/git';
+
+  it('matches `{line_name}.git` and binds what precedes the suffix, decoded once (a line with a slash sent as %2F)', () => {
+    expect(router.match('GET', `${GIT}/main.git/info/refs`)).to.deep.include({ params: { repository_index: '0', line_name: 'main' } });
+    expect(router.match('POST', `${GIT}/feature%2Fx.git/git-upload-pack`).params.line_name).to.equal('feature/x');
+    expect(router.match('POST', `${GIT}/a.git.git/git-receive-pack`).params.line_name).to.equal('a.git');
+    expect(router.match('GET', `${GIT}/%252E.git/info/refs`).params.line_name).to.equal('%2E');
+  });
+
+  it('does not match a segment that is only the suffix, lacks it, or is split by a raw slash', () => {
+    for (const p of [`${GIT}/.git/info/refs`, `${GIT}/main/info/refs`, `${GIT}/feature/x.git/info/refs`, `${GIT}/main.gitx/info/refs`]) {
+      expect(() => router.match('GET', p), p).to.throw(/no route/);
+    }
+  });
+
+  it('keeps the literal git routes apart from the served lines', () => {
+    expect(router.match('GET', `${GIT}/snapshots/${'a'.repeat(64)}`).route.operation).to.equal('git.snapshotCommit');
+    expect(router.match('POST', `${GIT}/imports`).route.operation).to.equal('git.import');
+    expect(router.match('GET', `${GIT}/snapshots.git/info/refs`).route.operation).to.equal('git.infoRefs');
   });
 });
 

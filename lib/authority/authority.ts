@@ -23,6 +23,7 @@ import { LandQueue } from './workflow/land-queue.js';
 import { WebhookBook } from './webhooks.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import type { Log } from './logger.js';
+import { gitShadowOf, NO_GIT_SHADOWS, type GitShadow, type GitShadowSource } from './git-shadow.js';
 
 export class Authority {
   readonly content: ContentOperations;
@@ -104,6 +105,14 @@ export class Authority {
   /** Remove expired staged packs; runs alone in the commit queue so it never races a commit. */
   expireStagedPacks(): Promise<string[]> {
     return this.store.expireStagedPacks();
+  }
+
+  /** Where lines are served over git (./git-shadow.ts): asked at each request, so the service may set it after this opened. */
+  gitShadowSource: () => GitShadowSource = () => NO_GIT_SHADOWS;
+
+  /** The bare repository serving `line` over git, up to date; NotFound when the line is not served. */
+  gitShadow(line: string): Promise<GitShadow> {
+    return gitShadowOf(this.gitShadowSource(), this.index, line);
   }
 
   /** Close the authority's files (idempotent). */

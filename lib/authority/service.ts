@@ -35,6 +35,7 @@ import { DEFAULT_WEBHOOK_NETWORK, WebhookDispatcher, type WebhookNetwork, type W
 import type { WebhookTargets } from '../domain/webhook-targets.js';
 import type { QueueOptions } from '../domain/workflow/land-queue.js';
 import { DEFAULT_MAX_SNAPSHOT_PATHS } from '../domain/tree-size.js';
+import { NO_GIT_SHADOWS, type GitShadowSource } from './git-shadow.js';
 
 export interface ServiceOptions {
   dataDir: string;
@@ -44,6 +45,8 @@ export interface ServiceOptions {
   events?: EventFeedOptions;
   /** Paths a snapshot may hold (--max-snapshot-paths; lib/domain/tree-size.ts). */
   maxSnapshotPaths?: number;
+  /** Where lines are served over git (./git-shadow.ts); none by default. */
+  gitShadows?: GitShadowSource;
 }
 
 /** A repository that failed its checks at open stays registered but unusable until repaired. */
@@ -72,6 +75,8 @@ export class CairnService implements AuthorityHost, FeedHost {
   private closed = false;
   /** The event feeds of every repository (docs/api.md "Events"). */
   readonly feeds: EventFeeds;
+  /** Where lines are served over git (./git-shadow.ts); every authority asks it at each git request. */
+  gitShadows: GitShadowSource = NO_GIT_SHADOWS;
 
   private constructor(
     readonly layout: Layout,
@@ -95,6 +100,7 @@ export class CairnService implements AuthorityHost, FeedHost {
     const registry = await Registry.open(layout);
     for (const note of await registry.openEvents()) options.log.warn({ note }, 'recovery');
     const service = new CairnService(layout, registry, options.log, options.jobPolicy ?? DEFAULT_JOB_POLICY, options.events, options.maxSnapshotPaths);
+    service.gitShadows = options.gitShadows ?? service.exportedShadows;
     if (registry.events) service.feeds.attachRegistry(registryEventStream(registry.events));
     await service.removeUnregisteredDirectories();
     service.restoreSessions = await RestoreSessions.open(service);
@@ -119,6 +125,17 @@ export class CairnService implements AuthorityHost, FeedHost {
     }
     return mutex.runExclusive(fn);
   }
+
+  /**
+   * Lines served over git (docs/git.md "Clone and fetch"): the exporter's shadow repository,
+   * brought up to the line's head before each answer (a sync of a line already exported is one
+   * lookup), with only that line's branch advertised.
+   */
+  private readonly exportedShadows: GitShadowSource = async (index, line) => {
+    const exporter = this.gitExporter(await this.opened(index));
+    const synced = await exporter.syncLine(line);
+    return { repoDir: exporter.root, ref: `refs/heads/${synced.line}` };
+  };
 
   /** The git exporter of an open authority (its shadow repository under git-shadow/). */
   gitExporter(authority: Authority): GitExporter {
@@ -226,6 +243,7 @@ export class CairnService implements AuthorityHost, FeedHost {
         authority.close();
         return;
       }
+      authority.gitShadowSource = () => this.gitShadows;
       authority.lands.policyFlags = () => this.registry.get(index)?.policy_flags ?? 0;
       this.authorities.set(index, authority);
       this.startDispatcher(index);

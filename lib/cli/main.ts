@@ -15,6 +15,7 @@ Transfers:
   pull      materialize a snapshot (or a line's head) into a directory (exact export)
   sync      copy a snapshot and its history between repositories or servers
   import-git  write a git repository's first-parent history onto a line
+  export-git  write a line's history as git commits into a bare git repository
 
 Workflow:
   task      create, list, show and close tasks
@@ -87,6 +88,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   queue: async () => (await import('./queue-commands.js')).queueCommand,
   diff: async () => (await import('./diff-command.js')).diffCommand,
   'import-git': async () => (await import('./git-commands.js')).importGitCommand,
+  'export-git': async () => (await import('./git-export-command.js')).exportGitCommand,
 };
 
 /** Every command name `cairn` accepts (aliases included), in table order: what docs/cli.md documents. */

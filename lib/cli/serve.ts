@@ -27,6 +27,7 @@ import { jsonRequestLog } from './request-log.js';
 import { prettyStream } from './log-format.js';
 import { swaggerUiAssets } from './docs-assets.js';
 import { loadUiSources } from './ui-files.js';
+import type { GitShadowSource } from '../authority/git-shadow.js';
 
 export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [--log-level LEVEL] [--log-format pretty|json]
                    [--lease-seconds N] [--max-attempts N] [--ci-timeout-seconds N]
@@ -157,6 +158,8 @@ export interface ServerOptions {
   shutdownSeconds?: number;
   /** Paths a snapshot may hold (--max-snapshot-paths; lib/domain/tree-size.ts). */
   maxSnapshotPaths?: number;
+  /** Where lines are served over git (lib/authority/git-shadow.ts); none by default (git serving answers 404). */
+  gitShadows?: GitShadowSource;
 }
 
 export const DEFAULT_SHUTDOWN_SECONDS = 10;
@@ -240,7 +243,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   server.guard = guard;
   log.info({ address: `${address.address}:${address.port}`, data: options.dataDir }, 'listening');
 
-  opening = CairnService.open({ dataDir: options.dataDir, log, jobPolicy: options.jobPolicy, events: options.events, maxSnapshotPaths: options.maxSnapshotPaths });
+  opening = CairnService.open({ dataDir: options.dataDir, log, jobPolicy: options.jobPolicy, events: options.events, maxSnapshotPaths: options.maxSnapshotPaths, gitShadows: options.gitShadows });
   const ready = (async () => {
     const service = await opening;
     opened = service;

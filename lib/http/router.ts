@@ -5,13 +5,15 @@
 //    rest of the path (so both `a%2Fb.txt` and `a/b.txt` name the file a/b.txt).
 //  - No matching template, or an action the template does not declare: 404.
 //  - A template that matches with no binding for this method and action: 405 with `Allow`.
+//  - A parameter segment may end in a literal suffix (`{line_name}.git`): the raw segment must
+//    end in it and hold more than it; the parameter is what precedes it.
 //  - Parameters are percent-decoded exactly once, after matching.
 import { Invalid, MethodNotAllowed, NotFound } from '../domain/errors.js';
 import type { Method, RouteSpec } from './route-types.js';
 
 interface CompiledTemplate {
   template: string;
-  segments: { literal?: string; param?: string; rest?: boolean }[];
+  segments: { literal?: string; param?: string; suffix?: string; rest?: boolean }[];
   routes: RouteSpec[];
 }
 
@@ -32,8 +34,9 @@ export class Router {
         compiled = {
           template: route.template,
           segments: parts.map((part, i) => {
-            const m = /^\{(\w+)\}$/.exec(part);
+            const m = /^\{(\w+)\}([\w.-]*)$/.exec(part);
             if (!m) return { literal: part };
+            if (m[2]) return { param: m[1], suffix: m[2] };
             return { param: m[1], rest: m[1] === 'file_path' && i === parts.length - 1 };
           }),
           routes: [],
@@ -99,7 +102,7 @@ export class Router {
   private decodeParams(compiled: CompiledTemplate, values: string[]): Record<string, string> {
     const params: Record<string, string> = {};
     compiled.segments.forEach((seg, i) => {
-      if (seg.param) params[seg.param] = decodeOnce(values[i], seg.param);
+      if (seg.param) params[seg.param] = decodeOnce(seg.suffix ? values[i].slice(0, -seg.suffix.length) : values[i], seg.param);
     });
     return params;
   }
@@ -126,6 +129,7 @@ export class Router {
       for (let i = 0; i < segs.length && ok; i++) {
         const seg = segs[i];
         if (seg.literal !== undefined) ok = values[i] === seg.literal;
+        else if (seg.suffix !== undefined) ok = values[i].length > seg.suffix.length && values[i].endsWith(seg.suffix);
         else ok = values[i].length > 0;
       }
       if (ok) return { compiled, values, action };

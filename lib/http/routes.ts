@@ -38,11 +38,21 @@ import * as events from './handlers/events.js';
 import * as webhooks from './handlers/webhooks.js';
 import * as landQueue from './handlers/land-queue.js';
 import * as git from './handlers/git.js';
+import {
+  MEDIA_RECEIVE_PACK_ADVERTISEMENT,
+  MEDIA_RECEIVE_PACK_REQUEST,
+  MEDIA_RECEIVE_PACK_RESULT,
+  MEDIA_UPLOAD_PACK_ADVERTISEMENT,
+  MEDIA_UPLOAD_PACK_REQUEST,
+  MEDIA_UPLOAD_PACK_RESULT,
+} from './git-http-backend.js';
 
 const AUTH = '/v1/native/repository-authorities';
 const REPO = `${AUTH}/{repository_index}`;
 const SYNC = `${REPO}/remote-sync/zstd-bulk`;
 const RESTORES = '/v1/native/repository-restores';
+/** A line served over git: `{repo}/git/main.git` (a line name holding `/` sends it as %2F). */
+const GIT_LINE = `${REPO}/git/{line_name}.git`;
 
 const NONE: BodyKind = { kind: 'none' };
 const JSON_BODY: BodyKind = { kind: 'json' };
@@ -207,6 +217,10 @@ export const ROUTES: readonly RouteSpec[] = [
   route('git.export', 'POST', `${REPO}/git/exports`, { extension: true, request: git.ExportBody, ok: 'GitExportResult', handler: git.exportLine }),
   route('git.snapshotCommit', 'GET', `${REPO}/git/snapshots/{snapshot_id}`, { extension: true, ok: 'GitCommitResult', handler: git.snapshotCommit }),
   route('git.commit', 'GET', `${REPO}/git/commits/{commit_id}`, { extension: true, ok: 'GitCommitResult', handler: git.commitById }),
+  // git's smart HTTP at `{repo}/git/{line}.git` (clone, fetch, ls-remote; pushes refused): lib/http/git-http-backend.ts
+  route('git.infoRefs', 'GET', `${GIT_LINE}/info/refs`, { extension: true, query: git.GitServiceQuery, ok: { raw: [MEDIA_UPLOAD_PACK_ADVERTISEMENT, MEDIA_RECEIVE_PACK_ADVERTISEMENT] }, handler: git.gitInfoRefs }),
+  route('git.uploadPack', 'POST', `${GIT_LINE}/git-upload-pack`, { extension: true, body: raw(MEDIA_UPLOAD_PACK_REQUEST), ok: { raw: [MEDIA_UPLOAD_PACK_RESULT] }, handler: git.gitUploadPack }),
+  route('git.receivePack', 'POST', `${GIT_LINE}/git-receive-pack`, { extension: true, body: raw(MEDIA_RECEIVE_PACK_REQUEST), raised: true, ok: { raw: [MEDIA_RECEIVE_PACK_RESULT] }, handler: git.gitReceivePack }),
   // Extensions: comment threads on a change's diff lines (docs/api.md "Comment threads")
   route('comments.create', 'POST', `${REPO}/changes/{change_ref}/comments`, { extension: true, request: comments.CreateComment, ok: 'CommentResult', handler: comments.create }),
   route('comments.edit', 'PATCH', `${REPO}/changes/{change_ref}/comments/{comment_id}`, { extension: true, request: comments.EditDraft, ok: 'CommentResult', handler: comments.editDraft }),

@@ -3,7 +3,8 @@
 import { array, nullable, object, optional, string, unknown as anyValue } from 'superstruct';
 import { gitCommitProjection } from '../../domain/git.js';
 import { arr, bool, constant, enumOf, hex64, int, nullable as orNull, obj, ref, str, uint, type Schemas } from '../json-schema.js';
-import { requireAuthority, type Handler } from '../route-types.js';
+import { requireAuthority, type Handler, type QueryParam } from '../route-types.js';
+import { serveGit, serviceOf } from '../git-http-backend.js';
 import { validate } from '../validate.js';
 import { COMMIT_CONTRACT, commitRequest } from './content.js';
 
@@ -32,6 +33,30 @@ export const exportLine: Handler = async (ctx) => {
   const authority = requireAuthority(ctx);
   const result = await ctx.service.gitExporter(authority).syncLine(body.line);
   return { json: { ...result, shadow_ref: `refs/heads/${result.line}` } };
+};
+
+/** GET info/refs: the smart protocol's first request (no `service`: the dumb protocol, refused with 400). */
+export const GitServiceQuery: Record<string, QueryParam> = {
+  service: { schema: enumOf(['git-upload-pack', 'git-receive-pack']), description: 'the smart HTTP service; git-receive-pack is advertised so a push can be refused with its reason' },
+};
+
+// Clone, fetch, ls-remote over git's smart HTTP (lib/http/git-http-backend.ts): the authority
+// names the bare repository serving the line (lib/authority/git-shadow.ts), or 404.
+export const gitInfoRefs: Handler = async (ctx) => {
+  const service = serviceOf(ctx.koa.query.service);
+  const shadow = await requireAuthority(ctx).gitShadow(ctx.params.line_name);
+  return serveGit(ctx.koa, { shadow, request: 'advertise', service, limit: ctx.limit, log: ctx.service.log });
+};
+
+export const gitUploadPack: Handler = async (ctx) => {
+  const shadow = await requireAuthority(ctx).gitShadow(ctx.params.line_name);
+  return serveGit(ctx.koa, { shadow, request: 'rpc', service: 'git-upload-pack', limit: ctx.limit, log: ctx.service.log });
+};
+
+/** Always refused, ref by ref, in git's own report (the client prints each reason). */
+export const gitReceivePack: Handler = async (ctx) => {
+  const shadow = await requireAuthority(ctx).gitShadow(ctx.params.line_name);
+  return serveGit(ctx.koa, { shadow, request: 'rpc', service: 'git-receive-pack', limit: ctx.limit, log: ctx.service.log });
 };
 
 export const commitById: Handler = async (ctx) => {

@@ -1,0 +1,442 @@
+// git's smart HTTP protocol (v0 and v2) over one bare repository, read-only (docs/git.md
+// "Clone and fetch"). Fetches run Debian's `git http-backend` as a CGI: the environment is built
+// here from nothing (never the server's own), PATH_INFO is built from the repository directory
+// the authority names (never from the request path), the request body streams into the child and
+// its output back to the client with backpressure, and the child's whole process group is killed
+// when the client goes away. Pushes are never given to git: the bridge reads the push's commands
+// and answers each with a refusal git prints to the user.
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { ServerResponse } from 'node:http';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Transform, type Readable, type Writable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import type { Context } from 'koa';
+import { Busy, Invalid, TooLarge } from '../domain/errors.js';
+import type { GitShadow } from '../authority/git-shadow.js';
+import type { Log } from '../authority/logger.js';
+import type { Reply } from './route-types.js';
+
+export const MEDIA_UPLOAD_PACK_REQUEST = 'application/x-git-upload-pack-request';
+export const MEDIA_RECEIVE_PACK_REQUEST = 'application/x-git-receive-pack-request';
+export const MEDIA_UPLOAD_PACK_ADVERTISEMENT = 'application/x-git-upload-pack-advertisement';
+export const MEDIA_RECEIVE_PACK_ADVERTISEMENT = 'application/x-git-receive-pack-advertisement';
+export const MEDIA_UPLOAD_PACK_RESULT = 'application/x-git-upload-pack-result';
+export const MEDIA_RECEIVE_PACK_RESULT = 'application/x-git-receive-pack-result';
+
+export type GitService = 'git-upload-pack' | 'git-receive-pack';
+
+export interface ServeGitOptions {
+  shadow: GitShadow;
+  /** `advertise`: GET info/refs?service=…; `rpc`: POST …/<service>. */
+  request: 'advertise' | 'rpc';
+  service: GitService;
+  /** Bytes of request body accepted (as sent, before any gzip is undone). */
+  limit: number;
+  log: Log;
+}
+
+/** The largest CGI header block read from `git http-backend` before its body. */
+const MAX_CGI_HEADER = 16 * 1024;
+/** Push commands read before a refusal (a pkt-line is at most 64 KiB; a push names refs, not data). */
+const MAX_PUSH_COMMANDS = 1024 * 1024;
+/** Decompressed request bytes `git http-backend` buffers (its GIT_HTTP_MAX_REQUEST_BUFFER). */
+const MAX_REQUEST_BUFFER = 10 * 1024 * 1024;
+/** Response headers of the CGI passed on; anything else it says is dropped. */
+const CGI_HEADERS_KEPT = new Set(['cache-control', 'expires', 'pragma']);
+
+const gitBinary = (): string => process.env.CAIRN_GIT || 'git';
+
+/**
+ * git processes serving at once (each `git http-backend` with its upload-pack and pack-objects,
+ * whose memory grows with the repository): past `max`, a request is 503 with Retry-After. The
+ * process-wide count; tests lower `max`.
+ */
+export const GIT_CHILDREN = { max: 16, running: 0 };
+
+/**
+ * The `service` query parameter of GET info/refs. Smart HTTP only: without it a client asks for
+ * the dumb protocol (files of the repository), which is not served.
+ */
+export function serviceOf(value: unknown): GitService {
+  if (value === 'git-upload-pack' || value === 'git-receive-pack') return value;
+  if (value === undefined) throw new Invalid('info/refs takes ?service=git-upload-pack: only git\'s smart HTTP protocol is served');
+  throw new Invalid('service must be git-upload-pack (or git-receive-pack, which is refused)');
+}
+
+/**
+ * Answer one git request. Upload-pack (clone, fetch, ls-remote) runs `git http-backend`; a
+ * receive-pack advertisement does too (so the client sends only what it would push), and the
+ * push itself is refused by `refusePush` without running git.
+ */
+export async function serveGit(ctx: Context, options: ServeGitOptions): Promise<Reply> {
+  if (options.service === 'git-receive-pack' && options.request === 'rpc') return refusePush(ctx, options);
+  return runHttpBackend(ctx, options);
+}
+
+/** The CGI environment: nothing of the server's own environment but what git needs to run. */
+export function cgiEnvironment(ctx: Context, options: ServeGitOptions, headTarget: string | null): Record<string, string> {
+  const { repoDir, ref } = options.shadow;
+  const name = path.basename(repoDir);
+  // The directory comes from the authority, never from the request; still, it must be one plain name under its parent.
+  if (!path.isAbsolute(repoDir) || !/^[A-Za-z0-9._+-]+$/.test(name) || name === '.' || name === '..') {
+    throw new Error('git shadow directory must be an absolute path ending in a plain name');
+  }
+  const config: [string, string][] = [
+    // Only the smart protocol, and only what the advertised refs reach.
+    ['http.getanyfile', 'false'],
+    ['http.uploadpack', 'true'],
+    // The advertisement of a push (answered so the client sends only its new objects; the push itself never reaches git).
+    ['http.receivepack', options.service === 'git-receive-pack' ? 'true' : 'false'],
+    ['uploadpack.allowTipSHA1InWant', 'false'],
+    ['uploadpack.allowReachableSHA1InWant', 'false'],
+    ['uploadpack.allowAnySHA1InWant', 'false'],
+    ['uploadpack.allowRefInWant', 'false'],
+    ['uploadpack.allowFilter', 'false'],
+  ];
+  if (ref !== undefined) {
+    if (!/^refs\/heads\/[^\0-\x20\x7f~^:?*[\\]+$/.test(ref)) throw new Error('git shadow ref must be a refs/heads/ name');
+    // Every ref but this line's is hidden from the advertisement (later entries win), and so is
+    // HEAD when it names another line: a client would follow it to a ref it cannot see.
+    config.push(['transfer.hideRefs', 'refs/'], ['transfer.hideRefs', `!${ref}`]);
+    if (headTarget !== ref) config.push(['transfer.hideRefs', 'HEAD']);
+  }
+  const env: Record<string, string> = {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    HOME: path.dirname(repoDir),
+    LANG: 'C',
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_PROJECT_ROOT: path.dirname(repoDir),
+    GIT_HTTP_EXPORT_ALL: '1',
+    GIT_HTTP_MAX_REQUEST_BUFFER: String(MAX_REQUEST_BUFFER),
+    PATH_INFO: `/${name}/${options.request === 'advertise' ? 'info/refs' : options.service}`,
+    REQUEST_METHOD: options.request === 'advertise' ? 'GET' : 'POST',
+    QUERY_STRING: options.request === 'advertise' ? `service=${options.service}` : '',
+    GIT_CONFIG_COUNT: String(config.length),
+  };
+  config.forEach(([key, value], i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = key;
+    env[`GIT_CONFIG_VALUE_${i}`] = value;
+  });
+  const remote = ctx.req.socket.remoteAddress;
+  if (remote) env.REMOTE_ADDR = remote;
+  // `version=2` (and `:`-separated further keys): how a client asks for protocol v2.
+  const protocol = ctx.get('git-protocol');
+  if (protocol !== '' && protocol.length <= 256 && /^[\x21-\x7e]+$/.test(protocol)) {
+    env.GIT_PROTOCOL = protocol;
+    env.HTTP_GIT_PROTOCOL = protocol;
+  }
+  if (options.request === 'rpc') {
+    env.CONTENT_TYPE = (ctx.get('content-type') || '').split(';')[0].trim();
+    const length = ctx.get('content-length');
+    if (/^\d+$/.test(length)) env.CONTENT_LENGTH = length;
+    const encoding = ctx.get('content-encoding').trim().toLowerCase();
+    if (encoding === 'gzip' || encoding === 'x-gzip') env.HTTP_CONTENT_ENCODING = encoding;
+    else if (encoding !== '' && encoding !== 'identity') throw new Invalid('Content-Encoding must be gzip or none');
+  }
+  return env;
+}
+
+
+type Child = ChildProcessByStdio<Writable, Readable, Readable>;
+
+async function runHttpBackend(ctx: Context, options: ServeGitOptions): Promise<Reply> {
+  const env = cgiEnvironment(ctx, options, options.shadow.ref === undefined ? null : options.shadow.head ?? null);
+  if (GIT_CHILDREN.running >= GIT_CHILDREN.max) throw new Busy(`${GIT_CHILDREN.max} git requests are being served, the most this server runs at once; retry`);
+  GIT_CHILDREN.running++;
+  // Its own process group: upload-pack and pack-objects under it go with it when it is killed.
+  const child: Child = spawn(gitBinary(), ['http-backend'], { env, cwd: env.GIT_PROJECT_ROOT, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    if (stderr.length < 4096) stderr += chunk.toString('utf8');
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
+    child.once('error', (error) => resolve({ code: null, signal: null, error }));
+    child.once('close', (code, signal) => resolve({ code, signal }));
+  });
+  let done = false;
+  void exited.then(() => {
+    done = true;
+    GIT_CHILDREN.running--;
+  });
+  const kill = () => {
+    if (done || child.pid === undefined) return;
+    try { process.kill(-child.pid, 'SIGKILL'); } catch { /* already gone */ }
+  };
+  // The client went away before its answer was whole: nothing more is read or written for it.
+  let clientGone = false;
+  ctx.res.once('close', () => {
+    if (ctx.res.writableFinished) return;
+    clientGone = true;
+    kill();
+  });
+  child.stdin.on('error', () => { /* the child stopped reading: its exit says why */ });
+
+  let bodyFailure = null as Error | null;
+  if (options.request === 'rpc') {
+    pipeline(ctx.req, byteLimit(options.limit), child.stdin).catch((err: Error) => {
+      bodyFailure = err;
+      kill();
+    });
+  } else {
+    child.stdin.end();
+  }
+
+  const head = await readCgiHead(child.stdout, exited);
+  if (head === null) {
+    kill();
+    child.stdout.destroy();
+    const exit = await exited;
+    // Not git's failure: the client left before the answer began (nothing to answer, nothing to log).
+    if (clientGone) throw new Invalid('the client went away');
+    if (bodyFailure instanceof TooLarge) throw bodyFailure;
+    if (bodyFailure !== null) throw new Invalid('request body was aborted');
+    if (exit.error) throw new Error(`git http-backend could not be run (${gitBinary()}): ${exit.error.message}`);
+    throw new Error(`git http-backend gave no answer (exit ${exit.code ?? exit.signal}): ${stderr.trim().slice(0, 300)}`);
+  }
+  if (head.status !== 200) {
+    // Every input of the CGI is ours: a refusal from it (no such repository, a service off) is
+    // this server's fault, and what it says stays in the log.
+    kill();
+    child.stdout.destroy();
+    await exited;
+    throw new Error(`git http-backend answered ${head.status}: ${stderr.trim().slice(0, 300)} ${head.rest.toString('utf8', 0, 200).trim()}`);
+  }
+  const headers: Record<string, string> = {};
+  for (const [name, value] of head.headers) if (CGI_HEADERS_KEPT.has(name)) headers[name] = value;
+  const log = options.log;
+  return {
+    status: head.status,
+    mediaType: head.headers.get('content-type') ?? 'application/octet-stream',
+    headers,
+    stream: async (res: ServerResponse) => {
+      try {
+        if (head.rest.length > 0 && !res.write(head.rest)) await drained(res);
+        await pipeline(child.stdout, res, { end: false });
+      } catch {
+        kill(); // the client went away (or our side failed): the response cannot be finished
+      }
+      const exit = await exited;
+      if (exit.code !== 0 && !res.destroyed && res.writable) {
+        // Most often the client's doing (a request git calls a protocol error, a body over the
+        // limit), so a warning; stderr is cut short, as it may quote the request.
+        log.warn({ service: options.service, request: options.request, exit: exit.code ?? exit.signal, stderr: stderr.trim().slice(0, 300) }, 'git http-backend failed mid-answer');
+        // A cut answer, never a complete-looking one: the client reports the failure.
+        res.destroy();
+        return;
+      }
+      if (exit.code !== 0 && exit.code !== null) log.warn({ service: options.service, exit: exit.code, stderr: stderr.trim().slice(0, 300) }, 'git http-backend failed');
+      if (!res.destroyed) res.end();
+    },
+  };
+}
+
+interface CgiHead {
+  status: number;
+  headers: Map<string, string>;
+  /** Body bytes read with the header block. */
+  rest: Buffer;
+}
+
+/** The CGI header block (`Status:`, `Content-Type:`, ... then an empty line), or null when the child gave none. */
+async function readCgiHead(stdout: Readable, exited: Promise<unknown>): Promise<CgiHead | null> {
+  let buffered = Buffer.alloc(0);
+  for await (const chunk of stdout.iterator({ destroyOnReturn: false })) {
+    buffered = Buffer.concat([buffered, chunk as Buffer]);
+    const end = headerEnd(buffered);
+    if (end !== null) {
+      stdout.pause();
+      return parseCgiHead(buffered.subarray(0, end.at).toString('latin1'), buffered.subarray(end.at + end.length));
+    }
+    if (buffered.length > MAX_CGI_HEADER) return null;
+  }
+  await exited;
+  return null;
+}
+
+function headerEnd(bytes: Buffer): { at: number; length: number } | null {
+  const crlf = bytes.indexOf('\r\n\r\n');
+  const lf = bytes.indexOf('\n\n');
+  if (crlf >= 0 && (lf < 0 || crlf < lf)) return { at: crlf, length: 4 };
+  if (lf >= 0) return { at: lf, length: 2 };
+  return null;
+}
+
+function parseCgiHead(text: string, rest: Buffer): CgiHead | null {
+  const headers = new Map<string, string>();
+  let status = 200;
+  for (const line of text.split(/\r?\n/)) {
+    const colon = line.indexOf(':');
+    if (colon <= 0) return null;
+    const name = line.slice(0, colon).trim().toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    if (name === 'status') {
+      const code = Number(/^(\d{3})/.exec(value)?.[1]);
+      if (!(code >= 200 && code <= 599)) return null;
+      status = code;
+    } else {
+      headers.set(name, value);
+    }
+  }
+  return { status, headers, rest };
+}
+
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onDrain = () => { res.off('close', onClose); resolve(); };
+    const onClose = () => { res.off('drain', onDrain); reject(new Error('client went away')); };
+    res.once('drain', onDrain);
+    res.once('close', onClose);
+  });
+}
+
+/** Passes bytes through until more than `limit` have come: then fails with TooLarge. */
+function byteLimit(limit: number): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc, callback) {
+      seen += chunk.length;
+      if (seen > limit) callback(new TooLarge(`request body exceeds the route limit of ${limit} bytes`));
+      else callback(null, chunk);
+    },
+  });
+}
+
+// ---- Pushes -------------------------------------------------------------------------------
+
+/** One ref update of a push: `<old> <new> <ref>`. */
+export interface PushCommand {
+  oldId: string;
+  newId: string;
+  ref: string;
+}
+
+/** Why a push to `ref` is refused (one line; git prints it beside the ref). */
+export function pushRefusal(ref: string): string {
+  const heads = /^refs\/heads\/(.+)$/.exec(ref);
+  if (heads) return `pushes to refs/heads/* are refused: lines move only through lands; push for review to refs/for/${heads[1]}`;
+  if (ref.startsWith('refs/for/')) return 'push for review is not served yet';
+  return 'this repository is read-only: lines move only through lands';
+}
+
+/**
+ * The commands of a receive-pack request body (pkt-lines up to the first flush; the pack that
+ * follows is not read here) and the capabilities the client asked for.
+ */
+export function parsePushCommands(bytes: Buffer): { commands: PushCommand[]; capabilities: string[]; complete: boolean } {
+  const commands: PushCommand[] = [];
+  let capabilities: string[] = [];
+  let at = 0;
+  while (at + 4 <= bytes.length) {
+    const size = Number.parseInt(bytes.subarray(at, at + 4).toString('latin1'), 16);
+    if (!/^[0-9a-f]{4}$/i.test(bytes.subarray(at, at + 4).toString('latin1'))) throw new Invalid('malformed push request: not a pkt-line');
+    if (size === 0) return { commands, capabilities, complete: true };
+    if (size < 4) throw new Invalid('malformed push request: unexpected special pkt-line');
+    if (at + size > bytes.length) break;
+    let line = bytes.subarray(at + 4, at + size).toString('utf8');
+    at += size;
+    const nul = line.indexOf('\0');
+    if (nul >= 0) {
+      capabilities = line.slice(nul + 1).trim().split(' ').filter(Boolean);
+      line = line.slice(0, nul);
+    }
+    line = line.replace(/\n$/, '');
+    if (line.startsWith('shallow ') || line.startsWith('push-cert')) continue;
+    const m = /^([0-9a-f]{40}|[0-9a-f]{64}) ([0-9a-f]{40}|[0-9a-f]{64}) (\S+)$/.exec(line);
+    if (!m) throw new Invalid('malformed push request: a command is not "<old> <new> <ref>"');
+    commands.push({ oldId: m[1], newId: m[2], ref: m[3] });
+  }
+  return { commands, capabilities, complete: false };
+}
+
+function pkt(payload: string | Buffer): Buffer {
+  const body = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload;
+  return Buffer.concat([Buffer.from((body.length + 4).toString(16).padStart(4, '0'), 'latin1'), body]);
+}
+const FLUSH = Buffer.from('0000', 'latin1');
+
+/**
+ * The receive-pack result refusing every command: the report git prints as
+ * ` ! [remote rejected] main -> main (<reason>)`, and the reasons again as `remote:` lines
+ * (side band 2) when the client takes a side band.
+ */
+export function refusalReport(commands: PushCommand[], capabilities: string[]): Buffer {
+  const report: Buffer[] = [];
+  if (capabilities.includes('report-status') || capabilities.includes('report-status-v2')) {
+    report.push(pkt('unpack ok\n'));
+    for (const c of commands) report.push(pkt(`ng ${c.ref} ${pushRefusal(c.ref)}\n`));
+    report.push(FLUSH);
+  }
+  const sideband = capabilities.includes('side-band-64k') || capabilities.includes('side-band');
+  if (!sideband) return Buffer.concat(report);
+  const reasons = [...new Set(commands.map((c) => pushRefusal(c.ref)))];
+  const out: Buffer[] = reasons.map((r) => pkt(Buffer.concat([Buffer.from([2]), Buffer.from(`${r}\n`, 'utf8')])));
+  const inner = Buffer.concat(report);
+  // Side band 1 carries the report; 1000 bytes a packet fits even the small `side-band`.
+  for (let i = 0; i < inner.length; i += 995) out.push(pkt(Buffer.concat([Buffer.from([1]), inner.subarray(i, i + 995)])));
+  out.push(FLUSH);
+  return Buffer.concat(out);
+}
+
+/**
+ * A push: its commands are read (gzip undone) and refused at once; the rest of the body (the
+ * pack) is read and dropped, up to the route limit (past it the connection is closed), and
+ * nothing reaches the repository.
+ */
+async function refusePush(ctx: Context, options: ServeGitOptions): Promise<Reply> {
+  const encoding = ctx.get('content-encoding').trim().toLowerCase();
+  if (encoding !== '' && encoding !== 'identity' && encoding !== 'gzip' && encoding !== 'x-gzip') throw new Invalid('Content-Encoding must be gzip or none');
+  const parsed = await readPushCommands(ctx.req, encoding === 'gzip' || encoding === 'x-gzip', options.limit);
+  const report = refusalReport(parsed.commands, parsed.capabilities);
+  return { status: 200, mediaType: MEDIA_RECEIVE_PACK_RESULT, bytes: report, length: report.length };
+}
+
+function readPushCommands(req: Context['req'], gzip: boolean, limit: number): Promise<ReturnType<typeof parsePushCommands>> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    let total = 0;
+    let seen = Buffer.alloc(0);
+    const settle = (fn: () => void) => {
+      if (settled) return;
+      settled = true;
+      inflate?.destroy();
+      fn();
+    };
+    const take = (bytes: Buffer) => {
+      if (settled) return;
+      seen = Buffer.concat([seen, bytes]);
+      let parsed;
+      try {
+        parsed = parsePushCommands(seen);
+      } catch (err) {
+        settle(() => reject(err));
+        return;
+      }
+      if (parsed.complete) settle(() => resolve(parsed));
+      else if (seen.length > MAX_PUSH_COMMANDS) settle(() => reject(new Invalid('malformed push request: no end of its commands')));
+    };
+    const incomplete = () => settle(() => reject(new Invalid('malformed push request: no end of its commands')));
+    const inflate = gzip ? createGunzip() : null;
+    inflate?.on('data', take);
+    inflate?.on('error', () => settle(() => reject(new Invalid('malformed push request: its gzip encoding is broken'))));
+    inflate?.on('end', incomplete);
+    req.on('data', (chunk: Buffer) => {
+      total += chunk.length;
+      if (total > limit) {
+        if (settled) req.socket.destroy();
+        else settle(() => reject(new TooLarge(`request body exceeds the route limit of ${limit} bytes`)));
+        return;
+      }
+      if (settled) return; // the pack after the commands: dropped
+      if (inflate) inflate.write(chunk);
+      else take(chunk);
+    });
+    req.on('end', () => {
+      if (inflate) inflate.end();
+      else incomplete();
+    });
+    req.on('error', () => settle(() => reject(new Invalid('request body was aborted'))));
+  });
+}

@@ -1,0 +1,105 @@
+// The git bridge end to end, with the server as it serves by default (no test source): an
+// imported history cloned back with git itself, fetched again after the line moves, and
+// exported with `cairn export-git` into a bare repository, twice, with the same ids.
+import { expect } from 'chai';
+import { execFileSync, spawn } from 'node:child_process';
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { importGit } from '../lib/client/git-import.js';
+import { NO_PROGRESS } from '../lib/client/progress.js';
+import { cli, cliJson, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { commit, git, hasGit, makeHistory } from './git-fixture.js';
+
+/**
+ * git as a client of the server: no config of the machine, no credential prompts. Asynchronous:
+ * the server runs in this process, so a synchronous spawn would never get its answers.
+ */
+function client(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, { env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+(hasGit ? describe : describe.skip)('git bridge end to end: import, clone, fetch, export-git', function () {
+  this.timeout(120_000);
+  let s: TestServer;
+  let src: string;
+  let first: string[];
+  before(async () => {
+    s = await startTestServer();
+    src = await makeHistory();
+    first = git(src, ['rev-list', '--first-parent', '--reverse', 'main']).trim().split('\n');
+  });
+  after(() => s.stop());
+
+  it('clones an imported line with git: the commits before the first merge keep their ids, every tree is the source\'s', async () => {
+    const repo = await register(s.url, 'clone');
+    await importGit({ server: s.url, repo, source: src, line: 'main', progress: NO_PROGRESS });
+    const url = `${s.url}/v1/native/repository-authorities/${repo}/git/main.git`;
+    const dest = path.join(tempDir('cairn-clone-'), 'work');
+    const cloned = await client(['clone', '-q', url, dest]);
+    expect(cloned.code, cloned.stderr).to.equal(0);
+    const ids = (await client(['-C', dest, 'rev-list', '--first-parent', '--reverse', 'HEAD'])).stdout.trim().split('\n');
+    expect(ids).to.have.length(first.length);
+    // Commits 0-3 are before the merge (commit 4), which exports with one parent (docs/git.md).
+    expect(ids.slice(0, 4)).to.deep.equal(first.slice(0, 4));
+    for (let i = 0; i < first.length; i++) {
+      expect((await client(['-C', dest, 'rev-parse', `${ids[i]}^{tree}`])).stdout.trim(), `tree of commit ${i}`).to.equal(git(src, ['rev-parse', `${first[i]}^{tree}`]).trim());
+    }
+    expect((await client(['-C', dest, 'fsck', '--strict'])).code).to.equal(0);
+    expect((await client(['-C', dest, 'symbolic-ref', 'HEAD'])).stdout.trim()).to.equal('refs/heads/main');
+  });
+
+  it('fetches what a line gained since the clone, on a line whose name holds a slash', async () => {
+    const repo = await register(s.url, 'fetch');
+    const grown = path.join(tempDir('cairn-grow-'), 'src');
+    execFileSync('git', ['clone', '-q', src, grown]);
+    await importGit({ server: s.url, repo, source: grown, line: 'team/dev', progress: NO_PROGRESS });
+    const url = `${s.url}/v1/native/repository-authorities/${repo}/git/team%2Fdev.git`;
+    const dest = path.join(tempDir('cairn-clone-'), 'work');
+    const cloned = await client(['clone', '-q', '--branch', 'team/dev', url, dest]);
+    expect(cloned.code, cloned.stderr).to.equal(0);
+    const before = (await client(['-C', dest, 'rev-parse', 'HEAD'])).stdout.trim();
+
+    await fsp.writeFile(path.join(grown, 'later.txt'), 'later\n');
+    git(grown, ['add', '-A']);
+    commit(grown, 'later\n');
+    await importGit({ server: s.url, repo, source: grown, line: 'team/dev', progress: NO_PROGRESS });
+    const fetched = await client(['-C', dest, 'fetch', '-q', 'origin']);
+    expect(fetched.code, fetched.stderr).to.equal(0);
+    const tip = (await client(['-C', dest, 'rev-parse', 'origin/team/dev'])).stdout.trim();
+    expect(tip).to.not.equal(before);
+    expect((await client(['-C', dest, 'rev-parse', `${tip}^`])).stdout.trim()).to.equal(before);
+    expect((await client(['-C', dest, 'rev-parse', `${tip}^{tree}`])).stdout.trim()).to.equal(git(grown, ['rev-parse', 'HEAD^{tree}']).trim());
+  });
+
+  it('cairn export-git writes the line into a bare repository, and again with the same ids', async () => {
+    const repo = await register(s.url, 'export-cli');
+    await importGit({ server: s.url, repo, source: src, line: 'main', progress: NO_PROGRESS });
+    const out = path.join(tempDir('cairn-export-'), 'out.git');
+    const a = await cliJson(['export-git', '--server', s.url, '--repo', String(repo), '--line', 'main', out]);
+    expect(a.head_commit_id).to.match(/^[0-9a-f]{40}$/);
+    expect((await client(['-C', out, 'rev-parse', 'refs/heads/main'])).stdout.trim()).to.equal(a.head_commit_id);
+    expect((await client(['-C', out, 'symbolic-ref', 'HEAD'])).stdout.trim()).to.equal('refs/heads/main');
+    expect((await client(['-C', out, 'fsck', '--strict'])).code).to.equal(0);
+    const again = await cliJson(['export-git', '--server', s.url, '--repo', String(repo), '--line', 'main', out]);
+    expect(again).to.include({ head_commit_id: a.head_commit_id, written: 0 });
+    // Another repository holding the same import exports the same commits.
+    const twin = await register(s.url, 'export-twin');
+    await importGit({ server: s.url, repo: twin, source: src, line: 'main', progress: NO_PROGRESS });
+    const other = path.join(tempDir('cairn-export-'), 'twin.git');
+    expect((await cliJson(['export-git', '--server', s.url, '--repo', String(twin), '--line', 'main', other])).head_commit_id).to.equal(a.head_commit_id);
+
+    const missing = await cli(['export-git', '--server', s.url, '--repo', String(repo), '--line', 'nope', out]);
+    expect(missing.code).to.equal(1);
+    expect(missing.stderr).to.match(/line nope does not exist/);
+    const usage = await cli(['export-git', '--server', s.url, '--repo', String(repo), out]);
+    expect(usage.code).to.equal(2);
+  });
+});

@@ -1,0 +1,420 @@
+// git's smart HTTP over a line (lib/http/git-http-backend.ts, docs/git.md "Clone and fetch"):
+// the real git client clones, fetches and lists over protocol v2 and v0 from bare repositories
+// these tests make and inject as the served repositories; pushes are refused with the reason on
+// git's own output; hostile paths serve nothing; a client that goes away leaves no git process.
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { randomBytes, createHash } from 'node:crypto';
+import { promises as fsp, readdirSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import type { GitShadow, GitShadowSource } from '../lib/authority/git-shadow.js';
+import { GIT_CHILDREN } from '../lib/http/git-http-backend.js';
+import { api, register, startTestServer, tempDir, until, type TestServer } from './helpers.js';
+
+interface Run { code: number | null; stdout: string; stderr: string }
+
+// Async on purpose: the server answering the client runs in this process.
+function git(args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, {
+      cwd,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cwd, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', LANG: 'C', ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function ok(args: string[], cwd: string, env: Record<string, string> = {}): Promise<string> {
+  const r = await git(args, cwd, env);
+  if (r.code !== 0) throw new Error(`git ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
+  return r.stdout.trim();
+}
+
+const ID = ['-c', 'user.name=Test', '-c', 'user.email=test@example.com', '-c', 'init.defaultBranch=main'];
+
+async function commit(work: string, file: string, content: string | Buffer, message: string): Promise<string> {
+  await fsp.mkdir(path.dirname(path.join(work, file)), { recursive: true });
+  await fsp.writeFile(path.join(work, file), content);
+  await ok([...ID, 'add', '-A'], work);
+  await ok([...ID, 'commit', '-q', '-m', message], work);
+  return ok(['rev-parse', 'HEAD'], work);
+}
+
+/** Processes of this user whose environment names `root` as GIT_PROJECT_ROOT (git http-backend and its children). */
+function gitProcessesUnder(root: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const env = readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0');
+      if (env.includes(`GIT_PROJECT_ROOT=${root}`)) found.push(Number(entry));
+    } catch { /* gone, or not ours */ }
+  }
+  return found;
+}
+
+function pkt(s: string): string {
+  return (Buffer.byteLength(s) + 4).toString(16).padStart(4, '0') + s;
+}
+
+/** A raw HTTP request with the path sent exactly as given (fetch would normalize `..`). */
+function rawRequest(url: string, method: string, rawPath: string, headers: Record<string, string> = {}, body?: Buffer): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: u.hostname, port: u.port, method, path: rawPath, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('git clone and fetch over smart HTTP', function () {
+  this.timeout(120_000);
+  let server: TestServer;
+  let repo: number;
+  let root: string;
+  let work: string;
+  let bare: string;
+  let bigRoot: string;
+  let url: string;
+  let binary: Buffer;
+  const served = new Map<string, GitShadow>();
+  const source: GitShadowSource = async (_index, line) => served.get(line) ?? null;
+
+  before(async () => {
+    root = tempDir('cairn-git-serve-');
+    work = path.join(root, 'work');
+    await fsp.mkdir(work);
+    await ok([...ID, 'init', '-q', '-b', 'main'], work);
+    await commit(work, 'README.md', 'hello\n', 'first');
+    await commit(work, 'dir with spaces/a file name.txt', 'spaced\n', 'a path with spaces');
+    binary = randomBytes(1024 * 1024);
+    await commit(work, 'blob.bin', binary, 'a 1 MiB binary');
+    await ok([...ID, 'checkout', '-q', '-b', 'feature/x'], work);
+    await commit(work, 'feature.txt', 'feature\n', 'on a feature line');
+    await ok(['checkout', '-q', 'main'], work);
+    const shadows = path.join(root, 'shadows');
+    await fsp.mkdir(shadows);
+    // Beside the served repository: what must never be served.
+    await fsp.writeFile(path.join(shadows, 'secret.txt'), 'not for clients\n');
+    bare = path.join(shadows, 'authority.git');
+    await ok(['init', '-q', '--bare', '-b', 'main', bare], root);
+    await ok(['push', '-q', bare, 'main', 'feature/x'], work);
+    served.set('main', { repoDir: bare });
+    served.set('feature/x', { repoDir: bare, ref: 'refs/heads/feature/x' });
+
+    // A repository whose pack takes a while to stream (for the client that goes away).
+    bigRoot = path.join(root, 'big-shadows');
+    const bigWork = path.join(root, 'big-work');
+    await fsp.mkdir(bigRoot);
+    await fsp.mkdir(bigWork);
+    await ok([...ID, 'init', '-q', '-b', 'main'], bigWork);
+    await commit(bigWork, 'big.bin', randomBytes(24 * 1024 * 1024), 'big');
+    await ok(['init', '-q', '--bare', '-b', 'main', path.join(bigRoot, 'big.git')], root);
+    await ok(['push', '-q', path.join(bigRoot, 'big.git'), 'main'], bigWork);
+    served.set('big', { repoDir: path.join(bigRoot, 'big.git') });
+
+    server = await startTestServer(undefined, { gitShadows: source });
+    repo = await register(server.url, 'git-serve');
+    url = `${server.url}/v1/native/repository-authorities/${repo}/git/main.git`;
+  });
+  after(() => server?.stop());
+
+  for (const version of ['2', '0']) {
+    it(`clones a line with protocol v${version}: its commits, a path with spaces and a 1 MiB binary, HEAD on main`, async () => {
+      const dest = path.join(root, `clone-v${version}`);
+      const r = await git(['-c', `protocol.version=${version}`, 'clone', url, dest], root, { GIT_TRACE_PACKET: '1' });
+      expect(r.code, r.stderr).to.equal(0);
+      // The server spoke the version asked for.
+      if (version === '2') expect(r.stderr).to.match(/git< version 2/);
+      else expect(r.stderr).to.not.match(/git< version 2/);
+      expect(await ok(['rev-parse', 'HEAD'], dest)).to.equal(await ok(['rev-parse', 'main'], work));
+      expect(await ok(['rev-parse', '--abbrev-ref', 'HEAD'], dest)).to.equal('main');
+      expect(await fsp.readFile(path.join(dest, 'dir with spaces/a file name.txt'), 'utf8')).to.equal('spaced\n');
+      const got = await fsp.readFile(path.join(dest, 'blob.bin'));
+      expect(createHash('sha256').update(got).digest('hex')).to.equal(createHash('sha256').update(binary).digest('hex'));
+      expect(await ok(['fsck', '--no-progress'], dest)).to.equal('');
+    });
+  }
+
+  it('lists the refs with ls-remote (v2 and v0)', async () => {
+    for (const version of ['2', '0']) {
+      const out = await ok(['-c', `protocol.version=${version}`, 'ls-remote', url], root);
+      const main = await ok(['rev-parse', 'main'], work);
+      expect(out).to.include(`${main}\tHEAD`);
+      expect(out).to.include(`${main}\trefs/heads/main`);
+    }
+  });
+
+  it('serves one line of a repository holding several: a line name with a slash, sent as %2F, sees only its ref', async () => {
+    const featureUrl = `${server.url}/v1/native/repository-authorities/${repo}/git/feature%2Fx.git`;
+    const out = await ok(['ls-remote', featureUrl], root);
+    expect(out).to.include(`${await ok(['rev-parse', 'feature/x'], work)}\trefs/heads/feature/x`);
+    expect(out).to.not.include('refs/heads/main');
+    // HEAD names main, which this URL does not serve: it is not advertised either.
+    expect(out).to.not.match(/\tHEAD$/m);
+    for (const version of ['2', '0']) {
+      const dest = path.join(root, `clone-feature-v${version}`);
+      await ok(['-c', `protocol.version=${version}`, 'clone', '-q', '--branch', 'feature/x', featureUrl, dest], root);
+      expect(await fsp.readFile(path.join(dest, 'feature.txt'), 'utf8')).to.equal('feature\n');
+    }
+  });
+
+  for (const version of ['2', '0']) {
+    it(`fetches a new commit after the line moved (v${version}), negotiating from local history the server does not have`, async () => {
+      const dest = path.join(root, `fetch-v${version}`);
+      await ok(['-c', `protocol.version=${version}`, 'clone', '-q', url, dest], root);
+      // Local commits the server never saw: the fetch sends them as haves.
+      for (let i = 0; i < 40; i++) await commit(dest, `local-${i}.txt`, `${i}\n`, `local ${i}`);
+      const moved = await commit(work, `next-v${version}.txt`, 'next\n', `next for v${version}`);
+      await ok(['push', '-q', bare, 'main'], work);
+      await ok(['-c', `protocol.version=${version}`, 'fetch', '-q', 'origin'], dest);
+      expect(await ok(['rev-parse', 'origin/main'], dest)).to.equal(moved);
+    });
+  }
+
+  it('takes a gzip-encoded upload-pack request (as git sends a large negotiation)', async () => {
+    const body = gzipSync(Buffer.from(`${pkt('command=ls-refs\n')}${pkt('object-format=sha1\n')}0001${pkt('symrefs\n')}0000`));
+    const res = await fetch(`${url}/git-upload-pack`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-git-upload-pack-request', 'content-encoding': 'gzip', 'git-protocol': 'version=2' },
+      body,
+    });
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.equal('application/x-git-upload-pack-result');
+    const text = await res.text();
+    expect(text).to.include(`${await ok(['rev-parse', 'main'], work)} refs/heads/main`);
+    expect(text).to.include('HEAD symref-target:refs/heads/main');
+  });
+
+  async function repositoryState(): Promise<string> {
+    const refs = await ok(['for-each-ref', '--format=%(objectname) %(refname)'], bare);
+    const objects = await ok(['count-objects', '-v'], bare);
+    return `${refs}\n${objects}`;
+  }
+
+  for (const [target, shown, message] of [
+    ['refs/heads/main', 'main', 'pushes to refs/heads/* are refused: lines move only through lands; push for review to refs/for/main'],
+    ['refs/for/main', 'refs/for/main', 'push for review is not served yet'],
+  ]) {
+    it(`refuses a push to ${target} with the reason on git's output, and changes nothing`, async () => {
+      const dest = path.join(root, `push-${target.replace(/\//g, '-')}`);
+      await ok(['clone', '-q', url, dest], root);
+      await commit(dest, 'pushed.txt', randomBytes(3 * 1024 * 1024).toString('hex'), 'a push');
+      const before = await repositoryState();
+      const r = await git([...ID, 'push', url, `HEAD:${target}`], dest);
+      expect(r.code).to.not.equal(0);
+      expect(r.stderr).to.include(`remote: ${message}`);
+      expect(r.stderr).to.include(`! [remote rejected] HEAD -> ${shown} (${message})`);
+      expect(await repositoryState()).to.equal(before);
+    });
+  }
+
+  it('refuses every command of a push, deletes and tags included, each with its reason', async () => {
+    const dest = path.join(root, 'push-several');
+    await ok(['clone', '-q', url, dest], root);
+    const before = await repositoryState();
+    const r = await git([...ID, 'push', url, ':refs/heads/main', 'HEAD:refs/tags/v1', 'HEAD:refs/for/main%topic=x'], dest);
+    expect(r.code).to.not.equal(0);
+    expect(r.stderr).to.include('! [remote rejected] main (pushes to refs/heads/* are refused: lines move only through lands; push for review to refs/for/main)');
+    expect(r.stderr).to.include('! [remote rejected] HEAD -> v1 (this repository is read-only: lines move only through lands)');
+    expect(r.stderr).to.include('! [remote rejected] HEAD -> refs/for/main%topic=x (push for review is not served yet)');
+    expect(await repositoryState()).to.equal(before);
+  });
+
+  it('answers a push body that is not a push with 400, and the wrong media type with 415', async () => {
+    const post = (body: Buffer, headers: Record<string, string> = {}) => api(server.url, 'POST', `/v1/native/repository-authorities/${repo}/git/main.git/git-receive-pack`, {
+      body, headers: { 'content-type': 'application/x-git-receive-pack-request', ...headers },
+    });
+    for (const body of [Buffer.from('not pkt-lines'), Buffer.from(pkt('0000 0000 refs/heads/main\n')), Buffer.from(pkt(`${'0'.repeat(40)} ${'1'.repeat(40)} refs/heads/main\n`))]) {
+      const res = await post(body);
+      expect(res.status, body.toString()).to.equal(400);
+      expect(res.json.error).to.match(/malformed push request/);
+    }
+    const gz = await post(Buffer.from('not gzip'), { 'content-encoding': 'gzip' });
+    expect(gz.status).to.equal(400);
+    const br = await post(Buffer.from('0000'), { 'content-encoding': 'br' });
+    expect(br.status).to.equal(400);
+    // git's probe before a large push: no commands, nothing to report.
+    const probe = await post(Buffer.from('0000'));
+    expect(probe.status).to.equal(200);
+    expect(probe.headers.get('content-type')).to.equal('application/x-git-receive-pack-result');
+    const wrong = await api(server.url, 'POST', `/v1/native/repository-authorities/${repo}/git/main.git/git-upload-pack`, { body: '0000', headers: { 'content-type': 'application/json' } });
+    expect(wrong.status).to.equal(415);
+  });
+
+  it('serves nothing outside the repository: dumb-protocol files, `..`, encoded dots and slashes, absolute names', async () => {
+    const base = `/v1/native/repository-authorities/${repo}/git`;
+    const cases: [string, number][] = [
+      [`${base}/main.git/info/refs`, 400], // the dumb protocol: no service
+      [`${base}/main.git/info/refs?service=git-upload-archive`, 400],
+      [`${base}/main.git/HEAD`, 404],
+      [`${base}/main.git/objects/info/packs`, 404],
+      [`${base}/main.git/config`, 404],
+      [`${base}/main.git/../secret.txt`, 404],
+      [`${base}/main.git/../../secret.txt`, 404],
+      [`${base}/../git/main.git/info/refs/../../../../secret.txt`, 404],
+      [`${base}/%2e%2e.git/info/refs?service=git-upload-pack`, 404],
+      [`${base}/..%2Fsecret.txt%00.git/info/refs?service=git-upload-pack`, 400], // a control character: not a line name,
+      [`${base}/%2Fetc%2Fpasswd.git/info/refs?service=git-upload-pack`, 404],
+      [`${base}/main.git%2F..%2F..%2Fsecret.txt/info/refs?service=git-upload-pack`, 404],
+      [`${base}/main.git/info%2F..%2F..%2Fsecret.txt`, 404],
+    ];
+    for (const [p, status] of cases) {
+      const res = await rawRequest(server.url, 'GET', p);
+      expect(res.status, p).to.equal(status);
+      expect(res.body.toString('latin1'), p).to.not.include('not for clients');
+      expect(res.body.toString('latin1'), p).to.not.include('[core]');
+      expect(res.headers['content-type'], p).to.match(/^application\/json/);
+    }
+    const dumb = await api(server.url, 'GET', `${base}/main.git/info/refs`);
+    expect(dumb.json.error).to.match(/smart HTTP/);
+    const missing = await api(server.url, 'GET', `${base}/nothing.git/info/refs?service=git-upload-pack`);
+    expect(missing.status).to.equal(404);
+    expect(missing.json.error).to.equal('line "nothing" is not served over git');
+  });
+
+  it('stops git when the client goes away mid-clone: no git process is left', async () => {
+    const head = await ok(['rev-parse', 'main'], path.join(bigRoot, 'big.git'));
+    const body = Buffer.from(`${pkt(`want ${head} side-band-64k ofs-delta\n`)}0000${pkt('done\n')}`);
+    const u = new URL(server.url);
+    const req = http.request({
+      host: u.hostname, port: u.port, method: 'POST',
+      path: `/v1/native/repository-authorities/${repo}/git/big.git/git-upload-pack`,
+      headers: { 'content-type': 'application/x-git-upload-pack-request', 'content-length': String(body.length) },
+    });
+    const response = new Promise<http.IncomingMessage>((resolve, reject) => { req.on('response', resolve); req.on('error', reject); });
+    req.end(body);
+    const res = await response;
+    expect(res.statusCode).to.equal(200);
+    // The pack is being made and sent (nothing is read here, so it waits on a full pipe).
+    await until('git serving the clone', () => gitProcessesUnder(bigRoot).length > 0);
+    res.pause();
+    req.destroy();
+    await until('no git process left', () => gitProcessesUnder(bigRoot).length === 0, 20_000);
+  });
+
+  it('runs a bounded number of git processes at once: past it 503 with Retry-After, and a finished one frees its place', async () => {
+    const saved = GIT_CHILDREN.max;
+    GIT_CHILDREN.max = 1;
+    const u = new URL(server.url);
+    const req = http.request({
+      host: u.hostname, port: u.port, method: 'POST',
+      path: `/v1/native/repository-authorities/${repo}/git/big.git/git-upload-pack`,
+      headers: { 'content-type': 'application/x-git-upload-pack-request', 'content-length': '100000' },
+    });
+    req.on('error', () => { /* destroyed below */ });
+    try {
+      req.write(pkt('want '));
+      await until('git serving the first request', () => gitProcessesUnder(bigRoot).length > 0);
+      const busy = await api(server.url, 'GET', `/v1/native/repository-authorities/${repo}/git/main.git/info/refs?service=git-upload-pack`);
+      expect(busy.status).to.equal(503);
+      expect(busy.headers.get('retry-after')).to.equal('1');
+      expect(busy.json.error).to.match(/git requests are being served/);
+      req.destroy();
+      await until('the place freed', () => GIT_CHILDREN.running === 0, 20_000);
+      const res = await fetch(`${url}/info/refs?service=git-upload-pack`);
+      expect(res.status).to.equal(200);
+      await res.arrayBuffer();
+    } finally {
+      req.destroy();
+      GIT_CHILDREN.max = saved;
+    }
+  });
+
+  it('stops git when the client goes away while sending its request', async () => {
+    const u = new URL(server.url);
+    const req = http.request({
+      host: u.hostname, port: u.port, method: 'POST',
+      path: `/v1/native/repository-authorities/${repo}/git/big.git/git-upload-pack`,
+      headers: { 'content-type': 'application/x-git-upload-pack-request', 'content-length': '100000' },
+    });
+    req.on('error', () => { /* destroyed below */ });
+    req.write(pkt('want '));
+    await until('git waiting for the request', () => gitProcessesUnder(bigRoot).length > 0);
+    req.destroy();
+    await until('no git process left', () => gitProcessesUnder(bigRoot).length === 0, 20_000);
+  });
+
+  it('answers 500 without git\'s words when git fails: a served directory that is not a repository, a git that cannot run', async () => {
+    const hidden = path.join(root, 'shadows', 'missing-repository.git');
+    served.set('broken', { repoDir: hidden });
+    const res = await api(server.url, 'GET', `/v1/native/repository-authorities/${repo}/git/broken.git/info/refs?service=git-upload-pack`);
+    expect(res.status).to.equal(500);
+    expect(res.text).to.not.include('missing-repository');
+    const saved = process.env.CAIRN_GIT;
+    process.env.CAIRN_GIT = path.join(root, 'no-such-git');
+    try {
+      const gone = await api(server.url, 'GET', `/v1/native/repository-authorities/${repo}/git/main.git/info/refs?service=git-upload-pack`);
+      expect(gone.status).to.equal(500);
+      expect(gone.text).to.not.include('no-such-git');
+    } finally {
+      if (saved === undefined) delete process.env.CAIRN_GIT;
+      else process.env.CAIRN_GIT = saved;
+    }
+  });
+
+  it('cuts a chunked negotiation that grows past the 2 MiB limit, and leaves no git process', async () => {
+    const head = await ok(['rev-parse', 'main'], bare);
+    const u = new URL(server.url);
+    const shadows = path.join(root, 'shadows');
+    const outcome = await new Promise<string>((resolve) => {
+      const req = http.request({
+        host: u.hostname, port: u.port, method: 'POST',
+        path: `/v1/native/repository-authorities/${repo}/git/main.git/git-upload-pack`,
+        headers: { 'content-type': 'application/x-git-upload-pack-request' },
+      }, (res) => {
+        res.on('data', () => {});
+        res.on('end', () => resolve(`complete ${res.statusCode}`));
+        res.on('error', () => resolve('cut'));
+        res.on('aborted', () => resolve('cut'));
+      });
+      req.on('error', () => resolve('cut'));
+      // Well-formed haves: git would read them all; the limit stops them.
+      const haves = Buffer.from(pkt(`have ${'1'.repeat(40)}\n`).repeat(1000));
+      let sent = pkt(`want ${head} ofs-delta\n`).length;
+      req.write(`${pkt(`want ${head} ofs-delta\n`)}0000`);
+      const more = () => {
+        while (sent < 3 * 1024 * 1024) {
+          sent += haves.length;
+          if (!req.write(haves)) { req.once('drain', more); return; }
+        }
+        req.end(`${pkt('done\n')}`);
+      };
+      more();
+    });
+    expect(outcome).to.equal('cut');
+    await until('no git process left', () => gitProcessesUnder(shadows).length === 0, 20_000);
+  });
+
+  it('applies the request guard first: a Host that does not name the server is refused with 421', async () => {
+    const res = await rawRequest(server.url, 'GET', `/v1/native/repository-authorities/${repo}/git/main.git/info/refs?service=git-upload-pack`, { host: 'evil.example' });
+    expect(res.status).to.equal(421);
+  });
+
+  it('answers 404 naming the line when the repository has no such line (the default source: the exporter\'s shadow)', async () => {
+    const plain = await startTestServer();
+    try {
+      const index = await register(plain.url, 'plain');
+      const res = await api(plain.url, 'GET', `/v1/native/repository-authorities/${index}/git/main.git/info/refs?service=git-upload-pack`);
+      expect(res.status).to.equal(404);
+      expect(res.json.error).to.equal('line main does not exist');
+      const r = await git(['ls-remote', `${plain.url}/v1/native/repository-authorities/${index}/git/main.git`], root);
+      expect(r.code).to.not.equal(0);
+      expect(r.stderr).to.match(/not found/);
+    } finally {
+      await plain.stop();
+    }
+  });
+});
