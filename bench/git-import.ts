@@ -2,8 +2,9 @@
 // tree, then commits that each edit a few files; 10,000 commits by default), imported with
 // `cairn import-git` into a fresh server, against copying the same history into another git
 // repository with `git fast-export | git fast-import` (the baseline, run in the same process
-// tree). Reported: commits/s of both, the server's and the client's peak RSS, and the time of
-// a re-run that finds nothing new.
+// tree). Reported: commits/s of both, the server's peak RSS, the time of a re-run that finds
+// nothing new; then the export of the line into the server's shadow repository, and `git clone`
+// from the server against `git clone --no-local` of the source (git's own transport).
 import path from 'node:path';
 import { once } from 'node:events';
 import { spawn } from 'node:child_process';
@@ -85,6 +86,18 @@ export async function stepGitImport(o: { root: string; cli: string; log: (s: str
     const again = await runTimed(process.execPath, args);
     if (again.code !== 0) throw new Error(`cairn import-git (again) failed: ${again.stderr}`);
     const hwm = procMemory(server.pid)?.hwmKiB ?? NaN;
+
+    // Export: the line's commits into the server's shadow repository (the first export writes them all).
+    const e0 = performance.now();
+    const exportRes = await fetch(`${server.url}/v1/native/repository-authorities/${repo}/git/exports`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ line: 'main' }) });
+    const exported = await exportRes.json() as { written?: number; error?: string };
+    if (!exportRes.ok) throw new Error(`export failed: HTTP ${exportRes.status} ${exported.error ?? ''}`);
+    const exportMs = performance.now() - e0;
+    // Clone from the server (git's smart HTTP) against git clone of the source over its own transport.
+    const clone = await runTimed('git', ['clone', '-q', '--bare', `${server.url}/v1/native/repository-authorities/${repo}/git/main.git`, path.join(o.root, 'git-clone-cairn')]);
+    if (clone.code !== 0) throw new Error(`git clone from cairn failed: ${clone.stderr}`);
+    const plain = await runTimed('git', ['clone', '-q', '--bare', '--no-local', src, path.join(o.root, 'git-clone-plain')]);
+    if (plain.code !== 0) throw new Error(`git clone --no-local failed: ${plain.stderr}`);
     const mib = (kib: number) => Math.round(kib / 1024);
     return {
       commits,
@@ -101,6 +114,11 @@ export async function stepGitImport(o: { root: string; cli: string; log: (s: str
       server_rss_idle_mib: mib(idle),
       server_rss_peak_mib: mib(peak),
       server_vm_hwm_mib: mib(hwm),
+      export_ms: Math.round(exportMs),
+      export_commits_s: Math.round(Number(exported.written) / (exportMs / 1000)),
+      clone_ms: Math.round(clone.ms),
+      plain_clone_ms: Math.round(plain.ms),
+      clone_over_plain: Math.round((clone.ms / plain.ms) * 100) / 100,
     };
   } finally {
     await server.stop();
@@ -114,5 +132,7 @@ export function gitImportRows(f: Fig | undefined): [string, string | null][] {
     ['git fast-export | git fast-import of the same history', `${(Number(f.baseline_ms) / 1000).toFixed(1)} s = ${f.baseline_commits_s} commits/s; cairn takes ${f.import_over_baseline}× its time`],
     ['a re-run that finds nothing new', `${f.rerun_ms} ms`],
     ['server RSS during the import: peak (idle)', `${f.server_rss_peak_mib} MiB (${f.server_rss_idle_mib} MiB)`],
+    ['export of the line into the shadow repository (first time)', `${(Number(f.export_ms) / 1000).toFixed(1)} s = ${f.export_commits_s} commits/s`],
+    ['git clone from cairn / git clone --no-local of the source', `${(Number(f.clone_ms) / 1000).toFixed(1)} s / ${(Number(f.plain_clone_ms) / 1000).toFixed(1)} s = ${f.clone_over_plain}×`],
   ];
 }
