@@ -79,6 +79,40 @@ function client(args: string[]): Promise<{ code: number | null; stdout: string; 
     expect((await client(['-C', dest, 'rev-parse', `${tip}^{tree}`])).stdout.trim()).to.equal(git(grown, ['rev-parse', 'HEAD^{tree}']).trim());
   });
 
+  it('packs the shadow after a large export, and the next export writes only what is new', async () => {
+    const repo = await register(s.url, 'packed');
+    const grown = path.join(tempDir('cairn-grow-'), 'src');
+    execFileSync('git', ['clone', '-q', src, grown]);
+    await importGit({ server: s.url, repo, source: grown, line: 'trunk', progress: NO_PROGRESS });
+    const exportLine = async () => {
+      const res = await fetch(`${s.url}/v1/native/repository-authorities/${repo}/git/exports`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ line: 'trunk' }) });
+      expect(res.status).to.equal(200);
+      return res.json() as Promise<{ head_commit_id: string; written: number }>;
+    };
+    process.env.CAIRN_GIT_EXPORT_REPACK = '3';
+    try {
+      const whole = await exportLine();
+      expect(whole.written).to.equal(first.length);
+      const shadow = path.join(s.dataDir, 'git-shadow', `${repo}.git`);
+      expect((await fsp.readdir(path.join(shadow, 'objects', 'pack'))).filter((f) => f.endsWith('.pack'))).to.have.length(1);
+      expect((await fsp.readdir(path.join(shadow, 'objects'))).filter((d) => /^[0-9a-f]{2}$/.test(d))).to.deep.equal([]);
+      // One more commit: the packed history is found in the pack, not written again.
+      await fsp.writeFile(path.join(grown, 'one-more.txt'), 'x\n');
+      git(grown, ['add', '-A']);
+      commit(grown, 'one more\n');
+      await importGit({ server: s.url, repo, source: grown, line: 'trunk', progress: NO_PROGRESS });
+      const next = await exportLine();
+      expect(next.written).to.equal(1);
+      const dest = path.join(tempDir('cairn-clone-'), 'work');
+      const cloned = await client(['clone', '-q', '--branch', 'trunk', `${s.url}/v1/native/repository-authorities/${repo}/git/trunk.git`, dest]);
+      expect(cloned.code, cloned.stderr).to.equal(0);
+      expect((await client(['-C', dest, 'rev-parse', 'HEAD'])).stdout.trim()).to.equal(next.head_commit_id);
+      expect((await client(['-C', dest, 'fsck', '--strict'])).code).to.equal(0);
+    } finally {
+      delete process.env.CAIRN_GIT_EXPORT_REPACK;
+    }
+  });
+
   it('cairn export-git writes the line into a bare repository, and again with the same ids', async () => {
     const repo = await register(s.url, 'export-cli');
     await importGit({ server: s.url, repo, source: src, line: 'main', progress: NO_PROGRESS });

@@ -3,6 +3,7 @@
 // tree, the git map, the land, change and patchset records — never from the clock, git config or
 // a signature, so exporting twice, or rebuilding a deleted shadow, writes the same commit ids.
 // Node only: objects are written as loose objects (zlib), refs as files; no git binary is needed.
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
@@ -27,6 +28,7 @@ import { crashPoint } from '../store/crash-point.js';
 import { writeFileDurable } from '../store/durable.js';
 import { GitShadowLayout } from '../store/layout.js';
 import type { Authority } from './authority.js';
+import type { Log } from './logger.js';
 import { GitTreeBuilder } from './git-trees.js';
 
 /** Commits recorded in the git map per transaction (and the ref moved after each batch); CAIRN_GIT_EXPORT_BATCH changes it. */
@@ -42,6 +44,37 @@ export interface LineExport {
   written: number;
 }
 
+/** An export that wrote this many commits packs the shadow afterwards (when git is there). */
+const repackAfterCommits = (): number => Number(process.env.CAIRN_GIT_EXPORT_REPACK) || 500;
+
+/** The version-2 .idx files of a pack directory (git's Documentation/gitformat-pack.txt). */
+async function readPackIndexes(dir: string): Promise<Buffer[]> {
+  const out: Buffer[] = [];
+  for (const f of await fsp.readdir(dir).catch(() => [] as string[])) {
+    if (!f.endsWith('.idx')) continue;
+    const idx = await fsp.readFile(path.join(dir, f));
+    if (idx.length >= 8 + 256 * 4 && idx.readUInt32BE(0) === 0xff744f63 && idx.readUInt32BE(4) === 2) out.push(idx);
+  }
+  return out;
+}
+
+/** Binary search of a 20-byte object name in a version-2 .idx (fan-out table, then sorted names). */
+function packIndexHas(idx: Buffer, name: Buffer): boolean {
+  const fanout = (i: number) => (i < 0 ? 0 : idx.readUInt32BE(8 + i * 4));
+  let lo = fanout(name[0] - 1);
+  let hi = fanout(name[0]);
+  const names = 8 + 256 * 4;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const c = idx.compare(name, 0, 20, names + mid * 20, names + mid * 20 + 20);
+    if (c === 0) return true;
+    // c < 0: the name at mid sorts before the one sought.
+    if (c < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return false;
+}
+
 const exists = (file: string) => fsp.stat(file).then(() => true, () => false);
 
 export class GitExporter {
@@ -50,8 +83,10 @@ export class GitExporter {
   private readonly mutex = new Mutex();
   private readonly madeDirs = new Set<string>();
   private builder: GitTreeBuilder | null = null;
+  /** The object names of the shadow's packs (their .idx files), read when first needed after a change. */
+  private packs: Buffer[] | null = null;
 
-  constructor(root: string, readonly authority: Authority) {
+  constructor(root: string, readonly authority: Authority, private readonly log?: Log) {
     this.layout = new GitShadowLayout(root);
   }
 
@@ -83,7 +118,7 @@ export class GitExporter {
     let parent: string | null = null;
     for (let s: string | null = head; s !== null; ) {
       const rec = store.entity<GitCommitRecord>(GIT_COMMIT, s);
-      if (rec && (await exists(this.layout.objectFile(exportedCommitId(rec))))) {
+      if (rec && (await this.holds(exportedCommitId(rec)))) {
         parent = exportedCommitId(rec);
         break;
       }
@@ -121,7 +156,36 @@ export class GitExporter {
       if (++sinceFlush >= batch) await flush();
     }
     await flush();
+    if (written >= repackAfterCommits()) await this.repack();
     return { line: name, head_commit_id: parent, written };
+  }
+
+  /**
+   * Pack the loose objects an export wrote (`git repack -a -d`), so a clone sends a pack git
+   * compressed once instead of compressing tens of thousands of loose objects on every clone.
+   * Only an optimisation: without git, or when it fails, the shadow stays loose and correct
+   * (the failure is logged). git runs with no configuration of the machine's, as for serving.
+   */
+  private async repack(): Promise<void> {
+    // Packing removes loose objects and emptied object directories: forget what was known of both.
+    this.packs = null;
+    this.madeDirs.clear();
+    const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: this.root, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
+    await new Promise<void>((resolve) => {
+      execFile(process.env.CAIRN_GIT || 'git', ['-C', this.root, 'repack', '-a', '-d', '-q'], { env, maxBuffer: 1024 * 1024 }, (err, _stdout, stderr) => {
+        if (err) this.log?.warn({ shadow: this.root, error: String(stderr || err.message).slice(0, 300) }, 'git repack of the shadow repository failed; it stays as loose objects');
+        this.packs = null;
+        resolve();
+      });
+    });
+  }
+
+  /** The shadow holds object `id`: as a loose object, or in one of its packs. */
+  private async holds(id: string): Promise<boolean> {
+    if (await exists(this.layout.objectFile(id))) return true;
+    this.packs ??= await readPackIndexes(path.join(this.layout.objectsDir, 'pack'));
+    const name = Buffer.from(id, 'hex');
+    return this.packs.some((idx) => packIndexHas(idx, name));
   }
 
   /**
@@ -202,6 +266,7 @@ export class GitExporter {
     if (!whole) {
       await fsp.rm(L.root, { recursive: true, force: true });
       this.madeDirs.clear();
+      this.packs = null;
       this.builder = null;
     }
     for (const dir of [path.join(L.objectsDir, 'pack'), path.join(L.objectsDir, 'info'), L.headsDir, path.join(L.refsDir, 'tags')]) await fsp.mkdir(dir, { recursive: true });
@@ -216,7 +281,7 @@ export class GitExporter {
   /** Write a loose object unless the shadow holds it (temp file, then rename: never a truncated object). */
   private async writeObject(type: GitObjectType, id: string, body: Buffer): Promise<boolean> {
     const file = this.layout.objectFile(id);
-    if (await exists(file)) return false;
+    if (await this.holds(id)) return false;
     const dir = path.dirname(file);
     if (!this.madeDirs.has(dir)) {
       await fsp.mkdir(dir, { recursive: true });

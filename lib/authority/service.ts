@@ -141,7 +141,7 @@ export class CairnService implements AuthorityHost, FeedHost {
   gitExporter(authority: Authority): GitExporter {
     let exporter = this.gitExporters.get(authority.index);
     if (!exporter || exporter.authority !== authority) {
-      exporter = new GitExporter(this.layout.gitShadow(authority.index), authority);
+      exporter = new GitExporter(this.layout.gitShadow(authority.index), authority, this.log);
       this.gitExporters.set(authority.index, exporter);
     }
     return exporter;
