@@ -7,7 +7,7 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { importGit } from '../lib/client/git-import.js';
 import { NO_PROGRESS } from '../lib/client/progress.js';
-import { cli, cliJson, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { cli, cliJson, register, startTestServer, tempDir, until, type TestServer } from './helpers.js';
 import { commit, git, hasGit, makeHistory } from './git-fixture.js';
 
 /**
@@ -111,6 +111,29 @@ function client(args: string[]): Promise<{ code: number | null; stdout: string; 
     } finally {
       delete process.env.CAIRN_GIT_EXPORT_REPACK;
     }
+  });
+
+  it('brings a served line\'s branch up to date in the background after the line moves', async () => {
+    const repo = await register(s.url, 'background');
+    const grown = path.join(tempDir('cairn-grow-'), 'src');
+    execFileSync('git', ['clone', '-q', src, grown]);
+    await importGit({ server: s.url, repo, source: grown, line: 'live', progress: NO_PROGRESS });
+    const dest = path.join(tempDir('cairn-clone-'), 'work');
+    expect((await client(['clone', '-q', '--branch', 'live', `${s.url}/v1/native/repository-authorities/${repo}/git/live.git`, dest])).code).to.equal(0);
+    const ref = path.join(s.dataDir, 'git-shadow', `${repo}.git`, 'refs', 'heads', 'live');
+    const before = (await fsp.readFile(ref, 'utf8')).trim();
+    await fsp.writeFile(path.join(grown, 'moved.txt'), 'moved\n');
+    git(grown, ['add', '-A']);
+    commit(grown, 'moved\n');
+    await importGit({ server: s.url, repo, source: grown, line: 'live', progress: NO_PROGRESS });
+    // No git request and no export call: the branch follows the move by itself.
+    const after = await until('the shadow branch to follow the line', async () => {
+      const now = (await fsp.readFile(ref, 'utf8')).trim();
+      return now !== before ? now : null;
+    });
+    expect(git(dest, ['cat-file', '-t', before]).trim()).to.equal('commit');
+    const res = await fetch(`${s.url}/v1/native/repository-authorities/${repo}/git/exports`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ line: 'live' }) });
+    expect(await res.json()).to.include({ head_commit_id: after, written: 0 });
   });
 
   it('cairn export-git writes the line into a bare repository, and again with the same ids', async () => {

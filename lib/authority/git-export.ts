@@ -44,6 +44,9 @@ export interface LineExport {
   written: number;
 }
 
+/** A moved line is exported this long after its move (moves close together: one export). */
+const REFRESH_DELAY_MS = 200;
+
 /** An export that wrote this many commits packs the shadow afterwards (when git is there). */
 const repackAfterCommits = (): number => Number(process.env.CAIRN_GIT_EXPORT_REPACK) || 500;
 
@@ -92,6 +95,47 @@ export class GitExporter {
 
   get root(): string {
     return this.layout.root;
+  }
+
+  private unwatch: (() => void) | null = null;
+  private readonly due = new Set<string>();
+  private timer: NodeJS.Timeout | null = null;
+
+  /**
+   * Follow the repository's lines: when a line that has a branch in the shadow (exported or
+   * served before) moves, export it in the background shortly after (moves close together are
+   * one export), so a fetch finds it ready. Failures are logged; the next fetch exports anyway.
+   */
+  watch(active: () => boolean): void {
+    if (this.unwatch) return;
+    this.unwatch = this.authority.store.onEvents((events) => {
+      for (const e of events) {
+        if (e.type === 'line.moved' && typeof e.data.line === 'string') this.due.add(e.data.line);
+      }
+      if (this.due.size && !this.timer) this.timer = setTimeout(() => { this.timer = null; void this.refresh(active); }, REFRESH_DELAY_MS);
+    });
+  }
+
+  stop(): void {
+    this.unwatch?.();
+    this.unwatch = null;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.due.clear();
+  }
+
+  private async refresh(active: () => boolean): Promise<void> {
+    const lines = [...this.due];
+    this.due.clear();
+    for (const line of lines) {
+      if (!this.unwatch || !active()) return;
+      if (!(await exists(this.layout.branchRef(line)))) continue;
+      try {
+        await this.syncLine(line);
+      } catch (err) {
+        this.log?.warn({ shadow: this.root, line, error: (err as Error).message }, 'background export of a moved line failed; the next fetch exports it');
+      }
+    }
   }
 
   /** Bring `refs/heads/<line>` of the shadow up to the line's head. */

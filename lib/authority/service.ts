@@ -65,6 +65,8 @@ export class CairnService implements AuthorityHost, FeedHost {
   private webhookPolicy: WebhookPolicy | null = null;
   private webhookNetwork: WebhookNetwork = DEFAULT_WEBHOOK_NETWORK;
   private readonly dispatchers = new Map<number, WebhookDispatcher>();
+  /** Set by startGitRefresh (serving only): exporters follow their lines' moves in the background. */
+  private gitRefresh = false;
   /** Each open authority's git exporter (its shadow repository, docs/git.md "Export"), made on first use. */
   private readonly gitExporters = new Map<number, GitExporter>();
   private restoreSessions: RestoreSessions | null = null;
@@ -141,14 +143,18 @@ export class CairnService implements AuthorityHost, FeedHost {
   gitExporter(authority: Authority): GitExporter {
     let exporter = this.gitExporters.get(authority.index);
     if (!exporter || exporter.authority !== authority) {
+      this.gitExporters.get(authority.index)?.stop();
       exporter = new GitExporter(this.layout.gitShadow(authority.index), authority, this.log);
       this.gitExporters.set(authority.index, exporter);
+      // Only a serving, active repository refreshes its shadow in the background.
+      if (this.gitRefresh) exporter.watch(() => this.registry.get(authority.index)?.lifecycle_kind === LIFECYCLE_ACTIVE);
     }
     return exporter;
   }
 
   /** Close a repository's files and forget it (purge). */
   closeAuthority(index: number): void {
+    this.gitExporters.get(index)?.stop();
     this.gitExporters.delete(index);
     this.stopDispatcher(index);
     const entry = this.authorities.get(index);
@@ -447,8 +453,16 @@ export class CairnService implements AuthorityHost, FeedHost {
     await this.registry.closeEventsWhenIdle();
   }
 
+  /** Export a served line's moves in the background (docs/git.md "Clone and fetch"), for exporters made from now on and those made already. */
+  startGitRefresh(): void {
+    this.gitRefresh = true;
+    for (const [index, exporter] of this.gitExporters) exporter.watch(() => this.registry.get(index)?.lifecycle_kind === LIFECYCLE_ACTIVE);
+  }
+
   private stopBackground(): void {
     this.closed = true;
+    this.gitRefresh = false;
+    for (const exporter of this.gitExporters.values()) exporter.stop();
     this.feeds.close();
     if (this.maintenance) clearInterval(this.maintenance);
     if (this.leaseTimer) clearInterval(this.leaseTimer);
