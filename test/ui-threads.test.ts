@@ -453,6 +453,22 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     expect(w.errors).to.deep.equal([]);
   });
 
+  it('Request changes in the Actions card publishes my drafts with a blocking vote', async () => {
+    const c = await fresh('Threads: request changes publishes');
+    await demo.s.comment(c.change, { patchset_id: c.ps2, author: 'kit', anchor: { path: 'scripts/report.py', line: 8 }, body: 'This breaks the report.', draft: true });
+    const w = await open({ me: 'kit' });
+    await w.page.goto(url(c.change));
+    await w.page.locator('.reply-note', { hasText: 'Approve, Request changes and Comment publish them' }).waitFor();
+    await w.page.getByRole('button', { name: 'Request changes' }).click();
+    await w.page.getByText('Changes requested (blocking). Published 1 draft with it.').waitFor();
+    const th = (await threadsOf(c.change)).find((x) => x.comments[0].body === 'This breaks the report.')!;
+    expect(th.comments[0].published).to.equal(true);
+    const reviews = await demo.s.get(`/changes/${c.change}/reviews`);
+    expect((reviews.reviews as Json[]).at(-1)).to.include({ reviewer: 'kit', action: 'request_changes' });
+    expect(reviews.blocking).to.be.greaterThan(0);
+    expect(w.errors).to.deep.equal([]);
+  });
+
   it('n and p step through the unresolved threads, across files, scrolling to each and focusing it', async () => {
     const w = await open({ me: 'erin' });
     await w.page.goto(url(demo.main.change));

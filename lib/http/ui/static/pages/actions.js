@@ -55,15 +55,13 @@ export function Actions({ repo, d, onDone, onReply, drafts = 0 }) {
     }
   };
 
-  // Approve and Comment go out through reviews:publish: the vote and every draft comment of the
-  // reviewer on the change, in one commit. Request changes stays a blocking review of its own.
-  const review = (action, blocking = false) => run(action, async () => {
+  // Every vote goes out through reviews:publish: the vote and every draft comment of the reviewer
+  // on the change, in one commit (request_changes blocks by its action: docs/api.md "Reviews").
+  const review = (action) => run(action, async () => {
     const reviewer = await reviewerName();
     if (!reviewer) return undefined;
     if ((action === 'comment') && !comment.trim()) throw new Error('write a comment first');
-    const r = blocking
-      ? await post(R(`/changes/${seg(c.change_id)}/reviews`), { patchset_id: selected, reviewer, action, comment, blocking })
-      : await post(R(`/changes/${seg(c.change_id)}/reviews:publish`), { author: reviewer, patchset_id: selected, action, ...(comment ? { comment } : {}) });
+    const r = await post(R(`/changes/${seg(c.change_id)}/reviews:publish`), { author: reviewer, patchset_id: selected, action, ...(comment ? { comment } : {}) });
     setComment('');
     return r;
   }, (r) => {
@@ -127,9 +125,9 @@ export function Actions({ repo, d, onDone, onReply, drafts = 0 }) {
       <div class="btn-row">
         <button type="button" class="btn primary" onClick=${() => review('approve')} disabled=${!!busy || noName}>Approve</button>
         <button type="button" class="btn" onClick=${() => review('comment')} disabled=${!!busy || noName}>Comment</button>
-        <button type="button" class="btn danger" onClick=${() => review('request_changes', true)} disabled=${!!busy || noName} title="A blocking vote: it sticks to the change until you dismiss it or approve">Request changes</button>
+        <button type="button" class="btn danger" onClick=${() => review('request_changes')} disabled=${!!busy || noName} title="A blocking vote: it sticks to the change until you dismiss it or approve">Request changes</button>
       </div>
-      ${onReply ? html`<p class="muted small reply-note">${drafts ? `You have ${drafts === 1 ? '1 draft comment' : `${drafts} draft comments`}: Approve and Comment publish them with your vote.` : 'Comment on lines in the diff below; '}
+      ${onReply ? html`<p class="muted small reply-note">${drafts ? `You have ${drafts === 1 ? '1 draft comment' : `${drafts} draft comments`}: Approve, Request changes and Comment publish them with your vote.` : 'Comment on lines in the diff below; '}
         <button type="button" class="btn small link" onClick=${onReply}>${drafts ? 'Review them in Reply…' : 'Reply…'}</button></p>` : null}
       <div class="btn-row">
         <input class="input" aria-label="Reviewer group" placeholder="reviewer group" value=${group} onInput=${(e) => setGroup(e.currentTarget.value)} />
