@@ -476,9 +476,22 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     const listed = await threadsOf(demo.main.change, `?patchset=${demo.main.ps2}`);
     const unresolved = new Set(listed.filter((x) => x.resolution === 'unresolved').map((x) => x.thread_id));
     const seen: string[] = [];
+    // A key pressed while the page is still wiring its handlers (a busy machine) does nothing:
+    // press again when focus has not moved within 5 s. A late first press would then skip a
+    // thread, which the set comparison below reports: the retry can fail the test, never pass it.
+    const step = async (key: string, prev: string | null) => {
+      for (let attempt = 0; ; attempt++) {
+        await w.page.keyboard.press(key);
+        try {
+          await w.page.waitForFunction((p: string | null) => { const id = document.activeElement?.getAttribute('data-thread-id'); return !!id && id !== p; }, prev, { timeout: 5_000 });
+          return;
+        } catch (err) {
+          if (attempt >= 4) throw err;
+        }
+      }
+    };
     for (let i = 0; i < unresolved.size; i++) {
-      await w.page.keyboard.press('n');
-      await w.page.waitForFunction((prev: string | null) => { const id = document.activeElement?.getAttribute('data-thread-id'); return !!id && id !== prev; }, seen.at(-1) ?? null);
+      await step('n', seen.at(-1) ?? null);
       seen.push((await w.page.evaluate(() => document.activeElement!.getAttribute('data-thread-id')))!);
     }
     expect(new Set(seen)).to.deep.equal(unresolved);
