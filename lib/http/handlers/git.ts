@@ -2,11 +2,11 @@
 // records each snapshot's git commit in the same transaction, and the read of that record.
 import { array, nullable, object, optional, string, unknown as anyValue } from 'superstruct';
 import { gitCommitProjection } from '../../domain/git.js';
-import { arr, bool, constant, enumOf, hex64, int, nullable as orNull, obj, ref, str, uint, type Schemas } from '../json-schema.js';
+import { arr, enumOf, extend, hex64, int, nullable as orNull, obj, ref, str, uint, type SchemaObject, type Schemas } from '../json-schema.js';
 import { requireAuthority, type Handler, type QueryParam } from '../route-types.js';
 import { serveGit, serviceOf } from '../git-http-backend.js';
 import { validate } from '../validate.js';
-import { COMMIT_CONTRACT, commitRequest } from './content.js';
+import { COMMIT_CONTRACT, commitRequest, SCHEMAS as CONTENT_SCHEMAS } from './content.js';
 
 /** `commit` is a bulk-sync commit body (checked as POST …/commit checks it); unknown fields → 422. */
 export const ImportBody = object({
@@ -69,7 +69,6 @@ export const snapshotCommit: Handler = async (ctx) => {
   return { json: { git_commit: gitCommitProjection(record) } };
 };
 
-const kindCounts = obj({ object_packs: uint, tree_packs: uint, blobs: uint, trees: uint, snapshots: uint });
 const gitId = { ...str, pattern: '^([0-9a-f]{40}|[0-9a-f]{64})$', description: 'a git object id: sha1 (40 hex) or sha256 (64 hex)' };
 const ident = obj({
   name: str,
@@ -79,13 +78,8 @@ const ident = obj({
 });
 
 export const SCHEMAS: Schemas = {
-  GitImportResult: obj({
-    contract: constant(COMMIT_CONTRACT),
-    upserted: kindCounts,
-    skipped: kindCounts,
-    remote_line: orNull(ref('Line')),
-    line_head_updated_after_ingest: bool,
-    raw_binary_upload: constant(true),
+  // The sync commit's answer, and what the import recorded of the git commits.
+  GitImportResult: extend(CONTENT_SCHEMAS.SyncCommit as SchemaObject, {
     git_commits: obj({ recorded: uint, skipped: { ...uint, description: 'rows whose snapshot already had this git commit' } }),
   }),
   GitCommit: obj({
