@@ -50,7 +50,7 @@ async function lineHead(url: string, repo: number, line: string): Promise<string
   const ids: Record<string, string[]> = {};
 
   before(async () => {
-    s = await startTestServer();
+    s = await startTestServer(undefined, { gitRefresh: false });
     src = await makeHistory();
     first = git(src, ['rev-list', '--first-parent', '--reverse', 'main']).trim().split('\n');
     repo = await register(s.url, 'git-export');
@@ -212,7 +212,7 @@ async function lineHead(url: string, repo: number, line: string): Promise<string
     const check = await cli(['fsck', '--data', s.dataDir]);
     expect(check.code, check.stdout + check.stderr).to.equal(0);
     await fsp.rm(shadow, { recursive: true, force: true });
-    s = await startTestServer(s.dataDir);
+    s = await startTestServer(s.dataDir, { gitRefresh: false });
     expect((await exported(s.url, repo, 'feature/x')).head_commit_id).to.equal(ids.feature[ids.feature.length - 1]);
     expect(shadowLog(shadow, 'refs/heads/feature/x')).to.deep.equal(ids.feature);
     expect(await exported(s.url, repo, 'main')).to.deep.include({ head_commit_id: ids.main[ids.main.length - 1], written: 0 });
@@ -238,7 +238,7 @@ async function lineHead(url: string, repo: number, line: string): Promise<string
     await fsp.mkdir(path.join(shadowOf(s.dataDir, old), 'objects'), { recursive: true });
     await fsp.mkdir(path.join(shadowOf(s.dataDir, 77), 'objects'), { recursive: true });
     await s.stop();
-    s = await startTestServer(s.dataDir);
+    s = await startTestServer(s.dataDir, { gitRefresh: false });
     const left = await fsp.readdir(path.join(s.dataDir, 'git-shadow'));
     expect(left).to.include.members([`${repo}.git`, `${restored}.git`]);
     expect(left).to.not.include.members([`${old}.git`]);

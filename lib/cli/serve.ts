@@ -160,6 +160,8 @@ export interface ServerOptions {
   maxSnapshotPaths?: number;
   /** Where lines are served over git (lib/authority/git-shadow.ts); none by default (git serving answers 404). */
   gitShadows?: GitShadowSource;
+  /** Export served lines' moves in the background (default true); tests that count what an export writes turn it off. */
+  gitRefresh?: boolean;
 }
 
 export const DEFAULT_SHUTDOWN_SECONDS = 10;
@@ -252,7 +254,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       service.startMaintenance();
       service.startWebhooks({ ...DEFAULT_WEBHOOK_POLICY, ...options.webhooks }, webhookNetwork);
       service.startLandQueues(checkQueueOptions({ ...DEFAULT_QUEUE_OPTIONS, ...options.queue }));
-      service.startGitRefresh();
+      if (options.gitRefresh !== false) service.startGitRefresh();
       server.activate(createApp({ service, log, requestLog: options.requestLog, assets: swaggerUiAssets(), ui, guard }).callback());
       log.info({ repositories: service.registry.all().length }, 'ready');
       // Repositories open on first use; this opens the rest so their timers and dispatchers run.
