@@ -3,7 +3,7 @@
 // `?format=unified`); nothing of it is held whole in memory.
 import { Readable } from 'node:stream';
 import { Invalid, NotFound } from '../../domain/errors.js';
-import { DEFAULT_CONTEXT, MAX_CONTEXT, TRUNCATED_REASONS, unifiedFile } from '../../domain/workflow/content-diff.js';
+import { DEFAULT_CONTEXT, FILE_CHANGE_KINDS, MAX_CONTEXT, TRUNCATED_REASONS, WHITESPACE_MODES, unifiedFile, type WhitespaceMode } from '../../domain/workflow/content-diff.js';
 import { patchsetDiff, type PatchsetDiff } from '../../authority/workflow/diffs.js';
 import { requireAuthority, type Handler, type QueryParam, type RouteContext } from '../route-types.js';
 import { arr, bool, constant, enumOf, hex64, nullable as orNull, obj, ref, str, strArr, uint, type Schemas } from '../json-schema.js';
@@ -17,7 +17,7 @@ import { queryValue } from './workflow-common.js';
 
 const MAX_PATHS = 100;
 
-function diffQuery(ctx: RouteContext): { against: string | null; context: number; paths: string[]; unified: boolean } {
+function diffQuery(ctx: RouteContext): { against: string | null; context: number; paths: string[]; unified: boolean; whitespace: WhitespaceMode; renames: boolean } {
   const context = queryValue(ctx, 'context');
   if (context !== undefined && (!/^(0|[1-9][0-9]{0,3})$/.test(context) || Number(context) > MAX_CONTEXT)) throw new Invalid(`context must be an integer from 0 to ${MAX_CONTEXT}`);
   const raw = ctx.koa.query.path;
@@ -30,11 +30,15 @@ function diffQuery(ctx: RouteContext): { against: string | null; context: number
   if (format !== undefined && format !== 'json' && format !== 'unified') throw new Invalid('format must be json or unified');
   const accept = String(ctx.koa.get('accept') ?? '');
   const unified = format === 'unified' || (format === undefined && /\btext\/x-diff\b/.test(accept) && !/\bapplication\/json\b/.test(accept));
-  return { against: queryValue(ctx, 'against') ?? null, context: context === undefined ? DEFAULT_CONTEXT : Number(context), paths, unified };
+  const whitespace = queryValue(ctx, 'whitespace') ?? 'none';
+  if (!(WHITESPACE_MODES as readonly string[]).includes(whitespace)) throw new Invalid(`whitespace must be one of ${WHITESPACE_MODES.join(', ')}`);
+  const renames = queryValue(ctx, 'renames') ?? 'true';
+  if (renames !== 'true' && renames !== 'false') throw new Invalid('renames must be true or false');
+  return { against: queryValue(ctx, 'against') ?? null, context: context === undefined ? DEFAULT_CONTEXT : Number(context), paths, unified, whitespace: whitespace as WhitespaceMode, renames: renames === 'true' };
 }
 
-async function* jsonBody(d: PatchsetDiff, q: { context: number; paths: string[] }): AsyncGenerator<string> {
-  yield `{"patchset_id":${JSON.stringify(d.patchset_id)},"change_id":${JSON.stringify(d.change_id)},"base_snapshot_id":${JSON.stringify(d.base_snapshot_id)},"revision_snapshot_id":${JSON.stringify(d.revision_snapshot_id)},"against":${JSON.stringify(d.against)},"context":${q.context},"paths":${JSON.stringify(q.paths)},"files":[`;
+async function* jsonBody(d: PatchsetDiff, q: { context: number; paths: string[]; whitespace: WhitespaceMode; renames: boolean }): AsyncGenerator<string> {
+  yield `{"patchset_id":${JSON.stringify(d.patchset_id)},"change_id":${JSON.stringify(d.change_id)},"base_snapshot_id":${JSON.stringify(d.base_snapshot_id)},"revision_snapshot_id":${JSON.stringify(d.revision_snapshot_id)},"against":${JSON.stringify(d.against)},"context":${q.context},"paths":${JSON.stringify(q.paths)},"whitespace":${JSON.stringify(q.whitespace)},"renames":${q.renames},"files":[`;
   let first = true;
   for await (const f of d.files) {
     yield `${first ? '' : ','}${JSON.stringify(f)}`;
@@ -50,7 +54,7 @@ async function* unifiedBody(d: PatchsetDiff): AsyncGenerator<string> {
 async function reply(ctx: RouteContext, patchsetId: string) {
   const q = diffQuery(ctx);
   const a = requireAuthority(ctx);
-  const d = await patchsetDiff(a.store, a.workflow, patchsetId, q.against, { context: q.context, paths: q.paths });
+  const d = await patchsetDiff(a.store, a.workflow, patchsetId, q.against, { context: q.context, paths: q.paths, whitespace: q.whitespace, renames: q.renames });
   return q.unified
     ? { mediaType: 'text/x-diff; charset=utf-8', bytes: Readable.from(unifiedBody(d)) }
     : { mediaType: 'application/json; charset=utf-8', bytes: Readable.from(jsonBody(d, q)) };
@@ -98,6 +102,8 @@ export const DiffQuery: Record<string, QueryParam> = {
   context: { schema: { type: 'string', pattern: '^[0-9]{1,4}$' }, description: 'lines of context, 0 to 1000 (default 3)' },
   path: { schema: strArr, description: 'repeatable: only these files, or directories and everything under them' },
   format: { schema: enumOf(['json', 'unified']), description: 'json (default) or unified text (also chosen by Accept: text/x-diff)' },
+  whitespace: { schema: enumOf([...WHITESPACE_MODES]), description: "git's -w (ignore-all), -b (ignore-change) and --ignore-space-at-eol (ignore-eol): lines differing only so are context (shown with the revision's text); default none" },
+  renames: { schema: enumOf(['true', 'false']), description: 'detect renames and copies (default true); false lists them as a delete and an add' },
 };
 
 const mode = orNull(enumOf(['100644', '100755', '120000']));
@@ -106,8 +112,9 @@ const gitId = orNull(hex64);
 export const SCHEMAS: Schemas = {
   FileDiff: obj({
     path: str,
-    old_path: orNull(str),
-    change: enumOf(['added', 'modified', 'deleted']),
+    old_path: { ...orNull(str), description: 'the old side\'s path: the same path, or the source of a rename or copy; null when added' },
+    change: enumOf([...FILE_CHANGE_KINDS]),
+    similarity: { ...orNull({ type: 'integer', minimum: 0, maximum: 100 }), description: 'percent of content shared with old_path on a rename or copy (100: the same blob); null otherwise' },
     old_mode: mode,
     new_mode: mode,
     old_blob_id: gitId,
@@ -118,7 +125,11 @@ export const SCHEMAS: Schemas = {
     note: orNull(str),
     additions: uint,
     deletions: uint,
-    hunks: arr(obj({ old_start: uint, old_lines: uint, new_start: uint, new_lines: uint, lines: { ...strArr, description: 'each prefixed " ", "-", "+" or "\\"' } })),
+    hunks: arr(obj({
+      old_start: uint, old_lines: uint, new_start: uint, new_lines: uint,
+      lines: { ...strArr, description: 'each prefixed " ", "-", "+" or "\\"' },
+      spans: { ...arr(orNull(arr({ type: 'array', items: uint, minItems: 2, maxItems: 2 }))), description: 'parallel to lines: on a paired "-"/"+" line the changed ranges [start, end) in UTF-16 code units of the text after its prefix; null elsewhere and where the pair is too long or changed whole' },
+    })),
   }),
   PatchsetDiff: obj({
     patchset_id: str,
@@ -128,8 +139,14 @@ export const SCHEMAS: Schemas = {
     against: orNull(str),
     context: uint,
     paths: strArr,
+    whitespace: enumOf([...WHITESPACE_MODES]),
+    renames: { ...bool, description: 'whether renames and copies were looked for' },
     files: arr(ref('FileDiff')),
-    stats: obj({ files_changed: uint, additions: uint, deletions: uint, binary_files: uint, truncated_files: uint, bytes_read: uint }),
+    stats: obj({
+      files_changed: uint, additions: uint, deletions: uint, binary_files: uint, truncated_files: uint, bytes_read: uint,
+      renames: uint, copies: uint,
+      rename_limit: { ...orNull(enumOf(['pairs', 'byte_budget', 'time_budget'])), description: 'the bound rename detection stopped at (unmatched files stay a delete and an add); null when it ran in full or was off' },
+    }),
   }, { description: 'streamed file by file; see docs/api.md "Diffs and land readiness"' }),
   LandReadiness: obj({
     change_id: str,
