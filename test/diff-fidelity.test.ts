@@ -4,12 +4,13 @@
 // paths, and image dimensions in the diff.
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
+import http from 'node:http';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { push, pull } from '../lib/client/transfer.js';
 import type { TreeEntry } from '../lib/domain/content.js';
 import { detectRenames, MAX_RENAME_PAIRS, signature, similarity } from '../lib/domain/workflow/renames.js';
-import { api, ok, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { api, download, ok, register, startTestServer, tempDir, type TestServer } from './helpers.js';
 import { git, hasGit } from './git-fixture.js';
 
 type Json = Record<string, any>;
@@ -213,5 +214,118 @@ describe('rename detection: bounds and measure', () => {
     expect(similarity(a, a)).to.equal(100);
     expect(similarity(a, signature(Buffer.from('one\ntwo\n')))).to.equal(42); // 8 of 19 bytes
     expect(similarity(a, signature(Buffer.from('x\n')))).to.equal(0);
+  });
+});
+
+// Minimal image headers: what image-size reads (the rest of an image is not needed to size it).
+const png = (w: number, h: number) => { const b = Buffer.alloc(33); Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(b, 0); b.writeUInt32BE(13, 8); b.write('IHDR', 12, 'latin1'); b.writeUInt32BE(w, 16); b.writeUInt32BE(h, 20); b[24] = 8; b[25] = 6; return b; };
+const gif = (w: number, h: number) => { const b = Buffer.alloc(13); b.write('GIF89a', 0, 'latin1'); b.writeUInt16LE(w, 6); b.writeUInt16LE(h, 8); return b; };
+const jpeg = (w: number, h: number) => Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10]), Buffer.from('JFIF\0\x01\x01\0\0\x01\0\x01\0\0', 'latin1'), Buffer.from([0xff, 0xc0, 0x00, 0x11, 0x08, h >> 8, h & 255, w >> 8, w & 255, 3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]), Buffer.from([0xff, 0xd9])]);
+const webp = (w: number, h: number) => { const b = Buffer.alloc(30); b.write('RIFF', 0, 'latin1'); b.writeUInt32LE(22, 4); b.write('WEBP', 8, 'latin1'); b.write('VP8X', 12, 'latin1'); b.writeUInt32LE(10, 16); b.writeUIntLE(w - 1, 24, 3); b.writeUIntLE(h - 1, 27, 3); return b; };
+const SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>alert(1)</script></svg>\n';
+
+describe('the file content route and images in the diff', function () {
+  this.timeout(120_000);
+  let s: TestServer;
+  let repo: number;
+  let base: string;
+  let rev: string;
+  const TEXT = lines(25_000, (i) => `line ${i + 1}`);
+  const raw = (rawPath: string) => new Promise<{ status: number; body: string }>((resolve, reject) => {
+    // node:http, not fetch: fetch would resolve the dot segments before sending them.
+    const u = new URL(s.url);
+    const req = http.request({ host: u.hostname, port: u.port, path: R(repo, `/read/snapshots/${rev}/files/${rawPath}`), method: 'GET' }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => { body += c; });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  const F = (snap: string, p: string) => R(repo, `/read/snapshots/${snap}/files/${p}`);
+  before(async () => {
+    s = await startTestServer();
+    repo = await register(s.url, 'files');
+    const dir = path.join(tempDir(), 'tree');
+    await writeTree(dir, { 'img/logo.png': png(640, 480), 'img/old.gif': gif(16, 16), 'img/icon.svg': SVG, 'notes.txt': 'a\n' });
+    base = (await push({ server: s.url, repo, line: 'main', dir, moveLine: true, progress: false })).snapshot_id;
+    await writeTree(dir, {
+      'img/logo.png': png(800, 600), 'img/photo.jpg': jpeg(1024, 768), 'img/anim.webp': webp(320, 200), 'img/icon.svg': SVG.replace('10', '12'),
+      'notes.txt': 'a\nb\n', 'text.txt': TEXT, 'big.txt': 'x'.repeat(1100 * 1024), 'bin.dat': Buffer.from([0, 1, 2, 0xff]), 'latin1.txt': Buffer.from('caf\xe9\n', 'latin1'),
+      'dir/inner.txt': 'inner\n', 'escape': { link: '../../../etc/passwd' }, 'named.png': 'not really a png\n',
+    });
+    rev = (await push({ server: s.url, repo, line: 'main', dir, moveLine: false, progress: false, parent: base })).snapshot_id;
+    const t = (await ok(api(s.url, 'POST', R(repo, '/tasks'), { json: { title: 'T', intent: 'i' } }))).task;
+    await ok(api(s.url, 'POST', R(repo, '/changes'), { json: { task_id: t.task_id, title: 'C', base_line: 'main' } }));
+    await ok(api(s.url, 'POST', R(repo, '/changes/change-1/patchsets'), { json: { base_snapshot_id: base, revision_snapshot_id: rev, summary: 's', author_mode: 'human_only' } }));
+  });
+  after(() => s.stop());
+
+  it('images in the diff: old_image/new_image with media type, bytes and dimensions; SVG without dimensions; null for other files', async () => {
+    const d = await ok(api(s.url, 'GET', R(repo, '/read/patchsets/change-1.ps-1/diff')));
+    const by = Object.fromEntries(d.files.map((f: Json) => [f.path, f]));
+    expect(by['img/logo.png']).to.deep.include({ binary: true, old_image: { media_type: 'image/png', bytes: 33, width: 640, height: 480 }, new_image: { media_type: 'image/png', bytes: 33, width: 800, height: 600 } });
+    expect(by['img/photo.jpg'].old_image).to.equal(null);
+    expect(by['img/photo.jpg'].new_image).to.deep.include({ media_type: 'image/jpeg', width: 1024, height: 768 });
+    expect(by['img/anim.webp'].new_image).to.deep.include({ media_type: 'image/webp', width: 320, height: 200 });
+    expect(by['img/old.gif']).to.deep.include({ change: 'deleted', old_image: { media_type: 'image/gif', bytes: 13, width: 16, height: 16 }, new_image: null });
+    expect(by['img/icon.svg'].new_image).to.deep.equal({ media_type: 'image/svg+xml', bytes: Buffer.byteLength(SVG.replace('10', '12')), width: null, height: null });
+    expect(by['img/icon.svg'].hunks).to.have.length(1); // SVG is text: its diff is shown too
+    expect(by['named.png'].new_image).to.equal(null); // named .png, but not PNG bytes
+    expect(by['notes.txt']).to.include({ old_image: null, new_image: null });
+  });
+
+  it('raw bytes with their media type from the content, nosniff and a sandboxing CSP; a symlink is its target text, never followed', async () => {
+    const cases: Array<[string, string, Buffer]> = [
+      ['img/logo.png', 'image/png', png(800, 600)], ['img/photo.jpg', 'image/jpeg', jpeg(1024, 768)], ['img/anim.webp', 'image/webp', webp(320, 200)],
+      ['img/icon.svg', 'image/svg+xml', Buffer.from(SVG.replace('10', '12'))], ['notes.txt', 'text/plain; charset=utf-8', Buffer.from('a\nb\n')],
+      ['bin.dat', 'application/octet-stream', Buffer.from([0, 1, 2, 0xff])], ['named.png', 'text/plain; charset=utf-8', Buffer.from('not really a png\n')],
+      ['escape', 'text/plain; charset=utf-8', Buffer.from('../../../etc/passwd')], ['dir%2Finner.txt', 'text/plain; charset=utf-8', Buffer.from('inner\n')],
+    ];
+    for (const [p, type, bytes] of cases) {
+      const res = await download(s.url, F(rev, p));
+      expect(res.status, p).to.equal(200);
+      expect(res.headers.get('content-type'), p).to.equal(type);
+      expect(res.headers.get('x-content-type-options'), p).to.equal('nosniff');
+      expect(res.headers.get('content-security-policy'), p).to.equal("default-src 'none'; style-src 'unsafe-inline'; sandbox");
+      expect(res.bytes.equals(bytes), p).to.equal(true);
+    }
+    expect((await download(s.url, F(rev, 'escape'))).headers.get('x-cairn-entry-kind')).to.equal('symlink');
+    expect((await download(s.url, F(base, 'img/logo.png'))).bytes.equals(png(640, 480))).to.equal(true); // each snapshot its own
+  });
+
+  it('?lines=a-b: those lines as JSON, END clamped, at most 10,000 per read; refusals for bad ranges, binary text and files over 1 MiB', async () => {
+    const r = await ok(api(s.url, 'GET', `${F(rev, 'text.txt')}?lines=9998-10002`));
+    expect(r).to.deep.equal({ path: 'text.txt', snapshot_id: rev, kind: 'file', start: 9998, end: 10002, total_lines: 25_000, lines: ['line 9998', 'line 9999', 'line 10000', 'line 10001', 'line 10002'] });
+    expect((await ok(api(s.url, 'GET', `${F(rev, 'text.txt')}?lines=24999-30000`))).lines).to.deep.equal(['line 24999', 'line 25000']);
+    expect(await ok(api(s.url, 'GET', `${F(rev, 'notes.txt')}?lines=5-9`))).to.deep.include({ start: 5, end: 2, total_lines: 2, lines: [] });
+    expect((await ok(api(s.url, 'GET', `${F(rev, 'text.txt')}?lines=1-10000`))).lines).to.have.length(10_000);
+    for (const q of ['0-5', '5-1', '1-10001', '1-999999999', 'a-b', '1', '-5', '1-2&lines=3-4', '99999999999-99999999999']) {
+      const res = await api(s.url, 'GET', `${F(rev, 'text.txt')}?lines=${q}`);
+      expect(res.status, q).to.equal(400);
+      expect(Object.keys(res.json), q).to.deep.equal(['error']);
+    }
+    expect((await api(s.url, 'GET', `${F(rev, 'bin.dat')}?lines=1-2`)).status).to.equal(400);
+    expect((await api(s.url, 'GET', `${F(rev, 'latin1.txt')}?lines=1-2`)).status).to.equal(400);
+    const big = await api(s.url, 'GET', `${F(rev, 'big.txt')}?lines=1-2`);
+    expect(big.status).to.equal(413);
+    expect(big.json.error).to.match(/over the 1048576 bytes/);
+    expect((await download(s.url, F(rev, 'big.txt'))).bytes.length).to.equal(1100 * 1024); // the raw read serves it
+  });
+
+  it('hostile paths: dot segments (plain and percent-encoded), encoded slashes, NUL, directories, unknown snapshots and paths', async () => {
+    for (const p of ['..', '../notes.txt', 'dir/../notes.txt', '%2e%2e/notes.txt', '%2E%2E%2Fnotes.txt', 'dir%2F..%2Fnotes.txt', './notes.txt', 'dir//inner.txt', 'notes.txt%00', '%00', 'dir', 'dir/', 'img', 'dir%2F']) {
+      const res = await raw(p);
+      expect(res.status, p).to.equal(400);
+      expect(Object.keys(JSON.parse(res.body)), p).to.deep.equal(['error']);
+    }
+    for (const p of ['nope.txt', 'dir/nope.txt', 'notes.txt/x', 'escape/passwd', 'NOTES.TXT']) {
+      const res = await raw(p);
+      expect(res.status, p).to.equal(404);
+      expect(Object.keys(JSON.parse(res.body)), p).to.deep.equal(['error']);
+    }
+    expect((await api(s.url, 'GET', F('f'.repeat(64), 'notes.txt'))).status).to.equal(404);
+    expect((await api(s.url, 'GET', F('not-a-snapshot', 'notes.txt'))).status).to.equal(400);
   });
 });

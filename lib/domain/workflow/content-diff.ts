@@ -11,6 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { structuredPatch } from 'diff';
 import { hunkSpans, type Span } from './word-diff.js';
 import { detectRenames, type Match, type RenameLimit } from './renames.js';
+import { imageInfo, type ImageInfo } from './media.js';
 import type { EntryKind, TreeEntry } from '../content.js';
 import { Invalid } from '../errors.js';
 import { WalkBudget } from '../tree-size.js';
@@ -68,6 +69,9 @@ export interface FileDiff {
   additions: number;
   deletions: number;
   hunks: Hunk[];
+  /** Each side's image facts (./media.ts) when it is a PNG, JPEG, GIF, WebP or SVG; else null. */
+  old_image: ImageInfo | null;
+  new_image: ImageInfo | null;
 }
 
 /**
@@ -227,8 +231,12 @@ async function fileDiff(reader: ContentReader, path: string, old: TreeEntry | nu
     additions: 0,
     deletions: 0,
     hunks: [],
+    old_image: null,
+    new_image: null,
   };
   totals.files_changed++;
+  let before: Buffer | null = null;
+  let after: Buffer | null = null;
   if (f.change === 'renamed') totals.renames++;
   if (f.change === 'copied') totals.copies++;
   if (!old || !neu || old.id !== neu.id) {
@@ -245,8 +253,8 @@ async function fileDiff(reader: ContentReader, path: string, old: TreeEntry | nu
     } else {
       budget.bytes -= oldSize + newSize;
       totals.bytes_read += oldSize + newSize;
-      const before = old ? await reader.readBlob(old.id) : Buffer.alloc(0);
-      const after = neu ? await reader.readBlob(neu.id) : Buffer.alloc(0);
+      before = old ? await reader.readBlob(old.id) : Buffer.alloc(0);
+      after = neu ? await reader.readBlob(neu.id) : Buffer.alloc(0);
       const t0 = performance.now();
       const d = lineDiff(before, after, opts.context, opts.whitespace ?? 'none');
       budget.ms -= performance.now() - t0;
@@ -267,6 +275,10 @@ async function fileDiff(reader: ContentReader, path: string, old: TreeEntry | nu
       }
     }
   }
+  // Images: from the content read for the diff, or (not read: too large or over the budget) by name.
+  const image = (e: TreeEntry | null, p: string, data: Buffer | null) => (e && e.kind !== 'symlink' ? imageInfo(p, reader.blobSize(e.id), old && neu && old.id === neu.id ? null : data) : null);
+  f.old_image = image(old, f.old_path ?? path, before);
+  f.new_image = image(neu, path, after);
   totals.additions += f.additions;
   totals.deletions += f.deletions;
   if (f.binary) totals.binary_files++;
