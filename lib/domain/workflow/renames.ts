@@ -5,8 +5,9 @@
 // measure: content cut into lines of at most 64 bytes, hashed, and the bytes of the lines both
 // sides share counted). Each deleted file is renamed at most once; an added file matching a file
 // already renamed, or a modified file, is a copy. Files unchanged by the diff are never copy
-// sources (git's --find-copies-harder), so the work depends on the changed files only.
-// Bounded: the inexact pass runs only when (added × sources) ≤ MAX_RENAME_PAIRS, skips pairs
+// sources (git's --find-copies-harder), so the work depends on the changed files only. Unlike
+// git, which ranks renames and copies together, renames are looked for before copies.
+// Bounded: each inexact pass runs only when (added × its sources) ≤ MAX_RENAME_PAIRS, skips pairs
 // whose sizes alone rule out the threshold, reads at most RENAME_BUDGET_BYTES of content (no side
 // over MAX_RENAME_FILE_BYTES) and stops after RENAME_TIME_BUDGET_MS; past a bound, the files not
 // yet matched stay a delete and an add, and `limit` says which bound was hit.
@@ -92,7 +93,7 @@ export async function detectRenames(reader: RenameReader, changed: Changed[]): P
   const renamedFrom = new Set<string>();
   const deleted = changed.filter((c) => c.old && !c.new);
   const modified = changed.filter((c) => c.old && c.new);
-  let added = changed.filter((c) => !c.old && c.new);
+  const added = changed.filter((c) => !c.old && c.new);
   if (added.length === 0 || deleted.length + modified.length === 0) return { matches, renamedFrom, limit: null };
   const take = (dst: Changed, src: Changed, similarityPct: number) => {
     const rename = !src.new && !renamedFrom.has(src.path);
@@ -114,47 +115,57 @@ export async function detectRenames(reader: RenameReader, changed: Changed[]): P
     take(dst, srcs.find((s) => !s.new && !renamedFrom.has(s.path)) ?? srcs[0], 100);
   }
 
-  // Inexact: regular files only, not empty, within the size cap.
+  // Inexact: regular files only, not empty, within the size cap. Renames (deleted sources) are
+  // looked for first, then copies (modified sources) among the files still unmatched, each pass
+  // bounded by its own pair count and by the shared byte and time budgets.
   const eligible = (e: TreeEntry) => !isLink(e) && reader.blobSize(e.id) > 0 && reader.blobSize(e.id) <= MAX_RENAME_FILE_BYTES;
-  added = added.filter((c) => !matches.has(c.path) && eligible(c.new!));
-  const sources = [...deleted, ...modified].filter((c) => eligible(c.old!));
-  if (added.length === 0 || sources.length === 0) return { matches, renamedFrom, limit: null };
-  if (added.length * sources.length > MAX_RENAME_PAIRS) return { matches, renamedFrom, limit: 'pairs' };
   let bytes = RENAME_BUDGET_BYTES;
   const started = performance.now();
   let limit: RenameLimit | null = null;
-  const sigs = new Map<string, Signature | null>();
+  const sigs = new Map<string, Signature>();
   const sig = async (e: TreeEntry): Promise<Signature | null> => {
     const known = sigs.get(e.id);
     if (known !== undefined) return known;
     const size = reader.blobSize(e.id);
     if (size > bytes) { limit = 'byte_budget'; return null; }
     bytes -= size;
-    const data = await reader.readBlob(e.id);
     // Binary content is compared as git does, by the same chunks.
-    const s = signature(data);
+    const s = signature(await reader.readBlob(e.id));
     sigs.set(e.id, s);
     return s;
   };
-  const scored: Array<{ dst: Changed; src: Changed; score: number; order: number }> = [];
-  let order = 0;
-  outer: for (const dst of added) {
-    const dsize = reader.blobSize(dst.new!.id);
+  for (const pass of [deleted, modified]) {
+    const dsts = added.filter((c) => !matches.has(c.path) && eligible(c.new!));
+    const sources = pass.filter((c) => eligible(c.old!));
+    if (dsts.length === 0 || sources.length === 0) continue;
+    if (dsts.length * sources.length > MAX_RENAME_PAIRS) { limit ??= 'pairs'; continue; }
+    // Signatures first (reads, within the byte budget), then the pairs without awaiting.
+    const srcSigs: Array<[Changed, Signature]> = [];
     for (const src of sources) {
-      order++;
-      if (!sizesAllow(dsize, reader.blobSize(src.old!.id))) continue;
-      if (performance.now() - started > RENAME_TIME_BUDGET_MS) { limit = 'time_budget'; break outer; }
-      const a = await sig(src.old!);
-      const b = a && (await sig(dst.new!));
-      if (!a || !b) { if (limit) break outer; continue; }
-      const score = similarity(a, b);
-      if (score >= SIMILARITY_THRESHOLD) scored.push({ dst, src, score, order });
+      const sg = await sig(src.old!);
+      if (!sg) break;
+      srcSigs.push([src, sg]);
     }
-    // Let other requests run between destinations.
-    await new Promise((resolve) => setImmediate(resolve));
+    const scored: Array<{ dst: Changed; src: Changed; score: number; order: number }> = [];
+    let order = 0;
+    outer: for (const dst of dsts) {
+      const b = await sig(dst.new!);
+      if (!b) break;
+      for (const [src, a] of srcSigs) {
+        order++;
+        if (!sizesAllow(b.size, a.size)) continue;
+        if ((order & 255) === 0 && performance.now() - started > RENAME_TIME_BUDGET_MS) { limit = 'time_budget'; break outer; }
+        const score = similarity(a, b);
+        if (score >= SIMILARITY_THRESHOLD) scored.push({ dst, src, score, order });
+      }
+      // Let other requests run between destinations.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    // Best scores first, then path order; what was scored before a bound still counts.
+    scored.sort((x, y) => y.score - x.score || x.order - y.order);
+    for (const m of scored) if (!matches.has(m.dst.path)) take(m.dst, m.src, Math.min(m.score, 99));
+    const stopped = limit as RenameLimit | null; // set inside sig() and the loop above
+    if (stopped === 'time_budget' || stopped === 'byte_budget') break;
   }
-  // Best scores first; at equal scores a deleted source (a rename) before a modified one (a copy).
-  scored.sort((x, y) => y.score - x.score || Number(!!x.src.new) - Number(!!y.src.new) || x.order - y.order);
-  for (const m of scored) if (!matches.has(m.dst.path)) take(m.dst, m.src, Math.min(m.score, 99));
   return { matches, renamedFrom, limit };
 }
