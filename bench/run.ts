@@ -20,6 +20,8 @@
 //   BENCH_ONLY=events    only the event feed: commit → subscriber latency, runner claim latency
 //   BENCH_ONLY=queue     only the land queue: changes landed per minute with a fixed CI time,
 //                        one by one versus the queue at depth 1 and 4 (bench/land-queue.ts)
+//   BENCH_ONLY=diff-fidelity  only the diff route with word spans and rename detection on the
+//                        threads bench's 2,000-file patchset (bench/diff-fidelity.ts)
 //   BENCH_ONLY=threads   only comment threads: the change page's reads with 200 threads on a
 //                        2,000-file patchset, a change of 10,000 comments (bench/threads.ts)
 //   BENCH_ONLY=scale     only workflow at scale: 10k/100k/1M task+change pairs in one repository,
@@ -47,6 +49,7 @@ import { eventRows, stepEvents } from './events.js';
 import { landQueueRows, stepLandQueue } from './land-queue.js';
 import { scaleRows, stepWorkflowScale } from './workflow-scale.js';
 import { stepThreads, threadRows } from './threads.js';
+import { diffFidelityRows, stepDiffFidelity } from './diff-fidelity.js';
 import { gzipSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -765,6 +768,8 @@ function report(): void {
   if (gitImport.length) out.push(table('Git: importing a history (cairn import-git)', gitImport));
   const threads = threadRows(bench.threads as Fig | undefined);
   if (threads.length) out.push(table('Review: comment threads on the change page', threads));
+  const fidelity = diffFidelityRows(bench.diff_fidelity as Fig | undefined);
+  if (fidelity.length) out.push(table('Review: word spans and rename detection', fidelity));
   const events = eventRows(bench.events as Fig | undefined);
   if (events.length) out.push(table('Events: the feed', events));
   const scale = scaleRows(bench.workflow_scale as Fig | undefined);
@@ -874,6 +879,14 @@ async function stepThreadStep(): Promise<void> {
   }
 }
 
+async function stepDiffFidelityStep(): Promise<void> {
+  try {
+    bench.diff_fidelity = await stepDiffFidelity({ root: ROOT, cli: CLI, log });
+  } catch (err) {
+    fail('diff fidelity', err);
+  }
+}
+
 async function stepQueueStep(): Promise<void> {
   try {
     bench.land_queue = await stepLandQueue({ root: ROOT, cli: CLI, log });
@@ -905,6 +918,8 @@ async function main(): Promise<void> {
       await stepScaleStep();
     } else if (process.env.BENCH_ONLY === 'threads') {
       await stepThreadStep();
+    } else if (process.env.BENCH_ONLY === 'diff-fidelity') {
+      await stepDiffFidelityStep();
     } else if (process.env.BENCH_ONLY === 'queue') {
       await stepQueueStep();
     } else if (process.env.BENCH_ONLY === 'transfer') {
@@ -931,6 +946,7 @@ async function main(): Promise<void> {
       await stepDiffStep();
       await stepGitStep();
       await stepThreadStep();
+      await stepDiffFidelityStep();
       await stepEventStep();
       await stepScaleStep();
       await stepQueueStep();

@@ -24,7 +24,7 @@ const THREADS = 200;
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CHROMIUM = [process.env.CAIRN_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && existsSync(p));
 
-async function writeTree(dir: string, version: 0 | 1 | 2): Promise<void> {
+export async function writeTree(dir: string, version: 0 | 1 | 2): Promise<void> {
   await fsp.rm(dir, { recursive: true, force: true });
   for (let i = 0; i < FILES; i++) {
     const d = path.join(dir, `pkg${i % 40}`);
