@@ -131,6 +131,23 @@ describe('viewed marks', function () {
     }
   });
 
+  it('cairn change viewed lists, marks and unmarks files', async () => {
+    const common = ['--server', s.url, '--repo', String(repo)];
+    const marked = await cli(['change', 'viewed', change, ...common, '--user', 'fay', '--mark', 'src/a.ts', 'src/b.ts', '--json']);
+    expect(marked.code, marked.stderr).to.equal(0);
+    expect(JSON.parse(marked.stdout)).to.deep.include({ patchset_id: ps2, user: 'fay', paths: ['src/a.ts', 'src/b.ts'] });
+    const unmarked = await cli(['change', 'viewed', change, ...common, '--user', 'fay', '--unmark', 'src/b.ts', '--json']);
+    expect(JSON.parse(unmarked.stdout).paths).to.deep.equal(['src/a.ts']);
+    const listed = await cli(['change', 'viewed', change, ...common, '--user', 'fay', '--patchset', ps1, '--json']);
+    expect(JSON.parse(listed.stdout)).to.deep.include({ patchset_id: ps1, paths: [] });
+    const bad = await cli(['change', 'viewed', change, ...common, '--user', 'fay', '--mark', '../x']);
+    expect(bad.code).to.not.equal(0);
+    expect(bad.stderr).to.match(/relative path/);
+    const usage = await cli(['change', 'viewed', change, ...common, '--user', 'fay', 'src/a.ts']);
+    expect(usage.code).to.equal(2);
+    expect(usage.stderr).to.match(/--mark or --unmark/);
+  });
+
   it('keeps the marks across a restart and carries them through export and restore', async () => {
     const want = await viewed(`?user=ann&patchset=${ps2}`);
     await s.stop();
