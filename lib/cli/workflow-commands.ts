@@ -22,6 +22,8 @@ ${COMMON}${LIST_HELP}`;
 export const CHANGE_HELP = `Usage:
   cairn change create --task TASK --title T --base-line LINE [--fork SNAPSHOT] [--change-id ID]
   cairn change list [--status S] [--task TASK] [--limit N | --all]
+  cairn change list -q QUERY [--limit N | --all]   (search: status:S is:open is:unresolved owner:NAME
+                                    reviewer:NAME file:PATH line:LINE and title words, all matched)
   cairn change show CHANGE          (the change, its patchsets and whether it can land)
   cairn change close CHANGE --status archived|superseded|abandoned|canceled|cancelled
   cairn change apply-suggestions …  (suggested edits as a new patchset; cairn change apply-suggestions --help)
@@ -153,6 +155,7 @@ export async function changeCommand(argv: string[]): Promise<number> {
     task: { type: 'string' }, title: { type: 'string' }, 'base-line': { type: 'string' }, fork: { type: 'string' },
     'change-id': { type: 'string' }, status: { type: 'string' }, ...LIST_OPTIONS,
     user: { type: 'string' }, patchset: { type: 'string' }, mark: { type: 'boolean' }, unmark: { type: 'boolean' },
+    query: { type: 'string', short: 'q' },
   }, true);
   if (values.help) { process.stdout.write(CHANGE_HELP); return 0; }
   const ctx = context(values);
@@ -168,7 +171,7 @@ export async function changeCommand(argv: string[]): Promise<number> {
     }
     case 'list': {
       if (positionals.length) throw new CliUsageError('change list takes no positional arguments');
-      const res = await ctx.client.collect(p(`/changes${query({ status: values.status, task_id: values.task })}`), 'changes', rowsWanted(values));
+      const res = await ctx.client.collect(p(`/changes${query({ status: values.status, task_id: values.task, q: values.query })}`), 'changes', rowsWanted(values));
       return print(ctx, res, () => (res.changes.length ? res.changes.map(changeLine).join('\n') + more(res) : 'no changes'));
     }
     case 'show': {

@@ -54,6 +54,7 @@ import type { PlanBook } from '../plans.js';
 import { ReviewBook } from './reviews.js';
 import { CommentBook } from './comments.js';
 import { ViewedBook } from './viewed.js';
+import { ChangeSearch } from './search.js';
 
 export interface TaskInput {
   title: string;
@@ -94,6 +95,8 @@ export class WorkflowBook {
   comments!: CommentBook;
   /** Viewed marks per user, change, patchset and path. */
   viewed!: ViewedBook;
+  /** Search over the changes (`GET changes?q=`). */
+  search!: ChangeSearch;
 
   private constructor(private readonly store: ContentStore, private readonly plans: PlanBook, private readonly jobs: JobQueue) {}
 
@@ -148,6 +151,7 @@ export class WorkflowBook {
     book.reviews = ReviewBook.open(store, book, book.jobs, notes);
     book.comments = new CommentBook(store, book);
     book.viewed = new ViewedBook(store, book);
+    book.search = new ChangeSearch(store, { get index() { return book.index; }, unresolvedCount: (id) => book.comments.unresolvedCount(id) });
     return book;
   }
 
