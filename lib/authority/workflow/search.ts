@@ -171,8 +171,15 @@ export class ChangeSearch {
 
   /** Build every list from the records (the first search after open). */
   private build(): void {
-    for (const [, c] of this.store.entitiesOf<ChangeRecord>(CHANGE)) this.addChange(c);
-    for (const [, p] of this.store.entitiesOf<PatchsetRecord>(PATCHSET)) this.addPatchset(p);
+    // Each change's current patchset only (read right after its change: usually the same
+    // record); earlier patchsets' paths no longer decide a match.
+    for (const [, c] of this.store.entitiesOf<ChangeRecord>(CHANGE)) {
+      this.addChange(c);
+      if (c.current_patchset_id !== null) {
+        const p = this.store.entity<PatchsetRecord>(PATCHSET, c.current_patchset_id);
+        if (p) this.addPatchset(p);
+      }
+    }
     for (const [, r] of this.store.entitiesOf<ReviewRecord>(REVIEW)) this.addReview(r);
     let last = 0;
     for (const id of this.store.entityIds(COMMENT)) {
