@@ -24,6 +24,8 @@
 //                        threads bench's 2,000-file patchset (bench/diff-fidelity.ts)
 //   BENCH_ONLY=threads   only comment threads: the change page's reads with 200 threads on a
 //                        2,000-file patchset, a change of 10,000 comments (bench/threads.ts)
+//   BENCH_ONLY=search    only change search: GET changes?q= at 100k and 1M changes (bench/search.ts;
+//                        BENCH_SEARCH_SIZES, BENCH_SEARCH_REQUESTS there)
 //   BENCH_ONLY=scale     only workflow at scale: 10k/100k/1M task+change pairs in one repository,
 //                        1,000 repositories (bench/workflow-scale.ts; BENCH_SCALE_PAIRS etc. there)
 //   BENCH_GET_SECONDS (default 4), BENCH_GET_ROUNDS (default 3)  GET-overhead rounds
@@ -50,6 +52,7 @@ import { landQueueRows, stepLandQueue } from './land-queue.js';
 import { scaleRows, stepWorkflowScale } from './workflow-scale.js';
 import { stepThreads, threadRows } from './threads.js';
 import { diffFidelityRows, stepDiffFidelity } from './diff-fidelity.js';
+import { searchRows, stepSearch } from './search.js';
 import { gzipSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -774,6 +777,8 @@ function report(): void {
   if (events.length) out.push(table('Events: the feed', events));
   const scale = scaleRows(bench.workflow_scale as Fig | undefined);
   if (scale.length) out.push(table('Workflow at scale', scale));
+  const search = searchRows(bench.search as Fig | undefined);
+  if (search.length) out.push(table('Search: GET changes?q=', search));
   const queue = landQueueRows(bench.land_queue as Fig | undefined);
   if (queue.length) out.push(table('Land queue: changes landed per minute, each tested on the tree it lands', queue));
   if (errors.length) out.push(table('ERRORS', errors.map((e) => [e.step, e.message.replace(/\n/g, '\n      ')])));
@@ -871,6 +876,14 @@ async function stepScaleStep(): Promise<void> {
   }
 }
 
+async function stepSearchStep(): Promise<void> {
+  try {
+    bench.search = await stepSearch({ root: ROOT, cli: CLI, log });
+  } catch (err) {
+    fail('search', err);
+  }
+}
+
 async function stepThreadStep(): Promise<void> {
   try {
     bench.threads = await stepThreads({ root: ROOT, cli: CLI, log });
@@ -916,6 +929,8 @@ async function main(): Promise<void> {
       await stepGitStep();
     } else if (process.env.BENCH_ONLY === 'scale') {
       await stepScaleStep();
+    } else if (process.env.BENCH_ONLY === 'search') {
+      await stepSearchStep();
     } else if (process.env.BENCH_ONLY === 'threads') {
       await stepThreadStep();
     } else if (process.env.BENCH_ONLY === 'diff-fidelity') {
@@ -949,6 +964,7 @@ async function main(): Promise<void> {
       await stepDiffFidelityStep();
       await stepEventStep();
       await stepScaleStep();
+      await stepSearchStep();
       await stepQueueStep();
     }
   } catch (err) {

@@ -22,13 +22,20 @@ ${COMMON}${LIST_HELP}`;
 export const CHANGE_HELP = `Usage:
   cairn change create --task TASK --title T --base-line LINE [--fork SNAPSHOT] [--change-id ID]
   cairn change list [--status S] [--task TASK] [--limit N | --all]
+  cairn change list -q QUERY [--limit N | --all]   (search: status:S is:open is:unresolved owner:NAME
+                                    reviewer:NAME file:PATH line:LINE and title words, all matched)
   cairn change show CHANGE          (the change, its patchsets and whether it can land)
   cairn change close CHANGE --status archived|superseded|abandoned|canceled|cancelled
   cairn change apply-suggestions …  (suggested edits as a new patchset; cairn change apply-suggestions --help)
+  cairn change viewed CHANGE --user U [--patchset PS] [--mark | --unmark PATH...]
 
 CHANGE is a change id (change-3) or its full ref (task-1.change-3). show judges a merge land
 now: CI, reviews, attestation, the policy, and whether the selected patchset still merges onto
 the target line's head (each conflicting path, if not).
+
+viewed lists the files U has viewed on a patchset (default: the current one), counting a file
+viewed on an earlier patchset that this one leaves unchanged, and the patchset U last reviewed;
+with --mark or --unmark it marks or unmarks each PATH on that patchset first.
 
 ${COMMON}${LIST_HELP}`;
 
@@ -147,6 +154,8 @@ export async function changeCommand(argv: string[]): Promise<number> {
     ...common,
     task: { type: 'string' }, title: { type: 'string' }, 'base-line': { type: 'string' }, fork: { type: 'string' },
     'change-id': { type: 'string' }, status: { type: 'string' }, ...LIST_OPTIONS,
+    user: { type: 'string' }, patchset: { type: 'string' }, mark: { type: 'boolean' }, unmark: { type: 'boolean' },
+    query: { type: 'string', short: 'q' },
   }, true);
   if (values.help) { process.stdout.write(CHANGE_HELP); return 0; }
   const ctx = context(values);
@@ -162,7 +171,7 @@ export async function changeCommand(argv: string[]): Promise<number> {
     }
     case 'list': {
       if (positionals.length) throw new CliUsageError('change list takes no positional arguments');
-      const res = await ctx.client.collect(p(`/changes${query({ status: values.status, task_id: values.task })}`), 'changes', rowsWanted(values));
+      const res = await ctx.client.collect(p(`/changes${query({ status: values.status, task_id: values.task, q: values.query })}`), 'changes', rowsWanted(values));
       return print(ctx, res, () => (res.changes.length ? res.changes.map(changeLine).join('\n') + more(res) : 'no changes'));
     }
     case 'show': {
@@ -185,8 +194,32 @@ export async function changeCommand(argv: string[]): Promise<number> {
       const res = await ctx.client.json('POST', p(`/changes/${seg(one(positionals, 'CHANGE'))}:close`), { status: need(values.status, '--status') });
       return print(ctx, res, () => `closed ${changeLine(res.change)}`);
     }
+    case 'viewed': {
+      const [change, ...paths] = positionals;
+      if (change === undefined) throw new CliUsageError('change viewed needs CHANGE');
+      const user = need(values.user, '--user');
+      if (values.mark && values.unmark) throw new CliUsageError('give --mark or --unmark, not both');
+      const marking = values.mark || values.unmark;
+      if (marking && paths.length === 0) throw new CliUsageError(`--${values.mark ? 'mark' : 'unmark'} needs one or more PATH`);
+      if (!marking && paths.length > 0) throw new CliUsageError('give --mark or --unmark with PATH');
+      const ref = seg(change);
+      let patchset = values.patchset;
+      if (marking && patchset === undefined) {
+        patchset = (await ctx.client.json('GET', p(`/changes/${ref}`))).change.current_patchset_id ?? undefined;
+        if (patchset === undefined) throw new Error(`change ${change} has no patchset to mark files on`);
+      }
+      let res: Json | undefined;
+      for (const path of paths) res = await ctx.client.json('PUT', p(`/changes/${ref}/viewed`), { user, patchset_id: patchset, path, viewed: Boolean(values.mark) });
+      res ??= await ctx.client.json('GET', p(`/changes/${ref}/viewed${query({ user, patchset })}`));
+      const r = res!;
+      return print(ctx, r, () => [
+        `${r.patchset_id || '(no patchset)'}: ${r.paths.length} file${r.paths.length === 1 ? '' : 's'} viewed by ${r.user}`,
+        ...r.paths.map((x: string) => `  ${x}`),
+        `last reviewed: ${r.last_reviewed_patchset_id ?? 'never'}`,
+      ].join('\n'));
+    }
     default:
-      throw new CliUsageError(`unknown change subcommand "${sub}" (create, list, show, close, apply-suggestions)`);
+      throw new CliUsageError(`unknown change subcommand "${sub}" (create, list, show, close, viewed, apply-suggestions)`);
   }
 }
 

@@ -597,6 +597,11 @@ export class PublishedStore {
     return this.records.entries<T>(type);
   }
 
+  /** The ids of every committed entity of a type, in entitiesOf's order, without reading a record. */
+  *entityIds(type: string): Generator<string> {
+    for (const [id] of this.records.locations(type)) yield id;
+  }
+
   /** Every committed record of an opaque log (jobs, plans), for its owner's replay at open. */
   logRecords(name: LogName): Generator<LogRecord> {
     return this.logs[name].records();

@@ -241,6 +241,12 @@ export class WorkflowRecords {
     return body as T;
   }
 
+  /** [id, location] of every entity of `type`, in entries' order, reading nothing. */
+  *locations(type: string): Generator<[string, number]> {
+    const t = this.types.get(type);
+    if (t) yield* t.entries();
+  }
+
   /** Every entity of `type` with its body (dense types in sequence order), read from disk without filling the cache. */
   *entries<T>(type: string): Generator<[string, T]> {
     const t = this.types.get(type);

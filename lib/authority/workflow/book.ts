@@ -53,6 +53,8 @@ import { changeEvents, patchsetEvents, taskEvents } from '../../domain/events.js
 import type { PlanBook } from '../plans.js';
 import { ReviewBook } from './reviews.js';
 import { CommentBook } from './comments.js';
+import { ViewedBook } from './viewed.js';
+import { ChangeSearch } from './search.js';
 
 export interface TaskInput {
   title: string;
@@ -91,6 +93,10 @@ export class WorkflowBook {
   /** Reviews, attestations, policy decisions and patchset CI. */
   reviews!: ReviewBook;
   comments!: CommentBook;
+  /** Viewed marks per user, change, patchset and path. */
+  viewed!: ViewedBook;
+  /** Search over the changes (`GET changes?q=`). */
+  search!: ChangeSearch;
 
   private constructor(private readonly store: ContentStore, private readonly plans: PlanBook, private readonly jobs: JobQueue) {}
 
@@ -144,6 +150,8 @@ export class WorkflowBook {
     store.registerCheckpointSection(INDEX_SECTION, () => book.index.encode());
     book.reviews = ReviewBook.open(store, book, book.jobs, notes);
     book.comments = new CommentBook(store, book);
+    book.viewed = new ViewedBook(store, book);
+    book.search = new ChangeSearch(store, { get index() { return book.index; }, unresolvedCount: (id) => book.comments.unresolvedCount(id) });
     return book;
   }
 

@@ -2,6 +2,8 @@
 // patchsets, reviews, policy, CI, Land"; docs/api.md "Tasks, changes, patchsets").
 import { integer, nullable, optional, string, type as looseObject } from 'superstruct';
 import { AUTHOR_MODES, CHANGE_STATUSES, parseTaskRef, requireChangeStatus } from '../../domain/workflow/rules.js';
+import { Invalid } from '../../domain/errors.js';
+import { canonicalSearch, parseSearch } from '../../domain/workflow/search-query.js';
 import { requireAuthority, type Handler, type QueryParam } from '../route-types.js';
 import { validate } from '../validate.js';
 import { pageFields, pageRequest, queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
@@ -30,6 +32,13 @@ export const list: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
   const status = queryValue(ctx, 'status');
   const taskRef = queryValue(ctx, 'task_id');
+  const q = queryValue(ctx, 'q');
+  if (q !== undefined) {
+    if (status !== undefined || taskRef !== undefined) throw new Invalid('q is a search of its own: put status:S in it, and give no status or task_id beside it');
+    const search = parseSearch(q);
+    const page = a.workflow.search.search(search, pageRequest(ctx, 'changes', 'int', { q: canonicalSearch(search) }));
+    return { json: { changes: page.rows.map((c) => a.workflow.changeProjection(c, a.index)), ...pageFields(page) } };
+  }
   const filter = { status: status === undefined ? undefined : requireChangeStatus(status), task_id: taskRef };
   // The cursor is bound to the task itself, whichever spelling of its ref names it.
   const page = a.workflow.pageChanges(filter, pageRequest(ctx, 'changes', 'int', { ...filter, task_id: taskRef === undefined ? undefined : parseTaskRef(taskRef) ?? taskRef }));
@@ -176,4 +185,5 @@ export const SCHEMAS: Schemas = {
 export const ListQuery: Record<string, QueryParam> = {
   status: { schema: enumOf(CHANGE_STATUSES), description: 'only changes in this status' },
   task_id: { schema: str, description: 'only changes of this task (task-7 or 7)' },
+  q: { schema: str, description: 'a search (not with status or task_id): terms all of which a change matches — status:S, is:open, is:unresolved, owner:NAME, reviewer:NAME, file:PATH, line:LINE, and title words (docs/api.md "Searching changes")' },
 };

@@ -1,0 +1,152 @@
+// Change search over real HTTP (docs/api.md "Searching changes"): `GET changes?q=` with each
+// term (status:, is:open, is:unresolved, reviewer:, file:, line:, title words), all terms
+// together, newest first, paged with a cursor bound to the query; changes written after the
+// first search are found (the lists follow the commits); the lists rebuilt after a restart; bad
+// queries refused with a clear 400.
+import { expect } from 'chai';
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { push } from '../lib/client/transfer.js';
+import { api, cli, expectError, ok, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+
+type Json = Record<string, any>;
+const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
+
+describe('change search', function () {
+  this.timeout(120_000);
+  const dataDir = path.join(tempDir(), 'data');
+  let s: TestServer;
+  let repo: number;
+  let task: string;
+  let base: string;
+  const ids: Record<string, string> = {};
+  const dir = path.join(tempDir(), 'tree');
+  const snap = async (files: Record<string, string>, parent?: string) => {
+    await fsp.rm(dir, { recursive: true, force: true });
+    for (const [p, v] of Object.entries(files)) {
+      await fsp.mkdir(path.dirname(path.join(dir, p)), { recursive: true });
+      await fsp.writeFile(path.join(dir, p), v);
+    }
+    return (await push({ server: s.url, repo, line: 'main', dir, moveLine: parent === undefined, progress: false, ...(parent ? { parent } : {}) })).snapshot_id;
+  };
+  const post = (p: string, json: unknown) => api(s.url, 'POST', R(repo, p), { json });
+  const search = async (q: string, extra = '') => ok(api(s.url, 'GET', R(repo, `/changes?q=${encodeURIComponent(q)}${extra}`)));
+  const found = async (q: string) => (await search(q)).changes.map((c: Json) => c.title);
+  const files = { 'lib/http/routes.ts': 'r\n', 'lib/store/log.ts': 'l\n', 'docs/api.md': 'd\n', 'README.md': 'x\n' };
+  const make = async (title: string, edit: Record<string, string>, line = 'main') => {
+    const c = (await ok(post('/changes', { task_id: task, title, base_line: line }))).change.change_id;
+    const rev = await snap({ ...files, ...edit }, base);
+    await ok(post(`/changes/${c}/patchsets`, { base_snapshot_id: base, revision_snapshot_id: rev, summary: title, author_mode: 'human_only' }));
+    ids[title] = c;
+    return c;
+  };
+
+  before(async () => {
+    s = await startTestServer(dataDir);
+    repo = await register(s.url, 'search');
+    base = await snap(files);
+    await ok(api(s.url, 'PUT', R(repo, '/lines/dev'), { json: { head_snapshot_id: base } }));
+    task = (await ok(post('/tasks', { title: 'T', intent: 'i' }))).task.task_id;
+    await make('Fix the router crash', { 'lib/http/routes.ts': 'r2\n' });
+    await make('Speed up the log writer', { 'lib/store/log.ts': 'l2\n' });
+    await make('Document the router', { 'docs/api.md': 'd2\n' });
+    await make('Router: fix paging', { 'lib/http/routes.ts': 'r3\n', 'docs/api.md': 'd3\n' }, 'dev');
+    await make('Readme typo', { 'README.md': 'y\n' });
+    // Reviews: a request from group core on the first; bob votes on the fourth.
+    const ps = async (t: string) => (await ok(api(s.url, 'GET', R(repo, `/changes/${ids[t]}`)))).change.current_patchset_id;
+    await ok(post(`/changes/${ids['Fix the router crash']}:requestReview`, { patchset_id: await ps('Fix the router crash'), reviewer_groups: ['core'] }));
+    await ok(post(`/changes/${ids['Router: fix paging']}/reviews`, { patchset_id: await ps('Router: fix paging'), reviewer: 'bob', action: 'approve' }));
+    // An unresolved thread on the second, a resolved one on the third.
+    await ok(post(`/changes/${ids['Speed up the log writer']}/comments`, { patchset_id: await ps('Speed up the log writer'), author: 'ann', body: 'why?' }));
+    await ok(post(`/changes/${ids['Document the router']}/comments`, { patchset_id: await ps('Document the router'), author: 'ann', body: 'ok', resolution: 'resolved' }));
+    await ok(post(`/changes/${ids['Readme typo']}:close`, { status: 'abandoned' }));
+  });
+  after(async () => { await s.stop(); });
+
+  it('matches title words, whole and case-insensitive, newest first', async () => {
+    expect(await found('router')).to.deep.equal(['Router: fix paging', 'Document the router', 'Fix the router crash']);
+    expect(await found('ROUTER fix')).to.deep.equal(['Router: fix paging', 'Fix the router crash']);
+    expect(await found('rout')).to.deep.equal([]);
+    expect(await found('nothing-like-this')).to.deep.equal([]);
+  });
+
+  it('filters by status, is:open, is:unresolved, reviewer, file and line, and combines terms', async () => {
+    expect(await found('status:abandoned')).to.deep.equal(['Readme typo']);
+    expect(await found('status:review')).to.deep.equal(['Fix the router crash']);
+    expect(await found('is:open')).to.deep.equal(['Router: fix paging', 'Document the router', 'Speed up the log writer', 'Fix the router crash']);
+    expect(await found('is:unresolved')).to.deep.equal(['Speed up the log writer']);
+    expect(await found('reviewer:core')).to.deep.equal(['Fix the router crash']);
+    expect(await found('reviewer:bob')).to.deep.equal(['Router: fix paging']);
+    expect(await found('file:lib/http')).to.deep.equal(['Router: fix paging', 'Fix the router crash']);
+    expect(await found('file:lib/http/routes.ts')).to.deep.equal(['Router: fix paging', 'Fix the router crash']);
+    expect(await found('file:lib')).to.deep.equal(['Router: fix paging', 'Speed up the log writer', 'Fix the router crash']);
+    expect(await found('file:lib/http/rout')).to.deep.equal([]);
+    expect(await found('file:README.md')).to.deep.equal(['Readme typo']);
+    expect(await found('line:dev')).to.deep.equal(['Router: fix paging']);
+    expect(await found('router file:docs is:open line:main')).to.deep.equal(['Document the router']);
+    expect(await found('owner:nobody')).to.deep.equal([]);
+  });
+
+  it('pages with a cursor bound to the query (its terms in any order)', async () => {
+    const p1 = await search('router', '&limit=2');
+    expect(p1.changes.map((c: Json) => c.title)).to.deep.equal(['Router: fix paging', 'Document the router']);
+    expect(p1.count).to.equal(2);
+    expect(p1.next_cursor).to.be.a('string');
+    const p2 = await search('  router  ', `&limit=2&cursor=${p1.next_cursor}`);
+    expect(p2.changes.map((c: Json) => c.title)).to.deep.equal(['Fix the router crash']);
+    expect(p2.next_cursor).to.equal(null);
+    const other = await api(s.url, 'GET', R(repo, `/changes?q=fix&limit=2&cursor=${p1.next_cursor}`));
+    expectError(other, 400, 'cursor of another query');
+    expect(other.json.error).to.match(/other filters/);
+  });
+
+  it('finds changes, patchsets and comments written after the first search', async () => {
+    await found('router');
+    const c = await make('Another router tweak', { 'lib/store/log.ts': 'l9\n' });
+    expect(await found('router tweak')).to.deep.equal(['Another router tweak']);
+    expect((await found('file:lib/store'))[0]).to.equal('Another router tweak');
+    const ps = (await ok(api(s.url, 'GET', R(repo, `/changes/${c}`)))).change.current_patchset_id;
+    await ok(post(`/changes/${c}/comments`, { patchset_id: ps, author: 'ann', body: 'hmm' }));
+    expect(await found('is:unresolved')).to.deep.equal(['Another router tweak', 'Speed up the log writer']);
+    await ok(post(`/changes/${c}:close`, { status: 'abandoned' }));
+    expect(await found('is:unresolved is:open')).to.deep.equal(['Speed up the log writer']);
+  });
+
+  it('rebuilds the lists after a restart', async () => {
+    const want = await found('router');
+    await s.stop();
+    s = await startTestServer(dataDir);
+    expect(await found('router')).to.deep.equal(want);
+    expect(await found('file:lib/http reviewer:bob')).to.deep.equal(['Router: fix paging']);
+  });
+
+  it('refuses bad queries with a clear 400', async () => {
+    for (const [q, msg] of [
+      ['', /q is empty/],
+      ['   ', /q is empty/],
+      ['status:merged', /status must be one of/],
+      ['is:closed', /is: must be open or unresolved/],
+      ['color:red', /unknown term "color:"/],
+      ['file:../etc', /file: must be a relative path/],
+      ['file:/abs', /file: must be a relative path/],
+      ['owner:', /owner: needs a value/],
+      ['status:review status:draft', /status: may be given once/],
+      ['"unclosed', /quote is not closed/],
+      ['---', /no letter or digit/],
+      [Array.from({ length: 17 }, (_, i) => `w${i}`).join(' '), /more than 16/],
+      ['x'.repeat(1025), /longer than 1024/],
+    ] as [string, RegExp][]) {
+      const res = await api(s.url, 'GET', R(repo, `/changes?q=${encodeURIComponent(q)}`));
+      expectError(res, 400, q);
+      expect(res.json.error, q).to.match(msg);
+    }
+    expectError(await api(s.url, 'GET', R(repo, '/changes?q=router&status=draft')), 400, 'q with status');
+    expectError(await api(s.url, 'GET', R(repo, '/changes?q=a&q=b')), 400, 'q twice');
+  });
+
+  it('cairn change list -q searches', async () => {
+    const res = await cli(['change', 'list', '--server', s.url, '--repo', String(repo), '-q', 'router file:docs', '--json']);
+    expect(res.code, res.stderr).to.equal(0);
+    expect(JSON.parse(res.stdout).changes.map((c: Json) => c.title)).to.deep.equal(['Router: fix paging', 'Document the router']);
+  });
+});
