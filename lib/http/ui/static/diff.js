@@ -439,7 +439,7 @@ function FileThreadCount({ e }) {
 }
 
 /** Diffs up to this many lines have every body built in the background once the page is idle, so a full-page capture shows them all. */
-const BUILD_ALL_LINES = 6000;
+const BUILD_ALL_LINES = 3000;
 
 /**
  * The files of a diff. `diff` is the JSON of GET read/patchsets/{id}/diff; `view` is 'unified'
