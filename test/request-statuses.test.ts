@@ -346,6 +346,13 @@ describe('request statuses: one shape rule on every workflow route (422 shape, 4
       }),
     },
     {
+      route: 'viewed.put', method: 'PUT', path: () => `/changes/${fx.change}/viewed`,
+      cases: () => ({
+        a: [], b: { user: 'bob', path: 'a.txt', viewed: true }, c: { user: 'bob', patchset_id: fx.ps, path: 'a.txt', viewed: 'yes' }, d: { user: 'bob', patchset_id: fx.ps, path: '../a.txt', viewed: true },
+        more: [['(c) an unknown field', { user: 'bob', patchset_id: fx.ps, path: 'a.txt', viewed: true, at: 1 }, 422], ['(d) a patchset of another change', { user: 'bob', patchset_id: fx.otherPs, path: 'a.txt', viewed: true }, 400], ['(d) a path the patchset does not hold', { user: 'bob', patchset_id: fx.ps, path: 'nope.txt', viewed: true }, 400]],
+      }),
+    },
+    {
       route: 'comments.edit', method: 'PATCH', path: () => `/changes/${fx.change}/comments/${fx.change}.comment-1`,
       cases: () => ({
         a: [], b: { body: 'x' }, c: { author: 'bob', body: 1 }, d: { author: ' ', body: 'x' },

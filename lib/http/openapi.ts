@@ -19,6 +19,7 @@ import { SCHEMAS as taskSchemas } from './handlers/tasks.js';
 import { SCHEMAS as changeSchemas } from './handlers/changes.js';
 import { SCHEMAS as reviewSchemas } from './handlers/reviews.js';
 import { SCHEMAS as commentSchemas } from './handlers/comments.js';
+import { SCHEMAS as viewedSchemas } from './handlers/viewed.js';
 import { SCHEMAS as landSchemas } from './handlers/lands.js';
 import { SCHEMAS as promotionSchemas } from './handlers/promotion.js';
 import { SCHEMAS as planSchemas } from './handlers/plans.js';
@@ -44,7 +45,7 @@ const DOCUMENT_SCHEMAS: Schemas = {
 
 const SCHEMA_MODULES: readonly Schemas[] = [
   errorSchemas, discoverySchemas, registrySchemas, lifecycleSchemas, jobSchemas, contentSchemas,
-  taskSchemas, changeSchemas, reviewSchemas, commentSchemas, landSchemas, promotionSchemas, planSchemas, diffSchemas, webhookSchemas, landQueueSchemas, gitSchemas, eventSchemas, DOCUMENT_SCHEMAS,
+  taskSchemas, changeSchemas, reviewSchemas, commentSchemas, viewedSchemas, landSchemas, promotionSchemas, planSchemas, diffSchemas, webhookSchemas, landQueueSchemas, gitSchemas, eventSchemas, DOCUMENT_SCHEMAS,
 ];
 
 /** Every named schema, each defined once. */
@@ -125,6 +126,7 @@ function tagOf(route: RouteSpec): string {
   if (head === 'webhooks') return 'webhooks';
   if (head === 'events') return 'events';
   if (head === 'comments') return 'comments';
+  if (head === 'viewed') return 'viewed';
   if (head === 'git') return 'git';
   if (route.extension) return 'reference';
   if (['health', 'handshake', 'capabilities'].includes(head)) return 'discovery';
@@ -151,6 +153,7 @@ const TAGS = [
   { name: 'lands', description: 'Lands, task-land, task-start and history promotion' },
   { name: 'plans', description: 'Plans (the paths say sprints)' },
   { name: 'comments', description: `Comment threads on a change's diff lines (not in the spec; marked ${EXTENSION_MARK})` },
+  { name: 'viewed', description: `Viewed marks: the files of a patchset a reviewer has viewed (not in the spec; marked ${EXTENSION_MARK})` },
   { name: 'git', description: `Git interoperability: import commits with their git metadata (not in the spec; marked ${EXTENSION_MARK})` },
   { name: 'webhooks', description: `Webhook registrations and their deliveries (not in the spec; marked ${EXTENSION_MARK})` },
   { name: 'reference', description: `This document and its rendered reference (not in the spec; marked ${EXTENSION_MARK})` },

@@ -30,6 +30,7 @@ import * as tasks from './handlers/tasks.js';
 import * as changes from './handlers/changes.js';
 import * as reviews from './handlers/reviews.js';
 import * as comments from './handlers/comments.js';
+import * as viewed from './handlers/viewed.js';
 import * as promotion from './handlers/promotion.js';
 import * as lands from './handlers/lands.js';
 import * as diffs from './handlers/diffs.js';
@@ -230,6 +231,9 @@ export const ROUTES: readonly RouteSpec[] = [
   route('comments.reopen', 'POST', `${REPO}/changes/{change_ref}/threads/{thread_id}`, { action: 'reopen', extension: true, request: comments.ResolveThread, ok: 'CommentResult', handler: comments.reopen }),
   route('comments.applySuggestions', 'POST', `${REPO}/changes/{change_ref}/patchsets`, { action: 'applySuggestions', extension: true, request: comments.ApplySuggestions, ok: 'SuggestionsApplied', handler: comments.applySuggestions }),
   route('comments.publish', 'POST', `${REPO}/changes/{change_ref}/reviews`, { action: 'publish', extension: true, request: comments.PublishDrafts, ok: 'CommentPublishResult', handler: comments.publish }),
+  // Extensions: viewed marks per reviewer, patchset and file (docs/api.md "Viewed marks")
+  route('viewed.get', 'GET', `${REPO}/changes/{change_ref}/viewed`, { extension: true, query: viewed.ViewedQuery, ok: 'ViewedMarks', handler: viewed.get }),
+  route('viewed.put', 'PUT', `${REPO}/changes/{change_ref}/viewed`, { extension: true, request: viewed.MarkViewed, ok: 'ViewedMarks', refuses: [409], handler: viewed.put }),
 
   // Extensions: webhooks (docs/api.md "Webhooks")
   route('webhooks.create', 'POST', `${REPO}/webhooks`, { extension: true, request: webhooks.Register, ok: { 200: 'WebhookResult', 201: 'WebhookResult' }, handler: webhooks.create }),

@@ -1,9 +1,11 @@
 // fsck's checks of workflow.log records: the tamper-evident policy-decision chain (docs/api.md
 // "Reviews, attestation, policy, patchset CI"; storage-layout.md §17: every policy_decision upsert,
 // in chain order, must match its own sha256 and link to the previous decision's sha256), and the
-// git commits kept with snapshots and their commit-id index (docs/git.md).
+// git commits kept with snapshots and their commit-id index (docs/git.md), and the viewed marks.
 import { checkGitCommitRow, GIT_COMMIT, GIT_COMMIT_ID, type GitCommitIdRecord, type GitCommitRecord } from '../domain/git.js';
 import { POLICY_DECISION, verifyDecisionChain, type PolicyDecisionRecord } from '../domain/workflow/review-rules.js';
+import { MAX_VIEWED_PER_USER, parseViewedId, requireViewedPath, userKey, VIEWED, type ViewedRecord } from '../domain/workflow/viewed-rules.js';
+import { CHANGE, PATCHSET, type PatchsetRecord } from '../domain/workflow/rules.js';
 import type { ContentStore } from './content-store.js';
 
 interface Upsert { type?: string; id?: string; body?: unknown }
@@ -91,4 +93,55 @@ export function checkGitCommits(store: ContentStore): string[] {
     problems.push((err as Error).message);
   }
   return problems;
+}
+
+/**
+ * Problems of the viewed marks (type `viewed`, storage-layout.md §17 "Viewed marks"): each id is
+ * `change-N.viewed-<user key>-<k>` and its record names that change, the key of its user and
+ * that sequence; the sequences of a (change, user key) run from 1 without a gap (reads stop at
+ * the first gap) and stay within the per-user cap; the change exists; the patchset is the
+ * change's; the path is clean; `viewed` is true or false; `blob_id` is 64 hex or null. At most
+ * 50 are listed, then a count of the rest. Reported, never repaired.
+ */
+export function checkViewedMarks(store: ContentStore): string[] {
+  const problems: string[] = [];
+  const pairs = new Map<string, { change: string; seqs: Set<number> }>();
+  try {
+    for (const [id, m] of store.entitiesOf<ViewedRecord>(VIEWED)) {
+      const at = `viewed mark ${id}`;
+      const parsed = parseViewedId(id);
+      if (!parsed) { problems.push(`${at}: the id is not change-N.viewed-<user key>-<k>`); continue; }
+      if (typeof m !== 'object' || m === null || m.viewed_id !== id || m.change_id !== parsed.change_id || m.sequence !== parsed.sequence || typeof m.user !== 'string' || userKey(m.user) !== parsed.user_key) {
+        problems.push(`${at}: its record names mark ${m?.viewed_id}, change ${m?.change_id}, sequence ${m?.sequence}, user ${JSON.stringify(m?.user)}`);
+        continue;
+      }
+      const key = `${parsed.change_id}\u0000${parsed.user_key}`;
+      let p = pairs.get(key);
+      if (!p) pairs.set(key, (p = { change: parsed.change_id, seqs: new Set() }));
+      p.seqs.add(m.sequence);
+      const ps = typeof m.patchset_id === 'string' ? store.entity<PatchsetRecord>(PATCHSET, m.patchset_id) : undefined;
+      if (!ps) problems.push(`${at}: patchset ${m.patchset_id} does not exist`);
+      else if (ps.change_id !== m.change_id) problems.push(`${at}: patchset ${m.patchset_id} belongs to ${ps.change_id}, not ${m.change_id}`);
+      try {
+        if (typeof m.path !== 'string' || requireViewedPath(m.path) !== m.path) problems.push(`${at}: path ${JSON.stringify(m.path)} is not clean`);
+      } catch (err) {
+        problems.push(`${at}: ${(err as Error).message}`);
+      }
+      if (typeof m.viewed !== 'boolean') problems.push(`${at}: viewed is not true or false`);
+      if (m.blob_id !== null && !(typeof m.blob_id === 'string' && /^[0-9a-f]{64}$/.test(m.blob_id))) problems.push(`${at}: blob_id ${JSON.stringify(m.blob_id)} is not a blob id or null`);
+    }
+  } catch (err) {
+    return [`workflow.log: viewed marks: ${(err as Error).message}`];
+  }
+  for (const { change, seqs } of pairs.values()) {
+    if (store.entity(CHANGE, change) === undefined) problems.push(`viewed marks of ${change}: change ${change} does not exist (${seqs.size} marks)`);
+    if (seqs.size > MAX_VIEWED_PER_USER) problems.push(`viewed marks of ${change}: one user holds ${seqs.size}, more than ${MAX_VIEWED_PER_USER}`);
+    for (let k = 1; k <= seqs.size; k++) {
+      if (!seqs.has(k)) {
+        problems.push(`viewed marks of ${change}: mark ${k} of a user is missing but ${seqs.size} are stored; reads stop at the gap`);
+        break;
+      }
+    }
+  }
+  return problems.length > 50 ? [...problems.slice(0, 50), `… and ${problems.length - 50} more viewed-mark problems`] : problems;
 }

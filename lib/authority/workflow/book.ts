@@ -53,6 +53,7 @@ import { changeEvents, patchsetEvents, taskEvents } from '../../domain/events.js
 import type { PlanBook } from '../plans.js';
 import { ReviewBook } from './reviews.js';
 import { CommentBook } from './comments.js';
+import { ViewedBook } from './viewed.js';
 
 export interface TaskInput {
   title: string;
@@ -91,6 +92,8 @@ export class WorkflowBook {
   /** Reviews, attestations, policy decisions and patchset CI. */
   reviews!: ReviewBook;
   comments!: CommentBook;
+  /** Viewed marks per user, change, patchset and path. */
+  viewed!: ViewedBook;
 
   private constructor(private readonly store: ContentStore, private readonly plans: PlanBook, private readonly jobs: JobQueue) {}
 
@@ -144,6 +147,7 @@ export class WorkflowBook {
     store.registerCheckpointSection(INDEX_SECTION, () => book.index.encode());
     book.reviews = ReviewBook.open(store, book, book.jobs, notes);
     book.comments = new CommentBook(store, book);
+    book.viewed = new ViewedBook(store, book);
     return book;
   }
 

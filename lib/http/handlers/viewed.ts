@@ -1,0 +1,54 @@
+// Viewed marks (docs/api.md "Viewed marks"): which files of a patchset a reviewer has viewed,
+// and marking one. Schemas check shape (422); rules live in lib/domain/workflow/viewed-rules.ts
+// and lib/authority/workflow/viewed.ts (400/404/409). Extension routes (not in the spec).
+import { boolean, object as strictObject, optional, string } from 'superstruct';
+import { Invalid } from '../../domain/errors.js';
+import { requireAuthority, type Handler, type QueryParam, type RouteContext } from '../route-types.js';
+import { validate } from '../validate.js';
+import { queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
+import { arr, nullable as orNull, obj, str, type Schemas } from '../json-schema.js';
+
+/** Unknown fields are refused (422). */
+export const MarkViewed = strictObject({ user: optional(string()), patchset_id: string(), path: string(), viewed: boolean() });
+
+export const ViewedQuery: Record<string, QueryParam> = {
+  user: { schema: str, description: 'whose marks (required unless the server takes the caller from an identity header)' },
+  patchset: { schema: str, description: "the patchset (default: the change's current patchset)" },
+};
+
+/**
+ * The user the request speaks for: the identity the ingress vouched for when the server takes
+ * one (a different `user` is refused), else the `user` given.
+ */
+function userOf(ctx: RouteContext, given: string | undefined): string | undefined {
+  const identity = (ctx.koa.state as { identity?: string | null }).identity ?? null;
+  if (identity === null) return given;
+  if (given !== undefined && given !== identity) throw new Invalid(`user ${JSON.stringify(given)} is not the caller (${JSON.stringify(identity)}); marks are kept for the caller only`);
+  return identity;
+}
+
+export const get: Handler = async (ctx) => {
+  const a = requireAuthority(ctx);
+  const user = userOf(ctx, queryValue(ctx, 'user'));
+  if (user === undefined) throw new Invalid('user is required (?user=NAME)');
+  return { json: await a.workflow.viewed.viewed(ctx.params.change_ref, user, queryValue(ctx, 'patchset')) };
+};
+
+export const put: Handler = async (ctx) => {
+  rejectRouteOwned(ctx.body);
+  const req = wellFormed(validate(ctx.body, MarkViewed));
+  const a = requireAuthority(ctx);
+  const user = userOf(ctx, req.user);
+  if (user === undefined) throw new Invalid('user is required');
+  return { json: await a.workflow.viewed.mark(ctx.params.change_ref, { user, patchset_id: req.patchset_id, path: req.path, viewed: req.viewed }) };
+};
+
+export const SCHEMAS: Schemas = {
+  ViewedMarks: obj({
+    change_id: str,
+    patchset_id: { ...str, description: "the patchset asked for (empty when the change has none)" },
+    user: str,
+    paths: { ...arr(str), description: 'files viewed on this patchset, or on an earlier one where the file has the same blob; sorted' },
+    last_reviewed_patchset_id: { ...orNull(str), description: 'the patchset of the newest review the user wrote on the change (review requests aside); null when none' },
+  }),
+};
