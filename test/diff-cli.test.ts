@@ -85,6 +85,67 @@ describe('reviewer commands: cairn diff, change show, review inbox', function ()
   });
 });
 
+describe('cairn diff: --word-diff, -w/-b/--ignore-space-at-eol, renames (-M, --no-renames) and --stat of a rename', function () {
+  this.timeout(120_000);
+  let s: TestServer;
+  let common: string[];
+  const moved = Array.from({ length: 30 }, (_, i) => `export const v${i} = ${i}; // line ${i}`).join('\n') + '\n';
+  before(async () => {
+    s = await startTestServer();
+    const repo = await register(s.url, 'diff-cli-fidelity');
+    common = ['--server', s.url, '--repo', String(repo)];
+    const dir = path.join(tempDir(), 't');
+    const write = async (files: Record<string, string>) => {
+      await fsp.rm(dir, { recursive: true, force: true });
+      for (const [p, v] of Object.entries(files)) {
+        await fsp.mkdir(path.dirname(path.join(dir, p)), { recursive: true });
+        await fsp.writeFile(path.join(dir, p), v);
+      }
+    };
+    await write({ 'const.ts': 'export const B = 2;\n', 'ws.txt': 'a\n  b\nc d\nef\n', 'lib/util.js': moved });
+    const base = (await push({ server: s.url, repo, line: 'main', dir, moveLine: true, progress: false })).snapshot_id;
+    await write({ 'const.ts': 'export const B = 42;\n', 'ws.txt': 'a\n    b\nc  d  \ne f\n', 'lib/helpers/util.js': moved.replace('v7 = 7', 'v7 = 700') });
+    const rev = (await push({ server: s.url, repo, line: 'main', dir, moveLine: false, progress: false, parent: base })).snapshot_id;
+    const t = (await ok(api(s.url, 'POST', R(repo, '/tasks'), { json: { title: 'T', intent: 'i' } }))).task;
+    await ok(api(s.url, 'POST', R(repo, '/changes'), { json: { task_id: t.task_id, title: 'C', base_line: 'main' } }));
+    await ok(api(s.url, 'POST', R(repo, '/changes/change-1/patchsets'), { json: { base_snapshot_id: base, revision_snapshot_id: rev, summary: 's', author_mode: 'human_only' } }));
+  });
+  after(() => s.stop());
+
+  it('--word-diff prints git\'s [-old-]{+new+} form inside the unified headers', async () => {
+    const out = await cli(['diff', ...common, '--word-diff', 'change-1', 'const.ts']);
+    expect(out.code, out.stderr).to.equal(0);
+    expect(out.stdout).to.equal('diff --git a/const.ts b/const.ts\n--- a/const.ts\n+++ b/const.ts\n@@ -1 +1 @@\nexport const B = [-2-]{+42+};\n');
+    const moved = (await cli(['diff', ...common, '--word-diff', 'change-1'])).stdout;
+    expect(moved).to.include('export const v7 = [-7-]{+700+}; // line 7\n');
+    expect((await cli(['diff', ...common, '--word-diff', '--stat', 'change-1'])).code).to.equal(2);
+  });
+
+  it('-w, -b and --ignore-space-at-eol ask for git\'s whitespace modes', async () => {
+    expect((await cli(['diff', ...common, 'change-1', 'ws.txt'])).stdout).to.include('-  b\n-c d\n-ef\n+    b\n+c  d  \n+e f\n');
+    expect((await cli(['diff', ...common, '-w', 'change-1', 'ws.txt'])).stdout).to.equal('diff --git a/ws.txt b/ws.txt\n');
+    // -b: "  b" → "    b" and "c d" → "c  d  " change only the amount of whitespace; "ef" → "e f" adds some.
+    expect((await cli(['diff', ...common, '-b', 'change-1', 'ws.txt'])).stdout).to.include('@@ -1,4 +1,4 @@\n a\n     b\n c  d  \n-ef\n+e f\n');
+    expect((await cli(['diff', ...common, '--ignore-space-at-eol', 'change-1', 'ws.txt'])).stdout).to.include('-  b\n-c d\n-ef\n+    b\n+c  d  \n+e f\n');
+    const both = await cli(['diff', ...common, '-w', '-b', 'change-1']);
+    expect(both.code).to.equal(2);
+  });
+
+  it('renames by default (rename from/to, only the edited line), --no-renames as a delete and an add, --stat as git writes a rename', async () => {
+    const text = (await cli(['diff', ...common, 'change-1', 'lib'])).stdout;
+    expect(text).to.match(/^diff --git a\/lib\/util.js b\/lib\/helpers\/util.js\nsimilarity index 9\d%\nrename from lib\/util.js\nrename to lib\/helpers\/util.js\n/);
+    expect(text.split('\n').filter((l) => /^[-+][^-+]/.test(l))).to.deep.equal(['-export const v7 = 7; // line 7', '+export const v7 = 700; // line 7']);
+    expect((await cli(['diff', ...common, '-M', 'change-1', 'lib'])).stdout).to.equal(text);
+    const off = (await cli(['diff', ...common, '--no-renames', 'change-1', 'lib'])).stdout;
+    expect(off).to.include('deleted file mode 100644');
+    expect(off).to.include('new file mode 100644');
+    const stat = (await cli(['diff', ...common, '--stat', 'change-1'])).stdout;
+    expect(stat).to.match(/ lib\/\{ => helpers\}\/util\.js \| 2 \+-/);
+    const json = JSON.parse((await cli(['diff', ...common, '--stat', '--json', 'change-1'])).stdout);
+    expect(json.files.find((f: { path: string }) => f.path === 'lib/helpers/util.js')).to.include({ change: 'renamed', old_path: 'lib/util.js' });
+  });
+});
+
 describe('cairn change show: a revision that no longer merges onto the target head (gates injected to pass)', function () {
   this.timeout(120_000);
   let s: TestServer;

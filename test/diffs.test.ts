@@ -86,7 +86,7 @@ describe('diffs: a patchset as JSON and as a patch git applies', function () {
     const by = Object.fromEntries(d.files.map((f: Json) => [f.path, f]));
     expect(d.files.map((f: Json) => f.path)).to.deep.equal(['README.md', 'dir with space/f.txt', 'empty.txt', 'link', 'no-newline.txt', 'src/app.ts', 'src/gone.txt', 'src/new.ts', 'tool.sh', 'ünï.txt']);
     expect(by['README.md']).to.deep.include({ change: 'modified', old_mode: '100644', new_mode: '100644', binary: false, truncated: false, additions: 1, deletions: 0 });
-    expect(by['README.md'].hunks).to.deep.equal([{ old_start: 1, old_lines: 2, new_start: 1, new_lines: 3, lines: [' hello', '+there', ' world'] }]);
+    expect(by['README.md'].hunks).to.deep.equal([{ old_start: 1, old_lines: 2, new_start: 1, new_lines: 3, lines: [' hello', '+there', ' world'], spans: [null, null, null] }]);
     expect(by['src/app.ts'].hunks).to.have.length(2); // two edits 26 lines apart: two hunks with 3 lines of context
     expect(by['src/app.ts'].hunks[0]).to.deep.include({ old_start: 2, old_lines: 7, new_start: 2, new_lines: 7 });
     expect(by['src/gone.txt']).to.deep.include({ change: 'deleted', old_mode: '100644', new_mode: null, deletions: 1 });
@@ -167,7 +167,7 @@ describe('diffs: a patchset as JSON and as a patch git applies', function () {
     expect(gitPath('a/', 'plain name.txt')).to.equal('a/plain name.txt');
     expect(gitPath('a/', 'ünï.txt')).to.equal('"a/\\303\\274n\\303\\257.txt"');
     expect(gitPath('a/', 'tab\there')).to.equal('"a/tab\\there"');
-    const f = { path: 'big file', old_path: 'big file', change: 'modified' as const, old_mode: '100644', new_mode: '100644', old_blob_id: 'a'.repeat(64), new_blob_id: 'b'.repeat(64), binary: false, truncated: true, truncated_reason: 'file_size' as const, note: 'too big', additions: 0, deletions: 0, hunks: [] };
+    const f = { path: 'big file', old_path: 'big file', change: 'modified' as const, similarity: null, old_image: null, new_image: null, old_mode: '100644', new_mode: '100644', old_blob_id: 'a'.repeat(64), new_blob_id: 'b'.repeat(64), binary: false, truncated: true, truncated_reason: 'file_size' as const, note: 'too big', additions: 0, deletions: 0, hunks: [] };
     expect(unifiedFile(f)).to.equal([
       '# cairn: big file: content left out (file_size): too big; git apply refuses this entry',
       'diff --git a/big file b/big file',

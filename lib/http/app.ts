@@ -224,6 +224,7 @@ function send(ctx: Context, reply: Exclude<Reply, { write: unknown } | { stream:
     if (ctx.method === 'HEAD') res.end();
     else res.end(text);
   } else {
+    if (reply.headers) for (const k in reply.headers) ctx.set(k, reply.headers[k]);
     ctx.type = reply.mediaType;
     ctx.body = reply.bytes;
     if (reply.length !== undefined) ctx.length = reply.length;

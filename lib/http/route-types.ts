@@ -67,7 +67,7 @@ export interface QueryParam {
 
 export type Reply =
   | { status?: number; json: unknown; headers?: Record<string, string> }
-  | { status?: number; mediaType: string; bytes: Buffer | Readable; length?: number }
+  | { status?: number; mediaType: string; bytes: Buffer | Readable; length?: number; headers?: Record<string, string> }
   /** A body the handler writes to the response itself (with backpressure), of exactly `length` bytes. */
   | { status?: number; mediaType: string; length: number; write: (res: ServerResponse) => Promise<void> }
   /**

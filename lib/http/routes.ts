@@ -210,6 +210,7 @@ export const ROUTES: readonly RouteSpec[] = [
   // Extensions: diffs and land readiness for reviewers
   route('read.patchsetDiff', 'GET', `${REPO}/read/patchsets/{patchset_id}/diff`, { extension: true, query: diffs.DiffQuery, ok: { json: 'PatchsetDiff', raw: ['text/x-diff'] }, handler: diffs.patchsetDiffHandler }),
   route('read.changeDiff', 'GET', `${REPO}/read/changes/{change_ref}/diff`, { extension: true, query: diffs.DiffQuery, ok: { json: 'PatchsetDiff', raw: ['text/x-diff'] }, handler: diffs.changeDiffHandler }),
+  route('read.snapshotFile', 'GET', `${REPO}/read/snapshots/{snapshot_id}/files/{file_path}`, { extension: true, query: diffs.FileQuery, ok: { json: 'FileLines', raw: diffs.FILE_MEDIA_TYPES }, refuses: [413], handler: diffs.snapshotFileHandler }),
   route('read.changeReadiness', 'GET', `${REPO}/read/changes/{change_ref}/readiness`, { extension: true, ok: 'LandReadiness', handler: diffs.readinessHandler }),
   route('read.changeLands', 'GET', `${REPO}/read/changes/{change_ref}/lands`, { extension: true, paged: true, ok: 'LandList', handler: lands.changeLands }),
 

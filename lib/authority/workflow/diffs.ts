@@ -1,7 +1,7 @@
 // Patchset diffs (docs/api.md "Diffs"): base → revision of a patchset, or revision → revision of
 // two patchsets of one change (`against`). The files come one at a time from the domain's
 // bounded diff over the store's immutable trees, so a caller streams them.
-import { Invalid, NotFound } from '../../domain/errors.js';
+import { Invalid, NotFound, TooLarge } from '../../domain/errors.js';
 import { diffFiles, emptyTotals, type DiffOptions, type DiffTotals, type FileDiff } from '../../domain/workflow/content-diff.js';
 import type { ContentStore } from '../../store/content-store.js';
 import type { WorkflowBook } from './book.js';
@@ -43,4 +43,34 @@ export async function patchsetDiff(store: ContentStore, book: WorkflowBook, patc
     readBlob: (id: string) => store.readObject('blob', id),
   };
   return { patchset_id: ps.patchset_id, change_id: ps.change_id, base_snapshot_id: oldSnapshot, revision_snapshot_id: ps.revision_snapshot_id, against, files: diffFiles(reader, oldRoot, newRoot, opts, totals, store.walkBudget(`the diff of ${oldSnapshot} and ${ps.revision_snapshot_id}`, 2)), totals };
+}
+
+/** A raw read is held in memory whole: larger files are refused (413); a snapshot export serves them. */
+export const MAX_FILE_READ_BYTES = 32 * 1024 * 1024;
+
+/**
+ * One entry of a snapshot by path, walked tree by tree from its root (a symlink is an entry like a
+ * file: its target text, never followed). Unknown snapshot or path: 404; a directory: 400; a file
+ * over MAX_FILE_READ_BYTES (or `maxBytes`): 413, before its content is read.
+ */
+export async function snapshotFile(store: ContentStore, snapshotId: string, path: string, maxBytes = MAX_FILE_READ_BYTES): Promise<{ kind: 'file' | 'executable' | 'symlink'; blob_id: string; data: Buffer }> {
+  const s = store.snapshot(snapshotId);
+  if (!s) throw new NotFound(`snapshot ${snapshotId} is not present`);
+  const names = path.split('/');
+  let tree = s.root_tree_id;
+  for (let i = 0; i < names.length; i++) {
+    const e = (await store.readTree(tree)).find((x) => x.name === names[i]);
+    if (!e) throw new NotFound(`no file ${path} in snapshot ${snapshotId}`);
+    const last = i === names.length - 1;
+    if (e.kind === 'directory') {
+      if (last) throw new Invalid(`${path} is a directory in snapshot ${snapshotId}; name a file`);
+      tree = e.id;
+      continue;
+    }
+    if (!last) throw new NotFound(`no file ${path} in snapshot ${snapshotId} (${names.slice(0, i + 1).join('/')} is not a directory)`);
+    const size = store.locator('blob', e.id)?.raw_length ?? 0;
+    if (size > maxBytes) throw new TooLarge(`${path} is ${size} bytes, over the ${maxBytes} bytes this read serves; export the snapshot to read it`);
+    return { kind: e.kind, blob_id: e.id, data: await store.readObject('blob', e.id) };
+  }
+  throw new NotFound(`no file ${path} in snapshot ${snapshotId}`);
 }

@@ -9,6 +9,9 @@
 import { isUtf8 } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
 import { structuredPatch } from 'diff';
+import { hunkSpans, type Span } from './word-diff.js';
+import { detectRenames, type Match, type RenameLimit } from './renames.js';
+import { imageInfo, type ImageInfo } from './media.js';
 import type { EntryKind, TreeEntry } from '../content.js';
 import { Invalid } from '../errors.js';
 import { WalkBudget } from '../tree-size.js';
@@ -42,13 +45,17 @@ export interface Hunk {
   new_lines: number;
   /** Each line prefixed " " (context), "-" (removed), "+" (added), or "\" (no newline at end of file). */
   lines: string[];
+  /** Parallel to `lines`: the changed ranges within a paired "-"/"+" line (./word-diff.ts), else null. */
+  spans?: Array<Span[] | null>;
 }
 
 export interface FileDiff {
   path: string;
-  /** The path on the old side (the same path: renames are shown as a delete and an add). */
+  /** The path on the old side: the same path, or the source of a rename or copy. */
   old_path: string | null;
-  change: 'added' | 'modified' | 'deleted';
+  change: FileChangeKind;
+  /** Percent of the content the two sides share (./renames.ts), on renames and copies; else null. */
+  similarity: number | null;
   old_mode: string | null;
   new_mode: string | null;
   old_blob_id: string | null;
@@ -62,6 +69,9 @@ export interface FileDiff {
   additions: number;
   deletions: number;
   hunks: Hunk[];
+  /** Each side's image facts (./media.ts) when it is a PNG, JPEG, GIF, WebP or SVG; else null. */
+  old_image: ImageInfo | null;
+  new_image: ImageInfo | null;
 }
 
 /**
@@ -73,11 +83,21 @@ export interface FileDiff {
 export const TRUNCATED_REASONS = ['file_size', 'byte_budget', 'time_budget', 'edit_limit'] as const;
 export type TruncatedReason = (typeof TRUNCATED_REASONS)[number];
 
+/** git's -w, -b and --ignore-space-at-eol: lines that differ only so are context. */
+export const WHITESPACE_MODES = ['none', 'ignore-all', 'ignore-change', 'ignore-eol'] as const;
+export type WhitespaceMode = (typeof WHITESPACE_MODES)[number];
+
 export interface DiffOptions {
   context: number;
+  whitespace?: WhitespaceMode;
+  /** Detect renames and copies (./renames.ts); default off for callers that do not ask. */
+  renames?: boolean;
   /** Narrow to these paths: each a file, or a directory and everything under it. */
   paths: string[];
 }
+
+export const FILE_CHANGE_KINDS = ['added', 'modified', 'deleted', 'renamed', 'copied'] as const;
+export type FileChangeKind = (typeof FILE_CHANGE_KINDS)[number];
 
 export interface DiffTotals {
   files_changed: number;
@@ -87,6 +107,10 @@ export interface DiffTotals {
   truncated_files: number;
   /** Blob bytes read for hunks (at most DIFF_BUDGET_BYTES plus one file). */
   bytes_read: number;
+  renames: number;
+  copies: number;
+  /** The bound rename detection stopped at (the files not yet matched stay a delete and an add), or null. */
+  rename_limit: RenameLimit | null;
 }
 
 /** git's mode of an entry kind. */
@@ -154,24 +178,48 @@ export async function* changedEntries(reader: ContentReader, oldTree: string, ne
 /** `walk` bounds the entries visited (see changedEntries). */
 export async function* diffFiles(reader: ContentReader, oldTree: string, newTree: string, opts: DiffOptions, totals: DiffTotals, walk?: WalkBudget): AsyncGenerator<FileDiff> {
   const budget = { bytes: DIFF_BUDGET_BYTES, ms: DIFF_TIME_BUDGET_MS };
-  for await (const { path, old, new: neu } of changedEntries(reader, oldTree, newTree, opts.paths, walk)) {
+  const entries = changedEntries(reader, oldTree, newTree, opts.paths, walk);
+  if (!opts.renames) {
+    for await (const e of entries) yield* entryDiffs(reader, e, null, opts, totals, budget);
+    return;
+  }
+  // Renames need every added and deleted file before the first is written: the changed entries
+  // (not their content) are collected, bounded by the walk budget like the walk itself.
+  const changed: Array<{ path: string; old: TreeEntry | null; new: TreeEntry | null }> = [];
+  for await (const e of entries) {
     // A symlink that became a file (or back) is a delete and an add, as git shows a type change.
-    if (old && neu && (old.kind === 'symlink') !== (neu.kind === 'symlink')) {
-      yield await fileDiff(reader, path, old, null, opts, totals, budget);
-      yield await fileDiff(reader, path, null, neu, opts, totals, budget);
-    } else {
-      yield await fileDiff(reader, path, old, neu, opts, totals, budget);
-    }
-    // Let other requests run between files: a long diff never holds the event loop for long.
-    await new Promise((resolve) => setImmediate(resolve));
+    if (e.old && e.new && (e.old.kind === 'symlink') !== (e.new.kind === 'symlink')) changed.push({ path: e.path, old: e.old, new: null }, { path: e.path, old: null, new: e.new });
+    else changed.push(e);
+  }
+  const { matches, renamedFrom, limit } = await detectRenames(reader, changed);
+  totals.rename_limit = limit;
+  for (const e of changed) {
+    if (!e.new && renamedFrom.has(e.path)) continue; // shown at its new path
+    yield* entryDiffs(reader, e, matches.get(e.path) ?? null, opts, totals, budget);
   }
 }
 
-async function fileDiff(reader: ContentReader, path: string, old: TreeEntry | null, neu: TreeEntry | null, opts: DiffOptions, totals: DiffTotals, budget: { bytes: number; ms: number }): Promise<FileDiff> {
+async function* entryDiffs(reader: ContentReader, e: { path: string; old: TreeEntry | null; new: TreeEntry | null }, match: Match | null, opts: DiffOptions, totals: DiffTotals, budget: { bytes: number; ms: number }): AsyncGenerator<FileDiff> {
+  const { path, old, new: neu } = e;
+  if (match && neu) {
+    yield await fileDiff(reader, path, match.source, neu, opts, totals, budget, match);
+  } else if (old && neu && (old.kind === 'symlink') !== (neu.kind === 'symlink')) {
+    // A symlink that became a file (or back) is a delete and an add, as git shows a type change.
+    yield await fileDiff(reader, path, old, null, opts, totals, budget);
+    yield await fileDiff(reader, path, null, neu, opts, totals, budget);
+  } else {
+    yield await fileDiff(reader, path, old, neu, opts, totals, budget);
+  }
+  // Let other requests run between files: a long diff never holds the event loop for long.
+  await new Promise((resolve) => setImmediate(resolve));
+}
+
+async function fileDiff(reader: ContentReader, path: string, old: TreeEntry | null, neu: TreeEntry | null, opts: DiffOptions, totals: DiffTotals, budget: { bytes: number; ms: number }, match: Match | null = null): Promise<FileDiff> {
   const f: FileDiff = {
     path,
-    old_path: old ? path : null,
-    change: old && neu ? 'modified' : neu ? 'added' : 'deleted',
+    old_path: match ? match.from : old ? path : null,
+    change: match ? match.kind : old && neu ? 'modified' : neu ? 'added' : 'deleted',
+    similarity: match ? match.similarity : null,
     old_mode: old ? gitMode(old.kind) : null,
     new_mode: neu ? gitMode(neu.kind) : null,
     old_blob_id: old?.id ?? null,
@@ -183,8 +231,14 @@ async function fileDiff(reader: ContentReader, path: string, old: TreeEntry | nu
     additions: 0,
     deletions: 0,
     hunks: [],
+    old_image: null,
+    new_image: null,
   };
   totals.files_changed++;
+  let before: Buffer | null = null;
+  let after: Buffer | null = null;
+  if (f.change === 'renamed') totals.renames++;
+  if (f.change === 'copied') totals.copies++;
   if (!old || !neu || old.id !== neu.id) {
     const oldSize = old ? reader.blobSize(old.id) : 0;
     const newSize = neu ? reader.blobSize(neu.id) : 0;
@@ -199,10 +253,10 @@ async function fileDiff(reader: ContentReader, path: string, old: TreeEntry | nu
     } else {
       budget.bytes -= oldSize + newSize;
       totals.bytes_read += oldSize + newSize;
-      const before = old ? await reader.readBlob(old.id) : Buffer.alloc(0);
-      const after = neu ? await reader.readBlob(neu.id) : Buffer.alloc(0);
+      before = old ? await reader.readBlob(old.id) : Buffer.alloc(0);
+      after = neu ? await reader.readBlob(neu.id) : Buffer.alloc(0);
       const t0 = performance.now();
-      const d = lineDiff(before, after, opts.context);
+      const d = lineDiff(before, after, opts.context, opts.whitespace ?? 'none');
       budget.ms -= performance.now() - t0;
       if (d.kind === 'binary') {
         f.binary = true;
@@ -212,12 +266,19 @@ async function fileDiff(reader: ContentReader, path: string, old: TreeEntry | nu
       } else if (d.kind === 'edit_limit') {
         omit('edit_limit', `the line diff needs more than ${d.max_edit_length} edits for ${d.lines} lines; fetch the blobs to compare them`);
       } else {
-        f.hunks = d.hunks;
+        // Word highlights are part of the line-diff work: their time counts against the same budget.
+        const t1 = performance.now();
+        f.hunks = d.hunks.map((h) => ({ ...h, spans: hunkSpans(h.lines) }));
+        budget.ms -= performance.now() - t1;
         f.additions = d.additions;
         f.deletions = d.deletions;
       }
     }
   }
+  // Images: from the content read for the diff, or (not read: too large or over the budget) by name.
+  const image = (e: TreeEntry | null, p: string, data: Buffer | null) => (e && e.kind !== 'symlink' ? imageInfo(p, reader.blobSize(e.id), old && neu && old.id === neu.id ? null : data) : null);
+  f.old_image = image(old, f.old_path ?? path, before);
+  f.new_image = image(neu, path, after);
   totals.additions += f.additions;
   totals.deletions += f.deletions;
   if (f.binary) totals.binary_files++;
@@ -241,12 +302,33 @@ export type LineDiff =
   | { kind: 'edit_limit'; max_edit_length: number; lines: number }
   | { kind: 'text'; hunks: Hunk[]; additions: number; deletions: number };
 
-export function lineDiff(before: Buffer, after: Buffer, context: number): LineDiff {
+/**
+ * How a whitespace mode compares two lines (jsdiff hands each line with its newline): git's
+ * whitespace is space, tab, CR, VT and FF; the newline itself always counts.
+ */
+function comparator(mode: WhitespaceMode): ((a: string, b: string) => boolean) | undefined {
+  const split = (l: string): [string, string] => (l.endsWith('\n') ? [l.slice(0, -1), '\n'] : [l, '']);
+  const norm = mode === 'ignore-all' ? (t: string) => t.replace(/[ \t\r\v\f]+/g, '')
+    : mode === 'ignore-change' ? (t: string) => t.replace(/[ \t\r\v\f]+$/, '').replace(/[ \t\r\v\f]+/g, ' ')
+      : mode === 'ignore-eol' ? (t: string) => t.replace(/[ \t\r\v\f]+$/, '')
+        : null;
+  if (!norm) return undefined;
+  return (a, b) => {
+    if (a === b) return true;
+    const [ta, na] = split(a);
+    const [tb, nb] = split(b);
+    return na === nb && norm(ta) === norm(tb);
+  };
+}
+
+export function lineDiff(before: Buffer, after: Buffer, context: number, whitespace: WhitespaceMode = 'none'): LineDiff {
   if (before.subarray(0, 8000).includes(0) || after.subarray(0, 8000).includes(0)) return { kind: 'binary' };
   if (!isUtf8(before) || !isUtf8(after)) return { kind: 'not_utf8' };
   const lines = countLines(before) + countLines(after);
   const maxEditLength = Math.max(16, Math.min(MAX_EDIT_LENGTH, Math.floor(EDIT_WORK_PER_FILE / Math.max(1, lines))));
-  const patch = structuredPatch('', '', before.toString('utf8'), after.toString('utf8'), '', '', { context, maxEditLength });
+  // jsdiff's line diff takes a comparator (its typings for structuredPatch leave it out).
+  const cmp: object = whitespace === 'none' ? {} : { comparator: comparator(whitespace) };
+  const patch = structuredPatch('', '', before.toString('utf8'), after.toString('utf8'), '', '', { context, maxEditLength, ...cmp });
   if (!patch) return { kind: 'edit_limit', max_edit_length: maxEditLength, lines };
   const hunks = patch.hunks.map((h) => ({ old_start: h.oldLines === 0 ? h.oldStart - 1 : h.oldStart, old_lines: h.oldLines, new_start: h.newLines === 0 ? h.newStart - 1 : h.newStart, new_lines: h.newLines, lines: h.lines }));
   let additions = 0;
@@ -265,7 +347,7 @@ function countLines(b: Buffer): number {
 }
 
 export function emptyTotals(): DiffTotals {
-  return { files_changed: 0, additions: 0, deletions: 0, binary_files: 0, truncated_files: 0, bytes_read: 0 };
+  return { files_changed: 0, additions: 0, deletions: 0, binary_files: 0, truncated_files: 0, bytes_read: 0, renames: 0, copies: 0, rename_limit: null };
 }
 
 /** A path as git writes it in headers: quoted C-style when it holds a quote, backslash, control or non-ASCII byte. */
@@ -278,9 +360,11 @@ export function gitPath(prefix: string, p: string): string {
   return `${out}"`;
 }
 
-/** One file in git's unified form (`diff --git` header, mode lines, `---`/`+++`, hunks). */
+/** One file in git's unified form (`diff --git` header, mode lines, rename or copy lines, `---`/`+++`, hunks). */
 export function unifiedFile(f: FileDiff): string {
-  const a = gitPath('a/', f.path);
+  const moved = f.change === 'renamed' || f.change === 'copied';
+  const from = moved && f.old_path !== null ? f.old_path : f.path;
+  const a = gitPath('a/', from);
   const b = gitPath('b/', f.path);
   const out = [`diff --git ${a} ${b}`];
   // A file whose content was left out says why on a comment line before its entry (git apply
@@ -289,6 +373,10 @@ export function unifiedFile(f: FileDiff): string {
   if (f.change === 'added') out.push(`new file mode ${f.new_mode}`);
   else if (f.change === 'deleted') out.push(`deleted file mode ${f.old_mode}`);
   else if (f.old_mode !== f.new_mode) out.push(`old mode ${f.old_mode}`, `new mode ${f.new_mode}`);
+  if (moved) {
+    const verb = f.change === 'renamed' ? 'rename' : 'copy';
+    out.push(`similarity index ${f.similarity}%`, `${verb} from ${gitPath('', from)}`, `${verb} to ${gitPath('', f.path)}`);
+  }
   if (f.binary || f.truncated) {
     // As `git diff` without --binary: an abbreviated index line, then the "differ" line, with no
     // data. git apply refuses such an entry ("cannot apply binary patch ... without full index
@@ -296,7 +384,7 @@ export function unifiedFile(f: FileDiff): string {
     // applies to another tree. (A `GIT binary patch` line without data would not do: git apply
     // skips it and applies the rest.) Narrow with ?path= to apply the other files.
     const id = (x: string | null) => (x ? x.slice(0, 12) : '0'.repeat(12));
-    out.push(`index ${id(f.old_blob_id)}..${id(f.new_blob_id)}${f.change === 'modified' && f.old_mode === f.new_mode ? ` ${f.new_mode}` : ''}`);
+    out.push(`index ${id(f.old_blob_id)}..${id(f.new_blob_id)}${f.change !== 'added' && f.change !== 'deleted' && f.old_mode === f.new_mode ? ` ${f.new_mode}` : ''}`);
     out.push(`Binary files ${f.change === 'added' ? '/dev/null' : a} and ${f.change === 'deleted' ? '/dev/null' : b} differ`);
   } else if (f.hunks.length > 0) {
     out.push(`--- ${f.change === 'added' ? '/dev/null' : a}`, `+++ ${f.change === 'deleted' ? '/dev/null' : b}`);

@@ -3,8 +3,11 @@
 // `?format=unified`); nothing of it is held whole in memory.
 import { Readable } from 'node:stream';
 import { Invalid, NotFound } from '../../domain/errors.js';
-import { DEFAULT_CONTEXT, MAX_CONTEXT, TRUNCATED_REASONS, unifiedFile } from '../../domain/workflow/content-diff.js';
-import { patchsetDiff, type PatchsetDiff } from '../../authority/workflow/diffs.js';
+import { DEFAULT_CONTEXT, FILE_CHANGE_KINDS, MAX_CONTEXT, TRUNCATED_REASONS, WHITESPACE_MODES, unifiedFile, type WhitespaceMode } from '../../domain/workflow/content-diff.js';
+import { patchsetDiff, snapshotFile, type PatchsetDiff } from '../../authority/workflow/diffs.js';
+import { MAX_DIFF_FILE_BYTES } from '../../domain/workflow/content-diff.js';
+import { fileMediaType, MAX_LINES_READ, sliceLines } from '../../domain/workflow/media.js';
+import { isUtf8 } from 'node:buffer';
 import { requireAuthority, type Handler, type QueryParam, type RouteContext } from '../route-types.js';
 import { arr, bool, constant, enumOf, hex64, nullable as orNull, obj, ref, str, strArr, uint, type Schemas } from '../json-schema.js';
 import { CHANGE_STATUSES } from '../../domain/workflow/rules.js';
@@ -17,7 +20,7 @@ import { queryValue } from './workflow-common.js';
 
 const MAX_PATHS = 100;
 
-function diffQuery(ctx: RouteContext): { against: string | null; context: number; paths: string[]; unified: boolean } {
+function diffQuery(ctx: RouteContext): { against: string | null; context: number; paths: string[]; unified: boolean; whitespace: WhitespaceMode; renames: boolean } {
   const context = queryValue(ctx, 'context');
   if (context !== undefined && (!/^(0|[1-9][0-9]{0,3})$/.test(context) || Number(context) > MAX_CONTEXT)) throw new Invalid(`context must be an integer from 0 to ${MAX_CONTEXT}`);
   const raw = ctx.koa.query.path;
@@ -30,11 +33,15 @@ function diffQuery(ctx: RouteContext): { against: string | null; context: number
   if (format !== undefined && format !== 'json' && format !== 'unified') throw new Invalid('format must be json or unified');
   const accept = String(ctx.koa.get('accept') ?? '');
   const unified = format === 'unified' || (format === undefined && /\btext\/x-diff\b/.test(accept) && !/\bapplication\/json\b/.test(accept));
-  return { against: queryValue(ctx, 'against') ?? null, context: context === undefined ? DEFAULT_CONTEXT : Number(context), paths, unified };
+  const whitespace = queryValue(ctx, 'whitespace') ?? 'none';
+  if (!(WHITESPACE_MODES as readonly string[]).includes(whitespace)) throw new Invalid(`whitespace must be one of ${WHITESPACE_MODES.join(', ')}`);
+  const renames = queryValue(ctx, 'renames') ?? 'true';
+  if (renames !== 'true' && renames !== 'false') throw new Invalid('renames must be true or false');
+  return { against: queryValue(ctx, 'against') ?? null, context: context === undefined ? DEFAULT_CONTEXT : Number(context), paths, unified, whitespace: whitespace as WhitespaceMode, renames: renames === 'true' };
 }
 
-async function* jsonBody(d: PatchsetDiff, q: { context: number; paths: string[] }): AsyncGenerator<string> {
-  yield `{"patchset_id":${JSON.stringify(d.patchset_id)},"change_id":${JSON.stringify(d.change_id)},"base_snapshot_id":${JSON.stringify(d.base_snapshot_id)},"revision_snapshot_id":${JSON.stringify(d.revision_snapshot_id)},"against":${JSON.stringify(d.against)},"context":${q.context},"paths":${JSON.stringify(q.paths)},"files":[`;
+async function* jsonBody(d: PatchsetDiff, q: { context: number; paths: string[]; whitespace: WhitespaceMode; renames: boolean }): AsyncGenerator<string> {
+  yield `{"patchset_id":${JSON.stringify(d.patchset_id)},"change_id":${JSON.stringify(d.change_id)},"base_snapshot_id":${JSON.stringify(d.base_snapshot_id)},"revision_snapshot_id":${JSON.stringify(d.revision_snapshot_id)},"against":${JSON.stringify(d.against)},"context":${q.context},"paths":${JSON.stringify(q.paths)},"whitespace":${JSON.stringify(q.whitespace)},"renames":${q.renames},"files":[`;
   let first = true;
   for await (const f of d.files) {
     yield `${first ? '' : ','}${JSON.stringify(f)}`;
@@ -50,7 +57,7 @@ async function* unifiedBody(d: PatchsetDiff): AsyncGenerator<string> {
 async function reply(ctx: RouteContext, patchsetId: string) {
   const q = diffQuery(ctx);
   const a = requireAuthority(ctx);
-  const d = await patchsetDiff(a.store, a.workflow, patchsetId, q.against, { context: q.context, paths: q.paths });
+  const d = await patchsetDiff(a.store, a.workflow, patchsetId, q.against, { context: q.context, paths: q.paths, whitespace: q.whitespace, renames: q.renames });
   return q.unified
     ? { mediaType: 'text/x-diff; charset=utf-8', bytes: Readable.from(unifiedBody(d)) }
     : { mediaType: 'application/json; charset=utf-8', bytes: Readable.from(jsonBody(d, q)) };
@@ -64,6 +71,50 @@ export const changeDiffHandler: Handler = async (ctx) => {
   if (!change.selected_patchset_id) throw new NotFound(`change ${change.change_id} has no patchset to diff`);
   return reply(ctx, change.selected_patchset_id);
 };
+
+/** Served content never runs or renders as a page of the service: no sniffing, no scripts, no origin. */
+const CONTENT_HEADERS = { 'X-Content-Type-Options': 'nosniff', 'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; sandbox" };
+
+/** A relative path inside a tree (no empty, "." or ".." segment, no NUL), or 400. */
+function treePath(p: string, what: string): string {
+  if (p === '' || p.startsWith('/') || p.endsWith('/') || p.split('/').some((s) => s === '' || s === '.' || s === '..') || p.includes('\u0000')) throw new Invalid(`${what} must be a relative path inside the tree (no empty, "." or ".." segments)`);
+  return p;
+}
+
+/**
+ * One file of a snapshot: its bytes with their media type (a symlink: its target as text), or with
+ * `?lines=a-b` those lines of a text file as JSON (at most MAX_LINES_READ, a file of at most
+ * MAX_DIFF_FILE_BYTES: what the diff shows, it can widen).
+ */
+export const snapshotFileHandler: Handler = async (ctx) => {
+  const a = requireAuthority(ctx);
+  const snapshotId = ctx.params.snapshot_id;
+  if (!/^[0-9a-f]{64}$/.test(snapshotId)) throw new Invalid('snapshot_id must be 64 lowercase hex digits');
+  const path = treePath(ctx.params.file_path, 'the file path');
+  const range = queryValue(ctx, 'lines');
+  if (range !== undefined) {
+    const m = /^([1-9][0-9]{0,8})-([1-9][0-9]{0,8})$/.exec(range);
+    if (!m) throw new Invalid('lines must be START-END, 1-based line numbers (e.g. 10-40)');
+    const start = Number(m[1]);
+    const end = Number(m[2]);
+    if (end < start) throw new Invalid('lines: END must not be before START');
+    if (end - start + 1 > MAX_LINES_READ) throw new Invalid(`lines: at most ${MAX_LINES_READ} lines in one read`);
+    const f = await snapshotFile(a.store, snapshotId, path, MAX_DIFF_FILE_BYTES);
+    if (f.data.subarray(0, 8000).includes(0) || !isUtf8(f.data)) throw new Invalid(`${path} is not UTF-8 text; read it without lines`);
+    const s = sliceLines(f.data.toString('utf8'), start, end);
+    return { json: { path, snapshot_id: snapshotId, kind: f.kind, start, end: s.end, total_lines: s.total, lines: s.lines } };
+  }
+  const f = await snapshotFile(a.store, snapshotId, path);
+  const mediaType = f.kind === 'symlink' ? 'text/plain; charset=utf-8' : fileMediaType(path, f.data);
+  return { mediaType, bytes: f.data, length: f.data.length, headers: { ...CONTENT_HEADERS, 'X-Cairn-Entry-Kind': f.kind } };
+};
+
+export const FileQuery: Record<string, QueryParam> = {
+  lines: { schema: { type: 'string', pattern: '^[1-9][0-9]{0,8}-[1-9][0-9]{0,8}$' }, description: `START-END (1-based, inclusive; END clamped to the file): those lines as JSON, at most ${MAX_LINES_READ}, of a UTF-8 file of at most ${MAX_DIFF_FILE_BYTES} bytes (larger: 413)` },
+};
+
+/** The media types the file route answers with (besides the JSON of ?lines=). */
+export const FILE_MEDIA_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/svg+xml', 'text/plain', 'application/octet-stream'];
 
 /** What a reviewer needs at a glance: can the selected patchset land now, and the evidence behind the answer. */
 export const readinessHandler: Handler = async (ctx) => {
@@ -98,16 +149,28 @@ export const DiffQuery: Record<string, QueryParam> = {
   context: { schema: { type: 'string', pattern: '^[0-9]{1,4}$' }, description: 'lines of context, 0 to 1000 (default 3)' },
   path: { schema: strArr, description: 'repeatable: only these files, or directories and everything under them' },
   format: { schema: enumOf(['json', 'unified']), description: 'json (default) or unified text (also chosen by Accept: text/x-diff)' },
+  whitespace: { schema: enumOf([...WHITESPACE_MODES]), description: "git's -w (ignore-all), -b (ignore-change) and --ignore-space-at-eol (ignore-eol): lines differing only so are context (shown with the revision's text); default none" },
+  renames: { schema: enumOf(['true', 'false']), description: 'detect renames and copies (default true); false lists them as a delete and an add' },
 };
 
 const mode = orNull(enumOf(['100644', '100755', '120000']));
+const image = {
+  ...orNull(obj({
+    media_type: enumOf(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/svg+xml']),
+    bytes: uint,
+    width: orNull(uint),
+    height: orNull(uint),
+  })),
+  description: 'the side is an image: its type (PNG, JPEG, GIF, WebP from its first bytes; SVG by name), size, and dimensions from its header (null for SVG, or when the content was not read); null otherwise. Its bytes: GET {repo}/read/snapshots/{snapshot_id}/files/{path}',
+};
 const gitId = orNull(hex64);
 
 export const SCHEMAS: Schemas = {
   FileDiff: obj({
     path: str,
-    old_path: orNull(str),
-    change: enumOf(['added', 'modified', 'deleted']),
+    old_path: { ...orNull(str), description: 'the old side\'s path: the same path, or the source of a rename or copy; null when added' },
+    change: enumOf([...FILE_CHANGE_KINDS]),
+    similarity: { ...orNull({ type: 'integer', minimum: 0, maximum: 100 }), description: 'percent of content shared with old_path on a rename or copy (100: the same blob); null otherwise' },
     old_mode: mode,
     new_mode: mode,
     old_blob_id: gitId,
@@ -118,8 +181,23 @@ export const SCHEMAS: Schemas = {
     note: orNull(str),
     additions: uint,
     deletions: uint,
-    hunks: arr(obj({ old_start: uint, old_lines: uint, new_start: uint, new_lines: uint, lines: { ...strArr, description: 'each prefixed " ", "-", "+" or "\\"' } })),
+    old_image: image,
+    new_image: image,
+    hunks: arr(obj({
+      old_start: uint, old_lines: uint, new_start: uint, new_lines: uint,
+      lines: { ...strArr, description: 'each prefixed " ", "-", "+" or "\\"' },
+      spans: { ...arr(orNull(arr({ type: 'array', items: uint, minItems: 2, maxItems: 2 }))), description: 'parallel to lines: on a paired "-"/"+" line the changed ranges [start, end) in UTF-16 code units of the text after its prefix; null elsewhere and where the pair is too long or changed whole' },
+    })),
   }),
+  FileLines: obj({
+    path: str,
+    snapshot_id: hex64,
+    kind: enumOf(['file', 'executable', 'symlink']),
+    start: uint,
+    end: { ...uint, description: 'the last line given: END clamped to total_lines (below start when start is past the end)' },
+    total_lines: uint,
+    lines: { ...strArr, description: 'without their newline' },
+  }, { description: 'lines of one file of a snapshot (docs/api.md "Diffs and land readiness")' }),
   PatchsetDiff: obj({
     patchset_id: str,
     change_id: str,
@@ -128,8 +206,14 @@ export const SCHEMAS: Schemas = {
     against: orNull(str),
     context: uint,
     paths: strArr,
+    whitespace: enumOf([...WHITESPACE_MODES]),
+    renames: { ...bool, description: 'whether renames and copies were looked for' },
     files: arr(ref('FileDiff')),
-    stats: obj({ files_changed: uint, additions: uint, deletions: uint, binary_files: uint, truncated_files: uint, bytes_read: uint }),
+    stats: obj({
+      files_changed: uint, additions: uint, deletions: uint, binary_files: uint, truncated_files: uint, bytes_read: uint,
+      renames: uint, copies: uint,
+      rename_limit: { ...orNull(enumOf(['pairs', 'byte_budget', 'time_budget'])), description: 'the bound rename detection stopped at (unmatched files stay a delete and an add); null when it ran in full or was off' },
+    }),
   }, { description: 'streamed file by file; see docs/api.md "Diffs and land readiness"' }),
   LandReadiness: obj({
     change_id: str,
