@@ -379,7 +379,9 @@ function useViewed(repo, changeId, patchset, me) {
     });
     flip(on);
     try {
-      await api('PUT', repoPath(repo, `/changes/${seg(changeId)}/viewed`), { user, patchset_id: patchset, path, viewed: on });
+      const r = await api('PUT', repoPath(repo, `/changes/${seg(changeId)}/viewed`), { user, patchset_id: patchset, path, viewed: on });
+      // the server's answer is the patchset's marks as they now stand
+      setState((s) => ({ ...s, paths: new Set(r.paths ?? []), error: null }));
       return true;
     } catch (e) {
       flip(!on);
