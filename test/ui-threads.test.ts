@@ -58,6 +58,11 @@ describe('reviewer UI: comment threads (Chromium)', function () {
   const url = (change: string, rest = '') => `${s.url}/ui/repos/${demo.s.repo}/changes/${change}${rest}`;
   const file = (p: Page, path: string) => p.locator(`.diff-file[data-path="${path}"]`);
   const thread = (p: Page, id: string) => p.locator(`[data-thread-id="${id}"]`);
+  /** Show one of the change page's tabs (Files, Conversation, Checks). */
+  const tab = async (p: Page, name: 'Files' | 'Conversation' | 'Checks') => {
+    await p.getByRole('tab', { name: new RegExp(`^${name}`) }).click();
+    await p.locator(`#tab-${name.toLowerCase()}:not([hidden])`).waitFor({ state: 'attached' });
+  };
   const threadsOf = async (change: string, q = ''): Promise<Json[]> => (await demo.s.get(`/changes/${change}/threads${q}`)).threads;
 
   /** A new change like the demo's reviewed one (the same two patchsets), with the seed's threads. */
@@ -86,11 +91,13 @@ describe('reviewer UI: comment threads (Chromium)', function () {
       await w.page.locator('.unresolved-count').waitFor();
       const listed = await demo.s.get(`/changes/${demo.main.change}/threads`);
       expect(await w.page.locator('.unresolved-count').innerText()).to.equal(`${listed.unresolved} unresolved`);
-      // the patchset thread in the Conversation
+      // the patchset thread in the Conversation (its tab)
+      await tab(w.page, 'Conversation');
       const general = thread(w.page, t.general);
       await general.waitFor();
       expect(await general.evaluate((e) => !!e.closest('#conversation'))).to.equal(true);
       expect(await general.innerText()).to.include('Please add a test for sweep() before this lands.').and.include('Unresolved');
+      await tab(w.page, 'Files');
       // the ported thread under line 8 of rate-limit.ts on ps-2 (line 5 of ps-1)
       await showFile(w.page, 'src/checkout/rate-limit.ts');
       const ported = thread(w.page, t.ported);
@@ -132,15 +139,17 @@ describe('reviewer UI: comment threads (Chromium)', function () {
       const draft = thread(w.page, t.draft);
       expect(await draft.locator('.badge', { hasText: 'Draft' }).count()).to.be.at.least(1);
       // per file in the file list: threads / unresolved
-      const row = w.page.locator('.file-row', { hasText: 'scripts/report.py' });
+      const row = w.page.locator('.file-row[data-path="scripts/report.py"]');
       expect(await row.locator('.thread-num').textContent()).to.include('2/2');
       // every thread of the list is on the page, once
       const ids = (await threadsOf(demo.main.change, `?patchset=${demo.main.ps2}&author=dana`)).map((x) => x.thread_id);
       for (const id of ids) expect(await thread(w.page, id).count(), id).to.equal(1);
-      // the Conversation card under the top bar, the file list and the first file's threads below it
-      await w.page.evaluate(() => scrollTo(0, document.getElementById('conversation')!.getBoundingClientRect().top + scrollY - 64));
+      // the Conversation tab: the description, then the Conversation card
+      await tab(w.page, 'Conversation');
+      await w.page.evaluate(() => scrollTo(0, 0));
       await w.page.waitForTimeout(100);
       await shot(w.page, `change-threads-${scheme}`);
+      await tab(w.page, 'Files');
       await showFile(w.page, 'src/checkout/rate-limit.ts');
       await w.page.evaluate(() => document.querySelector('.diff-file[data-path="src/checkout/rate-limit.ts"]')!.scrollIntoView());
       await shot(w.page, `change-threads-diff-${scheme}`);
@@ -242,6 +251,7 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     await fileEditor.getByRole('textbox').fill('The title could say "Checkout and limits".');
     await fileEditor.getByRole('button', { name: 'Comment now' }).click();
     await fileEditor.waitFor({ state: 'detached' });
+    await tab(w.page, 'Conversation');
     await w.page.locator('#conversation').getByRole('button', { name: 'Comment on the change…' }).click();
     await w.page.locator('#conversation .comment-editor textarea').fill('Overall fine; two nits.');
     await w.page.locator('#conversation .comment-editor').getByRole('button', { name: 'Comment now' }).click();
@@ -288,6 +298,7 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     expect(ps3.applied_suggestions).to.deep.equal([{ comment_id: t.comments[0].comment_id, author: 'nora' }]);
     expect((await threadsOf(c.change)).find((x) => x.thread_id === t.thread_id)!.resolution).to.equal('resolved');
     // the page read it all again: the new patchset is listed, the button is gone
+    await tab(author.page, 'Conversation');
     await author.page.locator('#patchsets td', { hasText: 'Apply suggestions' }).first().waitFor();
     expect(await author.page.getByRole('button', { name: /^Apply suggestions/ }).count()).to.equal(0);
     expect(author.errors).to.deep.equal([]);
@@ -433,6 +444,7 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     expect(mine.map((x: Json) => x.published)).to.deep.equal([true, true]);
     const reviews = (await demo.s.get(`/changes/${c.change}/reviews`)).reviews as Json[];
     expect(reviews.at(-1)).to.include({ reviewer: 'ivan', action: 'approve', comment: 'Good with the nits.', patchset_id: c.ps2 });
+    await tab(w.page, 'Conversation');
     await w.page.locator('#reviews .comment', { hasText: 'Good with the nits.' }).waitFor();
     await w.page.locator('.head-actions .count-pill').waitFor({ state: 'detached' });
     expect(await w.page.locator('.comment-item.is-draft').count()).to.equal(0);
@@ -443,7 +455,7 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     const c = await fresh('Threads: approve publishes');
     await demo.s.comment(c.change, { patchset_id: c.ps2, author: 'jo', anchor: { path: 'scripts/report.py', line: 8 }, body: 'Nit: f-string.', draft: true });
     const w = await open({ me: 'jo' });
-    await w.page.goto(url(c.change));
+    await w.page.goto(url(c.change, '#actions'));
     await w.page.locator('.reply-note', { hasText: 'You have 1 draft comment' }).waitFor();
     await w.page.getByRole('button', { name: 'Approve' }).click();
     await w.page.getByText('Approved. Published 1 draft with it.').waitFor();
@@ -457,7 +469,7 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     const c = await fresh('Threads: request changes publishes');
     await demo.s.comment(c.change, { patchset_id: c.ps2, author: 'kit', anchor: { path: 'scripts/report.py', line: 8 }, body: 'This breaks the report.', draft: true });
     const w = await open({ me: 'kit' });
-    await w.page.goto(url(c.change));
+    await w.page.goto(url(c.change, '#actions'));
     await w.page.locator('.reply-note', { hasText: 'Approve, Request changes and Comment publish them' }).waitFor();
     await w.page.getByRole('button', { name: 'Request changes' }).click();
     await w.page.getByText('Changes requested (blocking). Published 1 draft with it.').waitFor();
@@ -526,6 +538,7 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     const w = await open({ me: 'kim' });
     await w.page.goto(url(c.change));
     await w.page.locator('.topbar .live').waitFor();
+    await tab(w.page, 'Conversation');
     await thread(w.page, c.threads.general).waitFor();
     await w.page.evaluate(() => { (window as unknown as { same: boolean }).same = true; });
     const r = await demo.s.comment(c.change, { patchset_id: c.ps2, author: 'lee', body: 'Posted from the CLI.' });

@@ -309,7 +309,7 @@ describe('reviewer UI in Chromium', function () {
   it('the land queue on the change page: the entry being tested, an ejection with its evidence, and Add / Remove through the API', async () => {
     const q = demo.queue;
     const w = await open();
-    const page = (change: string) => w.page.goto(`${s.url}/ui/repos/${demo.s.repo}/changes/${change}`);
+    const page = (change: string) => w.page.goto(`${s.url}/ui/repos/${demo.s.repo}/changes/${change}?tab=checks`);
     // the entry being tested: state, position, the speculative snapshot and its base, the running job
     await page(q.testing.change);
     const card = w.page.locator('#queue');
@@ -367,7 +367,7 @@ describe('reviewer UI in Chromium', function () {
 
   it('live updates: a review recorded through the API appears on the open change page without a reload', async () => {
     const w = await open();
-    await w.page.goto(changeUrl());
+    await w.page.goto(changeUrl('?tab=conversation'));
     await w.page.getByRole('heading', { name: 'Reviews and comments' }).waitFor();
     await w.page.locator('.topbar .live', { hasText: 'live' }).waitFor();
     // a mark on the document: a reload would lose it
@@ -408,7 +408,7 @@ describe('reviewer UI in Chromium', function () {
       await first.page.goto(`${srv.url}/ui/repos/${sx.repo}/changes/${c.change}`);
       await first.page.locator('.topbar .live').waitFor(); // the one subscriber the server allows
       const second = await open();
-      await second.page.goto(`${srv.url}/ui/repos/${sx.repo}/changes/${c.change}`);
+      await second.page.goto(`${srv.url}/ui/repos/${sx.repo}/changes/${c.change}?tab=conversation`);
       await second.page.getByRole('heading', { name: 'Reviews and comments' }).waitFor();
       // its stream was answered 503; the page shows what it read and no mark
       await second.page.waitForFunction(() => performance.getEntriesByType('resource').some((e) => e.name.includes('/events?types=')));
@@ -430,7 +430,7 @@ describe('reviewer UI in Chromium', function () {
 
   it('approving from the page is recorded under the name asked once, and flips the policy after evaluation', async () => {
     const w = await open();
-    await w.page.goto(changeUrl());
+    await w.page.goto(changeUrl('?tab=conversation'));
     await w.page.getByRole('heading', { name: /Can't land/ }).waitFor();
     expect((await demo.s.get(`/patchsets/${demo.main.ps2}/policy`)).policy.decision).to.equal('fail');
     await w.page.getByRole('textbox', { name: 'Comment' }).fill('Looks good; sweep() is called by the hourly job.');
@@ -460,7 +460,7 @@ describe('reviewer UI in Chromium', function () {
     const before = (await demo.s.get('/lines/main')).head_snapshot_id;
     const revision = (await demo.s.get(`/patchsets/${demo.main.ps2}`)).patchset.revision_snapshot_id;
     const w = await open();
-    await w.page.goto(changeUrl());
+    await w.page.goto(changeUrl('?tab=conversation'));
     await w.page.getByRole('heading', { name: 'Ready to land' }).waitFor();
     await w.page.getByLabel('Land as').selectOption('ff-only');
     await w.page.getByRole('button', { name: 'Land…' }).click();
@@ -521,7 +521,9 @@ describe('reviewer UI in Chromium', function () {
         expect(counts, url).to.deep.equal({ scripts: 1, imgs: 0, bolds: 0, javascriptLinks: 0 });
       };
       await check(`${xss.url}/ui/`, [`repo ${script}`]);
-      await check(`${xss.url}/ui/repos/${sx.repo}/changes/${c.change}`, [`${script} ${img}`, `comment ${script} ${img}`, `${img}.txt`]);
+      await check(`${xss.url}/ui/repos/${sx.repo}/changes/${c.change}?tab=conversation`, [`${script} ${img}`, `comment ${script} ${img}`]);
+      await w.page.getByRole('tab', { name: /^Files/ }).click();
+      await w.page.getByText(`${img}.txt`).first().waitFor();
       // file bodies are built as they come near the viewport
       await w.page.locator('.diff-file[data-path="a.txt"]').scrollIntoViewIfNeeded();
       await w.page.locator('.diff-file[data-path="a.txt"] tr.add').first().waitFor();
@@ -596,7 +598,7 @@ describe('reviewer UI in Chromium', function () {
       await sx.patchset(c.change, base, rev, 'one');
       const name = 'dana <script>alert(1)</script>';
       const w = await open({ headers: { 'x-remote-user': name } });
-      await w.page.goto(`${srv.url}/ui/repos/${sx.repo}/changes/${c.change}`);
+      await w.page.goto(`${srv.url}/ui/repos/${sx.repo}/changes/${c.change}?tab=conversation`);
       await w.page.locator('.identity', { hasText: name }).waitFor();
       await w.page.getByRole('button', { name: 'Approve' }).click();
       await w.page.getByText('Approved.').waitFor();
@@ -651,7 +653,7 @@ describe('reviewer UI in Chromium', function () {
     const attestation = (await demo.s.get(`/patchsets/${land.patchset_id}/attestation`)).attestation;
     for (const scheme of ['light', 'dark'] as const) {
       const w = await open({ colorScheme: scheme });
-      await w.page.goto(repoUrl(demo.s.repo, `/changes/${demo.landed.change}`));
+      await w.page.goto(repoUrl(demo.s.repo, `/changes/${demo.landed.change}?tab=checks`));
       const panel = w.page.locator('section.readiness');
       await panel.locator('h2', { hasText: 'Landed' }).waitFor();
       expect(await panel.getAttribute('class')).to.equal('readiness landed');
@@ -676,7 +678,7 @@ describe('reviewer UI in Chromium', function () {
     const c = await sx.change('Not ready yet');
     await sx.patchset(c.change, base, rev, 'one');
     const w = await open();
-    await w.page.goto(repoUrl(sx.repo, `/changes/${c.change}`));
+    await w.page.goto(repoUrl(sx.repo, `/changes/${c.change}?tab=checks`));
     await w.page.locator('#lands').getByText('No land of this change yet.').waitFor();
     await w.page.locator('.topbar .live').waitFor();
     await w.page.evaluate(() => { (window as unknown as { sameDocument: boolean }).sameDocument = true; });
@@ -717,7 +719,7 @@ describe('reviewer UI in Chromium', function () {
     await w.page.getByRole('heading', { name: new RegExp(`Job #${job}`) }).waitFor();
     expect(await w.page.locator('h1 .badge').allInnerTexts()).to.deep.equal(['fail']);
     expect(await w.page.locator('h1').innerText()).to.include('succeeded');
-    await w.page.goto(repoUrl(demo.s.repo, `/changes/${change}`));
+    await w.page.goto(repoUrl(demo.s.repo, `/changes/${change}?tab=checks`));
     await check(w);
     expect(w.errors).to.deep.equal([]);
   });
@@ -770,7 +772,7 @@ describe('reviewer UI in Chromium', function () {
     });
     const panel = w.page.locator('section.readiness');
     // An open change that no earlier test lands or queues (the page shows a closed or queued change otherwise).
-    const url = repoUrl(demo.s.repo, `/changes/${demo.failing.change}`);
+    const url = repoUrl(demo.s.repo, `/changes/${demo.failing.change}?tab=conversation`);
     for (const value of READINESS_BLOCKERS) {
       patch = (r) => ({ ...r, can_land: false, blocked_by: value, reason: `because ${value}` });
       await w.page.goto(url);
@@ -819,7 +821,7 @@ describe('reviewer UI in Chromium', function () {
     const disjoint = await ready('More notes', { 'src/app.txt': 'one\ntwo\nthree\n', 'notes.txt': 'notes\nmore notes\n' });
     // the page is open while the other change lands: it follows the line's move (line.moved)
     const w = await open();
-    await w.page.goto(repoUrl(sx.repo, `/changes/${second.change}`));
+    await w.page.goto(repoUrl(sx.repo, `/changes/${second.change}?tab=conversation`));
     const panel = w.page.locator('section.readiness');
     await panel.getByRole('heading', { name: 'Ready to land' }).waitFor();
     await w.page.locator('.topbar .live').waitFor();
@@ -855,7 +857,7 @@ describe('reviewer UI in Chromium', function () {
     const rd = await sx.get(`/read/changes/${disjoint.change}/readiness`);
     expect(rd).to.include({ can_land: true, base_stale: true });
     expect(rd.merge.status).to.equal('clean');
-    await w.page.goto(repoUrl(sx.repo, `/changes/${disjoint.change}`));
+    await w.page.goto(repoUrl(sx.repo, `/changes/${disjoint.change}?tab=conversation`));
     await panel.getByRole('heading', { name: 'Ready to land' }).waitFor();
     expect(await panel.getAttribute('class')).to.equal('readiness ok');
     expect(await panel.locator('.merge-note').innerText()).to.equal("main moved since this patchset's base; it merges cleanly.");
@@ -898,7 +900,7 @@ describe('reviewer UI in Chromium', function () {
     expect(block).to.include({ blocking: true, live: false });
     expect(request).to.include({ stale: true });
     const w = await open();
-    await w.page.goto(repoUrl(sx.repo, `/changes/${c.change}`));
+    await w.page.goto(repoUrl(sx.repo, `/changes/${c.change}?tab=conversation`));
     const item = (id: string) => w.page.locator(`#reviews li[data-review="${id}"]`);
     await item(block.review_id).waitFor();
     expect(await item(block.review_id).locator('.badge').allInnerTexts()).to.deep.equal(['superseded']);
@@ -919,10 +921,10 @@ describe('reviewer UI in Chromium', function () {
     const w = await open();
     const psHref = (ps: string) => `a[href="/ui/repos/${r}/changes/${ps.replace(/\.ps-\d+$/, '')}?ps=${encodeURIComponent(ps)}"]`;
     // the timeline: the patchset each review was given on
-    await w.page.goto(repoUrl(r, `/changes/${demo.failing.change}`));
+    await w.page.goto(repoUrl(r, `/changes/${demo.failing.change}?tab=conversation`));
     await w.page.locator(`#reviews ${psHref(demo.failing.ps)}`).waitFor();
     // the queue card: the entry's patchset and line, the speculation's snapshots
-    await w.page.goto(repoUrl(r, `/changes/${q.testing.change}`));
+    await w.page.goto(repoUrl(r, `/changes/${q.testing.change}?tab=checks`));
     const card = w.page.locator('#queue');
     const testing = (await demo.s.get(`/land-queue/${q.testing.entry}`)).entry;
     await card.locator(psHref(testing.patchset_id)).waitFor();
@@ -966,14 +968,18 @@ describe('reviewer UI in Chromium', function () {
     // the reviews of the change answer 500 until the route is released
     const reviews = `**/v1/native/repository-authorities/${r}/changes/${demo.failing.change}/reviews?*`;
     await w.page.route(reviews, (route) => route.fulfill({ status: 500, contentType: 'application/json', body: JSON.stringify({ error: 'injected failure' }) }));
-    await w.page.goto(repoUrl(r, `/changes/${demo.failing.change}`));
+    await w.page.goto(repoUrl(r, `/changes/${demo.failing.change}?tab=conversation`));
     const failed = w.page.locator('#reviews');
     await failed.getByText('injected failure').waitFor();
     expect(await failed.getByRole('alert').innerText()).to.include('HTTP 500');
-    for (const id of ['policy', 'ci', 'attestation', 'patchsets', 'queue', 'actions', 'lands']) await w.page.locator(`#${id}`).waitFor();
+    for (const id of ['patchsets', 'queue', 'actions', 'lands']) await w.page.locator(`#${id}`).waitFor();
     await w.page.getByRole('heading', { name: /Can't land/ }).waitFor();
-    await w.page.locator('.diff-file').first().waitFor();
+    await w.page.getByRole('tab', { name: /^Checks/ }).click();
+    for (const id of ['policy', 'ci', 'attestation']) await w.page.locator(`#${id}`).waitFor();
     expect(await w.page.locator('#ci .jobs tbody tr').count()).to.be.greaterThan(0);
+    await w.page.getByRole('tab', { name: /^Files/ }).click();
+    await w.page.locator('.diff-file').first().waitFor();
+    await w.page.getByRole('tab', { name: /^Conversation/ }).click();
     await w.page.unroute(reviews);
     await failed.getByRole('button', { name: 'Retry' }).click();
     await failed.locator('.timeline li').first().waitFor();

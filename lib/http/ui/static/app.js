@@ -76,12 +76,15 @@ function Shortcuts({ onClose }) {
   return html`<div class="shortcuts" role="dialog" aria-label="Keyboard shortcuts">
     <h2>Keyboard shortcuts</h2>
     <dl>
-      <dt><kbd>j</kbd></dt><dd>next file in the diff</dd>
-      <dt><kbd>k</kbd></dt><dd>previous file</dd>
+      <dt><kbd>j</kbd> / <kbd>k</kbd></dt><dd>next / previous file in the diff</dd>
       <dt><kbd>n</kbd> / <kbd>p</kbd></dt><dd>next / previous unresolved comment thread</dd>
+      <dt><kbd>N</kbd> / <kbd>P</kbd></dt><dd>next / previous hunk</dd>
+      <dt><kbd>v</kbd></dt><dd>mark the current file viewed (it folds) or not viewed</dd>
+      <dt><kbd>/</kbd></dt><dd>filter the changed files</dd>
       <dt><kbd>↓</kbd> / <kbd>↑</kbd></dt><dd>from a file's header into its lines, then line by line</dd>
       <dt><kbd>c</kbd></dt><dd>comment on the focused diff line (or click its line number; shift-click or drag for a range)</dd>
       <dt><kbd>r</kbd></dt><dd>reply to the focused thread</dd>
+      <dt>line number</dt><dd>a click puts the line's link in the address bar (<code>#file=…&line=R12</code>) and marks the line</dd>
       <dt><kbd>o</kbd></dt><dd>collapse or expand the current file (<kbd>Enter</kbd> on a file's header too)</dd>
       <dt><kbd>u</kbd> / <kbd>s</kbd></dt><dd>unified or side-by-side diff</dd>
       <dt><kbd>g</kbd> <kbd>d</kbd></dt><dd>the repository's dashboard</dd>

@@ -43,14 +43,22 @@ function rowCount(f, view) {
 
 export const fileHash = (path) => `#file=${encodeURIComponent(path)}`;
 
-export function fileFromHash(hash) {
-  const m = /^#file=(.*)$/.exec(hash || '');
+/** A line's stable anchor: `#file=PATH&line=R12` (R: the revision side, L: the base side). */
+export const lineHash = (path, side, n) => `${fileHash(path)}&line=${side === 'base' ? 'L' : 'R'}${n}`;
+
+/** `#file=PATH[&line=R12]` → { path, side, line } (side and line null without `&line=`), or null. */
+export function anchorFromHash(hash) {
+  const m = /^#file=([^&]*)(?:&line=([LR])([1-9][0-9]*))?$/.exec(hash || '');
   if (!m) return null;
   try {
-    return decodeURIComponent(m[1]);
+    return { path: decodeURIComponent(m[1]), side: m[2] ? (m[2] === 'L' ? 'base' : 'revision') : null, line: m[3] ? Number(m[3]) : null };
   } catch {
     return null;
   }
+}
+
+export function fileFromHash(hash) {
+  return anchorFromHash(hash)?.path ?? null;
 }
 
 // ---------------------------------------------------------------- lines of a hunk
@@ -151,7 +159,7 @@ function UnifiedHunks({ hunks, ft }) {
     ${lines.map((l) => {
       if (l.kind === 'note') return html`<tr class="note"><td class="ln" colspan="2"></td><td class="code">\\ ${l.text}</td></tr>`;
       const under = ft && rowThreads(ft, unifiedKeys(l));
-      return html`<tr class=${`${l.kind}${ft?.selected?.has(l.new !== null ? rowKey('revision', l.new) : rowKey('base', l.old)) ? ' selected' : ''}`} tabindex="-1"><td class="ln" data-side="base" data-n=${l.old ?? ''}></td><td class="ln" data-side="revision" data-n=${l.new ?? ''}></td><${Code} line=${l} /></tr>
+      return html`<tr class=${`${l.kind}${ft?.selected?.has(l.new !== null ? rowKey('revision', l.new) : rowKey('base', l.old)) ? ' selected' : ''}${ft?.mark && ((ft.mark.side === 'revision' && ft.mark.line === l.new) || (ft.mark.side === 'base' && ft.mark.line === l.old)) ? ' anchored' : ''}`} tabindex="-1"><td class="ln" data-side="base" data-n=${l.old ?? ''}></td><td class="ln" data-side="revision" data-n=${l.new ?? ''}></td><${Code} line=${l} /></tr>
         ${under ? html`<tr class="thread-row"><td colspan="3"><${ThreadStack} threads=${under.threads} editors=${under.editors} /></td></tr>` : null}`;
     })}`)}
   </tbody></table>`;
@@ -168,7 +176,8 @@ function SplitHunks({ hunks, ft }) {
       // base-side threads under the left column, revision-side ones under the right
       const left = ft && r.left && r.left.old !== null ? rowThreads(ft, [rowKey('base', r.left.old)]) : null;
       const right = ft && r.right && r.right.new !== null ? rowThreads(ft, [rowKey('revision', r.right.new)]) : null;
-      return html`<tr class=${`pair ${r.left ? r.left.kind : 'none'}-${r.right ? r.right.kind : 'none'}`} tabindex="-1">${side(r.left, 'left')}${side(r.right, 'right')}</tr>
+      const marked = ft?.mark && ((ft.mark.side === 'base' && r.left?.old === ft.mark.line) || (ft.mark.side === 'revision' && r.right?.new === ft.mark.line));
+      return html`<tr class=${`pair ${r.left ? r.left.kind : 'none'}-${r.right ? r.right.kind : 'none'}${marked ? ' anchored' : ''}`} tabindex="-1">${side(r.left, 'left')}${side(r.right, 'right')}</tr>
         ${left || right ? html`<tr class="thread-row"><td colspan="2">${left ? html`<${ThreadStack} threads=${left.threads} editors=${left.editors} />` : null}</td><td colspan="2">${right ? html`<${ThreadStack} threads=${right.threads} editors=${right.editors} />` : null}</td></tr>` : null}`;
     })}`)}
   </tbody></table>`;
@@ -200,7 +209,7 @@ function lineCell(target) {
   return Number.isInteger(n) && n > 0 ? { side: td.getAttribute('data-side'), line: n } : null;
 }
 
-function FileBody({ file, view, ft }) {
+function FileBody({ file, view, ft, mark, onAnchor }) {
   const h = useHighlighter();
   const T = useThreads();
   const language = languageOf(h, file.path);
@@ -214,10 +223,13 @@ function FileBody({ file, view, ft }) {
   };
   // click a line number: an editor under that line; shift-click or drag over numbers: a range
   const onMouseDown = (e) => {
-    if (!canComment || e.button !== 0) return;
+    if (e.button !== 0) return;
     const at = lineCell(e.target);
     if (!at) return;
     e.preventDefault();
+    // a line number is the line's link: the URL names it (#file=P&line=R12) and the row is marked
+    if (onAnchor) onAnchor(file.path, at.side, at.line);
+    if (!canComment) return;
     if (e.shiftKey && lastClick && lastClick.path === file.path && lastClick.side === at.side) {
       startEditor(at.side, lastClick.line, at.line);
       lastClick = null;
@@ -264,7 +276,7 @@ function FileBody({ file, view, ft }) {
     selected = new Set();
     for (let i = Math.min(drag.from, drag.to); i <= Math.max(drag.from, drag.to); i++) selected.add(rowKey(drag.side, i));
   }
-  const rowft = ft || selected ? { ...(ft ?? {}), selected } : null;
+  const rowft = ft || selected || mark ? { ...(ft ?? {}), selected, mark: mark ?? null } : null;
   return html`<div class=${`file-body${canComment ? ' can-comment' : ''}`} onMouseDown=${onMouseDown} onMouseOver=${onMouseOver} onKeyDown=${onKeyDown}>${view === 'split' ? html`<${SplitHunks} hunks=${hunks} ft=${rowft} />` : html`<${UnifiedHunks} hunks=${hunks} ft=${rowft} />`}</div>`;
 }
 
@@ -279,10 +291,12 @@ function modeNote(f) {
 }
 
 /** One file: a sticky header (always there) and its body, built once it is near the viewport. */
-function FileDiff({ file, index, view, observe, open, onToggle, current, onLoadFull, entry, editors }) {
+function FileDiff({ file, index, view, observe, open, onToggle, current, onLoadFull, entry, editors, viewed, onViewed, mark, onAnchor, all }) {
   const box = useRef(null);
   const T = useThreads();
-  const [near, setNear] = useState(false);
+  const [seen, setNear] = useState(false);
+  // `all`: every body is built (printing, or a small diff built in the background for a full-page capture)
+  const near = seen || all;
   useEffect(() => observe(box.current, () => setNear(true)), [observe]);
   const lines = lineCount(file);
   const mode = modeNote(file);
@@ -296,7 +310,7 @@ function FileDiff({ file, index, view, observe, open, onToggle, current, onLoadF
     const alone = file.truncated_reason === 'byte_budget' || file.truncated_reason === 'time_budget';
     body = html`<p class="file-note">Left out of the diff: ${file.note || 'too large'}.${alone ? html` <button type="button" class="btn small" onClick=${() => onLoadFull(file.path)}>Load this file</button>` : null}</p>`;
   } else if (!hasBody) body = html`<p class="file-note">${mode ? 'Only the mode changed.' : file.change === 'modified' ? 'No change in content.' : `Empty file ${file.change}.`}</p>`;
-  else if (near) body = html`<${FileBody} file=${file} view=${view} ft=${entry || editors.rows.size ? { threads: entry?.lines, editors: editors.rows } : null} />`;
+  else if (near) body = html`<${FileBody} file=${file} view=${view} ft=${entry || editors.rows.size ? { threads: entry?.lines, editors: editors.rows } : null} mark=${mark} onAnchor=${onAnchor} />`;
   // A style object is set through the CSSOM (el.style.height), which the CSP allows; no style attribute is written.
   else body = html`<div class="file-placeholder" style=${{ height: `${rowCount(file, view) * LINE_PX}px` }} aria-busy="true"><span class="muted">${plural(lines, 'line')}…</span></div>`;
   // A section not built yet is skipped by the browser's layout while off screen (content-visibility),
@@ -311,13 +325,14 @@ function FileDiff({ file, index, view, observe, open, onToggle, current, onLoadF
   }, [entry, file, hasBody]);
   const topThreads = entry ? [...entry.top, ...hidden] : [];
   const fileTarget = { kind: 'file', path: file.path };
-  return html`<section class=${`diff-file${current ? ' current' : ''}${lazy ? ' lazy' : ''}`} id=${`f${index}`} data-path=${file.path} ref=${box} style=${size}>
+  return html`<section class=${`diff-file${current ? ' current' : ''}${lazy ? ' lazy' : ''}${viewed ? ' viewed' : ''}`} id=${`f${index}`} data-path=${file.path} ref=${box} style=${size}>
     <header class="file-head">
       <button type="button" class="file-toggle" aria-expanded=${open ? 'true' : 'false'} onClick=${() => onToggle(index)}
         onKeyDown=${(e) => { if (e.key === 'ArrowDown') { const row = box.current?.querySelector('.file-body tr[tabindex]'); if (row) { e.preventDefault(); row.focus(); } } }} title=${open ? 'Collapse (o)' : 'Expand (o)'}>
         <span class="chev" aria-hidden="true">${open ? '▾' : '▸'}</span>
         <span class=${`chg chg-${file.change}`} title=${file.change}>${CHANGE_LETTER[file.change] ?? '?'}</span>
         <span class="file-path">${file.path}</span>
+        ${file.old_path && (file.change === 'renamed' || file.change === 'copied') ? html`<span class="renamed-from muted">${file.change} from <code>${file.old_path}</code>${typeof file.similarity === 'number' ? ` (${file.similarity}%)` : ''}</span>` : null}
       </button>
       <span class="file-meta">
         ${mode ? html`<span class="muted">${mode}</span>` : null}
@@ -326,20 +341,12 @@ function FileDiff({ file, index, view, observe, open, onToggle, current, onLoadF
         ${entry?.count ? html`<span class=${`thread-count${entry.unresolved ? ' has-unresolved' : ''}`} title="comment threads on this file">${plural(entry.count, 'thread')}${entry.unresolved ? html` · ${entry.unresolved} unresolved` : null}</span>` : null}
         <span class="stat"><span class="add-text">+${file.additions}</span> <span class="del-text">−${file.deletions}</span></span>
         ${T?.open ? html`<button type="button" class="btn small link comment-file" onClick=${() => T.openEditor(fileTarget)} aria-label=${`Comment on file ${file.path}`}>Comment on file</button>` : null}
+        ${onViewed ? html`<label class="viewed-check" title="Mark the file viewed (v); it folds, and stays viewed on later patchsets while its content does not change"><input type="checkbox" checked=${!!viewed} onChange=${(e) => onViewed(index, e.currentTarget.checked)} aria-label=${`Viewed: ${file.path}`} /> Viewed</label>` : null}
       </span>
     </header>
     ${open && (topThreads.length || editors.top.length) ? html`<div class="file-threads"><${ThreadStack} threads=${topThreads} editors=${editors.top} where=${true} /></div>` : null}
     ${body}
   </section>`;
-}
-
-/** A file list row's bar: five cells coloured by the share of additions and deletions. */
-function StatBar({ a, d }) {
-  const total = a + d;
-  const cells = 5;
-  const green = total === 0 ? 0 : Math.round((a / total) * Math.min(cells, total));
-  const red = total === 0 ? 0 : Math.min(cells - green, Math.round((d / total) * Math.min(cells, total)));
-  return html`<span class="statbar" aria-hidden="true">${Array.from({ length: cells }, (_, i) => html`<i class=${i < green ? 'a' : i < green + red ? 'd' : ''}></i>`)}</span>`;
 }
 
 /**
@@ -368,18 +375,60 @@ function useMedia(query) {
 /** Below this width side by side has no room for two columns of code: the diff shows unified. */
 export const NARROW = '(max-width: 720px)';
 
-/** The changed files, one row each (rows off screen are skipped by the browser: content-visibility). */
-function FileList({ files, current, onPick, index }) {
-  const bars = files.length <= 500;
-  return html`<nav class="file-list" aria-label="Changed files">
-    <ol class="files">${files.map((f, i) => html`<li class=${`file-row${i === current ? ' current' : ''}`}>
+/** A path's directory with its slash ('' at the top). */
+const dirOf = (path) => path.slice(0, path.lastIndexOf('/') + 1);
+
+/**
+ * The files grouped by directory, directories in the order they first appear: the tree and the
+ * diff show the files in this one order (for a diff sorted by path, the order it came in).
+ */
+export function byDirectory(files) {
+  const groups = new Map();
+  for (const f of files) {
+    const d = dirOf(f.path);
+    const g = groups.get(d);
+    if (g) g.push(f);
+    else groups.set(d, [f]);
+  }
+  return [...groups.values()].flat();
+}
+
+/**
+ * The changed files as a tree grouped by directory: each file's change, +/−, thread counts and
+ * viewed mark; a filter box (`/`) keeps the files whose path contains what is typed. Sticky
+ * beside the diff (app.css), rows off screen are skipped by the browser (content-visibility).
+ */
+function FileTree({ files, current, onPick, index, viewed, filterRef }) {
+  const [filter, setFilter] = useState('');
+  const q = filter.trim().toLowerCase();
+  const rows = [];
+  let dir = null;
+  let shown = 0;
+  files.forEach((f, i) => {
+    if (q && !f.path.toLowerCase().includes(q)) return;
+    shown++;
+    const d = dirOf(f.path);
+    if (d !== dir) {
+      dir = d;
+      rows.push(html`<li class="dir-row" title=${d || '(top level)'}><span class="dir-icon" aria-hidden="true">▾</span>${d || html`<span class="muted">(top level)</span>`}</li>`);
+    }
+    const isViewed = viewed?.has(f.path);
+    rows.push(html`<li class=${`file-row${i === current ? ' current' : ''}${isViewed ? ' viewed' : ''}`} data-path=${f.path}>
       <span class=${`chg chg-${f.change}`} title=${f.change}>${CHANGE_LETTER[f.change] ?? '?'}</span>
       <span class="path-cell"><a class="path-cut" title=${f.path} href=${fileHash(f.path)} onClick=${(e) => { e.preventDefault(); onPick(i); }}>${pathParts(f.path)}</a></span>
       <span class="num add-text">+${f.additions}</span>
       <span class="num del-text">−${f.deletions}</span>
-      ${index ? html`<${FileThreadCount} e=${index.byFile.get(f.path)} />` : null}
-      ${bars ? html`<${StatBar} a=${f.additions} d=${f.deletions} />` : null}
-    </li>`)}</ol>
+      ${index ? html`<${FileThreadCount} e=${index.byFile.get(f.path)} />` : html`<span class="num thread-num"></span>`}
+      <span class="viewed-mark" title=${isViewed ? 'viewed' : ''}>${isViewed ? html`<span aria-hidden="true">✓</span><span class="sr-only">viewed</span>` : null}</span>
+    </li>`);
+  });
+  return html`<nav class="file-list file-tree" aria-label="Changed files">
+    <div class="tree-filter">
+      <input type="search" ref=${filterRef} value=${filter} onInput=${(e) => setFilter(e.currentTarget.value)} placeholder="Filter files ( / )" aria-label="Filter the changed files"
+        onKeyDown=${(e) => { if (e.key === 'Escape') { setFilter(''); e.currentTarget.blur(); } }} />
+      <span class="muted small tree-count">${q ? `${shown} of ${files.length}` : plural(files.length, 'file')}${viewed?.size ? ` · ${viewed.size} viewed` : ''}</span>
+    </div>
+    ${shown === 0 ? html`<p class="empty small">No file matches.</p>` : html`<ol class="files">${rows}</ol>`}
   </nav>`;
 }
 
@@ -389,18 +438,29 @@ function FileThreadCount({ e }) {
   return html`<span class=${`num thread-num${e.unresolved ? ' warn-text' : ' muted'}`} title=${`${plural(e.count, 'thread')}, ${e.unresolved} unresolved`}><span class="sr-only">threads: </span>${e.unresolved ? `${e.unresolved}/${e.count}` : e.count}</span>`;
 }
 
+/** Diffs up to this many lines have every body built in the background once the page is idle, so a full-page capture shows them all. */
+const BUILD_ALL_LINES = 3000;
+
 /**
  * The files of a diff. `diff` is the JSON of GET read/patchsets/{id}/diff; `view` is 'unified'
- * or 'split'. Keyboard: j next file, k previous, o toggles the current one; n / p the next and
- * previous unresolved thread (threads.js), c a comment on the focused line.
+ * or 'split'; `marks` the reader's viewed marks (useViewed in pages/change.js). Keyboard: j / k
+ * next / previous file, o toggles the current one, v marks it viewed, N / P the next / previous
+ * hunk, / the file filter; n / p the next and previous unresolved thread (threads.js), c a
+ * comment on the focused line. `active`: the Files tab is shown (`onShow` shows it).
  */
-export function DiffView({ repo, diff, view: asked, onView }) {
+export function DiffView({ repo, diff, view: asked, onView, marks = null, active = true, onShow = () => {}, toolbar = null }) {
   const narrow = useMedia(NARROW);
   const T = useThreads();
   const view = narrow ? 'unified' : asked;
-  const [files, setFiles] = useState(diff.files);
-  const [openSet, setOpenSet] = useState(() => new Set(diff.files.map((f, i) => (lineCount(f) > COLLAPSE_LINES ? -1 : i)).filter((i) => i >= 0)));
+  const [files, setFiles] = useState(() => byDirectory(diff.files));
+  const initialOpen = (fs, seen) => new Set(fs.map((f, i) => (lineCount(f) > COLLAPSE_LINES || seen?.has(f.path) ? -1 : i)).filter((i) => i >= 0));
+  const [openSet, setOpenSet] = useState(() => initialOpen(files, marks?.paths));
   const [current, setCurrentState] = useState(-1);
+  // The line a #file=P&line=R12 names (or a line number clicked): its row is marked.
+  const [mark, setMark] = useState(() => anchorFromHash(location.hash));
+  // Every body built: while printing, and for a diff small enough, once the page is idle.
+  const [all, setAll] = useState(false);
+  const filterRef = useRef(null);
   // The keyboard handler reads the current file from here: keys pressed faster than renders still move one file each.
   const currentRef = useRef(-1);
   const setCurrent = (i) => {
@@ -412,14 +472,46 @@ export function DiffView({ repo, diff, view: asked, onView }) {
   const [shown, setShown] = useState(Math.min(diff.files.length, FIRST_SLICE));
   const pending = useRef(null);
   useEffect(() => {
-    setFiles(diff.files);
-    setOpenSet(new Set(diff.files.map((f, i) => (lineCount(f) > COLLAPSE_LINES ? -1 : i)).filter((i) => i >= 0)));
+    const fs = byDirectory(diff.files);
+    setFiles(fs);
+    setOpenSet(initialOpen(fs, marks?.paths));
   }, [diff]);
+  // Viewed marks read after the diff: the files viewed start folded (once per read of the marks).
+  const foldedFor = useRef(null);
+  useEffect(() => {
+    if (!marks || marks.paths.size === 0 || foldedFor.current === marks.paths) return;
+    const first = foldedFor.current === null;
+    foldedFor.current = marks.paths;
+    if (!first) return;
+    setOpenSet((s) => {
+      const next = new Set(s);
+      files.forEach((f, i) => { if (marks.paths.has(f.path)) next.delete(i); });
+      return next;
+    });
+  }, [marks?.paths, files]);
   useEffect(() => {
     if (shown >= files.length) return undefined;
     const id = requestAnimationFrame(() => setShown((n) => Math.min(files.length, n + SLICE)));
     return () => cancelAnimationFrame(id);
   }, [shown, files]);
+  // Print: every section and every body, open; the browser lays the page out after this handler.
+  useEffect(() => {
+    const before = () => {
+      setShown(files.length);
+      setAll(true);
+      setOpenSet(new Set(files.map((_, i) => i)));
+    };
+    addEventListener('beforeprint', before);
+    return () => removeEventListener('beforeprint', before);
+  }, [files]);
+  useEffect(() => {
+    const total = files.reduce((n, f) => n + lineCount(f), 0);
+    if (total > BUILD_ALL_LINES || all) return undefined;
+    const idle = window.requestIdleCallback ?? ((f) => setTimeout(f, 200));
+    const cancel = window.cancelIdleCallback ?? clearTimeout;
+    const id = idle(() => setAll(true));
+    return () => cancel(id);
+  }, [files]);
 
   // One observer for every file section: a section's body is built when it comes within a
   // screen or so of the viewport, and stays built.
@@ -449,6 +541,7 @@ export function DiffView({ repo, diff, view: asked, onView }) {
 
   const goTo = useCallback((i, { focus = true, hash = true } = {}) => {
     if (i < 0 || i >= files.length) return;
+    onShow();
     if (i >= shown) {
       // not rendered yet: render every section, then go there
       pending.current = { i, focus, hash };
@@ -462,7 +555,7 @@ export function DiffView({ repo, diff, view: asked, onView }) {
       if (focus) el.querySelector('.file-toggle')?.focus({ preventScroll: true });
     }
     if (hash) history.replaceState(history.state, '', location.pathname + location.search + fileHash(files[i].path));
-  }, [files, shown]);
+  }, [files, shown, onShow]);
   useEffect(() => {
     const p = pending.current;
     if (p && p.i < shown) {
@@ -471,18 +564,44 @@ export function DiffView({ repo, diff, view: asked, onView }) {
     }
   }, [shown, goTo]);
 
-  // #file=PATH in the URL: go to that file (on load, and when a link changes the hash).
+  // #file=PATH[&line=R12] in the URL: go to that file, and to that line, marked (on load, and
+  // when a link changes the hash). The line's row exists once the file's body is built.
   useEffect(() => {
+    let frame = 0;
     const jump = () => {
-      const path = fileFromHash(location.hash);
-      if (path === null) return;
-      const i = files.findIndex((f) => f.path === path);
-      if (i >= 0) requestAnimationFrame(() => goTo(i, { focus: false, hash: false }));
+      const at = anchorFromHash(location.hash);
+      if (at === null) return;
+      const i = files.findIndex((f) => f.path === at.path);
+      if (i < 0) return;
+      setOpenSet((s) => (s.has(i) ? s : new Set([...s, i])));
+      setMark(at.line ? at : null);
+      cancelAnimationFrame(frame);
+      frame = requestAnimationFrame(() => goTo(i, { focus: false, hash: false }));
+      if (!at.line) return;
+      const started = performance.now();
+      const find = () => {
+        const td = document.querySelector(`#f${i} td.ln[data-side="${at.side}"][data-n="${at.line}"]`);
+        if (td) {
+          td.closest('tr').scrollIntoView({ block: 'center' });
+          return;
+        }
+        if (performance.now() - started < 8000) frame = requestAnimationFrame(find);
+      };
+      frame = requestAnimationFrame(() => requestAnimationFrame(find));
     };
     jump();
     addEventListener('hashchange', jump);
-    return () => removeEventListener('hashchange', jump);
+    return () => {
+      cancelAnimationFrame(frame);
+      removeEventListener('hashchange', jump);
+    };
   }, [files, goTo]);
+
+  /** A line number clicked: the URL names the line (replaced, not pushed: Back leaves the page as before) and its row is marked. */
+  const onAnchor = useCallback((path, side, line) => {
+    setMark({ path, side, line });
+    history.replaceState(history.state, '', location.pathname + location.search + lineHash(path, side, line));
+  }, []);
 
   const toggle = useCallback((i) => setOpenSet((s) => {
     const next = new Set(s);
@@ -490,6 +609,19 @@ export function DiffView({ repo, diff, view: asked, onView }) {
     else next.add(i);
     return next;
   }), []);
+
+  /** Mark file i viewed (it folds) or not viewed (it opens). */
+  const setViewed = useCallback(async (i, on) => {
+    const f = files[i];
+    if (!f || !marks) return;
+    setOpenSet((s) => {
+      const next = new Set(s);
+      if (on) next.delete(i);
+      else next.add(i);
+      return next;
+    });
+    await marks.toggle(f.path, on);
+  }, [files, marks]);
 
   /** The file the reader is at: the current one while it is on screen, else the one at the top of the viewport. */
   const here = () => {
@@ -512,6 +644,24 @@ export function DiffView({ repo, diff, view: asked, onView }) {
     return found;
   };
 
+  /** N / P: the next / previous hunk header below / above the top of the screen, across files. */
+  const hunk = (dir) => {
+    const heads = list.current ? [...list.current.querySelectorAll('.diff-file tr.hunk')] : [];
+    const top = 72;
+    const target = dir > 0
+      ? heads.find((h) => h.getBoundingClientRect().top > top + 2)
+      : heads.reverse().find((h) => h.getBoundingClientRect().top < top - 2);
+    if (target) {
+      target.scrollIntoView({ block: 'start' });
+      scrollBy(0, -top);
+      target.nextElementSibling?.focus?.({ preventScroll: true });
+      return;
+    }
+    // the next file's hunks are not built yet: go to that file
+    const i = here();
+    if (dir > 0 && i + 1 < files.length) goTo(i + 1, { focus: false });
+  };
+
   useEffect(() => {
     const onKey = (e) => {
       if (typing(e) || e.metaKey || e.ctrlKey || e.altKey) return;
@@ -520,14 +670,26 @@ export function DiffView({ repo, diff, view: asked, onView }) {
       if (k === 'j') goTo(here() + 1);
       else if (k === 'k') goTo(Math.max(0, here() - 1));
       else if (k === 'o' && currentRef.current >= 0) toggle(currentRef.current);
-      else if (k === 'u') onView('unified');
+      else if (k === 'v' && marks) {
+        const i = currentRef.current >= 0 ? currentRef.current : here();
+        if (i < 0) return;
+        setViewed(i, !marks.paths.has(files[i].path));
+        // viewed: on to the next file, as a reviewer does
+        if (!marks.paths.has(files[i].path) && i + 1 < files.length) requestAnimationFrame(() => goTo(i + 1, { focus: true }));
+      } else if (k === 'N' || k === 'P') {
+        if (!active) return;
+        hunk(k === 'N' ? 1 : -1);
+      } else if (k === '/') {
+        onShow();
+        requestAnimationFrame(() => filterRef.current?.focus());
+      } else if (k === 'u') onView('unified');
       else if (k === 's') onView('split');
       else return;
       e.preventDefault();
     };
     addEventListener('keydown', onKey);
     return () => removeEventListener('keydown', onKey);
-  }, [goTo, toggle, onView]);
+  }, [goTo, toggle, onView, marks, setViewed, files, active, onShow]);
 
   const loadFull = useCallback(async (path) => {
     const one = await get(repoPath(repo, `/read/patchsets/${seg(diff.patchset_id)}/diff${query({ path, against: diff.against })}`));
@@ -552,20 +714,26 @@ export function DiffView({ repo, diff, view: asked, onView }) {
   }, [goTo]);
   useThreadKeys(T, index, goToFile);
   const st = diff.stats;
+  const viewedPaths = marks?.paths ?? null;
   return html`<div class="diff-view">
-    <div class="diff-summary">
+    <div class="files-toolbar diff-summary">
+      ${toolbar}
       <span><strong>${plural(st.files_changed, 'file')}</strong> changed</span>
       <span class="add-text">+${NUMBER.format(st.additions)}</span> <span class="del-text">−${NUMBER.format(st.deletions)}</span>
       ${st.binary_files ? html`<span class="muted">${plural(st.binary_files, 'binary file')}</span>` : null}
       ${st.truncated_files ? html`<span class="warn-text">${plural(st.truncated_files, 'file')} left out of the diff</span>` : null}
+      ${marks?.error ? html`<span class="warn-text small" role="status">viewed marks: ${marks.error.status ? `HTTP ${marks.error.status}: ` : ''}${marks.error.message}</span>` : null}
       <span class="spacer"></span>
-      <span class="muted kbd-hint"><kbd>j</kbd>/<kbd>k</kbd> files · <kbd>o</kbd> toggle${T ? html` · <kbd>n</kbd>/<kbd>p</kbd> unresolved · <kbd>c</kbd> comment` : null}</span>
+      <span class="muted kbd-hint" title="j / k files · v viewed · n / p unresolved threads · N / P hunks · / filter"><kbd>?</kbd> keys</span>
       <div class="seg" role="group" aria-label="Diff layout">
         <button type="button" class=${`btn small ${view === 'unified' ? 'on' : ''}`} aria-pressed=${view === 'unified'} onClick=${() => onView('unified')}>Unified</button>
         <button type="button" class=${`btn small ${view === 'split' ? 'on' : ''}`} aria-pressed=${view === 'split'} onClick=${() => onView('split')} disabled=${narrow} title=${narrow ? 'The screen is too narrow for side by side' : undefined}>Side by side</button>
       </div>
     </div>
-    ${files.length === 0 ? html`<p class="empty">No file differs.</p>` : html`<${FileList} files=${files} current=${current} onPick=${(i) => goTo(i, { focus: true })} index=${index} />`}
-    <div class="diff-files" ref=${list}>${files.slice(0, shown).map((f, i) => html`<${FileDiff} key=${f.path} file=${f} index=${i} view=${view} observe=${observe} open=${openSet.has(i)} onToggle=${toggle} current=${i === current} onLoadFull=${loadFull} entry=${index?.byFile.get(f.path)} editors=${editorsByFile.get(f.path) ?? NO_EDITORS} />`)}</div>
+    ${files.length === 0 ? html`<p class="empty">No file differs.</p>` : html`<div class="files-layout">
+      <${FileTree} files=${files} current=${current} onPick=${(i) => { setOpenSet((s) => (s.has(i) ? s : new Set([...s, i]))); goTo(i, { focus: true }); }} index=${index} viewed=${viewedPaths} filterRef=${filterRef} />
+      <div class="diff-files" ref=${list}>${files.slice(0, shown).map((f, i) => html`<${FileDiff} key=${f.path} file=${f} index=${i} view=${view} observe=${observe} open=${openSet.has(i)} onToggle=${toggle} current=${i === current} onLoadFull=${loadFull} entry=${index?.byFile.get(f.path)} editors=${editorsByFile.get(f.path) ?? NO_EDITORS}
+        viewed=${viewedPaths?.has(f.path) ?? false} onViewed=${marks ? setViewed : null} mark=${mark && mark.path === f.path ? mark : null} onAnchor=${onAnchor} all=${all} />`)}</div>
+    </div>`}
   </div>`;
 }

@@ -13,6 +13,8 @@ import { Badge, Time, plural, typing } from './util.js';
 import { reviewerName } from './dialogs.js';
 
 export const ThreadsContext = createContext(null);
+/** Asks the change page to show one of its tabs (detail: the tab's id); n / p use it for the Conversation. */
+export const SHOW_TAB = 'cairn:show-tab';
 export const useThreads = () => useContext(ThreadsContext);
 
 const psShort = (id) => String(id ?? '').replace(/^.*\./, '');
@@ -598,11 +600,14 @@ export function useThreadKeys(T, index, goToFile) {
       i = e.key === 'n' ? (i + 1) % order.length : (i <= 0 ? order.length - 1 : i - 1);
       at.current = i;
       const { id, file } = order[i];
+      // a thread of a file: the Files tab, at that file; one on the change: the Conversation tab
       if (file >= 0) goToFile(file);
+      else dispatchEvent(new CustomEvent(SHOW_TAB, { detail: 'conversation' }));
       const started = performance.now();
       const find = () => {
         const el = document.querySelector(`[data-thread-id="${CSS.escape(id)}"]`);
-        if (el) {
+        // a thread in a tab not shown yet has no box: wait for it
+        if (el && el.getClientRects().length) {
           el.scrollIntoView({ block: 'center' });
           el.focus({ preventScroll: true });
           return;

@@ -356,5 +356,8 @@ export function useIdentity() {
 /** True when focus is in a field where keys are text (keyboard shortcuts stay out of the way). */
 export function typing(e) {
   const t = e.target;
-  return !!t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
+  if (!t) return false;
+  // a checkbox or a radio button takes no text: the page's keys still work there (a file's Viewed box)
+  if (t.tagName === 'INPUT' && (t.type === 'checkbox' || t.type === 'radio')) return false;
+  return t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName);
 }

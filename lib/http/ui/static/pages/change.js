@@ -3,10 +3,12 @@
 // its base, or against another patchset of the change with ?against=).
 // URL: /ui/repos/R/changes/REF[?ps=PATCHSET][&against=PATCHSET][&view=split][#file=PATH]
 import { html, useCallback, useEffect, useRef, useState } from '../vendor/preact.js';
-import { ApiError, get, listAll, repoPath, seg, query } from '../api.js';
+import { ApiError, api, get, listAll, repoPath, seg, query } from '../api.js';
+import { reviewerName } from '../dialogs.js';
 import { Async, Badge, Card, Empty, JobOutcome, LineLink, Part, PartError, PsLink, Snap, Time, ErrorNote, dateTime, navigate, plural, settle, ui, useAsync, useIdentity, useLocation, useTitle } from '../util.js';
-import { Conversation, ReplyDialog, ThreadFlash, ThreadsContext, useThreadState } from '../threads.js';
+import { Conversation, ReplyDialog, SHOW_TAB, ThreadFlash, ThreadsContext, useThreadState } from '../threads.js';
 import { DiffView } from '../diff.js';
+import { Markdown } from '../markdown.js';
 import { Actions, LandHistory } from './actions.js';
 import { useLiveRefresh } from '../live.js';
 import { LandQueueCard, entryJobs, entryOfChange } from './queue.js';
@@ -219,7 +221,8 @@ function Readiness({ repo, d, retry, busy }) {
       </div>
     </div>
     ${r.merge?.status === 'conflict' ? html`<${MergeConflicts} repo=${repo} d=${d} merge=${r.merge} />` : null}
-    ${failing.length ? html`<ul class="checks">${failing.map((c) => html`<li><${Badge} value=${c.status} /> <strong>${c.name.replace(/_/g, ' ')}</strong> <span class="muted">${c.explanation}</span></li>`)}</ul>` : null}
+    <div class="readiness-facts">
+    ${failing.length ? html`<ul class="checks">${failing.map((c) => html`<li title=${c.explanation}><${Badge} value=${c.status} /> <strong>${c.name.replace(/_/g, ' ')}</strong> <span class="muted explanation">${c.explanation}</span></li>`)}</ul>` : null}
     ${r.review || r.ci || r.merge ? html`<dl class="facts">
       ${r.merge ? html`<div><dt>Merge</dt><dd class="merge-fact"><${Badge} value=${MERGE_FACT[r.merge.status] ?? r.merge.status} tone=${r.merge.status === 'conflict' ? 'bad' : r.merge.status === 'clean' ? 'good' : 'plain'} title=${`a dry run of the land's merge onto the head of ${r.merge.target_line}`} /></dd></div>` : null}
       ${r.ci ? html`<div><dt>CI</dt><dd><${Badge} value=${r.ci.overall} /> ${r.ci.ci_run_sequence ? html`<span class="muted">run ${r.ci.ci_run_sequence}</span>` : null}</dd></div>` : null}
@@ -227,6 +230,7 @@ function Readiness({ repo, d, retry, busy }) {
       <div><dt>Attestation</dt><dd>${r.attestation ? html`<${Badge} value=${r.attestation.revoked ? 'revoked' : r.attestation.verification_state} tone=${r.attestation.revoked ? 'bad' : undefined} />` : html`<span class="muted">none</span>`}</dd></div>
       <div><dt>Policy</dt><dd class="policy-now">judged now: <${Badge} value=${r.policy?.decision ?? 'pending'} title="the policy evaluated on the evidence as it stands; nothing is recorded by asking" /></dd></div>
     </dl>` : null}
+    </div>
   </section>`;
 }
 
@@ -272,6 +276,18 @@ function Reviews({ repo, reviews }) {
       ${r.comment ? html`<div class="comment">${r.comment}</div>` : null}
     </li>`;
     })}</ol>`}
+  </${Card}>`;
+}
+
+/** The policy's checks as readiness judges them now (the head shows the failing ones by name; here with their explanations). */
+function JudgedNow({ d }) {
+  const r = d.readiness.data;
+  if (!r || !OPEN.includes(d.change.status) || !(r.policy?.checks ?? []).length) return null;
+  return html`<${Card} title="Policy judged now" id="judged" right=${html`<${Badge} value=${r.policy.decision ?? 'pending'} title="evaluated on the evidence as it stands; nothing is recorded by asking" />`}>
+    <ul class="checks">${r.policy.checks.map((c) => html`<li class=${`check ${c.status}`}>
+      <${Badge} value=${c.status} /> <strong>${c.name.replace(/_/g, ' ')}</strong>
+      <div class="muted explanation">${c.explanation}</div>
+    </li>`)}</ul>
   </${Card}>`;
 }
 
@@ -334,7 +350,49 @@ function psLabel(p, change) {
   return `${p.patchset_id.replace(/^.*\./, '')}${tags.length ? ` (${tags.join(', ')})` : ''} — ${p.summary}`;
 }
 
-function DiffSection({ repo, d, viewed, against, view, setParams }) {
+/**
+ * The reader's viewed marks on the shown patchset (GET / PUT changes/{ref}/viewed): a Set of
+ * paths, `toggle(path, on)` (asks the name first; the mark shows at once and goes back if the
+ * server refuses), and the patchset the reader last voted on (for "changes since your last review").
+ * Without a name, or when the route answers an error, there are no marks and the page says why on toggle.
+ */
+function useViewed(repo, changeId, patchset, me) {
+  const [state, setState] = useState({ paths: new Set(), last: null, error: null });
+  const ask = useRef(0);
+  useEffect(() => {
+    const mine = ++ask.current;
+    setState({ paths: new Set(), last: null, error: null });
+    if (!me || !patchset) return;
+    get(repoPath(repo, `/changes/${seg(changeId)}/viewed${query({ user: me, patchset })}`)).then(
+      (r) => { if (ask.current === mine) setState({ paths: new Set(r.paths ?? []), last: r.last_reviewed_patchset_id ?? null, error: null }); },
+      (e) => { if (ask.current === mine) setState((s) => ({ ...s, error: e })); },
+    );
+  }, [repo, changeId, patchset, me]);
+  const toggle = useCallback(async (path, on) => {
+    const user = me || await reviewerName();
+    if (!user) return false;
+    const flip = (yes) => setState((s) => {
+      const paths = new Set(s.paths);
+      if (yes) paths.add(path);
+      else paths.delete(path);
+      return { ...s, paths };
+    });
+    flip(on);
+    try {
+      const r = await api('PUT', repoPath(repo, `/changes/${seg(changeId)}/viewed`), { user, patchset_id: patchset, path, viewed: on });
+      // the server's answer is the patchset's marks as they now stand
+      setState((s) => ({ ...s, paths: new Set(r.paths ?? []), error: null }));
+      return true;
+    } catch (e) {
+      flip(!on);
+      setState((s) => ({ ...s, error: e }));
+      return false;
+    }
+  }, [repo, changeId, patchset, me]);
+  return { ...state, toggle };
+}
+
+function DiffSection({ repo, d, viewed, against, view, setParams, me, active, onShow }) {
   const patchsets = d.patchsets.data ?? [];
   // ?against= naming no patchset of this change: compare with the base, and say so.
   const unknownAgainst = against && d.patchsets.data && !patchsets.some((p) => p.patchset_id === against) ? against : null;
@@ -343,6 +401,7 @@ function DiffSection({ repo, d, viewed, against, view, setParams }) {
     () => get(repoPath(repo, `/read/patchsets/${seg(viewed)}/diff${query({ against: vs })}`)),
     [repo, viewed, vs],
   );
+  const marks = useViewed(repo, d.change.change_id, viewed, me);
   const others = patchsets.filter((p) => p.patchset_id !== viewed);
   const onView = useCallback((v) => {
     try {
@@ -352,8 +411,9 @@ function DiffSection({ repo, d, viewed, against, view, setParams }) {
     }
     setParams({ view: v === 'split' ? 'split' : null });
   }, [setParams]);
-  return html`<section class="files-section" id="files" aria-label="Files">
-    <div class="files-toolbar">
+  // "Changes since your last review": the inter-patchset diff from the patchset you last voted on.
+  const since = marks.last && marks.last !== viewed && patchsets.some((p) => p.patchset_id === marks.last) ? marks.last : null;
+  const toolbar = html`
       <label class="field inline"><span>Patchset</span>
         <select value=${viewed} onChange=${(e) => setParams({ ps: e.currentTarget.value === d.change.selected_patchset_id ? null : e.currentTarget.value, against: null })}>
           ${(patchsets.length ? patchsets : [{ patchset_id: viewed, summary: '' }]).map((p) => html`<option value=${p.patchset_id}>${psLabel(p, d.change)}</option>`)}
@@ -365,10 +425,12 @@ function DiffSection({ repo, d, viewed, against, view, setParams }) {
           ${others.map((p) => html`<option value=${p.patchset_id}>${p.patchset_id.replace(/^.*\./, '')} — ${p.summary}</option>`)}
         </select>
       </label>
-      ${vs ? html`<span class="muted">changes from <code>${vs}</code> to <code>${viewed}</code></span>` : null}
-    </div>
+      ${since && since !== vs ? html`<button type="button" class="btn small since-review" onClick=${() => setParams({ against: since })} title=${`The inter-patchset diff from ${since}, the patchset you last voted on`}>Changes since your last review (${since.replace(/^.*\./, '')})</button>` : null}
+      ${vs ? html`<span class="muted vs-note">changes from <code>${vs.replace(/^.*\./, '')}</code> to <code>${viewed.replace(/^.*\./, '')}</code></span>` : null}`;
+  return html`<section class="files-section" id="files" aria-label="Files">
     ${unknownAgainst ? html`<p class="note-box missing-note" role="alert">This change has no patchset <code>${unknownAgainst}</code> to compare with: the diff below is against the base of <code>${viewed}</code>. <a href=${ui.change(repo, d.change.change_id, { ps: viewed === d.change.selected_patchset_id ? null : viewed })}>Drop the comparison</a></p>` : null}
-    <${Async} state=${diff} what="the diff">${(x) => html`<${DiffView} repo=${repo} diff=${x} view=${view} onView=${onView} />`}</${Async}>
+    ${diff.data ? null : html`<div class="files-toolbar">${toolbar}</div>`}
+    <${Async} state=${diff} what="the diff">${(x) => html`<${DiffView} repo=${repo} diff=${x} view=${view} onView=${onView} marks=${marks} active=${active} onShow=${onShow} toolbar=${toolbar} />`}</${Async}>
   </section>`;
 }
 
@@ -387,8 +449,48 @@ function Patchsets({ repo, d, viewed }) {
   </${Card}>`;
 }
 
-/** The cards a `#name` in the URL may open the page at (links to a queue entry use #queue). */
-const ANCHORS = ['queue', 'lands', 'ci', 'policy', 'reviews', 'attestation', 'patchsets', 'actions'];
+/**
+ * The tabs of the page (GitHub's Files / Conversation / Checks): the diff first, the talk and the
+ * evidence one click away. `?tab=` keeps the choice in the URL; a `#name` of a card (a link to a
+ * queue entry uses #queue) opens the tab that holds it. Actions, the land queue and the lands
+ * stand beside both the Conversation and the Checks.
+ */
+const TABS = ['files', 'conversation', 'checks'];
+const ANCHOR_TAB = {
+  files: 'files', conversation: 'conversation', description: 'conversation', reviews: 'conversation', patchsets: 'conversation', actions: 'conversation',
+  policy: 'checks', ci: 'checks', attestation: 'checks', queue: 'checks', lands: 'checks',
+};
+/** The tab a hash asks for: `#file=…` the Files, a card's name its tab, else null. */
+function tabOfHash(hash) {
+  if (/^#file=/.test(hash)) return 'files';
+  return ANCHOR_TAB[hash.slice(1)] ?? null;
+}
+
+function Tabs({ tabs, tab, onTab }) {
+  // arrow keys move between the tabs (the WAI-ARIA tabs pattern); Enter / click opens one
+  const onKeyDown = (e) => {
+    if (e.key !== 'ArrowRight' && e.key !== 'ArrowLeft') return;
+    const i = tabs.findIndex((t) => t.id === tab);
+    const next = tabs[(i + (e.key === 'ArrowRight' ? 1 : tabs.length - 1)) % tabs.length];
+    e.preventDefault();
+    onTab(next.id);
+    requestAnimationFrame(() => document.getElementById(`tabbtn-${next.id}`)?.focus());
+  };
+  return html`<div class="tabs" role="tablist" aria-label="Change" onKeyDown=${onKeyDown}>${tabs.map((t) => html`<button type="button" role="tab" class=${`tab${t.id === tab ? ' on' : ''}`}
+      id=${`tabbtn-${t.id}`} aria-selected=${t.id === tab ? 'true' : 'false'} aria-controls=${`tab-${t.id}`} tabindex=${t.id === tab ? '0' : '-1'} onClick=${() => onTab(t.id)}>
+      ${t.label}${t.count !== null && t.count !== undefined ? html` <span class="count-pill">${t.count}</span>` : null}${t.badge ? html` <${Badge} value=${t.badge} />` : null}
+    </button>`)}</div>`;
+}
+
+/** What the change is for: the task's intent and the shown patchset's summary, both Markdown. */
+function Description({ repo, change, task, ps }) {
+  const intent = task.data?.intent ?? '';
+  return html`<${Card} title="Description" id="description" right=${ps ? html`<span class="muted">summary of <code>${ps.patchset_id.replace(/^.*\./, '')}</code>${ps.author ? ` by ${ps.author}` : ''}</span>` : null}>
+    ${ps?.summary ? html`<div class="ps-summary"><${Markdown} text=${ps.summary} /></div>` : html`<${Empty}>No summary.</${Empty}>`}
+    <p class="meta parts muted small"><span>forked from <${Snap} repo=${repo} id=${change.fork_snapshot_id} /></span><span>created <${Time} s=${change.created_at_s} /></span>${ps ? html`<span>patchset created <${Time} s=${ps.created_at_s} /></span>` : null}</p>
+    ${task.error ? html`<${PartError} error=${task.error} what="the task" />` : intent ? html`<div class="task-intent"><h3 class="small-head">Intent of the task${task.data?.title ? html`: ${task.data.title}` : null}</h3><${Markdown} text=${intent} /></div>` : null}
+  </${Card}>`;
+}
 
 export function ChangePage({ repo, changeRef }) {
   const loc = useLocation();
@@ -418,13 +520,26 @@ export function ChangePage({ repo, changeRef }) {
     onApplied: state.reload,
   });
   useTitle(d ? `${d.change.title} (${d.change.change_id})` : changeRef);
-  // #queue, #lands, ...: scroll to that card once the page has been read (the diff handles #file=).
+  const asked = loc.params.get('tab');
+  const [tab, setTab] = useState(() => tabOfHash(location.hash) ?? (TABS.includes(asked) ? asked : 'files'));
+  // #queue, #reviews, ...: open the tab holding that card and scroll to it once the page has been
+  // read, and again whenever a link changes the hash (the diff handles #file=).
   const scrolled = useRef(false);
   useEffect(() => {
-    if (!d || scrolled.current) return;
-    scrolled.current = true;
-    const name = location.hash.slice(1);
-    if (ANCHORS.includes(name)) requestAnimationFrame(() => document.getElementById(name)?.scrollIntoView());
+    if (!d) return undefined;
+    const go = () => {
+      const want = tabOfHash(location.hash);
+      if (!want) return;
+      setTab(want);
+      const name = location.hash.slice(1);
+      if (ANCHOR_TAB[name] && name !== 'files') requestAnimationFrame(() => document.getElementById(name)?.scrollIntoView());
+    };
+    if (!scrolled.current) {
+      scrolled.current = true;
+      go();
+    }
+    addEventListener('hashchange', go);
+    return () => removeEventListener('hashchange', go);
   }, [d]);
 
   const setParams = useCallback((next) => {
@@ -436,6 +551,22 @@ export function ChangePage({ repo, changeRef }) {
     const qs = p.toString();
     navigate(`${location.pathname}${qs ? `?${qs}` : ''}${location.hash}`, { replace: true });
   }, []);
+  const showTab = useCallback((t) => {
+    setTab(t);
+    const p = new URLSearchParams(location.search);
+    if (t === 'files') p.delete('tab');
+    else p.set('tab', t);
+    const qs = p.toString();
+    // a card's #name would open its tab again on the next load: the URL names the tab instead
+    const hash = ANCHOR_TAB[location.hash.slice(1)] ? '' : location.hash;
+    history.replaceState(history.state, '', `${location.pathname}${qs ? `?${qs}` : ''}${hash}`);
+  }, []);
+  const showFiles = useCallback(() => showTab('files'), [showTab]);
+  useEffect(() => {
+    const f = (e) => { if (TABS.includes(e.detail)) showTab(e.detail); };
+    addEventListener(SHOW_TAB, f);
+    return () => removeEventListener(SHOW_TAB, f);
+  }, [showTab]);
 
   if (state.error && !d) {
     return html`<div class="page">
@@ -451,9 +582,15 @@ export function ChangePage({ repo, changeRef }) {
   const patchsetCount = d.patchsets.data ? d.patchsets.data.length : c.patchset_count;
   const unresolved = threads.data?.unresolved;
   const mine = threads.drafts.length;
+  const tabs = [
+    { id: 'files', label: 'Files', count: d.viewed ? (d.patchsets.data ?? []).find((p) => p.patchset_id === d.viewed)?.changed_file_stats?.files_changed : null },
+    { id: 'conversation', label: 'Conversation', count: threads.data ? threads.data.threads.length : null },
+    { id: 'checks', label: 'Checks', badge: d.evidence?.ci.data ? (d.evidence.ci.data.overall ?? d.evidence.ci.data.availability) : null },
+  ];
+  const viewedPs = (d.patchsets.data ?? []).find((p) => p.patchset_id === d.viewed) ?? null;
   return html`<${ThreadsContext.Provider} value=${threads}><div class="page change-page">
     ${state.error ? html`<${PartError} error=${state.error} what=${`change ${changeRef} again`} retry=${retry} busy=${busy} />` : null}
-    <div class="page-head">
+    <div class="page-head change-head">
       <h1><span class="title-text">${c.title}</span> <${Badge} value=${c.status} /></h1>
       ${OPEN.includes(c.status) ? html`<div class="head-actions">
         <button type="button" class=${`btn small ${mine ? 'primary' : ''}`} onClick=${() => setReplying(true)} title="Publish your drafts with a vote and a message, in one step">Reply…${mine ? html` <span class="count-pill">${mine}</span>` : null}</button>
@@ -464,33 +601,40 @@ export function ChangePage({ repo, changeRef }) {
         <span><code>${c.change_ref}</code></span>
         <span>task ${d.task.data ? html`<a href=${ui.task(repo, c.task_id)}>${d.task.data.title}</a>` : html`<a class="id-link" href=${ui.task(repo, c.task_id)}><code>${c.task_id}</code></a>`}</span>
         <span>into <${LineLink} repo=${repo} name=${c.land_target_line ?? c.base_line} /></span>
-        <span>forked from <${Snap} repo=${repo} id=${c.fork_snapshot_id} /></span>
-        <span>created <${Time} s=${c.created_at_s} /></span>
         ${c.landed_at_s ? html`<span>landed <${Time} s=${c.landed_at_s} /></span>` : null}
-        <span><a href="#files">${plural(patchsetCount ?? 0, 'patchset')}, files ↓</a></span>
+        <span><a href="#patchsets">${plural(patchsetCount ?? 0, 'patchset')}</a></span>
         ${unresolved !== undefined ? html`<span><a class=${`unresolved-count${unresolved ? ' warn-text' : ''}`} href="#conversation" title="Unresolved comment threads of the change (n / p step through them)">${unresolved} unresolved</a></span>` : null}
       </p>
       <${ThreadFlash} />
     </div>
+    <${Readiness} repo=${repo} d=${d} retry=${retry} busy=${busy} />
     ${d.missing ? html`<p class="note-box missing-note" role="alert">This change has no patchset <code>${d.missing}</code>: the page shows ${d.viewed ? html`the selected patchset <code>${d.viewed}</code>` : 'no patchset'} instead.</p>` : null}
-    <div class="change-grid">
+    <${Tabs} tabs=${tabs} tab=${tab} onTab=${showTab} />
+    <div class="tab-panel" id="tab-files" role="tabpanel" aria-labelledby="tabbtn-files" hidden=${tab !== 'files'}>
+      ${d.viewed ? html`<${DiffSection} key=${`${d.viewed}|${against}`} repo=${repo} d=${d} viewed=${d.viewed} against=${against} view=${view} setParams=${setParams} me=${me} active=${tab === 'files'} onShow=${showFiles} />` : html`<${Empty}>This change has no patchset yet.</${Empty}>`}
+    </div>
+    <div class="change-grid" hidden=${tab === 'files'}>
       <div class="col main-col">
-        <${Readiness} repo=${repo} d=${d} retry=${retry} busy=${busy} />
-        ${part(d.reviews, 'Reviews and comments', 'reviews', 'the reviews', (x) => html`<${Reviews} repo=${repo} reviews=${x} />`)}
-        ${d.viewed ? html`<${Conversation} />` : null}
-        ${d.evidence ? part(d.evidence.policy, 'Policy', 'policy', 'the policy decision', (x) => html`<${Policy} policy=${x} />`) : null}
-        ${part(d.patchsets, 'Patchsets', 'patchsets', 'the patchsets', () => html`<${Patchsets} repo=${repo} d=${d} viewed=${d.viewed} />`)}
+        <div class="tab-panel" id="tab-conversation" role="tabpanel" aria-labelledby="tabbtn-conversation" hidden=${tab !== 'conversation'}>
+          <${Description} repo=${repo} change=${c} task=${d.task} ps=${viewedPs} />
+          ${d.viewed ? html`<${Conversation} />` : null}
+          ${part(d.reviews, 'Reviews and comments', 'reviews', 'the reviews', (x) => html`<${Reviews} repo=${repo} reviews=${x} />`)}
+          ${part(d.patchsets, 'Patchsets', 'patchsets', 'the patchsets', () => html`<${Patchsets} repo=${repo} d=${d} viewed=${d.viewed} />`)}
+        </div>
+        <div class="tab-panel" id="tab-checks" role="tabpanel" aria-labelledby="tabbtn-checks" hidden=${tab !== 'checks'}>
+          <${JudgedNow} d=${d} />
+          ${d.evidence ? html`
+            ${part(d.evidence.policy, 'Policy', 'policy', 'the policy decision', (x) => html`<${Policy} policy=${x} />`)}
+            ${part(d.evidence.ci, 'CI', 'ci', 'the CI status', (x) => html`<${Ci} repo=${repo} ci=${x} />`)}
+            ${part(d.evidence.attestation, 'Attestation', 'attestation', 'the attestation', (x) => html`<${Attestation} a=${x} />`)}` : html`<${Empty}>No patchset: nothing to check yet.</${Empty}>`}
+        </div>
       </div>
       <div class="col side-col">
         <${Actions} repo=${repo} d=${d} onDone=${state.reload} onReply=${() => setReplying(true)} drafts=${mine} />
         ${part(d.queue, 'Land queue', 'queue', 'the land queue', (q) => html`<${LandQueueCard} repo=${repo} change=${c} queue=${q} onDone=${state.reload} />`)}
-        ${d.evidence ? html`
-          ${part(d.evidence.ci, 'CI', 'ci', 'the CI status', (x) => html`<${Ci} repo=${repo} ci=${x} />`)}
-          ${part(d.evidence.attestation, 'Attestation', 'attestation', 'the attestation', (x) => html`<${Attestation} a=${x} />`)}` : null}
         <${LandHistory} repo=${repo} change=${c} version=${d} />
       </div>
     </div>
-    ${d.viewed ? html`<${DiffSection} key=${`${d.viewed}|${against}`} repo=${repo} d=${d} viewed=${d.viewed} against=${against} view=${view} setParams=${setParams} />` : html`<${Empty}>This change has no patchset yet.</${Empty}>`}
     ${replying ? html`<${ReplyDialog} onClose=${() => setReplying(false)} onDone=${state.reload} />` : null}
   </div></${ThreadsContext.Provider}>`;
 }
