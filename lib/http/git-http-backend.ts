@@ -317,7 +317,7 @@ export interface PushCommand {
 export function pushRefusal(ref: string): string {
   const heads = /^refs\/heads\/(.+)$/.exec(ref);
   if (heads) return `pushes to refs/heads/* are refused: lines move only through lands; push for review to refs/for/${heads[1]}`;
-  if (ref.startsWith('refs/for/')) return 'push for review is not served yet';
+  if (ref.startsWith('refs/for/')) return 'push for review is not served here';
   return 'this repository is read-only: lines move only through lands';
 }
 
@@ -378,6 +378,76 @@ export function refusalReport(commands: PushCommand[], capabilities: string[]): 
   for (let i = 0; i < inner.length; i += 995) out.push(pkt(Buffer.concat([Buffer.from([1]), inner.subarray(i, i + 995)])));
   out.push(FLUSH);
   return Buffer.concat(out);
+}
+
+/** What a push for review reports per ref (lib/authority/git-push.ts decides it). */
+export type ReviewOutcome =
+  | { ref: string; ok: true; lines: string[] }
+  | { ref: string; ok: false; reason: string };
+
+/**
+ * The receive-pack result of a push for review: git's report-status (`unpack`, then `ok`/`ng`
+ * per ref) on side band 1, and what a person should read (the change's URL, each refusal's
+ * reason) on side band 2, which git prints as `remote:` lines.
+ */
+export function reviewReport(unpack: string, outcomes: ReviewOutcome[], capabilities: string[]): Buffer {
+  const clean = (text: string) => text.replace(/[\0-\x1f\x7f]+/g, ' ');
+  const report: Buffer[] = [];
+  if (capabilities.includes('report-status') || capabilities.includes('report-status-v2')) {
+    report.push(pkt(`unpack ${clean(unpack)}\n`));
+    for (const o of outcomes) report.push(pkt(o.ok ? `ok ${clean(o.ref)}\n` : `ng ${clean(o.ref)} ${clean(o.reason)}\n`));
+    report.push(FLUSH);
+  }
+  const sideband = capabilities.includes('side-band-64k') || capabilities.includes('side-band');
+  if (!sideband) return Buffer.concat(report);
+  const said: string[] = [];
+  if (unpack !== 'ok') said.push(`the push was not received: ${clean(unpack)}`);
+  for (const o of outcomes) {
+    if (o.ok) said.push(...o.lines.map(clean));
+    else if (unpack === 'ok') said.push(`${clean(o.ref)}: ${clean(o.reason)}`);
+  }
+  const out: Buffer[] = said.map((r) => pkt(Buffer.concat([Buffer.from([2]), Buffer.from(`${r}\n`, 'utf8')])));
+  const inner = Buffer.concat(report);
+  for (let i = 0; i < inner.length; i += 995) out.push(pkt(Buffer.concat([Buffer.from([1]), inner.subarray(i, i + 995)])));
+  out.push(FLUSH);
+  return Buffer.concat(out);
+}
+
+/**
+ * A push for review: the body (gzip undone, at most `limit` bytes as sent) goes to `receive`,
+ * which takes the pack into a quarantine and writes each ref's patchset; the answer is the
+ * report built here from what it decided, never git's own.
+ */
+export async function receiveForReview(
+  ctx: Context,
+  limit: number,
+  receive: (body: Readable, signal: AbortSignal) => Promise<{ unpack: string; outcomes: ReviewOutcome[]; capabilities: string[] }>,
+): Promise<Reply> {
+  const encoding = ctx.get('content-encoding').trim().toLowerCase();
+  if (encoding !== '' && encoding !== 'identity' && encoding !== 'gzip' && encoding !== 'x-gzip') throw new Invalid('Content-Encoding must be gzip or none');
+  const abort = new AbortController();
+  const onClose = () => { if (!ctx.res.writableFinished) abort.abort(); };
+  ctx.res.once('close', onClose);
+  const limited = byteLimit(limit);
+  let body: Readable = ctx.req.pipe(limited);
+  ctx.req.on('error', (err) => limited.destroy(err));
+  if (encoding === 'gzip' || encoding === 'x-gzip') {
+    const gunzip = createGunzip();
+    limited.on('error', (err) => gunzip.destroy(err));
+    gunzip.on('error', (err) => { if (!(err instanceof TooLarge)) gunzip.destroy(new Invalid('malformed push request: its gzip encoding is broken')); });
+    body = limited.pipe(gunzip);
+  }
+  try {
+    const receipt = await receive(body, abort.signal);
+    const report = reviewReport(receipt.unpack, receipt.outcomes, receipt.capabilities);
+    return { status: 200, mediaType: MEDIA_RECEIVE_PACK_RESULT, bytes: report, length: report.length };
+  } catch (err) {
+    // A zlib failure is the client's broken body.
+    if ((err as NodeJS.ErrnoException).code?.startsWith?.('Z_')) throw new Invalid('malformed push request: its gzip encoding is broken');
+    throw err;
+  } finally {
+    ctx.res.off('close', onClose);
+  }
 }
 
 /**
