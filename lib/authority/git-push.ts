@@ -93,7 +93,9 @@ export async function receivePush(authority: Authority, o: ReceiveOptions): Prom
     const head = await spool(o.body, bodyFile, pushLimit());
     const parsed = o.parse(head);
     if (!parsed.complete) throw new Invalid('malformed push request: no end of its commands');
-    const unpack = await runReceivePack(dir, bodyFile, o.signal);
+    // git's probe before a large push names no command; a push with no refs/for/ command has
+    // nothing to receive: its commands are refused without running git.
+    const unpack = parsed.commands.some((c) => c.ref.startsWith('refs/for/')) ? await runReceivePack(dir, bodyFile, o.signal) : 'ok';
     crashPoint('git-push:received');
     const outcomes: PushOutcome[] = [];
     if (unpack !== 'ok') {
@@ -196,7 +198,7 @@ async function pushOne(authority: Authority, objects: GitObjects, c: PushCommand
     if (target.refused !== '') return refuse(target.refused);
     const heads = /^refs\/heads\/(.+)$/.exec(c.ref);
     if (heads) return refuse(`pushes to refs/heads/* are refused: lines move only through lands; push for review to refs/for/${heads[1]}`);
-    return refuse('this repository is read-only: lines move only through lands; push for review to refs/for/<line>');
+    return refuse('this repository is read-only: lines move only through lands');
   }
   if (/^0+$/.test(c.newId)) return refuse('a push for review cannot delete');
   const line = authority.store.line(target.line);

@@ -3,8 +3,9 @@
 // here from nothing (never the server's own), PATH_INFO is built from the repository directory
 // the authority names (never from the request path), the request body streams into the child and
 // its output back to the client with backpressure, and the child's whole process group is killed
-// when the client goes away. Pushes are never given to git: the bridge reads the push's commands
-// and answers each with a refusal git prints to the user.
+// when the client goes away. A push is never given to `git http-backend`: `receiveForReview` hands
+// its body to the authority's receiver (lib/authority/git-push.ts, which runs `git receive-pack`
+// on a quarantine) and answers with a report it builds itself.
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { ServerResponse } from 'node:http';
 import path from 'node:path';
@@ -38,8 +39,6 @@ export interface ServeGitOptions {
 
 /** The largest CGI header block read from `git http-backend` before its body. */
 const MAX_CGI_HEADER = 16 * 1024;
-/** Push commands read before a refusal (a pkt-line is at most 64 KiB; a push names refs, not data). */
-const MAX_PUSH_COMMANDS = 1024 * 1024;
 /** Decompressed request bytes `git http-backend` buffers (its GIT_HTTP_MAX_REQUEST_BUFFER). */
 const MAX_REQUEST_BUFFER = 10 * 1024 * 1024;
 /** Response headers of the CGI passed on; anything else it says is dropped. */
@@ -66,11 +65,11 @@ export function serviceOf(value: unknown): GitService {
 
 /**
  * Answer one git request. Upload-pack (clone, fetch, ls-remote) runs `git http-backend`; a
- * receive-pack advertisement does too (so the client sends only what it would push), and the
- * push itself is refused by `refusePush` without running git.
+ * receive-pack advertisement does too (so the client sends only what it would push); the push
+ * itself is `receiveForReview`'s.
  */
 export async function serveGit(ctx: Context, options: ServeGitOptions): Promise<Reply> {
-  if (options.service === 'git-receive-pack' && options.request === 'rpc') return refusePush(ctx, options);
+  if (options.service === 'git-receive-pack' && options.request === 'rpc') throw new Error('a push is received by receiveForReview, never by git http-backend');
   return runHttpBackend(ctx, options);
 }
 
@@ -313,14 +312,6 @@ export interface PushCommand {
   ref: string;
 }
 
-/** Why a push to `ref` is refused (one line; git prints it beside the ref). */
-export function pushRefusal(ref: string): string {
-  const heads = /^refs\/heads\/(.+)$/.exec(ref);
-  if (heads) return `pushes to refs/heads/* are refused: lines move only through lands; push for review to refs/for/${heads[1]}`;
-  if (ref.startsWith('refs/for/')) return 'push for review is not served here';
-  return 'this repository is read-only: lines move only through lands';
-}
-
 /**
  * The commands of a receive-pack request body (pkt-lines up to the first flush; the pack that
  * follows is not read here) and the capabilities the client asked for.
@@ -357,29 +348,6 @@ function pkt(payload: string | Buffer): Buffer {
 }
 const FLUSH = Buffer.from('0000', 'latin1');
 
-/**
- * The receive-pack result refusing every command: the report git prints as
- * ` ! [remote rejected] main -> main (<reason>)`, and the reasons again as `remote:` lines
- * (side band 2) when the client takes a side band.
- */
-export function refusalReport(commands: PushCommand[], capabilities: string[]): Buffer {
-  const report: Buffer[] = [];
-  if (capabilities.includes('report-status') || capabilities.includes('report-status-v2')) {
-    report.push(pkt('unpack ok\n'));
-    for (const c of commands) report.push(pkt(`ng ${c.ref} ${pushRefusal(c.ref)}\n`));
-    report.push(FLUSH);
-  }
-  const sideband = capabilities.includes('side-band-64k') || capabilities.includes('side-band');
-  if (!sideband) return Buffer.concat(report);
-  const reasons = [...new Set(commands.map((c) => pushRefusal(c.ref)))];
-  const out: Buffer[] = reasons.map((r) => pkt(Buffer.concat([Buffer.from([2]), Buffer.from(`${r}\n`, 'utf8')])));
-  const inner = Buffer.concat(report);
-  // Side band 1 carries the report; 1000 bytes a packet fits even the small `side-band`.
-  for (let i = 0; i < inner.length; i += 995) out.push(pkt(Buffer.concat([Buffer.from([1]), inner.subarray(i, i + 995)])));
-  out.push(FLUSH);
-  return Buffer.concat(out);
-}
-
 /** What a push for review reports per ref (lib/authority/git-push.ts decides it). */
 export type ReviewOutcome =
   | { ref: string; ok: true; lines: string[] }
@@ -404,7 +372,7 @@ export function reviewReport(unpack: string, outcomes: ReviewOutcome[], capabili
   if (unpack !== 'ok') said.push(`the push was not received: ${clean(unpack)}`);
   for (const o of outcomes) {
     if (o.ok) said.push(...o.lines.map(clean));
-    else if (unpack === 'ok') said.push(`${clean(o.ref)}: ${clean(o.reason)}`);
+    else if (unpack === 'ok' && !said.includes(clean(o.reason))) said.push(clean(o.reason));
   }
   const out: Buffer[] = said.map((r) => pkt(Buffer.concat([Buffer.from([2]), Buffer.from(`${r}\n`, 'utf8')])));
   const inner = Buffer.concat(report);
@@ -448,65 +416,4 @@ export async function receiveForReview(
   } finally {
     ctx.res.off('close', onClose);
   }
-}
-
-/**
- * A push: its commands are read (gzip undone) and refused at once; the rest of the body (the
- * pack) is read and dropped, up to the route limit (past it the connection is closed), and
- * nothing reaches the repository.
- */
-async function refusePush(ctx: Context, options: ServeGitOptions): Promise<Reply> {
-  const encoding = ctx.get('content-encoding').trim().toLowerCase();
-  if (encoding !== '' && encoding !== 'identity' && encoding !== 'gzip' && encoding !== 'x-gzip') throw new Invalid('Content-Encoding must be gzip or none');
-  const parsed = await readPushCommands(ctx.req, encoding === 'gzip' || encoding === 'x-gzip', options.limit);
-  const report = refusalReport(parsed.commands, parsed.capabilities);
-  return { status: 200, mediaType: MEDIA_RECEIVE_PACK_RESULT, bytes: report, length: report.length };
-}
-
-function readPushCommands(req: Context['req'], gzip: boolean, limit: number): Promise<ReturnType<typeof parsePushCommands>> {
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    let total = 0;
-    let seen = Buffer.alloc(0);
-    const settle = (fn: () => void) => {
-      if (settled) return;
-      settled = true;
-      inflate?.destroy();
-      fn();
-    };
-    const take = (bytes: Buffer) => {
-      if (settled) return;
-      seen = Buffer.concat([seen, bytes]);
-      let parsed;
-      try {
-        parsed = parsePushCommands(seen);
-      } catch (err) {
-        settle(() => reject(err));
-        return;
-      }
-      if (parsed.complete) settle(() => resolve(parsed));
-      else if (seen.length > MAX_PUSH_COMMANDS) settle(() => reject(new Invalid('malformed push request: no end of its commands')));
-    };
-    const incomplete = () => settle(() => reject(new Invalid('malformed push request: no end of its commands')));
-    const inflate = gzip ? createGunzip() : null;
-    inflate?.on('data', take);
-    inflate?.on('error', () => settle(() => reject(new Invalid('malformed push request: its gzip encoding is broken'))));
-    inflate?.on('end', incomplete);
-    req.on('data', (chunk: Buffer) => {
-      total += chunk.length;
-      if (total > limit) {
-        if (settled) req.socket.destroy();
-        else settle(() => reject(new TooLarge(`request body exceeds the route limit of ${limit} bytes`)));
-        return;
-      }
-      if (settled) return; // the pack after the commands: dropped
-      if (inflate) inflate.write(chunk);
-      else take(chunk);
-    });
-    req.on('end', () => {
-      if (inflate) inflate.end();
-      else incomplete();
-    });
-    req.on('error', () => settle(() => reject(new Invalid('request body was aborted'))));
-  });
 }
