@@ -165,6 +165,32 @@ function emptyPack(): Buffer {
     expect((await get(s, '/tasks?limit=10')).tasks).to.have.length(1);
   });
 
+  it('a merge commit is based on its first parent; a submodule is kept with the git commit and named on the output', async () => {
+    const { s } = await server();
+    const { url, dir } = await cloneOf(s);
+    const mainHead = (await get(s, '/lines/main')).head_snapshot_id;
+    expect((await client(['-C', dir, 'checkout', '-q', '-b', 'side'])).code).to.equal(0);
+    await change(dir, 'side.txt', 'side\n', 'Side work');
+    expect((await client(['-C', dir, 'checkout', '-q', 'main'])).code).to.equal(0);
+    expect((await client(['-C', dir, 'merge', '-q', '--no-ff', '-m', 'Merge side', 'side'])).code).to.equal(0);
+    const merged = await client(['-C', dir, 'push', url, 'HEAD:refs/for/main']);
+    expect(merged.code, merged.stderr).to.equal(0);
+    const ps = (await get(s, '/changes/change-1/patchsets')).patchsets[0];
+    expect(ps.base_snapshot_id).to.equal(mainHead);
+    expect(ps.changed_files.map((f: Json) => f.path)).to.deep.equal(['side.txt']);
+
+    expect((await client(['-C', dir, 'reset', '-q', '--hard', 'origin/main'])).code).to.equal(0);
+    await fsp.writeFile(path.join(dir, 'uses-lib.txt'), 'x\n');
+    expect((await client(['-C', dir, 'add', '-A'])).code).to.equal(0);
+    expect((await client(['-C', dir, 'update-index', '--add', '--cacheinfo', `160000,${'ab'.repeat(20)},vendor/lib`])).code).to.equal(0);
+    expect((await client(['-C', dir, 'commit', '-q', '-m', 'Vendor a library'])).code).to.equal(0);
+    const sub = await client(['-C', dir, 'push', url, 'HEAD:refs/for/main']);
+    expect(sub.code, sub.stderr).to.equal(0);
+    expect(sub.stderr, sub.stderr).to.include('submodule vendor/lib (abababababab) is kept with the git commit, not in the snapshot');
+    const head = (await client(['-C', dir, 'rev-parse', 'HEAD'])).stdout.trim();
+    expect((await get(s, `/git/commits/${head}`)).git_commit.gitlinks).to.deep.equal([{ path: 'vendor/lib', commit_id: 'ab'.repeat(20) }]);
+  });
+
   it('takes the author from --ui-identity-header when the server has one', async () => {
     const { s } = await server(['--ui-identity-header', 'X-Remote-User']);
     const { url, dir } = await cloneOf(s);

@@ -405,6 +405,9 @@ export async function receiveForReview(
     gunzip.on('error', (err) => { if (!(err instanceof TooLarge)) gunzip.destroy(new Invalid('malformed push request: its gzip encoding is broken')); });
     body = limited.pipe(gunzip);
   }
+  // A push runs git too (receive-pack, cat-file): it takes one of the places git serving has.
+  if (GIT_CHILDREN.running >= GIT_CHILDREN.max) throw new Busy(`${GIT_CHILDREN.max} git requests are being served, the most this server runs at once; retry`);
+  GIT_CHILDREN.running++;
   try {
     const receipt = await receive(body, abort.signal);
     const report = reviewReport(receipt.unpack, receipt.outcomes, receipt.capabilities);
@@ -414,6 +417,7 @@ export async function receiveForReview(
     if ((err as NodeJS.ErrnoException).code?.startsWith?.('Z_')) throw new Invalid('malformed push request: its gzip encoding is broken');
     throw err;
   } finally {
+    GIT_CHILDREN.running--;
     ctx.res.off('close', onClose);
   }
 }
