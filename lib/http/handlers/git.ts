@@ -38,7 +38,7 @@ export const exportLine: Handler = async (ctx) => {
 
 /** GET info/refs: the smart protocol's first request (no `service`: the dumb protocol, refused with 400). */
 export const GitServiceQuery: Record<string, QueryParam> = {
-  service: { schema: enumOf(['git-upload-pack', 'git-receive-pack']), description: 'the smart HTTP service; git-receive-pack is advertised so a push can be refused with its reason' },
+  service: { schema: enumOf(['git-upload-pack', 'git-receive-pack']), description: 'the smart HTTP service; git-receive-pack: the advertisement before a push (push for review to refs/for/<line>)' },
 };
 
 // Clone, fetch, ls-remote over git's smart HTTP (lib/http/git-http-backend.ts): the authority
