@@ -12,7 +12,9 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { importGit } from '../lib/client/git-import.js';
 import { NO_PROGRESS } from '../lib/client/progress.js';
-import { api, cli, ok, register, spawnServer, tempDir, type ChildServer } from './helpers.js';
+import { LandDesk } from '../lib/authority/workflow/lands.js';
+import type { LandGates } from '../lib/authority/workflow/gates.js';
+import { api, cli, ok, register, spawnServer, startTestServer, tempDir, type ChildServer } from './helpers.js';
 import { commit, git, hasGit } from './git-fixture.js';
 
 type Json = Record<string, any>;
@@ -258,6 +260,31 @@ function emptyPack(): Buffer {
     expect(await changes(s)).to.deep.equal([]);
     // No quarantine is left behind.
     expect(await fsp.readdir(path.join(data, 'git-shadow', 'quarantine')).catch(() => [])).to.deep.equal([]);
+  });
+
+  it('a fast-forward land of a pushed patchset keeps the pushed commit: a fetch after the land finds it as the line\'s head', async () => {
+    // In process (git runs asynchronously), to land through gates that pass.
+    const s = await startTestServer();
+    try {
+      const r = await register(s.url, 'land-pushed');
+      await importGit({ server: s.url, repo: r, source: src, line: 'main', progress: NO_PROGRESS });
+      const a = await (await s.ready).opened(r);
+      const PASS: LandGates = () => ({ refusal: null, policy_decision_id: null });
+      (a as unknown as { lands: LandDesk }).lands = new LandDesk(a.store, a.workflow, PASS);
+      const url = `${s.url}${R(r, '/git/main.git')}`;
+      const dir = path.join(tempDir('cairn-push-'), 'work');
+      expect((await client(['clone', '-q', url, dir])).code).to.equal(0);
+      const pushedCommit = await change(dir, 'landed.txt', 'landed\n', 'Land me');
+      const pushed = await client(['-C', dir, 'push', url, 'HEAD:refs/for/main']);
+      expect(pushed.code, pushed.stderr).to.equal(0);
+      const land = await ok(api(s.url, 'POST', R(r, '/changes/change-1:submit'), { json: { mode: 'ff-only' } }));
+      expect(land.land.status).to.equal('landed');
+      const fetched = await client(['-C', dir, 'fetch', '-q', 'origin']);
+      expect(fetched.code, fetched.stderr).to.equal(0);
+      expect((await client(['-C', dir, 'rev-parse', 'origin/main'])).stdout.trim()).to.equal(pushedCommit);
+    } finally {
+      await s.stop();
+    }
   });
 
   for (const point of ['git-push:received', 'git-push:commit', 'git-push:commit>commit:after-log', 'git-push:commit>commit:before-state', 'git-push:commit>commit:after-state']) {
