@@ -11,6 +11,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { importGit } from '../lib/client/git-import.js';
+import { GIT_COMMIT } from '../lib/domain/git.js';
+import { GIT_CHANGE_KEY } from '../lib/domain/git-push.js';
+import { ContentStore } from '../lib/store/content-store.js';
 import { NO_PROGRESS } from '../lib/client/progress.js';
 import { LandDesk } from '../lib/authority/workflow/lands.js';
 import type { LandGates } from '../lib/authority/workflow/gates.js';
@@ -143,6 +146,21 @@ function emptyPack(): Buffer {
     await s.exited;
     const check = await cli(['fsck', '--data', data]);
     expect(check.code, check.stdout + check.stderr).to.equal(0);
+
+    // fsck reports a pushed commit that names no change, and a Change-Id key naming a change that is not stored.
+    const { store } = await ContentStore.open(path.join(data, 'repositories', String(repo)));
+    try {
+      const rec = store.entity<Record<string, unknown>>(GIT_COMMIT, record.snapshot_id)!;
+      await store.transact(async (tx) => {
+        tx.upsert(GIT_COMMIT, record.snapshot_id, { ...rec, change_id: undefined });
+        tx.upsert(GIT_CHANGE_KEY, `main ${key}`, { line: 'main', change_key: key, change_id: 'change-99' });
+      });
+    } finally {
+      store.close();
+    }
+    const damaged = await cli(['fsck', '--data', data]);
+    expect(damaged.code, damaged.stdout + damaged.stderr).to.equal(1);
+    expect(damaged.stdout + damaged.stderr).to.include('a pushed commit names no stored change').and.to.include(`Change-Id key main ${key}`);
   });
 
   it('%change= adds a patchset to a named change, %task= opens a change under a named task', async () => {
