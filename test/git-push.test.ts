@@ -6,6 +6,7 @@
 // it or none of it.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import { promises as fsp } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -17,7 +18,7 @@ import { ContentStore } from '../lib/store/content-store.js';
 import { NO_PROGRESS } from '../lib/client/progress.js';
 import { LandDesk } from '../lib/authority/workflow/lands.js';
 import type { LandGates } from '../lib/authority/workflow/gates.js';
-import { api, cli, ok, register, spawnServer, startTestServer, tempDir, type ChildServer } from './helpers.js';
+import { api, cli, ok, register, spawnServer, startTestServer, tempDir, until, type ChildServer } from './helpers.js';
 import { commit, git, hasGit } from './git-fixture.js';
 
 type Json = Record<string, any>;
@@ -275,6 +276,16 @@ function emptyPack(): Buffer {
     const big = await client(['-C', dir, 'push', url, 'HEAD:refs/for/main']);
     expect(big.code).to.not.equal(0);
     expect(big.stderr).to.match(/413|larger than 200000 bytes/);
+    expect(await changes(s)).to.deep.equal([]);
+
+    // A client that goes away in the middle of its body: nothing is written, the quarantine goes.
+    const u = new URL(`${url}/git-receive-pack`);
+    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': 'application/x-git-receive-pack-request', 'content-length': '100000' } });
+    req.on('error', () => undefined);
+    req.write(Buffer.concat([pkt(`${'0'.repeat(40)} ${'ab'.repeat(20)} refs/for/main\0report-status\n`), Buffer.from('0000PACK')]));
+    await until('the push is being received', async () => ((await fsp.readdir(path.join(data, 'git-shadow', 'quarantine')).catch(() => [])).length > 0 ? true : null));
+    req.destroy();
+    await until('the quarantine is removed', async () => ((await fsp.readdir(path.join(data, 'git-shadow', 'quarantine')).catch(() => [])).length === 0 ? true : null));
     expect(await changes(s)).to.deep.equal([]);
     // No quarantine is left behind.
     expect(await fsp.readdir(path.join(data, 'git-shadow', 'quarantine')).catch(() => [])).to.deep.equal([]);

@@ -398,7 +398,8 @@ export async function receiveForReview(
   ctx.res.once('close', onClose);
   const limited = byteLimit(limit);
   let body: Readable = ctx.req.pipe(limited);
-  ctx.req.on('error', (err) => limited.destroy(err));
+  // A client that goes away mid-body: the receiver stops, removes its quarantine, writes nothing.
+  ctx.req.on('error', () => limited.destroy(new Invalid('request body was aborted')));
   if (encoding === 'gzip' || encoding === 'x-gzip') {
     const gunzip = createGunzip();
     limited.on('error', (err) => gunzip.destroy(err));
