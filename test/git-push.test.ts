@@ -245,6 +245,20 @@ function emptyPack(): Buffer {
     const noLine = await client(['-C', dir, 'push', url, 'HEAD:refs/for/nowhere']);
     expect(noLine.stderr).to.include('line nowhere does not exist');
 
+    // Paths a cairn tree cannot hold: a backslash, a name that is not UTF-8.
+    expect((await client(['-C', dir, 'reset', '-q', '--hard', 'origin/main'])).code).to.equal(0);
+    await change(dir, 'dir/back\\slash.txt', 'b\n', 'A backslash');
+    const backslash = await client(['-C', dir, 'push', url, 'HEAD:refs/for/main']);
+    expect(backslash.code).to.not.equal(0);
+    expect(backslash.stderr).to.include('cannot be stored: it holds a backslash');
+    expect((await client(['-C', dir, 'reset', '-q', '--hard', 'HEAD~1'])).code).to.equal(0);
+    await fsp.writeFile(Buffer.from(`${dir}/caf\xe9.txt`, 'latin1'), 'latin-1 name\n');
+    expect((await client(['-C', dir, 'add', '-A'])).code).to.equal(0);
+    expect((await client(['-C', dir, 'commit', '-q', '-m', 'Latin-1 name'])).code).to.equal(0);
+    const latin = await client(['-C', dir, 'push', url, 'HEAD:refs/for/main']);
+    expect(latin.code).to.not.equal(0);
+    expect(latin.stderr).to.include('is not UTF-8: cairn names paths in UTF-8');
+
     // Control bytes in a ref (git itself would not send them): refused, and the report stays pkt-lines.
     const head = (await client(['-C', dir, 'rev-parse', 'origin/main'])).stdout.trim();
     const body = Buffer.concat([pkt(`${'0'.repeat(40)} ${head} refs/for/main%\x01\x7f\0report-status side-band-64k\n`), Buffer.from('0000'), emptyPack()]);

@@ -25,7 +25,7 @@ export interface ReviewTarget {
 
 /** Why a push to `ref` cannot be a push for review (a message git prints beside the ref), or the target. */
 export function reviewTarget(ref: string): ReviewTarget | { refused: string } {
-  const m = /^refs\/for\/(.+)$/.exec(ref);
+  const m = /^refs\/for\/(.*)$/.exec(ref);
   if (!m) return { refused: '' };
   const [line, options] = splitOnce(m[1], '%');
   if (line === '') return { refused: 'refs/for/ must name a line: refs/for/main' };
