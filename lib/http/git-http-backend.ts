@@ -393,6 +393,8 @@ export async function receiveForReview(
 ): Promise<Reply> {
   const encoding = ctx.get('content-encoding').trim().toLowerCase();
   if (encoding !== '' && encoding !== 'identity' && encoding !== 'gzip' && encoding !== 'x-gzip') throw new Invalid('Content-Encoding must be gzip or none');
+  const declared = ctx.get('content-length');
+  if (/^\d+$/.test(declared) && Number(declared) > limit) throw new TooLarge(`request body exceeds the push limit of ${limit} bytes`);
   const abort = new AbortController();
   const onClose = () => { if (!ctx.res.writableFinished) abort.abort(); };
   ctx.res.once('close', onClose);
