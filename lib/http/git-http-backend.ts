@@ -376,6 +376,7 @@ export function reviewReport(unpack: string, outcomes: ReviewOutcome[], capabili
   }
   const out: Buffer[] = said.map((r) => pkt(Buffer.concat([Buffer.from([2]), Buffer.from(`${r}\n`, 'utf8')])));
   const inner = Buffer.concat(report);
+  // Side band 1 carries the report; 1000 bytes a packet fits even the small `side-band`.
   for (let i = 0; i < inner.length; i += 995) out.push(pkt(Buffer.concat([Buffer.from([1]), inner.subarray(i, i + 995)])));
   out.push(FLUSH);
   return Buffer.concat(out);
