@@ -356,7 +356,7 @@ export class ContentOperations {
           skipped++;
           continue;
         }
-        if (existing && (existing.origin !== 'imported' || existing.export)) throw new Conflict(`snapshot ${row.snapshot_id} was exported as git commit ${exportedCommitId(existing)}, not ${row.commit_id}`);
+        if (existing && (existing.origin === 'exported' || existing.export)) throw new Conflict(`snapshot ${row.snapshot_id} was exported as git commit ${exportedCommitId(existing)}, not ${row.commit_id}`);
         const twin = tx.entity<GitCommitIdRecord>(GIT_COMMIT_ID, row.commit_id);
         if (twin && twin.snapshot_id !== row.snapshot_id) throw new Conflict(`git commit ${row.commit_id} is already the commit of snapshot ${twin.snapshot_id}`);
         const record: GitCommitRecord = existing

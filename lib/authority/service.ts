@@ -99,6 +99,8 @@ export class CairnService implements AuthorityHost, FeedHost {
     for (const file of await removeTempFiles(options.dataDir, (dir) => dir === layout.repositoriesDir)) {
       if (!file.startsWith(layout.repositoriesDir)) options.log.warn({ file }, 'recovery removed an unfinished temp file');
     }
+    // Quarantines of pushes a stop cut short (docs/git.md "Push for review"): never part of the store.
+    await fsp.rm(layout.gitQuarantineDir, { recursive: true, force: true });
     const registry = await Registry.open(layout);
     for (const note of await registry.openEvents()) options.log.warn({ note }, 'recovery');
     const service = new CairnService(layout, registry, options.log, options.jobPolicy ?? DEFAULT_JOB_POLICY, options.events, options.maxSnapshotPaths);

@@ -26,7 +26,8 @@ export const MAX_GITLINKS = 10_000;
 /** Git commit rows in one import request. */
 export const MAX_GIT_ROWS = 10_000;
 
-export type GitOrigin = 'imported' | 'exported';
+/** imported: by an import from git; exported: built by an export; pushed: received by a push for review. */
+export type GitOrigin = 'imported' | 'exported' | 'pushed';
 
 /** A gitlink (mode 160000 tree entry): a submodule's commit at a path. A cairn tree cannot hold one, so it is kept here. */
 export interface Gitlink {
@@ -47,6 +48,8 @@ export interface GitCommitRecord {
    * "Export"): the commit the export wrote for this snapshot instead, raw bytes base64.
    */
   export?: { commit_id: string; raw: string };
+  /** Only on a `pushed` record: the change whose patchset this commit became. */
+  change_id?: string;
 }
 
 /** The commit an export writes (or wrote) for a snapshot with this record: `export`, else the record's own. */
@@ -218,6 +221,7 @@ export function gitCommitProjection(r: GitCommitRecord): Record<string, unknown>
     gitlinks: r.gitlinks,
     raw: r.raw,
     export_commit_id: r.export?.commit_id ?? null,
+    change_id: r.change_id ?? null,
   };
 }
 

@@ -3,8 +3,9 @@
 // here from nothing (never the server's own), PATH_INFO is built from the repository directory
 // the authority names (never from the request path), the request body streams into the child and
 // its output back to the client with backpressure, and the child's whole process group is killed
-// when the client goes away. Pushes are never given to git: the bridge reads the push's commands
-// and answers each with a refusal git prints to the user.
+// when the client goes away. A push is never given to `git http-backend`: `receiveForReview` hands
+// its body to the authority's receiver (lib/authority/git-push.ts, which runs `git receive-pack`
+// on a quarantine) and answers with a report it builds itself.
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { ServerResponse } from 'node:http';
 import path from 'node:path';
@@ -38,8 +39,6 @@ export interface ServeGitOptions {
 
 /** The largest CGI header block read from `git http-backend` before its body. */
 const MAX_CGI_HEADER = 16 * 1024;
-/** Push commands read before a refusal (a pkt-line is at most 64 KiB; a push names refs, not data). */
-const MAX_PUSH_COMMANDS = 1024 * 1024;
 /** Decompressed request bytes `git http-backend` buffers (its GIT_HTTP_MAX_REQUEST_BUFFER). */
 const MAX_REQUEST_BUFFER = 10 * 1024 * 1024;
 /** Response headers of the CGI passed on; anything else it says is dropped. */
@@ -66,11 +65,11 @@ export function serviceOf(value: unknown): GitService {
 
 /**
  * Answer one git request. Upload-pack (clone, fetch, ls-remote) runs `git http-backend`; a
- * receive-pack advertisement does too (so the client sends only what it would push), and the
- * push itself is refused by `refusePush` without running git.
+ * receive-pack advertisement does too (so the client sends only what it would push); the push
+ * itself is `receiveForReview`'s.
  */
 export async function serveGit(ctx: Context, options: ServeGitOptions): Promise<Reply> {
-  if (options.service === 'git-receive-pack' && options.request === 'rpc') return refusePush(ctx, options);
+  if (options.service === 'git-receive-pack' && options.request === 'rpc') throw new Error('a push is received by receiveForReview, never by git http-backend');
   return runHttpBackend(ctx, options);
 }
 
@@ -313,14 +312,6 @@ export interface PushCommand {
   ref: string;
 }
 
-/** Why a push to `ref` is refused (one line; git prints it beside the ref). */
-export function pushRefusal(ref: string): string {
-  const heads = /^refs\/heads\/(.+)$/.exec(ref);
-  if (heads) return `pushes to refs/heads/* are refused: lines move only through lands; push for review to refs/for/${heads[1]}`;
-  if (ref.startsWith('refs/for/')) return 'push for review is not served yet';
-  return 'this repository is read-only: lines move only through lands';
-}
-
 /**
  * The commands of a receive-pack request body (pkt-lines up to the first flush; the pack that
  * follows is not read here) and the capabilities the client asked for.
@@ -357,22 +348,33 @@ function pkt(payload: string | Buffer): Buffer {
 }
 const FLUSH = Buffer.from('0000', 'latin1');
 
+/** What a push for review reports per ref (lib/authority/git-push.ts decides it). */
+export type ReviewOutcome =
+  | { ref: string; ok: true; lines: string[] }
+  | { ref: string; ok: false; reason: string };
+
 /**
- * The receive-pack result refusing every command: the report git prints as
- * ` ! [remote rejected] main -> main (<reason>)`, and the reasons again as `remote:` lines
- * (side band 2) when the client takes a side band.
+ * The receive-pack result of a push for review: git's report-status (`unpack`, then `ok`/`ng`
+ * per ref) on side band 1, and what a person should read (the change's URL, each refusal's
+ * reason) on side band 2, which git prints as `remote:` lines.
  */
-export function refusalReport(commands: PushCommand[], capabilities: string[]): Buffer {
+export function reviewReport(unpack: string, outcomes: ReviewOutcome[], capabilities: string[]): Buffer {
+  const clean = (text: string) => text.replace(/[\0-\x1f\x7f]+/g, ' ');
   const report: Buffer[] = [];
   if (capabilities.includes('report-status') || capabilities.includes('report-status-v2')) {
-    report.push(pkt('unpack ok\n'));
-    for (const c of commands) report.push(pkt(`ng ${c.ref} ${pushRefusal(c.ref)}\n`));
+    report.push(pkt(`unpack ${clean(unpack)}\n`));
+    for (const o of outcomes) report.push(pkt(o.ok ? `ok ${clean(o.ref)}\n` : `ng ${clean(o.ref)} ${clean(o.reason)}\n`));
     report.push(FLUSH);
   }
   const sideband = capabilities.includes('side-band-64k') || capabilities.includes('side-band');
   if (!sideband) return Buffer.concat(report);
-  const reasons = [...new Set(commands.map((c) => pushRefusal(c.ref)))];
-  const out: Buffer[] = reasons.map((r) => pkt(Buffer.concat([Buffer.from([2]), Buffer.from(`${r}\n`, 'utf8')])));
+  const said: string[] = [];
+  if (unpack !== 'ok') said.push(`the push was not received: ${clean(unpack)}`);
+  for (const o of outcomes) {
+    if (o.ok) said.push(...o.lines.map(clean));
+    else if (unpack === 'ok' && !said.includes(clean(o.reason))) said.push(clean(o.reason));
+  }
+  const out: Buffer[] = said.map((r) => pkt(Buffer.concat([Buffer.from([2]), Buffer.from(`${r}\n`, 'utf8')])));
   const inner = Buffer.concat(report);
   // Side band 1 carries the report; 1000 bytes a packet fits even the small `side-band`.
   for (let i = 0; i < inner.length; i += 995) out.push(pkt(Buffer.concat([Buffer.from([1]), inner.subarray(i, i + 995)])));
@@ -381,62 +383,45 @@ export function refusalReport(commands: PushCommand[], capabilities: string[]): 
 }
 
 /**
- * A push: its commands are read (gzip undone) and refused at once; the rest of the body (the
- * pack) is read and dropped, up to the route limit (past it the connection is closed), and
- * nothing reaches the repository.
+ * A push for review: the body (gzip undone, at most `limit` bytes as sent) goes to `receive`,
+ * which takes the pack into a quarantine and writes each ref's patchset; the answer is the
+ * report built here from what it decided, never git's own.
  */
-async function refusePush(ctx: Context, options: ServeGitOptions): Promise<Reply> {
+export async function receiveForReview(
+  ctx: Context,
+  limit: number,
+  receive: (body: Readable, signal: AbortSignal) => Promise<{ unpack: string; outcomes: ReviewOutcome[]; capabilities: string[] }>,
+): Promise<Reply> {
   const encoding = ctx.get('content-encoding').trim().toLowerCase();
   if (encoding !== '' && encoding !== 'identity' && encoding !== 'gzip' && encoding !== 'x-gzip') throw new Invalid('Content-Encoding must be gzip or none');
-  const parsed = await readPushCommands(ctx.req, encoding === 'gzip' || encoding === 'x-gzip', options.limit);
-  const report = refusalReport(parsed.commands, parsed.capabilities);
-  return { status: 200, mediaType: MEDIA_RECEIVE_PACK_RESULT, bytes: report, length: report.length };
-}
-
-function readPushCommands(req: Context['req'], gzip: boolean, limit: number): Promise<ReturnType<typeof parsePushCommands>> {
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    let total = 0;
-    let seen = Buffer.alloc(0);
-    const settle = (fn: () => void) => {
-      if (settled) return;
-      settled = true;
-      inflate?.destroy();
-      fn();
-    };
-    const take = (bytes: Buffer) => {
-      if (settled) return;
-      seen = Buffer.concat([seen, bytes]);
-      let parsed;
-      try {
-        parsed = parsePushCommands(seen);
-      } catch (err) {
-        settle(() => reject(err));
-        return;
-      }
-      if (parsed.complete) settle(() => resolve(parsed));
-      else if (seen.length > MAX_PUSH_COMMANDS) settle(() => reject(new Invalid('malformed push request: no end of its commands')));
-    };
-    const incomplete = () => settle(() => reject(new Invalid('malformed push request: no end of its commands')));
-    const inflate = gzip ? createGunzip() : null;
-    inflate?.on('data', take);
-    inflate?.on('error', () => settle(() => reject(new Invalid('malformed push request: its gzip encoding is broken'))));
-    inflate?.on('end', incomplete);
-    req.on('data', (chunk: Buffer) => {
-      total += chunk.length;
-      if (total > limit) {
-        if (settled) req.socket.destroy();
-        else settle(() => reject(new TooLarge(`request body exceeds the route limit of ${limit} bytes`)));
-        return;
-      }
-      if (settled) return; // the pack after the commands: dropped
-      if (inflate) inflate.write(chunk);
-      else take(chunk);
-    });
-    req.on('end', () => {
-      if (inflate) inflate.end();
-      else incomplete();
-    });
-    req.on('error', () => settle(() => reject(new Invalid('request body was aborted'))));
-  });
+  const declared = ctx.get('content-length');
+  if (/^\d+$/.test(declared) && Number(declared) > limit) throw new TooLarge(`request body exceeds the push limit of ${limit} bytes`);
+  const abort = new AbortController();
+  const onClose = () => { if (!ctx.res.writableFinished) abort.abort(); };
+  ctx.res.once('close', onClose);
+  const limited = byteLimit(limit);
+  let body: Readable = ctx.req.pipe(limited);
+  // A client that goes away mid-body: the receiver stops, removes its quarantine, writes nothing.
+  ctx.req.on('error', () => limited.destroy(new Invalid('request body was aborted')));
+  if (encoding === 'gzip' || encoding === 'x-gzip') {
+    const gunzip = createGunzip();
+    limited.on('error', (err) => gunzip.destroy(err));
+    gunzip.on('error', (err) => { if (!(err instanceof TooLarge)) gunzip.destroy(new Invalid('malformed push request: its gzip encoding is broken')); });
+    body = limited.pipe(gunzip);
+  }
+  // A push runs git too (receive-pack, cat-file): it takes one of the places git serving has.
+  if (GIT_CHILDREN.running >= GIT_CHILDREN.max) throw new Busy(`${GIT_CHILDREN.max} git requests are being served, the most this server runs at once; retry`);
+  GIT_CHILDREN.running++;
+  try {
+    const receipt = await receive(body, abort.signal);
+    const report = reviewReport(receipt.unpack, receipt.outcomes, receipt.capabilities);
+    return { status: 200, mediaType: MEDIA_RECEIVE_PACK_RESULT, bytes: report, length: report.length };
+  } catch (err) {
+    // A zlib failure is the client's broken body.
+    if ((err as NodeJS.ErrnoException).code?.startsWith?.('Z_')) throw new Invalid('malformed push request: its gzip encoding is broken');
+    throw err;
+  } finally {
+    GIT_CHILDREN.running--;
+    ctx.res.off('close', onClose);
+  }
 }

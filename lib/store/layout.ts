@@ -43,6 +43,12 @@ export class Layout {
    */
   get gitShadowDir(): string { return path.join(this.root, 'git-shadow'); }
   gitShadow(index: number): string { return path.join(this.gitShadowDir, `${index}.git`); }
+  /**
+   * Quarantines of pushes for review (docs/git.md "Push for review"): one temporary bare
+   * repository per push, named by a random id, removed after the push and swept at startup.
+   */
+  get gitQuarantineDir(): string { return path.join(this.gitShadowDir, 'quarantine'); }
+  gitQuarantine(id: string): string { return path.join(this.gitQuarantineDir, `${id}.git`); }
 }
 
 /** Paths inside one shadow bare git repository (the files git itself reads). */

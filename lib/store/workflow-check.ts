@@ -7,6 +7,8 @@ import { POLICY_DECISION, verifyDecisionChain, type PolicyDecisionRecord } from 
 import { MAX_VIEWED_PER_USER, parseViewedId, requireViewedPath, userKey, VIEWED, type ViewedRecord } from '../domain/workflow/viewed-rules.js';
 import { CHANGE, PATCHSET, type PatchsetRecord } from '../domain/workflow/rules.js';
 import type { ContentStore } from './content-store.js';
+import { CHANGE } from '../domain/workflow/rules.js';
+import { GIT_CHANGE_KEY, type GitChangeKeyRecord } from '../domain/git-push.js';
 
 interface Upsert { type?: string; id?: string; body?: unknown }
 
@@ -60,7 +62,10 @@ export function checkGitCommits(store: ContentStore): string[] {
           continue;
         }
         if (!store.hasSnapshot(r.snapshot_id)) problems.push(`${where} names a snapshot that is not stored`);
-        if (r.origin !== 'imported' && r.origin !== 'exported') problems.push(`${where} has origin ${JSON.stringify(r.origin)}`);
+        if (r.origin !== 'imported' && r.origin !== 'exported' && r.origin !== 'pushed') problems.push(`${where} has origin ${JSON.stringify(r.origin)}`);
+        // A pushed commit names the change it became a patchset of, and that change exists.
+        if (r.origin === 'pushed' && (typeof r.change_id !== 'string' || !store.entity(CHANGE, r.change_id))) problems.push(`${where}: a pushed commit names no stored change (${JSON.stringify(r.change_id ?? null)})`);
+        if (r.origin !== 'pushed' && r.change_id !== undefined) problems.push(`${where}: only a pushed commit names a change`);
         try {
           checkGitCommitRow(r);
         } catch (err) {
@@ -72,7 +77,7 @@ export function checkGitCommits(store: ContentStore): string[] {
         // The commit an export wrote instead of an imported one: its id is the hash of its bytes, and it is indexed.
         if (r.export !== undefined) {
           try {
-            if (r.origin !== 'imported') throw new Error(`only an imported record holds an export, not origin ${JSON.stringify(r.origin)}`);
+            if (r.origin === 'exported') throw new Error('an exported record holds no export of its own');
             checkGitCommitRow({ snapshot_id: r.snapshot_id, commit_id: r.export.commit_id, raw: r.export.raw });
             const exported = store.entity<GitCommitIdRecord>(GIT_COMMIT_ID, r.export.commit_id);
             if (!exported || exported.snapshot_id !== r.snapshot_id) throw new Error(`the commit-id index does not name this snapshot for its exported commit ${r.export.commit_id}`);
@@ -81,6 +86,11 @@ export function checkGitCommits(store: ContentStore): string[] {
           }
         }
         if (problems.length >= 100) return problems;
+      }
+      for (const u of rec.upserts) {
+        if (u.type !== GIT_CHANGE_KEY) continue;
+        const body = u.body as GitChangeKeyRecord;
+        if (!body || typeof body.change_id !== 'string' || u.id !== `${body.line} ${body.change_key}` || !store.entity(CHANGE, body.change_id)) problems.push(`workflow.log: Change-Id key ${String(u.id)} (record at byte ${rec.offset}) is not filed under "<line> <Change-Id>" or names no stored change`);
       }
       for (const u of rec.upserts) {
         if (u.type !== GIT_COMMIT_ID) continue;

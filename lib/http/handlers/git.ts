@@ -4,7 +4,8 @@ import { array, nullable, object, optional, string, unknown as anyValue } from '
 import { gitCommitProjection } from '../../domain/git.js';
 import { arr, enumOf, extend, hex64, int, nullable as orNull, obj, ref, str, uint, type SchemaObject, type Schemas } from '../json-schema.js';
 import { requireAuthority, type Handler, type QueryParam } from '../route-types.js';
-import { serveGit, serviceOf } from '../git-http-backend.js';
+import { parsePushCommands, receiveForReview, serveGit, serviceOf, type ReviewOutcome } from '../git-http-backend.js';
+import { pushLimit, receivePush } from '../../authority/git-push.js';
 import { validate } from '../validate.js';
 import { COMMIT_CONTRACT, commitRequest, SCHEMAS as CONTENT_SCHEMAS } from './content.js';
 
@@ -37,7 +38,7 @@ export const exportLine: Handler = async (ctx) => {
 
 /** GET info/refs: the smart protocol's first request (no `service`: the dumb protocol, refused with 400). */
 export const GitServiceQuery: Record<string, QueryParam> = {
-  service: { schema: enumOf(['git-upload-pack', 'git-receive-pack']), description: 'the smart HTTP service; git-receive-pack is advertised so a push can be refused with its reason' },
+  service: { schema: enumOf(['git-upload-pack', 'git-receive-pack']), description: 'the smart HTTP service; git-receive-pack: the advertisement before a push (push for review to refs/for/<line>)' },
 };
 
 // Clone, fetch, ls-remote over git's smart HTTP (lib/http/git-http-backend.ts): the authority
@@ -53,10 +54,31 @@ export const gitUploadPack: Handler = async (ctx) => {
   return serveGit(ctx.koa, { shadow, request: 'rpc', service: 'git-upload-pack', limit: ctx.limit, log: ctx.service.log });
 };
 
-/** Always refused, ref by ref, in git's own report (the client prints each reason). */
+/**
+ * A push: `refs/for/<line>` becomes a patchset (docs/git.md "Push for review"); every other ref
+ * is refused, ref by ref, in git's own report (the client prints each reason).
+ */
 export const gitReceivePack: Handler = async (ctx) => {
-  const shadow = await requireAuthority(ctx).gitShadow(ctx.params.line_name);
-  return serveGit(ctx.koa, { shadow, request: 'rpc', service: 'git-receive-pack', limit: ctx.limit, log: ctx.service.log });
+  const authority = requireAuthority(ctx);
+  const shadow = await authority.gitShadow(ctx.params.line_name);
+  // The caller's identity from the trusted ingress header, when the server takes one.
+  const header = ctx.identityHeader ?? null;
+  const identity = header === null ? null : ctx.koa.get(header).trim() || null;
+  const base = `${ctx.koa.protocol}://${ctx.koa.host}`;
+  return receiveForReview(ctx.koa, Math.min(ctx.limit, pushLimit()), async (body, signal) => {
+    const receipt = await receivePush(authority, { shadowDir: shadow.repoDir, quarantineRoot: ctx.service.layout.gitQuarantineDir, body, parse: parsePushCommands, identity, log: ctx.service.log, signal });
+    const outcomes: ReviewOutcome[] = receipt.outcomes.map((o) => {
+      if (!o.ok) return o;
+      const { change, patchset, created } = o.result;
+      const url = `${base}/ui/repos/${authority.index}/changes/${encodeURIComponent(change.change_ref)}`;
+      return {
+        ref: o.ref,
+        ok: true,
+        lines: ['', created ? 'New change:' : `Updated change (${patchset.patchset_id}):`, `  ${url} ${change.title.slice(0, 120)}${created ? ' [NEW]' : ''}`, '', ...o.notes],
+      };
+    });
+    return { unpack: receipt.unpack, outcomes, capabilities: receipt.capabilities };
+  });
 };
 
 export const commitById: Handler = async (ctx) => {
@@ -85,7 +107,7 @@ export const SCHEMAS: Schemas = {
   GitCommit: obj({
     snapshot_id: hex64,
     commit_id: gitId,
-    origin: { ...enumOf(['imported', 'exported']), description: 'imported: written by an import from git; exported: built by an export' },
+    origin: { ...enumOf(['imported', 'exported', 'pushed']), description: 'imported: written by an import from git; exported: built by an export; pushed: received by a push for review' },
     tree_id: gitId,
     parent_ids: { ...arr(gitId), description: 'all parents, in order (the snapshot keeps only the first-parent chain)' },
     author: ident,
@@ -95,6 +117,7 @@ export const SCHEMAS: Schemas = {
     gitlinks: { ...arr(obj({ path: str, commit_id: gitId })), description: 'submodule entries of the commit\'s tree (a snapshot cannot hold them)' },
     raw: { ...str, description: 'the commit object\'s bytes, base64: `git cat-file commit <commit_id>`' },
     export_commit_id: { ...orNull(gitId), description: 'an imported commit the export could not keep as it was: the commit it wrote instead; otherwise null' },
+    change_id: { ...orNull(str), description: 'a pushed commit: the change whose patchset it became; otherwise null' },
   }),
   GitExportResult: obj({
     line: str,

@@ -1,0 +1,108 @@
+// A push for review as ONE commit of the store (docs/git.md "Push for review"): the packs of the
+// commit's trees and blobs, its snapshot, the task and change when they are new, the patchset,
+// the git commit (origin `pushed`) with its commit-id entry, and the Change-Id key. Each record
+// is staged by the same function its own route uses (stageTask, stageChange, stagePatchset), so
+// every event they emit is emitted here too, and visible exactly when the push is.
+import { Conflict, Invalid, NotFound } from '../../domain/errors.js';
+import { changeKeyId, GIT_CHANGE_KEY, type GitChangeKeyRecord } from '../../domain/git-push.js';
+import { GIT_COMMIT, GIT_COMMIT_ID, type GitCommitIdRecord, type GitCommitRecord, type Gitlink } from '../../domain/git.js';
+import { checkChangeOpen, MAX_TEXT_CHARS, MAX_TITLE_CHARS, PATCHSET, patchsetId, requireText, type ChangeRecord, type PatchsetRecord, type TaskRecord } from '../../domain/workflow/rules.js';
+import type { ContentStore, Txn } from '../../store/content-store.js';
+import { crashPoint } from '../../store/crash-point.js';
+import { PACK_KIND_OBJECT, PACK_KIND_TREE } from '../../store/pack.js';
+import type { WorkflowBook } from './book.js';
+import { stagePack, type BuiltObjects } from './server-objects.js';
+
+export interface PushedPatchset {
+  line: string;
+  /** The snapshot of the commit's first parent. */
+  base_snapshot_id: string;
+  snapshot: { id: string; bytes: Buffer; root_tree_id: string };
+  built: BuiltObjects;
+  sizes: Map<string, number>;
+  commit: { commit_id: string; raw: Buffer; gitlinks: Gitlink[] };
+  title: string;
+  intent: string;
+  summary: string;
+  author: string;
+  change_key: string | null;
+  task_id: string | null;
+  change_id: string | null;
+}
+
+export interface PushedResult {
+  task: TaskRecord;
+  change: ChangeRecord;
+  patchset: PatchsetRecord;
+  /** A change made by this push (Gerrit's `[NEW]`). */
+  created: boolean;
+}
+
+/** The change a push adds to, when it names one (`%change=`, or a known Change-Id); null: a new change. */
+function existingChange(book: WorkflowBook, tx: Txn, p: PushedPatchset): ChangeRecord | null {
+  let change: ChangeRecord | null = null;
+  if (p.change_id !== null) change = book.changeIn(tx, p.change_id);
+  else if (p.change_key !== null) {
+    const key = tx.entity<GitChangeKeyRecord>(GIT_CHANGE_KEY, changeKeyId(p.line, p.change_key));
+    if (key) change = book.changeIn(tx, key.change_id);
+  }
+  if (change === null) return null;
+  if (p.task_id !== null && p.task_id !== change.task_id) throw new Invalid(`${change.change_id} is a change of ${change.task_id}, not of ${p.task_id}`);
+  if (change.land_target_line !== p.line) throw new Invalid(`${change.change_id} lands on ${change.land_target_line}, not on ${p.line}: push to refs/for/${change.land_target_line}`);
+  checkChangeOpen(change, 'add a patchset (push with a new Change-Id for a new change)');
+  return change;
+}
+
+/**
+ * Write a pushed commit as a patchset: a new task and change, a new change of `task_id`, or a
+ * new patchset of the change the Change-Id or `change_id` names. All of it, or nothing.
+ */
+export async function commitPushedPatchset(store: ContentStore, book: WorkflowBook, p: PushedPatchset): Promise<PushedResult> {
+  const base = store.snapshot(p.base_snapshot_id);
+  if (!base) throw new NotFound(`snapshot ${p.base_snapshot_id} is not present`);
+  const summary = requireText(p.summary.slice(0, MAX_TEXT_CHARS), 'summary', MAX_TEXT_CHARS, true);
+  const author = requireText(p.author.slice(0, MAX_TITLE_CHARS), 'author', MAX_TITLE_CHARS);
+  // Outside the transaction, as createPatchset does (snapshots are immutable; the revision is built).
+  const diff = await book.diff({ snapshot_id: p.base_snapshot_id, root_tree_id: base.root_tree_id }, { snapshot_id: p.snapshot.id, root_tree_id: p.snapshot.root_tree_id }, p.built);
+  crashPoint('git-push:commit');
+  return store.transact((tx) => {
+    const found = existingChange(book, tx, p);
+    let change = found;
+    let task: TaskRecord;
+    if (change === null) {
+      task = p.task_id === null
+        ? book.createTaskIn(tx, { title: requireText(p.title, 'title', MAX_TITLE_CHARS), intent: p.intent.trim() === '' ? p.title : p.intent.slice(0, MAX_TEXT_CHARS) }, { plan_id: null, origin_plan_revision_id: null, plan_item_ref: null })
+        : book.taskIn(tx, p.task_id);
+      if (task.status !== 'active') throw new Invalid(`task ${task.task_id} is ${task.status}; changes are created only for active tasks`);
+      const line = tx.line(p.line);
+      if (!line) throw new NotFound(`line ${p.line} does not exist`);
+      change = book.stageChange(tx, task, { title: requireText(p.title, 'title', MAX_TITLE_CHARS), base_line: p.line, fork_snapshot_id: line.head_snapshot_id });
+    } else {
+      task = book.taskIn(tx, change.task_id);
+      for (let n = change.patchset_count; n >= 1; n--) {
+        const ps = tx.entity<PatchsetRecord>(PATCHSET, patchsetId(change.change_id, n));
+        if (ps && ps.revision_snapshot_id === p.snapshot.id && ps.base_snapshot_id === p.base_snapshot_id) throw new Conflict(`no new changes: ${ps.patchset_id} is this commit already`);
+      }
+    }
+    stagePack(tx, PACK_KIND_OBJECT, 'blob', p.built.blobs);
+    stagePack(tx, PACK_KIND_TREE, 'tree', p.built.trees, p.sizes);
+    if (!tx.hasSnapshot(p.snapshot.id)) tx.addSnapshot(p.snapshot.bytes);
+    const staged = book.stagePatchset(tx, change, { base_snapshot_id: p.base_snapshot_id, revision_snapshot_id: p.snapshot.id, summary, author_mode: 'human_only', author }, diff);
+    // The git map: the pushed commit is this snapshot's commit (unless it already was).
+    const existing = tx.entity<GitCommitRecord>(GIT_COMMIT, p.snapshot.id);
+    if (existing && existing.commit_id !== p.commit.commit_id) throw new Conflict(`the snapshot of this commit already has git commit ${existing.commit_id}`);
+    if (!existing) {
+      const twin = tx.entity<GitCommitIdRecord>(GIT_COMMIT_ID, p.commit.commit_id);
+      if (twin && twin.snapshot_id !== p.snapshot.id) throw new Conflict(`git commit ${p.commit.commit_id} is already the commit of snapshot ${twin.snapshot_id}`);
+      const record: GitCommitRecord = { snapshot_id: p.snapshot.id, commit_id: p.commit.commit_id, origin: 'pushed', raw: p.commit.raw.toString('base64'), gitlinks: p.commit.gitlinks, change_id: staged.change.change_id };
+      tx.upsert(GIT_COMMIT, p.snapshot.id, record);
+      tx.upsert(GIT_COMMIT_ID, p.commit.commit_id, { commit_id: p.commit.commit_id, snapshot_id: p.snapshot.id } satisfies GitCommitIdRecord);
+    }
+    if (p.change_key !== null) {
+      const id = changeKeyId(p.line, p.change_key);
+      const key = tx.entity<GitChangeKeyRecord>(GIT_CHANGE_KEY, id);
+      if (!key || key.change_id !== staged.change.change_id) tx.upsert(GIT_CHANGE_KEY, id, { line: p.line, change_key: p.change_key, change_id: staged.change.change_id } satisfies GitChangeKeyRecord);
+    }
+    return { task, change: staged.change, patchset: staged.patchset, created: found === null };
+  });
+}

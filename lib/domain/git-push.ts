@@ -1,0 +1,80 @@
+// Push for review (docs/git.md "Push for review"): the ref a push names (`refs/for/<line>`, with
+// Gerrit's `%option,option` after it), the `Change-Id:` trailer of a commit message, and the task
+// and change a pushed commit is written under. Pure functions.
+import { parseChangeRef, parseTaskRef } from './workflow/rules.js';
+
+/** The workflow.log entity that finds a change by the Change-Id trailer of its pushed commits (id: `<line> <Change-Id>`). */
+export const GIT_CHANGE_KEY = 'git_change_key';
+
+export interface GitChangeKeyRecord {
+  line: string;
+  change_key: string;
+  change_id: string;
+}
+
+export const changeKeyId = (line: string, key: string): string => `${line} ${key}`;
+
+/** What `refs/for/<line>%task=…,change=…` asks for. */
+export interface ReviewTarget {
+  line: string;
+  /** `%task=task-3`: the new change goes under this task. */
+  task_id: string | null;
+  /** `%change=change-3`: a new patchset of this change. */
+  change_id: string | null;
+}
+
+/** Why a push to `ref` cannot be a push for review (a message git prints beside the ref), or the target. */
+export function reviewTarget(ref: string): ReviewTarget | { refused: string } {
+  const m = /^refs\/for\/(.*)$/.exec(ref);
+  if (!m) return { refused: '' };
+  const [line, options] = splitOnce(m[1], '%');
+  if (line === '') return { refused: 'refs/for/ must name a line: refs/for/main' };
+  const target: ReviewTarget = { line, task_id: null, change_id: null };
+  if (options === null) return target;
+  for (const option of options.split(',')) {
+    const [key, value] = splitOnce(option, '=');
+    if (key === 'task' && value !== null) {
+      const id = parseTaskRef(value);
+      if (id === null) return { refused: `%task=${value} does not name a task (task-3)` };
+      target.task_id = id;
+    } else if (key === 'change' && value !== null) {
+      const parsed = parseChangeRef(value);
+      if (parsed === null) return { refused: `%change=${value} does not name a change (change-3)` };
+      if (parsed.task_id !== null) {
+        if (target.task_id !== null && target.task_id !== parsed.task_id) return { refused: `%change=${value} is not a change of ${target.task_id}` };
+        target.task_id = parsed.task_id;
+      }
+      target.change_id = parsed.change_id;
+    } else {
+      return { refused: `unknown push option %${option.slice(0, 80)}: refs/for/${line} takes %task=task-N and %change=change-N` };
+    }
+  }
+  return target;
+}
+
+function splitOnce(text: string, sep: string): [string, string | null] {
+  const at = text.indexOf(sep);
+  return at < 0 ? [text, null] : [text.slice(0, at), text.slice(at + 1)];
+}
+
+/** The `Change-Id: I<40 hex>` trailer of a message's last paragraph (Gerrit's), or null. */
+export function changeIdTrailer(message: string): string | null {
+  const paragraphs = message.replace(/\s+$/, '').split(/\n[ \t]*\n/);
+  if (paragraphs.length < 2) return null;
+  const last = paragraphs[paragraphs.length - 1];
+  let found: string | null = null;
+  for (const line of last.split('\n')) {
+    const m = /^Change-Id:\s*(I[0-9a-f]{40})\s*$/.exec(line);
+    if (m) found = m[1];
+  }
+  return found;
+}
+
+/** A commit message as a task or change: its subject (first paragraph, one line) and the rest. */
+export function titleAndBody(message: string, maxTitle: number): { title: string; body: string } {
+  const text = message.replace(/\r\n/g, '\n').trim();
+  const cut = text.search(/\n[ \t]*\n/);
+  const subject = (cut < 0 ? text : text.slice(0, cut)).replace(/\s*\n\s*/g, ' ').trim();
+  const body = cut < 0 ? '' : text.slice(cut).trim();
+  return { title: subject.slice(0, maxTitle), body };
+}
