@@ -38,6 +38,7 @@ import * as events from './handlers/events.js';
 import * as webhooks from './handlers/webhooks.js';
 import * as landQueue from './handlers/land-queue.js';
 import * as git from './handlers/git.js';
+import * as gitMirrors from './handlers/git-mirrors.js';
 import {
   MEDIA_RECEIVE_PACK_ADVERTISEMENT,
   MEDIA_RECEIVE_PACK_REQUEST,
@@ -231,6 +232,12 @@ export const ROUTES: readonly RouteSpec[] = [
   route('comments.applySuggestions', 'POST', `${REPO}/changes/{change_ref}/patchsets`, { action: 'applySuggestions', extension: true, request: comments.ApplySuggestions, ok: 'SuggestionsApplied', handler: comments.applySuggestions }),
   route('comments.publish', 'POST', `${REPO}/changes/{change_ref}/reviews`, { action: 'publish', extension: true, request: comments.PublishDrafts, ok: 'CommentPublishResult', handler: comments.publish }),
 
+  // Extensions: git mirrors (docs/git.md "Mirror")
+  route('gitMirrors.create', 'POST', `${REPO}/git-mirrors`, { extension: true, request: gitMirrors.Register, ok: { 201: 'GitMirrorResult' }, handler: gitMirrors.create }),
+  route('gitMirrors.list', 'GET', `${REPO}/git-mirrors`, { extension: true, ok: 'GitMirrorList', handler: gitMirrors.list }),
+  route('gitMirrors.get', 'GET', `${REPO}/git-mirrors/{mirror_id}`, { extension: true, ok: 'GitMirrorResult', handler: gitMirrors.get }),
+  route('gitMirrors.delete', 'DELETE', `${REPO}/git-mirrors/{mirror_id}`, { extension: true, body: NONE, ok: 'GitMirrorRemoved', handler: gitMirrors.remove }),
+  route('gitMirrors.resume', 'POST', `${REPO}/git-mirrors/{mirror_id}`, { action: 'resume', extension: true, body: NONE, ok: 'GitMirrorResult', handler: gitMirrors.resume }),
   // Extensions: webhooks (docs/api.md "Webhooks")
   route('webhooks.create', 'POST', `${REPO}/webhooks`, { extension: true, request: webhooks.Register, ok: { 200: 'WebhookResult', 201: 'WebhookResult' }, handler: webhooks.create }),
   route('webhooks.list', 'GET', `${REPO}/webhooks`, { extension: true, paged: true, ok: 'WebhookList', handler: webhooks.list }),
