@@ -16,6 +16,8 @@ import { pathToFileURL } from 'node:url';
 import { push } from '../lib/client/transfer.js';
 import { api, cli, register, spawnServer, startTestServer, tempDir, until, type ApiResponse, type ChildServer, type TestServer } from './helpers.js';
 import { hasGit } from './git-fixture.js';
+import { Invalid } from '../lib/domain/errors.js';
+import { mirrorBackoffMs, mirrorRecordProblems, scrubbed, validateCredentialRef, validateMirrorUrl } from '../lib/domain/git-mirrors.js';
 
 const R = (repo: number, p: string) => `/v1/native/repository-authorities/${repo}${p}`;
 const GIT_ENV = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 'Eve', GIT_AUTHOR_EMAIL: 'eve@example.org', GIT_COMMITTER_NAME: 'Eve', GIT_COMMITTER_EMAIL: 'eve@example.org' };
@@ -361,5 +363,45 @@ function addMirror(url: string, repo: number, body: Record<string, unknown>): Pr
     child = null;
     const fsck = await cli(['fsck', '--data', data]);
     expect(fsck.code, fsck.stdout + fsck.stderr).to.equal(0);
+  });
+});
+
+describe('git mirror rules (lib/domain/git-mirrors.ts)', () => {
+  const targets = { network: { allowRanges: [], allowHosts: [], listener: { address: '127.0.0.1', port: 8088 } }, fileRoot: '/srv/mirrors' };
+
+  it('normalizes a URL and refuses passwords, other schemes, internal hosts, the listener and file:// outside the root', () => {
+    expect(validateMirrorUrl('https://Example.com/org/r.git', targets)).to.equal('https://example.com/org/r.git');
+    expect(validateMirrorUrl('https://ci@example.com/r.git', targets)).to.equal('https://ci@example.com/r.git');
+    expect(validateMirrorUrl('file:///srv/mirrors/a/r.git', targets)).to.equal('file:///srv/mirrors/a/r.git');
+    for (const bad of ['https://u:p@example.com/r.git', 'ssh://example.com/r.git', 'http://127.0.0.1:8088/x', 'http://[::1]/x', 'http://localhost/x', 'file:///srv/mirrors', 'file:///srv/mirrors/../etc', 'file://host/srv/mirrors/r.git', 'file:///srv/mirrorsX/r.git']) {
+      expect(() => validateMirrorUrl(bad, targets), bad).to.throw(Invalid);
+    }
+    expect(() => validateMirrorUrl('file:///srv/mirrors/r.git', { ...targets, fileRoot: null })).to.throw(Invalid, /--git-mirror-file-root/);
+  });
+
+  it('takes credential references by name only, and scrubs secrets from stored text', () => {
+    expect(validateCredentialRef('env:GITHUB_TOKEN')).to.equal('env:GITHUB_TOKEN');
+    expect(validateCredentialRef('file:github.token')).to.equal('file:github.token');
+    expect(validateCredentialRef(undefined)).to.equal(null);
+    for (const bad of ['file:../x', 'file:a/b', 'file:.hidden..', 'file:', 'env:1X', 'env:A-B', 'token', 'FILE:x']) expect(() => validateCredentialRef(bad), bad).to.throw(Invalid);
+    expect(scrubbed('fatal: Authorization: Basic abc; token s3cr3t-value here', ['s3cr3t-value'])).to.equal('fatal: Authorization: ***');
+    expect(scrubbed('x'.repeat(600), []).length).to.equal(500);
+  });
+
+  it('backs off exponentially up to five minutes', () => {
+    expect([1, 2, 3, 4].map((n) => mirrorBackoffMs(n, 1000))).to.deep.equal([1000, 2000, 4000, 8000]);
+    expect(mirrorBackoffMs(40, 1000)).to.equal(300_000);
+  });
+
+  it('names the problems of a damaged record (fsck)', () => {
+    const good = {
+      mirror_id: 'mirror-1', sequence: 1, version: 1, line: 'dev', url: 'https://example.com/r.git', credential: 'env:T', state: 'ok', last_pushed_commit_id: 'a'.repeat(40),
+      last_pushed_at_s: 1, last_error: null, failures: 0, next_attempt_at_ms: null, diverged_remote_commit_id: null, diverged_at_s: null, removed: false, created_at_s: 1, updated_at_s: 1, removed_at_s: null,
+    } as const;
+    expect(mirrorRecordProblems('mirror-1', good as any)).to.deep.equal([]);
+    expect(mirrorRecordProblems('mirror-2', good as any)[0]).to.match(/not filed/);
+    expect(mirrorRecordProblems('mirror-1', { ...good, url: 'https://u:p@example.com/r.git' } as any)).to.deep.equal(['has a password in its url']);
+    expect(mirrorRecordProblems('mirror-1', { ...good, state: 'weird' } as any)).to.deep.equal(['has state "weird"']);
+    expect(mirrorRecordProblems('mirror-1', { ...good, removed: true } as any)).to.deep.equal(['is removed but keeps its credential reference']);
   });
 });

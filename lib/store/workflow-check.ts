@@ -3,6 +3,7 @@
 // in chain order, must match its own sha256 and link to the previous decision's sha256), and the
 // git commits kept with snapshots and their commit-id index (docs/git.md).
 import { checkGitCommitRow, GIT_COMMIT, GIT_COMMIT_ID, type GitCommitIdRecord, type GitCommitRecord } from '../domain/git.js';
+import { GIT_MIRROR, mirrorRecordProblems, type GitMirrorRecord } from '../domain/git-mirrors.js';
 import { POLICY_DECISION, verifyDecisionChain, type PolicyDecisionRecord } from '../domain/workflow/review-rules.js';
 import type { ContentStore } from './content-store.js';
 
@@ -86,6 +87,24 @@ export function checkGitCommits(store: ContentStore): string[] {
         const target = body && typeof body.snapshot_id === 'string' ? store.entity<GitCommitRecord>(GIT_COMMIT, body.snapshot_id) : undefined;
         if (!target || (target.commit_id !== u.id && target.export?.commit_id !== u.id) || body.commit_id !== u.id) problems.push(`workflow.log: commit-id index entry ${String(u.id)} (record at byte ${rec.offset}) names no git commit of that id`);
       }
+    }
+  } catch (err) {
+    problems.push((err as Error).message);
+  }
+  return problems;
+}
+
+/**
+ * Problems of the git mirror records (type `git_mirror`, docs/git.md "Mirror"): each one's id,
+ * fields and state (lib/domain/git-mirrors.ts), as the store holds it now (the latest upsert
+ * of each id). Reported, never repaired.
+ */
+export function checkGitMirrors(store: ContentStore): string[] {
+  const problems: string[] = [];
+  try {
+    for (const [id, r] of store.entitiesOf<GitMirrorRecord>(GIT_MIRROR)) {
+      for (const p of mirrorRecordProblems(id, r)) problems.push(`workflow.log: git mirror ${id} ${p}`);
+      if (problems.length >= 100) break;
     }
   } catch (err) {
     problems.push((err as Error).message);
