@@ -268,7 +268,7 @@ export class GitMirrorRunner {
       }
     }
     const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+      PATH: '/usr/local/bin:/usr/bin:/bin',
       HOME: shadow,
       GIT_CONFIG_NOSYSTEM: '1',
       GIT_CONFIG_GLOBAL: '/dev/null',
