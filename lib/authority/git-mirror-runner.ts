@@ -163,9 +163,17 @@ export class GitMirrorRunner {
     const line = this.authority.store.line(m.line);
     if (!line || line.status === 'archived' || line.head_snapshot_id === null) return;
     const exporter = this.exporter();
-    const head = (await exporter.syncLine(m.line)).head_commit_id;
-    if (head === null || (m.state === 'ok' && m.last_pushed_commit_id === head)) return;
-    const outcome = await this.slots.runExclusive(() => this.attempt(m, head, exporter.root));
+    let head: string | null;
+    let outcome: MirrorOutcome | null = null;
+    try {
+      head = (await exporter.syncLine(m.line)).head_commit_id;
+    } catch (err) {
+      // An export that cannot be made (a sha256 history, a branch name clash) is the mirror's failure too: said, and retried.
+      head = null;
+      outcome = { kind: 'failed', error: scrubbed(`the line cannot be exported: ${(err as Error).message}`, []), next_attempt_at_ms: Date.now() + mirrorBackoffMs(m.failures + 1, this.policy.backoffBaseMs) };
+    }
+    if (outcome === null && (head === null || (m.state === 'ok' && m.last_pushed_commit_id === head))) return;
+    outcome ??= await this.slots.runExclusive(() => this.attempt(m, head!, exporter.root));
     if (this.stopped) return;
     const recorded = await this.authority.mirrors.recordAttempt(m, outcome, this.admitted);
     if (!recorded) return;
