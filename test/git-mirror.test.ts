@@ -7,14 +7,14 @@
 // refusals. Every git this process runs while an in-process server is up is asynchronous (a
 // synchronous one would block the server it talks to, or that talks to it).
 import { expect } from 'chai';
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { push } from '../lib/client/transfer.js';
-import { api, cli, register, spawnServer, startTestServer, tempDir, until, untilOutput, type ApiResponse, type ChildServer, type TestServer } from './helpers.js';
+import { api, cli, onTty, register, spawnServer, startTestServer, tempDir, until, untilOutput, type ApiResponse, type ChildServer, type TestServer } from './helpers.js';
 import { hasGit } from './git-fixture.js';
 import { Invalid } from '../lib/domain/errors.js';
 import { mirrorBackoffMs, mirrorRecordProblems, scrubbed, validateCredentialRef, validateMirrorUrl } from '../lib/domain/git-mirrors.js';
@@ -22,6 +22,7 @@ import { mirrorBackoffMs, mirrorRecordProblems, scrubbed, validateCredentialRef,
 const R = (repo: number, p: string) => `/v1/native/repository-authorities/${repo}${p}`;
 const GIT_ENV = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 'Eve', GIT_AUTHOR_EMAIL: 'eve@example.org', GIT_COMMITTER_NAME: 'Eve', GIT_COMMITTER_EMAIL: 'eve@example.org' };
 const TOKEN = 'tok-Secret-5f2b9c1e77';
+const hasScript = spawnSync('script', ['--version']).status === 0;
 
 /** git, asynchronously; resolves with stdout, rejects with stderr. */
 function gitAsync(args: string[], cwd?: string): Promise<string> {
@@ -254,6 +255,11 @@ function addMirror(url: string, repo: number, body: Record<string, unknown>): Pr
     const status = await cli(['mirror', 'status', 'mirror-1', '--server', s.url, '--repo', String(repo)]);
     expect(status.code, status.stderr).to.equal(1);
     expect(JSON.parse(status.stdout).mirror.state).to.equal('diverged');
+    if (hasScript) {
+      const tty = await onTty(['mirror', 'status', '--server', s.url, '--repo', String(repo)]);
+      expect(tty.status).to.equal(1);
+      expect(tty.stdout).to.include('state:        DIVERGED').and.include(`remote is at: ${theirs}`).and.include('cairn mirror resume mirror-1');
+    }
     // Another move does not push either.
     await advance();
     expect((await mirrorOf(s.url, repo, 'mirror-1')).state).to.equal('diverged');
