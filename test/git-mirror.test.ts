@@ -160,7 +160,7 @@ function addMirror(url: string, repo: number, body: Record<string, unknown>): Pr
     process.env.CAIRN_TEST_MIRROR_TOKEN = TOKEN;
     backend = await httpBackend(remotes, TOKEN);
     open = await httpBackend(remotes, null);
-    s = await startTestServer(undefined, { gitMirrors: { fileRoot: remotes, allow: ['127.0.0.1'], backoffBaseMs: 50 } });
+    s = await startTestServer(undefined, { gitMirrors: { fileRoot: remotes, allow: ['127.0.0.1', 'localhost'], backoffBaseMs: 50 } });
   });
   after(async () => {
     await s.stop();
@@ -272,6 +272,16 @@ function addMirror(url: string, repo: number, body: Record<string, unknown>): Pr
     const listed = await cli(['mirror', 'list', '--server', s.url, '--repo', String(repo)]);
     expect(listed.code).to.equal(0);
     expect(JSON.parse(listed.stdout).mirrors[0].state).to.equal('ok');
+  });
+
+  it('pushes to a host name the server resolves, judges and pins (here localhost, opened by --git-mirror-allow)', async () => {
+    const repo = await registerRepo(s.url, 'mirror-name');
+    const advance = lineWriter(s.url, repo, 'dev');
+    await advance();
+    const remote = await bareRemote(path.join(remotes, 'named.git'));
+    const res = await addMirror(s.url, repo, { line: 'dev', url: `${open.url.replace('127.0.0.1', 'localhost')}/named.git` });
+    expect(res.status, res.text).to.equal(201);
+    await untilMirrored(s.url, repo, 'mirror-1', () => refOf(remote, 'refs/heads/dev'));
   });
 
   it('refuses bad registrations with a clear error and changes nothing; a password in the URL is never repeated', async () => {
