@@ -21,6 +21,7 @@ import { landGates, POLICY_RESOLVE_THREADS } from './workflow/gates.js';
 import { LandDesk } from './workflow/lands.js';
 import { LandQueue } from './workflow/land-queue.js';
 import { WebhookBook } from './webhooks.js';
+import { GitMirrorBook } from './git-mirrors.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import type { Log } from './logger.js';
 import { gitShadowOf, NO_GIT_SHADOWS, type GitShadow, type GitShadowSource } from './git-shadow.js';
@@ -37,6 +38,8 @@ export class Authority {
   readonly queue: LandQueue;
   /** Webhook registrations and deliveries (workflow.log entities); sent by the service's dispatcher. */
   readonly webhooks: WebhookBook;
+  /** Git mirror registrations and their state (workflow.log entities); pushed by the service's mirror runner. */
+  readonly mirrors: GitMirrorBook;
 
   private constructor(readonly index: number, readonly layout: AuthorityLayout, readonly store: ContentStore, readonly jobs: JobQueue, readonly plans: PlanBook, notes: string[]) {
     this.content = new ContentOperations(store);
@@ -47,6 +50,7 @@ export class Authority {
     this.lands = new LandDesk(store, this.workflow, gates);
     this.queue = new LandQueue(store, this.workflow, this.lands, jobs, gates);
     this.webhooks = new WebhookBook(store);
+    this.mirrors = new GitMirrorBook(store);
   }
 
   /** Create the directory and identity file of a new authority (durable on return). */

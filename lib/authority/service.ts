@@ -26,7 +26,7 @@ import { LIFECYCLE_ACTIVE, LIFECYCLE_RETIRING } from '../domain/repository.js';
 import type { ClaimResult } from './jobs.js';
 import { Retirement } from './retirement.js';
 import { RestoreSessions } from './restore.js';
-import { Mutex } from 'async-mutex';
+import { Mutex, Semaphore } from 'async-mutex';
 import type { Log } from './logger.js';
 import type { AuthorityHost } from './host.js';
 import { Registry, type RegistrationResult } from './registry.js';
@@ -36,6 +36,8 @@ import type { WebhookTargets } from '../domain/webhook-targets.js';
 import type { QueueOptions } from '../domain/workflow/land-queue.js';
 import { DEFAULT_MAX_SNAPSHOT_PATHS } from '../domain/tree-size.js';
 import { NO_GIT_SHADOWS, type GitShadowSource } from './git-shadow.js';
+import { GitMirrorRunner, type MirrorPolicy } from './git-mirror-runner.js';
+import { STRICT_MIRROR_TARGETS, type MirrorTargets } from '../domain/git-mirrors.js';
 
 export interface ServiceOptions {
   dataDir: string;
@@ -69,6 +71,10 @@ export class CairnService implements AuthorityHost, FeedHost {
   private gitRefresh = false;
   /** Each open authority's git exporter (its shadow repository, docs/git.md "Export"), made on first use. */
   private readonly gitExporters = new Map<number, GitExporter>();
+  /** Set by startGitMirrors (serving only): mirrors push in the background. */
+  private mirrorPolicy: MirrorPolicy | null = null;
+  private mirrorSlots: Semaphore | null = null;
+  private readonly mirrorRunners = new Map<number, GitMirrorRunner>();
   private restoreSessions: RestoreSessions | null = null;
   /** Opens under way, by repository index: concurrent first uses share one. */
   private readonly opening = new Map<number, Promise<void>>();
@@ -156,6 +162,7 @@ export class CairnService implements AuthorityHost, FeedHost {
 
   /** Close a repository's files and forget it (purge). */
   closeAuthority(index: number): void {
+    this.stopMirrorRunner(index);
     this.gitExporters.get(index)?.stop();
     this.gitExporters.delete(index);
     this.stopDispatcher(index);
@@ -255,6 +262,7 @@ export class CairnService implements AuthorityHost, FeedHost {
       authority.lands.policyFlags = () => this.registry.get(index)?.policy_flags ?? 0;
       this.authorities.set(index, authority);
       this.startDispatcher(index);
+      this.startMirrorRunner(index);
       this.startQueue(index);
       this.authoritiesChanged();
     } catch (err) {
@@ -455,6 +463,34 @@ export class CairnService implements AuthorityHost, FeedHost {
     await this.registry.closeEventsWhenIdle();
   }
 
+  /**
+   * Push git mirrors (docs/git.md "Mirror"): a runner for every open authority now, and for each
+   * one opened later; pushes of all repositories share `policy.concurrency` slots.
+   */
+  startGitMirrors(policy: MirrorPolicy): void {
+    this.mirrorPolicy = policy;
+    this.mirrorSlots = new Semaphore(policy.concurrency);
+    for (const index of this.authorities.keys()) this.startMirrorRunner(index);
+  }
+
+  /** Where mirrors may push (registrations are checked against it); nothing internal, no file:// before startGitMirrors. */
+  get mirrorTargets(): MirrorTargets {
+    return this.mirrorPolicy?.targets ?? STRICT_MIRROR_TARGETS;
+  }
+
+  private startMirrorRunner(index: number): void {
+    const entry = this.authorities.get(index);
+    if (!this.mirrorPolicy || !this.mirrorSlots || !(entry instanceof Authority) || this.mirrorRunners.has(index)) return;
+    const runner = new GitMirrorRunner(entry, () => this.gitExporter(entry), () => this.registry.get(index)?.lifecycle_kind === LIFECYCLE_ACTIVE, this.log, this.mirrorPolicy, this.mirrorSlots);
+    this.mirrorRunners.set(index, runner);
+    runner.start();
+  }
+
+  private stopMirrorRunner(index: number): void {
+    this.mirrorRunners.get(index)?.stop();
+    this.mirrorRunners.delete(index);
+  }
+
   /** Export a served line's moves in the background (docs/git.md "Clone and fetch"), for exporters made from now on and those made already. */
   startGitRefresh(): void {
     this.gitRefresh = true;
@@ -469,6 +505,7 @@ export class CairnService implements AuthorityHost, FeedHost {
     if (this.maintenance) clearInterval(this.maintenance);
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     for (const index of [...this.dispatchers.keys()]) this.stopDispatcher(index);
+    for (const index of [...this.mirrorRunners.keys()]) this.stopMirrorRunner(index);
   }
 
   /** Repositories that list discovery shows: every record except purged ones. */

@@ -19,6 +19,7 @@ Transfers:
   sync      copy a snapshot and its history between repositories or servers
   import-git  write a git repository's first-parent history onto a line
   export-git  write a line's history as git commits into a bare git repository
+  mirror    push a line to a git remote after each move (add, list, status, remove, resume)
 
 Workflow:
   task      create, list, show and close tasks
@@ -94,6 +95,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   'import-git': async () => (await import('./git-commands.js')).importGitCommand,
   'export-git': async () => (await import('./git-export-command.js')).exportGitCommand,
   config: async () => (await import('./config-command.js')).configCommand,
+  mirror: async () => (await import('./mirror-commands.js')).mirrorCommand,
 };
 
 /** Every command name `cairn` accepts (aliases included), in table order: what docs/cli.md documents. */

@@ -29,6 +29,7 @@ import { prettyStream } from './log-format.js';
 import { swaggerUiAssets } from './docs-assets.js';
 import { loadUiSources } from './ui-files.js';
 import type { GitShadowSource } from '../authority/git-shadow.js';
+import { DEFAULT_MIRROR_POLICY } from '../authority/git-mirror-runner.js';
 
 export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [--log-level LEVEL] [--log-format pretty|json]
                    [--lease-seconds N] [--max-attempts N] [--ci-timeout-seconds N]
@@ -40,7 +41,9 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--activation-delay-ms N] [--lock-stale-ms N] [--webhook-backoff-ms N]
                    [--queue-depth N] [--queue-retries N] [--queue-batch N]
                    [--queue-stall-seconds N] [--allowed-host NAME]... [--allowed-origin ORIGIN]...
-                   [--max-snapshot-paths N] [--shutdown-seconds N] [-h|--help]
+                   [--max-snapshot-paths N] [--shutdown-seconds N]
+                   [--git-mirror-allow CIDR|HOST]... [--git-mirror-file-root DIR]
+                   [--git-credentials-dir DIR] [--git-mirror-concurrency N] [-h|--help]
 
 Serve the cairn HTTP interface, and the reviewer web UI at /ui/ (docs/ui.md).
 
@@ -127,6 +130,20 @@ Options:
                      every place a shared tree appears (default 10000000). A commit that
                      would store a larger one is refused (413); one stored before is not
                      expanded (400). Computed from distinct trees, never by expanding them
+  --git-mirror-allow CIDR|HOST
+                     open an internal target for git mirrors (repeatable), as
+                     --webhook-allow does for webhooks: by default a mirror pushes only to
+                     public addresses, never to this server's own listener (docs/git.md
+                     "Mirror")
+  --git-mirror-file-root DIR
+                     allow file:// mirrors of repositories under DIR (and nowhere else);
+                     without it file:// URLs are refused, since they reach this machine's
+                     disk (and run the hooks of the repository pushed to)
+  --git-credentials-dir DIR
+                     where a mirror's credential "file:NAME" is read from (the file NAME in
+                     DIR, one line: a token); names are never paths
+  --git-mirror-concurrency N
+                     git mirror pushes at once, over all repositories (default 4)
   --shutdown-seconds N
                      on SIGTERM/SIGINT, exit within N seconds (default 10): in-flight requests
                      finish until two seconds before (then their connections are closed), the
@@ -138,6 +155,9 @@ Test-only options:
   --lock-stale-ms N        data-directory lock staleness (default 10000; refreshed at half)
   --webhook-backoff-ms N   wait after a webhook delivery's first failed attempt (default 1000;
                            doubles after each further one)
+  --git-mirror-backoff-ms N
+                           wait after a git mirror's first failed push (default 1000; doubles
+                           after each further one, up to 5 minutes)
 `;
 
 export interface ServerOptions {
@@ -175,6 +195,8 @@ export interface ServerOptions {
   gitShadows?: GitShadowSource;
   /** Export served lines' moves in the background (default true); tests that count what an export writes turn it off. */
   gitRefresh?: boolean;
+  /** Git mirrors: internal targets opened, the file:// root, the credentials directory, backoff, concurrency (--git-mirror-*). */
+  gitMirrors?: { allow?: string[]; fileRoot?: string | null; credentialsDir?: string | null; backoffBaseMs?: number; concurrency?: number; timeoutMs?: number };
 }
 
 export const DEFAULT_SHUTDOWN_SECONDS = 10;
@@ -271,6 +293,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       service.startWebhooks({ ...DEFAULT_WEBHOOK_POLICY, ...options.webhooks }, webhookNetwork);
       service.startLandQueues(checkQueueOptions({ ...DEFAULT_QUEUE_OPTIONS, ...options.queue }));
       if (options.gitRefresh !== false) service.startGitRefresh();
+      const m = options.gitMirrors ?? {};
+      service.startGitMirrors({
+        ...DEFAULT_MIRROR_POLICY,
+        targets: { network: webhookTargets(m.allow ?? [], { address: address.address, port: address.port }), fileRoot: m.fileRoot ?? null },
+        credentialsDir: m.credentialsDir ?? null,
+        ...(m.backoffBaseMs ? { backoffBaseMs: m.backoffBaseMs } : {}),
+        ...(m.concurrency ? { concurrency: m.concurrency } : {}),
+        ...(m.timeoutMs ? { timeoutMs: m.timeoutMs } : {}),
+      });
       server.activate(createApp({ service, log, requestLog: options.requestLog, assets: swaggerUiAssets(), ui, guard, identity }).callback());
       log.info({ repositories: service.registry.all().length }, 'ready');
       // Repositories open on first use; this opens the rest so their timers and dispatchers run.
@@ -317,6 +348,11 @@ export async function serve(argv: string[]): Promise<number> {
     'allowed-origin': { type: 'string', multiple: true, default: [] },
     'shutdown-seconds': { type: 'string', default: String(DEFAULT_SHUTDOWN_SECONDS) },
     'max-snapshot-paths': { type: 'string', default: String(DEFAULT_MAX_SNAPSHOT_PATHS) },
+    'git-mirror-allow': { type: 'string', multiple: true, default: [] },
+    'git-mirror-file-root': { type: 'string' },
+    'git-credentials-dir': { type: 'string' },
+    'git-mirror-concurrency': { type: 'string', default: String(DEFAULT_MIRROR_POLICY.concurrency) },
+    'git-mirror-backoff-ms': { type: 'string', default: String(DEFAULT_MIRROR_POLICY.backoffBaseMs) },
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
@@ -395,6 +431,27 @@ export async function serve(argv: string[]): Promise<number> {
     if (isCairnError(err)) throw new CliUsageError(err.message);
     throw err;
   }
+  const mirrorAllow = (values['git-mirror-allow'] ?? []) as string[];
+  try {
+    webhookTargets(mirrorAllow, null);
+  } catch (err) {
+    if (isCairnError(err)) throw new CliUsageError(err.message.replace('--webhook-allow', '--git-mirror-allow'));
+    throw err;
+  }
+  const dirFlag = (flag: string): string | null => {
+    const v = values[flag];
+    if (v === undefined) return null;
+    const dir = path.resolve(String(v));
+    if (!existsSync(dir)) throw new CliUsageError(`--${flag} ${String(v)}: no such directory`);
+    return dir;
+  };
+  const gitMirrors = {
+    allow: mirrorAllow,
+    fileRoot: dirFlag('git-mirror-file-root'),
+    credentialsDir: dirFlag('git-credentials-dir'),
+    concurrency: positive('git-mirror-concurrency', 64),
+    backoffBaseMs: positive('git-mirror-backoff-ms', 3_600_000),
+  };
   const retries = Number(values['queue-retries']);
   if (!Number.isInteger(retries) || retries < 0 || retries > 10) throw new CliUsageError('--queue-retries must be an integer from 0 to 10');
   const queue: QueueOptions = { depth: positive('queue-depth', 64), retries, batch: positive('queue-batch', 64), stall_s: positive('queue-stall-seconds', 86_400) };
@@ -404,7 +461,7 @@ export async function serve(argv: string[]): Promise<number> {
   for (const o of allowedOrigins) if (canonicalOrigin(o) === null) throw new CliUsageError(`--allowed-origin must be an origin such as https://cairn.example.com or http://HOST:PORT, got "${o}"`);
   const shutdownSeconds = positive('shutdown-seconds', 3600);
   const maxSnapshotPaths = parseMaxSnapshotPaths(values['max-snapshot-paths']);
-  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, shutdownSeconds, maxSnapshotPaths, identity });
+  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, shutdownSeconds, maxSnapshotPaths, identity, gitMirrors });
   let signalled = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (signalled) {

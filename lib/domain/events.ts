@@ -60,6 +60,7 @@ export const EVENT_TYPES: Record<string, string[]> = {
   'queue.entry_ejected': ['entry_id', 'change_id', 'target_line', 'reason'],
   'queue.entry_removed': ['entry_id', 'change_id', 'target_line'],
   'webhook.disabled': ['webhook_id', 'delivery_id', 'failed_deliveries'],
+  'git_mirror.diverged': ['mirror_id', 'line', 'remote_commit_id', 'last_pushed_commit_id'],
 };
 
 /** Events of the registry (the data directory's feed, storage-layout.md §18). */

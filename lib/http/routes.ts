@@ -40,6 +40,7 @@ import * as webhooks from './handlers/webhooks.js';
 import * as landQueue from './handlers/land-queue.js';
 import * as git from './handlers/git.js';
 import * as people from './handlers/people.js';
+import * as gitMirrors from './handlers/git-mirrors.js';
 import {
   MEDIA_RECEIVE_PACK_ADVERTISEMENT,
   MEDIA_RECEIVE_PACK_REQUEST,
@@ -240,6 +241,12 @@ export const ROUTES: readonly RouteSpec[] = [
   route('viewed.get', 'GET', `${REPO}/changes/{change_ref}/viewed`, { extension: true, query: viewed.ViewedQuery, ok: 'ViewedMarks', handler: viewed.get }),
   route('viewed.put', 'PUT', `${REPO}/changes/{change_ref}/viewed`, { extension: true, request: viewed.MarkViewed, ok: 'ViewedMarks', refuses: [409], handler: viewed.put }),
 
+  // Extensions: git mirrors (docs/git.md "Mirror")
+  route('gitMirrors.create', 'POST', `${REPO}/git-mirrors`, { extension: true, request: gitMirrors.Register, ok: { 201: 'GitMirrorResult' }, handler: gitMirrors.create }),
+  route('gitMirrors.list', 'GET', `${REPO}/git-mirrors`, { extension: true, ok: 'GitMirrorList', handler: gitMirrors.list }),
+  route('gitMirrors.get', 'GET', `${REPO}/git-mirrors/{mirror_id}`, { extension: true, ok: 'GitMirrorResult', handler: gitMirrors.get }),
+  route('gitMirrors.delete', 'DELETE', `${REPO}/git-mirrors/{mirror_id}`, { extension: true, body: NONE, ok: 'GitMirrorRemoved', handler: gitMirrors.remove }),
+  route('gitMirrors.resume', 'POST', `${REPO}/git-mirrors/{mirror_id}`, { action: 'resume', extension: true, body: NONE, ok: 'GitMirrorResult', handler: gitMirrors.resume }),
   // Extensions: webhooks (docs/api.md "Webhooks")
   route('webhooks.create', 'POST', `${REPO}/webhooks`, { extension: true, request: webhooks.Register, ok: { 200: 'WebhookResult', 201: 'WebhookResult' }, handler: webhooks.create }),
   route('webhooks.list', 'GET', `${REPO}/webhooks`, { extension: true, paged: true, ok: 'WebhookList', handler: webhooks.list }),

@@ -3,11 +3,11 @@
 // in chain order, must match its own sha256 and link to the previous decision's sha256), and the
 // git commits kept with snapshots and their commit-id index (docs/git.md), and the viewed marks.
 import { checkGitCommitRow, GIT_COMMIT, GIT_COMMIT_ID, type GitCommitIdRecord, type GitCommitRecord } from '../domain/git.js';
+import { GIT_MIRROR, mirrorRecordProblems, type GitMirrorRecord } from '../domain/git-mirrors.js';
 import { POLICY_DECISION, verifyDecisionChain, type PolicyDecisionRecord } from '../domain/workflow/review-rules.js';
 import { MAX_VIEWED_PER_USER, parseViewedId, requireViewedPath, userKey, VIEWED, type ViewedRecord } from '../domain/workflow/viewed-rules.js';
 import { CHANGE, PATCHSET, type PatchsetRecord } from '../domain/workflow/rules.js';
 import type { ContentStore } from './content-store.js';
-import { CHANGE } from '../domain/workflow/rules.js';
 import { GIT_CHANGE_KEY, type GitChangeKeyRecord } from '../domain/git-push.js';
 
 interface Upsert { type?: string; id?: string; body?: unknown }
@@ -154,4 +154,22 @@ export function checkViewedMarks(store: ContentStore): string[] {
     }
   }
   return problems.length > 50 ? [...problems.slice(0, 50), `… and ${problems.length - 50} more viewed-mark problems`] : problems;
+}
+
+/**
+ * Problems of the git mirror records (type `git_mirror`, docs/git.md "Mirror"): each one's id,
+ * fields and state (lib/domain/git-mirrors.ts), as the store holds it now (the latest upsert
+ * of each id). Reported, never repaired.
+ */
+export function checkGitMirrors(store: ContentStore): string[] {
+  const problems: string[] = [];
+  try {
+    for (const [id, r] of store.entitiesOf<GitMirrorRecord>(GIT_MIRROR)) {
+      for (const p of mirrorRecordProblems(id, r)) problems.push(`workflow.log: git mirror ${id} ${p}`);
+      if (problems.length >= 100) break;
+    }
+  } catch (err) {
+    problems.push((err as Error).message);
+  }
+  return problems;
 }

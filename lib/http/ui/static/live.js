@@ -24,6 +24,7 @@ export const EVENT_TYPE_NAMES = [
   'queue.entry_added', 'queue.entry_testing', 'queue.entry_retried', 'queue.entry_requeued', 'queue.entry_stalled',
   'queue.entry_landed', 'queue.entry_ejected', 'queue.entry_removed',
   'webhook.disabled',
+  'git_mirror.diverged',
 ];
 
 /** `job.*` → every job type; an exact name stays as it is. */

@@ -1,0 +1,424 @@
+// Git mirrors through real servers and Debian's git binary (docs/git.md "Mirror"): a line pushed
+// to a local bare repository over file:// and over a local `git http-backend` (a CGI run by a
+// small node http server here, receive-pack on, a token required), with the same commit ids as
+// the export; a diverged remote stops the mirror (state, event, CLI) and is never forced, and a
+// resume after the remote is put right pushes again; a child server killed with SIGKILL while a
+// push is due catches up after its restart; credentials never reach an answer or the log; and the
+// refusals. Every git this process runs while an in-process server is up is asynchronous (a
+// synchronous one would block the server it talks to, or that talks to it).
+import { expect } from 'chai';
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import { promises as fsp } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { push } from '../lib/client/transfer.js';
+import { api, cli, onTty, register, spawnServer, startTestServer, tempDir, until, untilOutput, type ApiResponse, type ChildServer, type TestServer } from './helpers.js';
+import { hasGit } from './git-fixture.js';
+import { Invalid } from '../lib/domain/errors.js';
+import { mirrorBackoffMs, mirrorRecordProblems, scrubbed, validateCredentialRef, validateMirrorUrl } from '../lib/domain/git-mirrors.js';
+
+const R = (repo: number, p: string) => `/v1/native/repository-authorities/${repo}${p}`;
+const GIT_ENV = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 'Eve', GIT_AUTHOR_EMAIL: 'eve@example.org', GIT_COMMITTER_NAME: 'Eve', GIT_COMMITTER_EMAIL: 'eve@example.org' };
+const TOKEN = 'tok-Secret-5f2b9c1e77';
+const hasScript = spawnSync('script', ['--version']).status === 0;
+
+/** git, asynchronously; resolves with stdout, rejects with stderr. */
+function gitAsync(args: string[], cwd?: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile('git', args, { cwd, env: { ...process.env, ...GIT_ENV, HOME: cwd ?? process.cwd() } }, (err, stdout, stderr) => (err ? reject(new Error(`git ${args.join(' ')}: ${stderr}`)) : resolve(stdout)));
+  });
+}
+
+const refOf = async (bare: string, ref: string): Promise<string | null> => (await gitAsync(['--git-dir', bare, 'for-each-ref', '--format=%(objectname)', ref])).trim() || null;
+
+/** A bare repository that accepts pushes. */
+async function bareRemote(dir: string): Promise<string> {
+  await fsp.mkdir(path.dirname(dir), { recursive: true });
+  await gitAsync(['init', '-q', '--bare', dir]);
+  await gitAsync(['--git-dir', dir, 'config', 'http.receivepack', 'true']);
+  return dir;
+}
+
+interface Backend {
+  url: string;
+  /** Authorization headers seen. */
+  auth: string[];
+  /** Answer 503 to everything while set. */
+  failing: boolean;
+  close(): Promise<void>;
+}
+
+/**
+ * `git http-backend` as CGI behind a node http server on 127.0.0.1, serving the bare
+ * repositories under `root`; with `token`, a request without `Basic x-access-token:TOKEN` is
+ * answered 401.
+ */
+async function httpBackend(root: string, token: string | null): Promise<Backend> {
+  const state: Backend = { url: '', auth: [], failing: false, close: async () => {} };
+  const server = http.createServer((req, res) => {
+    if (req.headers.authorization) state.auth.push(req.headers.authorization);
+    if (state.failing) { res.writeHead(503); res.end('down for a while'); return; }
+    if (token !== null && req.headers.authorization !== `Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`) {
+      res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="test"' });
+      res.end('authentication required');
+      return;
+    }
+    const u = new URL(req.url!, 'http://x');
+    const cgi = spawn('git', ['http-backend'], {
+      env: {
+        ...process.env, ...GIT_ENV, GIT_PROJECT_ROOT: root, GIT_HTTP_EXPORT_ALL: '1', REQUEST_METHOD: req.method!, PATH_INFO: decodeURIComponent(u.pathname),
+        QUERY_STRING: u.search.slice(1), CONTENT_TYPE: req.headers['content-type'] ?? '', REMOTE_USER: 'mirror', REMOTE_ADDR: '127.0.0.1',
+        ...(req.headers['content-encoding'] ? { HTTP_CONTENT_ENCODING: String(req.headers['content-encoding']) } : {}),
+        ...(req.headers['git-protocol'] ? { GIT_PROTOCOL: String(req.headers['git-protocol']) } : {}),
+      },
+    });
+    req.pipe(cgi.stdin);
+    let head = Buffer.alloc(0);
+    let headersDone = false;
+    cgi.stdout.on('data', (chunk: Buffer) => {
+      if (headersDone) { res.write(chunk); return; }
+      head = Buffer.concat([head, chunk]);
+      const end = head.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      headersDone = true;
+      let status = 200;
+      for (const line of head.subarray(0, end).toString('latin1').split('\r\n')) {
+        const i = line.indexOf(':');
+        const [k, v] = [line.slice(0, i).trim(), line.slice(i + 1).trim()];
+        if (k.toLowerCase() === 'status') status = Number(v.split(' ')[0]);
+        else res.setHeader(k, v);
+      }
+      res.writeHead(status);
+      res.write(head.subarray(end + 4));
+    });
+    cgi.stdout.on('end', () => res.end());
+    cgi.on('error', () => { res.writeHead(500); res.end(); });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  state.close = () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); });
+  return state;
+}
+
+/** A working directory whose pushes move line `line` of `repo` (created by the first). */
+function lineWriter(url: string, repo: number, line: string) {
+  const dir = path.join(tempDir('cairn-mirror-wc-'), 'tree');
+  let n = 0;
+  return async (): Promise<string> => {
+    n++;
+    await fsp.mkdir(dir, { recursive: true });
+    await fsp.writeFile(path.join(dir, `file-${n}.txt`), `change ${n}\n`);
+    if (n === 1) {
+      const first = await push({ server: url, repo, line, dir, moveLine: false, progress: false, message: `change ${n}` });
+      const put = await api(url, 'PUT', R(repo, `/lines/${line}`), { json: { head_snapshot_id: first.snapshot_id } });
+      expect(put.status, put.text).to.be.oneOf([200, 201]);
+      return first.snapshot_id;
+    }
+    return (await push({ server: url, repo, line, dir, moveLine: true, progress: false, message: `change ${n}` })).snapshot_id;
+  };
+}
+
+const registerRepo = (url: string, name: string): Promise<number> => register(url, name);
+
+const exportHead = async (url: string, repo: number, line: string): Promise<string> => {
+  const res = await api(url, 'POST', R(repo, '/git/exports'), { json: { line } });
+  expect(res.status, res.text).to.equal(200);
+  return res.json.head_commit_id;
+};
+
+const mirrorOf = async (url: string, repo: number, id: string): Promise<Record<string, any>> => {
+  const res = await api(url, 'GET', R(repo, `/git-mirrors/${id}`));
+  expect(res.status, res.text).to.equal(200);
+  return res.json.mirror;
+};
+
+/** Wait until the mirror is `ok` at the line's exported head and the remote's branch is there too. */
+async function untilMirrored(url: string, repo: number, id: string, remote: () => Promise<string | null>, line = 'dev'): Promise<string> {
+  return until(`mirror ${id} to reach the line's head`, async () => {
+    const head = await exportHead(url, repo, line);
+    const m = await mirrorOf(url, repo, id);
+    return m.state === 'ok' && m.last_pushed_commit_id === head && (await remote()) === head ? head : null;
+  }, 30_000);
+}
+
+function addMirror(url: string, repo: number, body: Record<string, unknown>): Promise<ApiResponse> {
+  return api(url, 'POST', R(repo, '/git-mirrors'), { json: body });
+}
+
+(hasGit ? describe : describe.skip)('git mirrors (POST {repo}/git-mirrors)', function () {
+  this.timeout(180_000);
+  let s: TestServer;
+  let remotes: string;
+  let backend: Backend;
+  let open: Backend;
+
+  before(async () => {
+    remotes = path.join(tempDir('cairn-mirror-remotes-'), 'remotes');
+    await fsp.mkdir(remotes, { recursive: true });
+    process.env.CAIRN_TEST_MIRROR_TOKEN = TOKEN;
+    backend = await httpBackend(remotes, TOKEN);
+    open = await httpBackend(remotes, null);
+    s = await startTestServer(undefined, { gitMirrors: { fileRoot: remotes, allow: ['127.0.0.1', 'localhost'], backoffBaseMs: 50 } });
+  });
+  after(async () => {
+    await s.stop();
+    await backend.close();
+    await open.close();
+    delete process.env.CAIRN_TEST_MIRROR_TOKEN;
+  });
+
+  it('mirrors a line to a bare repository over file://: the remote branch follows each move, with the commit ids of the export', async () => {
+    const repo = await registerRepo(s.url, 'mirror-file');
+    const advance = lineWriter(s.url, repo, 'dev');
+    await advance();
+    await advance();
+    const remote = await bareRemote(path.join(remotes, 'file.git'));
+    const res = await addMirror(s.url, repo, { line: 'dev', url: pathToFileURL(remote).href });
+    expect(res.status, res.text).to.equal(201);
+    expect(res.json.mirror).to.deep.include({ mirror_id: 'mirror-1', line: 'dev', url: pathToFileURL(remote).href, credential: null, state: 'pending', last_pushed_commit_id: null });
+    const head = await untilMirrored(s.url, repo, 'mirror-1', () => refOf(remote, 'refs/heads/dev'));
+    // The remote holds the exported history, commit for commit.
+    const shadow = path.join(s.dataDir, 'git-shadow', `${repo}.git`);
+    expect(await gitAsync(['--git-dir', remote, 'rev-list', head])).to.equal(await gitAsync(['--git-dir', shadow, 'rev-list', head]));
+    // A move is followed.
+    await advance();
+    const next = await untilMirrored(s.url, repo, 'mirror-1', () => refOf(remote, 'refs/heads/dev'));
+    expect(next).to.not.equal(head);
+    expect((await gitAsync(['--git-dir', remote, 'rev-parse', `${next}^`])).trim()).to.equal(head);
+    const list = await api(s.url, 'GET', R(repo, '/git-mirrors'));
+    expect(list.json.count).to.equal(1);
+    expect(list.json.mirrors[0]).to.deep.include({ mirror_id: 'mirror-1', state: 'ok', last_pushed_commit_id: next, last_error: null, failures: 0 });
+  });
+
+  it('mirrors over a local git http-backend with a token from the server\'s environment; without the token it retries, and neither answer holds the token', async () => {
+    const repo = await registerRepo(s.url, 'mirror-http');
+    const advance = lineWriter(s.url, repo, 'dev');
+    await advance();
+    const remote = await bareRemote(path.join(remotes, 'http.git'));
+    const noToken = await addMirror(s.url, repo, { line: 'dev', url: `${backend.url}/http.git` });
+    expect(noToken.status, noToken.text).to.equal(201);
+    const failing = await until('the mirror without a token to retry', async () => {
+      const m = await mirrorOf(s.url, repo, 'mirror-1');
+      return m.state === 'retrying' && m.failures >= 1 ? m : null;
+    });
+    expect(failing.last_error).to.match(/ls-remote failed/);
+    expect(failing.next_attempt_at_ms).to.be.a('number');
+    expect(await refOf(remote, 'refs/heads/dev')).to.equal(null);
+    const res = await addMirror(s.url, repo, { line: 'dev', url: `${backend.url}/http.git`.replace('http://', 'http://x-access-token@'), credential: 'env:CAIRN_TEST_MIRROR_TOKEN' });
+    expect(res.status, res.text).to.equal(201);
+    expect(res.json.mirror.credential).to.equal('env:CAIRN_TEST_MIRROR_TOKEN');
+    await untilMirrored(s.url, repo, 'mirror-2', () => refOf(remote, 'refs/heads/dev'));
+    expect(backend.auth.some((a) => a === `Basic ${Buffer.from(`x-access-token:${TOKEN}`).toString('base64')}`)).to.equal(true);
+    await advance();
+    await untilMirrored(s.url, repo, 'mirror-2', () => refOf(remote, 'refs/heads/dev'));
+    const basic = Buffer.from(`x-access-token:${TOKEN}`).toString('base64');
+    for (const p of ['/git-mirrors', '/git-mirrors/mirror-1', '/git-mirrors/mirror-2', '/events']) {
+      const text = (await api(s.url, 'GET', R(repo, p))).text;
+      expect(text, p).to.not.include(TOKEN);
+      expect(text, p).to.not.include(basic);
+    }
+    const removed = await api(s.url, 'DELETE', R(repo, '/git-mirrors/mirror-1'));
+    expect(removed.status, removed.text).to.equal(200);
+    expect(removed.json).to.deep.equal({ mirror_id: 'mirror-1', removed: true });
+    expect((await api(s.url, 'GET', R(repo, '/git-mirrors/mirror-1'))).status).to.equal(404);
+    expect((await api(s.url, 'GET', R(repo, '/git-mirrors'))).json.mirrors.map((m: any) => m.mirror_id)).to.deep.equal(['mirror-2']);
+  });
+
+  it('stops a mirror whose remote diverged (someone pushed to it): state diverged, the event, the CLI says so, nothing is forced; resumed after the remote is put right, it pushes again', async () => {
+    const repo = await registerRepo(s.url, 'mirror-diverged');
+    const advance = lineWriter(s.url, repo, 'dev');
+    await advance();
+    const remote = await bareRemote(path.join(remotes, 'diverged.git'));
+    expect((await addMirror(s.url, repo, { line: 'dev', url: `${open.url}/diverged.git` })).status).to.equal(201);
+    const ours = await untilMirrored(s.url, repo, 'mirror-1', () => refOf(remote, 'refs/heads/dev'));
+    // Someone else pushes a commit of their own onto the mirrored branch.
+    const work = path.join(tempDir('cairn-mirror-other-'), 'w');
+    await gitAsync(['clone', '-q', '--branch', 'dev', remote, work]);
+    await fsp.writeFile(path.join(work, 'theirs.txt'), 'not from cairn\n');
+    await gitAsync(['add', '-A'], work);
+    await gitAsync(['commit', '-q', '-m', 'theirs'], work);
+    await gitAsync(['push', '-q', 'origin', 'HEAD:refs/heads/dev'], work);
+    const theirs = (await gitAsync(['rev-parse', 'HEAD'], work)).trim();
+    await advance();
+    const m = await until('the mirror to diverge', async () => {
+      const x = await mirrorOf(s.url, repo, 'mirror-1');
+      return x.state === 'diverged' ? x : null;
+    });
+    expect(m).to.deep.include({ diverged_remote_commit_id: theirs, last_pushed_commit_id: ours, next_attempt_at_ms: null });
+    expect(m.last_error).to.include(theirs).and.include('nothing is forced');
+    expect(await refOf(remote, 'refs/heads/dev')).to.equal(theirs);
+    const events = (await api(s.url, 'GET', R(repo, '/events'))).json.events as any[];
+    const diverged = events.filter((e) => e.type === 'git_mirror.diverged');
+    expect(diverged.map((e) => e.data)).to.deep.equal([{ mirror_id: 'mirror-1', line: 'dev', remote_commit_id: theirs, last_pushed_commit_id: ours }]);
+    const status = await cli(['mirror', 'status', 'mirror-1', '--server', s.url, '--repo', String(repo)]);
+    expect(status.code, status.stderr).to.equal(1);
+    expect(JSON.parse(status.stdout).mirror.state).to.equal('diverged');
+    if (hasScript) {
+      const tty = await onTty(['mirror', 'status', '--server', s.url, '--repo', String(repo)]);
+      expect(tty.status).to.equal(1);
+      expect(tty.stdout).to.include('state:        DIVERGED').and.include(`remote is at: ${theirs}`).and.include('cairn mirror resume mirror-1');
+    }
+    // Another move does not push either.
+    await advance();
+    expect((await mirrorOf(s.url, repo, 'mirror-1')).state).to.equal('diverged');
+    expect(await refOf(remote, 'refs/heads/dev')).to.equal(theirs);
+    // Put right (the branch back on our commit), then resumed: it pushes.
+    await gitAsync(['--git-dir', remote, 'update-ref', 'refs/heads/dev', ours]);
+    const resumed = await cli(['mirror', 'resume', 'mirror-1', '--server', s.url, '--repo', String(repo), '--json']);
+    expect(resumed.code, resumed.stderr).to.equal(0);
+    await untilMirrored(s.url, repo, 'mirror-1', () => refOf(remote, 'refs/heads/dev'));
+    const listed = await cli(['mirror', 'list', '--server', s.url, '--repo', String(repo)]);
+    expect(listed.code).to.equal(0);
+    expect(JSON.parse(listed.stdout).mirrors[0].state).to.equal('ok');
+  });
+
+  it('pushes to a host name the server resolves, judges and pins (here localhost, opened by --git-mirror-allow)', async () => {
+    const repo = await registerRepo(s.url, 'mirror-name');
+    const advance = lineWriter(s.url, repo, 'dev');
+    await advance();
+    const remote = await bareRemote(path.join(remotes, 'named.git'));
+    const res = await addMirror(s.url, repo, { line: 'dev', url: `${open.url.replace('127.0.0.1', 'localhost')}/named.git` });
+    expect(res.status, res.text).to.equal(201);
+    await untilMirrored(s.url, repo, 'mirror-1', () => refOf(remote, 'refs/heads/dev'));
+  });
+
+  it('refuses bad registrations with a clear error and changes nothing; a password in the URL is never repeated', async () => {
+    const repo = await registerRepo(s.url, 'mirror-hostile');
+    const advance = lineWriter(s.url, repo, 'dev');
+    await advance();
+    const port = new URL(s.url).port;
+    const cases: [Record<string, unknown>, number, RegExp][] = [
+      [{ line: 'dev', url: 'https://bob:hunter2-Pa55@example.com/r.git' }, 400, /password/],
+      [{ line: 'dev', url: 'ftp://example.com/r.git' }, 400, /https or http/],
+      [{ line: 'dev', url: 'ssh://git@example.com/r.git' }, 400, /https or http/],
+      [{ line: 'dev', url: 'git@example.com:r.git' }, 400, /https or http|absolute/],
+      [{ line: 'dev', url: 'not a url' }, 400, /absolute URL/],
+      [{ line: 'dev', url: 'https://example.com/r.git?x=1' }, 400, /query/],
+      [{ line: 'dev', url: `http://127.0.0.1:${port}/v1/native/repository-authorities/${repo}/git/dev.git` }, 400, /own listener/],
+      [{ line: 'dev', url: `http://localhost:${port}/r.git` }, 400, /own listener/],
+      [{ line: 'dev', url: 'http://10.1.2.3/r.git' }, 400, /private address.*--git-mirror-allow/],
+      [{ line: 'dev', url: 'http://169.254.169.254/latest' }, 400, /link-local/],
+      [{ line: 'dev', url: 'file:///etc/r.git' }, 400, /under the directory/],
+      [{ line: 'dev', url: `file://${remotes}/../outside.git` }, 400, /under the directory/],
+      [{ line: 'nope', url: 'https://example.com/r.git' }, 404, /line nope does not exist/],
+      [{ line: 'a..b', url: 'https://example.com/r.git' }, 400, /git branch name/],
+      [{ line: 'dev', url: 'https://example.com/r.git', credential: 'file:../x' }, 400, /never a path/],
+      [{ line: 'dev', url: 'https://example.com/r.git', credential: 'file:/etc/passwd' }, 400, /never a path/],
+      [{ line: 'dev', url: 'https://example.com/r.git', credential: 'file:sub/x' }, 400, /never a path/],
+      [{ line: 'dev', url: 'https://example.com/r.git', credential: 'env:' }, 400, /environment variable name/],
+      [{ line: 'dev', url: 'https://example.com/r.git', credential: 'ghp_plaintexttoken' }, 400, /env:NAME/],
+      [{ line: 'dev', url: 'https://example.com/r.git', token: 'x' }, 422, /token/],
+      [{ line: 'dev' }, 422, /url/],
+      [{ line: 'dev', url: 7 }, 422, /url/],
+    ];
+    for (const [body, status, message] of cases) {
+      const res = await addMirror(s.url, repo, body);
+      expect(res.status, `${JSON.stringify(body)}: ${res.text}`).to.equal(status);
+      expect(res.json.error, JSON.stringify(body)).to.match(message);
+      expect(res.text).to.not.include('hunter2');
+    }
+    expect((await api(s.url, 'GET', R(repo, '/git-mirrors'))).json.count).to.equal(0);
+    expect((await api(s.url, 'GET', R(repo, '/git-mirrors/mirror-1'))).status).to.equal(404);
+    expect((await api(s.url, 'DELETE', R(repo, '/git-mirrors/mirror-1'))).status).to.equal(404);
+    expect((await api(s.url, 'POST', R(repo, '/git-mirrors/mirror-1:resume'))).status).to.equal(404);
+    // One mirror per line and URL.
+    expect((await addMirror(s.url, repo, { line: 'dev', url: 'https://example.com/r.git' })).status).to.equal(201);
+    const twin = await addMirror(s.url, repo, { line: 'dev', url: 'https://example.com/r.git' });
+    expect(twin.status, twin.text).to.equal(409);
+    expect(twin.json.error).to.include('mirror-1');
+  });
+});
+
+(hasGit ? describe : describe.skip)('git mirrors across a SIGKILL (child server)', function () {
+  this.timeout(180_000);
+  let child: ChildServer | null = null;
+  let backend: Backend;
+  after(async () => {
+    child?.proc.kill('SIGKILL');
+    await backend?.close();
+  });
+
+  it('a mirror whose push is due when the server is killed catches up after the restart; its token (a credential file) is never in the log', async () => {
+    const root = tempDir('cairn-mirror-kill-');
+    const data = path.join(root, 'data');
+    const remotes = path.join(root, 'remotes');
+    const creds = path.join(root, 'creds');
+    await fsp.mkdir(creds, { recursive: true });
+    await fsp.writeFile(path.join(creds, 'remote-token'), `${TOKEN}\n`, { mode: 0o600 });
+    const remote = await bareRemote(path.join(remotes, 'kill.git'));
+    backend = await httpBackend(remotes, TOKEN);
+    const flags = ['--git-mirror-allow', '127.0.0.1', '--git-credentials-dir', creds, '--git-mirror-backoff-ms', '100', '--log-format', 'json'];
+    child = await spawnServer(data, flags);
+    const repo = await registerRepo(child.url, 'mirror-kill');
+    const advance = lineWriter(child.url, repo, 'dev');
+    await advance();
+    const added = await addMirror(child.url, repo, { line: 'dev', url: `${backend.url}/kill.git`, credential: 'file:remote-token' });
+    expect(added.status, added.text).to.equal(201);
+    await untilMirrored(child.url, repo, 'mirror-1', () => refOf(remote, 'refs/heads/dev'));
+    // The remote goes down; the line moves: the push is due, and fails until the remote is back.
+    backend.failing = true;
+    await advance();
+    await until('the mirror to retry', async () => (await mirrorOf(child!.url, repo, 'mirror-1')).state === 'retrying');
+    const before = child.output();
+    child.proc.kill('SIGKILL');
+    await child.exited;
+    backend.failing = false;
+    child = await spawnServer(data, flags);
+    const head = await untilMirrored(child.url, repo, 'mirror-1', () => refOf(remote, 'refs/heads/dev'));
+    expect(head).to.equal(await exportHead(child.url, repo, 'dev'));
+    // Log lines are written in batches (a SIGKILL loses the last one): wait for the restarted server's.
+    await untilOutput(child, /git mirror pushed/);
+    const basic = Buffer.from(`x-access-token:${TOKEN}`).toString('base64');
+    for (const out of [before, child.output()]) {
+      expect(out).to.not.include(TOKEN);
+      expect(out).to.not.include(basic);
+    }
+    child.proc.kill('SIGTERM');
+    await child.exited;
+    child = null;
+    const fsck = await cli(['fsck', '--data', data]);
+    expect(fsck.code, fsck.stdout + fsck.stderr).to.equal(0);
+  });
+});
+
+describe('git mirror rules (lib/domain/git-mirrors.ts)', () => {
+  const targets = { network: { allowRanges: [], allowHosts: [], listener: { address: '127.0.0.1', port: 8088 } }, fileRoot: '/srv/mirrors' };
+
+  it('normalizes a URL and refuses passwords, other schemes, internal hosts, the listener and file:// outside the root', () => {
+    expect(validateMirrorUrl('https://Example.com/org/r.git', targets)).to.equal('https://example.com/org/r.git');
+    expect(validateMirrorUrl('https://ci@example.com/r.git', targets)).to.equal('https://ci@example.com/r.git');
+    expect(validateMirrorUrl('file:///srv/mirrors/a/r.git', targets)).to.equal('file:///srv/mirrors/a/r.git');
+    for (const bad of ['https://u:p@example.com/r.git', 'ssh://example.com/r.git', 'http://127.0.0.1:8088/x', 'http://[::1]/x', 'http://localhost/x', 'file:///srv/mirrors', 'file:///srv/mirrors/../etc', 'file://host/srv/mirrors/r.git', 'file:///srv/mirrorsX/r.git']) {
+      expect(() => validateMirrorUrl(bad, targets), bad).to.throw(Invalid);
+    }
+    expect(() => validateMirrorUrl('file:///srv/mirrors/r.git', { ...targets, fileRoot: null })).to.throw(Invalid, /--git-mirror-file-root/);
+  });
+
+  it('takes credential references by name only, and scrubs secrets from stored text', () => {
+    expect(validateCredentialRef('env:GITHUB_TOKEN')).to.equal('env:GITHUB_TOKEN');
+    expect(validateCredentialRef('file:github.token')).to.equal('file:github.token');
+    expect(validateCredentialRef(undefined)).to.equal(null);
+    for (const bad of ['file:../x', 'file:a/b', 'file:.hidden..', 'file:', 'env:1X', 'env:A-B', 'token', 'FILE:x']) expect(() => validateCredentialRef(bad), bad).to.throw(Invalid);
+    expect(scrubbed('fatal: Authorization: Basic abc; token s3cr3t-value here', ['s3cr3t-value'])).to.equal('fatal: Authorization: ***');
+    expect(scrubbed('x'.repeat(600), []).length).to.equal(500);
+  });
+
+  it('backs off exponentially up to five minutes', () => {
+    expect([1, 2, 3, 4].map((n) => mirrorBackoffMs(n, 1000))).to.deep.equal([1000, 2000, 4000, 8000]);
+    expect(mirrorBackoffMs(40, 1000)).to.equal(300_000);
+  });
+
+  it('names the problems of a damaged record (fsck)', () => {
+    const good = {
+      mirror_id: 'mirror-1', sequence: 1, version: 1, line: 'dev', url: 'https://example.com/r.git', credential: 'env:T', state: 'ok', last_pushed_commit_id: 'a'.repeat(40),
+      last_pushed_at_s: 1, last_error: null, failures: 0, next_attempt_at_ms: null, diverged_remote_commit_id: null, diverged_at_s: null, removed: false, created_at_s: 1, updated_at_s: 1, removed_at_s: null,
+    } as const;
+    expect(mirrorRecordProblems('mirror-1', good as any)).to.deep.equal([]);
+    expect(mirrorRecordProblems('mirror-2', good as any)[0]).to.match(/not filed/);
+    expect(mirrorRecordProblems('mirror-1', { ...good, url: 'https://u:p@example.com/r.git' } as any)).to.deep.equal(['has a password in its url']);
+    expect(mirrorRecordProblems('mirror-1', { ...good, state: 'weird' } as any)).to.deep.equal(['has state "weird"']);
+    expect(mirrorRecordProblems('mirror-1', { ...good, removed: true } as any)).to.deep.equal(['is removed but keeps its credential reference']);
+  });
+});
