@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { push } from '../lib/client/transfer.js';
-import { api, cli, onTty, register, spawnServer, startTestServer, tempDir, until, untilOutput, type ApiResponse, type ChildServer, type TestServer } from './helpers.js';
+import { api, cli, exportRepo, onTty, register, restoreRepo, spawnServer, startTestServer, tempDir, until, untilOutput, type ApiResponse, type ChildServer, type TestServer } from './helpers.js';
 import { hasGit } from './git-fixture.js';
 import { Invalid } from '../lib/domain/errors.js';
 import { mirrorBackoffMs, mirrorRecordProblems, scrubbed, validateCredentialRef, validateMirrorUrl } from '../lib/domain/git-mirrors.js';
@@ -282,6 +282,26 @@ function addMirror(url: string, repo: number, body: Record<string, unknown>): Pr
     const res = await addMirror(s.url, repo, { line: 'dev', url: `${open.url.replace('127.0.0.1', 'localhost')}/named.git` });
     expect(res.status, res.text).to.equal(201);
     await untilMirrored(s.url, repo, 'mirror-1', () => refOf(remote, 'refs/heads/dev'));
+  });
+
+  it('travels with the repository\'s export: the restored repository keeps its mirrors and pushes its moves, continuing the remote\'s history', async () => {
+    const repo = await registerRepo(s.url, 'mirror-moved');
+    const advance = lineWriter(s.url, repo, 'dev');
+    await advance();
+    const remote = await bareRemote(path.join(remotes, 'moved.git'));
+    expect((await addMirror(s.url, repo, { line: 'dev', url: pathToFileURL(remote).href, credential: 'env:CAIRN_TEST_MIRROR_TOKEN' })).status).to.equal(201);
+    const before = await untilMirrored(s.url, repo, 'mirror-1', () => refOf(remote, 'refs/heads/dev'));
+    const { manifest, files } = await exportRepo(s.url, repo);
+    const restored = await restoreRepo(s.url, manifest, files);
+    const m = await mirrorOf(s.url, restored, 'mirror-1');
+    expect(m).to.deep.include({ line: 'dev', url: pathToFileURL(remote).href, credential: 'env:CAIRN_TEST_MIRROR_TOKEN', state: 'ok', last_pushed_commit_id: before });
+    // The restored line moves: the mirror pushes from the restored repository.
+    const dir = path.join(tempDir('cairn-mirror-wc-'), 'tree');
+    await fsp.mkdir(dir, { recursive: true });
+    await fsp.writeFile(path.join(dir, 'after-restore.txt'), 'moved\n');
+    await push({ server: s.url, repo: restored, line: 'dev', dir, moveLine: true, progress: false, message: 'after the restore' });
+    const after = await untilMirrored(s.url, restored, 'mirror-1', () => refOf(remote, 'refs/heads/dev'));
+    expect((await gitAsync(['--git-dir', remote, 'rev-parse', `${after}^`])).trim()).to.equal(before);
   });
 
   it('refuses bad registrations with a clear error and changes nothing; a password in the URL is never repeated', async () => {

@@ -132,7 +132,7 @@ export function createApp(options: AppOptions): Koa {
       if (hasBody(ctx)) await drain(ctx);
     }
 
-    const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit, assets: options.assets, identityHeader: options.ui?.identityHeader ?? null };
+    const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit, assets: options.assets };
     const reply = await route.handler(routeCtx);
     if ('write' in reply) await sendWritten(ctx, reply);
     else if ('stream' in reply) await sendStream(ctx, reply);

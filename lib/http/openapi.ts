@@ -130,7 +130,7 @@ function tagOf(route: RouteSpec): string {
   if (head === 'events') return 'events';
   if (head === 'comments') return 'comments';
   if (head === 'viewed') return 'viewed';
-  if (head === 'git') return 'git';
+  if (head === 'git' || head === 'gitMirrors') return 'git';
   if (route.extension) return 'reference';
   if (['health', 'handshake', 'capabilities'].includes(head)) return 'discovery';
   if (head === 'read') return route.operation === 'read.planCandidates' ? 'plans' : route.operation === 'read.ciStatus' ? 'patchsets' : 'tasks';
@@ -157,7 +157,7 @@ const TAGS = [
   { name: 'plans', description: 'Plans (the paths say sprints)' },
   { name: 'comments', description: `Comment threads on a change's diff lines (not in the spec; marked ${EXTENSION_MARK})` },
   { name: 'viewed', description: `Viewed marks: the files of a patchset a reviewer has viewed (not in the spec; marked ${EXTENSION_MARK})` },
-  { name: 'git', description: `Git interoperability: import commits with their git metadata (not in the spec; marked ${EXTENSION_MARK})` },
+  { name: 'git', description: `Git interoperability: import commits with their git metadata, export, serve, mirror and receive pushes for review (not in the spec; marked ${EXTENSION_MARK})` },
   { name: 'webhooks', description: `Webhook registrations and their deliveries (not in the spec; marked ${EXTENSION_MARK})` },
   { name: 'reference', description: `This document and its rendered reference (not in the spec; marked ${EXTENSION_MARK})` },
   { name: 'events', description: `Event feeds of a repository and of all of them, as JSON pages or server-sent events (not in the spec; marked ${EXTENSION_MARK})` },

@@ -47,8 +47,6 @@ export interface RouteContext {
   limit: number;
   /** Files the server may serve as they are (the API reference's renderer); absent when none. */
   assets?: AssetSource;
-  /** The request header naming the caller (`cairn serve --ui-identity-header`), or null/absent. */
-  identityHeader?: string | null;
 }
 
 /** Static files by name (given by the composition root, lib/cli: the HTTP layer reads no files). */

@@ -61,9 +61,8 @@ export const gitUploadPack: Handler = async (ctx) => {
 export const gitReceivePack: Handler = async (ctx) => {
   const authority = requireAuthority(ctx);
   const shadow = await authority.gitShadow(ctx.params.line_name);
-  // The caller's identity from the trusted ingress header, when the server takes one.
-  const header = ctx.identityHeader ?? null;
-  const identity = header === null ? null : ctx.koa.get(header).trim() || null;
+  // The caller's identity from the trusted ingress header (lib/http/identity.ts checked it), when the server takes one.
+  const identity = typeof ctx.koa.state.identity === 'string' ? ctx.koa.state.identity : null;
   const base = `${ctx.koa.protocol}://${ctx.koa.host}`;
   return receiveForReview(ctx.koa, Math.min(ctx.limit, pushLimit()), async (body, signal) => {
     const receipt = await receivePush(authority, { shadowDir: shadow.repoDir, quarantineRoot: ctx.service.layout.gitQuarantineDir, body, parse: parsePushCommands, identity, log: ctx.service.log, signal });
