@@ -248,12 +248,12 @@ describe('the file content route and images in the diff', function () {
     s = await startTestServer();
     repo = await register(s.url, 'files');
     const dir = path.join(tempDir(), 'tree');
-    await writeTree(dir, { 'img/logo.png': png(640, 480), 'img/old.gif': gif(16, 16), 'img/icon.svg': SVG, 'notes.txt': 'a\n' });
+    await writeTree(dir, { 'img/logo.png': png(640, 480), 'img/old.gif': gif(16, 16), 'img/icon.svg': SVG, 'notes.txt': 'a\n', 'img/moved.png': png(48, 32) });
     base = (await push({ server: s.url, repo, line: 'main', dir, moveLine: true, progress: false })).snapshot_id;
     await writeTree(dir, {
       'img/logo.png': png(800, 600), 'img/photo.jpg': jpeg(1024, 768), 'img/anim.webp': webp(320, 200), 'img/icon.svg': SVG.replace('10', '12'),
       'notes.txt': 'a\nb\n', 'text.txt': TEXT, 'big.txt': 'x'.repeat(1100 * 1024), 'bin.dat': Buffer.from([0, 1, 2, 0xff]), 'latin1.txt': Buffer.from('caf\xe9\n', 'latin1'),
-      'dir/inner.txt': 'inner\n', 'escape': { link: '../../../etc/passwd' }, 'named.png': 'not really a png\n',
+      'dir/inner.txt': 'inner\n', 'escape': { link: '../../../etc/passwd' }, 'named.png': 'not really a png\n', 'img/renamed.png': png(48, 32),
     });
     rev = (await push({ server: s.url, repo, line: 'main', dir, moveLine: false, progress: false, parent: base })).snapshot_id;
     const t = (await ok(api(s.url, 'POST', R(repo, '/tasks'), { json: { title: 'T', intent: 'i' } }))).task;
@@ -274,6 +274,9 @@ describe('the file content route and images in the diff', function () {
     expect(by['img/icon.svg'].hunks).to.have.length(1); // SVG is text: its diff is shown too
     expect(by['named.png'].new_image).to.equal(null); // named .png, but not PNG bytes
     expect(by['notes.txt']).to.include({ old_image: null, new_image: null });
+    // An exact rename: the diff reads no content for its lines, but the image facts still come from its bytes.
+    expect(by['img/renamed.png']).to.deep.include({ change: 'renamed', old_path: 'img/moved.png', similarity: 100, old_image: { media_type: 'image/png', bytes: 33, width: 48, height: 32 } });
+    expect(by['img/renamed.png'].new_image).to.deep.equal(by['img/renamed.png'].old_image);
   });
 
   it('raw bytes with their media type from the content, nosniff and a sandboxing CSP; a symlink is its target text, never followed', async () => {

@@ -275,8 +275,15 @@ async function fileDiff(reader: ContentReader, path: string, old: TreeEntry | nu
       }
     }
   }
-  // Images: from the content read for the diff, or (not read: too large or over the budget) by name.
-  const image = (e: TreeEntry | null, p: string, data: Buffer | null) => (e && e.kind !== 'symlink' ? imageInfo(p, reader.blobSize(e.id), old && neu && old.id === neu.id ? null : data) : null);
+  // Images: from the content read for the diff; content the diff had no reason to read (the same
+  // blob on both sides: an exact rename, a mode change) is read when named as an image and within
+  // the size and byte budget; otherwise (too large, over the budget) the facts come by name.
+  if (old && neu && old.id === neu.id && imageInfo(path, 0, null) && reader.blobSize(neu.id) <= MAX_DIFF_FILE_BYTES && reader.blobSize(neu.id) <= budget.bytes) {
+    budget.bytes -= reader.blobSize(neu.id);
+    totals.bytes_read += reader.blobSize(neu.id);
+    before = after = await reader.readBlob(neu.id);
+  }
+  const image = (e: TreeEntry | null, p: string, data: Buffer | null) => (e && e.kind !== 'symlink' ? imageInfo(p, reader.blobSize(e.id), data) : null);
   f.old_image = image(old, f.old_path ?? path, before);
   f.new_image = image(neu, path, after);
   totals.additions += f.additions;

@@ -1,7 +1,8 @@
 // The changed-file statistics of a patchset: a tree diff of base → revision over a reader (the
 // store in production, maps in tests). Only subtrees whose ids differ are walked; an added or
 // deleted directory is walked on its one side. Line counts come from the diff routes' own line
-// diff (`lineDiff` in ./content-diff.ts), so a patchset's counts equal its diff's. They are
+// diff (`lineDiff` in ./content-diff.ts), so a patchset's counts equal its diff's without rename
+// detection (`?renames=false`: the record is per path, a rename its delete and add). They are
 // bounded work (docs/api.md "Tasks, changes, patchsets"): a blob over MAX_LINE_COUNT_BYTES (the
 // size the diff routes leave out), binary or non-UTF-8 content and symlinks get no line counts,
 // nor does a file whose diff needs more edits than its cap, and once LINE_BUDGET_BYTES of blob
