@@ -48,6 +48,18 @@ describe('people: identity, owner, reviewers, attention, dashboard', function ()
     expect(list.changes.map((c: any) => c.title)).to.deep.equal(['n', 'b', 'same', 'mine']);
   });
 
+  it('a task start names the caller as its change\'s owner', async () => {
+    const { s } = await fixture(srv.url);
+    const body = {
+      contract: 'task-start-atomic/v1', idempotency_key: 'own-1', plan_item_ref: 'build',
+      plan: { action: 'create', payload: { title: 'Sprint', artifact_path: 'docs/s.md', artifact_heading: 'Sprint', artifact_body: '# Sprint\n- [ ] build it {#build}\n' } },
+      task: { title: 'Build', intent: 'build it' }, change: { title: 'first', base_line: 'main' },
+    };
+    const res = await ok(api(srv.url, 'POST', R(s.repo, '/task-start'), { json: body, ...as('alice') }));
+    expect(res.change.owner).to.equal('alice');
+    expect((await s.get(`/changes/${res.change_id}`)).change.owner).to.equal('alice');
+  });
+
   it('reviews and comments written with the identity name that person; naming another is 403', async () => {
     const { s, base, rev1 } = await fixture(srv.url);
     const c = await s.change('Reviewed');
