@@ -151,6 +151,25 @@ describe('people: identity, owner, reviewers, attention, dashboard', function ()
     expect([nobody.your_turn, nobody.your_changes, nobody.waiting_for_review, nobody.recently_landed]).to.deep.equal([[], [], [], []]);
   });
 
+  it('an ejection from the land queue is the owner\'s move, until the change is queued again', async () => {
+    const { s, base, rev1 } = await fixture(srv.url);
+    const t = (await s.post('/tasks', { title: 'T', intent: 'I' })).task;
+    const c = (await s.post('/changes', { task_id: t.task_id, title: 'Queued', base_line: 'main', owner: 'alice' })).change;
+    const ps = await s.patchset(c.change_id, base, rev1, 'one');
+    await s.attest(ps);
+    await s.review(c.change_id, ps, 'erin', 'approve');
+    expect((await s.get(`/read/changes/${c.change_id}/attention`)).attention).to.deep.equal([]);
+    const entry = (await s.post('/land-queue', { change_ref: c.change_ref, mode: 'merge' })).entry.entry_id as string;
+    for (let run = 1; run <= 2; run++) {
+      const e = await s.queueEntry(entry, (x) => (x.speculation?.worker_job_indexes.length ?? 0) >= run);
+      await s.queueJob(e.speculation.worker_job_indexes[run - 1], 'fail');
+    }
+    await s.queueEntry(entry, (x) => x.state === 'ejected');
+    expect((await s.get(`/read/changes/${c.change_id}/attention`)).attention).to.deep.equal([{ name: 'alice', reason: 'ejected' }]);
+    await s.post('/land-queue', { change_ref: c.change_ref, mode: 'merge' });
+    expect((await s.get(`/read/changes/${c.change_id}/attention`)).attention).to.deep.equal([]);
+  });
+
   it('a failing CI run of the current patchset is the owner\'s move', async () => {
     const { s, base, rev1 } = await fixture(srv.url);
     const t = (await s.post('/tasks', { title: 'T', intent: 'I' })).task;
