@@ -3,9 +3,12 @@
 // the change's owner, reviewers who are people as well as groups, the reviewer table, whose
 // move it is (attention) and a person's dashboard, kept across a restart.
 import { expect } from 'chai';
-import { promises as fsp } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { api, expectError, ok, spawnServer, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { api, cli, expectError, ok, PROJECT_ROOT, spawnServer, startTestServer, tempDir, until, type TestServer } from './helpers.js';
+import { CHROMIUM } from './ui-browser.js';
 import { R, Seeder } from './ui-seed.js';
 
 const H = 'X-Cairn-User';
@@ -43,6 +46,18 @@ describe('people: identity, owner, reviewers, attention, dashboard', function ()
     expect(none.change.owner).to.equal(null);
     const list = await ok(api(srv.url, 'GET', R(s.repo, '/changes')));
     expect(list.changes.map((c: any) => c.title)).to.deep.equal(['n', 'b', 'same', 'mine']);
+  });
+
+  it('a task start names the caller as its change\'s owner', async () => {
+    const { s } = await fixture(srv.url);
+    const body = {
+      contract: 'task-start-atomic/v1', idempotency_key: 'own-1', plan_item_ref: 'build',
+      plan: { action: 'create', payload: { title: 'Sprint', artifact_path: 'docs/s.md', artifact_heading: 'Sprint', artifact_body: '# Sprint\n- [ ] build it {#build}\n' } },
+      task: { title: 'Build', intent: 'build it' }, change: { title: 'first', base_line: 'main' },
+    };
+    const res = await ok(api(srv.url, 'POST', R(s.repo, '/task-start'), { json: body, ...as('alice') }));
+    expect(res.change.owner).to.equal('alice');
+    expect((await s.get(`/changes/${res.change_id}`)).change.owner).to.equal('alice');
   });
 
   it('reviews and comments written with the identity name that person; naming another is 403', async () => {
@@ -134,6 +149,25 @@ describe('people: identity, owner, reviewers, attention, dashboard', function ()
     expectError(await api(srv.url, 'GET', R(s.repo, '/read/dashboard?user=a&user=b')), 400, 'user twice');
     const nobody = await s.get('/read/dashboard?user=nobody');
     expect([nobody.your_turn, nobody.your_changes, nobody.waiting_for_review, nobody.recently_landed]).to.deep.equal([[], [], [], []]);
+  });
+
+  it('an ejection from the land queue is the owner\'s move, until the change is queued again', async () => {
+    const { s, base, rev1 } = await fixture(srv.url);
+    const t = (await s.post('/tasks', { title: 'T', intent: 'I' })).task;
+    const c = (await s.post('/changes', { task_id: t.task_id, title: 'Queued', base_line: 'main', owner: 'alice' })).change;
+    const ps = await s.patchset(c.change_id, base, rev1, 'one');
+    await s.attest(ps);
+    await s.review(c.change_id, ps, 'erin', 'approve');
+    expect((await s.get(`/read/changes/${c.change_id}/attention`)).attention).to.deep.equal([]);
+    const entry = (await s.post('/land-queue', { change_ref: c.change_ref, mode: 'merge' })).entry.entry_id as string;
+    for (let run = 1; run <= 2; run++) {
+      const e = await s.queueEntry(entry, (x) => (x.speculation?.worker_job_indexes.length ?? 0) >= run);
+      await s.queueJob(e.speculation.worker_job_indexes[run - 1], 'fail');
+    }
+    await s.queueEntry(entry, (x) => x.state === 'ejected');
+    expect((await s.get(`/read/changes/${c.change_id}/attention`)).attention).to.deep.equal([{ name: 'alice', reason: 'ejected' }]);
+    await s.post('/land-queue', { change_ref: c.change_ref, mode: 'merge' });
+    expect((await s.get(`/read/changes/${c.change_id}/attention`)).attention).to.deep.equal([]);
   });
 
   it('a failing CI run of the current patchset is the owner\'s move', async () => {
@@ -236,6 +270,199 @@ describe('people: believing the identity header', function () {
         expect(ckpts.length, 'a checkpoint was written at the clean stop').to.be.greaterThan(0);
         for (const p of ckpts) await fsp.rm(p);
       }
+    }
+  });
+});
+
+// ---------------------------------------------------------------- the front door (Caddy)
+
+const CADDY = ['/usr/bin/caddy', '/usr/local/bin/caddy'].find((p) => existsSync(p));
+
+/** The Caddyfile of docs/operations.md "A front door", as written there. */
+async function recipeCaddyfile(): Promise<string> {
+  const doc = await fsp.readFile(path.join(PROJECT_ROOT, 'docs/operations.md'), 'utf8');
+  const from = doc.indexOf('### A front door');
+  const m = /```caddyfile\n([\s\S]*?)```/.exec(doc.slice(from));
+  if (from < 0 || !m) throw new Error('docs/operations.md has no Caddyfile under "A front door"');
+  return m[1];
+}
+
+describe('people: a front door (Caddy from docs/operations.md, basic auth, the identity header)', function () {
+  this.timeout(180_000);
+  const PASSWORDS: Record<string, string> = { alice: 'alice-pw-1', bob: 'bob-pw-2' };
+  const auth = (user: string, pw = PASSWORDS[user]) => ({ authorization: `Basic ${Buffer.from(`${user}:${pw}`).toString('base64')}` });
+  let dir: string;
+  let cairn: Awaited<ReturnType<typeof spawnServer>>;
+  let caddy: ChildProcess;
+  let caddyOut = '';
+  let front: string;
+  let frontHostPort: string;
+
+  before(async function () {
+    if (!CADDY) {
+      // In CI (.ci/run installs Debian's caddy) the front door is always tested.
+      if (process.env.CI) throw new Error('caddy is not installed (apt-get install caddy; .ci/run installs it)');
+      console.log('      SKIPPED: the front-door test needs Debian\'s caddy (apt-get install caddy; .ci/run installs it)');
+      this.skip();
+    }
+    dir = tempDir('cairn-caddy-');
+    const users = path.join(dir, 'users');
+    let lines = '';
+    for (const [name, pw] of Object.entries(PASSWORDS)) lines += `${name} ${execFileSync(CADDY!, ['hash-password', '--plaintext', pw], { encoding: 'utf8' }).trim()}\n`;
+    await fsp.writeFile(users, lines, { mode: 0o600 });
+    const secret = path.join(dir, 'ingress-secret');
+    await fsp.writeFile(secret, `${randomBytes(24).toString('base64')}\n`, { mode: 0o600 });
+    await fsp.writeFile(path.join(dir, 'Caddyfile'), await recipeCaddyfile());
+    for (let attempt = 0; ; attempt++) {
+      const port = 20000 + Math.floor(Math.random() * 20000);
+      frontHostPort = `127.0.0.1:${port}`;
+      front = `http://${frontHostPort}`;
+      cairn = await spawnServer(path.join(dir, `data-${attempt}`), ['--ui-identity-header', H, '--trust-identity-from', '127.0.0.1', '--trust-identity-secret-file', secret, '--allowed-origin', front]);
+      caddyOut = '';
+      caddy = spawn(CADDY!, ['run', '--config', path.join(dir, 'Caddyfile'), '--adapter', 'caddyfile'], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, HOME: dir, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir, CAIRN_FRONT: frontHostPort, CAIRN_UPSTREAM: new URL(cairn.url).host, CAIRN_USERS_FILE: users, CAIRN_INGRESS_SECRET: (await fsp.readFile(secret, 'utf8')).trim() },
+      });
+      caddy.stdout!.on('data', (d) => { caddyOut += d; });
+      caddy.stderr!.on('data', (d) => { caddyOut += d; });
+      const up = await until('caddy answering', async () => {
+        if (caddy.exitCode !== null) return 'exited';
+        try { return (await fetch(`${front}/healthz`)).status === 401 ? 'up' : null; } catch { return null; }
+      }, 30_000);
+      if (up === 'up') break;
+      cairn.proc.kill('SIGTERM');
+      await cairn.exited;
+      if (attempt >= 3 || !/address already in use/.test(caddyOut)) throw new Error(`caddy did not start: ${caddyOut}`);
+    }
+  });
+
+  after(async () => {
+    if (caddy && caddy.exitCode === null) {
+      const gone = new Promise((r) => caddy.once('exit', r));
+      caddy.kill('SIGTERM');
+      await gone;
+    }
+    if (cairn) {
+      cairn.proc.kill('SIGTERM');
+      await cairn.exited;
+    }
+  });
+
+  it('without credentials, or with a wrong password, Caddy answers 401 and cairn is not asked', async () => {
+    const none = await fetch(`${front}/v1/native/repository-authorities`);
+    expect(none.status).to.equal(401);
+    expect(none.headers.get('www-authenticate')).to.match(/^Basic/);
+    expect((await fetch(`${front}/v1/native/repository-authorities`, { headers: auth('alice', 'wrong') })).status).to.equal(401);
+  });
+
+  it('a request through Caddy is attributed to the authenticated person, whatever identity header the client sent; the same header sent to cairn directly is 403', async () => {
+    const reg = await fetch(`${front}/v1/native/repository-authorities`, { method: 'POST', headers: { ...auth('alice'), 'content-type': 'application/json' }, body: JSON.stringify({ repository_name: 'front', namespace: '', policy_flags: 0 }) });
+    expect(reg.status).to.be.oneOf([200, 201]);
+    const repo = (await reg.json()).repository.repository_index;
+    const post = async (rest: string, json: unknown, headers: Record<string, string>) => {
+      const res = await fetch(`${front}${R(repo, rest)}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(json) });
+      return { status: res.status, json: await res.json() as any };
+    };
+    const t = await post('/tasks', { title: 'T', intent: 'I' }, auth('alice'));
+    expect(t.status).to.equal(200);
+    // Who the server takes the caller for: the dashboard's default user is the caller's identity.
+    for (const sent of [{}, { [H]: 'mallory' }, { 'X-Cairn-Ingress-Secret': 'guess-guess-guess-guess', [H]: 'mallory' }] as Record<string, string>[]) {
+      const res = await fetch(`${front}${R(repo, '/read/dashboard')}`, { headers: { ...auth('alice'), ...sent } });
+      expect(res.status).to.equal(200);
+      expect((await res.json() as any).user, JSON.stringify(sent)).to.equal('alice');
+    }
+    const asBob = await fetch(`${front}${R(repo, '/read/dashboard')}`, { headers: auth('bob') });
+    expect((await asBob.json() as any).user).to.equal('bob');
+    // A body naming someone else than the authenticated person is refused.
+    expect((await post('/changes', { task_id: t.json.task.task_id, title: 'x', base_line: 'main', owner: 'mallory' }, auth('alice'))).status).to.equal(403);
+    const direct = await api(cairn.url, 'GET', '/v1/native/repository-authorities', as('alice'));
+    expectError(direct, 403, 'the identity header sent around the ingress');
+    const directWrite = await api(cairn.url, 'POST', R(repo, '/tasks'), { json: { title: 'sneaky', intent: 'I' }, headers: { [H]: 'alice', 'X-Cairn-Ingress-Secret': 'guess-guess-guess-guess' } });
+    expectError(directWrite, 403, 'a guessed secret');
+  });
+
+  it('the CLI works through the door (credentials in --server): records name the person, change show lists the reviewers', async () => {
+    const xdg = tempDir('cairn-xdg-');
+    const env = { XDG_CONFIG_HOME: xdg, CAIRN_USER: '', CAIRN_IDENTITY_HEADER: '' };
+    const alice = `http://alice:${PASSWORDS.alice}@${frontHostPort}`;
+    const bob = `http://bob:${PASSWORDS.bob}@${frontHostPort}`;
+    const run = async (args: string[], extra: Record<string, string> = {}) => {
+      const r = await cli(args, { ...env, ...extra });
+      expect(r.code, `${args.join(' ')}: ${r.stderr}${r.stdout}`).to.equal(0);
+      expect(r.stderr + r.stdout).not.to.include(PASSWORDS.alice);
+      return r.stdout;
+    };
+    const repo = JSON.parse(await run(['repo', 'create', '--server', alice, 'door-cli', '--json'])).repository.repository_index;
+    const src = path.join(tempDir(), 'src');
+    await fsp.mkdir(src, { recursive: true });
+    await fsp.writeFile(path.join(src, 'a.txt'), 'a\n');
+    await run(['push', '--server', alice, '--repo', String(repo), '--line', 'main', src]);
+    const task = JSON.parse(await run(['task', 'create', '--server', alice, '--repo', String(repo), '--title', 'T', '--intent', 'I', '--json'])).task.task_id;
+    // Nobody configured: the owner is the person Caddy authenticated.
+    const change = JSON.parse(await run(['change', 'create', '--server', alice, '--repo', String(repo), '--task', task, '--title', 'by CLI', '--base-line', 'main', '--json'])).change;
+    expect(change.owner).to.equal('alice');
+    await fsp.writeFile(path.join(src, 'a.txt'), 'b\n');
+    await run(['patchset', 'push', '--server', alice, '--repo', String(repo), '--change', change.change_id, '--summary', 'one', src]);
+    await run(['review', 'request', '--server', alice, '--repo', String(repo), '--change', change.change_id, '--reviewer', 'bob', '--json']);
+    // bob, set up once with cairn config: --reviewer left out.
+    await run(['config', 'set', 'user.name', 'bob']);
+    expect((await run(['config', 'get', 'user.name'])).trim()).to.equal('bob');
+    const review = JSON.parse(await run(['review', 'approve', '--server', bob, '--repo', String(repo), '--change', change.change_id, '--json'])).review;
+    expect(review.reviewer).to.equal('bob');
+    // A name that is not the authenticated person's is refused through the door.
+    const wrong = await cli(['--as', 'mallory', 'review', 'approve', '--server', bob, '--repo', String(repo), '--change', change.change_id], env);
+    expect(wrong.code).to.equal(1);
+    expect(wrong.stderr).to.match(/HTTP 403/);
+    const shown = await cli(['change', 'show', '--server', alice, '--repo', String(repo), change.change_id], env);
+    expect(shown.code, shown.stderr).to.equal(0);
+    const json = JSON.parse(shown.stdout);
+    expect(json.reviewers).to.deep.equal([{ name: 'bob', kind: 'person', vote: 'approve', patchset_id: review.patchset_id, live: true }]);
+    expect(json.change.owner).to.equal('alice');
+  });
+
+  it('the event feed streams through Caddy (server-sent events)', async () => {
+    const repo = (await (await fetch(`${front}/v1/native/repository-authorities`, { method: 'POST', headers: { ...auth('alice'), 'content-type': 'application/json' }, body: JSON.stringify({ repository_name: 'front-sse', namespace: '', policy_flags: 0 }) })).json()).repository.repository_index;
+    const ac = new AbortController();
+    const res = await fetch(`${front}${R(repo, '/events')}`, { headers: { ...auth('alice'), accept: 'text/event-stream' }, signal: ac.signal });
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.match(/^text\/event-stream/);
+    let text = '';
+    const reader = res.body!.getReader();
+    const reading = (async () => {
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) return;
+          text += Buffer.from(value).toString('utf8');
+        }
+      } catch { /* aborted */ }
+    })();
+    const made = await fetch(`${front}${R(repo, '/tasks')}`, { method: 'POST', headers: { ...auth('alice'), 'content-type': 'application/json' }, body: JSON.stringify({ title: 'streamed', intent: 'I' }) });
+    const taskId = (await made.json()).task.task_id;
+    await until('the task event through Caddy', () => text.includes(taskId));
+    ac.abort();
+    await reading;
+  });
+
+  it('the UI loads through Caddy in a browser and names the authenticated person', async function () {
+    if (!CHROMIUM) {
+      if (process.env.CI) throw new Error('chromium is not installed');
+      this.skip();
+    }
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
+    try {
+      const context = await browser.newContext({ httpCredentials: { username: 'alice', password: PASSWORDS.alice } });
+      const page = await context.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(String(e)));
+      const res = await page.goto(`${front}/ui/`);
+      expect(res!.status()).to.equal(200);
+      expect(await page.locator('meta[name="cairn-identity"]').getAttribute('content')).to.equal('alice');
+      await page.locator('.identity', { hasText: 'alice' }).first().waitFor();
+      expect(errors).to.deep.equal([]);
+    } finally {
+      await browser.close();
     }
   });
 });

@@ -252,7 +252,7 @@ export async function patchsetCommand(argv: string[]): Promise<number> {
   const { change } = await ctx.client.json('GET', ctx.client.repoPath(ctx.repo, `/changes/${ref}`));
   if (!change.fork_snapshot_id) throw new Error(`change ${change.change_id} was forked from an empty line: it has no base snapshot to push on`);
   const pushed = await push({
-    server: ctx.client.base,
+    server: values.server as string,
     repo: ctx.repo,
     line: change.base_line,
     dir,

@@ -8,14 +8,27 @@ import { isOpenChange, type ChangeRecord } from '../../domain/workflow/rules.js'
 import { voteOf, type ReviewRecord } from '../../domain/workflow/review-rules.js';
 import { changeId } from '../../domain/workflow/rules.js';
 import { ciProjectionOf } from './reviews.js';
-import type { WorkflowBook } from './book.js';
+import type { ReviewBook } from './reviews.js';
+import type { CommentBook } from './comments.js';
+import type { PeopleIndex } from '../../domain/workflow/people-index.js';
+import type { WorkflowIndexes } from '../../domain/workflow/indexes.js';
+
+/** What these functions read of the workflow book (a structural type: book.ts imports this module). */
+export interface PeopleBook {
+  readonly reviews: ReviewBook;
+  readonly comments: CommentBook;
+  readonly people: PeopleIndex;
+  readonly index: WorkflowIndexes;
+  ejectionOf(changeId: string): { patchset_id: string; reason: string } | null;
+  change(ref: string): ChangeRecord;
+}
 import { requireName } from '../../domain/workflow/review-rules.js';
 
 /** The patchset number in a patchset id (`change-3.ps-2` → 2). */
 const psNumber = (id: string | null): number => (id === null ? 0 : Number(id.slice(id.lastIndexOf('-') + 1)) || 0);
 
 /** Whose move it is on `change`, from its records. */
-export function changeAttention(book: WorkflowBook, change: ChangeRecord, reviews?: ReviewRecord[]): Attention[] {
+export function changeAttention(book: PeopleBook, change: ChangeRecord, reviews?: ReviewRecord[]): Attention[] {
   const current = change.current_patchset_id;
   if (!isOpenChange(change.status) || current === null) return [];
   const all = reviews ?? book.reviews.reviewsOf(change.change_id);
@@ -51,7 +64,7 @@ export interface ReviewerRow {
 }
 
 /** Each reviewer asked (people and groups) and each person who voted, with their current vote. */
-export function reviewerTable(book: WorkflowBook, change: ChangeRecord): ReviewerRow[] {
+export function reviewerTable(book: PeopleBook, change: ChangeRecord): ReviewerRow[] {
   const { votes } = book.reviews.reviewSummary(change);
   const reviews = book.reviews.reviewsOf(change.change_id);
   const latest = new Map<string, ReviewRecord>();
@@ -71,7 +84,7 @@ export function reviewerTable(book: WorkflowBook, change: ChangeRecord): Reviewe
 export const DASHBOARD_ROWS = 50;
 
 /** A change as a dashboard row: status, CI of the selected patchset, live votes, unresolved threads, attention. */
-function dashboardRow(book: WorkflowBook, change: ChangeRecord, repositoryIndex: number): Record<string, unknown> {
+function dashboardRow(book: PeopleBook, change: ChangeRecord, repositoryIndex: number): Record<string, unknown> {
   const reviews = book.reviews.reviewsOf(change.change_id);
   const { counts } = book.reviews.reviewSummary(change);
   const turn = changeAttention(book, change, reviews);
@@ -97,7 +110,7 @@ function dashboardRow(book: WorkflowBook, change: ChangeRecord, repositoryIndex:
  * asked to review (Gerrit's incoming reviews), and their changes (owned or reviewed) landed most
  * recently. Each section newest first, at most DASHBOARD_ROWS rows.
  */
-export function dashboard(book: WorkflowBook, user: string, repositoryIndex: number): Record<string, unknown> {
+export function dashboard(book: PeopleBook, user: string, repositoryIndex: number): Record<string, unknown> {
   requireName(user, 'user');
   const owned = book.people.ownedBy(user);
   const reviewing = book.people.reviewedBy(user);

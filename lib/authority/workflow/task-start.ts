@@ -37,7 +37,8 @@ function rejectDerived(body: Record<string, unknown>): void {
   }
 }
 
-export async function taskStart(store: ContentStore, plans: PlanBook, book: WorkflowBook, desk: LandDesk, body: TaskStartBody, repositoryIndex: number): Promise<Record<string, unknown>> {
+/** `owner`: the caller's identity (the new change's owner; not part of the payload the idempotency key binds). */
+export async function taskStart(store: ContentStore, plans: PlanBook, book: WorkflowBook, desk: LandDesk, body: TaskStartBody, repositoryIndex: number, owner: string | null = null): Promise<Record<string, unknown>> {
   if (body.contract !== TASK_START_CONTRACT) throw new Invalid(`contract must be ${TASK_START_CONTRACT}`);
   rejectDerived(body as unknown as Record<string, unknown>);
   const key = requireIdempotencyKey(body.idempotency_key);
@@ -95,7 +96,7 @@ export async function taskStart(store: ContentStore, plans: PlanBook, book: Work
     }
     if (!revision.items.some((i) => i.plan_item_ref === body.plan_item_ref)) throw new NotFound(`item ${body.plan_item_ref} does not exist in revision ${revision.plan_revision_id}`);
     const task = book.createTaskIn(tx, { title, intent }, { plan_id: revision.plan_id, origin_plan_revision_id: revision.plan_revision_id, plan_item_ref: body.plan_item_ref });
-    const change = book.createChangeIn(tx, { task_id: task.task_id, title: changeTitle, base_line: body.change.base_line }, changeTitle);
+    const change = book.createChangeIn(tx, { task_id: task.task_id, title: changeTitle, base_line: body.change.base_line, owner }, changeTitle);
     const planRecord = plans.planAndRevisionIn(tx, revision.plan_id, revision.plan_revision_id).plan;
     // The linked revision need not be the head (an existing revision found by content).
     const head = plans.planAndRevisionIn(tx, revision.plan_id, planRecord.head_revision_id).revision!;

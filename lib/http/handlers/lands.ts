@@ -9,7 +9,7 @@ import { CONFLICT_KINDS } from '../../domain/workflow/merge.js';
 import { PAGE_FIELDS, arr, bool, byField, constant, enumOf, hex64, nullable as orNull, obj, ref, str, strArr, uint, type Schemas } from '../json-schema.js';
 import { requireAuthority, type Handler, type RouteContext } from '../route-types.js';
 import { validate } from '../validate.js';
-import { pageFields, pageRequest, rejectRouteOwned, wellFormed } from './workflow-common.js';
+import { identityOf, pageFields, pageRequest, rejectRouteOwned, wellFormed } from './workflow-common.js';
 import { CreatePayload, RevisePayload, revisionPayload } from './plans.js';
 import { requireWellFormed } from '../../domain/text.js';
 
@@ -96,7 +96,7 @@ export const taskStartHandler: Handler = async (ctx) => {
   requireWellFormed(req.change.title, 'change.title');
   if (req.plan.action === 'create' || req.plan.action === 'revise') req.plan.payload = revisionPayload(req.plan.payload);
   const a = requireAuthority(ctx);
-  return { json: await taskStart(a.store, a.plans, a.workflow, a.lands, req, a.index) };
+  return { json: await taskStart(a.store, a.plans, a.workflow, a.lands, req, a.index, identityOf(ctx)) };
 };
 
 const landResult = {

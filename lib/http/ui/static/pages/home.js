@@ -1,8 +1,10 @@
-// The repositories list, a repository's dashboard (open changes by status, the reviewer inbox,
-// the land queue, recently landed changes, the CI queue) and the changes list.
+// The repositories list, a repository's dashboard (the person's own lists: your turn, your
+// changes, waiting for your review, recently landed; then open changes by status, the reviewer
+// inbox, the land queue, recently landed changes, the CI queue) and the changes list.
 import { html } from '../vendor/preact.js';
 import { AUTHORITIES, get, repoPath, query } from '../api.js';
-import { Async, Badge, Card, ChangeLink, Empty, JobOutcome, LineLink, Part, PartError, PsLink, Snap, Time, plural, settle, ui, useAsync, useLocation, useTitle } from '../util.js';
+import { Async, Badge, Card, ChangeLink, Empty, JobOutcome, LineLink, Part, PartError, PsLink, Snap, Time, plural, settle, ui, useAsync, useIdentity, useLocation, useTitle } from '../util.js';
+import { changeName } from '../dialogs.js';
 import { useLiveRefresh } from '../live.js';
 import { LandQueueSection, entryHref } from './queue.js';
 
@@ -94,6 +96,58 @@ export function JobRows({ repo, jobs, entries, empty = 'No CI job yet.' }) {
   </table>`;
 }
 
+/** Why it is the person's move, in words (reasons of GET {repo}/read/dashboard). */
+const TURN_REASONS = {
+  review_requested: 'review requested',
+  new_patchset: 'new patchset to review',
+  blocking_vote: 'a reviewer blocks it',
+  ci_failed: 'CI failed',
+  ejected: 'left the land queue',
+  conflict: 'conflicts with its line',
+};
+
+/** A dashboard row: the change, then CI, live votes and unresolved threads (and, on "Your turn", why). */
+function PersonRows({ repo, rows, empty, turn = false }) {
+  if (rows.length === 0) return html`<${Empty}>${empty}</${Empty}>`;
+  return html`<ul class="rows">${rows.map((r) => html`<li class="row" data-change=${r.change_id}>
+    <div class="row-main">
+      <a class="row-title" href=${ui.change(repo, r.change_id)}>${r.title}</a>
+      <div class="row-meta"><${ChangeLink} repo=${repo} id=${r.change_id} label=${r.change_ref} />${r.owner ? ` · by ${r.owner}` : ''}${turn && r.reason ? html` · <strong class="turn-reason">${TURN_REASONS[r.reason] ?? r.reason}</strong>` : null}${!turn && r.attention.length ? html` · <span class="muted">waiting for ${r.attention.map((a) => a.name).join(', ')}</span>` : null}</div>
+    </div>
+    <div class="row-side">
+      <span title="CI of the selected patchset">CI <${Badge} value=${r.ci} /></span>
+      <span class="votes" title="live approvals / blocking votes"><span class="good-text">✓${r.votes.approvals}</span> <span class=${r.votes.blocking ? 'bad-text' : 'muted'}>✗${r.votes.blocking}</span></span>
+      <span class="threads" title="unresolved comment threads">${plural(r.unresolved_threads, 'open thread')}</span>
+      ${r.status === 'landed' ? html`<${Time} s=${r.landed_at_s} />` : html`<${Time} s=${r.updated_at_s} />`}
+    </div>
+  </li>`)}</ul>`;
+}
+
+/** The signed-in (or named) person's four lists, from GET {repo}/read/dashboard. */
+function PersonDashboard({ repo }) {
+  const id = useIdentity();
+  const name = id.name;
+  const data = useAsync(() => (name ? get(repoPath(repo, `/read/dashboard${query({ user: name })}`)) : Promise.resolve(null)), [repo, name]);
+  useLiveRefresh(repo, DASHBOARD_EVENTS, () => true, data.reload);
+  if (!name) {
+    return html`<${Card} title="Your turn"><p class="muted">Set your name to see the changes that wait for you.
+      ${id.source === 'header' ? null : html` <button type="button" class="btn small" onClick=${() => changeName()}>Set your name</button>`}</p></${Card}>`;
+  }
+  return html`<div class="person-dashboard">
+    <${Async} state=${data} what="your dashboard">${(d) => html`
+      <div class="grid-2">
+        <div class="col">
+          <${Card} title="Your turn" right=${html`<span class="count">${d.your_turn.length}</span>`}><${PersonRows} repo=${repo} rows=${d.your_turn} turn=${true} empty="Nothing waits for you." /></${Card}>
+          <${Card} title="Waiting for your review" right=${html`<span class="count">${d.waiting_for_review.length}</span>`}><${PersonRows} repo=${repo} rows=${d.waiting_for_review} empty="Nobody asked you to review an open change." /></${Card}>
+        </div>
+        <div class="col">
+          <${Card} title="Your changes" right=${html`<span class="count">${d.your_changes.length}</span>`}><${PersonRows} repo=${repo} rows=${d.your_changes} empty="You own no open change." /></${Card}>
+          <${Card} title="Recently landed" right=${html`<span class="muted">yours and reviewed</span>`}><${PersonRows} repo=${repo} rows=${d.recently_landed} empty="Nothing of yours has landed yet." /></${Card}>
+        </div>
+      </div>`}</${Async}>
+  </div>`;
+}
+
 function Counts({ summary }) {
   const c = summary.changes;
   const items = [['review', 'in review'], ['active', 'active'], ['draft', 'draft'], ['landed', 'landed'], ['abandoned', 'abandoned'], ['archived', 'archived']];
@@ -132,6 +186,7 @@ export function Dashboard({ repo }) {
         </nav>
       </div>
       ${part(d.summary, null, (x) => html`<${Counts} summary=${x} />`, 'the counts')}
+      <${PersonDashboard} repo=${repo} />
       <div class="grid-2">
         <div class="col">
           ${part(d.inbox, 'Needs review', (x) => html`<${Card} title="Needs review" right=${html`<span class="muted">${plural(x.count ?? x.rows.length, 'request')}</span>`}><${InboxGroups} repo=${repo} inbox=${x} /></${Card}>`, 'the reviewer inbox')}
