@@ -405,7 +405,7 @@ describe('reviewer UI in Chromium', function () {
       const c = await sx.change('Busy server');
       const ps = await sx.patchset(c.change, base, rev, 'one');
       const first = await open();
-      await first.page.goto(`${srv.url}/ui/repos/${sx.repo}/changes/${c.change}`);
+      await first.page.goto(`${srv.url}/ui/repos/${sx.repo}/changes/${c.change}?tab=conversation`);
       await first.page.locator('.topbar .live').waitFor(); // the one subscriber the server allows
       const second = await open();
       await second.page.goto(`${srv.url}/ui/repos/${sx.repo}/changes/${c.change}?tab=conversation`);
