@@ -122,7 +122,7 @@ describe('reviewer UI: the change page, diff first (Chromium)', function () {
       expect(await w.page.getByRole('tab', { name: /Files/ }).getAttribute('aria-selected')).to.equal('true');
       // the reviews and the evidence are a tab away, not above the diff
       expect(await w.page.locator('#reviews').isVisible()).to.equal(false);
-      await shot(w.page, `change-${scheme}`);
+      await shot(w.page, `change-first-screen-${scheme}`);
       expect(w.errors).to.deep.equal([]);
     }
   });

@@ -287,7 +287,7 @@ describe('reviewer UI in Chromium', function () {
     for (const scheme of ['light', 'dark'] as const) {
       const w = await open({ colorScheme: scheme });
       await w.page.goto(changeUrl());
-      // the diff starts below the cards (the Conversation card among them): its bodies are built as they come near the screen
+      // the page opens on the diff (the Files tab): its bodies are built as they come near the screen
       await w.page.locator('#files .diff-file').first().waitFor();
       await w.page.evaluate(() => document.getElementById('files')!.scrollIntoView());
       await w.page.locator('.diff tr.add .hljs-keyword').first().waitFor();
