@@ -66,11 +66,20 @@ describe('reviewer UI: accessibility, small screens and Back (Chromium)', functi
           await p.locator('.diff-file[data-path="src/checkout/rate-limit.ts"]').scrollIntoViewIfNeeded();
           await p.locator('.diff tr.add .hljs-keyword').first().waitFor();
           await p.locator('.diff tr.add .hljs-comment, .diff tr.add .hljs-string').first().waitFor();
-          // the seeded comment threads, inline (the ported one on rate-limit.ts) and in the Conversation card
+          // the seeded comment threads, inline (the ported one on rate-limit.ts); the Conversation card is in its tab
           await p.locator(`[data-thread-id="${demo.main.threads.ported}"]`).waitFor();
-          await p.locator(`[data-thread-id="${demo.main.threads.general}"]`).waitFor();
+          await p.locator(`[data-thread-id="${demo.main.threads.general}"]`).waitFor({ state: 'attached' });
         },
       },
+      {
+        name: 'change-conversation', url: at(`/changes/${demo.main.change}?tab=conversation`),
+        ready: async (p) => {
+          await p.locator('#description').waitFor();
+          await p.locator(`[data-thread-id="${demo.main.threads.general}"]`).waitFor();
+          await p.locator('#reviews .timeline').waitFor();
+        },
+      },
+      { name: 'change-checks', url: at(`/changes/${demo.main.change}?tab=checks`), ready: async (p) => { await p.locator('#ci').waitFor(); await p.locator('#attestation').waitFor(); } },
       { name: 'change-landed', url: at(`/changes/${demo.landed.change}`), ready: async (p) => { await p.locator('.readiness.landed').waitFor(); } },
       { name: 'task', url: at(`/tasks/${task}`), ready: heading },
       { name: 'jobs', url: at('/jobs'), ready: async (p) => { await p.locator('.jobs tbody tr').first().waitFor(); } },

@@ -7,10 +7,34 @@
 import { expect } from 'chai';
 import { mkdirSync, copyFileSync } from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
 import type { TestServer } from './helpers.js';
 import { startUiSuite, SHOT_DIR } from './ui-browser.js';
 import { BASE_TREE, type Demo, type Files } from './ui-seed.js';
+
+/** A PNG of `w`×`h` pixels of one colour (written by hand: the seed pushes files as they are). */
+function png(w: number, h: number, rgb: [number, number, number]): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(zlib.crc32(body) >>> 0);
+    return Buffer.concat([len, body, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(w, 0);
+  ihdr.writeUInt32BE(h, 4);
+  ihdr[8] = 8; // bit depth
+  ihdr[9] = 2; // truecolour
+  const rows: number[] = [];
+  for (let y = 0; y < h; y++) {
+    rows.push(0);
+    for (let x = 0; x < w; x++) rows.push(...rgb);
+  }
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', zlib.deflateSync(Buffer.from(rows))), chunk('IEND', Buffer.alloc(0))]);
+}
 
 describe('reviewer UI: the change page, diff first (Chromium)', function () {
   this.timeout(180_000);
@@ -46,7 +70,8 @@ describe('reviewer UI: the change page, diff first (Chromium)', function () {
   async function shot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<string> {
     const file = path.join(SHOT_DIR, `${name}.png`);
     await page.screenshot({ path: file, fullPage: options.fullPage ?? false });
-    if (process.env.UI_SCREENSHOTS_DIR) {
+    // a full-page capture is checked here, not shown in the docs (it is many screens tall)
+    if (process.env.UI_SCREENSHOTS_DIR && !options.fullPage) {
       mkdirSync(process.env.UI_SCREENSHOTS_DIR, { recursive: true });
       copyFileSync(file, path.join(process.env.UI_SCREENSHOTS_DIR, `${name}.png`));
     }
@@ -98,7 +123,7 @@ describe('reviewer UI: the change page, diff first (Chromium)', function () {
       expect(await w.page.getByRole('tab', { name: /Files/ }).getAttribute('aria-selected')).to.equal('true');
       // the reviews and the evidence are a tab away, not above the diff
       expect(await w.page.locator('#reviews').isVisible()).to.equal(false);
-      await shot(w.page, `change-${scheme}`);
+      await shot(w.page, `change-first-screen-${scheme}`);
       expect(w.errors).to.deep.equal([]);
     }
   });
@@ -336,5 +361,89 @@ describe('reviewer UI: the change page, diff first (Chromium)', function () {
     expect(await w.page.locator('select[aria-label="Compare with"]').inputValue()).to.equal(ps1);
     // ps-1 has no attestation: its route answers 404, which the browser logs (docs/ui.md); nothing else
     expect(w.errors.filter((e) => !/status of 404 .*\/patchsets\/[^/]+\.ps-1\/attestation$/.test(e))).to.deep.equal([]);
+  });
+
+  it('a faithful diff: changed words marked, whitespace ignored on request (remembered), context widened with ?lines=, a rename with only its edited line, an image change side by side (screenshots)', async () => {
+    const main = (await demo.s.get('/lines/main')).head_snapshot_id as string;
+    const consts = Array.from({ length: 80 }, (_, i) => `export const C${i + 1} = ${i + 1};`);
+    const moved = Array.from({ length: 30 }, (_, i) => `export function f${i}(): number { return ${i}; }`);
+    const py = ['def main(orders):', '    total = 0', '    for o in orders:', '        total += o', '    return total'];
+    const svg = (fill: string) => `<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="40" height="20" fill="${fill}"/><script>window.pwned = 1</script></svg>\n`;
+    const baseFiles = { ...BASE_TREE, 'src/consts.ts': `${consts.join('\n')}\n`, 'old/name.ts': `${moved.join('\n')}\n`, 'tools/sum.py': `${py.join('\n')}\n`, 'img/logo.png': png(2, 3, [200, 30, 30]) as unknown as string, 'img/icon.svg': svg('red') };
+    const revConsts = consts.map((l, i) => (i === 49 ? 'export const C50 = 5000;' : l));
+    const revMoved = moved.map((l, i) => (i === 10 ? 'export function f10(): number { return 100; }' : l));
+    const revPy = py.map((l) => l.replace(/^( +)/, (m) => ' '.repeat(m.length / 2))).map((l) => l.replace('return total', 'return int(total)'));
+    const { 'old/name.ts': _gone, ...kept } = baseFiles;
+    const revFiles = { ...kept, 'src/consts.ts': `${revConsts.join('\n')}\n`, 'lib/name.ts': `${revMoved.join('\n')}\n`, 'tools/sum.py': `${revPy.join('\n')}\n`, 'img/logo.png': png(4, 5, [30, 30, 200]) as unknown as string, 'img/icon.svg': svg('blue') };
+    const base = await demo.s.snap(baseFiles, { parent: main, message: 'base' });
+    const rev = await demo.s.snap(revFiles, { parent: base, message: 'faithful' });
+    const c = await demo.s.change('A faithful diff');
+    await demo.s.patchset(c.change, base, rev, 'words, whitespace, a rename, images');
+    const w = await open();
+    const asked: string[] = [];
+    w.page.on('request', (r) => { if (r.url().includes('/v1/')) asked.push(decodeURIComponent(r.url())); });
+    await w.page.goto(url(c.change));
+    // words: the one changed constant is marked inside its lines, not the whole line
+    const consts50 = file(w.page, 'src/consts.ts');
+    await consts50.locator('.file-body tr.del').waitFor();
+    expect(await consts50.locator('tr.del mark.wd').allInnerTexts()).to.deep.equal(['50']);
+    expect(await consts50.locator('tr.add mark.wd').allInnerTexts()).to.deep.equal(['5000']);
+    // a rename with a one-line edit: listed once, "renamed from … (NN%)", only the edited line
+    const renamed = file(w.page, 'lib/name.ts');
+    await renamed.locator('.file-body tr.add').waitFor();
+    expect(await renamed.locator('.renamed-from').innerText()).to.match(/^renamed from old\/name\.ts \(9\d%\)$/);
+    expect(await renamed.locator('tr.add').count()).to.equal(1);
+    expect(await renamed.locator('tr.del').count()).to.equal(1);
+    expect(await w.page.locator('.diff-file[data-path="old/name.ts"]').count()).to.equal(0);
+    expect(await w.page.locator('nav.file-tree .file-row[data-path="lib/name.ts"] .chg').innerText()).to.equal('R');
+    // images: both versions, from the file content route, with their dimensions and sizes; SVG through <img>
+    const logo = file(w.page, 'img/logo.png');
+    await logo.scrollIntoViewIfNeeded();
+    const imgs = logo.locator('.image-pair img');
+    await imgs.nth(1).waitFor();
+    await w.page.waitForFunction(() => [...document.querySelectorAll('.diff-file[data-path="img/logo.png"] .image-pair img')].every((i) => (i as HTMLImageElement).complete && (i as HTMLImageElement).naturalWidth > 0));
+    expect(await imgs.evaluateAll((els) => els.map((e) => (e as HTMLImageElement).naturalWidth))).to.deep.equal([2, 4]);
+    expect(await imgs.first().getAttribute('src')).to.match(new RegExp(`/read/snapshots/${base}/files/img/logo\\.png$`));
+    const captions = await logo.locator('figcaption').allInnerTexts();
+    expect(captions[0]).to.include('2 × 3 px').and.include('png');
+    expect(captions[1]).to.include('4 × 5 px');
+    const icon = file(w.page, 'img/icon.svg');
+    await icon.scrollIntoViewIfNeeded();
+    await icon.locator('.image-pair img').nth(1).waitFor();
+    expect(await w.page.locator('.diff-file[data-path="img/icon.svg"] svg').count()).to.equal(0);
+    await w.page.waitForFunction(() => [...document.querySelectorAll('.diff-file[data-path="img/icon.svg"] .image-pair img')].every((i) => (i as HTMLImageElement).complete && (i as HTMLImageElement).naturalWidth === 40));
+    expect(await w.page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).to.equal(undefined);
+    await logo.scrollIntoViewIfNeeded();
+    await shot(w.page, 'change-image-diff');
+    // expand: ↑ shows the 20 lines above the hunk (47..53 shown: 27..46), numbered alike on both sides
+    await consts50.scrollIntoViewIfNeeded();
+    const hunkRow = consts50.locator('tr.hunk').first();
+    await hunkRow.getByRole('button', { name: 'Show 20 more lines above' }).click();
+    await consts50.locator('tr.expanded td.ln[data-side="revision"][data-n="27"]').waitFor();
+    expect(await consts50.locator('tr.expanded').count()).to.equal(20);
+    expect(await consts50.locator('tr.expanded td.ln[data-side="base"][data-n="27"]').count()).to.equal(1);
+    expect(await consts50.locator('tr.expanded', { hasText: 'export const C27 = 27;' }).count()).to.equal(1);
+    expect(asked.some((u) => u.includes(`/read/snapshots/${rev}/files/src/consts.ts?lines=27-46`))).to.equal(true);
+    await shot(w.page, 'change-expanded');
+    // the whole file: every line, no gap left to widen
+    await consts50.getByRole('button', { name: 'whole file' }).first().click();
+    await consts50.locator('tr.expanded td.ln[data-side="revision"][data-n="80"]').waitFor();
+    expect(await consts50.locator('tr.expanded').count()).to.equal(73); // 80 lines, 7 of them in the hunk
+    expect(await consts50.locator('.expand-btn').count()).to.equal(0);
+    // whitespace: ignoring all of it leaves the reindented file with its one real change; the choice is remembered
+    expect(await file(w.page, 'tools/sum.py').locator('tr.add').count()).to.equal(4);
+    await w.page.getByRole('combobox', { name: 'Whitespace' }).selectOption('ignore-all');
+    await w.page.waitForFunction(() => document.querySelectorAll('.diff-file[data-path="tools/sum.py"] tr.add').length === 1);
+    expect(await file(w.page, 'tools/sum.py').locator('tr.add').innerText()).to.include('return int(total)');
+    expect(asked.some((u) => /\/diff\?whitespace=ignore-all/.test(u))).to.equal(true);
+    await w.page.reload();
+    await file(w.page, 'tools/sum.py').locator('tr.add').first().waitFor();
+    expect(await w.page.getByRole('combobox', { name: 'Whitespace' }).inputValue()).to.equal('ignore-all');
+    expect(await file(w.page, 'tools/sum.py').locator('tr.add').count()).to.equal(1);
+    await w.page.getByRole('combobox', { name: 'Whitespace' }).selectOption('');
+    await w.page.waitForFunction(() => document.querySelectorAll('.diff-file[data-path="tools/sum.py"] tr.add').length === 4);
+    await consts50.scrollIntoViewIfNeeded();
+    await shot(w.page, 'change-word-diff');
+    expect(w.errors).to.deep.equal([]);
   });
 });

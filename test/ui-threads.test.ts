@@ -325,7 +325,7 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     expect(th.resolution).to.equal('unresolved');
     // Done: a reply "Done" that resolves
     await t.getByRole('button', { name: 'Done' }).click();
-    await t.locator('.badge', { hasText: 'Resolved' }).waitFor();
+    await t.locator('.badge', { hasText: /^Resolved$/ }).waitFor();
     th = (await threadsOf(c.change)).find((x) => x.thread_id === c.threads.replied)!;
     expect(th.resolution).to.equal('resolved');
     expect(th.comments.at(-1)).to.include({ author: 'gina', body: 'Done', resolution: 'resolved' });
@@ -336,7 +336,7 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     expect((await threadsOf(c.change)).find((x) => x.thread_id === c.threads.replied)!.resolution).to.equal('unresolved');
     await count.filter({ hasText: `${before} unresolved` }).waitFor();
     await t.getByRole('button', { name: 'Resolve', exact: true }).click();
-    await t.locator('.badge', { hasText: 'Resolved' }).waitFor();
+    await t.locator('.badge', { hasText: /^Resolved$/ }).waitFor();
     expect((await threadsOf(c.change)).find((x) => x.thread_id === c.threads.replied)!.resolution).to.equal('resolved');
     // a reply that reopens, with text
     await t.getByRole('button', { name: 'Reply' }).click();

@@ -287,7 +287,7 @@ describe('reviewer UI in Chromium', function () {
     for (const scheme of ['light', 'dark'] as const) {
       const w = await open({ colorScheme: scheme });
       await w.page.goto(changeUrl());
-      // the diff starts below the cards (the Conversation card among them): its bodies are built as they come near the screen
+      // the page opens on the diff (the Files tab): its bodies are built as they come near the screen
       await w.page.locator('#files .diff-file').first().waitFor();
       await w.page.evaluate(() => document.getElementById('files')!.scrollIntoView());
       await w.page.locator('.diff tr.add .hljs-keyword').first().waitFor();
@@ -405,7 +405,7 @@ describe('reviewer UI in Chromium', function () {
       const c = await sx.change('Busy server');
       const ps = await sx.patchset(c.change, base, rev, 'one');
       const first = await open();
-      await first.page.goto(`${srv.url}/ui/repos/${sx.repo}/changes/${c.change}`);
+      await first.page.goto(`${srv.url}/ui/repos/${sx.repo}/changes/${c.change}?tab=conversation`);
       await first.page.locator('.topbar .live').waitFor(); // the one subscriber the server allows
       const second = await open();
       await second.page.goto(`${srv.url}/ui/repos/${sx.repo}/changes/${c.change}?tab=conversation`);

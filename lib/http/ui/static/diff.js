@@ -19,8 +19,15 @@ const LINE_PX = 20;
 
 const lineCount = (f) => f.hunks.reduce((n, h) => n + h.lines.length + 1, 0);
 
+/** Whether a file's context can be widened (diff.js FileBody): it has hunks and both sides. */
+const expandable = (f) => f.hunks.length > 0 && f.change !== 'added' && f.change !== 'deleted';
+
 /** Rows the file's table will have in this view: the placeholder takes their height, so building a body moves nothing below or above it. */
 function rowCount(f, view) {
+  return rowsOf(f, view) + (expandable(f) ? 1 : 0); // the row that widens the context after the last hunk
+}
+
+function rowsOf(f, view) {
   if (view !== 'split') return lineCount(f);
   let rows = 0;
   for (const h of f.hunks) {
@@ -82,17 +89,18 @@ function numberedLines(hunk, h, language) {
   let n = hunk.new_start;
   let oi = 0;
   let ni = 0;
-  return hunk.lines.map((l) => {
+  return hunk.lines.map((l, i) => {
     const c = l[0];
     const text = l.slice(1);
+    const spans = hunk.spans?.[i] ?? null;
     if (c === ' ') {
       const row = { kind: 'ctx', old: o++, new: n++, text, html: newHtml ? newHtml[ni] : null };
       oi++;
       ni++;
       return row;
     }
-    if (c === '-') return { kind: 'del', old: o++, new: null, text, html: oldHtml ? oldHtml[oi++] : null };
-    if (c === '+') return { kind: 'add', old: null, new: n++, text, html: newHtml ? newHtml[ni++] : null };
+    if (c === '-') return { kind: 'del', old: o++, new: null, text, html: oldHtml ? oldHtml[oi++] : null, spans };
+    if (c === '+') return { kind: 'add', old: null, new: n++, text, html: newHtml ? newHtml[ni++] : null, spans };
     return { kind: 'note', old: null, new: null, text: l.slice(2) || l, html: null };
   });
 }
@@ -124,10 +132,55 @@ function sideBySide(lines) {
 
 const SIGN = { ctx: ' ', del: '-', add: '+' };
 
-/** The code of one line: highlighted HTML from highlight.js (which escaped it), else plain text. */
+/**
+ * Word highlights on highlighted HTML: wraps the characters of `spans` ([start, end) offsets
+ * into the line's text) in <mark class="wd">. Only text between tags is cut, so the marks nest
+ * inside highlight.js's spans; an entity (&amp;, &lt;, …) counts as the one character it stands for.
+ * The HTML is highlight.js's (it escaped the line); nothing of the line's text becomes markup.
+ */
+export function markHtml(markup, spans) {
+  let out = '';
+  let at = 0; // offset into the text
+  let k = 0; // the span being walked
+  let inMark = false;
+  const re = /<[^>]*>|&[^;]+;|[^<&]/g;
+  for (let m = re.exec(markup); m; m = re.exec(markup)) {
+    const t = m[0];
+    if (t[0] === '<') {
+      if (inMark) out += '</mark>';
+      out += t;
+      if (inMark) out += '<mark class="wd">';
+      continue;
+    }
+    while (k < spans.length && at >= spans[k][1]) k++;
+    const inside = k < spans.length && at >= spans[k][0];
+    if (inside && !inMark) { out += '<mark class="wd">'; inMark = true; }
+    if (!inside && inMark) { out += '</mark>'; inMark = false; }
+    out += t;
+    at++;
+  }
+  if (inMark) out += '</mark>';
+  return out.replace(/<mark class="wd"><\/mark>/g, '');
+}
+
+/** Plain text with word highlights, as elements. */
+function markText(text, spans) {
+  const parts = [];
+  let at = 0;
+  for (const [a, b] of spans) {
+    if (a > at) parts.push(text.slice(at, a));
+    parts.push(html`<mark class="wd">${text.slice(a, b)}</mark>`);
+    at = b;
+  }
+  if (at < text.length) parts.push(text.slice(at));
+  return parts;
+}
+
+/** The code of one line: highlighted HTML from highlight.js (which escaped it), else plain text; the changed words marked. */
 function Code({ line }) {
-  if (line.html !== null && line.html !== undefined) return html`<td class="code"><span class="sign" aria-hidden="true">${SIGN[line.kind]}</span><span class="text" dangerouslySetInnerHTML=${{ __html: line.html }}></span></td>`;
-  return html`<td class="code"><span class="sign" aria-hidden="true">${SIGN[line.kind]}</span><span class="text">${line.text}</span></td>`;
+  const spans = line.spans && line.spans.length ? line.spans : null;
+  if (line.html !== null && line.html !== undefined) return html`<td class="code"><span class="sign" aria-hidden="true">${SIGN[line.kind]}</span><span class="text" dangerouslySetInnerHTML=${{ __html: spans ? markHtml(line.html, spans) : line.html }}></span></td>`;
+  return html`<td class="code"><span class="sign" aria-hidden="true">${SIGN[line.kind]}</span><span class="text">${spans ? markText(line.text, spans) : line.text}</span></td>`;
 }
 
 const hunkHeader = (h) => `@@ -${h.old_start},${h.old_lines} +${h.new_start},${h.new_lines} @@`;
@@ -153,9 +206,31 @@ function unifiedKeys(l) {
   return keys;
 }
 
+/** Context rows read with ?lines= (expanded): plain rows, no threads (those of hidden lines stay at the top of the file). */
+function ctxRowsUnified(rows) {
+  return rows.map((l) => html`<tr class="ctx expanded" tabindex="-1"><td class="ln" data-side="base" data-n=${l.old}></td><td class="ln" data-side="revision" data-n=${l.new}></td><${Code} line=${l} /></tr>`);
+}
+
+/** The buttons that widen a gap between hunks (or after the last one): up, down, all of it, or the whole file. */
+function ExpandButtons({ x }) {
+  if (!x || !x.onExpand) return null;
+  const { gi, remaining, trailing, onExpand } = x;
+  if (remaining === 0) return null;
+  const few = remaining !== null && remaining <= EXPAND_STEP;
+  return html`<span class="expand">
+    ${few ? html`<button type="button" class="expand-btn" onClick=${() => onExpand(gi, 'all')} title=${`Show the ${remaining} hidden lines`}>↕ ${remaining}</button>`
+      : html`${trailing ? null : html`<button type="button" class="expand-btn" onClick=${() => onExpand(gi, 'up')} title=${`Show ${EXPAND_STEP} more lines above`} aria-label=${`Show ${EXPAND_STEP} more lines above`}>↑</button>`}
+        <button type="button" class="expand-btn" onClick=${() => onExpand(gi, 'down')} title=${`Show ${EXPAND_STEP} more lines below`} aria-label=${`Show ${EXPAND_STEP} more lines below`}>↓</button>
+        <button type="button" class="expand-btn wide" onClick=${() => onExpand(gi, 'file')} title="Show the whole file">whole file</button>`}
+  </span>`;
+}
+
 function UnifiedHunks({ hunks, ft }) {
-  return html`<table class="diff unified"><colgroup><col class="ln-col" /><col class="ln-col" /><col /></colgroup><tbody>${hunks.map(({ hunk, lines }) => html`
-    <tr class="hunk"><td class="ln" colspan="2"></td><td class="code hunk-head">${hunkHeader(hunk)}</td></tr>
+  return html`<table class="diff unified"><colgroup><col class="ln-col" /><col class="ln-col" /><col /></colgroup><tbody>${hunks.map(({ hunk, lines, above = [], below = [], expand }) => html`
+    ${ctxRowsUnified(above)}
+    ${hunk ? html`<tr class="hunk"><td class="ln expand-cell" colspan="2"><${ExpandButtons} x=${expand} /></td><td class="code hunk-head">${hunkHeader(hunk)}</td></tr>`
+      : expand && expand.remaining !== 0 ? html`<tr class="hunk trailing"><td class="ln expand-cell" colspan="2"><${ExpandButtons} x=${expand} /></td><td class="code hunk-head"></td></tr>` : null}
+    ${ctxRowsUnified(below)}
     ${lines.map((l) => {
       if (l.kind === 'note') return html`<tr class="note"><td class="ln" colspan="2"></td><td class="code">\\ ${l.text}</td></tr>`;
       const under = ft && rowThreads(ft, unifiedKeys(l));
@@ -169,8 +244,12 @@ function SplitHunks({ hunks, ft }) {
   const side = (l, which) => (l
     ? html`<td class=${`ln ${l.kind}${ft?.selected?.has(which === 'left' ? rowKey('base', l.old) : rowKey('revision', l.new)) ? ' selected' : ''}`} data-side=${which === 'left' ? 'base' : 'revision'} data-n=${which === 'left' ? l.old : l.new}></td><${Code} line=${l} />`
     : html`<td class="ln empty"></td><td class="code empty"></td>`);
-  return html`<table class="diff split"><colgroup><col class="ln-col" /><col class="half" /><col class="ln-col" /><col class="half" /></colgroup><tbody>${hunks.map(({ hunk, lines }) => html`
-    <tr class="hunk"><td class="ln"></td><td class="code hunk-head" colspan="3">${hunkHeader(hunk)}</td></tr>
+  const ctxRows = (rows) => rows.map((l) => html`<tr class="pair ctx-ctx expanded" tabindex="-1">${side(l, 'left')}${side(l, 'right')}</tr>`);
+  return html`<table class="diff split"><colgroup><col class="ln-col" /><col class="half" /><col class="ln-col" /><col class="half" /></colgroup><tbody>${hunks.map(({ hunk, lines, above = [], below = [], expand }) => html`
+    ${ctxRows(above)}
+    ${hunk ? html`<tr class="hunk"><td class="ln expand-cell"><${ExpandButtons} x=${expand} /></td><td class="code hunk-head" colspan="3">${hunkHeader(hunk)}</td></tr>`
+      : expand && expand.remaining !== 0 ? html`<tr class="hunk trailing"><td class="ln expand-cell"><${ExpandButtons} x=${expand} /></td><td class="code hunk-head" colspan="3"></td></tr>` : null}
+    ${ctxRows(below)}
     ${sideBySide(lines).map((r) => {
       if (r.note) return html`<tr class="note"><td class="ln"></td><td class="code" colspan="3">\\ ${r.note.text}</td></tr>`;
       // base-side threads under the left column, revision-side ones under the right
@@ -198,6 +277,31 @@ function shownKeys(file) {
   return keys;
 }
 
+/** Lines one ↑ / ↓ shows; the most one ?lines= read gives (the route's bound). */
+const EXPAND_STEP = 20;
+const MAX_LINES_READ = 10000;
+
+/**
+ * The unchanged stretches around the hunks, by the revision's line numbers: before each hunk
+ * (`from`..`to`), and after the last (`to` null: up to the file's end). `d` turns a revision
+ * line of the stretch into its base line (unchanged lines are shifted, not edited).
+ */
+export function gapsOf(hunks) {
+  const out = [];
+  let newEnd = 0;
+  let oldEnd = 0;
+  for (const h of hunks) {
+    // a side with no lines names the line before the hunk (`@@ -5,2 +4,0 @@`)
+    const firstNew = h.new_lines === 0 ? h.new_start + 1 : h.new_start;
+    const firstOld = h.old_lines === 0 ? h.old_start + 1 : h.old_start;
+    out.push({ from: newEnd + 1, to: firstNew - 1, d: firstNew - firstOld });
+    newEnd = firstNew + h.new_lines - 1;
+    oldEnd = firstOld + h.old_lines - 1;
+  }
+  out.push({ from: newEnd + 1, to: null, d: newEnd - oldEnd });
+  return out;
+}
+
 /** The last line number clicked (shift-click makes a range from it). */
 let lastClick = null;
 
@@ -209,11 +313,81 @@ function lineCell(target) {
   return Number.isInteger(n) && n > 0 ? { side: td.getAttribute('data-side'), line: n } : null;
 }
 
-function FileBody({ file, view, ft, mark, onAnchor }) {
+function FileBody({ repo, snaps, file, view, ft, mark, onAnchor }) {
   const h = useHighlighter();
   const T = useThreads();
   const language = languageOf(h, file.path);
-  const hunks = useMemo(() => file.hunks.map((hunk) => ({ hunk, lines: numberedLines(hunk, h, language) })), [file, h, language]);
+  const numbered = useMemo(() => file.hunks.map((hunk) => ({ hunk, lines: numberedLines(hunk, h, language) })), [file, h, language]);
+  // Context widened with ?lines= of the file content route (the revision's file): the lines read,
+  // the file's length once known, and per gap how many lines are shown at its top and its bottom.
+  const canExpand = !!snaps && repo !== undefined && repo !== null && expandable(file);
+  const [ctx, setCtx] = useState({ text: new Map(), total: null, shown: new Map() });
+  const gaps = useMemo(() => gapsOf(file.hunks), [file]);
+  const onExpand = useCallback(async (gi, how) => {
+    const g = gaps[gi];
+    const cur = ctx.shown.get(gi) ?? { top: 0, bottom: 0 };
+    const end = g.to ?? ctx.total;
+    let a;
+    let b;
+    if (how === 'file') { a = 1; b = MAX_LINES_READ; }
+    else if (how === 'all') { a = g.from + cur.top; b = end - cur.bottom; }
+    else if (how === 'down') { a = g.from + cur.top; b = Math.min(a + EXPAND_STEP - 1, end === null ? Infinity : end - cur.bottom); }
+    else { b = end - cur.bottom; a = Math.max(g.from + cur.top, b - EXPAND_STEP + 1); }
+    if (!(b >= a)) return;
+    let r;
+    try {
+      r = await get(`${fileUrl(repo, snaps.rev, file.path)}${query({ lines: `${a}-${Number.isFinite(b) ? b : a + EXPAND_STEP - 1}` })}`);
+    } catch (e) {
+      T?.setFlash?.({ ok: false, text: `Could not read more of ${file.path}: ${e.message}` });
+      return;
+    }
+    setCtx((c) => {
+      const text = new Map(c.text);
+      r.lines.forEach((line, i) => text.set(r.start + i, line));
+      const total = r.total_lines;
+      const shown = new Map(c.shown);
+      if (how === 'file') {
+        gaps.forEach((x, i) => shown.set(i, { top: (x.to ?? total) - x.from + 1, bottom: 0 }));
+      } else {
+        const s0 = shown.get(gi) ?? { top: 0, bottom: 0 };
+        const got = Math.max(0, r.end - r.start + 1);
+        shown.set(gi, how === 'up' ? { ...s0, bottom: s0.bottom + got } : { ...s0, top: s0.top + got });
+      }
+      return { text, total, shown };
+    });
+  }, [gaps, ctx, repo, snaps, file, T]);
+  const hunks = useMemo(() => {
+    const rows = (from, to, d) => {
+      const out = [];
+      for (let n = from; n <= to; n++) {
+        const text = ctx.text.get(n);
+        if (text === undefined) break;
+        out.push({ kind: 'ctx', old: n - d, new: n, text, html: null });
+      }
+      return out;
+    };
+    const items = numbered.map(({ hunk, lines }, gi) => {
+      const g = gaps[gi];
+      const sh = ctx.shown.get(gi) ?? { top: 0, bottom: 0 };
+      const size = Math.max(0, g.to - g.from + 1);
+      const top = Math.min(sh.top, size);
+      const bottom = Math.min(sh.bottom, size - top);
+      return {
+        hunk, lines,
+        above: rows(g.from, g.from + top - 1, g.d),
+        below: rows(g.to - bottom + 1, g.to, g.d),
+        expand: canExpand ? { gi, remaining: size - top - bottom, onExpand } : null,
+      };
+    });
+    if (canExpand) {
+      const gi = gaps.length - 1;
+      const g = gaps[gi];
+      const sh = ctx.shown.get(gi) ?? { top: 0, bottom: 0 };
+      const remaining = ctx.total === null ? null : Math.max(0, ctx.total - g.from + 1 - sh.top);
+      items.push({ hunk: null, lines: [], above: rows(g.from, g.from + sh.top - 1, g.d), below: [], expand: { gi, remaining, trailing: true, onExpand } });
+    }
+    return items;
+  }, [numbered, gaps, ctx, canExpand, onExpand]);
   const [drag, setDrag] = useState(null);
   const canComment = !!T && T.open;
   const startEditor = (side, a, b) => {
@@ -282,7 +456,7 @@ function FileBody({ file, view, ft, mark, onAnchor }) {
 
 const NO_EDITORS = { rows: new Map(), top: [] };
 
-const CHANGE_LETTER = { added: 'A', deleted: 'D', modified: 'M' };
+const CHANGE_LETTER = { added: 'A', deleted: 'D', modified: 'M', renamed: 'R', copied: 'C' };
 
 function modeNote(f) {
   if (f.old_mode && f.new_mode && f.old_mode !== f.new_mode) return `mode ${f.old_mode} → ${f.new_mode}`;
@@ -290,8 +464,33 @@ function modeNote(f) {
   return null;
 }
 
+/** A snapshot's file as served by the file content route (the path's segments percent-encoded). */
+export const fileUrl = (repo, snapshot, path) => repoPath(repo, `/read/snapshots/${seg(snapshot)}/files/${path.split('/').map(encodeURIComponent).join('/')}`);
+
+const BYTES = new Intl.NumberFormat('en', { maximumFractionDigits: 1 });
+function size(n) {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${BYTES.format(n / 1024)} KB`;
+  return `${BYTES.format(n / 1024 / 1024)} MB`;
+}
+
+/**
+ * An image change: both versions side by side with their sizes and dimensions, read from the
+ * file content route. An SVG is shown through <img> too (never inlined: it runs no script there).
+ */
+function ImagePair({ repo, file, snaps }) {
+  const side = (img, snapshot, path, label) => html`<figure class=${`image-side ${label === 'before' ? 'del' : 'add'}`}>
+    <figcaption><strong>${label === 'before' ? 'Before' : 'After'}</strong>${img ? html` <span class="muted">${img.width && img.height ? `${img.width} × ${img.height} px · ` : ''}${size(img.bytes)} · ${img.media_type.replace('image/', '')}</span>` : null}</figcaption>
+    ${img ? html`<div class="image-box"><img src=${fileUrl(repo, snapshot, path)} alt=${`${path}, ${label}`} loading="lazy" /></div>` : html`<p class="muted image-none">${label === 'before' ? 'added' : 'deleted'}</p>`}
+  </figure>`;
+  return html`<div class="image-pair">
+    ${side(file.old_image, snaps.base, file.old_path ?? file.path, 'before')}
+    ${side(file.new_image, snaps.rev, file.path, 'after')}
+  </div>`;
+}
+
 /** One file: a sticky header (always there) and its body, built once it is near the viewport. */
-function FileDiff({ file, index, view, observe, open, onToggle, current, onLoadFull, entry, editors, viewed, onViewed, mark, onAnchor, all }) {
+function FileDiff({ repo, snaps, file, index, view, observe, open, onToggle, current, onLoadFull, entry, editors, viewed, onViewed, mark, onAnchor, all }) {
   const box = useRef(null);
   const T = useThreads();
   const [seen, setNear] = useState(false);
@@ -302,15 +501,16 @@ function FileDiff({ file, index, view, observe, open, onToggle, current, onLoadF
   const mode = modeNote(file);
   const hasBody = file.hunks.length > 0;
   let body = null;
+  const images = open && snaps && (file.old_image || file.new_image) ? html`<${ImagePair} repo=${repo} file=${file} snaps=${snaps} />` : null;
   if (!open) body = null;
-  else if (file.binary) body = html`<p class="file-note">Binary file ${file.change}.</p>`;
+  else if (file.binary) body = images ? null : html`<p class="file-note">Binary file ${file.change}.</p>`;
   else if (file.truncated) {
     // A file left out for the request's budget comes back when asked for alone; one over the size
     // limit or past the edit cap would not, so it gets no button.
     const alone = file.truncated_reason === 'byte_budget' || file.truncated_reason === 'time_budget';
     body = html`<p class="file-note">Left out of the diff: ${file.note || 'too large'}.${alone ? html` <button type="button" class="btn small" onClick=${() => onLoadFull(file.path)}>Load this file</button>` : null}</p>`;
   } else if (!hasBody) body = html`<p class="file-note">${mode ? 'Only the mode changed.' : file.change === 'modified' ? 'No change in content.' : `Empty file ${file.change}.`}</p>`;
-  else if (near) body = html`<${FileBody} file=${file} view=${view} ft=${entry || editors.rows.size ? { threads: entry?.lines, editors: editors.rows } : null} mark=${mark} onAnchor=${onAnchor} />`;
+  else if (near) body = html`<${FileBody} repo=${repo} snaps=${snaps} file=${file} view=${view} ft=${entry || editors.rows.size ? { threads: entry?.lines, editors: editors.rows } : null} mark=${mark} onAnchor=${onAnchor} />`;
   // A style object is set through the CSSOM (el.style.height), which the CSP allows; no style attribute is written.
   else body = html`<div class="file-placeholder" style=${{ height: `${rowCount(file, view) * LINE_PX}px` }} aria-busy="true"><span class="muted">${plural(lines, 'line')}…</span></div>`;
   // A section not built yet is skipped by the browser's layout while off screen (content-visibility),
@@ -345,6 +545,7 @@ function FileDiff({ file, index, view, observe, open, onToggle, current, onLoadF
       </span>
     </header>
     ${open && (topThreads.length || editors.top.length) ? html`<div class="file-threads"><${ThreadStack} threads=${topThreads} editors=${editors.top} where=${true} /></div>` : null}
+    ${images}
     ${body}
   </section>`;
 }
@@ -448,7 +649,7 @@ const BUILD_ALL_LINES = 3000;
  * hunk, / the file filter; n / p the next and previous unresolved thread (threads.js), c a
  * comment on the focused line. `active`: the Files tab is shown (`onShow` shows it).
  */
-export function DiffView({ repo, diff, view: asked, onView, marks = null, active = true, onShow = () => {}, toolbar = null }) {
+export function DiffView({ repo, diff, view: asked, onView, marks = null, active = true, onShow = () => {}, toolbar = null, whitespace = null }) {
   const narrow = useMedia(NARROW);
   const T = useThreads();
   const view = narrow ? 'unified' : asked;
@@ -692,10 +893,10 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
   }, [goTo, toggle, onView, marks, setViewed, files, active, onShow]);
 
   const loadFull = useCallback(async (path) => {
-    const one = await get(repoPath(repo, `/read/patchsets/${seg(diff.patchset_id)}/diff${query({ path, against: diff.against })}`));
+    const one = await get(repoPath(repo, `/read/patchsets/${seg(diff.patchset_id)}/diff${query({ path, against: diff.against, whitespace: whitespace ?? undefined })}`));
     const f = one.files.find((x) => x.path === path);
     if (f) setFiles((fs) => fs.map((x) => (x.path === path ? f : x)));
-  }, [repo, diff]);
+  }, [repo, diff, whitespace]);
 
   // The threads placed once per read of the threads (a Map by file and line), and the open editors by file.
   useEffect(() => { T?.setFiles({ files, against: diff.against ?? null }); }, [files, diff]);
@@ -715,6 +916,7 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
   useThreadKeys(T, index, goToFile);
   const st = diff.stats;
   const viewedPaths = marks?.paths ?? null;
+  const snaps = useMemo(() => (diff.base_snapshot_id && diff.revision_snapshot_id ? { base: diff.base_snapshot_id, rev: diff.revision_snapshot_id } : null), [diff]);
   return html`<div class="diff-view">
     <div class="files-toolbar diff-summary">
       ${toolbar}
@@ -732,7 +934,7 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
     </div>
     ${files.length === 0 ? html`<p class="empty">No file differs.</p>` : html`<div class="files-layout">
       <${FileTree} files=${files} current=${current} onPick=${(i) => { setOpenSet((s) => (s.has(i) ? s : new Set([...s, i]))); goTo(i, { focus: true }); }} index=${index} viewed=${viewedPaths} filterRef=${filterRef} />
-      <div class="diff-files" ref=${list}>${files.slice(0, shown).map((f, i) => html`<${FileDiff} key=${f.path} file=${f} index=${i} view=${view} observe=${observe} open=${openSet.has(i)} onToggle=${toggle} current=${i === current} onLoadFull=${loadFull} entry=${index?.byFile.get(f.path)} editors=${editorsByFile.get(f.path) ?? NO_EDITORS}
+      <div class="diff-files" ref=${list}>${files.slice(0, shown).map((f, i) => html`<${FileDiff} key=${f.path} repo=${repo} snaps=${snaps} file=${f} index=${i} view=${view} observe=${observe} open=${openSet.has(i)} onToggle=${toggle} current=${i === current} onLoadFull=${loadFull} entry=${index?.byFile.get(f.path)} editors=${editorsByFile.get(f.path) ?? NO_EDITORS}
         viewed=${viewedPaths?.has(f.path) ?? false} onViewed=${marks ? setViewed : null} mark=${mark && mark.path === f.path ? mark : null} onAnchor=${onAnchor} all=${all} />`)}</div>
     </div>`}
   </div>`;

@@ -14,6 +14,17 @@ import { useLiveRefresh } from '../live.js';
 import { LandQueueCard, entryJobs, entryOfChange } from './queue.js';
 
 const VIEW_KEY = 'cairn.diffView';
+/** The whitespace mode of the diff, remembered in this browser (git's -w, -b, --ignore-space-at-eol). */
+const WS_KEY = 'cairn.whitespace';
+const WHITESPACE = [['', 'Whitespace: shown'], ['ignore-all', 'Ignore all (-w)'], ['ignore-change', 'Ignore amount (-b)'], ['ignore-eol', 'Ignore at line end']];
+function storedWhitespace() {
+  try {
+    const v = localStorage.getItem(WS_KEY) ?? '';
+    return WHITESPACE.some(([k]) => k === v) ? v : '';
+  } catch {
+    return '';
+  }
+}
 
 /**
  * What can change on this page: the change, its patchsets and the evidence on them, its comment
@@ -397,10 +408,20 @@ function DiffSection({ repo, d, viewed, against, view, setParams, me, active, on
   // ?against= naming no patchset of this change: compare with the base, and say so.
   const unknownAgainst = against && d.patchsets.data && !patchsets.some((p) => p.patchset_id === against) ? against : null;
   const vs = unknownAgainst ? null : against;
+  const [whitespace, setWhitespace] = useState(storedWhitespace);
   const diff = useAsync(
-    () => get(repoPath(repo, `/read/patchsets/${seg(viewed)}/diff${query({ against: vs })}`)),
-    [repo, viewed, vs],
+    () => get(repoPath(repo, `/read/patchsets/${seg(viewed)}/diff${query({ against: vs, whitespace: whitespace || undefined })}`)),
+    [repo, viewed, vs, whitespace],
   );
+  const onWhitespace = (v) => {
+    try {
+      if (v) localStorage.setItem(WS_KEY, v);
+      else localStorage.removeItem(WS_KEY);
+    } catch {
+      /* storage disabled: the choice lasts as long as the page */
+    }
+    setWhitespace(v);
+  };
   const marks = useViewed(repo, d.change.change_id, viewed, me);
   const others = patchsets.filter((p) => p.patchset_id !== viewed);
   const onView = useCallback((v) => {
@@ -425,12 +446,15 @@ function DiffSection({ repo, d, viewed, against, view, setParams, me, active, on
           ${others.map((p) => html`<option value=${p.patchset_id}>${p.patchset_id.replace(/^.*\./, '')} — ${p.summary}</option>`)}
         </select>
       </label>
+      <select class="ws-select" value=${whitespace} onChange=${(e) => onWhitespace(e.currentTarget.value)} aria-label="Whitespace" title="Whitespace changes (remembered in this browser)">
+        ${WHITESPACE.map(([k, label]) => html`<option value=${k}>${label}</option>`)}
+      </select>
       ${since && since !== vs ? html`<button type="button" class="btn small since-review" onClick=${() => setParams({ against: since })} title=${`The inter-patchset diff from ${since}, the patchset you last voted on`}>Changes since your last review (${since.replace(/^.*\./, '')})</button>` : null}
       ${vs ? html`<span class="muted vs-note">changes from <code>${vs.replace(/^.*\./, '')}</code> to <code>${viewed.replace(/^.*\./, '')}</code></span>` : null}`;
   return html`<section class="files-section" id="files" aria-label="Files">
     ${unknownAgainst ? html`<p class="note-box missing-note" role="alert">This change has no patchset <code>${unknownAgainst}</code> to compare with: the diff below is against the base of <code>${viewed}</code>. <a href=${ui.change(repo, d.change.change_id, { ps: viewed === d.change.selected_patchset_id ? null : viewed })}>Drop the comparison</a></p>` : null}
     ${diff.data ? null : html`<div class="files-toolbar">${toolbar}</div>`}
-    <${Async} state=${diff} what="the diff">${(x) => html`<${DiffView} repo=${repo} diff=${x} view=${view} onView=${onView} marks=${marks} active=${active} onShow=${onShow} toolbar=${toolbar} />`}</${Async}>
+    <${Async} state=${diff} what="the diff">${(x) => html`<${DiffView} repo=${repo} diff=${x} view=${view} onView=${onView} marks=${marks} active=${active} onShow=${onShow} toolbar=${toolbar} whitespace=${whitespace || null} />`}</${Async}>
   </section>`;
 }
 
