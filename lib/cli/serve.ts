@@ -43,7 +43,8 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--queue-stall-seconds N] [--allowed-host NAME]... [--allowed-origin ORIGIN]...
                    [--max-snapshot-paths N] [--shutdown-seconds N]
                    [--git-mirror-allow CIDR|HOST]... [--git-mirror-file-root DIR]
-                   [--git-credentials-dir DIR] [--git-mirror-concurrency N] [-h|--help]
+                   [--git-credentials-dir DIR] [--git-mirror-concurrency N]
+                   [--git-mirror-backoff-ms N] [-h|--help]
 
 Serve the cairn HTTP interface, and the reviewer web UI at /ui/ (docs/ui.md).
 
