@@ -208,7 +208,7 @@ const refOf = async (bare: string, ref: string): Promise<string | null> => (awai
     expect(errors).to.deep.equal([]);
   });
 
-  it('Remove asks first: Cancel keeps the mirror, confirming removes it', async () => {
+  it('Remove asks first: Cancel keeps the mirror, confirming removes it; with none left the card says how to add one', async () => {
     const { page: p, errors } = await open();
     await p.goto(linesUrl());
     await mirror(p, 'mirror-2').waitFor();
@@ -223,6 +223,11 @@ const refOf = async (bare: string, ref: string): Promise<string | null> => (awai
     await mirror(p, 'mirror-2').waitFor({ state: 'detached' });
     expect((await api(s.url, 'GET', R(repo, '/git-mirrors/mirror-2'))).status).to.equal(404);
     expect(await mirror(p, 'mirror-1').count()).to.equal(1);
+    // the last one removed: the card says how to add one, and axe-core finds nothing there either
+    await p.getByRole('button', { name: 'Remove mirror-1' }).click();
+    await p.getByRole('dialog', { name: 'Remove mirror-1?' }).getByRole('button', { name: 'Remove the mirror' }).click();
+    await p.locator('#mirrors .empty', { hasText: 'cairn mirror add' }).waitFor();
+    expect(await axe(p)).to.deep.equal([]);
     expect(errors).to.deep.equal([]);
   });
 });
