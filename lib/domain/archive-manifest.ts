@@ -1,0 +1,219 @@
+// The archive's object keys and its manifest codec (storage-layout.md §20): pure functions, no
+// I/O. A manifest names one shipped commit point and every object a restore needs, each with
+// its size and sha256; a restore trusts nothing else. Decoding refuses a damaged manifest as a
+// whole (Corrupt, naming the check).
+import { crc32 } from 'node:zlib';
+import { Corrupt } from './errors.js';
+
+export const MANIFEST_MAGIC = Buffer.from('CAIRNAMF', 'latin1');
+export const MANIFEST_VERSION = 1;
+export const COMMIT_RECORD_SIZE = 512;
+const COMMIT_MAGIC = Buffer.from('CAIRNCMT', 'latin1');
+const HEADER = 556;
+export const MAX_ENTRIES = 1_000_000;
+const MAX_TEXT = 1024;
+
+export type EntryKind = 'pack' | 'log-range' | 'file';
+const KIND_CODE: Record<EntryKind, number> = { pack: 1, 'log-range': 2, file: 3 };
+const KIND_OF: Record<number, EntryKind> = { 1: 'pack', 2: 'log-range', 3: 'file' };
+
+export interface ManifestEntry {
+  kind: EntryKind;
+  /** Object key, relative to the archive prefix (§20.1). */
+  key: string;
+  /** Where the bytes go, below `repositories/<index>/` of the restored data directory. */
+  path: string;
+  /** Offset in that file (0 for packs and files; the range's start for a log range). */
+  offset: bigint;
+  size: bigint;
+  /** Lowercase hex sha256 of the object. */
+  sha256: string;
+}
+
+export interface Manifest {
+  archiveGeneration: bigint;
+  repository: number;
+  commitGeneration: bigint;
+  capturedAtUs: bigint;
+  /** The 512-byte commit-point record (§9) the manifest ships. */
+  commitPoint: Buffer;
+  /** In strictly increasing byte order of `key`. */
+  entries: ManifestEntry[];
+}
+
+const U64_MAX = (1n << 64n) - 1n;
+const pad20 = (n: bigint): string => {
+  if (n < 0n || n > U64_MAX) throw new RangeError(`${n} is not a u64`);
+  return n.toString().padStart(20, '0');
+};
+const repoPrefix = (index: number): string => {
+  if (!Number.isInteger(index) || index < 0 || index > 0xffff_ffff) throw new RangeError(`repository index ${index} is not a u32`);
+  return `repositories/${index}/`;
+};
+
+export function manifestPrefix(index: number): string {
+  return `${repoPrefix(index)}manifests/`;
+}
+
+export function manifestKey(index: number, archiveGeneration: bigint, commitGeneration: bigint): string {
+  return `${manifestPrefix(index)}g${pad20(archiveGeneration)}-${pad20(commitGeneration)}.manifest`;
+}
+
+/** The generations a manifest key names, or null for a key that is not one. */
+export function parseManifestKey(key: string): { repository: number; archiveGeneration: bigint; commitGeneration: bigint } | null {
+  const m = /^repositories\/(0|[1-9][0-9]{0,9})\/manifests\/g([0-9]{20})-([0-9]{20})\.manifest$/.exec(key);
+  if (!m) return null;
+  const repository = Number(m[1]);
+  const archiveGeneration = BigInt(m[2]!);
+  const commitGeneration = BigInt(m[3]!);
+  if (repository > 0xffff_ffff || archiveGeneration > U64_MAX || commitGeneration > U64_MAX) return null;
+  return { repository, archiveGeneration, commitGeneration };
+}
+
+export function packKey(index: number, kind: 'objects' | 'trees', packId: string): string {
+  if (!/^[0-9a-f]{64}$/.test(packId)) throw new RangeError('pack id must be 64 lowercase hex digits');
+  return `${repoPrefix(index)}packs/${kind}/${packId}.pack`;
+}
+
+export function logRangeKey(index: number, archiveGeneration: bigint, logName: string, start: bigint, end: bigint): string {
+  if (!isCleanPath(logName) || logName.includes('/')) throw new RangeError(`log name ${JSON.stringify(logName)} is not a file name`);
+  if (end < start) throw new RangeError('a log range ends before it starts');
+  return `${repoPrefix(index)}g${pad20(archiveGeneration)}/logs/${logName}/${pad20(start)}-${pad20(end)}`;
+}
+
+export function fileKey(index: number, archiveGeneration: bigint, commitGeneration: bigint, path: string): string {
+  if (!isCleanPath(path)) throw new RangeError(`path ${JSON.stringify(path)} is not a clean relative path`);
+  return `${repoPrefix(index)}g${pad20(archiveGeneration)}/files/${pad20(commitGeneration)}/${path}`;
+}
+
+/** `/`-separated, relative, no empty, `.` or `..` segment, no control character, ≤ 1024 bytes. */
+export function isCleanPath(path: string): boolean {
+  // eslint-disable-next-line no-control-regex
+  if (path === '' || Buffer.byteLength(path) > MAX_TEXT || /[\u0000-\u001f\u007f\\]/.test(path)) return false;
+  return path.split('/').every((seg) => seg !== '' && seg !== '.' && seg !== '..');
+}
+
+function compareBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+/** The manifest's bytes (§20.2). Throws RangeError for a manifest that breaks a rule. */
+export function encodeManifest(m: Manifest): Buffer {
+  if (m.archiveGeneration < 1n || m.archiveGeneration > U64_MAX) throw new RangeError('archive generation must be a u64 ≥ 1');
+  if (m.commitGeneration < 1n || m.commitGeneration > U64_MAX) throw new RangeError('commit generation must be a u64 ≥ 1');
+  if (m.capturedAtUs < 0n || m.capturedAtUs > U64_MAX) throw new RangeError('captured_at_us must be a u64');
+  repoPrefix(m.repository);
+  checkCommitPoint(m.commitPoint, m.commitGeneration, (msg) => new RangeError(msg));
+  if (m.entries.length > MAX_ENTRIES) throw new RangeError(`more than ${MAX_ENTRIES} entries`);
+  const parts: Buffer[] = [];
+  const head = Buffer.alloc(HEADER);
+  MANIFEST_MAGIC.copy(head, 0);
+  head.writeUInt8(MANIFEST_VERSION, 8);
+  head.writeBigUInt64LE(m.archiveGeneration, 12);
+  head.writeUInt32LE(m.repository, 20);
+  head.writeBigUInt64LE(m.commitGeneration, 24);
+  head.writeBigUInt64LE(m.capturedAtUs, 32);
+  m.commitPoint.copy(head, 40);
+  head.writeUInt32LE(m.entries.length, 552);
+  parts.push(head);
+  let previous: string | undefined;
+  for (const e of m.entries) {
+    if (previous !== undefined && compareBytes(previous, e.key) >= 0) throw new RangeError(`entries must be in strictly increasing key order (${e.key})`);
+    previous = e.key;
+    parts.push(encodeEntry(e, m.repository));
+  }
+  const body = Buffer.concat(parts);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32LE(crc32(body), 0);
+  return Buffer.concat([body, crc]);
+}
+
+function encodeEntry(e: ManifestEntry, repository: number): Buffer {
+  const code = KIND_CODE[e.kind];
+  if (code === undefined) throw new RangeError(`unknown entry kind ${String(e.kind)}`);
+  const key = Buffer.from(e.key, 'utf8');
+  const path = Buffer.from(e.path, 'utf8');
+  if (!e.key.startsWith(repoPrefix(repository)) || key.length > MAX_TEXT) throw new RangeError(`key ${JSON.stringify(e.key)} is not one of repository ${repository}`);
+  if (!isCleanPath(e.path)) throw new RangeError(`path ${JSON.stringify(e.path)} is not a clean relative path`);
+  if (e.offset < 0n || e.offset > U64_MAX || e.size < 0n || e.size > U64_MAX) throw new RangeError('offset and size must be u64');
+  if (e.kind !== 'log-range' && e.offset !== 0n) throw new RangeError(`a ${e.kind} entry starts at offset 0`);
+  if (!/^[0-9a-f]{64}$/.test(e.sha256)) throw new RangeError('sha256 must be 64 lowercase hex digits');
+  const out = Buffer.alloc(1 + 1 + 2 + key.length + 2 + path.length + 8 + 8 + 32);
+  let o = 0;
+  out.writeUInt8(code, o); o += 2; // kind, reserved
+  out.writeUInt16LE(key.length, o); o += 2;
+  key.copy(out, o); o += key.length;
+  out.writeUInt16LE(path.length, o); o += 2;
+  path.copy(out, o); o += path.length;
+  out.writeBigUInt64LE(e.offset, o); o += 8;
+  out.writeBigUInt64LE(e.size, o); o += 8;
+  Buffer.from(e.sha256, 'hex').copy(out, o);
+  return out;
+}
+
+function checkCommitPoint(record: Buffer, generation: bigint, fail: (msg: string) => Error): void {
+  if (record.length !== COMMIT_RECORD_SIZE) throw fail(`the commit point must be ${COMMIT_RECORD_SIZE} bytes`);
+  if (!record.subarray(0, 8).equals(COMMIT_MAGIC)) throw fail('the commit point does not begin with CAIRNCMT');
+  if (record.readBigUInt64LE(12) !== generation) throw fail('the commit point\'s generation is not the manifest\'s commit generation');
+}
+
+/** Decode and check a manifest; `what` names it in errors (its key). Throws Corrupt. */
+export function decodeManifest(bytes: Buffer, what: string): Manifest {
+  const fail = (check: string): Corrupt => new Corrupt(`archive manifest ${what}: ${check}`);
+  if (bytes.length < HEADER + 4) throw fail('truncated header');
+  if (!bytes.subarray(0, 8).equals(MANIFEST_MAGIC)) throw fail('bad magic');
+  if (bytes.readUInt8(8) !== MANIFEST_VERSION) throw fail(`unknown version ${bytes.readUInt8(8)}`);
+  if (bytes.readUIntLE(9, 3) !== 0) throw fail('reserved header bytes are not zero');
+  const end = bytes.length - 4;
+  if (bytes.readUInt32LE(end) !== crc32(bytes.subarray(0, end))) throw fail('checksum mismatch');
+  const archiveGeneration = bytes.readBigUInt64LE(12);
+  const repository = bytes.readUInt32LE(20);
+  const commitGeneration = bytes.readBigUInt64LE(24);
+  const capturedAtUs = bytes.readBigUInt64LE(32);
+  if (archiveGeneration < 1n) throw fail('archive generation 0');
+  if (commitGeneration < 1n) throw fail('commit generation 0');
+  const commitPoint = Buffer.from(bytes.subarray(40, 40 + COMMIT_RECORD_SIZE));
+  checkCommitPoint(commitPoint, commitGeneration, fail);
+  const count = bytes.readUInt32LE(552);
+  if (count > MAX_ENTRIES) throw fail(`entry count ${count} above ${MAX_ENTRIES}`);
+  const prefix = repoPrefix(repository);
+  const entries: ManifestEntry[] = [];
+  let o = HEADER;
+  const need = (n: number): void => { if (o + n > end) throw fail(`entry ${entries.length} runs past the end`); };
+  const text = (len: number, name: string): string => {
+    need(len);
+    const raw = bytes.subarray(o, o + len);
+    const s = raw.toString('utf8');
+    if (!Buffer.from(s, 'utf8').equals(raw)) throw fail(`entry ${entries.length}: ${name} is not UTF-8`);
+    o += len;
+    return s;
+  };
+  for (let i = 0; i < count; i++) {
+    need(4);
+    const kind = KIND_OF[bytes.readUInt8(o)];
+    if (kind === undefined) throw fail(`entry ${i}: unknown kind ${bytes.readUInt8(o)}`);
+    if (bytes.readUInt8(o + 1) !== 0) throw fail(`entry ${i}: reserved byte is not zero`);
+    const keyLength = bytes.readUInt16LE(o + 2);
+    o += 4;
+    if (keyLength < 1 || keyLength > MAX_TEXT) throw fail(`entry ${i}: key length ${keyLength}`);
+    const key = text(keyLength, 'key');
+    if (!key.startsWith(prefix)) throw fail(`entry ${i}: key ${JSON.stringify(key)} is not of repository ${repository}`);
+    need(2);
+    const pathLength = bytes.readUInt16LE(o);
+    o += 2;
+    if (pathLength < 1 || pathLength > MAX_TEXT) throw fail(`entry ${i}: path length ${pathLength}`);
+    const path = text(pathLength, 'path');
+    if (!isCleanPath(path)) throw fail(`entry ${i}: path ${JSON.stringify(path)} is not a clean relative path`);
+    need(48);
+    const offset = bytes.readBigUInt64LE(o);
+    const size = bytes.readBigUInt64LE(o + 8);
+    const sha256 = bytes.subarray(o + 16, o + 48).toString('hex');
+    o += 48;
+    if (kind !== 'log-range' && offset !== 0n) throw fail(`entry ${i}: a ${kind} entry at offset ${offset}`);
+    const previous = entries[entries.length - 1];
+    if (previous && compareBytes(previous.key, key) >= 0) throw fail(`entry ${i}: keys out of order`);
+    entries.push({ kind, key, path, offset, size, sha256 });
+  }
+  if (o !== end) throw fail(`${end - o} bytes after the last entry`);
+  return { archiveGeneration, repository, commitGeneration, capturedAtUs, commitPoint, entries };
+}

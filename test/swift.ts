@@ -1,0 +1,122 @@
+// A real S3-compatible object store for the tests: a one-node OpenStack Swift with its s3api
+// middleware on loopback (.ci/swift/start.sh; Debian's packages, which .ci/run installs),
+// started for one test file on free ports and stopped after it. Where Swift is not installed
+// the tests that need it skip themselves, saying so.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { PROJECT_ROOT, tempDir } from './helpers.js';
+
+const LAUNCHER = path.join(PROJECT_ROOT, '.ci/swift/start.sh');
+const NEEDED = ['/usr/bin/python3', '/usr/bin/swift-proxy-server', '/usr/bin/swift-object-server', '/usr/bin/swift-container-server', '/usr/bin/swift-account-server', '/usr/bin/swift-ring-builder'];
+
+export interface SwiftServer {
+  /** http://127.0.0.1:PORT — the S3 endpoint (path-style). */
+  endpoint: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  /** The server's logs so far (for a failing test's message). */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** Why Swift cannot run here, or null when it can. */
+export function swiftMissing(): string | null {
+  const missing = NEEDED.filter((p) => !existsSync(p));
+  return missing.length === 0 ? null : `OpenStack Swift is not installed (missing ${missing.join(', ')}; .ci/run installs Debian's swift packages)`;
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(0, '127.0.0.1', resolve); });
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+async function healthy(port: number): Promise<boolean> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}/healthcheck`, { signal: AbortSignal.timeout(2000) });
+    await res.arrayBuffer();
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Start Swift on four free loopback ports; resolves when the proxy answers its health check
+ * and the three storage servers accept connections (bounded by `readyMs`).
+ */
+export async function startSwift(readyMs = 240_000): Promise<SwiftServer> {
+  const missing = swiftMissing();
+  if (missing) throw new Error(missing);
+  const root = tempDir('cairn-swift-');
+  const ports = [await freePort(), await freePort(), await freePort(), await freePort()];
+  let log = '';
+  const child: ChildProcess = spawn('bash', [LAUNCHER, root, ...ports.map(String), String(process.pid)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true, // its own process group, so stop() reaches every server it started
+  });
+  child.stdout!.on('data', (d: Buffer) => { log += d.toString(); });
+  child.stderr!.on('data', (d: Buffer) => { log += d.toString(); });
+  let exited = false;
+  const exit = new Promise<void>((resolve) => child.once('exit', () => { exited = true; resolve(); }));
+  const stop = async (): Promise<void> => {
+    if (exited) return;
+    try { process.kill(-child.pid!, 'SIGTERM'); } catch { /* already gone */ }
+    const killed = await Promise.race([exit.then(() => true), sleep(10_000).then(() => false)]);
+    if (!killed) { try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ } await exit; }
+  };
+  const deadline = Date.now() + readyMs;
+  for (;;) {
+    if (exited) throw new Error(`swift exited before it was ready:\n${log}`);
+    if (await healthy(ports[0]!)) {
+      const backends = await Promise.all(ports.slice(1).map(accepts));
+      if (backends.every(Boolean)) break;
+    }
+    if (Date.now() > deadline) { await stop(); throw new Error(`swift was not ready within ${readyMs} ms:\n${log}`); }
+    await sleep(100);
+  }
+  return {
+    endpoint: `http://127.0.0.1:${ports[0]}`,
+    region: 'us-east-1',
+    accessKeyId: 'test:tester',
+    secretAccessKey: 'testing',
+    output: () => log,
+    stop,
+  };
+}
+
+/**
+ * For a mocha `describe`: start Swift before its tests and stop it after; when Swift is not
+ * installed, skip them with the reason. The returned getter is valid inside the tests.
+ */
+export function useSwift(): () => SwiftServer {
+  let swift: SwiftServer | undefined;
+  before(async function () {
+    const missing = swiftMissing();
+    if (missing) {
+      console.log(`      note: skipped: ${missing}`);
+      this.skip();
+    }
+    this.timeout(300_000);
+    swift = await startSwift();
+  });
+  after(async () => { await swift?.stop(); });
+  return () => {
+    if (!swift) throw new Error('swift is not running');
+    return swift;
+  };
+}
