@@ -1,5 +1,6 @@
 // `cairn import-git`: a git repository's first-parent history onto a line, one snapshot per
-// commit, oldest first, each recorded with its git commit (docs/git.md). The client reads git
+// commit, oldest first, each recorded with its git commit (docs/git.md); before each merge, the
+// commits it brought in, as snapshots on no line (so an export can keep the merge's id). The client reads git
 // (lib/client/git-source.ts), keeps the tree of the commit being imported in memory (one node per
 // path of that tree, never the history's), re-encodes only the directories a commit changed,
 // packs the blobs and trees the server does not hold, and commits a batch of commits at a time
