@@ -1,5 +1,5 @@
-// POST {repo}/git/exports through a real server, checked with Debian's git binary: an imported
-// history keeps its commit ids up to its merge (rewritten, with a trailer, and everything after
+// POST {repo}/git/exports through a real server, checked with Debian's git binary: a history
+// imported without its side history keeps its commit ids up to its merge (rewritten, with a trailer, and everything after
 // it); a land exports as a commit built from the land, change and patchset records; a pushed
 // snapshot with the cairn identity; the same ids when exported twice, after the shadow repository
 // is deleted and after a restart; `git fsck --strict` clean; a server killed with SIGKILL in the
@@ -8,6 +8,8 @@ import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
+import { importGit } from '../lib/client/git-import.js';
+import { NO_PROGRESS } from '../lib/client/progress.js';
 import { push } from '../lib/client/transfer.js';
 import { LandDesk } from '../lib/authority/workflow/lands.js';
 import type { LandGates } from '../lib/authority/workflow/gates.js';
@@ -55,7 +57,9 @@ async function lineHead(url: string, repo: number, line: string): Promise<string
     first = git(src, ['rev-list', '--first-parent', '--reverse', 'main']).trim().split('\n');
     repo = await register(s.url, 'git-export');
     shadow = shadowOf(s.dataDir, repo);
-    await cliJson(['import-git', '--server', s.url, '--repo', String(repo), '--line', 'main', src]);
+    // Imported as imports before side histories were: the merge's side commit is not in the git
+    // map, so the merge is rewritten (test/git-merges.test.ts: a merge with its side history).
+    await importGit({ server: s.url, repo, source: src, line: 'main', progress: NO_PROGRESS, firstParentOnly: true });
   });
   after(() => s.stop());
 
@@ -95,7 +99,7 @@ async function lineHead(url: string, repo: number, line: string): Promise<string
     expect(await exported(s.url, repo, 'main')).to.deep.include({ head_commit_id: r.head_commit_id, written: 0 });
     // Another repository holding the same history exports the same commits, rewritten ones included.
     const twin = await register(s.url, 'git-export-twin');
-    await cliJson(['import-git', '--server', s.url, '--repo', String(twin), '--line', 'main', src]);
+    await importGit({ server: s.url, repo: twin, source: src, line: 'main', progress: NO_PROGRESS, firstParentOnly: true });
     // Two exports at once: one at a time, the second finds the commits written.
     const both = await Promise.all([exported(s.url, twin, 'main'), exported(s.url, twin, 'main')]);
     expect(both.map((x) => x.head_commit_id)).to.deep.equal([r.head_commit_id, r.head_commit_id]);
@@ -221,7 +225,7 @@ async function lineHead(url: string, repo: number, line: string): Promise<string
 
   it('is not part of a retirement export; a restored repository exports the same ids into its own shadow; purge removes the shadow, and a leftover one goes at the next start', async () => {
     const old = await register(s.url, 'git-export-moving');
-    await cliJson(['import-git', '--server', s.url, '--repo', String(old), '--line', 'main', src]);
+    await importGit({ server: s.url, repo: old, source: src, line: 'main', progress: NO_PROGRESS, firstParentOnly: true });
     const before = await exported(s.url, old, 'main');
     const { manifest, files } = await exportRepo(s.url, old);
     expect([...files.keys()].filter((f) => /git-shadow|\.git\//.test(f))).to.deep.equal([]);

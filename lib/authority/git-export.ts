@@ -15,10 +15,12 @@ import {
   encodeCommit,
   exportedCommitId,
   GIT_COMMIT,
+  GIT_COMMIT_ID,
   gitRefProblem,
   parseCommit,
   rawHeader,
   withTrailers,
+  type GitCommitIdRecord,
   type GitCommitRecord,
 } from '../domain/git.js';
 import { gitId, looseObject, type GitObjectType } from '../domain/git-objects.js';
@@ -76,6 +78,16 @@ function packIndexHas(idx: Buffer, name: Buffer): boolean {
     else hi = mid;
   }
   return false;
+}
+
+/** What one sync learned of side commits (keepSides). */
+interface SideWalk {
+  /** Snapshots given a new commit by this sync and not recorded yet. */
+  fresh: Set<string>;
+  /** commit id → written as it was (true) or not (false), in this sync. */
+  decided: Map<string, boolean>;
+  /** Side commits this sync wrote. */
+  written: number;
 }
 
 const exists = (file: string) => fsp.stat(file).then(() => true, () => false);
@@ -183,23 +195,31 @@ export class GitExporter {
     const batch = batchSize();
     let sinceFlush = 0;
     let pending: { snapshot_id: string; commit_id: string; raw: string }[] = [];
+    /** Snapshots given a new commit by this sync, not recorded yet (the map does not say it yet). */
+    const fresh = new Set<string>();
+    const side: SideWalk = { fresh, decided: new Map(), written: 0 };
     const flush = async () => {
       if (pending.length > 0) await this.authority.content.recordGitExports(pending);
       pending = [];
+      fresh.clear();
       sinceFlush = 0;
       crashPoint('git-export:recorded');
       if (parent !== null) await this.writeRef(name, parent);
     };
     for (let i = chain.length - 1; i >= 0; i--) {
       const id = chain[i];
-      const { raw, record } = await this.commitFor(id, parent, builder);
+      const { raw, record } = await this.commitFor(id, parent, builder, side);
       const commitId = gitId('commit', raw);
       if (await this.writeObject('commit', commitId, raw)) written++;
-      if (record) pending.push({ snapshot_id: id, commit_id: commitId, raw: raw.toString('base64') });
+      if (record) {
+        pending.push({ snapshot_id: id, commit_id: commitId, raw: raw.toString('base64') });
+        fresh.add(id);
+      }
       parent = commitId;
       if (++sinceFlush >= batch) await flush();
     }
     await flush();
+    written += side.written;
     if (written >= repackAfterCommits()) await this.repack();
     return { line: name, head_commit_id: parent, written };
   }
@@ -236,7 +256,7 @@ export class GitExporter {
    * The commit of snapshot `id` whose first parent's commit is `parent`, its objects written.
    * `record`: the git map does not hold it yet.
    */
-  private async commitFor(id: string, parent: string | null, builder: GitTreeBuilder): Promise<{ raw: Buffer; record: boolean }> {
+  private async commitFor(id: string, parent: string | null, builder: GitTreeBuilder, side: SideWalk): Promise<{ raw: Buffer; record: boolean }> {
     const store = this.authority.store;
     const snap = store.snapshot(id)!;
     const rec = store.entity<GitCommitRecord>(GIT_COMMIT, id);
@@ -256,6 +276,10 @@ export class GitExporter {
       const c = parseCommit(original);
       // Kept as it was when git would find the same tree and the same (only) parent.
       if (c.tree_id === tree && c.parent_ids.length === parents.length && (parent === null || c.parent_ids[0] === parent)) return { raw: original, record: false };
+      // An imported merge whose side histories were imported too: kept as it was once every
+      // other parent is written as it was (docs/git.md, "Merges").
+      if (rec.origin === 'imported' && c.tree_id === tree && parent !== null && c.parent_ids.length > 1 && c.parent_ids[0] === parent
+        && (await this.keepSides(c.parent_ids.slice(1), builder, side))) return { raw: original, record: false };
       const raw = encodeCommit({
         tree_id: tree,
         parent_ids: parents,
@@ -292,6 +316,58 @@ export class GitExporter {
       message: withTrailers(Buffer.from(snap.message ?? '', 'utf8'), [`Cairn-Snapshot: ${id}`]),
     });
     return { raw, record: true };
+  }
+
+  /**
+   * Write the side histories of a merge, each commit as it was imported, parents first, and say
+   * whether every one of `roots` is then in the shadow under its own id. A commit is written
+   * only when it is an imported commit of the map (origin `imported`, never rewritten), its
+   * snapshot's tree converts back to its tree, and every parent is such a commit (or the
+   * shadow holds it already, which it does only for commits kept as they were). Whether a
+   * commit is kept is a function of the stored records alone, so the ids do not depend on the
+   * order lines are exported in. Iterative: a side branch may be thousands of commits long.
+   */
+  private async keepSides(roots: string[], builder: GitTreeBuilder, side: SideWalk): Promise<boolean> {
+    const store = this.authority.store;
+    const stack: { commit: string; raw: Buffer | null; parents: string[] }[] = roots.map((commit) => ({ commit, raw: null, parents: [] }));
+    while (stack.length) {
+      const top = stack[stack.length - 1];
+      if (side.decided.has(top.commit)) {
+        stack.pop();
+        continue;
+      }
+      if (top.raw === null) {
+        const index = store.entity<GitCommitIdRecord>(GIT_COMMIT_ID, top.commit);
+        const rec = index ? store.entity<GitCommitRecord>(GIT_COMMIT, index.snapshot_id) : undefined;
+        if (!rec || rec.origin !== 'imported' || rec.commit_id !== top.commit || rec.export || side.fresh.has(rec.snapshot_id)) {
+          side.decided.set(top.commit, false);
+          stack.pop();
+          continue;
+        }
+        if (await this.holds(top.commit)) {
+          side.decided.set(top.commit, true);
+          stack.pop();
+          continue;
+        }
+        const raw = Buffer.from(rec.raw, 'base64');
+        const c = parseCommit(raw);
+        const snap = store.snapshot(rec.snapshot_id);
+        if (!snap || (await builder.treeOf(snap.root_tree_id, rec.gitlinks)) !== c.tree_id) {
+          side.decided.set(top.commit, false);
+          stack.pop();
+          continue;
+        }
+        top.raw = raw;
+        top.parents = c.parent_ids;
+        for (const p of c.parent_ids) if (!side.decided.has(p)) stack.push({ commit: p, raw: null, parents: [] });
+        continue;
+      }
+      stack.pop();
+      const keep = top.parents.every((p) => side.decided.get(p) === true);
+      if (keep && (await this.writeObject('commit', top.commit, top.raw))) side.written++;
+      side.decided.set(top.commit, keep);
+    }
+    return roots.every((r) => side.decided.get(r) === true);
   }
 
   private readBlob(id: string): Promise<Buffer> {

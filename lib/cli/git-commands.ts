@@ -1,4 +1,5 @@
-// `cairn import-git`: a local git repository's first-parent history onto a line (docs/git.md).
+// `cairn import-git`: a local git repository's first-parent history onto a line, with the side
+// histories of its merges (docs/git.md).
 import path from 'node:path';
 import { importGit, ImportRefused } from '../client/git-import.js';
 import { GitUnavailable } from '../client/git-source.js';
@@ -12,8 +13,10 @@ export const IMPORT_GIT_HELP = `Usage:
 Write the first-parent history of REF (default HEAD) in the git repository SRC onto line NAME:
 one snapshot per commit, oldest first, each with the commit's tree (files, executables,
 symlinks) and the commit kept with it (author, committer, time zones, the raw message, the
-commit id, tree id and every parent id: GET {repo}/git/snapshots/{snapshot_id}). Submodules
-(gitlinks) are kept with the commits and listed at the end; a snapshot cannot hold them.
+commit id, tree id and every parent id: GET {repo}/git/snapshots/{snapshot_id}). The commits
+each merge brought in are imported too, as snapshots on no line, so an export keeps the merge's
+commit id. Submodules (gitlinks) are kept with the commits and listed at the end; a snapshot
+cannot hold them.
 
 The line must be new, empty, or at a snapshot imported from this history: the import then
 continues after it, so running it again imports only newer commits (nothing when there are
@@ -60,7 +63,7 @@ export async function importGitCommand(argv: string[]): Promise<number> {
     } else {
       const lines = [r.imported === 0
         ? `nothing to import: ${r.line} holds all ${r.commits} commits of ${r.ref} (at ${r.head_commit_id.slice(0, 12)})`
-        : `imported ${r.imported} commits of ${r.ref} onto ${r.line}${r.already ? ` (after the ${r.already} it held)` : ''}: head ${r.head_snapshot_id!.slice(0, 12)} = git ${r.head_commit_id.slice(0, 12)}, ${r.uploaded_packs} packs uploaded`];
+        : `imported ${r.imported} commits of ${r.ref} onto ${r.line}${r.already ? ` (after the ${r.already} it held)` : ''}: head ${r.head_snapshot_id!.slice(0, 12)} = git ${r.head_commit_id.slice(0, 12)}, ${r.uploaded_packs} packs uploaded${r.side_imported ? `; and ${r.side_imported} commits of merged branches (on no line)` : ''}`];
       for (const s of r.submodules) lines.push(`  submodule ${s.path} at ${s.commit_id.slice(0, 12)} (kept with the commits, not in the snapshots)`);
       process.stdout.write(`${lines.join('\n')}\n`);
     }

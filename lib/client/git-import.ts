@@ -1,5 +1,6 @@
 // `cairn import-git`: a git repository's first-parent history onto a line, one snapshot per
-// commit, oldest first, each recorded with its git commit (docs/git.md). The client reads git
+// commit, oldest first, each recorded with its git commit (docs/git.md); before each merge, the
+// commits it brought in, as snapshots on no line (so an export can keep the merge's id). The client reads git
 // (lib/client/git-source.ts), keeps the tree of the commit being imported in memory (one node per
 // path of that tree, never the history's), re-encodes only the directories a commit changed,
 // packs the blobs and trees the server does not hold, and commits a batch of commits at a time
@@ -37,6 +38,8 @@ export interface ImportGitOptions {
   /** Test hook: stop (throw) after this many import requests were committed. */
   stopAfterBatches?: number;
   batchCommits?: number;
+  /** Test hook: import only the first-parent history, as imports before side histories did. */
+  firstParentOnly?: boolean;
 }
 
 export interface ImportGitResult {
@@ -50,6 +53,8 @@ export interface ImportGitResult {
   imported: number;
   /** Commits the line held before this run. */
   already: number;
+  /** Commits of merged side histories this run imported (snapshots on no line). */
+  side_imported: number;
   batches: number;
   uploaded_packs: number;
   uploaded_bytes: number;
@@ -133,7 +138,19 @@ class WorkingTree {
   }
 }
 
+/** One commit to import, in the order diff-tree answers: a merge's side commits come before it. */
+interface Step {
+  commit: string;
+  /** On a merged side history: not on the line; its snapshot's parent is its first parent's. */
+  side: boolean;
+  firstParent: string | null;
+}
+
 interface Pending {
+  /** The last first-parent commit's snapshot of this batch: where the line moves (none: the line stays). */
+  lineHead: string | null;
+  /** Snapshots of side commits in this batch. */
+  sides: number;
   snapshots: { snapshot_id: string; root_tree_id: string; parent_snapshot_ids: string[]; created_at_s: number; message: string | null }[];
   gitCommits: { snapshot_id: string; commit_id: string; raw: string; gitlinks: Gitlink[] }[];
   trees: { id: string; raw: Buffer }[];
@@ -156,7 +173,15 @@ export async function importGit(o: ImportGitOptions): Promise<ImportGitResult> {
   } catch {
     throw new GitUnavailable(`${ref} names no commit in ${o.source} (try --ref refs/heads/main, or git -C ${o.source} branch -a)`);
   }
-  const commits = gitRun(bin, o.source, ['rev-list', '--first-parent', '--reverse', tip]).toString('latin1').split('\n').filter(Boolean);
+  // The first-parent history, with each merge's other parents: their side histories are imported too.
+  const commits: string[] = [];
+  const sideParents = new Map<number, string[]>();
+  for (const row of gitRun(bin, o.source, ['rev-list', '--first-parent', '--reverse', '--parents', tip]).toString('latin1').split('\n')) {
+    if (!row) continue;
+    const [id, , ...others] = row.split(' ');
+    if (others.length && !o.firstParentOnly) sideParents.set(commits.length, others);
+    commits.push(id);
+  }
   await client.requireRepository(o.repo);
 
   // Where the line stands: empty, or at a snapshot imported from a commit of this history. The
@@ -192,7 +217,7 @@ export async function importGit(o: ImportGitOptions): Promise<ImportGitResult> {
   }
   if (o.incremental && start === 0) throw new ImportRefused(`line ${o.line} holds no import yet: run without --incremental to import the whole history`);
   const already = start;
-  const result: ImportGitResult = { line: o.line, ref, head_commit_id: tip, head_snapshot_id: target.head, commits: commits.length, imported: 0, already, batches: 0, uploaded_packs: 0, uploaded_bytes: 0, submodules: [] };
+  const result: ImportGitResult = { line: o.line, ref, head_commit_id: tip, head_snapshot_id: target.head, commits: commits.length, imported: 0, already, side_imported: 0, batches: 0, uploaded_packs: 0, uploaded_bytes: 0, submodules: [] };
   const finishGoverned = async () => {
     if (!governed || target.head || !head) return;
     // main from empty to the imported head: the bootstrap the governed-line rule allows.
@@ -224,7 +249,7 @@ export async function importGit(o: ImportGitOptions): Promise<ImportGitResult> {
   const pipeline = new PackPipeline(client, o.repo, 3, NO_PROGRESS);
   let packsCommitted = 0;
   const batchCommits = o.batchCommits ?? (Number(process.env.CAIRN_IMPORT_BATCH_COMMITS) || IMPORT_BATCH_COMMITS);
-  let pending: Pending = { snapshots: [], gitCommits: [], trees: [], objects: 0 };
+  let pending: Pending = { lineHead: null, sides: 0, snapshots: [], gitCommits: [], trees: [], objects: 0 };
 
   /** Read the blobs of `gitIds` not met yet (asked for together), hash and pack the new ones. */
   const learnBlobs = async (gitIds: Iterable<string>) => {
@@ -268,7 +293,7 @@ export async function importGit(o: ImportGitOptions): Promise<ImportGitResult> {
     for (let i = 0; i < pending.trees.length; i += 50_000) await pipeline.flush(PACK_KIND_TREE, pending.trees.slice(i, i + 50_000));
     await pipeline.finish();
     const packs = pipeline.packs.slice(packsCommitted);
-    const last = pending.snapshots[pending.snapshots.length - 1].snapshot_id;
+    const last = pending.lineHead;
     const body = {
       commit: {
         contract: COMMIT_CONTRACT,
@@ -277,7 +302,8 @@ export async function importGit(o: ImportGitOptions): Promise<ImportGitResult> {
         blob_locators: packs.filter((p) => p.kind === PACK_KIND_OBJECT).flatMap((p) => p.entries.map((e) => ({ blob_id: e.id, ...locatorFields(p.packId, e) }))),
         tree_locators: packs.filter((p) => p.kind === PACK_KIND_TREE).flatMap((p) => p.entries.map((e) => ({ tree_id: e.id, ...locatorFields(p.packId, e) }))),
         snapshots: pending.snapshots,
-        line_update: { line_name: staging, head_snapshot_id: last, expected_head_snapshot_id: head },
+        // A batch of side commits only moves no line (their snapshots are on none).
+        ...(last ? { line_update: { line_name: staging, head_snapshot_id: last, expected_head_snapshot_id: head } } : {}),
       },
       git_commits: pending.gitCommits,
     };
@@ -291,11 +317,14 @@ export async function importGit(o: ImportGitOptions): Promise<ImportGitResult> {
       throw err;
     }
     packsCommitted = pipeline.packs.length;
-    head = last;
-    if (!governed) result.head_snapshot_id = last;
-    result.imported += pending.snapshots.length;
+    if (last) {
+      head = last;
+      if (!governed) result.head_snapshot_id = last;
+    }
+    result.imported += pending.snapshots.length - pending.sides;
+    result.side_imported += pending.sides;
     result.batches++;
-    pending = { snapshots: [], gitCommits: [], trees: [], objects: 0 };
+    pending = { lineHead: null, sides: 0, snapshots: [], gitCommits: [], trees: [], objects: 0 };
     if (o.stopAfterBatches !== undefined && result.batches >= o.stopAfterBatches) throw new Error('stopped after a batch (test hook)');
   };
 
@@ -313,12 +342,57 @@ export async function importGit(o: ImportGitOptions): Promise<ImportGitResult> {
       for (const e of entries) await place(commits[start - 1], e.path, e.mode, e.id);
       tree.rootId((id) => knownTrees.add(id));
     }
-    const pairs = function* () {
-      for (let i = start; i < commits.length; i++) yield [commits[i], i > 0 ? commits[i - 1] : null] as [string, string | null];
+    // The commits in the order they are imported: before each merge, the commits it brought in
+    // (`rev-list --topo-order --reverse <other parents> --not <first parent>`, parents first).
+    // Each is diffed against the commit imported just before it (the tree in memory), whatever
+    // their relation, so a commit costs what differs from the last one.
+    /** commit → its snapshot, for the commits this run imported (a side commit's parent is found here). */
+    const snapOf = new Map<string, string>();
+    /** snapshot → commit this run gave it: a side commit whose snapshot is another's is not recorded. */
+    const commitOfSnap = new Map<string, string>();
+    /** Commits of the line before this run, and side commits stored by an earlier run: their snapshots, by the git map. */
+    const stored = new Map<string, string | null>();
+    const lookup = async (commit: string): Promise<string | null> => {
+      if (!stored.has(commit)) {
+        const r = await client.jsonOrNull('GET', client.repoPath(o.repo, `/git/commits/${commit}`));
+        stored.set(commit, r?.git_commit?.commit_id === commit ? r.git_commit.snapshot_id : null);
+      }
+      return stored.get(commit)!;
+    };
+    const steps: Step[] = [];
+    /** Side commits left out: a path cairn cannot store, in them or in their first parent. */
+    const dropped = new Set<string>();
+    /** Commits that will have a snapshot once the steps before are imported. */
+    const planned = new Set<string>(commits.slice(start));
+    const order = async function* (): AsyncGenerator<[string, string | null]> {
+      let base: string | null = start > 0 ? commits[start - 1] : null;
+      for (let i = start; i < commits.length; i++) {
+        const others = sideParents.get(i);
+        if (others) {
+          const rows = gitRun(bin, o.source, ['rev-list', '--topo-order', '--reverse', '--parents', ...others, '--not', commits[i - 1]]).toString('latin1').split('\n');
+          for (const row of rows) {
+            if (!row) continue;
+            const [commit, firstParent = null] = row.split(' ');
+            // Resuming: an earlier run may have stored part of this merge's side history.
+            if (i === start && start > 0 && (await lookup(commit))) continue;
+            // A side commit whose first parent has no snapshot (an import that left out an
+            // older merge's side history) is not imported: that merge's export stays rewritten.
+            if (firstParent !== null && !planned.has(firstParent) && !(await lookup(firstParent))) continue;
+            planned.add(commit);
+            steps.push({ commit, side: true, firstParent });
+            yield [commit, base];
+            base = commit;
+          }
+        }
+        steps.push({ commit: commits[i], side: false, firstParent: i > 0 ? commits[i - 1] : null });
+        yield [commits[i], base];
+        base = commits[i];
+      }
     };
     let index = start;
-    for await (const { commit, changes } of treeChanges(bin, o.source, pairs())) {
-      if (commit !== commits[index]) throw new GitUnavailable(`git diff-tree answered for ${commit}, expected ${commits[index]}`);
+    for await (const { commit, changes } of treeChanges(bin, o.source, order())) {
+      const step = steps.shift();
+      if (!step || commit !== step.commit) throw new GitUnavailable(`git diff-tree answered for ${commit}, expected ${step?.commit ?? 'nothing'}`);
       try {
         // Deletions first: a file replaced by a directory of the same name (or the reverse) is then a plain add.
         for (const c of changes) {
@@ -330,7 +404,15 @@ export async function importGit(o: ImportGitOptions): Promise<ImportGitResult> {
         await learnBlobs(changes.filter((c) => !/^0+$/.test(c.newMode) && c.newMode !== '160000').map((c) => c.newId));
         for (const c of changes) {
           if (/^0+$/.test(c.newMode)) continue;
-          await place(commit, c.path, c.newMode, c.newId);
+          try {
+            await place(commit, c.path, c.newMode, c.newId);
+          } catch (err) {
+            // A side commit with a path cairn cannot store is left out (with what builds on it),
+            // not the import: its merge's export stays rewritten. The rest of its tree is kept,
+            // as the next commit is diffed against it.
+            if (!(step.side && err instanceof UnstorablePath)) throw err;
+            dropped.add(commit);
+          }
         }
       } catch (err) {
         // The commits before this one are imported; the line stops at the last of them.
@@ -348,7 +430,15 @@ export async function importGit(o: ImportGitOptions): Promise<ImportGitResult> {
         pending.trees.push({ id, raw: bytes });
         pending.objects++;
       });
-      const parentSnapshot = pending.snapshots.length ? pending.snapshots[pending.snapshots.length - 1].snapshot_id : head;
+      if (step.side && step.firstParent !== null && dropped.has(step.firstParent)) dropped.add(commit);
+      if (dropped.has(commit)) {
+        if (pending.snapshots.length >= batchCommits || pending.objects >= IMPORT_BATCH_OBJECTS) await flushBatch();
+        continue;
+      }
+      const parentSnapshot = step.side
+        ? (step.firstParent === null ? null : snapOf.get(step.firstParent) ?? (await lookup(step.firstParent)))
+        : (pending.lineHead ?? head);
+      if (step.side && step.firstParent !== null && !parentSnapshot) throw new GitUnavailable(`side commit ${commit}: its first parent ${step.firstParent} has no snapshot`);
       const snapshot = {
         root_tree_id: rootTreeId,
         parent_snapshot_ids: parentSnapshot ? [parentSnapshot] : [],
@@ -356,11 +446,23 @@ export async function importGit(o: ImportGitOptions): Promise<ImportGitResult> {
         message: snapshotMessage(parsed, MAX_MESSAGE_BYTES),
       };
       const id = snapshotId(snapshot);
-      pending.snapshots.push({ snapshot_id: id, ...snapshot });
-      const gitlinks = [...tree.gitlinks].map(([path, commitId]) => ({ path, commit_id: commitId }));
-      pending.gitCommits.push({ snapshot_id: id, commit_id: commit, raw: raw.toString('base64'), gitlinks });
-      index++;
-      o.progress.increment(1);
+      snapOf.set(commit, id);
+      const twin = commitOfSnap.get(id);
+      if (step.side && twin !== undefined && twin !== commit) {
+        // Another commit of this run has exactly this snapshot (same tree, parent, time and
+        // message): one snapshot has one git commit, so this one is left out of the map.
+      } else {
+        commitOfSnap.set(id, commit);
+        pending.snapshots.push({ snapshot_id: id, ...snapshot });
+        const gitlinks = [...tree.gitlinks].map(([path, commitId]) => ({ path, commit_id: commitId }));
+        pending.gitCommits.push({ snapshot_id: id, commit_id: commit, raw: raw.toString('base64'), gitlinks });
+        if (step.side) pending.sides++;
+      }
+      if (!step.side) {
+        pending.lineHead = id;
+        index++;
+        o.progress.increment(1);
+      }
       if (pending.snapshots.length >= batchCommits || pending.objects >= IMPORT_BATCH_OBJECTS) await flushBatch();
     }
     if (index !== commits.length) throw new GitUnavailable(`git diff-tree answered for ${index - start} of ${commits.length - start} commits`);
