@@ -144,6 +144,13 @@ describe('change search', function () {
     expectError(await api(s.url, 'GET', R(repo, '/changes?q=a&q=b')), 400, 'q twice');
   });
 
+  it('serves the UI shell at /ui/repos/N/search, and 404 below it', async () => {
+    const page = await fetch(`${s.url}/ui/repos/${repo}/search?q=router`);
+    expect(page.status).to.equal(200);
+    expect(page.headers.get('content-type')).to.match(/text\/html/);
+    expect((await fetch(`${s.url}/ui/repos/${repo}/search/more`)).status).to.equal(404);
+  });
+
   it('cairn change list -q searches', async () => {
     const res = await cli(['change', 'list', '--server', s.url, '--repo', String(repo), '-q', 'router file:docs', '--json']);
     expect(res.code, res.stderr).to.equal(0);

@@ -18,7 +18,7 @@
 // that it ends early with a cursor (a page may hold fewer rows than the limit while more follow).
 import { encodeCursor, type Page, type PageRequest } from '../../domain/paging.js';
 import { COMMENT } from '../../domain/workflow/comment-rules.js';
-import { OPEN_CHANGE_CODES, changeCode } from '../../domain/workflow/indexes.js';
+import { OPEN_CHANGE_CODES, changeCode, grow } from '../../domain/workflow/indexes.js';
 import { REVIEW, type ReviewRecord } from '../../domain/workflow/review-rules.js';
 import { CHANGE, changeId, PATCHSET, type ChangeRecord, type PatchsetRecord } from '../../domain/workflow/rules.js';
 import { titleWords, type SearchQuery } from '../../domain/workflow/search-query.js';
@@ -115,7 +115,7 @@ export class ChangeSearch {
   private readonly wide: number[] = [];
   private readonly commented: number[] = [];
   /** Changes whose title and line are indexed (titles and lines never change after create). */
-  private indexedChanges = new Set<number>();
+  private indexedChanges = new Uint8Array(1024);
 
   constructor(private readonly store: ContentStore, private readonly book: SearchView) {
     store.onUpsert(CHANGE, (_id, body) => { if (this.built) this.addChange(body as ChangeRecord); });
@@ -141,8 +141,9 @@ export class ChangeSearch {
         if (name !== null) this.add(this.reviewers, name, seq);
       }
     }
-    if (this.indexedChanges.has(seq)) return;
-    this.indexedChanges.add(seq);
+    if (seq < this.indexedChanges.length && this.indexedChanges[seq]) return;
+    this.indexedChanges = grow(this.indexedChanges, seq, (n) => new Uint8Array(n));
+    this.indexedChanges[seq] = 1;
     for (const w of titleWords(c.title)) this.add(this.words, w, seq);
     this.add(this.lines, c.base_line, seq);
   }
