@@ -175,7 +175,7 @@ describe('review records: bodies on disk, the review index in workflow.ckpt', fu
     expect(head.chain_seq).to.equal(5);
     await s.stop();
     const ck = decodeCheckpoint(readFileSync(ckptFile(data, st.repo)));
-    expect([...ck.sections.keys()]).to.deep.equal(['records', 'workflow-indexes', 'review-indexes', 'land-indexes', 'land-queue']);
+    expect([...ck.sections.keys()]).to.deep.equal(['records', 'workflow-indexes', 'workflow-people', 'review-indexes', 'land-indexes', 'land-queue']);
     await fsckClean(data); // fsck rebuilds the section from the records, byte for byte
 
     s = await startLogged(data);

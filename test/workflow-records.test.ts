@@ -139,7 +139,7 @@ describe('workflow checkpoint (workflow.ckpt)', () => {
       return answers(a);
     });
     const ck = decodeCheckpoint(readFileSync(path.join(root, 'workflow.ckpt')));
-    expect([...ck.sections.keys()]).to.deep.equal(['records', 'workflow-indexes', 'review-indexes', 'land-indexes', 'land-queue']);
+    expect([...ck.sections.keys()]).to.deep.equal(['records', 'workflow-indexes', 'workflow-people', 'review-indexes', 'land-indexes', 'land-queue']);
     expect(ck.cover.length).to.equal((await fsp.stat(path.join(root, 'workflow.log'))).size);
     await withAuthority(root, (a, log) => {
       expect(log.notes).to.deep.equal([]);

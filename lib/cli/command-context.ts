@@ -2,6 +2,7 @@
 // them, argument helpers and the output rule (one JSON object with --json or when stdout is not
 // a terminal; a short readable form on a terminal).
 import { CairnClient } from '../client/http.js';
+import { actingAs } from '../client/identity.js';
 import { parseU32 } from '../domain/repository.js';
 import { CliUsageError } from './args.js';
 
@@ -47,6 +48,14 @@ export function one(positionals: string[], what: string): string {
 }
 
 export const seg = (s: string) => encodeURIComponent(s);
+
+/** A person option (--author, --reviewer): its value, else who this run acts as (cairn config set user.name, --as). */
+export function person(value: unknown, flag: string): string {
+  if (typeof value === 'string' && value !== '') return value;
+  const who = actingAs();
+  if (who === null) throw new CliUsageError(`${flag} is required (or set who you are: cairn config set user.name NAME, or cairn --as NAME ...)`);
+  return who;
+}
 
 /** Options of every list command: how many rows to fetch (pages are followed as needed). */
 export const LIST_OPTIONS = {

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { ServerError } from '../client/http.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
-import { COMMON, common, context, type Ctx, need, one, print, seg } from './command-context.js';
+import { COMMON, common, context, type Ctx, one, print, seg, person } from './command-context.js';
 import { colourDiff } from './diff-command.js';
 
 export const COMMENT_HELP = `Usage:
@@ -35,7 +35,7 @@ edit replaces the text (-m) or the suggestion of A's draft DRAFT (change-N.comme
 discards it. Only drafts change: a published comment is answered with a reply, never edited.
 
 Options:
-  --author A      who writes the comment (required)
+  --author A      who writes the comment (default: who you are, cairn config set user.name)
   -m, --message TEXT  the comment, Markdown (required)
   --path P        the file the thread is on
   --line N        its first line (1-based); --end-line M its last (default N)
@@ -76,7 +76,7 @@ overlapping lines of one file are applied one at a time. The new patchset is not
 select it with the land flow as any pushed patchset.
 
 Options:
-  --author A      who applies (the change's author; required)
+  --author A      who applies (the change's author; default: who you are)
   --summary S     the new patchset's summary (default: "Apply suggestions" and the ids)
 
 ${COMMON}`;
@@ -88,7 +88,7 @@ reply (optional). THREAD is the thread's first comment, as "cairn comments CHANG
 (change-N.comment-M).
 
 Options:
-  --author A      who resolves or reopens (required)
+  --author A      who resolves or reopens (default: who you are)
   -m, --message TEXT  a reply to go with it
 
 ${COMMON}`;
@@ -195,7 +195,7 @@ async function draftCommand(sub: 'edit' | 'delete', argv: string[]): Promise<num
   const { values, positionals } = parseCommandArgs(argv, { ...common, ...textOptions, ...suggestOptions, 'no-suggest': { type: 'boolean', default: false } }, true);
   if (values.help) { process.stdout.write(COMMENT_HELP); return 0; }
   const ctx = context(values);
-  const author = need(values.author, '--author');
+  const author = person(values.author, '--author');
   const id = one(positionals, 'DRAFT');
   const change = changeOfComment(id);
   const hints = {
@@ -230,7 +230,7 @@ export async function commentCommand(argv: string[]): Promise<number> {
   }, true);
   if (values.help) { process.stdout.write(COMMENT_HELP); return 0; }
   const ctx = context(values);
-  const author = need(values.author, '--author');
+  const author = person(values.author, '--author');
   if (isReply) {
     for (const flag of ['path', 'line', 'end-line', 'side'] as const) {
       if (values[flag] !== undefined) throw new CliUsageError(`a reply carries its thread's place: --${flag} is for a new thread`);
@@ -382,7 +382,7 @@ export async function threadCommand(argv: string[]): Promise<number> {
   if (values.help) { process.stdout.write(THREAD_HELP); return 0; }
   if (sub !== 'resolve' && sub !== 'reopen') throw new CliUsageError(`unknown thread subcommand "${sub}" (resolve, reopen)`);
   const ctx = context(values);
-  const author = need(values.author, '--author');
+  const author = person(values.author, '--author');
   const thread = one(positionals, 'THREAD');
   const change = changeOfComment(thread);
   const body: Json = { author };
@@ -401,7 +401,7 @@ export async function publishCommand(argv: string[]): Promise<number> {
   }, true);
   if (values.help) { process.stdout.write(PUBLISH_HELP); return 0; }
   const ctx = context(values);
-  const author = need(values.author, '--author');
+  const author = person(values.author, '--author');
   const change = one(positionals, 'CHANGE');
   const votes = (['approve', 'request-changes', 'comment'] as const).filter((v) => values[v] === true);
   if (votes.length > 1) throw new CliUsageError('give one vote: --approve, --request-changes or --comment');
@@ -424,7 +424,7 @@ export async function applySuggestionsCommand(argv: string[]): Promise<number> {
   if (values.help) { process.stdout.write(APPLY_HELP); return 0; }
   if (!positionals.length) { process.stdout.write(APPLY_HELP); return 2; }
   const ctx = context(values);
-  const author = need(values.author, '--author');
+  const author = person(values.author, '--author');
   const [change, ...ids] = positionals;
   if (!ids.length) throw new CliUsageError('name at least one COMMENT_ID to apply (list the threads with: cairn comments CHANGE)');
   for (const id of ids) {

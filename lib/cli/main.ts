@@ -3,7 +3,10 @@ import { readFileSync } from 'node:fs';
 import { isCairnError } from '../domain/errors.js';
 import { CliUsageError } from './args.js';
 
-export const HELP = `Usage: cairn <command> [options]
+export const HELP = `Usage: cairn [--as NAME] <command> [options]
+
+--as NAME acts as NAME for this run (the --author, --reviewer and owner a command sends when
+they are left out; see cairn config --help).
 
 Working copies:
   checkout  make a directory a tracked working copy of a line
@@ -42,6 +45,7 @@ Everyday:
 Server and operations:
   serve     serve the HTTP interface
   runner    claim and run CI jobs (ci/run.sh) from a server
+  config    set who you are (user.name) and the identity header your server's ingress takes
   fsck      verify a data directory offline (every file of every repository)
   export    write a repository's authority files and manifest to a directory (offline)
   import    restore such a directory as a new repository (offline)
@@ -89,6 +93,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   diff: async () => (await import('./diff-command.js')).diffCommand,
   'import-git': async () => (await import('./git-commands.js')).importGitCommand,
   'export-git': async () => (await import('./git-export-command.js')).exportGitCommand,
+  config: async () => (await import('./config-command.js')).configCommand,
 };
 
 /** Every command name `cairn` accepts (aliases included), in table order: what docs/cli.md documents. */
@@ -110,6 +115,16 @@ function quietOnClosedPipe(stream: NodeJS.WriteStream): void {
 export async function main(argv: string[]): Promise<number> {
   quietOnClosedPipe(process.stdout);
   quietOnClosedPipe(process.stderr);
+  // `--as NAME` before the command: the person this run acts as (lib/client/identity.ts).
+  while (argv[0] === '--as' || argv[0]?.startsWith('--as=')) {
+    const value = argv[0] === '--as' ? argv[1] : argv[0].slice('--as='.length);
+    if (value === undefined || value.trim() === '') {
+      process.stderr.write('cairn: --as needs a name (cairn --as NAME <command> ...)\n');
+      return 2;
+    }
+    (await import('../client/identity.js')).setActingAs(value);
+    argv = argv.slice(argv[0] === '--as' ? 2 : 1);
+  }
   const [name, ...rest] = argv;
   if (name === '--version' || name === '-V' || name === 'version') {
     const v = version();

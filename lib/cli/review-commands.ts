@@ -3,18 +3,22 @@
 // CI"). Output is one JSON object with --json or when stdout is not a terminal; on a terminal a
 // short readable form.
 import { CliUsageError, parseCommandArgs } from './args.js';
-import { COMMON, common, context, LIST_HELP, LIST_OPTIONS, need, one, print, rowsWanted, seg } from './command-context.js';
+import { COMMON, common, context, LIST_HELP, LIST_OPTIONS, need, one, print, rowsWanted, seg, person } from './command-context.js';
+import { actingAs } from '../client/identity.js';
 
 export const REVIEW_HELP = `Usage:
-  cairn review request --change CHANGE --group G [--note N] [--by WHO]
-  cairn review approve|comment|block|dismiss --change CHANGE --reviewer R [--comment C]
+  cairn review request --change CHANGE [--group G] [--reviewer NAME]... [--note N] [--by WHO]
+  cairn review approve|comment|block|dismiss --change CHANGE [--reviewer R] [--comment C]
   cairn review list --change CHANGE [--limit N | --all]   (default: every review)
   cairn review inbox [--group G] [--limit N | --all]      (changes waiting for review, by group)
   cairn review publish CHANGE --author A [--approve | --request-changes | --comment] [-m TEXT]
                                           (publish A's draft comments; see cairn review publish --help)
 
 Reviews act on the change's selected patchset. block records request_changes with
-blocking: true; dismiss withdraws the reviewer's earlier approval or block.
+blocking: true; dismiss withdraws the reviewer's earlier approval or block. request asks a
+group (--group) and/or people (--reviewer, repeatable); "cairn change show" lists each
+reviewer's vote. --reviewer of approve/comment/block/dismiss and --by default to who you are
+(cairn config set user.name NAME, or cairn --as NAME).
 
 ${COMMON}${LIST_HELP}`;
 
@@ -63,7 +67,7 @@ export async function reviewCommand(argv: string[]): Promise<number> {
   if (sub === 'publish') return (await import('./comment-commands.js')).publishCommand(rest);
   const { values, positionals } = parseCommandArgs(rest, {
     ...common, change: { type: 'string' }, group: { type: 'string' }, note: { type: 'string' }, by: { type: 'string' },
-    reviewer: { type: 'string' }, comment: { type: 'string' }, ...LIST_OPTIONS,
+    reviewer: { type: 'string', multiple: true }, comment: { type: 'string' }, ...LIST_OPTIONS,
   }, true);
   if (values.help) { process.stdout.write(REVIEW_HELP); return 0; }
   if (positionals.length) throw new CliUsageError(`review ${sub} takes no positional arguments`);
@@ -85,13 +89,21 @@ export async function reviewCommand(argv: string[]): Promise<number> {
   const { change } = await ctx.client.json('GET', p(`/changes/${ref}`));
   if (!change.selected_patchset_id) throw new Error(`change ${change.change_id} has no selected patchset`);
   if (sub === 'request') {
-    const body: Json = { patchset_id: change.selected_patchset_id, reviewer_groups: [need(values.group, '--group')], note: (values.note as string | undefined) ?? '' };
-    if (values.by !== undefined) body.requested_by = values.by;
+    const people = (values.reviewer as string[] | undefined) ?? [];
+    if (values.group === undefined && people.length === 0) throw new CliUsageError('name a group (--group) or people (--reviewer NAME, repeatable)');
+    const body: Json = { patchset_id: change.selected_patchset_id, note: (values.note as string | undefined) ?? '' };
+    if (values.group !== undefined) body.reviewer_groups = [need(values.group, '--group')];
+    if (people.length) body.reviewers = people;
+    const by = values.by ?? actingAs();
+    if (by !== undefined && by !== null) body.requested_by = by;
     const res = await ctx.client.json('POST', p(`/changes/${ref}:requestReview`), body);
-    return print(ctx, res, () => `requested review ${res.review_id} from ${res.reviewer_group} on ${change.selected_patchset_id}; ${res.change.change_ref} is ${res.change.status}`);
+    const asked = res.review_requests.map((r: Json) => r.reviewer).join(', ');
+    return print(ctx, res, () => `requested review from ${asked} on ${change.selected_patchset_id}; ${res.change.change_ref} is ${res.change.status}`);
   }
   const a = ACTIONS[sub];
-  const body: Json = { patchset_id: change.selected_patchset_id, reviewer: need(values.reviewer, '--reviewer'), action: a.action, comment: (values.comment as string | undefined) ?? '' };
+  const reviewers = (values.reviewer as string[] | undefined) ?? [];
+  if (reviewers.length > 1) throw new CliUsageError(`review ${sub} takes one --reviewer`);
+  const body: Json = { patchset_id: change.selected_patchset_id, reviewer: person(reviewers[0], '--reviewer'), action: a.action, comment: (values.comment as string | undefined) ?? '' };
   if (a.blocking) body.blocking = true;
   const res = await ctx.client.json('POST', p(`/changes/${ref}/reviews`), body);
   return print(ctx, res, () => `recorded ${reviewLine(res.review)}`);

@@ -13,6 +13,7 @@ import { PhasedServer } from '../http/server.js';
 import { canonicalHost, canonicalOrigin, RequestGuard } from '../http/request-guard.js';
 import { buildAssetTable } from '../http/ui/assets.js';
 import { HEADER_NAME, type UiOptions } from '../http/ui/routes.js';
+import { parseTrustList, type IdentityOptions } from '../http/identity.js';
 import { lockDataDir } from '../store/datadir-lock.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import { DEFAULT_EVENT_FEED_OPTIONS, type EventFeedOptions } from '../authority/event-feed.js';
@@ -31,7 +32,8 @@ import type { GitShadowSource } from '../authority/git-shadow.js';
 
 export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [--log-level LEVEL] [--log-format pretty|json]
                    [--lease-seconds N] [--max-attempts N] [--ci-timeout-seconds N]
-                   [--no-ui] [--ui-identity-header NAME] [--webhook-attempts N]
+                   [--no-ui] [--ui-identity-header NAME] [--trust-identity-from ADDR[,ADDR]]
+                   [--trust-identity-secret-file FILE] [--webhook-attempts N]
                    [--webhook-allow CIDR|HOST]... [--webhook-disable-after N]
                    [--event-retention N] [--event-subscribers N] [--event-heartbeat-ms N]
                    [--event-subscribers-per-client N]
@@ -60,9 +62,18 @@ Options:
                      interface is unchanged. The UI works only through that interface, so it
                      inherits its trust boundary: whoever reaches the listener can use either.
   --ui-identity-header NAME
-                     take the reviewer's name from request header NAME (set by a trusted
-                     ingress that authenticates people and strips the header from clients)
-                     instead of asking the reviewer and keeping it in the browser
+                     take the caller's name from request header NAME (set by a trusted
+                     ingress that authenticates people and strips the header from clients):
+                     the UI shows it instead of asking, and every record a request writes
+                     names that person (docs/operations.md "A front door")
+  --trust-identity-from ADDR[,ADDR]
+                     believe the identity header only from these peer addresses (the
+                     ingress's); a request from any other address that sets it gets 403
+  --trust-identity-secret-file FILE
+                     believe the identity header only on requests that also carry the
+                     secret in FILE (its first line) in X-Cairn-Ingress-Secret: needed when
+                     the ingress shares a host with other processes (all dial from
+                     127.0.0.1); others that set the header get 403
   --webhook-attempts N
                      attempts of a webhook delivery (one round) before it fails (default 8;
                      waits between them: 1 s, 2 s, 4 s, ...)
@@ -141,6 +152,8 @@ export interface ServerOptions {
   lockStaleMs?: number;
   /** The reviewer UI: on by default; false turns it off; `identityHeader` as --ui-identity-header. */
   ui?: false | { identityHeader?: string | null };
+  /** The caller identity (lib/http/identity.ts); absent: the UI's identityHeader alone, believed from any peer. */
+  identity?: IdentityOptions | null;
   /** Event feeds: retention, subscriber cap, heartbeat (--event-*). */
   events?: EventFeedOptions;
   /** Webhook delivery: attempts, backoff, timeout, disabling (lib/authority/webhook-dispatcher.ts). */
@@ -186,6 +199,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // The UI's files are read (and their hashed table built) before anything else starts, so a
   // broken install fails here with its reason instead of serving a page that cannot load.
   const ui: UiOptions | null = options.ui === false ? null : { assets: buildAssetTable(await loadUiSources()), identityHeader: options.ui?.identityHeader ?? null };
+  // The identity header is the server's, not only the UI's: every request names its caller from it.
+  const uiHeader = options.ui === false ? null : options.ui?.identityHeader ?? null;
+  const identity: IdentityOptions | null = options.identity ?? (uiHeader ? { header: uiHeader } : null);
   const server = new PhasedServer();
   let stopping = false;
   let exitCode = 0;
@@ -253,7 +269,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       service.startWebhooks({ ...DEFAULT_WEBHOOK_POLICY, ...options.webhooks }, webhookNetwork);
       service.startLandQueues(checkQueueOptions({ ...DEFAULT_QUEUE_OPTIONS, ...options.queue }));
       service.startGitRefresh();
-      server.activate(createApp({ service, log, requestLog: options.requestLog, assets: swaggerUiAssets(), ui, guard }).callback());
+      server.activate(createApp({ service, log, requestLog: options.requestLog, assets: swaggerUiAssets(), ui, guard, identity }).callback());
       log.info({ repositories: service.registry.all().length }, 'ready');
       // Repositories open on first use; this opens the rest so their timers and dispatchers run.
       void service.openAllInBackground();
@@ -281,6 +297,8 @@ export async function serve(argv: string[]): Promise<number> {
     'ci-timeout-seconds': { type: 'string', default: String(DEFAULT_JOB_POLICY.timeoutSeconds) },
     'no-ui': { type: 'boolean', default: false },
     'ui-identity-header': { type: 'string' },
+    'trust-identity-from': { type: 'string' },
+    'trust-identity-secret-file': { type: 'string' },
     'event-retention': { type: 'string' },
     'event-subscribers': { type: 'string', default: String(DEFAULT_EVENT_FEED_OPTIONS.maxSubscribers) },
     'event-subscribers-per-client': { type: 'string', default: String(DEFAULT_EVENT_FEED_OPTIONS.maxSubscribersPerClient) },
@@ -339,8 +357,26 @@ export async function serve(argv: string[]): Promise<number> {
   }
   const identityHeader = values['ui-identity-header'] === undefined ? undefined : String(values['ui-identity-header']);
   if (identityHeader !== undefined && !HEADER_NAME.test(identityHeader)) throw new CliUsageError('--ui-identity-header must be a header name (letters, digits and !#$%&\'*+.^_`|~-)');
-  if (identityHeader !== undefined && values['no-ui']) throw new CliUsageError('--ui-identity-header and --no-ui exclude each other');
   const ui = values['no-ui'] ? false as const : { identityHeader: identityHeader ?? null };
+  let trustFrom: string[] | null = null;
+  if (values['trust-identity-from'] !== undefined) {
+    try {
+      trustFrom = parseTrustList(String(values['trust-identity-from']));
+    } catch (err) {
+      throw new CliUsageError(`--trust-identity-from: ${(err as Error).message}`);
+    }
+  }
+  let secret: string | null = null;
+  if (values['trust-identity-secret-file'] !== undefined) {
+    try {
+      secret = (await fsp.readFile(String(values['trust-identity-secret-file']), 'utf8')).split(/\r?\n/)[0].trim();
+    } catch (err) {
+      throw new CliUsageError(`--trust-identity-secret-file: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+    if (secret.length < 16) throw new CliUsageError('--trust-identity-secret-file: the secret must be at least 16 characters');
+  }
+  if ((trustFrom || secret) && identityHeader === undefined) throw new CliUsageError('--trust-identity-from and --trust-identity-secret-file need --ui-identity-header');
+  const identity: IdentityOptions | null = identityHeader === undefined ? null : { header: identityHeader, trustFrom, secret };
   const lockStaleMs = Number(values['lock-stale-ms']);
   if (!Number.isInteger(lockStaleMs) || lockStaleMs < 2000) throw new CliUsageError('--lock-stale-ms must be an integer ≥ 2000');
   const events: EventFeedOptions = {
@@ -366,7 +402,7 @@ export async function serve(argv: string[]): Promise<number> {
   for (const o of allowedOrigins) if (canonicalOrigin(o) === null) throw new CliUsageError(`--allowed-origin must be an origin such as https://cairn.example.com or http://HOST:PORT, got "${o}"`);
   const shutdownSeconds = positive('shutdown-seconds', 3600);
   const maxSnapshotPaths = parseMaxSnapshotPaths(values['max-snapshot-paths']);
-  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, shutdownSeconds, maxSnapshotPaths });
+  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, shutdownSeconds, maxSnapshotPaths, identity });
   let signalled = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (signalled) {

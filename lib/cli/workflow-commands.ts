@@ -3,6 +3,7 @@
 // not a terminal; on a terminal a short readable form.
 import path from 'node:path';
 import { push } from '../client/transfer.js';
+import { actingAs } from '../client/identity.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
 import { COMMON, common, context, LIST_HELP, LIST_OPTIONS, need, one, print, rowsWanted, seg } from './command-context.js';
 import { taskStartCommand } from './land-commands.js';
@@ -21,10 +22,11 @@ ${COMMON}${LIST_HELP}`;
 
 export const CHANGE_HELP = `Usage:
   cairn change create --task TASK --title T --base-line LINE [--fork SNAPSHOT] [--change-id ID]
+                    (owned by who you are: cairn config set user.name NAME, or cairn --as NAME)
   cairn change list [--status S] [--task TASK] [--limit N | --all]
   cairn change list -q QUERY [--limit N | --all]   (search: status:S is:open is:unresolved owner:NAME
                                     reviewer:NAME file:PATH line:LINE and title words, all matched)
-  cairn change show CHANGE          (the change, its patchsets and whether it can land)
+  cairn change show CHANGE          (the change, its reviewers' votes, its patchsets and whether it can land)
   cairn change close CHANGE --status archived|superseded|abandoned|canceled|cancelled
   cairn change apply-suggestions …  (suggested edits as a new patchset; cairn change apply-suggestions --help)
   cairn change viewed CHANGE --user U [--patchset PS] [--mark | --unmark PATH...]
@@ -57,6 +59,13 @@ const query = (q: Record<string, unknown>) => {
 
 type Json = Record<string, any>;
 /** Markers after a patchset line: current, base moved by a land. */
+/** The reviewer table: name, kind, vote, the patchset voted on, and whether the vote counts on the selected patchset. */
+function reviewerLines(rows: Json[]): string[] {
+  if (!rows.length) return [];
+  const w = Math.max(...rows.map((r) => r.name.length));
+  return ['reviewers:', ...rows.map((r) => `  ${r.name.padEnd(w)}  ${r.kind.padEnd(6)}  ${(r.vote ?? '-').padEnd(7)}  ${r.vote === null ? '' : `${r.patchset_id}${r.live ? '' : '  (not on the selected patchset)'}`}`.trimEnd())];
+}
+
 const patchsetMarks = (x: Json, change: Json) => `${x.patchset_id === change.current_patchset_id ? '  [current]' : ''}${x.base_stale ? '  [base stale: the line moved]' : ''}`;
 
 /**
@@ -166,6 +175,8 @@ export async function changeCommand(argv: string[]): Promise<number> {
       const body: Json = { task_id: need(values.task, '--task'), title: need(values.title, '--title'), base_line: need(values['base-line'], '--base-line') };
       if (values.fork !== undefined) body.fork_snapshot_id = values.fork;
       if (values['change-id'] !== undefined) body.change_id = values['change-id'];
+      const owner = actingAs();
+      if (owner !== null) body.owner = owner;
       const res = await ctx.client.json('POST', p('/changes'), body);
       return print(ctx, res, () => `created ${changeLine(res.change)}`);
     }
@@ -177,14 +188,18 @@ export async function changeCommand(argv: string[]): Promise<number> {
     case 'show': {
       const ref = seg(one(positionals, 'CHANGE'));
       const { change } = await ctx.client.json('GET', p(`/changes/${ref}`));
-      const [{ patchsets }, readiness] = await Promise.all([
+      const [{ patchsets }, readiness, { reviewers }] = await Promise.all([
         ctx.client.collect(p(`/changes/${ref}/patchsets`), 'patchsets', Infinity),
         ctx.client.json('GET', p(`/read/changes/${ref}/readiness`)),
+        ctx.client.json('GET', p(`/read/changes/${ref}/reviewers`)),
       ]);
-      const res = { change, patchsets, readiness };
+      const res = { change, patchsets, readiness, reviewers };
       return print(ctx, res, () => [
         changeLine(change),
         `fork: ${change.fork_snapshot_id ?? '(empty line)'}`,
+        ...(change.owner ? [`owner: ${change.owner}`] : []),
+        ...(change.attention?.length ? [`your turn: ${change.attention.join(', ')}`] : []),
+        ...reviewerLines(reviewers),
         'patchsets (* selected):',
         ...patchsets.map((x: Json) => `  ${x.patchset_id === change.selected_patchset_id ? '*' : ' '} ${patchsetLine(x)}${patchsetMarks(x, change)}`),
         ...statusLines(readiness),
@@ -237,7 +252,7 @@ export async function patchsetCommand(argv: string[]): Promise<number> {
   const { change } = await ctx.client.json('GET', ctx.client.repoPath(ctx.repo, `/changes/${ref}`));
   if (!change.fork_snapshot_id) throw new Error(`change ${change.change_id} was forked from an empty line: it has no base snapshot to push on`);
   const pushed = await push({
-    server: ctx.client.base,
+    server: values.server as string,
     repo: ctx.repo,
     line: change.base_line,
     dir,

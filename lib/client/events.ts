@@ -13,7 +13,7 @@ import { request as httpRequest, type ClientRequest, type IncomingMessage } from
 import { createRequire } from 'node:module';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { FeedEvent } from '../domain/events.js';
-import { normalizeServerUrl } from './http.js';
+import { normalizeServerUrl, standingHeaders } from './http.js';
 
 const require = createRequire(import.meta.url);
 const httpsRequest = (url: URL, options: import('node:https').RequestOptions, callback: (res: IncomingMessage) => void) =>
@@ -160,7 +160,7 @@ export async function followFeed(o: FeedOptions): Promise<void> {
 
   const attempt = () => new Promise<Attempt>((resolve, reject) => {
     const target = url();
-    const headers: Record<string, string> = { accept: 'text/event-stream', 'cache-control': 'no-cache' };
+    const headers: Record<string, string> = { ...standingHeaders(o.server), accept: 'text/event-stream', 'cache-control': 'no-cache' };
     if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
     let req: ClientRequest;
     let settled = false;

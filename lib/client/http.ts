@@ -6,6 +6,7 @@ import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { createRequire } from 'node:module';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { actingAs, identityHeaderName } from './identity.js';
 
 // node:https (and TLS behind it) only for an https:// server: it is a tenth of a pull's start-up.
 const require = createRequire(import.meta.url);
@@ -53,12 +54,42 @@ export function normalizeServerUrl(server: string): string {
   return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`;
 }
 
+/**
+ * Credentials written in a server address (`http://USER:PASSWORD@host`, for a server behind an
+ * ingress that asks for basic auth) as an Authorization header; null when it has none.
+ */
+export function basicAuthOf(server: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(server.trim()) ? server.trim() : `http://${server.trim()}`);
+  } catch {
+    return null;
+  }
+  if (!url.username && !url.password) return null;
+  return `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`, 'utf8').toString('base64')}`;
+}
+
+/** Headers every request of this process carries: the address's credentials, and the identity header when configured (./identity.ts). */
+export function standingHeaders(server: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const auth = basicAuthOf(server);
+  if (auth) out.authorization = auth;
+  const header = identityHeaderName();
+  const who = header ? actingAs() : null;
+  if (header && who) out[header.toLowerCase()] = who;
+  return out;
+}
+
 export class CairnClient {
+  /** The server address without credentials (what messages name). */
   readonly base: string;
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 8 });
+  /** Sent with every request (never printed). */
+  readonly standing: Record<string, string>;
 
   constructor(server: string, readonly retries = 20) {
     this.base = normalizeServerUrl(server);
+    this.standing = standingHeaders(server);
   }
 
   /** Fail in the user's terms when `repo` is not registered here (before any work is done). */
@@ -90,7 +121,7 @@ export class CairnClient {
     for (let attempt = 0; ; attempt++) {
       const url = new URL(this.base + urlPath);
       const res = await new Promise<IncomingMessage>((resolve, reject) => {
-        const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method, headers, agent: url.protocol === 'https:' ? undefined : this.agent }, resolve);
+        const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method, headers: { ...this.standing, ...headers }, agent: url.protocol === 'https:' ? undefined : this.agent }, resolve);
         req.on('error', (err: NodeJS.ErrnoException) => reject(new Error(`cannot reach ${this.base}: ${err.code ?? err.message}`)));
         if (body === undefined) req.end();
         else if (Buffer.isBuffer(body)) req.end(body);
@@ -196,7 +227,7 @@ export class CairnClient {
     for (let attempt = 0; ; attempt++) {
       const res = await new Promise<IncomingMessage>((resolve, reject) => {
         const url = new URL(this.base + urlPath);
-        const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: 'GET', agent: url.protocol === 'https:' ? undefined : this.agent }, resolve);
+        const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: 'GET', headers: this.standing, agent: url.protocol === 'https:' ? undefined : this.agent }, resolve);
         req.on('error', (err: NodeJS.ErrnoException) => reject(new Error(`cannot reach ${this.base}: ${err.code ?? err.message}`)));
         req.end();
       });

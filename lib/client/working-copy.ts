@@ -77,7 +77,7 @@ export async function checkout(o: CheckoutOptions): Promise<{ dir: string; line:
   let files = 0;
   let bytes = 0;
   if (head) {
-    const pulled = await pull({ server: client.base, repo: o.repo, snapshot: head, out: o.dir, progress: o.progress });
+    const pulled = await pull({ server: o.server, repo: o.repo, snapshot: head, out: o.dir, progress: o.progress });
     files = pulled.files;
     bytes = pulled.bytes;
   } else {

@@ -13,6 +13,7 @@ import { Router } from './router.js';
 import { ROUTES } from './routes.js';
 import type { AssetSource, Reply, RouteContext, RouteSpec } from './route-types.js';
 import { uiMiddleware, type UiLookup, type UiOptions } from './ui/routes.js';
+import { callerIdentity, type IdentityOptions } from './identity.js';
 
 export interface AppOptions {
   service: CairnService;
@@ -25,6 +26,8 @@ export interface AppOptions {
   ui?: UiOptions | null;
   /** Host and origin rules every request passes first (./request-guard.ts); absent: none (in-process tools). */
   guard?: RequestGuard | null;
+  /** Where the caller's name comes from (./identity.ts); absent/null: no request names its caller. */
+  identity?: IdentityOptions | null;
 }
 
 /** The request log line's fields: never the URL (it may carry a restore token), never a body. */
@@ -55,6 +58,8 @@ export function createApp(options: AppOptions): Koa {
       // Before the UI, the router and any repository open: a refused request touches nothing.
       const refusal = options.guard?.check(ctx.req);
       if (refusal) throw refusal;
+      // Every request has `ctx.state.identity` (a name or null); a header the server may not believe is refused here.
+      ctx.state.identity = callerIdentity(ctx.req, options.identity);
       await next();
     } catch (err) {
       const reply = errorReply(err);
@@ -76,7 +81,7 @@ export function createApp(options: AppOptions): Koa {
   });
 
   // The UI is a page server beside the interface, not a row of the route table: see ./ui/routes.ts.
-  if (options.ui) app.use(uiMiddleware({ lookup: uiLookup(options.service), ...options.ui }));
+  if (options.ui) app.use(uiMiddleware({ lookup: uiLookup(options.service), ...options.ui, identityHeader: options.identity?.header ?? options.ui.identityHeader ?? null }));
 
   app.use(async (ctx) => {
     if (ctx.method === 'OPTIONS') {

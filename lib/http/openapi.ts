@@ -28,6 +28,7 @@ import { SCHEMAS as eventSchemas } from './handlers/events.js';
 import { SCHEMAS as webhookSchemas } from './handlers/webhooks.js';
 import { SCHEMAS as landQueueSchemas } from './handlers/land-queue.js';
 import { SCHEMAS as gitSchemas } from './handlers/git.js';
+import { SCHEMAS as peopleSchemas } from './handlers/people.js';
 
 export const OPENAPI_VERSION = '3.1.0';
 /** Marks operations that are not part of the spec's 78 (the document itself, the API reference). */
@@ -45,7 +46,7 @@ const DOCUMENT_SCHEMAS: Schemas = {
 
 const SCHEMA_MODULES: readonly Schemas[] = [
   errorSchemas, discoverySchemas, registrySchemas, lifecycleSchemas, jobSchemas, contentSchemas,
-  taskSchemas, changeSchemas, reviewSchemas, commentSchemas, viewedSchemas, landSchemas, promotionSchemas, planSchemas, diffSchemas, webhookSchemas, landQueueSchemas, gitSchemas, eventSchemas, DOCUMENT_SCHEMAS,
+  taskSchemas, changeSchemas, reviewSchemas, commentSchemas, viewedSchemas, landSchemas, promotionSchemas, planSchemas, diffSchemas, webhookSchemas, landQueueSchemas, gitSchemas, peopleSchemas, eventSchemas, DOCUMENT_SCHEMAS,
 ];
 
 /** Every named schema, each defined once. */
@@ -72,7 +73,8 @@ export function queryOf(route: RouteSpec): RouteSpec['query'] {
  * The refusals an operation can answer: those its shape implies (below) and those its row adds.
  *  - 400: a path parameter (malformed index, bad percent-encoding), a query parameter or a body
  *    (malformed JSON, undecodable Content-Encoding, an aborted upload, a broken rule);
- *  - 403: any method but GET (a state-changing request from a page of another origin);
+ *  - 403: every operation (the identity header from a peer the server does not believe it from);
+ *    any method but GET also for a state-changing request from a page of another origin;
  *  - 404: a path parameter (unregistered repository, unknown entity);
  *  - 409: a mutation under a repository (lifecycle admission: retiring or purged);
  *  - 410: only where the row adds it (the event feeds: a position retention no longer keeps);
@@ -90,7 +92,7 @@ export function refusalsOf(route: RouteSpec): number[] {
   if (hasParams) out.add(404);
   if (route.method !== 'GET' && (route.admission === 'active' || route.admission === 'worker')) out.add(409);
   if (route.method !== 'GET') out.add(413);
-  if (route.method !== 'GET') out.add(403);
+  out.add(403);
   out.add(421);
   if (route.body.kind !== 'none') out.add(415);
   if (route.body.kind === 'json') out.add(422);
@@ -102,7 +104,7 @@ export function refusalsOf(route: RouteSpec): number[] {
 
 const REFUSAL_TEXT: Record<number, string> = {
   400: 'Invalid request: a path value, query parameter or body field breaks a rule, malformed JSON, or an invalid state transition',
-  403: "A state-changing request from a page of another origin (Origin or Sec-Fetch-Site; see cairn serve --allowed-origin); on :applySuggestions, a caller who is not the change's author",
+  403: "The identity header from a peer that is not the trusted ingress (cairn serve --trust-identity-from, --trust-identity-secret-file), or a body field naming another person than the caller's identity; a state-changing request from a page of another origin (Origin or Sec-Fetch-Site; see cairn serve --allowed-origin); on :applySuggestions, a caller who is not the change's author",
   404: 'Unknown repository, entity, pack or file',
   405: 'Method not bound for this path (Allow lists those that are)',
   409: 'Authority, lifecycle or compare-and-set conflict',

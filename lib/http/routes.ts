@@ -39,6 +39,7 @@ import * as events from './handlers/events.js';
 import * as webhooks from './handlers/webhooks.js';
 import * as landQueue from './handlers/land-queue.js';
 import * as git from './handlers/git.js';
+import * as people from './handlers/people.js';
 import {
   MEDIA_RECEIVE_PACK_ADVERTISEMENT,
   MEDIA_RECEIVE_PACK_REQUEST,
@@ -210,6 +211,9 @@ export const ROUTES: readonly RouteSpec[] = [
   // Extensions: diffs and land readiness for reviewers
   route('read.patchsetDiff', 'GET', `${REPO}/read/patchsets/{patchset_id}/diff`, { extension: true, query: diffs.DiffQuery, ok: { json: 'PatchsetDiff', raw: ['text/x-diff'] }, handler: diffs.patchsetDiffHandler }),
   route('read.changeDiff', 'GET', `${REPO}/read/changes/{change_ref}/diff`, { extension: true, query: diffs.DiffQuery, ok: { json: 'PatchsetDiff', raw: ['text/x-diff'] }, handler: diffs.changeDiffHandler }),
+  route('read.changeAttention', 'GET', `${REPO}/read/changes/{change_ref}/attention`, { extension: true, ok: 'ChangeAttention', handler: people.attentionHandler }),
+  route('read.changeReviewers', 'GET', `${REPO}/read/changes/{change_ref}/reviewers`, { extension: true, ok: 'ChangeReviewers', handler: people.reviewersHandler }),
+  route('read.dashboard', 'GET', `${REPO}/read/dashboard`, { extension: true, query: people.DashboardQuery, ok: 'Dashboard', handler: people.dashboardHandler }),
   route('read.changeReadiness', 'GET', `${REPO}/read/changes/{change_ref}/readiness`, { extension: true, ok: 'LandReadiness', handler: diffs.readinessHandler }),
   route('read.changeLands', 'GET', `${REPO}/read/changes/{change_ref}/lands`, { extension: true, paged: true, ok: 'LandList', handler: lands.changeLands }),
 

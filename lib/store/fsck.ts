@@ -26,6 +26,7 @@ import { decodeCheckpoint, readCheckpointFile } from './workflow-checkpoint.js';
 import { WorkflowIndexes } from '../domain/workflow/indexes.js';
 import { CHANGE, TASK, type ChangeRecord, type TaskRecord } from '../domain/workflow/rules.js';
 import { INDEX_SECTION } from '../domain/workflow/indexes.js';
+import { PEOPLE_SECTION, rebuildPeople } from '../domain/workflow/people-index.js';
 import { REVIEW_SECTION, ReviewIndex } from '../domain/workflow/review-index.js';
 import { LAND_SECTION, LandIndex } from '../domain/workflow/land-index.js';
 import { encodeActive, isActiveEntry, QUEUE_ENTRY, QUEUE_SECTION, type QueueEntryRecord } from '../domain/workflow/land-queue.js';
@@ -303,6 +304,8 @@ async function checkWorkflowCheckpoint(store: ContentStore): Promise<{ problems:
           const tasks = [...records.entries<TaskRecord>(TASK)].map(([, t]) => t);
           const changes = [...records.entries<ChangeRecord>(CHANGE)].map(([, c]) => c);
           sections.set(name, WorkflowIndexes.rebuild(tasks, changes).encode());
+        } else if (name === PEOPLE_SECTION) {
+          sections.set(name, rebuildPeople([...records.entries<ChangeRecord>(CHANGE)].map(([, c]) => c)).encode());
         } else if (name === REVIEW_SECTION) {
           sections.set(name, ReviewIndex.rebuild((type) => records.entries(type)).encode());
         } else if (name === LAND_SECTION) {

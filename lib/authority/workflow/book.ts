@@ -13,6 +13,7 @@ import { validateLineName } from '../../domain/lines.js';
 import { nowSeconds } from '../../domain/repository.js';
 import { keepRows, takePage, walkFrom, type Page, type PageRequest } from '../../domain/paging.js';
 import { INDEX_SECTION, sequenceOf, WorkflowIndexes } from '../../domain/workflow/indexes.js';
+import { PEOPLE_SECTION, PeopleIndex } from '../../domain/workflow/people-index.js';
 import {
   CHANGE,
   changeCloseMove,
@@ -52,9 +53,11 @@ import type { JobQueue } from '../jobs.js';
 import { changeEvents, patchsetEvents, taskEvents } from '../../domain/events.js';
 import type { PlanBook } from '../plans.js';
 import { ReviewBook } from './reviews.js';
+import { requireName } from '../../domain/workflow/review-rules.js';
 import { CommentBook } from './comments.js';
 import { ViewedBook } from './viewed.js';
 import { ChangeSearch } from './search.js';
+import { changeAttention } from './people.js';
 
 export interface TaskInput {
   title: string;
@@ -71,6 +74,8 @@ export interface ChangeInput {
   base_line: string;
   fork_snapshot_id?: string | null;
   change_id?: string;
+  /** The person creating the change (recorded as the change's `owner`); absent or null: none. */
+  owner?: string | null;
 }
 
 // Namespaces of per-batch staged state (new ids of the batch, patchset replay keys).
@@ -89,6 +94,9 @@ function mapPage<T>(page: Page<number>, row: (seq: number) => T): Page<T> {
 export class WorkflowBook {
   /** Statuses, ownership, lists and counters by sequence; the records are read from the store. */
   index = new WorkflowIndexes();
+
+  /** Per person: changes owned and changes asked to review (lib/domain/workflow/people-index.ts). */
+  people = new PeopleIndex();
 
   /** Reviews, attestations, policy decisions and patchset CI. */
   reviews!: ReviewBook;
@@ -109,6 +117,7 @@ export class WorkflowBook {
   static open(store: ContentStore, plans: PlanBook, jobs: JobQueue, notes: string[] = []): WorkflowBook {
     const book = new WorkflowBook(store, plans, jobs);
     const section = store.takeCheckpointSection(INDEX_SECTION);
+    const peopleSection = store.takeCheckpointSection(PEOPLE_SECTION);
     let fromCheckpoint: WorkflowIndexes | null = null;
     if (section) {
       try {
@@ -120,6 +129,22 @@ export class WorkflowBook {
     if (fromCheckpoint) {
       try {
         book.index = fromCheckpoint;
+        // The per-person lists: from their section (the tail's changes are applied below), or,
+        // for a checkpoint written before it existed, from every change record once.
+        let people: PeopleIndex | null = null;
+        if (peopleSection) {
+          try {
+            people = PeopleIndex.decode(peopleSection, fromCheckpoint.changeCount);
+          } catch (err) {
+            notes.push(`workflow.ckpt: ${(err as Error).message}; the per-person lists are rebuilt from workflow.log`);
+          }
+        }
+        if (!people) {
+          people = new PeopleIndex();
+          for (const [, c] of store.entitiesOf<ChangeRecord>(CHANGE)) people.apply(c);
+          store.checkpointIncomplete();
+        }
+        book.people = people;
         const bySeq = (ids: string[]) => ids.map(sequenceOf).sort((a, b) => a - b);
         // Tasks first (a change names its task); counters follow each record's latest status.
         for (const seq of bySeq(store.tailEntities(TASK))) book.applyTask(book.taskAt(seq));
@@ -129,6 +154,7 @@ export class WorkflowBook {
         notes.push(`workflow.ckpt: the task and change indexes do not fit workflow.log (${(err as Error).message}); rebuilt from workflow.log`);
         fromCheckpoint = null;
         book.index = new WorkflowIndexes();
+        book.people = new PeopleIndex();
       }
     }
     if (!fromCheckpoint) {
@@ -148,6 +174,7 @@ export class WorkflowBook {
       book.checkCounts();
     }
     store.registerCheckpointSection(INDEX_SECTION, () => book.index.encode());
+    store.registerCheckpointSection(PEOPLE_SECTION, () => book.people.encode());
     book.reviews = ReviewBook.open(store, book, book.jobs, notes);
     book.comments = new CommentBook(store, book);
     book.viewed = new ViewedBook(store, book);
@@ -174,6 +201,7 @@ export class WorkflowBook {
     const taskSeq = sequenceOf(c.task_id);
     if (!this.index.hasTask(taskSeq)) throw new Corrupt(`workflow.log: change ${c.change_id} names task ${c.task_id}, which does not exist`);
     this.index.applyChange(c.sequence, taskSeq, c.status);
+    this.people.apply(c);
   }
 
   /** The published record of task `seq` (it exists: the indexes name it). */
@@ -217,6 +245,9 @@ export class WorkflowBook {
    * land queue ejects the change's entry in that same commit). Set by the land queue.
    */
   patchsetsMoved: (tx: Txn, before: ChangeRecord, after: ChangeRecord) => void = () => {};
+
+  /** The change's latest land-queue entry when it was ejected (set by the land queue; the attention rule reads it). */
+  ejectionOf: (changeId: string) => { patchset_id: string; reason: string } | null = () => null;
 
   /** Also used by the review book (a review request moves the change to `review`). */
   upsertChange(tx: Txn, c: ChangeRecord): void {
@@ -369,6 +400,7 @@ export class WorkflowBook {
     validateLineName(input.base_line);
     if (input.fork_snapshot_id !== undefined && input.fork_snapshot_id !== null) requireContentId(input.fork_snapshot_id, 'fork_snapshot_id');
     if (parseTaskRef(input.task_id) === null) throw new Invalid('task_id must be a task id (task-<sequence>)');
+    if (input.owner !== undefined && input.owner !== null) requireName(input.owner, 'owner');
     return this.store.transact((tx) => this.createChangeIn(tx, input, title));
   }
 
@@ -383,7 +415,7 @@ export class WorkflowBook {
       if (input.fork_snapshot_id !== undefined && input.fork_snapshot_id !== null && input.fork_snapshot_id !== head) {
         throw new Conflict(`fork_snapshot_id is not the head of line ${input.base_line} (${head ?? 'empty'})`);
       }
-      return this.stageChange(tx, task, { title, base_line: input.base_line, fork_snapshot_id: head, change_id: input.change_id });
+      return this.stageChange(tx, task, { title, base_line: input.base_line, fork_snapshot_id: head, change_id: input.change_id, owner: input.owner ?? null });
     }
   }
 
@@ -394,7 +426,7 @@ export class WorkflowBook {
   }
 
   /** Stage a new draft change of `task` in `tx` (task state, line and fork checked by the caller). */
-  stageChange(tx: Txn, task: TaskRecord, fields: { title: string; base_line: string; fork_snapshot_id: string | null; change_id?: string; promoted_from?: ChangeRecord['promoted_from'] }): ChangeRecord {
+  stageChange(tx: Txn, task: TaskRecord, fields: { title: string; base_line: string; fork_snapshot_id: string | null; change_id?: string; promoted_from?: ChangeRecord['promoted_from']; owner?: string | null }): ChangeRecord {
     const sequence = this.index.changeCount + tx.stagedKeys(NEW_CHANGE).length + 1;
     const id = changeId(sequence);
     const ref = changeRef(task.task_id, sequence);
@@ -419,6 +451,8 @@ export class WorkflowBook {
       landed_at_s: null,
     };
     if (fields.promoted_from) change.promoted_from = fields.promoted_from;
+    // Written only when named: records without an owner stay as they were (storage-layout.md §17).
+    if (fields.owner) change.owner = fields.owner;
     tx.stage(NEW_CHANGE, id, true);
     this.upsertChange(tx, change);
     return change;
@@ -572,7 +606,15 @@ export class WorkflowBook {
   }
 
   changeProjection(c: ChangeRecord, repositoryIndex: number): Record<string, unknown> {
-    return { ...c, promoted_from: c.promoted_from ?? null, landed_via: c.landed_via ?? null, repository_index: repositoryIndex };
+    return {
+      ...c,
+      promoted_from: c.promoted_from ?? null,
+      landed_via: c.landed_via ?? null,
+      repository_index: repositoryIndex,
+      owner: c.owner ?? null,
+      reviewers: this.reviews.reviewerList(c),
+      attention: changeAttention(this, c).map((x) => x.name),
+    };
   }
 
   patchsetProjection(p: PatchsetRecord, repositoryIndex: number): Record<string, unknown> {

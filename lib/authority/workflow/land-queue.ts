@@ -89,6 +89,11 @@ export class LandQueue {
   private readonly active = new Map<string, string[]>();
   /** The active entry of each change. */
   private readonly byChange = new Map<string, string>();
+  /**
+   * Per change, its latest entry when that entry was ejected (the attention rule asks the owner
+   * to act). Kept from the entries written since the open's checkpoint (all entries without one).
+   */
+  private readonly ejectedByChange = new Map<string, { patchset_id: string; reason: string; sequence: number }>();
   /** Root trees a queue job passed on (built on first use from the job records). */
   private passedTrees: Map<string, number> | null = null;
   private options: QueueOptions = DEFAULT_QUEUE_OPTIONS;
@@ -117,17 +122,19 @@ export class LandQueue {
         for (const id of [...ids].sort((a, b) => seqOf(a) - seqOf(b))) {
           const e = store.entity<QueueEntryRecord>(QUEUE_ENTRY, id);
           if (!e) throw new Error(`entry ${id} is missing`);
-          if (isActiveEntry(e)) this.track(e);
+          if (isActiveEntry(e) || e.state === 'ejected') this.track(e);
         }
         done = true;
       } catch {
         this.active.clear();
+        this.ejectedByChange.clear();
         this.byChange.clear();
       }
     }
     if (!done) {
       const all = [...store.entitiesOf<QueueEntryRecord>(QUEUE_ENTRY)].map(([, e]) => e).filter(isActiveEntry).sort((a, b) => a.sequence - b.sequence);
       for (const e of all) this.track(e);
+      for (const [, e] of store.entitiesOf<QueueEntryRecord>(QUEUE_ENTRY)) if (e.state === 'ejected') this.track(e);
     }
     store.registerCheckpointSection(QUEUE_SECTION, () => encodeActive(this.activeSequences()));
     // A job of a speculation the queue dropped (or finished) is not requeued when it fails or its
@@ -140,6 +147,7 @@ export class LandQueue {
     };
     // A new patchset pushed or another selected ejects the change's entry in the commit that
     // moves it, so no later move of the queue can land the patchset that was queued.
+    book.ejectionOf = (changeId) => this.ejectionOf(changeId);
     book.patchsetsMoved = (tx, before, after) => {
       const id = tx.staged<string>(`${NEW_ENTRY}:change`, after.change_id) ?? this.byChange.get(after.change_id);
       const e = id === undefined ? undefined : this.entryIn(tx, id);
@@ -157,6 +165,11 @@ export class LandQueue {
   // ------------------------------------------------------------ indexes
 
   private track(e: QueueEntryRecord): void {
+    const last = this.ejectedByChange.get(e.change_id);
+    if (!last || last.sequence <= e.sequence) {
+      if (e.state === 'ejected' && e.ejection) this.ejectedByChange.set(e.change_id, { patchset_id: e.patchset_id, reason: e.ejection.reason, sequence: e.sequence });
+      else this.ejectedByChange.delete(e.change_id);
+    }
     const list = this.active.get(e.target_line) ?? [];
     const at = list.indexOf(e.entry_id);
     if (isActiveEntry(e)) {
@@ -171,6 +184,11 @@ export class LandQueue {
       if (list.length === 0) this.active.delete(e.target_line);
       if (this.byChange.get(e.change_id) === e.entry_id) this.byChange.delete(e.change_id);
     }
+  }
+
+  /** The change's latest land-queue entry if it was ejected: the patchset it held and why; else null. */
+  ejectionOf(changeId: string): { patchset_id: string; reason: string } | null {
+    return this.ejectedByChange.get(changeId) ?? null;
   }
 
   private activeSequences(): number[] {

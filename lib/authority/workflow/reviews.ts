@@ -54,7 +54,32 @@ export interface WorkflowView {
 }
 
 export interface ReviewInput { patchset_id: string; reviewer: string; action: string; comment?: string; blocking?: boolean }
-export interface ReviewRequestInput { patchset_id: string; reviewer_groups: unknown; note?: string; review_id?: string; requested_by?: string | null }
+export interface ReviewRequestInput { patchset_id: string; reviewer_groups?: unknown; reviewers?: unknown; note?: string; review_id?: string; requested_by?: string | null }
+
+/** Persons one review request may name. */
+export const MAX_REQUESTED_REVIEWERS = 50;
+
+/** `reviewers`: distinct non-empty person names (at most MAX_REQUESTED_REVIEWERS); undefined → none. */
+export function requirePersons(value: unknown): string[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw new Invalid('reviewers must be an array of names');
+  if (value.length > MAX_REQUESTED_REVIEWERS) throw new Invalid(`reviewers names more than ${MAX_REQUESTED_REVIEWERS} people`);
+  const out: string[] = [];
+  for (const [i, v] of value.entries()) {
+    if (typeof v !== 'string') throw new Invalid(`reviewers[${i}] must be a name`);
+    const name = requireName(v, `reviewers[${i}]`);
+    if (out.includes(name)) throw new Invalid(`reviewers names ${i === 0 ? 'a person' : `reviewers[${i}]`} twice`);
+    out.push(name);
+  }
+  return out;
+}
+
+/** The reviewer list after a request naming `asked` (new names appended in order; the list unchanged when none is new). */
+export function withReviewers(list: readonly { name: string; kind: 'person' | 'group' }[], asked: readonly { name: string; kind: 'person' | 'group' }[]): { name: string; kind: 'person' | 'group' }[] {
+  const out = [...list];
+  for (const r of asked) if (!out.some((x) => x.name === r.name && x.kind === r.kind)) out.push(r);
+  return out;
+}
 export interface AttestationInput {
   author_mode?: string;
   verification_state?: string;
@@ -288,40 +313,64 @@ export class ReviewBook {
     return r;
   }
 
-  requestReview(ref: string, input: ReviewRequestInput): Promise<{ review: ReviewRecord; change: ChangeRecord }> {
-    const group = requireOneGroup(input.reviewer_groups);
+  /**
+   * `:requestReview`: one review record (action `request`) per group and person named, in one
+   * commit with the change's reviewer list and its move to `review`. A person's request has
+   * `reviewer` = the person and `reviewer_group` null (the reviewer inbox lists group requests).
+   * The first record is the answer's `review_request` (the group's when one is named).
+   */
+  requestReview(ref: string, input: ReviewRequestInput): Promise<{ review: ReviewRecord; reviews: ReviewRecord[]; change: ChangeRecord }> {
+    const group = input.reviewer_groups === undefined ? null : requireOneGroup(input.reviewer_groups);
+    const persons = requirePersons(input.reviewers);
+    if (group === null && persons.length === 0) throw new Invalid('name at least one reviewer: reviewer_groups (one group) or reviewers (people)');
     const note = requireText(input.note ?? '', 'note', MAX_TEXT_CHARS, true);
     const requestedBy = input.requested_by === undefined || input.requested_by === null ? null : requireName(input.requested_by, 'requested_by');
     if (input.review_id !== undefined) checkSuppliedReviewId(input.review_id, input.review_id); // shape first (400)
+    const asked: { name: string; kind: 'person' | 'group' }[] = [...(group === null ? [] : [{ name: group, kind: 'group' as const }]), ...persons.map((name) => ({ name, kind: 'person' as const }))];
     return this.store.transact((tx) => {
       const change = this.changeIn(tx, ref);
       const ps = this.selectedIn(tx, change, input.patchset_id, 'request a review');
-      const sequence = this.nextReviewSeq(tx, change.change_id);
-      const id = reviewId(change.change_id, sequence);
-      checkSuppliedReviewId(input.review_id, id);
       const now = nowSeconds();
-      const r: ReviewRecord = {
-        review_id: id,
-        change_id: change.change_id,
-        sequence,
-        patchset_id: ps.patchset_id,
-        patchset_fingerprint: ps.diff.fingerprint ?? null,
-        reviewer: group,
-        action: 'request',
-        comment: note,
-        blocking: false,
-        reviewer_group: group,
-        requested_by: requestedBy,
-        created_at_s: now,
-      };
-      this.upsertReview(tx, r);
+      const reviews: ReviewRecord[] = [];
+      for (const who of asked) {
+        const sequence = this.nextReviewSeq(tx, change.change_id);
+        const id = reviewId(change.change_id, sequence);
+        if (reviews.length === 0) checkSuppliedReviewId(input.review_id, id);
+        const r: ReviewRecord = {
+          review_id: id,
+          change_id: change.change_id,
+          sequence,
+          patchset_id: ps.patchset_id,
+          patchset_fingerprint: ps.diff.fingerprint ?? null,
+          reviewer: who.name,
+          action: 'request',
+          comment: note,
+          blocking: false,
+          reviewer_group: who.kind === 'group' ? who.name : null,
+          requested_by: requestedBy,
+          created_at_s: now,
+        };
+        this.upsertReview(tx, r);
+        reviews.push(r);
+      }
+      const list = withReviewers(this.reviewerList(change), asked);
       let next = change;
-      if (change.status !== 'review') {
-        next = { ...change, status: 'review', updated_at_s: now };
+      if (change.status !== 'review' || list.length !== (change.reviewers?.length ?? -1)) {
+        next = { ...change, status: 'review', reviewers: list, updated_at_s: now };
         this.book.upsertChange(tx, next);
       }
-      return { review: r, change: next };
+      return { review: reviews[0], reviews, change: next };
     });
+  }
+
+  /**
+   * The change's reviewers: its `reviewers` field, or for a change written before that field,
+   * the group of its latest group request (what the index kept of earlier requests).
+   */
+  reviewerList(change: ChangeRecord): { name: string; kind: 'person' | 'group' }[] {
+    if (change.reviewers) return change.reviewers;
+    const request = this.index.requestOf(changeSeqOf(change.change_id));
+    return request ? [{ name: request.group, kind: 'group' }] : [];
   }
 
   /** Live votes and counts of a change against its selected patchset. */

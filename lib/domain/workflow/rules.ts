@@ -58,6 +58,14 @@ export interface ChangeRecord {
    * change landed: the change is `landed` through that land, not a land of its own.
    */
   landed_via?: { promotion_id: string; land_id: string; change_id: string };
+  /** The person who created the change (the caller's identity, or the create body's `owner`); absent when none was named. */
+  owner?: string;
+  /**
+   * The people and groups asked to review, in the order first asked (`:requestReview`); absent
+   * until a request names one. Group requests written before this field existed are still
+   * review records (`reviewer_group`); the change projection merges both.
+   */
+  reviewers?: { name: string; kind: 'person' | 'group' }[];
 }
 
 export interface AppliedSuggestion { comment_id: string; author: string }

@@ -6,7 +6,7 @@ import { Invalid } from '../../domain/errors.js';
 import { canonicalSearch, parseSearch } from '../../domain/workflow/search-query.js';
 import { requireAuthority, type Handler, type QueryParam } from '../route-types.js';
 import { validate } from '../validate.js';
-import { pageFields, pageRequest, queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
+import { actAs, pageFields, pageRequest, queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
 import { arr, bool, constant, enumOf, hex64, nullable as orNull, obj, PAGE_FIELDS, ref, str, uint, type Schemas } from '../json-schema.js';
 
 export const CreateChange = looseObject({
@@ -15,6 +15,7 @@ export const CreateChange = looseObject({
   base_line: string(),
   fork_snapshot_id: optional(nullable(string())),
   change_id: optional(string()),
+  owner: optional(nullable(string())),
 });
 export const CloseChange = looseObject({ status: string() });
 export const Select = looseObject({ patchset_id: string() });
@@ -47,6 +48,7 @@ export const list: Handler = async (ctx) => {
 
 export const create: Handler = async (ctx) => {
   rejectRouteOwned(ctx.body);
+  actAs(ctx, 'owner');
   const req = wellFormed(validate(ctx.body, CreateChange));
   const a = requireAuthority(ctx);
   const change = await a.workflow.createChange(req);
@@ -123,7 +125,11 @@ export const SCHEMAS: Schemas = {
       ...orNull(obj({ promotion_id: str, land_id: str, change_id: str })),
       description: "set on an earlier entry's change of a history promotion when the promotion's aggregate change landed",
     },
+    owner: { ...orNull(str), description: 'the person who created the change (the caller identity, or the create body\'s owner); null when none was named' },
+    reviewers: { ...arr(ref('ReviewerRef')), description: 'the people and groups asked to review, in the order first asked' },
+    attention: { ...arr(str), description: 'whose move it is (names; docs/api.md "People")' },
   }),
+  ReviewerRef: obj({ name: str, kind: enumOf(['person', 'group']) }),
   ChangeResult: obj({ change: ref('Change') }),
   ChangeList: obj({ changes: arr(ref('Change')), ...PAGE_FIELDS }),
   ChangedFile: obj({

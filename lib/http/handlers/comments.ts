@@ -6,7 +6,7 @@ import { array, boolean, integer, nullable, object as strictObject, optional, st
 import { Invalid } from '../../domain/errors.js';
 import { requireAuthority, type Handler, type QueryParam } from '../route-types.js';
 import { validate } from '../validate.js';
-import { pageRequest, queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
+import { actAs, actAsQuery, pageRequest, queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
 import { SIDES } from '../../domain/workflow/comment-rules.js';
 import { arr, bool, enumOf, nullable as orNull, obj, PAGE_FIELDS, ref, str, uint, type Schemas } from '../json-schema.js';
 
@@ -45,6 +45,7 @@ export const ThreadsQuery: Record<string, QueryParam> = {
 
 export const create: Handler = async (ctx) => {
   rejectRouteOwned(ctx.body);
+  actAs(ctx, 'author');
   const req = wellFormed(validate(ctx.body, CreateComment));
   if (req.anchor) wellFormed(req.anchor);
   const a = requireAuthority(ctx);
@@ -54,13 +55,14 @@ export const create: Handler = async (ctx) => {
 
 export const editDraft: Handler = async (ctx) => {
   rejectRouteOwned(ctx.body);
+  actAs(ctx, 'author');
   const req = wellFormed(validate(ctx.body, EditDraft));
   const a = requireAuthority(ctx);
   return { json: await a.workflow.comments.editDraft(ctx.params.change_ref, ctx.params.comment_id, req) };
 };
 
 export const discardDraft: Handler = async (ctx) => {
-  const author = queryValue(ctx, 'author');
+  const author = actAsQuery(ctx, 'author');
   if (author === undefined) throw new Invalid('author is required: only the draft\'s author may delete it (?author=NAME)');
   const a = requireAuthority(ctx);
   return { json: await a.workflow.comments.discardDraft(ctx.params.change_ref, ctx.params.comment_id, author) };
@@ -68,6 +70,7 @@ export const discardDraft: Handler = async (ctx) => {
 
 const resolution = (to: 'resolved' | 'unresolved'): Handler => async (ctx) => {
   rejectRouteOwned(ctx.body);
+  actAs(ctx, 'author');
   const req = wellFormed(validate(ctx.body, ResolveThread));
   const a = requireAuthority(ctx);
   return { json: await a.workflow.comments.setResolution(ctx.params.change_ref, ctx.params.thread_id, to, req) };
@@ -82,7 +85,8 @@ export const threads: Handler = async (ctx) => {
   const resolvedText = queryValue(ctx, 'resolved');
   if (resolvedText !== undefined && resolvedText !== 'true' && resolvedText !== 'false') throw new Invalid('resolved must be true or false');
   const resolved = resolvedText === undefined ? undefined : resolvedText === 'true';
-  const author = queryValue(ctx, 'author');
+  // Another person's drafts are not the caller's to read (absent: no drafts, as without an identity).
+  const author = queryValue(ctx, 'author') === undefined ? undefined : actAsQuery(ctx, 'author');
   const change = a.workflow.change(ctx.params.change_ref);
   const req = pageRequest(ctx, 'comment-threads', 'int', { change_id: change.change_id, patchset, path, resolved, author });
   return { json: await a.workflow.comments.listThreads(ctx.params.change_ref, { patchset, path, resolved, author }, req) };
@@ -90,6 +94,7 @@ export const threads: Handler = async (ctx) => {
 
 export const applySuggestions: Handler = async (ctx) => {
   rejectRouteOwned(ctx.body);
+  actAs(ctx, 'author');
   const req = wellFormed(validate(ctx.body, ApplySuggestions));
   for (const id of req.comment_ids) wellFormed({ comment_id: id });
   const a = requireAuthority(ctx);
@@ -99,6 +104,7 @@ export const applySuggestions: Handler = async (ctx) => {
 
 export const publish: Handler = async (ctx) => {
   rejectRouteOwned(ctx.body);
+  actAs(ctx, 'author');
   const req = wellFormed(validate(ctx.body, PublishDrafts));
   const a = requireAuthority(ctx);
   return { json: await a.workflow.comments.publish(ctx.params.change_ref, req) };

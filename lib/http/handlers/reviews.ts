@@ -4,19 +4,20 @@
 // patchset CI"). Schemas check shape (422); rules live in lib/domain/workflow/review-rules.ts
 // and lib/authority/workflow/reviews.ts (400/404/409).
 import { array, boolean, nullable, object as strictObject, optional, record, string, unknown, type as looseObject } from 'superstruct';
-import { Invalid } from '../../domain/errors.js';
+import { Invalid, Unprocessable } from '../../domain/errors.js';
 import { requireAuthority, type Handler, type QueryParam } from '../route-types.js';
 import { validate } from '../validate.js';
 import { jobProjection } from '../../authority/jobs.js';
 import { ciProjectionOf } from '../../authority/workflow/reviews.js';
-import { pageFields, pageRequest, queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
+import { actAs, pageFields, pageRequest, queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
 import { AUTHOR_MODES, CHANGE_STATUSES } from '../../domain/workflow/rules.js';
 import { REVIEW_ACTIONS, VERIFICATION_STATES } from '../../domain/workflow/review-rules.js';
 import { arr, bool, constant, enumOf, extend, nullable as orNull, obj, PAGE_FIELDS, ref, str, uint, type Schemas } from '../json-schema.js';
 
 export const CreateReview = looseObject({ patchset_id: string(), reviewer: string(), action: string(), comment: optional(string()), blocking: optional(boolean()) });
 // `reviewer_groups` is an array of strings (shape, 422); that it holds exactly one non-empty group is a rule (400).
-export const RequestReview = looseObject({ patchset_id: string(), reviewer_groups: array(string()), note: optional(string()), review_id: optional(string()), requested_by: optional(nullable(string())) });
+// `reviewers` (people) may stand beside or instead of `reviewer_groups`; a body with neither is 422 (a missing field).
+export const RequestReview = looseObject({ patchset_id: string(), reviewer_groups: optional(array(string())), reviewers: optional(array(string())), note: optional(string()), review_id: optional(string()), requested_by: optional(nullable(string())) });
 export const Attest = looseObject({
   author_mode: optional(string()),
   verification_state: optional(string()),
@@ -38,6 +39,7 @@ export const list: Handler = async (ctx) => {
 
 export const create: Handler = async (ctx) => {
   rejectRouteOwned(ctx.body);
+  actAs(ctx, 'reviewer');
   const req = wellFormed(validate(ctx.body, CreateReview));
   const a = requireAuthority(ctx);
   const review = await a.workflow.reviews.createReview(ctx.params.change_ref, req);
@@ -46,11 +48,14 @@ export const create: Handler = async (ctx) => {
 
 export const requestReview: Handler = async (ctx) => {
   rejectRouteOwned(ctx.body);
+  actAs(ctx, 'requested_by');
   const req = wellFormed(validate(ctx.body, RequestReview));
-  for (const g of req.reviewer_groups) wellFormed({ reviewer_groups: g });
+  if (req.reviewer_groups === undefined && req.reviewers === undefined) throw new Unprocessable('reviewer_groups or reviewers is required');
+  for (const g of req.reviewer_groups ?? []) wellFormed({ reviewer_groups: g });
+  for (const g of req.reviewers ?? []) wellFormed({ reviewers: g });
   const a = requireAuthority(ctx);
-  const { review, change } = await a.workflow.reviews.requestReview(ctx.params.change_ref, req);
-  return { json: { review_request: review, review_id: review.review_id, reviewer_group: review.reviewer_group, change: a.workflow.changeProjection(change, a.index) } };
+  const { review, reviews, change } = await a.workflow.reviews.requestReview(ctx.params.change_ref, req);
+  return { json: { review_request: review, review_requests: reviews, review_id: review.review_id, reviewer_group: review.reviewer_group, change: a.workflow.changeProjection(change, a.index) } };
 };
 
 export const inbox: Handler = async (ctx) => {
@@ -188,7 +193,13 @@ export const SCHEMAS: Schemas = {
     ...reviewCounts,
     ...PAGE_FIELDS,
   }, { description: 'approvals, blocking, comments and total count the whole change; count the rows of this page' }),
-  ReviewRequestResult: obj({ review_request: ref('Review'), review_id: str, reviewer_group: str, change: ref('Change') }),
+  ReviewRequestResult: obj({
+    review_request: { ...ref('Review'), description: 'the first record written: the group\'s when one is named' },
+    review_requests: { ...arr(ref('Review')), description: 'one record per group and person named, in request order' },
+    review_id: str,
+    reviewer_group: { ...orNull(str), description: 'null when only people are named' },
+    change: ref('Change'),
+  }),
   ReviewerInbox: obj({
     reviewer_group_filter: orNull(str),
     rows: arr(obj({

@@ -1,5 +1,5 @@
 // Shared request rules of the workflow routes.
-import { Invalid } from '../../domain/errors.js';
+import { Forbidden, Invalid } from '../../domain/errors.js';
 import { decodeCursor, parseLimit, type CursorScope, type FilterValue, type KeyKind, type Page, type PageRequest } from '../../domain/paging.js';
 import { requireWellFormed } from '../../domain/text.js';
 import type { QueryParam, RouteContext } from '../route-types.js';
@@ -51,3 +51,33 @@ export const PAGE_QUERY: Record<string, QueryParam> = {
   limit: { schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, description: 'rows per page' },
   cursor: { schema: { type: 'string' }, description: "the previous page's next_cursor, unchanged (send the same filters with every page)" },
 };
+
+/** The caller's name (lib/http/identity.ts), or null when the request names nobody. */
+export function identityOf(ctx: RouteContext): string | null {
+  return (ctx.koa.state.identity as string | null | undefined) ?? null;
+}
+
+/**
+ * The body field that names the person a record is written for (a review's `reviewer`, a
+ * comment's `author`, a change's `owner`...), reconciled with the caller's identity: with an
+ * identity the field is filled in when absent (null counts as absent) and must name the same
+ * person when present (403 otherwise: a caller acts only as themselves); without one the body
+ * is left as it is. Runs before validation, so a required field may be left out.
+ */
+export function actAs(ctx: RouteContext, field: string): void {
+  const who = identityOf(ctx);
+  const body = ctx.body;
+  if (who === null || !body || typeof body !== 'object' || Array.isArray(body)) return;
+  const b = body as Record<string, unknown>;
+  if (b[field] === undefined || b[field] === null) b[field] = who;
+  else if (b[field] !== who) throw new Forbidden(`${field} must be the caller (the identity header names who acts); leave it out`);
+}
+
+/** A query parameter naming the person acting (`?author=`), reconciled with the identity as actAs does. */
+export function actAsQuery(ctx: RouteContext, name: string): string | undefined {
+  const who = identityOf(ctx);
+  const v = queryValue(ctx, name);
+  if (who === null) return v;
+  if (v !== undefined && v !== who) throw new Forbidden(`${name} must be the caller (the identity header names who acts); leave it out`);
+  return who;
+}

@@ -163,7 +163,8 @@ export function uiMiddleware(options: UiOptions): Middleware {
       ctx.body = asset.bytes;
       return;
     }
-    const value = header === null ? null : ctx.get(header) || null;
+    // The name app.ts took from the header (checked against the ingress rules); read raw only when mounted alone.
+    const value = header === null ? null : ctx.state.identity !== undefined ? (ctx.state.identity as string | null) : ctx.get(header) || null;
     ctx.set('Cache-Control', header === null ? 'no-cache' : 'private, no-cache');
     if (header !== null) ctx.vary(header);
     // A path that names nothing is a 404 (for crawlers, link checkers and scripts); the body is
