@@ -112,6 +112,19 @@ describe('change search', function () {
     expect(await found('is:unresolved is:open')).to.deep.equal(['Speed up the log writer']);
   });
 
+  it('finds changes by owner and by a person asked to review', async () => {
+    const c = (await ok(post('/changes', { task_id: task, title: 'Owned router work', base_line: 'main', owner: 'alice' }))).change;
+    expect(c.owner).to.equal('alice');
+    const rev = await snap({ ...files, 'lib/http/routes.ts': 'owned\n' }, base);
+    const ps = (await ok(post(`/changes/${c.change_id}/patchsets`, { base_snapshot_id: base, revision_snapshot_id: rev, summary: 's', author_mode: 'human_only' }))).patchset.patchset_id;
+    await ok(post(`/changes/${c.change_id}:requestReview`, { patchset_id: ps, reviewers: ['carol'], requested_by: 'alice' }));
+    expect(await found('owner:alice')).to.deep.equal(['Owned router work']);
+    expect(await found('owner:alice reviewer:carol router')).to.deep.equal(['Owned router work']);
+    expect(await found('reviewer:carol file:lib/http')).to.deep.equal(['Owned router work']);
+    expect(await found('owner:carol')).to.deep.equal([]);
+    await ok(post(`/changes/${c.change_id}:close`, { status: 'abandoned' }));
+  });
+
   it('rebuilds the lists after a restart', async () => {
     const want = await found('router');
     await s.stop();
