@@ -236,8 +236,8 @@ export const ROUTES: readonly RouteSpec[] = [
   route('comments.applySuggestions', 'POST', `${REPO}/changes/{change_ref}/patchsets`, { action: 'applySuggestions', extension: true, request: comments.ApplySuggestions, ok: 'SuggestionsApplied', handler: comments.applySuggestions }),
   route('comments.publish', 'POST', `${REPO}/changes/{change_ref}/reviews`, { action: 'publish', extension: true, request: comments.PublishDrafts, ok: 'CommentPublishResult', handler: comments.publish }),
   // Extensions: viewed marks per reviewer, patchset and file (docs/api.md "Viewed marks")
-  route('viewed.get', 'GET', `${REPO}/changes/{change_ref}/viewed`, { extension: true, query: viewed.ViewedQuery, ok: 'ViewedMarks', handler: viewed.get }),
-  route('viewed.put', 'PUT', `${REPO}/changes/{change_ref}/viewed`, { extension: true, request: viewed.MarkViewed, ok: 'ViewedMarks', refuses: [409], handler: viewed.put }),
+  route('viewed.get', 'GET', `${REPO}/changes/{change_ref}/viewed`, { extension: true, query: viewed.ViewedQuery, ok: 'ViewedMarks', refuses: [403], handler: viewed.get }),
+  route('viewed.put', 'PUT', `${REPO}/changes/{change_ref}/viewed`, { extension: true, request: viewed.MarkViewed, ok: 'ViewedMarks', refuses: [403, 409], handler: viewed.put }),
 
   // Extensions: webhooks (docs/api.md "Webhooks")
   route('webhooks.create', 'POST', `${REPO}/webhooks`, { extension: true, request: webhooks.Register, ok: { 200: 'WebhookResult', 201: 'WebhookResult' }, handler: webhooks.create }),
