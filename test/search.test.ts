@@ -7,7 +7,8 @@ import { expect } from 'chai';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { push } from '../lib/client/transfer.js';
-import { api, cli, expectError, ok, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { searchBuild } from '../lib/authority/workflow/search.js';
+import { api, cli, expectError, ok, register, startTestServer, tempDir, until, type TestServer } from './helpers.js';
 
 type Json = Record<string, any>;
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
@@ -131,6 +132,40 @@ describe('change search', function () {
     s = await startTestServer(dataDir);
     expect(await found('router')).to.deep.equal(want);
     expect(await found('file:lib/http reviewer:bob')).to.deep.equal(['Router: fix paging']);
+  });
+
+  it('builds the lists in slices: other requests are answered meanwhile, concurrent searches share the build, a change created during it is found', async () => {
+    const want = await found('router');
+    await s.stop();
+    s = await startTestServer(dataDir);
+    // Every change a slice; the build waits at each slice end until the test lets it go.
+    let reached = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => { release = r; });
+    searchBuild.sliceMs = 0;
+    searchBuild.pause = () => { reached++; return gate; };
+    try {
+      let settled = 0;
+      const first = found('router').finally(() => { settled++; });
+      const second = found('file:lib/http reviewer:bob').finally(() => { settled++; });
+      await until('the build to reach a slice end', () => reached > 0);
+      // The build is paused between slices: the server answers, and commits go on.
+      const got = await ok(api(s.url, 'GET', R(repo, `/changes/${ids['Fix the router crash']}`)));
+      expect(got.change.title).to.equal('Fix the router crash');
+      const late = (await ok(post('/changes', { task_id: task, title: 'Late router change', base_line: 'main' }))).change.change_id;
+      expect(settled, 'searches settled before the build was let go').to.equal(0);
+      release();
+      // The search waited for the build, and the change created during it is among its rows.
+      expect(await first).to.deep.equal(['Late router change', ...want]);
+      expect(await second).to.deep.equal(['Router: fix paging']);
+      expect(reached, 'one build shared by both searches').to.be.at.least(1);
+      expect(await found('late router')).to.deep.equal(['Late router change']);
+      await ok(post(`/changes/${late}:close`, { status: 'abandoned' }));
+    } finally {
+      searchBuild.sliceMs = 20;
+      searchBuild.pause = null;
+      release();
+    }
   });
 
   it('refuses bad queries with a clear 400', async () => {
