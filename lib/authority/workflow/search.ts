@@ -1,8 +1,8 @@
 // Change search (docs/api.md "Searching changes"): `GET changes?q=` answered from posting lists
 // (sorted change sequences) instead of a scan of the change records. Kept per repository in
 // memory only, never on disk: built from the records on the first search after open (one pass
-// over the change, patchset, review and comment records), then kept current from every
-// committed upsert of those types. Lists:
+// over the change, patchset, review and comment records, in slices that yield to the event
+// loop), then kept current from every committed upsert of those types. Lists:
 //   - title words (lib/domain/workflow/search-query.ts `titleWords`) → changes;
 //   - base line → changes; owner → changes; reviewer (requested person or group, or who wrote a
 //     review) → changes;
