@@ -7,7 +7,8 @@ import { expect } from 'chai';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { push } from '../lib/client/transfer.js';
-import { api, cli, expectError, ok, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { searchBuild } from '../lib/authority/workflow/search.js';
+import { api, cli, expectError, ok, register, startTestServer, tempDir, until, type TestServer } from './helpers.js';
 
 type Json = Record<string, any>;
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
@@ -112,12 +113,59 @@ describe('change search', function () {
     expect(await found('is:unresolved is:open')).to.deep.equal(['Speed up the log writer']);
   });
 
+  it('finds changes by owner and by a person asked to review', async () => {
+    const c = (await ok(post('/changes', { task_id: task, title: 'Owned router work', base_line: 'main', owner: 'alice' }))).change;
+    expect(c.owner).to.equal('alice');
+    const rev = await snap({ ...files, 'lib/http/routes.ts': 'owned\n' }, base);
+    const ps = (await ok(post(`/changes/${c.change_id}/patchsets`, { base_snapshot_id: base, revision_snapshot_id: rev, summary: 's', author_mode: 'human_only' }))).patchset.patchset_id;
+    await ok(post(`/changes/${c.change_id}:requestReview`, { patchset_id: ps, reviewers: ['carol'], requested_by: 'alice' }));
+    expect(await found('owner:alice')).to.deep.equal(['Owned router work']);
+    expect(await found('owner:alice reviewer:carol router')).to.deep.equal(['Owned router work']);
+    expect(await found('reviewer:carol file:lib/http')).to.deep.equal(['Owned router work']);
+    expect(await found('owner:carol')).to.deep.equal([]);
+    await ok(post(`/changes/${c.change_id}:close`, { status: 'abandoned' }));
+  });
+
   it('rebuilds the lists after a restart', async () => {
     const want = await found('router');
     await s.stop();
     s = await startTestServer(dataDir);
     expect(await found('router')).to.deep.equal(want);
     expect(await found('file:lib/http reviewer:bob')).to.deep.equal(['Router: fix paging']);
+  });
+
+  it('builds the lists in slices: other requests are answered meanwhile, concurrent searches share the build, a change created during it is found', async () => {
+    const want = await found('router');
+    await s.stop();
+    s = await startTestServer(dataDir);
+    // Every change a slice; the build waits at each slice end until the test lets it go.
+    let reached = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => { release = r; });
+    searchBuild.sliceMs = 0;
+    searchBuild.pause = () => { reached++; return gate; };
+    try {
+      let settled = 0;
+      const first = found('router').finally(() => { settled++; });
+      const second = found('file:lib/http reviewer:bob').finally(() => { settled++; });
+      await until('the build to reach a slice end', () => reached > 0);
+      // The build is paused between slices: the server answers, and commits go on.
+      const got = await ok(api(s.url, 'GET', R(repo, `/changes/${ids['Fix the router crash']}`)));
+      expect(got.change.title).to.equal('Fix the router crash');
+      const late = (await ok(post('/changes', { task_id: task, title: 'Late router change', base_line: 'main' }))).change.change_id;
+      expect(settled, 'searches settled before the build was let go').to.equal(0);
+      release();
+      // The search waited for the build, and the change created during it is among its rows.
+      expect(await first).to.deep.equal(['Late router change', ...want]);
+      expect(await second).to.deep.equal(['Router: fix paging']);
+      expect(reached, 'one build shared by both searches').to.be.at.least(1);
+      expect(await found('late router')).to.deep.equal(['Late router change']);
+      await ok(post(`/changes/${late}:close`, { status: 'abandoned' }));
+    } finally {
+      searchBuild.sliceMs = 20;
+      searchBuild.pause = null;
+      release();
+    }
   });
 
   it('refuses bad queries with a clear 400', async () => {
@@ -142,6 +190,13 @@ describe('change search', function () {
     }
     expectError(await api(s.url, 'GET', R(repo, '/changes?q=router&status=draft')), 400, 'q with status');
     expectError(await api(s.url, 'GET', R(repo, '/changes?q=a&q=b')), 400, 'q twice');
+  });
+
+  it('serves the UI shell at /ui/repos/N/search, and 404 below it', async () => {
+    const page = await fetch(`${s.url}/ui/repos/${repo}/search?q=router`);
+    expect(page.status).to.equal(200);
+    expect(page.headers.get('content-type')).to.match(/text\/html/);
+    expect((await fetch(`${s.url}/ui/repos/${repo}/search/more`)).status).to.equal(404);
   });
 
   it('cairn change list -q searches', async () => {

@@ -200,3 +200,33 @@ describe('viewed marks', function () {
     expect((await fsp.readFile(log)).equals(before)).to.equal(true);
   });
 });
+
+describe('viewed marks behind an identity header', function () {
+  this.timeout(120_000);
+  const H = 'X-Cairn-User';
+  let s: TestServer;
+  after(async () => { await s.stop(); });
+
+  it('keeps the caller\'s marks: user defaults to the caller, and naming anyone else is 403', async () => {
+    s = await startTestServer(undefined, { identity: { header: H } });
+    const repo = await register(s.url, 'viewed-id');
+    const dir = path.join(tempDir(), 'tree');
+    await fsp.mkdir(dir, { recursive: true });
+    await fsp.writeFile(path.join(dir, 'a.txt'), 'a\n');
+    const base = (await push({ server: s.url, repo, line: 'main', dir, moveLine: true, progress: false })).snapshot_id;
+    await fsp.writeFile(path.join(dir, 'a.txt'), 'b\n');
+    const rev = (await push({ server: s.url, repo, line: 'main', dir, moveLine: false, progress: false, parent: base })).snapshot_id;
+    const post = (p: string, json: unknown) => ok(api(s.url, 'POST', R(repo, p), { json }));
+    const t = (await post('/tasks', { title: 'T', intent: 'i' })).task;
+    const c = (await post('/changes', { task_id: t.task_id, title: 'C', base_line: 'main' })).change.change_id;
+    const ps = (await post(`/changes/${c}/patchsets`, { base_snapshot_id: base, revision_snapshot_id: rev, summary: 's', author_mode: 'human_only' })).patchset.patchset_id;
+    const as = (who: string) => ({ headers: { [H]: who } });
+    const marked = await ok(api(s.url, 'PUT', R(repo, `/changes/${c}/viewed`), { json: { patchset_id: ps, path: 'a.txt', viewed: true }, ...as('ann') }));
+    expect(marked).to.include({ user: 'ann' });
+    expect(marked.paths).to.deep.equal(['a.txt']);
+    expectError(await api(s.url, 'PUT', R(repo, `/changes/${c}/viewed`), { json: { user: 'bob', patchset_id: ps, path: 'a.txt', viewed: true }, ...as('ann') }), 403, 'marking for another');
+    expect((await ok(api(s.url, 'GET', R(repo, `/changes/${c}/viewed`), as('ann')))).paths).to.deep.equal(['a.txt']);
+    expect((await ok(api(s.url, 'GET', R(repo, `/changes/${c}/viewed`), as('bob')))).paths).to.deep.equal([]);
+    expectError(await api(s.url, 'GET', R(repo, `/changes/${c}/viewed?user=ann`), as('bob')), 403, "reading another's marks");
+  });
+});

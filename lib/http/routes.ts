@@ -238,8 +238,8 @@ export const ROUTES: readonly RouteSpec[] = [
   route('comments.applySuggestions', 'POST', `${REPO}/changes/{change_ref}/patchsets`, { action: 'applySuggestions', extension: true, request: comments.ApplySuggestions, ok: 'SuggestionsApplied', handler: comments.applySuggestions }),
   route('comments.publish', 'POST', `${REPO}/changes/{change_ref}/reviews`, { action: 'publish', extension: true, request: comments.PublishDrafts, ok: 'CommentPublishResult', handler: comments.publish }),
   // Extensions: viewed marks per reviewer, patchset and file (docs/api.md "Viewed marks")
-  route('viewed.get', 'GET', `${REPO}/changes/{change_ref}/viewed`, { extension: true, query: viewed.ViewedQuery, ok: 'ViewedMarks', handler: viewed.get }),
-  route('viewed.put', 'PUT', `${REPO}/changes/{change_ref}/viewed`, { extension: true, request: viewed.MarkViewed, ok: 'ViewedMarks', refuses: [409], handler: viewed.put }),
+  route('viewed.get', 'GET', `${REPO}/changes/{change_ref}/viewed`, { extension: true, query: viewed.ViewedQuery, ok: 'ViewedMarks', refuses: [403], handler: viewed.get }),
+  route('viewed.put', 'PUT', `${REPO}/changes/{change_ref}/viewed`, { extension: true, request: viewed.MarkViewed, ok: 'ViewedMarks', refuses: [403, 409], handler: viewed.put }),
 
   // Extensions: git mirrors (docs/git.md "Mirror")
   route('gitMirrors.create', 'POST', `${REPO}/git-mirrors`, { extension: true, request: gitMirrors.Register, ok: { 201: 'GitMirrorResult' }, handler: gitMirrors.create }),

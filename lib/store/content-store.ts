@@ -262,6 +262,7 @@ export class ContentStore {
   line(name: string): LineRecord | undefined { return this.published.line(name); }
   entity<T>(type: string, id: string): T | undefined { return this.published.entity<T>(type, id); }
   entitiesOf<T>(type: string): Generator<[string, T]> { return this.published.entitiesOf<T>(type); }
+  scanEntity<T>(type: string, id: string): T | undefined { return this.published.scanEntity<T>(type, id); }
   entityIds(type: string): Generator<string> { return this.published.entityIds(type); }
   logRecords(name: LogName): Generator<LogRecord> { return this.published.logRecords(name); }
   /** events.log by sequence (storage-layout.md §18). */

@@ -588,6 +588,11 @@ export class PublishedStore {
     return this.records.get<T>(type, id);
   }
 
+  /** One committed entity for a scan that yields between reads (WorkflowRecords.scanGet). */
+  scanEntity<T>(type: string, id: string): T | undefined {
+    return this.records.scanGet<T>(type, id);
+  }
+
   /**
    * Every committed entity of a workflow type, read from workflow.log one at a time (owners
    * build indexes at open): tasks, changes and lands in sequence order, other types in the

@@ -241,6 +241,18 @@ export class WorkflowRecords {
     return body as T;
   }
 
+  /**
+   * One entity for a long scan that yields between reads (the change search's build): its
+   * location looked up now (a compaction may have moved it since the last read), read through
+   * the read-ahead window, without filling the cache.
+   */
+  scanGet<T>(type: string, id: string): T | undefined {
+    const cached = this.cache.get(`${type}\u0000${id}`);
+    if (cached !== undefined) return cached as T;
+    const loc = this.location(type, id);
+    return loc === undefined ? undefined : (this.readAt(type, id, loc, true) as T);
+  }
+
   /** [id, location] of every entity of `type`, in entries' order, reading nothing. */
   *locations(type: string): Generator<[string, number]> {
     const t = this.types.get(type);

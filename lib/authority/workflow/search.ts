@@ -1,8 +1,8 @@
 // Change search (docs/api.md "Searching changes"): `GET changes?q=` answered from posting lists
 // (sorted change sequences) instead of a scan of the change records. Kept per repository in
 // memory only, never on disk: built from the records on the first search after open (one pass
-// over the change, patchset, review and comment records), then kept current from every
-// committed upsert of those types. Lists:
+// over the change, patchset, review and comment records, in slices that yield to the event
+// loop), then kept current from every committed upsert of those types. Lists:
 //   - title words (lib/domain/workflow/search-query.ts `titleWords`) → changes;
 //   - base line → changes; owner → changes; reviewer (requested person or group, or who wrote a
 //     review) → changes;
@@ -18,7 +18,7 @@
 // that it ends early with a cursor (a page may hold fewer rows than the limit while more follow).
 import { encodeCursor, type Page, type PageRequest } from '../../domain/paging.js';
 import { COMMENT } from '../../domain/workflow/comment-rules.js';
-import { OPEN_CHANGE_CODES, changeCode } from '../../domain/workflow/indexes.js';
+import { OPEN_CHANGE_CODES, changeCode, grow } from '../../domain/workflow/indexes.js';
 import { REVIEW, type ReviewRecord } from '../../domain/workflow/review-rules.js';
 import { CHANGE, changeId, PATCHSET, type ChangeRecord, type PatchsetRecord } from '../../domain/workflow/rules.js';
 import { titleWords, type SearchQuery } from '../../domain/workflow/search-query.js';
@@ -27,6 +27,8 @@ import type { WorkflowIndexes } from '../../domain/workflow/indexes.js';
 
 /** Records a page reads to check candidates before it ends early. */
 export const MAX_CHECKS = 5_000;
+/** Pacing of the lists' build: work per slice between yields; tests pause it between slices. */
+export const searchBuild: { sliceMs: number; pause: (() => Promise<void>) | null } = { sliceMs: 20, pause: null };
 /** Path prefixes indexed per patchset; past it the change goes on the "every prefix" list. */
 const MAX_PREFIXES = 64;
 
@@ -106,6 +108,8 @@ const lookupPrefix = (file: string): string => prefixesOf(file).at(-1)!;
 
 export class ChangeSearch {
   private built = false;
+  /** The build under way (the hooks apply from its start). */
+  private building: Promise<void> | null = null;
   private readonly words = new Map<string, number[]>();
   private readonly lines = new Map<string, number[]>();
   private readonly owners = new Map<string, number[]>();
@@ -115,14 +119,17 @@ export class ChangeSearch {
   private readonly wide: number[] = [];
   private readonly commented: number[] = [];
   /** Changes whose title and line are indexed (titles and lines never change after create). */
-  private indexedChanges = new Set<number>();
+  private indexedChanges = new Uint8Array(1024);
 
   constructor(private readonly store: ContentStore, private readonly book: SearchView) {
-    store.onUpsert(CHANGE, (_id, body) => { if (this.built) this.addChange(body as ChangeRecord); });
-    store.onUpsert(PATCHSET, (_id, body) => { if (this.built) this.addPatchset(body as PatchsetRecord); });
-    store.onUpsert(REVIEW, (_id, body) => { if (this.built) this.addReview(body as ReviewRecord); });
-    store.onUpsert(COMMENT, (id) => { if (this.built) this.addCommented(seqOf(id)); });
+    store.onUpsert(CHANGE, (_id, body) => { if (this.live) this.addChange(body as ChangeRecord); });
+    store.onUpsert(PATCHSET, (_id, body) => { if (this.live) this.addPatchset(body as PatchsetRecord); });
+    store.onUpsert(REVIEW, (_id, body) => { if (this.live) this.addReview(body as ReviewRecord); });
+    store.onUpsert(COMMENT, (id) => { if (this.live) this.addCommented(seqOf(id)); });
   }
+
+  /** Whether commits reach the lists: once a build has started. */
+  private get live(): boolean { return this.built || this.building !== null; }
 
   private add(map: Map<string, number[]>, key: string, seq: number): void {
     let list = map.get(key);
@@ -141,8 +148,9 @@ export class ChangeSearch {
         if (name !== null) this.add(this.reviewers, name, seq);
       }
     }
-    if (this.indexedChanges.has(seq)) return;
-    this.indexedChanges.add(seq);
+    if (seq < this.indexedChanges.length && this.indexedChanges[seq]) return;
+    this.indexedChanges = grow(this.indexedChanges, seq, (n) => new Uint8Array(n));
+    this.indexedChanges[seq] = 1;
     for (const w of titleWords(c.title)) this.add(this.words, w, seq);
     this.add(this.lines, c.base_line, seq);
   }
@@ -169,29 +177,59 @@ export class ChangeSearch {
     if (seq) addSorted(this.commented, seq);
   }
 
-  /** Build every list from the records (the first search after open). */
-  private build(): void {
-    // Each change's current patchset only (read right after its change: usually the same
-    // record); earlier patchsets' paths no longer decide a match.
-    for (const [, c] of this.store.entitiesOf<ChangeRecord>(CHANGE)) {
-      this.addChange(c);
-      if (c.current_patchset_id !== null) {
-        const p = this.store.entity<PatchsetRecord>(PATCHSET, c.current_patchset_id);
-        if (p) this.addPatchset(p);
+  /**
+   * Build every list from the records (the first search after open) in slices of about
+   * `searchBuild.sliceMs` of work, yielding to the event loop between them so other requests
+   * are answered meanwhile. Every list only ever gains entries, so the order of the build's
+   * reads and the upsert hooks does not matter: a record committed during the build reaches
+   * the lists through its hook (they apply from the build's start), whether or not the build
+   * also reads it. Nothing is held across a yield but ids: each record is looked up by its
+   * location at the time of reading (a compaction may move records meanwhile).
+   */
+  private async build(): Promise<void> {
+    let start = performance.now();
+    const due = () => performance.now() - start >= searchBuild.sliceMs;
+    const yieldNow = async () => {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (searchBuild.pause) await searchBuild.pause();
+      start = performance.now();
+    };
+    // Each change's current patchset only (usually in the same record as its change); earlier
+    // patchsets' paths no longer decide a match. Changes created after `top` come by the hooks.
+    const top = this.book.index.changeCount;
+    for (let seq = 1; seq <= top; seq++) {
+      const c = this.store.scanEntity<ChangeRecord>(CHANGE, changeId(seq));
+      if (c) {
+        this.addChange(c);
+        if (c.current_patchset_id !== null) {
+          const p = this.store.scanEntity<PatchsetRecord>(PATCHSET, c.current_patchset_id);
+          if (p) this.addPatchset(p);
+        }
       }
+      if (due()) await yieldNow();
     }
-    for (const [, r] of this.store.entitiesOf<ReviewRecord>(REVIEW)) this.addReview(r);
+    // Ids only are held across yields (the location map iterates live).
+    for (const id of this.store.entityIds(REVIEW)) {
+      const r = this.store.scanEntity<ReviewRecord>(REVIEW, id);
+      if (r) this.addReview(r);
+      if (due()) await yieldNow();
+    }
     let last = 0;
     for (const id of this.store.entityIds(COMMENT)) {
       const seq = seqOf(id);
       if (seq !== last) this.addCommented((last = seq));
+      if (due()) await yieldNow();
     }
-    this.built = true;
   }
 
-  /** Build the lists now when they are not (the bench measures it apart from the queries). */
-  warm(): void {
-    if (!this.built) this.build();
+  /** The lists, built when they are not; concurrent callers await the same build. */
+  ready(): Promise<void> {
+    if (this.built) return Promise.resolve();
+    this.building ??= this.build().then(
+      () => { this.built = true; this.building = null; },
+      (err: unknown) => { this.building = null; throw err; },
+    );
+    return this.building;
   }
 
   /** Entries held by the lists (memory figures in the bench). */
@@ -206,8 +244,8 @@ export class ChangeSearch {
   }
 
   /** One page of the changes matching `q`, newest first (cursor key: the change sequence). */
-  search(q: SearchQuery, req: PageRequest): Page<ChangeRecord> {
-    this.warm();
+  async search(q: SearchQuery, req: PageRequest): Promise<Page<ChangeRecord>> {
+    await this.ready();
     const lists: (readonly number[])[] = [];
     const none: readonly number[] = [];
     for (const w of q.words) lists.push(this.words.get(w) ?? none);

@@ -37,7 +37,7 @@ export const list: Handler = async (ctx) => {
   if (q !== undefined) {
     if (status !== undefined || taskRef !== undefined) throw new Invalid('q is a search of its own: put status:S in it, and give no status or task_id beside it');
     const search = parseSearch(q);
-    const page = a.workflow.search.search(search, pageRequest(ctx, 'changes', 'int', { q: canonicalSearch(search) }));
+    const page = await a.workflow.search.search(search, pageRequest(ctx, 'changes', 'int', { q: canonicalSearch(search) }));
     return { json: { changes: page.rows.map((c) => a.workflow.changeProjection(c, a.index)), ...pageFields(page) } };
   }
   const filter = { status: status === undefined ? undefined : requireChangeStatus(status), task_id: taskRef };

@@ -3,9 +3,9 @@
 // and lib/authority/workflow/viewed.ts (400/404/409). Extension routes (not in the spec).
 import { boolean, object as strictObject, optional, string } from 'superstruct';
 import { Invalid } from '../../domain/errors.js';
-import { requireAuthority, type Handler, type QueryParam, type RouteContext } from '../route-types.js';
+import { requireAuthority, type Handler, type QueryParam } from '../route-types.js';
 import { validate } from '../validate.js';
-import { queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
+import { actAs, actAsQuery, queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
 import { arr, nullable as orNull, obj, str, type Schemas } from '../json-schema.js';
 
 /** Unknown fields are refused (422). */
@@ -16,31 +16,20 @@ export const ViewedQuery: Record<string, QueryParam> = {
   patchset: { schema: str, description: "the patchset (default: the change's current patchset)" },
 };
 
-/**
- * The user the request speaks for: the identity the ingress vouched for when the server takes
- * one (a different `user` is refused), else the `user` given.
- */
-function userOf(ctx: RouteContext, given: string | undefined): string | undefined {
-  const identity = (ctx.koa.state as { identity?: string | null }).identity ?? null;
-  if (identity === null) return given;
-  if (given !== undefined && given !== identity) throw new Invalid(`user ${JSON.stringify(given)} is not the caller (${JSON.stringify(identity)}); marks are kept for the caller only`);
-  return identity;
-}
-
 export const get: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
-  const user = userOf(ctx, queryValue(ctx, 'user'));
+  const user = actAsQuery(ctx, 'user');
   if (user === undefined) throw new Invalid('user is required (?user=NAME)');
   return { json: await a.workflow.viewed.viewed(ctx.params.change_ref, user, queryValue(ctx, 'patchset')) };
 };
 
 export const put: Handler = async (ctx) => {
   rejectRouteOwned(ctx.body);
+  actAs(ctx, 'user');
   const req = wellFormed(validate(ctx.body, MarkViewed));
   const a = requireAuthority(ctx);
-  const user = userOf(ctx, req.user);
-  if (user === undefined) throw new Invalid('user is required');
-  return { json: await a.workflow.viewed.mark(ctx.params.change_ref, { user, patchset_id: req.patchset_id, path: req.path, viewed: req.viewed }) };
+  if (req.user === undefined) throw new Invalid('user is required');
+  return { json: await a.workflow.viewed.mark(ctx.params.change_ref, { user: req.user, patchset_id: req.patchset_id, path: req.path, viewed: req.viewed }) };
 };
 
 export const SCHEMAS: Schemas = {

@@ -70,6 +70,8 @@ export function uiPage(pathname: string): UiPage | null {
   switch (area) {
     case 'changes':
       return n === 3 ? { kind: 'repository', repo } : n === 4 ? { kind: 'change', repo, ref: id } : null;
+    case 'search':
+      return n === 3 ? { kind: 'repository', repo } : null;
     case 'lines':
     case 'jobs':
       return n === 3 || n === 4 ? { kind: 'repository', repo } : null;
