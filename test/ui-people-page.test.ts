@@ -109,6 +109,18 @@ describe('UI: the people on the change page', function () {
     expect(alice.errors).to.deep.equal([]);
   });
 
+  it('keeps the first diff row within 400 px of the top at 1400×900 with the attention line shown', async () => {
+    const bob = await open('bob', { tab: 'files' });
+    await bob.page.locator('.change-head .attention .your-turn').waitFor();
+    const first = bob.page.locator('.diff-file .file-body tr:not(.hunk)').first();
+    await first.waitFor();
+    await bob.page.locator('.readiness h2').waitFor();
+    const top = await first.evaluate((e) => e.getBoundingClientRect().top);
+    expect(top, `first diff row at ${top}px`).to.be.at.most(400);
+    await shot(bob.page, 'change-attention');
+    expect(bob.errors).to.deep.equal([]);
+  });
+
   it('requests review from a person through the Actions card', async () => {
     const alice = await open('alice');
     await row(alice.page, 'bob').waitFor();
@@ -136,6 +148,7 @@ describe('UI: the people on the change page', function () {
     await bob.page.locator('.change-head .attention').waitFor();
     const overflow = await bob.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(overflow).to.be.at.most(0);
+    await shot(bob.page, 'change-people-390-dark-head');
     await row(bob.page, 'bob').scrollIntoViewIfNeeded();
     await shot(bob.page, 'change-people-390-dark');
     expect(bob.errors).to.deep.equal([]);

@@ -669,6 +669,7 @@ export function ChangePage({ repo, changeRef }) {
     <div class="page-head change-head">
       <h1><span class="title-text">${c.title}</span> <${Badge} value=${c.status} /></h1>
       ${OPEN.includes(c.status) ? html`<div class="head-actions">
+        <${Attention} change=${c} attention=${d.attention} me=${me} />
         <button type="button" class=${`btn small ${mine ? 'primary' : ''}`} onClick=${() => setReplying(true)} title="Publish your drafts with a vote and a message, in one step">Reply…${mine ? html` <span class="count-pill">${mine}</span>` : null}</button>
         ${mine ? html`<span class="muted small">${plural(mine, 'draft')} not published</span>` : null}
         ${threads.canApply && threads.applicable.length ? html`<button type="button" class="btn small" onClick=${() => threads.ops.apply(threads.applicable)} title="Apply every suggestion of the unresolved threads on the current patchset as one new patchset">Apply suggestions (${threads.applicable.length})</button>` : null}
@@ -681,7 +682,6 @@ export function ChangePage({ repo, changeRef }) {
         <span><a href="#patchsets">${plural(patchsetCount ?? 0, 'patchset')}</a></span>
         ${unresolved !== undefined ? html`<span><a class=${`unresolved-count${unresolved ? ' warn-text' : ''}`} href="#conversation" title="Unresolved comment threads of the change (n / p step through them)">${unresolved} unresolved</a></span>` : null}
       </p>
-      <${Attention} change=${c} attention=${d.attention} me=${me} />
       <${ThreadFlash} />
     </div>
     <${Readiness} repo=${repo} d=${d} retry=${retry} busy=${busy} />
