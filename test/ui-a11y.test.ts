@@ -90,6 +90,7 @@ describe('reviewer UI: accessibility, small screens and Back (Chromium)', functi
       { name: 'plans', url: at('/plans'), ready: heading },
       { name: 'plan', url: at(`/plans/${plan}`), ready: async (p) => { await p.locator('.markdown').first().waitFor(); } },
       { name: 'land', url: at(`/lands/${land}`), ready: heading },
+      { name: 'search', url: at('/search?q=status%3Areview'), ready: async (p) => { await p.locator('main p[aria-live]').waitFor(); } },
     ];
   });
   after(async () => {

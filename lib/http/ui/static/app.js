@@ -10,6 +10,7 @@ import { ChangePage } from './pages/change.js';
 import { LinesPage, LinePage, SnapshotPage } from './pages/lines.js';
 import { PlansPage, PlanPage, RevisionPage } from './pages/plans.js';
 import { JobsPage, JobPage, LandPage, TaskPage } from './pages/jobs.js';
+import { SearchPage, SearchBox } from './pages/search.js';
 
 /**
  * The page for a path, and the breadcrumb trail above it. The server knows the same shapes
@@ -52,6 +53,10 @@ function route(segments) {
     case 'lands':
       if (n === 4) return one(html`<${LandPage} ...${props} landId=${id} />`, id);
       break;
+    case 'search':
+      // the key keeps one page across queries: the box and the results follow ?q= and ?cursor=
+      if (n === 3) return one(html`<${SearchPage} ...${props} />`, 'search');
+      break;
     default:
   }
   return { page: html`<${NotFound} />`, crumbs: base };
@@ -80,7 +85,7 @@ function Shortcuts({ onClose }) {
       <dt><kbd>n</kbd> / <kbd>p</kbd></dt><dd>next / previous unresolved comment thread</dd>
       <dt><kbd>N</kbd> / <kbd>P</kbd></dt><dd>next / previous hunk</dd>
       <dt><kbd>v</kbd></dt><dd>mark the current file viewed (it folds) or not viewed</dd>
-      <dt><kbd>/</kbd></dt><dd>filter the changed files</dd>
+      <dt><kbd>/</kbd></dt><dd>on a change: filter the changed files; elsewhere: search the repository's changes</dd>
       <dt><kbd>↓</kbd> / <kbd>↑</kbd></dt><dd>from a file's header into its lines, then line by line</dd>
       <dt><kbd>c</kbd></dt><dd>comment on the focused diff line (or click its line number; shift-click or drag for a range)</dd>
       <dt><kbd>r</kbd></dt><dd>reply to the focused thread</dd>
@@ -100,6 +105,9 @@ function App() {
   const segments = pathSegments(loc.path);
   const { page, crumbs } = route(segments);
   const [help, setHelp] = useState(false);
+  const repoPage = segments[0] === 'repos' && segments[1] !== undefined && /^(0|[1-9][0-9]*)$/.test(segments[1]);
+  const changePage = repoPage && segments[2] === 'changes' && segments.length === 4;
+  const searchPage = repoPage && segments[2] === 'search';
   useEffect(() => {
     let pendingG = false;
     const onKey = (e) => {
@@ -108,6 +116,15 @@ function App() {
         setHelp((h) => !h);
         e.preventDefault();
       } else if (e.key === 'Escape') setHelp(false);
+      else if (e.key === '/' && !changePage) {
+        // the change page keeps `/` for its file filter (diff.js); everywhere else it is search
+        const box = document.getElementById('change-search') ?? document.getElementById('top-search');
+        if (box) {
+          box.focus();
+          box.select();
+          e.preventDefault();
+        }
+      }
       else if (e.key === 'g') {
         pendingG = true;
         setTimeout(() => { pendingG = false; }, 800);
@@ -127,6 +144,7 @@ function App() {
         <a class="brand" href="/ui/"><span class="brand-mark" aria-hidden="true"></span>cairn</a>
         ${crumbs.map((c) => html`<span class="sep" aria-hidden="true">/</span>${c.href ? html`<a href=${c.href}>${c.label}</a>` : html`<span aria-current="page">${c.label}</span>`}`)}
       </nav>
+      ${repoPage && !searchPage ? html`<${SearchBox} repo=${Number(segments[1])} id="top-search" className="top-search" placeholder="Search changes ( / )" key=${segments[1]} />` : null}
       <div class="topbar-right">
         <${LiveIndicator} />
         <${Identity} />

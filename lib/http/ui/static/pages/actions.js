@@ -35,6 +35,7 @@ export function Actions({ repo, d, onDone, onReply, drafts = 0 }) {
   const [flash, setFlash] = useState(null);
   const [comment, setComment] = useState('');
   const [group, setGroup] = useState('');
+  const [people, setPeople] = useState('');
   const [mode, setMode] = useState('merge');
   const R = (rest) => repoPath(repo, rest);
 
@@ -70,14 +71,20 @@ export function Actions({ repo, d, onDone, onReply, drafts = 0 }) {
     return n ? `${said} Published ${n === 1 ? '1 draft' : `${n} drafts`} with it.` : said;
   });
 
+  // Review is asked of persons (comma- or space-separated names), a group, or both, in one call.
   const requestReview = () => run('request', async () => {
-    if (!group.trim()) throw new Error('name the reviewer group to ask');
+    const names = [...new Set(people.split(/[\s,]+/).filter(Boolean))];
+    if (!names.length && !group.trim()) throw new Error('name the people or the group to ask');
     const by = await reviewerName();
     if (!by) return undefined;
-    const r = await post(R(`/changes/${seg(c.change_id)}:requestReview`), { patchset_id: selected, reviewer_groups: [group.trim()], note: comment, requested_by: by });
+    const r = await post(R(`/changes/${seg(c.change_id)}:requestReview`), {
+      patchset_id: selected, note: comment, requested_by: by,
+      ...(names.length ? { reviewers: names } : {}), ...(group.trim() ? { reviewer_groups: [group.trim()] } : {}),
+    });
     setGroup('');
+    setPeople('');
     return r;
-  }, (r) => `Review requested from ${r.reviewer_group}.`);
+  }, (r) => `Review requested from ${(r.review_requests ?? [r]).map((q) => (q.reviewer_group ? `the ${q.reviewer_group} group` : q.reviewer)).join(', ')}.`);
 
   const runCi = () => run('ci', () => post(R(`/patchsets/${seg(viewed)}:runCi`), { trigger: 'manual_rerun' }), (r) => `CI run ${r.job?.run_sequence ?? ''} queued as job #${r.job?.worker_job_index}.`);
   const evaluate = () => run('policy', () => post(R(`/patchsets/${seg(viewed)}:evaluatePolicy`), {}), (r) => `Policy evaluated: ${r.policy.decision}.`);
@@ -129,8 +136,9 @@ export function Actions({ repo, d, onDone, onReply, drafts = 0 }) {
       </div>
       ${onReply ? html`<p class="muted small reply-note">${drafts ? `You have ${drafts === 1 ? '1 draft comment' : `${drafts} draft comments`}: Approve, Request changes and Comment publish them with your vote.` : 'Comment on lines in the diff below; '}
         <button type="button" class="btn small link" onClick=${onReply}>${drafts ? 'Review them in Reply…' : 'Reply…'}</button></p>` : null}
-      <div class="btn-row">
-        <input class="input" aria-label="Reviewer group" placeholder="reviewer group" value=${group} onInput=${(e) => setGroup(e.currentTarget.value)} />
+      <div class="btn-row request-row">
+        <input class="input" aria-label="Reviewers (people)" placeholder="people: alice, bob" value=${people} onInput=${(e) => setPeople(e.currentTarget.value)} />
+        <input class="input" aria-label="Reviewer group" placeholder="and/or a group" value=${group} onInput=${(e) => setGroup(e.currentTarget.value)} />
         <button type="button" class="btn" onClick=${requestReview} disabled=${!!busy || noName}>Request review</button>
       </div>
       <div class="btn-row">

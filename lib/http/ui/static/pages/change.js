@@ -71,7 +71,7 @@ async function loadChange(repo, ref, psParam) {
   const P = (rest) => get(repoPath(repo, rest));
   const change = (await P(`/changes/${seg(ref)}`)).change;
   const C = `/changes/${seg(change.change_id)}`;
-  const [patchsets, reviews, readiness, task, queue, landed] = await Promise.all([
+  const [patchsets, reviews, readiness, task, queue, landed, reviewers, attention] = await Promise.all([
     settle(listAll(repoPath(repo, `${C}/patchsets`), 'patchsets').then((r) => r.rows)),
     settle((async () => {
       const first = await P(`${C}/reviews?limit=1000`);
@@ -86,6 +86,9 @@ async function loadChange(repo, ref, psParam) {
     change.status === 'landed'
       ? settle(P(`/read/changes/${seg(change.change_id)}/lands?limit=50`).then((r) => r.lands.find((l) => l.status === 'landed') ?? null))
       : Promise.resolve(null),
+    // The people: each reviewer's vote (Gerrit's label table) and whose move it is, with why.
+    settle(P(`/read/changes/${seg(change.change_id)}/reviewers`).then((r) => r.reviewers)),
+    settle(P(`/read/changes/${seg(change.change_id)}/attention`).then((r) => r.attention)),
   ]);
   // ?ps= naming no patchset of this change: show the selected one, and say so (never silently).
   const fallback = change.selected_patchset_id ?? change.current_patchset_id ?? null;
@@ -111,7 +114,7 @@ async function loadChange(repo, ref, psParam) {
     ]);
     evidence = { policy, ci, attestation };
   }
-  return { change, patchsets, reviews, readiness, task, viewed, missing, evidence, queue, landed };
+  return { change, patchsets, reviews, readiness, task, viewed, missing, evidence, queue, landed, reviewers, attention };
 }
 
 // ---------------------------------------------------------------- panels
@@ -279,7 +282,7 @@ function Reviews({ repo, reviews }) {
       return html`<li class=${`event ev-${tone}`} data-review=${r.review_id}>
       <div class="event-head">
         <strong class="who">${r.action === 'request' ? r.requested_by ?? 'someone' : r.reviewer}</strong>
-        <span>${ACTION_LABEL[r.action] ?? r.action}${r.action === 'request' ? html` from the <strong class="group-name">${r.reviewer_group ?? r.reviewer}</strong> group` : null}</span>
+        <span>${ACTION_LABEL[r.action] ?? r.action}${r.action === 'request' ? (r.reviewer_group ? html` from the <strong class="group-name">${r.reviewer_group}</strong> group` : html` from <strong class="person-name">${r.reviewer}</strong>`) : null}</span>
         ${blocking ? html`<${Badge} value="blocking" tone="bad" title="a live block: the change cannot land until its reviewer approves or dismisses it" />` : null}
         ${status ? html`<${Badge} value=${status.value} tone="plain" title=${status.title} />` : null}
         <span class="muted">on <${PsLink} repo=${repo} id=${r.patchset_id} /> · <${Time} s=${r.created_at_s} /></span>
@@ -481,7 +484,7 @@ function Patchsets({ repo, d, viewed }) {
  */
 const TABS = ['files', 'conversation', 'checks'];
 const ANCHOR_TAB = {
-  files: 'files', conversation: 'conversation', description: 'conversation', reviews: 'conversation', patchsets: 'conversation', actions: 'conversation',
+  files: 'files', conversation: 'conversation', description: 'conversation', people: 'conversation', reviews: 'conversation', patchsets: 'conversation', actions: 'conversation',
   policy: 'checks', ci: 'checks', attestation: 'checks', queue: 'checks', lands: 'checks',
 };
 /** The tab a hash asks for: `#file=…` the Files, a card's name its tab, else null. */
@@ -504,6 +507,55 @@ function Tabs({ tabs, tab, onTab }) {
       id=${`tabbtn-${t.id}`} aria-selected=${t.id === tab ? 'true' : 'false'} aria-controls=${`tab-${t.id}`} tabindex=${t.id === tab ? '0' : '-1'} onClick=${() => onTab(t.id)}>
       ${t.label}${t.count !== null && t.count !== undefined ? html` <span class="count-pill">${t.count}</span>` : null}${t.badge ? html` <${Badge} value=${t.badge} />` : null}
     </button>`)}</div>`;
+}
+
+/** Why it is someone's move, in words (reasons of GET read/changes/{ref}/attention). */
+const TURN_REASONS = {
+  review_requested: 'review requested',
+  new_patchset: 'new patchset',
+  blocking_vote: 'a reviewer blocks it',
+  ci_failed: 'CI failed',
+  ejected: 'left the land queue',
+  conflict: 'conflicts with its line',
+};
+
+/**
+ * Whose move it is, in the head: "Your turn" when the page's person is among them, then every
+ * name with its reason. The reasons come from the attention route; when that read failed, the
+ * projection's `attention` names show without them.
+ */
+function Attention({ change, attention, me }) {
+  const rows = attention.data ?? (change.attention ?? []).map((name) => ({ name, reason: null }));
+  if (!OPEN.includes(change.status) || rows.length === 0) return null;
+  const turn = !!me && rows.some((a) => a.name === me);
+  return html`<p class="attention" data-testid="attention">
+    ${turn ? html`<strong class="your-turn">Your turn</strong> ` : null}
+    <span class="muted">Waiting on:</span> ${rows.map((a, i) => html`${i ? ', ' : ''}<span class=${`attn${a.name === me ? ' me' : ''}`} data-name=${a.name}><strong>${a.name}</strong>${a.reason ? ` (${TURN_REASONS[a.reason] ?? a.reason.replace(/_/g, ' ')})` : ''}</span>`)}
+  </p>`;
+}
+
+const VOTE_LABEL = { approve: 'approves', block: 'blocks' };
+
+/**
+ * The reviewer table (Gerrit's label table, GitHub's reviewers sidebar): each reviewer asked and
+ * each other voter, their current vote, the patchset it was cast on, and whether it counts on the
+ * selected patchset (a vote that does not is greyed, "on ps-1").
+ */
+function Reviewers({ repo, rows, me }) {
+  return html`<${Card} title="Reviewers" id="people" right=${html`<span class="count">${rows.length}</span>`}>
+    ${rows.length === 0 ? html`<${Empty}>Nobody asked or voted yet.</${Empty}>` : html`<table class="table compact reviewer-table">
+      <thead><tr><th>Reviewer</th><th>Vote</th><th>On</th></tr></thead>
+      <tbody>${rows.map((r) => {
+        const stale = !!r.vote && !r.live;
+        return html`<tr class=${`reviewer${stale ? ' stale' : ''}${r.name === me ? ' me' : ''}`} data-reviewer=${r.name} data-kind=${r.kind} data-vote=${r.vote ?? ''} data-live=${r.vote ? String(!!r.live) : ''}>
+          <td><strong>${r.name}</strong>${r.kind === 'group' ? html` <span class="muted small">group</span>` : null}</td>
+          <td>${r.vote ? html`<${Badge} value=${VOTE_LABEL[r.vote] ?? r.vote} tone=${stale ? 'plain' : r.vote === 'approve' ? 'good' : 'bad'} title=${stale ? 'cast on a patchset whose content differs from the selected one: it does not count now' : 'counts on the selected patchset'} />`
+            : html`<span class="muted">${r.kind === 'group' ? '—' : 'no vote'}</span>`}</td>
+          <td>${r.patchset_id ? html`<span class=${stale ? 'muted' : ''}>${stale ? 'on ' : ''}<${PsLink} repo=${repo} id=${r.patchset_id} />${stale ? html` <span class="stale-note small">(not live)</span>` : null}</span>` : html`<span class="muted">—</span>`}</td>
+        </tr>`;
+      })}</tbody>
+    </table>`}
+  </${Card}>`;
 }
 
 /** What the change is for: the task's intent and the shown patchset's summary, both Markdown. */
@@ -617,6 +669,7 @@ export function ChangePage({ repo, changeRef }) {
     <div class="page-head change-head">
       <h1><span class="title-text">${c.title}</span> <${Badge} value=${c.status} /></h1>
       ${OPEN.includes(c.status) ? html`<div class="head-actions">
+        <${Attention} change=${c} attention=${d.attention} me=${me} />
         <button type="button" class=${`btn small ${mine ? 'primary' : ''}`} onClick=${() => setReplying(true)} title="Publish your drafts with a vote and a message, in one step">Reply…${mine ? html` <span class="count-pill">${mine}</span>` : null}</button>
         ${mine ? html`<span class="muted small">${plural(mine, 'draft')} not published</span>` : null}
         ${threads.canApply && threads.applicable.length ? html`<button type="button" class="btn small" onClick=${() => threads.ops.apply(threads.applicable)} title="Apply every suggestion of the unresolved threads on the current patchset as one new patchset">Apply suggestions (${threads.applicable.length})</button>` : null}
@@ -654,6 +707,7 @@ export function ChangePage({ repo, changeRef }) {
         </div>
       </div>
       <div class="col side-col">
+        ${part(d.reviewers, 'Reviewers', 'people', 'the reviewers', (x) => html`<${Reviewers} repo=${repo} rows=${x} me=${me} />`)}
         <${Actions} repo=${repo} d=${d} onDone=${state.reload} onReply=${() => setReplying(true)} drafts=${mine} />
         ${part(d.queue, 'Land queue', 'queue', 'the land queue', (q) => html`<${LandQueueCard} repo=${repo} change=${c} queue=${q} onDone=${state.reload} />`)}
         <${LandHistory} repo=${repo} change=${c} version=${d} />

@@ -11,17 +11,21 @@ export const searchHref = (repo, q, cursor) => `/ui/repos/${encodeURIComponent(S
 
 const EXAMPLES = ['status:review', 'is:open is:unresolved', 'file:lib/http', 'reviewer:core', 'owner:NAME', 'line:main', 'fix router'];
 
-/** A query box that opens the search page on submit (`/` focuses it where the page wires the key). */
-export function SearchBox({ repo, initial = '', autofocus = false }) {
+/**
+ * A query box that opens the search page on submit. The top bar carries one on every page of a
+ * repository (`id` "top-search"); the search page has its own. `/` focuses it (app.js), except on
+ * the change page, where `/` filters the changed files.
+ */
+export function SearchBox({ repo, initial = '', autofocus = false, id = 'change-search', className = '', placeholder = 'Search changes: status:review file:lib words…' }) {
   const [q, setQ] = useState(initial);
   const submit = (e) => {
     e.preventDefault();
     if (q.trim() !== '') navigate(searchHref(repo, q.trim()));
   };
-  return html`<form class="search-box" role="search" onSubmit=${submit} style="display:flex;gap:8px;margin:0 0 16px;max-width:48rem">
-    <label class="sr-only" for="change-search">Search changes</label>
-    <input id="change-search" name="q" type="search" placeholder="Search changes: status:review file:lib words…" value=${q}
-      onInput=${(e) => setQ(e.currentTarget.value)} autofocus=${autofocus} maxlength="1024" autocomplete="off" style="flex:1;min-width:0" />
+  return html`<form class=${`search-box ${className}`} role="search" aria-label="Changes" onSubmit=${submit}>
+    <label class="sr-only" for=${id}>Search changes</label>
+    <input class="input" id=${id} name="q" type="search" placeholder=${placeholder} value=${q}
+      onInput=${(e) => setQ(e.currentTarget.value)} autofocus=${autofocus} maxlength="1024" autocomplete="off" />
     <button type="submit" class="btn small">Search</button>
   </form>`;
 }
