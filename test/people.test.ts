@@ -170,6 +170,54 @@ describe('people: identity, owner, reviewers, attention, dashboard', function ()
     expect((await s.get(`/read/changes/${c.change_id}/attention`)).attention).to.deep.equal([]);
   });
 
+  it('an ejection is still the owner\'s move after a restart from the checkpoint, and after one without it; fsck agrees', async () => {
+    const data = path.join(tempDir(), 'data');
+    let own: TestServer = await startTestServer(data);
+    let repo: number;
+    let change: string;
+    try {
+      const { s, base, rev1 } = await fixture(own.url);
+      repo = s.repo;
+      const t = (await s.post('/tasks', { title: 'T', intent: 'I' })).task;
+      const c = (await s.post('/changes', { task_id: t.task_id, title: 'Ejected', base_line: 'main', owner: 'alice' })).change;
+      change = c.change_id;
+      const ps = await s.patchset(c.change_id, base, rev1, 'one');
+      await s.attest(ps);
+      await s.review(c.change_id, ps, 'erin', 'approve');
+      const entry = (await s.post('/land-queue', { change_ref: c.change_ref, mode: 'merge' })).entry.entry_id as string;
+      for (let run = 1; run <= 2; run++) {
+        const e = await s.queueEntry(entry, (x) => (x.speculation?.worker_job_indexes.length ?? 0) >= run);
+        await s.queueJob(e.speculation.worker_job_indexes[run - 1], 'fail');
+      }
+      await s.queueEntry(entry, (x) => x.state === 'ejected');
+    } finally {
+      await own.stop();
+    }
+    const ckpts: string[] = [];
+    const walk = async (d: string): Promise<void> => {
+      for (const e of await fsp.readdir(d, { withFileTypes: true })) {
+        const p = path.join(d, e.name);
+        if (e.isDirectory()) await walk(p);
+        else if (e.name === 'workflow.ckpt') ckpts.push(p);
+      }
+    };
+    await walk(data);
+    expect(ckpts.length, 'a checkpoint was written at the clean stop').to.be.greaterThan(0);
+    const check = await cli(['fsck', '--data', data]);
+    expect(check.code, check.stdout + check.stderr).to.equal(0);
+    // First from the checkpoint (the ejected entry is among the entries its section names), then rebuilt from workflow.log.
+    for (let round = 0; round < 2; round++) {
+      own = await startTestServer(data);
+      try {
+        const turn = await ok(api(own.url, 'GET', R(repo!, `/read/changes/${change!}/attention`)));
+        expect(turn.attention, `round ${round}`).to.deep.equal([{ name: 'alice', reason: 'ejected' }]);
+      } finally {
+        await own.stop();
+      }
+      if (round === 0) for (const p of ckpts) await fsp.rm(p);
+    }
+  });
+
   it('a failing CI run of the current patchset is the owner\'s move', async () => {
     const { s, base, rev1 } = await fixture(srv.url);
     const t = (await s.post('/tasks', { title: 'T', intent: 'I' })).task;

@@ -29,7 +29,7 @@ import { INDEX_SECTION } from '../domain/workflow/indexes.js';
 import { PEOPLE_SECTION, rebuildPeople } from '../domain/workflow/people-index.js';
 import { REVIEW_SECTION, ReviewIndex } from '../domain/workflow/review-index.js';
 import { LAND_SECTION, LandIndex } from '../domain/workflow/land-index.js';
-import { encodeActive, isActiveEntry, QUEUE_ENTRY, QUEUE_SECTION, type QueueEntryRecord } from '../domain/workflow/land-queue.js';
+import { encodeActive, isActiveEntry, QUEUE_ENTRY, QUEUE_SECTION, queueSectionSequences, type QueueEntryRecord } from '../domain/workflow/land-queue.js';
 
 export interface FsckResult {
   problems: string[];
@@ -295,9 +295,9 @@ async function checkWorkflowCheckpoint(store: ContentStore): Promise<{ problems:
   if (ck.cover.log_file !== state.log_files.workflow || ck.cover.length > state.logs.workflow) {
     return { problems: [], notes: ['workflow.ckpt is of an older workflow.log; the next open rebuilds it'] };
   }
-  let expected: Buffer;
-  try {
-    expected = await store.rebuildCheckpoint(ck.cover, (records) => {
+  // `legacyQueue`: the land-queue section as checkpoints before it named ejected entries wrote
+  // it (active entries only), still a true cache: the next checkpoint writes the current form.
+  const rebuild = (legacyQueue: boolean) => store.rebuildCheckpoint(ck.cover, (records) => {
       const sections = new Map<string, Buffer>();
       for (const name of ck.sections.keys()) {
         if (name === 'records') continue;
@@ -314,14 +314,20 @@ async function checkWorkflowCheckpoint(store: ContentStore): Promise<{ problems:
           for (const [, l] of records.entries<{ sequence: number; change_id: string }>('land')) lands.add(l.sequence, Number(l.change_id.slice(l.change_id.lastIndexOf('-') + 1)));
           sections.set(name, lands.encode());
         } else if (name === QUEUE_SECTION) {
-          const active = [...records.entries<QueueEntryRecord>(QUEUE_ENTRY)].map(([, e]) => e).filter(isActiveEntry).map((e) => e.sequence).sort((a, b) => a - b);
-          sections.set(name, encodeActive(active));
+          const entries = [...records.entries<QueueEntryRecord>(QUEUE_ENTRY)].map(([, e]) => e);
+          sections.set(name, encodeActive(legacyQueue ? entries.filter(isActiveEntry).map((e) => e.sequence).sort((a, b) => a - b) : queueSectionSequences(entries)));
         } else {
           throw new Error(`unknown section ${name}`);
         }
       }
       return sections;
     });
+  let expected: Buffer;
+  try {
+    expected = await rebuild(false);
+    if (!expected.equals(data) && ck.sections.has(QUEUE_SECTION) && (await rebuild(true)).equals(data)) {
+      return { problems: [], notes: ['workflow.ckpt names only the active land-queue entries (an older form); the next checkpoint adds the ejected ones'] };
+    }
   } catch (err) {
     return { problems: [`workflow.ckpt: the rebuild from workflow.log fails: ${(err as Error).message}`], notes: [] };
   }

@@ -122,7 +122,8 @@ export class LandQueue {
         for (const id of [...ids].sort((a, b) => seqOf(a) - seqOf(b))) {
           const e = store.entity<QueueEntryRecord>(QUEUE_ENTRY, id);
           if (!e) throw new Error(`entry ${id} is missing`);
-          if (isActiveEntry(e) || e.state === 'ejected') this.track(e);
+          // Every state: a later landed or removed entry of a change clears its ejection.
+          this.track(e);
         }
         done = true;
       } catch {
@@ -132,11 +133,15 @@ export class LandQueue {
       }
     }
     if (!done) {
-      const all = [...store.entitiesOf<QueueEntryRecord>(QUEUE_ENTRY)].map(([, e]) => e).filter(isActiveEntry).sort((a, b) => a.sequence - b.sequence);
+      // Each entry in sequence order, so each change's ejection is its latest entry's, as when it was written.
+      const all = [...store.entitiesOf<QueueEntryRecord>(QUEUE_ENTRY)].map(([, e]) => e).sort((a, b) => a.sequence - b.sequence);
       for (const e of all) this.track(e);
-      for (const [, e] of store.entitiesOf<QueueEntryRecord>(QUEUE_ENTRY)) if (e.state === 'ejected') this.track(e);
     }
-    store.registerCheckpointSection(QUEUE_SECTION, () => encodeActive(this.activeSequences()));
+    store.registerCheckpointSection(QUEUE_SECTION, () => {
+      const named = new Set(this.activeSequences());
+      for (const e of this.ejectedByChange.values()) named.add(e.sequence);
+      return encodeActive([...named].sort((a, b) => a - b));
+    });
     // A job of a speculation the queue dropped (or finished) is not requeued when it fails or its
     // lease expires: nothing waits for it, so a runner would run it again for nothing.
     jobs.droppedQueueJob = (tx, job) => {

@@ -250,7 +250,24 @@ export function bisectLimits(batch: readonly QueueEntryRecord[]): Map<string, nu
   return out;
 }
 
-/** The checkpoint section (storage-layout.md §17.1): u32 count, then each active entry's sequence (u32 LE, ascending). */
+/**
+ * The entries the checkpoint section names (storage-layout.md §17.1): every active entry, and
+ * each change's latest entry when it was ejected (whose move it is depends on it: docs/api.md
+ * "People"), as ascending sequences.
+ */
+export function queueSectionSequences(entries: Iterable<QueueEntryRecord>): number[] {
+  const latest = new Map<string, QueueEntryRecord>();
+  const out = new Set<number>();
+  for (const e of entries) {
+    if (isActiveEntry(e)) out.add(e.sequence);
+    const l = latest.get(e.change_id);
+    if (!l || l.sequence < e.sequence) latest.set(e.change_id, e);
+  }
+  for (const e of latest.values()) if (e.state === 'ejected') out.add(e.sequence);
+  return [...out].sort((a, b) => a - b);
+}
+
+/** The checkpoint section (storage-layout.md §17.1): u32 count, then the named entries' sequences (u32 LE, ascending). */
 export function encodeActive(seqs: readonly number[]): Buffer {
   const b = Buffer.alloc(4 + 4 * seqs.length);
   b.writeUInt32LE(seqs.length, 0);
