@@ -321,6 +321,8 @@ describe('reviewer UI: the change page, diff first (Chromium)', function () {
     await b.getByRole('checkbox', { name: 'Viewed: src/b.ts' }).check();
     await b.locator('.file-body').waitFor({ state: 'detached' });
     await w.page.locator('nav.file-tree .file-row.viewed[data-path="src/b.ts"] .viewed-mark').waitFor();
+    // the tree marks the file at once; the PUT that keeps it may still be on its way
+    for (let i = 0; i < 100 && (await marks(ps1)).length < 1; i++) await new Promise((r) => setTimeout(r, 50));
     expect(await marks(ps1)).to.deep.equal(['src/b.ts']);
     await w.page.keyboard.press('j');
     await w.page.keyboard.press('j');

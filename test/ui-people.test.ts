@@ -66,6 +66,11 @@ describe('UI: the per-person dashboard', function () {
     expect(await row.locator('.threads').innerText()).to.equal('1 open thread');
     await card(bob.page, 'Waiting for your review').locator(`li.row[data-change="${change}"]`).waitFor();
     expect(await card(bob.page, 'Your changes').innerText()).to.include('You own no open change.');
+    // every card of the page is a landmark named once (screen readers list them by name)
+    expect(await card(bob.page, 'Landed: yours and reviewed').innerText()).to.include('Nothing of yours has landed yet.');
+    await card(bob.page, 'Recently landed').waitFor();
+    const names = await bob.page.locator('section.card[aria-label]').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label')));
+    expect(names.filter((n, i) => names.indexOf(n) !== i), names.join(' | ')).to.deep.equal([]);
     expect(bob.errors).to.deep.equal([]);
 
     const alice = await open('alice');

@@ -16,7 +16,7 @@ import { LandQueueCard, entryJobs, entryOfChange } from './queue.js';
 const VIEW_KEY = 'cairn.diffView';
 /** The whitespace mode of the diff, remembered in this browser (git's -w, -b, --ignore-space-at-eol). */
 const WS_KEY = 'cairn.whitespace';
-const WHITESPACE = [['', 'Whitespace: shown'], ['ignore-all', 'Ignore all (-w)'], ['ignore-change', 'Ignore amount (-b)'], ['ignore-eol', 'Ignore at line end']];
+const WHITESPACE = [['', 'Show whitespace'], ['ignore-all', 'Ignore all (-w)'], ['ignore-change', 'Ignore amount (-b)'], ['ignore-eol', 'Ignore at line end']];
 function storedWhitespace() {
   try {
     const v = localStorage.getItem(WS_KEY) ?? '';

@@ -142,7 +142,7 @@ function PersonDashboard({ repo }) {
         </div>
         <div class="col">
           <${Card} title="Your changes" right=${html`<span class="count">${d.your_changes.length}</span>`}><${PersonRows} repo=${repo} rows=${d.your_changes} empty="You own no open change." /></${Card}>
-          <${Card} title="Recently landed" right=${html`<span class="muted">yours and reviewed</span>`}><${PersonRows} repo=${repo} rows=${d.recently_landed} empty="Nothing of yours has landed yet." /></${Card}>
+          <${Card} title="Landed: yours and reviewed"><${PersonRows} repo=${repo} rows=${d.recently_landed} empty="Nothing of yours has landed yet." /></${Card}>
         </div>
       </div>`}</${Async}>
   </div>`;
