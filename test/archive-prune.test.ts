@@ -5,6 +5,7 @@
 // against a real S3-compatible store (Swift s3api).
 import { expect } from 'chai';
 import fc from 'fast-check';
+import { buffer } from 'node:stream/consumers';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { sha256Hex, type ObjectStore } from '../lib/archive/object-store.js';
 import { pruneArchive, type PruneOptions } from '../lib/archive/prune.js';
@@ -95,6 +96,11 @@ async function archive(store: MemoryObjectStore) {
   const young = await pack(store, 0, 'in flight');
   age(store, young.key, NOW - 5 * MIN);
   return { a, b, c, f1, f2, f3, m1, m2, m3, old1, r1, young };
+}
+
+async function getBytes(store: ObjectStore, key: string): Promise<Buffer> {
+  const { body } = await store.get(key);
+  return buffer(body);
 }
 
 const options = (extra: Partial<PruneOptions> = {}): PruneOptions => ({ policy: parseRetention('all:48h,daily:30d'), graceMs: DAY, now: () => NOW, ...extra });
@@ -347,6 +353,18 @@ describe('archive prune (mark and sweep)', () => {
     expect(store.objects.has(x.old1.key)).to.equal(true);
   });
 
+  it('passes over a manifest a stale listing still shows after it was deleted', async () => {
+    const store = new MemoryObjectStore();
+    const x = await archive(store);
+    store.staleListing();
+    await pruneArchive(store, options({ policy: parseRetention('all:48h') }));
+    expect(store.objects.has(x.m1)).to.equal(false);
+    // The listing still shows m1, m2, f1 and f2: the next prune finds nothing left to do.
+    const again = await pruneArchive(store, options({ policy: parseRetention('all:48h') }));
+    expect(again.manifests).to.include({ total: 2, kept: 2, deleted: 0 });
+    everyManifestWhole(store);
+  });
+
   it('reports in a dry run what a prune deletes, and deletes nothing', async () => {
     const store = new MemoryObjectStore();
     await archive(store);
@@ -418,7 +436,20 @@ describe('cairn archive prune against a real S3-compatible store (Swift s3api)',
 
       const again = await cli(['archive', 'prune', '--from', url, '--keep', 'all:48h', '--grace', '0s', '--json'], env());
       expect(JSON.parse(again.stdout).deleted_bytes).to.equal(0);
-      expect(again.stderr).to.not.include(swift().secretAccessKey);
+
+      // A damaged kept manifest: exit 5, named, nothing deleted.
+      const bytes = encodeManifest(decodeManifest(await getBytes(store, m2), m2));
+      bytes[bytes.length - 10] ^= 0xff;
+      await putObject(store, m2, bytes);
+      const orphan = await pack(store, 0, 'orphan');
+      await until('the orphan listed as older than now', async () => (await store.list('repositories/0/packs/')).objects.every((o) => o.lastModified!.getTime() < Date.now() - 1000));
+      const held = await keys();
+      const damaged = await cli(['archive', 'prune', '--from', url, '--keep', 'all:48h', '--grace', '0s'], env());
+      expect(damaged.code).to.equal(5);
+      expect(damaged.stderr).to.include(`archive manifest ${m2}: checksum mismatch (the prune stopped and deleted nothing)`);
+      expect(damaged.stderr).to.not.include(swift().secretAccessKey);
+      expect(await keys()).to.deep.equal(held);
+      expect(held).to.include(orphan.key);
     } finally {
       store.close();
     }

@@ -188,10 +188,18 @@ async function prune(store: ObjectStore, options: PruneOptions, nowMs: number, l
     else if (!info.key.startsWith(manifestPrefix(repository))) objects.push(info);
   }
 
+  const listedManifests = new Set(manifestInfos.keys());
   log(`reading ${manifestInfos.size} manifest headers`);
   const times: ManifestTime[] = [];
   await eachLimited([...manifestInfos.keys()], limit, async (key) => {
-    times.push({ key, capturedAtUs: await readCapturedAt(store, key) });
+    try {
+      times.push({ key, capturedAtUs: await readCapturedAt(store, key) });
+    } catch (err) {
+      // Listed but gone: deleted since (an earlier prune, seen through an eventually
+      // consistent listing). Nothing to keep or delete.
+      if (err instanceof ObjectStoreError && err.kind === 'not-found') { manifestInfos.delete(key); return; }
+      throw err;
+    }
   });
 
   // The newest manifest of each repository: always read (it is kept unless it records a purge).
@@ -261,17 +269,17 @@ async function prune(store: ObjectStore, options: PruneOptions, nowMs: number, l
 
   // A manifest written since the first listing may name an old unmarked object (a pack the
   // writer found already stored): mark what it names before the sweep.
-  const seen = new Set(manifestInfos.keys());
   const fresh: string[] = [];
   for (const repository of repositories) {
     for (const info of await listAll(store, manifestPrefix(repository))) {
-      if (parseManifestKey(info.key) && !seen.has(info.key)) fresh.push(info.key);
+      if (parseManifestKey(info.key) && !listedManifests.has(info.key)) fresh.push(info.key);
     }
   }
   await eachLimited(fresh, limit, async (key) => {
     try {
       mark(await readManifest(store, key));
     } catch (err) {
+      if (err instanceof ObjectStoreError && err.kind === 'not-found') return; // written and deleted since
       if (err instanceof Corrupt) throw new Corrupt(`${err.message} (the prune stopped after deleting ${choice.drop.length} manifests and no other object)`);
       throw err;
     }
