@@ -21,7 +21,7 @@ import {
 } from '../lib/domain/archive-manifest.js';
 import { chooseManifests, formatRetention, parseDuration, parseRetention, type ManifestTime, type RetentionPolicy } from '../lib/domain/archive-retention.js';
 import { Corrupt, Invalid } from '../lib/domain/errors.js';
-import { cli, until } from './helpers.js';
+import { cli, onTty, until } from './helpers.js';
 import { MemoryObjectStore } from './memory-store.js';
 import { useSwift } from './swift.js';
 
@@ -436,6 +436,10 @@ describe('cairn archive prune against a real S3-compatible store (Swift s3api)',
 
       const again = await cli(['archive', 'prune', '--from', url, '--keep', 'all:48h', '--grace', '0s', '--json'], env());
       expect(JSON.parse(again.stdout).deleted_bytes).to.equal(0);
+      const tty = await onTty(['archive', 'prune', '--from', url, '--keep', 'all:48h', '--dry-run'], env());
+      expect(tty.status, tty.stdout).to.equal(0);
+      expect(tty.stdout).to.include('dry run: pruned s3://cairn-prune/team (keep all:2d, grace 1d; 1 repository)');
+      expect(tty.stdout).to.include('manifests: 1 kept, would delete 0 (0 B)');
 
       // A damaged kept manifest: exit 5, named, nothing deleted.
       const bytes = encodeManifest(decodeManifest(await getBytes(store, m2), m2));

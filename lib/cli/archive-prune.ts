@@ -70,7 +70,7 @@ function kib(bytes: number): string {
 function human(where: string, r: PruneReport): string {
   const verb = r.dry_run ? 'would delete' : 'deleted';
   const lines = [
-    `${r.dry_run ? 'dry run: ' : ''}pruned ${where} (keep ${r.policy}, grace ${r.grace}; ${r.repositories} repositories)`,
+    `${r.dry_run ? 'dry run: ' : ''}pruned ${where} (keep ${r.policy}, grace ${r.grace}; ${r.repositories} ${r.repositories === 1 ? 'repository' : 'repositories'})`,
     `manifests: ${r.manifests.kept} kept, ${verb} ${r.manifests.deleted} (${kib(r.manifests.deleted_bytes)})`,
     `objects:   ${r.objects.referenced} referenced, ${verb} ${r.objects.deleted} (${kib(r.objects.deleted_bytes)}), ${r.objects.within_grace} unreferenced within the grace period`,
   ];
