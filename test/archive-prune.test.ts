@@ -365,6 +365,15 @@ describe('archive prune (mark and sweep)', () => {
     everyManifestWhole(store);
   });
 
+  it('reports the objects kept manifests name that the listing does not show, and goes on', async () => {
+    const store = new MemoryObjectStore();
+    const x = await archive(store);
+    store.objects.delete(x.c.key);
+    const report = await pruneArchive(store, options());
+    expect(report.missing).to.deep.equal({ count: 1, first: [x.c.key] });
+    expect(store.objects.has(x.m1)).to.equal(false);
+  });
+
   it('reports in a dry run what a prune deletes, and deletes nothing', async () => {
     const store = new MemoryObjectStore();
     await archive(store);
