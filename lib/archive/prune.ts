@@ -159,6 +159,10 @@ async function recordsPurge(store: ObjectStore, manifest: Manifest): Promise<boo
  * `dryRun`, what would be). Throws Corrupt, naming the manifest, when a manifest it must keep
  * or read does not decode — before deleting anything; a store failure midway leaves every
  * remaining manifest whole (manifests go first) and is thrown as it came.
+ *
+ * A server may call it periodically on its shipping store: one prune at a time, outside any
+ * commit, with its own clock; the shipper's writes need no pause (the grace period and the
+ * always-kept newest manifest cover them).
  */
 export async function pruneArchive(store: ObjectStore, options: PruneOptions): Promise<PruneReport> {
   const nowMs = (options.now ?? Date.now)();
@@ -174,7 +178,6 @@ export async function pruneArchive(store: ObjectStore, options: PruneOptions): P
 }
 
 async function prune(store: ObjectStore, options: PruneOptions, nowMs: number, limit: number, log: (message: string) => void, dryRun: boolean): Promise<PruneReport> {
-
   log(`listing ${store.description}`);
   const listed = await listAll(store, REPOSITORIES);
   const manifestInfos = new Map<string, ObjectInfo>();
