@@ -152,7 +152,10 @@ export class MemoryObjectStore implements ObjectStore {
     const keys = (this.staleKeys ?? [...this.objects.keys()].sort())
       .filter((k) => k.startsWith(prefix) && (options.after === undefined || k > options.after));
     const page = keys.slice(0, limit);
-    const objects = page.map((key) => ({ key, size: this.objects.get(key)?.bytes.length ?? 0 }));
+    const objects = page.map((key) => {
+      const o = this.objects.get(key);
+      return { key, size: o?.bytes.length ?? 0, ...(o ? { lastModified: o.lastModified } : {}) };
+    });
     return keys.length > limit ? { objects, next: page[page.length - 1]! } : { objects };
   }
 
