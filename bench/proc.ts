@@ -103,12 +103,12 @@ function nodeCommand(args: string[], cpus?: string): [string, string[]] {
   return cpus ? ['taskset', ['-c', cpus, process.execPath, ...args]] : [process.execPath, args];
 }
 
-export async function startCairn(cli: string, dataDir: string, o: { logLevel?: string; nodeArgs?: string[]; cpus?: string; serveArgs?: string[] } = {}): Promise<ChildServer> {
+export async function startCairn(cli: string, dataDir: string, o: { logLevel?: string; nodeArgs?: string[]; cpus?: string; serveArgs?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<ChildServer> {
   const port = await freePort();
   // With a log level, the request log goes to /dev/null (its cost is measured, not its reading).
   const stdout = o.logLevel ? 'ignore' : 'pipe';
   const [cmd, args] = nodeCommand([...(o.nodeArgs ?? []), cli, 'serve', '--bind', `127.0.0.1:${port}`, '--data', dataDir, '--log-level', o.logLevel ?? 'silent', ...(o.serveArgs ?? [])], o.cpus);
-  const proc = track(spawn(cmd, args, { stdio: ['ignore', stdout, 'pipe'] }));
+  const proc = track(spawn(cmd, args, { stdio: ['ignore', stdout, 'pipe'], env: o.env ?? process.env }));
   let out = '';
   proc.stdout?.on('data', (d) => { if (out.length < KEEP_OUTPUT) out += d; });
   proc.stderr!.on('data', (d) => { if (out.length < KEEP_OUTPUT) out += d; });

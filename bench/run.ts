@@ -26,6 +26,9 @@
 //                        2,000-file patchset, a change of 10,000 comments (bench/threads.ts)
 //   BENCH_ONLY=search    only change search: GET changes?q= at 100k and 1M changes (bench/search.ts;
 //                        BENCH_SEARCH_SIZES, BENCH_SEARCH_REQUESTS there)
+//   BENCH_ONLY=archive   only the archive: shipping to a Swift s3api on loopback against a plain
+//                        upload, commit latency with and without it, restore against cp -a,
+//                        follower lag (bench/archive.ts; BENCH_ARCHIVE_* there)
 //   BENCH_ONLY=scale     only workflow at scale: 10k/100k/1M task+change pairs in one repository,
 //                        1,000 repositories (bench/workflow-scale.ts; BENCH_SCALE_PAIRS etc. there)
 //   BENCH_GET_SECONDS (default 4), BENCH_GET_ROUNDS (default 3)  GET-overhead rounds
@@ -53,6 +56,7 @@ import { scaleRows, stepWorkflowScale } from './workflow-scale.js';
 import { stepThreads, threadRows } from './threads.js';
 import { diffFidelityRows, stepDiffFidelity } from './diff-fidelity.js';
 import { searchRows, stepSearch } from './search.js';
+import { archiveRows, stepArchive } from './archive.js';
 import { gzipSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -779,6 +783,8 @@ function report(): void {
   if (scale.length) out.push(table('Workflow at scale', scale));
   const search = searchRows(bench.search as Fig | undefined);
   if (search.length) out.push(table('Search: GET changes?q=', search));
+  const archive = archiveRows(bench.archive as Fig | undefined);
+  if (archive.length) out.push(table('Archive: shipping, restore, follower (Swift s3api on loopback)', archive));
   const queue = landQueueRows(bench.land_queue as Fig | undefined);
   if (queue.length) out.push(table('Land queue: changes landed per minute, each tested on the tree it lands', queue));
   if (errors.length) out.push(table('ERRORS', errors.map((e) => [e.step, e.message.replace(/\n/g, '\n      ')])));
@@ -900,6 +906,14 @@ async function stepDiffFidelityStep(): Promise<void> {
   }
 }
 
+async function stepArchiveStep(): Promise<void> {
+  try {
+    bench.archive = await stepArchive({ root: ROOT, cli: CLI, log });
+  } catch (err) {
+    fail('archive', err);
+  }
+}
+
 async function stepQueueStep(): Promise<void> {
   try {
     bench.land_queue = await stepLandQueue({ root: ROOT, cli: CLI, log });
@@ -935,6 +949,8 @@ async function main(): Promise<void> {
       await stepThreadStep();
     } else if (process.env.BENCH_ONLY === 'diff-fidelity') {
       await stepDiffFidelityStep();
+    } else if (process.env.BENCH_ONLY === 'archive') {
+      await stepArchiveStep();
     } else if (process.env.BENCH_ONLY === 'queue') {
       await stepQueueStep();
     } else if (process.env.BENCH_ONLY === 'transfer') {
@@ -965,6 +981,7 @@ async function main(): Promise<void> {
       await stepEventStep();
       await stepScaleStep();
       await stepSearchStep();
+      await stepArchiveStep();
       await stepQueueStep();
     }
   } catch (err) {

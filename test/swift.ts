@@ -3,12 +3,15 @@
 // started for one test file on free ports and stopped after it. Where Swift is not installed
 // the tests that need it skip themselves, saying so.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, promises as fsp } from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
 import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { PROJECT_ROOT, tempDir } from './helpers.js';
 
+// No import of ./helpers.js: the bench starts Swift too, outside mocha.
+const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const LAUNCHER = path.join(PROJECT_ROOT, '.ci/swift/start.sh');
 const NEEDED = ['/usr/bin/python3', '/usr/bin/swift-proxy-server', '/usr/bin/swift-object-server', '/usr/bin/swift-container-server', '/usr/bin/swift-account-server', '/usr/bin/swift-ring-builder'];
 
@@ -62,7 +65,7 @@ async function healthy(port: number): Promise<boolean> {
 export async function startSwift(readyMs = 240_000): Promise<SwiftServer> {
   const missing = swiftMissing();
   if (missing) throw new Error(missing);
-  const root = tempDir('cairn-swift-');
+  const root = mkdtempSync(path.join(os.tmpdir(), 'cairn-swift-'));
   const ports = [await freePort(), await freePort(), await freePort(), await freePort()];
   let log = '';
   const child: ChildProcess = spawn('bash', [LAUNCHER, root, ...ports.map(String), String(process.pid)], {
@@ -78,6 +81,7 @@ export async function startSwift(readyMs = 240_000): Promise<SwiftServer> {
     try { process.kill(-child.pid!, 'SIGTERM'); } catch { /* already gone */ }
     const killed = await Promise.race([exit.then(() => true), sleep(10_000).then(() => false)]);
     if (!killed) { try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ } await exit; }
+    await fsp.rm(root, { recursive: true, force: true });
   };
   const deadline = Date.now() + readyMs;
   for (;;) {
