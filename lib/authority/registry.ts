@@ -6,6 +6,7 @@ import { Conflict } from '../domain/errors.js';
 import {
   LIFECYCLE_ACTIVE,
   LIFECYCLE_PURGED,
+  RESERVED_NAME,
   U32_MAX,
   nowSeconds,
   ownsNamespace,
@@ -19,7 +20,7 @@ import { Layout } from '../store/layout.js';
 import { decodeRegistry, encodeRegistry } from '../store/registry-file.js';
 
 /** Name of the placeholder record that keeps a restore from reusing its exported index. */
-export const RESERVED_NAME = '(reserved: index skipped by a restore)';
+export { RESERVED_NAME } from '../domain/repository.js';
 
 export interface RegistrationResult {
   record: RepositoryRecord;

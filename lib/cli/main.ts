@@ -50,6 +50,7 @@ Server and operations:
   fsck      verify a data directory offline (every file of every repository)
   export    write a repository's authority files and manifest to a directory (offline)
   import    restore such a directory as a new repository (offline)
+  restore   rebuild a data directory from an archive in S3-compatible object storage
 
 Run "cairn <command> --help" for the options of a command; "cairn --version" for the version.
 Exit codes: 0 ok, 1 error, 2 usage, 3 data-directory lock lost (serve), 4 busy (data
@@ -78,6 +79,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   runner: async () => (await import('./runner.js')).runnerCommand,
   export: async () => (await import('./export-import.js')).exportCommand,
   import: async () => (await import('./export-import.js')).importCommand,
+  restore: async () => (await import('./restore-command.js')).restoreCommand,
   task: async () => (await import('./workflow-commands.js')).taskCommand,
   change: async () => (await import('./workflow-commands.js')).changeCommand,
   patchset: async () => (await import('./workflow-commands.js')).patchsetCommand,
