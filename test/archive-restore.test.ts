@@ -13,7 +13,7 @@ import { push } from '../lib/client/transfer.js';
 import { sha256Hex } from '../lib/archive/object-store.js';
 import { S3ObjectStore, s3Settings } from '../lib/archive/s3-store.js';
 import { applyManifest, findManifest, readManifest } from '../lib/archive/restore.js';
-import { shipDataDir, type ShippedManifest } from './archive-fixture.js';
+import { shipDataDir, type ShippedManifest } from './archive-dir-ship.js';
 import { MemoryObjectStore } from './memory-store.js';
 import { useSwift, type SwiftServer } from './swift.js';
 import { api, cli, ok, register, spawnServer, tempDir, type ChildServer } from './helpers.js';
