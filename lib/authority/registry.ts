@@ -212,6 +212,23 @@ export class Registry {
     });
   }
 
+  /**
+   * Append events that change no record (the archive's `archive.lagging`, `archive.fenced`) to
+   * the registry stream, under the registry mutex. Best effort: false when there is no stream
+   * or the append failed.
+   */
+  async noteEvents(events: DomainEvent[]): Promise<boolean> {
+    return this.mutex.runExclusive(async () => {
+      if (!this.eventLog) return false;
+      try {
+        await this.eventLog.append(events);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+  }
+
   /** registry.bin is the commit; the events follow it (storage-layout.md §18.1). */
   private async commit(records: RepositoryRecord[], events: DomainEvent[], afterWrite?: () => Promise<void>): Promise<void> {
     await writeFileDurable(this.layout.registryFile, encodeRegistry(records));

@@ -83,6 +83,8 @@ export class CairnService implements AuthorityHost, FeedHost {
   private closed = false;
   /** The event feeds of every repository (docs/api.md "Events"). */
   readonly feeds: EventFeeds;
+  /** The archive's status (/healthz `archive`), set while `serve --archive` ships (./archiving.ts). */
+  archiveStatus: (() => object) | null = null;
   /** Where lines are served over git (./git-shadow.ts); every authority asks it at each git request. */
   gitShadows: GitShadowSource = NO_GIT_SHADOWS;
 
