@@ -9,58 +9,19 @@ import { expect } from 'chai';
 import { existsSync, promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { push } from '../lib/client/transfer.js';
 import { sha256Hex } from '../lib/archive/object-store.js';
 import { S3ObjectStore, s3Settings } from '../lib/archive/s3-store.js';
 import { applyManifest, findManifest, readManifest } from '../lib/archive/restore.js';
 import { shipDataDir, type ShippedManifest } from './archive-dir-ship.js';
 import { MemoryObjectStore } from './memory-store.js';
 import { useSwift, type SwiftServer } from './swift.js';
-import { api, cli, ok, register, spawnServer, tempDir, type ChildServer } from './helpers.js';
+import { api, cli, register, spawnServer, tempDir, type ChildServer } from './helpers.js';
+import { reads, write } from './archive-reads.js';
 
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
 
 function swiftEnv(swift: SwiftServer): Record<string, string> {
   return { AWS_ACCESS_KEY_ID: swift.accessKeyId, AWS_SECRET_ACCESS_KEY: swift.secretAccessKey, AWS_REGION: swift.region, AWS_ENDPOINT_URL_S3: swift.endpoint };
-}
-
-/** Build a small history in repository `repo` of the server at `url`: two snapshots, a task and a change. */
-async function write(url: string, repo: number, round: number): Promise<void> {
-  const dir = tempDir();
-  await fsp.writeFile(path.join(dir, 'a.txt'), `round ${round}\none\ntwo\n`);
-  await fsp.mkdir(path.join(dir, 'sub'));
-  await fsp.writeFile(path.join(dir, 'sub', 'b.bin'), Buffer.alloc(5000, round));
-  const base = (await push({ server: url, repo, line: 'dev', dir, moveLine: true, progress: false })).snapshot_id;
-  await fsp.writeFile(path.join(dir, 'a.txt'), `round ${round}\nONE\ntwo\n`);
-  const rev = (await push({ server: url, repo, line: 'dev', dir, moveLine: false, progress: false, parent: base })).snapshot_id;
-  const post = (p: string, json: unknown) => ok(api(url, 'POST', R(repo, p), { json }));
-  const t = (await post('/tasks', { title: `T${round}`, intent: 'i' })).task;
-  const change = (await post('/changes', { task_id: t.task_id, title: `C${round}`, base_line: 'dev' })).change.change_id;
-  await post(`/changes/${change}/patchsets`, { base_snapshot_id: base, revision_snapshot_id: rev, summary: 's', author_mode: 'human_only' });
-}
-
-/** The reads compared before and after: raw response bodies, by request. */
-async function reads(url: string, repo: number): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  const get = async (p: string): Promise<string> => {
-    const res = await api(url, 'GET', p);
-    expect(res.status, `${p}: ${res.text}`).to.equal(200);
-    out[p] = res.text;
-    return res.text;
-  };
-  await get(R(repo));
-  const lines = JSON.parse(await get(R(repo, '/lines')));
-  const main = JSON.parse(await get(R(repo, '/lines/dev')));
-  expect(lines.lines ?? lines.items ?? lines).to.not.equal(undefined);
-  const head = main.head_snapshot_id ?? main.line?.head_snapshot_id;
-  await get(R(repo, `/snapshots/${head}`));
-  await get(R(repo, `/read/snapshots/${head}/files/a.txt`));
-  await get(R(repo, '/tasks'));
-  const changes = JSON.parse(await get(R(repo, '/changes')));
-  const first = (changes.changes ?? changes.items)[0];
-  await get(R(repo, `/changes/${first.change_id}`));
-  await get(R(repo, '/events'));
-  return out;
 }
 
 describe('cairn restore --from: a real object store (Swift s3api)', function () {

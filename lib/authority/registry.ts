@@ -229,6 +229,25 @@ export class Registry {
     });
   }
 
+  /**
+   * A follower (./follower.ts) takes a repository's record as the archive ships it: the record
+   * at its index replaces the local one, and indexes below it that the registry lacks get purged
+   * placeholders (indexes are positions). No write when the record is unchanged.
+   */
+  adopt(record: RepositoryRecord): Promise<void> {
+    return this.mutex.runExclusive(async () => {
+      const index = record.repository_index;
+      const current = this.records[index];
+      if (current && JSON.stringify(current) === JSON.stringify(record)) return;
+      const records = this.records.slice();
+      for (let i = records.length; i < index; i++) {
+        records.push({ repository_index: i, repository_name: RESERVED_NAME, lifecycle_kind: LIFECYCLE_PURGED, namespace: '', policy_flags: 0, created_at_s: 0, updated_at_s: 0, tombstoned: true });
+      }
+      records[index] = record;
+      await this.commit(records, registryEvents(current, record));
+    });
+  }
+
   /** registry.bin is the commit; the events follow it (storage-layout.md §18.1). */
   private async commit(records: RepositoryRecord[], events: DomainEvent[], afterWrite?: () => Promise<void>): Promise<void> {
     await writeFileDurable(this.layout.registryFile, encodeRegistry(records));

@@ -27,7 +27,8 @@ export function readyBody(): Record<string, unknown> {
 
 export const health: Handler = async ({ service }) => {
   const archive = service.archiveStatus?.();
-  return { json: archive ? { ...readyBody(), archive } : readyBody() };
+  const follow = service.followStatus?.();
+  return { json: { ...readyBody(), ...(archive ? { archive } : {}), ...(follow ? { follow } : {}) } };
 };
 
 export const capabilities: Handler = async () => ({ json: OPERATIONAL_CAPABILITIES });
@@ -73,7 +74,8 @@ export const SCHEMAS: Schemas = {
     repository_identity: constant('repository_index'),
     operational_capabilities: ref('OperationalCapabilities'),
     archive: ref('ArchiveStatus'),
-  }, { optional: ['archive'] }),
+    follow: ref('FollowStatus'),
+  }, { optional: ['archive', 'follow'] }),
   ArchiveStatus: obj({
     url: str,
     generation: { ...str, description: 'the archive generation this server ships under (decimal)' },
