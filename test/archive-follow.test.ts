@@ -71,6 +71,7 @@ describe('cairn serve --follow and cairn promote: a warm standby on Swift s3api'
   });
 
   it('refuses every write with 503 naming the archive, and changes nothing', async () => {
+    await caughtUp();
     const before = await reads(follower.url, repos[0]!);
     const res = await api(follower.url, 'POST', R(repos[0]!, '/tasks'), { json: { title: 'no', intent: 'i' }, contract: false });
     expect(res.status, res.text).to.equal(503);

@@ -12,6 +12,7 @@ import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { sha256Hex } from '../lib/archive/object-store.js';
 import { S3ObjectStore, s3Settings } from '../lib/archive/s3-store.js';
 import { applyManifest, findManifest, readManifest } from '../lib/archive/restore.js';
+import { fsckAuthority } from '../lib/store/fsck.js';
 import { shipDataDir, type ShippedManifest } from './archive-dir-ship.js';
 import { MemoryObjectStore } from './memory-store.js';
 import { useSwift, type SwiftServer } from './swift.js';
@@ -182,6 +183,7 @@ describe('restore: manifests and incremental apply (in-memory store)', function 
   const source = path.join(tempDir(), 'data');
   let memory: MemoryObjectStore;
   let shipped: ShippedManifest[];
+  let later: ShippedManifest[];
 
   before(async () => {
     const s = await spawnServer(source, ['--no-ui']);
@@ -191,14 +193,17 @@ describe('restore: manifests and incremental apply (in-memory store)', function 
     await s.exited;
     memory = new MemoryObjectStore();
     shipped = await shipDataDir(memory, source);
+    const again = await spawnServer(source, ['--no-ui']);
+    await write(again.url, repo, 2);
+    again.proc.kill('SIGTERM');
+    await again.exited;
+    later = await shipDataDir(memory, source, { capturedAtUs: shipped[0]!.capturedAtUs + 1_000_000n });
   });
 
   it('refuses a damaged newest manifest by its key instead of taking an older one', async () => {
-    const key = shipped[0]!.key;
+    // The older manifest (the first round's) is intact.
+    const key = later[0]!.key;
     const good = memory.objects.get(key)!;
-    // An older manifest exists as well.
-    const older = key.replace(/-(\d{20})\.manifest$/, (_m, c: string) => `-${String(BigInt(c) - 1n).padStart(20, '0')}.manifest`);
-    memory.objects.set(older, good);
     const bad = Buffer.from(good.bytes);
     bad[100] ^= 1;
     memory.objects.set(key, { ...good, bytes: bad });
@@ -206,9 +211,10 @@ describe('restore: manifests and incremental apply (in-memory store)', function 
       let err: Error | null = null;
       await findManifest(memory, 0).catch((e: Error) => { err = e; });
       expect(String(err)).to.include(key).and.include('checksum mismatch');
+      // Asked for explicitly, the older one is used.
+      expect((await findManifest(memory, 0, { seq: BigInt(shipped[0]!.commit) }))!.key).to.equal(shipped[0]!.key);
     } finally {
       memory.objects.set(key, good);
-      memory.objects.delete(older);
     }
   });
 
@@ -224,7 +230,34 @@ describe('restore: manifests and incremental apply (in-memory store)', function 
     expect(memory.calls.filter((c) => c.startsWith('get '))).to.deep.equal([]);
   });
 
-  it('an incremental apply fetches only what the directory lacks', async () => {
+  it('an incremental apply of a later manifest fetches only what the directory lacks, and checks clean', async () => {
+    const dir = tempDir();
+    const older = await readManifest(memory, shipped[0]!.key);
+    await applyManifest(memory, older, dir, { manifestKey: shipped[0]!.key });
+    const newer = await readManifest(memory, later[0]!.key);
+    memory.calls.length = 0;
+    const result = await applyManifest(memory, newer, dir, { manifestKey: later[0]!.key, incremental: true });
+    const fetched = memory.calls.filter((c) => c.startsWith('get ')).map((c) => c.slice(4));
+    // Packs the directory holds are not fetched again; new ones are.
+    const heldPacks = older.entries.filter((e) => e.kind === 'pack').map((e) => e.key);
+    const newPacks = newer.entries.filter((e) => e.kind === 'pack' && !heldPacks.includes(e.key)).map((e) => e.key);
+    expect(newPacks).to.not.deep.equal([]);
+    expect(fetched.filter((k) => heldPacks.includes(k))).to.deep.equal([]);
+    for (const k of newPacks) expect(fetched).to.include(k);
+    expect(result.objects).to.be.below(newer.entries.length - 1);
+    expect(result.commit.generation).to.equal(later[0]!.commit);
+    // The committed bytes of every log are the source's.
+    for (const name of ['workflow.log', 'events.log', 'snapshots.log']) {
+      const length = result.commit.logs[name.replace('.log', '') as 'workflow'];
+      const mine = (await fsp.readFile(path.join(dir, name))).subarray(0, length);
+      const theirs = (await fsp.readFile(path.join(source, 'repositories', '0', name))).subarray(0, length);
+      expect(mine.equals(theirs), name).to.equal(true);
+    }
+    const check = await fsckAuthority(dir, 0);
+    expect(check.problems).to.deep.equal([]);
+  });
+
+  it('an incremental apply of the manifest already applied changes nothing', async () => {
     const found = (await findManifest(memory, 0))!;
     const dir = tempDir();
     const full = await applyManifest(memory, found.manifest, dir, { manifestKey: found.key });
