@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { Writable } from 'node:stream';
 import { api, register, startTestServer, tempDir, until, type TestServer } from './helpers.js';
 import { MemoryObjectStore } from './memory-store.js';
-import { commitContent, commitWorkflow, currentRecord, manifests, rebuild, allKeys } from './archive-fixture.js';
+import { commitContent, commitWorkflow, expectNewestMatches, manifests, allKeys } from './archive-fixture.js';
 import { claimGeneration } from '../lib/archive/generations.js';
 import { parseManifestKey } from '../lib/domain/archive-manifest.js';
 
@@ -33,31 +33,6 @@ async function caughtUp(server: TestServer, repos: number[], ms = 30_000): Promi
     });
     return ok ? a : null;
   }, ms);
-}
-
-/** Compare what the newest manifest of `repo` rebuilds with the data directory's files. */
-async function expectNewestMatches(store: MemoryObjectStore, server: TestServer, repo: number): Promise<void> {
-  const all = await manifests(store, repo);
-  expect(all.length, 'manifests').to.be.greaterThan(0);
-  for (const { key, manifest } of all) await rebuild(store, manifest, key); // every manifest verifies
-  const { key, manifest } = all.at(-1)!;
-  const { files, registry } = await rebuild(store, manifest, key);
-  const dir = path.join(server.dataDir, 'repositories', String(repo));
-  expect(manifest.commitPoint.equals(await currentRecord(dir)), 'commit point equals commit.bin\'s current record').to.equal(true);
-  for (const [p, bytes] of files) {
-    const disk = await fsp.readFile(path.join(dir, p));
-    if (/\.log$/.test(p)) expect(disk.subarray(0, bytes.length).equals(bytes), `${p}: the committed prefix`).to.equal(true);
-    else expect(disk.equals(bytes), `${p} byte for byte`).to.equal(true);
-  }
-  // Every committed pack and index segment on disk is named.
-  for (const sub of ['packs/objects', 'packs/trees', 'index']) {
-    for (const name of await fsp.readdir(path.join(dir, sub)).catch(() => [] as string[])) {
-      expect(files.has(`${sub}/${name}`), `${sub}/${name} named by the newest manifest`).to.equal(true);
-    }
-  }
-  expect(registry, 'registry record').to.not.equal(null);
-  expect(registry!.readUInt32LE(0)).to.equal(repo);
-  expect(registry!.readUInt32LE(28), 'name_offset 0').to.equal(0);
 }
 
 describe('archive shipping (memory store)', function () {
@@ -85,8 +60,8 @@ describe('archive shipping (memory store)', function () {
     await commitContent(s.url, a, 'two');
     await commitWorkflow(s.url, a, 2);
     await caughtUp(s, [a, b]);
-    await expectNewestMatches(store, s, a);
-    await expectNewestMatches(store, s, b);
+    await expectNewestMatches(store, s.dataDir, a);
+    await expectNewestMatches(store, s.dataDir, b);
     // Order: within one shipping round of a repository the manifest is the last put.
     const puts = store.calls.filter((c) => c.startsWith(`put repositories/${a}/`));
     expect(puts.at(-1)).to.include('/manifests/');
@@ -116,7 +91,7 @@ describe('archive shipping (memory store)', function () {
     const again = packPuts().slice(before.length).filter((c) => before.includes(c));
     expect(again, 'no pack uploaded again after the restart').to.deep.equal([]);
     expect(JSON.parse(await fsp.readFile(path.join(dataDir, 'archive.json'), 'utf8')).generation).to.equal('1');
-    await expectNewestMatches(store, s, a);
+    await expectNewestMatches(store, s.dataDir, a);
   });
 
   it('never fails a commit while the store is down (5xx, throttling, a partial upload), and catches up after', async () => {
@@ -138,7 +113,7 @@ describe('archive shipping (memory store)', function () {
     await caughtUp(s, [a]);
     const h = (await health(s)).archive;
     expect(h.last_error).to.equal(null);
-    await expectNewestMatches(store, s, a);
+    await expectNewestMatches(store, s.dataDir, a);
   });
 
   it('stops shipping when a newer generation is claimed (fenced), says so in /healthz and the registry events', async () => {
