@@ -71,7 +71,11 @@ describe('archive shipping: serve --archive on Swift s3api', function () {
         await commitContent(doomed.url, repo, 'before the crash');
         await commitWorkflow(doomed.url, repo, 1);
         // One shipping round may have taken all of it: the next commit's round passes the point again.
-        await until('a round shipped, or the child died', async () => died || (await archiveOf(doomed))?.repositories[0]?.shipped_commit !== '0', 60_000);
+        await until('a round shipped, or the child died', async () => {
+          if (died) return true;
+          const row = (await archiveOf(doomed))?.repositories.find((r: any) => r.repository === repo);
+          return row && row.shipped_commit !== '0';
+        }, 60_000);
         if (!died) await commitWorkflow(doomed.url, repo, 2);
       } catch { /* the child may die under these requests: what it acknowledged is durable */ }
       expect(await doomed.exited, doomed.output()).to.equal(null); // killed by SIGKILL, no exit code

@@ -75,6 +75,23 @@ describe('archive shipping (memory store)', function () {
     expect(ev.length, 'the base and later ranges').to.be.greaterThan(1);
   });
 
+  it('ships a base (the whole committed prefix) every --archive-checkpoint-ranges ranges, so a manifest names few log objects', async () => {
+    const store = new MemoryObjectStore(false);
+    const s = await start(store, undefined, { checkpointRanges: 2 });
+    const a = await register(s.url, 'alpha');
+    for (let i = 1; i <= 6; i++) {
+      await commitWorkflow(s.url, a, i);
+      await caughtUp(s, [a]);
+    }
+    const all = await manifests(store, a);
+    const newest = all.at(-1)!.manifest.entries.filter((e) => e.kind === 'log-range' && e.path === 'events.log');
+    expect(newest[0]!.offset, 'a base first').to.equal(0n);
+    expect(newest.length, 'a base and at most 2 ranges').to.be.at.most(3);
+    const bases = new Set(all.flatMap((m) => m.manifest.entries.filter((e) => e.path === 'events.log' && e.offset === 0n).map((e) => e.key)));
+    expect(bases.size, 'more than one base over the rounds').to.be.greaterThan(1);
+    await expectNewestMatches(store, s.dataDir, a);
+  });
+
   it('keeps its generation across a restart and ships only what is new (packs already there are not uploaded again)', async () => {
     const store = new MemoryObjectStore(false);
     const dataDir = path.join(tempDir(), 'data');
@@ -94,9 +111,9 @@ describe('archive shipping (memory store)', function () {
     await expectNewestMatches(store, s.dataDir, a);
   });
 
-  it('never fails a commit while the store is down (5xx, throttling, a partial upload), and catches up after', async () => {
+  it('never fails a commit while the store is down (5xx, throttling, a partial upload), warns of the lag, and catches up after', async () => {
     const store = new MemoryObjectStore(false);
-    const s = await start(store);
+    const s = await start(store, undefined, { lagWarnSeconds: 1 });
     const a = await register(s.url, 'alpha');
     await commitWorkflow(s.url, a, 0);
     await caughtUp(s, [a]);
@@ -109,6 +126,12 @@ describe('archive shipping (memory store)', function () {
       const h = (await health(s)).archive;
       return h.state === 'error' && h.last_error && h.repositories[0].lag_seconds > 0 && h.repositories[0].committed !== h.repositories[0].shipped_commit ? h : null;
     });
+    // Behind for longer than --archive-lag-warn-seconds: an archive.lagging event.
+    const lagging = await until('archive.lagging in the global event feed', async () => {
+      const events = (await api(s.url, 'GET', '/v1/native/events')).json.events as any[];
+      return events.find((e) => e.type === 'archive.lagging');
+    });
+    expect(lagging.data).to.include({ repository_index: a, archive: URL_ });
     store.recover();
     await caughtUp(s, [a]);
     const h = (await health(s)).archive;
