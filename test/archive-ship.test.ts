@@ -190,6 +190,24 @@ describe('archive shipping (memory store)', function () {
     }
   });
 
+  it('stops as fenced when another process creates its next lease epoch (the lease is lost)', async () => {
+    const store = new MemoryObjectStore(true);
+    const s = await start(store, undefined, { leaseSeconds: 3 });
+    const a = await register(s.url, 'alpha');
+    await commitWorkflow(s.url, a, 1);
+    await caughtUp(s, [a]);
+    const newest = (await allKeys(store, 'lease/00000000000000000001/')).at(-1)!;
+    const epoch = BigInt(newest.split('/').at(-1)!);
+    const body = Buffer.from('{"holder":"someone else"}');
+    const { sha256Hex } = await import('../lib/archive/object-store.js');
+    for (let e = epoch + 1n; e <= epoch + 5n; e++) await store.putIfAbsent(`lease/00000000000000000001/${e.toString().padStart(20, '0')}`, body, { sha256: sha256Hex(body), size: body.length });
+    const fenced = await until('fenced by the lost lease', async () => ((await health(s)).archive.state === 'fenced' ? (await health(s)).archive : null));
+    expect(fenced.last_error).to.match(/lease/);
+    const before = (await manifests(store, a)).length;
+    await commitWorkflow(s.url, a, 2);
+    expect((await manifests(store, a)).length).to.equal(before);
+  });
+
   it('never shows a secret in /healthz or the log', async () => {
     const lines: string[] = [];
     const sink = new Writable({ write(chunk, _e, done) { lines.push(String(chunk)); done(); } });

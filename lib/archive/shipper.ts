@@ -136,6 +136,7 @@ export class Shipper {
   private running: Promise<void> | null = null;
   private stopped = false;
   private fenced: string | null = null;
+  private fencedWhy = '';
   private busy = false;
   private failures = 0;
   private lastError: string | null = null;
@@ -160,10 +161,11 @@ export class Shipper {
     await this.running;
   }
 
-  /** Mark fenced from outside (the lease was lost). */
-  fence(newer: string): void {
+  /** Stop for good: generation `newer` was claimed, or (`why` given) the lease was lost. */
+  fence(newer: string, why?: string): void {
     if (this.fenced) return;
     this.fenced = newer;
+    this.fencedWhy = why ?? `fenced: generation ${newer} was claimed after ${this.o.generation}`;
     this.o.log.error({ archive: this.o.url, generation: this.o.generation.toString(), newer }, 'archive: a newer writer holds the archive; shipping stopped');
     this.o.onFenced?.({ generation: this.o.generation.toString(), newer });
     this.wake?.();
@@ -188,7 +190,7 @@ export class Shipper {
       generation: this.o.generation.toString(),
       state,
       repositories,
-      last_error: this.fenced ? `fenced: generation ${this.fenced} was claimed after ${this.o.generation}` : this.lastError,
+      last_error: this.fenced ? this.fencedWhy : this.lastError,
       last_shipped_at: this.lastShippedAt ? this.lastShippedAt.toISOString() : null,
     };
   }
