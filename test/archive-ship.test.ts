@@ -92,6 +92,46 @@ describe('archive shipping (memory store)', function () {
     await expectNewestMatches(store, s.dataDir, a);
   });
 
+  it('a capture reads its files after a merge unlinked them, and a compacted log is shipped as a new base', async () => {
+    const store = new MemoryObjectStore(false);
+    const s = await start(store);
+    const a = await register(s.url, 'alpha');
+    for (let i = 1; i <= 3; i++) await commitContent(s.url, a, `content ${i}`);
+    await caughtUp(s, [a]);
+    const service = await s.ready;
+    const authority = await service.opened(a);
+    const capture = await authority.store.capture({ file: () => true });
+    try {
+      const segs = capture.files.filter((f) => f.kind === 'index' && f.path.startsWith('index/blobs.'));
+      expect(segs.length, 'several blobs segments').to.be.greaterThan(1);
+      const before = await Promise.all(segs.map((f) => fsp.readFile(path.join(s.dataDir, 'repositories', String(a), f.path))));
+      await authority.store.mergeSegments('blobs');
+      for (const f of segs) {
+        await fsp.access(path.join(s.dataDir, 'repositories', String(a), f.path)).then(() => { throw new Error(`${f.path} still there after the merge`); }, () => {});
+      }
+      for (const [i, f] of segs.entries()) {
+        const bytes = Buffer.alloc(f.size);
+        await f.handle.read(bytes, 0, f.size, 0);
+        expect(bytes.equals(before[i]!), `${f.path} read through the capture after its unlink`).to.equal(true);
+      }
+    } finally {
+      await capture.close();
+    }
+    // events.log rewritten as events.<n>.log (retention): the next manifest names a base of the new file.
+    await commitWorkflow(s.url, a, 1);
+    await commitWorkflow(s.url, a, 2);
+    await caughtUp(s, [a]);
+    expect(await authority.store.trimEvents(1)).to.be.greaterThan(0);
+    await commitWorkflow(s.url, a, 3);
+    await caughtUp(s, [a]);
+    const newest = (await manifests(store, a)).at(-1)!.manifest;
+    const ev = newest.entries.filter((e) => e.kind === 'log-range' && /^events\.[0-9]+\.log$/.test(e.path));
+    expect(ev.length, 'ranges of the compacted events log').to.be.greaterThan(0);
+    expect(ev[0]!.offset).to.equal(0n);
+    expect(newest.entries.some((e) => e.path === 'events.log'), 'the old file is no longer named').to.equal(false);
+    await expectNewestMatches(store, s.dataDir, a);
+  });
+
   it('keeps its generation across a restart and ships only what is new (packs already there are not uploaded again)', async () => {
     const store = new MemoryObjectStore(false);
     const dataDir = path.join(tempDir(), 'data');
