@@ -117,3 +117,29 @@ export async function currentRecord(repoDir: string): Promise<Buffer> {
   const at = (state.generation % 2) * SLOT_SIZE;
   return data.subarray(at, at + 512);
 }
+
+/** Compare what the newest manifest of `repo` rebuilds with the data directory's files. */
+export async function expectNewestMatches(store: ObjectStore, dataDir: string, repo: number): Promise<void> {
+  const all = await manifests(store, repo);
+  expect(all.length, 'manifests').to.be.greaterThan(0);
+  for (const { key, manifest } of all) await rebuild(store, manifest, key); // every manifest verifies
+  const { key, manifest } = all.at(-1)!;
+  const { files, registry } = await rebuild(store, manifest, key);
+  const dir = path.join(dataDir, 'repositories', String(repo));
+  expect(manifest.commitPoint.equals(await currentRecord(dir)), 'commit point equals commit.bin\'s current record').to.equal(true);
+  for (const [p, bytes] of files) {
+    const disk = await fsp.readFile(path.join(dir, p));
+    if (/\.log$/.test(p)) expect(disk.subarray(0, bytes.length).equals(bytes), `${p}: the committed prefix`).to.equal(true);
+    else expect(disk.equals(bytes), `${p} byte for byte`).to.equal(true);
+  }
+  // Every committed pack and index segment on disk is named.
+  for (const sub of ['packs/objects', 'packs/trees', 'index']) {
+    for (const name of await fsp.readdir(path.join(dir, sub)).catch(() => [] as string[])) {
+      expect(files.has(`${sub}/${name}`), `${sub}/${name} named by the newest manifest`).to.equal(true);
+    }
+  }
+  expect(registry, 'registry record').to.not.equal(null);
+  expect(registry!.readUInt32LE(0)).to.equal(repo);
+  expect(registry!.readUInt32LE(28), 'name_offset 0').to.equal(0);
+}
+

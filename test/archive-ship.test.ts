@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { Writable } from 'node:stream';
 import { api, register, startTestServer, tempDir, until, type TestServer } from './helpers.js';
 import { MemoryObjectStore } from './memory-store.js';
-import { commitContent, commitWorkflow, currentRecord, manifests, rebuild, allKeys } from './archive-fixture.js';
+import { commitContent, commitWorkflow, expectNewestMatches, manifests, allKeys } from './archive-fixture.js';
 import { claimGeneration } from '../lib/archive/generations.js';
 import { parseManifestKey } from '../lib/domain/archive-manifest.js';
 
@@ -33,31 +33,6 @@ async function caughtUp(server: TestServer, repos: number[], ms = 30_000): Promi
     });
     return ok ? a : null;
   }, ms);
-}
-
-/** Compare what the newest manifest of `repo` rebuilds with the data directory's files. */
-async function expectNewestMatches(store: MemoryObjectStore, server: TestServer, repo: number): Promise<void> {
-  const all = await manifests(store, repo);
-  expect(all.length, 'manifests').to.be.greaterThan(0);
-  for (const { key, manifest } of all) await rebuild(store, manifest, key); // every manifest verifies
-  const { key, manifest } = all.at(-1)!;
-  const { files, registry } = await rebuild(store, manifest, key);
-  const dir = path.join(server.dataDir, 'repositories', String(repo));
-  expect(manifest.commitPoint.equals(await currentRecord(dir)), 'commit point equals commit.bin\'s current record').to.equal(true);
-  for (const [p, bytes] of files) {
-    const disk = await fsp.readFile(path.join(dir, p));
-    if (/\.log$/.test(p)) expect(disk.subarray(0, bytes.length).equals(bytes), `${p}: the committed prefix`).to.equal(true);
-    else expect(disk.equals(bytes), `${p} byte for byte`).to.equal(true);
-  }
-  // Every committed pack and index segment on disk is named.
-  for (const sub of ['packs/objects', 'packs/trees', 'index']) {
-    for (const name of await fsp.readdir(path.join(dir, sub)).catch(() => [] as string[])) {
-      expect(files.has(`${sub}/${name}`), `${sub}/${name} named by the newest manifest`).to.equal(true);
-    }
-  }
-  expect(registry, 'registry record').to.not.equal(null);
-  expect(registry!.readUInt32LE(0)).to.equal(repo);
-  expect(registry!.readUInt32LE(28), 'name_offset 0').to.equal(0);
 }
 
 describe('archive shipping (memory store)', function () {
@@ -85,8 +60,8 @@ describe('archive shipping (memory store)', function () {
     await commitContent(s.url, a, 'two');
     await commitWorkflow(s.url, a, 2);
     await caughtUp(s, [a, b]);
-    await expectNewestMatches(store, s, a);
-    await expectNewestMatches(store, s, b);
+    await expectNewestMatches(store, s.dataDir, a);
+    await expectNewestMatches(store, s.dataDir, b);
     // Order: within one shipping round of a repository the manifest is the last put.
     const puts = store.calls.filter((c) => c.startsWith(`put repositories/${a}/`));
     expect(puts.at(-1)).to.include('/manifests/');
@@ -98,6 +73,63 @@ describe('archive shipping (memory store)', function () {
     const ev = all.at(-1)!.manifest.entries.filter((e) => e.kind === 'log-range' && e.path === 'events.log');
     expect(ev[0]!.offset, 'the base').to.equal(0n);
     expect(ev.length, 'the base and later ranges').to.be.greaterThan(1);
+  });
+
+  it('ships a base (the whole committed prefix) every --archive-checkpoint-ranges ranges, so a manifest names few log objects', async () => {
+    const store = new MemoryObjectStore(false);
+    const s = await start(store, undefined, { checkpointRanges: 2 });
+    const a = await register(s.url, 'alpha');
+    for (let i = 1; i <= 6; i++) {
+      await commitWorkflow(s.url, a, i);
+      await caughtUp(s, [a]);
+    }
+    const all = await manifests(store, a);
+    const newest = all.at(-1)!.manifest.entries.filter((e) => e.kind === 'log-range' && e.path === 'events.log');
+    expect(newest[0]!.offset, 'a base first').to.equal(0n);
+    expect(newest.length, 'a base and at most 2 ranges').to.be.at.most(3);
+    const bases = new Set(all.flatMap((m) => m.manifest.entries.filter((e) => e.path === 'events.log' && e.offset === 0n).map((e) => e.key)));
+    expect(bases.size, 'more than one base over the rounds').to.be.greaterThan(1);
+    await expectNewestMatches(store, s.dataDir, a);
+  });
+
+  it('a capture reads its files after a merge unlinked them, and a compacted log is shipped as a new base', async () => {
+    const store = new MemoryObjectStore(false);
+    const s = await start(store);
+    const a = await register(s.url, 'alpha');
+    for (let i = 1; i <= 3; i++) await commitContent(s.url, a, `content ${i}`);
+    await caughtUp(s, [a]);
+    const service = await s.ready;
+    const authority = await service.opened(a);
+    const capture = await authority.store.capture({ file: () => true });
+    try {
+      const segs = capture.files.filter((f) => f.kind === 'index' && f.path.startsWith('index/blobs.'));
+      expect(segs.length, 'several blobs segments').to.be.greaterThan(1);
+      const before = await Promise.all(segs.map((f) => fsp.readFile(path.join(s.dataDir, 'repositories', String(a), f.path))));
+      await authority.store.mergeSegments('blobs');
+      for (const f of segs) {
+        await fsp.access(path.join(s.dataDir, 'repositories', String(a), f.path)).then(() => { throw new Error(`${f.path} still there after the merge`); }, () => {});
+      }
+      for (const [i, f] of segs.entries()) {
+        const bytes = Buffer.alloc(f.size);
+        await f.handle.read(bytes, 0, f.size, 0);
+        expect(bytes.equals(before[i]!), `${f.path} read through the capture after its unlink`).to.equal(true);
+      }
+    } finally {
+      await capture.close();
+    }
+    // events.log rewritten as events.<n>.log (retention): the next manifest names a base of the new file.
+    await commitWorkflow(s.url, a, 1);
+    await commitWorkflow(s.url, a, 2);
+    await caughtUp(s, [a]);
+    expect(await authority.store.trimEvents(1)).to.be.greaterThan(0);
+    await commitWorkflow(s.url, a, 3);
+    await caughtUp(s, [a]);
+    const newest = (await manifests(store, a)).at(-1)!.manifest;
+    const ev = newest.entries.filter((e) => e.kind === 'log-range' && /^events\.[0-9]+\.log$/.test(e.path));
+    expect(ev.length, 'ranges of the compacted events log').to.be.greaterThan(0);
+    expect(ev[0]!.offset).to.equal(0n);
+    expect(newest.entries.some((e) => e.path === 'events.log'), 'the old file is no longer named').to.equal(false);
+    await expectNewestMatches(store, s.dataDir, a);
   });
 
   it('keeps its generation across a restart and ships only what is new (packs already there are not uploaded again)', async () => {
@@ -116,12 +148,12 @@ describe('archive shipping (memory store)', function () {
     const again = packPuts().slice(before.length).filter((c) => before.includes(c));
     expect(again, 'no pack uploaded again after the restart').to.deep.equal([]);
     expect(JSON.parse(await fsp.readFile(path.join(dataDir, 'archive.json'), 'utf8')).generation).to.equal('1');
-    await expectNewestMatches(store, s, a);
+    await expectNewestMatches(store, s.dataDir, a);
   });
 
-  it('never fails a commit while the store is down (5xx, throttling, a partial upload), and catches up after', async () => {
+  it('never fails a commit while the store is down (5xx, throttling, a partial upload), warns of the lag, and catches up after', async () => {
     const store = new MemoryObjectStore(false);
-    const s = await start(store);
+    const s = await start(store, undefined, { lagWarnSeconds: 1 });
     const a = await register(s.url, 'alpha');
     await commitWorkflow(s.url, a, 0);
     await caughtUp(s, [a]);
@@ -134,11 +166,17 @@ describe('archive shipping (memory store)', function () {
       const h = (await health(s)).archive;
       return h.state === 'error' && h.last_error && h.repositories[0].lag_seconds > 0 && h.repositories[0].committed !== h.repositories[0].shipped_commit ? h : null;
     });
+    // Behind for longer than --archive-lag-warn-seconds: an archive.lagging event.
+    const lagging = await until('archive.lagging in the global event feed', async () => {
+      const events = (await api(s.url, 'GET', '/v1/native/events')).json.events as any[];
+      return events.find((e) => e.type === 'archive.lagging');
+    });
+    expect(lagging.data).to.include({ repository_index: a, archive: URL_ });
     store.recover();
     await caughtUp(s, [a]);
     const h = (await health(s)).archive;
     expect(h.last_error).to.equal(null);
-    await expectNewestMatches(store, s, a);
+    await expectNewestMatches(store, s.dataDir, a);
   });
 
   it('stops shipping when a newer generation is claimed (fenced), says so in /healthz and the registry events', async () => {
@@ -190,6 +228,24 @@ describe('archive shipping (memory store)', function () {
     } finally {
       await first.stop();
     }
+  });
+
+  it('stops as fenced when another process creates its next lease epoch (the lease is lost)', async () => {
+    const store = new MemoryObjectStore(true);
+    const s = await start(store, undefined, { leaseSeconds: 3 });
+    const a = await register(s.url, 'alpha');
+    await commitWorkflow(s.url, a, 1);
+    await caughtUp(s, [a]);
+    const newest = (await allKeys(store, 'lease/00000000000000000001/')).at(-1)!;
+    const epoch = BigInt(newest.split('/').at(-1)!);
+    const body = Buffer.from('{"holder":"someone else"}');
+    const { sha256Hex } = await import('../lib/archive/object-store.js');
+    for (let e = epoch + 1n; e <= epoch + 5n; e++) await store.putIfAbsent(`lease/00000000000000000001/${e.toString().padStart(20, '0')}`, body, { sha256: sha256Hex(body), size: body.length });
+    const fenced = await until('fenced by the lost lease', async () => ((await health(s)).archive.state === 'fenced' ? (await health(s)).archive : null));
+    expect(fenced.last_error).to.match(/lease/);
+    const before = (await manifests(store, a)).length;
+    await commitWorkflow(s.url, a, 2);
+    expect((await manifests(store, a)).length).to.equal(before);
   });
 
   it('never shows a secret in /healthz or the log', async () => {

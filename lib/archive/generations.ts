@@ -56,7 +56,7 @@ export async function claimGeneration(store: ObjectStore, reason: ClaimReason, c
   for (let attempt = 0; attempt < 20; attempt++) {
     const newest = await newestGeneration(store);
     const generation = newest + 1n;
-    const why: ClaimReason = newest === 0n && reason !== 'promote' ? 'first' : reason;
+    const why: ClaimReason = newest === 0n && reason !== 'promote' ? 'first' : reason === 'first' ? 'restore' : reason;
     const claim: GenerationClaim = { generation: Number(generation), claimed_at: new Date().toISOString(), host: hostname(), pid: process.pid, reason: why };
     const body = Buffer.from(JSON.stringify(claim));
     const options = { sha256: sha256Hex(body), size: body.length };

@@ -25,7 +25,7 @@ import {
   REGISTRY_RECORD_PATH,
   type ManifestEntry,
 } from '../domain/archive-manifest.js';
-import { ObjectStoreError, sha256Hex, type Body, type ObjectStore } from './object-store.js';
+import { sha256Hex, type Body, type ObjectStore } from './object-store.js';
 
 /** One file of a capture (structurally the store's CapturedFile). */
 export interface ShipFile {
@@ -136,6 +136,7 @@ export class Shipper {
   private running: Promise<void> | null = null;
   private stopped = false;
   private fenced: string | null = null;
+  private fencedWhy = '';
   private busy = false;
   private failures = 0;
   private lastError: string | null = null;
@@ -160,10 +161,11 @@ export class Shipper {
     await this.running;
   }
 
-  /** Mark fenced from outside (the lease was lost). */
-  fence(newer: string): void {
+  /** Stop for good: generation `newer` was claimed, or (`why` given) the lease was lost. */
+  fence(newer: string, why?: string): void {
     if (this.fenced) return;
     this.fenced = newer;
+    this.fencedWhy = why ?? `fenced: generation ${newer} was claimed after ${this.o.generation}`;
     this.o.log.error({ archive: this.o.url, generation: this.o.generation.toString(), newer }, 'archive: a newer writer holds the archive; shipping stopped');
     this.o.onFenced?.({ generation: this.o.generation.toString(), newer });
     this.wake?.();
@@ -188,7 +190,7 @@ export class Shipper {
       generation: this.o.generation.toString(),
       state,
       repositories,
-      last_error: this.fenced ? `fenced: generation ${this.fenced} was claimed after ${this.o.generation}` : this.lastError,
+      last_error: this.fenced ? this.fencedWhy : this.lastError,
       last_shipped_at: this.lastShippedAt ? this.lastShippedAt.toISOString() : null,
     };
   }
@@ -400,10 +402,9 @@ export class Shipper {
       const options = { sha256: sha256Hex(bytes), size: bytes.length };
       if (this.o.conditional) {
         const outcome = await this.o.store.putIfAbsent(key, bytes, options);
-        if (outcome === 'exists') {
-          const there = await this.o.store.head(key);
-          if (there?.sha256 !== options.sha256) throw new ObjectStoreError('other', `manifest ${key} exists with other content: another writer ships generation ${gen}`);
-        }
+        // Already there: written before a restart whose listing did not show it yet (listings may
+        // lag). That manifest is whole and names only stored objects; it stands.
+        if (outcome === 'exists') this.o.log.info({ archive: this.o.url, manifest: key }, 'archive: the manifest of this commit point was already shipped');
       } else if (!(await this.o.store.head(key))) {
         await this.o.store.put(key, bytes, options);
       }

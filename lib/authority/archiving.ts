@@ -14,6 +14,8 @@ import { claimGeneration, Lease, newerClaim, type ClaimReason } from '../archive
 import { Shipper, type ArchiveStatus, type ShipSource } from '../archive/shipper.js';
 import type { CairnService } from './service.js';
 
+const LEASE_LOST = (gen: bigint): string => `fenced: another writer took the lease of generation ${gen}`;
+
 export interface ArchiveFile {
   url: string;
   /** Decimal; "0": restored, not claimed yet. */
@@ -171,7 +173,7 @@ export class Archiving {
           try {
             await lease.ensure();
           } catch (err) {
-            if (lease.lost) shipper.fence(`${this.generation} (lease)`);
+            if (lease.lost) shipper.fence(this.generation.toString(), LEASE_LOST(this.generation));
             throw err;
           }
         }
@@ -182,7 +184,7 @@ export class Archiving {
     if (lease) {
       const l = lease;
       this.leaseTimer = setInterval(() => {
-        void l.renew().then((ok) => { if (!ok) shipper.fence(`${this.generation} (lease)`); }, () => {});
+        void l.renew().then((ok) => { if (!ok) shipper.fence(this.generation.toString(), LEASE_LOST(this.generation)); }, () => {});
       }, l.renewEveryMs);
       this.leaseTimer.unref();
     }
@@ -192,7 +194,8 @@ export class Archiving {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.leaseTimer) clearInterval(this.leaseTimer);
-    await this.shipper?.stop();
+    // An upload in flight is not waited for long: what it had not finished ships after the next start.
+    await Promise.race([this.shipper?.stop(), new Promise((r) => setTimeout(r, 2000).unref())]);
     this.o.store.close?.();
   }
 }

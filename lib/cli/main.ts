@@ -51,6 +51,7 @@ Server and operations:
   export    write a repository's authority files and manifest to a directory (offline)
   import    restore such a directory as a new repository (offline)
   restore   rebuild a data directory from an archive in S3-compatible object storage
+  archive   how the server's shipping to its S3 archive stands (serve --archive)
 
 Run "cairn <command> --help" for the options of a command; "cairn --version" for the version.
 Exit codes: 0 ok, 1 error, 2 usage, 3 data-directory lock lost (serve), 4 busy (data
@@ -98,6 +99,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   'export-git': async () => (await import('./git-export-command.js')).exportGitCommand,
   config: async () => (await import('./config-command.js')).configCommand,
   mirror: async () => (await import('./mirror-commands.js')).mirrorCommand,
+  archive: async () => (await import('./archive-command.js')).archiveCommand,
 };
 
 /** Every command name `cairn` accepts (aliases included), in table order: what docs/cli.md documents. */
