@@ -16,7 +16,7 @@ import { fsckAuthority } from '../lib/store/fsck.js';
 import { shipDataDir, type ShippedManifest } from './archive-dir-ship.js';
 import { MemoryObjectStore } from './memory-store.js';
 import { useSwift, type SwiftServer } from './swift.js';
-import { api, cli, register, spawnServer, tempDir, type ChildServer } from './helpers.js';
+import { api, cli, onTty, register, spawnServer, tempDir, type ChildServer } from './helpers.js';
 import { reads, write } from './archive-reads.js';
 
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
@@ -123,6 +123,15 @@ describe('cairn restore --from: a real object store (Swift s3api)', function () 
     expect(early.code).to.equal(1);
     expect(early.stderr).to.match(/has no manifest captured at or before/);
     expect(existsSync(none)).to.equal(false);
+  });
+
+  it('on a terminal draws progress in bytes per repository and prints a readable summary', async () => {
+    const dir = path.join(tempDir(), 'restored');
+    const r = await onTty(['restore', '--from', 's3://cairn-restore/site/', '--data', dir], env);
+    expect(r.status, r.stdout).to.equal(0);
+    expect(r.stdout).to.match(/repository 0 .*\d+(\.\d)? (B|KiB|MiB)/);
+    expect(r.stdout).to.match(/restored 2 repositories into .*restored:/);
+    expect(r.stdout).to.match(/repository 1: commit \d+ captured \d{4}-\d\d-\d\dT.*, \d+ objects, /);
   });
 
   it('a damaged object fails naming it and its manifest (exit 5); nothing is left behind', async () => {
