@@ -15,6 +15,7 @@ import {
   manifestKey,
   packKey,
   parseManifestKey,
+  registryRecordKey,
   type Manifest,
   type ManifestEntry,
 } from '../lib/domain/archive-manifest.js';
@@ -94,6 +95,25 @@ describe('archive manifest codec', () => {
     corruptWith(/entry 1: keys out of order/, withCrc(Buffer.concat([head, entryBytes(m.entries[1]!), entryBytes(m.entries[0]!), Buffer.alloc(4)])));
   });
 
+  it('carries a registry record as kind 4 with path registry.rec at offset 0', () => {
+    const m = goldenManifest();
+    const reg: ManifestEntry = { kind: 'registry', key: registryRecordKey(7, 2n, 41n), path: 'registry.rec', offset: 0n, size: 45n, sha256: 'd'.repeat(64) };
+    expect(reg.key).to.equal('repositories/7/g00000000000000000002/files/00000000000000000041/registry.rec');
+    const entries = [...m.entries, reg].sort((x, y) => Buffer.compare(Buffer.from(x.key), Buffer.from(y.key)));
+    const bytes = encodeManifest({ ...m, entries });
+    expect(decodeManifest(bytes, 'r').entries.find((e) => e.kind === 'registry')).to.deep.equal(reg);
+    // The kind byte of the registry entry is 4.
+    const at = bytes.indexOf(Buffer.from(reg.key, 'utf8'));
+    expect(bytes.readUInt8(at - 4)).to.equal(4);
+    expect(() => encodeManifest({ ...m, entries: [{ ...reg, path: 'registry.bin' }] })).to.throw(RangeError, /registry\.rec/);
+    expect(() => encodeManifest({ ...m, entries: [{ ...reg, offset: 1n }] })).to.throw(RangeError, /offset 0/);
+    // A kind-4 entry whose path is another file is refused on reading, too.
+    const other = encodeManifest({ ...m, entries: [{ ...reg, kind: 'file', path: 'registry.bin' }] });
+    const k = other.indexOf(Buffer.from(reg.key, 'utf8')) - 4;
+    other.writeUInt8(4, k);
+    corruptWith(/entry 0: a registry entry with path "registry.bin"/, withCrc(other));
+  });
+
   it('refuses to encode a manifest that breaks a rule', () => {
     const m = goldenManifest();
     expect(() => encodeManifest({ ...m, entries: [...m.entries].reverse() })).to.throw(RangeError, /increasing key order/);
@@ -119,13 +139,13 @@ describe('archive manifest codec', () => {
   it('round-trips random manifests, and refuses every single-byte change', () => {
     const hex = fc.stringMatching(/^[0-9a-f]{64}$/);
     const entry = fc.record({
-      kind: fc.constantFrom('pack', 'log-range', 'file') as fc.Arbitrary<ManifestEntry['kind']>,
+      kind: fc.constantFrom('pack', 'log-range', 'file', 'registry') as fc.Arbitrary<ManifestEntry['kind']>,
       key: fc.stringMatching(/^[a-z0-9./-]{1,40}$/).map((s) => `repositories/5/${s}`),
       path: fc.array(fc.stringMatching(/^[a-z0-9_-]{1,12}$/), { minLength: 1, maxLength: 4 }).map((p) => p.join('/')),
       offset: fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }),
       size: fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }),
       sha256: hex,
-    }).map((e) => (e.kind === 'log-range' ? e : { ...e, offset: 0n }));
+    }).map((e) => (e.kind === 'log-range' ? e : e.kind === 'registry' ? { ...e, path: 'registry.rec', offset: 0n } : { ...e, offset: 0n }));
     const manifest = fc.record({
       archiveGeneration: fc.bigInt({ min: 1n, max: (1n << 64n) - 1n }),
       commitGeneration: fc.bigInt({ min: 1n, max: (1n << 64n) - 1n }),

@@ -31,7 +31,7 @@ const ALLOWED: Record<string, string[]> = {
   domain: ['domain'],
   store: ['store', 'domain'],
   // The object-store seam of the archive (lib/archive): below the authority, beside the store.
-  archive: ['archive', 'domain'],
+  archive: ['archive', 'store', 'domain'],
   authority: ['authority', 'archive', 'store', 'domain'],
   http: ['http', 'authority', 'domain'],
   client: ['client', 'domain', 'store'],

@@ -58,6 +58,7 @@ describe('OpenAPI document', () => {
         'POST land-queue', 'GET land-queue', 'GET land-queue/{entry_id}', 'DELETE land-queue/{entry_id}']
         .map((mp) => mp.replace(' ', ' /v1/native/repository-authorities/{repository_index}/')),
       'GET /v1/native/repository-authorities/{repository_index}/events', 'GET /v1/native/events',
+      'POST /archive/promote',
     ]);
   });
 

@@ -6,6 +6,7 @@ import { Conflict } from '../domain/errors.js';
 import {
   LIFECYCLE_ACTIVE,
   LIFECYCLE_PURGED,
+  RESERVED_NAME,
   U32_MAX,
   nowSeconds,
   ownsNamespace,
@@ -19,7 +20,7 @@ import { Layout } from '../store/layout.js';
 import { decodeRegistry, encodeRegistry } from '../store/registry-file.js';
 
 /** Name of the placeholder record that keeps a restore from reusing its exported index. */
-export const RESERVED_NAME = '(reserved: index skipped by a restore)';
+export { RESERVED_NAME } from '../domain/repository.js';
 
 export interface RegistrationResult {
   record: RepositoryRecord;
@@ -208,6 +209,42 @@ export class Registry {
       records[index] = { ...next, repository_index: index, updated_at_s: nowSeconds() };
       await this.commit(records, registryEvents(current, records[index]));
       return records[index];
+    });
+  }
+
+  /**
+   * Append events that change no record (the archive's `archive.lagging`, `archive.fenced`) to
+   * the registry stream, under the registry mutex. Best effort: false when there is no stream
+   * or the append failed.
+   */
+  async noteEvents(events: DomainEvent[]): Promise<boolean> {
+    return this.mutex.runExclusive(async () => {
+      if (!this.eventLog) return false;
+      try {
+        await this.eventLog.append(events);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+  }
+
+  /**
+   * A follower (./follower.ts) takes a repository's record as the archive ships it: the record
+   * at its index replaces the local one, and indexes below it that the registry lacks get purged
+   * placeholders (indexes are positions). No write when the record is unchanged.
+   */
+  adopt(record: RepositoryRecord): Promise<void> {
+    return this.mutex.runExclusive(async () => {
+      const index = record.repository_index;
+      const current = this.records[index];
+      if (current && JSON.stringify(current) === JSON.stringify(record)) return;
+      const records = this.records.slice();
+      for (let i = records.length; i < index; i++) {
+        records.push({ repository_index: i, repository_name: RESERVED_NAME, lifecycle_kind: LIFECYCLE_PURGED, namespace: '', policy_flags: 0, created_at_s: 0, updated_at_s: 0, tombstoned: true });
+      }
+      records[index] = record;
+      await this.commit(records, registryEvents(current, record));
     });
   }
 

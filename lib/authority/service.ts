@@ -83,6 +83,17 @@ export class CairnService implements AuthorityHost, FeedHost {
   private closed = false;
   /** The event feeds of every repository (docs/api.md "Events"). */
   readonly feeds: EventFeeds;
+  /** The archive's status (/healthz `archive`), set while `serve --archive` ships (./archiving.ts). */
+  archiveStatus: (() => object) | null = null;
+  /**
+   * Set while the server is a read-only follower of an archive (serve --follow, ./follower.ts):
+   * the reason every mutating request is refused with (503). Null: writable.
+   */
+  readOnly: string | null = null;
+  /** The follower's state (/healthz `follow`), while following or after a promotion. */
+  followStatus: (() => object) | null = null;
+  /** POST /archive/promote: turn this follower into the writer; null when the server does not follow. */
+  promote: (() => Promise<object>) | null = null;
   /** Where lines are served over git (./git-shadow.ts); every authority asks it at each git request. */
   gitShadows: GitShadowSource = NO_GIT_SHADOWS;
 

@@ -9,14 +9,6 @@ import { Invalid } from '../domain/errors.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
 import { emit, useJson } from './output.js';
 
-export const ARCHIVE_HELP = `Usage:
-  cairn archive prune --from s3://BUCKET/PREFIX [--keep POLICY] [--grace DURATION] [--dry-run]
-                                                 (cairn archive prune --help)
-
-Work on an archive of the server's authorities in S3-compatible object storage
-(docs/operations.md "Archive retention").
-`;
-
 export const ARCHIVE_PRUNE_HELP = `Usage: cairn archive prune --from s3://BUCKET/PREFIX [--archive-config FILE] [--keep POLICY]
                           [--grace DURATION] [--dry-run] [--json]
 
@@ -47,18 +39,6 @@ Exit codes: 0 ok, 1 the object store failed (the message says which request), 2 
 manifest the prune must read is damaged (named; nothing was deleted).
 `;
 
-const SUB: Record<string, (argv: string[]) => Promise<number>> = { prune: archivePruneCommand };
-
-export async function archiveCommand(argv: string[]): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
-    process.stdout.write(ARCHIVE_HELP);
-    return sub === undefined ? 2 : 0;
-  }
-  const run = SUB[sub];
-  if (!run) throw new CliUsageError(`unknown archive command "${sub}" (known: ${Object.keys(SUB).join(', ')})`);
-  return run(rest);
-}
 
 function kib(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;

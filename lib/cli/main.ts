@@ -50,7 +50,8 @@ Server and operations:
   fsck      verify a data directory offline (every file of every repository)
   export    write a repository's authority files and manifest to a directory (offline)
   import    restore such a directory as a new repository (offline)
-  archive   an archive in object storage: prune it by a retention policy
+  restore   rebuild a data directory from an archive in S3-compatible object storage
+  archive   the server's S3 archive: how shipping stands (status), prune it by a retention policy
 
 Run "cairn <command> --help" for the options of a command; "cairn --version" for the version.
 Exit codes: 0 ok, 1 error, 2 usage, 3 data-directory lock lost (serve), 4 busy (data
@@ -79,6 +80,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   runner: async () => (await import('./runner.js')).runnerCommand,
   export: async () => (await import('./export-import.js')).exportCommand,
   import: async () => (await import('./export-import.js')).importCommand,
+  restore: async () => (await import('./restore-command.js')).restoreCommand,
   task: async () => (await import('./workflow-commands.js')).taskCommand,
   change: async () => (await import('./workflow-commands.js')).changeCommand,
   patchset: async () => (await import('./workflow-commands.js')).patchsetCommand,
@@ -97,7 +99,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   'export-git': async () => (await import('./git-export-command.js')).exportGitCommand,
   config: async () => (await import('./config-command.js')).configCommand,
   mirror: async () => (await import('./mirror-commands.js')).mirrorCommand,
-  archive: async () => (await import('./archive-prune.js')).archiveCommand,
+  archive: async () => (await import('./archive-command.js')).archiveCommand,
 };
 
 /** Every command name `cairn` accepts (aliases included), in table order: what docs/cli.md documents. */

@@ -30,6 +30,9 @@ import { swaggerUiAssets } from './docs-assets.js';
 import { loadUiSources } from './ui-files.js';
 import type { GitShadowSource } from '../authority/git-shadow.js';
 import { DEFAULT_MIRROR_POLICY } from '../authority/git-mirror-runner.js';
+import { Archiving, type ArchivingOptions } from '../authority/archiving.js';
+import { openS3Store } from '../archive/s3-store.js';
+import { Follower, type FollowOptions } from '../authority/follower.js';
 
 export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [--log-level LEVEL] [--log-format pretty|json]
                    [--lease-seconds N] [--max-attempts N] [--ci-timeout-seconds N]
@@ -44,7 +47,10 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--max-snapshot-paths N] [--shutdown-seconds N]
                    [--git-mirror-allow CIDR|HOST]... [--git-mirror-file-root DIR]
                    [--git-credentials-dir DIR] [--git-mirror-concurrency N]
-                   [--git-mirror-backoff-ms N] [-h|--help]
+                   [--git-mirror-backoff-ms N] [--archive s3://BUCKET[/PREFIX]]
+                   [--archive-config FILE] [--archive-interval-ms N]
+                   [--archive-lag-warn-seconds N] [--follow s3://BUCKET[/PREFIX]]
+                   [--follow-interval-ms N] [-h|--help]
 
 Serve the cairn HTTP interface, and the reviewer web UI at /ui/ (docs/ui.md).
 
@@ -149,6 +155,34 @@ Options:
                      on SIGTERM/SIGINT, exit within N seconds (default 10): in-flight requests
                      finish until two seconds before (then their connections are closed), the
                      commit queues drain; a second signal exits at once
+  --archive s3://BUCKET[/PREFIX]
+                     ship every repository continuously to this S3-compatible archive
+                     (docs/operations.md "Archive"): new packs, then new log ranges, then
+                     the other files, then one manifest per shipped commit point. Shipping
+                     runs beside the commits: a slow or failing store never slows or fails
+                     a commit; it retries and catches up. Credentials and endpoint come from
+                     the AWS environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+                     AWS_REGION, AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL) or --archive-config
+  --archive-config FILE
+                     JSON file of archive settings (region, endpoint, access_key_id,
+                     secret_access_key, session_token, force_path_style); its fields win
+                     over the environment. Secrets are never logged or shown
+  --archive-interval-ms N
+                     ship what was committed this often (default 1000)
+  --archive-lag-warn-seconds N
+                     shipping behind the commits for longer than N seconds is logged as a
+                     warning and an archive.lagging event (default 60)
+  --follow s3://BUCKET[/PREFIX]
+                     be a read-only standby of the archive a writer ships to (--archive):
+                     every repository is kept at the newest manifest (docs/operations.md
+                     "Standby and failover"). Reads and event feeds serve; every other
+                     request answers 503. cairn promote --server URL makes it the writer: it
+                     claims the next archive generation (which fences the old writer) and
+                     ships to the same archive. Settings as for --archive (--archive-config,
+                     --archive-interval-ms for the shipping after promotion). DATA may be
+                     new or empty; --event-retention is ignored while following
+  --follow-interval-ms N
+                     look for new manifests this often (default 1000)
   -h, --help         show this help
 
 Test-only options:
@@ -159,6 +193,12 @@ Test-only options:
   --git-mirror-backoff-ms N
                            wait after a git mirror's first failed push (default 1000; doubles
                            after each further one, up to 5 minutes)
+  --archive-checkpoint-ranges N
+                           ship a log's whole committed prefix again (a base) after N ranges
+                           (default 256)
+  --archive-lease-seconds N
+                           the archive lease's length where the store honours conditional
+                           writes (default 30)
 `;
 
 export interface ServerOptions {
@@ -198,6 +238,10 @@ export interface ServerOptions {
   gitRefresh?: boolean;
   /** Git mirrors: internal targets opened, the file:// root, the credentials directory, backoff, concurrency (--git-mirror-*). */
   gitMirrors?: { allow?: string[]; fileRoot?: string | null; credentialsDir?: string | null; backoffBaseMs?: number; concurrency?: number; timeoutMs?: number };
+  /** Ship every repository to this archive (lib/authority/archiving.ts); none by default. */
+  archive?: ArchivingOptions;
+  /** Follow this archive read-only (lib/authority/follower.ts) until promoted; then ship to it. */
+  follow?: FollowOptions & { shipIntervalMs?: number };
 }
 
 export const DEFAULT_SHUTDOWN_SECONDS = 10;
@@ -247,9 +291,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const shutdownSeconds = options.shutdownSeconds ?? DEFAULT_SHUTDOWN_SECONDS;
   let opening: Promise<CairnService> | null = null;
   let opened: CairnService | null = null;
+  let archiving: Archiving | null = null;
+  let following: Follower | null = null;
   const stop = async (): Promise<void> => {
     if (stopping) return done.then(() => undefined);
     stopping = true;
+    // Shipping stops first (after the object in flight): what is not shipped now ships after the next start.
+    await following?.stop().catch(() => {});
+    await archiving?.stop().catch(() => {});
     log.info({ shutdown_seconds: shutdownSeconds }, 'stopping: finishing in-flight requests');
     // Event streams never finish by themselves: end them (clients resume with Last-Event-ID).
     opened?.feeds.close();
@@ -290,20 +339,49 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     opened = service;
     if (options.activationDelayMs) await sleep(options.activationDelayMs);
     if (!stopping) {
-      service.startMaintenance();
-      service.startWebhooks({ ...DEFAULT_WEBHOOK_POLICY, ...options.webhooks }, webhookNetwork);
-      service.startLandQueues(checkQueueOptions({ ...DEFAULT_QUEUE_OPTIONS, ...options.queue }));
-      if (options.gitRefresh !== false) service.startGitRefresh();
-      const m = options.gitMirrors ?? {};
-      service.startGitMirrors({
-        ...DEFAULT_MIRROR_POLICY,
-        targets: { network: webhookTargets(m.allow ?? [], { address: address.address, port: address.port }), fileRoot: m.fileRoot ?? null },
-        credentialsDir: m.credentialsDir ?? null,
-        ...(m.backoffBaseMs ? { backoffBaseMs: m.backoffBaseMs } : {}),
-        ...(m.concurrency ? { concurrency: m.concurrency } : {}),
-        ...(m.timeoutMs ? { timeoutMs: m.timeoutMs } : {}),
-      });
+      // Everything that writes by itself (maintenance, webhooks, the land queue, git mirrors)
+      // waits while the server follows an archive: a follower's files change only by its manifests.
+      const startWriters = (): void => {
+        service.startMaintenance();
+        service.startWebhooks({ ...DEFAULT_WEBHOOK_POLICY, ...options.webhooks }, webhookNetwork);
+        service.startLandQueues(checkQueueOptions({ ...DEFAULT_QUEUE_OPTIONS, ...options.queue }));
+        if (options.gitRefresh !== false) service.startGitRefresh();
+        const m = options.gitMirrors ?? {};
+        service.startGitMirrors({
+          ...DEFAULT_MIRROR_POLICY,
+          targets: { network: webhookTargets(m.allow ?? [], { address: address.address, port: address.port }), fileRoot: m.fileRoot ?? null },
+          credentialsDir: m.credentialsDir ?? null,
+          ...(m.backoffBaseMs ? { backoffBaseMs: m.backoffBaseMs } : {}),
+          ...(m.concurrency ? { concurrency: m.concurrency } : {}),
+          ...(m.timeoutMs ? { timeoutMs: m.timeoutMs } : {}),
+        });
+      };
+      const startArchiving = (a: ArchivingOptions): void => {
+        archiving = new Archiving(service, a);
+        const shipping = archiving;
+        service.archiveStatus = () => shipping.status();
+      };
+      if (options.follow) {
+        const f = options.follow;
+        const follower = new Follower(service, f);
+        following = follower;
+        service.readOnly = `read-only follower of ${f.url}: writes go to the archive's writer; promote this server (cairn promote --server URL) to write here`;
+        service.followStatus = () => follower.status();
+        service.promote = async () => {
+          const promotion = await follower.promote();
+          service.readOnly = null;
+          service.promote = null;
+          startWriters();
+          // The promoted server ships to the archive it followed, under the generation it claimed.
+          startArchiving({ ...(options.archive ?? {}), url: f.url, store: f.store, intervalMs: f.shipIntervalMs ?? options.archive?.intervalMs });
+          return promotion;
+        };
+        follower.start();
+      } else {
+        startWriters();
+      }
       server.activate(createApp({ service, log, requestLog: options.requestLog, assets: swaggerUiAssets(), ui, guard, identity }).callback());
+      if (options.archive && !options.follow) startArchiving(options.archive);
       log.info({ repositories: service.registry.all().length }, 'ready');
       // Repositories open on first use; this opens the rest so their timers and dispatchers run.
       void service.openAllInBackground();
@@ -354,6 +432,14 @@ export async function serve(argv: string[]): Promise<number> {
     'git-credentials-dir': { type: 'string' },
     'git-mirror-concurrency': { type: 'string', default: String(DEFAULT_MIRROR_POLICY.concurrency) },
     'git-mirror-backoff-ms': { type: 'string', default: String(DEFAULT_MIRROR_POLICY.backoffBaseMs) },
+    archive: { type: 'string' },
+    follow: { type: 'string' },
+    'follow-interval-ms': { type: 'string', default: '1000' },
+    'archive-config': { type: 'string' },
+    'archive-interval-ms': { type: 'string', default: '1000' },
+    'archive-lag-warn-seconds': { type: 'string', default: '60' },
+    'archive-checkpoint-ranges': { type: 'string', default: '256' },
+    'archive-lease-seconds': { type: 'string', default: '30' },
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
@@ -462,7 +548,41 @@ export async function serve(argv: string[]): Promise<number> {
   for (const o of allowedOrigins) if (canonicalOrigin(o) === null) throw new CliUsageError(`--allowed-origin must be an origin such as https://cairn.example.com or http://HOST:PORT, got "${o}"`);
   const shutdownSeconds = positive('shutdown-seconds', 3600);
   const maxSnapshotPaths = parseMaxSnapshotPaths(values['max-snapshot-paths']);
-  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, shutdownSeconds, maxSnapshotPaths, identity, gitMirrors });
+  let archive: ArchivingOptions | undefined;
+  if (values.archive !== undefined) {
+    const url = String(values.archive);
+    let store;
+    try {
+      store = await openS3Store(url, process.env, values['archive-config'] === undefined ? undefined : String(values['archive-config']));
+    } catch (err) {
+      throw new CliUsageError(`--archive: ${(err as Error).message}`);
+    }
+    archive = {
+      url,
+      store,
+      intervalMs: positive('archive-interval-ms', 3_600_000),
+      lagWarnSeconds: positive('archive-lag-warn-seconds', 86_400 * 365),
+      checkpointRanges: positive('archive-checkpoint-ranges', 1_000_000),
+      leaseSeconds: positive('archive-lease-seconds', 86_400),
+    };
+  } else if (values['archive-config'] !== undefined && values.follow === undefined) {
+    throw new CliUsageError('--archive-config needs --archive or --follow');
+  }
+  let follow: ServerOptions['follow'];
+  if (values.follow !== undefined) {
+    if (archive) throw new CliUsageError('--follow and --archive exclude each other: a follower ships only after its promotion');
+    const url = String(values.follow);
+    let store;
+    try {
+      store = await openS3Store(url, process.env, values['archive-config'] === undefined ? undefined : String(values['archive-config']));
+    } catch (err) {
+      throw new CliUsageError(`--follow: ${(err as Error).message}`);
+    }
+    follow = { url, store, intervalMs: positive('follow-interval-ms', 3_600_000), shipIntervalMs: positive('archive-interval-ms', 3_600_000) };
+    // Trimming old events would be a commit of the follower's own: its files change only by manifests.
+    events.retention = null;
+  }
+  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, shutdownSeconds, maxSnapshotPaths, identity, gitMirrors, archive, follow });
   let signalled = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (signalled) {

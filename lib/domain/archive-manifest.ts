@@ -13,9 +13,11 @@ const HEADER = 556;
 export const MAX_ENTRIES = 1_000_000;
 const MAX_TEXT = 1024;
 
-export type EntryKind = 'pack' | 'log-range' | 'file';
-const KIND_CODE: Record<EntryKind, number> = { pack: 1, 'log-range': 2, file: 3 };
-const KIND_OF: Record<number, EntryKind> = { 1: 'pack', 2: 'log-range', 3: 'file' };
+export type EntryKind = 'pack' | 'log-range' | 'file' | 'registry';
+const KIND_CODE: Record<EntryKind, number> = { pack: 1, 'log-range': 2, file: 3, registry: 4 };
+const KIND_OF: Record<number, EntryKind> = { 1: 'pack', 2: 'log-range', 3: 'file', 4: 'registry' };
+/** The path of a registry entry: a restore builds registry.bin from it, never a file of this name. */
+export const REGISTRY_RECORD_PATH = 'registry.rec';
 
 export interface ManifestEntry {
   kind: EntryKind;
@@ -81,6 +83,11 @@ export function logRangeKey(index: number, archiveGeneration: bigint, logName: s
   return `${repoPrefix(index)}g${pad20(archiveGeneration)}/logs/${logName}/${pad20(start)}-${pad20(end)}`;
 }
 
+/** The key of a repository's registry record (§4) as it was at commit `<commit>`. */
+export function registryRecordKey(index: number, archiveGeneration: bigint, commitGeneration: bigint): string {
+  return fileKey(index, archiveGeneration, commitGeneration, REGISTRY_RECORD_PATH);
+}
+
 export function fileKey(index: number, archiveGeneration: bigint, commitGeneration: bigint, path: string): string {
   if (!isCleanPath(path)) throw new RangeError(`path ${JSON.stringify(path)} is not a clean relative path`);
   return `${repoPrefix(index)}g${pad20(archiveGeneration)}/files/${pad20(commitGeneration)}/${path}`;
@@ -137,6 +144,7 @@ function encodeEntry(e: ManifestEntry, repository: number): Buffer {
   if (!isCleanPath(e.path)) throw new RangeError(`path ${JSON.stringify(e.path)} is not a clean relative path`);
   if (e.offset < 0n || e.offset > U64_MAX || e.size < 0n || e.size > U64_MAX) throw new RangeError('offset and size must be u64');
   if (e.kind !== 'log-range' && e.offset !== 0n) throw new RangeError(`a ${e.kind} entry starts at offset 0`);
+  if (e.kind === 'registry' && e.path !== REGISTRY_RECORD_PATH) throw new RangeError(`a registry entry's path is ${REGISTRY_RECORD_PATH}`);
   if (!/^[0-9a-f]{64}$/.test(e.sha256)) throw new RangeError('sha256 must be 64 lowercase hex digits');
   const out = Buffer.alloc(1 + 1 + 2 + key.length + 2 + path.length + 8 + 8 + 32);
   let o = 0;
@@ -210,6 +218,7 @@ export function decodeManifest(bytes: Buffer, what: string): Manifest {
     const sha256 = bytes.subarray(o + 16, o + 48).toString('hex');
     o += 48;
     if (kind !== 'log-range' && offset !== 0n) throw fail(`entry ${i}: a ${kind} entry at offset ${offset}`);
+    if (kind === 'registry' && path !== REGISTRY_RECORD_PATH) throw fail(`entry ${i}: a registry entry with path ${JSON.stringify(path)}`);
     const previous = entries[entries.length - 1];
     if (previous && compareBytes(previous.key, key) >= 0) throw fail(`entry ${i}: keys out of order`);
     entries.push({ kind, key, path, offset, size, sha256 });

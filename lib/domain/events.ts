@@ -70,6 +70,8 @@ export const REGISTRY_EVENT_TYPES: Record<string, string[]> = {
   'repository.retirement_aborted': ['repository_index'],
   'repository.purged': ['repository_index'],
   'repository.restored': ['repository_index', 'restored_from_index'],
+  'archive.lagging': ['repository_index', 'archive', 'lag_seconds'],
+  'archive.fenced': ['repository_index', 'archive', 'generation', 'newer'],
 };
 
 /** An event as both feeds answer it (docs/api.md "Events"): the committed event, its id and repository. */

@@ -19,6 +19,8 @@ export interface RepositoryRecord {
 }
 
 export const U32_MAX = 4294967295;
+/** The name of a purged placeholder record that holds an index a restore skipped (indexes are positions). */
+export const RESERVED_NAME = '(reserved: index skipped by a restore)';
 const NAMESPACE_RE = /^[A-Za-z0-9_-]{0,2}$/;
 
 export function validateNamespace(namespace: string): void {

@@ -4,7 +4,7 @@ import Koa, { type Context } from 'koa';
 import { Readable } from 'node:stream';
 import type { CairnService } from '../authority/service.js';
 import type { Log } from '../authority/logger.js';
-import { Conflict, Invalid, NotFound, NotImplemented, TooLarge, UnsupportedMediaType } from '../domain/errors.js';
+import { Busy, Conflict, Invalid, NotFound, NotImplemented, TooLarge, UnsupportedMediaType } from '../domain/errors.js';
 import { LIFECYCLE_ACTIVE, LIFECYCLE_PURGED, LIFECYCLE_RETIRING, parseU32, type RepositoryRecord } from '../domain/repository.js';
 import { errorReply, loggableError, sendError } from './errors.js';
 import { readJsonBody, RAISED_JSON } from './json-body.js';
@@ -95,6 +95,11 @@ export function createApp(options: AppOptions): Koa {
     const { route, params } = router.match(ctx.method, ctx.path);
     ctx.state.routeTemplate = route.logName;
     ctx.state.operation = route.operation;
+    // A follower of an archive serves reads only; its one write is its own promotion.
+    if (options.service.readOnly !== null && ctx.method !== 'GET' && ctx.method !== 'HEAD' && route.operation !== 'archive.promote') {
+      if (hasBody(ctx)) await drain(ctx);
+      throw new Busy(options.service.readOnly);
+    }
     for (const name of INDEX_PARAMS) if (name in params) parseU32(params[name], name);
 
     let repository: RepositoryRecord | undefined;

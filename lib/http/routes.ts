@@ -41,6 +41,7 @@ import * as landQueue from './handlers/land-queue.js';
 import * as git from './handlers/git.js';
 import * as people from './handlers/people.js';
 import * as gitMirrors from './handlers/git-mirrors.js';
+import * as archive from './handlers/archive.js';
 import {
   MEDIA_RECEIVE_PACK_ADVERTISEMENT,
   MEDIA_RECEIVE_PACK_REQUEST,
@@ -265,6 +266,9 @@ export const ROUTES: readonly RouteSpec[] = [
   // Extensions: event feeds (a JSON page, or server-sent events with Accept: text/event-stream)
   route('events.repository', 'GET', `${REPO}/events`, { extension: true, query: events.EventsQuery, ok: { json: 'EventPage', raw: ['text/event-stream'] }, refuses: [410, 429], handler: events.repositoryEvents }),
   route('events.global', 'GET', '/v1/native/events', { extension: true, query: events.EventsQuery, ok: { json: 'GlobalEventPage', raw: ['text/event-stream'] }, refuses: [410, 429], handler: events.globalEvents }),
+
+  // Extensions: the archive (docs/api.md "Archive (extensions)"): a follower's promotion to writer
+  route('archive.promote', 'POST', '/archive/promote', { extension: true, body: NONE, ok: 'ArchivePromotion', refuses: [409], handler: archive.promote }),
 ];
 
 /** The rows of the spec's operations (the 78), without the extension rows. */

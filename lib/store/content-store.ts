@@ -30,6 +30,7 @@ import type { CheckpointCover } from './workflow-checkpoint.js';
 import type { WorkflowRecords } from './workflow-records.js';
 import { writeFileDurableWith } from './durable.js';
 import { TreeSizes } from './tree-sizes.js';
+import { openCapture, type Capture, type CaptureWants } from './capture.js';
 import { DEFAULT_MAX_SNAPSHOT_PATHS, overLimit, Pace, pathsOf, WalkBudget, walkOverLimit } from '../domain/tree-size.js';
 
 /** Workflow.log records between background checkpoints (an open replays at most about this many). */
@@ -45,6 +46,7 @@ export { packKindOf } from './published.js';
 export { STAGED_PACK_TTL_S } from './pack-uploads.js';
 export { MERGE_SEGMENTS_AT } from './maintenance.js';
 export { Txn } from './txn.js';
+export type { Capture, CapturedFile, CaptureWants } from './capture.js';
 
 export class ContentStore {
   readonly layout: AuthorityLayout;
@@ -288,6 +290,15 @@ export class ContentStore {
   // ------------------------------------------------------------ transactions and group commit (commit-queue.ts)
   transact<T>(fn: (tx: Txn) => Promise<T> | T): Promise<T> { return this.commits.transact(fn); }
   barrier<T>(fn: () => Promise<T> | T): Promise<T> { return this.commits.barrier(fn); }
+
+  /**
+   * The current commit point and open read handles on the files it names (./capture.ts), taken
+   * in one barrier: a copier reads them beside later commits, merges and compactions. The
+   * caller closes the capture.
+   */
+  capture(wants: CaptureWants = {}): Promise<Capture> {
+    return this.commits.barrier(() => openCapture(this.layout, this.published.state, (kind) => this.published.committedPackIds(kind), wants));
+  }
 
   // ------------------------------------------------------------ merges, compaction, rebuild (maintenance.ts)
   mergeSegments(name: IndexName): Promise<void> { return this.maintenance.mergeSegments(name); }

@@ -35,6 +35,8 @@ export class Layout {
   get registryEventsFile(): string { return path.join(this.root, 'registry-events.log'); }
   get repositoriesDir(): string { return path.join(this.root, 'repositories'); }
   repositoryDir(index: number): string { return path.join(this.repositoriesDir, String(index)); }
+  /** The archive this data directory ships to and its generation (storage-layout.md §20.3). */
+  get archiveFile(): string { return path.join(this.root, 'archive.json'); }
   get tombstonesDir(): string { return path.join(this.root, 'tombstones'); }
   get restoresDir(): string { return path.join(this.root, 'restores'); }
   /**

@@ -37,6 +37,16 @@ export function encodeRegistry(records: readonly RepositoryRecord[]): Buffer {
   return encodeEnvelope(REGISTRY_MAGIC, Buffer.concat([header, recordBytes, ...names]));
 }
 
+/**
+ * One repository's record as the archive ships it (storage-layout.md §20.1): the 40-byte record
+ * with name_offset 0, followed by the UTF-8 name.
+ */
+export function encodeRegistryRecord(r: RepositoryRecord): Buffer {
+  const one = encodeRegistry([r]);
+  const body = decodeEnvelope(REGISTRY_MAGIC, one, 'registry record');
+  return Buffer.from(body.subarray(REGISTRY_HEADER_SIZE));
+}
+
 export function decodeRegistry(data: Buffer): RepositoryRecord[] {
   const body = decodeEnvelope(REGISTRY_MAGIC, data, 'registry.bin');
   if (body.length < REGISTRY_HEADER_SIZE) throw new Corrupt('registry.bin: body shorter than its header');

@@ -2,7 +2,7 @@
 import { createRequire } from 'node:module';
 import { JOB_KINDS } from '../../domain/job-kinds.js';
 import type { Handler, RouteSpec } from '../route-types.js';
-import { arr, bool, constant, enumOf, obj, ref, str, strArr, type Schemas } from '../json-schema.js';
+import { arr, bool, constant, enumOf, nullable, obj, ref, str, strArr, type Schemas } from '../json-schema.js';
 
 const packageVersion: string = (createRequire(import.meta.url)('../../../../package.json') as { version: string }).version;
 
@@ -25,7 +25,11 @@ export function readyBody(): Record<string, unknown> {
   };
 }
 
-export const health: Handler = async () => ({ json: readyBody() });
+export const health: Handler = async ({ service }) => {
+  const archive = service.archiveStatus?.();
+  const follow = service.followStatus?.();
+  return { json: { ...readyBody(), ...(archive ? { archive } : {}), ...(follow ? { follow } : {}) } };
+};
 
 export const capabilities: Handler = async () => ({ json: OPERATIONAL_CAPABILITIES });
 
@@ -69,7 +73,23 @@ export const SCHEMAS: Schemas = {
     authority_backend: constant('binary_v0'),
     repository_identity: constant('repository_index'),
     operational_capabilities: ref('OperationalCapabilities'),
-  }),
+    archive: ref('ArchiveStatus'),
+    follow: ref('FollowStatus'),
+  }, { optional: ['archive', 'follow'] }),
+  ArchiveStatus: obj({
+    url: str,
+    generation: { ...str, description: 'the archive generation this server ships under (decimal)' },
+    state: enumOf(['shipping', 'idle', 'fenced', 'error']),
+    repositories: arr(obj({
+      repository: { type: 'integer' },
+      shipped_commit: { ...str, description: 'commit generation of the newest shipped manifest (decimal; "0": none yet)' },
+      committed: { ...str, description: 'commit generation committed now (decimal)' },
+      lag_seconds: { type: 'number' },
+      lag_bytes: { type: 'integer' },
+    })),
+    last_error: nullable(str),
+    last_shipped_at: nullable(str),
+  }, { description: 'present only while the server ships to an archive (serve --archive)' }),
   HealthStarting: obj({ ready: constant(false), status: constant('starting') }, { description: 'GET /healthz before activation (503)' }),
   Handshake: obj({
     ready: constant(true),

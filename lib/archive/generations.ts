@@ -1,0 +1,161 @@
+// The archive's single-writer rule (storage-layout.md §20.3): every writer ships under a
+// generation it claimed (`generations/<gen>`, one object per claim, the greatest is the current
+// writer); a writer that sees a claim above its own stops. Where the store honours conditional
+// writes, the claim is exclusive (put-if-absent) and the writer also holds a lease
+// (`lease/<gen>/<epoch>`, renewed by creating the next epoch), so two processes shipping the
+// same generation (a copied data directory) cannot both write.
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { buffer } from 'node:stream/consumers';
+import { ObjectStoreError, sha256Hex, type ObjectStore } from './object-store.js';
+
+export const GENERATIONS_PREFIX = 'generations/';
+export const LEASE_PREFIX = 'lease/';
+
+const pad20 = (n: bigint): string => n.toString().padStart(20, '0');
+export const generationKey = (gen: bigint): string => `${GENERATIONS_PREFIX}${pad20(gen)}`;
+const leaseKey = (gen: bigint, epoch: bigint): string => `${LEASE_PREFIX}${pad20(gen)}/${pad20(epoch)}`;
+
+export type ClaimReason = 'first' | 'restore' | 'promote';
+
+export interface GenerationClaim {
+  generation: number;
+  claimed_at: string;
+  host: string;
+  pid: number;
+  reason: ClaimReason;
+}
+
+async function listAll(store: ObjectStore, prefix: string, after?: string): Promise<string[]> {
+  const keys: string[] = [];
+  let from = after;
+  for (;;) {
+    const page = await store.list(prefix, from ? { after: from } : {});
+    keys.push(...page.objects.map((o) => o.key));
+    if (!page.next) return keys;
+    from = page.next;
+  }
+}
+
+/** The greatest claimed generation (0n: none). */
+export async function newestGeneration(store: ObjectStore, after?: bigint): Promise<bigint> {
+  let max = 0n;
+  for (const key of await listAll(store, GENERATIONS_PREFIX, after !== undefined ? generationKey(after) : undefined)) {
+    const m = /^generations\/([0-9]{20})$/.exec(key);
+    if (m && BigInt(m[1]!) > max) max = BigInt(m[1]!);
+  }
+  return max;
+}
+
+/**
+ * Claim the next generation (greatest + 1) for `reason` ('first' when no claim exists and the
+ * caller asked for 'restore': a fresh archive). Exclusive with put-if-absent where the store
+ * honours it; HEAD-then-put otherwise.
+ */
+export async function claimGeneration(store: ObjectStore, reason: ClaimReason, conditional: boolean): Promise<{ generation: bigint; reason: ClaimReason }> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const newest = await newestGeneration(store);
+    const generation = newest + 1n;
+    const why: ClaimReason = newest === 0n && reason !== 'promote' ? 'first' : reason === 'first' ? 'restore' : reason;
+    const claim: GenerationClaim = { generation: Number(generation), claimed_at: new Date().toISOString(), host: hostname(), pid: process.pid, reason: why };
+    const body = Buffer.from(JSON.stringify(claim));
+    const options = { sha256: sha256Hex(body), size: body.length };
+    const key = generationKey(generation);
+    if (conditional) {
+      if ((await store.putIfAbsent(key, body, options)) === 'created') return { generation, reason: why };
+    } else if (!(await store.head(key))) {
+      await store.put(key, body, options);
+      return { generation, reason: why };
+    }
+  }
+  throw new ObjectStoreError('other', 'could not claim an archive generation: other writers claimed every one tried');
+}
+
+/** A claim above `own`, or null: the HEAD of own + 1 (cheap, before each manifest). */
+export async function newerClaim(store: ObjectStore, own: bigint, listToo = false): Promise<bigint | null> {
+  if (await store.head(generationKey(own + 1n))) return own + 1n;
+  if (listToo) {
+    const newest = await newestGeneration(store, own);
+    if (newest > own) return newest;
+  }
+  return null;
+}
+
+interface LeaseBody {
+  generation: number;
+  epoch: number;
+  holder: string;
+  host: string;
+  pid: number;
+  expires_at: string;
+}
+
+/**
+ * The writer's lease on its generation (stores with conditional writes only). Acquire waits for
+ * another holder's lease to expire; `renew` creates the next epoch with put-if-absent, so a
+ * second holder makes it fail (`lost`). `valid` is what a writer checks before each manifest.
+ */
+export class Lease {
+  private epoch = 0n;
+  private expiresAt = 0;
+  private readonly holder = randomBytes(12).toString('hex');
+  lost = false;
+
+  constructor(private readonly store: ObjectStore, private readonly generation: bigint, private readonly seconds: number) {}
+
+  /** The newest lease epoch of this generation and its body. */
+  private async newest(): Promise<{ epoch: bigint; body: LeaseBody } | null> {
+    const keys = await listAll(this.store, `${LEASE_PREFIX}${pad20(this.generation)}/`);
+    const epochs = keys.map((k) => /\/([0-9]{20})$/.exec(k)?.[1]).filter((x): x is string => !!x).map((x) => BigInt(x)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    for (let i = epochs.length - 1; i >= 0; i--) {
+      try {
+        const got = await this.store.get(leaseKey(this.generation, epochs[i]!));
+        return { epoch: epochs[i]!, body: JSON.parse((await buffer(got.body)).toString('utf8')) as LeaseBody };
+      } catch (err) {
+        if ((err as ObjectStoreError).kind !== 'not-found') throw err;
+      }
+    }
+    return null;
+  }
+
+  /** Try once: true when held, false when another holder's lease is still live (its expiry in `waitUntil`). */
+  async tryAcquire(): Promise<{ held: boolean; until?: string }> {
+    const newest = await this.newest();
+    if (newest && newest.body.holder !== this.holder && Date.parse(newest.body.expires_at) > Date.now()) return { held: false, until: newest.body.expires_at };
+    return { held: await this.create((newest?.epoch ?? 0n) + 1n) };
+  }
+
+  private async create(epoch: bigint): Promise<boolean> {
+    const expires = Date.now() + this.seconds * 1000;
+    const body = Buffer.from(JSON.stringify({ generation: Number(this.generation), epoch: Number(epoch), holder: this.holder, host: hostname(), pid: process.pid, expires_at: new Date(expires).toISOString() } satisfies LeaseBody));
+    const outcome = await this.store.putIfAbsent(leaseKey(this.generation, epoch), body, { sha256: sha256Hex(body), size: body.length });
+    if (outcome === 'exists') return false;
+    const previous = this.epoch;
+    this.epoch = epoch;
+    this.expiresAt = expires;
+    if (previous > 0n) await this.store.delete(leaseKey(this.generation, previous)).catch(() => {});
+    return true;
+  }
+
+  /** Renew (the next epoch); false and `lost` when another holder created it first. */
+  async renew(): Promise<boolean> {
+    if (this.lost) return false;
+    if (!(await this.create(this.epoch + 1n))) {
+      this.lost = true;
+      return false;
+    }
+    return true;
+  }
+
+  /** Held with at least a third of its time left (renewing first when less is left). */
+  async ensure(): Promise<void> {
+    if (this.lost) throw new ObjectStoreError('other', `the archive lease of generation ${this.generation} is held by another writer`);
+    if (this.expiresAt - Date.now() < (this.seconds * 1000) / 3 && !(await this.renew())) {
+      throw new ObjectStoreError('other', `the archive lease of generation ${this.generation} was taken by another writer`);
+    }
+  }
+
+  get renewEveryMs(): number {
+    return (this.seconds * 1000) / 3;
+  }
+}

@@ -1,0 +1,151 @@
+// `cairn serve --follow URL`: a read-only replica kept current from the archive's manifests
+// (docs/operations.md "Standby and failover"). Every interval it lists each repository's
+// manifests and, for one newer than what it applied, closes that authority, applies the manifest
+// incrementally (lib/archive/restore.ts: only what the directory lacks is fetched; commit.bin
+// last) and reopens it — under the repository's lifecycle mutex, so no open or purge races it.
+// The HTTP layer refuses every mutating request while `service.readOnly` is set. Promotion
+// applies the newest manifests once more, claims the next archive generation (reason
+// "promote"), writes DATA/archive.json and hands over to the caller, which makes the server
+// writable and starts shipping.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { claimGeneration } from '../archive/generations.js';
+import type { ObjectStore } from '../archive/object-store.js';
+import { applyManifest, findManifest, listArchivedRepositories, writeArchiveState } from '../archive/restore.js';
+import { Conflict } from '../domain/errors.js';
+import { mkdirDurable } from '../store/durable.js';
+import type { CairnService } from './service.js';
+
+export interface FollowOptions {
+  url: string;
+  store: ObjectStore & { close?: () => void };
+  /** Poll the archive this often (default 1000 ms). */
+  intervalMs?: number;
+}
+
+interface Applied {
+  manifest: string;
+  commit: number;
+  capturedAtUs: bigint;
+  /** Capture time of the newest manifest seen at the last poll. */
+  newestAtUs: bigint;
+}
+
+export interface FollowStatus {
+  url: string;
+  state: 'following' | 'error' | 'promoting' | 'promoted';
+  generation: string | null;
+  repositories: { repository: number; applied_commit: string; manifest: string; lag_seconds: number }[];
+  last_error: string | null;
+  last_applied_at: string | null;
+}
+
+export interface Promotion {
+  url: string;
+  generation: string;
+  repositories: { repository: number; applied_commit: string; manifest: string }[];
+}
+
+export class Follower {
+  private readonly applied = new Map<number, Applied>();
+  private state: FollowStatus['state'] = 'following';
+  private lastError: string | null = null;
+  private lastAppliedAt: string | null = null;
+  private generation: bigint | null = null;
+  private stopped = false;
+  private loop: Promise<void> | null = null;
+  private round: Promise<void> = Promise.resolve();
+
+  constructor(private readonly service: CairnService, readonly o: FollowOptions) {}
+
+  start(): void {
+    this.loop ??= (async () => {
+      while (!this.stopped) {
+        this.round = this.poll();
+        await this.round;
+        if (!this.stopped) await sleep(this.o.intervalMs ?? 1000);
+      }
+    })();
+  }
+
+  /** Stop polling after the round under way. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.round;
+    await this.loop;
+  }
+
+  status(): FollowStatus {
+    const repositories = [...this.applied.entries()].sort((a, b) => a[0] - b[0]).map(([repository, a]) => ({
+      repository,
+      applied_commit: String(a.commit),
+      manifest: a.manifest,
+      lag_seconds: Number(a.newestAtUs > a.capturedAtUs ? a.newestAtUs - a.capturedAtUs : 0n) / 1e6,
+    }));
+    return { url: this.o.url, state: this.state, generation: this.generation?.toString() ?? null, repositories, last_error: this.lastError, last_applied_at: this.lastAppliedAt };
+  }
+
+  /** One pass over the archive; failures are kept for /healthz and retried at the next pass. */
+  private async poll(): Promise<void> {
+    try {
+      await this.catchUp();
+      if (this.state === 'error') this.state = 'following';
+      this.lastError = null;
+    } catch (err) {
+      this.state = 'error';
+      this.lastError = (err as Error).message;
+      this.service.log.warn({ follow: this.o.url, problem: this.lastError }, 'follow: cannot apply the archive yet; retrying');
+    }
+  }
+
+  private async catchUp(): Promise<void> {
+    for (const index of await listArchivedRepositories(this.o.store)) {
+      if (this.stopped && this.state !== 'promoting') return;
+      const found = await findManifest(this.o.store, index);
+      if (!found) continue;
+      const known = this.applied.get(index);
+      if (known && known.manifest === found.key) continue;
+      if (known) known.newestAtUs = found.manifest.capturedAtUs;
+      const dir = this.service.layout.repositoryDir(index);
+      const result = await this.service.lifecycleExclusive(index, async () => {
+        this.service.closeAuthority(index);
+        await mkdirDurable(dir);
+        const r = await applyManifest(this.o.store, found.manifest, dir, { manifestKey: found.key, incremental: true });
+        if (r.registry) await this.service.registry.adopt(r.registry);
+        return r;
+      });
+      await this.service.ensureOpen(index);
+      this.applied.set(index, { manifest: found.key, commit: result.commit.generation, capturedAtUs: found.manifest.capturedAtUs, newestAtUs: found.manifest.capturedAtUs });
+      this.lastAppliedAt = new Date().toISOString();
+      if (!result.unchanged) this.service.log.info({ follow: this.o.url, repository_index: index, commit: result.commit.generation, objects: result.objects, bytes: result.bytes }, 'follow: applied a manifest');
+    }
+  }
+
+  /**
+   * Stop following, apply the newest manifests, claim the next generation ("promote") and
+   * record it in archive.json. The caller then makes the server writable and starts shipping.
+   */
+  async promote(): Promise<Promotion> {
+    if (this.state === 'promoting' || this.state === 'promoted') throw new Conflict(`this server is already ${this.state === 'promoted' ? 'promoted' : 'being promoted'}`);
+    this.state = 'promoting';
+    try {
+      this.stopped = true;
+      await this.round;
+      await this.catchUp();
+      const conditional = await this.o.store.conditionalPut();
+      const claim = await claimGeneration(this.o.store, 'promote', conditional);
+      await writeArchiveState(this.service.layout.root, { url: this.o.url, generation: claim.generation.toString() });
+      this.generation = claim.generation;
+      this.state = 'promoted';
+      this.service.log.info({ follow: this.o.url, generation: claim.generation.toString() }, 'follow: promoted; this server now writes');
+      return { url: this.o.url, generation: claim.generation.toString(), repositories: this.status().repositories.map(({ repository, applied_commit, manifest }) => ({ repository, applied_commit, manifest })) };
+    } catch (err) {
+      // Not promoted: keep following.
+      this.state = 'error';
+      this.lastError = `promotion failed: ${(err as Error).message}`;
+      this.stopped = false;
+      this.loop = null;
+      this.start();
+      throw err;
+    }
+  }
+}

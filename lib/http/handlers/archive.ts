@@ -1,0 +1,35 @@
+// The archive's extension routes (docs/api.md "Archive (extensions)"): a follower's promotion.
+import { Conflict } from '../../domain/errors.js';
+import type { Handler } from '../route-types.js';
+import { arr, enumOf, nullable, obj, str, type Schemas } from '../json-schema.js';
+
+/** POST /archive/promote: the follower applies the newest manifests, claims a generation and turns writable. */
+export const promote: Handler = async ({ service }) => {
+  if (!service.promote) throw new Conflict('this server does not follow an archive (cairn serve --follow); there is nothing to promote');
+  return { json: await service.promote() };
+};
+
+export const SCHEMAS: Schemas = {
+  ArchivePromotion: obj({
+    url: str,
+    generation: { ...str, description: 'the archive generation this server claimed and now ships under (decimal)' },
+    repositories: arr(obj({
+      repository: { type: 'integer' },
+      applied_commit: { ...str, description: 'commit generation of the manifest applied last (decimal)' },
+      manifest: str,
+    })),
+  }, { description: 'the follower applied the newest manifests, claimed the next archive generation and now writes' }),
+  FollowStatus: obj({
+    url: str,
+    state: enumOf(['following', 'error', 'promoting', 'promoted']),
+    generation: nullable(str),
+    repositories: arr(obj({
+      repository: { type: 'integer' },
+      applied_commit: { ...str, description: 'commit generation of the manifest applied last (decimal)' },
+      manifest: str,
+      lag_seconds: { type: 'number', description: 'capture time of the newest manifest seen minus that of the one applied' },
+    })),
+    last_error: nullable(str),
+    last_applied_at: nullable(str),
+  }, { description: 'present only on a follower (serve --follow), and after its promotion' }),
+};
