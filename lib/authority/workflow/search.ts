@@ -152,6 +152,7 @@ export class ChangeSearch {
     // rebuild say the same). Changes created after `top` come by the hooks.
     const top = this.book.index.changeCount;
     const lists = this.lists;
+    lists.bulk = true;
     for (let seq = 1; seq <= top; seq++) {
       const c = this.store.scanEntity<ChangeRecord>(CHANGE, changeId(seq));
       if (c) {
@@ -175,6 +176,7 @@ export class ChangeSearch {
       if (change !== last) lists.applyComment((last = change));
       if (due()) await yieldNow();
     }
+    lists.bulk = false;
     lists.compact();
   }
 

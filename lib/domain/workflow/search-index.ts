@@ -55,8 +55,10 @@ export class Postings {
   private base: Uint32Array = EMPTY;
   private baseSlots = 0;
   /** Entries added since the last compaction, per slot: ascending, none of them in the base. */
-  private readonly extra = new Map<number, number[]>();
+  private extra: (number[] | undefined)[] = [];
   private extraCount = 0;
+  /** While set, additions are not merged into the flat array as they grow (a bulk build merges once at its end). */
+  bulk = false;
 
   get keyCount(): number { return this.names.length; }
   get entryCount(): number { return this.base.length + this.extraCount; }
@@ -76,10 +78,10 @@ export class Postings {
       const i = lowerBound(this.base, seq, lo, hi);
       if (i < hi && this.base[i] === seq) return;
     }
-    let list = this.extra.get(slot);
-    if (!list) this.extra.set(slot, (list = []));
+    let list = this.extra[slot];
+    if (!list) this.extra[slot] = list = [];
     if (addSorted(list, seq)) this.extraCount++;
-    if (this.extraCount >= Math.max(4096, this.base.length >>> 3)) this.compact();
+    if (!this.bulk && this.extraCount >= Math.max(4096, this.base.length >>> 3)) this.compact();
   }
 
   /** The ascending sequences of `key` (a view of the flat array when nothing was added since). */
@@ -87,7 +89,7 @@ export class Postings {
     const slot = this.slots.get(key);
     if (slot === undefined) return EMPTY;
     const b = slot < this.baseSlots ? this.base.subarray(this.off[slot], this.off[slot + 1]) : EMPTY;
-    const e = this.extra.get(slot);
+    const e = this.extra[slot];
     return e ? merge(b, e) : b;
   }
 
@@ -101,7 +103,7 @@ export class Postings {
     for (let s = 0; s < n; s++) {
       off[s] = at;
       const b = s < this.baseSlots ? this.base.subarray(this.off[s], this.off[s + 1]) : EMPTY;
-      const e = this.extra.get(s);
+      const e = this.extra[s];
       if (!e) { base.set(b, at); at += b.length; continue; }
       let i = 0;
       let j = 0;
@@ -111,7 +113,7 @@ export class Postings {
     this.off = off;
     this.base = base;
     this.baseSlots = n;
-    this.extra.clear();
+    this.extra = [];
     this.extraCount = 0;
   }
 
@@ -247,6 +249,14 @@ export class SearchIndex {
   /** Merge every kind's additions into its flat array. */
   compact(): void {
     for (const k of SEARCH_KINDS) this.lists[k].compact();
+  }
+
+  /**
+   * A build from every record: the additions stay in plain arrays until `compact` (merging
+   * them into the flat arrays as they grow would copy the flat arrays again and again).
+   */
+  set bulk(on: boolean) {
+    for (const k of SEARCH_KINDS) this.lists[k].bulk = on;
   }
 
   /**
