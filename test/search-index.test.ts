@@ -27,11 +27,13 @@ describe('search index: the change-search checkpoint section', () => {
   it('golden bytes, and the fixture decodes to the same lists', () => {
     const bytes = small().encode(2);
     expect(bytes.equals(fixture('workflow-search-v1.bin'))).to.equal(true);
-    expect(bytes.length).to.equal(201);
+    expect(bytes.length).to.equal(231);
     const { index, changes } = SearchIndex.decode(fixture('workflow-search-v1.bin'), 2);
     expect(changes).to.equal(2);
     expect([...index.lists.words.get('router')]).to.deep.equal([1, 2]);
     expect([...index.lists.prefixes.get('lib/http')]).to.deep.equal([1]);
+    expect([...index.lists.files.get('lib/http/a.ts')]).to.deep.equal([1]);
+    expect([...index.lists.deep.get('')]).to.deep.equal([]);
     expect([...index.lists.wide.get('')]).to.deep.equal([2]);
     expect([...index.lists.reviewers.get('core')]).to.deep.equal([1]);
     expect([...index.lists.reviewers.get('bob')]).to.deep.equal([2]);
@@ -41,6 +43,17 @@ describe('search index: the change-search checkpoint section', () => {
     index.applyChange({ sequence: 2, title: 'router docs', base_line: 'dev', owner: 'cy' });
     expect([...index.lists.words.get('router')]).to.deep.equal([1, 2]);
     expect([...index.lists.owners.get('cy')]).to.deep.equal([2]);
+  });
+
+  it('a patchset of more than 64 three-segment prefixes goes on the deep list, of more than 64 shorter ones on the wide list', () => {
+    const x = new SearchIndex();
+    x.applyPatchset({ change_id: 'change-1', diff: { files: Array.from({ length: 65 }, (_, i) => ({ path: `a/b/f${i}` })) } });
+    x.applyPatchset({ change_id: 'change-2', diff: { files: Array.from({ length: 65 }, (_, i) => ({ path: `d${i}` })) } });
+    expect([...x.lists.deep.get('')]).to.deep.equal([1]);
+    expect([...x.lists.prefixes.get('a/b')]).to.deep.equal([1]);
+    expect(x.lists.files.keyCount).to.equal(0);
+    expect([...x.lists.wide.get('')]).to.deep.equal([2]);
+    expect([...x.lists.prefixes.get('d0')]).to.deep.equal([]);
   });
 
   it('a section that must not be used fails to decode, naming why', () => {
@@ -58,7 +71,9 @@ describe('search index: the change-search checkpoint section', () => {
     const x = new SearchIndex();
     x.applyComment('change-1');
     const one = x.encode(1);
-    const dup = Buffer.concat([one.subarray(0, one.length - 5), Buffer.from([2, 0, 0, 0, 1, 0])]);
+    // The commented list (u32 length 1, then 1) is followed by the empty files and deep kinds.
+    expect([...one.subarray(one.length - 13)]).to.deep.equal([1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0]);
+    const dup = Buffer.concat([one.subarray(0, one.length - 13), Buffer.from([2, 0, 0, 0, 1, 0]), Buffer.alloc(8)]);
     expect(() => SearchIndex.decode(dup, 1)).to.throw(/not ascending/);
   });
 
@@ -82,7 +97,7 @@ describe('search index: the change-search checkpoint section', () => {
     const word = fc.constantFrom('fix', 'router', 'log', 'docs', 'speed', 'écrit');
     const arb = fc.record({
       changes: fc.array(fc.record({ title: fc.array(word, { minLength: 1, maxLength: 4 }), line: fc.constantFrom('main', 'dev'), owner: fc.option(fc.constantFrom('ann', 'bob')), reviewers: fc.array(fc.constantFrom('cy', 'core', 'dee'), { maxLength: 3 }) }), { minLength: 1, maxLength: 30 }),
-      patchsets: fc.array(fc.record({ change: fc.nat(), paths: fc.array(fc.constantFrom('lib/a.ts', 'lib/http/b.ts', 'docs/x.md', 'README', 'a/b/c/d'), { maxLength: 4 }), truncated: fc.boolean() }), { maxLength: 40 }),
+      patchsets: fc.array(fc.record({ change: fc.nat(), paths: fc.array(fc.constantFrom('lib/a.ts', 'lib/http/b.ts', 'docs/x.md', 'README', 'a/b/c/d', 'a/b/e'), { maxLength: 4 }), truncated: fc.boolean() }), { maxLength: 40 }),
       reviews: fc.array(fc.record({ change: fc.nat(), action: fc.constantFrom('request', 'approve', 'block'), reviewer: fc.constantFrom('bob', 'cy'), group: fc.option(fc.constantFrom('core', 'ops')) }), { maxLength: 30 }),
       comments: fc.array(fc.nat(), { maxLength: 20 }),
       seed: fc.integer(),

@@ -20,8 +20,17 @@ export const SEARCH_SECTION_VERSION = 1;
 /** Path prefixes indexed per patchset; past it the change goes on the "every prefix" list. */
 export const MAX_PREFIXES = 64;
 
-/** The kinds of lists, in section order. `wide` and `commented` have one key, the empty string. */
-export const SEARCH_KINDS = ['words', 'lines', 'owners', 'reviewers', 'prefixes', 'wide', 'commented'] as const;
+/**
+ * The kinds of lists, in section order. `prefixes` holds the one- and two-segment prefixes of a
+ * patchset's paths (`lib`, `lib/http`), `files` the three-segment ones (`lib/http/routes.ts`), so
+ * a `file:` of one file reads few candidates. `wide`: changes with a patchset of more than
+ * MAX_PREFIXES one- and two-segment prefixes, or a truncated path list (on no prefix list);
+ * `deep`: changes with a patchset of more than MAX_PREFIXES three-segment ones (on no `files`
+ * list for it). `wide`, `commented` and `deep` have one key, the empty string.
+ */
+export const SEARCH_KINDS = ['words', 'lines', 'owners', 'reviewers', 'prefixes', 'wide', 'commented', 'files', 'deep'] as const;
+/** Kinds of one key (the empty string). */
+const SINGLE: readonly SearchKind[] = ['wide', 'commented', 'deep'];
 export type SearchKind = (typeof SEARCH_KINDS)[number];
 
 const EMPTY = new Uint32Array(0);
@@ -158,6 +167,16 @@ export function prefixesOf(path: string): string[] {
   return parts.length === 1 ? [parts[0]] : [parts[0], `${parts[0]}/${parts[1]}`];
 }
 
+/** The three-segment prefix of `path` (`a/b/c` of `a/b/c/d`), or null for a path of fewer segments. */
+export function thirdPrefixOf(path: string): string | null {
+  let at = -1;
+  for (let k = 0; k < 3; k++) {
+    at = path.indexOf('/', at + 1);
+    if (at < 0) return k === 2 ? path : null;
+  }
+  return path.slice(0, at);
+}
+
 /** The change sequence an id of the change or of one of its records starts with (0: none). */
 export const changeSeqOfId = (id: string): number => {
   const m = /^change-([1-9][0-9]{0,9})(?:\.|$)/.exec(id);
@@ -189,7 +208,7 @@ export interface SearchReview {
 export class SearchIndex {
   readonly lists: Record<SearchKind, Postings> = {
     words: new Postings(), lines: new Postings(), owners: new Postings(), reviewers: new Postings(),
-    prefixes: new Postings(), wide: new Postings(), commented: new Postings(),
+    prefixes: new Postings(), wide: new Postings(), commented: new Postings(), files: new Postings(), deep: new Postings(),
   };
   /** Changes whose title and line are indexed (they never change after create). */
   private indexed = new Uint8Array(1024);
@@ -214,9 +233,16 @@ export class SearchIndex {
     const seq = changeSeqOfId(p.change_id);
     if (!seq) return;
     const set = new Set<string>();
-    for (const f of p.diff?.files ?? []) for (const x of prefixesOf(f.path)) set.add(x);
+    const third = new Set<string>();
+    for (const f of p.diff?.files ?? []) {
+      for (const x of prefixesOf(f.path)) set.add(x);
+      const t = thirdPrefixOf(f.path);
+      if (t !== null) third.add(t);
+    }
     if (set.size > MAX_PREFIXES || p.diff?.files_truncated) { this.lists.wide.add('', seq); return; }
     for (const x of set) this.lists.prefixes.add(x, seq);
+    if (third.size > MAX_PREFIXES) this.lists.deep.add('', seq);
+    else for (const x of third) this.lists.files.add(x, seq);
   }
 
   applyReview(r: SearchReview): void {
@@ -334,7 +360,7 @@ export class SearchIndex {
       for (let k = 0; k < n; k++) {
         const key = bytes().toString('utf8');
         if (keys.length > 0 && !(keys[keys.length - 1] < key)) fail(`${kind} keys are not in ascending order`);
-        if ((kind === 'wide' || kind === 'commented') && key !== '') fail(`${kind} has a key`);
+        if (SINGLE.includes(kind) && key !== '') fail(`${kind} has a key`);
         const enc = bytes();
         const out = new Uint32Array(enc.length);
         let m = 0;
