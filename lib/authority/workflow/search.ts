@@ -7,8 +7,8 @@
 //   - path prefixes of one and two segments (`lib`, `lib/http`) of the files any patchset of a
 //     change touched (the ≤ 1,000 paths each patchset records), at most 64 per patchset; a
 //     patchset with more goes on an "every prefix" list instead; and the three-segment prefixes
-//     (`lib/http/routes.ts`), at most 64 per patchset too (past it, a "deep" list), so a `file:`
-//     of three segments or more reads few candidates;
+//     (`lib/http/routes.ts`) hashed into 65,536 buckets, at most 64 per patchset too (past it, a
+//     "deep" list), so a `file:` of three segments or more reads few candidates;
 //   - changes with comments (is:unresolved's candidates).
 // They are a section of the workflow checkpoint (storage-layout.md §17.1 `change-search`): an
 // open takes them from it and applies the records of the log's tail after it, so a search after
@@ -29,7 +29,7 @@ import { OPEN_CHANGE_CODES, changeCode } from '../../domain/workflow/indexes.js'
 import { REVIEW, type ReviewRecord } from '../../domain/workflow/review-rules.js';
 import { CHANGE, changeId, PATCHSET, patchsetId, type ChangeRecord, type PatchsetRecord } from '../../domain/workflow/rules.js';
 import { type SearchQuery } from '../../domain/workflow/search-query.js';
-import { lowerBound, prefixesOf, SEARCH_SECTION, SearchIndex, thirdPrefixOf } from '../../domain/workflow/search-index.js';
+import { fileBucket, lowerBound, prefixesOf, SEARCH_SECTION, SearchIndex, thirdPrefixOf } from '../../domain/workflow/search-index.js';
 import type { ContentStore } from '../../store/content-store.js';
 import type { WorkflowIndexes } from '../../domain/workflow/indexes.js';
 
@@ -217,7 +217,7 @@ export class ChangeSearch {
       const third = thirdPrefixOf(q.file);
       lists.push(third === null
         ? union(L.prefixes.get(lookupPrefix(q.file)), L.wide.get(''))
-        : union(union(L.files.get(third), L.deep.get('')), L.wide.get('')));
+        : union(union(L.files.get(fileBucket(third)), L.deep.get('')), L.wide.get('')));
     }
     if (q.unresolved) lists.push(L.commented.get(''));
     const index = this.book.index;

@@ -22,8 +22,9 @@ export const MAX_PREFIXES = 64;
 
 /**
  * The kinds of lists, in section order. `prefixes` holds the one- and two-segment prefixes of a
- * patchset's paths (`lib`, `lib/http`), `files` the three-segment ones (`lib/http/routes.ts`), so
- * a `file:` of one file reads few candidates. `wide`: changes with a patchset of more than
+ * patchset's paths (`lib`, `lib/http`), `files` the three-segment ones (`lib/http/routes.ts`)
+ * hashed into FILE_BUCKETS buckets (keys `fileBucket`), so a `file:` of one file reads few
+ * candidates while the keys stay few (a repository may touch millions of distinct paths). `wide`: changes with a patchset of more than
  * MAX_PREFIXES one- and two-segment prefixes, or a truncated path list (on no prefix list);
  * `deep`: changes with a patchset of more than MAX_PREFIXES three-segment ones (on no `files`
  * list for it). `wide`, `commented` and `deep` have one key, the empty string.
@@ -177,6 +178,19 @@ export function thirdPrefixOf(path: string): string | null {
   return path.slice(0, at);
 }
 
+/** Buckets of the `files` lists. */
+export const FILE_BUCKETS = 65_536;
+
+/**
+ * The `files` key of a three-segment prefix: FNV-1a (32-bit) over its UTF-16 code units, modulo
+ * FILE_BUCKETS, in lowercase hexadecimal. Distinct prefixes may share a key: the records decide.
+ */
+export function fileBucket(prefix: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < prefix.length; i++) h = Math.imul(h ^ prefix.charCodeAt(i), 0x01000193);
+  return ((h >>> 0) % FILE_BUCKETS).toString(16);
+}
+
 /** The change sequence an id of the change or of one of its records starts with (0: none). */
 export const changeSeqOfId = (id: string): number => {
   const m = /^change-([1-9][0-9]{0,9})(?:\.|$)/.exec(id);
@@ -237,7 +251,7 @@ export class SearchIndex {
     for (const f of p.diff?.files ?? []) {
       for (const x of prefixesOf(f.path)) set.add(x);
       const t = thirdPrefixOf(f.path);
-      if (t !== null) third.add(t);
+      if (t !== null) third.add(fileBucket(t));
     }
     if (set.size > MAX_PREFIXES || p.diff?.files_truncated) { this.lists.wide.add('', seq); return; }
     for (const x of set) this.lists.prefixes.add(x, seq);
