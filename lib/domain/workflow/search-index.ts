@@ -61,7 +61,7 @@ export class Postings {
   private readonly slots = new Map<string, number>();
   private readonly names: string[] = [];
   /** Slot s's base entries are base[off[s] .. off[s + 1]) (slots ≥ baseSlots have none). */
-  private off = new Uint32Array(1);
+  private off: Uint32Array = new Uint32Array(1);
   private base: Uint32Array = EMPTY;
   private baseSlots = 0;
   /** Entries added since the last compaction, per slot: ascending, none of them in the base. */
@@ -132,22 +132,15 @@ export class Postings {
     return [...this.names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   }
 
-  /** Install decoded lists (ascending keys, each list ascending): one flat array. */
-  static from(keys: string[], lists: Uint32Array[]): Postings {
+  /** Install decoded lists: ascending keys, key k's ascending list at flat[off[k] .. off[k + 1]). */
+  static fromFlat(keys: string[], off: Uint32Array, flat: Uint32Array): Postings {
     const p = new Postings();
-    let total = 0;
-    for (const l of lists) total += l.length;
-    p.base = new Uint32Array(total);
-    p.off = new Uint32Array(keys.length + 1);
-    let at = 0;
     keys.forEach((k, s) => {
       p.slots.set(k, s);
       p.names.push(k);
-      p.off[s] = at;
-      p.base.set(lists[s], at);
-      at += lists[s].length;
     });
-    p.off[keys.length] = at;
+    p.off = off;
+    p.base = flat;
     p.baseSlots = keys.length;
     return p;
   }
@@ -306,38 +299,48 @@ export class SearchIndex {
    * unsigned LEB128 of its difference from the one before, the first from 0).
    */
   encode(changeCount: number): Buffer {
-    const parts: Buffer[] = [];
+    // One growing buffer (no buffer per key: a checkpoint of a large repository stays cheap).
+    let out = Buffer.allocUnsafe(1 << 16);
+    let at = 0;
+    const room = (n: number) => {
+      if (at + n <= out.length) return;
+      let size = out.length * 2;
+      while (size < at + n) size *= 2;
+      const next = Buffer.allocUnsafe(size);
+      out.copy(next, 0, 0, at);
+      out = next;
+    };
     const u32 = (n: number) => {
-      const b = Buffer.alloc(4);
-      b.writeUInt32LE(n >>> 0, 0);
-      parts.push(b);
+      room(4);
+      out.writeUInt32LE(n >>> 0, at);
+      at += 4;
     };
     u32(SEARCH_SECTION_VERSION);
     u32(changeCount);
-    let scratch = Buffer.alloc(1 << 16);
     for (const kind of SEARCH_KINDS) {
       const p = this.lists[kind];
       const keys = p.sortedKeys();
       u32(keys.length);
       for (const key of keys) {
-        const name = Buffer.from(key, 'utf8');
-        u32(name.length);
-        parts.push(name);
+        const len = Buffer.byteLength(key, 'utf8');
+        u32(len);
+        room(len);
+        at += out.write(key, at, 'utf8');
         const list = p.get(key);
-        if (scratch.length < list.length * 5) scratch = Buffer.alloc(list.length * 5);
-        let at = 0;
+        room(4 + list.length * 5);
+        const lengthAt = at;
+        at += 4;
         let prev = 0;
         for (let i = 0; i < list.length; i++) {
           let d = list[i] - prev;
           prev = list[i];
-          while (d >= 0x80) { scratch[at++] = (d & 0x7f) | 0x80; d >>>= 7; }
-          scratch[at++] = d;
+          while (d >= 0x80) { out[at++] = (d & 0x7f) | 0x80; d >>>= 7; }
+          out[at++] = d;
         }
-        u32(at);
-        parts.push(Buffer.from(scratch.subarray(0, at)));
+        out.writeUInt32LE(at - lengthAt - 4, lengthAt);
       }
     }
-    return Buffer.concat(parts);
+    return Buffer.from(out.subarray(0, at));
   }
 
   /**
@@ -368,16 +371,27 @@ export class SearchIndex {
     if (changes > changeCount) fail(`it counts ${changes} changes, the workflow indexes ${changeCount}`);
     const x = new SearchIndex();
     for (const kind of SEARCH_KINDS) {
+      // Two passes over the kind: count the entries (each varint ends in a byte below 0x80),
+      // then decode them into one flat array (no array per list: the open's garbage stays small).
       const n = u32();
+      const start = at;
+      let total = 0;
+      for (let k = 0; k < n; k++) {
+        bytes();
+        const enc = bytes();
+        for (let i = 0; i < enc.length; i++) if (enc[i] < 0x80) total++;
+      }
+      at = start;
       const keys: string[] = [];
-      const lists: Uint32Array[] = [];
+      const off = new Uint32Array(n + 1);
+      const flat = new Uint32Array(total);
+      let m = 0;
       for (let k = 0; k < n; k++) {
         const key = bytes().toString('utf8');
         if (keys.length > 0 && !(keys[keys.length - 1] < key)) fail(`${kind} keys are not in ascending order`);
         if (SINGLE.includes(kind) && key !== '') fail(`${kind} has a key`);
         const enc = bytes();
-        const out = new Uint32Array(enc.length);
-        let m = 0;
+        off[k] = m;
         let prev = 0;
         let i = 0;
         while (i < enc.length) {
@@ -390,16 +404,16 @@ export class SearchIndex {
             shift += 7;
             if (b < 0x80) break;
           }
-          if (d === 0 && m > 0) fail(`a ${kind} list is not ascending`);
+          if (d === 0 && m > off[k]) fail(`a ${kind} list is not ascending`);
           prev += d;
           if (prev < 1 || prev > changes) fail(`a ${kind} list names a change beyond ${changes}`);
-          out[m++] = prev;
+          flat[m++] = prev;
         }
-        if (m === 0) fail(`a ${kind} list is empty`);
+        if (m === off[k]) fail(`a ${kind} list is empty`);
         keys.push(key);
-        lists.push(out.slice(0, m));
       }
-      x.lists[kind] = Postings.from(keys, lists);
+      off[n] = m;
+      x.lists[kind] = Postings.fromFlat(keys, off, flat);
     }
     if (at !== buf.length) fail(`${buf.length - at} bytes left over`);
     x.indexed = new Uint8Array(Math.max(1024, changes + 1));
