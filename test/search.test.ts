@@ -1,13 +1,18 @@
 // Change search over real HTTP (docs/api.md "Searching changes"): `GET changes?q=` with each
 // term (status:, is:open, is:unresolved, reviewer:, file:, line:, title words), all terms
 // together, newest first, paged with a cursor bound to the query; changes written after the
-// first search are found (the lists follow the commits); the lists rebuilt after a restart; bad
-// queries refused with a clear 400.
+// first search are found (the lists follow the commits); after a restart the lists come from the
+// workflow checkpoint's section with the log's tail applied (no build), and a damaged section or
+// one of another version falls back to the build; fsck checks the section; bad queries refused
+// with a clear 400.
 import { expect } from 'chai';
-import { promises as fsp } from 'node:fs';
+import { promises as fsp, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { push } from '../lib/client/transfer.js';
-import { searchBuild } from '../lib/authority/workflow/search.js';
+import { searchBuild, searchStats } from '../lib/authority/workflow/search.js';
+import { SEARCH_SECTION } from '../lib/domain/workflow/search-index.js';
+import { fsckAuthority } from '../lib/store/fsck.js';
+import { decodeCheckpoint, encodeCheckpoint } from '../lib/store/workflow-checkpoint.js';
 import { api, cli, expectError, ok, register, startTestServer, tempDir, until, type TestServer } from './helpers.js';
 
 type Json = Record<string, any>;
@@ -126,17 +131,95 @@ describe('change search', function () {
     await ok(post(`/changes/${c.change_id}:close`, { status: 'abandoned' }));
   });
 
-  it('rebuilds the lists after a restart', async () => {
+  const repoDir = () => path.join(dataDir, 'repositories', String(repo));
+  const ckptFile = () => path.join(repoDir(), 'workflow.ckpt');
+  /** Rewrite workflow.ckpt with its search section changed by `edit` (undefined: dropped); the file stays whole. */
+  const editSection = (edit: (b: Buffer) => Buffer | undefined) => {
+    const ck = decodeCheckpoint(readFileSync(ckptFile()));
+    const b = ck.sections.get(SEARCH_SECTION);
+    expect(b, 'the checkpoint holds the search section').to.not.equal(undefined);
+    const next = edit(Buffer.from(b!));
+    if (next) ck.sections.set(SEARCH_SECTION, next);
+    else ck.sections.delete(SEARCH_SECTION);
+    writeFileSync(ckptFile(), encodeCheckpoint(ck));
+  };
+  const stats = () => ({ ...searchStats });
+
+  it('after a restart answers from the checkpoint section at once, with the changes committed after the checkpoint (no build)', async () => {
     const want = await found('router');
     await s.stop();
+    // The clean stop wrote a checkpoint with the lists; keep it, commit more, and put it back:
+    // the next open starts from it and applies the log's tail (the new change, its patchset, a
+    // review and a comment).
+    const ckpt = readFileSync(ckptFile());
+    expect(decodeCheckpoint(ckpt).sections.has(SEARCH_SECTION)).to.equal(true);
     s = await startTestServer(dataDir);
-    expect(await found('router')).to.deep.equal(want);
+    const c = await make('Tail router entry', { 'docs/api.md': 'tail\n' });
+    const ps = (await ok(api(s.url, 'GET', R(repo, `/changes/${c}`)))).change.current_patchset_id;
+    await ok(post(`/changes/${c}/reviews`, { patchset_id: ps, reviewer: 'dora', action: 'approve' }));
+    await ok(post(`/changes/${c}/comments`, { patchset_id: ps, author: 'ann', body: 'tail?' }));
+    await s.stop();
+    writeFileSync(ckptFile(), ckpt);
+    const before = stats();
+    s = await startTestServer(dataDir);
+    expect(await found('router')).to.deep.equal(['Tail router entry', ...want]);
+    expect(stats().loaded, 'the lists came from the section').to.equal(before.loaded + 1);
     expect(await found('file:lib/http reviewer:bob')).to.deep.equal(['Router: fix paging']);
+    expect(await found('reviewer:dora file:docs tail')).to.deep.equal(['Tail router entry']);
+    expect(await found('is:unresolved')).to.deep.equal(['Tail router entry', 'Another router tweak', 'Speed up the log writer']);
+    expect(stats().builds, 'no search built the lists').to.equal(before.builds);
+    expect(stats().refused).to.equal(before.refused);
+    await ok(post(`/changes/${c}:close`, { status: 'abandoned' }));
+    expect(await found('is:unresolved is:open')).to.deep.equal(['Speed up the log writer']);
   });
+
+  it('fsck checks the section byte for byte against the records', async () => {
+    await s.stop();
+    expect((await fsckAuthority(repoDir(), repo)).problems).to.deep.equal([]);
+    const good = readFileSync(ckptFile());
+    // A list that names one more change (encoded whole, the file's CRC right): not the records'.
+    editSection((b) => {
+      const ck = decodeCheckpoint(good).sections.get(SEARCH_SECTION)!;
+      expect(ck.equals(b)).to.equal(true);
+      return Buffer.concat([b.subarray(0, b.length - 1), Buffer.from([b[b.length - 1] + 1])]);
+    });
+    expect((await fsckAuthority(repoDir(), repo)).problems.join('\n')).to.match(/workflow\.ckpt does not match the checkpoint rebuilt/);
+    writeFileSync(ckptFile(), good);
+    s = await startTestServer(dataDir);
+  });
+
+  for (const [what, edit] of [
+    ['one that does not decode', (b: Buffer) => b.subarray(0, b.length - 3)],
+    ['one of another version', (b: Buffer) => { const x = Buffer.from(b); x.writeUInt32LE(99, 0); return x; }],
+    ['one that counts more changes than the log holds', (b: Buffer) => { const x = Buffer.from(b); x.writeUInt32LE(x.readUInt32LE(4) + 5, 4); return x; }],
+  ] as [string, (b: Buffer) => Buffer][]) {
+    it(`a checkpoint section that is ${what} is not used: the first search builds the lists, with the same answers`, async () => {
+      const want = await found('router');
+      const wantFile = await found('file:lib/http reviewer:bob');
+      await s.stop();
+      editSection(edit);
+      const before = stats();
+      s = await startTestServer(dataDir);
+      expect(await found('router')).to.deep.equal(want);
+      expect(stats().refused, 'the section was refused').to.equal(before.refused + 1);
+      expect(stats().loaded).to.equal(before.loaded);
+      expect(await found('file:lib/http reviewer:bob')).to.deep.equal(wantFile);
+      expect(stats().builds, 'the first search built the lists').to.equal(before.builds + 1);
+      // The next checkpoint holds the lists again.
+      await s.stop();
+      const after = stats();
+      s = await startTestServer(dataDir);
+      expect(await found('router')).to.deep.equal(want);
+      expect(stats().loaded).to.equal(after.loaded + 1);
+      expect(stats().builds).to.equal(after.builds);
+    });
+  }
 
   it('builds the lists in slices: other requests are answered meanwhile, both searches wait for it, a change created during it is found', async () => {
     const want = await found('router');
     await s.stop();
+    // Without the section the first search builds the lists.
+    editSection(() => undefined);
     s = await startTestServer(dataDir);
     // Every change a slice; the build waits at each slice end until the test lets it go.
     let reached = 0;
@@ -202,6 +285,6 @@ describe('change search', function () {
   it('cairn change list -q searches', async () => {
     const res = await cli(['change', 'list', '--server', s.url, '--repo', String(repo), '-q', 'router file:docs', '--json']);
     expect(res.code, res.stderr).to.equal(0);
-    expect(JSON.parse(res.stdout).changes.map((c: Json) => c.title)).to.deep.equal(['Router: fix paging', 'Document the router']);
+    expect(JSON.parse(res.stdout).changes.map((c: Json) => c.title)).to.deep.equal(['Tail router entry', 'Router: fix paging', 'Document the router']);
   });
 });

@@ -190,8 +190,8 @@ export class ContentStore {
 
   /** Closed, or failed (a commit-point write failed): no transaction is taken. */
   get isClosed(): boolean { return this.commits.closed || this.commits.failed !== null; }
-  /** An owner's section of every checkpoint from now on (lib/store/workflow-checkpoint.ts). */
-  registerCheckpointSection(name: string, encode: () => Buffer): void { this.published.registerCheckpointSection(name, encode); }
+  /** An owner's section of every checkpoint from now on (lib/store/workflow-checkpoint.ts); `encode` answers null to leave it out of one. */
+  registerCheckpointSection(name: string, encode: () => Buffer | null): void { this.published.registerCheckpointSection(name, encode); }
   /** The owner's section of the checkpoint this open started from; undefined: rebuild from the records. */
   takeCheckpointSection(name: string): Buffer | undefined { return this.published.takeCheckpointSection(name); }
   /** An owner rebuilt its indexes (its section was missing or unusable): write a whole checkpoint soon. */

@@ -24,11 +24,14 @@ import { MAX_RECORDED_SIZE } from './index-file.js';
 import { describeOverLimit, expandedSize, Pace, pathsOf } from '../domain/tree-size.js';
 import { decodeCheckpoint, readCheckpointFile } from './workflow-checkpoint.js';
 import { WorkflowIndexes } from '../domain/workflow/indexes.js';
-import { CHANGE, TASK, type ChangeRecord, type TaskRecord } from '../domain/workflow/rules.js';
+import { CHANGE, PATCHSET, TASK, type ChangeRecord, type TaskRecord } from '../domain/workflow/rules.js';
+import { COMMENT } from '../domain/workflow/comment-rules.js';
+import { REVIEW } from '../domain/workflow/review-rules.js';
 import { INDEX_SECTION } from '../domain/workflow/indexes.js';
 import { PEOPLE_SECTION, rebuildPeople } from '../domain/workflow/people-index.js';
 import { REVIEW_SECTION, ReviewIndex } from '../domain/workflow/review-index.js';
 import { LAND_SECTION, LandIndex } from '../domain/workflow/land-index.js';
+import { SEARCH_SECTION, SearchIndex, type SearchPatchset, type SearchReview } from '../domain/workflow/search-index.js';
 import { encodeActive, isActiveEntry, QUEUE_ENTRY, QUEUE_SECTION, queueSectionSequences, type QueueEntryRecord } from '../domain/workflow/land-queue.js';
 
 export interface FsckResult {
@@ -309,6 +312,15 @@ async function checkWorkflowCheckpoint(store: ContentStore): Promise<{ problems:
           sections.set(name, rebuildPeople([...records.entries<ChangeRecord>(CHANGE)].map(([, c]) => c)).encode());
         } else if (name === REVIEW_SECTION) {
           sections.set(name, ReviewIndex.rebuild((type) => records.entries(type)).encode());
+        } else if (name === SEARCH_SECTION) {
+          const changes = [...records.entries<ChangeRecord>(CHANGE)].map(([, c]) => c);
+          const lists = SearchIndex.rebuild({
+            changes,
+            patchsets: (function* () { for (const [, p] of records.entries<SearchPatchset>(PATCHSET)) yield p; })(),
+            reviews: (function* () { for (const [, r] of records.entries<SearchReview>(REVIEW)) yield r; })(),
+            commentIds: (function* () { for (const [id] of records.locations(COMMENT)) yield id; })(),
+          });
+          sections.set(name, lists.encode(changes.length));
         } else if (name === LAND_SECTION) {
           const lands = new LandIndex();
           for (const [, l] of records.entries<{ sequence: number; change_id: string }>('land')) lands.add(l.sequence, Number(l.change_id.slice(l.change_id.lastIndexOf('-') + 1)));

@@ -66,7 +66,7 @@ export class PublishedStore {
   private tail = new Map<string, Set<string>>();
   private tracking = false;
   /** Encoders of the owners' checkpoint sections. */
-  private readonly sectionEncoders = new Map<string, () => Buffer>();
+  private readonly sectionEncoders = new Map<string, () => Buffer | null>();
   /** What the newest checkpoint on disk covers (null: none usable). */
   checkpointCover: CheckpointCover | null = null;
   /** events.log by sequence number (set by load). */
@@ -193,8 +193,8 @@ export class PublishedStore {
 
   // ------------------------------------------------------------ the workflow checkpoint (workflow-checkpoint.ts)
 
-  /** An owner's section of every checkpoint written from now on (its in-memory indexes). */
-  registerCheckpointSection(name: string, encode: () => Buffer): void {
+  /** An owner's section of every checkpoint written from now on (its in-memory indexes; null: none this time). */
+  registerCheckpointSection(name: string, encode: () => Buffer | null): void {
     this.sectionEncoders.set(name, encode);
   }
 
@@ -227,7 +227,10 @@ export class PublishedStore {
     };
     const lines = [...this.lineMap.values()].map((l) => [l.name, l.status, l.head_snapshot_id, l.updated_at_s]);
     const sections = new Map<string, Buffer>([[RECORDS_SECTION, Buffer.concat([new SectionWriter().json(lines).done(), this.records.encode()])]]);
-    for (const [name, encode] of this.sectionEncoders) sections.set(name, encode());
+    for (const [name, encode] of this.sectionEncoders) {
+      const bytes = encode();
+      if (bytes) sections.set(name, bytes);
+    }
     return { bytes: encodeCheckpoint({ cover, sections }), cover };
   }
 

@@ -57,6 +57,7 @@ import { requireName } from '../../domain/workflow/review-rules.js';
 import { CommentBook } from './comments.js';
 import { ViewedBook } from './viewed.js';
 import { ChangeSearch } from './search.js';
+import { SEARCH_SECTION } from '../../domain/workflow/search-index.js';
 import { changeAttention } from './people.js';
 
 export interface TaskInput {
@@ -178,7 +179,7 @@ export class WorkflowBook {
     book.reviews = ReviewBook.open(store, book, book.jobs, notes);
     book.comments = new CommentBook(store, book);
     book.viewed = new ViewedBook(store, book);
-    book.search = new ChangeSearch(store, { get index() { return book.index; }, unresolvedCount: (id) => book.comments.unresolvedCount(id) });
+    book.search = new ChangeSearch(store, { get index() { return book.index; }, unresolvedCount: (id) => book.comments.unresolvedCount(id) }, store.takeCheckpointSection(SEARCH_SECTION), notes);
     return book;
   }
 
