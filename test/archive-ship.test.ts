@@ -151,6 +151,29 @@ describe('archive shipping (memory store)', function () {
     await expectNewestMatches(store, s.dataDir, a);
   });
 
+  it('restarts behind a stale listing (the newest manifest not listed yet): catches up without a broken manifest', async () => {
+    const store = new MemoryObjectStore(true);
+    const dataDir = path.join(tempDir(), 'data');
+    let s = await start(store, dataDir, { leaseSeconds: 1 });
+    const a = await register(s.url, 'alpha');
+    await commitWorkflow(s.url, a, 1);
+    await caughtUp(s, [a]);
+    store.staleListing();
+    await commitWorkflow(s.url, a, 2);
+    const shipped = await caughtUp(s, [a]);
+    await s.stop();
+    server = undefined;
+    s = await start(store, dataDir, { leaseSeconds: 1 });
+    await until('caught up again after the restart', async () => {
+      const row = (await health(s)).archive.repositories.find((r: any) => r.repository === a);
+      return row && row.shipped_commit === shipped.repositories[0].shipped_commit && row.committed === row.shipped_commit;
+    }, 30_000);
+    store.freshListing();
+    await commitWorkflow(s.url, a, 3);
+    await caughtUp(s, [a]);
+    await expectNewestMatches(store, s.dataDir, a);
+  });
+
   it('never fails a commit while the store is down (5xx, throttling, a partial upload), warns of the lag, and catches up after', async () => {
     const store = new MemoryObjectStore(false);
     const s = await start(store, undefined, { lagWarnSeconds: 1 });
