@@ -8,9 +8,9 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { pino } from 'pino';
 import { Writable } from 'node:stream';
-import { api, register, startTestServer, tempDir, until, type TestServer } from './helpers.js';
+import { api, download, register, startTestServer, tempDir, until, type TestServer } from './helpers.js';
 import { MemoryObjectStore } from './memory-store.js';
-import { commitContent, commitWorkflow, expectNewestMatches, manifests, allKeys } from './archive-fixture.js';
+import { commitContent, commitWorkflow, expectNewestMatches, manifests, allKeys, verifyManifest } from './archive-fixture.js';
 import { claimGeneration } from '../lib/archive/generations.js';
 import { parseManifestKey } from '../lib/domain/archive-manifest.js';
 
@@ -172,6 +172,30 @@ describe('archive shipping (memory store)', function () {
     await commitWorkflow(s.url, a, 3);
     await caughtUp(s, [a]);
     await expectNewestMatches(store, s.dataDir, a);
+  });
+
+  it('ships a retiring repository until it is purged; a purged one stops and its objects stay', async () => {
+    const store = new MemoryObjectStore(false);
+    const s = await start(store);
+    const a = await register(s.url, 'alpha');
+    const b = await register(s.url, 'beta');
+    await commitWorkflow(s.url, a, 1);
+    await commitWorkflow(s.url, b, 1);
+    await caughtUp(s, [a, b]);
+    const AUTH = '/v1/native/repository-authorities';
+    expect((await api(s.url, 'POST', `${AUTH}/${a}/retirement`)).status).to.equal(200);
+    const status = await api(s.url, 'GET', `${AUTH}/${a}/retirement`);
+    const manifest = status.json.manifest;
+    for (const f of manifest.files) await download(s.url, `${AUTH}/${a}/retirement/files/${encodeURIComponent(f.path)}`);
+    expect((await health(s)).archive.repositories.map((r: any) => r.repository)).to.include(a);
+    const purge = await api(s.url, 'POST', `${AUTH}/${a}/retirement/purge`, { json: manifest });
+    expect(purge.status, purge.text).to.equal(200);
+    await commitWorkflow(s.url, b, 2);
+    await caughtUp(s, [b]);
+    await until('the purged repository leaves the status', async () => !(await health(s)).archive.repositories.some((r: any) => r.repository === a));
+    const kept = await manifests(store, a);
+    expect(kept.length).to.be.greaterThan(0);
+    for (const { key, manifest: m } of kept) await verifyManifest(store, m, key);
   });
 
   it('never fails a commit while the store is down (5xx, throttling, a partial upload), warns of the lag, and catches up after', async () => {

@@ -197,22 +197,28 @@ export class Shipper {
 
   /** Ship every repository that is behind, once (tests call it; the loop calls it each interval). */
   async shipOnce(): Promise<void> {
+    let failed: Error | undefined;
     for (const index of this.o.source.repositories()) {
       if (this.stopped || this.fenced) return;
       const r = this.repoState(index);
       const committed = BigInt(this.o.source.committed(index));
-      if (!r.loaded) await this.loadNewest(index, r);
-      if (committed <= r.shipped) { r.behindSince = null; r.lagWarned = false; continue; }
-      r.behindSince ??= Date.now();
-      this.checkLag(index, r);
-      this.busy = true;
       try {
+        if (!r.loaded) await this.loadNewest(index, r);
+        if (committed <= r.shipped) { r.behindSince = null; r.lagWarned = false; continue; }
+        r.behindSince ??= Date.now();
+        this.checkLag(index, r);
+        this.busy = true;
         await this.shipRepository(index, r);
+      } catch (err) {
+        // One repository's failure does not hold the others back; the round reports it.
+        if (err instanceof FencedError) throw err;
+        failed ??= err as Error;
       } finally {
         this.busy = false;
       }
     }
     for (const index of [...this.repos.keys()]) if (!this.o.source.repositories().includes(index)) this.repos.delete(index);
+    if (failed) throw failed;
   }
 
   private repoState(index: number): RepoState {
