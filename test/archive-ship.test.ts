@@ -211,7 +211,7 @@ describe('archive shipping (memory store)', function () {
     await commitContent(s.url, a, 'during the outage');
     await until('the outage shows in /healthz', async () => {
       const h = (await health(s)).archive;
-      return h.state === 'error' && h.last_error && h.repositories[0].lag_seconds > 0 && h.repositories[0].committed !== h.repositories[0].shipped_commit ? h : null;
+      return h.state === 'error' && h.last_error && h.repositories[0].lag_seconds > 0 && h.repositories[0].lag_bytes > 0 && h.repositories[0].committed !== h.repositories[0].shipped_commit ? h : null;
     });
     // Behind for longer than --archive-lag-warn-seconds: an archive.lagging event.
     const lagging = await until('archive.lagging in the global event feed', async () => {

@@ -316,6 +316,13 @@ export class Shipper {
       const commit = BigInt(capture.state.generation);
       if (commit <= r.shipped) return;
       const pending: ManifestEntry[] = [];
+      // The lag in bytes, known before any upload: new log bytes and packs the archive may lack.
+      r.lagBytes = capture.files.reduce((n, f) => {
+        if (f.kind === 'pack') return n + f.size;
+        if (f.kind !== 'log') return n;
+        const prev = r.logs.get(f.log!);
+        return n + Math.max(0, f.size - (prev && prev.file === f.path ? Number(prev.end) : 0));
+      }, 0);
       // 1. Packs the archive lacks.
       for (const f of capture.files.filter((x) => x.kind === 'pack')) {
         const key = packKey(index, f.packDir!, f.packId!);
@@ -328,7 +335,6 @@ export class Shipper {
       this.o.crashPoint?.('archive:after-packs');
       // 2. Log ranges [shipped, committed) per log; a base [0, committed) when due.
       const logs = new Map<string, LogShipped>();
-      let lagBytes = 0;
       let anyBase = false;
       for (const f of capture.files.filter((x) => x.kind === 'log')) {
         const name = f.log!;
@@ -339,7 +345,6 @@ export class Shipper {
         const l: LogShipped = base ? { file: f.path, end: 0n, entries: [], rangesSinceBase: 0 } : { ...prev!, entries: [...prev!.entries] };
         if (base) anyBase = true;
         if (end > start) {
-          lagBytes += Number(end - start);
           const key = logRangeKey(index, gen, f.path, start, end);
           const { sha256, bytes } = await digest(f.handle, Number(start), Number(end - start));
           await this.put(key, f.handle, Number(start), Number(end - start), sha256, bytes);
@@ -349,7 +354,6 @@ export class Shipper {
         }
         logs.set(name, l);
       }
-      r.lagBytes = lagBytes;
       this.o.crashPoint?.('archive:after-logs');
       // 3. Files: index segments and lines (immutable names), authority.bin, the registry record, workflow.ckpt at a base.
       const files = new Map<string, ManifestEntry>();
