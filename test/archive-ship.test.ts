@@ -132,6 +132,19 @@ describe('archive shipping (memory store)', function () {
     await expectNewestMatches(store, s.dataDir, a);
   });
 
+  it('ships many new packs over several rounds (a bounded number open at once), the manifest after the last', async () => {
+    const store = new MemoryObjectStore(false);
+    const s = await start(store, undefined, { packsPerRound: 1 });
+    const a = await register(s.url, 'alpha');
+    await commitContent(s.url, a, 'one');
+    await commitContent(s.url, a, 'two');
+    await commitContent(s.url, a, 'three');
+    await caughtUp(s, [a]);
+    const newest = (await manifests(store, a)).at(-1)!.manifest;
+    expect(newest.entries.filter((e) => e.kind === 'pack').length).to.equal(6);
+    await expectNewestMatches(store, s.dataDir, a);
+  });
+
   it('keeps its generation across a restart and ships only what is new (packs already there are not uploaded again)', async () => {
     const store = new MemoryObjectStore(false);
     const dataDir = path.join(tempDir(), 'data');

@@ -84,6 +84,8 @@ export interface ShipperOptions {
   beforeManifest?: () => Promise<void>;
   /** Use putIfAbsent for manifests (the store honours conditional writes). */
   conditional?: boolean;
+  /** Packs opened per round of one repository (default PACKS_PER_ROUND; tests lower it). */
+  packsPerRound?: number;
 }
 
 interface LogShipped {
@@ -124,6 +126,8 @@ export interface ArchiveStatus {
 
 /** Objects up to this size are read whole; larger ones stream twice (hash, then upload). */
 const WHOLE = 8 * 1024 * 1024;
+/** Packs opened and shipped per round of one repository, at most. */
+export const PACKS_PER_ROUND = 256;
 
 export class FencedError extends Error {}
 
@@ -307,8 +311,11 @@ export class Shipper {
       return !l || l.file !== file || l.rangesSinceBase >= this.checkpointRanges;
     };
     // Decide what to open before the capture: packs not known, files not shipped.
+    // At most PACKS_PER_ROUND packs are opened per round (file descriptors are finite): a
+    // repository with more new packs ships them over several rounds, its manifest after the last.
+    let wanted = 0;
     const capture = await this.o.source.capture(index, {
-      pack: (dir, id) => !r.packs.has(packKey(index, dir, id)),
+      pack: (dir, id) => !r.packs.has(packKey(index, dir, id)) && wanted++ < (this.o.packsPerRound ?? PACKS_PER_ROUND),
       checkpoint: true,
       file: (p) => !r.files.has(p),
     });
@@ -332,6 +339,7 @@ export class Shipper {
         if (!(there && there.size === f.size && there.sha256 === sha256)) await this.put(key, f.handle, 0, f.size, sha256, bytes);
         r.packs.set(key, entry);
       }
+      if (capture.packs.some((p) => !r.packs.has(packKey(index, p.dir, p.id)))) return; // more packs next round
       this.o.crashPoint?.('archive:after-packs');
       // 2. Log ranges [shipped, committed) per log; a base [0, committed) when due.
       const logs = new Map<string, LogShipped>();
