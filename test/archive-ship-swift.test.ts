@@ -3,6 +3,7 @@
 // object; two writers (a second data directory claims the next generation and fences the
 // first); `cairn archive status`; secrets never in the log or /healthz.
 import { expect } from 'chai';
+import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { S3ObjectStore, s3Settings } from '../lib/archive/s3-store.js';
@@ -88,6 +89,20 @@ describe('archive shipping: serve --archive on Swift s3api', function () {
       await expectNewestMatches(store, data, repo);
     });
   }
+
+  it('a refused secret from --archive-config shows as an error, never as the secret (log, /healthz, status)', async () => {
+    const secret = 'S3CR3T-cairn-do-not-log-1234567890';
+    const dir = tempDir();
+    const config = path.join(dir, 'archive.json');
+    await fsp.writeFile(config, JSON.stringify({ region: swift().region, endpoint: swift().endpoint, access_key_id: swift().accessKeyId, secret_access_key: secret }));
+    const child = await spawnServer(path.join(dir, 'data'), ['--archive', `s3://${BUCKET}/secret/`, '--archive-config', config, '--archive-interval-ms', '100', '--log-level', 'debug'], true, {});
+    children.push(child);
+    const a = await until('the refusal shows in /healthz', async () => { const x = await archiveOf(child); return x?.last_error ? x : null; }, 60_000);
+    expect(a.state).to.equal('error');
+    const status = await cli(['archive', 'status', '--server', child.url, '--json']);
+    await until('the refusal is logged', async () => /cannot start shipping yet/.test(child.output()));
+    for (const text of [JSON.stringify(a), status.stdout, status.stderr, child.output()]) expect(text).to.not.include(secret);
+  });
 
   it('two writers: a second data directory claims the next generation and fences the first; status says so; no secret shows', async () => {
     const prefix = 'two-writers/';

@@ -8,9 +8,9 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { pino } from 'pino';
 import { Writable } from 'node:stream';
-import { api, register, startTestServer, tempDir, until, type TestServer } from './helpers.js';
+import { api, download, register, startTestServer, tempDir, until, type TestServer } from './helpers.js';
 import { MemoryObjectStore } from './memory-store.js';
-import { commitContent, commitWorkflow, expectNewestMatches, manifests, allKeys } from './archive-fixture.js';
+import { commitContent, commitWorkflow, expectNewestMatches, manifests, allKeys, verifyManifest } from './archive-fixture.js';
 import { claimGeneration } from '../lib/archive/generations.js';
 import { parseManifestKey } from '../lib/domain/archive-manifest.js';
 
@@ -132,6 +132,19 @@ describe('archive shipping (memory store)', function () {
     await expectNewestMatches(store, s.dataDir, a);
   });
 
+  it('ships many new packs over several rounds (a bounded number open at once), the manifest after the last', async () => {
+    const store = new MemoryObjectStore(false);
+    const s = await start(store, undefined, { packsPerRound: 1 });
+    const a = await register(s.url, 'alpha');
+    await commitContent(s.url, a, 'one');
+    await commitContent(s.url, a, 'two');
+    await commitContent(s.url, a, 'three');
+    await caughtUp(s, [a]);
+    const newest = (await manifests(store, a)).at(-1)!.manifest;
+    expect(newest.entries.filter((e) => e.kind === 'pack').length).to.equal(6);
+    await expectNewestMatches(store, s.dataDir, a);
+  });
+
   it('keeps its generation across a restart and ships only what is new (packs already there are not uploaded again)', async () => {
     const store = new MemoryObjectStore(false);
     const dataDir = path.join(tempDir(), 'data');
@@ -151,6 +164,53 @@ describe('archive shipping (memory store)', function () {
     await expectNewestMatches(store, s.dataDir, a);
   });
 
+  it('restarts behind a stale listing (the newest manifest not listed yet): catches up without a broken manifest', async () => {
+    const store = new MemoryObjectStore(true);
+    const dataDir = path.join(tempDir(), 'data');
+    let s = await start(store, dataDir, { leaseSeconds: 1 });
+    const a = await register(s.url, 'alpha');
+    await commitWorkflow(s.url, a, 1);
+    await caughtUp(s, [a]);
+    store.staleListing();
+    await commitWorkflow(s.url, a, 2);
+    const shipped = await caughtUp(s, [a]);
+    await s.stop();
+    server = undefined;
+    s = await start(store, dataDir, { leaseSeconds: 1 });
+    await until('caught up again after the restart', async () => {
+      const row = (await health(s)).archive.repositories.find((r: any) => r.repository === a);
+      return row && row.shipped_commit === shipped.repositories[0].shipped_commit && row.committed === row.shipped_commit;
+    }, 30_000);
+    store.freshListing();
+    await commitWorkflow(s.url, a, 3);
+    await caughtUp(s, [a]);
+    await expectNewestMatches(store, s.dataDir, a);
+  });
+
+  it('ships a retiring repository until it is purged; a purged one stops and its objects stay', async () => {
+    const store = new MemoryObjectStore(false);
+    const s = await start(store);
+    const a = await register(s.url, 'alpha');
+    const b = await register(s.url, 'beta');
+    await commitWorkflow(s.url, a, 1);
+    await commitWorkflow(s.url, b, 1);
+    await caughtUp(s, [a, b]);
+    const AUTH = '/v1/native/repository-authorities';
+    expect((await api(s.url, 'POST', `${AUTH}/${a}/retirement`)).status).to.equal(200);
+    const status = await api(s.url, 'GET', `${AUTH}/${a}/retirement`);
+    const manifest = status.json.manifest;
+    for (const f of manifest.files) await download(s.url, `${AUTH}/${a}/retirement/files/${encodeURIComponent(f.path)}`);
+    expect((await health(s)).archive.repositories.map((r: any) => r.repository)).to.include(a);
+    const purge = await api(s.url, 'POST', `${AUTH}/${a}/retirement/purge`, { json: manifest });
+    expect(purge.status, purge.text).to.equal(200);
+    await commitWorkflow(s.url, b, 2);
+    await caughtUp(s, [b]);
+    await until('the purged repository leaves the status', async () => !(await health(s)).archive.repositories.some((r: any) => r.repository === a));
+    const kept = await manifests(store, a);
+    expect(kept.length).to.be.greaterThan(0);
+    for (const { key, manifest: m } of kept) await verifyManifest(store, m, key);
+  });
+
   it('never fails a commit while the store is down (5xx, throttling, a partial upload), warns of the lag, and catches up after', async () => {
     const store = new MemoryObjectStore(false);
     const s = await start(store, undefined, { lagWarnSeconds: 1 });
@@ -164,7 +224,7 @@ describe('archive shipping (memory store)', function () {
     await commitContent(s.url, a, 'during the outage');
     await until('the outage shows in /healthz', async () => {
       const h = (await health(s)).archive;
-      return h.state === 'error' && h.last_error && h.repositories[0].lag_seconds > 0 && h.repositories[0].committed !== h.repositories[0].shipped_commit ? h : null;
+      return h.state === 'error' && h.last_error && h.repositories[0].lag_seconds > 0 && h.repositories[0].lag_bytes > 0 && h.repositories[0].committed !== h.repositories[0].shipped_commit ? h : null;
     });
     // Behind for longer than --archive-lag-warn-seconds: an archive.lagging event.
     const lagging = await until('archive.lagging in the global event feed', async () => {

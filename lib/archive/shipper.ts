@@ -84,6 +84,8 @@ export interface ShipperOptions {
   beforeManifest?: () => Promise<void>;
   /** Use putIfAbsent for manifests (the store honours conditional writes). */
   conditional?: boolean;
+  /** Packs opened per round of one repository (default PACKS_PER_ROUND; tests lower it). */
+  packsPerRound?: number;
 }
 
 interface LogShipped {
@@ -124,6 +126,8 @@ export interface ArchiveStatus {
 
 /** Objects up to this size are read whole; larger ones stream twice (hash, then upload). */
 const WHOLE = 8 * 1024 * 1024;
+/** Packs opened and shipped per round of one repository, at most. */
+export const PACKS_PER_ROUND = 256;
 
 export class FencedError extends Error {}
 
@@ -197,22 +201,28 @@ export class Shipper {
 
   /** Ship every repository that is behind, once (tests call it; the loop calls it each interval). */
   async shipOnce(): Promise<void> {
+    let failed: Error | undefined;
     for (const index of this.o.source.repositories()) {
       if (this.stopped || this.fenced) return;
       const r = this.repoState(index);
       const committed = BigInt(this.o.source.committed(index));
-      if (!r.loaded) await this.loadNewest(index, r);
-      if (committed <= r.shipped) { r.behindSince = null; r.lagWarned = false; continue; }
-      r.behindSince ??= Date.now();
-      this.checkLag(index, r);
-      this.busy = true;
       try {
+        if (!r.loaded) await this.loadNewest(index, r);
+        if (committed <= r.shipped) { r.behindSince = null; r.lagWarned = false; continue; }
+        r.behindSince ??= Date.now();
+        this.checkLag(index, r);
+        this.busy = true;
         await this.shipRepository(index, r);
+      } catch (err) {
+        // One repository's failure does not hold the others back; the round reports it.
+        if (err instanceof FencedError) throw err;
+        failed ??= err as Error;
       } finally {
         this.busy = false;
       }
     }
     for (const index of [...this.repos.keys()]) if (!this.o.source.repositories().includes(index)) this.repos.delete(index);
+    if (failed) throw failed;
   }
 
   private repoState(index: number): RepoState {
@@ -301,8 +311,11 @@ export class Shipper {
       return !l || l.file !== file || l.rangesSinceBase >= this.checkpointRanges;
     };
     // Decide what to open before the capture: packs not known, files not shipped.
+    // At most PACKS_PER_ROUND packs are opened per round (file descriptors are finite): a
+    // repository with more new packs ships them over several rounds, its manifest after the last.
+    let wanted = 0;
     const capture = await this.o.source.capture(index, {
-      pack: (dir, id) => !r.packs.has(packKey(index, dir, id)),
+      pack: (dir, id) => !r.packs.has(packKey(index, dir, id)) && wanted++ < (this.o.packsPerRound ?? PACKS_PER_ROUND),
       checkpoint: true,
       file: (p) => !r.files.has(p),
     });
@@ -310,6 +323,13 @@ export class Shipper {
       const commit = BigInt(capture.state.generation);
       if (commit <= r.shipped) return;
       const pending: ManifestEntry[] = [];
+      // The lag in bytes, known before any upload: new log bytes and packs the archive may lack.
+      r.lagBytes = capture.files.reduce((n, f) => {
+        if (f.kind === 'pack') return n + f.size;
+        if (f.kind !== 'log') return n;
+        const prev = r.logs.get(f.log!);
+        return n + Math.max(0, f.size - (prev && prev.file === f.path ? Number(prev.end) : 0));
+      }, 0);
       // 1. Packs the archive lacks.
       for (const f of capture.files.filter((x) => x.kind === 'pack')) {
         const key = packKey(index, f.packDir!, f.packId!);
@@ -319,10 +339,10 @@ export class Shipper {
         if (!(there && there.size === f.size && there.sha256 === sha256)) await this.put(key, f.handle, 0, f.size, sha256, bytes);
         r.packs.set(key, entry);
       }
+      if (capture.packs.some((p) => !r.packs.has(packKey(index, p.dir, p.id)))) return; // more packs next round
       this.o.crashPoint?.('archive:after-packs');
       // 2. Log ranges [shipped, committed) per log; a base [0, committed) when due.
       const logs = new Map<string, LogShipped>();
-      let lagBytes = 0;
       let anyBase = false;
       for (const f of capture.files.filter((x) => x.kind === 'log')) {
         const name = f.log!;
@@ -333,7 +353,6 @@ export class Shipper {
         const l: LogShipped = base ? { file: f.path, end: 0n, entries: [], rangesSinceBase: 0 } : { ...prev!, entries: [...prev!.entries] };
         if (base) anyBase = true;
         if (end > start) {
-          lagBytes += Number(end - start);
           const key = logRangeKey(index, gen, f.path, start, end);
           const { sha256, bytes } = await digest(f.handle, Number(start), Number(end - start));
           await this.put(key, f.handle, Number(start), Number(end - start), sha256, bytes);
@@ -343,7 +362,6 @@ export class Shipper {
         }
         logs.set(name, l);
       }
-      r.lagBytes = lagBytes;
       this.o.crashPoint?.('archive:after-logs');
       // 3. Files: index segments and lines (immutable names), authority.bin, the registry record, workflow.ckpt at a base.
       const files = new Map<string, ManifestEntry>();

@@ -29,6 +29,8 @@ export interface ArchivingOptions {
   lagWarnSeconds?: number;
   checkpointRanges?: number;
   leaseSeconds?: number;
+  /** Tests: packs shipped per round of one repository. */
+  packsPerRound?: number;
 }
 
 export async function readArchiveFile(file: string): Promise<ArchiveFile | null> {
@@ -161,6 +163,7 @@ export class Archiving {
       intervalMs: this.o.intervalMs,
       lagWarnSeconds: this.o.lagWarnSeconds,
       checkpointRanges: this.o.checkpointRanges,
+      packsPerRound: this.o.packsPerRound,
       log,
       conditional,
       crashPoint,
