@@ -353,6 +353,24 @@ describe('archive prune (mark and sweep)', () => {
     expect(store.objects.has(x.old1.key)).to.equal(true);
   });
 
+  it('lets a purged authority\'s archive go when the writer left its purge marker (the registry record in the manifest still active); the marker stays', async () => {
+    const store = new MemoryObjectStore();
+    const x = await archive(store);
+    const p = await pack(store, 2, 'marked');
+    const last = await manifest(store, 2, 1n, 7n, NOW - 31 * DAY, [p]);
+    for (const key of [p.key, last]) age(store, key, NOW - 31 * DAY);
+    const unmarked = await pruneArchive(store, options({ dryRun: true }));
+    expect(unmarked.purged).to.deep.equal([]);
+    const marker = Buffer.from('{"repository_index":2}\n');
+    await store.put('repositories/2/purged', marker, { sha256: sha256Hex(marker), size: marker.length });
+    age(store, 'repositories/2/purged', NOW - 31 * DAY);
+    const report = await pruneArchive(store, options());
+    expect(report.purged).to.deep.equal([2]);
+    for (const key of [last, p.key]) expect(store.objects.has(key), key).to.equal(false);
+    expect(store.objects.has('repositories/2/purged')).to.equal(true);
+    expect(store.objects.has(x.r1)).to.equal(true);
+  });
+
   it('passes over a manifest a stale listing still shows after it was deleted', async () => {
     const store = new MemoryObjectStore();
     const x = await archive(store);

@@ -3,6 +3,7 @@
 // manifest names is all there and rebuilds the repository's files byte for byte; an outage
 // never fails a commit and shipping catches up; a newer generation fences the writer; the
 // lease where the store honours conditional writes.
+import { buffer } from 'node:stream/consumers';
 import { expect } from 'chai';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
@@ -13,6 +14,7 @@ import { MemoryObjectStore } from './memory-store.js';
 import { commitContent, commitWorkflow, expectNewestMatches, manifests, allKeys, verifyManifest } from './archive-fixture.js';
 import { claimGeneration } from '../lib/archive/generations.js';
 import { parseManifestKey } from '../lib/domain/archive-manifest.js';
+import { parseRetention } from '../lib/domain/archive-retention.js';
 
 const URL_ = 's3://cairn-test/site';
 
@@ -187,6 +189,31 @@ describe('archive shipping (memory store)', function () {
     await expectNewestMatches(store, s.dataDir, a);
   });
 
+  it('prunes by --archive-keep beside the shipping: old manifests go, every kept one stays whole, the newest matches the files', async () => {
+    const store = new MemoryObjectStore(false);
+    const s = await start(store, undefined, { prune: { policy: parseRetention('all:1s'), graceMs: 500, everyMs: 300 } });
+    const a = await register(s.url, 'alpha');
+    for (let i = 1; i <= 3; i++) {
+      await commitWorkflow(s.url, a, i);
+      await caughtUp(s, [a]);
+    }
+    const before = (await manifests(store, a)).length;
+    expect(before).to.be.greaterThan(2);
+    const pruned = await until('a prune dropped the old manifests', async () => {
+      const p = (await health(s)).archive.last_prune;
+      return p && p.deleted_manifests > 0 ? p : null;
+    });
+    expect(pruned).to.not.have.property('error');
+    await commitWorkflow(s.url, a, 4);
+    await caughtUp(s, [a]);
+    const kept = await manifests(store, a);
+    expect(kept.length).to.be.lessThan(before + 1);
+    for (const { key, manifest: m } of kept) await verifyManifest(store, m, key);
+    await expectNewestMatches(store, s.dataDir, a);
+    // the claims are never pruned
+    expect(await allKeys(store, 'generations/')).to.deep.equal(['generations/00000000000000000001']);
+  });
+
   it('ships a retiring repository until it is purged; a purged one stops and its objects stay', async () => {
     const store = new MemoryObjectStore(false);
     const s = await start(store);
@@ -209,6 +236,10 @@ describe('archive shipping (memory store)', function () {
     const kept = await manifests(store, a);
     expect(kept.length).to.be.greaterThan(0);
     for (const { key, manifest: m } of kept) await verifyManifest(store, m, key);
+    // the purge marker: its archive now follows the retention windows (the live one has none)
+    await until('the purge marker is stored', async () => (await store.head(`repositories/${a}/purged`)) !== null);
+    expect(JSON.parse((await buffer((await store.get(`repositories/${a}/purged`)).body)).toString())).to.include({ repository_index: a });
+    expect(await store.head(`repositories/${b}/purged`)).to.equal(null);
   });
 
   it('never fails a commit while the store is down (5xx, throttling, a partial upload), warns of the lag, and catches up after', async () => {

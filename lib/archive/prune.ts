@@ -19,7 +19,7 @@
 import { buffer } from 'node:stream/consumers';
 import { Corrupt } from '../domain/errors.js';
 import { LIFECYCLE_PURGED } from '../domain/repository.js';
-import { decodeManifest, manifestPrefix, MANIFEST_MAGIC, MANIFEST_VERSION, parseManifestKey, type Manifest } from '../domain/archive-manifest.js';
+import { decodeManifest, manifestPrefix, MANIFEST_MAGIC, MANIFEST_VERSION, parseManifestKey, purgedMarkerKey, type Manifest } from '../domain/archive-manifest.js';
 import { chooseManifests, formatDuration, formatRetention, type ManifestTime, type RetentionPolicy } from '../domain/archive-retention.js';
 import { ObjectStoreError, verified, type ObjectInfo, type ObjectStore } from './object-store.js';
 
@@ -183,11 +183,13 @@ async function prune(store: ObjectStore, options: PruneOptions, nowMs: number, l
   const manifestInfos = new Map<string, ObjectInfo>();
   const objects: ObjectInfo[] = [];
   const repositories = new Set<number>();
+  const purgedMarkers = new Set<number>();
   for (const info of listed) {
     const repository = repositoryOf(info.key);
     if (repository === null) continue; // not an authority's key: never pruned
     repositories.add(repository);
     if (parseManifestKey(info.key)) manifestInfos.set(info.key, info);
+    else if (info.key === purgedMarkerKey(repository)) purgedMarkers.add(repository); // never swept
     else if (!info.key.startsWith(manifestPrefix(repository))) objects.push(info);
   }
 
@@ -217,7 +219,7 @@ async function prune(store: ObjectStore, options: PruneOptions, nowMs: number, l
   await eachLimited([...newest], limit, async ([repository, key]) => {
     const manifest = await readManifest(store, key);
     decoded.set(key, manifest);
-    if (await recordsPurge(store, manifest)) purged.add(repository);
+    if (purgedMarkers.has(repository) || (await recordsPurge(store, manifest))) purged.add(repository);
   });
 
   const choice = chooseManifests(times, options.policy, nowMs, purged);

@@ -21,6 +21,7 @@ import {
   manifestPrefix,
   packKey,
   parseManifestKey,
+  purgedMarkerKey,
   registryRecordKey,
   REGISTRY_RECORD_PATH,
   type ManifestEntry,
@@ -57,6 +58,8 @@ export interface ShipWants {
 export interface ShipSource {
   /** Repositories to ship (registered, not purged), in index order. */
   repositories(): number[];
+  /** Purged repositories (their archive gets the purge marker once). */
+  purged?(): number[];
   /** The committed commit generation now (cheap; 0 when the repository is not open yet). */
   committed(index: number): number;
   /** The repository's registry record as §20.1 ships it (40 bytes, name_offset 0, then the name). */
@@ -122,6 +125,8 @@ export interface ArchiveStatus {
   repositories: { repository: number; shipped_commit: string; committed: string; lag_seconds: number; lag_bytes: number }[];
   last_error: string | null;
   last_shipped_at: string | null;
+  /** With a retention policy (serve --archive-keep): the last prune's counts or failure, null before the first. */
+  last_prune?: { at: string; deleted_manifests: number; deleted_objects: number; deleted_bytes: number } | { at: string; error: string } | null;
 }
 
 /** Objects up to this size are read whole; larger ones stream twice (hash, then upload). */
@@ -140,6 +145,8 @@ export class Shipper {
   private running: Promise<void> | null = null;
   private stopped = false;
   private fenced: string | null = null;
+  /** Purged repositories whose marker is known to be stored (or that have no archive). */
+  private purgeNoted = new Set<number>();
   private fencedWhy = '';
   private busy = false;
   private failures = 0;
@@ -222,7 +229,33 @@ export class Shipper {
       }
     }
     for (const index of [...this.repos.keys()]) if (!this.o.source.repositories().includes(index)) this.repos.delete(index);
+    for (const index of this.o.source.purged?.() ?? []) {
+      if (this.stopped || this.fenced || this.purgeNoted.has(index)) continue;
+      try {
+        await this.notePurge(index);
+      } catch (err) {
+        failed ??= err as Error;
+      }
+    }
     if (failed) throw failed;
+  }
+
+  /**
+   * Leave the purge marker of a purged repository that has an archive (once; HEAD first, so a
+   * restart costs one request per purged repository). Its manifests then follow the retention
+   * windows like any other: the newest is no longer kept for being newest.
+   */
+  private async notePurge(index: number): Promise<void> {
+    const key = purgedMarkerKey(index);
+    if (!(await this.o.store.head(key))) {
+      const shipped = await this.o.store.list(manifestPrefix(index), { limit: 1 });
+      if (shipped.objects.length > 0) {
+        const body = Buffer.from(`${JSON.stringify({ repository_index: index, purged_seen_at: new Date().toISOString(), generation: this.o.generation.toString() })}\n`);
+        await this.o.store.put(key, body, { sha256: sha256Hex(body), size: body.length });
+        this.o.log.info({ archive: this.o.url, repository_index: index }, 'archive: marked a purged repository; its manifests now follow the retention windows');
+      }
+    }
+    this.purgeNoted.add(index);
   }
 
   private repoState(index: number): RepoState {

@@ -6,6 +6,8 @@
 // store delays shipping and shows in /healthz, it never fails a commit or the start.
 import { promises as fsp } from 'node:fs';
 import { LIFECYCLE_PURGED } from '../domain/repository.js';
+import type { RetentionPolicy } from '../domain/archive-retention.js';
+import { pruneArchive } from '../archive/prune.js';
 import { writeFileDurable } from '../store/durable.js';
 import { encodeRegistryRecord } from '../store/registry-file.js';
 import { crashPoint } from '../store/crash-point.js';
@@ -31,6 +33,8 @@ export interface ArchivingOptions {
   leaseSeconds?: number;
   /** Tests: packs shipped per round of one repository. */
   packsPerRound?: number;
+  /** Prune the archive by a retention policy now and then (serve --archive-keep); never without it. */
+  prune?: { policy: RetentionPolicy; graceMs: number; everyMs: number };
 }
 
 export async function readArchiveFile(file: string): Promise<ArchiveFile | null> {
@@ -56,6 +60,7 @@ export async function writeArchiveFile(file: string, value: ArchiveFile): Promis
 export function serviceSource(service: CairnService): ShipSource {
   return {
     repositories: () => service.registry.all().filter((r) => r.lifecycle_kind !== LIFECYCLE_PURGED).map((r) => r.repository_index),
+    purged: () => service.registry.all().filter((r) => r.lifecycle_kind === LIFECYCLE_PURGED).map((r) => r.repository_index),
     committed: (index) => {
       if (!service.isOpen(index)) return 0;
       try {
@@ -76,6 +81,10 @@ export class Archiving {
   private fencedBy: string | null = null;
   private stopped = false;
   private leaseTimer: NodeJS.Timeout | null = null;
+  private pruneTimer: NodeJS.Timeout | null = null;
+  private pruning: Promise<void> | null = null;
+  /** The last prune's report (or failure), for /healthz. */
+  private lastPrune: { at: string; deleted_manifests: number; deleted_objects: number; deleted_bytes: number } | { at: string; error: string } | null = null;
 
   constructor(private readonly service: CairnService, private readonly o: ArchivingOptions) {
     void this.start();
@@ -83,7 +92,7 @@ export class Archiving {
 
   /** /healthz and `cairn archive status`. */
   status(): ArchiveStatus {
-    if (this.shipper) return this.shipper.status();
+    if (this.shipper) return this.o.prune ? { ...this.shipper.status(), last_prune: this.lastPrune } : this.shipper.status();
     return {
       url: this.o.url,
       generation: this.generation.toString(),
@@ -192,11 +201,36 @@ export class Archiving {
       this.leaseTimer.unref();
     }
     shipper.start();
+    if (this.o.prune) this.schedulePrune(Math.min(this.o.prune.everyMs, 10 * 60_000));
+  }
+
+  /**
+   * One prune at a time, beside the shipping (never inside a commit); a fenced or stopped writer
+   * does not prune: the archive is the newer writer's to keep.
+   */
+  private schedulePrune(delayMs: number): void {
+    const prune = this.o.prune!;
+    this.pruneTimer = setTimeout(() => {
+      if (this.stopped || this.fencedBy || this.shipper?.status().state === 'fenced') return;
+      this.pruning = pruneArchive(this.o.store, { policy: prune.policy, graceMs: prune.graceMs }).then((report) => {
+        this.lastPrune = { at: new Date().toISOString(), deleted_manifests: report.manifests.deleted, deleted_objects: report.objects.deleted, deleted_bytes: report.objects.deleted_bytes };
+        this.service.log.info({ archive: this.o.url, ...this.lastPrune }, 'archive: pruned by the retention policy');
+      }, (err) => {
+        this.lastPrune = { at: new Date().toISOString(), error: (err as Error).message };
+        this.service.log.warn({ archive: this.o.url, problem: (err as Error).message }, 'archive: prune failed; retrying at the next one');
+      }).finally(() => {
+        this.pruning = null;
+        if (!this.stopped) this.schedulePrune(prune.everyMs);
+      });
+    }, delayMs);
+    this.pruneTimer.unref();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.leaseTimer) clearInterval(this.leaseTimer);
+    if (this.pruneTimer) clearTimeout(this.pruneTimer);
+    await Promise.race([this.pruning, new Promise((r) => setTimeout(r, 2000).unref())]);
     // An upload in flight is not waited for long: what it had not finished ships after the next start.
     await Promise.race([this.shipper?.stop(), new Promise((r) => setTimeout(r, 2000).unref())]);
     this.o.store.close?.();

@@ -32,6 +32,7 @@ import type { GitShadowSource } from '../authority/git-shadow.js';
 import { DEFAULT_MIRROR_POLICY } from '../authority/git-mirror-runner.js';
 import { Archiving, type ArchivingOptions } from '../authority/archiving.js';
 import { openS3Store } from '../archive/s3-store.js';
+import { DEFAULT_GRACE, parseDuration, parseRetention } from '../domain/archive-retention.js';
 import { Follower, type FollowOptions } from '../authority/follower.js';
 
 export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [--log-level LEVEL] [--log-format pretty|json]
@@ -172,6 +173,13 @@ Options:
   --archive-lag-warn-seconds N
                      shipping behind the commits for longer than N seconds is logged as a
                      warning and an archive.lagging event (default 60)
+  --archive-keep POLICY
+                     prune the archive by this retention policy (as cairn archive prune
+                     --keep, e.g. all:48h,daily:30d) ten minutes after start and then every
+                     --archive-prune-every (default 6h); without it the server never deletes
+                     from the archive
+  --archive-prune-grace DURATION
+                     leave unreferenced objects younger than this (default 24h)
   --follow s3://BUCKET[/PREFIX]
                      be a read-only standby of the archive a writer ships to (--archive):
                      every repository is kept at the newest manifest (docs/operations.md
@@ -438,6 +446,9 @@ export async function serve(argv: string[]): Promise<number> {
     'archive-config': { type: 'string' },
     'archive-interval-ms': { type: 'string', default: '1000' },
     'archive-lag-warn-seconds': { type: 'string', default: '60' },
+    'archive-keep': { type: 'string' },
+    'archive-prune-grace': { type: 'string', default: DEFAULT_GRACE },
+    'archive-prune-every': { type: 'string', default: '6h' },
     'archive-checkpoint-ranges': { type: 'string', default: '256' },
     'archive-lease-seconds': { type: 'string', default: '30' },
     help: { type: 'boolean', short: 'h', default: false },
@@ -565,6 +576,17 @@ export async function serve(argv: string[]): Promise<number> {
       checkpointRanges: positive('archive-checkpoint-ranges', 1_000_000),
       leaseSeconds: positive('archive-lease-seconds', 86_400),
     };
+    if (values['archive-keep'] !== undefined) {
+      try {
+        archive.prune = {
+          policy: parseRetention(String(values['archive-keep']), '--archive-keep'),
+          graceMs: parseDuration(String(values['archive-prune-grace']), '--archive-prune-grace'),
+          everyMs: Math.max(1000, parseDuration(String(values['archive-prune-every']), '--archive-prune-every')),
+        };
+      } catch (err) {
+        throw new CliUsageError((err as Error).message);
+      }
+    }
   } else if (values['archive-config'] !== undefined && values.follow === undefined) {
     throw new CliUsageError('--archive-config needs --archive or --follow');
   }

@@ -72,6 +72,14 @@ export function parseManifestKey(key: string): { repository: number; archiveGene
   return { repository, archiveGeneration, commitGeneration };
 }
 
+/**
+ * The marker a writer leaves when it sees a repository purged: its archive then follows the
+ * retention windows like any other (the newest manifest is no longer kept for being newest).
+ */
+export function purgedMarkerKey(index: number): string {
+  return `${repoPrefix(index)}purged`;
+}
+
 export function packKey(index: number, kind: 'objects' | 'trees', packId: string): string {
   if (!/^[0-9a-f]{64}$/.test(packId)) throw new RangeError('pack id must be 64 lowercase hex digits');
   return `${repoPrefix(index)}packs/${kind}/${packId}.pack`;

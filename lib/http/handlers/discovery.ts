@@ -89,7 +89,14 @@ export const SCHEMAS: Schemas = {
     })),
     last_error: nullable(str),
     last_shipped_at: nullable(str),
-  }, { description: 'present only while the server ships to an archive (serve --archive)' }),
+    last_prune: nullable(obj({
+      at: str,
+      deleted_manifests: { type: 'integer' },
+      deleted_objects: { type: 'integer' },
+      deleted_bytes: { type: 'integer' },
+      error: str,
+    }, { optional: ['deleted_manifests', 'deleted_objects', 'deleted_bytes', 'error'], description: 'the last prune by serve --archive-keep: its counts, or its error; null before the first' })),
+  }, { optional: ['last_prune'], description: 'present only while the server ships to an archive (serve --archive)' }),
   HealthStarting: obj({ ready: constant(false), status: constant('starting') }, { description: 'GET /healthz before activation (503)' }),
   Handshake: obj({
     ready: constant(true),
