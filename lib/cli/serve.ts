@@ -50,8 +50,10 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--git-credentials-dir DIR] [--git-mirror-concurrency N]
                    [--git-mirror-backoff-ms N] [--archive s3://BUCKET[/PREFIX]]
                    [--archive-config FILE] [--archive-interval-ms N]
-                   [--archive-lag-warn-seconds N] [--follow s3://BUCKET[/PREFIX]]
-                   [--follow-interval-ms N] [-h|--help]
+                   [--archive-lag-warn-seconds N] [--archive-keep POLICY]
+                   [--archive-prune-grace DURATION] [--archive-prune-every DURATION]
+                   [--archive-checkpoint-ranges N] [--archive-lease-seconds N]
+                   [--follow s3://BUCKET[/PREFIX]] [--follow-interval-ms N] [-h|--help]
 
 Serve the cairn HTTP interface, and the reviewer web UI at /ui/ (docs/ui.md).
 
@@ -180,6 +182,8 @@ Options:
                      from the archive
   --archive-prune-grace DURATION
                      leave unreferenced objects younger than this (default 24h)
+  --archive-prune-every DURATION
+                     how often the server prunes with --archive-keep (default 6h)
   --follow s3://BUCKET[/PREFIX]
                      be a read-only standby of the archive a writer ships to (--archive):
                      every repository is kept at the newest manifest (docs/operations.md
