@@ -1,0 +1,146 @@
+// Reads and event feeds of a warm standby (cairn serve --follow) while it applies manifests: a
+// writer (cairn serve --archive) commits steadily, the follower applies each newer manifest
+// (closing and reopening the repository's authority), and meanwhile concurrent readers hammer
+// the follower. No request, however it falls against an apply, may fail with a 5xx, and an
+// event-stream subscriber sees every event the writer produced, in order, with no gap and no
+// duplicate (a reconnect with Last-Event-ID is allowed; none should be needed).
+import { expect } from 'chai';
+import http from 'node:http';
+import path from 'node:path';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { useSwift } from './swift.js';
+import { api, register, spawnServer, tempDir, until, type ChildServer } from './helpers.js';
+import { write } from './archive-reads.js';
+
+const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
+const URL_ = 's3://cairn-follow-reads/team/';
+
+type Health = { archive?: { repositories: { repository: number; shipped_commit: string; committed: string }[] }; follow?: { repositories: { repository: number; applied_commit: string }[] } };
+const health = async (url: string): Promise<Health> => (await api(url, 'GET', '/healthz')).json as Health;
+
+/** An SSE reader of one repository's feed that reconnects with Last-Event-ID when the stream ends. */
+class FeedReader {
+  readonly seqs: number[] = [];
+  connections = 0;
+  private stopped = false;
+  private req: http.ClientRequest | null = null;
+  readonly errors: string[] = [];
+  constructor(private readonly base: string, private readonly path: string) {}
+
+  start(): void {
+    if (this.stopped) return;
+    this.connections++;
+    const last = this.seqs.at(-1);
+    const headers: Record<string, string> = { Accept: 'text/event-stream' };
+    const target = last === undefined ? `${this.path}?since=0` : this.path;
+    if (last !== undefined) headers['Last-Event-ID'] = String(last);
+    const req = http.get(`${this.base}${target}`, { headers }, (res) => {
+      if (res.statusCode !== 200) this.errors.push(`stream answered ${res.statusCode}`);
+      let buf = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        buf += chunk;
+        let cut: number;
+        while ((cut = buf.indexOf('\n\n')) >= 0) {
+          const frame = buf.slice(0, cut);
+          buf = buf.slice(cut + 2);
+          const id = /^id: (\d+)$/m.exec(frame);
+          if (id) this.seqs.push(Number(id[1]));
+        }
+      });
+      res.on('end', () => setTimeout(() => this.start(), 50));
+      res.on('error', () => {});
+    });
+    req.on('error', (err) => {
+      if (!this.stopped) {
+        this.errors.push(err.message);
+        setTimeout(() => this.start(), 50);
+      }
+    });
+    this.req = req;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.req?.destroy();
+  }
+}
+
+describe('cairn serve --follow: reads and event feeds across applies', function () {
+  this.timeout(600_000);
+  const swift = useSwift();
+  const children: ChildServer[] = [];
+  after(() => {
+    for (const c of children) if (c.proc.exitCode === null) c.proc.kill('SIGKILL');
+  });
+
+  it('answers concurrent reads without a 5xx, and an event stream sees every event once, in order', async () => {
+    const s = swift();
+    const env = { AWS_ACCESS_KEY_ID: s.accessKeyId, AWS_SECRET_ACCESS_KEY: s.secretAccessKey, AWS_REGION: s.region, AWS_ENDPOINT_URL_S3: s.endpoint };
+    const admin = new S3Client({ region: s.region, endpoint: s.endpoint, forcePathStyle: true, credentials: { accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey } });
+    await admin.send(new CreateBucketCommand({ Bucket: 'cairn-follow-reads' }));
+    admin.destroy();
+    const writer = await spawnServer(path.join(tempDir(), 'writer'), ['--no-ui', '--archive', URL_, '--archive-interval-ms', '100'], true, env);
+    children.push(writer);
+    const repo = await register(writer.url, 'alpha');
+    await write(writer.url, repo, 1);
+    const follower = await spawnServer(path.join(tempDir(), 'follower'), ['--no-ui', '--follow', URL_, '--follow-interval-ms', '100'], true, env);
+    children.push(follower);
+
+    const applied = async (): Promise<string | null> => (await health(follower.url)).follow?.repositories.find((r) => r.repository === repo)?.applied_commit ?? null;
+    await until('the follower to apply the first manifest', applied, 120_000);
+    // Paths that stay valid as the history grows (round 1's objects).
+    const lines = (await api(follower.url, 'GET', R(repo, '/lines/dev'))).json;
+    const head = lines.head_snapshot_id ?? lines.line?.head_snapshot_id;
+    const changes = (await api(follower.url, 'GET', R(repo, '/changes'))).json;
+    const change = (changes.changes ?? changes.items)[0].change_id;
+    const paths = [R(repo, '/tasks'), R(repo, '/lines'), R(repo, `/changes/${change}`), R(repo, `/read/snapshots/${head}/files/a.txt`), R(repo, `/snapshots/${head}`), R(repo, '/events?limit=50')];
+
+    const feed = new FeedReader(follower.url, R(repo, '/events'));
+    feed.start();
+    const failures: string[] = [];
+    let requests = 0;
+    let reading = true;
+    const reader = async (k: number): Promise<void> => {
+      for (let i = k; reading; i++) {
+        const p = paths[i % paths.length]!;
+        try {
+          const res = await api(follower.url, 'GET', p, { contract: false });
+          requests++;
+          if (res.status < 200 || res.status > 299) failures.push(`${res.status} GET ${p}: ${res.text.slice(0, 300)}`);
+        } catch (err) {
+          failures.push(`GET ${p} failed: ${(err as Error).message}`);
+        }
+      }
+    };
+    const readers = [0, 1, 2, 3].map(reader);
+
+    // The writer commits steadily; the follower applies what it ships, several times over.
+    const seen = new Set<string>();
+    for (let round = 2; round <= 9; round++) {
+      await write(writer.url, repo, round);
+      const a = await applied();
+      if (a) seen.add(a);
+    }
+    await until('the follower to apply the writer\'s last commit', async () => {
+      const h = await health(writer.url);
+      const shipped = h.archive?.repositories.find((r) => r.repository === repo);
+      const a = await applied();
+      if (a) seen.add(a);
+      return shipped && shipped.shipped_commit === shipped.committed && a === shipped.committed;
+    }, 120_000);
+    reading = false;
+    await Promise.all(readers);
+
+    const all = (await api(writer.url, 'GET', R(repo, '/events?since=0&limit=1000'))).json;
+    const expected = (all.events as { seq: number }[]).map((e) => e.seq);
+    await until('the event stream to reach the writer\'s last event', () => feed.seqs.at(-1) === expected.at(-1), 60_000).catch(() => null);
+    feed.stop();
+
+    expect(seen.size, 'applies observed').to.be.greaterThan(2);
+    expect(requests).to.be.greaterThan(0);
+    expect(failures, 'non-2xx answers of the follower').to.deep.equal([]);
+    expect(feed.errors, 'event stream errors').to.deep.equal([]);
+    expect(feed.seqs, 'events seen on the follower\'s stream').to.deep.equal(expected);
+  });
+});
