@@ -5,7 +5,11 @@
 // event-stream subscriber sees every event the writer produced, in order, with no gap and no
 // duplicate (a reconnect with Last-Event-ID is allowed; none should be needed).
 import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
 import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { push } from '../lib/client/transfer.js';
 import path from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { useSwift } from './swift.js';
@@ -84,17 +88,29 @@ describe('cairn serve --follow: reads and event feeds across applies', function 
     children.push(writer);
     const repo = await register(writer.url, 'alpha');
     await write(writer.url, repo, 1);
+    // A snapshot whose export takes a while to read (a slow client reads it across applies).
+    const bigDir = tempDir();
+    await fsp.writeFile(path.join(bigDir, 'big.bin'), randomBytes(6 * 1024 * 1024));
+    const big = (await push({ server: writer.url, repo, line: 'big', dir: bigDir, moveLine: true, progress: false })).snapshot_id;
     const follower = await spawnServer(path.join(tempDir(), 'follower'), ['--no-ui', '--follow', URL_, '--follow-interval-ms', '100'], true, env);
     children.push(follower);
 
     const applied = async (): Promise<string | null> => (await health(follower.url)).follow?.repositories.find((r) => r.repository === repo)?.applied_commit ?? null;
-    await until('the follower to apply the first manifest', applied, 120_000);
+    const seen = new Set<string>();
+    /** The writer shipped all it committed and the follower applied exactly that. */
+    const caughtUp = (): Promise<unknown> => until('the follower to apply the writer\'s last commit', async () => {
+      const shipped = (await health(writer.url)).archive?.repositories.find((r) => r.repository === repo);
+      const a = await applied();
+      if (a) seen.add(a);
+      return shipped && shipped.shipped_commit === shipped.committed && a === shipped.committed;
+    }, 120_000);
+    await caughtUp();
     // Paths that stay valid as the history grows (round 1's objects).
     const lines = (await api(follower.url, 'GET', R(repo, '/lines/dev'))).json;
     const head = lines.head_snapshot_id ?? lines.line?.head_snapshot_id;
     const changes = (await api(follower.url, 'GET', R(repo, '/changes'))).json;
     const change = (changes.changes ?? changes.items)[0].change_id;
-    const paths = [R(repo, '/tasks'), R(repo, '/lines'), R(repo, `/changes/${change}`), R(repo, `/read/snapshots/${head}/files/a.txt`), R(repo, `/snapshots/${head}`), R(repo, '/events?limit=50')];
+    const paths = [R(repo, '/tasks'), R(repo, '/lines'), R(repo, `/changes/${change}`), R(repo, `/read/snapshots/${head}/files/a.txt`), R(repo, `/snapshots/${head}?include_content=false`), R(repo, '/events?limit=50'), R(repo, `/read/changes/${change}/diff`), R(repo, `/read/snapshots/${head}/files/sub/b.bin`)];
 
     const feed = new FeedReader(follower.url, R(repo, '/events'));
     feed.start();
@@ -113,22 +129,36 @@ describe('cairn serve --follow: reads and event feeds across applies', function 
         }
       }
     };
-    const readers = [0, 1, 2, 3].map(reader);
+    /** Exports of the big snapshot read slowly, so that applies fall in the middle of them. */
+    const slowReader = async (): Promise<void> => {
+      while (reading) {
+        const outcome = await new Promise<string | null>((resolve) => {
+          http.get(`${follower.url}${R(repo, `/snapshots/${big}`)}`, async (res) => {
+            let bytes = 0;
+            try {
+              for await (const chunk of res) {
+                bytes += (chunk as Buffer).length;
+                await sleep(10);
+              }
+              resolve(res.statusCode === 200 && bytes === Number(res.headers['content-length']) ? null : `${res.statusCode} GET export: ${bytes} of ${res.headers['content-length']} bytes`);
+            } catch (err) {
+              resolve(`${res.statusCode} GET export failed after ${bytes} bytes: ${(err as Error).message}`);
+            }
+          }).on('error', (err) => resolve(`GET export failed: ${err.message}`));
+        });
+        requests++;
+        if (outcome) failures.push(outcome);
+      }
+    };
+    const readers = [...[0, 1, 2, 3, 4, 5].map(reader), slowReader()];
 
     // The writer commits steadily; the follower applies what it ships, several times over.
-    const seen = new Set<string>();
     for (let round = 2; round <= 9; round++) {
       await write(writer.url, repo, round);
       const a = await applied();
       if (a) seen.add(a);
     }
-    await until('the follower to apply the writer\'s last commit', async () => {
-      const h = await health(writer.url);
-      const shipped = h.archive?.repositories.find((r) => r.repository === repo);
-      const a = await applied();
-      if (a) seen.add(a);
-      return shipped && shipped.shipped_commit === shipped.committed && a === shipped.committed;
-    }, 120_000);
+    await caughtUp();
     reading = false;
     await Promise.all(readers);
 
@@ -142,5 +172,7 @@ describe('cairn serve --follow: reads and event feeds across applies', function 
     expect(failures, 'non-2xx answers of the follower').to.deep.equal([]);
     expect(feed.errors, 'event stream errors').to.deep.equal([]);
     expect(feed.seqs, 'events seen on the follower\'s stream').to.deep.equal(expected);
+    // A reopen is transparent to a subscriber: the one stream went on across every apply.
+    expect(feed.connections, 'event stream connections').to.equal(1);
   });
 });
