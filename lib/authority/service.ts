@@ -142,7 +142,7 @@ export class CairnService implements AuthorityHost, FeedHost {
     return this.restoreSessions!;
   }
 
-  /** Serialize lifecycle changes (retirement start, abort, purge) of one repository. */
+  /** Serialize lifecycle changes (retirement start, abort, purge, a follower's apply) of one repository; a `quiesce` in the section lasts until it ends. */
   lifecycleExclusive<T>(index: number, fn: () => Promise<T>): Promise<T> {
     let mutex = this.lifecycleMutexes.get(index);
     if (!mutex) {
