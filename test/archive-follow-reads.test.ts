@@ -24,20 +24,20 @@ const health = async (url: string): Promise<Health> => (await api(url, 'GET', '/
 
 /** An SSE reader of one repository's feed that reconnects with Last-Event-ID when the stream ends. */
 class FeedReader {
-  readonly seqs: number[] = [];
+  readonly ids: string[] = [];
   connections = 0;
   private stopped = false;
   private req: http.ClientRequest | null = null;
   readonly errors: string[] = [];
-  constructor(private readonly base: string, private readonly path: string) {}
+  constructor(private readonly base: string, private readonly path: string, private readonly from: string) {}
 
   start(): void {
     if (this.stopped) return;
     this.connections++;
-    const last = this.seqs.at(-1);
+    const last = this.ids.at(-1);
     const headers: Record<string, string> = { Accept: 'text/event-stream' };
-    const target = last === undefined ? `${this.path}?since=0` : this.path;
-    if (last !== undefined) headers['Last-Event-ID'] = String(last);
+    const target = last === undefined ? `${this.path}?since=${this.from}` : this.path;
+    if (last !== undefined) headers['Last-Event-ID'] = last;
     const req = http.get(`${this.base}${target}`, { headers }, (res) => {
       if (res.statusCode !== 200) this.errors.push(`stream answered ${res.statusCode}`);
       let buf = '';
@@ -48,8 +48,8 @@ class FeedReader {
         while ((cut = buf.indexOf('\n\n')) >= 0) {
           const frame = buf.slice(0, cut);
           buf = buf.slice(cut + 2);
-          const id = /^id: (\d+)$/m.exec(frame);
-          if (id) this.seqs.push(Number(id[1]));
+          const id = /^id: (\S+)$/m.exec(frame);
+          if (id) this.ids.push(id[1]!);
         }
       });
       res.on('end', () => setTimeout(() => this.start(), 50));
@@ -112,8 +112,12 @@ describe('cairn serve --follow: reads and event feeds across applies', function 
     const change = (changes.changes ?? changes.items)[0].change_id;
     const paths = [R(repo, '/tasks'), R(repo, '/lines'), R(repo, `/changes/${change}`), R(repo, `/read/snapshots/${head}/files/a.txt`), R(repo, `/snapshots/${head}?include_content=false`), R(repo, '/events?limit=50'), R(repo, `/read/changes/${change}/diff`), R(repo, `/read/snapshots/${head}/files/sub/b.bin`)];
 
-    const feed = new FeedReader(follower.url, R(repo, '/events'));
+    const feed = new FeedReader(follower.url, R(repo, '/events'), '0');
+    const global = new FeedReader(follower.url, '/v1/native/events', '0-0-0');
     feed.start();
+    global.start();
+    /** The seqs of this repository's events a reader has seen, in the order seen. */
+    const seqs = (reader: FeedReader): number[] => reader.ids.map((id) => id.split('-')).filter((p) => p.length === 1 || p[1] === String(repo)).map((p) => Number(p.at(-1)));
     const failures: string[] = [];
     let requests = 0;
     let reading = true;
@@ -164,15 +168,19 @@ describe('cairn serve --follow: reads and event feeds across applies', function 
 
     const all = (await api(writer.url, 'GET', R(repo, '/events?since=0&limit=1000'))).json;
     const expected = (all.events as { seq: number }[]).map((e) => e.seq);
-    await until('the event stream to reach the writer\'s last event', () => feed.seqs.at(-1) === expected.at(-1), 60_000).catch(() => null);
+    await until('the event streams to reach the writer\'s last event', () => seqs(feed).at(-1) === expected.at(-1) && seqs(global).at(-1) === expected.at(-1), 60_000).catch(() => null);
     feed.stop();
+    global.stop();
 
     expect(seen.size, 'applies observed').to.be.greaterThan(2);
     expect(requests).to.be.greaterThan(0);
     expect(failures, 'non-2xx answers of the follower').to.deep.equal([]);
     expect(feed.errors, 'event stream errors').to.deep.equal([]);
-    expect(feed.seqs, 'events seen on the follower\'s stream').to.deep.equal(expected);
+    expect(global.errors, 'global event stream errors').to.deep.equal([]);
+    expect(seqs(feed), 'events seen on the follower\'s repository stream').to.deep.equal(expected);
+    expect(seqs(global), 'the repository\'s events seen on the follower\'s global stream').to.deep.equal(expected);
     // A reopen is transparent to a subscriber: the one stream went on across every apply.
-    expect(feed.connections, 'event stream connections').to.equal(1);
+    expect(feed.connections, 'repository event stream connections').to.equal(1);
+    expect(global.connections, 'global event stream connections').to.equal(1);
   });
 });
