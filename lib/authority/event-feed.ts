@@ -16,7 +16,7 @@
 //  - The global merge hands out an event only when its time is below the event clock's
 //    low-water mark (lib/store/event-clock.ts): every event that sorts before it is then
 //    published, so no later delivery can sort ahead of an earlier one.
-import { Busy, Gone, Invalid, TooManyRequests } from '../domain/errors.js';
+import { Busy, Corrupt, Gone, Invalid, NotFound, TooManyRequests } from '../domain/errors.js';
 import {
   compareGlobal,
   formatGlobalEventId,
@@ -94,6 +94,8 @@ export interface FeedHost {
   lifecycleExclusive<T>(index: number, fn: () => Promise<T>): Promise<T>;
   /** Called after an authority was opened (registration, restore) or closed (purge). */
   onAuthoritiesChanged(fn: () => void): () => void;
+  /** Whether repository `index` is closed for a reopen (a follower applying a manifest). */
+  reopening(index: number): boolean;
 }
 
 const repositoryStreams = new WeakMap<Authority, EventStream>();
@@ -414,22 +416,45 @@ export class EventFeeds {
 
   /** Follow one repository after `since` (null: from the newest, live only), for `client` (its key counts against the per-client cap). */
   subscribeRepository(index: number, since: number | null, filter: EventTypeFilter | null, client: string): Subscription {
-    const authority = this.host.authority(index);
+    let authority = this.host.authority(index);
     const stream = repositoryStream(authority);
     const start = this.repositoryStart(stream, since, true);
     this.admit(client);
     const merge = new Merge(false, { at_us: 0, stream: stream.name, seq: start });
     merge.add(stream, start);
     const sub = new Subscription(this, merge, filter, 'repository', this.options, client);
-    sub.addCleanup(stream.onEvents(() => sub.wake()));
+    let unfollow = stream.onEvents(() => sub.wake());
+    sub.addCleanup(() => unfollow());
+    // Closed for a reopen (a follower applying a manifest), the subscription holds its place
+    // and goes on reading the reopened authority; closed for good (purged, or failed to
+    // reopen), it ends.
+    let held: number | null = null;
     sub.addCleanup(this.host.onAuthoritiesChanged(() => {
-      let current: Authority | null = null;
+      let current: Authority | 'closed' | 'gone';
       try {
         current = this.host.authority(index);
-      } catch {
-        current = null;
+      } catch (err) {
+        // Purged or failed its checks: gone; otherwise only not open (again) yet.
+        current = err instanceof NotFound || err instanceof Corrupt ? 'gone' : 'closed';
       }
-      if (current !== authority) sub.close('removed');
+      if (current === authority) return;
+      if (current === 'gone' || (current === 'closed' && held === null && !this.host.reopening(index))) {
+        sub.close('removed');
+        return;
+      }
+      if (held === null) {
+        held = merge.lanes.get(index)?.pos ?? start;
+        merge.lanes.delete(index);
+        unfollow();
+        unfollow = () => {};
+      }
+      if (current === 'closed') return;
+      const reopened = repositoryStream(current);
+      merge.add(reopened, held);
+      held = null;
+      authority = current;
+      unfollow = reopened.onEvents(() => sub.wake());
+      sub.wake();
     }));
     return sub;
   }
@@ -533,17 +558,21 @@ export class EventFeeds {
     sub.addCleanup(onEventTimeSettled(() => sub.wake()));
     // A repository registered or restored joins the merge after the current position; a purged
     // one leaves it (its files are closed).
+    // A repository closed for a reopen keeps its lane's place.
+    const held = new Map<EventStreamName, number>();
     sub.addCleanup(this.host.onAuthoritiesChanged(() => {
       const now = new Map(this.streams().map((s) => [s.name, s]));
       for (const [name, lane] of merge.lanes) {
         if (now.get(name) === lane.stream) continue;
+        if (typeof name === 'number' && (now.has(name) || this.host.reopening(name))) held.set(name, lane.pos);
         merge.lanes.delete(name);
         unsubscribes.get(name)?.();
         unsubscribes.delete(name);
       }
       for (const [name, stream] of now) {
         if (merge.lanes.has(name)) continue;
-        merge.add(stream, laneStart(stream, merge.position));
+        merge.add(stream, held.get(name) ?? laneStart(stream, merge.position));
+        held.delete(name);
         follow(stream);
       }
       sub.wake();

@@ -107,6 +107,8 @@ export class Follower {
       if (known) known.newestAtUs = found.manifest.capturedAtUs;
       const dir = this.service.layout.repositoryDir(index);
       const result = await this.service.lifecycleExclusive(index, async () => {
+        // Reads under way finish on the files they opened; new ones wait for the reopen.
+        await this.service.quiesce(index);
         this.service.closeAuthority(index);
         await mkdirDurable(dir);
         const r = await applyManifest(this.o.store, found.manifest, dir, { manifestKey: found.key, incremental: true });

@@ -78,6 +78,11 @@ export class CairnService implements AuthorityHost, FeedHost {
   private restoreSessions: RestoreSessions | null = null;
   /** Opens under way, by repository index: concurrent first uses share one. */
   private readonly opening = new Map<number, Promise<void>>();
+  /** Requests under way per repository (`enter`), which `quiesce` waits for. */
+  private readonly inFlight = new Map<number, number>();
+  /** Repositories quiesced for a reopen: requests wait for the gate, lifted when the lifecycle section ends. */
+  private readonly gates = new Map<number, { wait: Promise<void>; lift: () => void }>();
+  private readonly drainWaiters = new Map<number, () => void>();
   /** Set by openAllInBackground: resolves once every repository has been opened (or failed to). */
   private allOpened: Promise<void> | null = null;
   private closed = false;
@@ -137,14 +142,82 @@ export class CairnService implements AuthorityHost, FeedHost {
     return this.restoreSessions!;
   }
 
-  /** Serialize lifecycle changes (retirement start, abort, purge) of one repository. */
+  /** Serialize lifecycle changes (retirement start, abort, purge, a follower's apply) of one repository; a `quiesce` in the section lasts until it ends. */
   lifecycleExclusive<T>(index: number, fn: () => Promise<T>): Promise<T> {
     let mutex = this.lifecycleMutexes.get(index);
     if (!mutex) {
       mutex = new Mutex();
       this.lifecycleMutexes.set(index, mutex);
     }
-    return mutex.runExclusive(fn);
+    return mutex.runExclusive(async () => {
+      try {
+        return await fn();
+      } finally {
+        this.liftGate(index);
+      }
+    });
+  }
+
+  /**
+   * Admit a request to repository `index`: open it if needed, wait while it is quiesced for a
+   * reopen, and count it until the returned function is called (idempotent). A response that
+   * streams for long (an event stream) leaves before streaming: it must not hold a reopen back.
+   */
+  async enter(index: number): Promise<() => void> {
+    for (;;) {
+      await this.ensureOpen(index);
+      const gate = this.gates.get(index);
+      if (!gate) break;
+      await gate.wait;
+    }
+    this.inFlight.set(index, (this.inFlight.get(index) ?? 0) + 1);
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      const n = (this.inFlight.get(index) ?? 1) - 1;
+      if (n > 0) {
+        this.inFlight.set(index, n);
+        return;
+      }
+      this.inFlight.delete(index);
+      this.drainWaiters.get(index)?.();
+    };
+  }
+
+  /**
+   * Called inside `lifecycleExclusive(index)` before the authority is closed and its files
+   * replaced (a follower applying a manifest): new requests wait until the section ends (then
+   * see the reopened authority), and those already under way finish first — a read in flight
+   * would otherwise meet closed files. After `timeoutMs` it goes on anyway, and says so.
+   */
+  async quiesce(index: number, timeoutMs = 30_000): Promise<void> {
+    if (!this.gates.has(index)) {
+      let lift = () => {};
+      const wait = new Promise<void>((resolve) => { lift = resolve; });
+      this.gates.set(index, { wait, lift });
+    }
+    if (!this.inFlight.get(index)) return;
+    let timer: NodeJS.Timeout | undefined;
+    const drained = await Promise.race([
+      new Promise<boolean>((resolve) => this.drainWaiters.set(index, () => resolve(true))),
+      new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); }),
+    ]);
+    clearTimeout(timer);
+    this.drainWaiters.delete(index);
+    if (!drained) this.log.warn({ repository_index: index, requests: this.inFlight.get(index) ?? 0, waited_ms: timeoutMs }, 'requests still under way when the repository closes for a reopen; they may fail');
+  }
+
+  /** Whether repository `index` is quiesced for a reopen (closed now, open again soon). */
+  reopening(index: number): boolean {
+    return this.gates.has(index);
+  }
+
+  private liftGate(index: number): void {
+    const gate = this.gates.get(index);
+    if (!gate) return;
+    this.gates.delete(index);
+    gate.lift();
   }
 
   /**
@@ -280,6 +353,8 @@ export class CairnService implements AuthorityHost, FeedHost {
       const reason = (err as Error).message;
       this.log.error({ repository_index: index, problem: reason }, 'repository failed its checks at open; it answers 500 until repaired (see cairn fsck)');
       this.authorities.set(index, { reason });
+      // Subscribers waiting for a reopen hear that it will not come.
+      this.authoritiesChanged();
     }
   }
 

@@ -1,7 +1,7 @@
 // The ready Koa application: one error mapper, one request log line, then route dispatch
 // (match → path parameters → lifecycle admission → body rules → handler → reply).
 import Koa, { type Context } from 'koa';
-import { Readable } from 'node:stream';
+import { finished, Readable } from 'node:stream';
 import type { CairnService } from '../authority/service.js';
 import type { Log } from '../authority/logger.js';
 import { Busy, Conflict, Invalid, NotFound, NotImplemented, TooLarge, UnsupportedMediaType } from '../domain/errors.js';
@@ -103,45 +103,63 @@ export function createApp(options: AppOptions): Koa {
     for (const name of INDEX_PARAMS) if (name in params) parseU32(params[name], name);
 
     let repository: RepositoryRecord | undefined;
-    if (params.repository_index !== undefined) {
-      repository = options.service.record(Number(params.repository_index));
-      admit(route, ctx.method, repository);
-      if (route.operation !== 'repositories.get') {
-        // A repository opens on its first request (lib/authority/service.ts); a failed open answers as at startup.
-        await options.service.ensureOpen(repository.repository_index);
-        options.service.assertServable(repository.repository_index);
+    let leave: (() => void) | null = null;
+    try {
+      if (params.repository_index !== undefined) {
+        repository = options.service.record(Number(params.repository_index));
+        admit(route, ctx.method, repository);
+        if (route.operation !== 'repositories.get') {
+          // A repository opens on its first request (lib/authority/service.ts); a failed open answers as at startup.
+          // The request counts as under way until it ends, so a reopen (a follower applying a
+          // manifest) waits for it rather than closing files it reads.
+          leave = await options.service.enter(repository.repository_index);
+          options.service.assertServable(repository.repository_index);
+        }
       }
-    }
-    if (!route.handler) {
-      if (hasBody(ctx)) await drain(ctx);
-      throw new NotImplemented(route.operation);
-    }
-
-    let body: unknown = undefined;
-    if (route.body.kind === 'json') {
-      if (!ctx.request.is('application/json')) {
-        throw new UnsupportedMediaType('this route takes Content-Type: application/json');
+      if (!route.handler) {
+        if (hasBody(ctx)) await drain(ctx);
+        throw new NotImplemented(route.operation);
       }
-      // JSON is parsed in memory under the route's caps (bytes once decoded, values, nesting),
-      // checked while the body arrives (docs/api.md "JSON bodies"); packs are what stream to disk.
-      const read = await readJsonBody(ctx.req, route.jsonCaps);
-      if (read.value === undefined) throw new Invalid('empty JSON body: send a JSON object');
-      body = read.value;
-    } else if (route.body.kind === 'raw') {
-      const type = (ctx.get('content-type') || '').split(';')[0].trim().toLowerCase();
-      if (type !== route.body.mediaType) throw new UnsupportedMediaType(`this route takes Content-Type: ${route.body.mediaType}`);
-      const declared = ctx.get('content-length');
-      if (declared !== '' && Number(declared) > route.limit) throw new TooLarge(`request body exceeds the route limit of ${route.limit} bytes`);
-    } else {
-      // Body-less routes ignore any body sent (docs/api.md "Paths and actions").
-      if (hasBody(ctx)) await drain(ctx);
-    }
 
-    const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit, assets: options.assets };
-    const reply = await route.handler(routeCtx);
-    if ('write' in reply) await sendWritten(ctx, reply);
-    else if ('stream' in reply) await sendStream(ctx, reply);
-    else send(ctx, reply);
+      let body: unknown = undefined;
+      if (route.body.kind === 'json') {
+        if (!ctx.request.is('application/json')) {
+          throw new UnsupportedMediaType('this route takes Content-Type: application/json');
+        }
+        // JSON is parsed in memory under the route's caps (bytes once decoded, values, nesting),
+        // checked while the body arrives (docs/api.md "JSON bodies"); packs are what stream to disk.
+        const read = await readJsonBody(ctx.req, route.jsonCaps);
+        if (read.value === undefined) throw new Invalid('empty JSON body: send a JSON object');
+        body = read.value;
+      } else if (route.body.kind === 'raw') {
+        const type = (ctx.get('content-type') || '').split(';')[0].trim().toLowerCase();
+        if (type !== route.body.mediaType) throw new UnsupportedMediaType(`this route takes Content-Type: ${route.body.mediaType}`);
+        const declared = ctx.get('content-length');
+        if (declared !== '' && Number(declared) > route.limit) throw new TooLarge(`request body exceeds the route limit of ${route.limit} bytes`);
+      } else {
+        // Body-less routes ignore any body sent (docs/api.md "Paths and actions").
+        if (hasBody(ctx)) await drain(ctx);
+      }
+
+      const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit, assets: options.assets };
+      const reply = await route.handler(routeCtx);
+      if ('write' in reply) await sendWritten(ctx, reply);
+      else if ('stream' in reply) {
+        // An event stream lives long and re-reads a reopened authority itself: it holds no reopen back.
+        leave?.();
+        await sendStream(ctx, reply);
+      } else {
+        send(ctx, reply);
+        // A streamed body reads the authority's files after this returns: it stays under way until it ends.
+        if ('bytes' in reply && reply.bytes instanceof Readable && leave) {
+          const left = leave;
+          leave = null;
+          finished(reply.bytes, () => left());
+        }
+      }
+    } finally {
+      leave?.();
+    }
   });
 
   app.on('error', (err) => options.log.warn({ err: loggableError(err) }, 'response stream failed'));
