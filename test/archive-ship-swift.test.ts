@@ -1,6 +1,6 @@
 // `cairn serve --archive` as a child process against real Swift s3api (test/swift.ts): kill -9
-// at each step of a shipping round, then a restart catches up and no manifest names a missing
-// object; two writers (a second data directory claims the next generation and fences the
+// at each step of a shipping round, then a restore of what was shipped holds the newest
+// manifest's commit, and a restart catches up and no manifest names a missing object; two writers (a second data directory claims the next generation and fences the
 // first); `cairn archive status`; secrets never in the log or /healthz.
 import { expect } from 'chai';
 import { promises as fsp } from 'node:fs';
@@ -81,7 +81,25 @@ describe('archive shipping: serve --archive on Swift s3api', function () {
       } catch { /* the child may die under these requests: what it acknowledged is durable */ }
       expect(await doomed.exited, doomed.output()).to.equal(null); // killed by SIGKILL, no exit code
       expect(doomed.proc.signalCode).to.equal('SIGKILL');
-      for (const { key, manifest } of await manifests(store, repo)) await verifyManifest(store, manifest, key);
+      const shipped = await manifests(store, repo);
+      for (const { key, manifest } of shipped) await verifyManifest(store, manifest, key);
+      // A restore of what the dead writer shipped: the newest manifest's commit, and every log a
+      // byte-identical prefix of the writer's (what it acknowledged up to that manifest).
+      const newest = shipped.at(-1);
+      if (newest) {
+        const restored = path.join(tempDir(), 'restored');
+        const r = await cli(['restore', '--from', `s3://${BUCKET}/${prefix}`, '--all', '--data', restored, '--json'], swiftEnv(swift()));
+        expect(r.code, r.stderr).to.equal(0);
+        const dir = path.join(restored, 'repositories', String(repo));
+        const point = await fsp.readFile(path.join(dir, 'commit.bin'));
+        const slot = point.subarray(Number(newest.manifest.commitGeneration % 2n) * 4096, Number(newest.manifest.commitGeneration % 2n) * 4096 + 512);
+        expect(slot.readBigUInt64LE(12)).to.equal(newest.manifest.commitGeneration);
+        for (const log of (await fsp.readdir(dir)).filter((f) => f.endsWith('.log'))) {
+          const mine = await fsp.readFile(path.join(dir, log));
+          const theirs = await fsp.readFile(path.join(data, 'repositories', String(repo), log));
+          expect(mine.equals(theirs.subarray(0, mine.length)), log).to.equal(true);
+        }
+      }
       const again = await serve(data, prefix);
       await commitWorkflow(again.url, repo, 3);
       await caughtUp(again, repo);
@@ -89,6 +107,29 @@ describe('archive shipping: serve --archive on Swift s3api', function () {
       await expectNewestMatches(store, data, repo);
     });
   }
+
+  it('the store hangs (every Swift process stopped) while commits go on: each commit is answered, the lag shows, and shipping catches up after', async () => {
+    const prefix = 'outage/';
+    const store = storeAt(prefix);
+    const data = path.join(tempDir(), 'data');
+    const s = await serve(data, prefix);
+    const repo = await register(s.url, 'alpha');
+    await commitWorkflow(s.url, repo, 1);
+    await caughtUp(s, repo);
+    swift().pause();
+    try {
+      for (let i = 2; i <= 6; i++) await commitWorkflow(s.url, repo, i);
+      await until('the lag shows while the store hangs', async () => {
+        const row = (await archiveOf(s))?.repositories.find((r: any) => r.repository === repo);
+        return row && BigInt(row.committed) > BigInt(row.shipped_commit) && row.lag_seconds > 0 && row.lag_bytes > 0 ? row : null;
+      }, 30_000);
+    } finally {
+      swift().resume();
+    }
+    await caughtUp(s, repo);
+    for (const { key, manifest } of await manifests(store, repo)) await verifyManifest(store, manifest, key);
+    await expectNewestMatches(store, data, repo);
+  });
 
   it('a refused secret from --archive-config shows as an error, never as the secret (log, /healthz, status)', async () => {
     const secret = 'S3CR3T-cairn-do-not-log-1234567890';

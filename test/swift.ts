@@ -10,7 +10,9 @@ import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-// No import of ./helpers.js: the bench starts Swift too, outside mocha.
+// No import of ./helpers.js: the bench starts Swift too, outside mocha. The tests' own SDK
+// clients would print the SDK's Node-version warning (docs/architecture.md): not ours to act on.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const LAUNCHER = path.join(PROJECT_ROOT, '.ci/swift/start.sh');
 const NEEDED = ['/usr/bin/python3', '/usr/bin/swift-proxy-server', '/usr/bin/swift-object-server', '/usr/bin/swift-container-server', '/usr/bin/swift-account-server', '/usr/bin/swift-ring-builder'];
@@ -23,6 +25,10 @@ export interface SwiftServer {
   secretAccessKey: string;
   /** The server's logs so far (for a failing test's message). */
   output(): string;
+  /** Stop every Swift process (SIGSTOP): connections hang, nothing answers — a store outage. */
+  pause(): void;
+  /** Let them run again (SIGCONT). */
+  resume(): void;
   stop(): Promise<void>;
 }
 
@@ -99,7 +105,12 @@ export async function startSwift(readyMs = 240_000): Promise<SwiftServer> {
     accessKeyId: 'test:tester',
     secretAccessKey: 'testing',
     output: () => log,
-    stop,
+    pause: () => process.kill(-child.pid!, 'SIGSTOP'),
+    resume: () => process.kill(-child.pid!, 'SIGCONT'),
+    stop: async () => {
+      try { process.kill(-child.pid!, 'SIGCONT'); } catch { /* gone */ }
+      await stop();
+    },
   };
 }
 

@@ -402,7 +402,12 @@ export async function receiveForReview(
   const limited = byteLimit(limit);
   let body: Readable = ctx.req.pipe(limited);
   // A client that goes away mid-body: the receiver stops, removes its quarantine, writes nothing.
-  ctx.req.on('error', () => limited.destroy(new Invalid('request body was aborted')));
+  // Watched three ways: the body's error, its close before the end, and the response's close
+  // (which of them Node reports for a reset connection depends on timing).
+  const aborted = () => { if (!limited.destroyed) limited.destroy(new Invalid('request body was aborted')); };
+  ctx.req.on('error', aborted);
+  ctx.req.once('close', () => { if (!ctx.req.complete) aborted(); });
+  abort.signal.addEventListener('abort', aborted, { once: true });
   if (encoding === 'gzip' || encoding === 'x-gzip') {
     const gunzip = createGunzip();
     limited.on('error', (err) => gunzip.destroy(err));
