@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { startSwift, swiftMissing, type SwiftServer } from '../test/swift.js';
 import { generateTree } from './tree.js';
-import { registerRepository, runOk, runTimed, startCairn, type ChildServer } from './proc.js';
+import { percentile, registerRepository, runOk, runTimed, startCairn, type ChildServer } from './proc.js';
 
 type Fig = Record<string, unknown>;
 
@@ -23,11 +23,6 @@ const BYTES = Number(process.env.BENCH_ARCHIVE_BYTES ?? 40 * 1024 * 1024);
 const COMMITS = Number(process.env.BENCH_ARCHIVE_COMMITS ?? 300);
 const FOLLOW_SECONDS = Number(process.env.BENCH_ARCHIVE_FOLLOW_SECONDS ?? 20);
 const BUCKET = 'cairn-bench';
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 const ms = (x: number) => Math.round(x * 10) / 10;
 

@@ -8,7 +8,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { procMemory, registerRepository, runOk, startCairn, type ChildServer } from './proc.js';
+import { percentile, procMemory, registerRepository, runOk, startCairn, type ChildServer } from './proc.js';
 
 type Fig = Record<string, unknown>;
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -54,11 +54,6 @@ function subscribe(url: string, repo: number): Promise<Subscriber> {
     });
     req.on('error', reject);
   });
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (!sorted.length) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
 function runLoad(url: string, repo: number, rate: number, seconds: number): Promise<Fig> {

@@ -256,3 +256,9 @@ export function uploadFile(url: string, file: string, contentType: string): Prom
     source.pipe(req);
   });
 }
+
+/** The p-th percentile (0–100) of ascending `sorted` (nearest rank); NaN when empty. */
+export function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}

@@ -26,7 +26,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { encodeCursor } from '../lib/domain/paging.js';
-import { children, freePort, procMemory, runOk, stopChild, type ChildServer } from './proc.js';
+import { children, freePort, percentile, procMemory, runOk, stopChild, type ChildServer } from './proc.js';
 
 type Fig = Record<string, unknown>;
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -97,10 +97,6 @@ async function serveTimed(cli: string, dataDir: string): Promise<{ server: Child
 const rssMiB = (pid: number) => (procMemory(pid)?.rssKiB ?? NaN) / 1024;
 const r1 = (n: number) => (Number.isFinite(n) ? Math.round(n * 10) / 10 : null);
 const r2 = (n: number) => (Number.isFinite(n) ? Math.round(n * 100) / 100 : null);
-
-function percentile(sorted: number[], p: number): number {
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
-}
 
 /** p50/p99 (ms) of `n` sequential GETs of `pathOf(i)`. */
 async function latency(url: string, n: number, pathOf: (i: number) => string): Promise<Fig> {

@@ -24,14 +24,14 @@ import {
   type Manifest,
   type ManifestEntry,
 } from '../domain/archive-manifest.js';
-import { LIFECYCLE_PURGED, RESERVED_NAME, type LifecycleKind, type RepositoryRecord } from '../domain/repository.js';
+import { LIFECYCLE_PURGED, RESERVED_NAME, type RepositoryRecord } from '../domain/repository.js';
 import { COMMIT_FILE_SIZE, SLOT_SIZE, decodeCommitFile, decodeCommitSlot, type CommitState } from '../store/commit-point.js';
 import { crashPoint } from '../store/crash-point.js';
 import { fsyncDir, mkdirDurable, tempPathFor, writeFileDurable, writeFileDurableWith } from '../store/durable.js';
 import { AuthorityLayout, INDEX_NAMES, LOG_NAMES, Layout } from '../store/layout.js';
-import { encodeRegistry } from '../store/registry-file.js';
-import { crc32, readU64 } from '../store/binary.js';
+import { decodeRegistryRecord, encodeRegistry } from '../store/registry-file.js';
 import { ObjectStoreError, sha256Hex, verified, type ObjectStore } from './object-store.js';
+import { writeArchiveFile } from './archive-file.js';
 
 export interface ManifestTarget {
   /** The newest manifest captured at or before this time (µs since the epoch). */
@@ -186,34 +186,6 @@ async function sizeOf(file: string): Promise<number | null> {
 
 function logFileName(name: string, gen: number): string {
   return gen ? `${name}.${gen}.log` : `${name}.log`;
-}
-
-/** A 40-byte registry record with name_offset 0, then the UTF-8 name (storage-layout.md §20.1). */
-export function decodeRegistryObject(bytes: Buffer, index: number, what: string): RepositoryRecord {
-  const fail = (check: string): Corrupt => new Corrupt(`${what}: ${check}`);
-  if (bytes.length < 40) throw fail('shorter than a registry record');
-  if (bytes.readUInt32LE(36) !== crc32(bytes.subarray(0, 36))) throw fail('record checksum mismatch');
-  if (bytes.readUInt32LE(0) !== index) throw fail(`names repository ${bytes.readUInt32LE(0)}`);
-  const lifecycle = bytes.readUInt8(4);
-  if (lifecycle < 1 || lifecycle > 3) throw fail(`lifecycle ${lifecycle}`);
-  const tomb = bytes.readUInt8(24);
-  if (tomb > 1) throw fail(`tombstone byte ${tomb}`);
-  if (bytes.readUInt32LE(28) !== 0) throw fail('name offset is not 0');
-  const nameLength = bytes.readUInt32LE(32);
-  if (nameLength !== bytes.length - 40) throw fail(`name length ${nameLength}, ${bytes.length - 40} bytes follow`);
-  const raw = bytes.subarray(40);
-  const name = raw.toString('utf8');
-  if (!Buffer.from(name, 'utf8').equals(raw)) throw fail('name is not UTF-8');
-  return {
-    repository_index: index,
-    lifecycle_kind: lifecycle as LifecycleKind,
-    namespace: bytes.toString('latin1', 5, 7).replace(/\0+$/, ''),
-    policy_flags: bytes.readUInt8(7),
-    created_at_s: readU64(bytes, 8),
-    updated_at_s: readU64(bytes, 16),
-    tombstoned: tomb === 1,
-    repository_name: name,
-  };
 }
 
 async function collect(body: NodeJS.ReadableStream, max: number, what: string): Promise<Buffer> {
@@ -403,7 +375,7 @@ async function fetchRegistry(store: ObjectStore, e: ManifestEntry, index: number
   if (bytes.length !== Number(e.size)) throw new Corrupt(`${what} is damaged: ${bytes.length} bytes, ${e.size} named`);
   const digest = sha256Hex(bytes);
   if (digest !== e.sha256) throw new Corrupt(`${what} is damaged: sha256 ${digest}, ${e.sha256} named`);
-  return decodeRegistryObject(bytes, index, what);
+  return decodeRegistryRecord(bytes, index, what);
 }
 
 /** Run `work` over `items`, at most `limit` at once; the first failure stops new starts and is thrown. */
@@ -422,16 +394,6 @@ async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<voi
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   if (failed !== null) throw failed;
-}
-
-/** DATA/archive.json (plan: the archive a directory ships to and its claimed generation; "0" = not claimed). */
-export interface ArchiveState {
-  url: string;
-  generation: string;
-}
-
-export async function writeArchiveState(dataDir: string, state: ArchiveState): Promise<void> {
-  await writeFileDurable(new Layout(dataDir).archiveFile, `${JSON.stringify(state)}\n`);
 }
 
 export interface RestoreRequest {
@@ -522,7 +484,7 @@ export async function restoreArchive(store: ObjectStore, request: RestoreRequest
       });
     }
     await writeFileDurable(layout.registryFile, encodeRegistry(all));
-    await writeArchiveState(temp, { url: request.url, generation: '0' });
+    await writeArchiveFile(layout.archiveFile, { url: request.url, generation: '0' });
     await request.verify?.(temp);
     // rename(2) replaces an empty directory, so an empty DATA the operator made is fine.
     await fsp.rename(temp, dataDir);

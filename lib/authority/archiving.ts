@@ -4,11 +4,10 @@
 // lease where the store honours conditional writes, and runs the shipper (lib/archive) over
 // every registered, not purged repository. All of it runs beside the commits: an unreachable
 // store delays shipping and shows in /healthz, it never fails a commit or the start.
-import { promises as fsp } from 'node:fs';
 import { LIFECYCLE_PURGED } from '../domain/repository.js';
 import type { RetentionPolicy } from '../domain/archive-retention.js';
 import { pruneArchive } from '../archive/prune.js';
-import { writeFileDurable } from '../store/durable.js';
+import { readArchiveFile, writeArchiveFile } from '../archive/archive-file.js';
 import { encodeRegistryRecord } from '../store/registry-file.js';
 import { crashPoint } from '../store/crash-point.js';
 import type { ObjectStore } from '../archive/object-store.js';
@@ -17,12 +16,6 @@ import { Shipper, type ArchiveStatus, type ShipSource } from '../archive/shipper
 import type { CairnService } from './service.js';
 
 const LEASE_LOST = (gen: bigint): string => `fenced: another writer took the lease of generation ${gen}`;
-
-export interface ArchiveFile {
-  url: string;
-  /** Decimal; "0": restored, not claimed yet. */
-  generation: string;
-}
 
 export interface ArchivingOptions {
   url: string;
@@ -35,25 +28,6 @@ export interface ArchivingOptions {
   packsPerRound?: number;
   /** Prune the archive by a retention policy now and then (serve --archive-keep); never without it. */
   prune?: { policy: RetentionPolicy; graceMs: number; everyMs: number };
-}
-
-export async function readArchiveFile(file: string): Promise<ArchiveFile | null> {
-  let text: string;
-  try {
-    text = await fsp.readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
-  const parsed = JSON.parse(text) as Partial<ArchiveFile>;
-  if (typeof parsed.url !== 'string' || typeof parsed.generation !== 'string' || !/^(0|[1-9][0-9]{0,19})$/.test(parsed.generation)) {
-    throw new Error(`${file} is not an archive file ({"url": "s3://…", "generation": "N"})`);
-  }
-  return { url: parsed.url, generation: parsed.generation };
-}
-
-export async function writeArchiveFile(file: string, value: ArchiveFile): Promise<void> {
-  await writeFileDurable(file, `${JSON.stringify(value)}\n`);
 }
 
 /** The service's repositories as the shipper sees them. */

@@ -10,7 +10,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { claimGeneration } from '../archive/generations.js';
 import type { ObjectStore } from '../archive/object-store.js';
-import { applyManifest, findManifest, listArchivedRepositories, writeArchiveState } from '../archive/restore.js';
+import { applyManifest, findManifest, listArchivedRepositories } from '../archive/restore.js';
+import { writeArchiveFile } from '../archive/archive-file.js';
 import { Conflict } from '../domain/errors.js';
 import { mkdirDurable } from '../store/durable.js';
 import type { CairnService } from './service.js';
@@ -135,7 +136,7 @@ export class Follower {
       await this.catchUp();
       const conditional = await this.o.store.conditionalPut();
       const claim = await claimGeneration(this.o.store, 'promote', conditional);
-      await writeArchiveState(this.service.layout.root, { url: this.o.url, generation: claim.generation.toString() });
+      await writeArchiveFile(this.service.layout.archiveFile, { url: this.o.url, generation: claim.generation.toString() });
       this.generation = claim.generation;
       this.state = 'promoted';
       this.service.log.info({ follow: this.o.url, generation: claim.generation.toString() }, 'follow: promoted; this server now writes');

@@ -563,15 +563,18 @@ export async function serve(argv: string[]): Promise<number> {
   for (const o of allowedOrigins) if (canonicalOrigin(o) === null) throw new CliUsageError(`--allowed-origin must be an origin such as https://cairn.example.com or http://HOST:PORT, got "${o}"`);
   const shutdownSeconds = positive('shutdown-seconds', 3600);
   const maxSnapshotPaths = parseMaxSnapshotPaths(values['max-snapshot-paths']);
+  // --archive and --follow take the same connection settings (the AWS_* environment or --archive-config).
+  const openArchiveStore = async (flag: string, url: string) => {
+    try {
+      return await openS3Store(url, process.env, values['archive-config'] === undefined ? undefined : String(values['archive-config']));
+    } catch (err) {
+      throw new CliUsageError(`${flag}: ${(err as Error).message}`);
+    }
+  };
   let archive: ArchivingOptions | undefined;
   if (values.archive !== undefined) {
     const url = String(values.archive);
-    let store;
-    try {
-      store = await openS3Store(url, process.env, values['archive-config'] === undefined ? undefined : String(values['archive-config']));
-    } catch (err) {
-      throw new CliUsageError(`--archive: ${(err as Error).message}`);
-    }
+    const store = await openArchiveStore('--archive', url);
     archive = {
       url,
       store,
@@ -598,12 +601,7 @@ export async function serve(argv: string[]): Promise<number> {
   if (values.follow !== undefined) {
     if (archive) throw new CliUsageError('--follow and --archive exclude each other: a follower ships only after its promotion');
     const url = String(values.follow);
-    let store;
-    try {
-      store = await openS3Store(url, process.env, values['archive-config'] === undefined ? undefined : String(values['archive-config']));
-    } catch (err) {
-      throw new CliUsageError(`--follow: ${(err as Error).message}`);
-    }
+    const store = await openArchiveStore('--follow', url);
     follow = { url, store, intervalMs: positive('follow-interval-ms', 3_600_000), shipIntervalMs: positive('archive-interval-ms', 3_600_000) };
     // Trimming old events would be a commit of the follower's own: its files change only by manifests.
     events.retention = null;

@@ -61,26 +61,48 @@ export function decodeRegistry(data: Buffer): RepositoryRecord[] {
   for (let i = 0; i < count; i++) {
     const at = REGISTRY_HEADER_SIZE + i * REGISTRY_RECORD_SIZE;
     const rec = body.subarray(at, at + REGISTRY_RECORD_SIZE);
-    if (rec.readUInt32LE(36) !== crc32(rec.subarray(0, 36))) throw new Corrupt(`registry.bin: record ${i} checksum mismatch`);
-    const index = rec.readUInt32LE(0);
-    if (index !== i) throw new Corrupt(`registry.bin: record ${i} carries index ${index}`);
-    const lifecycle = rec.readUInt8(4);
-    if (lifecycle < 1 || lifecycle > 3) throw new Corrupt(`registry.bin: record ${i} has lifecycle ${lifecycle}`);
-    const tomb = rec.readUInt8(24);
-    if (tomb > 1) throw new Corrupt(`registry.bin: record ${i} has tombstone byte ${tomb}`);
+    const fields = recordFields(rec, i, (check) => new Corrupt(`registry.bin: record ${i} ${check}`));
     const nameOffset = rec.readUInt32LE(28);
     const nameLength = rec.readUInt32LE(32);
     if (nameOffset + nameLength > names.length) throw new Corrupt(`registry.bin: record ${i} name lies outside the name store`);
-    records.push({
-      repository_index: index,
-      lifecycle_kind: lifecycle as LifecycleKind,
-      namespace: rec.toString('latin1', 5, 7).replace(/\0+$/, ''),
-      policy_flags: rec.readUInt8(7),
-      created_at_s: readU64(rec, 8),
-      updated_at_s: readU64(rec, 16),
-      tombstoned: tomb === 1,
-      repository_name: names.toString('utf8', nameOffset, nameOffset + nameLength),
-    });
+    records.push({ ...fields, repository_name: names.toString('utf8', nameOffset, nameOffset + nameLength) });
   }
   return records;
+}
+
+/**
+ * A record as encodeRegistryRecord writes it (the archive's `registry.rec`, storage-layout.md
+ * §20.1): the 40-byte record with name_offset 0, then the UTF-8 name. `what` names the object.
+ */
+export function decodeRegistryRecord(bytes: Buffer, index: number, what: string): RepositoryRecord {
+  const fail = (check: string): Corrupt => new Corrupt(`${what}: ${check}`);
+  if (bytes.length < REGISTRY_RECORD_SIZE) throw fail('shorter than a registry record');
+  const fields = recordFields(bytes, index, fail);
+  if (bytes.readUInt32LE(28) !== 0) throw fail('name offset is not 0');
+  const nameLength = bytes.readUInt32LE(32);
+  if (nameLength !== bytes.length - REGISTRY_RECORD_SIZE) throw fail(`name length ${nameLength}, ${bytes.length - REGISTRY_RECORD_SIZE} bytes follow`);
+  const raw = bytes.subarray(REGISTRY_RECORD_SIZE);
+  const name = raw.toString('utf8');
+  if (!Buffer.from(name, 'utf8').equals(raw)) throw fail('name is not UTF-8');
+  return { ...fields, repository_name: name };
+}
+
+/** The checked fields of one 40-byte record but its name; `fail(check)` builds the error. */
+function recordFields(rec: Buffer, index: number, fail: (check: string) => Error): Omit<RepositoryRecord, 'repository_name'> {
+  if (rec.readUInt32LE(36) !== crc32(rec.subarray(0, 36))) throw fail('checksum mismatch');
+  const carried = rec.readUInt32LE(0);
+  if (carried !== index) throw fail(`carries index ${carried}`);
+  const lifecycle = rec.readUInt8(4);
+  if (lifecycle < 1 || lifecycle > 3) throw fail(`has lifecycle ${lifecycle}`);
+  const tomb = rec.readUInt8(24);
+  if (tomb > 1) throw fail(`has tombstone byte ${tomb}`);
+  return {
+    repository_index: index,
+    lifecycle_kind: lifecycle as LifecycleKind,
+    namespace: rec.toString('latin1', 5, 7).replace(/\0+$/, ''),
+    policy_flags: rec.readUInt8(7),
+    created_at_s: readU64(rec, 8),
+    updated_at_s: readU64(rec, 16),
+    tombstoned: tomb === 1,
+  };
 }
