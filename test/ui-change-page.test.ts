@@ -160,6 +160,8 @@ describe('reviewer UI: the change page, diff first (Chromium)', function () {
     await w.page.getByRole('tab', { name: /Checks/ }).focus();
     await w.page.keyboard.press('ArrowRight');
     await w.page.locator('#tab-files:not([hidden])').waitFor({ state: 'attached' });
+    // focus follows on the next frame, after the panel shows
+    await w.page.waitForFunction(() => document.activeElement?.id === 'tabbtn-files', undefined, { timeout: 5000 }).catch(() => undefined);
     expect(await w.page.evaluate(() => document.activeElement?.id)).to.equal('tabbtn-files');
     // a card's #name opens its tab (a queue entry links to #queue, the header to #conversation)
     await w.page.goto(url(demo.main.change, '#reviews'));
