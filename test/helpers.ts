@@ -1,5 +1,8 @@
 // Shared test helpers: temp data directories, in-process and child-process servers on
 // 127.0.0.1, and a small fetch wrapper that returns status, headers and parsed JSON.
+// First: the suite's own HOME, XDG directories and a clean CAIRN_*/GIT_* environment, also
+// when one file runs without .mocharc.json (mocha --no-config).
+import './hermetic-env.js';
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -111,8 +114,14 @@ export async function spawnServer(dataDir: string, args: string[] = [], waitRead
   }
 }
 
+/**
+ * How spawnServer picks a port: at random below Linux's ephemeral range (32768-60999), where
+ * in-process servers (port 0) and outgoing connections take theirs. Replaceable by a test.
+ */
+export const ports = { pick: (): number => 20000 + Math.floor(Math.random() * 12000) };
+
 async function spawnServerOnce(dataDir: string, args: string[], waitReady: boolean, env: Record<string, string>, bindHost: string): Promise<ChildServer> {
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const port = ports.pick();
   const proc = spawn(process.execPath, [CLI, 'serve', '--bind', `${bindHost.includes(':') ? `[${bindHost}]` : bindHost}:${port}`, '--data', dataDir, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let out = '';
   proc.stdout!.on('data', (d) => { out += d; });
@@ -127,12 +136,41 @@ async function spawnServerOnce(dataDir: string, args: string[], waitReady: boole
     if (proc.exitCode !== null) throw new Error(`server exited early: ${out}`);
     try {
       const res = await fetch(`${url}/healthz`);
-      if (res.status === 200) return server;
+      // Another process's server may hold the port (its /healthz answers while this child fails
+      // with EADDRINUSE, and the test would talk to it): ready is our child's listener answering.
+      if (res.status === 200 && (await listensOn(proc.pid!, port)) !== false) return server;
     } catch { /* not listening yet */ }
     await sleep(50);
   }
   proc.kill('SIGKILL');
   throw new Error(`server never became ready: ${out}`);
+}
+
+/**
+ * Whether process `pid` holds the listening TCP socket of `port`: its inode in /proc/net/tcp{,6}
+ * is one of the process's descriptors. null where /proc does not tell (not Linux).
+ */
+async function listensOn(pid: number, port: number): Promise<boolean | null> {
+  const inodes = new Set<string>();
+  let known = false;
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    const text = await fsp.readFile(table, 'utf8').catch(() => null);
+    if (text === null) continue;
+    known = true;
+    for (const row of text.split('\n').slice(1)) {
+      // sl local_address rem_address st ... inode: the local port in hex, state 0A is LISTEN
+      const f = row.trim().split(/\s+/);
+      if (f.length > 9 && f[3] === '0A' && parseInt(f[1].split(':')[1], 16) === port) inodes.add(f[9]);
+    }
+  }
+  if (!known) return null;
+  if (!inodes.size) return false;
+  const fds = await fsp.readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
+  for (const fd of fds) {
+    const m = /^socket:\[(\d+)\]$/.exec(await fsp.readlink(`/proc/${pid}/fd/${fd}`).catch(() => ''));
+    if (m && inodes.has(m[1])) return true;
+  }
+  return false;
 }
 
 /**
