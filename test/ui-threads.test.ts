@@ -77,6 +77,9 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     return { change: c.change, ps1, ps2, threads };
   }
 
+  /** Wait until an editor's text box has the focus (it moves there on the frame after the editor shows). */
+  const editorFocused = (p: Page) => p.waitForFunction(() => document.activeElement?.matches('.comment-editor textarea') ?? false);
+
   /** Scroll a file into view so its body is built, and wait for one of its diff rows. */
   async function showFile(p: Page, path: string): Promise<void> {
     await file(p, path).scrollIntoViewIfNeeded();
@@ -234,6 +237,9 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     await editor.waitFor();
     const n = await editor.evaluate((e) => e.closest('tr')!.previousElementSibling!.querySelector('td.ln[data-side="revision"]')!.getAttribute('data-n'));
     expect(Number(n)).to.be.greaterThan(14);
+    // Escape closes the editor from its text box, which gets the focus on the frame after the
+    // editor shows (openEditor): pressed before that frame, the key would go to the row.
+    await editorFocused(w.page);
     await w.page.keyboard.press('Escape');
     await editor.waitFor({ state: 'detached' });
     // from the keyboard alone: the file's header, ↓ to its first line, ↓ to the second, c
@@ -243,6 +249,7 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     await w.page.keyboard.press('c');
     await editor.waitFor();
     expect(await editor.evaluate((e) => e.closest('tr')!.previousElementSibling!.querySelector('td.ln[data-side="revision"]')!.getAttribute('data-n'))).to.equal('2');
+    await editorFocused(w.page);
     await w.page.keyboard.press('Escape');
     await editor.waitFor({ state: 'detached' });
     // comment on a file, and on the change
