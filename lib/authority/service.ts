@@ -118,7 +118,7 @@ export class CairnService implements AuthorityHost, FeedHost {
     await fsp.mkdir(layout.repositoriesDir, { recursive: true });
     // Inside a repository, temp files are removed when it opens (Authority.open): only what lies
     // directly under repositories/ (an interrupted purge's directory) is removed here.
-    for (const file of await removeTempFiles(options.dataDir, (dir) => dir === layout.repositoriesDir)) {
+    for (const file of await removeTempFiles(options.dataDir, (dir) => layout.sweepsShallow(dir))) {
       if (!file.startsWith(layout.repositoriesDir)) options.log.warn({ file }, 'recovery removed an unfinished temp file');
     }
     // Quarantines of pushes a stop cut short (docs/git.md "Push for review"): never part of the store.

@@ -1,10 +1,12 @@
 // `cairn fsck`: offline check of a data directory; takes the data-dir lock (refuses while a
-// server holds it). Prints each problem; exit 1 when there is any.
+// server holds it). Prints each problem; exit 1 when there is any. What the next start's
+// recovery removes (temp files of writes a crash cut short) is a note, not a problem.
 import path from 'node:path';
 import { promises as fsp } from 'node:fs';
 import { LIFECYCLE_PURGED, parseU32, type RepositoryRecord } from '../domain/repository.js';
 import { lockDataDir } from '../store/datadir-lock.js';
-import { fsckAuthority } from '../store/fsck.js';
+import { findTempFiles } from '../store/durable.js';
+import { fsckAuthority, tempFileNote } from '../store/fsck.js';
 import { Layout } from '../store/layout.js';
 import { checkRegistryEvents } from '../store/registry-events.js';
 import { decodeRegistry } from '../store/registry-file.js';
@@ -17,6 +19,11 @@ Verify a data directory offline: the registry and its event log, and for each re
 hash and frame, every index checksum and locator, every reachable tree and snapshot, every
 line head. Prints each problem on its own line and a JSON summary; exits 1 when any problem
 is found. Takes the data-directory lock, so it refuses to run while a server holds it.
+
+Notes (on stderr, "note: ...") are not problems: what recovery repaired while fsck opened a
+repository, and what the next start of cairn serve removes without loss, such as the temp file
+of an upload, a commit or a rewrite cut short by a crash ("... removed at the next start").
+fsck itself leaves those files in place. Only notes: exit 0.
 
 Options:
   --data DIR           data directory
@@ -56,6 +63,8 @@ export async function fsckCommand(argv: string[]): Promise<number> {
     let problems = 0;
     const summary: Record<string, unknown>[] = [];
     if (only === null) {
+      // Temp files outside the repositories' own directories, as CairnService.open sweeps them.
+      for (const file of await findTempFiles(dataDir, (dir) => layout.sweepsShallow(dir))) process.stderr.write(`note: ${tempFileNote(path.relative(dataDir, file))}\n`);
       const events = checkRegistryEvents(layout.registryEventsFile);
       for (const p of events.problems) process.stdout.write(`${p}\n`);
       for (const n of events.notes) process.stderr.write(`note: ${n}\n`);

@@ -94,12 +94,12 @@ export async function exists(p: string): Promise<boolean> {
 }
 
 /**
- * Remove leftover temp files below `root` (recursively). Returns the paths removed so the caller
- * can report them; temp files are never acknowledged data, so removing them loses nothing.
- * The entries of a directory for which `shallow` is true are checked, but not descended into.
+ * Leftover temp files below `root` (recursively), without touching them: what
+ * `removeTempFiles` would remove (cairn fsck reports them as notes). The entries of a directory
+ * for which `shallow` is true are looked at, but not descended into.
  */
-export async function removeTempFiles(root: string, shallow: (dir: string) => boolean = () => false): Promise<string[]> {
-  const removed: string[] = [];
+export async function findTempFiles(root: string, shallow: (dir: string) => boolean = () => false): Promise<string[]> {
+  const found: string[] = [];
   const walk = async (dir: string): Promise<void> => {
     let entries;
     try {
@@ -110,18 +110,23 @@ export async function removeTempFiles(root: string, shallow: (dir: string) => bo
     }
     for (const entry of entries) {
       const full = path.join(dir, entry.name);
-      if (isTempName(entry.name)) {
-        await fsp.rm(full, { recursive: true, force: true });
-        removed.push(full);
-      } else if (entry.isDirectory() && !shallow(dir)) {
-        await walk(full);
-      }
+      if (isTempName(entry.name)) found.push(full);
+      else if (entry.isDirectory() && !shallow(dir)) await walk(full);
     }
   };
   await walk(root);
-  if (removed.length > 0) {
-    for (const dir of new Set(removed.map((p) => path.dirname(p)))) await fsyncDir(dir);
-  }
+  return found.sort();
+}
+
+/**
+ * Remove leftover temp files below `root` (those `findTempFiles` finds). Returns the paths
+ * removed so the caller can report them; temp files are never acknowledged data, so removing
+ * them loses nothing.
+ */
+export async function removeTempFiles(root: string, shallow: (dir: string) => boolean = () => false): Promise<string[]> {
+  const removed = await findTempFiles(root, shallow);
+  for (const full of removed) await fsp.rm(full, { recursive: true, force: true });
+  for (const dir of new Set(removed.map((p) => path.dirname(p)))) await fsyncDir(dir);
   return removed;
 }
 

@@ -4,7 +4,8 @@
 // locator against its pack header; every committed and staged pack's hash, header and frames;
 // every tree's encoding, children and names (storage-layout.md §6: names a checkout refuses);
 // every snapshot's root and parents; every line head; the comment records (comment-check.ts);
-// and any file the layout does not name.
+// and any file the layout does not name. Temp files of writes cut short are notes: the next
+// start removes them (storage-layout.md §3).
 // Problems are collected, never repaired silently (--rebuild-locators is an explicit repair).
 // Restore runs the same check before adopting a tree.
 import { createReadStream, promises as fsp } from 'node:fs';
@@ -13,7 +14,7 @@ import fg from 'fast-glob';
 import { decodeSnapshot, decodeTree, describeRefusedNames, findRefusedNames, refusedEntryName, RULE_DOT_CAIRN } from '../domain/content.js';
 import { decodeAuthorityFile } from './authority-file.js';
 import { ContentStore, type ObjectKind } from './content-store.js';
-import { isTempName } from './durable.js';
+import { findTempFiles, isTempName } from './durable.js';
 import { decodeJobBody, replayJobRecords } from './job-log.js';
 import { decodeEvent } from './event-log.js';
 import { AuthorityLayout, INDEX_SEGMENT_NAME, LINES_FILE_NAME, LOG_FILE_NAME, LOG_NAMES, type LogName } from './layout.js';
@@ -46,9 +47,17 @@ export interface FsckOptions {
   maxSnapshotPaths?: number;
 }
 
+/** How fsck names a temp file the next start removes (a write cut short: never acknowledged data). */
+export function tempFileNote(rel: string): string {
+  return `${rel}: temp file of a write that did not finish (an upload, a commit, a rewrite); removed at the next start`;
+}
+
 export async function fsckAuthority(root: string, index: number, options: FsckOptions = {}): Promise<FsckResult> {
   const problems: string[] = [];
   const result: FsckResult = { problems, notes: [], counts: { packs: 0, blobs: 0, trees: 0, snapshots: 0, lines: 0 } };
+  // What Authority.open's sweep removes before anything reads the directory (looked at first:
+  // opening the store below runs the rest of recovery, which leaves temp files alone).
+  for (const file of await findTempFiles(root)) result.notes.push(tempFileNote(path.relative(root, file)));
   try {
     const identity = decodeAuthorityFile(await fsp.readFile(new AuthorityLayout(root).identityFile));
     if (identity.repository_index !== index) problems.push(`authority.bin names repository ${identity.repository_index}`);
@@ -88,6 +97,7 @@ export async function fsckAuthority(root: string, index: number, options: FsckOp
     // Staged packs are files the authority holds too: each must be a whole, verified pack.
     for (const kind of [PACK_KIND_OBJECT, PACK_KIND_TREE] as PackKind[]) {
       for (const name of await fsp.readdir(store.stagingDir(kind))) {
+        if (isTempName(name)) continue; // an upload cut short: a note above
         const id = name.replace(/\.pack$/, '');
         const label = `staged ${kind === PACK_KIND_OBJECT ? 'object' : 'tree'} pack ${name}`;
         try {

@@ -34,6 +34,12 @@ export class Layout {
   /** The registry's events (storage-layout.md §18.1), appended after each registry.bin write. */
   get registryEventsFile(): string { return path.join(this.root, 'registry-events.log'); }
   get repositoriesDir(): string { return path.join(this.root, 'repositories'); }
+  /**
+   * The start's sweep of temp files over the data directory looks at this directory's entries
+   * but not inside them (an interrupted purge's `.purged-N.tmp-…`): each authority sweeps its
+   * own directory when it opens.
+   */
+  sweepsShallow(dir: string): boolean { return dir === this.repositoriesDir; }
   repositoryDir(index: number): string { return path.join(this.repositoriesDir, String(index)); }
   /** The archive this data directory ships to and its generation (storage-layout.md §20.3). */
   get archiveFile(): string { return path.join(this.root, 'archive.json'); }

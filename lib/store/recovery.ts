@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Corrupt } from '../domain/errors.js';
 import { CommitPointFile, COMMIT_FILE_SIZE, emptyCommitState, encodeCommitRecord, SLOT_SIZE, type CommitState } from './commit-point.js';
 import { decodeState } from './content-files.js';
-import { exists, fsyncDir, mkdirDurable, removeDurable, renameDurable, writeFileDurable } from './durable.js';
+import { exists, fsyncDir, isTempName, mkdirDurable, removeDurable, renameDurable, writeFileDurable } from './durable.js';
 import { legacyValidLength } from './framed-log.js';
 import { AuthorityLayout, INDEX_NAMES, INDEX_SEGMENT_NAME, LINES_FILE_NAME, LOG_FILE_NAME, LOG_MAGIC, type LogName } from './layout.js';
 import { PACK_DIR, PACK_KINDS, PublishedStore } from './published.js';
@@ -112,7 +112,8 @@ async function removeUnnamedFiles(L: AuthorityLayout, state: CommitState, notes:
   for (const name of INDEX_NAMES) for (const seg of state.segments[name]) keep.add(`${name}.${seg}.idx`);
   let removed = false;
   for (const name of await fsp.readdir(L.indexDir)) {
-    if (keep.has(name)) continue;
+    // Temp files are the start's sweep's (Authority.open; fsck, which opens without it, notes them).
+    if (keep.has(name) || isTempName(name)) continue;
     await fsp.rm(path.join(L.indexDir, name), { force: true });
     removed = true;
     if (!INDEX_SEGMENT_NAME.test(name)) notes.push(`removed unexpected file index/${name}`);
@@ -140,7 +141,7 @@ async function returnUncommittedPacks(published: PublishedStore, options: OpenOp
     const referenced = options.rebuildingLocators ? new Set(await published.packFiles(kind)) : published.referencedPacks(kind);
     for (const name of await fsp.readdir(published.packDir(kind))) {
       const id = name.replace(/\.pack$/, '');
-      if (referenced.has(id)) continue;
+      if (referenced.has(id) || isTempName(name)) continue;
       notes.push(`pack ${PACK_DIR[kind]}/${name} was not committed; moved back to staging`);
       await renameDurable(path.join(published.packDir(kind), name), path.join(published.stagingDir(kind), name));
     }
