@@ -13,22 +13,24 @@
 //   commit: pushed with `--force-with-lease` on exactly that value (a concurrent push to the
 //   remote fails the lease, and the next attempt looks again). Anything else: the mirror stops
 //   as `diverged` and `git_mirror.diverged` is written.
-// - Credentials are resolved at each push from the server's environment or its credentials
-//   directory, and handed to git in its environment (GIT_CONFIG_* http.extraHeader), never on a
+// - Credentials are the operator's grants (--git-mirror-credential), checked again and read at
+//   each push (a grant withdrawn or narrowed since registration sends nothing), and handed to git in its environment (GIT_CONFIG_* http.extraHeader), never on a
 //   command line; they are removed from anything stored or logged.
 import { execFile } from 'node:child_process';
 import { promises as dns } from 'node:dns';
 import { promises as fsp } from 'node:fs';
 import net from 'node:net';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Semaphore } from 'async-mutex';
 import {
   DEFAULT_MIRROR_BACKOFF_MS,
+  NO_GRANTS,
   STRICT_MIRROR_TARGETS,
+  grantRefusal,
   insideRoot,
   mirrorBackoffMs,
   scrubbed,
+  type CredentialGrants,
   type GitMirrorRecord,
   type MirrorTargets,
 } from '../domain/git-mirrors.js';
@@ -42,8 +44,8 @@ import type { Log } from './logger.js';
 export interface MirrorPolicy {
   /** Where mirrors may push (--git-mirror-allow, --git-mirror-file-root). */
   targets: MirrorTargets;
-  /** Directory of `file:NAME` credentials (--git-credentials-dir); null: none. */
-  credentialsDir: string | null;
+  /** The operator's credential grants (--git-mirror-credential), the only secrets a mirror may send. */
+  credentials: CredentialGrants;
   /** The wait after the first failed push (doubles, up to 5 minutes). */
   backoffBaseMs: number;
   /** How long one git process (ls-remote, push) may run. */
@@ -54,7 +56,7 @@ export interface MirrorPolicy {
 
 export const DEFAULT_MIRROR_POLICY: MirrorPolicy = {
   targets: STRICT_MIRROR_TARGETS,
-  credentialsDir: null,
+  credentials: NO_GRANTS,
   backoffBaseMs: DEFAULT_MIRROR_BACKOFF_MS,
   timeoutMs: 300_000,
   concurrency: 4,
@@ -194,7 +196,7 @@ export class GitMirrorRunner {
     const failed = (error: string): MirrorOutcome => ({ kind: 'failed', error: scrubbed(error, secrets), next_attempt_at_ms: Date.now() + mirrorBackoffMs(m.failures + 1, this.policy.backoffBaseMs) });
     try {
       if (this.stopped) return failed('the server stopped');
-      const secret = await this.credential(m.credential);
+      const secret = await this.credential(m.credential, m.url);
       if (secret !== null) secrets = [secret, Buffer.from(`${TOKEN_USER}:${secret}`).toString('base64')];
       const env = await this.gitEnv(m.url, shadow, secret, secrets);
       const ref = `refs/heads/${m.line}`;
@@ -219,25 +221,28 @@ export class GitMirrorRunner {
     }
   }
 
-  /** The secret a reference names, or null; MirrorProblem (never naming the value) when it cannot be read. */
-  private async credential(ref: string | null): Promise<string | null> {
-    if (ref === null) return null;
-    const [kind, name] = [ref.slice(0, ref.indexOf(':')), ref.slice(ref.indexOf(':') + 1)];
+  /**
+   * The secret of the grant a mirror names, or null for none; MirrorProblem (never naming the
+   * value) when the grant is not (or no longer) open to this repository and URL, or cannot be read.
+   */
+  private async credential(name: string | null, url: string): Promise<string | null> {
+    if (name === null) return null;
+    const refused = grantRefusal(this.policy.credentials, name, this.authority.index, url);
+    if (refused) throw new MirrorProblem(`${refused}; nothing was sent`);
+    const grant = this.policy.credentials.get(name)!;
     let value: string | undefined;
-    if (kind === 'env') {
-      value = process.env[name];
-      if (value === undefined || value.trim() === '') throw new MirrorProblem(`credential ${ref}: the server's environment has no ${name}`);
+    if (grant.source.kind === 'env') {
+      value = process.env[grant.source.variable];
+      if (value === undefined || value.trim() === '') throw new MirrorProblem(`credential ${name}: the server's environment variable the grant names is unset or empty`);
     } else {
-      const dir = this.policy.credentialsDir;
-      if (dir === null) throw new MirrorProblem(`credential ${ref}: the server has no credentials directory (cairn serve --git-credentials-dir DIR)`);
       try {
-        value = await fsp.readFile(path.join(dir, name), 'utf8');
+        value = await fsp.readFile(grant.source.path, 'utf8');
       } catch (err) {
-        throw new MirrorProblem(`credential ${ref}: cannot read it from the credentials directory (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+        throw new MirrorProblem(`credential ${name}: cannot read the file the grant names (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
       }
     }
     const secret = value.trim();
-    if (secret === '' || /[\r\n\0]/.test(secret)) throw new MirrorProblem(`credential ${ref}: empty, or more than one line`);
+    if (secret === '' || /[\r\n\0]/.test(secret)) throw new MirrorProblem(`credential ${name}: empty, or more than one line`);
     return secret;
   }
 

@@ -37,7 +37,7 @@ import type { QueueOptions } from '../domain/workflow/land-queue.js';
 import { DEFAULT_MAX_SNAPSHOT_PATHS } from '../domain/tree-size.js';
 import { NO_GIT_SHADOWS, type GitShadowSource } from './git-shadow.js';
 import { GitMirrorRunner, type MirrorPolicy } from './git-mirror-runner.js';
-import { STRICT_MIRROR_TARGETS, type MirrorTargets } from '../domain/git-mirrors.js';
+import { NO_GRANTS, STRICT_MIRROR_TARGETS, type CredentialGrants, type MirrorTargets } from '../domain/git-mirrors.js';
 
 export interface ServiceOptions {
   dataDir: string;
@@ -557,6 +557,11 @@ export class CairnService implements AuthorityHost, FeedHost {
     this.mirrorPolicy = policy;
     this.mirrorSlots = new Semaphore(policy.concurrency);
     for (const index of this.authorities.keys()) this.startMirrorRunner(index);
+  }
+
+  /** The operator's credential grants for mirrors; none before startGitMirrors. */
+  get mirrorGrants(): CredentialGrants {
+    return this.mirrorPolicy?.credentials ?? NO_GRANTS;
   }
 
   /** Where mirrors may push (registrations are checked against it); nothing internal, no file:// before startGitMirrors. */
