@@ -10,13 +10,14 @@ import { expect } from 'chai';
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { push } from '../lib/client/transfer.js';
 import { api, cli, exportRepo, onTty, register, restoreRepo, spawnServer, startTestServer, tempDir, until, untilOutput, type ApiResponse, type ChildServer, type TestServer } from './helpers.js';
 import { hasGit } from './git-fixture.js';
 import { Invalid } from '../lib/domain/errors.js';
+import { MirrorSlots } from '../lib/authority/mirror-slots.js';
 import { credentialGrants, grantRefusal, mirrorBackoffMs, mirrorRecordProblems, parseCredentialGrant, scrubbed, validateCredentialName, validateMirrorUrl } from '../lib/domain/git-mirrors.js';
 
 const R = (repo: number, p: string) => `/v1/native/repository-authorities/${repo}${p}`;
@@ -427,6 +428,78 @@ function addMirror(url: string, repo: number, body: Record<string, unknown>): Pr
   });
 });
 
+/** A TCP server on 127.0.0.1 that accepts every connection and never answers (nor closes). */
+async function silentServer(): Promise<{ port: number; open: () => number; accepted: () => number; close: () => Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  let accepted = 0;
+  const server = net.createServer((socket) => {
+    accepted++;
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+    socket.resume();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    open: () => sockets.size,
+    accepted: () => accepted,
+    close: () => new Promise<void>((resolve) => { for (const s of sockets) s.destroy(); server.close(() => resolve()); }),
+  };
+}
+
+(hasGit ? describe : describe.skip)('git mirror pushes share the server fairly and stop on a stalled remote', function () {
+  this.timeout(180_000);
+  let s: TestServer | null = null;
+  let silent: Awaited<ReturnType<typeof silentServer>>;
+  let remotes: string;
+
+  before(async () => {
+    remotes = path.join(tempDir('cairn-mirror-fair-'), 'remotes');
+    await fsp.mkdir(remotes, { recursive: true });
+    silent = await silentServer();
+  });
+  after(async () => {
+    await s?.stop();
+    await silent.close();
+  });
+
+  it('one repository\'s mirrors to a remote that never answers do not hold every push slot: another repository\'s mirror pushes meanwhile', async () => {
+    // The stall limit is far beyond the test's time: the silent pushes hold their slots throughout.
+    s = await startTestServer(undefined, { gitMirrors: { fileRoot: remotes, allow: ['127.0.0.1'], backoffBaseMs: 50, concurrency: 4, stallSeconds: 3600 } });
+    const hog = await registerRepo(s.url, 'mirror-hog');
+    await lineWriter(s.url, hog, 'dev')();
+    for (let i = 1; i <= 4; i++) expect((await addMirror(s.url, hog, { line: 'dev', url: `http://127.0.0.1:${silent.port}/hog-${i}.git` })).status).to.equal(201);
+    await until('the hog\'s pushes to reach the silent remote', () => silent.open() >= 2);
+    const other = await registerRepo(s.url, 'mirror-other');
+    await lineWriter(s.url, other, 'dev')();
+    const remote = await bareRemote(path.join(remotes, 'other.git'));
+    expect((await addMirror(s.url, other, { line: 'dev', url: pathToFileURL(remote).href })).status).to.equal(201);
+    await untilMirrored(s.url, other, 'mirror-1', () => refOf(remote, 'refs/heads/dev'));
+    // Meanwhile the silent remote's connections are still open, unanswered: nothing was waited out.
+    expect(silent.open()).to.be.at.least(2);
+    // At most two of one repository's pushes run at once.
+    expect(silent.accepted()).to.equal(2);
+    for (let i = 1; i <= 4; i++) expect((await mirrorOf(s.url, hog, `mirror-${i}`)).state).to.equal('pending');
+    await s.stop();
+    s = null;
+  });
+
+  it('a push that receives nothing for the stall limit is stopped and recorded as a clear failure', async () => {
+    await s?.stop();
+    s = await startTestServer(undefined, { gitMirrors: { allow: ['127.0.0.1'], backoffBaseMs: 60_000, stallSeconds: 1 } });
+    const repo = await registerRepo(s.url, 'mirror-stalled');
+    await lineWriter(s.url, repo, 'dev')();
+    expect((await addMirror(s.url, repo, { line: 'dev', url: `http://127.0.0.1:${silent.port}/stalled.git` })).status).to.equal(201);
+    const m = await until('the stalled push to fail', async () => {
+      const x = await mirrorOf(s!.url, repo, 'mirror-1');
+      return x.state === 'retrying' ? x : null;
+    }, 60_000);
+    expect(m.failures).to.equal(1);
+    expect(m.last_error).to.match(/the remote stalled: nothing arrived for 1 s/);
+  });
+});
+
 (hasGit ? describe : describe.skip)('git mirrors across a SIGKILL (child server)', function () {
   this.timeout(180_000);
   let child: ChildServer | null = null;
@@ -510,6 +583,36 @@ describe('git mirror rules (lib/domain/git-mirrors.ts)', () => {
     expect(grantRefusal(grants, 'env:A', 4, 'https://github.com/r.git')).to.match(/not granted/);
     expect(scrubbed('fatal: Authorization: Basic abc; token s3cr3t-value here', ['s3cr3t-value'])).to.equal('fatal: Authorization: ***');
     expect(scrubbed('x'.repeat(600), []).length).to.equal(500);
+  });
+
+  it('shares push slots: at most the per-repository share each, a freed slot to the next repository in turn', async () => {
+    const slots = new MirrorSlots(3, 2);
+    const started: string[] = [];
+    const gates = new Map<string, () => void>();
+    const job = (repo: number, name: string) => slots.run(repo, () => new Promise<void>((resolve) => { started.push(name); gates.set(name, resolve); }));
+    const all = [job(0, 'a1'), job(0, 'a2'), job(0, 'a3'), job(0, 'a4'), job(1, 'b1'), job(2, 'c1'), job(1, 'b2')];
+    expect(started).to.deep.equal(['a1', 'a2', 'b1']);
+    const finish = async (name: string) => {
+      gates.get(name)!();
+      await new Promise((r) => setImmediate(r));
+    };
+    // Repository 2 has not been served yet: it goes first.
+    await finish('a1');
+    expect(started.slice(3)).to.deep.equal(['c1']);
+    // Repository 0 was served before repository 1 last.
+    await finish('c1');
+    expect(started.slice(4)).to.deep.equal(['a3']);
+    // Repository 0 holds its two (a2, a3) until one ends.
+    await finish('b1');
+    expect(started.slice(5)).to.deep.equal(['b2']);
+    await finish('b2');
+    expect(started.slice(6)).to.deep.equal([]);
+    await finish('a2');
+    expect(started.slice(6)).to.deep.equal(['a4']);
+    await finish('a3');
+    await finish('a4');
+    await Promise.all(all);
+    expect(slots.inFlight()).to.equal(0);
   });
 
   it('backs off exponentially up to five minutes', () => {

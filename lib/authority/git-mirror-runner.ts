@@ -1,7 +1,9 @@
 // The git mirror runner of one open authority (docs/git.md "Mirror"): it pushes each mirrored
 // line to its remote after the line moves. The service starts it after the authority opens and
-// stops it before the authority closes; pushes of every repository share one bound
-// (MirrorPolicy.concurrency), so a slow remote never holds more than its own slot.
+// stops it before the authority closes; pushes of every repository share the slots of
+// ./mirror-slots.ts (a bound over the server and one per repository, served in turn), and an
+// http(s) push that moves nothing for MirrorPolicy.stallSeconds is stopped, so a slow or silent
+// remote never holds more than its own repository's share.
 //
 // - Never in the commit path: a `line.moved` event (published after its commit) schedules the
 //   line's mirrors 200 ms later; the push runs in the background, and what it found is written in
@@ -21,7 +23,6 @@ import { promises as dns } from 'node:dns';
 import { promises as fsp } from 'node:fs';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { Semaphore } from 'async-mutex';
 import {
   DEFAULT_MIRROR_BACKOFF_MS,
   NO_GRANTS,
@@ -40,6 +41,7 @@ import type { MirrorOutcome } from './git-mirrors.js';
 import type { GitExporter } from './git-export.js';
 import { localAddresses } from './local-addresses.js';
 import type { Log } from './logger.js';
+import type { MirrorSlots } from './mirror-slots.js';
 
 export interface MirrorPolicy {
   /** Where mirrors may push (--git-mirror-allow, --git-mirror-file-root). */
@@ -50,8 +52,12 @@ export interface MirrorPolicy {
   backoffBaseMs: number;
   /** How long one git process (ls-remote, push) may run. */
   timeoutMs: number;
+  /** An http(s) transfer that receives and sends nothing for this long is stopped (curl's low-speed limit). */
+  stallSeconds: number;
   /** Pushes at once, server-wide. */
   concurrency: number;
+  /** Pushes at once of one repository (a slot freed goes to the next repository in turn). */
+  perRepository: number;
 }
 
 export const DEFAULT_MIRROR_POLICY: MirrorPolicy = {
@@ -59,7 +65,9 @@ export const DEFAULT_MIRROR_POLICY: MirrorPolicy = {
   credentials: NO_GRANTS,
   backoffBaseMs: DEFAULT_MIRROR_BACKOFF_MS,
   timeoutMs: 300_000,
+  stallSeconds: 60,
   concurrency: 4,
+  perRepository: 2,
 };
 
 /** A moved line is pushed this long after its move (moves close together: one push). */
@@ -94,7 +102,7 @@ export class GitMirrorRunner {
     admitted: () => boolean,
     private readonly log: Log,
     private readonly policy: MirrorPolicy,
-    private readonly slots: Semaphore,
+    private readonly slots: MirrorSlots,
   ) {
     this.admitted = () => !this.stopped && admitted();
   }
@@ -175,7 +183,7 @@ export class GitMirrorRunner {
       outcome = { kind: 'failed', error: scrubbed(`the line cannot be exported: ${(err as Error).message}`, []), next_attempt_at_ms: Date.now() + mirrorBackoffMs(m.failures + 1, this.policy.backoffBaseMs) };
     }
     if (outcome === null && (head === null || (m.state === 'ok' && m.last_pushed_commit_id === head))) return;
-    outcome ??= await this.slots.runExclusive(() => this.attempt(m, head!, exporter.root));
+    outcome ??= await this.slots.run(this.authority.index, () => this.attempt(m, head!, exporter.root));
     if (this.stopped) return;
     const recorded = await this.authority.mirrors.recordAttempt(m, outcome, this.admitted);
     if (!recorded) return;
@@ -201,7 +209,7 @@ export class GitMirrorRunner {
       const env = await this.gitEnv(m.url, shadow, secret, secrets);
       const ref = `refs/heads/${m.line}`;
       const listed = await this.git(shadow, ['ls-remote', '--refs', m.url, ref], env);
-      if (listed.code !== 0) return failed(`git ls-remote failed: ${gitMessage(listed)}`);
+      if (listed.code !== 0) return failed(`git ls-remote failed: ${this.gitMessage(listed)}`);
       const remote = /^([0-9a-f]{40})\t/m.exec(listed.stdout)?.[1] ?? null;
       if (remote === head) return { kind: 'pushed', commit_id: head };
       let lease: string;
@@ -214,7 +222,7 @@ export class GitMirrorRunner {
         return { kind: 'diverged', remote_commit_id: remote, reason: `the remote's ${ref} is at ${remote}, which is neither the commit this mirror pushed last (${m.last_pushed_commit_id ?? 'none'}) nor one of the line's commits: someone pushed to it; nothing is forced` };
       }
       const pushed = await this.git(shadow, ['push', '--porcelain', '--no-verify', `--force-with-lease=${ref}:${lease}`, m.url, `${head}:${ref}`], env);
-      if (pushed.code !== 0) return failed(`git push failed: ${gitMessage(pushed)}`);
+      if (pushed.code !== 0) return failed(`git push failed: ${this.gitMessage(pushed)}`);
       return { kind: 'pushed', commit_id: head };
     } catch (err) {
       return failed(err instanceof MirrorProblem ? err.message : `push could not start: ${(err as Error).message}`);
@@ -254,7 +262,12 @@ export class GitMirrorRunner {
    */
   private async gitEnv(url: string, shadow: string, secret: string | null, secrets: string[]): Promise<NodeJS.ProcessEnv> {
     const parsed = new URL(url);
-    const config: [string, string][] = [['credential.helper', ''], ['http.followRedirects', 'false'], ['core.askPass', '']];
+    // A remote that accepts and then sends nothing (nor takes anything) is given up after
+    // stallSeconds, by curl's own low-speed check, rather than holding a slot for the whole timeout.
+    const config: [string, string][] = [
+      ['credential.helper', ''], ['http.followRedirects', 'false'], ['core.askPass', ''],
+      ['http.lowSpeedLimit', '1'], ['http.lowSpeedTime', String(this.policy.stallSeconds)],
+    ];
     if (parsed.protocol === 'file:') {
       const root = this.policy.targets.fileRoot;
       const dir = fileURLToPath(parsed);
@@ -317,10 +330,16 @@ export class GitMirrorRunner {
       });
     });
   }
+
+  /** git's own words about a failure (its error lines, or the push's report lines); a stall said plainly first. */
+  private gitMessage(r: GitResult): string {
+    const words = gitWords(r);
+    return /Operation too slow|curl 28\b/i.test(words) ? `the remote stalled: nothing arrived for ${this.policy.stallSeconds} s (cairn serve --git-mirror-stall-seconds); ${words}` : words;
+  }
 }
 
-/** git's own words about a failure: its error lines (stderr), or the push's report lines. */
-function gitMessage(r: GitResult): string {
+/** git's error lines (stderr), or the push's report lines. */
+function gitWords(r: GitResult): string {
   const lines = `${r.stderr}\n${r.stdout}`.split('\n').map((l) => l.trim()).filter((l) => l !== '' && l !== 'Done' && !l.startsWith('To '));
   return lines.join('; ') || `exit ${r.code}`;
 }

@@ -26,7 +26,7 @@ import { LIFECYCLE_ACTIVE, LIFECYCLE_RETIRING } from '../domain/repository.js';
 import type { ClaimResult } from './jobs.js';
 import { Retirement } from './retirement.js';
 import { RestoreSessions } from './restore.js';
-import { Mutex, Semaphore } from 'async-mutex';
+import { Mutex } from 'async-mutex';
 import type { Log } from './logger.js';
 import type { AuthorityHost } from './host.js';
 import { Registry, type RegistrationResult } from './registry.js';
@@ -37,6 +37,7 @@ import type { QueueOptions } from '../domain/workflow/land-queue.js';
 import { DEFAULT_MAX_SNAPSHOT_PATHS } from '../domain/tree-size.js';
 import { NO_GIT_SHADOWS, type GitShadowSource } from './git-shadow.js';
 import { GitMirrorRunner, type MirrorPolicy } from './git-mirror-runner.js';
+import { MirrorSlots } from './mirror-slots.js';
 import { NO_GRANTS, STRICT_MIRROR_TARGETS, type CredentialGrants, type MirrorTargets } from '../domain/git-mirrors.js';
 
 export interface ServiceOptions {
@@ -73,7 +74,7 @@ export class CairnService implements AuthorityHost, FeedHost {
   private readonly gitExporters = new Map<number, GitExporter>();
   /** Set by startGitMirrors (serving only): mirrors push in the background. */
   private mirrorPolicy: MirrorPolicy | null = null;
-  private mirrorSlots: Semaphore | null = null;
+  private mirrorSlots: MirrorSlots | null = null;
   private readonly mirrorRunners = new Map<number, GitMirrorRunner>();
   private restoreSessions: RestoreSessions | null = null;
   /** Opens under way, by repository index: concurrent first uses share one. */
@@ -555,7 +556,7 @@ export class CairnService implements AuthorityHost, FeedHost {
    */
   startGitMirrors(policy: MirrorPolicy): void {
     this.mirrorPolicy = policy;
-    this.mirrorSlots = new Semaphore(policy.concurrency);
+    this.mirrorSlots = new MirrorSlots(policy.concurrency, Math.min(policy.perRepository, policy.concurrency));
     for (const index of this.authorities.keys()) this.startMirrorRunner(index);
   }
 

@@ -49,6 +49,7 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--max-snapshot-paths N] [--shutdown-seconds N]
                    [--git-mirror-allow CIDR|HOST]... [--git-mirror-file-root DIR]
                    [--git-mirror-credential GRANT]... [--git-mirror-concurrency N]
+                   [--git-mirror-per-repository N] [--git-mirror-stall-seconds N]
                    [--git-mirror-backoff-ms N] [--archive s3://BUCKET[/PREFIX]]
                    [--archive-config FILE] [--archive-interval-ms N]
                    [--archive-lag-warn-seconds N] [--archive-keep POLICY]
@@ -158,6 +159,12 @@ Options:
                      never names a variable or a file (docs/git.md "Mirror")
   --git-mirror-concurrency N
                      git mirror pushes at once, over all repositories (default 4)
+  --git-mirror-per-repository N
+                     git mirror pushes at once of one repository (default 2); a freed slot
+                     goes to the next repository with a push waiting, in turn
+  --git-mirror-stall-seconds N
+                     stop a mirror's http(s) push, and record it failed, when nothing
+                     arrives or leaves for N seconds (default 60)
   --shutdown-seconds N
                      on SIGTERM/SIGINT, exit within N seconds (default 10): in-flight requests
                      finish until two seconds before (then their connections are closed), the
@@ -253,7 +260,7 @@ export interface ServerOptions {
   /** Export served lines' moves in the background (default true); tests that count what an export writes turn it off. */
   gitRefresh?: boolean;
   /** Git mirrors: internal targets opened, the file:// root, the credentials directory, backoff, concurrency (--git-mirror-*). */
-  gitMirrors?: { allow?: string[]; fileRoot?: string | null; credentials?: string[]; backoffBaseMs?: number; concurrency?: number; timeoutMs?: number };
+  gitMirrors?: { allow?: string[]; fileRoot?: string | null; credentials?: string[]; backoffBaseMs?: number; concurrency?: number; timeoutMs?: number; stallSeconds?: number; perRepository?: number };
   /** Ship every repository to this archive (lib/authority/archiving.ts); none by default. */
   archive?: ArchivingOptions;
   /** Follow this archive read-only (lib/authority/follower.ts) until promoted; then ship to it. */
@@ -372,6 +379,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           ...(m.backoffBaseMs ? { backoffBaseMs: m.backoffBaseMs } : {}),
           ...(m.concurrency ? { concurrency: m.concurrency } : {}),
           ...(m.timeoutMs ? { timeoutMs: m.timeoutMs } : {}),
+          ...(m.stallSeconds ? { stallSeconds: m.stallSeconds } : {}),
+          ...(m.perRepository ? { perRepository: m.perRepository } : {}),
         });
       };
       const startArchiving = (a: ArchivingOptions): void => {
@@ -450,6 +459,8 @@ export async function serve(argv: string[]): Promise<number> {
     'git-credentials-dir': { type: 'string' },
     'git-mirror-credential': { type: 'string', multiple: true, default: [] },
     'git-mirror-concurrency': { type: 'string', default: String(DEFAULT_MIRROR_POLICY.concurrency) },
+    'git-mirror-per-repository': { type: 'string', default: String(DEFAULT_MIRROR_POLICY.perRepository) },
+    'git-mirror-stall-seconds': { type: 'string', default: String(DEFAULT_MIRROR_POLICY.stallSeconds) },
     'git-mirror-backoff-ms': { type: 'string', default: String(DEFAULT_MIRROR_POLICY.backoffBaseMs) },
     archive: { type: 'string' },
     follow: { type: 'string' },
@@ -568,6 +579,8 @@ export async function serve(argv: string[]): Promise<number> {
     fileRoot: dirFlag('git-mirror-file-root'),
     credentials: grantTexts,
     concurrency: positive('git-mirror-concurrency', 64),
+    perRepository: positive('git-mirror-per-repository', 64),
+    stallSeconds: positive('git-mirror-stall-seconds', 3600),
     backoffBaseMs: positive('git-mirror-backoff-ms', 3_600_000),
   };
   const retries = Number(values['queue-retries']);
