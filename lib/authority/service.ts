@@ -38,6 +38,8 @@ import { DEFAULT_MAX_SNAPSHOT_PATHS } from '../domain/tree-size.js';
 import { NO_GIT_SHADOWS, type GitShadowSource } from './git-shadow.js';
 import { GitMirrorRunner, type MirrorPolicy } from './git-mirror-runner.js';
 import { MirrorSlots } from './mirror-slots.js';
+import { openSealKey } from '../store/seal-key.js';
+import type { SealKey } from '../domain/sealing.js';
 import { NO_GRANTS, STRICT_MIRROR_TARGETS, type CredentialGrants, type MirrorTargets } from '../domain/git-mirrors.js';
 
 export interface ServiceOptions {
@@ -100,6 +102,8 @@ export class CairnService implements AuthorityHost, FeedHost {
   followStatus: (() => object) | null = null;
   /** POST /archive/promote: turn this follower into the writer; null when the server does not follow. */
   promote: (() => Promise<object>) | null = null;
+  /** The server's seal key (DATA/seal.key): every authority writes and reads its sealed fields with it. */
+  sealKey: SealKey | null = null;
   /** Where lines are served over git (./git-shadow.ts); every authority asks it at each git request. */
   gitShadows: GitShadowSource = NO_GIT_SHADOWS;
 
@@ -127,6 +131,8 @@ export class CairnService implements AuthorityHost, FeedHost {
     const registry = await Registry.open(layout);
     for (const note of await registry.openEvents()) options.log.warn({ note }, 'recovery');
     const service = new CairnService(layout, registry, options.log, options.jobPolicy ?? DEFAULT_JOB_POLICY, options.events, options.maxSnapshotPaths);
+    // Webhook secrets and drafts are sealed with it (storage-layout.md §17.2); made on the first start.
+    service.sealKey = await openSealKey(layout.sealKeyFile, true);
     service.gitShadows = options.gitShadows ?? service.exportedShadows;
     if (registry.events) service.feeds.attachRegistry(registryEventStream(registry.events));
     await service.removeUnregisteredDirectories();
@@ -338,7 +344,7 @@ export class CairnService implements AuthorityHost, FeedHost {
   private async openAuthority(index: number): Promise<void> {
     try {
       const frozen = this.registry.get(index)?.lifecycle_kind !== LIFECYCLE_ACTIVE; // a retiring authority's files stay as exported
-      const authority = await Authority.open(this.layout.repositoryDir(index), index, this.log, this.jobPolicy, frozen, this.maxSnapshotPaths);
+      const authority = await Authority.open(this.layout.repositoryDir(index), index, this.log, this.jobPolicy, frozen, this.maxSnapshotPaths, this.sealKey);
       if (this.closed) {
         authority.close();
         return;
