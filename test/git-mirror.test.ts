@@ -10,14 +10,15 @@ import { expect } from 'chai';
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { push } from '../lib/client/transfer.js';
 import { api, cli, exportRepo, onTty, register, restoreRepo, spawnServer, startTestServer, tempDir, until, untilOutput, type ApiResponse, type ChildServer, type TestServer } from './helpers.js';
 import { hasGit } from './git-fixture.js';
 import { Invalid } from '../lib/domain/errors.js';
-import { mirrorBackoffMs, mirrorRecordProblems, scrubbed, validateCredentialRef, validateMirrorUrl } from '../lib/domain/git-mirrors.js';
+import { MirrorSlots } from '../lib/authority/mirror-slots.js';
+import { credentialGrants, grantRefusal, mirrorBackoffMs, mirrorRecordProblems, parseCredentialGrant, scrubbed, validateCredentialName, validateMirrorUrl } from '../lib/domain/git-mirrors.js';
 
 const R = (repo: number, p: string) => `/v1/native/repository-authorities/${repo}${p}`;
 const GIT_ENV = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 'Eve', GIT_AUTHOR_EMAIL: 'eve@example.org', GIT_COMMITTER_NAME: 'Eve', GIT_COMMITTER_EMAIL: 'eve@example.org' };
@@ -160,7 +161,7 @@ function addMirror(url: string, repo: number, body: Record<string, unknown>): Pr
     process.env.CAIRN_TEST_MIRROR_TOKEN = TOKEN;
     backend = await httpBackend(remotes, TOKEN);
     open = await httpBackend(remotes, null);
-    s = await startTestServer(undefined, { gitMirrors: { fileRoot: remotes, allow: ['127.0.0.1', 'localhost'], backoffBaseMs: 50 } });
+    s = await startTestServer(undefined, { gitMirrors: { fileRoot: remotes, allow: ['127.0.0.1', 'localhost'], backoffBaseMs: 50, credentials: ['token=env:CAIRN_TEST_MIRROR_TOKEN'] } });
   });
   after(async () => {
     await s.stop();
@@ -192,7 +193,7 @@ function addMirror(url: string, repo: number, body: Record<string, unknown>): Pr
     expect(list.json.mirrors[0]).to.deep.include({ mirror_id: 'mirror-1', state: 'ok', last_pushed_commit_id: next, last_error: null, failures: 0 });
   });
 
-  it('mirrors over a local git http-backend with a token from the server\'s environment; without the token it retries, and neither answer holds the token', async () => {
+  it('mirrors over a local git http-backend with a token the operator granted from the server\'s environment; without the token it retries, and neither answer holds the token', async () => {
     const repo = await registerRepo(s.url, 'mirror-http');
     const advance = lineWriter(s.url, repo, 'dev');
     await advance();
@@ -206,9 +207,9 @@ function addMirror(url: string, repo: number, body: Record<string, unknown>): Pr
     expect(failing.last_error).to.match(/ls-remote failed/);
     expect(failing.next_attempt_at_ms).to.be.a('number');
     expect(await refOf(remote, 'refs/heads/dev')).to.equal(null);
-    const res = await addMirror(s.url, repo, { line: 'dev', url: `${backend.url}/http.git`.replace('http://', 'http://x-access-token@'), credential: 'env:CAIRN_TEST_MIRROR_TOKEN' });
+    const res = await addMirror(s.url, repo, { line: 'dev', url: `${backend.url}/http.git`.replace('http://', 'http://x-access-token@'), credential: 'token' });
     expect(res.status, res.text).to.equal(201);
-    expect(res.json.mirror.credential).to.equal('env:CAIRN_TEST_MIRROR_TOKEN');
+    expect(res.json.mirror.credential).to.equal('token');
     await untilMirrored(s.url, repo, 'mirror-2', () => refOf(remote, 'refs/heads/dev'));
     expect(backend.auth.some((a) => a === `Basic ${Buffer.from(`x-access-token:${TOKEN}`).toString('base64')}`)).to.equal(true);
     await advance();
@@ -289,12 +290,12 @@ function addMirror(url: string, repo: number, body: Record<string, unknown>): Pr
     const advance = lineWriter(s.url, repo, 'dev');
     await advance();
     const remote = await bareRemote(path.join(remotes, 'moved.git'));
-    expect((await addMirror(s.url, repo, { line: 'dev', url: pathToFileURL(remote).href, credential: 'env:CAIRN_TEST_MIRROR_TOKEN' })).status).to.equal(201);
+    expect((await addMirror(s.url, repo, { line: 'dev', url: pathToFileURL(remote).href, credential: 'token' })).status).to.equal(201);
     const before = await untilMirrored(s.url, repo, 'mirror-1', () => refOf(remote, 'refs/heads/dev'));
     const { manifest, files } = await exportRepo(s.url, repo);
     const restored = await restoreRepo(s.url, manifest, files);
     const m = await mirrorOf(s.url, restored, 'mirror-1');
-    expect(m).to.deep.include({ line: 'dev', url: pathToFileURL(remote).href, credential: 'env:CAIRN_TEST_MIRROR_TOKEN', state: 'ok', last_pushed_commit_id: before });
+    expect(m).to.deep.include({ line: 'dev', url: pathToFileURL(remote).href, credential: 'token', state: 'ok', last_pushed_commit_id: before });
     // The restored line moves: the mirror pushes from the restored repository.
     const dir = path.join(tempDir('cairn-mirror-wc-'), 'tree');
     await fsp.mkdir(dir, { recursive: true });
@@ -324,11 +325,11 @@ function addMirror(url: string, repo: number, body: Record<string, unknown>): Pr
       [{ line: 'dev', url: `file://${remotes}/../outside.git` }, 400, /under the directory/],
       [{ line: 'nope', url: 'https://example.com/r.git' }, 404, /line nope does not exist/],
       [{ line: 'a..b', url: 'https://example.com/r.git' }, 400, /git branch name/],
-      [{ line: 'dev', url: 'https://example.com/r.git', credential: 'file:../x' }, 400, /never a path/],
-      [{ line: 'dev', url: 'https://example.com/r.git', credential: 'file:/etc/passwd' }, 400, /never a path/],
-      [{ line: 'dev', url: 'https://example.com/r.git', credential: 'file:sub/x' }, 400, /never a path/],
-      [{ line: 'dev', url: 'https://example.com/r.git', credential: 'env:' }, 400, /environment variable name/],
-      [{ line: 'dev', url: 'https://example.com/r.git', credential: 'ghp_plaintexttoken' }, 400, /env:NAME/],
+      [{ line: 'dev', url: 'https://example.com/r.git', credential: 'file:../x' }, 400, /--git-mirror-credential/],
+      [{ line: 'dev', url: 'https://example.com/r.git', credential: 'file:/etc/passwd' }, 400, /--git-mirror-credential/],
+      [{ line: 'dev', url: 'https://example.com/r.git', credential: 'env:' }, 400, /--git-mirror-credential/],
+      [{ line: 'dev', url: 'https://example.com/r.git', credential: 'sub/x' }, 400, /name of a grant/],
+      [{ line: 'dev', url: 'https://example.com/r.git', credential: 'ghp_plaintexttoken' }, 400, /not granted/],
       [{ line: 'dev', url: 'https://example.com/r.git', token: 'x' }, 422, /token/],
       [{ line: 'dev' }, 422, /url/],
       [{ line: 'dev', url: 7 }, 422, /url/],
@@ -351,6 +352,154 @@ function addMirror(url: string, repo: number, body: Record<string, unknown>): Pr
   });
 });
 
+(hasGit ? describe : describe.skip)('git mirror credentials are granted by the operator (cairn serve --git-mirror-credential)', function () {
+  this.timeout(180_000);
+  let s: TestServer | null = null;
+  let backend: Backend;
+  let remotes: string;
+  let data: string;
+  const grants = (repo: number) => [`deploy=env:CAIRN_TEST_GRANTED_TOKEN`, `scoped@${repo + 100}=env:CAIRN_TEST_GRANTED_TOKEN`, `pinned:example.org=env:CAIRN_TEST_GRANTED_TOKEN`];
+
+  before(async () => {
+    const root = tempDir('cairn-mirror-grant-');
+    remotes = path.join(root, 'remotes');
+    data = path.join(root, 'data');
+    await fsp.mkdir(remotes, { recursive: true });
+    process.env.CAIRN_TEST_GRANTED_TOKEN = TOKEN;
+    process.env.CAIRN_TEST_UNGRANTED_SECRET = 'aws-Secret-0123456789abcdef';
+    backend = await httpBackend(remotes, TOKEN);
+  });
+  after(async () => {
+    await s?.stop();
+    await backend.close();
+    delete process.env.CAIRN_TEST_GRANTED_TOKEN;
+    delete process.env.CAIRN_TEST_UNGRANTED_SECRET;
+  });
+
+  it('refuses a reference to any variable or file of the server, a name not granted, a grant of another repository or host (400 naming the rule); a granted name pushes with its secret', async () => {
+    s = await startTestServer(data, { gitMirrors: { allow: ['127.0.0.1'], backoffBaseMs: 50, credentials: grants(0) } });
+    const repo = await registerRepo(s.url, 'mirror-grants');
+    expect(repo).to.equal(0);
+    const advance = lineWriter(s.url, repo, 'dev');
+    await advance();
+    const remote = await bareRemote(path.join(remotes, 'granted.git'));
+    const url = `${backend.url}/granted.git`;
+    const cases: [string, RegExp][] = [
+      ['env:CAIRN_TEST_UNGRANTED_SECRET', /env:NAME.*no longer|--git-mirror-credential/],
+      ['env:AWS_SECRET_ACCESS_KEY', /--git-mirror-credential/],
+      ['file:remote-token', /--git-mirror-credential/],
+      ['nobody', /credential nobody is not granted.*--git-mirror-credential/],
+      ['scoped', /credential scoped is granted to repository 100, not to repository 0/],
+      ['pinned', /credential pinned is granted for host example\.org; the url's host 127\.0\.0\.1 is not one of them/],
+      ['../etc/passwd', /credential must be the name of a grant/],
+    ];
+    const before = backend.auth.length;
+    for (const [credential, message] of cases) {
+      const res = await addMirror(s.url, repo, { line: 'dev', url, credential });
+      expect(res.status, `${credential}: ${res.text}`).to.equal(400);
+      expect(res.json.error, credential).to.match(message);
+    }
+    expect((await api(s.url, 'GET', R(repo, '/git-mirrors'))).json.count).to.equal(0);
+    expect(backend.auth.length).to.equal(before);
+    const ok = await addMirror(s.url, repo, { line: 'dev', url, credential: 'deploy' });
+    expect(ok.status, ok.text).to.equal(201);
+    expect(ok.json.mirror.credential).to.equal('deploy');
+    await untilMirrored(s.url, repo, 'mirror-1', () => refOf(remote, 'refs/heads/dev'));
+    expect(backend.auth).to.include(`Basic ${Buffer.from(`x-access-token:${TOKEN}`).toString('base64')}`);
+  });
+
+  it('a stored mirror whose credential is no longer granted fails its pushes with a clear error and sends nothing', async () => {
+    await s!.stop();
+    s = await startTestServer(data, { gitMirrors: { allow: ['127.0.0.1'], backoffBaseMs: 50 } });
+    const sent = backend.auth.length;
+    const remote = path.join(remotes, 'granted.git');
+    const was = await refOf(remote, 'refs/heads/dev');
+    const dir = path.join(tempDir('cairn-mirror-wc-'), 'tree');
+    await fsp.mkdir(dir, { recursive: true });
+    await fsp.writeFile(path.join(dir, 'later.txt'), 'later\n');
+    await push({ server: s.url, repo: 0, line: 'dev', dir, moveLine: true, progress: false, message: 'later' });
+    const m = await until('the mirror to fail for its credential', async () => {
+      const x = await mirrorOf(s!.url, 0, 'mirror-1');
+      return x.state === 'retrying' ? x : null;
+    });
+    expect(m.last_error).to.match(/credential deploy is not granted by this server/);
+    expect(backend.auth.length).to.equal(sent);
+    expect(await refOf(remote, 'refs/heads/dev')).to.equal(was);
+  });
+});
+
+/** A TCP server on 127.0.0.1 that accepts every connection and never answers (nor closes). */
+async function silentServer(): Promise<{ port: number; open: () => number; accepted: () => number; close: () => Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  let accepted = 0;
+  const server = net.createServer((socket) => {
+    accepted++;
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+    socket.resume();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    open: () => sockets.size,
+    accepted: () => accepted,
+    close: () => new Promise<void>((resolve) => { for (const s of sockets) s.destroy(); server.close(() => resolve()); }),
+  };
+}
+
+(hasGit ? describe : describe.skip)('git mirror pushes share the server fairly and stop on a stalled remote', function () {
+  this.timeout(180_000);
+  let s: TestServer | null = null;
+  let silent: Awaited<ReturnType<typeof silentServer>>;
+  let remotes: string;
+
+  before(async () => {
+    remotes = path.join(tempDir('cairn-mirror-fair-'), 'remotes');
+    await fsp.mkdir(remotes, { recursive: true });
+    silent = await silentServer();
+  });
+  after(async () => {
+    await s?.stop();
+    await silent.close();
+  });
+
+  it('one repository\'s mirrors to a remote that never answers do not hold every push slot: another repository\'s mirror pushes meanwhile', async () => {
+    // The stall limit is far beyond the test's time: the silent pushes hold their slots throughout.
+    s = await startTestServer(undefined, { gitMirrors: { fileRoot: remotes, allow: ['127.0.0.1'], backoffBaseMs: 50, concurrency: 4, stallSeconds: 3600 } });
+    const hog = await registerRepo(s.url, 'mirror-hog');
+    await lineWriter(s.url, hog, 'dev')();
+    for (let i = 1; i <= 4; i++) expect((await addMirror(s.url, hog, { line: 'dev', url: `http://127.0.0.1:${silent.port}/hog-${i}.git` })).status).to.equal(201);
+    await until('the hog\'s pushes to reach the silent remote', () => silent.open() >= 2);
+    const other = await registerRepo(s.url, 'mirror-other');
+    await lineWriter(s.url, other, 'dev')();
+    const remote = await bareRemote(path.join(remotes, 'other.git'));
+    expect((await addMirror(s.url, other, { line: 'dev', url: pathToFileURL(remote).href })).status).to.equal(201);
+    await untilMirrored(s.url, other, 'mirror-1', () => refOf(remote, 'refs/heads/dev'));
+    // Meanwhile the silent remote's connections are still open, unanswered: nothing was waited out.
+    expect(silent.open()).to.be.at.least(2);
+    // At most two of one repository's pushes run at once.
+    expect(silent.accepted()).to.equal(2);
+    for (let i = 1; i <= 4; i++) expect((await mirrorOf(s.url, hog, `mirror-${i}`)).state).to.equal('pending');
+    await s.stop();
+    s = null;
+  });
+
+  it('a push that receives nothing for the stall limit is stopped and recorded as a clear failure', async () => {
+    await s?.stop();
+    s = await startTestServer(undefined, { gitMirrors: { allow: ['127.0.0.1'], backoffBaseMs: 60_000, stallSeconds: 1 } });
+    const repo = await registerRepo(s.url, 'mirror-stalled');
+    await lineWriter(s.url, repo, 'dev')();
+    expect((await addMirror(s.url, repo, { line: 'dev', url: `http://127.0.0.1:${silent.port}/stalled.git` })).status).to.equal(201);
+    const m = await until('the stalled push to fail', async () => {
+      const x = await mirrorOf(s!.url, repo, 'mirror-1');
+      return x.state === 'retrying' ? x : null;
+    }, 60_000);
+    expect(m.failures).to.equal(1);
+    expect(m.last_error).to.match(/the remote stalled: nothing arrived for 1 s/);
+  });
+});
+
 (hasGit ? describe : describe.skip)('git mirrors across a SIGKILL (child server)', function () {
   this.timeout(180_000);
   let child: ChildServer | null = null;
@@ -360,7 +509,7 @@ function addMirror(url: string, repo: number, body: Record<string, unknown>): Pr
     await backend?.close();
   });
 
-  it('a mirror whose push is due when the server is killed catches up after the restart; its token (a credential file) is never in the log', async () => {
+  it('a mirror whose push is due when the server is killed catches up after the restart; its token (a granted credential file) is never in the log', async () => {
     const root = tempDir('cairn-mirror-kill-');
     const data = path.join(root, 'data');
     const remotes = path.join(root, 'remotes');
@@ -369,12 +518,12 @@ function addMirror(url: string, repo: number, body: Record<string, unknown>): Pr
     await fsp.writeFile(path.join(creds, 'remote-token'), `${TOKEN}\n`, { mode: 0o600 });
     const remote = await bareRemote(path.join(remotes, 'kill.git'));
     backend = await httpBackend(remotes, TOKEN);
-    const flags = ['--git-mirror-allow', '127.0.0.1', '--git-credentials-dir', creds, '--git-mirror-backoff-ms', '100', '--log-format', 'json'];
+    const flags = ['--git-mirror-allow', '127.0.0.1', '--git-mirror-credential', `remote-token=file:${path.join(creds, 'remote-token')}`, '--git-mirror-backoff-ms', '100', '--log-format', 'json'];
     child = await spawnServer(data, flags);
     const repo = await registerRepo(child.url, 'mirror-kill');
     const advance = lineWriter(child.url, repo, 'dev');
     await advance();
-    const added = await addMirror(child.url, repo, { line: 'dev', url: `${backend.url}/kill.git`, credential: 'file:remote-token' });
+    const added = await addMirror(child.url, repo, { line: 'dev', url: `${backend.url}/kill.git`, credential: 'remote-token' });
     expect(added.status, added.text).to.equal(201);
     await untilMirrored(child.url, repo, 'mirror-1', () => refOf(remote, 'refs/heads/dev'));
     // The remote goes down; the line moves: the push is due, and fails until the remote is back.
@@ -416,13 +565,54 @@ describe('git mirror rules (lib/domain/git-mirrors.ts)', () => {
     expect(() => validateMirrorUrl('file:///srv/mirrors/r.git', { ...targets, fileRoot: null })).to.throw(Invalid, /--git-mirror-file-root/);
   });
 
-  it('takes credential references by name only, and scrubs secrets from stored text', () => {
-    expect(validateCredentialRef('env:GITHUB_TOKEN')).to.equal('env:GITHUB_TOKEN');
-    expect(validateCredentialRef('file:github.token')).to.equal('file:github.token');
-    expect(validateCredentialRef(undefined)).to.equal(null);
-    for (const bad of ['file:../x', 'file:a/b', 'file:.hidden..', 'file:', 'env:1X', 'env:A-B', 'token', 'FILE:x']) expect(() => validateCredentialRef(bad), bad).to.throw(Invalid);
+  it('takes a credential as the name of an operator\'s grant, scoped to repositories and hosts, and scrubs secrets from stored text', () => {
+    expect(validateCredentialName('github.token')).to.equal('github.token');
+    expect(validateCredentialName(undefined)).to.equal(null);
+    for (const bad of ['env:GITHUB_TOKEN', 'file:github.token', 'file:../x', 'a/b', '', 'x y']) expect(() => validateCredentialName(bad), bad).to.throw(Invalid);
+    expect(parseCredentialGrant('gh=env:GITHUB_TOKEN')).to.deep.equal({ name: 'gh', source: { kind: 'env', variable: 'GITHUB_TOKEN' }, repositories: null, hosts: null });
+    expect(parseCredentialGrant('gh@3,7:GitHub.com,[::1]=file:/etc/cairn/gh')).to.deep.equal({ name: 'gh', source: { kind: 'file', path: '/etc/cairn/gh' }, repositories: [3, 7], hosts: ['github.com', '::1'] });
+    for (const bad of ['gh', 'gh=', 'gh=GITHUB_TOKEN', 'gh=env:A-B', 'gh=file:rel', 'a/b=env:X', 'gh@x=env:X', 'gh@=env:X', 'gh:=env:X', 'gh:a b=env:X']) expect(() => parseCredentialGrant(bad), bad).to.throw(Invalid);
+    expect(() => credentialGrants(['gh=env:A', 'gh=env:B'])).to.throw(Invalid, /twice/);
+    const grants = credentialGrants(['any=env:A', 'three@3=env:A', 'hub:github.com=env:A']);
+    expect(grantRefusal(grants, 'any', 9, 'https://example.com/r.git')).to.equal(null);
+    expect(grantRefusal(grants, 'three', 3, 'https://example.com/r.git')).to.equal(null);
+    expect(grantRefusal(grants, 'three', 4, 'https://example.com/r.git')).to.match(/granted to repository 3, not to repository 4/);
+    expect(grantRefusal(grants, 'hub', 4, 'https://github.com/r.git')).to.equal(null);
+    expect(grantRefusal(grants, 'hub', 4, 'https://evil.example/r.git')).to.match(/host evil\.example is not one of them/);
+    expect(grantRefusal(grants, 'hub', 4, 'file:///srv/r.git')).to.match(/is not one of them/);
+    expect(grantRefusal(grants, 'env:A', 4, 'https://github.com/r.git')).to.match(/not granted/);
     expect(scrubbed('fatal: Authorization: Basic abc; token s3cr3t-value here', ['s3cr3t-value'])).to.equal('fatal: Authorization: ***');
     expect(scrubbed('x'.repeat(600), []).length).to.equal(500);
+  });
+
+  it('shares push slots: at most the per-repository share each, a freed slot to the next repository in turn', async () => {
+    const slots = new MirrorSlots(3, 2);
+    const started: string[] = [];
+    const gates = new Map<string, () => void>();
+    const job = (repo: number, name: string) => slots.run(repo, () => new Promise<void>((resolve) => { started.push(name); gates.set(name, resolve); }));
+    const all = [job(0, 'a1'), job(0, 'a2'), job(0, 'a3'), job(0, 'a4'), job(1, 'b1'), job(2, 'c1'), job(1, 'b2')];
+    expect(started).to.deep.equal(['a1', 'a2', 'b1']);
+    const finish = async (name: string) => {
+      gates.get(name)!();
+      await new Promise((r) => setImmediate(r));
+    };
+    // Repository 2 has not been served yet: it goes first.
+    await finish('a1');
+    expect(started.slice(3)).to.deep.equal(['c1']);
+    // Repository 0 was served before repository 1 last.
+    await finish('c1');
+    expect(started.slice(4)).to.deep.equal(['a3']);
+    // Repository 0 holds its two (a2, a3) until one ends.
+    await finish('b1');
+    expect(started.slice(5)).to.deep.equal(['b2']);
+    await finish('b2');
+    expect(started.slice(6)).to.deep.equal([]);
+    await finish('a2');
+    expect(started.slice(6)).to.deep.equal(['a4']);
+    await finish('a3');
+    await finish('a4');
+    await Promise.all(all);
+    expect(slots.inFlight()).to.equal(0);
   });
 
   it('backs off exponentially up to five minutes', () => {
@@ -440,5 +630,7 @@ describe('git mirror rules (lib/domain/git-mirrors.ts)', () => {
     expect(mirrorRecordProblems('mirror-1', { ...good, url: 'https://u:p@example.com/r.git' } as any)).to.deep.equal(['has a password in its url']);
     expect(mirrorRecordProblems('mirror-1', { ...good, state: 'weird' } as any)).to.deep.equal(['has state "weird"']);
     expect(mirrorRecordProblems('mirror-1', { ...good, removed: true } as any)).to.deep.equal(['is removed but keeps its credential reference']);
+    expect(mirrorRecordProblems('mirror-1', { ...good, credential: 'gh' } as any)).to.deep.equal([]);
+    expect(mirrorRecordProblems('mirror-1', { ...good, credential: 'a/b' } as any)).to.deep.equal(['has a credential that is neither a grant name nor null']);
   });
 });

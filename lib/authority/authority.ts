@@ -6,6 +6,7 @@
 // Transactions never wait for another transaction, and nothing waits for the queue while
 // running inside it; retirement's purge runs as a barrier (after every earlier transaction is
 // durable, before any later one starts).
+import type { SealKey } from '../domain/sealing.js';
 import { promises as fsp } from 'node:fs';
 import { Corrupt } from '../domain/errors.js';
 import { decodeAuthorityFile, encodeAuthorityFile } from '../store/authority-file.js';
@@ -65,7 +66,7 @@ export class Authority {
    * replay the job and plan logs. The object is handed out only when all of it is open. A
    * retiring repository opens with its files frozen (`frozen`): they stay as exported.
    */
-  static async open(root: string, index: number, log: Log, policy: JobPolicy = DEFAULT_JOB_POLICY, frozen = false, maxSnapshotPaths?: number): Promise<Authority> {
+  static async open(root: string, index: number, log: Log, policy: JobPolicy = DEFAULT_JOB_POLICY, frozen = false, maxSnapshotPaths?: number, sealKey: SealKey | null = null): Promise<Authority> {
     const layout = new AuthorityLayout(root);
     const removed = await removeTempFiles(root);
     for (const file of removed) log.warn({ repository_index: index, file: file.slice(root.length + 1) }, 'recovery removed an unfinished temp file');
@@ -79,7 +80,7 @@ export class Authority {
     if (identity.repository_index !== index) {
       throw new Corrupt(`repository ${index}: authority.bin names repository ${identity.repository_index}`);
     }
-    const { store, notes } = await ContentStore.open(root, { frozen, maxSnapshotPaths });
+    const { store, notes } = await ContentStore.open(root, { frozen, maxSnapshotPaths, sealKey });
     try {
       for (const note of notes) log.warn({ repository_index: index, note }, 'recovery');
       store.onBackgroundError = (problem) => log.error({ repository_index: index, problem }, 'index maintenance');

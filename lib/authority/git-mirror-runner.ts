@@ -1,7 +1,9 @@
 // The git mirror runner of one open authority (docs/git.md "Mirror"): it pushes each mirrored
 // line to its remote after the line moves. The service starts it after the authority opens and
-// stops it before the authority closes; pushes of every repository share one bound
-// (MirrorPolicy.concurrency), so a slow remote never holds more than its own slot.
+// stops it before the authority closes; pushes of every repository share the slots of
+// ./mirror-slots.ts (a bound over the server and one per repository, served in turn), and an
+// http(s) push that moves nothing for MirrorPolicy.stallSeconds is stopped, so a slow or silent
+// remote never holds more than its own repository's share.
 //
 // - Never in the commit path: a `line.moved` event (published after its commit) schedules the
 //   line's mirrors 200 ms later; the push runs in the background, and what it found is written in
@@ -13,22 +15,23 @@
 //   commit: pushed with `--force-with-lease` on exactly that value (a concurrent push to the
 //   remote fails the lease, and the next attempt looks again). Anything else: the mirror stops
 //   as `diverged` and `git_mirror.diverged` is written.
-// - Credentials are resolved at each push from the server's environment or its credentials
-//   directory, and handed to git in its environment (GIT_CONFIG_* http.extraHeader), never on a
+// - Credentials are the operator's grants (--git-mirror-credential), checked again and read at
+//   each push (a grant withdrawn or narrowed since registration sends nothing), and handed to git in its environment (GIT_CONFIG_* http.extraHeader), never on a
 //   command line; they are removed from anything stored or logged.
 import { execFile } from 'node:child_process';
 import { promises as dns } from 'node:dns';
 import { promises as fsp } from 'node:fs';
 import net from 'node:net';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Semaphore } from 'async-mutex';
 import {
   DEFAULT_MIRROR_BACKOFF_MS,
+  NO_GRANTS,
   STRICT_MIRROR_TARGETS,
+  grantRefusal,
   insideRoot,
   mirrorBackoffMs,
   scrubbed,
+  type CredentialGrants,
   type GitMirrorRecord,
   type MirrorTargets,
 } from '../domain/git-mirrors.js';
@@ -38,26 +41,33 @@ import type { MirrorOutcome } from './git-mirrors.js';
 import type { GitExporter } from './git-export.js';
 import { localAddresses } from './local-addresses.js';
 import type { Log } from './logger.js';
+import type { MirrorSlots } from './mirror-slots.js';
 
 export interface MirrorPolicy {
   /** Where mirrors may push (--git-mirror-allow, --git-mirror-file-root). */
   targets: MirrorTargets;
-  /** Directory of `file:NAME` credentials (--git-credentials-dir); null: none. */
-  credentialsDir: string | null;
+  /** The operator's credential grants (--git-mirror-credential), the only secrets a mirror may send. */
+  credentials: CredentialGrants;
   /** The wait after the first failed push (doubles, up to 5 minutes). */
   backoffBaseMs: number;
   /** How long one git process (ls-remote, push) may run. */
   timeoutMs: number;
+  /** An http(s) transfer that receives and sends nothing for this long is stopped (curl's low-speed limit). */
+  stallSeconds: number;
   /** Pushes at once, server-wide. */
   concurrency: number;
+  /** Pushes at once of one repository (a slot freed goes to the next repository in turn). */
+  perRepository: number;
 }
 
 export const DEFAULT_MIRROR_POLICY: MirrorPolicy = {
   targets: STRICT_MIRROR_TARGETS,
-  credentialsDir: null,
+  credentials: NO_GRANTS,
   backoffBaseMs: DEFAULT_MIRROR_BACKOFF_MS,
   timeoutMs: 300_000,
+  stallSeconds: 60,
   concurrency: 4,
+  perRepository: 2,
 };
 
 /** A moved line is pushed this long after its move (moves close together: one push). */
@@ -92,7 +102,7 @@ export class GitMirrorRunner {
     admitted: () => boolean,
     private readonly log: Log,
     private readonly policy: MirrorPolicy,
-    private readonly slots: Semaphore,
+    private readonly slots: MirrorSlots,
   ) {
     this.admitted = () => !this.stopped && admitted();
   }
@@ -173,7 +183,7 @@ export class GitMirrorRunner {
       outcome = { kind: 'failed', error: scrubbed(`the line cannot be exported: ${(err as Error).message}`, []), next_attempt_at_ms: Date.now() + mirrorBackoffMs(m.failures + 1, this.policy.backoffBaseMs) };
     }
     if (outcome === null && (head === null || (m.state === 'ok' && m.last_pushed_commit_id === head))) return;
-    outcome ??= await this.slots.runExclusive(() => this.attempt(m, head!, exporter.root));
+    outcome ??= await this.slots.run(this.authority.index, () => this.attempt(m, head!, exporter.root));
     if (this.stopped) return;
     const recorded = await this.authority.mirrors.recordAttempt(m, outcome, this.admitted);
     if (!recorded) return;
@@ -194,12 +204,12 @@ export class GitMirrorRunner {
     const failed = (error: string): MirrorOutcome => ({ kind: 'failed', error: scrubbed(error, secrets), next_attempt_at_ms: Date.now() + mirrorBackoffMs(m.failures + 1, this.policy.backoffBaseMs) });
     try {
       if (this.stopped) return failed('the server stopped');
-      const secret = await this.credential(m.credential);
+      const secret = await this.credential(m.credential, m.url);
       if (secret !== null) secrets = [secret, Buffer.from(`${TOKEN_USER}:${secret}`).toString('base64')];
       const env = await this.gitEnv(m.url, shadow, secret, secrets);
       const ref = `refs/heads/${m.line}`;
       const listed = await this.git(shadow, ['ls-remote', '--refs', m.url, ref], env);
-      if (listed.code !== 0) return failed(`git ls-remote failed: ${gitMessage(listed)}`);
+      if (listed.code !== 0) return failed(`git ls-remote failed: ${this.gitMessage(listed)}`);
       const remote = /^([0-9a-f]{40})\t/m.exec(listed.stdout)?.[1] ?? null;
       if (remote === head) return { kind: 'pushed', commit_id: head };
       let lease: string;
@@ -212,32 +222,35 @@ export class GitMirrorRunner {
         return { kind: 'diverged', remote_commit_id: remote, reason: `the remote's ${ref} is at ${remote}, which is neither the commit this mirror pushed last (${m.last_pushed_commit_id ?? 'none'}) nor one of the line's commits: someone pushed to it; nothing is forced` };
       }
       const pushed = await this.git(shadow, ['push', '--porcelain', '--no-verify', `--force-with-lease=${ref}:${lease}`, m.url, `${head}:${ref}`], env);
-      if (pushed.code !== 0) return failed(`git push failed: ${gitMessage(pushed)}`);
+      if (pushed.code !== 0) return failed(`git push failed: ${this.gitMessage(pushed)}`);
       return { kind: 'pushed', commit_id: head };
     } catch (err) {
       return failed(err instanceof MirrorProblem ? err.message : `push could not start: ${(err as Error).message}`);
     }
   }
 
-  /** The secret a reference names, or null; MirrorProblem (never naming the value) when it cannot be read. */
-  private async credential(ref: string | null): Promise<string | null> {
-    if (ref === null) return null;
-    const [kind, name] = [ref.slice(0, ref.indexOf(':')), ref.slice(ref.indexOf(':') + 1)];
+  /**
+   * The secret of the grant a mirror names, or null for none; MirrorProblem (never naming the
+   * value) when the grant is not (or no longer) open to this repository and URL, or cannot be read.
+   */
+  private async credential(name: string | null, url: string): Promise<string | null> {
+    if (name === null) return null;
+    const refused = grantRefusal(this.policy.credentials, name, this.authority.index, url);
+    if (refused) throw new MirrorProblem(`${refused}; nothing was sent`);
+    const grant = this.policy.credentials.get(name)!;
     let value: string | undefined;
-    if (kind === 'env') {
-      value = process.env[name];
-      if (value === undefined || value.trim() === '') throw new MirrorProblem(`credential ${ref}: the server's environment has no ${name}`);
+    if (grant.source.kind === 'env') {
+      value = process.env[grant.source.variable];
+      if (value === undefined || value.trim() === '') throw new MirrorProblem(`credential ${name}: the server's environment variable the grant names is unset or empty`);
     } else {
-      const dir = this.policy.credentialsDir;
-      if (dir === null) throw new MirrorProblem(`credential ${ref}: the server has no credentials directory (cairn serve --git-credentials-dir DIR)`);
       try {
-        value = await fsp.readFile(path.join(dir, name), 'utf8');
+        value = await fsp.readFile(grant.source.path, 'utf8');
       } catch (err) {
-        throw new MirrorProblem(`credential ${ref}: cannot read it from the credentials directory (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+        throw new MirrorProblem(`credential ${name}: cannot read the file the grant names (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
       }
     }
     const secret = value.trim();
-    if (secret === '' || /[\r\n\0]/.test(secret)) throw new MirrorProblem(`credential ${ref}: empty, or more than one line`);
+    if (secret === '' || /[\r\n\0]/.test(secret)) throw new MirrorProblem(`credential ${name}: empty, or more than one line`);
     return secret;
   }
 
@@ -249,7 +262,12 @@ export class GitMirrorRunner {
    */
   private async gitEnv(url: string, shadow: string, secret: string | null, secrets: string[]): Promise<NodeJS.ProcessEnv> {
     const parsed = new URL(url);
-    const config: [string, string][] = [['credential.helper', ''], ['http.followRedirects', 'false'], ['core.askPass', '']];
+    // A remote that accepts and then sends nothing (nor takes anything) is given up after
+    // stallSeconds, by curl's own low-speed check, rather than holding a slot for the whole timeout.
+    const config: [string, string][] = [
+      ['credential.helper', ''], ['http.followRedirects', 'false'], ['core.askPass', ''],
+      ['http.lowSpeedLimit', '1'], ['http.lowSpeedTime', String(this.policy.stallSeconds)],
+    ];
     if (parsed.protocol === 'file:') {
       const root = this.policy.targets.fileRoot;
       const dir = fileURLToPath(parsed);
@@ -312,10 +330,16 @@ export class GitMirrorRunner {
       });
     });
   }
+
+  /** git's own words about a failure (its error lines, or the push's report lines); a stall said plainly first. */
+  private gitMessage(r: GitResult): string {
+    const words = gitWords(r);
+    return /Operation too slow|curl 28\b/i.test(words) ? `the remote stalled: nothing arrived for ${this.policy.stallSeconds} s (cairn serve --git-mirror-stall-seconds); ${words}` : words;
+  }
 }
 
-/** git's own words about a failure: its error lines (stderr), or the push's report lines. */
-function gitMessage(r: GitResult): string {
+/** git's error lines (stderr), or the push's report lines. */
+function gitWords(r: GitResult): string {
   const lines = `${r.stderr}\n${r.stdout}`.split('\n').map((l) => l.trim()).filter((l) => l !== '' && l !== 'Done' && !l.startsWith('To '));
   return lines.join('; ') || `exit ${r.code}`;
 }

@@ -9,8 +9,10 @@ import {
   GIT_MIRROR,
   MAX_MIRRORS,
   mirrorId,
-  validateCredentialRef,
+  grantRefusal,
+  validateCredentialName,
   validateMirrorUrl,
+  type CredentialGrants,
   type GitMirrorRecord,
   type MirrorTargets,
 } from '../domain/git-mirrors.js';
@@ -63,14 +65,18 @@ export class GitMirrorBook {
 
   /**
    * Register a mirror of `input.line` to `input.url`. The line must exist, be open and be a valid
-   * git branch name; one mirror per (line, URL). `targets`: where mirrors may push.
+   * git branch name; one mirror per (line, URL). `targets`: where mirrors may push; `grants`:
+   * the operator's credential grants, of which `input.credential` must name one open to
+   * repository `repositoryIndex` and the URL's host.
    */
-  register(input: MirrorInput, targets: MirrorTargets): Promise<GitMirrorRecord> {
+  register(input: MirrorInput, targets: MirrorTargets, grants: CredentialGrants, repositoryIndex: number): Promise<GitMirrorRecord> {
     validateLineName(input.line);
     const problem = gitRefProblem(input.line);
     if (problem) throw new Invalid(`line ${input.line} cannot be a git branch name: ${problem}`);
     const url = validateMirrorUrl(input.url, targets, localAddresses());
-    const credential = validateCredentialRef(input.credential);
+    const credential = validateCredentialName(input.credential);
+    const refused = credential === null ? null : grantRefusal(grants, credential, repositoryIndex, url);
+    if (refused) throw new Invalid(refused);
     return this.store.transact((tx) => {
       const line = tx.line(input.line);
       if (!line) throw new NotFound(`line ${input.line} does not exist`);

@@ -26,7 +26,7 @@ import { LIFECYCLE_ACTIVE, LIFECYCLE_RETIRING } from '../domain/repository.js';
 import type { ClaimResult } from './jobs.js';
 import { Retirement } from './retirement.js';
 import { RestoreSessions } from './restore.js';
-import { Mutex, Semaphore } from 'async-mutex';
+import { Mutex } from 'async-mutex';
 import type { Log } from './logger.js';
 import type { AuthorityHost } from './host.js';
 import { Registry, type RegistrationResult } from './registry.js';
@@ -37,7 +37,10 @@ import type { QueueOptions } from '../domain/workflow/land-queue.js';
 import { DEFAULT_MAX_SNAPSHOT_PATHS } from '../domain/tree-size.js';
 import { NO_GIT_SHADOWS, type GitShadowSource } from './git-shadow.js';
 import { GitMirrorRunner, type MirrorPolicy } from './git-mirror-runner.js';
-import { STRICT_MIRROR_TARGETS, type MirrorTargets } from '../domain/git-mirrors.js';
+import { MirrorSlots } from './mirror-slots.js';
+import { openSealKey } from '../store/seal-key.js';
+import type { SealKey } from '../domain/sealing.js';
+import { NO_GRANTS, STRICT_MIRROR_TARGETS, type CredentialGrants, type MirrorTargets } from '../domain/git-mirrors.js';
 
 export interface ServiceOptions {
   dataDir: string;
@@ -73,7 +76,7 @@ export class CairnService implements AuthorityHost, FeedHost {
   private readonly gitExporters = new Map<number, GitExporter>();
   /** Set by startGitMirrors (serving only): mirrors push in the background. */
   private mirrorPolicy: MirrorPolicy | null = null;
-  private mirrorSlots: Semaphore | null = null;
+  private mirrorSlots: MirrorSlots | null = null;
   private readonly mirrorRunners = new Map<number, GitMirrorRunner>();
   private restoreSessions: RestoreSessions | null = null;
   /** Opens under way, by repository index: concurrent first uses share one. */
@@ -99,6 +102,8 @@ export class CairnService implements AuthorityHost, FeedHost {
   followStatus: (() => object) | null = null;
   /** POST /archive/promote: turn this follower into the writer; null when the server does not follow. */
   promote: (() => Promise<object>) | null = null;
+  /** The server's seal key (DATA/seal.key): every authority writes and reads its sealed fields with it. */
+  sealKey: SealKey | null = null;
   /** Where lines are served over git (./git-shadow.ts); every authority asks it at each git request. */
   gitShadows: GitShadowSource = NO_GIT_SHADOWS;
 
@@ -126,6 +131,8 @@ export class CairnService implements AuthorityHost, FeedHost {
     const registry = await Registry.open(layout);
     for (const note of await registry.openEvents()) options.log.warn({ note }, 'recovery');
     const service = new CairnService(layout, registry, options.log, options.jobPolicy ?? DEFAULT_JOB_POLICY, options.events, options.maxSnapshotPaths);
+    // Webhook secrets and drafts are sealed with it (storage-layout.md §17.2); made on the first start.
+    service.sealKey = await openSealKey(layout.sealKeyFile, true);
     service.gitShadows = options.gitShadows ?? service.exportedShadows;
     if (registry.events) service.feeds.attachRegistry(registryEventStream(registry.events));
     await service.removeUnregisteredDirectories();
@@ -337,7 +344,7 @@ export class CairnService implements AuthorityHost, FeedHost {
   private async openAuthority(index: number): Promise<void> {
     try {
       const frozen = this.registry.get(index)?.lifecycle_kind !== LIFECYCLE_ACTIVE; // a retiring authority's files stay as exported
-      const authority = await Authority.open(this.layout.repositoryDir(index), index, this.log, this.jobPolicy, frozen, this.maxSnapshotPaths);
+      const authority = await Authority.open(this.layout.repositoryDir(index), index, this.log, this.jobPolicy, frozen, this.maxSnapshotPaths, this.sealKey);
       if (this.closed) {
         authority.close();
         return;
@@ -555,8 +562,13 @@ export class CairnService implements AuthorityHost, FeedHost {
    */
   startGitMirrors(policy: MirrorPolicy): void {
     this.mirrorPolicy = policy;
-    this.mirrorSlots = new Semaphore(policy.concurrency);
+    this.mirrorSlots = new MirrorSlots(policy.concurrency, Math.min(policy.perRepository, policy.concurrency));
     for (const index of this.authorities.keys()) this.startMirrorRunner(index);
+  }
+
+  /** The operator's credential grants for mirrors; none before startGitMirrors. */
+  get mirrorGrants(): CredentialGrants {
+    return this.mirrorPolicy?.credentials ?? NO_GRANTS;
   }
 
   /** Where mirrors may push (registrations are checked against it); nothing internal, no file:// before startGitMirrors. */

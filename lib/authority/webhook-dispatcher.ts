@@ -39,6 +39,7 @@ import {
 } from '../domain/webhooks.js';
 import type { Authority } from './authority.js';
 import { localAddresses } from './local-addresses.js';
+import type { AttemptOutcome } from './webhooks.js';
 import type { Log } from './logger.js';
 
 export interface WebhookPolicy {
@@ -273,7 +274,12 @@ export class WebhookDispatcher {
 
   /** One attempt: POST the event, signed, then record what happened in its own transaction. */
   private async attempt(hook: WebhookRecord, d: DeliveryRecord): Promise<void> {
-    if (this.stopped || !hook.secret || !this.admitted()) return;
+    if (this.stopped || !this.admitted()) return;
+    if (!hook.secret) {
+      // A restored repository whose secret this server cannot open: each attempt fails, saying so, and sends nothing.
+      if (hook.secret_unavailable) await this.record(hook, d, { ok: false, status_code: null, error: UNAVAILABLE_SECRET, at_s: Math.floor(Date.now() / 1000), duration_ms: 0 });
+      return;
+    }
     const body = Buffer.from(JSON.stringify(wireEvent(this.authority.index, d.event)), 'utf8');
     const timestamp = Math.floor(Date.now() / 1000);
     const controller = new AbortController();
@@ -302,7 +308,10 @@ export class WebhookDispatcher {
     }
     // Stopping: the attempt was cut off; the delivery stays pending and is sent after the restart.
     if (this.stopped) return;
-    const outcome = { ok: error === null, status_code: status, error, at_s: Math.floor(Date.now() / 1000), duration_ms: Math.round(performance.now() - started) };
+    await this.record(hook, d, { ok: error === null, status_code: status, error, at_s: Math.floor(Date.now() / 1000), duration_ms: Math.round(performance.now() - started) });
+  }
+
+  private async record(hook: WebhookRecord, d: DeliveryRecord, outcome: AttemptOutcome): Promise<void> {
     const recorded = await this.authority.webhooks.recordAttempt(d, outcome, this.policy, this.admitted);
     if (recorded === null && !this.admitted() && !this.stopped) {
       this.log.info({ repository_index: this.authority.index, webhook_id: hook.webhook_id, delivery_id: d.delivery_id }, 'webhook attempt not recorded: the repository is not active; the delivery stays pending');
@@ -315,6 +324,9 @@ export class WebhookDispatcher {
     }
   }
 }
+
+/** The error of an attempt of a webhook whose secret cannot be opened here. */
+const UNAVAILABLE_SECRET = 'the webhook\'s secret was sealed with another server\'s key (the repository was restored from another server): nothing was sent; register the URL again with its secret';
 
 /** An attempt the target policy refused (lib/domain/webhook-targets.ts); its address is not kept. */
 class TargetRefused extends Error {

@@ -194,7 +194,9 @@ export class WebhookBook {
       let resetCursor: boolean;
       if (existing && !existing.deleted) {
         resetCursor = active && !existing.active;
-        hook = { ...existing, types, secret, active, updated_at_s: now };
+        // A secret given again replaces one this server could not open (secret_unavailable).
+        const { secret_unavailable: _unavailable, ...kept } = existing;
+        hook = { ...kept, types, secret, active, updated_at_s: now };
         if (resetCursor) Object.assign(hook, { consecutive_failures: 0, disabled_reason: null, disabled_at_s: null });
       } else {
         const staged = tx.stagedKeys(NEW_WEBHOOK);

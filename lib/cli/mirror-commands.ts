@@ -10,7 +10,7 @@ import { table, when } from './output.js';
 type Json = Record<string, any>;
 
 export const MIRROR_HELP = `Usage:
-  cairn mirror add LINE URL [--credential env:NAME|file:NAME]   (cairn mirror add --help)
+  cairn mirror add LINE URL [--credential NAME]   (cairn mirror add --help)
   cairn mirror list                                             (cairn mirror list --help)
   cairn mirror status [MIRROR]                                  (cairn mirror status --help)
   cairn mirror remove MIRROR                                    (cairn mirror remove --help)
@@ -26,16 +26,16 @@ exits 1 when a mirror it shows is diverged.
 ${COMMON}`;
 
 const ADD_HELP = `Usage:
-  cairn mirror add LINE URL [--credential env:NAME|file:NAME]
+  cairn mirror add LINE URL [--credential NAME]
 
 Mirror line LINE to the git remote URL (https://host/org/repo.git) as its branch LINE. The
 server pushes in the background after each move of the line, and once now.
 
-  --credential REF   where the server finds the remote's token: env:NAME (an environment
-                     variable of the server) or file:NAME (the file NAME in the server's
-                     --git-credentials-dir). The token itself is never sent to or shown by
-                     cairn; it goes to git as HTTP basic auth (user: the URL's user name, or
-                     x-access-token)
+  --credential NAME  the remote's token: the name of a credential the server's operator
+                     granted (cairn serve --git-mirror-credential NAME=env:VAR), open to this
+                     repository and the URL's host. The token itself is never sent to or
+                     shown by cairn; it goes to git as HTTP basic auth (user: the URL's user
+                     name, or x-access-token)
 
 URLs with a password (user:pass@) are refused; file:// URLs only under the server's
 --git-mirror-file-root; internal addresses only when --git-mirror-allow opens them.

@@ -20,6 +20,7 @@ import { DEFAULT_EVENT_FEED_OPTIONS, type EventFeedOptions } from '../authority/
 import { DEFAULT_WEBHOOK_NETWORK, DEFAULT_WEBHOOK_POLICY, type Resolve, type WebhookPolicy } from '../authority/webhook-dispatcher.js';
 import { isCairnError } from '../domain/errors.js';
 import { webhookTargets } from '../domain/webhook-targets.js';
+import { credentialGrants } from '../domain/git-mirrors.js';
 import { checkQueueOptions, DEFAULT_QUEUE_OPTIONS, type QueueOptions } from '../domain/workflow/land-queue.js';
 import { CliUsageError, parseBind, parseCommandArgs, parseMaxSnapshotPaths } from './args.js';
 import { DEFAULT_MAX_SNAPSHOT_PATHS } from '../domain/tree-size.js';
@@ -47,7 +48,8 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--queue-stall-seconds N] [--allowed-host NAME]... [--allowed-origin ORIGIN]...
                    [--max-snapshot-paths N] [--shutdown-seconds N]
                    [--git-mirror-allow CIDR|HOST]... [--git-mirror-file-root DIR]
-                   [--git-credentials-dir DIR] [--git-mirror-concurrency N]
+                   [--git-mirror-credential GRANT]... [--git-mirror-concurrency N]
+                   [--git-mirror-per-repository N] [--git-mirror-stall-seconds N]
                    [--git-mirror-backoff-ms N] [--archive s3://BUCKET[/PREFIX]]
                    [--archive-config FILE] [--archive-interval-ms N]
                    [--archive-lag-warn-seconds N] [--archive-keep POLICY]
@@ -149,11 +151,20 @@ Options:
                      allow file:// mirrors of repositories under DIR (and nowhere else);
                      without it file:// URLs are refused, since they reach this machine's
                      disk (and run the hooks of the repository pushed to)
-  --git-credentials-dir DIR
-                     where a mirror's credential "file:NAME" is read from (the file NAME in
-                     DIR, one line: a token); names are never paths
+  --git-mirror-credential NAME[@INDEX,...][:HOST,...]=env:VAR|file:PATH
+                     grant a secret to git mirrors under NAME (repeatable): the environment
+                     variable VAR of this server, or the file PATH (one line: a token).
+                     @INDEX,... limits it to those repositories, :HOST,... to those
+                     remote hosts. A mirror names the grant ("credential": "NAME"); it
+                     never names a variable or a file (docs/git.md "Mirror")
   --git-mirror-concurrency N
                      git mirror pushes at once, over all repositories (default 4)
+  --git-mirror-per-repository N
+                     git mirror pushes at once of one repository (default 2); a freed slot
+                     goes to the next repository with a push waiting, in turn
+  --git-mirror-stall-seconds N
+                     stop a mirror's http(s) push, and record it failed, when nothing
+                     arrives or leaves for N seconds (default 60)
   --shutdown-seconds N
                      on SIGTERM/SIGINT, exit within N seconds (default 10): in-flight requests
                      finish until two seconds before (then their connections are closed), the
@@ -249,7 +260,7 @@ export interface ServerOptions {
   /** Export served lines' moves in the background (default true); tests that count what an export writes turn it off. */
   gitRefresh?: boolean;
   /** Git mirrors: internal targets opened, the file:// root, the credentials directory, backoff, concurrency (--git-mirror-*). */
-  gitMirrors?: { allow?: string[]; fileRoot?: string | null; credentialsDir?: string | null; backoffBaseMs?: number; concurrency?: number; timeoutMs?: number };
+  gitMirrors?: { allow?: string[]; fileRoot?: string | null; credentials?: string[]; backoffBaseMs?: number; concurrency?: number; timeoutMs?: number; stallSeconds?: number; perRepository?: number };
   /** Ship every repository to this archive (lib/authority/archiving.ts); none by default. */
   archive?: ArchivingOptions;
   /** Follow this archive read-only (lib/authority/follower.ts) until promoted; then ship to it. */
@@ -283,6 +294,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // The identity header is the server's, not only the UI's: every request names its caller from it.
   const uiHeader = options.ui === false ? null : options.ui?.identityHeader ?? null;
   const identity: IdentityOptions | null = options.identity ?? (uiHeader ? { header: uiHeader } : null);
+  // The operator's mirror credential grants, checked before anything starts.
+  const credentials = credentialGrants(options.gitMirrors?.credentials ?? []);
   const server = new PhasedServer();
   let stopping = false;
   let exitCode = 0;
@@ -362,10 +375,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         service.startGitMirrors({
           ...DEFAULT_MIRROR_POLICY,
           targets: { network: webhookTargets(m.allow ?? [], { address: address.address, port: address.port }), fileRoot: m.fileRoot ?? null },
-          credentialsDir: m.credentialsDir ?? null,
+          credentials,
           ...(m.backoffBaseMs ? { backoffBaseMs: m.backoffBaseMs } : {}),
           ...(m.concurrency ? { concurrency: m.concurrency } : {}),
           ...(m.timeoutMs ? { timeoutMs: m.timeoutMs } : {}),
+          ...(m.stallSeconds ? { stallSeconds: m.stallSeconds } : {}),
+          ...(m.perRepository ? { perRepository: m.perRepository } : {}),
         });
       };
       const startArchiving = (a: ArchivingOptions): void => {
@@ -442,7 +457,10 @@ export async function serve(argv: string[]): Promise<number> {
     'git-mirror-allow': { type: 'string', multiple: true, default: [] },
     'git-mirror-file-root': { type: 'string' },
     'git-credentials-dir': { type: 'string' },
+    'git-mirror-credential': { type: 'string', multiple: true, default: [] },
     'git-mirror-concurrency': { type: 'string', default: String(DEFAULT_MIRROR_POLICY.concurrency) },
+    'git-mirror-per-repository': { type: 'string', default: String(DEFAULT_MIRROR_POLICY.perRepository) },
+    'git-mirror-stall-seconds': { type: 'string', default: String(DEFAULT_MIRROR_POLICY.stallSeconds) },
     'git-mirror-backoff-ms': { type: 'string', default: String(DEFAULT_MIRROR_POLICY.backoffBaseMs) },
     archive: { type: 'string' },
     follow: { type: 'string' },
@@ -547,11 +565,22 @@ export async function serve(argv: string[]): Promise<number> {
     if (!existsSync(dir)) throw new CliUsageError(`--${flag} ${String(v)}: no such directory`);
     return dir;
   };
+  if (values['git-credentials-dir'] !== undefined) throw new CliUsageError('--git-credentials-dir is replaced by grants: --git-mirror-credential NAME=file:PATH for each token file (a mirror then names the grant: "credential": "NAME")');
+  // A grant's relative file:PATH is the working directory's, as other paths on the command line.
+  const grantTexts = ((values['git-mirror-credential'] ?? []) as string[]).map((t) => t.replace(/^([^=]*=file:)(?!\/)(.+)$/s, (_m, head: string, p: string) => `${head}${path.resolve(p)}`));
+  try {
+    credentialGrants(grantTexts);
+  } catch (err) {
+    if (isCairnError(err)) throw new CliUsageError(`--git-mirror-credential: ${err.message}`);
+    throw err;
+  }
   const gitMirrors = {
     allow: mirrorAllow,
     fileRoot: dirFlag('git-mirror-file-root'),
-    credentialsDir: dirFlag('git-credentials-dir'),
+    credentials: grantTexts,
     concurrency: positive('git-mirror-concurrency', 64),
+    perRepository: positive('git-mirror-per-repository', 64),
+    stallSeconds: positive('git-mirror-stall-seconds', 3600),
     backoffBaseMs: positive('git-mirror-backoff-ms', 3_600_000),
   };
   const retries = Number(values['queue-retries']);

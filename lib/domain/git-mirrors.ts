@@ -13,7 +13,7 @@ export const GIT_MIRROR = 'git_mirror';
 /** Live (not removed) mirrors per repository. */
 export const MAX_MIRRORS = 50;
 export const MAX_MIRROR_URL_LENGTH = 2048;
-/** A credential file's name, or an environment variable's: a plain name, never a path. */
+/** A grant's name: a plain name. An environment variable's name. */
 const CREDENTIAL_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 /** Stored errors are cut here. */
@@ -41,7 +41,10 @@ export interface GitMirrorRecord {
   line: string;
   /** Normalized; never holds a user name's password. */
   url: string;
-  /** `env:NAME` or `file:NAME`: where the server finds the secret; null: none. Cleared on removal. */
+  /**
+   * The name of the operator's credential grant the secret is taken from (older records: `env:NAME`
+   * or `file:NAME`, never granted, so their pushes fail); null: none. Cleared on removal.
+   */
   credential: string | null;
   state: MirrorState;
   /** The commit the remote's branch was last seen at after our push (or found equal to ours); null: none yet. */
@@ -90,7 +93,7 @@ export function validateMirrorUrl(url: string, targets: MirrorTargets, localAddr
   } catch {
     throw new Invalid('url must be an absolute URL (https://host/path.git)');
   }
-  if (parsed.password) throw new Invalid('url must not carry a password (user:password@); give credential: "env:NAME" or "file:NAME" instead');
+  if (parsed.password) throw new Invalid('url must not carry a password (user:password@); give credential: the name of a grant of the server instead');
   if (parsed.search || parsed.hash || url.includes('#') || url.includes('?')) throw new Invalid('url must not have a query or a fragment');
   if (parsed.protocol === 'file:') {
     if (targets.fileRoot === null) throw new Invalid('url: file:// mirrors are refused (they reach the server\'s own disk); cairn serve --git-mirror-file-root DIR allows them under DIR');
@@ -134,15 +137,120 @@ function checkMirrorHost(url: URL, targets: WebhookTargets, localAddresses: read
   }
 }
 
-/** A credential reference: `env:NAME` (an environment variable of the server) or `file:NAME` (a file in --git-credentials-dir). */
-export function validateCredentialRef(ref: string | null | undefined): string | null {
+/**
+ * A credential grant of the operator (cairn serve --git-mirror-credential
+ * `NAME[@INDEX,...][:HOST,...]=env:VAR|file:PATH`): the secret `NAME` stands for, the
+ * repositories allowed to use it (null: every one) and the hosts it may be sent to (null: any
+ * host a mirror may push to). A mirror names the grant, never where the secret lives.
+ */
+export interface CredentialGrant {
+  name: string;
+  source: { kind: 'env'; variable: string } | { kind: 'file'; path: string };
+  repositories: number[] | null;
+  hosts: string[] | null;
+}
+
+/** The grants of a server, by name. */
+export type CredentialGrants = ReadonlyMap<string, CredentialGrant>;
+
+export const NO_GRANTS: CredentialGrants = new Map();
+
+const GRANT_FORM = 'NAME[@INDEX,...][:HOST,...]=env:VAR or =file:PATH';
+
+/** A grant as the command line gives it; throws Invalid naming what is wrong (never repeating a secret: none is given here). */
+export function parseCredentialGrant(text: string): CredentialGrant {
+  const eq = text.indexOf('=');
+  if (eq < 0) throw new Invalid(`"${text}" is not a grant (${GRANT_FORM})`);
+  const left = text.slice(0, eq);
+  const right = text.slice(eq + 1);
+  const colon = left.indexOf(':');
+  const head = colon < 0 ? left : left.slice(0, colon);
+  const at = head.indexOf('@');
+  const name = at < 0 ? head : head.slice(0, at);
+  if (!CREDENTIAL_NAME.test(name)) throw new Invalid(`grant "${left}": NAME must be letters, digits and . _ - (${GRANT_FORM})`);
+  let repositories: number[] | null = null;
+  if (at >= 0) {
+    repositories = head.slice(at + 1).split(',').map((x) => {
+      if (!/^(0|[1-9][0-9]{0,9})$/.test(x) || Number(x) > 0xffffffff) throw new Invalid(`grant "${left}": "${x}" is not a repository index`);
+      return Number(x);
+    });
+  }
+  let hosts: string[] | null = null;
+  if (colon >= 0) {
+    hosts = left.slice(colon + 1).split(',').map((h) => {
+      const canonical = canonicalMirrorHost(h);
+      if (canonical === null) throw new Invalid(`grant "${left}": "${h}" is not a host name or address`);
+      return canonical;
+    });
+  }
+  const m = /^(env|file):(.+)$/s.exec(right);
+  if (!m) throw new Invalid(`grant ${name}: the source must be env:VAR (an environment variable of the server) or file:PATH (a file of one line)`);
+  let source: CredentialGrant['source'];
+  if (m[1] === 'env') {
+    if (!ENV_NAME.test(m[2])) throw new Invalid(`grant ${name}: env:VAR: VAR must be an environment variable name (letters, digits, _)`);
+    source = { kind: 'env', variable: m[2] };
+  } else {
+    if (!path.isAbsolute(m[2]) || m[2].includes('\0')) throw new Invalid(`grant ${name}: file:PATH: PATH must be an absolute path`);
+    source = { kind: 'file', path: m[2] };
+  }
+  return { name, source, repositories, hosts };
+}
+
+/** Grants by name; a name given twice is refused. */
+export function credentialGrants(texts: readonly string[]): CredentialGrants {
+  const out = new Map<string, CredentialGrant>();
+  for (const t of texts) {
+    const g = parseCredentialGrant(t);
+    if (out.has(g.name)) throw new Invalid(`grant ${g.name} is given twice`);
+    out.set(g.name, g);
+  }
+  return out;
+}
+
+/** A host as a URL's hostname spells it (lowercase, IPv6 without brackets), or null. */
+function canonicalMirrorHost(host: string): string | null {
+  if (!/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)$/.test(host)) return null;
+  try {
+    const h = new URL(`http://${host}/`).hostname;
+    return h === '' ? null : bracketless(h);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A registration's credential: null, or the name of a grant. References to where a secret lives
+ * (`env:NAME`, `file:NAME`, what older servers took) are refused: the caller never chooses which
+ * of the server's secrets is sent.
+ */
+export function validateCredentialName(ref: string | null | undefined): string | null {
   if (ref === undefined || ref === null) return null;
-  const m = /^(env|file):(.*)$/s.exec(ref);
-  if (!m) throw new Invalid('credential must be "env:NAME" (an environment variable of the server) or "file:NAME" (a file in the server\'s credentials directory)');
-  const [, kind, name] = m;
-  if (kind === 'env' && !ENV_NAME.test(name)) throw new Invalid('credential env:NAME: NAME must be an environment variable name (letters, digits, _)');
-  if (kind === 'file' && (!CREDENTIAL_NAME.test(name) || name.includes('..'))) throw new Invalid('credential file:NAME: NAME must be a plain file name in the credentials directory (letters, digits, . _ -), never a path');
+  if (/^(env|file):/.test(ref)) throw new Invalid('credential: "env:NAME" and "file:NAME" are not taken: the server\'s operator grants credentials by name (cairn serve --git-mirror-credential NAME=env:VAR) and a mirror names the grant');
+  if (!CREDENTIAL_NAME.test(ref)) throw new Invalid('credential must be the name of a grant of the server (letters, digits and . _ -; cairn serve --git-mirror-credential NAME=env:VAR)');
   return ref;
+}
+
+/**
+ * Why `name` may not be used by a mirror of repository `repositoryIndex` pushing to `url`, or
+ * null when it may. Asked at registration and again before each push (the grants are the
+ * server's configuration of the moment).
+ */
+export function grantRefusal(grants: CredentialGrants, name: string, repositoryIndex: number, url: string): string | null {
+  const g = CREDENTIAL_NAME.test(name) ? grants.get(name) : undefined;
+  if (!g) return `credential ${name} is not granted by this server (the operator grants one with cairn serve --git-mirror-credential ${CREDENTIAL_NAME.test(name) ? name : 'NAME'}=env:VAR)`;
+  if (g.repositories !== null && !g.repositories.includes(repositoryIndex)) {
+    return `credential ${name} is granted to repositor${g.repositories.length === 1 ? 'y' : 'ies'} ${g.repositories.join(', ')}, not to repository ${repositoryIndex}`;
+  }
+  if (g.hosts !== null) {
+    let host = '';
+    try {
+      host = bracketless(new URL(url).hostname);
+    } catch {
+      // No host: refused below.
+    }
+    if (!g.hosts.includes(host)) return `credential ${name} is granted for host${g.hosts.length === 1 ? '' : 's'} ${g.hosts.join(', ')}; the url's host ${host || '(none)'} is not one of them`;
+  }
+  return null;
 }
 
 /** The wait before attempt `failures + 1`: base × 2^(failures − 1), capped. */
@@ -171,13 +279,8 @@ export function mirrorRecordProblems(id: string, r: GitMirrorRecord): string[] {
   } catch {
     out.push('has no valid url');
   }
-  if (r.credential !== null) {
-    try {
-      validateCredentialRef(r.credential);
-    } catch (err) {
-      out.push(`credential: ${(err as Error).message}`);
-    }
-  }
+  // An older record's `env:NAME` or `file:NAME` is kept as it is: its pushes fail, saying why.
+  if (r.credential !== null && !(typeof r.credential === 'string' && (CREDENTIAL_NAME.test(r.credential) || /^(env|file):./.test(r.credential)))) out.push('has a credential that is neither a grant name nor null');
   if (!(MIRROR_STATES as readonly string[]).includes(r.state)) out.push(`has state ${JSON.stringify(r.state)}`);
   for (const k of ['last_pushed_commit_id', 'diverged_remote_commit_id'] as const) {
     if (r[k] !== null && !/^[0-9a-f]{40}$/.test(String(r[k]))) out.push(`${k} is not a commit id`);

@@ -46,8 +46,10 @@ export interface WebhookRecord {
   url: string;
   /** Exact types or `prefix.*`; null: every type. */
   types: string[] | null;
-  /** The HMAC key; null once the webhook is deleted. Never answered, never logged. */
+  /** The HMAC key; null once the webhook is deleted. Never answered, never logged; sealed on disk (storage-layout.md §17.2). */
   secret: string | null;
+  /** Read only: the secret on disk was sealed with another server's key (a repository restored elsewhere); absent otherwise. Never written. */
+  secret_unavailable?: true;
   active: boolean;
   deleted: boolean;
   created_at_s: number;

@@ -60,6 +60,8 @@ export function createApp(options: AppOptions): Koa {
       if (refusal) throw refusal;
       // Every request has `ctx.state.identity` (a name or null); a header the server may not believe is refused here.
       ctx.state.identity = callerIdentity(ctx.req, options.identity);
+      // With an identity header configured, actions kept for operators need a named caller (./handlers/workflow-common.ts requireIdentified).
+      ctx.state.identityConfigured = !!options.identity;
       await next();
     } catch (err) {
       const reply = errorReply(err);

@@ -5,6 +5,7 @@
 // write order), and only then is each caller answered. A transaction that throws stages
 // nothing; a batch whose write fails fails exactly its callers, and nothing of it becomes
 // visible. Barriers run alone between batches (expiry, compaction, segment swaps).
+import { SEALING_TYPES, sealRecord } from '../domain/sealing.js';
 import { promises as fsp } from 'node:fs';
 import { Conflict, Corrupt } from '../domain/errors.js';
 import { crc32 } from './binary.js';
@@ -234,7 +235,11 @@ export class CommitQueue {
       appendLog('snapshots', snapFrames);
       appendLog('jobs', batch.appends.jobs);
       appendLog('plans', batch.appends.plans);
-      const workflowBodies = batch.workflow.map((t) => Buffer.from(JSON.stringify(t), 'utf8'));
+      // Sealed fields are encrypted here, at the one place workflow records become bytes.
+      const key = published.sealKey;
+      const workflowBodies = batch.workflow.map((t) => Buffer.from(JSON.stringify(t.upserts.some((u) => SEALING_TYPES.has(u.type))
+        ? { ...t, upserts: t.upserts.map((u) => ({ ...u, body: sealRecord(key, u.type, u.id, u.body) })) }
+        : t), 'utf8'));
       workflowBytes = workflowBodies.map((b) => b.length);
       appendLog('workflow', workflowBodies);
       appendLog('events', events.map(encodeEvent));

@@ -70,6 +70,7 @@ export class ContentStore {
 
   private constructor(readonly root: string, private readonly published: PublishedStore, private readonly point: CommitPointFile, options: OpenOptions) {
     this.layout = published.layout;
+    published.setSealKey(options.sealKey ?? null);
     published.sizes = new TreeSizes(options.maxSnapshotPaths ?? DEFAULT_MAX_SNAPSHOT_PATHS);
     this.checkpointEnabled = options.checkpoint !== false;
     this.checkpointEvery = options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;

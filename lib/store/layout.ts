@@ -43,6 +43,8 @@ export class Layout {
   repositoryDir(index: number): string { return path.join(this.repositoriesDir, String(index)); }
   /** The archive this data directory ships to and its generation (storage-layout.md §20.3). */
   get archiveFile(): string { return path.join(this.root, 'archive.json'); }
+  /** The key sealed workflow fields are encrypted with (storage-layout.md §17.2): outside every repository directory. */
+  get sealKeyFile(): string { return path.join(this.root, 'seal.key'); }
   get tombstonesDir(): string { return path.join(this.root, 'tombstones'); }
   get restoresDir(): string { return path.join(this.root, 'restores'); }
   /**

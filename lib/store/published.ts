@@ -4,6 +4,7 @@
 // committed content goes through here, so it changes when the read paths or the in-memory
 // mirror change. It never writes commit.bin: the commit pipeline and index maintenance hand it
 // each new state only after that state's commit point is durable (publish, install).
+import { openRecord, type SealKey } from '../domain/sealing.js';
 import { closeSync, openSync, readSync, promises as fsp } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { decodeSnapshot, decodeTree, type SnapshotRecord, type TreeEntry } from '../domain/content.js';
@@ -366,6 +367,14 @@ export class PublishedStore {
       at += workflowBytes[r] + FRAME_OVERHEAD;
     });
     this.workflowRecords += batch.workflow.length;
+  }
+
+  /** The seal key (lib/domain/sealing.ts): workflow records are sealed with it as they are written, opened with it as they are read. */
+  sealKey: SealKey | null = null;
+
+  setSealKey(key: SealKey | null): void {
+    this.sealKey = key;
+    this.records.open = (type, id, body) => openRecord(key, type, id, body);
   }
 
   /** A durable, published commit appended `events` to events.log at byte `from`. */

@@ -4,6 +4,7 @@
 // files no commit names are removed; packs no segment references go back to staging. This is
 // the one place that knows what a crashed commit, compaction or upgrade can leave behind, and
 // it runs before the store serves, so nothing here races a commit.
+import type { SealKey } from '../domain/sealing.js';
 import { closeSync, openSync, promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { Corrupt } from '../domain/errors.js';
@@ -27,6 +28,8 @@ export interface OpenOptions {
   frozen?: boolean;
   /** Paths a snapshot may hold (lib/domain/tree-size.ts; default DEFAULT_MAX_SNAPSHOT_PATHS). */
   maxSnapshotPaths?: number;
+  /** The server's seal key (lib/domain/sealing.ts): sealed fields are written and read with it; null: read as unopenable, never written. */
+  sealKey?: SealKey | null;
 }
 
 /**

@@ -294,6 +294,9 @@ export class WorkflowRecords {
     })();
   }
 
+  /** What a body read from disk becomes (its sealed fields opened: lib/domain/sealing.ts); set by the store. recordAt stays raw. */
+  open: (type: string, id: string, body: unknown) => unknown = (_type, _id, body) => body;
+
   /** The upsert at `loc`, checked to be of `(type, id)`. */
   private readAt(type: string, id: string, loc: number, scan = false): unknown {
     const offset = locationOffset(loc);
@@ -301,7 +304,7 @@ export class WorkflowRecords {
     const upserts = this.recordAt(offset, scan);
     const u = upserts[ordinal];
     if (!u || u.type !== type || u.id !== id) throw new Corrupt(`workflow.log: record at byte ${offset} does not hold ${type} ${id} at upsert ${ordinal}`);
-    return u.body;
+    return this.open(type, id, u.body);
   }
 
   /** The upserts of the record whose frame starts at `offset` (CRC checked). */

@@ -1,6 +1,7 @@
 // Git mirrors (extension routes; docs/git.md "Mirror", docs/api.md "Git"): a line pushed to a git
-// remote after each move. A registration's credential is a reference (`env:NAME`, `file:NAME`)
-// to a secret the server holds; the secret itself is never accepted, stored or answered.
+// remote after each move. A registration's credential is the name of a grant the operator gave
+// the server (cairn serve --git-mirror-credential); the secret itself is never accepted, stored
+// or answered.
 import { nullable, object, optional, string } from 'superstruct';
 import { MIRROR_STATES, type GitMirrorRecord } from '../../domain/git-mirrors.js';
 import { arr, constant, enumOf, int, nullable as orNull, obj, ref, str, uint, type Schemas } from '../json-schema.js';
@@ -33,7 +34,7 @@ function projection(m: GitMirrorRecord, repositoryIndex: number): Record<string,
 export const create: Handler = async (ctx) => {
   const req = validate(ctx.body, Register);
   const a = requireAuthority(ctx);
-  const m = await a.mirrors.register(req, ctx.service.mirrorTargets);
+  const m = await a.mirrors.register(req, ctx.service.mirrorTargets, ctx.service.mirrorGrants, a.index);
   return { status: 201, json: { mirror: projection(m, a.index) } };
 };
 
@@ -67,7 +68,7 @@ export const SCHEMAS: Schemas = {
     repository_index: uint,
     line: { ...str, description: 'the line pushed, as branch refs/heads/<line>' },
     url: { ...str, description: 'the remote (normalized; never holds a password)' },
-    credential: { ...orNull(str), description: 'where the server reads the secret: env:NAME or file:NAME; the secret is never answered' },
+    credential: { ...orNull(str), description: 'the name of the server\'s credential grant (cairn serve --git-mirror-credential) whose secret is sent; the secret is never answered' },
     state: { ...enumOf(MIRROR_STATES), description: 'pending: no push finished yet (or resumed); ok: the remote is at last_pushed_commit_id; retrying: the last push failed, next_attempt_at_ms says when the next one runs; diverged: the remote holds a commit that is not the line\'s, nothing is pushed until resumed' },
     last_pushed_commit_id: { ...orNull(commitId), description: 'the commit the remote\'s branch was set to (or found at) by this mirror' },
     last_pushed_at_s: orNull(uint),

@@ -5,6 +5,7 @@ import { RESTORE_CONTRACT } from '../../authority/restore.js';
 import { EXPORT_SCHEMA, type ExportManifest } from '../../domain/export-manifest.js';
 import { MEDIA_AUTHORITY_FILE, type Handler } from '../route-types.js';
 import { validate } from '../validate.js';
+import { requireIdentified } from './workflow-common.js';
 import { repositoryProjection } from './registry.js';
 import { bool, constant, hex64, nullable, obj, ref, str, arr, uint, type Schemas } from '../json-schema.js';
 
@@ -32,9 +33,13 @@ const index = (params: Record<string, string>) => Number(params.repository_index
 
 export const retirementStatus: Handler = async (ctx) => ({ json: statusJson(await ctx.service.retirement.status(index(ctx.params))) });
 
-export const startRetirement: Handler = async (ctx) => ({ json: statusJson(await ctx.service.retirement.start(index(ctx.params))) });
+export const startRetirement: Handler = async (ctx) => {
+  requireIdentified(ctx, 'starting a retirement');
+  return { json: statusJson(await ctx.service.retirement.start(index(ctx.params))) };
+};
 
 export const abortRetirement: Handler = async (ctx) => {
+  requireIdentified(ctx, 'aborting a retirement');
   const r = await ctx.service.retirement.abort(index(ctx.params));
   return { json: { contract: RETIREMENT_CONTRACT, aborted: r.aborted, already_aborted: r.already_aborted, repository: repositoryProjection(r.repository) } };
 };
@@ -45,6 +50,7 @@ export const retirementFile: Handler = async (ctx) => {
 };
 
 export const purge: Handler = async (ctx) => {
+  requireIdentified(ctx, 'purging a repository');
   const manifest = validate(ctx.body, ManifestStruct) as Infer<typeof ManifestStruct> as ExportManifest;
   const r = await ctx.service.retirement.purge(index(ctx.params), manifest);
   return { json: { contract: RETIREMENT_CONTRACT, purged: r.purged, already_purged: r.already_purged, repository: repositoryProjection(r.repository) } };

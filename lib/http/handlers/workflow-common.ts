@@ -58,6 +58,18 @@ export function identityOf(ctx: RouteContext): string | null {
 }
 
 /**
+ * An operator's action (a repository's retirement: start, abort, purge): when the server names
+ * its callers (an identity header is configured), only an identified caller may take it (403
+ * otherwise). Roles are not modelled yet: any identified caller may. Without an identity header
+ * the server has no callers to tell apart, and the request guard's cross-site rule is the bound.
+ */
+export function requireIdentified(ctx: RouteContext, action: string): void {
+  if (ctx.koa.state.identityConfigured === true && identityOf(ctx) === null) {
+    throw new Forbidden(`${action} needs an identified caller (the request must come through the ingress that names its caller)`);
+  }
+}
+
+/**
  * The body field that names the person a record is written for (a review's `reviewer`, a
  * comment's `author`, a change's `owner`...), reconciled with the caller's identity: with an
  * identity the field is filled in when absent (null counts as absent) and must name the same

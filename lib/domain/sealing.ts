@@ -1,0 +1,109 @@
+// Sealed fields of workflow records (storage-layout.md §17.2): what only the server may read — a
+// webhook's signing secret, a draft comment's body and suggestion — is written to workflow.log
+// encrypted with the server's key (DATA/seal.key, outside every repository directory), so the
+// files a retirement lists, an archive holds or a copy of the directory carries never hold it in
+// clear. The in-memory records are plain: the store seals at its write and opens at its read.
+// Which fields, and what a record becomes when its value cannot be opened (another server's
+// key), are decided here; pure functions over node:crypto.
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+
+/** The server's key: 32 bytes, and its id (written beside each sealed value, so a wrong key is told from damage). */
+export interface SealKey {
+  id: string;
+  bytes: Buffer;
+}
+
+/** A sealed string as it stands in a record on disk (a string is never an object, so the two never mix). */
+export interface SealedValue {
+  sealed: 1;
+  /** The id of the key it was sealed with (16 hex digits). */
+  key: string;
+  /** base64 of nonce (12 bytes) ‖ AES-256-GCM ciphertext ‖ tag (16 bytes). */
+  box: string;
+}
+
+export const SEAL_KEY_BYTES = 32;
+
+export function sealKeyOf(bytes: Buffer): SealKey {
+  if (bytes.length !== SEAL_KEY_BYTES) throw new Error(`a seal key is ${SEAL_KEY_BYTES} bytes`);
+  return { id: createHash('sha256').update('cairn seal key id\0').update(bytes).digest('hex').slice(0, 16), bytes };
+}
+
+export function isSealed(v: unknown): v is SealedValue {
+  return typeof v === 'object' && v !== null && (v as SealedValue).sealed === 1 && typeof (v as SealedValue).key === 'string' && typeof (v as SealedValue).box === 'string';
+}
+
+/** `context` (entity type, id and field) is authenticated with the value: a box moved to another record does not open. */
+export function seal(key: SealKey, context: string, plain: string): SealedValue {
+  const nonce = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key.bytes, nonce);
+  cipher.setAAD(Buffer.from(context, 'utf8'));
+  const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+  return { sealed: 1, key: key.id, box: Buffer.concat([nonce, body, cipher.getAuthTag()]).toString('base64') };
+}
+
+/** The plain string, or null when `key` is not the one it was sealed with (or it was altered). */
+export function unseal(key: SealKey | null, context: string, v: SealedValue): string | null {
+  if (!key || v.key !== key.id) return null;
+  const box = Buffer.from(v.box, 'base64');
+  if (box.length < 28) return null;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key.bytes, box.subarray(0, 12));
+    decipher.setAAD(Buffer.from(context, 'utf8'));
+    decipher.setAuthTag(box.subarray(box.length - 16));
+    return Buffer.concat([decipher.update(box.subarray(12, box.length - 16)), decipher.final()]).toString('utf8');
+  } catch {
+    return null;
+  }
+}
+
+type Body = Record<string, unknown>;
+
+/** The fields of a record of `type` kept sealed on disk (only string values are sealed). */
+function sealedFields(type: string, body: Body): readonly string[] {
+  if (type === 'webhook') return ['secret'];
+  // A draft is its author's alone until published; a published comment is everyone's, a discarded one empty.
+  if (type === 'comment' && body.published === false && body.discarded !== true) return ['body', 'suggestion'];
+  return [];
+}
+
+const contextOf = (type: string, id: string, field: string) => `cairn.seal.v1\0${type}\0${id}\0${field}`;
+
+/** Whether a record of `type` may have sealed fields (the store looks no further at any other). */
+export const SEALING_TYPES: ReadonlySet<string> = new Set(['webhook', 'comment']);
+
+/** The record as written to disk: its sealed fields sealed with `key` (the same object when it has none). Throws without a key when one is needed. */
+export function sealRecord(key: SealKey | null, type: string, id: string, body: unknown): unknown {
+  if (!SEALING_TYPES.has(type) || typeof body !== 'object' || body === null) return body;
+  const b = body as Body;
+  const fields = sealedFields(type, b).filter((f) => typeof b[f] === 'string');
+  if (!fields.length) return body;
+  if (!key) throw new Error(`no seal key: a ${type} record's ${fields.join(', ')} cannot be written in clear`);
+  const out: Body = { ...b };
+  for (const f of fields) out[f] = seal(key, contextOf(type, id, f), b[f] as string);
+  return out;
+}
+
+/**
+ * The record as read from disk, its sealed fields opened. A value that does not open (sealed
+ * with another server's key) leaves the record as its type says: a webhook without its secret
+ * (`secret_unavailable`: its deliveries fail, saying so, until its URL is registered again with
+ * a secret); a draft discarded (its author's text cannot be read here).
+ */
+export function openRecord(key: SealKey | null, type: string, id: string, body: unknown): unknown {
+  if (!SEALING_TYPES.has(type) || typeof body !== 'object' || body === null) return body;
+  const b = body as Body;
+  let out: Body | null = null;
+  let lost = false;
+  for (const [f, v] of Object.entries(b)) {
+    if (!isSealed(v)) continue;
+    out ??= { ...b };
+    const plain = unseal(key, contextOf(type, id, f), v);
+    if (plain === null) lost = true;
+    else out[f] = plain;
+  }
+  if (!out) return body;
+  if (!lost) return out;
+  if (type === 'webhook') return { ...out, secret: null, secret_unavailable: true };
+  return { ...out, body: '', suggestion: null, discarded: true };
+}
