@@ -319,9 +319,10 @@ export class GitExporter {
   }
 
   /**
-   * Write the side histories of a merge, each commit as it was imported, parents first, and say
+   * Write the side histories of a merge, each commit as it was recorded, parents first, and say
    * whether every one of `roots` is then in the shadow under its own id. A commit is written
-   * only when it is an imported commit of the map (origin `imported`, never rewritten), its
+   * only when it is the commit the map says an export writes for its snapshot (an imported or
+   * pushed one never rewritten, or one an export wrote), its
    * snapshot's tree converts back to its tree, and every parent is such a commit (or the
    * shadow holds it already, which it does only for commits kept as they were). Whether a
    * commit is kept is a function of the stored records alone, so the ids do not depend on the
