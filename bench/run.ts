@@ -17,6 +17,8 @@
 //   BENCH_ONLY=diffs     only the patchset diff route against git diff, and a change page's API calls
 //   BENCH_ONLY=git       only the git import: a generated history (BENCH_GIT_COMMITS, default 10,000,
 //                        over BENCH_GIT_FILES files, default 5,000) against git fast-export | fast-import
+//   BENCH_ONLY=push      only push for review: one commit of a 100 MiB and of a 200 MiB file of random
+//                        bytes (BENCH_PUSH_MIB, default "100,200") against git push to a bare repository
 //   BENCH_ONLY=events    only the event feed: commit → subscriber latency, runner claim latency
 //   BENCH_ONLY=queue     only the land queue: changes landed per minute with a fixed CI time,
 //                        one by one versus the queue at depth 1 and 4 (bench/land-queue.ts)
@@ -50,6 +52,7 @@ import { stepGroupCommit, stepSmallCommit, storageRows } from './storage.js';
 import { landRows, stepLands } from './lands.js';
 import { diffRows, stepDiffs } from './diffs.js';
 import { gitImportRows, stepGitImport } from './git-import.js';
+import { gitPushRows, stepGitPush } from './git-push.js';
 import { eventRows, stepEvents } from './events.js';
 import { landQueueRows, stepLandQueue } from './land-queue.js';
 import { scaleRows, stepWorkflowScale } from './workflow-scale.js';
@@ -773,6 +776,8 @@ function report(): void {
   if (diffs.length) out.push(table('Review: diffs and the change page', diffs));
   const gitImport = gitImportRows(bench.git_import as Fig | undefined);
   if (gitImport.length) out.push(table('Git: importing a history (cairn import-git)', gitImport));
+  const gitPush = gitPushRows(bench.git_push as Fig | undefined);
+  if (gitPush.length) out.push(table('Git: push for review of a large file', gitPush));
   const threads = threadRows(bench.threads as Fig | undefined);
   if (threads.length) out.push(table('Review: comment threads on the change page', threads));
   const fidelity = diffFidelityRows(bench.diff_fidelity as Fig | undefined);
@@ -890,6 +895,14 @@ async function stepSearchStep(): Promise<void> {
   }
 }
 
+async function stepGitPushStep(): Promise<void> {
+  try {
+    bench.git_push = await stepGitPush({ root: ROOT, cli: CLI, log });
+  } catch (err) {
+    fail('git push for review', err);
+  }
+}
+
 async function stepThreadStep(): Promise<void> {
   try {
     bench.threads = await stepThreads({ root: ROOT, cli: CLI, log });
@@ -941,6 +954,8 @@ async function main(): Promise<void> {
       await stepEventStep();
     } else if (process.env.BENCH_ONLY === 'git') {
       await stepGitStep();
+    } else if (process.env.BENCH_ONLY === 'push') {
+      await stepGitPushStep();
     } else if (process.env.BENCH_ONLY === 'scale') {
       await stepScaleStep();
     } else if (process.env.BENCH_ONLY === 'search') {
@@ -976,6 +991,7 @@ async function main(): Promise<void> {
       await stepStorage();
       await stepDiffStep();
       await stepGitStep();
+      await stepGitPushStep();
       await stepThreadStep();
       await stepDiffFidelityStep();
       await stepEventStep();

@@ -330,6 +330,49 @@ function emptyPack(): Buffer {
     }
   });
 
+  it('a pushed merge lands with its id and its parents: `git pull --ff-only` and a clone find the merge itself', async () => {
+    const s = await startTestServer();
+    try {
+      const r = await register(s.url, 'land-merge');
+      await importGit({ server: s.url, repo: r, source: src, line: 'main', progress: NO_PROGRESS });
+      const a = await (await s.ready).opened(r);
+      const PASS: LandGates = () => ({ refusal: null, policy_decision_id: null });
+      (a as unknown as { lands: LandDesk }).lands = new LandDesk(a.store, a.workflow, PASS);
+      const url = `${s.url}${R(r, '/git/main.git')}`;
+      const dir = path.join(tempDir('cairn-push-'), 'work');
+      expect((await client(['clone', '-q', url, dir])).code).to.equal(0);
+      const base = (await client(['-C', dir, 'rev-parse', 'HEAD'])).stdout.trim();
+      // A side branch of two commits, one of them merging a branch of its own; main merges it.
+      expect((await client(['-C', dir, 'checkout', '-q', '-b', 'side'])).code).to.equal(0);
+      await change(dir, 'side/one.txt', 'one\n', 'Side one');
+      expect((await client(['-C', dir, 'checkout', '-q', '-b', 'subside'])).code).to.equal(0);
+      await change(dir, 'side/deeper.txt', 'deeper\n', 'Deeper');
+      expect((await client(['-C', dir, 'checkout', '-q', 'side'])).code).to.equal(0);
+      await change(dir, 'side/two.txt', 'two\n', 'Side two');
+      expect((await client(['-C', dir, 'merge', '-q', '--no-ff', '-m', 'Merge subside', 'subside'])).code).to.equal(0);
+      const sideTip = (await client(['-C', dir, 'rev-parse', 'HEAD'])).stdout.trim();
+      expect((await client(['-C', dir, 'checkout', '-q', 'main'])).code).to.equal(0);
+      expect((await client(['-C', dir, 'merge', '-q', '--no-ff', '-m', 'Merge side', 'side'])).code).to.equal(0);
+      const merge = (await client(['-C', dir, 'rev-parse', 'HEAD'])).stdout.trim();
+      const history = (await client(['-C', dir, 'rev-list', '--parents', 'HEAD'])).stdout;
+      const pushed = await client(['-C', dir, 'push', url, 'HEAD:refs/for/main']);
+      expect(pushed.code, pushed.stderr).to.equal(0);
+      const land = await ok(api(s.url, 'POST', R(r, '/changes/change-1:submit'), { json: { mode: 'ff-only' } }));
+      expect(land.land.status).to.equal('landed');
+
+      const pulled = await client(['-C', dir, 'pull', '-q', '--ff-only', 'origin', 'main']);
+      expect(pulled.code, pulled.stderr).to.equal(0);
+      expect((await client(['-C', dir, 'rev-parse', 'HEAD', 'origin/main'])).stdout.trim().split('\n')).to.deep.equal([merge, merge]);
+      const fresh = path.join(tempDir('cairn-push-'), 'fresh');
+      expect((await client(['clone', '-q', url, fresh])).code).to.equal(0);
+      expect((await client(['-C', fresh, 'rev-list', '--parents', 'HEAD'])).stdout).to.equal(history);
+      expect((await client(['-C', fresh, 'rev-parse', 'HEAD^1', 'HEAD^2'])).stdout.trim().split('\n')).to.deep.equal([base, sideTip]);
+      expect((await client(['-C', fresh, 'fsck', '--no-progress'])).code).to.equal(0);
+    } finally {
+      await s.stop();
+    }
+  });
+
   for (const point of ['git-push:received', 'git-push:commit', 'git-push:commit>commit:after-log', 'git-push:commit>commit:before-state', 'git-push:commit>commit:after-state']) {
     it(`killed at ${point}: after a restart the push is all there or not at all`, async () => {
       const { s: plain, data } = await server();

@@ -278,7 +278,7 @@ export class GitExporter {
       if (c.tree_id === tree && c.parent_ids.length === parents.length && (parent === null || c.parent_ids[0] === parent)) return { raw: original, record: false };
       // An imported merge whose side histories were imported too: kept as it was once every
       // other parent is written as it was (docs/git.md, "Merges").
-      if (rec.origin === 'imported' && c.tree_id === tree && parent !== null && c.parent_ids.length > 1 && c.parent_ids[0] === parent
+      if (rec.origin !== 'exported' && c.tree_id === tree && parent !== null && c.parent_ids.length > 1 && c.parent_ids[0] === parent
         && (await this.keepSides(c.parent_ids.slice(1), builder, side))) return { raw: original, record: false };
       const raw = encodeCommit({
         tree_id: tree,
@@ -319,9 +319,10 @@ export class GitExporter {
   }
 
   /**
-   * Write the side histories of a merge, each commit as it was imported, parents first, and say
+   * Write the side histories of a merge, each commit as it was recorded, parents first, and say
    * whether every one of `roots` is then in the shadow under its own id. A commit is written
-   * only when it is an imported commit of the map (origin `imported`, never rewritten), its
+   * only when it is the commit the map says an export writes for its snapshot (an imported or
+   * pushed one never rewritten, or one an export wrote), its
    * snapshot's tree converts back to its tree, and every parent is such a commit (or the
    * shadow holds it already, which it does only for commits kept as they were). Whether a
    * commit is kept is a function of the stored records alone, so the ids do not depend on the
@@ -339,7 +340,9 @@ export class GitExporter {
       if (top.raw === null) {
         const index = store.entity<GitCommitIdRecord>(GIT_COMMIT_ID, top.commit);
         const rec = index ? store.entity<GitCommitRecord>(GIT_COMMIT, index.snapshot_id) : undefined;
-        if (!rec || rec.origin !== 'imported' || rec.commit_id !== top.commit || rec.export || side.fresh.has(rec.snapshot_id)) {
+        // The commit the map says an export writes for its snapshot (an imported or pushed one
+        // kept as it was, or one an export wrote), never one the export rewrote.
+        if (!rec || exportedCommitId(rec) !== top.commit || side.fresh.has(rec.snapshot_id)) {
           side.decided.set(top.commit, false);
           stack.pop();
           continue;
@@ -349,7 +352,7 @@ export class GitExporter {
           stack.pop();
           continue;
         }
-        const raw = Buffer.from(rec.raw, 'base64');
+        const raw = Buffer.from(rec.export?.raw ?? rec.raw, 'base64');
         const c = parseCommit(raw);
         const snap = store.snapshot(rec.snapshot_id);
         if (!snap || (await builder.treeOf(snap.root_tree_id, rec.gitlinks)) !== c.tree_id) {

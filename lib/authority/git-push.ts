@@ -7,21 +7,23 @@
 // after the push (and swept at startup): nothing of it is ever visible but what that commit wrote.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, promises as fsp } from 'node:fs';
+import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { isUtf8 } from 'node:buffer';
 import type { Readable } from 'node:stream';
-import { blobId, encodeSnapshot, encodeTree, MAX_MESSAGE_BYTES, refusedEntryName, sha256Hex, validateEntryName, type TreeEntry } from '../domain/content.js';
+import { encodeSnapshot, encodeTree, MAX_MESSAGE_BYTES, refusedEntryName, sha256Hex, validateEntryName, type TreeEntry } from '../domain/content.js';
 import { CairnError, Invalid, TooLarge } from '../domain/errors.js';
-import { GIT_COMMIT_ID, gitModeKind, messageText, parseCommit, snapshotMessage, type GitCommitIdRecord, type Gitlink } from '../domain/git.js';
+import { GIT_COMMIT_ID, gitModeKind, MAX_GIT_COMMIT_BYTES, messageText, parseCommit, snapshotMessage, type GitCommitIdRecord, type Gitlink } from '../domain/git.js';
 import { changeIdTrailer, reviewTarget, titleAndBody } from '../domain/git-push.js';
 import { sizeFromEntries, pathsOf } from '../domain/tree-size.js';
 import { MAX_TITLE_CHARS } from '../domain/workflow/rules.js';
 import { crashPoint } from '../store/crash-point.js';
+import { decodeObjectFrame, MAX_TREE_BYTES, PACK_KIND_OBJECT, type PackEntry } from '../store/pack.js';
+import type { StreamingPackWriter } from '../store/pack-writer.js';
 import type { Authority } from './authority.js';
 import type { Log } from './logger.js';
-import { commitPushedPatchset, type PushedResult } from './workflow/push-review.js';
+import { commitPushedPatchset, type PushedResult, type PushedSide } from './workflow/push-review.js';
 import type { BuiltObjects } from './workflow/server-objects.js';
 
 /** Bytes of a push (its body as sent, and again once gzip is undone); CAIRN_GIT_PUSH_MAX_BYTES changes it. */
@@ -87,15 +89,15 @@ export async function receivePush(authority: Authority, o: ReceiveOptions): Prom
   const id = randomBytes(12).toString('hex');
   await fsp.mkdir(o.quarantineRoot, { recursive: true });
   const dir = path.join(o.quarantineRoot, `${id}.git`);
-  const bodyFile = path.join(o.quarantineRoot, `${id}.body`);
   try {
     await makeQuarantine(dir, o.shadowDir);
-    const head = await spool(o.body, bodyFile, pushLimit());
-    const parsed = o.parse(head);
-    if (!parsed.complete) throw new Invalid('malformed push request: no end of its commands');
+    const body = limited(o.body, pushLimit())[Symbol.asyncIterator]();
+    const { head, parsed } = await readCommands(body, o.parse);
     // git's probe before a large push names no command; a push with no refs/for/ command has
-    // nothing to receive: its commands are refused without running git.
-    const unpack = parsed.commands.some((c) => c.ref.startsWith('refs/for/')) ? await runReceivePack(dir, bodyFile, o.signal) : 'ok';
+    // nothing to receive: its commands are refused without running git (its pack is read and dropped).
+    let unpack = 'ok';
+    if (parsed.commands.some((c) => c.ref.startsWith('refs/for/'))) unpack = await runReceivePack(dir, head, body, o.signal);
+    else for (let next = await body.next(); !next.done; next = await body.next());
     crashPoint('git-push:received');
     const outcomes: PushOutcome[] = [];
     if (unpack !== 'ok') {
@@ -111,7 +113,6 @@ export async function receivePush(authority: Authority, o: ReceiveOptions): Prom
     return { unpack, outcomes, capabilities: parsed.capabilities };
   } finally {
     await fsp.rm(dir, { recursive: true, force: true });
-    await fsp.rm(bodyFile, { force: true });
   }
 }
 
@@ -123,32 +124,38 @@ async function makeQuarantine(dir: string, shadowDir: string): Promise<void> {
   await fsp.writeFile(path.join(dir, 'objects', 'info', 'alternates'), `${path.join(shadowDir, 'objects')}\n`);
 }
 
-/** Write the body to `file` (at most `limit` bytes: past it TooLarge); its first bytes are returned for the commands. */
-async function spool(body: Readable, file: string, limit: number): Promise<Buffer> {
-  const head: Buffer[] = [];
-  let headBytes = 0;
+/** The body, failing with TooLarge past `limit` bytes (the limit again once gzip is undone). */
+async function* limited(body: AsyncIterable<Buffer>, limit: number): AsyncGenerator<Buffer> {
   let total = 0;
-  const out = createWriteStream(file);
-  await pipeline(body, async function* (source: AsyncIterable<Buffer>) {
-    for await (const chunk of source) {
-      total += chunk.length;
-      if (total > limit) throw new TooLarge(`the push is larger than ${limit} bytes, the most this server takes`);
-      if (headBytes < COMMANDS_HEAD) {
-        head.push(chunk);
-        headBytes += chunk.length;
-      }
-      yield chunk;
+  for await (const chunk of body) {
+    total += chunk.length;
+    if (total > limit) throw new TooLarge(`the push is larger than ${limit} bytes, the most this server takes`);
+    yield chunk;
+  }
+}
+
+/** Read the body up to the end of its commands (at most COMMANDS_HEAD bytes); the rest stays unread. */
+async function readCommands(body: AsyncIterator<Buffer>, parse: ReceiveOptions['parse']): Promise<{ head: Buffer; parsed: ReturnType<ReceiveOptions['parse']> }> {
+  let head: Buffer = Buffer.alloc(0);
+  for (;;) {
+    const next = await body.next();
+    if (!next.done) head = head.length ? Buffer.concat([head, next.value]) : next.value;
+    const parsed = parse(head);
+    if (parsed.complete || next.done || head.length >= COMMANDS_HEAD) {
+      if (!parsed.complete) throw new Invalid('malformed push request: no end of its commands');
+      return { head, parsed };
     }
-  }, out);
-  return Buffer.concat(head);
+  }
 }
 
 /**
- * `git receive-pack --stateless-rpc` on the quarantine: it checks every object it is sent
- * (receive.fsckObjects), refuses a pack over the push limit, and runs no hook. Its own report
- * is never the client's: only its unpack status is read from it ("ok", or git's reason).
+ * `git receive-pack --stateless-rpc` on the quarantine, the body streamed into it as it arrives
+ * (never held whole, never spooled): git checks every object it is sent (receive.fsckObjects),
+ * refuses a pack over the push limit, and runs no hook. Its own report is never the client's:
+ * only its unpack status is read from it ("ok", or git's reason). A body that fails (over the
+ * limit, cut short) stops git and is the push's failure.
  */
-function runReceivePack(dir: string, bodyFile: string, signal?: AbortSignal): Promise<string> {
+function runReceivePack(dir: string, head: Buffer, rest: AsyncIterator<Buffer>, signal?: AbortSignal): Promise<string> {
   const env = gitEnv(path.dirname(dir), [
     ['receive.fsckObjects', 'true'],
     ['receive.maxInputSize', String(pushLimit())],
@@ -157,9 +164,10 @@ function runReceivePack(dir: string, bodyFile: string, signal?: AbortSignal): Pr
   ]);
   return new Promise((resolve, reject) => {
     const child = spawn(gitBinary(), ['receive-pack', '--stateless-rpc', dir], { env, cwd: path.dirname(dir), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
-    let stdout = Buffer.alloc(0);
+    let report = '';
     let stderr = '';
     let timedOut = false;
+    let bodyFailure: unknown = null;
     const kill = () => {
       if (child.pid !== undefined && child.exitCode === null) {
         try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
@@ -168,10 +176,20 @@ function runReceivePack(dir: string, bodyFile: string, signal?: AbortSignal): Pr
     const timer = setTimeout(() => { timedOut = true; kill(); }, pushTimeoutMs());
     const onAbort = () => kill();
     signal?.addEventListener('abort', onAbort);
-    child.stdout.on('data', (c: Buffer) => { if (stdout.length < MAX_REPORT) stdout = Buffer.concat([stdout, c]); });
+    child.stdout.on('data', (c: Buffer) => { if (report.length < MAX_REPORT) report += c.toString('latin1'); });
     child.stderr.on('data', (c: Buffer) => { if (stderr.length < 4096) stderr += c.toString('utf8'); });
     child.stdin.on('error', () => { /* the child stopped reading: its exit says why */ });
-    pipeline(createReadStream(bodyFile), child.stdin).catch(() => undefined);
+    async function* body(): AsyncGenerator<Buffer> {
+      try {
+        yield head;
+        for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
+      } catch (err) {
+        bodyFailure = err;
+        kill();
+        throw err;
+      }
+    }
+    pipeline(body(), child.stdin).catch(() => undefined);
     child.once('error', (err) => {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
@@ -181,9 +199,9 @@ function runReceivePack(dir: string, bodyFile: string, signal?: AbortSignal): Pr
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
       if (signal?.aborted) return reject(new Invalid('the client went away'));
+      if (bodyFailure !== null) return reject(bodyFailure);
       if (timedOut) return resolve(`the push took longer than ${pushTimeoutMs() / 1000} s`);
-      const text = stdout.toString('latin1');
-      const m = /unpack ([^\n\0]*)\n/.exec(text);
+      const m = /unpack ([^\n\0]*)\n/.exec(report);
       if (m) return resolve(m[1] === 'ok' ? 'ok' : m[1].slice(0, 200));
       resolve(`git receive-pack failed (exit ${code}): ${stderr.trim().split('\n').pop()?.slice(0, 200) ?? ''}`);
     });
@@ -204,8 +222,11 @@ async function pushOne(authority: Authority, objects: GitObjects, c: PushCommand
   const line = authority.store.line(target.line);
   if (!line) return refuse(`line ${target.line} does not exist`);
   if (line.status === 'archived') return refuse(`line ${target.line} is archived`);
+  const converter = new Converter(authority, objects);
+  let staged: { pack_id: string; entries: PackEntry[] } | null = null;
   try {
-    const converted = await convertCommit(authority, objects, c.newId, target.line);
+    const converted = await converter.convertCommit(c.newId, target.line);
+    staged = await converter.finishBlobs();
     const text = messageText(converted.parsed);
     const { title, body } = titleAndBody(text, MAX_TITLE_CHARS);
     const author = o.identity ?? (converted.parsed.author.email.trim() || converted.parsed.author.name.trim());
@@ -213,9 +234,11 @@ async function pushOne(authority: Authority, objects: GitObjects, c: PushCommand
       line: target.line,
       base_snapshot_id: converted.base,
       snapshot: converted.snapshot,
-      built: converted.built,
-      sizes: converted.sizes,
+      built: converter.built,
+      sizes: converter.sizes,
       commit: { commit_id: c.newId, raw: converted.raw, gitlinks: converted.gitlinks },
+      blob_pack: staged,
+      sides: converted.sides,
       title: title === '' ? `Pushed commit ${c.newId.slice(0, 12)}` : title,
       intent: body,
       summary: text.trim(),
@@ -230,6 +253,12 @@ async function pushOne(authority: Authority, objects: GitObjects, c: PushCommand
     if (err instanceof CairnError) return refuse(err.message.replace(/\s+/g, ' ').slice(0, 300));
     o.log.error({ ref: c.ref.slice(0, 200), error: (err as Error).message }, 'push for review failed');
     return refuse('the server failed to write this push (see its log)');
+  } finally {
+    await converter.discard();
+    // A pack no commit adopted (the push was refused, or held nothing new) goes at once.
+    if (staged && !authority.store.isCommittedPack(PACK_KIND_OBJECT, staged.pack_id)) {
+      await authority.store.dropStagedPack(PACK_KIND_OBJECT, staged.pack_id).catch((err: Error) => o.log.warn({ pack_id: staged!.pack_id, error: err.message }, 'a staged pack of a refused push was not removed; it expires'));
+    }
   }
 }
 
@@ -238,45 +267,166 @@ interface Converted {
   parsed: ReturnType<typeof parseCommit>;
   base: string;
   snapshot: { id: string; bytes: Buffer; root_tree_id: string };
-  built: BuiltObjects;
-  sizes: Map<string, number>;
   gitlinks: Gitlink[];
+  sides: PushedSide[];
 }
 
-/**
- * A pushed commit as cairn content: its tree as cairn trees and blobs (regular files,
- * executables, symlinks; gitlinks kept aside, as an import keeps them), and its snapshot, whose
- * one parent is the snapshot of the commit's first parent (found through the git map). A merge
- * commit's other parents are kept in its git commit only.
- */
-async function convertCommit(authority: Authority, objects: GitObjects, commitId: string, line: string): Promise<Converted> {
-  const store = authority.store;
-  if (!/^[0-9a-f]{40}$/.test(commitId)) throw new Invalid(`${commitId.slice(0, 80)} is not a sha1 commit id: the shadow repository is sha1`);
-  const { type, data: raw } = await objects.read(commitId);
-  if (type !== 'commit') throw new Invalid(`${commitId} is a ${type}, not a commit`);
-  const parsed = parseCommit(raw);
-  const known = store.entity<GitCommitIdRecord>(GIT_COMMIT_ID, commitId);
-  if (known) throw new Invalid(`no new changes: ${commitId.slice(0, 12)} is already the commit of snapshot ${known.snapshot_id.slice(0, 12)}`);
-  const parent = parsed.parent_ids[0];
-  if (parent === undefined) throw new Invalid(`${commitId.slice(0, 12)} has no parent: a change is reviewed against ${line}; fetch and rebase onto ${line}`);
-  const base = store.entity<GitCommitIdRecord>(GIT_COMMIT_ID, parent);
-  if (!base || !store.hasSnapshot(base.snapshot_id)) throw new Invalid(`parent ${parent} is not a commit cairn knows: fetch and rebase onto ${line}`);
+/** Side commits one merge push may bring that cairn does not know; CAIRN_GIT_PUSH_MAX_SIDE_COMMITS changes it. */
+const maxSideCommits = (): number => Number(process.env.CAIRN_GIT_PUSH_MAX_SIDE_COMMITS) || 1000;
 
-  const built: BuiltObjects = { trees: new Map(), blobs: new Map() };
-  const sizes = new Map<string, number>();
-  const gitlinks: Gitlink[] = [];
-  const blobIds = new Map<string, string>();
-  const trees = new Map<string, { id: string; size: number }>();
-  let paths = 0;
-  const maxPaths = store.maxSnapshotPaths;
-  const walk = async (gitTree: string, prefix: string): Promise<{ id: string; size: number }> => {
-    const cached = trees.get(gitTree);
-    if (cached && !treeHasGitlinks.has(gitTree)) {
-      paths += cached.size - 1;
-      if (paths > maxPaths) throw new Invalid(`the commit's tree holds more than ${maxPaths} paths, the most a snapshot holds`);
+/**
+ * Pushed commits as cairn content. Trees are built in memory (their size follows the path
+ * count, which is bounded); blobs stream from `git cat-file` into one pack on disk, each
+ * compressed as it arrives, so a file of any size costs a chunk of memory, never its size.
+ */
+class Converter {
+  readonly built: BuiltObjects = { trees: new Map(), blobs: new Map() };
+  readonly sizes = new Map<string, number>();
+  private pack: StreamingPackWriter | null = null;
+  /** git blob id → cairn blob id. */
+  private readonly blobIds = new Map<string, string>();
+  /** git tree id → cairn tree (id, expanded size). */
+  private readonly trees = new Map<string, { id: string; size: number }>();
+  /** git trees holding gitlinks: walked again when met again, so each path is recorded. */
+  private readonly treeHasGitlinks = new Set<string>();
+
+  constructor(private readonly authority: Authority, private readonly objects: GitObjects) {}
+
+  /** The staged pack of the blobs (null: none was new), or nothing when nothing was written. */
+  async finishBlobs(): Promise<{ pack_id: string; entries: PackEntry[] } | null> {
+    const pack = this.pack;
+    this.pack = null;
+    this.built.spooled = undefined;
+    if (!pack) return null;
+    const done = await pack.finish();
+    if (!done) return null;
+    // The diff of the revision reads what it needs from the staged pack.
+    const byId = new Map(done.entries.map((e) => [e.id, e]));
+    const file = this.authority.store.stagedPackFile(PACK_KIND_OBJECT, done.packId);
+    this.built.spooled = {
+      size: (id) => byId.get(id)?.raw_length,
+      read: async (id) => {
+        const e = byId.get(id);
+        if (!e) return undefined;
+        const handle = await fsp.open(file, 'r');
+        try {
+          const frame = Buffer.allocUnsafe(e.length);
+          const { bytesRead } = await handle.read(frame, 0, e.length, e.offset);
+          return decodeObjectFrame(e, frame.subarray(0, bytesRead), 'blob');
+        } finally {
+          await handle.close();
+        }
+      },
+    };
+    return { pack_id: done.packId, entries: done.entries };
+  }
+
+  async discard(): Promise<void> {
+    const pack = this.pack;
+    this.pack = null;
+    await pack?.discard();
+  }
+
+  /**
+   * A pushed commit: its tree as cairn trees and blobs (regular files, executables, symlinks;
+   * gitlinks kept aside, as an import keeps them), and its snapshot, whose one parent is the
+   * snapshot of the commit's first parent (found through the git map). A merge's other parents
+   * are kept with it: the side commits the map lacks become snapshots with their git commits.
+   */
+  async convertCommit(commitId: string, line: string): Promise<Converted> {
+    const store = this.authority.store;
+    if (!/^[0-9a-f]{40}$/.test(commitId)) throw new Invalid(`${commitId.slice(0, 80)} is not a sha1 commit id: the shadow repository is sha1`);
+    const raw = await this.readCommit(commitId);
+    const parsed = parseCommit(raw);
+    const known = store.entity<GitCommitIdRecord>(GIT_COMMIT_ID, commitId);
+    if (known) throw new Invalid(`no new changes: ${commitId.slice(0, 12)} is already the commit of snapshot ${known.snapshot_id.slice(0, 12)}`);
+    const parent = parsed.parent_ids[0];
+    if (parent === undefined) throw new Invalid(`${commitId.slice(0, 12)} has no parent: a change is reviewed against ${line}; fetch and rebase onto ${line}`);
+    const base = this.knownSnapshot(parent);
+    if (base === null) throw new Invalid(`parent ${parent} is not a commit cairn knows: fetch and rebase onto ${line}`);
+    const sides = await this.sideCommits(parsed.parent_ids.slice(1));
+    const { snapshot, gitlinks } = await this.snapshotOf(parsed, base);
+    return { raw, parsed, base, snapshot, gitlinks, sides };
+  }
+
+  /** The snapshot of a commit the git map holds (with its snapshot stored), or null. */
+  private knownSnapshot(commitId: string): string | null {
+    const rec = this.authority.store.entity<GitCommitIdRecord>(GIT_COMMIT_ID, commitId);
+    return rec && this.authority.store.hasSnapshot(rec.snapshot_id) ? rec.snapshot_id : null;
+  }
+
+  /**
+   * The commits reachable from a merge's other parents that the git map lacks, parents first,
+   * each converted (its snapshot's parent: its first parent's snapshot; none for a root).
+   * Iterative: a side history may be long (at most maxSideCommits()).
+   */
+  private async sideCommits(roots: string[]): Promise<PushedSide[]> {
+    const out: PushedSide[] = [];
+    const snapshotOf = new Map<string, string | null>();
+    const limit = maxSideCommits();
+    let read = 0;
+    const stack: { id: string; parsed: ReturnType<typeof parseCommit> | null; raw: Buffer | null }[] = roots.map((id) => ({ id, parsed: null, raw: null }));
+    while (stack.length) {
+      const top = stack[stack.length - 1];
+      if (snapshotOf.has(top.id)) {
+        stack.pop();
+        continue;
+      }
+      if (top.parsed === null) {
+        const known = this.knownSnapshot(top.id);
+        if (known !== null) {
+          snapshotOf.set(top.id, known);
+          stack.pop();
+          continue;
+        }
+        if (++read > limit) throw new Invalid(`the merge brings more than ${limit} commits cairn does not know: import the merged history first (cairn import-git)`);
+        top.raw = await this.readCommit(top.id);
+        top.parsed = parseCommit(top.raw);
+        for (const p of top.parsed.parent_ids) if (!snapshotOf.has(p)) stack.push({ id: p, parsed: null, raw: null });
+        continue;
+      }
+      stack.pop();
+      const first = top.parsed.parent_ids[0];
+      const parentSnapshot = first === undefined ? null : snapshotOf.get(first) ?? null;
+      const { snapshot, gitlinks } = await this.snapshotOf(top.parsed, parentSnapshot);
+      snapshotOf.set(top.id, snapshot.id);
+      out.push({ snapshot: { id: snapshot.id, bytes: snapshot.bytes }, commit: { commit_id: top.id, raw: top.raw!, gitlinks } });
+    }
+    return out;
+  }
+
+  private async readCommit(id: string): Promise<Buffer> {
+    const { type, data } = await this.objects.read(id, MAX_GIT_COMMIT_BYTES);
+    if (type !== 'commit') throw new Invalid(`${id} is a ${type}, not a commit`);
+    return data;
+  }
+
+  /** A commit's tree converted, and its snapshot (parent: `parentSnapshot`). */
+  private async snapshotOf(parsed: ReturnType<typeof parseCommit>, parentSnapshot: string | null): Promise<{ snapshot: { id: string; bytes: Buffer; root_tree_id: string }; gitlinks: Gitlink[] }> {
+    const maxPaths = this.authority.store.maxSnapshotPaths;
+    const walk = { paths: 0, gitlinks: [] as Gitlink[] };
+    const root = await this.walk(parsed.tree_id, '', walk);
+    if (pathsOf(root.size) > maxPaths) throw new Invalid(`the commit's tree holds more than ${maxPaths} paths, the most a snapshot holds`);
+    const bytes = encodeSnapshot({
+      root_tree_id: root.id,
+      parent_snapshot_ids: parentSnapshot === null ? [] : [parentSnapshot],
+      created_at_s: Math.max(0, parsed.committer.time),
+      message: snapshotMessage(parsed, MAX_MESSAGE_BYTES),
+    });
+    walk.gitlinks.sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)));
+    return { snapshot: { id: sha256Hex(bytes), bytes, root_tree_id: root.id }, gitlinks: walk.gitlinks };
+  }
+
+  private async walk(gitTree: string, prefix: string, w: { paths: number; gitlinks: Gitlink[] }): Promise<{ id: string; size: number }> {
+    const store = this.authority.store;
+    const maxPaths = store.maxSnapshotPaths;
+    const cached = this.trees.get(gitTree);
+    if (cached && !this.treeHasGitlinks.has(gitTree)) {
+      w.paths += cached.size - 1;
+      if (w.paths > maxPaths) throw new Invalid(`the commit's tree holds more than ${maxPaths} paths, the most a snapshot holds`);
       return cached;
     }
-    const t = await objects.read(gitTree);
+    const t = await this.objects.read(gitTree, MAX_TREE_BYTES);
     if (t.type !== 'tree') throw new Invalid(`${gitTree} is a ${t.type}, not a tree`);
     const entries: TreeEntry[] = [];
     const sizeOf = new Map<string, number>();
@@ -294,26 +444,23 @@ async function convertCommit(authority: Authority, objects: GitObjects, commitId
       if (refused) throw new Invalid(`the path ${JSON.stringify(where)} cannot be stored: it ${refused}`);
       const kind = gitModeKind(e.mode);
       if (kind === 'gitlink') {
-        gitlinks.push({ path: where, commit_id: e.id });
+        w.gitlinks.push({ path: where, commit_id: e.id });
         links = true;
         continue;
       }
-      if (++paths > maxPaths) throw new Invalid(`the commit's tree holds more than ${maxPaths} paths, the most a snapshot holds`);
+      if (++w.paths > maxPaths) throw new Invalid(`the commit's tree holds more than ${maxPaths} paths, the most a snapshot holds`);
       if (kind === 'directory') {
-        const before = gitlinks.length;
-        const sub = await walk(e.id, `${where}/`);
-        if (gitlinks.length > before) links = true;
+        const before = w.gitlinks.length;
+        const sub = await this.walk(e.id, `${where}/`, w);
+        if (w.gitlinks.length > before) links = true;
         entries.push({ name, kind, id: sub.id });
         sizeOf.set(sub.id, sub.size);
         continue;
       }
-      let id = blobIds.get(e.id);
+      let id = this.blobIds.get(e.id);
       if (id === undefined) {
-        const b = await objects.read(e.id);
-        if (b.type !== 'blob') throw new Invalid(`${where} names a ${b.type}, not a blob`);
-        id = blobId(b.data);
-        if (!store.has('blob', id)) built.blobs.set(id, b.data);
-        blobIds.set(e.id, id);
+        id = await this.blob(e.id, where);
+        this.blobIds.set(e.id, id);
       }
       entries.push({ name, kind, id });
     }
@@ -321,25 +468,25 @@ async function convertCommit(authority: Authority, objects: GitObjects, commitId
     const id = sha256Hex(bytes);
     const size = sizeFromEntries(entries, (x) => sizeOf.get(x) ?? 1);
     if (!store.has('tree', id)) {
-      built.trees.set(id, bytes);
-      sizes.set(id, size);
+      this.built.trees.set(id, bytes);
+      this.sizes.set(id, size);
     }
-    if (links) treeHasGitlinks.add(gitTree);
-    trees.set(gitTree, { id, size });
+    if (links) this.treeHasGitlinks.add(gitTree);
+    this.trees.set(gitTree, { id, size });
     return { id, size };
-  };
-  // A git tree met again is the same cairn tree; one holding gitlinks is walked again so each path is recorded.
-  const treeHasGitlinks = new Set<string>();
-  const root = await walk(parsed.tree_id, '');
-  if (pathsOf(root.size) > maxPaths) throw new Invalid(`the commit's tree holds more than ${maxPaths} paths, the most a snapshot holds`);
-  const bytes = encodeSnapshot({
-    root_tree_id: root.id,
-    parent_snapshot_ids: [base.snapshot_id],
-    created_at_s: Math.max(0, parsed.committer.time),
-    message: snapshotMessage(parsed, MAX_MESSAGE_BYTES),
-  });
-  gitlinks.sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)));
-  return { raw, parsed, base: base.snapshot_id, snapshot: { id: sha256Hex(bytes), bytes, root_tree_id: root.id }, built, sizes, gitlinks };
+  }
+
+  /** A blob streamed from git into the pack (unless the store holds it); its cairn id. */
+  private async blob(gitId: string, where: string): Promise<string> {
+    const store = this.authority.store;
+    const object = await this.objects.open(gitId);
+    if (object.type !== 'blob') {
+      await object.skip();
+      throw new Invalid(`${where} names a ${object.type}, not a blob`);
+    }
+    this.pack ??= await store.streamingPack(PACK_KIND_OBJECT);
+    return this.pack.add(object.size, object.body, (id) => !store.has('blob', id));
+  }
 }
 
 /** A git tree object's entries: `<mode> <name>\0<20-byte id>`. */
@@ -356,53 +503,103 @@ function parseGitTree(data: Buffer): { mode: string; name: Buffer; id: string }[
   return out;
 }
 
-/** `git cat-file --batch` on the quarantine (the pushed objects and, through alternates, the shadow's). */
+const NO_BYTES: Buffer = Buffer.alloc(0);
+
+/**
+ * `git cat-file --batch` on the quarantine (the pushed objects and, through alternates, the
+ * shadow's). Its output is read as it comes, with backpressure: an object's bytes are handed on
+ * chunk by chunk (a blob of any size) or gathered once its size is known (trees, commits) —
+ * never by growing a buffer chunk after chunk.
+ */
 class GitObjects {
   private readonly proc: ChildProcessWithoutNullStreams;
-  private buffered: Buffer = Buffer.alloc(0);
-  private ended = false;
-  private wake: (() => void) | null = null;
+  private readonly output: AsyncIterator<Buffer>;
+  /** Bytes read from git and not handed on yet. */
+  private rest: Buffer = NO_BYTES;
+  /** An object's bytes are being handed on: nothing else may be asked meanwhile. */
+  private busy = false;
   private stderr = '';
 
   constructor(dir: string) {
     this.proc = spawn(gitBinary(), ['cat-file', '--batch'], { env: { ...gitEnv(path.dirname(dir), []), GIT_DIR: dir }, cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
-    this.proc.stdout.on('data', (c: Buffer) => { this.buffered = this.buffered.length ? Buffer.concat([this.buffered, c]) : c; this.poke(); });
-    this.proc.stdout.on('end', () => { this.ended = true; this.poke(); });
+    this.output = (this.proc.stdout as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
     this.proc.stderr.on('data', (c: Buffer) => { if (this.stderr.length < 2048) this.stderr += c.toString('utf8'); });
-    this.proc.on('error', () => { this.ended = true; this.poke(); });
+    this.proc.on('error', () => undefined);
     this.proc.stdin.on('error', () => undefined);
   }
 
-  private poke(): void {
-    const w = this.wake;
-    this.wake = null;
-    w?.();
-  }
-
-  private async fill(n: number): Promise<void> {
-    while (this.buffered.length < n) {
-      if (this.ended) throw new Error(`git cat-file ended early: ${this.stderr.trim().slice(0, 200)}`);
-      await new Promise<void>((resolve) => { this.wake = resolve; });
+  private async chunk(): Promise<Buffer> {
+    if (this.rest.length > 0) {
+      const r = this.rest;
+      this.rest = NO_BYTES;
+      return r;
     }
+    const next = await this.output.next();
+    if (next.done) throw new Error(`git cat-file ended early: ${this.stderr.trim().slice(0, 200)}`);
+    return next.value;
   }
 
-  async read(id: string): Promise<{ type: string; data: Buffer }> {
+  /** Ask for an object: its type and size; `body` yields exactly its bytes (read it, or `skip`, before asking again). */
+  async open(id: string): Promise<{ type: string; size: number; body: AsyncIterable<Buffer>; skip: () => Promise<void> }> {
+    if (this.busy) throw new Error('git cat-file: an object was left half read');
     this.proc.stdin.write(`${id}\n`);
-    let nl = -1;
+    let line = NO_BYTES;
     for (;;) {
-      nl = this.buffered.indexOf(0x0a);
-      if (nl >= 0) break;
-      await this.fill(this.buffered.length + 1);
+      const c = await this.chunk();
+      const nl = c.indexOf(0x0a);
+      if (nl >= 0) {
+        line = line.length ? Buffer.concat([line, c.subarray(0, nl)]) : c.subarray(0, nl);
+        this.rest = c.subarray(nl + 1);
+        break;
+      }
+      line = Buffer.concat([line, c]);
+      if (line.length > 1024) throw new Error('git cat-file: an object header is too long');
     }
-    const header = this.buffered.toString('latin1', 0, nl);
-    this.buffered = this.buffered.subarray(nl + 1);
+    const header = line.toString('latin1');
     if (header.endsWith(' missing')) throw new Invalid(`object ${id} was not sent with the push`);
-    const [, type, size] = header.split(' ');
-    const length = Number(size);
-    await this.fill(length + 1);
-    const data = Buffer.from(this.buffered.subarray(0, length));
-    this.buffered = this.buffered.subarray(length + 1);
-    return { type, data };
+    const [, type, sizeText] = header.split(' ');
+    const size = Number(sizeText);
+    if (!Number.isSafeInteger(size) || size < 0) throw new Error(`git cat-file: a header ${JSON.stringify(header.slice(0, 100))} names no size`);
+    this.busy = true;
+    const body = this.body(size);
+    return { type, size, body, skip: async () => { for await (const _ of body) { /* dropped */ } } };
+  }
+
+  private async *body(size: number): AsyncGenerator<Buffer> {
+    let left = size;
+    while (left > 0) {
+      const c = await this.chunk();
+      if (c.length > left) {
+        this.rest = c.subarray(left);
+        const last = c.subarray(0, left);
+        left = 0;
+        yield last;
+      } else {
+        left -= c.length;
+        yield c;
+      }
+    }
+    // The newline git writes after each object.
+    const c = await this.chunk();
+    if (c[0] !== 0x0a) throw new Error('git cat-file: an object is not followed by a newline');
+    this.rest = c.subarray(1);
+    this.busy = false;
+  }
+
+  /** An object whole (at most `max` bytes: a tree or a commit). */
+  async read(id: string, max: number): Promise<{ type: string; data: Buffer }> {
+    const o = await this.open(id);
+    if (o.size > max) {
+      await o.skip();
+      throw new Invalid(`the ${o.type} ${id} is ${o.size} bytes, more than the ${max} a pushed ${o.type} may be`);
+    }
+    const data = Buffer.allocUnsafe(o.size);
+    let at = 0;
+    for await (const c of o.body) {
+      c.copy(data, at);
+      at += c.length;
+    }
+    return { type: o.type, data };
   }
 
   close(): void {

@@ -21,6 +21,7 @@ import type { EventIndex, EventRecord } from './event-log.js';
 import type { LogRecord } from './framed-log.js';
 import { INDEX_NAMES, type AuthorityLayout, type IndexName, type LogName } from './layout.js';
 import { StoreMaintenance } from './maintenance.js';
+import { StreamingPackWriter } from './pack-writer.js';
 import { PackUploads, STAGED_PACK_TTL_S, type PackInfo } from './pack-uploads.js';
 import type { PackHeader, PackKind } from './pack.js';
 import type { PublishedStore, StoredSnapshot } from './published.js';
@@ -287,6 +288,10 @@ export class ContentStore {
     return this.uploads.stagePack(kind, packId, body, limit);
   }
   expireStagedPacks(ttlSeconds = STAGED_PACK_TTL_S, now = Date.now()): Promise<string[]> { return this.uploads.expireStagedPacks(ttlSeconds, now); }
+  /** A pack whose objects stream in (a push's blobs), staged when finished (./pack-writer.ts). */
+  streamingPack(kind: PackKind): Promise<StreamingPackWriter> { return StreamingPackWriter.create(kind, (id) => this.published.stagedPackFile(kind, id)); }
+  /** Remove a staged pack no commit adopted (a refused push's), alone in the commit queue. */
+  dropStagedPack(kind: PackKind, packId: string): Promise<void> { return this.uploads.dropStagedPack(kind, packId); }
 
   // ------------------------------------------------------------ transactions and group commit (commit-queue.ts)
   transact<T>(fn: (tx: Txn) => Promise<T> | T): Promise<T> { return this.commits.transact(fn); }

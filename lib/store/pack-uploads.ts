@@ -82,6 +82,15 @@ export class PackUploads {
     }
   }
 
+  /** Remove a staged pack unless a commit adopted it; runs alone in the commit queue. */
+  dropStagedPack(kind: PackKind, packId: string): Promise<void> {
+    return this.commits.barrier(async () => {
+      if (this.published.isCommittedPack(kind, packId)) return;
+      await fsp.rm(this.published.stagedPackFile(kind, packId), { force: true });
+      await fsyncDir(this.published.stagingDir(kind));
+    });
+  }
+
   /** Remove staged packs older than `ttlSeconds`; runs alone in the commit queue, so never races a commit. */
   expireStagedPacks(ttlSeconds = STAGED_PACK_TTL_S, now = Date.now()): Promise<string[]> {
     return this.commits.barrier(async () => {

@@ -538,8 +538,8 @@ export class WorkflowBook {
         const raw = built?.trees.get(id);
         return raw ? decodeTree(raw) : this.store.readTree(id);
       },
-      blobSize: (id) => built?.blobs.get(id)?.length ?? this.store.locator('blob', id)?.raw_length ?? 0,
-      readBlob: async (id) => built?.blobs.get(id) ?? this.store.readObject('blob', id),
+      blobSize: (id) => built?.blobs.get(id)?.length ?? built?.spooled?.size(id) ?? this.store.locator('blob', id)?.raw_length ?? 0,
+      readBlob: async (id) => built?.blobs.get(id) ?? (await built?.spooled?.read(id)) ?? this.store.readObject('blob', id),
     }, base.root_tree_id, revision.root_tree_id, this.store.walkBudget(`the diff of ${base.snapshot_id} and ${revision.snapshot_id}`, 2));
   }
 

@@ -1,6 +1,7 @@
 // A push for review as ONE commit of the store (docs/git.md "Push for review"): the packs of the
-// commit's trees and blobs, its snapshot, the task and change when they are new, the patchset,
-// the git commit (origin `pushed`) with its commit-id entry, and the Change-Id key. Each record
+// commit's trees and blobs, its snapshot, a merge's side commits the map lacked (each a snapshot
+// with its git commit), the task and change when they are new, the patchset, the git commit
+// (origin `pushed`) with its commit-id entry, and the Change-Id key. Each record
 // is staged by the same function its own route uses (stageTask, stageChange, stagePatchset), so
 // every event they emit is emitted here too, and visible exactly when the push is.
 import { Conflict, Invalid, NotFound } from '../../domain/errors.js';
@@ -9,7 +10,7 @@ import { GIT_COMMIT, GIT_COMMIT_ID, type GitCommitIdRecord, type GitCommitRecord
 import { checkChangeOpen, MAX_TEXT_CHARS, MAX_TITLE_CHARS, PATCHSET, patchsetId, requireText, type ChangeRecord, type PatchsetRecord, type TaskRecord } from '../../domain/workflow/rules.js';
 import type { ContentStore, Txn } from '../../store/content-store.js';
 import { crashPoint } from '../../store/crash-point.js';
-import { PACK_KIND_OBJECT, PACK_KIND_TREE } from '../../store/pack.js';
+import { PACK_KIND_OBJECT, PACK_KIND_TREE, type PackEntry } from '../../store/pack.js';
 import type { WorkflowBook } from './book.js';
 import { stagePack, type BuiltObjects } from './server-objects.js';
 
@@ -21,6 +22,13 @@ export interface PushedPatchset {
   built: BuiltObjects;
   sizes: Map<string, number>;
   commit: { commit_id: string; raw: Buffer; gitlinks: Gitlink[] };
+  /** The pack of the push's new blobs, staged already (adopted here), or null. */
+  blob_pack: { pack_id: string; entries: PackEntry[] } | null;
+  /**
+   * A merge's side commits cairn did not know, parents first: each a snapshot on no line
+   * (its parent the snapshot of its first parent) with its git commit, as an import keeps them.
+   */
+  sides: PushedSide[];
   title: string;
   intent: string;
   summary: string;
@@ -28,6 +36,11 @@ export interface PushedPatchset {
   change_key: string | null;
   task_id: string | null;
   change_id: string | null;
+}
+
+export interface PushedSide {
+  snapshot: { id: string; bytes: Buffer };
+  commit: { commit_id: string; raw: Buffer; gitlinks: Gitlink[] };
 }
 
 export interface PushedResult {
@@ -85,7 +98,13 @@ export async function commitPushedPatchset(store: ContentStore, book: WorkflowBo
       }
     }
     stagePack(tx, PACK_KIND_OBJECT, 'blob', p.built.blobs);
+    if (p.blob_pack) {
+      const fresh = p.blob_pack.entries.filter((e) => !tx.has('blob', e.id));
+      if (fresh.length) tx.adoptPack(PACK_KIND_OBJECT, p.blob_pack.pack_id);
+      for (const e of fresh) tx.addLocator({ kind: 'blob', id: e.id, pack_id: p.blob_pack.pack_id, offset: e.offset, length: e.length, raw_length: e.raw_length, crc32: e.crc32 });
+    }
     stagePack(tx, PACK_KIND_TREE, 'tree', p.built.trees, p.sizes);
+    for (const side of p.sides) if (!tx.hasSnapshot(side.snapshot.id)) tx.addSnapshot(side.snapshot.bytes);
     if (!tx.hasSnapshot(p.snapshot.id)) tx.addSnapshot(p.snapshot.bytes);
     const staged = book.stagePatchset(tx, change, { base_snapshot_id: p.base_snapshot_id, revision_snapshot_id: p.snapshot.id, summary, author_mode: 'human_only', author }, diff);
     // The git map: the pushed commit is this snapshot's commit (unless it already was).
@@ -97,6 +116,14 @@ export async function commitPushedPatchset(store: ContentStore, book: WorkflowBo
       const record: GitCommitRecord = { snapshot_id: p.snapshot.id, commit_id: p.commit.commit_id, origin: 'pushed', raw: p.commit.raw.toString('base64'), gitlinks: p.commit.gitlinks, change_id: staged.change.change_id };
       tx.upsert(GIT_COMMIT, p.snapshot.id, record);
       tx.upsert(GIT_COMMIT_ID, p.commit.commit_id, { commit_id: p.commit.commit_id, snapshot_id: p.snapshot.id } satisfies GitCommitIdRecord);
+    }
+    // A side commit is recorded unless its snapshot or its id already has a commit (then the
+    // export rewrites the merge, as it does an imported merge whose side history is not in the map).
+    for (const side of p.sides) {
+      if (tx.entity<GitCommitRecord>(GIT_COMMIT, side.snapshot.id) || tx.entity<GitCommitIdRecord>(GIT_COMMIT_ID, side.commit.commit_id)) continue;
+      const record: GitCommitRecord = { snapshot_id: side.snapshot.id, commit_id: side.commit.commit_id, origin: 'pushed', raw: side.commit.raw.toString('base64'), gitlinks: side.commit.gitlinks, change_id: staged.change.change_id };
+      tx.upsert(GIT_COMMIT, side.snapshot.id, record);
+      tx.upsert(GIT_COMMIT_ID, side.commit.commit_id, { commit_id: side.commit.commit_id, snapshot_id: side.snapshot.id } satisfies GitCommitIdRecord);
     }
     if (p.change_key !== null) {
       const id = changeKeyId(p.line, p.change_key);

@@ -4,8 +4,17 @@
 import type { Txn } from '../../store/content-store.js';
 import { buildPack, type PackKind } from '../../store/pack.js';
 
-/** Trees and blobs (id → canonical bytes) the server built for a snapshot it has not stored yet. */
-export interface BuiltObjects { trees: Map<string, Buffer>; blobs: Map<string, Buffer> }
+/** Blobs written to a pack no commit has adopted yet (a push's, of any size): sizes and bytes by id. */
+export interface SpooledBlobs {
+  size(id: string): number | undefined;
+  read(id: string): Promise<Buffer | undefined>;
+}
+
+/**
+ * Trees and blobs (id → canonical bytes) the server built for a snapshot it has not stored yet;
+ * `spooled`: more of its blobs, in a pack on disk rather than in memory.
+ */
+export interface BuiltObjects { trees: Map<string, Buffer>; blobs: Map<string, Buffer>; spooled?: SpooledBlobs }
 
 /**
  * Stage `objects` (id → canonical bytes) the store does not hold yet as one pack of `kind` in
