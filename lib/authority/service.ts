@@ -98,7 +98,7 @@ export class CairnService implements AuthorityHost, FeedHost {
   /** The follower's state (/healthz `follow`), while following or after a promotion. */
   followStatus: (() => object) | null = null;
   /** POST /archive/promote: turn this follower into the writer; null when the server does not follow. */
-  promote: (() => Promise<object>) | null = null;
+  promote: ((signal?: AbortSignal) => Promise<object>) | null = null;
   /** Where lines are served over git (./git-shadow.ts); every authority asks it at each git request. */
   gitShadows: GitShadowSource = NO_GIT_SHADOWS;
 

@@ -379,8 +379,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         following = follower;
         service.readOnly = `read-only follower of ${f.url}: writes go to the archive's writer; promote this server (cairn promote --server URL) to write here`;
         service.followStatus = () => follower.status();
-        service.promote = async () => {
-          const promotion = await follower.promote();
+        service.promote = async (signal) => {
+          const promotion = await follower.promote(signal);
           service.readOnly = null;
           service.promote = null;
           startWriters();
