@@ -383,7 +383,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         const f = options.follow;
         const follower = new Follower(service, f);
         following = follower;
-        service.readOnly = `read-only follower of ${f.url}: writes go to the archive's writer; promote this server (cairn promote --server URL) to write here`;
+        service.readOnly = `read-only follower of ${follower.url}: writes go to the archive's writer; promote this server (cairn promote --server URL) to write here`;
         service.followStatus = () => follower.status();
         service.promote = async (signal) => {
           const promotion = await follower.promote(signal);
