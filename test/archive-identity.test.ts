@@ -124,8 +124,8 @@ describe('archive identity: one archive whatever its spelling; a fenced writer s
     expect(none.stderr).to.match(/no archive\.json/);
     const store = new MemoryObjectStore(false);
     const dataDir = path.join(tempDir(), 'busy');
-    const s = await start(dataDir, 's3://cairn-test/site/', store);
-    await until('claimed', async () => (await archiveOf(s))?.generation === '1');
+    await start(dataDir, 's3://cairn-test/site/', store);
+    await until('claimed and recorded', async () => (await archiveFile(dataDir).catch(() => null))?.generation === '1');
     const before = await fsp.readFile(path.join(dataDir, 'archive.json'), 'utf8');
     const busy = await cli(['archive', 'reclaim', '--data', dataDir]);
     expect(busy.code).to.equal(4);

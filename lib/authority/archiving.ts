@@ -100,9 +100,10 @@ export class Archiving {
    * archive back (whatever URL it is given) until an operator runs `cairn archive reclaim`.
    */
   private async recordFence(local: ArchiveFile, by: string, why: string): Promise<void> {
+    // Recorded before it shows: what /healthz calls fenced is already fenced on disk.
+    await writeArchiveFile(this.service.layout.archiveFile, { ...local, fenced: { by, at: new Date().toISOString(), why } });
     this.fencedBy = by;
     this.fencedWhy = why;
-    await writeArchiveFile(this.service.layout.archiveFile, { ...local, fenced: { by, at: new Date().toISOString(), why } });
   }
 
   private async start(): Promise<void> {
