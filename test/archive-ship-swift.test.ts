@@ -116,15 +116,17 @@ describe('archive shipping: serve --archive on Swift s3api', function () {
     const repo = await register(s.url, 'alpha');
     await commitWorkflow(s.url, repo, 1);
     await caughtUp(s, repo);
-    swift().pause();
+    await swift().pause();
     try {
+      // The store must really hang before anything about cairn is asserted.
+      expect(await swift().answers(), 'the paused store answers nothing').to.equal(false);
       for (let i = 2; i <= 6; i++) await commitWorkflow(s.url, repo, i);
       await until('the lag shows while the store hangs', async () => {
         const row = (await archiveOf(s))?.repositories.find((r: any) => r.repository === repo);
         return row && BigInt(row.committed) > BigInt(row.shipped_commit) && row.lag_seconds > 0 && row.lag_bytes > 0 ? row : null;
       }, 30_000);
     } finally {
-      swift().resume();
+      await swift().resume();
     }
     await caughtUp(s, repo);
     for (const { key, manifest } of await manifests(store, repo)) await verifyManifest(store, manifest, key);

@@ -16,7 +16,7 @@ import { claimGeneration } from '../lib/archive/generations.js';
 import { parseManifestKey } from '../lib/domain/archive-manifest.js';
 import { parseRetention } from '../lib/domain/archive-retention.js';
 
-const URL_ = 's3://cairn-test/site';
+const URL_ = 's3://cairn-test/site/';
 
 async function health(server: TestServer): Promise<any> {
   const res = await api(server.url, 'GET', '/healthz');
@@ -69,7 +69,8 @@ describe('archive shipping (memory store)', function () {
     expect(puts.at(-1)).to.include('/manifests/');
     // The claim and archive.json.
     expect(await allKeys(store, 'generations/')).to.deep.equal(['generations/00000000000000000001']);
-    expect(JSON.parse(await fsp.readFile(path.join(s.dataDir, 'archive.json'), 'utf8'))).to.deep.equal({ url: URL_, generation: '1' });
+    const id = JSON.parse(store.objects.get('archive-id')!.bytes.toString('utf8')).archive_id;
+    expect(JSON.parse(await fsp.readFile(path.join(s.dataDir, 'archive.json'), 'utf8'))).to.deep.equal({ url: URL_, archive_id: id, generation: '1' });
     // Ranges after the first base: a later manifest names the base plus new ranges, not a new copy.
     const all = await manifests(store, a);
     const ev = all.at(-1)!.manifest.entries.filter((e) => e.kind === 'log-range' && e.path === 'events.log');

@@ -2,12 +2,14 @@
 // Swift's s3api on loopback (test/swift.ts), plus its configuration rules, which need no server.
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
+import http from 'node:http';
+import net from 'node:net';
 import { Readable } from 'node:stream';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { ObjectStoreError, type ObjectStore } from '../lib/archive/object-store.js';
-import { S3ObjectStore, describeSettings, parseArchiveUrl, s3Settings } from '../lib/archive/s3-store.js';
+import { S3ObjectStore, canonicalArchiveUrl, describeSettings, parseArchiveUrl, s3Settings } from '../lib/archive/s3-store.js';
 import { rejection, storeContract } from './archive-store-contract.js';
 import { useSwift, type SwiftServer } from './swift.js';
 
@@ -201,11 +203,88 @@ describe('archive object store: configuration', () => {
     expect(d).to.include('static keys');
   });
 
+  it('writes the endpoint one way (scheme and host in lower case, no default port, no trailing slash)', () => {
+    for (const e of ['HTTP://S3.Example.NET:80/', 'http://s3.example.net', 'http://s3.example.net//']) {
+      expect(s3Settings({ AWS_REGION: 'r', AWS_ENDPOINT_URL_S3: e }).endpoint, e).to.equal('http://s3.example.net');
+    }
+    expect(s3Settings({ AWS_REGION: 'r', AWS_ENDPOINT_URL_S3: 'https://h:9000/base/' }).endpoint).to.equal('https://h:9000/base');
+  });
+
+  it('bounds every request: timeouts and tries from the configuration file, with defaults', () => {
+    expect(s3Settings({ AWS_REGION: 'r' })).to.include({ connectTimeoutMs: 5000, timeoutMs: 20000, maxAttempts: 3 });
+    expect(s3Settings({ AWS_REGION: 'r' }, JSON.stringify({ connect_timeout_ms: 1000, timeout_ms: 2000, max_attempts: 1 }))).to.include({ connectTimeoutMs: 1000, timeoutMs: 2000, maxAttempts: 1 });
+    for (const bad of [{ timeout_ms: 0 }, { timeout_ms: '5' }, { max_attempts: 11 }, { connect_timeout_ms: 1.5 }]) {
+      expect(() => s3Settings({ AWS_REGION: 'r' }, JSON.stringify(bad)), JSON.stringify(bad)).to.throw(/must be an integer from/);
+    }
+  });
+
+  it('a request to a store that accepts the connection and never answers fails after the timeout, tried a bounded number of times', async () => {
+    const connections: net.Socket[] = [];
+    const hung = net.createServer((socket) => { connections.push(socket); socket.on('error', () => undefined); });
+    await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
+    const port = (hung.address() as net.AddressInfo).port;
+    const store = new S3ObjectStore({ bucket: 'cairn-hung', prefix: '' }, s3Settings({ AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'a', AWS_SECRET_ACCESS_KEY: 'b', AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${port}` }, JSON.stringify({ timeout_ms: 300, max_attempts: 2 })));
+    try {
+      for (const call of [() => store.head('k'), () => store.list(''), () => store.get('k'), () => store.put('k', Buffer.from('x'), { sha256: createHash('sha256').update('x').digest('hex'), size: 1 })]) {
+        const before = connections.length;
+        const err = await rejection(call());
+        expect(err.kind).to.equal('unavailable');
+        expect(err.message).to.match(/no answer from the object store/);
+        expect(connections.length - before, 'two tries, no more').to.equal(2);
+      }
+    } finally {
+      store.close();
+      for (const c of connections) c.destroy();
+      await new Promise((resolve) => hung.close(resolve));
+    }
+  });
+
+  it('a conditional-write probe that failed (the store was down) is not remembered: once the store answers, the next call probes again', async () => {
+    const seen: string[] = [];
+    const server = http.createServer((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      req.resume();
+      req.on('end', () => {
+        // As Swift 2.30: a conditional PUT is not implemented; a DELETE succeeds.
+        if (req.method === 'PUT' && req.headers['if-none-match']) {
+          res.writeHead(501, { 'content-type': 'application/xml' });
+          res.end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>NotImplemented</Code><Message>not implemented</Message></Error>');
+        } else {
+          res.writeHead(204);
+          res.end();
+        }
+      });
+    });
+    // A port nothing listens on yet: the store is down.
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    await new Promise((resolve) => server.close(resolve));
+    const store = new S3ObjectStore({ bucket: 'cairn-probe', prefix: 'p/' }, s3Settings({ AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'a', AWS_SECRET_ACCESS_KEY: 'b', AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${port}` }, JSON.stringify({ max_attempts: 1 })));
+    try {
+      const down = await rejection(store.conditionalPut());
+      expect(down.kind).to.equal('unavailable');
+      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+      expect(await store.conditionalPut(), 'probed again once the store answers').to.equal(false);
+      expect(seen.filter((x) => x.startsWith('PUT /cairn-probe/p/probe/')).length).to.equal(1);
+      expect(await store.conditionalPut(), 'an answer is remembered').to.equal(false);
+      expect(seen.filter((x) => x.startsWith('PUT ')).length).to.equal(1);
+    } finally {
+      store.close();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('parses s3://bucket/prefix', () => {
     expect(parseArchiveUrl('s3://my-bucket')).to.deep.equal({ bucket: 'my-bucket', prefix: '' });
     expect(parseArchiveUrl('s3://my-bucket/a/b')).to.deep.equal({ bucket: 'my-bucket', prefix: 'a/b/' });
     expect(parseArchiveUrl('s3://my-bucket/a/b/')).to.deep.equal({ bucket: 'my-bucket', prefix: 'a/b/' });
-    for (const bad of ['http://x/y', 's3://', 's3://UPPER', 's3://b/a//c', 's3://bb/../x', 's3:/bb']) {
+    // One archive, one spelling: the scheme's case, repeated and trailing slashes do not matter.
+    for (const same of ['s3://my-bucket/a/b', 'S3://my-bucket/a/b/', 's3://my-bucket//a//b//', ' s3://my-bucket/a/b ']) {
+      expect(canonicalArchiveUrl(same), same).to.equal('s3://my-bucket/a/b/');
+    }
+    expect(canonicalArchiveUrl('s3://my-bucket')).to.equal('s3://my-bucket/');
+    expect(canonicalArchiveUrl('s3://my-bucket/')).to.equal('s3://my-bucket/');
+    for (const bad of ['http://x/y', 's3://', 's3://UPPER', 's3://bb/../x', 's3://bb/a/./c', 's3:/bb']) {
       expect(() => parseArchiveUrl(bad), bad).to.throw(ObjectStoreError);
     }
   });

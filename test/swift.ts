@@ -3,7 +3,7 @@
 // started for one test file on free ports and stopped after it. Where Swift is not installed
 // the tests that need it skip themselves, saying so.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, promises as fsp } from 'node:fs';
+import { existsSync, mkdtempSync, promises as fsp, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import net from 'node:net';
@@ -25,10 +25,17 @@ export interface SwiftServer {
   secretAccessKey: string;
   /** The server's logs so far (for a failing test's message). */
   output(): string;
-  /** Stop every Swift process (SIGSTOP): connections hang, nothing answers — a store outage. */
-  pause(): void;
-  /** Let them run again (SIGCONT). */
-  resume(): void;
+  /**
+   * Stop every Swift process (SIGSTOP, each by its pid: Swift's servers call setsid(), so a
+   * signal to the launcher's process group misses them): connections are accepted by the
+   * kernel and then hang, nothing answers — a hung store. Resolves once the proxy has been
+   * seen not to answer.
+   */
+  pause(): Promise<void>;
+  /** Let them run again (SIGCONT), and resolve once the proxy answers again. */
+  resume(): Promise<void>;
+  /** Whether the proxy answers its health check within `ms`. */
+  answers(ms?: number): Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -54,9 +61,28 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 
-async function healthy(port: number): Promise<boolean> {
+/** Every process below `root` (its descendants, whatever their session or process group), from /proc. */
+export function descendants(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    let stat: string;
+    try { stat = readFileSync(`/proc/${entry}/stat`, 'utf8'); } catch { continue; }
+    // pid (comm) state ppid ...: comm may hold spaces and parentheses, so read after the last ')'.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    const list = children.get(ppid) ?? [];
+    list.push(Number(entry));
+    children.set(ppid, list);
+  }
+  const out: number[] = [];
+  const walk = (pid: number): void => { for (const c of children.get(pid) ?? []) { out.push(c); walk(c); } };
+  walk(root);
+  return out;
+}
+
+async function healthy(port: number, ms = 2000): Promise<boolean> {
   try {
-    const res = await fetch(`http://127.0.0.1:${port}/healthcheck`, { signal: AbortSignal.timeout(2000) });
+    const res = await fetch(`http://127.0.0.1:${port}/healthcheck`, { signal: AbortSignal.timeout(ms) });
     await res.arrayBuffer();
     return res.ok;
   } catch {
@@ -89,6 +115,7 @@ export async function startSwift(readyMs = 240_000): Promise<SwiftServer> {
     if (!killed) { try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ } await exit; }
     await fsp.rm(root, { recursive: true, force: true });
   };
+  let paused: number[] = [];
   const deadline = Date.now() + readyMs;
   for (;;) {
     if (exited) throw new Error(`swift exited before it was ready:\n${log}`);
@@ -105,10 +132,26 @@ export async function startSwift(readyMs = 240_000): Promise<SwiftServer> {
     accessKeyId: 'test:tester',
     secretAccessKey: 'testing',
     output: () => log,
-    pause: () => process.kill(-child.pid!, 'SIGSTOP'),
-    resume: () => process.kill(-child.pid!, 'SIGCONT'),
+    pause: async () => {
+      // The servers first, then the launcher (which would notice nothing: it only waits).
+      const pids = descendants(child.pid!);
+      if (pids.length < 4) throw new Error(`expected the four swift servers below the launcher, found pids ${pids.join(', ')}`);
+      for (const pid of pids) { try { process.kill(pid, 'SIGSTOP'); } catch { /* gone */ } }
+      paused = pids;
+      if (await healthy(ports[0]!, 3000)) throw new Error('swift still answers after every process of it was stopped');
+    },
+    resume: async () => {
+      for (const pid of paused) { try { process.kill(pid, 'SIGCONT'); } catch { /* gone */ } }
+      paused = [];
+      const until = Date.now() + 60_000;
+      while (!(await healthy(ports[0]!))) {
+        if (Date.now() > until) throw new Error('swift does not answer after it was resumed');
+        await sleep(100);
+      }
+    },
+    answers: (ms = 3000) => healthy(ports[0]!, ms),
     stop: async () => {
-      try { process.kill(-child.pid!, 'SIGCONT'); } catch { /* gone */ }
+      for (const pid of paused) { try { process.kill(pid, 'SIGCONT'); } catch { /* gone */ } }
       await stop();
     },
   };

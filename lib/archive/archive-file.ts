@@ -1,14 +1,31 @@
-// DATA/archive.json (storage-layout.md §20.3): the archive a data directory ships to and the
-// generation it claimed there. Written by the writer's claim, a restore ("0": not claimed yet)
-// and a promotion; read by `serve --archive` at start.
+// DATA/archive.json (storage-layout.md §20.3): the archive a data directory ships to (its
+// canonical URL and the archive id stored in it), the generation it claimed there, and whether
+// a newer writer fenced it. Written by the writer's claim and its fence, a restore ("0": not
+// claimed yet), a promotion and `cairn archive reclaim`; read by `serve --archive` at start.
 import { promises as fsp } from 'node:fs';
 import { writeFileDurable } from '../store/durable.js';
 
+export interface ArchiveFence {
+  /** The generation that fenced this directory's (decimal; its own when the lease was taken). */
+  by: string;
+  at: string;
+  why: string;
+}
+
 export interface ArchiveFile {
   url: string;
-  /** Decimal; "0": restored, not claimed yet. */
+  /** Decimal; "0": restored or reclaimed, not claimed yet. */
   generation: string;
+  /** The archive's id (its `archive-id` object), when known: what identifies the archive whatever its URL's spelling. */
+  archive_id?: string;
+  /** Set once a newer writer fenced this directory: it claims nothing until `cairn archive reclaim`. */
+  fenced?: ArchiveFence;
+  /** Set by `cairn archive reclaim`: the next claim's reason is "reclaim". */
+  reclaimed_at?: string;
 }
+
+const GENERATION = /^(0|[1-9][0-9]{0,19})$/;
+export const ARCHIVE_ID = /^[0-9a-f]{32}$/;
 
 export async function readArchiveFile(file: string): Promise<ArchiveFile | null> {
   let text: string;
@@ -18,11 +35,29 @@ export async function readArchiveFile(file: string): Promise<ArchiveFile | null>
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
   }
-  const parsed = JSON.parse(text) as Partial<ArchiveFile>;
-  if (typeof parsed.url !== 'string' || typeof parsed.generation !== 'string' || !/^(0|[1-9][0-9]{0,19})$/.test(parsed.generation)) {
-    throw new Error(`${file} is not an archive file ({"url": "s3://…", "generation": "N"})`);
+  const bad = (): Error => new Error(`${file} is not an archive file ({"url": "s3://…", "generation": "N", …}, storage-layout.md §20.3)`);
+  let parsed: Partial<ArchiveFile>;
+  try {
+    parsed = JSON.parse(text) as Partial<ArchiveFile>;
+  } catch {
+    throw bad();
   }
-  return { url: parsed.url, generation: parsed.generation };
+  if (typeof parsed !== 'object' || parsed === null || typeof parsed.url !== 'string' || typeof parsed.generation !== 'string' || !GENERATION.test(parsed.generation)) throw bad();
+  const out: ArchiveFile = { url: parsed.url, generation: parsed.generation };
+  if (parsed.archive_id !== undefined) {
+    if (typeof parsed.archive_id !== 'string' || !ARCHIVE_ID.test(parsed.archive_id)) throw bad();
+    out.archive_id = parsed.archive_id;
+  }
+  if (parsed.fenced !== undefined) {
+    const f = parsed.fenced as Partial<ArchiveFence> | null;
+    if (typeof f !== 'object' || f === null || typeof f.by !== 'string' || !GENERATION.test(f.by) || typeof f.at !== 'string' || typeof f.why !== 'string') throw bad();
+    out.fenced = { by: f.by, at: f.at, why: f.why };
+  }
+  if (parsed.reclaimed_at !== undefined) {
+    if (typeof parsed.reclaimed_at !== 'string') throw bad();
+    out.reclaimed_at = parsed.reclaimed_at;
+  }
+  return out;
 }
 
 export async function writeArchiveFile(file: string, value: ArchiveFile): Promise<void> {

@@ -11,12 +11,15 @@ import { ObjectStoreError, sha256Hex, type ObjectStore } from './object-store.js
 
 export const GENERATIONS_PREFIX = 'generations/';
 export const LEASE_PREFIX = 'lease/';
+/** The archive's identity, written once when it is first claimed: JSON `{"archive_id": "32 hex", "created_at": "ISO 8601"}`. */
+export const ARCHIVE_ID_KEY = 'archive-id';
+const ARCHIVE_ID_HEX = /^[0-9a-f]{32}$/;
 
 const pad20 = (n: bigint): string => n.toString().padStart(20, '0');
 export const generationKey = (gen: bigint): string => `${GENERATIONS_PREFIX}${pad20(gen)}`;
 const leaseKey = (gen: bigint, epoch: bigint): string => `${LEASE_PREFIX}${pad20(gen)}/${pad20(epoch)}`;
 
-export type ClaimReason = 'first' | 'restore' | 'promote';
+export type ClaimReason = 'first' | 'restore' | 'promote' | 'reclaim';
 
 export interface GenerationClaim {
   generation: number;
@@ -35,6 +38,41 @@ async function listAll(store: ObjectStore, prefix: string, after?: string): Prom
     if (!page.next) return keys;
     from = page.next;
   }
+}
+
+/** The archive's id, or null when none was written yet (an archive from before ids, or a new one). */
+export async function readArchiveId(store: ObjectStore): Promise<string | null> {
+  let bytes: Buffer;
+  try {
+    bytes = await buffer((await store.get(ARCHIVE_ID_KEY)).body);
+  } catch (err) {
+    if (err instanceof ObjectStoreError && err.kind === 'not-found') return null;
+    throw err;
+  }
+  let id: unknown;
+  try {
+    id = (JSON.parse(bytes.toString('utf8')) as { archive_id?: unknown }).archive_id;
+  } catch { /* reported below */ }
+  if (typeof id !== 'string' || !ARCHIVE_ID_HEX.test(id)) throw new ObjectStoreError('other', `the archive's ${ARCHIVE_ID_KEY} object is damaged: it holds no archive id`);
+  return id;
+}
+
+/**
+ * The archive's id, written now when there is none (put-if-absent where the store honours it;
+ * elsewhere two first writers may both put, and both take what stands after: the read-back).
+ */
+export async function ensureArchiveId(store: ObjectStore, conditional: boolean): Promise<string> {
+  const found = await readArchiveId(store);
+  if (found) return found;
+  const id = randomBytes(16).toString('hex');
+  const body = Buffer.from(`${JSON.stringify({ archive_id: id, created_at: new Date().toISOString() })}\n`);
+  const options = { sha256: sha256Hex(body), size: body.length };
+  if (conditional) {
+    if ((await store.putIfAbsent(ARCHIVE_ID_KEY, body, options)) === 'created') return id;
+  } else {
+    await store.put(ARCHIVE_ID_KEY, body, options);
+  }
+  return (await readArchiveId(store)) ?? id;
 }
 
 /** The greatest claimed generation (0n: none). */
@@ -56,7 +94,7 @@ export async function claimGeneration(store: ObjectStore, reason: ClaimReason, c
   for (let attempt = 0; attempt < 20; attempt++) {
     const newest = await newestGeneration(store);
     const generation = newest + 1n;
-    const why: ClaimReason = newest === 0n && reason !== 'promote' ? 'first' : reason === 'first' ? 'restore' : reason;
+    const why: ClaimReason = newest === 0n && reason !== 'promote' && reason !== 'reclaim' ? 'first' : reason === 'first' ? 'restore' : reason;
     const claim: GenerationClaim = { generation: Number(generation), claimed_at: new Date().toISOString(), host: hostname(), pid: process.pid, reason: why };
     const body = Buffer.from(JSON.stringify(claim));
     const options = { sha256: sha256Hex(body), size: body.length };

@@ -31,7 +31,9 @@ import { fsyncDir, mkdirDurable, tempPathFor, writeFileDurable, writeFileDurable
 import { AuthorityLayout, INDEX_NAMES, LOG_NAMES, Layout } from '../store/layout.js';
 import { decodeRegistryRecord, encodeRegistry } from '../store/registry-file.js';
 import { ObjectStoreError, sha256Hex, verified, type ObjectStore } from './object-store.js';
-import { writeArchiveFile } from './archive-file.js';
+import { writeArchiveFile, type ArchiveFile } from './archive-file.js';
+import { canonicalArchiveUrl } from './archive-url.js';
+import { readArchiveId } from './generations.js';
 
 export interface ManifestTarget {
   /** The newest manifest captured at or before this time (µs since the epoch). */
@@ -484,7 +486,11 @@ export async function restoreArchive(store: ObjectStore, request: RestoreRequest
       });
     }
     await writeFileDurable(layout.registryFile, encodeRegistry(all));
-    await writeArchiveFile(layout.archiveFile, { url: request.url, generation: '0' });
+    // The archive's id (when it has one) makes a later --archive of any spelling the same archive.
+    const archiveId = await readArchiveId(store);
+    const file: ArchiveFile = { url: canonicalArchiveUrl(request.url), generation: '0' };
+    if (archiveId) file.archive_id = archiveId;
+    await writeArchiveFile(layout.archiveFile, file);
     await request.verify?.(temp);
     // rename(2) replaces an empty directory, so an empty DATA the operator made is fine.
     await fsp.rename(temp, dataDir);

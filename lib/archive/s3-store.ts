@@ -7,7 +7,7 @@
 // Ceph, Swift), virtual-host style otherwise. Secrets are never part of a message or a log.
 import { readFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   S3Client,
   PutObjectCommand,
@@ -30,30 +30,9 @@ import {
   type ObjectStore,
   type PutOptions,
 } from './object-store.js';
+import { parseArchiveUrl, type ArchiveTarget } from './archive-url.js';
 
-/** Where an archive lives: `s3://bucket/prefix`. */
-export interface ArchiveTarget {
-  bucket: string;
-  /** '' or ends with '/'. */
-  prefix: string;
-}
-
-// S3's bucket naming rules (3-63 lowercase letters, digits, dots, hyphens), which Swift's
-// s3api also applies.
-const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
-
-export function parseArchiveUrl(url: string): ArchiveTarget {
-  const m = /^s3:\/\/([^/]+)(?:\/(.*))?$/.exec(url);
-  if (!m) throw new ObjectStoreError('config', `archive location ${JSON.stringify(url)} is not s3://bucket[/prefix]`);
-  const bucket = m[1]!;
-  if (!BUCKET.test(bucket)) throw new ObjectStoreError('config', `archive bucket ${JSON.stringify(bucket)} is not a valid bucket name`);
-  let prefix = m[2] ?? '';
-  if (prefix.split('/').some((part, i, all) => part === '' && i < all.length - 1) || prefix.split('/').some((p) => p === '.' || p === '..')) {
-    throw new ObjectStoreError('config', `archive prefix ${JSON.stringify(prefix)} has an empty, "." or ".." segment`);
-  }
-  if (prefix !== '' && !prefix.endsWith('/')) prefix += '/';
-  return { bucket, prefix };
-}
+export { parseArchiveUrl, canonicalArchiveUrl, sameArchiveUrl, type ArchiveTarget } from './archive-url.js';
 
 /** The connection settings. `secretAccessKey` is never printed (see `describeSettings`). */
 export interface S3Settings {
@@ -66,10 +45,20 @@ export interface S3Settings {
   /** Single PUT up to this size; multipart above it (lib-storage). */
   multipartThreshold: number;
   partSize: number;
+  /** Tries of one request (the SDK's bounded retry with backoff), at least 1. */
   maxAttempts: number;
+  /** A connection not made within this long fails the try. */
+  connectTimeoutMs: number;
+  /** A request that moves no byte (sent or received) for this long fails the try. */
+  timeoutMs: number;
 }
 
-const FILE_FIELDS = ['region', 'endpoint', 'access_key_id', 'secret_access_key', 'session_token', 'force_path_style'] as const;
+/** Defaults of the bounds on every request (docs/operations.md "Configure"). */
+export const DEFAULT_TIMEOUTS = { connectTimeoutMs: 5_000, timeoutMs: 20_000, maxAttempts: 3 } as const;
+
+const STRING_FIELDS = ['region', 'endpoint', 'access_key_id', 'secret_access_key', 'session_token'] as const;
+const NUMBER_FIELDS = { connect_timeout_ms: [100, 600_000], timeout_ms: [100, 3_600_000], max_attempts: [1, 10] } as const;
+const FILE_FIELDS = [...STRING_FIELDS, 'force_path_style', ...Object.keys(NUMBER_FIELDS)] as const;
 
 function checkEndpoint(endpoint: string, from: string): string {
   let url: URL;
@@ -81,13 +70,16 @@ function checkEndpoint(endpoint: string, from: string): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ObjectStoreError('config', `${from}: the endpoint must be http:// or https://`);
   // A key in the URL would end up in logs and messages; keys belong in their own settings.
   if (url.username !== '' || url.password !== '') throw new ObjectStoreError('config', `${from}: the endpoint must not carry credentials`);
-  return endpoint;
+  if (url.search !== '' || url.hash !== '') throw new ObjectStoreError('config', `${from}: the endpoint must not carry a query or a fragment`);
+  // One spelling: the scheme and host in lower case, no default port, no trailing slash.
+  return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`;
 }
 
 /**
  * Settings from the environment and, when given, the text of a JSON configuration file
  * (`{"region", "endpoint", "access_key_id", "secret_access_key", "session_token",
- * "force_path_style"}`, all optional); the file's fields win.
+ * "force_path_style", "connect_timeout_ms", "timeout_ms", "max_attempts"}`, all optional); the
+ * file's fields win.
  */
 export function s3Settings(env: NodeJS.ProcessEnv, configText?: string, configName = 'archive configuration'): S3Settings {
   let file: Record<string, unknown> = {};
@@ -100,7 +92,10 @@ export function s3Settings(env: NodeJS.ProcessEnv, configText?: string, configNa
     if (typeof file !== 'object' || file === null || Array.isArray(file)) throw new ObjectStoreError('config', `${configName} must be a JSON object`);
     for (const [k, v] of Object.entries(file)) {
       if (!(FILE_FIELDS as readonly string[]).includes(k)) throw new ObjectStoreError('config', `${configName}: unknown field ${JSON.stringify(k)} (known: ${FILE_FIELDS.join(', ')})`);
-      if (k === 'force_path_style' ? typeof v !== 'boolean' : typeof v !== 'string' || v === '') {
+      if (k in NUMBER_FIELDS) {
+        const [min, max] = NUMBER_FIELDS[k as keyof typeof NUMBER_FIELDS];
+        if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw new ObjectStoreError('config', `${configName}: ${k} must be an integer from ${min} to ${max}`);
+      } else if (k === 'force_path_style' ? typeof v !== 'boolean' : typeof v !== 'string' || v === '') {
         throw new ObjectStoreError('config', `${configName}: ${k} must be ${k === 'force_path_style' ? 'true or false' : 'a non-empty string'}`);
       }
     }
@@ -122,7 +117,9 @@ export function s3Settings(env: NodeJS.ProcessEnv, configText?: string, configNa
     forcePathStyle: (file.force_path_style as boolean | undefined) ?? endpoint !== undefined,
     multipartThreshold: 32 * 1024 * 1024,
     partSize: 8 * 1024 * 1024,
-    maxAttempts: 3,
+    maxAttempts: (file.max_attempts as number | undefined) ?? DEFAULT_TIMEOUTS.maxAttempts,
+    connectTimeoutMs: (file.connect_timeout_ms as number | undefined) ?? DEFAULT_TIMEOUTS.connectTimeoutMs,
+    timeoutMs: (file.timeout_ms as number | undefined) ?? DEFAULT_TIMEOUTS.timeoutMs,
   };
   if (endpoint !== undefined) settings.endpoint = endpoint;
   if (accessKeyId !== undefined) settings.accessKeyId = accessKeyId;
@@ -150,6 +147,7 @@ export function describeSettings(s: S3Settings): Record<string, unknown> {
     endpoint: s.endpoint ?? '(AWS default)',
     addressing: s.forcePathStyle ? 'path-style' : 'virtual-host',
     credentials: s.accessKeyId !== undefined ? 'static keys' : 'the SDK default chain',
+    timeouts: { connect_ms: s.connectTimeoutMs, idle_ms: s.timeoutMs, attempts: s.maxAttempts },
   };
 }
 
@@ -190,7 +188,9 @@ const SILENT = { trace: quiet, debug: quiet, info: quiet, warn: quiet, error: qu
 export class S3ObjectStore implements ObjectStore {
   readonly description: string;
   private readonly client: S3Client;
-  private conditional: Promise<boolean> | undefined;
+  /** The probe's answer once one was had (a failed probe is not an answer: it is tried again). */
+  private conditional: boolean | undefined;
+  private probing: Promise<boolean> | undefined;
 
   constructor(readonly target: ArchiveTarget, private readonly settings: S3Settings) {
     // The SDK warns on Node 20 at its first request; the pinned SDK line supports Node 20
@@ -201,7 +201,11 @@ export class S3ObjectStore implements ObjectStore {
       region: settings.region,
       ...(settings.endpoint !== undefined ? { endpoint: settings.endpoint } : {}),
       forcePathStyle: settings.forcePathStyle,
+      // Every request is bounded: a connection within connectTimeoutMs, then no more than
+      // timeoutMs without a byte either way (a hung store, a stalled body), each try; the
+      // SDK retries such a failure with backoff, up to maxAttempts tries in all.
       maxAttempts: settings.maxAttempts,
+      requestHandler: { connectionTimeout: settings.connectTimeoutMs, socketTimeout: settings.timeoutMs },
       // Failures reach the caller as ObjectStoreErrors; the SDK's default would print some to
       // the console (a failed streaming put, which it never retries: `Body` is a factory so
       // the caller can).
@@ -352,9 +356,14 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
-  conditionalPut(probeKey = `probe/conditional-put-${process.pid}-${Date.now()}`): Promise<boolean> {
-    this.conditional ??= this.probeConditional(probeKey);
-    return this.conditional;
+  conditionalPut(probeKey?: string): Promise<boolean> {
+    if (this.conditional !== undefined) return Promise.resolve(this.conditional);
+    // A probe that failed (the store was down) is not remembered: the next call probes again,
+    // under a fresh key.
+    this.probing ??= this.probeConditional(probeKey ?? `probe/conditional-put-${process.pid}-${Date.now()}-${randomBytes(4).toString('hex')}`)
+      .then((answer) => { this.conditional = answer; return answer; })
+      .finally(() => { this.probing = undefined; });
+    return this.probing;
   }
 
   private async probeConditional(probeKey: string): Promise<boolean> {

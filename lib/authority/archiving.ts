@@ -1,17 +1,21 @@
 // `cairn serve --archive URL`: the server side of the archive (docs/operations.md "Archive").
 // At start it settles its generation (DATA/archive.json; a new claim under `generations/` when
-// the file is absent, names another archive or holds generation 0 after a restore), takes the
-// lease where the store honours conditional writes, and runs the shipper (lib/archive) over
-// every registered, not purged repository. All of it runs beside the commits: an unreachable
-// store delays shipping and shows in /healthz, it never fails a commit or the start.
+// the file is absent, names another archive or holds generation 0 after a restore or a
+// reclaim), takes the lease where the store honours conditional writes, and runs the shipper
+// (lib/archive) over every registered, not purged repository. An archive is known by the id
+// stored in it (`archive-id`), so another spelling of its URL is the same archive; a directory
+// once fenced stays fenced (archive.json says so) until `cairn archive reclaim`. All of it runs
+// beside the commits: an unreachable store delays shipping and shows in /healthz, it never
+// fails a commit or the start.
 import { LIFECYCLE_PURGED } from '../domain/repository.js';
 import type { RetentionPolicy } from '../domain/archive-retention.js';
 import { pruneArchive } from '../archive/prune.js';
-import { readArchiveFile, writeArchiveFile } from '../archive/archive-file.js';
+import { readArchiveFile, writeArchiveFile, type ArchiveFile } from '../archive/archive-file.js';
+import { canonicalArchiveUrl, sameArchiveUrl } from '../archive/archive-url.js';
 import { encodeRegistryRecord } from '../store/registry-file.js';
 import { crashPoint } from '../store/crash-point.js';
 import type { ObjectStore } from '../archive/object-store.js';
-import { claimGeneration, Lease, newerClaim, type ClaimReason } from '../archive/generations.js';
+import { claimGeneration, ensureArchiveId, Lease, newerClaim, readArchiveId, type ClaimReason } from '../archive/generations.js';
 import { Shipper, type ArchiveStatus, type ShipSource } from '../archive/shipper.js';
 import type { CairnService } from './service.js';
 
@@ -53,6 +57,9 @@ export class Archiving {
   private generation = 0n;
   private startError: string | null = null;
   private fencedBy: string | null = null;
+  private fencedWhy: string | null = null;
+  /** The archive's URL in its one spelling. */
+  private readonly url: string;
   private stopped = false;
   private leaseTimer: NodeJS.Timeout | null = null;
   private pruneTimer: NodeJS.Timeout | null = null;
@@ -61,6 +68,7 @@ export class Archiving {
   private lastPrune: { at: string; deleted_manifests: number; deleted_objects: number; deleted_bytes: number } | { at: string; error: string } | null = null;
 
   constructor(private readonly service: CairnService, private readonly o: ArchivingOptions) {
+    this.url = canonicalArchiveUrl(o.url);
     void this.start();
   }
 
@@ -68,23 +76,34 @@ export class Archiving {
   status(): ArchiveStatus {
     if (this.shipper) return this.o.prune ? { ...this.shipper.status(), last_prune: this.lastPrune } : this.shipper.status();
     return {
-      url: this.o.url,
+      url: this.url,
       generation: this.generation.toString(),
       state: this.fencedBy ? 'fenced' : this.startError ? 'error' : 'idle',
       repositories: [],
-      last_error: this.fencedBy ? `fenced: generation ${this.fencedBy} was claimed after ${this.generation}` : this.startError,
+      last_error: this.fencedBy ? this.fencedWhy : this.startError,
       last_shipped_at: null,
     };
   }
 
   private note(type: string, data: Record<string, unknown>): void {
-    void this.service.registry.noteEvents([{ type, data: { archive: this.o.url, ...data } }]);
+    void this.service.registry.noteEvents([{ type, data: { archive: this.url, ...data } }]);
   }
 
   /** archive.fenced: one per repository the writer shipped (the registry feed's events each name a repository). */
   private noteFenced(newer: string): void {
-    const events = serviceSource(this.service).repositories().map((index) => ({ type: 'archive.fenced', data: { repository_index: index, archive: this.o.url, generation: this.generation.toString(), newer } }));
+    const events = serviceSource(this.service).repositories().map((index) => ({ type: 'archive.fenced', data: { repository_index: index, archive: this.url, generation: this.generation.toString(), newer } }));
     void this.service.registry.noteEvents(events);
+  }
+
+  /**
+   * Record the fence in archive.json, so that no later start of this directory claims the
+   * archive back (whatever URL it is given) until an operator runs `cairn archive reclaim`.
+   */
+  private async recordFence(local: ArchiveFile, by: string, why: string): Promise<void> {
+    // Recorded before it shows: what /healthz calls fenced is already fenced on disk.
+    await writeArchiveFile(this.service.layout.archiveFile, { ...local, fenced: { by, at: new Date().toISOString(), why } });
+    this.fencedBy = by;
+    this.fencedWhy = why;
   }
 
   private async start(): Promise<void> {
@@ -98,7 +117,7 @@ export class Archiving {
         return;
       } catch (err) {
         this.startError = (err as Error).message;
-        log.warn({ archive: this.o.url, problem: this.startError }, 'archive: cannot start shipping yet; retrying');
+        log.warn({ archive: this.url, problem: this.startError }, 'archive: cannot start shipping yet; retrying');
         await new Promise((r) => setTimeout(r, delay).unref());
         delay = Math.min(delay * 2, 30_000);
       }
@@ -106,27 +125,48 @@ export class Archiving {
   }
 
   private async settle(): Promise<void> {
-    const { store, url } = this.o;
+    const { store } = this.o;
+    const url = this.url;
     const log = this.service.log;
     const file = this.service.layout.archiveFile;
-    const conditional = await store.conditionalPut();
-    const local = await readArchiveFile(file);
-    if (local && local.url === url && local.generation !== '0') {
+    let local = await readArchiveFile(file);
+    if (local?.fenced) {
+      // Fenced before: this directory's history is no longer the archive's. Only an operator
+      // takes the archive back (cairn archive reclaim), never a restart, whatever the URL.
       this.generation = BigInt(local.generation);
+      this.fencedBy = local.fenced.by;
+      this.fencedWhy = `${local.fenced.why} (recorded in archive.json at ${local.fenced.at}; cairn archive reclaim --data DIR claims the archive again)`;
+      log.error({ archive: url, generation: local.generation, newer: local.fenced.by, recorded_at: local.fenced.at }, 'archive: this data directory was fenced by a newer writer; it ships nothing until cairn archive reclaim');
+      return;
+    }
+    const conditional = await store.conditionalPut();
+    const storedId = await readArchiveId(store);
+    // The same archive: the same id, or (a file from before ids) the same location however spelled.
+    const same = local !== null && (local.archive_id !== undefined ? local.archive_id === storedId : sameArchiveUrl(local.url, url));
+    if (local && same && local.generation !== '0') {
+      this.generation = BigInt(local.generation);
+      const id = storedId ?? (await ensureArchiveId(store, conditional));
+      if (local.archive_id !== id || local.url !== url) {
+        local = { ...local, url, archive_id: id };
+        await writeArchiveFile(file, local);
+      }
     } else {
-      const reason: ClaimReason = local ? 'restore' : 'first';
+      const reason: ClaimReason = local?.reclaimed_at && same ? 'reclaim' : local ? 'restore' : 'first';
+      const id = storedId ?? (await ensureArchiveId(store, conditional));
       const claim = await claimGeneration(store, reason, conditional);
       this.generation = claim.generation;
-      await writeArchiveFile(file, { url, generation: claim.generation.toString() });
+      local = { url, archive_id: id, generation: claim.generation.toString() };
+      await writeArchiveFile(file, local);
       log.info({ archive: url, generation: claim.generation.toString(), reason: claim.reason }, 'archive: claimed a generation');
     }
     const newer = await newerClaim(store, this.generation, true);
     if (newer !== null) {
-      this.fencedBy = newer.toString();
+      await this.recordFence(local, newer.toString(), `fenced: generation ${newer} was claimed after ${this.generation}`);
       log.error({ archive: url, generation: this.generation.toString(), newer: this.fencedBy }, 'archive: a newer writer holds the archive; shipping stopped');
-      this.noteFenced(this.fencedBy);
+      this.noteFenced(newer.toString());
       return;
     }
+    const recorded = local;
     let lease: Lease | null = null;
     if (conditional) {
       lease = new Lease(store, this.generation, this.o.leaseSeconds ?? 30);
@@ -150,7 +190,11 @@ export class Archiving {
       log,
       conditional,
       crashPoint,
-      onFenced: (info) => this.noteFenced(info.newer),
+      onFenced: (info) => {
+        this.noteFenced(info.newer);
+        const why = info.newer === this.generation.toString() ? LEASE_LOST(this.generation) : `fenced: generation ${info.newer} was claimed after ${this.generation}`;
+        this.recordFence(recorded, info.newer, why).catch((err: Error) => log.error({ archive: url, problem: err.message }, 'archive: could not record the fence in archive.json'));
+      },
       onLagging: (info) => this.note('archive.lagging', { repository_index: info.repository, lag_seconds: info.lag_seconds }),
       beforeManifest: async () => {
         const above = await newerClaim(store, this.generation);
@@ -188,10 +232,10 @@ export class Archiving {
       if (this.stopped || this.fencedBy || this.shipper?.status().state === 'fenced') return;
       this.pruning = pruneArchive(this.o.store, { policy: prune.policy, graceMs: prune.graceMs }).then((report) => {
         this.lastPrune = { at: new Date().toISOString(), deleted_manifests: report.manifests.deleted, deleted_objects: report.objects.deleted, deleted_bytes: report.objects.deleted_bytes };
-        this.service.log.info({ archive: this.o.url, ...this.lastPrune }, 'archive: pruned by the retention policy');
+        this.service.log.info({ archive: this.url, ...this.lastPrune }, 'archive: pruned by the retention policy');
       }, (err) => {
         this.lastPrune = { at: new Date().toISOString(), error: (err as Error).message };
-        this.service.log.warn({ archive: this.o.url, problem: (err as Error).message }, 'archive: prune failed; retrying at the next one');
+        this.service.log.warn({ archive: this.url, problem: (err as Error).message }, 'archive: prune failed; retrying at the next one');
       }).finally(() => {
         this.pruning = null;
         if (!this.stopped) this.schedulePrune(prune.everyMs);

@@ -8,11 +8,12 @@
 // "promote"), writes DATA/archive.json and hands over to the caller, which makes the server
 // writable and starts shipping.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { claimGeneration } from '../archive/generations.js';
+import { claimGeneration, ensureArchiveId } from '../archive/generations.js';
 import type { ObjectStore } from '../archive/object-store.js';
 import { applyManifest, findManifest, listArchivedRepositories } from '../archive/restore.js';
 import { writeArchiveFile } from '../archive/archive-file.js';
-import { Conflict } from '../domain/errors.js';
+import { canonicalArchiveUrl } from '../archive/archive-url.js';
+import { Busy, Conflict } from '../domain/errors.js';
 import { mkdirDurable } from '../store/durable.js';
 import type { CairnService } from './service.js';
 
@@ -56,7 +57,12 @@ export class Follower {
   private loop: Promise<void> | null = null;
   private round: Promise<void> = Promise.resolve();
 
-  constructor(private readonly service: CairnService, readonly o: FollowOptions) {}
+  /** The archive's URL in its one spelling. */
+  readonly url: string;
+
+  constructor(private readonly service: CairnService, readonly o: FollowOptions) {
+    this.url = canonicalArchiveUrl(o.url);
+  }
 
   start(): void {
     this.loop ??= (async () => {
@@ -82,7 +88,7 @@ export class Follower {
       manifest: a.manifest,
       lag_seconds: Number(a.newestAtUs > a.capturedAtUs ? a.newestAtUs - a.capturedAtUs : 0n) / 1e6,
     }));
-    return { url: this.o.url, state: this.state, generation: this.generation?.toString() ?? null, repositories, last_error: this.lastError, last_applied_at: this.lastAppliedAt };
+    return { url: this.url, state: this.state, generation: this.generation?.toString() ?? null, repositories, last_error: this.lastError, last_applied_at: this.lastAppliedAt };
   }
 
   /** One pass over the archive; failures are kept for /healthz and retried at the next pass. */
@@ -94,7 +100,7 @@ export class Follower {
     } catch (err) {
       this.state = 'error';
       this.lastError = (err as Error).message;
-      this.service.log.warn({ follow: this.o.url, problem: this.lastError }, 'follow: cannot apply the archive yet; retrying');
+      this.service.log.warn({ follow: this.url, problem: this.lastError }, 'follow: cannot apply the archive yet; retrying');
     }
   }
 
@@ -119,36 +125,51 @@ export class Follower {
       await this.service.ensureOpen(index);
       this.applied.set(index, { manifest: found.key, commit: result.commit.generation, capturedAtUs: found.manifest.capturedAtUs, newestAtUs: found.manifest.capturedAtUs });
       this.lastAppliedAt = new Date().toISOString();
-      if (!result.unchanged) this.service.log.info({ follow: this.o.url, repository_index: index, commit: result.commit.generation, objects: result.objects, bytes: result.bytes }, 'follow: applied a manifest');
+      if (!result.unchanged) this.service.log.info({ follow: this.url, repository_index: index, commit: result.commit.generation, objects: result.objects, bytes: result.bytes }, 'follow: applied a manifest');
     }
   }
 
   /**
    * Stop following, apply the newest manifests, claim the next generation ("promote") and
    * record it in archive.json. The caller then makes the server writable and starts shipping.
+   * Every store call is bounded (the store's timeouts), so this ends; `signal` (the caller
+   * went away) stops it before the claim, never after: a promotion the caller gave up on does
+   * not complete later by itself. A failure leaves the server following, and says whether the
+   * claim may have been stored.
    */
-  async promote(): Promise<Promotion> {
+  async promote(signal?: AbortSignal): Promise<Promotion> {
     if (this.state === 'promoting' || this.state === 'promoted') throw new Conflict(`this server is already ${this.state === 'promoted' ? 'promoted' : 'being promoted'}`);
     this.state = 'promoting';
+    let claiming = false;
+    const given = (): void => { if (signal?.aborted) throw new Error('the caller went away before the claim'); };
     try {
       this.stopped = true;
       await this.round;
+      given();
       await this.catchUp();
+      given();
       const conditional = await this.o.store.conditionalPut();
+      const archiveId = await ensureArchiveId(this.o.store, conditional);
+      given();
+      claiming = true;
       const claim = await claimGeneration(this.o.store, 'promote', conditional);
-      await writeArchiveFile(this.service.layout.archiveFile, { url: this.o.url, generation: claim.generation.toString() });
+      claiming = false;
+      await writeArchiveFile(this.service.layout.archiveFile, { url: this.url, archive_id: archiveId, generation: claim.generation.toString() });
       this.generation = claim.generation;
       this.state = 'promoted';
-      this.service.log.info({ follow: this.o.url, generation: claim.generation.toString() }, 'follow: promoted; this server now writes');
-      return { url: this.o.url, generation: claim.generation.toString(), repositories: this.status().repositories.map(({ repository, applied_commit, manifest }) => ({ repository, applied_commit, manifest })) };
+      this.service.log.info({ follow: this.url, generation: claim.generation.toString() }, 'follow: promoted; this server now writes');
+      return { url: this.url, generation: claim.generation.toString(), repositories: this.status().repositories.map(({ repository, applied_commit, manifest }) => ({ repository, applied_commit, manifest })) };
     } catch (err) {
-      // Not promoted: keep following.
+      // Not promoted: keep following (read-only). A claim whose answer never came may be stored
+      // and fence the old writer: a promotion tried again claims the generation after it.
+      const why = (err as Error).message;
       this.state = 'error';
-      this.lastError = `promotion failed: ${(err as Error).message}`;
+      this.lastError = `promotion failed: ${why}`;
       this.stopped = false;
       this.loop = null;
       this.start();
-      throw err;
+      this.service.log.warn({ follow: this.url, problem: why, claim_uncertain: claiming }, 'follow: promotion failed; still following');
+      throw new Busy(`not promoted: ${why}; this server still follows ${this.url} read-only${claiming ? ' (the claim of the next generation got no answer: it may be stored and fence the old writer; cairn promote again claims the one after it)' : ' (nothing was claimed)'}`);
     }
   }
 }

@@ -101,7 +101,7 @@ export class CairnService implements AuthorityHost, FeedHost {
   /** The follower's state (/healthz `follow`), while following or after a promotion. */
   followStatus: (() => object) | null = null;
   /** POST /archive/promote: turn this follower into the writer; null when the server does not follow. */
-  promote: (() => Promise<object>) | null = null;
+  promote: ((signal?: AbortSignal) => Promise<object>) | null = null;
   /** The server's seal key (DATA/seal.key): every authority writes and reads its sealed fields with it. */
   sealKey: SealKey | null = null;
   /** Where lines are served over git (./git-shadow.ts); every authority asks it at each git request. */

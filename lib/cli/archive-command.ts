@@ -5,15 +5,19 @@ import { CairnClient } from '../client/http.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
 import { emit, table, useJson } from './output.js';
 import { archivePruneCommand } from './archive-prune.js';
+import { archiveReclaimCommand } from './archive-reclaim.js';
 
 export const ARCHIVE_HELP = `Usage:
   cairn archive status --server URL [--json]      (cairn archive status --help)
   cairn archive prune --from s3://BUCKET/PREFIX [--keep POLICY] [--grace DURATION] [--dry-run]
                                                  (cairn archive prune --help)
+  cairn archive reclaim --data DIR [--json]       (cairn archive reclaim --help)
 
 The archive is a continuous copy of every repository in S3-compatible object storage,
 shipped by \`cairn serve --archive s3://BUCKET/PREFIX\` (docs/operations.md "Archive");
-prune applies a retention policy to it (docs/operations.md "Archive retention").
+prune applies a retention policy to it (docs/operations.md "Archive retention"); reclaim lets
+a data directory that a newer writer fenced claim the archive again (docs/operations.md "One
+writer").
 `;
 
 const STATUS_HELP = `Usage:
@@ -45,7 +49,8 @@ export async function archiveCommand(argv: string[]): Promise<number> {
     return sub === undefined ? 2 : 0;
   }
   if (sub === 'prune') return archivePruneCommand(argv.slice(1));
-  if (sub !== 'status') throw new CliUsageError(`unknown archive command "${sub}" (known: status, prune; see cairn archive --help)`);
+  if (sub === 'reclaim') return archiveReclaimCommand(argv.slice(1));
+  if (sub !== 'status') throw new CliUsageError(`unknown archive command "${sub}" (known: status, prune, reclaim; see cairn archive --help)`);
   const { values, positionals } = parseCommandArgs(argv.slice(1), {
     server: { type: 'string' },
     json: { type: 'boolean', default: false },

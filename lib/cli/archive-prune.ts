@@ -17,13 +17,14 @@ manifest names and that is older than the grace period (mark and sweep). Manifes
 first, so a prune that stops midway leaves only unreferenced objects, never a manifest naming a
 missing one. The newest manifest of every repository is always kept (unless it records that
 the authority was purged). A kept manifest that does not decode stops the prune before anything
-is deleted. generations/ and lease/ are never touched.
+is deleted. generations/, lease/ and archive-id are never touched.
 
 Options:
   --from URL            the archive: s3://BUCKET/PREFIX
   --archive-config FILE JSON connection settings (region, endpoint, access_key_id,
-                        secret_access_key, session_token, force_path_style); without it, the
-                        AWS_* environment and the SDK's own chain
+                        secret_access_key, session_token, force_path_style, connect_timeout_ms,
+                        timeout_ms, max_attempts); without it, the AWS_* environment and the
+                        SDK's own chain
   --keep POLICY         comma-separated rules KIND:DURATION (default ${DEFAULT_RETENTION}):
                           all:W     every manifest captured in the last W
                           hourly:W  the newest of each UTC hour in the last W

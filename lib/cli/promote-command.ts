@@ -5,19 +5,24 @@
 // not exist in this client.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CairnClient } from '../client/http.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CairnClient, DeadlineError, ServerError } from '../client/http.js';
 import { parseU32 } from '../domain/repository.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
 
 export const PROMOTE_HELP = `Usage:
-  cairn promote --server URL [--json]
+  cairn promote --server URL [--timeout SECONDS] [--json]
   cairn promote --server URL --repo N [--json] FILE
 
 Without FILE: promote a standby (a server started with cairn serve --follow) to the writer of
 its archive (POST /archive/promote). It applies the newest manifests, claims the next archive
 generation — a writer still shipping under an older one stops at its next manifest — turns
 writable and starts shipping to the same archive. Repoint clients to it afterwards
-(docs/operations.md "Standby and failover").
+(docs/operations.md "Standby and failover"). Every object-store call of the promotion has a
+timeout, so it ends; when it fails the standby still follows, read-only, and the message says
+whether the claim may have been stored. --timeout (default 300) bounds the wait: the command
+then hangs up — a standby that has not claimed yet stops there — waits for the standby to
+settle and says which state it is in (promoted, or still following).
 
 With FILE: publish an offline history as remote tasks and changes plus one aggregate patchset on the last
 entry's change (POST {repo}/history-promotion:prepare). FILE holds the request body as JSON
@@ -33,11 +38,18 @@ export async function promoteCommand(argv: string[]): Promise<number> {
     server: { type: 'string' },
     repo: { type: 'string' },
     json: { type: 'boolean', default: false },
+    timeout: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   }, true);
   if (values.help) { process.stdout.write(PROMOTE_HELP); return 0; }
   if (typeof values.server !== 'string' || values.server === '') throw new CliUsageError('--server is required');
-  if (positionals.length === 0 && values.repo === undefined) return promoteStandby(values.server, values.json === true);
+  let timeoutS = 300;
+  if (values.timeout !== undefined) {
+    if (!/^[1-9][0-9]{0,5}$/.test(String(values.timeout))) throw new CliUsageError('--timeout must be a whole number of seconds (1 to 999999)');
+    timeoutS = Number(values.timeout);
+  }
+  if (positionals.length === 0 && values.repo === undefined) return promoteStandby(values.server, values.json === true, timeoutS);
+  if (values.timeout !== undefined) throw new CliUsageError('--timeout applies to the promotion of a standby (without --repo and FILE)');
   if (typeof values.repo !== 'string') throw new CliUsageError('--repo is required');
   if (positionals.length !== 1) throw new CliUsageError('give exactly one FILE (the promotion request as JSON)');
   let repo: number;
@@ -69,13 +81,43 @@ export async function promoteCommand(argv: string[]): Promise<number> {
 }
 
 /** `cairn promote --server URL`: the standby's promotion to writer. */
-async function promoteStandby(server: string, jsonFlag: boolean): Promise<number> {
-  const client = new CairnClient(server);
-  const res: Json = await client.json('POST', '/archive/promote');
+async function promoteStandby(server: string, jsonFlag: boolean, timeoutS: number): Promise<number> {
+  // No retry of a refusal: a failed promotion is reported, not tried again behind the operator's back.
+  const client = new CairnClient(server, 0);
+  client.signal = AbortSignal.timeout(timeoutS * 1000);
+  let res: Json;
+  try {
+    res = await client.json('POST', '/archive/promote');
+  } catch (err) {
+    if (!(err instanceof DeadlineError)) throw err;
+    // Hung up: a standby that had not claimed yet stops before the claim. Say where it ended.
+    const state = await settledFollowState(server);
+    const where = state === null ? `its state is unknown (${server} does not answer GET /healthz): check it before trying again`
+      : state.state === 'promoted' ? `it was promoted all the same (generation ${state.generation}): it writes now; repoint clients to it`
+        : `it was not promoted: it still follows the archive read-only (state ${state.state}${state.last_error ? `: ${state.last_error}` : ''})`;
+    throw new Error(`gave up after ${timeoutS} s waiting for ${server} to promote; ${where}`);
+  }
   if (jsonFlag || process.stdout.isTTY !== true) {
     process.stdout.write(`${JSON.stringify(res)}\n`);
     return 0;
   }
   process.stdout.write(`${server} now writes ${res.url} as generation ${res.generation} (${res.repositories.length} repositories at their newest manifest); repoint clients to it\n`);
   return 0;
+}
+
+/** The standby's follow state once it is no longer "promoting" (bounded wait), or null when it does not say. */
+async function settledFollowState(server: string): Promise<{ state: string; generation: string | null; last_error: string | null } | null> {
+  const client = new CairnClient(server, 0);
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    client.signal = AbortSignal.timeout(10_000);
+    try {
+      const follow = (await client.json<{ follow?: { state: string; generation: string | null; last_error: string | null } }>('GET', '/healthz')).follow;
+      if (!follow) return null;
+      if (follow.state !== 'promoting' || Date.now() > deadline) return follow;
+    } catch (err) {
+      if (!(err instanceof DeadlineError || err instanceof ServerError) || Date.now() > deadline) return null;
+    }
+    await sleep(500);
+  }
 }

@@ -36,8 +36,11 @@ Options:
                         2026-11-26T12:00:00Z, or unix seconds)
   --seq N               the newest commit point whose commit generation is at most N
   --archive-config FILE a JSON file of region, endpoint, access_key_id, secret_access_key,
-                        session_token, force_path_style (the standard AWS_* environment
-                        otherwise); secrets are never printed
+                        session_token, force_path_style, connect_timeout_ms, timeout_ms,
+                        max_attempts (the standard AWS_* environment otherwise); secrets are
+                        never printed. Every request to the store is bounded by the timeouts
+                        (defaults 5 s to connect, 20 s without a byte, 3 tries), so a hung
+                        store fails the restore instead of hanging it
   --json                print the result as JSON (the default when stdout is not a terminal)
   -h, --help            show this help
 
@@ -134,6 +137,10 @@ export async function restoreCommand(argv: string[]): Promise<number> {
         await prove(dir, (await readdir(new Layout(dir).repositoriesDir)).map(Number).filter((n) => Number.isInteger(n)));
       },
     });
+  } catch (err) {
+    // Say what state the failure left: restore builds beside DIR and renames last.
+    if (err instanceof Error) err.message = `${err.message} (restore stopped: ${dataDir} was not written; the partial copy beside it was removed)`;
+    throw err;
   } finally {
     bar.stop();
     store.close();

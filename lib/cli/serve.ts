@@ -176,11 +176,17 @@ Options:
                      runs beside the commits: a slow or failing store never slows or fails
                      a commit; it retries and catches up. Credentials and endpoint come from
                      the AWS environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
-                     AWS_REGION, AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL) or --archive-config
+                     AWS_REGION, AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL) or --archive-config.
+                     Any spelling of the URL names the same archive (s3://b/p is
+                     s3://b/p/). A data directory a newer writer fenced stays fenced (its
+                     archive.json says so) until cairn archive reclaim
   --archive-config FILE
                      JSON file of archive settings (region, endpoint, access_key_id,
-                     secret_access_key, session_token, force_path_style); its fields win
-                     over the environment. Secrets are never logged or shown
+                     secret_access_key, session_token, force_path_style, and the bounds of
+                     every request: connect_timeout_ms, default 5000; timeout_ms, no byte
+                     moved for this long fails a try, default 20000; max_attempts, default
+                     3); its fields win over the environment. Secrets are never logged or
+                     shown
   --archive-interval-ms N
                      ship what was committed this often (default 1000)
   --archive-lag-warn-seconds N
@@ -392,10 +398,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         const f = options.follow;
         const follower = new Follower(service, f);
         following = follower;
-        service.readOnly = `read-only follower of ${f.url}: writes go to the archive's writer; promote this server (cairn promote --server URL) to write here`;
+        service.readOnly = `read-only follower of ${follower.url}: writes go to the archive's writer; promote this server (cairn promote --server URL) to write here`;
         service.followStatus = () => follower.status();
-        service.promote = async () => {
-          const promotion = await follower.promote();
+        service.promote = async (signal) => {
+          const promotion = await follower.promote(signal);
           service.readOnly = null;
           service.promote = null;
           startWriters();

@@ -13,6 +13,9 @@ const require = createRequire(import.meta.url);
 const httpsRequest = (url: URL, options: import('node:https').RequestOptions, callback: (res: IncomingMessage) => void) =>
   (require('node:https') as typeof import('node:https')).request(url, options, callback);
 
+/** A request stopped by the client's own `signal` (its deadline), not by the server. */
+export class DeadlineError extends Error {}
+
 export class ServerError extends Error {
   constructor(readonly status: number, readonly body: { error?: string; code?: string } | null, what: string) {
     super(`${describeRequest(what)}: HTTP ${status}${body?.error ? `: ${body.error}` : ''}`);
@@ -87,6 +90,9 @@ export class CairnClient {
   /** Sent with every request (never printed). */
   readonly standing: Record<string, string>;
 
+  /** Aborts every request of this client (e.g. `AbortSignal.timeout(ms)`): a command's deadline. */
+  signal: AbortSignal | undefined;
+
   constructor(server: string, readonly retries = 20) {
     this.base = normalizeServerUrl(server);
     this.standing = standingHeaders(server);
@@ -121,8 +127,8 @@ export class CairnClient {
     for (let attempt = 0; ; attempt++) {
       const url = new URL(this.base + urlPath);
       const res = await new Promise<IncomingMessage>((resolve, reject) => {
-        const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method, headers: { ...this.standing, ...headers }, agent: url.protocol === 'https:' ? undefined : this.agent }, resolve);
-        req.on('error', (err: NodeJS.ErrnoException) => reject(new Error(`cannot reach ${this.base}: ${err.code ?? err.message}`)));
+        const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method, headers: { ...this.standing, ...headers }, agent: url.protocol === 'https:' ? undefined : this.agent, ...(this.signal ? { signal: this.signal } : {}) }, resolve);
+        req.on('error', (err: NodeJS.ErrnoException) => reject(this.signal?.aborted ? new DeadlineError(`${method} ${urlPath}: gave up waiting for ${this.base}`) : new Error(`cannot reach ${this.base}: ${err.code ?? err.message}`)));
         if (body === undefined) req.end();
         else if (Buffer.isBuffer(body)) req.end(body);
         else {

@@ -3,10 +3,20 @@ import { Conflict } from '../../domain/errors.js';
 import type { Handler } from '../route-types.js';
 import { arr, enumOf, nullable, obj, str, type Schemas } from '../json-schema.js';
 
-/** POST /archive/promote: the follower applies the newest manifests, claims a generation and turns writable. */
-export const promote: Handler = async ({ service }) => {
+/**
+ * POST /archive/promote: the follower applies the newest manifests, claims a generation and
+ * turns writable. A caller that goes away before the claim stops the promotion there.
+ */
+export const promote: Handler = async ({ service, koa }) => {
   if (!service.promote) throw new Conflict('this server does not follow an archive (cairn serve --follow); there is nothing to promote');
-  return { json: await service.promote() };
+  const gone = new AbortController();
+  const onClose = (): void => { if (!koa.res.writableEnded) gone.abort(); };
+  koa.res.once('close', onClose);
+  try {
+    return { json: await service.promote(gone.signal) };
+  } finally {
+    koa.res.off('close', onClose);
+  }
 };
 
 export const SCHEMAS: Schemas = {
