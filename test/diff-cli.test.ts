@@ -200,3 +200,41 @@ describe('cairn change show: a revision that no longer merges onto the target he
     expect(lines).to.deep.equal(['merge onto main (head abababababab): 101 conflicting path(s)', '  ✗ x (add/add)', '  … 100 more', 'can land: no, because r (conflict)']);
   });
 });
+
+describe('cairn diff of a large file: --stat counts it as git does, --word-diff loads its hunks', function () {
+  this.timeout(120_000);
+  let s: TestServer;
+  let common: string[];
+  const oldText = Array.from({ length: 3000 }, (_, i) => `line ${i}`).join('\n') + '\n';
+  const newText = Array.from({ length: 3000 }, (_, i) => (i % 2 === 0 ? `line ${i} edited` : `line ${i}`)).join('\n') + '\n';
+  before(async () => {
+    s = await startTestServer();
+    const repo = await register(s.url, 'diff-cli-large');
+    common = ['--server', s.url, '--repo', String(repo)];
+    const dir = path.join(tempDir(), 't');
+    await fsp.mkdir(dir, { recursive: true });
+    await fsp.writeFile(path.join(dir, 'big.txt'), oldText);
+    await fsp.writeFile(path.join(dir, 'small.txt'), 'a\n');
+    const base = (await push({ server: s.url, repo, line: 'main', dir, moveLine: true, progress: false })).snapshot_id;
+    await fsp.writeFile(path.join(dir, 'big.txt'), newText);
+    await fsp.writeFile(path.join(dir, 'small.txt'), 'b\n');
+    const rev = (await push({ server: s.url, repo, line: 'main', dir, moveLine: false, progress: false, parent: base })).snapshot_id;
+    const t = (await ok(api(s.url, 'POST', R(repo, '/tasks'), { json: { title: 'T', intent: 'i' } }))).task;
+    await ok(api(s.url, 'POST', R(repo, '/changes'), { json: { task_id: t.task_id, title: 'C', base_line: 'main' } }));
+    await ok(api(s.url, 'POST', R(repo, '/changes/change-1/patchsets'), { json: { base_snapshot_id: base, revision_snapshot_id: rev, summary: 's', author_mode: 'human_only' } }));
+  });
+  after(() => s.stop());
+
+  it('the JSON leaves the large diff out (large_diff) but --stat counts it; --word-diff and the unified text show every hunk', async () => {
+    const json = JSON.parse((await cli(['diff', ...common, '--json', 'change-1'])).stdout);
+    expect(json.files[0]).to.deep.include({ path: 'big.txt', truncated_reason: 'large_diff', additions: 1500, deletions: 1500 });
+    const stat = (await cli(['diff', ...common, '--stat', 'change-1'])).stdout;
+    expect(stat).to.match(/ big\.txt\s+\| 3000 \+{20}-{20}\n/);
+    expect(stat).to.include('2 files changed, 1501 insertions(+), 1501 deletions(-)');
+    const words = (await cli(['diff', ...common, '--word-diff', 'change-1'])).stdout;
+    expect(words).to.include('line 2998{+ edited+}\n');
+    expect(words).to.include('[-a-]{+b+}\n');
+    const text = (await cli(['diff', ...common, 'change-1'])).stdout;
+    expect(text.split('\n').filter((l) => l.startsWith('+line')).length).to.equal(1500);
+  });
+});

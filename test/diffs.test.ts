@@ -12,6 +12,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import type { TreeEntry } from '../lib/domain/content.js';
 import { diffFiles, emptyTotals, gitPath, unifiedFile, type FileDiff } from '../lib/domain/workflow/content-diff.js';
 import { api, ok, register, startTestServer, tempDir, until, type TestServer } from './helpers.js';
+import { bigEdit, lockfileEdit, numstat } from './diff-inputs.js';
 import type { Authority } from '../lib/authority/authority.js';
 import type { LandGates } from '../lib/authority/workflow/gates.js';
 import { LandDesk, READINESS_MERGE_BUDGET } from '../lib/authority/workflow/lands.js';
@@ -167,7 +168,7 @@ describe('diffs: a patchset as JSON and as a patch git applies', function () {
     expect(gitPath('a/', 'plain name.txt')).to.equal('a/plain name.txt');
     expect(gitPath('a/', 'ünï.txt')).to.equal('"a/\\303\\274n\\303\\257.txt"');
     expect(gitPath('a/', 'tab\there')).to.equal('"a/tab\\there"');
-    const f = { path: 'big file', old_path: 'big file', change: 'modified' as const, similarity: null, old_image: null, new_image: null, old_mode: '100644', new_mode: '100644', old_blob_id: 'a'.repeat(64), new_blob_id: 'b'.repeat(64), binary: false, truncated: true, truncated_reason: 'file_size' as const, note: 'too big', additions: 0, deletions: 0, hunks: [] };
+    const f = { path: 'big file', old_path: 'big file', change: 'modified' as const, similarity: null, old_image: null, new_image: null, old_mode: '100644', new_mode: '100644', old_blob_id: 'a'.repeat(64), new_blob_id: 'b'.repeat(64), binary: false, truncated: true, truncated_reason: 'file_size' as const, note: 'too big', additions: null, deletions: null, diff_lines: null, diff_bytes: null, hunks: [] };
     expect(unifiedFile(f)).to.equal([
       '# cairn: big file: content left out (file_size): too big; git apply refuses this entry',
       'diff --git a/big file b/big file',
@@ -199,7 +200,7 @@ async function unifiedOf(oldSpec: Spec, newSpec: Spec): Promise<{ text: string; 
   const n = build(newSpec);
   const reader = { readTree: async (id: string) => trees.get(id)!, blobSize: (id: string) => blobs.get(id)!.length, readBlob: async (id: string) => blobs.get(id)! };
   const files: FileDiff[] = [];
-  for await (const f of diffFiles(reader, o, n, { context: 3, paths: [] }, emptyTotals())) files.push(f);
+  for await (const f of diffFiles(reader, o, n, { context: 3, paths: [], inlineCap: false }, emptyTotals())) files.push(f);
   return { text: files.map(unifiedFile).join(''), files };
 }
 
@@ -245,7 +246,7 @@ describe('diffs: the unified form as git reads it', () => {
     expect(files.map((f) => [f.path, f.change, f.truncated, f.truncated_reason])).to.deep.equal([
       ['big.txt', 'modified', true, 'file_size'], ['gone.txt', 'deleted', true, 'file_size'], ['new.txt', 'added', true, 'file_size'], ['t.txt', 'modified', false, null],
     ]);
-    expect(text).to.include('# cairn: big.txt: content left out (file_size): a side is over 1048576 bytes');
+    expect(text).to.match(/# cairn: big.txt: content left out \(file_size\): a side is 1228805 bytes, over the 1048576 whose hunks are shown/);
     expect(gitApplyCheck(oldSpec, text)).to.match(/cannot apply binary patch to 'big.txt' without full index line/);
     for (const p of ['big.txt', 'gone.txt', 'new.txt']) {
       const others = ['big.txt', 'gone.txt', 'new.txt'].filter((q) => q !== p).map((q) => `--exclude=${q}`);
@@ -259,12 +260,15 @@ describe('diffs: the unified form as git reads it', () => {
     expect(files[0]).to.deep.include({ binary: true, note: 'not UTF-8 text', hunks: [] });
   });
 
-  it('a large file with scattered edits gets an edit cap scaled to its size: listed without hunks, in bounded time', async () => {
+  it('a large file with scattered edits diffs fully (no edit cap): 60,000 lines, one in a hundred changed, counted as git counts', async () => {
     const lines = Array.from({ length: 60_000 }, (_, i) => `line ${i}`);
     const changed = lines.map((l, i) => (i % 100 === 0 ? `${l} changed` : l));
-    const { files } = await unifiedOf({ 'big.txt': `${lines.join('\n')}\n` }, { 'big.txt': `${changed.join('\n')}\n` });
-    expect(files[0].truncated).to.equal(true);
-    expect(files[0].note).to.match(/^the line diff needs more than 33 edits for 120002 lines/);
+    const before = `${lines.join('\n')}\n`;
+    const after = `${changed.join('\n')}\n`;
+    const { files, text } = await unifiedOf({ 'big.txt': before }, { 'big.txt': after });
+    expect(files[0]).to.deep.include({ truncated: false, truncated_reason: null, additions: 600, deletions: 600 });
+    expect([files[0].additions, files[0].deletions]).to.deep.equal(await numstat(before, after));
+    expect(gitApplyCheck({ 'big.txt': before }, text)).to.equal('ok');
   });
 });
 
@@ -296,9 +300,10 @@ describe('diffs: bounded work', function () {
     const ps = await patchset({ 'big.txt': big, 'bin.dat': Buffer.from([1, 0, 2]) }, { 'big.txt': Buffer.concat([big, Buffer.from('more\n')]), 'bin.dat': Buffer.from([1, 0, 3]) });
     const heap = process.memoryUsage().heapUsed;
     const d = await ok(api(s.url, 'GET', R(repo, `/read/patchsets/${ps}/diff`)));
-    expect(d.files[0]).to.deep.include({ path: 'big.txt', truncated: true, hunks: [] });
-    expect(d.files[0].note).to.match(/over 1048576 bytes/);
-    expect(d.files[1]).to.deep.include({ path: 'bin.dat', binary: true, hunks: [] });
+    expect(d.files[0]).to.deep.include({ path: 'big.txt', truncated: true, truncated_reason: 'file_size', additions: null, deletions: null, hunks: [] });
+    expect(d.files[0].note).to.equal('a side is 52428805 bytes, over the 8388608 whose lines are counted; compare the two versions');
+    expect(d.files[1]).to.deep.include({ path: 'bin.dat', binary: true, additions: null, deletions: null, hunks: [] });
+    expect(d.stats).to.include({ uncounted_files: 1, additions: 0, deletions: 0 });
     expect(d.stats.bytes_read).to.equal(6); // only the two 3-byte binary blobs
     expect(process.memoryUsage().heapUsed - heap).to.be.lessThan(40 * 1024 * 1024);
     const unified = await api(s.url, 'GET', R(repo, `/read/patchsets/${ps}/diff?format=unified`));
@@ -312,10 +317,12 @@ describe('diffs: bounded work', function () {
     const baseFiles: Files = { 'big.txt': big, 'small.txt': 'one\n' };
     const ps = await patchset(baseFiles, { 'big.txt': Buffer.concat([big, Buffer.from('end\n')]), 'small.txt': 'two\n' });
     const d = await ok(api(s.url, 'GET', R(repo, `/read/patchsets/${ps}/diff`)));
-    expect(d.files[0]).to.deep.include({ path: 'big.txt', truncated: true, truncated_reason: 'file_size', hunks: [] });
-    expect(d.files[0].note).to.match(/over 1048576 bytes/);
-    expect(d.files[1]).to.deep.include({ path: 'small.txt', truncated: false, truncated_reason: null });
-    expect(d.stats.truncated_files).to.equal(1);
+    // Over 1 MiB: no hunks, but counted (up to 8 MiB), and the totals hold its count.
+    expect(d.files[0]).to.deep.include({ path: 'big.txt', truncated: true, truncated_reason: 'file_size', additions: 1, deletions: 0, hunks: [] });
+    expect(d.files[0].note).to.equal('a side is 1048590 bytes, over the 1048576 whose hunks are shown; compare the two versions');
+    expect(d.files[0].links.diff).to.equal(null);
+    expect(d.files[1]).to.deep.include({ path: 'small.txt', truncated: false, truncated_reason: null, links: null });
+    expect(d.stats).to.include({ truncated_files: 1, uncounted_files: 0, additions: 2, deletions: 1 });
     const text = (await api(s.url, 'GET', R(repo, `/read/patchsets/${ps}/diff`), { headers: { accept: 'text/x-diff' } })).text;
     const work = path.join(tempDir(), 'apply-big');
     await writeTree(work, baseFiles);
@@ -347,17 +354,100 @@ describe('diffs: bounded work', function () {
     const d = res.json;
     expect(d.files).to.have.length(n);
     expect(d.stats.files_changed).to.equal(n);
-    expect(d.stats.bytes_read).to.be.at.most(16 * 1024 * 1024);
+    expect(d.stats.bytes_read).to.be.at.most(64 * 1024 * 1024);
     const withHunks = d.files.filter((f: Json) => f.hunks.length > 0).length;
     expect(withHunks).to.be.greaterThan(0);
     expect(d.stats.truncated_files).to.equal(n - withHunks);
-    expect(d.files.find((f: Json) => f.truncated).note).to.match(/ask for this file with \?path=/);
-    // Whichever budget ran out first (bytes or line-diff time) is each left-out file's reason.
-    for (const f of d.files.filter((x: Json) => x.truncated)) expect(f.truncated_reason).to.equal(/ms of line-diff time/.test(f.note) ? 'time_budget' : 'byte_budget');
+    // A file left out here can only be past the line-diff time (the 24 MB read fits the budget):
+    // it is uncounted, says so, and links to itself alone; every other file is counted.
+    const out = d.files.filter((x: Json) => x.truncated);
+    for (const f of out) {
+      expect(f).to.deep.include({ truncated_reason: 'time_budget', additions: null, deletions: null });
+      expect(f.note).to.match(/ask for this file with \?path=/);
+      expect(f.links.diff).to.equal(`${R(repo, `/read/patchsets/${ps}/diff`)}?path=${encodeURIComponent(f.path)}`);
+    }
+    expect(d.stats.uncounted_files).to.equal(out.length);
+    expect(d.stats.additions).to.equal(n - out.length);
+    expect(d.stats.deletions).to.equal(n - out.length);
     // a narrowed request reads only what it names
     const one = await ok(api(s.url, 'GET', R(repo, `/read/patchsets/${ps}/diff?path=d99/f9999.txt`)));
     expect(one.files.map((f: Json) => f.path)).to.deep.equal(['d99/f9999.txt']);
     expect(one.files[0].hunks[0].lines.at(-1)).to.equal('+changed');
+  });
+});
+
+describe('diffs: a large file is counted as git counts it, and its hunks come on demand', function () {
+  this.timeout(300_000);
+  let s: TestServer;
+  let repo: number;
+  let ps: string;
+  const dir = path.join(tempDir(), 'large');
+  const [lockBefore, lockAfter] = lockfileEdit();
+  const [bigBefore, bigAfter] = bigEdit(42);
+  const baseFiles: Files = { 'package-lock.json': lockBefore, 'src/big.ts': bigBefore, 'small.txt': 'one\n' };
+  const revFiles: Files = { 'package-lock.json': lockAfter, 'src/big.ts': bigAfter, 'small.txt': 'two\n' };
+  before(async () => {
+    s = await startTestServer();
+    repo = await register(s.url, 'diff-large');
+    await writeTree(dir, baseFiles);
+    const base = (await push({ server: s.url, repo, line: 'main', dir, moveLine: true, progress: false })).snapshot_id;
+    await writeTree(dir, revFiles);
+    const revision = (await push({ server: s.url, repo, line: 'main', dir, moveLine: false, progress: false, parent: base })).snapshot_id;
+    const t = (await ok(api(s.url, 'POST', R(repo, '/tasks'), { json: { title: 'T', intent: 'i' } }))).task;
+    await ok(api(s.url, 'POST', R(repo, '/changes'), { json: { task_id: t.task_id, title: 'C', base_line: 'main' } }));
+    ps = (await ok(api(s.url, 'POST', R(repo, '/changes/change-1/patchsets'), { json: { base_snapshot_id: base, revision_snapshot_id: revision, summary: 's', author_mode: 'human_only' } }))).patchset.patchset_id;
+  });
+  after(() => s.stop());
+
+  it('the 10,000-line file with ~2,900 changed lines and the 257 KB lockfile: counts equal git diff --numstat, in the files and the totals', async () => {
+    expect(lockBefore.length).to.be.within(250_000, 265_000);
+    const d = await ok(api(s.url, 'GET', R(repo, `/read/patchsets/${ps}/diff`)));
+    const by = Object.fromEntries(d.files.map((f: Json) => [f.path, f]));
+    const lock = await numstat(lockBefore, lockAfter);
+    const big = await numstat(bigBefore, bigAfter);
+    expect([by['package-lock.json'].additions, by['package-lock.json'].deletions]).to.deep.equal(lock);
+    expect([by['src/big.ts'].additions, by['src/big.ts'].deletions]).to.deep.equal(big);
+    expect(lock[0]).to.be.greaterThan(2500);
+    expect(big[0] + big[1]).to.be.greaterThan(4000);
+    expect(d.stats).to.include({ files_changed: 3, additions: lock[0] + big[0] + 1, deletions: lock[1] + big[1] + 1, uncounted_files: 0, truncated_files: 2 });
+    // The patchset record counts the same (one line diff for both).
+    const rec = (await ok(api(s.url, 'GET', R(repo, `/patchsets/${ps}`)))).patchset;
+    expect(rec.changed_file_stats).to.include({ lines_added: d.stats.additions, lines_removed: d.stats.deletions, lines_complete: true });
+  });
+
+  it('a large diff is listed without hunks (large_diff), saying its size, with links to itself alone and to both versions', async () => {
+    const d = await ok(api(s.url, 'GET', R(repo, `/read/patchsets/${ps}/diff`)));
+    const f = d.files.find((x: Json) => x.path === 'package-lock.json');
+    expect(f).to.deep.include({ truncated: true, truncated_reason: 'large_diff', hunks: [] });
+    expect(f.diff_lines).to.be.greaterThan(3000);
+    expect(f.diff_bytes).to.be.greaterThan(100_000);
+    expect(f.note).to.match(/^the diff is \d+ lines \(\d+ KiB\), more than is sent with other files; ask for this file with \?path=$/);
+    expect(f.links).to.deep.equal({
+      diff: `${R(repo, `/read/patchsets/${ps}/diff`)}?path=package-lock.json`,
+      old_file: `${R(repo, `/read/snapshots/${d.base_snapshot_id}/files/package-lock.json`)}`,
+      new_file: `${R(repo, `/read/snapshots/${d.revision_snapshot_id}/files/package-lock.json`)}`,
+    });
+    // Both links answer: the old side's bytes, and the file's diff with all its hunks.
+    expect((await api(s.url, 'GET', f.links.old_file)).text).to.equal(lockBefore);
+    const one = await ok(api(s.url, 'GET', f.links.diff));
+    expect(one.files).to.have.length(1);
+    const full = one.files[0];
+    expect(full).to.deep.include({ truncated: false, truncated_reason: null, links: null, additions: f.additions, deletions: f.deletions, diff_lines: f.diff_lines, diff_bytes: f.diff_bytes });
+    expect(full.hunks.reduce((n: number, h: Json) => n + h.lines.length, 0)).to.equal(f.diff_lines);
+    expect(full.hunks.flatMap((h: Json) => h.lines).filter((l: string) => l[0] === '+').length).to.equal(f.additions);
+    expect(d.files.find((x: Json) => x.path === 'small.txt')).to.deep.include({ truncated: false, additions: 1, deletions: 1 });
+  });
+
+  it('the unified text has every hunk (no inline cap) and git apply builds the revision from it', async () => {
+    const text = (await api(s.url, 'GET', R(repo, `/read/patchsets/${ps}/diff?format=unified`))).text;
+    expect(text).not.to.include('# cairn:');
+    const work = path.join(tempDir(), 'apply-large');
+    await writeTree(work, baseFiles);
+    const patchFile = path.join(tempDir(), 'large.diff');
+    await fsp.writeFile(patchFile, text);
+    expect(spawnSync('git', ['apply', patchFile], { cwd: work, encoding: 'utf8' }).status).to.equal(0);
+    expect(await fsp.readFile(path.join(work, 'package-lock.json'), 'utf8')).to.equal(lockAfter);
+    expect(await fsp.readFile(path.join(work, 'src/big.ts'), 'utf8')).to.equal(bigAfter);
   });
 });
 

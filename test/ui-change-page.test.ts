@@ -12,6 +12,7 @@ import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-c
 import type { TestServer } from './helpers.js';
 import { startUiSuite, SHOT_DIR } from './ui-browser.js';
 import { BASE_TREE, type Demo, type Files } from './ui-seed.js';
+import { lockfileEdit, numstat } from './diff-inputs.js';
 
 /** A PNG of `w`×`h` pixels of one colour (written by hand: the seed pushes files as they are). */
 function png(w: number, h: number, rgb: [number, number, number]): Buffer {
@@ -449,5 +450,52 @@ describe('reviewer UI: the change page, diff first (Chromium)', function () {
     await consts50.scrollIntoViewIfNeeded();
     await shot(w.page, 'change-word-diff');
     expect(w.errors).to.deep.equal([]);
+  });
+
+  it('a large diff not loaded with the others: its true counts, why, "Load diff (N lines, X KB)" and both versions; loaded, its line comments sit on their lines (screenshots at 1400×900 and 390×844, both themes)', async () => {
+    const [before, after] = lockfileEdit();
+    const head = (await demo.s.get('/lines/main')).head_snapshot_id as string;
+    const b0 = await demo.s.snap({ ...BASE_TREE, 'package-lock.json': before }, { parent: head, message: 'lockfile: base' });
+    const r0 = await demo.s.snap({ ...BASE_TREE, 'package-lock.json': after, 'README.md': `${BASE_TREE['README.md']}Dependencies updated.\n` }, { parent: b0, message: 'Update the dependencies' });
+    const c = await demo.s.change('Update the dependencies');
+    const ps = await demo.s.patchset(c.change, b0, r0, 'npm update');
+    // Four line comments on lines the lockfile's diff adds.
+    const rows = after.split('\n');
+    const lines = ['new-10', 'new-120', 'new-200', 'new-310'].map((n) => rows.findIndex((l) => l.includes(`"node_modules/${n}"`)) + 1);
+    for (const [i, line] of lines.entries()) await demo.s.comment(c.change, { patchset_id: ps, author: 'alice', anchor: { path: 'package-lock.json', line }, body: `Comment ${i + 1}: is this package needed?` });
+    const [adds, dels] = await numstat(before, after);
+    for (const [scheme, width, height] of [['light', 1400, 900], ['dark', 1400, 900], ['light', 390, 844], ['dark', 390, 844]] as const) {
+      const w = await open({ colorScheme: scheme, width, height });
+      await w.page.goto(url(c.change));
+      const f = file(w.page, 'package-lock.json');
+      const note = f.locator('.left-out');
+      await note.waitFor();
+      // The counts are git's, on the file and in the bar (the README's line added too).
+      expect(await f.locator('.file-head .stat').innerText()).to.equal(`+${adds.toLocaleString('en-US')} −${dels.toLocaleString('en-US')}`);
+      expect(await w.page.locator('.diff-summary > .add-text').innerText()).to.equal(`+${(adds + 1).toLocaleString('en-US')}`);
+      expect(await w.page.locator('.diff-summary > .del-text').innerText()).to.equal(`−${dels.toLocaleString('en-US')}`);
+      expect(await w.page.locator('.diff-summary').innerText()).to.include('2 files changed').and.include('1 diff not loaded');
+      expect(await note.innerText()).to.include('This diff is large, so it is not loaded with the others.');
+      const load = note.getByRole('button', { name: /^Load diff \([\d,]+ lines, \d+(\.\d)? KB\)$/ });
+      expect(await load.count()).to.equal(1);
+      const base = await note.getByRole('link', { name: 'Old version' }).getAttribute('href');
+      const rev = await note.getByRole('link', { name: 'New version' }).getAttribute('href');
+      expect(base).to.match(/\/read\/snapshots\/[0-9a-f]{64}\/files\/package-lock\.json$/);
+      expect(await (await fetch(`${s.url}${rev}`)).text()).to.equal(after);
+      // Before loading, the four threads wait at the top of the file, saying where they are.
+      expect(await f.locator('.file-threads article.thread').count()).to.equal(4);
+      await f.scrollIntoViewIfNeeded();
+      await shot(w.page, `change-large-diff-${width}-${scheme}`);
+      await load.click();
+      // Loaded: the hunks, and each thread under its line.
+      await f.locator('tr.thread-row').first().waitFor();
+      expect(await f.locator('tr.thread-row article.thread').count()).to.equal(4);
+      expect(await f.locator('.file-threads article.thread').count()).to.equal(0);
+      for (const line of lines) expect(await f.locator(`td.ln[data-side="revision"][data-n="${line}"]`).count(), `line ${line}`).to.equal(1);
+      expect(await w.page.locator('.diff-summary').innerText()).not.to.include('not loaded');
+      await f.locator('tr.thread-row').first().scrollIntoViewIfNeeded();
+      await shot(w.page, `change-large-diff-loaded-${width}-${scheme}`);
+      expect(w.errors).to.deep.equal([]);
+    }
   });
 });

@@ -565,7 +565,7 @@ describe('reviewer UI in Chromium', function () {
     expect(w.dialogs).to.deep.equal([]);
   });
 
-  it('a file left out of a diff (over 1 MiB) shows as left out, with its reason and no hunks; the other files render', async () => {
+  it('a file left out of a diff (over 1 MiB) says why, with its true counts, links to both versions and no load button; the other files render', async () => {
     const sx = await Seeder.register(s.url, 'big-file');
     const big = 'x\n'.repeat(600 * 1024);
     const base = await sx.snap({ 'big.txt': big, 'small.txt': 'one\n' }, { moveLine: true });
@@ -575,13 +575,18 @@ describe('reviewer UI in Chromium', function () {
     const w = await open();
     await w.page.goto(`${s.url}/ui/repos/${sx.repo}/changes/${c.change}`);
     const file = w.page.locator('.diff-file[data-path="big.txt"]');
-    await file.locator('.file-note', { hasText: 'Left out of the diff: a side is over 1048576 bytes' }).waitFor();
-    expect(await file.locator('.badge', { hasText: 'truncated' }).count()).to.equal(1);
-    // Asked for alone it would be left out again: no button to load it.
-    expect(await file.getByRole('button', { name: 'Load this file' }).count()).to.equal(0);
+    await file.locator('.left-out', { hasText: 'This file is too large to show as a diff; compare the two versions. a side is 1228805 bytes, over the 1048576 whose hunks are shown' }).waitFor();
+    expect(await file.locator('.badge', { hasText: 'too large' }).count()).to.equal(1);
+    // Counted all the same: one line added.
+    expect(await file.locator('.file-head .stat').innerText()).to.equal('+1 −0');
+    // Asked for alone it would be left out again: no button to load it, but both versions.
+    expect(await file.getByRole('button', { name: /Load diff/ }).count()).to.equal(0);
+    expect(await file.getByRole('link', { name: 'Old version' }).getAttribute('href')).to.equal(`/v1/native/repository-authorities/${sx.repo}/read/snapshots/${base}/files/big.txt`);
+    expect(await file.getByRole('link', { name: 'New version' }).getAttribute('href')).to.equal(`/v1/native/repository-authorities/${sx.repo}/read/snapshots/${rev}/files/big.txt`);
     expect(await file.locator('.diff tr').count()).to.equal(0);
     await w.page.locator('.diff-file[data-path="small.txt"] tr.add', { hasText: 'two' }).waitFor();
-    expect(await w.page.locator('.diff-summary').innerText()).to.include('1 file left out of the diff');
+    const bar = await w.page.locator('.diff-summary').innerText();
+    expect(bar).to.include('1 diff not loaded').and.include('+2').and.include('−1');
     expect(w.errors).to.deep.equal([]);
   });
 

@@ -184,7 +184,7 @@ describe('workflow: tree diff', () => {
     const d = await diffTrees(r, base, rev);
     const totals = emptyTotals();
     const shown: Record<string, [number, number]> = {};
-    for await (const f of diffFiles(r, base, rev, { context: 3, paths: [] }, totals)) shown[f.path] = [f.additions, f.deletions];
+    for await (const f of diffFiles(r, base, rev, { context: 3, paths: [] }, totals)) shown[f.path] = [f.additions ?? -1, f.deletions ?? -1];
     expect(Object.fromEntries(d.files.map((f) => [f.path, [f.lines_added, f.lines_removed]]))).to.deep.equal(shown);
     expect(shown['swap.txt']).to.deep.equal([2, 2]);
     expect(shown['tail.txt']).to.deep.equal([1, 1]);

@@ -86,17 +86,19 @@ export function statName(f: Json): string {
 export function statLines(d: Json, width = 40): string {
   const files = d.files as Json[];
   const nameWidth = Math.min(60, Math.max(0, ...files.map((f) => statName(f).length)));
-  const most = Math.max(1, ...files.map((f) => f.additions + f.deletions));
+  const most = Math.max(1, ...files.map((f) => (f.additions ?? 0) + (f.deletions ?? 0)));
   const rows = files.map((f) => {
-    const n = f.additions + f.deletions;
+    const n = (f.additions ?? 0) + (f.deletions ?? 0);
     // As git: one mark per line while the largest file fits the width, else scaled to it.
     const bar = most <= width ? n : Math.max(n > 0 ? 1 : 0, Math.round((n / most) * width));
     const plus = n === 0 ? 0 : Math.round((f.additions / n) * bar);
-    const graph = f.binary ? 'Bin' : f.truncated ? '(not counted)' : `${n} ${'+'.repeat(plus)}${'-'.repeat(bar - plus)}`;
+    // A count the server did not compute (null) is said so, never shown as 0.
+    const graph = f.binary ? 'Bin' : f.additions === null || f.deletions === null ? '(not counted)' : `${n} ${'+'.repeat(plus)}${'-'.repeat(bar - plus)}`;
     return ` ${statName(f).padEnd(nameWidth)} | ${graph}`;
   });
   const s = d.stats;
-  rows.push(` ${s.files_changed} file${s.files_changed === 1 ? '' : 's'} changed, ${s.additions} insertion${s.additions === 1 ? '' : 's'}(+), ${s.deletions} deletion${s.deletions === 1 ? '' : 's'}(-)`);
+  const uncounted = s.uncounted_files ? ` (${s.uncounted_files} file${s.uncounted_files === 1 ? '' : 's'} not counted)` : '';
+  rows.push(` ${s.files_changed} file${s.files_changed === 1 ? '' : 's'} changed, ${s.additions} insertion${s.additions === 1 ? '' : 's'}(+), ${s.deletions} deletion${s.deletions === 1 ? '' : 's'}(-)${uncounted}`);
   return rows.join('\n');
 }
 
@@ -151,7 +153,16 @@ export async function diffCommand(argv: string[]): Promise<number> {
   const terminal = process.stdout.isTTY === true && !json;
   if (values['word-diff'] && !json) {
     const d = await ctx.client.json('GET', `${route}${query}`);
-    const text = wordDiffText(d.files as FileDiff[]);
+    // A large diff comes without its hunks among other files: ask for each such file alone (its
+    // `links.diff`, the same diff narrowed to it), as the page's "Load diff" does.
+    const files = d.files as Array<FileDiff & { links: { diff: string | null } | null }>;
+    for (let i = 0; i < files.length; i++) {
+      const link = files[i].truncated_reason === 'large_diff' ? files[i].links?.diff : null;
+      if (!link) continue;
+      const one = await ctx.client.json('GET', link);
+      files[i] = (one.files as typeof files).find((f) => f.path === files[i].path) ?? files[i];
+    }
+    const text = wordDiffText(files);
     if (!terminal) { process.stdout.write(text); return 0; }
     if (text === '') { process.stdout.write('no changes\n'); return 0; }
     if (values['no-pager']) process.stdout.write(colourWordDiff(text));

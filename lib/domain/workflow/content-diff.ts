@@ -1,14 +1,18 @@
 // What a patchset changes, line by line (docs/api.md "Diffs"): the changed files of two trees
 // with their hunks, as JSON rows or as git-style unified text that `git apply` accepts. Work is
-// bounded: only subtrees whose ids differ are read (as the tree diff walks), a file over
-// MAX_DIFF_FILE_BYTES on either side is listed without hunks (`truncated`), and once a request
-// has read DIFF_BUDGET_BYTES of blob content the remaining files are listed without hunks too.
-// In the unified text such a file is an entry that git apply refuses, never a silent gap.
-// Files are produced one at a time (an async generator), so a caller streams them and memory
-// holds one file's content, whatever the number of files. Hunks come from jsdiff (`diff`).
+// bounded: only subtrees whose ids differ are read (as the tree diff walks); a file's lines are
+// counted (./line-diff.ts, git's algorithm: the counts are git's) when its sides are at most
+// MAX_COUNT_FILE_BYTES, within the request's READ_BUDGET_BYTES of content and DIFF_TIME_BUDGET_MS
+// of line diffs; its hunks are sent when its sides are at most MAX_DIFF_FILE_BYTES, the hunks
+// are at most INLINE_DIFF_LINES / INLINE_DIFF_BYTES (unless the request names the file), and the
+// response has sent less than BODY_BUDGET_BYTES of hunks. A file without hunks says why
+// (`truncated_reason`); a count not computed is null, never a false 0. In the unified text such
+// a file is an entry that git apply refuses, never a silent gap. Files are produced one at a
+// time (an async generator), so a caller streams them and memory holds one file's content,
+// whatever the number of files.
 import { isUtf8 } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
-import { structuredPatch } from 'diff';
+import { lineChanges } from './line-diff.js';
 import { hunkSpans, type Span } from './word-diff.js';
 import { detectRenames, type Match, type RenameLimit } from './renames.js';
 import { imageInfo, type ImageInfo } from './media.js';
@@ -23,20 +27,21 @@ export interface ContentReader {
   readBlob(id: string): Promise<Buffer>;
 }
 
+/** A file with a side over this is listed without hunks (`file_size`). */
 export const MAX_DIFF_FILE_BYTES = 1024 * 1024;
-export const DIFF_BUDGET_BYTES = 16 * 1024 * 1024;
+/** ...and is still counted when both sides are at most this. */
+export const MAX_COUNT_FILE_BYTES = 8 * 1024 * 1024;
+/** Content one request reads to count and diff lines; later files are listed uncounted (`byte_budget`). */
+export const READ_BUDGET_BYTES = 64 * 1024 * 1024;
+/** Hunk text one response sends; later files are listed counted, without hunks (`byte_budget`). */
+export const BODY_BUDGET_BYTES = 16 * 1024 * 1024;
+/** A file's hunks past either of these are not sent with other files (`large_diff`): the file alone (?path=) has them. */
+export const INLINE_DIFF_LINES = 2000;
+export const INLINE_DIFF_BYTES = 256 * 1024;
 export const MAX_CONTEXT = 1000;
 export const DEFAULT_CONTEXT = 3;
-/** A line diff that needs more edits than this is not computed (the file is `truncated`). */
-export const MAX_EDIT_LENGTH = 4000;
-/**
- * Myers' work grows with (lines of both sides) × (edits): a file's edit cap is this divided by
- * its line count (at least 16, at most MAX_EDIT_LENGTH), so one file costs tens of milliseconds
- * at most, however large and however scattered its changes.
- */
-export const EDIT_WORK_PER_FILE = 4_000_000;
-/** Once a request has spent this long computing line diffs, later files are listed without hunks. */
-export const DIFF_TIME_BUDGET_MS = 2000;
+/** Once a request has spent this long computing line diffs, later files are listed uncounted (`time_budget`). */
+export const DIFF_TIME_BUDGET_MS = 3000;
 
 export interface Hunk {
   old_start: number;
@@ -61,13 +66,17 @@ export interface FileDiff {
   old_blob_id: string | null;
   new_blob_id: string | null;
   binary: boolean;
-  /** The content was left out (no hunks): `truncated_reason` says why, `note` in words. */
+  /** The hunks were left out: `truncated_reason` says why, `note` in words. */
   truncated: boolean;
   truncated_reason: TruncatedReason | null;
-  /** Why hunks are missing or cut, when they are. */
+  /** Why hunks are missing, when they are. */
   note: string | null;
-  additions: number;
-  deletions: number;
+  /** Lines added and removed (git's counts); null when the content was not line-diffed (see `note`). */
+  additions: number | null;
+  deletions: number | null;
+  /** The size of the file's hunks (their lines, and bytes as unified text), sent or not; null when not computed. */
+  diff_lines: number | null;
+  diff_bytes: number | null;
   hunks: Hunk[];
   /** Each side's image facts (./media.ts) when it is a PNG, JPEG, GIF, WebP or SVG; else null. */
   old_image: ImageInfo | null;
@@ -75,12 +84,13 @@ export interface FileDiff {
 }
 
 /**
- * Why a file's content was left out: a side over MAX_DIFF_FILE_BYTES (`file_size`), the request's
- * DIFF_BUDGET_BYTES spent (`byte_budget`) or DIFF_TIME_BUDGET_MS (`time_budget`), or a line diff
- * needing more edits than its cap (`edit_limit`). The last three go away when the file is asked
- * for alone (`?path=`).
+ * Why a file's hunks were left out: a side over MAX_DIFF_FILE_BYTES (`file_size`), hunks over
+ * INLINE_DIFF_LINES / INLINE_DIFF_BYTES in a response that does not name the file (`large_diff`),
+ * the request's READ_BUDGET_BYTES or BODY_BUDGET_BYTES spent (`byte_budget`), or its
+ * DIFF_TIME_BUDGET_MS (`time_budget`). All but the first go away when the file is asked for
+ * alone (`?path=`).
  */
-export const TRUNCATED_REASONS = ['file_size', 'byte_budget', 'time_budget', 'edit_limit'] as const;
+export const TRUNCATED_REASONS = ['file_size', 'large_diff', 'byte_budget', 'time_budget'] as const;
 export type TruncatedReason = (typeof TRUNCATED_REASONS)[number];
 
 /** git's -w, -b and --ignore-space-at-eol: lines that differ only so are context. */
@@ -94,6 +104,11 @@ export interface DiffOptions {
   renames?: boolean;
   /** Narrow to these paths: each a file, or a directory and everything under it. */
   paths: string[];
+  /**
+   * Leave out the hunks of a large diff (`large_diff`) unless the file is named in `paths`: on
+   * for the JSON a page reads (default), off for the unified text a tool reads whole.
+   */
+  inlineCap?: boolean;
 }
 
 export const FILE_CHANGE_KINDS = ['added', 'modified', 'deleted', 'renamed', 'copied'] as const;
@@ -101,11 +116,15 @@ export type FileChangeKind = (typeof FILE_CHANGE_KINDS)[number];
 
 export interface DiffTotals {
   files_changed: number;
+  /** The sums of the files' counts (the counted ones: see uncounted_files). */
   additions: number;
   deletions: number;
   binary_files: number;
+  /** Files listed without their hunks. */
   truncated_files: number;
-  /** Blob bytes read for hunks (at most DIFF_BUDGET_BYTES plus one file). */
+  /** Text files whose lines were not counted (their additions/deletions are null). */
+  uncounted_files: number;
+  /** Blob bytes read (at most READ_BUDGET_BYTES plus one file). */
   bytes_read: number;
   renames: number;
   copies: number;
@@ -171,13 +190,20 @@ export async function* changedEntries(reader: ContentReader, oldTree: string, ne
   yield* walk('', oldTree, newTree);
 }
 
+/** What one request may still spend: content read, hunk text sent, line-diff time. */
+interface Budget {
+  read: number;
+  body: number;
+  ms: number;
+}
+
 /**
  * The file diffs of `oldTree` → `newTree`, one at a time, within the request's budget; the
  * totals are filled in as the files are produced (read them once the generator is done).
+ * `walk` bounds the entries visited (see changedEntries).
  */
-/** `walk` bounds the entries visited (see changedEntries). */
 export async function* diffFiles(reader: ContentReader, oldTree: string, newTree: string, opts: DiffOptions, totals: DiffTotals, walk?: WalkBudget): AsyncGenerator<FileDiff> {
-  const budget = { bytes: DIFF_BUDGET_BYTES, ms: DIFF_TIME_BUDGET_MS };
+  const budget: Budget = { read: READ_BUDGET_BYTES, body: BODY_BUDGET_BYTES, ms: DIFF_TIME_BUDGET_MS };
   const entries = changedEntries(reader, oldTree, newTree, opts.paths, walk);
   if (!opts.renames) {
     for await (const e of entries) yield* entryDiffs(reader, e, null, opts, totals, budget);
@@ -199,7 +225,7 @@ export async function* diffFiles(reader: ContentReader, oldTree: string, newTree
   }
 }
 
-async function* entryDiffs(reader: ContentReader, e: { path: string; old: TreeEntry | null; new: TreeEntry | null }, match: Match | null, opts: DiffOptions, totals: DiffTotals, budget: { bytes: number; ms: number }): AsyncGenerator<FileDiff> {
+async function* entryDiffs(reader: ContentReader, e: { path: string; old: TreeEntry | null; new: TreeEntry | null }, match: Match | null, opts: DiffOptions, totals: DiffTotals, budget: Budget): AsyncGenerator<FileDiff> {
   const { path, old, new: neu } = e;
   if (match && neu) {
     yield await fileDiff(reader, path, match.source, neu, opts, totals, budget, match);
@@ -214,7 +240,12 @@ async function* entryDiffs(reader: ContentReader, e: { path: string; old: TreeEn
   await new Promise((resolve) => setImmediate(resolve));
 }
 
-async function fileDiff(reader: ContentReader, path: string, old: TreeEntry | null, neu: TreeEntry | null, opts: DiffOptions, totals: DiffTotals, budget: { bytes: number; ms: number }, match: Match | null = null): Promise<FileDiff> {
+/** Size as people read it (for notes). */
+function kib(n: number): string {
+  return n >= 1024 * 1024 ? `${(n / (1024 * 1024)).toFixed(1)} MiB` : `${Math.max(1, Math.round(n / 1024))} KiB`;
+}
+
+async function fileDiff(reader: ContentReader, path: string, old: TreeEntry | null, neu: TreeEntry | null, opts: DiffOptions, totals: DiffTotals, budget: Budget, match: Match | null = null): Promise<FileDiff> {
   const f: FileDiff = {
     path,
     old_path: match ? match.from : old ? path : null,
@@ -230,6 +261,8 @@ async function fileDiff(reader: ContentReader, path: string, old: TreeEntry | nu
     note: null,
     additions: 0,
     deletions: 0,
+    diff_lines: 0,
+    diff_bytes: 0,
     hunks: [],
     old_image: null,
     new_image: null,
@@ -243,15 +276,20 @@ async function fileDiff(reader: ContentReader, path: string, old: TreeEntry | nu
     const oldSize = old ? reader.blobSize(old.id) : 0;
     const newSize = neu ? reader.blobSize(neu.id) : 0;
     const omit = (reason: TruncatedReason, note: string) => { f.truncated = true; f.truncated_reason = reason; f.note = note; };
-    if (oldSize > MAX_DIFF_FILE_BYTES || newSize > MAX_DIFF_FILE_BYTES) {
-      omit('file_size', `a side is over ${MAX_DIFF_FILE_BYTES} bytes (${Math.max(oldSize, newSize)}); fetch the blobs to compare them`);
-    } else if (oldSize + newSize > budget.bytes) {
-      omit('byte_budget', `this diff has read its ${DIFF_BUDGET_BYTES} bytes of content; ask for this file with ?path=`);
-      budget.bytes = 0;
+    const uncounted = (reason: TruncatedReason, note: string) => {
+      omit(reason, note);
+      f.additions = f.deletions = f.diff_lines = f.diff_bytes = null;
+    };
+    const largest = Math.max(oldSize, newSize);
+    if (largest > MAX_COUNT_FILE_BYTES) {
+      uncounted('file_size', `a side is ${largest} bytes, over the ${MAX_COUNT_FILE_BYTES} whose lines are counted; compare the two versions`);
+    } else if (oldSize + newSize > budget.read) {
+      uncounted('byte_budget', `this diff has read its ${kib(READ_BUDGET_BYTES)} of content; ask for this file with ?path=`);
+      budget.read = 0;
     } else if (budget.ms <= 0) {
-      omit('time_budget', `this diff has used its ${DIFF_TIME_BUDGET_MS} ms of line-diff time; ask for this file with ?path=`);
+      uncounted('time_budget', `this diff has used its ${DIFF_TIME_BUDGET_MS} ms of line-diff time; ask for this file with ?path=`);
     } else {
-      budget.bytes -= oldSize + newSize;
+      budget.read -= oldSize + newSize;
       totals.bytes_read += oldSize + newSize;
       before = old ? await reader.readBlob(old.id) : Buffer.alloc(0);
       after = neu ? await reader.readBlob(neu.id) : Buffer.alloc(0);
@@ -260,34 +298,56 @@ async function fileDiff(reader: ContentReader, path: string, old: TreeEntry | nu
       budget.ms -= performance.now() - t0;
       if (d.kind === 'binary') {
         f.binary = true;
+        f.additions = f.deletions = f.diff_lines = f.diff_bytes = null;
       } else if (d.kind === 'not_utf8') {
         f.binary = true;
         f.note = 'not UTF-8 text';
-      } else if (d.kind === 'edit_limit') {
-        omit('edit_limit', `the line diff needs more than ${d.max_edit_length} edits for ${d.lines} lines; fetch the blobs to compare them`);
+        f.additions = f.deletions = f.diff_lines = f.diff_bytes = null;
       } else {
-        // Word highlights are part of the line-diff work: their time counts against the same budget.
-        const t1 = performance.now();
-        f.hunks = d.hunks.map((h) => ({ ...h, spans: hunkSpans(h.lines) }));
-        budget.ms -= performance.now() - t1;
         f.additions = d.additions;
         f.deletions = d.deletions;
+        let lines = 0;
+        let bytes = 0;
+        for (const h of d.hunks) {
+          lines += h.lines.length;
+          for (const l of h.lines) bytes += Buffer.byteLength(l) + 1;
+        }
+        f.diff_lines = lines;
+        f.diff_bytes = bytes;
+        const named = opts.inlineCap === false || opts.paths.includes(path);
+        if (largest > MAX_DIFF_FILE_BYTES) {
+          omit('file_size', `a side is ${largest} bytes, over the ${MAX_DIFF_FILE_BYTES} whose hunks are shown; compare the two versions`);
+        } else if (!named && (lines > INLINE_DIFF_LINES || bytes > INLINE_DIFF_BYTES)) {
+          omit('large_diff', `the diff is ${lines} lines (${kib(bytes)}), more than is sent with other files; ask for this file with ?path=`);
+        } else if (bytes > budget.body) {
+          omit('byte_budget', `this diff has sent its ${kib(BODY_BUDGET_BYTES)} of hunks; ask for this file with ?path=`);
+          budget.body = 0;
+        } else {
+          budget.body -= bytes;
+          // Word highlights are part of the line-diff work: their time counts against the same budget.
+          const t1 = performance.now();
+          f.hunks = d.hunks.map((h) => ({ ...h, spans: hunkSpans(h.lines) }));
+          budget.ms -= performance.now() - t1;
+        }
+        if (!d.complete) f.note = `${f.note ? `${f.note}; ` : ''}the line diff reached its work bound: the counts are of a coarser diff than git's`;
       }
     }
   }
   // Images: from the content read for the diff; content the diff had no reason to read (the same
   // blob on both sides: an exact rename, a mode change) is read when named as an image and within
   // the size and byte budget; otherwise (too large, over the budget) the facts come by name.
-  if (old && neu && old.id === neu.id && imageInfo(path, 0, null) && reader.blobSize(neu.id) <= MAX_DIFF_FILE_BYTES && reader.blobSize(neu.id) <= budget.bytes) {
-    budget.bytes -= reader.blobSize(neu.id);
+  if (old && neu && old.id === neu.id && imageInfo(path, 0, null) && reader.blobSize(neu.id) <= MAX_DIFF_FILE_BYTES && reader.blobSize(neu.id) <= budget.read) {
+    budget.read -= reader.blobSize(neu.id);
     totals.bytes_read += reader.blobSize(neu.id);
     before = after = await reader.readBlob(neu.id);
   }
   const image = (e: TreeEntry | null, p: string, data: Buffer | null) => (e && e.kind !== 'symlink' ? imageInfo(p, reader.blobSize(e.id), data) : null);
   f.old_image = image(old, f.old_path ?? path, before);
   f.new_image = image(neu, path, after);
-  totals.additions += f.additions;
-  totals.deletions += f.deletions;
+  if (f.additions !== null && f.deletions !== null) {
+    totals.additions += f.additions;
+    totals.deletions += f.deletions;
+  } else if (!f.binary) totals.uncounted_files++;
   if (f.binary) totals.binary_files++;
   if (f.truncated) totals.truncated_files++;
   return f;
@@ -298,63 +358,126 @@ async function fileDiff(reader: ContentReader, path: string, old: TreeEntry | nu
  * diff routes' hunks and `additions`/`deletions`, and the patchset record's `lines_added`/
  * `lines_removed`, lib/domain/workflow/tree-diff.ts), so a patchset's counts and its diff never
  * disagree. `binary`: a NUL in either side's first 8,000 bytes (git's test); `not_utf8`: bytes
- * that are not UTF-8 (hunks are JSON strings: shown as binary, never re-encoded); `edit_limit`:
- * the diff needs more edits than the file's cap (EDIT_WORK_PER_FILE divided by its lines).
- * Otherwise jsdiff's hunks with `context` lines, and the lines they add and remove (a last line
- * without a newline differs from the same line with one, as in git).
+ * that are not UTF-8 (hunks are JSON strings: shown as binary, never re-encoded). Otherwise the
+ * changed lines as git finds them (./line-diff.ts: the counts equal `git diff --numstat`), the
+ * hunks with `context` lines, and the lines they add and remove (a last line without a newline
+ * differs from the same line with one, as in git).
  */
 export type LineDiff =
   | { kind: 'binary' }
   | { kind: 'not_utf8' }
-  | { kind: 'edit_limit'; max_edit_length: number; lines: number }
-  | { kind: 'text'; hunks: Hunk[]; additions: number; deletions: number };
+  | { kind: 'text'; hunks: Hunk[]; additions: number; deletions: number; complete: boolean };
 
 /**
- * How a whitespace mode compares two lines (jsdiff hands each line with its newline): git's
- * whitespace is space, tab, CR, VT and FF; the newline itself always counts.
+ * How a whitespace mode sees a line's text (without its newline): git's whitespace is space, tab,
+ * CR, VT and FF; the newline itself always counts (it is kept apart).
  */
-function comparator(mode: WhitespaceMode): ((a: string, b: string) => boolean) | undefined {
-  const split = (l: string): [string, string] => (l.endsWith('\n') ? [l.slice(0, -1), '\n'] : [l, '']);
-  const norm = mode === 'ignore-all' ? (t: string) => t.replace(/[ \t\r\v\f]+/g, '')
+function normalizer(mode: WhitespaceMode): ((t: string) => string) | null {
+  return mode === 'ignore-all' ? (t: string) => t.replace(/[ \t\r\v\f]+/g, '')
     : mode === 'ignore-change' ? (t: string) => t.replace(/[ \t\r\v\f]+$/, '').replace(/[ \t\r\v\f]+/g, ' ')
       : mode === 'ignore-eol' ? (t: string) => t.replace(/[ \t\r\v\f]+$/, '')
         : null;
-  if (!norm) return undefined;
-  return (a, b) => {
-    if (a === b) return true;
-    const [ta, na] = split(a);
-    const [tb, nb] = split(b);
-    return na === nb && norm(ta) === norm(tb);
-  };
 }
+
+/** A text's lines without their newlines, and whether the last one has none. */
+function splitLines(text: string): { lines: string[]; noEol: boolean } {
+  if (text === '') return { lines: [], noEol: false };
+  const lines = text.split('\n');
+  if (lines[lines.length - 1] === '') {
+    lines.pop();
+    return { lines, noEol: false };
+  }
+  return { lines, noEol: true };
+}
+
+const NO_EOL = '\\ No newline at end of file';
 
 export function lineDiff(before: Buffer, after: Buffer, context: number, whitespace: WhitespaceMode = 'none'): LineDiff {
   if (before.subarray(0, 8000).includes(0) || after.subarray(0, 8000).includes(0)) return { kind: 'binary' };
   if (!isUtf8(before) || !isUtf8(after)) return { kind: 'not_utf8' };
-  const lines = countLines(before) + countLines(after);
-  const maxEditLength = Math.max(16, Math.min(MAX_EDIT_LENGTH, Math.floor(EDIT_WORK_PER_FILE / Math.max(1, lines))));
-  // jsdiff's line diff takes a comparator (its typings for structuredPatch leave it out).
-  const cmp: object = whitespace === 'none' ? {} : { comparator: comparator(whitespace) };
-  const patch = structuredPatch('', '', before.toString('utf8'), after.toString('utf8'), '', '', { context, maxEditLength, ...cmp });
-  if (!patch) return { kind: 'edit_limit', max_edit_length: maxEditLength, lines };
-  const hunks = patch.hunks.map((h) => ({ old_start: h.oldLines === 0 ? h.oldStart - 1 : h.oldStart, old_lines: h.oldLines, new_start: h.newLines === 0 ? h.newStart - 1 : h.newStart, new_lines: h.newLines, lines: h.lines }));
+  const a = splitLines(before.toString('utf8'));
+  const b = splitLines(after.toString('utf8'));
+  // Equal lines get one class number; a last line without its newline is another line than the
+  // same text with one (a NUL cannot be in text: it marks the difference).
+  const norm = normalizer(whitespace);
+  const classes = new Map<string, number>();
+  const classify = (side: { lines: string[]; noEol: boolean }) => Int32Array.from(side.lines, (l, i) => {
+    const key = (norm ? norm(l) : l) + (side.noEol && i === side.lines.length - 1 ? '\0' : '');
+    let c = classes.get(key);
+    if (c === undefined) classes.set(key, (c = classes.size));
+    return c;
+  });
+  const ca = classify(a);
+  const cb = classify(b);
+  const { removed, added, complete } = lineChanges(ca, cb, classes.size);
+  const hunks = buildHunks(a, b, removed, added, context);
   let additions = 0;
   let deletions = 0;
-  for (const h of hunks) for (const l of h.lines) {
-    if (l[0] === '+') additions++;
-    else if (l[0] === '-') deletions++;
+  for (const x of removed) deletions += x;
+  for (const x of added) additions += x;
+  return { kind: 'text', hunks, additions, deletions, complete };
+}
+
+/**
+ * The hunks of a line diff, as git writes them: each run of changes its removed lines then its
+ * added ones, `context` lines around, runs closer than 2 × context joined in one hunk. Context
+ * lines show the new side's text (they differ from the old only in ignored whitespace).
+ */
+function buildHunks(a: { lines: string[]; noEol: boolean }, b: { lines: string[]; noEol: boolean }, removed: Uint8Array, added: Uint8Array, context: number): Hunk[] {
+  const n1 = a.lines.length;
+  const n2 = b.lines.length;
+  // The runs of changes: [old index, old count, new index, new count].
+  const runs: Array<[number, number, number, number]> = [];
+  for (let i = 0, j = 0; i < n1 || j < n2;) {
+    if ((i < n1 && removed[i]) || (j < n2 && added[j])) {
+      const i0 = i;
+      const j0 = j;
+      while (i < n1 && removed[i]) i++;
+      while (j < n2 && added[j]) j++;
+      runs.push([i0, i - i0, j0, j - j0]);
+    } else {
+      i++;
+      j++;
+    }
   }
-  return { kind: 'text', hunks, additions, deletions };
+  const hunks: Hunk[] = [];
+  for (let r = 0; r < runs.length;) {
+    let last = r;
+    while (last + 1 < runs.length && runs[last + 1][0] - (runs[last][0] + runs[last][1]) <= 2 * context) last++;
+    const first = runs[r];
+    const end = runs[last];
+    const lead = Math.min(context, first[0], first[2]);
+    const s1 = first[0] - lead;
+    const s2 = first[2] - lead;
+    const e1 = Math.min(n1, end[0] + end[1] + context);
+    const e2 = Math.min(n2, end[2] + end[3] + context);
+    const lines: string[] = [];
+    const oldLine = (i: number, p: string) => {
+      lines.push(p + a.lines[i]);
+      if (a.noEol && i === n1 - 1) lines.push(NO_EOL);
+    };
+    const newLine = (j: number, p: string) => {
+      lines.push(p + b.lines[j]);
+      if (b.noEol && j === n2 - 1) lines.push(NO_EOL);
+    };
+    let i = s1;
+    let j = s2;
+    for (let k = r; k <= last; k++) {
+      const [ri, rn, rj, rm] = runs[k];
+      for (; i < ri; i++, j++) newLine(j, ' ');
+      for (; i < ri + rn; i++) oldLine(i, '-');
+      for (; j < rj + rm; j++) newLine(j, '+');
+    }
+    for (; i < e1 && j < e2; i++, j++) newLine(j, ' ');
+    const oldLines = e1 - s1;
+    const newLines = e2 - s2;
+    hunks.push({ old_start: oldLines === 0 ? s1 : s1 + 1, old_lines: oldLines, new_start: newLines === 0 ? s2 : s2 + 1, new_lines: newLines, lines });
+    r = last + 1;
+  }
+  return hunks;
 }
-
-function countLines(b: Buffer): number {
-  let n = 0;
-  for (let i = b.indexOf(10); i !== -1; i = b.indexOf(10, i + 1)) n++;
-  return n + 1;
-}
-
 export function emptyTotals(): DiffTotals {
-  return { files_changed: 0, additions: 0, deletions: 0, binary_files: 0, truncated_files: 0, bytes_read: 0, renames: 0, copies: 0, rename_limit: null };
+  return { files_changed: 0, additions: 0, deletions: 0, binary_files: 0, truncated_files: 0, uncounted_files: 0, bytes_read: 0, renames: 0, copies: 0, rename_limit: null };
 }
 
 /** A path as git writes it in headers: quoted C-style when it holds a quote, backslash, control or non-ASCII byte. */

@@ -4,14 +4,14 @@
 // diff (`lineDiff` in ./content-diff.ts), so a patchset's counts equal its diff's without rename
 // detection (`?renames=false`: the record is per path, a rename its delete and add). They are
 // bounded work (docs/api.md "Tasks, changes, patchsets"): a blob over MAX_LINE_COUNT_BYTES (the
-// size the diff routes leave out), binary or non-UTF-8 content and symlinks get no line counts,
-// nor does a file whose diff needs more edits than its cap, and once LINE_BUDGET_BYTES of blob
+// size the diff routes do not count), binary or non-UTF-8 content and symlinks get no line
+// counts, and once LINE_BUDGET_BYTES of blob
 // content have been read, or DIFF_TIME_BUDGET_MS spent in line diffs, for one diff, later files
 // get none either (`lines_complete` false).
 import { createHash } from 'node:crypto';
 import type { EntryKind, TreeEntry } from '../content.js';
 import { performance } from 'node:perf_hooks';
-import { DIFF_TIME_BUDGET_MS, MAX_DIFF_FILE_BYTES, lineDiff } from './content-diff.js';
+import { DIFF_TIME_BUDGET_MS, MAX_COUNT_FILE_BYTES, lineDiff } from './content-diff.js';
 import { Invalid } from '../errors.js';
 import { WalkBudget } from '../tree-size.js';
 
@@ -69,8 +69,8 @@ export interface TreeDiff {
   fingerprint?: string;
 }
 
-/** As the diff routes: a side over this is listed there without hunks, and counted here as unknown. */
-export const MAX_LINE_COUNT_BYTES = MAX_DIFF_FILE_BYTES;
+/** As the diff routes: a side over this is not counted there, and counted here as unknown. */
+export const MAX_LINE_COUNT_BYTES = MAX_COUNT_FILE_BYTES;
 export const LINE_BUDGET_BYTES = 64 * 1024 * 1024;
 export const MAX_LISTED_FILES = 1000;
 

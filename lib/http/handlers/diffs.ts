@@ -3,7 +3,7 @@
 // `?format=unified`); nothing of it is held whole in memory.
 import { Readable } from 'node:stream';
 import { Invalid, NotFound } from '../../domain/errors.js';
-import { DEFAULT_CONTEXT, FILE_CHANGE_KINDS, MAX_CONTEXT, TRUNCATED_REASONS, WHITESPACE_MODES, unifiedFile, type WhitespaceMode } from '../../domain/workflow/content-diff.js';
+import { DEFAULT_CONTEXT, FILE_CHANGE_KINDS, INLINE_DIFF_BYTES, INLINE_DIFF_LINES, MAX_CONTEXT, MAX_COUNT_FILE_BYTES, TRUNCATED_REASONS, WHITESPACE_MODES, unifiedFile, type FileDiff, type WhitespaceMode } from '../../domain/workflow/content-diff.js';
 import { patchsetDiff, snapshotFile, type PatchsetDiff } from '../../authority/workflow/diffs.js';
 import { MAX_DIFF_FILE_BYTES } from '../../domain/workflow/content-diff.js';
 import { fileMediaType, MAX_LINES_READ, sliceLines } from '../../domain/workflow/media.js';
@@ -40,11 +40,36 @@ function diffQuery(ctx: RouteContext): { against: string | null; context: number
   return { against: queryValue(ctx, 'against') ?? null, context: context === undefined ? DEFAULT_CONTEXT : Number(context), paths, unified, whitespace: whitespace as WhitespaceMode, renames: renames === 'true' };
 }
 
-async function* jsonBody(d: PatchsetDiff, q: { context: number; paths: string[]; whitespace: WhitespaceMode; renames: boolean }): AsyncGenerator<string> {
+const filePath = (p: string) => p.split('/').map(encodeURIComponent).join('/');
+
+/**
+ * Where a file left out can be seen (paths from the server's root): its diff alone (the same
+ * diff narrowed to it, old and new path for a rename or copy) and each side's bytes (the file
+ * route). Null on a file whose hunks are all there.
+ */
+function fileLinks(repoBase: string, d: PatchsetDiff, f: FileDiff, q: { context: number; whitespace: WhitespaceMode; renames: boolean }): FileLinks | null {
+  if (!f.truncated) return null;
+  const p = new URLSearchParams();
+  if (d.against) p.set('against', d.against);
+  if (q.context !== DEFAULT_CONTEXT) p.set('context', String(q.context));
+  if (q.whitespace !== 'none') p.set('whitespace', q.whitespace);
+  if (!q.renames) p.set('renames', 'false');
+  if (f.old_path && f.old_path !== f.path) p.append('path', f.old_path);
+  p.append('path', f.path);
+  return {
+    diff: f.truncated_reason === 'file_size' ? null : `${repoBase}/read/patchsets/${encodeURIComponent(d.patchset_id)}/diff?${p}`,
+    old_file: f.old_path === null ? null : `${repoBase}/read/snapshots/${d.base_snapshot_id}/files/${filePath(f.old_path)}`,
+    new_file: f.new_blob_id === null ? null : `${repoBase}/read/snapshots/${d.revision_snapshot_id}/files/${filePath(f.path)}`,
+  };
+}
+
+interface FileLinks { diff: string | null; old_file: string | null; new_file: string | null }
+
+async function* jsonBody(d: PatchsetDiff, q: { context: number; paths: string[]; whitespace: WhitespaceMode; renames: boolean }, repoBase: string): AsyncGenerator<string> {
   yield `{"patchset_id":${JSON.stringify(d.patchset_id)},"change_id":${JSON.stringify(d.change_id)},"base_snapshot_id":${JSON.stringify(d.base_snapshot_id)},"revision_snapshot_id":${JSON.stringify(d.revision_snapshot_id)},"against":${JSON.stringify(d.against)},"context":${q.context},"paths":${JSON.stringify(q.paths)},"whitespace":${JSON.stringify(q.whitespace)},"renames":${q.renames},"files":[`;
   let first = true;
   for await (const f of d.files) {
-    yield `${first ? '' : ','}${JSON.stringify(f)}`;
+    yield `${first ? '' : ','}${JSON.stringify({ ...f, links: fileLinks(repoBase, d, f, q) })}`;
     first = false;
   }
   yield `],"stats":${JSON.stringify(d.totals)}}`;
@@ -57,10 +82,13 @@ async function* unifiedBody(d: PatchsetDiff): AsyncGenerator<string> {
 async function reply(ctx: RouteContext, patchsetId: string) {
   const q = diffQuery(ctx);
   const a = requireAuthority(ctx);
-  const d = await patchsetDiff(a.store, a.workflow, patchsetId, q.against, { context: q.context, paths: q.paths, whitespace: q.whitespace, renames: q.renames });
+  const d = await patchsetDiff(a.store, a.workflow, patchsetId, q.against, { context: q.context, paths: q.paths, whitespace: q.whitespace, renames: q.renames, inlineCap: !q.unified });
+  // The repository's base path, as this request named it (links in the JSON are relative to the server).
+  const at = ctx.koa.path.indexOf('/read/');
+  const repoBase = at >= 0 ? ctx.koa.path.slice(0, at) : '';
   return q.unified
     ? { mediaType: 'text/x-diff; charset=utf-8', bytes: Readable.from(unifiedBody(d)) }
-    : { mediaType: 'application/json; charset=utf-8', bytes: Readable.from(jsonBody(d, q)) };
+    : { mediaType: 'application/json; charset=utf-8', bytes: Readable.from(jsonBody(d, q, repoBase)) };
 }
 
 export const patchsetDiffHandler: Handler = async (ctx) => reply(ctx, ctx.params.patchset_id);
@@ -176,11 +204,21 @@ export const SCHEMAS: Schemas = {
     old_blob_id: gitId,
     new_blob_id: gitId,
     binary: bool,
-    truncated: { ...bool, description: 'the content was left out: no hunks; the unified form writes a binary entry without data, which git apply refuses' },
-    truncated_reason: { ...orNull(enumOf([...TRUNCATED_REASONS])), description: 'why the content was left out (null unless truncated): a side over 1 MiB, the byte or time budget of the request spent, or a line diff past its edit cap' },
+    truncated: { ...bool, description: 'the hunks were left out; the unified form writes a binary entry without data, which git apply refuses' },
+    truncated_reason: { ...orNull(enumOf([...TRUNCATED_REASONS])), description: `why the hunks were left out (null unless truncated): file_size (a side over 1 MiB), large_diff (over ${INLINE_DIFF_LINES} lines or ${INLINE_DIFF_BYTES / 1024} KiB of hunks, in a response that does not name the file with ?path=), byte_budget or time_budget (the request's budget spent); all but file_size go away when the file is asked for alone` },
     note: orNull(str),
-    additions: uint,
-    deletions: uint,
+    additions: { ...orNull(uint), description: `lines added, as git diff --numstat counts them; null when the content was not line-diffed (binary, a side over ${MAX_COUNT_FILE_BYTES / (1024 * 1024)} MiB, the request's budget spent)` },
+    deletions: { ...orNull(uint), description: 'lines removed; null as additions' },
+    diff_lines: { ...orNull(uint), description: 'lines in the hunks (sent or not); null when not computed' },
+    diff_bytes: { ...orNull(uint), description: 'bytes of the hunks as unified text (sent or not); null when not computed' },
+    links: {
+      ...orNull(obj({
+        diff: { ...orNull(str), description: 'this diff narrowed to the file (its old and new path), which sends its hunks; null for file_size' },
+        old_file: { ...orNull(str), description: 'the old side\'s bytes (the file route); null when added' },
+        new_file: { ...orNull(str), description: 'the new side\'s bytes; null when deleted' },
+      })),
+      description: 'on a file left out (truncated): paths from the server root to see it; null otherwise',
+    },
     old_image: image,
     new_image: image,
     hunks: arr(obj({
@@ -210,7 +248,7 @@ export const SCHEMAS: Schemas = {
     renames: { ...bool, description: 'whether renames and copies were looked for' },
     files: arr(ref('FileDiff')),
     stats: obj({
-      files_changed: uint, additions: uint, deletions: uint, binary_files: uint, truncated_files: uint, bytes_read: uint,
+      files_changed: uint, additions: uint, deletions: uint, binary_files: uint, truncated_files: uint, uncounted_files: { ...uint, description: 'text files whose lines were not counted (null additions and deletions): additions and deletions sum the others' }, bytes_read: uint,
       renames: uint, copies: uint,
       rename_limit: { ...orNull(enumOf(['pairs', 'byte_budget', 'time_budget'])), description: 'the bound rename detection stopped at (unmatched files stay a delete and an add); null when it ran in full or was off' },
     }),

@@ -489,6 +489,50 @@ function ImagePair({ repo, file, snaps }) {
   </div>`;
 }
 
+/** A file's +/− counts; a count the server did not compute (binary, too large, past its budget) is said so, never shown as 0. */
+function Counts({ file }) {
+  if (file.additions === null || file.deletions === null) return file.binary ? null : html`<span class="stat muted" title=${file.note ?? ''}>not counted</span>`;
+  return html`<span class="stat"><span class="add-text">+${NUMBER.format(file.additions)}</span> <span class="del-text">−${NUMBER.format(file.deletions)}</span></span>`;
+}
+
+/** Why a file's diff is not shown, in words, for each `truncated_reason`. */
+const LEFT_OUT = {
+  large_diff: 'This diff is large, so it is not loaded with the others.',
+  byte_budget: 'This diff was left out: the page\'s diff had reached its size budget.',
+  time_budget: 'This diff was left out: the page\'s diff had used its time budget.',
+  file_size: 'This file is too large to show as a diff; compare the two versions.',
+};
+
+/**
+ * A file whose hunks were left out: why, a "Load diff" button when the file alone has them
+ * (its size said), and links to both versions (the file route).
+ */
+function LeftOut({ repo, snaps, file, onLoad }) {
+  const [state, setState] = useState({ busy: false, error: null });
+  const load = async () => {
+    setState({ busy: true, error: null });
+    try {
+      await onLoad(file);
+    } catch (e) {
+      setState({ busy: false, error: e.message || String(e) });
+    }
+  };
+  const sizeText = file.diff_lines !== null && file.diff_bytes !== null ? ` (${plural(file.diff_lines, 'line')}, ${size(file.diff_bytes)})` : '';
+  const canLoad = !!file.links?.diff;
+  // The server's note, for what the words above do not say (a size); its advice to the API's callers is the button here.
+  const detail = file.truncated_reason === 'large_diff' ? null : (file.note ?? '').replace(/; ask for this file with \?path=$/, '');
+  const side = (snapshot, path, label) => html`<a href=${fileUrl(repo, snapshot, path)} target="_blank" rel="noopener">${label}</a>`;
+  return html`<div class="file-note left-out">
+    <p>${LEFT_OUT[file.truncated_reason] ?? 'This diff was left out.'}${detail ? html` <span class="muted">${detail}</span>` : null}</p>
+    <p class="left-out-actions">
+      ${canLoad ? html`<button type="button" class="btn small" onClick=${load} disabled=${state.busy} aria-busy=${state.busy ? 'true' : 'false'}>${state.busy ? 'Loading…' : `Load diff${sizeText}`}</button>` : null}
+      ${snaps && file.old_path !== null && file.change !== 'added' ? side(snaps.base, file.old_path, 'Old version') : null}
+      ${snaps && file.new_blob_id ? side(snaps.rev, file.path, 'New version') : null}
+    </p>
+    ${state.error ? html`<p class="warn-text" role="alert">Could not load the diff: ${state.error}</p>` : null}
+  </div>`;
+}
+
 /** One file: a sticky header (always there) and its body, built once it is near the viewport. */
 function FileDiff({ repo, snaps, file, index, view, observe, open, onToggle, current, onLoadFull, entry, editors, viewed, onViewed, mark, onAnchor, all }) {
   const box = useRef(null);
@@ -504,12 +548,8 @@ function FileDiff({ repo, snaps, file, index, view, observe, open, onToggle, cur
   const images = open && snaps && (file.old_image || file.new_image) ? html`<${ImagePair} repo=${repo} file=${file} snaps=${snaps} />` : null;
   if (!open) body = null;
   else if (file.binary) body = images ? null : html`<p class="file-note">Binary file ${file.change}.</p>`;
-  else if (file.truncated) {
-    // A file left out for the request's budget comes back when asked for alone; one over the size
-    // limit or past the edit cap would not, so it gets no button.
-    const alone = file.truncated_reason === 'byte_budget' || file.truncated_reason === 'time_budget';
-    body = html`<p class="file-note">Left out of the diff: ${file.note || 'too large'}.${alone ? html` <button type="button" class="btn small" onClick=${() => onLoadFull(file.path)}>Load this file</button>` : null}</p>`;
-  } else if (!hasBody) body = html`<p class="file-note">${mode ? 'Only the mode changed.' : file.change === 'modified' ? 'No change in content.' : `Empty file ${file.change}.`}</p>`;
+  else if (file.truncated) body = html`<${LeftOut} repo=${repo} snaps=${snaps} file=${file} onLoad=${onLoadFull} />`;
+  else if (!hasBody) body = html`<p class="file-note">${mode ? 'Only the mode changed.' : file.change === 'modified' ? 'No change in content.' : `Empty file ${file.change}.`}</p>`;
   else if (near) body = html`<${FileBody} repo=${repo} snaps=${snaps} file=${file} view=${view} ft=${entry || editors.rows.size ? { threads: entry?.lines, editors: editors.rows } : null} mark=${mark} onAnchor=${onAnchor} />`;
   // A style object is set through the CSSOM (el.style.height), which the CSP allows; no style attribute is written.
   else body = html`<div class="file-placeholder" style=${{ height: `${rowCount(file, view) * LINE_PX}px` }} aria-busy="true"><span class="muted">${plural(lines, 'line')}…</span></div>`;
@@ -537,16 +577,17 @@ function FileDiff({ repo, snaps, file, index, view, observe, open, onToggle, cur
       <span class="file-meta">
         ${mode ? html`<span class="muted">${mode}</span>` : null}
         ${file.binary ? html`<${Badge} value="binary" tone="plain" />` : null}
-        ${file.truncated ? html`<${Badge} value="truncated" tone="warn" />` : null}
+        ${file.truncated ? html`<${Badge} value=${file.truncated_reason === 'file_size' ? 'too large' : 'not loaded'} tone="warn" />` : null}
         ${entry?.count ? html`<span class=${`thread-count${entry.unresolved ? ' has-unresolved' : ''}`} title="comment threads on this file">${plural(entry.count, 'thread')}${entry.unresolved ? html` · ${entry.unresolved} unresolved` : null}</span>` : null}
-        <span class="stat"><span class="add-text">+${file.additions}</span> <span class="del-text">−${file.deletions}</span></span>
+        <${Counts} file=${file} />
         ${T?.open ? html`<button type="button" class="btn small link comment-file" onClick=${() => T.openEditor(fileTarget)} aria-label=${`Comment on file ${file.path}`}>Comment on file</button>` : null}
         ${onViewed ? html`<label class="viewed-check" title="Mark the file viewed (v); it folds, and stays viewed on later patchsets while its content does not change"><input type="checkbox" checked=${!!viewed} onChange=${(e) => onViewed(index, e.currentTarget.checked)} aria-label=${`Viewed: ${file.path}`} /> Viewed</label>` : null}
       </span>
     </header>
+    ${file.truncated ? body : null}
     ${open && (topThreads.length || editors.top.length) ? html`<div class="file-threads"><${ThreadStack} threads=${topThreads} editors=${editors.top} where=${true} /></div>` : null}
     ${images}
-    ${body}
+    ${file.truncated ? null : body}
   </section>`;
 }
 
@@ -617,8 +658,8 @@ function FileTree({ files, current, onPick, index, viewed, filterRef }) {
     rows.push(html`<li class=${`file-row${i === current ? ' current' : ''}${isViewed ? ' viewed' : ''}`} data-path=${f.path}>
       <span class=${`chg chg-${f.change}`} title=${f.change}>${CHANGE_LETTER[f.change] ?? '?'}</span>
       <span class="path-cell"><a class="path-cut" title=${f.path} href=${fileHash(f.path)} onClick=${(e) => { e.preventDefault(); onPick(i); }}>${pathParts(f.path)}</a></span>
-      <span class="num add-text">+${f.additions}</span>
-      <span class="num del-text">−${f.deletions}</span>
+      ${f.additions === null ? html`<span class="num muted" title=${f.binary ? 'binary' : 'not counted'}>${f.binary ? 'bin' : '?'}</span><span class="num"></span>` : html`<span class="num add-text">+${f.additions}</span>
+      <span class="num del-text">−${f.deletions}</span>`}
       ${index ? html`<${FileThreadCount} e=${index.byFile.get(f.path)} />` : html`<span class="num thread-num"></span>`}
       <span class="viewed-mark" title=${isViewed ? 'viewed' : ''}>${isViewed ? html`<span aria-hidden="true">✓</span><span class="sr-only">viewed</span>` : null}</span>
     </li>`);
@@ -892,11 +933,17 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
     return () => removeEventListener('keydown', onKey);
   }, [goTo, toggle, onView, marks, setViewed, files, active, onShow]);
 
-  const loadFull = useCallback(async (path) => {
-    const one = await get(repoPath(repo, `/read/patchsets/${seg(diff.patchset_id)}/diff${query({ path, against: diff.against, whitespace: whitespace ?? undefined })}`));
-    const f = one.files.find((x) => x.path === path);
-    if (f) setFiles((fs) => fs.map((x) => (x.path === path ? f : x)));
-  }, [repo, diff, whitespace]);
+  /** A file left out, loaded alone (its `links.diff`: the same diff narrowed to its old and new path); it replaces its entry, so its threads find their lines. */
+  const loadFull = useCallback(async (file) => {
+    const one = await get(file.links?.diff ?? repoPath(repo, `/read/patchsets/${seg(diff.patchset_id)}/diff${query({ path: file.path, against: diff.against, whitespace: whitespace ?? undefined })}`));
+    const f = one.files.find((x) => x.path === file.path);
+    if (!f) throw new Error(`${file.path} is not in the diff`);
+    setFiles((fs) => fs.map((x) => (x.path === file.path ? f : x)));
+    setOpenSet((s) => {
+      const i = files.findIndex((x) => x.path === file.path);
+      return i < 0 || s.has(i) ? s : new Set([...s, i]);
+    });
+  }, [repo, diff, whitespace, files]);
 
   // The threads placed once per read of the threads (a Map by file and line), and the open editors by file.
   useEffect(() => { T?.setFiles({ files, against: diff.against ?? null }); }, [files, diff]);
@@ -915,6 +962,8 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
   }, [goTo]);
   useThreadKeys(T, index, goToFile);
   const st = diff.stats;
+  // Files still without their hunks (a loaded one no longer counts).
+  const leftOut = files.reduce((n, f) => n + (f.truncated ? 1 : 0), 0);
   const viewedPaths = marks?.paths ?? null;
   const snaps = useMemo(() => (diff.base_snapshot_id && diff.revision_snapshot_id ? { base: diff.base_snapshot_id, rev: diff.revision_snapshot_id } : null), [diff]);
   return html`<div class="diff-view">
@@ -922,8 +971,9 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
       ${toolbar}
       <span><strong>${plural(st.files_changed, 'file')}</strong> changed</span>
       <span class="add-text">+${NUMBER.format(st.additions)}</span> <span class="del-text">−${NUMBER.format(st.deletions)}</span>
+      ${st.uncounted_files ? html`<span class="warn-text" title="these files' lines were not counted: the totals leave them out">${plural(st.uncounted_files, 'file')} not counted</span>` : null}
       ${st.binary_files ? html`<span class="muted">${plural(st.binary_files, 'binary file')}</span>` : null}
-      ${st.truncated_files ? html`<span class="warn-text">${plural(st.truncated_files, 'file')} left out of the diff</span>` : null}
+      ${leftOut ? html`<span class="muted">${plural(leftOut, 'diff')} not loaded</span>` : null}
       ${marks?.error ? html`<span class="warn-text small" role="status">viewed marks: ${marks.error.status ? `HTTP ${marks.error.status}: ` : ''}${marks.error.message}</span>` : null}
       <span class="spacer"></span>
       <span class="muted kbd-hint" title="j / k files · v viewed · n / p unresolved threads · N / P hunks · / filter"><kbd>?</kbd> keys</span>
