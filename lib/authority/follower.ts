@@ -53,9 +53,10 @@ export class Follower {
   private lastError: string | null = null;
   private lastAppliedAt: string | null = null;
   private generation: bigint | null = null;
+  /** The server is stopping: no loop starts again. */
   private stopped = false;
-  private loop: Promise<void> | null = null;
-  private round: Promise<void> = Promise.resolve();
+  /** The polling loop, while one runs; `halt` ends it (its sleep at once, its round at the next repository). */
+  private loop: { halt: AbortController; done: Promise<void> } | null = null;
 
   /** The archive's URL in its one spelling. */
   readonly url: string;
@@ -65,20 +66,33 @@ export class Follower {
   }
 
   start(): void {
-    this.loop ??= (async () => {
-      while (!this.stopped) {
-        this.round = this.poll();
-        await this.round;
-        if (!this.stopped) await sleep(this.o.intervalMs ?? 1000);
+    if (this.loop || this.stopped) return;
+    const halt = new AbortController();
+    const done = (async () => {
+      while (!halt.signal.aborted) {
+        await this.poll(halt.signal);
+        if (!halt.signal.aborted) await sleep(this.o.intervalMs ?? 1000, undefined, { signal: halt.signal }).catch(() => {});
       }
     })();
+    this.loop = { halt, done };
+  }
+
+  /**
+   * End the polling loop and wait until it has: a loop merely told to stop could wake from its
+   * sleep after a failed promotion started the next one, and two would poll at once.
+   */
+  private async halt(): Promise<void> {
+    const loop = this.loop;
+    if (!loop) return;
+    loop.halt.abort();
+    await loop.done;
+    if (this.loop === loop) this.loop = null;
   }
 
   /** Stop polling after the round under way. */
   async stop(): Promise<void> {
     this.stopped = true;
-    await this.round;
-    await this.loop;
+    await this.halt();
   }
 
   status(): FollowStatus {
@@ -92,9 +106,9 @@ export class Follower {
   }
 
   /** One pass over the archive; failures are kept for /healthz and retried at the next pass. */
-  private async poll(): Promise<void> {
+  private async poll(halted: AbortSignal): Promise<void> {
     try {
-      await this.catchUp();
+      await this.catchUp(halted);
       if (this.state === 'error') this.state = 'following';
       this.lastError = null;
     } catch (err) {
@@ -104,9 +118,10 @@ export class Follower {
     }
   }
 
-  private async catchUp(): Promise<void> {
+  /** Apply every newer manifest; a halted loop's round ends at the next repository (a promotion's never does). */
+  private async catchUp(halted?: AbortSignal): Promise<void> {
     for (const index of await listArchivedRepositories(this.o.store)) {
-      if (this.stopped && this.state !== 'promoting') return;
+      if (halted?.aborted) return;
       const found = await findManifest(this.o.store, index);
       if (!found) continue;
       const known = this.applied.get(index);
@@ -143,8 +158,7 @@ export class Follower {
     let claiming = false;
     const given = (): void => { if (signal?.aborted) throw new Error('the caller went away before the claim'); };
     try {
-      this.stopped = true;
-      await this.round;
+      await this.halt();
       given();
       await this.catchUp();
       given();
@@ -165,8 +179,6 @@ export class Follower {
       const why = (err as Error).message;
       this.state = 'error';
       this.lastError = `promotion failed: ${why}`;
-      this.stopped = false;
-      this.loop = null;
       this.start();
       this.service.log.warn({ follow: this.url, problem: why, claim_uncertain: claiming }, 'follow: promotion failed; still following');
       throw new Busy(`not promoted: ${why}; this server still follows ${this.url} read-only${claiming ? ' (the claim of the next generation got no answer: it may be stored and fence the old writer; cairn promote again claims the one after it)' : ' (nothing was claimed)'}`);

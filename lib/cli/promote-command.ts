@@ -11,7 +11,7 @@ import { parseU32 } from '../domain/repository.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
 
 export const PROMOTE_HELP = `Usage:
-  cairn promote --server URL [--timeout SECONDS] [--json]
+  cairn promote --server URL [--secret-file FILE] [--timeout SECONDS] [--json]
   cairn promote --server URL --repo N [--json] FILE
 
 Without FILE: promote a standby (a server started with cairn serve --follow) to the writer of
@@ -23,6 +23,12 @@ timeout, so it ends; when it fails the standby still follows, read-only, and the
 whether the claim may have been stored. --timeout (default 300) bounds the wait: the command
 then hangs up — a standby that has not claimed yet stops there — waits for the standby to
 settle and says which state it is in (promoted, or still following).
+
+A promotion needs the standby's promotion secret when it has one (serve --promote-secret-file):
+--secret-file FILE (or CAIRN_PROMOTE_SECRET_FILE=FILE) sends FILE's first line as
+Authorization: Bearer. Without a secret the standby accepts a promotion only from its own
+machine on a loopback listener (docs/operations.md "Who may promote"). The secret travels as
+it is: over plain http, use it on the standby's machine or a private network.
 
 With FILE: publish an offline history as remote tasks and changes plus one aggregate patchset on the last
 entry's change (POST {repo}/history-promotion:prepare). FILE holds the request body as JSON
@@ -39,6 +45,7 @@ export async function promoteCommand(argv: string[]): Promise<number> {
     repo: { type: 'string' },
     json: { type: 'boolean', default: false },
     timeout: { type: 'string' },
+    'secret-file': { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   }, true);
   if (values.help) { process.stdout.write(PROMOTE_HELP); return 0; }
@@ -48,8 +55,13 @@ export async function promoteCommand(argv: string[]): Promise<number> {
     if (!/^[1-9][0-9]{0,5}$/.test(String(values.timeout))) throw new CliUsageError('--timeout must be a whole number of seconds (1 to 999999)');
     timeoutS = Number(values.timeout);
   }
-  if (positionals.length === 0 && values.repo === undefined) return promoteStandby(values.server, values.json === true, timeoutS);
+  if (positionals.length === 0 && values.repo === undefined) {
+    const secretFile = values['secret-file'] ?? process.env.CAIRN_PROMOTE_SECRET_FILE;
+    const secret = typeof secretFile === 'string' && secretFile !== '' ? await readSecret(values['secret-file'] !== undefined ? '--secret-file' : 'CAIRN_PROMOTE_SECRET_FILE', secretFile) : null;
+    return promoteStandby(values.server, values.json === true, timeoutS, secret);
+  }
   if (values.timeout !== undefined) throw new CliUsageError('--timeout applies to the promotion of a standby (without --repo and FILE)');
+  if (values['secret-file'] !== undefined) throw new CliUsageError('--secret-file applies to the promotion of a standby (without --repo and FILE)');
   if (typeof values.repo !== 'string') throw new CliUsageError('--repo is required');
   if (positionals.length !== 1) throw new CliUsageError('give exactly one FILE (the promotion request as JSON)');
   let repo: number;
@@ -80,10 +92,24 @@ export async function promoteCommand(argv: string[]): Promise<number> {
   return 0;
 }
 
+/** A promotion secret file's first line, trimmed (its text never in a message). */
+async function readSecret(source: string, file: string): Promise<string> {
+  let secret: string;
+  try {
+    secret = (await readFile(file, 'utf8')).split(/\r?\n/)[0]!.trim();
+  } catch (err) {
+    throw new CliUsageError(`${source}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  if (secret === '' || /\s/.test(secret)) throw new CliUsageError(`${source}: the first line of ${file} must hold the secret (no spaces)`);
+  return secret;
+}
+
 /** `cairn promote --server URL`: the standby's promotion to writer. */
-async function promoteStandby(server: string, jsonFlag: boolean, timeoutS: number): Promise<number> {
+async function promoteStandby(server: string, jsonFlag: boolean, timeoutS: number, secret: string | null): Promise<number> {
   // No retry of a refusal: a failed promotion is reported, not tried again behind the operator's back.
   const client = new CairnClient(server, 0);
+  // Only the promotion carries the secret (the /healthz reads after a timeout have their own client).
+  if (secret !== null) client.standing.authorization = `Bearer ${secret}`;
   client.signal = AbortSignal.timeout(timeoutS * 1000);
   let res: Json;
   try {

@@ -14,6 +14,7 @@ import { canonicalHost, canonicalOrigin, RequestGuard } from '../http/request-gu
 import { buildAssetTable } from '../http/ui/assets.js';
 import { HEADER_NAME, type UiOptions } from '../http/ui/routes.js';
 import { parseTrustList, type IdentityOptions } from '../http/identity.js';
+import { isLoopbackAddress, type PromoteAccess } from '../http/promote-access.js';
 import { lockDataDir } from '../store/datadir-lock.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import { DEFAULT_EVENT_FEED_OPTIONS, type EventFeedOptions } from '../authority/event-feed.js';
@@ -55,7 +56,8 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--archive-lag-warn-seconds N] [--archive-keep POLICY]
                    [--archive-prune-grace DURATION] [--archive-prune-every DURATION]
                    [--archive-checkpoint-ranges N] [--archive-lease-seconds N]
-                   [--follow s3://BUCKET[/PREFIX]] [--follow-interval-ms N] [-h|--help]
+                   [--follow s3://BUCKET[/PREFIX]] [--follow-interval-ms N]
+                   [--promote-secret-file FILE] [-h|--help]
 
 Serve the cairn HTTP interface, and the reviewer web UI at /ui/ (docs/ui.md).
 
@@ -212,6 +214,13 @@ Options:
                      new or empty; --event-retention is ignored while following
   --follow-interval-ms N
                      look for new manifests this often (default 1000)
+  --promote-secret-file FILE
+                     with --follow: POST /archive/promote must carry the secret in FILE
+                     (its first line, 16 characters or more) as Authorization: Bearer
+                     (cairn promote --secret-file FILE); 401 otherwise. Without it only a
+                     caller on this machine may promote: a loopback --bind, a loopback
+                     peer, no web page or proxy, and no --ui-identity-header (403 otherwise;
+                     docs/operations.md "Who may promote")
   -h, --help         show this help
 
 Test-only options:
@@ -271,6 +280,8 @@ export interface ServerOptions {
   archive?: ArchivingOptions;
   /** Follow this archive read-only (lib/authority/follower.ts) until promoted; then ship to it. */
   follow?: FollowOptions & { shipIntervalMs?: number };
+  /** The secret POST /archive/promote must carry (--promote-secret-file); absent: only a caller on this machine may promote (lib/http/promote-access.ts). */
+  promoteSecret?: string | null;
 }
 
 export const DEFAULT_SHUTDOWN_SECONDS = 10;
@@ -413,7 +424,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       } else {
         startWriters();
       }
-      server.activate(createApp({ service, log, requestLog: options.requestLog, assets: swaggerUiAssets(), ui, guard, identity }).callback());
+      // Who may promote: the listener actually bound (a wildcard faces the network), a front door, the secret.
+      const promotion: PromoteAccess = { secret: options.promoteSecret ?? null, loopbackListener: isLoopbackAddress(address.address), frontDoor: identity !== null };
+      server.activate(createApp({ service, log, requestLog: options.requestLog, assets: swaggerUiAssets(), ui, guard, identity, promotion }).callback());
       if (options.archive && !options.follow) startArchiving(options.archive);
       log.info({ repositories: service.registry.all().length }, 'ready');
       // Repositories open on first use; this opens the rest so their timers and dispatchers run.
@@ -427,6 +440,18 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     void stop();
   });
   return { url, ready, done, stop };
+}
+
+/** A secret file's first line, trimmed: 16 characters or more. Its text is never in a message. */
+async function readSecretFile(flag: string, file: string): Promise<string> {
+  let secret: string;
+  try {
+    secret = (await fsp.readFile(file, 'utf8')).split(/\r?\n/)[0]!.trim();
+  } catch (err) {
+    throw new CliUsageError(`${flag}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  if (secret.length < 16) throw new CliUsageError(`${flag}: the secret must be at least 16 characters`);
+  return secret;
 }
 
 export async function serve(argv: string[]): Promise<number> {
@@ -471,6 +496,7 @@ export async function serve(argv: string[]): Promise<number> {
     archive: { type: 'string' },
     follow: { type: 'string' },
     'follow-interval-ms': { type: 'string', default: '1000' },
+    'promote-secret-file': { type: 'string' },
     'archive-config': { type: 'string' },
     'archive-interval-ms': { type: 'string', default: '1000' },
     'archive-lag-warn-seconds': { type: 'string', default: '60' },
@@ -530,15 +556,7 @@ export async function serve(argv: string[]): Promise<number> {
       throw new CliUsageError(`--trust-identity-from: ${(err as Error).message}`);
     }
   }
-  let secret: string | null = null;
-  if (values['trust-identity-secret-file'] !== undefined) {
-    try {
-      secret = (await fsp.readFile(String(values['trust-identity-secret-file']), 'utf8')).split(/\r?\n/)[0].trim();
-    } catch (err) {
-      throw new CliUsageError(`--trust-identity-secret-file: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-    }
-    if (secret.length < 16) throw new CliUsageError('--trust-identity-secret-file: the secret must be at least 16 characters');
-  }
+  const secret = values['trust-identity-secret-file'] === undefined ? null : await readSecretFile('--trust-identity-secret-file', String(values['trust-identity-secret-file']));
   if ((trustFrom || secret) && identityHeader === undefined) throw new CliUsageError('--trust-identity-from and --trust-identity-secret-file need --ui-identity-header');
   const identity: IdentityOptions | null = identityHeader === undefined ? null : { header: identityHeader, trustFrom, secret };
   const lockStaleMs = Number(values['lock-stale-ms']);
@@ -632,6 +650,8 @@ export async function serve(argv: string[]): Promise<number> {
   } else if (values['archive-config'] !== undefined && values.follow === undefined) {
     throw new CliUsageError('--archive-config needs --archive or --follow');
   }
+  if (values['promote-secret-file'] !== undefined && values.follow === undefined) throw new CliUsageError('--promote-secret-file needs --follow: only a follower is promoted');
+  const promoteSecret = values['promote-secret-file'] === undefined ? null : await readSecretFile('--promote-secret-file', String(values['promote-secret-file']));
   let follow: ServerOptions['follow'];
   if (values.follow !== undefined) {
     if (archive) throw new CliUsageError('--follow and --archive exclude each other: a follower ships only after its promotion');
@@ -641,7 +661,7 @@ export async function serve(argv: string[]): Promise<number> {
     // Trimming old events would be a commit of the follower's own: its files change only by manifests.
     events.retention = null;
   }
-  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, shutdownSeconds, maxSnapshotPaths, identity, gitMirrors, archive, follow });
+  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, shutdownSeconds, maxSnapshotPaths, identity, gitMirrors, archive, follow, promoteSecret });
   let signalled = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (signalled) {

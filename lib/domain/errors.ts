@@ -7,6 +7,7 @@ export type ErrorCode =
   | 'Unprocessable' // JSON does not fit the typed request (422)
   | 'NotFound' // unknown route, repository, entity, pack or file (404)
   | 'MethodNotAllowed' // route exists, method not bound (405)
+  | 'Unauthorized' // a secret the route needs is missing or wrong (401 + WWW-Authenticate)
   | 'Forbidden' // a state-changing request from another origin (Origin, Sec-Fetch-Site) (403)
   | 'Misdirected' // a Host this server does not answer for (DNS rebinding) (421)
   | 'Conflict' // authority/lifecycle conflict, stale head, governed line (409)
@@ -43,6 +44,10 @@ export class NotFound extends CairnError {
 export class MethodNotAllowed extends CairnError {
   readonly allow: string[];
   constructor(message: string, allow: string[]) { super('MethodNotAllowed', message); this.allow = allow; }
+}
+/** The request lacks a credential the route needs, or it is wrong; `challenge` is the WWW-Authenticate value. */
+export class Unauthorized extends CairnError {
+  constructor(message: string, readonly challenge: string) { super('Unauthorized', message); }
 }
 export class Forbidden extends CairnError {
   constructor(message: string) { super('Forbidden', message); }

@@ -14,6 +14,7 @@ import { ROUTES } from './routes.js';
 import type { AssetSource, Reply, RouteContext, RouteSpec } from './route-types.js';
 import { uiMiddleware, type UiLookup, type UiOptions } from './ui/routes.js';
 import { callerIdentity, type IdentityOptions } from './identity.js';
+import { NO_PROMOTION, type PromoteAccess } from './promote-access.js';
 
 export interface AppOptions {
   service: CairnService;
@@ -28,6 +29,8 @@ export interface AppOptions {
   guard?: RequestGuard | null;
   /** Where the caller's name comes from (./identity.ts); absent/null: no request names its caller. */
   identity?: IdentityOptions | null;
+  /** Who may promote a follower (./promote-access.ts); absent/null: nobody. */
+  promotion?: PromoteAccess | null;
 }
 
 /** The request log line's fields: never the URL (it may carry a restore token), never a body. */
@@ -143,7 +146,7 @@ export function createApp(options: AppOptions): Koa {
         if (hasBody(ctx)) await drain(ctx);
       }
 
-      const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit, assets: options.assets };
+      const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit, assets: options.assets, promotion: options.promotion ?? NO_PROMOTION };
       const reply = await route.handler(routeCtx);
       if ('write' in reply) await sendWritten(ctx, reply);
       else if ('stream' in reply) {

@@ -1,12 +1,13 @@
 // The one place domain errors become HTTP: a total table from error code to status. A 5xx
 // body never carries a stack or a path; the details go to the log only.
 import type { Context } from 'koa';
-import { CairnError, MethodNotAllowed, TooManyRequests, isCairnError, type ErrorCode } from '../domain/errors.js';
+import { CairnError, MethodNotAllowed, TooManyRequests, Unauthorized, isCairnError, type ErrorCode } from '../domain/errors.js';
 import { GOVERNED_CODE } from '../domain/lines.js';
 import { constant, enumOf, obj, str, strArr, uint, type Schemas } from './json-schema.js';
 
 export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   Invalid: 400,
+  Unauthorized: 401,
   Forbidden: 403,
   NotFound: 404,
   MethodNotAllowed: 405,
@@ -71,6 +72,7 @@ export function errorReply(err: unknown): ErrorReply {
   if (known instanceof MethodNotAllowed) headers.Allow = known.allow.join(', ');
   if (status === 503) headers['Retry-After'] = '1';
   if (known instanceof TooManyRequests) headers['Retry-After'] = String(known.retryAfterS);
+  if (known instanceof Unauthorized) headers['WWW-Authenticate'] = known.challenge;
   // 500s from Corrupt keep a generic text: the message may name files of the data directory.
   const message = status >= 500 && status !== 501 && status !== 503 ? 'internal error: the authority operation failed (see server log)' : known.message;
   return { status, body: { ...known.fields, error: message }, headers, internal: status >= 500 && status !== 501 && status !== 503 };

@@ -106,7 +106,8 @@ export function refusalsOf(route: RouteSpec): number[] {
 
 const REFUSAL_TEXT: Record<number, string> = {
   400: 'Invalid request: a path value, query parameter or body field breaks a rule, malformed JSON, or an invalid state transition',
-  403: "The identity header from a peer that is not the trusted ingress (cairn serve --trust-identity-from, --trust-identity-secret-file), or a body field naming another person than the caller's identity; a state-changing request from a page of another origin (Origin or Sec-Fetch-Site; see cairn serve --allowed-origin); on :applySuggestions, a caller who is not the change's author",
+  401: 'The request lacks the secret the route needs, or it is wrong (POST /archive/promote: the promotion secret in Authorization: Bearer, see cairn serve --promote-secret-file); WWW-Authenticate names the scheme',
+  403: "The identity header from a peer that is not the trusted ingress (cairn serve --trust-identity-from, --trust-identity-secret-file), or a body field naming another person than the caller's identity; a state-changing request from a page of another origin (Origin or Sec-Fetch-Site; see cairn serve --allowed-origin); on :applySuggestions, a caller who is not the change's author; on POST /archive/promote without a promotion secret configured, a caller that is not on the standby's own machine (docs/operations.md \"Who may promote\")",
   404: 'Unknown repository, entity, pack or file',
   405: 'Method not bound for this path (Allow lists those that are)',
   409: 'Authority, lifecycle or compare-and-set conflict',
@@ -202,6 +203,7 @@ function responses(route: RouteSpec): Record<string, unknown> {
       description: REFUSAL_TEXT[status] ?? 'Refused',
       ...(status === 503 ? { headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds (1)' } } } : {}),
       ...(status === 429 ? { headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds' } } } : {}),
+      ...(status === 401 ? { headers: { 'WWW-Authenticate': { schema: { type: 'string' }, description: 'the scheme the route takes (Bearer)' } } } : {}),
       content: json(schema),
     };
   }

@@ -268,7 +268,7 @@ export const ROUTES: readonly RouteSpec[] = [
   route('events.global', 'GET', '/v1/native/events', { extension: true, query: events.EventsQuery, ok: { json: 'GlobalEventPage', raw: ['text/event-stream'] }, refuses: [410, 429], handler: events.globalEvents }),
 
   // Extensions: the archive (docs/api.md "Archive (extensions)"): a follower's promotion to writer
-  route('archive.promote', 'POST', '/archive/promote', { extension: true, body: NONE, ok: 'ArchivePromotion', refuses: [409], handler: archive.promote }),
+  route('archive.promote', 'POST', '/archive/promote', { extension: true, body: NONE, ok: 'ArchivePromotion', refuses: [401, 409], handler: archive.promote }),
 ];
 
 /** The rows of the spec's operations (the 78), without the extension rows. */

@@ -1,14 +1,18 @@
 // The archive's extension routes (docs/api.md "Archive (extensions)"): a follower's promotion.
 import { Conflict } from '../../domain/errors.js';
+import { checkPromotion, NO_PROMOTION } from '../promote-access.js';
 import type { Handler } from '../route-types.js';
 import { arr, enumOf, nullable, obj, str, type Schemas } from '../json-schema.js';
 
 /**
  * POST /archive/promote: the follower applies the newest manifests, claims a generation and
- * turns writable. A caller that goes away before the claim stops the promotion there.
+ * turns writable. A caller that goes away before the claim stops the promotion there. Only a
+ * caller ../promote-access.ts lets through (401/403 otherwise, before anything is read or written).
  */
-export const promote: Handler = async ({ service, koa }) => {
+export const promote: Handler = async ({ service, koa, promotion }) => {
+  // What a writer is says /healthz already: a 409 there tells nobody anything new.
   if (!service.promote) throw new Conflict('this server does not follow an archive (cairn serve --follow); there is nothing to promote');
+  checkPromotion(koa.req, promotion ?? NO_PROMOTION);
   const gone = new AbortController();
   const onClose = (): void => { if (!koa.res.writableEnded) gone.abort(); };
   koa.res.once('close', onClose);
