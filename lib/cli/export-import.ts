@@ -90,7 +90,13 @@ export async function exportCommand(argv: string[]): Promise<number> {
  */
 async function sealBeforeExport(layout: Layout, root: string): Promise<void> {
   const sealKey = await openSealKey(layout.sealKeyFile, true);
-  const { store } = await ContentStore.open(root, { sealKey });
+  let store: ContentStore;
+  try {
+    ({ store } = await ContentStore.open(root, { sealKey }));
+  } catch (err) {
+    // Unopened, nothing tells what it holds in clear: nothing is copied (fsck says what is wrong).
+    throw new Error(`the repository does not open, so what it may hold in clear cannot be sealed and nothing is exported (run cairn fsck): ${(err as Error).message}`);
+  }
   try {
     const note = await store.sealInClear();
     if (note) process.stderr.write(`note: ${note}\n`);
