@@ -130,7 +130,7 @@ describe('storage core: commit point', () => {
     expect(bytes.length).to.equal(188);
   });
 
-  it('workflow.ckpt: lines, one task location, the book indexes (one task, one change) and the review index (a request, an attestation, a decision), golden bytes', () => {
+  it('workflow.ckpt: lines, one task location, one upsert in clear, the book indexes (one task, one change) and the review index (a request, an attestation, a decision), golden bytes', () => {
     const records = new WorkflowRecords(() => { throw new Error('not read'); });
     records.set({ type: 'task', id: 'task-1', body: null }, 137, 0);
     const indexes = new WorkflowIndexes();
@@ -145,11 +145,13 @@ describe('storage core: commit point', () => {
       ['workflow-indexes', indexes.encode()],
       ['review-indexes', reviews.encode()],
     ]);
-    const bytes = encodeCheckpoint({ cover: { log_file: 0, length: 300, last_crc: 0x11223344, records: 2 }, sections });
-    expect(bytes.equals(fixture('workflow-ckpt-v1.bin'))).to.equal(true);
+    const bytes = encodeCheckpoint({ cover: { log_file: 0, length: 300, last_crc: 0x11223344, records: 2, in_clear: 1 }, sections });
+    expect(bytes.equals(fixture('workflow-ckpt-v2.bin'))).to.equal(true);
     expect(bytes.length).to.equal(354);
     const back = decodeCheckpoint(bytes);
-    expect(back.cover).to.deep.equal({ log_file: 0, length: 300, last_crc: 0x11223344, records: 2 });
+    expect(back.cover).to.deep.equal({ log_file: 0, length: 300, last_crc: 0x11223344, records: 2, in_clear: 1 });
+    // Version 1 (before the count of fields in clear): refused, so an open rebuilds it from the log.
+    expect(() => decodeCheckpoint(fixture('workflow-ckpt-v1.bin'))).to.throw('version 1 is not 2');
     expect(WorkflowIndexes.decode(back.sections.get('workflow-indexes')!).encode().equals(indexes.encode())).to.equal(true);
     const r = ReviewIndex.decode(back.sections.get('review-indexes')!);
     expect(r.encode().equals(reviews.encode())).to.equal(true);

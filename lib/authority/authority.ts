@@ -85,6 +85,15 @@ export class Authority {
       for (const note of notes) log.warn({ repository_index: index, note }, 'recovery');
       store.onBackgroundError = (problem) => log.error({ repository_index: index, problem }, 'index maintenance');
       store.onCompacted = (note) => log.info({ repository_index: index, note }, 'maintenance');
+      // Webhook secrets and drafts a server from before sealing wrote in clear are sealed before
+      // anything reads the files (storage-layout.md §17.2). A failure leaves the old log, and
+      // the store refuses to list its files for a retirement until a later attempt succeeds.
+      try {
+        const sealed = await store.sealInClear();
+        if (sealed) log.warn({ repository_index: index, note: sealed }, 'recovery');
+      } catch (err) {
+        log.error({ repository_index: index, problem: (err as Error).message }, 'sealing what workflow.log holds in clear failed; retried at the next start or retirement');
+      }
       const expired = await store.expireStagedPacks();
       for (const pack of expired) log.info({ repository_index: index, pack }, 'removed an expired uncommitted pack');
       const jobs = await JobQueue.open(store, index, policy, !frozen);

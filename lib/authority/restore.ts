@@ -255,7 +255,7 @@ export class RestoreSessions {
     }
     try {
       await rewriteRepositoryIndex(staged, index);
-      const check = await fsckAuthority(staged, index, { maxSnapshotPaths: this.service.maxSnapshotPaths });
+      const check = await fsckAuthority(staged, index, { maxSnapshotPaths: this.service.maxSnapshotPaths, sealKey: this.service.sealKey });
       if (check.problems.length) throw new Invalid(`the staged authority fails its checks: ${check.problems.slice(0, 5).join('; ')}`);
     } catch (err) {
       for (const [name, bytes] of originals) await writeFileDurable(path.join(staged, name), bytes);

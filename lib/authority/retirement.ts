@@ -54,6 +54,8 @@ export class Retirement {
     if (record.lifecycle_kind !== LIFECYCLE_RETIRING) return null;
     const drain = this.drain(record);
     if (drain.queued_worker_jobs || drain.running_worker_jobs) return null;
+    // No listing while workflow.log still holds a secret or a draft in clear (storage-layout.md §17.2).
+    if (this.service.authority(record.repository_index).store.fieldsInClear > 0) return null;
     return {
       schema: EXPORT_SCHEMA,
       state: 'complete',
@@ -77,6 +79,9 @@ export class Retirement {
     return this.service.lifecycleExclusive(index, async () => {
       const record = this.service.record(index);
       if (record.lifecycle_kind === LIFECYCLE_PURGED) throw new Conflict(`repository ${index} is purged`);
+      // The files are about to be listed: what a server from before sealing wrote in clear is
+      // sealed first (the open did it already unless it failed; a failure here refuses the start).
+      await this.service.authority(index).store.sealInClear();
       if (record.lifecycle_kind === LIFECYCLE_ACTIVE) {
         await this.service.registry.update(index, (r) => ({ ...r, lifecycle_kind: LIFECYCLE_RETIRING }));
       }
@@ -106,6 +111,7 @@ export class Retirement {
     const record = this.service.record(index);
     const drain = record.lifecycle_kind === LIFECYCLE_RETIRING ? this.drain(record) : null;
     if (!drain || drain.queued_worker_jobs || drain.running_worker_jobs) throw new NotFound('no export manifest: the repository is not retiring with drained jobs');
+    if (this.service.authority(index).store.fieldsInClear > 0) throw new NotFound('no export manifest: workflow.log still holds webhook secrets or drafts in clear (start the retirement again to seal them)');
     const root = this.service.layout.repositoryDir(index);
     // Exactly a file of the listing: "..", absolute, encoded separators or NUL never are.
     if (!(await isListedFile(root, filePath))) throw new NotFound('file is not in the export manifest');

@@ -10,6 +10,8 @@ import { LIFECYCLE_PURGED, parseU32, validatePolicyFlags } from '../domain/repos
 import { lockDataDir } from '../store/datadir-lock.js';
 import { copyFileHashed, exportFiles } from '../store/export.js';
 import { Layout } from '../store/layout.js';
+import { ContentStore } from '../store/content-store.js';
+import { openSealKey } from '../store/seal-key.js';
 import { decodeRegistry } from '../store/registry-file.js';
 import { ManifestStruct } from '../http/handlers/lifecycle.js';
 import { CliUsageError, parseCommandArgs, parseMaxSnapshotPaths, requireDataDir } from './args.js';
@@ -20,6 +22,9 @@ export const EXPORT_HELP = `Usage: cairn export --data DIR --repo N OUT_DIR
 Write repository N's authority files to OUT_DIR (absent or empty) with OUT_DIR/manifest.json,
 the same svc.remote-export.v1 manifest retirement serves (exported_at_s = now). Offline: takes
 the data-directory lock and refuses while a server holds it. --data must exist.
+Webhook secrets and drafts are in the files only sealed with DATA/seal.key, which is not
+copied: what a server from before sealing wrote in clear is sealed first (the repository's
+workflow.log is rewritten, every record kept).
 
 Options:
   --json   accepted for uniformity: the result is always one JSON object
@@ -59,6 +64,7 @@ export async function exportCommand(argv: string[]): Promise<number> {
     await fsp.mkdir(out, { recursive: true });
     if ((await fsp.readdir(out)).length) throw new CliUsageError(`${out} is not empty`);
     const root = layout.repositoryDir(index);
+    await sealBeforeExport(layout, root);
     const files = await exportFiles(root);
     for (const f of files) {
       const copied = await copyFileHashed(path.join(root, f.path), path.join(out, ...f.path.split('/')));
@@ -73,6 +79,30 @@ export async function exportCommand(argv: string[]): Promise<number> {
     return 0;
   } finally {
     await lock.release();
+  }
+}
+
+/**
+ * What a server from before sealing wrote in clear in workflow.log (webhook secrets, drafts) is
+ * sealed before any file is copied (storage-layout.md §17.2), with the data directory's key
+ * (made here when no server has made it yet). Opening the store recovers it to its commit
+ * point, as a start does.
+ */
+async function sealBeforeExport(layout: Layout, root: string): Promise<void> {
+  const sealKey = await openSealKey(layout.sealKeyFile, true);
+  let store: ContentStore;
+  try {
+    ({ store } = await ContentStore.open(root, { sealKey }));
+  } catch (err) {
+    // Unopened, nothing tells what it holds in clear: nothing is copied (fsck says what is wrong).
+    throw new Error(`the repository does not open, so what it may hold in clear cannot be sealed and nothing is exported (run cairn fsck): ${(err as Error).message}`);
+  }
+  try {
+    const note = await store.sealInClear();
+    if (note) process.stderr.write(`note: ${note}\n`);
+  } finally {
+    store.close();
+    await store.whenClosed();
   }
 }
 

@@ -8,6 +8,8 @@ import { lockDataDir } from '../store/datadir-lock.js';
 import { findTempFiles } from '../store/durable.js';
 import { fsckAuthority, tempFileNote } from '../store/fsck.js';
 import { Layout } from '../store/layout.js';
+import { openSealKey } from '../store/seal-key.js';
+import type { SealKey } from '../domain/sealing.js';
 import { checkRegistryEvents } from '../store/registry-events.js';
 import { decodeRegistry } from '../store/registry-file.js';
 import { CliUsageError, parseCommandArgs, parseMaxSnapshotPaths, requireDataDir } from './args.js';
@@ -62,6 +64,14 @@ export async function fsckCommand(argv: string[]): Promise<number> {
     }
     let problems = 0;
     const summary: Record<string, unknown>[] = [];
+    // Sealed drafts read as drafts with the key (without it, as discarded); never created here.
+    let sealKey: SealKey | null = null;
+    try {
+      sealKey = await openSealKey(layout.sealKeyFile, false);
+    } catch (err) {
+      process.stdout.write(`seal.key: ${(err as Error).message.replace(dataDir + '/', '')}\n`);
+      problems++;
+    }
     if (only === null) {
       // Temp files outside the repositories' own directories, as CairnService.open sweeps them.
       for (const file of await findTempFiles(dataDir, (dir) => layout.sweepsShallow(dir))) process.stderr.write(`note: ${tempFileNote(path.relative(dataDir, file))}\n`);
@@ -73,7 +83,7 @@ export async function fsckCommand(argv: string[]): Promise<number> {
     for (const record of records) {
       if (only !== null && record.repository_index !== only) continue;
       if (record.lifecycle_kind === LIFECYCLE_PURGED) continue;
-      const result = await fsckAuthority(layout.repositoryDir(record.repository_index), record.repository_index, { rebuildLocators: values['rebuild-locators'] === true, maxSnapshotPaths });
+      const result = await fsckAuthority(layout.repositoryDir(record.repository_index), record.repository_index, { rebuildLocators: values['rebuild-locators'] === true, maxSnapshotPaths, sealKey });
       for (const p of result.problems) process.stdout.write(`repository ${record.repository_index}: ${p}\n`);
       for (const n of result.notes) process.stderr.write(`repository ${record.repository_index}: note: ${n}\n`);
       problems += result.problems.length;

@@ -72,6 +72,28 @@ const contextOf = (type: string, id: string, field: string) => `cairn.seal.v1\0$
 /** Whether a record of `type` may have sealed fields (the store looks no further at any other). */
 export const SEALING_TYPES: ReadonlySet<string> = new Set(['webhook', 'comment']);
 
+/**
+ * Whether a record of `type` as it stands on disk holds a field that must be sealed in clear
+ * (written by a server from before sealing, storage-layout.md §17.2): the store counts them and
+ * rewrites the log sealed (ContentStore.sealInClear).
+ */
+export function holdsClear(type: string, body: unknown): boolean {
+  if (!SEALING_TYPES.has(type) || typeof body !== 'object' || body === null) return false;
+  const b = body as Body;
+  return sealedFields(type, b).some((f) => typeof b[f] === 'string');
+}
+
+/** Sealed values of a record as on disk that `key` does not open (another server's key, or none): fsck counts them. */
+export function unopenedFields(key: SealKey | null, type: string, id: string, body: unknown): number {
+  if (!SEALING_TYPES.has(type) || typeof body !== 'object' || body === null) return 0;
+  let n = 0;
+  for (const [f, v] of Object.entries(body as Body)) if (isSealed(v) && unseal(key, contextOf(type, id, f), v) === null) n++;
+  return n;
+}
+
+/** Test hook: commits write sealed fields in clear, as servers from before sealing did (test/reseal.test.ts builds such stores). */
+export const sealingTestHooks = { writeInClear: false };
+
 /** The record as written to disk: its sealed fields sealed with `key` (the same object when it has none). Throws without a key when one is needed. */
 export function sealRecord(key: SealKey | null, type: string, id: string, body: unknown): unknown {
   if (!SEALING_TYPES.has(type) || typeof body !== 'object' || body === null) return body;

@@ -5,7 +5,7 @@
 // write order), and only then is each caller answered. A transaction that throws stages
 // nothing; a batch whose write fails fails exactly its callers, and nothing of it becomes
 // visible. Barriers run alone between batches (expiry, compaction, segment swaps).
-import { SEALING_TYPES, sealRecord } from '../domain/sealing.js';
+import { holdsClear, SEALING_TYPES, sealingTestHooks, sealRecord } from '../domain/sealing.js';
 import { promises as fsp } from 'node:fs';
 import { Conflict, Corrupt } from '../domain/errors.js';
 import { crc32 } from './binary.js';
@@ -161,6 +161,7 @@ export class CommitQueue {
     const appended: { log: LogFile; from: number }[] = [];
     let pointWritten = false;
     let workflowBytes: number[] = [];
+    let workflowInClear = 0;
     // Events get their sequence numbers and one commit time here, in commit order.
     const atUs = batch.events.length ? beginEventTime() : 0;
     let seq = state.event_count;
@@ -237,9 +238,14 @@ export class CommitQueue {
       appendLog('plans', batch.appends.plans);
       // Sealed fields are encrypted here, at the one place workflow records become bytes.
       const key = published.sealKey;
-      const workflowBodies = batch.workflow.map((t) => Buffer.from(JSON.stringify(t.upserts.some((u) => SEALING_TYPES.has(u.type))
-        ? { ...t, upserts: t.upserts.map((u) => ({ ...u, body: sealRecord(key, u.type, u.id, u.body) })) }
-        : t), 'utf8'));
+      const workflowBodies = batch.workflow.map((t) => {
+        if (!t.upserts.some((u) => SEALING_TYPES.has(u.type))) return Buffer.from(JSON.stringify(t), 'utf8');
+        if (sealingTestHooks.writeInClear) {
+          workflowInClear += t.upserts.filter((u) => holdsClear(u.type, u.body)).length;
+          return Buffer.from(JSON.stringify(t), 'utf8');
+        }
+        return Buffer.from(JSON.stringify({ ...t, upserts: t.upserts.map((u) => ({ ...u, body: sealRecord(key, u.type, u.id, u.body) })) }), 'utf8');
+      });
       workflowBytes = workflowBodies.map((b) => b.length);
       appendLog('workflow', workflowBodies);
       appendLog('events', events.map(encodeEvent));
@@ -265,7 +271,7 @@ export class CommitQueue {
     // event listeners (what an event describes is readable before anyone hears of it).
     const eventsFrom = state.logs.events;
     try {
-      published.publish(next, batch, adopted, workflowBytes);
+      published.publish(next, batch, adopted, workflowBytes, workflowInClear);
       // The index follows the log at once: a hook that throws must not leave it short of events
       // the commit point counts (later appends would then leave a hole in its recent tail).
       if (events.length) published.indexEvents(events, eventsFrom);

@@ -340,5 +340,26 @@ export class ContentStore {
     if (this.compactingWhenDue) this.maintenance.maybeCompactWorkflow();
   }
   get filesFrozen(): boolean { return this.maintenance.filesFrozen; }
+
+  /** Upserts of workflow.log holding a field that is sealed (storage-layout.md §17.2) in clear: written before sealing existed. */
+  get fieldsInClear(): number { return this.published.workflowInClear; }
+
+  /**
+   * Seal what a server from before sealing left in clear in workflow.log (webhook secrets,
+   * drafts: storage-layout.md §17.2) by rewriting the log, every record kept
+   * (StoreMaintenance.resealWorkflow); also when the files are frozen. Resolves with a note
+   * saying how much was sealed, or null when nothing was in clear. Throws without a seal key
+   * when something is, and when the rewrite fails (the old log stays current).
+   */
+  async sealInClear(): Promise<string | null> {
+    if (this.published.workflowInClear === 0) return null;
+    const key = this.published.sealKey;
+    if (!key) throw new Error(`workflow.log holds ${this.published.workflowInClear} webhook or draft records in clear, and the store was opened without the seal key`);
+    const sealed = await this.maintenance.resealWorkflow(key);
+    if (!sealed) return null;
+    // The checkpoint covers the replaced log generation: write one of the new file.
+    this.maybeCheckpoint();
+    return `workflow.log rewritten to seal ${sealed} webhook and draft records a server from before sealing wrote in clear (every record kept)`;
+  }
   rebuildLocators(): Promise<{ blobs: number; trees: number; skipped: string[] }> { return this.maintenance.rebuildLocators(); }
 }

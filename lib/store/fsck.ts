@@ -23,7 +23,8 @@ import { checkDecisionChain, checkGitCommits, checkViewedMarks, checkGitMirrors 
 import { checkComments } from './comment-check.js';
 import { MAX_RECORDED_SIZE } from './index-file.js';
 import { describeOverLimit, expandedSize, Pace, pathsOf } from '../domain/tree-size.js';
-import { decodeCheckpoint, readCheckpointFile } from './workflow-checkpoint.js';
+import { CHECKPOINT_VERSION, checkpointVersion, decodeCheckpoint, readCheckpointFile } from './workflow-checkpoint.js';
+import { unopenedFields, type SealKey } from '../domain/sealing.js';
 import { WorkflowIndexes } from '../domain/workflow/indexes.js';
 import { CHANGE, PATCHSET, TASK, type ChangeRecord, type TaskRecord } from '../domain/workflow/rules.js';
 import { COMMENT } from '../domain/workflow/comment-rules.js';
@@ -45,6 +46,8 @@ export interface FsckOptions {
   rebuildLocators?: boolean;
   /** Paths a snapshot may hold (lib/domain/tree-size.ts; default DEFAULT_MAX_SNAPSHOT_PATHS): a snapshot over it is a problem. */
   maxSnapshotPaths?: number;
+  /** The data directory's seal key (DATA/seal.key), so sealed drafts read as drafts (storage-layout.md §17.2); nothing sealed is ever printed. */
+  sealKey?: SealKey | null;
 }
 
 /** How fsck names a temp file the next start removes (a write cut short: never acknowledged data). */
@@ -66,9 +69,12 @@ export async function fsckAuthority(root: string, index: number, options: FsckOp
   }
   let store: ContentStore;
   try {
-    const opened = await ContentStore.open(root, { rebuildingLocators: options.rebuildLocators, checkpoint: false, maxSnapshotPaths: options.maxSnapshotPaths });
+    const opened = await ContentStore.open(root, { rebuildingLocators: options.rebuildLocators, checkpoint: false, maxSnapshotPaths: options.maxSnapshotPaths, sealKey: options.sealKey ?? null });
     store = opened.store;
     result.notes.push(...opened.notes);
+    const unopened = countUnopened(store, options.sealKey ?? null);
+    if (unopened) result.notes.push(`workflow.log holds ${unopened} sealed values ${options.sealKey ? 'that DATA/seal.key does not open (sealed with another server\'s key)' : 'and the data directory has no DATA/seal.key'}: such webhooks need their secrets registered again and such drafts read as discarded (storage-layout.md §17.2)`);
+    if (store.fieldsInClear > 0) result.notes.push(`workflow.log holds ${store.fieldsInClear} webhook or draft records in clear, written by a server from before sealing; the next start seals them (storage-layout.md §17.2)`);
   } catch (err) {
     problems.push(`content store does not open: ${(err as Error).message}`);
     return result;
@@ -289,6 +295,22 @@ function checkLogs(store: ContentStore, repositoryIndex: number): string[] {
   return problems;
 }
 
+/** Sealed values in workflow.log's records (every upsert, superseded or not) that `key` does not open. */
+function countUnopened(store: ContentStore, key: SealKey | null): number {
+  let n = 0;
+  for (const rec of store.logRecords('workflow')) {
+    if (!rec.body.includes('"sealed":1')) continue; // most records hold nothing sealed: not parsed again
+    let txn: { upserts?: { type: string; id: string; body: unknown }[] };
+    try {
+      txn = JSON.parse(rec.body.toString('utf8'));
+    } catch {
+      continue; // a damaged record is reported by checkLogs
+    }
+    for (const u of Array.isArray(txn?.upserts) ? txn.upserts : []) n += unopenedFields(key, u?.type, u?.id, u?.body);
+  }
+  return n;
+}
+
 /**
  * workflow.ckpt (storage-layout.md §17.1), when present: whole (its CRC-32 covers every byte),
  * and equal byte for byte to the checkpoint rebuilt by replaying workflow.log up to the point
@@ -298,6 +320,8 @@ function checkLogs(store: ContentStore, repositoryIndex: number): string[] {
 async function checkWorkflowCheckpoint(store: ContentStore): Promise<{ problems: string[]; notes: string[] }> {
   const data = readCheckpointFile(store.layout.workflowCheckpoint);
   if (!data) return { problems: [], notes: [] };
+  const version = checkpointVersion(data);
+  if (version !== null && version < CHECKPOINT_VERSION) return { problems: [], notes: [`workflow.ckpt is of version ${version}, an older format; the next open rebuilds it`] };
   let ck;
   try {
     ck = decodeCheckpoint(data);

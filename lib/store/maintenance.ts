@@ -8,6 +8,7 @@ import type { CommitQueue } from './commit-queue.js';
 import type { CommitState } from './commit-point.js';
 import { decodeEvent } from './event-log.js';
 import { crashPoint } from './crash-point.js';
+import type { SealKey } from '../domain/sealing.js';
 import { removeDurable, writeFileDurable } from './durable.js';
 import { LogFile } from './framed-log.js';
 import { WorkflowCompactionFile } from './workflow-compaction.js';
@@ -173,18 +174,18 @@ export class StoreMaintenance {
    * file's path, closed, for the caller to remove (recovery removes it after a crash). A failed
    * commit-point write leaves the new file in place (the slot may name it).
    */
-  private async switchLog(name: LogName, next: CommitState, file: string, length: number, installed: () => void): Promise<string> {
+  private async switchLog(name: LogName, next: CommitState, file: string, length: number, installed: () => void, crashPrefix = 'compact'): Promise<string> {
     next.logs[name] = length;
     next.log_files[name] = next.generation;
     const fresh = LogFile.open(file, LOG_MAGIC[name], length, []);
-    crashPoint('compact:before-state');
+    crashPoint(`${crashPrefix}:before-state`);
     try {
       await this.commits.writePoint(next);
     } catch (err) {
       fresh.close();
       throw err;
     }
-    crashPoint('compact:after-state');
+    crashPoint(`${crashPrefix}:after-state`);
     const old = this.published.replaceLog(name, fresh);
     this.published.install(next);
     installed();
@@ -219,9 +220,54 @@ export class StoreMaintenance {
     return records > 1024 && records > 4 * this.published.liveRecordCount();
   }
 
-  /** A compaction must stop (and never start): the store is closed, failed, or its files frozen. */
+  /** A compaction must stop (and never start): the store is closed, failed, or its files frozen, or a reseal runs. */
   private stopCompaction(): boolean {
-    return this.commits.closed || this.commits.failed !== null || this.frozen;
+    return this.commits.closed || this.commits.failed !== null || this.frozen || this.resealing;
+  }
+
+  private resealing = false;
+
+  /**
+   * Rewrite workflow.log with every field that storage-layout.md §17.2 seals, and that a server
+   * from before sealing wrote in clear, sealed with `key`: every record is kept, in order, with
+   * the same upserts; only those fields change form (so replaying the new file gives what
+   * replaying the old one gives). One barrier, as a compaction's last phase: the new file is
+   * written under a temp name, synced, named `workflow.<G>.log` and made current by one commit
+   * point, so a crash at any step leaves either the old log current (the new file is removed
+   * at open) or the new one. It runs on frozen files too (a retirement must not list a secret
+   * in clear; the caller decides). Resolves with the number of upserts sealed (0: none was in
+   * clear, nothing written).
+   */
+  async resealWorkflow(key: SealKey): Promise<number> {
+    this.resealing = true;
+    try {
+      // A compaction under way reads the old file outside the barrier: let it finish or stop first.
+      await this.compaction?.catch(() => {});
+      return await this.commits.barrier(async () => {
+        this.commits.assertWritable();
+        if (this.published.workflowInClear === 0) return 0;
+        const log = this.published.log('workflow');
+        const out = await WorkflowCompactionFile.create(log);
+        let named = false;
+        let replaced: string | null = null;
+        try {
+          await out.writeHeader();
+          await out.copyTail(log, 0, key);
+          const next = this.commits.nextState();
+          const file = this.published.layout.logFile('workflow', next.generation);
+          await out.finish(file);
+          crashPoint('reseal:written');
+          named = true;
+          replaced = await this.switchLog('workflow', next, file, out.length, () => this.published.adoptCompactedWorkflow(out.locations, out.records, out.inClear), 'reseal');
+          return out.sealed;
+        } finally {
+          if (!named) await out.discard();
+          if (replaced) await removeDurable(replaced);
+        }
+      });
+    } finally {
+      this.resealing = false;
+    }
   }
 
   /** Start a background compaction of workflow.log when it is due (at most one runs; none while backing off). */
@@ -297,7 +343,7 @@ export class StoreMaintenance {
         await out.finish(file);
         crashPoint('compact:workflow-written');
         named = true;
-        replaced = await this.switchLog('workflow', next, file, out.length, () => this.published.adoptCompactedWorkflow(out.locations, out.records));
+        replaced = await this.switchLog('workflow', next, file, out.length, () => this.published.adoptCompactedWorkflow(out.locations, out.records, out.inClear));
         return `workflow.log compacted from ${before} to ${out.records} records`;
       });
     } finally {

@@ -4,7 +4,7 @@
 // committed content goes through here, so it changes when the read paths or the in-memory
 // mirror change. It never writes commit.bin: the commit pipeline and index maintenance hand it
 // each new state only after that state's commit point is durable (publish, install).
-import { openRecord, type SealKey } from '../domain/sealing.js';
+import { holdsClear, openRecord, type SealKey } from '../domain/sealing.js';
 import { closeSync, openSync, readSync, promises as fsp } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { decodeSnapshot, decodeTree, type SnapshotRecord, type TreeEntry } from '../domain/content.js';
@@ -61,6 +61,12 @@ export class PublishedStore {
   private readonly committedPacks: Record<PackKind, Set<string>> = { [PACK_KIND_OBJECT]: new Set(), [PACK_KIND_TREE]: new Set() };
   /** Records in the current workflow.log (compaction decides from it). */
   workflowRecords = 0;
+  /**
+   * Upserts in the current workflow.log holding a field that is sealed (storage-layout.md
+   * §17.2) in clear: written by a server from before sealing. Counted as the log is replayed
+   * (the checkpoint counts the records it covers); ContentStore.sealInClear brings it to 0.
+   */
+  workflowInClear = 0;
   /** Sections of the checkpoint this open started from, until their owners take them. */
   private checkpointSections = new Map<string, Buffer>();
   /** Entities upserted in the log's tail after that checkpoint, by type (owners apply them). */
@@ -118,6 +124,7 @@ export class PublishedStore {
     const baseLines = new Map(this.lineMap);
     const cover = useCheckpoint ? this.loadCheckpoint(notes) : null;
     let workflowRecords = cover?.records ?? 0;
+    this.workflowInClear = cover?.in_clear ?? 0;
     try {
       this.tracking = cover !== null;
       for (const rec of this.logs.workflow.recordsFrom(cover?.length ?? 0)) {
@@ -136,6 +143,7 @@ export class PublishedStore {
       this.sortedLines = null;
       this.records.reset();
       workflowRecords = 0;
+      this.workflowInClear = 0;
       for (const rec of this.logs.workflow.records()) {
         this.replayWorkflow(rec);
         workflowRecords++;
@@ -225,6 +233,7 @@ export class PublishedStore {
       length: log.length,
       last_crc: lastRecordCrc((o, n) => log.read(o, n), log.length, LOG_HEADER_SIZE),
       records: this.workflowRecords,
+      in_clear: this.workflowInClear,
     };
     const lines = [...this.lineMap.values()].map((l) => [l.name, l.status, l.head_snapshot_id, l.updated_at_s]);
     const sections = new Map<string, Buffer>([[RECORDS_SECTION, Buffer.concat([new SectionWriter().json(lines).done(), this.records.encode()])]]);
@@ -246,10 +255,12 @@ export class PublishedStore {
     if (this.current.lines_gen) for (const line of decodeLines(await fsp.readFile(this.layout.linesFile(this.current.lines_gen)), `lines.${this.current.lines_gen}.bin`)) lines.set(line.name, line);
     const records = new WorkflowRecords(() => log);
     let count = 0;
+    let inClear = 0;
     for (const rec of log.records()) {
       if (rec.offset >= cover.length) break;
       const txn = JSON.parse(rec.body.toString('utf8')) as { upserts: Upsert[] };
       txn.upserts.forEach((u, i) => {
+        if (holdsClear(u.type, u.body)) inClear++;
         if (u.type === 'line') {
           const b = u.body as Omit<LineRecord, 'name'>;
           lines.set(u.id, { name: u.id, status: b.status, head_snapshot_id: b.head_snapshot_id, updated_at_s: b.updated_at_s });
@@ -257,7 +268,7 @@ export class PublishedStore {
       });
       count++;
     }
-    const at: CheckpointCover = { log_file: this.current.log_files.workflow, length: cover.length, last_crc: lastRecordCrc((o, n) => log.read(o, n), cover.length, LOG_HEADER_SIZE), records: count };
+    const at: CheckpointCover = { log_file: this.current.log_files.workflow, length: cover.length, last_crc: lastRecordCrc((o, n) => log.read(o, n), cover.length, LOG_HEADER_SIZE), records: count, in_clear: inClear };
     const lineRows = [...lines.values()].map((l) => [l.name, l.status, l.head_snapshot_id, l.updated_at_s]);
     const all = new Map<string, Buffer>([[RECORDS_SECTION, Buffer.concat([new SectionWriter().json(lineRows).done(), records.encode()])]]);
     for (const [name, bytes] of sections(records)) all.set(name, bytes);
@@ -296,7 +307,10 @@ export class PublishedStore {
     } catch (err) {
       throw new Corrupt(`workflow.log: record at byte ${rec.offset} is not a transaction (${(err as Error).message})`);
     }
-    txn.upserts.forEach((u, i) => this.applyUpsert(u, rec.offset, i, false));
+    txn.upserts.forEach((u, i) => {
+      this.applyUpsert(u, rec.offset, i, false);
+      if (holdsClear(u.type, u.body)) this.workflowInClear++;
+    });
     if (this.tracking) {
       for (const u of txn.upserts) {
         if (u.type === 'line') continue;
@@ -350,9 +364,10 @@ export class PublishedStore {
   /**
    * Make a durable batch visible to readers: its state, adopted packs, lines and entities.
    * `workflowBytes` are the body lengths of the batch's workflow.log records, appended in order
-   * at the previous committed length (each entity's location follows from them).
+   * at the previous committed length (each entity's location follows from them); `inClear` of
+   * their upserts hold a sealed field in clear (0 but under sealingTestHooks).
    */
-  publish(next: CommitState, batch: Staging, adopted: readonly { kind: PackKind; packId: string }[], workflowBytes: readonly number[] = []): void {
+  publish(next: CommitState, batch: Staging, adopted: readonly { kind: PackKind; packId: string }[], workflowBytes: readonly number[] = [], inClear = 0): void {
     let at = Math.max(this.current.logs.workflow, LOG_HEADER_SIZE);
     this.install(next);
     for (const { kind, packId } of adopted) this.committedPacks[kind].add(packId);
@@ -367,6 +382,7 @@ export class PublishedStore {
       at += workflowBytes[r] + FRAME_OVERHEAD;
     });
     this.workflowRecords += batch.workflow.length;
+    this.workflowInClear += inClear;
   }
 
   /** The seal key (lib/domain/sealing.ts): workflow records are sealed with it as they are written, opened with it as they are read. */
@@ -461,10 +477,11 @@ export class PublishedStore {
     return { log, generation: this.current.log_files.workflow, length: log.length, lines: this.lines(), entities: this.records.liveBefore(log.length) };
   }
 
-  /** The compacted workflow.log is current: its locations replace the old ones. */
-  adoptCompactedWorkflow(locations: WorkflowRecords, records: number): void {
+  /** A compacted (or resealed) workflow.log is current: its locations replace the old ones. */
+  adoptCompactedWorkflow(locations: WorkflowRecords, records: number, inClear: number): void {
     this.records.replace(locations);
     this.workflowRecords = records;
+    this.workflowInClear = inClear;
   }
 
   private segmentedIndex(name: IndexName, segments: number[]): SegmentedIndex {

@@ -10,7 +10,8 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { crc32 } from './binary.js';
 import { MAGIC } from './layout.js';
 
-export const CHECKPOINT_VERSION = 1;
+/** 2: the header counts the covered upserts holding a sealed field in clear (§17.2); a version-1 file is rebuilt from the log. */
+export const CHECKPOINT_VERSION = 2;
 export const CHECKPOINT_HEADER_SIZE = 48;
 
 /** What a checkpoint covers: workflow.log's file generation and committed length. */
@@ -23,6 +24,8 @@ export interface CheckpointCover {
   last_crc: number;
   /** Records in workflow.log up to `length`. */
   records: number;
+  /** Upserts up to `length` holding a field storage-layout.md §17.2 seals in clear (written before sealing existed). */
+  in_clear: number;
 }
 
 export interface Checkpoint {
@@ -32,7 +35,7 @@ export interface Checkpoint {
 
 /**
  * Layout (little-endian): magic `CAIRNWCK` (8) | version u16 | reserved u16 (0) | section count
- * u32 | log file generation u64 | covered length u64 | last record CRC u32 | reserved u32 (0) |
+ * u32 | log file generation u64 | covered length u64 | last record CRC u32 | upserts in clear u32 |
  * record count u64 | then per section: name length u16 | name (UTF-8) | payload length u32 |
  * payload | and last the CRC-32 of every byte before it (u32).
  */
@@ -45,6 +48,7 @@ export function encodeCheckpoint(cp: Checkpoint): Buffer {
   head.writeBigUInt64LE(BigInt(cp.cover.log_file), 16);
   head.writeBigUInt64LE(BigInt(cp.cover.length), 24);
   head.writeUInt32LE(cp.cover.last_crc >>> 0, 32);
+  head.writeUInt32LE(cp.cover.in_clear >>> 0, 36);
   head.writeBigUInt64LE(BigInt(cp.cover.records), 40);
   parts.push(head);
   for (const [name, payload] of cp.sections) {
@@ -69,13 +73,14 @@ export function decodeCheckpoint(data: Buffer): Checkpoint {
   if (body.toString('ascii', 0, 8) !== MAGIC.workflowCheckpoint) throw new Error('bad magic');
   const version = body.readUInt16LE(8);
   if (version !== CHECKPOINT_VERSION) throw new Error(`version ${version} is not ${CHECKPOINT_VERSION}`);
-  if (body.readUInt16LE(10) !== 0 || body.readUInt32LE(36) !== 0) throw new Error('reserved bytes are not zero');
+  if (body.readUInt16LE(10) !== 0) throw new Error('reserved bytes are not zero');
   const count = body.readUInt32LE(12);
   const cover: CheckpointCover = {
     log_file: Number(body.readBigUInt64LE(16)),
     length: Number(body.readBigUInt64LE(24)),
     last_crc: body.readUInt32LE(32),
     records: Number(body.readBigUInt64LE(40)),
+    in_clear: body.readUInt32LE(36),
   };
   const sections = new Map<string, Buffer>();
   let at = CHECKPOINT_HEADER_SIZE;
@@ -93,6 +98,11 @@ export function decodeCheckpoint(data: Buffer): Checkpoint {
   }
   if (at !== body.length) throw new Error(`${body.length - at} bytes after the last section`);
   return { cover, sections };
+}
+
+/** The version field of a checkpoint file whose magic is right (fsck tells an older version from damage); null otherwise. */
+export function checkpointVersion(data: Buffer): number | null {
+  return data.length >= CHECKPOINT_HEADER_SIZE && data.toString('ascii', 0, 8) === MAGIC.workflowCheckpoint ? data.readUInt16LE(8) : null;
 }
 
 /** The stored CRC field of the record that ends at `length` of the open log file `file` (0: none). */

@@ -5,8 +5,11 @@
 // barrier. Replaying the new file gives what replaying the old one gives: the tail's upserts
 // come last and win. maintenance.ts runs the phases and makes the file current; this module
 // only writes it, under a temp name until it is whole (a crash leaves a temp file, removed at
-// open, and an export listing never sees a half-written log).
+// open, and an export listing never sees a half-written log). A reseal (storage-layout.md §17.2)
+// writes the same kind of file from every record of the log, each kept, its fields in clear
+// sealed.
 import { promises as fsp } from 'node:fs';
+import { holdsClear, sealRecord, type SealKey } from '../domain/sealing.js';
 import type { FileHandle } from 'node:fs/promises';
 import { Corrupt } from '../domain/errors.js';
 import type { LineRecord } from './content-files.js';
@@ -39,6 +42,10 @@ export class WorkflowCompactionFile {
   records = 0;
   /** Bytes written. */
   length = 0;
+  /** Upserts written holding a sealed field in clear (§17.2). */
+  inClear = 0;
+  /** Upserts copyTail sealed (a reseal). */
+  sealed = 0;
   private file: string;
   private handle: FileHandle | null;
 
@@ -64,6 +71,7 @@ export class WorkflowCompactionFile {
     const put = (u: Upsert) => {
       const framed = frameBody(Buffer.from(JSON.stringify({ at_s: atS, upserts: [u] }), 'utf8'));
       if (u.type !== 'line') this.locations.set(u, this.length, 0);
+      if (holdsClear(u.type, u.body)) this.inClear++;
       this.length += framed.length;
       this.records++;
       return out.write(framed);
@@ -91,25 +99,43 @@ export class WorkflowCompactionFile {
     return true;
   }
 
+  /** Start the file with the log header (a reseal: copyTail from byte 0 follows). */
+  async writeHeader(): Promise<void> {
+    await this.handle!.write(logHeader(LOG_MAGIC.workflow)); // at the file's position, which the writes after it continue from
+    this.length = LOG_HEADER_SIZE;
+  }
+
   /**
    * Append every committed record of `log` from byte `from` on (call in a barrier: nothing
    * commits meanwhile), verbatim, and sync. A frame holds no offset, so a record is the same
-   * bytes at its new place; its upserts' locations move with it.
+   * bytes at its new place; its upserts' locations move with it. With `sealWith` (a reseal), a
+   * record holding a sealed field in clear is written again with that field sealed; it stays
+   * one record with the same upserts in the same order.
    */
-  async copyTail(log: LogFile, from: number): Promise<void> {
+  async copyTail(log: LogFile, from: number, sealWith: SealKey | null = null): Promise<void> {
     const out = new ChunkWriter(this.handle!, 4 * 1024 * 1024);
     for (const rec of log.recordsFrom(from)) {
-      let upserts: Upsert[];
+      let txn: { upserts: Upsert[] };
       try {
-        upserts = (JSON.parse(rec.body.toString('utf8')) as { upserts: Upsert[] }).upserts;
-        if (!Array.isArray(upserts)) throw new Error('no upserts');
+        txn = JSON.parse(rec.body.toString('utf8')) as { upserts: Upsert[] };
+        if (!Array.isArray(txn?.upserts)) throw new Error('no upserts');
       } catch (err) {
         throw new Corrupt(`${log.name}: record at byte ${rec.offset} is not a transaction (${(err as Error).message})`);
+      }
+      let upserts = txn.upserts;
+      let body = rec.body;
+      const clear = upserts.filter((u) => holdsClear(u.type, u.body)).length;
+      if (clear && sealWith) {
+        upserts = upserts.map((u) => (holdsClear(u.type, u.body) ? { ...u, body: sealRecord(sealWith, u.type, u.id, u.body) } : u));
+        body = Buffer.from(JSON.stringify({ ...txn, upserts }), 'utf8');
+        this.sealed += clear;
+      } else {
+        this.inClear += clear;
       }
       upserts.forEach((u, i) => {
         if (u.type !== 'line') this.locations.set(u, this.length, i);
       });
-      const framed = frameBody(rec.body);
+      const framed = frameBody(body);
       this.length += framed.length;
       this.records++;
       await out.write(framed);
