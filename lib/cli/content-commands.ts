@@ -5,11 +5,10 @@ import path from 'node:path';
 import { parseU32 } from '../domain/repository.js';
 import { normalizeServerUrl } from '../client/http.js';
 import { formatBytes } from '../client/progress.js';
-import { parseStallSeconds } from '../client/stall.js';
 import { pull, push, sync } from '../client/transfer.js';
 import { checkout, readWorkingCopy, status, update, writeWorkingCopy } from '../client/working-copy.js';
 import { emit, short, useJson } from './output.js';
-import { CliUsageError, parseCommandArgs } from './args.js';
+import { CliUsageError, parseCommandArgs, stallSeconds } from './args.js';
 
 export const PUSH_HELP = `Usage: cairn push [--server URL --repo N --line NAME] [--parent ID] [--no-line] [--message M] [DIR]
        cairn push --server URL --repo N --no-line [--parent ID] [--line NAME] DIR
@@ -178,16 +177,6 @@ export async function pushCommand(argv: string[]): Promise<number> {
 
 function safeNormalize(server: string): string | null {
   try { return normalizeServerUrl(server); } catch { return null; }
-}
-
-/** --stall-seconds, checked (undefined: CAIRN_STALL_SECONDS or the default). */
-export function stallSeconds(raw: unknown): number | undefined {
-  if (raw === undefined) return undefined;
-  try {
-    return parseStallSeconds(String(raw), '--stall-seconds');
-  } catch (err) {
-    throw new CliUsageError((err as Error).message);
-  }
 }
 
 export async function pullCommand(argv: string[]): Promise<number> {
