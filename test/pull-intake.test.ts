@@ -6,21 +6,10 @@ import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { pull, push, type PullHooks, type PullOptions } from '../lib/client/transfer.js';
+import { push, type PullHooks } from '../lib/client/transfer.js';
 import { StalledError } from '../lib/client/stall.js';
-import { cli, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { cli, pullWithin, register, startTestServer, tempDir, type TestServer } from './helpers.js';
 import { stallProxy } from './stall-proxy.js';
-
-/** A pull that must settle within `ms`: a hang rejects with "hung" (and the pull is left behind). */
-export async function pullWithin(ms: number, o: PullOptions): Promise<Awaited<ReturnType<typeof pull>>> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`pull hung: not settled within ${ms} ms`)), ms); });
-  try {
-    return await Promise.race([pull(o), deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 async function files(dir: string): Promise<number> {
   let n = 0;

@@ -4,8 +4,11 @@
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
-/** false: pass through; 'silent': never answer; a number: that many body bytes, then hold. */
-export type StallRule = (method: string, url: string) => false | 'silent' | number;
+/**
+ * false: pass through; 'silent': never answer; a number: that many body bytes, then hold;
+ * `{ lastChunkDelayMs }`: everything, but the body's last chunk only after that delay.
+ */
+export type StallRule = (method: string, url: string) => false | 'silent' | number | { lastChunkDelayMs: number };
 
 export interface StallProxy {
   url: string;
@@ -42,6 +45,15 @@ export async function stallProxy(target: string, rule: StallRule): Promise<Stall
       res.writeHead(up.statusCode ?? 502, up.headers);
       if (decision === false) {
         up.pipe(res);
+        return;
+      }
+      if (typeof decision === 'object') {
+        let last: Buffer | null = null;
+        up.on('data', (chunk: Buffer) => {
+          if (last) res.write(last);
+          last = chunk;
+        });
+        up.on('end', () => setTimeout(() => res.end(last ?? undefined), decision.lastChunkDelayMs));
         return;
       }
       let left = decision;

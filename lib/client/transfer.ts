@@ -2,6 +2,7 @@
 // missing packs, commit rows and snapshots, then line handling. Pull: manifest, download its
 // packs, read the objects locally.
 import { createWriteStream, mkdtempSync, promises as fsp } from 'node:fs';
+import { setMaxListeners } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -684,6 +685,7 @@ export async function pull(o: PullOptions): Promise<{ snapshot_id: string; files
   // stall watch when neither bytes nor written files have come for the bound.
   const stallSeconds = o.stallSeconds ?? stallSecondsFromEnv();
   const stop = new AbortController();
+  setMaxListeners(Infinity, stop.signal); // one listener per request in flight (tree packs are asked for at once)
   let phase = 'waiting for the snapshot and its manifest';
   let intake: PackIntake | null = null;
   const watch = new StallWatch(stallSeconds * 1000, () => stop.abort(new StalledError(
