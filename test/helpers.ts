@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { startServer, type RunningServer, type ServerOptions } from '../lib/cli/serve.js';
+import { pull, type PullOptions } from '../lib/client/transfer.js';
 import { checkAnswer } from './contract.js';
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -289,4 +290,26 @@ export async function restoreRepo(url: string, manifest: Record<string, any>, fi
     expect(up.status, up.text).to.equal(200);
   }
   return (await ok(api(url, 'POST', `/v1/native/repository-restores/${start.json.restore_token}/commit`))).repository_index;
+}
+
+/**
+ * A pull that must settle within `ms`: past it the pull is stopped and this rejects with
+ * "pull hung", so a lost wake-up fails a test instead of hanging it.
+ */
+export async function pullWithin(ms: number, o: PullOptions): Promise<Awaited<ReturnType<typeof pull>>> {
+  const stop = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const err = new Error(`pull hung: not settled within ${ms} ms`);
+      stop.abort(err);
+      reject(err);
+    }, ms);
+  });
+  try {
+    const signal = o.signal ? AbortSignal.any([o.signal, stop.signal]) : stop.signal;
+    return await Promise.race([pull({ ...o, signal }), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -55,4 +55,16 @@ describe('pull materialize lanes', () => {
     expect(String((later[0] as PromiseRejectedResult).reason.message)).to.match(/worker exited/);
     await pool.close();
   });
+
+  it('close() refuses the runs still waiting for a lane instead of running them after it', async () => {
+    const pool = new MaterializePool(1); // the main thread only: one run at a time, the rest wait
+    const { shared, runs } = packed(4);
+    const out = tempDir();
+    const outcomes = Promise.allSettled(runs.map((run) => pool.run(out, run, { shared })));
+    await pool.close();
+    const settled = await outcomes;
+    expect(settled.filter((o) => o.status === 'rejected').length).to.be.greaterThan(0);
+    for (const o of settled) if (o.status === 'rejected') expect(String(o.reason.message)).to.match(/stopped/);
+    expect((await pool.run(out, runs[0], { shared }).then(() => null, (e: Error) => e))?.message).to.match(/stopped/);
+  });
 });

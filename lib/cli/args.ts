@@ -1,6 +1,7 @@
 // Argument parsing shared by the commands (node:util parseArgs, strict: unknown options fail).
 import { statSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseStallSeconds } from '../client/stall.js';
 import { MAX_SNAPSHOT_PATHS_BOUND } from '../domain/tree-size.js';
 
 export class CliUsageError extends Error {}
@@ -41,4 +42,14 @@ export function parseMaxSnapshotPaths(value: unknown): number {
   const n = Number(value);
   if (typeof value !== 'string' || !/^[1-9][0-9]*$/.test(value) || n > MAX_SNAPSHOT_PATHS_BOUND) throw new CliUsageError(`--max-snapshot-paths must be an integer from 1 to ${MAX_SNAPSHOT_PATHS_BOUND}`);
   return n;
+}
+
+/** --stall-seconds, checked (undefined: CAIRN_STALL_SECONDS or the default). */
+export function stallSeconds(raw: unknown): number | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    return parseStallSeconds(String(raw), '--stall-seconds');
+  } catch (err) {
+    throw new CliUsageError((err as Error).message);
+  }
 }

@@ -8,7 +8,7 @@ import { formatBytes } from '../client/progress.js';
 import { pull, push, sync } from '../client/transfer.js';
 import { checkout, readWorkingCopy, status, update, writeWorkingCopy } from '../client/working-copy.js';
 import { emit, short, useJson } from './output.js';
-import { CliUsageError, parseCommandArgs } from './args.js';
+import { CliUsageError, parseCommandArgs, stallSeconds } from './args.js';
 
 export const PUSH_HELP = `Usage: cairn push [--server URL --repo N --line NAME] [--parent ID] [--no-line] [--message M] [DIR]
        cairn push --server URL --repo N --no-line [--parent ID] [--line NAME] DIR
@@ -59,6 +59,9 @@ Options:
   --line NAME      the line's head
   --snapshot ID    a snapshot by id
   --quiet          no progress bar
+  --stall-seconds N
+                   give up when nothing arrives and nothing is written for N seconds
+                   (default $CAIRN_STALL_SECONDS, else 60; exit 1 naming what it waited for)
   --json           print the result as JSON (default when stdout is not a terminal)
 `;
 
@@ -74,6 +77,9 @@ Options:
   --repo N         repository index
   --line NAME      line to track
   --quiet          no progress bar
+  --stall-seconds N
+                   give up when nothing arrives and nothing is written for N seconds
+                   (default $CAIRN_STALL_SECONDS, else 60; exit 1 naming what it waited for)
   --json           print the result as JSON (default when stdout is not a terminal)
 `;
 
@@ -97,6 +103,9 @@ nothing is changed (exit 1).
 
 Options:
   --quiet          no progress bar
+  --stall-seconds N
+                   give up when nothing arrives and nothing is written for N seconds
+                   (default $CAIRN_STALL_SECONDS, else 60; exit 1 naming what it waited for)
   --json           print the result as JSON (default when stdout is not a terminal)
 `;
 
@@ -173,7 +182,7 @@ function safeNormalize(server: string): string | null {
 export async function pullCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, {
     server: { type: 'string' }, repo: { type: 'string' }, line: { type: 'string' }, snapshot: { type: 'string' },
-    quiet: { type: 'boolean', short: 'q', default: false }, json: { type: 'boolean', default: false },
+    quiet: { type: 'boolean', short: 'q', default: false }, json: { type: 'boolean', default: false }, 'stall-seconds': { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   }, true);
   if (values.help) { process.stdout.write(PULL_HELP); return 0; }
@@ -186,6 +195,7 @@ export async function pullCommand(argv: string[]): Promise<number> {
     snapshot: values.snapshot as string | undefined,
     out: path.resolve(positionals[0]),
     progress: !values.quiet,
+    stallSeconds: stallSeconds(values['stall-seconds']),
   });
   emit(result, useJson(values.json), () => `pulled ${short(result.snapshot_id)} into ${positionals[0]}: ${result.files} files, ${formatBytes(result.bytes)}`);
   return 0;
@@ -194,7 +204,7 @@ export async function pullCommand(argv: string[]): Promise<number> {
 export async function checkoutCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, {
     server: { type: 'string' }, repo: { type: 'string' }, line: { type: 'string' },
-    quiet: { type: 'boolean', short: 'q', default: false }, json: { type: 'boolean', default: false },
+    quiet: { type: 'boolean', short: 'q', default: false }, json: { type: 'boolean', default: false }, 'stall-seconds': { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   }, true);
   if (values.help) { process.stdout.write(CHECKOUT_HELP); return 0; }
@@ -205,6 +215,7 @@ export async function checkoutCommand(argv: string[]): Promise<number> {
     line: required(values.line, '--line'),
     dir: path.resolve(positionals[0]),
     progress: !values.quiet,
+    stallSeconds: stallSeconds(values['stall-seconds']),
   });
   if (!result.base) process.stderr.write(`cairn: line ${result.line} has no snapshot yet: the working copy is empty and its first push creates it\n`);
   emit(result, useJson(values.json), () => `checked out ${result.line} at ${short(result.base)} into ${positionals[0]}: ${result.files} files, ${formatBytes(result.bytes)}`);
@@ -232,12 +243,12 @@ export async function statusCommand(argv: string[]): Promise<number> {
 
 export async function updateCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, {
-    quiet: { type: 'boolean', short: 'q', default: false }, json: { type: 'boolean', default: false },
+    quiet: { type: 'boolean', short: 'q', default: false }, json: { type: 'boolean', default: false }, 'stall-seconds': { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   }, true);
   if (values.help) { process.stdout.write(UPDATE_HELP); return 0; }
   if (positionals.length > 1) throw new CliUsageError('update takes at most one directory');
-  const result = await update(path.resolve(positionals[0] ?? '.'), !values.quiet);
+  const result = await update(path.resolve(positionals[0] ?? '.'), !values.quiet, stallSeconds(values['stall-seconds']));
   emit(result, useJson(values.json), () => (result.up_to_date
     ? `already up to date with ${result.line} at ${short(result.base)}`
     : `updated to ${short(result.base)} on ${result.line}: ${result.updated.length} updated, ${result.deleted.length} deleted, ${result.kept_local.length} local changes kept`));

@@ -2,7 +2,8 @@
 import path from 'node:path';
 import { defaultWorkdir, runRunner, stopSignal } from '../client/runner.js';
 import { parseU32 } from '../domain/repository.js';
-import { CliUsageError, parseCommandArgs } from './args.js';
+import { stallSecondsFromEnv } from '../client/stall.js';
+import { CliUsageError, parseCommandArgs, stallSeconds as cliStallSeconds } from './args.js';
 
 export const RUNNER_HELP = `Usage: cairn runner --server URL [--repo N ...] [--kinds 7,11] [--once] [--workdir DIR]
 
@@ -11,7 +12,15 @@ Claim CI jobs and run them. For each job: materialize its snapshot into a fresh 
 ci/run.ps1 with pwsh on Windows) with the declared timeout and no shell, heartbeat at a third
 of the lease, then complete with the result (succeeded, command_failed or timed_out; tests pass
 only when the command succeeded and every suite in ci/results.json passed), or fail as
-retryable on infrastructure errors. SIGTERM fails the current job as retryable, then exits.
+retryable on infrastructure errors.
+
+SIGTERM or SIGINT, at any stage (claim, fetch, command, report), fails the current job as
+retryable saying so on stderr, then exits (the command's process group gets SIGTERM, then
+SIGKILL 2 s later; a claim or a report in flight gets 5 s to be answered); a second signal
+exits at once (exit 1), leaving the job to its lease. A fetch that makes no progress (no
+bytes, no file written) for --stall-seconds, a claim or report unanswered that long, or a
+command still running 10 s past its timeout, fails the attempt as retryable with the reason;
+heartbeats stop as soon as the job's work stalls, so its lease runs out even then.
 Prints one JSON line per job on stdout (errors on stderr); never prints the lease token. The
 CI command's output (stdout and stderr) is kept in --workdir/logs/repoR-jobJ-attemptA.log; when
 the job fails its tail goes into the job's detail.error (at most 4,096 characters).
@@ -36,6 +45,9 @@ Options:
   --workdir DIR    where workspaces are created (default: $TMPDIR/cairn-runner)
   --poll-ms N      wait between empty claims while the event feed is unavailable
                    (default 1000)
+  --stall-seconds N
+                   bound on a fetch without progress, a claim or report without an answer
+                   (default $CAIRN_STALL_SECONDS, else 60)
   --json           accepted for uniformity: job lines are always JSON
 `;
 
@@ -43,6 +55,7 @@ export async function runnerCommand(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs(argv, {
     server: { type: 'string' }, repo: { type: 'string', multiple: true }, kinds: { type: 'string', default: '7,11' },
     once: { type: 'boolean', default: false }, workdir: { type: 'string' }, 'poll-ms': { type: 'string', default: '1000' }, json: { type: 'boolean', default: false },
+    'stall-seconds': { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) { process.stdout.write(RUNNER_HELP); return 0; }
@@ -54,10 +67,23 @@ export async function runnerCommand(argv: string[]): Promise<number> {
   });
   const pollMs = Number(values['poll-ms']);
   if (!Number.isInteger(pollMs) || pollMs < 10) throw new CliUsageError('--poll-ms must be an integer ≥ 10');
+  const stallSeconds = values['stall-seconds'] === undefined ? stallSecondsFromEnv() : cliStallSeconds(values['stall-seconds']);
   const stop = stopSignal();
-  process.once('SIGTERM', () => stop.stop());
-  process.once('SIGINT', () => stop.stop());
+  // The first SIGTERM or SIGINT stops the runner in order (its job failed as retryable); a
+  // second one exits at once, leaving the job to its lease.
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (!stop.stopped) {
+      process.stderr.write(`cairn runner: ${sig}: stopping (send it again to exit at once)\n`);
+      stop.stop(sig);
+      return;
+    }
+    process.stderr.write(`cairn runner: second signal (${sig}): exiting now; a running job is left to its lease\n`);
+    process.exit(1);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
   return runRunner({
+    stallSeconds,
     server: values.server,
     repos,
     kinds: [...new Set(kinds)],

@@ -90,12 +90,32 @@ export class CairnClient {
   /** Sent with every request (never printed). */
   readonly standing: Record<string, string>;
 
-  /** Aborts every request of this client (e.g. `AbortSignal.timeout(ms)`): a command's deadline. */
+  /**
+   * Aborts every request of this client (the rejection is the signal's reason; a timeout's,
+   * e.g. `AbortSignal.timeout(ms)` as a command's deadline, is a DeadlineError).
+   */
   signal: AbortSignal | undefined;
+  /** Told of every chunk of a response body this client reads (a stall watch's progress). */
+  private readonly onData: (() => void) | undefined;
 
-  constructor(server: string, readonly retries = 20) {
+  constructor(server: string, readonly retries = 20, options: { signal?: AbortSignal; onData?: () => void } = {}) {
     this.base = normalizeServerUrl(server);
     this.standing = standingHeaders(server);
+    this.signal = options.signal;
+    this.onData = options.onData;
+  }
+
+  /** This client's signal and a call's own, as one. */
+  private signalFor(own?: AbortSignal): AbortSignal | undefined {
+    if (!own) return this.signal;
+    return this.signal ? AbortSignal.any([this.signal, own]) : own;
+  }
+
+  /** An error seen after `signal` aborted is reported as the abort's reason (e.g. "stopped", "stalled"). */
+  private static aborted(signal: AbortSignal | undefined, err: unknown): unknown {
+    if (!signal?.aborted) return err;
+    const reason = signal.reason as { name?: string } | undefined;
+    return reason?.name === 'TimeoutError' ? new DeadlineError('gave up waiting for the server') : signal.reason;
   }
 
   /** Fail in the user's terms when `repo` is not registered here (before any work is done). */
@@ -123,12 +143,21 @@ export class CairnClient {
    * quiesced). node:http rather than fetch: fetch loads undici on first use, ~100-200 ms of a
    * short command's start-up. `body` is a buffer or a function giving a fresh stream per attempt.
    */
-  private async send(method: string, urlPath: string, headers: Record<string, string>, body?: Buffer | (() => NodeJS.ReadableStream)): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }> {
+  private async send(method: string, urlPath: string, headers: Record<string, string>, body?: Buffer | (() => NodeJS.ReadableStream), own?: AbortSignal): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }> {
+    const signal = this.signalFor(own);
+    try {
+      return await this.sendOnce(method, urlPath, headers, body, signal);
+    } catch (err) {
+      throw CairnClient.aborted(signal, err);
+    }
+  }
+
+  private async sendOnce(method: string, urlPath: string, headers: Record<string, string>, body: Buffer | (() => NodeJS.ReadableStream) | undefined, signal: AbortSignal | undefined): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }> {
     for (let attempt = 0; ; attempt++) {
       const url = new URL(this.base + urlPath);
       const res = await new Promise<IncomingMessage>((resolve, reject) => {
-        const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method, headers: { ...this.standing, ...headers }, agent: url.protocol === 'https:' ? undefined : this.agent, ...(this.signal ? { signal: this.signal } : {}) }, resolve);
-        req.on('error', (err: NodeJS.ErrnoException) => reject(this.signal?.aborted ? new DeadlineError(`${method} ${urlPath}: gave up waiting for ${this.base}`) : new Error(`cannot reach ${this.base}: ${err.code ?? err.message}`)));
+        const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method, headers: { ...this.standing, ...headers }, agent: url.protocol === 'https:' ? undefined : this.agent, signal }, resolve);
+        req.on('error', (err: NodeJS.ErrnoException) => reject(signal?.aborted ? signal.reason : new Error(`cannot reach ${this.base}: ${err.code ?? err.message}`)));
         if (body === undefined) req.end();
         else if (Buffer.isBuffer(body)) req.end(body);
         else {
@@ -138,11 +167,14 @@ export class CairnClient {
         }
       });
       const chunks: Buffer[] = [];
-      for await (const chunk of res) chunks.push(chunk as Buffer);
+      for await (const chunk of res) {
+        chunks.push(chunk as Buffer);
+        this.onData?.();
+      }
       const status = res.statusCode ?? 0;
       if (status === 503 && attempt < this.retries) {
         const wait = Number(res.headers['retry-after'] ?? '1');
-        await sleep(Math.min(Number.isFinite(wait) ? wait : 1, 5) * 1000);
+        await sleep(Math.min(Number.isFinite(wait) ? wait : 1, 5) * 1000, undefined, { signal });
         continue;
       }
       return { status, headers: res.headers, body: Buffer.concat(chunks) };
@@ -156,7 +188,8 @@ export class CairnClient {
     return parsed as T;
   }
 
-  async json<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+  /** `signal` aborts this call alone (its reason is the rejection). */
+  async json<T = any>(method: string, path: string, body?: unknown, options: { signal?: AbortSignal } = {}): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/json' };
     let bytes: Buffer | undefined;
     if (body !== undefined) {
@@ -164,7 +197,7 @@ export class CairnClient {
       headers['content-type'] = 'application/json';
       headers['content-length'] = String(bytes.length);
     }
-    return this.parsed<T>(method, path, await this.send(method, path, headers, bytes));
+    return this.parsed<T>(method, path, await this.send(method, path, headers, bytes, options.signal));
   }
 
   /**
@@ -230,18 +263,27 @@ export class CairnClient {
    * becomes a ServerError, 503 is retried). `destroy()` it to stop early.
    */
   async openDownload(urlPath: string): Promise<IncomingMessage> {
+    try {
+      return await this.openDownloadOnce(urlPath);
+    } catch (err) {
+      throw CairnClient.aborted(this.signal, err);
+    }
+  }
+
+  private async openDownloadOnce(urlPath: string): Promise<IncomingMessage> {
+    const signal = this.signal;
     for (let attempt = 0; ; attempt++) {
       const res = await new Promise<IncomingMessage>((resolve, reject) => {
         const url = new URL(this.base + urlPath);
-        const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: 'GET', headers: this.standing, agent: url.protocol === 'https:' ? undefined : this.agent }, resolve);
-        req.on('error', (err: NodeJS.ErrnoException) => reject(new Error(`cannot reach ${this.base}: ${err.code ?? err.message}`)));
+        const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: 'GET', headers: this.standing, agent: url.protocol === 'https:' ? undefined : this.agent, signal }, resolve);
+        req.on('error', (err: NodeJS.ErrnoException) => reject(signal?.aborted ? signal.reason : new Error(`cannot reach ${this.base}: ${err.code ?? err.message}`)));
         req.end();
       });
       if (res.statusCode === 200) return res;
       const chunks: Buffer[] = [];
       for await (const chunk of res) chunks.push(chunk as Buffer);
       if (res.statusCode === 503 && attempt < this.retries) {
-        await sleep(1000);
+        await sleep(1000, undefined, { signal });
         continue;
       }
       let parsed: any = null;

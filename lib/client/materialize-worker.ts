@@ -171,6 +171,7 @@ export class MaterializePool {
    */
   run(out: string, entries: MaterializeEntry[], source: { file: string } | { shared: SharedArrayBuffer }, onProgress?: (n: number) => void): Promise<{ files: number; bytes: number }> {
     if (this.broken) return Promise.reject(this.broken);
+    if (this.closing) return Promise.reject(new Error('the pull workers were stopped'));
     return new Promise((resolve, reject) => {
       this.waiting.push({ job: { out, entries, source, onProgress }, settle: { resolve, reject } });
       this.next();
@@ -179,7 +180,7 @@ export class MaterializePool {
 
   /** Hand waiting jobs to free lanes. */
   private next(): void {
-    while (this.waiting.length && !this.broken) {
+    while (this.waiting.length && !this.broken && !this.closing) {
       const lane = this.workers.reduce<Lane | null>((best, w) => (w.queued < WORKER_QUEUE && (!best || w.queued < best.queued) ? w : best), null);
       if (lane) {
         const { job, settle } = this.waiting.shift()!;
@@ -207,8 +208,15 @@ export class MaterializePool {
     }
   }
 
+  /** Stop: jobs not started are refused, workers are terminated (a job they run ends unfinished). */
   async close(): Promise<void> {
     this.closing = true;
+    const closed = new Error('the pull workers were stopped');
+    for (const w of this.waiting.splice(0)) w.settle.reject(closed);
+    for (const [id, p] of this.pending) {
+      this.pending.delete(id);
+      p.reject(closed);
+    }
     await Promise.all(this.workers.map((w) => w.thread.terminate()));
   }
 }

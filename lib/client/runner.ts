@@ -7,7 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { FeedGoneError, GLOBAL_FEED, followFeed, repositoryFeed } from './events.js';
 import { CairnClient, ServerError } from './http.js';
-import { pull } from './transfer.js';
+import { StalledError, StallWatch, stallSecondsFromEnv } from './stall.js';
+import { pull, type PullOptions } from './transfer.js';
 
 export interface RunnerOptions {
   server: string;
@@ -31,29 +32,53 @@ export interface RunnerOptions {
   notice: (text: string) => void;
   /** Resolves when the runner should stop (SIGTERM). */
   stopSignal: StopSignal;
+  /**
+   * Seconds a job's fetch may go without progress, and a report without an answer, before the
+   * attempt is failed (default CAIRN_STALL_SECONDS, else 60).
+   */
+  stallSeconds?: number;
+  /** Test seam: fetches the snapshot instead of `pull`. */
+  fetch?: (o: PullOptions) => Promise<unknown>;
 }
 
-/** Set by SIGTERM; `onStop` registers a callback and returns its unsubscribe function. */
+/** Set by SIGTERM or SIGINT; `onStop` registers a callback and returns its unsubscribe function. */
 export interface StopSignal {
   stopped: boolean;
+  /** The signal's name ("SIGTERM", "SIGINT") once stopped. */
+  reason: string | null;
   onStop(fn: () => void): () => void;
 }
 
-export function stopSignal(): StopSignal & { stop(): void } {
+export function stopSignal(): StopSignal & { stop(reason?: string): void } {
   const listeners = new Set<() => void>();
   const signal = {
     stopped: false,
+    reason: null as string | null,
     onStop(fn: () => void) {
       listeners.add(fn);
       return () => listeners.delete(fn);
     },
-    stop() {
+    stop(reason = 'SIGTERM') {
+      if (signal.stopped) return;
       signal.stopped = true;
+      signal.reason = reason;
       for (const fn of [...listeners]) fn();
     },
   };
   return signal;
 }
+
+/** The runner was told to stop while a job was in `stage`. */
+class StoppedError extends Error {
+  constructor(readonly signalName: string, readonly stage: string) {
+    super(`runner stopped (${signalName}) ${stage}`);
+  }
+}
+
+/** How long a stage's work may take to wind down once stopped, and a report to land after a stop. */
+const STOP_GRACE_MS = 5000;
+/** Beyond its timeout, how long a CI command may take to be killed and its output closed. */
+const RUN_GRACE_MS = 10_000;
 
 interface Claim {
   repository_index: number;
@@ -86,7 +111,7 @@ async function readSuiteResults(file: string): Promise<SuiteResult[]> {
 }
 
 /** Output of the CI command, kept whole in `logFile`; its tail goes into detail.error on failure. */
-function runCommand(argv: string[], cwd: string, timeoutS: number, stop: RunnerOptions['stopSignal'], logFile: string): Promise<{ code: number | null; timedOut: boolean; stopped: boolean }> {
+function runCommand(argv: string[], cwd: string, timeoutS: number, stop: AbortSignal, logFile: string): Promise<{ code: number | null; timedOut: boolean; stopped: boolean }> {
   return new Promise((resolve, reject) => {
     const log = createWriteStream(logFile, { flags: 'a' });
     log.on('error', () => undefined); // a full disk must not crash the runner; the job still reports
@@ -123,10 +148,15 @@ function runCommand(argv: string[], cwd: string, timeoutS: number, stop: RunnerO
       killGroup('SIGTERM');
       setTimeout(() => killGroup('SIGKILL'), 2000).unref();
     }, timeoutS * 1000);
-    const unsubscribe = stop.onStop(() => {
+    // Stopped (a signal to the runner, or the stage gave up): the group gets SIGTERM, then SIGKILL.
+    const onStop = () => {
       stopped = true;
       killGroup('SIGTERM');
-    });
+      setTimeout(() => killGroup('SIGKILL'), 2000).unref();
+    };
+    if (stop.aborted) onStop();
+    else stop.addEventListener('abort', onStop, { once: true });
+    const unsubscribe = () => stop.removeEventListener('abort', onStop);
     child.on('error', (err) => { clearTimeout(timer); unsubscribe(); void closeLog().then(() => reject(err)); });
     child.on('exit', (code) => { clearTimeout(timer); unsubscribe(); void closeLog().then(() => resolve({ code, timedOut, stopped })); });
   });
@@ -137,55 +167,136 @@ async function runJob(client: CairnClient, o: RunnerOptions, claim: Claim): Prom
   const jobPath = `/v1/native/repository-authorities/${claim.repository_index}/worker-jobs/${claim.worker_job_index}`;
   const lease = { attempt_count: claim.attempt_count, lease_token: claim.lease_token };
   const ident = { repository_index: claim.repository_index, worker_job_index: claim.worker_job_index, job_kind: claim.job_kind, attempt: claim.attempt_count };
+  const name = `job ${claim.repository_index}/${claim.worker_job_index} (attempt ${claim.attempt_count})`;
   const leaseMs = Math.max(1000, (claim.lease_expires_at_s - Date.now() / 1000) * 1000);
+  const stallSeconds = o.stallSeconds ?? stallSecondsFromEnv();
+  const stallMs = stallSeconds * 1000;
+  // Heartbeats keep the lease only while the job's work moves: a stage that stalls stops them
+  // at once, so the lease runs out even if the attempt cannot be failed.
   let heartbeatFailed = false;
+  const beatMs = Math.max(250, Math.round(leaseMs / 3));
   const beat = setInterval(() => {
-    client.json('POST', `${jobPath}:heartbeat`, lease).catch(() => { heartbeatFailed = true; });
-  }, Math.max(250, leaseMs / 3));
+    client.json('POST', `${jobPath}:heartbeat`, lease, { signal: AbortSignal.timeout(beatMs) }).catch(() => { heartbeatFailed = true; });
+  }, beatMs);
+  const stopHeartbeats = () => clearInterval(beat);
+
+  /**
+   * One stage of the job. Its work gets a signal that aborts when the runner is stopped (at
+   * once, or after STOP_GRACE_MS for `graceful` stages whose answer is worth waiting for) or
+   * when it made no progress for `boundMs`; the stage then fails with the reason, at the
+   * latest STOP_GRACE_MS later, whether or not the work ever settles.
+   */
+  const stage = async <T>(what: string, boundMs: number, graceful: boolean, work: (signal: AbortSignal, touch: () => void) => Promise<T>): Promise<T> => {
+    if (o.stopSignal.stopped) throw new StoppedError(o.stopSignal.reason ?? 'SIGTERM', `before ${what}`);
+    const ac = new AbortController();
+    const timers: NodeJS.Timeout[] = [];
+    const watch = new StallWatch(boundMs, () => {
+      stopHeartbeats();
+      o.notice(`${name}: no progress in ${what} for ${Math.round(boundMs / 1000)} s: heartbeats stopped, failing the attempt`);
+      ac.abort(new StalledError(`no progress in ${what} for ${Math.round(boundMs / 1000)} s`));
+    });
+    const off = o.stopSignal.onStop(() => {
+      const sig = o.stopSignal.reason ?? 'SIGTERM';
+      o.notice(`${sig}: stopping ${name} during ${what}; the job is failed as retryable, then the runner exits`);
+      const stopNow = () => ac.abort(new StoppedError(sig, `during ${what}`));
+      if (graceful) timers.push(setTimeout(stopNow, STOP_GRACE_MS));
+      else stopNow();
+    });
+    // Stopped work gets time to wind down (the command to be killed); stalled work a second.
+    const gaveUp = new Promise<never>((_, reject) => {
+      ac.signal.addEventListener('abort', () => { timers.push(setTimeout(() => reject(ac.signal.reason), ac.signal.reason instanceof StalledError ? 1000 : STOP_GRACE_MS)); }, { once: true });
+    });
+    gaveUp.catch(() => undefined);
+    const running = work(ac.signal, () => watch.touch());
+    running.catch(() => undefined);
+    try {
+      const value = await Promise.race([running, gaveUp]);
+      if (ac.signal.aborted) throw ac.signal.reason;
+      return value;
+    } catch (err) {
+      throw ac.signal.aborted ? ac.signal.reason : err;
+    } finally {
+      watch.stop();
+      off();
+      for (const t of timers) clearTimeout(t);
+    }
+  };
+
   await fsp.mkdir(o.workdir, { recursive: true });
   const logDir = path.join(o.workdir, 'logs');
   await fsp.mkdir(logDir, { recursive: true });
   const logFile = path.join(logDir, `repo${claim.repository_index}-job${claim.worker_job_index}-attempt${claim.attempt_count}.log`);
   const workspace = mkdtempSync(path.join(o.workdir, 'job-'));
-  const fail = async (error: string) => {
-    await client.json('POST', `${jobPath}:fail`, { ...lease, detail: { retryable: true, error: error.slice(0, 4096) } }).catch(() => undefined);
+  const fail = async (error: string, loud = false) => {
+    stopHeartbeats();
+    const bound = o.stopSignal.stopped ? STOP_GRACE_MS : stallMs;
+    const told = await client.json('POST', `${jobPath}:fail`, { ...lease, detail: { retryable: true, error: error.slice(0, 4096) } }, { signal: AbortSignal.timeout(bound) })
+      .then(() => null, (err: Error) => err);
     o.log({ ...ident, outcome: 'infrastructure_error', retryable: true, error });
+    if (loud || told) {
+      o.notice(told
+        ? `${name}: could not be failed (${told.message}); its lease runs out within ${Math.ceil(leaseMs / 1000)} s and the server requeues it: ${error}`
+        : `${name} failed as retryable: ${error}`);
+    }
     return false;
   };
   try {
     const request = claim.runtime_request;
     const tree = path.join(workspace, 'tree');
     try {
-      await pull({ server: o.server, repo: claim.repository_index, snapshot: request.snapshot_id, out: tree });
+      // The pull has its own stall watch (same bound); the stage's is the backstop.
+      await stage('the snapshot fetch', stallMs + 1000, false, (signal, touch) => (o.fetch ?? pull)({
+        server: o.server, repo: claim.repository_index, snapshot: request.snapshot_id, out: tree, signal, onActivity: touch, stallSeconds,
+      }));
     } catch (err) {
-      return fail(`snapshot fetch failed: ${(err as Error).message}`);
+      if (err instanceof StoppedError) return fail(err.message, true);
+      if (err instanceof StalledError) return fail(`snapshot fetch stalled: ${err.message}`, true);
+      return fail(`snapshot fetch failed: ${(err as Error).message}`, true);
     }
     const entry = process.platform === 'win32' ? request.entrypoints.windows : request.entrypoints.posix;
     if (!existsSync(path.join(tree, entry.path))) {
       // The snapshot has no CI entry point: the command cannot succeed, which is the repository's outcome.
-      return finish(client, jobPath, lease, claim, 'command_failed', [], o, ident, `${entry.path} is missing`, `${entry.path} is missing from snapshot ${request.snapshot_id}`);
-    }
-    if (o.stopSignal.stopped) {
-      return fail('runner stopped (SIGTERM) before the command started');
+      return finish(`${entry.path} is missing`, 'command_failed', [], `${entry.path} is missing from snapshot ${request.snapshot_id}`);
     }
     let run;
     try {
-      run = await runCommand(entry.argv, tree, request.timeout_s, o.stopSignal, logFile);
+      // The command has its own timeout; the stage bound only catches one that will not die.
+      run = await stage('the command', request.timeout_s * 1000 + RUN_GRACE_MS, false, (signal) => runCommand(entry.argv, tree, request.timeout_s, signal, logFile));
     } catch (err) {
+      if (err instanceof StoppedError) return fail(err.message, true);
+      if (err instanceof StalledError) return fail(`the command did not end within its ${request.timeout_s} s timeout and ${RUN_GRACE_MS / 1000} s more`, true);
       return fail(`could not start ${entry.argv[0]}: ${(err as Error).message}`);
-    }
-    if (run.stopped) {
-      return fail('runner stopped (SIGTERM) before the command finished');
     }
     if (heartbeatFailed) o.log({ ...ident, warning: 'a heartbeat failed; the lease may have expired' });
     const suites = await readSuiteResults(path.join(tree, request.results_file ?? 'ci/results.json'));
     const status = run.timedOut ? 'timed_out' : run.code === 0 ? 'succeeded' : 'command_failed';
     const note = run.timedOut ? `timed out after ${request.timeout_s}s` : `exit ${run.code}`;
     const failed = status !== 'succeeded' || suites.some((x) => x.status !== 'pass');
-    return finish(client, jobPath, lease, claim, status, suites, o, ident, note, failed ? await errorTail(logFile, `${entry.argv.join(' ')}: ${note}`) : null, logFile);
+    return finish(note, status, suites, failed ? await errorTail(logFile, `${entry.argv.join(' ')}: ${note}`) : null, logFile);
   } finally {
-    clearInterval(beat);
+    stopHeartbeats();
     await fsp.rm(workspace, { recursive: true, force: true });
+  }
+
+  /** Report the result (the report stage): a stop waits STOP_GRACE_MS for the answer, a silent server stallMs. */
+  async function finish(note: string, status: 'succeeded' | 'command_failed' | 'timed_out', suites: SuiteResult[], error: string | null = null, logFile?: string): Promise<boolean> {
+    const testsPass = status === 'succeeded' && suites.every((x) => x.status === 'pass');
+    const result = {
+      contract: 'svc.runner.native-result.v1',
+      status,
+      tests_status: testsPass ? 'pass' : 'fail',
+      suite_result_count: suites.length,
+      suite_results: suites,
+    };
+    try {
+      await stage('the report of the result', stallMs, true, (signal) => client.json('POST', `${jobPath}:complete`, { ...lease, detail: { job_kind: claim.job_kind, result, ...(error !== null ? { error } : {}) } }, { signal }));
+      o.log({ ...ident, outcome: status, tests_status: result.tests_status, suites: suites.length, note, ...(logFile ? { log: logFile } : {}) });
+    } catch (err) {
+      if (err instanceof StoppedError || err instanceof StalledError) return fail(`${err.message}: the result (${status}) was not recorded`, true);
+      o.log({ ...ident, outcome: 'complete_rejected', error: err instanceof ServerError ? err.message : String(err) }, true);
+      return false;
+    }
+    return testsPass;
   }
 }
 
@@ -209,29 +320,6 @@ async function errorTail(logFile: string, what: string): Promise<string> {
   const chars = [...text];
   const room = limit - [...head].length;
   return head + chars.slice(Math.max(0, chars.length - room)).join('');
-}
-
-async function finish(
-  client: CairnClient, jobPath: string, lease: object, claim: Claim,
-  status: 'succeeded' | 'command_failed' | 'timed_out', suites: SuiteResult[], o: RunnerOptions, ident: object, note: string,
-  error: string | null = null, logFile?: string,
-): Promise<boolean> {
-  const testsPass = status === 'succeeded' && suites.every((s) => s.status === 'pass');
-  const result = {
-    contract: 'svc.runner.native-result.v1',
-    status,
-    tests_status: testsPass ? 'pass' : 'fail',
-    suite_result_count: suites.length,
-    suite_results: suites,
-  };
-  try {
-    await client.json('POST', `${jobPath}:complete`, { ...lease, detail: { job_kind: claim.job_kind, result, ...(error !== null ? { error } : {}) } });
-    o.log({ ...ident, outcome: status, tests_status: result.tests_status, suites: suites.length, note, ...(logFile ? { log: logFile } : {}) });
-  } catch (err) {
-    o.log({ ...ident, outcome: 'complete_rejected', error: err instanceof ServerError ? err.message : String(err) }, true);
-    return false;
-  }
-  return testsPass;
 }
 
 /**
@@ -349,6 +437,7 @@ class QueueHints {
 
 export async function runRunner(o: RunnerOptions): Promise<number> {
   const client = new CairnClient(o.server);
+  const stallSeconds = o.stallSeconds ?? stallSecondsFromEnv();
   const hints = !o.once && o.feed !== false ? new QueueHints(o) : null;
   const idle = (ms: number) => {
     if (hints) return hints.wait(ms);
@@ -364,18 +453,32 @@ export async function runRunner(o: RunnerOptions): Promise<number> {
     while (!o.stopSignal.stopped) {
       let claim: Claim | null;
       hints?.take();
+      // A claim is bounded like a stage: no answer within the stall bound, or STOP_GRACE_MS
+      // after a stop, and it is given up (a job it did claim then waits for its lease to run out).
+      const bound = new AbortController();
+      const limit = setTimeout(() => bound.abort(new StalledError(`no answer to the claim for ${stallSeconds} s`)), stallSeconds * 1000);
+      let grace: NodeJS.Timeout | undefined;
+      const off = o.stopSignal.onStop(() => { grace = setTimeout(() => bound.abort(new Error(`runner stopped (${o.stopSignal.reason}) while claiming`)), STOP_GRACE_MS); });
       try {
         const res = await client.json('POST', '/v1/native/worker-jobs:claim', {
           accepted_job_kinds: o.kinds,
           repository_indexes: o.repos,
           accepted_runtime_contracts: ['svc.runner.native-job.v3'],
-        });
+        }, { signal: bound.signal });
         claim = res.claimed_job;
       } catch (err) {
+        if (o.stopSignal.stopped) {
+          o.notice(`${(err as Error).message}; exiting`);
+          return o.once ? 1 : 0;
+        }
         o.log({ error: `claim failed: ${(err as Error).message}` }, true);
         if (o.once) return 1;
         await idle(o.pollMs);
         continue;
+      } finally {
+        clearTimeout(limit);
+        clearTimeout(grace);
+        off();
       }
       const passed = claim ? await runJob(client, o, claim) : true;
       if (o.once) {

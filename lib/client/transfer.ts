@@ -1,10 +1,12 @@
 // push, pull and sync over the bulk remote-sync interface. Transfer order (spec): plan, upload
 // missing packs, commit rows and snapshots, then line handling. Pull: manifest, download its
 // packs, read the objects locally.
-import { mkdtempSync, promises as fsp } from 'node:fs';
+import { createWriteStream, mkdtempSync, promises as fsp } from 'node:fs';
+import { setMaxListeners } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { decodeTree, refusedEntryName, snapshotId, type EntryKind, type RefusedName, type TreeEntry } from '../domain/content.js';
 import { DEFAULT_MAX_SNAPSHOT_PATHS, describeOverLimit, expandedSize, MAX_SNAPSHOT_PATHS_BOUND, pathsOf } from '../domain/tree-size.js';
 import { decodeObjectFrame, PACK_KIND_OBJECT, PACK_KIND_TREE, type BuiltPack, type PackKind } from '../store/pack.js';
@@ -12,6 +14,7 @@ import { CairnClient, ServerError } from './http.js';
 import { NO_PROGRESS, progressFor, type Progress } from './progress.js';
 import { listTree, prepareOutput, RefusedNamesError, scanDirectory } from './worktree.js';
 import { MaterializePool, type MaterializeEntry } from './materialize-worker.js';
+import { StalledError, StallWatch, stallSecondsFromEnv } from './stall.js';
 import { PackWorker, type SlabObject } from './pack-worker.js';
 
 const MEDIA: Record<PackKind, string> = {
@@ -411,6 +414,28 @@ export interface PullOptions {
   snapshot?: string;
   out: string;
   progress?: Progress | boolean;
+  /** Stops the pull: it rejects with the signal's reason once nothing writes any more. */
+  signal?: AbortSignal;
+  /**
+   * Seconds without progress (no response bytes arrived, no file written) before the pull fails
+   * with a StalledError; default CAIRN_STALL_SECONDS, else DEFAULT_STALL_SECONDS.
+   */
+  stallSeconds?: number;
+  /** Told whenever the pull makes progress (a runner's heartbeat follows it). */
+  onActivity?: () => void;
+  /** Test seams that force the intake's interleavings on purpose (never set outside tests). */
+  hooks?: PullHooks;
+}
+
+/** Points where a test can hold the pull's intake, to make an interleaving happen on purpose. */
+export interface PullHooks {
+  /**
+   * Awaited once an in-memory pack's last byte has arrived, before it counts as complete;
+   * `jobsSettled()` resolves when every job handed out for it so far has finished.
+   */
+  packArrived?(packId: string, jobsSettled: () => Promise<void>): Promise<void>;
+  /** Awaited when a materialize job has finished (or failed), before the intake learns of it. */
+  jobSettled?(packId: string): Promise<void>;
 }
 
 export async function resolveSnapshot(client: CairnClient, repo: number, line?: string, snapshot?: string): Promise<string> {
@@ -442,6 +467,8 @@ interface IncomingPack {
   next: number;
   running: number;
   response: IncomingMessage | null;
+  /** Its materialize jobs not yet settled (bookkeeping included). */
+  jobs: Set<Promise<void>>;
 }
 
 /**
@@ -449,6 +476,10 @@ interface IncomingPack {
  * materialize workers in runs of about JOB_RAW_BYTES as soon as a run's bytes have arrived.
  * Downloads may start before the trees are read (which packs to fetch comes from the manifest);
  * objects are handed out once `plan()` has said which ones the snapshot needs and where they go.
+ *
+ * `done` settles from whichever event comes last: a job finishing, a download ending (its pack
+ * released, or a dropped one wound down), `plan()`, a failure. Each of them calls `checkDone()`,
+ * and "done" means nothing at all is in flight: no pack held, queued or downloading, no job.
  */
 class PackIntake {
   private readonly queue: string[];
@@ -465,7 +496,8 @@ class PackIntake {
   bytes = 0;
 
   constructor(private readonly client: CairnClient, private readonly repo: number, private readonly temp: string, private readonly pool: MaterializePool,
-    private readonly out: string, order: string[], private readonly sizes: Map<string, number>, private readonly onProgress: (n: number) => void) {
+    private readonly out: string, order: string[], private readonly sizes: Map<string, number>, private readonly onProgress: (n: number) => void,
+    private readonly onActivity: () => void = () => undefined, private readonly hooks: PullHooks = {}) {
     this.queue = [...order];
     this.done = new Promise((resolve, reject) => { this.settle = { resolve, reject }; });
     this.done.catch(() => undefined); // awaited by the caller
@@ -490,6 +522,18 @@ class PackIntake {
     this.checkDone();
   }
 
+  /** What the intake is waiting for, for a stall message. */
+  describe(): string {
+    const packs = [...this.packs.values()].filter((p) => !p.complete).map((p) => {
+      const size = this.sizes.get(p.id);
+      return `object pack ${p.id.slice(0, 12)}…: ${p.received} of ${size === undefined || size === Infinity ? '?' : size} bytes`;
+    });
+    const parts = [...packs];
+    if (this.jobs.size) parts.push(`${this.jobs.size} materialize job(s) running`);
+    if (this.queue.length) parts.push(`${this.queue.length} pack(s) queued`);
+    return parts.length ? `waiting for ${parts.join('; ')}` : 'waiting for the object packs';
+  }
+
   private byPack: Map<string, MaterializeEntry[]> | null = null;
   private readonly dropped = new Set<string>();
 
@@ -502,38 +546,51 @@ class PackIntake {
       void this.download(id).catch((err) => { if (!this.dropped.has(id)) this.fail(err); }).finally(() => {
         this.active--;
         this.startDownloads();
+        this.checkDone();
       });
     }
   }
 
   private async download(id: string): Promise<void> {
     const size = this.sizes.get(id) ?? Infinity;
-    const pack: IncomingPack = { id, shared: null, file: null, received: 0, complete: false, entries: null, next: 0, running: 0, response: null };
+    const pack: IncomingPack = { id, shared: null, file: null, received: 0, complete: false, entries: null, next: 0, running: 0, response: null, jobs: new Set() };
     if (this.byPack) pack.entries = this.byPack.get(id)!.sort((a, b) => a.offset - b.offset);
     this.packs.set(id, pack);
     const urlPath = this.client.repoPath(this.repo, `${SYNC}/${PACK_PATH[PACK_KIND_OBJECT]}/${id}`);
+    const res = await this.client.openDownload(urlPath);
+    // Dropped, or the pull failed, while the response was on its way: stop it here.
+    if (this.failure || !this.packs.has(id)) {
+      res.destroy();
+      return;
+    }
+    pack.response = res;
+    this.onActivity();
     if (size > IN_MEMORY_PACK_BYTES) {
       pack.file = path.join(this.temp, `${id}.pack`);
-      await this.client.download(urlPath, pack.file);
+      res.on('data', (chunk: Buffer) => {
+        pack.received += chunk.length;
+        this.onActivity();
+      });
+      await pipeline(res, createWriteStream(pack.file));
     } else {
-      const res = await this.client.openDownload(urlPath);
-      pack.response = res;
       pack.shared = new SharedArrayBuffer(size);
       const view = Buffer.from(pack.shared);
       for await (const chunk of res as AsyncIterable<Buffer>) {
         if (pack.received + chunk.length > size) throw new Error(`object pack ${id} is longer than the ${size} bytes the manifest says`);
         chunk.copy(view, pack.received);
         pack.received += chunk.length;
+        this.onActivity();
         this.pump(pack);
       }
-      pack.response = null;
       if (pack.received !== size) throw new Error(`object pack ${id} ended after ${pack.received} of ${size} bytes`);
+      await this.hooks.packArrived?.(id, () => Promise.allSettled([...pack.jobs]).then(() => undefined));
     }
+    pack.response = null;
     pack.complete = true;
     this.pump(pack);
   }
 
-  /** Hand out every run of objects whose bytes are here. */
+  /** Hand out every run of objects whose bytes are here; release the pack once all are written. */
   private pump(pack: IncomingPack): void {
     if (!pack.entries || this.failure) return;
     const entries = pack.entries;
@@ -555,17 +612,23 @@ class PackIntake {
   private dispatch(pack: IncomingPack, run: MaterializeEntry[]): void {
     pack.running++;
     const source = pack.shared ? { shared: pack.shared } : { file: pack.file! };
-    const job = this.pool.run(this.out, run, source, this.onProgress).then((r) => {
+    const ran = this.pool.run(this.out, run, source, this.onProgress);
+    const held = this.hooks.jobSettled ? ran.finally(() => this.hooks.jobSettled!(pack.id)) : ran;
+    // A throw in the bookkeeping fails the pull too: a job must never settle unheard.
+    const job = held.then((r) => {
       this.files += r.files;
       this.bytes += r.bytes;
       pack.running--;
+      this.onActivity();
       this.pump(pack);
-    }, (err) => this.fail(err));
+    }).catch((err) => this.fail(err));
     const tracked = job.finally(() => {
       this.jobs.delete(tracked);
+      pack.jobs.delete(tracked);
       this.checkDone();
     });
     this.jobs.add(tracked);
+    pack.jobs.add(tracked);
   }
 
   /** Drop a pack: written out, or not needed after all (then its download is stopped). */
@@ -578,23 +641,33 @@ class PackIntake {
     if (pack.file) void fsp.rm(pack.file, { force: true });
     this.ahead--;
     this.startDownloads();
+    this.checkDone();
   }
 
   private checkDone(): void {
-    if (this.planned && !this.failure && this.packs.size === 0 && this.queue.length === 0 && this.jobs.size === 0) this.settle?.resolve();
+    if (this.planned && !this.failure && this.packs.size === 0 && this.queue.length === 0 && this.jobs.size === 0 && this.active === 0) this.settle?.resolve();
   }
 
-  private fail(err: Error): void {
-    if (this.failure) return;
+  /**
+   * Stop: no more downloads or jobs start. `done` rejects once the running jobs have settled
+   * (so nothing writes behind the error), or at once when `immediate` (the caller stops the
+   * workers itself: a stall must not wait for a job that may never end).
+   */
+  private fail(err: Error, immediate = false): void {
+    if (this.failure) {
+      if (immediate) this.settle?.reject(this.failure);
+      return;
+    }
     this.failure = err;
+    this.queue.length = 0;
     for (const pack of this.packs.values()) pack.response?.destroy();
-    // Report once the workers are idle, so nothing writes behind the error.
-    void Promise.allSettled([...this.jobs]).then(() => this.settle?.reject(err));
+    if (immediate) this.settle?.reject(err);
+    else void Promise.allSettled([...this.jobs]).then(() => this.settle?.reject(err));
   }
 
-  /** Stop everything (after a failure elsewhere). */
-  abort(err: Error): void {
-    this.fail(err);
+  /** Stop everything (after a failure elsewhere, a stop or a stall). */
+  abort(err: Error, immediate = false): void {
+    this.fail(err, immediate);
   }
 }
 
@@ -608,7 +681,32 @@ export function clientMaxSnapshotPaths(): number {
 }
 
 export async function pull(o: PullOptions): Promise<{ snapshot_id: string; files: number; bytes: number }> {
-  const client = new CairnClient(o.server);
+  // One signal stops every request and the intake: the caller's (a runner stopping), or the
+  // stall watch when neither bytes nor written files have come for the bound.
+  const stallSeconds = o.stallSeconds ?? stallSecondsFromEnv();
+  const stop = new AbortController();
+  setMaxListeners(Infinity, stop.signal); // one listener per request in flight (tree packs are asked for at once)
+  let phase = 'waiting for the snapshot and its manifest';
+  let intake: PackIntake | null = null;
+  const watch = new StallWatch(stallSeconds * 1000, () => stop.abort(new StalledError(
+    `pull made no progress for ${stallSeconds} s (${intake && phase === 'objects' ? intake.describe() : phase}); stopped (--stall-seconds or CAIRN_STALL_SECONDS sets this bound)`)));
+  const activity = () => {
+    watch.touch();
+    o.onActivity?.();
+  };
+  const passOn = () => stop.abort(o.signal!.reason);
+  if (o.signal?.aborted) passOn();
+  else o.signal?.addEventListener('abort', passOn, { once: true });
+  stop.signal.addEventListener('abort', () => intake?.abort(stop.signal.reason as Error, true), { once: true });
+  try {
+    return await pullWith(o, new CairnClient(o.server, undefined, { signal: stop.signal, onData: activity }), stop.signal, activity, (p) => { phase = p; }, (i) => { intake = i; });
+  } finally {
+    watch.stop();
+    o.signal?.removeEventListener('abort', passOn);
+  }
+}
+
+async function pullWith(o: PullOptions, client: CairnClient, stopped: AbortSignal, activity: () => void, setPhase: (p: string) => void, setIntake: (i: PackIntake) => void): Promise<{ snapshot_id: string; files: number; bytes: number }> {
   const t = timer();
   // The worker boots while the manifest travels; the main thread downloads, and it and the
   // worker decode and write (see MaterializePool). (Two lanes were once slower than one: that was
@@ -618,6 +716,7 @@ export async function pull(o: PullOptions): Promise<{ snapshot_id: string; files
   const temp = mkdtempSync(path.join(os.tmpdir(), 'cairn-pull-'));
   let intake: PackIntake | null = null;
   try {
+    if (stopped.aborted) throw stopped.reason;
     const [, id] = await Promise.all([client.requireRepository(o.repo), resolveSnapshot(client, o.repo, o.line, o.snapshot)]);
     let manifest;
     try {
@@ -645,7 +744,9 @@ export async function pull(o: PullOptions): Promise<{ snapshot_id: string; files
     treesArrived.catch(() => undefined); // awaited below
     const progress = asProgress(o.progress ?? false);
     const speculative = (manifest.snapshots.length === 1 ? [...packSize.keys()] : [...packSize.keys()].slice(0, 1));
-    intake = new PackIntake(client, o.repo, temp, pool, o.out, speculative, packSize, (n) => progress.increment(n));
+    intake = new PackIntake(client, o.repo, temp, pool, o.out, speculative, packSize, (n) => progress.increment(n), activity, o.hooks);
+    setIntake(intake);
+    setPhase('waiting for the tree packs');
     await treesArrived;
     t('tree packs');
     const readTree = (treeId: string): TreeEntry[] => {
@@ -701,6 +802,8 @@ export async function pull(o: PullOptions): Promise<{ snapshot_id: string; files
     t('trees');
 
     progress.start('pull', totalBytes);
+    setPhase('objects');
+    activity();
     try {
       intake.plan(new Map([...byPack].map(([packId, objects]) => [packId, [...objects.values()]])));
       await intake.done;
@@ -710,9 +813,10 @@ export async function pull(o: PullOptions): Promise<{ snapshot_id: string; files
     t('download+materialize');
     return { snapshot_id: id, files: intake.files, bytes: intake.bytes };
   } catch (err) {
-    intake?.abort(err as Error);
+    // Stopped or stalled: the workers are stopped below rather than waited for.
+    intake?.abort(err as Error, stopped.aborted);
     await intake?.done.catch(() => undefined);
-    throw err;
+    throw stopped.aborted ? stopped.reason : err;
   } finally {
     await pool.close();
     await fsp.rm(temp, { recursive: true, force: true });

@@ -66,6 +66,8 @@ export interface CheckoutOptions {
   line: string;
   dir: string;
   progress?: Progress | boolean;
+  /** See PullOptions.stallSeconds. */
+  stallSeconds?: number;
 }
 
 /** Materialize the line's head into `dir` (absent or empty) and record it as the base. */
@@ -77,7 +79,7 @@ export async function checkout(o: CheckoutOptions): Promise<{ dir: string; line:
   let files = 0;
   let bytes = 0;
   if (head) {
-    const pulled = await pull({ server: o.server, repo: o.repo, snapshot: head, out: o.dir, progress: o.progress });
+    const pulled = await pull({ server: o.server, repo: o.repo, snapshot: head, out: o.dir, progress: o.progress, stallSeconds: o.stallSeconds });
     files = pulled.files;
     bytes = pulled.bytes;
   } else {
@@ -175,7 +177,7 @@ export interface UpdateResult {
  * changing nothing. The head's content comes from an exact pull into `.cairn/` first, so
  * nothing in the copy is touched until every check has passed.
  */
-export async function update(dir: string, progress?: Progress | boolean): Promise<UpdateResult> {
+export async function update(dir: string, progress?: Progress | boolean, stallSeconds?: number): Promise<UpdateResult> {
   const wc = findWorkingCopy(dir);
   if (!wc) throw new Error(`${dir} is not a cairn working copy (no ${METADATA_DIR}/${CONFIG_FILE}; create one with cairn checkout)`);
   const { config } = wc;
@@ -237,7 +239,7 @@ export async function update(dir: string, progress?: Progress | boolean): Promis
   const staging = path.join(wc.dir, METADATA_DIR, `update-${process.pid}`);
   rmSync(staging, { recursive: true, force: true });
   try {
-    if (head) await pull({ server: config.server, repo: config.repo, snapshot: head, out: staging, progress } satisfies PullOptions);
+    if (head) await pull({ server: config.server, repo: config.repo, snapshot: head, out: staging, progress, stallSeconds } satisfies PullOptions);
     for (const p of remove) {
       rmSync(path.join(wc.dir, ...p.split('/')), { force: true });
       result.deleted.push(p);
