@@ -22,6 +22,17 @@ describe('push for review: refs, options, Change-Id', () => {
     expect(reviewTarget('refs/for/main%task=task-1,change=task-2.change-7')).to.deep.equal({ refused: '%change=task-2.change-7 is not a change of task-1' });
   });
 
+  it('refuses an option given twice, naming it, whether its values agree or not (no last-one-wins)', () => {
+    const twice = (key: string) => ({ refused: `%${key}= may be given once: refs/for/main takes one %task=task-N and one %change=change-N` });
+    expect(reviewTarget('refs/for/main%task=task-1,task=task-2')).to.deep.equal(twice('task'));
+    expect(reviewTarget('refs/for/main%task=task-1,task=task-1')).to.deep.equal(twice('task'));
+    expect(reviewTarget('refs/for/main%change=change-1,change=change-2')).to.deep.equal(twice('change'));
+    expect(reviewTarget('refs/for/main%task=task-2,change=change-7,task=task-3')).to.deep.equal(twice('task'));
+    // A %change= that names its task, then a %task= of another: refused whichever comes first.
+    expect(reviewTarget('refs/for/main%change=task-2.change-7,task=task-1')).to.deep.equal({ refused: '%change=task-2.change-7 is not a change of task-1' });
+    expect(reviewTarget('refs/for/main%change=task-2.change-7,task=task-2')).to.deep.equal({ line: 'main', task_id: 'task-2', change_id: 'change-7' });
+  });
+
   it('finds the Change-Id trailer only in the last paragraph', () => {
     const id = `I${'a'.repeat(40)}`;
     expect(changeIdTrailer(`Subject\n\nBody\n\nChange-Id: ${id}\n`)).to.equal(id);

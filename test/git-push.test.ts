@@ -242,6 +242,9 @@ function emptyPack(): Buffer {
     const odd = await client(['-C', dir, 'push', url, 'HEAD:refs/for/main%task=tâche']);
     expect(odd.code).to.not.equal(0);
     expect(odd.stderr).to.include('does not name a task');
+    const twice = await client(['-C', dir, 'push', url, 'HEAD:refs/for/main%task=task-1,task=task-2']);
+    expect(twice.code).to.not.equal(0);
+    expect(twice.stderr).to.include('%task= may be given once');
     const noLine = await client(['-C', dir, 'push', url, 'HEAD:refs/for/nowhere']);
     expect(noLine.stderr).to.include('line nowhere does not exist');
 

@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import { promises as fsp, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { push } from '../lib/client/transfer.js';
-import { searchBuild, searchStats } from '../lib/authority/workflow/search.js';
+import { searchBuild, searchPaging, searchStats } from '../lib/authority/workflow/search.js';
 import { SEARCH_SECTION } from '../lib/domain/workflow/search-index.js';
 import { fsckAuthority } from '../lib/store/fsck.js';
 import { decodeCheckpoint, encodeCheckpoint } from '../lib/store/workflow-checkpoint.js';
@@ -286,5 +286,100 @@ describe('change search', function () {
     const res = await cli(['change', 'list', '--server', s.url, '--repo', String(repo), '-q', 'router file:docs', '--json']);
     expect(res.code, res.stderr).to.equal(0);
     expect(JSON.parse(res.stdout).changes.map((c: Json) => c.title)).to.deep.equal(['Tail router entry', 'Router: fix paging', 'Document the router']);
+  });
+});
+
+describe('change search over wide patchsets', function () {
+  this.timeout(180_000);
+  const dataDir = path.join(tempDir(), 'data');
+  const dir = path.join(tempDir(), 'tree');
+  let s: TestServer;
+  let repo: number;
+  let task: string;
+  const titles: string[] = [];
+  const post = (p: string, json: unknown) => api(s.url, 'POST', R(repo, p), { json });
+  const search = async (q: string, extra = '') => ok(api(s.url, 'GET', R(repo, `/changes?q=${encodeURIComponent(q)}${extra}`)));
+  /** Every page of `q` (pages of `limit`), concatenated. */
+  const allPages = async (q: string, limit: number) => {
+    const out: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: Json = await search(q, `&limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`);
+      out.push(...page.changes.map((c: Json) => c.title));
+      cursor = page.next_cursor;
+    } while (cursor);
+    return out;
+  };
+
+  before(async () => {
+    s = await startTestServer(dataDir);
+    repo = await register(s.url, 'wide');
+    // 100 files in directories of their own, four segments deep: every patchset touches 200
+    // one- and two-segment prefixes (more than the 64 a list holds), so each change is on the
+    // "wide" list and every file: search checks it against its records.
+    const snap = async (v: string, parent?: string) => {
+      await fsp.rm(dir, { recursive: true, force: true });
+      for (let i = 0; i < 100; i++) {
+        const p = path.join(dir, `d${i}`, 'sub', 'deep', 'f.txt');
+        await fsp.mkdir(path.dirname(p), { recursive: true });
+        await fsp.writeFile(p, `${v}\n`);
+      }
+      return (await push({ server: s.url, repo, line: 'main', dir, moveLine: parent === undefined, progress: false, ...(parent ? { parent } : {}) })).snapshot_id;
+    };
+    const base = await snap('a');
+    const rev = await snap('b', base);
+    task = (await ok(post('/tasks', { title: 'T', intent: 'i' }))).task.task_id;
+    for (let i = 0; i < 12; i++) {
+      const title = `wide ${i}`;
+      const c = (await ok(post('/changes', { task_id: task, title, base_line: 'main' }))).change.change_id;
+      await ok(post(`/changes/${c}/patchsets`, { base_snapshot_id: base, revision_snapshot_id: rev, summary: title, author_mode: 'human_only' }));
+      titles.unshift(title);
+    }
+  });
+  after(async () => { await s.stop(); });
+
+  it('a file: page over wide patchsets yields to the event loop between checks: /healthz and commits are answered meanwhile, and the rows and pages are the same', async () => {
+    const want = {
+      deep: await allPages('file:d3/sub/deep/f.txt', 100),
+      top: await allPages('file:d7', 100),
+      none: await allPages('file:nowhere/at/all', 100),
+      paged: await allPages('file:d5/sub', 5),
+    };
+    expect(want.deep).to.deep.equal(titles);
+    expect(want.top).to.deep.equal(titles);
+    expect(want.none).to.deep.equal([]);
+    expect(want.paged).to.deep.equal(titles);
+    // Every record read a slice: the page waits at each slice end until the test lets it go.
+    let reached = 0;
+    let release!: () => void;
+    let gate = new Promise<void>((r) => { release = r; });
+    searchPaging.sliceMs = 0;
+    searchPaging.pause = () => { reached++; return gate; };
+    try {
+      let settled = false;
+      const paused = search('file:d3/sub/deep/f.txt', '&limit=100').finally(() => { settled = true; });
+      await until('the page to reach a slice end', () => reached > 0);
+      // The page is paused mid-walk: the server answers, and commits go on.
+      expect((await fetch(`${s.url}/healthz`)).status).to.equal(200);
+      expect((await ok(api(s.url, 'GET', R(repo, '/changes?limit=1')))).changes).to.have.length(1);
+      const late = (await ok(post('/changes', { task_id: task, title: 'late', base_line: 'main' }))).change.change_id;
+      expect(settled, 'the search settled before it was let go').to.equal(false);
+      release();
+      expect((await paused).changes.map((c: Json) => c.title)).to.deep.equal(want.deep);
+      await ok(post(`/changes/${late}:close`, { status: 'abandoned' }));
+      // Paced at every step, every query answers the same rows and the same pages.
+      const pauses = reached;
+      gate = Promise.resolve();
+      expect(await allPages('file:d3/sub/deep/f.txt', 100)).to.deep.equal(want.deep);
+      expect(await allPages('file:d7', 100)).to.deep.equal(want.top);
+      expect(await allPages('file:nowhere/at/all', 100)).to.deep.equal(want.none);
+      expect(await allPages('file:d5/sub', 5)).to.deep.equal(want.paged);
+      expect(await allPages('is:open', 4)).to.deep.equal(titles);
+      expect(reached, 'the pages paused between their checks').to.be.greaterThan(pauses + 12);
+    } finally {
+      searchPaging.sliceMs = 20;
+      searchPaging.pause = null;
+      release();
+    }
   });
 });

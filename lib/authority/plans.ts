@@ -18,6 +18,7 @@ import {
   type PlanStatus,
 } from '../domain/plans.js';
 import { nowSeconds } from '../domain/repository.js';
+import { requireTitle } from '../domain/workflow/rules.js';
 import { cleanRelativePath } from '../domain/paths.js';
 import type { ContentStore, Txn } from '../store/content-store.js';
 import { planEvents } from '../domain/events.js';
@@ -340,7 +341,7 @@ export class PlanBook {
    * not stored yet, pack it into its own object pack for the transaction to commit.
    */
   private prepare(p: RevisionPayload, title: string): Draft {
-    if (title.trim() === '') throw new Invalid('title must be non-empty');
+    requireTitle(title, 'title');
     const artifactPath = cleanRelativePath(p.artifact_path, 'artifact_path');
     if (p.artifact_heading.trim() === '') throw new Invalid('artifact_heading must be non-empty');
     let items: PlanItem[];

@@ -31,11 +31,21 @@ export function reviewTarget(ref: string): ReviewTarget | { refused: string } {
   if (line === '') return { refused: 'refs/for/ must name a line: refs/for/main' };
   const target: ReviewTarget = { line, task_id: null, change_id: null };
   if (options === null) return target;
+  // Each option once, as git and Gerrit refuse conflicting options: a second %task= is refused,
+  // never silently the one that wins.
+  const seen = new Set<string>();
+  let changeValue: string | null = null;
   for (const option of options.split(',')) {
     const [key, value] = splitOnce(option, '=');
+    if ((key === 'task' || key === 'change') && value !== null) {
+      if (seen.has(key)) return { refused: `%${key}= may be given once: refs/for/${line} takes one %task=task-N and one %change=change-N` };
+      seen.add(key);
+    }
     if (key === 'task' && value !== null) {
       const id = parseTaskRef(value);
       if (id === null) return { refused: `%task=${value} does not name a task (task-3)` };
+      // A %change= before it that named its task: the two must agree.
+      if (target.task_id !== null && target.task_id !== id) return { refused: `%change=${changeValue} is not a change of ${id}` };
       target.task_id = id;
     } else if (key === 'change' && value !== null) {
       const parsed = parseChangeRef(value);
@@ -45,6 +55,7 @@ export function reviewTarget(ref: string): ReviewTarget | { refused: string } {
         target.task_id = parsed.task_id;
       }
       target.change_id = parsed.change_id;
+      changeValue = value;
     } else {
       return { refused: `unknown push option %${option.slice(0, 80)}: refs/for/${line} takes %task=task-N and %change=change-N` };
     }

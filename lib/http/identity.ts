@@ -9,7 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { Forbidden, Invalid } from '../domain/errors.js';
-import { MAX_NAME_CHARS } from '../domain/workflow/review-rules.js';
+import { nameProblem } from '../domain/text.js';
 
 /** The header the ingress sends the shared secret in (with `--trust-identity-secret-file`). */
 export const INGRESS_SECRET_HEADER = 'X-Cairn-Ingress-Secret';
@@ -61,9 +61,28 @@ export function callerIdentity(req: IncomingMessage, options: IdentityOptions | 
     }
   }
   if (values.length !== 1) throw new Invalid(`${label} may be given once`);
-  const value = values[0].trim();
+  const value = headerText(values[0]).trim();
   if (value === '') return null;
-  // eslint-disable-next-line no-control-regex
-  if (value.length > MAX_NAME_CHARS || /[\u0000-\u001f\u007f]/.test(value)) throw new Invalid(`${label} must be a name of at most ${MAX_NAME_CHARS} characters without control characters`);
+  // The rule of every name in a body (lib/domain/text.ts); the value itself is never echoed.
+  const problem = nameProblem(value);
+  if (problem !== null) throw new Invalid(`${label} ${problem}`);
   return value;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A header value as text. Node hands header bytes over one character per byte (Latin-1); an
+ * ingress sends a name as UTF-8 (Caddy's `{http.auth.user.id}`), so bytes that are valid UTF-8
+ * are read as UTF-8, and others stay Latin-1 (what Node's own client sends for "José"). Either
+ * way a byte 0x80–0x9F left over is a C1 control character, refused as in a body.
+ */
+function headerText(raw: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (/^[\u0000-\u007f]*$/.test(raw)) return raw;
+  try {
+    return utf8.decode(Buffer.from(raw, 'latin1'));
+  } catch {
+    return raw;
+  }
 }

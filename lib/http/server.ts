@@ -49,6 +49,10 @@ export class PhasedServer {
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
+    // Every answer, of either phase and any kind (JSON, errors, files, packs, event streams, git,
+    // the UI): no browser may take its bytes for another type than the one it names
+    // (docs/operations.md "Security"). Set here, the one place every request passes.
+    res.setHeader('X-Content-Type-Options', 'nosniff');
     if (this.stopping) {
       // A request on a connection that was busy when the stop began: answered, then the
       // connection closes (Node closes it after a response that says so).

@@ -33,6 +33,7 @@ import {
   patchsetId,
   requireAuthorMode,
   requireText,
+  requireTitle,
   statusAfterPatchset,
   TASK,
   taskCloseMove,
@@ -54,6 +55,7 @@ import { changeEvents, patchsetEvents, taskEvents } from '../../domain/events.js
 import type { PlanBook } from '../plans.js';
 import { ReviewBook } from './reviews.js';
 import { requireName } from '../../domain/workflow/review-rules.js';
+import { requireOneLine } from '../../domain/text.js';
 import { CommentBook } from './comments.js';
 import { ViewedBook } from './viewed.js';
 import { ChangeSearch } from './search.js';
@@ -352,7 +354,7 @@ export class WorkflowBook {
   // ------------------------------------------------------------ tasks
 
   createTask(input: TaskInput): Promise<TaskRecord> {
-    const title = requireText(input.title, 'title', MAX_TITLE_CHARS);
+    const title = requireTitle(input.title, 'title');
     const intent = requireText(input.intent, 'intent', MAX_TEXT_CHARS);
     // Linkage resolves against the published plans (revisions are immutable; the resolved revision is recorded).
     const linkage = this.plans.resolveLinkage(input);
@@ -397,7 +399,7 @@ export class WorkflowBook {
   // ------------------------------------------------------------ changes
 
   createChange(input: ChangeInput): Promise<ChangeRecord> {
-    const title = requireText(input.title, 'title', MAX_TITLE_CHARS);
+    const title = requireTitle(input.title, 'title');
     validateLineName(input.base_line);
     if (input.fork_snapshot_id !== undefined && input.fork_snapshot_id !== null) requireContentId(input.fork_snapshot_id, 'fork_snapshot_id');
     if (parseTaskRef(input.task_id) === null) throw new Invalid('task_id must be a task id (task-<sequence>)');
@@ -502,7 +504,7 @@ export class WorkflowBook {
     requireContentId(input.revision_snapshot_id, 'revision_snapshot_id');
     const summary = requireText(input.summary, 'summary', MAX_TEXT_CHARS);
     const authorMode = requireAuthorMode(input.author_mode);
-    const author = input.author === undefined || input.author === null ? null : requireText(input.author, 'author', MAX_TITLE_CHARS);
+    const author = input.author === undefined || input.author === null ? null : requireOneLine(requireText(input.author, 'author', MAX_TITLE_CHARS), 'author');
     checkPatchsetShape(input);
     const key = contentKey(published.change_id, input.base_snapshot_id, input.revision_snapshot_id);
     const existing = this.patchsetByContent(published, input.base_snapshot_id, input.revision_snapshot_id);

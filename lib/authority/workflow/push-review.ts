@@ -7,7 +7,8 @@
 import { Conflict, Invalid, NotFound } from '../../domain/errors.js';
 import { changeKeyId, GIT_CHANGE_KEY, type GitChangeKeyRecord } from '../../domain/git-push.js';
 import { GIT_COMMIT, GIT_COMMIT_ID, type GitCommitIdRecord, type GitCommitRecord, type Gitlink } from '../../domain/git.js';
-import { checkChangeOpen, MAX_TEXT_CHARS, MAX_TITLE_CHARS, PATCHSET, patchsetId, requireText, type ChangeRecord, type PatchsetRecord, type TaskRecord } from '../../domain/workflow/rules.js';
+import { withoutControlCharacters } from '../../domain/text.js';
+import { checkChangeOpen, MAX_TEXT_CHARS, MAX_TITLE_CHARS, PATCHSET, patchsetId, requireText, requireTitle, type ChangeRecord, type PatchsetRecord, type TaskRecord } from '../../domain/workflow/rules.js';
 import type { ContentStore, Txn } from '../../store/content-store.js';
 import { crashPoint } from '../../store/crash-point.js';
 import { PACK_KIND_OBJECT, PACK_KIND_TREE, type PackEntry } from '../../store/pack.js';
@@ -74,7 +75,10 @@ export async function commitPushedPatchset(store: ContentStore, book: WorkflowBo
   const base = store.snapshot(p.base_snapshot_id);
   if (!base) throw new NotFound(`snapshot ${p.base_snapshot_id} is not present`);
   const summary = requireText(p.summary.slice(0, MAX_TEXT_CHARS), 'summary', MAX_TEXT_CHARS, true);
-  const author = requireText(p.author.slice(0, MAX_TITLE_CHARS), 'author', MAX_TITLE_CHARS);
+  // A commit's subject and author may hold tabs or other control characters, which titles and
+  // names do not (lib/domain/text.ts): they become spaces rather than refuse the push.
+  const author = requireText(withoutControlCharacters(p.author).slice(0, MAX_TITLE_CHARS), 'author', MAX_TITLE_CHARS);
+  const title = withoutControlCharacters(p.title);
   // Outside the transaction, as createPatchset does (snapshots are immutable; the revision is built).
   const diff = await book.diff({ snapshot_id: p.base_snapshot_id, root_tree_id: base.root_tree_id }, { snapshot_id: p.snapshot.id, root_tree_id: p.snapshot.root_tree_id }, p.built);
   crashPoint('git-push:commit');
@@ -84,12 +88,12 @@ export async function commitPushedPatchset(store: ContentStore, book: WorkflowBo
     let task: TaskRecord;
     if (change === null) {
       task = p.task_id === null
-        ? book.createTaskIn(tx, { title: requireText(p.title, 'title', MAX_TITLE_CHARS), intent: p.intent.trim() === '' ? p.title : p.intent.slice(0, MAX_TEXT_CHARS) }, { plan_id: null, origin_plan_revision_id: null, plan_item_ref: null })
+        ? book.createTaskIn(tx, { title: requireTitle(title, 'title'), intent: p.intent.trim() === '' ? title : p.intent.slice(0, MAX_TEXT_CHARS) }, { plan_id: null, origin_plan_revision_id: null, plan_item_ref: null })
         : book.taskIn(tx, p.task_id);
       if (task.status !== 'active') throw new Invalid(`task ${task.task_id} is ${task.status}; changes are created only for active tasks`);
       const line = tx.line(p.line);
       if (!line) throw new NotFound(`line ${p.line} does not exist`);
-      change = book.stageChange(tx, task, { title: requireText(p.title, 'title', MAX_TITLE_CHARS), base_line: p.line, fork_snapshot_id: line.head_snapshot_id });
+      change = book.stageChange(tx, task, { title: requireTitle(title, 'title'), base_line: p.line, fork_snapshot_id: line.head_snapshot_id });
     } else {
       task = book.taskIn(tx, change.task_id);
       for (let n = change.patchset_count; n >= 1; n--) {

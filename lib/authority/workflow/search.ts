@@ -23,6 +23,7 @@
 // workflow indexes). A query without a list term (status:, is:open alone) walks the status
 // bytes of every change, as `?status=` does. Each page reads at most MAX_CHECKS records; past
 // that it ends early with a cursor (a page may hold fewer rows than the limit while more follow).
+// The walk yields to the event loop between slices of work (`searchPaging`), as the build does.
 import { encodeCursor, type Page, type PageRequest } from '../../domain/paging.js';
 import { COMMENT } from '../../domain/workflow/comment-rules.js';
 import { OPEN_CHANGE_CODES, changeCode } from '../../domain/workflow/indexes.js';
@@ -37,6 +38,8 @@ import type { WorkflowIndexes } from '../../domain/workflow/indexes.js';
 export const MAX_CHECKS = 5_000;
 /** Pacing of the lists' build: work per slice between yields; tests pause it between slices. */
 export const searchBuild: { sliceMs: number; pause: (() => Promise<void>) | null } = { sliceMs: 20, pause: null };
+/** Pacing of a page's walk over its candidates: work per slice between yields; tests pause it between slices. */
+export const searchPaging: { sliceMs: number; pause: (() => Promise<void>) | null } = { sliceMs: 20, pause: null };
 /**
  * How the lists of this process came to be (tests assert on them instead of on timing):
  * `builds` started from the records, `loaded` from a checkpoint section, `refused` sections
@@ -241,7 +244,18 @@ export class ChangeSearch {
     const rows: ChangeRecord[] = [];
     let checks = 0;
     let lastKey = 0;
+    // The walk yields to the event loop every `searchPaging.sliceMs` of work: a page over wide
+    // patchsets reads up to MAX_CHECKS records of up to 1,000 paths each (seconds of work), and
+    // the server answers other requests meanwhile. Nothing is held across a yield but the
+    // candidates (sequences, a copy or a view of a flat array no compaction writes to); each
+    // record and status byte is read when its candidate is reached, as without the yields.
+    let sliceStart = performance.now();
     for (const seq of candidates) {
+      if (performance.now() - sliceStart >= searchPaging.sliceMs) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (searchPaging.pause) await searchPaging.pause();
+        sliceStart = performance.now();
+      }
       if (!index.hasChange(seq) || !statusOk(seq)) { lastKey = seq; continue; }
       if (rows.length === req.limit) return { rows, next_cursor: encodeCursor(req.scope, lastKey) };
       if (checks >= MAX_CHECKS) return { rows, next_cursor: encodeCursor(req.scope, lastKey) };

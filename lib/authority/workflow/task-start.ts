@@ -5,7 +5,7 @@
 // the same payload returns it with `replay: true`, with another payload 409.
 import { Conflict, Invalid, NotFound } from '../../domain/errors.js';
 import { validateLineName } from '../../domain/lines.js';
-import { MAX_TEXT_CHARS, MAX_TITLE_CHARS, requireText } from '../../domain/workflow/rules.js';
+import { MAX_TEXT_CHARS, requireText, requireTitle } from '../../domain/workflow/rules.js';
 import { planProjection, revisionProjection, type PlanBook, type RevisionPayload, type RevisionRecord } from '../plans.js';
 import type { ContentStore } from '../../store/content-store.js';
 import type { WorkflowBook } from './book.js';
@@ -50,9 +50,9 @@ export async function taskStart(store: ContentStore, plans: PlanBook, book: Work
   const early = desk.recorded(recordId, digests);
   if (early) return replayedResult(early, repositoryIndex);
   if (typeof body.plan_item_ref !== 'string' || body.plan_item_ref === '') throw new Invalid('plan_item_ref is required');
-  const title = requireText(body.task?.title, 'task.title', MAX_TITLE_CHARS);
+  const title = requireTitle(body.task?.title, 'task.title');
   const intent = requireText(body.task?.intent, 'task.intent', MAX_TEXT_CHARS);
-  const changeTitle = requireText(body.change?.title, 'change.title', MAX_TITLE_CHARS);
+  const changeTitle = requireTitle(body.change?.title, 'change.title');
   validateLineName(body.change?.base_line ?? '');
   const action = body.plan?.action;
   let created: ReturnType<PlanBook['draftForCreate']> | null = null;

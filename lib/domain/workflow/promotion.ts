@@ -7,7 +7,7 @@ import { requireContentId } from '../content.js';
 import { Conflict, Invalid } from '../errors.js';
 import { validateLineName } from '../lines.js';
 import { requireWellFormed } from '../text.js';
-import { parseChangeRef, parseTaskRef, requireAuthorMode, requireText, MAX_TEXT_CHARS, MAX_TITLE_CHARS, type AuthorMode } from './rules.js';
+import { parseChangeRef, parseTaskRef, requireAuthorMode, requireText, requireTitle, MAX_TEXT_CHARS, type AuthorMode } from './rules.js';
 
 export const PROMOTION_CONTRACT = 'history-promotion-prepare/v1';
 export const MAX_ENTRIES = 64;
@@ -146,10 +146,10 @@ export function checkPromotionRequest(req: PromotionInput): AuthorMode {
       if (parsed === null || parsed.task_id === null) throw new Invalid(`${at}.expected_remote_change_ref must be of the form task-<sequence>.change-<sequence>`);
     }
     for (const [field, value] of Object.entries(e.task)) if (typeof value === 'string') requireWellFormed(value, `${at}.task.${field}`);
-    requireText(e.task.title, `${at}.task.title`, MAX_TITLE_CHARS);
+    requireTitle(e.task.title, `${at}.task.title`);
     requireText(e.task.intent, `${at}.task.intent`, MAX_TEXT_CHARS);
     requireWellFormed(e.change.title, `${at}.change.title`);
-    requireText(e.change.title, `${at}.change.title`, MAX_TITLE_CHARS);
+    requireTitle(e.change.title, `${at}.change.title`);
     validateLineName(e.change.base_line);
     if (e.change.base_line !== req.target_line) throw new Invalid(`${at}.change.base_line must be the target line ${req.target_line}`);
     requireContentId(e.change.fork_snapshot_id, `${at}.change.fork_snapshot_id`);

@@ -5,6 +5,7 @@
 // decision chain. Pure functions; lib/authority/workflow/reviews.ts persists.
 import { createHash } from 'node:crypto';
 import { Invalid } from '../errors.js';
+import { nameProblem } from '../text.js';
 import type { RunnerResult } from '../jobs.js';
 import type { AuthorMode } from './rules.js';
 
@@ -23,7 +24,7 @@ export const VERIFICATION_STATES = ['unknown', 'pending', 'pass', 'fail'] as con
 export type VerificationState = (typeof VERIFICATION_STATES)[number];
 /** Author modes that need a live approval from someone other than the patchset's author. */
 export const INDEPENDENT_REVIEW_MODES: readonly AuthorMode[] = ['ai_with_human_review', 'ai_only_experimental', 'human_with_ai_assist'];
-export const MAX_NAME_CHARS = 256;
+export { MAX_NAME_CHARS } from '../text.js';
 
 export interface ReviewRecord {
   review_id: string;
@@ -94,9 +95,10 @@ export function requireAction(value: string): ReviewAction {
   return value as ReviewAction;
 }
 
+/** A person's or group's name: the one rule of lib/domain/text.ts `nameProblem` (the identity header's too). */
 export function requireName(value: string, field: string): string {
-  if (value.trim() === '') throw new Invalid(`${field} must be non-empty`);
-  if (value.length > MAX_NAME_CHARS) throw new Invalid(`${field} is longer than ${MAX_NAME_CHARS} characters`);
+  const problem = nameProblem(value);
+  if (problem !== null) throw new Invalid(`${field} ${problem}`);
   return value;
 }
 

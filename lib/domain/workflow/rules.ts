@@ -2,6 +2,7 @@
 // and Change rows of the transition table, "Tasks and read models"; docs/api.md "Tasks, changes,
 // patchsets"): record shapes, identities, status moves and the audit verdict. Pure functions.
 import { Invalid } from '../errors.js';
+import { requireOneLine } from '../text.js';
 import type { TreeDiff } from './tree-diff.js';
 
 export type TaskStatus = 'active' | 'completed' | 'abandoned';
@@ -271,4 +272,9 @@ export function requireText(value: string, field: string, max: number, allowEmpt
   if (!allowEmpty && value.trim() === '') throw new Invalid(`${field} must be non-empty`);
   if (value.length > max) throw new Invalid(`${field} is longer than ${max} characters`);
   return value;
+}
+
+/** A title (of a task, a change, a plan): non-empty, at most MAX_TITLE_CHARS, one line without control characters. */
+export function requireTitle(value: string, field: string): string {
+  return requireOneLine(requireText(value, field, MAX_TITLE_CHARS), field);
 }
