@@ -17,7 +17,7 @@ import { git, hasGit, makeHistory } from './git-fixture.js';
 const R = (repo: number, p: string) => `/v1/native/repository-authorities/${repo}${p}`;
 const shadowOf = (data: string, repo: number) => path.join(data, 'git-shadow', `${repo}.git`);
 const gitEnv = (dir: string) => ({ ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', HOME: dir, GIT_TERMINAL_PROMPT: '0' });
-const inShadow = (shadow: string, args: string[]) => execFileSync('git', ['--git-dir', shadow, ...args], { env: gitEnv(shadow), maxBuffer: 64 * 1024 * 1024 }).toString('latin1');
+const inShadow = (shadow: string, args: string[]) => execFileSync('git', ['--git-dir', shadow, ...args], { env: gitEnv(shadow), maxBuffer: 64 * 1024 * 1024, stdio: 'pipe' }).toString('latin1');
 const shadowLog = (shadow: string, ref: string) => inShadow(shadow, ['log', '--first-parent', '--format=%H', ref]).trim().split('\n').reverse();
 
 /** Loose objects (`objects/xx/…`) and packs (`objects/pack/*.pack` with their .idx) of a bare repository. */
@@ -173,6 +173,6 @@ function grow(dir: string, count: number): void {
     const c2 = await client(['clone', '-q', '--bare', '--branch', 'trunk', `${s.url}${R(repo, '/git/trunk.git')}`, after]);
     expect(c2.code, c2.stderr).to.equal(0);
     expect(execFileSync('git', ['--git-dir', after, 'rev-parse', 'trunk'], { env: gitEnv(after) }).toString().trim()).to.equal(tip);
-    execFileSync('git', ['--git-dir', after, 'fsck', '--strict'], { env: gitEnv(after) });
+    execFileSync('git', ['--git-dir', after, 'fsck', '--strict'], { env: gitEnv(after), stdio: 'pipe' });
   });
 });

@@ -10,7 +10,7 @@ import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { crc32, deflateSync } from 'node:zlib';
 import type { GitObjectType } from '../domain/git-objects.js';
-import { encodePackIndex, ofsDeltaDistance, packEntryHeader, packHeader, prefixSuffixDelta, PACK_OBJECT_TYPE, PACK_OFS_DELTA, type PackIndexEntry } from '../domain/git-pack.js';
+import { encodePackIndex, ofsDeltaDistance, packEntryHeader, packHeader, prefixSuffixDelta, storedZlib, PACK_OBJECT_TYPE, PACK_OFS_DELTA, type PackIndexEntry } from '../domain/git-pack.js';
 import { crashPoint } from '../store/crash-point.js';
 import { fsyncDir } from '../store/durable.js';
 import type { GitShadowLayout } from '../store/layout.js';
@@ -23,6 +23,13 @@ const MAX_DEPTH = 50;
 const BASE_CACHE_BYTES = 32 * 1024 * 1024;
 /** A version larger than this is not kept as a base. */
 const MAX_BASE_BYTES = 1024 * 1024;
+/**
+ * Entries smaller than this are stored in zlib's stored blocks instead of deflated: deflate
+ * gains little on them (a delta is mostly ids and offsets), and a call into zlib costs more than
+ * the rest of writing such an object.
+ */
+const DEFLATE_FROM = 256;
+const compress = (data: Buffer): Buffer => (data.length < DEFLATE_FROM ? storedZlib(data) : deflateSync(data));
 
 interface Base {
   offset: number;
@@ -75,8 +82,8 @@ export class GitPackWriter {
     const base = key === undefined ? undefined : this.bases.get(key);
     const delta = base && base.depth < MAX_DEPTH ? prefixSuffixDelta(base.body, body) : null;
     const parts = delta
-      ? [packEntryHeader(PACK_OFS_DELTA, delta.length), ofsDeltaDistance(offset - base!.offset), deflateSync(delta)]
-      : [packEntryHeader(PACK_OBJECT_TYPE[type], body.length), deflateSync(body)];
+      ? [packEntryHeader(PACK_OFS_DELTA, delta.length), ofsDeltaDistance(offset - base!.offset), compress(delta)]
+      : [packEntryHeader(PACK_OBJECT_TYPE[type], body.length), compress(body)];
     let crc = 0;
     for (const p of parts) {
       crc = crc32(p, crc);

@@ -49,12 +49,15 @@ export class GitTreeBuilder {
     }
     const stored = cairnTree ? await this.source.readTree(cairnTree) : [];
     const below = (name: string) => (where === '' ? name : `${where}/${name}`);
+    // Most entries of a changed tree did not change: their ids are found in the caches without
+    // an await (a long history is mostly such lookups).
     for (const e of stored) {
       if (e.kind === 'directory') {
-        entries.push({ kind: 'directory', name: e.name, id: await this.build(e.id, here.get(e.name) ?? [], below(e.name)) });
+        const inner = here.get(e.name);
+        entries.push({ kind: 'directory', name: e.name, id: (inner ? undefined : this.trees.get(e.id)) ?? await this.build(e.id, inner ?? [], below(e.name)) });
         here.delete(e.name);
       } else {
-        entries.push({ kind: e.kind, name: e.name, id: await this.blob(e.id, below(e.name)) });
+        entries.push({ kind: e.kind, name: e.name, id: this.blobs.get(e.id) ?? await this.blob(e.id, below(e.name)) });
       }
     }
     // A directory that holds only submodules has no cairn tree of its own.

@@ -44,35 +44,38 @@ export function ofsDeltaDistance(distance: number): Buffer {
   return Buffer.from(out);
 }
 
-function varint(n: number, out: number[]): void {
+/** Writes `n` as a delta header size (7 bits a byte, low first) at `at`; returns the end. */
+function varint(n: number, out: Buffer, at: number): number {
   while (n >= 128) {
-    out.push(0x80 | (n % 128));
+    out[at++] = 0x80 | (n % 128);
     n = Math.floor(n / 128);
   }
-  out.push(n);
+  out[at++] = n;
+  return at;
 }
 
 /** Largest copy one instruction makes (git's own encoder never makes larger ones). */
 const MAX_COPY = 0x10000;
 
-function copy(offset: number, size: number, out: number[]): void {
+/** Writes copy instructions for base bytes [offset, offset + size) at `at`; returns the end. */
+function copy(offset: number, size: number, out: Buffer, at: number): number {
   while (size > 0) {
     const n = Math.min(size, MAX_COPY);
-    const at = out.length;
+    const cmdAt = at++;
     let cmd = 0x80;
-    out.push(0);
     for (let i = 0; i < 4; i++) {
       const byte = Math.floor(offset / 2 ** (8 * i)) & 0xff;
-      if (byte !== 0) { cmd |= 1 << i; out.push(byte); }
+      if (byte !== 0) { cmd |= 1 << i; out[at++] = byte; }
     }
     for (let i = 0; i < 3; i++) {
       const byte = (n >>> (8 * i)) & 0xff;
-      if (byte !== 0) { cmd |= 0x10 << i; out.push(byte); }
+      if (byte !== 0) { cmd |= 0x10 << i; out[at++] = byte; }
     }
-    out[at] = cmd;
+    out[cmdAt] = cmd;
     offset += n;
     size -= n;
   }
+  return at;
 }
 
 /** Smallest object worth a delta (git does not try below 50 bytes either). */
@@ -87,24 +90,38 @@ const MIN_DELTA_TARGET = 50;
 export function prefixSuffixDelta(base: Buffer, target: Buffer): Buffer | null {
   if (target.length < MIN_DELTA_TARGET || base.length === 0 || base.length > 0xffffffff) return null;
   const limit = Math.min(base.length, target.length);
-  let prefix = 0;
-  while (prefix < limit && base[prefix] === target[prefix]) prefix++;
-  let suffix = 0;
-  while (suffix < limit - prefix && base[base.length - 1 - suffix] === target[target.length - 1 - suffix]) suffix++;
-  const middle = target.length - prefix - suffix;
-  // Instructions: ~6 bytes a copy of up to 64 KiB, a length byte per 127 inserted.
-  if (middle + Math.ceil(middle / 127) + 7 * Math.ceil((prefix + suffix) / MAX_COPY) + 20 >= target.length / 2) return null;
-  const out: number[] = [];
-  varint(base.length, out);
-  varint(target.length, out);
-  copy(0, prefix, out);
-  for (let at = prefix; at < prefix + middle; at += 127) {
-    const n = Math.min(127, prefix + middle - at);
-    out.push(n);
-    for (let i = 0; i < n; i++) out.push(target[at + i]);
+  // The longest common prefix and suffix, by binary search over native comparisons (memcmp).
+  let lo = 0;
+  let hi = limit;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (target.compare(base, 0, mid, 0, mid) === 0) lo = mid;
+    else hi = mid - 1;
   }
-  copy(base.length - suffix, suffix, out);
-  return Buffer.from(out);
+  const prefix = lo;
+  lo = 0;
+  hi = limit - prefix;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (target.compare(base, base.length - mid, base.length, target.length - mid, target.length) === 0) lo = mid;
+    else hi = mid - 1;
+  }
+  const suffix = lo;
+  const middle = target.length - prefix - suffix;
+  // At most: two sizes of 5 bytes, 8 bytes a copy of up to 64 KiB, a length byte per 127 inserted.
+  const most = 10 + 8 * (Math.ceil(prefix / MAX_COPY) + Math.ceil(suffix / MAX_COPY)) + middle + Math.ceil(middle / 127);
+  if (most >= target.length / 2) return null;
+  const out = Buffer.allocUnsafe(most);
+  let at = varint(base.length, out, 0);
+  at = varint(target.length, out, at);
+  at = copy(0, prefix, out, at);
+  for (let from = prefix; from < prefix + middle; from += 127) {
+    const n = Math.min(127, prefix + middle - from);
+    out[at++] = n;
+    at += target.copy(out, at, from, from + n);
+  }
+  at = copy(base.length - suffix, suffix, out, at);
+  return out.subarray(0, at);
 }
 
 /** Apply a delta to its base (git's patch_delta); what a reader of the pack does. Throws on a malformed delta. */
@@ -145,6 +162,48 @@ export function applyDelta(base: Buffer, delta: Buffer): Buffer {
     }
   }
   if (pos !== out.length) throw new Error('delta: result size differs');
+  return out;
+}
+
+/** Adler-32 (RFC 1950), the checksum ending a zlib stream. */
+export function adler32(data: Uint8Array): number {
+  let a = 1;
+  let b = 0;
+  for (let at = 0; at < data.length; ) {
+    // 5552: the most bytes before b can pass 2^32 (zlib's NMAX).
+    const end = Math.min(data.length, at + 5552);
+    for (; at < end; at++) {
+      a += data[at];
+      b += a;
+    }
+    a %= 65521;
+    b %= 65521;
+  }
+  return ((b << 16) | a) >>> 0;
+}
+
+/**
+ * `data` as a zlib stream of stored (uncompressed) deflate blocks: what a reader inflates like
+ * any other, made with a copy and a checksum. For objects too small for deflate to shrink much
+ * (most deltas), where a call into zlib would cost more than the object.
+ */
+export function storedZlib(data: Uint8Array): Buffer {
+  const blocks = Math.max(1, Math.ceil(data.length / 0xffff));
+  const out = Buffer.allocUnsafe(2 + blocks * 5 + data.length + 4);
+  // CMF 0x78 (deflate, 32 KiB window), FLG 0x01 (no dictionary, check bits: 0x7801 % 31 === 0).
+  out[0] = 0x78;
+  out[1] = 0x01;
+  let at = 2;
+  for (let i = 0; i < blocks; i++) {
+    const start = i * 0xffff;
+    const len = Math.min(0xffff, data.length - start);
+    out[at] = i === blocks - 1 ? 1 : 0;
+    out.writeUInt16LE(len, at + 1);
+    out.writeUInt16LE(~len & 0xffff, at + 3);
+    out.set(data.subarray(start, start + len), at + 5);
+    at += 5 + len;
+  }
+  out.writeUInt32BE(adler32(data), at);
   return out;
 }
 
