@@ -91,7 +91,7 @@ export class GitPackWriter {
       this.pending.push(p);
       this.pendingBytes += p.length;
     }
-    this.entries.push({ id: Buffer.from(id, 'hex'), offset, crc32: crc });
+    this.entries.push({ id, offset, crc32: crc });
     this.ids.add(id);
     if (key !== undefined) this.remember(key, { offset, body, depth: delta ? base!.depth + 1 : 0 });
     if (this.pendingBytes >= WRITE_CHUNK) await this.flush();

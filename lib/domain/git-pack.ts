@@ -209,8 +209,8 @@ export function storedZlib(data: Uint8Array): Buffer {
 
 /** One entry of a pack as its index lists it. */
 export interface PackIndexEntry {
-  /** The object's 20-byte sha1 name. */
-  id: Buffer;
+  /** The object's sha1 name, 40 lower-case hex digits. */
+  id: string;
   /** Where its entry starts in the pack. */
   offset: number;
   /** CRC-32 of the entry's bytes as stored (header, delta base, deflated data). */
@@ -223,7 +223,8 @@ export interface PackIndexEntry {
  * index's own sha1.
  */
 export function encodePackIndex(entries: PackIndexEntry[], packChecksum: Buffer): Buffer {
-  const sorted = [...entries].sort((a, b) => Buffer.compare(a.id, b.id));
+  // Lower-case hex sorts as the bytes do.
+  const sorted = [...entries].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const n = sorted.length;
   const large = sorted.filter((e) => e.offset >= 0x80000000).length;
   const out = Buffer.alloc(8 + 256 * 4 + n * 28 + large * 8 + 40);
@@ -232,11 +233,11 @@ export function encodePackIndex(entries: PackIndexEntry[], packChecksum: Buffer)
   let at = 8;
   let i = 0;
   for (let byte = 0; byte < 256; byte++) {
-    while (i < n && sorted[i].id[0] === byte) i++;
+    while (i < n && Number.parseInt(sorted[i].id.slice(0, 2), 16) === byte) i++;
     out.writeUInt32BE(i, at);
     at += 4;
   }
-  for (const e of sorted) at += e.id.copy(out, at, 0, 20);
+  for (const e of sorted) at += out.write(e.id, at, 20, 'hex');
   for (const e of sorted) at = out.writeUInt32BE(e.crc32 >>> 0, at);
   let nextLarge = 0;
   const larges: number[] = [];
