@@ -134,6 +134,18 @@ function grow(dir: string, count: number): void {
     await importGit({ server: s.url, repo, source: src, line: 'trunk', progress: NO_PROGRESS });
     const shadow = shadowOf(s.dataDir, repo);
     await exported(s.url, repo, 'trunk');
+    // The shadow as an older cairn left it, every object loose: read as it is, packed by the maintenance.
+    await s.stop();
+    const packDir = path.join(shadow, 'objects', 'pack');
+    for (const f of (await fsp.readdir(packDir)).filter((n) => n.endsWith('.pack'))) {
+      const bytes = await fsp.readFile(path.join(packDir, f));
+      await fsp.rm(path.join(packDir, f));
+      await fsp.rm(path.join(packDir, f.replace(/\.pack$/, '.idx')));
+      execFileSync('git', ['--git-dir', shadow, 'unpack-objects', '-q'], { input: bytes, env: gitEnv(shadow), stdio: 'pipe' });
+    }
+    expect(await objectFiles(shadow)).to.deep.include({ packs: 0 });
+    expect((await objectFiles(shadow)).loose).to.be.greaterThan(0);
+    s = await startTestServer(s.dataDir, { gitRefresh: false });
     const dir = path.join(tempDir('cairn-gpk-'), 'tree');
     const line = (await api(s.url, 'GET', R(repo, '/lines/trunk'))).json;
     const head = (line.line?.head_snapshot_id ?? line.head_snapshot_id) as string;

@@ -7,7 +7,7 @@
 import { execFile, type ChildProcess } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { Mutex } from 'async-mutex';
+import { Mutex, Semaphore } from 'async-mutex';
 import { Conflict, Corrupt, Invalid, NotFound } from '../domain/errors.js';
 import {
   authorIdent,
@@ -34,7 +34,7 @@ import type { Log } from './logger.js';
 import { GitPackWriter } from './git-pack-writer.js';
 import { GitTreeBuilder } from './git-trees.js';
 
-/** Commits recorded in the git map per transaction (and the ref moved after each batch); CAIRN_GIT_EXPORT_BATCH changes it. */
+/** Commits recorded in the git map per transaction (a pack past its bound is finished after one); CAIRN_GIT_EXPORT_BATCH changes it. */
 export const EXPORT_BATCH = 200;
 const batchSize = () => Math.max(1, Number(process.env.CAIRN_GIT_EXPORT_BATCH) || EXPORT_BATCH);
 /** Entries in each of the tree builder's caches (cairn → git blob and tree ids). */
@@ -65,6 +65,8 @@ const PACK_BYTES = 1024 ** 3;
  */
 const maxPacks = (): number => positive(process.env.CAIRN_GIT_SHADOW_MAX_PACKS, 8);
 const maxLoose = (): number => positive(process.env.CAIRN_GIT_SHADOW_MAX_LOOSE, 64);
+/** One repack at a time in the whole server, whatever the number of repositories: each is a git pack-objects. */
+const REPACKS = new Semaphore(1);
 
 /** The version-2 .idx files of a pack directory (git's Documentation/gitformat-pack.txt). */
 async function readPackIndexes(dir: string): Promise<Buffer[]> {
@@ -321,7 +323,8 @@ export class GitExporter {
    * Neither drops an object (a geometric repack keeps every object of the packs it rolls up; -k
    * keeps unreachable ones), so an export running meanwhile, which writes a pack of its own that
    * the repack does not touch, finds every object it was told the shadow holds; git clients
-   * reading the shadow meanwhile are safe, as with any git repack. One repack at a time.
+   * reading the shadow meanwhile are safe, as with any git repack. One repack at a time, in the
+   * whole server.
    */
   private scheduleMaintenance(): void {
     if (this.stopped) return;
@@ -335,9 +338,9 @@ export class GitExporter {
       do {
         this.maintainAgain = false;
         try {
-          await this.maintainOnce();
+          await REPACKS.runExclusive(() => (this.stopped ? undefined : this.maintainOnce()));
         } catch (err) {
-          this.log?.warn({ shadow: this.root, error: (err as Error).message.slice(0, 300) }, 'repacking the shadow repository failed; it stays as it was (correct, more packs)');
+          if (!this.stopped) this.log?.warn({ shadow: this.root, error: (err as Error).message.slice(0, 300) }, 'repacking the shadow repository failed; it stays as it was (correct, more packs)');
         }
       } while (this.maintainAgain && !this.stopped);
     })().finally(() => { this.maintaining = null; });
