@@ -3,9 +3,13 @@
 // `cairn import-git` into a fresh server, against copying the same history into another git
 // repository with `git fast-export | git fast-import` (the baseline, run in the same process
 // tree). Reported: commits/s of both, the server's peak RSS, the time of a re-run that finds
-// nothing new; then the export of the line into the server's shadow repository, and `git clone`
-// from the server against `git clone --no-local` of the source (git's own transport).
+// nothing new. Then the git side of the same server: the first `git clone` of the imported line
+// (which waits for the export of the whole history into the shadow repository) against `git
+// clone --bare --no-local` of the source; the export alone (the shadow removed first); a clone
+// of the exported line; and, after 100 small exports (a commit imported and exported each time,
+// as a land is), a clone against `git clone --no-local` of the source holding the same commits.
 import path from 'node:path';
+import { promises as fsp } from 'node:fs';
 import { once } from 'node:events';
 import { spawn } from 'node:child_process';
 import { procMemory, registerRepository, runOk, runTimed, sampleRss, startCairn } from './proc.js';
@@ -27,11 +31,16 @@ function prng(seed: number): () => number {
 /** Write a fast-import stream of `commits` commits over `files` files into `git` (a new repository). */
 async function generateHistory(dir: string, commits: number, files: number): Promise<void> {
   await runOk('git', ['init', '-q', '-b', 'main', dir]);
+  await fastImport(dir, commits, files, 0);
+}
+
+/** `commits` more commits on main (after `done` of them), each editing 3 files of `files` (all of them first). */
+async function fastImport(dir: string, commits: number, files: number, done: number): Promise<void> {
   const proc = spawn('git', ['-C', dir, 'fast-import', '--quiet'], { stdio: ['pipe', 'ignore', 'pipe'] });
   let stderr = '';
   proc.stderr.on('data', (d) => { stderr += d; });
-  const rand = prng(42);
-  const version = new Array<number>(files).fill(0);
+  const rand = prng(42 + done);
+  const version = new Array<number>(files).fill(done);
   const fileText = (i: number) => {
     const lines = Array.from({ length: 30 }, (_, l) => `export const v${i}_${l} = ${l === version[i] % 30 ? `'v${version[i]}'` : l};`);
     return `${lines.join('\n')}\n`;
@@ -39,12 +48,13 @@ async function generateHistory(dir: string, commits: number, files: number): Pro
   const pathOf = (i: number) => `pkg${i % 50}/sub${i % 7}/m${i}.ts`;
   const out = proc.stdin;
   const write = async (s: string) => { if (!out.write(s)) await once(out, 'drain'); };
-  let time = 1_600_000_000;
-  for (let c = 0; c < commits; c++) {
+  let time = 1_600_000_000 + done * 600;
+  for (let c = done; c < done + commits; c++) {
     const touched = c === 0 ? Array.from({ length: files }, (_, i) => i) : Array.from({ length: 3 }, () => Math.floor(rand() * files));
     const msg = c === 0 ? 'initial import' : `change ${c}: edit ${touched.map(pathOf).join(', ')}`;
     time += 600;
     await write(`commit refs/heads/main\nauthor Ada <ada@example.org> ${time} +0100\ncommitter Bob <bob@example.org> ${time + 30} -0500\ndata ${Buffer.byteLength(msg)}\n${msg}\n`);
+    if (c === done && done > 0) await write('from refs/heads/main^0\n');
     for (const i of new Set(touched)) {
       if (c > 0) version[i]++;
       const text = fileText(i);
@@ -55,6 +65,28 @@ async function generateHistory(dir: string, commits: number, files: number): Pro
   out.end();
   const [code] = await once(proc, 'close');
   if (code !== 0) throw new Error(`git fast-import failed: ${stderr}`);
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Loose objects and packs of a bare repository. */
+async function objectFiles(repo: string): Promise<{ loose: number; packs: number }> {
+  let loose = 0;
+  for (const d of await fsp.readdir(path.join(repo, 'objects'))) {
+    if (/^[0-9a-f]{2}$/.test(d)) loose += (await fsp.readdir(path.join(repo, 'objects', d))).length;
+  }
+  const packs = (await fsp.readdir(path.join(repo, 'objects', 'pack'))).filter((f) => f.endsWith('.idx')).length;
+  return { loose, packs };
+}
+
+/** `git clone --bare` of `url` into a fresh directory under `root`: its wall time. */
+let clones = 0;
+async function cloneMs(root: string, url: string, args: string[] = []): Promise<number> {
+  const dest = path.join(root, `git-clone-${clones++}`);
+  const r = await runTimed('git', ['clone', '-q', '--bare', ...args, url, dest]);
+  if (r.code !== 0) throw new Error(`git clone ${url} failed: ${r.stderr}`);
+  await fsp.rm(dest, { recursive: true, force: true });
+  return r.ms;
 }
 
 export async function stepGitImport(o: { root: string; cli: string; log: (s: string) => void }): Promise<Fig> {
@@ -87,17 +119,61 @@ export async function stepGitImport(o: { root: string; cli: string; log: (s: str
     if (again.code !== 0) throw new Error(`cairn import-git (again) failed: ${again.stderr}`);
     const hwm = procMemory(server.pid)?.hwmKiB ?? NaN;
 
-    // Export: the line's commits into the server's shadow repository (the first export writes them all).
+    // The first clone: the fetch exports the whole line into the shadow before git answers.
+    const url = `${server.url}/v1/native/repository-authorities/${repo}/git/main.git`;
+    const firstCloneMs = await cloneMs(o.root, url);
+    const plainFirstMs = await cloneMs(o.root, src, ['--no-local']);
+    // The export alone: the shadow removed (derived data), then written again in one request.
+    const shadow = path.join(o.root, 'git-import-data', 'git-shadow', `${repo}.git`);
+    await fsp.rm(shadow, { recursive: true, force: true });
     const e0 = performance.now();
     const exportRes = await fetch(`${server.url}/v1/native/repository-authorities/${repo}/git/exports`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ line: 'main' }) });
     const exported = await exportRes.json() as { written?: number; error?: string };
     if (!exportRes.ok) throw new Error(`export failed: HTTP ${exportRes.status} ${exported.error ?? ''}`);
     const exportMs = performance.now() - e0;
-    // Clone from the server (git's smart HTTP) against git clone of the source over its own transport.
-    const clone = await runTimed('git', ['clone', '-q', '--bare', `${server.url}/v1/native/repository-authorities/${repo}/git/main.git`, path.join(o.root, 'git-clone-cairn')]);
-    if (clone.code !== 0) throw new Error(`git clone from cairn failed: ${clone.stderr}`);
-    const plain = await runTimed('git', ['clone', '-q', '--bare', '--no-local', src, path.join(o.root, 'git-clone-plain')]);
-    if (plain.code !== 0) throw new Error(`git clone --no-local failed: ${plain.stderr}`);
+    const afterExport = await objectFiles(shadow);
+    // Clones of the exported line against git's own, alternating.
+    const warm: number[] = [];
+    const plain: number[] = [];
+    for (let r = 0; r < 3; r++) {
+      warm.push(await cloneMs(o.root, url));
+      plain.push(await cloneMs(o.root, src, ['--no-local']));
+    }
+
+    // 100 small exports: one commit imported and exported each time (by this request, or by the
+    // server's own export of a moved line when it comes first). Onto line trunk, holding the same
+    // history: an imported main is governed (it moves only through lands from then on).
+    const lands = Number(process.env.BENCH_GIT_LANDS) || 100;
+    o.log(`git import: ${lands} small exports`);
+    const trunkArgs = [o.cli, 'import-git', '--server', server.url, '--repo', String(repo), '--line', 'trunk', '--json', src];
+    const trunkUrl = `${server.url}/v1/native/repository-authorities/${repo}/git/trunk.git`;
+    const exportTrunk = async (what: string) => {
+      const res = await fetch(`${server.url}/v1/native/repository-authorities/${repo}/git/exports`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ line: 'trunk' }) });
+      const body = await res.json() as { written?: number };
+      if (!res.ok || Number(body.written) > 1) throw new Error(`${what}: HTTP ${res.status} ${JSON.stringify(body)}`);
+    };
+    await runOk(process.execPath, trunkArgs);
+    await exportTrunk('export of trunk');
+    const l0 = performance.now();
+    for (let i = 0; i < lands; i++) {
+      await fastImport(src, 1, files, commits + i);
+      const r = await runTimed(process.execPath, trunkArgs);
+      if (r.code !== 0) throw new Error(`cairn import-git (land ${i}) failed: ${r.stderr}`);
+      await exportTrunk(`small export ${i}`);
+    }
+    const landsMs = performance.now() - l0;
+    // The background repack keeps at most 8 packs (CAIRN_GIT_SHADOW_MAX_PACKS): wait for it.
+    let afterLands = await objectFiles(shadow);
+    for (let i = 0; i < 1200 && (afterLands.packs > 8 || afterLands.loose > 0); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      afterLands = await objectFiles(shadow);
+    }
+    const landed: number[] = [];
+    const landedPlain: number[] = [];
+    for (let r = 0; r < 3; r++) {
+      landed.push(await cloneMs(o.root, trunkUrl, ['--branch', 'trunk']));
+      landedPlain.push(await cloneMs(o.root, src, ['--no-local']));
+    }
     const mib = (kib: number) => Math.round(kib / 1024);
     return {
       commits,
@@ -114,11 +190,23 @@ export async function stepGitImport(o: { root: string; cli: string; log: (s: str
       server_rss_idle_mib: mib(idle),
       server_rss_peak_mib: mib(peak),
       server_vm_hwm_mib: mib(hwm),
+      first_clone_ms: Math.round(firstCloneMs),
+      plain_first_clone_ms: Math.round(plainFirstMs),
+      first_clone_over_plain: Math.round((firstCloneMs / plainFirstMs) * 100) / 100,
       export_ms: Math.round(exportMs),
       export_commits_s: Math.round(Number(exported.written) / (exportMs / 1000)),
-      clone_ms: Math.round(clone.ms),
-      plain_clone_ms: Math.round(plain.ms),
-      clone_over_plain: Math.round((clone.ms / plain.ms) * 100) / 100,
+      export_packs: afterExport.packs,
+      export_loose: afterExport.loose,
+      clone_ms: Math.round(median(warm)),
+      plain_clone_ms: Math.round(median(plain)),
+      clone_over_plain: Math.round((median(warm) / median(plain)) * 100) / 100,
+      lands,
+      lands_ms: Math.round(landsMs),
+      lands_packs: afterLands.packs,
+      lands_loose: afterLands.loose,
+      lands_clone_ms: Math.round(median(landed)),
+      lands_plain_clone_ms: Math.round(median(landedPlain)),
+      lands_clone_over_plain: Math.round((median(landed) / median(landedPlain)) * 100) / 100,
     };
   } finally {
     await server.stop();
@@ -132,7 +220,10 @@ export function gitImportRows(f: Fig | undefined): [string, string | null][] {
     ['git fast-export | git fast-import of the same history', `${(Number(f.baseline_ms) / 1000).toFixed(1)} s = ${f.baseline_commits_s} commits/s; cairn takes ${f.import_over_baseline}× its time`],
     ['a re-run that finds nothing new', `${f.rerun_ms} ms`],
     ['server RSS during the import: peak (idle)', `${f.server_rss_peak_mib} MiB (${f.server_rss_idle_mib} MiB)`],
-    ['export of the line into the shadow repository (first time)', `${(Number(f.export_ms) / 1000).toFixed(1)} s = ${f.export_commits_s} commits/s`],
-    ['git clone from cairn / git clone --no-local of the source', `${(Number(f.clone_ms) / 1000).toFixed(1)} s / ${(Number(f.plain_clone_ms) / 1000).toFixed(1)} s = ${f.clone_over_plain}×`],
+    ['first git clone --bare of the line (exports it first) / git clone --bare --no-local of the source', `${(Number(f.first_clone_ms) / 1000).toFixed(1)} s / ${(Number(f.plain_first_clone_ms) / 1000).toFixed(1)} s = ${f.first_clone_over_plain}×`],
+    ['export of the line into the shadow repository, alone', `${(Number(f.export_ms) / 1000).toFixed(1)} s = ${f.export_commits_s} commits/s (${f.export_packs} pack, ${f.export_loose} loose objects)`],
+    ['git clone --bare from cairn / git clone --bare --no-local of the source (median of 3)', `${(Number(f.clone_ms) / 1000).toFixed(1)} s / ${(Number(f.plain_clone_ms) / 1000).toFixed(1)} s = ${f.clone_over_plain}×`],
+    [`after ${f.lands} small exports (${(Number(f.lands_ms) / 1000).toFixed(0)} s): packs, loose objects`, `${f.lands_packs}, ${f.lands_loose}`],
+    [`git clone after ${f.lands} small exports / git clone --no-local of the source (median of 3)`, `${(Number(f.lands_clone_ms) / 1000).toFixed(1)} s / ${(Number(f.lands_plain_clone_ms) / 1000).toFixed(1)} s = ${f.lands_clone_over_plain}×`],
   ];
 }

@@ -275,7 +275,7 @@ async function lineHead(url: string, repo: number, line: string): Promise<string
 (hasGit ? describe : describe.skip)('git export: a server killed with SIGKILL in the middle of an export', function () {
   this.timeout(180_000);
 
-  it('leaves no object half-written; after a restart the next export completes with the source\'s ids and git fsck is clean', async () => {
+  it('leaves no pack half-written and the branch at its last finished pack; after a restart the next export completes with the source\'s ids and git fsck is clean', async () => {
     const dir = path.join(tempDir('cairn-gexp-linear-'), 'src');
     await fsp.mkdir(dir, { recursive: true });
     git(dir, ['init', '-q', '-b', 'main']);
@@ -286,8 +286,10 @@ async function lineHead(url: string, repo: number, line: string): Promise<string
     }
     const source = git(dir, ['rev-list', '--reverse', 'main']).trim().split('\n');
     const data = path.join(tempDir('cairn-gexp-kill-'), 'data');
-    // Die on the first object written after the first batch of 5 was recorded in the git map.
-    let child = await spawnServer(data, [], true, { CAIRN_TEST_CRASH_AT: 'git-export:recorded>git-export:temp', CAIRN_GIT_EXPORT_BATCH: '5' });
+    // Batches of 5 commits, a pack finished after each batch of at least 10 objects: die
+    // finishing the second pack, once its file and index are written and before they are
+    // renamed into objects/pack/.
+    let child = await spawnServer(data, [], true, { CAIRN_TEST_CRASH_AT: 'git-export:recorded>git-export:pack>git-export:pack', CAIRN_GIT_EXPORT_BATCH: '5', CAIRN_GIT_EXPORT_PACK_OBJECTS: '10' });
     try {
       const repo = await register(child.url, 'kill');
       await cliJson(['import-git', '--server', child.url, '--repo', String(repo), '--line', 'main', dir]);
@@ -295,8 +297,14 @@ async function lineHead(url: string, repo: number, line: string): Promise<string
       const dying = await api(child.url, 'POST', R(repo, '/git/exports'), { json: { line: 'main' } }).catch((err: Error) => err);
       expect(dying, 'the export answered: the server did not die').to.be.instanceOf(Error);
       await child.exited;
-      // It died with an object's temp file written and not renamed into objects/.
-      expect((await fsp.readdir(path.join(shadow, 'cairn-tmp'))).length).to.equal(1);
+      // It died with a pack and its index written in cairn-tmp/ and not renamed into place; the
+      // branch names the last commit of the first pack, whose history the shadow holds whole.
+      expect((await fsp.readdir(path.join(shadow, 'cairn-tmp'))).map((f) => path.extname(f)).sort()).to.deep.equal(['.idx', '.pack']);
+      expect((await fsp.readdir(path.join(shadow, 'objects', 'pack'))).filter((f) => f.endsWith('.pack'))).to.have.length(1);
+      const partial = shadowLog(shadow, 'refs/heads/main');
+      expect(partial.length).to.be.within(1, source.length - 1);
+      expect(partial).to.deep.equal(source.slice(0, partial.length));
+      fsckClean(shadow);
       child = await spawnServer(data);
       const r = (await api(child.url, 'POST', R(repo, '/git/exports'), { json: { line: 'main' } }));
       expect(r.status, r.text).to.equal(200);

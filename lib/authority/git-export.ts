@@ -2,12 +2,12 @@
 // "Export"; storage-layout.md §19). Every commit is built from stored data only — the snapshot's
 // tree, the git map, the land, change and patchset records — never from the clock, git config or
 // a signature, so exporting twice, or rebuilding a deleted shadow, writes the same commit ids.
-// Node only: objects are written as loose objects (zlib), refs as files; no git binary is needed.
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+// Node only: objects are written as git packs (lib/authority/git-pack-writer.ts), refs as files.
+// git runs only for the background maintenance that keeps the number of packs bounded.
+import { execFile, type ChildProcess } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { Mutex } from 'async-mutex';
+import { Mutex, Semaphore } from 'async-mutex';
 import { Conflict, Corrupt, Invalid, NotFound } from '../domain/errors.js';
 import {
   authorIdent,
@@ -23,7 +23,7 @@ import {
   type GitCommitIdRecord,
   type GitCommitRecord,
 } from '../domain/git.js';
-import { gitId, looseObject, type GitObjectType } from '../domain/git-objects.js';
+import { gitId, type GitObjectType } from '../domain/git-objects.js';
 import { validateLineName } from '../domain/lines.js';
 import { CHANGE, PATCHSET, type ChangeRecord, type PatchsetRecord } from '../domain/workflow/rules.js';
 import { crashPoint } from '../store/crash-point.js';
@@ -31,9 +31,10 @@ import { writeFileDurable } from '../store/durable.js';
 import { GitShadowLayout } from '../store/layout.js';
 import type { Authority } from './authority.js';
 import type { Log } from './logger.js';
+import { GitPackWriter } from './git-pack-writer.js';
 import { GitTreeBuilder } from './git-trees.js';
 
-/** Commits recorded in the git map per transaction (and the ref moved after each batch); CAIRN_GIT_EXPORT_BATCH changes it. */
+/** Commits recorded in the git map per transaction (a pack past its bound is finished after one); CAIRN_GIT_EXPORT_BATCH changes it. */
 export const EXPORT_BATCH = 200;
 const batchSize = () => Math.max(1, Number(process.env.CAIRN_GIT_EXPORT_BATCH) || EXPORT_BATCH);
 /** Entries in each of the tree builder's caches (cairn → git blob and tree ids). */
@@ -49,16 +50,32 @@ export interface LineExport {
 /** A moved line is exported this long after its move (moves close together: one export). */
 const REFRESH_DELAY_MS = 200;
 
-/** An export that wrote this many commits packs the shadow afterwards (when git is there). */
-const repackAfterCommits = (): number => Number(process.env.CAIRN_GIT_EXPORT_REPACK) || 500;
+const positive = (value: string | undefined, fallback: number): number => (Number(value) >= 1 ? Math.floor(Number(value)) : fallback);
+/**
+ * A pack being written is finished (and the branch moved to the last commit in it) once it holds
+ * this many objects (CAIRN_GIT_EXPORT_PACK_OBJECTS) or bytes: the bound on an export's memory
+ * (the pack's index entries) and on the work a crash loses.
+ */
+const packObjects = (): number => positive(process.env.CAIRN_GIT_EXPORT_PACK_OBJECTS, 100_000);
+const PACK_BYTES = 1024 ** 3;
+/**
+ * Past either bound, the shadow is repacked in the background after an export (docs/git.md "The
+ * shadow repository"): more packs than CAIRN_GIT_SHADOW_MAX_PACKS, more loose objects than
+ * CAIRN_GIT_SHADOW_MAX_LOOSE (left by an older cairn; exports write none).
+ */
+const maxPacks = (): number => positive(process.env.CAIRN_GIT_SHADOW_MAX_PACKS, 8);
+const maxLoose = (): number => positive(process.env.CAIRN_GIT_SHADOW_MAX_LOOSE, 64);
+/** One repack at a time in the whole server, whatever the number of repositories: each is a git pack-objects. */
+const REPACKS = new Semaphore(1);
 
 /** The version-2 .idx files of a pack directory (git's Documentation/gitformat-pack.txt). */
 async function readPackIndexes(dir: string): Promise<Buffer[]> {
   const out: Buffer[] = [];
   for (const f of await fsp.readdir(dir).catch(() => [] as string[])) {
     if (!f.endsWith('.idx')) continue;
-    const idx = await fsp.readFile(path.join(dir, f));
-    if (idx.length >= 8 + 256 * 4 && idx.readUInt32BE(0) === 0xff744f63 && idx.readUInt32BE(4) === 2) out.push(idx);
+    // A repack may remove it meanwhile: its objects are then in the pack that replaced it.
+    const idx = await fsp.readFile(path.join(dir, f)).catch(() => null);
+    if (idx && idx.length >= 8 + 256 * 4 && idx.readUInt32BE(0) === 0xff744f63 && idx.readUInt32BE(4) === 2) out.push(idx);
   }
   return out;
 }
@@ -92,14 +109,27 @@ interface SideWalk {
 
 const exists = (file: string) => fsp.stat(file).then(() => true, () => false);
 
+/** Whether a git objects directory has any loose object (a two-hex-digit directory). */
+async function hasLooseObjects(objectsDir: string): Promise<boolean> {
+  return (await fsp.readdir(objectsDir).catch(() => [] as string[])).some((d) => /^[0-9a-f]{2}$/.test(d));
+}
+
 export class GitExporter {
   private readonly layout: GitShadowLayout;
   /** One sync at a time: syncs of different lines share objects and the map's records. */
   private readonly mutex = new Mutex();
-  private readonly madeDirs = new Set<string>();
   private builder: GitTreeBuilder | null = null;
   /** The object names of the shadow's packs (their .idx files), read when first needed after a change. */
   private packs: Buffer[] | null = null;
+  /** Whether objects/ holds loose objects (an older cairn wrote them); null: not looked yet. */
+  private loose: boolean | null = null;
+  /** The pack this sync is writing; its objects are not in the repository until it is finished. */
+  private pack: GitPackWriter | null = null;
+  /** The background repack (runMaintenance), while one is scheduled or running. */
+  private maintaining: Promise<void> | null = null;
+  private maintainAgain = false;
+  private repacking: ChildProcess | null = null;
+  private stopped = false;
 
   constructor(root: string, readonly authority: Authority, private readonly log?: Log) {
     this.layout = new GitShadowLayout(root);
@@ -119,6 +149,7 @@ export class GitExporter {
    * one export), so a fetch finds it ready. Failures are logged; the next fetch exports anyway.
    */
   watch(active: () => boolean): void {
+    this.stopped = false;
     if (this.unwatch) return;
     this.unwatch = this.authority.store.onEvents((events) => {
       for (const e of events) {
@@ -128,7 +159,10 @@ export class GitExporter {
     });
   }
 
+  /** Stop following the lines, and stop a running repack (git leaves the repository as it was). */
   stop(): void {
+    this.stopped = true;
+    this.repacking?.kill('SIGTERM');
     this.unwatch?.();
     this.unwatch = null;
     if (this.timer) clearTimeout(this.timer);
@@ -185,10 +219,12 @@ export class GitExporter {
     }
     // Kept between exports, so an export of one new commit reads only what it changed: an id
     // it caches was written (the sink runs first). A remade repository starts a new one.
+    // Kept between exports, so an export of one new commit reads only what it changed: an id
+    // it caches is in the shadow or in the pack being written (a failed sync forgets the builder).
     const builder = (this.builder ??= new GitTreeBuilder(
       { readTree: (id) => store.readTree(id), readBlob: (id) => this.readBlob(id) },
       'sha1',
-      (type, id, body) => this.writeObject(type, id, body).then(() => undefined),
+      (type, id, body, where) => this.writeObject(type, id, body, where).then(() => undefined),
       BUILDER_CACHE,
     ));
     let written = 0;
@@ -198,58 +234,151 @@ export class GitExporter {
     /** Snapshots given a new commit by this sync, not recorded yet (the map does not say it yet). */
     const fresh = new Set<string>();
     const side: SideWalk = { fresh, decided: new Map(), written: 0 };
-    const flush = async () => {
+    let packed = false;
+    // The map's records first (a record whose commit is not written yet is only the id an export
+    // would give it anyway); the branch moves only to a commit whose pack is finished.
+    const flush = async (last: boolean) => {
       if (pending.length > 0) await this.authority.content.recordGitExports(pending);
       pending = [];
       fresh.clear();
       sinceFlush = 0;
       crashPoint('git-export:recorded');
-      if (parent !== null) await this.writeRef(name, parent);
+      if (this.pack && (last || this.pack.count >= packObjects() || this.pack.bytes >= PACK_BYTES)) packed = (await this.finishPack()) || packed;
+      if (parent !== null && this.pack === null) await this.writeRef(name, parent);
     };
-    for (let i = chain.length - 1; i >= 0; i--) {
-      const id = chain[i];
-      const { raw, record } = await this.commitFor(id, parent, builder, side);
-      const commitId = gitId('commit', raw);
-      if (await this.writeObject('commit', commitId, raw)) written++;
-      if (record) {
-        pending.push({ snapshot_id: id, commit_id: commitId, raw: raw.toString('base64') });
-        fresh.add(id);
+    try {
+      for (let i = chain.length - 1; i >= 0; i--) {
+        const id = chain[i];
+        const { raw, record } = await this.commitFor(id, parent, builder, side);
+        const commitId = gitId('commit', raw);
+        if (await this.writeObject('commit', commitId, raw)) written++;
+        if (record) {
+          pending.push({ snapshot_id: id, commit_id: commitId, raw: raw.toString('base64') });
+          fresh.add(id);
+        }
+        parent = commitId;
+        if (++sinceFlush >= batch) await flush(false);
       }
-      parent = commitId;
-      if (++sinceFlush >= batch) await flush();
+      await flush(true);
+    } catch (err) {
+      await this.dropPack();
+      throw err;
     }
-    await flush();
     written += side.written;
-    if (written >= repackAfterCommits()) await this.repack();
+    if (packed || this.loose !== false) this.scheduleMaintenance();
     return { line: name, head_commit_id: parent, written };
   }
 
-  /**
-   * Pack the loose objects an export wrote (`git repack -a -d`), so a clone sends a pack git
-   * compressed once instead of compressing tens of thousands of loose objects on every clone.
-   * Only an optimisation: without git, or when it fails, the shadow stays loose and correct
-   * (the failure is logged). git runs with no configuration of the machine's, as for serving.
-   */
-  private async repack(): Promise<void> {
-    // Packing removes loose objects and emptied object directories: forget what was known of both.
-    this.packs = null;
-    this.madeDirs.clear();
-    const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: this.root, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
-    await new Promise<void>((resolve) => {
-      execFile(process.env.CAIRN_GIT || 'git', ['-C', this.root, 'repack', '-a', '-d', '-q'], { env, maxBuffer: 1024 * 1024 }, (err, _stdout, stderr) => {
-        if (err) this.log?.warn({ shadow: this.root, error: String(stderr || err.message).slice(0, 300) }, 'git repack of the shadow repository failed; it stays as loose objects');
-        this.packs = null;
-        resolve();
-      });
-    });
+  /** Finish the pack being written into the shadow; true when it held anything. */
+  private async finishPack(): Promise<boolean> {
+    const pack = this.pack;
+    if (!pack) return false;
+    this.pack = null;
+    let done: { idx: Buffer } | null;
+    try {
+      done = await pack.finish(this.layout);
+    } catch (err) {
+      this.builder = null;
+      throw err;
+    }
+    if (done && this.packs) this.packs.push(done.idx);
+    return done !== null;
   }
 
-  /** The shadow holds object `id`: as a loose object, or in one of its packs. */
+  /** A failed sync: the pack it was writing goes, and so does what the builder learnt from it. */
+  private async dropPack(): Promise<void> {
+    const pack = this.pack;
+    this.pack = null;
+    this.builder = null;
+    await pack?.abort();
+  }
+
+  /** The shadow holds object `id`: in the pack being written, in one of its packs, or as a loose object. */
   private async holds(id: string): Promise<boolean> {
-    if (await exists(this.layout.objectFile(id))) return true;
-    this.packs ??= await readPackIndexes(path.join(this.layout.objectsDir, 'pack'));
+    if (this.pack?.has(id)) return true;
+    this.packs ??= await readPackIndexes(this.layout.packDir);
     const name = Buffer.from(id, 'hex');
-    return this.packs.some((idx) => packIndexHas(idx, name));
+    if (this.packs.some((idx) => packIndexHas(idx, name))) return true;
+    this.loose ??= await hasLooseObjects(this.layout.objectsDir);
+    return this.loose && (await exists(this.layout.objectFile(id)));
+  }
+
+  /** Objects the repack looks at: loose ones, and packs (with their index). */
+  private async objectCounts(): Promise<{ loose: number; packs: number }> {
+    let loose = 0;
+    for (const d of await fsp.readdir(this.layout.objectsDir).catch(() => [] as string[])) {
+      if (/^[0-9a-f]{2}$/.test(d)) loose += (await fsp.readdir(path.join(this.layout.objectsDir, d)).catch(() => [])).length;
+    }
+    const files = new Set(await fsp.readdir(this.layout.packDir).catch(() => [] as string[]));
+    const packs = [...files].filter((f) => f.endsWith('.idx') && files.has(`${f.slice(0, -4)}.pack`)).length;
+    return { loose, packs };
+  }
+
+  /**
+   * Keep the shadow packed as git's own maintenance would, in the background after an export
+   * (never while a request waits): when it holds more packs or loose objects than the bounds, a
+   * geometric repack (`git repack -d --geometric=2`) rolls the small packs (and any loose
+   * objects) into one, leaving packs whose sizes at least double, so their number grows with the
+   * logarithm of the history; should more than the bound remain, `git repack -a -d -k` makes one.
+   * Neither drops an object (a geometric repack keeps every object of the packs it rolls up; -k
+   * keeps unreachable ones), so an export running meanwhile, which writes a pack of its own that
+   * the repack does not touch, finds every object it was told the shadow holds; git clients
+   * reading the shadow meanwhile are safe, as with any git repack. One repack at a time, in the
+   * whole server.
+   */
+  private scheduleMaintenance(): void {
+    if (this.stopped) return;
+    if (this.maintaining) {
+      this.maintainAgain = true;
+      return;
+    }
+    this.maintaining = (async () => {
+      // After the answer of the export that asked for it.
+      await new Promise((resolve) => setImmediate(resolve));
+      do {
+        this.maintainAgain = false;
+        try {
+          await REPACKS.runExclusive(() => (this.stopped ? undefined : this.maintainOnce()));
+        } catch (err) {
+          if (!this.stopped) this.log?.warn({ shadow: this.root, error: (err as Error).message.slice(0, 300) }, 'repacking the shadow repository failed; it stays as it was (correct, more packs)');
+        }
+      } while (this.maintainAgain && !this.stopped);
+    })().finally(() => { this.maintaining = null; });
+  }
+
+  /** Resolves once no maintenance is scheduled or running (tests, benchmarks). */
+  async maintenanceIdle(): Promise<void> {
+    while (this.maintaining) await this.maintaining;
+  }
+
+  private async maintainOnce(): Promise<void> {
+    const before = await this.objectCounts();
+    this.loose = before.loose > 0;
+    if (before.loose <= maxLoose() && before.packs <= maxPacks()) return;
+    await this.git(['repack', '-d', '-q', '-n', '--geometric=2']);
+    let after = await this.objectCounts();
+    if (after.packs > maxPacks() && !this.stopped) {
+      await this.git(['repack', '-a', '-d', '-k', '-q', '-n']);
+      after = await this.objectCounts();
+    }
+    this.log?.info({ shadow: this.root, before, after }, 'repacked the shadow repository');
+  }
+
+  /** git on the shadow, with no configuration of the machine's (as for serving); rejects with its stderr. */
+  private git(args: string[]): Promise<void> {
+    const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: this.root, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
+    return new Promise<void>((resolve, reject) => {
+      if (this.stopped) return resolve();
+      const child = execFile(process.env.CAIRN_GIT || 'git', ['-C', this.root, '-c', 'repack.writeBitmaps=false', ...args], { env, maxBuffer: 1024 * 1024 }, (err, _stdout, stderr) => {
+        this.repacking = null;
+        // Packs went and came, loose objects went: what was known of them is re-read when needed.
+        this.packs = null;
+        this.loose = null;
+        if (err) reject(new Error(`git ${args[0]}: ${String(stderr || err.message).trim()}`));
+        else resolve();
+      });
+      this.repacking = child;
+    });
   }
 
   /**
@@ -388,8 +517,8 @@ export class GitExporter {
     const whole = (await exists(L.headFile)) && (await exists(L.configFile)) && (await exists(L.objectsDir)) && (await exists(L.headsDir));
     if (!whole) {
       await fsp.rm(L.root, { recursive: true, force: true });
-      this.madeDirs.clear();
       this.packs = null;
+      this.loose = null;
       this.builder = null;
     }
     for (const dir of [path.join(L.objectsDir, 'pack'), path.join(L.objectsDir, 'info'), L.headsDir, path.join(L.refsDir, 'tags')]) await fsp.mkdir(dir, { recursive: true });
@@ -399,21 +528,21 @@ export class GitExporter {
     // Temp files of a sync that did not finish (kill -9): never objects, so they go.
     await fsp.rm(L.tempDir, { recursive: true, force: true });
     await fsp.mkdir(L.tempDir, { recursive: true });
+    // A pack whose index never came (killed between the two renames) is not part of the
+    // repository. Not while git repacks: its own new pack is briefly in that state too.
+    if (!this.maintaining) {
+      const files = new Set(await fsp.readdir(L.packDir));
+      for (const f of files) {
+        if (f.endsWith('.pack') && !files.has(`${f.slice(0, -5)}.idx`)) await fsp.rm(path.join(L.packDir, f), { force: true });
+      }
+    }
   }
 
-  /** Write a loose object unless the shadow holds it (temp file, then rename: never a truncated object). */
-  private async writeObject(type: GitObjectType, id: string, body: Buffer): Promise<boolean> {
-    const file = this.layout.objectFile(id);
+  /** Add an object to the pack being written, unless the shadow holds it. `where`: its path, for a blob or tree. */
+  private async writeObject(type: GitObjectType, id: string, body: Buffer, where?: string): Promise<boolean> {
     if (await this.holds(id)) return false;
-    const dir = path.dirname(file);
-    if (!this.madeDirs.has(dir)) {
-      await fsp.mkdir(dir, { recursive: true });
-      this.madeDirs.add(dir);
-    }
-    const temp = path.join(this.layout.tempDir, `${id}.${randomBytes(4).toString('hex')}`);
-    await fsp.writeFile(temp, looseObject(type, body), { mode: 0o444 });
-    crashPoint('git-export:temp');
-    await fsp.rename(temp, file);
+    this.pack ??= await GitPackWriter.open(this.layout.tempDir);
+    await this.pack.add(type, id, body, where);
     return true;
   }
 

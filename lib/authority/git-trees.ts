@@ -12,8 +12,11 @@ export interface GitTreeSource {
   readBlob(id: string): Promise<Buffer>;
 }
 
-/** Called with each git object built (type, id, canonical bytes), e.g. to write it. */
-export type GitObjectSink = (type: 'blob' | 'tree', id: string, body: Buffer) => void | Promise<void>;
+/**
+ * Called with each git object built (type, id, canonical bytes, and the path it was first built
+ * at: `''` for a root tree), e.g. to write it.
+ */
+export type GitObjectSink = (type: 'blob' | 'tree', id: string, body: Buffer, where: string) => void | Promise<void>;
 
 export class GitTreeBuilder {
   /** cairn blob id → git blob id. */
@@ -26,10 +29,10 @@ export class GitTreeBuilder {
 
   /** The git tree id of cairn tree `root` with `gitlinks` (paths from the root) put back. */
   async treeOf(root: string, gitlinks: readonly Gitlink[] = []): Promise<string> {
-    return this.build(root, gitlinks.map((g) => ({ parts: g.path.split('/'), commit_id: g.commit_id })));
+    return this.build(root, gitlinks.map((g) => ({ parts: g.path.split('/'), commit_id: g.commit_id })), '');
   }
 
-  private async build(cairnTree: string | null, links: { parts: string[]; commit_id: string }[]): Promise<string> {
+  private async build(cairnTree: string | null, links: { parts: string[]; commit_id: string }[], where: string): Promise<string> {
     if (cairnTree && links.length === 0) {
       const cached = this.trees.get(cairnTree);
       if (cached) return cached;
@@ -45,19 +48,23 @@ export class GitTreeBuilder {
       }
     }
     const stored = cairnTree ? await this.source.readTree(cairnTree) : [];
+    const below = (name: string) => (where === '' ? name : `${where}/${name}`);
+    // Most entries of a changed tree did not change: their ids are found in the caches without
+    // an await (a long history is mostly such lookups).
     for (const e of stored) {
       if (e.kind === 'directory') {
-        entries.push({ kind: 'directory', name: e.name, id: await this.build(e.id, here.get(e.name) ?? []) });
+        const inner = here.get(e.name);
+        entries.push({ kind: 'directory', name: e.name, id: (inner ? undefined : this.trees.get(e.id)) ?? await this.build(e.id, inner ?? [], below(e.name)) });
         here.delete(e.name);
       } else {
-        entries.push({ kind: e.kind, name: e.name, id: await this.blob(e.id) });
+        entries.push({ kind: e.kind, name: e.name, id: this.blobs.get(e.id) ?? await this.blob(e.id, below(e.name)) });
       }
     }
     // A directory that holds only submodules has no cairn tree of its own.
-    for (const [name, below] of here) entries.push({ kind: 'directory', name, id: await this.build(null, below) });
+    for (const [name, inner] of here) entries.push({ kind: 'directory', name, id: await this.build(null, inner, below(name)) });
     const body = encodeGitTree(entries, this.hash);
     const id = gitId('tree', body, this.hash);
-    await this.sink?.('tree', id, body);
+    await this.sink?.('tree', id, body, where);
     if (cairnTree && links.length === 0) {
       if (this.trees.size >= this.maxCached) this.trees.clear();
       this.trees.set(cairnTree, id);
@@ -65,12 +72,12 @@ export class GitTreeBuilder {
     return id;
   }
 
-  private async blob(cairnBlob: string): Promise<string> {
+  private async blob(cairnBlob: string, where: string): Promise<string> {
     const known = this.blobs.get(cairnBlob);
     if (known) return known;
     const bytes = await this.source.readBlob(cairnBlob);
     const id = gitId('blob', bytes, this.hash);
-    await this.sink?.('blob', id, bytes);
+    await this.sink?.('blob', id, bytes, where);
     if (this.blobs.size >= this.maxCached) this.blobs.clear();
     this.blobs.set(cairnBlob, id);
     return id;

@@ -44,21 +44,43 @@ function sortKey(e: GitTreeEntry): Buffer {
   return e.kind === 'directory' ? Buffer.concat([name, Buffer.from('/')]) : name;
 }
 
+const ID_PATTERN: Record<GitHash, RegExp> = { sha1: /^[0-9a-f]{40}$/, sha256: /^[0-9a-f]{64}$/ };
+
+/** Sorted in git's order. ASCII names sort as strings (the same order as their bytes, and cheaper). */
+function gitOrder(entries: readonly GitTreeEntry[]): { e: GitTreeEntry; length: number }[] {
+  if (entries.every((e) => /^[\x00-\x7f]*$/.test(e.name))) {
+    const keyed = entries.map((e) => ({ e, key: e.kind === 'directory' ? `${e.name}/` : e.name, length: e.name.length }));
+    keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    return keyed;
+  }
+  const keyed = entries.map((e) => ({ e, key: sortKey(e), length: Buffer.byteLength(e.name) }));
+  keyed.sort((a, b) => Buffer.compare(a.key, b.key));
+  return keyed;
+}
+
 /** A tree's canonical bytes: `<mode> <name>\0<raw id>` per entry, in git's order. */
 export function encodeGitTree(entries: readonly GitTreeEntry[], hash: GitHash = 'sha1'): Buffer {
   const idBytes = hash === 'sha1' ? 20 : 32;
-  const keyed = entries.map((e) => ({ e, key: sortKey(e) }));
-  keyed.sort((a, b) => Buffer.compare(a.key, b.key));
-  const parts: Buffer[] = [];
+  const keyed = gitOrder(entries);
+  let size = 0;
   const names = new Set<string>();
-  for (const { e } of keyed) {
+  for (const { e, length } of keyed) {
     if (e.name === '' || e.name.includes('/') || e.name.includes('\0')) throw new Invalid(`git tree entry name ${JSON.stringify(e.name)} is not a single path component`);
     if (names.has(e.name)) throw new Invalid(`git tree entry ${JSON.stringify(e.name)} is listed twice`);
     names.add(e.name);
-    if (!new RegExp(`^[0-9a-f]{${idBytes * 2}}$`).test(e.id)) throw new Invalid(`git tree entry ${e.name}: ${e.id} is not a ${hash} object id`);
-    parts.push(Buffer.from(`${GIT_MODES[e.kind]} ${e.name}\0`, 'utf8'), Buffer.from(e.id, 'hex'));
+    if (!ID_PATTERN[hash].test(e.id)) throw new Invalid(`git tree entry ${e.name}: ${e.id} is not a ${hash} object id`);
+    size += GIT_MODES[e.kind].length + 2 + length + idBytes;
   }
-  return Buffer.concat(parts);
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const { e } of keyed) {
+    at += out.write(GIT_MODES[e.kind], at, 'latin1');
+    out[at++] = 0x20;
+    at += out.write(e.name, at, 'utf8');
+    out[at++] = 0;
+    at += out.write(e.id, at, 'hex');
+  }
+  return out;
 }
 
 /** The bytes of a loose object file (`.git/objects/xx/yyyy…`): the object, zlib-deflated. */

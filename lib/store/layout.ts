@@ -68,6 +68,9 @@ export class GitShadowLayout {
   get configFile(): string { return path.join(this.root, 'config'); }
   get objectsDir(): string { return path.join(this.root, 'objects'); }
   objectFile(id: string): string { return path.join(this.root, 'objects', id.slice(0, 2), id.slice(2)); }
+  /** git's pack directory: `pack-<checksum>.pack` and its `.idx` (written by an export or by git repack). */
+  get packDir(): string { return path.join(this.root, 'objects', 'pack'); }
+  packFile(checksum: string, ext: 'pack' | 'idx'): string { return path.join(this.root, 'objects', 'pack', `pack-${checksum}.${ext}`); }
   get refsDir(): string { return path.join(this.root, 'refs'); }
   get headsDir(): string { return path.join(this.root, 'refs', 'heads'); }
   branchRef(line: string): string { return path.join(this.root, 'refs', 'heads', ...line.split('/')); }
