@@ -14,6 +14,7 @@ import { ROUTES } from './routes.js';
 import type { AssetSource, Reply, RouteContext, RouteSpec } from './route-types.js';
 import { uiMiddleware, type UiLookup, type UiOptions } from './ui/routes.js';
 import { callerIdentity, type IdentityOptions } from './identity.js';
+import { DEFAULT_GIT_LIMITS, GitPlaces } from './git-places.js';
 
 export interface AppOptions {
   service: CairnService;
@@ -28,6 +29,8 @@ export interface AppOptions {
   guard?: RequestGuard | null;
   /** Where the caller's name comes from (./identity.ts); absent/null: no request names its caller. */
   identity?: IdentityOptions | null;
+  /** The places git serving shares out (./git-places.ts); absent: the defaults. */
+  gitPlaces?: GitPlaces;
 }
 
 /** The request log line's fields: never the URL (it may carry a restore token), never a body. */
@@ -50,6 +53,7 @@ export function createApp(options: AppOptions): Koa {
   const app = new Koa();
   app.proxy = false;
   const router = new Router(ROUTES);
+  const gitPlaces = options.gitPlaces ?? new GitPlaces(DEFAULT_GIT_LIMITS);
   const requestLog = options.requestLog ?? ((entry: RequestLogEntry) => options.log.info(entry, 'request'));
 
   app.use(async (ctx, next) => {
@@ -143,7 +147,7 @@ export function createApp(options: AppOptions): Koa {
         if (hasBody(ctx)) await drain(ctx);
       }
 
-      const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit, assets: options.assets };
+      const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit, assets: options.assets, gitPlaces };
       const reply = await route.handler(routeCtx);
       if ('write' in reply) await sendWritten(ctx, reply);
       else if ('stream' in reply) {

@@ -8,6 +8,7 @@ import type { Authority } from '../authority/authority.js';
 import type { RepositoryRecord } from '../domain/repository.js';
 import type { JsonCaps } from './json-body.js';
 import type { JsonSchema } from './json-schema.js';
+import type { GitPlaces } from './git-places.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -47,6 +48,8 @@ export interface RouteContext {
   limit: number;
   /** Files the server may serve as they are (the API reference's renderer); absent when none. */
   assets?: AssetSource;
+  /** The places git serving shares out (./git-places.ts). */
+  gitPlaces: GitPlaces;
 }
 
 /** Static files by name (given by the composition root, lib/cli: the HTTP layer reads no files). */
