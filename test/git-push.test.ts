@@ -221,6 +221,62 @@ function emptyPack(): Buffer {
     expect((await get(s, '/changes/change-1/patchsets')).patchsets[0].author).to.equal('ann');
   });
 
+  it('a Change-Id belongs to its change\'s owner: another identified pusher is refused (the Change-Id or %change=), and every patchset records who pushed it', async () => {
+    const { s } = await server(['--ui-identity-header', 'X-Remote-User']);
+    const { url, dir } = await cloneOf(s);
+    const as = (who: string) => ['-C', dir, '-c', `http.extraHeader=X-Remote-User: ${who}`];
+    const key = changeIdOf('owned');
+    await change(dir, 'own.txt', 'ann\n', `Ann's work\n\nChange-Id: ${key}\n`);
+    expect((await client([...as('ann'), 'push', url, 'HEAD:refs/for/main'])).code).to.equal(0);
+    expect((await get(s, '/changes/change-1')).change.owner).to.equal('ann');
+    const eventsBefore = (await get(s, '/events?limit=1000')).events.length;
+    // Mallory pushes a commit that claims to be Linus's, under Ann's Change-Id.
+    expect((await client(['-C', dir, 'reset', '-q', '--hard', 'origin/main'])).code).to.equal(0);
+    await change(dir, 'own.txt', 'mallory\n', `Take over\n\nChange-Id: ${key}\n`);
+    const forged = { GIT_AUTHOR_NAME: 'Linus Torvalds', GIT_AUTHOR_EMAIL: 'torvalds@linux-foundation.org', GIT_COMMITTER_NAME: 'Linus Torvalds', GIT_COMMITTER_EMAIL: 'torvalds@linux-foundation.org' };
+    expect((await client(['-C', dir, 'commit', '-q', '--amend', '--reset-author', '-m', `Take over\n\nChange-Id: ${key}\n`], forged)).code).to.equal(0);
+    const takeover = await client([...as('mallory'), 'push', url, 'HEAD:refs/for/main']);
+    expect(takeover.code).to.not.equal(0);
+    expect(takeover.stderr).to.include('change-1 belongs to ann: a push by mallory cannot add a patchset to it; push with a new Change-Id for a change of your own');
+    const named = await client([...as('mallory'), 'push', url, 'HEAD:refs/for/main%change=change-1']);
+    expect(named.code).to.not.equal(0);
+    expect(named.stderr).to.include('change-1 belongs to ann: a push by mallory cannot add a patchset to it');
+    expect((await get(s, '/changes/change-1')).change.patchset_count).to.equal(1);
+    expect((await get(s, '/events?limit=1000')).events.length).to.equal(eventsBefore);
+    // Ann's next ordinary push is a patchset of her own change.
+    expect((await client(['-C', dir, 'reset', '-q', '--hard', 'origin/main'])).code).to.equal(0);
+    await change(dir, 'own.txt', 'ann again\n', `Ann's work, again\n\nChange-Id: ${key}\n`);
+    expect((await client([...as('ann'), 'push', url, 'HEAD:refs/for/main'])).code).to.equal(0);
+    const patchsets = (await get(s, '/changes/change-1/patchsets')).patchsets as Json[];
+    expect(patchsets.map((p) => p.pushed_by)).to.deep.equal(['ann', 'ann']);
+    // With a Change-Id of its own, Mallory's forged commit is a change of Mallory's: pushed_by says who pushed it.
+    expect((await client(['-C', dir, 'reset', '-q', '--hard', 'origin/main'])).code).to.equal(0);
+    await change(dir, 'm.txt', 'm\n', 'placeholder');
+    expect((await client(['-C', dir, 'commit', '-q', '--amend', '--reset-author', '-m', `Linus says hi\n\nChange-Id: ${changeIdOf('mallory')}\n`], forged)).code).to.equal(0);
+    const own = await client([...as('mallory'), 'push', url, 'HEAD:refs/for/main']);
+    expect(own.code, own.stderr).to.equal(0);
+    const head = (await client(['-C', dir, 'rev-parse', 'HEAD'])).stdout.trim();
+    const mine = (await get(s, '/changes/change-2')).change;
+    expect(mine.owner).to.equal('mallory');
+    expect((await get(s, '/changes/change-2/patchsets')).patchsets[0].pushed_by).to.equal('mallory');
+    const recorded = (await get(s, `/git/commits/${head}`)).git_commit;
+    expect(recorded.author.name).to.equal('Linus Torvalds');
+    expect(recorded.pushed_by).to.equal('mallory');
+  });
+
+  it('an unidentified push (no identity header) adds to any change as before; pushed_by is null', async () => {
+    const { s } = await server();
+    const { url, dir } = await cloneOf(s);
+    const key = changeIdOf('anyone');
+    await change(dir, 'x.txt', 'x\n', `X\n\nChange-Id: ${key}\n`);
+    expect((await client(['-C', dir, 'push', url, 'HEAD:refs/for/main'])).code).to.equal(0);
+    await change(dir, 'x.txt', 'y\n', `X again\n\nChange-Id: ${key}\n`);
+    expect((await client(['-C', dir, 'push', url, 'HEAD:refs/for/main'])).code).to.equal(0);
+    const patchsets = (await get(s, '/changes/change-1/patchsets')).patchsets as Json[];
+    expect(patchsets.map((p) => p.pushed_by)).to.deep.equal([null, null]);
+    expect((await get(s, '/changes/change-1')).change.owner ?? null).to.equal(null);
+  });
+
   it('refuses, writing nothing: an unknown parent, refs/heads, an unknown option, a ref with odd bytes', async () => {
     const { s } = await server();
     const { url, dir } = await cloneOf(s);

@@ -129,6 +129,7 @@ export const SCHEMAS: Schemas = {
     raw: { ...str, description: 'the commit object\'s bytes, base64: `git cat-file commit <commit_id>`' },
     export_commit_id: { ...orNull(gitId), description: 'an imported commit the export could not keep as it was: the commit it wrote instead; otherwise null' },
     change_id: { ...orNull(str), description: 'a pushed commit: the change whose patchset it became; otherwise null' },
+    pushed_by: { ...orNull(str), description: 'a pushed commit: the identity that pushed it (docs/git.md "Who pushed"); null when the push named none, or the commit was not pushed' },
   }),
   GitExportResult: obj({
     line: str,
