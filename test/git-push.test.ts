@@ -386,6 +386,47 @@ function emptyPack(): Buffer {
     }
   });
 
+  it('a land keeps a pushed commit\'s id on a fast-forward (the pusher stays in cairn\'s records); a commit the export writes names who pushed and who approved', async () => {
+    const s = await startTestServer(undefined, { identity: { header: 'X-Remote-User' } });
+    try {
+      const r = await register(s.url, 'land-trailers');
+      await importGit({ server: s.url, repo: r, source: src, line: 'main', progress: NO_PROGRESS });
+      const a = await (await s.ready).opened(r);
+      const PASS: LandGates = () => ({ refusal: null, policy_decision_id: null });
+      (a as unknown as { lands: LandDesk }).lands = new LandDesk(a.store, a.workflow, PASS);
+      const url = `${s.url}${R(r, '/git/main.git')}`;
+      const dir = path.join(tempDir('cairn-push-'), 'work');
+      expect((await client(['clone', '-q', url, dir])).code).to.equal(0);
+      const forged = { GIT_AUTHOR_NAME: 'Linus Torvalds', GIT_AUTHOR_EMAIL: 'torvalds@linux-foundation.org', GIT_COMMITTER_NAME: 'Linus Torvalds', GIT_COMMITTER_EMAIL: 'torvalds@linux-foundation.org' };
+      await fsp.writeFile(path.join(dir, 'ann.txt'), 'ann\n');
+      expect((await client(['-C', dir, 'add', '-A'])).code).to.equal(0);
+      expect((await client(['-C', dir, 'commit', '-q', '-m', 'Ann, as Linus'], forged)).code).to.equal(0);
+      const annCommit = (await client(['-C', dir, 'rev-parse', 'HEAD'])).stdout.trim();
+      expect((await client(['-C', dir, '-c', 'http.extraHeader=X-Remote-User: ann', 'push', url, 'HEAD:refs/for/main'])).code).to.equal(0);
+      expect((await client(['-C', dir, 'reset', '-q', '--hard', 'origin/main'])).code).to.equal(0);
+      await fsp.writeFile(path.join(dir, 'bob.txt'), 'bob\n');
+      expect((await client(['-C', dir, 'add', '-A'])).code).to.equal(0);
+      expect((await client(['-C', dir, 'commit', '-q', '-m', 'Bob, as Linus'], forged)).code).to.equal(0);
+      expect((await client(['-C', dir, '-c', 'http.extraHeader=X-Remote-User: bob', 'push', url, 'HEAD:refs/for/main'])).code).to.equal(0);
+      const carol = { headers: { 'X-Remote-User': 'carol' } };
+      await ok(api(s.url, 'POST', R(r, '/changes/change-2/reviews'), { ...carol, json: { patchset_id: 'change-2.ps-1', reviewer: 'carol', action: 'approve' } }));
+      // Ann's commit lands as it was pushed: its id, its forged author; who pushed it is cairn's record.
+      expect((await ok(api(s.url, 'POST', R(r, '/changes/change-1:submit'), { ...carol, json: { mode: 'ff-only' } }))).land.status).to.equal('landed');
+      expect((await client(['-C', dir, 'fetch', '-q', 'origin'])).code).to.equal(0);
+      expect((await client(['-C', dir, 'rev-parse', 'origin/main'])).stdout.trim()).to.equal(annCommit);
+      expect((await ok(api(s.url, 'GET', R(r, `/git/commits/${annCommit}`)))).git_commit.pushed_by).to.equal('ann');
+      // Bob's lands as a merge the export writes: its message says who pushed it and who approved it.
+      expect((await ok(api(s.url, 'POST', R(r, '/changes/change-2:submit'), { ...carol, json: { mode: 'merge' } }))).land.status).to.equal('landed');
+      expect((await client(['-C', dir, 'fetch', '-q', 'origin'])).code).to.equal(0);
+      const body = (await client(['-C', dir, 'cat-file', 'commit', 'origin/main'])).stdout;
+      expect(body).to.match(/\nauthor bob <bob@cairn\.invalid> \d+ \+0000\n/);
+      expect(body).to.match(/\nCairn-Land: land-\d+\nCairn-Merge-Revision: [0-9a-f]{64}\nReviewed-by: carol <carol@cairn\.invalid>\nPushed-by: bob <bob@cairn\.invalid>\n$/);
+      expect((await client(['-C', dir, 'cat-file', 'commit', annCommit])).stdout).to.not.include('Pushed-by');
+    } finally {
+      await s.stop();
+    }
+  });
+
   it('a pushed merge lands with its id and its parents: `git pull --ff-only` and a clone find the merge itself', async () => {
     const s = await startTestServer();
     try {
