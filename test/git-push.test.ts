@@ -221,6 +221,62 @@ function emptyPack(): Buffer {
     expect((await get(s, '/changes/change-1/patchsets')).patchsets[0].author).to.equal('ann');
   });
 
+  it('a Change-Id belongs to its change\'s owner: another identified pusher is refused (the Change-Id or %change=), and every patchset records who pushed it', async () => {
+    const { s } = await server(['--ui-identity-header', 'X-Remote-User']);
+    const { url, dir } = await cloneOf(s);
+    const as = (who: string) => ['-C', dir, '-c', `http.extraHeader=X-Remote-User: ${who}`];
+    const key = changeIdOf('owned');
+    await change(dir, 'own.txt', 'ann\n', `Ann's work\n\nChange-Id: ${key}\n`);
+    expect((await client([...as('ann'), 'push', url, 'HEAD:refs/for/main'])).code).to.equal(0);
+    expect((await get(s, '/changes/change-1')).change.owner).to.equal('ann');
+    const eventsBefore = (await get(s, '/events?limit=1000')).events.length;
+    // Mallory pushes a commit that claims to be Linus's, under Ann's Change-Id.
+    expect((await client(['-C', dir, 'reset', '-q', '--hard', 'origin/main'])).code).to.equal(0);
+    await change(dir, 'own.txt', 'mallory\n', `Take over\n\nChange-Id: ${key}\n`);
+    const forged = { GIT_AUTHOR_NAME: 'Linus Torvalds', GIT_AUTHOR_EMAIL: 'torvalds@linux-foundation.org', GIT_COMMITTER_NAME: 'Linus Torvalds', GIT_COMMITTER_EMAIL: 'torvalds@linux-foundation.org' };
+    expect((await client(['-C', dir, 'commit', '-q', '--amend', '--reset-author', '-m', `Take over\n\nChange-Id: ${key}\n`], forged)).code).to.equal(0);
+    const takeover = await client([...as('mallory'), 'push', url, 'HEAD:refs/for/main']);
+    expect(takeover.code).to.not.equal(0);
+    expect(takeover.stderr).to.include('change-1 belongs to ann: a push by mallory cannot add a patchset to it; push with a new Change-Id for a change of your own');
+    const named = await client([...as('mallory'), 'push', url, 'HEAD:refs/for/main%change=change-1']);
+    expect(named.code).to.not.equal(0);
+    expect(named.stderr).to.include('change-1 belongs to ann: a push by mallory cannot add a patchset to it');
+    expect((await get(s, '/changes/change-1')).change.patchset_count).to.equal(1);
+    expect((await get(s, '/events?limit=1000')).events.length).to.equal(eventsBefore);
+    // Ann's next ordinary push is a patchset of her own change.
+    expect((await client(['-C', dir, 'reset', '-q', '--hard', 'origin/main'])).code).to.equal(0);
+    await change(dir, 'own.txt', 'ann again\n', `Ann's work, again\n\nChange-Id: ${key}\n`);
+    expect((await client([...as('ann'), 'push', url, 'HEAD:refs/for/main'])).code).to.equal(0);
+    const patchsets = (await get(s, '/changes/change-1/patchsets')).patchsets as Json[];
+    expect(patchsets.map((p) => p.pushed_by)).to.deep.equal(['ann', 'ann']);
+    // With a Change-Id of its own, Mallory's forged commit is a change of Mallory's: pushed_by says who pushed it.
+    expect((await client(['-C', dir, 'reset', '-q', '--hard', 'origin/main'])).code).to.equal(0);
+    await change(dir, 'm.txt', 'm\n', 'placeholder');
+    expect((await client(['-C', dir, 'commit', '-q', '--amend', '--reset-author', '-m', `Linus says hi\n\nChange-Id: ${changeIdOf('mallory')}\n`], forged)).code).to.equal(0);
+    const own = await client([...as('mallory'), 'push', url, 'HEAD:refs/for/main']);
+    expect(own.code, own.stderr).to.equal(0);
+    const head = (await client(['-C', dir, 'rev-parse', 'HEAD'])).stdout.trim();
+    const mine = (await get(s, '/changes/change-2')).change;
+    expect(mine.owner).to.equal('mallory');
+    expect((await get(s, '/changes/change-2/patchsets')).patchsets[0].pushed_by).to.equal('mallory');
+    const recorded = (await get(s, `/git/commits/${head}`)).git_commit;
+    expect(recorded.author.name).to.equal('Linus Torvalds');
+    expect(recorded.pushed_by).to.equal('mallory');
+  });
+
+  it('an unidentified push (no identity header) adds to any change as before; pushed_by is null', async () => {
+    const { s } = await server();
+    const { url, dir } = await cloneOf(s);
+    const key = changeIdOf('anyone');
+    await change(dir, 'x.txt', 'x\n', `X\n\nChange-Id: ${key}\n`);
+    expect((await client(['-C', dir, 'push', url, 'HEAD:refs/for/main'])).code).to.equal(0);
+    await change(dir, 'x.txt', 'y\n', `X again\n\nChange-Id: ${key}\n`);
+    expect((await client(['-C', dir, 'push', url, 'HEAD:refs/for/main'])).code).to.equal(0);
+    const patchsets = (await get(s, '/changes/change-1/patchsets')).patchsets as Json[];
+    expect(patchsets.map((p) => p.pushed_by)).to.deep.equal([null, null]);
+    expect((await get(s, '/changes/change-1')).change.owner ?? null).to.equal(null);
+  });
+
   it('refuses, writing nothing: an unknown parent, refs/heads, an unknown option, a ref with odd bytes', async () => {
     const { s } = await server();
     const { url, dir } = await cloneOf(s);
@@ -328,6 +384,47 @@ function emptyPack(): Buffer {
       const fetched = await client(['-C', dir, 'fetch', '-q', 'origin']);
       expect(fetched.code, fetched.stderr).to.equal(0);
       expect((await client(['-C', dir, 'rev-parse', 'origin/main'])).stdout.trim()).to.equal(pushedCommit);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it('a land keeps a pushed commit\'s id on a fast-forward (the pusher stays in cairn\'s records); a commit the export writes names who pushed and who approved', async () => {
+    const s = await startTestServer(undefined, { identity: { header: 'X-Remote-User' } });
+    try {
+      const r = await register(s.url, 'land-trailers');
+      await importGit({ server: s.url, repo: r, source: src, line: 'main', progress: NO_PROGRESS });
+      const a = await (await s.ready).opened(r);
+      const PASS: LandGates = () => ({ refusal: null, policy_decision_id: null });
+      (a as unknown as { lands: LandDesk }).lands = new LandDesk(a.store, a.workflow, PASS);
+      const url = `${s.url}${R(r, '/git/main.git')}`;
+      const dir = path.join(tempDir('cairn-push-'), 'work');
+      expect((await client(['clone', '-q', url, dir])).code).to.equal(0);
+      const forged = { GIT_AUTHOR_NAME: 'Linus Torvalds', GIT_AUTHOR_EMAIL: 'torvalds@linux-foundation.org', GIT_COMMITTER_NAME: 'Linus Torvalds', GIT_COMMITTER_EMAIL: 'torvalds@linux-foundation.org' };
+      await fsp.writeFile(path.join(dir, 'ann.txt'), 'ann\n');
+      expect((await client(['-C', dir, 'add', '-A'])).code).to.equal(0);
+      expect((await client(['-C', dir, 'commit', '-q', '-m', 'Ann, as Linus'], forged)).code).to.equal(0);
+      const annCommit = (await client(['-C', dir, 'rev-parse', 'HEAD'])).stdout.trim();
+      expect((await client(['-C', dir, '-c', 'http.extraHeader=X-Remote-User: ann', 'push', url, 'HEAD:refs/for/main'])).code).to.equal(0);
+      expect((await client(['-C', dir, 'reset', '-q', '--hard', 'origin/main'])).code).to.equal(0);
+      await fsp.writeFile(path.join(dir, 'bob.txt'), 'bob\n');
+      expect((await client(['-C', dir, 'add', '-A'])).code).to.equal(0);
+      expect((await client(['-C', dir, 'commit', '-q', '-m', 'Bob, as Linus'], forged)).code).to.equal(0);
+      expect((await client(['-C', dir, '-c', 'http.extraHeader=X-Remote-User: bob', 'push', url, 'HEAD:refs/for/main'])).code).to.equal(0);
+      const carol = { headers: { 'X-Remote-User': 'carol' } };
+      await ok(api(s.url, 'POST', R(r, '/changes/change-2/reviews'), { ...carol, json: { patchset_id: 'change-2.ps-1', reviewer: 'carol', action: 'approve' } }));
+      // Ann's commit lands as it was pushed: its id, its forged author; who pushed it is cairn's record.
+      expect((await ok(api(s.url, 'POST', R(r, '/changes/change-1:submit'), { ...carol, json: { mode: 'ff-only' } }))).land.status).to.equal('landed');
+      expect((await client(['-C', dir, 'fetch', '-q', 'origin'])).code).to.equal(0);
+      expect((await client(['-C', dir, 'rev-parse', 'origin/main'])).stdout.trim()).to.equal(annCommit);
+      expect((await ok(api(s.url, 'GET', R(r, `/git/commits/${annCommit}`)))).git_commit.pushed_by).to.equal('ann');
+      // Bob's lands as a merge the export writes: its message says who pushed it and who approved it.
+      expect((await ok(api(s.url, 'POST', R(r, '/changes/change-2:submit'), { ...carol, json: { mode: 'merge' } }))).land.status).to.equal('landed');
+      expect((await client(['-C', dir, 'fetch', '-q', 'origin'])).code).to.equal(0);
+      const body = (await client(['-C', dir, 'cat-file', 'commit', 'origin/main'])).stdout;
+      expect(body).to.match(/\nauthor bob <bob@cairn\.invalid> \d+ \+0000\n/);
+      expect(body).to.match(/\nCairn-Land: land-\d+\nCairn-Merge-Revision: [0-9a-f]{64}\nReviewed-by: carol <carol@cairn\.invalid>\nPushed-by: bob <bob@cairn\.invalid>\n$/);
+      expect((await client(['-C', dir, 'cat-file', 'commit', annCommit])).stdout).to.not.include('Pushed-by');
     } finally {
       await s.stop();
     }

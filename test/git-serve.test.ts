@@ -10,7 +10,6 @@ import http from 'node:http';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { GitShadow, GitShadowSource } from '../lib/authority/git-shadow.js';
-import { GIT_CHILDREN } from '../lib/http/git-http-backend.js';
 import { api, register, startTestServer, tempDir, until, type TestServer } from './helpers.js';
 
 interface Run { code: number | null; stdout: string; stderr: string }
@@ -306,31 +305,31 @@ describe('git clone and fetch over smart HTTP', function () {
     await until('no git process left', () => gitProcessesUnder(bigRoot).length === 0, 20_000);
   });
 
-  it('runs a bounded number of git processes at once: past it 503 with Retry-After, and a finished one frees its place', async () => {
-    const saved = GIT_CHILDREN.max;
-    GIT_CHILDREN.max = 1;
-    const u = new URL(server.url);
+  it('runs a bounded number of git processes at once: past the queue\'s wait 503 with Retry-After, and a finished one frees its place', async () => {
+    const one = await startTestServer(undefined, { gitShadows: source, git: { places: 1, queueMs: 300 } });
+    const index = await register(one.url, 'one-place');
+    const u = new URL(one.url);
     const req = http.request({
       host: u.hostname, port: u.port, method: 'POST',
-      path: `/v1/native/repository-authorities/${repo}/git/big.git/git-upload-pack`,
+      path: `/v1/native/repository-authorities/${index}/git/big.git/git-upload-pack`,
       headers: { 'content-type': 'application/x-git-upload-pack-request', 'content-length': '100000' },
     });
     req.on('error', () => { /* destroyed below */ });
     try {
       req.write(pkt('want '));
-      await until('git serving the first request', () => gitProcessesUnder(bigRoot).length > 0);
-      const busy = await api(server.url, 'GET', `/v1/native/repository-authorities/${repo}/git/main.git/info/refs?service=git-upload-pack`);
+      await until('git serving the first request', () => one.gitPlaces.snapshot().running === 1 && gitProcessesUnder(bigRoot).length > 0);
+      const busy = await api(one.url, 'GET', `/v1/native/repository-authorities/${index}/git/main.git/info/refs?service=git-upload-pack`);
       expect(busy.status).to.equal(503);
       expect(busy.headers.get('retry-after')).to.equal('1');
       expect(busy.json.error).to.match(/git requests are being served/);
       req.destroy();
-      await until('the place freed', () => GIT_CHILDREN.running === 0, 20_000);
-      const res = await fetch(`${url}/info/refs?service=git-upload-pack`);
+      await until('the place freed', () => one.gitPlaces.snapshot().running === 0, 20_000);
+      const res = await fetch(`${one.url}/v1/native/repository-authorities/${index}/git/main.git/info/refs?service=git-upload-pack`);
       expect(res.status).to.equal(200);
       await res.arrayBuffer();
     } finally {
       req.destroy();
-      GIT_CHILDREN.max = saved;
+      await one.stop();
     }
   });
 
@@ -416,6 +415,118 @@ describe('git clone and fetch over smart HTTP', function () {
       expect(r.stderr).to.match(/not found/);
     } finally {
       await plain.stop();
+    }
+  });
+});
+
+/** A raw upload-pack (or receive-pack) request from `from` (a loopback address of its own: its own client) that sends its body one byte every `everyMs`. */
+function slowClient(base: string, index: number, from: string, everyMs = 200, service: 'upload' | 'receive' = 'upload'): { done: Promise<{ status: number | null; body: string; closed: boolean }>; stop: () => void } {
+  const u = new URL(base);
+  const req = http.request({
+    host: u.hostname, port: u.port, localAddress: from, method: 'POST',
+    path: `/v1/native/repository-authorities/${index}/git/main.git/git-${service}-pack`,
+    headers: { 'content-type': `application/x-git-${service}-pack-request`, 'content-length': '100000' },
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const stop = () => { clearInterval(timer); req.destroy(); };
+  const done = new Promise<{ status: number | null; body: string; closed: boolean }>((resolve) => {
+    req.on('response', (res) => {
+      clearInterval(timer);
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? null, body: Buffer.concat(chunks).toString('utf8'), closed: false }));
+      res.on('error', () => resolve({ status: res.statusCode ?? null, body: Buffer.concat(chunks).toString('utf8'), closed: true }));
+    });
+    req.on('error', () => { clearInterval(timer); resolve({ status: null, body: '', closed: true }); });
+  });
+  // One pkt-line as long as a pkt-line can be: git waits for all of it before it reads any.
+  req.write('fff0');
+  timer = setInterval(() => { if (!req.destroyed) req.write('a'); }, everyMs);
+  return { done, stop };
+}
+
+/** `promise`, or a failure naming `what` after `ms` (the bound of a test that must not hang). */
+function within<T>(what: string, promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms); });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+describe('git serving under slow and greedy clients (docs/operations.md "Git serving limits")', function () {
+  this.timeout(120_000);
+  let root: string;
+  const shadows = new Map<number, GitShadow>();
+  const source: GitShadowSource = async (index, line) => (line === 'main' ? shadows.get(index) ?? null : null);
+
+  before(async () => {
+    root = tempDir('cairn-git-limits-');
+    const work = path.join(root, 'work');
+    await fsp.mkdir(work);
+    await ok([...ID, 'init', '-q', '-b', 'main'], work);
+    await commit(work, 'README.md', 'hello\n', 'first');
+    for (const name of ['a', 'b']) {
+      await ok(['init', '-q', '--bare', '-b', 'main', path.join(root, `${name}.git`)], root);
+      await ok(['push', '-q', path.join(root, `${name}.git`), 'main'], work);
+    }
+  });
+
+  async function serverWith(git: Record<string, number>): Promise<{ server: TestServer; a: number; b: number }> {
+    const server = await startTestServer(undefined, { gitShadows: source, git });
+    const a = await register(server.url, 'slow-a');
+    const b = await register(server.url, 'slow-b');
+    shadows.set(a, { repoDir: path.join(root, 'a.git') });
+    shadows.set(b, { repoDir: path.join(root, 'b.git') });
+    return { server, a, b };
+  }
+
+  it('cuts off clients that trickle their request body (a push: 408; a fetch, whose answer began before its body is read: the connection closed) and a clone of another repository gets through meanwhile', async () => {
+    // Two places; a body must bring 64 bytes a second, judged every 2 s.
+    const { server, a, b } = await serverWith({ places: 2, perClient: 2, perRepository: 2, queueMs: 60_000, bodyTimeoutMs: 2000, minBytesPerSecond: 64 });
+    const slow = [['127.0.0.2', 'receive'], ['127.0.0.3', 'upload'], ['127.0.0.4', 'receive'], ['127.0.0.5', 'upload']]
+      .map(([from, service]) => slowClient(server.url, a, from, 200, service as 'upload' | 'receive'));
+    try {
+      // The clone may wait in the queue for a place the slow clients are cut from.
+      const dest = path.join(root, 'clone-b');
+      const r = await within('the clone of repository b', git(['clone', '-q', `${server.url}/v1/native/repository-authorities/${b}/git/main.git`, dest], root), 60_000);
+      expect(r.code, r.stderr).to.equal(0);
+      expect(await fsp.readFile(path.join(dest, 'README.md'), 'utf8')).to.equal('hello\n');
+      const outcomes = await within('every slow client cut off', Promise.all(slow.map((s) => s.done)), 60_000);
+      for (const o of [outcomes[0], outcomes[2]]) {
+        expect(o.status).to.equal(408);
+        expect(JSON.parse(o.body).error).to.match(/^the request body came slower than 64 bytes a second \(\d+ bytes in 2 s\)$/);
+      }
+      // git http-backend's answer head is out before upload-pack reads the body: the answer is cut.
+      for (const o of [outcomes[1], outcomes[3]]) expect(o.closed).to.equal(true);
+    } finally {
+      for (const s of slow) s.stop();
+      await server.stop();
+    }
+  });
+
+  it('gives one client and one repository at most their share of the places; the rest wait in a queue, and a freed place goes to the first that may take it', async () => {
+    const { server, a, b } = await serverWith({ places: 3, perClient: 2, perRepository: 2, queueMs: 60_000, bodyTimeoutMs: 600_000, minBytesPerSecond: 0 });
+    const places = server.gitPlaces;
+    // Stalled requests (nothing more is sent), which hold their places until they go.
+    const s = [0, 1, 2].map(() => slowClient(server.url, a, '127.0.0.2', 3_600_000));
+    await until('client .2 holding two places, its third waiting', () => places.snapshot().running === 2 && places.snapshot().waiting === 1);
+    const t = slowClient(server.url, a, '127.0.0.3', 3_600_000);
+    try {
+      await until('client .3 waiting: repository a holds its share', () => places.snapshot().waiting === 2);
+      expect(places.snapshot()).to.deep.equal({ running: 2, waiting: 2, clients: { '127.0.0.2': 2 }, repositories: { [String(a)]: 2 } });
+      // The third place is free for anyone else: a clone of repository b runs at once.
+      const r = await within('the clone of repository b', git(['clone', '-q', `${server.url}/v1/native/repository-authorities/${b}/git/main.git`, path.join(root, 'clone-fair')], root), 60_000);
+      expect(r.code, r.stderr).to.equal(0);
+      // One of .2's requests goes: its place is .2's waiting third (first in the queue, within both shares).
+      s[0].stop();
+      await until('the queue moved', () => places.snapshot().waiting === 1);
+      expect(places.snapshot()).to.deep.equal({ running: 2, waiting: 1, clients: { '127.0.0.2': 2 }, repositories: { [String(a)]: 2 } });
+      s[1].stop();
+      await until('.3 running', () => places.snapshot().waiting === 0);
+      expect(places.snapshot()).to.deep.equal({ running: 2, waiting: 0, clients: { '127.0.0.2': 1, '127.0.0.3': 1 }, repositories: { [String(a)]: 2 } });
+    } finally {
+      for (const x of [...s, t]) x.stop();
+      await until('every place freed', () => places.snapshot().running === 0);
+      await server.stop();
     }
   });
 });

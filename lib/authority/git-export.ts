@@ -26,6 +26,7 @@ import {
 import { gitId, type GitObjectType } from '../domain/git-objects.js';
 import { validateLineName } from '../domain/lines.js';
 import { CHANGE, PATCHSET, type ChangeRecord, type PatchsetRecord } from '../domain/workflow/rules.js';
+import { liveVotes } from '../domain/workflow/review-rules.js';
 import { crashPoint } from '../store/crash-point.js';
 import { writeFileDurable } from '../store/durable.js';
 import { GitShadowLayout } from '../store/layout.js';
@@ -415,7 +416,7 @@ export class GitExporter {
         author: rawHeader(original, 'author')!,
         committer: rawHeader(original, 'committer')!,
         encoding: c.encoding,
-        message: withTrailers(c.message, [`Cairn-Git-Commit: ${rec.commit_id}`]),
+        message: withTrailers(c.message, [`Cairn-Git-Commit: ${rec.commit_id}`, ...(rec.pushed_by ? [`Pushed-by: ${identTrailer(rec.pushed_by)}`] : [])]),
       });
       return { raw, record: true };
     }
@@ -427,6 +428,13 @@ export class GitExporter {
       const summary = (ps?.summary ?? '').trim();
       const trailers = [`Cairn-Change: ${land.change_ref}`, `Cairn-Land: ${land.land_id}`];
       if (snap.parent_snapshot_ids.length > 1) trailers.push(`Cairn-Merge-Revision: ${snap.parent_snapshot_ids[1]}`);
+      // Who vouched for it, as Gerrit writes them: the approvals live when the land finished, and who pushed it (docs/git.md "Who pushed").
+      if (ps) {
+        const reviews = this.authority.workflow.reviews.reviewsOf(land.change_id).filter((r) => r.created_at_s <= land.finished_at_s);
+        const approvers = liveVotes(reviews, { patchset_id: ps.patchset_id, fingerprint: ps.diff.fingerprint ?? null }).filter((v) => v.vote === 'approve').map((v) => v.reviewer).sort();
+        for (const name of approvers) trailers.push(`Reviewed-by: ${identTrailer(name)}`);
+        if (ps.pushed_by) trailers.push(`Pushed-by: ${identTrailer(ps.pushed_by)}`);
+      }
       const text = summary === '' ? `${title}\n` : `${title}\n\n${summary}\n`;
       const raw = encodeCommit({
         tree_id: tree,
@@ -557,4 +565,10 @@ export class GitExporter {
       throw err;
     }
   }
+}
+
+/** A cairn name as a trailer's `Name <email>` (authorIdent's cleaning: nothing git would misread). */
+function identTrailer(name: string): string {
+  const { name: n, email } = authorIdent(name);
+  return `${n} <${email}>`;
 }

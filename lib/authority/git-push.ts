@@ -243,6 +243,7 @@ async function pushOne(authority: Authority, objects: GitObjects, c: PushCommand
       intent: body,
       summary: text.trim(),
       author,
+      pushed_by: o.identity,
       change_key: changeIdTrailer(text),
       task_id: target.task_id,
       change_id: target.change_id,

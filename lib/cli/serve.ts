@@ -36,6 +36,7 @@ import { Archiving, type ArchivingOptions } from '../authority/archiving.js';
 import { openS3Store } from '../archive/s3-store.js';
 import { DEFAULT_GRACE, parseDuration, parseRetention } from '../domain/archive-retention.js';
 import { Follower, type FollowOptions } from '../authority/follower.js';
+import { DEFAULT_GIT_LIMITS, GitPlaces, type GitLimits } from '../http/git-places.js';
 
 export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [--log-level LEVEL] [--log-format pretty|json]
                    [--lease-seconds N] [--max-attempts N] [--ci-timeout-seconds N]
@@ -51,7 +52,10 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--git-mirror-allow CIDR|HOST]... [--git-mirror-file-root DIR]
                    [--git-mirror-credential GRANT]... [--git-mirror-concurrency N]
                    [--git-mirror-per-repository N] [--git-mirror-stall-seconds N]
-                   [--git-mirror-backoff-ms N] [--archive s3://BUCKET[/PREFIX]]
+                   [--git-mirror-backoff-ms N] [--git-places N] [--git-places-per-client N]
+                   [--git-places-per-repository N] [--git-queue-seconds N]
+                   [--git-body-timeout-seconds N] [--git-body-min-rate BYTES]
+                   [--archive s3://BUCKET[/PREFIX]]
                    [--archive-config FILE] [--archive-interval-ms N]
                    [--archive-lag-warn-seconds N] [--archive-keep POLICY]
                    [--archive-prune-grace DURATION] [--archive-prune-every DURATION]
@@ -167,6 +171,23 @@ Options:
   --git-mirror-stall-seconds N
                      stop a mirror's http(s) push, and record it failed, when nothing
                      arrives or leaves for N seconds (default 60)
+  --git-places N     git requests (clone, fetch, push) served at once, over all
+                     repositories (default 16); each runs git processes
+  --git-places-per-client N
+                     of them, held by one client at once: the caller's identity, else its
+                     address (default 4)
+  --git-places-per-repository N
+                     of them, held by one repository at once (default 8)
+  --git-queue-seconds N
+                     a git request finding no place it may take waits up to N seconds for
+                     one (default 10; 0: refused at once), then 503 with Retry-After
+  --git-body-timeout-seconds N
+                     a git request body that brings no byte for N seconds is cut off
+                     (408, connection closed); also the window its rate is judged over
+                     (default 30)
+  --git-body-min-rate BYTES
+                     bytes a second a git request body must bring on average over each
+                     window (default 1024; 0: only the timeout)
   --shutdown-seconds N
                      on SIGTERM/SIGINT, exit within N seconds (default 10): in-flight requests
                      finish until two seconds before (then their connections are closed), the
@@ -272,6 +293,8 @@ export interface ServerOptions {
   maxSnapshotPaths?: number;
   /** Where lines are served over git (lib/authority/git-shadow.ts); none by default (git serving answers 404). */
   gitShadows?: GitShadowSource;
+  /** Git serving's places, queue and request-body pace (--git-places*, --git-queue-seconds, --git-body-*; lib/http/git-places.ts). */
+  git?: Partial<GitLimits>;
   /** Export served lines' moves in the background (default true); tests that count what an export writes turn it off. */
   gitRefresh?: boolean;
   /** Git mirrors: internal targets opened, the file:// root, the credentials directory, backoff, concurrency (--git-mirror-*). */
@@ -301,6 +324,8 @@ export interface RunningServer {
   /** Resolves with the exit code once the server has stopped. */
   done: Promise<number>;
   stop(): Promise<void>;
+  /** The places git serving shares out (what they hold now: `snapshot()`). */
+  gitPlaces: GitPlaces;
 }
 
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
@@ -313,6 +338,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const identity: IdentityOptions | null = options.identity ?? (uiHeader ? { header: uiHeader } : null);
   // The operator's mirror credential grants, checked before anything starts.
   const credentials = credentialGrants(options.gitMirrors?.credentials ?? []);
+  const gitPlaces = new GitPlaces(checkGitLimits({ ...DEFAULT_GIT_LIMITS, ...options.git }));
   const server = new PhasedServer();
   let stopping = false;
   let exitCode = 0;
@@ -426,7 +452,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       }
       // Who may promote: the listener actually bound (a wildcard faces the network), a front door, the secret.
       const promotion: PromoteAccess = { secret: options.promoteSecret ?? null, loopbackListener: isLoopbackAddress(address.address), frontDoor: identity !== null };
-      server.activate(createApp({ service, log, requestLog: options.requestLog, assets: swaggerUiAssets(), ui, guard, identity, promotion }).callback());
+      server.activate(createApp({ service, log, requestLog: options.requestLog, assets: swaggerUiAssets(), ui, guard, identity, promotion, gitPlaces }).callback());
       if (options.archive && !options.follow) startArchiving(options.archive);
       log.info({ repositories: service.registry.all().length }, 'ready');
       // Repositories open on first use; this opens the rest so their timers and dispatchers run.
@@ -439,7 +465,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     exitCode = 5;
     void stop();
   });
-  return { url, ready, done, stop };
+  return { url, ready, done, stop, gitPlaces };
+}
+
+/** Git serving's limits as given, or an error naming the one that is not a whole number in range. */
+export function checkGitLimits(l: GitLimits): GitLimits {
+  const whole = (v: number, min: number) => Number.isSafeInteger(v) && v >= min;
+  if (!whole(l.places, 1)) throw new Error('git places must be a whole number of at least 1');
+  if (!whole(l.perClient, 1) || !whole(l.perRepository, 1)) throw new Error('git places per client and per repository must be whole numbers of at least 1');
+  if (!whole(l.queueMs, 0) || !whole(l.bodyTimeoutMs, 1) || !whole(l.minBytesPerSecond, 0)) throw new Error('git queue wait, body timeout and minimum body rate must be whole numbers');
+  return { ...l, perClient: Math.min(l.perClient, l.places), perRepository: Math.min(l.perRepository, l.places) };
 }
 
 /** A secret file's first line, trimmed: 16 characters or more. Its text is never in a message. */
@@ -493,6 +528,12 @@ export async function serve(argv: string[]): Promise<number> {
     'git-mirror-per-repository': { type: 'string', default: String(DEFAULT_MIRROR_POLICY.perRepository) },
     'git-mirror-stall-seconds': { type: 'string', default: String(DEFAULT_MIRROR_POLICY.stallSeconds) },
     'git-mirror-backoff-ms': { type: 'string', default: String(DEFAULT_MIRROR_POLICY.backoffBaseMs) },
+    'git-places': { type: 'string', default: String(DEFAULT_GIT_LIMITS.places) },
+    'git-places-per-client': { type: 'string', default: String(DEFAULT_GIT_LIMITS.perClient) },
+    'git-places-per-repository': { type: 'string', default: String(DEFAULT_GIT_LIMITS.perRepository) },
+    'git-queue-seconds': { type: 'string', default: String(DEFAULT_GIT_LIMITS.queueMs / 1000) },
+    'git-body-timeout-seconds': { type: 'string', default: String(DEFAULT_GIT_LIMITS.bodyTimeoutMs / 1000) },
+    'git-body-min-rate': { type: 'string', default: String(DEFAULT_GIT_LIMITS.minBytesPerSecond) },
     archive: { type: 'string' },
     follow: { type: 'string' },
     'follow-interval-ms': { type: 'string', default: '1000' },
@@ -661,7 +702,20 @@ export async function serve(argv: string[]): Promise<number> {
     // Trimming old events would be a commit of the follower's own: its files change only by manifests.
     events.retention = null;
   }
-  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, shutdownSeconds, maxSnapshotPaths, identity, gitMirrors, archive, follow, promoteSecret });
+  const whole = (flag: string, max: number): number => {
+    const n = Number(values[flag]);
+    if (!Number.isInteger(n) || n < 0 || n > max) throw new CliUsageError(`--${flag} must be an integer from 0 to ${max}`);
+    return n;
+  };
+  const git: GitLimits = {
+    places: positive('git-places', 1024),
+    perClient: positive('git-places-per-client', 1024),
+    perRepository: positive('git-places-per-repository', 1024),
+    queueMs: whole('git-queue-seconds', 3600) * 1000,
+    bodyTimeoutMs: positive('git-body-timeout-seconds', 3600) * 1000,
+    minBytesPerSecond: whole('git-body-min-rate', 1024 * 1024 * 1024),
+  };
+  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, shutdownSeconds, maxSnapshotPaths, identity, gitMirrors, git, archive, follow, promoteSecret });
   let signalled = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (signalled) {

@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'Misdirected' // a Host this server does not answer for (DNS rebinding) (421)
   | 'Conflict' // authority/lifecycle conflict, stale head, governed line (409)
   | 'Gone' // a position older than what is still kept (event retention) (410)
+  | 'RequestTimeout' // a request body that stalled or came slower than the server takes (408)
   | 'TooLarge' // body above the route limit (413)
   | 'UnsupportedMediaType' // wrong or missing Content-Type (415)
   | 'TooManyRequests' // one client holds as much as it may (429 + Retry-After)
@@ -60,6 +61,10 @@ export class Conflict extends CairnError {
 }
 export class Gone extends CairnError {
   constructor(message: string, fields?: Record<string, unknown>) { super('Gone', message, fields); }
+}
+/** A request body that stopped, or came slower than the server's minimum rate (git smart HTTP). */
+export class RequestTimeout extends CairnError {
+  constructor(message: string) { super('RequestTimeout', message); }
 }
 export class TooLarge extends CairnError {
   constructor(message: string) { super('TooLarge', message); }

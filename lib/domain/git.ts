@@ -50,6 +50,8 @@ export interface GitCommitRecord {
   export?: { commit_id: string; raw: string };
   /** Only on a `pushed` record: the change whose patchset this commit became. */
   change_id?: string;
+  /** Only on a `pushed` record whose push named an identity: who pushed it (the commit's author and committer are the pusher's to write). */
+  pushed_by?: string;
 }
 
 /** The commit an export writes (or wrote) for a snapshot with this record: `export`, else the record's own. */
@@ -222,6 +224,7 @@ export function gitCommitProjection(r: GitCommitRecord): Record<string, unknown>
     raw: r.raw,
     export_commit_id: r.export?.commit_id ?? null,
     change_id: r.change_id ?? null,
+    pushed_by: r.pushed_by ?? null,
   };
 }
 

@@ -15,6 +15,7 @@ import type { AssetSource, Reply, RouteContext, RouteSpec } from './route-types.
 import { uiMiddleware, type UiLookup, type UiOptions } from './ui/routes.js';
 import { callerIdentity, type IdentityOptions } from './identity.js';
 import { NO_PROMOTION, type PromoteAccess } from './promote-access.js';
+import { DEFAULT_GIT_LIMITS, GitPlaces } from './git-places.js';
 
 export interface AppOptions {
   service: CairnService;
@@ -31,6 +32,8 @@ export interface AppOptions {
   identity?: IdentityOptions | null;
   /** Who may promote a follower (./promote-access.ts); absent/null: nobody. */
   promotion?: PromoteAccess | null;
+  /** The places git serving shares out (./git-places.ts); absent: the defaults. */
+  gitPlaces?: GitPlaces;
 }
 
 /** The request log line's fields: never the URL (it may carry a restore token), never a body. */
@@ -53,6 +56,7 @@ export function createApp(options: AppOptions): Koa {
   const app = new Koa();
   app.proxy = false;
   const router = new Router(ROUTES);
+  const gitPlaces = options.gitPlaces ?? new GitPlaces(DEFAULT_GIT_LIMITS);
   const requestLog = options.requestLog ?? ((entry: RequestLogEntry) => options.log.info(entry, 'request'));
 
   app.use(async (ctx, next) => {
@@ -146,7 +150,7 @@ export function createApp(options: AppOptions): Koa {
         if (hasBody(ctx)) await drain(ctx);
       }
 
-      const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit, assets: options.assets, promotion: options.promotion ?? NO_PROMOTION };
+      const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit, assets: options.assets, promotion: options.promotion ?? NO_PROMOTION, gitPlaces };
       const reply = await route.handler(routeCtx);
       if ('write' in reply) await sendWritten(ctx, reply);
       else if ('stream' in reply) {

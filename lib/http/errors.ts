@@ -12,6 +12,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   NotFound: 404,
   MethodNotAllowed: 405,
   Conflict: 409,
+  RequestTimeout: 408,
   Gone: 410,
   TooLarge: 413,
   UnsupportedMediaType: 415,

@@ -10,13 +10,14 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { ServerResponse } from 'node:http';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { Transform, type Readable, type Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { Context } from 'koa';
-import { Busy, Invalid, TooLarge } from '../domain/errors.js';
+import { Invalid, RequestTimeout, TooLarge } from '../domain/errors.js';
 import type { GitShadow } from '../authority/git-shadow.js';
 import type { Log } from '../authority/logger.js';
 import type { Reply } from './route-types.js';
+import { bodyGuard, type GitPlaces } from './git-places.js';
 
 export const MEDIA_UPLOAD_PACK_REQUEST = 'application/x-git-upload-pack-request';
 export const MEDIA_RECEIVE_PACK_REQUEST = 'application/x-git-receive-pack-request';
@@ -35,6 +36,15 @@ export interface ServeGitOptions {
   /** Bytes of request body accepted (as sent, before any gzip is undone). */
   limit: number;
   log: Log;
+  /** Where the request's place comes from (./git-places.ts), and whose place it is. */
+  serving: GitServing;
+}
+
+/** The places of git serving and the request's claim on them: its client (identity or address) and repository. */
+export interface GitServing {
+  places: GitPlaces;
+  client: string;
+  repository: string;
 }
 
 /** The largest CGI header block read from `git http-backend` before its body. */
@@ -45,13 +55,6 @@ const MAX_REQUEST_BUFFER = 10 * 1024 * 1024;
 const CGI_HEADERS_KEPT = new Set(['cache-control', 'expires', 'pragma']);
 
 const gitBinary = (): string => process.env.CAIRN_GIT || 'git';
-
-/**
- * git processes serving at once (each `git http-backend` with its upload-pack and pack-objects,
- * whose memory grows with the repository): past `max`, a request is 503 with Retry-After. The
- * process-wide count; tests lower `max`.
- */
-export const GIT_CHILDREN = { max: 16, running: 0 };
 
 /**
  * The `service` query parameter of GET info/refs. Smart HTTP only: without it a client asks for
@@ -143,8 +146,17 @@ type Child = ChildProcessByStdio<Writable, Readable, Readable>;
 
 async function runHttpBackend(ctx: Context, options: ServeGitOptions): Promise<Reply> {
   const env = cgiEnvironment(ctx, options, options.shadow.ref === undefined ? null : options.shadow.head ?? null);
-  if (GIT_CHILDREN.running >= GIT_CHILDREN.max) throw new Busy(`${GIT_CHILDREN.max} git requests are being served, the most this server runs at once; retry`);
-  GIT_CHILDREN.running++;
+  // Each `git http-backend` (with its upload-pack and pack-objects, whose memory grows with the
+  // repository) holds a place until it exits; the request waits for one first (./git-places.ts).
+  const waiting = new AbortController();
+  const onGone = () => waiting.abort();
+  ctx.res.once('close', onGone);
+  let release: () => void;
+  try {
+    release = await options.serving.places.take(options.serving.client, options.serving.repository, waiting.signal);
+  } finally {
+    ctx.res.off('close', onGone);
+  }
   // Its own process group: upload-pack and pack-objects under it go with it when it is killed.
   const child: Child = spawn(gitBinary(), ['http-backend'], { env, cwd: env.GIT_PROJECT_ROOT, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   let stderr = '';
@@ -158,7 +170,7 @@ async function runHttpBackend(ctx: Context, options: ServeGitOptions): Promise<R
   let done = false;
   void exited.then(() => {
     done = true;
-    GIT_CHILDREN.running--;
+    release();
   });
   const kill = () => {
     if (done || child.pid === undefined) return;
@@ -175,7 +187,8 @@ async function runHttpBackend(ctx: Context, options: ServeGitOptions): Promise<R
 
   let bodyFailure = null as Error | null;
   if (options.request === 'rpc') {
-    pipeline(ctx.req, byteLimit(options.limit), child.stdin).catch((err: Error) => {
+    const { limits } = options.serving.places;
+    pipeline(ctx.req, bodyGuard(ctx.req, options.limit, limits), child.stdin).catch((err: Error) => {
       bodyFailure = err;
       kill();
     });
@@ -190,7 +203,7 @@ async function runHttpBackend(ctx: Context, options: ServeGitOptions): Promise<R
     const exit = await exited;
     // Not git's failure: the client left before the answer began (nothing to answer, nothing to log).
     if (clientGone) throw new Invalid('the client went away');
-    if (bodyFailure instanceof TooLarge) throw bodyFailure;
+    if (bodyFailure instanceof TooLarge || bodyFailure instanceof RequestTimeout) throw bodyFailure;
     if (bodyFailure !== null) throw new Invalid('request body was aborted');
     if (exit.error) throw new Error(`git http-backend could not be run (${gitBinary()}): ${exit.error.message}`);
     throw new Error(`git http-backend gave no answer (exit ${exit.code ?? exit.signal}): ${stderr.trim().slice(0, 300)}`);
@@ -291,18 +304,6 @@ function drained(res: ServerResponse): Promise<void> {
   });
 }
 
-/** Passes bytes through until more than `limit` have come: then fails with TooLarge. */
-function byteLimit(limit: number): Transform {
-  let seen = 0;
-  return new Transform({
-    transform(chunk: Buffer, _enc, callback) {
-      seen += chunk.length;
-      if (seen > limit) callback(new TooLarge(`request body exceeds the route limit of ${limit} bytes`));
-      else callback(null, chunk);
-    },
-  });
-}
-
 // ---- Pushes -------------------------------------------------------------------------------
 
 /** One ref update of a push: `<old> <new> <ref>`. */
@@ -390,6 +391,7 @@ export function reviewReport(unpack: string, outcomes: ReviewOutcome[], capabili
 export async function receiveForReview(
   ctx: Context,
   limit: number,
+  serving: GitServing,
   receive: (body: Readable, signal: AbortSignal) => Promise<{ unpack: string; outcomes: ReviewOutcome[]; capabilities: string[] }>,
 ): Promise<Reply> {
   const encoding = ctx.get('content-encoding').trim().toLowerCase();
@@ -399,25 +401,31 @@ export async function receiveForReview(
   const abort = new AbortController();
   const onClose = () => { if (!ctx.res.writableFinished) abort.abort(); };
   ctx.res.once('close', onClose);
-  const limited = byteLimit(limit);
-  let body: Readable = ctx.req.pipe(limited);
-  // A client that goes away mid-body: the receiver stops, removes its quarantine, writes nothing.
-  // Watched three ways: the body's error, its close before the end, and the response's close
-  // (which of them Node reports for a reset connection depends on timing).
-  const aborted = () => { if (!limited.destroyed) limited.destroy(new Invalid('request body was aborted')); };
-  ctx.req.on('error', aborted);
-  ctx.req.once('close', () => { if (!ctx.req.complete) aborted(); });
-  abort.signal.addEventListener('abort', aborted, { once: true });
-  if (encoding === 'gzip' || encoding === 'x-gzip') {
-    const gunzip = createGunzip();
-    limited.on('error', (err) => gunzip.destroy(err));
-    gunzip.on('error', (err) => { if (!(err instanceof TooLarge)) gunzip.destroy(new Invalid('malformed push request: its gzip encoding is broken')); });
-    body = limited.pipe(gunzip);
-  }
-  // A push runs git too (receive-pack, cat-file): it takes one of the places git serving has.
-  if (GIT_CHILDREN.running >= GIT_CHILDREN.max) throw new Busy(`${GIT_CHILDREN.max} git requests are being served, the most this server runs at once; retry`);
-  GIT_CHILDREN.running++;
+  // A push runs git too (receive-pack, cat-file): it waits for one of the places git serving has
+  // before its body is read (./git-places.ts).
+  let release: () => void;
   try {
+    release = await serving.places.take(serving.client, serving.repository, abort.signal);
+  } catch (err) {
+    ctx.res.off('close', onClose);
+    throw err;
+  }
+  try {
+    const limited = bodyGuard(ctx.req, limit, serving.places.limits);
+    let body: Readable = ctx.req.pipe(limited);
+    // A client that goes away mid-body: the receiver stops, removes its quarantine, writes nothing.
+    // Watched three ways: the body's error, its close before the end, and the response's close
+    // (which of them Node reports for a reset connection depends on timing).
+    const aborted = () => { if (!limited.destroyed) limited.destroy(new Invalid('request body was aborted')); };
+    ctx.req.on('error', aborted);
+    ctx.req.once('close', () => { if (!ctx.req.complete) aborted(); });
+    abort.signal.addEventListener('abort', aborted, { once: true });
+    if (encoding === 'gzip' || encoding === 'x-gzip') {
+      const gunzip = createGunzip();
+      limited.on('error', (err) => gunzip.destroy(err));
+      gunzip.on('error', (err) => { if (!(err instanceof TooLarge) && !(err instanceof RequestTimeout)) gunzip.destroy(new Invalid('malformed push request: its gzip encoding is broken')); });
+      body = limited.pipe(gunzip);
+    }
     const receipt = await receive(body, abort.signal);
     const report = reviewReport(receipt.unpack, receipt.outcomes, receipt.capabilities);
     return { status: 200, mediaType: MEDIA_RECEIVE_PACK_RESULT, bytes: report, length: report.length };
@@ -426,7 +434,7 @@ export async function receiveForReview(
     if ((err as NodeJS.ErrnoException).code?.startsWith?.('Z_')) throw new Invalid('malformed push request: its gzip encoding is broken');
     throw err;
   } finally {
-    GIT_CHILDREN.running--;
+    release();
     ctx.res.off('close', onClose);
   }
 }

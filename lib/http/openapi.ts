@@ -80,6 +80,7 @@ export function queryOf(route: RouteSpec): RouteSpec['query'] {
  *  - 404: a path parameter (unregistered repository, unknown entity);
  *  - 409: a mutation under a repository (lifecycle admission: retiring or purged);
  *  - 410: only where the row adds it (the event feeds: a position retention no longer keeps);
+ *  - 408: only where the row adds it (git's POSTs: a body that stalls or trickles);
  *  - 429: only where the row adds it (the event feeds: a client's streams at its cap);
  *  - 413: any method but GET (a body over the route's limit; body-less routes drain at most 2 MiB);
  *  - 415: a body of the wrong Content-Type; 422: a JSON body that does not fit the typed request;
@@ -110,6 +111,7 @@ const REFUSAL_TEXT: Record<number, string> = {
   403: "The identity header from a peer that is not the trusted ingress (cairn serve --trust-identity-from, --trust-identity-secret-file), or a body field naming another person than the caller's identity; a state-changing request from a page of another origin (Origin or Sec-Fetch-Site; see cairn serve --allowed-origin); on :applySuggestions, a caller who is not the change's author; on POST /archive/promote without a promotion secret configured, a caller that is not on the standby's own machine (docs/operations.md \"Who may promote\")",
   404: 'Unknown repository, entity, pack or file',
   405: 'Method not bound for this path (Allow lists those that are)',
+  408: 'The request body stopped, or came slower than the server takes (cairn serve --git-body-timeout-seconds, --git-body-min-rate); the connection is closed',
   409: 'Authority, lifecycle or compare-and-set conflict',
   410: 'The position asked for is older than the oldest event still kept (event retention): the body names where to resume',
   413: "Body over the route's limit (a remote-sync commit: a snapshot or tree that expands past the paths a snapshot may hold)",

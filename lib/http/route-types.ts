@@ -9,6 +9,7 @@ import type { RepositoryRecord } from '../domain/repository.js';
 import type { JsonCaps } from './json-body.js';
 import type { JsonSchema } from './json-schema.js';
 import type { PromoteAccess } from './promote-access.js';
+import type { GitPlaces } from './git-places.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -50,6 +51,8 @@ export interface RouteContext {
   assets?: AssetSource;
   /** Who may promote a follower (./promote-access.ts). */
   promotion?: PromoteAccess;
+  /** The places git serving shares out (./git-places.ts). */
+  gitPlaces: GitPlaces;
 }
 
 /** Static files by name (given by the composition root, lib/cli: the HTTP layer reads no files). */

@@ -227,8 +227,8 @@ export const ROUTES: readonly RouteSpec[] = [
   route('git.commit', 'GET', `${REPO}/git/commits/{commit_id}`, { extension: true, ok: 'GitCommitResult', handler: git.commitById }),
   // git's smart HTTP at `{repo}/git/{line}.git` (clone, fetch, ls-remote; push for review to refs/for/*): lib/http/git-http-backend.ts, lib/authority/git-push.ts
   route('git.infoRefs', 'GET', `${GIT_LINE}/info/refs`, { extension: true, query: git.GitServiceQuery, ok: { raw: [MEDIA_UPLOAD_PACK_ADVERTISEMENT, MEDIA_RECEIVE_PACK_ADVERTISEMENT] }, handler: git.gitInfoRefs }),
-  route('git.uploadPack', 'POST', `${GIT_LINE}/git-upload-pack`, { extension: true, body: raw(MEDIA_UPLOAD_PACK_REQUEST), ok: { raw: [MEDIA_UPLOAD_PACK_RESULT] }, handler: git.gitUploadPack }),
-  route('git.receivePack', 'POST', `${GIT_LINE}/git-receive-pack`, { extension: true, body: raw(MEDIA_RECEIVE_PACK_REQUEST), raised: true, ok: { raw: [MEDIA_RECEIVE_PACK_RESULT] }, handler: git.gitReceivePack }),
+  route('git.uploadPack', 'POST', `${GIT_LINE}/git-upload-pack`, { extension: true, body: raw(MEDIA_UPLOAD_PACK_REQUEST), ok: { raw: [MEDIA_UPLOAD_PACK_RESULT] }, refuses: [408], handler: git.gitUploadPack }),
+  route('git.receivePack', 'POST', `${GIT_LINE}/git-receive-pack`, { extension: true, body: raw(MEDIA_RECEIVE_PACK_REQUEST), raised: true, ok: { raw: [MEDIA_RECEIVE_PACK_RESULT] }, refuses: [408], handler: git.gitReceivePack }),
   // Extensions: comment threads on a change's diff lines (docs/api.md "Comment threads")
   route('comments.create', 'POST', `${REPO}/changes/{change_ref}/comments`, { extension: true, request: comments.CreateComment, ok: 'CommentResult', handler: comments.create }),
   route('comments.edit', 'PATCH', `${REPO}/changes/{change_ref}/comments/{comment_id}`, { extension: true, request: comments.EditDraft, ok: 'CommentResult', handler: comments.editDraft }),

@@ -569,6 +569,7 @@ export class WorkflowBook {
       diff,
       created_at_s: now,
       ...(input.applied_suggestions ? { applied_suggestions: input.applied_suggestions } : {}),
+      ...(input.pushed_by !== undefined ? { pushed_by: input.pushed_by } : {}),
     };
     const next: ChangeRecord = {
       ...change,
@@ -624,6 +625,7 @@ export class WorkflowBook {
     const { diff, ...rest } = p;
     return {
       ...rest,
+      pushed_by: p.pushed_by ?? null,
       repository_index: repositoryIndex,
       changed_file_stats: diff.stats,
       changed_files: diff.files,

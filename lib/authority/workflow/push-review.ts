@@ -4,7 +4,7 @@
 // (origin `pushed`) with its commit-id entry, and the Change-Id key. Each record
 // is staged by the same function its own route uses (stageTask, stageChange, stagePatchset), so
 // every event they emit is emitted here too, and visible exactly when the push is.
-import { Conflict, Invalid, NotFound } from '../../domain/errors.js';
+import { Conflict, Forbidden, Invalid, NotFound } from '../../domain/errors.js';
 import { changeKeyId, GIT_CHANGE_KEY, type GitChangeKeyRecord } from '../../domain/git-push.js';
 import { GIT_COMMIT, GIT_COMMIT_ID, type GitCommitIdRecord, type GitCommitRecord, type Gitlink } from '../../domain/git.js';
 import { withoutControlCharacters } from '../../domain/text.js';
@@ -34,6 +34,8 @@ export interface PushedPatchset {
   intent: string;
   summary: string;
   author: string;
+  /** The pusher's identity (the trusted ingress's header), or null: the push named none. */
+  pushed_by: string | null;
   change_key: string | null;
   task_id: string | null;
   change_id: string | null;
@@ -61,6 +63,11 @@ function existingChange(book: WorkflowBook, tx: Txn, p: PushedPatchset): ChangeR
     if (key) change = book.changeIn(tx, key.change_id);
   }
   if (change === null) return null;
+  // A change is its owner's: another identified pusher may not add to it (Gerrit asks for a
+  // permission; there are no roles here). An unidentified push, or an ownerless change, as before.
+  if (p.pushed_by !== null && change.owner !== undefined && change.owner !== p.pushed_by) {
+    throw new Forbidden(`${change.change_id} belongs to ${change.owner}: a push by ${p.pushed_by} cannot add a patchset to it; push with a new Change-Id for a change of your own`);
+  }
   if (p.task_id !== null && p.task_id !== change.task_id) throw new Invalid(`${change.change_id} is a change of ${change.task_id}, not of ${p.task_id}`);
   if (change.land_target_line !== p.line) throw new Invalid(`${change.change_id} lands on ${change.land_target_line}, not on ${p.line}: push to refs/for/${change.land_target_line}`);
   checkChangeOpen(change, 'add a patchset (push with a new Change-Id for a new change)');
@@ -93,7 +100,7 @@ export async function commitPushedPatchset(store: ContentStore, book: WorkflowBo
       if (task.status !== 'active') throw new Invalid(`task ${task.task_id} is ${task.status}; changes are created only for active tasks`);
       const line = tx.line(p.line);
       if (!line) throw new NotFound(`line ${p.line} does not exist`);
-      change = book.stageChange(tx, task, { title: requireTitle(title, 'title'), base_line: p.line, fork_snapshot_id: line.head_snapshot_id });
+      change = book.stageChange(tx, task, { title: requireTitle(title, 'title'), base_line: p.line, fork_snapshot_id: line.head_snapshot_id, owner: p.pushed_by });
     } else {
       task = book.taskIn(tx, change.task_id);
       for (let n = change.patchset_count; n >= 1; n--) {
@@ -110,14 +117,14 @@ export async function commitPushedPatchset(store: ContentStore, book: WorkflowBo
     stagePack(tx, PACK_KIND_TREE, 'tree', p.built.trees, p.sizes);
     for (const side of p.sides) if (!tx.hasSnapshot(side.snapshot.id)) tx.addSnapshot(side.snapshot.bytes);
     if (!tx.hasSnapshot(p.snapshot.id)) tx.addSnapshot(p.snapshot.bytes);
-    const staged = book.stagePatchset(tx, change, { base_snapshot_id: p.base_snapshot_id, revision_snapshot_id: p.snapshot.id, summary, author_mode: 'human_only', author }, diff);
+    const staged = book.stagePatchset(tx, change, { base_snapshot_id: p.base_snapshot_id, revision_snapshot_id: p.snapshot.id, summary, author_mode: 'human_only', author, pushed_by: p.pushed_by }, diff);
     // The git map: the pushed commit is this snapshot's commit (unless it already was).
     const existing = tx.entity<GitCommitRecord>(GIT_COMMIT, p.snapshot.id);
     if (existing && existing.commit_id !== p.commit.commit_id) throw new Conflict(`the snapshot of this commit already has git commit ${existing.commit_id}`);
     if (!existing) {
       const twin = tx.entity<GitCommitIdRecord>(GIT_COMMIT_ID, p.commit.commit_id);
       if (twin && twin.snapshot_id !== p.snapshot.id) throw new Conflict(`git commit ${p.commit.commit_id} is already the commit of snapshot ${twin.snapshot_id}`);
-      const record: GitCommitRecord = { snapshot_id: p.snapshot.id, commit_id: p.commit.commit_id, origin: 'pushed', raw: p.commit.raw.toString('base64'), gitlinks: p.commit.gitlinks, change_id: staged.change.change_id };
+      const record: GitCommitRecord = { snapshot_id: p.snapshot.id, commit_id: p.commit.commit_id, origin: 'pushed', raw: p.commit.raw.toString('base64'), gitlinks: p.commit.gitlinks, change_id: staged.change.change_id, ...(p.pushed_by !== null ? { pushed_by: p.pushed_by } : {}) };
       tx.upsert(GIT_COMMIT, p.snapshot.id, record);
       tx.upsert(GIT_COMMIT_ID, p.commit.commit_id, { commit_id: p.commit.commit_id, snapshot_id: p.snapshot.id } satisfies GitCommitIdRecord);
     }
@@ -125,7 +132,7 @@ export async function commitPushedPatchset(store: ContentStore, book: WorkflowBo
     // export rewrites the merge, as it does an imported merge whose side history is not in the map).
     for (const side of p.sides) {
       if (tx.entity<GitCommitRecord>(GIT_COMMIT, side.snapshot.id) || tx.entity<GitCommitIdRecord>(GIT_COMMIT_ID, side.commit.commit_id)) continue;
-      const record: GitCommitRecord = { snapshot_id: side.snapshot.id, commit_id: side.commit.commit_id, origin: 'pushed', raw: side.commit.raw.toString('base64'), gitlinks: side.commit.gitlinks, change_id: staged.change.change_id };
+      const record: GitCommitRecord = { snapshot_id: side.snapshot.id, commit_id: side.commit.commit_id, origin: 'pushed', raw: side.commit.raw.toString('base64'), gitlinks: side.commit.gitlinks, change_id: staged.change.change_id, ...(p.pushed_by !== null ? { pushed_by: p.pushed_by } : {}) };
       tx.upsert(GIT_COMMIT, side.snapshot.id, record);
       tx.upsert(GIT_COMMIT_ID, side.commit.commit_id, { commit_id: side.commit.commit_id, snapshot_id: side.snapshot.id } satisfies GitCommitIdRecord);
     }

@@ -82,6 +82,8 @@ export interface PatchsetInput {
   patchset_number?: number;
   /** Set only by `:applySuggestions` (lib/authority/workflow/comments.ts), never from a request. */
   applied_suggestions?: AppliedSuggestion[];
+  /** Set only by a push for review (lib/authority/workflow/push-review.ts), never from a request. */
+  pushed_by?: string | null;
 }
 
 
@@ -102,6 +104,11 @@ export interface PatchsetRecord {
   created_at_s: number;
   /** A patchset built by `:applySuggestions`: whose suggestion each applied comment was, in request order. */
   applied_suggestions?: AppliedSuggestion[];
+  /**
+   * Only on a patchset received by a push for review: the pusher's identity (the trusted
+   * ingress's header), or null when the push named none. Whatever the commit's author says.
+   */
+  pushed_by?: string | null;
   /** Set when a land moved the target line past this open patchset's base (its CI may be re-run). */
   base_stale?: boolean;
   base_stale_land_id?: string;

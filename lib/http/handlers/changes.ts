@@ -168,6 +168,7 @@ export const SCHEMAS: Schemas = {
     summary: str,
     author_mode: enumOf(AUTHOR_MODES),
     author: orNull(str),
+    pushed_by: { ...orNull(str), description: 'a patchset received by a push for review: the identity that pushed it (the trusted ingress\'s header; docs/git.md "Who pushed"); null when it was not pushed, or the push named no identity. The pushed commit\'s author says nothing of it' },
     publish_state: constant('published'),
     withdrawn: bool,
     invalidated: bool,

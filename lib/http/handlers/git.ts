@@ -4,7 +4,9 @@ import { array, nullable, object, optional, string, unknown as anyValue } from '
 import { gitCommitProjection } from '../../domain/git.js';
 import { arr, enumOf, extend, hex64, int, nullable as orNull, obj, ref, str, uint, type SchemaObject, type Schemas } from '../json-schema.js';
 import { requireAuthority, type Handler, type QueryParam } from '../route-types.js';
-import { parsePushCommands, receiveForReview, serveGit, serviceOf, type ReviewOutcome } from '../git-http-backend.js';
+import { parsePushCommands, receiveForReview, serveGit, serviceOf, type GitServing, type ReviewOutcome } from '../git-http-backend.js';
+import { canonicalAddress } from '../identity.js';
+import type { RouteContext } from '../route-types.js';
 import { pushLimit, receivePush } from '../../authority/git-push.js';
 import { validate } from '../validate.js';
 import { COMMIT_CONTRACT, commitRequest, SCHEMAS as CONTENT_SCHEMAS } from './content.js';
@@ -41,17 +43,27 @@ export const GitServiceQuery: Record<string, QueryParam> = {
   service: { schema: enumOf(['git-upload-pack', 'git-receive-pack']), description: 'the smart HTTP service; git-receive-pack: the advertisement before a push (push for review to refs/for/<line>)' },
 };
 
+/**
+ * A git request's claim on the places git serving has: its client is the caller's identity when
+ * the trusted ingress names one, else its peer address; its repository, the authority's index.
+ */
+function servingOf(ctx: RouteContext): GitServing {
+  const identity = ctx.koa.state.identity;
+  const client = typeof identity === 'string' ? `identity:${identity}` : canonicalAddress(ctx.koa.req.socket.remoteAddress ?? '');
+  return { places: ctx.gitPlaces, client, repository: ctx.params.repository_index };
+}
+
 // Clone, fetch, ls-remote over git's smart HTTP (lib/http/git-http-backend.ts): the authority
 // names the bare repository serving the line (lib/authority/git-shadow.ts), or 404.
 export const gitInfoRefs: Handler = async (ctx) => {
   const service = serviceOf(ctx.koa.query.service);
   const shadow = await requireAuthority(ctx).gitShadow(ctx.params.line_name);
-  return serveGit(ctx.koa, { shadow, request: 'advertise', service, limit: ctx.limit, log: ctx.service.log });
+  return serveGit(ctx.koa, { shadow, request: 'advertise', service, limit: ctx.limit, log: ctx.service.log, serving: servingOf(ctx) });
 };
 
 export const gitUploadPack: Handler = async (ctx) => {
   const shadow = await requireAuthority(ctx).gitShadow(ctx.params.line_name);
-  return serveGit(ctx.koa, { shadow, request: 'rpc', service: 'git-upload-pack', limit: ctx.limit, log: ctx.service.log });
+  return serveGit(ctx.koa, { shadow, request: 'rpc', service: 'git-upload-pack', limit: ctx.limit, log: ctx.service.log, serving: servingOf(ctx) });
 };
 
 /**
@@ -64,7 +76,7 @@ export const gitReceivePack: Handler = async (ctx) => {
   // The caller's identity from the trusted ingress header (lib/http/identity.ts checked it), when the server takes one.
   const identity = typeof ctx.koa.state.identity === 'string' ? ctx.koa.state.identity : null;
   const base = `${ctx.koa.protocol}://${ctx.koa.host}`;
-  return receiveForReview(ctx.koa, Math.min(ctx.limit, pushLimit()), async (body, signal) => {
+  return receiveForReview(ctx.koa, Math.min(ctx.limit, pushLimit()), servingOf(ctx), async (body, signal) => {
     const receipt = await receivePush(authority, { shadowDir: shadow.repoDir, quarantineRoot: ctx.service.layout.gitQuarantineDir, body, parse: parsePushCommands, identity, log: ctx.service.log, signal });
     const outcomes: ReviewOutcome[] = receipt.outcomes.map((o) => {
       if (!o.ok) return o;
@@ -117,6 +129,7 @@ export const SCHEMAS: Schemas = {
     raw: { ...str, description: 'the commit object\'s bytes, base64: `git cat-file commit <commit_id>`' },
     export_commit_id: { ...orNull(gitId), description: 'an imported commit the export could not keep as it was: the commit it wrote instead; otherwise null' },
     change_id: { ...orNull(str), description: 'a pushed commit: the change whose patchset it became; otherwise null' },
+    pushed_by: { ...orNull(str), description: 'a pushed commit: the identity that pushed it (docs/git.md "Who pushed"); null when the push named none, or the commit was not pushed' },
   }),
   GitExportResult: obj({
     line: str,

@@ -1,0 +1,171 @@
+// The places git serving has (docs/operations.md "Git serving limits"): every clone, fetch and
+// push runs git processes whose memory grows with the repository, so at most `places` run at
+// once. They are shared: one client (its identity, or its address) holds at most `perClient`,
+// one repository at most `perRepository`. A request that finds no place it may take waits in a
+// queue (first come, first served among those a freed place fits) for up to `queueMs`, then is
+// refused 503; so does one that finds the queue full. And a request body must keep coming:
+// `bodyGuard` cuts one that stalls or trickles (408), so a slow client cannot hold a place for
+// the whole request timeout.
+import { Transform, type Readable } from 'node:stream';
+import { Busy, RequestTimeout, TooLarge } from '../domain/errors.js';
+
+export interface GitLimits {
+  /** git requests served at once, over all repositories (--git-places). */
+  places: number;
+  /** Of them, held by one client at once (--git-places-per-client). */
+  perClient: number;
+  /** Of them, held by one repository at once (--git-places-per-repository). */
+  perRepository: number;
+  /** The longest wait in the queue for a place, in ms (--git-queue-seconds); 0: no queue. */
+  queueMs: number;
+  /** The longest a request body may go without a byte, and the window its rate is judged over, in ms (--git-body-timeout-seconds). */
+  bodyTimeoutMs: number;
+  /** Bytes a second a request body must bring, on average over each window (--git-body-min-rate); 0: only the timeout. */
+  minBytesPerSecond: number;
+}
+
+export const DEFAULT_GIT_LIMITS: GitLimits = {
+  places: 16,
+  perClient: 4,
+  perRepository: 8,
+  queueMs: 10_000,
+  bodyTimeoutMs: 30_000,
+  minBytesPerSecond: 1024,
+};
+
+/** Requests waiting at most, per place (past it a request is refused at once). */
+const QUEUE_PER_PLACE = 4;
+
+interface Waiter {
+  client: string;
+  repository: string;
+  grant: () => void;
+}
+
+export interface PlacesSnapshot {
+  running: number;
+  waiting: number;
+  /** Places held per client (only those holding any). */
+  clients: Record<string, number>;
+  /** Places held per repository (only those holding any). */
+  repositories: Record<string, number>;
+}
+
+export class GitPlaces {
+  private running = 0;
+  private readonly byClient = new Map<string, number>();
+  private readonly byRepository = new Map<string, number>();
+  private readonly queue: Waiter[] = [];
+
+  constructor(readonly limits: GitLimits) {}
+
+  /**
+   * A place for `client` on `repository`: resolves with its release (call it once), or fails
+   * with Busy when none came within the queue's wait (or the queue is full), or when `signal`
+   * aborts (the client went away) while waiting.
+   */
+  take(client: string, repository: string, signal?: AbortSignal): Promise<() => void> {
+    if (this.fits(client, repository)) return Promise.resolve(this.hold(client, repository));
+    const { places, queueMs } = this.limits;
+    if (queueMs <= 0 || this.queue.length >= places * QUEUE_PER_PLACE) return Promise.reject(this.busy());
+    return new Promise((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const leave = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        const at = this.queue.indexOf(waiter);
+        if (at >= 0) this.queue.splice(at, 1);
+      };
+      const onAbort = () => { leave(); reject(new Busy('the client went away while waiting for a git place')); };
+      const waiter: Waiter = { client, repository, grant: () => { leave(); resolve(this.hold(client, repository)); } };
+      this.queue.push(waiter);
+      timer = setTimeout(() => { leave(); reject(this.busy()); }, queueMs);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  snapshot(): PlacesSnapshot {
+    return { running: this.running, waiting: this.queue.length, clients: Object.fromEntries(this.byClient), repositories: Object.fromEntries(this.byRepository) };
+  }
+
+  private busy(): Busy {
+    return new Busy(`${this.limits.places} git requests are being served (at most ${this.limits.perClient} for one client, ${this.limits.perRepository} for one repository), the most this server runs at once; retry`);
+  }
+
+  private fits(client: string, repository: string): boolean {
+    const { places, perClient, perRepository } = this.limits;
+    return this.running < places && (this.byClient.get(client) ?? 0) < perClient && (this.byRepository.get(repository) ?? 0) < perRepository;
+  }
+
+  private hold(client: string, repository: string): () => void {
+    this.running++;
+    this.byClient.set(client, (this.byClient.get(client) ?? 0) + 1);
+    this.byRepository.set(repository, (this.byRepository.get(repository) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.running--;
+      drop(this.byClient, client);
+      drop(this.byRepository, repository);
+      // The first waiters a freed place fits (a waiter held back by its own share lets the next pass).
+      for (let i = 0; i < this.queue.length && this.running < this.limits.places;) {
+        const w = this.queue[i];
+        if (this.fits(w.client, w.repository)) w.grant(); // removes it from the queue
+        else i++;
+      }
+    };
+  }
+}
+
+function drop(counts: Map<string, number>, key: string): void {
+  const n = (counts.get(key) ?? 1) - 1;
+  if (n <= 0) counts.delete(key);
+  else counts.set(key, n);
+}
+
+/**
+ * Passes a request body through, failing with TooLarge past `limit` bytes and with
+ * RequestTimeout when no byte came for `bodyTimeoutMs`, or fewer than `minBytesPerSecond` a
+ * second over one such window. Time the reader was the slow side (bytes were waiting in
+ * `source`, unread) is not held against the client.
+ */
+export function bodyGuard(source: Readable, limit: number, limits: Pick<GitLimits, 'bodyTimeoutMs' | 'minBytesPerSecond'>): Transform {
+  let seen = 0;
+  let inWindow = 0;
+  let lastByte = Date.now();
+  let windowStart = lastByte;
+  const windowMs = limits.bodyTimeoutMs;
+  const need = Math.ceil((limits.minBytesPerSecond * windowMs) / 1000);
+  // Looked at four times a window: a stall is seen at most a quarter window late.
+  const timer = setInterval(() => {
+    if (guard.destroyed || guard.writableFinished || source.readableEnded) return stop();
+    const now = Date.now();
+    if (source.readableLength > 0 || source.readableFlowing === false) {
+      // Bytes wait unread: the reader is the slow side, not the client. Its window starts again.
+      lastByte = now;
+      windowStart = now;
+      inWindow = 0;
+      return;
+    }
+    if (now - lastByte >= windowMs) return guard.destroy(new RequestTimeout(`the request body stopped: no byte came for ${windowMs / 1000} s`));
+    if (now - windowStart < windowMs) return;
+    if (inWindow < need) return guard.destroy(new RequestTimeout(`the request body came slower than ${limits.minBytesPerSecond} bytes a second (${inWindow} bytes in ${Math.round((now - windowStart) / 1000)} s)`));
+    windowStart = now;
+    inWindow = 0;
+  }, Math.max(10, Math.floor(windowMs / 4)));
+  timer.unref();
+  const stop = () => clearInterval(timer);
+  const guard = new Transform({
+    transform(chunk: Buffer, _enc, callback) {
+      seen += chunk.length;
+      inWindow += chunk.length;
+      lastByte = Date.now();
+      if (seen > limit) callback(new TooLarge(`request body exceeds the route limit of ${limit} bytes`));
+      else callback(null, chunk);
+    },
+    flush(callback) { stop(); callback(); },
+    destroy(err, callback) { stop(); callback(err); },
+  });
+  return guard;
+}
