@@ -15,6 +15,24 @@ export interface GitTreeSource {
 /** Called with each git object built (type, id, canonical bytes), e.g. to write it. */
 export type GitObjectSink = (type: 'blob' | 'tree', id: string, body: Buffer) => void | Promise<void>;
 
+/** A gitlink below a directory: the rest of its path, and the commit it names. */
+interface Link { parts: string[]; commit_id: string }
+
+/** A git tree being built: entries so far, the cairn entries still to go, then the submodule-only directories. */
+interface Building {
+  cairnTree: string | null;
+  /** No gitlink below it: its git id is cached by its cairn id. */
+  cached: boolean;
+  entries: GitTreeEntry[];
+  here: Map<string, Link[]>;
+  stored: TreeEntry[];
+  next: number;
+  rest: [string, Link[]][] | null;
+  restNext: number;
+  /** The name of the directory entry whose tree is being built above it on the stack. */
+  waiting: string | null;
+}
+
 export class GitTreeBuilder {
   /** cairn blob id → git blob id. */
   private readonly blobs = new Map<string, string>();
@@ -29,13 +47,61 @@ export class GitTreeBuilder {
     return this.build(root, gitlinks.map((g) => ({ parts: g.path.split('/'), commit_id: g.commit_id })));
   }
 
-  private async build(cairnTree: string | null, links: { parts: string[]; commit_id: string }[]): Promise<string> {
+  /**
+   * The git tree of `root` with `rootLinks` below it. Iterative (a stack of directories being
+   * built, children before parents): a tree of any depth is built without a frame per level.
+   */
+  private async build(root: string | null, rootLinks: Link[]): Promise<string> {
+    const first = await this.open(root, rootLinks);
+    if (typeof first === 'string') return first;
+    const stack: Building[] = [first];
+    let built = '';
+    while (stack.length) {
+      const f = stack[stack.length - 1];
+      if (f.waiting !== null) {
+        f.entries.push({ kind: 'directory', name: f.waiting, id: built });
+        f.waiting = null;
+      }
+      let child: { name: string; tree: string | null; links: Link[] } | null = null;
+      if (f.next < f.stored.length) {
+        const e = f.stored[f.next++];
+        if (e.kind !== 'directory') {
+          f.entries.push({ kind: e.kind, name: e.name, id: await this.blob(e.id) });
+          continue;
+        }
+        child = { name: e.name, tree: e.id, links: f.here.get(e.name) ?? [] };
+        f.here.delete(e.name);
+      } else {
+        // A directory that holds only submodules has no cairn tree of its own.
+        f.rest ??= [...f.here];
+        if (f.restNext < f.rest.length) {
+          const [name, below] = f.rest[f.restNext++];
+          child = { name, tree: null, links: below };
+        }
+      }
+      if (child) {
+        const opened = await this.open(child.tree, child.links);
+        if (typeof opened === 'string') f.entries.push({ kind: 'directory', name: child.name, id: opened });
+        else {
+          f.waiting = child.name;
+          stack.push(opened);
+        }
+        continue;
+      }
+      stack.pop();
+      built = await this.finish(f);
+    }
+    return built;
+  }
+
+  /** A directory to build: its git id at once when cached, else its gitlinks sorted out and its cairn entries read. */
+  private async open(cairnTree: string | null, links: Link[]): Promise<Building | string> {
     if (cairnTree && links.length === 0) {
       const cached = this.trees.get(cairnTree);
       if (cached) return cached;
     }
     const entries: GitTreeEntry[] = [];
-    const here = new Map<string, { parts: string[]; commit_id: string }[]>();
+    const here = new Map<string, Link[]>();
     for (const l of links) {
       if (l.parts.length === 1) entries.push({ kind: 'gitlink', name: l.parts[0], id: l.commit_id });
       else {
@@ -45,22 +111,16 @@ export class GitTreeBuilder {
       }
     }
     const stored = cairnTree ? await this.source.readTree(cairnTree) : [];
-    for (const e of stored) {
-      if (e.kind === 'directory') {
-        entries.push({ kind: 'directory', name: e.name, id: await this.build(e.id, here.get(e.name) ?? []) });
-        here.delete(e.name);
-      } else {
-        entries.push({ kind: e.kind, name: e.name, id: await this.blob(e.id) });
-      }
-    }
-    // A directory that holds only submodules has no cairn tree of its own.
-    for (const [name, below] of here) entries.push({ kind: 'directory', name, id: await this.build(null, below) });
-    const body = encodeGitTree(entries, this.hash);
+    return { cairnTree, cached: links.length === 0, entries, here, stored, next: 0, rest: null, restNext: 0, waiting: null };
+  }
+
+  private async finish(f: Building): Promise<string> {
+    const body = encodeGitTree(f.entries, this.hash);
     const id = gitId('tree', body, this.hash);
     await this.sink?.('tree', id, body);
-    if (cairnTree && links.length === 0) {
+    if (f.cairnTree && f.cached) {
       if (this.trees.size >= this.maxCached) this.trees.clear();
-      this.trees.set(cairnTree, id);
+      this.trees.set(f.cairnTree, id);
     }
     return id;
   }
