@@ -351,6 +351,15 @@ describe('tree depth', function () {
       expect(file.text).to.equal(TEXT);
     });
 
+    (hasGit ? it : it.skip)('the git export builds its git trees (no frame per level) and git reads the path back', async () => {
+      await ok(api(child.url, 'PUT', R(repo, '/lines/deep'), { json: { head_snapshot_id: deep.snapshot.snapshot_id, expected_head_snapshot_id: null } }));
+      const exported = await ok(api(child.url, 'POST', R(repo, '/git/exports'), { json: { line: 'deep' } }));
+      const shadow = path.join(data, 'git-shadow', `${repo}.git`);
+      const listed = spawnSync('git', ['--git-dir', shadow, 'ls-tree', '-r', '--name-only', exported.head_commit_id], { maxBuffer: 64 * 1024 * 1024 });
+      expect(listed.status, listed.stderr.toString()).to.equal(0);
+      expect(listed.stdout.toString().split('\n')).to.include(DEEP);
+    });
+
     it('fsck walks it and reports the path deeper than the limit', async () => {
       child.proc.kill('SIGTERM');
       await child.exited;
