@@ -12,6 +12,7 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { blobId, decodeTree, encodeSnapshot, encodeTree, sha256Hex, snapshotId, type TreeEntry } from '../lib/domain/content.js';
 import { PATCHSET, type PatchsetRecord } from '../lib/domain/workflow/rules.js';
+import { mergeTrees } from '../lib/domain/workflow/merge.js';
 import { ContentStore } from '../lib/store/content-store.js';
 import { buildPack, PACK_KIND_OBJECT, PACK_KIND_TREE, type BuiltPack } from '../lib/store/pack.js';
 import { importGit } from '../lib/client/git-import.js';
@@ -196,6 +197,27 @@ describe('tree depth', function () {
       expect(await findTooDeep(b.root, read(b), () => undefined, (id, d) => kept.set(id, d))).to.equal(null);
       expect(kept.get(b.root)).to.equal(MAX_TREE_DEPTH);
     });
+  });
+
+  it('a three-way merge of 3,000-deep trees changed on both sides at the bottom merges (no frame per level)', async () => {
+    const trees = new Map<string, Buffer>();
+    const blobs = new Map<string, Buffer>();
+    const leaf = (files: Record<string, string>) => {
+      const entries: TreeEntry[] = Object.entries(files).map(([name, text]) => {
+        blobs.set(blobId(Buffer.from(text)), Buffer.from(text));
+        return { name, kind: 'file', id: blobId(Buffer.from(text)) };
+      });
+      let id = tree(trees, entries);
+      for (let i = 0; i < 2999; i++) id = tree(trees, [{ name: 'd', kind: 'directory', id }]);
+      return id;
+    };
+    const base = leaf({ f: 'one\n' });
+    const ours = leaf({ f: 'two\n' });
+    const theirs = leaf({ f: 'one\n', g: 'new\n' });
+    const reader = { readTree: async (id: string) => decodeTree(trees.get(id)!), readBlob: async (id: string) => blobs.get(id)! };
+    const merged = await mergeTrees(reader, base, ours, theirs, 'merge');
+    expect(merged.conflicts).to.deep.equal([]);
+    expect(merged.root_tree_id).to.equal(leaf({ f: 'two\n', g: 'new\n' }));
   });
 
   describe('at ingest, over HTTP', () => {
