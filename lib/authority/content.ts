@@ -16,6 +16,7 @@ import {
 } from '../domain/content.js';
 import { Conflict, Invalid, NotFound, TooLarge } from '../domain/errors.js';
 import { describeOverLimit, Pace, pathsOf, WalkBudget } from '../domain/tree-size.js';
+import { MAX_TREE_DEPTH, requireTreeDepth } from '../domain/tree-depth.js';
 import { closeLine, moveLine, validateLineName, type LineMove, type LineState } from '../domain/lines.js';
 import { nowSeconds } from '../domain/repository.js';
 import { lineEvents } from '../domain/events.js';
@@ -203,6 +204,24 @@ export class ContentOperations {
   /** Refuse (400) to expand a stored tree over the limit a snapshot may hold (ContentStore.requireExpandable). */
   requireExpandable(treeId: string, what: string): Promise<void> {
     return this.store.requireExpandable(treeId, what);
+  }
+
+  /**
+   * Refuse (400, naming `what` and the path) a tree holding a path deeper than MAX_TREE_DEPTH
+   * (lib/domain/tree-depth.ts). `built`: trees the server built and has not stored yet, with
+   * their expanded `sizes`; the rest are read from the store.
+   */
+  requireTreeDepth(root: string, what: string, built: ReadonlyMap<string, Buffer> = new Map(), sizes: ReadonlyMap<string, number> = new Map()): Promise<void> {
+    const read = async (id: string) => {
+      const raw = built.get(id);
+      return raw ? decodeTree(raw) : this.store.readTree(id);
+    };
+    const bound = (id: string) => {
+      const size = sizes.get(id);
+      const known = this.store.depthBound(id);
+      return size === undefined ? known : Math.min(pathsOf(size), known ?? Infinity);
+    };
+    return requireTreeDepth(root, what, read, bound, (id, depth) => this.store.rememberDepth(id, depth), MAX_TREE_DEPTH, new Pace());
   }
 
   /** A budget for one walk of a tree checked by requireExpandable. */
@@ -558,6 +577,7 @@ export class ContentOperations {
     for (const [id, size] of sizes) {
       if (trees.has(id) && pathsOf(size) > tx.maxSnapshotPaths) throw new TooLarge(describeOverLimit(`tree ${id}`, pathsOf(size), tx.maxSnapshotPaths));
     }
+    await refuseTooDeep(tx, [...incoming.values()].map(({ row }) => ({ id: row.root_tree_id, what: `snapshot ${row.snapshot_id}` })), trees, shapes, sizes, pace);
     await this.refuseNames(tx, [...incoming.values()].map(({ row }) => row.root_tree_id), trees, refusedBelow, refusedAtTop);
     const ordered: Buffer[] = [];
     const placed = new Set<string>();
@@ -802,6 +822,27 @@ async function newTreeSizes(tx: Txn, shapes: Map<string, TreeShape>, pace: Pace)
     }
   }
   return sizes;
+}
+
+/**
+ * Refuse the commit (400, nothing staged) when a snapshot's root or a new tree holds a path
+ * deeper than MAX_TREE_DEPTH (lib/domain/tree-depth.ts), stored trees below it included: each
+ * root, and each new tree no other new tree names (the others lie below one of those). A subtree
+ * whose path count or known depth fits where it sits is not read, so a commit on top of stored
+ * trees reads little more than its new ones.
+ */
+async function refuseTooDeep(tx: Txn, roots: { id: string; what: string }[], fresh: Map<string, Locator>, shapes: Map<string, TreeShape>, sizes: Map<string, number>, pace: Pace): Promise<void> {
+  const read = async (id: string) => decodeTree(await tx.readLocated((fresh.get(id) ?? tx.locator('tree', id))!));
+  const bound = (id: string) => {
+    const size = sizes.get(id);
+    const known = tx.depthBound(id);
+    return size === undefined ? known : Math.min(pathsOf(size), known ?? Infinity);
+  };
+  const named = new Set<string>();
+  for (const shape of shapes.values()) for (const d of shape.dirs) named.add(d);
+  const tops = [...roots];
+  for (const id of fresh.keys()) if (!named.has(id)) tops.push({ id, what: `tree ${id}` });
+  for (const { id, what } of tops) await requireTreeDepth(id, what, read, bound, (t, d) => tx.rememberDepth(t, d), MAX_TREE_DEPTH, pace);
 }
 
 /** The line after `move`, or null for a replay; the new head must exist (or be in `incoming`). */

@@ -17,6 +17,7 @@ import { CairnError, Invalid, TooLarge } from '../domain/errors.js';
 import { GIT_COMMIT_ID, gitModeKind, MAX_GIT_COMMIT_BYTES, messageText, parseCommit, snapshotMessage, type GitCommitIdRecord, type Gitlink } from '../domain/git.js';
 import { changeIdTrailer, reviewTarget, titleAndBody } from '../domain/git-push.js';
 import { sizeFromEntries, pathsOf } from '../domain/tree-size.js';
+import { requirePathDepth } from '../domain/tree-depth.js';
 import { MAX_TITLE_CHARS } from '../domain/workflow/rules.js';
 import { crashPoint } from '../store/crash-point.js';
 import { decodeObjectFrame, MAX_TREE_BYTES, PACK_KIND_OBJECT, type PackEntry } from '../store/pack.js';
@@ -408,6 +409,8 @@ class Converter {
     const walk = { paths: 0, gitlinks: [] as Gitlink[] };
     const root = await this.walk(parsed.tree_id, '', walk);
     if (pathsOf(root.size) > maxPaths) throw new Invalid(`the commit's tree holds more than ${maxPaths} paths, the most a snapshot holds`);
+    // The walk checked each path it walked; a git tree met again deeper (cached) is checked here.
+    await this.authority.content.requireTreeDepth(root.id, "the commit's tree", this.built.trees, this.sizes);
     const bytes = encodeSnapshot({
       root_tree_id: root.id,
       parent_snapshot_ids: parentSnapshot === null ? [] : [parentSnapshot],
@@ -432,7 +435,9 @@ class Converter {
     const entries: TreeEntry[] = [];
     const sizeOf = new Map<string, number>();
     let links = false;
-    for (const e of parseGitTree(t.data)) {
+    const parsedEntries = parseGitTree(t.data);
+    if (parsedEntries.length) requirePathDepth(prefix + parsedEntries[0].name.toString('latin1'), "the commit's tree");
+    for (const e of parsedEntries) {
       if (!isUtf8(e.name)) throw new Invalid(`the path ${JSON.stringify(prefix + e.name.toString('latin1'))} is not UTF-8: cairn names paths in UTF-8`);
       const name = e.name.toString('utf8');
       const where = prefix + name;

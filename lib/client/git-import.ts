@@ -7,6 +7,7 @@
 // (POST {repo}/git/imports: snapshots, their git commits and the line move in one transaction,
 // the line moved by compare-and-set). A batch is all or nothing, so an interrupted import
 // resumes from the line's head: the head's git commit says where in the history it stands.
+import { requirePathDepth } from '../domain/tree-depth.js';
 import { blobId, encodeTree, MAX_MESSAGE_BYTES, refusedEntryName, sha256Hex, snapshotId, type EntryKind, type TreeEntry } from '../domain/content.js';
 import { GOVERNED_LINE } from '../domain/lines.js';
 import { gitModeKind, parseCommit, snapshotMessage, type Gitlink } from '../domain/git.js';
@@ -121,20 +122,28 @@ class WorkingTree {
     for (let i = chain.length - 1; i > 0 && chain[i].entries.size === 0; i--) chain[i - 1].entries.delete(parts[i - 1]);
   }
 
-  /** The root tree's id; `emit` gets each directory re-encoded since the last call. */
+  /**
+   * The root tree's id; `emit` gets each directory re-encoded since the last call, children
+   * before parents. Iterative (a stack of directories), whatever the depth of the tree.
+   */
   rootId(emit: (id: string, bytes: Buffer) => void): string {
-    const visit = (dir: DirNode): string => {
-      if (dir.id) return dir.id;
-      const entries: TreeEntry[] = [];
-      for (const [name, node] of dir.entries) {
-        entries.push(isDir(node) ? { name, kind: 'directory', id: visit(node) } : { name, kind: node.kind, id: node.blob });
+    if (this.root.id) return this.root.id;
+    const stack: { dir: DirNode; ready: boolean }[] = [{ dir: this.root, ready: false }];
+    while (stack.length) {
+      const top = stack[stack.length - 1];
+      if (!top.ready) {
+        top.ready = true;
+        for (const node of top.dir.entries.values()) if (isDir(node) && !node.id) stack.push({ dir: node, ready: false });
+        continue;
       }
+      stack.pop();
+      const entries: TreeEntry[] = [];
+      for (const [name, node] of top.dir.entries) entries.push(isDir(node) ? { name, kind: 'directory', id: node.id! } : { name, kind: node.kind, id: node.blob });
       const bytes = encodeTree(entries);
-      dir.id = sha256Hex(bytes);
-      emit(dir.id, bytes);
-      return dir.id;
-    };
-    return visit(this.root);
+      top.dir.id = sha256Hex(bytes);
+      emit(top.dir.id, bytes);
+    }
+    return this.root.id!;
   }
 }
 
@@ -279,6 +288,12 @@ export async function importGit(o: ImportGitOptions): Promise<ImportGitResult> {
       return;
     }
     if (kind === 'directory') throw new GitUnavailable(`git listed the directory ${path} as a change`);
+    // The server's rule (lib/domain/tree-depth.ts), said before anything of the batch is sent.
+    try {
+      requirePathDepth(path, `commit ${commit}`);
+    } catch (err) {
+      throw new UnstorablePath((err as Error).message);
+    }
     for (const name of path.split('/')) {
       const rule = refusedEntryName(name, false);
       if (rule) throw new UnstorablePath(`commit ${commit} has the path ${path}, which a checkout must not write (${rule})`);

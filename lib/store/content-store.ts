@@ -247,6 +247,14 @@ export class ContentStore {
   rememberSize(treeId: string, size: number): void {
     this.published.sizes.remember(treeId, size);
   }
+  /** An upper bound on a committed tree's depth without reading it (tree-sizes.ts depthBound). */
+  depthBound(treeId: string): number | undefined {
+    return this.published.sizes.depthBound(treeId, this.published.recordedSize(treeId));
+  }
+  /** Keep a bound a depth check computed: a tree's depth depends on its id alone. */
+  rememberDepth(treeId: string, depth: number): void {
+    this.published.sizes.rememberDepth(treeId, depth);
+  }
   /**
    * Refuse (400, an Invalid naming `what`) to expand a stored tree that holds more paths than a
    * snapshot may: a store written before the limit may hold one. A lookup when recorded.

@@ -25,6 +25,7 @@ import { MAX_RECORDED_SIZE } from './index-file.js';
 import { describeOverLimit, expandedSize, Pace, pathsOf } from '../domain/tree-size.js';
 import { CHECKPOINT_VERSION, checkpointVersion, decodeCheckpoint, readCheckpointFile } from './workflow-checkpoint.js';
 import { unopenedFields, type SealKey } from '../domain/sealing.js';
+import { findTooDeep, MAX_TREE_DEPTH, tooDeep } from '../domain/tree-depth.js';
 import { WorkflowIndexes } from '../domain/workflow/indexes.js';
 import { CHANGE, PATCHSET, TASK, type ChangeRecord, type TaskRecord } from '../domain/workflow/rules.js';
 import { COMMENT } from '../domain/workflow/comment-rules.js';
@@ -145,6 +146,12 @@ export async function fsckAuthority(root: string, index: number, options: FsckOp
     // Expanded sizes (lib/domain/tree-size.ts): recorded ones, else computed here once per tree
     // (a whole-store check keeps them all: a bounded cache could read trees over and over).
     const computed = new Map<string, number>();
+    // Upper bounds on tree depths (lib/domain/tree-depth.ts), learned once per tree as sizes are.
+    const depths = new Map<string, number>();
+    const knownPaths = (t: string) => {
+      const size = store.locator('tree', t)?.expanded || computed.get(t);
+      return size === undefined ? undefined : pathsOf(size);
+    };
     const pace = new Pace();
     const sizeOf = (id: string) => expandedSize(id, (t) => store.readTree(t), (t) => store.locator('tree', t)?.expanded ?? computed.get(t), (t, n) => computed.set(t, n), pace);
     for (const kind of ['blob', 'tree'] as ObjectKind[]) {
@@ -201,6 +208,9 @@ export async function fsckAuthority(root: string, index: number, options: FsckOp
           // Stored before the limit existed (or under a higher --max-snapshot-paths): reads refuse to expand it.
           const paths = pathsOf(await sizeOf(s.root_tree_id));
           if (paths > store.maxSnapshotPaths) problems.push(`snapshot ${id}: ${describeOverLimit('its tree', paths, store.maxSnapshotPaths)}`);
+          // Stored before the depth rule: reads walk it (iteratively), ingest would refuse it.
+          const deep = await findTooDeep(s.root_tree_id, (t) => store.readTree(t), (t) => depths.get(t) ?? knownPaths(t), (t, d) => depths.set(t, d), MAX_TREE_DEPTH, pace);
+          if (deep !== null) problems.push(`snapshot ${id}: ${tooDeep('its tree', deep).message}`);
         }
         if (refusedAtTop.has(s.root_tree_id)) {
           problems.push(`snapshot ${id}: root tree ${s.root_tree_id} has an entry that ${RULE_DOT_CAIRN}: a checkout refuses it`);

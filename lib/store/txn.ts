@@ -82,6 +82,17 @@ export class Txn {
     });
   }
 
+  /** An upper bound on a tree's depth without reading it (tree-sizes.ts), as this transaction sees the tree. */
+  depthBound(treeId: string): number | undefined {
+    const staged = this.own.trees.get(treeId) ?? this.batch.trees.get(treeId);
+    return this.published.sizes.depthBound(treeId, staged?.expanded ?? this.published.recordedSize(treeId));
+  }
+
+  /** Keep a bound a depth check computed: a tree's depth depends on its id alone. */
+  rememberDepth(treeId: string, depth: number): void {
+    this.published.sizes.rememberDepth(treeId, depth);
+  }
+
   entity<T>(type: string, id: string): T | undefined {
     for (const s of [this.own, this.batch]) {
       for (let i = s.upserts.length - 1; i >= 0; i--) if (s.upserts[i].type === type && s.upserts[i].id === id) return s.upserts[i].body as T;

@@ -148,46 +148,58 @@ function wanted(paths: string[], p: string, dir: boolean): boolean {
   return paths.some((q) => q === p || p.startsWith(`${q}/`) || (dir && q.startsWith(`${p}/`)));
 }
 
+/** One step of changedEntries' walk: two trees to compare, a name in both listings, or one side's entry. */
+type WalkStep =
+  | { step: 'trees'; prefix: string; oldId: string; newId: string }
+  | { step: 'name'; prefix: string; name: string; old: TreeEntry | null; new: TreeEntry | null }
+  | { step: 'side'; prefix: string; entry: TreeEntry; side: 'old' | 'new' };
+
 /**
  * The changed blobs of `oldTree` → `newTree` in path order (byte order per directory), as pairs
  * of entries. `budget` counts the entries visited (it throws past its limit) and paces the walk.
+ * Iterative (an explicit stack of steps, on the heap): a tree thousands of levels deep costs
+ * memory per level, never a stack frame, so a tree stored before the depth limit still diffs.
  */
 export async function* changedEntries(reader: ContentReader, oldTree: string, newTree: string, paths: string[] = [], budget: WalkBudget = new WalkBudget(Infinity, () => new Invalid('unreachable'))): AsyncGenerator<{ path: string; old: TreeEntry | null; new: TreeEntry | null }> {
-  async function* oneSide(prefix: string, e: TreeEntry, side: 'old' | 'new'): AsyncGenerator<{ path: string; old: TreeEntry | null; new: TreeEntry | null }> {
-    // Every entry visited counts, files or not: a walk through directories alone yields too.
-    if (budget.take()) await budget.pause();
-    const p = prefix + e.name;
-    if (!isBlob(e.kind)) {
-      if (!wanted(paths, p, true)) return;
-      for (const child of await reader.readTree(e.id)) yield* oneSide(`${p}/`, child, side);
-      return;
-    }
-    if (!wanted(paths, p, false)) return;
-    yield side === 'old' ? { path: p, old: e, new: null } : { path: p, old: null, new: e };
-  }
-  async function* walk(prefix: string, oldId: string, newId: string): AsyncGenerator<{ path: string; old: TreeEntry | null; new: TreeEntry | null }> {
-    if (oldId === newId) return;
-    const [olds, news] = await Promise.all([reader.readTree(oldId), reader.readTree(newId)]);
-    const oldBy = new Map(olds.map((e) => [e.name, e]));
-    const newBy = new Map(news.map((e) => [e.name, e]));
-    const names = [...new Set([...oldBy.keys(), ...newBy.keys()])].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
-    for (const name of names) {
-      const o = oldBy.get(name) ?? null;
-      const n = newBy.get(name) ?? null;
-      const p = prefix + name;
+  const stack: WalkStep[] = [{ step: 'trees', prefix: '', oldId: oldTree, newId: newTree }];
+  while (stack.length) {
+    const s = stack.pop()!;
+    if (s.step === 'trees') {
+      if (s.oldId === s.newId) continue;
+      const [olds, news] = await Promise.all([reader.readTree(s.oldId), reader.readTree(s.newId)]);
+      const oldBy = new Map(olds.map((e) => [e.name, e]));
+      const newBy = new Map(news.map((e) => [e.name, e]));
+      const names = [...new Set([...oldBy.keys(), ...newBy.keys()])].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+      // Pushed last name first: the stack pops them in order.
+      for (let i = names.length - 1; i >= 0; i--) stack.push({ step: 'name', prefix: s.prefix, name: names[i], old: oldBy.get(names[i]) ?? null, new: newBy.get(names[i]) ?? null });
+    } else if (s.step === 'name') {
+      const { old: o, new: n } = s;
+      const p = s.prefix + s.name;
       if (budget.take()) await budget.pause();
       if (o && n && o.id === n.id && o.kind === n.kind) continue;
       if (o && n && !isBlob(o.kind) && !isBlob(n.kind)) {
-        if (wanted(paths, p, true)) yield* walk(`${p}/`, o.id, n.id);
+        if (wanted(paths, p, true)) stack.push({ step: 'trees', prefix: `${p}/`, oldId: o.id, newId: n.id });
       } else if (o && n && isBlob(o.kind) && isBlob(n.kind)) {
         if (wanted(paths, p, false)) yield { path: p, old: o, new: n };
       } else {
-        if (o) yield* oneSide(prefix, o, 'old');
-        if (n) yield* oneSide(prefix, n, 'new');
+        if (n) stack.push({ step: 'side', prefix: s.prefix, entry: n, side: 'new' });
+        if (o) stack.push({ step: 'side', prefix: s.prefix, entry: o, side: 'old' });
       }
+    } else {
+      // Every entry visited counts, files or not: a walk through directories alone yields too.
+      if (budget.take()) await budget.pause();
+      const e = s.entry;
+      const p = s.prefix + e.name;
+      if (!isBlob(e.kind)) {
+        if (!wanted(paths, p, true)) continue;
+        const children = await reader.readTree(e.id);
+        for (let i = children.length - 1; i >= 0; i--) stack.push({ step: 'side', prefix: `${p}/`, entry: children[i], side: s.side });
+        continue;
+      }
+      if (!wanted(paths, p, false)) continue;
+      yield s.side === 'old' ? { path: p, old: e, new: null } : { path: p, old: null, new: e };
     }
   }
-  yield* walk('', oldTree, newTree);
 }
 
 /** What one request may still spend: content read, hunk text sent, line-diff time. */

@@ -118,7 +118,7 @@ const byPath = (a: MergeConflict, b: MergeConflict) => (a.path < b.path ? -1 : a
  */
 export async function mergeTrees(reader: MergeReader, base: string | null, ours: string, theirs: string, strategy: MergeStrategy, budget: WalkBudget = new WalkBudget(Infinity, () => new Invalid('unreachable'))): Promise<MergeOutcome> {
   const out: MergeOutcome = { root_tree_id: null, conflicts: [], conflict_count: 0, blobs: new Map(), trees: new Map() };
-  const root = await mergeDir(reader, base, ours, theirs, '', strategy, out, budget);
+  const root = await mergeDirs(reader, base, ours, theirs, strategy, out, budget);
   if (out.conflict_count === 0) out.root_tree_id = root;
   out.conflicts.sort(byPath);
   out.conflicts.length = Math.min(out.conflicts.length, MAX_LISTED_CONFLICTS);
@@ -135,7 +135,23 @@ function noteConflict(out: MergeOutcome, conflict: MergeConflict): void {
   }
 }
 
-async function mergeDir(reader: MergeReader, base: string | null, ours: string, theirs: string, prefix: string, strategy: MergeStrategy, out: MergeOutcome, budget: WalkBudget): Promise<string> {
+/** A directory being merged: its names still to go, the merged entries so far. */
+interface MergingDir {
+  ours: string;
+  prefix: string;
+  names: string[];
+  next: number;
+  mb: Map<string, TreeEntry>;
+  mo: Map<string, TreeEntry>;
+  mt: Map<string, TreeEntry>;
+  entries: TreeEntry[];
+  changed: boolean;
+  /** The entry (ours) whose directories are being merged above this one on the stack. */
+  waiting: TreeEntry | null;
+}
+
+/** The merged tree's id at once when one side wins whole, else the directory to merge entry by entry. */
+async function openDir(reader: MergeReader, base: string | null, ours: string, theirs: string, prefix: string, budget: WalkBudget): Promise<string | MergingDir> {
   if (ours === theirs || base === theirs) return ours;
   if (base === ours) return theirs;
   const [b, o, t] = await Promise.all([base === null ? [] : reader.readTree(base), reader.readTree(ours), reader.readTree(theirs)]);
@@ -144,29 +160,60 @@ async function mergeDir(reader: MergeReader, base: string | null, ours: string, 
   const mb = byName(b);
   const mo = byName(o);
   const mt = byName(t);
-  const names = new Set([...mb.keys(), ...mo.keys(), ...mt.keys()]);
-  const entries: TreeEntry[] = [];
-  let changed = false;
-  for (const name of names) {
-    const eb = mb.get(name);
-    const eo = mo.get(name);
-    const et = mt.get(name);
-    let merged: TreeEntry | undefined;
-    if (same(eo, et) || same(eb, et)) merged = eo;
-    else if (same(eb, eo)) merged = et;
-    else merged = await mergeEntry(reader, eb, eo, et, prefix + name, strategy, out, budget);
-    if (!same(merged, eo)) changed = true;
-    if (merged) entries.push(merged);
-  }
-  if (!changed) return ours;
-  const bytes = encodeTree(entries);
-  const id = sha256Hex(bytes);
-  out.trees.set(id, bytes);
-  return id;
+  const names = [...new Set([...mb.keys(), ...mo.keys(), ...mt.keys()])];
+  return { ours, prefix, names, next: 0, mb, mo, mt, entries: [], changed: false, waiting: null };
 }
 
-/** Both sides changed the entry, differently. Returns the merged entry (undefined: absent), or records a conflict. */
-async function mergeEntry(reader: MergeReader, eb: TreeEntry | undefined, eo: TreeEntry | undefined, et: TreeEntry | undefined, path: string, strategy: MergeStrategy, out: MergeOutcome, budget: WalkBudget): Promise<TreeEntry | undefined> {
+/**
+ * The merge of three root trees. Iterative (a stack of directories being merged, children
+ * before parents): a tree of any depth merges without a stack frame per level.
+ */
+async function mergeDirs(reader: MergeReader, base: string | null, ours: string, theirs: string, strategy: MergeStrategy, out: MergeOutcome, budget: WalkBudget): Promise<string> {
+  const first = await openDir(reader, base, ours, theirs, '', budget);
+  if (typeof first === 'string') return first;
+  const stack: MergingDir[] = [first];
+  let merged = '';
+  const take = (d: MergingDir, eo: TreeEntry | undefined, entry: TreeEntry | undefined) => {
+    if (!same(entry, eo)) d.changed = true;
+    if (entry) d.entries.push(entry);
+  };
+  while (stack.length) {
+    const d = stack[stack.length - 1];
+    if (d.waiting) {
+      take(d, d.waiting, { name: d.waiting.name, kind: 'directory', id: merged });
+      d.waiting = null;
+    }
+    if (d.next < d.names.length) {
+      const name = d.names[d.next++];
+      const eb = d.mb.get(name);
+      const eo = d.mo.get(name);
+      const et = d.mt.get(name);
+      if (same(eo, et) || same(eb, et)) take(d, eo, eo);
+      else if (same(eb, eo)) take(d, eo, et);
+      else if (eo?.kind === 'directory' && et?.kind === 'directory') {
+        // Both sides changed a directory: merge it (above this one on the stack).
+        const below = await openDir(reader, eb?.kind === 'directory' ? eb.id : null, eo.id, et.id, `${d.prefix}${name}/`, budget);
+        if (typeof below === 'string') take(d, eo, { name: eo.name, kind: 'directory', id: below });
+        else {
+          d.waiting = eo;
+          stack.push(below);
+        }
+      } else take(d, eo, await mergeEntry(reader, eb, eo, et, d.prefix + name, strategy, out));
+      continue;
+    }
+    stack.pop();
+    if (!d.changed) merged = d.ours;
+    else {
+      const bytes = encodeTree(d.entries);
+      merged = sha256Hex(bytes);
+      out.trees.set(merged, bytes);
+    }
+  }
+  return merged;
+}
+
+/** Both sides changed the entry, differently (not both directories). Returns the merged entry (undefined: absent), or records a conflict. */
+async function mergeEntry(reader: MergeReader, eb: TreeEntry | undefined, eo: TreeEntry | undefined, et: TreeEntry | undefined, path: string, strategy: MergeStrategy, out: MergeOutcome): Promise<TreeEntry | undefined> {
   const conflict = (kind: ConflictKind): TreeEntry | undefined => {
     noteConflict(out, { path, kind });
     return eo;
@@ -174,10 +221,7 @@ async function mergeEntry(reader: MergeReader, eb: TreeEntry | undefined, eo: Tr
   if (!eo || !et) return conflict(eb ? 'delete/modify' : 'add/add');
   const dirO = eo.kind === 'directory';
   const dirT = et.kind === 'directory';
-  if (dirO && dirT) {
-    const id = await mergeDir(reader, eb?.kind === 'directory' ? eb.id : null, eo.id, et.id, path + '/', strategy, out, budget);
-    return { name: eo.name, kind: 'directory', id };
-  }
+  // Both directories: merged by mergeDirs, never here.
   if (dirO || dirT) return conflict('file/directory');
   const base = eb && eb.kind !== 'directory' ? eb : undefined;
   if (!base) {

@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import type { EntryKind, TreeEntry } from '../content.js';
 import { performance } from 'node:perf_hooks';
-import { DIFF_TIME_BUDGET_MS, MAX_COUNT_FILE_BYTES, lineDiff } from './content-diff.js';
+import { changedEntries, DIFF_TIME_BUDGET_MS, MAX_COUNT_FILE_BYTES, lineDiff } from './content-diff.js';
 import { Invalid } from '../errors.js';
 import { WalkBudget } from '../tree-size.js';
 
@@ -73,8 +73,6 @@ export interface TreeDiff {
 export const MAX_LINE_COUNT_BYTES = MAX_COUNT_FILE_BYTES;
 export const LINE_BUDGET_BYTES = 64 * 1024 * 1024;
 export const MAX_LISTED_FILES = 1000;
-
-const isBlob = (k: EntryKind) => k !== 'directory';
 
 /**
  * `paths` counts the entries the diff visits (it throws past its limit) and paces the walk:
@@ -165,38 +163,9 @@ export async function diffTrees(reader: DiffReader, baseTree: string, revisionTr
     stats.lines_removed += f.lines_removed ?? 0;
   }
 
-  async function oneSide(prefix: string, e: TreeEntry, side: 'old' | 'new'): Promise<void> {
-    if (paths.take()) await paths.pause();
-    const p = prefix + e.name;
-    if (!isBlob(e.kind)) {
-      for (const child of await reader.readTree(e.id)) await oneSide(`${p}/`, child, side);
-      return;
-    }
-    await (side === 'old' ? file(p, e, null) : file(p, null, e));
-  }
-
-  async function walk(prefix: string, oldId: string, newId: string): Promise<void> {
-    if (oldId === newId) return;
-    const [olds, news] = await Promise.all([reader.readTree(oldId), reader.readTree(newId)]);
-    const byName = new Map(olds.map((e) => [e.name, e]));
-    const names = [...new Set([...olds.map((e) => e.name), ...news.map((e) => e.name)])].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
-    const newByName = new Map(news.map((e) => [e.name, e]));
-    for (const name of names) {
-      const o = byName.get(name) ?? null;
-      const n = newByName.get(name) ?? null;
-      const p = prefix + name;
-      if (paths.take()) await paths.pause();
-      if (o && n && o.id === n.id && o.kind === n.kind) continue;
-      if (o && n && !isBlob(o.kind) && !isBlob(n.kind)) await walk(`${p}/`, o.id, n.id);
-      else if (o && n && isBlob(o.kind) && isBlob(n.kind)) await file(p, o, n);
-      else {
-        if (o) await oneSide(prefix, o, 'old');
-        if (n) await oneSide(prefix, n, 'new');
-      }
-    }
-  }
-
-  await walk('', baseTree, revisionTree);
+  // The walk of the diff routes (iterative: a tree of any depth diffs), so the records and the
+  // diffs list the same paths in the same order.
+  for await (const e of changedEntries(reader, baseTree, revisionTree, [], paths)) await file(e.path, e.old, e.new);
   stats.lines_complete = complete;
   return { stats, files: listed, files_truncated: stats.files_changed > MAX_LISTED_FILES, fingerprint: fingerprint.digest('hex') };
 }
