@@ -79,6 +79,45 @@ function client(args: string[]): Promise<{ code: number | null; stdout: string; 
     expect((await client(['-C', dest, 'rev-parse', `${tip}^{tree}`])).stdout.trim()).to.equal(git(grown, ['rev-parse', 'HEAD^{tree}']).trim());
   });
 
+  it('serves each line of a repository only what it reaches: another line\'s commit, or its file, asked by id through this line\'s URL is refused (v2 and v0)', async () => {
+    const repo = await register(s.url, 'two-lines');
+    await importGit({ server: s.url, repo, source: src, line: 'main', progress: NO_PROGRESS });
+    const grown = path.join(tempDir('cairn-grow-'), 'src');
+    execFileSync('git', ['clone', '-q', src, grown]);
+    await fsp.writeFile(path.join(grown, 'only-other.txt'), 'only on the other line\n');
+    git(grown, ['add', '-A']);
+    const otherHead = commit(grown, 'only on other\n');
+    const otherBlob = git(grown, ['rev-parse', 'HEAD:only-other.txt']).trim();
+    await importGit({ server: s.url, repo, source: grown, line: 'other', progress: NO_PROGRESS });
+    const base = `${s.url}/v1/native/repository-authorities/${repo}/git`;
+    // Both lines are exported into the repository's one shadow repository.
+    const listed = await client(['ls-remote', `${base}/other.git`]);
+    expect(listed.stdout).to.include(`${otherHead}\trefs/heads/other`);
+    for (const version of ['2', '0']) {
+      const dest = path.join(tempDir('cairn-clone-'), 'work');
+      const cloned = await client(['-c', `protocol.version=${version}`, 'clone', '-q', `${base}/main.git`, dest]);
+      expect(cloned.code, cloned.stderr).to.equal(0);
+      const fetched = await client(['-C', dest, '-c', `protocol.version=${version}`, 'fetch', 'origin', otherHead]);
+      expect(fetched.code, fetched.stderr).to.not.equal(0);
+      // v2: the server's refusal; v0: git asks for no object the server did not advertise.
+      expect(fetched.stderr).to.match(version === '2' ? /remote error: upload-pack: not our ref [0-9a-f]{40} \(this URL serves only the commits line main reaches\)/ : /not our ref|unadvertised object/);
+      expect((await client(['-C', dest, 'cat-file', '-e', otherHead])).code).to.not.equal(0);
+      // A client that names the other line's file by id, as git's own would not.
+      const pkt = (line: string) => `${(line.length + 4).toString(16).padStart(4, '0')}${line}`;
+      const body = version === '2'
+        ? `${pkt('command=fetch\n')}0001${pkt(`want ${otherBlob}\n`)}${pkt('done\n')}0000`
+        : `${pkt(`want ${otherBlob} ofs-delta\n`)}0000${pkt('done\n')}`;
+      const res = await fetch(`${base}/main.git/git-upload-pack`, { method: 'POST', headers: { 'content-type': 'application/x-git-upload-pack-request', ...(version === '2' ? { 'git-protocol': 'version=2' } : {}) }, body });
+      const answer = Buffer.from(await res.arrayBuffer()).toString('latin1');
+      expect(answer).to.include(`ERR upload-pack: not our ref ${otherBlob}`);
+      expect(answer).to.not.include('PACK');
+    }
+    // The other line's own URL serves it.
+    const dest = path.join(tempDir('cairn-clone-'), 'work');
+    expect((await client(['clone', '-q', '--branch', 'other', `${base}/other.git`, dest])).code).to.equal(0);
+    expect(await fsp.readFile(path.join(dest, 'only-other.txt'), 'utf8')).to.equal('only on the other line\n');
+  });
+
   it('an export writes one pack and no loose object, and the next export writes only what is new', async () => {
     const repo = await register(s.url, 'packed');
     const grown = path.join(tempDir('cairn-grow-'), 'src');

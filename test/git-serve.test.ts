@@ -419,6 +419,141 @@ describe('git clone and fetch over smart HTTP', function () {
   });
 });
 
+/** The bodies of an upload-pack fetch, as git's client sends them in each protocol version. */
+function fetchBody(version: '0' | '2', lines: { wants: string[]; args?: string[] }): Buffer {
+  if (version === '0') {
+    const [first, ...rest] = lines.wants;
+    return Buffer.from(`${pkt(`want ${first} ofs-delta side-band-64k\n`)}${rest.map((w) => pkt(`want ${w}\n`)).join('')}${(lines.args ?? []).map((a) => pkt(`${a}\n`)).join('')}0000${pkt('done\n')}`);
+  }
+  return Buffer.from(`${pkt('command=fetch\n')}${pkt('object-format=sha1\n')}0001${pkt('ofs-delta\n')}${lines.wants.map((w) => pkt(`want ${w}\n`)).join('')}${(lines.args ?? []).map((a) => pkt(`${a}\n`)).join('')}${pkt('done\n')}0000`);
+}
+
+describe('a line\'s URL serves only what that line reaches (docs/git.md "Clone and fetch")', function () {
+  this.timeout(120_000);
+  let server: TestServer;
+  let root: string;
+  let lines: string;
+  let openUrl: string;
+  let open: string[];
+  let secret: string[];
+  let secretBlob: string;
+  let secretTree: string;
+  const served = new Map<string, GitShadow>();
+  const source: GitShadowSource = async (_index, line) => served.get(line) ?? null;
+
+  before(async () => {
+    root = tempDir('cairn-git-lines-');
+    const work = path.join(root, 'work');
+    await fsp.mkdir(work);
+    await ok([...ID, 'init', '-q', '-b', 'open'], work);
+    const base = await commit(work, 'README.md', 'hello\n', 'first');
+    await ok([...ID, 'checkout', '-q', '-b', 'secret'], work);
+    secret = [await commit(work, 'secret.txt', 'top secret\n', 'secret one'), await commit(work, 'secret.txt', 'more secret\n', 'secret two')];
+    secretBlob = await ok(['rev-parse', 'secret:secret.txt'], work);
+    secretTree = await ok(['rev-parse', 'secret^{tree}'], work);
+    await ok(['checkout', '-q', 'open'], work);
+    open = [base];
+    for (let i = 0; i < 3; i++) open.push(await commit(work, `open-${i}.txt`, `${i}\n`, `open ${i}`));
+    lines = path.join(root, 'shadows', 'lines.git');
+    await ok(['init', '-q', '--bare', '-b', 'open', lines], root);
+    await ok(['push', '-q', lines, 'open', 'secret'], work);
+    // One repository holding two lines, each served under its own URL (as the exporter's shadow is).
+    served.set('open', { repoDir: lines, ref: 'refs/heads/open' });
+    served.set('secret', { repoDir: lines, ref: 'refs/heads/secret' });
+    server = await startTestServer(undefined, { gitShadows: source });
+    const repo = await register(server.url, 'git-lines');
+    openUrl = `${server.url}/v1/native/repository-authorities/${repo}/git/open.git`;
+  });
+  after(() => server?.stop());
+
+  async function objectsOf(dir: string): Promise<string> {
+    return ok(['cat-file', '--batch-all-objects', '--batch-check=%(objectname)'], dir);
+  }
+
+  for (const version of ['2', '0'] as const) {
+    it(`refuses a commit of another line fetched by id through this line's URL (v${version}): git says why, and nothing of it arrives`, async () => {
+      const dest = path.join(root, `hidden-v${version}`);
+      await ok(['-c', `protocol.version=${version}`, 'clone', '-q', openUrl, dest], root);
+      for (const id of [secret[1], secret[0]]) {
+        const r = await git(['-c', `protocol.version=${version}`, 'fetch', 'origin', id], dest);
+        expect(r.code, r.stderr).to.not.equal(0);
+        // v2: the server's refusal; v0: git itself asks for no object the server did not advertise.
+        expect(r.stderr).to.match(new RegExp(version === '2' ? `remote error: upload-pack: not our ref ${id}` : `(remote error: upload-pack: not our ref|does not allow request for unadvertised object) ${id}`));
+      }
+      const objects = await objectsOf(dest);
+      for (const id of [...secret, secretBlob, secretTree]) expect(objects).to.not.include(id);
+    });
+
+    it(`refuses a tree or blob of another line asked by id, and a deepening from a shallow commit of it (v${version}): an ERR, no pack`, async () => {
+      const post = async (body: Buffer) => {
+        const res = await fetch(`${openUrl}/git-upload-pack`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-git-upload-pack-request', ...(version === '2' ? { 'git-protocol': 'version=2' } : {}) },
+          body: new Uint8Array(body),
+        });
+        return { status: res.status, body: Buffer.from(await res.arrayBuffer()).toString('latin1') };
+      };
+      // A client that ignores what was advertised (git's v0 client never sends such a want).
+      for (const id of [secret[1], secret[0], secretBlob, secretTree, 'f'.repeat(40)]) {
+        const res = await post(fetchBody(version, { wants: [id] }));
+        expect(res.status).to.equal(200);
+        expect(res.body, id).to.include(`ERR upload-pack: not our ref ${id}`);
+        expect(res.body, id).to.not.include('PACK');
+      }
+      // `shallow <commit>` with `deepen`: git would send the shallow commit's parents (its --unshallow).
+      const unshallow = await post(fetchBody(version, { wants: [open[3]], args: [`shallow ${secret[1]}`, 'deepen 2147483647'] }));
+      expect(unshallow.body).to.include(`ERR upload-pack: not our ref ${secret[1]}`);
+      expect(unshallow.body).to.not.include('PACK');
+      // A ref as the boundary of a deepening (--shallow-exclude): git resolves it among every line's.
+      for (const ref of ['refs/heads/secret', 'secret']) {
+        const exclude = await post(fetchBody(version, { wants: [open[3]], args: [`deepen-not ${ref}`] }));
+        expect(exclude.body).to.include('ERR upload-pack: deepen-not (--shallow-exclude) is not served');
+        expect(exclude.body).to.not.include('PACK');
+      }
+      // Nothing but a request's own form: a want that is not an object id is refused too.
+      const malformed = await post(fetchBody(version, { wants: [`${open[3]}0`] }));
+      expect(malformed.body).to.include('ERR upload-pack: malformed request');
+    });
+
+    it(`still serves what the line reaches (v${version}): a shallow clone, a commit of it by id (v2), --deepen, --unshallow, --shallow-since`, async () => {
+      const dest = path.join(root, `reach-v${version}`);
+      const v = ['-c', `protocol.version=${version}`];
+      await ok([...v, 'clone', '-q', '--depth', '1', openUrl, dest], root);
+      expect(await ok(['rev-list', '--count', 'HEAD'], dest)).to.equal('1');
+      if (version === '2') {
+        // v2 takes a want of any commit the line reaches (git's v0 client asks only for advertised tips).
+        await ok([...v, 'fetch', '-q', 'origin', open[1]], dest);
+        expect(await ok(['cat-file', '-t', open[1]], dest)).to.equal('commit');
+      }
+      await ok([...v, 'fetch', '-q', '--deepen', '1'], dest);
+      await ok([...v, 'fetch', '-q', '--unshallow'], dest);
+      expect(await ok(['rev-list', '--count', 'HEAD'], dest)).to.equal(String(open.length));
+      expect(await ok(['fsck', '--no-progress'], dest)).to.equal('');
+      const objects = await objectsOf(dest);
+      for (const id of [...secret, secretBlob]) expect(objects).to.not.include(id);
+      // A shallow clone by date (deepen-since).
+      const since = path.join(root, `since-v${version}`);
+      await ok([...v, 'clone', '-q', '--shallow-since', '2000-01-01', openUrl, since], root);
+      expect(await ok(['rev-list', '--count', 'HEAD'], since)).to.equal(String(open.length));
+    });
+  }
+
+  it('fetches into a shallow clone after the line moved back: its shallow commit, no longer on the line, is only a boundary (v2 and v0)', async () => {
+    for (const version of ['2', '0']) {
+      const dest = path.join(root, `moved-back-v${version}`);
+      const v = ['-c', `protocol.version=${version}`];
+      await ok([...v, 'clone', '-q', '--depth', '1', openUrl, dest], root);
+      await ok(['update-ref', 'refs/heads/open', open[1]], lines);
+      try {
+        await ok([...v, 'fetch', '-q', 'origin'], dest);
+        expect(await ok(['rev-parse', 'origin/open'], dest)).to.equal(open[1]);
+      } finally {
+        await ok(['update-ref', 'refs/heads/open', open[3]], lines);
+      }
+    }
+  });
+});
+
 /** A raw upload-pack (or receive-pack) request from `from` (a loopback address of its own: its own client) that sends its body one byte every `everyMs`. */
 function slowClient(base: string, index: number, from: string, everyMs = 200, service: 'upload' | 'receive' = 'upload'): { done: Promise<{ status: number | null; body: string; closed: boolean }>; stop: () => void } {
   const u = new URL(base);

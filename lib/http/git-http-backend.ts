@@ -3,18 +3,20 @@
 // here from nothing (never the server's own), PATH_INFO is built from the repository directory
 // the authority names (never from the request path), the request body streams into the child and
 // its output back to the client with backpressure, and the child's whole process group is killed
-// when the client goes away. A push is never given to `git http-backend`: `receiveForReview` hands
+// when the client goes away. A fetch's request is read on its way in (UploadRequestGuard) and
+// refused unless every object it names is one the line serves. A push is never given to `git http-backend`: `receiveForReview` hands
 // its body to the authority's receiver (lib/authority/git-push.ts, which runs `git receive-pack`
 // on a quarantine) and answers with a report it builds itself.
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { ServerResponse } from 'node:http';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { Readable, Writable } from 'node:stream';
+import { Transform, type Readable, type TransformCallback, type Writable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { Context } from 'koa';
 import { Invalid, RequestTimeout, TooLarge } from '../domain/errors.js';
 import type { GitShadow } from '../authority/git-shadow.js';
+import { firstUnserved, MAX_NAMED_OBJECTS } from '../authority/git-served.js';
 import type { Log } from '../authority/logger.js';
 import type { Reply } from './route-types.js';
 import { bodyGuard, type GitPlaces } from './git-places.js';
@@ -95,6 +97,8 @@ export function cgiEnvironment(ctx: Context, options: ServeGitOptions, headTarge
     ['uploadpack.allowAnySHA1InWant', 'false'],
     ['uploadpack.allowRefInWant', 'false'],
     ['uploadpack.allowFilter', 'false'],
+    // v2's object-info answers the size of any object by id (off by default in git; off here whatever its default).
+    ['transfer.advertiseObjectInfo', 'false'],
   ];
   if (ref !== undefined) {
     if (!/^refs\/heads\/[^\0-\x20\x7f~^:?*[\\]+$/.test(ref)) throw new Error('git shadow ref must be a refs/heads/ name');
@@ -132,15 +136,129 @@ export function cgiEnvironment(ctx: Context, options: ServeGitOptions, headTarge
   }
   if (options.request === 'rpc') {
     env.CONTENT_TYPE = (ctx.get('content-type') || '').split(';')[0].trim();
-    const length = ctx.get('content-length');
-    if (/^\d+$/.test(length)) env.CONTENT_LENGTH = length;
-    const encoding = ctx.get('content-encoding').trim().toLowerCase();
-    if (encoding === 'gzip' || encoding === 'x-gzip') env.HTTP_CONTENT_ENCODING = encoding;
-    else if (encoding !== '' && encoding !== 'identity') throw new Invalid('Content-Encoding must be gzip or none');
+    // A gzip body is inflated here (the request is read on its way to git), and git reads it to its end.
+    if (!gzipped(ctx)) {
+      const length = ctx.get('content-length');
+      if (/^\d+$/.test(length)) env.CONTENT_LENGTH = length;
+    }
   }
   return env;
 }
 
+/** Whether the request body is gzip-encoded; any encoding but gzip and none is 400. */
+function gzipped(ctx: Context): boolean {
+  const encoding = ctx.get('content-encoding').trim().toLowerCase();
+  if (encoding === 'gzip' || encoding === 'x-gzip') return true;
+  if (encoding !== '' && encoding !== 'identity') throw new Invalid('Content-Encoding must be gzip or none');
+  return false;
+}
+
+/** A fetch refused before upload-pack saw it; its message goes to the client as git's `ERR` packet. */
+class Refusal extends Error {}
+
+/** The answer git's client prints as `fatal: remote error: <message>`. */
+function errPacket(message: string): Buffer {
+  return pkt(`ERR ${message}\n`);
+}
+
+/**
+ * An upload-pack request (inflated) on its way to `git http-backend`, read as it passes, in
+ * either protocol version: the object ids it names in `want`, and in `shallow` when it deepens
+ * (an unshallow sends a shallow commit's parents), must all be commits the line serves
+ * (lib/authority/git-served.ts), and nothing it may not ask here (`want-ref`, `deepen-not` on a
+ * line's URL, a v2 command but ls-refs and fetch) is passed on. Its last chunk is held back
+ * until that is known: `git http-backend` reads a request to its end before upload-pack sees
+ * any of it, so upload-pack never acts on a request refused. A refused request fails the
+ * stream with a Refusal.
+ */
+class UploadRequestGuard extends Transform {
+  private pending: Buffer = Buffer.alloc(0);
+  private held: Buffer | null = null;
+  private inflated = 0;
+  private readonly wants = new Set<string>();
+  private readonly shallows = new Set<string>();
+  private deepens = false;
+  private problem: string | null = null;
+
+  constructor(private readonly shadow: GitShadow) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.inflated += chunk.length;
+    // git's own bound on what it reads of a request (its GIT_HTTP_MAX_REQUEST_BUFFER).
+    if (this.inflated > MAX_REQUEST_BUFFER) return callback(new TooLarge(`the upload-pack request exceeds ${MAX_REQUEST_BUFFER} bytes once inflated`));
+    if (chunk.length === 0) return callback();
+    if (this.problem === null) this.parse(chunk);
+    if (this.held !== null) this.push(this.held);
+    this.held = chunk;
+    callback();
+  }
+
+  override _flush(callback: TransformCallback): void {
+    if (this.problem === null && this.pending.length > 0) this.problem = 'malformed request: it ends inside a pkt-line';
+    this.verdict().then((refusal) => {
+      if (refusal !== null) return callback(new Refusal(refusal));
+      if (this.held !== null) this.push(this.held);
+      callback();
+    }, (err: Error) => callback(err));
+  }
+
+  private async verdict(): Promise<string | null> {
+    if (this.problem !== null) return `upload-pack: ${this.problem}`;
+    const ids = [...new Set([...this.wants, ...(this.deepens ? this.shallows : [])])];
+    const unserved = await firstUnserved(this.shadow, ids);
+    if (unserved === null) return null;
+    const what = this.shadow.ref === undefined ? 'the refs it advertises' : `line ${this.shadow.ref.slice('refs/heads/'.length)}`;
+    return `upload-pack: not our ref ${unserved} (this URL serves only the commits ${what} reaches)`;
+  }
+
+  /** pkt-lines: 4 hex digits of length (itself included), 0000 flush, 0001 delim, 0002 response end. */
+  private parse(chunk: Buffer): void {
+    this.pending = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
+    let at = 0;
+    while (this.problem === null && at + 4 <= this.pending.length) {
+      const head = this.pending.toString('latin1', at, at + 4);
+      if (!/^[0-9a-fA-F]{4}$/.test(head)) { this.problem = 'malformed request: not a pkt-line'; break; }
+      const size = Number.parseInt(head, 16);
+      if (size < 4) {
+        if (size === 3) this.problem = 'malformed request: a pkt-line of length 3';
+        at += 4;
+        continue;
+      }
+      if (at + size > this.pending.length) break;
+      this.line(this.pending.toString('latin1', at + 4, at + size).replace(/\n$/, ''));
+      at += size;
+    }
+    this.pending = this.problem === null ? this.pending.subarray(at) : Buffer.alloc(0);
+  }
+
+  private line(text: string): void {
+    // git reads an id as the first 40 (or 64) hex digits, of either case: a longer run is refused.
+    const idOf = (rest: string): string | null => {
+      const hex = /^[0-9a-fA-F]+/.exec(rest)?.[0];
+      return hex !== undefined && (hex.length === 40 || hex.length === 64) ? hex.toLowerCase() : null;
+    };
+    if (text.startsWith('want ') || text.startsWith('shallow ')) {
+      const shallow = text.startsWith('shallow ');
+      const id = idOf(text.slice(shallow ? 8 : 5));
+      if (id === null) this.problem = `malformed request: a ${shallow ? 'shallow' : 'want'} that is not an object id`;
+      else (shallow ? this.shallows : this.wants).add(id);
+      if (this.wants.size + this.shallows.size > MAX_NAMED_OBJECTS) this.problem = `the request names more than ${MAX_NAMED_OBJECTS} objects`;
+    } else if (text.startsWith('want-ref ')) {
+      this.problem = 'want-ref is not served: ask for the commit';
+    } else if (text.startsWith('deepen-not ')) {
+      // It names a ref, which git resolves among all of the repository's; a line's URL
+      // advertises one, and excluding that one leaves nothing to send.
+      this.deepens = true;
+      if (this.shadow.ref !== undefined) this.problem = 'deepen-not (--shallow-exclude) is not served: this URL advertises one ref';
+    } else if (text.startsWith('deepen')) {
+      this.deepens = true;
+    } else if (text.startsWith('command=') && text !== 'command=ls-refs' && text !== 'command=fetch') {
+      this.problem = 'only the commands ls-refs and fetch are served';
+    }
+  }
+}
 
 type Child = ChildProcessByStdio<Writable, Readable, Readable>;
 
@@ -188,7 +306,8 @@ async function runHttpBackend(ctx: Context, options: ServeGitOptions): Promise<R
   let bodyFailure = null as Error | null;
   if (options.request === 'rpc') {
     const { limits } = options.serving.places;
-    pipeline(ctx.req, bodyGuard(ctx.req, options.limit, limits), child.stdin).catch((err: Error) => {
+    const inflate = gzipped(ctx) ? [createGunzip()] : [];
+    pipeline([ctx.req, bodyGuard(ctx.req, options.limit, limits), ...inflate, new UploadRequestGuard(options.shadow), child.stdin]).catch((err: Error) => {
       bodyFailure = err;
       kill();
     });
@@ -203,7 +322,12 @@ async function runHttpBackend(ctx: Context, options: ServeGitOptions): Promise<R
     const exit = await exited;
     // Not git's failure: the client left before the answer began (nothing to answer, nothing to log).
     if (clientGone) throw new Invalid('the client went away');
+    if (bodyFailure instanceof Refusal) {
+      const bytes = errPacket(bodyFailure.message);
+      return { status: 200, mediaType: MEDIA_UPLOAD_PACK_RESULT, bytes, length: bytes.length };
+    }
     if (bodyFailure instanceof TooLarge || bodyFailure instanceof RequestTimeout) throw bodyFailure;
+    if ((bodyFailure as NodeJS.ErrnoException | null)?.code?.startsWith?.('Z_')) throw new Invalid('malformed upload-pack request: its gzip encoding is broken');
     if (bodyFailure !== null) throw new Invalid('request body was aborted');
     if (exit.error) throw new Error(`git http-backend could not be run (${gitBinary()}): ${exit.error.message}`);
     throw new Error(`git http-backend gave no answer (exit ${exit.code ?? exit.signal}): ${stderr.trim().slice(0, 300)}`);
@@ -231,6 +355,11 @@ async function runHttpBackend(ctx: Context, options: ServeGitOptions): Promise<R
         kill(); // the client went away (or our side failed): the response cannot be finished
       }
       const exit = await exited;
+      // Refused before upload-pack read it: git wrote nothing but its header; the refusal is the answer.
+      if (bodyFailure instanceof Refusal && !res.destroyed && res.writable) {
+        res.end(errPacket(bodyFailure.message));
+        return;
+      }
       if (exit.code !== 0 && !res.destroyed && res.writable) {
         // Most often the client's doing (a request git calls a protocol error, a body over the
         // limit), so a warning; stderr is cut short, as it may quote the request.
