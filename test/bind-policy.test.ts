@@ -91,6 +91,15 @@ describe('cairn serve on a network address', function () {
     }
   });
 
+  it('loopback as today: [::1] listens without a warning', async () => {
+    const c = await spawnServer(path.join(tempDir(), 'data'), [], false, {}, '::1');
+    children.push(c);
+    await untilOutput(c, /"msg":"ready"/);
+    const port = new URL(c.url).port;
+    expect((await fetch(`http://[::1]:${port}/healthz`)).status).to.equal(200);
+    expect(c.output()).not.to.match(/without authentication/);
+  });
+
   it('a host name that does not resolve is a usage error', () => {
     const data = path.join(tempDir(), 'data');
     const r = serveSync(`no-such-host.invalid:${ports.pick()}`, data);
