@@ -87,7 +87,7 @@ describe('who may promote a standby', function () {
     });
 
     it('without a promotion secret: 403 from another address and from loopback alike; nothing claimed, still a read-only follower', async () => {
-      const s = await start({ host: '0.0.0.0' });
+      const s = await start({ host: '0.0.0.0', insecureOpen: true });
       const base = `http://${outside}:${s.port}`;
       const res = await api(base, 'POST', '/archive/promote');
       expect(res.status, res.text).to.equal(403);
@@ -105,7 +105,7 @@ describe('who may promote a standby', function () {
     it('with a promotion secret: 401 without it or with a wrong one, the secret never shown; cairn promote --secret-file promotes', async () => {
       const secret = randomBytes(24).toString('hex');
       const wrong = `${secret.slice(0, -1)}${secret.endsWith('0') ? '1' : '0'}`;
-      const s = await start({ host: '0.0.0.0', promoteSecret: secret });
+      const s = await start({ host: '0.0.0.0', insecureOpen: true, promoteSecret: secret });
       const base = `http://${outside}:${s.port}`;
       const seen: string[] = [];
       for (const authorization of [undefined, `Bearer ${wrong}`, `Bearer ${secret.slice(0, 16)}`, `Basic ${Buffer.from(`x:${secret}`).toString('base64')}`, `Bearer`, secret]) {

@@ -256,7 +256,8 @@ describe('a wildcard bind', function () {
   this.timeout(60_000);
   let server: ChildServer;
   before(async () => {
-    server = await spawnServer(path.join(tempDir(), 'data'), [], true, {}, '0.0.0.0');
+    // No front door here: the wildcard listener needs --insecure-open (docs/operations.md "Who may reach the listener").
+    server = await spawnServer(path.join(tempDir(), 'data'), ['--insecure-open'], true, {}, '0.0.0.0');
   });
   after(async () => {
     server.proc.kill('SIGTERM');

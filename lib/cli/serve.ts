@@ -15,6 +15,7 @@ import { buildAssetTable } from '../http/ui/assets.js';
 import { HEADER_NAME, type UiOptions } from '../http/ui/routes.js';
 import { parseTrustList, type IdentityOptions } from '../http/identity.js';
 import { isLoopbackAddress, type PromoteAccess } from '../http/promote-access.js';
+import { insecureOpenWarning, networkAddresses, openRefusal, type BindLookup } from './bind-policy.js';
 import { lockDataDir } from '../store/datadir-lock.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import { DEFAULT_EVENT_FEED_OPTIONS, type EventFeedOptions } from '../authority/event-feed.js';
@@ -61,13 +62,20 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--archive-prune-grace DURATION] [--archive-prune-every DURATION]
                    [--archive-checkpoint-ranges N] [--archive-lease-seconds N]
                    [--follow s3://BUCKET[/PREFIX]] [--follow-interval-ms N]
-                   [--promote-secret-file FILE] [-h|--help]
+                   [--promote-secret-file FILE] [--insecure-open] [-h|--help]
 
 Serve the cairn HTTP interface, and the reviewer web UI at /ui/ (docs/ui.md).
 
 Options:
-  --bind HOST:PORT   address to listen on (default 127.0.0.1:8088). Keep it on loopback or a
-                     reviewed private network: the interface has no authentication of its own.
+  --bind HOST:PORT   address to listen on (default 127.0.0.1:8088). The interface has no
+                     authentication of its own, so an address other than loopback (127.0.0.0/8,
+                     ::1, localhost; 0.0.0.0 and :: face the network) is refused (exit 2)
+                     unless a front door is named (--ui-identity-header with
+                     --trust-identity-from or --trust-identity-secret-file) or --insecure-open
+                     is given. A host name is resolved first: all its addresses must be loopback
+  --insecure-open    listen on a network address without a front door: anyone who reaches it
+                     may read and change every repository (a warning is logged at start). Only
+                     for a network where every client is trusted
   --data DIR         data directory (default ./data; created on first start). The server holds
                      an exclusive lock on it while running.
   --log-level LEVEL  pino log level: fatal, error, warn, info (default), debug, silent
@@ -305,6 +313,10 @@ export interface ServerOptions {
   follow?: FollowOptions & { shipIntervalMs?: number };
   /** The secret POST /archive/promote must carry (--promote-secret-file); absent: only a caller on this machine may promote (lib/http/promote-access.ts). */
   promoteSecret?: string | null;
+  /** Listen on a network address without an auth mode (--insecure-open); otherwise only loopback or behind a front door (./bind-policy.ts). */
+  insecureOpen?: boolean;
+  /** Test-only: how a bind host name is resolved (default: the system resolver). */
+  bindLookup?: BindLookup;
 }
 
 export const DEFAULT_SHUTDOWN_SECONDS = 10;
@@ -336,6 +348,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // The identity header is the server's, not only the UI's: every request names its caller from it.
   const uiHeader = options.ui === false ? null : options.ui?.identityHeader ?? null;
   const identity: IdentityOptions | null = options.identity ?? (uiHeader ? { header: uiHeader } : null);
+  // The one auth mode: a front door the identity header is believed from (by address or secret).
+  // Without it a network address needs --insecure-open; refused before anything is created.
+  const frontDoor = identity !== null && ((identity.trustFrom?.length ?? 0) > 0 || !!identity.secret);
+  const mayOpen = frontDoor || options.insecureOpen === true;
+  if (!mayOpen) {
+    const network = await networkAddresses(options.host, options.bindLookup);
+    if (network.length > 0) throw openRefusal(options.host, network);
+  }
   // The operator's mirror credential grants, checked before anything starts.
   const credentials = credentialGrants(options.gitMirrors?.credentials ?? []);
   const gitPlaces = new GitPlaces(checkGitLimits({ ...DEFAULT_GIT_LIMITS, ...options.git }));
@@ -391,6 +411,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     throw new Error(`cannot listen on ${options.host}:${options.port}: ${(err as Error).message}`);
   }
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  if (!isLoopbackAddress(address.address)) {
+    if (!mayOpen) {
+      // The name resolved otherwise when listening (it changed since the check): close at once.
+      await server.stop(0);
+      await lock.release();
+      if (created) await fsp.rm(options.dataDir, { recursive: true, force: true });
+      throw openRefusal(options.host, [address.address]);
+    }
+    if (!frontDoor) log.warn({ address: `${address.address}:${address.port}` }, insecureOpenWarning(url.slice('http://'.length)));
+  }
   // Known only now (port 0 picks one): webhooks never send to the listener itself.
   const webhookNetwork = {
     targets: webhookTargets(options.webhookAllow ?? [], { address: address.address, port: address.port }),
@@ -538,6 +568,7 @@ export async function serve(argv: string[]): Promise<number> {
     follow: { type: 'string' },
     'follow-interval-ms': { type: 'string', default: '1000' },
     'promote-secret-file': { type: 'string' },
+    'insecure-open': { type: 'boolean', default: false },
     'archive-config': { type: 'string' },
     'archive-interval-ms': { type: 'string', default: '1000' },
     'archive-lag-warn-seconds': { type: 'string', default: '60' },
@@ -715,7 +746,7 @@ export async function serve(argv: string[]): Promise<number> {
     bodyTimeoutMs: positive('git-body-timeout-seconds', 3600) * 1000,
     minBytesPerSecond: whole('git-body-min-rate', 1024 * 1024 * 1024),
   };
-  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, shutdownSeconds, maxSnapshotPaths, identity, gitMirrors, git, archive, follow, promoteSecret });
+  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, shutdownSeconds, maxSnapshotPaths, identity, gitMirrors, git, archive, follow, promoteSecret, insecureOpen: values['insecure-open'] === true });
   let signalled = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (signalled) {
