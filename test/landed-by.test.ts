@@ -4,7 +4,7 @@
 // names them in a `Landed-by:` trailer. Over real HTTP, with the identity header believed only
 // with the ingress secret, as behind a front door.
 import { expect } from 'chai';
-import { LandDesk } from '../lib/authority/workflow/lands.js';
+import { LandDesk, replayedResult } from '../lib/authority/workflow/lands.js';
 import type { LandGates } from '../lib/authority/workflow/gates.js';
 import { api, ok, register, startTestServer, type ApiResponse, type TestServer } from './helpers.js';
 import { Fixture, R, type Json } from './land-queue-fixture.js';
@@ -73,6 +73,11 @@ describe('landed_by: who asked for a land, and the Landed-by trailer', function 
     expect(again).to.include({ replay: true });
     expect(again.land.landed_by).to.equal('frank');
     expect(await exportedMessage(f, first.land)).to.include('\nLanded-by: frank <frank@cairn.invalid>\n');
+  });
+
+  it('a task-land result recorded before lands kept who asked replays with landed_by null', () => {
+    const stored = { contract: 'task-land-atomic/v1', replay: false, land: { land_id: 'land-1', status: 'landed', attempts: 2 }, task: {}, change: {}, patchset: {} };
+    expect(replayedResult(stored, 3).land).to.deep.equal({ land_id: 'land-1', status: 'landed', attempts: 2, landed_by: null, repository_index: 3 });
   });
 
   it('an unidentified land has landed_by null (a body cannot name one) and its exported commit no Landed-by trailer', async () => {
