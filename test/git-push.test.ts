@@ -389,7 +389,7 @@ function emptyPack(): Buffer {
     }
   });
 
-  it('a land keeps a pushed commit\'s id on a fast-forward (the pusher stays in cairn\'s records); a commit the export writes names who pushed and who approved', async () => {
+  it('a land keeps a pushed commit\'s id on a fast-forward (the pusher stays in cairn\'s records); a commit the export writes names who pushed, who approved and who landed it', async () => {
     const s = await startTestServer(undefined, { identity: { header: 'X-Remote-User' } });
     try {
       const r = await register(s.url, 'land-trailers');
@@ -414,7 +414,8 @@ function emptyPack(): Buffer {
       const carol = { headers: { 'X-Remote-User': 'carol' } };
       await ok(api(s.url, 'POST', R(r, '/changes/change-2/reviews'), { ...carol, json: { patchset_id: 'change-2.ps-1', reviewer: 'carol', action: 'approve' } }));
       // Ann's commit lands as it was pushed: its id, its forged author; who pushed it is cairn's record.
-      expect((await ok(api(s.url, 'POST', R(r, '/changes/change-1:submit'), { ...carol, json: { mode: 'ff-only' } }))).land.status).to.equal('landed');
+      const ff = (await ok(api(s.url, 'POST', R(r, '/changes/change-1:submit'), { ...carol, json: { mode: 'ff-only' } }))).land;
+      expect(ff).to.include({ status: 'landed', line_action: 'fast_forward', landed_by: 'carol' });
       expect((await client(['-C', dir, 'fetch', '-q', 'origin'])).code).to.equal(0);
       expect((await client(['-C', dir, 'rev-parse', 'origin/main'])).stdout.trim()).to.equal(annCommit);
       expect((await ok(api(s.url, 'GET', R(r, `/git/commits/${annCommit}`)))).git_commit.pushed_by).to.equal('ann');
@@ -423,8 +424,8 @@ function emptyPack(): Buffer {
       expect((await client(['-C', dir, 'fetch', '-q', 'origin'])).code).to.equal(0);
       const body = (await client(['-C', dir, 'cat-file', 'commit', 'origin/main'])).stdout;
       expect(body).to.match(/\nauthor bob <bob@cairn\.invalid> \d+ \+0000\n/);
-      expect(body).to.match(/\nCairn-Land: land-\d+\nCairn-Merge-Revision: [0-9a-f]{64}\nReviewed-by: carol <carol@cairn\.invalid>\nPushed-by: bob <bob@cairn\.invalid>\n$/);
-      expect((await client(['-C', dir, 'cat-file', 'commit', annCommit])).stdout).to.not.include('Pushed-by');
+      expect(body).to.match(/\nCairn-Land: land-\d+\nCairn-Merge-Revision: [0-9a-f]{64}\nReviewed-by: carol <carol@cairn\.invalid>\nPushed-by: bob <bob@cairn\.invalid>\nLanded-by: carol <carol@cairn\.invalid>\n$/);
+      expect((await client(['-C', dir, 'cat-file', 'commit', annCommit])).stdout).to.not.match(/Pushed-by|Landed-by/);
     } finally {
       await s.stop();
     }

@@ -416,7 +416,7 @@ export class GitExporter {
         author: rawHeader(original, 'author')!,
         committer: rawHeader(original, 'committer')!,
         encoding: c.encoding,
-        message: withTrailers(c.message, [`Cairn-Git-Commit: ${rec.commit_id}`, ...(rec.pushed_by ? [`Pushed-by: ${identTrailer(rec.pushed_by)}`] : [])]),
+        message: withTrailers(c.message, [`Cairn-Git-Commit: ${rec.commit_id}`, ...(rec.pushed_by ? [`Pushed-by: ${identTrailer(rec.pushed_by)}`] : []), ...landedByTrailer(rec.origin === 'pushed' ? this.authority.lands.landOfSnapshot(id) : null)]),
       });
       return { raw, record: true };
     }
@@ -435,6 +435,7 @@ export class GitExporter {
         for (const name of approvers) trailers.push(`Reviewed-by: ${identTrailer(name)}`);
         if (ps.pushed_by) trailers.push(`Pushed-by: ${identTrailer(ps.pushed_by)}`);
       }
+      trailers.push(...landedByTrailer(land));
       const text = summary === '' ? `${title}\n` : `${title}\n\n${summary}\n`;
       const raw = encodeCommit({
         tree_id: tree,
@@ -565,6 +566,11 @@ export class GitExporter {
       throw err;
     }
   }
+}
+
+/** `Landed-by:` of a land's commit the export writes, when the land names who asked for it. */
+function landedByTrailer(land: { landed_by?: string } | null): string[] {
+  return land?.landed_by ? [`Landed-by: ${identTrailer(land.landed_by)}`] : [];
 }
 
 /** A cairn name as a trailer's `Name <email>` (authorIdent's cleaning: nothing git would misread). */

@@ -251,6 +251,7 @@ export class LandQueue {
     const stalledSince = view && view.verdict === 'pending' && now - view.updated_at_s > this.options.stall_s ? view.updated_at_s : null;
     return {
       ...e,
+      enqueued_by: e.enqueued_by ?? null,
       repository_index: repositoryIndex,
       position: at >= 0 ? at + 1 : null,
       ci: spec
@@ -269,7 +270,8 @@ export class LandQueue {
 
   // ------------------------------------------------------------ requests
 
-  async enqueue(input: EnqueueInput): Promise<QueueEntryRecord> {
+  /** `by`: the identified caller, kept as the entry's `enqueued_by` and its land's `landed_by`. */
+  async enqueue(input: EnqueueInput, by: string | null = null): Promise<QueueEntryRecord> {
     if (!(QUEUE_MODES as readonly string[]).includes(input.mode)) throw new Invalid(`mode must be one of ${QUEUE_MODES.join(', ')}`);
     if (typeof input.change_ref !== 'string' || input.change_ref === '') throw new Invalid('change_ref is required');
     if (input.target_line !== undefined && input.target_line !== null) validateLineName(input.target_line);
@@ -301,6 +303,7 @@ export class LandQueue {
         enqueued_at_s: now,
         updated_at_s: now,
         finished_at_s: null,
+        ...(by !== null ? { enqueued_by: by } : {}),
       };
       tx.stage(NEW_ENTRY, e.entry_id, e);
       tx.stage(`${NEW_ENTRY}:change`, c.change_id, e.entry_id);
@@ -561,7 +564,7 @@ export class LandQueue {
       if (!job || jobVerdict(job)?.verdict !== 'pass') return false;
       const tester = spec.tested_by === e.entry_id ? e : this.entryIn(tx, spec.tested_by)!;
       const retried = (tester.speculation?.worker_job_indexes.length ?? 0) > 1 && tester.speculation?.reused_worker_job_index === null;
-      const land = this.lands.landSpeculationIn(tx, { change, patchset: ps, mode: e.mode, target: e.target_line, head: spec.base_snapshot_id, landed: spec.snapshot_id, action: spec.line_action, entry_id: e.entry_id, ci: speculationCi(job) });
+      const land = this.lands.landSpeculationIn(tx, { change, patchset: ps, mode: e.mode, target: e.target_line, head: spec.base_snapshot_id, landed: spec.snapshot_id, action: spec.line_action, entry_id: e.entry_id, ci: speculationCi(job), by: e.enqueued_by ?? null });
       if (land.status === 'landed') {
         this.write(tx, e, { ...e, state: 'landed', land_id: land.land_id, landed_snapshot_id: land.landed_snapshot_id, passed_on_retry: retried, finished_at_s: land.finished_at_s });
       } else {

@@ -77,6 +77,8 @@ export interface LandRecord {
   attempts?: number;
   created_at_s: number;
   finished_at_s: number;
+  /** Who asked for the land: the identified caller, or a queued land's enqueuer; written only when there is one (absent: null). */
+  landed_by?: string;
 }
 
 /** A land's request. An explicit null is read as absent (clients that serialize unset optional fields as null can land). */
@@ -170,9 +172,9 @@ export function replayedResult(stored: Record<string, unknown>, repositoryIndex:
     const v = out[k];
     if (v && typeof v === 'object') out[k] = { ...(v as Record<string, unknown>), repository_index: repositoryIndex };
   }
-  // Results recorded before lands counted their attempts: one.
+  // Results recorded before lands counted their attempts: one; before they kept who asked: nobody.
   const land = out.land as Record<string, unknown> | undefined;
-  if (land && typeof land === 'object' && land.attempts === undefined) out.land = { ...land, attempts: 1 };
+  if (land && typeof land === 'object' && (land.attempts === undefined || land.landed_by === undefined)) out.land = { ...land, attempts: land.attempts ?? 1, landed_by: land.landed_by ?? null };
   return out;
 }
 
@@ -355,7 +357,7 @@ export class LandDesk {
   }
 
   landProjection(l: LandRecord, repositoryIndex: number): Record<string, unknown> {
-    return { ...l, policy_decision_id: l.policy_decision_id ?? null, land_queue_entry_id: l.land_queue_entry_id ?? null, attempts: l.attempts ?? 1, submission_id: l.land_id, repository_index: repositoryIndex, selected_patchset_id: l.patchset_id, result: landResult(l) };
+    return { ...l, policy_decision_id: l.policy_decision_id ?? null, land_queue_entry_id: l.land_queue_entry_id ?? null, attempts: l.attempts ?? 1, landed_by: l.landed_by ?? null, submission_id: l.land_id, repository_index: repositoryIndex, selected_patchset_id: l.patchset_id, result: landResult(l) };
   }
 
   /**
@@ -464,7 +466,7 @@ export class LandDesk {
    * attempt that decides (landed, refused by a gate, a conflict, or the last one finding the
    * line moved again) is recorded in its own commit, as one land with its `attempts`.
    */
-  async submit(changeRef: string, request: LandRequest, idem?: Idempotent): Promise<LandOutcome> {
+  async submit(changeRef: string, request: LandRequest, idem?: Idempotent, by: string | null = null): Promise<LandOutcome> {
     const req = withoutNulls(request);
     if (!(LAND_MODES as readonly string[]).includes(req.mode)) throw new Invalid(`mode must be one of ${LAND_MODES.join(', ')}`);
     const mode = req.mode as LandMode;
@@ -500,11 +502,11 @@ export class LandDesk {
           plan = await this.plan(current, target, head, mode, req);
         } catch (err) {
           if (err instanceof CairnError && err.code !== 'Corrupt' && err.code !== 'Internal') throw err;
-          const land = await this.record(current, req, mode, target, head, null, { status: 'failed', kind: 'internal_error', message: 'the land failed unexpectedly (see server log)' }, attempt);
+          const land = await this.record(current, req, mode, target, head, null, { status: 'failed', kind: 'internal_error', message: 'the land failed unexpectedly (see server log)' }, attempt, by);
           throw new CairnError('Internal', String((err as Error)?.message ?? err), { land_id: land.land_id, failure_kind: 'internal_error' });
         }
-        if (plan.refusal) return { land: await this.record(current, req, mode, target, plan.head, plan.patchset, plan.refusal, attempt), replay: null, result: null };
-        const out = await this.commit(plan, req, mode, attempt, !pinned && attempt < MAX_LAND_ATTEMPTS, idem);
+        if (plan.refusal) return { land: await this.record(current, req, mode, target, plan.head, plan.patchset, plan.refusal, attempt, by), replay: null, result: null };
+        const out = await this.commit(plan, req, mode, attempt, !pinned && attempt < MAX_LAND_ATTEMPTS, by, idem);
         if (out !== LINE_MOVED) return out;
         crashPoint('land:retry');
       }
@@ -674,7 +676,7 @@ export class LandDesk {
     return null;
   }
 
-  private newRecord(tx: Txn, change: ChangeRecord, req: LandRequest, mode: LandMode, target: string, head: string | null, ps: PatchsetRecord | null, attempts = 1): LandRecord {
+  private newRecord(tx: Txn, change: ChangeRecord, req: LandRequest, mode: LandMode, target: string, head: string | null, ps: PatchsetRecord | null, attempts: number, by: string | null): LandRecord {
     const sequence = this.index.count + tx.stagedKeys(NEW_LAND).length + 1;
     const id = `land-${sequence}`;
     tx.stage(NEW_LAND, id, true);
@@ -702,6 +704,8 @@ export class LandDesk {
       attempts,
       created_at_s: now,
       finished_at_s: now,
+      // Last, and only when named: a land nobody named keeps the bytes it had before the field.
+      ...(by !== null ? { landed_by: by } : {}),
     };
   }
 
@@ -715,9 +719,9 @@ export class LandDesk {
    * Record a refused land (its own transaction). A refusal by the gates is judged again here,
    * on the evidence as this transaction sees it, and that decision is recorded with the land.
    */
-  private record(change: ChangeRecord, req: LandRequest, mode: LandMode, target: string, head: string | null, ps: PatchsetRecord | null, refusal: NonNullable<Plan['refusal']>, attempt: number): Promise<LandRecord> {
+  private record(change: ChangeRecord, req: LandRequest, mode: LandMode, target: string, head: string | null, ps: PatchsetRecord | null, refusal: NonNullable<Plan['refusal']>, attempt: number, by: string | null): Promise<LandRecord> {
     return this.store.transact((tx) => {
-      const land = this.newRecord(tx, change, req, mode, target, head, ps, attempt);
+      const land = this.newRecord(tx, change, req, mode, target, head, ps, attempt, by);
       const conflicts = refusal.conflicts ?? [];
       let { status, kind, message } = refusal;
       if (refusal.gate && ps) {
@@ -736,7 +740,7 @@ export class LandDesk {
    * The land's commit. With `retry`, a line that moved since the plan stages nothing and answers
    * LINE_MOVED (the caller plans again); without, it is recorded `target_update_failed`.
    */
-  private commit(plan: Plan, req: LandRequest, mode: LandMode, attempt: number, retry: boolean, idem?: Idempotent): Promise<LandOutcome | typeof LINE_MOVED> {
+  private commit(plan: Plan, req: LandRequest, mode: LandMode, attempt: number, retry: boolean, by: string | null, idem?: Idempotent): Promise<LandOutcome | typeof LINE_MOVED> {
     const ps = plan.patchset!;
     return this.store.transact((tx) => {
       if (idem) {
@@ -744,7 +748,7 @@ export class LandDesk {
         if (replay) return { land: tx.entity<LandRecord>(LAND, String((replay.land as { land_id: string }).land_id))!, replay, result: null };
       }
       if (retry && (tx.line(plan.target)?.head_snapshot_id ?? null) !== plan.head) return LINE_MOVED;
-      const land = this.newRecord(tx, plan.change, req, mode, plan.target, plan.head, ps, attempt);
+      const land = this.newRecord(tx, plan.change, req, mode, plan.target, plan.head, ps, attempt, by);
       const landed = this.landIn(tx, land, ps, { target: plan.target, head: plan.head, landed: plan.landed!, action: plan.action! }, () => {
         if (plan.merge) {
           this.stagePack(tx, PACK_KIND_OBJECT, 'blob', plan.merge.blobs);
@@ -768,8 +772,8 @@ export class LandDesk {
    * CI evidence of the speculation itself (`ci`) in place of the patchset's own. Returns the land
    * record, landed or refused.
    */
-  landSpeculationIn(tx: Txn, args: { change: ChangeRecord; patchset: PatchsetRecord; mode: LandMode; target: string; head: string; landed: string; action: LineAction; entry_id: string; ci: SpeculationCi }): LandRecord {
-    const land = this.newRecord(tx, args.change, { mode: args.mode, expected_head_snapshot_id: args.head }, args.mode, args.target, args.head, args.patchset);
+  landSpeculationIn(tx: Txn, args: { change: ChangeRecord; patchset: PatchsetRecord; mode: LandMode; target: string; head: string; landed: string; action: LineAction; entry_id: string; ci: SpeculationCi; by: string | null }): LandRecord {
+    const land = this.newRecord(tx, args.change, { mode: args.mode, expected_head_snapshot_id: args.head }, args.mode, args.target, args.head, args.patchset, 1, args.by);
     land.land_queue_entry_id = args.entry_id;
     this.landIn(tx, land, args.patchset, { target: args.target, head: args.head, landed: args.landed, action: args.action }, () => {}, args.ci);
     return land;
@@ -857,7 +861,7 @@ export interface TaskLandBody extends LandRequest {
 }
 
 /** task-land (contract task-land-atomic/v1): task resolution, land, idempotent result. */
-export async function taskLand(desk: LandDesk, book: WorkflowBook, body: TaskLandBody, repositoryIndex: number): Promise<{ result: Record<string, unknown>; land: LandRecord; refused: boolean }> {
+export async function taskLand(desk: LandDesk, book: WorkflowBook, body: TaskLandBody, repositoryIndex: number, by: string | null = null): Promise<{ result: Record<string, unknown>; land: LandRecord; refused: boolean }> {
   if (body.contract !== TASK_LAND_CONTRACT) throw new Invalid(`contract must be ${TASK_LAND_CONTRACT}`);
   const key = requireIdempotencyKey(body.idempotency_key);
   if (typeof body.task_or_change_ref !== 'string' || body.task_or_change_ref === '') throw new Invalid('task_or_change_ref is required');
@@ -894,7 +898,7 @@ export async function taskLand(desk: LandDesk, book: WorkflowBook, body: TaskLan
         history_promotion: promotionReceiptIn(tx, c, repositoryIndex),
       };
     },
-  });
+  }, by);
   if (outcome.replay) return { result: replayedResult(outcome.replay, repositoryIndex), land: outcome.land, refused: false };
   if (outcome.result) return { result: outcome.result, land: outcome.land, refused: false };
   return { result: {}, land: outcome.land, refused: true };

@@ -83,6 +83,8 @@ export interface QueueEntryRecord {
   enqueued_at_s: number;
   updated_at_s: number;
   finished_at_s: number | null;
+  /** Who queued it (the identified caller), the landed_by of its land; written only when there is one (absent: null). */
+  enqueued_by?: string;
 }
 
 export interface QueueOptions {

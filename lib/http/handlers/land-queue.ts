@@ -7,7 +7,7 @@ import { validateLineName } from '../../domain/lines.js';
 import { arr, bool, enumOf, hex64, nullable as orNull, obj, ref, str, strArr, uint, type Schemas } from '../json-schema.js';
 import { requireAuthority, type Handler, type QueryParam } from '../route-types.js';
 import { validate } from '../validate.js';
-import { queryValue } from './workflow-common.js';
+import { identityOf, queryValue } from './workflow-common.js';
 
 /** Unknown fields are refused (422). */
 export const Enqueue = object({ change_ref: string(), mode: enums([...QUEUE_MODES]), target_line: optional(nullable(string())) });
@@ -22,7 +22,7 @@ const RECENT_FINISHED = 20;
 export const enqueue: Handler = async (ctx) => {
   const req = validate(ctx.body, Enqueue);
   const a = requireAuthority(ctx);
-  const entry = await a.queue.enqueue(req);
+  const entry = await a.queue.enqueue(req, identityOf(ctx));
   return { status: 201, json: { entry: a.queue.projection(entry, a.index) } };
 };
 
@@ -101,6 +101,7 @@ export const SCHEMAS: Schemas = {
       failing_suites: strArr,
       conflict_paths: { ...strArr, description: 'at most 100 listed' },
     })),
+    enqueued_by: { ...orNull(str), description: 'who queued it: the caller the trusted ingress named (docs/api.md "People"); the landed_by of the land it makes. Null when the request named no one' },
     enqueued_at_s: uint,
     updated_at_s: uint,
     finished_at_s: orNull(uint),

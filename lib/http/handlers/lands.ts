@@ -62,7 +62,8 @@ export const submit: Handler = async (ctx) => {
   rejectRouteOwned(ctx.body);
   const req = landRequest(wellFormed(validate(ctx.body, Submit)));
   const a = requireAuthority(ctx);
-  const { land } = await a.lands.submit(ctx.params.change_ref, req);
+  // Who asked: the caller the ingress names, never the body (docs/api.md "Lands").
+  const { land } = await a.lands.submit(ctx.params.change_ref, req, undefined, identityOf(ctx));
   if (land.status !== 'landed') return refused(ctx, land);
   return {
     json: {
@@ -82,7 +83,7 @@ export const taskLandHandler: Handler = async (ctx) => {
   rejectRouteOwned(ctx.body);
   const req = landRequest(wellFormed(validate(ctx.body, TaskLand)));
   const a = requireAuthority(ctx);
-  const { result, land, refused: no } = await taskLand(a.lands, a.workflow, req, a.index);
+  const { result, land, refused: no } = await taskLand(a.lands, a.workflow, req, a.index, identityOf(ctx));
   if (no) return refused(ctx, land);
   return { json: result };
 };
@@ -141,6 +142,7 @@ export const SCHEMAS: Schemas = {
     land_queue_entry_id: { ...orNull(str), description: 'the land-queue entry that landed it; null for a direct land' },
     stale_patchset_ids: strArr,
     attempts: { ...uint, minimum: 1, maximum: MAX_LAND_ATTEMPTS, description: 'how many times the land planned: more than 1 when the line moved under an unpinned land and it planned again onto the new head' },
+    landed_by: { ...orNull(str), description: 'who asked for the land: the caller the trusted ingress named (docs/api.md "People"), or for a land from the queue the entry\'s enqueued_by; null when the request named no one (and on lands recorded before it was kept)' },
     created_at_s: uint,
     finished_at_s: uint,
     result: landResult,

@@ -171,7 +171,7 @@ function LandRows({ repo, lands }) {
   return html`<ul class="rows">${lands.map((l) => html`<li class="row">
     <div class="row-main">
       <a class="row-title" href=${ui.land(repo, l.land_id)}>${l.land_id}</a>
-      <div class="row-meta">${l.mode} onto <${LineLink} repo=${repo} name=${l.target_line} /> · <${PsLink} repo=${repo} id=${l.patchset_id} /> · <${Time} s=${l.finished_at_s} /></div>
+      <div class="row-meta">${l.mode} onto <${LineLink} repo=${repo} name=${l.target_line} /> · <${PsLink} repo=${repo} id=${l.patchset_id} />${l.landed_by ? html` · <span class="landed-by" title="who asked for the land, as the server's trusted ingress named them">by ${l.landed_by}</span>` : null} · <${Time} s=${l.finished_at_s} /></div>
       ${l.failure_message ? html`<div class="muted small">${l.failure_message}</div>` : null}
     </div>
     <div class="row-side"><${Badge} value=${l.status} />${l.failure_kind ? html` <${Badge} value=${l.failure_kind} tone="bad" />` : null}</div>

@@ -114,7 +114,54 @@ async function loadChange(repo, ref, psParam) {
     ]);
     evidence = { policy, ci, attestation };
   }
-  return { change, patchsets, reviews, readiness, task, viewed, missing, evidence, queue, landed, reviewers, attention };
+  const authors = await pushedAuthors(repo, patchsets.data ?? []);
+  return { change, patchsets, reviews, readiness, task, viewed, missing, evidence, queue, landed, reviewers, attention, authors };
+}
+
+/** Pushed patchsets whose commit's author the page reads (the newest; older ones say only who pushed them). */
+const MAX_AUTHOR_READS = 100;
+/** Commit authors read, by repository and snapshot (a commit never changes): a live refresh reads none again. */
+const commitAuthors = new Map();
+
+/**
+ * The author each pushed patchset's commit names, by patchset id: what the pusher's git wrote,
+ * which anyone can set ("Linus Torvalds"), shown beside `pushed_by`, who cairn knows pushed it
+ * (docs/git.md "Who pushed"). Read from the commit's git record; a read that fails leaves it out.
+ */
+async function pushedAuthors(repo, patchsets) {
+  const pushed = patchsets.filter((p) => p.pushed_by).slice(-MAX_AUTHOR_READS);
+  const rows = await Promise.all(pushed.map(async (p) => {
+    const key = `${repo}:${p.revision_snapshot_id}`;
+    let read = commitAuthors.get(key);
+    if (!read) {
+      read = get(repoPath(repo, `/git/snapshots/${seg(p.revision_snapshot_id)}`)).then((r) => r.git_commit.author, () => {
+        commitAuthors.delete(key);
+        return null;
+      });
+      commitAuthors.set(key, read);
+      if (commitAuthors.size > 4 * MAX_AUTHOR_READS) commitAuthors.delete(commitAuthors.keys().next().value);
+    }
+    return [p.patchset_id, await read];
+  }));
+  return new Map(rows.filter(([, a]) => a));
+}
+
+/** Whether a commit author is the pusher: the identity is the author's name, email, or the email's local part (case aside). */
+function isPusher(author, pusher) {
+  const who = pusher.toLowerCase();
+  const email = (author.email ?? '').toLowerCase();
+  return [(author.name ?? '').toLowerCase(), email, email.split('@')[0]].includes(who);
+}
+
+/**
+ * Who a patchset is by. A pushed one: "pushed by NAME" (the identity the trusted ingress named),
+ * and before it, when the commit names someone else as its author, "authored by AUTHOR" marked
+ * as the commit's claim, so a forged author is seen. Any other: "by AUTHOR" as recorded.
+ */
+function PatchsetBy({ ps, author }) {
+  if (!ps.pushed_by) return ps.author ? html`<span class="ps-by">by ${ps.author}</span>` : null;
+  const other = author && !isPusher(author, ps.pushed_by);
+  return html`<span class="ps-by">${other ? html`<span class="authored-by warn-text" title=${`The commit names ${author.name} <${author.email}> as its author: what the pusher's git wrote, which anyone can set. ${ps.pushed_by} pushed it.`}>authored by ${author.name}</span> · ` : null}<span class="pushed-by" title="who pushed it, as the server's trusted ingress named them">pushed by <strong>${ps.pushed_by}</strong></span></span>`;
 }
 
 // ---------------------------------------------------------------- panels
@@ -467,8 +514,8 @@ function Patchsets({ repo, d, viewed }) {
       <thead><tr><th>#</th><th>Summary</th><th>Files</th><th>Created</th></tr></thead>
       <tbody>${d.patchsets.data.map((p) => html`<tr class=${p.patchset_id === viewed ? 'current' : ''}>
         <td><a href=${ui.change(repo, d.change.change_id, { ps: p.patchset_id === d.change.selected_patchset_id ? null : p.patchset_id })}>${p.patchset_number}</a>
-          ${p.patchset_id === d.change.selected_patchset_id ? html` <${Badge} value="selected" tone="accent" />` : null}</td>
-        <td>${p.summary}${p.author ? html` <span class="muted">by ${p.author}</span>` : null}</td>
+          ${p.patchset_id === d.change.selected_patchset_id ? html`<div><${Badge} value="selected" tone="accent" /></div>` : null}</td>
+        <td class="wrap-cell">${p.summary}${p.author || p.pushed_by ? html` <span class="muted"><${PatchsetBy} ps=${p} author=${d.authors?.get(p.patchset_id)} /></span>` : null}</td>
         <td class="num">${p.changed_file_stats?.files_changed ?? '—'}</td>
         <td><${Time} s=${p.created_at_s} /></td>
       </tr>`)}</tbody>
@@ -559,9 +606,9 @@ function Reviewers({ repo, rows, me }) {
 }
 
 /** What the change is for: the task's intent and the shown patchset's summary, both Markdown. */
-function Description({ repo, change, task, ps }) {
+function Description({ repo, change, task, ps, author }) {
   const intent = task.data?.intent ?? '';
-  return html`<${Card} title="Description" id="description" right=${ps ? html`<span class="muted">summary of <code>${ps.patchset_id.replace(/^.*\./, '')}</code>${ps.author ? ` by ${ps.author}` : ''}</span>` : null}>
+  return html`<${Card} title="Description" id="description" right=${ps ? html`<span class="muted">summary of <code>${ps.patchset_id.replace(/^.*\./, '')}</code>${ps.pushed_by ? html` · <${PatchsetBy} ps=${ps} author=${author} />` : ps.author ? html` <${PatchsetBy} ps=${ps} author=${author} />` : null}</span>` : null}>
     ${ps?.summary ? html`<div class="ps-summary"><${Markdown} text=${ps.summary} /></div>` : html`<${Empty}>No summary.</${Empty}>`}
     <p class="meta parts muted small"><span>forked from <${Snap} repo=${repo} id=${change.fork_snapshot_id} /></span><span>created <${Time} s=${change.created_at_s} /></span>${ps ? html`<span>patchset created <${Time} s=${ps.created_at_s} /></span>` : null}</p>
     ${task.error ? html`<${PartError} error=${task.error} what="the task" />` : intent ? html`<div class="task-intent"><h3 class="small-head">Intent of the task${task.data?.title ? html`: ${task.data.title}` : null}</h3><${Markdown} text=${intent} /></div>` : null}
@@ -693,7 +740,7 @@ export function ChangePage({ repo, changeRef }) {
     <div class="change-grid" hidden=${tab === 'files'}>
       <div class="col main-col">
         <div class="tab-panel" id="tab-conversation" role="tabpanel" aria-labelledby="tabbtn-conversation" hidden=${tab !== 'conversation'}>
-          <${Description} repo=${repo} change=${c} task=${d.task} ps=${viewedPs} />
+          <${Description} repo=${repo} change=${c} task=${d.task} ps=${viewedPs} author=${viewedPs ? d.authors?.get(viewedPs.patchset_id) : null} />
           ${d.viewed ? html`<${Conversation} />` : null}
           ${part(d.reviews, 'Reviews and comments', 'reviews', 'the reviews', (x) => html`<${Reviews} repo=${repo} reviews=${x} />`)}
           ${part(d.patchsets, 'Patchsets', 'patchsets', 'the patchsets', () => html`<${Patchsets} repo=${repo} d=${d} viewed=${d.viewed} />`)}
