@@ -29,7 +29,7 @@ function prng(seed: number): () => number {
 }
 
 /** Write a fast-import stream of `commits` commits over `files` files into `git` (a new repository). */
-async function generateHistory(dir: string, commits: number, files: number): Promise<void> {
+export async function generateHistory(dir: string, commits: number, files: number): Promise<void> {
   await runOk('git', ['init', '-q', '-b', 'main', dir]);
   await fastImport(dir, commits, files, 0);
 }
