@@ -6,6 +6,7 @@
 // git runs only for the background maintenance that keeps the number of packs bounded.
 import { execFile, type ChildProcess } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import path from 'node:path';
 import { Mutex, Semaphore } from 'async-mutex';
 import { Conflict, Corrupt, Invalid, NotFound } from '../domain/errors.js';
@@ -41,6 +42,15 @@ const batchSize = () => Math.max(1, Number(process.env.CAIRN_GIT_EXPORT_BATCH) |
 /** Entries in each of the tree builder's caches (cairn → git blob and tree ids). */
 const BUILDER_CACHE = 100_000;
 
+/**
+ * What a sync reports to `GitExporter.syncHook` (tests): asked for, started (it holds the
+ * exporter: one sync at a time), finished with what it wrote. `background`: the server's own
+ * export of a moved line, not a request's.
+ */
+export type SyncEvent =
+  | { stage: 'requested' | 'started'; line: string; background: boolean }
+  | { stage: 'finished'; line: string; background: boolean; written: number };
+
 export interface LineExport {
   line: string;
   head_commit_id: string | null;
@@ -68,6 +78,10 @@ const maxPacks = (): number => positive(process.env.CAIRN_GIT_SHADOW_MAX_PACKS, 
 const maxLoose = (): number => positive(process.env.CAIRN_GIT_SHADOW_MAX_LOOSE, 64);
 /** One repack at a time in the whole server, whatever the number of repositories: each is a git pack-objects. */
 const REPACKS = new Semaphore(1);
+/** One background export at a time in the whole server (GitExporter.watch). */
+const BACKGROUND_EXPORTS = new Semaphore(1);
+/** An export gives the event loop a turn after this much work, so requests are answered meanwhile. */
+const TURN_MS = 20;
 
 /** The version-2 .idx files of a pack directory (git's Documentation/gitformat-pack.txt). */
 async function readPackIndexes(dir: string): Promise<Buffer[]> {
@@ -131,6 +145,8 @@ export class GitExporter {
   private maintainAgain = false;
   private repacking: ChildProcess | null = null;
   private stopped = false;
+  /** Test-only: told of every sync; a rejection of 'started' fails the sync, its wait holds the exporter. */
+  syncHook: ((event: SyncEvent) => void | Promise<void>) | null = null;
 
   constructor(root: string, readonly authority: Authority, private readonly log?: Log) {
     this.layout = new GitShadowLayout(root);
@@ -143,24 +159,41 @@ export class GitExporter {
   private unwatch: (() => void) | null = null;
   private readonly due = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
+  /** The background export under way (refresh), while one runs: lines that move meanwhile wait for the next. */
+  private refreshing: Promise<void> | null = null;
 
   /**
-   * Follow the repository's lines: when a line that has a branch in the shadow (exported or
-   * served before) moves, export it in the background shortly after (moves close together are
-   * one export), so a fetch finds it ready. Failures are logged; the next fetch exports anyway.
+   * Follow the repository's lines: when a line moves (or is made) that has a branch in the
+   * shadow (exported or served before), or whose new head came from git (an import, a push: the
+   * eager export, unless CAIRN_GIT_EAGER_EXPORT=0), export it in the background shortly after
+   * (moves close together are one export; one background export at a time in the server), so a
+   * clone or fetch finds it ready, or waits for the export under way instead of starting its
+   * own. Failures are logged; the next git request exports anyway.
    */
   watch(active: () => boolean): void {
     this.stopped = false;
     if (this.unwatch) return;
     this.unwatch = this.authority.store.onEvents((events) => {
       for (const e of events) {
-        if (e.type === 'line.moved' && typeof e.data.line === 'string') this.due.add(e.data.line);
+        if ((e.type === 'line.moved' || e.type === 'line.created') && typeof e.data.line === 'string') this.due.add(e.data.line);
       }
-      if (this.due.size && !this.timer) this.timer = setTimeout(() => { this.timer = null; void this.refresh(active); }, REFRESH_DELAY_MS);
+      if (this.due.size) this.kick(active);
     });
   }
 
-  /** Stop following the lines, and stop a running repack (git leaves the repository as it was). */
+  /** Start a background export REFRESH_DELAY_MS from now, unless one is due or running (it looks again when it ends). */
+  private kick(active: () => boolean): void {
+    if (this.timer || this.refreshing || !this.unwatch) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.refreshing = this.refresh(active).finally(() => {
+        this.refreshing = null;
+        if (this.due.size) this.kick(active);
+      });
+    }, REFRESH_DELAY_MS);
+  }
+
+  /** Stop following the lines, and stop a running repack (git leaves the repository as it was) and a background export (at its next commit). */
   stop(): void {
     this.stopped = true;
     this.repacking?.kill('SIGTERM');
@@ -171,29 +204,54 @@ export class GitExporter {
     this.due.clear();
   }
 
-  private async refresh(active: () => boolean): Promise<void> {
-    const lines = [...this.due];
-    this.due.clear();
-    for (const line of lines) {
-      if (!this.unwatch || !active()) return;
-      if (!(await exists(this.layout.branchRef(line)))) continue;
-      try {
-        await this.syncLine(line);
-      } catch (err) {
-        this.log?.warn({ shadow: this.root, line, error: (err as Error).message }, 'background export of a moved line failed; the next fetch exports it');
-      }
-    }
+  /** Resolves once no background export is due or running (tests, benchmarks). */
+  async refreshIdle(): Promise<void> {
+    while (this.refreshing || this.timer) await (this.refreshing ?? new Promise((resolve) => setTimeout(resolve, REFRESH_DELAY_MS)));
   }
 
-  /** Bring `refs/heads/<line>` of the shadow up to the line's head. */
-  syncLine(name: string): Promise<LineExport> {
+  private async refresh(active: () => boolean): Promise<void> {
+    // One background export at a time in the whole server (as repacks): each is a pass over a
+    // line's new history. A request's export does not wait for this, only for its own repository's.
+    await BACKGROUND_EXPORTS.runExclusive(async () => {
+      const lines = [...this.due];
+      this.due.clear();
+      for (const line of lines) {
+        if (!this.unwatch || !active()) return;
+        if (!(await this.follows(line))) continue;
+        try {
+          await this.syncLine(line, true);
+        } catch (err) {
+          if (!this.stopped) this.log?.warn({ shadow: this.root, line, error: (err as Error).message }, 'background export of a line failed; the next git request exports it');
+        }
+      }
+    });
+  }
+
+  /** Whether a moved line is exported in the background: it has a branch in the shadow, or its head came from git. */
+  private async follows(name: string): Promise<boolean> {
+    const store = this.authority.store;
+    const line = store.line(name);
+    if (!line || line.status === 'archived' || gitRefProblem(name)) return false;
+    if (await exists(this.layout.branchRef(name))) return true;
+    if (process.env.CAIRN_GIT_EAGER_EXPORT === '0' || line.head_snapshot_id === null) return false;
+    return store.entity<GitCommitRecord>(GIT_COMMIT, line.head_snapshot_id) !== undefined;
+  }
+
+  /** Bring `refs/heads/<line>` of the shadow up to the line's head. `background`: the server's own export of a moved line. */
+  syncLine(name: string, background = false): Promise<LineExport> {
     validateLineName(name);
     const problem = gitRefProblem(name);
     if (problem) throw new Invalid(`line ${name} cannot be a git branch name: ${problem}`);
     const line = this.authority.store.line(name);
     if (!line) throw new NotFound(`line ${name} does not exist`);
     if (line.status === 'archived') throw new Conflict(`line ${name} is archived; an archived line is not exported`);
-    return this.mutex.runExclusive(() => this.sync(name));
+    void this.syncHook?.({ stage: 'requested', line: name, background });
+    return this.mutex.runExclusive(async () => {
+      await this.syncHook?.({ stage: 'started', line: name, background });
+      const done = await this.sync(name);
+      void this.syncHook?.({ stage: 'finished', line: name, background, written: done.written });
+      return done;
+    });
   }
 
   private async sync(name: string): Promise<LineExport> {
@@ -248,7 +306,13 @@ export class GitExporter {
       if (parent !== null && this.pack === null) await this.writeRef(name, parent);
     };
     try {
+      let turn = performance.now();
       for (let i = chain.length - 1; i >= 0; i--) {
+        if (performance.now() - turn >= TURN_MS) {
+          await nextTurn();
+          turn = performance.now();
+          if (this.stopped) throw new Error('the export stopped: the repository is closing');
+        }
         const id = chain[i];
         const { raw, record } = await this.commitFor(id, parent, builder, side);
         const commitId = gitId('commit', raw);

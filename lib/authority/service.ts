@@ -355,6 +355,8 @@ export class CairnService implements AuthorityHost, FeedHost {
       this.startDispatcher(index);
       this.startMirrorRunner(index);
       this.startQueue(index);
+      // Its exporter follows the lines from the start: an import exports in the background (docs/git.md "Clone and fetch").
+      if (this.gitRefresh) this.gitExporter(authority);
       this.authoritiesChanged();
     } catch (err) {
       const reason = (err as Error).message;
@@ -589,10 +591,11 @@ export class CairnService implements AuthorityHost, FeedHost {
     this.mirrorRunners.delete(index);
   }
 
-  /** Export a served line's moves in the background (docs/git.md "Clone and fetch"), for exporters made from now on and those made already. */
+  /** Export served and imported lines' moves in the background (docs/git.md "Clone and fetch"): every open authority's exporter, and each one opened later. */
   startGitRefresh(): void {
     this.gitRefresh = true;
     for (const [index, exporter] of this.gitExporters) exporter.watch(() => this.registry.get(index)?.lifecycle_kind === LIFECYCLE_ACTIVE);
+    for (const entry of this.authorities.values()) if (entry instanceof Authority) this.gitExporter(entry);
   }
 
   private stopBackground(): void {
