@@ -36,6 +36,8 @@ import { DEFAULT_MIRROR_POLICY } from '../authority/git-mirror-runner.js';
 import { Archiving, type ArchivingOptions } from '../authority/archiving.js';
 import { openS3Store } from '../archive/s3-store.js';
 import { DEFAULT_GRACE, parseDuration, parseRetention } from '../domain/archive-retention.js';
+import { fencedRefusal } from '../archive/archive-file.js';
+import { Layout } from '../store/layout.js';
 import { Follower, type FollowOptions } from '../authority/follower.js';
 import { DEFAULT_GIT_LIMITS, GitPlaces, type GitLimits } from '../http/git-places.js';
 
@@ -463,6 +465,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       };
       if (options.follow) {
         const f = options.follow;
+        // A fenced directory's history is no longer the archive's: following it, then a promotion, would write again.
+        const fenced = await fencedRefusal(service.layout.archiveFile, options.dataDir);
+        if (fenced !== null) throw new Error(fenced);
         const follower = new Follower(service, f);
         following = follower;
         service.readOnly = `read-only follower of ${follower.url}: writes go to the archive's writer; promote this server (cairn promote --server URL) to write here`;
@@ -728,6 +733,14 @@ export async function serve(argv: string[]): Promise<number> {
   if (values.follow !== undefined) {
     if (archive) throw new CliUsageError('--follow and --archive exclude each other: a follower ships only after its promotion');
     const url = String(values.follow);
+    const dataDir = path.resolve(String(values.data));
+    let fenced: string | null;
+    try {
+      fenced = await fencedRefusal(new Layout(dataDir).archiveFile, dataDir);
+    } catch (err) {
+      throw new CliUsageError(`--follow: ${(err as Error).message}`);
+    }
+    if (fenced !== null) throw new CliUsageError(`--follow: ${fenced}`);
     const store = await openArchiveStore('--follow', url);
     follow = { url, store, intervalMs: positive('follow-interval-ms', 3_600_000), shipIntervalMs: positive('archive-interval-ms', 3_600_000) };
     // Trimming old events would be a commit of the follower's own: its files change only by manifests.
