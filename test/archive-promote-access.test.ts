@@ -206,6 +206,16 @@ describe('who may promote a standby', function () {
       expect(tooShort.code).to.equal(2);
       expect(tooShort.stderr).to.match(/--promote-secret-file: the secret must be at least 16 characters/);
       expect(tooShort.stderr).to.not.include('tooshort-secret');
+      // Sent as Authorization: Bearer <secret>, a secret with whitespace (or outside printable ASCII) could never match.
+      for (const [name, text] of [['spaced', 'correct horse battery staple\n'], ['tabbed', `${'a'.repeat(10)}\t${'b'.repeat(10)}\n`], ['accented', `sécrétsécrétsécrét\n`]]) {
+        const file = path.join(dir, name!);
+        await fsp.writeFile(file, text!);
+        // A follow URL the store refuses: the old code got past the secret and stopped there.
+        const r = await cli(['serve', '--data', data, '--bind', '127.0.0.1:0', '--follow', 'ftp://b/p/', '--promote-secret-file', file]);
+        expect(r.code, name).to.equal(2);
+        expect(r.stderr, name).to.match(/--promote-secret-file: the secret must be printable ASCII without whitespace/);
+        expect(r.stderr, name).to.not.include(text!.trim().slice(0, 8));
+      }
       const missing = await cli(['serve', '--data', data, '--bind', '127.0.0.1:0', '--follow', 's3://b/p/', '--promote-secret-file', path.join(dir, 'none')]);
       expect(missing.code).to.equal(2);
       expect(missing.stderr).to.match(/--promote-secret-file: ENOENT/);

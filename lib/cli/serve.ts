@@ -247,7 +247,8 @@ Options:
                      look for new manifests this often (default 1000)
   --promote-secret-file FILE
                      with --follow: POST /archive/promote must carry the secret in FILE
-                     (its first line, 16 characters or more) as Authorization: Bearer
+                     (its first line: 16 or more printable ASCII characters, no
+                     whitespace) as Authorization: Bearer
                      (cairn promote --secret-file FILE); 401 otherwise. Without it only a
                      caller on this machine may promote: a loopback --bind, a loopback
                      peer, no web page or proxy, and no --ui-identity-header (403 otherwise;
@@ -512,8 +513,14 @@ export function checkGitLimits(l: GitLimits): GitLimits {
   return { ...l, perClient: Math.min(l.perClient, l.places), perRepository: Math.min(l.perRepository, l.places) };
 }
 
-/** A secret file's first line, trimmed: 16 characters or more. Its text is never in a message. */
-async function readSecretFile(flag: string, file: string): Promise<string> {
+/**
+ * A secret file's first line, trimmed: 16 characters or more. Its text is never in a message.
+ * `bearer`: it is sent as `Authorization: Bearer <secret>` (the promotion secret), where
+ * whitespace ends the token and a byte outside ASCII does not survive a header, so such a
+ * secret could never match: refused. (The ingress secret goes in a header value of its own,
+ * where inner spaces survive; the ingress, not cairn, sends it.)
+ */
+async function readSecretFile(flag: string, file: string, bearer = false): Promise<string> {
   let secret: string;
   try {
     secret = (await fsp.readFile(file, 'utf8')).split(/\r?\n/)[0]!.trim();
@@ -521,6 +528,7 @@ async function readSecretFile(flag: string, file: string): Promise<string> {
     throw new CliUsageError(`${flag}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
   if (secret.length < 16) throw new CliUsageError(`${flag}: the secret must be at least 16 characters`);
+  if (bearer && !/^[\x21-\x7e]+$/.test(secret)) throw new CliUsageError(`${flag}: the secret must be printable ASCII without whitespace (it is sent as Authorization: Bearer SECRET); make one with: head -c 32 /dev/urandom | base64`);
   return secret;
 }
 
@@ -728,7 +736,7 @@ export async function serve(argv: string[]): Promise<number> {
     throw new CliUsageError('--archive-config needs --archive or --follow');
   }
   if (values['promote-secret-file'] !== undefined && values.follow === undefined) throw new CliUsageError('--promote-secret-file needs --follow: only a follower is promoted');
-  const promoteSecret = values['promote-secret-file'] === undefined ? null : await readSecretFile('--promote-secret-file', String(values['promote-secret-file']));
+  const promoteSecret = values['promote-secret-file'] === undefined ? null : await readSecretFile('--promote-secret-file', String(values['promote-secret-file']), true);
   let follow: ServerOptions['follow'];
   if (values.follow !== undefined) {
     if (archive) throw new CliUsageError('--follow and --archive exclude each other: a follower ships only after its promotion');
