@@ -171,7 +171,8 @@ Options:
                      grant a secret to git mirrors under NAME (repeatable): the environment
                      variable VAR of this server, or the file PATH (one line: a token).
                      @INDEX,... limits it to those repositories, :HOST,... to those
-                     remote hosts. A mirror names the grant ("credential": "NAME"); it
+                     remote hosts. It is sent over https only; a HOST written
+                     http://HOST also allows plain http (the token in clear). A mirror names the grant ("credential": "NAME"); it
                      never names a variable or a file (docs/git.md "Mirror")
   --git-mirror-concurrency N
                      git mirror pushes at once, over all repositories (default 4)
