@@ -11,6 +11,9 @@ import { api, cli, register, startTestServer, tempDir, until, type TestServer } 
 import { MemoryObjectStore } from './memory-store.js';
 import { allKeys, commitContent, commitWorkflow } from './archive-fixture.js';
 import { claimGeneration } from '../lib/archive/generations.js';
+import { readArchiveFile, writeArchiveFile } from '../lib/archive/archive-file.js';
+import { startServer, type RunningServer } from '../lib/cli/serve.js';
+import { pino } from 'pino';
 
 const archiveOf = async (s: TestServer): Promise<any> => (await api(s.url, 'GET', '/healthz')).json.archive;
 const archiveFile = async (dir: string): Promise<any> => JSON.parse(await fsp.readFile(path.join(dir, 'archive.json'), 'utf8'));
@@ -131,5 +134,63 @@ describe('archive identity: one archive whatever its spelling; a fenced writer s
     expect(busy.code).to.equal(4);
     expect(busy.stderr).to.match(/in use by another cairn process/);
     expect(await fsp.readFile(path.join(dataDir, 'archive.json'), 'utf8')).to.equal(before);
+  });
+  /** A data directory whose archive.json records a fence (generation 2 fenced generation 1). */
+  const fencedDir = async (store: MemoryObjectStore): Promise<string> => {
+    const { dataDir } = await shippedWriter(store, 's3://cairn-test/site/');
+    await claimGeneration(store, 'promote', false);
+    const s = await start(dataDir, 's3://cairn-test/site/', store);
+    await until('fenced at start', async () => (await archiveOf(s))?.state === 'fenced');
+    await stop(s);
+    expect((await archiveFile(dataDir)).fenced?.by).to.equal('2');
+    return dataDir;
+  };
+
+  it('a fenced data directory cannot follow (and so be promoted) until cairn archive reclaim: serve --follow refuses it, claiming nothing', async () => {
+    const store = new MemoryObjectStore(false);
+    const dataDir = await fencedDir(store);
+    const before = await fsp.readFile(path.join(dataDir, 'archive.json'), 'utf8');
+    let follower: RunningServer | null = null;
+    try {
+      follower = await startServer({ host: '127.0.0.1', port: 0, dataDir, log: pino({ level: 'silent' }), ui: false, follow: { url: 's3://cairn-test/site/', store, intervalMs: 50 } });
+      const err = await follower.ready.then(() => null, (e: Error) => e);
+      expect(err?.message, 'the start is refused').to.match(/fenced.*cairn archive reclaim/);
+    } finally {
+      await follower?.stop();
+    }
+    expect(await claims(store)).to.deep.equal(['generations/00000000000000000001', 'generations/00000000000000000002']);
+    expect(await fsp.readFile(path.join(dataDir, 'archive.json'), 'utf8')).to.equal(before);
+    // The command line says so as a usage error, before it reaches the archive.
+    const r = await cli(['serve', '--data', dataDir, '--bind', '127.0.0.1:0', '--follow', 's3://cairn-test/site/']);
+    expect(r.code, r.stderr).to.equal(2);
+    expect(r.stderr).to.match(/fenced.*cairn archive reclaim/);
+    expect(await fsp.readFile(path.join(dataDir, 'archive.json'), 'utf8')).to.equal(before);
+  });
+
+  it('a follower whose directory is fenced under it is not promoted, and no rewrite of archive.json drops a fence (only reclaim clears it)', async () => {
+    const store = new MemoryObjectStore(false);
+    const dataDir = path.join(tempDir(), 'standby');
+    const follower = await startServer({ host: '127.0.0.1', port: 0, dataDir, log: pino({ level: 'silent' }), ui: false, follow: { url: 's3://cairn-test/site/', store, intervalMs: 50 } });
+    try {
+      await follower.ready;
+      // Forced interleaving: the directory records a fence while the server follows.
+      const fence = { by: '7', at: new Date().toISOString(), why: 'fenced: generation 7 was claimed after 6' };
+      await writeArchiveFile(path.join(dataDir, 'archive.json'), { url: 's3://cairn-test/site/', generation: '6', fenced: fence });
+      const res = await api(follower.url, 'POST', '/archive/promote', { contract: false });
+      expect(res.status, res.text).to.not.equal(200);
+      expect(res.json.error).to.match(/fenced.*cairn archive reclaim/);
+      expect(await claims(store), 'nothing claimed').to.deep.equal([]);
+      expect((await archiveFile(dataDir)).fenced).to.deep.equal(fence);
+    } finally {
+      await follower.stop();
+    }
+    // Any rewrite keeps the fence; only the explicit clear (cairn archive reclaim) drops it.
+    const file = path.join(tempDir(), 'archive.json');
+    const fence = { by: '3', at: '2026-01-01T00:00:00.000Z', why: 'fenced' };
+    await writeArchiveFile(file, { url: 's3://a/b/', generation: '2', fenced: fence });
+    await writeArchiveFile(file, { url: 's3://a/b/', generation: '9' });
+    expect(await readArchiveFile(file)).to.deep.equal({ url: 's3://a/b/', generation: '9', fenced: fence });
+    await writeArchiveFile(file, { url: 's3://a/b/', generation: '0' }, { clearFence: true });
+    expect(await readArchiveFile(file)).to.deep.equal({ url: 's3://a/b/', generation: '0' });
   });
 });

@@ -153,6 +153,22 @@ describe('who may promote a standby', function () {
       await promoted(s, base, await api(base, 'POST', '/archive/promote'));
     });
 
+    it('refuses a request carrying any header a proxy adds (Via, X-Forwarded-Proto, True-Client-IP, …): 403, nothing written', async () => {
+      const s = await start({ host: '127.0.0.1' });
+      const base = s.server.url;
+      const proxied: Record<string, string> = {
+        via: '1.1 proxy.example', 'x-forwarded-proto': 'https', 'x-forwarded-port': '443', 'x-forwarded-host': 'cairn.example',
+        'x-client-ip': '203.0.113.9', 'true-client-ip': '203.0.113.9', 'cf-connecting-ip': '203.0.113.9',
+        'x-original-forwarded-for': '203.0.113.9', 'client-ip': '203.0.113.9',
+      };
+      for (const [name, value] of Object.entries(proxied)) {
+        const res = await api(base, 'POST', '/archive/promote', { headers: { [name]: value } });
+        expect(res.status, `${name}: ${res.text}`).to.equal(403);
+        expect(res.json.error, name).to.match(/proxy.*--promote-secret-file/);
+      }
+      await stillFollows(s, base);
+    });
+
     it('behind a front door (an identity header is believed): 403 without a promotion secret, naming how to configure one', async () => {
       const s = await start({ host: '127.0.0.1', identity: { header: 'X-Cairn-User', trustFrom: ['127.0.0.1'] } });
       const base = s.server.url;
@@ -190,6 +206,16 @@ describe('who may promote a standby', function () {
       expect(tooShort.code).to.equal(2);
       expect(tooShort.stderr).to.match(/--promote-secret-file: the secret must be at least 16 characters/);
       expect(tooShort.stderr).to.not.include('tooshort-secret');
+      // Sent as Authorization: Bearer <secret>, a secret with whitespace (or outside printable ASCII) could never match.
+      for (const [name, text] of [['spaced', 'correct horse battery staple\n'], ['tabbed', `${'a'.repeat(10)}\t${'b'.repeat(10)}\n`], ['accented', `sécrétsécrétsécrét\n`]]) {
+        const file = path.join(dir, name!);
+        await fsp.writeFile(file, text!);
+        // A follow URL the store refuses: the old code got past the secret and stopped there.
+        const r = await cli(['serve', '--data', data, '--bind', '127.0.0.1:0', '--follow', 'ftp://b/p/', '--promote-secret-file', file]);
+        expect(r.code, name).to.equal(2);
+        expect(r.stderr, name).to.match(/--promote-secret-file: the secret must be printable ASCII without whitespace/);
+        expect(r.stderr, name).to.not.include(text!.trim().slice(0, 8));
+      }
       const missing = await cli(['serve', '--data', data, '--bind', '127.0.0.1:0', '--follow', 's3://b/p/', '--promote-secret-file', path.join(dir, 'none')]);
       expect(missing.code).to.equal(2);
       expect(missing.stderr).to.match(/--promote-secret-file: ENOENT/);

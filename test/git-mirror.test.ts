@@ -161,7 +161,7 @@ function addMirror(url: string, repo: number, body: Record<string, unknown>): Pr
     process.env.CAIRN_TEST_MIRROR_TOKEN = TOKEN;
     backend = await httpBackend(remotes, TOKEN);
     open = await httpBackend(remotes, null);
-    s = await startTestServer(undefined, { gitMirrors: { fileRoot: remotes, allow: ['127.0.0.1', 'localhost'], backoffBaseMs: 50, credentials: ['token=env:CAIRN_TEST_MIRROR_TOKEN'] } });
+    s = await startTestServer(undefined, { gitMirrors: { fileRoot: remotes, allow: ['127.0.0.1', 'localhost'], backoffBaseMs: 50, credentials: ['token=env:CAIRN_TEST_MIRROR_TOKEN', 'token-http:http://127.0.0.1=env:CAIRN_TEST_MIRROR_TOKEN'] } });
   });
   after(async () => {
     await s.stop();
@@ -207,9 +207,13 @@ function addMirror(url: string, repo: number, body: Record<string, unknown>): Pr
     expect(failing.last_error).to.match(/ls-remote failed/);
     expect(failing.next_attempt_at_ms).to.be.a('number');
     expect(await refOf(remote, 'refs/heads/dev')).to.equal(null);
-    const res = await addMirror(s.url, repo, { line: 'dev', url: `${backend.url}/http.git`.replace('http://', 'http://x-access-token@'), credential: 'token' });
+    // A grant that does not allow http is refused for an http remote: its token would go in clear.
+    const clear = await addMirror(s.url, repo, { line: 'dev', url: `${backend.url}/http.git`, credential: 'token' });
+    expect(clear.status, clear.text).to.equal(400);
+    expect(clear.json.error).to.match(/credential token is sent only over https.*http:\/\/HOST/);
+    const res = await addMirror(s.url, repo, { line: 'dev', url: `${backend.url}/http.git`.replace('http://', 'http://x-access-token@'), credential: 'token-http' });
     expect(res.status, res.text).to.equal(201);
-    expect(res.json.mirror.credential).to.equal('token');
+    expect(res.json.mirror.credential).to.equal('token-http');
     await untilMirrored(s.url, repo, 'mirror-2', () => refOf(remote, 'refs/heads/dev'));
     expect(backend.auth.some((a) => a === `Basic ${Buffer.from(`x-access-token:${TOKEN}`).toString('base64')}`)).to.equal(true);
     await advance();
@@ -358,7 +362,7 @@ function addMirror(url: string, repo: number, body: Record<string, unknown>): Pr
   let backend: Backend;
   let remotes: string;
   let data: string;
-  const grants = (repo: number) => [`deploy=env:CAIRN_TEST_GRANTED_TOKEN`, `scoped@${repo + 100}=env:CAIRN_TEST_GRANTED_TOKEN`, `pinned:example.org=env:CAIRN_TEST_GRANTED_TOKEN`];
+  const grants = (repo: number) => [`deploy:http://127.0.0.1=env:CAIRN_TEST_GRANTED_TOKEN`, `scoped@${repo + 100}=env:CAIRN_TEST_GRANTED_TOKEN`, `pinned:example.org=env:CAIRN_TEST_GRANTED_TOKEN`, `tls:127.0.0.1=env:CAIRN_TEST_GRANTED_TOKEN`, `anyhost=env:CAIRN_TEST_GRANTED_TOKEN`];
 
   before(async () => {
     const root = tempDir('cairn-mirror-grant-');
@@ -392,6 +396,8 @@ function addMirror(url: string, repo: number, body: Record<string, unknown>): Pr
       ['scoped', /credential scoped is granted to repository 100, not to repository 0/],
       ['pinned', /credential pinned is granted for host example\.org; the url's host 127\.0\.0\.1 is not one of them/],
       ['../etc/passwd', /credential must be the name of a grant/],
+      ['tls', /credential tls is sent only over https; the url is http:\/\/ \(a grant allows http for a host written http:\/\/HOST/],
+      ['anyhost', /credential anyhost is sent only over https/],
     ];
     const before = backend.auth.length;
     for (const [credential, message] of cases) {
@@ -424,6 +430,27 @@ function addMirror(url: string, repo: number, body: Record<string, unknown>): Pr
     });
     expect(m.last_error).to.match(/credential deploy is not granted by this server/);
     expect(backend.auth.length).to.equal(sent);
+    expect(await refOf(remote, 'refs/heads/dev')).to.equal(was);
+  });
+
+  it('a stored http mirror whose grant no longer allows http fails its pushes naming the rule, and sends nothing', async () => {
+    await s!.stop();
+    // The same grant name, now https only: the push re-checks the scheme before sending the token.
+    s = await startTestServer(data, { gitMirrors: { allow: ['127.0.0.1'], backoffBaseMs: 50, credentials: ['deploy:127.0.0.1=env:CAIRN_TEST_GRANTED_TOKEN'] } });
+    const sent = backend.auth.length;
+    const remote = path.join(remotes, 'granted.git');
+    const was = await refOf(remote, 'refs/heads/dev');
+    const dir = path.join(tempDir('cairn-mirror-wc-'), 'tree');
+    await fsp.mkdir(dir, { recursive: true });
+    await fsp.writeFile(path.join(dir, 'later2.txt'), 'later still\n');
+    await push({ server: s.url, repo: 0, line: 'dev', dir, moveLine: true, progress: false, message: 'later still' });
+    const m = await until('the mirror to push or fail for its scheme', async () => {
+      const x = await mirrorOf(s!.url, 0, 'mirror-1');
+      return x.state === 'ok' || /https/.test(x.last_error ?? '') ? x : null;
+    });
+    expect(m.state).to.equal('retrying');
+    expect(m.last_error).to.match(/credential deploy is sent only over https/);
+    expect(backend.auth.length, 'no credential sent').to.equal(sent);
     expect(await refOf(remote, 'refs/heads/dev')).to.equal(was);
   });
 });
@@ -518,7 +545,7 @@ async function silentServer(): Promise<{ port: number; open: () => number; accep
     await fsp.writeFile(path.join(creds, 'remote-token'), `${TOKEN}\n`, { mode: 0o600 });
     const remote = await bareRemote(path.join(remotes, 'kill.git'));
     backend = await httpBackend(remotes, TOKEN);
-    const flags = ['--git-mirror-allow', '127.0.0.1', '--git-mirror-credential', `remote-token=file:${path.join(creds, 'remote-token')}`, '--git-mirror-backoff-ms', '100', '--log-format', 'json'];
+    const flags = ['--git-mirror-allow', '127.0.0.1', '--git-mirror-credential', `remote-token:http://127.0.0.1=file:${path.join(creds, 'remote-token')}`, '--git-mirror-backoff-ms', '100', '--log-format', 'json'];
     child = await spawnServer(data, flags);
     const repo = await registerRepo(child.url, 'mirror-kill');
     const advance = lineWriter(child.url, repo, 'dev');
@@ -581,6 +608,16 @@ describe('git mirror rules (lib/domain/git-mirrors.ts)', () => {
     expect(grantRefusal(grants, 'hub', 4, 'https://evil.example/r.git')).to.match(/host evil\.example is not one of them/);
     expect(grantRefusal(grants, 'hub', 4, 'file:///srv/r.git')).to.match(/is not one of them/);
     expect(grantRefusal(grants, 'env:A', 4, 'https://github.com/r.git')).to.match(/not granted/);
+    // The scheme: a credential goes over https only, unless the grant writes a host as http://HOST.
+    expect(grantRefusal(grants, 'hub', 4, 'http://github.com/r.git')).to.match(/sent only over https/);
+    expect(grantRefusal(grants, 'any', 9, 'http://example.com/r.git')).to.match(/sent only over https/);
+    expect(parseCredentialGrant('ci:http://CI.local,https://github.com,gitlab.com=env:A')).to.deep.equal({ name: 'ci', source: { kind: 'env', variable: 'A' }, repositories: null, hosts: ['ci.local', 'github.com', 'gitlab.com'], httpHosts: ['ci.local'] });
+    for (const bad of ['ci:ftp://x=env:A', 'ci:http://=env:A', 'ci:http://x/y=env:A', 'ci:http://x:80=env:A']) expect(() => parseCredentialGrant(bad), bad).to.throw(Invalid);
+    const mixed = credentialGrants(['ci:http://ci.local,github.com=env:A']);
+    expect(grantRefusal(mixed, 'ci', 0, 'http://ci.local/r.git')).to.equal(null);
+    expect(grantRefusal(mixed, 'ci', 0, 'https://ci.local/r.git')).to.equal(null);
+    expect(grantRefusal(mixed, 'ci', 0, 'HTTP://CI.LOCAL:8080/r.git')).to.equal(null);
+    expect(grantRefusal(mixed, 'ci', 0, 'http://github.com/r.git')).to.match(/credential ci is sent only over https/);
     expect(scrubbed('fatal: Authorization: Basic abc; token s3cr3t-value here', ['s3cr3t-value'])).to.equal('fatal: Authorization: ***');
     expect(scrubbed('x'.repeat(600), []).length).to.equal(500);
   });

@@ -60,6 +60,23 @@ export async function readArchiveFile(file: string): Promise<ArchiveFile | null>
   return out;
 }
 
-export async function writeArchiveFile(file: string, value: ArchiveFile): Promise<void> {
-  await writeFileDurable(file, `${JSON.stringify(value)}\n`);
+/**
+ * Write archive.json. A fence already recorded there is kept whatever `value` says (a claim, a
+ * promotion): only `clearFence` (`cairn archive reclaim`) drops it, so no rewrite un-fences a
+ * directory by leaving the field out. An unreadable file is an error, never a silent un-fence.
+ */
+export async function writeArchiveFile(file: string, value: ArchiveFile, opts: { clearFence?: boolean } = {}): Promise<void> {
+  let out = value;
+  if (!opts.clearFence && value.fenced === undefined) {
+    const before = await readArchiveFile(file);
+    if (before?.fenced) out = { ...value, fenced: before.fenced };
+  }
+  await writeFileDurable(file, `${JSON.stringify(out)}\n`);
+}
+
+/** Why a data directory may not follow (and so be promoted): a newer writer fenced it; else null. */
+export async function fencedRefusal(file: string, dataDir: string): Promise<string | null> {
+  const local = await readArchiveFile(file);
+  if (!local?.fenced) return null;
+  return `${dataDir} was fenced by generation ${local.fenced.by} of ${local.url} (recorded in archive.json at ${local.fenced.at}): it may neither follow nor be promoted until cairn archive reclaim --data ${dataDir}`;
 }

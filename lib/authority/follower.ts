@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { claimGeneration, ensureArchiveId } from '../archive/generations.js';
 import type { ObjectStore } from '../archive/object-store.js';
 import { applyManifest, findManifest, listArchivedRepositories } from '../archive/restore.js';
-import { writeArchiveFile } from '../archive/archive-file.js';
+import { fencedRefusal, writeArchiveFile } from '../archive/archive-file.js';
 import { canonicalArchiveUrl } from '../archive/archive-url.js';
 import { Busy, Conflict } from '../domain/errors.js';
 import { mkdirDurable } from '../store/durable.js';
@@ -165,6 +165,9 @@ export class Follower {
       const conditional = await this.o.store.conditionalPut();
       const archiveId = await ensureArchiveId(this.o.store, conditional);
       given();
+      // A directory fenced since it started following (archive.json says so) claims nothing.
+      const fenced = await fencedRefusal(this.service.layout.archiveFile, this.service.layout.root);
+      if (fenced !== null) throw new Error(fenced);
       claiming = true;
       const claim = await claimGeneration(this.o.store, 'promote', conditional);
       claiming = false;

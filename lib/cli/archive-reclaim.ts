@@ -53,7 +53,7 @@ export async function archiveReclaimCommand(argv: string[]): Promise<number> {
     before = read;
     const { fenced: _fenced, ...rest } = read;
     after = { ...rest, generation: '0', reclaimed_at: new Date().toISOString() };
-    await writeArchiveFile(layout.archiveFile, after);
+    await writeArchiveFile(layout.archiveFile, after, { clearFence: true });
   } finally {
     await lock.release();
   }

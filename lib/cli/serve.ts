@@ -36,6 +36,8 @@ import { DEFAULT_MIRROR_POLICY } from '../authority/git-mirror-runner.js';
 import { Archiving, type ArchivingOptions } from '../authority/archiving.js';
 import { openS3Store } from '../archive/s3-store.js';
 import { DEFAULT_GRACE, parseDuration, parseRetention } from '../domain/archive-retention.js';
+import { fencedRefusal } from '../archive/archive-file.js';
+import { Layout } from '../store/layout.js';
 import { Follower, type FollowOptions } from '../authority/follower.js';
 import { DEFAULT_GIT_LIMITS, GitPlaces, type GitLimits } from '../http/git-places.js';
 
@@ -169,7 +171,8 @@ Options:
                      grant a secret to git mirrors under NAME (repeatable): the environment
                      variable VAR of this server, or the file PATH (one line: a token).
                      @INDEX,... limits it to those repositories, :HOST,... to those
-                     remote hosts. A mirror names the grant ("credential": "NAME"); it
+                     remote hosts. It is sent over https only; a HOST written
+                     http://HOST also allows plain http (the token in clear). A mirror names the grant ("credential": "NAME"); it
                      never names a variable or a file (docs/git.md "Mirror")
   --git-mirror-concurrency N
                      git mirror pushes at once, over all repositories (default 4)
@@ -245,7 +248,8 @@ Options:
                      look for new manifests this often (default 1000)
   --promote-secret-file FILE
                      with --follow: POST /archive/promote must carry the secret in FILE
-                     (its first line, 16 characters or more) as Authorization: Bearer
+                     (its first line: 16 or more printable ASCII characters, no
+                     whitespace) as Authorization: Bearer
                      (cairn promote --secret-file FILE); 401 otherwise. Without it only a
                      caller on this machine may promote: a loopback --bind, a loopback
                      peer, no web page or proxy, and no --ui-identity-header (403 otherwise;
@@ -463,6 +467,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       };
       if (options.follow) {
         const f = options.follow;
+        // A fenced directory's history is no longer the archive's: following it, then a promotion, would write again.
+        const fenced = await fencedRefusal(service.layout.archiveFile, options.dataDir);
+        if (fenced !== null) throw new Error(fenced);
         const follower = new Follower(service, f);
         following = follower;
         service.readOnly = `read-only follower of ${follower.url}: writes go to the archive's writer; promote this server (cairn promote --server URL) to write here`;
@@ -507,8 +514,14 @@ export function checkGitLimits(l: GitLimits): GitLimits {
   return { ...l, perClient: Math.min(l.perClient, l.places), perRepository: Math.min(l.perRepository, l.places) };
 }
 
-/** A secret file's first line, trimmed: 16 characters or more. Its text is never in a message. */
-async function readSecretFile(flag: string, file: string): Promise<string> {
+/**
+ * A secret file's first line, trimmed: 16 characters or more. Its text is never in a message.
+ * `bearer`: it is sent as `Authorization: Bearer <secret>` (the promotion secret), where
+ * whitespace ends the token and a byte outside ASCII does not survive a header, so such a
+ * secret could never match: refused. (The ingress secret goes in a header value of its own,
+ * where inner spaces survive; the ingress, not cairn, sends it.)
+ */
+async function readSecretFile(flag: string, file: string, bearer = false): Promise<string> {
   let secret: string;
   try {
     secret = (await fsp.readFile(file, 'utf8')).split(/\r?\n/)[0]!.trim();
@@ -516,6 +529,7 @@ async function readSecretFile(flag: string, file: string): Promise<string> {
     throw new CliUsageError(`${flag}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
   if (secret.length < 16) throw new CliUsageError(`${flag}: the secret must be at least 16 characters`);
+  if (bearer && !/^[\x21-\x7e]+$/.test(secret)) throw new CliUsageError(`${flag}: the secret must be printable ASCII without whitespace (it is sent as Authorization: Bearer SECRET); make one with: head -c 32 /dev/urandom | base64`);
   return secret;
 }
 
@@ -723,11 +737,19 @@ export async function serve(argv: string[]): Promise<number> {
     throw new CliUsageError('--archive-config needs --archive or --follow');
   }
   if (values['promote-secret-file'] !== undefined && values.follow === undefined) throw new CliUsageError('--promote-secret-file needs --follow: only a follower is promoted');
-  const promoteSecret = values['promote-secret-file'] === undefined ? null : await readSecretFile('--promote-secret-file', String(values['promote-secret-file']));
+  const promoteSecret = values['promote-secret-file'] === undefined ? null : await readSecretFile('--promote-secret-file', String(values['promote-secret-file']), true);
   let follow: ServerOptions['follow'];
   if (values.follow !== undefined) {
     if (archive) throw new CliUsageError('--follow and --archive exclude each other: a follower ships only after its promotion');
     const url = String(values.follow);
+    const dataDir = path.resolve(String(values.data));
+    let fenced: string | null;
+    try {
+      fenced = await fencedRefusal(new Layout(dataDir).archiveFile, dataDir);
+    } catch (err) {
+      throw new CliUsageError(`--follow: ${(err as Error).message}`);
+    }
+    if (fenced !== null) throw new CliUsageError(`--follow: ${fenced}`);
     const store = await openArchiveStore('--follow', url);
     follow = { url, store, intervalMs: positive('follow-interval-ms', 3_600_000), shipIntervalMs: positive('archive-interval-ms', 3_600_000) };
     // Trimming old events would be a commit of the follower's own: its files change only by manifests.

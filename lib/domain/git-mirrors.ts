@@ -148,6 +148,8 @@ export interface CredentialGrant {
   source: { kind: 'env'; variable: string } | { kind: 'file'; path: string };
   repositories: number[] | null;
   hosts: string[] | null;
+  /** Hosts the grant wrote as `http://HOST`: the only ones its secret may reach over plain http (absent: none). */
+  httpHosts?: string[];
 }
 
 /** The grants of a server, by name. */
@@ -155,7 +157,7 @@ export type CredentialGrants = ReadonlyMap<string, CredentialGrant>;
 
 export const NO_GRANTS: CredentialGrants = new Map();
 
-const GRANT_FORM = 'NAME[@INDEX,...][:HOST,...]=env:VAR or =file:PATH';
+const GRANT_FORM = 'NAME[@INDEX,...][:HOST,...]=env:VAR or =file:PATH, a HOST written http://HOST allowing plain http to it';
 
 /** A grant as the command line gives it; throws Invalid naming what is wrong (never repeating a secret: none is given here). */
 export function parseCredentialGrant(text: string): CredentialGrant {
@@ -176,10 +178,15 @@ export function parseCredentialGrant(text: string): CredentialGrant {
     });
   }
   let hosts: string[] | null = null;
+  const httpHosts: string[] = [];
   if (colon >= 0) {
-    hosts = left.slice(colon + 1).split(',').map((h) => {
+    hosts = left.slice(colon + 1).split(',').map((written) => {
+      // `http://HOST` opts that host into plain http (the secret then travels in clear); `https://HOST` is HOST.
+      const scheme = /^(https?):\/\//i.exec(written);
+      const h = scheme ? written.slice(scheme[0].length) : written;
       const canonical = canonicalMirrorHost(h);
-      if (canonical === null) throw new Invalid(`grant "${left}": "${h}" is not a host name or address`);
+      if (canonical === null) throw new Invalid(`grant "${left}": "${written}" is not a host name or address (HOST, or http://HOST to allow plain http)`);
+      if (scheme && scheme[1]!.toLowerCase() === 'http') httpHosts.push(canonical);
       return canonical;
     });
   }
@@ -193,7 +200,7 @@ export function parseCredentialGrant(text: string): CredentialGrant {
     if (!path.isAbsolute(m[2]) || m[2].includes('\0')) throw new Invalid(`grant ${name}: file:PATH: PATH must be an absolute path`);
     source = { kind: 'file', path: m[2] };
   }
-  return { name, source, repositories, hosts };
+  return { name, source, repositories, hosts, ...(httpHosts.length ? { httpHosts } : {}) };
 }
 
 /** Grants by name; a name given twice is refused. */
@@ -249,6 +256,19 @@ export function grantRefusal(grants: CredentialGrants, name: string, repositoryI
       // No host: refused below.
     }
     if (!g.hosts.includes(host)) return `credential ${name} is granted for host${g.hosts.length === 1 ? '' : 's'} ${g.hosts.join(', ')}; the url's host ${host || '(none)'} is not one of them`;
+  }
+  // Plain http would carry the secret in clear (basic auth): only to a host the grant wrote as http://HOST.
+  let scheme = '';
+  let host = '';
+  try {
+    const u = new URL(url);
+    scheme = u.protocol;
+    host = bracketless(u.hostname);
+  } catch {
+    // Not a URL: validateMirrorUrl refuses it first.
+  }
+  if (scheme === 'http:' && !(g.httpHosts ?? []).includes(host)) {
+    return `credential ${name} is sent only over https; the url is http:// (a grant allows http for a host written http://HOST: cairn serve --git-mirror-credential ${name}:http://${host || 'HOST'}=…)`;
   }
   return null;
 }

@@ -4,8 +4,8 @@
 //  - with a promotion secret (`serve --promote-secret-file`), the request must carry it as
 //    `Authorization: Bearer <secret>`, from wherever it comes: 401 otherwise;
 //  - without one, only a caller on this machine: a loopback listener, a loopback peer, no web
-//    page (Origin, Sec-Fetch-Site) and no proxy (Forwarded, X-Forwarded-For, X-Real-IP) in
-//    between. A server that believes an identity header from a front door refuses it outright:
+//    page (Origin, Sec-Fetch-Site) and no proxy header (PROXY_HEADERS: Forwarded, Via,
+//    X-Forwarded-*, X-Real-IP, True-Client-IP, …) in between. A server that believes an identity header from a front door refuses it outright:
 //    the front door dials from loopback too, on behalf of anyone who reaches it. 403 otherwise.
 // The secret is compared as digests in constant time, and never echoed or logged.
 import type { IncomingMessage } from 'node:http';
@@ -40,7 +40,13 @@ export function isLoopbackAddress(address: string): boolean {
 const CHALLENGE = 'Bearer realm="cairn promote"';
 const HOW = 'cairn promote --server URL --secret-file FILE sends it';
 const CONFIGURE = 'start the standby with --promote-secret-file FILE (a random secret, readable by the server only) and promote with cairn promote --secret-file FILE';
-const PROXY_HEADERS = ['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-real-ip'];
+// Headers some proxy or CDN adds on the way in (lower case, as Node names them). A proxy on this
+// machine that adds none of them still looks local: docs/operations.md "Who may promote".
+const PROXY_HEADERS: readonly string[] = [
+  'forwarded', 'via',
+  'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-forwarded-port', 'x-original-forwarded-for',
+  'x-real-ip', 'x-client-ip', 'client-ip', 'true-client-ip', 'cf-connecting-ip',
+];
 
 const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
 
@@ -68,7 +74,8 @@ export function checkPromotion(req: IncomingMessage, access: PromoteAccess): voi
   if (req.headers.origin !== undefined || req.headers['sec-fetch-site'] !== undefined) {
     throw new Forbidden('a promotion from a web page is refused: run cairn promote --server URL on the standby\'s machine');
   }
-  if (PROXY_HEADERS.some((h) => req.headers[h] !== undefined)) {
-    throw new Forbidden(`a promotion forwarded by a proxy (Forwarded, X-Forwarded-For, X-Real-IP) may come from anywhere: it needs a promotion secret; ${CONFIGURE}`);
+  const proxied = PROXY_HEADERS.find((h) => req.headers[h] !== undefined);
+  if (proxied !== undefined) {
+    throw new Forbidden(`a promotion forwarded by a proxy (it carries ${proxied}) may come from anywhere: it needs a promotion secret; ${CONFIGURE}`);
   }
 }
