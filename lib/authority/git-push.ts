@@ -257,8 +257,9 @@ async function pushOne(authority: Authority, objects: GitObjects, c: PushCommand
     return refuse('the server failed to write this push (see its log)');
   } finally {
     await converter.discard();
-    // A pack no commit adopted (the push was refused, or held nothing new) goes at once.
-    if (staged && !authority.store.isCommittedPack(PACK_KIND_OBJECT, staged.pack_id)) {
+    // Let go of the staged pack: one no commit adopted (the push was refused) goes once no other
+    // push of the same bytes holds it.
+    if (staged) {
       await authority.store.dropStagedPack(PACK_KIND_OBJECT, staged.pack_id).catch((err: Error) => o.log.warn({ pack_id: staged!.pack_id, error: err.message }, 'a staged pack of a refused push was not removed; it expires'));
     }
   }
