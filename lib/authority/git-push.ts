@@ -54,6 +54,11 @@ export interface PushReceipt {
 export interface ReceiveOptions {
   /** The shadow repository's directory: its objects are the quarantine's alternates. */
   shadowDir: string;
+  /**
+   * The one ref the push's URL serves (`refs/heads/<line>`), or undefined when it serves every
+   * ref: a pushed commit borrows from the shadow only what that reaches (firstBorrowedUnserved).
+   */
+  servedRef: string | undefined;
   /** Where quarantines are made (Layout.gitQuarantineDir). */
   quarantineRoot: string;
   /** The request body, gzip already undone. */
@@ -132,22 +137,23 @@ async function makeQuarantine(dir: string): Promise<void> {
 const borrowing = (shadowDir: string): Record<string, string> => ({ GIT_ALTERNATE_OBJECT_DIRECTORIES: path.join(shadowDir, 'objects') });
 
 /**
- * The first object `commitId` reaches that the push did not bring and `line`'s served head
- * (refs/heads/<line> of the shadow) does not reach, or null. A line's URL serves only what the
- * line reaches (docs/git.md): a pushed tree naming a tree or blob of another line by id must not
- * borrow it from the shadow. git's client sends every object the advertised head does not reach,
- * so an honest push always passes. Streams: `git rev-list --objects` (borrowing) lists what the
- * commit reaches beyond the head; `git cat-file --batch-check` on the quarantine alone (not
- * borrowing) says which of them the push did not bring.
+ * The first object `commitId` reaches that the push did not bring and the URL's served ref
+ * (`servedRef` of the shadow; every branch when undefined) does not reach, or null. A line's URL
+ * serves only what the line reaches (docs/git.md): a pushed tree naming a tree or blob of another
+ * line by id must not borrow it from the shadow. git's client sends every object the advertised
+ * refs do not reach, so an honest push always passes. Streams: `git rev-list --objects`
+ * (borrowing) lists what the commit reaches beyond the served tips; `git cat-file
+ * --batch-check` on the quarantine alone (not borrowing) says which of them the push lacks.
  */
-async function firstBorrowedUnserved(dir: string, shadowDir: string, commitId: string, line: string): Promise<string | null> {
+async function firstBorrowedUnserved(dir: string, shadowDir: string, commitId: string, servedRef: string | undefined): Promise<string | null> {
   const shadowEnv = { ...gitEnv(path.dirname(shadowDir), []), GIT_DIR: shadowDir };
-  const head = await new Promise<string | null>((resolve) => {
-    const p = spawn(gitBinary(), ['rev-parse', '--verify', '-q', `refs/heads/${line}^{commit}`], { env: shadowEnv, cwd: shadowDir, stdio: ['ignore', 'pipe', 'ignore'] });
+  const args = servedRef === undefined ? ['for-each-ref', '--format=%(objectname)', 'refs/heads/'] : ['rev-parse', '--verify', '-q', `${servedRef}^{commit}`];
+  const tips = await new Promise<string[]>((resolve) => {
+    const p = spawn(gitBinary(), args, { env: shadowEnv, cwd: shadowDir, stdio: ['ignore', 'pipe', 'ignore'] });
     let out = '';
     p.stdout.on('data', (c: Buffer) => { out += c.toString('latin1'); });
-    p.once('error', () => resolve(null));
-    p.once('close', (code) => resolve(code === 0 ? out.trim() : null));
+    p.once('error', () => resolve([]));
+    p.once('close', (code) => resolve(code === 0 ? out.split('\n').filter((l) => /^[0-9a-f]{40}$/.test(l)) : []));
   });
   const env = { ...gitEnv(path.dirname(dir), []), GIT_DIR: dir };
   const list = spawn(gitBinary(), ['rev-list', '--objects', '--stdin'], { env: { ...env, ...borrowing(shadowDir) }, cwd: dir, stdio: ['pipe', 'pipe', 'ignore'] });
@@ -155,7 +161,7 @@ async function firstBorrowedUnserved(dir: string, shadowDir: string, commitId: s
   const stop = () => { list.kill('SIGKILL'); check.kill('SIGKILL'); };
   list.stdin.on('error', () => {});
   check.stdin.on('error', () => {});
-  list.stdin.end(head === null ? `${commitId}\n` : `${commitId}\n^${head}\n`);
+  list.stdin.end([commitId, ...tips.map((t) => `^${t}`)].join('\n') + '\n');
   const listed = new Promise<number | null>((resolve) => { list.once('error', () => resolve(null)); list.once('close', (code) => resolve(code)); });
   // rev-list's "<id> <path>" lines become cat-file's ids, streamed (never held whole).
   void pipeline(list.stdout, async function* (lines: AsyncIterable<Buffer>) {
@@ -290,8 +296,9 @@ async function pushOne(authority: Authority, objects: GitObjects, c: PushCommand
   if (!line) return refuse(`line ${target.line} does not exist`);
   if (line.status === 'archived') return refuse(`line ${target.line} is archived`);
   if (/^[0-9a-f]{40}$/.test(c.newId)) {
-    const borrowed = await firstBorrowedUnserved(dir, o.shadowDir, c.newId, target.line);
-    if (borrowed !== null) return refuse(`object ${borrowed.slice(0, 40)} is neither in the push nor reachable from ${target.line}: push it (fetch ${target.line} and rebase)`);
+    const borrowed = await firstBorrowedUnserved(dir, o.shadowDir, c.newId, o.servedRef);
+    const served = o.servedRef === undefined ? 'the served branches' : o.servedRef.replace(/^refs\/heads\//, '');
+    if (borrowed !== null) return refuse(`object ${borrowed.slice(0, 40)} is neither in the push nor reachable from ${served}: push it`);
   }
   const converter = new Converter(authority, objects);
   let staged: { pack_id: string; entries: PackEntry[] } | null = null;

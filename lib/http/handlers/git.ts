@@ -77,7 +77,7 @@ export const gitReceivePack: Handler = async (ctx) => {
   const identity = typeof ctx.koa.state.identity === 'string' ? ctx.koa.state.identity : null;
   const base = `${ctx.koa.protocol}://${ctx.koa.host}`;
   return receiveForReview(ctx.koa, Math.min(ctx.limit, pushLimit()), servingOf(ctx), async (body, signal) => {
-    const receipt = await receivePush(authority, { shadowDir: shadow.repoDir, quarantineRoot: ctx.service.layout.gitQuarantineDir, body, parse: parsePushCommands, identity, log: ctx.service.log, signal });
+    const receipt = await receivePush(authority, { shadowDir: shadow.repoDir, servedRef: shadow.ref, quarantineRoot: ctx.service.layout.gitQuarantineDir, body, parse: parsePushCommands, identity, log: ctx.service.log, signal });
     const outcomes: ReviewOutcome[] = receipt.outcomes.map((o) => {
       if (!o.ok) return o;
       const { change, patchset, created } = o.result;
