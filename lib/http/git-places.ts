@@ -1,11 +1,12 @@
 // The places git serving has (docs/operations.md "Git serving limits"): every clone, fetch and
 // push runs git processes whose memory grows with the repository, so at most `places` run at
-// once. They are shared: one client (its identity, or its address) holds at most `perClient`,
+// once. They are shared: one client (its identity, or its address: an IPv6 one's /64) holds at most `perClient`,
 // one repository at most `perRepository`. A request that finds no place it may take waits in a
 // queue (first come, first served among those a freed place fits) for up to `queueMs`, then is
 // refused 503; so does one that finds the queue full. And a request body must keep coming:
 // `bodyGuard` cuts one that stalls or trickles (408), so a slow client cannot hold a place for
-// the whole request timeout.
+// the whole request timeout; an answer the client stops reading is cut as well
+// (git-http-backend.ts).
 import { isIP } from 'node:net';
 import { Transform, type Readable } from 'node:stream';
 import { Busy, RequestTimeout, TooLarge } from '../domain/errors.js';
