@@ -364,6 +364,50 @@ function emptyPack(): Buffer {
     expect(await fsp.readdir(path.join(data, 'git-shadow', 'quarantine')).catch(() => [])).to.deep.equal([]);
   });
 
+  it('refuses a pushed tree naming a blob of another line it did not bring (nothing is borrowed from the shadow); an honest push still passes', async () => {
+    // Line `secret` (exported, so its blob is in the shadow) holds what main's URL must not give out.
+    const secretSrc = path.join(tempDir('cairn-git-'), 'secret');
+    await fsp.mkdir(secretSrc, { recursive: true });
+    git(secretSrc, ['init', '-q', '-b', 'main']);
+    await fsp.writeFile(path.join(secretSrc, 'secret.txt'), 'the launch code is 0000\n');
+    git(secretSrc, ['add', '-A']);
+    commit(secretSrc, 'secret\n');
+    const { s } = await server();
+    await importGit({ server: s.url, repo, source: secretSrc, line: 'secret', progress: NO_PROGRESS });
+    await ok(api(s.url, 'POST', R(repo, '/git/exports'), { json: { line: 'secret' } }));
+    const { url, dir } = await cloneOf(s);
+    // A commit on main whose tree names the secret blob by id: the client cannot send the blob
+    // (it does not have it), so its pack holds the commit and the tree only.
+    const blobId = git(secretSrc, ['rev-parse', 'HEAD:secret.txt']).trim();
+    const listing = (await client(['-C', dir, 'ls-tree', 'HEAD'])).stdout;
+    const mk = spawn('git', ['-C', dir, 'mktree', '--missing'], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let treeId = '';
+    mk.stdout.on('data', (d) => { treeId += d; });
+    mk.stdin.end(`${listing}100644 blob ${blobId}\tleak.txt\n`);
+    await new Promise((resolve) => mk.on('close', resolve));
+    treeId = treeId.trim();
+    const head = (await client(['-C', dir, 'rev-parse', 'HEAD'])).stdout.trim();
+    const commitId = (await client(['-C', dir, 'commit-tree', treeId, '-p', head, '-m', 'Leak'])).stdout.trim();
+    const po = spawn('git', ['-C', dir, 'pack-objects', '--stdout'], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const packChunks: Buffer[] = [];
+    po.stdout.on('data', (d: Buffer) => packChunks.push(d));
+    po.stdin.end(`${commitId}\n${treeId}\n`);
+    await new Promise((resolve) => po.on('close', resolve));
+    const body = Buffer.concat([pkt(`${'0'.repeat(40)} ${commitId} refs/for/main\0report-status\n`), Buffer.from('0000'), ...packChunks]);
+    const res = await fetch(`${url}/git-receive-pack`, { method: 'POST', headers: { 'content-type': 'application/x-git-receive-pack-request' }, body });
+    expect(res.status).to.equal(200);
+    const text = Buffer.from(await res.arrayBuffer()).toString('latin1');
+    expect(text).to.include('unpack ok');
+    expect(text).to.include(`ng refs/for/main object ${blobId} is neither in the push nor reachable from main`);
+    expect(await changes(s)).to.deep.equal([]);
+
+    // The same file pushed with its bytes (an honest client sends what main does not reach) passes.
+    await change(dir, 'leak.txt', 'the launch code is 0000\n', 'Known text');
+    const pushed = await client(['-C', dir, 'push', url, 'HEAD:refs/for/main']);
+    expect(pushed.code, pushed.stderr).to.equal(0);
+    expect(await changes(s)).to.have.length(1);
+  });
+
   it('a fast-forward land of a pushed patchset keeps the pushed commit: a fetch after the land finds it as the line\'s head', async () => {
     // In process (git runs asynchronously), to land through gates that pass.
     const s = await startTestServer();

@@ -7,9 +7,11 @@ import { spawn } from 'node:child_process';
 import { randomBytes, createHash } from 'node:crypto';
 import { promises as fsp, readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { GitShadow, GitShadowSource } from '../lib/authority/git-shadow.js';
+import { gitClientOfAddress } from '../lib/http/git-places.js';
 import { api, register, startTestServer, tempDir, until, type TestServer } from './helpers.js';
 
 interface Run { code: number | null; stdout: string; stderr: string }
@@ -329,6 +331,38 @@ describe('git clone and fetch over smart HTTP', function () {
       await res.arrayBuffer();
     } finally {
       req.destroy();
+      await one.stop();
+    }
+  });
+
+  it('cuts off a client that stops reading its answer: git stops, its place is freed and the next request gets through', async () => {
+    const one = await startTestServer(undefined, { gitShadows: source, git: { places: 1, queueMs: 60_000, bodyTimeoutMs: 1000 } });
+    const index = await register(one.url, 'stalled-reader');
+    const head = await ok(['rev-parse', 'main'], path.join(bigRoot, 'big.git'));
+    const body = Buffer.from(`${pkt(`want ${head} side-band-64k ofs-delta\n`)}0000${pkt('done\n')}`);
+    const u = new URL(one.url);
+    // A raw socket: it asks for the 24 MiB clone, then reads nothing more, so git's answer fills
+    // the socket buffers and waits.
+    const socket = net.connect({ host: u.hostname, port: Number(u.port) });
+    socket.on('error', () => { /* cut off below */ });
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    try {
+      await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+      socket.write(`POST /v1/native/repository-authorities/${index}/git/big.git/git-upload-pack HTTP/1.1\r\nHost: ${u.host}\r\n`
+        + `Content-Type: application/x-git-upload-pack-request\r\nContent-Length: ${body.length}\r\n\r\n`);
+      socket.write(body);
+      await new Promise<void>((resolve) => socket.once('data', () => resolve()));
+      socket.pause();
+      await until('git serving the stalled clone', () => one.gitPlaces.snapshot().running === 1);
+      await until('the place freed', () => one.gitPlaces.snapshot().running === 0, 30_000);
+      expect(gitProcessesUnder(bigRoot)).to.deep.equal([]);
+      const res = await fetch(`${one.url}/v1/native/repository-authorities/${index}/git/main.git/info/refs?service=git-upload-pack`);
+      expect(res.status).to.equal(200);
+      await res.arrayBuffer();
+      socket.resume(); // what was buffered drains, then the cut connection closes
+      await closed;
+    } finally {
+      socket.destroy();
       await one.stop();
     }
   });
@@ -663,5 +697,20 @@ describe('git serving under slow and greedy clients (docs/operations.md "Git ser
       await until('every place freed', () => places.snapshot().running === 0);
       await server.stop();
     }
+  });
+});
+
+describe('the client an anonymous git request counts against (gitClientOfAddress)', () => {
+  it('is an IPv4 address as it is (IPv4-mapped IPv6 too), and an IPv6 address\'s /64', () => {
+    expect(gitClientOfAddress('192.0.2.7')).to.equal('192.0.2.7');
+    expect(gitClientOfAddress('::ffff:192.0.2.7')).to.equal('192.0.2.7');
+    expect(gitClientOfAddress('::FFFF:c000:0207')).to.equal('192.0.2.7');
+    expect(gitClientOfAddress('2001:db8:1:2:aaaa::1')).to.equal('2001:db8:1:2::/64');
+    expect(gitClientOfAddress('2001:DB8:1:2:ffff:1:2:3')).to.equal('2001:db8:1:2::/64');
+    expect(gitClientOfAddress('2001:db8::1')).to.equal('2001:db8:0:0::/64');
+    expect(gitClientOfAddress('2001:0db8:0000:0000:0001::')).to.equal('2001:db8:0:0::/64');
+    expect(gitClientOfAddress('fe80::1%eth0')).to.equal('fe80:0:0:0::/64');
+    expect(gitClientOfAddress('::1')).to.equal('0:0:0:0::/64');
+    expect(gitClientOfAddress('2001:db8:1:3::1')).to.not.equal(gitClientOfAddress('2001:db8:1:2::1'));
   });
 });

@@ -54,6 +54,11 @@ export interface PushReceipt {
 export interface ReceiveOptions {
   /** The shadow repository's directory: its objects are the quarantine's alternates. */
   shadowDir: string;
+  /**
+   * The one ref the push's URL serves (`refs/heads/<line>`), or undefined when it serves every
+   * ref: a pushed commit borrows from the shadow only what that reaches (firstBorrowedUnserved).
+   */
+  servedRef: string | undefined;
   /** Where quarantines are made (Layout.gitQuarantineDir). */
   quarantineRoot: string;
   /** The request body, gzip already undone. */
@@ -91,13 +96,13 @@ export async function receivePush(authority: Authority, o: ReceiveOptions): Prom
   await fsp.mkdir(o.quarantineRoot, { recursive: true });
   const dir = path.join(o.quarantineRoot, `${id}.git`);
   try {
-    await makeQuarantine(dir, o.shadowDir);
+    await makeQuarantine(dir);
     const body = limited(o.body, pushLimit())[Symbol.asyncIterator]();
     const { head, parsed } = await readCommands(body, o.parse);
     // git's probe before a large push names no command; a push with no refs/for/ command has
     // nothing to receive: its commands are refused without running git (its pack is read and dropped).
     let unpack = 'ok';
-    if (parsed.commands.some((c) => c.ref.startsWith('refs/for/'))) unpack = await runReceivePack(dir, head, body, o.signal);
+    if (parsed.commands.some((c) => c.ref.startsWith('refs/for/'))) unpack = await runReceivePack(dir, o.shadowDir, head, body, o.signal);
     else for (let next = await body.next(); !next.done; next = await body.next());
     crashPoint('git-push:received');
     const outcomes: PushOutcome[] = [];
@@ -105,9 +110,9 @@ export async function receivePush(authority: Authority, o: ReceiveOptions): Prom
       for (const c of parsed.commands) outcomes.push({ ref: c.ref, ok: false, reason: 'unpacker error: nothing was written' });
       return { unpack, outcomes, capabilities: parsed.capabilities };
     }
-    const objects = new GitObjects(dir);
+    const objects = new GitObjects(dir, o.shadowDir);
     try {
-      for (const c of parsed.commands) outcomes.push(await pushOne(authority, objects, c, o));
+      for (const c of parsed.commands) outcomes.push(await pushOne(authority, objects, c, o, dir));
     } finally {
       objects.close();
     }
@@ -117,12 +122,76 @@ export async function receivePush(authority: Authority, o: ReceiveOptions): Prom
   }
 }
 
-/** A bare repository git reads, borrowing every object of the shadow (objects/info/alternates). */
-async function makeQuarantine(dir: string, shadowDir: string): Promise<void> {
+/**
+ * A bare repository holding only what a push brings. The git runs that read it borrow every
+ * object of the shadow through `borrowing` (GIT_ALTERNATE_OBJECT_DIRECTORIES, not an alternates
+ * file), so one run without it sees the pushed objects alone (firstBorrowedUnserved).
+ */
+async function makeQuarantine(dir: string): Promise<void> {
   for (const d of ['objects/info', 'objects/pack', 'refs/heads', 'refs/tags']) await fsp.mkdir(path.join(dir, d), { recursive: true });
   await fsp.writeFile(path.join(dir, 'HEAD'), 'ref: refs/heads/main\n');
   await fsp.writeFile(path.join(dir, 'config'), '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n');
-  await fsp.writeFile(path.join(dir, 'objects', 'info', 'alternates'), `${path.join(shadowDir, 'objects')}\n`);
+}
+
+/** The environment entry through which git runs on a quarantine read the shadow's objects. */
+const borrowing = (shadowDir: string): Record<string, string> => ({ GIT_ALTERNATE_OBJECT_DIRECTORIES: path.join(shadowDir, 'objects') });
+
+/**
+ * The first object `commitId` reaches that the push did not bring and the URL's served ref
+ * (`servedRef` of the shadow; every branch when undefined) does not reach, or null. A line's URL
+ * serves only what the line reaches (docs/git.md): a pushed tree naming a tree or blob of another
+ * line by id must not borrow it from the shadow. git's client sends every object the advertised
+ * refs do not reach, so an honest push always passes. Streams: `git rev-list --objects`
+ * (borrowing) lists what the commit reaches beyond the served tips; `git cat-file
+ * --batch-check` on the quarantine alone (not borrowing) says which of them the push lacks.
+ */
+async function firstBorrowedUnserved(dir: string, shadowDir: string, commitId: string, servedRef: string | undefined): Promise<string | null> {
+  const shadowEnv = { ...gitEnv(path.dirname(shadowDir), []), GIT_DIR: shadowDir };
+  const args = servedRef === undefined ? ['for-each-ref', '--format=%(objectname)', 'refs/heads/'] : ['rev-parse', '--verify', '-q', `${servedRef}^{commit}`];
+  const tips = await new Promise<string[]>((resolve) => {
+    const p = spawn(gitBinary(), args, { env: shadowEnv, cwd: shadowDir, stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    p.stdout.on('data', (c: Buffer) => { out += c.toString('latin1'); });
+    p.once('error', () => resolve([]));
+    p.once('close', (code) => resolve(code === 0 ? out.split('\n').filter((l) => /^[0-9a-f]{40}$/.test(l)) : []));
+  });
+  const env = { ...gitEnv(path.dirname(dir), []), GIT_DIR: dir };
+  const list = spawn(gitBinary(), ['rev-list', '--objects', '--stdin'], { env: { ...env, ...borrowing(shadowDir) }, cwd: dir, stdio: ['pipe', 'pipe', 'ignore'] });
+  const check = spawn(gitBinary(), ['cat-file', '--batch-check=%(objectname) %(objecttype)'], { env, cwd: dir, stdio: ['pipe', 'pipe', 'ignore'] });
+  const stop = () => { list.kill('SIGKILL'); check.kill('SIGKILL'); };
+  list.stdin.on('error', () => {});
+  check.stdin.on('error', () => {});
+  list.stdin.end([commitId, ...tips.map((t) => `^${t}`)].join('\n') + '\n');
+  const listed = new Promise<number | null>((resolve) => { list.once('error', () => resolve(null)); list.once('close', (code) => resolve(code)); });
+  // rev-list's "<id> <path>" lines become cat-file's ids, streamed (never held whole).
+  void pipeline(list.stdout, async function* (lines: AsyncIterable<Buffer>) {
+    let rest = '';
+    for await (const chunk of lines) {
+      rest += chunk.toString('latin1');
+      const cut = rest.lastIndexOf('\n');
+      if (cut < 0) continue;
+      yield rest.slice(0, cut + 1).split('\n').filter((l) => l !== '').map((l) => `${l.slice(0, 40)}\n`).join('');
+      rest = rest.slice(cut + 1);
+    }
+    if (rest.trim() !== '') yield `${rest.slice(0, 40)}\n`;
+  }, check.stdin).catch(() => {});
+  let found: string | null = null;
+  let rest = '';
+  for await (const chunk of check.stdout) {
+    rest += (chunk as Buffer).toString('latin1');
+    const m = / missing\n/.exec(rest);
+    if (m) {
+      found = rest.slice(rest.lastIndexOf('\n', m.index) + 1, m.index);
+      stop();
+      break;
+    }
+    rest = rest.slice(rest.lastIndexOf('\n') + 1);
+  }
+  const code = await listed;
+  if (found !== null) return found;
+  // rev-list failing (an object missing everywhere): nothing of it is served either.
+  if (code !== 0) return commitId;
+  return null;
 }
 
 /** The body, failing with TooLarge past `limit` bytes (the limit again once gzip is undone). */
@@ -156,13 +225,16 @@ async function readCommands(body: AsyncIterator<Buffer>, parse: ReceiveOptions['
  * only its unpack status is read from it ("ok", or git's reason). A body that fails (over the
  * limit, cut short) stops git and is the push's failure.
  */
-function runReceivePack(dir: string, head: Buffer, rest: AsyncIterator<Buffer>, signal?: AbortSignal): Promise<string> {
-  const env = gitEnv(path.dirname(dir), [
+function runReceivePack(dir: string, shadowDir: string, head: Buffer, rest: AsyncIterator<Buffer>, signal?: AbortSignal): Promise<string> {
+  const env = { ...borrowing(shadowDir), ...gitEnv(path.dirname(dir), [
     ['receive.fsckObjects', 'true'],
     ['receive.maxInputSize', String(pushLimit())],
     ['core.hooksPath', '/dev/null'],
     ['receive.denyDeletes', 'true'],
-  ]);
+    // Always kept as a pack: unpacking into loose objects skips those the shadow holds already,
+    // and firstBorrowedUnserved must see every object the push brought.
+    ['receive.unpackLimit', '1'],
+  ]) };
   return new Promise((resolve, reject) => {
     const child = spawn(gitBinary(), ['receive-pack', '--stateless-rpc', dir], { env, cwd: path.dirname(dir), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     let report = '';
@@ -210,7 +282,7 @@ function runReceivePack(dir: string, head: Buffer, rest: AsyncIterator<Buffer>, 
 }
 
 /** One ref update of the push: refused, or written as a patchset. */
-async function pushOne(authority: Authority, objects: GitObjects, c: PushCommandLike, o: ReceiveOptions): Promise<PushOutcome> {
+async function pushOne(authority: Authority, objects: GitObjects, c: PushCommandLike, o: ReceiveOptions, dir: string): Promise<PushOutcome> {
   const refuse = (reason: string): PushOutcome => ({ ref: c.ref, ok: false, reason });
   const target = reviewTarget(c.ref);
   if ('refused' in target) {
@@ -223,6 +295,11 @@ async function pushOne(authority: Authority, objects: GitObjects, c: PushCommand
   const line = authority.store.line(target.line);
   if (!line) return refuse(`line ${target.line} does not exist`);
   if (line.status === 'archived') return refuse(`line ${target.line} is archived`);
+  if (/^[0-9a-f]{40}$/.test(c.newId)) {
+    const borrowed = await firstBorrowedUnserved(dir, o.shadowDir, c.newId, o.servedRef);
+    const served = o.servedRef === undefined ? 'the served branches' : o.servedRef.replace(/^refs\/heads\//, '');
+    if (borrowed !== null) return refuse(`object ${borrowed.slice(0, 40)} is neither in the push nor reachable from ${served}: push it`);
+  }
   const converter = new Converter(authority, objects);
   let staged: { pack_id: string; entries: PackEntry[] } | null = null;
   try {
@@ -257,8 +334,9 @@ async function pushOne(authority: Authority, objects: GitObjects, c: PushCommand
     return refuse('the server failed to write this push (see its log)');
   } finally {
     await converter.discard();
-    // A pack no commit adopted (the push was refused, or held nothing new) goes at once.
-    if (staged && !authority.store.isCommittedPack(PACK_KIND_OBJECT, staged.pack_id)) {
+    // Let go of the staged pack: one no commit adopted (the push was refused) goes once no other
+    // push of the same bytes holds it.
+    if (staged) {
       await authority.store.dropStagedPack(PACK_KIND_OBJECT, staged.pack_id).catch((err: Error) => o.log.warn({ pack_id: staged!.pack_id, error: err.message }, 'a staged pack of a refused push was not removed; it expires'));
     }
   }
@@ -526,8 +604,8 @@ class GitObjects {
   private busy = false;
   private stderr = '';
 
-  constructor(dir: string) {
-    this.proc = spawn(gitBinary(), ['cat-file', '--batch'], { env: { ...gitEnv(path.dirname(dir), []), GIT_DIR: dir }, cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
+  constructor(dir: string, shadowDir: string) {
+    this.proc = spawn(gitBinary(), ['cat-file', '--batch'], { env: { ...gitEnv(path.dirname(dir), []), ...borrowing(shadowDir), GIT_DIR: dir }, cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
     this.output = (this.proc.stdout as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
     this.proc.stderr.on('data', (c: Buffer) => { if (this.stderr.length < 2048) this.stderr += c.toString('utf8'); });
     this.proc.on('error', () => undefined);

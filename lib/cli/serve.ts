@@ -194,8 +194,9 @@ Options:
                      one (default 10; 0: refused at once), then 503 with Retry-After
   --git-body-timeout-seconds N
                      a git request body that brings no byte for N seconds is cut off
-                     (408, connection closed); also the window its rate is judged over
-                     (default 30)
+                     (408, connection closed); also the window its rate is judged over,
+                     and how long an answer the client stops reading may go without
+                     draining before it is cut (default 30)
   --git-body-min-rate BYTES
                      bytes a second a git request body must bring on average over each
                      window (default 1024; 0: only the timeout)

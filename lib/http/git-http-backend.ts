@@ -348,11 +348,20 @@ async function runHttpBackend(ctx: Context, options: ServeGitOptions): Promise<R
     mediaType: head.headers.get('content-type') ?? 'application/octet-stream',
     headers,
     stream: async (res: ServerResponse) => {
+      // A client that stops reading would hold its place for as long as git waits on the full
+      // socket: an answer that drains nothing for the body timeout is cut, git killed.
+      const stalled = responseWatchdog(res, options.serving.places.limits.bodyTimeoutMs, () => {
+        log.warn({ service: options.service, client: options.serving.client, timeout_s: options.serving.places.limits.bodyTimeoutMs / 1000 }, 'a git client stopped reading its answer: cut off');
+        kill();
+        res.destroy();
+      });
       try {
         if (head.rest.length > 0 && !res.write(head.rest)) await drained(res);
         await pipeline(child.stdout, res, { end: false });
       } catch {
         kill(); // the client went away (or our side failed): the response cannot be finished
+      } finally {
+        stalled.stop();
       }
       const exit = await exited;
       // Refused before upload-pack read it: git wrote nothing but its header; the refusal is the answer.
@@ -372,6 +381,31 @@ async function runHttpBackend(ctx: Context, options: ServeGitOptions): Promise<R
       if (!res.destroyed) res.end();
     },
   };
+}
+
+/**
+ * Calls `onStall` once when `res` stays backed up (its writes wait on a socket the client does
+ * not read) for `timeoutMs` without draining; git being slow to produce is never a stall.
+ */
+function responseWatchdog(res: ServerResponse, timeoutMs: number, onStall: () => void): { stop: () => void } {
+  let progress = Date.now();
+  const onDrain = () => { progress = Date.now(); };
+  res.on('drain', onDrain);
+  // Looked at four times a window: a stall is seen at most a quarter window late.
+  const timer = setInterval(() => {
+    const now = Date.now();
+    if (!res.writableNeedDrain) progress = now;
+    else if (now - progress >= timeoutMs) {
+      stop();
+      onStall();
+    }
+  }, Math.max(10, Math.floor(timeoutMs / 4)));
+  timer.unref();
+  const stop = () => {
+    clearInterval(timer);
+    res.off('drain', onDrain);
+  };
+  return { stop };
 }
 
 interface CgiHead {

@@ -1,13 +1,35 @@
 // The places git serving has (docs/operations.md "Git serving limits"): every clone, fetch and
 // push runs git processes whose memory grows with the repository, so at most `places` run at
-// once. They are shared: one client (its identity, or its address) holds at most `perClient`,
+// once. They are shared: one client (its identity, or its address: an IPv6 one's /64) holds at most `perClient`,
 // one repository at most `perRepository`. A request that finds no place it may take waits in a
 // queue (first come, first served among those a freed place fits) for up to `queueMs`, then is
 // refused 503; so does one that finds the queue full. And a request body must keep coming:
 // `bodyGuard` cuts one that stalls or trickles (408), so a slow client cannot hold a place for
-// the whole request timeout.
+// the whole request timeout; an answer the client stops reading is cut as well
+// (git-http-backend.ts).
+import { isIP } from 'node:net';
 import { Transform, type Readable } from 'node:stream';
 import { Busy, RequestTimeout, TooLarge } from '../domain/errors.js';
+import { canonicalAddress } from './identity.js';
+
+/**
+ * The client an anonymous git request counts against: an IPv4 address (IPv4-mapped IPv6 as
+ * IPv4), or an IPv6 address's /64 — one host is commonly given a whole /64, so counting each
+ * address apart would let it take every place.
+ */
+export function gitClientOfAddress(address: string): string {
+  const a = canonicalAddress(address.split('%')[0]);
+  if (isIP(a) !== 6) return a;
+  const groups = (text: string) => (text === '' ? [] : text.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g])));
+  const cut = a.indexOf('::');
+  const head = groups(cut < 0 ? a : a.slice(0, cut));
+  const tail = cut < 0 ? [] : groups(a.slice(cut + 2));
+  const all = [...head, ...Array<string>(Math.max(0, 8 - head.length - tail.length)).fill('0'), ...tail];
+  const n = all.map((g) => parseInt(g, 16));
+  // ::ffff:a.b.c.d written in hex.
+  if (n.slice(0, 5).every((g) => g === 0) && n[5] === 0xffff) return `${n[6] >> 8}.${n[6] & 255}.${n[7] >> 8}.${n[7] & 255}`;
+  return `${n.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+}
 
 export interface GitLimits {
   /** git requests served at once, over all repositories (--git-places). */

@@ -296,9 +296,14 @@ export class ContentStore {
     return this.uploads.stagePack(kind, packId, body, limit);
   }
   expireStagedPacks(ttlSeconds = STAGED_PACK_TTL_S, now = Date.now()): Promise<string[]> { return this.uploads.expireStagedPacks(ttlSeconds, now); }
-  /** A pack whose objects stream in (a push's blobs), staged when finished (./pack-writer.ts). */
-  streamingPack(kind: PackKind): Promise<StreamingPackWriter> { return StreamingPackWriter.create(kind, (id) => this.published.stagedPackFile(kind, id)); }
-  /** Remove a staged pack no commit adopted (a refused push's), alone in the commit queue. */
+  /**
+   * A pack whose objects stream in (a push's blobs), staged when finished (./pack-writer.ts) and
+   * held there until dropStagedPack lets go of it.
+   */
+  streamingPack(kind: PackKind): Promise<StreamingPackWriter> {
+    return StreamingPackWriter.create(kind, (id) => this.published.stagedPackFile(kind, id), 3, (id, temp) => this.uploads.stageHeld(kind, id, temp));
+  }
+  /** Let go of a streamingPack's staged pack: the last holder removes it unless a commit adopted it. */
   dropStagedPack(kind: PackKind, packId: string): Promise<void> { return this.uploads.dropStagedPack(kind, packId); }
 
   // ------------------------------------------------------------ transactions and group commit (commit-queue.ts)

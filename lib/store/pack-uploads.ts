@@ -22,7 +22,42 @@ export interface PackInfo {
 }
 
 export class PackUploads {
+  /**
+   * Staged packs written by this process and not let go yet, by `kind:id`: two writers of the
+   * same bytes share one file, so it goes only when the last lets go, and never when it was
+   * staged by someone else (an upload) before the first writer came.
+   */
+  private readonly holds = new Map<string, { count: number; ours: boolean }>();
+  /** Per staged pack, so placing and dropping one never interleave. */
+  private readonly locks = new Map<string, Promise<unknown>>();
+
   constructor(private readonly published: PublishedStore, private readonly commits: CommitQueue) {}
+
+  private withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.locks.get(key) ?? Promise.resolve();
+    const run = prev.then(fn, fn);
+    const tail = run.catch(() => {});
+    this.locks.set(key, tail);
+    void tail.then(() => { if (this.locks.get(key) === tail) this.locks.delete(key); });
+    return run;
+  }
+
+  /**
+   * Move a finished pack (`temp`) into staging/ as `packId` and hold it until dropStagedPack;
+   * when the same bytes are staged already, `temp` goes and the staged file is shared.
+   */
+  stageHeld(kind: PackKind, packId: string, temp: string): Promise<void> {
+    const key = `${kind}:${packId}`;
+    return this.withLock(key, async () => {
+      const target = this.published.stagedPackFile(kind, packId);
+      const hold = this.holds.get(key);
+      const present = await fsp.stat(target).then(() => true, () => false);
+      if (present) await fsp.rm(temp, { force: true });
+      else await renameDurable(temp, target);
+      if (hold) hold.count += 1;
+      else this.holds.set(key, { count: 1, ours: !present });
+    });
+  }
 
   /**
    * Stream an uploaded pack to a temp file in staging/, hashing and verifying every byte on the
@@ -82,12 +117,22 @@ export class PackUploads {
     }
   }
 
-  /** Remove a staged pack unless a commit adopted it; runs alone in the commit queue. */
+  /**
+   * Let go of a pack stageHeld put in staging/: the last holder removes it unless a commit
+   * adopted it (or it was staged by an upload first); the removal runs alone in the commit queue.
+   */
   dropStagedPack(kind: PackKind, packId: string): Promise<void> {
-    return this.commits.barrier(async () => {
-      if (this.published.isCommittedPack(kind, packId)) return;
-      await fsp.rm(this.published.stagedPackFile(kind, packId), { force: true });
-      await fsyncDir(this.published.stagingDir(kind));
+    const key = `${kind}:${packId}`;
+    return this.withLock(key, async () => {
+      const hold = this.holds.get(key);
+      if (hold && --hold.count > 0) return;
+      this.holds.delete(key);
+      if ((hold && !hold.ours) || this.published.isCommittedPack(kind, packId)) return;
+      await this.commits.barrier(async () => {
+        if (this.published.isCommittedPack(kind, packId)) return;
+        await fsp.rm(this.published.stagedPackFile(kind, packId), { force: true });
+        await fsyncDir(this.published.stagingDir(kind));
+      });
     });
   }
 

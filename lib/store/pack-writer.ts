@@ -29,6 +29,7 @@ export class StreamingPackWriter {
     private readonly framesFile: string,
     private readonly frames: FileHandle,
     private readonly stagedFile: (packId: string) => string,
+    private readonly place: (packId: string, temp: string) => Promise<void>,
     level: number,
   ) {
     this.cctx.setParameter(zstd.CParameter.compressionLevel, level);
@@ -36,11 +37,21 @@ export class StreamingPackWriter {
     this.cctx.setParameter(zstd.CParameter.checksumFlag, 0);
   }
 
-  /** A writer whose pack will be `stagedFile(packId)` (its temp files beside it). */
-  static async create(kind: PackKind, stagedFile: (packId: string) => string, level = 3): Promise<StreamingPackWriter> {
+  /**
+   * A writer whose pack will be `stagedFile(packId)` (its temp files beside it). `place` moves
+   * the finished temp file there (the store's puts it under a per-process hold, so a writer of
+   * the same bytes dropping its copy never removes this one's); by default a rename, or nothing
+   * when the same bytes are staged already.
+   */
+  static async create(kind: PackKind, stagedFile: (packId: string) => string, level = 3, place?: (packId: string, temp: string) => Promise<void>): Promise<StreamingPackWriter> {
     const framesFile = tempPathFor(stagedFile('frames'));
     const handle = await fsp.open(framesFile, 'wx+', 0o644);
-    return new StreamingPackWriter(kind, framesFile, handle, stagedFile, level);
+    const byRename = async (packId: string, temp: string) => {
+      const file = stagedFile(packId);
+      if (await fsp.stat(file).then(() => true, () => false)) await fsp.rm(temp, { force: true });
+      else await renameDurable(temp, file);
+    };
+    return new StreamingPackWriter(kind, framesFile, handle, stagedFile, place ?? byRename, level);
   }
 
   get count(): number {
@@ -153,10 +164,12 @@ export class StreamingPackWriter {
         throw err;
       }
       await target.close();
-      const file = this.stagedFile(packId);
-      // The same bytes staged already (the same push, twice at once): one copy is enough.
-      if (await fsp.stat(file).then(() => true, () => false)) await fsp.rm(temp, { force: true });
-      else await renameDurable(temp, file);
+      // The same bytes may be staged already (the same push, twice at once): one copy is enough.
+      try {
+        await this.place(packId, temp);
+      } finally {
+        await fsp.rm(temp, { force: true });
+      }
       return { packId, entries };
     } finally {
       await this.frames.close().catch(() => {});

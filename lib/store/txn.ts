@@ -2,6 +2,7 @@
 // through the layers of staged changes to the published state and stages what the commit will
 // write; it changes when what a transaction may read or stage changes, never with how a batch
 // is written (commit-queue.ts) or how committed content is read (published.ts).
+import { existsSync } from 'node:fs';
 import { decodeSnapshot, decodeTree } from '../domain/content.js';
 import { Corrupt } from '../domain/errors.js';
 import type { LineRecord } from './content-files.js';
@@ -116,7 +117,12 @@ export class Txn {
 
   // staging
   adoptPack(kind: PackKind, packId: string): void {
-    if (!this.isAdoptedPack(kind, packId)) this.own.adopt.set(`${kind}:${packId}`, { kind, packId });
+    if (this.isAdoptedPack(kind, packId)) return;
+    // Checked here, not only at the rename: a pack gone from staging/ fails this transaction
+    // alone, never the unrelated ones grouped in its batch (only barriers remove staged packs,
+    // and none runs between a transaction and its batch's write).
+    if (!existsSync(this.published.stagedPackFile(kind, packId))) throw new Error(`staged pack ${packId} is gone from staging/`);
+    this.own.adopt.set(`${kind}:${packId}`, { kind, packId });
   }
 
   /** A pack the server built; the commit writes it into packs/ before its commit point. */

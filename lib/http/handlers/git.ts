@@ -5,7 +5,7 @@ import { gitCommitProjection } from '../../domain/git.js';
 import { arr, enumOf, extend, hex64, int, nullable as orNull, obj, ref, str, uint, type SchemaObject, type Schemas } from '../json-schema.js';
 import { requireAuthority, type Handler, type QueryParam } from '../route-types.js';
 import { parsePushCommands, receiveForReview, serveGit, serviceOf, type GitServing, type ReviewOutcome } from '../git-http-backend.js';
-import { canonicalAddress } from '../identity.js';
+import { gitClientOfAddress } from '../git-places.js';
 import type { RouteContext } from '../route-types.js';
 import { pushLimit, receivePush } from '../../authority/git-push.js';
 import { validate } from '../validate.js';
@@ -45,11 +45,11 @@ export const GitServiceQuery: Record<string, QueryParam> = {
 
 /**
  * A git request's claim on the places git serving has: its client is the caller's identity when
- * the trusted ingress names one, else its peer address; its repository, the authority's index.
+ * the trusted ingress names one, else its peer address (an IPv6 one's /64); its repository, the authority's index.
  */
 function servingOf(ctx: RouteContext): GitServing {
   const identity = ctx.koa.state.identity;
-  const client = typeof identity === 'string' ? `identity:${identity}` : canonicalAddress(ctx.koa.req.socket.remoteAddress ?? '');
+  const client = typeof identity === 'string' ? `identity:${identity}` : gitClientOfAddress(ctx.koa.req.socket.remoteAddress ?? '');
   return { places: ctx.gitPlaces, client, repository: ctx.params.repository_index };
 }
 
@@ -77,7 +77,7 @@ export const gitReceivePack: Handler = async (ctx) => {
   const identity = typeof ctx.koa.state.identity === 'string' ? ctx.koa.state.identity : null;
   const base = `${ctx.koa.protocol}://${ctx.koa.host}`;
   return receiveForReview(ctx.koa, Math.min(ctx.limit, pushLimit()), servingOf(ctx), async (body, signal) => {
-    const receipt = await receivePush(authority, { shadowDir: shadow.repoDir, quarantineRoot: ctx.service.layout.gitQuarantineDir, body, parse: parsePushCommands, identity, log: ctx.service.log, signal });
+    const receipt = await receivePush(authority, { shadowDir: shadow.repoDir, servedRef: shadow.ref, quarantineRoot: ctx.service.layout.gitQuarantineDir, body, parse: parsePushCommands, identity, log: ctx.service.log, signal });
     const outcomes: ReviewOutcome[] = receipt.outcomes.map((o) => {
       if (!o.ok) return o;
       const { change, patchset, created } = o.result;
