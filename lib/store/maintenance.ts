@@ -7,7 +7,7 @@ import { promises as fsp } from 'node:fs';
 import type { CommitQueue } from './commit-queue.js';
 import type { CommitState } from './commit-point.js';
 import { decodeEvent } from './event-log.js';
-import { crashPoint } from './crash-point.js';
+import { crashPoint, faults } from './crash-point.js';
 import type { SealKey } from '../domain/sealing.js';
 import { removeDurable, writeFileDurable } from './durable.js';
 import { LogFile } from './framed-log.js';
@@ -246,6 +246,7 @@ export class StoreMaintenance {
       return await this.commits.barrier(async () => {
         this.commits.assertWritable();
         if (this.published.workflowInClear === 0) return 0;
+        if (faults.failReseal?.()) throw new Error('the reseal failed (injected by a test)');
         const log = this.published.log('workflow');
         const out = await WorkflowCompactionFile.create(log);
         let named = false;
