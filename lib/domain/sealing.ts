@@ -94,12 +94,46 @@ export function unopenedFields(key: SealKey | null, type: string, id: string, bo
 /** Test hook: commits write sealed fields in clear, as servers from before sealing did (test/reseal.test.ts builds such stores). */
 export const sealingTestHooks = { writeInClear: false };
 
+/**
+ * On a record read with a sealed value that did not open: the fields as they stood on disk and
+ * what the read made of them. A symbol key: copied by a spread (an edit of the record keeps it),
+ * never by JSON (never answered, never written as such).
+ */
+const UNOPENED = Symbol('cairn.unopened');
+interface Unopened {
+  raw: Body;
+  made: Body;
+}
+
+/**
+ * A record read with a value that did not open, written again (a webhook's failure count, an
+ * edit of another field): each field still as the read made it is written as it stood on disk,
+ * so the sealed value survives until the right key is back; a field given a new value (a secret
+ * registered again, a webhook deleted) is written as given.
+ */
+function unopenedKept(type: string, b: Body): Body {
+  const u = (b as { [UNOPENED]?: Unopened })[UNOPENED];
+  if (!u) return b;
+  const out: Body = { ...b };
+  delete (out as { [UNOPENED]?: Unopened })[UNOPENED];
+  if (type === 'webhook' && b.deleted === true) {
+    delete out.secret_unavailable; // a deletion erases the secret, opened or not
+    return out;
+  }
+  for (const [f, made] of Object.entries(u.made)) {
+    if (!Object.is(b[f], made)) continue;
+    if (u.raw[f] === undefined) delete out[f];
+    else out[f] = u.raw[f];
+  }
+  return out;
+}
+
 /** The record as written to disk: its sealed fields sealed with `key` (the same object when it has none). Throws without a key when one is needed. */
 export function sealRecord(key: SealKey | null, type: string, id: string, body: unknown): unknown {
   if (!SEALING_TYPES.has(type) || typeof body !== 'object' || body === null) return body;
-  const b = body as Body;
+  const b = unopenedKept(type, body as Body);
   const fields = sealedFields(type, b).filter((f) => typeof b[f] === 'string');
-  if (!fields.length) return body;
+  if (!fields.length) return b === body ? body : b;
   if (!key) throw new Error(`no seal key: a ${type} record's ${fields.join(', ')} cannot be written in clear`);
   const out: Body = { ...b };
   for (const f of fields) out[f] = seal(key, contextOf(type, id, f), b[f] as string);
@@ -126,6 +160,8 @@ export function openRecord(key: SealKey | null, type: string, id: string, body: 
   }
   if (!out) return body;
   if (!lost) return out;
-  if (type === 'webhook') return { ...out, secret: null, secret_unavailable: true };
-  return { ...out, body: '', suggestion: null, discarded: true };
+  const made: Body = type === 'webhook' ? { secret: null, secret_unavailable: true } : { body: '', suggestion: null, discarded: true };
+  const raw: Body = {};
+  for (const f of Object.keys(made)) raw[f] = b[f];
+  return { ...out, ...made, [UNOPENED]: { raw, made } satisfies Unopened };
 }

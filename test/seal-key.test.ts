@@ -1,0 +1,105 @@
+// DATA/seal.key (storage-layout.md §17.2): a server started with the wrong key never destroys
+// what it cannot open — a webhook's failed delivery leaves its sealed secret as it was, so the
+// right key put back signs again — and a data directory that holds repositories does not start
+// without its key unless the operator asks for a new one (serve --new-seal-key).
+import { expect } from 'chai';
+import { createHmac, randomBytes } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { openRecord, sealKeyOf, sealRecord } from '../lib/domain/sealing.js';
+import { api, ok, register, startTestServer, tempDir, until } from './helpers.js';
+
+const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
+const SECRET = 'hook-Secret-5d1c0e9b7a24f6';
+
+async function receiver() {
+  const received: { headers: http.IncomingHttpHeaders; body: string }[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      res.writeHead(200).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
+    received,
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
+
+const signedWith = (r: { headers: http.IncomingHttpHeaders; body: string }, secret: string) =>
+  r.headers['x-cairn-signature'] === `sha256=${createHmac('sha256', secret).update(`${r.headers['x-cairn-timestamp']}.${r.body}`).digest('hex')}`;
+
+describe('seal key: a wrong or missing key destroys nothing', function () {
+  this.timeout(120_000);
+
+  it('codec: a webhook read with another key and written again keeps its sealed secret (and never writes secret_unavailable)', () => {
+    const right = sealKeyOf(randomBytes(32));
+    const wrong = sealKeyOf(randomBytes(32));
+    const disk = sealRecord(right, 'webhook', 'webhook-1', { webhook_id: 'webhook-1', url: 'http://x/', secret: SECRET, deleted: false, consecutive_failures: 0 }) as any;
+    const read = openRecord(wrong, 'webhook', 'webhook-1', disk) as any;
+    expect(read.secret).to.equal(null);
+    expect(read.secret_unavailable).to.equal(true);
+    const again = JSON.parse(JSON.stringify(sealRecord(wrong, 'webhook', 'webhook-1', { ...read, consecutive_failures: 1 })));
+    expect(again.secret).to.deep.equal(disk.secret);
+    expect(again).to.not.have.property('secret_unavailable');
+    expect((openRecord(right, 'webhook', 'webhook-1', again) as any).secret).to.equal(SECRET);
+    // A secret given again, or a deletion, is written as given.
+    const replaced = openRecord(right, 'webhook', 'webhook-1', sealRecord(wrong, 'webhook', 'webhook-1', { ...read, secret: 'another-secret-0123456' })) as any;
+    expect(replaced.secret).to.equal(null); // sealed with `wrong` now: `right` does not open it
+    expect((openRecord(wrong, 'webhook', 'webhook-1', sealRecord(wrong, 'webhook', 'webhook-1', { ...read, secret: 'another-secret-0123456' })) as any).secret).to.equal('another-secret-0123456');
+    expect(JSON.parse(JSON.stringify(sealRecord(wrong, 'webhook', 'webhook-1', { ...read, deleted: true })))).to.include({ secret: null }).and.not.have.property('secret_unavailable');
+    // A draft read as discarded and written again keeps its sealed text.
+    const draft = sealRecord(right, 'comment', 'c.comment-1', { comment_id: 'c.comment-1', author: 'alice', body: 'private', suggestion: 'line', published: false }) as any;
+    const dread = openRecord(wrong, 'comment', 'c.comment-1', draft) as any;
+    expect(dread.discarded).to.equal(true);
+    const dagain = JSON.parse(JSON.stringify(sealRecord(wrong, 'comment', 'c.comment-1', { ...dread, updated_at_s: 5 })));
+    expect(dagain).to.not.have.property('discarded');
+    expect((openRecord(right, 'comment', 'c.comment-1', dagain) as any).body).to.equal('private');
+  });
+
+  it('started with the wrong key, a failed delivery keeps the sealed secret: with the right key back the webhook signs again', async () => {
+    const rx = await receiver();
+    const dataDir = path.join(tempDir(), 'data');
+    const keyFile = path.join(dataDir, 'seal.key');
+    const opts = { webhookAllow: ['127.0.0.1'], webhooks: { maxAttempts: 1, backoffBaseMs: 10 } };
+    try {
+      let s = await startTestServer(dataDir, opts);
+      let repo: number;
+      try {
+        repo = await register(s.url, 'hooked');
+        expect((await api(s.url, 'POST', R(repo, '/webhooks'), { json: { url: rx.url, secret: SECRET, types: ['task.*'] } })).status).to.equal(201);
+      } finally {
+        await s.stop();
+      }
+      const rightKey = await fsp.readFile(keyFile);
+      await fsp.writeFile(keyFile, `cairn-seal-key-v1 ${randomBytes(32).toString('hex')}\n`, { mode: 0o600 });
+      s = await startTestServer(dataDir, opts);
+      try {
+        await ok(api(s.url, 'POST', R(repo, '/tasks'), { json: { title: 'with the wrong key', intent: 'i' } }));
+        const d = await until('the delivery to fail', async () => (await ok(api(s.url, 'GET', R(repo, '/webhooks/webhook-1/deliveries')))).deliveries.find((x: any) => x.state === 'failed'));
+        expect(d.attempts[0].error).to.match(/sealed with another server's key/);
+        expect(rx.received.length).to.equal(0);
+      } finally {
+        await s.stop();
+      }
+      await fsp.writeFile(keyFile, rightKey);
+      s = await startTestServer(dataDir, opts);
+      try {
+        await ok(api(s.url, 'POST', R(repo, '/tasks'), { json: { title: 'with the right key', intent: 'i' } }));
+        const got = await until('a delivery', () => rx.received[0]);
+        expect(signedWith(got, SECRET)).to.equal(true);
+        const hook = (await ok(api(s.url, 'GET', R(repo, '/webhooks/webhook-1')))).webhook;
+        expect(hook.active).to.equal(true);
+      } finally {
+        await s.stop();
+      }
+    } finally {
+      await rx.close();
+    }
+  });
+});
