@@ -8,7 +8,9 @@ import { promises as fsp } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { openRecord, sealKeyOf, sealRecord } from '../lib/domain/sealing.js';
-import { api, ok, register, startTestServer, tempDir, until } from './helpers.js';
+import { pino } from 'pino';
+import { startServer } from '../lib/cli/serve.js';
+import { api, cli, ok, register, startTestServer, tempDir, until } from './helpers.js';
 
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
 const SECRET = 'hook-Secret-5d1c0e9b7a24f6';
@@ -101,5 +103,46 @@ describe('seal key: a wrong or missing key destroys nothing', function () {
     } finally {
       await rx.close();
     }
+  });
+
+  it('a data directory whose repositories hold sealed values does not start without DATA/seal.key (exit 2, saying why) unless --new-seal-key', async () => {
+    const dataDir = path.join(tempDir(), 'data');
+    let s = await startTestServer(dataDir, { webhookAllow: ['127.0.0.1'] });
+    try {
+      const repo = await register(s.url, 'hooked');
+      expect((await api(s.url, 'POST', R(repo, '/webhooks'), { json: { url: 'http://127.0.0.1:9/hook', secret: SECRET, types: ['task.*'] } })).status).to.equal(201);
+    } finally {
+      await s.stop();
+    }
+    const keyFile = path.join(dataDir, 'seal.key');
+    const kept = await fsp.readFile(keyFile);
+    await fsp.rm(keyFile);
+    const refused = await startServer({ host: '127.0.0.1', port: 0, dataDir, log: pino({ level: 'silent' }), webhookAllow: ['127.0.0.1'] }).then(
+      async (r) => { await r.ready.catch(() => {}); await r.stop(); return null; },
+      (err: Error) => err,
+    );
+    expect(refused?.message).to.match(/seal\.key is missing.*--new-seal-key/s);
+    await fsp.access(keyFile).then(() => { throw new Error('a new seal.key was made'); }, () => {});
+    // The CLI: exit 2, the message on stderr, nothing made.
+    const r = await cli(['serve', '--data', dataDir, '--bind', '127.0.0.1:0', '--no-ui']);
+    expect(r.code, r.stderr).to.equal(2);
+    expect(r.stderr).to.match(/seal\.key is missing/);
+    await fsp.access(keyFile).then(() => { throw new Error('a new seal.key was made'); }, () => {});
+    // Asked for a new key, it starts (the webhook's secret is then unavailable, and kept).
+    const running = await startServer({ host: '127.0.0.1', port: 0, dataDir, log: pino({ level: 'silent' }), webhookAllow: ['127.0.0.1'], newSealKey: true });
+    await running.ready;
+    await running.stop();
+    expect((await fsp.readFile(keyFile)).equals(kept)).to.equal(false);
+    // A data directory with nothing sealed starts without a key (and makes one).
+    const fresh = path.join(tempDir(), 'data');
+    s = await startTestServer(fresh);
+    try {
+      await register(s.url, 'plain');
+    } finally {
+      await s.stop();
+    }
+    await fsp.rm(path.join(fresh, 'seal.key'));
+    s = await startTestServer(fresh);
+    await s.stop();
   });
 });
