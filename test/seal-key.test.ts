@@ -7,7 +7,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { openRecord, sealKeyOf, sealRecord } from '../lib/domain/sealing.js';
+import { openRecord, seal, sealKeyOf, sealRecord } from '../lib/domain/sealing.js';
 import { pino } from 'pino';
 import { startServer } from '../lib/cli/serve.js';
 import { api, cli, ok, register, startTestServer, tempDir, until } from './helpers.js';
@@ -144,5 +144,39 @@ describe('seal key: a wrong or missing key destroys nothing', function () {
     await fsp.rm(path.join(fresh, 'seal.key'));
     s = await startTestServer(fresh);
     await s.stop();
+  });
+});
+
+describe('sealed values are bound to whose they are', () => {
+  const key = sealKeyOf(randomBytes(32));
+  const draft = { comment_id: 'ch-1.comment-1', change_id: 'ch-1', author: 'alice', body: 'private words', suggestion: 'a line', published: false };
+  const hook = { webhook_id: 'webhook-1', url: 'https://alice.example/hook', secret: SECRET, deleted: false };
+
+  it('a draft whose author or change was edited on disk, its sealed text kept, reads as unavailable (discarded)', () => {
+    const disk = sealRecord(key, 'comment', draft.comment_id, draft) as any;
+    expect((openRecord(key, 'comment', draft.comment_id, disk) as any).body).to.equal('private words');
+    for (const edit of [{ author: 'mallory' }, { change_id: 'ch-2' }]) {
+      const read = openRecord(key, 'comment', draft.comment_id, { ...disk, ...edit }) as any;
+      expect(read, JSON.stringify(edit)).to.include({ discarded: true, body: '', suggestion: null });
+    }
+  });
+
+  it('a webhook whose url was edited on disk, its sealed secret kept, has no secret', () => {
+    const disk = sealRecord(key, 'webhook', hook.webhook_id, hook) as any;
+    expect((openRecord(key, 'webhook', hook.webhook_id, disk) as any).secret).to.equal(SECRET);
+    const moved = openRecord(key, 'webhook', hook.webhook_id, { ...disk, url: 'https://mallory.example/hook' }) as any;
+    expect(moved).to.include({ secret: null, secret_unavailable: true });
+  });
+
+  it('an edit through the server (the record written again) seals for the new owner', () => {
+    const read = openRecord(key, 'comment', draft.comment_id, sealRecord(key, 'comment', draft.comment_id, draft)) as any;
+    const again = JSON.parse(JSON.stringify(sealRecord(key, 'comment', draft.comment_id, { ...read, author: 'bob' })));
+    expect(again.body.sealed).to.equal(2);
+    expect((openRecord(key, 'comment', draft.comment_id, again) as any).body).to.equal('private words');
+  });
+
+  it('a value in format 1 (type, id and field only) still opens', () => {
+    const v1 = seal(key, `cairn.seal.v1\0webhook\0webhook-1\0secret`, SECRET, 1);
+    expect((openRecord(key, 'webhook', 'webhook-1', { ...hook, secret: v1 }) as any).secret).to.equal(SECRET);
   });
 });

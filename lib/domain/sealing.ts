@@ -15,7 +15,8 @@ export interface SealKey {
 
 /** A sealed string as it stands in a record on disk (a string is never an object, so the two never mix). */
 export interface SealedValue {
-  sealed: 1;
+  /** The format: 2 binds the value to its record's owner (contextOf); 1 (written before) to type, id and field only, still read. */
+  sealed: 1 | 2;
   /** The id of the key it was sealed with (16 hex digits). */
   key: string;
   /** base64 of nonce (12 bytes) ‖ AES-256-GCM ciphertext ‖ tag (16 bytes). */
@@ -30,16 +31,16 @@ export function sealKeyOf(bytes: Buffer): SealKey {
 }
 
 export function isSealed(v: unknown): v is SealedValue {
-  return typeof v === 'object' && v !== null && (v as SealedValue).sealed === 1 && typeof (v as SealedValue).key === 'string' && typeof (v as SealedValue).box === 'string';
+  return typeof v === 'object' && v !== null && ((v as SealedValue).sealed === 1 || (v as SealedValue).sealed === 2) && typeof (v as SealedValue).key === 'string' && typeof (v as SealedValue).box === 'string';
 }
 
 /** `context` (entity type, id and field) is authenticated with the value: a box moved to another record does not open. */
-export function seal(key: SealKey, context: string, plain: string): SealedValue {
+export function seal(key: SealKey, context: string, plain: string, format: 1 | 2 = 2): SealedValue {
   const nonce = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key.bytes, nonce);
   cipher.setAAD(Buffer.from(context, 'utf8'));
   const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-  return { sealed: 1, key: key.id, box: Buffer.concat([nonce, body, cipher.getAuthTag()]).toString('base64') };
+  return { sealed: format, key: key.id, box: Buffer.concat([nonce, body, cipher.getAuthTag()]).toString('base64') };
 }
 
 /** The plain string, or null when `key` is not the one it was sealed with (or it was altered). */
@@ -67,7 +68,20 @@ function sealedFields(type: string, body: Body): readonly string[] {
   return [];
 }
 
-const contextOf = (type: string, id: string, field: string) => `cairn.seal.v1\0${type}\0${id}\0${field}`;
+/**
+ * The associated data of a sealed value (storage-layout.md §17.2). Format 2 also binds what
+ * says whose the value is — a draft's `author` and `change_id`, a webhook's `url` — so a value
+ * moved onto another record, or left on a record whose owner was edited on disk, does not open
+ * (ids repeat across repositories: a crafted restore could otherwise carry one over).
+ */
+function contextOf(format: 1 | 2, type: string, id: string, field: string, body: Body): string {
+  if (format === 1) return `cairn.seal.v1\0${type}\0${id}\0${field}`;
+  const str = (v: unknown) => (typeof v === 'string' ? v : null);
+  const owner = type === 'webhook' ? [str(body.url)] : [str(body.author), str(body.change_id)];
+  return `cairn.seal.v2\0${JSON.stringify([type, id, field, ...owner])}`;
+}
+
+const unsealField = (key: SealKey | null, type: string, id: string, field: string, body: Body, v: SealedValue) => unseal(key, contextOf(v.sealed, type, id, field, body), v);
 
 /** Whether a record of `type` may have sealed fields (the store looks no further at any other). */
 export const SEALING_TYPES: ReadonlySet<string> = new Set(['webhook', 'comment']);
@@ -87,7 +101,7 @@ export function holdsClear(type: string, body: unknown): boolean {
 export function unopenedFields(key: SealKey | null, type: string, id: string, body: unknown): number {
   if (!SEALING_TYPES.has(type) || typeof body !== 'object' || body === null) return 0;
   let n = 0;
-  for (const [f, v] of Object.entries(body as Body)) if (isSealed(v) && unseal(key, contextOf(type, id, f), v) === null) n++;
+  for (const [f, v] of Object.entries(body as Body)) if (isSealed(v) && unsealField(key, type, id, f, body as Body, v) === null) n++;
   return n;
 }
 
@@ -136,7 +150,7 @@ export function sealRecord(key: SealKey | null, type: string, id: string, body: 
   if (!fields.length) return b === body ? body : b;
   if (!key) throw new Error(`no seal key: a ${type} record's ${fields.join(', ')} cannot be written in clear`);
   const out: Body = { ...b };
-  for (const f of fields) out[f] = seal(key, contextOf(type, id, f), b[f] as string);
+  for (const f of fields) out[f] = seal(key, contextOf(2, type, id, f, b), b[f] as string);
   return out;
 }
 
@@ -154,7 +168,7 @@ export function openRecord(key: SealKey | null, type: string, id: string, body: 
   for (const [f, v] of Object.entries(b)) {
     if (!isSealed(v)) continue;
     out ??= { ...b };
-    const plain = unseal(key, contextOf(type, id, f), v);
+    const plain = unsealField(key, type, id, f, b, v);
     if (plain === null) lost = true;
     else out[f] = plain;
   }

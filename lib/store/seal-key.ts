@@ -29,7 +29,7 @@ export async function openSealKey(file: string, create: boolean): Promise<SealKe
 }
 
 /** How a sealed value starts in a workflow.log record (storage-layout.md §17.2). */
-const SEALED_MARK = Buffer.from('{"sealed":1,');
+const SEALED_MARK = Buffer.from('{"sealed":');
 
 /**
  * The repository directories under `repositoriesDir` whose workflow logs hold a sealed value
