@@ -10,6 +10,7 @@ import path from 'node:path';
 import { openRecord, seal, sealKeyOf, sealRecord } from '../lib/domain/sealing.js';
 import { pino } from 'pino';
 import { startServer } from '../lib/cli/serve.js';
+import { crc32 } from '../lib/store/binary.js';
 import { api, cli, ok, register, startTestServer, tempDir, until } from './helpers.js';
 
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
@@ -178,5 +179,68 @@ describe('sealed values are bound to whose they are', () => {
   it('a value in format 1 (type, id and field only) still opens', () => {
     const v1 = seal(key, `cairn.seal.v1\0webhook\0webhook-1\0secret`, SECRET, 1);
     expect((openRecord(key, 'webhook', 'webhook-1', { ...hook, secret: v1 }) as any).secret).to.equal(SECRET);
+  });
+});
+
+describe('format-1 values are rewritten in format 2 by the reseal', () => {
+  it('counts a format-1 value of the store\'s key like one in clear, and sealRecord writes it in format 2 (one of another key is kept)', async () => {
+    const { holdsClear } = await import('../lib/domain/sealing.js');
+    const key = sealKeyOf(randomBytes(32));
+    const other = sealKeyOf(randomBytes(32));
+    const hook = { webhook_id: 'webhook-1', url: 'https://ci.example/hook', secret: seal(key, `cairn.seal.v1\0webhook\0webhook-1\0secret`, SECRET, 1), deleted: false };
+    expect(holdsClear('webhook', hook, key.id)).to.equal(true);
+    expect(holdsClear('webhook', hook, other.id)).to.equal(false);
+    const again = sealRecord(key, 'webhook', 'webhook-1', hook) as any;
+    expect(again.secret.sealed).to.equal(2);
+    expect(holdsClear('webhook', again, key.id)).to.equal(false);
+    expect((openRecord(key, 'webhook', 'webhook-1', again) as any).secret).to.equal(SECRET);
+    expect((sealRecord(other, 'webhook', 'webhook-1', hook) as any).secret).to.deep.equal(hook.secret);
+  });
+});
+
+describe('format-1 values in a store: the open reseals them', function () {
+  this.timeout(120_000);
+  it('a webhook secret sealed in format 1 is rewritten in format 2 at the next open, and still signs', async () => {
+    const { sealingTestHooks } = await import('../lib/domain/sealing.js');
+    const rx = await receiver();
+    const dataDir = path.join(tempDir(), 'data');
+    const opts = { webhookAllow: ['127.0.0.1'] };
+    try {
+      let s = await startTestServer(dataDir, opts);
+      let repo: number;
+      sealingTestHooks.writeFormat1 = true;
+      try {
+        repo = await register(s.url, 'old-format');
+        expect((await api(s.url, 'POST', R(repo, '/webhooks'), { json: { url: rx.url, secret: SECRET, types: ['task.*'] } })).status).to.equal(201);
+      } finally {
+        sealingTestHooks.writeFormat1 = false;
+        await s.stop();
+      }
+      const logs = async () => {
+        const dir = path.join(dataDir, 'repositories', String(repo));
+        const names = (await fsp.readdir(dir)).filter((f) => /^workflow(\.\d+)?\.log$/.test(f));
+        return Buffer.concat(await Promise.all(names.map((f) => fsp.readFile(path.join(dir, f))))).toString('latin1');
+      };
+      expect(await logs()).to.include('"sealed":1,');
+      // As a server from before format 2 left it: its checkpoint of version 2 (which did not count them).
+      const ckpt = path.join(dataDir, 'repositories', String(repo), 'workflow.ckpt');
+      const b = await fsp.readFile(ckpt);
+      b.writeUInt16LE(2, 8);
+      b.writeUInt32LE(crc32(b.subarray(0, b.length - 4)), b.length - 4);
+      await fsp.writeFile(ckpt, b);
+      s = await startTestServer(dataDir, opts);
+      try {
+        await ok(api(s.url, 'POST', R(repo, '/tasks'), { json: { title: 'after', intent: 'i' } }));
+        const got = await until('a delivery', () => rx.received[0]);
+        expect(signedWith(got, SECRET)).to.equal(true);
+      } finally {
+        await s.stop();
+      }
+      const after = await logs();
+      expect(after).to.not.include('"sealed":1,');
+      expect(after).to.include('"sealed":2,');
+    } finally {
+      await rx.close();
+    }
   });
 });

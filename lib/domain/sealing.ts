@@ -88,14 +88,18 @@ export const SEALING_TYPES: ReadonlySet<string> = new Set(['webhook', 'comment']
 
 /**
  * Whether a record of `type` as it stands on disk holds a field that must be sealed in clear
- * (written by a server from before sealing, storage-layout.md §17.2): the store counts them and
- * rewrites the log sealed (ContentStore.sealInClear).
+ * (written by a server from before sealing, storage-layout.md §17.2), or a value the key of id
+ * `keyId` sealed in format 1: the store counts them and rewrites the log sealed
+ * (ContentStore.sealInClear).
  */
-export function holdsClear(type: string, body: unknown): boolean {
+export function holdsClear(type: string, body: unknown, keyId: string | null = null): boolean {
   if (!SEALING_TYPES.has(type) || typeof body !== 'object' || body === null) return false;
   const b = body as Body;
-  return sealedFields(type, b).some((f) => typeof b[f] === 'string');
+  return sealedFields(type, b).some((f) => typeof b[f] === 'string') || (keyId !== null && Object.values(b).some((v) => isOldFormat(v, keyId)));
 }
+
+/** A value sealed in format 1 with the key of id `keyId`: counted like one in clear, so a reseal writes it in format 2 (those of another key stay as they are). */
+const isOldFormat = (v: unknown, keyId: string): boolean => isSealed(v) && v.sealed === 1 && v.key === keyId;
 
 /** Sealed values of a record as on disk that `key` does not open (another server's key, or none): fsck counts them. */
 export function unopenedFields(key: SealKey | null, type: string, id: string, body: unknown): number {
@@ -106,7 +110,7 @@ export function unopenedFields(key: SealKey | null, type: string, id: string, bo
 }
 
 /** Test hook: commits write sealed fields in clear, as servers from before sealing did (test/reseal.test.ts builds such stores). */
-export const sealingTestHooks = { writeInClear: false };
+export const sealingTestHooks = { writeInClear: false, /** Commits seal in format 1, as servers from before format 2 did. */ writeFormat1: false };
 
 /**
  * On a record read with a sealed value that did not open: the fields as they stood on disk and
@@ -147,10 +151,17 @@ export function sealRecord(key: SealKey | null, type: string, id: string, body: 
   if (!SEALING_TYPES.has(type) || typeof body !== 'object' || body === null) return body;
   const b = unopenedKept(type, body as Body);
   const fields = sealedFields(type, b).filter((f) => typeof b[f] === 'string');
-  if (!fields.length) return b === body ? body : b;
+  // Values of format 1 this key opens are sealed again in format 2 (a reseal meets them on disk).
+  const old = key ? Object.keys(b).filter((f) => isOldFormat(b[f], key.id)) : [];
+  if (!fields.length && !old.length) return b === body ? body : b;
   if (!key) throw new Error(`no seal key: a ${type} record's ${fields.join(', ')} cannot be written in clear`);
   const out: Body = { ...b };
-  for (const f of fields) out[f] = seal(key, contextOf(2, type, id, f, b), b[f] as string);
+  const format = sealingTestHooks.writeFormat1 ? 1 : 2;
+  for (const f of fields) out[f] = seal(key, contextOf(format, type, id, f, b), b[f] as string, format);
+  for (const f of old) {
+    const plain = unsealField(key, type, id, f, b, b[f] as SealedValue);
+    if (plain !== null) out[f] = seal(key, contextOf(2, type, id, f, b), plain);
+  }
   return out;
 }
 

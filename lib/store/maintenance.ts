@@ -249,6 +249,7 @@ export class StoreMaintenance {
         if (faults.failReseal?.()) throw new Error('the reseal failed (injected by a test)');
         const log = this.published.log('workflow');
         const out = await WorkflowCompactionFile.create(log);
+        out.keyId = key.id;
         let named = false;
         let replaced: string | null = null;
         try {
@@ -325,6 +326,7 @@ export class StoreMaintenance {
     if (!start) return null;
     const atS = Math.floor(Date.now() / 1000);
     const out = await WorkflowCompactionFile.create(start.log);
+    out.keyId = this.published.sealKey?.id ?? null;
     let named = false;
     let replaced: string | null = null;
     try {
