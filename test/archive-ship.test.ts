@@ -15,6 +15,8 @@ import { commitContent, commitWorkflow, expectNewestMatches, manifests, allKeys,
 import { claimGeneration } from '../lib/archive/generations.js';
 import { parseManifestKey } from '../lib/domain/archive-manifest.js';
 import { parseRetention } from '../lib/domain/archive-retention.js';
+import { sealingTestHooks } from '../lib/domain/sealing.js';
+import { faults } from '../lib/store/crash-point.js';
 
 const URL_ = 's3://cairn-test/site/';
 
@@ -338,6 +340,43 @@ describe('archive shipping (memory store)', function () {
     const before = (await manifests(store, a)).length;
     await commitWorkflow(s.url, a, 2);
     expect((await manifests(store, a)).length).to.equal(before);
+  });
+
+  it('never ships a repository whose workflow.log holds a webhook secret in clear: the reseal is retried first, and while it fails /healthz says why', async () => {
+    const SECRET = 'hook-Secret-archive-3f9a0c1d77';
+    const store = new MemoryObjectStore(false);
+    // The reseal fails (at the open and at every capture) until the fault is lifted.
+    faults.failReseal = () => true;
+    let s: TestServer;
+    try {
+      s = await startTestServer(path.join(tempDir(), 'data'), { webhookAllow: ['127.0.0.1'], archive: { url: URL_, store, intervalMs: 50 } });
+      server = s;
+      const a = await register(s.url, 'alpha');
+      sealingTestHooks.writeInClear = true; // as a server from before sealing wrote it
+      try {
+        const res = await api(s.url, 'POST', `/v1/native/repository-authorities/${a}/webhooks`, { json: { url: 'http://127.0.0.1:9/hook', secret: SECRET, types: ['task.*'] } });
+        expect(res.status, res.text).to.equal(201);
+      } finally {
+        sealingTestHooks.writeInClear = false;
+      }
+      await commitWorkflow(s.url, a, 1);
+      const holding = () => [...store.objects.entries()].filter(([, o]) => o.bytes.includes(Buffer.from(SECRET))).map(([k]) => k);
+      const refused = await until('the archive to refuse the repository (or ship it)', async () => {
+        const h = (await health(s)).archive;
+        if (holding().length) return { shipped: true, h };
+        return h.state === 'error' && h.last_error ? { shipped: false, h } : null;
+      });
+      expect(holding(), 'objects holding the secret').to.deep.equal([]);
+      expect(refused.h.last_error).to.match(new RegExp(`repository ${a}.*in clear`));
+      expect(refused.h.last_error).to.not.include(SECRET);
+      // The reseal succeeds at the next capture: shipping resumes, sealed.
+      faults.failReseal = null;
+      await caughtUp(s, [a]);
+      expect(holding(), 'objects holding the secret').to.deep.equal([]);
+      await until('the error to clear after a whole round', async () => (await health(s)).archive.last_error === null);
+    } finally {
+      faults.failReseal = null;
+    }
   });
 
   it('never shows a secret in /healthz or the log', async () => {

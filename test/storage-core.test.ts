@@ -146,12 +146,14 @@ describe('storage core: commit point', () => {
       ['review-indexes', reviews.encode()],
     ]);
     const bytes = encodeCheckpoint({ cover: { log_file: 0, length: 300, last_crc: 0x11223344, records: 2, in_clear: 1 }, sections });
-    expect(bytes.equals(fixture('workflow-ckpt-v2.bin'))).to.equal(true);
+    expect(bytes.equals(fixture('workflow-ckpt-v3.bin'))).to.equal(true);
     expect(bytes.length).to.equal(354);
     const back = decodeCheckpoint(bytes);
     expect(back.cover).to.deep.equal({ log_file: 0, length: 300, last_crc: 0x11223344, records: 2, in_clear: 1 });
-    // Version 1 (before the count of fields in clear): refused, so an open rebuilds it from the log.
-    expect(() => decodeCheckpoint(fixture('workflow-ckpt-v1.bin'))).to.throw('version 1 is not 2');
+    // Version 1 (before the count of fields in clear) and 2 (before format-1 sealed values
+    // counted with them): refused, so an open rebuilds it from the log.
+    expect(() => decodeCheckpoint(fixture('workflow-ckpt-v1.bin'))).to.throw('version 1 is not 3');
+    expect(() => decodeCheckpoint(fixture('workflow-ckpt-v2.bin'))).to.throw('version 2 is not 3');
     expect(WorkflowIndexes.decode(back.sections.get('workflow-indexes')!).encode().equals(indexes.encode())).to.equal(true);
     const r = ReviewIndex.decode(back.sections.get('review-indexes')!);
     expect(r.encode().equals(reviews.encode())).to.equal(true);

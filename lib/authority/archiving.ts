@@ -18,6 +18,7 @@ import type { ObjectStore } from '../archive/object-store.js';
 import { claimGeneration, ensureArchiveId, Lease, newerClaim, readArchiveId, type ClaimReason } from '../archive/generations.js';
 import { Shipper, type ArchiveStatus, type ShipSource } from '../archive/shipper.js';
 import type { CairnService } from './service.js';
+import type { ContentStore } from '../store/content-store.js';
 
 const LEASE_LOST = (gen: bigint): string => `fenced: another writer took the lease of generation ${gen}`;
 
@@ -48,8 +49,28 @@ export function serviceSource(service: CairnService): ShipSource {
       }
     },
     registryRecord: (index) => encodeRegistryRecord(service.record(index)),
-    capture: async (index, wants) => (await service.opened(index)).store.capture(wants),
+    capture: async (index, wants) => {
+      const { store } = await service.opened(index);
+      await sealedBeforeShipping(index, store);
+      return store.capture(wants);
+    },
   };
+}
+
+/**
+ * What a server from before sealing wrote in clear (webhook secrets, drafts) is never shipped
+ * (storage-layout.md §17.2): a reseal that failed at the open is tried again here, and while it
+ * fails the repository is not shipped; the round's error (/healthz archive.last_error) says why.
+ */
+async function sealedBeforeShipping(index: number, store: ContentStore): Promise<void> {
+  if (store.fieldsInClear === 0) return;
+  let why = '';
+  try {
+    await store.sealInClear();
+  } catch (err) {
+    why = `: ${(err as Error).message}`;
+  }
+  if (store.fieldsInClear > 0) throw new Error(`repository ${index} is not shipped: its workflow.log holds ${store.fieldsInClear} webhook or draft records in clear and sealing them failed${why}`);
 }
 
 export class Archiving {

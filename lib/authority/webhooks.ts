@@ -330,7 +330,8 @@ export class WebhookBook {
       let disabled: WebhookRecord | null = null;
       const failures = w.consecutive_failures ?? 0;
       if (state === 'delivered' && failures > 0) hook = { ...w, consecutive_failures: 0 };
-      if (state === 'failed') {
+      // A secret this server cannot open is no failure of the receiver: nothing written for it.
+      if (state === 'failed' && !w.secret_unavailable) {
         hook = { ...w, consecutive_failures: failures + 1 };
         if (w.active && failures + 1 >= policy.disableAfter) {
           hook = { ...hook, active: false, disabled_reason: disabledReason(failures + 1, attempt.error), disabled_at_s: now, updated_at_s: now };

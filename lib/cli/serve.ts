@@ -4,6 +4,8 @@
 // is released, exit 0; a second signal exits at once. A compromised lock (refresh too late)
 // stops the server with exit 3.
 import { existsSync, promises as fsp } from 'node:fs';
+import { Layout } from '../store/layout.js';
+import { repositoriesHoldingSealed } from '../store/seal-key.js';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
@@ -64,7 +66,8 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--archive-prune-grace DURATION] [--archive-prune-every DURATION]
                    [--archive-checkpoint-ranges N] [--archive-lease-seconds N]
                    [--follow s3://BUCKET[/PREFIX]] [--follow-interval-ms N]
-                   [--promote-secret-file FILE] [--insecure-open] [-h|--help]
+                   [--promote-secret-file FILE] [--insecure-open] [--new-seal-key]
+                   [-h|--help]
 
 Serve the cairn HTTP interface, and the reviewer web UI at /ui/ (docs/ui.md).
 
@@ -80,6 +83,10 @@ Options:
                      for a network where every client is trusted
   --data DIR         data directory (default ./data; created on first start). The server holds
                      an exclusive lock on it while running.
+  --new-seal-key     start although DATA/seal.key is missing and repositories hold webhook
+                     secrets or drafts sealed with it (refused otherwise, exit 2): a new key is
+                     made; those secrets and drafts stay unavailable (and kept) until the old
+                     key is put back. Copy seal.key with backups and standbys instead
   --log-level LEVEL  pino log level: fatal, error, warn, info (default), debug, silent
   --log-format F     pretty (one readable line per event, an error's stack below it) or json
                      (one JSON object per line); default: pretty when stdout is a terminal,
@@ -320,6 +327,8 @@ export interface ServerOptions {
   promoteSecret?: string | null;
   /** Listen on a network address without an auth mode (--insecure-open); otherwise only loopback or behind a front door (./bind-policy.ts). */
   insecureOpen?: boolean;
+  /** Start with a new DATA/seal.key although the data directory's repositories hold values sealed with a missing one (--new-seal-key). */
+  newSealKey?: boolean;
   /** Test-only: how a bind host name is resolved (default: the system resolver). */
   bindLookup?: BindLookup;
 }
@@ -343,6 +352,19 @@ export interface RunningServer {
   stop(): Promise<void>;
   /** The places git serving shares out (what they hold now: `snapshot()`). */
   gitPlaces: GitPlaces;
+}
+
+/** The refusal to start without DATA/seal.key when the repositories hold sealed values (serve --new-seal-key overrides); null when the start may go on. */
+async function missingSealKeyRefusal(dataDir: string): Promise<CliUsageError | null> {
+  const layout = new Layout(dataDir);
+  if (existsSync(layout.sealKeyFile)) return null;
+  const holding = await repositoriesHoldingSealed(layout.repositoriesDir);
+  if (!holding.length) return null;
+  return new CliUsageError(
+    `${layout.sealKeyFile} is missing, but repositories (${holding.join(', ')}${holding.length >= 3 ? ', …' : ''}) hold webhook secrets or drafts sealed with it: ` +
+      'copy the seal.key of the data directory they came from into place (docs/operations.md "Backups"), or pass --new-seal-key to start with a new key ' +
+      '(their webhooks then need their secrets registered again and their drafts read as discarded; the sealed values are kept, should the old key come back).',
+  );
 }
 
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
@@ -381,6 +403,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       void stop();
     },
   });
+  // A missing seal.key is never silently replaced while repositories hold values sealed with it.
+  if (!options.newSealKey) {
+    const refusal = await missingSealKeyRefusal(options.dataDir).catch(async (err: Error) => { await lock.release(); throw err; });
+    if (refusal) {
+      await lock.release();
+      throw refusal;
+    }
+  }
   const shutdownSeconds = options.shutdownSeconds ?? DEFAULT_SHUTDOWN_SECONDS;
   let opening: Promise<CairnService> | null = null;
   let opened: CairnService | null = null;
@@ -584,6 +614,7 @@ export async function serve(argv: string[]): Promise<number> {
     'follow-interval-ms': { type: 'string', default: '1000' },
     'promote-secret-file': { type: 'string' },
     'insecure-open': { type: 'boolean', default: false },
+    'new-seal-key': { type: 'boolean', default: false },
     'archive-config': { type: 'string' },
     'archive-interval-ms': { type: 'string', default: '1000' },
     'archive-lag-warn-seconds': { type: 'string', default: '60' },
@@ -769,7 +800,7 @@ export async function serve(argv: string[]): Promise<number> {
     bodyTimeoutMs: positive('git-body-timeout-seconds', 3600) * 1000,
     minBytesPerSecond: whole('git-body-min-rate', 1024 * 1024 * 1024),
   };
-  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, shutdownSeconds, maxSnapshotPaths, identity, gitMirrors, git, archive, follow, promoteSecret, insecureOpen: values['insecure-open'] === true });
+  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, shutdownSeconds, maxSnapshotPaths, identity, gitMirrors, git, archive, follow, promoteSecret, insecureOpen: values['insecure-open'] === true, newSealKey: values['new-seal-key'] === true });
   let signalled = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (signalled) {

@@ -15,7 +15,8 @@ export interface SealKey {
 
 /** A sealed string as it stands in a record on disk (a string is never an object, so the two never mix). */
 export interface SealedValue {
-  sealed: 1;
+  /** The format: 2 binds the value to its record's owner (contextOf); 1 (written before) to type, id and field only, still read. */
+  sealed: 1 | 2;
   /** The id of the key it was sealed with (16 hex digits). */
   key: string;
   /** base64 of nonce (12 bytes) ‖ AES-256-GCM ciphertext ‖ tag (16 bytes). */
@@ -30,16 +31,16 @@ export function sealKeyOf(bytes: Buffer): SealKey {
 }
 
 export function isSealed(v: unknown): v is SealedValue {
-  return typeof v === 'object' && v !== null && (v as SealedValue).sealed === 1 && typeof (v as SealedValue).key === 'string' && typeof (v as SealedValue).box === 'string';
+  return typeof v === 'object' && v !== null && ((v as SealedValue).sealed === 1 || (v as SealedValue).sealed === 2) && typeof (v as SealedValue).key === 'string' && typeof (v as SealedValue).box === 'string';
 }
 
 /** `context` (entity type, id and field) is authenticated with the value: a box moved to another record does not open. */
-export function seal(key: SealKey, context: string, plain: string): SealedValue {
+export function seal(key: SealKey, context: string, plain: string, format: 1 | 2 = 2): SealedValue {
   const nonce = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key.bytes, nonce);
   cipher.setAAD(Buffer.from(context, 'utf8'));
   const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-  return { sealed: 1, key: key.id, box: Buffer.concat([nonce, body, cipher.getAuthTag()]).toString('base64') };
+  return { sealed: format, key: key.id, box: Buffer.concat([nonce, body, cipher.getAuthTag()]).toString('base64') };
 }
 
 /** The plain string, or null when `key` is not the one it was sealed with (or it was altered). */
@@ -67,42 +68,100 @@ function sealedFields(type: string, body: Body): readonly string[] {
   return [];
 }
 
-const contextOf = (type: string, id: string, field: string) => `cairn.seal.v1\0${type}\0${id}\0${field}`;
+/**
+ * The associated data of a sealed value (storage-layout.md §17.2). Format 2 also binds what
+ * says whose the value is — a draft's `author` and `change_id`, a webhook's `url` — so a value
+ * moved onto another record, or left on a record whose owner was edited on disk, does not open
+ * (ids repeat across repositories: a crafted restore could otherwise carry one over).
+ */
+function contextOf(format: 1 | 2, type: string, id: string, field: string, body: Body): string {
+  if (format === 1) return `cairn.seal.v1\0${type}\0${id}\0${field}`;
+  const str = (v: unknown) => (typeof v === 'string' ? v : null);
+  const owner = type === 'webhook' ? [str(body.url)] : [str(body.author), str(body.change_id)];
+  return `cairn.seal.v2\0${JSON.stringify([type, id, field, ...owner])}`;
+}
+
+const unsealField = (key: SealKey | null, type: string, id: string, field: string, body: Body, v: SealedValue) => unseal(key, contextOf(v.sealed, type, id, field, body), v);
 
 /** Whether a record of `type` may have sealed fields (the store looks no further at any other). */
 export const SEALING_TYPES: ReadonlySet<string> = new Set(['webhook', 'comment']);
 
 /**
  * Whether a record of `type` as it stands on disk holds a field that must be sealed in clear
- * (written by a server from before sealing, storage-layout.md §17.2): the store counts them and
- * rewrites the log sealed (ContentStore.sealInClear).
+ * (written by a server from before sealing, storage-layout.md §17.2), or a value the key of id
+ * `keyId` sealed in format 1: the store counts them and rewrites the log sealed
+ * (ContentStore.sealInClear).
  */
-export function holdsClear(type: string, body: unknown): boolean {
+export function holdsClear(type: string, body: unknown, keyId: string | null = null): boolean {
   if (!SEALING_TYPES.has(type) || typeof body !== 'object' || body === null) return false;
   const b = body as Body;
-  return sealedFields(type, b).some((f) => typeof b[f] === 'string');
+  return sealedFields(type, b).some((f) => typeof b[f] === 'string') || (keyId !== null && Object.values(b).some((v) => isOldFormat(v, keyId)));
 }
+
+/** A value sealed in format 1 with the key of id `keyId`: counted like one in clear, so a reseal writes it in format 2 (those of another key stay as they are). */
+const isOldFormat = (v: unknown, keyId: string): boolean => isSealed(v) && v.sealed === 1 && v.key === keyId;
 
 /** Sealed values of a record as on disk that `key` does not open (another server's key, or none): fsck counts them. */
 export function unopenedFields(key: SealKey | null, type: string, id: string, body: unknown): number {
   if (!SEALING_TYPES.has(type) || typeof body !== 'object' || body === null) return 0;
   let n = 0;
-  for (const [f, v] of Object.entries(body as Body)) if (isSealed(v) && unseal(key, contextOf(type, id, f), v) === null) n++;
+  for (const [f, v] of Object.entries(body as Body)) if (isSealed(v) && unsealField(key, type, id, f, body as Body, v) === null) n++;
   return n;
 }
 
 /** Test hook: commits write sealed fields in clear, as servers from before sealing did (test/reseal.test.ts builds such stores). */
-export const sealingTestHooks = { writeInClear: false };
+export const sealingTestHooks = { writeInClear: false, /** Commits seal in format 1, as servers from before format 2 did. */ writeFormat1: false };
+
+/**
+ * On a record read with a sealed value that did not open: the fields as they stood on disk and
+ * what the read made of them. A symbol key: copied by a spread (an edit of the record keeps it),
+ * never by JSON (never answered, never written as such).
+ */
+const UNOPENED = Symbol('cairn.unopened');
+interface Unopened {
+  raw: Body;
+  made: Body;
+}
+
+/**
+ * A record read with a value that did not open, written again (a webhook's failure count, an
+ * edit of another field): each field still as the read made it is written as it stood on disk,
+ * so the sealed value survives until the right key is back; a field given a new value (a secret
+ * registered again, a webhook deleted) is written as given.
+ */
+function unopenedKept(type: string, b: Body): Body {
+  const u = (b as { [UNOPENED]?: Unopened })[UNOPENED];
+  if (!u) return b;
+  const out: Body = { ...b };
+  delete (out as { [UNOPENED]?: Unopened })[UNOPENED];
+  if (type === 'webhook' && b.deleted === true) {
+    delete out.secret_unavailable; // a deletion erases the secret, opened or not
+    return out;
+  }
+  for (const [f, made] of Object.entries(u.made)) {
+    if (!Object.is(b[f], made)) continue;
+    if (u.raw[f] === undefined) delete out[f];
+    else out[f] = u.raw[f];
+  }
+  return out;
+}
 
 /** The record as written to disk: its sealed fields sealed with `key` (the same object when it has none). Throws without a key when one is needed. */
 export function sealRecord(key: SealKey | null, type: string, id: string, body: unknown): unknown {
   if (!SEALING_TYPES.has(type) || typeof body !== 'object' || body === null) return body;
-  const b = body as Body;
+  const b = unopenedKept(type, body as Body);
   const fields = sealedFields(type, b).filter((f) => typeof b[f] === 'string');
-  if (!fields.length) return body;
+  // Values of format 1 this key opens are sealed again in format 2 (a reseal meets them on disk).
+  const old = key ? Object.keys(b).filter((f) => isOldFormat(b[f], key.id)) : [];
+  if (!fields.length && !old.length) return b === body ? body : b;
   if (!key) throw new Error(`no seal key: a ${type} record's ${fields.join(', ')} cannot be written in clear`);
   const out: Body = { ...b };
-  for (const f of fields) out[f] = seal(key, contextOf(type, id, f), b[f] as string);
+  const format = sealingTestHooks.writeFormat1 ? 1 : 2;
+  for (const f of fields) out[f] = seal(key, contextOf(format, type, id, f, b), b[f] as string, format);
+  for (const f of old) {
+    const plain = unsealField(key, type, id, f, b, b[f] as SealedValue);
+    if (plain !== null) out[f] = seal(key, contextOf(2, type, id, f, b), plain);
+  }
   return out;
 }
 
@@ -120,12 +179,14 @@ export function openRecord(key: SealKey | null, type: string, id: string, body: 
   for (const [f, v] of Object.entries(b)) {
     if (!isSealed(v)) continue;
     out ??= { ...b };
-    const plain = unseal(key, contextOf(type, id, f), v);
+    const plain = unsealField(key, type, id, f, b, v);
     if (plain === null) lost = true;
     else out[f] = plain;
   }
   if (!out) return body;
   if (!lost) return out;
-  if (type === 'webhook') return { ...out, secret: null, secret_unavailable: true };
-  return { ...out, body: '', suggestion: null, discarded: true };
+  const made: Body = type === 'webhook' ? { secret: null, secret_unavailable: true } : { body: '', suggestion: null, discarded: true };
+  const raw: Body = {};
+  for (const f of Object.keys(made)) raw[f] = b[f];
+  return { ...out, ...made, [UNOPENED]: { raw, made } satisfies Unopened };
 }

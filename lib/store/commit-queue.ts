@@ -241,7 +241,7 @@ export class CommitQueue {
       const workflowBodies = batch.workflow.map((t) => {
         if (!t.upserts.some((u) => SEALING_TYPES.has(u.type))) return Buffer.from(JSON.stringify(t), 'utf8');
         if (sealingTestHooks.writeInClear) {
-          workflowInClear += t.upserts.filter((u) => holdsClear(u.type, u.body)).length;
+          workflowInClear += t.upserts.filter((u) => holdsClear(u.type, u.body, key?.id ?? null)).length;
           return Buffer.from(JSON.stringify(t), 'utf8');
         }
         return Buffer.from(JSON.stringify({ ...t, upserts: t.upserts.map((u) => ({ ...u, body: sealRecord(key, u.type, u.id, u.body) })) }), 'utf8');

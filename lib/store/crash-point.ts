@@ -18,4 +18,6 @@ export const faults: {
   failAppend: ((logName: string) => boolean) | null;
   /** When it returns true, the commit-point write lands and then reports EIO (outcome unknown). */
   failCommitPoint: (() => boolean) | null;
-} = { failAppend: null, failCommitPoint: null };
+  /** When it returns true, a reseal of workflow.log (StoreMaintenance.resealWorkflow) fails before writing anything. */
+  failReseal: (() => boolean) | null;
+} = { failAppend: null, failCommitPoint: null, failReseal: null };

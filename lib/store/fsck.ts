@@ -309,7 +309,7 @@ function checkLogs(store: ContentStore, repositoryIndex: number): string[] {
 function countUnopened(store: ContentStore, key: SealKey | null): number {
   let n = 0;
   for (const rec of store.logRecords('workflow')) {
-    if (!rec.body.includes('"sealed":1')) continue; // most records hold nothing sealed: not parsed again
+    if (!rec.body.includes('"sealed":')) continue; // most records hold nothing sealed: not parsed again
     let txn: { upserts?: { type: string; id: string; body: unknown }[] };
     try {
       txn = JSON.parse(rec.body.toString('utf8'));

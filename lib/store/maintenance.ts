@@ -7,7 +7,7 @@ import { promises as fsp } from 'node:fs';
 import type { CommitQueue } from './commit-queue.js';
 import type { CommitState } from './commit-point.js';
 import { decodeEvent } from './event-log.js';
-import { crashPoint } from './crash-point.js';
+import { crashPoint, faults } from './crash-point.js';
 import type { SealKey } from '../domain/sealing.js';
 import { removeDurable, writeFileDurable } from './durable.js';
 import { LogFile } from './framed-log.js';
@@ -246,8 +246,10 @@ export class StoreMaintenance {
       return await this.commits.barrier(async () => {
         this.commits.assertWritable();
         if (this.published.workflowInClear === 0) return 0;
+        if (faults.failReseal?.()) throw new Error('the reseal failed (injected by a test)');
         const log = this.published.log('workflow');
         const out = await WorkflowCompactionFile.create(log);
+        out.keyId = key.id;
         let named = false;
         let replaced: string | null = null;
         try {
@@ -324,6 +326,7 @@ export class StoreMaintenance {
     if (!start) return null;
     const atS = Math.floor(Date.now() / 1000);
     const out = await WorkflowCompactionFile.create(start.log);
+    out.keyId = this.published.sealKey?.id ?? null;
     let named = false;
     let replaced: string | null = null;
     try {

@@ -260,7 +260,7 @@ export class PublishedStore {
       if (rec.offset >= cover.length) break;
       const txn = JSON.parse(rec.body.toString('utf8')) as { upserts: Upsert[] };
       txn.upserts.forEach((u, i) => {
-        if (holdsClear(u.type, u.body)) inClear++;
+        if (holdsClear(u.type, u.body, this.sealKey?.id ?? null)) inClear++;
         if (u.type === 'line') {
           const b = u.body as Omit<LineRecord, 'name'>;
           lines.set(u.id, { name: u.id, status: b.status, head_snapshot_id: b.head_snapshot_id, updated_at_s: b.updated_at_s });
@@ -309,7 +309,7 @@ export class PublishedStore {
     }
     txn.upserts.forEach((u, i) => {
       this.applyUpsert(u, rec.offset, i, false);
-      if (holdsClear(u.type, u.body)) this.workflowInClear++;
+      if (holdsClear(u.type, u.body, this.sealKey?.id ?? null)) this.workflowInClear++;
     });
     if (this.tracking) {
       for (const u of txn.upserts) {

@@ -52,6 +52,8 @@ export async function recoverStore(root: string, options: OpenOptions): Promise<
   }
   const { point, state } = CommitPointFile.open(L.commitFile, false);
   const published = new PublishedStore(L, state ?? emptyCommitState());
+  // Before the replay: it counts the values of format 1 this key sealed (storage-layout.md §17.2).
+  published.setSealKey(options.sealKey ?? null);
   try {
     await published.load(options.rebuildingLocators === true, notes, options.checkpoint !== false);
     await removeUnnamedFiles(L, published.state, notes);

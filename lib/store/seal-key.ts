@@ -1,7 +1,8 @@
 // The server's seal key (storage-layout.md §17.2): DATA/seal.key, created on first use, never
 // inside a repository directory (so no export, archive or copy of one carries it).
 import { randomBytes } from 'node:crypto';
-import { promises as fsp } from 'node:fs';
+import { createReadStream, promises as fsp } from 'node:fs';
+import path from 'node:path';
 import { SEAL_KEY_BYTES, sealKeyOf, type SealKey } from '../domain/sealing.js';
 import { writeFileDurableWith } from './durable.js';
 
@@ -25,4 +26,38 @@ export async function openSealKey(file: string, create: boolean): Promise<SealKe
   const m = /^cairn-seal-key-v1 ([0-9a-f]{64})\n?$/.exec(text);
   if (!m) throw new Error(`${file} is not a seal key (expected "${HEADER}" and 64 hex digits)`);
   return sealKeyOf(Buffer.from(m[1], 'hex'));
+}
+
+/** How a sealed value starts in a workflow.log record (storage-layout.md §17.2). */
+const SEALED_MARK = Buffer.from('{"sealed":');
+
+/**
+ * The repository directories under `repositoriesDir` whose workflow logs hold a sealed value
+ * (the first few): a start without seal.key must not make a new key over them. Read only when
+ * the key is missing; streamed, so memory stays bounded whatever the logs' size.
+ */
+export async function repositoriesHoldingSealed(repositoriesDir: string, max = 3): Promise<string[]> {
+  const found: string[] = [];
+  const dirs = await fsp.readdir(repositoriesDir, { withFileTypes: true }).catch((err: NodeJS.ErrnoException) => { if (err.code === 'ENOENT') return []; throw err; });
+  for (const d of dirs) {
+    if (!d.isDirectory() || !/^\d+$/.test(d.name)) continue;
+    const dir = path.join(repositoriesDir, d.name);
+    for (const f of await fsp.readdir(dir)) {
+      if (!/^workflow(\.\d+)?\.log$/.test(f) || !(await holds(path.join(dir, f), SEALED_MARK))) continue;
+      found.push(d.name);
+      break;
+    }
+    if (found.length >= max) break;
+  }
+  return found;
+}
+
+async function holds(file: string, needle: Buffer): Promise<boolean> {
+  let tail = Buffer.alloc(0);
+  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) {
+    const window = Buffer.concat([tail, chunk as Buffer]);
+    if (window.includes(needle)) return true;
+    tail = window.subarray(Math.max(0, window.length - needle.length + 1));
+  }
+  return false;
 }

@@ -10,8 +10,8 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { crc32 } from './binary.js';
 import { MAGIC } from './layout.js';
 
-/** 2: the header counts the covered upserts holding a sealed field in clear (§17.2); a version-1 file is rebuilt from the log. */
-export const CHECKPOINT_VERSION = 2;
+/** 2: the header counts the covered upserts holding a sealed field in clear (§17.2); 3: and those holding a value sealed in format 1 with the store's key. An older file is rebuilt from the log. */
+export const CHECKPOINT_VERSION = 3;
 export const CHECKPOINT_HEADER_SIZE = 48;
 
 /** What a checkpoint covers: workflow.log's file generation and committed length. */

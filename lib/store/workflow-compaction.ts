@@ -44,6 +44,8 @@ export class WorkflowCompactionFile {
   length = 0;
   /** Upserts written holding a sealed field in clear (§17.2). */
   inClear = 0;
+  /** The id of the store's seal key: values of format 1 it sealed count as in clear (§17.2). */
+  keyId: string | null = null;
   /** Upserts copyTail sealed (a reseal). */
   sealed = 0;
   private file: string;
@@ -71,7 +73,7 @@ export class WorkflowCompactionFile {
     const put = (u: Upsert) => {
       const framed = frameBody(Buffer.from(JSON.stringify({ at_s: atS, upserts: [u] }), 'utf8'));
       if (u.type !== 'line') this.locations.set(u, this.length, 0);
-      if (holdsClear(u.type, u.body)) this.inClear++;
+      if (holdsClear(u.type, u.body, this.keyId)) this.inClear++;
       this.length += framed.length;
       this.records++;
       return out.write(framed);
@@ -124,9 +126,9 @@ export class WorkflowCompactionFile {
       }
       let upserts = txn.upserts;
       let body = rec.body;
-      const clear = upserts.filter((u) => holdsClear(u.type, u.body)).length;
+      const clear = upserts.filter((u) => holdsClear(u.type, u.body, this.keyId)).length;
       if (clear && sealWith) {
-        upserts = upserts.map((u) => (holdsClear(u.type, u.body) ? { ...u, body: sealRecord(sealWith, u.type, u.id, u.body) } : u));
+        upserts = upserts.map((u) => (holdsClear(u.type, u.body, this.keyId) ? { ...u, body: sealRecord(sealWith, u.type, u.id, u.body) } : u));
         body = Buffer.from(JSON.stringify({ ...txn, upserts }), 'utf8');
         this.sealed += clear;
       } else {
