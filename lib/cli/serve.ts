@@ -39,7 +39,6 @@ import { Archiving, type ArchivingOptions } from '../authority/archiving.js';
 import { openS3Store } from '../archive/s3-store.js';
 import { DEFAULT_GRACE, parseDuration, parseRetention } from '../domain/archive-retention.js';
 import { fencedRefusal } from '../archive/archive-file.js';
-import { Layout } from '../store/layout.js';
 import { Follower, type FollowOptions } from '../authority/follower.js';
 import { DEFAULT_GIT_LIMITS, GitPlaces, type GitLimits } from '../http/git-places.js';
 
