@@ -6,15 +6,14 @@
 // fsck` says what is in clear without printing it. And a kill -9 at each step of the rewrite
 // opens to the old log or the new one, never less.
 import { expect } from 'chai';
-import { createHmac } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { push } from '../lib/client/transfer.js';
 import { sealingTestHooks } from '../lib/domain/sealing.js';
 import { crc32 } from '../lib/store/binary.js';
 import { api, cli, exportRepo, ok, register, spawnServer, startTestServer, tempDir, until, type ChildServer } from './helpers.js';
+import { receiver, signedWith } from './webhook-receiver.js';
 
 type Json = Record<string, any>;
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
@@ -27,27 +26,6 @@ const DISCARDED = 'a draft its author threw away';
 const PUBLIC = 'a published remark everyone reads';
 /** What must not be in any file of the repository once this server has opened it. */
 const PRIVATE = [OLD_SECRET, SECRET, FIRST_DRAFT, DRAFT, SUGGESTION, DISCARDED];
-
-async function receiver() {
-  const received: { headers: http.IncomingHttpHeaders; body: string }[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(200).end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
-    received,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
-  };
-}
-
-const signedWith = (r: { headers: http.IncomingHttpHeaders; body: string }, secret: string) =>
-  r.headers['x-cairn-signature'] === `sha256=${createHmac('sha256', secret).update(`${r.headers['x-cairn-timestamp']}.${r.body}`).digest('hex')}`;
 
 /** "file: text" for each file below `dir` holding one of `needles`' bytes. */
 async function filesHolding(dir: string, needles: readonly string[]): Promise<string[]> {

@@ -6,38 +6,16 @@
 // and the drafts are gone. And retirement's actions need an identified caller when the server
 // names its callers, and are refused from another site's page.
 import { expect } from 'chai';
-import { createHmac } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { push } from '../lib/client/transfer.js';
 import { api, exportRepo, ok, register, restoreRepo, startTestServer, tempDir, until, type TestServer } from './helpers.js';
+import { receiver, signedWith } from './webhook-receiver.js';
 
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
 const SECRET = 'hook-Secret-9c1e5b2d8f407f3a';
 const DRAFT = 'my private draft: this looks wrong to me';
 const SUGGESTION = 'suggested private line';
-
-async function receiver() {
-  const received: { headers: http.IncomingHttpHeaders; body: string }[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(200).end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
-    received,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
-  };
-}
-
-const signedWith = (r: { headers: http.IncomingHttpHeaders; body: string }, secret: string) =>
-  r.headers['x-cairn-signature'] === `sha256=${createHmac('sha256', secret).update(`${r.headers['x-cairn-timestamp']}.${r.body}`).digest('hex')}`;
 
 /** A repository with a webhook (SECRET) and alice's draft (DRAFT, with a suggestion) on a change. */
 async function seeded(url: string, name: string, hookUrl: string): Promise<{ repo: number; change: string }> {

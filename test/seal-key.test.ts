@@ -3,39 +3,18 @@
 // right key put back signs again — and a data directory that holds repositories does not start
 // without its key unless the operator asks for a new one (serve --new-seal-key).
 import { expect } from 'chai';
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { openRecord, seal, sealKeyOf, sealRecord } from '../lib/domain/sealing.js';
 import { pino } from 'pino';
 import { startServer } from '../lib/cli/serve.js';
 import { crc32 } from '../lib/store/binary.js';
 import { api, cli, ok, register, startTestServer, tempDir, until } from './helpers.js';
+import { receiver, signedWith } from './webhook-receiver.js';
 
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
 const SECRET = 'hook-Secret-5d1c0e9b7a24f6';
-
-async function receiver() {
-  const received: { headers: http.IncomingHttpHeaders; body: string }[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(200).end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
-    received,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
-  };
-}
-
-const signedWith = (r: { headers: http.IncomingHttpHeaders; body: string }, secret: string) =>
-  r.headers['x-cairn-signature'] === `sha256=${createHmac('sha256', secret).update(`${r.headers['x-cairn-timestamp']}.${r.body}`).digest('hex')}`;
 
 describe('seal key: a wrong or missing key destroys nothing', function () {
   this.timeout(120_000);
