@@ -17,6 +17,8 @@ import { buildAssetTable } from '../http/ui/assets.js';
 import { HEADER_NAME, type UiOptions } from '../http/ui/routes.js';
 import { parseTrustList, type IdentityOptions } from '../http/identity.js';
 import { isLoopbackAddress, type PromoteAccess } from '../http/promote-access.js';
+import { AccessBook } from '../authority/access.js';
+import { AccessGate, type AuthMode } from '../http/access-gate.js';
 import { insecureOpenWarning, networkAddresses, openRefusal, type BindLookup } from './bind-policy.js';
 import { lockDataDir } from '../store/datadir-lock.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
@@ -65,19 +67,24 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--archive-prune-grace DURATION] [--archive-prune-every DURATION]
                    [--archive-checkpoint-ranges N] [--archive-lease-seconds N]
                    [--follow s3://BUCKET[/PREFIX]] [--follow-interval-ms N]
-                   [--promote-secret-file FILE] [--insecure-open] [--new-seal-key]
-                   [-h|--help]
+                   [--promote-secret-file FILE] [--auth tokens|none] [--insecure-open]
+                   [--new-seal-key] [-h|--help]
 
 Serve the cairn HTTP interface, and the reviewer web UI at /ui/ (docs/ui.md).
 
 Options:
-  --bind HOST:PORT   address to listen on (default 127.0.0.1:8088). The interface has no
-                     authentication of its own, so an address other than loopback (127.0.0.0/8,
-                     ::1, localhost; 0.0.0.0 and :: face the network) is refused (exit 2)
-                     unless a front door is named (--ui-identity-header with
-                     --trust-identity-from or --trust-identity-secret-file) or --insecure-open
-                     is given. A host name is resolved first: all its addresses must be loopback
-  --insecure-open    listen on a network address without a front door: anyone who reaches it
+  --bind HOST:PORT   address to listen on (default 127.0.0.1:8088). Without an auth mode an
+                     address other than loopback (127.0.0.0/8, ::1, localhost; 0.0.0.0 and ::
+                     face the network) is refused (exit 2) unless --insecure-open is given. An
+                     auth mode is --auth tokens, or a front door (--ui-identity-header with
+                     --trust-identity-from or --trust-identity-secret-file). A host name is
+                     resolved first: all its addresses must be loopback
+  --auth tokens|none accounts and personal access tokens (docs/operations.md "Team setup"):
+                     every request is checked against the route's permission and the caller's
+                     role; "cairn admin user add NAME --admin --data DIR" makes the first
+                     admin. Default none: every route is open to whoever reaches the listener
+                     (loopback only), as without accounts. A front door is an auth mode too
+  --insecure-open    listen on a network address without an auth mode: anyone who reaches it
                      may read and change every repository (a warning is logged at start). Only
                      for a network where every client is trusted
   --data DIR         data directory (default ./data; created on first start). The server holds
@@ -326,6 +333,8 @@ export interface ServerOptions {
   promoteSecret?: string | null;
   /** Listen on a network address without an auth mode (--insecure-open); otherwise only loopback or behind a front door (./bind-policy.ts). */
   insecureOpen?: boolean;
+  /** `tokens`: accounts and personal access tokens (--auth tokens); with a front door too, either names the caller. */
+  auth?: 'tokens' | null;
   /** Start with a new DATA/seal.key although the data directory's repositories hold values sealed with a missing one (--new-seal-key). */
   newSealKey?: boolean;
   /** Test-only: how a bind host name is resolved (default: the system resolver). */
@@ -377,7 +386,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // The one auth mode: a front door the identity header is believed from (by address or secret).
   // Without it a network address needs --insecure-open; refused before anything is created.
   const frontDoor = identity !== null && ((identity.trustFrom?.length ?? 0) > 0 || !!identity.secret);
-  const mayOpen = frontDoor || options.insecureOpen === true;
+  // An auth mode (accounts with tokens, a front door, or both) turns roles on for every route.
+  const authMode: AuthMode | null = options.auth === 'tokens' ? (frontDoor ? 'tokens+ingress' : 'tokens') : frontDoor ? 'ingress' : null;
+  const mayOpen = authMode !== null || options.insecureOpen === true;
   if (!mayOpen) {
     const network = await networkAddresses(options.host, options.bindLookup);
     if (network.length > 0) throw openRefusal(options.host, network);
@@ -410,6 +421,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       throw refusal;
     }
   }
+  // Accounts, tokens and grants (DATA/access.log), read before the listener opens.
+  let access: AccessGate | null = null;
+  if (authMode !== null) {
+    try {
+      access = new AccessGate({ book: AccessBook.open(new Layout(options.dataDir)), mode: authMode });
+    } catch (err) {
+      await lock.release();
+      throw err;
+    }
+  }
   const shutdownSeconds = options.shutdownSeconds ?? DEFAULT_SHUTDOWN_SECONDS;
   let opening: Promise<CairnService> | null = null;
   let opened: CairnService | null = null;
@@ -431,6 +452,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     // Every transaction queued so far is written before the lock goes (acknowledged writes
     // were durable before their answer; this finishes what was accepted).
     if (service) await service.shutdown();
+    await access?.book.close();
     await lock.release();
     log.info({}, 'stopped');
     finished(exitCode);
@@ -440,6 +462,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   try {
     address = await server.listen(options.host, options.port);
   } catch (err) {
+    await access?.book.close();
     await lock.release();
     if (created) await fsp.rm(options.dataDir, { recursive: true, force: true });
     throw new Error(`cannot listen on ${options.host}:${options.port}: ${(err as Error).message}`);
@@ -449,11 +472,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (!mayOpen) {
       // The name resolved otherwise when listening (it changed since the check): close at once.
       await server.stop(0);
+      await access?.book.close();
       await lock.release();
       if (created) await fsp.rm(options.dataDir, { recursive: true, force: true });
       throw openRefusal(options.host, [address.address]);
     }
-    if (!frontDoor) log.warn({ address: `${address.address}:${address.port}` }, insecureOpenWarning(url.slice('http://'.length)));
+    if (authMode === null) log.warn({ address: `${address.address}:${address.port}` }, insecureOpenWarning(url.slice('http://'.length)));
   }
   // Known only now (port 0 picks one): webhooks never send to the listener itself.
   const webhookNetwork = {
@@ -519,7 +543,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       }
       // Who may promote: the listener actually bound (a wildcard faces the network), a front door, the secret.
       const promotion: PromoteAccess = { secret: options.promoteSecret ?? null, loopbackListener: isLoopbackAddress(address.address), frontDoor: identity !== null };
-      server.activate(createApp({ service, log, requestLog: options.requestLog, assets: swaggerUiAssets(), ui, guard, identity, promotion, gitPlaces }).callback());
+      server.activate(createApp({ service, log, requestLog: options.requestLog, assets: swaggerUiAssets(), ui, guard, identity, promotion, gitPlaces, access }).callback());
       if (options.archive && !options.follow) startArchiving(options.archive);
       log.info({ repositories: service.registry.all().length }, 'ready');
       // Repositories open on first use; this opens the rest so their timers and dispatchers run.
@@ -613,6 +637,7 @@ export async function serve(argv: string[]): Promise<number> {
     'follow-interval-ms': { type: 'string', default: '1000' },
     'promote-secret-file': { type: 'string' },
     'insecure-open': { type: 'boolean', default: false },
+    auth: { type: 'string' },
     'new-seal-key': { type: 'boolean', default: false },
     'archive-config': { type: 'string' },
     'archive-interval-ms': { type: 'string', default: '1000' },
@@ -676,6 +701,9 @@ export async function serve(argv: string[]): Promise<number> {
   const secret = values['trust-identity-secret-file'] === undefined ? null : await readSecretFile('--trust-identity-secret-file', String(values['trust-identity-secret-file']));
   if ((trustFrom || secret) && identityHeader === undefined) throw new CliUsageError('--trust-identity-from and --trust-identity-secret-file need --ui-identity-header');
   const identity: IdentityOptions | null = identityHeader === undefined ? null : { header: identityHeader, trustFrom, secret };
+  const authFlag = values.auth === undefined ? 'none' : String(values.auth);
+  if (authFlag !== 'tokens' && authFlag !== 'none') throw new CliUsageError('--auth must be tokens or none');
+  const auth = authFlag === 'tokens' ? 'tokens' as const : null;
   const lockStaleMs = Number(values['lock-stale-ms']);
   if (!Number.isInteger(lockStaleMs) || lockStaleMs < 2000) throw new CliUsageError('--lock-stale-ms must be an integer ≥ 2000');
   const events: EventFeedOptions = {
@@ -799,7 +827,7 @@ export async function serve(argv: string[]): Promise<number> {
     bodyTimeoutMs: positive('git-body-timeout-seconds', 3600) * 1000,
     minBytesPerSecond: whole('git-body-min-rate', 1024 * 1024 * 1024),
   };
-  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, shutdownSeconds, maxSnapshotPaths, identity, gitMirrors, git, archive, follow, promoteSecret, insecureOpen: values['insecure-open'] === true, newSealKey: values['new-seal-key'] === true });
+  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, shutdownSeconds, maxSnapshotPaths, identity, gitMirrors, git, archive, follow, promoteSecret, insecureOpen: values['insecure-open'] === true, auth, newSealKey: values['new-seal-key'] === true });
   let signalled = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (signalled) {

@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { actingAs, identityHeaderName } from './identity.js';
+import { tokenFor } from './credentials.js';
 
 // node:https (and TLS behind it) only for an https:// server: it is a tenth of a pull's start-up.
 const require = createRequire(import.meta.url);
@@ -75,8 +76,11 @@ export function basicAuthOf(server: string): string | null {
 /** Headers every request of this process carries: the address's credentials, and the identity header when configured (./identity.ts). */
 export function standingHeaders(server: string): Record<string, string> {
   const out: Record<string, string> = {};
+  // Credentials in the address win; else the signed-in token (CAIRN_TOKEN or cairn login's, ./credentials.ts).
   const auth = basicAuthOf(server);
+  const token = auth ? null : tokenFor(server);
   if (auth) out.authorization = auth;
+  else if (token) out.authorization = `Bearer ${token}`;
   const header = identityHeaderName();
   const who = header ? actingAs() : null;
   if (header && who) out[header.toLowerCase()] = who;

@@ -16,6 +16,8 @@ import { uiMiddleware, type UiLookup, type UiOptions } from './ui/routes.js';
 import { callerIdentity, type IdentityOptions } from './identity.js';
 import { NO_PROMOTION, type PromoteAccess } from './promote-access.js';
 import { DEFAULT_GIT_LIMITS, GitPlaces } from './git-places.js';
+import type { AccessGate } from './access-gate.js';
+import { ANONYMOUS, type Permission } from '../domain/access.js';
 
 export interface AppOptions {
   service: CairnService;
@@ -34,6 +36,8 @@ export interface AppOptions {
   promotion?: PromoteAccess | null;
   /** The places git serving shares out (./git-places.ts); absent: the defaults. */
   gitPlaces?: GitPlaces;
+  /** Accounts, tokens and roles (./access-gate.ts); absent/null: no auth mode, every route open as the spec has it. */
+  access?: AccessGate | null;
 }
 
 /** The request log line's fields: never the URL (it may carry a restore token), never a body. */
@@ -110,6 +114,24 @@ export function createApp(options: AppOptions): Koa {
       throw new Busy(options.service.readOnly);
     }
     for (const name of INDEX_PARAMS) if (name in params) parseU32(params[name], name);
+    // Who is calling and whether the route's permission lets them through: before the repository
+    // is looked up or the body read, so a refused request changes nothing and learns nothing.
+    const gate = options.access;
+    if (gate) {
+      const permission = permissionOf(route, ctx.query.service);
+      const who = permission === 'public' || permission === 'promotion' ? ANONYMOUS : await gate.principal(ctx.req, ctx.state.identity ?? null, route);
+      ctx.state.principal = who;
+      ctx.state.identity = who.kind === 'account' ? who.name : null;
+      gate.check({ ...route, permission }, who, params.repository_index === undefined ? null : Number(params.repository_index));
+      // A body still streaming (an event feed, a pack, a clone) ends when its token is revoked or
+      // its account disabled; a plain answer being made (the revocation itself) is left to finish.
+      if (who.kind === 'account' && who.tokenId !== null) {
+        const off = gate.book.onRevoke(who.tokenId, () => {
+          if (ctx.state.streaming === true) ctx.res.destroy();
+        });
+        ctx.res.once('close', off);
+      }
+    }
 
     let repository: RepositoryRecord | undefined;
     let leave: (() => void) | null = null;
@@ -150,8 +172,9 @@ export function createApp(options: AppOptions): Koa {
         if (hasBody(ctx)) await drain(ctx);
       }
 
-      const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit, assets: options.assets, promotion: options.promotion ?? NO_PROMOTION, gitPlaces };
+      const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit, assets: options.assets, promotion: options.promotion ?? NO_PROMOTION, gitPlaces, access: options.access ?? null };
       const reply = await route.handler(routeCtx);
+      ctx.state.streaming = 'write' in reply || 'stream' in reply || ('bytes' in reply && reply.bytes instanceof Readable);
       if ('write' in reply) await sendWritten(ctx, reply);
       else if ('stream' in reply) {
         // An event stream lives long and re-reads a reopened authority itself: it holds no reopen back.
@@ -173,6 +196,15 @@ export function createApp(options: AppOptions): Koa {
 
   app.on('error', (err) => options.log.warn({ err: loggableError(err) }, 'response stream failed'));
   return app;
+}
+
+/**
+ * The permission a request needs: the route's, except git's ref advertisement for a push
+ * (`info/refs?service=git-receive-pack`), which needs what the push itself needs.
+ */
+function permissionOf(route: RouteSpec, service: unknown): Permission {
+  if (route.operation === 'git.infoRefs' && service === 'git-receive-pack') return 'contributor';
+  return route.permission;
 }
 
 /** Spec "Repository lifecycle admission". GET/HEAD/OPTIONS always pass. */

@@ -31,6 +31,7 @@ import { SCHEMAS as gitSchemas } from './handlers/git.js';
 import { SCHEMAS as peopleSchemas } from './handlers/people.js';
 import { SCHEMAS as gitMirrorSchemas } from './handlers/git-mirrors.js';
 import { SCHEMAS as archiveSchemas } from './handlers/archive.js';
+import { SCHEMAS as accessSchemas } from './handlers/access.js';
 
 export const OPENAPI_VERSION = '3.1.0';
 /** Marks operations that are not part of the spec's 78 (the document itself, the API reference). */
@@ -48,7 +49,7 @@ const DOCUMENT_SCHEMAS: Schemas = {
 
 const SCHEMA_MODULES: readonly Schemas[] = [
   errorSchemas, discoverySchemas, registrySchemas, lifecycleSchemas, jobSchemas, contentSchemas,
-  taskSchemas, changeSchemas, reviewSchemas, commentSchemas, viewedSchemas, landSchemas, promotionSchemas, planSchemas, diffSchemas, webhookSchemas, landQueueSchemas, gitSchemas, gitMirrorSchemas, peopleSchemas, eventSchemas, archiveSchemas, DOCUMENT_SCHEMAS,
+  taskSchemas, changeSchemas, reviewSchemas, commentSchemas, viewedSchemas, landSchemas, promotionSchemas, planSchemas, diffSchemas, webhookSchemas, landQueueSchemas, gitSchemas, gitMirrorSchemas, peopleSchemas, eventSchemas, archiveSchemas, accessSchemas, DOCUMENT_SCHEMAS,
 ];
 
 /** Every named schema, each defined once. */
@@ -96,6 +97,12 @@ export function refusalsOf(route: RouteSpec): number[] {
   if (route.method !== 'GET' && (route.admission === 'active' || route.admission === 'worker')) out.add(409);
   if (route.method !== 'GET') out.add(413);
   out.add(403);
+  // With an auth mode, a route that is not public answers 401 to a caller without a valid
+  // token (429 after too many failed ones) and 403 to one without the role (docs/api.md "Accounts, tokens and roles").
+  if (route.permission !== 'public' && route.permission !== 'promotion') {
+    out.add(401);
+    out.add(429);
+  }
   out.add(421);
   if (route.body.kind !== 'none') out.add(415);
   if (route.body.kind === 'json') out.add(422);
@@ -107,8 +114,8 @@ export function refusalsOf(route: RouteSpec): number[] {
 
 const REFUSAL_TEXT: Record<number, string> = {
   400: 'Invalid request: a path value, query parameter or body field breaks a rule, malformed JSON, or an invalid state transition',
-  401: 'The request lacks the secret the route needs, or it is wrong (POST /archive/promote: the promotion secret in Authorization: Bearer, see cairn serve --promote-secret-file); WWW-Authenticate names the scheme',
-  403: "The identity header from a peer that is not the trusted ingress (cairn serve --trust-identity-from, --trust-identity-secret-file), or a body field naming another person than the caller's identity; a state-changing request from a page of another origin (Origin or Sec-Fetch-Site; see cairn serve --allowed-origin); on :applySuggestions, a caller who is not the change's author; on POST /archive/promote without a promotion secret configured, a caller that is not on the standby's own machine (docs/operations.md \"Who may promote\")",
+  401: 'With an auth mode (cairn serve --auth tokens, or a front door): no token, or one that does not authenticate (unknown, revoked, expired, its account disabled: one answer for all). Otherwise: the request lacks the secret the route needs, or it is wrong (POST /archive/promote: the promotion secret in Authorization: Bearer, see cairn serve --promote-secret-file); WWW-Authenticate names the scheme',
+  403: "With an auth mode: the caller lacks the role the route needs in this repository (x-cairn-permission), or the token lacks the scope. Otherwise: the identity header from a peer that is not the trusted ingress (cairn serve --trust-identity-from, --trust-identity-secret-file), or a body field naming another person than the caller's identity; a state-changing request from a page of another origin (Origin or Sec-Fetch-Site; see cairn serve --allowed-origin); on :applySuggestions, a caller who is not the change's author; on POST /archive/promote without a promotion secret configured, a caller that is not on the standby's own machine (docs/operations.md \"Who may promote\")",
   404: 'Unknown repository, entity, pack or file',
   405: 'Method not bound for this path (Allow lists those that are)',
   408: 'The request body stopped, or came slower than the server takes (cairn serve --git-body-timeout-seconds, --git-body-min-rate); the connection is closed',
@@ -118,7 +125,7 @@ const REFUSAL_TEXT: Record<number, string> = {
   415: 'Wrong Content-Type (or Content-Encoding)',
   421: 'Misdirected: the Host header does not name this server (DNS rebinding; see cairn serve --allowed-host)',
   422: 'JSON that does not fit the typed request: not an object, a missing required field, a field of the wrong type, an unknown field where the route rejects them',
-  429: 'This client address holds as many event streams as one client may (--event-subscribers-per-client); Retry-After says when to try again',
+  429: 'Too many failed sign-ins from this address (with an auth mode), or: this client address holds as many event streams as one client may (--event-subscribers-per-client); Retry-After says when to try again',
   500: 'Corrupt or failed authority operation (details in the server log only)',
   501: 'Operation declared but not built',
   503: 'Starting (before activation), or retryably busy',

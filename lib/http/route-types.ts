@@ -1,6 +1,7 @@
 // Types of the route table (lib/http/routes.ts) and of the handlers it points at.
 import type { Context } from 'koa';
 import type { Struct } from 'superstruct';
+import type { Permission } from '../domain/access.js';
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { CairnService } from '../authority/service.js';
@@ -10,6 +11,7 @@ import type { JsonCaps } from './json-body.js';
 import type { JsonSchema } from './json-schema.js';
 import type { PromoteAccess } from './promote-access.js';
 import type { GitPlaces } from './git-places.js';
+import type { AccessGate } from './access-gate.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -53,6 +55,8 @@ export interface RouteContext {
   promotion?: PromoteAccess;
   /** The places git serving shares out (./git-places.ts). */
   gitPlaces: GitPlaces;
+  /** Accounts, tokens and roles (./access-gate.ts); null when the server runs without an auth mode. */
+  access: AccessGate | null;
 }
 
 /** Static files by name (given by the composition root, lib/cli: the HTTP layer reads no files). */
@@ -94,6 +98,8 @@ export interface RouteSpec {
   template: string;
   /** Action suffix on the last path segment (`close` for `...:close`), if any. */
   action?: string;
+  /** Who may call it (lib/domain/access.ts): the access gate's, the OpenAPI `security`'s and docs/api.md's one source. */
+  permission: Permission;
   body: BodyKind;
   limit: number;
   /** JSON routes: the caps the body is read and parsed under (./json-body.ts). */

@@ -19,6 +19,8 @@ export const MAGIC = {
   /** workflow.ckpt: the workflow checkpoint (storage-layout.md §17.1). */
   workflowCheckpoint: 'CAIRNWCK',
   registryEventsLog: 'CAIRNREV',
+  /** access.log: accounts, tokens, groups, grants and the audit feed (storage-layout.md §21). */
+  accessLog: 'CAIRNACC',
   /** Inside a pack's skippable header frame (storage-layout.md §7). */
   pack: 'CAIRNPAK',
 } as const;
@@ -45,6 +47,10 @@ export class Layout {
   get archiveFile(): string { return path.join(this.root, 'archive.json'); }
   /** The key sealed workflow fields are encrypted with (storage-layout.md §17.2): outside every repository directory. */
   get sealKeyFile(): string { return path.join(this.root, 'seal.key'); }
+  /** Accounts, tokens (hashes), groups, repository grants and the audit feed (storage-layout.md §21). */
+  get accessLogFile(): string { return path.join(this.root, 'access.log'); }
+  /** When each token was last used (approximate; storage-layout.md §21.2). */
+  get tokenUseFile(): string { return path.join(this.root, 'access-last-used.json'); }
   get tombstonesDir(): string { return path.join(this.root, 'tombstones'); }
   get restoresDir(): string { return path.join(this.root, 'restores'); }
   /**

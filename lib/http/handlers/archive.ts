@@ -9,7 +9,7 @@ import { arr, enumOf, nullable, obj, str, type Schemas } from '../json-schema.js
  * turns writable. A caller that goes away before the claim stops the promotion there. Only a
  * caller ../promote-access.ts lets through (401/403 otherwise, before anything is read or written).
  */
-export const promote: Handler = async ({ service, koa, promotion }) => {
+export const promote: Handler = async ({ service, koa, promotion, access }) => {
   // What a writer is says /healthz already: a 409 there tells nobody anything new.
   if (!service.promote) throw new Conflict('this server does not follow an archive (cairn serve --follow); there is nothing to promote');
   checkPromotion(koa.req, promotion ?? NO_PROMOTION);
@@ -17,7 +17,10 @@ export const promote: Handler = async ({ service, koa, promotion }) => {
   const onClose = (): void => { if (!koa.res.writableEnded) gone.abort(); };
   koa.res.once('close', onClose);
   try {
-    return { json: await service.promote(gone.signal) };
+    const result = await service.promote(gone.signal);
+    const { url, generation } = result as { url?: string; generation?: string };
+    await access?.book.audit(null, 'archive.promoted', { url: url ?? null, generation: generation ?? null });
+    return { json: result };
   } finally {
     koa.res.off('close', onClose);
   }

@@ -3,9 +3,9 @@ import { array, integer, object, string, type Infer } from 'superstruct';
 import { RETIREMENT_CONTRACT, type RetirementStatus } from '../../authority/retirement.js';
 import { RESTORE_CONTRACT } from '../../authority/restore.js';
 import { EXPORT_SCHEMA, type ExportManifest } from '../../domain/export-manifest.js';
-import { MEDIA_AUTHORITY_FILE, type Handler } from '../route-types.js';
+import { MEDIA_AUTHORITY_FILE, type Handler, type RouteContext } from '../route-types.js';
 import { validate } from '../validate.js';
-import { requireIdentified } from './workflow-common.js';
+import { identityOf, requireIdentified } from './workflow-common.js';
 import { repositoryProjection } from './registry.js';
 import { bool, constant, hex64, nullable, obj, ref, str, arr, uint, type Schemas } from '../json-schema.js';
 
@@ -31,16 +31,24 @@ function statusJson(status: RetirementStatus) {
 
 const index = (params: Record<string, string>) => Number(params.repository_index);
 
+/** An admin action, in the audit feed (with an auth mode; docs/api.md "The audit feed"). */
+async function audited(ctx: RouteContext, action: string, fields: Record<string, unknown>): Promise<void> {
+  await ctx.access?.book.audit(identityOf(ctx), action, fields);
+}
+
 export const retirementStatus: Handler = async (ctx) => ({ json: statusJson(await ctx.service.retirement.status(index(ctx.params))) });
 
 export const startRetirement: Handler = async (ctx) => {
   requireIdentified(ctx, 'starting a retirement');
-  return { json: statusJson(await ctx.service.retirement.start(index(ctx.params))) };
+  const status = await ctx.service.retirement.start(index(ctx.params));
+  await audited(ctx, 'retirement.started', { repository_index: index(ctx.params) });
+  return { json: statusJson(status) };
 };
 
 export const abortRetirement: Handler = async (ctx) => {
   requireIdentified(ctx, 'aborting a retirement');
   const r = await ctx.service.retirement.abort(index(ctx.params));
+  if (r.aborted && !r.already_aborted) await audited(ctx, 'retirement.aborted', { repository_index: index(ctx.params) });
   return { json: { contract: RETIREMENT_CONTRACT, aborted: r.aborted, already_aborted: r.already_aborted, repository: repositoryProjection(r.repository) } };
 };
 
@@ -53,6 +61,11 @@ export const purge: Handler = async (ctx) => {
   requireIdentified(ctx, 'purging a repository');
   const manifest = validate(ctx.body, ManifestStruct) as Infer<typeof ManifestStruct> as ExportManifest;
   const r = await ctx.service.retirement.purge(index(ctx.params), manifest);
+  if (r.purged && !r.already_purged) {
+    await audited(ctx, 'repository.purged', { repository_index: index(ctx.params) });
+    // A purged index is never used again: its grants go with it.
+    await ctx.access?.book.clearAccess(identityOf(ctx), index(ctx.params));
+  }
   return { json: { contract: RETIREMENT_CONTRACT, purged: r.purged, already_purged: r.already_purged, repository: repositoryProjection(r.repository) } };
 };
 
@@ -72,7 +85,12 @@ export const uploadRestoreFile: Handler = async (ctx) => {
   return { json: { contract: RESTORE_CONTRACT, staged: true, ...ack, state: 'uploading' } };
 };
 
-export const commitRestore: Handler = async (ctx) => ({ json: await ctx.service.restores.commit(ctx.params.restore_token) });
+export const commitRestore: Handler = async (ctx) => {
+  const result = await ctx.service.restores.commit(ctx.params.restore_token);
+  const restored = (result as { repository?: { repository_index?: number } }).repository?.repository_index;
+  await audited(ctx, 'repository.restored', { repository_index: restored ?? null });
+  return { json: result };
+};
 
 export const SCHEMAS: Schemas = {
   ExportManifest: obj({

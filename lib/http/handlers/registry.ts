@@ -3,6 +3,7 @@ import { integer, object, string } from 'superstruct';
 import { Invalid } from '../../domain/errors.js';
 import { LIFECYCLE_ACTIVE, LIFECYCLE_PURGED, LIFECYCLE_RETIRING, validateNamespace, validatePolicyFlags, validateRepositoryName, type RepositoryRecord } from '../../domain/repository.js';
 import type { Handler, QueryParam } from '../route-types.js';
+import type { Principal } from '../../domain/access.js';
 import { validate } from '../validate.js';
 import { bool, constant, enumOf, obj, ref, str, uint, arr, type Schemas } from '../json-schema.js';
 
@@ -26,22 +27,26 @@ export function repositoryProjection(r: RepositoryRecord): Record<string, unknow
   };
 }
 
-export const register: Handler = async ({ body, service }) => {
+export const register: Handler = async ({ body, service, access, koa }) => {
   const req = validate(body, RegisterRequest);
   validateRepositoryName(req.repository_name);
   validateNamespace(req.namespace);
   validatePolicyFlags(req.policy_flags);
   const { record, created } = await service.register(req.repository_name, req.namespace, req.policy_flags);
+  if (created) await access?.book.audit(koa.state.identity ?? null, 'repository.registered', { repository_index: record.repository_index, repository_name: record.repository_name });
   return {
     status: created ? 201 : 200,
     json: { contract: 'svc.server.repository-registration.v1', created, repository: repositoryProjection(record) },
   };
 };
 
-export const list: Handler = async ({ koa, service }) => {
+export const list: Handler = async ({ koa, service, access }) => {
   const filter = koa.query.repository_name;
   if (Array.isArray(filter)) throw new Invalid('repository_name may be given once');
-  const repositories = service.listed(filter).map(repositoryProjection);
+  // With an auth mode the list holds only the repositories the caller may read.
+  const who = koa.state.principal as Principal | undefined;
+  const readable = (r: RepositoryRecord) => !access || !who || access.book.canRead(who, r.repository_index);
+  const repositories = service.listed(filter).filter(readable).map(repositoryProjection);
   return {
     json: {
       contract: 'svc.server.repository-authority-list.v1',
