@@ -142,6 +142,7 @@ function tagOf(route: RouteSpec): string {
   if (head === 'comments') return 'comments';
   if (head === 'viewed') return 'viewed';
   if (head === 'git' || head === 'gitMirrors') return 'git';
+  if (['session', 'accounts', 'tokens', 'groups', 'access', 'audit'].includes(head)) return 'access';
   if (route.extension) return 'reference';
   if (['health', 'handshake', 'capabilities'].includes(head)) return 'discovery';
   if (head === 'read') return route.operation === 'read.planCandidates' ? 'plans' : route.operation === 'read.ciStatus' ? 'patchsets' : 'tasks';
@@ -170,6 +171,7 @@ const TAGS = [
   { name: 'viewed', description: `Viewed marks: the files of a patchset a reviewer has viewed (not in the spec; marked ${EXTENSION_MARK})` },
   { name: 'git', description: `Git interoperability: import commits with their git metadata, export, serve, mirror and receive pushes for review (not in the spec; marked ${EXTENSION_MARK})` },
   { name: 'webhooks', description: `Webhook registrations and their deliveries (not in the spec; marked ${EXTENSION_MARK})` },
+  { name: 'access', description: `Accounts, personal access tokens, groups, repository grants and the audit feed (not in the spec; marked ${EXTENSION_MARK})` },
   { name: 'reference', description: `This document and its rendered reference (not in the spec; marked ${EXTENSION_MARK})` },
   { name: 'events', description: `Event feeds of a repository and of all of them, as JSON pages or server-sent events (not in the spec; marked ${EXTENSION_MARK})` },
 ];
