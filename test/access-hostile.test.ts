@@ -132,6 +132,17 @@ describe('hostile input to the access gate', function () {
     expect((await api(s.url, 'GET', '/healthz')).status).to.equal(200);
   });
 
+  it('makes no account for a name the front door gives that no grant could name (a \':\', a leading \'@\'): 400', async () => {
+    for (const name of ['x:y', 'user:mallory', '@core']) {
+      const res = await api(s.url, 'GET', `${AUTH}/${repo}`, { headers: { [H]: name } });
+      expect(res.status, `${name}: ${res.text}`).to.equal(400);
+      expect(res.text).to.not.include(name);
+    }
+    const accounts = await api(s.url, 'GET', '/v1/native/accounts', { headers: root.headers });
+    const names = (accounts.json.accounts as { name: string }[]).map((a) => a.name);
+    expect(names).to.not.include.members(['x:y']).and.not.include('user:mallory').and.not.include('@core');
+  });
+
   it('limits failed sign-ins to 10 a minute per address (429 with Retry-After), not the next address', async () => {
     const from = source();
     const bad = [Buffer.from(`Authorization: Bearer cairn_${'B'.repeat(43)}`)];
