@@ -12,7 +12,7 @@ import path from 'node:path';
 import { ROUTES } from '../lib/http/routes.js';
 import { decide, PERMISSIONS, type Principal, type Role, type Scope } from '../lib/domain/access.js';
 import type { RouteSpec } from '../lib/http/route-types.js';
-import { api, repoFiles, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { api, repoFiles, startTestServer, tempDir, until, type TestServer } from './helpers.js';
 import { grantRoles, seedAdmin } from './access-seed.js';
 import { Seeder } from './ui-seed.js';
 
@@ -153,6 +153,15 @@ describe('the access gate on every route (--auth tokens)', function () {
   it('refuses, with 401 or 403 and an error that says what is needed, exactly where decide() refuses, and changes nothing', async () => {
     let refusals = 0;
     let source = 0;
+    // Background work the seeding started (indexes, checkpoints) settles first: two looks at the data directory agree.
+    let last = JSON.stringify(await dataFiles(s.dataDir));
+    await until('the data directory to settle after seeding', async () => {
+      await new Promise((r) => setTimeout(r, 100));
+      const now = JSON.stringify(await dataFiles(s.dataDir));
+      const same = now === last;
+      last = now;
+      return same;
+    });
     for (const caller of callers) {
       const before = await dataFiles(s.dataDir);
       for (const route of ROUTES) {
