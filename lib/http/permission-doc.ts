@@ -40,7 +40,8 @@ export function renderPermissionTable(routes: readonly RouteSpec[] = ROUTES): st
       permission = 'reader; contributor with `service=git-receive-pack`';
       needs = 'the reader role (a clone or fetch); the contributor role (a push)';
     }
-    const scope = scopeFor(r.permission);
+    let scope: string | null = scopeFor(r.permission);
+    if (r.operation === 'git.infoRefs') scope = 'read; write (a push)';
     const runner = r.permission === 'runner' || RUNNER_READS.has(r.operation) ? 'yes' : '';
     rows.push(`| \`${r.operation}\` | \`${r.method} ${pathOf(r).replace(/\|/g, '\\|')}\` | ${permission} | ${needs} | ${scope ?? ''} | ${runner} |`);
   }
