@@ -3,6 +3,7 @@
 // complete, for S seconds. Responses are framed by Content-Length (the servers measured here
 // always send one). Run in its own process so it does not share the server's event loop.
 // Usage: node dist/bench/load.js URL [CONNECTIONS=32] [SECONDS=5] [WARMUP_SECONDS=1]
+//   (LOAD_AUTHORIZATION in the environment: an Authorization header for every request)
 //   → prints {"requests", "seconds", "rps", "non2xx", "errors", "bytes"} on stdout.
 import net from 'node:net';
 
@@ -15,9 +16,11 @@ export interface LoadResult {
   bytes: number;
 }
 
-export function load(url: string, connections: number, seconds: number, warmupSeconds = 1): Promise<LoadResult> {
+/** `authorization`: an Authorization header sent with every request (a token; the per-request cost of the access gate). */
+export function load(url: string, connections: number, seconds: number, warmupSeconds = 1, authorization?: string): Promise<LoadResult> {
   const u = new URL(url);
-  const request = Buffer.from(`GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nAccept: application/json\r\n\r\n`, 'latin1');
+  const auth = authorization ? `Authorization: ${authorization}\r\n` : '';
+  const request = Buffer.from(`GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nAccept: application/json\r\n${auth}\r\n`, 'latin1');
   let counting = false;
   let stopped = false;
   let requests = 0;
@@ -83,7 +86,8 @@ if (process.argv[1] && process.argv[1].endsWith('load.js')) {
     process.stderr.write('usage: load URL [CONNECTIONS] [SECONDS] [WARMUP_SECONDS]\n');
     process.exit(2);
   }
-  const result = await load(url, Number(c), Number(s), Number(w));
+  // The header comes from the environment, not the command line (a token is not for ps to show).
+  const result = await load(url, Number(c), Number(s), Number(w), process.env.LOAD_AUTHORIZATION || undefined);
   process.stdout.write(`${JSON.stringify(result)}\n`);
   process.exit(0);
 }

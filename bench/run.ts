@@ -12,7 +12,8 @@
 //   BENCH_KEEP=1 keep the temp directory (its path is printed)
 //   BENCH_TMPDIR directory for the temp directory (default os.tmpdir())
 //   BENCH_ONLY=storage  run only the storage-core figures (bench/storage.ts)
-//   BENCH_ONLY=requests  only the GET-overhead and hostile-body steps
+//   BENCH_ONLY=requests  only the GET-overhead (with the access gate's cost) and hostile-body steps
+//   BENCH_ONLY=auth      only the access gate's cost: GET on cairn without auth, with a token, and node:http
 //   BENCH_ONLY=transfer  only push/pull against git, the one-file dedup and the resumed push
 //   BENCH_ONLY=diffs     only the patchset diff route against git diff, and a change page's API calls
 //   BENCH_ONLY=git       only the git import: a generated history (BENCH_GIT_COMMITS, default 10,000,
@@ -63,6 +64,8 @@ import { archiveRows, stepArchive } from './archive.js';
 import { gzipSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
+import { AccessBook } from '../lib/authority/access.js';
+import { Layout } from '../lib/store/layout.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url)); // dist/bench
 const PROJECT_ROOT = path.resolve(HERE, '../..');
@@ -532,10 +535,11 @@ function cpuMs(pid: number): number {
 }
 
 /** One measured run against `server`: req/s, and the server's CPU time per request (µs). */
-async function loadRun(url: string, server: ChildServer, seconds = GET_SECONDS): Promise<{ rps: number; cpuUs: number; non2xx: number; errors: number }> {
+async function loadRun(url: string, server: ChildServer, seconds = GET_SECONDS, authorization?: string): Promise<{ rps: number; cpuUs: number; non2xx: number; errors: number }> {
   const args = [LOAD_SCRIPT, url, String(GET_CONNECTIONS), String(seconds), '0.5'];
   const cpu0 = cpuMs(server.pid);
-  const r = PIN ? await runOk('taskset', ['-c', '1', process.execPath, ...args]) : await runOk(process.execPath, args);
+  const opts = authorization ? { env: { ...process.env, LOAD_AUTHORIZATION: authorization } } : {};
+  const r = PIN ? await runOk('taskset', ['-c', '1', process.execPath, ...args], opts) : await runOk(process.execPath, args, opts);
   const result = JSON.parse(r.stdout.trim());
   // The CPU window also covers the 0.5 s warm-up: count its requests at the measured rate.
   const cpuUs = ((cpuMs(server.pid) - cpu0) * 1000) / (result.rps * (seconds + 0.5));
@@ -595,6 +599,87 @@ async function stepGetRatio(): Promise<void> {
     await stopServer('baseline server (GET ratio)', baseline);
     rmSync(data, { recursive: true, force: true });
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The access gate's per-request cost: the same `GET {repo}/lines` on cairn without an auth mode,
+ * on cairn with `--auth tokens` and a Bearer token (a reader's, scopes read), and on a bare
+ * node:http server answering the same bytes, rounds alternating in one run.
+ */
+async function stepAuthCost(): Promise<void> {
+  const fig: Fig = {};
+  bench.auth_cost = fig;
+  const open = path.join(ROOT, 'cairn-auth-open');
+  const gated = path.join(ROOT, 'cairn-auth-tokens');
+  const dir = path.join(ROOT, 'baseline-auth');
+  const servers: Record<'open' | 'tokens' | 'baseline', ChildServer | null> = { open: null, tokens: null, baseline: null };
+  try {
+    // The token's account is made offline, as `cairn admin` does before the server starts.
+    mkdirSync(gated, { recursive: true });
+    const book = AccessBook.open(new Layout(gated));
+    let token: string;
+    try {
+      await book.addAccount(null, 'bench', true);
+      token = (await book.createToken(null, 'bench', 'bench', ['read', 'write', 'admin'])).token;
+    } finally {
+      await book.close();
+    }
+    const bearer = `Bearer ${token}`;
+    servers.open = await startCairn(CLI, open, { logLevel: 'info', cpus: PIN ? '0' : undefined });
+    servers.tokens = await startCairn(CLI, gated, { logLevel: 'info', cpus: PIN ? '0' : undefined, serveArgs: ['--auth', 'tokens'] });
+    const urls: Record<string, string> = {};
+    let body = Buffer.alloc(0);
+    for (const [name, server] of [['open', servers.open], ['tokens', servers.tokens]] as const) {
+      const headers = { 'content-type': 'application/json', ...(name === 'tokens' ? { authorization: bearer } : {}) };
+      const reg = await fetch(`${server.url}/v1/native/repository-authorities`, { method: 'POST', headers, body: JSON.stringify({ repository_name: 'bench-auth', namespace: '', policy_flags: 0 }) });
+      if (reg.status !== 201 && reg.status !== 200) throw new Error(`register on ${name}: HTTP ${reg.status} ${await reg.text()}`);
+      const repo = ((await reg.json()) as { repository: { repository_index: number } }).repository.repository_index;
+      for (const line of ['dev', 'main', 'release']) {
+        const res = await fetch(`${server.url}/v1/native/repository-authorities/${repo}/lines/${line}`, { method: 'PUT', headers, body: '{}' });
+        await res.arrayBuffer();
+      }
+      urls[name] = `${server.url}/v1/native/repository-authorities/${repo}/lines`;
+      const got = await fetch(urls[name], { headers });
+      if (got.status !== 200) throw new Error(`GET lines on ${name}: HTTP ${got.status}`);
+      const bytes = Buffer.from(await got.arrayBuffer());
+      if (name === 'open') body = bytes;
+    }
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, 'body.json'), body);
+    servers.baseline = await startBaseline(BASELINE_SCRIPT, dir, { GET_BODY_FILE: path.join(dir, 'body.json') }, PIN ? '0' : undefined);
+    urls.baseline = `${servers.baseline.url}/v1/native/repository-authorities/0/lines`;
+    log(`access gate cost: GET {repo}/lines, ${GET_ROUNDS} rounds of ${GET_SECONDS} s, cairn without auth, cairn with a token, node:http alternating`);
+    await loadRun(urls.open, servers.open, 1);
+    await loadRun(urls.tokens, servers.tokens, 1, bearer);
+    await loadRun(urls.baseline, servers.baseline, 1);
+    let bad = 0;
+    const rounds: { open: number; tokens: number; baseline: number; cpu_us_open: number; cpu_us_tokens: number }[] = [];
+    for (let i = 0; i < GET_ROUNDS; i++) {
+      const o = await loadRun(urls.open, servers.open);
+      const t = await loadRun(urls.tokens, servers.tokens, GET_SECONDS, bearer);
+      const b = await loadRun(urls.baseline, servers.baseline);
+      bad += o.non2xx + o.errors + t.non2xx + t.errors + b.non2xx + b.errors;
+      rounds.push({ open: Math.round(o.rps), tokens: Math.round(t.rps), baseline: Math.round(b.rps), cpu_us_open: round(o.cpuUs, 1)!, cpu_us_tokens: round(t.cpuUs, 1)! });
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    Object.assign(fig, {
+      body_bytes: body.length, rounds,
+      ratio_open_median: round(median(rounds.map((r) => r.open / r.baseline))),
+      ratio_tokens_median: round(median(rounds.map((r) => r.tokens / r.baseline))),
+      tokens_over_open_median: round(median(rounds.map((r) => r.tokens / r.open))),
+      cpu_us_open_median: median(rounds.map((r) => r.cpu_us_open)),
+      cpu_us_tokens_median: median(rounds.map((r) => r.cpu_us_tokens)),
+      failed_requests: bad,
+    });
+    if (bad) fail('access gate cost', new Error(`${bad} requests failed or were not 2xx`));
+  } catch (err) {
+    fail('access gate cost', err);
+  } finally {
+    await stopServer('cairn server (auth cost, open)', servers.open);
+    await stopServer('cairn server (auth cost, tokens)', servers.tokens);
+    await stopServer('baseline server (auth cost)', servers.baseline);
+    for (const d of [open, gated, dir]) rmSync(d, { recursive: true, force: true });
   }
 }
 
@@ -763,6 +848,15 @@ function report(): void {
     ['GET ratio: cairn / bare node:http req/s (median, min–max)', gl.ratio_median != null ? `${gl.ratio_median}×  (${gl.ratio_min}–${gl.ratio_max})` : null],
     ['server CPU per request, node:http / cairn (median, min–max)', gl.cpu_ratio_median != null ? `${gl.cpu_ratio_median}×  (${gl.cpu_ratio_min}–${gl.cpu_ratio_max})` : null],
     ['cairn server VmHWM after the GET rounds', mb(gl.cairn_vm_hwm_mib)],
+  ]));
+  const ac = (bench.auth_cost ?? {}) as Fig;
+  const acRounds = ((ac.rounds ?? []) as { open: number; tokens: number; baseline: number }[]).map((r) => `${r.open}/${r.tokens}/${r.baseline}`).join(' ');
+  if (ac.rounds) out.push(table(`The access gate's cost: GET {repo}/lines (${ac.body_bytes ?? '?'} bytes), ${GET_CONNECTIONS} connections`, [
+    ['rounds, req/s cairn without auth / with a token / node:http', acRounds || null],
+    ['GET ratio without auth: cairn / node:http (median)', ac.ratio_open_median != null ? `${ac.ratio_open_median}×` : null],
+    ['GET ratio with a token (--auth tokens): cairn / node:http (median)', ac.ratio_tokens_median != null ? `${ac.ratio_tokens_median}×` : null],
+    ['with a token / without auth, req/s (median)', ac.tokens_over_open_median != null ? `${ac.tokens_over_open_median}×` : null],
+    ['server CPU per request without auth / with a token (median)', ac.cpu_us_open_median != null ? `${ac.cpu_us_open_median} µs / ${ac.cpu_us_tokens_median} µs` : null],
   ]));
   out.push(table('Server memory (VmHWM above the RSS before the request)', [
     ['snapshot export with content', c.export_hwm_above_idle_mib != null ? `${mb(c.export_hwm_above_idle_mib)} for a ${mb(c.export_mib)} answer (HTTP ${c.export_status}, ${secs(n(c.export_ms))})` : null],
@@ -945,7 +1039,10 @@ async function main(): Promise<void> {
     if (process.env.BENCH_ONLY === 'requests') {
       // Quick: only the per-request overhead and the hostile-body memory steps.
       await stepGetRatio();
+      await stepAuthCost();
       await stepHostile();
+    } else if (process.env.BENCH_ONLY === 'auth') {
+      await stepAuthCost();
     } else if (process.env.BENCH_ONLY === 'storage') {
       await stepStorage();
     } else if (process.env.BENCH_ONLY === 'diffs') {
@@ -987,6 +1084,7 @@ async function main(): Promise<void> {
       }
       await stepBigPack();
       await stepGetRatio();
+      await stepAuthCost();
       await stepHostile();
       await stepStorage();
       await stepDiffStep();

@@ -18,18 +18,19 @@ export const result = (tests: 'pass' | 'fail') => ({
 
 export class Fixture {
   dir = path.join(tempDir(), 'tree');
-  constructor(readonly s: TestServer, readonly repo: number) {}
+  /** `headers`: sent with every request (a server with an auth mode: a token, or the front door's identity; test/access-seed.ts). `pushServer`: the address the client's push uses (credentials in it). */
+  constructor(readonly s: TestServer, readonly repo: number, readonly headers: Record<string, string> = {}, readonly pushServer = s.url) {}
   post(rest: string, json: unknown): Promise<ApiResponse> {
-    return api(this.s.url, 'POST', R(this.repo, rest), { json });
+    return api(this.s.url, 'POST', R(this.repo, rest), { json, headers: this.headers });
   }
   get(rest: string): Promise<ApiResponse> {
-    return api(this.s.url, 'GET', R(this.repo, rest));
+    return api(this.s.url, 'GET', R(this.repo, rest), { headers: this.headers });
   }
   async snap(files: Record<string, string>, line: string, moveLine: boolean, parent?: string): Promise<string> {
     await fsp.rm(this.dir, { recursive: true, force: true });
     await fsp.mkdir(this.dir, { recursive: true });
     for (const [p, v] of Object.entries(files)) await fsp.writeFile(path.join(this.dir, p), v);
-    return (await push({ server: this.s.url, repo: this.repo, line, dir: this.dir, moveLine, progress: false, ...(parent ? { parent } : {}) })).snapshot_id;
+    return (await push({ server: this.pushServer, repo: this.repo, line, dir: this.dir, moveLine, progress: false, ...(parent ? { parent } : {}) })).snapshot_id;
   }
   async authority(): Promise<Authority> {
     return (await this.s.ready).opened(this.repo);
@@ -40,7 +41,7 @@ export class Fixture {
     const t = (await ok(this.post('/tasks', { title: 'T', intent: 'I' }), 'task')).task;
     const c = (await ok(this.post('/changes', { task_id: t.task_id, title: 'C', base_line: 'main' }), 'change')).change;
     const p = (await ok(this.post(`/changes/${c.change_id}/patchsets`, { base_snapshot_id: base, revision_snapshot_id: revision, summary: 's', author_mode: 'human_with_ai_assist', author: 'carol' }), 'patchset')).patchset;
-    await ok(api(this.s.url, 'PUT', R(this.repo, `/patchsets/${p.patchset_id}/attestation`), { json: attestation }), 'attest');
+    await ok(api(this.s.url, 'PUT', R(this.repo, `/patchsets/${p.patchset_id}/attestation`), { json: attestation, headers: this.headers }), 'attest');
     await ok(this.post(`/changes/${c.change_id}/reviews`, { patchset_id: p.patchset_id, reviewer: 'alice', action: 'approve' }), 'approve');
     return { change: c.change_id, ref: c.change_ref, ps: p.patchset_id, revision };
   }

@@ -2,11 +2,16 @@
 // `:submit` and task-land, or the identified enqueuer of a land-queue entry, is the land's
 // `landed_by` (null when the request named no one), and a commit the export writes for a land
 // names them in a `Landed-by:` trailer. Over real HTTP, with the identity header believed only
-// with the ingress secret, as behind a front door.
+// with the ingress secret, as behind a front door. A front door makes roles apply: alice (a
+// server admin with a token) sets each repository up and grants the people who land the
+// maintainer role. Every request through it names someone, so an unidentified land is seen
+// on a server without an auth mode (`plain`).
 import { expect } from 'chai';
 import { LandDesk, replayedResult } from '../lib/authority/workflow/lands.js';
 import type { LandGates } from '../lib/authority/workflow/gates.js';
-import { api, ok, register, startTestServer, type ApiResponse, type TestServer } from './helpers.js';
+import path from 'node:path';
+import { api, ok, startTestServer, tempDir, type ApiResponse, type TestServer } from './helpers.js';
+import { grantRoles, seedAccounts, seedAdmin, withToken } from './access-seed.js';
 import { Fixture, R, type Json } from './land-queue-fixture.js';
 
 const H = 'X-Remote-User';
@@ -17,18 +22,35 @@ const PASS: LandGates = () => ({ refusal: null, policy_decision_id: null });
 describe('landed_by: who asked for a land, and the Landed-by trailer', function () {
   this.timeout(120_000);
   let s: TestServer;
+  let plain: TestServer;
+  let alice: { token: string; headers: Record<string, string> };
+  const PEOPLE = ['carol', 'dave', 'erin', 'frank', 'grace'];
 
   before(async () => {
-    s = await startTestServer(undefined, { identity: { header: H, secret: SECRET }, gitRefresh: false, queue: { depth: 4, retries: 0, batch: 1, stall_s: 3600 } });
+    const dataDir = path.join(tempDir(), 'data');
+    alice = await seedAdmin(dataDir, 'alice');
+    await seedAccounts(dataDir, PEOPLE.map((name) => ({ name })));
+    const queue = { depth: 4, retries: 0, batch: 1, stall_s: 3600 };
+    s = await startTestServer(dataDir, { identity: { header: H, secret: SECRET }, gitRefresh: false, queue });
+    plain = await startTestServer(undefined, { gitRefresh: false, queue });
   });
-  after(() => s?.stop());
+  after(async () => {
+    await s?.stop();
+    await plain?.stop();
+  });
 
   /** Headers of a request the ingress sends for `who` (none: an unidentified request). */
   const as = (who?: string): Record<string, string> => (who ? { [H]: who, 'X-Cairn-Ingress-Secret': SECRET } : {});
-  const post = (f: Fixture, rest: string, json: unknown, who?: string): Promise<ApiResponse> => api(s.url, 'POST', R(f.repo, rest), { json, headers: as(who) });
+  const post = (f: Fixture, rest: string, json: unknown, who?: string): Promise<ApiResponse> => api(f.s.url, 'POST', R(f.repo, rest), { json, headers: as(who) });
 
-  async function fresh(name: string, gates: 'pass' | 'real'): Promise<{ f: Fixture; base: string }> {
-    const f = new Fixture(s, await register(s.url, name));
+  /** A repository on `on` set up by alice (on the front-door server, the people may land there). */
+  async function fresh(name: string, gates: 'pass' | 'real', on: TestServer = s): Promise<{ f: Fixture; base: string }> {
+    const headers = on === s ? alice.headers : {};
+    const reg = await api(on.url, 'POST', '/v1/native/repository-authorities', { json: { repository_name: name, namespace: '', policy_flags: 0 }, headers });
+    expect(reg.status, reg.text).to.be.oneOf([200, 201]);
+    const repo = reg.json.repository.repository_index;
+    if (on === s) await grantRoles(s.url, alice.headers, repo, Object.fromEntries(PEOPLE.map((p) => [p, 'maintainer'])));
+    const f = new Fixture(on, repo, headers, on === s ? withToken(s.url, alice.token) : on.url);
     if (gates === 'pass') {
       const a = await f.authority();
       (a as unknown as { lands: LandDesk }).lands = new LandDesk(a.store, a.workflow, PASS);
@@ -38,8 +60,8 @@ describe('landed_by: who asked for a land, and the Landed-by trailer', function 
 
   /** The message of the commit the export gives the land's landed snapshot. */
   async function exportedMessage(f: Fixture, land: Json): Promise<string> {
-    await ok(api(s.url, 'POST', R(f.repo, '/git/exports'), { json: { line: land.target_line } }), 'export');
-    const c = (await ok(api(s.url, 'GET', R(f.repo, `/git/snapshots/${land.landed_snapshot_id}`)), 'git commit')).git_commit;
+    await ok(f.post('/git/exports', { line: land.target_line }), 'export');
+    const c = (await ok(f.get(`/git/snapshots/${land.landed_snapshot_id}`), 'git commit')).git_commit;
     expect(c.origin).to.equal('exported');
     return c.message;
   }
@@ -81,7 +103,7 @@ describe('landed_by: who asked for a land, and the Landed-by trailer', function 
   });
 
   it('an unidentified land has landed_by null (a body cannot name one) and its exported commit no Landed-by trailer', async () => {
-    const { f, base } = await fresh('landed-by-nobody', 'pass');
+    const { f, base } = await fresh('landed-by-nobody', 'pass', plain);
     const c = await f.change(base, { ...BASE, 'a.txt': 'A\n' });
     const landed = await ok(post(f, `/changes/${c.ref}:submit`, { mode: 'merge', landed_by: 'mallory' }), 'land');
     expect(landed.land).to.include({ status: 'landed', landed_by: null });
@@ -94,13 +116,9 @@ describe('landed_by: who asked for a land, and the Landed-by trailer', function 
   it('the land queue: the enqueuer is the entry\'s enqueued_by and the landed_by of the land it makes, named in the exported commit; an unidentified enqueue, null and no trailer', async () => {
     const { f, base } = await fresh('landed-by-queue', 'real');
     const c1 = await f.change(base, { ...BASE, 'a.txt': 'A\n' });
-    const c2 = await f.change(base, { ...BASE, 'b.txt': 'B\n' });
     const queued = await post(f, '/land-queue', { change_ref: c1.ref, mode: 'merge' }, 'grace');
     expect(queued.status, queued.text).to.equal(201);
     expect(queued.json.entry.enqueued_by).to.equal('grace');
-    const anon = await post(f, '/land-queue', { change_ref: c2.ref, mode: 'merge' });
-    expect(anon.status, anon.text).to.equal(201);
-    expect(anon.json.entry.enqueued_by).to.equal(null);
     const e1 = await f.entry(queued.json.entry.entry_id);
     await f.runJob(e1.speculation.worker_job_indexes[0], 'pass');
     const done1 = await f.entry(e1.entry_id);
@@ -108,12 +126,18 @@ describe('landed_by: who asked for a land, and the Landed-by trailer', function 
     const land1 = (await ok(f.get(`/lands/${done1.land_id}`))).land;
     expect(land1).to.include({ status: 'landed', landed_by: 'grace', land_queue_entry_id: e1.entry_id });
     expect(await exportedMessage(f, land1)).to.match(/\nReviewed-by: alice <alice@cairn\.invalid>\nLanded-by: grace <grace@cairn\.invalid>\n$/);
-    const e2 = await f.entry(anon.json.entry.entry_id);
-    await f.runJob(e2.speculation.worker_job_indexes[0], 'pass');
-    const done2 = await f.entry(e2.entry_id);
+    // Unidentified: on the server without an auth mode.
+    const { f: g, base: base2 } = await fresh('landed-by-queue-nobody', 'real', plain);
+    const c2 = await g.change(base2, { ...BASE, 'b.txt': 'B\n' });
+    const anon = await post(g, '/land-queue', { change_ref: c2.ref, mode: 'merge' });
+    expect(anon.status, anon.text).to.equal(201);
+    expect(anon.json.entry.enqueued_by).to.equal(null);
+    const e2 = await g.entry(anon.json.entry.entry_id);
+    await g.runJob(e2.speculation.worker_job_indexes[0], 'pass');
+    const done2 = await g.entry(e2.entry_id);
     expect(done2.state).to.equal('landed');
-    const land2 = (await ok(f.get(`/lands/${done2.land_id}`))).land;
+    const land2 = (await ok(g.get(`/lands/${done2.land_id}`))).land;
     expect(land2.landed_by).to.equal(null);
-    expect(await exportedMessage(f, land2)).to.not.include('Landed-by');
+    expect(await exportedMessage(g, land2)).to.not.include('Landed-by');
   });
 });

@@ -7,7 +7,8 @@ import fc from 'fast-check';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { ROUTES, SPEC_ROUTES } from '../lib/http/routes.js';
-import { EXTENSION_MARK, openApiDocument, pathOf, refusalsOf } from '../lib/http/openapi.js';
+import { EXTENSION_MARK, PERMISSION_MARK, openApiDocument, pathOf, refusalsOf } from '../lib/http/openapi.js';
+import { PERMISSIONS } from '../lib/domain/access.js';
 import { toJsonSchema, type JsonSchema } from '../lib/http/json-schema.js';
 import { api, register, startTestServer, type TestServer } from './helpers.js';
 
@@ -17,8 +18,10 @@ interface Operation {
   requestBody?: { content: Record<string, { schema: JsonSchema }> };
   responses: Record<string, { content?: Record<string, { schema: JsonSchema }> }>;
   [EXTENSION_MARK]?: boolean;
+  [PERMISSION_MARK]?: string;
+  security?: Record<string, string[]>[];
 }
-interface Doc { openapi: string; paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, JsonSchema> } }
+interface Doc { openapi: string; paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, JsonSchema>; securitySchemes: Record<string, { type: string; scheme?: string; in?: string; name?: string; description?: string }> } }
 
 const doc = openApiDocument(ROUTES) as unknown as Doc;
 const operations = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method: method.toUpperCase(), op })));
@@ -63,6 +66,25 @@ describe('OpenAPI document', () => {
       'GET /v1/native/tokens', 'POST /v1/native/tokens', 'DELETE /v1/native/tokens/{token_id}', 'GET /v1/native/groups', 'PUT /v1/native/groups/{group_name}',
       'GET /v1/native/repository-authorities/{repository_index}/access', 'PATCH /v1/native/repository-authorities/{repository_index}/access', 'GET /v1/native/audit',
     ]);
+  });
+
+  it(`names each operation's permission (${PERMISSION_MARK}) and its security from it`, () => {
+    const schemes = doc.components.securitySchemes;
+    expect(schemes.bearerToken).to.include({ type: 'http', scheme: 'bearer' });
+    expect(schemes.basicToken).to.include({ type: 'http', scheme: 'basic' });
+    expect(schemes.ingressIdentity).to.include({ type: 'apiKey', in: 'header' });
+    for (const s of Object.values(schemes)) expect(s.description).to.be.a('string').and.not.equal('');
+    const signedIn = [{ bearerToken: [] }, { basicToken: [] }, { ingressIdentity: [] }];
+    for (const r of ROUTES) {
+      const op = operations.find((o) => o.op.operationId === r.operation)!.op;
+      expect(op[PERMISSION_MARK], r.operation).to.equal(r.permission);
+      expect(PERMISSIONS as readonly string[], r.operation).to.include(op[PERMISSION_MARK]);
+      const expected = r.permission === 'public' ? [] : r.permission === 'session' ? [{}, ...signedIn] : r.permission === 'promotion' ? [{}, { promotionSecret: [] }] : signedIn;
+      expect(op.security, r.operation).to.deep.equal(expected);
+      for (const req of op.security!) for (const name of Object.keys(req)) expect(schemes, `${r.operation}: ${name}`).to.have.property(name);
+      // Only an operation a caller may be refused for who they are documents 401.
+      expect(Object.keys(op.responses).includes('401'), r.operation).to.equal(r.permission !== 'public' && (r.permission !== 'promotion' || r.refusals.includes(401)));
+    }
   });
 
   it('describes bodies: JSON routes with their request schema, raw routes with their media type, body-less routes none', () => {

@@ -9,13 +9,14 @@ import { existsSync, promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { api, cli, expectError, ok, PROJECT_ROOT, spawnServer, startTestServer, tempDir, until, type TestServer } from './helpers.js';
 import { CHROMIUM } from './ui-browser.js';
+import { grantRoles, seedAccounts, seedAdmin } from './access-seed.js';
 import { R, Seeder } from './ui-seed.js';
 
 const H = 'X-Cairn-User';
 const as = (name: string) => ({ headers: { [H]: name } });
 
-async function fixture(url: string): Promise<{ s: Seeder; base: string; rev1: string; rev2: string }> {
-  const s = await Seeder.register(url, `people-${Math.random().toString(36).slice(2, 8)}`);
+async function fixture(url: string, token: string | null = null): Promise<{ s: Seeder; base: string; rev1: string; rev2: string }> {
+  const s = await Seeder.register(url, `people-${Math.random().toString(36).slice(2, 8)}`, token);
   const base = await s.snap({ 'a.txt': 'a\n' }, { moveLine: true });
   const rev1 = await s.snap({ 'a.txt': 'b\n' }, { parent: base });
   const rev2 = await s.snap({ 'a.txt': 'c\n' }, { parent: base });
@@ -247,9 +248,14 @@ describe('people: believing the identity header', function () {
       srv.proc.kill('SIGTERM');
       await srv.exited;
     }
-    const trusted = await spawnServer(path.join(tempDir(), 'data'), ['--ui-identity-header', H, '--trust-identity-from', '192.0.2.7,127.0.0.1']);
+    // A front door makes roles apply: the setup admin and alice (a contributor) have accounts.
+    const trustedData = path.join(tempDir(), 'data');
+    const admin = await seedAdmin(trustedData);
+    await seedAccounts(trustedData, [{ name: 'alice' }]);
+    const trusted = await spawnServer(trustedData, ['--ui-identity-header', H, '--trust-identity-from', '192.0.2.7,127.0.0.1']);
     try {
-      const { s } = await fixture(trusted.url);
+      const { s } = await fixture(trusted.url, admin.token);
+      await grantRoles(trusted.url, admin.headers, s.repo, { alice: 'contributor' });
       const t = (await s.post('/tasks', { title: 'T', intent: 'I' })).task;
       const c = await ok(api(trusted.url, 'POST', R(s.repo, '/changes'), { json: { task_id: t.task_id, title: 'x', base_line: 'main' }, ...as('alice') }));
       expect(c.change.owner).to.equal('alice');
@@ -263,11 +269,14 @@ describe('people: believing the identity header', function () {
     const dir = tempDir();
     const file = path.join(dir, 'secret');
     await fsp.writeFile(file, 'a-long-enough-shared-secret\n', { mode: 0o600 });
+    const admin = await seedAdmin(path.join(dir, 'data'));
+    await seedAccounts(path.join(dir, 'data'), [{ name: 'alice' }]);
     const srv = await spawnServer(path.join(dir, 'data'), ['--ui-identity-header', H, '--trust-identity-secret-file', file]);
     try {
       expectError(await api(srv.url, 'GET', '/v1/native/repository-authorities', as('alice')), 403, 'no secret');
       expectError(await api(srv.url, 'GET', '/v1/native/repository-authorities', { headers: { [H]: 'alice', 'X-Cairn-Ingress-Secret': 'wrong' } }), 403, 'wrong secret');
-      const { s } = await fixture(srv.url);
+      const { s } = await fixture(srv.url, admin.token);
+      await grantRoles(srv.url, admin.headers, s.repo, { alice: 'contributor' });
       const t = (await s.post('/tasks', { title: 'T', intent: 'I' })).task;
       const c = await ok(api(srv.url, 'POST', R(s.repo, '/changes'), { json: { task_id: t.task_id, title: 'x', base_line: 'main' }, headers: { [H]: 'alice', 'X-Cairn-Ingress-Secret': 'a-long-enough-shared-secret' } }));
       expect(c.change.owner).to.equal('alice');
@@ -365,6 +374,8 @@ describe('people: a front door (Caddy from docs/operations.md, basic auth, the i
       const port = 20000 + Math.floor(Math.random() * 20000);
       frontHostPort = `127.0.0.1:${port}`;
       front = `http://${frontHostPort}`;
+      // The front door makes roles apply: alice is a server admin (she creates repositories), bob gets roles per repository.
+      await seedAccounts(path.join(dir, `data-${attempt}`), [{ name: 'alice', serverAdmin: true }, { name: 'bob' }]);
       cairn = await spawnServer(path.join(dir, `data-${attempt}`), ['--ui-identity-header', H, '--trust-identity-from', '127.0.0.1', '--trust-identity-secret-file', secret, '--allowed-origin', front]);
       caddyOut = '';
       caddy = spawn(CADDY!, ['run', '--config', path.join(dir, 'Caddyfile'), '--adapter', 'caddyfile'], {
@@ -419,6 +430,10 @@ describe('people: a front door (Caddy from docs/operations.md, basic auth, the i
       expect(res.status).to.equal(200);
       expect((await res.json() as any).user, JSON.stringify(sent)).to.equal('alice');
     }
+    const refused = await fetch(`${front}${R(repo, '/read/dashboard')}`, { headers: auth('bob') });
+    expect(refused.status, 'bob has no role yet').to.equal(403);
+    const grant = await fetch(`${front}${R(repo, '/access')}`, { method: 'PATCH', headers: { ...auth('alice'), 'content-type': 'application/json' }, body: JSON.stringify({ grant: [{ subject: 'user:bob', role: 'reader' }] }) });
+    expect(grant.status).to.equal(200);
     const asBob = await fetch(`${front}${R(repo, '/read/dashboard')}`, { headers: auth('bob') });
     expect((await asBob.json() as any).user).to.equal('bob');
     // A body naming someone else than the authenticated person is refused.
@@ -441,6 +456,9 @@ describe('people: a front door (Caddy from docs/operations.md, basic auth, the i
       return r.stdout;
     };
     const repo = JSON.parse(await run(['repo', 'create', '--server', alice, 'door-cli', '--json'])).repository.repository_index;
+    // bob reviews here: alice (a server admin) grants him the contributor role through the door.
+    const grant = await fetch(`${front}${R(repo, '/access')}`, { method: 'PATCH', headers: { ...auth('alice'), 'content-type': 'application/json' }, body: JSON.stringify({ grant: [{ subject: 'user:bob', role: 'contributor' }] }) });
+    expect(grant.status).to.equal(200);
     const src = path.join(tempDir(), 'src');
     await fsp.mkdir(src, { recursive: true });
     await fsp.writeFile(path.join(src, 'a.txt'), 'a\n');

@@ -15,9 +15,10 @@ import { importGit } from '../lib/client/git-import.js';
 import { NO_PROGRESS } from '../lib/client/progress.js';
 import { LandDesk } from '../lib/authority/workflow/lands.js';
 import type { LandGates } from '../lib/authority/workflow/gates.js';
-import { api, ok, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { api, ok, startTestServer, tempDir, type TestServer } from './helpers.js';
 import { commit, git as gitSync, hasGit } from './git-fixture.js';
 import { CHROMIUM, SHOT_DIR } from './ui-browser.js';
+import { grantRoles, seedAccounts, seedAdmin, withToken } from './access-seed.js';
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'];
@@ -50,18 +51,25 @@ const pushAs = (dir: string, url: string, who: string, ref = 'HEAD:refs/for/main
     }
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({ executablePath: CHROMIUM, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
-    s = await startTestServer(undefined, { identity: { header: H, secret: SECRET }, gitRefresh: false });
+    // The front door makes roles apply: a setup admin, the pushers (contributors), carol (lands) and the viewer of the pages.
+    const dataDir = path.join(tempDir(), 'data');
+    const admin = await seedAdmin(dataDir);
+    await seedAccounts(dataDir, ['mallory', 'ann', 'carol', 'viewer'].map((name) => ({ name })));
+    s = await startTestServer(dataDir, { identity: { header: H, secret: SECRET }, gitRefresh: false });
     const src = path.join(tempDir('cairn-git-'), 'src');
     await fsp.mkdir(src, { recursive: true });
     gitSync(src, ['init', '-q', '-b', 'main']);
     await fsp.writeFile(path.join(src, 'README.md'), '# shop\n\nA small web shop.\n');
     gitSync(src, ['add', '-A']);
     commit(src, 'first\n');
-    repo = await register(s.url, 'shop');
-    await importGit({ server: s.url, repo, source: src, line: 'main', progress: NO_PROGRESS });
+    const reg = await api(s.url, 'POST', '/v1/native/repository-authorities', { json: { repository_name: 'shop', namespace: '', policy_flags: 0 }, headers: admin.headers });
+    expect(reg.status, reg.text).to.be.oneOf([200, 201]);
+    repo = reg.json.repository.repository_index;
+    await grantRoles(s.url, admin.headers, repo, { mallory: 'contributor', ann: 'contributor', carol: 'maintainer', viewer: 'reader' });
+    await importGit({ server: withToken(s.url, admin.token), repo, source: src, line: 'main', progress: NO_PROGRESS });
     const url = `${s.url}${R(repo, '/git/main.git')}`;
     const dir = path.join(tempDir('cairn-ui-push-'), 'work');
-    await git(['clone', '-q', url, dir]);
+    await git(['-c', `http.extraHeader=${H}: viewer`, '-c', `http.extraHeader=X-Cairn-Ingress-Secret: ${SECRET}`, 'clone', '-q', url, dir]);
     const edit = async (file: string, text: string, message: string, as: { name: string; email: string }, amend = false) => {
       await fsp.writeFile(path.join(dir, file), text);
       await git(['-C', dir, 'add', '-A']);
@@ -90,7 +98,8 @@ const pushAs = (dir: string, url: string, who: string, ref = 'HEAD:refs/for/main
   });
 
   async function open(options: { colorScheme?: 'light' | 'dark'; width?: number; height?: number } = {}): Promise<{ page: Page; errors: string[] }> {
-    const context = await browser.newContext({ viewport: { width: options.width ?? 1400, height: options.height ?? 900 }, colorScheme: options.colorScheme ?? 'light', bypassCSP: true });
+    // The pages are seen as the front door would send them: as the viewer (a reader).
+    const context = await browser.newContext({ extraHTTPHeaders: { [H]: 'viewer', 'X-Cairn-Ingress-Secret': SECRET }, viewport: { width: options.width ?? 1400, height: options.height ?? 900 }, colorScheme: options.colorScheme ?? 'light', bypassCSP: true });
     contexts.push(context);
     const page = await context.newPage();
     const errors: string[] = [];

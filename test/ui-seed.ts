@@ -5,6 +5,7 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { push } from '../lib/client/transfer.js';
 import { api, tempDir, type ApiResponse } from './helpers.js';
+import { withToken } from './access-seed.js';
 
 type Json = Record<string, any>;
 export type Files = Record<string, string>;
@@ -20,21 +21,26 @@ async function must(res: Promise<ApiResponse>, what: string): Promise<Json> {
 
 export class Seeder {
   private dir = path.join(tempDir('cairn-ui-seed-'), 'tree');
-  constructor(readonly url: string, readonly repo: number) {}
+  /** `token`: sent with every request (a server with an auth mode; test/access-seed.ts). */
+  constructor(readonly url: string, readonly repo: number, readonly token: string | null = null) {}
 
-  static async register(url: string, name: string): Promise<Seeder> {
-    const r = await must(api(url, 'POST', '/v1/native/repository-authorities', { json: { repository_name: name, namespace: '', policy_flags: 0 } }), 'register');
-    return new Seeder(url, r.repository.repository_index);
+  private get headers(): Record<string, string> {
+    return this.token ? { authorization: `Bearer ${this.token}` } : {};
+  }
+
+  static async register(url: string, name: string, token: string | null = null): Promise<Seeder> {
+    const r = await must(api(url, 'POST', '/v1/native/repository-authorities', { json: { repository_name: name, namespace: '', policy_flags: 0 }, headers: token ? { authorization: `Bearer ${token}` } : {} }), 'register');
+    return new Seeder(url, r.repository.repository_index, token);
   }
 
   post(rest: string, json: unknown): Promise<Json> {
-    return must(api(this.url, 'POST', R(this.repo, rest), { json }), `POST ${rest}`);
+    return must(api(this.url, 'POST', R(this.repo, rest), { json, headers: this.headers }), `POST ${rest}`);
   }
   put(rest: string, json: unknown): Promise<Json> {
-    return must(api(this.url, 'PUT', R(this.repo, rest), { json }), `PUT ${rest}`);
+    return must(api(this.url, 'PUT', R(this.repo, rest), { json, headers: this.headers }), `PUT ${rest}`);
   }
   get(rest: string): Promise<Json> {
-    return must(api(this.url, 'GET', R(this.repo, rest)), `GET ${rest}`);
+    return must(api(this.url, 'GET', R(this.repo, rest), { headers: this.headers }), `GET ${rest}`);
   }
 
   /** Push a tree as a snapshot; `moveLine` moves `line` to it, `parent` names its parent. */
@@ -46,7 +52,7 @@ export class Seeder {
       await fsp.mkdir(path.dirname(full), { recursive: true });
       await fsp.writeFile(full, v);
     }
-    const res = await push({ server: this.url, repo: this.repo, line: opts.line ?? 'main', dir: this.dir, moveLine: opts.moveLine ?? false, progress: false, ...(opts.parent ? { parent: opts.parent } : {}), ...(opts.message ? { message: opts.message } : {}) });
+    const res = await push({ server: this.token ? withToken(this.url, this.token) : this.url, repo: this.repo, line: opts.line ?? 'main', dir: this.dir, moveLine: opts.moveLine ?? false, progress: false, ...(opts.parent ? { parent: opts.parent } : {}), ...(opts.message ? { message: opts.message } : {}) });
     return res.snapshot_id;
   }
 

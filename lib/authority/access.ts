@@ -190,6 +190,8 @@ export class AccessBook {
    * any role (one durable record). A disabled account is refused (null).
    */
   async ingressPrincipal(name: string): Promise<Principal | null> {
+    // The rule of account names: a name with ':' or a leading '@' could never be granted a role (user:NAME, @group).
+    requireAccountName(name, 'the name the front door gives');
     let account = this.accounts.get(name);
     if (!account) {
       await this.mutex.runExclusive(async () => {

@@ -14,14 +14,14 @@ import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import { TooManyRequests, Unauthorized, Forbidden } from '../domain/errors.js';
 import { ANONYMOUS, decide, type Permission, type Principal, type Role } from '../domain/access.js';
+import type { AccessBook } from '../authority/access.js';
+import { canonicalAddress } from './identity.js';
 
-/** What the gate reads of a route of the table (./route-types.ts RouteSpec). */
+/** What the gate reads of a route-table row (./route-types.ts RouteSpec; named here so the two modules do not import each other). */
 export interface GatedRoute {
   operation: string;
   permission: Permission;
 }
-import type { AccessBook } from '../authority/access.js';
-import { canonicalAddress } from './identity.js';
 
 export type AuthMode = 'tokens' | 'ingress' | 'tokens+ingress';
 
@@ -131,7 +131,12 @@ function challengeFor(route: GatedRoute): string {
 
 /** Where a request comes from, for counting failures: its address, an IPv6 address as its /64. */
 function sourceOf(req: IncomingMessage): string {
-  const a = canonicalAddress(req.socket.remoteAddress ?? '');
+  return failureSource(req.socket.remoteAddress ?? '');
+}
+
+/** The key failed sign-ins of `address` are counted under: the address, an IPv6 address as its /64 (IPv4-mapped: the IPv4 address). */
+export function failureSource(address: string): string {
+  const a = canonicalAddress(address);
   if (isIP(a) !== 6) return a;
   const groups = expandV6(a);
   return groups ? `${groups.slice(0, 4).join(':')}::/64` : a;

@@ -6,6 +6,7 @@
 // Nothing here is written by hand per operation, so the document cannot drift from the table;
 // the contract test (test/contract.ts) checks the server's real answers against it.
 import type { RouteSpec } from './route-types.js';
+import type { Permission } from '../domain/access.js';
 import { toJsonSchema, type JsonSchema, type Schemas } from './json-schema.js';
 import { CONTRACT_VERSION } from './handlers/discovery.js';
 import { PAGE_QUERY } from './handlers/workflow-common.js';
@@ -214,7 +215,7 @@ function responses(route: RouteSpec): Record<string, unknown> {
       description: REFUSAL_TEXT[status] ?? 'Refused',
       ...(status === 503 ? { headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds (1)' } } } : {}),
       ...(status === 429 ? { headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds' } } } : {}),
-      ...(status === 401 ? { headers: { 'WWW-Authenticate': { schema: { type: 'string' }, description: 'the scheme the route takes (Bearer)' } } } : {}),
+      ...(status === 401 ? { headers: { 'WWW-Authenticate': { schema: { type: 'string' }, description: 'the scheme the route takes: Basic on git routes (so git asks for a password), Bearer elsewhere' } } } : {}),
       content: json(schema),
     };
   }
@@ -230,8 +231,58 @@ function operation(route: RouteSpec): Record<string, unknown> {
     ...(params.length ? { parameters: params } : {}),
     ...(body ? { requestBody: body } : {}),
     responses: responses(route),
+    security: securityOf(route.permission),
+    [PERMISSION_MARK]: route.permission,
     ...(route.extension ? { [EXTENSION_MARK]: true } : {}),
   };
+}
+
+/** The route table's `permission` of each operation, as the access gate reads it (docs/api.md "Accounts, tokens and roles"). */
+export const PERMISSION_MARK = 'x-cairn-permission';
+
+/** How a caller may say who they are, when the server has an auth mode (components/securitySchemes). */
+export const SECURITY_SCHEMES: Record<string, Record<string, unknown>> = {
+  bearerToken: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'cairn_ + 43 base64url characters',
+    description: 'A personal access token (cairn token create, cairn login): Authorization: Bearer TOKEN. Used with `cairn serve --auth tokens`. The token\'s scopes (read, write, admin, runner) bound what it may do within its account\'s roles.',
+  },
+  basicToken: {
+    type: 'http',
+    scheme: 'basic',
+    description: 'The same token as the password of HTTP basic auth (the user name is ignored): what git sends (http://x:TOKEN@host/...). git routes challenge with Basic, the others with Bearer.',
+  },
+  ingressIdentity: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Cairn-User',
+    description: 'A front door names the person it authenticated in the header `cairn serve --ui-identity-header` names (X-Cairn-User here), believed only from `--trust-identity-from` addresses and/or with the secret of `--trust-identity-secret-file` in X-Cairn-Ingress-Secret. The account is made at first sight, without any role.',
+  },
+  promotionSecret: {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'POST /archive/promote only: the standby\'s promotion secret (cairn serve --promote-secret-file); without one configured, only a caller on the standby\'s own machine may promote.',
+  },
+};
+
+const SIGNED_IN: Record<string, string[]>[] = [{ bearerToken: [] }, { basicToken: [] }, { ingressIdentity: [] }];
+
+/**
+ * The `security` of an operation from its permission. Without an auth mode the server asks for
+ * none of these (every route open, as the interface specification has it).
+ *  - public: none (a credential sent is not even looked at);
+ *  - session: optional (`{}` first): the answer depends on who asks;
+ *  - promotion: the promotion secret, or none from the standby's own machine;
+ *  - any other: a signed-in caller, whose role or token scope the gate then checks.
+ */
+export function securityOf(permission: Permission): Record<string, string[]>[] {
+  switch (permission) {
+    case 'public': return [];
+    case 'session': return [{}, ...SIGNED_IN];
+    case 'promotion': return [{}, { promotionSecret: [] }];
+    default: return SIGNED_IN;
+  }
 }
 
 const DESCRIPTION = `The JSON-over-HTTP interface of cairn, generated from the server's route table.
@@ -240,7 +291,8 @@ const DESCRIPTION = `The JSON-over-HTTP interface of cairn, generated from the s
 - A method not listed for a path answers 405 with \`Allow\` (the listed methods, HEAD where GET is, and OPTIONS); OPTIONS answers 204 with \`Allow\`; HEAD is served wherever GET is. An unknown path or action is 404.
 - Every error body is \`{"error": "<text>"}\` (schema Error), with extra fields only where documented.
 - Lists page with \`limit\` and \`cursor\` and answer \`count\` (rows on this page) and \`next_cursor\` (null on the last page).
-- Operations marked \`${EXTENSION_MARK}\` are not part of the interface specification.`;
+- Operations marked \`${EXTENSION_MARK}\` are not part of the interface specification.
+- \`${PERMISSION_MARK}\` names what an operation asks of its caller when the server has an auth mode (\`cairn serve --auth tokens\`, or a front door): public, session (anyone; the answer depends on who asks), reader, contributor, maintainer, admin (a role in the repository), runner, server_admin, promotion. \`security\` says the same in OpenAPI's terms. A server without an auth mode asks for no credential anywhere.`;
 
 const cache = new WeakMap<readonly RouteSpec[], Record<string, unknown>>();
 
@@ -260,7 +312,7 @@ export function openApiDocument(routes: readonly RouteSpec[]): Record<string, un
     info: { title: 'cairn', version: CONTRACT_VERSION, description: DESCRIPTION },
     tags: TAGS,
     paths,
-    components: { schemas: componentSchemas() },
+    components: { schemas: componentSchemas(), securitySchemes: SECURITY_SCHEMES },
   };
   cache.set(routes, doc);
   return doc;
