@@ -22,7 +22,7 @@ import { landGates } from './workflow/gates.js';
 import { LandDesk } from './workflow/lands.js';
 import { RulesBook } from './workflow/rules-book.js';
 import { CHANGE, type ChangeRecord } from '../domain/workflow/rules.js';
-import { listed } from '../domain/workflow/repo-rules.js';
+import { authorsOf, listed, ownedPaths, touchedPaths } from '../domain/workflow/repo-rules.js';
 import { LandQueue } from './workflow/land-queue.js';
 import { WebhookBook } from './webhooks.js';
 import { GitMirrorBook } from './git-mirrors.js';
@@ -71,6 +71,23 @@ export class Authority {
     this.lands.mayBypass = (caller) => listed(this.rules.effective().bypass_allowed, caller, this.rules.groupMembers);
     this.lands.prepare = async (head) => {
       if (head !== null && this.rules.effective().require_code_owners) await this.rules.codeOwners(head);
+    };
+    // Code owners are asked to review each new patchset, in its own commit (require_code_owners).
+    this.workflow.preparePatchset = (line) => this.lands.prepare(store.line(line)?.head_snapshot_id ?? null);
+    this.workflow.afterPatchset = (tx, change, ps) => {
+      if (!this.rules.effective(tx).require_code_owners) return change;
+      const co = source.codeOwnersFor(ps, tx, change.land_target_line);
+      if (!co || co.problem_count > 0) return change;
+      const authors = authorsOf(ps);
+      const asked: { name: string; kind: 'person' | 'group' }[] = [];
+      for (const { owners } of ownedPaths(co, touchedPaths(ps) ?? ps.diff.files.map((f) => f.path))) {
+        for (const name of owners) {
+          if (authors.includes(name) || asked.some((a) => a.name === name)) continue;
+          asked.push({ name, kind: this.rules.groupMembers(name) === null ? 'person' : 'group' });
+        }
+      }
+      if (asked.length === 0) return change;
+      return this.workflow.reviews.stageRequests(tx, change, ps, asked, null, `code owner of ${ps.patchset_id}`).change;
     };
     this.queue = new LandQueue(store, this.workflow, this.lands, jobs, gates);
     this.webhooks = new WebhookBook(store);

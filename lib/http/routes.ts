@@ -38,6 +38,7 @@ import * as docs from './handlers/docs.js';
 import * as events from './handlers/events.js';
 import * as webhooks from './handlers/webhooks.js';
 import * as landQueue from './handlers/land-queue.js';
+import * as rules from './handlers/rules.js';
 import * as git from './handlers/git.js';
 import * as people from './handlers/people.js';
 import * as gitMirrors from './handlers/git-mirrors.js';
@@ -257,6 +258,11 @@ export const ROUTES: readonly RouteSpec[] = [
   route('webhooks.deliveries.get', 'GET', `${REPO}/webhooks/{webhook_id}/deliveries/{delivery_id}`, { extension: true, ok: 'WebhookDeliveryResult', handler: webhooks.getDelivery }),
   route('webhooks.deliveries.redeliver', 'POST', `${REPO}/webhooks/{webhook_id}/deliveries/{delivery_id}`, { action: 'redeliver', extension: true, body: NONE, ok: 'WebhookDeliveryResult', handler: webhooks.redeliver }),
 
+  // Extensions: repository rules (docs/api.md "Repository rules")
+  // permission: reader
+  route('rules.get', 'GET', `${REPO}/rules`, { extension: true, ok: 'RulesResult', handler: rules.get }),
+  // permission: admin
+  route('rules.put', 'PUT', `${REPO}/rules`, { extension: true, request: rules.PutRules, ok: 'RulesResult', handler: rules.put }),
   // Extensions: the land queue (docs/land-queue.md)
   route('landQueue.enqueue', 'POST', `${REPO}/land-queue`, { extension: true, request: landQueue.Enqueue, ok: { 201: 'LandQueueEntryResult' }, handler: landQueue.enqueue }),
   route('landQueue.list', 'GET', `${REPO}/land-queue`, { extension: true, query: landQueue.ListQuery, ok: 'LandQueueList', handler: landQueue.list }),

@@ -88,7 +88,7 @@ export type SpeculationCi = CiState;
 /** The rule on the evidence (pure): the first refusal of the gates a repository without rules has. */
 export function checkGates(e: Evidence): GateRefusal | null {
   const failed = requirementsOf(e, DEFAULT_RULES).find((r) => !r.satisfied);
-  return failed ? refusalOf(failed) : null;
+  return failed ? refusalOf(failed, e) : null;
 }
 
 /** What the rules read beyond the evidence (null when the rule is off or does not apply). */
@@ -102,8 +102,8 @@ export interface RuleInputs {
   groups?: GroupMembers;
 }
 
-function refusalOf(r: Requirement): GateRefusal {
-  return { kind: r.kind as GateKind, message: r.message, ...(r.kind === 'unresolved_threads' ? { count: (r as Requirement & { count?: number }).count } : {}) };
+function refusalOf(r: Requirement, e: Evidence): GateRefusal {
+  return { kind: r.kind as GateKind, message: r.message, ...(r.kind === 'unresolved_threads' ? { count: e.unresolved_threads ?? 0 } : {}) };
 }
 
 /**
@@ -129,9 +129,7 @@ export function requirementsOf(e: Evidence, rules: RepositoryRules, inp?: RuleIn
   if (rules.require_ci) out.push({ kind: 'blocked_by_ci', rule: 'require_ci', satisfied: e.ci.overall === 'pass', message: e.ci.overall !== 'pass' ? `CI of the current run is ${String(e.ci.overall)}, not pass` : 'CI of the current run passed' });
   const unresolved = e.unresolved_threads ?? 0;
   if (e.unresolved_threads !== null && e.unresolved_threads !== undefined) {
-    const r: Requirement & { count?: number } = { kind: 'unresolved_threads', rule: 'require_resolved_threads', satisfied: unresolved === 0, message: unresolved > 0 ? `${unresolved} unresolved comment thread(s); this repository requires every thread resolved before a land` : 'every comment thread is resolved' };
-    if (unresolved > 0) r.count = unresolved;
-    out.push(r);
+    out.push({ kind: 'unresolved_threads', rule: 'require_resolved_threads', satisfied: unresolved === 0, message: unresolved > 0 ? `${unresolved} unresolved comment thread(s); this repository requires every thread resolved before a land` : 'every comment thread is resolved' });
   }
   return out;
 }
@@ -162,8 +160,9 @@ export function landGates(reviews: () => Pick<ReviewBook, 'judgeForLand'>, unres
       caller: opts.caller,
       groups,
     };
-    const requirements = requirementsOf({ ...e, unresolved_threads: unresolvedThreads(patchset, tx) }, r, inputs);
-    const failed = requirements.filter((x) => !x.satisfied).map(refusalOf);
+    const ev: Evidence = { ...e, unresolved_threads: unresolvedThreads(patchset, tx) };
+    const requirements = requirementsOf(ev, r, inputs);
+    const failed = requirements.filter((x) => !x.satisfied).map((x) => refusalOf(x, ev));
     const bypass = opts.bypass === true && opts.caller !== undefined && listed(r.bypass_allowed, opts.caller, groups);
     if (bypass && failed.length > 0) return { refusal: null, policy_decision_id: e.policy.decision_id, requirements, bypassed: failed };
     return { refusal: failed[0] ?? null, policy_decision_id: e.policy.decision_id, requirements };

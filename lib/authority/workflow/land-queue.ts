@@ -254,6 +254,7 @@ export class LandQueue {
     return {
       ...e,
       enqueued_by: e.enqueued_by ?? null,
+      bypass: e.bypass === true,
       repository_index: repositoryIndex,
       position: at >= 0 ? at + 1 : null,
       ci: spec

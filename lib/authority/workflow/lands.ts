@@ -184,7 +184,7 @@ export function replayedResult(stored: Record<string, unknown>, repositoryIndex:
   }
   // Results recorded before lands counted their attempts: one; before they kept who asked: nobody.
   const land = out.land as Record<string, unknown> | undefined;
-  if (land && typeof land === 'object' && (land.attempts === undefined || land.landed_by === undefined)) out.land = { ...land, attempts: land.attempts ?? 1, landed_by: land.landed_by ?? null };
+  if (land && typeof land === 'object' && (land.attempts === undefined || land.landed_by === undefined || land.bypassed === undefined)) out.land = { ...land, attempts: land.attempts ?? 1, landed_by: land.landed_by ?? null, bypassed_by: land.bypassed_by ?? null, bypassed: land.bypassed ?? [] };
   return out;
 }
 

@@ -39,6 +39,7 @@ import {
   type ReviewAction,
   type ReviewRecord,
   type Selected,
+  approvalStates,
 } from '../../domain/workflow/review-rules.js';
 import { CHANGE, changeId, checkChangeOpen, MAX_TEXT_CHARS, parseChangeRef, PATCHSET, requireAuthorMode, requireText, type ChangeRecord, type PatchsetRecord } from '../../domain/workflow/rules.js';
 import type { ContentStore, Txn } from '../../store/content-store.js';
@@ -339,12 +340,22 @@ export class ReviewBook {
     return this.store.transact((tx) => {
       const change = this.changeIn(tx, ref);
       const ps = this.selectedIn(tx, change, input.patchset_id, 'request a review');
+      return this.stageRequests(tx, change, ps, asked, requestedBy, note, input.review_id);
+    });
+  }
+
+  /**
+   * Stage one review request per name of `asked` on `ps`, with the change's reviewer list and
+   * its move to `review` (requestReview's commit, and the code owners a new patchset asks for).
+   */
+  stageRequests(tx: Txn, change: ChangeRecord, ps: PatchsetRecord, asked: readonly { name: string; kind: 'person' | 'group' }[], requestedBy: string | null, note: string, suppliedId?: string): { review: ReviewRecord; reviews: ReviewRecord[]; change: ChangeRecord } {
+    {
       const now = nowSeconds();
       const reviews: ReviewRecord[] = [];
       for (const who of asked) {
         const sequence = this.nextReviewSeq(tx, change.change_id);
         const id = reviewId(change.change_id, sequence);
-        if (reviews.length === 0) checkSuppliedReviewId(input.review_id, id);
+        if (reviews.length === 0) checkSuppliedReviewId(suppliedId, id);
         const r: ReviewRecord = {
           review_id: id,
           change_id: change.change_id,
@@ -369,7 +380,7 @@ export class ReviewBook {
         this.book.upsertChange(tx, next);
       }
       return { review: reviews[0], reviews, change: next };
-    });
+    }
   }
 
   /**
@@ -389,8 +400,9 @@ export class ReviewBook {
     const selected: Selected = sel ? this.selectedOf(sel) : { patchset_id: '', fingerprint: null };
     const votes = sel ? liveVotes(reviews, selected) : [];
     const liveIds = new Set(votes.map((v) => v.review_id));
+    const approvals = new Map(sel ? approvalStates(reviews, selected).map((a) => [a.review_id, { state: a.state, reason: a.reason }]) : []);
     return {
-      reviews: reviews.map((r) => ({ ...r, live: liveIds.has(r.review_id), stale: sel !== null && !isLive(r, selected) })),
+      reviews: reviews.map((r) => ({ ...r, live: liveIds.has(r.review_id), stale: sel !== null && !isLive(r, selected), approval: approvals.get(r.review_id) ?? null })),
       counts: reviewCounts(reviews, votes),
       votes,
     };
