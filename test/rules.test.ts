@@ -9,7 +9,7 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { push } from '../lib/client/transfer.js';
 import { parseCodeOwners, ownersOf } from '../lib/domain/workflow/codeowners.js';
-import { approvalsRequirement, TEAM_DEFAULT_RULES } from '../lib/domain/workflow/repo-rules.js';
+import { approvalsRequirement, DEFAULT_RULES, rulesRecordProblems, TEAM_DEFAULT_RULES } from '../lib/domain/workflow/repo-rules.js';
 import { api, register, startTestServer, tempDir, type ApiResponse, type TestServer } from './helpers.js';
 
 type Json = Record<string, any>;
@@ -110,6 +110,16 @@ describe('repository rules: CODEOWNERS syntax', () => {
     expect(co.problems[0].message).to.match(/negated/);
     expect(co.problems[2].message).to.match(/must be @name/);
     expect(co.rules.map((r) => r.line)).to.deep.equal([1]);
+  });
+
+  it('fsck\'s check of the stored record: the one id, every rule present and valid', () => {
+    const good = { rules: { ...DEFAULT_RULES }, updated_at_s: 1, updated_by: null };
+    expect(rulesRecordProblems('rules', good)).to.deep.equal([]);
+    expect(rulesRecordProblems('other', good)[0]).to.match(/the one rules record is "rules"/);
+    expect(rulesRecordProblems('rules', { ...good, rules: { ...DEFAULT_RULES, required_approvals: 99 } })[0]).to.match(/from 0 to 10/);
+    const { require_ci: _drop, ...partial } = DEFAULT_RULES;
+    expect(rulesRecordProblems('rules', { ...good, rules: partial })).to.deep.equal(['lacks require_ci']);
+    expect(rulesRecordProblems('rules', { ...good, updated_by: 7 })).to.deep.equal(['updated_by is neither null nor a name']);
   });
 
   it('an approval by the author or the uploader (pushed_by) never counts', () => {

@@ -98,6 +98,24 @@ export function parseRulesPatch(value: unknown): Partial<RepositoryRules> {
   return out;
 }
 
+/** What is wrong with a stored rules record (fsck), as sentences; none when it is well formed. */
+export function rulesRecordProblems(id: string, r: unknown): string[] {
+  if (id !== RULES_ID) return [`has id ${JSON.stringify(id.slice(0, 64))}; the one rules record is "${RULES_ID}"`];
+  if (!r || typeof r !== 'object') return ['is not an object'];
+  const rec = r as Partial<RulesRecord>;
+  const out: string[] = [];
+  try {
+    const parsed = parseRulesPatch(rec.rules);
+    const missing = RULE_FIELDS.filter((k) => !(k in parsed));
+    if (missing.length) out.push(`lacks ${missing.join(', ')}`);
+  } catch (err) {
+    out.push(`holds rules that do not parse: ${(err as Error).message}`);
+  }
+  if (!Number.isInteger(rec.updated_at_s) || (rec.updated_at_s as number) < 0) out.push('updated_at_s is not a time in seconds');
+  if (rec.updated_by !== null && (typeof rec.updated_by !== 'string' || nameProblem(rec.updated_by) !== null)) out.push('updated_by is neither null nor a name');
+  return out;
+}
+
 /** The stored rules of a record as read (fields a record lacks take their defaults). */
 export function rulesOf(record: RulesRecord | undefined | null): RepositoryRules {
   return { ...DEFAULT_RULES, land_allowed: [], bypass_allowed: [], ...(record?.rules ?? {}) };
