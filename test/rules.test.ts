@@ -10,6 +10,8 @@ import path from 'node:path';
 import { push } from '../lib/client/transfer.js';
 import { parseCodeOwners, ownersOf } from '../lib/domain/workflow/codeowners.js';
 import { approvalsRequirement, DEFAULT_RULES, rulesRecordProblems, TEAM_DEFAULT_RULES } from '../lib/domain/workflow/repo-rules.js';
+import pino from 'pino';
+import { CairnService } from '../lib/authority/service.js';
 import { api, register, startTestServer, tempDir, type ApiResponse, type TestServer } from './helpers.js';
 
 type Json = Record<string, any>;
@@ -271,6 +273,20 @@ describe('repository rules over HTTP', function () {
     expect((await ok(r.submit(c.change, 'alice'), 'land')).land.status).to.equal('landed');
   });
 
+  it('require_resolved_threads: an unresolved thread blocks (the rule or policy_flags bit 1), resolving it lifts it', async () => {
+    const { r, base } = await fresh('rules-threads');
+    const c = await r.change(base, { 'a.txt': 'A\n', 'b.txt': 'b\n' }, 'alice', { verification_state: 'pass', require_tests_pass: false });
+    await ok(r.rules({ rules: { require_ci: false } }));
+    const thread = (await ok(r.call('POST', `/changes/${c.change}/comments`, { patchset_id: c.ps, author: 'bob', body: 'why?', anchor: { path: 'a.txt', line: 1 } }), 'comment')).thread_id;
+    expect(await r.readiness(c.change)).to.include({ can_land: true });
+    await ok(r.rules({ rules: { require_resolved_threads: true } }));
+    const blocked = await r.readiness(c.change);
+    expect(blocked).to.include({ can_land: false, blocked_by: 'unresolved_threads', reason: '1 unresolved comment thread(s); this repository requires every thread resolved before a land' });
+    refused(await r.submit(c.change, 'alice'), 'unresolved_threads');
+    await ok(r.call('POST', `/changes/${c.change}/threads/${thread}:resolve`, { author: 'bob' }), 'resolve');
+    expect((await ok(r.submit(c.change, 'alice'), 'land')).land.status).to.equal('landed');
+  });
+
   it('land_allowed and bypass: who may land, a bypass refused (403, nothing recorded) and one allowed through a group, recorded with who and what it overrode', async () => {
     const { r, base } = await fresh('rules-bypass');
     await ok(r.rules({ rules: { required_approvals: 1, land_allowed: ['maint', 'admins'], bypass_allowed: ['admins'] } }));
@@ -351,5 +367,17 @@ describe('repository rules over HTTP', function () {
     }
     const plain = await register(s.url, 'rules-no-defaults');
     expect((await ok(api(s.url, 'GET', R(plain, '/rules')))).updated_at_s).to.equal(null);
+  });
+
+  it('CairnService option defaultRules: a repository it registers starts with them; groupMembers is the membership the rules ask', async () => {
+    const service = await CairnService.open({ dataDir: path.join(tempDir(), 'data'), log: pino({ level: 'silent' }), defaultRules: TEAM_DEFAULT_RULES, groupMembers: (g) => (g === 'core' ? ['erin'] : null) });
+    try {
+      const { record } = await service.register('team', '', 0);
+      const a = service.authority(record.repository_index);
+      expect(a.rules.view().rules).to.deep.equal({ ...DEFAULT_RULES, required_approvals: 1, require_ci: true });
+      expect(a.rules.groupMembers('core')).to.deep.equal(['erin']);
+    } finally {
+      service.close();
+    }
   });
 });
