@@ -12,7 +12,7 @@ import { parseCodeOwners, ownersOf } from '../lib/domain/workflow/codeowners.js'
 import { approvalsRequirement, DEFAULT_RULES, rulesRecordProblems, TEAM_DEFAULT_RULES } from '../lib/domain/workflow/repo-rules.js';
 import pino from 'pino';
 import { CairnService } from '../lib/authority/service.js';
-import { api, register, startTestServer, tempDir, type ApiResponse, type TestServer } from './helpers.js';
+import { api, exportRepo, register, restoreRepo, startTestServer, tempDir, type ApiResponse, type TestServer } from './helpers.js';
 
 type Json = Record<string, any>;
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
@@ -378,6 +378,21 @@ describe('repository rules over HTTP', function () {
       expect(a.rules.groupMembers('core')).to.deep.equal(['erin']);
     } finally {
       service.close();
+    }
+  });
+
+  it('the rules travel with the repository: export (retirement) and restore carry them as set', async () => {
+    // A server that names no callers: a retirement there needs no identified operator.
+    const plain = await startTestServer();
+    try {
+      const repo = await register(plain.url, 'rules-export');
+      const set = await ok(api(plain.url, 'PUT', R(repo, '/rules'), { json: { rules: { required_approvals: 2, require_code_owners: true, bypass_allowed: ['root'] } } }));
+      const { manifest, files } = await exportRepo(plain.url, repo);
+      const restored = await restoreRepo(plain.url, manifest, files);
+      const got = await ok(api(plain.url, 'GET', R(restored, '/rules')));
+      expect(got).to.deep.equal({ ...set, repository_index: restored });
+    } finally {
+      await plain.stop();
     }
   });
 });
