@@ -213,6 +213,21 @@ describe('repository rules over HTTP', function () {
     expect((await ok(r.submit(c.change, 'alice'), 'land')).land.status).to.equal('landed');
   });
 
+  it('code owners of a patchset touching more paths than its record lists (1,000): every path is read and judged', async () => {
+    const many: Record<string, string> = {};
+    for (let i = 0; i < 1005; i++) many[`many/f${String(i).padStart(4, '0')}.txt`] = `${i}\n`;
+    const { r, base } = await fresh('rules-owners-many', { CODEOWNERS: 'zz/ @zed\n', 'zz/owned.txt': 'z\n' });
+    await ok(r.rules({ rules: { require_code_owners: true, require_ci: false } }));
+    const c = await r.change(base, { CODEOWNERS: 'zz/ @zed\n', 'zz/owned.txt': 'Z\n', ...many }, 'alice', { verification_state: 'pass', require_tests_pass: false });
+    const ps = (await ok(r.call('GET', `/patchsets/${c.ps}`))).patchset;
+    expect(ps.changed_files_truncated).to.equal(true);
+    const got = await r.readiness(c.change);
+    expect(got).to.include({ blocked_by: 'code_owners_required', reason: 'needs an approval from an owner of zz/owned.txt: @zed (not alice)' });
+    expect(got.code_owners.owned_paths).to.deep.equal([{ path: 'zz/owned.txt', owners: ['zed'] }]);
+    await r.approve(c.change, c.ps, 'zed');
+    expect((await ok(r.submit(c.change, 'alice'), 'land')).land.status).to.equal('landed');
+  });
+
   it('an invalid CODEOWNERS file is reported with its line numbers and blocks, with the rule on', async () => {
     const { r, base } = await fresh('rules-owners-invalid', { 'docs/CODEOWNERS': '*.txt @docs\n!secret.txt @x\n*.md docs\n', 'a.txt': 'a\n' });
     await ok(r.rules({ rules: { require_code_owners: true } }));

@@ -65,15 +65,18 @@ export class Authority {
         const head = line === undefined ? null : ((tx ? tx.line(line) : store.line(line))?.head_snapshot_id ?? null);
         return head === null ? null : rules.codeOwnersRead(head);
       },
+      touchedOf: (ps: Parameters<RulesBook['touchedOf']>[0]) => rules.touchedOf(ps),
     };
     const gates = landGates(() => this.workflow.reviews, (ps, tx) => (this.rules.effective(tx).require_resolved_threads ? this.workflow.comments.unresolvedCount(ps.change_id, tx) : null), () => source);
     this.lands = new LandDesk(store, this.workflow, gates);
     this.lands.mayBypass = (caller) => listed(this.rules.effective().bypass_allowed, caller, this.rules.groupMembers);
-    this.lands.prepare = async (head) => {
-      if (head !== null && this.rules.effective().require_code_owners) await this.rules.codeOwners(head);
+    this.lands.prepare = async (head, ps) => {
+      if (!this.rules.effective().require_code_owners) return;
+      if (head !== null) await this.rules.codeOwners(head);
+      if (ps) await this.rules.readTouched(ps);
     };
     // Code owners are asked to review each new patchset, in its own commit (require_code_owners).
-    this.workflow.preparePatchset = (line) => this.lands.prepare(store.line(line)?.head_snapshot_id ?? null);
+    this.workflow.preparePatchset = (line) => this.lands.prepare(store.line(line)?.head_snapshot_id ?? null, null);
     this.workflow.afterPatchset = (tx, change, ps) => {
       if (!this.rules.effective(tx).require_code_owners) return change;
       const co = source.codeOwnersFor(ps, tx, change.land_target_line);

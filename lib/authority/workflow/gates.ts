@@ -98,6 +98,8 @@ export interface RuleInputs {
   patchset: Pick<PatchsetRecord, 'author' | 'pushed_by' | 'diff'>;
   /** The target head's CODEOWNERS: null none, undefined not read (the judgement refuses: read it first). */
   code_owners?: CodeOwners | null;
+  /** Every path the patchset touches (default: its record's list, when complete); null unknown. */
+  paths?: string[] | null;
   caller?: string | null;
   groups?: GroupMembers;
 }
@@ -124,7 +126,7 @@ export function requirementsOf(e: Evidence, rules: RepositoryRules, inp?: RuleIn
   if (inp && rules.require_code_owners) {
     out.push(inp.code_owners === undefined
       ? { kind: 'code_owners_required', rule: 'require_code_owners', satisfied: false, message: 'the CODEOWNERS of the target line\'s head was not read for this judgement; retry' }
-      : codeOwnersRequirement(inp.code_owners, touchedPaths(inp.patchset), inp.approvers, inp.patchset, groups));
+      : codeOwnersRequirement(inp.code_owners, inp.paths !== undefined ? inp.paths : touchedPaths(inp.patchset), inp.approvers, inp.patchset, groups));
   }
   if (rules.require_ci) out.push({ kind: 'blocked_by_ci', rule: 'require_ci', satisfied: e.ci.overall === 'pass', message: e.ci.overall !== 'pass' ? `CI of the current run is ${String(e.ci.overall)}, not pass` : 'CI of the current run passed' });
   const unresolved = e.unresolved_threads ?? 0;
@@ -140,6 +142,8 @@ export interface RulesSource {
   readonly groupMembers: GroupMembers;
   /** The CODEOWNERS of the head of `target` (or the change's target line) as `tx` sees it: null none, undefined not read yet. */
   codeOwnersFor(patchset: PatchsetRecord, tx: Txn | undefined, target: string | undefined): CodeOwners | null | undefined;
+  /** Every path the patchset touches (null: not known). */
+  touchedOf(patchset: PatchsetRecord): string[] | null;
 }
 
 /**
@@ -157,6 +161,7 @@ export function landGates(reviews: () => Pick<ReviewBook, 'judgeForLand'>, unres
       approvers: (e as { approvers?: string[] }).approvers ?? [],
       patchset,
       code_owners: r.require_code_owners && src ? src.codeOwnersFor(patchset, tx, opts.target) : null,
+      paths: src ? src.touchedOf(patchset) : touchedPaths(patchset),
       caller: opts.caller,
       groups,
     };

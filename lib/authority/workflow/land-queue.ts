@@ -283,7 +283,7 @@ export class LandQueue {
     if (bypass && !this.lands.mayBypass(by)) throw new Forbidden(`${by === null ? 'an unidentified caller' : by} may not bypass the rules of this repository (only the accounts and groups of its bypass_allowed rule may)`);
     const gateOpts = { caller: by, bypass };
     const target0 = input.target_line ?? change.land_target_line;
-    await this.lands.prepare(this.store.line(target0)?.head_snapshot_id ?? null);
+    await this.lands.prepare(this.store.line(target0)?.head_snapshot_id ?? null, change.selected_patchset_id ? this.book.patchset(change.selected_patchset_id) : null);
     this.checkQueueable(null, change, target0, gateOpts);
     const entry = await this.store.transact((tx) => {
       const c = tx.entity<ChangeRecord>(CHANGE, change.change_id)!;
@@ -507,7 +507,7 @@ export class LandQueue {
           this.write(tx, e, { ...e, speculation: { ...e.speculation!, stalled_at_s: nowSeconds() } });
         });
       case 'land':
-        await this.lands.prepare(move.entry.speculation?.base_snapshot_id ?? null);
+        await this.lands.prepare(move.entry.speculation?.base_snapshot_id ?? null, this.book.patchset(move.entry.patchset_id));
         return this.land(move.entry, move.evidence_job);
       case 'build':
         return this.build(move.entries, move.base, move.ahead);

@@ -298,8 +298,8 @@ export class LandDesk {
   /** Whether `caller` may bypass the gates (the repository's bypass_allowed; set by the authority). */
   mayBypass: (caller: string | null) => boolean = () => false;
 
-  /** Read what the gates need of the target head before they judge (its CODEOWNERS; set by the authority). */
-  prepare: (head: string | null) => Promise<void> = async () => {};
+  /** Read what the gates need before they judge: the target head's CODEOWNERS, the paths `ps` touches (set by the authority). */
+  prepare: (head: string | null, ps: PatchsetRecord | null) => Promise<void> = async () => {};
 
   constructor(private readonly store: ContentStore, private readonly book: WorkflowBook, private readonly gates: LandGates) {
     const section = store.takeCheckpointSection(LAND_SECTION);
@@ -423,7 +423,7 @@ export class LandDesk {
         lineRefusal = { kind: 'queue_required', message: `the land would create a tree the CI of ${ps.patchset_id} did not test (line ${target} moved since its base); this repository lands such changes through the land queue` };
       }
     }
-    await this.prepare(line?.head_snapshot_id ?? null);
+    await this.prepare(line?.head_snapshot_id ?? null, ps);
     const judged = this.gates(ps, undefined, undefined, { target, caller });
     const gate = judged.refusal;
     const refusal = gate ? { kind: gate.kind as string, message: gate.message } : lineRefusal;
@@ -521,7 +521,7 @@ export class LandDesk {
         const current = attempt === 1 ? change : this.book.change(changeRef);
         let plan: Plan;
         try {
-          await this.prepare(head);
+          await this.prepare(head, current.selected_patchset_id ? this.book.patchset(current.selected_patchset_id) : null);
           plan = await this.plan(current, target, head, mode, req, by);
         } catch (err) {
           if (err instanceof CairnError && err.code !== 'Corrupt' && err.code !== 'Internal') throw err;

@@ -6,13 +6,19 @@
 import { NotFound } from '../../domain/errors.js';
 import { nowSeconds } from '../../domain/repository.js';
 import { CODEOWNERS_PATHS, MAX_CODEOWNERS_BYTES, parseCodeOwners, type CodeOwners } from '../../domain/workflow/codeowners.js';
-import { NO_GROUPS, parseRulesPatch, REPOSITORY_RULES, RULE_FIELDS, rulesOf, RULES_ID, type GroupMembers, type RepositoryRules, type RulesRecord } from '../../domain/workflow/repo-rules.js';
+import { NO_GROUPS, parseRulesPatch, REPOSITORY_RULES, RULE_FIELDS, rulesOf, RULES_ID, touchedPaths, type GroupMembers, type RepositoryRules, type RulesRecord } from '../../domain/workflow/repo-rules.js';
+import { changedEntries } from '../../domain/workflow/content-diff.js';
+import type { PatchsetRecord } from '../../domain/workflow/rules.js';
 import type { ContentStore, Txn } from '../../store/content-store.js';
 import { crashPoint } from '../../store/crash-point.js';
 import { POLICY_RESOLVE_THREADS } from './gates.js';
 
 /** Heads whose CODEOWNERS are kept parsed. */
 const CODEOWNERS_CACHE = 64;
+/** Patchsets whose record lists only some of their paths, kept with every path they touch. */
+const TOUCHED_CACHE = 16;
+/** Paths kept for one such patchset at most: a bigger one cannot be judged by its code owners. */
+export const MAX_TOUCHED_PATHS = 200_000;
 
 export interface RulesView {
   rules: RepositoryRules;
@@ -29,6 +35,8 @@ export class RulesBook {
   /** Parsed CODEOWNERS (null: the tree has none) by head snapshot, least recently used first. */
   private readonly owners = new Map<string, Promise<CodeOwners | null>>();
   private readonly settled = new Map<string, CodeOwners | null>();
+  /** Every path touched by a patchset whose record lists only some (null: more than MAX_TOUCHED_PATHS). */
+  private readonly touched = new Map<string, string[] | null>();
 
   constructor(private readonly store: ContentStore) {}
 
@@ -71,6 +79,34 @@ export class RulesBook {
   }
 
   // ------------------------------------------------------------ CODEOWNERS
+
+  /**
+   * Every path `ps` touches: its record's list when complete, else the paths read by
+   * `readTouched` (null when not read yet, or more than MAX_TOUCHED_PATHS).
+   */
+  touchedOf(ps: PatchsetRecord): string[] | null {
+    return touchedPaths(ps) ?? this.touched.get(ps.patchset_id) ?? null;
+  }
+
+  /** Read (once) every path a patchset touches whose record lists only some (a diff of its trees). */
+  async readTouched(ps: PatchsetRecord): Promise<void> {
+    if (touchedPaths(ps) !== null || this.touched.has(ps.patchset_id)) return;
+    const base = this.store.snapshot(ps.base_snapshot_id);
+    const revision = this.store.snapshot(ps.revision_snapshot_id);
+    if (!base || !revision) return;
+    const reader = {
+      readTree: (id: string) => this.store.readTree(id),
+      blobSize: (id: string) => this.store.locator('blob', id)?.raw_length ?? 0,
+      readBlob: (id: string) => this.store.readObject('blob', id),
+    };
+    let paths: string[] | null = [];
+    for await (const e of changedEntries(reader, base.root_tree_id, revision.root_tree_id, [], this.store.walkBudget(`the paths of ${ps.patchset_id}`, 2))) {
+      if (paths.length >= MAX_TOUCHED_PATHS) { paths = null; break; }
+      paths.push(e.path);
+    }
+    this.touched.set(ps.patchset_id, paths);
+    if (this.touched.size > TOUCHED_CACHE) this.touched.delete(this.touched.keys().next().value!);
+  }
 
   /** The parsed CODEOWNERS of a head already read (null: none there), or undefined when not read yet. */
   codeOwnersRead(head: string): CodeOwners | null | undefined {

@@ -201,7 +201,7 @@ export function codeOwnersRequirement(co: CodeOwners | null, paths: readonly str
     const first = co.problems.slice(0, 3).map((p) => `line ${p.line}: ${p.message}`).join('; ');
     return { ...base, satisfied: false, message: `${co.path} has ${co.problem_count} problem(s) (${first}); fix it on the target line before code owners can approve` };
   }
-  if (paths === null) return { ...base, satisfied: false, message: 'the patchset changes more files than its record lists; code owners cannot be checked' };
+  if (paths === null) return { ...base, satisfied: false, message: `the patchset touches more paths than can be read for its code owners; it cannot be judged by them` };
   const authors = authorsOf(ps);
   const counted = approvers.filter((a) => !authors.includes(a));
   const owns = (owner: string, who: string) => owner === who || (groups(owner)?.includes(who) ?? false);

@@ -17,7 +17,7 @@ import { READINESS_LISTED_CONFLICTS } from '../../authority/workflow/lands.js';
 /** What `blocked_by` of a readiness answer names: the land's failure kinds it can foresee, and the states before them. */
 export const READINESS_BLOCKERS = ['change_not_open', 'no_patchset', 'patchset_not_selected', 'land_not_allowed', 'blocked_by_policy', 'blocked_by_review', 'approvals_required', 'code_owners_required', 'blocked_by_ci', 'unresolved_threads', 'target_line_unavailable', 'stale_base', 'conflict', 'queue_required'];
 import { identityOf, queryValue } from './workflow-common.js';
-import { ownedPaths, touchedPaths } from '../../domain/workflow/repo-rules.js';
+import { ownedPaths } from '../../domain/workflow/repo-rules.js';
 import { approvalStates } from '../../domain/workflow/review-rules.js';
 
 const MAX_PATHS = 100;
@@ -157,7 +157,7 @@ export const readinessHandler: Handler = async (ctx) => {
   const rules = a.rules.effective();
   const head = a.store.line(r.change.land_target_line)?.head_snapshot_id ?? null;
   const co = rules.require_code_owners && head !== null ? a.rules.codeOwnersRead(head) : null;
-  const paths = ps ? touchedPaths(ps) : null;
+  const paths = ps ? a.rules.touchedOf(ps) : null;
   return {
     json: {
       change_id: r.change.change_id,
