@@ -31,8 +31,6 @@ import { approvalsRequirement, codeOwnersRequirement, DEFAULT_RULES, landAllowed
 import type { CodeOwners } from '../../domain/workflow/codeowners.js';
 
 export type GateKind = 'blocked_by_policy' | 'blocked_by_review' | 'blocked_by_ci' | 'unresolved_threads' | 'land_not_allowed' | 'approvals_required' | 'code_owners_required';
-/** Every kind the gates refuse with, in the order they are judged. */
-export const GATE_KINDS: readonly GateKind[] = ['land_not_allowed', 'blocked_by_policy', 'blocked_by_review', 'approvals_required', 'code_owners_required', 'blocked_by_ci', 'unresolved_threads'];
 
 /** policy_flags bit 1: an unresolved comment thread of the change blocks its land (as GitHub's "require conversation resolution"). */
 export const POLICY_RESOLVE_THREADS = 0x02;
@@ -158,7 +156,7 @@ export function landGates(reviews: () => Pick<ReviewBook, 'judgeForLand'>, unres
     const r = src ? src.effective(tx) : DEFAULT_RULES;
     const groups = src?.groupMembers ?? NO_GROUPS;
     const inputs: RuleInputs = {
-      approvers: (e as { approvers?: string[] }).approvers ?? [],
+      approvers: e.approvers,
       patchset,
       code_owners: r.require_code_owners && src ? src.codeOwnersFor(patchset, tx, opts.target) : null,
       paths: src ? src.touchedOf(patchset) : touchedPaths(patchset),
