@@ -70,6 +70,16 @@ describe('accounts, tokens and roles (--auth tokens)', function () {
     expect(session.json.may).to.include('changes.list').and.not.include('tasks.create');
   });
 
+  it('gives a new repository the team rules (one approval from a non-author, CI required), and audits a rule change', async () => {
+    const rules = await api(server.url, 'GET', `${AUTH}/${repo}/rules`, { headers: bearer(root) });
+    expect(rules.status, rules.text).to.equal(200);
+    expect(rules.json.rules).to.include({ required_approvals: 1, require_ci: true });
+    const put = await api(server.url, 'PUT', `${AUTH}/${repo}/rules`, { json: { rules: { required_approvals: 2 } }, headers: bearer(root) });
+    expect(put.status, put.text).to.equal(200);
+    const audit = await api(server.url, 'GET', '/v1/native/audit', { headers: bearer(root) });
+    expect(audit.json.records.at(-1)).to.include({ type: 'audit', action: 'rules.changed', actor: 'root', repository_index: repo });
+  });
+
   it('lists only the repositories the caller may read', async () => {
     const other = await api(server.url, 'POST', AUTH, { json: { repository_name: 'secret', namespace: 's1', policy_flags: 0 }, headers: bearer(root) });
     expect(other.status).to.be.oneOf([200, 201]);

@@ -99,7 +99,7 @@ describe('landed_by: who asked for a land, and the Landed-by trailer', function 
 
   it('a task-land result recorded before lands kept who asked replays with landed_by null', () => {
     const stored = { contract: 'task-land-atomic/v1', replay: false, land: { land_id: 'land-1', status: 'landed', attempts: 2 }, task: {}, change: {}, patchset: {} };
-    expect(replayedResult(stored, 3).land).to.deep.equal({ land_id: 'land-1', status: 'landed', attempts: 2, landed_by: null, repository_index: 3 });
+    expect(replayedResult(stored, 3).land).to.deep.equal({ land_id: 'land-1', status: 'landed', attempts: 2, landed_by: null, bypassed_by: null, bypassed: [], repository_index: 3 });
   });
 
   it('an unidentified land has landed_by null (a body cannot name one) and its exported commit no Landed-by trailer', async () => {

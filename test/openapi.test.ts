@@ -58,6 +58,7 @@ describe('OpenAPI document', () => {
         'GET changes/{change_ref}/viewed', 'PUT changes/{change_ref}/viewed',
         'POST git-mirrors', 'GET git-mirrors', 'GET git-mirrors/{mirror_id}', 'DELETE git-mirrors/{mirror_id}', 'POST git-mirrors/{mirror_id}:resume',
         'POST webhooks', 'GET webhooks', 'GET webhooks/{webhook_id}', 'DELETE webhooks/{webhook_id}', 'GET webhooks/{webhook_id}/deliveries', 'GET webhooks/{webhook_id}/deliveries/{delivery_id}', 'POST webhooks/{webhook_id}/deliveries/{delivery_id}:redeliver',
+        'GET rules', 'PUT rules',
         'POST land-queue', 'GET land-queue', 'GET land-queue/{entry_id}', 'DELETE land-queue/{entry_id}']
         .map((mp) => mp.replace(' ', ' /v1/native/repository-authorities/{repository_index}/')),
       'GET /v1/native/repository-authorities/{repository_index}/events', 'GET /v1/native/events',

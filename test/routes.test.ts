@@ -14,7 +14,7 @@ describe('route table', () => {
     expect(new Set(SPEC_ROUTES.map((r) => r.operation)).size).to.equal(78);
   });
 
-  it('marks exactly the OpenAPI document, the API reference, diffs, land readiness, git interoperability, comment threads, viewed marks, git mirrors, webhooks, the land queue, the event feeds, the archive promotion and accounts, tokens and grants as extensions', () => {
+  it('marks exactly the OpenAPI document, the API reference, diffs, land readiness, git interoperability, comment threads, viewed marks, git mirrors, webhooks, repository rules, the land queue, the event feeds, the archive promotion and accounts, tokens and grants as extensions', () => {
     expect(ROUTES.filter((r) => r.extension).map((r) => r.operation)).to.deep.equal([
       'openapi.document', 'docs.page', 'docs.asset', 'read.patchsetDiff', 'read.changeDiff', 'read.snapshotFile', 'read.changeAttention', 'read.changeReviewers', 'read.dashboard', 'read.changeReadiness', 'read.changeLands',
       'git.import', 'git.export', 'git.snapshotCommit', 'git.commit', 'git.infoRefs', 'git.uploadPack', 'git.receivePack',
@@ -22,6 +22,7 @@ describe('route table', () => {
       'viewed.get', 'viewed.put',
       'gitMirrors.create', 'gitMirrors.list', 'gitMirrors.get', 'gitMirrors.delete', 'gitMirrors.resume',
       'webhooks.create', 'webhooks.list', 'webhooks.get', 'webhooks.delete', 'webhooks.deliveries.list', 'webhooks.deliveries.get', 'webhooks.deliveries.redeliver',
+      'rules.get', 'rules.put',
       'landQueue.enqueue', 'landQueue.list', 'landQueue.get', 'landQueue.remove',
       'events.repository', 'events.global',
       'archive.promote',

@@ -68,6 +68,8 @@ export interface AccessChange {
 export const AUDIT_ONLY = 'audit';
 
 const LAST_USED_FLUSH_MS = 60_000;
+/** Tokens the authentication cache holds at most (emptied whole when full). */
+const SEEN_TOKENS = 10_000;
 const MAX_TOKENS_PER_ACCOUNT = 100;
 const MAX_GROUP_MEMBERS = 1000;
 const MAX_GRANTS = 1000;
@@ -81,6 +83,8 @@ export class AccessBook {
   private readonly memberOf = new Map<string, Set<string>>();
   private readonly repos = new Map<number, { anonymous_read: boolean; grants: Map<string, Role> }>();
   private readonly lastUsed = new Map<string, number>();
+  /** Tokens that authenticated since the book last changed (a cache; emptied by every record). */
+  private readonly seen = new Map<string, { who: Principal; tokenId: string; expires: number }>();
   private readonly revokeListeners = new Map<string, Set<() => void>>();
   private readonly mutex = new Mutex();
   private log!: AccessLog;
@@ -106,6 +110,7 @@ export class AccessBook {
   // ------------------------------------------------------------ the fold
 
   private apply(r: AccessRecord): void {
+    this.seen.clear();
     switch (r.type) {
       case 'account.added':
         this.accounts.set(String(r.name), { name: String(r.name), server_admin: r.server_admin === true, disabled: false, source: r.source === 'ingress' ? 'ingress' : 'admin', created_at_s: r.at_s });
@@ -175,6 +180,13 @@ export class AccessBook {
    * which). Marks the token used.
    */
   authenticate(token: string, nowS = Math.floor(Date.now() / 1000)): Principal | null {
+    // A token seen since the last change of the book answers from memory (no digest to compute):
+    // every record appended empties the cache, so a revocation counts from the next request.
+    const hit = this.seen.get(token);
+    if (hit !== undefined && hit.expires > nowS) {
+      this.markUsed(hit.tokenId, nowS);
+      return hit.who;
+    }
     if (!TOKEN_RE.test(token)) return null;
     const id = this.byDigest.get(tokenDigest(token));
     const row = id === undefined ? undefined : this.tokens.get(id);
@@ -182,7 +194,28 @@ export class AccessBook {
     const account = this.accounts.get(row.account);
     if (!account || account.disabled) return null;
     this.markUsed(row.token_id, nowS);
-    return { kind: 'account', name: account.name, serverAdmin: account.server_admin, scopes: new Set(row.scopes), tokenId: row.token_id };
+    const who: Principal = { kind: 'account', name: account.name, serverAdmin: account.server_admin, scopes: new Set(row.scopes), tokenId: row.token_id };
+    if (this.seen.size >= SEEN_TOKENS) this.seen.clear();
+    this.seen.set(token, { who, tokenId: row.token_id, expires: row.expires_at_s });
+    return who;
+  }
+
+  /** Whether token `tokenId` still authenticates (not revoked, not expired, its account enabled). */
+  tokenValid(tokenId: string, nowS = Math.floor(Date.now() / 1000)): boolean {
+    const row = this.tokens.get(tokenId);
+    const account = row ? this.accounts.get(row.account) : undefined;
+    return !!row && !!account && row.revoked_at_s === null && row.expires_at_s > nowS && !account.disabled;
+  }
+
+  /**
+   * The principal of a front-door name whose account exists (null: disabled), or undefined when
+   * the account is still to be made (`ingressPrincipal` makes it): the common case never waits.
+   */
+  knownIngressPrincipal(name: string): Principal | null | undefined {
+    const account = this.accounts.get(name);
+    if (!account) return undefined;
+    if (account.disabled) return null;
+    return { kind: 'account', name, serverAdmin: account.server_admin, scopes: null, tokenId: null };
   }
 
   /**

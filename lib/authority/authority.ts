@@ -18,8 +18,11 @@ import { JobQueue } from './jobs.js';
 import { PlanBook } from './plans.js';
 import { WorkflowBook } from './workflow/book.js';
 import { HistoryPromotions } from './workflow/promotion.js';
-import { landGates, POLICY_RESOLVE_THREADS } from './workflow/gates.js';
+import { landGates } from './workflow/gates.js';
 import { LandDesk } from './workflow/lands.js';
+import { RulesBook } from './workflow/rules-book.js';
+import { CHANGE, type ChangeRecord } from '../domain/workflow/rules.js';
+import { authorsOf, listed, ownedPaths, touchedPaths } from '../domain/workflow/repo-rules.js';
 import { LandQueue } from './workflow/land-queue.js';
 import { WebhookBook } from './webhooks.js';
 import { GitMirrorBook } from './git-mirrors.js';
@@ -41,14 +44,54 @@ export class Authority {
   readonly webhooks: WebhookBook;
   /** Git mirror registrations and their state (workflow.log entities); pushed by the service's mirror runner. */
   readonly mirrors: GitMirrorBook;
+  /** The repository's rules (one workflow.log entity), which the land gates judge by. */
+  readonly rules: RulesBook;
 
   private constructor(readonly index: number, readonly layout: AuthorityLayout, readonly store: ContentStore, readonly jobs: JobQueue, readonly plans: PlanBook, notes: string[]) {
     this.content = new ContentOperations(store);
     this.workflow = WorkflowBook.open(store, plans, jobs, notes);
     this.promotions = new HistoryPromotions(store, plans, this.workflow);
-    // The resolution gate reads the repository's policy_flags through the land desk (the service sets them).
-    const gates = landGates(() => this.workflow.reviews, (ps, tx) => ((this.lands.policyFlags() & POLICY_RESOLVE_THREADS) !== 0 ? this.workflow.comments.unresolvedCount(ps.change_id, tx) : null));
+    this.rules = new RulesBook(store);
+    // The rules read the repository's policy_flags through the land desk (the service sets them).
+    this.rules.policyFlags = () => this.lands.policyFlags();
+    this.workflow.reviews.carryAllApprovals = () => !this.rules.effective().dismiss_stale_approvals;
+    const rules = this.rules;
+    const source = {
+      effective: (tx?: Parameters<RulesBook['effective']>[0]) => rules.effective(tx),
+      get groupMembers() { return rules.groupMembers; },
+      codeOwnersFor: (ps: { change_id: string }, tx: Parameters<RulesBook['effective']>[0], target: string | undefined) => {
+        const change = tx ? tx.entity<ChangeRecord>(CHANGE, ps.change_id) : store.entity<ChangeRecord>(CHANGE, ps.change_id);
+        const line = target ?? change?.land_target_line;
+        const head = line === undefined ? null : ((tx ? tx.line(line) : store.line(line))?.head_snapshot_id ?? null);
+        return head === null ? null : rules.codeOwnersRead(head);
+      },
+      touchedOf: (ps: Parameters<RulesBook['touchedOf']>[0]) => rules.touchedOf(ps),
+    };
+    const gates = landGates(() => this.workflow.reviews, (ps, tx) => (this.rules.effective(tx).require_resolved_threads ? this.workflow.comments.unresolvedCount(ps.change_id, tx) : null), () => source);
     this.lands = new LandDesk(store, this.workflow, gates);
+    this.lands.mayBypass = (caller) => listed(this.rules.effective().bypass_allowed, caller, this.rules.groupMembers);
+    this.lands.prepare = async (head, ps) => {
+      if (!this.rules.effective().require_code_owners) return;
+      if (head !== null) await this.rules.codeOwners(head);
+      if (ps) await this.rules.readTouched(ps);
+    };
+    // Code owners are asked to review each new patchset, in its own commit (require_code_owners).
+    this.workflow.preparePatchset = (line) => this.lands.prepare(store.line(line)?.head_snapshot_id ?? null, null);
+    this.workflow.afterPatchset = (tx, change, ps) => {
+      if (!this.rules.effective(tx).require_code_owners) return change;
+      const co = source.codeOwnersFor(ps, tx, change.land_target_line);
+      if (!co || co.problem_count > 0) return change;
+      const authors = authorsOf(ps);
+      const asked: { name: string; kind: 'person' | 'group' }[] = [];
+      for (const { owners } of ownedPaths(co, touchedPaths(ps) ?? ps.diff.files.map((f) => f.path))) {
+        for (const name of owners) {
+          if (authors.includes(name) || asked.some((a) => a.name === name)) continue;
+          asked.push({ name, kind: this.rules.groupMembers(name) === null ? 'person' : 'group' });
+        }
+      }
+      if (asked.length === 0) return change;
+      return this.workflow.reviews.stageRequests(tx, change, ps, asked, null, `code owner of ${ps.patchset_id}`).change;
+    };
     this.queue = new LandQueue(store, this.workflow, this.lands, jobs, gates);
     this.webhooks = new WebhookBook(store);
     this.mirrors = new GitMirrorBook(store);

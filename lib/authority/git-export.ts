@@ -493,6 +493,8 @@ export class GitExporter {
       const trailers = [`Cairn-Change: ${land.change_ref}`, `Cairn-Land: ${land.land_id}`];
       if (snap.parent_snapshot_ids.length > 1) trailers.push(`Cairn-Merge-Revision: ${snap.parent_snapshot_ids[1]}`);
       // Who vouched for it, as Gerrit writes them: the approvals live when the land finished, and who pushed it (docs/git.md "Who pushed").
+      // Always by the fingerprint carry-over, whatever dismiss_stale_approvals says now: an exported
+      // commit's bytes never depend on rules set after its land.
       if (ps) {
         const reviews = this.authority.workflow.reviews.reviewsOf(land.change_id).filter((r) => r.created_at_s <= land.finished_at_s);
         const approvers = liveVotes(reviews, { patchset_id: ps.patchset_id, fingerprint: ps.diff.fingerprint ?? null }).filter((v) => v.vote === 'approve').map((v) => v.reviewer).sort();

@@ -40,6 +40,7 @@ import { GitMirrorRunner, type MirrorPolicy } from './git-mirror-runner.js';
 import { MirrorSlots } from './mirror-slots.js';
 import { openSealKey } from '../store/seal-key.js';
 import type { SealKey } from '../domain/sealing.js';
+import { NO_GROUPS, type GroupMembers, type RepositoryRules } from '../domain/workflow/repo-rules.js';
 import { NO_GRANTS, STRICT_MIRROR_TARGETS, type CredentialGrants, type MirrorTargets } from '../domain/git-mirrors.js';
 
 export interface ServiceOptions {
@@ -52,6 +53,14 @@ export interface ServiceOptions {
   maxSnapshotPaths?: number;
   /** Where lines are served over git (./git-shadow.ts); none by default. */
   gitShadows?: GitShadowSource;
+  /**
+   * The rules a newly registered repository starts with (docs/api.md "Repository rules"; e.g.
+   * TEAM_DEFAULT_RULES when the server names its callers). Absent: none are written, and the
+   * repository keeps the gates of a repository without rules.
+   */
+  defaultRules?: Partial<RepositoryRules>;
+  /** Who belongs to a group, for the rules' group names (code owners, land_allowed, bypass_allowed); default: nobody. */
+  groupMembers?: GroupMembers;
 }
 
 /** A repository that failed its checks at open stays registered but unusable until repaired. */
@@ -106,6 +115,10 @@ export class CairnService implements AuthorityHost, FeedHost {
   sealKey: SealKey | null = null;
   /** Where lines are served over git (./git-shadow.ts); every authority asks it at each git request. */
   gitShadows: GitShadowSource = NO_GIT_SHADOWS;
+  /** The rules a newly registered repository starts with (null: none written). */
+  defaultRules: Partial<RepositoryRules> | null = null;
+  /** Who belongs to a group (the rules' group names); asked at each judgement. */
+  groupMembers: GroupMembers = NO_GROUPS;
 
   private constructor(
     readonly layout: Layout,
@@ -134,6 +147,8 @@ export class CairnService implements AuthorityHost, FeedHost {
     // Webhook secrets and drafts are sealed with it (storage-layout.md §17.2); made on the first start.
     service.sealKey = await openSealKey(layout.sealKeyFile, true);
     service.gitShadows = options.gitShadows ?? service.exportedShadows;
+    service.defaultRules = options.defaultRules ?? null;
+    if (options.groupMembers) service.groupMembers = options.groupMembers;
     if (registry.events) service.feeds.attachRegistry(registryEventStream(registry.events));
     await service.removeUnregisteredDirectories();
     service.restoreSessions = await RestoreSessions.open(service);
@@ -351,6 +366,7 @@ export class CairnService implements AuthorityHost, FeedHost {
       }
       authority.gitShadowSource = () => this.gitShadows;
       authority.lands.policyFlags = () => this.registry.get(index)?.policy_flags ?? 0;
+      authority.rules.groupMembers = (group) => this.groupMembers(group);
       this.authorities.set(index, authority);
       this.startDispatcher(index);
       this.startMirrorRunner(index);
@@ -417,9 +433,16 @@ export class CairnService implements AuthorityHost, FeedHost {
   async register(name: string, namespace: string, policyFlags: number): Promise<RegistrationResult> {
     // Opened before the registration's event is appended, so whoever hears of it can use the
     // repository; through ensureOpen, since a request or the background pass may reach it first.
-    return this.registry.register(name, namespace, policyFlags, async (index) => {
+    const result = await this.registry.register(name, namespace, policyFlags, async (index) => {
       await Authority.create(this.layout.repositoryDir(index), index, nowSeconds());
     }, (index) => this.ensureOpen(index));
+    // A new repository's first commit: the server's default rules (a crash before it leaves a
+    // repository without rules, which has the gates of one).
+    if (result.created && this.defaultRules) {
+      await this.ensureOpen(result.record.repository_index);
+      await this.authority(result.record.repository_index).rules.set(this.defaultRules, null);
+    }
+    return result;
   }
 
   private maintenance: NodeJS.Timeout | null = null;

@@ -1,5 +1,5 @@
 // The everyday commands, so a user need not write curl for the basics: `cairn repo
-// create|list|show`, `cairn lines`, `cairn log`, `cairn jobs list|show`. Each prints JSON with
+// create|list|show|rules`, `cairn lines`, `cairn log`, `cairn jobs list|show`. Each prints JSON with
 // --json or when stdout is not a terminal, a short table or summary on a terminal. --server and
 // --repo default to the working copy containing the current directory, then $CAIRN_SERVER.
 import { CairnClient, ServerError } from '../client/http.js';
@@ -33,21 +33,40 @@ function repoLine(r: Record<string, any>): string[] {
 export const REPO_HELP = `Usage: cairn repo create NAME [--namespace NS] [--policy-flags N] --server URL
        cairn repo list --server URL [--name NAME]
        cairn repo show --server URL --repo N
+       cairn repo rules [--server URL] [--repo N]
+       cairn repo rules set [--required-approvals N] [--code-owners on|off] [--dismiss-stale on|off]
+                            [--require-ci on|off] [--require-resolved-threads on|off]
+                            [--land-allowed A,B] [--bypass-allowed A,B]
 
-Register a repository (prints its index), list the registered ones, or show one.
+Register a repository (prints its index), list the registered ones, or show one. "rules" shows
+the repository's rules (what a land needs: approvals from someone other than the author, code
+owners, CI, resolved threads; who may land and who may bypass); "rules set" changes the rules
+named and keeps the others (docs/api.md "Repository rules").
 
 Options:
   --server URL        cairn server (http://HOST:PORT or HOST:PORT; default: the working copy's, then $CAIRN_SERVER)
-  --repo N            repository index (show)
+  --repo N            repository index (show, rules)
   --namespace NS      namespace of a new repository (default "")
   --policy-flags N    policy flags of a new repository (default 0; 1 = main is governed)
   --name NAME         list only repositories with this name
   --json              print JSON (default when stdout is not a terminal)
+
+Options of "rules set":
+  --required-approvals N          approvals needed from reviewers other than the author and uploader (0-10)
+  --code-owners on|off            each touched path owned in CODEOWNERS needs an owner's approval
+  --dismiss-stale on|off          a new patchset with other changes dismisses approvals (off: they carry)
+  --require-ci on|off             CI of the current run must pass
+  --require-resolved-threads on|off   every comment thread resolved before a land
+  --land-allowed A,B              accounts or groups that may land ("" = anyone)
+  --bypass-allowed A,B            accounts or groups that may land with --bypass ("" = nobody)
+Exit codes: 0 ok, 1 refused by the server (a bad value; nothing changed), 2 usage.
 `;
 
 export async function repoCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, {
     ...COMMON, namespace: { type: 'string', default: '' }, 'policy-flags': { type: 'string', default: '0' }, name: { type: 'string' },
+    'required-approvals': { type: 'string' }, 'code-owners': { type: 'string' }, 'dismiss-stale': { type: 'string' }, 'require-ci': { type: 'string' },
+    'require-resolved-threads': { type: 'string' }, 'land-allowed': { type: 'string' }, 'bypass-allowed': { type: 'string' },
   }, true);
   if (values.help) { process.stdout.write(REPO_HELP); return 0; }
   const [sub, ...rest] = positionals;
@@ -80,7 +99,59 @@ export async function repoCommand(argv: string[]): Promise<number> {
     });
     return 0;
   }
-  throw new CliUsageError('usage: cairn repo create|list|show (see cairn repo --help)');
+  if (sub === 'rules') {
+    const { client, repo } = connect(values, true);
+    if (rest.length === 0) {
+      const res = await client.json('GET', client.repoPath(repo, '/rules'));
+      emit(res, json, () => rulesText(res));
+      return 0;
+    }
+    if (rest.length !== 1 || rest[0] !== 'set') throw new CliUsageError('usage: cairn repo rules [set --required-approvals N ...] (see cairn repo --help)');
+    const rules = rulesFromFlags(values);
+    if (Object.keys(rules).length === 0) throw new CliUsageError('cairn repo rules set: name at least one rule to set (see cairn repo --help)');
+    const res = await client.json('PUT', client.repoPath(repo, '/rules'), { rules });
+    emit(res, json, () => rulesText(res));
+    return 0;
+  }
+  throw new CliUsageError('usage: cairn repo create|list|show|rules (see cairn repo --help)');
+}
+
+const onOff = (v: unknown, flag: string): boolean => {
+  if (v === 'on' || v === 'true') return true;
+  if (v === 'off' || v === 'false') return false;
+  throw new CliUsageError(`${flag} must be on or off`);
+};
+const nameList = (v: string): string[] => v.split(',').map((s) => s.trim()).filter((s) => s !== '');
+
+/** The rules a `rules set` names (only those given). */
+function rulesFromFlags(values: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const n = values['required-approvals'];
+  if (typeof n === 'string') {
+    if (!/^(0|[1-9][0-9]?)$/.test(n)) throw new CliUsageError('--required-approvals must be an integer from 0 to 10');
+    out.required_approvals = Number(n);
+  }
+  for (const [flag, field] of [['code-owners', 'require_code_owners'], ['dismiss-stale', 'dismiss_stale_approvals'], ['require-ci', 'require_ci'], ['require-resolved-threads', 'require_resolved_threads']] as const) {
+    if (values[flag] !== undefined) out[field] = onOff(values[flag], `--${flag}`);
+  }
+  if (typeof values['land-allowed'] === 'string') out.land_allowed = nameList(values['land-allowed']);
+  if (typeof values['bypass-allowed'] === 'string') out.bypass_allowed = nameList(values['bypass-allowed']);
+  return out;
+}
+
+function rulesText(res: Record<string, any>): string {
+  const r = res.rules;
+  const on = (b: boolean) => (b ? 'on' : 'off');
+  return table([
+    ['RULE', 'VALUE'],
+    ['required approvals', `${r.required_approvals}${r.required_approvals ? ' (from someone other than the author and uploader)' : ''}`],
+    ['code owners', on(r.require_code_owners)],
+    ['dismiss stale approvals', on(r.dismiss_stale_approvals)],
+    ['require CI', on(r.require_ci)],
+    ['require resolved threads', on(r.require_resolved_threads)],
+    ['land allowed', r.land_allowed.length ? r.land_allowed.join(', ') : 'anyone'],
+    ['bypass allowed', r.bypass_allowed.length ? r.bypass_allowed.join(', ') : 'nobody'],
+  ]) + `\n${res.updated_at_s === null ? 'never set: the defaults apply' : `set ${when(res.updated_at_s)}${res.updated_by ? ` by ${res.updated_by}` : ''}`}`;
 }
 
 export const LINES_HELP = `Usage: cairn lines --server URL --repo N

@@ -12,11 +12,13 @@ type Json = Record<string, any>;
 
 export const LAND_HELP = `Usage:
   cairn land [--mode ff-only|merge|direct] [--target-line LINE] [--patchset ID]
-             [--expect-head SNAPSHOT] [--idempotency-key K] TASK_OR_CHANGE
+             [--expect-head SNAPSHOT] [--bypass] [--idempotency-key K] TASK_OR_CHANGE
 
 Land the selected patchset of a change (or of a task's one landable change) onto its target
 line (default: the change's base line). --mode defaults to merge. The idempotency key is printed
-on stderr; run again with --idempotency-key K to retry the same land safely.
+on stderr; run again with --idempotency-key K to retry the same land safely. --bypass lands
+despite failing gates and rules, when you are in the repository's bypass_allowed rule (cairn
+repo rules); the land records that it was a bypass and by whom.
 Exit codes: 0 landed (or replayed), 6 refused (the failure kind is printed; for a conflict, each
 path and its kind), 1 other errors.
 
@@ -66,6 +68,7 @@ function key(values: Record<string, unknown>): string {
 export async function landCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, {
     ...common, mode: { type: 'string', default: 'merge' }, 'target-line': { type: 'string' }, patchset: { type: 'string' }, 'expect-head': { type: 'string' },
+    bypass: { type: 'boolean', default: false },
   }, true);
   if (values.help) { process.stdout.write(LAND_HELP); return 0; }
   if (positionals.length !== 1) throw new CliUsageError('give exactly one TASK_OR_CHANGE');
@@ -74,11 +77,12 @@ export async function landCommand(argv: string[]): Promise<number> {
   if (values['target-line'] !== undefined) body.target_line = values['target-line'];
   if (values.patchset !== undefined) body.patchset_id = values.patchset;
   if (values['expect-head'] !== undefined) body.expected_head_snapshot_id = values['expect-head'];
+  if (values.bypass) body.bypass = true;
   try {
     const res = await postIdempotent(ctx.client, ctx.client.repoPath(ctx.repo, '/task-land'), body);
     const l = res.land;
     process.stdout.write(ctx.json ? `${JSON.stringify(res)}\n`
-      : `${res.replay ? 'already landed (replay)' : 'landed'} ${res.change_ref} ${res.patchset_id} onto ${res.target_line} (${l.mode}, ${l.line_action}): ${res.landed_snapshot_id}\n`);
+      : `${res.replay ? 'already landed (replay)' : 'landed'} ${res.change_ref} ${res.patchset_id} onto ${res.target_line} (${l.mode}, ${l.line_action}): ${res.landed_snapshot_id}\n${l.bypassed_by ? `bypassed by ${l.bypassed_by}: ${l.bypassed.map((b: Json) => b.kind).join(', ')}\n` : ''}`);
     return 0;
   } catch (err) {
     const land = err instanceof ServerError ? (err.body as Json | null)?.land : undefined;

@@ -10,7 +10,7 @@ import { short, table, when } from './output.js';
 type Json = Record<string, any>;
 
 export const QUEUE_HELP = `Usage:
-  cairn queue add CHANGE [--mode merge|direct] [--line LINE]   (cairn queue add --help)
+  cairn queue add CHANGE [--mode merge|direct] [--line LINE] [--bypass]   (cairn queue add --help)
   cairn queue list [--line LINE]                                (cairn queue list --help)
   cairn queue show ENTRY                                        (cairn queue show --help)
   cairn queue remove ENTRY                                      (cairn queue remove --help)
@@ -23,13 +23,14 @@ Exit codes: 0 ok, 1 the server refused (the reason and what to do are printed), 
 ${COMMON}`;
 
 const ADD_HELP = `Usage:
-  cairn queue add CHANGE [--mode merge|direct] [--line LINE]
+  cairn queue add CHANGE [--mode merge|direct] [--line LINE] [--bypass]
 
 Put the change's selected patchset in the land queue of LINE (default: the change's target
 line). Its gates must pass but for CI, which the queue runs on the merged result: an attestation
 and the reviews the policy asks for, and no blocking review. --mode defaults to merge; direct
 lands the patchset's changes as one commit on the tested head. (ff-only has nothing to test, so
-it is not a queue mode: use cairn land.)
+it is not a queue mode: use cairn land.) --bypass queues it despite failing gates and rules, when
+you are in the repository's bypass_allowed rule (cairn repo rules); its land records the bypass.
 
 ${COMMON}`;
 
@@ -167,11 +168,12 @@ export async function queueCommand(argv: string[]): Promise<number> {
   if (!sub) { process.stdout.write(QUEUE_HELP); return 2; }
   if (sub === '--help' || sub === '-h') { process.stdout.write(QUEUE_HELP); return 0; }
   if (!(sub in SUB_HELP)) throw new CliUsageError(`unknown queue subcommand "${sub}" (add, list, show, remove)`);
-  const { values, positionals } = parseCommandArgs(argv.slice(1), { ...common, mode: { type: 'string' }, line: { type: 'string' } } as const, true);
+  const { values, positionals } = parseCommandArgs(argv.slice(1), { ...common, mode: { type: 'string' }, line: { type: 'string' }, bypass: { type: 'boolean', default: false } } as const, true);
   if (values.help) { process.stdout.write(SUB_HELP[sub]); return 0; }
   const modeOpt = values.mode as string | undefined;
   const line = values.line as string | undefined;
   if (sub !== 'add' && modeOpt !== undefined) throw new CliUsageError(`queue ${sub} takes no --mode`);
+  if (sub !== 'add' && values.bypass) throw new CliUsageError(`queue ${sub} takes no --bypass`);
   if ((sub === 'show' || sub === 'remove') && line !== undefined) throw new CliUsageError(`queue ${sub} takes no --line`);
   if (sub === 'add') {
     const change = one(positionals, 'CHANGE');
@@ -180,6 +182,7 @@ export async function queueCommand(argv: string[]): Promise<number> {
     const ctx = context(values);
     const body: Json = { change_ref: change, mode };
     if (line !== undefined) body.target_line = line;
+    if (values.bypass) body.bypass = true;
     const res = await call(ctx, 'POST', '/land-queue', body, { change, line });
     const e = res.entry;
     return print(ctx, res, () => `queued ${e.change_ref} (${e.patchset_id}) as ${e.entry_id}, position ${e.position} on ${e.target_line} (${e.mode}); follow it with \`cairn queue show ${e.entry_id}\``);

@@ -18,6 +18,7 @@ import { HEADER_NAME, type UiOptions } from '../http/ui/routes.js';
 import { parseTrustList, type IdentityOptions } from '../http/identity.js';
 import { isLoopbackAddress, type PromoteAccess } from '../http/promote-access.js';
 import { AccessBook } from '../authority/access.js';
+import { TEAM_DEFAULT_RULES } from '../domain/workflow/repo-rules.js';
 import { AccessGate, type AuthMode } from '../http/access-gate.js';
 import { insecureOpenWarning, networkAddresses, openRefusal, type BindLookup } from './bind-policy.js';
 import { lockDataDir } from '../store/datadir-lock.js';
@@ -489,7 +490,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   server.guard = guard;
   log.info({ address: `${address.address}:${address.port}`, data: options.dataDir }, 'listening');
 
-  opening = CairnService.open({ dataDir: options.dataDir, log, jobPolicy: options.jobPolicy, events: options.events, maxSnapshotPaths: options.maxSnapshotPaths, gitShadows: options.gitShadows });
+  // With an auth mode new repositories get the team defaults (one approval from a non-author, CI
+  // passing), and CODEOWNERS' @groups are the access book's groups.
+  const book = access?.book ?? null;
+  opening = CairnService.open({
+    dataDir: options.dataDir, log, jobPolicy: options.jobPolicy, events: options.events, maxSnapshotPaths: options.maxSnapshotPaths, gitShadows: options.gitShadows,
+    ...(book ? { defaultRules: TEAM_DEFAULT_RULES, groupMembers: (group: string) => book.groupMembers(group) } : {}),
+  });
   const ready = (async () => {
     const service = await opening;
     opened = service;

@@ -47,6 +47,8 @@ export const EVENT_TYPES: Record<string, string[]> = {
   'land.landed': ['land_id', 'change_id', 'change_ref', 'patchset_id', 'target_line', 'landed_snapshot_id'],
   'land.rejected': ['land_id', 'change_id', 'change_ref', 'patchset_id', 'target_line', 'failure_kind'],
   'land.failed': ['land_id', 'change_id', 'change_ref', 'patchset_id', 'target_line', 'failure_kind'],
+  'land.bypassed': ['land_id', 'change_id', 'change_ref', 'patchset_id', 'target_line', 'by', 'kinds'],
+  'rules.changed': ['by', 'fields'],
   'plan.created': ['plan_id', 'plan_revision_id'],
   'plan.revised': ['plan_id', 'plan_revision_id'],
   'plan.status_changed': ['plan_id', 'status', 'previous_status'],
@@ -196,9 +198,13 @@ export function queueEntryEvents(before: QueueEntryRecord | undefined, after: Qu
   return [];
 }
 
-export function landEvents(land: { land_id: string; change_id: string; change_ref: string; patchset_id: string | null; target_line: string; status: string; failure_kind: string | null; landed_snapshot_id: string | null }): DomainEvent[] {
+export function landEvents(land: { land_id: string; change_id: string; change_ref: string; patchset_id: string | null; target_line: string; status: string; failure_kind: string | null; landed_snapshot_id: string | null; bypassed_by?: string; bypassed?: { kind: string }[] }): DomainEvent[] {
   const ids = { land_id: land.land_id, change_id: land.change_id, change_ref: land.change_ref, patchset_id: land.patchset_id, target_line: land.target_line };
-  if (land.status === 'landed') return [ev('land.landed', { ...ids, landed_snapshot_id: land.landed_snapshot_id })];
+  if (land.status === 'landed') {
+    const landed = ev('land.landed', { ...ids, landed_snapshot_id: land.landed_snapshot_id });
+    if (!land.bypassed?.length) return [landed];
+    return [landed, ev('land.bypassed', { ...ids, by: land.bypassed_by ?? null, kinds: land.bypassed.map((b) => b.kind).join(',') })];
+  }
   return [ev(land.status === 'rejected' ? 'land.rejected' : 'land.failed', { ...ids, failure_kind: land.failure_kind })];
 }
 

@@ -54,33 +54,33 @@ export class AccessGate {
   }
 
   /** The principal of `req` (`identity`: the name the front door gave, already checked). */
-  async principal(req: IncomingMessage, identity: string | null, route: GatedRoute): Promise<Principal> {
+  principal(req: IncomingMessage, identity: string | null, route: GatedRoute): Principal | Promise<Principal> {
     const header = req.headers.authorization;
     if (header !== undefined) {
-      const source = sourceOf(req);
-      this.checkRate(source);
+      // Addresses are worked out only while some source has failed (the common case pays nothing).
+      if (this.failures.size > 0) this.checkRate(sourceOf(req));
       const token = credentialToken(header);
       const who = token === null ? null : this.book.authenticate(token);
       if (!who) {
-        this.fail(source);
+        this.fail(sourceOf(req));
         throw new Unauthorized(token === null ? 'the Authorization header must be "Bearer TOKEN" or HTTP basic auth with the token as the password' : BAD_CREDENTIAL, challengeFor(route));
       }
       return who;
     }
     if (identity !== null) {
-      const who = await this.book.ingressPrincipal(identity);
-      if (!who) throw new Forbidden('this account is disabled; ask a server admin');
-      return who;
+      const known = this.book.knownIngressPrincipal(identity);
+      if (known !== undefined) return known ?? disabled();
+      return this.book.ingressPrincipal(identity).then((who) => who ?? disabled());
     }
     return ANONYMOUS;
   }
 
   /** Throws 401/403 unless `who` may call `route` in repository `index` (null: not under one). */
-  check(route: GatedRoute, who: Principal, index: number | null): void {
+  check(operation: string, permission: Permission, who: Principal, index: number | null): void {
     const role: Role | null = index === null ? null : this.book.roleIn(who, index);
-    const d = decide(route.permission, who, role, route.operation);
+    const d = decide(permission, who, role, operation);
     if (d.allow) return;
-    if (d.status === 401) throw new Unauthorized(d.message, challengeFor(route));
+    if (d.status === 401) throw new Unauthorized(d.message, challengeFor({ operation, permission }));
     throw new Forbidden(d.message);
   }
 
@@ -108,6 +108,10 @@ export class AccessGate {
     if (this.failures.size >= MAX_SOURCES) this.failures.delete(this.failures.keys().next().value!);
     this.failures.set(source, { count: 1, since: now });
   }
+}
+
+function disabled(): never {
+  throw new Forbidden('this account is disabled; ask a server admin');
 }
 
 /** The token of an Authorization header value, or null when it is neither Bearer nor basic auth. */

@@ -17,7 +17,7 @@ import { callerIdentity, type IdentityOptions } from './identity.js';
 import { NO_PROMOTION, type PromoteAccess } from './promote-access.js';
 import { DEFAULT_GIT_LIMITS, GitPlaces } from './git-places.js';
 import type { AccessGate } from './access-gate.js';
-import { ANONYMOUS, type Permission } from '../domain/access.js';
+import { ANONYMOUS, type Permission, type Principal } from '../domain/access.js';
 
 export interface AppOptions {
   service: CairnService;
@@ -119,18 +119,12 @@ export function createApp(options: AppOptions): Koa {
     const gate = options.access;
     if (gate) {
       const permission = permissionOf(route, ctx.query.service);
-      const who = permission === 'public' || permission === 'promotion' ? ANONYMOUS : await gate.principal(ctx.req, ctx.state.identity ?? null, route);
+      let who = permission === 'public' || permission === 'promotion' ? ANONYMOUS : gate.principal(ctx.req, ctx.state.identity ?? null, route);
+      // Only a caller named by the front door for the first time waits (its account is written).
+      if (who instanceof Promise) who = await who;
       ctx.state.principal = who;
       ctx.state.identity = who.kind === 'account' ? who.name : null;
-      gate.check({ ...route, permission }, who, params.repository_index === undefined ? null : Number(params.repository_index));
-      // A body still streaming (an event feed, a pack, a clone) ends when its token is revoked or
-      // its account disabled; a plain answer being made (the revocation itself) is left to finish.
-      if (who.kind === 'account' && who.tokenId !== null) {
-        const off = gate.book.onRevoke(who.tokenId, () => {
-          if (ctx.state.streaming === true) ctx.res.destroy();
-        });
-        ctx.res.once('close', off);
-      }
+      gate.check(route.operation, permission, who, params.repository_index === undefined ? null : Number(params.repository_index));
     }
 
     let repository: RepositoryRecord | undefined;
@@ -174,7 +168,8 @@ export function createApp(options: AppOptions): Koa {
 
       const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit, assets: options.assets, promotion: options.promotion ?? NO_PROMOTION, gitPlaces, access: options.access ?? null };
       const reply = await route.handler(routeCtx);
-      ctx.state.streaming = 'write' in reply || 'stream' in reply || ('bytes' in reply && reply.bytes instanceof Readable);
+      // A body that streams (an event feed, a pack, an export) ends when its token is revoked or its account disabled.
+      if (gate && ('write' in reply || 'stream' in reply || ('bytes' in reply && reply.bytes instanceof Readable))) endOnRevoke(ctx, gate);
       if ('write' in reply) await sendWritten(ctx, reply);
       else if ('stream' in reply) {
         // An event stream lives long and re-reads a reopened authority itself: it holds no reopen back.
@@ -196,6 +191,18 @@ export function createApp(options: AppOptions): Koa {
 
   app.on('error', (err) => options.log.warn({ err: loggableError(err) }, 'response stream failed'));
   return app;
+}
+
+/** End this response when the token that opened it stops authenticating (at once if it already has). */
+function endOnRevoke(ctx: Context, gate: AccessGate): void {
+  const who = ctx.state.principal as Principal | undefined;
+  if (!who || who.kind !== 'account' || who.tokenId === null) return;
+  if (!gate.book.tokenValid(who.tokenId)) {
+    ctx.res.destroy();
+    return;
+  }
+  const off = gate.book.onRevoke(who.tokenId, () => ctx.res.destroy());
+  ctx.res.once('close', off);
 }
 
 /**

@@ -33,6 +33,7 @@ import { SCHEMAS as peopleSchemas } from './handlers/people.js';
 import { SCHEMAS as gitMirrorSchemas } from './handlers/git-mirrors.js';
 import { SCHEMAS as archiveSchemas } from './handlers/archive.js';
 import { SCHEMAS as accessSchemas } from './handlers/access.js';
+import { SCHEMAS as rulesSchemas } from './handlers/rules.js';
 
 export const OPENAPI_VERSION = '3.1.0';
 /** Marks operations that are not part of the spec's 78 (the document itself, the API reference). */
@@ -50,7 +51,7 @@ const DOCUMENT_SCHEMAS: Schemas = {
 
 const SCHEMA_MODULES: readonly Schemas[] = [
   errorSchemas, discoverySchemas, registrySchemas, lifecycleSchemas, jobSchemas, contentSchemas,
-  taskSchemas, changeSchemas, reviewSchemas, commentSchemas, viewedSchemas, landSchemas, promotionSchemas, planSchemas, diffSchemas, webhookSchemas, landQueueSchemas, gitSchemas, gitMirrorSchemas, peopleSchemas, eventSchemas, archiveSchemas, accessSchemas, DOCUMENT_SCHEMAS,
+  taskSchemas, changeSchemas, reviewSchemas, commentSchemas, viewedSchemas, landSchemas, promotionSchemas, planSchemas, diffSchemas, webhookSchemas, landQueueSchemas, gitSchemas, gitMirrorSchemas, peopleSchemas, eventSchemas, archiveSchemas, accessSchemas, rulesSchemas, DOCUMENT_SCHEMAS,
 ];
 
 /** Every named schema, each defined once. */

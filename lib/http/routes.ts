@@ -39,6 +39,7 @@ import * as docs from './handlers/docs.js';
 import * as events from './handlers/events.js';
 import * as webhooks from './handlers/webhooks.js';
 import * as landQueue from './handlers/land-queue.js';
+import * as rules from './handlers/rules.js';
 import * as git from './handlers/git.js';
 import * as people from './handlers/people.js';
 import * as gitMirrors from './handlers/git-mirrors.js';
@@ -260,6 +261,9 @@ export const ROUTES: readonly RouteSpec[] = [
   route('webhooks.deliveries.get', 'GET', `${REPO}/webhooks/{webhook_id}/deliveries/{delivery_id}`, 'maintainer', { extension: true, ok: 'WebhookDeliveryResult', handler: webhooks.getDelivery }),
   route('webhooks.deliveries.redeliver', 'POST', `${REPO}/webhooks/{webhook_id}/deliveries/{delivery_id}`, 'maintainer', { action: 'redeliver', extension: true, body: NONE, ok: 'WebhookDeliveryResult', handler: webhooks.redeliver }),
 
+  // Extensions: repository rules (docs/api.md "Repository rules")
+  route('rules.get', 'GET', `${REPO}/rules`, 'reader', { extension: true, ok: 'RulesResult', handler: rules.get }),
+  route('rules.put', 'PUT', `${REPO}/rules`, 'admin', { extension: true, request: rules.PutRules, ok: 'RulesResult', handler: rules.put }),
   // Extensions: the land queue (docs/land-queue.md)
   route('landQueue.enqueue', 'POST', `${REPO}/land-queue`, 'maintainer', { extension: true, request: landQueue.Enqueue, ok: { 201: 'LandQueueEntryResult' }, handler: landQueue.enqueue }),
   route('landQueue.list', 'GET', `${REPO}/land-queue`, 'reader', { extension: true, query: landQueue.ListQuery, ok: 'LandQueueList', handler: landQueue.list }),

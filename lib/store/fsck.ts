@@ -19,7 +19,7 @@ import { decodeJobBody, replayJobRecords } from './job-log.js';
 import { decodeEvent } from './event-log.js';
 import { AuthorityLayout, INDEX_SEGMENT_NAME, LINES_FILE_NAME, LOG_FILE_NAME, LOG_NAMES, type LogName } from './layout.js';
 import { PACK_KIND_OBJECT, PACK_KIND_TREE, PackVerifier, type PackEntry, type PackKind } from './pack.js';
-import { checkDecisionChain, checkGitCommits, checkViewedMarks, checkGitMirrors } from './workflow-check.js';
+import { checkDecisionChain, checkGitCommits, checkViewedMarks, checkGitMirrors, checkRepositoryRules } from './workflow-check.js';
 import { checkComments } from './comment-check.js';
 import { MAX_RECORDED_SIZE } from './index-file.js';
 import { describeOverLimit, expandedSize, Pace, pathsOf } from '../domain/tree-size.js';
@@ -98,6 +98,7 @@ export async function fsckAuthority(root: string, index: number, options: FsckOp
     problems.push(...checkDecisionChain(store));
     problems.push(...checkGitCommits(store));
     problems.push(...checkGitMirrors(store));
+    problems.push(...checkRepositoryRules(store));
     problems.push(...checkComments(store));
     problems.push(...checkViewedMarks(store));
     problems.push(...(await unexpectedFiles(store)));

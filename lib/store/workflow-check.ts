@@ -1,9 +1,11 @@
 // fsck's checks of workflow.log records: the tamper-evident policy-decision chain (docs/api.md
 // "Reviews, attestation, policy, patchset CI"; storage-layout.md §17: every policy_decision upsert,
 // in chain order, must match its own sha256 and link to the previous decision's sha256), and the
-// git commits kept with snapshots and their commit-id index (docs/git.md), and the viewed marks.
+// git commits kept with snapshots and their commit-id index (docs/git.md), the viewed marks, the
+// git mirrors and the repository rules.
 import { checkGitCommitRow, GIT_COMMIT, GIT_COMMIT_ID, type GitCommitIdRecord, type GitCommitRecord } from '../domain/git.js';
 import { GIT_MIRROR, mirrorRecordProblems, type GitMirrorRecord } from '../domain/git-mirrors.js';
+import { REPOSITORY_RULES, rulesRecordProblems } from '../domain/workflow/repo-rules.js';
 import { POLICY_DECISION, verifyDecisionChain, type PolicyDecisionRecord } from '../domain/workflow/review-rules.js';
 import { MAX_VIEWED_PER_USER, parseViewedId, requireViewedPath, userKey, VIEWED, type ViewedRecord } from '../domain/workflow/viewed-rules.js';
 import { CHANGE, PATCHSET, type PatchsetRecord } from '../domain/workflow/rules.js';
@@ -161,6 +163,19 @@ export function checkViewedMarks(store: ContentStore): string[] {
  * fields and state (lib/domain/git-mirrors.ts), as the store holds it now (the latest upsert
  * of each id). Reported, never repaired.
  */
+/** Problems of the repository's rules record (docs/api.md "Repository rules"): one id, every rule parses. Reported, never repaired. */
+export function checkRepositoryRules(store: ContentStore): string[] {
+  const problems: string[] = [];
+  try {
+    for (const [id, r] of store.entitiesOf<unknown>(REPOSITORY_RULES)) {
+      for (const p of rulesRecordProblems(id, r)) problems.push(`workflow.log: repository rules ${p}`);
+    }
+  } catch (err) {
+    problems.push((err as Error).message);
+  }
+  return problems;
+}
+
 export function checkGitMirrors(store: ContentStore): string[] {
   const problems: string[] = [];
   try {

@@ -498,6 +498,19 @@ export class WorkflowBook {
    * The tree diff runs before the transaction (snapshots are immutable), so the commit queue
    * never waits on it.
    */
+  /**
+   * Read what `afterPatchset` needs before a patchset's transaction (the target head's CODEOWNERS);
+   * set by the authority.
+   */
+  preparePatchset: (line: string) => Promise<void> = async () => {};
+
+  /**
+   * Called in the transaction that stages a new patchset, after it and its change: what the
+   * repository's rules add to that commit (code owners asked to review). Returns the change as
+   * staged last. Set by the authority.
+   */
+  afterPatchset: (tx: Txn, change: ChangeRecord, patchset: PatchsetRecord) => ChangeRecord = (_tx, change) => change;
+
   async createPatchset(ref: string, input: PatchsetInput): Promise<{ patchset: PatchsetRecord; replayed: boolean }> {
     const published = this.changeIn(null, ref);
     requireContentId(input.base_snapshot_id, 'base_snapshot_id');
@@ -515,6 +528,7 @@ export class WorkflowBook {
     if (!revision) throw new NotFound(`snapshot ${input.revision_snapshot_id} is not present`);
     checkChangeOpen(published, 'add a patchset');
     const diff = await this.diff({ snapshot_id: input.base_snapshot_id, root_tree_id: base.root_tree_id }, { snapshot_id: input.revision_snapshot_id, root_tree_id: revision.root_tree_id });
+    await this.preparePatchset(published.land_target_line);
     return this.store.transact((tx) => {
       const change = this.changeIn(tx, ref);
       const again = tx.staged<string>(PS_KEY, key) ?? this.patchsetByContent(change, input.base_snapshot_id, input.revision_snapshot_id, tx)?.patchset_id;
@@ -581,7 +595,7 @@ export class WorkflowBook {
     };
     this.upsertPatchset(tx, patchset);
     this.upsertChange(tx, next);
-    return { patchset, change: next };
+    return { patchset, change: this.afterPatchset(tx, next, patchset) };
   }
 
   /** A replay may name the existing patchset's identity, never another. */

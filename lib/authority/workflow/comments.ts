@@ -64,6 +64,7 @@ export interface CommentView {
   /** `:applySuggestions` creates its patchset as `POST …/patchsets` does. */
   diff(base: { snapshot_id: string; root_tree_id: string }, revision: { snapshot_id: string; root_tree_id: string }, built?: BuiltObjects): Promise<TreeDiff>;
   stagePatchset(tx: Txn, change: ChangeRecord, input: PatchsetInput & { author_mode: PatchsetRecord['author_mode'] }, diff: TreeDiff): { patchset: PatchsetRecord; change: ChangeRecord };
+  preparePatchset(line: string): Promise<void>;
   /** The review book: a publish records its vote in the same commit. */
   readonly reviews: { stageReview(tx: Txn, change: ChangeRecord, patchsetId: string, v: { reviewer: string; action: ReviewAction; comment: string; blocking: boolean }): unknown };
 }
@@ -540,6 +541,7 @@ export class CommentBook {
     const snapshot = encodeSnapshot({ root_tree_id: root, parent_snapshot_ids: [ps.revision_snapshot_id], created_at_s: nowSeconds(), message: summary.slice(0, 4096) });
     const snapshotId = sha256Hex(snapshot);
     const diff = await this.book.diff({ snapshot_id: ps.base_snapshot_id, root_tree_id: this.store.snapshot(ps.base_snapshot_id)!.root_tree_id }, { snapshot_id: snapshotId, root_tree_id: root }, built);
+    await this.book.preparePatchset(this.book.change(ref).land_target_line);
 
     return this.store.transact((tx) => {
       const c = this.changeIn(tx, ref);

@@ -7,7 +7,7 @@
 //
 // Memory holds the active entries only (their ids, in queue order per line); finished entries
 // stay on disk and are read by id. The active ids are a section of workflow.ckpt.
-import { Conflict, Invalid, NotFound } from '../../domain/errors.js';
+import { Conflict, Forbidden, Invalid, NotFound } from '../../domain/errors.js';
 import { JOB_KIND_PATCHSET_CI, JOB_KIND_REPO_CI } from '../../domain/job-kinds.js';
 import { STATE_FAILED, STATE_QUEUED, STATE_RUNNING, STATE_SUCCEEDED, type JobRecord } from '../../domain/jobs.js';
 import { validateLineName } from '../../domain/lines.js';
@@ -56,6 +56,8 @@ export interface EnqueueInput {
   change_ref: string;
   mode: string;
   target_line?: string | null;
+  /** Land despite failing gates (docs/api.md "Repository rules"): only a caller in bypass_allowed. */
+  bypass?: boolean | null;
 }
 
 /** A job's verdict for the queue: a completion with a passing result (or with none) passes. */
@@ -252,6 +254,7 @@ export class LandQueue {
     return {
       ...e,
       enqueued_by: e.enqueued_by ?? null,
+      bypass: e.bypass === true,
       repository_index: repositoryIndex,
       position: at >= 0 ? at + 1 : null,
       ci: spec
@@ -276,11 +279,16 @@ export class LandQueue {
     if (typeof input.change_ref !== 'string' || input.change_ref === '') throw new Invalid('change_ref is required');
     if (input.target_line !== undefined && input.target_line !== null) validateLineName(input.target_line);
     const change = this.book.change(input.change_ref);
-    this.checkQueueable(null, change, input.target_line ?? change.land_target_line);
+    const bypass = input.bypass === true;
+    if (bypass && !this.lands.mayBypass(by)) throw new Forbidden(`${by === null ? 'an unidentified caller' : by} may not bypass the rules of this repository (only the accounts and groups of its bypass_allowed rule may)`);
+    const gateOpts = { caller: by, bypass };
+    const target0 = input.target_line ?? change.land_target_line;
+    await this.lands.prepare(this.store.line(target0)?.head_snapshot_id ?? null, change.selected_patchset_id ? this.book.patchset(change.selected_patchset_id) : null);
+    this.checkQueueable(null, change, target0, gateOpts);
     const entry = await this.store.transact((tx) => {
       const c = tx.entity<ChangeRecord>(CHANGE, change.change_id)!;
       const target = input.target_line ?? c.land_target_line;
-      const ps = this.checkQueueable(tx, c, target);
+      const ps = this.checkQueueable(tx, c, target, gateOpts);
       const sequence = this.store.entityCount(QUEUE_ENTRY) + tx.stagedKeys(NEW_ENTRY).length + 1;
       const now = nowSeconds();
       const e: QueueEntryRecord = {
@@ -304,6 +312,7 @@ export class LandQueue {
         updated_at_s: now,
         finished_at_s: null,
         ...(by !== null ? { enqueued_by: by } : {}),
+        ...(bypass ? { bypass: true as const } : {}),
       };
       tx.stage(NEW_ENTRY, e.entry_id, e);
       tx.stage(`${NEW_ENTRY}:change`, c.change_id, e.entry_id);
@@ -319,7 +328,7 @@ export class LandQueue {
    * active, not queued already, and its gates passing but for CI (which the queue runs on the
    * result). Returns the selected patchset.
    */
-  private checkQueueable(tx: Txn | null, change: ChangeRecord, target: string): PatchsetRecord {
+  private checkQueueable(tx: Txn | null, change: ChangeRecord, target: string, opts: { caller: string | null; bypass: boolean }): PatchsetRecord {
     validateLineName(target);
     if (!isOpenChange(change.status)) throw new Conflict(`change ${change.change_id} is ${change.status}; only open changes join the land queue`);
     if (!change.selected_patchset_id) throw new Conflict(`change ${change.change_id} has no patchset to land`);
@@ -333,7 +342,7 @@ export class LandQueue {
     if (queued) throw new Conflict(`change ${change.change_id} is already in the land queue as ${queued}`);
     if (this.activeCount + (tx ? tx.stagedKeys(NEW_ENTRY).length : 0) >= MAX_ACTIVE_ENTRIES) throw new Conflict(`the land queue holds ${MAX_ACTIVE_ENTRIES} active entries; wait for some to land`);
     // The gates but CI: judged as if the CI of the result passed (the queue runs that CI).
-    const refusal = this.gates(ps, undefined, HYPOTHETICAL_PASS).refusal;
+    const refusal = this.gates(ps, undefined, HYPOTHETICAL_PASS, { target, ...opts }).refusal;
     if (refusal) throw new Conflict(`change ${change.change_id} cannot join the land queue: ${refusal.kind}: ${refusal.message}`);
     return ps;
   }
@@ -498,6 +507,7 @@ export class LandQueue {
           this.write(tx, e, { ...e, speculation: { ...e.speculation!, stalled_at_s: nowSeconds() } });
         });
       case 'land':
+        await this.lands.prepare(move.entry.speculation?.base_snapshot_id ?? null, this.book.patchset(move.entry.patchset_id));
         return this.land(move.entry, move.evidence_job);
       case 'build':
         return this.build(move.entries, move.base, move.ahead);
@@ -564,7 +574,7 @@ export class LandQueue {
       if (!job || jobVerdict(job)?.verdict !== 'pass') return false;
       const tester = spec.tested_by === e.entry_id ? e : this.entryIn(tx, spec.tested_by)!;
       const retried = (tester.speculation?.worker_job_indexes.length ?? 0) > 1 && tester.speculation?.reused_worker_job_index === null;
-      const land = this.lands.landSpeculationIn(tx, { change, patchset: ps, mode: e.mode, target: e.target_line, head: spec.base_snapshot_id, landed: spec.snapshot_id, action: spec.line_action, entry_id: e.entry_id, ci: speculationCi(job), by: e.enqueued_by ?? null });
+      const land = this.lands.landSpeculationIn(tx, { change, patchset: ps, mode: e.mode, target: e.target_line, head: spec.base_snapshot_id, landed: spec.snapshot_id, action: spec.line_action, entry_id: e.entry_id, ci: speculationCi(job), by: e.enqueued_by ?? null, bypass: e.bypass === true });
       if (land.status === 'landed') {
         this.write(tx, e, { ...e, state: 'landed', land_id: land.land_id, landed_snapshot_id: land.landed_snapshot_id, passed_on_retry: retried, finished_at_s: land.finished_at_s });
       } else {

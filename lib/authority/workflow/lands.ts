@@ -9,7 +9,7 @@
 // pinned one is recorded `target_update_failed`.
 import { createHash } from 'node:crypto';
 import { Mutex } from 'async-mutex';
-import { CairnError, Conflict, Invalid, NotFound } from '../../domain/errors.js';
+import { CairnError, Conflict, Forbidden, Invalid, NotFound } from '../../domain/errors.js';
 import { decodeTree, encodeSnapshot, requireContentId, sha256Hex } from '../../domain/content.js';
 import { validateLineName } from '../../domain/lines.js';
 import { nowSeconds } from '../../domain/repository.js';
@@ -23,7 +23,8 @@ import { PACK_KIND_OBJECT, PACK_KIND_TREE, type PackKind } from '../../store/pac
 import { stagePack } from './server-objects.js';
 import type { WorkflowBook } from './book.js';
 import { landEvents, lineEvents } from '../../domain/events.js';
-import type { LandGates, SpeculationCi } from './gates.js';
+import type { GateOptions, GateRefusal, LandGates, SpeculationCi } from './gates.js';
+import type { Requirement } from '../../domain/workflow/repo-rules.js';
 import { LAND_SECTION, LandIndex } from '../../domain/workflow/land-index.js';
 import { promotionReceiptIn, settlePromotionIn } from './promotion.js';
 import { crashPoint } from '../../store/crash-point.js';
@@ -40,6 +41,9 @@ export type FailureKind =
   | 'blocked_by_review'
   | 'blocked_by_ci'
   | 'unresolved_threads'
+  | 'land_not_allowed'
+  | 'approvals_required'
+  | 'code_owners_required'
   | 'stale_base'
   | 'conflict'
   | 'target_update_failed'
@@ -47,7 +51,7 @@ export type FailureKind =
   | 'internal_error';
 export type LineAction = 'fast_forward' | 'merge' | 'direct' | 'none';
 export const LAND_STATUSES: readonly LandStatus[] = ['landed', 'rejected', 'failed'];
-export const FAILURE_KINDS: readonly FailureKind[] = ['patchset_not_selected', 'blocked_by_policy', 'blocked_by_review', 'blocked_by_ci', 'unresolved_threads', 'stale_base', 'conflict', 'target_update_failed', 'queue_required', 'internal_error'];
+export const FAILURE_KINDS: readonly FailureKind[] = ['patchset_not_selected', 'blocked_by_policy', 'blocked_by_review', 'blocked_by_ci', 'unresolved_threads', 'land_not_allowed', 'approvals_required', 'code_owners_required', 'stale_base', 'conflict', 'target_update_failed', 'queue_required', 'internal_error'];
 export const LINE_ACTIONS: readonly LineAction[] = ['fast_forward', 'merge', 'direct', 'none'];
 
 export interface LandRecord {
@@ -79,6 +83,10 @@ export interface LandRecord {
   finished_at_s: number;
   /** Who asked for the land: the identified caller, or a queued land's enqueuer; written only when there is one (absent: null). */
   landed_by?: string;
+  /** Only on a land that bypassed the repository's rules: who bypassed (the caller in bypass_allowed). */
+  bypassed_by?: string;
+  /** Only with `bypassed_by`: the refusals the bypass overrode, in gate order. */
+  bypassed?: { kind: string; message: string }[];
 }
 
 /** A land's request. An explicit null is read as absent (clients that serialize unset optional fields as null can land). */
@@ -88,6 +96,8 @@ export interface LandRequest {
   patchset_id?: string | null;
   /** Absent or null: no guard; a snapshot id: the head must equal it. */
   expected_head_snapshot_id?: string | null;
+  /** Land despite failing gates (the caller must be in the repository's bypass_allowed; docs/api.md "Repository rules"). */
+  bypass?: boolean | null;
 }
 
 /** Task-land idempotency: the key's record id, the payload digest and the result builder. */
@@ -174,7 +184,7 @@ export function replayedResult(stored: Record<string, unknown>, repositoryIndex:
   }
   // Results recorded before lands counted their attempts: one; before they kept who asked: nobody.
   const land = out.land as Record<string, unknown> | undefined;
-  if (land && typeof land === 'object' && (land.attempts === undefined || land.landed_by === undefined)) out.land = { ...land, attempts: land.attempts ?? 1, landed_by: land.landed_by ?? null };
+  if (land && typeof land === 'object' && (land.attempts === undefined || land.landed_by === undefined || land.bypassed === undefined)) out.land = { ...land, attempts: land.attempts ?? 1, landed_by: land.landed_by ?? null, bypassed_by: land.bypassed_by ?? null, bypassed: land.bypassed ?? [] };
   return out;
 }
 
@@ -268,6 +278,8 @@ export interface Readiness {
   reason: string | null;
   base_stale: boolean;
   merge: ReadinessMerge | null;
+  /** Each gate and rule judged, in the land's order, met or not, and who can meet it. */
+  requirements: Requirement[];
 }
 
 export class LandDesk {
@@ -282,6 +294,12 @@ export class LandDesk {
 
   /** The repository's policy_flags (the service sets it; bit POLICY_QUEUE_UNTESTED_MERGES matters here). */
   policyFlags: () => number = () => 0;
+
+  /** Whether `caller` may bypass the gates (the repository's bypass_allowed; set by the authority). */
+  mayBypass: (caller: string | null) => boolean = () => false;
+
+  /** Read what the gates need before they judge: the target head's CODEOWNERS, the paths `ps` touches (set by the authority). */
+  prepare: (head: string | null, ps: PatchsetRecord | null) => Promise<void> = async () => {};
 
   constructor(private readonly store: ContentStore, private readonly book: WorkflowBook, private readonly gates: LandGates) {
     const section = store.takeCheckpointSection(LAND_SECTION);
@@ -357,7 +375,7 @@ export class LandDesk {
   }
 
   landProjection(l: LandRecord, repositoryIndex: number): Record<string, unknown> {
-    return { ...l, policy_decision_id: l.policy_decision_id ?? null, land_queue_entry_id: l.land_queue_entry_id ?? null, attempts: l.attempts ?? 1, landed_by: l.landed_by ?? null, submission_id: l.land_id, repository_index: repositoryIndex, selected_patchset_id: l.patchset_id, result: landResult(l) };
+    return { ...l, policy_decision_id: l.policy_decision_id ?? null, land_queue_entry_id: l.land_queue_entry_id ?? null, attempts: l.attempts ?? 1, landed_by: l.landed_by ?? null, bypassed_by: l.bypassed_by ?? null, bypassed: l.bypassed ?? [], submission_id: l.land_id, repository_index: repositoryIndex, selected_patchset_id: l.patchset_id, result: landResult(l) };
   }
 
   /**
@@ -379,9 +397,9 @@ export class LandDesk {
    * (`mergeCheck`, bounded and cached). `blocked_by` is the first refusal in the land's order
    * (gates, then the line, then the merge); `merge` is reported whatever blocked it.
    */
-  async readiness(changeRef: string): Promise<Readiness> {
+  async readiness(changeRef: string, caller?: string | null): Promise<Readiness> {
     const change = this.book.change(changeRef);
-    const no = (patchset: PatchsetRecord | null, blocked_by: string, reason: string): Readiness => ({ change, patchset, can_land: false, blocked_by, reason, base_stale: false, merge: null });
+    const no = (patchset: PatchsetRecord | null, blocked_by: string, reason: string): Readiness => ({ change, patchset, can_land: false, blocked_by, reason, base_stale: false, merge: null, requirements: [] });
     if (!isOpenChange(change.status)) return no(null, 'change_not_open', `change ${change.change_id} is ${change.status}`);
     if (!change.selected_patchset_id) return no(null, 'no_patchset', `change ${change.change_id} has no patchset`);
     const ps = this.book.patchset(change.selected_patchset_id);
@@ -405,9 +423,11 @@ export class LandDesk {
         lineRefusal = { kind: 'queue_required', message: `the land would create a tree the CI of ${ps.patchset_id} did not test (line ${target} moved since its base); this repository lands such changes through the land queue` };
       }
     }
-    const gate = this.gates(ps).refusal;
+    await this.prepare(line?.head_snapshot_id ?? null, ps);
+    const judged = this.gates(ps, undefined, undefined, { target, caller });
+    const gate = judged.refusal;
     const refusal = gate ? { kind: gate.kind as string, message: gate.message } : lineRefusal;
-    return { change, patchset: ps, can_land: refusal === null, blocked_by: refusal?.kind ?? null, reason: refusal?.message ?? null, base_stale: baseStale, merge };
+    return { change, patchset: ps, can_land: refusal === null, blocked_by: refusal?.kind ?? null, reason: refusal?.message ?? null, base_stale: baseStale, merge, requirements: judged.requirements ?? [] };
   }
 
   /**
@@ -473,6 +493,8 @@ export class LandDesk {
     if (req.target_line !== undefined) validateLineName(req.target_line!);
     if (req.expected_head_snapshot_id !== undefined) requireContentId(req.expected_head_snapshot_id!, 'expected_head_snapshot_id');
     if (req.patchset_id !== undefined && typeof req.patchset_id !== 'string') throw new Invalid('patchset_id must be a string');
+    if (req.bypass !== undefined && typeof req.bypass !== 'boolean') throw new Invalid('bypass must be true or false');
+    if (req.bypass === true && !this.mayBypass(by)) throw new Forbidden(`${by === null ? 'an unidentified caller' : by} may not bypass the rules of this repository (only the accounts and groups of its bypass_allowed rule may)`);
     if (idem) {
       const replay = this.recorded(idem.record_id, idem.accepted);
       if (replay) return { land: this.land(String((replay.land as { land_id: string }).land_id)), replay, result: null };
@@ -499,7 +521,8 @@ export class LandDesk {
         const current = attempt === 1 ? change : this.book.change(changeRef);
         let plan: Plan;
         try {
-          plan = await this.plan(current, target, head, mode, req);
+          await this.prepare(head, current.selected_patchset_id ? this.book.patchset(current.selected_patchset_id) : null);
+          plan = await this.plan(current, target, head, mode, req, by);
         } catch (err) {
           if (err instanceof CairnError && err.code !== 'Corrupt' && err.code !== 'Internal') throw err;
           const land = await this.record(current, req, mode, target, head, null, { status: 'failed', kind: 'internal_error', message: 'the land failed unexpectedly (see server log)' }, attempt, by);
@@ -528,7 +551,7 @@ export class LandDesk {
     }
   }
 
-  private async plan(change: ChangeRecord, target: string, head: string | null, mode: LandMode, req: LandRequest): Promise<Plan> {
+  private async plan(change: ChangeRecord, target: string, head: string | null, mode: LandMode, req: LandRequest, by: string | null): Promise<Plan> {
     const plan: Plan = { change, patchset: null, target, head, refusal: null, landed: null, action: null, snapshot: null, merge: null, treeSizes: new Map() };
     const refuse = (status: LandStatus, kind: FailureKind, message: string, conflicts?: MergeConflict[], conflictCount?: number) => {
       plan.refusal = { status, kind, message, conflicts, conflict_count: conflictCount };
@@ -543,7 +566,7 @@ export class LandDesk {
     if (ps.withdrawn || ps.invalidated) return refuse('rejected', 'patchset_not_selected', `patchset ${ps.patchset_id} is withdrawn or invalidated`);
     // An early judgement of the published evidence, so a blocked land computes no merge; the
     // judgement that counts is made again inside the land's commit.
-    const gate = this.gates(ps).refusal;
+    const gate = this.gates(ps, undefined, undefined, { target, caller: by, bypass: req.bypass === true }).refusal;
     if (gate) {
       refuse('rejected', gate.kind, gate.message);
       plan.refusal!.gate = true;
@@ -725,7 +748,7 @@ export class LandDesk {
       const conflicts = refusal.conflicts ?? [];
       let { status, kind, message } = refusal;
       if (refusal.gate && ps) {
-        const judged = this.gates(tx.entity<PatchsetRecord>(PATCHSET, ps.patchset_id) ?? ps, tx);
+        const judged = this.gates(tx.entity<PatchsetRecord>(PATCHSET, ps.patchset_id) ?? ps, tx, undefined, { target, caller: by, bypass: req.bypass === true });
         land.policy_decision_id = judged.policy_decision_id;
         if (judged.refusal) ({ kind, message } = judged.refusal);
         else ({ status, kind, message } = { status: 'failed', kind: 'target_update_failed', message: `the evidence of patchset ${ps.patchset_id} changed during the land; retry` });
@@ -749,7 +772,7 @@ export class LandDesk {
       }
       if (retry && (tx.line(plan.target)?.head_snapshot_id ?? null) !== plan.head) return LINE_MOVED;
       const land = this.newRecord(tx, plan.change, req, mode, plan.target, plan.head, ps, attempt, by);
-      const landed = this.landIn(tx, land, ps, { target: plan.target, head: plan.head, landed: plan.landed!, action: plan.action! }, () => {
+      const landed = this.landIn(tx, land, ps, { target: plan.target, head: plan.head, landed: plan.landed!, action: plan.action! }, { target: plan.target, caller: by, bypass: req.bypass === true }, () => {
         if (plan.merge) {
           this.stagePack(tx, PACK_KIND_OBJECT, 'blob', plan.merge.blobs);
           this.stagePack(tx, PACK_KIND_TREE, 'tree', plan.merge.trees, plan.treeSizes);
@@ -772,10 +795,10 @@ export class LandDesk {
    * CI evidence of the speculation itself (`ci`) in place of the patchset's own. Returns the land
    * record, landed or refused.
    */
-  landSpeculationIn(tx: Txn, args: { change: ChangeRecord; patchset: PatchsetRecord; mode: LandMode; target: string; head: string; landed: string; action: LineAction; entry_id: string; ci: SpeculationCi; by: string | null }): LandRecord {
+  landSpeculationIn(tx: Txn, args: { change: ChangeRecord; patchset: PatchsetRecord; mode: LandMode; target: string; head: string; landed: string; action: LineAction; entry_id: string; ci: SpeculationCi; by: string | null; bypass?: boolean }): LandRecord {
     const land = this.newRecord(tx, args.change, { mode: args.mode, expected_head_snapshot_id: args.head }, args.mode, args.target, args.head, args.patchset, 1, args.by);
     land.land_queue_entry_id = args.entry_id;
-    this.landIn(tx, land, args.patchset, { target: args.target, head: args.head, landed: args.landed, action: args.action }, () => {}, args.ci);
+    this.landIn(tx, land, args.patchset, { target: args.target, head: args.head, landed: args.landed, action: args.action }, { target: args.target, caller: args.by, bypass: args.bypass === true }, () => {}, args.ci);
     return land;
   }
 
@@ -784,7 +807,7 @@ export class LandDesk {
    * judged as this transaction sees the evidence, then the writes (`stageObjects` stages what
    * the landed snapshot needs). A refusal is staged as the land record. Returns whether it landed.
    */
-  private landIn(tx: Txn, land: LandRecord, ps: PatchsetRecord, to: { target: string; head: string | null; landed: string; action: LineAction }, stageObjects: () => void, ci?: SpeculationCi): boolean {
+  private landIn(tx: Txn, land: LandRecord, ps: PatchsetRecord, to: { target: string; head: string | null; landed: string; action: LineAction }, opts: GateOptions, stageObjects: () => void, ci?: SpeculationCi): boolean {
     const change = tx.entity<ChangeRecord>(CHANGE, land.change_id)!;
     const current = tx.entity<PatchsetRecord>(PATCHSET, ps.patchset_id) ?? ps;
     const line = tx.line(to.target);
@@ -805,7 +828,7 @@ export class LandDesk {
     // The judgement that counts: the evidence as this commit sees it (published, and what
     // earlier transactions of its batch staged: a review, an attestation, a CI job's move),
     // with the policy evaluated afresh and that decision recorded in this commit.
-    const judged = this.gates(current, tx, ci);
+    const judged = this.gates(current, tx, ci, opts);
     land.policy_decision_id = judged.policy_decision_id;
     if (judged.refusal) {
       Object.assign(land, { status: 'rejected', failure_kind: judged.refusal.kind, failure_message: judged.refusal.message });
@@ -831,6 +854,7 @@ export class LandDesk {
       }
     }
     Object.assign(land, { landed_snapshot_id: to.landed, line_action: to.action, stale_patchset_ids: stale, finished_at_s: now });
+    if (judged.bypassed && judged.bypassed.length > 0) bypassedBy(land, opts.caller ?? null, judged.bypassed);
     this.stageLand(tx, land);
     const landedChange: ChangeRecord = { ...change, status: 'landed', land_target_line: to.target, landed_at_s: now, updated_at_s: now };
     this.book.upsertChange(tx, landedChange);
@@ -842,6 +866,12 @@ export class LandDesk {
   private stagePack(tx: Txn, kind: PackKind, objectKind: 'blob' | 'tree', objects: Map<string, Buffer>, sizes?: Map<string, number>): void {
     stagePack(tx, kind, objectKind, objects, sizes);
   }
+}
+
+/** Mark a land as landed by a bypass of `who` over `refusals` (its last fields, written only then). */
+function bypassedBy(land: LandRecord, who: string | null, refusals: readonly GateRefusal[]): void {
+  if (who !== null) land.bypassed_by = who;
+  land.bypassed = refusals.map((r) => ({ kind: r.kind, message: r.message }));
 }
 
 /** What the land did: the line move and landed snapshot, or the failure (derived from the record). */

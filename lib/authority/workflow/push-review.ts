@@ -88,6 +88,7 @@ export async function commitPushedPatchset(store: ContentStore, book: WorkflowBo
   const title = withoutControlCharacters(p.title);
   // Outside the transaction, as createPatchset does (snapshots are immutable; the revision is built).
   const diff = await book.diff({ snapshot_id: p.base_snapshot_id, root_tree_id: base.root_tree_id }, { snapshot_id: p.snapshot.id, root_tree_id: p.snapshot.root_tree_id }, p.built);
+  await book.preparePatchset(p.line);
   crashPoint('git-push:commit');
   return store.transact((tx) => {
     const found = existingChange(book, tx, p);

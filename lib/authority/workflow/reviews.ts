@@ -38,6 +38,8 @@ import {
   type PolicyDecisionRecord,
   type ReviewAction,
   type ReviewRecord,
+  type Selected,
+  approvalStates,
 } from '../../domain/workflow/review-rules.js';
 import { CHANGE, changeId, checkChangeOpen, MAX_TEXT_CHARS, parseChangeRef, PATCHSET, requireAuthorMode, requireText, type ChangeRecord, type PatchsetRecord } from '../../domain/workflow/rules.js';
 import type { ContentStore, Txn } from '../../store/content-store.js';
@@ -165,6 +167,14 @@ export class ReviewBook {
   index = new ReviewIndex();
 
   private constructor(private readonly store: ContentStore, private readonly book: WorkflowView, private readonly jobs: JobQueue) {}
+
+  /** Whether approvals carry to every later patchset (the repository rule dismiss_stale_approvals off); set by the authority. */
+  carryAllApprovals: () => boolean = () => false;
+
+  /** The patchset votes are counted on, under the repository's carry-over rule. */
+  selectedOf(ps: PatchsetRecord): Selected {
+    return { patchset_id: ps.patchset_id, fingerprint: ps.diff.fingerprint ?? null, ...(this.carryAllApprovals() ? { carry_all: true } : {}) };
+  }
 
   /**
    * Open the index: from the checkpoint's section and the reviews, attestations and decisions
@@ -330,12 +340,22 @@ export class ReviewBook {
     return this.store.transact((tx) => {
       const change = this.changeIn(tx, ref);
       const ps = this.selectedIn(tx, change, input.patchset_id, 'request a review');
+      return this.stageRequests(tx, change, ps, asked, requestedBy, note, input.review_id);
+    });
+  }
+
+  /**
+   * Stage one review request per name of `asked` on `ps`, with the change's reviewer list and
+   * its move to `review` (requestReview's commit, and the code owners a new patchset asks for).
+   */
+  stageRequests(tx: Txn, change: ChangeRecord, ps: PatchsetRecord, asked: readonly { name: string; kind: 'person' | 'group' }[], requestedBy: string | null, note: string, suppliedId?: string): { review: ReviewRecord; reviews: ReviewRecord[]; change: ChangeRecord } {
+    {
       const now = nowSeconds();
       const reviews: ReviewRecord[] = [];
       for (const who of asked) {
         const sequence = this.nextReviewSeq(tx, change.change_id);
         const id = reviewId(change.change_id, sequence);
-        if (reviews.length === 0) checkSuppliedReviewId(input.review_id, id);
+        if (reviews.length === 0) checkSuppliedReviewId(suppliedId, id);
         const r: ReviewRecord = {
           review_id: id,
           change_id: change.change_id,
@@ -360,7 +380,7 @@ export class ReviewBook {
         this.book.upsertChange(tx, next);
       }
       return { review: reviews[0], reviews, change: next };
-    });
+    }
   }
 
   /**
@@ -377,11 +397,12 @@ export class ReviewBook {
   reviewSummary(change: ChangeRecord): { reviews: Record<string, unknown>[]; counts: ReturnType<typeof reviewCounts>; votes: ReturnType<typeof liveVotes> } {
     const reviews = this.reviewsOf(change.change_id);
     const sel = change.selected_patchset_id ? this.book.patchset(change.selected_patchset_id) : null;
-    const selected = sel ? { patchset_id: sel.patchset_id, fingerprint: sel.diff.fingerprint ?? null } : { patchset_id: '', fingerprint: null };
+    const selected: Selected = sel ? this.selectedOf(sel) : { patchset_id: '', fingerprint: null };
     const votes = sel ? liveVotes(reviews, selected) : [];
     const liveIds = new Set(votes.map((v) => v.review_id));
+    const approvals = new Map(sel ? approvalStates(reviews, selected).map((a) => [a.review_id, { state: a.state, reason: a.reason }]) : []);
     return {
-      reviews: reviews.map((r) => ({ ...r, live: liveIds.has(r.review_id), stale: sel !== null && !isLive(r, selected) })),
+      reviews: reviews.map((r) => ({ ...r, live: liveIds.has(r.review_id), stale: sel !== null && !isLive(r, selected), approval: approvals.get(r.review_id) ?? null })),
       counts: reviewCounts(reviews, votes),
       votes,
     };
@@ -475,7 +496,7 @@ export class ReviewBook {
   private evidenceIn(tx: Txn | null, ps: PatchsetRecord) {
     const change = this.changeOfPatchset(tx, ps);
     const reviews = tx ? [...this.reviewsOf(change.change_id), ...this.staged<ReviewRecord>(tx, NEW_REVIEW, change.change_id)] : this.reviewsOf(change.change_id);
-    const votes = liveVotes(reviews, { patchset_id: ps.patchset_id, fingerprint: ps.diff.fingerprint ?? null });
+    const votes = liveVotes(reviews, this.selectedOf(ps));
     const attestation = tx ? this.latestAttestationIn(tx, ps.patchset_id) : this.latestAttestation(ps.patchset_id);
     const ci = tx ? ciState(this.jobs.ciJobsIn(tx, ps.patchset_id)) : this.ci(ps.patchset_id);
     return { reviews, votes, attestation, ci };
@@ -517,7 +538,7 @@ export class ReviewBook {
    * (trigger `land`), so the land names the decision it relied on; without `tx` nothing is
    * written (the land's early check, before it computes a merge).
    */
-  judgeForLand(ps: PatchsetRecord, tx?: Txn, ci?: CiState): { policy: { decision: string; decision_id: string | null; checks: unknown[] }; review: Record<string, unknown>; ci: Record<string, unknown> } {
+  judgeForLand(ps: PatchsetRecord, tx?: Txn, ci?: CiState): { policy: { decision: string; decision_id: string | null; checks: unknown[] }; review: Record<string, unknown>; ci: Record<string, unknown>; approvers: string[] } {
     const ev = this.evidenceIn(tx ?? null, ps);
     // A land-queue land is judged by the CI of the tree that lands (its speculation's job).
     if (ci) ev.ci = ci;
@@ -530,7 +551,7 @@ export class ReviewBook {
       const d = evaluatePolicy({ attestation: ev.attestation, ci: ev.ci.evidence, votes: ev.votes, author_mode: ps.author_mode, author: ps.author ?? null });
       policy = { decision: d.decision, decision_id: null, checks: d.checks };
     }
-    return { policy, review: { ...counts }, ci: ciProjectionOf(ev.ci) };
+    return { policy, review: { ...counts }, ci: ciProjectionOf(ev.ci), approvers: ev.votes.filter((v) => v.vote === 'approve').map((v) => v.reviewer) };
   }
 
   policyView(patchsetIdValue: string): Record<string, unknown> {
@@ -612,7 +633,7 @@ export class ReviewBook {
   patchsetParts(p: PatchsetRecord): Record<string, unknown> {
     const change = this.book.change(p.change_id);
     const reviews = this.reviewsOf(change.change_id);
-    const votes = liveVotes(reviews, { patchset_id: p.patchset_id, fingerprint: p.diff.fingerprint ?? null });
+    const votes = liveVotes(reviews, this.selectedOf(p));
     const counts = reviewCounts(reviews, votes);
     const d = this.latestDecision(p.patchset_id);
     return {

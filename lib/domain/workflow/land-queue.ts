@@ -85,6 +85,8 @@ export interface QueueEntryRecord {
   finished_at_s: number | null;
   /** Who queued it (the identified caller), the landed_by of its land; written only when there is one (absent: null). */
   enqueued_by?: string;
+  /** Only on an entry enqueued with `bypass` (by a caller in bypass_allowed): its land bypasses the gates as that caller. */
+  bypass?: true;
 }
 
 export interface QueueOptions {

@@ -143,7 +143,7 @@ export interface LiveVote { reviewer: string; vote: 'approve' | 'block'; review_
  * change, whatever its content, until the reviewer dismisses it or votes again (Gerrit's
  * sticky -2). A dismiss withdraws the reviewer's vote.
  */
-export function liveVotes(reviews: readonly ReviewRecord[], selected: { patchset_id: string; fingerprint: string | null }): LiveVote[] {
+export function liveVotes(reviews: readonly ReviewRecord[], selected: Selected): LiveVote[] {
   const latest = new Map<string, ReviewRecord>();
   for (const r of reviews) if (voteOf(r) !== undefined) latest.set(r.reviewer, r);
   const out: LiveVote[] = [];
@@ -155,9 +155,38 @@ export function liveVotes(reviews: readonly ReviewRecord[], selected: { patchset
   return out;
 }
 
-export function isLive(r: ReviewRecord, selected: { patchset_id: string; fingerprint: string | null }): boolean {
+/**
+ * The patchset votes are counted on. `carry_all` (the repository rule dismiss_stale_approvals
+ * off): an approval of any patchset of the change counts on its later ones.
+ */
+export interface Selected { patchset_id: string; fingerprint: string | null; carry_all?: boolean }
+
+export function isLive(r: ReviewRecord, selected: Selected): boolean {
   if (voteOf(r) === 'block') return true;
+  if (selected.carry_all === true) return true;
   return r.patchset_id === selected.patchset_id || (selected.fingerprint !== null && r.patchset_fingerprint === selected.fingerprint);
+}
+
+/**
+ * Why each reviewer's latest approval counts or not on `selected` (docs/api.md "Repository
+ * rules", dismiss_stale_approvals): `live` on the patchset itself, `carried` from an earlier
+ * patchset whose changes are the same (same fingerprint: the same paths changed to the same
+ * content, a trivial rebase) or because the rule keeps approvals, `dismissed` when a later
+ * patchset changed other content.
+ */
+export function approvalStates(reviews: readonly ReviewRecord[], selected: Selected): { reviewer: string; review_id: string; patchset_id: string; state: 'live' | 'carried' | 'dismissed'; reason: string }[] {
+  const latest = new Map<string, ReviewRecord>();
+  for (const r of reviews) if (voteOf(r) !== undefined) latest.set(r.reviewer, r);
+  const out: { reviewer: string; review_id: string; patchset_id: string; state: 'live' | 'carried' | 'dismissed'; reason: string }[] = [];
+  for (const r of latest.values()) {
+    if (voteOf(r) !== 'approve') continue;
+    const base = { reviewer: r.reviewer, review_id: r.review_id, patchset_id: r.patchset_id };
+    if (r.patchset_id === selected.patchset_id) out.push({ ...base, state: 'live', reason: `approved ${r.patchset_id}` });
+    else if (selected.carry_all === true) out.push({ ...base, state: 'carried', reason: `approved ${r.patchset_id}; this repository keeps approvals on new patchsets (dismiss_stale_approvals off)` });
+    else if (isLive(r, selected)) out.push({ ...base, state: 'carried', reason: `approved ${r.patchset_id}, whose changes ${selected.patchset_id} repeats exactly (same paths, same content: a trivial rebase)` });
+    else out.push({ ...base, state: 'dismissed', reason: `approved ${r.patchset_id}; ${selected.patchset_id} changes other content, so the approval was dismissed (dismiss_stale_approvals)` });
+  }
+  return out;
 }
 
 export function reviewCounts(reviews: readonly ReviewRecord[], votes: readonly LiveVote[]): { approvals: number; blocking: number; comments: number; total: number } {

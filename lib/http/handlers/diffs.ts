@@ -15,8 +15,10 @@ import { CONFLICT_KINDS } from '../../domain/workflow/merge.js';
 import { READINESS_LISTED_CONFLICTS } from '../../authority/workflow/lands.js';
 
 /** What `blocked_by` of a readiness answer names: the land's failure kinds it can foresee, and the states before them. */
-export const READINESS_BLOCKERS = ['change_not_open', 'no_patchset', 'patchset_not_selected', 'blocked_by_policy', 'blocked_by_review', 'blocked_by_ci', 'unresolved_threads', 'target_line_unavailable', 'stale_base', 'conflict', 'queue_required'];
-import { queryValue } from './workflow-common.js';
+export const READINESS_BLOCKERS = ['change_not_open', 'no_patchset', 'patchset_not_selected', 'land_not_allowed', 'blocked_by_policy', 'blocked_by_review', 'approvals_required', 'code_owners_required', 'blocked_by_ci', 'unresolved_threads', 'target_line_unavailable', 'stale_base', 'conflict', 'queue_required'];
+import { identityOf, queryValue } from './workflow-common.js';
+import { ownedPaths } from '../../domain/workflow/repo-rules.js';
+import { approvalStates } from '../../domain/workflow/review-rules.js';
 
 const MAX_PATHS = 100;
 
@@ -147,10 +149,15 @@ export const FILE_MEDIA_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/
 /** What a reviewer needs at a glance: can the selected patchset land now, and the evidence behind the answer. */
 export const readinessHandler: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
-  const r = await a.lands.readiness(ctx.params.change_ref);
+  // Judged for the caller: land_allowed names who may land.
+  const r = await a.lands.readiness(ctx.params.change_ref, identityOf(ctx));
   const ps = r.patchset;
   const evidence = ps ? a.workflow.reviews.judgeForLand(ps) : null;
   const attestation = ps ? a.workflow.reviews.latestAttestation(ps.patchset_id) : null;
+  const rules = a.rules.effective();
+  const head = a.store.line(r.change.land_target_line)?.head_snapshot_id ?? null;
+  const co = rules.require_code_owners && head !== null ? a.rules.codeOwnersRead(head) : null;
+  const paths = ps ? a.rules.touchedOf(ps) : null;
   return {
     json: {
       change_id: r.change.change_id,
@@ -168,9 +175,15 @@ export const readinessHandler: Handler = async (ctx) => {
       review: evidence?.review ?? null,
       ci: evidence?.ci ?? null,
       attestation,
+      requirements: r.requirements,
+      approvals: ps ? approvalStates(a.workflow.reviews.reviewsOf(r.change.change_id), a.workflow.reviews.selectedOf(ps)) : [],
+      code_owners: co ? { path: co.path, problem_count: co.problem_count, problems: co.problems, owned_paths: paths ? ownedPaths(co, paths).slice(0, MAX_LISTED_OWNED) : [] } : null,
     },
   };
 };
+
+/** Owned paths a readiness answer lists at most. */
+const MAX_LISTED_OWNED = 100;
 
 export const DiffQuery: Record<string, QueryParam> = {
   against: { schema: str, description: 'a patchset of the same change: diff its revision → this revision instead of base → revision' },
@@ -280,6 +293,29 @@ export const SCHEMAS: Schemas = {
     review: orNull(obj({ approvals: uint, blocking: uint, comments: uint, total: uint })),
     ci: orNull(ref('PatchsetCi')),
     attestation: orNull(ref('AttestationRecord')),
-  }, { description: 'from the land\'s own gate function, judged on the published evidence; writes nothing' }),
+    requirements: {
+      ...arr(obj({
+        kind: { ...enumOf(READINESS_BLOCKERS), description: 'the blocked_by kind the requirement refuses a land with' },
+        rule: { ...str, description: 'the rule it comes from (required_approvals, require_code_owners, require_ci, require_resolved_threads, land_allowed), or policy / review for the gates every repository has' },
+        satisfied: bool,
+        message: { ...str, description: 'what is met, or what is missing and who can satisfy it' },
+        who: { ...arr(str), description: 'who can satisfy it (code owners, land_allowed); absent when nobody in particular' },
+      }, { optional: ['who'] })),
+      description: 'each gate and repository rule the land judges, in its order (docs/api.md "Repository rules"); blocked_by is the first unsatisfied one, unless the line or the merge blocks first',
+    },
+    approvals: {
+      ...arr(obj({ reviewer: str, review_id: str, patchset_id: str, state: enumOf(['live', 'carried', 'dismissed']), reason: str })),
+      description: "each reviewer's latest approval: on this patchset (live), carried from an earlier one, or dismissed by a new patchset (dismiss_stale_approvals), and why",
+    },
+    code_owners: {
+      ...orNull(obj({
+        path: str,
+        problem_count: uint,
+        problems: { ...arr(obj({ line: uint, message: str })), description: 'the CODEOWNERS file\'s problems (line 0: the whole file), at most 50 listed; any blocks code_owners_required' },
+        owned_paths: { ...arr(obj({ path: str, owners: arr(str) })), description: 'touched paths with owners (names without @), at most 100 listed' },
+      })),
+      description: "the target head's CODEOWNERS when require_code_owners is on and the head has one; null otherwise",
+    },
+  }, { description: 'from the land\'s own gate function, judged on the published evidence for the caller; writes nothing' }),
 };
 

@@ -1,7 +1,7 @@
 // The land queue (extension routes; docs/land-queue.md): enqueue a change, list the queue of a
 // line in order with each entry's state and CI, read one entry, remove one. The moves of the
 // queue (speculations, CI, lands, ejections) are made by the server, never by a request.
-import { enums, nullable, object, optional, string } from 'superstruct';
+import { boolean, enums, nullable, object, optional, string } from 'superstruct';
 import { EJECTION_REASONS, QUEUE_MODES, QUEUE_STATES } from '../../domain/workflow/land-queue.js';
 import { validateLineName } from '../../domain/lines.js';
 import { arr, bool, enumOf, hex64, nullable as orNull, obj, ref, str, strArr, uint, type Schemas } from '../json-schema.js';
@@ -10,7 +10,7 @@ import { validate } from '../validate.js';
 import { identityOf, queryValue } from './workflow-common.js';
 
 /** Unknown fields are refused (422). */
-export const Enqueue = object({ change_ref: string(), mode: enums([...QUEUE_MODES]), target_line: optional(nullable(string())) });
+export const Enqueue = object({ change_ref: string(), mode: enums([...QUEUE_MODES]), target_line: optional(nullable(string())), bypass: optional(nullable(boolean())) });
 
 export const ListQuery: Record<string, QueryParam> = {
   target_line: { schema: str, description: 'only the queue of this line' },
@@ -23,6 +23,8 @@ export const enqueue: Handler = async (ctx) => {
   const req = validate(ctx.body, Enqueue);
   const a = requireAuthority(ctx);
   const entry = await a.queue.enqueue(req, identityOf(ctx));
+  // The land itself comes later (the repository's land.bypassed event names it); the request is audited now.
+  if ((req as { bypass?: boolean }).bypass === true) await ctx.access?.book.audit(identityOf(ctx), 'land.bypass_queued', { repository_index: a.index, change_ref: (req as { change_ref?: string }).change_ref ?? null });
   return { status: 201, json: { entry: a.queue.projection(entry, a.index) } };
 };
 
@@ -102,6 +104,7 @@ export const SCHEMAS: Schemas = {
       conflict_paths: { ...strArr, description: 'at most 100 listed' },
     })),
     enqueued_by: { ...orNull(str), description: 'who queued it: the caller the trusted ingress named (docs/api.md "People"); the landed_by of the land it makes. Null when the request named no one' },
+    bypass: { ...bool, description: 'queued with "bypass": true by a caller in bypass_allowed: its land bypasses failing gates as that caller (docs/api.md "Repository rules")' },
     enqueued_at_s: uint,
     updated_at_s: uint,
     finished_at_s: orNull(uint),

@@ -1,7 +1,7 @@
 // Lands (spec: "Land", the `:submit`, lands and task-land rows, "Atomic task land body"; docs/api.md
 // "Lands"). A refused land is recorded and answered 409 with `error`, `failure_kind` and the land
 // projection; a successful one 200.
-import { nullable, optional, string, type as looseObject } from 'superstruct';
+import { boolean, nullable, optional, string, type as looseObject } from 'superstruct';
 import { Invalid } from '../../domain/errors.js';
 import { FAILURE_KINDS, LAND_MODES, LAND_STATUSES, LINE_ACTIONS, MAX_LAND_ATTEMPTS, TASK_LAND_CONTRACT, taskLand, type LandRecord, type LandRequest } from '../../authority/workflow/lands.js';
 import { TASK_START_CONTRACT, taskStart, type TaskStartBody } from '../../authority/workflow/task-start.js';
@@ -19,6 +19,8 @@ const LandFields = {
   patchset_id: optional(nullable(string())),
   expected_head_snapshot_id: optional(nullable(string())),
   expected_target_line_head: optional(nullable(string())),
+  /** Land despite failing gates: only a caller in the repository's bypass_allowed (else 403). */
+  bypass: optional(nullable(boolean())),
 };
 export const Submit = looseObject(LandFields);
 /**
@@ -65,6 +67,7 @@ export const submit: Handler = async (ctx) => {
   // Who asked: the caller the ingress names, never the body (docs/api.md "Lands").
   const { land } = await a.lands.submit(ctx.params.change_ref, req, undefined, identityOf(ctx));
   if (land.status !== 'landed') return refused(ctx, land);
+  await auditBypass(ctx, land, a.index);
   return {
     json: {
       land: a.lands.landProjection(land, a.index),
@@ -85,8 +88,15 @@ export const taskLandHandler: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
   const { result, land, refused: no } = await taskLand(a.lands, a.workflow, req, a.index, identityOf(ctx));
   if (no) return refused(ctx, land);
+  await auditBypass(ctx, land, a.index);
   return { json: result };
 };
+
+/** A land made over failing rules is an admin action: it goes to the audit feed too (docs/api.md "The audit feed"). */
+async function auditBypass(ctx: RouteContext, land: { land_id?: string; bypassed_by?: string | null; bypassed?: { kind: string }[] }, index: number): Promise<void> {
+  if (!land.bypassed_by && !land.bypassed?.length) return;
+  await ctx.access?.book.audit(identityOf(ctx), 'land.bypassed', { repository_index: index, land_id: land.land_id ?? null, kinds: (land.bypassed ?? []).map((b) => b.kind) });
+}
 
 export const taskStartHandler: Handler = async (ctx) => {
   rejectRouteOwned(ctx.body);
@@ -143,6 +153,8 @@ export const SCHEMAS: Schemas = {
     stale_patchset_ids: strArr,
     attempts: { ...uint, minimum: 1, maximum: MAX_LAND_ATTEMPTS, description: 'how many times the land planned: more than 1 when the line moved under an unpinned land and it planned again onto the new head' },
     landed_by: { ...orNull(str), description: 'who asked for the land: the caller the trusted ingress named (docs/api.md "People"), or for a land from the queue the entry\'s enqueued_by; null when the request named no one (and on lands recorded before it was kept)' },
+    bypassed_by: { ...orNull(str), description: 'who landed it with "bypass": true over failing gates (docs/api.md "Repository rules"); null when nothing was bypassed' },
+    bypassed: { ...arr(obj({ kind: str, message: str })), description: 'the gate refusals the bypass overrode, in gate order; empty when nothing was bypassed' },
     created_at_s: uint,
     finished_at_s: uint,
     result: landResult,

@@ -189,7 +189,14 @@ export const SCHEMAS: Schemas = {
     change_id: str,
     change_ref: str,
     selected_patchset_id: orNull(str),
-    reviews: { ...arr(extend(review, { live: bool, stale: bool })), description: 'oldest first' },
+    reviews: {
+      ...arr(extend(review, {
+        live: bool,
+        stale: bool,
+        approval: { ...orNull(obj({ state: enumOf(['live', 'carried', 'dismissed']), reason: str })), description: "on each reviewer's latest approval: whether it counts on the selected patchset (live on it, carried from an earlier one) or was dismissed by a new patchset, and why (docs/api.md \"Repository rules\"); null on every other record" },
+      })),
+      description: 'oldest first',
+    },
     ...reviewCounts,
     ...PAGE_FIELDS,
   }, { description: 'approvals, blocking, comments and total count the whole change; count the rows of this page' }),
