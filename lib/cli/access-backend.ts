@@ -154,7 +154,7 @@ class OfflineBackend implements AccessBackend {
       lock = await lockDataDir(dataDir);
     } catch (err) {
       if (isCairnError(err) && err.code === 'Busy') {
-        throw new Busy(`${err.message}: a running server holds it. Stop the server, or run this against it with --server URL as a server admin`);
+        throw new Busy(`${err.message}: a running server holds it; stop the server, or run this against it with --server URL as a server admin`);
       }
       throw err;
     }
