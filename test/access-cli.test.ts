@@ -4,14 +4,15 @@
 // cairn token create / list / revoke, cairn repo access, the sign-in hint of a 401, and fsck of
 // DATA/access.log. Every CLI run is a child process; the server runs in this process.
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, promises as fsp, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { CLI, api, cli, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { CLI, api, cli, onTty, startTestServer, tempDir, until, type TestServer } from './helpers.js';
 import { hasGit } from './git-fixture.js';
 import { Layout } from '../lib/store/layout.js';
 
 const TOKEN = /cairn_[A-Za-z0-9_-]{43}/;
+const hasScript = spawnSync('script', ['--version']).status === 0;
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 /** The CLI with `input` on stdin. */
@@ -234,6 +235,22 @@ describe('the access commands: admin, token, login, logout, whoami, repo access'
     expect(statSync(credentialsFile(nogit)).mode & 0o777).to.equal(0o600);
   });
 
+  (hasScript ? it : it.skip)('login on a terminal reads the token without echoing it', async () => {
+    const made = JSON.parse((await cli(['token', 'create', 'typed', '--server', server!.url, '--json'], { CAIRN_TOKEN: rootToken })).stdout).token;
+    const env = person(null);
+    const child = spawn('script', ['-qefc', `'${process.execPath}' '${CLI}' login --server ${server!.url}`, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { out += d; });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    await until('the prompt', () => out.includes('(input is hidden)'));
+    child.stdin.write(`${made.token}\r`);
+    expect(await exited).to.equal(0);
+    expect(out).to.include('signed in to').and.include('as root');
+    expect(out).to.not.include(made.token);
+    expect(JSON.parse(readFileSync(credentialsFile(env), 'utf8')).servers[server!.url].token).to.equal(made.token);
+  });
+
   it('login refuses a stdin that is not a terminal without --token-stdin (exit 2), and a server without accounts', async () => {
     const res = await cliIn(['login', '--server', server!.url], 'x\n', person(null));
     expect(res.code).to.equal(2);
@@ -264,6 +281,18 @@ describe('the access commands: admin, token, login, logout, whoami, repo access'
     const all = JSON.parse((await cli(['admin', 'audit', '--after', '2', '--limit', '1000', '--server', server!.url, '--json'], env)).stdout);
     expect(JSON.stringify(all)).to.not.match(TOKEN).and.not.include('digest');
     expect(all.records.map((r: { type: string }) => r.type)).to.include.members(['account.changed', 'group.set', 'access.changed', 'token.revoked']);
+  });
+});
+
+(hasScript ? describe : describe.skip)('cairn admin user add on a terminal', () => {
+  it('prints the account and its token once, saying to copy it now', async () => {
+    const dataDir = path.join(tempDir(), 'data');
+    const res = await onTty(['admin', 'user', 'add', 'gus', '--admin', '--data', dataDir]);
+    expect(res.status, res.stdout).to.equal(0);
+    expect(res.stdout).to.include('account gus added (server admin)');
+    expect(res.stdout).to.match(/token token-1 "first" for gus: scopes read, write, admin; expires/);
+    expect(res.stdout).to.include('copy it now, it is not shown again');
+    expect(res.stdout).to.match(TOKEN);
   });
 });
 

@@ -92,8 +92,9 @@ async function readToken(fromStdin: boolean, server: string): Promise<string> {
 function promptHidden(prompt: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const stdin = process.stdin;
-    process.stderr.write(prompt);
+    // Echo off before the prompt shows: what is typed after it is never on the screen.
     stdin.setRawMode(true);
+    process.stderr.write(prompt);
     stdin.resume();
     let text = '';
     const done = (err: Error | null) => {
