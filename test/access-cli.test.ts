@@ -167,6 +167,10 @@ describe('the access commands: admin, token, login, logout, whoami, repo access'
     expect(bad.stderr).to.include(`${server!.url} did not accept the token in CAIRN_TOKEN`);
     expect(bad.stderr).to.include(`cairn login --server ${server!.url}`);
     expect(bad.stderr).to.not.include(dead);
+    // The event feed too (its own client).
+    const watch = await cli(['watch', '--server', server!.url, '--repo', String(repo)], person(null));
+    expect(watch.code).to.equal(1);
+    expect(watch.stderr).to.include(`sign in with cairn login --server ${server!.url}`);
     const who = await cli(['whoami', '--server', server!.url, '--json'], person(null));
     expect(who.code).to.equal(1);
     expect(JSON.parse(who.stdout).account).to.equal(null);
