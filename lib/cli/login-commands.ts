@@ -101,6 +101,7 @@ function promptHidden(prompt: string): Promise<string> {
       stdin.setRawMode(false);
       stdin.pause();
       stdin.removeListener('data', onData);
+      stdin.removeListener('end', onEnd);
       process.stderr.write('\n');
       if (err) reject(err);
       else resolve(text.trim());
@@ -113,7 +114,9 @@ function promptHidden(prompt: string): Promise<string> {
         else if (ch >= ' ') text += ch;
       }
     };
+    const onEnd = () => done(null);
     stdin.on('data', onData);
+    stdin.once('end', onEnd);
   });
 }
 
