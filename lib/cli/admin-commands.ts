@@ -27,7 +27,7 @@ user add      make an account and its first token. The token is shown once, on s
               --json as token.token), or written to --token-file; copy it now, it is not
               shown again. --admin makes a server admin (admin in every repository; may add
               accounts and repositories). Roles in repositories are granted with
-              cairn repo access grant.
+              cairn repo access grant (see cairn repo access --help).
 user list     every account: server admin, disabled, how it was made
 user disable  the account's tokens stop working at once (its streams end); enable undoes it
 group set     set a group's members (an empty --members removes the group); grant a group a

@@ -33,10 +33,8 @@ function repoLine(r: Record<string, any>): string[] {
 export const REPO_HELP = `Usage: cairn repo create NAME [--namespace NS] [--policy-flags N] --server URL
        cairn repo list --server URL [--name NAME]
        cairn repo show --server URL --repo N
-       cairn repo access [grant|revoke|anonymous-read ...] --repo N (see cairn repo access --help)
 
-Register a repository (prints its index), list the registered ones, or show one; with access,
-who has which role in it (on a server with accounts).
+Register a repository (prints its index), list the registered ones, or show one.
 
 Options:
   --server URL        cairn server (http://HOST:PORT or HOST:PORT; default: the working copy's, then $CAIRN_SERVER)
