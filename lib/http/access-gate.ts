@@ -13,10 +13,15 @@
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import { TooManyRequests, Unauthorized, Forbidden } from '../domain/errors.js';
-import { ANONYMOUS, decide, type Principal, type Role } from '../domain/access.js';
+import { ANONYMOUS, decide, type Permission, type Principal, type Role } from '../domain/access.js';
+
+/** What the gate reads of a route of the table (./route-types.ts RouteSpec). */
+export interface GatedRoute {
+  operation: string;
+  permission: Permission;
+}
 import type { AccessBook } from '../authority/access.js';
 import { canonicalAddress } from './identity.js';
-import type { RouteSpec } from './route-types.js';
 
 export type AuthMode = 'tokens' | 'ingress' | 'tokens+ingress';
 
@@ -49,7 +54,7 @@ export class AccessGate {
   }
 
   /** The principal of `req` (`identity`: the name the front door gave, already checked). */
-  async principal(req: IncomingMessage, identity: string | null, route: RouteSpec): Promise<Principal> {
+  async principal(req: IncomingMessage, identity: string | null, route: GatedRoute): Promise<Principal> {
     const header = req.headers.authorization;
     if (header !== undefined) {
       const source = sourceOf(req);
@@ -71,7 +76,7 @@ export class AccessGate {
   }
 
   /** Throws 401/403 unless `who` may call `route` in repository `index` (null: not under one). */
-  check(route: RouteSpec, who: Principal, index: number | null): void {
+  check(route: GatedRoute, who: Principal, index: number | null): void {
     const role: Role | null = index === null ? null : this.book.roleIn(who, index);
     const d = decide(route.permission, who, role, route.operation);
     if (d.allow) return;
@@ -120,7 +125,7 @@ export function credentialToken(header: string): string | null {
 }
 
 /** git asks for a password on a Basic challenge; API clients get a Bearer one. */
-function challengeFor(route: RouteSpec): string {
+function challengeFor(route: GatedRoute): string {
   return route.operation.startsWith('git.') ? GIT_CHALLENGE : API_CHALLENGE;
 }
 
