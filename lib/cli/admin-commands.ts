@@ -131,7 +131,7 @@ export async function adminCommand(argv: string[]): Promise<number> {
         if (!page.records.length) return after ? `no audit records after ${after}` : 'no audit records';
         const lines = page.records.map((r) => {
           const { seq, at_s, type, actor, ...rest } = r as { seq: number; at_s: number; type: string; actor: string | null };
-          return [String(seq), when(at_s), actor ?? '(offline)', type === 'audit' ? String((rest as Record<string, unknown>).action) : type, JSON.stringify(rest)];
+          return [String(seq), when(at_s), actor ?? '-', type === 'audit' ? String((rest as Record<string, unknown>).action) : type, JSON.stringify(rest)];
         });
         return table([['SEQ', 'AT', 'ACTOR', 'WHAT', 'DETAILS'], ...lines]) + (page.next_after !== null ? `\nmore: cairn admin audit --after ${page.next_after}` : '');
       });
