@@ -11,15 +11,16 @@ import { Layout } from '../store/layout.js';
 import { openSealKey } from '../store/seal-key.js';
 import type { SealKey } from '../domain/sealing.js';
 import { checkRegistryEvents } from '../store/registry-events.js';
+import { checkAccessLog } from '../store/access-log.js';
 import { decodeRegistry } from '../store/registry-file.js';
 import { CliUsageError, parseCommandArgs, parseMaxSnapshotPaths, requireDataDir } from './args.js';
 import { DEFAULT_MAX_SNAPSHOT_PATHS } from '../domain/tree-size.js';
 
 export const FSCK_HELP = `Usage: cairn fsck --data DIR [--repo N] [--rebuild-locators] [--max-snapshot-paths N]
 
-Verify a data directory offline: the registry and its event log, and for each repository (or only N) every pack
-hash and frame, every index checksum and locator, every reachable tree and snapshot, every
-line head. Prints each problem on its own line and a JSON summary; exits 1 when any problem
+Verify a data directory offline: the registry and its event log, the access log (accounts,
+tokens, grants: access.log), and for each repository (or only N) every pack hash and frame,
+every index checksum and locator, every reachable tree and snapshot, every line head. Prints each problem on its own line and a JSON summary; exits 1 when any problem
 is found. Takes the data-directory lock, so it refuses to run while a server holds it.
 
 Notes (on stderr, "note: ...") are not problems: what recovery repaired while fsck opened a
@@ -79,6 +80,11 @@ export async function fsckCommand(argv: string[]): Promise<number> {
       for (const p of events.problems) process.stdout.write(`${p}\n`);
       for (const n of events.notes) process.stderr.write(`note: ${n}\n`);
       problems += events.problems.length;
+      // Accounts, tokens and grants (cairn serve --auth tokens): every record decodes, in sequence.
+      const access = checkAccessLog(layout.accessLogFile);
+      for (const p of access.problems) process.stdout.write(`${p}\n`);
+      for (const n of access.notes) process.stderr.write(`note: ${n}\n`);
+      problems += access.problems.length;
     }
     for (const record of records) {
       if (only !== null && record.repository_index !== only) continue;

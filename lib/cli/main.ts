@@ -37,11 +37,18 @@ Workflow:
   diff      show what a change or patchset changes (unified diff, --stat, --against)
 
 Everyday:
-  repo      create, list or show repositories
+  repo      create, list or show repositories; who may use one (repo access)
   lines     list a repository's lines
   log       snapshot history of a line
   jobs      list or show worker jobs (CI runs)
   watch     print events as they happen (one repository's, or every repository's)
+
+Accounts and access:
+  login     sign in to a server with a token (stored for cairn, handed to git's credential helper)
+  logout    forget the stored token (and tell git's credential helper)
+  whoami    who the server takes you for: account, token scopes, your role in a repository
+  token     create, list and revoke personal access tokens
+  admin     accounts, groups and the audit feed (offline with --data: the first admin)
 
 Server and operations:
   serve     serve the HTTP interface
@@ -71,7 +78,11 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   clone: async () => (await import('./content-commands.js')).checkoutCommand,
   status: async () => (await import('./content-commands.js')).statusCommand,
   update: async () => (await import('./content-commands.js')).updateCommand,
-  repo: async () => (await import('./everyday.js')).repoCommand,
+  // `repo access` has a module of its own (./repo-access-command.ts).
+  repo: async () => {
+    const repo = (await import('./everyday.js')).repoCommand;
+    return async (argv) => (argv[0] === 'access' ? (await import('./repo-access-command.js')).repoAccessCommand(argv.slice(1)) : repo(argv));
+  },
   lines: async () => (await import('./everyday.js')).linesCommand,
   log: async () => (await import('./everyday.js')).logCommand,
   jobs: async () => (await import('./everyday.js')).jobsCommand,
@@ -100,6 +111,11 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   config: async () => (await import('./config-command.js')).configCommand,
   mirror: async () => (await import('./mirror-commands.js')).mirrorCommand,
   archive: async () => (await import('./archive-command.js')).archiveCommand,
+  login: async () => (await import('./login-commands.js')).loginCommand,
+  logout: async () => (await import('./login-commands.js')).logoutCommand,
+  whoami: async () => (await import('./login-commands.js')).whoamiCommand,
+  token: async () => (await import('./token-commands.js')).tokenCommand,
+  admin: async () => (await import('./admin-commands.js')).adminCommand,
 };
 
 /** Every command name `cairn` accepts (aliases included), in table order: what docs/cli.md documents. */
@@ -155,7 +171,7 @@ export async function main(argv: string[]): Promise<number> {
 
 /** Exit codes: 2 usage, 4 busy (data directory locked), 5 corrupt, 6 refused (line moved, update conflict), 7 events gone (watch), 1 anything else. */
 function reportError(err: unknown): number {
-  const message = err instanceof Error ? err.message : String(err);
+  const message = (signInHint(err) ?? (err instanceof Error ? err.message : String(err)));
   process.stderr.write(`cairn: ${message}\n`);
   if (err instanceof CliUsageError) return 2;
   const name = err instanceof Error ? err.constructor.name : '';
@@ -166,4 +182,22 @@ function reportError(err: unknown): number {
     if (err.code === 'Corrupt') return 5;
   }
   return 1;
+}
+
+/**
+ * A 401 of the access gate says how to sign in: with which server, and whether the token sent
+ * (from CAIRN_TOKEN or cairn login) was refused or there was none. Other 401s (a promotion
+ * secret) keep their own message. Never names the token.
+ */
+function signInHint(err: unknown): string | null {
+  const e = err as { status?: unknown; server?: unknown; body?: { error?: unknown } | null; message?: string };
+  if (e?.status !== 401 || typeof e.server !== 'string') return null;
+  const text = typeof e.body?.error === 'string' ? e.body.error : '';
+  if (!/signed-in caller|authentication failed|Authorization header/.test(text)) return null;
+  const login = `cairn login --server ${e.server}`;
+  if (/^authentication failed/.test(text)) {
+    const from = process.env.CAIRN_TOKEN?.trim() ? 'the token in CAIRN_TOKEN' : 'the token stored by cairn login';
+    return `${e.message}\n${e.server} did not accept ${from} (unknown, revoked or expired, or its account disabled): sign in again with ${login}, or set CAIRN_TOKEN to a valid token`;
+  }
+  return `${e.message}\nnot signed in to ${e.server}: sign in with ${login} (a token from your admin, or cairn token create), or set CAIRN_TOKEN`;
 }

@@ -1,6 +1,7 @@
 // `cairn watch`: print a server's events as they happen (docs/guide.md "Watching events").
 // One repository's feed with --repo, the global feed without. Readable lines on a terminal,
 // the server's JSON, one object per line, when piped or with --json. Ctrl-C ends it with 0.
+import { normalizeServerUrl } from '../client/http.js';
 import { findWorkingCopy } from '../client/working-copy.js';
 import { FeedConnectError, FeedGoneError, FeedRefusedError, FeedUnavailableError, GLOBAL_FEED, followFeed, repositoryFeed, type FeedEvent } from '../client/events.js';
 import { parseU32 } from '../domain/repository.js';
@@ -28,7 +29,8 @@ Options:
 
 Exit status: 0 after Ctrl-C; 7 when the events after --since (or after the point a dropped
 connection resumes from) are no longer all kept: the message names the --since of the
-oldest kept event; 1 when the server cannot be reached or has no such feed; 2 usage.
+oldest kept event; 1 when the server cannot be reached, has no such feed or refuses you
+(401: the message says how to sign in; 403); 2 usage.
 `;
 
 /** 410 from a feed, in the user's words: exit code 7 (lib/cli/main.ts). */
@@ -153,6 +155,10 @@ export async function watchCommand(argv: string[]): Promise<number> {
     });
   } catch (err) {
     if (err instanceof FeedGoneError) throw new EventsGoneError(goneMessage(err, repo));
+    // Not signed in, or not allowed: exit 1 with how to sign in (main.ts), not a usage error.
+    if (err instanceof FeedRefusedError && (err.status === 401 || err.status === 403)) {
+      throw Object.assign(new Error(`the server refused the request: HTTP ${err.status}: ${err.message}`), { status: err.status, body: err.body, server: normalizeServerUrl(server) });
+    }
     if (err instanceof FeedRefusedError) throw new CliUsageError(`the server refused the request: ${err.message}`);
     if (err instanceof FeedUnavailableError) {
       throw new Error(err.status === 404 && repo !== null ? `no event feed for repository ${repo} on ${server}${typeof err.body?.error === 'string' ? ` (${err.body.error})` : ''}` : `${server} has no event feed (${err.message})`);

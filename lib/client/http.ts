@@ -18,6 +18,8 @@ const httpsRequest = (url: URL, options: import('node:https').RequestOptions, ca
 export class DeadlineError extends Error {}
 
 export class ServerError extends Error {
+  /** The server's address (no credentials) when a CairnClient made the request: what a sign-in hint names. */
+  server?: string;
   constructor(readonly status: number, readonly body: { error?: string; code?: string } | null, what: string) {
     super(`${describeRequest(what)}: HTTP ${status}${body?.error ? `: ${body.error}` : ''}`);
   }
@@ -188,7 +190,11 @@ export class CairnClient {
   private parsed<T>(method: string, urlPath: string, res: { status: number; body: Buffer }): T {
     let parsed: any = null;
     try { parsed = res.body.length ? JSON.parse(res.body.toString('utf8')) : null; } catch { parsed = null; }
-    if (res.status < 200 || res.status >= 300) throw new ServerError(res.status, parsed, `${method} ${urlPath}`);
+    if (res.status < 200 || res.status >= 300) {
+      const err = new ServerError(res.status, parsed, `${method} ${urlPath}`);
+      err.server = this.base;
+      throw err;
+    }
     return parsed as T;
   }
 
@@ -257,7 +263,7 @@ export class CairnClient {
     if (res.status !== 200) {
       let parsed: any = null;
       try { parsed = JSON.parse(res.body.toString('utf8')); } catch { parsed = null; }
-      throw new ServerError(res.status, parsed, `GET ${urlPath}`);
+      throw Object.assign(new ServerError(res.status, parsed, `GET ${urlPath}`), { server: this.base });
     }
     return res.body;
   }
@@ -292,7 +298,7 @@ export class CairnClient {
       }
       let parsed: any = null;
       try { parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { parsed = null; }
-      throw new ServerError(res.statusCode ?? 0, parsed, `GET ${urlPath}`);
+      throw Object.assign(new ServerError(res.statusCode ?? 0, parsed, `GET ${urlPath}`), { server: this.base });
     }
   }
 
