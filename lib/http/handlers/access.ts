@@ -136,9 +136,10 @@ export const createToken: Handler = async (ctx) => {
   const req = validate(ctx.body, CreateToken);
   const owner = tokenOwner(ctx, req.account);
   const scopes = req.scopes === undefined ? DEFAULT_SCOPES : requireScopes(req.scopes);
-  // A token never holds more than the one it was made with: a token without `admin` cannot mint one that has it.
+  // A token never holds more than the one it was made with: a token without `admin` cannot mint
+  // one that has it. A server admin's admin-scoped token may make any scopes (a runner's token).
   const who = principalOf(ctx);
-  if (who.kind === 'account' && who.scopes !== null) {
+  if (who.kind === 'account' && who.scopes !== null && !(who.serverAdmin && who.scopes.has('admin'))) {
     const wider = scopes.filter((s) => !who.scopes!.has(s) && !(s === 'read' && who.scopes!.has('write')));
     if (wider.length) throw new Forbidden(`this token may not make a token with scopes it lacks (${wider.join(', ')})`);
   }

@@ -1,0 +1,273 @@
+// `cairn serve --archive URL`: the server side of the archive (docs/operations.md "Archive").
+// At start it settles its generation (DATA/archive.json; a new claim under `generations/` when
+// the file is absent, names another archive or holds generation 0 after a restore or a
+// reclaim), takes the lease where the store honours conditional writes, and runs the shipper
+// (lib/archive) over every registered, not purged repository. An archive is known by the id
+// stored in it (`archive-id`), so another spelling of its URL is the same archive; a directory
+// once fenced stays fenced (archive.json says so) until `cairn archive reclaim`. All of it runs
+// beside the commits: an unreachable store delays shipping and shows in /healthz, it never
+// fails a commit or the start.
+import { LIFECYCLE_PURGED } from '../domain/repository.js';
+import { pruneArchive } from '../archive/prune.js';
+import { readArchiveFile, writeArchiveFile } from '../archive/archive-file.js';
+import { canonicalArchiveUrl, sameArchiveUrl } from '../archive/archive-url.js';
+import { encodeRegistryRecord } from '../store/registry-file.js';
+import { crashPoint } from '../store/crash-point.js';
+import { claimGeneration, ensureArchiveId, Lease, newerClaim, readArchiveId } from '../archive/generations.js';
+import { Shipper } from '../archive/shipper.js';
+const LEASE_LOST = (gen) => `fenced: another writer took the lease of generation ${gen}`;
+/** The service's repositories as the shipper sees them. */
+export function serviceSource(service) {
+    return {
+        repositories: () => service.registry.all().filter((r) => r.lifecycle_kind !== LIFECYCLE_PURGED).map((r) => r.repository_index),
+        purged: () => service.registry.all().filter((r) => r.lifecycle_kind === LIFECYCLE_PURGED).map((r) => r.repository_index),
+        committed: (index) => {
+            if (!service.isOpen(index))
+                return 0;
+            try {
+                return service.authority(index).store.generation;
+            }
+            catch {
+                return 0;
+            }
+        },
+        registryRecord: (index) => encodeRegistryRecord(service.record(index)),
+        capture: async (index, wants) => {
+            const { store } = await service.opened(index);
+            await sealedBeforeShipping(index, store);
+            return store.capture(wants);
+        },
+    };
+}
+/**
+ * What a server from before sealing wrote in clear (webhook secrets, drafts) is never shipped
+ * (storage-layout.md §17.2): a reseal that failed at the open is tried again here, and while it
+ * fails the repository is not shipped; the round's error (/healthz archive.last_error) says why.
+ */
+async function sealedBeforeShipping(index, store) {
+    if (store.fieldsInClear === 0)
+        return;
+    let why = '';
+    try {
+        await store.sealInClear();
+    }
+    catch (err) {
+        why = `: ${err.message}`;
+    }
+    if (store.fieldsInClear > 0)
+        throw new Error(`repository ${index} is not shipped: its workflow.log holds ${store.fieldsInClear} webhook or draft records in clear and sealing them failed${why}`);
+}
+export class Archiving {
+    service;
+    o;
+    shipper = null;
+    generation = 0n;
+    startError = null;
+    fencedBy = null;
+    fencedWhy = null;
+    /** The archive's URL in its one spelling. */
+    url;
+    stopped = false;
+    leaseTimer = null;
+    pruneTimer = null;
+    pruning = null;
+    /** The last prune's report (or failure), for /healthz. */
+    lastPrune = null;
+    constructor(service, o) {
+        this.service = service;
+        this.o = o;
+        this.url = canonicalArchiveUrl(o.url);
+        void this.start();
+    }
+    /** /healthz and `cairn archive status`. */
+    status() {
+        if (this.shipper)
+            return this.o.prune ? { ...this.shipper.status(), last_prune: this.lastPrune } : this.shipper.status();
+        return {
+            url: this.url,
+            generation: this.generation.toString(),
+            state: this.fencedBy ? 'fenced' : this.startError ? 'error' : 'idle',
+            repositories: [],
+            last_error: this.fencedBy ? this.fencedWhy : this.startError,
+            last_shipped_at: null,
+        };
+    }
+    note(type, data) {
+        void this.service.registry.noteEvents([{ type, data: { archive: this.url, ...data } }]);
+    }
+    /** archive.fenced: one per repository the writer shipped (the registry feed's events each name a repository). */
+    noteFenced(newer) {
+        const events = serviceSource(this.service).repositories().map((index) => ({ type: 'archive.fenced', data: { repository_index: index, archive: this.url, generation: this.generation.toString(), newer } }));
+        void this.service.registry.noteEvents(events);
+    }
+    /**
+     * Record the fence in archive.json, so that no later start of this directory claims the
+     * archive back (whatever URL it is given) until an operator runs `cairn archive reclaim`.
+     */
+    async recordFence(local, by, why) {
+        // Recorded before it shows: what /healthz calls fenced is already fenced on disk.
+        await writeArchiveFile(this.service.layout.archiveFile, { ...local, fenced: { by, at: new Date().toISOString(), why } });
+        this.fencedBy = by;
+        this.fencedWhy = why;
+    }
+    async start() {
+        const log = this.service.log;
+        let delay = 500;
+        for (;;) {
+            if (this.stopped)
+                return;
+            try {
+                await this.settle();
+                this.startError = null;
+                return;
+            }
+            catch (err) {
+                this.startError = err.message;
+                log.warn({ archive: this.url, problem: this.startError }, 'archive: cannot start shipping yet; retrying');
+                await new Promise((r) => setTimeout(r, delay).unref());
+                delay = Math.min(delay * 2, 30_000);
+            }
+        }
+    }
+    async settle() {
+        const { store } = this.o;
+        const url = this.url;
+        const log = this.service.log;
+        const file = this.service.layout.archiveFile;
+        let local = await readArchiveFile(file);
+        if (local?.fenced) {
+            // Fenced before: this directory's history is no longer the archive's. Only an operator
+            // takes the archive back (cairn archive reclaim), never a restart, whatever the URL.
+            this.generation = BigInt(local.generation);
+            this.fencedBy = local.fenced.by;
+            this.fencedWhy = `${local.fenced.why} (recorded in archive.json at ${local.fenced.at}; cairn archive reclaim --data DIR claims the archive again)`;
+            log.error({ archive: url, generation: local.generation, newer: local.fenced.by, recorded_at: local.fenced.at }, 'archive: this data directory was fenced by a newer writer; it ships nothing until cairn archive reclaim');
+            return;
+        }
+        const conditional = await store.conditionalPut();
+        const storedId = await readArchiveId(store);
+        // The same archive: the same id, or (a file from before ids) the same location however spelled.
+        const same = local !== null && (local.archive_id !== undefined ? local.archive_id === storedId : sameArchiveUrl(local.url, url));
+        if (local && same && local.generation !== '0') {
+            this.generation = BigInt(local.generation);
+            const id = storedId ?? (await ensureArchiveId(store, conditional));
+            if (local.archive_id !== id || local.url !== url) {
+                local = { ...local, url, archive_id: id };
+                await writeArchiveFile(file, local);
+            }
+        }
+        else {
+            const reason = local?.reclaimed_at && same ? 'reclaim' : local ? 'restore' : 'first';
+            const id = storedId ?? (await ensureArchiveId(store, conditional));
+            const claim = await claimGeneration(store, reason, conditional);
+            this.generation = claim.generation;
+            local = { url, archive_id: id, generation: claim.generation.toString() };
+            await writeArchiveFile(file, local);
+            log.info({ archive: url, generation: claim.generation.toString(), reason: claim.reason }, 'archive: claimed a generation');
+        }
+        const newer = await newerClaim(store, this.generation, true);
+        if (newer !== null) {
+            await this.recordFence(local, newer.toString(), `fenced: generation ${newer} was claimed after ${this.generation}`);
+            log.error({ archive: url, generation: this.generation.toString(), newer: this.fencedBy }, 'archive: a newer writer holds the archive; shipping stopped');
+            this.noteFenced(newer.toString());
+            return;
+        }
+        const recorded = local;
+        let lease = null;
+        if (conditional) {
+            lease = new Lease(store, this.generation, this.o.leaseSeconds ?? 30);
+            for (;;) {
+                if (this.stopped)
+                    return;
+                const got = await lease.tryAcquire();
+                if (got.held)
+                    break;
+                this.startError = `waiting for the archive lease of generation ${this.generation} (held by another writer${got.until ? ` until ${got.until}` : ''})`;
+                await new Promise((r) => setTimeout(r, Math.max(250, lease.renewEveryMs / 2)).unref());
+            }
+        }
+        const shipper = new Shipper({
+            store,
+            source: serviceSource(this.service),
+            generation: this.generation,
+            url,
+            intervalMs: this.o.intervalMs,
+            lagWarnSeconds: this.o.lagWarnSeconds,
+            checkpointRanges: this.o.checkpointRanges,
+            packsPerRound: this.o.packsPerRound,
+            log,
+            conditional,
+            crashPoint,
+            onFenced: (info) => {
+                this.noteFenced(info.newer);
+                const why = info.newer === this.generation.toString() ? LEASE_LOST(this.generation) : `fenced: generation ${info.newer} was claimed after ${this.generation}`;
+                this.recordFence(recorded, info.newer, why).catch((err) => log.error({ archive: url, problem: err.message }, 'archive: could not record the fence in archive.json'));
+            },
+            onLagging: (info) => this.note('archive.lagging', { repository_index: info.repository, lag_seconds: info.lag_seconds }),
+            beforeManifest: async () => {
+                const above = await newerClaim(store, this.generation);
+                if (above !== null)
+                    shipper.fence(above.toString());
+                else if (lease) {
+                    try {
+                        await lease.ensure();
+                    }
+                    catch (err) {
+                        if (lease.lost)
+                            shipper.fence(this.generation.toString(), LEASE_LOST(this.generation));
+                        throw err;
+                    }
+                }
+            },
+        });
+        if (this.stopped)
+            return;
+        this.shipper = shipper;
+        if (lease) {
+            const l = lease;
+            this.leaseTimer = setInterval(() => {
+                void l.renew().then((ok) => { if (!ok)
+                    shipper.fence(this.generation.toString(), LEASE_LOST(this.generation)); }, () => { });
+            }, l.renewEveryMs);
+            this.leaseTimer.unref();
+        }
+        shipper.start();
+        if (this.o.prune)
+            this.schedulePrune(Math.min(this.o.prune.everyMs, 10 * 60_000));
+    }
+    /**
+     * One prune at a time, beside the shipping (never inside a commit); a fenced or stopped writer
+     * does not prune: the archive is the newer writer's to keep.
+     */
+    schedulePrune(delayMs) {
+        const prune = this.o.prune;
+        this.pruneTimer = setTimeout(() => {
+            if (this.stopped || this.fencedBy || this.shipper?.status().state === 'fenced')
+                return;
+            this.pruning = pruneArchive(this.o.store, { policy: prune.policy, graceMs: prune.graceMs }).then((report) => {
+                this.lastPrune = { at: new Date().toISOString(), deleted_manifests: report.manifests.deleted, deleted_objects: report.objects.deleted, deleted_bytes: report.objects.deleted_bytes };
+                this.service.log.info({ archive: this.url, ...this.lastPrune }, 'archive: pruned by the retention policy');
+            }, (err) => {
+                this.lastPrune = { at: new Date().toISOString(), error: err.message };
+                this.service.log.warn({ archive: this.url, problem: err.message }, 'archive: prune failed; retrying at the next one');
+            }).finally(() => {
+                this.pruning = null;
+                if (!this.stopped)
+                    this.schedulePrune(prune.everyMs);
+            });
+        }, delayMs);
+        this.pruneTimer.unref();
+    }
+    async stop() {
+        this.stopped = true;
+        if (this.leaseTimer)
+            clearInterval(this.leaseTimer);
+        if (this.pruneTimer)
+            clearTimeout(this.pruneTimer);
+        await Promise.race([this.pruning, new Promise((r) => setTimeout(r, 2000).unref())]);
+        // An upload in flight is not waited for long: what it had not finished ships after the next start.
+        await Promise.race([this.shipper?.stop(), new Promise((r) => setTimeout(r, 2000).unref())]);
+        this.o.store.close?.();
+    }
+}
+//# sourceMappingURL=archiving.js.map

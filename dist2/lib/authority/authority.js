@@ -1,0 +1,215 @@
+import { promises as fsp } from 'node:fs';
+import { Corrupt } from '../domain/errors.js';
+import { decodeAuthorityFile, encodeAuthorityFile } from '../store/authority-file.js';
+import { mkdirDurable, removeTempFiles, writeFileDurable } from '../store/durable.js';
+import { ContentStore } from '../store/content-store.js';
+import { AuthorityLayout } from '../store/layout.js';
+import { ContentOperations } from './content.js';
+import { JobQueue } from './jobs.js';
+import { PlanBook } from './plans.js';
+import { WorkflowBook } from './workflow/book.js';
+import { HistoryPromotions } from './workflow/promotion.js';
+import { landGates } from './workflow/gates.js';
+import { LandDesk } from './workflow/lands.js';
+import { RulesBook } from './workflow/rules-book.js';
+import { CHANGE } from '../domain/workflow/rules.js';
+import { authorsOf, listed, ownedPaths, touchedPaths } from '../domain/workflow/repo-rules.js';
+import { LandQueue } from './workflow/land-queue.js';
+import { WebhookBook } from './webhooks.js';
+import { GitMirrorBook } from './git-mirrors.js';
+import { DEFAULT_JOB_POLICY } from '../domain/jobs.js';
+import { gitShadowOf, NO_GIT_SHADOWS } from './git-shadow.js';
+export class Authority {
+    index;
+    layout;
+    store;
+    jobs;
+    plans;
+    content;
+    /** Tasks, changes and patchsets (workflow.log entities) and their read models. */
+    workflow;
+    /** History promotion receipts and their idempotency keys (workflow.log entities). */
+    promotions;
+    /** Lands (workflow.log land and idempotency entities). */
+    lands;
+    /** The land queue (workflow.log land_queue_entry records; driven by the service when serving). */
+    queue;
+    /** Webhook registrations and deliveries (workflow.log entities); sent by the service's dispatcher. */
+    webhooks;
+    /** Git mirror registrations and their state (workflow.log entities); pushed by the service's mirror runner. */
+    mirrors;
+    /** The repository's rules (one workflow.log entity), which the land gates judge by. */
+    rules;
+    constructor(index, layout, store, jobs, plans, notes) {
+        this.index = index;
+        this.layout = layout;
+        this.store = store;
+        this.jobs = jobs;
+        this.plans = plans;
+        this.content = new ContentOperations(store);
+        this.workflow = WorkflowBook.open(store, plans, jobs, notes);
+        this.promotions = new HistoryPromotions(store, plans, this.workflow);
+        this.rules = new RulesBook(store);
+        // The rules read the repository's policy_flags through the land desk (the service sets them).
+        this.rules.policyFlags = () => this.lands.policyFlags();
+        this.workflow.reviews.carryAllApprovals = () => !this.rules.effective().dismiss_stale_approvals;
+        const rules = this.rules;
+        const source = {
+            effective: (tx) => rules.effective(tx),
+            get groupMembers() { return rules.groupMembers; },
+            codeOwnersFor: (ps, tx, target) => {
+                const change = tx ? tx.entity(CHANGE, ps.change_id) : store.entity(CHANGE, ps.change_id);
+                const line = target ?? change?.land_target_line;
+                const head = line === undefined ? null : ((tx ? tx.line(line) : store.line(line))?.head_snapshot_id ?? null);
+                return head === null ? null : rules.codeOwnersRead(head);
+            },
+            touchedOf: (ps) => rules.touchedOf(ps),
+        };
+        const gates = landGates(() => this.workflow.reviews, (ps, tx) => (this.rules.effective(tx).require_resolved_threads ? this.workflow.comments.unresolvedCount(ps.change_id, tx) : null), () => source);
+        this.lands = new LandDesk(store, this.workflow, gates);
+        this.lands.mayBypass = (caller) => listed(this.rules.effective().bypass_allowed, caller, this.rules.groupMembers);
+        this.lands.prepare = async (head, ps) => {
+            if (!this.rules.effective().require_code_owners)
+                return;
+            if (head !== null)
+                await this.rules.codeOwners(head);
+            if (ps)
+                await this.rules.readTouched(ps);
+        };
+        // Code owners are asked to review each new patchset, in its own commit (require_code_owners).
+        this.workflow.preparePatchset = (line) => this.lands.prepare(store.line(line)?.head_snapshot_id ?? null, null);
+        this.workflow.afterPatchset = (tx, change, ps) => {
+            if (!this.rules.effective(tx).require_code_owners)
+                return change;
+            const co = source.codeOwnersFor(ps, tx, change.land_target_line);
+            if (!co || co.problem_count > 0)
+                return change;
+            const authors = authorsOf(ps);
+            const asked = [];
+            for (const { owners } of ownedPaths(co, touchedPaths(ps) ?? ps.diff.files.map((f) => f.path))) {
+                for (const name of owners) {
+                    if (authors.includes(name) || asked.some((a) => a.name === name))
+                        continue;
+                    asked.push({ name, kind: this.rules.groupMembers(name) === null ? 'person' : 'group' });
+                }
+            }
+            if (asked.length === 0)
+                return change;
+            return this.workflow.reviews.stageRequests(tx, change, ps, asked, null, `code owner of ${ps.patchset_id}`).change;
+        };
+        this.queue = new LandQueue(store, this.workflow, this.lands, jobs, gates);
+        this.webhooks = new WebhookBook(store);
+        this.mirrors = new GitMirrorBook(store);
+    }
+    /** Create the directory and identity file of a new authority (durable on return). */
+    static async create(root, index, createdAtS) {
+        await mkdirDurable(root);
+        await writeFileDurable(new AuthorityLayout(root).identityFile, encodeAuthorityFile({ repository_index: index, created_at_s: createdAtS }));
+    }
+    /**
+     * Open an authority after a restart: remove temp files left by an interrupted write
+     * (reported through `log`), check the identity, recover the store to its commit point, then
+     * replay the job and plan logs. The object is handed out only when all of it is open. A
+     * retiring repository opens with its files frozen (`frozen`): they stay as exported.
+     */
+    static async open(root, index, log, policy = DEFAULT_JOB_POLICY, frozen = false, maxSnapshotPaths, sealKey = null) {
+        const layout = new AuthorityLayout(root);
+        const removed = await removeTempFiles(root);
+        for (const file of removed)
+            log.warn({ repository_index: index, file: file.slice(root.length + 1) }, 'recovery removed an unfinished temp file');
+        let identity;
+        try {
+            identity = decodeAuthorityFile(await fsp.readFile(layout.identityFile));
+        }
+        catch (err) {
+            if (err.code === 'ENOENT')
+                throw new Corrupt(`repository ${index}: authority.bin is missing`);
+            throw err;
+        }
+        if (identity.repository_index !== index) {
+            throw new Corrupt(`repository ${index}: authority.bin names repository ${identity.repository_index}`);
+        }
+        const { store, notes } = await ContentStore.open(root, { frozen, maxSnapshotPaths, sealKey });
+        try {
+            for (const note of notes)
+                log.warn({ repository_index: index, note }, 'recovery');
+            store.onBackgroundError = (problem) => log.error({ repository_index: index, problem }, 'index maintenance');
+            store.onCompacted = (note) => log.info({ repository_index: index, note }, 'maintenance');
+            // Webhook secrets and drafts a server from before sealing wrote in clear are sealed before
+            // anything reads the files (storage-layout.md §17.2). A failure leaves the old log, and
+            // the store refuses to list its files for a retirement until a later attempt succeeds.
+            try {
+                const sealed = await store.sealInClear();
+                if (sealed)
+                    log.warn({ repository_index: index, note: sealed }, 'recovery');
+            }
+            catch (err) {
+                log.error({ repository_index: index, problem: err.message }, 'sealing what workflow.log holds in clear failed; retried at the next start or retirement');
+            }
+            const expired = await store.expireStagedPacks();
+            for (const pack of expired)
+                log.info({ repository_index: index, pack }, 'removed an expired uncommitted pack');
+            const jobs = await JobQueue.open(store, index, policy, !frozen);
+            for (const note of jobs.notes)
+                log.info({ repository_index: index, note }, 'recovery');
+            const plans = PlanBook.open(store);
+            const bookNotes = [];
+            const authority = new Authority(index, layout, store, jobs.queue, plans, bookNotes);
+            for (const note of bookNotes)
+                log.warn({ repository_index: index, note }, 'recovery');
+            // Every owner has its indexes: drop what the open's checkpoint left, and write a fresh
+            // checkpoint in the background when the one read was missing, stale or far behind.
+            store.ownersOpened();
+            store.maybeCheckpoint();
+            // workflow.log is compacted in the background (now when due, later after commits):
+            // neither this open nor any commit waits for the rewrite. Never while frozen.
+            store.compactWhenDue();
+            return authority;
+        }
+        catch (err) {
+            store.close();
+            throw err;
+        }
+    }
+    /** Remove expired staged packs; runs alone in the commit queue so it never races a commit. */
+    expireStagedPacks() {
+        return this.store.expireStagedPacks();
+    }
+    /** Where lines are served over git (./git-shadow.ts): asked at each request, so the service may set it after this opened. */
+    gitShadowSource = () => NO_GIT_SHADOWS;
+    /** The bare repository serving `line` over git, up to date; NotFound when the line is not served. */
+    gitShadow(line) {
+        return gitShadowOf(this.gitShadowSource(), this.index, line);
+    }
+    /** Close the authority's files (idempotent). */
+    close() {
+        this.queue.stop();
+        this.store.close();
+    }
+    /**
+     * Close after every transaction queued so far is durable (shutdown): later ones are refused.
+     * Resolves once the files are closed. A store that can no longer commit is closed as it is.
+     */
+    async drainAndClose() {
+        try {
+            await this.store.barrier(() => this.close());
+        }
+        catch {
+            this.close();
+        }
+        await this.store.whenClosed();
+    }
+    /**
+     * Run `fn` with every mutation of this repository finished and none starting (purge). With
+     * `close`, the authority's files are closed before later mutations run (they then get 409).
+     */
+    quiesce(fn, close = false) {
+        return this.store.barrier(async () => {
+            const result = await fn();
+            if (close)
+                this.close();
+            return result;
+        });
+    }
+}
+//# sourceMappingURL=authority.js.map

@@ -1,0 +1,169 @@
+// `cairn serve --follow URL`: a read-only replica kept current from the archive's manifests
+// (docs/operations.md "Standby and failover"). Every interval it lists each repository's
+// manifests and, for one newer than what it applied, closes that authority, applies the manifest
+// incrementally (lib/archive/restore.ts: only what the directory lacks is fetched; commit.bin
+// last) and reopens it — under the repository's lifecycle mutex, so no open or purge races it.
+// The HTTP layer refuses every mutating request while `service.readOnly` is set. Promotion
+// applies the newest manifests once more, claims the next archive generation (reason
+// "promote"), writes DATA/archive.json and hands over to the caller, which makes the server
+// writable and starts shipping.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { claimGeneration, ensureArchiveId } from '../archive/generations.js';
+import { applyManifest, findManifest, listArchivedRepositories } from '../archive/restore.js';
+import { fencedRefusal, writeArchiveFile } from '../archive/archive-file.js';
+import { canonicalArchiveUrl } from '../archive/archive-url.js';
+import { Busy, Conflict } from '../domain/errors.js';
+import { mkdirDurable } from '../store/durable.js';
+export class Follower {
+    service;
+    o;
+    applied = new Map();
+    state = 'following';
+    lastError = null;
+    lastAppliedAt = null;
+    generation = null;
+    /** The server is stopping: no loop starts again. */
+    stopped = false;
+    /** The polling loop, while one runs; `halt` ends it (its sleep at once, its round at the next repository). */
+    loop = null;
+    /** The archive's URL in its one spelling. */
+    url;
+    constructor(service, o) {
+        this.service = service;
+        this.o = o;
+        this.url = canonicalArchiveUrl(o.url);
+    }
+    start() {
+        if (this.loop || this.stopped)
+            return;
+        const halt = new AbortController();
+        const done = (async () => {
+            while (!halt.signal.aborted) {
+                await this.poll(halt.signal);
+                if (!halt.signal.aborted)
+                    await sleep(this.o.intervalMs ?? 1000, undefined, { signal: halt.signal }).catch(() => { });
+            }
+        })();
+        this.loop = { halt, done };
+    }
+    /**
+     * End the polling loop and wait until it has: a loop merely told to stop could wake from its
+     * sleep after a failed promotion started the next one, and two would poll at once.
+     */
+    async halt() {
+        const loop = this.loop;
+        if (!loop)
+            return;
+        loop.halt.abort();
+        await loop.done;
+        if (this.loop === loop)
+            this.loop = null;
+    }
+    /** Stop polling after the round under way. */
+    async stop() {
+        this.stopped = true;
+        await this.halt();
+    }
+    status() {
+        const repositories = [...this.applied.entries()].sort((a, b) => a[0] - b[0]).map(([repository, a]) => ({
+            repository,
+            applied_commit: String(a.commit),
+            manifest: a.manifest,
+            lag_seconds: Number(a.newestAtUs > a.capturedAtUs ? a.newestAtUs - a.capturedAtUs : 0n) / 1e6,
+        }));
+        return { url: this.url, state: this.state, generation: this.generation?.toString() ?? null, repositories, last_error: this.lastError, last_applied_at: this.lastAppliedAt };
+    }
+    /** One pass over the archive; failures are kept for /healthz and retried at the next pass. */
+    async poll(halted) {
+        try {
+            await this.catchUp(halted);
+            if (this.state === 'error')
+                this.state = 'following';
+            this.lastError = null;
+        }
+        catch (err) {
+            this.state = 'error';
+            this.lastError = err.message;
+            this.service.log.warn({ follow: this.url, problem: this.lastError }, 'follow: cannot apply the archive yet; retrying');
+        }
+    }
+    /** Apply every newer manifest; a halted loop's round ends at the next repository (a promotion's never does). */
+    async catchUp(halted) {
+        for (const index of await listArchivedRepositories(this.o.store)) {
+            if (halted?.aborted)
+                return;
+            const found = await findManifest(this.o.store, index);
+            if (!found)
+                continue;
+            const known = this.applied.get(index);
+            if (known && known.manifest === found.key)
+                continue;
+            if (known)
+                known.newestAtUs = found.manifest.capturedAtUs;
+            const dir = this.service.layout.repositoryDir(index);
+            const result = await this.service.lifecycleExclusive(index, async () => {
+                // Reads under way finish on the files they opened; new ones wait for the reopen.
+                await this.service.quiesce(index);
+                this.service.closeAuthority(index);
+                await mkdirDurable(dir);
+                const r = await applyManifest(this.o.store, found.manifest, dir, { manifestKey: found.key, incremental: true });
+                if (r.registry)
+                    await this.service.registry.adopt(r.registry);
+                return r;
+            });
+            await this.service.ensureOpen(index);
+            this.applied.set(index, { manifest: found.key, commit: result.commit.generation, capturedAtUs: found.manifest.capturedAtUs, newestAtUs: found.manifest.capturedAtUs });
+            this.lastAppliedAt = new Date().toISOString();
+            if (!result.unchanged)
+                this.service.log.info({ follow: this.url, repository_index: index, commit: result.commit.generation, objects: result.objects, bytes: result.bytes }, 'follow: applied a manifest');
+        }
+    }
+    /**
+     * Stop following, apply the newest manifests, claim the next generation ("promote") and
+     * record it in archive.json. The caller then makes the server writable and starts shipping.
+     * Every store call is bounded (the store's timeouts), so this ends; `signal` (the caller
+     * went away) stops it before the claim, never after: a promotion the caller gave up on does
+     * not complete later by itself. A failure leaves the server following, and says whether the
+     * claim may have been stored.
+     */
+    async promote(signal) {
+        if (this.state === 'promoting' || this.state === 'promoted')
+            throw new Conflict(`this server is already ${this.state === 'promoted' ? 'promoted' : 'being promoted'}`);
+        this.state = 'promoting';
+        let claiming = false;
+        const given = () => { if (signal?.aborted)
+            throw new Error('the caller went away before the claim'); };
+        try {
+            await this.halt();
+            given();
+            await this.catchUp();
+            given();
+            const conditional = await this.o.store.conditionalPut();
+            const archiveId = await ensureArchiveId(this.o.store, conditional);
+            given();
+            // A directory fenced since it started following (archive.json says so) claims nothing.
+            const fenced = await fencedRefusal(this.service.layout.archiveFile, this.service.layout.root);
+            if (fenced !== null)
+                throw new Error(fenced);
+            claiming = true;
+            const claim = await claimGeneration(this.o.store, 'promote', conditional);
+            claiming = false;
+            await writeArchiveFile(this.service.layout.archiveFile, { url: this.url, archive_id: archiveId, generation: claim.generation.toString() });
+            this.generation = claim.generation;
+            this.state = 'promoted';
+            this.service.log.info({ follow: this.url, generation: claim.generation.toString() }, 'follow: promoted; this server now writes');
+            return { url: this.url, generation: claim.generation.toString(), repositories: this.status().repositories.map(({ repository, applied_commit, manifest }) => ({ repository, applied_commit, manifest })) };
+        }
+        catch (err) {
+            // Not promoted: keep following (read-only). A claim whose answer never came may be stored
+            // and fence the old writer: a promotion tried again claims the generation after it.
+            const why = err.message;
+            this.state = 'error';
+            this.lastError = `promotion failed: ${why}`;
+            this.start();
+            this.service.log.warn({ follow: this.url, problem: why, claim_uncertain: claiming }, 'follow: promotion failed; still following');
+            throw new Busy(`not promoted: ${why}; this server still follows ${this.url} read-only${claiming ? ' (the claim of the next generation got no answer: it may be stored and fence the old writer; cairn promote again claims the one after it)' : ' (nothing was claimed)'}`);
+        }
+    }
+}
+//# sourceMappingURL=follower.js.map

@@ -1,0 +1,685 @@
+// Push for review (docs/git.md "Push for review"): `git push URL HEAD:refs/for/<line>`. The
+// push's objects are received by `git receive-pack` into a quarantine — a temporary bare
+// repository whose objects/info/alternates names the shadow repository's objects, so a client
+// sends only what the served line does not hold — and each pushed commit is read from there,
+// converted into cairn trees, blobs and a snapshot, and written with its task, change and
+// patchset in ONE commit of the store (./workflow/push-review.ts). The quarantine is removed
+// after the push (and swept at startup): nothing of it is ever visible but what that commit wrote.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { isUtf8 } from 'node:buffer';
+import { encodeSnapshot, encodeTree, MAX_MESSAGE_BYTES, refusedEntryName, sha256Hex, validateEntryName } from '../domain/content.js';
+import { CairnError, Invalid, TooLarge } from '../domain/errors.js';
+import { GIT_COMMIT_ID, gitModeKind, MAX_GIT_COMMIT_BYTES, messageText, parseCommit, snapshotMessage } from '../domain/git.js';
+import { changeIdTrailer, reviewTarget, titleAndBody } from '../domain/git-push.js';
+import { sizeFromEntries, pathsOf } from '../domain/tree-size.js';
+import { requirePathDepth } from '../domain/tree-depth.js';
+import { MAX_TITLE_CHARS } from '../domain/workflow/rules.js';
+import { crashPoint } from '../store/crash-point.js';
+import { decodeObjectFrame, MAX_TREE_BYTES, PACK_KIND_OBJECT } from '../store/pack.js';
+import { commitPushedPatchset } from './workflow/push-review.js';
+/** Bytes of a push (its body as sent, and again once gzip is undone); CAIRN_GIT_PUSH_MAX_BYTES changes it. */
+export const pushLimit = () => Number(process.env.CAIRN_GIT_PUSH_MAX_BYTES) || 512 * 1024 * 1024;
+/** How long `git receive-pack` may take; CAIRN_GIT_PUSH_TIMEOUT_S changes it. */
+const pushTimeoutMs = () => (Number(process.env.CAIRN_GIT_PUSH_TIMEOUT_S) || 600) * 1000;
+/** The head of the body read for its commands (the commands come first; a pkt-line is at most 64 KiB). */
+const COMMANDS_HEAD = 1024 * 1024;
+/** receive-pack's own report is read only for its unpack status. */
+const MAX_REPORT = 1024 * 1024;
+const gitBinary = () => process.env.CAIRN_GIT || 'git';
+/** The environment of every git run here: nothing of the server's own. */
+function gitEnv(home, config) {
+    const env = {
+        PATH: '/usr/local/bin:/usr/bin:/bin',
+        HOME: home,
+        LANG: 'C',
+        GIT_CONFIG_NOSYSTEM: '1',
+        GIT_CONFIG_GLOBAL: '/dev/null',
+        GIT_TERMINAL_PROMPT: '0',
+        GIT_CONFIG_COUNT: String(config.length),
+    };
+    config.forEach(([k, v], i) => {
+        env[`GIT_CONFIG_KEY_${i}`] = k;
+        env[`GIT_CONFIG_VALUE_${i}`] = v;
+    });
+    return env;
+}
+/** Receive one push for review into a quarantine and write each `refs/for/*` command. */
+export async function receivePush(authority, o) {
+    const id = randomBytes(12).toString('hex');
+    await fsp.mkdir(o.quarantineRoot, { recursive: true });
+    const dir = path.join(o.quarantineRoot, `${id}.git`);
+    try {
+        await makeQuarantine(dir);
+        const body = limited(o.body, pushLimit())[Symbol.asyncIterator]();
+        const { head, parsed } = await readCommands(body, o.parse);
+        // git's probe before a large push names no command; a push with no refs/for/ command has
+        // nothing to receive: its commands are refused without running git (its pack is read and dropped).
+        let unpack = 'ok';
+        if (parsed.commands.some((c) => c.ref.startsWith('refs/for/')))
+            unpack = await runReceivePack(dir, o.shadowDir, head, body, o.signal);
+        else
+            for (let next = await body.next(); !next.done; next = await body.next())
+                ;
+        crashPoint('git-push:received');
+        const outcomes = [];
+        if (unpack !== 'ok') {
+            for (const c of parsed.commands)
+                outcomes.push({ ref: c.ref, ok: false, reason: 'unpacker error: nothing was written' });
+            return { unpack, outcomes, capabilities: parsed.capabilities };
+        }
+        const objects = new GitObjects(dir, o.shadowDir);
+        try {
+            for (const c of parsed.commands)
+                outcomes.push(await pushOne(authority, objects, c, o, dir));
+        }
+        finally {
+            objects.close();
+        }
+        return { unpack, outcomes, capabilities: parsed.capabilities };
+    }
+    finally {
+        await fsp.rm(dir, { recursive: true, force: true });
+    }
+}
+/**
+ * A bare repository holding only what a push brings. The git runs that read it borrow every
+ * object of the shadow through `borrowing` (GIT_ALTERNATE_OBJECT_DIRECTORIES, not an alternates
+ * file), so one run without it sees the pushed objects alone (firstBorrowedUnserved).
+ */
+async function makeQuarantine(dir) {
+    for (const d of ['objects/info', 'objects/pack', 'refs/heads', 'refs/tags'])
+        await fsp.mkdir(path.join(dir, d), { recursive: true });
+    await fsp.writeFile(path.join(dir, 'HEAD'), 'ref: refs/heads/main\n');
+    await fsp.writeFile(path.join(dir, 'config'), '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n');
+}
+/** The environment entry through which git runs on a quarantine read the shadow's objects. */
+const borrowing = (shadowDir) => ({ GIT_ALTERNATE_OBJECT_DIRECTORIES: path.join(shadowDir, 'objects') });
+/**
+ * The first object `commitId` reaches that the push did not bring and the URL's served ref
+ * (`servedRef` of the shadow; every branch when undefined) does not reach, or null. A line's URL
+ * serves only what the line reaches (docs/git.md): a pushed tree naming a tree or blob of another
+ * line by id must not borrow it from the shadow. git's client sends every object the advertised
+ * refs do not reach, so an honest push always passes. Streams: `git rev-list --objects`
+ * (borrowing) lists what the commit reaches beyond the served tips; `git cat-file
+ * --batch-check` on the quarantine alone (not borrowing) says which of them the push lacks.
+ */
+async function firstBorrowedUnserved(dir, shadowDir, commitId, servedRef) {
+    const shadowEnv = { ...gitEnv(path.dirname(shadowDir), []), GIT_DIR: shadowDir };
+    const args = servedRef === undefined ? ['for-each-ref', '--format=%(objectname)', 'refs/heads/'] : ['rev-parse', '--verify', '-q', `${servedRef}^{commit}`];
+    const tips = await new Promise((resolve) => {
+        const p = spawn(gitBinary(), args, { env: shadowEnv, cwd: shadowDir, stdio: ['ignore', 'pipe', 'ignore'] });
+        let out = '';
+        p.stdout.on('data', (c) => { out += c.toString('latin1'); });
+        p.once('error', () => resolve([]));
+        p.once('close', (code) => resolve(code === 0 ? out.split('\n').filter((l) => /^[0-9a-f]{40}$/.test(l)) : []));
+    });
+    const env = { ...gitEnv(path.dirname(dir), []), GIT_DIR: dir };
+    const list = spawn(gitBinary(), ['rev-list', '--objects', '--stdin'], { env: { ...env, ...borrowing(shadowDir) }, cwd: dir, stdio: ['pipe', 'pipe', 'ignore'] });
+    const check = spawn(gitBinary(), ['cat-file', '--batch-check=%(objectname) %(objecttype)'], { env, cwd: dir, stdio: ['pipe', 'pipe', 'ignore'] });
+    const stop = () => { list.kill('SIGKILL'); check.kill('SIGKILL'); };
+    list.stdin.on('error', () => { });
+    check.stdin.on('error', () => { });
+    list.stdin.end([commitId, ...tips.map((t) => `^${t}`)].join('\n') + '\n');
+    const listed = new Promise((resolve) => { list.once('error', () => resolve(null)); list.once('close', (code) => resolve(code)); });
+    // rev-list's "<id> <path>" lines become cat-file's ids, streamed (never held whole).
+    void pipeline(list.stdout, async function* (lines) {
+        let rest = '';
+        for await (const chunk of lines) {
+            rest += chunk.toString('latin1');
+            const cut = rest.lastIndexOf('\n');
+            if (cut < 0)
+                continue;
+            yield rest.slice(0, cut + 1).split('\n').filter((l) => l !== '').map((l) => `${l.slice(0, 40)}\n`).join('');
+            rest = rest.slice(cut + 1);
+        }
+        if (rest.trim() !== '')
+            yield `${rest.slice(0, 40)}\n`;
+    }, check.stdin).catch(() => { });
+    let found = null;
+    let rest = '';
+    for await (const chunk of check.stdout) {
+        rest += chunk.toString('latin1');
+        const m = / missing\n/.exec(rest);
+        if (m) {
+            found = rest.slice(rest.lastIndexOf('\n', m.index) + 1, m.index);
+            stop();
+            break;
+        }
+        rest = rest.slice(rest.lastIndexOf('\n') + 1);
+    }
+    const code = await listed;
+    if (found !== null)
+        return found;
+    // rev-list failing (an object missing everywhere): nothing of it is served either.
+    if (code !== 0)
+        return commitId;
+    return null;
+}
+/** The body, failing with TooLarge past `limit` bytes (the limit again once gzip is undone). */
+async function* limited(body, limit) {
+    let total = 0;
+    for await (const chunk of body) {
+        total += chunk.length;
+        if (total > limit)
+            throw new TooLarge(`the push is larger than ${limit} bytes, the most this server takes`);
+        yield chunk;
+    }
+}
+/** Read the body up to the end of its commands (at most COMMANDS_HEAD bytes); the rest stays unread. */
+async function readCommands(body, parse) {
+    let head = Buffer.alloc(0);
+    for (;;) {
+        const next = await body.next();
+        if (!next.done)
+            head = head.length ? Buffer.concat([head, next.value]) : next.value;
+        const parsed = parse(head);
+        if (parsed.complete || next.done || head.length >= COMMANDS_HEAD) {
+            if (!parsed.complete)
+                throw new Invalid('malformed push request: no end of its commands');
+            return { head, parsed };
+        }
+    }
+}
+/**
+ * `git receive-pack --stateless-rpc` on the quarantine, the body streamed into it as it arrives
+ * (never held whole, never spooled): git checks every object it is sent (receive.fsckObjects),
+ * refuses a pack over the push limit, and runs no hook. Its own report is never the client's:
+ * only its unpack status is read from it ("ok", or git's reason). A body that fails (over the
+ * limit, cut short) stops git and is the push's failure.
+ */
+function runReceivePack(dir, shadowDir, head, rest, signal) {
+    const env = { ...borrowing(shadowDir), ...gitEnv(path.dirname(dir), [
+            ['receive.fsckObjects', 'true'],
+            ['receive.maxInputSize', String(pushLimit())],
+            ['core.hooksPath', '/dev/null'],
+            ['receive.denyDeletes', 'true'],
+            // Always kept as a pack: unpacking into loose objects skips those the shadow holds already,
+            // and firstBorrowedUnserved must see every object the push brought.
+            ['receive.unpackLimit', '1'],
+        ]) };
+    return new Promise((resolve, reject) => {
+        const child = spawn(gitBinary(), ['receive-pack', '--stateless-rpc', dir], { env, cwd: path.dirname(dir), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+        let report = '';
+        let stderr = '';
+        let timedOut = false;
+        let bodyFailure = null;
+        const kill = () => {
+            if (child.pid !== undefined && child.exitCode === null) {
+                try {
+                    process.kill(-child.pid, 'SIGKILL');
+                }
+                catch { /* gone */ }
+            }
+        };
+        const timer = setTimeout(() => { timedOut = true; kill(); }, pushTimeoutMs());
+        const onAbort = () => kill();
+        signal?.addEventListener('abort', onAbort);
+        child.stdout.on('data', (c) => { if (report.length < MAX_REPORT)
+            report += c.toString('latin1'); });
+        child.stderr.on('data', (c) => { if (stderr.length < 4096)
+            stderr += c.toString('utf8'); });
+        child.stdin.on('error', () => { });
+        async function* body() {
+            try {
+                yield head;
+                for (let next = await rest.next(); !next.done; next = await rest.next())
+                    yield next.value;
+            }
+            catch (err) {
+                bodyFailure = err;
+                kill();
+                throw err;
+            }
+        }
+        pipeline(body(), child.stdin).catch(() => undefined);
+        child.once('error', (err) => {
+            clearTimeout(timer);
+            signal?.removeEventListener('abort', onAbort);
+            reject(new Error(`git receive-pack could not be run (${gitBinary()}): ${err.message}`));
+        });
+        child.once('close', (code) => {
+            clearTimeout(timer);
+            signal?.removeEventListener('abort', onAbort);
+            if (signal?.aborted)
+                return reject(new Invalid('the client went away'));
+            if (bodyFailure !== null)
+                return reject(bodyFailure);
+            if (timedOut)
+                return resolve(`the push took longer than ${pushTimeoutMs() / 1000} s`);
+            const m = /unpack ([^\n\0]*)\n/.exec(report);
+            if (m)
+                return resolve(m[1] === 'ok' ? 'ok' : m[1].slice(0, 200));
+            resolve(`git receive-pack failed (exit ${code}): ${stderr.trim().split('\n').pop()?.slice(0, 200) ?? ''}`);
+        });
+    });
+}
+/** One ref update of the push: refused, or written as a patchset. */
+async function pushOne(authority, objects, c, o, dir) {
+    const refuse = (reason) => ({ ref: c.ref, ok: false, reason });
+    const target = reviewTarget(c.ref);
+    if ('refused' in target) {
+        if (target.refused !== '')
+            return refuse(target.refused);
+        const heads = /^refs\/heads\/(.+)$/.exec(c.ref);
+        if (heads)
+            return refuse(`pushes to refs/heads/* are refused: lines move only through lands; push for review to refs/for/${heads[1]}`);
+        return refuse('this repository is read-only: lines move only through lands');
+    }
+    if (/^0+$/.test(c.newId))
+        return refuse('a push for review cannot delete');
+    const line = authority.store.line(target.line);
+    if (!line)
+        return refuse(`line ${target.line} does not exist`);
+    if (line.status === 'archived')
+        return refuse(`line ${target.line} is archived`);
+    if (/^[0-9a-f]{40}$/.test(c.newId)) {
+        const borrowed = await firstBorrowedUnserved(dir, o.shadowDir, c.newId, o.servedRef);
+        const served = o.servedRef === undefined ? 'the served branches' : o.servedRef.replace(/^refs\/heads\//, '');
+        if (borrowed !== null)
+            return refuse(`object ${borrowed.slice(0, 40)} is neither in the push nor reachable from ${served}: push it`);
+    }
+    const converter = new Converter(authority, objects);
+    let staged = null;
+    try {
+        const converted = await converter.convertCommit(c.newId, target.line);
+        staged = await converter.finishBlobs();
+        const text = messageText(converted.parsed);
+        const { title, body } = titleAndBody(text, MAX_TITLE_CHARS);
+        const author = o.identity ?? (converted.parsed.author.email.trim() || converted.parsed.author.name.trim());
+        const result = await commitPushedPatchset(authority.store, authority.workflow, {
+            line: target.line,
+            base_snapshot_id: converted.base,
+            snapshot: converted.snapshot,
+            built: converter.built,
+            sizes: converter.sizes,
+            commit: { commit_id: c.newId, raw: converted.raw, gitlinks: converted.gitlinks },
+            blob_pack: staged,
+            sides: converted.sides,
+            title: title === '' ? `Pushed commit ${c.newId.slice(0, 12)}` : title,
+            intent: body,
+            summary: text.trim(),
+            author,
+            pushed_by: o.identity,
+            change_key: changeIdTrailer(text),
+            task_id: target.task_id,
+            change_id: target.change_id,
+        });
+        const notes = converted.gitlinks.map((g) => `submodule ${g.path} (${g.commit_id.slice(0, 12)}) is kept with the git commit, not in the snapshot`);
+        return { ref: c.ref, ok: true, result, notes };
+    }
+    catch (err) {
+        if (err instanceof CairnError)
+            return refuse(err.message.replace(/\s+/g, ' ').slice(0, 300));
+        o.log.error({ ref: c.ref.slice(0, 200), error: err.message }, 'push for review failed');
+        return refuse('the server failed to write this push (see its log)');
+    }
+    finally {
+        await converter.discard();
+        // Let go of the staged pack: one no commit adopted (the push was refused) goes once no other
+        // push of the same bytes holds it.
+        if (staged) {
+            await authority.store.dropStagedPack(PACK_KIND_OBJECT, staged.pack_id).catch((err) => o.log.warn({ pack_id: staged.pack_id, error: err.message }, 'a staged pack of a refused push was not removed; it expires'));
+        }
+    }
+}
+/** Side commits one merge push may bring that cairn does not know; CAIRN_GIT_PUSH_MAX_SIDE_COMMITS changes it. */
+const maxSideCommits = () => Number(process.env.CAIRN_GIT_PUSH_MAX_SIDE_COMMITS) || 1000;
+/**
+ * Pushed commits as cairn content. Trees are built in memory (their size follows the path
+ * count, which is bounded); blobs stream from `git cat-file` into one pack on disk, each
+ * compressed as it arrives, so a file of any size costs a chunk of memory, never its size.
+ */
+class Converter {
+    authority;
+    objects;
+    built = { trees: new Map(), blobs: new Map() };
+    sizes = new Map();
+    pack = null;
+    /** git blob id → cairn blob id. */
+    blobIds = new Map();
+    /** git tree id → cairn tree (id, expanded size). */
+    trees = new Map();
+    /** git trees holding gitlinks: walked again when met again, so each path is recorded. */
+    treeHasGitlinks = new Set();
+    constructor(authority, objects) {
+        this.authority = authority;
+        this.objects = objects;
+    }
+    /** The staged pack of the blobs (null: none was new), or nothing when nothing was written. */
+    async finishBlobs() {
+        const pack = this.pack;
+        this.pack = null;
+        this.built.spooled = undefined;
+        if (!pack)
+            return null;
+        const done = await pack.finish();
+        if (!done)
+            return null;
+        // The diff of the revision reads what it needs from the staged pack.
+        const byId = new Map(done.entries.map((e) => [e.id, e]));
+        const file = this.authority.store.stagedPackFile(PACK_KIND_OBJECT, done.packId);
+        this.built.spooled = {
+            size: (id) => byId.get(id)?.raw_length,
+            read: async (id) => {
+                const e = byId.get(id);
+                if (!e)
+                    return undefined;
+                const handle = await fsp.open(file, 'r');
+                try {
+                    const frame = Buffer.allocUnsafe(e.length);
+                    const { bytesRead } = await handle.read(frame, 0, e.length, e.offset);
+                    return decodeObjectFrame(e, frame.subarray(0, bytesRead), 'blob');
+                }
+                finally {
+                    await handle.close();
+                }
+            },
+        };
+        return { pack_id: done.packId, entries: done.entries };
+    }
+    async discard() {
+        const pack = this.pack;
+        this.pack = null;
+        await pack?.discard();
+    }
+    /**
+     * A pushed commit: its tree as cairn trees and blobs (regular files, executables, symlinks;
+     * gitlinks kept aside, as an import keeps them), and its snapshot, whose one parent is the
+     * snapshot of the commit's first parent (found through the git map). A merge's other parents
+     * are kept with it: the side commits the map lacks become snapshots with their git commits.
+     */
+    async convertCommit(commitId, line) {
+        const store = this.authority.store;
+        if (!/^[0-9a-f]{40}$/.test(commitId))
+            throw new Invalid(`${commitId.slice(0, 80)} is not a sha1 commit id: the shadow repository is sha1`);
+        const raw = await this.readCommit(commitId);
+        const parsed = parseCommit(raw);
+        const known = store.entity(GIT_COMMIT_ID, commitId);
+        if (known)
+            throw new Invalid(`no new changes: ${commitId.slice(0, 12)} is already the commit of snapshot ${known.snapshot_id.slice(0, 12)}`);
+        const parent = parsed.parent_ids[0];
+        if (parent === undefined)
+            throw new Invalid(`${commitId.slice(0, 12)} has no parent: a change is reviewed against ${line}; fetch and rebase onto ${line}`);
+        const base = this.knownSnapshot(parent);
+        if (base === null)
+            throw new Invalid(`parent ${parent} is not a commit cairn knows: fetch and rebase onto ${line}`);
+        const sides = await this.sideCommits(parsed.parent_ids.slice(1));
+        const { snapshot, gitlinks } = await this.snapshotOf(parsed, base);
+        return { raw, parsed, base, snapshot, gitlinks, sides };
+    }
+    /** The snapshot of a commit the git map holds (with its snapshot stored), or null. */
+    knownSnapshot(commitId) {
+        const rec = this.authority.store.entity(GIT_COMMIT_ID, commitId);
+        return rec && this.authority.store.hasSnapshot(rec.snapshot_id) ? rec.snapshot_id : null;
+    }
+    /**
+     * The commits reachable from a merge's other parents that the git map lacks, parents first,
+     * each converted (its snapshot's parent: its first parent's snapshot; none for a root).
+     * Iterative: a side history may be long (at most maxSideCommits()).
+     */
+    async sideCommits(roots) {
+        const out = [];
+        const snapshotOf = new Map();
+        const limit = maxSideCommits();
+        let read = 0;
+        const stack = roots.map((id) => ({ id, parsed: null, raw: null }));
+        while (stack.length) {
+            const top = stack[stack.length - 1];
+            if (snapshotOf.has(top.id)) {
+                stack.pop();
+                continue;
+            }
+            if (top.parsed === null) {
+                const known = this.knownSnapshot(top.id);
+                if (known !== null) {
+                    snapshotOf.set(top.id, known);
+                    stack.pop();
+                    continue;
+                }
+                if (++read > limit)
+                    throw new Invalid(`the merge brings more than ${limit} commits cairn does not know: import the merged history first (cairn import-git)`);
+                top.raw = await this.readCommit(top.id);
+                top.parsed = parseCommit(top.raw);
+                for (const p of top.parsed.parent_ids)
+                    if (!snapshotOf.has(p))
+                        stack.push({ id: p, parsed: null, raw: null });
+                continue;
+            }
+            stack.pop();
+            const first = top.parsed.parent_ids[0];
+            const parentSnapshot = first === undefined ? null : snapshotOf.get(first) ?? null;
+            const { snapshot, gitlinks } = await this.snapshotOf(top.parsed, parentSnapshot);
+            snapshotOf.set(top.id, snapshot.id);
+            out.push({ snapshot: { id: snapshot.id, bytes: snapshot.bytes }, commit: { commit_id: top.id, raw: top.raw, gitlinks } });
+        }
+        return out;
+    }
+    async readCommit(id) {
+        const { type, data } = await this.objects.read(id, MAX_GIT_COMMIT_BYTES);
+        if (type !== 'commit')
+            throw new Invalid(`${id} is a ${type}, not a commit`);
+        return data;
+    }
+    /** A commit's tree converted, and its snapshot (parent: `parentSnapshot`). */
+    async snapshotOf(parsed, parentSnapshot) {
+        const maxPaths = this.authority.store.maxSnapshotPaths;
+        const walk = { paths: 0, gitlinks: [] };
+        const root = await this.walk(parsed.tree_id, '', walk);
+        if (pathsOf(root.size) > maxPaths)
+            throw new Invalid(`the commit's tree holds more than ${maxPaths} paths, the most a snapshot holds`);
+        // The walk checked each path it walked; a git tree met again deeper (cached) is checked here.
+        await this.authority.content.requireTreeDepth(root.id, "the commit's tree", this.built.trees, this.sizes);
+        const bytes = encodeSnapshot({
+            root_tree_id: root.id,
+            parent_snapshot_ids: parentSnapshot === null ? [] : [parentSnapshot],
+            created_at_s: Math.max(0, parsed.committer.time),
+            message: snapshotMessage(parsed, MAX_MESSAGE_BYTES),
+        });
+        walk.gitlinks.sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)));
+        return { snapshot: { id: sha256Hex(bytes), bytes, root_tree_id: root.id }, gitlinks: walk.gitlinks };
+    }
+    async walk(gitTree, prefix, w) {
+        const store = this.authority.store;
+        const maxPaths = store.maxSnapshotPaths;
+        const cached = this.trees.get(gitTree);
+        if (cached && !this.treeHasGitlinks.has(gitTree)) {
+            w.paths += cached.size - 1;
+            if (w.paths > maxPaths)
+                throw new Invalid(`the commit's tree holds more than ${maxPaths} paths, the most a snapshot holds`);
+            return cached;
+        }
+        const t = await this.objects.read(gitTree, MAX_TREE_BYTES);
+        if (t.type !== 'tree')
+            throw new Invalid(`${gitTree} is a ${t.type}, not a tree`);
+        const entries = [];
+        const sizeOf = new Map();
+        let links = false;
+        const parsedEntries = parseGitTree(t.data);
+        if (parsedEntries.length)
+            requirePathDepth(prefix + parsedEntries[0].name.toString('latin1'), "the commit's tree");
+        for (const e of parsedEntries) {
+            if (!isUtf8(e.name))
+                throw new Invalid(`the path ${JSON.stringify(prefix + e.name.toString('latin1'))} is not UTF-8: cairn names paths in UTF-8`);
+            const name = e.name.toString('utf8');
+            const where = prefix + name;
+            try {
+                validateEntryName(name);
+            }
+            catch (err) {
+                throw new Invalid(`the path ${JSON.stringify(where)} cannot be stored: ${err.message}`);
+            }
+            const refused = refusedEntryName(name, prefix === '');
+            if (refused)
+                throw new Invalid(`the path ${JSON.stringify(where)} cannot be stored: it ${refused}`);
+            const kind = gitModeKind(e.mode);
+            if (kind === 'gitlink') {
+                w.gitlinks.push({ path: where, commit_id: e.id });
+                links = true;
+                continue;
+            }
+            if (++w.paths > maxPaths)
+                throw new Invalid(`the commit's tree holds more than ${maxPaths} paths, the most a snapshot holds`);
+            if (kind === 'directory') {
+                const before = w.gitlinks.length;
+                const sub = await this.walk(e.id, `${where}/`, w);
+                if (w.gitlinks.length > before)
+                    links = true;
+                entries.push({ name, kind, id: sub.id });
+                sizeOf.set(sub.id, sub.size);
+                continue;
+            }
+            let id = this.blobIds.get(e.id);
+            if (id === undefined) {
+                id = await this.blob(e.id, where);
+                this.blobIds.set(e.id, id);
+            }
+            entries.push({ name, kind, id });
+        }
+        const bytes = encodeTree(entries);
+        const id = sha256Hex(bytes);
+        const size = sizeFromEntries(entries, (x) => sizeOf.get(x) ?? 1);
+        if (!store.has('tree', id)) {
+            this.built.trees.set(id, bytes);
+            this.sizes.set(id, size);
+        }
+        if (links)
+            this.treeHasGitlinks.add(gitTree);
+        this.trees.set(gitTree, { id, size });
+        return { id, size };
+    }
+    /** A blob streamed from git into the pack (unless the store holds it); its cairn id. */
+    async blob(gitId, where) {
+        const store = this.authority.store;
+        const object = await this.objects.open(gitId);
+        if (object.type !== 'blob') {
+            await object.skip();
+            throw new Invalid(`${where} names a ${object.type}, not a blob`);
+        }
+        this.pack ??= await store.streamingPack(PACK_KIND_OBJECT);
+        return this.pack.add(object.size, object.body, (id) => !store.has('blob', id));
+    }
+}
+/** A git tree object's entries: `<mode> <name>\0<20-byte id>`. */
+function parseGitTree(data) {
+    const out = [];
+    let at = 0;
+    while (at < data.length) {
+        const sp = data.indexOf(0x20, at);
+        const nul = sp < 0 ? -1 : data.indexOf(0, sp);
+        if (sp < 0 || nul < 0 || nul + 21 > data.length)
+            throw new Invalid('a pushed tree object is malformed');
+        out.push({ mode: data.toString('latin1', at, sp), name: data.subarray(sp + 1, nul), id: data.toString('hex', nul + 1, nul + 21) });
+        at = nul + 21;
+    }
+    return out;
+}
+const NO_BYTES = Buffer.alloc(0);
+/**
+ * `git cat-file --batch` on the quarantine (the pushed objects and, through alternates, the
+ * shadow's). Its output is read as it comes, with backpressure: an object's bytes are handed on
+ * chunk by chunk (a blob of any size) or gathered once its size is known (trees, commits) —
+ * never by growing a buffer chunk after chunk.
+ */
+class GitObjects {
+    proc;
+    output;
+    /** Bytes read from git and not handed on yet. */
+    rest = NO_BYTES;
+    /** An object's bytes are being handed on: nothing else may be asked meanwhile. */
+    busy = false;
+    stderr = '';
+    constructor(dir, shadowDir) {
+        this.proc = spawn(gitBinary(), ['cat-file', '--batch'], { env: { ...gitEnv(path.dirname(dir), []), ...borrowing(shadowDir), GIT_DIR: dir }, cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
+        this.output = this.proc.stdout[Symbol.asyncIterator]();
+        this.proc.stderr.on('data', (c) => { if (this.stderr.length < 2048)
+            this.stderr += c.toString('utf8'); });
+        this.proc.on('error', () => undefined);
+        this.proc.stdin.on('error', () => undefined);
+    }
+    async chunk() {
+        if (this.rest.length > 0) {
+            const r = this.rest;
+            this.rest = NO_BYTES;
+            return r;
+        }
+        const next = await this.output.next();
+        if (next.done)
+            throw new Error(`git cat-file ended early: ${this.stderr.trim().slice(0, 200)}`);
+        return next.value;
+    }
+    /** Ask for an object: its type and size; `body` yields exactly its bytes (read it, or `skip`, before asking again). */
+    async open(id) {
+        if (this.busy)
+            throw new Error('git cat-file: an object was left half read');
+        this.proc.stdin.write(`${id}\n`);
+        let line = NO_BYTES;
+        for (;;) {
+            const c = await this.chunk();
+            const nl = c.indexOf(0x0a);
+            if (nl >= 0) {
+                line = line.length ? Buffer.concat([line, c.subarray(0, nl)]) : c.subarray(0, nl);
+                this.rest = c.subarray(nl + 1);
+                break;
+            }
+            line = Buffer.concat([line, c]);
+            if (line.length > 1024)
+                throw new Error('git cat-file: an object header is too long');
+        }
+        const header = line.toString('latin1');
+        if (header.endsWith(' missing'))
+            throw new Invalid(`object ${id} was not sent with the push`);
+        const [, type, sizeText] = header.split(' ');
+        const size = Number(sizeText);
+        if (!Number.isSafeInteger(size) || size < 0)
+            throw new Error(`git cat-file: a header ${JSON.stringify(header.slice(0, 100))} names no size`);
+        this.busy = true;
+        const body = this.body(size);
+        return { type, size, body, skip: async () => { for await (const _ of body) { /* dropped */ } } };
+    }
+    async *body(size) {
+        let left = size;
+        while (left > 0) {
+            const c = await this.chunk();
+            if (c.length > left) {
+                this.rest = c.subarray(left);
+                const last = c.subarray(0, left);
+                left = 0;
+                yield last;
+            }
+            else {
+                left -= c.length;
+                yield c;
+            }
+        }
+        // The newline git writes after each object.
+        const c = await this.chunk();
+        if (c[0] !== 0x0a)
+            throw new Error('git cat-file: an object is not followed by a newline');
+        this.rest = c.subarray(1);
+        this.busy = false;
+    }
+    /** An object whole (at most `max` bytes: a tree or a commit). */
+    async read(id, max) {
+        const o = await this.open(id);
+        if (o.size > max) {
+            await o.skip();
+            throw new Invalid(`the ${o.type} ${id} is ${o.size} bytes, more than the ${max} a pushed ${o.type} may be`);
+        }
+        const data = Buffer.allocUnsafe(o.size);
+        let at = 0;
+        for await (const c of o.body) {
+            c.copy(data, at);
+            at += c.length;
+        }
+        return { type: o.type, data };
+    }
+    close() {
+        this.proc.stdin.end();
+        this.proc.kill();
+    }
+}
+//# sourceMappingURL=git-push.js.map

@@ -1,0 +1,2 @@
+export const silentLog = { info() { }, warn() { }, error() { } };
+//# sourceMappingURL=logger.js.map

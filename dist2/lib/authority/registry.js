@@ -1,0 +1,241 @@
+// The repository registry: which indexes exist, their lifecycle and identity. Mutations run
+// under one mutex and are durable (registry.bin rewritten atomically) before they return.
+import { promises as fsp } from 'node:fs';
+import { Mutex } from 'async-mutex';
+import { Conflict } from '../domain/errors.js';
+import { LIFECYCLE_ACTIVE, LIFECYCLE_PURGED, RESERVED_NAME, U32_MAX, nowSeconds, ownsNamespace, } from '../domain/repository.js';
+import { missingRegistryEvents, registryEvents, registryStateAfter } from '../domain/events.js';
+import { crashPoint } from '../store/crash-point.js';
+import { writeFileDurable } from '../store/durable.js';
+import { RegistryEventLog } from '../store/registry-events.js';
+import { decodeRegistry, encodeRegistry } from '../store/registry-file.js';
+/** Name of the placeholder record that keeps a restore from reusing its exported index. */
+export { RESERVED_NAME } from '../domain/repository.js';
+export class Registry {
+    layout;
+    records;
+    /** Live owners of non-empty namespaces: lookups without scanning every record. */
+    owners = new Map();
+    mutex = new Mutex();
+    /** registry-events.log, once the server opened it (offline tools read the registry without it). */
+    eventLog = null;
+    /** An event append failed after its registry.bin write: reconcile before the next one. */
+    eventsBehind = false;
+    constructor(layout, records) {
+        this.layout = layout;
+        this.records = records;
+        this.indexOwners();
+    }
+    indexOwners() {
+        this.owners = new Map();
+        for (const r of this.records)
+            if (ownsNamespace(r, r.namespace))
+                this.owners.set(r.namespace, r.repository_index);
+    }
+    /** Load registry.bin; a missing file is an empty registry, a corrupt one is an error. */
+    static async open(layout) {
+        let records = [];
+        try {
+            records = decodeRegistry(await fsp.readFile(layout.registryFile));
+        }
+        catch (err) {
+            if (err.code !== 'ENOENT')
+                throw err;
+        }
+        return new Registry(layout, records);
+    }
+    /**
+     * Open registry-events.log and append what it lacks against registry.bin (a crash between a
+     * registry write and its event's append; or a data directory from before the log existed).
+     * Returns notes for the recovery log.
+     */
+    async openEvents() {
+        const notes = [];
+        this.eventLog = RegistryEventLog.open(this.layout.registryEventsFile, notes);
+        const appended = await this.mutex.runExclusive(() => this.reconcileLocked());
+        if (appended)
+            notes.push(`registry-events.log: appended ${appended} event(s) that registry.bin records but the log lacked`);
+        return notes;
+    }
+    /** The registry's event stream (null before openEvents). */
+    get events() {
+        return this.eventLog;
+    }
+    closeEvents() {
+        this.eventLog?.close();
+        this.eventLog = null;
+    }
+    /** closeEvents once the registry change under way (if any) is durable. */
+    closeEventsWhenIdle() {
+        return this.mutex.runExclusive(() => this.closeEvents());
+    }
+    async reconcileLocked() {
+        const log = this.eventLog;
+        if (!log)
+            return 0;
+        const known = new Map();
+        for (const e of log.all) {
+            const state = registryStateAfter(e.type);
+            if (state && typeof e.data.repository_index === 'number')
+                known.set(e.data.repository_index, state);
+        }
+        const missing = [];
+        for (const r of this.records) {
+            if (r.repository_name === RESERVED_NAME && r.lifecycle_kind === LIFECYCLE_PURGED && r.namespace === '')
+                continue;
+            for (const e of missingRegistryEvents(known.get(r.repository_index) ?? null, r))
+                missing.push({ type: e.type, data: { ...e.data, recovered: true } });
+        }
+        await log.append(missing);
+        this.eventsBehind = false;
+        return missing.length;
+    }
+    all() {
+        return this.records;
+    }
+    get(index) {
+        return this.records[index];
+    }
+    /** The live (not purged) repository owning a non-empty namespace, if any. */
+    namespaceOwner(namespace) {
+        if (namespace === '')
+            return undefined;
+        const index = this.owners.get(namespace);
+        return index === undefined ? undefined : this.records[index];
+    }
+    /**
+     * Register per the spec's rules: a namespace owned by a live repository replays when name and
+     * flags match, else conflicts; an empty namespace never replays (empty namespaces repeat).
+     */
+    register(name, namespace, policyFlags, beforeCommit, afterCommit = async () => { }) {
+        return this.mutex.runExclusive(async () => {
+            const owner = this.namespaceOwner(namespace);
+            if (owner) {
+                if (owner.repository_name === name && owner.policy_flags === policyFlags)
+                    return { record: owner, created: false };
+                throw new Conflict(`namespace "${namespace}" is owned by repository ${owner.repository_index} with a different name or policy_flags`);
+            }
+            const record = await this.appendLocked(name, namespace, policyFlags, beforeCommit, afterCommit, undefined, null);
+            return { record, created: true };
+        });
+    }
+    /**
+     * Append a new active record under the registry mutex. `beforeCommit` runs after the new
+     * index is known and before registry.bin is rewritten (restore uses it to move the staged
+     * authority into place); if it throws, nothing is appended. `afterCommit` runs once
+     * registry.bin is written and before the record's event is appended (the service opens the
+     * authority there, so whoever hears of the event can read the repository).
+     */
+    appendWith(name, namespace, policyFlags, beforeCommit, avoidIndex, afterCommit = async () => { }) {
+        return this.mutex.runExclusive(async () => {
+            if (this.namespaceOwner(namespace))
+                throw new Conflict(`namespace "${namespace}" is owned by a live repository`);
+            return this.appendLocked(name, namespace, policyFlags, beforeCommit, afterCommit, avoidIndex, avoidIndex ?? null);
+        });
+    }
+    async appendLocked(name, namespace, policyFlags, beforeCommit, afterCommit, avoidIndex, restoredFrom) {
+        const now = nowSeconds();
+        // Restore never reuses the exported index: when it is next in line, a reserved, purged
+        // placeholder record takes it (indexes are positions, so they cannot be skipped otherwise).
+        const placeholders = [];
+        if (avoidIndex === this.records.length) {
+            placeholders.push({
+                repository_index: avoidIndex, repository_name: RESERVED_NAME, lifecycle_kind: LIFECYCLE_PURGED, namespace: '',
+                policy_flags: 0, created_at_s: now, updated_at_s: now, tombstoned: true,
+            });
+        }
+        const index = this.records.length + placeholders.length;
+        if (index > U32_MAX)
+            throw new Conflict('the registry has used every u32 repository index');
+        const record = {
+            repository_index: index,
+            repository_name: name,
+            lifecycle_kind: LIFECYCLE_ACTIVE,
+            namespace,
+            policy_flags: policyFlags,
+            created_at_s: now,
+            updated_at_s: now,
+            tombstoned: false,
+        };
+        await beforeCommit(index);
+        await this.commit([...this.records, ...placeholders, record], registryEvents(undefined, record, restoredFrom), () => afterCommit(index));
+        return record;
+    }
+    /** Apply `change` to one record and persist; `change` may throw to abort without writing. */
+    update(index, change) {
+        return this.mutex.runExclusive(async () => {
+            const current = this.records[index];
+            if (!current)
+                throw new Error(`registry has no record ${index}`);
+            const next = change(current);
+            if (next === null)
+                return current;
+            const records = this.records.slice();
+            records[index] = { ...next, repository_index: index, updated_at_s: nowSeconds() };
+            await this.commit(records, registryEvents(current, records[index]));
+            return records[index];
+        });
+    }
+    /**
+     * Append events that change no record (the archive's `archive.lagging`, `archive.fenced`) to
+     * the registry stream, under the registry mutex. Best effort: false when there is no stream
+     * or the append failed.
+     */
+    async noteEvents(events) {
+        return this.mutex.runExclusive(async () => {
+            if (!this.eventLog)
+                return false;
+            try {
+                await this.eventLog.append(events);
+                return true;
+            }
+            catch {
+                return false;
+            }
+        });
+    }
+    /**
+     * A follower (./follower.ts) takes a repository's record as the archive ships it: the record
+     * at its index replaces the local one, and indexes below it that the registry lacks get purged
+     * placeholders (indexes are positions). No write when the record is unchanged.
+     */
+    adopt(record) {
+        return this.mutex.runExclusive(async () => {
+            const index = record.repository_index;
+            const current = this.records[index];
+            if (current && JSON.stringify(current) === JSON.stringify(record))
+                return;
+            const records = this.records.slice();
+            for (let i = records.length; i < index; i++) {
+                records.push({ repository_index: i, repository_name: RESERVED_NAME, lifecycle_kind: LIFECYCLE_PURGED, namespace: '', policy_flags: 0, created_at_s: 0, updated_at_s: 0, tombstoned: true });
+            }
+            records[index] = record;
+            await this.commit(records, registryEvents(current, record));
+        });
+    }
+    /** registry.bin is the commit; the events follow it (storage-layout.md §18.1). */
+    async commit(records, events, afterWrite) {
+        await writeFileDurable(this.layout.registryFile, encodeRegistry(records));
+        crashPoint('registry:after-write');
+        this.records = records;
+        this.indexOwners();
+        await afterWrite?.();
+        if (!this.eventLog)
+            return;
+        try {
+            if (this.eventsBehind)
+                await this.reconcileLocked();
+            else
+                await this.eventLog.append(events);
+        }
+        catch {
+            // The registry change is durable and answered; its event is appended by the next
+            // reconciliation (the next registry write, or the next open).
+            this.eventsBehind = true;
+        }
+    }
+    isPurged(index) {
+        return this.records[index]?.lifecycle_kind === LIFECYCLE_PURGED;
+    }
+}
+//# sourceMappingURL=registry.js.map

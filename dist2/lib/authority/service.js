@@ -1,0 +1,618 @@
+// The whole service state of one data directory: the registry and every open authority.
+// `CairnService.open` is what the startup phase waits for; HTTP handlers call into it.
+//
+// Repositories open lazily (docs/operations.md "Serving", what a start does): `open` reads the
+// registry and recovers the data directory but opens no repository authority, so a data
+// directory with many repositories is ready at once. A repository opens on its first request
+// (`ensureOpen`, which the router awaits before the handler), and `openAllInBackground` (started
+// by `cairn serve` once it answers) opens the others one at a time, so the work that needs every
+// repository (lease expiry, webhook dispatchers, staged-pack expiry, claim-next across
+// repositories) covers them all soon after startup. A first request jumps that queue; concurrent
+// first requests share one open. Opening runs under the repository's lifecycle mutex, so it
+// never races a purge.
+import { promises as fsp } from 'node:fs';
+import { Corrupt, NotFound } from '../domain/errors.js';
+import { LIFECYCLE_PURGED, nowSeconds, } from '../domain/repository.js';
+import { removeDurable, removeTempFiles } from '../store/durable.js';
+import { Layout } from '../store/layout.js';
+import { Authority } from './authority.js';
+import { GitExporter } from './git-export.js';
+import { DEFAULT_JOB_POLICY } from '../domain/jobs.js';
+import { LIFECYCLE_ACTIVE, LIFECYCLE_RETIRING } from '../domain/repository.js';
+import { Retirement } from './retirement.js';
+import { RestoreSessions } from './restore.js';
+import { Mutex } from 'async-mutex';
+import { Registry } from './registry.js';
+import { EventFeeds, registryEventStream } from './event-feed.js';
+import { DEFAULT_WEBHOOK_NETWORK, WebhookDispatcher } from './webhook-dispatcher.js';
+import { DEFAULT_MAX_SNAPSHOT_PATHS } from '../domain/tree-size.js';
+import { NO_GIT_SHADOWS } from './git-shadow.js';
+import { GitMirrorRunner } from './git-mirror-runner.js';
+import { MirrorSlots } from './mirror-slots.js';
+import { openSealKey } from '../store/seal-key.js';
+import { NO_GROUPS } from '../domain/workflow/repo-rules.js';
+import { NO_GRANTS, STRICT_MIRROR_TARGETS } from '../domain/git-mirrors.js';
+export class CairnService {
+    layout;
+    registry;
+    log;
+    jobPolicy;
+    maxSnapshotPaths;
+    authorities = new Map();
+    lifecycleMutexes = new Map();
+    authorityListeners = new Set();
+    retirementOps = null;
+    /** Set by startLandQueues (serving only). */
+    queueOptions = null;
+    /** Set by startWebhooks (serving only: offline tools open the service without sending anything). */
+    webhookPolicy = null;
+    webhookNetwork = DEFAULT_WEBHOOK_NETWORK;
+    dispatchers = new Map();
+    /** Set by startGitRefresh (serving only): exporters follow their lines' moves in the background. */
+    gitRefresh = false;
+    /** Each open authority's git exporter (its shadow repository, docs/git.md "Export"), made on first use. */
+    gitExporters = new Map();
+    /** Set by startGitMirrors (serving only): mirrors push in the background. */
+    mirrorPolicy = null;
+    mirrorSlots = null;
+    mirrorRunners = new Map();
+    restoreSessions = null;
+    /** Opens under way, by repository index: concurrent first uses share one. */
+    opening = new Map();
+    /** Requests under way per repository (`enter`), which `quiesce` waits for. */
+    inFlight = new Map();
+    /** Repositories quiesced for a reopen: requests wait for the gate, lifted when the lifecycle section ends. */
+    gates = new Map();
+    drainWaiters = new Map();
+    /** Set by openAllInBackground: resolves once every repository has been opened (or failed to). */
+    allOpened = null;
+    closed = false;
+    /** The event feeds of every repository (docs/api.md "Events"). */
+    feeds;
+    /** The archive's status (/healthz `archive`), set while `serve --archive` ships (./archiving.ts). */
+    archiveStatus = null;
+    /**
+     * Set while the server is a read-only follower of an archive (serve --follow, ./follower.ts):
+     * the reason every mutating request is refused with (503). Null: writable.
+     */
+    readOnly = null;
+    /** The follower's state (/healthz `follow`), while following or after a promotion. */
+    followStatus = null;
+    /** POST /archive/promote: turn this follower into the writer; null when the server does not follow. */
+    promote = null;
+    /** The server's seal key (DATA/seal.key): every authority writes and reads its sealed fields with it. */
+    sealKey = null;
+    /** Where lines are served over git (./git-shadow.ts); every authority asks it at each git request. */
+    gitShadows = NO_GIT_SHADOWS;
+    /** The rules a newly registered repository starts with (null: none written). */
+    defaultRules = null;
+    /** Who belongs to a group (the rules' group names); asked at each judgement. */
+    groupMembers = NO_GROUPS;
+    constructor(layout, registry, log, jobPolicy, events = {}, maxSnapshotPaths = DEFAULT_MAX_SNAPSHOT_PATHS) {
+        this.layout = layout;
+        this.registry = registry;
+        this.log = log;
+        this.jobPolicy = jobPolicy;
+        this.maxSnapshotPaths = maxSnapshotPaths;
+        this.feeds = new EventFeeds(this, events);
+    }
+    static async open(options) {
+        const layout = new Layout(options.dataDir);
+        await fsp.mkdir(layout.repositoriesDir, { recursive: true });
+        // Inside a repository, temp files are removed when it opens (Authority.open): only what lies
+        // directly under repositories/ (an interrupted purge's directory) is removed here.
+        for (const file of await removeTempFiles(options.dataDir, (dir) => layout.sweepsShallow(dir))) {
+            if (!file.startsWith(layout.repositoriesDir))
+                options.log.warn({ file }, 'recovery removed an unfinished temp file');
+        }
+        // Quarantines of pushes a stop cut short (docs/git.md "Push for review"): never part of the store.
+        await fsp.rm(layout.gitQuarantineDir, { recursive: true, force: true });
+        const registry = await Registry.open(layout);
+        for (const note of await registry.openEvents())
+            options.log.warn({ note }, 'recovery');
+        const service = new CairnService(layout, registry, options.log, options.jobPolicy ?? DEFAULT_JOB_POLICY, options.events, options.maxSnapshotPaths);
+        // Webhook secrets and drafts are sealed with it (storage-layout.md §17.2); made on the first start.
+        service.sealKey = await openSealKey(layout.sealKeyFile, true);
+        service.gitShadows = options.gitShadows ?? service.exportedShadows;
+        service.defaultRules = options.defaultRules ?? null;
+        if (options.groupMembers)
+            service.groupMembers = options.groupMembers;
+        if (registry.events)
+            service.feeds.attachRegistry(registryEventStream(registry.events));
+        await service.removeUnregisteredDirectories();
+        service.restoreSessions = await RestoreSessions.open(service);
+        return service;
+    }
+    /** Retirement operations, made on first use (never handed a half-built service). */
+    get retirement() {
+        return (this.retirementOps ??= new Retirement(this));
+    }
+    get restores() {
+        return this.restoreSessions;
+    }
+    /** Serialize lifecycle changes (retirement start, abort, purge, a follower's apply) of one repository; a `quiesce` in the section lasts until it ends. */
+    lifecycleExclusive(index, fn) {
+        let mutex = this.lifecycleMutexes.get(index);
+        if (!mutex) {
+            mutex = new Mutex();
+            this.lifecycleMutexes.set(index, mutex);
+        }
+        return mutex.runExclusive(async () => {
+            try {
+                return await fn();
+            }
+            finally {
+                this.liftGate(index);
+            }
+        });
+    }
+    /**
+     * Admit a request to repository `index`: open it if needed, wait while it is quiesced for a
+     * reopen, and count it until the returned function is called (idempotent). A response that
+     * streams for long (an event stream) leaves before streaming: it must not hold a reopen back.
+     */
+    async enter(index) {
+        for (;;) {
+            await this.ensureOpen(index);
+            const gate = this.gates.get(index);
+            if (!gate)
+                break;
+            await gate.wait;
+        }
+        this.inFlight.set(index, (this.inFlight.get(index) ?? 0) + 1);
+        let left = false;
+        return () => {
+            if (left)
+                return;
+            left = true;
+            const n = (this.inFlight.get(index) ?? 1) - 1;
+            if (n > 0) {
+                this.inFlight.set(index, n);
+                return;
+            }
+            this.inFlight.delete(index);
+            this.drainWaiters.get(index)?.();
+        };
+    }
+    /**
+     * Called inside `lifecycleExclusive(index)` before the authority is closed and its files
+     * replaced (a follower applying a manifest): new requests wait until the section ends (then
+     * see the reopened authority), and those already under way finish first — a read in flight
+     * would otherwise meet closed files. After `timeoutMs` it goes on anyway, and says so.
+     */
+    async quiesce(index, timeoutMs = 30_000) {
+        if (!this.gates.has(index)) {
+            let lift = () => { };
+            const wait = new Promise((resolve) => { lift = resolve; });
+            this.gates.set(index, { wait, lift });
+        }
+        if (!this.inFlight.get(index))
+            return;
+        let timer;
+        const drained = await Promise.race([
+            new Promise((resolve) => this.drainWaiters.set(index, () => resolve(true))),
+            new Promise((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); }),
+        ]);
+        clearTimeout(timer);
+        this.drainWaiters.delete(index);
+        if (!drained)
+            this.log.warn({ repository_index: index, requests: this.inFlight.get(index) ?? 0, waited_ms: timeoutMs }, 'requests still under way when the repository closes for a reopen; they may fail');
+    }
+    /** Whether repository `index` is quiesced for a reopen (closed now, open again soon). */
+    reopening(index) {
+        return this.gates.has(index);
+    }
+    liftGate(index) {
+        const gate = this.gates.get(index);
+        if (!gate)
+            return;
+        this.gates.delete(index);
+        gate.lift();
+    }
+    /**
+     * Lines served over git (docs/git.md "Clone and fetch"): the exporter's shadow repository,
+     * brought up to the line's head before each answer (a sync of a line already exported is one
+     * lookup), with only that line's branch advertised.
+     */
+    exportedShadows = async (index, line) => {
+        const exporter = this.gitExporter(await this.opened(index));
+        const synced = await exporter.syncLine(line);
+        return { repoDir: exporter.root, ref: `refs/heads/${synced.line}` };
+    };
+    /** The git exporter of an open authority (its shadow repository under git-shadow/). */
+    gitExporter(authority) {
+        let exporter = this.gitExporters.get(authority.index);
+        if (!exporter || exporter.authority !== authority) {
+            this.gitExporters.get(authority.index)?.stop();
+            exporter = new GitExporter(this.layout.gitShadow(authority.index), authority, this.log);
+            this.gitExporters.set(authority.index, exporter);
+            // Only a serving, active repository refreshes its shadow in the background.
+            if (this.gitRefresh)
+                exporter.watch(() => this.registry.get(authority.index)?.lifecycle_kind === LIFECYCLE_ACTIVE);
+        }
+        return exporter;
+    }
+    /** Close a repository's files and forget it (purge). */
+    closeAuthority(index) {
+        this.stopMirrorRunner(index);
+        this.gitExporters.get(index)?.stop();
+        this.gitExporters.delete(index);
+        this.stopDispatcher(index);
+        const entry = this.authorities.get(index);
+        if (entry instanceof Authority)
+            entry.close();
+        this.authorities.delete(index);
+        this.authoritiesChanged();
+    }
+    /** Call `fn` after an authority is opened (registration, restore) or closed (purge); returns the unsubscribe function. */
+    onAuthoritiesChanged(fn) {
+        this.authorityListeners.add(fn);
+        return () => this.authorityListeners.delete(fn);
+    }
+    authoritiesChanged() {
+        for (const fn of [...this.authorityListeners]) {
+            try {
+                fn();
+            }
+            catch (err) {
+                this.log.error({ problem: err.message }, 'an authority listener failed');
+            }
+        }
+    }
+    /** Open a repository that restore has just moved into place. */
+    async openRestored(index) {
+        await this.ensureOpen(index);
+    }
+    /**
+     * Open repository `index` if it is registered, not purged and not open yet (a failure to open
+     * is kept as its unavailable entry, like at startup). Concurrent calls share one open.
+     */
+    ensureOpen(index) {
+        // An open under way (its retention included) is waited for even once its entry is set.
+        let pending = this.opening.get(index);
+        if (!pending && (this.authorities.has(index) || this.closed))
+            return Promise.resolve();
+        if (!pending) {
+            pending = this.lifecycleExclusive(index, async () => {
+                const record = this.registry.get(index);
+                if (!record || record.lifecycle_kind === LIFECYCLE_PURGED || this.authorities.has(index) || this.closed)
+                    return null;
+                await this.openAuthority(index);
+                return this.authorities.get(index) ?? null;
+            })
+                .then(async (entry) => {
+                // Event retention trims once at open, before the first request reads the repository
+                // (it takes the lifecycle lock itself, so after that is released; it never throws).
+                if (entry instanceof Authority)
+                    await this.feeds.applyRetention([entry]);
+            })
+                .finally(() => this.opening.delete(index));
+            this.opening.set(index, pending);
+        }
+        return pending;
+    }
+    /** Whether repository `index` has been opened (cleanly or not) since the service opened. */
+    isOpen(index) {
+        return this.authorities.has(index);
+    }
+    /** The authority of `index`, opened first if needed (NotFound, or Corrupt when it failed to open). */
+    async opened(index) {
+        await this.ensureOpen(index);
+        return this.authority(index);
+    }
+    /**
+     * Open every repository not open yet, one at a time in index order, yielding between them;
+     * requests open theirs first. Idempotent: returns the one promise of the whole pass.
+     */
+    openAllInBackground() {
+        this.allOpened ??= (async () => {
+            const t0 = performance.now();
+            let opened = 0;
+            for (const record of this.registry.all()) {
+                if (this.closed)
+                    return;
+                if (record.lifecycle_kind === LIFECYCLE_PURGED || this.authorities.has(record.repository_index))
+                    continue;
+                await new Promise((resolve) => setImmediate(resolve));
+                await this.ensureOpen(record.repository_index);
+                opened++;
+            }
+            if (opened)
+                this.log.info({ repositories: opened, ms: Math.round(performance.now() - t0) }, 'opened the repositories in the background');
+        })();
+        return this.allOpened;
+    }
+    async openAuthority(index) {
+        try {
+            const frozen = this.registry.get(index)?.lifecycle_kind !== LIFECYCLE_ACTIVE; // a retiring authority's files stay as exported
+            const authority = await Authority.open(this.layout.repositoryDir(index), index, this.log, this.jobPolicy, frozen, this.maxSnapshotPaths, this.sealKey);
+            if (this.closed) {
+                authority.close();
+                return;
+            }
+            authority.gitShadowSource = () => this.gitShadows;
+            authority.lands.policyFlags = () => this.registry.get(index)?.policy_flags ?? 0;
+            authority.rules.groupMembers = (group) => this.groupMembers(group);
+            this.authorities.set(index, authority);
+            this.startDispatcher(index);
+            this.startMirrorRunner(index);
+            this.startQueue(index);
+            // Its exporter follows the lines from the start: an import exports in the background (docs/git.md "Clone and fetch").
+            if (this.gitRefresh)
+                this.gitExporter(authority);
+            this.authoritiesChanged();
+        }
+        catch (err) {
+            const reason = err.message;
+            this.log.error({ repository_index: index, problem: reason }, 'repository failed its checks at open; it answers 500 until repaired (see cairn fsck)');
+            this.authorities.set(index, { reason });
+            // Subscribers waiting for a reopen hear that it will not come.
+            this.authoritiesChanged();
+        }
+    }
+    /**
+     * A directory under repositories/ whose index has no registry record was created by a
+     * registration that crashed before registry.bin was rewritten: it was never acknowledged.
+     */
+    async removeUnregisteredDirectories() {
+        const names = await fsp.readdir(this.layout.repositoriesDir);
+        for (const name of names) {
+            const index = /^(0|[1-9][0-9]*)$/.test(name) ? Number(name) : -1;
+            // A purged repository's directory is left only by a purge interrupted after its commit point.
+            if (index >= 0 && this.registry.get(index) && !this.registry.isPurged(index))
+                continue;
+            this.log.warn({ directory: `repositories/${name}` }, 'recovery removed a repository directory with no registry record');
+            await removeDurable(`${this.layout.repositoriesDir}/${name}`);
+        }
+        // A shadow git repository of a repository that is not registered or purged: derived data of nothing.
+        for (const name of await fsp.readdir(this.layout.gitShadowDir).catch(() => [])) {
+            const m = /^(0|[1-9][0-9]*)\.git$/.exec(name);
+            const index = m ? Number(m[1]) : -1;
+            if (index >= 0 && this.registry.get(index) && !this.registry.isPurged(index))
+                continue;
+            await fsp.rm(`${this.layout.gitShadowDir}/${name}`, { recursive: true, force: true });
+        }
+    }
+    /** The registry record of `index`; NotFound when it was never registered. */
+    record(index) {
+        const record = this.registry.get(index);
+        if (!record)
+            throw new NotFound(`repository ${index} is not registered`);
+        return record;
+    }
+    /** The open authority of a registered, not purged repository (see `opened` for one not open yet). */
+    authority(index) {
+        const entry = this.authorities.get(index);
+        if (!entry) {
+            const record = this.record(index);
+            if (record.lifecycle_kind !== LIFECYCLE_PURGED)
+                throw new Error(`repository ${index} is not open yet (await opened(${index}) first)`);
+            throw new NotFound(`repository ${index} has been purged`);
+        }
+        if (!(entry instanceof Authority))
+            throw new Corrupt(`repository ${index} failed its checks at open: ${entry.reason}`);
+        return entry;
+    }
+    /** Throw Corrupt when the repository failed its checks at open (purged ones pass: handlers decide). */
+    assertServable(index) {
+        const entry = this.authorities.get(index);
+        if (entry && !(entry instanceof Authority))
+            throw new Corrupt(`repository ${index} failed its checks at open: ${entry.reason}`);
+    }
+    async register(name, namespace, policyFlags) {
+        // Opened before the registration's event is appended, so whoever hears of it can use the
+        // repository; through ensureOpen, since a request or the background pass may reach it first.
+        const result = await this.registry.register(name, namespace, policyFlags, async (index) => {
+            await Authority.create(this.layout.repositoryDir(index), index, nowSeconds());
+        }, (index) => this.ensureOpen(index));
+        // A new repository's first commit: the server's default rules (a crash before it leaves a
+        // repository without rules, which has the gates of one).
+        if (result.created && this.defaultRules) {
+            await this.ensureOpen(result.record.repository_index);
+            await this.authority(result.record.repository_index).rules.set(this.defaultRules, null);
+        }
+        return result;
+    }
+    maintenance = null;
+    leaseTimer = null;
+    /**
+     * Background upkeep: hourly, expire uncommitted packs older than the staging TTL; every
+     * second (or a quarter lease, if shorter), apply worker-job lease expiry.
+     */
+    startMaintenance(intervalMs = 3600_000) {
+        this.maintenance = setInterval(() => void this.expireStagedPacks(), intervalMs);
+        this.maintenance.unref();
+        const leaseTick = Math.max(250, Math.min(1000, (this.jobPolicy.leaseSeconds * 1000) / 4));
+        this.leaseTimer = setInterval(() => void this.expireLeases(), leaseTick);
+        this.leaseTimer.unref();
+        this.feeds.startRetention();
+    }
+    async expireLeases() {
+        for (const [index, entry] of this.authorities) {
+            if (!(entry instanceof Authority) || !entry.jobs.hasDueLeases())
+                continue;
+            try {
+                const n = await entry.jobs.expireLeases();
+                if (n)
+                    this.log.info({ repository_index: index, expired: n }, 'worker job leases expired');
+            }
+            catch (err) {
+                this.log.error({ repository_index: index, problem: err.message }, 'lease expiry failed');
+            }
+        }
+    }
+    /** Serving repositories (active or retiring, opened cleanly), in index order. */
+    serving() {
+        const out = [];
+        for (const record of this.registry.all()) {
+            if (record.lifecycle_kind !== 1 && record.lifecycle_kind !== LIFECYCLE_RETIRING)
+                continue;
+            const entry = this.authorities.get(record.repository_index);
+            if (entry instanceof Authority)
+                out.push(entry);
+        }
+        return out;
+    }
+    /** Claim-next across repositories: the first claimable job in repository order. */
+    async claimNext(kinds, repositories) {
+        // Every candidate must be open: the named ones are opened now; across all, the background pass is awaited.
+        if (repositories.length)
+            for (const index of repositories)
+                await this.ensureOpen(index);
+        else
+            await this.openAllInBackground();
+        const candidates = repositories.length ? repositories.map((i) => this.servingAuthority(i)) : this.serving();
+        for (const authority of candidates) {
+            const claimed = await authority.jobs.claimNext(kinds);
+            if (claimed)
+                return claimed;
+        }
+        return null;
+    }
+    servingAuthority(index) {
+        const record = this.record(index);
+        if (record.lifecycle_kind === LIFECYCLE_PURGED)
+            throw new NotFound(`repository ${index} has been purged`);
+        return this.authority(index);
+    }
+    async expireStagedPacks() {
+        const sessions = await this.restores.expire();
+        if (sessions)
+            this.log.info({ sessions }, 'removed expired restore sessions');
+        for (const [index, entry] of this.authorities) {
+            if (!(entry instanceof Authority))
+                continue;
+            try {
+                for (const pack of await entry.expireStagedPacks())
+                    this.log.info({ repository_index: index, pack }, 'removed an expired uncommitted pack');
+            }
+            catch (err) {
+                this.log.error({ repository_index: index, problem: err.message }, 'staged pack expiry failed');
+            }
+        }
+    }
+    /**
+     * Drive the land queues (docs/land-queue.md): every open authority's now, and each one opened
+     * later. A retiring repository's queue makes no moves (its files stay as exported).
+     */
+    startLandQueues(options) {
+        this.queueOptions = options;
+        for (const index of this.authorities.keys())
+            this.startQueue(index);
+    }
+    startQueue(index) {
+        const entry = this.authorities.get(index);
+        if (!this.queueOptions || !(entry instanceof Authority))
+            return;
+        entry.queue.start(this.queueOptions, () => this.registry.get(index)?.lifecycle_kind === LIFECYCLE_ACTIVE, this.log);
+    }
+    /**
+     * Start sending webhooks (docs/api.md "Webhooks"): a dispatcher for every open authority now,
+     * and for each one opened later (registration, restore).
+     */
+    startWebhooks(policy, network = DEFAULT_WEBHOOK_NETWORK) {
+        this.webhookPolicy = policy;
+        this.webhookNetwork = network;
+        for (const index of this.authorities.keys())
+            this.startDispatcher(index);
+    }
+    startDispatcher(index) {
+        const entry = this.authorities.get(index);
+        if (!this.webhookPolicy || !(entry instanceof Authority) || this.dispatchers.has(index))
+            return;
+        // Nothing is written for webhooks while the repository is retiring: its files stay as exported.
+        const dispatcher = new WebhookDispatcher(entry, () => this.registry.get(index)?.lifecycle_kind === LIFECYCLE_ACTIVE, this.log, this.webhookPolicy, this.webhookNetwork);
+        this.dispatchers.set(index, dispatcher);
+        dispatcher.start();
+    }
+    /** Where webhooks may send (registrations are checked against it); nothing internal before startWebhooks. */
+    get webhookTargets() {
+        return this.webhookNetwork.targets;
+    }
+    stopDispatcher(index) {
+        this.dispatchers.get(index)?.stop();
+        this.dispatchers.delete(index);
+    }
+    close() {
+        this.stopBackground();
+        for (const entry of this.authorities.values())
+            if (entry instanceof Authority)
+                entry.close();
+        this.registry.closeEvents();
+    }
+    /**
+     * Close for a shutdown (`cairn serve` stopping, docs/operations.md "Stopping"): background
+     * work stops, then each repository's commit queue writes every transaction queued so far
+     * and closes (later ones are refused), and its files close. Resolves when all of it is done.
+     */
+    async shutdown() {
+        this.stopBackground();
+        for (const entry of this.authorities.values())
+            if (entry instanceof Authority)
+                entry.queue.stop();
+        // An open under way closes what it opened itself once it sees `closed`.
+        await Promise.allSettled([...this.opening.values()]);
+        const open = [...this.authorities.values()].filter((entry) => entry instanceof Authority);
+        await Promise.all(open.map((authority) => authority.drainAndClose()));
+        await this.registry.closeEventsWhenIdle();
+    }
+    /**
+     * Push git mirrors (docs/git.md "Mirror"): a runner for every open authority now, and for each
+     * one opened later; pushes of all repositories share `policy.concurrency` slots.
+     */
+    startGitMirrors(policy) {
+        this.mirrorPolicy = policy;
+        this.mirrorSlots = new MirrorSlots(policy.concurrency, Math.min(policy.perRepository, policy.concurrency));
+        for (const index of this.authorities.keys())
+            this.startMirrorRunner(index);
+    }
+    /** The operator's credential grants for mirrors; none before startGitMirrors. */
+    get mirrorGrants() {
+        return this.mirrorPolicy?.credentials ?? NO_GRANTS;
+    }
+    /** Where mirrors may push (registrations are checked against it); nothing internal, no file:// before startGitMirrors. */
+    get mirrorTargets() {
+        return this.mirrorPolicy?.targets ?? STRICT_MIRROR_TARGETS;
+    }
+    startMirrorRunner(index) {
+        const entry = this.authorities.get(index);
+        if (!this.mirrorPolicy || !this.mirrorSlots || !(entry instanceof Authority) || this.mirrorRunners.has(index))
+            return;
+        const runner = new GitMirrorRunner(entry, () => this.gitExporter(entry), () => this.registry.get(index)?.lifecycle_kind === LIFECYCLE_ACTIVE, this.log, this.mirrorPolicy, this.mirrorSlots);
+        this.mirrorRunners.set(index, runner);
+        runner.start();
+    }
+    stopMirrorRunner(index) {
+        this.mirrorRunners.get(index)?.stop();
+        this.mirrorRunners.delete(index);
+    }
+    /** Export served and imported lines' moves in the background (docs/git.md "Clone and fetch"): every open authority's exporter, and each one opened later. */
+    startGitRefresh() {
+        this.gitRefresh = true;
+        for (const [index, exporter] of this.gitExporters)
+            exporter.watch(() => this.registry.get(index)?.lifecycle_kind === LIFECYCLE_ACTIVE);
+        for (const entry of this.authorities.values())
+            if (entry instanceof Authority)
+                this.gitExporter(entry);
+    }
+    stopBackground() {
+        this.closed = true;
+        this.gitRefresh = false;
+        for (const exporter of this.gitExporters.values())
+            exporter.stop();
+        this.feeds.close();
+        if (this.maintenance)
+            clearInterval(this.maintenance);
+        if (this.leaseTimer)
+            clearInterval(this.leaseTimer);
+        for (const index of [...this.dispatchers.keys()])
+            this.stopDispatcher(index);
+        for (const index of [...this.mirrorRunners.keys()])
+            this.stopMirrorRunner(index);
+    }
+    /** Repositories that list discovery shows: every record except purged ones. */
+    listed(nameFilter) {
+        return this.registry.all().filter((r) => r.lifecycle_kind !== LIFECYCLE_PURGED && (nameFilter === undefined || r.repository_name === nameFilter));
+    }
+}
+//# sourceMappingURL=service.js.map

@@ -1,0 +1,67 @@
+// Patchset diffs (docs/api.md "Diffs"): base → revision of a patchset, or revision → revision of
+// two patchsets of one change (`against`). The files come one at a time from the domain's
+// bounded diff over the store's immutable trees, so a caller streams them.
+import { Invalid, NotFound, TooLarge } from '../../domain/errors.js';
+import { diffFiles, emptyTotals } from '../../domain/workflow/content-diff.js';
+/** A side over the limit a snapshot may hold (stored before the limit) is refused (400) before anything streams. */
+export async function patchsetDiff(store, book, patchsetIdValue, against, opts) {
+    const ps = book.patchset(patchsetIdValue);
+    let oldSnapshot = ps.base_snapshot_id;
+    if (against !== null) {
+        const other = book.patchset(against);
+        if (other.change_id !== ps.change_id)
+            throw new Invalid(`against: patchset ${against} belongs to ${other.change_id}, not to ${ps.change_id}; compare patchsets of one change`);
+        oldSnapshot = other.revision_snapshot_id;
+    }
+    const root = (id) => {
+        const s = store.snapshot(id);
+        if (!s)
+            throw new NotFound(`snapshot ${id} is not present`);
+        return s.root_tree_id;
+    };
+    const oldRoot = root(oldSnapshot);
+    const newRoot = root(ps.revision_snapshot_id);
+    await store.requireExpandable(oldRoot, `snapshot ${oldSnapshot}`);
+    await store.requireExpandable(newRoot, `snapshot ${ps.revision_snapshot_id}`);
+    const totals = emptyTotals();
+    const reader = {
+        readTree: (id) => store.readTree(id),
+        blobSize: (id) => store.locator('blob', id)?.raw_length ?? 0,
+        readBlob: (id) => store.readObject('blob', id),
+    };
+    return { patchset_id: ps.patchset_id, change_id: ps.change_id, base_snapshot_id: oldSnapshot, revision_snapshot_id: ps.revision_snapshot_id, against, files: diffFiles(reader, oldRoot, newRoot, opts, totals, store.walkBudget(`the diff of ${oldSnapshot} and ${ps.revision_snapshot_id}`, 2)), totals };
+}
+/** A raw read is held in memory whole: larger files are refused (413); a snapshot export serves them. */
+export const MAX_FILE_READ_BYTES = 32 * 1024 * 1024;
+/**
+ * One entry of a snapshot by path, walked tree by tree from its root (a symlink is an entry like a
+ * file: its target text, never followed). Unknown snapshot or path: 404; a directory: 400; a file
+ * over MAX_FILE_READ_BYTES (or `maxBytes`): 413, before its content is read.
+ */
+export async function snapshotFile(store, snapshotId, path, maxBytes = MAX_FILE_READ_BYTES) {
+    const s = store.snapshot(snapshotId);
+    if (!s)
+        throw new NotFound(`snapshot ${snapshotId} is not present`);
+    const names = path.split('/');
+    let tree = s.root_tree_id;
+    for (let i = 0; i < names.length; i++) {
+        const e = (await store.readTree(tree)).find((x) => x.name === names[i]);
+        if (!e)
+            throw new NotFound(`no file ${path} in snapshot ${snapshotId}`);
+        const last = i === names.length - 1;
+        if (e.kind === 'directory') {
+            if (last)
+                throw new Invalid(`${path} is a directory in snapshot ${snapshotId}; name a file`);
+            tree = e.id;
+            continue;
+        }
+        if (!last)
+            throw new NotFound(`no file ${path} in snapshot ${snapshotId} (${names.slice(0, i + 1).join('/')} is not a directory)`);
+        const size = store.locator('blob', e.id)?.raw_length ?? 0;
+        if (size > maxBytes)
+            throw new TooLarge(`${path} is ${size} bytes, over the ${maxBytes} bytes this read serves; export the snapshot to read it`);
+        return { kind: e.kind, blob_id: e.id, data: await store.readObject('blob', e.id) };
+    }
+    throw new NotFound(`no file ${path} in snapshot ${snapshotId}`);
+}
+//# sourceMappingURL=diffs.js.map

@@ -1,0 +1,82 @@
+// `cairn archive`: `status`, what a server's shipping to its archive looks like (the `archive`
+// object of GET /healthz, docs/operations.md "Archive"; one JSON object with --json or when
+// stdout is not a terminal, a table on a terminal), and `prune` (lib/cli/archive-prune.ts).
+import { CairnClient } from '../client/http.js';
+import { CliUsageError, parseCommandArgs } from './args.js';
+import { emit, table, useJson } from './output.js';
+import { archivePruneCommand } from './archive-prune.js';
+import { archiveReclaimCommand } from './archive-reclaim.js';
+export const ARCHIVE_HELP = `Usage:
+  cairn archive status --server URL [--json]      (cairn archive status --help)
+  cairn archive prune --from s3://BUCKET/PREFIX [--keep POLICY] [--grace DURATION] [--dry-run]
+                                                 (cairn archive prune --help)
+  cairn archive reclaim --data DIR [--json]       (cairn archive reclaim --help)
+
+The archive is a continuous copy of every repository in S3-compatible object storage,
+shipped by \`cairn serve --archive s3://BUCKET/PREFIX\` (docs/operations.md "Archive");
+prune applies a retention policy to it (docs/operations.md "Archive retention"); reclaim lets
+a data directory that a newer writer fenced claim the archive again (docs/operations.md "One
+writer").
+`;
+const STATUS_HELP = `Usage:
+  cairn archive status --server URL [--json]
+
+How the server's shipping to its archive stands: the archive and the generation it ships
+under, its state (shipping, idle, error: retrying after a failure, fenced: a newer writer
+claimed the archive and this server stopped), and per repository the commit shipped last, the
+commit committed now and the lag in seconds and bytes; the last error. Secrets are never part
+of it. Exits 1 when the server does not archive, or is fenced.
+
+  --server URL    cairn server, e.g. http://127.0.0.1:8088
+  --json          print JSON (the default when stdout is not a terminal)
+`;
+export async function archiveCommand(argv) {
+    const sub = argv[0];
+    if (sub === undefined || sub === '--help' || sub === '-h') {
+        process.stdout.write(ARCHIVE_HELP);
+        return sub === undefined ? 2 : 0;
+    }
+    if (sub === 'prune')
+        return archivePruneCommand(argv.slice(1));
+    if (sub === 'reclaim')
+        return archiveReclaimCommand(argv.slice(1));
+    if (sub !== 'status')
+        throw new CliUsageError(`unknown archive command "${sub}" (known: status, prune, reclaim; see cairn archive --help)`);
+    const { values, positionals } = parseCommandArgs(argv.slice(1), {
+        server: { type: 'string' },
+        json: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+    }, true);
+    if (values.help) {
+        process.stdout.write(STATUS_HELP);
+        return 0;
+    }
+    if (positionals.length)
+        throw new CliUsageError('cairn archive status takes no arguments');
+    if (typeof values.server !== 'string' || values.server === '')
+        throw new CliUsageError('--server is required');
+    const health = await new CairnClient(values.server).json('GET', '/healthz');
+    const json = useJson(values.json);
+    if (!health.archive) {
+        if (json)
+            emit({ archive: null }, true, () => '');
+        else
+            process.stderr.write(`cairn: ${values.server} does not ship to an archive (start it with --archive s3://BUCKET/PREFIX)\n`);
+        return 1;
+    }
+    const a = health.archive;
+    emit(a, json, () => {
+        const lines = [
+            `archive     ${a.url}`,
+            `generation  ${a.generation}`,
+            `state       ${a.state}`,
+            `last ship   ${a.last_shipped_at ?? '-'}`,
+            ...(a.last_error ? [`last error  ${a.last_error}`] : []),
+            '',
+            table([['REPO', 'SHIPPED', 'COMMITTED', 'LAG S', 'LAG BYTES'], ...a.repositories.map((r) => [String(r.repository), r.shipped_commit, r.committed, String(r.lag_seconds), String(r.lag_bytes)])]),
+        ];
+        return lines.join('\n');
+    });
+    return a.state === 'fenced' ? 1 : 0;
+}
+//# sourceMappingURL=archive-command.js.map

@@ -1,0 +1,163 @@
+// `cairn promote --server URL`: promote a standby (serve --follow) to the archive's writer.
+// `cairn promote FILE`: send a history promotion (spec: "History promotion prepare body") read
+// from a JSON file in the spec's shape, and print the receipt (docs/api.md "History promotion").
+// Building the body from a working copy's local history is not implemented: local lands do
+// not exist in this client.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CairnClient, DeadlineError, ServerError } from '../client/http.js';
+import { parseU32 } from '../domain/repository.js';
+import { CliUsageError, parseCommandArgs } from './args.js';
+export const PROMOTE_HELP = `Usage:
+  cairn promote --server URL [--secret-file FILE] [--timeout SECONDS] [--json]
+  cairn promote --server URL --repo N [--json] FILE
+
+Without FILE: promote a standby (a server started with cairn serve --follow) to the writer of
+its archive (POST /archive/promote). It applies the newest manifests, claims the next archive
+generation — a writer still shipping under an older one stops at its next manifest — turns
+writable and starts shipping to the same archive. Repoint clients to it afterwards
+(docs/operations.md "Standby and failover"). Every object-store call of the promotion has a
+timeout, so it ends; when it fails the standby still follows, read-only, and the message says
+whether the claim may have been stored. --timeout (default 300) bounds the wait: the command
+then hangs up — a standby that has not claimed yet stops there — waits for the standby to
+settle and says which state it is in (promoted, or still following).
+
+A promotion needs the standby's promotion secret when it has one (serve --promote-secret-file):
+--secret-file FILE (or CAIRN_PROMOTE_SECRET_FILE=FILE) sends FILE's first line as
+Authorization: Bearer. Without a secret the standby accepts a promotion only from its own
+machine on a loopback listener (docs/operations.md "Who may promote"). The secret travels as
+it is: over plain http, use it on the standby's machine or a private network.
+
+With FILE: publish an offline history as remote tasks and changes plus one aggregate patchset on the last
+entry's change (POST {repo}/history-promotion:prepare). FILE holds the request body as JSON
+(contract "history-promotion-prepare/v1", idempotency_key, target_line, base_snapshot_id,
+revision_snapshot_id, author_mode, summary, entries). Sending the same file again returns the
+recorded receipt ("replay": true). Building FILE from a working copy is not implemented.
+`;
+export async function promoteCommand(argv) {
+    const { values, positionals } = parseCommandArgs(argv, {
+        server: { type: 'string' },
+        repo: { type: 'string' },
+        json: { type: 'boolean', default: false },
+        timeout: { type: 'string' },
+        'secret-file': { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+    }, true);
+    if (values.help) {
+        process.stdout.write(PROMOTE_HELP);
+        return 0;
+    }
+    if (typeof values.server !== 'string' || values.server === '')
+        throw new CliUsageError('--server is required');
+    let timeoutS = 300;
+    if (values.timeout !== undefined) {
+        if (!/^[1-9][0-9]{0,5}$/.test(String(values.timeout)))
+            throw new CliUsageError('--timeout must be a whole number of seconds (1 to 999999)');
+        timeoutS = Number(values.timeout);
+    }
+    if (positionals.length === 0 && values.repo === undefined) {
+        const secretFile = values['secret-file'] ?? process.env.CAIRN_PROMOTE_SECRET_FILE;
+        const secret = typeof secretFile === 'string' && secretFile !== '' ? await readSecret(values['secret-file'] !== undefined ? '--secret-file' : 'CAIRN_PROMOTE_SECRET_FILE', secretFile) : null;
+        return promoteStandby(values.server, values.json === true, timeoutS, secret);
+    }
+    if (values.timeout !== undefined)
+        throw new CliUsageError('--timeout applies to the promotion of a standby (without --repo and FILE)');
+    if (values['secret-file'] !== undefined)
+        throw new CliUsageError('--secret-file applies to the promotion of a standby (without --repo and FILE)');
+    if (typeof values.repo !== 'string')
+        throw new CliUsageError('--repo is required');
+    if (positionals.length !== 1)
+        throw new CliUsageError('give exactly one FILE (the promotion request as JSON)');
+    let repo;
+    try {
+        repo = parseU32(values.repo, '--repo');
+    }
+    catch {
+        throw new CliUsageError('--repo must be a repository index (unsigned integer)');
+    }
+    const file = path.resolve(positionals[0]);
+    let body;
+    try {
+        body = JSON.parse(await readFile(file, 'utf8'));
+    }
+    catch (err) {
+        throw new CliUsageError(`${positionals[0]}: not a readable JSON file (${err.message})`);
+    }
+    const client = new CairnClient(values.server);
+    const res = await client.json('POST', client.repoPath(repo, '/history-promotion:prepare'), body);
+    const json = values.json === true || process.stdout.isTTY !== true;
+    if (json) {
+        process.stdout.write(`${JSON.stringify(res)}\n`);
+        return 0;
+    }
+    const lines = [
+        `${res.replay ? 'already promoted' : 'promoted'} as ${res.promotion_id}: patchset ${res.patchset_id} on ${res.change_ref} (ready for task-land onto ${res.target_line})`,
+        ...res.history_promotion.entries.map((e) => `  ${e.local_change_ref} -> ${e.remote_change_ref}`),
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return 0;
+}
+/** A promotion secret file's first line, trimmed (its text never in a message). */
+async function readSecret(source, file) {
+    let secret;
+    try {
+        secret = (await readFile(file, 'utf8')).split(/\r?\n/)[0].trim();
+    }
+    catch (err) {
+        throw new CliUsageError(`${source}: ${err.code ?? err.message}`);
+    }
+    if (secret === '' || /\s/.test(secret))
+        throw new CliUsageError(`${source}: the first line of ${file} must hold the secret (no spaces)`);
+    return secret;
+}
+/** `cairn promote --server URL`: the standby's promotion to writer. */
+async function promoteStandby(server, jsonFlag, timeoutS, secret) {
+    // No retry of a refusal: a failed promotion is reported, not tried again behind the operator's back.
+    const client = new CairnClient(server, 0);
+    // Only the promotion carries the secret (the /healthz reads after a timeout have their own client).
+    if (secret !== null)
+        client.standing.authorization = `Bearer ${secret}`;
+    client.signal = AbortSignal.timeout(timeoutS * 1000);
+    let res;
+    try {
+        res = await client.json('POST', '/archive/promote');
+    }
+    catch (err) {
+        if (!(err instanceof DeadlineError))
+            throw err;
+        // Hung up: a standby that had not claimed yet stops before the claim. Say where it ended.
+        const state = await settledFollowState(server);
+        const where = state === null ? `its state is unknown (${server} does not answer GET /healthz): check it before trying again`
+            : state.state === 'promoted' ? `it was promoted all the same (generation ${state.generation}): it writes now; repoint clients to it`
+                : `it was not promoted: it still follows the archive read-only (state ${state.state}${state.last_error ? `: ${state.last_error}` : ''})`;
+        throw new Error(`gave up after ${timeoutS} s waiting for ${server} to promote; ${where}`);
+    }
+    if (jsonFlag || process.stdout.isTTY !== true) {
+        process.stdout.write(`${JSON.stringify(res)}\n`);
+        return 0;
+    }
+    process.stdout.write(`${server} now writes ${res.url} as generation ${res.generation} (${res.repositories.length} repositories at their newest manifest); repoint clients to it\n`);
+    return 0;
+}
+/** The standby's follow state once it is no longer "promoting" (bounded wait), or null when it does not say. */
+async function settledFollowState(server) {
+    const client = new CairnClient(server, 0);
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+        client.signal = AbortSignal.timeout(10_000);
+        try {
+            const follow = (await client.json('GET', '/healthz')).follow;
+            if (!follow)
+                return null;
+            if (follow.state !== 'promoting' || Date.now() > deadline)
+                return follow;
+        }
+        catch (err) {
+            if (!(err instanceof DeadlineError || err instanceof ServerError) || Date.now() > deadline)
+                return null;
+        }
+        await sleep(500);
+    }
+}
+//# sourceMappingURL=promote-command.js.map

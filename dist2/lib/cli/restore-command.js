@@ -1,0 +1,174 @@
+// `cairn restore --from s3://…`: rebuild a data directory from the archive (storage-layout.md
+// §20; docs/operations.md "Restore"). The directory is built beside DIR and moved into place
+// only after it opened and checked clean, so a failure never leaves a half-restored DIR.
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { pino } from 'pino';
+import { ObjectStoreError } from '../archive/object-store.js';
+import { restoreArchive } from '../archive/restore.js';
+import { openS3Store } from '../archive/s3-store.js';
+import { CairnService } from '../authority/service.js';
+import { Corrupt } from '../domain/errors.js';
+import { parseU32 } from '../domain/repository.js';
+import { formatBytes, progressFor } from '../client/progress.js';
+import { fsckAuthority } from '../store/fsck.js';
+import { Layout } from '../store/layout.js';
+import { checkRegistryEvents } from '../store/registry-events.js';
+import { CliUsageError, parseCommandArgs } from './args.js';
+import { emit, useJson } from './output.js';
+export const RESTORE_HELP = `Usage: cairn restore --from s3://BUCKET[/PREFIX] --data DIR [--repo N]... [--all]
+                     [--at TIME | --seq N] [--archive-config FILE] [--json]
+
+Rebuild a data directory from an archive that cairn serve --archive ships to: for each
+repository, the newest manifest at or before the target, every object it names (each checked
+against its size and sha256), the commit point last. The result is opened (recovery) and
+checked (fsck) before it is moved to DIR; on any failure DIR is not created. A damaged or
+missing object is reported with its key and the manifest's key.
+
+Options:
+  --from URL            the archive: s3://bucket/prefix
+  --data DIR            the new data directory: must not exist, or be empty
+  --repo N              restore repository N (repeatable); the registry keeps every index up
+                        to the highest one, others as purged placeholders
+  --all                 restore every repository that has a manifest (the default)
+  --at TIME             the newest commit point captured at or before TIME (ISO 8601, e.g.
+                        2026-11-26T12:00:00Z, or unix seconds)
+  --seq N               the newest commit point whose commit generation is at most N
+  --archive-config FILE a JSON file of region, endpoint, access_key_id, secret_access_key,
+                        session_token, force_path_style, connect_timeout_ms, timeout_ms,
+                        max_attempts (the standard AWS_* environment otherwise); secrets are
+                        never printed. Every request to the store is bounded by the timeouts
+                        (defaults 5 s to connect, 20 s without a byte, 3 tries), so a hung
+                        store fails the restore instead of hanging it
+  --json                print the result as JSON (the default when stdout is not a terminal)
+  -h, --help            show this help
+
+The restored DATA/archive.json names the archive with generation 0: the directory has not
+claimed a generation, so it fences nobody until it is served with --archive.
+`;
+/** `--at`: ISO 8601 or unix seconds, as µs since the epoch. */
+export function parseAt(text) {
+    if (/^[0-9]{1,12}(\.[0-9]{1,6})?$/.test(text))
+        return BigInt(Math.round(Number(text) * 1_000_000));
+    if (!/^\d{4}-\d{2}-\d{2}T/.test(text))
+        throw new CliUsageError('--at must be an ISO 8601 time (2026-11-26T12:00:00Z) or unix seconds');
+    const ms = Date.parse(text);
+    if (Number.isNaN(ms))
+        throw new CliUsageError(`--at ${text} is not a time`);
+    return BigInt(ms) * 1000n;
+}
+/** Open the restored directory the way cairn serve does, then check it as cairn fsck does. */
+async function prove(dir, restored) {
+    const service = await CairnService.open({ dataDir: dir, log: pino({ level: 'silent' }) });
+    try {
+        for (const index of restored) {
+            await service.ensureOpen(index);
+            service.authority(index);
+        }
+    }
+    finally {
+        await service.shutdown();
+    }
+    const layout = new Layout(dir);
+    const problems = [...checkRegistryEvents(layout.registryEventsFile).problems];
+    for (const index of restored) {
+        const result = await fsckAuthority(layout.repositoryDir(index), index);
+        problems.push(...result.problems.map((p) => `repository ${index}: ${p}`));
+    }
+    if (problems.length)
+        throw new Corrupt(`the restored directory does not check clean: ${problems.slice(0, 5).join('; ')}`);
+}
+export async function restoreCommand(argv) {
+    const { values } = parseCommandArgs(argv, {
+        from: { type: 'string' },
+        data: { type: 'string' },
+        repo: { type: 'string', multiple: true, default: [] },
+        all: { type: 'boolean', default: false },
+        at: { type: 'string' },
+        seq: { type: 'string' },
+        'archive-config': { type: 'string' },
+        json: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+    });
+    if (values.help) {
+        process.stdout.write(RESTORE_HELP);
+        return 0;
+    }
+    if (typeof values.from !== 'string')
+        throw new CliUsageError('--from s3://bucket/prefix is required');
+    if (typeof values.data !== 'string')
+        throw new CliUsageError('--data DIR is required (a new, or empty, directory)');
+    const repos = values.repo.map((r) => {
+        try {
+            return parseU32(r, '--repo');
+        }
+        catch (err) {
+            throw new CliUsageError(err.message);
+        }
+    });
+    if (repos.length && values.all)
+        throw new CliUsageError('--repo and --all exclude each other');
+    if (values.at !== undefined && values.seq !== undefined)
+        throw new CliUsageError('--at and --seq exclude each other');
+    const target = {};
+    if (values.at !== undefined)
+        target.atUs = parseAt(String(values.at));
+    if (values.seq !== undefined) {
+        if (!/^[1-9][0-9]{0,19}$/.test(String(values.seq)))
+            throw new CliUsageError('--seq must be a commit generation (a positive integer)');
+        target.seq = BigInt(String(values.seq));
+    }
+    const json = useJson(values.json);
+    const url = String(values.from);
+    let store;
+    try {
+        store = await openS3Store(url, process.env, values['archive-config'] === undefined ? undefined : String(values['archive-config']));
+    }
+    catch (err) {
+        if (err instanceof ObjectStoreError && err.kind === 'config')
+            throw new CliUsageError(err.message);
+        throw err;
+    }
+    const bar = progressFor(process.stderr, !json);
+    let current = -1;
+    let shown = 0;
+    const dataDir = path.resolve(String(values.data));
+    let restored;
+    try {
+        restored = await restoreArchive(store, {
+            url,
+            repositories: repos.length ? repos : 'all',
+            target,
+            dataDir,
+            onProgress: (p) => {
+                if (p.repository !== current) {
+                    current = p.repository;
+                    shown = 0;
+                    bar.start(`repository ${p.repository}`, p.totalBytes);
+                }
+                bar.increment(p.bytes - shown);
+                shown = p.bytes;
+            },
+            verify: async (dir) => {
+                bar.stop();
+                await prove(dir, (await readdir(new Layout(dir).repositoriesDir)).map(Number).filter((n) => Number.isInteger(n)));
+            },
+        });
+    }
+    catch (err) {
+        // Say what state the failure left: restore builds beside DIR and renames last.
+        if (err instanceof Error)
+            err.message = `${err.message} (restore stopped: ${dataDir} was not written; the partial copy beside it was removed)`;
+        throw err;
+    }
+    finally {
+        bar.stop();
+        store.close();
+    }
+    emit({ ok: true, data: dataDir, from: url, repositories: restored }, json, () => [
+        `restored ${restored.length} repositor${restored.length === 1 ? 'y' : 'ies'} into ${dataDir}:`,
+        ...restored.map((r) => `  repository ${r.repository}: commit ${r.commit} captured ${r.captured_at}, ${r.objects} objects, ${formatBytes(r.bytes)}`),
+    ].join('\n'));
+    return 0;
+}
+//# sourceMappingURL=restore-command.js.map

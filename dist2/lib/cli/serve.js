@@ -1,0 +1,836 @@
+// `cairn serve`: take the data-directory lock, listen at once, open every authority, then swap
+// the startup responder for the ready app. SIGTERM/SIGINT stop within --shutdown-seconds
+// (docs/operations.md "Stopping"): in-flight requests finish, the commit queues drain, the lock
+// is released, exit 0; a second signal exits at once. A compromised lock (refresh too late)
+// stops the server with exit 3.
+import { existsSync, promises as fsp } from 'node:fs';
+import { Layout } from '../store/layout.js';
+import { repositoriesHoldingSealed } from '../store/seal-key.js';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pino } from 'pino';
+import { CairnService } from '../authority/service.js';
+import { createApp } from '../http/app.js';
+import { PhasedServer } from '../http/server.js';
+import { canonicalHost, canonicalOrigin, RequestGuard } from '../http/request-guard.js';
+import { buildAssetTable } from '../http/ui/assets.js';
+import { HEADER_NAME } from '../http/ui/routes.js';
+import { parseTrustList } from '../http/identity.js';
+import { isLoopbackAddress } from '../http/promote-access.js';
+import { AccessBook } from '../authority/access.js';
+import { TEAM_DEFAULT_RULES } from '../domain/workflow/repo-rules.js';
+import { AccessGate } from '../http/access-gate.js';
+import { insecureOpenWarning, networkAddresses, openRefusal } from './bind-policy.js';
+import { lockDataDir } from '../store/datadir-lock.js';
+import { DEFAULT_JOB_POLICY } from '../domain/jobs.js';
+import { DEFAULT_EVENT_FEED_OPTIONS } from '../authority/event-feed.js';
+import { DEFAULT_WEBHOOK_NETWORK, DEFAULT_WEBHOOK_POLICY } from '../authority/webhook-dispatcher.js';
+import { isCairnError } from '../domain/errors.js';
+import { webhookTargets } from '../domain/webhook-targets.js';
+import { credentialGrants } from '../domain/git-mirrors.js';
+import { checkQueueOptions, DEFAULT_QUEUE_OPTIONS } from '../domain/workflow/land-queue.js';
+import { CliUsageError, parseBind, parseCommandArgs, parseMaxSnapshotPaths } from './args.js';
+import { DEFAULT_MAX_SNAPSHOT_PATHS } from '../domain/tree-size.js';
+import { LogLineBatch, sinkOnFd } from './log-batch.js';
+import { jsonRequestLog } from './request-log.js';
+import { prettyStream } from './log-format.js';
+import { swaggerUiAssets } from './docs-assets.js';
+import { loadUiSources } from './ui-files.js';
+import { DEFAULT_MIRROR_POLICY } from '../authority/git-mirror-runner.js';
+import { Archiving } from '../authority/archiving.js';
+import { openS3Store } from '../archive/s3-store.js';
+import { DEFAULT_GRACE, parseDuration, parseRetention } from '../domain/archive-retention.js';
+import { fencedRefusal } from '../archive/archive-file.js';
+import { Follower } from '../authority/follower.js';
+import { DEFAULT_GIT_LIMITS, GitPlaces } from '../http/git-places.js';
+export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [--log-level LEVEL] [--log-format pretty|json]
+                   [--lease-seconds N] [--max-attempts N] [--ci-timeout-seconds N]
+                   [--no-ui] [--ui-identity-header NAME] [--trust-identity-from ADDR[,ADDR]]
+                   [--trust-identity-secret-file FILE] [--webhook-attempts N]
+                   [--webhook-allow CIDR|HOST]... [--webhook-disable-after N]
+                   [--event-retention N] [--event-subscribers N] [--event-heartbeat-ms N]
+                   [--event-subscribers-per-client N]
+                   [--activation-delay-ms N] [--lock-stale-ms N] [--webhook-backoff-ms N]
+                   [--queue-depth N] [--queue-retries N] [--queue-batch N]
+                   [--queue-stall-seconds N] [--allowed-host NAME]... [--allowed-origin ORIGIN]...
+                   [--max-snapshot-paths N] [--shutdown-seconds N]
+                   [--git-mirror-allow CIDR|HOST]... [--git-mirror-file-root DIR]
+                   [--git-mirror-credential GRANT]... [--git-mirror-concurrency N]
+                   [--git-mirror-per-repository N] [--git-mirror-stall-seconds N]
+                   [--git-mirror-backoff-ms N] [--git-places N] [--git-places-per-client N]
+                   [--git-places-per-repository N] [--git-queue-seconds N]
+                   [--git-body-timeout-seconds N] [--git-body-min-rate BYTES]
+                   [--archive s3://BUCKET[/PREFIX]]
+                   [--archive-config FILE] [--archive-interval-ms N]
+                   [--archive-lag-warn-seconds N] [--archive-keep POLICY]
+                   [--archive-prune-grace DURATION] [--archive-prune-every DURATION]
+                   [--archive-checkpoint-ranges N] [--archive-lease-seconds N]
+                   [--follow s3://BUCKET[/PREFIX]] [--follow-interval-ms N]
+                   [--promote-secret-file FILE] [--auth tokens|none] [--insecure-open]
+                   [--new-seal-key] [-h|--help]
+
+Serve the cairn HTTP interface, and the reviewer web UI at /ui/ (docs/ui.md).
+
+Options:
+  --bind HOST:PORT   address to listen on (default 127.0.0.1:8088). Without an auth mode an
+                     address other than loopback (127.0.0.0/8, ::1, localhost; 0.0.0.0 and ::
+                     face the network) is refused (exit 2) unless --insecure-open is given. An
+                     auth mode is --auth tokens, or a front door (--ui-identity-header with
+                     --trust-identity-from or --trust-identity-secret-file). A host name is
+                     resolved first: all its addresses must be loopback
+  --auth tokens|none accounts and personal access tokens (docs/operations.md "Team setup"):
+                     every request is checked against the route's permission and the caller's
+                     role; "cairn admin user add NAME --admin --data DIR" makes the first
+                     admin. Default none: every route is open to whoever reaches the listener
+                     (loopback only), as without accounts. A front door is an auth mode too
+  --insecure-open    listen on a network address without an auth mode: anyone who reaches it
+                     may read and change every repository (a warning is logged at start). Only
+                     for a network where every client is trusted
+  --data DIR         data directory (default ./data; created on first start). The server holds
+                     an exclusive lock on it while running.
+  --new-seal-key     start although DATA/seal.key is missing and repositories hold webhook
+                     secrets or drafts sealed with it (refused otherwise, exit 2): a new key is
+                     made; those secrets and drafts stay unavailable (and kept) until the old
+                     key is put back. Copy seal.key with backups and standbys instead
+  --log-level LEVEL  pino log level: fatal, error, warn, info (default), debug, silent
+  --log-format F     pretty (one readable line per event, an error's stack below it) or json
+                     (one JSON object per line); default: pretty when stdout is a terminal,
+                     json otherwise
+  --lease-seconds N  worker-job lease length; a running job without a heartbeat for this long
+                     is requeued (attempt counted) or failed (default 120)
+  --max-attempts N   attempts per worker job before it fails for good (default 3)
+  --ci-timeout-seconds N
+                     timeout a runner applies to a CI command (default 1800)
+  --no-ui            do not serve the reviewer UI (/ui/ and the redirect from /); the HTTP
+                     interface is unchanged. The UI works only through that interface, so it
+                     inherits its trust boundary: whoever reaches the listener can use either.
+  --ui-identity-header NAME
+                     take the caller's name from request header NAME (set by a trusted
+                     ingress that authenticates people and strips the header from clients):
+                     the UI shows it instead of asking, and every record a request writes
+                     names that person (docs/operations.md "A front door")
+  --trust-identity-from ADDR[,ADDR]
+                     believe the identity header only from these peer addresses (the
+                     ingress's); a request from any other address that sets it gets 403
+  --trust-identity-secret-file FILE
+                     believe the identity header only on requests that also carry the
+                     secret in FILE (its first line) in X-Cairn-Ingress-Secret: needed when
+                     the ingress shares a host with other processes (all dial from
+                     127.0.0.1); others that set the header get 403
+  --webhook-attempts N
+                     attempts of a webhook delivery (one round) before it fails (default 8;
+                     waits between them: 1 s, 2 s, 4 s, ...)
+  --webhook-allow CIDR|HOST
+                     open an internal webhook target (repeatable): a range (10.0.0.0/8,
+                     fd00::/8), one address (10.1.2.3) or a host name (hooks.internal, whose
+                     addresses are then not checked; the system resolver answers it, while
+                     other names are asked of DNS as written, /etc/hosts unread). By default
+                     webhooks reach only public addresses: loopback, link-local (cloud
+                     metadata), private, CGNAT, unique-local, multicast and other
+                     special-purpose addresses are refused at registration and at every
+                     connection. The server's own listener is refused always
+  --webhook-disable-after N
+                     deliveries failed in a row that disable a webhook (default 4); the
+                     owner re-enables it by registering its URL again with active: true
+  --queue-depth N    land-queue entries tested at once, each on the tree it would land
+                     (default 4)
+  --queue-retries N  extra CI runs of a failed speculation on the same tree before the
+                     entry is ejected (default 1; 0 ejects on the first failure)
+  --queue-batch N    land-queue entries one CI run tests together (default 1); a failed
+                     batch is tested again in halves
+  --queue-stall-seconds N
+                     a land-queue CI job without progress for this long is reported as
+                     stalled (default 900)
+  --event-retention N
+                     keep the newest N events of each repository (trimmed at start and
+                     every 10 minutes); a reader asking for older ones gets 410. Default:
+                     keep every event
+  --event-subscribers N
+                     live event-feed subscribers at once, server-wide; more get 503 with
+                     Retry-After (default 1000)
+  --event-subscribers-per-client N
+                     live event-feed subscribers one client address may hold (IPv6: one
+                     /64); more get 429 with Retry-After (default 50). Behind a reverse
+                     proxy every client shares the proxy's address: raise it there
+  --event-heartbeat-ms N
+                     an idle event stream gets a keepalive comment this often (default 15000)
+  --allowed-host NAME
+                     also answer requests whose Host header is NAME (a host name or IP
+                     address, any port), e.g. the name an ingress forwards. Repeatable. By
+                     default only the bound address at its port is answered (with localhost,
+                     127.0.0.1 and [::1] when bound to loopback; any IP address when bound to
+                     0.0.0.0 or ::); other names get 421 (DNS rebinding)
+  --allowed-origin ORIGIN
+                     also accept state-changing requests (POST, PUT, DELETE, ...) from pages of
+                     ORIGIN (http[s]://HOST[:PORT]), e.g. https://cairn.example.com behind a TLS
+                     ingress. Repeatable. By default only pages of this server's own origin may
+                     write; others get 403
+  --max-snapshot-paths N
+                     paths a snapshot may hold: files, symlinks and directories, counted at
+                     every place a shared tree appears (default 10000000). A commit that
+                     would store a larger one is refused (413); one stored before is not
+                     expanded (400). Computed from distinct trees, never by expanding them
+  --git-mirror-allow CIDR|HOST
+                     open an internal target for git mirrors (repeatable), as
+                     --webhook-allow does for webhooks: by default a mirror pushes only to
+                     public addresses, never to this server's own listener (docs/git.md
+                     "Mirror")
+  --git-mirror-file-root DIR
+                     allow file:// mirrors of repositories under DIR (and nowhere else);
+                     without it file:// URLs are refused, since they reach this machine's
+                     disk (and run the hooks of the repository pushed to)
+  --git-mirror-credential NAME[@INDEX,...][:HOST,...]=env:VAR|file:PATH
+                     grant a secret to git mirrors under NAME (repeatable): the environment
+                     variable VAR of this server, or the file PATH (one line: a token).
+                     @INDEX,... limits it to those repositories, :HOST,... to those
+                     remote hosts. It is sent over https only; a HOST written
+                     http://HOST also allows plain http (the token in clear). A mirror names the grant ("credential": "NAME"); it
+                     never names a variable or a file (docs/git.md "Mirror")
+  --git-mirror-concurrency N
+                     git mirror pushes at once, over all repositories (default 4)
+  --git-mirror-per-repository N
+                     git mirror pushes at once of one repository (default 2); a freed slot
+                     goes to the next repository with a push waiting, in turn
+  --git-mirror-stall-seconds N
+                     stop a mirror's http(s) push, and record it failed, when nothing
+                     arrives or leaves for N seconds (default 60)
+  --git-places N     git requests (clone, fetch, push) served at once, over all
+                     repositories (default 16); each runs git processes
+  --git-places-per-client N
+                     of them, held by one client at once: the caller's identity, else its
+                     address (default 4)
+  --git-places-per-repository N
+                     of them, held by one repository at once (default 8)
+  --git-queue-seconds N
+                     a git request finding no place it may take waits up to N seconds for
+                     one (default 10; 0: refused at once), then 503 with Retry-After
+  --git-body-timeout-seconds N
+                     a git request body that brings no byte for N seconds is cut off
+                     (408, connection closed); also the window its rate is judged over,
+                     and how long an answer the client stops reading may go without
+                     draining before it is cut (default 30)
+  --git-body-min-rate BYTES
+                     bytes a second a git request body must bring on average over each
+                     window (default 1024; 0: only the timeout)
+  --shutdown-seconds N
+                     on SIGTERM/SIGINT, exit within N seconds (default 10): in-flight requests
+                     finish until two seconds before (then their connections are closed), the
+                     commit queues drain; a second signal exits at once
+  --archive s3://BUCKET[/PREFIX]
+                     ship every repository continuously to this S3-compatible archive
+                     (docs/operations.md "Archive"): new packs, then new log ranges, then
+                     the other files, then one manifest per shipped commit point. Shipping
+                     runs beside the commits: a slow or failing store never slows or fails
+                     a commit; it retries and catches up. Credentials and endpoint come from
+                     the AWS environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+                     AWS_REGION, AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL) or --archive-config.
+                     Any spelling of the URL names the same archive (s3://b/p is
+                     s3://b/p/). A data directory a newer writer fenced stays fenced (its
+                     archive.json says so) until cairn archive reclaim
+  --archive-config FILE
+                     JSON file of archive settings (region, endpoint, access_key_id,
+                     secret_access_key, session_token, force_path_style, and the bounds of
+                     every request: connect_timeout_ms, default 5000; timeout_ms, no byte
+                     moved for this long fails a try, default 20000; max_attempts, default
+                     3); its fields win over the environment. Secrets are never logged or
+                     shown
+  --archive-interval-ms N
+                     ship what was committed this often (default 1000)
+  --archive-lag-warn-seconds N
+                     shipping behind the commits for longer than N seconds is logged as a
+                     warning and an archive.lagging event (default 60)
+  --archive-keep POLICY
+                     prune the archive by this retention policy (as cairn archive prune
+                     --keep, e.g. all:48h,daily:30d) ten minutes after start and then every
+                     --archive-prune-every (default 6h); without it the server never deletes
+                     from the archive
+  --archive-prune-grace DURATION
+                     leave unreferenced objects younger than this (default 24h)
+  --archive-prune-every DURATION
+                     how often the server prunes with --archive-keep (default 6h)
+  --follow s3://BUCKET[/PREFIX]
+                     be a read-only standby of the archive a writer ships to (--archive):
+                     every repository is kept at the newest manifest (docs/operations.md
+                     "Standby and failover"). Reads and event feeds serve; every other
+                     request answers 503. cairn promote --server URL makes it the writer: it
+                     claims the next archive generation (which fences the old writer) and
+                     ships to the same archive. Settings as for --archive (--archive-config,
+                     --archive-interval-ms for the shipping after promotion). DATA may be
+                     new or empty; --event-retention is ignored while following
+  --follow-interval-ms N
+                     look for new manifests this often (default 1000)
+  --promote-secret-file FILE
+                     with --follow: POST /archive/promote must carry the secret in FILE
+                     (its first line: 16 or more printable ASCII characters, no
+                     whitespace) as Authorization: Bearer
+                     (cairn promote --secret-file FILE); 401 otherwise. Without it only a
+                     caller on this machine may promote: a loopback --bind, a loopback
+                     peer, no web page or proxy, and no --ui-identity-header (403 otherwise;
+                     docs/operations.md "Who may promote")
+  -h, --help         show this help
+
+Test-only options:
+  --activation-delay-ms N  keep answering 503 "starting" for N ms after the data directory opened
+  --lock-stale-ms N        data-directory lock staleness (default 10000; refreshed at half)
+  --webhook-backoff-ms N   wait after a webhook delivery's first failed attempt (default 1000;
+                           doubles after each further one)
+  --git-mirror-backoff-ms N
+                           wait after a git mirror's first failed push (default 1000; doubles
+                           after each further one, up to 5 minutes)
+  --archive-checkpoint-ranges N
+                           ship a log's whole committed prefix again (a base) after N ranges
+                           (default 256)
+  --archive-lease-seconds N
+                           the archive lease's length where the store honours conditional
+                           writes (default 30)
+`;
+export const DEFAULT_SHUTDOWN_SECONDS = 10;
+/**
+ * In-flight requests get the bound less two seconds (half of it when shorter): the rest is for
+ * the commit queues to drain and the files to close (a checkpoint each, on a clean close).
+ */
+export function shutdownGraceMs(seconds) {
+    return seconds * 1000 - Math.min(2000, seconds * 500);
+}
+/** The refusal to start without DATA/seal.key when the repositories hold sealed values (serve --new-seal-key overrides); null when the start may go on. */
+async function missingSealKeyRefusal(dataDir) {
+    const layout = new Layout(dataDir);
+    if (existsSync(layout.sealKeyFile))
+        return null;
+    const holding = await repositoriesHoldingSealed(layout.repositoriesDir);
+    if (!holding.length)
+        return null;
+    return new CliUsageError(`${layout.sealKeyFile} is missing, but repositories (${holding.join(', ')}${holding.length >= 3 ? ', …' : ''}) hold webhook secrets or drafts sealed with it: ` +
+        'copy the seal.key of the data directory they came from into place (docs/operations.md "Backups"), or pass --new-seal-key to start with a new key ' +
+        '(their webhooks then need their secrets registered again and their drafts read as discarded; the sealed values are kept, should the old key come back).');
+}
+export async function startServer(options) {
+    const { log } = options;
+    // The UI's files are read (and their hashed table built) before anything else starts, so a
+    // broken install fails here with its reason instead of serving a page that cannot load.
+    const ui = options.ui === false ? null : { assets: buildAssetTable(await loadUiSources()), identityHeader: options.ui?.identityHeader ?? null };
+    // The identity header is the server's, not only the UI's: every request names its caller from it.
+    const uiHeader = options.ui === false ? null : options.ui?.identityHeader ?? null;
+    const identity = options.identity ?? (uiHeader ? { header: uiHeader } : null);
+    // The one auth mode: a front door the identity header is believed from (by address or secret).
+    // Without it a network address needs --insecure-open; refused before anything is created.
+    const frontDoor = identity !== null && ((identity.trustFrom?.length ?? 0) > 0 || !!identity.secret);
+    // An auth mode (accounts with tokens, a front door, or both) turns roles on for every route.
+    const authMode = options.auth === 'tokens' ? (frontDoor ? 'tokens+ingress' : 'tokens') : frontDoor ? 'ingress' : null;
+    const mayOpen = authMode !== null || options.insecureOpen === true;
+    if (!mayOpen) {
+        const network = await networkAddresses(options.host, options.bindLookup);
+        if (network.length > 0)
+            throw openRefusal(options.host, network);
+    }
+    // The operator's mirror credential grants, checked before anything starts.
+    const credentials = credentialGrants(options.gitMirrors?.credentials ?? []);
+    const gitPlaces = new GitPlaces(checkGitLimits({ ...DEFAULT_GIT_LIMITS, ...options.git }));
+    const server = new PhasedServer();
+    let stopping = false;
+    let exitCode = 0;
+    let finished;
+    const done = new Promise((resolve) => { finished = resolve; });
+    // A data directory this start creates is removed again if the server cannot listen.
+    const created = !existsSync(options.dataDir);
+    const lock = await lockDataDir(options.dataDir, {
+        staleMs: options.lockStaleMs,
+        onCompromised: (err) => {
+            // The lock may now be held by someone else: stop taking requests before anything else is written.
+            log.fatal({ problem: err.message }, 'data directory lock compromised; stopping');
+            exitCode = 3;
+            void stop();
+        },
+    });
+    // A missing seal.key is never silently replaced while repositories hold values sealed with it.
+    if (!options.newSealKey) {
+        const refusal = await missingSealKeyRefusal(options.dataDir).catch(async (err) => { await lock.release(); throw err; });
+        if (refusal) {
+            await lock.release();
+            throw refusal;
+        }
+    }
+    // Accounts, tokens and grants (DATA/access.log), read before the listener opens.
+    let access = null;
+    if (authMode !== null) {
+        try {
+            access = new AccessGate({ book: AccessBook.open(new Layout(options.dataDir)), mode: authMode });
+        }
+        catch (err) {
+            await lock.release();
+            throw err;
+        }
+    }
+    const shutdownSeconds = options.shutdownSeconds ?? DEFAULT_SHUTDOWN_SECONDS;
+    let opening = null;
+    let opened = null;
+    let archiving = null;
+    let following = null;
+    const stop = async () => {
+        if (stopping)
+            return done.then(() => undefined);
+        stopping = true;
+        // Shipping stops first (after the object in flight): what is not shipped now ships after the next start.
+        await following?.stop().catch(() => { });
+        await archiving?.stop().catch(() => { });
+        log.info({ shutdown_seconds: shutdownSeconds }, 'stopping: finishing in-flight requests');
+        // Event streams never finish by themselves: end them (clients resume with Last-Event-ID).
+        opened?.feeds.close();
+        const { forced } = await server.stop(shutdownGraceMs(shutdownSeconds));
+        if (forced)
+            log.warn({ connections: forced }, 'stopping: closed the connections still open when the grace period ended');
+        // A start still opening the data directory is waited for, so what it opened is closed too.
+        const service = opened ?? (await opening?.catch(() => null)) ?? null;
+        // Every transaction queued so far is written before the lock goes (acknowledged writes
+        // were durable before their answer; this finishes what was accepted).
+        if (service)
+            await service.shutdown();
+        await access?.book.close();
+        await lock.release();
+        log.info({}, 'stopped');
+        finished(exitCode);
+    };
+    let address;
+    try {
+        address = await server.listen(options.host, options.port);
+    }
+    catch (err) {
+        await access?.book.close();
+        await lock.release();
+        if (created)
+            await fsp.rm(options.dataDir, { recursive: true, force: true });
+        throw new Error(`cannot listen on ${options.host}:${options.port}: ${err.message}`);
+    }
+    const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+    if (!isLoopbackAddress(address.address)) {
+        if (!mayOpen) {
+            // The name resolved otherwise when listening (it changed since the check): close at once.
+            await server.stop(0);
+            await access?.book.close();
+            await lock.release();
+            if (created)
+                await fsp.rm(options.dataDir, { recursive: true, force: true });
+            throw openRefusal(options.host, [address.address]);
+        }
+        if (authMode === null)
+            log.warn({ address: `${address.address}:${address.port}` }, insecureOpenWarning(url.slice('http://'.length)));
+    }
+    // Known only now (port 0 picks one): webhooks never send to the listener itself.
+    const webhookNetwork = {
+        targets: webhookTargets(options.webhookAllow ?? [], { address: address.address, port: address.port }),
+        resolve: options.webhookResolve ?? DEFAULT_WEBHOOK_NETWORK.resolve,
+    };
+    // Host and origin rules (docs/operations.md "Cross-site requests and DNS rebinding"), for the port actually bound.
+    const guard = new RequestGuard(options.host, address.port, { allowedHosts: options.allowedHosts, allowedOrigins: options.allowedOrigins });
+    server.guard = guard;
+    log.info({ address: `${address.address}:${address.port}`, data: options.dataDir }, 'listening');
+    // With an auth mode new repositories get the team defaults (one approval from a non-author, CI
+    // passing), and CODEOWNERS' @groups are the access book's groups.
+    const book = access?.book ?? null;
+    opening = CairnService.open({
+        dataDir: options.dataDir, log, jobPolicy: options.jobPolicy, events: options.events, maxSnapshotPaths: options.maxSnapshotPaths, gitShadows: options.gitShadows,
+        ...(book ? { defaultRules: TEAM_DEFAULT_RULES, groupMembers: (group) => book.groupMembers(group) } : {}),
+    });
+    const ready = (async () => {
+        const service = await opening;
+        opened = service;
+        if (options.activationDelayMs)
+            await sleep(options.activationDelayMs);
+        if (!stopping) {
+            // Everything that writes by itself (maintenance, webhooks, the land queue, git mirrors)
+            // waits while the server follows an archive: a follower's files change only by its manifests.
+            const startWriters = () => {
+                service.startMaintenance();
+                service.startWebhooks({ ...DEFAULT_WEBHOOK_POLICY, ...options.webhooks }, webhookNetwork);
+                service.startLandQueues(checkQueueOptions({ ...DEFAULT_QUEUE_OPTIONS, ...options.queue }));
+                if (options.gitRefresh !== false)
+                    service.startGitRefresh();
+                const m = options.gitMirrors ?? {};
+                service.startGitMirrors({
+                    ...DEFAULT_MIRROR_POLICY,
+                    targets: { network: webhookTargets(m.allow ?? [], { address: address.address, port: address.port }), fileRoot: m.fileRoot ?? null },
+                    credentials,
+                    ...(m.backoffBaseMs ? { backoffBaseMs: m.backoffBaseMs } : {}),
+                    ...(m.concurrency ? { concurrency: m.concurrency } : {}),
+                    ...(m.timeoutMs ? { timeoutMs: m.timeoutMs } : {}),
+                    ...(m.stallSeconds ? { stallSeconds: m.stallSeconds } : {}),
+                    ...(m.perRepository ? { perRepository: m.perRepository } : {}),
+                });
+            };
+            const startArchiving = (a) => {
+                archiving = new Archiving(service, a);
+                const shipping = archiving;
+                service.archiveStatus = () => shipping.status();
+            };
+            if (options.follow) {
+                const f = options.follow;
+                // A fenced directory's history is no longer the archive's: following it, then a promotion, would write again.
+                const fenced = await fencedRefusal(service.layout.archiveFile, options.dataDir);
+                if (fenced !== null)
+                    throw new Error(fenced);
+                const follower = new Follower(service, f);
+                following = follower;
+                service.readOnly = `read-only follower of ${follower.url}: writes go to the archive's writer; promote this server (cairn promote --server URL) to write here`;
+                service.followStatus = () => follower.status();
+                service.promote = async (signal) => {
+                    const promotion = await follower.promote(signal);
+                    service.readOnly = null;
+                    service.promote = null;
+                    startWriters();
+                    // The promoted server ships to the archive it followed, under the generation it claimed.
+                    startArchiving({ ...(options.archive ?? {}), url: f.url, store: f.store, intervalMs: f.shipIntervalMs ?? options.archive?.intervalMs });
+                    return promotion;
+                };
+                follower.start();
+            }
+            else {
+                startWriters();
+            }
+            // Who may promote: the listener actually bound (a wildcard faces the network), a front door, the secret.
+            const promotion = { secret: options.promoteSecret ?? null, loopbackListener: isLoopbackAddress(address.address), frontDoor: identity !== null };
+            server.activate(createApp({ service, log, requestLog: options.requestLog, assets: swaggerUiAssets(), ui, guard, identity, promotion, gitPlaces, access }).callback());
+            if (options.archive && !options.follow)
+                startArchiving(options.archive);
+            log.info({ repositories: service.registry.all().length }, 'ready');
+            // Repositories open on first use; this opens the rest so their timers and dispatchers run.
+            void service.openAllInBackground();
+        }
+        return service;
+    })();
+    ready.catch((err) => {
+        log.fatal({ problem: err.message }, 'cannot open the data directory');
+        exitCode = 5;
+        void stop();
+    });
+    return { url, ready, done, stop, gitPlaces };
+}
+/** Git serving's limits as given, or an error naming the one that is not a whole number in range. */
+export function checkGitLimits(l) {
+    const whole = (v, min) => Number.isSafeInteger(v) && v >= min;
+    if (!whole(l.places, 1))
+        throw new Error('git places must be a whole number of at least 1');
+    if (!whole(l.perClient, 1) || !whole(l.perRepository, 1))
+        throw new Error('git places per client and per repository must be whole numbers of at least 1');
+    if (!whole(l.queueMs, 0) || !whole(l.bodyTimeoutMs, 1) || !whole(l.minBytesPerSecond, 0))
+        throw new Error('git queue wait, body timeout and minimum body rate must be whole numbers');
+    return { ...l, perClient: Math.min(l.perClient, l.places), perRepository: Math.min(l.perRepository, l.places) };
+}
+/**
+ * A secret file's first line, trimmed: 16 characters or more. Its text is never in a message.
+ * `bearer`: it is sent as `Authorization: Bearer <secret>` (the promotion secret), where
+ * whitespace ends the token and a byte outside ASCII does not survive a header, so such a
+ * secret could never match: refused. (The ingress secret goes in a header value of its own,
+ * where inner spaces survive; the ingress, not cairn, sends it.)
+ */
+async function readSecretFile(flag, file, bearer = false) {
+    let secret;
+    try {
+        secret = (await fsp.readFile(file, 'utf8')).split(/\r?\n/)[0].trim();
+    }
+    catch (err) {
+        throw new CliUsageError(`${flag}: ${err.code ?? err.message}`);
+    }
+    if (secret.length < 16)
+        throw new CliUsageError(`${flag}: the secret must be at least 16 characters`);
+    if (bearer && !/^[\x21-\x7e]+$/.test(secret))
+        throw new CliUsageError(`${flag}: the secret must be printable ASCII without whitespace (it is sent as Authorization: Bearer SECRET); make one with: head -c 32 /dev/urandom | base64`);
+    return secret;
+}
+export async function serve(argv) {
+    const { values } = parseCommandArgs(argv, {
+        bind: { type: 'string', default: '127.0.0.1:8088' },
+        data: { type: 'string', default: './data' },
+        'log-level': { type: 'string', default: 'info' },
+        'log-format': { type: 'string' },
+        'activation-delay-ms': { type: 'string', default: '0' },
+        'lock-stale-ms': { type: 'string', default: '10000' },
+        'lease-seconds': { type: 'string', default: String(DEFAULT_JOB_POLICY.leaseSeconds) },
+        'max-attempts': { type: 'string', default: String(DEFAULT_JOB_POLICY.maxAttempts) },
+        'ci-timeout-seconds': { type: 'string', default: String(DEFAULT_JOB_POLICY.timeoutSeconds) },
+        'no-ui': { type: 'boolean', default: false },
+        'ui-identity-header': { type: 'string' },
+        'trust-identity-from': { type: 'string' },
+        'trust-identity-secret-file': { type: 'string' },
+        'event-retention': { type: 'string' },
+        'event-subscribers': { type: 'string', default: String(DEFAULT_EVENT_FEED_OPTIONS.maxSubscribers) },
+        'event-subscribers-per-client': { type: 'string', default: String(DEFAULT_EVENT_FEED_OPTIONS.maxSubscribersPerClient) },
+        'event-heartbeat-ms': { type: 'string', default: String(DEFAULT_EVENT_FEED_OPTIONS.heartbeatMs) },
+        'webhook-attempts': { type: 'string', default: String(DEFAULT_WEBHOOK_POLICY.maxAttempts) },
+        'webhook-backoff-ms': { type: 'string', default: String(DEFAULT_WEBHOOK_POLICY.backoffBaseMs) },
+        'webhook-allow': { type: 'string', multiple: true, default: [] },
+        'webhook-disable-after': { type: 'string', default: String(DEFAULT_WEBHOOK_POLICY.disableAfter) },
+        'queue-depth': { type: 'string', default: String(DEFAULT_QUEUE_OPTIONS.depth) },
+        'queue-retries': { type: 'string', default: String(DEFAULT_QUEUE_OPTIONS.retries) },
+        'queue-batch': { type: 'string', default: String(DEFAULT_QUEUE_OPTIONS.batch) },
+        'queue-stall-seconds': { type: 'string', default: String(DEFAULT_QUEUE_OPTIONS.stall_s) },
+        'allowed-host': { type: 'string', multiple: true, default: [] },
+        'allowed-origin': { type: 'string', multiple: true, default: [] },
+        'shutdown-seconds': { type: 'string', default: String(DEFAULT_SHUTDOWN_SECONDS) },
+        'max-snapshot-paths': { type: 'string', default: String(DEFAULT_MAX_SNAPSHOT_PATHS) },
+        'git-mirror-allow': { type: 'string', multiple: true, default: [] },
+        'git-mirror-file-root': { type: 'string' },
+        'git-credentials-dir': { type: 'string' },
+        'git-mirror-credential': { type: 'string', multiple: true, default: [] },
+        'git-mirror-concurrency': { type: 'string', default: String(DEFAULT_MIRROR_POLICY.concurrency) },
+        'git-mirror-per-repository': { type: 'string', default: String(DEFAULT_MIRROR_POLICY.perRepository) },
+        'git-mirror-stall-seconds': { type: 'string', default: String(DEFAULT_MIRROR_POLICY.stallSeconds) },
+        'git-mirror-backoff-ms': { type: 'string', default: String(DEFAULT_MIRROR_POLICY.backoffBaseMs) },
+        'git-places': { type: 'string', default: String(DEFAULT_GIT_LIMITS.places) },
+        'git-places-per-client': { type: 'string', default: String(DEFAULT_GIT_LIMITS.perClient) },
+        'git-places-per-repository': { type: 'string', default: String(DEFAULT_GIT_LIMITS.perRepository) },
+        'git-queue-seconds': { type: 'string', default: String(DEFAULT_GIT_LIMITS.queueMs / 1000) },
+        'git-body-timeout-seconds': { type: 'string', default: String(DEFAULT_GIT_LIMITS.bodyTimeoutMs / 1000) },
+        'git-body-min-rate': { type: 'string', default: String(DEFAULT_GIT_LIMITS.minBytesPerSecond) },
+        archive: { type: 'string' },
+        follow: { type: 'string' },
+        'follow-interval-ms': { type: 'string', default: '1000' },
+        'promote-secret-file': { type: 'string' },
+        'insecure-open': { type: 'boolean', default: false },
+        auth: { type: 'string' },
+        'new-seal-key': { type: 'boolean', default: false },
+        'archive-config': { type: 'string' },
+        'archive-interval-ms': { type: 'string', default: '1000' },
+        'archive-lag-warn-seconds': { type: 'string', default: '60' },
+        'archive-keep': { type: 'string' },
+        'archive-prune-grace': { type: 'string', default: DEFAULT_GRACE },
+        'archive-prune-every': { type: 'string', default: '6h' },
+        'archive-checkpoint-ranges': { type: 'string', default: '256' },
+        'archive-lease-seconds': { type: 'string', default: '30' },
+        help: { type: 'boolean', short: 'h', default: false },
+    });
+    if (values.help) {
+        process.stdout.write(SERVE_HELP);
+        return 0;
+    }
+    const { host, port } = parseBind(String(values.bind));
+    const activationDelayMs = Number(values['activation-delay-ms']);
+    if (!Number.isInteger(activationDelayMs) || activationDelayMs < 0)
+        throw new CliUsageError('--activation-delay-ms must be a non-negative integer');
+    const positive = (flag, max) => {
+        const n = Number(values[flag]);
+        if (!Number.isInteger(n) || n < 1 || n > max)
+            throw new CliUsageError(`--${flag} must be an integer from 1 to ${max}`);
+        return n;
+    };
+    const jobPolicy = {
+        leaseSeconds: positive('lease-seconds', 86400),
+        maxAttempts: positive('max-attempts', 1000),
+        timeoutSeconds: positive('ci-timeout-seconds', 7 * 86400),
+    };
+    // JSON log lines are gathered (up to ~16 KB, see ./log-batch.ts) and written asynchronously, in
+    // order: one write(2) per ~80 request lines instead of one each. A timer hands on what waits
+    // every 200 ms, and on exit everything is written synchronously. The request line is formatted
+    // by ./request-log.ts (pino's bytes, built faster). Every line keeps every field. On a TTY they
+    // are pretty-printed (pino-pretty, see ./log-format.ts).
+    const format = values['log-format'] ?? (process.stdout.isTTY ? 'pretty' : 'json');
+    if (format !== 'pretty' && format !== 'json')
+        throw new CliUsageError('--log-format must be pretty or json');
+    const logOptions = { level: String(values['log-level']), base: { service: 'cairn' } };
+    let log;
+    let requestLog;
+    if (format === 'pretty')
+        log = pino(logOptions, prettyStream(process.stdout));
+    else {
+        const batch = new LogLineBatch(sinkOnFd(pino.destination({ dest: 1, sync: false }), 1), 16_000);
+        const flusher = setInterval(() => batch.flush(), 200);
+        flusher.unref();
+        process.on('exit', () => {
+            try {
+                batch.flushSync();
+            }
+            catch { /* stdout already gone */ }
+        });
+        log = pino(logOptions, batch);
+        requestLog = jsonRequestLog({ level: logOptions.level, base: logOptions.base, sink: batch });
+    }
+    const identityHeader = values['ui-identity-header'] === undefined ? undefined : String(values['ui-identity-header']);
+    if (identityHeader !== undefined && !HEADER_NAME.test(identityHeader))
+        throw new CliUsageError('--ui-identity-header must be a header name (letters, digits and !#$%&\'*+.^_`|~-)');
+    const ui = values['no-ui'] ? false : { identityHeader: identityHeader ?? null };
+    let trustFrom = null;
+    if (values['trust-identity-from'] !== undefined) {
+        try {
+            trustFrom = parseTrustList(String(values['trust-identity-from']));
+        }
+        catch (err) {
+            throw new CliUsageError(`--trust-identity-from: ${err.message}`);
+        }
+    }
+    const secret = values['trust-identity-secret-file'] === undefined ? null : await readSecretFile('--trust-identity-secret-file', String(values['trust-identity-secret-file']));
+    if ((trustFrom || secret) && identityHeader === undefined)
+        throw new CliUsageError('--trust-identity-from and --trust-identity-secret-file need --ui-identity-header');
+    const identity = identityHeader === undefined ? null : { header: identityHeader, trustFrom, secret };
+    const authFlag = values.auth === undefined ? 'none' : String(values.auth);
+    if (authFlag !== 'tokens' && authFlag !== 'none')
+        throw new CliUsageError('--auth must be tokens or none');
+    const auth = authFlag === 'tokens' ? 'tokens' : null;
+    const lockStaleMs = Number(values['lock-stale-ms']);
+    if (!Number.isInteger(lockStaleMs) || lockStaleMs < 2000)
+        throw new CliUsageError('--lock-stale-ms must be an integer ≥ 2000');
+    const events = {
+        retention: values['event-retention'] === undefined ? null : positive('event-retention', Number.MAX_SAFE_INTEGER),
+        maxSubscribers: positive('event-subscribers', 1_000_000),
+        maxSubscribersPerClient: positive('event-subscribers-per-client', 1_000_000),
+        heartbeatMs: positive('event-heartbeat-ms', 3_600_000),
+    };
+    const webhooks = { maxAttempts: positive('webhook-attempts', 100), backoffBaseMs: positive('webhook-backoff-ms', 3_600_000), disableAfter: positive('webhook-disable-after', 1000) };
+    const webhookAllow = (values['webhook-allow'] ?? []);
+    try {
+        webhookTargets(webhookAllow, null);
+    }
+    catch (err) {
+        if (isCairnError(err))
+            throw new CliUsageError(err.message);
+        throw err;
+    }
+    const mirrorAllow = (values['git-mirror-allow'] ?? []);
+    try {
+        webhookTargets(mirrorAllow, null);
+    }
+    catch (err) {
+        if (isCairnError(err))
+            throw new CliUsageError(err.message.replace('--webhook-allow', '--git-mirror-allow'));
+        throw err;
+    }
+    const dirFlag = (flag) => {
+        const v = values[flag];
+        if (v === undefined)
+            return null;
+        const dir = path.resolve(String(v));
+        if (!existsSync(dir))
+            throw new CliUsageError(`--${flag} ${String(v)}: no such directory`);
+        return dir;
+    };
+    if (values['git-credentials-dir'] !== undefined)
+        throw new CliUsageError('--git-credentials-dir is replaced by grants: --git-mirror-credential NAME=file:PATH for each token file (a mirror then names the grant: "credential": "NAME")');
+    // A grant's relative file:PATH is the working directory's, as other paths on the command line.
+    const grantTexts = (values['git-mirror-credential'] ?? []).map((t) => t.replace(/^([^=]*=file:)(?!\/)(.+)$/s, (_m, head, p) => `${head}${path.resolve(p)}`));
+    try {
+        credentialGrants(grantTexts);
+    }
+    catch (err) {
+        if (isCairnError(err))
+            throw new CliUsageError(`--git-mirror-credential: ${err.message}`);
+        throw err;
+    }
+    const gitMirrors = {
+        allow: mirrorAllow,
+        fileRoot: dirFlag('git-mirror-file-root'),
+        credentials: grantTexts,
+        concurrency: positive('git-mirror-concurrency', 64),
+        perRepository: positive('git-mirror-per-repository', 64),
+        stallSeconds: positive('git-mirror-stall-seconds', 3600),
+        backoffBaseMs: positive('git-mirror-backoff-ms', 3_600_000),
+    };
+    const retries = Number(values['queue-retries']);
+    if (!Number.isInteger(retries) || retries < 0 || retries > 10)
+        throw new CliUsageError('--queue-retries must be an integer from 0 to 10');
+    const queue = { depth: positive('queue-depth', 64), retries, batch: positive('queue-batch', 64), stall_s: positive('queue-stall-seconds', 86_400) };
+    const allowedHosts = values['allowed-host'];
+    for (const h of allowedHosts)
+        if (canonicalHost(h) === null)
+            throw new CliUsageError(`--allowed-host must be a host name or IP address (no port), got "${h}"`);
+    const allowedOrigins = values['allowed-origin'];
+    for (const o of allowedOrigins)
+        if (canonicalOrigin(o) === null)
+            throw new CliUsageError(`--allowed-origin must be an origin such as https://cairn.example.com or http://HOST:PORT, got "${o}"`);
+    const shutdownSeconds = positive('shutdown-seconds', 3600);
+    const maxSnapshotPaths = parseMaxSnapshotPaths(values['max-snapshot-paths']);
+    // --archive and --follow take the same connection settings (the AWS_* environment or --archive-config).
+    const openArchiveStore = async (flag, url) => {
+        try {
+            return await openS3Store(url, process.env, values['archive-config'] === undefined ? undefined : String(values['archive-config']));
+        }
+        catch (err) {
+            throw new CliUsageError(`${flag}: ${err.message}`);
+        }
+    };
+    let archive;
+    if (values.archive !== undefined) {
+        const url = String(values.archive);
+        const store = await openArchiveStore('--archive', url);
+        archive = {
+            url,
+            store,
+            intervalMs: positive('archive-interval-ms', 3_600_000),
+            lagWarnSeconds: positive('archive-lag-warn-seconds', 86_400 * 365),
+            checkpointRanges: positive('archive-checkpoint-ranges', 1_000_000),
+            leaseSeconds: positive('archive-lease-seconds', 86_400),
+        };
+        if (values['archive-keep'] !== undefined) {
+            try {
+                archive.prune = {
+                    policy: parseRetention(String(values['archive-keep']), '--archive-keep'),
+                    graceMs: parseDuration(String(values['archive-prune-grace']), '--archive-prune-grace'),
+                    everyMs: Math.max(1000, parseDuration(String(values['archive-prune-every']), '--archive-prune-every')),
+                };
+            }
+            catch (err) {
+                throw new CliUsageError(err.message);
+            }
+        }
+    }
+    else if (values['archive-config'] !== undefined && values.follow === undefined) {
+        throw new CliUsageError('--archive-config needs --archive or --follow');
+    }
+    if (values['promote-secret-file'] !== undefined && values.follow === undefined)
+        throw new CliUsageError('--promote-secret-file needs --follow: only a follower is promoted');
+    const promoteSecret = values['promote-secret-file'] === undefined ? null : await readSecretFile('--promote-secret-file', String(values['promote-secret-file']), true);
+    let follow;
+    if (values.follow !== undefined) {
+        if (archive)
+            throw new CliUsageError('--follow and --archive exclude each other: a follower ships only after its promotion');
+        const url = String(values.follow);
+        const dataDir = path.resolve(String(values.data));
+        let fenced;
+        try {
+            fenced = await fencedRefusal(new Layout(dataDir).archiveFile, dataDir);
+        }
+        catch (err) {
+            throw new CliUsageError(`--follow: ${err.message}`);
+        }
+        if (fenced !== null)
+            throw new CliUsageError(`--follow: ${fenced}`);
+        const store = await openArchiveStore('--follow', url);
+        follow = { url, store, intervalMs: positive('follow-interval-ms', 3_600_000), shipIntervalMs: positive('archive-interval-ms', 3_600_000) };
+        // Trimming old events would be a commit of the follower's own: its files change only by manifests.
+        events.retention = null;
+    }
+    const whole = (flag, max) => {
+        const n = Number(values[flag]);
+        if (!Number.isInteger(n) || n < 0 || n > max)
+            throw new CliUsageError(`--${flag} must be an integer from 0 to ${max}`);
+        return n;
+    };
+    const git = {
+        places: positive('git-places', 1024),
+        perClient: positive('git-places-per-client', 1024),
+        perRepository: positive('git-places-per-repository', 1024),
+        queueMs: whole('git-queue-seconds', 3600) * 1000,
+        bodyTimeoutMs: positive('git-body-timeout-seconds', 3600) * 1000,
+        minBytesPerSecond: whole('git-body-min-rate', 1024 * 1024 * 1024),
+    };
+    const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, shutdownSeconds, maxSnapshotPaths, identity, gitMirrors, git, archive, follow, promoteSecret, insecureOpen: values['insecure-open'] === true, auth, newSealKey: values['new-seal-key'] === true });
+    let signalled = false;
+    const onSignal = (signal) => {
+        if (signalled) {
+            log.warn({ signal }, 'second signal: exiting at once');
+            process.exit(1);
+        }
+        signalled = true;
+        void running.stop();
+        // The bound holds even if the drain does not finish (a stalled disk): acknowledged writes
+        // are durable already, and the next start recovers anything cut off.
+        setTimeout(() => {
+            log.error({ shutdown_seconds: shutdownSeconds }, 'stopping took longer than --shutdown-seconds; exiting now');
+            process.exit(1);
+        }, shutdownSeconds * 1000).unref();
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+    const code = await running.done;
+    // Stopped: nothing left may keep the process (a library's socket or timer).
+    setTimeout(() => process.exit(code), 200).unref();
+    return code;
+}
+//# sourceMappingURL=serve.js.map

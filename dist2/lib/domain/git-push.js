@@ -1,0 +1,83 @@
+// Push for review (docs/git.md "Push for review"): the ref a push names (`refs/for/<line>`, with
+// Gerrit's `%option,option` after it), the `Change-Id:` trailer of a commit message, and the task
+// and change a pushed commit is written under. Pure functions.
+import { parseChangeRef, parseTaskRef } from './workflow/rules.js';
+/** The workflow.log entity that finds a change by the Change-Id trailer of its pushed commits (id: `<line> <Change-Id>`). */
+export const GIT_CHANGE_KEY = 'git_change_key';
+export const changeKeyId = (line, key) => `${line} ${key}`;
+/** Why a push to `ref` cannot be a push for review (a message git prints beside the ref), or the target. */
+export function reviewTarget(ref) {
+    const m = /^refs\/for\/(.*)$/.exec(ref);
+    if (!m)
+        return { refused: '' };
+    const [line, options] = splitOnce(m[1], '%');
+    if (line === '')
+        return { refused: 'refs/for/ must name a line: refs/for/main' };
+    const target = { line, task_id: null, change_id: null };
+    if (options === null)
+        return target;
+    // Each option once, as git and Gerrit refuse conflicting options: a second %task= is refused,
+    // never silently the one that wins.
+    const seen = new Set();
+    let changeValue = null;
+    for (const option of options.split(',')) {
+        const [key, value] = splitOnce(option, '=');
+        if ((key === 'task' || key === 'change') && value !== null) {
+            if (seen.has(key))
+                return { refused: `%${key}= may be given once: refs/for/${line} takes one %task=task-N and one %change=change-N` };
+            seen.add(key);
+        }
+        if (key === 'task' && value !== null) {
+            const id = parseTaskRef(value);
+            if (id === null)
+                return { refused: `%task=${value} does not name a task (task-3)` };
+            // A %change= before it that named its task: the two must agree.
+            if (target.task_id !== null && target.task_id !== id)
+                return { refused: `%change=${changeValue} is not a change of ${id}` };
+            target.task_id = id;
+        }
+        else if (key === 'change' && value !== null) {
+            const parsed = parseChangeRef(value);
+            if (parsed === null)
+                return { refused: `%change=${value} does not name a change (change-3)` };
+            if (parsed.task_id !== null) {
+                if (target.task_id !== null && target.task_id !== parsed.task_id)
+                    return { refused: `%change=${value} is not a change of ${target.task_id}` };
+                target.task_id = parsed.task_id;
+            }
+            target.change_id = parsed.change_id;
+            changeValue = value;
+        }
+        else {
+            return { refused: `unknown push option %${option.slice(0, 80)}: refs/for/${line} takes %task=task-N and %change=change-N` };
+        }
+    }
+    return target;
+}
+function splitOnce(text, sep) {
+    const at = text.indexOf(sep);
+    return at < 0 ? [text, null] : [text.slice(0, at), text.slice(at + 1)];
+}
+/** The `Change-Id: I<40 hex>` trailer of a message's last paragraph (Gerrit's), or null. */
+export function changeIdTrailer(message) {
+    const paragraphs = message.replace(/\s+$/, '').split(/\n[ \t]*\n/);
+    if (paragraphs.length < 2)
+        return null;
+    const last = paragraphs[paragraphs.length - 1];
+    let found = null;
+    for (const line of last.split('\n')) {
+        const m = /^Change-Id:\s*(I[0-9a-f]{40})\s*$/.exec(line);
+        if (m)
+            found = m[1];
+    }
+    return found;
+}
+/** A commit message as a task or change: its subject (first paragraph, one line) and the rest. */
+export function titleAndBody(message, maxTitle) {
+    const text = message.replace(/\r\n/g, '\n').trim();
+    const cut = text.search(/\n[ \t]*\n/);
+    const subject = (cut < 0 ? text : text.slice(0, cut)).replace(/\s*\n\s*/g, ' ').trim();
+    const body = cut < 0 ? '' : text.slice(cut).trim();
+    return { title: subject.slice(0, maxTitle), body };
+}
+//# sourceMappingURL=git-push.js.map

@@ -1,0 +1,277 @@
+// Git commits kept with the snapshots an import wrote (docs/git.md; storage-layout.md §17, type
+// `git_commit`). The raw commit object is the one source of truth: its id is recomputed from the
+// bytes, and every field a reader sees (tree, parents, author, committer, message) is parsed
+// from them on read, never stored beside them. Pure functions; the git binary is the client's.
+import { createHash } from 'node:crypto';
+import { Invalid } from './errors.js';
+/** The workflow.log entity type of a snapshot's git commit (id: the snapshot id). */
+export const GIT_COMMIT = 'git_commit';
+/**
+ * The index from a git commit id to its snapshot (id: the commit id; body {commit_id,
+ * snapshot_id}), written in the same record as the `git_commit` it points at, as
+ * `history_promotion_key` indexes promotions: a lookup by commit id without reading every record.
+ */
+export const GIT_COMMIT_ID = 'git_commit_id';
+/** A raw commit object larger than this is refused (git itself has no limit; messages this size are not commit messages). */
+export const MAX_GIT_COMMIT_BYTES = 1024 * 1024;
+/** Submodule entries (gitlinks) recorded with one commit. */
+export const MAX_GITLINKS = 10_000;
+/** Git commit rows in one import request. */
+export const MAX_GIT_ROWS = 10_000;
+/** The commit an export writes (or wrote) for a snapshot with this record: `export`, else the record's own. */
+export function exportedCommitId(r) {
+    return r.export?.commit_id ?? r.commit_id;
+}
+const HEX_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+export function isGitId(value) {
+    return typeof value === 'string' && HEX_ID.test(value);
+}
+/** A git object's id: sha1 (40 hex) or sha256 (64 hex) of `<type> <size>\0<bytes>`. */
+export function gitObjectId(type, bytes, algorithm) {
+    return createHash(algorithm).update(`${type} ${bytes.length}\0`).update(bytes).digest('hex');
+}
+/** `Name <email> 1700000000 +0100` → its parts; null when it is not an ident line. */
+export function parseIdent(line) {
+    const m = /^(.*?) ?<([^<>]*)> (-?\d+) ([+-]\d{4})$/.exec(line);
+    if (!m)
+        return null;
+    return { name: m[1], email: m[2], time: Number(m[3]), tz: m[4] };
+}
+/**
+ * Parse a commit object. Headers up to the first empty line (continuation lines, which begin
+ * with a space, belong to the header before them: gpgsig, mergetag); the message is the rest.
+ * Throws Invalid when the object is not a commit git would write.
+ */
+export function parseCommit(raw) {
+    let end = raw.indexOf('\n\n');
+    const headerText = (end < 0 ? raw : raw.subarray(0, end)).toString('utf8');
+    const message = end < 0 ? Buffer.alloc(0) : raw.subarray(end + 2);
+    if (end < 0)
+        end = raw.length;
+    let tree = null;
+    const parents = [];
+    let author = null;
+    let committer = null;
+    let encoding = null;
+    for (const line of headerText.split('\n')) {
+        if (line.startsWith(' '))
+            continue; // a continuation of the header before it
+        const sp = line.indexOf(' ');
+        const key = sp < 0 ? line : line.slice(0, sp);
+        const value = sp < 0 ? '' : line.slice(sp + 1);
+        if (key === 'tree') {
+            if (tree !== null || !HEX_ID.test(value))
+                throw new Invalid('a git commit must have exactly one tree header with an object id');
+            tree = value;
+        }
+        else if (key === 'parent') {
+            if (!HEX_ID.test(value))
+                throw new Invalid(`git commit parent ${JSON.stringify(value.slice(0, 80))} is not an object id`);
+            parents.push(value);
+        }
+        else if (key === 'author' || key === 'committer') {
+            const ident = parseIdent(value);
+            if (!ident)
+                throw new Invalid(`git commit ${key} line ${JSON.stringify(value.slice(0, 120))} is not "name <email> time zone"`);
+            if (key === 'author')
+                author = ident;
+            else
+                committer = ident;
+        }
+        else if (key === 'encoding') {
+            encoding = value;
+        }
+    }
+    if (tree === null)
+        throw new Invalid('a git commit must have a tree header');
+    if (!author || !committer)
+        throw new Invalid('a git commit must have author and committer headers');
+    return { tree_id: tree, parent_ids: parents, author, committer, encoding, message };
+}
+/**
+ * The message as text: UTF-8 when it is valid UTF-8 or says it is; otherwise decoded with its
+ * `encoding` header when the runtime knows it, else as Latin-1 (every byte a character). The
+ * raw bytes stay in the record; this is what a snapshot's message and a listing show.
+ */
+export function messageText(c) {
+    const enc = (c.encoding ?? 'utf-8').toLowerCase();
+    if (enc === 'utf-8' || enc === 'utf8') {
+        try {
+            return new TextDecoder('utf-8', { fatal: true }).decode(c.message);
+        }
+        catch {
+            return c.message.toString('latin1');
+        }
+    }
+    try {
+        return new TextDecoder(enc).decode(c.message);
+    }
+    catch {
+        return c.message.toString('latin1');
+    }
+}
+/** What a snapshot written for this commit holds as its message: the text, cut to the snapshot format's limit. */
+export function snapshotMessage(c, maxBytes) {
+    let text = messageText(c);
+    if (Buffer.byteLength(text) <= maxBytes)
+        return text;
+    const bytes = Buffer.from(text).subarray(0, maxBytes);
+    text = new TextDecoder('utf-8').decode(bytes);
+    // A cut inside a character decodes to U+FFFD, which is 3 bytes: drop it so the limit holds.
+    while (Buffer.byteLength(text) > maxBytes || text.endsWith('\uFFFD'))
+        text = text.slice(0, -1);
+    return text;
+}
+/** A tree entry mode from git → what a cairn tree holds, or `gitlink` / `directory`. */
+export function gitModeKind(mode) {
+    if (mode === '120000')
+        return 'symlink';
+    if (mode === '160000')
+        return 'gitlink';
+    if (mode === '040000' || mode === '40000')
+        return 'directory';
+    // 100644, 100755 and the old 100664 git still reads: the owner's execute bit decides.
+    if (/^100[0-7]{3}$/.test(mode))
+        return (Number.parseInt(mode.slice(3, 4), 8) & 1) === 1 ? 'executable' : 'file';
+    throw new Invalid(`git tree entry mode ${mode} is not a file, symlink, directory or submodule`);
+}
+/** Check one row of an import request: the id is the hash of the bytes, the bytes a commit. */
+export function checkGitCommitRow(row) {
+    if (!isGitId(row.commit_id))
+        throw new Invalid(`git commit id ${JSON.stringify(String(row.commit_id).slice(0, 80))} is not 40 (sha1) or 64 (sha256) lowercase hex characters`);
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(row.raw) || row.raw.length % 4 !== 0)
+        throw new Invalid(`git commit ${row.commit_id}: raw must be base64`);
+    const raw = Buffer.from(row.raw, 'base64');
+    if (raw.length > MAX_GIT_COMMIT_BYTES)
+        throw new Invalid(`git commit ${row.commit_id} is ${raw.length} bytes, more than ${MAX_GIT_COMMIT_BYTES}`);
+    const algorithm = row.commit_id.length === 40 ? 'sha1' : 'sha256';
+    const actual = gitObjectId('commit', raw, algorithm);
+    if (actual !== row.commit_id)
+        throw new Invalid(`git commit ${row.commit_id}: its bytes hash to ${actual}`);
+    const parsed = parseCommit(raw);
+    for (const id of [parsed.tree_id, ...parsed.parent_ids]) {
+        if (id.length !== row.commit_id.length)
+            throw new Invalid(`git commit ${row.commit_id} mixes object formats (sha1 and sha256 ids)`);
+    }
+    const gitlinks = row.gitlinks ?? [];
+    if (gitlinks.length > MAX_GITLINKS)
+        throw new Invalid(`git commit ${row.commit_id} records ${gitlinks.length} submodules, more than ${MAX_GITLINKS}`);
+    const seen = new Set();
+    for (const g of gitlinks) {
+        if (typeof g.path !== 'string' || g.path === '' || g.path.startsWith('/') || g.path.split('/').some((s) => s === '' || s === '.' || s === '..') || g.path.includes('\0')) {
+            throw new Invalid(`git commit ${row.commit_id}: submodule path ${JSON.stringify(String(g.path).slice(0, 120))} is not a relative path`);
+        }
+        if (!isGitId(g.commit_id))
+            throw new Invalid(`git commit ${row.commit_id}: submodule ${g.path} commit id is not an object id`);
+        if (seen.has(g.path))
+            throw new Invalid(`git commit ${row.commit_id}: submodule ${g.path} is listed twice`);
+        seen.add(g.path);
+    }
+    return { raw, parsed, gitlinks: [...gitlinks].sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path))).map((g) => ({ path: g.path, commit_id: g.commit_id })) };
+}
+/** The read projection of a record: the stored fields and what the raw bytes say. */
+export function gitCommitProjection(r) {
+    const raw = Buffer.from(r.raw, 'base64');
+    const c = parseCommit(raw);
+    return {
+        snapshot_id: r.snapshot_id,
+        commit_id: r.commit_id,
+        origin: r.origin,
+        tree_id: c.tree_id,
+        parent_ids: c.parent_ids,
+        author: c.author,
+        committer: c.committer,
+        encoding: c.encoding,
+        message: messageText(c),
+        gitlinks: r.gitlinks,
+        raw: r.raw,
+        export_commit_id: r.export?.commit_id ?? null,
+        change_id: r.change_id ?? null,
+        pushed_by: r.pushed_by ?? null,
+    };
+}
+// ------------------------------------------------------------------ export (docs/git.md "Export")
+/** The fixed identity of commits cairn writes itself (committer of every built commit). */
+export const CAIRN_IDENT = { name: 'cairn', email: 'cairn@cairn.invalid' };
+/**
+ * A git identity from a cairn author name: the characters git's ident parser refuses (`<`, `>`,
+ * newlines, NUL) dropped, surrounding spaces trimmed; the name itself as the email when it looks
+ * like one, else `<name>@cairn.invalid` with spaces as `-`. Empty or absent → the cairn identity.
+ */
+export function authorIdent(author) {
+    // eslint-disable-next-line no-control-regex
+    const clean = (author ?? '').replace(/[<>\u0000-\u001f\u007f]/g, '').trim();
+    if (clean === '')
+        return { ...CAIRN_IDENT };
+    if (/^[^\s@]+@[^\s@]+$/.test(clean))
+        return { name: clean, email: clean };
+    return { name: clean, email: `${clean.replace(/\s+/g, '-')}@cairn.invalid` };
+}
+/**
+ * A commit object's bytes. Idents are given either as parts (written `name <email> time +0000`)
+ * or as the exact bytes of an ident line's value (kept from an imported commit).
+ */
+export function encodeCommit(c) {
+    const ident = (i) => (Buffer.isBuffer(i) ? i : Buffer.from(`${i.name} <${i.email}> ${i.time} +0000`, 'utf8'));
+    const head = [`tree ${c.tree_id}\n`, ...c.parent_ids.map((p) => `parent ${p}\n`)].join('');
+    return Buffer.concat([
+        Buffer.from(head, 'utf8'),
+        Buffer.from('author '), ident(c.author), Buffer.from('\n'),
+        Buffer.from('committer '), ident(c.committer), Buffer.from('\n'),
+        Buffer.from(c.encoding ? `encoding ${c.encoding}\n` : ''),
+        Buffer.from('\n'),
+        c.message,
+    ]);
+}
+/** A message with trailer lines added as its last paragraph (a blank line before them unless the message is empty). */
+export function withTrailers(message, trailers) {
+    const parts = [];
+    if (message.length > 0) {
+        parts.push(message);
+        if (message[message.length - 1] !== 0x0a)
+            parts.push(Buffer.from('\n'));
+        parts.push(Buffer.from('\n'));
+    }
+    parts.push(Buffer.from(trailers.map((t) => `${t}\n`).join(''), 'utf8'));
+    return Buffer.concat(parts);
+}
+/** The exact bytes of a header's value in a raw commit (`author`, `committer`), or null. */
+export function rawHeader(raw, key) {
+    let end = raw.indexOf('\n\n');
+    if (end < 0)
+        end = raw.length;
+    let at = 0;
+    while (at < end) {
+        let nl = raw.indexOf(0x0a, at);
+        if (nl < 0 || nl > end)
+            nl = end;
+        const line = raw.subarray(at, nl);
+        if (line.length > key.length && line.subarray(0, key.length + 1).toString('latin1') === `${key} `)
+            return line.subarray(key.length + 1);
+        at = nl + 1;
+    }
+    return null;
+}
+/**
+ * Whether a line name can be a git branch (`refs/heads/<line>`): git's check-ref-format rules.
+ * A line named otherwise is not exported.
+ */
+export function gitRefProblem(line) {
+    // eslint-disable-next-line no-control-regex
+    if (/[\u0000-\u0020\u007f~^:?*[\\]/.test(line))
+        return 'it holds a space, a control character or one of ~ ^ : ? * [ \\';
+    if (line.includes('..') || line.includes('@{') || line === '@')
+        return 'it holds "..", "@{" or is "@"';
+    if (line.startsWith('/') || line.endsWith('/') || line.includes('//'))
+        return 'it has an empty path component';
+    if (line.endsWith('.'))
+        return 'it ends with "."';
+    for (const part of line.split('/')) {
+        if (part.startsWith('.'))
+            return 'a component starts with "."';
+        if (part.endsWith('.lock'))
+            return 'a component ends with ".lock"';
+    }
+    return null;
+}
+//# sourceMappingURL=git.js.map

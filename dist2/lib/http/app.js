@@ -1,0 +1,348 @@
+// The ready Koa application: one error mapper, one request log line, then route dispatch
+// (match → path parameters → lifecycle admission → body rules → handler → reply).
+import Koa from 'koa';
+import { finished, Readable } from 'node:stream';
+import { Busy, Conflict, Invalid, NotFound, NotImplemented, TooLarge, UnsupportedMediaType } from '../domain/errors.js';
+import { LIFECYCLE_ACTIVE, LIFECYCLE_PURGED, LIFECYCLE_RETIRING, parseU32 } from '../domain/repository.js';
+import { errorReply, loggableError, sendError } from './errors.js';
+import { readJsonBody, RAISED_JSON } from './json-body.js';
+import { Router } from './router.js';
+import { ROUTES } from './routes.js';
+import { uiMiddleware } from './ui/routes.js';
+import { callerIdentity } from './identity.js';
+import { NO_PROMOTION } from './promote-access.js';
+import { DEFAULT_GIT_LIMITS, GitPlaces } from './git-places.js';
+import { ANONYMOUS } from '../domain/access.js';
+const INDEX_PARAMS = ['repository_index', 'worker_job_index'];
+/** The largest JSON body parsed (raised routes, decoded bytes); see ./json-body.ts. */
+export const MAX_PARSED_JSON = RAISED_JSON.maxBytes;
+export function createApp(options) {
+    const app = new Koa();
+    app.proxy = false;
+    const router = new Router(ROUTES);
+    const gitPlaces = options.gitPlaces ?? new GitPlaces(DEFAULT_GIT_LIMITS);
+    const requestLog = options.requestLog ?? ((entry) => options.log.info(entry, 'request'));
+    app.use(async (ctx, next) => {
+        const started = process.hrtime.bigint();
+        try {
+            // Before the UI, the router and any repository open: a refused request touches nothing.
+            const refusal = options.guard?.check(ctx.req);
+            if (refusal)
+                throw refusal;
+            // Every request has `ctx.state.identity` (a name or null); a header the server may not believe is refused here.
+            ctx.state.identity = callerIdentity(ctx.req, options.identity);
+            // With an identity header configured, actions kept for operators need a named caller (./handlers/workflow-common.ts requireIdentified).
+            ctx.state.identityConfigured = !!options.identity;
+            await next();
+        }
+        catch (err) {
+            const reply = errorReply(err);
+            // A body refused before it was read whole is discarded for a little while (so the client
+            // can read this answer before the connection goes), then the connection is closed.
+            // (A request without a body has none to wait for, even while its parse is finishing.)
+            if (!ctx.req.complete && hasBody(ctx))
+                lingerThenClose(ctx, reply.headers);
+            if (reply.internal)
+                options.log.error({ err: loggableError(err), method: ctx.method, route: ctx.state.routeTemplate ?? null }, 'request failed');
+            sendError(ctx, reply);
+        }
+        finally {
+            requestLog({
+                method: ctx.method,
+                route: ctx.state.routeTemplate ?? null,
+                operation: ctx.state.operation ?? null,
+                status: ctx.status,
+                ms: Number(process.hrtime.bigint() - started) / 1e6,
+            });
+        }
+    });
+    // The UI is a page server beside the interface, not a row of the route table: see ./ui/routes.ts.
+    if (options.ui)
+        app.use(uiMiddleware({ lookup: uiLookup(options.service), ...options.ui, identityHeader: options.identity?.header ?? options.ui.identityHeader ?? null }));
+    app.use(async (ctx) => {
+        if (ctx.method === 'OPTIONS') {
+            const { allow, params } = router.allowed(ctx.path);
+            for (const name of INDEX_PARAMS)
+                if (name in params)
+                    parseU32(params[name], name);
+            if (params.repository_index !== undefined)
+                options.service.record(Number(params.repository_index));
+            ctx.set('Allow', allow.join(', '));
+            ctx.status = 204;
+            return;
+        }
+        const { route, params } = router.match(ctx.method, ctx.path);
+        ctx.state.routeTemplate = route.logName;
+        ctx.state.operation = route.operation;
+        // A follower of an archive serves reads only; its one write is its own promotion.
+        if (options.service.readOnly !== null && ctx.method !== 'GET' && ctx.method !== 'HEAD' && route.operation !== 'archive.promote') {
+            if (hasBody(ctx))
+                await drain(ctx);
+            throw new Busy(options.service.readOnly);
+        }
+        for (const name of INDEX_PARAMS)
+            if (name in params)
+                parseU32(params[name], name);
+        // Who is calling and whether the route's permission lets them through: before the repository
+        // is looked up or the body read, so a refused request changes nothing and learns nothing.
+        const gate = options.access;
+        if (gate) {
+            const permission = permissionOf(route, ctx.query.service);
+            let who = permission === 'public' || permission === 'promotion' ? ANONYMOUS : gate.principal(ctx.req, ctx.state.identity ?? null, route);
+            // Only a caller named by the front door for the first time waits (its account is written).
+            if (who instanceof Promise)
+                who = await who;
+            ctx.state.principal = who;
+            ctx.state.identity = who.kind === 'account' ? who.name : null;
+            gate.check(route.operation, permission, who, params.repository_index === undefined ? null : Number(params.repository_index));
+        }
+        let repository;
+        let leave = null;
+        try {
+            if (params.repository_index !== undefined) {
+                repository = options.service.record(Number(params.repository_index));
+                admit(route, ctx.method, repository);
+                if (route.operation !== 'repositories.get') {
+                    // A repository opens on its first request (lib/authority/service.ts); a failed open answers as at startup.
+                    // The request counts as under way until it ends, so a reopen (a follower applying a
+                    // manifest) waits for it rather than closing files it reads.
+                    leave = await options.service.enter(repository.repository_index);
+                    options.service.assertServable(repository.repository_index);
+                }
+            }
+            if (!route.handler) {
+                if (hasBody(ctx))
+                    await drain(ctx);
+                throw new NotImplemented(route.operation);
+            }
+            let body = undefined;
+            if (route.body.kind === 'json') {
+                if (!ctx.request.is('application/json')) {
+                    throw new UnsupportedMediaType('this route takes Content-Type: application/json');
+                }
+                // JSON is parsed in memory under the route's caps (bytes once decoded, values, nesting),
+                // checked while the body arrives (docs/api.md "JSON bodies"); packs are what stream to disk.
+                const read = await readJsonBody(ctx.req, route.jsonCaps);
+                if (read.value === undefined)
+                    throw new Invalid('empty JSON body: send a JSON object');
+                body = read.value;
+            }
+            else if (route.body.kind === 'raw') {
+                const type = (ctx.get('content-type') || '').split(';')[0].trim().toLowerCase();
+                if (type !== route.body.mediaType)
+                    throw new UnsupportedMediaType(`this route takes Content-Type: ${route.body.mediaType}`);
+                const declared = ctx.get('content-length');
+                if (declared !== '' && Number(declared) > route.limit)
+                    throw new TooLarge(`request body exceeds the route limit of ${route.limit} bytes`);
+            }
+            else {
+                // Body-less routes ignore any body sent (docs/api.md "Paths and actions").
+                if (hasBody(ctx))
+                    await drain(ctx);
+            }
+            const routeCtx = { koa: ctx, service: options.service, params, repository, body, limit: route.limit, assets: options.assets, promotion: options.promotion ?? NO_PROMOTION, gitPlaces, access: options.access ?? null };
+            const reply = await route.handler(routeCtx);
+            // A body that streams (an event feed, a pack, an export) ends when its token is revoked or its account disabled.
+            if (gate && ('write' in reply || 'stream' in reply || ('bytes' in reply && reply.bytes instanceof Readable)))
+                endOnRevoke(ctx, gate);
+            if ('write' in reply)
+                await sendWritten(ctx, reply);
+            else if ('stream' in reply) {
+                // An event stream lives long and re-reads a reopened authority itself: it holds no reopen back.
+                leave?.();
+                await sendStream(ctx, reply);
+            }
+            else {
+                send(ctx, reply);
+                // A streamed body reads the authority's files after this returns: it stays under way until it ends.
+                if ('bytes' in reply && reply.bytes instanceof Readable && leave) {
+                    const left = leave;
+                    leave = null;
+                    finished(reply.bytes, () => left());
+                }
+            }
+        }
+        finally {
+            leave?.();
+        }
+    });
+    app.on('error', (err) => options.log.warn({ err: loggableError(err) }, 'response stream failed'));
+    return app;
+}
+/** End this response when the token that opened it stops authenticating (at once if it already has). */
+function endOnRevoke(ctx, gate) {
+    const who = ctx.state.principal;
+    if (!who || who.kind !== 'account' || who.tokenId === null)
+        return;
+    if (!gate.book.tokenValid(who.tokenId)) {
+        ctx.res.destroy();
+        return;
+    }
+    const off = gate.book.onRevoke(who.tokenId, () => ctx.res.destroy());
+    ctx.res.once('close', off);
+}
+/**
+ * The permission a request needs: the route's, except git's ref advertisement for a push
+ * (`info/refs?service=git-receive-pack`), which needs what the push itself needs.
+ */
+function permissionOf(route, service) {
+    if (route.operation === 'git.infoRefs' && service === 'git-receive-pack')
+        return 'contributor';
+    return route.permission;
+}
+/** Spec "Repository lifecycle admission". GET/HEAD/OPTIONS always pass. */
+/**
+ * The UI's answer to "does this page name something?" (./ui/routes.ts): a registered repository
+ * that is not purged, and in it a change, task or land record. Only a definite NotFound (or a
+ * malformed ref) says no; a repository that failed its checks at open is left to the page's
+ * own reads (500).
+ */
+function uiLookup(service) {
+    return {
+        async exists(page) {
+            if (page.kind === 'home')
+                return true;
+            try {
+                if (service.record(page.repo).lifecycle_kind === LIFECYCLE_PURGED)
+                    return false;
+                if (page.kind === 'repository')
+                    return true;
+                const a = await service.opened(page.repo);
+                if (page.kind === 'change')
+                    a.workflow.change(page.ref);
+                else if (page.kind === 'task')
+                    a.workflow.task(page.id);
+                else
+                    a.lands.land(page.id);
+                return true;
+            }
+            catch (err) {
+                // A ref of the wrong form names nothing either.
+                return !(err instanceof NotFound || err instanceof Invalid);
+            }
+        },
+    };
+}
+export function admit(route, method, repository) {
+    if (method === 'GET' || method === 'HEAD')
+        return;
+    const lifecycle = repository.lifecycle_kind;
+    if (lifecycle === LIFECYCLE_ACTIVE)
+        return;
+    if (route.admission === 'retirement')
+        return;
+    if (route.admission === 'worker' && lifecycle === LIFECYCLE_RETIRING)
+        return;
+    const state = lifecycle === LIFECYCLE_RETIRING ? 'retiring' : 'purged';
+    throw new Conflict(`repository ${repository.repository_index} is ${state}; this mutation is not admitted`);
+}
+/** A body the handler writes itself, with backpressure; headers are those set here. */
+async function sendWritten(ctx, reply) {
+    ctx.status = reply.status ?? 200;
+    ctx.type = reply.mediaType;
+    ctx.length = reply.length;
+    ctx.respond = false;
+    await reply.write(ctx.res);
+}
+/** An open-ended body (an event stream): the headers go out at once, without a length. */
+async function sendStream(ctx, reply) {
+    ctx.status = reply.status ?? 200;
+    ctx.respond = false;
+    const res = ctx.res;
+    res.writeHead(ctx.status, { ...reply.headers, 'Content-Type': reply.mediaType });
+    res.flushHeaders();
+    await reply.stream(res);
+}
+/**
+ * JSON text of frozen reply bodies, by identity. A handler freezes a body only when every part of
+ * it is frozen (e.g. the lines listing, rebuilt when a line changes), so its text cannot change.
+ */
+const frozenJson = new WeakMap();
+function jsonText(value) {
+    if (typeof value !== 'object' || value === null || !Object.isFrozen(value))
+        return JSON.stringify(value);
+    let text = frozenJson.get(value);
+    if (text === undefined) {
+        text = JSON.stringify(value);
+        frozenJson.set(value, text);
+    }
+    return text;
+}
+function send(ctx, reply) {
+    ctx.status = reply.status ?? 200;
+    if ('json' in reply) {
+        // What Koa's respond() would send for a JSON body (same status, headers and bytes), written
+        // here directly: it skips Koa's body/type machinery on the hot path.
+        if (reply.headers)
+            for (const k in reply.headers)
+                ctx.set(k, reply.headers[k]);
+        const text = jsonText(reply.json);
+        const res = ctx.res;
+        ctx.respond = false;
+        res.setHeader('Content-Type', 'application/json; charset=utf-8');
+        res.setHeader('Content-Length', Buffer.byteLength(text));
+        if (ctx.method === 'HEAD')
+            res.end();
+        else
+            res.end(text);
+    }
+    else {
+        if (reply.headers)
+            for (const k in reply.headers)
+                ctx.set(k, reply.headers[k]);
+        ctx.type = reply.mediaType;
+        ctx.body = reply.bytes;
+        if (reply.length !== undefined)
+            ctx.length = reply.length;
+    }
+}
+/** Bytes and time a refused body is still read (and dropped) after the answer, before the connection closes. */
+export const LINGER_BYTES = 8 * 1024 * 1024;
+export const LINGER_MS = 2000;
+/**
+ * The answer carries `Connection: close`. Node would close the socket as soon as the answer is
+ * written, with the client's bytes still arriving: the kernel then resets the connection and
+ * the client may never read the answer. So the close is a lingering one: our side is shut
+ * (FIN after the answer) while the rest of the body is read and dropped, for at most
+ * LINGER_BYTES or LINGER_MS, then the socket is destroyed.
+ */
+function lingerThenClose(ctx, headers) {
+    headers.Connection = 'close';
+    const req = ctx.req;
+    const socket = req.socket;
+    let extra = 0;
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+    socket.destroySoon = () => {
+        socket.end();
+    };
+    req.on('data', (chunk) => {
+        extra += chunk.length;
+        if (extra > LINGER_BYTES)
+            socket.destroy();
+    });
+    // Never before the answer is out (a refusal made while the headers were still being parsed
+    // can see the body end first); once it is, Node calls destroySoon itself.
+    req.once('end', () => { if (ctx.res.writableFinished)
+        socket.end(); });
+    req.resume();
+}
+/** Whether a body may still arrive. HTTP/1.1: without Content-Length or Transfer-Encoding there is none (RFC 9112 §6.3). */
+function hasBody(ctx) {
+    if (ctx.req.readableEnded)
+        return false;
+    const headers = ctx.req.headers;
+    return headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+}
+/** Read and discard a request body we do not use, so keep-alive connections stay usable. */
+async function drain(ctx) {
+    const req = ctx.req;
+    let seen = 0;
+    for await (const chunk of req.iterator({ destroyOnReturn: false })) {
+        seen += chunk.length;
+        if (seen > 2 * 1024 * 1024)
+            throw new TooLarge('request body exceeds the route limit (this route takes no body)');
+    }
+}
+//# sourceMappingURL=app.js.map

@@ -1,0 +1,94 @@
+import { CairnError, MethodNotAllowed, TooManyRequests, Unauthorized, isCairnError } from '../domain/errors.js';
+import { GOVERNED_CODE } from '../domain/lines.js';
+import { constant, enumOf, obj, str, strArr, uint } from './json-schema.js';
+export const STATUS_BY_CODE = {
+    Invalid: 400,
+    Unauthorized: 401,
+    Forbidden: 403,
+    NotFound: 404,
+    MethodNotAllowed: 405,
+    Conflict: 409,
+    RequestTimeout: 408,
+    Gone: 410,
+    TooLarge: 413,
+    UnsupportedMediaType: 415,
+    Misdirected: 421,
+    Unprocessable: 422,
+    TooManyRequests: 429,
+    Corrupt: 500,
+    Internal: 500,
+    NotImplemented: 501,
+    Busy: 503,
+};
+/**
+ * What an internal error may put in the log: message, code and stack only. Library errors can
+ * carry request bytes (Node's HTTP parser attaches `rawPacket`), which may hold tokens.
+ */
+export function loggableError(err) {
+    const e = err;
+    return { name: e?.name, message: String(e?.message ?? err), code: e?.code, stack: e?.stack };
+}
+/** Errors raised by libraries (co-body, zlib, raw streams) that callers cause, as domain errors. */
+function fromLibraryError(err) {
+    const e = err;
+    if (typeof e?.code === 'string') {
+        // A body that does not decode under its Content-Encoding (gzip, deflate, br).
+        if (/^Z_/.test(e.code) || /^ERR__ERROR_/.test(e.code) || e.code === 'ERR_BROTLI_DECOMPRESSION_FAILED') {
+            return new CairnError('Invalid', 'request body does not decode under its Content-Encoding');
+        }
+        // The client went away mid-body: its request, not a server fault.
+        if (e.code === 'ECONNRESET' || e.code === 'ECONNABORTED' || e.code === 'ERR_STREAM_PREMATURE_CLOSE') {
+            return new CairnError('Invalid', 'request body was aborted');
+        }
+    }
+    if (e?.message === 'aborted')
+        return new CairnError('Invalid', 'request body was aborted');
+    const status = e?.status ?? e?.statusCode;
+    if (typeof status !== 'number')
+        return null;
+    if (status === 413)
+        return new CairnError('TooLarge', 'request body exceeds the route limit');
+    if (status === 415)
+        return new CairnError('UnsupportedMediaType', 'unsupported request body encoding');
+    if (status === 400)
+        return new CairnError('Invalid', e.type === 'request.aborted' ? 'request body was aborted' : 'malformed JSON body');
+    return null;
+}
+export function errorReply(err) {
+    const known = isCairnError(err) ? err : fromLibraryError(err);
+    if (!known) {
+        return { status: 500, body: { error: 'internal error' }, headers: {}, internal: true };
+    }
+    const status = STATUS_BY_CODE[known.code];
+    const headers = {};
+    if (known instanceof MethodNotAllowed)
+        headers.Allow = known.allow.join(', ');
+    if (status === 503)
+        headers['Retry-After'] = '1';
+    if (known instanceof TooManyRequests)
+        headers['Retry-After'] = String(known.retryAfterS);
+    if (known instanceof Unauthorized)
+        headers['WWW-Authenticate'] = known.challenge;
+    // 500s from Corrupt keep a generic text: the message may name files of the data directory.
+    const message = status >= 500 && status !== 501 && status !== 503 ? 'internal error: the authority operation failed (see server log)' : known.message;
+    return { status, body: { ...known.fields, error: message }, headers, internal: status >= 500 && status !== 501 && status !== 503 };
+}
+export function sendError(ctx, reply) {
+    ctx.status = reply.status;
+    for (const [k, v] of Object.entries(reply.headers))
+        ctx.set(k, v);
+    ctx.type = 'application/json';
+    ctx.body = reply.body;
+}
+/** The error bodies (components/schemas of the OpenAPI document). */
+export const SCHEMAS = {
+    Error: obj({
+        error: { ...str, description: 'diagnostic text: branch on the status and the documented fields, never on the text' },
+        code: { ...enumOf([GOVERNED_CODE]), description: 'a named error code (409)' },
+        landable_change_refs: { ...strArr, description: 'task-land naming a task that has not exactly one landable change (400)' },
+        oldest_seq: { ...uint, description: 'a repository event feed: the oldest event still kept; resume from since = oldest_seq - 1 (410)' },
+        oldest_id: { ...str, description: 'the global event feed: the oldest position a resume can start from without a gap (410)' },
+    }, { optional: ['code', 'landable_change_refs', 'oldest_seq', 'oldest_id'] }),
+    Starting: obj({ error: str, ready: constant(false), status: constant('starting') }, { description: 'every path but /healthz before activation (503)' }),
+};
+//# sourceMappingURL=errors.js.map

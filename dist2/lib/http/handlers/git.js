@@ -1,0 +1,129 @@
+// Git interoperability (extension routes; docs/git.md, docs/api.md "Git"): an import commit that
+// records each snapshot's git commit in the same transaction, and the read of that record.
+import { array, nullable, object, optional, string, unknown as anyValue } from 'superstruct';
+import { gitCommitProjection } from '../../domain/git.js';
+import { arr, enumOf, extend, hex64, int, nullable as orNull, obj, ref, str, uint } from '../json-schema.js';
+import { requireAuthority } from '../route-types.js';
+import { parsePushCommands, receiveForReview, serveGit, serviceOf } from '../git-http-backend.js';
+import { gitClientOfAddress } from '../git-places.js';
+import { pushLimit, receivePush } from '../../authority/git-push.js';
+import { validate } from '../validate.js';
+import { COMMIT_CONTRACT, commitRequest, SCHEMAS as CONTENT_SCHEMAS } from './content.js';
+/** `commit` is a bulk-sync commit body (checked as POST …/commit checks it); unknown fields → 422. */
+export const ImportBody = object({
+    commit: anyValue(),
+    git_commits: array(object({
+        snapshot_id: string(),
+        commit_id: string(),
+        raw: string(),
+        gitlinks: optional(nullable(array(object({ path: string(), commit_id: string() })))),
+    })),
+});
+export const importCommits = async (ctx) => {
+    const body = validate(ctx.body, ImportBody);
+    const result = await requireAuthority(ctx).content.importGit(commitRequest(body.commit), body.git_commits);
+    return { json: { contract: COMMIT_CONTRACT, ...result, raw_binary_upload: true } };
+};
+/** POST git/exports: `{line}`; unknown fields → 422. */
+export const ExportBody = object({ line: string() });
+export const exportLine = async (ctx) => {
+    const body = validate(ctx.body, ExportBody);
+    const authority = requireAuthority(ctx);
+    const result = await ctx.service.gitExporter(authority).syncLine(body.line);
+    return { json: { ...result, shadow_ref: `refs/heads/${result.line}` } };
+};
+/** GET info/refs: the smart protocol's first request (no `service`: the dumb protocol, refused with 400). */
+export const GitServiceQuery = {
+    service: { schema: enumOf(['git-upload-pack', 'git-receive-pack']), description: 'the smart HTTP service; git-receive-pack: the advertisement before a push (push for review to refs/for/<line>)' },
+};
+/**
+ * A git request's claim on the places git serving has: its client is the caller's identity when
+ * the trusted ingress names one, else its peer address (an IPv6 one's /64); its repository, the authority's index.
+ */
+function servingOf(ctx) {
+    const identity = ctx.koa.state.identity;
+    const client = typeof identity === 'string' ? `identity:${identity}` : gitClientOfAddress(ctx.koa.req.socket.remoteAddress ?? '');
+    return { places: ctx.gitPlaces, client, repository: ctx.params.repository_index };
+}
+// Clone, fetch, ls-remote over git's smart HTTP (lib/http/git-http-backend.ts): the authority
+// names the bare repository serving the line (lib/authority/git-shadow.ts), or 404.
+export const gitInfoRefs = async (ctx) => {
+    const service = serviceOf(ctx.koa.query.service);
+    const shadow = await requireAuthority(ctx).gitShadow(ctx.params.line_name);
+    return serveGit(ctx.koa, { shadow, request: 'advertise', service, limit: ctx.limit, log: ctx.service.log, serving: servingOf(ctx) });
+};
+export const gitUploadPack = async (ctx) => {
+    const shadow = await requireAuthority(ctx).gitShadow(ctx.params.line_name);
+    return serveGit(ctx.koa, { shadow, request: 'rpc', service: 'git-upload-pack', limit: ctx.limit, log: ctx.service.log, serving: servingOf(ctx) });
+};
+/**
+ * A push: `refs/for/<line>` becomes a patchset (docs/git.md "Push for review"); every other ref
+ * is refused, ref by ref, in git's own report (the client prints each reason).
+ */
+export const gitReceivePack = async (ctx) => {
+    const authority = requireAuthority(ctx);
+    const shadow = await authority.gitShadow(ctx.params.line_name);
+    // The caller's identity from the trusted ingress header (lib/http/identity.ts checked it), when the server takes one.
+    const identity = typeof ctx.koa.state.identity === 'string' ? ctx.koa.state.identity : null;
+    const base = `${ctx.koa.protocol}://${ctx.koa.host}`;
+    return receiveForReview(ctx.koa, Math.min(ctx.limit, pushLimit()), servingOf(ctx), async (body, signal) => {
+        const receipt = await receivePush(authority, { shadowDir: shadow.repoDir, servedRef: shadow.ref, quarantineRoot: ctx.service.layout.gitQuarantineDir, body, parse: parsePushCommands, identity, log: ctx.service.log, signal });
+        const outcomes = receipt.outcomes.map((o) => {
+            if (!o.ok)
+                return o;
+            const { change, patchset, created } = o.result;
+            const url = `${base}/ui/repos/${authority.index}/changes/${encodeURIComponent(change.change_ref)}`;
+            return {
+                ref: o.ref,
+                ok: true,
+                lines: ['', created ? 'New change:' : `Updated change (${patchset.patchset_id}):`, `  ${url} ${change.title.slice(0, 120)}${created ? ' [NEW]' : ''}`, '', ...o.notes],
+            };
+        });
+        return { unpack: receipt.unpack, outcomes, capabilities: receipt.capabilities };
+    });
+};
+export const commitById = async (ctx) => {
+    const record = requireAuthority(ctx).content.gitCommitById(ctx.params.commit_id);
+    return { json: { git_commit: gitCommitProjection(record) } };
+};
+export const snapshotCommit = async (ctx) => {
+    const record = requireAuthority(ctx).content.gitCommit(ctx.params.snapshot_id);
+    return { json: { git_commit: gitCommitProjection(record) } };
+};
+const gitId = { ...str, pattern: '^([0-9a-f]{40}|[0-9a-f]{64})$', description: 'a git object id: sha1 (40 hex) or sha256 (64 hex)' };
+const ident = obj({
+    name: str,
+    email: str,
+    time: { ...int, description: 'seconds since the epoch, as git wrote it' },
+    tz: { ...str, pattern: '^[+-][0-9]{4}$', description: 'the offset as git wrote it (+0100, -0830)' },
+});
+export const SCHEMAS = {
+    // The sync commit's answer, and what the import recorded of the git commits.
+    GitImportResult: extend(CONTENT_SCHEMAS.SyncCommit, {
+        git_commits: obj({ recorded: uint, skipped: { ...uint, description: 'rows whose snapshot already had this git commit' } }),
+    }),
+    GitCommit: obj({
+        snapshot_id: hex64,
+        commit_id: gitId,
+        origin: { ...enumOf(['imported', 'exported', 'pushed']), description: 'imported: written by an import from git; exported: built by an export; pushed: received by a push for review' },
+        tree_id: gitId,
+        parent_ids: { ...arr(gitId), description: 'all parents, in order (the snapshot keeps only the first-parent chain)' },
+        author: ident,
+        committer: ident,
+        encoding: { ...orNull(str), description: 'the commit\'s encoding header; null: UTF-8' },
+        message: { ...str, description: 'the message as text (decoded by its encoding; Latin-1 when it is not valid in it)' },
+        gitlinks: { ...arr(obj({ path: str, commit_id: gitId })), description: 'submodule entries of the commit\'s tree (a snapshot cannot hold them)' },
+        raw: { ...str, description: 'the commit object\'s bytes, base64: `git cat-file commit <commit_id>`' },
+        export_commit_id: { ...orNull(gitId), description: 'an imported commit the export could not keep as it was: the commit it wrote instead; otherwise null' },
+        change_id: { ...orNull(str), description: 'a pushed commit: the change whose patchset it became; otherwise null' },
+        pushed_by: { ...orNull(str), description: 'a pushed commit: the identity that pushed it (docs/git.md "Who pushed"); null when the push named none, or the commit was not pushed' },
+    }),
+    GitExportResult: obj({
+        line: str,
+        head_commit_id: { ...orNull(gitId), description: 'the commit of the line\'s head; null when the line is empty' },
+        written: { ...uint, description: 'commits this export wrote to the shadow repository (0: it held them already)' },
+        shadow_ref: { ...str, description: 'the branch of the shadow repository that now names head_commit_id: refs/heads/<line>' },
+    }),
+    GitCommitResult: obj({ git_commit: ref('GitCommit') }),
+};
+//# sourceMappingURL=git.js.map

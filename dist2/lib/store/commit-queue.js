@@ -1,0 +1,306 @@
+// The commit pipeline of one authority, and the only writer of commit.bin. Mutations are
+// transactions run by one group-commit queue: transactions run one at a time against the
+// published state plus what earlier transactions of the same batch staged; the batch is then
+// written with one sync per touched file and one commit-point write (storage-layout.md §9,
+// write order), and only then is each caller answered. A transaction that throws stages
+// nothing; a batch whose write fails fails exactly its callers, and nothing of it becomes
+// visible. Barriers run alone between batches (expiry, compaction, segment swaps).
+import { holdsClear, SEALING_TYPES, sealingTestHooks, sealRecord } from '../domain/sealing.js';
+import { promises as fsp } from 'node:fs';
+import { Conflict, Corrupt } from '../domain/errors.js';
+import { crc32 } from './binary.js';
+import { MAX_SEGMENTS } from './commit-point.js';
+import { crashPoint } from './crash-point.js';
+import { beginEventTime, endEventTime } from './event-clock.js';
+import { encodeEvent } from './event-log.js';
+import { fsyncDir, tempPathFor } from './durable.js';
+import { FRAME_OVERHEAD, LOG_HEADER_SIZE } from './framed-log.js';
+import { writeSegment } from './index-file.js';
+import { INDEX_NAMES } from './layout.js';
+import { INDEX_KIND } from './published.js';
+import { Staging } from './staging.js';
+import { Txn } from './txn.js';
+/** At most this many transactions share one commit. */
+const MAX_BATCH = 256;
+export class CommitQueue {
+    published;
+    point;
+    onDrained;
+    queue = [];
+    isDraining = false;
+    isClosed = false;
+    failure = null;
+    /** `onDrained` runs each time the queue empties (the store closes files or starts a merge). */
+    constructor(published, point, onDrained) {
+        this.published = published;
+        this.point = point;
+        this.onDrained = onDrained;
+    }
+    /** A batch or barrier is running. */
+    get draining() { return this.isDraining; }
+    get closed() { return this.isClosed; }
+    /** The commit-point write that failed; set, the store refuses writes until a restart. */
+    get failed() { return this.failure; }
+    /** Refuse every transaction from now on, queued ones included. */
+    close() {
+        this.isClosed = true;
+    }
+    /**
+     * Run `fn` as one transaction of this authority and resolve with its result once the commit
+     * holding it is durable. `fn` reads through `tx` (published state plus what earlier
+     * transactions of its batch staged) and stages its changes on `tx`; if it throws, nothing it
+     * staged is kept. `fn` must not call `transact` itself (it would wait for itself).
+     */
+    transact(fn) {
+        return this.enqueue(fn, false);
+    }
+    /** Run `fn` alone: after every earlier transaction is durable and before any later one starts. */
+    barrier(fn) {
+        return this.enqueue(() => fn(), true);
+    }
+    assertWritable() {
+        if (this.isClosed)
+            throw new Conflict('the repository is closed');
+        if (this.failure)
+            throw new Corrupt(`a commit failed in a way that leaves its outcome unknown (${this.failure.message}); restart to recover`);
+    }
+    /** The state a commit starts from: the published one, one generation on. */
+    nextState() {
+        const next = structuredClone(this.published.state);
+        next.generation += 1;
+        return next;
+    }
+    /**
+     * Write the commit point: the only writer of commit.bin. A failed write leaves its outcome
+     * unknown (the slot may or may not be durable), so writes stop until a restart reads back
+     * which state is current; callers must then not remove anything the new state names.
+     */
+    async writePoint(next) {
+        try {
+            await this.point.write(next);
+        }
+        catch (err) {
+            this.failure = err;
+            throw err;
+        }
+    }
+    enqueue(fn, barrier) {
+        return new Promise((resolve, reject) => {
+            this.queue.push({ fn, resolve: resolve, reject, barrier });
+            if (!this.isDraining)
+                void this.drain();
+        });
+    }
+    async drain() {
+        this.isDraining = true;
+        try {
+            while (this.queue.length) {
+                if (this.queue[0].barrier) {
+                    const op = this.queue.shift();
+                    try {
+                        this.assertWritable();
+                        op.resolve(await op.fn(new Txn(this.published, new Staging())));
+                    }
+                    catch (err) {
+                        op.reject(err);
+                    }
+                    continue;
+                }
+                const batch = new Staging();
+                const done = [];
+                const atS = Math.floor(Date.now() / 1000);
+                while (this.queue.length && !this.queue[0].barrier && done.length < MAX_BATCH) {
+                    const op = this.queue.shift();
+                    const own = new Staging();
+                    try {
+                        this.assertWritable();
+                        const value = await op.fn(new Txn(this.published, batch, own));
+                        batch.absorb(own, atS);
+                        done.push({ op, value });
+                    }
+                    catch (err) {
+                        op.reject(err);
+                    }
+                }
+                if (!batch.empty) {
+                    try {
+                        await this.writeBatch(batch);
+                    }
+                    catch (err) {
+                        for (const d of done)
+                            d.op.reject(err);
+                        continue;
+                    }
+                }
+                for (const d of done)
+                    d.op.resolve(d.value);
+            }
+        }
+        finally {
+            this.isDraining = false;
+            this.onDrained();
+        }
+    }
+    /**
+     * Write a batch and publish it (storage-layout.md §9, write order): adopt packs, write new
+     * index segments, append to the logs, then the commit point. A failure before the commit
+     * point undoes what it can and publishes nothing.
+     */
+    async writeBatch(batch) {
+        const published = this.published;
+        const state = published.state;
+        const next = this.nextState();
+        const gen = next.generation;
+        const adopted = [];
+        const newSegments = [];
+        const appended = [];
+        let pointWritten = false;
+        let workflowBytes = [];
+        let workflowInClear = 0;
+        // Events get their sequence numbers and one commit time here, in commit order.
+        const atUs = batch.events.length ? beginEventTime() : 0;
+        let seq = state.event_count;
+        const events = batch.events.map((e) => ({ seq: ++seq, at_us: atUs, type: e.type, data: e.data }));
+        if (events.length) {
+            next.event_count = seq;
+            next.last_event_at_us = atUs;
+        }
+        try {
+            // Independent renames, and below independent fsyncs and segment files, run concurrently;
+            // every one has settled before a phase ends (so an undo never races a write).
+            const toAdopt = [...batch.adopt.values()].filter(({ kind, packId }) => !published.isCommittedPack(kind, packId));
+            const renames = await Promise.allSettled(toAdopt.map(({ kind, packId }) => fsp.rename(published.stagedPackFile(kind, packId), published.packFile(kind, packId))));
+            renames.forEach((r, i) => { if (r.status === 'fulfilled')
+                adopted.push(toAdopt[i]); });
+            throwFirstRejection(renames);
+            for (const { kind, packId, bytes } of batch.newPacks.values()) {
+                if (published.isCommittedPack(kind, packId) || adopted.some((a) => a.kind === kind && a.packId === packId))
+                    continue;
+                const target = published.packFile(kind, packId);
+                const temp = tempPathFor(target);
+                await fsp.writeFile(temp, bytes, { flag: 'wx', mode: 0o644 });
+                const h = await fsp.open(temp, 'r+');
+                try {
+                    await h.sync();
+                }
+                finally {
+                    await h.close();
+                }
+                await fsp.rename(temp, target);
+                adopted.push({ kind, packId, written: true });
+            }
+            if (adopted.length) {
+                const kinds = [...new Set(adopted.map((a) => a.kind))];
+                throwFirstRejection(await Promise.allSettled(kinds.flatMap((kind) => [fsyncDir(published.packDir(kind)), fsyncDir(published.stagingDir(kind))])));
+            }
+            crashPoint('commit:after-adopt');
+            // Snapshot records go to snapshots.log at known offsets; the index segment points there.
+            const snapRows = [];
+            const snapFrames = [];
+            if (batch.snapshots.size) {
+                let offset = Math.max(state.logs.snapshots, LOG_HEADER_SIZE);
+                let ordinal = state.snapshot_count;
+                for (const { canonical, record } of batch.snapshots.values()) {
+                    snapRows.push({ id: record.snapshot_id, pack_id: '', a: ordinal++, b: crc32(canonical), c: offset + 4, d: canonical.length, e: record.created_at_s });
+                    snapFrames.push(canonical);
+                    offset += canonical.length + FRAME_OVERHEAD;
+                }
+                next.snapshot_count = ordinal;
+            }
+            const rows = {
+                blobs: [...batch.blobs.values()].map(fromLocator),
+                trees: [...batch.trees.values()].map(fromLocator),
+                snapshots: snapRows,
+            };
+            const names = INDEX_NAMES.filter((name) => rows[name].length);
+            for (const name of names) {
+                if (next.segments[name].length >= MAX_SEGMENTS)
+                    throw new Conflict(`index ${name} is waiting for a segment merge; retry`);
+            }
+            const files = names.map((name) => published.layout.indexSegment(name, gen));
+            newSegments.push(...files); // removed on failure (rm of one never written is harmless)
+            throwFirstRejection(await Promise.allSettled(names.map((name, i) => writeSegment(files[i], INDEX_KIND[name], rows[name]))));
+            for (const name of names)
+                next.segments[name] = [...next.segments[name], gen];
+            crashPoint('commit:after-index');
+            const writes = [];
+            const appendLog = (name, bodies) => {
+                if (!bodies.length)
+                    return;
+                const log = published.log(name);
+                const from = state.logs[name];
+                appended.push({ log, from });
+                writes.push(log.appendAt(from, log.frame(bodies, from)).then((end) => { next.logs[name] = end; }));
+            };
+            appendLog('snapshots', snapFrames);
+            appendLog('jobs', batch.appends.jobs);
+            appendLog('plans', batch.appends.plans);
+            // Sealed fields are encrypted here, at the one place workflow records become bytes.
+            const key = published.sealKey;
+            const workflowBodies = batch.workflow.map((t) => {
+                if (!t.upserts.some((u) => SEALING_TYPES.has(u.type)))
+                    return Buffer.from(JSON.stringify(t), 'utf8');
+                if (sealingTestHooks.writeInClear) {
+                    workflowInClear += t.upserts.filter((u) => holdsClear(u.type, u.body, key?.id ?? null)).length;
+                    return Buffer.from(JSON.stringify(t), 'utf8');
+                }
+                return Buffer.from(JSON.stringify({ ...t, upserts: t.upserts.map((u) => ({ ...u, body: sealRecord(key, u.type, u.id, u.body) })) }), 'utf8');
+            });
+            workflowBytes = workflowBodies.map((b) => b.length);
+            appendLog('workflow', workflowBodies);
+            appendLog('events', events.map(encodeEvent));
+            throwFirstRejection(await Promise.allSettled(writes));
+            crashPoint('commit:after-log');
+            crashPoint('commit:before-state');
+            pointWritten = true;
+            await this.writePoint(next);
+            crashPoint('commit:after-state');
+        }
+        catch (err) {
+            if (atUs)
+                endEventTime(atUs);
+            // After a failed commit-point write nothing it may name is removed (writePoint stopped writes).
+            if (pointWritten)
+                throw err;
+            for (const { log, from } of appended)
+                await log.truncate(from).catch(() => { });
+            for (const file of newSegments)
+                await fsp.rm(file, { force: true }).catch(() => { });
+            for (const { kind, packId, written } of adopted) {
+                if (written)
+                    await fsp.rm(published.packFile(kind, packId), { force: true }).catch(() => { });
+                else
+                    await fsp.rename(published.packFile(kind, packId), published.stagedPackFile(kind, packId)).catch(() => { });
+            }
+            throw err;
+        }
+        // The commit is durable: make it visible, run the transactions' publish hooks, then tell
+        // event listeners (what an event describes is readable before anyone hears of it).
+        const eventsFrom = state.logs.events;
+        try {
+            published.publish(next, batch, adopted, workflowBytes, workflowInClear);
+            // The index follows the log at once: a hook that throws must not leave it short of events
+            // the commit point counts (later appends would then leave a hole in its recent tail).
+            if (events.length)
+                published.indexEvents(events, eventsFrom);
+            for (const hook of batch.hooks)
+                hook();
+            if (events.length)
+                published.notifyEvents(events);
+        }
+        finally {
+            if (atUs)
+                endEventTime(atUs);
+        }
+    }
+}
+function fromLocator(l) {
+    return { id: l.id, pack_id: l.pack_id, a: 0, b: l.crc32, c: l.offset, d: l.length, e: l.raw_length, f: l.expanded ?? 0 };
+}
+/** After concurrent steps have all settled: throw the first failure, if any. */
+function throwFirstRejection(results) {
+    const failure = results.find((r) => r.status === 'rejected');
+    if (failure)
+        throw failure.reason;
+}
+//# sourceMappingURL=commit-queue.js.map

@@ -1,0 +1,196 @@
+// A real S3-compatible object store for the tests: a one-node OpenStack Swift with its s3api
+// middleware on loopback (.ci/swift/start.sh; Debian's packages, which .ci/run installs),
+// started for one test file on free ports and stopped after it. Where Swift is not installed
+// the tests that need it skip themselves, saying so.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, promises as fsp, readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import net from 'node:net';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+// No import of ./helpers.js: the bench starts Swift too, outside mocha. The tests' own SDK
+// clients would print the SDK's Node-version warning (docs/architecture.md): not ours to act on.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const LAUNCHER = path.join(PROJECT_ROOT, '.ci/swift/start.sh');
+const NEEDED = ['/usr/bin/python3', '/usr/bin/swift-proxy-server', '/usr/bin/swift-object-server', '/usr/bin/swift-container-server', '/usr/bin/swift-account-server', '/usr/bin/swift-ring-builder'];
+/** Why Swift cannot run here, or null when it can. */
+export function swiftMissing() {
+    const missing = NEEDED.filter((p) => !existsSync(p));
+    return missing.length === 0 ? null : `OpenStack Swift is not installed (missing ${missing.join(', ')}; .ci/run installs Debian's swift packages)`;
+}
+async function freePort() {
+    const server = net.createServer();
+    await new Promise((resolve, reject) => { server.once('error', reject); server.listen(0, '127.0.0.1', resolve); });
+    const port = server.address().port;
+    await new Promise((resolve) => server.close(() => resolve()));
+    return port;
+}
+function accepts(port) {
+    return new Promise((resolve) => {
+        const socket = net.connect(port, '127.0.0.1');
+        socket.once('connect', () => { socket.destroy(); resolve(true); });
+        socket.once('error', () => resolve(false));
+    });
+}
+/** Every process below `root` (its descendants, whatever their session or process group), from /proc. */
+export function descendants(root) {
+    const children = new Map();
+    for (const entry of readdirSync('/proc')) {
+        if (!/^[0-9]+$/.test(entry))
+            continue;
+        let stat;
+        try {
+            stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        }
+        catch {
+            continue;
+        }
+        // pid (comm) state ppid ...: comm may hold spaces and parentheses, so read after the last ')'.
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        const list = children.get(ppid) ?? [];
+        list.push(Number(entry));
+        children.set(ppid, list);
+    }
+    const out = [];
+    const walk = (pid) => { for (const c of children.get(pid) ?? []) {
+        out.push(c);
+        walk(c);
+    } };
+    walk(root);
+    return out;
+}
+async function healthy(port, ms = 2000) {
+    try {
+        const res = await fetch(`http://127.0.0.1:${port}/healthcheck`, { signal: AbortSignal.timeout(ms) });
+        await res.arrayBuffer();
+        return res.ok;
+    }
+    catch {
+        return false;
+    }
+}
+/**
+ * Start Swift on four free loopback ports; resolves when the proxy answers its health check
+ * and the three storage servers accept connections (bounded by `readyMs`).
+ */
+export async function startSwift(readyMs = 240_000) {
+    const missing = swiftMissing();
+    if (missing)
+        throw new Error(missing);
+    const root = mkdtempSync(path.join(os.tmpdir(), 'cairn-swift-'));
+    const ports = [await freePort(), await freePort(), await freePort(), await freePort()];
+    let log = '';
+    const child = spawn('bash', [LAUNCHER, root, ...ports.map(String), String(process.pid)], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true, // its own process group, so stop() reaches every server it started
+    });
+    child.stdout.on('data', (d) => { log += d.toString(); });
+    child.stderr.on('data', (d) => { log += d.toString(); });
+    let exited = false;
+    const exit = new Promise((resolve) => child.once('exit', () => { exited = true; resolve(); }));
+    const stop = async () => {
+        if (exited)
+            return;
+        try {
+            process.kill(-child.pid, 'SIGTERM');
+        }
+        catch { /* already gone */ }
+        const killed = await Promise.race([exit.then(() => true), sleep(10_000).then(() => false)]);
+        if (!killed) {
+            try {
+                process.kill(-child.pid, 'SIGKILL');
+            }
+            catch { /* gone */ }
+            await exit;
+        }
+        await fsp.rm(root, { recursive: true, force: true });
+    };
+    let paused = [];
+    const deadline = Date.now() + readyMs;
+    for (;;) {
+        if (exited)
+            throw new Error(`swift exited before it was ready:\n${log}`);
+        if (await healthy(ports[0])) {
+            const backends = await Promise.all(ports.slice(1).map(accepts));
+            if (backends.every(Boolean))
+                break;
+        }
+        if (Date.now() > deadline) {
+            await stop();
+            throw new Error(`swift was not ready within ${readyMs} ms:\n${log}`);
+        }
+        await sleep(100);
+    }
+    return {
+        endpoint: `http://127.0.0.1:${ports[0]}`,
+        region: 'us-east-1',
+        accessKeyId: 'test:tester',
+        secretAccessKey: 'testing',
+        output: () => log,
+        pause: async () => {
+            // The servers first, then the launcher (which would notice nothing: it only waits).
+            const pids = descendants(child.pid);
+            if (pids.length < 4)
+                throw new Error(`expected the four swift servers below the launcher, found pids ${pids.join(', ')}`);
+            for (const pid of pids) {
+                try {
+                    process.kill(pid, 'SIGSTOP');
+                }
+                catch { /* gone */ }
+            }
+            paused = pids;
+            if (await healthy(ports[0], 3000))
+                throw new Error('swift still answers after every process of it was stopped');
+        },
+        resume: async () => {
+            for (const pid of paused) {
+                try {
+                    process.kill(pid, 'SIGCONT');
+                }
+                catch { /* gone */ }
+            }
+            paused = [];
+            const until = Date.now() + 60_000;
+            while (!(await healthy(ports[0]))) {
+                if (Date.now() > until)
+                    throw new Error('swift does not answer after it was resumed');
+                await sleep(100);
+            }
+        },
+        answers: (ms = 3000) => healthy(ports[0], ms),
+        stop: async () => {
+            for (const pid of paused) {
+                try {
+                    process.kill(pid, 'SIGCONT');
+                }
+                catch { /* gone */ }
+            }
+            await stop();
+        },
+    };
+}
+/**
+ * For a mocha `describe`: start Swift before its tests and stop it after; when Swift is not
+ * installed, skip them with the reason. The returned getter is valid inside the tests.
+ */
+export function useSwift() {
+    let swift;
+    before(async function () {
+        const missing = swiftMissing();
+        if (missing) {
+            console.log(`      note: skipped: ${missing}`);
+            this.skip();
+        }
+        this.timeout(300_000);
+        swift = await startSwift();
+    });
+    after(async () => { await swift?.stop(); });
+    return () => {
+        if (!swift)
+            throw new Error('swift is not running');
+        return swift;
+    };
+}
+//# sourceMappingURL=swift.js.map
