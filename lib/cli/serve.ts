@@ -426,7 +426,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   let access: AccessGate | null = null;
   if (authMode !== null) {
     try {
-      access = new AccessGate({ book: AccessBook.open(new Layout(options.dataDir)), mode: authMode });
+      const notes: string[] = [];
+      access = new AccessGate({ book: AccessBook.open(new Layout(options.dataDir), notes), mode: authMode });
+      // A record cut at open was never acknowledged (a crash during its append): said, not hidden.
+      for (const note of notes) log.warn({ note }, 'access.log recovery');
     } catch (err) {
       await lock.release();
       throw err;
