@@ -1,2 +1,0 @@
-export const silentLog = { info() { }, warn() { }, error() { } };
-//# sourceMappingURL=logger.js.map
