@@ -7,6 +7,7 @@ import { Async, Badge, Card, ChangeLink, Empty, JobOutcome, LineLink, Part, Part
 import { changeName } from '../dialogs.js';
 import { useLiveRefresh } from '../live.js';
 import { LandQueueSection, entryHref } from './queue.js';
+import { useRepoAccess } from '../session.js';
 
 /** What the dashboard shows: changes and their reviews, tasks, the land queue, the CI queue, lands. */
 const DASHBOARD_EVENTS = ['change.*', 'patchset.created', 'review.*', 'task.*', 'job.*', 'land.*', 'policy.decided', 'queue.*'];
@@ -168,6 +169,7 @@ export function Dashboard({ repo }) {
     return { repository: repository.data.repository, summary, review, active, draft, landed, inbox, jobs, queue };
   }, [repo]);
   useLiveRefresh(repo, DASHBOARD_EVENTS, () => true, data.reload);
+  const access = useRepoAccess(repo);
   useTitle(data.data ? data.data.repository.repository_name : `Repository ${repo}`);
   const retry = data.reload;
   const busy = data.loading;
@@ -182,7 +184,7 @@ export function Dashboard({ repo }) {
       <div class="page-head">
         <h1>${d.repository.repository_name} <span class="muted">#${repo}</span></h1>
         <nav class="subnav" aria-label="Repository">
-          <a href=${ui.changes(repo)}>Changes</a><a href=${ui.lines(repo)}>Lines</a><a href=${ui.plans(repo)}>Plans</a><a href=${ui.jobs(repo)}>CI queue</a>
+          <a href=${ui.changes(repo)}>Changes</a><a href=${ui.lines(repo)}>Lines</a><a href=${ui.plans(repo)}>Plans</a><a href=${ui.jobs(repo)}>CI queue</a>${access.may('access.change') ? html`<a class="settings-link" href=${ui.settings(repo)}>Settings</a>` : null}
         </nav>
       </div>
       ${part(d.summary, null, (x) => html`<${Counts} summary=${x} />`, 'the counts')}

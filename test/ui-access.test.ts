@@ -1,0 +1,275 @@
+// The reviewer UI on a server with accounts (`cairn serve --auth tokens`; docs/ui.md "Signing
+// in", "What each role sees", "Settings", "Attest"): signing in with a personal access token
+// (kept in sessionStorage, never in a URL, the page's text or the console), a refused token,
+// signing out; the change page offering a reader no review or land controls and a maintainer
+// all of them; the settings page granting and revoking roles (checked through the API) and
+// shown to nobody but a repository admin; and recording an attestation from the change page.
+import { expect } from 'chai';
+import { copyFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
+import { api, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { CHROMIUM, SHOT_DIR } from './ui-browser.js';
+import { R, Seeder } from './ui-seed.js';
+import { AccessBook } from '../lib/authority/access.js';
+import { Layout } from '../lib/store/layout.js';
+import { ROUTES } from '../lib/http/routes.js';
+import { UI_STATIC_DIR } from '../lib/cli/ui-files.js';
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+describe('UI: signing in, roles, settings and attest (--auth tokens)', function () {
+  this.timeout(240_000);
+  let browser: Browser;
+  let s: TestServer;
+  let repo: number;
+  let change: string;
+  let ps1: string;
+  const tokens: Record<string, string> = {};
+  const contexts: BrowserContext[] = [];
+
+  before(async function () {
+    if (!CHROMIUM) {
+      console.log('      SKIPPED: the browser tests of the reviewer UI need a chromium binary (apt-get install chromium; .ci/run installs it)');
+      this.skip();
+    }
+    // The repository's content is seeded on the same data directory without an auth mode first
+    // (the seeding helpers send no token), then the server starts again with accounts.
+    const dataDir = path.join(tempDir(), 'data');
+    mkdirSync(dataDir, { recursive: true });
+    const open = await startTestServer(dataDir);
+    const seed = await Seeder.register(open.url, 'team-ui');
+    repo = seed.repo;
+    const base = await seed.snap({ 'a.txt': 'one\ntwo\n' }, { moveLine: true });
+    const rev = await seed.snap({ 'a.txt': 'one\nthree\n' }, { parent: base });
+    const c = await seed.change('Explain the checkout');
+    change = c.change;
+    ps1 = await seed.patchset(change, base, rev, 'Explain it', 'carol', 'human_only');
+    await open.stop();
+
+    const book = AccessBook.open(new Layout(dataDir));
+    try {
+      await book.addAccount(null, 'root', true);
+      tokens.root = (await book.createToken(null, 'root', 'setup', ['read', 'write', 'admin'])).token;
+    } finally {
+      await book.close();
+    }
+    s = await startTestServer(dataDir, { auth: 'tokens' });
+    for (const [name, role] of [['rita', 'reader'], ['max', 'maintainer'], ['ada', 'admin'], ['cora', null]] as const) {
+      // a repository admin's token needs the admin scope to change the access
+      const scopes = role === 'admin' ? ['read', 'write', 'admin'] : undefined;
+      const a = await api(s.url, 'POST', '/v1/native/accounts', { json: { name, token: { name: 'ui', ...(scopes ? { scopes } : {}) } }, headers: bearer(tokens.root) });
+      expect(a.status, a.text).to.equal(201);
+      tokens[name] = a.json.token.token;
+      if (role) {
+        const g = await api(s.url, 'PATCH', R(repo, '/access'), { json: { grant: [{ subject: `user:${name}`, role }] }, headers: bearer(tokens.root) });
+        expect(g.status, g.text).to.equal(200);
+      }
+    }
+    const { chromium } = await import('playwright-core');
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
+    mkdirSync(SHOT_DIR, { recursive: true });
+  });
+  after(async () => {
+    for (const c of contexts) await c.close().catch(() => undefined);
+    await browser?.close();
+    await s?.stop();
+  });
+
+  /** A browser tab, signed in as `who` (its token put in sessionStorage before the page runs) or not. */
+  async function open(who: string | null, width = 1400): Promise<{ page: Page; errors: string[]; console: string[] }> {
+    const context = await browser.newContext({ viewport: { width, height: 900 } });
+    contexts.push(context);
+    if (who) await context.addInitScript((t) => sessionStorage.setItem('cairn.token', t), tokens[who]);
+    const page = await context.newPage();
+    const errors: string[] = [];
+    const console: string[] = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    page.on('console', (m: ConsoleMessage) => {
+      console.push(m.text());
+      // a 401 or 403 the page asked for on purpose shows as a failed resource load: not an error of the page
+      if (m.type() === 'error' && !/status of 40[134]/.test(m.text())) errors.push(m.text());
+    });
+    page.on('dialog', (d) => { errors.push(`dialog: ${d.message()}`); void d.dismiss(); });
+    return { page, errors, console };
+  }
+
+  async function shot(page: Page, name: string): Promise<void> {
+    const file = path.join(SHOT_DIR, `${name}.png`);
+    await page.screenshot({ path: file, fullPage: true });
+    if (process.env.UI_SCREENSHOTS_DIR) {
+      mkdirSync(process.env.UI_SCREENSHOTS_DIR, { recursive: true });
+      copyFileSync(file, path.join(process.env.UI_SCREENSHOTS_DIR, `${name}.png`));
+    }
+  }
+
+  const changeUrl = (tab = 'conversation') => `${s.url}/ui/repos/${repo}/changes/${change}?tab=${tab}`;
+  /** Everything the page shows and holds as text, attributes and input values included. */
+  const pageText = (page: Page) => page.evaluate(() => document.documentElement.outerHTML + [...document.querySelectorAll('input, textarea')].map((e) => (e as HTMLInputElement).value).join(' '));
+
+  it('names the least role of every operation it offers as the route table does', async () => {
+    const { OP_ROLE } = (await import(pathToFileURL(path.join(UI_STATIC_DIR, 'roles.js')).href)) as { OP_ROLE: Record<string, string> };
+    for (const [op, role] of Object.entries(OP_ROLE)) {
+      const row = ROUTES.find((r) => r.operation === op);
+      expect(row, op).to.not.equal(undefined);
+      expect(row!.permission, op).to.equal(role);
+    }
+  });
+
+  it('asks for a token when a page answers 401, refuses a bad one, signs in with a good one and out again', async () => {
+    for (const width of [1400, 390]) {
+      const w = await open(null, width);
+      await w.page.goto(`${s.url}/ui/repos/${repo}`);
+      const form = w.page.locator('form.signin');
+      await form.waitFor();
+      expect(await form.innerText()).to.include('cairn token create').and.include('cairn admin user add');
+      expect(await w.page.locator('.topbar .identity').innerText()).to.include('not signed in');
+      await shot(w.page, `signin-form-${width}`);
+
+      // a token the server does not know: the form says so, keeps nothing, shows nothing of it
+      const bad = `cairn_${'B'.repeat(43)}`;
+      await form.locator('input[name="token"]').fill(bad);
+      await form.getByRole('button', { name: 'Sign in' }).click();
+      await form.locator('.signin-error').waitFor();
+      expect(await form.locator('.signin-error').innerText()).to.include('did not accept');
+      expect(await w.page.evaluate(() => sessionStorage.getItem('cairn.token'))).to.equal(null);
+      if (width === 390) await shot(w.page, 'signin-refused-390');
+
+      // rita's token: the dashboard shows, the header names her; the token is in sessionStorage only
+      await form.locator('input[name="token"]').fill(tokens.rita);
+      await form.getByRole('button', { name: 'Sign in' }).click();
+      await w.page.locator('.dashboard h1').waitFor();
+      expect(await w.page.locator('.topbar .identity').innerText()).to.include('signed in as').and.include('rita');
+      expect(await w.page.evaluate(() => sessionStorage.getItem('cairn.token'))).to.equal(tokens.rita);
+      expect(await w.page.evaluate(() => JSON.stringify({ ...localStorage }) + document.cookie)).to.not.include('cairn_');
+      expect(w.page.url()).to.not.include(tokens.rita);
+      expect(await pageText(w.page)).to.not.include(tokens.rita).and.not.include(bad);
+      // a page reload keeps her signed in (the same tab)
+      await w.page.goto(changeUrl());
+      await w.page.locator('#actions').waitFor();
+      expect(await w.page.locator('.topbar .account-name').innerText()).to.equal('rita');
+
+      // sign out: the token is forgotten, the next read asks again
+      await w.page.getByRole('button', { name: 'Sign out' }).click();
+      await w.page.locator('form.signin').waitFor();
+      expect(await w.page.evaluate(() => sessionStorage.getItem('cairn.token'))).to.equal(null);
+      expect(w.console.join('\n')).to.not.include(tokens.rita).and.not.include(bad);
+      expect(w.errors).to.deep.equal([]);
+    }
+  });
+
+  it('shows a reader no review, land or attest controls, and a maintainer all of them', async () => {
+    const reader = await open('rita');
+    await reader.page.goto(changeUrl());
+    const actions = reader.page.locator('#actions');
+    await actions.locator('.role-note').waitFor();
+    expect(await actions.locator('.role-note').innerText()).to.include('Reviewing needs the contributor role').and.include('Landing needs the maintainer role').and.include('you have the reader role');
+    for (const name of ['Approve', 'Request changes', 'Land…', 'Run CI', 'Request review']) expect(await actions.getByRole('button', { name }).count(), name).to.equal(0);
+    expect(await reader.page.locator('.reply-btn').count()).to.equal(0);
+    expect(await reader.page.locator('#queue').getByRole('button').count()).to.equal(0);
+    expect(await reader.page.getByRole('button', { name: 'Comment on the change…' }).count()).to.equal(0);
+    await shot(reader.page, 'change-reader-1400');
+
+    const maint = await open('max');
+    await maint.page.goto(changeUrl());
+    const mine = maint.page.locator('#actions');
+    await mine.getByRole('button', { name: 'Land…' }).waitFor();
+    for (const name of ['Approve', 'Request changes', 'Run CI', 'Request review']) expect(await mine.getByRole('button', { name }).count(), name).to.equal(1);
+    expect(await mine.locator('.attest-link').count()).to.equal(1);
+    expect(await mine.locator('.role-note').count()).to.equal(0);
+    await maint.page.locator('#queue').getByRole('button', { name: 'Add to land queue' }).waitFor();
+    expect(await maint.page.locator('.reply-btn').count()).to.equal(1);
+    // the event feed follows with the token in a header (never in the URL): the live mark shows
+    await maint.page.locator('.topbar .live').waitFor();
+    await shot(maint.page, 'change-maintainer-1400');
+
+    // the same two at a phone's width
+    for (const [who, w] of [['rita', reader], ['max', maint]] as const) {
+      await w.page.setViewportSize({ width: 390, height: 900 });
+      await w.page.locator('#actions').scrollIntoViewIfNeeded();
+      await shot(w.page, `change-${who === 'rita' ? 'reader' : 'maintainer'}-390`);
+    }
+    expect(reader.errors).to.deep.equal([]);
+    expect(maint.errors).to.deep.equal([]);
+  });
+
+  it('lets a repository admin grant and revoke roles and switch anonymous read; nobody else sees the settings', async () => {
+    const reader = await open('rita');
+    await reader.page.goto(`${s.url}/ui/repos/${repo}`);
+    await reader.page.locator('.dashboard .subnav').waitFor();
+    await reader.page.locator('.topbar .account-name').waitFor();
+    expect(await reader.page.locator('.settings-link').count()).to.equal(0);
+    await reader.page.goto(`${s.url}/ui/repos/${repo}/settings`);
+    await reader.page.locator('.not-admin').waitFor();
+    expect(await reader.page.locator('#access').count()).to.equal(0);
+
+    const admin = await open('ada');
+    await admin.page.goto(`${s.url}/ui/repos/${repo}`);
+    await admin.page.locator('.settings-link').click();
+    const card = admin.page.locator('#access');
+    await card.locator('table.grants').waitFor();
+    expect(await card.locator('tr[data-subject]').evaluateAll((rows) => rows.map((r) => `${r.getAttribute('data-subject')}=${r.getAttribute('data-role')}`))).to.have.members(['user:rita=reader', 'user:max=maintainer', 'user:ada=admin']);
+    // no rules route on this server: no Rules card
+    expect(await admin.page.locator('#rules').count()).to.equal(0);
+
+    const access = async () => (await api(s.url, 'GET', R(repo, '/access'), { headers: bearer(tokens.root) })).json;
+    await card.locator('select[name="kind"]').selectOption('user');
+    await card.locator('input[name="subject"]').fill('cora');
+    await card.locator('select[name="role"]').selectOption('contributor');
+    await card.getByRole('button', { name: 'Grant' }).click();
+    await card.locator('tr[data-subject="user:cora"]').waitFor();
+    expect((await access()).grants).to.deep.include({ subject: 'user:cora', role: 'contributor' });
+    await shot(admin.page, 'settings-1400');
+
+    await card.getByRole('button', { name: 'Revoke user:cora' }).click();
+    await admin.page.locator('dialog.dialog').getByRole('button', { name: 'Revoke' }).click();
+    await card.locator('tr[data-subject="user:cora"]').waitFor({ state: 'detached' });
+    expect((await access()).grants.map((g: { subject: string }) => g.subject)).to.not.include('user:cora');
+
+    const anon = card.locator('input[name="anonymous_read"]');
+    expect(await anon.isChecked()).to.equal(false);
+    // the box shows what the server holds: it turns once the change is recorded
+    await anon.click();
+    await admin.page.waitForFunction(() => document.querySelector('#access .flash.ok')?.textContent?.includes('Anyone may now read'));
+    expect((await access()).anonymous_read).to.equal(true);
+    expect(await anon.isChecked()).to.equal(true);
+    await anon.click();
+    await admin.page.waitForFunction(() => document.querySelector('#access .flash.ok')?.textContent?.includes('Reading now needs a role'));
+    expect((await access()).anonymous_read).to.equal(false);
+
+    await admin.page.setViewportSize({ width: 390, height: 900 });
+    await shot(admin.page, 'settings-390');
+    expect(reader.errors).to.deep.equal([]);
+    expect(admin.errors).to.deep.equal([]);
+  });
+
+  it('records an attestation from the change page (contributors and up); a reader has no form', async () => {
+    const reader = await open('rita');
+    await reader.page.goto(changeUrl('checks'));
+    await reader.page.locator('#attestation').waitFor();
+    await reader.page.locator('#actions .role-note').waitFor();
+    expect(await reader.page.locator('form.attest-form').count()).to.equal(0);
+
+    const maint = await open('max');
+    // the Actions card's "Attest…" opens the Checks tab at the form
+    await maint.page.goto(changeUrl('conversation'));
+    await maint.page.locator('#actions .attest-link').click();
+    const form = maint.page.locator('form.attest-form');
+    await form.waitFor();
+    expect(await maint.page.getByRole('tab', { name: /Checks/ }).getAttribute('aria-selected')).to.equal('true');
+    expect(await form.innerText()).to.include('human only');
+    await form.locator('select[name="verification_state"]').selectOption('pass');
+    await form.locator('input[name="require_lint_pass"]').check();
+    await form.getByRole('button', { name: 'Record attestation' }).click();
+    await maint.page.locator('#attestation .flash.ok').waitFor();
+    const a = await api(s.url, 'GET', R(repo, `/patchsets/${ps1}/attestation`), { headers: bearer(tokens.root) });
+    expect(a.status, a.text).to.equal(200);
+    expect(a.json.attestation).to.include({ verification_state: 'pass', require_lint_pass: true, require_tests_pass: true, require_human_review: false, revoked: false });
+    await maint.page.locator('#attestation .card-head .badge').filter({ hasText: 'pass' }).waitFor();
+    await maint.page.locator('#attestation').scrollIntoViewIfNeeded();
+    await shot(maint.page, 'change-attest-1400');
+    expect(reader.errors).to.deep.equal([]);
+    expect(maint.errors).to.deep.equal([]);
+  });
+});
