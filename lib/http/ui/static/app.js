@@ -125,7 +125,8 @@ function Shortcuts({ onClose }) {
 function useSignIn(session, failure) {
   const [asked, setAsked] = useState(null);
   useEffect(() => {
-    const f = (e) => setAsked(e.detail?.message ? `This page needs you signed in (the server said: ${e.detail.message}).` : 'This page needs you signed in.');
+    // (the server's words name headers and the CLI: the form itself says what to do)
+    const f = () => setAsked('This page is open only to signed-in people: sign in to see it.');
     addEventListener(UNAUTHORIZED, f);
     return () => removeEventListener(UNAUTHORIZED, f);
   }, []);
@@ -187,7 +188,7 @@ function App() {
         <a class="brand" href="/ui/"><span class="brand-mark" aria-hidden="true"></span>cairn</a>
         ${crumbs.map((c) => html`<span class="sep" aria-hidden="true">/</span>${c.href ? html`<a href=${c.href}>${c.label}</a>` : html`<span aria-current="page">${c.label}</span>`}`)}
       </nav>
-      ${repoPage && !searchPage ? html`<${SearchBox} repo=${Number(segments[1])} id="top-search" className="top-search" placeholder="Search changes ( / )" key=${segments[1]} />` : null}
+      ${repoPage && !searchPage && signIn.reason === null && session !== undefined ? html`<${SearchBox} repo=${Number(segments[1])} id="top-search" className="top-search" placeholder="Search changes ( / )" key=${segments[1]} />` : null}
       <div class="topbar-right">
         <${LiveIndicator} />
         <${Identity} session=${session} onSignIn=${() => signIn.ask('Paste your token to sign in.')} />

@@ -119,14 +119,18 @@ export function useRepoAccess(repo) {
 }
 
 /**
- * Why an operation is not open to the viewer, in words: "Landing needs the maintainer role; you
- * have the reader role (...)", or, when the role is enough, the token's missing scope.
+ * Why an operation is not open to the viewer, in words: "Landing needs the maintainer role", or,
+ * when the role is enough, "… needs a token with the write scope".
  */
 export function needs(access, op, what) {
   const role = OP_ROLE[op];
   if (role && ROLES.indexOf(access.role) >= ROLES.indexOf(role)) {
     return `${what} needs a token with the ${role === 'admin' ? 'admin' : 'write'} scope; this one has ${(access.scopes ?? []).join(', ') || 'none'} (cairn token create --scopes …)`;
   }
-  const has = access.role ? `you have the ${access.role} role` : 'you have no role in this repository';
-  return `${what} ${role ? `needs the ${role} role` : 'is not open to you'}; ${has} (a repository admin grants roles)`;
+  return `${what} ${role ? `needs the ${role} role` : 'is not open to you'}`;
+}
+
+/** "You have the reader role here; a repository admin grants roles." */
+export function yourRole(access) {
+  return `${access.role ? `You have the ${access.role} role here` : 'You have no role in this repository'}; a repository admin grants roles.`;
 }

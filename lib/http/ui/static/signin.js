@@ -41,7 +41,7 @@ export function SignIn({ reason }) {
         ${reason ? html`<p class="signin-reason">${reason}</p>` : null}
         <p>This server signs people in with a <strong>personal access token</strong>. Make one with <code>cairn token create NAME</code> (after <code>cairn login</code>), or ask a server admin: <code>cairn admin user add NAME</code> prints a new account's first token.</p>
         <label class="field"><span>Token</span>
-          <input ref=${input} type="password" name="token" class="input token-input" autocomplete="off" spellcheck="false" placeholder="cairn_…" aria-describedby="signin-note" required />
+          <input ref=${input} type="password" name="token" class="input token-input" autocomplete="off" spellcheck="false" placeholder="paste your token here" aria-describedby="signin-note" required />
         </label>
         ${error ? html`<p class="flash bad signin-error" role="alert">${error}</p>` : null}
         <div class="btn-row"><button type="submit" class="btn primary" disabled=${busy}>${busy ? 'Signing in…' : 'Sign in'}</button></div>

@@ -8,7 +8,7 @@ import { ApiError, get, post, randomKey, repoPath, seg } from '../api.js';
 import { Badge, Card, Empty, LineLink, PsLink, Time, ui, useIdentity } from '../util.js';
 import { confirmAction, reviewerName } from '../dialogs.js';
 import { entryOfChange, isActiveEntry } from './queue.js';
-import { needs } from '../session.js';
+import { needs, yourRole } from '../session.js';
 
 const OPEN = ['draft', 'active', 'review'];
 
@@ -176,7 +176,7 @@ export function Actions({ repo, d, access, onDone, onReply, drafts = 0 }) {
       </div>
       ${queued ? html`<p class="muted small" id="land-queued-reason">In the land queue as <code>${queued.entry_id}</code> (${queued.state}${queued.position != null ? `, position ${queued.position}` : ''}): the queue lands it onto what it tested. Remove it from the queue to land it by hand.</p>`
         : conflict ? html`<p class="muted small" id="land-conflict-reason">It conflicts with the head of ${conflict.target_line} in ${conflict.conflicts_count === 1 ? '1 path' : `${conflict.conflicts_count} paths`}: rebase it and push a new patchset; a land now would be refused.</p>` : null}` : null}
-      ${missing.length ? html`<ul class="muted small role-note">${missing.map((m) => html`<li>${m}.</li>`)}</ul>` : null}
+      ${missing.length ? html`<div class="muted small role-note">${missing.map((m) => html`<p>${m}.</p>`)}<p>${yourRole(access)}</p></div>` : null}
       ${!access.loaded ? html`<p class="muted small" role="status">Reading what you may do here…</p>` : null}`}
     ${busy ? html`<p class="muted" role="status">Working…</p>` : null}
   </${Card}>`;

@@ -7,7 +7,7 @@ import { html, useState } from '../vendor/preact.js';
 import { ApiError, api, get, repoPath } from '../api.js';
 import { confirmAction } from '../dialogs.js';
 import { ROLES } from '../roles.js';
-import { needs, useRepoAccess } from '../session.js';
+import { needs, useRepoAccess, yourRole } from '../session.js';
 import { Async, Card, Empty, Time, useAsync, useTitle } from '../util.js';
 
 function explain(err) {
@@ -27,7 +27,7 @@ export function SettingsPage({ repo }) {
   if (!access.may('access.change')) {
     return html`<div class="page settings-page">
       <h1>Settings</h1>
-      <p class="note-box not-admin">Only an admin of this repository sees its settings: ${needs(access, 'access.change', 'this page')}.</p>
+      <p class="note-box not-admin">Only an admin of this repository sees its settings: ${needs(access, 'access.change', 'this page')}. ${yourRole(access)}</p>
     </div>`;
   }
   return html`<div class="page settings-page">
