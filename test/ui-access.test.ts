@@ -155,9 +155,32 @@ describe('UI: signing in, roles, settings and attest (--auth tokens)', function 
       await w.page.getByRole('button', { name: 'Sign out' }).click();
       await w.page.locator('form.signin').waitFor();
       expect(await w.page.evaluate(() => sessionStorage.getItem('cairn.token'))).to.equal(null);
+      // the repositories list answers an anonymous caller (none open to one): it says why, with a Sign in
+      await w.page.goto(`${s.url}/ui/`);
+      await w.page.locator('.anonymous-note').waitFor();
+      await w.page.locator('.anonymous-note').getByRole('button', { name: 'Sign in' }).click();
+      await w.page.locator('form.signin').waitFor();
       expect(w.console.join('\n')).to.not.include(tokens.rita).and.not.include(bad);
       expect(w.errors).to.deep.equal([]);
     }
+  });
+
+  it('forgets a token revoked while the page is open, and says so', async () => {
+    const made = await api(s.url, 'POST', '/v1/native/tokens', { json: { name: 'short-lived', account: 'rita' }, headers: bearer(tokens.root) });
+    expect(made.status, made.text).to.equal(201);
+    tokens.ritaSpare = made.json.token.token;
+    const w = await open('ritaSpare');
+    await w.page.goto(changeUrl());
+    await w.page.locator('#actions .role-note').waitFor();
+    const revoke = await api(s.url, 'DELETE', `/v1/native/tokens/${made.json.token.token_id}`, { headers: bearer(tokens.root) });
+    expect(revoke.status, revoke.text).to.equal(200);
+    // the server ends the page's event stream; its reconnection is refused: the page drops the
+    // token at once (so no further request sends it) and asks again, saying why
+    await w.page.locator('form.signin .signin-reason').waitFor();
+    expect(await w.page.locator('form.signin .signin-reason').innerText()).to.include('not accepted any more');
+    expect(await w.page.evaluate(() => sessionStorage.getItem('cairn.token'))).to.equal(null);
+    // (the stream the server cut off is a console line of the browser's own)
+    expect(w.errors.filter((e) => !e.includes('ERR_INCOMPLETE_CHUNKED_ENCODING'))).to.deep.equal([]);
   });
 
   it('shows a reader no review, land or attest controls, and a maintainer all of them', async () => {
@@ -210,8 +233,24 @@ describe('UI: signing in, roles, settings and attest (--auth tokens)', function 
     const card = admin.page.locator('#access');
     await card.locator('table.grants').waitFor();
     expect(await card.locator('tr[data-subject]').evaluateAll((rows) => rows.map((r) => `${r.getAttribute('data-subject')}=${r.getAttribute('data-role')}`))).to.have.members(['user:rita=reader', 'user:max=maintainer', 'user:ada=admin']);
-    // no rules route on this server: no Rules card
-    expect(await admin.page.locator('#rules').count()).to.equal(0);
+    // The Rules card shows exactly when the server has the rules route (GET rules → 404: hidden).
+    if (!ROUTES.some((r) => r.operation === 'rules.get')) expect(await admin.page.locator('#rules').count()).to.equal(0);
+    else {
+      const rules = admin.page.locator('#rules form.rules-form');
+      await rules.waitFor();
+      await rules.locator('input[name="required_approvals"]').fill('2');
+      await rules.locator('input[name="require_resolved_threads"]').check();
+      await rules.locator('input[name="land_allowed"]').fill('max, ada');
+      await rules.getByRole('button', { name: 'Save rules' }).click();
+      await admin.page.locator('#rules .flash.ok').waitFor();
+      const got = await api(s.url, 'GET', R(repo, '/rules'), { headers: bearer(tokens.root) });
+      expect(got.status, got.text).to.equal(200);
+      expect(got.json.rules).to.include({ required_approvals: 2, require_resolved_threads: true });
+      expect(got.json.rules.land_allowed).to.deep.equal(['max', 'ada']);
+      expect(got.json.updated_by).to.equal('ada');
+      await admin.page.locator('#rules').scrollIntoViewIfNeeded();
+      await shot(admin.page, 'settings-rules-1400');
+    }
 
     const access = async () => (await api(s.url, 'GET', R(repo, '/access'), { headers: bearer(tokens.root) })).json;
     await card.locator('select[name="kind"]').selectOption('user');

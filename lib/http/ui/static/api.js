@@ -49,6 +49,18 @@ export function setToken(value) {
 /** Drop a token the server refused (expired, revoked), without the sign-out event: the caller says why. */
 export const forgetToken = () => keep(null);
 
+/**
+ * A request that carried the kept token answered 401: the token was revoked or expired. It is
+ * dropped at once, so the page's next requests do not send it again (each would count as a
+ * failed sign-in, and the server stops answering an address after ten a minute), and the app
+ * is told, to ask for a new one.
+ */
+export function tokenRefused(sent) {
+  if (!sent || sent !== token()) return;
+  forgetToken();
+  dispatchEvent(new CustomEvent(UNAUTHORIZED, { detail: { expired: true } }));
+}
+
 /** The headers every request of the page carries: the token, when signed in with one. */
 export function authHeaders(bearer = token()) {
   return bearer ? { authorization: `Bearer ${bearer}` } : {};
@@ -63,7 +75,8 @@ export class ApiError extends Error {
 }
 
 export async function api(method, path, body, { bearer, quiet = false } = {}) {
-  const init = { method, headers: { accept: 'application/json', ...authHeaders(bearer ?? token()) }, credentials: 'same-origin' };
+  const sent = bearer ?? token();
+  const init = { method, headers: { accept: 'application/json', ...authHeaders(sent) }, credentials: 'same-origin' };
   if (body !== undefined) {
     init.headers['content-type'] = 'application/json';
     init.body = JSON.stringify(body);
@@ -83,7 +96,10 @@ export async function api(method, path, body, { bearer, quiet = false } = {}) {
   }
   if (!res.ok) {
     const message = json && typeof json.error === 'string' ? json.error : `HTTP ${res.status}`;
-    if (res.status === 401 && !quiet) dispatchEvent(new CustomEvent(UNAUTHORIZED, { detail: { message } }));
+    if (res.status === 401 && !quiet) {
+      if (sent && sent === token()) tokenRefused(sent);
+      else dispatchEvent(new CustomEvent(UNAUTHORIZED, { detail: { message } }));
+    }
     throw new ApiError(res.status, message, json);
   }
   return json;

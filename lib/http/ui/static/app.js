@@ -13,7 +13,7 @@ import { JobsPage, JobPage, LandPage, TaskPage } from './pages/jobs.js';
 import { SearchPage, SearchBox } from './pages/search.js';
 import { SettingsPage } from './pages/settings.js';
 import { UNAUTHORIZED, setToken, token } from './api.js';
-import { useSession, usesTokens } from './session.js';
+import { askSignIn, useSession, usesTokens } from './session.js';
 import { SignIn } from './signin.js';
 
 /**
@@ -126,7 +126,7 @@ function useSignIn(session, failure) {
   const [asked, setAsked] = useState(null);
   useEffect(() => {
     // (the server's words name headers and the CLI: the form itself says what to do)
-    const f = () => setAsked('This page is open only to signed-in people: sign in to see it.');
+    const f = (e) => setAsked(e.detail?.reason ?? 'This page is open only to signed-in people: sign in to see it.');
     addEventListener(UNAUTHORIZED, f);
     return () => removeEventListener(UNAUTHORIZED, f);
   }, []);
@@ -191,7 +191,7 @@ function App() {
       ${repoPage && !searchPage && signIn.reason === null && session !== undefined ? html`<${SearchBox} repo=${Number(segments[1])} id="top-search" className="top-search" placeholder="Search changes ( / )" key=${segments[1]} />` : null}
       <div class="topbar-right">
         <${LiveIndicator} />
-        <${Identity} session=${session} onSignIn=${() => signIn.ask('Paste your token to sign in.')} />
+        <${Identity} session=${session} onSignIn=${askSignIn} />
         <button type="button" class="btn link small" onClick=${() => setHelp((h) => !h)} aria-label="Keyboard shortcuts" title="Keyboard shortcuts (?)">?</button>
       </div>
     </header>

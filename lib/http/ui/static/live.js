@@ -5,7 +5,7 @@
 // stream, too many subscribers) the page simply stays as it is, as it did before live updates,
 // and tries again a minute later. The "live" mark in the top bar shows while a stream is open.
 import { html, useEffect, useRef, useState } from './vendor/preact.js';
-import { authHeaders, get, query, repoPath, token } from './api.js';
+import { authHeaders, get, query, repoPath, token, tokenRefused } from './api.js';
 
 /** Every event type of a repository's feed (lib/domain/events.ts EVENT_TYPES; the UI test compares them). */
 export const EVENT_TYPE_NAMES = [
@@ -99,9 +99,10 @@ class TokenEventSource {
   async run(url) {
     while (this.readyState !== 2) {
       let res;
+      const sent = token();
       try {
         res = await fetch(url, {
-          headers: { accept: 'text/event-stream', ...authHeaders(), ...(this.lastId !== null ? { 'last-event-id': this.lastId } : {}) },
+          headers: { accept: 'text/event-stream', ...authHeaders(sent), ...(this.lastId !== null ? { 'last-event-id': this.lastId } : {}) },
           credentials: 'same-origin',
           signal: this.abort.signal,
         });
@@ -114,6 +115,8 @@ class TokenEventSource {
       }
       if (!res.ok || !(res.headers.get('content-type') ?? '').startsWith('text/event-stream') || !res.body) {
         res.body?.cancel().catch(() => undefined);
+        // the server ends a stream whose token is revoked: the reconnection's 401 says so
+        if (res.status === 401) tokenRefused(sent);
         this.readyState = 2;
         this.onerror?.();
         return;

@@ -3,7 +3,7 @@
 // The pages show only the controls whose operation is in `may`; the server decides anyway, so
 // this is about not offering what would be refused, never about security.
 import { useEffect, useState } from './vendor/preact.js';
-import { AUTH_CHANGED, ApiError, api, forgetToken, query, token } from './api.js';
+import { AUTH_CHANGED, ApiError, UNAUTHORIZED, api, forgetToken, query, token } from './api.js';
 import { OP_ROLE, ROLES } from './roles.js';
 
 const SESSION = '/v1/native/session';
@@ -17,6 +17,8 @@ let current;
 /** Why the last read failed (a 401 for a token the server does not take), else null. */
 let failure = null;
 let reading = null;
+/** A kept token was refused by some request and dropped: the next session read reports it. */
+let dropped = false;
 /** Bumped whenever the token changes: cached repository sessions of an older one are dropped. */
 let generation = 0;
 const repoSessions = new Map();
@@ -28,9 +30,14 @@ export const sessionFailure = () => failure;
 /** True when the server signs callers in with tokens (alone or beside a front door). */
 export const usesTokens = (s) => !!s && typeof s.auth_mode === 'string' && s.auth_mode.split('+').includes('tokens');
 
+/** Show the sign-in form (the person asked for it). */
+export function askSignIn() {
+  dispatchEvent(new CustomEvent(UNAUTHORIZED, { detail: { reason: 'Paste your token to sign in.' } }));
+}
+
 /** Read the session again (after signing in or out, or at start). */
 export function loadSession() {
-  const mine = generation;
+  let mine = generation;
   const ask = () => api('GET', SESSION, undefined, { quiet: true });
   reading = (async () => {
     let s;
@@ -43,6 +50,12 @@ export function loadSession() {
         // The kept token is refused now (expired, revoked): forget it, read who we are
         // without it, and keep why, so the sign-in form can say so.
         forgetToken();
+        // what was read with it (a repository's `may`) is no longer so
+        if (mine === generation) {
+          generation += 1;
+          mine = generation;
+          repoSessions.clear();
+        }
         why = e;
         s = await ask().catch(() => ({ ...NO_ACCOUNTS, auth_mode: 'tokens' }));
       } else {
@@ -52,13 +65,26 @@ export function loadSession() {
     }
     if (mine !== generation) return;
     current = s;
-    failure = why;
+    failure = why ?? (dropped ? new ApiError(401, 'the token was refused', null) : null);
+    dropped = false;
     dispatchEvent(new Event(SESSION_CHANGED));
   })();
   return reading;
 }
 
+// A request refused with 401 while signed in: the token may have been revoked or expired since.
+// Reading the session again finds out (and forgets the token, so the form says why).
+addEventListener(UNAUTHORIZED, (e) => {
+  if (!e.detail?.expired || !current?.account) return;
+  // the token was dropped (./api.js tokenRefused): read who we are without it, and say why
+  generation += 1;
+  repoSessions.clear();
+  dropped = true;
+  loadSession();
+});
+
 addEventListener(AUTH_CHANGED, () => {
+  dropped = false;
   generation += 1;
   repoSessions.clear();
   loadSession();
