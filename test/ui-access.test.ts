@@ -7,6 +7,7 @@
 import { expect } from 'chai';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
 import { api, startTestServer, tempDir, type TestServer } from './helpers.js';
@@ -18,6 +19,9 @@ import { ROUTES } from '../lib/http/routes.js';
 import { UI_STATIC_DIR } from '../lib/cli/ui-files.js';
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'];
+interface AxeViolation { id: string; impact: string | null; nodes: { target: string[] }[] }
 
 describe('UI: signing in, roles, settings and attest (--auth tokens)', function () {
   this.timeout(240_000);
@@ -77,9 +81,9 @@ describe('UI: signing in, roles, settings and attest (--auth tokens)', function 
     await s?.stop();
   });
 
-  /** A browser tab, signed in as `who` (its token put in sessionStorage before the page runs) or not. */
-  async function open(who: string | null, width = 1400): Promise<{ page: Page; errors: string[]; console: string[] }> {
-    const context = await browser.newContext({ viewport: { width, height: 900 } });
+  /** A browser tab, signed in as `who` (its token put in sessionStorage before the page runs) or not. `bypassCSP`: for axe-core, injected as an inline script. */
+  async function open(who: string | null, width = 1400, options: { bypassCSP?: boolean; colorScheme?: 'light' | 'dark' } = {}): Promise<{ page: Page; errors: string[]; console: string[] }> {
+    const context = await browser.newContext({ viewport: { width, height: 900 }, bypassCSP: options.bypassCSP ?? false, colorScheme: options.colorScheme ?? 'light' });
     contexts.push(context);
     if (who) await context.addInitScript((t) => sessionStorage.setItem('cairn.token', t), tokens[who]);
     const page = await context.newPage();
@@ -108,6 +112,36 @@ describe('UI: signing in, roles, settings and attest (--auth tokens)', function 
   const changeUrl = (tab = 'conversation') => `${s.url}/ui/repos/${repo}/changes/${change}?tab=${tab}`;
   /** Everything the page shows and holds as text, attributes and input values included. */
   const pageText = (page: Page) => page.evaluate(() => document.documentElement.outerHTML + [...document.querySelectorAll('input, textarea')].map((e) => (e as HTMLInputElement).value).join(' '));
+
+  /** axe-core's serious and critical findings on the page as it stands. */
+  async function axe(p: Page): Promise<string[]> {
+    await p.addScriptTag({ path: AXE });
+    const found = await p.evaluate(async (tags) => {
+      const w = window as unknown as { axe: { run: (ctx: unknown, opts: unknown) => Promise<{ violations: AxeViolation[] }> } };
+      return (await w.axe.run(document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] })).violations;
+    }, AXE_TAGS);
+    return found.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
+  }
+
+  it('passes axe-core (no serious or critical finding) on the sign-in form, a reader\'s change page, the attestation form and the settings, in both themes', async () => {
+    const pages: [string | null, string, string][] = [
+      [null, `${s.url}/ui/repos/${repo}`, 'form.signin'],
+      ['rita', changeUrl(), '#actions .role-note'],
+      ['max', changeUrl('checks'), 'form.attest-form'],
+      ['ada', `${s.url}/ui/repos/${repo}/settings`, '#access table.grants'],
+    ];
+    const found: string[] = [];
+    for (const colorScheme of ['light', 'dark'] as const) {
+      for (const [who, url, ready] of pages) {
+        const w = await open(who, 1400, { bypassCSP: true, colorScheme });
+        await w.page.goto(url);
+        await w.page.locator(ready).first().waitFor();
+        await w.page.waitForFunction(() => document.querySelectorAll('.loading').length === 0);
+        for (const v of await axe(w.page)) found.push(`${colorScheme} ${who ?? 'anonymous'} ${url}: ${v}`);
+      }
+    }
+    expect(found).to.deep.equal([]);
+  });
 
   it('names the least role of every operation it offers as the route table does', async () => {
     const { OP_ROLE } = (await import(pathToFileURL(path.join(UI_STATIC_DIR, 'roles.js')).href)) as { OP_ROLE: Record<string, string> };
