@@ -346,3 +346,66 @@ describe('UI: signing in, roles, settings and attest (--auth tokens)', function 
     expect(maint.errors).to.deep.equal([]);
   });
 });
+
+describe('UI: behind a front door (the ingress names the caller)', function () {
+  this.timeout(120_000);
+  const H = 'X-Remote-User';
+  const SECRET = 'front-door-secret-for-the-ui-test';
+  let browser: Browser;
+  let s: TestServer;
+  let repo: number;
+  const contexts: BrowserContext[] = [];
+
+  before(async function () {
+    if (!CHROMIUM) {
+      console.log('      SKIPPED: the browser tests of the reviewer UI need a chromium binary (apt-get install chromium; .ci/run installs it)');
+      this.skip();
+    }
+    const dataDir = path.join(tempDir(), 'data');
+    mkdirSync(dataDir, { recursive: true });
+    const book = AccessBook.open(new Layout(dataDir));
+    try {
+      await book.addAccount(null, 'olga', true); // a server admin, named by the front door
+    } finally {
+      await book.close();
+    }
+    s = await startTestServer(dataDir, { identity: { header: H, secret: SECRET } });
+    const reg = await api(s.url, 'POST', '/v1/native/repository-authorities', { json: { repository_name: 'door', namespace: '', policy_flags: 0 }, headers: { [H]: 'olga', 'x-cairn-ingress-secret': SECRET } });
+    expect(reg.status, reg.text).to.be.oneOf([200, 201]);
+    repo = reg.json.repository.repository_index;
+    const { chromium } = await import('playwright-core');
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
+  });
+  after(async () => {
+    for (const c of contexts) await c.close().catch(() => undefined);
+    await browser?.close();
+    await s?.stop();
+  });
+
+  async function open(who: string): Promise<{ page: Page; errors: string[] }> {
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, extraHTTPHeaders: { [H]: who, 'x-cairn-ingress-secret': SECRET } });
+    contexts.push(context);
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    return { page, errors };
+  }
+
+  it('asks nobody to sign in: the header names the caller, with no Sign out; a caller without a role is refused, not asked for a token', async () => {
+    const admin = await open('olga');
+    await admin.page.goto(`${s.url}/ui/repos/${repo}`);
+    await admin.page.locator('.dashboard .settings-link').waitFor();
+    expect(await admin.page.locator('.topbar .identity').innerText()).to.include('signed in as').and.include('olga');
+    expect(await admin.page.getByRole('button', { name: 'Sign out' }).count()).to.equal(0);
+    expect(await admin.page.locator('form.signin').count()).to.equal(0);
+
+    const stranger = await open('sam');
+    await stranger.page.goto(`${s.url}/ui/repos/${repo}`);
+    await stranger.page.locator('.error-note').waitFor();
+    expect(await stranger.page.locator('.error-note').innerText()).to.include('403').and.include('reader role');
+    expect(await stranger.page.locator('form.signin').count()).to.equal(0);
+    expect(await stranger.page.locator('.topbar .identity').innerText()).to.include('sam');
+    expect(admin.errors).to.deep.equal([]);
+    expect(stranger.errors).to.deep.equal([]);
+  });
+});
