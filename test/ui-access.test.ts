@@ -276,13 +276,13 @@ describe('UI: signing in, roles, settings and attest (--auth tokens)', function 
       await rules.locator('input[name="require_resolved_threads"]').check();
       await rules.locator('input[name="land_allowed"]').fill('max, ada');
       await rules.getByRole('button', { name: 'Save rules' }).click();
-      await admin.page.locator('#rules .flash.ok').waitFor();
+      await admin.page.locator('#rules .flash').waitFor();
+      expect(await admin.page.locator('#rules .flash').innerText()).to.match(/^Saved/);
       const got = await api(s.url, 'GET', R(repo, '/rules'), { headers: bearer(tokens.root) });
       expect(got.status, got.text).to.equal(200);
       expect(got.json.rules).to.include({ required_approvals: 2, require_resolved_threads: true });
       expect(got.json.rules.land_allowed).to.deep.equal(['max', 'ada']);
       expect(got.json.updated_by).to.equal('ada');
-      await admin.page.locator('#rules').scrollIntoViewIfNeeded();
       await shot(admin.page, 'settings-rules-1400');
     }
 

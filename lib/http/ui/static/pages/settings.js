@@ -134,20 +134,22 @@ function RulesCard({ repo, canPut }) {
     if (e instanceof ApiError && e.status === 404) return null;
     throw e;
   }), [repo]);
+  // the form starts again from what the server holds after each save; what the save said stays
+  const [flash, setFlash] = useState(null);
   if (state.data === null) return null;
   return html`<${Card} title="Rules" id="rules">
-    <${Async} state=${state} what="the rules">${(d) => html`<${RulesForm} key=${d.updated_at_s ?? 0} repo=${repo} d=${d} canPut=${canPut} onDone=${state.reload} />`}</${Async}>
+    <${Flash} flash=${flash} />
+    <${Async} state=${state} what="the rules">${(d) => html`<${RulesForm} key=${d.updated_at_s ?? 0} repo=${repo} d=${d} canPut=${canPut} onDone=${state.reload} setFlash=${setFlash} />`}</${Async}>
   </${Card}>`;
 }
 
-function RulesForm({ repo, d, canPut, onDone }) {
+function RulesForm({ repo, d, canPut, onDone, setFlash }) {
   const r = d.rules;
   const [approvals, setApprovals] = useState(String(r.required_approvals ?? 0));
   const [flags, setFlags] = useState(() => Object.fromEntries(RULE_FLAGS.map(([k]) => [k, !!r[k]])));
   const [land, setLand] = useState((r.land_allowed ?? []).join(', '));
   const [bypass, setBypass] = useState((r.bypass_allowed ?? []).join(', '));
   const [busy, setBusy] = useState(false);
-  const [flash, setFlash] = useState(null);
   const save = async (e) => {
     e.preventDefault();
     const n = Number(approvals);
@@ -177,7 +179,6 @@ function RulesForm({ repo, d, canPut, onDone }) {
   };
   const off = !canPut || busy;
   return html`<form class="rules-form" onSubmit=${save} aria-label="Repository rules">
-    <${Flash} flash=${flash} />
     <label class="field inline"><span>Required approvals</span>
       <input class="input num-input" type="number" min="0" max="10" step="1" name="required_approvals" value=${approvals} disabled=${off} onInput=${(e) => setApprovals(e.currentTarget.value)} />
     </label>
