@@ -133,10 +133,10 @@ function useSignIn(session, failure) {
   // signed in (or out) since: the form goes
   const account = session?.account ?? null;
   useEffect(() => { if (account) setAsked(null); }, [account]);
-  if (!usesTokens(session) || account) return { reason: null, ask: setAsked };
-  if (failure && failure.status === 401) return { reason: 'Your token was not accepted any more (expired or revoked): sign in again.', ask: setAsked };
-  if (failure && failure.status === 429) return { reason: failure.message, ask: setAsked };
-  return { reason: asked, ask: setAsked };
+  if (!usesTokens(session) || account) return { reason: null };
+  if (failure && failure.status === 401) return { reason: 'Your token was not accepted any more (expired or revoked): sign in again.' };
+  if (failure && failure.status === 429) return { reason: failure.message };
+  return { reason: asked };
 }
 
 function App() {
