@@ -306,10 +306,12 @@ describe('UI: signing in, roles, settings and attest (--auth tokens)', function 
     await anon.click();
     await admin.page.waitForFunction(() => document.querySelector('#access .flash.ok')?.textContent?.includes('Anyone may now read'));
     expect((await access()).anonymous_read).to.equal(true);
-    expect(await anon.isChecked()).to.equal(true);
+    // the box turns once the page has read the access again
+    await admin.page.waitForFunction(() => (document.querySelector('#access input[name="anonymous_read"]') as HTMLInputElement | null)?.checked === true);
     await anon.click();
     await admin.page.waitForFunction(() => document.querySelector('#access .flash.ok')?.textContent?.includes('Reading now needs a role'));
     expect((await access()).anonymous_read).to.equal(false);
+    await admin.page.waitForFunction(() => (document.querySelector('#access input[name="anonymous_read"]') as HTMLInputElement | null)?.checked === false);
 
     await admin.page.setViewportSize({ width: 390, height: 900 });
     await shot(admin.page, 'settings-390');

@@ -136,7 +136,8 @@ function RulesCard({ repo, canPut }) {
   }), [repo]);
   // the form starts again from what the server holds after each save; what the save said stays
   const [flash, setFlash] = useState(null);
-  if (state.data === null) return null;
+  // nothing until it is known whether the server has rules (no card that shows and goes)
+  if (state.data === null || (state.data === undefined && !state.error)) return null;
   return html`<${Card} title="Rules" id="rules">
     <${Flash} flash=${flash} />
     <${Async} state=${state} what="the rules">${(d) => html`<${RulesForm} key=${d.updated_at_s ?? 0} repo=${repo} d=${d} canPut=${canPut} onDone=${state.reload} setFlash=${setFlash} />`}</${Async}>
