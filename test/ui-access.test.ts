@@ -411,3 +411,39 @@ describe('UI: behind a front door (the ingress names the caller)', function () {
     expect(stranger.errors).to.deep.equal([]);
   });
 });
+
+describe('UI: without an auth mode', function () {
+  this.timeout(120_000);
+  let browser: Browser;
+  let s: TestServer;
+
+  before(async function () {
+    if (!CHROMIUM) {
+      console.log('      SKIPPED: the browser tests of the reviewer UI need a chromium binary (apt-get install chromium; .ci/run installs it)');
+      this.skip();
+    }
+    s = await startTestServer();
+    const { chromium } = await import('playwright-core');
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
+  });
+  after(async () => {
+    await browser?.close();
+    await s?.stop();
+  });
+
+  it('signs nobody in and offers everything; the settings say there are no accounts to grant roles to', async () => {
+    const seed = await Seeder.register(s.url, 'open');
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.goto(`${s.url}/ui/repos/${seed.repo}`);
+    await page.locator('.dashboard .settings-link').click();
+    await page.locator('#access .no-accounts').waitFor();
+    expect(await page.locator('#access .no-accounts').innerText()).to.include('no accounts');
+    expect(await page.locator('.topbar .identity').innerText()).to.not.include('Sign in').and.not.include('signed in');
+    expect(await page.locator('form.signin').count()).to.equal(0);
+    await context.close();
+    expect(errors).to.deep.equal([]);
+  });
+});

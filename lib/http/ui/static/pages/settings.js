@@ -88,7 +88,7 @@ function AccessCard({ repo }) {
   };
   return html`<${Card} title="Access" id="access">
     <${Flash} flash=${flash} />
-    <${Async} state=${state} what="the access">${(d) => (d.none ? html`<p class="muted no-accounts">Every caller may do everything here: ${d.none}.</p>` : html`
+    <${Async} state=${state} what="the access">${(d) => (d.none ? html`<p class="muted no-accounts">${d.none.charAt(0).toUpperCase()}${d.none.slice(1)}. Every caller may do everything here.</p>` : html`
       <label class="check anonymous-read"><input type="checkbox" name="anonymous_read" checked=${d.anonymous_read} disabled=${busy}
         onChange=${(e) => change({ anonymous_read: e.currentTarget.checked }, e.currentTarget.checked ? 'Anyone may now read this repository without signing in.' : 'Reading now needs a role.')} />
         Anyone may read this repository without signing in (anonymous read)</label>
