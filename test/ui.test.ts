@@ -62,10 +62,10 @@ describe('reviewer UI: what the server answers', function () {
     const r = sx.repo;
     const found = ['/ui/', `/ui/repos/${r}`, `/ui/repos/${r}/changes`, `/ui/repos/${r}/changes/change-1`, `/ui/repos/${r}/changes/task-1.change-1`,
       `/ui/repos/${r}/tasks/task-1`, `/ui/repos/${r}/lands/land-1`, `/ui/repos/${r}/lines`, `/ui/repos/${r}/lines/main`, `/ui/repos/${r}/jobs`, `/ui/repos/${r}/jobs/0`,
-      `/ui/repos/${r}/plans`, `/ui/repos/${r}/plans/plan-1`, `/ui/repos/${r}/plans/plan-1/revisions/x`, `/ui/repos/${r}/snapshots/abc`];
+      `/ui/repos/${r}/plans`, `/ui/repos/${r}/plans/plan-1`, `/ui/repos/${r}/plans/plan-1/revisions/x`, `/ui/repos/${r}/snapshots/abc`, `/ui/repos/${r}/settings`];
     const missing = ['/ui/no/such/page', '/ui/repos', '/ui/repos/x', `/ui/repos/${r}/nope`, `/ui/repos/${r}/changes/change-1/extra`, `/ui/repos/${r}/plans/plan-1/revisions`,
       `/ui/repos/${r}/tasks`, `/ui/repos/${r}/lands`, '/ui/repos/99', '/ui/repos/99/changes/change-1', `/ui/repos/${r}/changes/change-99`, `/ui/repos/${r}/changes/no%20such`,
-      `/ui/repos/${r}/tasks/task-99`, `/ui/repos/${r}/lands/land-99`, '/ui/repos/%E0%A4%A'];
+      `/ui/repos/${r}/tasks/task-99`, `/ui/repos/${r}/lands/land-99`, '/ui/repos/%E0%A4%A', `/ui/repos/${r}/settings/x`, '/ui/repos/99/settings'];
     for (const p of found) expect((await ui(s.url, 'GET', p)).status, p).to.equal(200);
     for (const p of missing) {
       const res = await ui(s.url, 'GET', p);

@@ -71,6 +71,7 @@ export function uiPage(pathname: string): UiPage | null {
     case 'changes':
       return n === 3 ? { kind: 'repository', repo } : n === 4 ? { kind: 'change', repo, ref: id } : null;
     case 'search':
+    case 'settings':
       return n === 3 ? { kind: 'repository', repo } : null;
     case 'lines':
     case 'jobs':

@@ -8,6 +8,64 @@ export const repoPath = (repo, rest = '') => `${AUTHORITIES}/${repo}${rest}`;
 /** One path segment (identifiers are opaque: a ':' or '/' inside one must not split the path). */
 export const seg = (value) => encodeURIComponent(String(value));
 
+// ---------------------------------------------------------------- the signed-in token
+
+/**
+ * With `cairn serve --auth tokens` the page signs in with a personal access token, kept in
+ * sessionStorage (this tab only, gone when it closes; docs/ui.md "Signing in" says why not
+ * localStorage or a cookie) and sent as `Authorization: Bearer` on every request of this module.
+ * It never goes into a URL, the page's text or the console.
+ */
+const TOKEN_KEY = 'cairn.token';
+let memoryToken = null;
+export const AUTH_CHANGED = 'cairn:auth';
+/** Dispatched when a request answers 401: the app shows the sign-in form. */
+export const UNAUTHORIZED = 'cairn:unauthorized';
+
+export function token() {
+  try {
+    return sessionStorage.getItem(TOKEN_KEY) || memoryToken;
+  } catch {
+    return memoryToken; // storage disabled: the token lasts as long as the page
+  }
+}
+
+function keep(value) {
+  memoryToken = value || null;
+  try {
+    if (value) sessionStorage.setItem(TOKEN_KEY, value);
+    else sessionStorage.removeItem(TOKEN_KEY);
+  } catch {
+    /* storage disabled */
+  }
+}
+
+/** Keep `value` as the token of this tab (null: sign out), and tell the app. */
+export function setToken(value) {
+  keep(value);
+  dispatchEvent(new Event(AUTH_CHANGED));
+}
+
+/** Drop a token the server refused (expired, revoked), without the sign-out event: the caller says why. */
+export const forgetToken = () => keep(null);
+
+/**
+ * A request that carried the kept token answered 401: the token was revoked or expired. It is
+ * dropped at once, so the page's next requests do not send it again (each would count as a
+ * failed sign-in, and the server stops answering an address after ten a minute), and the app
+ * is told, to ask for a new one.
+ */
+export function tokenRefused(sent) {
+  if (!sent || sent !== token()) return;
+  forgetToken();
+  dispatchEvent(new CustomEvent(UNAUTHORIZED, { detail: { expired: true } }));
+}
+
+/** The headers every request of the page carries: the token, when signed in with one. */
+export function authHeaders(bearer = token()) {
+  return bearer ? { authorization: `Bearer ${bearer}` } : {};
+}
+
 export class ApiError extends Error {
   constructor(status, message, body) {
     super(message);
@@ -16,8 +74,9 @@ export class ApiError extends Error {
   }
 }
 
-export async function api(method, path, body) {
-  const init = { method, headers: { accept: 'application/json' }, credentials: 'same-origin' };
+export async function api(method, path, body, { bearer, quiet = false } = {}) {
+  const sent = bearer ?? token();
+  const init = { method, headers: { accept: 'application/json', ...authHeaders(sent) }, credentials: 'same-origin' };
   if (body !== undefined) {
     init.headers['content-type'] = 'application/json';
     init.body = JSON.stringify(body);
@@ -37,6 +96,10 @@ export async function api(method, path, body) {
   }
   if (!res.ok) {
     const message = json && typeof json.error === 'string' ? json.error : `HTTP ${res.status}`;
+    if (res.status === 401 && !quiet) {
+      if (sent && sent === token()) tokenRefused(sent);
+      else dispatchEvent(new CustomEvent(UNAUTHORIZED, { detail: { message } }));
+    }
     throw new ApiError(res.status, message, json);
   }
   return json;

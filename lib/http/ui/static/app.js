@@ -11,6 +11,10 @@ import { LinesPage, LinePage, SnapshotPage } from './pages/lines.js';
 import { PlansPage, PlanPage, RevisionPage } from './pages/plans.js';
 import { JobsPage, JobPage, LandPage, TaskPage } from './pages/jobs.js';
 import { SearchPage, SearchBox } from './pages/search.js';
+import { SettingsPage } from './pages/settings.js';
+import { UNAUTHORIZED, setToken, token } from './api.js';
+import { askSignIn, useSession, usesTokens } from './session.js';
+import { SignIn } from './signin.js';
 
 /**
  * The page for a path, and the breadcrumb trail above it. The server knows the same shapes
@@ -53,6 +57,9 @@ function route(segments) {
     case 'lands':
       if (n === 4) return one(html`<${LandPage} ...${props} landId=${id} />`, id);
       break;
+    case 'settings':
+      if (n === 3) return one(html`<${SettingsPage} ...${props} />`, 'settings');
+      break;
     case 'search':
       // the key keeps one page across queries: the box and the results follow ?q= and ?cursor=
       if (n === 3) return one(html`<${SearchPage} ...${props} />`, 'search');
@@ -66,8 +73,19 @@ function NotFound() {
   return html`<div class="page"><h1>No such page</h1><p><a href="/ui/">Back to the repositories</a></p></div>`;
 }
 
-function Identity() {
+function Identity({ session, onSignIn }) {
   const id = useIdentity();
+  if (id.source === 'session') {
+    const viaToken = usesTokens(session) && !!token();
+    return html`<span class="identity" title=${viaToken ? 'signed in with a personal access token (kept in this tab only)' : 'named by the front door'}>
+      <span class="muted">signed in as</span> <strong class="account-name">${id.name}</strong>
+      ${viaToken ? html`<button type="button" class="btn link small sign-out" onClick=${() => setToken(null)}>Sign out</button>` : null}
+    </span>`;
+  }
+  if (usesTokens(session)) {
+    return html`<span class="identity"><span class="muted">not signed in</span>
+      <button type="button" class="btn link small sign-in" onClick=${onSignIn}>Sign in</button></span>`;
+  }
   if (id.source === 'header') {
     return html`<span class="identity" title=${`from the ${id.header} request header`}>${id.name ? html`<span class="muted">signed in as</span> <strong>${id.name}</strong>` : html`<span class="warn-text">no ${id.header} header</span>`}</span>`;
   }
@@ -100,10 +118,36 @@ function Shortcuts({ onClose }) {
   </div>`;
 }
 
+/**
+ * Whether the page shows the sign-in form instead of itself, and why: a request answered 401 on
+ * a server that signs in with tokens, the stored token was refused, or the person asked.
+ */
+function useSignIn(session, failure) {
+  const [asked, setAsked] = useState(null);
+  useEffect(() => {
+    // (the server's words name headers and the CLI: the form itself says what to do)
+    const f = (e) => setAsked(e.detail?.reason ?? 'This page is open only to signed-in people: sign in to see it.');
+    addEventListener(UNAUTHORIZED, f);
+    return () => removeEventListener(UNAUTHORIZED, f);
+  }, []);
+  // signed in (or out) since: the form goes
+  const account = session?.account ?? null;
+  useEffect(() => { if (account) setAsked(null); }, [account]);
+  if (!usesTokens(session) || account) return { reason: null };
+  if (failure && failure.status === 401) return { reason: 'Your token was not accepted any more (expired or revoked): sign in again.' };
+  if (failure && failure.status === 429) return { reason: failure.message };
+  return { reason: asked };
+}
+
 function App() {
   const loc = useLocation();
   const segments = pathSegments(loc.path);
-  const { page, crumbs } = route(segments);
+  const { session, failure } = useSession();
+  const signIn = useSignIn(session, failure);
+  const { page, crumbs } = session === undefined
+    ? { page: html`<div class="page"><p class="loading" role="status">Loading…</p></div>`, crumbs: [] }
+    : signIn.reason !== null ? { page: html`<${SignIn} reason=${signIn.reason} />`, crumbs: [{ label: 'sign in' }] }
+      : route(segments);
   const [help, setHelp] = useState(false);
   const repoPage = segments[0] === 'repos' && segments[1] !== undefined && /^(0|[1-9][0-9]*)$/.test(segments[1]);
   const changePage = repoPage && segments[2] === 'changes' && segments.length === 4;
@@ -144,14 +188,14 @@ function App() {
         <a class="brand" href="/ui/"><span class="brand-mark" aria-hidden="true"></span>cairn</a>
         ${crumbs.map((c) => html`<span class="sep" aria-hidden="true">/</span>${c.href ? html`<a href=${c.href}>${c.label}</a>` : html`<span aria-current="page">${c.label}</span>`}`)}
       </nav>
-      ${repoPage && !searchPage ? html`<${SearchBox} repo=${Number(segments[1])} id="top-search" className="top-search" placeholder="Search changes ( / )" key=${segments[1]} />` : null}
+      ${repoPage && !searchPage && signIn.reason === null && session !== undefined ? html`<${SearchBox} repo=${Number(segments[1])} id="top-search" className="top-search" placeholder="Search changes ( / )" key=${segments[1]} />` : null}
       <div class="topbar-right">
         <${LiveIndicator} />
-        <${Identity} />
+        <${Identity} session=${session} onSignIn=${askSignIn} />
         <button type="button" class="btn link small" onClick=${() => setHelp((h) => !h)} aria-label="Keyboard shortcuts" title="Keyboard shortcuts (?)">?</button>
       </div>
     </header>
-    <main id="main" tabindex="-1">${page}</main>
+    <main id="main" tabindex="-1" key=${session === undefined ? 'loading' : session.account ?? 'anonymous'}>${page}</main>
     ${help ? html`<${Shortcuts} onClose=${() => setHelp(false)} />` : null}
     <${DialogHost} />
   `;

@@ -5,7 +5,7 @@
 // stream, too many subscribers) the page simply stays as it is, as it did before live updates,
 // and tries again a minute later. The "live" mark in the top bar shows while a stream is open.
 import { html, useEffect, useRef, useState } from './vendor/preact.js';
-import { get, query, repoPath } from './api.js';
+import { authHeaders, get, query, repoPath, token, tokenRefused } from './api.js';
 
 /** Every event type of a repository's feed (lib/domain/events.ts EVENT_TYPES; the UI test compares them). */
 export const EVENT_TYPE_NAMES = [
@@ -63,6 +63,106 @@ export function LiveIndicator() {
   }, []);
   if (!live) return null;
   return html`<span class="live" role="status" title="This page updates itself as events arrive">live</span>`;
+}
+
+// ---------------------------------------------------------------- a feed with a token
+
+const RECONNECT_MS = 3000;
+
+/**
+ * What the hook needs of an EventSource, read with fetch so the request can carry the token in
+ * its Authorization header (an EventSource sends no header of ours, and the token never goes in
+ * a URL). Reconnects after a dropped connection with Last-Event-ID, as the browser's own does;
+ * an HTTP error closes it for good (readyState CLOSED), as the browser's does.
+ */
+class TokenEventSource {
+  constructor(url) {
+    this.readyState = 0;
+    this.onopen = null;
+    this.onerror = null;
+    this.listeners = new Map();
+    this.lastId = null;
+    this.abort = new AbortController();
+    this.run(url);
+  }
+
+  addEventListener(name, fn) {
+    if (!this.listeners.has(name)) this.listeners.set(name, []);
+    this.listeners.get(name).push(fn);
+  }
+
+  close() {
+    this.readyState = 2;
+    this.abort.abort();
+  }
+
+  async run(url) {
+    while (this.readyState !== 2) {
+      let res;
+      const sent = token();
+      try {
+        res = await fetch(url, {
+          headers: { accept: 'text/event-stream', ...authHeaders(sent), ...(this.lastId !== null ? { 'last-event-id': this.lastId } : {}) },
+          credentials: 'same-origin',
+          signal: this.abort.signal,
+        });
+      } catch {
+        if (this.readyState === 2) return;
+        this.readyState = 0;
+        this.onerror?.();
+        await new Promise((r) => setTimeout(r, RECONNECT_MS));
+        continue;
+      }
+      if (!res.ok || !(res.headers.get('content-type') ?? '').startsWith('text/event-stream') || !res.body) {
+        res.body?.cancel().catch(() => undefined);
+        // the server ends a stream whose token is revoked: the reconnection's 401 says so
+        if (res.status === 401) tokenRefused(sent);
+        this.readyState = 2;
+        this.onerror?.();
+        return;
+      }
+      this.readyState = 1;
+      this.onopen?.();
+      try {
+        await this.read(res.body);
+      } catch {
+        /* dropped: reconnect below */
+      }
+      if (this.readyState === 2) return;
+      this.readyState = 0;
+      this.onerror?.();
+      await new Promise((r) => setTimeout(r, RECONNECT_MS));
+    }
+  }
+
+  /** The text/event-stream format: fields up to a blank line make one event. */
+  async read(body) {
+    const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = '';
+    let event = { type: 'message', data: [], id: null };
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += value;
+      const lines = buffer.split(/\r\n|\r|\n/);
+      buffer = lines.pop();
+      for (const line of lines) {
+        if (line === '') {
+          if (event.id !== null) this.lastId = event.id;
+          if (event.data.length) for (const fn of this.listeners.get(event.type) ?? []) fn({ data: event.data.join('\n'), lastEventId: this.lastId });
+          event = { type: 'message', data: [], id: null };
+          continue;
+        }
+        if (line.startsWith(':')) continue;
+        const i = line.indexOf(':');
+        const field = i < 0 ? line : line.slice(0, i);
+        const v = i < 0 ? '' : line.slice(i + 1).replace(/^ /, '');
+        if (field === 'event') event.type = v;
+        else if (field === 'data') event.data.push(v);
+        else if (field === 'id') event.id = v;
+      }
+    }
+  }
 }
 
 // ---------------------------------------------------------------- the hook
@@ -136,12 +236,13 @@ export function useLiveRefresh(repo, types, relevant, refresh) {
       if (closed) return;
       // After a failure, events may have been missed meanwhile: reload once.
       if (again) schedule();
-      source = new EventSource(repoPath(repo, `/events${query({ types: types.join(','), since })}`));
+      const url = repoPath(repo, `/events${query({ types: types.join(','), since })}`);
+      source = token() ? new TokenEventSource(url) : new EventSource(url);
       source.onopen = () => setCounted(true);
       source.onerror = () => {
         // CLOSED: an HTTP error or a wrong content type, given up by the browser. Otherwise
         // the browser is reconnecting by itself; the mark goes until it is back.
-        if (!source || source.readyState === EventSource.CLOSED) later();
+        if (!source || source.readyState === 2) later(); // EventSource.CLOSED
         else setCounted(false);
       };
       for (const name of names) source.addEventListener(name, onEvent);

@@ -4,6 +4,7 @@
 import { html, useState, useEffect, useRef, useCallback } from './vendor/preact.js';
 import { get, repoPath } from './api.js';
 import { saveScroll } from './scroll.js';
+import { currentSession, SESSION_CHANGED } from './session.js';
 
 // ---------------------------------------------------------------- URLs of the pages
 
@@ -28,6 +29,7 @@ export const ui = {
   job: (r, index) => `/ui/repos/${s(r)}/jobs/${s(index)}`,
   land: (r, id) => `/ui/repos/${s(r)}/lands/${s(id)}`,
   snapshot: (r, id) => `/ui/repos/${s(r)}/snapshots/${s(id)}`,
+  settings: (r) => `/ui/repos/${s(r)}/settings`,
 };
 
 // ---------------------------------------------------------------- router
@@ -318,6 +320,10 @@ function meta(name) {
  * name is kept in localStorage. The interface itself has no caller identity.
  */
 export function identity() {
+  // Signed in (a token, or the front door with accounts): the server names the caller, and
+  // every action is recorded under that name whatever a body says.
+  const s = currentSession();
+  if (s && s.account) return { source: 'session', header: null, name: s.account, mode: s.auth_mode };
   const header = meta('cairn-identity-header');
   if (header !== null) return { source: 'header', header, name: meta('cairn-identity') || null };
   let name = memoryName;
@@ -344,9 +350,11 @@ export function useIdentity() {
   useEffect(() => {
     const f = () => setId(identity());
     addEventListener('cairn:identity', f);
+    addEventListener(SESSION_CHANGED, f);
     addEventListener('storage', f);
     return () => {
       removeEventListener('cairn:identity', f);
+      removeEventListener(SESSION_CHANGED, f);
       removeEventListener('storage', f);
     };
   }, []);

@@ -8,6 +8,7 @@ import { ApiError, get, post, randomKey, repoPath, seg } from '../api.js';
 import { Badge, Card, Empty, LineLink, PsLink, Time, ui, useIdentity } from '../util.js';
 import { confirmAction, reviewerName } from '../dialogs.js';
 import { entryOfChange, isActiveEntry } from './queue.js';
+import { needs, yourRole } from '../session.js';
 
 const OPEN = ['draft', 'active', 'review'];
 
@@ -25,7 +26,11 @@ function explain(err) {
   return String(err && err.message ? err.message : err);
 }
 
-export function Actions({ repo, d, onDone, onReply, drafts = 0 }) {
+/**
+ * `access` (../session.js useRepoAccess): which of the actions the viewer may take here; the
+ * others are left out, and a note says which role they need.
+ */
+export function Actions({ repo, d, access, onDone, onReply, drafts = 0 }) {
   const me = useIdentity();
   const c = d.change;
   const selected = c.selected_patchset_id;
@@ -120,32 +125,46 @@ export function Actions({ repo, d, onDone, onReply, drafts = 0 }) {
   });
 
   const noName = me.source === 'header' && !me.name;
+  const may = access.may;
+  const canReview = may('comments.publish');
+  const canRequest = may('changes.requestReview');
+  const canSelect = may('changes.selectPatchset');
+  const canCi = may('patchsets.runCi');
+  const canPolicy = may('patchsets.evaluatePolicy');
+  const canAttest = may('attestations.put');
+  const landOk = may('tasks.land');
+  // What is left out, and why (one line each; nothing when the answer is not read yet).
+  const missing = !access.loaded ? [] : [
+    !canReview && needs(access, 'comments.publish', 'Reviewing'),
+    !landOk && needs(access, 'tasks.land', 'Landing'),
+  ].filter(Boolean);
   return html`<${Card} title="Actions" id="actions" className="actions-card">
     <${Flash} flash=${flash} />
     ${!open ? html`<${Empty}>The change is ${c.status}; it takes no more reviews or lands.</${Empty}>` : html`
       ${viewed !== selected ? html`<p class="note-box">You are viewing <code>${viewed}</code>; reviews and lands act on the selected patchset <code>${selected}</code>.
-        <button type="button" class="btn small" onClick=${select} disabled=${!!busy}>Select ${viewed.replace(/^.*\./, '')}</button></p>` : null}
+        ${canSelect ? html`<button type="button" class="btn small select-ps" onClick=${select} disabled=${!!busy}>Select ${viewed.replace(/^.*\./, '')}</button>` : null}</p>` : null}
       ${noName ? html`<p class="warn-text">This page was served without the ${me.header} header: actions that record your name are off.</p>` : null}
-      <label class="field"><span>Comment</span>
+      ${canReview ? html`<label class="field"><span>Comment</span>
         <textarea rows="3" value=${comment} onInput=${(e) => setComment(e.currentTarget.value)} placeholder="What you think of this patchset (optional for approve and request changes)"></textarea>
       </label>
-      <div class="btn-row">
+      <div class="btn-row review-row">
         <button type="button" class="btn primary" onClick=${() => review('approve')} disabled=${!!busy || noName}>Approve</button>
         <button type="button" class="btn" onClick=${() => review('comment')} disabled=${!!busy || noName}>Comment</button>
         <button type="button" class="btn danger" onClick=${() => review('request_changes')} disabled=${!!busy || noName} title="A blocking vote: it sticks to the change until you dismiss it or approve">Request changes</button>
       </div>
       ${onReply ? html`<p class="muted small reply-note">${drafts ? `You have ${drafts === 1 ? '1 draft comment' : `${drafts} draft comments`}: Approve, Request changes and Comment publish them with your vote.` : 'Comment on lines in the diff below; '}
-        <button type="button" class="btn small link" onClick=${onReply}>${drafts ? 'Review them in Reply…' : 'Reply…'}</button></p>` : null}
-      <div class="btn-row request-row">
+        <button type="button" class="btn small link" onClick=${onReply}>${drafts ? 'Review them in Reply…' : 'Reply…'}</button></p>` : null}` : null}
+      ${canRequest ? html`<div class="btn-row request-row">
         <input class="input" aria-label="Reviewers (people)" placeholder="people: alice, bob" value=${people} onInput=${(e) => setPeople(e.currentTarget.value)} />
         <input class="input" aria-label="Reviewer group" placeholder="and/or a group" value=${group} onInput=${(e) => setGroup(e.currentTarget.value)} />
         <button type="button" class="btn" onClick=${requestReview} disabled=${!!busy || noName}>Request review</button>
-      </div>
-      <div class="btn-row">
-        <button type="button" class="btn" onClick=${runCi} disabled=${!!busy} title=${`Queue a new CI run for ${viewed}`}>Run CI</button>
-        <button type="button" class="btn" onClick=${evaluate} disabled=${!!busy} title=${`Evaluate the policy of ${viewed} now`}>Evaluate policy</button>
-      </div>
-      <div class="btn-row land-row">
+      </div>` : null}
+      ${canCi || canPolicy || canAttest ? html`<div class="btn-row evidence-row">
+        ${canCi ? html`<button type="button" class="btn" onClick=${runCi} disabled=${!!busy} title=${`Queue a new CI run for ${viewed}`}>Run CI</button>` : null}
+        ${canPolicy ? html`<button type="button" class="btn" onClick=${evaluate} disabled=${!!busy} title=${`Evaluate the policy of ${viewed} now`}>Evaluate policy</button>` : null}
+        ${canAttest ? html`<a class="btn attest-link" href="#attestation" title=${`Record the attestation of ${viewed} (the Checks tab)`}>Attest…</a>` : null}
+      </div>` : null}
+      ${landOk ? html`<div class="btn-row land-row">
         <label class="field inline"><span>Land as</span>
           <select value=${mode} onChange=${(e) => setMode(e.currentTarget.value)}>
             <option value="merge">merge</option>
@@ -156,7 +175,9 @@ export function Actions({ repo, d, onDone, onReply, drafts = 0 }) {
         <button type="button" class=${`btn ${canLand && !landOff ? 'primary' : ''}`} onClick=${land} disabled=${!!busy || !!landOff} aria-describedby=${landOff}>Land…</button>
       </div>
       ${queued ? html`<p class="muted small" id="land-queued-reason">In the land queue as <code>${queued.entry_id}</code> (${queued.state}${queued.position != null ? `, position ${queued.position}` : ''}): the queue lands it onto what it tested. Remove it from the queue to land it by hand.</p>`
-        : conflict ? html`<p class="muted small" id="land-conflict-reason">It conflicts with the head of ${conflict.target_line} in ${conflict.conflicts_count === 1 ? '1 path' : `${conflict.conflicts_count} paths`}: rebase it and push a new patchset; a land now would be refused.</p>` : null}`}
+        : conflict ? html`<p class="muted small" id="land-conflict-reason">It conflicts with the head of ${conflict.target_line} in ${conflict.conflicts_count === 1 ? '1 path' : `${conflict.conflicts_count} paths`}: rebase it and push a new patchset; a land now would be refused.</p>` : null}` : null}
+      ${missing.length ? html`<div class="muted small role-note">${missing.map((m) => html`<p>${m}.</p>`)}<p>${yourRole(access)}</p></div>` : null}
+      ${!access.loaded ? html`<p class="muted small" role="status">Reading what you may do here…</p>` : null}`}
     ${busy ? html`<p class="muted" role="status">Working…</p>` : null}
   </${Card}>`;
 }

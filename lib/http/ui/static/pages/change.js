@@ -12,6 +12,7 @@ import { Markdown } from '../markdown.js';
 import { Actions, LandHistory } from './actions.js';
 import { useLiveRefresh } from '../live.js';
 import { LandQueueCard, entryJobs, entryOfChange } from './queue.js';
+import { useRepoAccess } from '../session.js';
 
 const VIEW_KEY = 'cairn.diffView';
 /** The whitespace mode of the diff, remembered in this browser (git's -w, -b, --ignore-space-at-eol). */
@@ -389,16 +390,69 @@ function Ci({ repo, ci }) {
   </${Card}>`;
 }
 
-function Attestation({ a }) {
+function Attestation({ a, repo, d, access, onDone }) {
+  const open = OPEN.includes(d.change.status) && !!d.viewed;
   return html`<${Card} title="Attestation" id="attestation" right=${a ? html`<${Badge} value=${a.revoked ? 'revoked' : a.verification_state} tone=${a.revoked ? 'bad' : undefined} />` : null}>
-    ${!a ? html`<${Empty}>No attestation for this patchset yet; <code>cairn attest</code> records one.</${Empty}>` : html`<dl class="facts">
+    ${!a ? html`<${Empty}>No attestation for this patchset yet; ${open && access.may('attestations.put') ? 'record one below (or with' : 'a contributor records one here (or with'} <code>cairn attest</code>).</${Empty}>` : html`<dl class="facts">
       <div><dt>Author mode</dt><dd>${a.author_mode.replace(/_/g, ' ')}</dd></div>
       <div><dt>Verification</dt><dd><${Badge} value=${a.verification_state} /></dd></div>
       <div><dt>Requires</dt><dd>${[a.require_tests_pass && 'tests', a.require_lint_pass && 'lint', a.require_human_review && 'human review'].filter(Boolean).join(', ') || 'nothing more'}</dd></div>
       ${a.ci_backed !== undefined ? html`<div><dt>CI backed</dt><dd>${a.ci_backed ? 'yes' : 'no'}</dd></div>` : null}
       <div><dt>Recorded</dt><dd><code>${a.attestation_id}</code> <${Time} s=${a.created_at_s} /></dd></div>
     </dl>`}
+    ${open && access.may('attestations.put') ? html`<${AttestForm} key=${d.viewed} repo=${repo} d=${d} a=${a} onDone=${onDone} />` : null}
   </${Card}>`;
+}
+
+const VERIFICATION = [['pass', 'pass: it was checked and holds'], ['fail', 'fail: it was checked and does not hold'], ['pending', 'pending: checking is under way'], ['unknown', 'unknown: not checked']];
+
+/**
+ * Record the shown patchset's attestation (PUT patchsets/{id}/attestation; docs/api.md
+ * "Attestation"): how it was verified and what the land must also see (tests, lint, a human
+ * review). The author mode is the patchset's own (the server refuses another). A new record
+ * replaces the last one; "revoke" records one that no longer vouches.
+ */
+function AttestForm({ repo, d, a, onDone }) {
+  const ps = (d.patchsets.data ?? []).find((p) => p.patchset_id === d.viewed) ?? null;
+  const [state, setState] = useState(a && !a.revoked ? a.verification_state : 'pass');
+  const [tests, setTests] = useState(a ? !!a.require_tests_pass : true);
+  const [lint, setLint] = useState(a ? !!a.require_lint_pass : false);
+  const [human, setHuman] = useState(a ? !!a.require_human_review : false);
+  const [busy, setBusy] = useState(false);
+  const [flash, setFlash] = useState(null);
+  const submit = async (revoked) => {
+    setBusy(true);
+    setFlash(null);
+    try {
+      const body = { verification_state: state, require_tests_pass: tests, require_lint_pass: lint, require_human_review: human, ...(revoked ? { revoked: true } : {}) };
+      const r = await api('PUT', repoPath(repo, `/patchsets/${seg(d.viewed)}/attestation`), body);
+      setFlash({ ok: true, text: `${revoked ? 'Revoked' : 'Recorded'} ${r.attestation.attestation_id} (${r.attestation.verification_state}).` });
+      onDone();
+    } catch (err) {
+      setFlash({ ok: false, text: `${err.status ? `HTTP ${err.status}: ` : ''}${err.message}` });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<form class="attest-form" onSubmit=${(e) => { e.preventDefault(); submit(false); }} aria-label="Record an attestation">
+    <h3 class="small-head">${a ? 'Record a new attestation' : 'Record an attestation'} of <code>${d.viewed.replace(/^.*\./, '')}</code></h3>
+    ${ps ? html`<p class="muted small">Author mode: <strong>${ps.author_mode.replace(/_/g, ' ')}</strong> (the patchset's own)</p>` : null}
+    <label class="field"><span>Verification</span>
+      <select name="verification_state" value=${state} onChange=${(e) => setState(e.currentTarget.value)}>
+        ${VERIFICATION.map(([v, label]) => html`<option value=${v}>${label}</option>`)}
+      </select>
+    </label>
+    <fieldset class="attest-requires"><legend>The land must also see</legend>
+      <label class="check"><input type="checkbox" name="require_tests_pass" checked=${tests} onChange=${(e) => setTests(e.currentTarget.checked)} /> tests pass</label>
+      <label class="check"><input type="checkbox" name="require_lint_pass" checked=${lint} onChange=${(e) => setLint(e.currentTarget.checked)} /> lint passes</label>
+      <label class="check"><input type="checkbox" name="require_human_review" checked=${human} onChange=${(e) => setHuman(e.currentTarget.checked)} /> a human review</label>
+    </fieldset>
+    ${flash ? html`<div class=${`flash ${flash.ok ? 'ok' : 'bad'}`} role=${flash.ok ? 'status' : 'alert'}>${flash.text}</div>` : null}
+    <div class="btn-row">
+      <button type="submit" class="btn primary attest-submit" disabled=${busy}>${busy ? 'Recording…' : 'Record attestation'}</button>
+      ${a && !a.revoked ? html`<button type="button" class="btn danger" disabled=${busy} onClick=${() => submit(true)} title="Record that this attestation no longer vouches for the patchset">Revoke</button>` : null}
+    </div>
+  </form>`;
 }
 
 // ---------------------------------------------------------------- patchsets and the diff
@@ -453,7 +507,7 @@ function useViewed(repo, changeId, patchset, me) {
   return { ...state, toggle };
 }
 
-function DiffSection({ repo, d, viewed, against, view, setParams, me, active, onShow }) {
+function DiffSection({ repo, d, viewed, against, view, setParams, me, active, onShow, canMark = true }) {
   const patchsets = d.patchsets.data ?? [];
   // ?against= naming no patchset of this change: compare with the base, and say so.
   const unknownAgainst = against && d.patchsets.data && !patchsets.some((p) => p.patchset_id === against) ? against : null;
@@ -504,7 +558,7 @@ function DiffSection({ repo, d, viewed, against, view, setParams, me, active, on
   return html`<section class="files-section" id="files" aria-label="Files">
     ${unknownAgainst ? html`<p class="note-box missing-note" role="alert">This change has no patchset <code>${unknownAgainst}</code> to compare with: the diff below is against the base of <code>${viewed}</code>. <a href=${ui.change(repo, d.change.change_id, { ps: viewed === d.change.selected_patchset_id ? null : viewed })}>Drop the comparison</a></p>` : null}
     ${diff.data ? null : html`<div class="files-toolbar">${toolbar}</div>`}
-    <${Async} state=${diff} what="the diff">${(x) => html`<${DiffView} repo=${repo} diff=${x} view=${view} onView=${onView} marks=${marks} active=${active} onShow=${onShow} toolbar=${toolbar} whitespace=${whitespace || null} />`}</${Async}>
+    <${Async} state=${diff} what="the diff">${(x) => html`<${DiffView} repo=${repo} diff=${x} view=${view} onView=${onView} marks=${canMark ? marks : null} active=${active} onShow=${onShow} toolbar=${toolbar} whitespace=${whitespace || null} />`}</${Async}>
   </section>`;
 }
 
@@ -624,6 +678,9 @@ export function ChangePage({ repo, changeRef }) {
   const d = state.data;
   useLiveRefresh(repo, CHANGE_EVENTS, (event) => aboutChange(d, event), state.reload);
   const me = useIdentity().name;
+  // what the viewer may do here (GET session?repository_index=): controls of the others are left out
+  const access = useRepoAccess(repo);
+  const canComment = access.may('comments.create');
   const [replying, setReplying] = useState(false);
   // The threads follow every read of the page (an event, an action): `version` is the page's data.
   const threads = useThreadState({
@@ -631,12 +688,13 @@ export function ChangePage({ repo, changeRef }) {
     change: d?.change ?? { change_id: changeRef },
     viewed: d?.viewed ?? null,
     selected: d?.change.selected_patchset_id ?? null,
-    open: !!d && OPEN.includes(d.change.status),
+    // a viewer who may not comment sees the threads as on a closed change: no editors
+    open: !!d && OPEN.includes(d.change.status) && canComment,
     me,
     version: d,
     suggestions: true,
     // the change's author (the current patchset's; anyone when it names none) applies suggestions
-    canApply: !!d && !!me && (() => {
+    canApply: !!d && !!me && access.may('comments.applySuggestions') && (() => {
       const cur = (d.patchsets.data ?? []).find((p) => p.patchset_id === d.change.current_patchset_id);
       return !!cur && (!cur.author || cur.author === me);
     })(),
@@ -717,7 +775,7 @@ export function ChangePage({ repo, changeRef }) {
       <h1><span class="title-text">${c.title}</span> <${Badge} value=${c.status} /></h1>
       ${OPEN.includes(c.status) ? html`<div class="head-actions">
         <${Attention} change=${c} attention=${d.attention} me=${me} />
-        <button type="button" class=${`btn small ${mine ? 'primary' : ''}`} onClick=${() => setReplying(true)} title="Publish your drafts with a vote and a message, in one step">Reply…${mine ? html` <span class="count-pill">${mine}</span>` : null}</button>
+        ${access.may('comments.publish') ? html`<button type="button" class=${`btn small reply-btn ${mine ? 'primary' : ''}`} onClick=${() => setReplying(true)} title="Publish your drafts with a vote and a message, in one step">Reply…${mine ? html` <span class="count-pill">${mine}</span>` : null}</button>` : null}
         ${mine ? html`<span class="muted small">${plural(mine, 'draft')} not published</span>` : null}
         ${threads.canApply && threads.applicable.length ? html`<button type="button" class="btn small" onClick=${() => threads.ops.apply(threads.applicable)} title="Apply every suggestion of the unresolved threads on the current patchset as one new patchset">Apply suggestions (${threads.applicable.length})</button>` : null}
       </div>` : null}
@@ -735,7 +793,7 @@ export function ChangePage({ repo, changeRef }) {
     ${d.missing ? html`<p class="note-box missing-note" role="alert">This change has no patchset <code>${d.missing}</code>: the page shows ${d.viewed ? html`the selected patchset <code>${d.viewed}</code>` : 'no patchset'} instead.</p>` : null}
     <${Tabs} tabs=${tabs} tab=${tab} onTab=${showTab} />
     <div class="tab-panel" id="tab-files" role="tabpanel" aria-labelledby="tabbtn-files" hidden=${tab !== 'files'}>
-      ${d.viewed ? html`<${DiffSection} key=${`${d.viewed}|${against}`} repo=${repo} d=${d} viewed=${d.viewed} against=${against} view=${view} setParams=${setParams} me=${me} active=${tab === 'files'} onShow=${showFiles} />` : html`<${Empty}>This change has no patchset yet.</${Empty}>`}
+      ${d.viewed ? html`<${DiffSection} key=${`${d.viewed}|${against}`} repo=${repo} d=${d} viewed=${d.viewed} against=${against} view=${view} setParams=${setParams} me=${me} active=${tab === 'files'} onShow=${showFiles} canMark=${access.may('viewed.put')} />` : html`<${Empty}>This change has no patchset yet.</${Empty}>`}
     </div>
     <div class="change-grid" hidden=${tab === 'files'}>
       <div class="col main-col">
@@ -750,13 +808,13 @@ export function ChangePage({ repo, changeRef }) {
           ${d.evidence ? html`
             ${part(d.evidence.policy, 'Policy', 'policy', 'the policy decision', (x) => html`<${Policy} policy=${x} />`)}
             ${part(d.evidence.ci, 'CI', 'ci', 'the CI status', (x) => html`<${Ci} repo=${repo} ci=${x} />`)}
-            ${part(d.evidence.attestation, 'Attestation', 'attestation', 'the attestation', (x) => html`<${Attestation} a=${x} />`)}` : html`<${Empty}>No patchset: nothing to check yet.</${Empty}>`}
+            ${part(d.evidence.attestation, 'Attestation', 'attestation', 'the attestation', (x) => html`<${Attestation} a=${x} repo=${repo} d=${d} access=${access} onDone=${retry} />`)}` : html`<${Empty}>No patchset: nothing to check yet.</${Empty}>`}
         </div>
       </div>
       <div class="col side-col">
         ${part(d.reviewers, 'Reviewers', 'people', 'the reviewers', (x) => html`<${Reviewers} repo=${repo} rows=${x} me=${me} />`)}
-        <${Actions} repo=${repo} d=${d} onDone=${state.reload} onReply=${() => setReplying(true)} drafts=${mine} />
-        ${part(d.queue, 'Land queue', 'queue', 'the land queue', (q) => html`<${LandQueueCard} repo=${repo} change=${c} queue=${q} onDone=${state.reload} />`)}
+        <${Actions} repo=${repo} d=${d} access=${access} onDone=${state.reload} onReply=${access.may('comments.publish') ? () => setReplying(true) : null} drafts=${mine} />
+        ${part(d.queue, 'Land queue', 'queue', 'the land queue', (q) => html`<${LandQueueCard} repo=${repo} change=${c} queue=${q} onDone=${state.reload} access=${access} />`)}
         <${LandHistory} repo=${repo} change=${c} version=${d} />
       </div>
     </div>

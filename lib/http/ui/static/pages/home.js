@@ -7,6 +7,7 @@ import { Async, Badge, Card, ChangeLink, Empty, JobOutcome, LineLink, Part, Part
 import { changeName } from '../dialogs.js';
 import { useLiveRefresh } from '../live.js';
 import { LandQueueSection, entryHref } from './queue.js';
+import { askSignIn, useRepoAccess, useSession, usesTokens } from '../session.js';
 
 /** What the dashboard shows: changes and their reviews, tasks, the land queue, the CI queue, lands. */
 const DASHBOARD_EVENTS = ['change.*', 'patchset.created', 'review.*', 'task.*', 'job.*', 'land.*', 'policy.decided', 'queue.*'];
@@ -16,10 +17,13 @@ const LIFECYCLE = { 1: 'active', 2: 'retiring', 3: 'purged' };
 export function ReposPage() {
   useTitle('Repositories');
   const repos = useAsync(() => get(AUTHORITIES), []);
+  const { session } = useSession();
+  const anonymous = usesTokens(session) && !session.account;
   return html`<div class="page">
     <h1>Repositories</h1>
+    ${anonymous ? html`<p class="note-box anonymous-note">You are not signed in: the list holds only the repositories open to anonymous readers. <button type="button" class="btn small primary" onClick=${askSignIn}>Sign in</button></p>` : null}
     <${Async} state=${repos} what="repositories">${(d) => (d.repositories.length === 0
-      ? html`<${Empty}>No repository is registered on this server yet (<code>cairn repo create NAME</code>).</${Empty}>`
+      ? (anonymous ? html`<${Empty}>None is open to anonymous readers.</${Empty}>` : html`<${Empty}>No repository is registered on this server yet (<code>cairn repo create NAME</code>).</${Empty}>`)
       : html`<table class="table">
           <thead><tr><th>Index</th><th>Name</th><th>Namespace</th><th>State</th><th>Created</th></tr></thead>
           <tbody>${d.repositories.map((r) => html`<tr>
@@ -168,6 +172,7 @@ export function Dashboard({ repo }) {
     return { repository: repository.data.repository, summary, review, active, draft, landed, inbox, jobs, queue };
   }, [repo]);
   useLiveRefresh(repo, DASHBOARD_EVENTS, () => true, data.reload);
+  const access = useRepoAccess(repo);
   useTitle(data.data ? data.data.repository.repository_name : `Repository ${repo}`);
   const retry = data.reload;
   const busy = data.loading;
@@ -182,7 +187,7 @@ export function Dashboard({ repo }) {
       <div class="page-head">
         <h1>${d.repository.repository_name} <span class="muted">#${repo}</span></h1>
         <nav class="subnav" aria-label="Repository">
-          <a href=${ui.changes(repo)}>Changes</a><a href=${ui.lines(repo)}>Lines</a><a href=${ui.plans(repo)}>Plans</a><a href=${ui.jobs(repo)}>CI queue</a>
+          <a href=${ui.changes(repo)}>Changes</a><a href=${ui.lines(repo)}>Lines</a><a href=${ui.plans(repo)}>Plans</a><a href=${ui.jobs(repo)}>CI queue</a>${access.may('access.change') ? html`<a class="settings-link" href=${ui.settings(repo)}>Settings</a>` : null}
         </nav>
       </div>
       ${part(d.summary, null, (x) => html`<${Counts} summary=${x} />`, 'the counts')}

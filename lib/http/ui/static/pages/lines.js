@@ -10,6 +10,7 @@ import { confirmAction } from '../dialogs.js';
 import { useLiveRefresh } from '../live.js';
 import { Async, Badge, Card, Empty, ErrorNote, LineLink, Snap, Time, plural, short, ui, useAsync, useTitle } from '../util.js';
 import { ChangeRows } from './home.js';
+import { useRepoAccess } from '../session.js';
 
 const PAGE = 15;
 /** How often the mirrors are read again while the page is visible. */
@@ -105,6 +106,7 @@ function Mirrors({ repo }) {
   const mirrors = useAsync(() => get(repoPath(repo, '/git-mirrors')), [repo]);
   const [busy, setBusy] = useState(null);
   const [error, setError] = useState(null);
+  const access = useRepoAccess(repo);
   useLiveRefresh(repo, ['git_mirror.diverged'], () => true, mirrors.reload);
   useVisiblePoll(MIRROR_POLL_MS, () => mirrors.reload(), [repo, mirrors.reload]);
   const act = async (m, what) => {
@@ -134,12 +136,12 @@ function Mirrors({ repo }) {
     <${Async} state=${mirrors} what="the git mirrors">${(d) => (d.mirrors.length === 0
       ? html`<${Empty}>No mirror: <code>cairn mirror add LINE URL</code> pushes a line to a git remote after each move.</${Empty}>`
       : html`<ul class="rows mirrors">${d.mirrors.map((m) => html`<li class="mirror" data-mirror-id=${m.mirror_id} data-state=${m.state}>
-          <${Mirror} repo=${repo} m=${m} busy=${busy === m.mirror_id} act=${act} />
+          <${Mirror} repo=${repo} m=${m} busy=${busy === m.mirror_id} act=${act} canResume=${access.may('gitMirrors.resume')} canRemove=${access.may('gitMirrors.delete')} />
         </li>`)}</ul>`)}</${Async}>
   </${Card}>`;
 }
 
-function Mirror({ repo, m, busy, act }) {
+function Mirror({ repo, m, busy, act, canResume = true, canRemove = true }) {
   const head = html`<div class="mirror-head">
     <span class="mirror-title"><${LineLink} repo=${repo} name=${m.line} /> <span aria-label="pushed to">→</span> <code class="mirror-url">${m.url}</code></span>
     <${Badge} value=${m.state} tone=${MIRROR_TONES[m.state]} title=${`mirror ${m.mirror_id}: ${m.state}`} />
@@ -155,8 +157,8 @@ function Mirror({ repo, m, busy, act }) {
         : html`The remote's branch <code>${m.line}</code> was deleted after this mirror had pushed it.`}${' '}Nothing was forced, and nothing is pushed until the mirror is resumed${m.diverged_at_s ? html` (diverged <${Time} s=${m.diverged_at_s} />)` : null}.</p>
       <p>Put the remote right first: reset its branch to one of the line's commits, or delete it. Then Resume: the mirror pushes as it did the first time.</p>
       <div class="btn-row">
-        <button type="button" class="btn primary" disabled=${busy} onClick=${() => act(m, 'resume')}>Resume</button>
-        <button type="button" class="btn danger" disabled=${busy} onClick=${() => act(m, 'remove')}>Remove</button>
+        ${canResume ? html`<button type="button" class="btn primary" disabled=${busy} onClick=${() => act(m, 'resume')}>Resume</button>` : null}
+        ${canRemove ? html`<button type="button" class="btn danger" disabled=${busy} onClick=${() => act(m, 'remove')}>Remove</button>` : null}
       </div>
     </div>` : null}
     <dl class="facts mirror-facts">
@@ -165,7 +167,7 @@ function Mirror({ repo, m, busy, act }) {
       ${m.last_error && !diverged ? html`<div><dt>Last error</dt><dd class="prewrap mirror-error">${m.last_error}</dd></div>` : null}
       ${m.credential ? html`<div><dt>Credential</dt><dd><code>${m.credential}</code></dd></div>` : null}
     </dl>
-    ${diverged ? null : html`<div class="btn-row">
+    ${diverged || !canRemove ? null : html`<div class="btn-row">
       <button type="button" class="btn small danger" disabled=${busy} onClick=${() => act(m, 'remove')} aria-label=${`Remove ${m.mirror_id}`}>Remove</button>
     </div>`}`;
 }

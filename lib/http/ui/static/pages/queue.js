@@ -116,7 +116,7 @@ function EntryFacts({ repo, e, count, queue }) {
 }
 
 /** The change page's card: the change's entry (if any) and the queue's two buttons. */
-export function LandQueueCard({ repo, change, queue, onDone }) {
+export function LandQueueCard({ repo, change, queue, onDone, access }) {
   const [busy, setBusy] = useState(false);
   const [flash, setFlash] = useState(null);
   const e = entryOfChange(queue, change.change_id);
@@ -137,6 +137,8 @@ export function LandQueueCard({ repo, change, queue, onDone }) {
     }
   };
   if (!e && !open) return null; // a closed change that never was queued: nothing to say
+  // without access (a page that passes none) every button shows; the server decides anyway
+  const may = access ? access.may : () => true;
   const add = () => run(() => post(repoPath(repo, '/land-queue'), { change_ref: change.change_id, mode: 'merge' }), (x) => `Queued as ${x.entry_id}, position ${x.position} on ${x.target_line}.`);
   const remove = async () => {
     const ok = await confirmAction({
@@ -150,7 +152,7 @@ export function LandQueueCard({ repo, change, queue, onDone }) {
   return html`<${Card} title="Land queue" id="queue" right=${e ? html`<${Badge} value=${e.state} />` : null}>
     ${flash ? html`<div class=${`flash ${flash.ok ? 'ok' : 'bad'}`} role=${flash.ok ? 'status' : 'alert'}>${flash.text}</div>` : null}
     ${e ? html`<${EntryFacts} repo=${repo} e=${e} count=${count} queue=${queue} />` : html`<${Empty}>Not in the land queue.</${Empty}>`}
-    ${active ? html`<div class="btn-row"><button type="button" class="btn danger" onClick=${remove} disabled=${busy}>Remove from queue</button></div>`
-      : open ? html`<div class="btn-row"><button type="button" class="btn" onClick=${add} disabled=${busy} title="The queue tests this change merged onto the line, with the entries ahead of it, and lands it onto exactly what it tested. Its gates must pass but for CI.">Add to land queue</button></div>` : null}
+    ${active ? (may('landQueue.remove') ? html`<div class="btn-row"><button type="button" class="btn danger" onClick=${remove} disabled=${busy}>Remove from queue</button></div>` : null)
+      : open && may('landQueue.enqueue') ? html`<div class="btn-row"><button type="button" class="btn" onClick=${add} disabled=${busy} title="The queue tests this change merged onto the line, with the entries ahead of it, and lands it onto exactly what it tested. Its gates must pass but for CI.">Add to land queue</button></div>` : null}
   </${Card}>`;
 }
