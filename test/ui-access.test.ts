@@ -229,6 +229,10 @@ describe('UI: signing in, roles, settings and attest (--auth tokens)', function 
     expect(await reader.page.getByRole('button', { name: 'Comment on the change…' }).count()).to.equal(0);
     await shot(reader.page, 'change-reader-1400');
 
+    // One approval from someone other than the author, as an auth mode gives a new repository
+    // (this one was seeded before accounts were on).
+    const put = await api(s.url, 'PUT', R(repo, '/rules'), { json: { rules: { required_approvals: 1 } }, headers: bearer(tokens.root) });
+    expect(put.status, put.text).to.equal(200);
     const maint = await open('max');
     await maint.page.goto(changeUrl());
     const mine = maint.page.locator('#actions');
@@ -241,6 +245,12 @@ describe('UI: signing in, roles, settings and attest (--auth tokens)', function 
     // the event feed follows with the token in a header (never in the URL): the live mark shows
     await maint.page.locator('.topbar .live').waitFor();
     await shot(maint.page, 'change-maintainer-1400');
+    // "Can this land?" lists what a land needs, the approval rule among it with who can give it.
+    const needs = maint.page.locator('.requirement-list li[data-kind="approvals_required"]');
+    await needs.waitFor();
+    expect(await needs.getAttribute('class')).to.equal('unmet');
+    expect(await needs.innerText()).to.match(/needs 1 approval from someone other than carol/);
+    await maint.page.locator('section.readiness').screenshot({ path: path.join(SHOT_DIR, 'readiness-requirements-1400.png') });
 
     // the same two at a phone's width
     for (const [who, w] of [['rita', reader], ['max', maint]] as const) {

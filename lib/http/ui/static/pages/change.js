@@ -172,8 +172,11 @@ export const BLOCKED = {
   change_not_open: 'The change is closed',
   no_patchset: 'The change has no patchset',
   patchset_not_selected: 'The selected patchset cannot land',
+  land_not_allowed: 'You may not land in this repository (its land_allowed rule)',
   blocked_by_policy: 'The policy does not pass',
   blocked_by_review: 'A reviewer blocks it',
+  approvals_required: 'It needs more approvals',
+  code_owners_required: 'It needs a code owner\'s approval',
   blocked_by_ci: 'CI has not passed',
   unresolved_threads: 'Comment threads are unresolved',
   target_line_unavailable: 'The target line cannot take a land',
@@ -293,7 +296,25 @@ function Readiness({ repo, d, retry, busy }) {
       <div><dt>Policy</dt><dd class="policy-now">judged now: <${Badge} value=${r.policy?.decision ?? 'pending'} title="the policy evaluated on the evidence as it stands; nothing is recorded by asking" /></dd></div>
     </dl>` : null}
     </div>
+    <${Requirements} r=${r} />
   </section>`;
+}
+
+/**
+ * What a land needs here, one line per gate and repository rule as the server judges it now
+ * (readiness `requirements`), each saying who can satisfy it; and a CODEOWNERS file's problems,
+ * which block under the code-owners rule (docs/api.md "Repository rules").
+ */
+function Requirements({ r }) {
+  const reqs = r.requirements ?? [];
+  const co = r.code_owners;
+  if (!reqs.length && !co?.problem_count) return null;
+  return html`<div class="requirements">
+    ${reqs.length ? html`<h3 class="sub">What a land needs</h3><ul class="requirement-list">${reqs.map((q) => html`<li class=${q.satisfied ? 'met' : 'unmet'} data-kind=${q.kind}>
+      <${Badge} value=${q.satisfied ? 'met' : 'needed'} tone=${q.satisfied ? 'good' : 'bad'} /> ${q.message}${!q.satisfied && q.who?.length ? html` <span class="muted">— ${q.who.join(', ')}</span>` : null}
+    </li>`)}</ul>` : null}
+    ${co?.problem_count ? html`<p class="bad-text codeowners-problems"><strong>${co.path}</strong> has ${plural(co.problem_count, 'problem')}: ${co.problems.map((p) => `line ${p.line}: ${p.message}`).join('; ')}</p>` : null}
+  </div>`;
 }
 
 const ACTION_LABEL = {
