@@ -246,6 +246,10 @@ describe('UI: signing in, roles, settings and attest (--auth tokens)', function 
     await maint.page.locator('.topbar .live').waitFor();
     await shot(maint.page, 'change-maintainer-1400');
     // "Can this land?" lists what a land needs, the approval rule among it with who can give it.
+    const summary = maint.page.locator('section.readiness details.requirements summary');
+    await summary.waitFor();
+    expect(await summary.innerText()).to.match(/^3 of 4 needed/);
+    await summary.click();
     const needs = maint.page.locator('.requirement-list li[data-kind="approvals_required"]');
     await needs.waitFor();
     expect(await needs.getAttribute('class')).to.equal('unmet');

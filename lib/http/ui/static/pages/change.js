@@ -294,14 +294,14 @@ function Readiness({ repo, d, retry, busy }) {
       ${r.review ? html`<div><dt>Reviews</dt><dd><span class="good-text">${plural(r.review.approvals ?? 0, 'approval')}</span>, <span class=${r.review.blocking ? 'bad-text' : ''}>${r.review.blocking ?? 0} blocking</span></dd></div>` : null}
       <div><dt>Attestation</dt><dd>${r.attestation ? html`<${Badge} value=${r.attestation.revoked ? 'revoked' : r.attestation.verification_state} tone=${r.attestation.revoked ? 'bad' : undefined} />` : html`<span class="muted">none</span>`}</dd></div>
       <div><dt>Policy</dt><dd class="policy-now">judged now: <${Badge} value=${r.policy?.decision ?? 'pending'} title="the policy evaluated on the evidence as it stands; nothing is recorded by asking" /></dd></div>
+      <${Requirements} r=${r} />
     </dl>` : null}
     </div>
-    <${Requirements} r=${r} />
   </section>`;
 }
 
 /**
- * What a land needs here, one line per gate and repository rule as the server judges it now
+ * What a land needs here (a fact of the row that opens): one line per gate and repository rule as the server judges it now
  * (readiness `requirements`), each saying who can satisfy it; and a CODEOWNERS file's problems,
  * which block under the code-owners rule (docs/api.md "Repository rules").
  */
@@ -309,12 +309,15 @@ function Requirements({ r }) {
   const reqs = r.requirements ?? [];
   const co = r.code_owners;
   if (!reqs.length && !co?.problem_count) return null;
-  return html`<div class="requirements">
-    ${reqs.length ? html`<h3 class="sub">What a land needs</h3><ul class="requirement-list">${reqs.map((q) => html`<li class=${q.satisfied ? 'met' : 'unmet'} data-kind=${q.kind}>
+  const needed = reqs.filter((q) => !q.satisfied).length;
+  // A fact of the row, opened on demand: the head stays compact and the diff stays near the top.
+  return html`<div class="requirements-fact"><dt>Needs</dt><dd><details class="requirements">
+    <summary>${needed ? html`<span class="bad-text">${needed} of ${reqs.length} needed</span>` : html`<span class="good-text">all ${reqs.length} met</span>`}${co?.problem_count ? html` · <span class="bad-text">CODEOWNERS: ${plural(co.problem_count, 'problem')}</span>` : null}</summary>
+    ${reqs.length ? html`<ul class="requirement-list" aria-label="What a land needs">${reqs.map((q) => html`<li class=${q.satisfied ? 'met' : 'unmet'} data-kind=${q.kind}>
       <${Badge} value=${q.satisfied ? 'met' : 'needed'} tone=${q.satisfied ? 'good' : 'bad'} /> ${q.message}${!q.satisfied && q.who?.length ? html` <span class="muted">— ${q.who.join(', ')}</span>` : null}
     </li>`)}</ul>` : null}
-    ${co?.problem_count ? html`<p class="bad-text codeowners-problems"><strong>${co.path}</strong> has ${plural(co.problem_count, 'problem')}: ${co.problems.map((p) => `line ${p.line}: ${p.message}`).join('; ')}</p>` : null}
-  </div>`;
+    ${co?.problem_count ? html`<p class="bad-text codeowners-problems"><strong>${co.path}</strong>: ${co.problems.map((p) => `line ${p.line}: ${p.message}`).join('; ')}</p>` : null}
+  </details></dd></div>`;
 }
 
 const ACTION_LABEL = {
