@@ -35,7 +35,7 @@ function git(args: string[], as: { name: string; email: string } = { name: 'Ada'
   });
 }
 /** A push for review through the ingress as `who`. */
-const pushAs = (dir: string, url: string, who: string, ref = 'HEAD:refs/for/main') => git(['-C', dir, '-c', `http.extraHeader=${H}: ${who}`, '-c', `http.extraHeader=X-Cairn-Ingress-Secret: ${SECRET}`, 'push', '-q', url, ref]);
+const pushAs = (dir: string, url: string, who: string, ref = 'HEAD:refs/for/main', options: string[] = []) => git(['-C', dir, '-c', `http.extraHeader=${H}: ${who}`, '-c', `http.extraHeader=X-Cairn-Ingress-Secret: ${SECRET}`, 'push', '-q', ...options, url, ref]);
 
 (hasGit ? describe : describe.skip)('reviewer UI: who pushed a patchset, who landed a change (Chromium)', function () {
   this.timeout(180_000);
@@ -78,9 +78,10 @@ const pushAs = (dir: string, url: string, who: string, ref = 'HEAD:refs/for/main
     // Mallory pushes a commit that says Linus Torvalds wrote it: change-1, patchset 1.
     await edit('README.md', '# shop\n\nA small web shop. Fast.\n', 'Speed up the shop\n\nThe readme says so.', { name: 'Linus Torvalds', email: 'torvalds@linux-foundation.org' });
     await pushAs(dir, url, 'mallory');
-    // Then one written as herself: patchset 2 of the same change.
+    // Then one written as herself: patchset 2 of the same change, pushed with -o noselect so
+    // patchset 1 (Linus's) stays the selected one the Description shows.
     await edit('README.md', '# shop\n\nA small web shop. Faster.\n', 'Speed up the shop more\n\nThe readme says so.', { name: 'mallory', email: 'mallory@example.org' }, true);
-    await pushAs(dir, url, 'mallory', 'HEAD:refs/for/main%change=change-1');
+    await pushAs(dir, url, 'mallory', 'HEAD:refs/for/main%change=change-1', ['-o', 'noselect']);
     // Ann pushes a change of her own, and carol lands it (gates passed by the test).
     await git(['-C', dir, 'reset', '-q', '--hard', 'origin/main']);
     await edit('NOTES.md', 'notes\n', 'Add notes', { name: 'Ann Example', email: 'ann@example.org' });

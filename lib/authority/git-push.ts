@@ -15,7 +15,7 @@ import type { Readable } from 'node:stream';
 import { encodeSnapshot, encodeTree, MAX_MESSAGE_BYTES, refusedEntryName, sha256Hex, validateEntryName, type TreeEntry } from '../domain/content.js';
 import { CairnError, Invalid, TooLarge } from '../domain/errors.js';
 import { GIT_COMMIT_ID, gitModeKind, MAX_GIT_COMMIT_BYTES, messageText, parseCommit, snapshotMessage, type GitCommitIdRecord, type Gitlink } from '../domain/git.js';
-import { changeIdTrailer, reviewTarget, titleAndBody } from '../domain/git-push.js';
+import { changeIdTrailer, pushOptions, reviewTarget, titleAndBody } from '../domain/git-push.js';
 import { sizeFromEntries, pathsOf } from '../domain/tree-size.js';
 import { requirePathDepth } from '../domain/tree-depth.js';
 import { MAX_TITLE_CHARS } from '../domain/workflow/rules.js';
@@ -64,7 +64,7 @@ export interface ReceiveOptions {
   /** The request body, gzip already undone. */
   body: Readable;
   /** The commands and capabilities at the head of a receive-pack request (pkt-lines up to a flush). */
-  parse: (head: Buffer) => { commands: PushCommandLike[]; capabilities: string[]; complete: boolean };
+  parse: (head: Buffer) => { commands: PushCommandLike[]; capabilities: string[]; options?: string[]; complete: boolean };
   /** The caller's identity (`--ui-identity-header`), or null: the commit's author. */
   identity: string | null;
   log: Log;
@@ -112,7 +112,8 @@ export async function receivePush(authority: Authority, o: ReceiveOptions): Prom
     }
     const objects = new GitObjects(dir, o.shadowDir);
     try {
-      for (const c of parsed.commands) outcomes.push(await pushOne(authority, objects, c, o, dir));
+      const asked = pushOptions(parsed.options ?? []);
+      for (const c of parsed.commands) outcomes.push('refused' in asked ? { ref: c.ref, ok: false, reason: asked.refused } : await pushOne(authority, objects, c, o, dir, asked.select));
     } finally {
       objects.close();
     }
@@ -234,6 +235,9 @@ function runReceivePack(dir: string, shadowDir: string, head: Buffer, rest: Asyn
     // Always kept as a pack: unpacking into loose objects skips those the shadow holds already,
     // and firstBorrowedUnserved must see every object the push brought.
     ['receive.unpackLimit', '1'],
+    // The client's push options (`-o noselect`) follow its commands when it asked for them: git
+    // must read them as options, not as the start of the pack (parsePushCommands reads them too).
+    ['receive.advertisePushOptions', 'true'],
   ]) };
   return new Promise((resolve, reject) => {
     const child = spawn(gitBinary(), ['receive-pack', '--stateless-rpc', dir], { env, cwd: path.dirname(dir), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
@@ -282,7 +286,7 @@ function runReceivePack(dir: string, shadowDir: string, head: Buffer, rest: Asyn
 }
 
 /** One ref update of the push: refused, or written as a patchset. */
-async function pushOne(authority: Authority, objects: GitObjects, c: PushCommandLike, o: ReceiveOptions, dir: string): Promise<PushOutcome> {
+async function pushOne(authority: Authority, objects: GitObjects, c: PushCommandLike, o: ReceiveOptions, dir: string, select: boolean): Promise<PushOutcome> {
   const refuse = (reason: string): PushOutcome => ({ ref: c.ref, ok: false, reason });
   const target = reviewTarget(c.ref);
   if ('refused' in target) {
@@ -325,6 +329,7 @@ async function pushOne(authority: Authority, objects: GitObjects, c: PushCommand
       change_key: changeIdTrailer(text),
       task_id: target.task_id,
       change_id: target.change_id,
+      select,
     });
     const notes = converted.gitlinks.map((g) => `submodule ${g.path} (${g.commit_id.slice(0, 12)}) is kept with the git commit, not in the snapshot`);
     return { ref: c.ref, ok: true, result, notes };

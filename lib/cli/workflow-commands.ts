@@ -28,12 +28,17 @@ export const CHANGE_HELP = `Usage:
                                     reviewer:NAME file:PATH line:LINE and title words, all matched)
   cairn change show CHANGE          (the change, its reviewers' votes, its patchsets and whether it can land)
   cairn change close CHANGE --status archived|superseded|abandoned|canceled|cancelled
+  cairn change select CHANGE PS     (PS is reviewed and landed: ps-2, 2 or change-3.ps-2)
   cairn change apply-suggestions …  (suggested edits as a new patchset; cairn change apply-suggestions --help)
   cairn change viewed CHANGE --user U [--patchset PS] [--mark | --unmark PATH...]
 
 CHANGE is a change id (change-3) or its full ref (task-1.change-3). show judges a merge land
 now: CI, reviews, attestation, the policy, and whether the selected patchset still merges onto
 the target line's head (each conflicting path, if not).
+
+select makes PS the change's selected patchset: the one its reviews count on, its readiness
+judges and a land lands. A push for review selects the patchset it makes (unless pushed with
+-o noselect); select goes back to an earlier one, or forward to one pushed with noselect.
 
 viewed lists the files U has viewed on a patchset (default: the current one), counting a file
 viewed on an earlier patchset that this one leaves unchanged, and the patchset U last reviewed;
@@ -155,6 +160,23 @@ export async function taskCommand(argv: string[]): Promise<number> {
   }
 }
 
+/**
+ * The patchset id PS names on the change: `ps-2` or `2` (its number on this change), or a full
+ * id (`change-3.ps-2`, checked by the server). A number the change does not have is refused here,
+ * in the user's words.
+ */
+async function selectedId(ctx: ReturnType<typeof context>, changePath: string, changeRef: string, ps: string): Promise<string> {
+  const m = /^(?:ps-?)?([1-9][0-9]{0,8})$/i.exec(ps);
+  if (!m) {
+    if (/\.ps-[1-9][0-9]*$/.test(ps)) return ps;
+    throw new CliUsageError(`PS must name a patchset: ps-2, 2 or change-3.ps-2 (not "${ps}")`);
+  }
+  const { change } = await ctx.client.json('GET', changePath);
+  const n = Number(m[1]);
+  if (n > change.patchset_count) throw new Error(`${change.change_ref} has ${change.patchset_count === 1 ? 'one patchset' : `${change.patchset_count} patchsets`}: it has no ps-${n} (cairn change show ${changeRef} lists them)`);
+  return `${change.change_id}.ps-${n}`;
+}
+
 export async function changeCommand(argv: string[]): Promise<number> {
   const [sub, rest] = split(argv);
   if (sub === 'apply-suggestions') return (await import('./comment-commands.js')).applySuggestionsCommand(rest);
@@ -209,6 +231,14 @@ export async function changeCommand(argv: string[]): Promise<number> {
       const res = await ctx.client.json('POST', p(`/changes/${seg(one(positionals, 'CHANGE'))}:close`), { status: need(values.status, '--status') });
       return print(ctx, res, () => `closed ${changeLine(res.change)}`);
     }
+    case 'select': {
+      if (positionals.length !== 2) throw new CliUsageError('change select needs CHANGE and PS (cairn change select change-3 ps-2)');
+      const [changeRef, ps] = positionals;
+      const ref = seg(changeRef);
+      const patchsetId = await selectedId(ctx, p(`/changes/${ref}`), changeRef, ps);
+      const res = await ctx.client.json('POST', p(`/changes/${ref}:selectPatchset`), { patchset_id: patchsetId });
+      return print(ctx, res, () => `selected ${res.change.selected_patchset_id} of ${res.change.change_ref} (what is reviewed and landed)`);
+    }
     case 'viewed': {
       const [change, ...paths] = positionals;
       if (change === undefined) throw new CliUsageError('change viewed needs CHANGE');
@@ -234,7 +264,7 @@ export async function changeCommand(argv: string[]): Promise<number> {
       ].join('\n'));
     }
     default:
-      throw new CliUsageError(`unknown change subcommand "${sub}" (create, list, show, close, viewed, apply-suggestions)`);
+      throw new CliUsageError(`unknown change subcommand "${sub}" (create, list, show, close, select, viewed, apply-suggestions)`);
   }
 }
 

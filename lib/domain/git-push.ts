@@ -63,6 +63,20 @@ export function reviewTarget(ref: string): ReviewTarget | { refused: string } {
   return target;
 }
 
+/**
+ * What a push's options (`git push -o OPTION`, sent after its commands) ask of every ref it
+ * pushes for review: `noselect` keeps each change's selected patchset. Any other is refused, as
+ * an unknown `%option` is, rather than ignored.
+ */
+export function pushOptions(options: readonly string[]): { select: boolean } | { refused: string } {
+  let select = true;
+  for (const option of options) {
+    if (option === 'noselect') select = false;
+    else return { refused: `unknown push option -o ${option.slice(0, 80)}: a push for review takes -o noselect` };
+  }
+  return { select };
+}
+
 function splitOnce(text: string, sep: string): [string, string | null] {
   const at = text.indexOf(sep);
   return at < 0 ? [text, null] : [text.slice(0, at), text.slice(at + 1)];

@@ -92,6 +92,8 @@ export function cgiEnvironment(ctx: Context, options: ServeGitOptions, headTarge
     ['http.uploadpack', 'true'],
     // The advertisement of a push (answered so the client sends only its new objects; the push itself never reaches git).
     ['http.receivepack', options.service === 'git-receive-pack' ? 'true' : 'false'],
+    // A push may say `-o noselect` (docs/git.md "Push for review"): git sends push options only when this is advertised.
+    ['receive.advertisePushOptions', options.service === 'git-receive-pack' ? 'true' : 'false'],
     ['uploadpack.allowTipSHA1InWant', 'false'],
     ['uploadpack.allowReachableSHA1InWant', 'false'],
     ['uploadpack.allowAnySHA1InWant', 'false'],
@@ -480,18 +482,30 @@ export interface PushCommand {
  * The commands of a receive-pack request body (pkt-lines up to the first flush; the pack that
  * follows is not read here) and the capabilities the client asked for.
  */
-export function parsePushCommands(bytes: Buffer): { commands: PushCommand[]; capabilities: string[]; complete: boolean } {
+export function parsePushCommands(bytes: Buffer): { commands: PushCommand[]; capabilities: string[]; options: string[]; complete: boolean } {
   const commands: PushCommand[] = [];
   let capabilities: string[] = [];
+  // After the commands' flush, a client that asked for `push-options` sends its `-o` values, one
+  // pkt-line each, and a second flush (git's pack-protocol); the pack follows.
+  let options: string[] | null = null;
   let at = 0;
   while (at + 4 <= bytes.length) {
     const size = Number.parseInt(bytes.subarray(at, at + 4).toString('latin1'), 16);
     if (!/^[0-9a-f]{4}$/i.test(bytes.subarray(at, at + 4).toString('latin1'))) throw new Invalid('malformed push request: not a pkt-line');
-    if (size === 0) return { commands, capabilities, complete: true };
+    if (size === 0) {
+      if (options !== null || !capabilities.includes('push-options') || commands.length === 0) return { commands, capabilities, options: options ?? [], complete: true };
+      options = [];
+      at += 4;
+      continue;
+    }
     if (size < 4) throw new Invalid('malformed push request: unexpected special pkt-line');
     if (at + size > bytes.length) break;
     let line = bytes.subarray(at + 4, at + size).toString('utf8');
     at += size;
+    if (options !== null) {
+      options.push(line.replace(/\n$/, ''));
+      continue;
+    }
     const nul = line.indexOf('\0');
     if (nul >= 0) {
       capabilities = line.slice(nul + 1).trim().split(' ').filter(Boolean);
@@ -503,7 +517,7 @@ export function parsePushCommands(bytes: Buffer): { commands: PushCommand[]; cap
     if (!m) throw new Invalid('malformed push request: a command is not "<old> <new> <ref>"');
     commands.push({ oldId: m[1], newId: m[2], ref: m[3] });
   }
-  return { commands, capabilities, complete: false };
+  return { commands, capabilities, options: options ?? [], complete: false };
 }
 
 function pkt(payload: string | Buffer): Buffer {

@@ -475,19 +475,24 @@ export class WorkflowBook {
   }
 
   selectPatchset(ref: string, patchsetIdValue: string): Promise<ChangeRecord> {
-    return this.store.transact((tx) => {
-      const change = this.changeIn(tx, ref);
-      const ps = tx.entity<PatchsetRecord>(PATCHSET, patchsetIdValue);
-      if (!ps) throw new NotFound(`patchset ${patchsetIdValue} does not exist`);
-      if (ps.change_id !== change.change_id) throw new Invalid(`patchset ${patchsetIdValue} belongs to ${ps.change_id}, not to ${change.change_id}`);
-      checkChangeOpen(change, 'select a patchset');
-      if (ps.withdrawn) throw new Invalid(`patchset ${patchsetIdValue} is withdrawn`);
-      if (ps.invalidated) throw new Invalid(`patchset ${patchsetIdValue} is invalidated`);
-      if (change.selected_patchset_id === ps.patchset_id) return change;
-      const next: ChangeRecord = { ...change, selected_patchset_id: ps.patchset_id, updated_at_s: nowSeconds() };
-      this.upsertChange(tx, next);
-      return next;
-    });
+    return this.store.transact((tx) => this.selectPatchsetIn(tx, this.changeIn(tx, ref), patchsetIdValue));
+  }
+
+  /**
+   * Stage `patchsetIdValue` as the selected patchset of `change` in `tx` (its record and its
+   * `patchset.selected` event): `changes:selectPatchset`, and a push's new patchset (push-review.ts).
+   */
+  selectPatchsetIn(tx: Txn, change: ChangeRecord, patchsetIdValue: string): ChangeRecord {
+    const ps = tx.entity<PatchsetRecord>(PATCHSET, patchsetIdValue);
+    if (!ps) throw new NotFound(`patchset ${patchsetIdValue} does not exist`);
+    if (ps.change_id !== change.change_id) throw new Invalid(`patchset ${patchsetIdValue} belongs to ${ps.change_id}, not to ${change.change_id}`);
+    checkChangeOpen(change, 'select a patchset');
+    if (ps.withdrawn) throw new Invalid(`patchset ${patchsetIdValue} is withdrawn`);
+    if (ps.invalidated) throw new Invalid(`patchset ${patchsetIdValue} is invalidated`);
+    if (change.selected_patchset_id === ps.patchset_id) return change;
+    const next: ChangeRecord = { ...change, selected_patchset_id: ps.patchset_id, updated_at_s: nowSeconds() };
+    this.upsertChange(tx, next);
+    return next;
   }
 
   // ------------------------------------------------------------ patchsets

@@ -39,6 +39,8 @@ export interface PushedPatchset {
   change_key: string | null;
   task_id: string | null;
   change_id: string | null;
+  /** The new patchset becomes the change's selected one (false: `-o noselect`, the selection is kept). */
+  select: boolean;
 }
 
 export interface PushedSide {
@@ -142,6 +144,9 @@ export async function commitPushedPatchset(store: ContentStore, book: WorkflowBo
       const key = tx.entity<GitChangeKeyRecord>(GIT_CHANGE_KEY, id);
       if (!key || key.change_id !== staged.change.change_id) tx.upsert(GIT_CHANGE_KEY, id, { line: p.line, change_key: p.change_key, change_id: staged.change.change_id } satisfies GitChangeKeyRecord);
     }
-    return { task, change: staged.change, patchset: staged.patchset, created: found === null };
+    // What is reviewed is what lands: the newest push is the selected patchset, selected as
+    // changes:selectPatchset selects (the same record and event), unless the push said noselect.
+    const final = p.select ? book.selectPatchsetIn(tx, staged.change, staged.patchset.patchset_id) : staged.change;
+    return { task, change: final, patchset: staged.patchset, created: found === null };
   });
 }

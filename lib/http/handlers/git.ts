@@ -8,6 +8,7 @@ import { parsePushCommands, receiveForReview, serveGit, serviceOf, type GitServi
 import { gitClientOfAddress } from '../git-places.js';
 import type { RouteContext } from '../route-types.js';
 import { pushLimit, receivePush } from '../../authority/git-push.js';
+import type { ChangeRecord, PatchsetRecord } from '../../domain/workflow/rules.js';
 import { validate } from '../validate.js';
 import { COMMIT_CONTRACT, commitRequest, SCHEMAS as CONTENT_SCHEMAS } from './content.js';
 
@@ -85,12 +86,19 @@ export const gitReceivePack: Handler = async (ctx) => {
       return {
         ref: o.ref,
         ok: true,
-        lines: ['', created ? 'New change:' : `Updated change (${patchset.patchset_id}):`, `  ${url} ${change.title.slice(0, 120)}${created ? ' [NEW]' : ''}`, '', ...o.notes],
+        lines: ['', created ? 'New change:' : `Updated change (${patchset.patchset_id}):`, `  ${url} ${change.title.slice(0, 120)}${created ? ' [NEW]' : ''}`, ...selection(change, patchset, created), '', ...o.notes],
       };
     });
     return { unpack: receipt.unpack, outcomes, capabilities: receipt.capabilities };
   });
 };
+
+/** Which patchset of a change a push left selected (what is reviewed and landed), for the pusher. */
+function selection(change: ChangeRecord, patchset: PatchsetRecord, created: boolean): string[] {
+  if (created) return [];
+  if (change.selected_patchset_id === patchset.patchset_id) return [`  selected: ${patchset.patchset_id} (what is reviewed and landed)`];
+  return [`  kept selected: ${change.selected_patchset_id ?? 'none'} (noselect); to review this push: cairn change select ${change.change_id} ${patchset.patchset_id}`];
+}
 
 export const commitById: Handler = async (ctx) => {
   const record = requireAuthority(ctx).content.gitCommitById(ctx.params.commit_id);
