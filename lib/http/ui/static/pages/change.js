@@ -305,10 +305,13 @@ function Readiness({ repo, d, retry, busy }) {
  * (readiness `requirements`), each saying who can satisfy it; and a CODEOWNERS file's problems,
  * which block under the code-owners rule (docs/api.md "Repository rules").
  */
+const RULE_KINDS = ['land_not_allowed', 'approvals_required', 'code_owners_required'];
+
 function Requirements({ r }) {
   const reqs = r.requirements ?? [];
   const co = r.code_owners;
-  if (!reqs.length && !co?.problem_count) return null;
+  // Without a repository rule the gates are the row's own facts (Policy, Reviews, CI): nothing to add.
+  if (!reqs.some((q) => RULE_KINDS.includes(q.kind)) && !co?.problem_count) return null;
   const needed = reqs.filter((q) => !q.satisfied).length;
   // A fact of the row, opened on demand: the head stays compact and the diff stays near the top.
   return html`<div class="requirements-fact"><dt>Needs</dt><dd><details class="requirements">
