@@ -98,6 +98,9 @@ const client = (args: string[]) => run('git', args);
     await edit('hello, world\n');
     expect((await client(['-C', dir, 'commit', '-q', '--amend', '--no-edit'])).code).to.equal(0);
     expect((await message()).match(/^Change-Id: I[0-9a-f]{40}$/gm)).to.deep.equal(ids);
+    // Amended through the editor (the file the hook reads holds git's comments and, with -v, the diff): still the one Change-Id.
+    expect((await client(['-C', dir, '-c', 'core.editor=true', 'commit', '-q', '-v', '--amend'])).code).to.equal(0);
+    expect((await message()).match(/^Change-Id: I[0-9a-f]{40}$/gm)).to.deep.equal(ids);
     const again = await client(['-C', dir, 'push', url, 'HEAD:refs/for/main']);
     expect(again.code, again.stderr).to.equal(0);
     expect(again.stderr).to.include('Updated change (change-1.ps-3)');
