@@ -15,10 +15,10 @@ import type { Readable } from 'node:stream';
 import { encodeSnapshot, encodeTree, MAX_MESSAGE_BYTES, refusedEntryName, sha256Hex, validateEntryName, type TreeEntry } from '../domain/content.js';
 import { CairnError, Invalid, TooLarge } from '../domain/errors.js';
 import { GIT_COMMIT_ID, gitModeKind, MAX_GIT_COMMIT_BYTES, messageText, parseCommit, snapshotMessage, type GitCommitIdRecord, type Gitlink } from '../domain/git.js';
-import { changeIdTrailer, pushOptions, reviewTarget, titleAndBody } from '../domain/git-push.js';
+import { changeIdTrailer, pushOptions, reviewTarget, titleAndBody, type PushAsk } from '../domain/git-push.js';
 import { sizeFromEntries, pathsOf } from '../domain/tree-size.js';
 import { requirePathDepth } from '../domain/tree-depth.js';
-import { MAX_TITLE_CHARS } from '../domain/workflow/rules.js';
+import { MAX_TEXT_CHARS, MAX_TITLE_CHARS } from '../domain/workflow/rules.js';
 import { crashPoint } from '../store/crash-point.js';
 import { decodeObjectFrame, MAX_TREE_BYTES, PACK_KIND_OBJECT, type PackEntry } from '../store/pack.js';
 import type { StreamingPackWriter } from '../store/pack-writer.js';
@@ -41,7 +41,8 @@ const gitBinary = (): string => process.env.CAIRN_GIT || 'git';
 export interface PushCommandLike { oldId: string; newId: string; ref: string }
 
 export type PushOutcome =
-  | { ref: string; ok: true; result: PushedResult; notes: string[] }
+  /** `change_key`: the commit's Change-Id trailer, or null (the pusher is told how to get one). */
+  | { ref: string; ok: true; result: PushedResult; notes: string[]; change_key: string | null }
   | { ref: string; ok: false; reason: string };
 
 export interface PushReceipt {
@@ -112,8 +113,8 @@ export async function receivePush(authority: Authority, o: ReceiveOptions): Prom
     }
     const objects = new GitObjects(dir, o.shadowDir);
     try {
-      const asked = pushOptions(parsed.options ?? []);
-      for (const c of parsed.commands) outcomes.push('refused' in asked ? { ref: c.ref, ok: false, reason: asked.refused } : await pushOne(authority, objects, c, o, dir, asked.select));
+      const asked = pushOptions(parsed.options ?? [], MAX_TEXT_CHARS);
+      for (const c of parsed.commands) outcomes.push('refused' in asked ? { ref: c.ref, ok: false, reason: asked.refused } : await pushOne(authority, objects, c, o, dir, asked));
     } finally {
       objects.close();
     }
@@ -286,7 +287,7 @@ function runReceivePack(dir: string, shadowDir: string, head: Buffer, rest: Asyn
 }
 
 /** One ref update of the push: refused, or written as a patchset. */
-async function pushOne(authority: Authority, objects: GitObjects, c: PushCommandLike, o: ReceiveOptions, dir: string, select: boolean): Promise<PushOutcome> {
+async function pushOne(authority: Authority, objects: GitObjects, c: PushCommandLike, o: ReceiveOptions, dir: string, asked: PushAsk): Promise<PushOutcome> {
   const refuse = (reason: string): PushOutcome => ({ ref: c.ref, ok: false, reason });
   const target = reviewTarget(c.ref);
   if ('refused' in target) {
@@ -311,6 +312,7 @@ async function pushOne(authority: Authority, objects: GitObjects, c: PushCommand
     staged = await converter.finishBlobs();
     const text = messageText(converted.parsed);
     const { title, body } = titleAndBody(text, MAX_TITLE_CHARS);
+    const changeKey = changeIdTrailer(text);
     const author = o.identity ?? (converted.parsed.author.email.trim() || converted.parsed.author.name.trim());
     const result = await commitPushedPatchset(authority.store, authority.workflow, {
       line: target.line,
@@ -323,16 +325,17 @@ async function pushOne(authority: Authority, objects: GitObjects, c: PushCommand
       sides: converted.sides,
       title: title === '' ? `Pushed commit ${c.newId.slice(0, 12)}` : title,
       intent: body,
-      summary: text.trim(),
+      summary: asked.message ?? text.trim(),
       author,
       pushed_by: o.identity,
-      change_key: changeIdTrailer(text),
+      change_key: changeKey,
       task_id: target.task_id,
       change_id: target.change_id,
-      select,
+      select: asked.select,
+      reviewers: asked.reviewers,
     });
     const notes = converted.gitlinks.map((g) => `submodule ${g.path} (${g.commit_id.slice(0, 12)}) is kept with the git commit, not in the snapshot`);
-    return { ref: c.ref, ok: true, result, notes };
+    return { ref: c.ref, ok: true, result, notes, change_key: changeKey };
   } catch (err) {
     if (err instanceof CairnError) return refuse(err.message.replace(/\s+/g, ' ').slice(0, 300));
     o.log.error({ ref: c.ref.slice(0, 200), error: (err as Error).message }, 'push for review failed');

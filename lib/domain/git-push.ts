@@ -1,6 +1,7 @@
 // Push for review (docs/git.md "Push for review"): the ref a push names (`refs/for/<line>`, with
 // Gerrit's `%option,option` after it), the `Change-Id:` trailer of a commit message, and the task
 // and change a pushed commit is written under. Pure functions.
+import { nameProblem } from './text.js';
 import { parseChangeRef, parseTaskRef } from './workflow/rules.js';
 
 /** The workflow.log entity that finds a change by the Change-Id trailer of its pushed commits (id: `<line> <Change-Id>`). */
@@ -63,18 +64,44 @@ export function reviewTarget(ref: string): ReviewTarget | { refused: string } {
   return target;
 }
 
+/** What a push's options (`git push -o OPTION`) ask of every ref it pushes for review. */
+export interface PushAsk {
+  /** The new patchset becomes the change's selected one (false: `-o noselect`). */
+  select: boolean;
+  /** `-o r=NAME`: review requested from these people (in order, each once). */
+  reviewers: string[];
+  /** `-o m=MESSAGE`: the patchset's summary instead of the commit message. */
+  message: string | null;
+}
+
+/** The options a push for review takes, as the refusal of an unknown one lists them. */
+export const KNOWN_PUSH_OPTIONS = 'noselect, r=NAME, m=MESSAGE';
+/** People one push may ask for review (a review request's own cap). */
+export const MAX_PUSH_REVIEWERS = 50;
+
 /**
- * What a push's options (`git push -o OPTION`, sent after its commands) ask of every ref it
- * pushes for review: `noselect` keeps each change's selected patchset. Any other is refused, as
- * an unknown `%option` is, rather than ignored.
+ * What a push's options (`git push -o OPTION`, sent after its commands) ask: `noselect` keeps
+ * each change's selected patchset, `r=NAME` requests a review, `m=MESSAGE` is the patchset's
+ * summary. Any other option, and a bad value, is refused (every ref), rather than ignored.
  */
-export function pushOptions(options: readonly string[]): { select: boolean } | { refused: string } {
-  let select = true;
+export function pushOptions(options: readonly string[], maxMessage: number): PushAsk | { refused: string } {
+  const ask: PushAsk = { select: true, reviewers: [], message: null };
   for (const option of options) {
-    if (option === 'noselect') select = false;
-    else return { refused: `unknown push option -o ${option.slice(0, 80)}: a push for review takes -o noselect` };
+    const [key, value] = splitOnce(option, '=');
+    if (option === 'noselect') ask.select = false;
+    else if (key === 'r' && value !== null) {
+      const problem = nameProblem(value);
+      if (problem !== null) return { refused: `-o r=${value.slice(0, 80)}: a reviewer's name ${problem}` };
+      if (!ask.reviewers.includes(value)) ask.reviewers.push(value);
+      if (ask.reviewers.length > MAX_PUSH_REVIEWERS) return { refused: `-o r= names more than ${MAX_PUSH_REVIEWERS} people` };
+    } else if (key === 'm' && value !== null) {
+      if (ask.message !== null) return { refused: '-o m= may be given once' };
+      if (value.trim() === '') return { refused: '-o m= must not be empty' };
+      if (value.length > maxMessage) return { refused: `-o m= is longer than ${maxMessage} characters` };
+      ask.message = value;
+    } else return { refused: `unknown push option -o ${option.slice(0, 80)}: a push for review takes -o ${KNOWN_PUSH_OPTIONS}` };
   }
-  return { select };
+  return ask;
 }
 
 function splitOnce(text: string, sep: string): [string, string | null] {

@@ -45,6 +45,7 @@ import * as people from './handlers/people.js';
 import * as gitMirrors from './handlers/git-mirrors.js';
 import * as archive from './handlers/archive.js';
 import * as access from './handlers/access.js';
+import { COMMIT_MSG_HOOK_PATH } from './commit-msg-hook.js';
 import {
   MEDIA_RECEIVE_PACK_ADVERTISEMENT,
   MEDIA_RECEIVE_PACK_REQUEST,
@@ -229,6 +230,8 @@ export const ROUTES: readonly RouteSpec[] = [
   route('git.export', 'POST', `${REPO}/git/exports`, 'maintainer', { extension: true, request: git.ExportBody, ok: 'GitExportResult', handler: git.exportLine }),
   route('git.snapshotCommit', 'GET', `${REPO}/git/snapshots/{snapshot_id}`, 'reader', { extension: true, ok: 'GitCommitResult', handler: git.snapshotCommit }),
   route('git.commit', 'GET', `${REPO}/git/commits/{commit_id}`, 'reader', { extension: true, ok: 'GitCommitResult', handler: git.commitById }),
+  // The commit-msg hook that gives a commit a Change-Id (curl -o .git/hooks/commit-msg …), where Gerrit serves its own
+  route('git.commitMsgHook', 'GET', COMMIT_MSG_HOOK_PATH, 'public', { extension: true, ok: { raw: ['text/x-shellscript'] }, handler: git.commitMsgHook }),
   // git's smart HTTP at `{repo}/git/{line}.git` (clone, fetch, ls-remote; push for review to refs/for/*): lib/http/git-http-backend.ts, lib/authority/git-push.ts
   route('git.infoRefs', 'GET', `${GIT_LINE}/info/refs`, 'reader', { extension: true, query: git.GitServiceQuery, ok: { raw: [MEDIA_UPLOAD_PACK_ADVERTISEMENT, MEDIA_RECEIVE_PACK_ADVERTISEMENT] }, handler: git.gitInfoRefs }),
   route('git.uploadPack', 'POST', `${GIT_LINE}/git-upload-pack`, 'reader', { extension: true, body: raw(MEDIA_UPLOAD_PACK_REQUEST), ok: { raw: [MEDIA_UPLOAD_PACK_RESULT] }, refuses: [408], handler: git.gitUploadPack }),

@@ -41,6 +41,8 @@ export interface PushedPatchset {
   change_id: string | null;
   /** The new patchset becomes the change's selected one (false: `-o noselect`, the selection is kept). */
   select: boolean;
+  /** `-o r=NAME`: review requested from these people on the selected patchset, in the same commit. */
+  reviewers: string[];
 }
 
 export interface PushedSide {
@@ -146,7 +148,14 @@ export async function commitPushedPatchset(store: ContentStore, book: WorkflowBo
     }
     // What is reviewed is what lands: the newest push is the selected patchset, selected as
     // changes:selectPatchset selects (the same record and event), unless the push said noselect.
-    const final = p.select ? book.selectPatchsetIn(tx, staged.change, staged.patchset.patchset_id) : staged.change;
+    let final = p.select ? book.selectPatchsetIn(tx, staged.change, staged.patchset.patchset_id) : staged.change;
+    // `-o r=`: the requests :requestReview stages (records, reviewer list, status review), on
+    // the patchset that is reviewed: the selected one.
+    if (p.reviewers.length > 0) {
+      const selected = final.selected_patchset_id === staged.patchset.patchset_id ? staged.patchset : tx.entity<PatchsetRecord>(PATCHSET, final.selected_patchset_id ?? '');
+      if (!selected) throw new Conflict(`${final.change_id} has no selected patchset to request a review of`);
+      final = book.reviews.stageRequests(tx, final, selected, p.reviewers.map((name) => ({ name, kind: 'person' as const })), p.pushed_by, '').change;
+    }
     return { task, change: final, patchset: staged.patchset, created: found === null };
   });
 }

@@ -6,6 +6,7 @@ import { arr, enumOf, extend, hex64, int, nullable as orNull, obj, ref, str, uin
 import { requireAuthority, type Handler, type QueryParam } from '../route-types.js';
 import { parsePushCommands, receiveForReview, serveGit, serviceOf, type GitServing, type ReviewOutcome } from '../git-http-backend.js';
 import { gitClientOfAddress } from '../git-places.js';
+import { COMMIT_MSG_HOOK, installHookLine } from '../commit-msg-hook.js';
 import type { RouteContext } from '../route-types.js';
 import { pushLimit, receivePush } from '../../authority/git-push.js';
 import type { ChangeRecord, PatchsetRecord } from '../../domain/workflow/rules.js';
@@ -86,7 +87,7 @@ export const gitReceivePack: Handler = async (ctx) => {
       return {
         ref: o.ref,
         ok: true,
-        lines: ['', created ? 'New change:' : `Updated change (${patchset.patchset_id}):`, `  ${url} ${change.title.slice(0, 120)}${created ? ' [NEW]' : ''}`, ...selection(change, patchset, created), '', ...o.notes],
+        lines: ['', created ? 'New change:' : `Updated change (${patchset.patchset_id}):`, `  ${url} ${change.title.slice(0, 120)}${created ? ' [NEW]' : ''}`, ...selection(change, patchset, created), ...requested(change), '', ...o.notes, ...(o.change_key === null ? noChangeId(base, change) : [])],
       };
     });
     return { unpack: receipt.unpack, outcomes, capabilities: receipt.capabilities };
@@ -99,6 +100,27 @@ function selection(change: ChangeRecord, patchset: PatchsetRecord, created: bool
   if (change.selected_patchset_id === patchset.patchset_id) return [`  selected: ${patchset.patchset_id} (what is reviewed and landed)`];
   return [`  kept selected: ${change.selected_patchset_id ?? 'none'} (noselect); to review this push: cairn change select ${change.change_id} ${patchset.patchset_id}`];
 }
+
+/** Who a push asked for review (`-o r=`), as the change's reviewer list now says. */
+function requested(change: ChangeRecord): string[] {
+  const people = (change.reviewers ?? []).filter((r) => r.kind === 'person').map((r) => r.name);
+  return people.length === 0 ? [] : [`  reviewers: ${people.join(', ').slice(0, 300)}`];
+}
+
+/** A commit without a Change-Id: an amend would open another change. How to get one (Gerrit's hint). */
+function noChangeId(base: string, change: ChangeRecord): string[] {
+  return [
+    'This commit has no Change-Id: a push of an amended commit would open another change.',
+    'Install the commit-msg hook (it adds a Change-Id to each commit message):',
+    `  ${installHookLine(base)}`,
+    `then amend, and push once to this change; later amends find it by their Change-Id:`,
+    `  git commit --amend --no-edit && git push <remote> HEAD:refs/for/${change.land_target_line}%change=${change.change_id}`,
+    '',
+  ];
+}
+
+/** GET /tools/hooks/commit-msg: the hook that gives each commit message a Change-Id (docs/git.md "Push for review"). */
+export const commitMsgHook: Handler = async () => ({ mediaType: 'text/x-shellscript; charset=utf-8', bytes: Buffer.from(COMMIT_MSG_HOOK) });
 
 export const commitById: Handler = async (ctx) => {
   const record = requireAuthority(ctx).content.gitCommitById(ctx.params.commit_id);

@@ -1,0 +1,160 @@
+// Gerrit's push-for-review conveniences (docs/git.md "Push for review"): the commit-msg hook
+// served at /tools/hooks/commit-msg (installed over HTTP, it gives a commit one Change-Id that
+// an amend keeps), the hint a push without a Change-Id prints, and the push options -o r=NAME
+// (a review request in the push's commit) and -o m=MESSAGE (the patchset's summary); a bad
+// value or an unknown option refuses the push and writes nothing.
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { promises as fsp, statSync } from 'node:fs';
+import path from 'node:path';
+import { importGit } from '../lib/client/git-import.js';
+import { NO_PROGRESS } from '../lib/client/progress.js';
+import { installHookLine } from '../lib/http/commit-msg-hook.js';
+import { api, ok, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { commit, git, hasGit } from './git-fixture.js';
+
+type Json = Record<string, any>;
+const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
+
+/** A program as a client (asynchronous: the server runs in this process; no git config of the machine). */
+function run(cmd: string, args: string[], cwd?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, {
+      cwd,
+      env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0', GIT_AUTHOR_NAME: 'Ada', GIT_AUTHOR_EMAIL: 'ada@example.org', GIT_COMMITTER_NAME: 'Ada', GIT_COMMITTER_EMAIL: 'ada@example.org' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+const client = (args: string[]) => run('git', args);
+
+(hasGit ? describe : describe.skip)('push for review: the commit-msg hook and push options', function () {
+  this.timeout(180_000);
+  let s: TestServer;
+  let repo: number;
+  let url: string;
+  let dir: string;
+  const get = (p: string) => ok(api(s.url, 'GET', R(repo, p)));
+  const message = async () => (await client(['-C', dir, 'log', '-1', '--format=%B'])).stdout;
+  const edit = async (text: string) => {
+    await fsp.writeFile(path.join(dir, 'greeting.txt'), text);
+    expect((await client(['-C', dir, 'add', '-A'])).code).to.equal(0);
+  };
+
+  before(async () => {
+    const src = path.join(tempDir('cairn-git-'), 'src');
+    await fsp.mkdir(src, { recursive: true });
+    git(src, ['init', '-q', '-b', 'main']);
+    await fsp.writeFile(path.join(src, 'README.md'), '# demo\n');
+    git(src, ['add', '-A']);
+    commit(src, 'first\n');
+    s = await startTestServer();
+    repo = await register(s.url, 'push-options');
+    await importGit({ server: s.url, repo, source: src, line: 'main', progress: NO_PROGRESS });
+    url = `${s.url}${R(repo, '/git/main.git')}`;
+    dir = path.join(tempDir('cairn-push-'), 'work');
+    expect((await client(['clone', '-q', url, dir])).code).to.equal(0);
+  });
+  after(async () => { await s?.stop(); });
+
+  it('serves the hook as a shell script to anyone', async () => {
+    const res = await fetch(`${s.url}/tools/hooks/commit-msg`);
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.match(/^text\/x-shellscript/);
+    const text = await res.text();
+    expect(text.startsWith('#!/bin/sh\n')).to.equal(true);
+    expect(text).to.include('git interpret-trailers');
+  });
+
+  it('a push without a Change-Id opens a change and prints how to install the hook; the hook, installed by that line, gives a commit one Change-Id that amends keep; two pushes are one change with two patchsets', async () => {
+    await edit('hello\n');
+    expect((await client(['-C', dir, 'commit', '-q', '-m', 'Greet'])).code).to.equal(0);
+    const bare = await client(['-C', dir, 'push', url, 'HEAD:refs/for/main']);
+    expect(bare.code, bare.stderr).to.equal(0);
+    expect(bare.stderr).to.include('New change:').and.to.include('This commit has no Change-Id');
+    const line = installHookLine(s.url);
+    expect(bare.stderr).to.include(`remote:   ${line}`);
+    expect(bare.stderr).to.include('git commit --amend --no-edit && git push <remote> HEAD:refs/for/main%change=change-1');
+
+    // The printed line installs the hook over HTTP (curl), executable.
+    const installed = await run('sh', ['-c', line], dir);
+    expect(installed.code, installed.stderr).to.equal(0);
+    const hook = path.join(dir, '.git', 'hooks', 'commit-msg');
+    expect(statSync(hook).mode & 0o111).to.not.equal(0);
+
+    // As the hint says: amend (the hook adds a Change-Id), push once to change-1; then an
+    // amend keeps that Change-Id and a plain push finds the change by it.
+    expect((await client(['-C', dir, 'commit', '-q', '--amend', '--no-edit'])).code).to.equal(0);
+    const ids = (await message()).match(/^Change-Id: I[0-9a-f]{40}$/gm) ?? [];
+    expect(ids).to.have.length(1);
+    const once = await client(['-C', dir, 'push', url, 'HEAD:refs/for/main%change=change-1']);
+    expect(once.code, once.stderr).to.equal(0);
+    expect(once.stderr).to.include('Updated change (change-1.ps-2)').and.not.to.include('no Change-Id');
+    await edit('hello, world\n');
+    expect((await client(['-C', dir, 'commit', '-q', '--amend', '--no-edit'])).code).to.equal(0);
+    expect((await message()).match(/^Change-Id: I[0-9a-f]{40}$/gm)).to.deep.equal(ids);
+    // Amended through the editor (the file the hook reads holds git's comments and, with -v, the diff): still the one Change-Id.
+    expect((await client(['-C', dir, '-c', 'core.editor=true', 'commit', '-q', '-v', '--amend'])).code).to.equal(0);
+    expect((await message()).match(/^Change-Id: I[0-9a-f]{40}$/gm)).to.deep.equal(ids);
+    const again = await client(['-C', dir, 'push', url, 'HEAD:refs/for/main']);
+    expect(again.code, again.stderr).to.equal(0);
+    expect(again.stderr).to.include('Updated change (change-1.ps-3)');
+
+    // A new commit with the hook: a new change; amended (message edited too), one Change-Id, the same; pushed twice: one change, two patchsets.
+    await edit('bonjour\n');
+    expect((await client(['-C', dir, 'commit', '-q', '-m', 'Greet in French\n\nSigned-off-by: Ada <ada@example.org>'])).code).to.equal(0);
+    const first = (await message()).match(/^Change-Id: I[0-9a-f]{40}$/gm) ?? [];
+    expect(first).to.have.length(1);
+    const p1 = await client(['-C', dir, 'push', url, 'HEAD:refs/for/main']);
+    expect(p1.code, p1.stderr).to.equal(0);
+    expect(p1.stderr).to.include('task-2.change-2').and.to.include('[NEW]').and.not.to.include('no Change-Id');
+    await edit('bonjour, monde\n');
+    expect((await client(['-C', dir, 'commit', '-q', '--amend', '-m', `Greet in French, politely\n\nSigned-off-by: Ada <ada@example.org>\n${first[0]}`])).code).to.equal(0);
+    expect((await message()).match(/^Change-Id: I[0-9a-f]{40}$/gm)).to.deep.equal(first);
+    const p2 = await client(['-C', dir, 'push', url, 'HEAD:refs/for/main']);
+    expect(p2.code, p2.stderr).to.equal(0);
+    expect(p2.stderr).to.include('Updated change (change-2.ps-2)');
+    expect((await get('/changes/change-2')).change).to.include({ patchset_count: 2 });
+    expect((await get('/changes?limit=100')).changes).to.have.length(2);
+  });
+
+  it('-o r=NAME asks those people for review in the push\'s commit, -o m=MESSAGE is the patchset\'s summary; a bad value or an unknown option refuses the push and writes nothing', async () => {
+    await edit('hallo\n');
+    expect((await client(['-C', dir, 'commit', '-q', '--amend', '--no-edit'])).code).to.equal(0);
+    const refusals: [string[], string][] = [
+      [['-o', 'r='], '-o r=: a reviewer\'s name must be non-empty'],
+      [['-o', `r=${'x'.repeat(300)}`], 'a reviewer\'s name is longer than 256 characters'],
+      [['-o', 'm='], '-o m= must not be empty'],
+      [['-o', 'm=one', '-o', 'm=two'], '-o m= may be given once'],
+      [['-o', 'topic=greetings'], 'unknown push option -o topic=greetings: a push for review takes -o noselect, r=NAME, m=MESSAGE'],
+      [['-o', 'wip'], 'unknown push option -o wip: a push for review takes -o noselect, r=NAME, m=MESSAGE'],
+      [['-o', 'cc=bob'], 'unknown push option -o cc=bob'],
+    ];
+    const eventsBefore = (await get('/events?limit=1000')).events.length;
+    for (const [options, reason] of refusals) {
+      const refused = await client(['-C', dir, 'push', ...options, url, 'HEAD:refs/for/main']);
+      expect(refused.code, options.join(' ')).to.not.equal(0);
+      expect(refused.stderr, options.join(' ')).to.include(reason);
+    }
+    expect((await get('/changes/change-2')).change).to.include({ patchset_count: 2, status: 'active' });
+    expect((await get('/events?limit=1000')).events).to.have.length(eventsBefore);
+
+    const pushed = await client(['-C', dir, 'push', '-o', 'r=alice', '-o', 'r=bob', '-o', 'r=alice', '-o', 'm=Rebased, and in German', url, 'HEAD:refs/for/main']);
+    expect(pushed.code, pushed.stderr).to.equal(0);
+    expect(pushed.stderr).to.include('Updated change (change-2.ps-3)').and.to.include('reviewers: alice, bob');
+    const change = (await get('/changes/change-2')).change as Json;
+    expect(change).to.include({ patchset_count: 3, selected_patchset_id: 'change-2.ps-3', status: 'review' });
+    expect(change.reviewers).to.deep.equal([{ name: 'alice', kind: 'person' }, { name: 'bob', kind: 'person' }]);
+    expect((await get('/patchsets/change-2.ps-3')).patchset.summary).to.equal('Rebased, and in German');
+    const requests = ((await get('/changes/change-2/reviews')).reviews as Json[]).filter((r) => r.action === 'request');
+    expect(requests.map((r) => [r.reviewer, r.patchset_id])).to.deep.equal([['alice', 'change-2.ps-3'], ['bob', 'change-2.ps-3']]);
+    // The same events :requestReview emits, committed with the patchset.
+    const events = ((await get('/events?limit=1000')).events as Json[]).slice(eventsBefore).map((e) => e.type);
+    expect(events.filter((t) => t.startsWith('patchset.') || t.startsWith('review.'))).to.deep.equal(['patchset.created', 'patchset.selected', 'review.requested', 'review.requested']);
+  });
+});
