@@ -30,6 +30,8 @@ describe('UI: signing in, roles, settings and attest (--auth tokens)', function 
   let repo: number;
   let change: string;
   let ps1: string;
+  /** A change whose selected patchset (ps-1) is not its newest (ps-2): added through the API, which does not select it. */
+  let older: string;
   const tokens: Record<string, string> = {};
   const contexts: BrowserContext[] = [];
 
@@ -50,6 +52,9 @@ describe('UI: signing in, roles, settings and attest (--auth tokens)', function 
     const c = await seed.change('Explain the checkout');
     change = c.change;
     ps1 = await seed.patchset(change, base, rev, 'Explain it', 'carol', 'human_only');
+    older = (await seed.change('Two patchsets')).change;
+    await seed.patchset(older, base, rev, 'first', 'carol', 'human_only');
+    await seed.patchset(older, base, await seed.snap({ 'a.txt': 'one\nfour\n' }, { parent: base }), 'second', 'carol', 'human_only');
     await open.stop();
 
     const book = AccessBook.open(new Layout(dataDir));
@@ -261,6 +266,27 @@ describe('UI: signing in, roles, settings and attest (--auth tokens)', function 
       await w.page.setViewportSize({ width: 390, height: 900 });
       await shot(w.page, `change-${who === 'rita' ? 'reader' : 'maintainer'}-390`);
     }
+    expect(reader.errors).to.deep.equal([]);
+    expect(maint.errors).to.deep.equal([]);
+  });
+
+  it('says to everyone when the selected patchset is not the newest; only a maintainer gets the Select button', async () => {
+    const olderUrl = `${s.url}/ui/repos/${repo}/changes/${older}`;
+    const reader = await open('rita');
+    await reader.page.goto(olderUrl);
+    const note = reader.page.getByTestId('selected-note');
+    await note.waitFor();
+    expect(await note.innerText()).to.include('ps-1 is selected — what lands; ps-2 is the newest');
+    await note.getByRole('link', { name: "View ps-2's diff" }).waitFor();
+    // once the page knows the reader's role (the Actions card, on another tab, says it)
+    await reader.page.locator('#actions .role-note').waitFor({ state: 'attached' });
+    expect(await note.getByRole('button').count()).to.equal(0);
+    const maint = await open('max');
+    await maint.page.goto(olderUrl);
+    await maint.page.getByTestId('selected-note').getByRole('button', { name: 'Select ps-2' }).click();
+    await maint.page.getByTestId('selected-note').waitFor({ state: 'detached' });
+    const after = await api(s.url, 'GET', R(repo, `/changes/${older}`), { headers: bearer(tokens.max) });
+    expect(after.json.change.selected_patchset_id).to.equal(`${older}.ps-2`);
     expect(reader.errors).to.deep.equal([]);
     expect(maint.errors).to.deep.equal([]);
   });

@@ -304,6 +304,55 @@ describe('reviewer UI: the change page, diff first (Chromium)', function () {
     expect(w.errors).to.deep.equal([]);
   });
 
+  it('the selected patchset is not the newest: the head says so ("ps-1 is selected — what lands; ps-2 is the newest"), links to ps-2\'s diff, and Select ps-2 selects it (the note goes); with the newest selected there is none (screenshots at 1400×900 and 390 px)', async () => {
+    // the demo change has its newest patchset selected: no note, and the diff keeps its place
+    const plain = await open();
+    await plain.page.goto(url(demo.main.change));
+    await plain.page.locator('.diff-file .file-body tr').first().waitFor();
+    await plain.page.locator('.readiness h2').waitFor();
+    expect(await plain.page.locator('.selected-note').count()).to.equal(0);
+    // POST .../patchsets does not select the new patchset: ps-1 stays selected, ps-2 is the newest
+    const main = (await demo.s.get('/lines/main')).head_snapshot_id as string;
+    const r1 = await demo.s.snap({ ...BASE_TREE, 'src/old.ts': 'export const old = 1;\n' }, { parent: main, message: 'old' });
+    const r2 = await demo.s.snap({ ...BASE_TREE, 'src/new.ts': 'export const fresh = 2;\n' }, { parent: main, message: 'new' });
+    const c = await demo.s.change('Selected is not the newest');
+    const ps1 = await demo.s.patchset(c.change, main, r1, 'first');
+    const ps2 = await demo.s.patchset(c.change, main, r2, 'second');
+    expect((await demo.s.get(`/changes/${c.change}`)).change.selected_patchset_id).to.equal(ps1);
+    for (const [width, height] of [[390, 844], [1400, 900]] as const) {
+      const w = await open({ width, height });
+      await w.page.goto(url(c.change));
+      // the page opens on the selected patchset (what lands), and says it is not the newest
+      await file(w.page, 'src/old.ts').locator('.file-body tr').first().waitFor();
+      const note = w.page.getByTestId('selected-note');
+      await note.waitFor();
+      expect(await note.innerText()).to.include('ps-1 is selected — what lands; ps-2 is the newest');
+      expect((await note.boundingBox())!.height, 'one compact line at 1400 px').to.be.at.most(width === 1400 ? 32 : 90);
+      await shot(w.page, `change-selected-not-newest-${width}`);
+      expect(w.errors).to.deep.equal([]);
+    }
+    // from the Conversation tab, the link opens ps-2's diff on the Files tab
+    const w = await open();
+    await w.page.goto(url(c.change, '?tab=conversation'));
+    const note = w.page.getByTestId('selected-note');
+    await note.getByRole('link', { name: "View ps-2's diff" }).click();
+    await w.page.waitForFunction((ps) => new URL(location.href).searchParams.get('ps') === ps, ps2);
+    await file(w.page, 'src/new.ts').locator('.file-body tr').first().waitFor();
+    expect(await w.page.getByRole('tab', { name: /Files/ }).getAttribute('aria-selected')).to.equal('true');
+    expect(await file(w.page, 'src/old.ts').count()).to.equal(0);
+    // viewing ps-2 the note stays (ps-1 still lands) and links back to the selected one
+    await note.getByRole('link', { name: 'View the selected ps-1' }).waitFor();
+    // Select ps-2 (no auth mode: every operation is open) selects it on the server; the note goes
+    await note.getByRole('button', { name: 'Select ps-2' }).click();
+    await note.waitFor({ state: 'detached' });
+    expect((await demo.s.get(`/changes/${c.change}`)).change.selected_patchset_id).to.equal(ps2);
+    await w.page.goto(url(c.change));
+    await file(w.page, 'src/new.ts').locator('.file-body tr').first().waitFor();
+    expect(await w.page.locator('.selected-note').count()).to.equal(0);
+    // ps-2 viewed while not selected has no attestation: its route answers 404, which the browser logs
+    expect(w.errors.filter((e) => !/status of 404 .*\/patchsets\/[^/]+\.ps-2\/attestation$/.test(e))).to.deep.equal([]);
+  });
+
   it('viewed marks: the checkbox and v mark a file viewed on the server (it folds, the tree shows ✓); on ps-2 a file whose content did not change stays viewed, an edited one does not; "Changes since your last review" shows the inter-patchset diff', async () => {
     const main = (await demo.s.get('/lines/main')).head_snapshot_id as string;
     const head = await demo.s.snap(BASE_TREE, { parent: main, message: 'base' });

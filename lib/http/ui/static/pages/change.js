@@ -686,6 +686,42 @@ function Reviewers({ repo, rows, me }) {
   </${Card}>`;
 }
 
+/**
+ * An open change whose selected patchset (what lands) is not its newest (a push with `-o
+ * noselect`, a patchset added through the API, an earlier select): the head says so in one line,
+ * with a link to the other one's diff and, for a caller who may, a button selecting the newest.
+ */
+function SelectedNote({ repo, d, access, onShown, onDone }) {
+  const c = d.change;
+  const selected = c.selected_patchset_id;
+  const newest = c.current_patchset_id;
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(null);
+  if (!OPEN.includes(c.status) || !selected || !newest || selected === newest) return null;
+  const short = (id) => id.replace(/^.*\./, '');
+  const newestPs = (d.patchsets.data ?? []).find((p) => p.patchset_id === newest);
+  const select = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await api('POST', repoPath(repo, `/changes/${seg(c.change_id)}:selectPatchset`), { patchset_id: newest });
+      onDone();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  // the link shows the other patchset's diff on the Files tab: the newest, or back to the selected
+  const other = d.viewed === newest ? selected : newest;
+  return html`<p class="selected-note" data-testid="selected-note" role="note">
+    <span class="warn-text"><strong>${short(selected)}</strong> is selected — what lands; <strong>${short(newest)}</strong> is the newest.</span>
+    <a class="view-ps" href=${ui.change(repo, c.change_id, { ps: other === selected ? null : other })} onClick=${onShown}>${other === newest ? `View ${short(newest)}'s diff` : `View the selected ${short(selected)}`}</a>
+    ${access.may('changes.selectPatchset') && !newestPs?.withdrawn ? html`<button type="button" class="btn small select-newest" onClick=${select} disabled=${busy} title=${`Make ${newest} the patchset that reviews and lands act on`}>${busy ? 'Selecting…' : `Select ${short(newest)}`}</button>` : null}
+    ${error ? html`<span class="bad-text small" role="alert">${error.status ? `HTTP ${error.status}: ` : ''}${error.message}</span>` : null}
+  </p>`;
+}
+
 /** What the change is for: the task's intent and the shown patchset's summary, both Markdown. */
 function Description({ repo, change, task, ps, author }) {
   const intent = task.data?.intent ?? '';
@@ -814,6 +850,7 @@ export function ChangePage({ repo, changeRef }) {
         <span><a href="#patchsets">${plural(patchsetCount ?? 0, 'patchset')}</a></span>
         ${unresolved !== undefined ? html`<span><a class=${`unresolved-count${unresolved ? ' warn-text' : ''}`} href="#conversation" title="Unresolved comment threads of the change (n / p step through them)">${unresolved} unresolved</a></span>` : null}
       </p>
+      <${SelectedNote} repo=${repo} d=${d} access=${access} onShown=${showFiles} onDone=${state.reload} />
       <${ThreadFlash} />
     </div>
     <${Readiness} repo=${repo} d=${d} retry=${retry} busy=${busy} />
