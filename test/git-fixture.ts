@@ -1,10 +1,12 @@
 // A git history for the git import and export tests (Debian's git binary): executables, symlinks,
 // a rename, a merge on the first-parent path, a file turned into a directory, a submodule, an
 // empty commit, a non-UTF-8 message and time zones east and west of UTC.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { tempDir } from './helpers.js';
+import { importGit } from '../lib/client/git-import.js';
+import { NO_PROGRESS } from '../lib/client/progress.js';
+import { register, tempDir } from './helpers.js';
 
 export const hasGit = spawnSync('git', ['--version']).status === 0;
 if (!hasGit) console.log('note: git is not installed; the git import and export tests are skipped (.ci/run installs it)');
@@ -77,3 +79,42 @@ export async function makeHistory(): Promise<string> {
   return dir;
 }
 
+
+/** A program run as a client (asynchronous: the server runs in this process; no git config of the machine, a fixed author). */
+export function runClient(cmd: string, args: string[], cwd?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, {
+      cwd,
+      env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0', GIT_AUTHOR_NAME: 'Ada', GIT_AUTHOR_EMAIL: 'ada@example.org', GIT_COMMITTER_NAME: 'Ada', GIT_COMMITTER_EMAIL: 'ada@example.org' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** git as a client (./runClient). */
+export const gitClient = (args: string[]): ReturnType<typeof runClient> => runClient('git', args);
+
+/**
+ * A repository named `name` on the server at `url` whose line main holds one commit
+ * (README.md), imported from git, and a clone of that line by git over smart HTTP.
+ */
+export async function servedClone(url: string, name: string): Promise<{ repo: number; lineUrl: string; dir: string }> {
+  const src = path.join(tempDir('cairn-git-'), 'src');
+  await fsp.mkdir(src, { recursive: true });
+  git(src, ['init', '-q', '-b', 'main']);
+  await fsp.writeFile(path.join(src, 'README.md'), '# demo\n');
+  git(src, ['add', '-A']);
+  commit(src, 'first\n');
+  const repo = await register(url, name);
+  await importGit({ server: url, repo, source: src, line: 'main', progress: NO_PROGRESS });
+  const lineUrl = `${url}/v1/native/repository-authorities/${repo}/git/main.git`;
+  const dir = path.join(tempDir('cairn-push-'), 'work');
+  const cloned = await gitClient(['clone', '-q', lineUrl, dir]);
+  if (cloned.code !== 0) throw new Error(`git clone ${lineUrl} failed: ${cloned.stderr}`);
+  return { repo, lineUrl, dir };
+}

@@ -4,34 +4,17 @@
 // (a review request in the push's commit) and -o m=MESSAGE (the patchset's summary); a bad
 // value or an unknown option refuses the push and writes nothing.
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import { promises as fsp, statSync } from 'node:fs';
 import path from 'node:path';
-import { importGit } from '../lib/client/git-import.js';
-import { NO_PROGRESS } from '../lib/client/progress.js';
 import { installHookLine } from '../lib/http/commit-msg-hook.js';
-import { api, ok, register, startTestServer, tempDir, type TestServer } from './helpers.js';
-import { commit, git, hasGit } from './git-fixture.js';
+import { api, ok, startTestServer, type TestServer } from './helpers.js';
+import { gitClient, hasGit, runClient, servedClone } from './git-fixture.js';
 
 type Json = Record<string, any>;
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
 
-/** A program as a client (asynchronous: the server runs in this process; no git config of the machine). */
-function run(cmd: string, args: string[], cwd?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, {
-      cwd,
-      env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0', GIT_AUTHOR_NAME: 'Ada', GIT_AUTHOR_EMAIL: 'ada@example.org', GIT_COMMITTER_NAME: 'Ada', GIT_COMMITTER_EMAIL: 'ada@example.org' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-const client = (args: string[]) => run('git', args);
+const run = runClient;
+const client = gitClient;
 
 (hasGit ? describe : describe.skip)('push for review: the commit-msg hook and push options', function () {
   this.timeout(180_000);
@@ -47,18 +30,8 @@ const client = (args: string[]) => run('git', args);
   };
 
   before(async () => {
-    const src = path.join(tempDir('cairn-git-'), 'src');
-    await fsp.mkdir(src, { recursive: true });
-    git(src, ['init', '-q', '-b', 'main']);
-    await fsp.writeFile(path.join(src, 'README.md'), '# demo\n');
-    git(src, ['add', '-A']);
-    commit(src, 'first\n');
     s = await startTestServer();
-    repo = await register(s.url, 'push-options');
-    await importGit({ server: s.url, repo, source: src, line: 'main', progress: NO_PROGRESS });
-    url = `${s.url}${R(repo, '/git/main.git')}`;
-    dir = path.join(tempDir('cairn-push-'), 'work');
-    expect((await client(['clone', '-q', url, dir])).code).to.equal(0);
+    ({ repo, lineUrl: url, dir } = await servedClone(s.url, 'push-options'));
   });
   after(async () => { await s?.stop(); });
 

@@ -3,35 +3,19 @@
 // so readiness and a land judge the amended code; `git push -o noselect` keeps the selection and
 // says so; `cairn change select CHANGE PS` moves it (and refuses a patchset the change lacks).
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { importGit } from '../lib/client/git-import.js';
-import { NO_PROGRESS } from '../lib/client/progress.js';
 import { LandDesk } from '../lib/authority/workflow/lands.js';
 import type { LandGates } from '../lib/authority/workflow/gates.js';
 import { parsePushCommands } from '../lib/http/git-http-backend.js';
-import { api, cli, ok, onTty, register, startTestServer, tempDir, type TestServer } from './helpers.js';
-import { commit, git, hasGit } from './git-fixture.js';
+import { api, cli, ok, onTty, startTestServer, type TestServer } from './helpers.js';
+import { gitClient, hasGit, servedClone } from './git-fixture.js';
 
 type Json = Record<string, any>;
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
 
-/** git as a client (asynchronous: the server runs in this process; no config of the machine). */
-function client(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', args, {
-      env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0', GIT_AUTHOR_NAME: 'Ada', GIT_AUTHOR_EMAIL: 'ada@example.org', GIT_COMMITTER_NAME: 'Ada', GIT_COMMITTER_EMAIL: 'ada@example.org' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const client = gitClient;
 
 const pkt = (text: string) => Buffer.concat([Buffer.from((Buffer.byteLength(text) + 4).toString(16).padStart(4, '0')), Buffer.from(text)]);
 
@@ -58,22 +42,12 @@ describe('parsePushCommands reads push options', () => {
   const get = (p: string) => ok(api(s.url, 'GET', R(repo, p)));
 
   before(async () => {
-    const src = path.join(tempDir('cairn-git-'), 'src');
-    await fsp.mkdir(src, { recursive: true });
-    git(src, ['init', '-q', '-b', 'main']);
-    await fsp.writeFile(path.join(src, 'README.md'), '# demo\n');
-    git(src, ['add', '-A']);
-    commit(src, 'first\n');
     s = await startTestServer();
-    repo = await register(s.url, 'push-select');
-    await importGit({ server: s.url, repo, source: src, line: 'main', progress: NO_PROGRESS });
+    ({ repo, lineUrl: url, dir } = await servedClone(s.url, 'push-select'));
     // Gates that pass: the land is judged on the selected patchset alone.
     const a = await (await s.ready).opened(repo);
     const PASS: LandGates = () => ({ refusal: null, policy_decision_id: null });
     (a as unknown as { lands: LandDesk }).lands = new LandDesk(a.store, a.workflow, PASS);
-    url = `${s.url}${R(repo, '/git/main.git')}`;
-    dir = path.join(tempDir('cairn-push-'), 'work');
-    expect((await client(['clone', '-q', url, dir])).code).to.equal(0);
   });
   after(async () => { await s?.stop(); });
 
