@@ -7,7 +7,7 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { isMainThread, parentPort, Worker } from 'node:worker_threads';
 import { crc32 } from 'node:zlib';
-import zstd from 'zstd-napi/binding.js';
+import zstd from '../store/zstd.js';
 import { refusedPath, sha256Hex, type EntryKind } from '../domain/content.js';
 import type { PackEntry } from '../store/pack.js';
 import { writeEntry } from './write-entry.js';

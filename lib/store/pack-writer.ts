@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
-import zstd from 'zstd-napi/binding.js';
+import zstd from './zstd.js';
 import { Invalid } from '../domain/errors.js';
 import { renameDurable, tempPathFor } from './durable.js';
 import { decodeObjectFrame, encodePackHeader, headerSizeFor, MAX_PACK_ENTRIES, type PackEntry, type PackKind } from './pack.js';

@@ -6,7 +6,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
-import zstd from 'zstd-napi/binding.js';
+import zstd from './zstd.js';
 import { decodeTree, ID_BYTES, refusedEntryName, sha256Hex } from '../domain/content.js';
 import { Corrupt, Invalid } from '../domain/errors.js';
 import { readU64, writeU64 } from './binary.js';
