@@ -339,9 +339,9 @@ const CADDY = ['/usr/bin/caddy', '/usr/local/bin/caddy'].find((p) => existsSync(
 async function recipeCaddyfile(): Promise<string> {
   const doc = await fsp.readFile(path.join(PROJECT_ROOT, 'docs/operations.md'), 'utf8');
   const from = doc.indexOf('### A front door');
-  const m = /```caddyfile\n([\s\S]*?)```/.exec(doc.slice(from));
+  const m = /^( *)```caddyfile\n([\s\S]*?)^\1```$/m.exec(doc.slice(from));
   if (from < 0 || !m) throw new Error('docs/operations.md has no Caddyfile under "A front door"');
-  return m[1];
+  return m[2].split('\n').map((line) => line.slice(Math.min(m[1].length, line.length - line.trimStart().length))).join('\n');
 }
 
 describe('people: a front door (Caddy from docs/operations.md, basic auth, the identity header)', function () {
@@ -380,7 +380,7 @@ describe('people: a front door (Caddy from docs/operations.md, basic auth, the i
       caddyOut = '';
       caddy = spawn(CADDY!, ['run', '--config', path.join(dir, 'Caddyfile'), '--adapter', 'caddyfile'], {
         stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, HOME: dir, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir, CAIRN_FRONT: frontHostPort, CAIRN_UPSTREAM: new URL(cairn.url).host, CAIRN_USERS_FILE: users, CAIRN_INGRESS_SECRET: (await fsp.readFile(secret, 'utf8')).trim() },
+        env: { ...process.env, HOME: dir, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir, CAIRN_SITE: front, CAIRN_UPSTREAM: new URL(cairn.url).host, CAIRN_USERS_FILE: users, CAIRN_INGRESS_SECRET: (await fsp.readFile(secret, 'utf8')).trim() },
       });
       caddy.stdout!.on('data', (d) => { caddyOut += d; });
       caddy.stderr!.on('data', (d) => { caddyOut += d; });
