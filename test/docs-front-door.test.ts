@@ -52,7 +52,10 @@ function freePort(): Promise<number> {
   before(function () {
     // In CI (.ci/run installs Debian's caddy) the recipe is always run.
     if (!CADDY) throw new Error('caddy is not installed (apt-get install caddy; .ci/run installs it)');
-    if (!hasCurl) this.skip();
+    if (!hasCurl) {
+      console.log('      SKIPPED: the front-door recipe needs curl');
+      this.skip();
+    }
     root = tempDir('cairn-door-');
     const bin = path.join(root, 'bin');
     mkdirSync(bin);

@@ -89,8 +89,8 @@ Shared conventions:
 - \`repo\`, \`lines\`, \`log\` and \`jobs\` take \`--server\` and \`--repo\` from the working copy
   that contains the current directory when they are not given, and the server from
   \`$CAIRN_SERVER\` after that.
-- \`npx cairn ...\` works from the project directory (the package has a \`bin\` entry; \`npm ci\`
-  builds \`dist/\`).
+- \`cairn\` on your PATH: README "Install" (\`npm link\` in a clone, or \`npm install -g\` of the
+  packed project). In a clone without it, \`npx cairn ...\` runs the checkout's own.
 - \`cairn --version\` prints the version (JSON when stdout is not a terminal).
 - A closed stdout (\`cairn ... | head\`) is not an error: the command exits quietly.
 - Exit codes are listed in [operations.md](operations.md#exit-codes).
