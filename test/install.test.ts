@@ -23,12 +23,12 @@ const ADDON = path.join(PROJECT_ROOT, 'node_modules/zstd-napi/build/Release/bind
 /** npm with the machine's own npm configuration and cache (the suite's HOME is a fresh temporary directory). */
 function npm(args: string[], cwd: string): { status: number | null; out: string } {
   const home = os.userInfo().homedir;
-  const env = {
-    ...process.env,
-    npm_config_userconfig: process.env.npm_config_userconfig ?? path.join(home, '.npmrc'),
-    npm_config_cache: process.env.npm_config_cache ?? path.join(home, '.npm'),
-    npm_config_update_notifier: 'false',
-  };
+  // Not the settings of an npm that runs the suite (`npm test` exports npm_config_local_prefix,
+  // which would make `npm pack` pack the checkout instead of the copy), but its config file and cache.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
+  env.npm_config_userconfig = process.env.npm_config_userconfig ?? path.join(home, '.npmrc');
+  env.npm_config_cache = process.env.npm_config_cache ?? path.join(home, '.npm');
+  env.npm_config_update_notifier = 'false';
   const r = spawnSync('npm', args, { cwd, env, encoding: 'utf8', timeout: 170_000 });
   return { status: r.status, out: `${r.stdout}${r.stderr}${r.error ? String(r.error) : ''}` };
 }
@@ -102,7 +102,7 @@ describe('the packed project installs with npm install -g and runs outside the c
     expect(existsSync(data), 'nothing created').to.equal(false);
   });
 
-  it('with the addon built, cairn --version answers and cairn serve serves the API, the UI and the reference page', async () => {
+  it('with the addon built, cairn serve serves the API, the UI and the reference page, and stops on SIGTERM', async () => {
     const dest = path.join(prefix, 'lib/node_modules', pkg.name, 'node_modules/zstd-napi/build/Release');
     mkdirSync(dest, { recursive: true });
     cpSync(ADDON, path.join(dest, 'binding.node'));
