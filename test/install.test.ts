@@ -12,7 +12,7 @@
 // test copies in the one `npm ci` built.
 import { expect } from 'chai';
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PROJECT_ROOT, ports, tempDir, until } from './helpers.js';
@@ -102,7 +102,7 @@ describe('the packed project installs with npm install -g and runs outside the c
     expect(existsSync(data), 'nothing created').to.equal(false);
   });
 
-  it('with the addon built, cairn serve serves the API, the UI and the reference page, and stops on SIGTERM', async () => {
+  it('with the addon built, cairn serve serves the API, the UI and the reference page, a push and a pull work, and SIGTERM stops it', async () => {
     const dest = path.join(prefix, 'lib/node_modules', pkg.name, 'node_modules/zstd-napi/build/Release');
     mkdirSync(dest, { recursive: true });
     cpSync(ADDON, path.join(dest, 'binding.node'));
@@ -133,6 +133,15 @@ describe('the packed project installs with npm install -g and runs outside the c
       const bundle = await fetch(`${url}/docs/api/assets/${asset![1]}`);
       expect(bundle.status).to.equal(200);
       expect((await bundle.arrayBuffer()).byteLength).to.be.greaterThan(100_000);
+      // A push and a pull with the installed cairn: zstd and the client's worker threads as packed.
+      const src = path.join(root, 'hello');
+      mkdirSync(src);
+      writeFileSync(path.join(src, 'a.txt'), 'hello\n');
+      for (const args of [['repo', 'create', 'hello'], ['push', '--repo', '0', '--line', 'main', '--message', 'first', src], ['pull', '--repo', '0', '--line', 'main', path.join(root, 'out')]]) {
+        const r = run(cairn, [...args, '--server', url], root);
+        expect(r.status, `cairn ${args.join(' ')}: ${r.stderr}`).to.equal(0);
+      }
+      expect(readFileSync(path.join(root, 'out', 'a.txt'), 'utf8')).to.equal('hello\n');
       child.kill('SIGTERM');
       expect(await exited, out).to.equal(0);
       expect(readdirSync(data)).to.not.deep.equal([]);
