@@ -12,7 +12,7 @@
 // test copies in the one `npm ci` built.
 import { expect } from 'chai';
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PROJECT_ROOT, ports, tempDir, until } from './helpers.js';
@@ -53,11 +53,12 @@ describe('the packed project installs with npm install -g and runs outside the c
   let tarball: string;
   let prefix: string;
   let cairn: string;
+  let src: string;
 
   before(function () {
     if (!existsSync(path.join(PROJECT_ROOT, 'dist/lib/cli/main.js'))) throw new Error('build first (npx tsc -p tsconfig.json)');
     root = tempDir('cairn-install-');
-    const src = path.join(root, 'src');
+    src = path.join(root, 'src');
     // The checkout as a clone has it after a build: everything but node_modules, .git and data.
     cpSync(PROJECT_ROOT, src, { recursive: true, filter: (from) => !/^(node_modules|\.git|data)$/.test(path.relative(PROJECT_ROOT, from)) });
     const packed = npm(['pack', '--ignore-scripts', '--pack-destination', root], src);
@@ -80,6 +81,9 @@ describe('the packed project installs with npm install -g and runs outside the c
       'package/vendor/swagger-ui/swagger-ui.css',
       'package/vendor/swagger-ui/LICENSE',
     ]);
+    // No install-time script of its own: npm would not run it for a global install unless allowed.
+    const scripts = Object.keys((JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts);
+    expect(scripts.filter((s) => ['preinstall', 'install', 'postinstall', 'prepare'].includes(s))).to.deep.equal([]);
     const unwanted = list.filter((f) => /\.ts$|\.map$|^package\/(test|bench|fixtures|dist\/test|dist\/bench|docs\/screenshots)\//.test(f));
     expect(unwanted, 'sources, tests and benchmarks').to.deep.equal([]);
   });
@@ -147,5 +151,12 @@ describe('the packed project installs with npm install -g and runs outside the c
       expect(readdirSync(data)).to.not.deep.equal([]);
       break;
     }
+  });
+
+  it('a checkout without its build says to build, not a module-resolution trace', () => {
+    rmSync(path.join(src, 'dist/lib/cli/main.js'));
+    const r = run(process.execPath, [path.join(src, 'bin/cairn.js'), '--version'], root);
+    expect(r.status).to.equal(1);
+    expect(r.stderr).to.match(/^cairn: the compiled CLI is missing \(.*dist\/lib\/cli\/main\.js\): run `npm run build` in the checkout\n$/);
   });
 });
