@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { pull, push } from '../lib/client/transfer.js';
-import { api, cli, expectError, ok, register, repoFiles, spawnServer, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { api, cli, expectError, ok, onTty, register, repoFiles, spawnServer, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 type Json = Record<string, any>;
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
@@ -234,4 +234,61 @@ describe(':rebase — kill -9 inside its commit', function () {
       expect(check.code, check.stdout + check.stderr).to.equal(0);
     });
   }
+});
+
+describe('cairn change rebase', function () {
+  this.timeout(120_000);
+  let s: TestServer;
+  let repo: number;
+  before(async () => {
+    s = await startTestServer();
+    repo = await register(s.url, 'rebase-cli');
+  });
+  after(async () => { await s.stop(); });
+
+  it('rebases (readable and --json), says when it is up to date, lists conflicts (exit 6), and explains itself in --help', async () => {
+    const at = ['--server', s.url, '--repo', String(repo)];
+    const post = (p: string, json: unknown) => ok(api(s.url, 'POST', R(repo, p), { json }));
+    const base = await snapshot(s.url, repo, { 'a.txt': lines(6), 'b.txt': 'b\n' });
+    const rev = await snapshot(s.url, repo, { 'a.txt': lines(6, { 1: 'one' }), 'b.txt': 'b\n' }, { parent: base });
+    const t = (await post('/tasks', { title: 'T', intent: 'i' })).task;
+    const change = (await post('/changes', { task_id: t.task_id, title: 'C', base_line: LINE })).change.change_id;
+    await post(`/changes/${change}/patchsets`, { base_snapshot_id: base, revision_snapshot_id: rev, summary: 's', author_mode: 'human_only' });
+    const head = await snapshot(s.url, repo, { 'a.txt': lines(6), 'b.txt': 'B\n' }, { parent: base, move: true });
+
+    // Readable on a terminal (script(1)), JSON otherwise.
+    const done = await onTty(['change', 'rebase', ...at, change]);
+    expect(done.status, done.stdout).to.equal(0);
+    expect(done.stdout).to.include(`rebased ${change}.ps-1 onto the head of dev (${head.slice(0, 12)}) as ${change}.ps-2, now selected: 1 file(s) changed`);
+    const again = await onTty(['change', 'rebase', ...at, change]);
+    expect(again.status, again.stdout).to.equal(0);
+    expect(again.stdout).to.match(/ps-2 is already based on the head of dev/);
+    const againJson = await cli(['change', 'rebase', ...at, change]);
+    expect(againJson.code).to.equal(0);
+    expect(JSON.parse(againJson.stdout)).to.include({ code: 'ALREADY_UP_TO_DATE' });
+
+    const head2 = await snapshot(s.url, repo, { 'a.txt': lines(6, { 6: 'six' }), 'b.txt': 'B\n' }, { parent: head, move: true });
+    const json = await cli(['change', 'rebase', ...at, '--json', change, 'ps-2']);
+    expect(json.code, json.stderr).to.equal(0);
+    const out = JSON.parse(json.stdout);
+    expect(out.patchset).to.include({ patchset_id: `${change}.ps-3`, base_snapshot_id: head2 });
+    expect(out.change.selected_patchset_id).to.equal(`${change}.ps-3`);
+
+    await snapshot(s.url, repo, { 'a.txt': lines(6, { 1: 'ONE', 6: 'six' }), 'b.txt': 'B\n' }, { parent: head2, move: true });
+    const refused = await onTty(['change', 'rebase', ...at, change]);
+    expect(refused.status).to.equal(6);
+    expect(refused.stdout).to.include('conflict (content): a.txt').and.include('nothing was written');
+    const refusedJson = await cli(['change', 'rebase', ...at, '--json', change]);
+    expect(refusedJson.code).to.equal(6);
+    expect(JSON.parse(refusedJson.stdout)).to.include({ code: 'REBASE_CONFLICT', conflicts_count: 1 });
+
+    const missing = await cli(['change', 'rebase', ...at, 'change-9']);
+    expect(missing.code).to.equal(1);
+    expect(missing.stderr).to.include('change change-9 does not exist');
+    const usage = await cli(['change', 'rebase', ...at]);
+    expect(usage.code).to.equal(2);
+    const help = await cli(['change', '--help']);
+    expect(help.code).to.equal(0);
+    expect(help.stdout).to.include('cairn change rebase CHANGE [PS]').and.include('rebase builds a new patchset on the server');
+  });
 });
