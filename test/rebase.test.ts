@@ -48,9 +48,9 @@ describe(':rebase — a patchset rebased onto the target head by the server', fu
   const post = (p: string, json: unknown, who: string | null = 'ann') => api(s.url, 'POST', R(repo, p), { json, headers: as(who) });
   const get = (p: string) => ok(api(s.url, 'GET', R(repo, p)));
   const events = async () => (await get('/events?limit=1000')).events as Json[];
-  /** Everything a refusal must leave alone: the repository's files and what the change reads. */
+  /** Everything a refusal must leave alone: the repository's files (once the background index merges are done) and what the change reads. */
   const state = async () => ({
-    files: await repoFiles(path.join(s.dataDir, 'repositories', String(repo))),
+    files: await (await (await s.ready).opened(repo)).store.settle().then(() => repoFiles(path.join(s.dataDir, 'repositories', String(repo)))),
     change: await get(`/changes/${change}`),
     patchsets: await get(`/changes/${change}/patchsets`),
   });
@@ -118,6 +118,38 @@ describe(':rebase — a patchset rebased onto the target head by the server', fu
     expect(res.json.conflicts).to.deep.equal([{ path: 'a.txt', kind: 'content' }]);
     expect(res.json.error).to.match(/conflicting path\(s\): a\.txt/);
     expect(await state()).to.deep.equal(before);
+  });
+
+  it('the line moving while the merge runs: 409 REBASE_RACED, nothing written (the move forced between the merge and the commit)', async () => {
+    const cur = (await get(`/changes/${change}`)).change;
+    const head = (await get(`/lines/${LINE}`)).head_snapshot_id;
+    // The conflicting head of the test before: move the line to a head that merges cleanly first.
+    const clean = await snapshot(s.url, repo, { 'a.txt': lines(10, { 9: 'NINE' }), 'b.txt': 'B on main\n', 'c.txt': 'c2\n' }, { parent: head, move: true });
+    const a = await (await s.ready).opened(repo);
+    const prepare = a.workflow.preparePatchset;
+    let moved = false;
+    a.workflow.preparePatchset = async (line) => {
+      // After the merge was computed onto `clean`, before its commit: another head.
+      if (!moved) {
+        moved = true;
+        await snapshot(s.url, repo, { 'a.txt': lines(10, { 9: 'NINE' }), 'b.txt': 'B on main\n', 'c.txt': 'c3\n' }, { parent: clean, move: true });
+      }
+      return prepare(line);
+    };
+    try {
+      const before = await state();
+      const res = await post(`/changes/${change}:rebase`, {});
+      expect(res.status, res.text).to.equal(409);
+      expect(res.json).to.include({ code: 'REBASE_RACED', patchset_id: cur.selected_patchset_id, head_snapshot_id: clean });
+      expect(res.json.error).to.match(/line dev moved while .* was being rebased; rebase again/);
+      const after = await state();
+      expect(after.change).to.deep.equal(before.change);
+      expect(after.patchsets).to.deep.equal(before.patchsets);
+    } finally {
+      a.workflow.preparePatchset = prepare;
+    }
+    // Asked again, it rebases onto the new head.
+    expect((await ok(post(`/changes/${change}:rebase`, {}))).patchset.rebased_from.onto_snapshot_id).to.not.equal(clean);
   });
 
   it('hostile input: an unknown change 404, an unknown or foreign patchset, a bad body; nothing written', async () => {
