@@ -7,7 +7,7 @@
 // those of a hunk of the base → base diff of that path (line numbers and context may differ:
 // the author's own edits nearby are context in the one and not in the other). A hunk mixing
 // the line's edit with the author's stays unmarked: only what reappears identically is marked.
-// Work is bounded: two path lookups per listed file, and the base → base line diff only of
+// Work is bounded: two path lookups per listed file (the trees on the way kept for the next), and the base → base line diff only of
 // files whose hunks are listed, within REBASE_READ_BUDGET_BYTES of content per response.
 import type { TreeEntry } from '../content.js';
 import { gitMode, lineDiff, MAX_DIFF_FILE_BYTES, type ContentReader, type FileDiff, type Hunk, type WhitespaceMode } from './content-diff.js';
@@ -28,12 +28,21 @@ export function changeKey(h: Hunk): string {
   return h.lines.filter((l) => !l.startsWith(' ')).join('\n');
 }
 
-/** The entry at `path` under the tree `root` (null: absent, or a directory). */
-export async function entryAt(reader: Pick<ContentReader, 'readTree'>, root: string, path: string): Promise<TreeEntry | null> {
+/** Trees a response keeps read (by name) for its path lookups: the files of one directory share theirs. */
+const KEPT_TREES = 256;
+
+/** The entry at `path` under the tree `root` (null: absent, or a directory); `kept`: trees already read, by id. */
+export async function entryAt(reader: Pick<ContentReader, 'readTree'>, root: string, path: string, kept: Map<string, Map<string, TreeEntry>> = new Map()): Promise<TreeEntry | null> {
   const names = path.split('/');
   let tree = root;
   for (let i = 0; i < names.length; i++) {
-    const e = (await reader.readTree(tree)).find((x) => x.name === names[i]);
+    let byName = kept.get(tree);
+    if (!byName) {
+      byName = new Map((await reader.readTree(tree)).map((x) => [x.name, x]));
+      if (kept.size >= KEPT_TREES) kept.clear();
+      kept.set(tree, byName);
+    }
+    const e = byName.get(names[i]);
     if (!e) return null;
     if (i === names.length - 1) return e.kind === 'directory' ? null : e;
     if (e.kind !== 'directory') return null;
@@ -79,9 +88,10 @@ export function markFile(f: FileDiff, oldBase: TreeEntry | null, newBase: TreeEn
  */
 export async function* markRebase(files: AsyncIterable<FileDiff>, reader: ContentReader, oldBaseRoot: string, newBaseRoot: string, opts: { context: number; whitespace?: WhitespaceMode }, marks: RebaseMarks): AsyncGenerator<FileDiff> {
   let budget = REBASE_READ_BUDGET_BYTES;
+  const kept = new Map<string, Map<string, TreeEntry>>();
   for await (const f of files) {
-    const oldBase = await entryAt(reader, oldBaseRoot, f.old_path ?? f.path);
-    const newBase = await entryAt(reader, newBaseRoot, f.path);
+    const oldBase = await entryAt(reader, oldBaseRoot, f.old_path ?? f.path, kept);
+    const newBase = await entryAt(reader, newBaseRoot, f.path, kept);
     let baseHunks: Hunk[] | null = null;
     if (f.hunks.length > 0 && oldBase && newBase && oldBase.id !== newBase.id && oldBase.kind !== 'symlink' && newBase.kind !== 'symlink') {
       const size = reader.blobSize(oldBase.id) + reader.blobSize(newBase.id);
