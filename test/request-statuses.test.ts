@@ -125,6 +125,8 @@ describe('request statuses: invalid state transitions and non-derived identities
     const cases: [string, string, string, unknown][] = [
       ['select a patchset on a landed change', 'POST', `/changes/${landed}:selectPatchset`, { patchset_id: ids.landedPs }],
       ['select a patchset on a closed change', 'POST', `/changes/${closed}:selectPatchset`, { patchset_id: ids.closedPs }],
+      ['rebase a landed change', 'POST', `/changes/${landed}:rebase`, {}],
+      ['rebase a closed change', 'POST', `/changes/${closed}:rebase`, {}],
       ['a patchset on a closed change', 'POST', `/changes/${closed}/patchsets`, { base_snapshot_id: w.base, revision_snapshot_id: w.rev3, summary: 's', author_mode: 'human_only' }],
       ['a patchset on a landed change', 'POST', `/changes/${landed}/patchsets`, { base_snapshot_id: w.base, revision_snapshot_id: w.rev3, summary: 's', author_mode: 'human_only' }],
       ['a review on a closed change', 'POST', `/changes/${closed}/reviews`, { patchset_id: ids.closedPs, reviewer: 'bob', action: 'approve' }],
@@ -323,6 +325,7 @@ describe('request statuses: one shape rule on every workflow route (422 shape, 4
     { route: 'changes.create', method: 'POST', path: () => '/changes', cases: () => ({ a: [], b: { task_id: fx.task, title: 'c' }, c: { task_id: fx.task, title: [], base_line: 'main' }, d: { task_id: fx.task, title: '', base_line: 'main' } }) },
     { route: 'changes.close', method: 'POST', path: () => `/changes/${fx.change}:close`, cases: () => ({ a: [], b: {}, c: { status: true }, d: { status: 'landed' } }) },
     { route: 'changes.selectPatchset', method: 'POST', path: () => `/changes/${fx.change}:selectPatchset`, cases: () => ({ a: [], b: {}, c: { patchset_id: 5 }, d: { patchset_id: fx.otherPs } }) },
+    { route: 'changes.rebase', method: 'POST', path: () => `/changes/${fx.change}:rebase`, cases: () => ({ a: [], b: NA('patchset_id is optional (default the selected patchset)'), c: { patchset_id: 5 }, d: { patchset_id: fx.otherPs }, more: [['(c) an unknown field', { onto: 'main' }, 422]] }) },
     {
       route: 'patchsets.create', method: 'POST', path: () => `/changes/${fx.change}/patchsets`,
       cases: () => ({

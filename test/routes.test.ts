@@ -19,6 +19,7 @@ describe('route table', () => {
       'openapi.document', 'docs.page', 'docs.asset', 'read.patchsetDiff', 'read.changeDiff', 'read.snapshotFile', 'read.changeAttention', 'read.changeReviewers', 'read.dashboard', 'read.changeReadiness', 'read.changeLands',
       'git.import', 'git.export', 'git.snapshotCommit', 'git.commit', 'git.commitMsgHook', 'git.infoRefs', 'git.uploadPack', 'git.receivePack',
       'comments.create', 'comments.edit', 'comments.delete', 'comments.threads', 'comments.resolve', 'comments.reopen', 'comments.applySuggestions', 'comments.publish',
+      'changes.rebase',
       'viewed.get', 'viewed.put',
       'gitMirrors.create', 'gitMirrors.list', 'gitMirrors.get', 'gitMirrors.delete', 'gitMirrors.resume',
       'webhooks.create', 'webhooks.list', 'webhooks.get', 'webhooks.delete', 'webhooks.deliveries.list', 'webhooks.deliveries.get', 'webhooks.deliveries.redeliver',

@@ -2,6 +2,7 @@
 // (docs/api.md "Tasks, changes, patchsets"). Output is one JSON object with --json or when stdout is
 // not a terminal; on a terminal a short readable form.
 import path from 'node:path';
+import { ServerError } from '../client/http.js';
 import { push } from '../client/transfer.js';
 import { actingAs } from '../client/identity.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
@@ -29,6 +30,7 @@ export const CHANGE_HELP = `Usage:
   cairn change show CHANGE          (the change, its reviewers' votes, its patchsets and whether it can land)
   cairn change close CHANGE --status archived|superseded|abandoned|canceled|cancelled
   cairn change select CHANGE PS     (PS is reviewed and landed: ps-2, 2 or change-3.ps-2)
+  cairn change rebase CHANGE [PS]   (PS, default the selected one, onto the target line's head)
   cairn change apply-suggestions …  (suggested edits as a new patchset; cairn change apply-suggestions --help)
   cairn change viewed CHANGE --user U [--patchset PS] [--mark | --unmark PATH...]
 
@@ -39,6 +41,13 @@ the target line's head (each conflicting path, if not).
 select makes PS the change's selected patchset: the one its reviews count on, its readiness
 judges and a land lands. A push for review selects the patchset it makes (unless pushed with
 -o noselect); select goes back to an earlier one, or forward to one pushed with noselect.
+
+rebase builds a new patchset on the server: PS's revision merged onto the head of the change's
+target line with the land's merge, based on that head. It becomes the selected patchset;
+approvals carry to it when it changes the same files to the same content (the repository's
+dismiss_stale_approvals rule). When a path conflicts nothing is written: each conflicting path
+is listed (exit 6); rebase locally (git fetch, git rebase) and push. A patchset already based
+on the head is left as it is (exit 0).
 
 viewed lists the files U has viewed on a patchset (default: the current one), counting a file
 viewed on an earlier patchset that this one leaves unchanged, and the patchset U last reviewed;
@@ -239,6 +248,30 @@ export async function changeCommand(argv: string[]): Promise<number> {
       const res = await ctx.client.json('POST', p(`/changes/${ref}:selectPatchset`), { patchset_id: patchsetId });
       return print(ctx, res, () => `selected ${res.change.selected_patchset_id} of ${res.change.change_ref} (what is reviewed and landed)`);
     }
+    case 'rebase': {
+      if (positionals.length < 1 || positionals.length > 2) throw new CliUsageError('change rebase needs CHANGE and optionally PS (cairn change rebase change-3)');
+      const [changeRef, ps] = positionals;
+      const ref = seg(changeRef);
+      const body: Json = ps === undefined ? {} : { patchset_id: await selectedId(ctx, p(`/changes/${ref}`), changeRef, ps) };
+      try {
+        const res = await ctx.client.json('POST', p(`/changes/${ref}:rebase`), body);
+        const x = res.patchset;
+        return print(ctx, res, () => `rebased ${x.rebased_from.patchset_id} onto the head of ${res.change.land_target_line} (${x.base_snapshot_id.slice(0, 12)}) as ${x.patchset_id}, now selected: ${x.changed_file_stats.files_changed} file(s) changed`);
+      } catch (err) {
+        const refusal = err instanceof ServerError && err.status === 409 ? (err.body as Json | null) : null;
+        if (!refusal || (refusal.code !== 'REBASE_CONFLICT' && refusal.code !== 'ALREADY_UP_TO_DATE')) throw err;
+        if (ctx.json) process.stdout.write(`${JSON.stringify(refusal)}\n`);
+        else if (refusal.code === 'ALREADY_UP_TO_DATE') process.stdout.write(`${refusal.error}\n`);
+        else {
+          const lines = [`not rebased: ${refusal.error}`];
+          for (const c of refusal.conflicts ?? []) lines.push(`  conflict (${c.kind}): ${c.path}`);
+          if (refusal.conflicts_count > (refusal.conflicts?.length ?? 0)) lines.push(`  … ${refusal.conflicts_count - refusal.conflicts.length} more`);
+          if ((refusal.conflicts ?? []).length) lines.push('nothing was written; rebase locally (git fetch, git rebase), resolve them and push');
+          process.stdout.write(`${lines.join('\n')}\n`);
+        }
+        return refusal.code === 'ALREADY_UP_TO_DATE' ? 0 : 6;
+      }
+    }
     case 'viewed': {
       const [change, ...paths] = positionals;
       if (change === undefined) throw new CliUsageError('change viewed needs CHANGE');
@@ -264,7 +297,7 @@ export async function changeCommand(argv: string[]): Promise<number> {
       ].join('\n'));
     }
     default:
-      throw new CliUsageError(`unknown change subcommand "${sub}" (create, list, show, close, select, viewed, apply-suggestions)`);
+      throw new CliUsageError(`unknown change subcommand "${sub}" (create, list, show, close, select, rebase, viewed, apply-suggestions)`);
   }
 }
 

@@ -245,6 +245,8 @@ export const ROUTES: readonly RouteSpec[] = [
   route('comments.reopen', 'POST', `${REPO}/changes/{change_ref}/threads/{thread_id}`, 'contributor', { action: 'reopen', extension: true, request: comments.ResolveThread, ok: 'CommentResult', handler: comments.reopen }),
   route('comments.applySuggestions', 'POST', `${REPO}/changes/{change_ref}/patchsets`, 'contributor', { action: 'applySuggestions', extension: true, request: comments.ApplySuggestions, ok: 'SuggestionsApplied', handler: comments.applySuggestions }),
   route('comments.publish', 'POST', `${REPO}/changes/{change_ref}/reviews`, 'contributor', { action: 'publish', extension: true, request: comments.PublishDrafts, ok: 'CommentPublishResult', handler: comments.publish }),
+  // Extensions: a server-side rebase of a patchset onto the target line's head (docs/api.md "Rebase")
+  route('changes.rebase', 'POST', `${REPO}/changes/{change_ref}`, 'contributor', { action: 'rebase', extension: true, request: changes.Rebase, ok: { 200: 'PatchsetRebase', 409: 'RebaseRefused' }, handler: changes.rebase }),
   // Extensions: viewed marks per reviewer, patchset and file (docs/api.md "Viewed marks")
   route('viewed.get', 'GET', `${REPO}/changes/{change_ref}/viewed`, 'reader', { extension: true, query: viewed.ViewedQuery, ok: 'ViewedMarks', refuses: [403], handler: viewed.get }),
   route('viewed.put', 'PUT', `${REPO}/changes/{change_ref}/viewed`, 'contributor', { extension: true, request: viewed.MarkViewed, ok: 'ViewedMarks', refuses: [403, 409], handler: viewed.put }),

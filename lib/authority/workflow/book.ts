@@ -539,8 +539,8 @@ export class WorkflowBook {
       const again = tx.staged<string>(PS_KEY, key) ?? this.patchsetByContent(change, input.base_snapshot_id, input.revision_snapshot_id, tx)?.patchset_id;
       if (again) return { patchset: this.replay(tx.entity<PatchsetRecord>(PATCHSET, again)!, input), replayed: true };
       checkChangeOpen(change, 'add a patchset');
-      // applied_suggestions is the server's record of :applySuggestions, never a caller's (the request struct passes unknown fields).
-      return { patchset: this.stagePatchset(tx, change, { ...input, summary, author_mode: authorMode, author, applied_suggestions: undefined }, diff).patchset, replayed: false };
+      // applied_suggestions and rebased_from are the server's records of :applySuggestions and :rebase, never a caller's (the request struct passes unknown fields).
+      return { patchset: this.stagePatchset(tx, change, { ...input, summary, author_mode: authorMode, author, applied_suggestions: undefined, rebased_from: undefined }, diff).patchset, replayed: false };
     });
   }
 
@@ -589,6 +589,7 @@ export class WorkflowBook {
       created_at_s: now,
       ...(input.applied_suggestions ? { applied_suggestions: input.applied_suggestions } : {}),
       ...(input.pushed_by !== undefined ? { pushed_by: input.pushed_by } : {}),
+      ...(input.rebased_from ? { rebased_from: input.rebased_from } : {}),
     };
     const next: ChangeRecord = {
       ...change,

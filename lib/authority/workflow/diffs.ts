@@ -1,8 +1,10 @@
 // Patchset diffs (docs/api.md "Diffs"): base → revision of a patchset, or revision → revision of
-// two patchsets of one change (`against`). The files come one at a time from the domain's
+// two patchsets of one change (`against`; with different bases, rebase-aware: what the target
+// line brought between them is marked `from_rebase`). The files come one at a time from the domain's
 // bounded diff over the store's immutable trees, so a caller streams them.
 import { Invalid, NotFound, TooLarge } from '../../domain/errors.js';
 import { diffFiles, emptyTotals, type DiffOptions, type DiffTotals, type FileDiff } from '../../domain/workflow/content-diff.js';
+import { markRebase, type RebaseMarks } from '../../domain/workflow/interdiff.js';
 import type { ContentStore } from '../../store/content-store.js';
 import type { WorkflowBook } from './book.js';
 
@@ -16,16 +18,20 @@ export interface PatchsetDiff {
   files: AsyncGenerator<FileDiff>;
   /** Filled in as `files` is consumed. */
   totals: DiffTotals;
+  /** Two patchsets with different bases: what the files mark as brought by the rebase (counts filled in as `files` is consumed); else null. */
+  rebase: RebaseMarks | null;
 }
 
 /** A side over the limit a snapshot may hold (stored before the limit) is refused (400) before anything streams. */
 export async function patchsetDiff(store: ContentStore, book: WorkflowBook, patchsetIdValue: string, against: string | null, opts: DiffOptions): Promise<PatchsetDiff> {
   const ps = book.patchset(patchsetIdValue);
   let oldSnapshot = ps.base_snapshot_id;
+  let rebase: RebaseMarks | null = null;
   if (against !== null) {
     const other = book.patchset(against);
     if (other.change_id !== ps.change_id) throw new Invalid(`against: patchset ${against} belongs to ${other.change_id}, not to ${ps.change_id}; compare patchsets of one change`);
     oldSnapshot = other.revision_snapshot_id;
+    if (other.base_snapshot_id !== ps.base_snapshot_id) rebase = { old_base_snapshot_id: other.base_snapshot_id, new_base_snapshot_id: ps.base_snapshot_id, files: 0, hunks: 0 };
   }
   const root = (id: string) => {
     const s = store.snapshot(id);
@@ -42,7 +48,10 @@ export async function patchsetDiff(store: ContentStore, book: WorkflowBook, patc
     blobSize: (id: string) => store.locator('blob', id)?.raw_length ?? 0,
     readBlob: (id: string) => store.readObject('blob', id),
   };
-  return { patchset_id: ps.patchset_id, change_id: ps.change_id, base_snapshot_id: oldSnapshot, revision_snapshot_id: ps.revision_snapshot_id, against, files: diffFiles(reader, oldRoot, newRoot, opts, totals, store.walkBudget(`the diff of ${oldSnapshot} and ${ps.revision_snapshot_id}`, 2)), totals };
+  let files = diffFiles(reader, oldRoot, newRoot, opts, totals, store.walkBudget(`the diff of ${oldSnapshot} and ${ps.revision_snapshot_id}`, 2));
+  // Rebase-aware: what the target line brought between the two bases is marked (../../domain/workflow/interdiff.ts).
+  if (rebase) files = markRebase(files, reader, root(rebase.old_base_snapshot_id), root(rebase.new_base_snapshot_id), opts, rebase);
+  return { patchset_id: ps.patchset_id, change_id: ps.change_id, base_snapshot_id: oldSnapshot, revision_snapshot_id: ps.revision_snapshot_id, against, files, totals, rebase };
 }
 
 /** A raw read is held in memory whole: larger files are refused (413); a snapshot export serves them. */

@@ -52,6 +52,8 @@ export interface Hunk {
   lines: string[];
   /** Parallel to `lines`: the changed ranges within a paired "-"/"+" line (./word-diff.ts), else null. */
   spans?: Array<Span[] | null>;
+  /** On a comparison of two patchsets with different bases: the hunk is the target line's change, brought by the rebase (./interdiff.ts). */
+  from_rebase?: boolean;
 }
 
 export interface FileDiff {
@@ -81,6 +83,8 @@ export interface FileDiff {
   /** Each side's image facts (./media.ts) when it is a PNG, JPEG, GIF, WebP or SVG; else null. */
   old_image: ImageInfo | null;
   new_image: ImageInfo | null;
+  /** On a comparison of two patchsets with different bases: the whole change of the file came from the target line through the rebase (./interdiff.ts). */
+  from_rebase?: boolean;
 }
 
 /**

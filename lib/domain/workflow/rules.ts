@@ -84,7 +84,12 @@ export interface PatchsetInput {
   applied_suggestions?: AppliedSuggestion[];
   /** Set only by a push for review (lib/authority/workflow/push-review.ts), never from a request. */
   pushed_by?: string | null;
+  /** Set only by `:rebase` (lib/authority/workflow/rebase.ts), never from a request. */
+  rebased_from?: RebasedFrom;
 }
+
+/** A patchset built by `:rebase`: the patchset it rebased, the target head it was rebased onto, and who asked (null: no identity). */
+export interface RebasedFrom { patchset_id: string; onto_snapshot_id: string; by: string | null }
 
 
 export interface PatchsetRecord {
@@ -109,6 +114,8 @@ export interface PatchsetRecord {
    * ingress's header), or null when the push named none. Whatever the commit's author says.
    */
   pushed_by?: string | null;
+  /** Only on a patchset made by `:rebase`: what it rebased onto what, and who asked. */
+  rebased_from?: RebasedFrom;
   /** Set when a land moved the target line past this open patchset's base (its CI may be re-run). */
   base_stale?: boolean;
   base_stale_land_id?: string;

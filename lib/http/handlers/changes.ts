@@ -1,12 +1,14 @@
 // Changes and patchsets (spec: "Change", "Patchset", the change and patchset rows of "Changes,
 // patchsets, reviews, policy, CI, Land"; docs/api.md "Tasks, changes, patchsets").
-import { integer, nullable, optional, string, type as looseObject } from 'superstruct';
+import { integer, nullable, object as strictObject, optional, string, type as looseObject } from 'superstruct';
 import { AUTHOR_MODES, CHANGE_STATUSES, parseTaskRef, requireChangeStatus } from '../../domain/workflow/rules.js';
 import { Invalid } from '../../domain/errors.js';
 import { canonicalSearch, parseSearch } from '../../domain/workflow/search-query.js';
 import { requireAuthority, type Handler, type QueryParam } from '../route-types.js';
 import { validate } from '../validate.js';
-import { actAs, pageFields, pageRequest, queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
+import { REBASE_CODES, REBASE_LISTED_CONFLICTS, rebasePatchset } from '../../authority/workflow/rebase.js';
+import { CONFLICT_KINDS } from '../../domain/workflow/merge.js';
+import { actAs, identityOf, pageFields, pageRequest, queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
 import { arr, bool, constant, enumOf, hex64, nullable as orNull, obj, PAGE_FIELDS, ref, str, uint, type Schemas } from '../json-schema.js';
 
 export const CreateChange = looseObject({
@@ -19,6 +21,8 @@ export const CreateChange = looseObject({
 });
 export const CloseChange = looseObject({ status: string() });
 export const Select = looseObject({ patchset_id: string() });
+/** `:rebase`: which patchset (default the selected one); who asks is the caller's identity, never the body. */
+export const Rebase = strictObject({ patchset_id: optional(string()) });
 export const CreatePatchset = looseObject({
   base_snapshot_id: string(),
   revision_snapshot_id: string(),
@@ -74,6 +78,14 @@ export const selectPatchset: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
   const change = await a.workflow.selectPatchset(ctx.params.change_ref, req.patchset_id);
   return { json: { change: a.workflow.changeProjection(change, a.index) } };
+};
+
+export const rebase: Handler = async (ctx) => {
+  rejectRouteOwned(ctx.body);
+  const req = wellFormed(validate(ctx.body, Rebase));
+  const a = requireAuthority(ctx);
+  const { patchset, change } = await rebasePatchset(a.store, a.workflow, a.lands, ctx.params.change_ref, { patchset_id: req.patchset_id, by: identityOf(ctx) });
+  return { json: { patchset: a.workflow.patchsetProjection(patchset, a.index), change: a.workflow.changeProjection(change, a.index) } };
 };
 
 export const listPatchsets: Handler = async (ctx) => {
@@ -183,8 +195,18 @@ export const SCHEMAS: Schemas = {
     base_stale: { ...constant(true), description: "set when a land moved the target line past this patchset's base" },
     base_stale_land_id: { ...str, description: 'the land that did' },
     applied_suggestions: { ...arr(obj({ comment_id: str, author: str })), description: 'a patchset made by :applySuggestions: the comments whose suggestions it applied and their authors' },
-  }, { optional: ['base_stale', 'base_stale_land_id', 'applied_suggestions'] }),
+    rebased_from: { ...obj({ patchset_id: str, onto_snapshot_id: hex64, by: orNull(str) }), description: "a patchset made by :rebase: the patchset it rebased, the target line's head it was rebased onto (its base), and who asked (null: no identity)" },
+  }, { optional: ['base_stale', 'base_stale_land_id', 'applied_suggestions', 'rebased_from'] }),
   PatchsetResult: obj({ patchset: ref('Patchset') }),
+  RebaseRefused: obj({
+    error: str,
+    code: { ...enumOf(REBASE_CODES), description: 'REBASE_CONFLICT: the revision does not merge onto the head (`conflicts`), or nothing of it would remain; ALREADY_UP_TO_DATE: the patchset is based on the head already; REBASE_RACED: the line or the change moved meanwhile (rebase again). Absent on a lifecycle refusal' },
+    patchset_id: { ...str, description: 'the patchset that was to be rebased' },
+    head_snapshot_id: { ...hex64, description: "the target line's head it was to be rebased onto" },
+    conflicts: { ...arr(obj({ path: str, kind: enumOf(CONFLICT_KINDS) })), description: `REBASE_CONFLICT: the conflicting paths, sorted, at most ${REBASE_LISTED_CONFLICTS} listed` },
+    conflicts_count: { ...uint, description: 'REBASE_CONFLICT: how many paths conflict' },
+  }, { optional: ['code', 'patchset_id', 'head_snapshot_id', 'conflicts', 'conflicts_count'], description: 'a rebase refused: nothing was written' }),
+  PatchsetRebase: obj({ patchset: { ...ref('Patchset'), description: 'the new patchset: base the target head, revision the rebased one; selected' }, change: ref('Change') }),
   PatchsetCreate: obj({ patchset: ref('Patchset'), replayed: bool }),
   PatchsetList: obj({ change_id: str, change_ref: str, patchsets: arr(ref('Patchset')), ...PAGE_FIELDS }),
 };

@@ -71,10 +71,10 @@ async function* jsonBody(d: PatchsetDiff, q: { context: number; paths: string[];
   yield `{"patchset_id":${JSON.stringify(d.patchset_id)},"change_id":${JSON.stringify(d.change_id)},"base_snapshot_id":${JSON.stringify(d.base_snapshot_id)},"revision_snapshot_id":${JSON.stringify(d.revision_snapshot_id)},"against":${JSON.stringify(d.against)},"context":${q.context},"paths":${JSON.stringify(q.paths)},"whitespace":${JSON.stringify(q.whitespace)},"renames":${q.renames},"files":[`;
   let first = true;
   for await (const f of d.files) {
-    yield `${first ? '' : ','}${JSON.stringify({ ...f, links: fileLinks(repoBase, d, f, q) })}`;
+    yield `${first ? '' : ','}${JSON.stringify({ ...f, from_rebase: f.from_rebase ?? false, links: fileLinks(repoBase, d, f, q) })}`;
     first = false;
   }
-  yield `],"stats":${JSON.stringify(d.totals)}}`;
+  yield `],"stats":${JSON.stringify(d.totals)},"rebase":${JSON.stringify(d.rebase)}}`;
 }
 
 async function* unifiedBody(d: PatchsetDiff): AsyncGenerator<string> {
@@ -238,7 +238,9 @@ export const SCHEMAS: Schemas = {
       old_start: uint, old_lines: uint, new_start: uint, new_lines: uint,
       lines: { ...strArr, description: 'each prefixed " ", "-", "+" or "\\"' },
       spans: { ...arr(orNull(arr({ type: 'array', items: uint, minItems: 2, maxItems: 2 }))), description: 'parallel to lines: on a paired "-"/"+" line the changed ranges [start, end) in UTF-16 code units of the text after its prefix; null elsewhere and where the pair is too long or changed whole' },
-    })),
+      from_rebase: { ...bool, description: 'only when the response\'s `rebase` is not null: the hunk removes and adds exactly the lines a hunk of the base → base diff of this path does (the target line\'s change, brought by the rebase)' },
+    }, { optional: ['from_rebase'] })),
+    from_rebase: { ...bool, description: 'the whole change of this file came from the target line through a rebase: its sides are the two bases\' (same blobs and modes), or every hunk is from_rebase; always false unless the response\'s `rebase` is not null' },
   }),
   FileLines: obj({
     path: str,
@@ -260,6 +262,15 @@ export const SCHEMAS: Schemas = {
     whitespace: enumOf([...WHITESPACE_MODES]),
     renames: { ...bool, description: 'whether renames and copies were looked for' },
     files: arr(ref('FileDiff')),
+    rebase: {
+      ...orNull(obj({
+        old_base_snapshot_id: { ...hex64, description: 'the base of `against`' },
+        new_base_snapshot_id: { ...hex64, description: 'the base of this patchset' },
+        files: { ...uint, description: 'files marked from_rebase' },
+        hunks: { ...uint, description: 'hunks marked from_rebase' },
+      })),
+      description: 'with ?against= naming a patchset on another base: the comparison is rebase-aware (files and hunks the target line brought are marked from_rebase); null otherwise. The unified text carries no marks',
+    },
     stats: obj({
       files_changed: uint, additions: uint, deletions: uint, binary_files: uint, truncated_files: uint, uncounted_files: { ...uint, description: 'text files whose lines were not counted (null additions and deletions): additions and deletions sum the others' }, bytes_read: uint,
       renames: uint, copies: uint,

@@ -225,16 +225,20 @@ function ExpandButtons({ x }) {
   </span>`;
 }
 
+/** A hunk the target line brought through a rebase (an inter-patchset diff's `from_rebase`): greyed, and said so in its header. */
+const rebaseClass = (hunk) => (hunk?.from_rebase ? ' from-rebase' : '');
+const rebaseTag = (hunk) => (hunk?.from_rebase ? html` <span class="rebase-tag" title="The target line's change between the two patchsets' bases, brought by the rebase: not the author's">from the rebase</span>` : null);
+
 function UnifiedHunks({ hunks, ft }) {
   return html`<table class="diff unified"><colgroup><col class="ln-col" /><col class="ln-col" /><col /></colgroup><tbody>${hunks.map(({ hunk, lines, above = [], below = [], expand }) => html`
     ${ctxRowsUnified(above)}
-    ${hunk ? html`<tr class="hunk"><td class="ln expand-cell" colspan="2"><${ExpandButtons} x=${expand} /></td><td class="code hunk-head">${hunkHeader(hunk)}</td></tr>`
+    ${hunk ? html`<tr class=${`hunk${rebaseClass(hunk)}`}><td class="ln expand-cell" colspan="2"><${ExpandButtons} x=${expand} /></td><td class="code hunk-head">${hunkHeader(hunk)}${rebaseTag(hunk)}</td></tr>`
       : expand && expand.remaining !== 0 ? html`<tr class="hunk trailing"><td class="ln expand-cell" colspan="2"><${ExpandButtons} x=${expand} /></td><td class="code hunk-head"></td></tr>` : null}
     ${ctxRowsUnified(below)}
     ${lines.map((l) => {
       if (l.kind === 'note') return html`<tr class="note"><td class="ln" colspan="2"></td><td class="code">\\ ${l.text}</td></tr>`;
       const under = ft && rowThreads(ft, unifiedKeys(l));
-      return html`<tr class=${`${l.kind}${ft?.selected?.has(l.new !== null ? rowKey('revision', l.new) : rowKey('base', l.old)) ? ' selected' : ''}${ft?.mark && ((ft.mark.side === 'revision' && ft.mark.line === l.new) || (ft.mark.side === 'base' && ft.mark.line === l.old)) ? ' anchored' : ''}`} tabindex="-1"><td class="ln" data-side="base" data-n=${l.old ?? ''}></td><td class="ln" data-side="revision" data-n=${l.new ?? ''}></td><${Code} line=${l} /></tr>
+      return html`<tr class=${`${l.kind}${rebaseClass(hunk)}${ft?.selected?.has(l.new !== null ? rowKey('revision', l.new) : rowKey('base', l.old)) ? ' selected' : ''}${ft?.mark && ((ft.mark.side === 'revision' && ft.mark.line === l.new) || (ft.mark.side === 'base' && ft.mark.line === l.old)) ? ' anchored' : ''}`} tabindex="-1"><td class="ln" data-side="base" data-n=${l.old ?? ''}></td><td class="ln" data-side="revision" data-n=${l.new ?? ''}></td><${Code} line=${l} /></tr>
         ${under ? html`<tr class="thread-row"><td colspan="3"><${ThreadStack} threads=${under.threads} editors=${under.editors} /></td></tr>` : null}`;
     })}`)}
   </tbody></table>`;
@@ -247,7 +251,7 @@ function SplitHunks({ hunks, ft }) {
   const ctxRows = (rows) => rows.map((l) => html`<tr class="pair ctx-ctx expanded" tabindex="-1">${side(l, 'left')}${side(l, 'right')}</tr>`);
   return html`<table class="diff split"><colgroup><col class="ln-col" /><col class="half" /><col class="ln-col" /><col class="half" /></colgroup><tbody>${hunks.map(({ hunk, lines, above = [], below = [], expand }) => html`
     ${ctxRows(above)}
-    ${hunk ? html`<tr class="hunk"><td class="ln expand-cell"><${ExpandButtons} x=${expand} /></td><td class="code hunk-head" colspan="3">${hunkHeader(hunk)}</td></tr>`
+    ${hunk ? html`<tr class=${`hunk${rebaseClass(hunk)}`}><td class="ln expand-cell"><${ExpandButtons} x=${expand} /></td><td class="code hunk-head" colspan="3">${hunkHeader(hunk)}${rebaseTag(hunk)}</td></tr>`
       : expand && expand.remaining !== 0 ? html`<tr class="hunk trailing"><td class="ln expand-cell"><${ExpandButtons} x=${expand} /></td><td class="code hunk-head" colspan="3"></td></tr>` : null}
     ${ctxRows(below)}
     ${sideBySide(lines).map((r) => {
@@ -256,7 +260,7 @@ function SplitHunks({ hunks, ft }) {
       const left = ft && r.left && r.left.old !== null ? rowThreads(ft, [rowKey('base', r.left.old)]) : null;
       const right = ft && r.right && r.right.new !== null ? rowThreads(ft, [rowKey('revision', r.right.new)]) : null;
       const marked = ft?.mark && ((ft.mark.side === 'base' && r.left?.old === ft.mark.line) || (ft.mark.side === 'revision' && r.right?.new === ft.mark.line));
-      return html`<tr class=${`pair ${r.left ? r.left.kind : 'none'}-${r.right ? r.right.kind : 'none'}${marked ? ' anchored' : ''}`} tabindex="-1">${side(r.left, 'left')}${side(r.right, 'right')}</tr>
+      return html`<tr class=${`pair ${r.left ? r.left.kind : 'none'}-${r.right ? r.right.kind : 'none'}${rebaseClass(hunk)}${marked ? ' anchored' : ''}`} tabindex="-1">${side(r.left, 'left')}${side(r.right, 'right')}</tr>
         ${left || right ? html`<tr class="thread-row"><td colspan="2">${left ? html`<${ThreadStack} threads=${left.threads} editors=${left.editors} />` : null}</td><td colspan="2">${right ? html`<${ThreadStack} threads=${right.threads} editors=${right.editors} />` : null}</td></tr>` : null}`;
     })}`)}
   </tbody></table>`;
@@ -565,7 +569,7 @@ function FileDiff({ repo, snaps, file, index, view, observe, open, onToggle, cur
   }, [entry, file, hasBody]);
   const topThreads = entry ? [...entry.top, ...hidden] : [];
   const fileTarget = { kind: 'file', path: file.path };
-  return html`<section class=${`diff-file${current ? ' current' : ''}${lazy ? ' lazy' : ''}${viewed ? ' viewed' : ''}`} id=${`f${index}`} data-path=${file.path} ref=${box} style=${size}>
+  return html`<section class=${`diff-file${current ? ' current' : ''}${lazy ? ' lazy' : ''}${viewed ? ' viewed' : ''}${file.from_rebase ? ' from-rebase' : ''}`} id=${`f${index}`} data-path=${file.path} ref=${box} style=${size}>
     <header class="file-head">
       <button type="button" class="file-toggle" aria-expanded=${open ? 'true' : 'false'} onClick=${() => onToggle(index)}
         onKeyDown=${(e) => { if (e.key === 'ArrowDown') { const row = box.current?.querySelector('.file-body tr[tabindex]'); if (row) { e.preventDefault(); row.focus(); } } }} title=${open ? 'Collapse (o)' : 'Expand (o)'}>
@@ -576,6 +580,7 @@ function FileDiff({ repo, snaps, file, index, view, observe, open, onToggle, cur
       </button>
       <span class="file-meta">
         ${mode ? html`<span class="muted">${mode}</span>` : null}
+        ${file.from_rebase ? html`<span class="rebase-tag" title="Changed only by the rebase: the target line's change between the two patchsets' bases, not the author's">only the rebase</span>` : null}
         ${file.binary ? html`<${Badge} value="binary" tone="plain" />` : null}
         ${file.truncated ? html`<${Badge} value=${file.truncated_reason === 'file_size' ? 'too large' : 'not loaded'} tone="warn" />` : null}
         ${entry?.count ? html`<span class=${`thread-count${entry.unresolved ? ' has-unresolved' : ''}`} title="comment threads on this file">${plural(entry.count, 'thread')}${entry.unresolved ? html` · ${entry.unresolved} unresolved` : null}</span>` : null}
@@ -695,7 +700,8 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
   const T = useThreads();
   const view = narrow ? 'unified' : asked;
   const [files, setFiles] = useState(() => byDirectory(diff.files));
-  const initialOpen = (fs, seen) => new Set(fs.map((f, i) => (lineCount(f) > COLLAPSE_LINES || seen?.has(f.path) ? -1 : i)).filter((i) => i >= 0));
+  // Files changed only by the rebase (an inter-patchset diff) start folded, as viewed ones do.
+  const initialOpen = (fs, seen) => new Set(fs.map((f, i) => (lineCount(f) > COLLAPSE_LINES || seen?.has(f.path) || f.from_rebase ? -1 : i)).filter((i) => i >= 0));
   const [openSet, setOpenSet] = useState(() => initialOpen(files, marks?.paths));
   const [current, setCurrentState] = useState(-1);
   // The line a #file=P&line=R12 names (or a line number clicked): its row is marked.
@@ -965,6 +971,8 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
   // Files still without their hunks (a loaded one no longer counts).
   const leftOut = files.reduce((n, f) => n + (f.truncated ? 1 : 0), 0);
   const viewedPaths = marks?.paths ?? null;
+  const onlyRebase = files.reduce((n, f) => n + (f.from_rebase ? 1 : 0), 0);
+  const showRebase = () => setOpenSet((s) => new Set([...s, ...files.flatMap((f, i) => (f.from_rebase ? [i] : []))]));
   const snaps = useMemo(() => (diff.base_snapshot_id && diff.revision_snapshot_id ? { base: diff.base_snapshot_id, rev: diff.revision_snapshot_id } : null), [diff]);
   return html`<div class="diff-view">
     <div class="files-toolbar diff-summary">
@@ -974,6 +982,7 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
       ${st.uncounted_files ? html`<span class="warn-text" title="these files' lines were not counted: the totals leave them out">${plural(st.uncounted_files, 'file')} not counted</span>` : null}
       ${st.binary_files ? html`<span class="muted">${plural(st.binary_files, 'binary file')}</span>` : null}
       ${leftOut ? html`<span class="muted">${plural(leftOut, 'diff')} not loaded</span>` : null}
+      ${diff.rebase && (onlyRebase || diff.rebase.hunks) ? html`<span class="rebase-note muted" title="The two patchsets have different bases: what the target line changed between them is greyed, and files it alone changed are folded">${onlyRebase ? html`${plural(onlyRebase, 'file')} changed only by the rebase <button type="button" class="btn small link show-rebase" onClick=${showRebase}>show</button>` : `${plural(diff.rebase.hunks, 'hunk')} from the rebase greyed`}</span>` : null}
       ${marks?.error ? html`<span class="warn-text small" role="status">viewed marks: ${marks.error.status ? `HTTP ${marks.error.status}: ` : ''}${marks.error.message}</span>` : null}
       <span class="spacer"></span>
       <span class="muted kbd-hint" title="j / k files · v viewed · n / p unresolved threads · N / P hunks · / filter"><kbd>?</kbd> keys</span>

@@ -9,6 +9,7 @@ export const OP_ROLE = {
   'comments.applySuggestions': 'contributor',
   'changes.requestReview': 'contributor',
   'changes.selectPatchset': 'maintainer',
+  'changes.rebase': 'contributor',
   'patchsets.runCi': 'contributor',
   'patchsets.evaluatePolicy': 'contributor',
   'attestations.put': 'contributor',

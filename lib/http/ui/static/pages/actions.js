@@ -1,6 +1,7 @@
 // The reviewer's actions on a change, each one call to an existing route of the interface:
 // approve, comment and request changes (POST changes/{ref}/reviews), request review
-// (:requestReview), select a patchset (:selectPatchset), run CI (patchsets/{id}:runCi), evaluate
+// (:requestReview), select a patchset (:selectPatchset), rebase it onto the line's head
+// (:rebase: a new patchset built by the server, or the conflicting paths), run CI (patchsets/{id}:runCi), evaluate
 // the policy (:evaluatePolicy) and land (POST task-land, with a mode and a confirmation). The
 // reviewer's name comes from ../dialogs.js (asked once, or the ingress header).
 import { html, useEffect, useState } from '../vendor/preact.js';
@@ -15,6 +16,16 @@ const OPEN = ['draft', 'active', 'review'];
 function Flash({ flash }) {
   if (!flash) return null;
   return html`<div class=${`flash ${flash.ok ? 'ok' : 'bad'}`} role=${flash.ok ? 'status' : 'alert'}>${flash.text}</div>`;
+}
+
+/** A rebase refused for conflicts: each conflicting path, and what to do instead. */
+function rebaseConflicts(body, line) {
+  const list = body.conflicts ?? [];
+  const more = (body.conflicts_count ?? list.length) - list.length;
+  return html`<div class="rebase-conflicts"><strong>Not rebased: ${body.conflicts_count === 1 ? '1 path conflicts' : `${body.conflicts_count} paths conflict`} with the head of ${line}.</strong>
+    <ul class="conflict-list">${list.map((c) => html`<li data-conflict=${c.path}><code>${c.path}</code> <span class="muted small">${c.kind}</span></li>`)}</ul>
+    ${more > 0 ? html`<p class="muted small">and ${more} more.</p>` : null}
+    <p class="muted small">Nothing was written. Rebase it locally (<code>git fetch</code>, <code>git rebase</code>), resolve them and push a new patchset.</p></div>`;
 }
 
 function explain(err) {
@@ -93,6 +104,23 @@ export function Actions({ repo, d, access, onDone, onReply, drafts = 0 }) {
 
   const runCi = () => run('ci', () => post(R(`/patchsets/${seg(viewed)}:runCi`), { trigger: 'manual_rerun' }), (r) => `CI run ${r.job?.run_sequence ?? ''} queued as job #${r.job?.worker_job_index}.`);
   const evaluate = () => run('policy', () => post(R(`/patchsets/${seg(viewed)}:evaluatePolicy`), {}), (r) => `Policy evaluated: ${r.policy.decision}.`);
+  // A rebase refused for conflicts lists the paths; already up to date is said, not an error.
+  const rebase = async () => {
+    setBusy('rebase');
+    setFlash(null);
+    try {
+      const r = await post(R(`/changes/${seg(c.change_id)}:rebase`), { patchset_id: selected });
+      setFlash({ ok: true, text: `Rebased ${selected.replace(/^.*\./, '')} onto the head of ${c.land_target_line} as ${r.patchset.patchset_id.replace(/^.*\./, '')}, now selected.` });
+      onDone();
+    } catch (err) {
+      const body = err instanceof ApiError ? err.body ?? {} : {};
+      if (body.code === 'REBASE_CONFLICT' && body.conflicts_count > 0) setFlash({ ok: false, text: rebaseConflicts(body, c.land_target_line) });
+      else if (body.code === 'ALREADY_UP_TO_DATE') setFlash({ ok: true, text: `${selected.replace(/^.*\./, '')} is already based on the head of ${c.land_target_line}: nothing to rebase.` });
+      else setFlash({ ok: false, text: explain(err) });
+    } finally {
+      setBusy(null);
+    }
+  };
   const select = () => run('select', () => post(R(`/changes/${seg(c.change_id)}:selectPatchset`), { patchset_id: viewed }), `Selected ${viewed}.`);
 
   const readiness = d.readiness.data ?? null;
@@ -129,6 +157,9 @@ export function Actions({ repo, d, access, onDone, onReply, drafts = 0 }) {
   const canReview = may('comments.publish');
   const canRequest = may('changes.requestReview');
   const canSelect = may('changes.selectPatchset');
+  const canRebase = may('changes.rebase');
+  // Offered when the line moved past the selected patchset's base (or that is not known yet).
+  const stale = !readiness || readiness.base_stale;
   const canCi = may('patchsets.runCi');
   const canPolicy = may('patchsets.evaluatePolicy');
   const canAttest = may('attestations.put');
@@ -164,6 +195,10 @@ export function Actions({ repo, d, access, onDone, onReply, drafts = 0 }) {
         ${canPolicy ? html`<button type="button" class="btn" onClick=${evaluate} disabled=${!!busy} title=${`Evaluate the policy of ${viewed} now`}>Evaluate policy</button>` : null}
         ${canAttest ? html`<a class="btn attest-link" href="#attestation" title=${`Record the attestation of ${viewed} (the Checks tab)`}>Attest…</a>` : null}
       </div>` : null}
+      ${canRebase && selected && stale ? html`<div class="btn-row rebase-row">
+        <button type="button" class="btn rebase-btn" onClick=${rebase} disabled=${!!busy} title=${`Build a new patchset: ${selected} merged onto the head of ${c.land_target_line} by the server (nothing is written if a path conflicts)`}>Rebase</button>
+        <span class="muted small">${c.land_target_line} moved since ${selected.replace(/^.*\./, '')}'s base: rebase it onto the head as a new patchset.</span>
+      </div>` : null}
       ${landOk ? html`<div class="btn-row land-row">
         <label class="field inline"><span>Land as</span>
           <select value=${mode} onChange=${(e) => setMode(e.currentTarget.value)}>
@@ -175,7 +210,7 @@ export function Actions({ repo, d, access, onDone, onReply, drafts = 0 }) {
         <button type="button" class=${`btn ${canLand && !landOff ? 'primary' : ''}`} onClick=${land} disabled=${!!busy || !!landOff} aria-describedby=${landOff}>Land…</button>
       </div>
       ${queued ? html`<p class="muted small" id="land-queued-reason">In the land queue as <code>${queued.entry_id}</code> (${queued.state}${queued.position != null ? `, position ${queued.position}` : ''}): the queue lands it onto what it tested. Remove it from the queue to land it by hand.</p>`
-        : conflict ? html`<p class="muted small" id="land-conflict-reason">It conflicts with the head of ${conflict.target_line} in ${conflict.conflicts_count === 1 ? '1 path' : `${conflict.conflicts_count} paths`}: rebase it and push a new patchset; a land now would be refused.</p>` : null}` : null}
+        : conflict ? html`<p class="muted small" id="land-conflict-reason">It conflicts with the head of ${conflict.target_line} in ${conflict.conflicts_count === 1 ? '1 path' : `${conflict.conflicts_count} paths`}: rebase it locally, resolve them and push a new patchset; a land now would be refused.</p>` : null}` : null}
       ${missing.length ? html`<div class="muted small role-note">${missing.map((m) => html`<p>${m}.</p>`)}<p>${yourRole(access)}</p></div>` : null}
       ${!access.loaded ? html`<p class="muted small" role="status">Reading what you may do here…</p>` : null}`}
     ${busy ? html`<p class="muted" role="status">Working…</p>` : null}

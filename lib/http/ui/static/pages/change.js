@@ -596,7 +596,7 @@ function Patchsets({ repo, d, viewed }) {
       <tbody>${d.patchsets.data.map((p) => html`<tr class=${p.patchset_id === viewed ? 'current' : ''}>
         <td><a href=${ui.change(repo, d.change.change_id, { ps: p.patchset_id === d.change.selected_patchset_id ? null : p.patchset_id })}>${p.patchset_number}</a>
           ${p.patchset_id === d.change.selected_patchset_id ? html`<div><${Badge} value="selected" tone="accent" /></div>` : null}</td>
-        <td class="wrap-cell">${p.summary}${p.author || p.pushed_by ? html` <span class="muted"><${PatchsetBy} ps=${p} author=${d.authors?.get(p.patchset_id)} /></span>` : null}</td>
+        <td class="wrap-cell">${p.summary}${p.author || p.pushed_by ? html` <span class="muted"><${PatchsetBy} ps=${p} author=${d.authors?.get(p.patchset_id)} /></span>` : null}${p.rebased_from ? html` <span class="muted rebased-from" title="Built by the server: that patchset's revision merged onto the line's head">· rebased from ${p.rebased_from.patchset_id.replace(/^.*\./, '')}${p.rebased_from.by ? ` by ${p.rebased_from.by}` : ''}</span>` : null}</td>
         <td class="num">${p.changed_file_stats?.files_changed ?? '—'}</td>
         <td><${Time} s=${p.created_at_s} /></td>
       </tr>`)}</tbody>
