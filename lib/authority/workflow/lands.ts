@@ -37,6 +37,7 @@ export type LandMode = (typeof LAND_MODES)[number];
 export type LandStatus = 'landed' | 'rejected' | 'failed';
 export type FailureKind =
   | 'patchset_not_selected'
+  | 'blocked_by_change_below'
   | 'blocked_by_policy'
   | 'blocked_by_review'
   | 'blocked_by_ci'
@@ -51,7 +52,7 @@ export type FailureKind =
   | 'internal_error';
 export type LineAction = 'fast_forward' | 'merge' | 'direct' | 'none';
 export const LAND_STATUSES: readonly LandStatus[] = ['landed', 'rejected', 'failed'];
-export const FAILURE_KINDS: readonly FailureKind[] = ['patchset_not_selected', 'blocked_by_policy', 'blocked_by_review', 'blocked_by_ci', 'unresolved_threads', 'land_not_allowed', 'approvals_required', 'code_owners_required', 'stale_base', 'conflict', 'target_update_failed', 'queue_required', 'internal_error'];
+export const FAILURE_KINDS: readonly FailureKind[] = ['patchset_not_selected', 'blocked_by_change_below', 'blocked_by_policy', 'blocked_by_review', 'blocked_by_ci', 'unresolved_threads', 'land_not_allowed', 'approvals_required', 'code_owners_required', 'stale_base', 'conflict', 'target_update_failed', 'queue_required', 'internal_error'];
 export const LINE_ACTIONS: readonly LineAction[] = ['fast_forward', 'merge', 'direct', 'none'];
 
 export interface LandRecord {
