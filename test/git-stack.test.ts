@@ -11,8 +11,9 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { importGit } from '../lib/client/git-import.js';
 import { NO_PROGRESS } from '../lib/client/progress.js';
-import { api, cli, ok, register, spawnServer, startTestServer, tempDir, type ChildServer, type TestServer } from './helpers.js';
-import { commit, git, gitClient, hasGit, servedClone } from './git-fixture.js';
+import { api, cli, CLI, cliJson, ok, register, spawnServer, startTestServer, tempDir, type ChildServer, type TestServer } from './helpers.js';
+import { commit, git, gitClient, hasGit, runClient, servedClone } from './git-fixture.js';
+import { stackText } from '../lib/cli/stack-command.js';
 import { RUNTIME, result } from './land-queue-fixture.js';
 
 type Json = Record<string, any>;
@@ -83,6 +84,16 @@ async function series(dir: string, seed: string, n = 3): Promise<string[]> {
     expect(stack[1]).to.include({ title: 'Step 2', change_ref: 'task-2.change-2', selected_patchset_id: 'change-2.ps-1', based_on_patchset_id: 'change-1.ps-1' });
     // Lists do not carry it (it is derived per change).
     expect(changes[0]).to.not.have.property('stack');
+    // cairn stack: a named change, or the change of the checkout's HEAD (the top).
+    const named = await cliJson(['stack', 'change-2', '--server', s.url, '--repo', String(repo), '--json']);
+    expect(named.stack.map((e: Json) => e.change_id)).to.deep.equal(['change-1', 'change-2', 'change-3']);
+    const fromHead = await runClient(process.execPath, [CLI, 'stack', '--server', s.url, '--repo', String(repo), '--json'], dir);
+    expect(fromHead.code, fromHead.stderr).to.equal(0);
+    expect(JSON.parse(fromHead.stdout).change_id).to.equal('change-3');
+    expect(stackText((await get(repo, '/changes/change-2')).change).split('\n').slice(0, 3).map((l) => l.slice(0, 12))).to.deep.equal(['   change-3 ', '*  change-2 ', '   change-1 ']);
+    const help = await cli(['stack', '--help']);
+    expect(help.code).to.equal(0);
+    expect(help.stdout).to.include('Usage:\n  cairn stack [CHANGE]');
 
     // Readiness: the change above an unlanded change is blocked by it, first.
     const r2 = await get(repo, '/read/changes/change-2/readiness');
