@@ -410,7 +410,11 @@ export class LandDesk {
     let lineRefusal: { kind: string; message: string } | null = null;
     let merge: ReadinessMerge | null = null;
     let baseStale = false;
+    // A change above an unlanded one in its stack (blocked_by_change_below, judged by the gates)
+    // is not merged onto the head without the change below: that merge says nothing of its land.
+    const stacked = this.book.stacks.requirement(ps) !== null;
     if (!line || line.status === 'archived') lineRefusal = { kind: 'target_line_unavailable', message: `line ${target} ${line ? 'is archived; archived lines do not move' : 'does not exist'}` };
+    else if (stacked) lineRefusal = null;
     else if (line.head_snapshot_id === null) lineRefusal = { kind: 'stale_base', message: `line ${target} is empty; a land needs a head to land onto` };
     else {
       const head = line.head_snapshot_id;
