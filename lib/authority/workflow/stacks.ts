@@ -65,7 +65,7 @@ export class StackBook {
 
   /**
    * The change below `ps` (as `tx` sees it): of the other changes with a patchset whose revision
-   * is `ps`'s base, an open one first, then the newest. Null: `ps` is based on no change (a line's
+   * is `ps`'s base, an open one first, then a landed one, then the newest. Null: `ps` is based on no change (a line's
    * head, or a landed commit).
    */
   belowOf(ps: Pick<PatchsetRecord, 'change_id' | 'base_snapshot_id'>, tx?: Txn): Below | null {
@@ -75,7 +75,8 @@ export class StackBook {
       if (!p || p.revision_snapshot_id !== ps.base_snapshot_id || p.change_id === ps.change_id) continue;
       const c = this.read<ChangeRecord>(tx, CHANGE, p.change_id);
       if (!c) continue;
-      const rank = (x: Below) => (isOpenChange(x.change.status) ? 1 : 0) * 1e12 + x.change.sequence;
+      // Open first, then landed (what it brought is on the line), then the rest; newest among equals.
+      const rank = (x: Below) => (isOpenChange(x.change.status) ? 2 : x.change.status === 'landed' ? 1 : 0) * 1e12 + x.change.sequence;
       const cand = { change: c, patchset: p };
       if (best === null || rank(cand) > rank(best)) best = cand;
     }
