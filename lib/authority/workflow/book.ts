@@ -113,7 +113,7 @@ export class WorkflowBook {
   readonly stacks: StackBook;
 
   private constructor(private readonly store: ContentStore, private readonly plans: PlanBook, private readonly jobs: JobQueue) {
-    this.stacks = new StackBook(store);
+    this.stacks = new StackBook(store, () => this.index.openChanges().map(changeId));
   }
 
   /**

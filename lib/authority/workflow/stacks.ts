@@ -2,12 +2,15 @@
 // from the patchsets themselves and never written twice. A patchset's change below is the change
 // whose patchset has this patchset's base snapshot as its revision (a series pushed for review
 // bases each commit on the one before it). The index behind the lookups
-// (lib/domain/workflow/stack-index.ts) is built on first use by one pass over the patchsets (a
-// server that never asks never pays for it), then kept up to date as patchsets commit.
+// (lib/domain/workflow/stack-index.ts) is built on first use from the patchsets of the OPEN
+// changes only (what a stack is made of; never every record), then kept up to date as patchsets
+// commit. A base snapshot whose git commit was pushed names its change in the git map, so a
+// pushed change below is found whatever its status, without the index.
 import { isOpenChange, CHANGE, PATCHSET, patchsetId, type ChangeRecord, type ChangeStatus, type PatchsetRecord } from '../../domain/workflow/rules.js';
 import { MAX_STACK, SnapshotPatchsets } from '../../domain/workflow/stack-index.js';
 import type { Requirement } from '../../domain/workflow/repo-rules.js';
 import type { ContentStore, Txn } from '../../store/content-store.js';
+import { GIT_COMMIT, type GitCommitRecord } from '../../domain/git.js';
 
 /** The readiness kind (and land failure kind) of a change above an unlanded change. */
 export const BLOCKED_BY_CHANGE_BELOW = 'blocked_by_change_below';
@@ -37,15 +40,21 @@ export class StackBook {
   private byRevision: SnapshotPatchsets | null = null;
   private byBase: SnapshotPatchsets | null = null;
 
-  constructor(private readonly store: ContentStore) {}
+  /** `openChanges`: the ids of the open changes (the book's index). */
+  constructor(private readonly store: ContentStore, private readonly openChanges: () => string[]) {}
 
   private built(): { byRevision: SnapshotPatchsets; byBase: SnapshotPatchsets } {
     if (!this.byRevision || !this.byBase) {
       const byRevision = new SnapshotPatchsets();
       const byBase = new SnapshotPatchsets();
-      for (const [, p] of this.store.entitiesOf<PatchsetRecord>(PATCHSET)) {
-        byRevision.add(p.revision_snapshot_id, p.patchset_id);
-        byBase.add(p.base_snapshot_id, p.patchset_id);
+      for (const id of this.openChanges()) {
+        const c = this.store.entity<ChangeRecord>(CHANGE, id);
+        for (let n = 1; c && n <= c.patchset_count; n++) {
+          const p = this.store.entity<PatchsetRecord>(PATCHSET, patchsetId(id, n));
+          if (!p) continue;
+          byRevision.add(p.revision_snapshot_id, p.patchset_id);
+          byBase.add(p.base_snapshot_id, p.patchset_id);
+        }
       }
       this.byRevision = byRevision;
       this.byBase = byBase;
@@ -70,7 +79,12 @@ export class StackBook {
    */
   belowOf(ps: Pick<PatchsetRecord, 'change_id' | 'base_snapshot_id'>, tx?: Txn): Below | null {
     let best: Below | null = null;
-    for (const id of this.built().byRevision.get(ps.base_snapshot_id)) {
+    const candidates = [...this.built().byRevision.get(ps.base_snapshot_id)];
+    // A pushed base commit names its change (whatever its status now): its patchsets of that revision.
+    const pushed = this.read<GitCommitRecord>(tx, GIT_COMMIT, ps.base_snapshot_id);
+    const owner = pushed?.change_id ? this.read<ChangeRecord>(tx, CHANGE, pushed.change_id) : undefined;
+    for (let n = 1; owner && n <= owner.patchset_count; n++) candidates.push(patchsetId(owner.change_id, n));
+    for (const id of candidates) {
       const p = this.read<PatchsetRecord>(tx, PATCHSET, id);
       if (!p || p.revision_snapshot_id !== ps.base_snapshot_id || p.change_id === ps.change_id) continue;
       const c = this.read<ChangeRecord>(tx, CHANGE, p.change_id);
