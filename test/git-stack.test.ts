@@ -99,6 +99,9 @@ async function series(dir: string, seed: string, n = 3): Promise<string[]> {
     const r2 = await get(repo, '/read/changes/change-2/readiness');
     expect(r2).to.include({ can_land: false, blocked_by: 'blocked_by_change_below' });
     expect(r2.reason).to.include('change-1').and.include('Step 1');
+    expect(r2.requirements[0]).to.include({ kind: 'blocked_by_change_below', rule: 'stack', satisfied: false });
+    // No merge check onto the line without the change below: it would say nothing of the land.
+    expect(r2.merge).to.equal(null);
 
     // Amend the middle commit and push it alone: the top is now outdated.
     expect((await gitClient(['-C', dir, 'checkout', '-q', c2])).code).to.equal(0);
@@ -135,6 +138,23 @@ async function series(dir: string, seed: string, n = 3): Promise<string[]> {
       expect((await gitClient(['-C', dir, 'show', `FETCH_HEAD:${file}`])).stdout).to.equal(text);
     }
     expect((await get(repo, '/changes/change-3')).change.stack).to.deep.equal([]);
+  });
+
+  it('a change below that is abandoned blocks the one above (rebase it); the stack lists it and ends there', async () => {
+    const { repo, lineUrl, dir } = await servedClone(s.url, 'stack-abandoned');
+    await series(dir, 'abandoned', 2);
+    expect((await gitClient(['-C', dir, 'push', lineUrl, 'HEAD:refs/for/main'])).code).to.equal(0);
+    await ok(post(repo, '/changes/change-1:close', { status: 'abandoned' }), 'abandon');
+    const r = await get(repo, '/read/changes/change-2/readiness');
+    expect(r).to.include({ can_land: false, blocked_by: 'blocked_by_change_below' });
+    expect(r.reason).to.include('change-1').and.include('abandoned').and.include('rebase');
+    expect(((await get(repo, '/changes/change-2')).change.stack as Json[]).map((e) => [e.change_id, e.status])).to.deep.equal([['change-1', 'abandoned'], ['change-2', 'active']]);
+    // The queue refuses it too (the change below cannot join), writing nothing.
+    await ready(repo, 'change-2', false);
+    const queued = await post(repo, '/land-queue', { change_ref: 'change-2', mode: 'merge' });
+    expect(queued.status, queued.text).to.equal(409);
+    expect(queued.json.error).to.include('blocked_by_change_below');
+    expect((await get(repo, '/land-queue?target_line=main')).entries).to.deep.equal([]);
   });
 
   it('a series over the limit is refused, naming the limit, and writes nothing', async () => {
