@@ -1,7 +1,7 @@
 // Push for review with the real git client (docs/git.md "Push for review"): `git push URL
 // HEAD:refs/for/main` against a child `cairn serve` creates a task, a change and its first
-// patchset; the same Change-Id adds a patchset, as do %change= and %task=; refusals (an unknown
-// parent, refs/heads, an unknown option, a malformed pack, a push over the limit, a ref with odd
+// patchset; the same Change-Id adds a patchset, as do %change= and %task=; refusals (an unrelated
+// history, refs/heads, an unknown option, a malformed pack, a push over the limit, a ref with odd
 // bytes) write nothing; and a push killed with SIGKILL at each step of its commit leaves all of
 // it or none of it.
 import { expect } from 'chai';
