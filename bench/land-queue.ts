@@ -19,15 +19,15 @@ const RUNTIME = 'svc.runner.native-job.v3';
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
 const RESULT = { contract: 'svc.runner.native-result.v1', status: 'succeeded', tests_status: 'pass', suite_result_count: 1, suite_results: [{ suite_id: 'unit', status: 'pass', blocking: true }] };
 
-async function call(url: string, method: string, p: string, body?: unknown): Promise<any> {
+export async function call(url: string, method: string, p: string, body?: unknown): Promise<any> {
   const res = await fetch(url + p, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await res.text();
   if (res.status >= 300) throw new Error(`${method} ${p}: HTTP ${res.status}: ${text}`);
   return text ? JSON.parse(text) : null;
 }
 
-/** A CI farm: claims every job of the repository as soon as it is queued and passes it after CI_MS. */
-function ciFarm(url: string, repo: number): { stop(): Promise<void>; jobs(): number } {
+/** A CI farm: claims every job of the repository as soon as it is queued and passes it after `ciMs` (bench/stack.ts uses it too). */
+export function ciFarm(url: string, repo: number, ciMs = CI_MS): { stop(): Promise<void>; jobs(): number } {
   let stopped = false;
   let ran = 0;
   const inFlight = new Set<Promise<void>>();
@@ -40,7 +40,7 @@ function ciFarm(url: string, repo: number): { stop(): Promise<void>; jobs(): num
         continue;
       }
       const run = (async () => {
-        await new Promise((r) => setTimeout(r, CI_MS));
+        await new Promise((r) => setTimeout(r, ciMs));
         await call(url, 'POST', R(repo, `/worker-jobs/${c.worker_job_index}:complete`), { attempt_count: c.attempt_count, lease_token: c.lease_token, detail: { job_kind: c.job_kind, result: RESULT } });
         ran++;
       })();

@@ -23,6 +23,8 @@
 //   BENCH_ONLY=events    only the event feed: commit → subscriber latency, runner claim latency
 //   BENCH_ONLY=queue     only the land queue: changes landed per minute with a fixed CI time,
 //                        one by one versus the queue at depth 1 and 4 (bench/land-queue.ts)
+//   BENCH_ONLY=stack     only stacks: a 10-commit series pushed with git and landed through the
+//                        queue from its top, against 10 separate changes (bench/stack.ts)
 //   BENCH_ONLY=diff-fidelity  only the diff route with word spans and rename detection on the
 //                        threads bench's 2,000-file patchset (bench/diff-fidelity.ts)
 //   BENCH_ONLY=threads   only comment threads: the change page's reads with 200 threads on a
@@ -56,6 +58,7 @@ import { gitImportRows, stepGitImport } from './git-import.js';
 import { gitPushRows, stepGitPush } from './git-push.js';
 import { eventRows, stepEvents } from './events.js';
 import { landQueueRows, stepLandQueue } from './land-queue.js';
+import { stackRows, stepStack } from './stack.js';
 import { scaleRows, stepWorkflowScale } from './workflow-scale.js';
 import { stepThreads, threadRows } from './threads.js';
 import { diffFidelityRows, stepDiffFidelity } from './diff-fidelity.js';
@@ -886,6 +889,8 @@ function report(): void {
   if (archive.length) out.push(table('Archive: shipping, restore, follower (Swift s3api on loopback)', archive));
   const queue = landQueueRows(bench.land_queue as Fig | undefined);
   if (queue.length) out.push(table('Land queue: changes landed per minute, each tested on the tree it lands', queue));
+  const stack = stackRows(bench.stack as Fig | undefined);
+  if (stack.length) out.push(table('Stacks: a series pushed with git and landed through the queue', stack));
   if (errors.length) out.push(table('ERRORS', errors.map((e) => [e.step, e.message.replace(/\n/g, '\n      ')])));
   process.stdout.write(`${out.join('\n')}\n\n`);
   bench.errors = errors;
@@ -1029,6 +1034,14 @@ async function stepQueueStep(): Promise<void> {
   }
 }
 
+async function stepStackStep(): Promise<void> {
+  try {
+    bench.stack = await stepStack({ root: ROOT, cli: CLI, log });
+  } catch (err) {
+    fail('stack', err);
+  }
+}
+
 async function main(): Promise<void> {
   const t0 = performance.now();
   bench.scale = SCALE;
@@ -1065,6 +1078,8 @@ async function main(): Promise<void> {
       await stepArchiveStep();
     } else if (process.env.BENCH_ONLY === 'queue') {
       await stepQueueStep();
+    } else if (process.env.BENCH_ONLY === 'stack') {
+      await stepStackStep();
     } else if (process.env.BENCH_ONLY === 'transfer') {
       // Only the push/pull rounds against git, the dedup and the resume figures.
       const tree = await stepTree();
@@ -1097,6 +1112,7 @@ async function main(): Promise<void> {
       await stepSearchStep();
       await stepArchiveStep();
       await stepQueueStep();
+      await stepStackStep();
     }
   } catch (err) {
     fail('bench', err);

@@ -1,7 +1,7 @@
 // Push for review with the real git client (docs/git.md "Push for review"): `git push URL
 // HEAD:refs/for/main` against a child `cairn serve` creates a task, a change and its first
-// patchset; the same Change-Id adds a patchset, as do %change= and %task=; refusals (an unknown
-// parent, refs/heads, an unknown option, a malformed pack, a push over the limit, a ref with odd
+// patchset; the same Change-Id adds a patchset, as do %change= and %task=; refusals (an unrelated
+// history, refs/heads, an unknown option, a malformed pack, a push over the limit, a ref with odd
 // bytes) write nothing; and a push killed with SIGKILL at each step of its commit leaves all of
 // it or none of it.
 import { expect } from 'chai';
@@ -277,15 +277,20 @@ function emptyPack(): Buffer {
     expect((await get(s, '/changes/change-1')).change.owner ?? null).to.equal(null);
   });
 
-  it('refuses, writing nothing: an unknown parent, refs/heads, an unknown option, a ref with odd bytes', async () => {
+  it('refuses, writing nothing: an unknown history, refs/heads, an unknown option, a ref with odd bytes', async () => {
     const { s } = await server();
     const { url, dir } = await cloneOf(s);
     const eventsBefore = (await get(s, '/events?limit=1000')).events.length;
-    const parent = await change(dir, 'p.txt', 'p\n', 'Unpushed parent');
+    // A history of its own (not based on main): its root has no parent cairn could base it on.
+    expect((await client(['-C', dir, 'checkout', '-q', '--orphan', 'elsewhere'])).code).to.equal(0);
+    const root = await change(dir, 'p.txt', 'p\n', 'Unrelated root');
     await change(dir, 'q.txt', 'q\n', 'Child');
     const unknown = await client(['-C', dir, 'push', url, 'HEAD:refs/for/main']);
     expect(unknown.code).to.not.equal(0);
-    expect(unknown.stderr).to.include(`parent ${parent} is not a commit cairn knows: fetch and rebase onto main`);
+    expect(unknown.stderr).to.include(`${root.slice(0, 12)} has no parent: a change is reviewed against main; fetch and rebase onto main`);
+    expect((await client(['-C', dir, 'checkout', '-q', 'main'])).code).to.equal(0);
+    await change(dir, 'p.txt', 'p\n', 'Unpushed parent');
+    await change(dir, 'q.txt', 'q\n', 'Child');
 
     const heads = await client(['-C', dir, 'push', url, 'HEAD:refs/heads/main']);
     expect(heads.code).to.not.equal(0);

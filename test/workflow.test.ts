@@ -101,7 +101,8 @@ describe('workflow: the whole story over HTTP', function () {
     // Change: created draft, fork recorded as the base line's head.
     const c = (await ok(api(s.url, 'POST', R(repo, '/changes'), { json: { task_id: 'task-1', title: 'First cut', base_line: 'main' } }), 'change')).change;
     expect(c).to.include({ change_id: 'change-1', change_ref: 'task-1.change-1', task_id: 'task-1', base_line: 'main', fork_snapshot_id: fx.base, status: 'draft', patchset_count: 0, current_patchset_id: null, selected_patchset_id: null, land_target_line: 'main', landed_at_s: null, closed_at_s: null });
-    expect((await ok(api(s.url, 'GET', R(repo, '/changes/task-1.change-1')))).change).to.deep.equal(c);
+    // GET adds the change's stack (docs/api.md "Stacks"): none for a change that stands alone.
+    expect((await ok(api(s.url, 'GET', R(repo, '/changes/task-1.change-1')))).change).to.deep.equal({ ...c, stack: [] });
 
     // First patchset: selected automatically, the change becomes active; the diff is real.
     const p1 = await ok(api(s.url, 'POST', R(repo, '/changes/change-1/patchsets'), { json: { base_snapshot_id: fx.base, revision_snapshot_id: fx.rev1, summary: 'first', author_mode: 'human_only' } }), 'ps1');

@@ -67,7 +67,7 @@ export class Authority {
       },
       touchedOf: (ps: Parameters<RulesBook['touchedOf']>[0]) => rules.touchedOf(ps),
     };
-    const gates = landGates(() => this.workflow.reviews, (ps, tx) => (this.rules.effective(tx).require_resolved_threads ? this.workflow.comments.unresolvedCount(ps.change_id, tx) : null), () => source);
+    const gates = landGates(() => this.workflow.reviews, (ps, tx) => (this.rules.effective(tx).require_resolved_threads ? this.workflow.comments.unresolvedCount(ps.change_id, tx) : null), () => source, (ps, tx) => this.workflow.stacks.requirement(ps, tx));
     this.lands = new LandDesk(store, this.workflow, gates);
     this.lands.mayBypass = (caller) => listed(this.rules.effective().bypass_allowed, caller, this.rules.groupMembers);
     this.lands.prepare = async (head, ps) => {

@@ -24,7 +24,7 @@ import { decodeObjectFrame, MAX_TREE_BYTES, PACK_KIND_OBJECT, type PackEntry } f
 import type { StreamingPackWriter } from '../store/pack-writer.js';
 import type { Authority } from './authority.js';
 import type { Log } from './logger.js';
-import { commitPushedPatchset, type PushedResult, type PushedSide } from './workflow/push-review.js';
+import { commitPushedSeries, type PushedPatchset, type PushedResult, type PushedSide } from './workflow/push-review.js';
 import type { BuiltObjects } from './workflow/server-objects.js';
 
 /** Bytes of a push (its body as sent, and again once gzip is undone); CAIRN_GIT_PUSH_MAX_BYTES changes it. */
@@ -42,7 +42,7 @@ export interface PushCommandLike { oldId: string; newId: string; ref: string }
 
 export type PushOutcome =
   /** `change_key`: the commit's Change-Id trailer, or null (the pusher is told how to get one). */
-  | { ref: string; ok: true; result: PushedResult; notes: string[]; change_key: string | null }
+  | { ref: string; ok: true; result: PushedResult; notes: string[]; change_key: string | null; below?: { result: PushedResult; change_key: string | null }[] }
   | { ref: string; ok: false; reason: string };
 
 export interface PushReceipt {
@@ -308,34 +308,44 @@ async function pushOne(authority: Authority, objects: GitObjects, c: PushCommand
   const converter = new Converter(authority, objects);
   let staged: { pack_id: string; entries: PackEntry[] } | null = null;
   try {
-    const converted = await converter.convertCommit(c.newId, target.line);
+    // The commits the ref brings that cairn does not know, bottom first: one change each (a stack).
+    const series = await converter.convertSeries(c.newId, target.line, maxSeries());
     staged = await converter.finishBlobs();
-    const text = messageText(converted.parsed);
-    const { title, body } = titleAndBody(text, MAX_TITLE_CHARS);
-    const changeKey = changeIdTrailer(text);
-    const author = o.identity ?? (converted.parsed.author.email.trim() || converted.parsed.author.name.trim());
-    const result = await commitPushedPatchset(authority.store, authority.workflow, {
-      line: target.line,
-      base_snapshot_id: converted.base,
-      snapshot: converted.snapshot,
-      built: converter.built,
-      sizes: converter.sizes,
-      commit: { commit_id: c.newId, raw: converted.raw, gitlinks: converted.gitlinks },
-      blob_pack: staged,
-      sides: converted.sides,
-      title: title === '' ? `Pushed commit ${c.newId.slice(0, 12)}` : title,
-      intent: body,
-      summary: asked.message ?? text.trim(),
-      author,
-      pushed_by: o.identity,
-      change_key: changeKey,
-      task_id: target.task_id,
-      change_id: target.change_id,
-      select: asked.select,
-      reviewers: asked.reviewers,
-    });
-    const notes = converted.gitlinks.map((g) => `submodule ${g.path} (${g.commit_id.slice(0, 12)}) is kept with the git commit, not in the snapshot`);
-    return { ref: c.ref, ok: true, result, notes, change_key: changeKey };
+    if (series.length > 1 && target.change_id !== null) return refuse(`%change= names one change, and this push brings ${series.length} new commits (one change each): push the series without %change= (each commit's Change-Id finds its change)`);
+    const items: PushedPatchset[] = [];
+    const keys = new Set<string>();
+    for (const converted of series) {
+      const text = messageText(converted.parsed);
+      const { title, body } = titleAndBody(text, MAX_TITLE_CHARS);
+      const changeKey = changeIdTrailer(text);
+      if (changeKey !== null && keys.has(changeKey)) return refuse(`two commits of the series have Change-Id ${changeKey}: each commit of a series is its own change; give one of them a new Change-Id`);
+      if (changeKey !== null) keys.add(changeKey);
+      const author = o.identity ?? (converted.parsed.author.email.trim() || converted.parsed.author.name.trim());
+      items.push({
+        line: target.line,
+        base_snapshot_id: converted.base,
+        snapshot: converted.snapshot,
+        built: converter.built,
+        sizes: converter.sizes,
+        commit: { commit_id: converted.commit_id, raw: converted.raw, gitlinks: converted.gitlinks },
+        blob_pack: staged,
+        sides: converted.sides,
+        title: title === '' ? `Pushed commit ${converted.commit_id.slice(0, 12)}` : title,
+        intent: body,
+        summary: asked.message ?? text.trim(),
+        author,
+        pushed_by: o.identity,
+        change_key: changeKey,
+        task_id: target.task_id,
+        change_id: target.change_id,
+        select: asked.select,
+        reviewers: asked.reviewers,
+      });
+    }
+    const results = await commitPushedSeries(authority.store, authority.workflow, items);
+    const notes = series.flatMap((s) => s.gitlinks.map((g) => `submodule ${g.path} (${g.commit_id.slice(0, 12)}) is kept with the git commit, not in the snapshot`));
+    const below = results.slice(0, -1).map((result, i) => ({ result, change_key: items[i].change_key }));
+    return { ref: c.ref, ok: true, result: results.at(-1)!, notes, change_key: items.at(-1)!.change_key, ...(below.length > 0 ? { below } : {}) };
   } catch (err) {
     if (err instanceof CairnError) return refuse(err.message.replace(/\s+/g, ' ').slice(0, 300));
     o.log.error({ ref: c.ref.slice(0, 200), error: (err as Error).message }, 'push for review failed');
@@ -351,6 +361,7 @@ async function pushOne(authority: Authority, objects: GitObjects, c: PushCommand
 }
 
 interface Converted {
+  commit_id: string;
   raw: Buffer;
   parsed: ReturnType<typeof parseCommit>;
   base: string;
@@ -358,6 +369,9 @@ interface Converted {
   gitlinks: Gitlink[];
   sides: PushedSide[];
 }
+
+/** Commits one push for review may bring as a series (one change each); CAIRN_GIT_PUSH_MAX_SERIES changes it. */
+export const maxSeries = (): number => Number(process.env.CAIRN_GIT_PUSH_MAX_SERIES) || 50;
 
 /** Side commits one merge push may bring that cairn does not know; CAIRN_GIT_PUSH_MAX_SIDE_COMMITS changes it. */
 const maxSideCommits = (): number => Number(process.env.CAIRN_GIT_PUSH_MAX_SIDE_COMMITS) || 1000;
@@ -416,25 +430,44 @@ class Converter {
   }
 
   /**
-   * A pushed commit: its tree as cairn trees and blobs (regular files, executables, symlinks;
+   * The commits `tipId` brings that the git map lacks, bottom first (a series: one change each),
+   * each converted: its tree as cairn trees and blobs (regular files, executables, symlinks;
    * gitlinks kept aside, as an import keeps them), and its snapshot, whose one parent is the
-   * snapshot of the commit's first parent (found through the git map). A merge's other parents
-   * are kept with it: the side commits the map lacks become snapshots with their git commits.
+   * snapshot of the commit's first parent (the git map's, or the commit below it in the series).
+   * The walk follows first parents down to a commit the map holds, at most `max` commits. The tip
+   * may be a merge: its other parents are kept with it (the side commits the map lacks become
+   * snapshots with their git commits); a merge below the tip is refused.
    */
-  async convertCommit(commitId: string, line: string): Promise<Converted> {
+  async convertSeries(tipId: string, line: string, max: number): Promise<Converted[]> {
     const store = this.authority.store;
-    if (!/^[0-9a-f]{40}$/.test(commitId)) throw new Invalid(`${commitId.slice(0, 80)} is not a sha1 commit id: the shadow repository is sha1`);
-    const raw = await this.readCommit(commitId);
-    const parsed = parseCommit(raw);
-    const known = store.entity<GitCommitIdRecord>(GIT_COMMIT_ID, commitId);
-    if (known) throw new Invalid(`no new changes: ${commitId.slice(0, 12)} is already the commit of snapshot ${known.snapshot_id.slice(0, 12)}`);
-    const parent = parsed.parent_ids[0];
-    if (parent === undefined) throw new Invalid(`${commitId.slice(0, 12)} has no parent: a change is reviewed against ${line}; fetch and rebase onto ${line}`);
-    const base = this.knownSnapshot(parent);
-    if (base === null) throw new Invalid(`parent ${parent} is not a commit cairn knows: fetch and rebase onto ${line}`);
-    const sides = await this.sideCommits(parsed.parent_ids.slice(1));
-    const { snapshot, gitlinks } = await this.snapshotOf(parsed, base);
-    return { raw, parsed, base, snapshot, gitlinks, sides };
+    if (!/^[0-9a-f]{40}$/.test(tipId)) throw new Invalid(`${tipId.slice(0, 80)} is not a sha1 commit id: the shadow repository is sha1`);
+    const chain: { id: string; raw: Buffer; parsed: ReturnType<typeof parseCommit> }[] = [];
+    let id = tipId;
+    for (;;) {
+      const known = store.entity<GitCommitIdRecord>(GIT_COMMIT_ID, id);
+      if (known) {
+        if (chain.length === 0) throw new Invalid(`no new changes: ${id.slice(0, 12)} is already the commit of snapshot ${known.snapshot_id.slice(0, 12)}`);
+        break;
+      }
+      if (chain.length === max) throw new Invalid(`the push brings more than ${max} commits cairn does not know, the most one push for review takes (a series is one change per commit); parent ${id} is not a commit cairn knows: push fewer commits, or fetch and rebase onto ${line}`);
+      const raw = await this.readCommit(id);
+      const parsed = parseCommit(raw);
+      if (chain.length > 0 && parsed.parent_ids.length > 1) throw new Invalid(`${id.slice(0, 12)} is a merge below the tip of the series: only the pushed tip may be a merge; push the merge alone first, then the commits above it`);
+      chain.push({ id, raw, parsed });
+      const parent = parsed.parent_ids[0];
+      if (parent === undefined) throw new Invalid(`${id.slice(0, 12)} has no parent: a change is reviewed against ${line}; fetch and rebase onto ${line}`);
+      id = parent;
+    }
+    let base = this.knownSnapshot(id);
+    if (base === null) throw new Invalid(`parent ${id} is not a commit cairn knows: fetch and rebase onto ${line}`);
+    const out: Converted[] = [];
+    for (const c of chain.reverse()) {
+      const sides = c.id === tipId ? await this.sideCommits(c.parsed.parent_ids.slice(1)) : [];
+      const { snapshot, gitlinks } = await this.snapshotOf(c.parsed, base);
+      out.push({ commit_id: c.id, raw: c.raw, parsed: c.parsed, base, snapshot, gitlinks, sides });
+      base = snapshot.id;
+    }
+    return out;
   }
 
   /** The snapshot of a commit the git map holds (with its snapshot stored), or null. */

@@ -34,6 +34,7 @@ Workflow:
   ci        run CI for a patchset or show its CI status
   land      land a task's or change's selected patchset (ff-only, merge, direct)
   queue     add a change to the land queue, list the queue, show or remove an entry
+  stack     the stack a change stands in (the changes below and above it, from a pushed series)
   diff      show what a change or patchset changes (unified diff, --stat, --against)
 
 Everyday:
@@ -105,6 +106,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   promote: async () => (await import('./promote-command.js')).promoteCommand,
   land: async () => (await import('./land-commands.js')).landCommand,
   queue: async () => (await import('./queue-commands.js')).queueCommand,
+  stack: async () => (await import('./stack-command.js')).stackCommand,
   diff: async () => (await import('./diff-command.js')).diffCommand,
   'import-git': async () => (await import('./git-commands.js')).importGitCommand,
   'export-git': async () => (await import('./git-export-command.js')).exportGitCommand,

@@ -175,7 +175,7 @@ export const ROUTES: readonly RouteSpec[] = [
   // Changes, patchsets, reviews, policy, CI, Land
   route('changes.list', 'GET', `${REPO}/changes`, 'reader', { paged: true, query: changes.ListQuery, ok: 'ChangeList', handler: changes.list }),
   route('changes.create', 'POST', `${REPO}/changes`, 'contributor', { request: changes.CreateChange, ok: 'ChangeResult', handler: changes.create }),
-  route('changes.get', 'GET', `${REPO}/changes/{change_ref}`, 'reader', { ok: 'ChangeResult', handler: changes.get }),
+  route('changes.get', 'GET', `${REPO}/changes/{change_ref}`, 'reader', { ok: 'ChangeStackResult', handler: changes.get }),
   route('changes.close', 'POST', `${REPO}/changes/{change_ref}`, 'contributor', { action: 'close', request: changes.CloseChange, ok: 'ChangeResult', handler: changes.close }),
   route('changes.selectPatchset', 'POST', `${REPO}/changes/{change_ref}`, 'maintainer', { action: 'selectPatchset', request: changes.Select, ok: 'ChangeResult', handler: changes.selectPatchset }),
   route('changes.requestReview', 'POST', `${REPO}/changes/{change_ref}`, 'contributor', { action: 'requestReview', request: reviews.RequestReview, ok: 'ReviewRequestResult', handler: reviews.requestReview }),

@@ -61,6 +61,7 @@ import { ViewedBook } from './viewed.js';
 import { ChangeSearch } from './search.js';
 import { SEARCH_SECTION } from '../../domain/workflow/search-index.js';
 import { changeAttention } from './people.js';
+import { StackBook } from './stacks.js';
 
 export interface TaskInput {
   title: string;
@@ -108,8 +109,12 @@ export class WorkflowBook {
   viewed!: ViewedBook;
   /** Search over the changes (`GET changes?q=`). */
   search!: ChangeSearch;
+  /** Stacks: each patchset's change below, derived from base and revision snapshots. */
+  readonly stacks: StackBook;
 
-  private constructor(private readonly store: ContentStore, private readonly plans: PlanBook, private readonly jobs: JobQueue) {}
+  private constructor(private readonly store: ContentStore, private readonly plans: PlanBook, private readonly jobs: JobQueue) {
+    this.stacks = new StackBook(store, () => this.index.openChanges().map(changeId));
+  }
 
   /**
    * Open the indexes: from the checkpoint's section and the tasks and changes upserted in the
@@ -265,6 +270,7 @@ export class WorkflowBook {
     tx.emitAll(patchsetEvents(tx.entity<PatchsetRecord>(PATCHSET, p.patchset_id), p));
     tx.upsert(PATCHSET, p.patchset_id, p);
     tx.stage(PS_KEY, contentKey(p.change_id, p.base_snapshot_id, p.revision_snapshot_id), p.patchset_id);
+    tx.onPublish(() => this.stacks.note(p));
   }
 
   // ------------------------------------------------------------ lookups
@@ -551,8 +557,8 @@ export class WorkflowBook {
    * walk, and the walk itself stops past twice the limit.
    */
   async diff(base: { snapshot_id: string; root_tree_id: string }, revision: { snapshot_id: string; root_tree_id: string }, built?: BuiltObjects): Promise<TreeDiff> {
-    await this.store.requireExpandable(base.root_tree_id, `snapshot ${base.snapshot_id}`);
-    // A revision the server is building (not stored yet) was bounded by its builder.
+    // A side the server is building (not stored yet: a revision, or a series' commit below) was bounded by its builder.
+    if (!built?.trees.has(base.root_tree_id)) await this.store.requireExpandable(base.root_tree_id, `snapshot ${base.snapshot_id}`);
     if (!built?.trees.has(revision.root_tree_id)) await this.store.requireExpandable(revision.root_tree_id, `snapshot ${revision.snapshot_id}`);
     return diffTrees({
       readTree: async (id) => {

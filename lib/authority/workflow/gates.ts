@@ -22,6 +22,9 @@
 //   3. CI when require_ci; 4. threads when require_resolved_threads (or policy_flags bit 1).
 // A land with `bypass` by a caller in bypass_allowed lands whatever these say; the refusals it
 // overrode are answered in `bypassed`.
+// Before all of them, a change above an unlanded change in its stack is `blocked_by_change_below`
+// (./stacks.ts): its land would bring its own commit without the one below. A bypass does not
+// override it (landing the change below first is the way).
 // Readiness, the land and the land queue call this one function.
 import type { PatchsetRecord } from '../../domain/workflow/rules.js';
 import type { CiState } from './reviews.js';
@@ -30,7 +33,7 @@ import type { ReviewBook } from './reviews.js';
 import { approvalsRequirement, codeOwnersRequirement, DEFAULT_RULES, landAllowedRequirement, listed, NO_GROUPS, touchedPaths, type GroupMembers, type RepositoryRules, type Requirement } from '../../domain/workflow/repo-rules.js';
 import type { CodeOwners } from '../../domain/workflow/codeowners.js';
 
-export type GateKind = 'blocked_by_policy' | 'blocked_by_review' | 'blocked_by_ci' | 'unresolved_threads' | 'land_not_allowed' | 'approvals_required' | 'code_owners_required';
+export type GateKind = 'blocked_by_change_below' | 'blocked_by_policy' | 'blocked_by_review' | 'blocked_by_ci' | 'unresolved_threads' | 'land_not_allowed' | 'approvals_required' | 'code_owners_required';
 
 /** policy_flags bit 1: an unresolved comment thread of the change blocks its land (as GitHub's "require conversation resolution"). */
 export const POLICY_RESOLVE_THREADS = 0x02;
@@ -68,6 +71,8 @@ export interface GateOptions {
   caller?: string | null;
   /** Land whatever the gates say (the caller must be in bypass_allowed). */
   bypass?: boolean;
+  /** false: the change below is not judged (the land queue lands it first: it is queued ahead). */
+  stack?: boolean;
 }
 
 /**
@@ -149,7 +154,7 @@ export interface RulesSource {
  * `unresolvedThreads` counts the change's unresolved threads as `tx` sees them, or is null when
  * the repository does not require resolution. `rules` (absent: none set, today's gates).
  */
-export function landGates(reviews: () => Pick<ReviewBook, 'judgeForLand'>, unresolvedThreads: (patchset: PatchsetRecord, tx?: Txn) => number | null = () => null, rules?: () => RulesSource): LandGates {
+export function landGates(reviews: () => Pick<ReviewBook, 'judgeForLand'>, unresolvedThreads: (patchset: PatchsetRecord, tx?: Txn) => number | null = () => null, rules?: () => RulesSource, stack?: (patchset: PatchsetRecord, tx?: Txn) => Requirement | null): LandGates {
   return (patchset, tx, ci, opts = {}) => {
     const e = reviews().judgeForLand(patchset, tx, ci);
     const src = rules?.();
@@ -164,8 +169,10 @@ export function landGates(reviews: () => Pick<ReviewBook, 'judgeForLand'>, unres
       groups,
     };
     const ev: Evidence = { ...e, unresolved_threads: unresolvedThreads(patchset, tx) };
-    const requirements = requirementsOf(ev, r, inputs);
+    const below = opts.stack === false ? null : stack?.(patchset, tx) ?? null;
+    const requirements = [...(below ? [below] : []), ...requirementsOf(ev, r, inputs)];
     const failed = requirements.filter((x) => !x.satisfied).map((x) => refusalOf(x, ev));
+    if (below) return { refusal: failed[0], policy_decision_id: e.policy.decision_id, requirements };
     const bypass = opts.bypass === true && opts.caller !== undefined && listed(r.bypass_allowed, opts.caller, groups);
     if (bypass && failed.length > 0) return { refusal: null, policy_decision_id: e.policy.decision_id, requirements, bypassed: failed };
     return { refusal: failed[0] ?? null, policy_decision_id: e.policy.decision_id, requirements };

@@ -41,6 +41,7 @@ import type { WorkflowBook } from './book.js';
 import type { LandGates, SpeculationCi } from './gates.js';
 import type { LandDesk, PendingMerges } from './lands.js';
 import { OverLimit } from '../../domain/tree-size.js';
+import { MAX_STACK } from '../../domain/workflow/stack-index.js';
 import { decodeSnapshot } from '../../domain/content.js';
 import { ciState, type CiState } from './reviews.js';
 import { crashPoint } from '../../store/crash-point.js';
@@ -284,40 +285,50 @@ export class LandQueue {
     const gateOpts = { caller: by, bypass };
     const target0 = input.target_line ?? change.land_target_line;
     await this.lands.prepare(this.store.line(target0)?.head_snapshot_id ?? null, change.selected_patchset_id ? this.book.patchset(change.selected_patchset_id) : null);
-    this.checkQueueable(null, change, target0, gateOpts);
+    // A stack lands in order: the open changes below this one that are not queued join with it,
+    // bottom first, in the same commit (as Gerrit submits a change with its ready ancestors);
+    // should one of them not be queueable, nothing is queued and the refusal names it.
+    const below = this.unqueuedBelow(change);
+    for (const b of below) await this.lands.prepare(this.store.line(target0)?.head_snapshot_id ?? null, b.selected_patchset_id ? this.book.patchset(b.selected_patchset_id) : null);
+    for (const b of below) this.checkQueueable(null, b, target0, gateOpts, true);
+    this.checkQueueable(null, change, target0, gateOpts, below.length > 0);
     const entry = await this.store.transact((tx) => {
       const c = tx.entity<ChangeRecord>(CHANGE, change.change_id)!;
       const target = input.target_line ?? c.land_target_line;
-      const ps = this.checkQueueable(tx, c, target, gateOpts);
-      const sequence = this.store.entityCount(QUEUE_ENTRY) + tx.stagedKeys(NEW_ENTRY).length + 1;
-      const now = nowSeconds();
-      const e: QueueEntryRecord = {
-        entry_id: `lq-${sequence}`,
-        sequence,
-        version: 1,
-        change_id: c.change_id,
-        change_ref: c.change_ref,
-        task_id: c.task_id,
-        patchset_id: ps.patchset_id,
-        target_line: target,
-        mode: input.mode as QueueMode,
-        state: 'queued',
-        speculation: null,
-        batch_limit: null,
-        passed_on_retry: false,
-        land_id: null,
-        landed_snapshot_id: null,
-        ejection: null,
-        enqueued_at_s: now,
-        updated_at_s: now,
-        finished_at_s: null,
-        ...(by !== null ? { enqueued_by: by } : {}),
-        ...(bypass ? { bypass: true as const } : {}),
+      const stage = (c: ChangeRecord, alongside: boolean): QueueEntryRecord => {
+        const ps = this.checkQueueable(tx, c, target, gateOpts, alongside);
+        const sequence = this.store.entityCount(QUEUE_ENTRY) + tx.stagedKeys(NEW_ENTRY).length + 1;
+        const now = nowSeconds();
+        const e: QueueEntryRecord = {
+          entry_id: `lq-${sequence}`,
+          sequence,
+          version: 1,
+          change_id: c.change_id,
+          change_ref: c.change_ref,
+          task_id: c.task_id,
+          patchset_id: ps.patchset_id,
+          target_line: target,
+          mode: input.mode as QueueMode,
+          state: 'queued',
+          speculation: null,
+          batch_limit: null,
+          passed_on_retry: false,
+          land_id: null,
+          landed_snapshot_id: null,
+          ejection: null,
+          enqueued_at_s: now,
+          updated_at_s: now,
+          finished_at_s: null,
+          ...(by !== null ? { enqueued_by: by } : {}),
+          ...(bypass ? { bypass: true as const } : {}),
+        };
+        tx.stage(NEW_ENTRY, e.entry_id, e);
+        tx.stage(`${NEW_ENTRY}:change`, c.change_id, e.entry_id);
+        this.write(tx, undefined, e);
+        return e;
       };
-      tx.stage(NEW_ENTRY, e.entry_id, e);
-      tx.stage(`${NEW_ENTRY}:change`, c.change_id, e.entry_id);
-      this.write(tx, undefined, e);
-      return e;
+      for (const b of below) stage(tx.entity<ChangeRecord>(CHANGE, b.change_id)!, true);
+      return stage(c, below.length > 0);
     });
     this.kick();
     return entry;
@@ -328,7 +339,7 @@ export class LandQueue {
    * active, not queued already, and its gates passing but for CI (which the queue runs on the
    * result). Returns the selected patchset.
    */
-  private checkQueueable(tx: Txn | null, change: ChangeRecord, target: string, opts: { caller: string | null; bypass: boolean }): PatchsetRecord {
+  private checkQueueable(tx: Txn | null, change: ChangeRecord, target: string, opts: { caller: string | null; bypass: boolean }, belowJoins = false): PatchsetRecord {
     validateLineName(target);
     if (!isOpenChange(change.status)) throw new Conflict(`change ${change.change_id} is ${change.status}; only open changes join the land queue`);
     if (!change.selected_patchset_id) throw new Conflict(`change ${change.change_id} has no patchset to land`);
@@ -341,10 +352,39 @@ export class LandQueue {
     const queued = this.byChange.get(change.change_id) ?? (tx ? tx.staged<string>(`${NEW_ENTRY}:change`, change.change_id) : undefined);
     if (queued) throw new Conflict(`change ${change.change_id} is already in the land queue as ${queued}`);
     if (this.activeCount + (tx ? tx.stagedKeys(NEW_ENTRY).length : 0) >= MAX_ACTIVE_ENTRIES) throw new Conflict(`the land queue holds ${MAX_ACTIVE_ENTRIES} active entries; wait for some to land`);
-    // The gates but CI: judged as if the CI of the result passed (the queue runs that CI).
-    const refusal = this.gates(ps, undefined, HYPOTHETICAL_PASS, { target, ...opts }).refusal;
+    // The gates but CI: judged as if the CI of the result passed (the queue runs that CI). A
+    // change below queued ahead on this line (or joining with it) lands first: not a refusal.
+    const below = this.book.stacks.belowOf(ps, tx ?? undefined);
+    const belowQueued = below !== null && isOpenChange(below.change.status) && (belowJoins || this.queuedOn(tx, below.change.change_id, target));
+    const refusal = this.gates(ps, undefined, HYPOTHETICAL_PASS, { target, ...opts, stack: !belowQueued }).refusal;
     if (refusal) throw new Conflict(`change ${change.change_id} cannot join the land queue: ${refusal.kind}: ${refusal.message}`);
     return ps;
+  }
+
+  /** Whether the change has an active entry onto `target` (or one staged in `tx`). */
+  private queuedOn(tx: Txn | null, changeId: string, target: string): boolean {
+    const id = (tx ? tx.staged<string>(`${NEW_ENTRY}:change`, changeId) : undefined) ?? this.byChange.get(changeId);
+    if (id === undefined) return false;
+    const e = tx?.staged<QueueEntryRecord>(NEW_ENTRY, id) ?? this.entryIn(tx, id);
+    return e !== undefined && e !== null && isActiveEntry(e) && e.target_line === target;
+  }
+
+  /**
+   * The open changes below `change` in its stack that are not queued, bottom first (the walk
+   * stops at a queued one, a landed one, or after MAX_STACK).
+   */
+  private unqueuedBelow(change: ChangeRecord): ChangeRecord[] {
+    const out: ChangeRecord[] = [];
+    const seen = new Set([change.change_id]);
+    let ps = change.selected_patchset_id ? this.book.patchset(change.selected_patchset_id) : null;
+    while (ps && out.length < MAX_STACK) {
+      const below = this.book.stacks.belowOf(ps);
+      if (!below || !isOpenChange(below.change.status) || this.byChange.has(below.change.change_id) || seen.has(below.change.change_id)) break;
+      seen.add(below.change.change_id);
+      out.push(below.change);
+      ps = below.change.selected_patchset_id ? this.book.patchset(below.change.selected_patchset_id) : null;
+    }
+    return out.reverse();
   }
 
   async remove(id: string): Promise<QueueEntryRecord> {

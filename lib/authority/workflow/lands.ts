@@ -37,6 +37,7 @@ export type LandMode = (typeof LAND_MODES)[number];
 export type LandStatus = 'landed' | 'rejected' | 'failed';
 export type FailureKind =
   | 'patchset_not_selected'
+  | 'blocked_by_change_below'
   | 'blocked_by_policy'
   | 'blocked_by_review'
   | 'blocked_by_ci'
@@ -51,7 +52,7 @@ export type FailureKind =
   | 'internal_error';
 export type LineAction = 'fast_forward' | 'merge' | 'direct' | 'none';
 export const LAND_STATUSES: readonly LandStatus[] = ['landed', 'rejected', 'failed'];
-export const FAILURE_KINDS: readonly FailureKind[] = ['patchset_not_selected', 'blocked_by_policy', 'blocked_by_review', 'blocked_by_ci', 'unresolved_threads', 'land_not_allowed', 'approvals_required', 'code_owners_required', 'stale_base', 'conflict', 'target_update_failed', 'queue_required', 'internal_error'];
+export const FAILURE_KINDS: readonly FailureKind[] = ['patchset_not_selected', 'blocked_by_change_below', 'blocked_by_policy', 'blocked_by_review', 'blocked_by_ci', 'unresolved_threads', 'land_not_allowed', 'approvals_required', 'code_owners_required', 'stale_base', 'conflict', 'target_update_failed', 'queue_required', 'internal_error'];
 export const LINE_ACTIONS: readonly LineAction[] = ['fast_forward', 'merge', 'direct', 'none'];
 
 export interface LandRecord {
@@ -409,7 +410,11 @@ export class LandDesk {
     let lineRefusal: { kind: string; message: string } | null = null;
     let merge: ReadinessMerge | null = null;
     let baseStale = false;
+    // A change above an unlanded one in its stack (blocked_by_change_below, judged by the gates)
+    // is not merged onto the head without the change below: that merge says nothing of its land.
+    const stacked = this.book.stacks.requirement(ps) !== null;
     if (!line || line.status === 'archived') lineRefusal = { kind: 'target_line_unavailable', message: `line ${target} ${line ? 'is archived; archived lines do not move' : 'does not exist'}` };
+    else if (stacked) lineRefusal = null;
     else if (line.head_snapshot_id === null) lineRefusal = { kind: 'stale_base', message: `line ${target} is empty; a land needs a head to land onto` };
     else {
       const head = line.head_snapshot_id;

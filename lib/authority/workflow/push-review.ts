@@ -83,18 +83,34 @@ function existingChange(book: WorkflowBook, tx: Txn, p: PushedPatchset): ChangeR
  * new patchset of the change the Change-Id or `change_id` names. All of it, or nothing.
  */
 export async function commitPushedPatchset(store: ContentStore, book: WorkflowBook, p: PushedPatchset): Promise<PushedResult> {
-  const base = store.snapshot(p.base_snapshot_id);
-  if (!base) throw new NotFound(`snapshot ${p.base_snapshot_id} is not present`);
-  const summary = requireText(p.summary.slice(0, MAX_TEXT_CHARS), 'summary', MAX_TEXT_CHARS, true);
-  // A commit's subject and author may hold tabs or other control characters, which titles and
-  // names do not (lib/domain/text.ts): they become spaces rather than refuse the push.
-  const author = requireText(withoutControlCharacters(p.author).slice(0, MAX_TITLE_CHARS), 'author', MAX_TITLE_CHARS);
-  const title = withoutControlCharacters(p.title);
-  // Outside the transaction, as createPatchset does (snapshots are immutable; the revision is built).
-  const diff = await book.diff({ snapshot_id: p.base_snapshot_id, root_tree_id: base.root_tree_id }, { snapshot_id: p.snapshot.id, root_tree_id: p.snapshot.root_tree_id }, p.built);
-  await book.preparePatchset(p.line);
+  return (await commitPushedSeries(store, book, [p]))[0];
+}
+
+/**
+ * Write a series of pushed commits (docs/git.md "Stacks"), bottom first, each based on the one
+ * before it, as one patchset each (of its own change, found as commitPushedPatchset finds it) in
+ * ONE commit of the store: all of them, or nothing. The items share one `built`, `sizes` and
+ * `blob_pack` (one conversion of the push): the first item's are staged.
+ */
+export async function commitPushedSeries(store: ContentStore, book: WorkflowBook, series: PushedPatchset[]): Promise<PushedResult[]> {
+  const prepared: { p: PushedPatchset; diff: Awaited<ReturnType<WorkflowBook['diff']>>; summary: string; author: string; title: string }[] = [];
+  for (const [i, p] of series.entries()) {
+    // The base of an item above the first is the snapshot of the item before it (not stored yet).
+    const below = i > 0 && series[i - 1].snapshot.id === p.base_snapshot_id ? series[i - 1].snapshot : null;
+    const base = below ?? store.snapshot(p.base_snapshot_id);
+    if (!base) throw new NotFound(`snapshot ${p.base_snapshot_id} is not present`);
+    const summary = requireText(p.summary.slice(0, MAX_TEXT_CHARS), 'summary', MAX_TEXT_CHARS, true);
+    // A commit's subject and author may hold tabs or other control characters, which titles and
+    // names do not (lib/domain/text.ts): they become spaces rather than refuse the push.
+    const author = requireText(withoutControlCharacters(p.author).slice(0, MAX_TITLE_CHARS), 'author', MAX_TITLE_CHARS);
+    const title = withoutControlCharacters(p.title);
+    // Outside the transaction, as createPatchset does (snapshots are immutable; the revision is built).
+    const diff = await book.diff({ snapshot_id: p.base_snapshot_id, root_tree_id: base.root_tree_id }, { snapshot_id: p.snapshot.id, root_tree_id: p.snapshot.root_tree_id }, p.built);
+    prepared.push({ p, diff, summary, author, title });
+  }
+  if (series.length > 0) await book.preparePatchset(series[0].line);
   crashPoint('git-push:commit');
-  return store.transact((tx) => {
+  return store.transact((tx) => prepared.map(({ p, diff, summary, author, title }, i) => {
     const found = existingChange(book, tx, p);
     let change = found;
     let task: TaskRecord;
@@ -113,13 +129,13 @@ export async function commitPushedPatchset(store: ContentStore, book: WorkflowBo
         if (ps && ps.revision_snapshot_id === p.snapshot.id && ps.base_snapshot_id === p.base_snapshot_id) throw new Conflict(`no new changes: ${ps.patchset_id} is this commit already`);
       }
     }
-    stagePack(tx, PACK_KIND_OBJECT, 'blob', p.built.blobs);
-    if (p.blob_pack) {
+    if (i === 0) stagePack(tx, PACK_KIND_OBJECT, 'blob', p.built.blobs);
+    if (p.blob_pack && i === 0) {
       const fresh = p.blob_pack.entries.filter((e) => !tx.has('blob', e.id));
       if (fresh.length) tx.adoptPack(PACK_KIND_OBJECT, p.blob_pack.pack_id);
       for (const e of fresh) tx.addLocator({ kind: 'blob', id: e.id, pack_id: p.blob_pack.pack_id, offset: e.offset, length: e.length, raw_length: e.raw_length, crc32: e.crc32 });
     }
-    stagePack(tx, PACK_KIND_TREE, 'tree', p.built.trees, p.sizes);
+    if (i === 0) stagePack(tx, PACK_KIND_TREE, 'tree', p.built.trees, p.sizes);
     for (const side of p.sides) if (!tx.hasSnapshot(side.snapshot.id)) tx.addSnapshot(side.snapshot.bytes);
     if (!tx.hasSnapshot(p.snapshot.id)) tx.addSnapshot(p.snapshot.bytes);
     const staged = book.stagePatchset(tx, change, { base_snapshot_id: p.base_snapshot_id, revision_snapshot_id: p.snapshot.id, summary, author_mode: 'human_only', author, pushed_by: p.pushed_by }, diff);
@@ -156,6 +172,7 @@ export async function commitPushedPatchset(store: ContentStore, book: WorkflowBo
       if (!selected) throw new Conflict(`${final.change_id} has no selected patchset to request a review of`);
       final = book.reviews.stageRequests(tx, final, selected, p.reviewers.map((name) => ({ name, kind: 'person' as const })), p.pushed_by, '').change;
     }
+    if (i < prepared.length - 1) crashPoint('git-push:series-staged');
     return { task, change: final, patchset: staged.patchset, created: found === null };
-  });
+  }));
 }

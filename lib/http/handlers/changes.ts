@@ -9,7 +9,7 @@ import { validate } from '../validate.js';
 import { REBASE_CODES, REBASE_LISTED_CONFLICTS, rebasePatchset } from '../../authority/workflow/rebase.js';
 import { CONFLICT_KINDS } from '../../domain/workflow/merge.js';
 import { actAs, identityOf, pageFields, pageRequest, queryValue, rejectRouteOwned, wellFormed } from './workflow-common.js';
-import { arr, bool, constant, enumOf, hex64, nullable as orNull, obj, PAGE_FIELDS, ref, str, uint, type Schemas } from '../json-schema.js';
+import { arr, bool, constant, enumOf, extend, hex64, nullable as orNull, obj, PAGE_FIELDS, ref, str, uint, type SchemaObject, type Schemas } from '../json-schema.js';
 
 export const CreateChange = looseObject({
   task_id: string(),
@@ -61,7 +61,9 @@ export const create: Handler = async (ctx) => {
 
 export const get: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
-  return { json: { change: a.workflow.changeProjection(a.workflow.change(ctx.params.change_ref), a.index) } };
+  const change = a.workflow.change(ctx.params.change_ref);
+  // The stack (docs/api.md "Stacks"): derived here, on the one change asked for (lists omit it).
+  return { json: { change: { ...a.workflow.changeProjection(change, a.index), stack: a.workflow.stacks.stackOf(change) } } };
 };
 
 export const close: Handler = async (ctx) => {
@@ -110,6 +112,8 @@ export const getPatchset: Handler = async (ctx) => {
 
 const entryKind = enumOf(['file', 'executable', 'symlink', null]);
 
+const STACK_DESCRIPTION = 'the relation chain (docs/api.md "Stacks"): bottom first, this change marked; empty when the change stands alone';
+
 export const SCHEMAS: Schemas = {
   Change: obj({
     change_id: str,
@@ -143,6 +147,18 @@ export const SCHEMAS: Schemas = {
   }),
   ReviewerRef: obj({ name: str, kind: enumOf(['person', 'group']) }),
   ChangeResult: obj({ change: ref('Change') }),
+  StackEntry: obj({
+    change_id: str,
+    change_ref: str,
+    title: str,
+    status: enumOf(CHANGE_STATUSES),
+    selected_patchset_id: orNull(str),
+    below: { ...orNull(str), description: 'the change this one is based on; null: the bottom of the stack' },
+    based_on_patchset_id: { ...orNull(str), description: 'the patchset of the change below that this change\'s selected patchset is based on' },
+    outdated: { ...bool, description: 'the change below has a newer patchset than the one this change is based on (push the series again)' },
+    this: { ...bool, description: 'the change that was asked for' },
+  }),
+  ChangeStackResult: obj({ change: ref('ChangeWithStack') }),
   ChangeList: obj({ changes: arr(ref('Change')), ...PAGE_FIELDS }),
   ChangedFile: obj({
     path: str,
@@ -210,6 +226,7 @@ export const SCHEMAS: Schemas = {
   PatchsetCreate: obj({ patchset: ref('Patchset'), replayed: bool }),
   PatchsetList: obj({ change_id: str, change_ref: str, patchsets: arr(ref('Patchset')), ...PAGE_FIELDS }),
 };
+SCHEMAS.ChangeWithStack = extend(SCHEMAS.Change as SchemaObject, { stack: { ...arr(ref('StackEntry')), description: STACK_DESCRIPTION } });
 
 export const ListQuery: Record<string, QueryParam> = {
   status: { schema: enumOf(CHANGE_STATUSES), description: 'only changes in this status' },

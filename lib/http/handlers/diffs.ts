@@ -15,7 +15,7 @@ import { CONFLICT_KINDS } from '../../domain/workflow/merge.js';
 import { READINESS_LISTED_CONFLICTS } from '../../authority/workflow/lands.js';
 
 /** What `blocked_by` of a readiness answer names: the land's failure kinds it can foresee, and the states before them. */
-export const READINESS_BLOCKERS = ['change_not_open', 'no_patchset', 'patchset_not_selected', 'land_not_allowed', 'blocked_by_policy', 'blocked_by_review', 'approvals_required', 'code_owners_required', 'blocked_by_ci', 'unresolved_threads', 'target_line_unavailable', 'stale_base', 'conflict', 'queue_required'];
+export const READINESS_BLOCKERS = ['change_not_open', 'no_patchset', 'patchset_not_selected', 'blocked_by_change_below', 'land_not_allowed', 'blocked_by_policy', 'blocked_by_review', 'approvals_required', 'code_owners_required', 'blocked_by_ci', 'unresolved_threads', 'target_line_unavailable', 'stale_base', 'conflict', 'queue_required'];
 import { identityOf, queryValue } from './workflow-common.js';
 import { ownedPaths } from '../../domain/workflow/repo-rules.js';
 import { approvalStates } from '../../domain/workflow/review-rules.js';

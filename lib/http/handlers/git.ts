@@ -82,12 +82,19 @@ export const gitReceivePack: Handler = async (ctx) => {
     const receipt = await receivePush(authority, { shadowDir: shadow.repoDir, servedRef: shadow.ref, quarantineRoot: ctx.service.layout.gitQuarantineDir, body, parse: parsePushCommands, identity, log: ctx.service.log, signal });
     const outcomes: ReviewOutcome[] = receipt.outcomes.map((o) => {
       if (!o.ok) return o;
-      const { change, patchset, created } = o.result;
-      const url = `${base}/ui/repos/${authority.index}/changes/${encodeURIComponent(change.change_ref)}`;
+      // A series (docs/git.md "Stacks"): one block per commit, bottom first, the tip last.
+      const each = [...(o.below ?? []), { result: o.result, change_key: o.change_key }];
+      const blocks = each.flatMap(({ result: { change, patchset, created } }) => {
+        const url = `${base}/ui/repos/${authority.index}/changes/${encodeURIComponent(change.change_ref)}`;
+        return [created ? 'New change:' : `Updated change (${patchset.patchset_id}):`, `  ${url} ${change.title.slice(0, 120)}${created ? ' [NEW]' : ''}`, ...selection(change, patchset, created), ...requested(change)];
+      });
+      const stack = each.length > 1 ? [`A stack of ${each.length} changes, each based on the one above it in this list: see it with cairn stack ${o.result.change.change_id}`] : [];
+      const keyless = each.filter((x) => x.change_key === null).length;
+      const hint = o.change_key === null && each.length === 1 ? noChangeId(base, o.result.change) : keyless > 0 ? seriesWithoutChangeId(base, keyless) : [];
       return {
         ref: o.ref,
         ok: true,
-        lines: ['', created ? 'New change:' : `Updated change (${patchset.patchset_id}):`, `  ${url} ${change.title.slice(0, 120)}${created ? ' [NEW]' : ''}`, ...selection(change, patchset, created), ...requested(change), '', ...o.notes, ...(o.change_key === null ? noChangeId(base, change) : [])],
+        lines: ['', ...blocks, ...stack, '', ...o.notes, ...hint],
       };
     });
     return { unpack: receipt.unpack, outcomes, capabilities: receipt.capabilities };
@@ -115,6 +122,16 @@ function noChangeId(base: string, change: ChangeRecord): string[] {
     `  ${installHookLine(base)}`,
     `then amend, and push once to this change; later amends find it by their Change-Id:`,
     `  git commit --amend --no-edit && git push <remote> HEAD:refs/for/${change.land_target_line}%change=${change.change_id}`,
+    '',
+  ];
+}
+
+/** Commits of a series without a Change-Id: a push of the amended series would open other changes. */
+function seriesWithoutChangeId(base: string, count: number): string[] {
+  return [
+    `${count} commit(s) of this series have no Change-Id: a push of the amended series would open other changes for them.`,
+    'Install the commit-msg hook (it adds a Change-Id to each commit message):',
+    `  ${installHookLine(base)}`,
     '',
   ];
 }

@@ -612,7 +612,7 @@ function Patchsets({ repo, d, viewed }) {
  */
 const TABS = ['files', 'conversation', 'checks'];
 const ANCHOR_TAB = {
-  files: 'files', conversation: 'conversation', description: 'conversation', people: 'conversation', reviews: 'conversation', patchsets: 'conversation', actions: 'conversation',
+  files: 'files', conversation: 'conversation', description: 'conversation', people: 'conversation', reviews: 'conversation', patchsets: 'conversation', actions: 'conversation', stack: 'conversation',
   policy: 'checks', ci: 'checks', attestation: 'checks', queue: 'checks', lands: 'checks',
 };
 /** The tab a hash asks for: `#file=…` the Files, a card's name its tab, else null. */
@@ -723,6 +723,25 @@ function SelectedNote({ repo, d, access, onShown, onDone }) {
 }
 
 /** What the change is for: the task's intent and the shown patchset's summary, both Markdown. */
+/**
+ * The stack the change stands in (docs/git.md "Stacks"): the chain top first, as git log reads,
+ * this change marked; a change below that is not landed blocks this one.
+ */
+function Stack({ repo, change }) {
+  const stack = change.stack ?? [];
+  if (stack.length === 0) return null;
+  const at = stack.findIndex((e) => e.this);
+  return html`<${Card} title="Stack" id="stack" right=${html`<span class="muted small">${at + 1} of ${stack.length} from the bottom</span>`}>
+    <ol class="stack-list" reversed>
+      ${[...stack].reverse().map((e) => html`<li key=${e.change_id} class=${e.this ? 'stack-this' : ''} aria-current=${e.this ? 'page' : undefined}>
+        ${e.this ? html`<strong>${e.title}</strong> <span class="muted small">(this change)</span>` : html`<a href=${ui.change(repo, e.change_ref)}>${e.title}</a>`}
+        <span class="muted small"> <code>${e.change_id}</code></span> <${Badge} value=${e.status} />
+        ${e.outdated ? html` <span class="warn-text small" title=${`based on ${e.based_on_patchset_id}; the change below has a newer patchset: push the series again`}>outdated</span>` : null}
+      </li>`)}
+    </ol>
+  </${Card}>`;
+}
+
 function Description({ repo, change, task, ps, author }) {
   const intent = task.data?.intent ?? '';
   return html`<${Card} title="Description" id="description" right=${ps ? html`<span class="muted">summary of <code>${ps.patchset_id.replace(/^.*\./, '')}</code>${ps.pushed_by ? html` · <${PatchsetBy} ps=${ps} author=${author} />` : ps.author ? html` <${PatchsetBy} ps=${ps} author=${author} />` : null}</span>` : null}>
@@ -848,6 +867,7 @@ export function ChangePage({ repo, changeRef }) {
         <span>into <${LineLink} repo=${repo} name=${c.land_target_line ?? c.base_line} /></span>
         ${c.landed_at_s ? html`<span>landed <${Time} s=${c.landed_at_s} /></span>` : null}
         <span><a href="#patchsets">${plural(patchsetCount ?? 0, 'patchset')}</a></span>
+        ${c.stack?.length ? html`<span><a class="stack-link" href="#stack" title="The stack this change stands in (a series of commits pushed for review)">${c.stack.findIndex((e) => e.this) + 1} of ${c.stack.length} in a stack</a></span>` : null}
         ${unresolved !== undefined ? html`<span><a class=${`unresolved-count${unresolved ? ' warn-text' : ''}`} href="#conversation" title="Unresolved comment threads of the change (n / p step through them)">${unresolved} unresolved</a></span>` : null}
       </p>
       <${SelectedNote} repo=${repo} d=${d} access=${access} onShown=${showFiles} onDone=${state.reload} />
@@ -876,6 +896,7 @@ export function ChangePage({ repo, changeRef }) {
         </div>
       </div>
       <div class="col side-col">
+        <${Stack} repo=${repo} change=${c} />
         ${part(d.reviewers, 'Reviewers', 'people', 'the reviewers', (x) => html`<${Reviewers} repo=${repo} rows=${x} me=${me} />`)}
         <${Actions} repo=${repo} d=${d} access=${access} onDone=${state.reload} onReply=${access.may('comments.publish') ? () => setReplying(true) : null} drafts=${mine} />
         ${part(d.queue, 'Land queue', 'queue', 'the land queue', (q) => html`<${LandQueueCard} repo=${repo} change=${c} queue=${q} onDone=${state.reload} access=${access} />`)}
