@@ -86,9 +86,15 @@ Shared conventions:
   (per event, per job) as they go.
 - \`--server\` accepts \`http://HOST:PORT\`, \`https://HOST\` or a bare \`HOST:PORT\` (taken as
   http).
-- \`repo\`, \`lines\`, \`log\` and \`jobs\` take \`--server\` and \`--repo\` from the working copy
-  that contains the current directory when they are not given, and the server from
-  \`$CAIRN_SERVER\` after that.
+- Every client command finds its server and repository the same way when \`--server\` or
+  \`--repo\` is left out: the server from \`$CAIRN_SERVER\`, else the working copy that contains
+  the current directory (\`cairn checkout\`), else a git remote of the current git clone that
+  points at a cairn server (\`…/repository-authorities/N/git/LINE.git\`, \`origin\` first), else
+  the one server \`cairn login\` stored a token for; the repository from the working copy or git
+  remote when that is the server chosen.
+- \`cairn help COMMAND\` is \`cairn COMMAND --help\`. A mistyped command, sub-command, option or
+  option value is refused with exit 2 before anything is sent, naming the closest known word.
+  \`cairn completion bash\` (or \`zsh\`) prints a completion script.
 - \`npx cairn ...\` works from the project directory (the package has a \`bin\` entry; \`npm ci\`
   builds \`dist/\`).
 - \`cairn --version\` prints the version (JSON when stdout is not a terminal).

@@ -2,7 +2,9 @@
 // attestation, policy and patchset CI routes (docs/api.md "Reviews, attestation, policy, patchset
 // CI"). Output is one JSON object with --json or when stdout is not a terminal; on a terminal a
 // short readable form.
-import { CliUsageError, parseCommandArgs } from './args.js';
+import { choice, CliUsageError, parseCommandArgs } from './args.js';
+import { AUTHOR_MODES } from '../domain/workflow/rules.js';
+import { VERIFICATION_STATES } from '../domain/workflow/review-rules.js';
 import { COMMON, common, context, LIST_HELP, LIST_OPTIONS, need, one, print, rowsWanted, seg, person } from './command-context.js';
 import { actingAs } from '../client/identity.js';
 
@@ -118,8 +120,8 @@ export async function attestCommand(argv: string[]): Promise<number> {
   const ctx = context(values);
   const ps = seg(one(positionals, 'PATCHSET'));
   const body: Json = { revoked: values.revoked === true, require_human_review: values['require-human-review'] === true, require_lint_pass: values['require-lint'] === true, require_tests_pass: values['no-require-tests'] !== true };
-  if (values.verification !== undefined) body.verification_state = values.verification;
-  if (values['author-mode'] !== undefined) body.author_mode = values['author-mode'];
+  if (values.verification !== undefined) body.verification_state = choice(values.verification, '--verification', VERIFICATION_STATES);
+  if (values['author-mode'] !== undefined) body.author_mode = choice(values['author-mode'], '--author-mode', AUTHOR_MODES);
   const res = await ctx.client.json('PUT', ctx.client.repoPath(ctx.repo, `/patchsets/${ps}/attestation`), body);
   const a = res.attestation;
   return print(ctx, res, () => `${a.attestation_id}: ${a.author_mode}, verification ${a.verification_state}${a.revoked ? ', revoked' : ''}; CI ${a.ci_backed ? `tests ${a.tests}, lint ${a.lint}` : 'not in yet'}`);
