@@ -196,9 +196,11 @@ export class LogFile {
    */
   async appendAt(from: number, bytes: Buffer): Promise<number> {
     try {
-      if (faults.failAppend?.(this.name)) {
+      const fault = faults.failAppend?.(this.name);
+      if (fault) {
         await writeAsync(this.fd, bytes, 0, bytes.length >> 1, from);
-        throw Object.assign(new Error(`injected EIO appending to ${this.name}`), { code: 'EIO' });
+        const code = fault === 'ENOSPC' ? 'ENOSPC' : 'EIO';
+        throw Object.assign(new Error(`injected ${code} appending to ${this.file}`), { code });
       }
       let done = 0;
       while (done < bytes.length) done += (await writeAsync(this.fd, bytes, done, bytes.length - done, from + done)).bytesWritten;
