@@ -199,14 +199,18 @@ export class LogFile {
       const fault = faults.failAppend?.(this.name);
       if (fault) {
         await writeAsync(this.fd, bytes, 0, bytes.length >> 1, from);
-        const code = fault === 'ENOSPC' ? 'ENOSPC' : 'EIO';
-        throw Object.assign(new Error(`injected ${code} appending to ${this.file}`), { code });
+        // As the system says it (a write on a descriptor names no file).
+        if (fault === 'ENOSPC') throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+        throw Object.assign(new Error(`injected EIO appending to ${this.name}`), { code: 'EIO' });
       }
       let done = 0;
       while (done < bytes.length) done += (await writeAsync(this.fd, bytes, done, bytes.length - done, from + done)).bytesWritten;
       return from + bytes.length;
     } catch (err) {
       await truncateAsync(this.fd, from).catch(() => {});
+      // A full disk names no file; the operator's log line should (the caller sees only "disk full").
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOSPC' || code === 'EDQUOT') throw Object.assign(new Error(`${(err as Error).message} (appending to ${this.file})`), { code });
       throw err;
     }
   }
