@@ -50,6 +50,11 @@ describe('cli manners', () => {
     const sub = await cli(['task', 'lsit', '--server', 'http://127.0.0.1:9', '--repo', '0']);
     expect(sub.code).to.equal(2);
     expect(sub.stderr).to.include('unknown task subcommand "lsit"').and.include('(did you mean "list"?)');
+    for (const [args, meant] of [[['review', 'aprove', '--change', 'change-1'], 'approve'], [['ci', 'rn', 'ps-1'], 'run'], [['archive', 'stauts'], 'status'], [['config', 'sett', 'a', 'b'], 'set']] as const) {
+      const r = await cli([...args]);
+      expect(r.code, args.join(' ')).to.equal(2);
+      expect(r.stderr, args.join(' ')).to.include(`(did you mean "${meant}"?)`);
+    }
     const flag = await cli(['push', '--lien', 'main', '.']);
     expect(flag.code).to.equal(2);
     expect(flag.stderr).to.equal('cairn: unknown option --lien (did you mean --line?) (see --help)\n');

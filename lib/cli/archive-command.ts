@@ -52,7 +52,7 @@ export async function archiveCommand(argv: string[]): Promise<number> {
   }
   if (sub === 'prune') return archivePruneCommand(argv.slice(1));
   if (sub === 'reclaim') return archiveReclaimCommand(argv.slice(1));
-  if (sub !== 'status') throw new CliUsageError(`unknown archive command "${sub}" (known: status, prune, reclaim; see cairn archive --help)`);
+  if (sub !== 'status') throw new CliUsageError(`unknown archive subcommand "${sub}" (status, prune, reclaim)`);
   const { values, positionals } = parseCommandArgs(argv.slice(1), {
     server: { type: 'string' },
     json: { type: 'boolean', default: false },

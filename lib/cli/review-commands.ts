@@ -67,6 +67,8 @@ export async function reviewCommand(argv: string[]): Promise<number> {
   if (early !== null) return early;
   const [sub, ...rest] = argv;
   if (sub === 'publish') return (await import('./comment-commands.js')).publishCommand(rest);
+  // A mistyped sub-command is named before its options are judged.
+  if (!['request', 'list', 'inbox'].includes(sub) && !(sub in ACTIONS)) throw new CliUsageError(`unknown review subcommand "${sub}" (request, approve, comment, block, dismiss, list, inbox, publish)`);
   const { values, positionals } = parseCommandArgs(rest, {
     ...common, change: { type: 'string' }, group: { type: 'string' }, note: { type: 'string' }, by: { type: 'string' },
     reviewer: { type: 'string', multiple: true }, comment: { type: 'string' }, ...LIST_OPTIONS,
@@ -87,7 +89,6 @@ export async function reviewCommand(argv: string[]): Promise<number> {
     const res = await ctx.client.collect(p(`/changes/${ref}/reviews`), 'reviews', rowsWanted(values, Infinity));
     return print(ctx, res, () => [`${res.change_ref}: ${res.approvals} approval(s), ${res.blocking} blocking, ${res.comments} comment(s), ${res.total} total`, ...res.reviews.map(reviewLine)].join('\n'));
   }
-  if (sub !== 'request' && !(sub in ACTIONS)) throw new CliUsageError(`unknown review subcommand "${sub}" (request, approve, comment, block, dismiss, list, inbox, publish)`);
   const { change } = await ctx.client.json('GET', p(`/changes/${ref}`));
   if (!change.selected_patchset_id) throw new Error(`change ${change.change_id} has no selected patchset`);
   if (sub === 'request') {
@@ -131,6 +132,7 @@ export async function policyCommand(argv: string[]): Promise<number> {
   const early = helpFirst(argv, POLICY_HELP);
   if (early !== null) return early;
   const [sub, ...rest] = argv;
+  if (sub !== 'evaluate' && sub !== 'show') throw new CliUsageError(`unknown policy subcommand "${sub}" (evaluate, show)`);
   const { values, positionals } = parseCommandArgs(rest, { ...common }, true);
   if (values.help) { process.stdout.write(POLICY_HELP); return 0; }
   const ctx = context(values);
@@ -147,6 +149,7 @@ export async function ciCommand(argv: string[]): Promise<number> {
   const early = helpFirst(argv, CI_HELP);
   if (early !== null) return early;
   const [sub, ...rest] = argv;
+  if (sub !== 'run' && sub !== 'status') throw new CliUsageError(`unknown ci subcommand "${sub}" (run, status)`);
   const { values, positionals } = parseCommandArgs(rest, { ...common, trigger: { type: 'string' }, recent: { type: 'string' } }, true);
   if (values.help) { process.stdout.write(CI_HELP); return 0; }
   const ctx = context(values);
