@@ -130,6 +130,10 @@ describe('cli manners', () => {
         expect(r.code, `${args.join(' ')} in a git clone: ${r.stderr}`).to.equal(0);
       }
       expect(JSON.parse((await run(['lines'], clone)).stdout).lines.map((l: { name: string }) => l.name)).to.include('main');
+      // log starts at the remote's line (…/git/main.git).
+      const log = await run(['log'], clone);
+      expect(log.code, log.stderr).to.equal(0);
+      expect(JSON.parse(log.stdout).snapshots).to.have.length(1);
       // Another server named explicitly: the working copy's repository index is not carried over.
       const elsewhere = await run(['change', 'list', '--server', 'http://127.0.0.1:9'], sub);
       expect(elsewhere.code).to.equal(2);

@@ -4,7 +4,7 @@
 // --repo default as for every client command (./target.ts).
 import { CairnClient, ServerError } from '../client/http.js';
 import { findWorkingCopy } from '../client/working-copy.js';
-import { placeOf } from './target.js';
+import { gitRemotePlace, placeOf } from './target.js';
 import { rowsWanted } from './command-context.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
 import { emit, short, table, useJson, when } from './output.js';
@@ -178,7 +178,7 @@ id, time and message of each.
 Options:
   --server URL     cairn server (default: $CAIRN_SERVER, the working copy's, the git remote's)
   --repo N         repository index (default: the working copy's or the git remote's)
-  --line NAME      start at this line's head (default: the working copy's line)
+  --line NAME      start at this line's head (default: the working copy's line, or the git remote's)
   --snapshot ID    start at this snapshot
   --limit N        at most N snapshots (default 50)
   --json           print JSON (default when stdout is not a terminal)
@@ -191,10 +191,12 @@ export async function logCommand(argv: string[]): Promise<number> {
   const limit = Number(values.limit);
   if (!Number.isInteger(limit) || limit < 1) throw new CliUsageError('--limit must be a positive integer');
   const { client, repo } = connect(values, true);
-  await client.requireRepository(repo);
   let head = values.snapshot as string | undefined;
   let lineName = values.line as string | undefined;
-  if (!head && !lineName) lineName = findWorkingCopy(process.cwd())?.config.line;
+  // The working copy's line, else the git remote's (…/git/LINE.git); checked before anything is sent.
+  if (!head && !lineName) lineName = findWorkingCopy(process.cwd())?.config.line ?? gitRemotePlace()?.line ?? undefined;
+  if (!head && !lineName) throw new CliUsageError('give --line NAME or --snapshot ID');
+  await client.requireRepository(repo);
   if (!head) {
     if (!lineName) throw new CliUsageError('give --line NAME or --snapshot ID');
     const line = await client.lineOrNull(repo, lineName);
