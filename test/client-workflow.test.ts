@@ -41,9 +41,9 @@ describe('working copies', () => {
   });
   after(() => server.stop());
 
-  const checkout = async (line = 'collab') => {
+  const checkout = async (line = 'collab', ...extra: string[]) => {
     const dir = path.join(tempDir(), 'wc');
-    const r = await cli(['checkout', '--server', server.url, '--repo', String(repo), '--line', line, dir]);
+    const r = await cli(['checkout', '--server', server.url, '--repo', String(repo), '--line', line, ...extra, dir]);
     expect(r.code, r.stderr).to.equal(0);
     return dir;
   };
@@ -142,8 +142,8 @@ describe('working copies', () => {
     expect(JSON.parse(plain.stdout).snapshot_id).to.match(/^[0-9a-f]{64}$/);
   });
 
-  it('checkout of a line with no snapshot gives an empty working copy whose first push creates the line', async () => {
-    const wc = await checkout('fresh-line');
+  it('checkout --create of a line with no snapshot gives an empty working copy whose first push creates the line', async () => {
+    const wc = await checkout('fresh-line', '--create');
     expect(JSON.parse(await fsp.readFile(path.join(wc, '.cairn/config.json'), 'utf8')).base).to.equal(null);
     await write(wc, 'first.txt', 'first');
     const r = await cli(['push', wc]);

@@ -153,7 +153,7 @@ describe('cairn queue', function () {
     expect((await cli(args('queue', 'frob'))).code).to.equal(2);
     expect((await cli(args('queue', 'show'))).code).to.equal(2);
     expect((await cli(args('queue', 'list', 'extra'))).code).to.equal(2);
-    expect((await cli(['queue', 'show', 'lq-1'])).stderr).to.include('--server is required');
+    expect((await cli(['queue', 'show', 'lq-1'])).stderr).to.include('--server URL is required');
     for (const sub of ['add', 'list', 'show', 'remove']) {
       const h = await cli(['queue', sub, '--help']);
       expect(h.code, sub).to.equal(0);

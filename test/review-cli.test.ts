@@ -76,9 +76,10 @@ describe('review, attest, policy and ci commands', function () {
       const r = await cli(args);
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).to.equal(2);
     }
+    // A value outside the option's set is a usage error, refused before anything is sent.
     const refused = await cli(['attest', ...common, 'change-1.ps-1', '--verification', 'maybe']);
-    expect(refused.code).to.equal(1);
-    expect(refused.stderr).to.include('verification_state');
+    expect(refused.code).to.equal(2);
+    expect(refused.stderr).to.include('--verification must be one of unknown, pending, pass, fail');
     const missing = await cli(['policy', 'show', ...common, 'change-9.ps-1']);
     expect(missing.code).to.equal(1);
     expect(missing.stderr).to.include('change-9.ps-1');

@@ -8,13 +8,10 @@ import { AccessBook, type Account, type TokenInfo } from '../authority/access.js
 import { MAX_TOKEN_DAYS, SCOPES, requireScopes, type Scope } from '../domain/access.js';
 import { Busy, isCairnError } from '../domain/errors.js';
 import { CairnClient } from '../client/http.js';
-import { findWorkingCopy } from '../client/working-copy.js';
-import { credentialsPath } from '../client/credentials.js';
 import { lockDataDir, type DataDirLock } from '../store/datadir-lock.js';
 import { Layout } from '../store/layout.js';
 import { CliUsageError, requireDataDir } from './args.js';
 import { table, when } from './output.js';
-import { readFileSync } from 'node:fs';
 
 export type AccountJson = Pick<Account, 'name' | 'server_admin' | 'disabled' | 'source' | 'created_at_s'>;
 export type NewToken = TokenInfo & { token: string };
@@ -48,7 +45,7 @@ export const WHERE_OPTIONS = {
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
-export const WHERE_HELP = `  --server URL    the cairn server (default: $CAIRN_SERVER, the working copy's, or the one
+export const WHERE_HELP = `  --server URL    the cairn server (default: $CAIRN_SERVER, the working copy's or git remote's, or the one
                   server you are signed in to); the call uses your token (cairn login, or
                   $CAIRN_TOKEN) and the server checks you may make it
   --data DIR      work offline on the data directory DIR of a stopped server instead (its
@@ -56,29 +53,9 @@ export const WHERE_HELP = `  --server URL    the cairn server (default: $CAIRN_S
   --json          print JSON (the default when stdout is not a terminal)
 `;
 
-/**
- * The server a client command talks to: --server, else $CAIRN_SERVER, else the working copy's,
- * else the one server a token is stored for (cairn login).
- */
-export function serverOf(value: unknown, what = 'this'): string {
-  if (typeof value === 'string' && value !== '') return value;
-  if (process.env.CAIRN_SERVER) return process.env.CAIRN_SERVER;
-  const wc = findWorkingCopy(process.cwd());
-  if (wc) return wc.config.server;
-  const stored = storedServers();
-  if (stored.length === 1) return stored[0];
-  throw new CliUsageError(`--server URL is required for ${what} (or set CAIRN_SERVER${stored.length > 1 ? `; you are signed in to ${stored.join(', ')}` : ', or sign in first: cairn login --server URL'})`);
-}
-
-/** Servers `cairn login` stored a token for. */
-export function storedServers(): string[] {
-  try {
-    const parsed = JSON.parse(readFileSync(credentialsPath(), 'utf8')) as { servers?: Record<string, unknown> };
-    return Object.keys(parsed.servers ?? {});
-  } catch {
-    return [];
-  }
-}
+// The server a client command talks to, as for every command (./target.ts).
+import { serverOf } from './target.js';
+export { serverOf, storedServers } from './target.js';
 
 /** `--scopes read,write,...` (undefined when not given). */
 export function parseScopes(value: unknown): Scope[] | undefined {

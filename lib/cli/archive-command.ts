@@ -1,6 +1,7 @@
 // `cairn archive`: `status`, what a server's shipping to its archive looks like (the `archive`
 // object of GET /healthz, docs/operations.md "Archive"; one JSON object with --json or when
 // stdout is not a terminal, a table on a terminal), and `prune` (lib/cli/archive-prune.ts).
+import { serverOf } from './target.js';
 import { CairnClient } from '../client/http.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
 import { emit, table, useJson } from './output.js';
@@ -29,7 +30,8 @@ claimed the archive and this server stopped), and per repository the commit ship
 commit committed now and the lag in seconds and bytes; the last error. Secrets are never part
 of it. Exits 1 when the server does not archive, or is fenced.
 
-  --server URL    cairn server, e.g. http://127.0.0.1:8088
+  --server URL    cairn server, e.g. http://127.0.0.1:8088 (default: $CAIRN_SERVER, the working
+                  copy's or git remote's, or the one server you are signed in to)
   --json          print JSON (the default when stdout is not a terminal)
 `;
 
@@ -50,7 +52,7 @@ export async function archiveCommand(argv: string[]): Promise<number> {
   }
   if (sub === 'prune') return archivePruneCommand(argv.slice(1));
   if (sub === 'reclaim') return archiveReclaimCommand(argv.slice(1));
-  if (sub !== 'status') throw new CliUsageError(`unknown archive command "${sub}" (known: status, prune, reclaim; see cairn archive --help)`);
+  if (sub !== 'status') throw new CliUsageError(`unknown archive subcommand "${sub}" (status, prune, reclaim)`);
   const { values, positionals } = parseCommandArgs(argv.slice(1), {
     server: { type: 'string' },
     json: { type: 'boolean', default: false },
@@ -61,12 +63,12 @@ export async function archiveCommand(argv: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length) throw new CliUsageError('cairn archive status takes no arguments');
-  if (typeof values.server !== 'string' || values.server === '') throw new CliUsageError('--server is required');
-  const health = await new CairnClient(values.server).json<{ archive?: ArchiveStatus }>('GET', '/healthz');
+  const server = serverOf(values.server, 'cairn archive status');
+  const health = await new CairnClient(server).json<{ archive?: ArchiveStatus }>('GET', '/healthz');
   const json = useJson(values.json);
   if (!health.archive) {
     if (json) emit({ archive: null }, true, () => '');
-    else process.stderr.write(`cairn: ${values.server} does not ship to an archive (start it with --archive s3://BUCKET/PREFIX)\n`);
+    else process.stderr.write(`cairn: ${server} does not ship to an archive (start it with --archive s3://BUCKET/PREFIX)\n`);
     return 1;
   }
   const a = health.archive;

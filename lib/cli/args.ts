@@ -3,6 +3,7 @@ import { statSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { parseStallSeconds } from '../client/stall.js';
 import { MAX_SNAPSHOT_PATHS_BOUND } from '../domain/tree-size.js';
+import { didYouMean } from './suggest.js';
 
 export class CliUsageError extends Error {}
 
@@ -12,8 +13,33 @@ export function parseCommandArgs(argv: string[], options: Options, allowPosition
   try {
     return parseArgs({ args: argv, options, strict: true, allowPositionals });
   } catch (err) {
-    throw new CliUsageError((err as Error).message);
+    throw new CliUsageError(parseErrorText(err as Error & { code?: string }, options));
   }
+}
+
+/** node:util's parse errors in our words: which option, what is wrong, and the option probably meant. */
+function parseErrorText(err: Error & { code?: string }, options: Options): string {
+  const quoted = /'([^']*)'/.exec(err.message)?.[1] ?? '';
+  const flags = Object.keys(options).map((name) => `--${name}`);
+  switch (err.code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return `unknown option ${quoted}${didYouMean(quoted.replace(/^-+/, '--'), flags, (s) => s)} (see --help)`;
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE': {
+      const name = /--[a-z0-9-]+/i.exec(quoted)?.[0] ?? quoted;
+      return / argument missing$/.test(err.message) ? `${name} needs a value` : `${name} takes no value`;
+    }
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      return `unexpected argument "${quoted}": this command takes options only (see --help)`;
+    default:
+      return err.message;
+  }
+}
+
+/** An option's value out of a fixed set, checked before anything is sent (undefined stays undefined). */
+export function choice<T extends string>(value: unknown, flag: string, allowed: readonly T[]): T | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
+  throw new CliUsageError(`${flag} must be one of ${allowed.join(', ')}, not "${String(value)}"${didYouMean(String(value), allowed)}`);
 }
 
 export function parseBind(bind: string): { host: string; port: number } {

@@ -86,14 +86,28 @@ Shared conventions:
   (per event, per job) as they go.
 - \`--server\` accepts \`http://HOST:PORT\`, \`https://HOST\` or a bare \`HOST:PORT\` (taken as
   http).
-- \`repo\`, \`lines\`, \`log\` and \`jobs\` take \`--server\` and \`--repo\` from the working copy
-  that contains the current directory when they are not given, and the server from
-  \`$CAIRN_SERVER\` after that.
+- Every client command finds its server and repository the same way when \`--server\` or
+  \`--repo\` is left out: the server from \`$CAIRN_SERVER\`, else the working copy that contains
+  the current directory (\`cairn checkout\`), else a git remote of the current git clone that
+  points at a cairn server (\`…/repository-authorities/N/git/LINE.git\`, \`origin\` first), else
+  the one server \`cairn login\` stored a token for; the repository from the working copy or git
+  remote when that is the server chosen.
+- \`cairn help COMMAND\` is \`cairn COMMAND --help\`. A mistyped command, sub-command, option or
+  option value is refused with exit 2 before anything is sent, naming the closest known word.
+  \`cairn completion bash\` (or \`zsh\`) prints a completion script.
 - \`cairn\` on your PATH: README "Install" (\`npm link\` in a clone, or \`npm install -g\` of the
   packed project). In a clone without it, \`npx cairn ...\` runs the checkout's own.
 - \`cairn --version\` prints the version (JSON when stdout is not a terminal).
 - A closed stdout (\`cairn ... | head\`) is not an error: the command exits quietly.
-- Exit codes are listed in [operations.md](operations.md#exit-codes).
+- Exit codes are listed in [operations.md](operations.md#exit-codes); what a command does with
+  bad input:
+
+| Exit | Bad input | What the command does |
+|---|---|---|
+| 2 | an unknown command, sub-command or option; a missing option or value; an option value outside its set (\`--mode\`, \`--status\`, \`--author-mode\`, \`--verification\`, ...); no \`--server\` or \`--repo\` given or found | refuses before anything is sent (no idempotency key is printed), naming the closest known word (\`did you mean "checkout"?\`) or the values it takes |
+| 1 | a name the server does not know (repository, line, change, ...); a line \`checkout\` cannot find, without \`--create\` | says so, naming close line names; nothing is written |
+| 1 | a server that refuses (401, 403, 409, ...), that is not a cairn server, that speaks https where http was written (or the reverse), or whose disk is full (507) | says so in words, with the fix (\`cairn login --server URL\`, the address to write); never a route path |
+| 6 | a push whose line moved, an update with both-sides changes, a land refused by its gates | refuses; nothing changed |
 `;
 
 const fence = (text: string) => `\`\`\`text\n${text.replace(/\n+$/, '')}\n\`\`\`\n`;

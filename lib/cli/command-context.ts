@@ -3,12 +3,13 @@
 // a terminal; a short readable form on a terminal).
 import { CairnClient } from '../client/http.js';
 import { actingAs } from '../client/identity.js';
-import { parseU32 } from '../domain/repository.js';
 import { CliUsageError } from './args.js';
+import { placeOf } from './target.js';
 
 export const COMMON = `Common options:
-  --server URL    cairn server, e.g. http://127.0.0.1:8088
-  --repo N        repository index
+  --server URL    cairn server, e.g. http://127.0.0.1:8088 (default: $CAIRN_SERVER, the working
+                  copy's, the git remote's, or the one server you signed in to)
+  --repo N        repository index (default: the working copy's or the git remote's)
   --json          print JSON (the default when stdout is not a terminal)
 `;
 
@@ -21,20 +22,16 @@ export const common = {
 
 export interface Ctx {
   client: CairnClient;
+  /** The server address as given or found (credentials kept): what transfers are handed. */
+  server: string;
   repo: number;
   json: boolean;
 }
 
+/** The client for --server/--repo, or their defaults (./target.ts). */
 export function context(values: Record<string, unknown>): Ctx {
-  if (typeof values.server !== 'string' || values.server === '') throw new CliUsageError('--server is required');
-  if (typeof values.repo !== 'string') throw new CliUsageError('--repo is required');
-  let repo: number;
-  try {
-    repo = parseU32(values.repo, '--repo');
-  } catch {
-    throw new CliUsageError('--repo must be a repository index (unsigned integer)');
-  }
-  return { client: new CairnClient(values.server), repo, json: values.json === true || process.stdout.isTTY !== true };
+  const place = placeOf(values.server, values.repo);
+  return { client: new CairnClient(place.server), server: place.server, repo: place.repo!, json: values.json === true || process.stdout.isTTY !== true };
 }
 
 export function need(value: unknown, flag: string): string {

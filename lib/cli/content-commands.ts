@@ -3,12 +3,14 @@
 // not a terminal (or with --json), a short summary on a terminal.
 import path from 'node:path';
 import { parseU32 } from '../domain/repository.js';
-import { normalizeServerUrl } from '../client/http.js';
+import { CairnClient, normalizeServerUrl } from '../client/http.js';
 import { formatBytes } from '../client/progress.js';
 import { pull, push, sync } from '../client/transfer.js';
 import { checkout, readWorkingCopy, status, update, writeWorkingCopy } from '../client/working-copy.js';
 import { emit, short, useJson } from './output.js';
 import { CliUsageError, parseCommandArgs, stallSeconds } from './args.js';
+import { didYouMean } from './suggest.js';
+import { placeOf } from './target.js';
 
 export const PUSH_HELP = `Usage: cairn push [--server URL --repo N --line NAME] [--parent ID] [--no-line] [--message M] [DIR]
        cairn push --server URL --repo N --no-line [--parent ID] [--line NAME] DIR
@@ -45,7 +47,7 @@ Options:
   --json          print the result as JSON (default when stdout is not a terminal)
 `;
 
-export const PULL_HELP = `Usage: cairn pull --server URL --repo N (--line NAME | --snapshot ID) OUT_DIR
+export const PULL_HELP = `Usage: cairn pull [--server URL --repo N] (--line NAME | --snapshot ID) OUT_DIR
 
 Materialize a snapshot into OUT_DIR (absent or empty) byte for byte: files, executable bits,
 symlinks and empty directories. An exact export: no working-copy metadata is written (use
@@ -65,17 +67,20 @@ Options:
   --json           print the result as JSON (default when stdout is not a terminal)
 `;
 
-export const CHECKOUT_HELP = `Usage: cairn checkout --server URL --repo N --line NAME DIR
+export const CHECKOUT_HELP = `Usage: cairn checkout [--server URL --repo N] --line NAME [--create] DIR
 
 Make DIR (absent or empty) a working copy of the line: materialize its head and record the
 server, repository, line and base snapshot in DIR/.cairn/config.json (never pushed). A line
-that does not exist yet gives an empty working copy; its first push creates the line. A head
-holding a name a checkout must not write is refused as cairn pull refuses it.
+that does not exist is refused (exit 1, naming the lines with a close name, nothing written)
+unless --create is given: then the working copy is empty and its first push creates the line.
+A head holding a name a checkout must not write is refused as cairn pull refuses it.
 
 Options:
-  --server URL     cairn server (http://HOST:PORT or HOST:PORT)
-  --repo N         repository index
+  --server URL     cairn server (http://HOST:PORT or HOST:PORT; default: $CAIRN_SERVER, the
+                   working copy's or git remote's)
+  --repo N         repository index (default: the working copy's or the git remote's)
   --line NAME      line to track
+  --create         the line may not exist yet: its first push from DIR creates it
   --quiet          no progress bar
   --stall-seconds N
                    give up when nothing arrives and nothing is written for N seconds
@@ -188,9 +193,10 @@ export async function pullCommand(argv: string[]): Promise<number> {
   if (values.help) { process.stdout.write(PULL_HELP); return 0; }
   if (positionals.length !== 1) throw new CliUsageError('pull takes exactly one output directory');
   if ((values.line === undefined) === (values.snapshot === undefined)) throw new CliUsageError('give exactly one of --line and --snapshot');
+  const place = placeOf(values.server, values.repo, 'cairn pull');
   const result = await pull({
-    server: required(values.server, '--server'),
-    repo: repoIndex(values.repo, '--repo'),
+    server: place.server,
+    repo: place.repo!,
     line: values.line as string | undefined,
     snapshot: values.snapshot as string | undefined,
     out: path.resolve(positionals[0]),
@@ -201,18 +207,30 @@ export async function pullCommand(argv: string[]): Promise<number> {
   return 0;
 }
 
+/** A checkout of a line that does not exist is a typo until --create says otherwise: name the lines it may have meant. */
+async function requireLine(server: string, repo: number, line: string): Promise<void> {
+  const client = new CairnClient(server);
+  await client.requireRepository(repo);
+  if (await client.lineOrNull(repo, line) !== null) return;
+  const names = ((await client.collect(client.repoPath(repo, '/lines'), 'lines', 1000)).lines as { name: string }[]).map((l) => l.name);
+  throw new Error(`line "${line}" does not exist in repository ${repo}${didYouMean(line, names)}; to start it, run cairn checkout --create --line ${line} (its first push creates it)`);
+}
+
 export async function checkoutCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, {
-    server: { type: 'string' }, repo: { type: 'string' }, line: { type: 'string' },
+    server: { type: 'string' }, repo: { type: 'string' }, line: { type: 'string' }, create: { type: 'boolean', default: false },
     quiet: { type: 'boolean', short: 'q', default: false }, json: { type: 'boolean', default: false }, 'stall-seconds': { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   }, true);
   if (values.help) { process.stdout.write(CHECKOUT_HELP); return 0; }
   if (positionals.length !== 1) throw new CliUsageError('checkout takes exactly one directory');
+  const place = placeOf(values.server, values.repo, 'cairn checkout');
+  const line = required(values.line, '--line');
+  if (values.create !== true) await requireLine(place.server, place.repo!, line);
   const result = await checkout({
-    server: required(values.server, '--server'),
-    repo: repoIndex(values.repo, '--repo'),
-    line: required(values.line, '--line'),
+    server: place.server,
+    repo: place.repo!,
+    line,
     dir: path.resolve(positionals[0]),
     progress: !values.quiet,
     stallSeconds: stallSeconds(values['stall-seconds']),

@@ -1,10 +1,10 @@
 // The everyday commands, so a user need not write curl for the basics: `cairn repo
 // create|list|show|rules`, `cairn lines`, `cairn log`, `cairn jobs list|show`. Each prints JSON with
 // --json or when stdout is not a terminal, a short table or summary on a terminal. --server and
-// --repo default to the working copy containing the current directory, then $CAIRN_SERVER.
+// --repo default as for every client command (./target.ts).
 import { CairnClient, ServerError } from '../client/http.js';
 import { findWorkingCopy } from '../client/working-copy.js';
-import { parseU32 } from '../domain/repository.js';
+import { gitRemotePlace, placeOf } from './target.js';
 import { rowsWanted } from './command-context.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
 import { emit, short, table, useJson, when } from './output.js';
@@ -15,15 +15,8 @@ const COMMON = {
 } as const;
 
 function connect(values: { server?: unknown; repo?: unknown }, needRepo: boolean): { client: CairnClient; repo: number } {
-  const wc = findWorkingCopy(process.cwd());
-  const server = typeof values.server === 'string' ? values.server : wc?.config.server ?? process.env.CAIRN_SERVER;
-  if (!server) throw new CliUsageError('--server is required (or set CAIRN_SERVER, or run inside a working copy)');
-  let repo = -1;
-  if (typeof values.repo === 'string') {
-    try { repo = parseU32(values.repo, '--repo'); } catch { throw new CliUsageError('--repo must be a repository index (unsigned integer)'); }
-  } else if (wc && typeof values.server !== 'string') repo = wc.config.repo;
-  if (needRepo && repo < 0) throw new CliUsageError('--repo is required (or run inside a working copy)');
-  return { client: new CairnClient(server), repo };
+  const place = placeOf(values.server, values.repo, 'this command', needRepo);
+  return { client: new CairnClient(place.server), repo: place.repo ?? -1 };
 }
 
 function repoLine(r: Record<string, any>): string[] {
@@ -44,7 +37,7 @@ owners, CI, resolved threads; who may land and who may bypass); "rules set" chan
 named and keeps the others (docs/api.md "Repository rules").
 
 Options:
-  --server URL        cairn server (http://HOST:PORT or HOST:PORT; default: the working copy's, then $CAIRN_SERVER)
+  --server URL        cairn server (http://HOST:PORT or HOST:PORT; default: $CAIRN_SERVER, the working copy's, the git remote's)
   --repo N            repository index (show, rules)
   --namespace NS      namespace of a new repository (default "")
   --policy-flags N    policy flags of a new repository (default 0; 1 = main is governed)
@@ -113,7 +106,7 @@ export async function repoCommand(argv: string[]): Promise<number> {
     emit(res, json, () => rulesText(res));
     return 0;
   }
-  throw new CliUsageError('usage: cairn repo create|list|show|rules (see cairn repo --help)');
+  throw new CliUsageError(sub === undefined ? 'usage: cairn repo create|list|show|rules (see cairn repo --help)' : `unknown repo subcommand "${sub}" (create, list, show, rules, access)`);
 }
 
 const onOff = (v: unknown, flag: string): boolean => {
@@ -159,8 +152,8 @@ export const LINES_HELP = `Usage: cairn lines --server URL --repo N
 List the repository's lines with their head snapshots, status and last move.
 
 Options:
-  --server URL   cairn server (default: the working copy's, then $CAIRN_SERVER)
-  --repo N       repository index (default: the working copy's)
+  --server URL   cairn server (default: $CAIRN_SERVER, the working copy's, the git remote's)
+  --repo N       repository index (default: the working copy's or the git remote's)
   --json         print JSON (default when stdout is not a terminal)
 `;
 
@@ -183,9 +176,9 @@ Snapshot history from the line's head (or a snapshot) back through its parents, 
 id, time and message of each.
 
 Options:
-  --server URL     cairn server (default: the working copy's, then $CAIRN_SERVER)
-  --repo N         repository index (default: the working copy's)
-  --line NAME      start at this line's head (default: the working copy's line)
+  --server URL     cairn server (default: $CAIRN_SERVER, the working copy's, the git remote's)
+  --repo N         repository index (default: the working copy's or the git remote's)
+  --line NAME      start at this line's head (default: the working copy's line, or the git remote's)
   --snapshot ID    start at this snapshot
   --limit N        at most N snapshots (default 50)
   --json           print JSON (default when stdout is not a terminal)
@@ -198,10 +191,12 @@ export async function logCommand(argv: string[]): Promise<number> {
   const limit = Number(values.limit);
   if (!Number.isInteger(limit) || limit < 1) throw new CliUsageError('--limit must be a positive integer');
   const { client, repo } = connect(values, true);
-  await client.requireRepository(repo);
   let head = values.snapshot as string | undefined;
   let lineName = values.line as string | undefined;
-  if (!head && !lineName) lineName = findWorkingCopy(process.cwd())?.config.line;
+  // The working copy's line, else the git remote's (…/git/LINE.git); checked before anything is sent.
+  if (!head && !lineName) lineName = findWorkingCopy(process.cwd())?.config.line ?? gitRemotePlace()?.line ?? undefined;
+  if (!head && !lineName) throw new CliUsageError('give --line NAME or --snapshot ID');
+  await client.requireRepository(repo);
   if (!head) {
     if (!lineName) throw new CliUsageError('give --line NAME or --snapshot ID');
     const line = await client.lineOrNull(repo, lineName);
@@ -238,8 +233,8 @@ export const JOBS_HELP = `Usage: cairn jobs list --server URL --repo N [--state 
 List a repository's worker jobs (CI runs) or show one with its outcome and error.
 
 Options:
-  --server URL   cairn server (default: the working copy's, then $CAIRN_SERVER)
-  --repo N       repository index (default: the working copy's)
+  --server URL   cairn server (default: $CAIRN_SERVER, the working copy's, the git remote's)
+  --repo N       repository index (default: the working copy's or the git remote's)
   --state S      only jobs in this state
   --limit N      at most N jobs, newest first (default 50; pages are followed as needed)
   --all          every job
@@ -282,5 +277,5 @@ export async function jobsCommand(argv: string[]): Promise<number> {
       ...(j.error ? ['error:', String(j.error)] : [])].join('\n'));
     return 0;
   }
-  throw new CliUsageError('usage: cairn jobs list|show (see cairn jobs --help)');
+  throw new CliUsageError(sub === undefined ? 'usage: cairn jobs list|show (see cairn jobs --help)' : `unknown jobs subcommand "${sub}" (list, show)`);
 }

@@ -50,7 +50,7 @@ export async function importGitCommand(argv: string[]): Promise<number> {
   const source = path.resolve(one(positionals, 'git repository (SRC)'));
   try {
     const r = await importGit({
-      server: values.server as string,
+      server: ctx.server,
       repo: ctx.repo,
       source,
       ref: values.ref as string | undefined,

@@ -5,7 +5,11 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { CairnClient, ServerError } from '../client/http.js';
-import { CliUsageError, parseCommandArgs } from './args.js';
+import { choice, CliUsageError, parseCommandArgs } from './args.js';
+import type { LandMode } from '../authority/workflow/lands.js';
+
+/** The land modes (lib/authority/workflow/lands.ts), checked here before anything is sent. */
+const LAND_MODES: readonly LandMode[] = ['ff-only', 'merge', 'direct'];
 import { context, need } from './command-context.js';
 
 type Json = Record<string, any>;
@@ -72,8 +76,9 @@ export async function landCommand(argv: string[]): Promise<number> {
   }, true);
   if (values.help) { process.stdout.write(LAND_HELP); return 0; }
   if (positionals.length !== 1) throw new CliUsageError('give exactly one TASK_OR_CHANGE');
+  const mode = choice(values.mode, '--mode', LAND_MODES);
   const ctx = context(values);
-  const body: Json = { contract: 'task-land-atomic/v1', idempotency_key: key(values), task_or_change_ref: positionals[0], mode: values.mode };
+  const body: Json = { contract: 'task-land-atomic/v1', idempotency_key: key(values), task_or_change_ref: positionals[0], mode };
   if (values['target-line'] !== undefined) body.target_line = values['target-line'];
   if (values.patchset !== undefined) body.patchset_id = values.patchset;
   if (values['expect-head'] !== undefined) body.expected_head_snapshot_id = values['expect-head'];
@@ -120,12 +125,14 @@ export async function taskStartCommand(argv: string[]): Promise<number> {
   else plan = { action: 'existing', plan_id: need(values['plan-id'], '--plan-id'), plan_revision_id: need(values.revision, '--revision') };
   const body = {
     contract: 'task-start-atomic/v1',
-    idempotency_key: key(values),
     plan_item_ref: need(values.item, '--item'),
     plan,
     task: { title: need(values.title, '--title'), intent: need(values.intent, '--intent') },
     change: { title: need(values['change-title'], '--change-title'), base_line: need(values['base-line'], '--base-line') },
+    // Last: the key is printed only once every option is known good (a usage error sends nothing).
+    idempotency_key: '',
   };
+  body.idempotency_key = key(values);
   const res = await postIdempotent(ctx.client, ctx.client.repoPath(ctx.repo, '/task-start'), body);
   process.stdout.write(ctx.json ? `${JSON.stringify(res)}\n` : `${res.replay ? 'already started (replay)' : 'started'} ${res.task_id} (${res.plan_id}#${res.plan_item_ref}, revision ${res.plan_revision_id}) with change ${res.change_ref} on ${res.change.base_line}\n`);
   return 0;

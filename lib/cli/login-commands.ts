@@ -56,7 +56,7 @@ your role in repository N and how many of its operations that role allows. Exit 
 not signed in (the message says how to sign in).
 
 Options:
-  --server URL     the server (default $CAIRN_SERVER, the working copy's, or the one server
+  --server URL     the server (default $CAIRN_SERVER, the working copy's or git remote's, or the one server
                    you are signed in to)
   --repo N         show your role in repository N
   --json           print JSON (the default when stdout is not a terminal)

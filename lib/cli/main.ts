@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { isCairnError } from '../domain/errors.js';
 import { CliUsageError } from './args.js';
+import { didYouMean } from './suggest.js';
 
 export const HELP = `Usage: cairn [--as NAME] <command> [options]
 
@@ -61,7 +62,11 @@ Server and operations:
   restore   rebuild a data directory from an archive in S3-compatible object storage
   archive   the server's S3 archive: how shipping stands (status), prune it by a retention policy
 
-Run "cairn <command> --help" for the options of a command; "cairn --version" for the version.
+Shell:
+  completion  print a bash or zsh completion script (source <(cairn completion bash))
+
+Run "cairn help <command>" (or "cairn <command> --help") for the options of a command;
+"cairn --version" for the version.
 Exit codes: 0 ok, 1 error, 2 usage, 3 data-directory lock lost (serve), 4 busy (data
 directory locked), 5 corrupt data, 6 refused: the line moved or update found both-sides
 changes (nothing changed), 7 the events to resume after are no longer kept (watch).
@@ -118,6 +123,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   whoami: async () => (await import('./login-commands.js')).whoamiCommand,
   token: async () => (await import('./token-commands.js')).tokenCommand,
   admin: async () => (await import('./admin-commands.js')).adminCommand,
+  completion: async () => (await import('./completion.js')).completionCommand,
 };
 
 /** Every command name `cairn` accepts (aliases included), in table order: what docs/cli.md documents. */
@@ -155,13 +161,15 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(rest.includes('--json') || process.stdout.isTTY !== true ? `${JSON.stringify({ name: 'cairn', version: v, node: process.version })}\n` : `cairn ${v} (node ${process.version})\n`);
     return 0;
   }
+  // `cairn help X [SUB]` is `cairn X [SUB] --help`.
+  if (name === 'help' && rest.length) return main([...rest, '--help']);
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(HELP);
     return name ? 0 : 2;
   }
   const load = COMMANDS[name];
   if (!load) {
-    process.stderr.write(`cairn: unknown command "${name}"\n\n${HELP}`);
+    process.stderr.write(`cairn: "${name}" is not a cairn command${didYouMean(name, [...COMMAND_NAMES, 'help'])}; see cairn --help\n`);
     return 2;
   }
   try {
@@ -173,7 +181,10 @@ export async function main(argv: string[]): Promise<number> {
 
 /** Exit codes: 2 usage, 4 busy (data directory locked), 5 corrupt, 6 refused (line moved, update conflict), 7 events gone (watch), 1 anything else. */
 function reportError(err: unknown): number {
-  const message = (signInHint(err) ?? (err instanceof Error ? err.message : String(err)));
+  let message = (signInHint(err) ?? (err instanceof Error ? err.message : String(err)));
+  // `unknown X subcommand "Y" (a, b, c)`, as every command with sub-commands says it: add the one meant.
+  const sub = err instanceof CliUsageError ? /^unknown [a-z-]+ subcommand "([^"]*)" \(([a-z, -]+)\)/.exec(message) : null;
+  if (sub) message += didYouMean(sub[1], sub[2].split(', '));
   process.stderr.write(`cairn: ${message}\n`);
   if (err instanceof CliUsageError) return 2;
   const name = err instanceof Error ? err.constructor.name : '';

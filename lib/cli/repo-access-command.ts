@@ -3,11 +3,9 @@
 // in the repository (a server admin has it everywhere).
 import { ROLES } from '../domain/access.js';
 import { CairnClient } from '../client/http.js';
-import { findWorkingCopy } from '../client/working-copy.js';
-import { parseU32 } from '../domain/repository.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
 import { emit, table, useJson } from './output.js';
-import { serverOf } from './access-backend.js';
+import { placeOf } from './target.js';
 
 export const REPO_ACCESS_HELP = `Usage: cairn repo access [--server URL] [--repo N]
        cairn repo access grant SUBJECT ROLE [--server URL] [--repo N]
@@ -30,9 +28,9 @@ role is the highest of their own grant and their groups' grants; server admins a
 everywhere. grant, revoke and anonymous-read need the admin role in the repository.
 
 Options:
-  --server URL   the server (default $CAIRN_SERVER, the working copy's, or the one server you
+  --server URL   the server (default $CAIRN_SERVER, the working copy's or git remote's, or the one server you
                  are signed in to)
-  --repo N       repository index (default: the working copy's)
+  --repo N       repository index (default: the working copy's or the git remote's)
   --json         print JSON (the default when stdout is not a terminal)
 `;
 
@@ -47,15 +45,6 @@ function subjectOf(text: string): string {
   if (text.startsWith('user:') || text.startsWith('group:')) return text;
   if (text.includes(':')) throw new CliUsageError(`SUBJECT must be user:NAME, group:NAME or a bare NAME (an account), not "${text}"`);
   return `user:${text}`;
-}
-
-function repoOf(value: unknown, serverGiven: boolean): number {
-  if (typeof value === 'string') {
-    try { return parseU32(value, '--repo'); } catch { throw new CliUsageError('--repo must be a repository index (unsigned integer)'); }
-  }
-  const wc = findWorkingCopy(process.cwd());
-  if (wc && !serverGiven) return wc.config.repo;
-  throw new CliUsageError('--repo N is required (or run inside a working copy)');
 }
 
 export async function repoAccessCommand(argv: string[]): Promise<number> {
@@ -85,8 +74,8 @@ export async function repoAccessCommand(argv: string[]): Promise<number> {
   } else if (sub !== undefined) {
     throw new CliUsageError('usage: cairn repo access [grant|revoke|anonymous-read] (see cairn repo access --help)');
   }
-  const server = serverOf(values.server, 'cairn repo access');
-  const repo = repoOf(values.repo, typeof values.server === 'string');
+  const { server, repo: index } = placeOf(values.server, values.repo, 'cairn repo access');
+  const repo = index!;
   const client = new CairnClient(server);
   const path = client.repoPath(repo, '/access');
   const view = await client.json<AccessView>(change ? 'PATCH' : 'GET', path, change ?? undefined);

@@ -2,7 +2,9 @@
 // attestation, policy and patchset CI routes (docs/api.md "Reviews, attestation, policy, patchset
 // CI"). Output is one JSON object with --json or when stdout is not a terminal; on a terminal a
 // short readable form.
-import { CliUsageError, parseCommandArgs } from './args.js';
+import { choice, CliUsageError, parseCommandArgs } from './args.js';
+import { AUTHOR_MODES } from '../domain/workflow/rules.js';
+import { VERIFICATION_STATES } from '../domain/workflow/review-rules.js';
 import { COMMON, common, context, LIST_HELP, LIST_OPTIONS, need, one, print, rowsWanted, seg, person } from './command-context.js';
 import { actingAs } from '../client/identity.js';
 
@@ -65,6 +67,8 @@ export async function reviewCommand(argv: string[]): Promise<number> {
   if (early !== null) return early;
   const [sub, ...rest] = argv;
   if (sub === 'publish') return (await import('./comment-commands.js')).publishCommand(rest);
+  // A mistyped sub-command is named before its options are judged.
+  if (!['request', 'list', 'inbox'].includes(sub) && !(sub in ACTIONS)) throw new CliUsageError(`unknown review subcommand "${sub}" (request, approve, comment, block, dismiss, list, inbox, publish)`);
   const { values, positionals } = parseCommandArgs(rest, {
     ...common, change: { type: 'string' }, group: { type: 'string' }, note: { type: 'string' }, by: { type: 'string' },
     reviewer: { type: 'string', multiple: true }, comment: { type: 'string' }, ...LIST_OPTIONS,
@@ -85,7 +89,6 @@ export async function reviewCommand(argv: string[]): Promise<number> {
     const res = await ctx.client.collect(p(`/changes/${ref}/reviews`), 'reviews', rowsWanted(values, Infinity));
     return print(ctx, res, () => [`${res.change_ref}: ${res.approvals} approval(s), ${res.blocking} blocking, ${res.comments} comment(s), ${res.total} total`, ...res.reviews.map(reviewLine)].join('\n'));
   }
-  if (sub !== 'request' && !(sub in ACTIONS)) throw new CliUsageError(`unknown review subcommand "${sub}" (request, approve, comment, block, dismiss, list, inbox, publish)`);
   const { change } = await ctx.client.json('GET', p(`/changes/${ref}`));
   if (!change.selected_patchset_id) throw new Error(`change ${change.change_id} has no selected patchset`);
   if (sub === 'request') {
@@ -118,8 +121,8 @@ export async function attestCommand(argv: string[]): Promise<number> {
   const ctx = context(values);
   const ps = seg(one(positionals, 'PATCHSET'));
   const body: Json = { revoked: values.revoked === true, require_human_review: values['require-human-review'] === true, require_lint_pass: values['require-lint'] === true, require_tests_pass: values['no-require-tests'] !== true };
-  if (values.verification !== undefined) body.verification_state = values.verification;
-  if (values['author-mode'] !== undefined) body.author_mode = values['author-mode'];
+  if (values.verification !== undefined) body.verification_state = choice(values.verification, '--verification', VERIFICATION_STATES);
+  if (values['author-mode'] !== undefined) body.author_mode = choice(values['author-mode'], '--author-mode', AUTHOR_MODES);
   const res = await ctx.client.json('PUT', ctx.client.repoPath(ctx.repo, `/patchsets/${ps}/attestation`), body);
   const a = res.attestation;
   return print(ctx, res, () => `${a.attestation_id}: ${a.author_mode}, verification ${a.verification_state}${a.revoked ? ', revoked' : ''}; CI ${a.ci_backed ? `tests ${a.tests}, lint ${a.lint}` : 'not in yet'}`);
@@ -129,6 +132,7 @@ export async function policyCommand(argv: string[]): Promise<number> {
   const early = helpFirst(argv, POLICY_HELP);
   if (early !== null) return early;
   const [sub, ...rest] = argv;
+  if (sub !== 'evaluate' && sub !== 'show') throw new CliUsageError(`unknown policy subcommand "${sub}" (evaluate, show)`);
   const { values, positionals } = parseCommandArgs(rest, { ...common }, true);
   if (values.help) { process.stdout.write(POLICY_HELP); return 0; }
   const ctx = context(values);
@@ -145,6 +149,7 @@ export async function ciCommand(argv: string[]): Promise<number> {
   const early = helpFirst(argv, CI_HELP);
   if (early !== null) return early;
   const [sub, ...rest] = argv;
+  if (sub !== 'run' && sub !== 'status') throw new CliUsageError(`unknown ci subcommand "${sub}" (run, status)`);
   const { values, positionals } = parseCommandArgs(rest, { ...common, trigger: { type: 'string' }, recent: { type: 'string' } }, true);
   if (values.help) { process.stdout.write(CI_HELP); return 0; }
   const ctx = context(values);

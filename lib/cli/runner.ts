@@ -1,4 +1,5 @@
 // `cairn runner`: an external CI runner over the worker-job claim protocol.
+import { serverOf } from './target.js';
 import path from 'node:path';
 import { defaultWorkdir, runRunner, stopSignal } from '../client/runner.js';
 import { parseU32 } from '../domain/repository.js';
@@ -38,7 +39,8 @@ ci/results.json (optional, written by the CI script):
   {"suites": [{"suite_id": "unit", "status": "pass", "blocking": true}]}
 
 Options:
-  --server URL     cairn server
+  --server URL     cairn server (default: $CAIRN_SERVER, the working copy's or git remote's,
+                   or the one server you are signed in to)
   --repo N         repository to serve (repeatable; default: every serving repository)
   --kinds LIST     job kinds to accept (default 7,11)
   --once           handle at most one job (or none), then exit
@@ -59,7 +61,7 @@ export async function runnerCommand(argv: string[]): Promise<number> {
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) { process.stdout.write(RUNNER_HELP); return 0; }
-  if (typeof values.server !== 'string') throw new CliUsageError('--server is required');
+  const server = serverOf(values.server, 'cairn runner');
   const kinds = String(values.kinds).split(',').map((k) => Number(k.trim()));
   if (kinds.some((k) => k !== 7 && k !== 11)) throw new CliUsageError('--kinds accepts 7 and 11');
   const repos = ((values.repo as string[] | undefined) ?? []).map((r) => {
@@ -84,7 +86,7 @@ export async function runnerCommand(argv: string[]): Promise<number> {
   process.on('SIGINT', onSignal);
   return runRunner({
     stallSeconds,
-    server: values.server,
+    server,
     repos,
     kinds: [...new Set(kinds)],
     once: values.once === true,

@@ -65,5 +65,5 @@ export async function tokenCommand(argv: string[]): Promise<number> {
     emit({ token }, json, () => `revoked ${token.token_id} ("${token.name}" of ${token.account}) at ${when(token.revoked_at_s)}: it no longer signs in`);
     return 0;
   }
-  throw new CliUsageError('usage: cairn token create|list|revoke (see cairn token --help)');
+  throw new CliUsageError(sub === undefined ? 'usage: cairn token create|list|revoke (see cairn token --help)' : `unknown token subcommand "${sub}" (create, list, revoke)`);
 }

@@ -2,9 +2,8 @@
 // One repository's feed with --repo, the global feed without. Readable lines on a terminal,
 // the server's JSON, one object per line, when piped or with --json. Ctrl-C ends it with 0.
 import { normalizeServerUrl } from '../client/http.js';
-import { findWorkingCopy } from '../client/working-copy.js';
+import { placeOf, serverOf } from './target.js';
 import { FeedConnectError, FeedGoneError, FeedRefusedError, FeedUnavailableError, GLOBAL_FEED, followFeed, repositoryFeed, type FeedEvent } from '../client/events.js';
-import { parseU32 } from '../domain/repository.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
 import { useJson } from './output.js';
 
@@ -18,7 +17,7 @@ A dropped connection is resumed where it stopped, with no event lost or repeated
 about it go to stderr.
 
 Options:
-  --server URL    cairn server (default: the working copy's, then $CAIRN_SERVER)
+  --server URL    cairn server (default: $CAIRN_SERVER, the working copy's, the git remote's)
   --repo N        one repository's events (default: every repository and the registry)
   --types LIST    only these types, comma-separated: exact (review.recorded) or a
                   prefix (job.*)
@@ -95,12 +94,10 @@ export async function watchCommand(argv: string[]): Promise<number> {
     json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) { process.stdout.write(WATCH_HELP); return 0; }
-  const server = typeof values.server === 'string' ? values.server : findWorkingCopy(process.cwd())?.config.server ?? process.env.CAIRN_SERVER;
-  if (!server) throw new CliUsageError('--server is required (or set CAIRN_SERVER, or run inside a working copy)');
+  // Without --repo: every repository's events (the working copy's repository is not implied here).
+  const server = serverOf(values.server, 'cairn watch');
   let repo: number | null = null;
-  if (typeof values.repo === 'string') {
-    try { repo = parseU32(values.repo, '--repo'); } catch { throw new CliUsageError('--repo must be a repository index (unsigned integer)'); }
-  }
+  if (typeof values.repo === 'string') repo = placeOf(server, values.repo).repo;
   let types: string[] | undefined;
   if (typeof values.types === 'string') {
     types = values.types.split(',').map((t) => t.trim()).filter((t) => t !== '');

@@ -5,7 +5,12 @@ import path from 'node:path';
 import { ServerError } from '../client/http.js';
 import { push } from '../client/transfer.js';
 import { actingAs } from '../client/identity.js';
-import { CliUsageError, parseCommandArgs } from './args.js';
+import { choice, CliUsageError, parseCommandArgs } from './args.js';
+import { AUTHOR_MODES, CHANGE_STATUSES, TASK_STATUSES } from '../domain/workflow/rules.js';
+
+// What close takes (the server's words, both spellings of cancelled): checked before anything is sent.
+const TASK_CLOSE = ['completed', 'abandoned', 'canceled', 'cancelled'];
+const CHANGE_CLOSE = ['archived', 'superseded', 'abandoned', 'canceled', 'cancelled'];
 import { COMMON, common, context, LIST_HELP, LIST_OPTIONS, need, one, print, rowsWanted, seg } from './command-context.js';
 import { taskStartCommand } from './land-commands.js';
 
@@ -152,7 +157,7 @@ export async function taskCommand(argv: string[]): Promise<number> {
     }
     case 'list': {
       if (positionals.length) throw new CliUsageError('task list takes no positional arguments');
-      const res = await ctx.client.collect(p(`/tasks${query({ status: values.status, plan_id: values['plan-id'] })}`), 'tasks', rowsWanted(values));
+      const res = await ctx.client.collect(p(`/tasks${query({ status: choice(values.status, '--status', TASK_STATUSES), plan_id: values['plan-id'] })}`), 'tasks', rowsWanted(values));
       return print(ctx, res, () => (res.tasks.length ? res.tasks.map(taskLine).join('\n') + more(res) : 'no tasks'));
     }
     case 'show': {
@@ -161,7 +166,7 @@ export async function taskCommand(argv: string[]): Promise<number> {
       return print(ctx, res, () => [taskLine(t), `intent: ${t.intent}`, ...(t.plan_drift ? [`plan: revision ${t.origin_plan_revision_id}${t.plan_drift.plan_moved ? ' (plan has moved on)' : ''}${t.plan_drift.item_in_head === false ? ', item no longer in the plan' : ''}`] : [])].join('\n'));
     }
     case 'close': {
-      const res = await ctx.client.json('POST', p(`/tasks/${seg(one(positionals, 'TASK'))}:close`), { status: need(values.status, '--status') });
+      const res = await ctx.client.json('POST', p(`/tasks/${seg(one(positionals, 'TASK'))}:close`), { status: choice(need(values.status, '--status'), '--status', TASK_CLOSE) });
       return print(ctx, res, () => `closed ${taskLine(res.task)}`);
     }
     default:
@@ -213,7 +218,7 @@ export async function changeCommand(argv: string[]): Promise<number> {
     }
     case 'list': {
       if (positionals.length) throw new CliUsageError('change list takes no positional arguments');
-      const res = await ctx.client.collect(p(`/changes${query({ status: values.status, task_id: values.task, q: values.query })}`), 'changes', rowsWanted(values));
+      const res = await ctx.client.collect(p(`/changes${query({ status: choice(values.status, '--status', CHANGE_STATUSES), task_id: values.task, q: values.query })}`), 'changes', rowsWanted(values));
       return print(ctx, res, () => (res.changes.length ? res.changes.map(changeLine).join('\n') + more(res) : 'no changes'));
     }
     case 'show': {
@@ -237,7 +242,7 @@ export async function changeCommand(argv: string[]): Promise<number> {
       ].join('\n'));
     }
     case 'close': {
-      const res = await ctx.client.json('POST', p(`/changes/${seg(one(positionals, 'CHANGE'))}:close`), { status: need(values.status, '--status') });
+      const res = await ctx.client.json('POST', p(`/changes/${seg(one(positionals, 'CHANGE'))}:close`), { status: choice(need(values.status, '--status'), '--status', CHANGE_CLOSE) });
       return print(ctx, res, () => `closed ${changeLine(res.change)}`);
     }
     case 'select': {
@@ -312,10 +317,11 @@ export async function patchsetCommand(argv: string[]): Promise<number> {
   const ctx = context(values);
   const dir = path.resolve(one(positionals, 'directory'));
   const ref = seg(need(values.change, '--change'));
+  const authorMode = choice(values['author-mode'], '--author-mode', AUTHOR_MODES) ?? 'human_only';
   const { change } = await ctx.client.json('GET', ctx.client.repoPath(ctx.repo, `/changes/${ref}`));
   if (!change.fork_snapshot_id) throw new Error(`change ${change.change_id} was forked from an empty line: it has no base snapshot to push on`);
   const pushed = await push({
-    server: values.server as string,
+    server: ctx.server,
     repo: ctx.repo,
     line: change.base_line,
     dir,
@@ -327,7 +333,7 @@ export async function patchsetCommand(argv: string[]): Promise<number> {
     base_snapshot_id: change.fork_snapshot_id,
     revision_snapshot_id: pushed.snapshot_id,
     summary: (values.summary as string | undefined) ?? `patchset from ${path.basename(dir)}`,
-    author_mode: (values['author-mode'] as string | undefined) ?? 'human_only',
+    author_mode: authorMode,
     ...(values.author !== undefined ? { author: values.author } : {}),
   });
   const out = { ...res, snapshot_id: pushed.snapshot_id, uploaded_packs: pushed.uploaded_packs, uploaded_bytes: pushed.uploaded_bytes };

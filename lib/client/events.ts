@@ -13,7 +13,7 @@ import { request as httpRequest, type ClientRequest, type IncomingMessage } from
 import { createRequire } from 'node:module';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { FeedEvent } from '../domain/events.js';
-import { normalizeServerUrl, standingHeaders } from './http.js';
+import { normalizeServerUrl, standingHeaders, unreachable } from './http.js';
 
 const require = createRequire(import.meta.url);
 const httpsRequest = (url: URL, options: import('node:https').RequestOptions, callback: (res: IncomingMessage) => void) =>
@@ -245,7 +245,7 @@ export async function followFeed(o: FeedOptions): Promise<void> {
       })();
     });
     req.on('error', (err: NodeJS.ErrnoException) => {
-      finish({ kind: 'ended', reason: `cannot reach ${base}: ${err.code ?? err.message}`, opened });
+      finish({ kind: 'ended', reason: unreachable(base, err).message, opened });
     });
     o.signal?.addEventListener('abort', onAbort, { once: true });
     req.end();

@@ -25,19 +25,87 @@ export class ServerError extends Error {
   }
 }
 
-/** "POST /v1/native/repository-authorities/3/remote-sync/zstd-bulk/commit" -> "repository 3: commit". */
+/** What a path's collections are called in messages (one of them, with its id). */
+const NOUNS: Record<string, string> = {
+  changes: 'change', tasks: 'task', patchsets: 'patchset', lines: 'line', snapshots: 'snapshot', 'worker-jobs': 'job',
+  'land-queue': 'queue entry', lands: 'land', comments: 'comment', threads: 'thread', webhooks: 'webhook', deliveries: 'delivery',
+  'git-mirrors': 'mirror', accounts: 'account', groups: 'group', tokens: 'token', sprints: 'plan', revisions: 'revision',
+  'object-packs': 'object pack', 'tree-packs': 'tree pack', 'import-manifests': 'manifest of snapshot', commits: 'commit', files: 'file',
+  'repository-restores': 'restore',
+};
+const SHORT = (x: string) => (x.length > 16 && /^[0-9a-f]+$/.test(x) ? `${x.slice(0, 12)}…` : x);
+
+/**
+ * A request in the user's words, never a route: "POST /v1/native/repository-authorities/3/remote-sync/zstd-bulk/commit"
+ * -> "repository 3: commit"; ".../3/read/changes/change-1/diff" -> "repository 3: change change-1: diff".
+ */
 export function describeRequest(what: string): string {
-  const m = /^(\w+) \/v1\/native\/repository-authorities\/(\d+)(\/[^?]*)?/.exec(what);
+  const m = /^(\w+) (\/[^?#]*)/.exec(what);
   if (!m) return what;
-  const rest = (m[3] ?? '').replace('/remote-sync/zstd-bulk/', '').replace(/^\//, '');
-  const [kind, id] = rest.split('/');
-  const short = (x: string | undefined) => (x && x.length > 16 ? `${x.slice(0, 12)}…` : x ?? '');
-  const words: Record<string, string> = {
-    plan: 'upload plan', commit: 'commit', 'object-packs': `object pack ${short(id)}`, 'tree-packs': `tree pack ${short(id)}`,
-    'import-manifests': `manifest of snapshot ${short(id)}`, 'pull-manifests': 'pull manifest', snapshots: `snapshot ${short(id)}`,
-    lines: `line ${decodeURIComponent(id ?? '')}`, 'worker-jobs': id ? `job ${id}` : 'jobs',
-  };
-  return `repository ${m[2]}${kind ? `: ${words[kind] ?? rest}` : ''}`;
+  const repo = /^\/v1\/native\/repository-authorities\/(\d+)(?:\/(.*))?$/.exec(m[2]);
+  const segments = (repo ? repo[2] ?? '' : m[2]).split('/').filter((x) => x !== '' && !['v1', 'native', 'read', 'remote-sync', 'zstd-bulk'].includes(x)).map((x) => decodeURIComponent(x));
+  const words: string[] = [];
+  for (let i = 0; i < segments.length; i++) {
+    const seg = segments[i];
+    const [id, action] = (segments[i + 1] ?? '').split(':');
+    if (NOUNS[seg] && segments[i + 1] !== undefined) {
+      words.push(`${NOUNS[seg]} ${SHORT(id)}${action ? ` (${action})` : ''}`);
+      i++;
+    } else if (seg === 'repository-authorities') words.push('repositories');
+    else if (seg === 'healthz') words.push('health check');
+    else words.push(seg.replace(/-/g, ' ').replace(/^plan$/, 'upload plan').replace(/^pull manifests$/, 'pull manifest'));
+  }
+  const text = words.join(': ');
+  if (repo) return `repository ${repo[1]}${text ? `: ${text}` : ''}`;
+  return text || 'the server';
+}
+
+/**
+ * An address that answered, but not as cairn does (every cairn error is JSON with "error"): a web
+ * server, another service, a front door refusing before cairn sees the request.
+ */
+export class NotCairnError extends Error {
+  constructor(message: string, readonly status: number) { super(message); }
+}
+
+/** An error answer: cairn's (a ServerError with its text), or one said as not cairn's. */
+function answerError(base: string, what: string, status: number, headers: IncomingMessage['headers'], body: Buffer, parsed: any): Error {
+  if (parsed === null || typeof parsed !== 'object' || typeof parsed.error !== 'string') return notCairn(base, what, status, headers, body);
+  const err = new ServerError(status, parsed, what);
+  err.server = base;
+  return err;
+}
+
+function notCairn(base: string, what: string, status: number, headers: IncomingMessage['headers'], body: Buffer): NotCairnError {
+  const text = body.subarray(0, 4096).toString('utf8');
+  const type = String(headers['content-type'] ?? '').split(';')[0].trim();
+  const host = base.replace(/^https?:\/\//, '');
+  if (/HTTP request to an HTTPS server|plain HTTP request was sent to HTTPS port/i.test(text)) {
+    return new NotCairnError(`${base} speaks https, not plain http: write the address as https://${host}`, status);
+  }
+  if (status === 401) {
+    return new NotCairnError(`${base} asks for a sign-in before cairn sees the request (HTTP 401 from its front door): put the front door's user and password in the address (https://NAME:PASSWORD@${host}), or ask its operator`, status);
+  }
+  if (status === 502 || status === 503 || status === 504) {
+    return new NotCairnError(`${base} answered HTTP ${status} from a front door: the cairn server behind it is not answering (is cairn serve running?)`, status);
+  }
+  const said = type ? `${type === 'text/html' ? 'an HTML page' : type}` : body.length ? 'a body that is not JSON' : 'an empty body';
+  return new NotCairnError(`${base} does not look like a cairn server: asked for ${describeRequest(what)}, it answered HTTP ${status} with ${said} (check --server: a cairn server answers JSON, e.g. http://HOST:8088)`, status);
+}
+
+/** A connection that failed, in the user's words (the code kept: scripts and people search for it). */
+export function unreachable(base: string, err: NodeJS.ErrnoException): Error {
+  const code = err.code ?? err.message;
+  const host = base.replace(/^https?:\/\//, '');
+  if (base.startsWith('https:') && (code === 'EPROTO' || code === 'ERR_SSL_WRONG_VERSION_NUMBER' || /wrong version number|packet length too long/i.test(err.message))) {
+    return new Error(`cannot reach ${base}: it does not speak https (TLS) there — the server is plain http: write the address as http://${host} (${code})`);
+  }
+  if (base.startsWith('http:') && (code === 'ECONNRESET' || code === 'HPE_INVALID_CONSTANT' || /socket hang up|Parse Error/i.test(err.message))) {
+    return new Error(`cannot reach ${base}: ${code}: the connection closed without an HTTP answer; if the server speaks https, write the address as https://${host}`);
+  }
+  if (code === 'ECONNREFUSED') return new Error(`cannot reach ${base}: ECONNREFUSED: nothing listens there (is cairn serve running, on that port?)`);
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new Error(`cannot reach ${base}: ${code}: the host name does not resolve`);
+  return new Error(`cannot reach ${base}: ${code}`);
 }
 
 /**
@@ -163,7 +231,7 @@ export class CairnClient {
       const url = new URL(this.base + urlPath);
       const res = await new Promise<IncomingMessage>((resolve, reject) => {
         const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method, headers: { ...this.standing, ...headers }, agent: url.protocol === 'https:' ? undefined : this.agent, signal }, resolve);
-        req.on('error', (err: NodeJS.ErrnoException) => reject(signal?.aborted ? signal.reason : new Error(`cannot reach ${this.base}: ${err.code ?? err.message}`)));
+        req.on('error', (err: NodeJS.ErrnoException) => reject(signal?.aborted ? signal.reason : unreachable(this.base, err)));
         if (body === undefined) req.end();
         else if (Buffer.isBuffer(body)) req.end(body);
         else {
@@ -187,14 +255,12 @@ export class CairnClient {
     }
   }
 
-  private parsed<T>(method: string, urlPath: string, res: { status: number; body: Buffer }): T {
+  private parsed<T>(method: string, urlPath: string, res: { status: number; headers: IncomingMessage['headers']; body: Buffer }): T {
     let parsed: any = null;
     try { parsed = res.body.length ? JSON.parse(res.body.toString('utf8')) : null; } catch { parsed = null; }
-    if (res.status < 200 || res.status >= 300) {
-      const err = new ServerError(res.status, parsed, `${method} ${urlPath}`);
-      err.server = this.base;
-      throw err;
-    }
+    if (res.status < 200 || res.status >= 300) throw answerError(this.base, `${method} ${urlPath}`, res.status, res.headers, res.body, parsed);
+    // A success that is not JSON (an HTML page, a proxy's text) is not cairn answering.
+    if (res.body.length && parsed === null) throw notCairn(this.base, `${method} ${urlPath}`, res.status, res.headers, res.body);
     return parsed as T;
   }
 
@@ -263,7 +329,7 @@ export class CairnClient {
     if (res.status !== 200) {
       let parsed: any = null;
       try { parsed = JSON.parse(res.body.toString('utf8')); } catch { parsed = null; }
-      throw Object.assign(new ServerError(res.status, parsed, `GET ${urlPath}`), { server: this.base });
+      throw answerError(this.base, `GET ${urlPath}`, res.status, res.headers, res.body, parsed);
     }
     return res.body;
   }
@@ -286,7 +352,7 @@ export class CairnClient {
       const res = await new Promise<IncomingMessage>((resolve, reject) => {
         const url = new URL(this.base + urlPath);
         const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: 'GET', headers: this.standing, agent: url.protocol === 'https:' ? undefined : this.agent, signal }, resolve);
-        req.on('error', (err: NodeJS.ErrnoException) => reject(signal?.aborted ? signal.reason : new Error(`cannot reach ${this.base}: ${err.code ?? err.message}`)));
+        req.on('error', (err: NodeJS.ErrnoException) => reject(signal?.aborted ? signal.reason : unreachable(this.base, err)));
         req.end();
       });
       if (res.statusCode === 200) return res;
@@ -296,9 +362,10 @@ export class CairnClient {
         await sleep(1000, undefined, { signal });
         continue;
       }
+      const body = Buffer.concat(chunks);
       let parsed: any = null;
-      try { parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { parsed = null; }
-      throw Object.assign(new ServerError(res.statusCode ?? 0, parsed, `GET ${urlPath}`), { server: this.base });
+      try { parsed = JSON.parse(body.toString('utf8')); } catch { parsed = null; }
+      throw answerError(this.base, `GET ${urlPath}`, res.statusCode ?? 0, res.headers, body, parsed);
     }
   }
 

@@ -19,6 +19,7 @@ export type ErrorCode =
   | 'NotImplemented' // operation declared in the route table but not built yet (501)
   | 'Busy' // retryably busy or starting (503 + Retry-After: 1)
   | 'Corrupt' // a stored record fails its checks (500)
+  | 'InsufficientStorage' // the server's disk (or quota) is full: nothing was written (507)
   | 'Internal'; // anything else (500)
 
 export class CairnError extends Error {

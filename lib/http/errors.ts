@@ -23,7 +23,11 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   Internal: 500,
   NotImplemented: 501,
   Busy: 503,
+  InsufficientStorage: 507,
 };
+
+/** What a full disk answers: the caller's words; the directory goes to the operator's log only. */
+export const DISK_FULL = "insufficient storage: the server's disk is full, nothing was written; try again once its operator frees space";
 
 /**
  * What an internal error may put in the log: message, code and stack only. Library errors can
@@ -38,6 +42,8 @@ export function loggableError(err: unknown): Record<string, unknown> {
 function fromLibraryError(err: unknown): CairnError | null {
   const e = err as { status?: number; statusCode?: number; type?: string; expose?: boolean; code?: unknown; message?: unknown };
   if (typeof e?.code === 'string') {
+    // A full disk or quota on any write (log append, pack, file): the store truncates what it began.
+    if (e.code === 'ENOSPC' || e.code === 'EDQUOT') return new CairnError('InsufficientStorage', DISK_FULL);
     // A body that does not decode under its Content-Encoding (gzip, deflate, br).
     if (/^Z_/.test(e.code) || /^ERR__ERROR_/.test(e.code) || e.code === 'ERR_BROTLI_DECOMPRESSION_FAILED') {
       return new CairnError('Invalid', 'request body does not decode under its Content-Encoding');
@@ -75,7 +81,8 @@ export function errorReply(err: unknown): ErrorReply {
   if (known instanceof TooManyRequests) headers['Retry-After'] = String(known.retryAfterS);
   if (known instanceof Unauthorized) headers['WWW-Authenticate'] = known.challenge;
   // 500s from Corrupt keep a generic text: the message may name files of the data directory.
-  const message = status >= 500 && status !== 501 && status !== 503 ? 'internal error: the authority operation failed (see server log)' : known.message;
+  // A 507 says what happened in fixed words and is logged (with the path) for the operator.
+  const message = status >= 500 && status !== 501 && status !== 503 && status !== 507 ? 'internal error: the authority operation failed (see server log)' : known.message;
   return { status, body: { ...known.fields, error: message }, headers, internal: status >= 500 && status !== 501 && status !== 503 };
 }
 

@@ -89,7 +89,8 @@ export function queryOf(route: RouteSpec): RouteSpec['query'] {
  *  - 415: a body of the wrong Content-Type; 422: a JSON body that does not fit the typed request;
  *  - 421: every operation (a Host that does not name this server: DNS rebinding);
  *  - 500: an internal or corrupt authority operation; 501: a row without a handler;
- *  - 503: before activation (every path), or retryably busy.
+ *  - 503: before activation (every path), or retryably busy;
+ *  - 507: any method but GET (the server's disk is full; nothing was written).
  */
 export function refusalsOf(route: RouteSpec): number[] {
   const out = new Set<number>(route.refusals);
@@ -111,6 +112,7 @@ export function refusalsOf(route: RouteSpec): number[] {
   if (!route.handler) out.add(501);
   out.add(500);
   out.add(503);
+  if (route.method !== 'GET') out.add(507);
   return [...out].sort((a, b) => a - b);
 }
 
@@ -131,6 +133,7 @@ const REFUSAL_TEXT: Record<number, string> = {
   500: 'Corrupt or failed authority operation (details in the server log only)',
   501: 'Operation declared but not built',
   503: 'Starting (before activation), or retryably busy',
+  507: "Insufficient storage: the server's disk (or quota) is full; nothing was written (the server log names the directory)",
 };
 
 const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });

@@ -12,10 +12,11 @@ export function crashPoint(name: string): void {
 
 /**
  * Test-only fault injection: when `failAppend` returns true for a log's file name, that append
- * writes half its bytes and then fails with EIO, as a full disk or a failing device would.
+ * writes half its bytes and then fails with EIO, as a failing device would (ENOSPC when it
+ * returns 'ENOSPC': a full disk).
  */
 export const faults: {
-  failAppend: ((logName: string) => boolean) | null;
+  failAppend: ((logName: string) => boolean | 'ENOSPC') | null;
   /** When it returns true, the commit-point write lands and then reports EIO (outcome unknown). */
   failCommitPoint: (() => boolean) | null;
   /** When it returns true, a reseal of workflow.log (StoreMaintenance.resealWorkflow) fails before writing anything. */

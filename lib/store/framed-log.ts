@@ -196,8 +196,11 @@ export class LogFile {
    */
   async appendAt(from: number, bytes: Buffer): Promise<number> {
     try {
-      if (faults.failAppend?.(this.name)) {
+      const fault = faults.failAppend?.(this.name);
+      if (fault) {
         await writeAsync(this.fd, bytes, 0, bytes.length >> 1, from);
+        // As the system says it (a write on a descriptor names no file).
+        if (fault === 'ENOSPC') throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
         throw Object.assign(new Error(`injected EIO appending to ${this.name}`), { code: 'EIO' });
       }
       let done = 0;
@@ -205,6 +208,9 @@ export class LogFile {
       return from + bytes.length;
     } catch (err) {
       await truncateAsync(this.fd, from).catch(() => {});
+      // A full disk names no file; the operator's log line should (the caller sees only "disk full").
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOSPC' || code === 'EDQUOT') throw Object.assign(new Error(`${(err as Error).message} (appending to ${this.file})`), { code });
       throw err;
     }
   }
