@@ -21,6 +21,7 @@ export interface PeopleBook {
   readonly index: WorkflowIndexes;
   ejectionOf(changeId: string): { patchset_id: string; reason: string } | null;
   change(ref: string): ChangeRecord;
+  patchset(id: string): { created_at_s: number };
 }
 import { requireName } from '../../domain/workflow/review-rules.js';
 
@@ -39,6 +40,7 @@ export function changeAttention(book: PeopleBook, change: ChangeRecord, reviews?
     person_request: r.action === 'request' && r.reviewer_group === null,
     blocking: r.blocking,
     patchset: psNumber(r.patchset_id),
+    at_s: r.created_at_s,
   }));
   const ci = ciProjectionOf(book.reviews.ci(current)).overall as 'none' | 'pending' | 'pass' | 'fail' | 'error';
   const ejected = book.ejectionOf(change.change_id);
@@ -49,6 +51,10 @@ export function changeAttention(book: PeopleBook, change: ChangeRecord, reviews?
     reviews: rows,
     ci,
     ejection: ejected && ejected.patchset_id === current ? ejected.reason : null,
+    current_patchset_at_s: book.patchset(current).created_at_s,
+    // From the change's thread summary (held in memory): no comment record is read.
+    threads: book.comments.summary(change.change_id).publishedThreads(),
+    wip: change.wip === true,
   });
 }
 
