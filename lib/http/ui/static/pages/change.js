@@ -645,6 +645,8 @@ const TURN_REASONS = {
   ci_failed: 'CI failed',
   ejected: 'left the land queue',
   conflict: 'conflicts with its line',
+  reviewer_comment: 'a reviewer commented',
+  owner_replied: 'the author replied',
 };
 
 /**
