@@ -333,6 +333,7 @@ async function pushOne(authority: Authority, objects: GitObjects, c: PushCommand
       change_id: target.change_id,
       select: asked.select,
       reviewers: asked.reviewers,
+      flags: { ...(asked.topic !== null ? { topic: asked.topic } : {}), ...(asked.wip !== null ? { wip: asked.wip } : {}), cc: asked.cc },
     });
     const notes = converted.gitlinks.map((g) => `submodule ${g.path} (${g.commit_id.slice(0, 12)}) is kept with the git commit, not in the snapshot`);
     return { ref: c.ref, ok: true, result, notes, change_key: changeKey };

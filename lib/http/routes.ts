@@ -178,6 +178,7 @@ export const ROUTES: readonly RouteSpec[] = [
   route('changes.get', 'GET', `${REPO}/changes/{change_ref}`, 'reader', { ok: 'ChangeResult', handler: changes.get }),
   route('changes.close', 'POST', `${REPO}/changes/{change_ref}`, 'contributor', { action: 'close', request: changes.CloseChange, ok: 'ChangeResult', handler: changes.close }),
   route('changes.selectPatchset', 'POST', `${REPO}/changes/{change_ref}`, 'maintainer', { action: 'selectPatchset', request: changes.Select, ok: 'ChangeResult', handler: changes.selectPatchset }),
+  route('changes.setFlags', 'POST', `${REPO}/changes/{change_ref}`, 'contributor', { action: 'setFlags', extension: true, request: changes.SetFlags, ok: 'ChangeResult', handler: changes.setFlags }),
   route('changes.requestReview', 'POST', `${REPO}/changes/{change_ref}`, 'contributor', { action: 'requestReview', request: reviews.RequestReview, ok: 'ReviewRequestResult', handler: reviews.requestReview }),
   route('changes.submit', 'POST', `${REPO}/changes/{change_ref}`, 'maintainer', { action: 'submit', request: lands.Submit, ok: { 200: 'LandSubmit', 409: 'LandRefused' }, handler: lands.submit }),
   route('patchsets.list', 'GET', `${REPO}/changes/{change_ref}/patchsets`, 'reader', { paged: true, ok: 'PatchsetList', handler: changes.listPatchsets }),

@@ -113,7 +113,7 @@ function dashboardRow(book: PeopleBook, change: ChangeRecord, repositoryIndex: n
 
 /**
  * `user`'s dashboard: changes where it is their move, their open changes, open changes they were
- * asked to review (Gerrit's incoming reviews), and their changes (owned or reviewed) landed most
+ * asked to review (Gerrit's incoming reviews; not work in progress), and their changes (owned or reviewed) landed most
  * recently. Each section newest first, at most DASHBOARD_ROWS rows.
  */
 export function dashboard(book: PeopleBook, user: string, repositoryIndex: number): Record<string, unknown> {
@@ -144,7 +144,8 @@ export function dashboard(book: PeopleBook, user: string, repositoryIndex: numbe
     const mine = (r.attention as Attention[]).find((x) => x.name === user);
     if (mine) yourTurn.push({ ...r, reason: mine.reason });
     if (ownedSet.has(s)) yours.push(r);
-    else waiting.push(r);
+    // Work in progress is not yet the reviewers' (Gerrit's WIP): off their list until ready.
+    else if (!book.people.isWip(s)) waiting.push(r);
   }
   landed.sort((a, b) => (b.landed_at_s as number) - (a.landed_at_s as number));
   const cap = (xs: Record<string, unknown>[]) => xs.slice(0, DASHBOARD_ROWS);

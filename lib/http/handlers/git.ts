@@ -87,7 +87,7 @@ export const gitReceivePack: Handler = async (ctx) => {
       return {
         ref: o.ref,
         ok: true,
-        lines: ['', created ? 'New change:' : `Updated change (${patchset.patchset_id}):`, `  ${url} ${change.title.slice(0, 120)}${created ? ' [NEW]' : ''}`, ...selection(change, patchset, created), ...requested(change), '', ...o.notes, ...(o.change_key === null ? noChangeId(base, change) : [])],
+        lines: ['', created ? 'New change:' : `Updated change (${patchset.patchset_id}):`, `  ${url} ${change.title.slice(0, 120)}${created ? ' [NEW]' : ''}`, ...selection(change, patchset, created), ...requested(change), ...flagLines(change), '', ...o.notes, ...(o.change_key === null ? noChangeId(base, change) : [])],
       };
     });
     return { unpack: receipt.unpack, outcomes, capabilities: receipt.capabilities };
@@ -105,6 +105,15 @@ function selection(change: ChangeRecord, patchset: PatchsetRecord, created: bool
 function requested(change: ChangeRecord): string[] {
   const people = (change.reviewers ?? []).filter((r) => r.kind === 'person').map((r) => r.name);
   return people.length === 0 ? [] : [`  reviewers: ${people.join(', ').slice(0, 300)}`];
+}
+
+/** The change's topic, work-in-progress mark and cc list (`-o topic=`, `-o wip`, `-o cc=`), when set. */
+function flagLines(change: ChangeRecord): string[] {
+  const out: string[] = [];
+  if (change.topic) out.push(`  topic: ${change.topic.slice(0, 120)}`);
+  if (change.wip) out.push('  work in progress: no reviewer is asked until it is ready (push with -o ready)');
+  if (change.cc && change.cc.length > 0) out.push(`  cc: ${change.cc.join(', ').slice(0, 300)}`);
+  return out;
 }
 
 /** A commit without a Change-Id: an amend would open another change. How to get one (Gerrit's hint). */
