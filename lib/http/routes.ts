@@ -173,7 +173,7 @@ export const ROUTES: readonly RouteSpec[] = [
   route('read.reviewerInbox', 'GET', `${REPO}/read/reviewer-inbox`, 'reader', { paged: true, query: reviews.InboxQuery, ok: 'ReviewerInbox', handler: reviews.inbox }),
 
   // Changes, patchsets, reviews, policy, CI, Land
-  route('changes.list', 'GET', `${REPO}/changes`, 'reader', { paged: true, query: changes.ListQuery, ok: 'ChangeList', handler: changes.list }),
+  route('changes.list', 'GET', `${REPO}/changes`, 'reader', { paged: true, query: changes.ListQuery, ok: 'ChangeList', refuses: [422], handler: changes.list }),
   route('changes.create', 'POST', `${REPO}/changes`, 'contributor', { request: changes.CreateChange, ok: 'ChangeResult', handler: changes.create }),
   route('changes.get', 'GET', `${REPO}/changes/{change_ref}`, 'reader', { ok: 'ChangeResult', handler: changes.get }),
   route('changes.close', 'POST', `${REPO}/changes/{change_ref}`, 'contributor', { action: 'close', request: changes.CloseChange, ok: 'ChangeResult', handler: changes.close }),
