@@ -178,7 +178,6 @@ export const ROUTES: readonly RouteSpec[] = [
   route('changes.get', 'GET', `${REPO}/changes/{change_ref}`, 'reader', { ok: 'ChangeResult', handler: changes.get }),
   route('changes.close', 'POST', `${REPO}/changes/{change_ref}`, 'contributor', { action: 'close', request: changes.CloseChange, ok: 'ChangeResult', handler: changes.close }),
   route('changes.selectPatchset', 'POST', `${REPO}/changes/{change_ref}`, 'maintainer', { action: 'selectPatchset', request: changes.Select, ok: 'ChangeResult', handler: changes.selectPatchset }),
-  route('changes.setFlags', 'POST', `${REPO}/changes/{change_ref}`, 'contributor', { action: 'setFlags', extension: true, request: changes.SetFlags, ok: 'ChangeResult', handler: changes.setFlags }),
   route('changes.requestReview', 'POST', `${REPO}/changes/{change_ref}`, 'contributor', { action: 'requestReview', request: reviews.RequestReview, ok: 'ReviewRequestResult', handler: reviews.requestReview }),
   route('changes.submit', 'POST', `${REPO}/changes/{change_ref}`, 'maintainer', { action: 'submit', request: lands.Submit, ok: { 200: 'LandSubmit', 409: 'LandRefused' }, handler: lands.submit }),
   route('patchsets.list', 'GET', `${REPO}/changes/{change_ref}/patchsets`, 'reader', { paged: true, ok: 'PatchsetList', handler: changes.listPatchsets }),
@@ -225,6 +224,8 @@ export const ROUTES: readonly RouteSpec[] = [
   route('read.dashboard', 'GET', `${REPO}/read/dashboard`, 'reader', { extension: true, query: people.DashboardQuery, ok: 'Dashboard', handler: people.dashboardHandler }),
   route('read.changeReadiness', 'GET', `${REPO}/read/changes/{change_ref}/readiness`, 'reader', { extension: true, ok: 'LandReadiness', handler: diffs.readinessHandler }),
   route('read.changeLands', 'GET', `${REPO}/read/changes/{change_ref}/lands`, 'reader', { extension: true, paged: true, ok: 'LandList', handler: lands.changeLands }),
+  // A change's topic, work-in-progress mark and cc list (docs/api.md "Topic, work in progress, cc")
+  route('changes.setFlags', 'POST', `${REPO}/changes/{change_ref}`, 'contributor', { action: 'setFlags', extension: true, request: changes.SetFlags, ok: 'ChangeResult', handler: changes.setFlags }),
 
   // Extensions: git interoperability (docs/git.md)
   route('git.import', 'POST', `${REPO}/git/imports`, 'maintainer', { extension: true, raised: true, request: git.ImportBody, ok: 'GitImportResult', handler: git.importCommits }),
