@@ -7,7 +7,8 @@ import { expect } from 'chai';
 import { promises as fsp, statSync } from 'node:fs';
 import path from 'node:path';
 import { installHookLine } from '../lib/http/commit-msg-hook.js';
-import { api, ok, startTestServer, type TestServer } from './helpers.js';
+import { canonicalPublicUrl } from '../lib/http/request-guard.js';
+import { api, cli, ok, startTestServer, tempDir, type TestServer } from './helpers.js';
 import { gitClient, hasGit, runClient, servedClone } from './git-fixture.js';
 
 type Json = Record<string, any>;
@@ -168,5 +169,39 @@ const client = gitClient;
     expect(await ids('is:wip')).to.deep.equal([]);
     const updates = ((await get('/events?limit=1000')).events as Json[]).slice(eventsBefore).filter((e) => e.type === 'change.updated');
     expect(updates.map((e) => [e.data.change_id, e.data.fields, e.data.wip])).to.deep.equal([[id, 'topic,wip,cc', true], [id, 'wip,cc', false]]);
+  });
+});
+
+(hasGit ? describe : describe.skip)('push for review behind a front door: --public-url', function () {
+  this.timeout(180_000);
+
+  it('the remote: lines of a push and the commit-msg hook hint start with the public URL', async () => {
+    const front = 'https://cairn.example.com/code';
+    const s = await startTestServer(undefined, { publicUrl: front });
+    try {
+      const { repo, lineUrl, dir } = await servedClone(s.url, 'public-url');
+      await fsp.writeFile(path.join(dir, 'greeting.txt'), 'hi\n');
+      expect((await client(['-C', dir, 'add', '-A'])).code).to.equal(0);
+      expect((await client(['-C', dir, 'commit', '-q', '-m', 'Greet'])).code).to.equal(0);
+      const pushed = await client(['-C', dir, 'push', lineUrl, 'HEAD:refs/for/main']);
+      expect(pushed.code, pushed.stderr).to.equal(0);
+      expect(pushed.stderr).to.include(`remote:   ${front}/ui/repos/${repo}/changes/task-1.change-1 Greet [NEW]`);
+      expect(pushed.stderr).to.include(`remote:   ${installHookLine(front)}`);
+      expect(pushed.stderr.split('\n').filter((l) => l.startsWith('remote:') && l.includes(s.url))).to.deep.equal([]);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it('cairn serve refuses a --public-url that is not an http(s) URL with an optional path', async () => {
+    for (const bad of ['ftp://cairn.example.com', 'cairn.example.com', 'https://user:pw@cairn.example.com', 'https://cairn.example.com/?a=1', 'https://cairn.example.com/#x', 'https://cairn.example.com/a/../b', 'https://cairn.example.com/%2e%2e/b', 'https://cairn .example.com', '']) {
+      expect(canonicalPublicUrl(bad), bad).to.equal(null);
+    }
+    expect(canonicalPublicUrl('https://cairn.example.com')).to.equal('https://cairn.example.com');
+    expect(canonicalPublicUrl('https://Cairn.Example.com:8443/code/')).to.equal('https://cairn.example.com:8443/code');
+    expect(canonicalPublicUrl('http://127.0.0.1:8088/')).to.equal('http://127.0.0.1:8088');
+    const res = await cli(['serve', '--data', path.join(tempDir(), 'data'), '--bind', '127.0.0.1:0', '--public-url', 'ftp://cairn.example.com']);
+    expect(res.code).to.equal(2);
+    expect(res.stderr).to.include('--public-url must be an http or https URL');
   });
 });

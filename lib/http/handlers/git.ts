@@ -77,7 +77,8 @@ export const gitReceivePack: Handler = async (ctx) => {
   const shadow = await authority.gitShadow(ctx.params.line_name);
   // The caller's identity from the trusted ingress header (lib/http/identity.ts checked it), when the server takes one.
   const identity = typeof ctx.koa.state.identity === 'string' ? ctx.koa.state.identity : null;
-  const base = `${ctx.koa.protocol}://${ctx.koa.host}`;
+  // Links start with the front door's address when the server was told it (--public-url), else the request's own.
+  const base = ctx.publicUrl ?? `${ctx.koa.protocol}://${ctx.koa.host}`;
   return receiveForReview(ctx.koa, Math.min(ctx.limit, pushLimit()), servingOf(ctx), async (body, signal) => {
     const receipt = await receivePush(authority, { shadowDir: shadow.repoDir, servedRef: shadow.ref, quarantineRoot: ctx.service.layout.gitQuarantineDir, body, parse: parsePushCommands, identity, log: ctx.service.log, signal });
     const outcomes: ReviewOutcome[] = receipt.outcomes.map((o) => {
