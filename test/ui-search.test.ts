@@ -138,6 +138,15 @@ describe('UI: searching changes', function () {
     await page.locator('main .search-note').waitFor();
     expect(await page.locator('main .search-note').innerText()).to.equal('No one named "nobody" owns a change in this repository.');
     expect(errors).to.deep.equal([]);
+    // The change page's header: the WIP mark, the topic (a link searching it) and the people copied.
+    await seed.post(`/changes/${firstChange}:setFlags`, { cc: ['dan', 'erin'] });
+    const change = await open(`/ui/repos/${seed.repo}/changes/${firstChange}`);
+    await change.page.locator('[data-testid="wip"]').waitFor();
+    expect(await change.page.locator('[data-testid="topic"]').innerText()).to.equal('topic limits');
+    expect(await change.page.locator('[data-testid="topic"] a').getAttribute('href')).to.equal(`/ui/repos/${seed.repo}/search?q=${encodeURIComponent('topic:"limits"')}`);
+    expect(await change.page.locator('[data-testid="cc"]').innerText()).to.equal('cc dan, erin');
+    await shot(change.page, 'change-flags');
+    expect(change.errors).to.deep.equal([]);
   });
 
   it('keeps `/` for the file filter on a change page', async () => {
