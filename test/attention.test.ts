@@ -104,3 +104,40 @@ describe('attention (property tests)', () => {
     }), { numRuns: 1000 });
   });
 });
+
+describe('attention: comments, replies and work in progress', () => {
+  const base = (threads: AttentionInput['threads'], extra: Partial<AttentionInput> = {}): AttentionInput => ({
+    open: true, owner: 'alice', current_patchset: 2, current_patchset_at_s: 100, ci: 'none', ejection: null,
+    reviews: [{ sequence: 1, reviewer: 'bob', action: 'request', person_request: true, blocking: false, patchset: 2, at_s: 100 }],
+    threads, ...extra,
+  });
+  const c = (sequence: number, author: string, at_s: number, patchset = 2) => ({ sequence, author, at_s, patchset });
+
+  it('a reviewer\'s comment since the current patchset is the owner\'s move; an older one is not', () => {
+    expect(attention(base([{ unresolved: true, comments: [c(1, 'bob', 100)] }]))).to.deep.equal([{ name: 'alice', reason: 'reviewer_comment' }]);
+    // Written on patchset 1 in the second patchset 2 was made: before it (the new patchset hands it back).
+    expect(attention(base([{ unresolved: true, comments: [c(1, 'bob', 100, 1)] }]))).to.deep.equal([{ name: 'bob', reason: 'review_requested' }]);
+    // A later second: after it, whatever patchset it names.
+    expect(attention(base([{ unresolved: true, comments: [c(1, 'bob', 101, 1)] }]))).to.deep.equal([{ name: 'alice', reason: 'reviewer_comment' }]);
+    // A resolved thread asks nobody.
+    expect(attention(base([{ unresolved: false, comments: [c(1, 'bob', 100)] }]))).to.deep.equal([]);
+  });
+
+  it('the owner\'s reply hands the thread back to the others in it until they act again', () => {
+    const replied = { unresolved: true, comments: [c(1, 'bob', 100), c(2, 'carol', 100), c(3, 'alice', 101)] };
+    expect(attention(base([replied]))).to.deep.equal([{ name: 'bob', reason: 'owner_replied' }, { name: 'carol', reason: 'owner_replied' }]);
+    // carol comments elsewhere later: her move is made (and it is alice's again).
+    expect(attention(base([replied, { unresolved: true, comments: [c(4, 'carol', 102)] }]))).to.deep.equal([{ name: 'alice', reason: 'reviewer_comment' }, { name: 'bob', reason: 'owner_replied' }]);
+    // bob approves in the same second as the reply: after it.
+    const approved = base([replied], { reviews: [...base([]).reviews, { sequence: 2, reviewer: 'bob', action: 'approve', person_request: false, blocking: false, patchset: 2, at_s: 101 }] });
+    expect(attention(approved)).to.deep.equal([{ name: 'carol', reason: 'owner_replied' }]);
+  });
+
+  it('work in progress asks only the owner', () => {
+    fc.assert(fc.property(input, (x) => {
+      const out = attention({ ...x, wip: true });
+      for (const a of out) expect(a.name).to.equal(x.owner);
+    }), { numRuns: 500 });
+    expect(attention(base([{ unresolved: true, comments: [c(1, 'bob', 100)] }], { wip: true }))).to.deep.equal([{ name: 'alice', reason: 'reviewer_comment' }]);
+  });
+});

@@ -14,6 +14,7 @@ import { R, Seeder } from './ui-seed.js';
 
 const H = 'X-Cairn-User';
 const as = (name: string) => ({ headers: { [H]: name } });
+type Json = Record<string, any>;
 
 async function fixture(url: string, token: string | null = null): Promise<{ s: Seeder; base: string; rev1: string; rev2: string }> {
   const s = await Seeder.register(url, `people-${Math.random().toString(36).slice(2, 8)}`, token);
@@ -150,6 +151,47 @@ describe('people: identity, owner, reviewers, attention, dashboard', function ()
     expectError(await api(srv.url, 'GET', R(s.repo, '/read/dashboard?user=a&user=b')), 400, 'user twice');
     const nobody = await s.get('/read/dashboard?user=nobody');
     expect([nobody.your_turn, nobody.your_changes, nobody.waiting_for_review, nobody.recently_landed]).to.deep.equal([[], [], [], []]);
+  });
+
+  it('a reviewer\'s comment is the owner\'s move; the owner\'s reply, or a new patchset, hands it back; the dashboard follows', async () => {
+    const { s, base, rev1, rev2 } = await fixture(srv.url);
+    const t = (await s.post('/tasks', { title: 'T', intent: 'I' })).task;
+    const c = (await ok(api(srv.url, 'POST', R(s.repo, '/changes'), { json: { task_id: t.task_id, title: 'Talk', base_line: 'main' }, ...as('alice') }))).change.change_id;
+    const ps1 = await s.patchset(c, base, rev1, 'one');
+    const turn = async () => (await s.get(`/read/changes/${c}/attention`)).attention;
+    const say = async (who: string, body: Json) => (await ok(api(srv.url, 'POST', R(s.repo, `/changes/${c}/comments`), { json: body, ...as(who) }))).comment.comment_id as string;
+    await s.post(`/changes/${c}:requestReview`, { patchset_id: ps1, reviewers: ['bob'] });
+    expect(await turn()).to.deep.equal([{ name: 'bob', reason: 'review_requested' }]);
+    // bob's comment: his move is made, it is alice's (the author's) now.
+    const thread = await say('bob', { patchset_id: ps1, anchor: { path: 'a.txt', line: 1 }, body: 'Why b?' });
+    expect(await turn()).to.deep.equal([{ name: 'alice', reason: 'reviewer_comment' }]);
+    let dash = await ok(api(srv.url, 'GET', R(s.repo, '/read/dashboard'), as('alice')));
+    expect(dash.your_turn.map((r: any) => [r.change_id, r.reason])).to.deep.equal([[c, 'reviewer_comment']]);
+    // alice answers: bob's move again.
+    await say('alice', { in_reply_to: thread, body: 'Because a came before.' });
+    expect(await turn()).to.deep.equal([{ name: 'bob', reason: 'owner_replied' }]);
+    dash = await ok(api(srv.url, 'GET', R(s.repo, '/read/dashboard'), as('bob')));
+    expect(dash.your_turn.map((r: any) => [r.change_id, r.reason])).to.deep.equal([[c, 'owner_replied']]);
+    expect((await ok(api(srv.url, 'GET', R(s.repo, '/read/dashboard'), as('alice')))).your_turn).to.deep.equal([]);
+    // bob replies again (alice's move), and a third person comments too; a resolved thread asks nobody.
+    await say('bob', { in_reply_to: thread, body: 'Fair.' });
+    await say('carol', { patchset_id: ps1, anchor: { path: 'a.txt' }, body: 'Looks fine', resolution: 'resolved' });
+    expect(await turn()).to.deep.equal([{ name: 'alice', reason: 'reviewer_comment' }]);
+    // A new patchset hands it back: bob is asked to look at it; alice is no longer asked.
+    const ps2 = await s.patchset(c, base, rev2, 'two');
+    await s.post(`/changes/${c}:selectPatchset`, { patchset_id: ps2 });
+    expect(await turn()).to.deep.equal([{ name: 'bob', reason: 'new_patchset' }]);
+    // bob's review of the new patchset is his move; a comment of his on it is alice's move again.
+    await s.review(c, `${c}.ps-2`, 'bob', 'approve');
+    expect(await turn()).to.deep.equal([]);
+    await say('bob', { patchset_id: `${c}.ps-2`, anchor: { path: 'a.txt', line: 1 }, body: 'One more thing' });
+    expect(await turn()).to.deep.equal([{ name: 'alice', reason: 'reviewer_comment' }]);
+    expect((await s.get(`/changes/${c}`)).change.attention).to.deep.equal(['alice']);
+    // The owner's own comment asks nobody.
+    const own = (await ok(api(srv.url, 'POST', R(s.repo, '/changes'), { json: { task_id: t.task_id, title: 'Own', base_line: 'main' }, ...as('alice') }))).change.change_id;
+    const ops = await s.patchset(own, base, rev1, 'one');
+    await ok(api(srv.url, 'POST', R(s.repo, `/changes/${own}/comments`), { json: { patchset_id: ops, anchor: { path: 'a.txt' }, body: 'note to self' }, ...as('alice') }));
+    expect((await s.get(`/read/changes/${own}/attention`)).attention).to.deep.equal([]);
   });
 
   it('an ejection from the land queue is the owner\'s move, until the change is queued again', async () => {

@@ -7,7 +7,8 @@ import { expect } from 'chai';
 import { promises as fsp, statSync } from 'node:fs';
 import path from 'node:path';
 import { installHookLine } from '../lib/http/commit-msg-hook.js';
-import { api, ok, startTestServer, type TestServer } from './helpers.js';
+import { canonicalPublicUrl } from '../lib/http/request-guard.js';
+import { api, cli, ok, startTestServer, tempDir, type TestServer } from './helpers.js';
 import { gitClient, hasGit, runClient, servedClone } from './git-fixture.js';
 
 type Json = Record<string, any>;
@@ -104,9 +105,13 @@ const client = gitClient;
       [['-o', `r=${'x'.repeat(300)}`], 'a reviewer\'s name is longer than 256 characters'],
       [['-o', 'm='], '-o m= must not be empty'],
       [['-o', 'm=one', '-o', 'm=two'], '-o m= may be given once'],
-      [['-o', 'topic=greetings'], 'unknown push option -o topic=greetings: a push for review takes -o noselect, r=NAME, m=MESSAGE'],
-      [['-o', 'wip'], 'unknown push option -o wip: a push for review takes -o noselect, r=NAME, m=MESSAGE'],
-      [['-o', 'cc=bob'], 'unknown push option -o cc=bob'],
+      [['-o', 'hashtag=greetings'], 'unknown push option -o hashtag=greetings: a push for review takes -o noselect, r=NAME, m=MESSAGE, topic=NAME, wip, ready, cc=NAME'],
+      [['-o', 'private'], 'unknown push option -o private'],
+      [['-o', 'topic='], '-o topic=: a topic must be non-empty'],
+      [['-o', 'topic=a', '-o', 'topic=b'], '-o topic= may be given once'],
+      [['-o', 'wip', '-o', 'ready'], '-o wip and -o ready contradict each other'],
+      [['-o', 'cc= '], '-o cc= : a name must be non-empty'],
+      [['-o', `cc=${'y'.repeat(300)}`], 'a name is longer than 256 characters'],
     ];
     const eventsBefore = (await get('/events?limit=1000')).events.length;
     for (const [options, reason] of refusals) {
@@ -129,5 +134,74 @@ const client = gitClient;
     // The same events :requestReview emits, committed with the patchset.
     const events = ((await get('/events?limit=1000')).events as Json[]).slice(eventsBefore).map((e) => e.type);
     expect(events.filter((t) => t.startsWith('patchset.') || t.startsWith('review.'))).to.deep.equal(['patchset.created', 'patchset.selected', 'review.requested', 'review.requested']);
+  });
+
+  it('-o topic=NAME, -o wip / -o ready and -o cc=NAME are kept on the change with their events, searchable; a wip change asks no reviewer until it is ready', async () => {
+    await edit('topic\n');
+    expect((await client(['-C', dir, 'commit', '-q', '-m', 'Topic work'])).code).to.equal(0);
+    const eventsBefore = (await get('/events?limit=1000')).events.length;
+    const pushed = await client(['-C', dir, 'push', '-o', 'topic=greetings', '-o', 'wip', '-o', 'cc=carol', '-o', 'cc=dan', '-o', 'r=erin', url, 'HEAD:refs/for/main']);
+    expect(pushed.code, pushed.stderr).to.equal(0);
+    expect(pushed.stderr).to.include('[NEW]').and.to.include('topic: greetings').and.to.include('work in progress').and.to.include('cc: carol, dan');
+    const id = /changes\/task-\d+\.(change-\d+)/.exec(pushed.stderr)![1];
+    let change = (await get(`/changes/${id}`)).change as Json;
+    expect(change).to.include({ topic: 'greetings', wip: true });
+    expect(change.cc).to.deep.equal(['carol', 'dan']);
+    // Work in progress: erin was asked, but it is not her move yet.
+    expect((await get(`/read/changes/${id}/attention`)).attention).to.deep.equal([]);
+    expect((await get('/read/dashboard?user=erin')).waiting_for_review).to.deep.equal([]);
+    // Searchable.
+    const ids = async (q: string) => ((await get(`/changes?q=${encodeURIComponent(q)}`)).changes as Json[]).map((c) => c.change_id);
+    expect(await ids('topic:greetings')).to.deep.equal([id]);
+    expect(await ids('is:wip')).to.deep.equal([id]);
+    expect(await ids('cc:carol')).to.deep.equal([id]);
+    expect(await ids('cc:carol topic:greetings is:open')).to.deep.equal([id]);
+    expect(await ids('topic:other')).to.deep.equal([]);
+    // -o ready: the reviewers' move now; the topic and cc stay, cc adds.
+    await edit('topic, ready\n');
+    expect((await client(['-C', dir, 'commit', '-q', '--amend', '--no-edit'])).code).to.equal(0);
+    const ready = await client(['-C', dir, 'push', '-o', 'ready', '-o', 'cc=carol', '-o', 'cc=fay', url, `HEAD:refs/for/main%change=${id}`]);
+    expect(ready.code, ready.stderr).to.equal(0);
+    change = (await get(`/changes/${id}`)).change as Json;
+    expect(change).to.include({ topic: 'greetings', wip: false });
+    expect(change.cc).to.deep.equal(['carol', 'dan', 'fay']);
+    expect((await get(`/read/changes/${id}/attention`)).attention).to.deep.equal([{ name: 'erin', reason: 'new_patchset' }]);
+    expect(await ids('is:wip')).to.deep.equal([]);
+    const updates = ((await get('/events?limit=1000')).events as Json[]).slice(eventsBefore).filter((e) => e.type === 'change.updated');
+    expect(updates.map((e) => [e.data.change_id, e.data.fields, e.data.wip])).to.deep.equal([[id, 'topic,wip,cc', true], [id, 'wip,cc', false]]);
+  });
+});
+
+(hasGit ? describe : describe.skip)('push for review behind a front door: --public-url', function () {
+  this.timeout(180_000);
+
+  it('the remote: lines of a push and the commit-msg hook hint start with the public URL', async () => {
+    const front = 'https://cairn.example.com/code';
+    const s = await startTestServer(undefined, { publicUrl: front });
+    try {
+      const { repo, lineUrl, dir } = await servedClone(s.url, 'public-url');
+      await fsp.writeFile(path.join(dir, 'greeting.txt'), 'hi\n');
+      expect((await client(['-C', dir, 'add', '-A'])).code).to.equal(0);
+      expect((await client(['-C', dir, 'commit', '-q', '-m', 'Greet'])).code).to.equal(0);
+      const pushed = await client(['-C', dir, 'push', lineUrl, 'HEAD:refs/for/main']);
+      expect(pushed.code, pushed.stderr).to.equal(0);
+      expect(pushed.stderr).to.include(`remote:   ${front}/ui/repos/${repo}/changes/task-1.change-1 Greet [NEW]`);
+      expect(pushed.stderr).to.include(`remote:   ${installHookLine(front)}`);
+      expect(pushed.stderr.split('\n').filter((l) => l.startsWith('remote:') && l.includes(s.url))).to.deep.equal([]);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it('cairn serve refuses a --public-url that is not an http(s) URL with an optional path', async () => {
+    for (const bad of ['ftp://cairn.example.com', 'cairn.example.com', 'https://user:pw@cairn.example.com', 'https://cairn.example.com/?a=1', 'https://cairn.example.com/#x', 'https://cairn.example.com/a/../b', 'https://cairn.example.com/%2e%2e/b', 'https://cairn .example.com', '']) {
+      expect(canonicalPublicUrl(bad), bad).to.equal(null);
+    }
+    expect(canonicalPublicUrl('https://cairn.example.com')).to.equal('https://cairn.example.com');
+    expect(canonicalPublicUrl('https://Cairn.Example.com:8443/code/')).to.equal('https://cairn.example.com:8443/code');
+    expect(canonicalPublicUrl('http://127.0.0.1:8088/')).to.equal('http://127.0.0.1:8088');
+    const res = await cli(['serve', '--data', path.join(tempDir(), 'data'), '--bind', '127.0.0.1:0', '--public-url', 'ftp://cairn.example.com']);
+    expect(res.code).to.equal(2);
+    expect(res.stderr).to.include('--public-url must be an http or https URL');
   });
 });

@@ -87,9 +87,9 @@ describe('parsePushCommands reads push options', () => {
 
     // An unknown push option is refused, and writes nothing.
     await amend('hello?\n');
-    const unknown = await client(['-C', dir, 'push', '-o', 'wip', url, 'HEAD:refs/for/main']);
+    const unknown = await client(['-C', dir, 'push', '-o', 'private', url, 'HEAD:refs/for/main']);
     expect(unknown.code).to.not.equal(0);
-    expect(unknown.stderr).to.include('unknown push option -o wip: a push for review takes -o noselect');
+    expect(unknown.stderr).to.include('unknown push option -o private: a push for review takes -o noselect');
     expect((await get('/changes/change-1')).change.patchset_count).to.equal(3);
 
     // cairn change select: back to ps-1 (JSON), then a patchset the change lacks, then ps-3 (on a terminal).

@@ -127,6 +127,9 @@ describe('request statuses: invalid state transitions and non-derived identities
       ['select a patchset on a closed change', 'POST', `/changes/${closed}:selectPatchset`, { patchset_id: ids.closedPs }],
       ['rebase a landed change', 'POST', `/changes/${landed}:rebase`, {}],
       ['rebase a closed change', 'POST', `/changes/${closed}:rebase`, {}],
+      ['a topic on a landed change', 'POST', `/changes/${landed}:setFlags`, { topic: 'late' }],
+      ['work in progress on a closed change', 'POST', `/changes/${closed}:setFlags`, { wip: true }],
+      ['a blank topic', 'POST', `/changes/${open}:setFlags`, { topic: '  ' }],
       ['a patchset on a closed change', 'POST', `/changes/${closed}/patchsets`, { base_snapshot_id: w.base, revision_snapshot_id: w.rev3, summary: 's', author_mode: 'human_only' }],
       ['a patchset on a landed change', 'POST', `/changes/${landed}/patchsets`, { base_snapshot_id: w.base, revision_snapshot_id: w.rev3, summary: 's', author_mode: 'human_only' }],
       ['a review on a closed change', 'POST', `/changes/${closed}/reviews`, { patchset_id: ids.closedPs, reviewer: 'bob', action: 'approve' }],
@@ -389,6 +392,13 @@ describe('request statuses: one shape rule on every workflow route (422 shape, 4
     {
       route: 'patchsets.evaluatePolicy', method: 'POST', path: () => `/patchsets/${fx.ps}:evaluatePolicy`,
       cases: () => ({ a: [], b: NA('the request is the empty object'), c: { force: true }, d: NA('the request has no field to carry a value') }),
+    },
+    {
+      route: 'changes.setFlags', method: 'POST', path: () => `/changes/${fx.change}:setFlags`,
+      cases: () => ({
+        a: [], b: {}, c: { wip: 'yes' }, d: { topic: '' },
+        more: [['(c) cc not an array', { cc: 'bob' }, 422], ['(c) a cc name not a string', { cc: [1] }, 422], ['(d) a blank cc name', { cc: [' '] }, 400], ['(d) a topic with a newline', { topic: 'a\nb' }, 400]],
+      }),
     },
     { route: 'changes.submit', method: 'POST', path: () => `/changes/${fx.change}:submit`, cases: () => ({ a: [], b: {}, c: { mode: 1 }, d: { mode: 'rebase' } }) },
     { route: 'task-land', method: 'POST', path: () => '/task-land', cases: () => ({ a: [], b: without(landBody(), 'task_or_change_ref'), c: { ...landBody(), idempotency_key: 5 }, d: { ...landBody(), contract: 'task-land-atomic/v2' } }) },

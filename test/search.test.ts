@@ -251,12 +251,45 @@ describe('change search', function () {
     }
   });
 
+  it('says which named people no change names (200 with notes), and shows each row\'s owner, CI, votes and unresolved threads', async () => {
+    const none = await search('owner:nobody reviewer:noone cc:nocc');
+    expect(none.changes).to.deep.equal([]);
+    expect(none.notes).to.deep.equal([
+      'no one named "nobody" owns a change in this repository',
+      'no one named "noone" was asked to review or reviewed a change in this repository',
+      'no one named "nocc" is copied on a change in this repository',
+    ]);
+    // A known person with nothing matching: no note.
+    const known = await search('owner:alice readme');
+    expect(known.changes).to.deep.equal([]);
+    expect(known.notes).to.deep.equal([]);
+    const rows = await search('router');
+    expect(rows.notes).to.deep.equal([]);
+    expect(rows.search_rows.map((r: Json) => r.change_id)).to.deep.equal(rows.changes.map((c: Json) => c.change_id));
+    const owned = rows.search_rows.find((r: Json) => r.change_id === rows.changes.find((c: Json) => c.title === 'Owned router work').change_id);
+    expect(owned).to.deep.equal({ change_id: owned.change_id, owner: 'alice', ci: 'none', votes: { approvals: 0, blocking: 0 }, unresolved_threads: 0 });
+    // Without a search the list is as it was.
+    const plain = await ok(api(s.url, 'GET', R(repo, '/changes')));
+    expect(plain).to.not.have.property('notes');
+    expect(plain).to.not.have.property('search_rows');
+  });
+
+  it('owner:self, reviewer:@me and cc:self without a caller identity: 422 saying to sign in', async () => {
+    for (const q of ['owner:self', 'reviewer:@me', 'cc:SELF router']) {
+      const res = await api(s.url, 'GET', R(repo, `/changes?q=${encodeURIComponent(q)}`));
+      expectError(res, 422, q);
+      expect(res.json.error, q).to.match(/means you, and this request names no one: sign in/);
+    }
+  });
+
   it('refuses bad queries with a clear 400', async () => {
     for (const [q, msg] of [
       ['', /q is empty/],
       ['   ', /q is empty/],
       ['status:merged', /status must be one of/],
-      ['is:closed', /is: must be open or unresolved/],
+      ['is:closed', /is: must be open, unresolved or wip/],
+      ['@me', /@me is a name, not a term of its own/],
+      ['topic:a topic:b', /topic: may be given once/],
       ['color:red', /unknown term "color:"/],
       ['file:../etc', /file: must be a relative path/],
       ['file:/abs', /file: must be a relative path/],
@@ -381,5 +414,40 @@ describe('change search over wide patchsets', function () {
       searchPaging.pause = null;
       release();
     }
+  });
+});
+
+describe('change search: the caller as self / @me', function () {
+  this.timeout(120_000);
+  const H = 'X-Cairn-User';
+  let s: TestServer;
+  before(async () => { s = await startTestServer(undefined, { identity: { header: H } }); });
+  after(async () => { await s.stop(); });
+
+  it('owner:self, reviewer:@me and cc:self are the caller\'s identity; the cursor is bound to the name', async () => {
+    const repo = await register(s.url, 'search-self');
+    const as = (who: string) => ({ headers: { [H]: who } });
+    await ok(api(s.url, 'PUT', R(repo, '/lines/main'), { json: { head_snapshot_id: null } }));
+    const task = (await ok(api(s.url, 'POST', R(repo, '/tasks'), { json: { title: 'T', intent: 'i' } }))).task.task_id;
+    const mk = async (title: string, who: string) => (await ok(api(s.url, 'POST', R(repo, '/changes'), { json: { task_id: task, title, base_line: 'main' }, ...as(who) }))).change.change_id as string;
+    const a1 = await mk('Alice one', 'alice');
+    const a2 = await mk('Alice two', 'alice');
+    const b1 = await mk('Bob one', 'bob');
+    await ok(api(s.url, 'POST', R(repo, `/changes/${b1}:setFlags`), { json: { cc: ['alice'] }, ...as('bob') }));
+    const q = async (query: string, who: string, extra = '') => ok(api(s.url, 'GET', R(repo, `/changes?q=${encodeURIComponent(query)}${extra}`), as(who)));
+    const titles = (res: Json) => res.changes.map((c: Json) => c.title);
+    expect(titles(await q('owner:self', 'alice'))).to.deep.equal(['Alice two', 'Alice one']);
+    expect(titles(await q('owner:@me', 'bob'))).to.deep.equal(['Bob one']);
+    expect(titles(await q('cc:@me', 'alice'))).to.deep.equal(['Bob one']);
+    // Someone with no changes: self is not "unknown" (no note), the list is just empty.
+    const carol = await q('owner:self', 'carol');
+    expect(carol.changes).to.deep.equal([]);
+    expect(carol.notes).to.deep.equal(['no one named "carol" owns a change in this repository']);
+    // A cursor of alice's owner:self is alice's: bob's page with it is refused.
+    const first = await q('owner:self', 'alice', '&limit=1');
+    expect(titles(first)).to.deep.equal(['Alice two']);
+    expect(titles(await q('owner:self', 'alice', `&limit=1&cursor=${encodeURIComponent(first.next_cursor)}`))).to.deep.equal(['Alice one']);
+    expectError(await api(s.url, 'GET', R(repo, `/changes?q=owner:self&limit=1&cursor=${encodeURIComponent(first.next_cursor)}`), as('bob')), 400, 'another caller\'s cursor');
+    void a1; void a2;
   });
 });

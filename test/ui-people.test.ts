@@ -30,7 +30,8 @@ describe('UI: the per-person dashboard', function () {
     change = (await seed.post('/changes', { task_id: t.task_id, title: 'Rate-limit the checkout', base_line: 'main', owner: 'alice' })).change.change_id;
     ps = await seed.patchset(change, base, rev, 'one');
     await seed.ci(ps, 'pass');
-    await seed.comment(change, { patchset_id: ps, author: 'carol', anchor: { path: 'a.txt' }, body: 'Why b?' });
+    // The owner's own note: an open thread that asks nobody (a reviewer's would be the owner's move).
+    await seed.comment(change, { patchset_id: ps, author: 'alice', anchor: { path: 'a.txt' }, body: 'Why b? Answered in the next patchset.' });
     await seed.post(`/changes/${change}:requestReview`, { patchset_id: ps, reviewers: ['bob'], requested_by: 'alice' });
     const other = (await seed.post('/changes', { task_id: t.task_id, title: 'Someone else\'s change', base_line: 'main', owner: 'dan' })).change.change_id;
     void other;

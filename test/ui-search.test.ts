@@ -119,6 +119,36 @@ describe('UI: searching changes', function () {
     expect(errors.filter((e) => !/400/.test(e))).to.deep.equal([]);
   });
 
+  it('shows each result\'s owner, CI, votes, unresolved threads, topic and WIP mark, and says when no one has the name searched for', async () => {
+    await seed.post(`/changes/${firstChange}:setFlags`, { topic: 'limits', wip: true });
+    await seed.review(firstChange, `${firstChange}.ps-1`, 'carol', 'approve');
+    await seed.comment(firstChange, { patchset_id: `${firstChange}.ps-1`, author: 'carol', anchor: { path: 'lib/a.txt', line: 1 }, body: 'Why b?' });
+    const { page, errors } = await open(`/ui/repos/${seed.repo}/search?q=${encodeURIComponent('topic:limits')}`);
+    await page.locator('main p[aria-live]', { hasText: '1 change.' }).waitFor();
+    const row = page.locator(`main .rows .row[data-change="${firstChange}"]`);
+    expect(await row.locator('.owner').innerText()).to.equal('alice');
+    expect(await row.locator('.wip-badge').innerText()).to.equal('WIP');
+    expect(await row.locator('.row-meta').innerText()).to.include('topic limits');
+    expect(await row.locator('.votes').innerText()).to.match(/✓1\s*✗0/);
+    expect(await row.locator('.threads').innerText()).to.equal('1 open thread');
+    expect(await row.locator('.row-side').innerText()).to.match(/CI\s*none/);
+    await shot(page, 'search-rows');
+    await page.locator('main #change-search').fill('owner:nobody checkout');
+    await page.locator('main #change-search').press('Enter');
+    await page.locator('main .search-note').waitFor();
+    expect(await page.locator('main .search-note').innerText()).to.equal('No one named "nobody" owns a change in this repository.');
+    expect(errors).to.deep.equal([]);
+    // The change page's header: the WIP mark, the topic (a link searching it) and the people copied.
+    await seed.post(`/changes/${firstChange}:setFlags`, { cc: ['dan', 'erin'] });
+    const change = await open(`/ui/repos/${seed.repo}/changes/${firstChange}`);
+    await change.page.locator('[data-testid="wip"]').waitFor();
+    expect(await change.page.locator('[data-testid="topic"]').innerText()).to.equal('topic limits');
+    expect(await change.page.locator('[data-testid="topic"] a').getAttribute('href')).to.equal(`/ui/repos/${seed.repo}/search?q=${encodeURIComponent('topic:"limits"')}`);
+    expect(await change.page.locator('[data-testid="cc"]').innerText()).to.equal('cc dan, erin');
+    await shot(change.page, 'change-flags');
+    expect(change.errors).to.deep.equal([]);
+  });
+
   it('keeps `/` for the file filter on a change page', async () => {
     const { page, errors } = await open(`/ui/repos/${seed.repo}/changes/${firstChange}`);
     await page.locator('.diff-file').first().waitFor();

@@ -340,6 +340,7 @@ async function pushOne(authority: Authority, objects: GitObjects, c: PushCommand
         change_id: target.change_id,
         select: asked.select,
         reviewers: asked.reviewers,
+        flags: { ...(asked.topic !== null ? { topic: asked.topic } : {}), ...(asked.wip !== null ? { wip: asked.wip } : {}), cc: asked.cc },
       });
     }
     const results = await commitPushedSeries(authority.store, authority.workflow, items);

@@ -12,7 +12,7 @@ import { pino, type Logger } from 'pino';
 import { CairnService } from '../authority/service.js';
 import { createApp, type RequestLog } from '../http/app.js';
 import { PhasedServer } from '../http/server.js';
-import { canonicalHost, canonicalOrigin, RequestGuard } from '../http/request-guard.js';
+import { canonicalHost, canonicalOrigin, canonicalPublicUrl, RequestGuard } from '../http/request-guard.js';
 import { buildAssetTable } from '../http/ui/assets.js';
 import { HEADER_NAME, type UiOptions } from '../http/ui/routes.js';
 import { parseTrustList, type IdentityOptions } from '../http/identity.js';
@@ -55,6 +55,7 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--activation-delay-ms N] [--lock-stale-ms N] [--webhook-backoff-ms N]
                    [--queue-depth N] [--queue-retries N] [--queue-batch N]
                    [--queue-stall-seconds N] [--allowed-host NAME]... [--allowed-origin ORIGIN]...
+                   [--public-url URL]
                    [--max-snapshot-paths N] [--shutdown-seconds N]
                    [--git-mirror-allow CIDR|HOST]... [--git-mirror-file-root DIR]
                    [--git-mirror-credential GRANT]... [--git-mirror-concurrency N]
@@ -167,6 +168,12 @@ Options:
                      ORIGIN (http[s]://HOST[:PORT]), e.g. https://cairn.example.com behind a TLS
                      ingress. Repeatable. By default only pages of this server's own origin may
                      write; others get 403
+  --public-url URL   the address people reach this server at (the front door's, e.g.
+                     https://cairn.example.com or https://example.com/cairn): links the
+                     server prints, such as a push's remote: lines and the commit-msg hook
+                     hint, start with it. By default they use the address the request came
+                     to. An http(s) URL with an optional path; no credentials, query or
+                     fragment
   --max-snapshot-paths N
                      paths a snapshot may hold: files, symlinks and directories, counted at
                      every place a shared tree appears (default 10000000). A commit that
@@ -314,6 +321,8 @@ export interface ServerOptions {
   /** Extra Host names and page origins the request guard accepts (--allowed-host, --allowed-origin). */
   allowedHosts?: string[];
   allowedOrigins?: string[];
+  /** The front door's address for the links the server prints (--public-url; lib/http/request-guard.ts canonicalPublicUrl). */
+  publicUrl?: string | null;
   /** The stop's bound (--shutdown-seconds; default 10). */
   shutdownSeconds?: number;
   /** Paths a snapshot may hold (--max-snapshot-paths; lib/domain/tree-size.ts). */
@@ -553,7 +562,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       }
       // Who may promote: the listener actually bound (a wildcard faces the network), a front door, the secret.
       const promotion: PromoteAccess = { secret: options.promoteSecret ?? null, loopbackListener: isLoopbackAddress(address.address), frontDoor: identity !== null };
-      server.activate(createApp({ service, log, requestLog: options.requestLog, assets: swaggerUiAssets(), ui, guard, identity, promotion, gitPlaces, access }).callback());
+      server.activate(createApp({ service, log, requestLog: options.requestLog, assets: swaggerUiAssets(), ui, guard, identity, promotion, gitPlaces, access, publicUrl: options.publicUrl ?? null }).callback());
       if (options.archive && !options.follow) startArchiving(options.archive);
       log.info({ repositories: service.registry.all().length }, 'ready');
       // Repositories open on first use; this opens the rest so their timers and dispatchers run.
@@ -626,6 +635,7 @@ export async function serve(argv: string[]): Promise<number> {
     'queue-stall-seconds': { type: 'string', default: String(DEFAULT_QUEUE_OPTIONS.stall_s) },
     'allowed-host': { type: 'string', multiple: true, default: [] },
     'allowed-origin': { type: 'string', multiple: true, default: [] },
+    'public-url': { type: 'string' },
     'shutdown-seconds': { type: 'string', default: String(DEFAULT_SHUTDOWN_SECONDS) },
     'max-snapshot-paths': { type: 'string', default: String(DEFAULT_MAX_SNAPSHOT_PATHS) },
     'git-mirror-allow': { type: 'string', multiple: true, default: [] },
@@ -769,6 +779,11 @@ export async function serve(argv: string[]): Promise<number> {
   for (const h of allowedHosts) if (canonicalHost(h) === null) throw new CliUsageError(`--allowed-host must be a host name or IP address (no port), got "${h}"`);
   const allowedOrigins = values['allowed-origin'] as string[];
   for (const o of allowedOrigins) if (canonicalOrigin(o) === null) throw new CliUsageError(`--allowed-origin must be an origin such as https://cairn.example.com or http://HOST:PORT, got "${o}"`);
+  let publicUrl: string | null = null;
+  if (values['public-url'] !== undefined) {
+    publicUrl = canonicalPublicUrl(String(values['public-url']));
+    if (publicUrl === null) throw new CliUsageError(`--public-url must be an http or https URL such as https://cairn.example.com or https://example.com/cairn (no credentials, query or fragment), got "${String(values['public-url']).slice(0, 200)}"`);
+  }
   const shutdownSeconds = positive('shutdown-seconds', 3600);
   const maxSnapshotPaths = parseMaxSnapshotPaths(values['max-snapshot-paths']);
   // --archive and --follow take the same connection settings (the AWS_* environment or --archive-config).
@@ -837,7 +852,7 @@ export async function serve(argv: string[]): Promise<number> {
     bodyTimeoutMs: positive('git-body-timeout-seconds', 3600) * 1000,
     minBytesPerSecond: whole('git-body-min-rate', 1024 * 1024 * 1024),
   };
-  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, shutdownSeconds, maxSnapshotPaths, identity, gitMirrors, git, archive, follow, promoteSecret, insecureOpen: values['insecure-open'] === true, auth, newSealKey: values['new-seal-key'] === true });
+  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, publicUrl, shutdownSeconds, maxSnapshotPaths, identity, gitMirrors, git, archive, follow, promoteSecret, insecureOpen: values['insecure-open'] === true, auth, newSealKey: values['new-seal-key'] === true });
   let signalled = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (signalled) {

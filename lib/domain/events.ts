@@ -8,6 +8,7 @@ import type { ChangeRecord, PatchsetRecord, TaskRecord } from './workflow/rules.
 import type { CommentRecord, Resolution } from './workflow/comment-rules.js';
 import type { AttestationRecord, PolicyDecisionRecord, ReviewRecord } from './workflow/review-rules.js';
 import type { QueueEntryRecord } from './workflow/land-queue.js';
+import { changedFlags } from './workflow/change-flags.js';
 
 export type EventData = Record<string, string | number | boolean | null>;
 export interface DomainEvent {
@@ -26,6 +27,7 @@ export const EVENT_TYPES: Record<string, string[]> = {
   'change.status_changed': ['change_id', 'change_ref', 'task_id', 'status', 'previous_status'],
   'change.closed': ['change_id', 'change_ref', 'task_id', 'status'],
   'change.landed': ['change_id', 'change_ref', 'task_id'],
+  'change.updated': ['change_id', 'change_ref', 'task_id', 'fields', 'topic', 'wip'],
   'patchset.created': ['patchset_id', 'change_id', 'patchset_number'],
   'patchset.selected': ['patchset_id', 'change_id'],
   'patchset.base_stale': ['patchset_id', 'change_id', 'land_id'],
@@ -114,6 +116,9 @@ export function changeEvents(before: ChangeRecord | undefined, after: ChangeReco
     else if (CHANGE_CLOSED.has(after.status)) out.push(ev('change.closed', { ...ids, status: after.status }));
     else out.push(ev('change.status_changed', { ...ids, status: after.status, previous_status: before.status }));
   }
+  // Topic, work in progress, cc (./workflow/change-flags.ts): a created change carries them in its record.
+  const flags = before ? changedFlags(before, after) : [];
+  if (flags.length > 0) out.push(ev('change.updated', { ...ids, fields: flags.join(','), topic: after.topic ?? null, wip: after.wip === true }));
   if (after.selected_patchset_id && after.selected_patchset_id !== (before?.selected_patchset_id ?? null)) {
     out.push(ev('patchset.selected', { patchset_id: after.selected_patchset_id, change_id: after.change_id }));
   }

@@ -72,23 +72,46 @@ export interface PushAsk {
   reviewers: string[];
   /** `-o m=MESSAGE`: the patchset's summary instead of the commit message. */
   message: string | null;
+  /** `-o topic=NAME`: the change's topic (null: left as it is). */
+  topic: string | null;
+  /** `-o wip` (true) or `-o ready` (false); null: left as it is. */
+  wip: boolean | null;
+  /** `-o cc=NAME`: people copied on the change (in order, each once). */
+  cc: string[];
 }
 
 /** The options a push for review takes, as the refusal of an unknown one lists them. */
-export const KNOWN_PUSH_OPTIONS = 'noselect, r=NAME, m=MESSAGE';
+export const KNOWN_PUSH_OPTIONS = 'noselect, r=NAME, m=MESSAGE, topic=NAME, wip, ready, cc=NAME';
 /** People one push may ask for review (a review request's own cap). */
 export const MAX_PUSH_REVIEWERS = 50;
 
 /**
  * What a push's options (`git push -o OPTION`, sent after its commands) ask: `noselect` keeps
  * each change's selected patchset, `r=NAME` requests a review, `m=MESSAGE` is the patchset's
- * summary. Any other option, and a bad value, is refused (every ref), rather than ignored.
+ * summary, `topic=NAME` sets the change's topic, `wip` / `ready` mark it work in progress or
+ * ready, `cc=NAME` copies a person. Any other option, and a bad value, is refused (every ref),
+ * rather than ignored.
  */
 export function pushOptions(options: readonly string[], maxMessage: number): PushAsk | { refused: string } {
-  const ask: PushAsk = { select: true, reviewers: [], message: null };
+  const ask: PushAsk = { select: true, reviewers: [], message: null, topic: null, wip: null, cc: [] };
   for (const option of options) {
     const [key, value] = splitOnce(option, '=');
     if (option === 'noselect') ask.select = false;
+    else if (option === 'wip' || option === 'ready') {
+      const wip = option === 'wip';
+      if (ask.wip !== null && ask.wip !== wip) return { refused: '-o wip and -o ready contradict each other: give one' };
+      ask.wip = wip;
+    } else if (key === 'topic' && value !== null) {
+      if (ask.topic !== null && ask.topic !== value) return { refused: '-o topic= may be given once' };
+      const problem = nameProblem(value);
+      if (problem !== null) return { refused: `-o topic=${value.slice(0, 80)}: a topic ${problem}` };
+      ask.topic = value;
+    } else if (key === 'cc' && value !== null) {
+      const problem = nameProblem(value);
+      if (problem !== null) return { refused: `-o cc=${value.slice(0, 80)}: a name ${problem}` };
+      if (!ask.cc.includes(value)) ask.cc.push(value);
+      if (ask.cc.length > MAX_PUSH_REVIEWERS) return { refused: `-o cc= names more than ${MAX_PUSH_REVIEWERS} people` };
+    }
     else if (key === 'r' && value !== null) {
       const problem = nameProblem(value);
       if (problem !== null) return { refused: `-o r=${value.slice(0, 80)}: a reviewer's name ${problem}` };

@@ -38,6 +38,8 @@ export interface AppOptions {
   gitPlaces?: GitPlaces;
   /** Accounts, tokens and roles (./access-gate.ts); absent/null: no auth mode, every route open as the spec has it. */
   access?: AccessGate | null;
+  /** The front door's address for links the server prints (`cairn serve --public-url`); absent/null: the request's own. */
+  publicUrl?: string | null;
 }
 
 /** The request log line's fields: never the URL (it may carry a restore token), never a body. */
@@ -166,7 +168,7 @@ export function createApp(options: AppOptions): Koa {
         if (hasBody(ctx)) await drain(ctx);
       }
 
-      const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit, assets: options.assets, promotion: options.promotion ?? NO_PROMOTION, gitPlaces, access: options.access ?? null };
+      const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit, assets: options.assets, promotion: options.promotion ?? NO_PROMOTION, gitPlaces, access: options.access ?? null, publicUrl: options.publicUrl ?? null };
       const reply = await route.handler(routeCtx);
       // A body that streams (an event feed, a pack, an export) ends when its token is revoked or its account disabled.
       if (gate && ('write' in reply || 'stream' in reply || ('bytes' in reply && reply.bytes instanceof Readable))) endOnRevoke(ctx, gate);

@@ -46,6 +46,28 @@ export function canonicalHost(host: string): string | null {
   }
 }
 
+/**
+ * The server's public address as `--public-url` takes it (the front door's: `http(s)://host[:port]`
+ * and an optional path, no credentials, query or fragment), without a trailing slash; null when
+ * it is not one. Links the server prints (a push's `remote:` lines, the commit-msg hook's) start with it.
+ */
+export function canonicalPublicUrl(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+  if (url.username || url.password || url.search || url.hash || value.includes('?') || value.includes('#')) return null;
+  if (!/^https?:\/\/[^/?#@\s]+(\/[^?#\s]*)?$/i.test(value)) return null;
+  // The path as written (URL would resolve `a/../b`): no `.` or `..` segment.
+  const written = value.replace(/^https?:\/\/[^/]+/i, '');
+  if (written.split('/').some((seg) => seg === '.' || seg === '..' || /^%2e(%2e)?$/i.test(seg) || seg === '.%2e' || seg === '%2e.')) return null;
+  const pathPart = url.pathname.replace(/\/+$/, '');
+  return `${url.origin}${pathPart}`;
+}
+
 /** An origin as `--allowed-origin` takes it (`http(s)://host[:port]`, nothing after), serialized; null when it is not one. */
 export function canonicalOrigin(origin: string): string | null {
   let url: URL;

@@ -57,6 +57,8 @@ export interface RouteContext {
   gitPlaces: GitPlaces;
   /** Accounts, tokens and roles (./access-gate.ts); null when the server runs without an auth mode. */
   access: AccessGate | null;
+  /** The front door's address for links the server prints (`cairn serve --public-url`); null/absent: the request's own. */
+  publicUrl?: string | null;
 }
 
 /** Static files by name (given by the composition root, lib/cli: the HTTP layer reads no files). */

@@ -173,7 +173,7 @@ export const ROUTES: readonly RouteSpec[] = [
   route('read.reviewerInbox', 'GET', `${REPO}/read/reviewer-inbox`, 'reader', { paged: true, query: reviews.InboxQuery, ok: 'ReviewerInbox', handler: reviews.inbox }),
 
   // Changes, patchsets, reviews, policy, CI, Land
-  route('changes.list', 'GET', `${REPO}/changes`, 'reader', { paged: true, query: changes.ListQuery, ok: 'ChangeList', handler: changes.list }),
+  route('changes.list', 'GET', `${REPO}/changes`, 'reader', { paged: true, query: changes.ListQuery, ok: 'ChangeList', refuses: [422], handler: changes.list }),
   route('changes.create', 'POST', `${REPO}/changes`, 'contributor', { request: changes.CreateChange, ok: 'ChangeResult', handler: changes.create }),
   route('changes.get', 'GET', `${REPO}/changes/{change_ref}`, 'reader', { ok: 'ChangeStackResult', handler: changes.get }),
   route('changes.close', 'POST', `${REPO}/changes/{change_ref}`, 'contributor', { action: 'close', request: changes.CloseChange, ok: 'ChangeResult', handler: changes.close }),
@@ -224,6 +224,8 @@ export const ROUTES: readonly RouteSpec[] = [
   route('read.dashboard', 'GET', `${REPO}/read/dashboard`, 'reader', { extension: true, query: people.DashboardQuery, ok: 'Dashboard', handler: people.dashboardHandler }),
   route('read.changeReadiness', 'GET', `${REPO}/read/changes/{change_ref}/readiness`, 'reader', { extension: true, ok: 'LandReadiness', handler: diffs.readinessHandler }),
   route('read.changeLands', 'GET', `${REPO}/read/changes/{change_ref}/lands`, 'reader', { extension: true, paged: true, ok: 'LandList', handler: lands.changeLands }),
+  // A change's topic, work-in-progress mark and cc list (docs/api.md "Topic, work in progress, cc")
+  route('changes.setFlags', 'POST', `${REPO}/changes/{change_ref}`, 'contributor', { action: 'setFlags', extension: true, request: changes.SetFlags, ok: 'ChangeResult', handler: changes.setFlags }),
 
   // Extensions: git interoperability (docs/git.md)
   route('git.import', 'POST', `${REPO}/git/imports`, 'maintainer', { extension: true, raised: true, request: git.ImportBody, ok: 'GitImportResult', handler: git.importCommits }),

@@ -53,7 +53,7 @@ import type { LineRecord } from '../../store/content-files.js';
 import type { JobQueue } from '../jobs.js';
 import { changeEvents, patchsetEvents, taskEvents } from '../../domain/events.js';
 import type { PlanBook } from '../plans.js';
-import { ReviewBook } from './reviews.js';
+import { ciProjectionOf, ReviewBook } from './reviews.js';
 import { requireName } from '../../domain/workflow/review-rules.js';
 import { requireOneLine } from '../../domain/text.js';
 import { CommentBook } from './comments.js';
@@ -62,6 +62,7 @@ import { ChangeSearch } from './search.js';
 import { SEARCH_SECTION } from '../../domain/workflow/search-index.js';
 import { changeAttention } from './people.js';
 import { StackBook } from './stacks.js';
+import { withFlags, type ChangeFlags } from '../../domain/workflow/change-flags.js';
 
 export interface TaskInput {
   title: string;
@@ -186,7 +187,7 @@ export class WorkflowBook {
     book.reviews = ReviewBook.open(store, book, book.jobs, notes);
     book.comments = new CommentBook(store, book);
     book.viewed = new ViewedBook(store, book);
-    book.search = new ChangeSearch(store, { get index() { return book.index; }, unresolvedCount: (id) => book.comments.unresolvedCount(id) }, store.takeCheckpointSection(SEARCH_SECTION), notes);
+    book.search = new ChangeSearch(store, { get index() { return book.index; }, get people() { return book.people; }, unresolvedCount: (id) => book.comments.unresolvedCount(id) }, store.takeCheckpointSection(SEARCH_SECTION), notes);
     return book;
   }
 
@@ -480,6 +481,19 @@ export class WorkflowBook {
     });
   }
 
+  /** `:setFlags`: the change's topic, work-in-progress mark, cc list (lib/domain/workflow/change-flags.ts). */
+  setFlags(ref: string, flags: ChangeFlags): Promise<ChangeRecord> {
+    return this.store.transact((tx) => this.setFlagsIn(tx, this.changeIn(tx, ref), flags));
+  }
+
+  /** Stage `flags` on an open change (its record and `change.updated` event); `:setFlags` and a push's -o topic=, wip, ready, cc=. */
+  setFlagsIn(tx: Txn, change: ChangeRecord, flags: ChangeFlags): ChangeRecord {
+    checkChangeOpen(change, 'change its topic, work-in-progress mark or cc list');
+    const next = withFlags(change, flags, nowSeconds());
+    if (next !== change) this.upsertChange(tx, next);
+    return next;
+  }
+
   selectPatchset(ref: string, patchsetIdValue: string): Promise<ChangeRecord> {
     return this.store.transact((tx) => this.selectPatchsetIn(tx, this.changeIn(tx, ref), patchsetIdValue));
   }
@@ -644,6 +658,21 @@ export class WorkflowBook {
       owner: c.owner ?? null,
       reviewers: this.reviews.reviewerList(c),
       attention: changeAttention(this, c).map((x) => x.name),
+      topic: c.topic ?? null,
+      wip: c.wip === true,
+      cc: c.cc ?? [],
+    };
+  }
+
+  /** A search result's facts (docs/api.md "Searching changes"): owner, the selected patchset's CI, live votes, unresolved threads. */
+  searchRow(c: ChangeRecord): Record<string, unknown> {
+    const { counts } = this.reviews.reviewSummary(c);
+    return {
+      change_id: c.change_id,
+      owner: c.owner ?? null,
+      ci: c.selected_patchset_id ? ciProjectionOf(this.reviews.ci(c.selected_patchset_id)).overall : 'none',
+      votes: { approvals: counts.approvals, blocking: counts.blocking },
+      unresolved_threads: this.comments.unresolvedCount(c.change_id),
     };
   }
 

@@ -21,6 +21,7 @@ export interface PeopleBook {
   readonly index: WorkflowIndexes;
   ejectionOf(changeId: string): { patchset_id: string; reason: string } | null;
   change(ref: string): ChangeRecord;
+  patchset(id: string): { created_at_s: number };
 }
 import { requireName } from '../../domain/workflow/review-rules.js';
 
@@ -39,6 +40,7 @@ export function changeAttention(book: PeopleBook, change: ChangeRecord, reviews?
     person_request: r.action === 'request' && r.reviewer_group === null,
     blocking: r.blocking,
     patchset: psNumber(r.patchset_id),
+    at_s: r.created_at_s,
   }));
   const ci = ciProjectionOf(book.reviews.ci(current)).overall as 'none' | 'pending' | 'pass' | 'fail' | 'error';
   const ejected = book.ejectionOf(change.change_id);
@@ -49,6 +51,10 @@ export function changeAttention(book: PeopleBook, change: ChangeRecord, reviews?
     reviews: rows,
     ci,
     ejection: ejected && ejected.patchset_id === current ? ejected.reason : null,
+    current_patchset_at_s: book.patchset(current).created_at_s,
+    // From the change's thread summary (held in memory): no comment record is read.
+    threads: book.comments.summary(change.change_id).publishedThreads(),
+    wip: change.wip === true,
   });
 }
 
@@ -107,7 +113,7 @@ function dashboardRow(book: PeopleBook, change: ChangeRecord, repositoryIndex: n
 
 /**
  * `user`'s dashboard: changes where it is their move, their open changes, open changes they were
- * asked to review (Gerrit's incoming reviews), and their changes (owned or reviewed) landed most
+ * asked to review (Gerrit's incoming reviews; not work in progress), and their changes (owned or reviewed) landed most
  * recently. Each section newest first, at most DASHBOARD_ROWS rows.
  */
 export function dashboard(book: PeopleBook, user: string, repositoryIndex: number): Record<string, unknown> {
@@ -138,7 +144,8 @@ export function dashboard(book: PeopleBook, user: string, repositoryIndex: numbe
     const mine = (r.attention as Attention[]).find((x) => x.name === user);
     if (mine) yourTurn.push({ ...r, reason: mine.reason });
     if (ownedSet.has(s)) yours.push(r);
-    else waiting.push(r);
+    // Work in progress is not yet the reviewers' (Gerrit's WIP): off their list until ready.
+    else if (!book.people.isWip(s)) waiting.push(r);
   }
   landed.sort((a, b) => (b.landed_at_s as number) - (a.landed_at_s as number));
   const cap = (xs: Record<string, unknown>[]) => xs.slice(0, DASHBOARD_ROWS);

@@ -4,6 +4,7 @@
 // (origin `pushed`) with its commit-id entry, and the Change-Id key. Each record
 // is staged by the same function its own route uses (stageTask, stageChange, stagePatchset), so
 // every event they emit is emitted here too, and visible exactly when the push is.
+import type { ChangeFlags } from '../../domain/workflow/change-flags.js';
 import { Conflict, Forbidden, Invalid, NotFound } from '../../domain/errors.js';
 import { changeKeyId, GIT_CHANGE_KEY, type GitChangeKeyRecord } from '../../domain/git-push.js';
 import { GIT_COMMIT, GIT_COMMIT_ID, type GitCommitIdRecord, type GitCommitRecord, type Gitlink } from '../../domain/git.js';
@@ -43,6 +44,8 @@ export interface PushedPatchset {
   select: boolean;
   /** `-o r=NAME`: review requested from these people on the selected patchset, in the same commit. */
   reviewers: string[];
+  /** `-o topic=`, `-o wip` / `-o ready`, `-o cc=`: the change's flags, in the same commit (absent: none). */
+  flags?: ChangeFlags;
 }
 
 export interface PushedSide {
@@ -172,6 +175,7 @@ export async function commitPushedSeries(store: ContentStore, book: WorkflowBook
       if (!selected) throw new Conflict(`${final.change_id} has no selected patchset to request a review of`);
       final = book.reviews.stageRequests(tx, final, selected, p.reviewers.map((name) => ({ name, kind: 'person' as const })), p.pushed_by, '').change;
     }
+    if (p.flags) final = book.setFlagsIn(tx, final, p.flags);
     if (i < prepared.length - 1) crashPoint('git-push:series-staged');
     return { task, change: final, patchset: staged.patchset, created: found === null };
   }));

@@ -53,6 +53,8 @@ export interface WorkflowView {
   upsertChange(tx: Txn, c: ChangeRecord): void;
   /** The book's indexes: the sequences of the changes in status `review`, newest first. */
   readonly index: { reviewChanges(): number[] };
+  /** Work-in-progress changes stay out of the inbox until ready. */
+  readonly people: { isWip(seq: number): boolean };
 }
 
 export interface ReviewInput { patchset_id: string; reviewer: string; action: string; comment?: string; blocking?: boolean }
@@ -645,15 +647,15 @@ export class ReviewBook {
   }
 
   /**
-   * Open review work in inbox order: one key per change in status `review` whose latest review
-   * request names a group (optionally only `group`), ordered by group (UTF-8 bytes), then
+   * Open review work in inbox order: one key per change in status `review`, not work in
+   * progress, whose latest review request names a group (optionally only `group`), ordered by group (UTF-8 bytes), then
    * request time, then change. From the indexes alone: no record is read.
    */
   private inboxKeys(group: string | undefined): { change: number; request: InboxRequest; key: CursorKey }[] {
     const out: { change: number; request: InboxRequest; key: CursorKey }[] = [];
     for (const change of this.book.index.reviewChanges()) {
       const request = this.index.requestOf(change);
-      if (!request || (group !== undefined && request.group !== group)) continue;
+      if (!request || (group !== undefined && request.group !== group) || this.book.people.isWip(change)) continue;
       out.push({ change, request, key: [request.group, request.requested_at_s, changeId(change)] });
     }
     // The order the inbox pages in (lib/domain/paging.ts compareKeys): group and change by UTF-8 bytes.

@@ -52,6 +52,8 @@ export interface SearchView {
   readonly index: WorkflowIndexes;
   /** Published threads of the change still unresolved. */
   unresolvedCount(changeIdValue: string): number;
+  /** The per-person, per-topic and work-in-progress lists (lib/domain/workflow/people-index.ts): `cc:`, `topic:`, `is:wip`. */
+  readonly people: { ccOf(name: string): number[]; withTopic(topic: string): number[]; wipChanges(): number[] };
 }
 
 /** The ascending intersection of ascending lists (smallest first, each step a galloping walk). */
@@ -223,6 +225,10 @@ export class ChangeSearch {
         : union(union(L.files.get(fileBucket(third)), L.deep.get('')), L.wide.get('')));
     }
     if (q.unresolved) lists.push(L.commented.get(''));
+    const people = this.book.people;
+    if (q.cc !== null) lists.push(people.ccOf(q.cc));
+    if (q.topic !== null) lists.push(people.withTopic(q.topic));
+    if (q.wip) lists.push(people.wipChanges());
     const index = this.book.index;
     const statusOk = (seq: number) => index.changeHasStatus(seq, q.status ?? undefined) && (!q.open || OPEN_CHANGE_CODES.includes(changeCode(index.changeStatusOf(seq))));
     const after = req.after === null ? null : (req.after as number);
@@ -266,6 +272,20 @@ export class ChangeSearch {
       rows.push(change);
     }
     return { rows, next_cursor: null };
+  }
+
+  /**
+   * The people a query names that no change names in that role (owner:, reviewer:, cc:): said
+   * in the answer's `notes`, so an empty result is not taken for "none of theirs matched".
+   */
+  async unknownPeople(q: SearchQuery): Promise<string[]> {
+    await this.ready();
+    const L = this.lists.lists;
+    const notes: string[] = [];
+    if (q.owner !== null && L.owners.get(q.owner).length === 0) notes.push(`no one named ${JSON.stringify(q.owner)} owns a change in this repository`);
+    if (q.reviewer !== null && L.reviewers.get(q.reviewer).length === 0) notes.push(`no one named ${JSON.stringify(q.reviewer)} was asked to review or reviewed a change in this repository`);
+    if (q.cc !== null && this.book.people.ccOf(q.cc).length === 0) notes.push(`no one named ${JSON.stringify(q.cc)} is copied on a change in this repository`);
+    return notes;
   }
 
   /** What the lists only approximate, checked against the records. */

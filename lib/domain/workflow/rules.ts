@@ -67,6 +67,12 @@ export interface ChangeRecord {
    * review records (`reviewer_group`); the change projection merges both.
    */
   reviewers?: { name: string; kind: 'person' | 'group' }[];
+  /** A name grouping related changes (Gerrit's topic; `-o topic=`, `:setFlags`); absent: none. */
+  topic?: string;
+  /** Work in progress (`-o wip`): no reviewer is asked to act until it is ready; absent: ready. */
+  wip?: true;
+  /** People told of the change without being asked to review (`-o cc=`), in the order first named; absent: none. */
+  cc?: string[];
 }
 
 export interface AppliedSuggestion { comment_id: string; author: string }

@@ -1,10 +1,11 @@
 // The change search language (docs/api.md "Searching changes"): `GET changes?q=` takes terms
 // separated by spaces, all of which a change must match: `status:S`, `is:open`,
-// `is:unresolved`, `owner:NAME`, `reviewer:NAME`, `file:PATH`, `line:LINE`, and bare words,
-// each a whole word of the title (case-insensitive). A value with spaces is quoted
-// (`owner:"Ann Lee"`). Parsing is pure; lib/authority/workflow/search.ts answers a query from
-// its indexes.
-import { Invalid } from '../errors.js';
+// `is:unresolved`, `is:wip`, `owner:NAME`, `reviewer:NAME`, `cc:NAME`, `topic:NAME`,
+// `file:PATH`, `line:LINE`, and bare words, each a whole word of the title (case-insensitive).
+// A value with spaces is quoted (`owner:"Ann Lee"`). `self` or `@me` as a person's name is the
+// caller (Gerrit's `owner:self`, GitHub's `author:@me`): resolved here, so a cursor is bound to
+// the name. Parsing is pure; lib/authority/workflow/search.ts answers a query from its indexes.
+import { Invalid, Unprocessable } from '../errors.js';
 import { CHANGE_STATUSES, type ChangeStatus } from './rules.js';
 
 export const MAX_QUERY_CHARS = 1024;
@@ -18,6 +19,11 @@ export interface SearchQuery {
   unresolved: boolean;
   owner: string | null;
   reviewer: string | null;
+  /** A person copied on the change (`cc:`). */
+  cc: string | null;
+  topic: string | null;
+  /** `is:wip`: work in progress only. */
+  wip: boolean;
   /** A path or directory prefix (clean, relative). */
   file: string | null;
   line: string | null;
@@ -53,21 +59,32 @@ function splitTerms(q: string): string[] {
   return out;
 }
 
-const KEYS = ['status', 'is', 'owner', 'reviewer', 'file', 'line'] as const;
+const KEYS = ['status', 'is', 'owner', 'reviewer', 'cc', 'topic', 'file', 'line'] as const;
+/** Values of owner:, reviewer: and cc: that name the caller. */
+const SELF = ['self', '@me'];
 
-/** Parse a search; a malformed one → 400 naming what is wrong. */
-export function parseSearch(q: string): SearchQuery {
+/**
+ * Parse a search; a malformed one → 400 naming what is wrong. `caller` is the request's identity
+ * (`self` / `@me` name it); a query naming the caller without one → 422 saying to sign in.
+ */
+export function parseSearch(q: string, caller: string | null = null): SearchQuery {
   if (q.length > MAX_QUERY_CHARS) throw new Invalid(`q is longer than ${MAX_QUERY_CHARS} characters`);
   const terms = splitTerms(q);
-  if (terms.length === 0) throw new Invalid('q is empty: give one or more terms (status:review owner:NAME reviewer:NAME is:open is:unresolved file:PATH line:LINE, or title words)');
+  if (terms.length === 0) throw new Invalid('q is empty: give one or more terms (status:review owner:NAME reviewer:NAME cc:NAME topic:NAME is:open is:unresolved is:wip file:PATH line:LINE, or title words)');
   if (terms.length > MAX_QUERY_TERMS) throw new Invalid(`q has ${terms.length} terms, more than ${MAX_QUERY_TERMS}`);
-  const out: SearchQuery = { status: null, open: false, unresolved: false, owner: null, reviewer: null, file: null, line: null, words: [] };
+  const out: SearchQuery = { status: null, open: false, unresolved: false, owner: null, reviewer: null, cc: null, topic: null, wip: false, file: null, line: null, words: [] };
+  const person = (key: string, value: string): string => {
+    if (!SELF.includes(value.toLowerCase())) return value;
+    if (caller === null) throw new Unprocessable(`q: ${key}:${value} means you, and this request names no one: sign in (through the server's front door) or give a name`);
+    return caller;
+  };
   const once = (key: string, current: unknown) => {
     if (current !== null) throw new Invalid(`q: ${key}: may be given once`);
   };
   for (const term of terms) {
     const colon = term.indexOf(':');
     const key = colon > 0 ? term.slice(0, colon).toLowerCase() : null;
+    if (term.toLowerCase() === '@me') throw new Invalid('q: @me is a name, not a term of its own: owner:@me, reviewer:@me or cc:@me');
     if (key === null || !(KEYS as readonly string[]).includes(key)) {
       if (colon > 0 && /^[a-z]+$/i.test(term.slice(0, colon))) throw new Invalid(`q: unknown term ${JSON.stringify(term.slice(0, colon + 1))} (known: ${KEYS.map((k) => `${k}:`).join(' ')})`);
       const words = titleWords(term);
@@ -87,15 +104,24 @@ export function parseSearch(q: string): SearchQuery {
       case 'is':
         if (value === 'open') out.open = true;
         else if (value === 'unresolved') out.unresolved = true;
-        else throw new Invalid('q: is: must be open or unresolved');
+        else if (value === 'wip') out.wip = true;
+        else throw new Invalid('q: is: must be open, unresolved or wip');
         break;
       case 'owner':
         once('owner', out.owner);
-        out.owner = value;
+        out.owner = person(key, value);
         break;
       case 'reviewer':
         once('reviewer', out.reviewer);
-        out.reviewer = value;
+        out.reviewer = person(key, value);
+        break;
+      case 'cc':
+        once('cc', out.cc);
+        out.cc = person(key, value);
+        break;
+      case 'topic':
+        once('topic', out.topic);
+        out.topic = value;
         break;
       case 'line':
         once('line', out.line);
@@ -115,5 +141,5 @@ export function parseSearch(q: string): SearchQuery {
 
 /** The query in one canonical form (a cursor is bound to it, whatever spacing or order the terms came in). */
 export function canonicalSearch(s: SearchQuery): string {
-  return JSON.stringify([s.status, s.open, s.unresolved, s.owner, s.reviewer, s.file, s.line, [...s.words].sort()]);
+  return JSON.stringify([s.status, s.open, s.unresolved, s.owner, s.reviewer, s.file, s.line, [...s.words].sort(), s.cc, s.topic, s.wip]);
 }

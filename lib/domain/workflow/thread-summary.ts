@@ -10,7 +10,13 @@ import { parseCommentId } from './comment-rules.js';
 /** The most comments one change may hold: a new comment beyond it is refused (409). */
 export const MAX_COMMENTS_PER_CHANGE = 10_000;
 
-interface Meta { root: number; published: boolean; author: string; resolution: Resolution | null; discarded: boolean }
+interface Meta { root: number; published: boolean; author: string; resolution: Resolution | null; discarded: boolean; at_s: number; patchset: number }
+
+/** A published comment as the attention rule reads it (lib/domain/workflow/attention.ts). */
+export interface SummaryComment { sequence: number; author: string; patchset: number; at_s: number }
+
+/** The patchset number of a patchset id (`change-3.ps-2` → 2; 0 when it is not one). */
+const psNumber = (id: string): number => Number(/\.ps-([1-9][0-9]{0,9})$/.exec(id)?.[1] ?? 0);
 
 export interface SummaryThread {
   /** The root comment's sequence. */
@@ -53,6 +59,8 @@ export class ThreadSummary {
       known.author = c.author;
       known.resolution = c.resolution;
       known.discarded = c.discarded === true;
+      known.at_s = c.updated_at_s;
+      known.patchset = psNumber(c.patchset_id);
       const t = known.root === 0 ? undefined : this.threads.get(known.root);
       if (t && t.seq === seq) { t.published = c.published; t.author = c.author; t.discarded = known.discarded; }
       if (t) this.settle(t);
@@ -65,7 +73,7 @@ export class ThreadSummary {
       // A reply joins its parent's thread; the parent comes earlier (fsck reports any that does not).
       if (parent && parent.change_id === c.change_id && parent.number < seq) root = this.meta[parent.number]?.root ?? 0;
     }
-    this.meta[seq] = { root, published: c.published, author: c.author, resolution: c.resolution, discarded: c.discarded === true };
+    this.meta[seq] = { root, published: c.published, author: c.author, resolution: c.resolution, discarded: c.discarded === true, at_s: c.updated_at_s, patchset: psNumber(c.patchset_id) };
     if (seq > this.count) this.count = seq;
     if (root === seq) {
       const t: SummaryThread = { seq, anchor: c.anchor, published: c.published, author: c.author, discarded: c.discarded === true, members: [seq], resolution: 'unresolved' };
@@ -108,6 +116,23 @@ export class ThreadSummary {
     for (const seq of this.order) {
       const t = this.threads.get(seq)!;
       if (!t.discarded && (t.published || t.author === viewer)) out.push(t);
+    }
+    return out;
+  }
+
+  /** Each published thread: unresolved or not, and its published comments in the order they were published (time, then sequence). */
+  publishedThreads(): { unresolved: boolean; comments: SummaryComment[] }[] {
+    const out: { unresolved: boolean; comments: SummaryComment[] }[] = [];
+    for (const seq of this.order) {
+      const t = this.threads.get(seq)!;
+      if (t.discarded || !t.published) continue;
+      const comments: SummaryComment[] = [];
+      for (const m of t.members) {
+        const x = this.meta[m]!;
+        if (x.published && !x.discarded) comments.push({ sequence: m, author: x.author, patchset: x.patchset, at_s: x.at_s });
+      }
+      comments.sort((a, b) => a.at_s - b.at_s || a.sequence - b.sequence);
+      out.push({ unresolved: t.resolution === 'unresolved', comments });
     }
     return out;
   }

@@ -1,8 +1,8 @@
 // Changes and patchsets (spec: "Change", "Patchset", the change and patchset rows of "Changes,
 // patchsets, reviews, policy, CI, Land"; docs/api.md "Tasks, changes, patchsets").
-import { integer, nullable, object as strictObject, optional, string, type as looseObject } from 'superstruct';
+import { array, boolean, integer, nullable, object as strictObject, optional, string, type as looseObject } from 'superstruct';
 import { AUTHOR_MODES, CHANGE_STATUSES, parseTaskRef, requireChangeStatus } from '../../domain/workflow/rules.js';
-import { Invalid } from '../../domain/errors.js';
+import { Invalid, Unprocessable } from '../../domain/errors.js';
 import { canonicalSearch, parseSearch } from '../../domain/workflow/search-query.js';
 import { requireAuthority, type Handler, type QueryParam } from '../route-types.js';
 import { validate } from '../validate.js';
@@ -23,6 +23,8 @@ export const CloseChange = looseObject({ status: string() });
 export const Select = looseObject({ patchset_id: string() });
 /** `:rebase`: which patchset (default the selected one); who asks is the caller's identity, never the body. */
 export const Rebase = strictObject({ patchset_id: optional(string()) });
+/** `:setFlags` (docs/api.md "Topic, work in progress, cc"): at least one field. */
+export const SetFlags = looseObject({ topic: optional(nullable(string())), wip: optional(boolean()), cc: optional(array(string())) });
 export const CreatePatchset = looseObject({
   base_snapshot_id: string(),
   revision_snapshot_id: string(),
@@ -40,9 +42,10 @@ export const list: Handler = async (ctx) => {
   const q = queryValue(ctx, 'q');
   if (q !== undefined) {
     if (status !== undefined || taskRef !== undefined) throw new Invalid('q is a search of its own: put status:S in it, and give no status or task_id beside it');
-    const search = parseSearch(q);
+    const search = parseSearch(q, identityOf(ctx));
     const page = await a.workflow.search.search(search, pageRequest(ctx, 'changes', 'int', { q: canonicalSearch(search) }));
-    return { json: { changes: page.rows.map((c) => a.workflow.changeProjection(c, a.index)), ...pageFields(page) } };
+    const notes = await a.workflow.search.unknownPeople(search);
+    return { json: { changes: page.rows.map((c) => a.workflow.changeProjection(c, a.index)), search_rows: page.rows.map((c) => a.workflow.searchRow(c)), notes, ...pageFields(page) } };
   }
   const filter = { status: status === undefined ? undefined : requireChangeStatus(status), task_id: taskRef };
   // The cursor is bound to the task itself, whichever spelling of its ref names it.
@@ -88,6 +91,16 @@ export const rebase: Handler = async (ctx) => {
   const a = requireAuthority(ctx);
   const { patchset, change } = await rebasePatchset(a.store, a.workflow, a.lands, ctx.params.change_ref, { patchset_id: req.patchset_id, by: identityOf(ctx) });
   return { json: { patchset: a.workflow.patchsetProjection(patchset, a.index), change: a.workflow.changeProjection(change, a.index) } };
+};
+
+export const setFlags: Handler = async (ctx) => {
+  rejectRouteOwned(ctx.body);
+  const req = wellFormed(validate(ctx.body, SetFlags));
+  if (req.topic === undefined && req.wip === undefined && req.cc === undefined) throw new Unprocessable('topic, wip or cc is required');
+  for (const n of req.cc ?? []) wellFormed({ cc: n });
+  const a = requireAuthority(ctx);
+  const change = await a.workflow.setFlags(ctx.params.change_ref, { topic: req.topic, wip: req.wip, cc: req.cc });
+  return { json: { change: a.workflow.changeProjection(change, a.index) } };
 };
 
 export const listPatchsets: Handler = async (ctx) => {
@@ -144,6 +157,9 @@ export const SCHEMAS: Schemas = {
     owner: { ...orNull(str), description: 'the person who created the change (the caller identity, or the create body\'s owner); null when none was named' },
     reviewers: { ...arr(ref('ReviewerRef')), description: 'the people and groups asked to review, in the order first asked' },
     attention: { ...arr(str), description: 'whose move it is (names; docs/api.md "People")' },
+    topic: { ...orNull(str), description: 'the change\'s topic (-o topic=, :setFlags); null: none' },
+    wip: { ...bool, description: 'work in progress (-o wip): no reviewer is asked to act until it is ready' },
+    cc: { ...arr(str), description: 'people copied on the change (-o cc=, :setFlags), in the order first named' },
   }),
   ReviewerRef: obj({ name: str, kind: enumOf(['person', 'group']) }),
   ChangeResult: obj({ change: ref('Change') }),
@@ -159,7 +175,21 @@ export const SCHEMAS: Schemas = {
     this: { ...bool, description: 'the change that was asked for' },
   }),
   ChangeStackResult: obj({ change: ref('ChangeWithStack') }),
-  ChangeList: obj({ changes: arr(ref('Change')), ...PAGE_FIELDS }),
+  ChangeList: obj({
+    changes: arr(ref('Change')),
+    search_rows: {
+      ...arr(obj({
+        change_id: str,
+        owner: orNull(str),
+        ci: { ...enumOf(['none', 'pending', 'pass', 'fail', 'error']), description: "the selected patchset's CI" },
+        votes: { ...obj({ approvals: uint, blocking: uint }), description: 'live votes on the selected patchset' },
+        unresolved_threads: uint,
+      })),
+      description: 'with q only: per row of changes (same order), what a result list shows',
+    },
+    notes: { ...arr(str), description: 'with q only: each person the query names that no change names in that role ("no one named X owns a change in this repository")' },
+    ...PAGE_FIELDS,
+  }, { optional: ['search_rows', 'notes'] }),
   ChangedFile: obj({
     path: str,
     change: enumOf(['added', 'modified', 'deleted']),

@@ -77,7 +77,8 @@ export const gitReceivePack: Handler = async (ctx) => {
   const shadow = await authority.gitShadow(ctx.params.line_name);
   // The caller's identity from the trusted ingress header (lib/http/identity.ts checked it), when the server takes one.
   const identity = typeof ctx.koa.state.identity === 'string' ? ctx.koa.state.identity : null;
-  const base = `${ctx.koa.protocol}://${ctx.koa.host}`;
+  // Links start with the front door's address when the server was told it (--public-url), else the request's own.
+  const base = ctx.publicUrl ?? `${ctx.koa.protocol}://${ctx.koa.host}`;
   return receiveForReview(ctx.koa, Math.min(ctx.limit, pushLimit()), servingOf(ctx), async (body, signal) => {
     const receipt = await receivePush(authority, { shadowDir: shadow.repoDir, servedRef: shadow.ref, quarantineRoot: ctx.service.layout.gitQuarantineDir, body, parse: parsePushCommands, identity, log: ctx.service.log, signal });
     const outcomes: ReviewOutcome[] = receipt.outcomes.map((o) => {
@@ -86,7 +87,7 @@ export const gitReceivePack: Handler = async (ctx) => {
       const each = [...(o.below ?? []), { result: o.result, change_key: o.change_key }];
       const blocks = each.flatMap(({ result: { change, patchset, created } }) => {
         const url = `${base}/ui/repos/${authority.index}/changes/${encodeURIComponent(change.change_ref)}`;
-        return [created ? 'New change:' : `Updated change (${patchset.patchset_id}):`, `  ${url} ${change.title.slice(0, 120)}${created ? ' [NEW]' : ''}`, ...selection(change, patchset, created), ...requested(change)];
+        return [created ? 'New change:' : `Updated change (${patchset.patchset_id}):`, `  ${url} ${change.title.slice(0, 120)}${created ? ' [NEW]' : ''}`, ...selection(change, patchset, created), ...requested(change), ...flagLines(change)];
       });
       const stack = each.length > 1 ? [`A stack of ${each.length} changes, each based on the one above it in this list: see it with cairn stack ${o.result.change.change_id}`] : [];
       const keyless = each.filter((x) => x.change_key === null).length;
@@ -112,6 +113,15 @@ function selection(change: ChangeRecord, patchset: PatchsetRecord, created: bool
 function requested(change: ChangeRecord): string[] {
   const people = (change.reviewers ?? []).filter((r) => r.kind === 'person').map((r) => r.name);
   return people.length === 0 ? [] : [`  reviewers: ${people.join(', ').slice(0, 300)}`];
+}
+
+/** The change's topic, work-in-progress mark and cc list (`-o topic=`, `-o wip`, `-o cc=`), when set. */
+function flagLines(change: ChangeRecord): string[] {
+  const out: string[] = [];
+  if (change.topic) out.push(`  topic: ${change.topic.slice(0, 120)}`);
+  if (change.wip) out.push('  work in progress: no reviewer is asked until it is ready (push with -o ready)');
+  if (change.cc && change.cc.length > 0) out.push(`  cc: ${change.cc.join(', ').slice(0, 300)}`);
+  return out;
 }
 
 /** A commit without a Change-Id: an amend would open another change. How to get one (Gerrit's hint). */

@@ -7,7 +7,7 @@ import { requireAuthority, type Handler, type QueryParam } from '../route-types.
 import { identityOf, queryValue } from './workflow-common.js';
 import { arr, bool, enumOf, nullable as orNull, obj, ref, str, uint, type Schemas } from '../json-schema.js';
 
-export const ATTENTION_REASONS = ['review_requested', 'new_patchset', 'blocking_vote', 'ci_failed', 'ejected', 'conflict'] as const;
+export const ATTENTION_REASONS = ['review_requested', 'new_patchset', 'blocking_vote', 'ci_failed', 'ejected', 'conflict', 'reviewer_comment', 'owner_replied'] as const;
 
 export const attentionHandler: Handler = async (ctx) => {
   const a = requireAuthority(ctx);

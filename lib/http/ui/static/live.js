@@ -11,7 +11,7 @@ import { authHeaders, get, query, repoPath, token, tokenRefused } from './api.js
 export const EVENT_TYPE_NAMES = [
   'line.created', 'line.moved', 'line.archived',
   'task.created', 'task.closed',
-  'change.created', 'change.status_changed', 'change.closed', 'change.landed',
+  'change.created', 'change.status_changed', 'change.closed', 'change.landed', 'change.updated',
   'patchset.created', 'patchset.selected', 'patchset.base_stale',
   'review.recorded', 'review.requested', 'review.updated',
   'comment.created', 'thread.resolved', 'thread.reopened',

@@ -645,6 +645,8 @@ const TURN_REASONS = {
   ci_failed: 'CI failed',
   ejected: 'left the land queue',
   conflict: 'conflicts with its line',
+  reviewer_comment: 'a reviewer commented',
+  owner_replied: 'the author replied',
 };
 
 /**
@@ -854,7 +856,7 @@ export function ChangePage({ repo, changeRef }) {
   return html`<${ThreadsContext.Provider} value=${threads}><div class="page change-page">
     ${state.error ? html`<${PartError} error=${state.error} what=${`change ${changeRef} again`} retry=${retry} busy=${busy} />` : null}
     <div class="page-head change-head">
-      <h1><span class="title-text">${c.title}</span> <${Badge} value=${c.status} /></h1>
+      <h1><span class="title-text">${c.title}</span> <${Badge} value=${c.status} />${c.wip ? html` <span class="badge tone-plain wip-badge" data-testid="wip" title="Work in progress: no reviewer is asked to act until it is ready">WIP</span>` : null}</h1>
       ${OPEN.includes(c.status) ? html`<div class="head-actions">
         <${Attention} change=${c} attention=${d.attention} me=${me} />
         ${access.may('comments.publish') ? html`<button type="button" class=${`btn small reply-btn ${mine ? 'primary' : ''}`} onClick=${() => setReplying(true)} title="Publish your drafts with a vote and a message, in one step">Reply…${mine ? html` <span class="count-pill">${mine}</span>` : null}</button>` : null}
@@ -868,6 +870,8 @@ export function ChangePage({ repo, changeRef }) {
         ${c.landed_at_s ? html`<span>landed <${Time} s=${c.landed_at_s} /></span>` : null}
         <span><a href="#patchsets">${plural(patchsetCount ?? 0, 'patchset')}</a></span>
         ${c.stack?.length ? html`<span><a class="stack-link" href="#stack" title="The stack this change stands in (a series of commits pushed for review)">${c.stack.findIndex((e) => e.this) + 1} of ${c.stack.length} in a stack</a></span>` : null}
+        ${c.topic ? html`<span data-testid="topic">topic <a href=${`/ui/repos/${encodeURIComponent(String(repo))}/search?q=${encodeURIComponent(`topic:"${c.topic}"`)}`}>${c.topic}</a></span>` : null}
+        ${c.cc?.length ? html`<span data-testid="cc" title="People copied on the change">cc ${c.cc.join(', ')}</span>` : null}
         ${unresolved !== undefined ? html`<span><a class=${`unresolved-count${unresolved ? ' warn-text' : ''}`} href="#conversation" title="Unresolved comment threads of the change (n / p step through them)">${unresolved} unresolved</a></span>` : null}
       </p>
       <${SelectedNote} repo=${repo} d=${d} access=${access} onShown=${showFiles} onDone=${state.reload} />

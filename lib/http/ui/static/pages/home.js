@@ -108,6 +108,8 @@ const TURN_REASONS = {
   ci_failed: 'CI failed',
   ejected: 'left the land queue',
   conflict: 'conflicts with its line',
+  reviewer_comment: 'a reviewer commented',
+  owner_replied: 'the author replied',
 };
 
 /** A dashboard row: the change, then CI, live votes and unresolved threads (and, on "Your turn", why). */
