@@ -16,6 +16,11 @@ export interface GitShadow {
    * too: every other ref is hidden from the advertisement (`transfer.hideRefs`). Absent: all refs.
    */
   ref?: string;
+  /**
+   * With `ref`: ref prefixes served too (`refs/changes/`: every patchset's ref, docs/git.md
+   * "Fetch a patchset"), each ending in `/`.
+   */
+  alsoServed?: string[];
   /** The ref the repository's HEAD names (`refs/heads/main`), or null; filled in by gitShadowOf. */
   head?: string | null;
 }

@@ -245,12 +245,14 @@ export class CairnService implements AuthorityHost, FeedHost {
   /**
    * Lines served over git (docs/git.md "Clone and fetch"): the exporter's shadow repository,
    * brought up to the line's head before each answer (a sync of a line already exported is one
-   * lookup), with only that line's branch advertised.
+   * lookup), with only that line's branch and the patchsets' refs (refs/changes/) advertised.
    */
   private readonly exportedShadows: GitShadowSource = async (index, line) => {
     const exporter = this.gitExporter(await this.opened(index));
     const synced = await exporter.syncLine(line);
-    return { repoDir: exporter.root, ref: `refs/heads/${synced.line}` };
+    // Every patchset's ref (docs/git.md "Fetch a patchset"), from the patchset records as they are now.
+    await exporter.syncPatchsets();
+    return { repoDir: exporter.root, ref: `refs/heads/${synced.line}`, alsoServed: ['refs/changes/'] };
   };
 
   /** The git exporter of an open authority (its shadow repository under git-shadow/). */

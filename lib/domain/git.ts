@@ -55,6 +55,14 @@ export interface GitCommitRecord {
 }
 
 /** The commit an export writes (or wrote) for a snapshot with this record: `export`, else the record's own. */
+/**
+ * The fetchable ref of a patchset, in Gerrit's layout (docs/git.md "Fetch a patchset"):
+ * `refs/changes/<nn>/<change>/<ps>`, nn the change number's last two digits (07 for change 7).
+ */
+export function patchsetRefName(changeSequence: number, patchsetNumber: number): string {
+  return `refs/changes/${String(changeSequence % 100).padStart(2, '0')}/${changeSequence}/${patchsetNumber}`;
+}
+
 export function exportedCommitId(r: GitCommitRecord): string {
   return r.export?.commit_id ?? r.commit_id;
 }

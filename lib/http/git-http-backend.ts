@@ -107,6 +107,10 @@ export function cgiEnvironment(ctx: Context, options: ServeGitOptions, headTarge
     // Every ref but this line's is hidden from the advertisement (later entries win), and so is
     // HEAD when it names another line: a client would follow it to a ref it cannot see.
     config.push(['transfer.hideRefs', 'refs/'], ['transfer.hideRefs', `!${ref}`]);
+    for (const prefix of options.shadow.alsoServed ?? []) {
+      if (!/^refs\/[a-z]+\/$/.test(prefix)) throw new Error('a served ref prefix must be refs/<word>/');
+      config.push(['transfer.hideRefs', `!${prefix}`]);
+    }
     if (headTarget !== ref) config.push(['transfer.hideRefs', 'HEAD']);
   }
   const env: Record<string, string> = {

@@ -1,7 +1,7 @@
 // Git interoperability (extension routes; docs/git.md, docs/api.md "Git"): an import commit that
 // records each snapshot's git commit in the same transaction, and the read of that record.
 import { array, nullable, object, optional, string, unknown as anyValue } from 'superstruct';
-import { gitCommitProjection } from '../../domain/git.js';
+import { gitCommitProjection, patchsetRefName } from '../../domain/git.js';
 import { arr, enumOf, extend, hex64, int, nullable as orNull, obj, ref, str, uint, type SchemaObject, type Schemas } from '../json-schema.js';
 import { requireAuthority, type Handler, type QueryParam } from '../route-types.js';
 import { parsePushCommands, receiveForReview, serveGit, serviceOf, type GitServing, type ReviewOutcome } from '../git-http-backend.js';
@@ -78,6 +78,8 @@ export const gitReceivePack: Handler = async (ctx) => {
   // The caller's identity from the trusted ingress header (lib/http/identity.ts checked it), when the server takes one.
   const identity = typeof ctx.koa.state.identity === 'string' ? ctx.koa.state.identity : null;
   const base = `${ctx.koa.protocol}://${ctx.koa.host}`;
+  // The URL the client pushed to (its patchsets are fetched from it too).
+  const gitUrl = `${base}${ctx.koa.path.replace(/\/git-receive-pack$/, '')}`;
   return receiveForReview(ctx.koa, Math.min(ctx.limit, pushLimit()), servingOf(ctx), async (body, signal) => {
     const receipt = await receivePush(authority, { shadowDir: shadow.repoDir, servedRef: shadow.ref, quarantineRoot: ctx.service.layout.gitQuarantineDir, body, parse: parsePushCommands, identity, log: ctx.service.log, signal });
     const outcomes: ReviewOutcome[] = receipt.outcomes.map((o) => {
@@ -87,12 +89,17 @@ export const gitReceivePack: Handler = async (ctx) => {
       return {
         ref: o.ref,
         ok: true,
-        lines: ['', created ? 'New change:' : `Updated change (${patchset.patchset_id}):`, `  ${url} ${change.title.slice(0, 120)}${created ? ' [NEW]' : ''}`, ...selection(change, patchset, created), ...requested(change), '', ...o.notes, ...(o.change_key === null ? noChangeId(base, change) : [])],
+        lines: ['', created ? 'New change:' : `Updated change (${patchset.patchset_id}):`, `  ${url} ${change.title.slice(0, 120)}${created ? ' [NEW]' : ''}`, ...selection(change, patchset, created), ...requested(change), `  fetch: ${fetchCommand(gitUrl, change, patchset)}`, '', ...o.notes, ...(o.change_key === null ? noChangeId(base, change) : [])],
       };
     });
     return { unpack: receipt.unpack, outcomes, capabilities: receipt.capabilities };
   });
 };
+
+/** Gerrit's "Download" command: fetch a patchset's ref (docs/git.md "Fetch a patchset") and check it out. */
+export function fetchCommand(gitUrl: string, change: ChangeRecord, patchset: PatchsetRecord): string {
+  return `git fetch ${gitUrl} ${patchsetRefName(change.sequence, patchset.patchset_number)} && git checkout FETCH_HEAD`;
+}
 
 /** Which patchset of a change a push left selected (what is reviewed and landed), for the pusher. */
 function selection(change: ChangeRecord, patchset: PatchsetRecord, created: boolean): string[] {
