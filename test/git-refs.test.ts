@@ -7,8 +7,13 @@ import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { api, ok, startTestServer, tempDir, type TestServer } from './helpers.js';
-import { gitClient, hasGit, servedClone } from './git-fixture.js';
+import { mkdirSync } from 'node:fs';
+import { AccessBook } from '../lib/authority/access.js';
+import { importGit } from '../lib/client/git-import.js';
+import { NO_PROGRESS } from '../lib/client/progress.js';
+import { Layout } from '../lib/store/layout.js';
+import { api, cli, ok, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { commit, git, gitClient, hasGit, runClient, servedClone } from './git-fixture.js';
 
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
 const client = gitClient;
@@ -91,3 +96,133 @@ const client = gitClient;
   });
 });
 
+
+/** A source repository with branches main and feature (feature one commit ahead). */
+async function twoBranches(): Promise<string> {
+  const src = path.join(tempDir('cairn-git-'), 'src');
+  await fsp.mkdir(src, { recursive: true });
+  git(src, ['init', '-q', '-b', 'main']);
+  await fsp.writeFile(path.join(src, 'README.md'), '# demo\n');
+  git(src, ['add', '-A']);
+  commit(src, 'first\n');
+  git(src, ['checkout', '-q', '-b', 'feature']);
+  await fsp.writeFile(path.join(src, 'feature.txt'), 'on feature\n');
+  git(src, ['add', '-A']);
+  commit(src, 'feature work\n');
+  git(src, ['checkout', '-q', 'main']);
+  return src;
+}
+
+(hasGit ? describe : describe.skip)('the repository\'s URL ({repo}/git.git): every line a branch, HEAD on main', function () {
+  this.timeout(180_000);
+  let s: TestServer;
+  let repo: number;
+  let repoUrl: string;
+  const ok0 = (r: { code: number | null; stderr: string }) => expect(r.code, r.stderr).to.equal(0);
+
+  before(async () => {
+    s = await startTestServer();
+    repo = await register(s.url, 'git-repo-url');
+    const src = await twoBranches();
+    await importGit({ server: s.url, repo, source: src, ref: 'refs/heads/main', line: 'main', progress: NO_PROGRESS });
+    await importGit({ server: s.url, repo, source: src, ref: 'refs/heads/feature', line: 'feature', progress: NO_PROGRESS });
+    repoUrl = `${s.url}${R(repo, '/git.git')}`;
+  });
+  after(async () => { await s?.stop(); });
+
+  it('git clone gives a checkout of main and every line as a branch; git clone -b LINE checks the line out', async () => {
+    const d1 = path.join(tempDir('cairn-clone-'), 'd1');
+    ok0(await client(['clone', '-q', repoUrl, d1]));
+    expect((await client(['-C', d1, 'symbolic-ref', 'HEAD'])).stdout.trim()).to.equal('refs/heads/main');
+    expect(await fsp.readFile(path.join(d1, 'README.md'), 'utf8')).to.equal('# demo\n');
+    const remote = (await client(['-C', d1, 'branch', '-r'])).stdout;
+    expect(remote).to.include('origin/main').and.to.include('origin/feature');
+    const d2 = path.join(tempDir('cairn-clone-'), 'd2');
+    ok0(await client(['clone', '-q', '-b', 'feature', repoUrl, d2]));
+    expect(await fsp.readFile(path.join(d2, 'feature.txt'), 'utf8')).to.equal('on feature\n');
+    // The per-line URL still serves its line alone.
+    const one = await client(['ls-remote', `${s.url}${R(repo, '/git/feature.git')}`]);
+    ok0(one);
+    expect(one.stdout).to.include('refs/heads/feature').and.not.include('refs/heads/main');
+  });
+
+  it('hostile requests to the repository\'s URL: a malformed upload-pack body, a want of no served commit, the dumb protocol: refused, never a 500', async () => {
+    const post = (body: Buffer) => api(s.url, 'POST', R(repo, '/git.git/git-upload-pack'), { headers: { 'content-type': 'application/x-git-upload-pack-request' }, body, contract: false });
+    const pkt = (t: string) => Buffer.concat([Buffer.from((Buffer.byteLength(t) + 4).toString(16).padStart(4, '0')), Buffer.from(t)]);
+    const garbage = await post(Buffer.from('zzzz not a pkt-line'));
+    expect(garbage.status).to.be.lessThan(500);
+    const unserved = await post(Buffer.concat([pkt(`want ${'ab'.repeat(20)}\n`), Buffer.from('0000'), pkt('done\n')]));
+    expect(unserved.status).to.be.lessThan(500);
+    expect(unserved.text).to.include('not our ref');
+    const dumb = await api(s.url, 'GET', R(repo, '/git.git/info/refs'));
+    expect(dumb.status).to.equal(400);
+    expect(dumb.json.error).to.match(/smart HTTP/);
+  });
+
+  it('an archived line is no longer a branch of the repository\'s URL', async () => {
+    const head = (await ok(api(s.url, 'GET', R(repo, '/lines/main')))).head_snapshot_id;
+    await ok(api(s.url, 'PUT', R(repo, '/lines/gone'), { json: { head_snapshot_id: head } }));
+    expect((await client(['ls-remote', repoUrl])).stdout).to.include('refs/heads/gone');
+    await ok(api(s.url, 'POST', R(repo, '/lines/gone:close'), { json: { status: 'archived' } }));
+    const after = await client(['ls-remote', repoUrl]);
+    ok0(after);
+    expect(after.stdout).to.not.include('refs/heads/gone');
+  });
+
+  it('export-git prints a clone command that works as printed, for any line', async () => {
+    const out = path.join(tempDir('cairn-export-'), 'out.git');
+    const r = await cli(['export-git', '--server', s.url, '--repo', String(repo), '--line', 'feature', '--json', out]);
+    expect(r.code, r.stderr).to.equal(0);
+    const printed = JSON.parse(r.stdout).clone as string;
+    expect(printed, r.stdout).to.equal(`git clone -b feature ${repoUrl}`);
+    const cwd = tempDir('cairn-printed-');
+    ok0(await runClient('sh', ['-c', printed!], cwd));
+    expect(await fsp.readFile(path.join(cwd, 'git.git'.replace(/\.git$/, ''), 'feature.txt'), 'utf8')).to.equal('on feature\n');
+  });
+});
+
+(hasGit ? describe : describe.skip)('git serving needs the reader role: the repository\'s URL and the patchsets\' refs', function () {
+  this.timeout(120_000);
+  let s: TestServer;
+  let repo: number;
+  const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+  let root: string;
+  let bob: string;
+
+  before(async () => {
+    const dataDir = path.join(tempDir(), 'data');
+    mkdirSync(dataDir, { recursive: true });
+    const book = AccessBook.open(new Layout(dataDir));
+    try {
+      await book.addAccount(null, 'root', true);
+      root = (await book.createToken(null, 'root', 'setup', ['read', 'write', 'admin'])).token;
+    } finally {
+      await book.close();
+    }
+    s = await startTestServer(dataDir, { auth: 'tokens' });
+    const reg = await api(s.url, 'POST', '/v1/native/repository-authorities', { json: { repository_name: 'refs', namespace: 't1', policy_flags: 0 }, headers: bearer(root) });
+    repo = reg.json.repository.repository_index;
+    bob = (await api(s.url, 'POST', '/v1/native/accounts', { json: { name: 'bob', token: { name: 'laptop' } }, headers: bearer(root) })).json.token.token;
+  });
+  after(async () => { await s?.stop(); });
+
+  it('401 without a token, 403 without a role, on both URLs; a reader is served', async () => {
+    for (const p of ['/git.git/info/refs?service=git-upload-pack', '/git/main.git/info/refs?service=git-upload-pack']) {
+      const anon = await api(s.url, 'GET', R(repo, p));
+      expect(anon.status, p).to.equal(401);
+      expect(anon.headers.get('www-authenticate')).to.match(/^Basic/);
+      expect((await api(s.url, 'GET', R(repo, p), { headers: bearer(bob) })).status, p).to.equal(403);
+    }
+    const upload = await api(s.url, 'POST', R(repo, '/git.git/git-upload-pack'), { headers: { 'content-type': 'application/x-git-upload-pack-request' }, body: Buffer.from('0000') });
+    expect(upload.status).to.equal(401);
+    const push = await api(s.url, 'POST', R(repo, '/git.git/git-receive-pack'), { headers: { ...bearer(bob), 'content-type': 'application/x-git-receive-pack-request' }, body: Buffer.from('0000') });
+    expect(push.status).to.equal(403);
+    // git itself: a fetch of a patchset's ref without credentials is refused.
+    const anonFetch = await client(['ls-remote', `${s.url}${R(repo, '/git.git')}`, 'refs/changes/*']);
+    expect(anonFetch.code).to.not.equal(0);
+    await ok(api(s.url, 'PATCH', R(repo, '/access'), { json: { grant: [{ subject: 'user:bob', role: 'reader' }] }, headers: bearer(root) }));
+    const reader = await api(s.url, 'GET', R(repo, '/git.git/info/refs?service=git-upload-pack'), { headers: bearer(bob) });
+    // Served (the repository has no line yet: nothing to advertise but the capabilities).
+    expect(reader.status).to.equal(200);
+  });
+});

@@ -255,6 +255,36 @@ export class GitExporter {
     });
   }
 
+  /**
+   * Every live line's branch up to date, and no branch left for a line gone or archived: the
+   * repository's URL serves refs/heads/ as its lines (docs/git.md "Clone and fetch"). A line git
+   * cannot name as a branch, or whose branch clashes with another's ("a" and "a/b"), is left
+   * out, with a warning in the log.
+   */
+  async syncAllLines(): Promise<void> {
+    const live = new Set<string>();
+    for (const line of this.authority.store.lines()) {
+      if (line.status === 'archived' || gitRefProblem(line.name)) continue;
+      try {
+        await this.syncLine(line.name);
+        live.add(line.name);
+      } catch (err) {
+        if (!(err instanceof Conflict) && !(err instanceof NotFound)) throw err;
+        this.log?.warn({ shadow: this.root, line: line.name, error: (err as Error).message }, 'a line is left out of the repository served over git');
+      }
+    }
+    await this.mutex.runExclusive(async () => {
+      const walk = async (dir: string, prefix: string): Promise<void> => {
+        for (const entry of await fsp.readdir(dir, { withFileTypes: true }).catch(() => [])) {
+          const name = `${prefix}${entry.name}`;
+          if (entry.isDirectory()) await walk(path.join(dir, entry.name), `${name}/`);
+          else if (!live.has(name)) await fsp.rm(path.join(dir, entry.name), { force: true });
+        }
+      };
+      await walk(this.layout.headsDir, '');
+    });
+  }
+
   /** Patchsets whose ref the shadow holds (a patchset never changes: its ref never moves). */
   private readonly patchsetRefs = new Set<string>();
 

@@ -31,6 +31,22 @@ export interface GitShadow {
  */
 export type GitShadowSource = (repositoryIndex: number, line: string) => Promise<GitShadow | null>;
 
+/**
+ * The served repository of every line of repository `repositoryIndex` (docs/git.md "Clone and
+ * fetch": the repository's URL), up to date when it resolves: each live line a branch, the
+ * tags, the patchsets' refs, HEAD on main; null when not served.
+ */
+export type GitRepositoryShadowSource = (repositoryIndex: number) => Promise<GitShadow | null>;
+
+export const NO_GIT_REPOSITORY_SHADOWS: GitRepositoryShadowSource = async () => null;
+
+/** The served repository of every line; NotFound when none. */
+export async function gitRepositoryShadowOf(source: GitRepositoryShadowSource, repositoryIndex: number): Promise<GitShadow> {
+  const shadow = await source(repositoryIndex);
+  if (shadow === null) throw new NotFound('git serving is not set up');
+  return { ...shadow, head: shadow.head === undefined ? await headTargetOf(shadow.repoDir) : shadow.head };
+}
+
 /** No line is served until a source is configured. */
 export const NO_GIT_SHADOWS: GitShadowSource = async () => null;
 

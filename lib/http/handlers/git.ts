@@ -9,6 +9,7 @@ import { gitClientOfAddress } from '../git-places.js';
 import { COMMIT_MSG_HOOK, installHookLine } from '../commit-msg-hook.js';
 import type { RouteContext } from '../route-types.js';
 import { pushLimit, receivePush } from '../../authority/git-push.js';
+import type { GitShadow } from '../../authority/git-shadow.js';
 import type { ChangeRecord, PatchsetRecord } from '../../domain/workflow/rules.js';
 import { validate } from '../validate.js';
 import { COMMIT_CONTRACT, commitRequest, SCHEMAS as CONTENT_SCHEMAS } from './content.js';
@@ -68,13 +69,29 @@ export const gitUploadPack: Handler = async (ctx) => {
   return serveGit(ctx.koa, { shadow, request: 'rpc', service: 'git-upload-pack', limit: ctx.limit, log: ctx.service.log, serving: servingOf(ctx) });
 };
 
+// The repository's URL, `{repo}/git.git` (docs/git.md "Clone and fetch"): every line a branch, HEAD on main.
+export const gitRepositoryInfoRefs: Handler = async (ctx) => {
+  const service = serviceOf(ctx.koa.query.service);
+  const shadow = await requireAuthority(ctx).gitRepositoryShadow();
+  return serveGit(ctx.koa, { shadow, request: 'advertise', service, limit: ctx.limit, log: ctx.service.log, serving: servingOf(ctx) });
+};
+
+export const gitRepositoryUploadPack: Handler = async (ctx) => {
+  const shadow = await requireAuthority(ctx).gitRepositoryShadow();
+  return serveGit(ctx.koa, { shadow, request: 'rpc', service: 'git-upload-pack', limit: ctx.limit, log: ctx.service.log, serving: servingOf(ctx) });
+};
+
+/** A push for review to the repository's URL: as to a line's (`refs/for/<line>` names the line). */
+export const gitRepositoryReceivePack: Handler = async (ctx) => receiveAt(ctx, await requireAuthority(ctx).gitRepositoryShadow());
+
 /**
  * A push: `refs/for/<line>` becomes a patchset (docs/git.md "Push for review"); every other ref
  * is refused, ref by ref, in git's own report (the client prints each reason).
  */
-export const gitReceivePack: Handler = async (ctx) => {
+export const gitReceivePack: Handler = async (ctx) => receiveAt(ctx, await requireAuthority(ctx).gitShadow(ctx.params.line_name));
+
+async function receiveAt(ctx: RouteContext, shadow: GitShadow): ReturnType<Handler> {
   const authority = requireAuthority(ctx);
-  const shadow = await authority.gitShadow(ctx.params.line_name);
   // The caller's identity from the trusted ingress header (lib/http/identity.ts checked it), when the server takes one.
   const identity = typeof ctx.koa.state.identity === 'string' ? ctx.koa.state.identity : null;
   const base = `${ctx.koa.protocol}://${ctx.koa.host}`;
@@ -94,7 +111,7 @@ export const gitReceivePack: Handler = async (ctx) => {
     });
     return { unpack: receipt.unpack, outcomes, capabilities: receipt.capabilities };
   });
-};
+}
 
 /** Gerrit's "Download" command: fetch a patchset's ref (docs/git.md "Fetch a patchset") and check it out. */
 export function fetchCommand(gitUrl: string, change: ChangeRecord, patchset: PatchsetRecord): string {
