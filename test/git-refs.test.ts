@@ -226,3 +226,80 @@ async function twoBranches(): Promise<string> {
     expect(reader.status).to.equal(200);
   });
 });
+
+(hasGit ? describe : describe.skip)('import-git --all: every branch a line, tags read-only, served and mirrored', function () {
+  this.timeout(180_000);
+  let s: TestServer;
+  let repo: number;
+  let src: string;
+  let remotes: string;
+  const ok0 = (r: { code: number | null; stderr: string }) => expect(r.code, r.stderr).to.equal(0);
+
+  before(async () => {
+    remotes = path.join(tempDir('cairn-mirror-remotes-'), 'remotes');
+    await fsp.mkdir(remotes, { recursive: true });
+    s = await startTestServer(undefined, { gitMirrors: { fileRoot: remotes, allow: ['127.0.0.1'], backoffBaseMs: 50 } });
+    repo = await register(s.url, 'import-all');
+    src = await twoBranches();
+    git(src, ['tag', 'v0.1', 'main']);
+    git(src, ['tag', '-a', '-m', 'the feature release\n', 'v1.0', 'feature']);
+    // A tag of a commit no branch holds: left out, and said.
+    git(src, ['checkout', '-q', '--orphan', 'loose']);
+    commit(src, 'loose\n');
+    git(src, ['tag', 'nowhere']);
+    git(src, ['checkout', '-q', 'main']);
+    git(src, ['branch', '-D', 'loose']);
+  });
+  after(async () => { await s?.stop(); });
+
+  it('imports each branch onto its line and records the tags; a clone of the repository\'s URL has them, with the source\'s ids', async () => {
+    const r = await cli(['import-git', '--server', s.url, '--repo', String(repo), '--all', '-q', '--json', src]);
+    expect(r.code, r.stderr).to.equal(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.lines.map((l: { line: string }) => l.line).sort()).to.deep.equal(['feature', 'main']);
+    expect(out.tags).to.deep.include({ recorded: 2, unchanged: 0 });
+    expect(out.tags.skipped.map((t: { name: string }) => t.name)).to.deep.equal(['nowhere']);
+
+    const repoUrl = `${s.url}${R(repo, '/git.git')}`;
+    const d = path.join(tempDir('cairn-clone-'), 'd');
+    ok0(await client(['clone', '-q', repoUrl, d]));
+    expect((await client(['-C', d, 'tag', '-l'])).stdout.split('\n').filter(Boolean)).to.deep.equal(['v0.1', 'v1.0']);
+    expect((await client(['-C', d, 'cat-file', '-t', 'v1.0'])).stdout.trim()).to.equal('tag');
+    expect((await client(['-C', d, 'rev-parse', 'v1.0'])).stdout.trim()).to.equal(git(src, ['rev-parse', 'v1.0']).trim());
+    expect((await client(['-C', d, 'rev-parse', 'v0.1'])).stdout.trim()).to.equal(git(src, ['rev-parse', 'main']).trim());
+
+    // Read-only: a second import says the same and changes nothing; another target is refused.
+    const again = await cli(['import-git', '--server', s.url, '--repo', String(repo), '--all', '-q', '--json', src]);
+    expect(again.code, again.stderr).to.equal(0);
+    expect(JSON.parse(again.stdout).tags).to.deep.include({ recorded: 0, unchanged: 2 });
+    const moved = await api(s.url, 'POST', R(repo, '/git/tags'), { json: { tags: [{ name: 'v0.1', commit_id: git(src, ['rev-parse', 'feature']).trim() }] } });
+    expect(moved.status, moved.text).to.equal(200);
+    expect(moved.json.refused[0].reason).to.match(/read-only/);
+    // Malformed: 400, nothing written.
+    const bad = await api(s.url, 'POST', R(repo, '/git/tags'), { json: { tags: [{ name: 'ok', commit_id: git(src, ['rev-parse', 'main']).trim() }, { name: 'bad..name', commit_id: 'a'.repeat(40) }] } });
+    expect(bad.status).to.equal(400);
+    const forged = await api(s.url, 'POST', R(repo, '/git/tags'), { json: { tags: [{ name: 'forged', commit_id: git(src, ['rev-parse', 'main']).trim(), raw: Buffer.from(`object ${'b'.repeat(40)}\ntype commit\ntag forged\n\nx\n`).toString('base64') }] } });
+    expect(forged.status).to.equal(400);
+    ok0(await client(['-C', d, 'fetch', '-q', '--tags', repoUrl]));
+    expect((await client(['-C', d, 'tag', '-l'])).stdout.split('\n').filter(Boolean)).to.deep.equal(['v0.1', 'v1.0']);
+  });
+
+  it('a mirror of a line pushes the tags the line reaches', async () => {
+    const remote = path.join(remotes, 'tags.git');
+    git(path.dirname(remote), ['init', '-q', '--bare', remote]);
+    const res = await api(s.url, 'POST', R(repo, '/git-mirrors'), { json: { line: 'feature', url: `file://${remote}` } });
+    expect(res.status, res.text).to.equal(201);
+    const until = async (): Promise<string> => {
+      for (let i = 0; i < 600; i++) {
+        const m = (await api(s.url, 'GET', R(repo, `/git-mirrors/${res.json.mirror.mirror_id}`))).json.mirror;
+        if (m.state === 'ok' && m.last_pushed_commit_id) return m.last_pushed_commit_id;
+        if (m.state === 'diverged') throw new Error(JSON.stringify(m));
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error('the mirror never pushed');
+    };
+    await until();
+    const tags = git(remote, ['for-each-ref', '--format=%(refname) %(objecttype) %(objectname)', 'refs/tags/']).trim().split('\n');
+    expect(tags).to.deep.equal([`refs/tags/v0.1 commit ${git(src, ['rev-parse', 'main']).trim()}`, `refs/tags/v1.0 tag ${git(src, ['rev-parse', 'v1.0']).trim()}`]);
+  });
+});

@@ -17,7 +17,7 @@ describe('route table', () => {
   it('marks exactly the OpenAPI document, the API reference, diffs, land readiness, git interoperability, comment threads, viewed marks, git mirrors, webhooks, repository rules, the land queue, the event feeds, the archive promotion and accounts, tokens and grants as extensions', () => {
     expect(ROUTES.filter((r) => r.extension).map((r) => r.operation)).to.deep.equal([
       'openapi.document', 'docs.page', 'docs.asset', 'read.patchsetDiff', 'read.changeDiff', 'read.snapshotFile', 'read.changeAttention', 'read.changeReviewers', 'read.dashboard', 'read.changeReadiness', 'read.changeLands',
-      'git.import', 'git.export', 'git.snapshotCommit', 'git.commit', 'git.commitMsgHook', 'git.infoRefs', 'git.uploadPack', 'git.receivePack', 'git.repositoryInfoRefs', 'git.repositoryUploadPack', 'git.repositoryReceivePack',
+      'git.import', 'git.tags', 'git.export', 'git.snapshotCommit', 'git.commit', 'git.commitMsgHook', 'git.infoRefs', 'git.uploadPack', 'git.receivePack', 'git.repositoryInfoRefs', 'git.repositoryUploadPack', 'git.repositoryReceivePack',
       'comments.create', 'comments.edit', 'comments.delete', 'comments.threads', 'comments.resolve', 'comments.reopen', 'comments.applySuggestions', 'comments.publish',
       'viewed.get', 'viewed.put',
       'gitMirrors.create', 'gitMirrors.list', 'gitMirrors.get', 'gitMirrors.delete', 'gitMirrors.resume',

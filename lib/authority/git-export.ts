@@ -17,6 +17,7 @@ import {
   exportedCommitId,
   GIT_COMMIT,
   GIT_COMMIT_ID,
+  GIT_TAG,
   gitRefProblem,
   patchsetRefName,
   parseCommit,
@@ -24,6 +25,7 @@ import {
   withTrailers,
   type GitCommitIdRecord,
   type GitCommitRecord,
+  type GitTagRecord,
 } from '../domain/git.js';
 import { gitId, type GitObjectType } from '../domain/git-objects.js';
 import { validateLineName } from '../domain/lines.js';
@@ -324,6 +326,61 @@ export class GitExporter {
         await fsp.mkdir(path.dirname(t.file), { recursive: true });
         await writeFileDurable(t.file, `${t.commit}\n`);
         this.patchsetRefs.add(t.id);
+      }
+      return todo.length;
+    });
+  }
+
+  /** Tags whose ref the shadow holds (a tag is read-only: its ref never moves). */
+  private readonly tagRefs = new Set<string>();
+
+  /**
+   * Give every imported tag its ref, `refs/tags/<name>` (docs/git.md "Import every branch and
+   * tag"): a lightweight tag names its commit as exported; an annotated one its tag object, as
+   * imported when the export kept the commit's id, else the same object naming the exported
+   * commit (a signature over the old id no longer verifies). Resolves to the refs written.
+   */
+  syncTags(): Promise<number> {
+    return this.mutex.runExclusive(async () => {
+      const store = this.authority.store;
+      await this.ensureRepository();
+      const todo: { name: string; file: string; target: string }[] = [];
+      try {
+        for (const name of store.entityIds(GIT_TAG)) {
+          if (this.tagRefs.has(name)) continue;
+          const tag = store.entity<GitTagRecord>(GIT_TAG, name);
+          if (!tag) continue;
+          const file = this.layout.tagRef(name);
+          if (await exists(file)) {
+            this.tagRefs.add(name);
+            continue;
+          }
+          const commit = (await this.heldCommitOf(tag.snapshot_id)) ?? (await this.exportHistory(tag.snapshot_id, `tag ${name}`, async () => undefined)).commit;
+          let target = commit;
+          if (tag.raw !== null) {
+            let raw = Buffer.from(tag.raw, 'base64');
+            if (commit !== tag.commit_id) raw = Buffer.concat([Buffer.from(`object ${commit}`, 'latin1'), raw.subarray(`object ${tag.commit_id}`.length)]);
+            target = gitId('tag', raw);
+            await this.writeObject('tag', target, raw);
+          }
+          todo.push({ name, file, target });
+        }
+        await this.finishPack();
+      } catch (err) {
+        await this.dropPack();
+        throw err;
+      }
+      for (const t of todo) {
+        try {
+          await fsp.mkdir(path.dirname(t.file), { recursive: true });
+          await writeFileDurable(t.file, `${t.target}\n`);
+          this.tagRefs.add(t.name);
+        } catch (err) {
+          // "v1" and "v1/rc" cannot both be refs: the one recorded later is left out.
+          const code = (err as NodeJS.ErrnoException).code;
+          if (code !== 'EISDIR' && code !== 'ENOTDIR' && code !== 'EEXIST') throw err;
+          this.log?.warn({ shadow: this.root, tag: t.name }, 'a tag clashes with another tag\'s name and is not served');
+        }
       }
       return todo.length;
     });
@@ -759,6 +816,7 @@ export class GitExporter {
       this.loose = null;
       this.builder = null;
       this.patchsetRefs.clear();
+      this.tagRefs.clear();
     }
     for (const dir of [path.join(L.objectsDir, 'pack'), path.join(L.objectsDir, 'info'), L.headsDir, path.join(L.refsDir, 'tags')]) await fsp.mkdir(dir, { recursive: true });
     if (!whole) await writeFileDurable(L.configFile, '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n');

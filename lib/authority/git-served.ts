@@ -29,9 +29,16 @@ export async function firstUnserved(shadow: GitShadow, ids: string[]): Promise<s
     if (m === null) return ids[0];
     tip = m[1];
   }
+  // An annotated tag's object is wanted by its id where a URL serves tags (the repository's):
+  // served when it is what a served tag ref names, and then nothing more is asked of it.
+  const tagIds = shadow.ref === undefined && answers.some((a, i) => a === `${ids[i]} tag`)
+    ? new Set((await runGit(shadow.repoDir, ['for-each-ref', '--format=%(objectname)', 'refs/tags/'], [])).split('\n'))
+    : new Set<string>();
   for (let i = 0; i < ids.length; i++) {
-    if (answers[i] !== `${ids[i]} commit`) return ids[i];
+    if (answers[i] !== `${ids[i]} commit` && !(answers[i] === `${ids[i]} tag` && tagIds.has(ids[i]))) return ids[i];
   }
+  ids = ids.filter((id) => !tagIds.has(id));
+  if (ids.length === 0) return null;
   if (tip !== null && ids.every((id) => id === tip)) return null;
   // The first commit listed is one of `ids` (children come before their parents): a commit any
   // id reaches that the served refs do not reach is reached from an id that is itself unserved.

@@ -260,13 +260,14 @@ export class CairnService implements AuthorityHost, FeedHost {
 
   /**
    * The repository served over git as a whole (docs/git.md "Clone and fetch"): every live line
-   * exported as its branch (branches of lines gone or archived dropped), the patchsets' refs, and
-   * HEAD on main; nothing hidden.
+   * exported as its branch (branches of lines gone or archived dropped), the imported tags, the
+   * patchsets' refs, and HEAD on main; nothing hidden.
    */
   private readonly exportedRepository: GitRepositoryShadowSource = async (index) => {
     const exporter = this.gitExporter(await this.opened(index));
     await exporter.syncAllLines();
     await exporter.syncPatchsets();
+    await exporter.syncTags();
     return { repoDir: exporter.root };
   };
 

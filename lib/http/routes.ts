@@ -229,6 +229,7 @@ export const ROUTES: readonly RouteSpec[] = [
 
   // Extensions: git interoperability (docs/git.md)
   route('git.import', 'POST', `${REPO}/git/imports`, 'maintainer', { extension: true, raised: true, request: git.ImportBody, ok: 'GitImportResult', handler: git.importCommits }),
+  route('git.tags', 'POST', `${REPO}/git/tags`, 'maintainer', { extension: true, request: git.TagsBody, ok: 'GitTagsResult', handler: git.recordTags }),
   route('git.export', 'POST', `${REPO}/git/exports`, 'maintainer', { extension: true, request: git.ExportBody, ok: 'GitExportResult', handler: git.exportLine }),
   route('git.snapshotCommit', 'GET', `${REPO}/git/snapshots/{snapshot_id}`, 'reader', { extension: true, ok: 'GitCommitResult', handler: git.snapshotCommit }),
   route('git.commit', 'GET', `${REPO}/git/commits/{commit_id}`, 'reader', { extension: true, ok: 'GitCommitResult', handler: git.commitById }),

@@ -83,6 +83,8 @@ export class GitShadowLayout {
   /** A patchset's ref, `refs/changes/<nn>/<change>/<ps>` (patchsetRefName). */
   changesRef(refName: string): string { return path.join(this.root, ...refName.split('/')); }
   get changesDir(): string { return path.join(this.root, 'refs', 'changes'); }
+  /** An imported tag's ref, `refs/tags/<name>`. */
+  tagRef(name: string): string { return path.join(this.root, 'refs', 'tags', ...name.split('/')); }
   /** cairn's own temp files (objects written here, then renamed into objects/); emptied before each sync. */
   get tempDir(): string { return path.join(this.root, 'cairn-tmp'); }
 }

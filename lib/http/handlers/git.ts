@@ -31,6 +31,16 @@ export const importCommits: Handler = async (ctx) => {
   return { json: { contract: COMMIT_CONTRACT, ...result, raw_binary_upload: true } };
 };
 
+/** POST git/tags: `{tags: [{name, commit_id, raw?}]}`; unknown fields → 422. */
+export const TagsBody = object({
+  tags: array(object({ name: string(), commit_id: string(), raw: optional(nullable(string())) })),
+});
+
+export const recordTags: Handler = async (ctx) => {
+  const body = validate(ctx.body, TagsBody);
+  return { json: await requireAuthority(ctx).content.recordGitTags(body.tags) };
+};
+
 /** POST git/exports: `{line}`; unknown fields → 422. */
 export const ExportBody = object({ line: string() });
 
@@ -192,4 +202,9 @@ export const SCHEMAS: Schemas = {
     shadow_ref: { ...str, description: 'the branch of the shadow repository that now names head_commit_id: refs/heads/<line>' },
   }),
   GitCommitResult: obj({ git_commit: ref('GitCommit') }),
+  GitTagsResult: obj({
+    recorded: { ...uint, description: 'tags recorded by this request' },
+    unchanged: { ...uint, description: 'tags recorded before with the same commit and object' },
+    refused: { ...arr(obj({ name: str, reason: str })), description: 'tags not recorded: a commit no import recorded, or a tag recorded before that names something else (tags are read-only)' },
+  }),
 };
