@@ -159,6 +159,20 @@ async function twoBranches(): Promise<string> {
     expect(dumb.json.error).to.match(/smart HTTP/);
   });
 
+  it('takes a push for review as a line\'s URL does (its advertisement names the branches alone)', async () => {
+    const d = path.join(tempDir('cairn-clone-'), 'd');
+    ok0(await client(['clone', '-q', repoUrl, d]));
+    await fsp.writeFile(path.join(d, 'new.txt'), 'new\n');
+    ok0(await client(['-C', d, 'add', '-A']));
+    ok0(await client(['-C', d, 'commit', '-q', '-m', `New\n\nChange-Id: I${createHash('sha1').update('repo-url').digest('hex')}\n`]));
+    const pushed = await client(['-C', d, 'push', repoUrl, 'HEAD:refs/for/main']);
+    ok0(pushed);
+    expect(pushed.stderr).to.include('New change:').and.to.match(/fetch: git fetch \S+\/git\.git refs\/changes\/01\/1\/1/);
+    // The same commit again: its patchset's ref is not in a push's advertisement, so git sends it and the server says so.
+    const again = await client(['-C', d, 'push', repoUrl, 'HEAD:refs/for/main']);
+    expect(again.stderr).to.include('no new changes');
+  });
+
   it('an archived line is no longer a branch of the repository\'s URL', async () => {
     const head = (await ok(api(s.url, 'GET', R(repo, '/lines/main')))).head_snapshot_id;
     await ok(api(s.url, 'PUT', R(repo, '/lines/gone'), { json: { head_snapshot_id: head } }));

@@ -601,7 +601,36 @@ function Patchsets({ repo, d, viewed }) {
         <td><${Time} s=${p.created_at_s} /></td>
       </tr>`)}</tbody>
     </table>
+    <${FetchCommand} repo=${repo} change=${d.change} ps=${d.patchsets.data.find((p) => p.patchset_id === (viewed ?? d.change.current_patchset_id))} />
   </${Card}>`;
+}
+
+/** A patchset's ref, refs/changes/<nn>/<change>/<ps> (docs/git.md "Fetch a patchset"). */
+const patchsetRef = (sequence, number) => `refs/changes/${String(sequence % 100).padStart(2, '0')}/${sequence}/${number}`;
+
+/** Gerrit's Download box: the command that fetches the shown patchset with git and checks it out (select it, or Copy). */
+function FetchCommand({ repo, change, ps }) {
+  const [copied, setCopied] = useState(null);
+  if (!ps || typeof change.sequence !== 'number') return null;
+  const text = `git fetch ${location.origin}${repoPath(repo, '/git.git')} ${patchsetRef(change.sequence, ps.patchset_number)} && git checkout FETCH_HEAD`;
+  const copy = async (e) => {
+    const field = e.currentTarget.parentElement.querySelector('input');
+    try {
+      await navigator.clipboard.writeText(text);
+      setCopied('Copied');
+    } catch {
+      // No clipboard (plain http on another host): select it for Ctrl+C.
+      field.focus();
+      field.select();
+      setCopied('Selected: press Ctrl+C');
+    }
+  };
+  return html`<div class="clone fetch-command" data-patchset=${ps.patchset_id}>
+    <label class="clone-line" for="fetch-ps">Download ps-${ps.patchset_number}</label>
+    <input class="input clone-command" id="fetch-ps" readonly value=${text} onFocus=${(e) => e.currentTarget.select()} spellcheck="false" />
+    <button type="button" class="btn small" onClick=${copy} aria-label=${`Copy the command that fetches patchset ${ps.patchset_number}`}>Copy</button>
+    <span class="muted small" role="status">${copied}</span>
+  </div>`;
 }
 
 /**
