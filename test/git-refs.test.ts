@@ -12,7 +12,7 @@ import { AccessBook } from '../lib/authority/access.js';
 import { importGit } from '../lib/client/git-import.js';
 import { NO_PROGRESS } from '../lib/client/progress.js';
 import { Layout } from '../lib/store/layout.js';
-import { api, cli, ok, register, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { api, cli, exportRepo, ok, onTty, register, restoreRepo, startTestServer, tempDir, type TestServer } from './helpers.js';
 import { commit, git, gitClient, hasGit, runClient, servedClone } from './git-fixture.js';
 
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
@@ -73,6 +73,10 @@ const client = gitClient;
     const message = (await client(['-C', other, 'log', '-1', '--format=%B'])).stdout;
     expect(message).to.include('Greet').and.to.include(`Change-Id: ${key}`);
     expect((await client(['-C', other, 'log', '-1', '--format=%an <%ae>|%cn'])).stdout.trim()).to.equal('Ada <ada@example.org>|cairn');
+
+    // cairn change show says how to fetch the newest patchset (and the selected one when older).
+    const shown = await onTty(['change', 'show', '--server', s.url, '--repo', String(repo), 'change-1']);
+    expect(shown.stdout).to.include(`fetch ps-2: git fetch ${s.url}${R(repo, '/git.git')} refs/changes/01/1/2 && git checkout FETCH_HEAD`);
 
     // Going on from it: amend, push, patchset 3 of the same change.
     await fsp.writeFile(path.join(other, 'greeting.txt'), 'hello\nWORLD!\n');
@@ -315,5 +319,14 @@ async function twoBranches(): Promise<string> {
     await until();
     const tags = git(remote, ['for-each-ref', '--format=%(refname) %(objecttype) %(objectname)', 'refs/tags/']).trim().split('\n');
     expect(tags).to.deep.equal([`refs/tags/v0.1 commit ${git(src, ['rev-parse', 'main']).trim()}`, `refs/tags/v1.0 tag ${git(src, ['rev-parse', 'v1.0']).trim()}`]);
+  });
+
+  // Last: the export retires the repository.
+  it('export and restore carry the tags: the restored repository serves them with the same ids', async () => {
+    const { manifest, files } = await exportRepo(s.url, repo);
+    const restored = await restoreRepo(s.url, manifest, files);
+    const listed = await client(['ls-remote', '--tags', `${s.url}${R(restored, '/git.git')}`]);
+    expect(listed.code, listed.stderr).to.equal(0);
+    expect(listed.stdout).to.include(`${git(src, ['rev-parse', 'v1.0']).trim()}\trefs/tags/v1.0\n`).and.to.include(`${git(src, ['rev-parse', 'main']).trim()}\trefs/tags/v0.1\n`);
   });
 });
