@@ -268,7 +268,8 @@ async function twoBranches(): Promise<string> {
     git(src, ['checkout', '-q', 'main']);
     git(src, ['branch', '-D', 'loose']);
   });
-  after(async () => { await s?.stop(); });
+  let stopped = false;
+  after(async () => { if (!stopped) await s?.stop(); });
 
   it('imports each branch onto its line and records the tags; a clone of the repository\'s URL has them, with the source\'s ids', async () => {
     const r = await cli(['import-git', '--server', s.url, '--repo', String(repo), '--all', '-q', '--json', src]);
@@ -328,5 +329,10 @@ async function twoBranches(): Promise<string> {
     const listed = await client(['ls-remote', '--tags', `${s.url}${R(restored, '/git.git')}`]);
     expect(listed.code, listed.stderr).to.equal(0);
     expect(listed.stdout).to.include(`${git(src, ['rev-parse', 'v1.0']).trim()}\trefs/tags/v1.0\n`).and.to.include(`${git(src, ['rev-parse', 'main']).trim()}\trefs/tags/v0.1\n`);
+    // fsck checks the tag records (filed under their names, ids the hash of their bytes, commits imported).
+    await s.stop();
+    stopped = true;
+    const check = await cli(['fsck', '--data', s.dataDir]);
+    expect(check.code, check.stdout + check.stderr).to.equal(0);
   });
 });
