@@ -614,20 +614,23 @@ function FetchCommand({ repo, change, ps }) {
   if (!ps || typeof change.sequence !== 'number') return null;
   const text = `git fetch ${location.origin}${repoPath(repo, '/git.git')} ${patchsetRef(change.sequence, ps.patchset_number)} && git checkout FETCH_HEAD`;
   const copy = async (e) => {
-    const field = e.currentTarget.parentElement.querySelector('input');
+    const code = e.currentTarget.parentElement.querySelector('code');
     try {
       await navigator.clipboard.writeText(text);
       setCopied('Copied');
     } catch {
       // No clipboard (plain http on another host): select it for Ctrl+C.
-      field.focus();
-      field.select();
+      const range = document.createRange();
+      range.selectNodeContents(code);
+      getSelection().removeAllRanges();
+      getSelection().addRange(range);
       setCopied('Selected: press Ctrl+C');
     }
   };
-  return html`<div class="clone fetch-command" data-patchset=${ps.patchset_id}>
-    <label class="clone-line" for="fetch-ps">Download ps-${ps.patchset_number}</label>
-    <input class="input clone-command" id="fetch-ps" readonly value=${text} onFocus=${(e) => e.currentTarget.select()} spellcheck="false" />
+  // The whole command shown, wrapped (a field would hide the ref, its end).
+  return html`<div class="fetch-command" data-patchset=${ps.patchset_id}>
+    <span class="muted small">Download ps-${ps.patchset_number}</span>
+    <code class="fetch-text">${text}</code>
     <button type="button" class="btn small" onClick=${copy} aria-label=${`Copy the command that fetches patchset ${ps.patchset_number}`}>Copy</button>
     <span class="muted small" role="status">${copied}</span>
   </div>`;
