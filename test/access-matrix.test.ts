@@ -125,7 +125,7 @@ describe('the access gate on every route (--auth tokens)', function () {
     });
     if (route.action) p += `:${route.action}`;
     // git.infoRefs is a reader's with git-upload-pack (git-receive-pack: see its own test below).
-    if (route.operation === 'git.infoRefs') p += '?service=git-upload-pack';
+    if (route.operation === 'git.infoRefs' || route.operation === 'git.repositoryInfoRefs') p += '?service=git-upload-pack';
     if (route.body.kind === 'json') return { path: p, headers: { 'content-type': 'application/json' }, body: Buffer.from('{}') };
     if (route.body.kind === 'raw') return { path: p, headers: { 'content-type': route.body.mediaType }, body: Buffer.from('not really') };
     return { path: p, headers: {}, body: null };
@@ -218,13 +218,15 @@ describe('the access gate on every route (--auth tokens)', function () {
   });
 
   it('asks a contributor for git-receive-pack\'s advertisement (a push), a reader for git-upload-pack\'s', async () => {
-    const route = ROUTES.find((r) => r.operation === 'git.infoRefs')!;
-    const p = `${AUTH}/${repo}/git/main.git/info/refs?service=git-receive-pack`;
-    for (const caller of callers.filter((c) => c.principal !== null)) {
-      const want = expected(route, caller, 'contributor');
-      const res = await request(s.url, 'GET', p, caller.token ? { authorization: `Bearer ${caller.token}` } : {}, null);
-      if (want === true) expect(res.status, `${caller.label}: ${res.text}`).to.not.be.oneOf([401, 403]);
-      else expect(res.status, `${caller.label}: ${res.text}`).to.equal(want);
+    for (const [operation, at] of [['git.infoRefs', 'git/main.git'], ['git.repositoryInfoRefs', 'git.git']]) {
+      const route = ROUTES.find((r) => r.operation === operation)!;
+      const p = `${AUTH}/${repo}/${at}/info/refs?service=git-receive-pack`;
+      for (const caller of callers.filter((c) => c.principal !== null)) {
+        const want = expected(route, caller, 'contributor');
+        const res = await request(s.url, 'GET', p, caller.token ? { authorization: `Bearer ${caller.token}` } : {}, null);
+        if (want === true) expect(res.status, `${caller.label}: ${res.text}`).to.not.be.oneOf([401, 403]);
+        else expect(res.status, `${caller.label}: ${res.text}`).to.equal(want);
+      }
     }
   });
 });

@@ -54,7 +54,7 @@ describe('OpenAPI document', () => {
       'GET /v1/openapi.json', 'GET /docs/api', 'GET /docs/api/assets/{asset}',
       ...['read/patchsets/{patchset_id}/diff', 'read/changes/{change_ref}/diff', 'read/snapshots/{snapshot_id}/files/{file_path}', 'read/changes/{change_ref}/attention', 'read/changes/{change_ref}/reviewers', 'read/dashboard', 'read/changes/{change_ref}/readiness', 'read/changes/{change_ref}/lands'].map((p) => `GET /v1/native/repository-authorities/{repository_index}/${p}`),
       'POST /v1/native/repository-authorities/{repository_index}/changes/{change_ref}:setFlags',
-      ...['POST git/imports', 'POST git/exports', 'GET git/snapshots/{snapshot_id}', 'GET git/commits/{commit_id}', 'GET /tools/hooks/commit-msg', 'GET git/{line_name}.git/info/refs', 'POST git/{line_name}.git/git-upload-pack', 'POST git/{line_name}.git/git-receive-pack',
+      ...['POST git/imports', 'POST git/tags', 'POST git/exports', 'GET git/snapshots/{snapshot_id}', 'GET git/commits/{commit_id}', 'GET /tools/hooks/commit-msg', 'GET git/{line_name}.git/info/refs', 'POST git/{line_name}.git/git-upload-pack', 'POST git/{line_name}.git/git-receive-pack', 'GET git.git/info/refs', 'POST git.git/git-upload-pack', 'POST git.git/git-receive-pack',
         'POST changes/{change_ref}/comments', 'PATCH changes/{change_ref}/comments/{comment_id}', 'DELETE changes/{change_ref}/comments/{comment_id}', 'GET changes/{change_ref}/threads', 'POST changes/{change_ref}/threads/{thread_id}:resolve', 'POST changes/{change_ref}/threads/{thread_id}:reopen', 'POST changes/{change_ref}/patchsets:applySuggestions', 'POST changes/{change_ref}/reviews:publish',
         'POST changes/{change_ref}:rebase',
         'GET changes/{change_ref}/viewed', 'PUT changes/{change_ref}/viewed',

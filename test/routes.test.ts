@@ -17,7 +17,7 @@ describe('route table', () => {
   it('marks exactly the OpenAPI document, the API reference, diffs, land readiness, git interoperability, comment threads, viewed marks, git mirrors, webhooks, repository rules, the land queue, the event feeds, the archive promotion and accounts, tokens and grants as extensions', () => {
     expect(ROUTES.filter((r) => r.extension).map((r) => r.operation)).to.deep.equal([
       'openapi.document', 'docs.page', 'docs.asset', 'read.patchsetDiff', 'read.changeDiff', 'read.snapshotFile', 'read.changeAttention', 'read.changeReviewers', 'read.dashboard', 'read.changeReadiness', 'read.changeLands', 'changes.setFlags',
-      'git.import', 'git.export', 'git.snapshotCommit', 'git.commit', 'git.commitMsgHook', 'git.infoRefs', 'git.uploadPack', 'git.receivePack',
+      'git.import', 'git.tags', 'git.export', 'git.snapshotCommit', 'git.commit', 'git.commitMsgHook', 'git.infoRefs', 'git.uploadPack', 'git.receivePack', 'git.repositoryInfoRefs', 'git.repositoryUploadPack', 'git.repositoryReceivePack',
       'comments.create', 'comments.edit', 'comments.delete', 'comments.threads', 'comments.resolve', 'comments.reopen', 'comments.applySuggestions', 'comments.publish',
       'changes.rebase',
       'viewed.get', 'viewed.put',
@@ -35,7 +35,7 @@ describe('route table', () => {
 
   it('raises the body limit to 2 GiB exactly on the routes the Limits table names (and the git import, which carries a commit body, and a git push, whose pack is read and dropped)', () => {
     const raised = ROUTES.filter((r) => r.limit > 2 * 1024 * 1024).map((r) => r.operation).sort();
-    expect(raised).to.deep.equal(['git.import', 'git.receivePack', 'restores.uploadFile', 'sync.commit', 'sync.plan', 'sync.pullManifest', 'sync.putObjectPack', 'sync.putTreePack']);
+    expect(raised).to.deep.equal(['git.import', 'git.receivePack', 'git.repositoryReceivePack', 'restores.uploadFile', 'sync.commit', 'sync.plan', 'sync.pullManifest', 'sync.putObjectPack', 'sync.putTreePack']);
   });
 
   it('lists the operations that still answer 501', () => {

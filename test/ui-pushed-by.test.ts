@@ -145,6 +145,12 @@ const pushAs = (dir: string, url: string, who: string, ref = 'HEAD:refs/for/main
     expect(await rows.nth(0).locator('.authored-by').getAttribute('title')).to.include('torvalds@linux-foundation.org').and.include('mallory');
     // The Description's header, for the shown (selected) patchset 1: the same.
     expect(await p.locator('#description .card-head').innerText()).to.match(/authored by Linus Torvalds\s*·\s*pushed by mallory/);
+    // Gerrit's Download box, for the shown patchset (docs/git.md "Fetch a patchset").
+    const fetchBox = p.locator('#patchsets .fetch-command code');
+    expect(await fetchBox.innerText()).to.equal(`git fetch ${s.url}/v1/native/repository-authorities/${repo}/git.git refs/changes/01/1/1 && git checkout FETCH_HEAD`);
+    await p.locator('#patchsets').scrollIntoViewIfNeeded();
+    await shot(p, 'change-download');
+    expect(await axe(p)).to.deep.equal([]);
     expect(errors).to.deep.equal([]);
   });
 

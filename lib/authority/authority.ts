@@ -28,7 +28,7 @@ import { WebhookBook } from './webhooks.js';
 import { GitMirrorBook } from './git-mirrors.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import type { Log } from './logger.js';
-import { gitShadowOf, NO_GIT_SHADOWS, type GitShadow, type GitShadowSource } from './git-shadow.js';
+import { gitRepositoryShadowOf, gitShadowOf, NO_GIT_REPOSITORY_SHADOWS, NO_GIT_SHADOWS, type GitRepositoryShadowSource, type GitShadow, type GitShadowSource } from './git-shadow.js';
 
 export class Authority {
   readonly content: ContentOperations;
@@ -170,6 +170,14 @@ export class Authority {
   /** The bare repository serving `line` over git, up to date; NotFound when the line is not served. */
   gitShadow(line: string): Promise<GitShadow> {
     return gitShadowOf(this.gitShadowSource(), this.index, line);
+  }
+
+  /** Where the repository is served over git as a whole (every line a branch): set by the service as gitShadowSource is. */
+  gitRepositoryShadowSource: () => GitRepositoryShadowSource = () => NO_GIT_REPOSITORY_SHADOWS;
+
+  /** The bare repository serving every line over git, up to date; NotFound when not served. */
+  gitRepositoryShadow(): Promise<GitShadow> {
+    return gitRepositoryShadowOf(this.gitRepositoryShadowSource(), this.index);
   }
 
   /** Close the authority's files (idempotent). */

@@ -20,7 +20,7 @@ import { MAX_TREE_DEPTH, requireTreeDepth } from '../domain/tree-depth.js';
 import { closeLine, moveLine, validateLineName, type LineMove, type LineState } from '../domain/lines.js';
 import { nowSeconds } from '../domain/repository.js';
 import { lineEvents } from '../domain/events.js';
-import { checkGitCommitRow, exportedCommitId, GIT_COMMIT, GIT_COMMIT_ID, isGitId, MAX_GIT_ROWS, type GitCommitIdRecord, type GitCommitRecord, type Gitlink } from '../domain/git.js';
+import { checkGitCommitRow, checkGitTagRow, exportedCommitId, GIT_COMMIT, GIT_COMMIT_ID, GIT_TAG, isGitId, MAX_GIT_ROWS, MAX_GIT_TAGS, type GitCommitIdRecord, type GitCommitRecord, type GitTagRecord, type Gitlink } from '../domain/git.js';
 import type { ContentStore, Locator, ObjectKind, StoredSnapshot, Txn } from '../store/content-store.js';
 export type { StoredSnapshot } from '../store/content-store.js';
 import { decodeObjectFrameStream, PACK_KIND_OBJECT, PACK_KIND_TREE, screenPackUpload, type PackEntry, type PackKind } from '../store/pack.js';
@@ -386,6 +386,45 @@ export class ContentOperations {
         recorded++;
       }
       return { recorded, skipped };
+    });
+  }
+
+  /**
+   * Record git tags an import brought (docs/git.md "Import every branch and tag"), in one
+   * commit: each names a commit some import recorded (its snapshot is the tag's). Tags are
+   * read-only: one recorded already is left as it is when the row says the same, and refused
+   * (said in `refused`, the others still recorded) when it names another commit or object. A
+   * malformed row is 400 and nothing is written.
+   */
+  recordGitTags(rows: readonly { name: string; commit_id: string; raw?: string | null }[]): Promise<{ recorded: number; unchanged: number; refused: { name: string; reason: string }[] }> {
+    if (rows.length > MAX_GIT_TAGS) throw new TooLarge(`at most ${MAX_GIT_TAGS} tags per request`);
+    const checked = rows.map((row) => ({ row, tagId: checkGitTagRow(row) }));
+    const names = new Set<string>();
+    for (const { row } of checked) {
+      if (names.has(row.name)) throw new Invalid(`tag ${row.name} is given twice`);
+      names.add(row.name);
+    }
+    return this.store.transact(async (tx) => {
+      let recorded = 0;
+      let unchanged = 0;
+      const refused: { name: string; reason: string }[] = [];
+      const now = nowSeconds();
+      for (const { row, tagId } of checked) {
+        const index = tx.entity<GitCommitIdRecord>(GIT_COMMIT_ID, row.commit_id);
+        if (!index) {
+          refused.push({ name: row.name, reason: `commit ${row.commit_id} was not imported (a tag is recorded only for a commit of an imported line)` });
+          continue;
+        }
+        const existing = tx.entity<GitTagRecord>(GIT_TAG, row.name);
+        if (existing) {
+          if (existing.commit_id === row.commit_id && existing.tag_id === tagId) unchanged++;
+          else refused.push({ name: row.name, reason: `tag ${row.name} is read-only: it names ${existing.tag_id ?? existing.commit_id} already` });
+          continue;
+        }
+        tx.upsert(GIT_TAG, row.name, { name: row.name, commit_id: row.commit_id, snapshot_id: index.snapshot_id, tag_id: tagId, raw: tagId === null ? null : row.raw!, recorded_at_s: now } satisfies GitTagRecord);
+        recorded++;
+      }
+      return { recorded, unchanged, refused };
     });
   }
 

@@ -17,16 +17,19 @@ import {
   exportedCommitId,
   GIT_COMMIT,
   GIT_COMMIT_ID,
+  GIT_TAG,
   gitRefProblem,
+  patchsetRefName,
   parseCommit,
   rawHeader,
   withTrailers,
   type GitCommitIdRecord,
   type GitCommitRecord,
+  type GitTagRecord,
 } from '../domain/git.js';
 import { gitId, type GitObjectType } from '../domain/git-objects.js';
 import { validateLineName } from '../domain/lines.js';
-import { CHANGE, PATCHSET, type ChangeRecord, type PatchsetRecord } from '../domain/workflow/rules.js';
+import { CHANGE, PATCHSET, patchsetId, type ChangeRecord, type PatchsetRecord } from '../domain/workflow/rules.js';
 import { liveVotes } from '../domain/workflow/review-rules.js';
 import { crashPoint } from '../store/crash-point.js';
 import { writeFileDurable } from '../store/durable.js';
@@ -254,6 +257,208 @@ export class GitExporter {
     });
   }
 
+  /**
+   * Every live line's branch up to date, and no branch left for a line gone or archived: the
+   * repository's URL serves refs/heads/ as its lines (docs/git.md "Clone and fetch"). A line git
+   * cannot name as a branch, or whose branch clashes with another's ("a" and "a/b"), is left
+   * out, with a warning in the log.
+   */
+  async syncAllLines(): Promise<void> {
+    const live = new Set<string>();
+    for (const line of this.authority.store.lines()) {
+      if (line.status === 'archived' || gitRefProblem(line.name)) continue;
+      try {
+        await this.syncLine(line.name);
+        live.add(line.name);
+      } catch (err) {
+        if (!(err instanceof Conflict) && !(err instanceof NotFound)) throw err;
+        this.log?.warn({ shadow: this.root, line: line.name, error: (err as Error).message }, 'a line is left out of the repository served over git');
+      }
+    }
+    await this.mutex.runExclusive(async () => {
+      const walk = async (dir: string, prefix: string): Promise<void> => {
+        for (const entry of await fsp.readdir(dir, { withFileTypes: true }).catch(() => [])) {
+          const name = `${prefix}${entry.name}`;
+          if (entry.isDirectory()) await walk(path.join(dir, entry.name), `${name}/`);
+          else if (!live.has(name)) await fsp.rm(path.join(dir, entry.name), { force: true });
+        }
+      };
+      await walk(this.layout.headsDir, '');
+    });
+  }
+
+  /** Patchsets whose ref the shadow holds (a patchset never changes: its ref never moves). */
+  private readonly patchsetRefs = new Set<string>();
+
+  /**
+   * Give every patchset of the repository its fetchable ref, `refs/changes/<nn>/<change>/<ps>`
+   * (docs/git.md "Fetch a patchset"), derived from the patchset records when a git request
+   * comes, whoever made the patchset: a push, applied suggestions, a rebase. A pushed patchset's
+   * ref names the pushed commit as it was (rewritten only as an export would: a tree git would
+   * read otherwise, a parent the shadow lacks); one made by the server gets a commit built from
+   * stored data alone (patchsetCommit). Resolves to the number of refs written.
+   */
+  syncPatchsets(): Promise<number> {
+    return this.mutex.runExclusive(async () => {
+      const store = this.authority.store;
+      await this.ensureRepository();
+      const todo: { id: string; file: string; commit: string }[] = [];
+      try {
+        for (const id of store.entityIds(PATCHSET)) {
+          if (this.patchsetRefs.has(id)) continue;
+          const ps = store.entity<PatchsetRecord>(PATCHSET, id);
+          const change = ps ? store.entity<ChangeRecord>(CHANGE, ps.change_id) : undefined;
+          if (!ps || !change) continue;
+          const file = this.layout.changesRef(patchsetRefName(change.sequence, ps.patchset_number));
+          if (await exists(file)) {
+            this.patchsetRefs.add(id);
+            continue;
+          }
+          todo.push({ id, file, commit: await this.patchsetCommit(ps, change) });
+        }
+        await this.finishPack();
+      } catch (err) {
+        await this.dropPack();
+        throw err;
+      }
+      // Each ref only once its commit is in a finished pack.
+      for (const t of todo) {
+        await fsp.mkdir(path.dirname(t.file), { recursive: true });
+        await writeFileDurable(t.file, `${t.commit}\n`);
+        this.patchsetRefs.add(t.id);
+      }
+      return todo.length;
+    });
+  }
+
+  /** Tags whose ref the shadow holds (a tag is read-only: its ref never moves). */
+  private readonly tagRefs = new Set<string>();
+
+  /**
+   * Give every imported tag its ref, `refs/tags/<name>` (docs/git.md "Import every branch and
+   * tag"): a lightweight tag names its commit as exported; an annotated one its tag object, as
+   * imported when the export kept the commit's id, else the same object naming the exported
+   * commit (a signature over the old id no longer verifies). Resolves to the refs written.
+   */
+  syncTags(): Promise<number> {
+    return this.mutex.runExclusive(async () => {
+      const store = this.authority.store;
+      await this.ensureRepository();
+      const todo: { name: string; file: string; target: string }[] = [];
+      try {
+        for (const name of store.entityIds(GIT_TAG)) {
+          if (this.tagRefs.has(name)) continue;
+          const tag = store.entity<GitTagRecord>(GIT_TAG, name);
+          if (!tag) continue;
+          const file = this.layout.tagRef(name);
+          if (await exists(file)) {
+            this.tagRefs.add(name);
+            continue;
+          }
+          const commit = (await this.heldCommitOf(tag.snapshot_id)) ?? (await this.exportHistory(tag.snapshot_id, `tag ${name}`, async () => undefined)).commit;
+          let target = commit;
+          if (tag.raw !== null) {
+            let raw = Buffer.from(tag.raw, 'base64');
+            if (commit !== tag.commit_id) raw = Buffer.concat([Buffer.from(`object ${commit}`, 'latin1'), raw.subarray(`object ${tag.commit_id}`.length)]);
+            target = gitId('tag', raw);
+            await this.writeObject('tag', target, raw);
+          }
+          todo.push({ name, file, target });
+        }
+        await this.finishPack();
+      } catch (err) {
+        await this.dropPack();
+        throw err;
+      }
+      for (const t of todo) {
+        try {
+          await fsp.mkdir(path.dirname(t.file), { recursive: true });
+          await writeFileDurable(t.file, `${t.target}\n`);
+          this.tagRefs.add(t.name);
+        } catch (err) {
+          // "v1" and "v1/rc" cannot both be refs: the one recorded later is left out.
+          const code = (err as NodeJS.ErrnoException).code;
+          if (code !== 'EISDIR' && code !== 'ENOTDIR' && code !== 'EEXIST') throw err;
+          this.log?.warn({ shadow: this.root, tag: t.name }, 'a tag clashes with another tag\'s name and is not served');
+        }
+      }
+      return todo.length;
+    });
+  }
+
+  /** The commit of a snapshot the shadow holds already (its map record's), else null. */
+  private async heldCommitOf(snapshotId: string): Promise<string | null> {
+    const rec = this.authority.store.entity<GitCommitRecord>(GIT_COMMIT, snapshotId);
+    return rec && (await this.holds(exportedCommitId(rec))) ? exportedCommitId(rec) : null;
+  }
+
+  /** The commit of patchset `ps`, its objects written (in the pack being written). */
+  private async patchsetCommit(ps: PatchsetRecord, change: ChangeRecord): Promise<string> {
+    const store = this.authority.store;
+    const held = await this.heldCommitOf(ps.revision_snapshot_id);
+    if (held !== null) return held;
+    // Its parent: the base's commit (the base is on the target line, exported with it).
+    const base = (await this.heldCommitOf(ps.base_snapshot_id)) ?? (await this.exportHistory(ps.base_snapshot_id, `${ps.patchset_id}'s base`, async () => undefined)).commit;
+    const builder = this.treeBuilder();
+    const snap = store.snapshot(ps.revision_snapshot_id);
+    if (!snap) throw new Corrupt(`snapshot ${ps.revision_snapshot_id} of ${ps.patchset_id} is not stored`);
+    const rec = store.entity<GitCommitRecord>(GIT_COMMIT, ps.revision_snapshot_id);
+    const tree = await builder.treeOf(snap.root_tree_id, rec?.gitlinks ?? []);
+    let raw: Buffer;
+    if (rec && rec.origin !== 'exported') {
+      // Pushed (or imported): as it was when git reads the same tree and the shadow holds its parents.
+      const original = Buffer.from(rec.raw, 'base64');
+      const c = parseCommit(original);
+      let kept = c.tree_id === tree;
+      for (const p of c.parent_ids) kept = kept && (await this.holds(p));
+      if (!kept && c.tree_id === tree && c.parent_ids[0] === base && c.parent_ids.length > 1) {
+        kept = await this.keepSides(c.parent_ids.slice(1), builder, { fresh: new Set(), decided: new Map(), written: 0 });
+      }
+      raw = kept ? original : encodeCommit({
+        tree_id: tree,
+        parent_ids: [base],
+        author: rawHeader(original, 'author')!,
+        committer: rawHeader(original, 'committer')!,
+        encoding: c.encoding,
+        message: withTrailers(c.message, [`Cairn-Git-Commit: ${rec.commit_id}`, ...(rec.pushed_by ? [`Pushed-by: ${identTrailer(rec.pushed_by)}`] : [])]),
+      });
+    } else {
+      raw = this.serverMadeCommit(ps, change, base, tree);
+    }
+    const id = gitId('commit', raw);
+    await this.writeObject('commit', id, raw);
+    return id;
+  }
+
+  /**
+   * A commit for a patchset the server made (applied suggestions, a rebase): on the base's
+   * commit, with the message and author of the newest earlier pushed patchset of the change
+   * (its Change-Id with it, so an amend of the fetched commit pushed again updates this change),
+   * else the change's title and the patchset's summary. Committed by cairn at the patchset's time.
+   */
+  private serverMadeCommit(ps: PatchsetRecord, change: ChangeRecord, base: string, tree: string): Buffer {
+    const store = this.authority.store;
+    const committer = { ...CAIRN_IDENT, time: ps.created_at_s };
+    for (let n = ps.patchset_number - 1; n >= 1; n--) {
+      const earlier = store.entity<PatchsetRecord>(PATCHSET, patchsetId(change.change_id, n));
+      const rec = earlier ? store.entity<GitCommitRecord>(GIT_COMMIT, earlier.revision_snapshot_id) : undefined;
+      if (rec?.origin !== 'pushed') continue;
+      const original = Buffer.from(rec.raw, 'base64');
+      const c = parseCommit(original);
+      return encodeCommit({ tree_id: tree, parent_ids: [base], author: rawHeader(original, 'author')!, committer, encoding: c.encoding, message: c.message });
+    }
+    const title = change.title.trim() || change.change_ref;
+    const summary = ps.summary.trim();
+    const text = summary === '' || summary === title ? `${title}\n` : `${title}\n\n${summary}\n`;
+    return encodeCommit({
+      tree_id: tree,
+      parent_ids: [base],
+      author: { ...authorIdent(ps.author), time: ps.created_at_s },
+      committer,
+      message: withTrailers(Buffer.from(text, 'utf8'), [`Cairn-Change: ${change.change_ref}`, `Cairn-Patchset: ${ps.patchset_id}`]),
+    });
+  }
+
   private async sync(name: string): Promise<LineExport> {
     const store = this.authority.store;
     const head = store.line(name)?.head_snapshot_id ?? null;
@@ -262,6 +467,28 @@ export class GitExporter {
       await fsp.rm(this.layout.branchRef(name), { force: true });
       return { line: name, head_commit_id: null, written: 0 };
     }
+    const done = await this.exportHistory(head, `line ${name}`, (commit) => this.writeRef(name, commit));
+    return { line: name, head_commit_id: done.commit, written: done.written };
+  }
+
+  /** The tree builder, kept between exports (see exportHistory). */
+  private treeBuilder(): GitTreeBuilder {
+    const store = this.authority.store;
+    return (this.builder ??= new GitTreeBuilder(
+      { readTree: (id) => store.readTree(id), readBlob: (id) => this.readBlob(id) },
+      'sha1',
+      (type, id, body, where) => this.writeObject(type, id, body, where).then(() => undefined),
+      BUILDER_CACHE,
+    ));
+  }
+
+  /**
+   * Write the commits of `head`'s first-parent history the shadow lacks, recording each new one
+   * in the git map; `moveRef` (a line's branch) is moved to the last commit of each finished
+   * pack. Resolves to `head`'s commit, with every object it reaches in a finished pack.
+   */
+  private async exportHistory(head: string, what: string, moveRef: (commit: string) => Promise<void>): Promise<{ commit: string; written: number }> {
+    const store = this.authority.store;
     // Back along the first parents to the newest snapshot whose commit the shadow holds.
     const chain: string[] = [];
     let parent: string | null = null;
@@ -273,19 +500,12 @@ export class GitExporter {
       }
       chain.push(s);
       const snap = store.snapshot(s);
-      if (!snap) throw new Corrupt(`snapshot ${s} of line ${name} is not stored`);
+      if (!snap) throw new Corrupt(`snapshot ${s} of ${what} is not stored`);
       s = snap.parent_snapshot_ids[0] ?? null;
     }
     // Kept between exports, so an export of one new commit reads only what it changed: an id
-    // it caches was written (the sink runs first). A remade repository starts a new one.
-    // Kept between exports, so an export of one new commit reads only what it changed: an id
     // it caches is in the shadow or in the pack being written (a failed sync forgets the builder).
-    const builder = (this.builder ??= new GitTreeBuilder(
-      { readTree: (id) => store.readTree(id), readBlob: (id) => this.readBlob(id) },
-      'sha1',
-      (type, id, body, where) => this.writeObject(type, id, body, where).then(() => undefined),
-      BUILDER_CACHE,
-    ));
+    const builder = this.treeBuilder();
     let written = 0;
     const batch = batchSize();
     let sinceFlush = 0;
@@ -303,7 +523,7 @@ export class GitExporter {
       sinceFlush = 0;
       crashPoint('git-export:recorded');
       if (this.pack && (last || this.pack.count >= packObjects() || this.pack.bytes >= PACK_BYTES)) packed = (await this.finishPack()) || packed;
-      if (parent !== null && this.pack === null) await this.writeRef(name, parent);
+      if (parent !== null && this.pack === null) await moveRef(parent);
     };
     try {
       let turn = performance.now();
@@ -331,7 +551,7 @@ export class GitExporter {
     }
     written += side.written;
     if (packed || this.loose !== false) this.scheduleMaintenance();
-    return { line: name, head_commit_id: parent, written };
+    return { commit: parent!, written };
   }
 
   /** Finish the pack being written into the shadow; true when it held anything. */
@@ -595,6 +815,8 @@ export class GitExporter {
       this.packs = null;
       this.loose = null;
       this.builder = null;
+      this.patchsetRefs.clear();
+      this.tagRefs.clear();
     }
     for (const dir of [path.join(L.objectsDir, 'pack'), path.join(L.objectsDir, 'info'), L.headsDir, path.join(L.refsDir, 'tags')]) await fsp.mkdir(dir, { recursive: true });
     if (!whole) await writeFileDurable(L.configFile, '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n');

@@ -177,6 +177,8 @@ export class GitMirrorRunner {
     let outcome: MirrorOutcome | null = null;
     try {
       head = (await exporter.syncLine(m.line)).head_commit_id;
+      // The imported tags, so the push can take those the line reaches.
+      await exporter.syncTags();
     } catch (err) {
       // An export that cannot be made (a sha256 history, a branch name clash) is the mirror's failure too: said, and retried.
       head = null;
@@ -211,7 +213,17 @@ export class GitMirrorRunner {
       const listed = await this.git(shadow, ['ls-remote', '--refs', m.url, ref], env);
       if (listed.code !== 0) return failed(`git ls-remote failed: ${this.gitMessage(listed)}`);
       const remote = /^([0-9a-f]{40})\t/m.exec(listed.stdout)?.[1] ?? null;
-      if (remote === head) return { kind: 'pushed', commit_id: head };
+      // The imported tags whose commit the line reaches go with it (git push --follow-tags, for
+      // every tag): never forced, so a remote tag naming something else fails the push, said.
+      const merged = await this.git(shadow, ['for-each-ref', `--merged=${head}`, '--format=%(refname)', 'refs/tags/'], env);
+      if (merged.code !== 0) return failed(`git for-each-ref failed: ${this.gitMessage(merged)}`);
+      const tags = merged.stdout.split('\n').filter((t) => t.startsWith('refs/tags/')).map((t) => `${t}:${t}`);
+      if (remote === head) {
+        if (tags.length === 0) return { kind: 'pushed', commit_id: head };
+        const tagged = await this.git(shadow, ['push', '--porcelain', '--no-verify', m.url, ...tags], env);
+        if (tagged.code !== 0) return failed(`git push of the tags failed: ${this.gitMessage(tagged)}`);
+        return { kind: 'pushed', commit_id: head };
+      }
       let lease: string;
       if (remote === null) {
         if (m.last_pushed_commit_id !== null) return { kind: 'diverged', remote_commit_id: null, reason: `the remote has no ${ref} any more (it was at ${m.last_pushed_commit_id}, pushed by this mirror): someone deleted it; nothing is pushed until the mirror is resumed` };
@@ -221,7 +233,7 @@ export class GitMirrorRunner {
       } else {
         return { kind: 'diverged', remote_commit_id: remote, reason: `the remote's ${ref} is at ${remote}, which is neither the commit this mirror pushed last (${m.last_pushed_commit_id ?? 'none'}) nor one of the line's commits: someone pushed to it; nothing is forced` };
       }
-      const pushed = await this.git(shadow, ['push', '--porcelain', '--no-verify', `--force-with-lease=${ref}:${lease}`, m.url, `${head}:${ref}`], env);
+      const pushed = await this.git(shadow, ['push', '--porcelain', '--no-verify', `--force-with-lease=${ref}:${lease}`, m.url, `${head}:${ref}`, ...tags], env);
       if (pushed.code !== 0) return failed(`git push failed: ${this.gitMessage(pushed)}`);
       return { kind: 'pushed', commit_id: head };
     } catch (err) {

@@ -14,7 +14,7 @@ const gitBinary = (): string => process.env.CAIRN_GIT || 'git';
 
 /**
  * The first of `ids` (lowercase hex object ids) that is not a commit `shadow` serves — not in
- * the repository, not a commit, or not reachable from the served ref (from any ref when the
+ * the repository, not a commit, or not reachable from the served ref or prefixes (from any ref when the
  * repository serves them all) — or null when it serves every one. A line with no branch serves
  * nothing. Costs one `git cat-file --batch-check`, and one `git rev-list` unless every id is the
  * served ref's own commit (a clone or fetch of the line's head).
@@ -29,14 +29,23 @@ export async function firstUnserved(shadow: GitShadow, ids: string[]): Promise<s
     if (m === null) return ids[0];
     tip = m[1];
   }
+  // An annotated tag's object is wanted by its id where a URL serves tags (the repository's):
+  // served when it is what a served tag ref names, and then nothing more is asked of it.
+  const tagIds = shadow.ref === undefined && answers.some((a, i) => a === `${ids[i]} tag`)
+    ? new Set((await runGit(shadow.repoDir, ['for-each-ref', '--format=%(objectname)', 'refs/tags/'], [])).split('\n'))
+    : new Set<string>();
   for (let i = 0; i < ids.length; i++) {
-    if (answers[i] !== `${ids[i]} commit`) return ids[i];
+    if (answers[i] !== `${ids[i]} commit` && !(answers[i] === `${ids[i]} tag` && tagIds.has(ids[i]))) return ids[i];
   }
+  ids = ids.filter((id) => !tagIds.has(id));
+  if (ids.length === 0) return null;
   if (tip !== null && ids.every((id) => id === tip)) return null;
   // The first commit listed is one of `ids` (children come before their parents): a commit any
   // id reaches that the served refs do not reach is reached from an id that is itself unserved.
   const args = ['rev-list', '--topo-order', '--max-count=1', '--stdin'];
-  const unreached = (await runGit(shadow.repoDir, tip === null ? [...args, '--not', '--all'] : args, tip === null ? ids : [...ids, `^${tip}`])).trim();
+  const also = (shadow.alsoServed ?? []).map((prefix) => `--glob=${prefix}*`);
+  const served = tip === null ? ['--not', '--all'] : also.length > 0 ? ['--not', ...also] : [];
+  const unreached = (await runGit(shadow.repoDir, [...args, ...served], tip === null ? ids : [...ids, `^${tip}`])).trim();
   if (unreached === '') return null;
   return ids.includes(unreached) ? unreached : ids[0];
 }

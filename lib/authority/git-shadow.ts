@@ -16,6 +16,11 @@ export interface GitShadow {
    * too: every other ref is hidden from the advertisement (`transfer.hideRefs`). Absent: all refs.
    */
   ref?: string;
+  /**
+   * With `ref`: ref prefixes served too (`refs/changes/`: every patchset's ref, docs/git.md
+   * "Fetch a patchset"), each ending in `/`.
+   */
+  alsoServed?: string[];
   /** The ref the repository's HEAD names (`refs/heads/main`), or null; filled in by gitShadowOf. */
   head?: string | null;
 }
@@ -25,6 +30,22 @@ export interface GitShadow {
  * or null when the line is not served. Called once per git request.
  */
 export type GitShadowSource = (repositoryIndex: number, line: string) => Promise<GitShadow | null>;
+
+/**
+ * The served repository of every line of repository `repositoryIndex` (docs/git.md "Clone and
+ * fetch": the repository's URL), up to date when it resolves: each live line a branch, the
+ * tags, the patchsets' refs, HEAD on main; null when not served.
+ */
+export type GitRepositoryShadowSource = (repositoryIndex: number) => Promise<GitShadow | null>;
+
+export const NO_GIT_REPOSITORY_SHADOWS: GitRepositoryShadowSource = async () => null;
+
+/** The served repository of every line; NotFound when none. */
+export async function gitRepositoryShadowOf(source: GitRepositoryShadowSource, repositoryIndex: number): Promise<GitShadow> {
+  const shadow = await source(repositoryIndex);
+  if (shadow === null) throw new NotFound('git serving is not set up');
+  return { ...shadow, head: shadow.head === undefined ? await headTargetOf(shadow.repoDir) : shadow.head };
+}
 
 /** No line is served until a source is configured. */
 export const NO_GIT_SHADOWS: GitShadowSource = async () => null;

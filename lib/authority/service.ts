@@ -35,7 +35,7 @@ import { DEFAULT_WEBHOOK_NETWORK, WebhookDispatcher, type WebhookNetwork, type W
 import type { WebhookTargets } from '../domain/webhook-targets.js';
 import type { QueueOptions } from '../domain/workflow/land-queue.js';
 import { DEFAULT_MAX_SNAPSHOT_PATHS } from '../domain/tree-size.js';
-import { NO_GIT_SHADOWS, type GitShadowSource } from './git-shadow.js';
+import { NO_GIT_REPOSITORY_SHADOWS, NO_GIT_SHADOWS, type GitRepositoryShadowSource, type GitShadowSource } from './git-shadow.js';
 import { GitMirrorRunner, type MirrorPolicy } from './git-mirror-runner.js';
 import { MirrorSlots } from './mirror-slots.js';
 import { openSealKey } from '../store/seal-key.js';
@@ -115,6 +115,8 @@ export class CairnService implements AuthorityHost, FeedHost {
   sealKey: SealKey | null = null;
   /** Where lines are served over git (./git-shadow.ts); every authority asks it at each git request. */
   gitShadows: GitShadowSource = NO_GIT_SHADOWS;
+  /** The repository's URL (every line): served from the exporter's shadow whenever lines are (no test source names one). */
+  gitRepositoryShadows: GitRepositoryShadowSource = NO_GIT_REPOSITORY_SHADOWS;
   /** The rules a newly registered repository starts with (null: none written). */
   defaultRules: Partial<RepositoryRules> | null = null;
   /** Who belongs to a group (the rules' group names); asked at each judgement. */
@@ -147,6 +149,7 @@ export class CairnService implements AuthorityHost, FeedHost {
     // Webhook secrets and drafts are sealed with it (storage-layout.md §17.2); made on the first start.
     service.sealKey = await openSealKey(layout.sealKeyFile, true);
     service.gitShadows = options.gitShadows ?? service.exportedShadows;
+    if (!options.gitShadows) service.gitRepositoryShadows = service.exportedRepository;
     service.defaultRules = options.defaultRules ?? null;
     if (options.groupMembers) service.groupMembers = options.groupMembers;
     if (registry.events) service.feeds.attachRegistry(registryEventStream(registry.events));
@@ -245,12 +248,27 @@ export class CairnService implements AuthorityHost, FeedHost {
   /**
    * Lines served over git (docs/git.md "Clone and fetch"): the exporter's shadow repository,
    * brought up to the line's head before each answer (a sync of a line already exported is one
-   * lookup), with only that line's branch advertised.
+   * lookup), with only that line's branch and the patchsets' refs (refs/changes/) advertised.
    */
   private readonly exportedShadows: GitShadowSource = async (index, line) => {
     const exporter = this.gitExporter(await this.opened(index));
     const synced = await exporter.syncLine(line);
-    return { repoDir: exporter.root, ref: `refs/heads/${synced.line}` };
+    // Every patchset's ref (docs/git.md "Fetch a patchset"), from the patchset records as they are now.
+    await exporter.syncPatchsets();
+    return { repoDir: exporter.root, ref: `refs/heads/${synced.line}`, alsoServed: ['refs/changes/'] };
+  };
+
+  /**
+   * The repository served over git as a whole (docs/git.md "Clone and fetch"): every live line
+   * exported as its branch (branches of lines gone or archived dropped), the imported tags, the
+   * patchsets' refs, and HEAD on main; nothing hidden.
+   */
+  private readonly exportedRepository: GitRepositoryShadowSource = async (index) => {
+    const exporter = this.gitExporter(await this.opened(index));
+    await exporter.syncAllLines();
+    await exporter.syncPatchsets();
+    await exporter.syncTags();
+    return { repoDir: exporter.root };
   };
 
   /** The git exporter of an open authority (its shadow repository under git-shadow/). */
@@ -365,6 +383,7 @@ export class CairnService implements AuthorityHost, FeedHost {
         return;
       }
       authority.gitShadowSource = () => this.gitShadows;
+      authority.gitRepositoryShadowSource = () => this.gitRepositoryShadows;
       authority.lands.policyFlags = () => this.registry.get(index)?.policy_flags ?? 0;
       authority.rules.groupMembers = (group) => this.groupMembers(group);
       this.authorities.set(index, authority);

@@ -14,8 +14,8 @@ Write line NAME's history as git commits into the bare git repository OUT.git (c
 missing; fetched into when it exists), as branch NAME, with HEAD on it. The server builds the
 commits from what it stores, never from a clock or a configuration: imported commits keep
 their ids, and exporting again, anywhere, gives the same ids (docs/git.md "Export"). The same
-history can be cloned with git itself from the URL this prints:
-  git clone SERVER/v1/native/repository-authorities/N/git/NAME.git
+history can be cloned with git itself, as this prints (the repository's URL: every line a branch):
+  git clone -b NAME SERVER/v1/native/repository-authorities/N/git.git
 
 Needs git (Debian: apt-get install git), or CAIRN_GIT naming the binary.
 
@@ -42,8 +42,11 @@ export async function exportGitCommand(argv: string[]): Promise<number> {
       gitRun(bin, out, ['fetch', '-q', '--no-tags', url, `+${branch}:${branch}`]);
       gitRun(bin, out, ['symbolic-ref', 'HEAD', branch]);
     }
-    const result = { line, head_commit_id: exported.head_commit_id as string | null, written: exported.written as number, out, url };
-    process.stdout.write(ctx.json ? `${JSON.stringify(result)}\n` : `${result.head_commit_id ? `exported ${line} to ${out} at ${result.head_commit_id.slice(0, 12)}` : `line ${line} has no snapshot: ${out} has no branch ${line}`}\n  clone it with: git clone ${url}\n`);
+    // The repository's URL, with the line as the branch to check out: a clone that works as printed, whatever the line.
+    const cloneUrl = `${ctx.client.base}${ctx.client.repoPath(ctx.repo, '/git.git')}`;
+    const clone = `git clone -b ${shellWord(line)} ${cloneUrl}`;
+    const result = { line, head_commit_id: exported.head_commit_id as string | null, written: exported.written as number, out, url, clone };
+    process.stdout.write(ctx.json ? `${JSON.stringify(result)}\n` : `${result.head_commit_id ? `exported ${line} to ${out} at ${result.head_commit_id.slice(0, 12)}` : `line ${line} has no snapshot: ${out} has no branch ${line}`}\n  clone it with: ${clone}\n`);
     return 0;
   } catch (err) {
     if (err instanceof GitUnavailable) {
@@ -52,4 +55,9 @@ export async function exportGitCommand(argv: string[]): Promise<number> {
     }
     throw err;
   }
+}
+
+/** A word a POSIX shell reads back as itself: quoted unless it is plain. */
+function shellWord(word: string): string {
+  return /^[A-Za-z0-9._\/-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }

@@ -1,6 +1,7 @@
 // `cairn task …`, `cairn change …`, `cairn patchset push`: thin clients of the workflow routes
 // (docs/api.md "Tasks, changes, patchsets"). Output is one JSON object with --json or when stdout is
 // not a terminal; on a terminal a short readable form.
+import { patchsetRefName } from '../domain/git.js';
 import path from 'node:path';
 import { ServerError } from '../client/http.js';
 import { push } from '../client/transfer.js';
@@ -238,6 +239,7 @@ export async function changeCommand(argv: string[]): Promise<number> {
         ...reviewerLines(reviewers),
         'patchsets (* selected):',
         ...patchsets.map((x: Json) => `  ${x.patchset_id === change.selected_patchset_id ? '*' : ' '} ${patchsetLine(x)}${patchsetMarks(x, change)}`),
+        ...fetchLines(`${ctx.client.base}${p('/git.git')}`, change, patchsets),
         ...statusLines(readiness),
       ].join('\n'));
     }
@@ -338,4 +340,14 @@ export async function patchsetCommand(argv: string[]): Promise<number> {
   });
   const out = { ...res, snapshot_id: pushed.snapshot_id, uploaded_packs: pushed.uploaded_packs, uploaded_bytes: pushed.uploaded_bytes };
   return print(ctx, out, () => `${res.replayed ? 'existing' : 'created'} ${patchsetLine(res.patchset)}`);
+}
+
+/**
+ * How to fetch the newest patchset (and the selected one when older) with git, as Gerrit's
+ * Download box says it (docs/git.md "Fetch a patchset").
+ */
+function fetchLines(gitUrl: string, change: Json, patchsets: Json[]): string[] {
+  const wanted = new Set([change.current_patchset_id, change.selected_patchset_id].filter(Boolean));
+  return patchsets.filter((x) => wanted.has(x.patchset_id)).reverse()
+    .map((x) => `fetch ps-${x.patchset_number}: git fetch ${gitUrl} ${patchsetRefName(change.sequence, x.patchset_number)} && git checkout FETCH_HEAD`);
 }

@@ -19,6 +19,47 @@ export interface GitCommitIdRecord {
   snapshot_id: string;
 }
 
+/**
+ * The workflow.log entity type of a git tag an import brought (id: the tag's name, the part
+ * after refs/tags/; storage-layout.md §17): read-only — recorded once, never moved or removed
+ * by the API. docs/git.md "Import every branch and tag".
+ */
+export const GIT_TAG = 'git_tag';
+
+export interface GitTagRecord {
+  name: string;
+  /** The commit the tag names (an annotated tag: the commit its object names), as imported. */
+  commit_id: string;
+  /** That commit's snapshot. */
+  snapshot_id: string;
+  /** An annotated tag: its object's id; a lightweight tag: null. */
+  tag_id: string | null;
+  /** An annotated tag: its object's bytes, base64 (`git cat-file tag <tag_id>`); a lightweight tag: null. */
+  raw: string | null;
+  recorded_at_s: number;
+}
+
+/** Tags in one request of `POST {repo}/git/tags`. */
+export const MAX_GIT_TAGS = 10_000;
+
+/**
+ * A tag row as a client sends it, checked: the name git would take under refs/tags/, a
+ * lowercase commit id, and for an annotated tag its object, which must name that commit
+ * (`object <commit_id>` and `type commit`). Resolves to the annotated tag's id, or null.
+ */
+export function checkGitTagRow(row: { name: string; commit_id: string; raw?: string | null }): string | null {
+  if (row.name === '' || row.name.length > 1024) throw new Invalid('a tag name must be 1 to 1024 characters');
+  const problem = gitRefProblem(row.name);
+  if (problem) throw new Invalid(`tag ${JSON.stringify(row.name.slice(0, 100))} is not a git tag name: ${problem}`);
+  if (!isGitId(row.commit_id)) throw new Invalid(`tag ${row.name}: commit_id must be a lowercase git object id`);
+  if (row.raw === undefined || row.raw === null) return null;
+  const raw = Buffer.from(row.raw, 'base64');
+  if (raw.length === 0 || raw.length > MAX_GIT_COMMIT_BYTES || raw.toString('base64') !== row.raw) throw new Invalid(`tag ${row.name}: raw must be the tag object's bytes in base64, at most ${MAX_GIT_COMMIT_BYTES} bytes`);
+  const head = raw.toString('latin1', 0, Math.min(raw.length, 200));
+  if (!head.startsWith(`object ${row.commit_id}\ntype commit\ntag `)) throw new Invalid(`tag ${row.name}: its object must name commit ${row.commit_id} (object ${row.commit_id}, type commit)`);
+  return createHash(row.commit_id.length === 64 ? 'sha256' : 'sha1').update(`tag ${raw.length}\0`).update(raw).digest('hex');
+}
+
 /** A raw commit object larger than this is refused (git itself has no limit; messages this size are not commit messages). */
 export const MAX_GIT_COMMIT_BYTES = 1024 * 1024;
 /** Submodule entries (gitlinks) recorded with one commit. */
@@ -55,6 +96,14 @@ export interface GitCommitRecord {
 }
 
 /** The commit an export writes (or wrote) for a snapshot with this record: `export`, else the record's own. */
+/**
+ * The fetchable ref of a patchset, in Gerrit's layout (docs/git.md "Fetch a patchset"):
+ * `refs/changes/<nn>/<change>/<ps>`, nn the change number's last two digits (07 for change 7).
+ */
+export function patchsetRefName(changeSequence: number, patchsetNumber: number): string {
+  return `refs/changes/${String(changeSequence % 100).padStart(2, '0')}/${changeSequence}/${patchsetNumber}`;
+}
+
 export function exportedCommitId(r: GitCommitRecord): string {
   return r.export?.commit_id ?? r.commit_id;
 }

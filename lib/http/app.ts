@@ -212,7 +212,7 @@ function endOnRevoke(ctx: Context, gate: AccessGate): void {
  * (`info/refs?service=git-receive-pack`), which needs what the push itself needs.
  */
 function permissionOf(route: RouteSpec, service: unknown): Permission {
-  if (route.operation === 'git.infoRefs' && service === 'git-receive-pack') return 'contributor';
+  if ((route.operation === 'git.infoRefs' || route.operation === 'git.repositoryInfoRefs') && service === 'git-receive-pack') return 'contributor';
   return route.permission;
 }
 

@@ -107,8 +107,17 @@ export function cgiEnvironment(ctx: Context, options: ServeGitOptions, headTarge
     // Every ref but this line's is hidden from the advertisement (later entries win), and so is
     // HEAD when it names another line: a client would follow it to a ref it cannot see.
     config.push(['transfer.hideRefs', 'refs/'], ['transfer.hideRefs', `!${ref}`]);
+    // Fetched too (patchsets' refs); not in a push's advertisement, whose objects a push must
+    // send unless the line reaches them (lib/authority/git-push.ts checks that).
+    for (const prefix of options.service === 'git-upload-pack' ? options.shadow.alsoServed ?? [] : []) {
+      if (!/^refs\/[a-z]+\/$/.test(prefix)) throw new Error('a served ref prefix must be refs/<word>/');
+      config.push(['transfer.hideRefs', `!${prefix}`]);
+    }
     if (headTarget !== ref) config.push(['transfer.hideRefs', 'HEAD']);
   }
+  // The repository's URL: a push's advertisement names the branches alone, the objects a push
+  // may leave out (lib/authority/git-push.ts checks against those).
+  if (ref === undefined && options.service === 'git-receive-pack') config.push(['transfer.hideRefs', 'refs/changes/'], ['transfer.hideRefs', 'refs/tags/']);
   const env: Record<string, string> = {
     PATH: '/usr/local/bin:/usr/bin:/bin',
     HOME: path.dirname(repoDir),

@@ -35,13 +35,14 @@ export function renderPermissionTable(routes: readonly RouteSpec[] = ROUTES): st
   for (const r of routes) {
     let permission: string = r.permission;
     let needs = NEEDS[r.permission];
-    // The one row whose permission depends on the request: a push's advertisement needs a contributor.
-    if (r.operation === 'git.infoRefs') {
+    // The rows whose permission depends on the request: a push's advertisement needs a contributor.
+    const advertisement = r.operation === 'git.infoRefs' || r.operation === 'git.repositoryInfoRefs';
+    if (advertisement) {
       permission = 'reader; contributor with `service=git-receive-pack`';
       needs = 'the reader role (a clone or fetch); the contributor role (a push)';
     }
     let scope: string | null = scopeFor(r.permission);
-    if (r.operation === 'git.infoRefs') scope = 'read; write (a push)';
+    if (advertisement) scope = 'read; write (a push)';
     const runner = r.permission === 'runner' || RUNNER_READS.has(r.operation) ? 'yes' : '';
     rows.push(`| \`${r.operation}\` | \`${r.method} ${pathOf(r).replace(/\|/g, '\\|')}\` | ${permission} | ${needs} | ${scope ?? ''} | ${runner} |`);
   }

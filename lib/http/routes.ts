@@ -61,6 +61,8 @@ const SYNC = `${REPO}/remote-sync/zstd-bulk`;
 const RESTORES = '/v1/native/repository-restores';
 /** A line served over git: `{repo}/git/main.git` (a line name holding `/` sends it as %2F). */
 const GIT_LINE = `${REPO}/git/{line_name}.git`;
+/** The repository served over git as a whole: every line a branch, HEAD on main. */
+const GIT_REPO = `${REPO}/git.git`;
 
 const NONE: BodyKind = { kind: 'none' };
 const JSON_BODY: BodyKind = { kind: 'json' };
@@ -229,6 +231,7 @@ export const ROUTES: readonly RouteSpec[] = [
 
   // Extensions: git interoperability (docs/git.md)
   route('git.import', 'POST', `${REPO}/git/imports`, 'maintainer', { extension: true, raised: true, request: git.ImportBody, ok: 'GitImportResult', handler: git.importCommits }),
+  route('git.tags', 'POST', `${REPO}/git/tags`, 'maintainer', { extension: true, request: git.TagsBody, ok: 'GitTagsResult', handler: git.recordTags }),
   route('git.export', 'POST', `${REPO}/git/exports`, 'maintainer', { extension: true, request: git.ExportBody, ok: 'GitExportResult', handler: git.exportLine }),
   route('git.snapshotCommit', 'GET', `${REPO}/git/snapshots/{snapshot_id}`, 'reader', { extension: true, ok: 'GitCommitResult', handler: git.snapshotCommit }),
   route('git.commit', 'GET', `${REPO}/git/commits/{commit_id}`, 'reader', { extension: true, ok: 'GitCommitResult', handler: git.commitById }),
@@ -238,6 +241,10 @@ export const ROUTES: readonly RouteSpec[] = [
   route('git.infoRefs', 'GET', `${GIT_LINE}/info/refs`, 'reader', { extension: true, query: git.GitServiceQuery, ok: { raw: [MEDIA_UPLOAD_PACK_ADVERTISEMENT, MEDIA_RECEIVE_PACK_ADVERTISEMENT] }, handler: git.gitInfoRefs }),
   route('git.uploadPack', 'POST', `${GIT_LINE}/git-upload-pack`, 'reader', { extension: true, body: raw(MEDIA_UPLOAD_PACK_REQUEST), ok: { raw: [MEDIA_UPLOAD_PACK_RESULT] }, refuses: [408], handler: git.gitUploadPack }),
   route('git.receivePack', 'POST', `${GIT_LINE}/git-receive-pack`, 'contributor', { extension: true, body: raw(MEDIA_RECEIVE_PACK_REQUEST), raised: true, ok: { raw: [MEDIA_RECEIVE_PACK_RESULT] }, refuses: [408], handler: git.gitReceivePack }),
+  // The same at `{repo}/git.git`, the whole repository: every line a branch, tags, HEAD on main (docs/git.md "Clone and fetch")
+  route('git.repositoryInfoRefs', 'GET', `${GIT_REPO}/info/refs`, 'reader', { extension: true, query: git.GitServiceQuery, ok: { raw: [MEDIA_UPLOAD_PACK_ADVERTISEMENT, MEDIA_RECEIVE_PACK_ADVERTISEMENT] }, handler: git.gitRepositoryInfoRefs }),
+  route('git.repositoryUploadPack', 'POST', `${GIT_REPO}/git-upload-pack`, 'reader', { extension: true, body: raw(MEDIA_UPLOAD_PACK_REQUEST), ok: { raw: [MEDIA_UPLOAD_PACK_RESULT] }, refuses: [408], handler: git.gitRepositoryUploadPack }),
+  route('git.repositoryReceivePack', 'POST', `${GIT_REPO}/git-receive-pack`, 'contributor', { extension: true, body: raw(MEDIA_RECEIVE_PACK_REQUEST), raised: true, ok: { raw: [MEDIA_RECEIVE_PACK_RESULT] }, refuses: [408], handler: git.gitRepositoryReceivePack }),
   // Extensions: comment threads on a change's diff lines (docs/api.md "Comment threads")
   route('comments.create', 'POST', `${REPO}/changes/{change_ref}/comments`, 'contributor', { extension: true, request: comments.CreateComment, ok: 'CommentResult', handler: comments.create }),
   route('comments.edit', 'PATCH', `${REPO}/changes/{change_ref}/comments/{comment_id}`, 'contributor', { extension: true, request: comments.EditDraft, ok: 'CommentResult', handler: comments.editDraft }),

@@ -80,6 +80,11 @@ export class GitShadowLayout {
   get refsDir(): string { return path.join(this.root, 'refs'); }
   get headsDir(): string { return path.join(this.root, 'refs', 'heads'); }
   branchRef(line: string): string { return path.join(this.root, 'refs', 'heads', ...line.split('/')); }
+  /** A patchset's ref, `refs/changes/<nn>/<change>/<ps>` (patchsetRefName). */
+  changesRef(refName: string): string { return path.join(this.root, ...refName.split('/')); }
+  get changesDir(): string { return path.join(this.root, 'refs', 'changes'); }
+  /** An imported tag's ref, `refs/tags/<name>`. */
+  tagRef(name: string): string { return path.join(this.root, 'refs', 'tags', ...name.split('/')); }
   /** cairn's own temp files (objects written here, then renamed into objects/); emptied before each sync. */
   get tempDir(): string { return path.join(this.root, 'cairn-tmp'); }
 }

@@ -3,7 +3,7 @@
 // in chain order, must match its own sha256 and link to the previous decision's sha256), and the
 // git commits kept with snapshots and their commit-id index (docs/git.md), the viewed marks, the
 // git mirrors and the repository rules.
-import { checkGitCommitRow, GIT_COMMIT, GIT_COMMIT_ID, type GitCommitIdRecord, type GitCommitRecord } from '../domain/git.js';
+import { checkGitCommitRow, checkGitTagRow, GIT_COMMIT, GIT_COMMIT_ID, GIT_TAG, type GitCommitIdRecord, type GitCommitRecord, type GitTagRecord } from '../domain/git.js';
 import { GIT_MIRROR, mirrorRecordProblems, type GitMirrorRecord } from '../domain/git-mirrors.js';
 import { REPOSITORY_RULES, rulesRecordProblems } from '../domain/workflow/repo-rules.js';
 import { POLICY_DECISION, verifyDecisionChain, type PolicyDecisionRecord } from '../domain/workflow/review-rules.js';
@@ -88,6 +88,22 @@ export function checkGitCommits(store: ContentStore): string[] {
           }
         }
         if (problems.length >= 100) return problems;
+      }
+      for (const u of rec.upserts) {
+        if (u.type !== GIT_TAG) continue;
+        // A tag (docs/git.md "Import every branch and tag"): filed under its name, its commit one
+        // an import recorded (for its snapshot), an annotated tag's id the hash of its bytes.
+        const t = u.body as GitTagRecord;
+        const where = `workflow.log: git tag ${String(u.id).slice(0, 200)} (record at byte ${rec.offset})`;
+        try {
+          if (!t || typeof t !== 'object' || t.name !== u.id) throw new Error('is not filed under its name');
+          const tagId = checkGitTagRow(t);
+          if (tagId !== t.tag_id) throw new Error(`its tag_id ${JSON.stringify(t.tag_id)} is not the id of its bytes (${tagId ?? 'none: lightweight'})`);
+          const index = store.entity<GitCommitIdRecord>(GIT_COMMIT_ID, t.commit_id);
+          if (!index || index.snapshot_id !== t.snapshot_id) throw new Error(`the commit-id index does not name its snapshot for ${t.commit_id}`);
+        } catch (err) {
+          problems.push(`${where} ${(err as Error).message}`);
+        }
       }
       for (const u of rec.upserts) {
         if (u.type !== GIT_CHANGE_KEY) continue;

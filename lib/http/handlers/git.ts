@@ -1,7 +1,7 @@
 // Git interoperability (extension routes; docs/git.md, docs/api.md "Git"): an import commit that
 // records each snapshot's git commit in the same transaction, and the read of that record.
 import { array, nullable, object, optional, string, unknown as anyValue } from 'superstruct';
-import { gitCommitProjection } from '../../domain/git.js';
+import { gitCommitProjection, patchsetRefName } from '../../domain/git.js';
 import { arr, enumOf, extend, hex64, int, nullable as orNull, obj, ref, str, uint, type SchemaObject, type Schemas } from '../json-schema.js';
 import { requireAuthority, type Handler, type QueryParam } from '../route-types.js';
 import { parsePushCommands, receiveForReview, serveGit, serviceOf, type GitServing, type ReviewOutcome } from '../git-http-backend.js';
@@ -9,6 +9,7 @@ import { gitClientOfAddress } from '../git-places.js';
 import { COMMIT_MSG_HOOK, installHookLine } from '../commit-msg-hook.js';
 import type { RouteContext } from '../route-types.js';
 import { pushLimit, receivePush } from '../../authority/git-push.js';
+import type { GitShadow } from '../../authority/git-shadow.js';
 import type { ChangeRecord, PatchsetRecord } from '../../domain/workflow/rules.js';
 import { validate } from '../validate.js';
 import { COMMIT_CONTRACT, commitRequest, SCHEMAS as CONTENT_SCHEMAS } from './content.js';
@@ -28,6 +29,16 @@ export const importCommits: Handler = async (ctx) => {
   const body = validate(ctx.body, ImportBody);
   const result = await requireAuthority(ctx).content.importGit(commitRequest(body.commit), body.git_commits);
   return { json: { contract: COMMIT_CONTRACT, ...result, raw_binary_upload: true } };
+};
+
+/** POST git/tags: `{tags: [{name, commit_id, raw?}]}`; unknown fields → 422. */
+export const TagsBody = object({
+  tags: array(object({ name: string(), commit_id: string(), raw: optional(nullable(string())) })),
+});
+
+export const recordTags: Handler = async (ctx) => {
+  const body = validate(ctx.body, TagsBody);
+  return { json: await requireAuthority(ctx).content.recordGitTags(body.tags) };
 };
 
 /** POST git/exports: `{line}`; unknown fields → 422. */
@@ -68,17 +79,35 @@ export const gitUploadPack: Handler = async (ctx) => {
   return serveGit(ctx.koa, { shadow, request: 'rpc', service: 'git-upload-pack', limit: ctx.limit, log: ctx.service.log, serving: servingOf(ctx) });
 };
 
+// The repository's URL, `{repo}/git.git` (docs/git.md "Clone and fetch"): every line a branch, HEAD on main.
+export const gitRepositoryInfoRefs: Handler = async (ctx) => {
+  const service = serviceOf(ctx.koa.query.service);
+  const shadow = await requireAuthority(ctx).gitRepositoryShadow();
+  return serveGit(ctx.koa, { shadow, request: 'advertise', service, limit: ctx.limit, log: ctx.service.log, serving: servingOf(ctx) });
+};
+
+export const gitRepositoryUploadPack: Handler = async (ctx) => {
+  const shadow = await requireAuthority(ctx).gitRepositoryShadow();
+  return serveGit(ctx.koa, { shadow, request: 'rpc', service: 'git-upload-pack', limit: ctx.limit, log: ctx.service.log, serving: servingOf(ctx) });
+};
+
+/** A push for review to the repository's URL: as to a line's (`refs/for/<line>` names the line). */
+export const gitRepositoryReceivePack: Handler = async (ctx) => receiveAt(ctx, await requireAuthority(ctx).gitRepositoryShadow());
+
 /**
  * A push: `refs/for/<line>` becomes a patchset (docs/git.md "Push for review"); every other ref
  * is refused, ref by ref, in git's own report (the client prints each reason).
  */
-export const gitReceivePack: Handler = async (ctx) => {
+export const gitReceivePack: Handler = async (ctx) => receiveAt(ctx, await requireAuthority(ctx).gitShadow(ctx.params.line_name));
+
+async function receiveAt(ctx: RouteContext, shadow: GitShadow): ReturnType<Handler> {
   const authority = requireAuthority(ctx);
-  const shadow = await authority.gitShadow(ctx.params.line_name);
   // The caller's identity from the trusted ingress header (lib/http/identity.ts checked it), when the server takes one.
   const identity = typeof ctx.koa.state.identity === 'string' ? ctx.koa.state.identity : null;
   // Links start with the front door's address when the server was told it (--public-url), else the request's own.
   const base = ctx.publicUrl ?? `${ctx.koa.protocol}://${ctx.koa.host}`;
+  // The URL the client pushed to (its patchsets are fetched from it too).
+  const gitUrl = `${base}${ctx.koa.path.replace(/\/git-receive-pack$/, '')}`;
   return receiveForReview(ctx.koa, Math.min(ctx.limit, pushLimit()), servingOf(ctx), async (body, signal) => {
     const receipt = await receivePush(authority, { shadowDir: shadow.repoDir, servedRef: shadow.ref, quarantineRoot: ctx.service.layout.gitQuarantineDir, body, parse: parsePushCommands, identity, log: ctx.service.log, signal });
     const outcomes: ReviewOutcome[] = receipt.outcomes.map((o) => {
@@ -87,7 +116,7 @@ export const gitReceivePack: Handler = async (ctx) => {
       const each = [...(o.below ?? []), { result: o.result, change_key: o.change_key }];
       const blocks = each.flatMap(({ result: { change, patchset, created } }) => {
         const url = `${base}/ui/repos/${authority.index}/changes/${encodeURIComponent(change.change_ref)}`;
-        return [created ? 'New change:' : `Updated change (${patchset.patchset_id}):`, `  ${url} ${change.title.slice(0, 120)}${created ? ' [NEW]' : ''}`, ...selection(change, patchset, created), ...requested(change), ...flagLines(change)];
+        return [created ? 'New change:' : `Updated change (${patchset.patchset_id}):`, `  ${url} ${change.title.slice(0, 120)}${created ? ' [NEW]' : ''}`, ...selection(change, patchset, created), ...requested(change), ...flagLines(change), `  fetch: ${fetchCommand(gitUrl, change, patchset)}`];
       });
       const stack = each.length > 1 ? [`A stack of ${each.length} changes, each based on the one above it in this list: see it with cairn stack ${o.result.change.change_id}`] : [];
       const keyless = each.filter((x) => x.change_key === null).length;
@@ -100,7 +129,12 @@ export const gitReceivePack: Handler = async (ctx) => {
     });
     return { unpack: receipt.unpack, outcomes, capabilities: receipt.capabilities };
   });
-};
+}
+
+/** Gerrit's "Download" command: fetch a patchset's ref (docs/git.md "Fetch a patchset") and check it out. */
+export function fetchCommand(gitUrl: string, change: ChangeRecord, patchset: PatchsetRecord): string {
+  return `git fetch ${gitUrl} ${patchsetRefName(change.sequence, patchset.patchset_number)} && git checkout FETCH_HEAD`;
+}
 
 /** Which patchset of a change a push left selected (what is reviewed and landed), for the pusher. */
 function selection(change: ChangeRecord, patchset: PatchsetRecord, created: boolean): string[] {
@@ -195,4 +229,9 @@ export const SCHEMAS: Schemas = {
     shadow_ref: { ...str, description: 'the branch of the shadow repository that now names head_commit_id: refs/heads/<line>' },
   }),
   GitCommitResult: obj({ git_commit: ref('GitCommit') }),
+  GitTagsResult: obj({
+    recorded: { ...uint, description: 'tags recorded by this request' },
+    unchanged: { ...uint, description: 'tags recorded before with the same commit and object' },
+    refused: { ...arr(obj({ name: str, reason: str })), description: 'tags not recorded: a commit no import recorded, or a tag recorded before that names something else (tags are read-only)' },
+  }),
 };

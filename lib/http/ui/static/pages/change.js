@@ -601,7 +601,39 @@ function Patchsets({ repo, d, viewed }) {
         <td><${Time} s=${p.created_at_s} /></td>
       </tr>`)}</tbody>
     </table>
+    <${FetchCommand} repo=${repo} change=${d.change} ps=${d.patchsets.data.find((p) => p.patchset_id === (viewed ?? d.change.current_patchset_id))} />
   </${Card}>`;
+}
+
+/** A patchset's ref, refs/changes/<nn>/<change>/<ps> (docs/git.md "Fetch a patchset"). */
+const patchsetRef = (sequence, number) => `refs/changes/${String(sequence % 100).padStart(2, '0')}/${sequence}/${number}`;
+
+/** Gerrit's Download box: the command that fetches the shown patchset with git and checks it out (select it, or Copy). */
+function FetchCommand({ repo, change, ps }) {
+  const [copied, setCopied] = useState(null);
+  if (!ps || typeof change.sequence !== 'number') return null;
+  const text = `git fetch ${location.origin}${repoPath(repo, '/git.git')} ${patchsetRef(change.sequence, ps.patchset_number)} && git checkout FETCH_HEAD`;
+  const copy = async (e) => {
+    const code = e.currentTarget.parentElement.querySelector('code');
+    try {
+      await navigator.clipboard.writeText(text);
+      setCopied('Copied');
+    } catch {
+      // No clipboard (plain http on another host): select it for Ctrl+C.
+      const range = document.createRange();
+      range.selectNodeContents(code);
+      getSelection().removeAllRanges();
+      getSelection().addRange(range);
+      setCopied('Selected: press Ctrl+C');
+    }
+  };
+  // The whole command shown, wrapped (a field would hide the ref, its end).
+  return html`<div class="fetch-command" data-patchset=${ps.patchset_id}>
+    <span class="muted small">Download ps-${ps.patchset_number}</span>
+    <code class="fetch-text">${text}</code>
+    <button type="button" class="btn small" onClick=${copy} aria-label=${`Copy the command that fetches patchset ${ps.patchset_number}`}>Copy</button>
+    <span class="muted small" role="status">${copied}</span>
+  </div>`;
 }
 
 /**
