@@ -3,7 +3,7 @@
 // highlighted. Large diffs stay usable: a file's body is built only when its place scrolls
 // near the viewport (IntersectionObserver) or when it is expanded, so a 2,000-file patchset
 // costs 2,000 headers at first, not 2,000 tables. Files with very many lines start collapsed.
-import { html, useEffect, useMemo, useRef, useState, useCallback } from './vendor/preact.js';
+import { html, h, Component, useEffect, useMemo, useRef, useState, useCallback } from './vendor/preact.js';
 import { get, repoPath, seg, query } from './api.js';
 import { useHighlighter, languageOf, highlightLines } from './syntax.js';
 import { NUMBER, plural, typing, Badge } from './util.js';
@@ -16,6 +16,34 @@ const FIRST_SLICE = 150;
 const SLICE = 400;
 /** Estimated height of one diff line, for the placeholder of a file not built yet. */
 const LINE_PX = 20;
+
+/**
+ * A component rendered again only when one of its props changed (a shallow compare): preact's
+ * `memo`, which its standalone build lacks. A diff of 2,000 files renders each file section and
+ * the file tree once, not once per slice and per read of the page.
+ */
+function memo(C) {
+  class Memo extends Component {
+    shouldComponentUpdate(next) {
+      for (const k in next) if (next[k] !== this.props[k]) return true;
+      for (const k in this.props) if (!(k in next)) return true;
+      return false;
+    }
+
+    render(props) {
+      return h(C, props);
+    }
+  }
+  Memo.displayName = `Memo(${C.name})`;
+  return Memo;
+}
+
+/** A callback that keeps its identity and always calls the latest `fn` (a memo'd child's prop). */
+function useStable(fn) {
+  const ref = useRef(fn);
+  ref.current = fn;
+  return useCallback((...args) => ref.current(...args), []);
+}
 
 const lineCount = (f) => f.hunks.reduce((n, h) => n + h.lines.length + 1, 0);
 
@@ -534,9 +562,8 @@ function LeftOut({ repo, snaps, file, onLoad }) {
 }
 
 /** One file: a sticky header (always there) and its body, built once it is near the viewport. */
-function FileDiff({ repo, snaps, file, index, view, observe, open, onToggle, current, onLoadFull, entry, editors, viewed, onViewed, mark, onAnchor, all }) {
+const FileDiff = memo(function FileDiff({ repo, snaps, file, index, view, observe, open, onToggle, current, onLoadFull, entry, editors, viewed, onViewed, mark, onAnchor, all, canComment, onComment }) {
   const box = useRef(null);
-  const T = useThreads();
   const [seen, setNear] = useState(false);
   // `all`: every body is built (printing, or a small diff built in the background for a full-page capture)
   const near = seen || all;
@@ -580,7 +607,7 @@ function FileDiff({ repo, snaps, file, index, view, observe, open, onToggle, cur
         ${file.truncated ? html`<${Badge} value=${file.truncated_reason === 'file_size' ? 'too large' : 'not loaded'} tone="warn" />` : null}
         ${entry?.count ? html`<span class=${`thread-count${entry.unresolved ? ' has-unresolved' : ''}`} title="comment threads on this file">${plural(entry.count, 'thread')}${entry.unresolved ? html` · ${entry.unresolved} unresolved` : null}</span>` : null}
         <${Counts} file=${file} />
-        ${T?.open ? html`<button type="button" class="btn small link comment-file" onClick=${() => T.openEditor(fileTarget)} aria-label=${`Comment on file ${file.path}`}>Comment on file</button>` : null}
+        ${canComment ? html`<button type="button" class="btn small link comment-file" onClick=${() => onComment(fileTarget)} aria-label=${`Comment on file ${file.path}`}>Comment on file</button>` : null}
         ${onViewed ? html`<label class="viewed-check" title="Mark the file viewed (v); it folds, and stays viewed on later patchsets while its content does not change"><input type="checkbox" checked=${!!viewed} onChange=${(e) => onViewed(index, e.currentTarget.checked)} aria-label=${`Viewed: ${file.path}`} /> Viewed</label>` : null}
       </span>
     </header>
@@ -589,7 +616,7 @@ function FileDiff({ repo, snaps, file, index, view, observe, open, onToggle, cur
     ${images}
     ${file.truncated ? null : body}
   </section>`;
-}
+});
 
 /**
  * A path in two parts, for a box that cuts it in the middle when it does not fit: the directory
@@ -640,7 +667,7 @@ export function byDirectory(files) {
  * viewed mark; a filter box (`/`) keeps the files whose path contains what is typed. Sticky
  * beside the diff (app.css), rows off screen are skipped by the browser (content-visibility).
  */
-function FileTree({ files, current, onPick, index, viewed, filterRef }) {
+const FileTree = memo(function FileTree({ files, current, onPick, index, viewed, filterRef }) {
   const [filter, setFilter] = useState('');
   const q = filter.trim().toLowerCase();
   const rows = [];
@@ -672,7 +699,7 @@ function FileTree({ files, current, onPick, index, viewed, filterRef }) {
     </div>
     ${shown === 0 ? html`<p class="empty small">No file matches.</p>` : html`<ol class="files">${rows}</ol>`}
   </nav>`;
-}
+});
 
 /** A file list row's threads: how many, and how many are unresolved. */
 function FileThreadCount({ e }) {
@@ -853,7 +880,7 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
   }), []);
 
   /** Mark file i viewed (it folds) or not viewed (it opens). */
-  const setViewed = useCallback(async (i, on) => {
+  const setViewed = useStable(async (i, on) => {
     const f = files[i];
     if (!f || !marks) return;
     setOpenSet((s) => {
@@ -863,7 +890,7 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
       return next;
     });
     await marks.toggle(f.path, on);
-  }, [files, marks]);
+  });
 
   /** The file the reader is at: the current one while it is on screen, else the one at the top of the viewport. */
   const here = () => {
@@ -934,7 +961,7 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
   }, [goTo, toggle, onView, marks, setViewed, files, active, onShow]);
 
   /** A file left out, loaded alone (its `links.diff`: the same diff narrowed to its old and new path); it replaces its entry, so its threads find their lines. */
-  const loadFull = useCallback(async (file) => {
+  const loadFull = useStable(async (file) => {
     const one = await get(file.links?.diff ?? repoPath(repo, `/read/patchsets/${seg(diff.patchset_id)}/diff${query({ path: file.path, against: diff.against, whitespace: whitespace ?? undefined })}`));
     const f = one.files.find((x) => x.path === file.path);
     if (!f) throw new Error(`${file.path} is not in the diff`);
@@ -943,7 +970,7 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
       const i = files.findIndex((x) => x.path === file.path);
       return i < 0 || s.has(i) ? s : new Set([...s, i]);
     });
-  }, [repo, diff, whitespace, files]);
+  });
 
   // The threads placed once per read of the threads (a Map by file and line), and the open editors by file.
   useEffect(() => { T?.setFiles({ files, against: diff.against ?? null }); }, [files, diff]);
@@ -961,6 +988,11 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
     goTo(i, { focus: false });
   }, [goTo]);
   useThreadKeys(T, index, goToFile);
+  const onPick = useStable((i) => {
+    setOpenSet((s) => (s.has(i) ? s : new Set([...s, i])));
+    goTo(i, { focus: true });
+  });
+  const onComment = useStable((target) => T?.openEditor(target));
   const st = diff.stats;
   // Files still without their hunks (a loaded one no longer counts).
   const leftOut = files.reduce((n, f) => n + (f.truncated ? 1 : 0), 0);
@@ -983,9 +1015,9 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
       </div>
     </div>
     ${files.length === 0 ? html`<p class="empty">No file differs.</p>` : html`<div class="files-layout">
-      <${FileTree} files=${files} current=${current} onPick=${(i) => { setOpenSet((s) => (s.has(i) ? s : new Set([...s, i]))); goTo(i, { focus: true }); }} index=${index} viewed=${viewedPaths} filterRef=${filterRef} />
+      <${FileTree} files=${files} current=${current} onPick=${onPick} index=${index} viewed=${viewedPaths} filterRef=${filterRef} />
       <div class="diff-files" ref=${list}>${files.slice(0, shown).map((f, i) => html`<${FileDiff} key=${f.path} repo=${repo} snaps=${snaps} file=${f} index=${i} view=${view} observe=${observe} open=${openSet.has(i)} onToggle=${toggle} current=${i === current} onLoadFull=${loadFull} entry=${index?.byFile.get(f.path)} editors=${editorsByFile.get(f.path) ?? NO_EDITORS}
-        viewed=${viewedPaths?.has(f.path) ?? false} onViewed=${marks ? setViewed : null} mark=${mark && mark.path === f.path ? mark : null} onAnchor=${onAnchor} all=${all} />`)}</div>
+        viewed=${viewedPaths?.has(f.path) ?? false} onViewed=${marks ? setViewed : null} mark=${mark && mark.path === f.path ? mark : null} onAnchor=${onAnchor} all=${all} canComment=${!!T?.open} onComment=${onComment} />`)}</div>
     </div>`}
   </div>`;
 }

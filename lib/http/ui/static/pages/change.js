@@ -6,7 +6,7 @@ import { html, useCallback, useEffect, useRef, useState } from '../vendor/preact
 import { ApiError, api, get, listAll, repoPath, seg, query } from '../api.js';
 import { reviewerName } from '../dialogs.js';
 import { Async, Badge, Card, Empty, JobOutcome, LineLink, Part, PartError, PsLink, Snap, Time, ErrorNote, dateTime, navigate, plural, settle, ui, useAsync, useIdentity, useLocation, useTitle } from '../util.js';
-import { Conversation, ReplyDialog, SHOW_TAB, ThreadFlash, ThreadsContext, useThreadState } from '../threads.js';
+import { Conversation, ReplyDialog, SHOW_TAB, ThreadFlash, ThreadList, ThreadsContext, useThreadState } from '../threads.js';
 import { DiffView } from '../diff.js';
 import { Markdown } from '../markdown.js';
 import { Actions, LandHistory } from './actions.js';
@@ -71,6 +71,7 @@ const notFound = (e) => e instanceof ApiError && e.status === 404;
 async function loadChange(repo, ref, psParam) {
   const P = (rest) => get(repoPath(repo, rest));
   const change = (await P(`/changes/${seg(ref)}`)).change;
+  readDiffEarly(repo, psParam || change.selected_patchset_id || change.current_patchset_id);
   const C = `/changes/${seg(change.change_id)}`;
   const [patchsets, reviews, readiness, task, queue, landed, reviewers, attention] = await Promise.all([
     settle(listAll(repoPath(repo, `${C}/patchsets`), 'patchsets').then((r) => r.rows)),
@@ -117,6 +118,33 @@ async function loadChange(repo, ref, psParam) {
   }
   const authors = await pushedAuthors(repo, patchsets.data ?? []);
   return { change, patchsets, reviews, readiness, task, viewed, missing, evidence, queue, landed, reviewers, attention, authors };
+}
+
+/** The diff of a patchset as DiffSection reads it (a patchset's diff never changes: it may be read early). */
+const diffUrl = (repo, viewed, against, whitespace) => repoPath(repo, `/read/patchsets/${seg(viewed)}/diff${query({ against: against || undefined, whitespace: whitespace || undefined })}`);
+/** Diffs read beside the page's other reads, by URL, until DiffSection takes them; and every URL read so (once per page load). */
+const earlyDiffs = new Map();
+const readEarly = new Set();
+
+/**
+ * Starts reading the diff the page will show as soon as the change is known, beside the other
+ * reads rather than after them (the diff is the slowest read of a large change). Only the first
+ * read of the page does it; a read that fails is left to DiffSection to make again.
+ */
+function readDiffEarly(repo, viewed) {
+  if (!viewed) return;
+  const url = diffUrl(repo, viewed, new URLSearchParams(location.search).get('against'), storedWhitespace());
+  if (readEarly.has(url)) return;
+  readEarly.add(url);
+  const p = get(url);
+  p.catch(() => earlyDiffs.delete(url));
+  earlyDiffs.set(url, p);
+}
+
+function readDiff(url) {
+  const early = earlyDiffs.get(url);
+  earlyDiffs.delete(url);
+  return early ? early.catch(() => get(url)) : get(url);
 }
 
 /** Pushed patchsets whose commit's author the page reads (the newest; older ones say only who pushed them). */
@@ -541,7 +569,7 @@ function DiffSection({ repo, d, viewed, against, view, setParams, me, active, on
   const vs = unknownAgainst ? null : against;
   const [whitespace, setWhitespace] = useState(storedWhitespace);
   const diff = useAsync(
-    () => get(repoPath(repo, `/read/patchsets/${seg(viewed)}/diff${query({ against: vs, whitespace: whitespace || undefined })}`)),
+    () => readDiff(diffUrl(repo, viewed, vs, whitespace)),
     [repo, viewed, vs, whitespace],
   );
   const onWhitespace = (v) => {
@@ -612,7 +640,7 @@ function Patchsets({ repo, d, viewed }) {
  */
 const TABS = ['files', 'conversation', 'checks'];
 const ANCHOR_TAB = {
-  files: 'files', conversation: 'conversation', description: 'conversation', people: 'conversation', reviews: 'conversation', patchsets: 'conversation', actions: 'conversation',
+  files: 'files', conversation: 'conversation', threads: 'conversation', description: 'conversation', people: 'conversation', reviews: 'conversation', patchsets: 'conversation', actions: 'conversation',
   policy: 'checks', ci: 'checks', attestation: 'checks', queue: 'checks', lands: 'checks',
 };
 /** The tab a hash asks for: `#file=…` the Files, a card's name its tab, else null. */
@@ -848,7 +876,15 @@ export function ChangePage({ repo, changeRef }) {
         <span>into <${LineLink} repo=${repo} name=${c.land_target_line ?? c.base_line} /></span>
         ${c.landed_at_s ? html`<span>landed <${Time} s=${c.landed_at_s} /></span>` : null}
         <span><a href="#patchsets">${plural(patchsetCount ?? 0, 'patchset')}</a></span>
-        ${unresolved !== undefined ? html`<span><a class=${`unresolved-count${unresolved ? ' warn-text' : ''}`} href="#conversation" title="Unresolved comment threads of the change (n / p step through them)">${unresolved} unresolved</a></span>` : null}
+        ${unresolved !== undefined ? html`<span><a class=${`unresolved-count${unresolved ? ' warn-text' : ''}`} href="#threads" onClick=${(e) => {
+          threads.setListFilter('unresolved');
+          // already at #threads: no hashchange, so the tab is opened here
+          if (location.hash === '#threads') {
+            e.preventDefault();
+            showTab('conversation');
+            requestAnimationFrame(() => document.getElementById('threads')?.scrollIntoView());
+          }
+        }} title="List the unresolved comment threads of the change (n / p step through them)">${unresolved} unresolved</a></span>` : null}
       </p>
       <${SelectedNote} repo=${repo} d=${d} access=${access} onShown=${showFiles} onDone=${state.reload} />
       <${ThreadFlash} />
@@ -863,7 +899,7 @@ export function ChangePage({ repo, changeRef }) {
       <div class="col main-col">
         <div class="tab-panel" id="tab-conversation" role="tabpanel" aria-labelledby="tabbtn-conversation" hidden=${tab !== 'conversation'}>
           <${Description} repo=${repo} change=${c} task=${d.task} ps=${viewedPs} author=${viewedPs ? d.authors?.get(viewedPs.patchset_id) : null} />
-          ${d.viewed ? html`<${Conversation} />` : null}
+          ${d.viewed ? html`<${ThreadList} /><${Conversation} />` : null}
           ${part(d.reviews, 'Reviews and comments', 'reviews', 'the reviews', (x) => html`<${Reviews} repo=${repo} reviews=${x} />`)}
           ${part(d.patchsets, 'Patchsets', 'patchsets', 'the patchsets', () => html`<${Patchsets} repo=${repo} d=${d} viewed=${d.viewed} />`)}
         </div>
