@@ -238,6 +238,8 @@ export const SCHEMAS: Schemas = {
       old_start: uint, old_lines: uint, new_start: uint, new_lines: uint,
       lines: { ...strArr, description: 'each prefixed " ", "-", "+" or "\\"' },
       spans: { ...arr(orNull(arr({ type: 'array', items: uint, minItems: 2, maxItems: 2 }))), description: 'parallel to lines: on a paired "-"/"+" line the changed ranges [start, end) in UTF-16 code units of the text after its prefix; null elsewhere and where the pair is too long or changed whole' },
+      moved_to: { ...orNull(arr(orNull(uint))), description: 'parallel to lines: on a removed line of a block moved elsewhere in the file (at least 3 lines and 20 letters or digits, as git --color-moved), the revision line it moved to; null on other lines, and null for a hunk with no such line' },
+      moved_from: { ...orNull(arr(orNull(uint))), description: 'parallel to lines: on an added line of a moved block, the base line it came from; null otherwise, and null for a hunk with no such line' },
     })),
   }),
   FileLines: obj({
