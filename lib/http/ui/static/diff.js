@@ -103,7 +103,7 @@ export function fileFromHash(hash) {
  * highlighted HTML: the old side (context and removed lines) and the new side (context and
  * added lines) are each highlighted as one text, so a construct spanning lines keeps its colour.
  */
-function numberedLines(hunk, h, language) {
+function numberedLines(hunk, h, language, path = '') {
   const oldText = [];
   const newText = [];
   for (const l of hunk.lines) {
@@ -127,10 +127,28 @@ function numberedLines(hunk, h, language) {
       ni++;
       return row;
     }
-    if (c === '-') return { kind: 'del', old: o++, new: null, text, html: oldHtml ? oldHtml[oi++] : null, spans };
-    if (c === '+') return { kind: 'add', old: null, new: n++, text, html: newHtml ? newHtml[ni++] : null, spans };
+    if (c === '-') return { kind: 'del', old: o, new: null, text, html: oldHtml ? oldHtml[oi++] : null, spans, moved: movedMark(hunk.moved_to, i, 'revision', path, o++) };
+    if (c === '+') return { kind: 'add', old: null, new: n, text, html: newHtml ? newHtml[ni++] : null, spans, moved: movedMark(hunk.moved_from, i, 'base', path, n++) };
     return { kind: 'note', old: null, new: null, text: l.slice(2) || l, html: null };
   });
+}
+
+/**
+ * A line of a moved block (the hunk's `moved_to` / `moved_from`, docs/api.md "Moved lines"): the
+ * other place's side and line, its link, and whether the line starts its block (the label shows there).
+ */
+function movedMark(list, i, side, path, own) {
+  const n = list?.[i] ?? null;
+  if (n === null) return null;
+  const prev = i > 0 ? list[i - 1] ?? null : null;
+  // `down`: the other place is further down the file (line numbers of the two sides taken as alike)
+  return { side, n, href: lineHash(path, side, n), start: prev === null || prev !== n - 1, down: n > own };
+}
+
+/** The label of a moved block's first line: where the block went (a removed line) or came from (an added one), a link there. */
+function MovedLink({ m }) {
+  const to = m.side === 'revision';
+  return html`<a class="moved-link" href=${m.href} title=${to ? `This block moved to line ${m.n}` : `This block moved here from line ${m.n}`}>${to ? 'moved to' : 'moved from'} line ${m.n} ${m.down ? '↓' : '↑'}</a>`;
 }
 
 /** Pairs a run of removed lines with the added lines that follow it, for the side-by-side view. */
@@ -206,9 +224,11 @@ function markText(text, spans) {
 
 /** The code of one line: highlighted HTML from highlight.js (which escaped it), else plain text; the changed words marked. */
 function Code({ line }) {
-  const spans = line.spans && line.spans.length ? line.spans : null;
-  if (line.html !== null && line.html !== undefined) return html`<td class="code"><span class="sign" aria-hidden="true">${SIGN[line.kind]}</span><span class="text" dangerouslySetInnerHTML=${{ __html: spans ? markHtml(line.html, spans) : line.html }}></span></td>`;
-  return html`<td class="code"><span class="sign" aria-hidden="true">${SIGN[line.kind]}</span><span class="text">${spans ? markText(line.text, spans) : line.text}</span></td>`;
+  // a moved line's word pairing is with an unrelated line: no changed words on it
+  const spans = line.spans && line.spans.length && !line.moved ? line.spans : null;
+  const moved = line.moved?.start ? html`<${MovedLink} m=${line.moved} />` : null;
+  if (line.html !== null && line.html !== undefined) return html`<td class="code"><span class="sign" aria-hidden="true">${SIGN[line.kind]}</span><span class="text" dangerouslySetInnerHTML=${{ __html: spans ? markHtml(line.html, spans) : line.html }}></span>${moved}</td>`;
+  return html`<td class="code"><span class="sign" aria-hidden="true">${SIGN[line.kind]}</span><span class="text">${spans ? markText(line.text, spans) : line.text}</span>${moved}</td>`;
 }
 
 const hunkHeader = (h) => `@@ -${h.old_start},${h.old_lines} +${h.new_start},${h.new_lines} @@`;
@@ -262,7 +282,7 @@ function UnifiedHunks({ hunks, ft }) {
     ${lines.map((l) => {
       if (l.kind === 'note') return html`<tr class="note"><td class="ln" colspan="2"></td><td class="code">\\ ${l.text}</td></tr>`;
       const under = ft && rowThreads(ft, unifiedKeys(l));
-      return html`<tr class=${`${l.kind}${ft?.selected?.has(l.new !== null ? rowKey('revision', l.new) : rowKey('base', l.old)) ? ' selected' : ''}${ft?.mark && ((ft.mark.side === 'revision' && ft.mark.line === l.new) || (ft.mark.side === 'base' && ft.mark.line === l.old)) ? ' anchored' : ''}`} tabindex="-1"><td class="ln" data-side="base" data-n=${l.old ?? ''}></td><td class="ln" data-side="revision" data-n=${l.new ?? ''}></td><${Code} line=${l} /></tr>
+      return html`<tr class=${`${l.kind}${l.moved ? ' moved' : ''}${ft?.selected?.has(l.new !== null ? rowKey('revision', l.new) : rowKey('base', l.old)) ? ' selected' : ''}${ft?.mark && ((ft.mark.side === 'revision' && ft.mark.line === l.new) || (ft.mark.side === 'base' && ft.mark.line === l.old)) ? ' anchored' : ''}`} tabindex="-1"><td class="ln" data-side="base" data-n=${l.old ?? ''}></td><td class="ln" data-side="revision" data-n=${l.new ?? ''}></td><${Code} line=${l} /></tr>
         ${under ? html`<tr class="thread-row"><td colspan="3"><${ThreadStack} threads=${under.threads} editors=${under.editors} /></td></tr>` : null}`;
     })}`)}
   </tbody></table>`;
@@ -270,7 +290,7 @@ function UnifiedHunks({ hunks, ft }) {
 
 function SplitHunks({ hunks, ft }) {
   const side = (l, which) => (l
-    ? html`<td class=${`ln ${l.kind}${ft?.selected?.has(which === 'left' ? rowKey('base', l.old) : rowKey('revision', l.new)) ? ' selected' : ''}`} data-side=${which === 'left' ? 'base' : 'revision'} data-n=${which === 'left' ? l.old : l.new}></td><${Code} line=${l} />`
+    ? html`<td class=${`ln ${l.kind}${l.moved ? ' moved' : ''}${ft?.selected?.has(which === 'left' ? rowKey('base', l.old) : rowKey('revision', l.new)) ? ' selected' : ''}`} data-side=${which === 'left' ? 'base' : 'revision'} data-n=${which === 'left' ? l.old : l.new}></td><${Code} line=${l} />`
     : html`<td class="ln empty"></td><td class="code empty"></td>`);
   const ctxRows = (rows) => rows.map((l) => html`<tr class="pair ctx-ctx expanded" tabindex="-1">${side(l, 'left')}${side(l, 'right')}</tr>`);
   return html`<table class="diff split"><colgroup><col class="ln-col" /><col class="half" /><col class="ln-col" /><col class="half" /></colgroup><tbody>${hunks.map(({ hunk, lines, above = [], below = [], expand }) => html`
@@ -345,7 +365,7 @@ function FileBody({ repo, snaps, file, view, ft, mark, onAnchor }) {
   const h = useHighlighter();
   const T = useThreads();
   const language = languageOf(h, file.path);
-  const numbered = useMemo(() => file.hunks.map((hunk) => ({ hunk, lines: numberedLines(hunk, h, language) })), [file, h, language]);
+  const numbered = useMemo(() => file.hunks.map((hunk) => ({ hunk, lines: numberedLines(hunk, h, language, file.path) })), [file, h, language]);
   // Context widened with ?lines= of the file content route (the revision's file): the lines read,
   // the file's length once known, and per gap how many lines are shown at its top and its bottom.
   const canExpand = !!snaps && repo !== undefined && repo !== null && expandable(file);
