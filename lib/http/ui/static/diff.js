@@ -276,8 +276,8 @@ function ExpandButtons({ x }) {
 function UnifiedHunks({ hunks, ft }) {
   return html`<table class="diff unified"><colgroup><col class="ln-col" /><col class="ln-col" /><col /></colgroup><tbody>${hunks.map(({ hunk, lines, above = [], below = [], expand }) => html`
     ${ctxRowsUnified(above)}
-    ${hunk ? html`<tr class="hunk"><td class="ln expand-cell" colspan="2"><${ExpandButtons} x=${expand} /></td><td class="code hunk-head">${hunkHeader(hunk)}</td></tr>`
-      : expand && expand.remaining !== 0 ? html`<tr class="hunk trailing"><td class="ln expand-cell" colspan="2"><${ExpandButtons} x=${expand} /></td><td class="code hunk-head"></td></tr>` : null}
+    ${hunk ? html`<tr class="hunk"><td class="ln expand-cell" colspan="2"></td><td class="code hunk-head"><${ExpandButtons} x=${expand} /><span class="hunk-text">${hunkHeader(hunk)}</span></td></tr>`
+      : expand && expand.remaining !== 0 ? html`<tr class="hunk trailing"><td class="ln expand-cell" colspan="2"></td><td class="code hunk-head"><${ExpandButtons} x=${expand} /></td></tr>` : null}
     ${ctxRowsUnified(below)}
     ${lines.map((l) => {
       if (l.kind === 'note') return html`<tr class="note"><td class="ln" colspan="2"></td><td class="code">\\ ${l.text}</td></tr>`;
@@ -295,8 +295,8 @@ function SplitHunks({ hunks, ft }) {
   const ctxRows = (rows) => rows.map((l) => html`<tr class="pair ctx-ctx expanded" tabindex="-1">${side(l, 'left')}${side(l, 'right')}</tr>`);
   return html`<table class="diff split"><colgroup><col class="ln-col" /><col class="half" /><col class="ln-col" /><col class="half" /></colgroup><tbody>${hunks.map(({ hunk, lines, above = [], below = [], expand }) => html`
     ${ctxRows(above)}
-    ${hunk ? html`<tr class="hunk"><td class="ln expand-cell"><${ExpandButtons} x=${expand} /></td><td class="code hunk-head" colspan="3">${hunkHeader(hunk)}</td></tr>`
-      : expand && expand.remaining !== 0 ? html`<tr class="hunk trailing"><td class="ln expand-cell"><${ExpandButtons} x=${expand} /></td><td class="code hunk-head" colspan="3"></td></tr>` : null}
+    ${hunk ? html`<tr class="hunk"><td class="ln expand-cell"></td><td class="code hunk-head" colspan="3"><${ExpandButtons} x=${expand} /><span class="hunk-text">${hunkHeader(hunk)}</span></td></tr>`
+      : expand && expand.remaining !== 0 ? html`<tr class="hunk trailing"><td class="ln expand-cell"></td><td class="code hunk-head" colspan="3"><${ExpandButtons} x=${expand} /></td></tr>` : null}
     ${ctxRows(below)}
     ${sideBySide(lines).map((r) => {
       if (r.note) return html`<tr class="note"><td class="ln"></td><td class="code" colspan="3">\\ ${r.note.text}</td></tr>`;
@@ -453,6 +453,8 @@ function FileBody({ repo, snaps, file, view, ft, mark, onAnchor }) {
     if (onAnchor) onAnchor(file.path, at.side, at.line);
     if (!canComment) return;
     if (e.shiftKey && lastClick && lastClick.path === file.path && lastClick.side === at.side) {
+      // one editor for the range: the one-line editor the first click opened goes (unless text was typed in it)
+      if (lastClick.line !== at.line) T.closeIfEmpty({ kind: 'line', anchor: { path: file.path, side: at.side, line: lastClick.line, end_line: null } });
       startEditor(at.side, lastClick.line, at.line);
       lastClick = null;
       return;
@@ -689,20 +691,31 @@ export function byDirectory(files) {
  */
 const FileTree = memo(function FileTree({ files, current, onPick, index, viewed, filterRef }) {
   const [filter, setFilter] = useState('');
+  // on a phone the tree starts folded to its count, so the first screen shows code
+  const narrow = useMedia(NARROW);
+  const [unfolded, setUnfolded] = useState(false);
+  const folded = narrow && !unfolded;
   const q = filter.trim().toLowerCase();
   const rows = [];
-  let dir = null;
+  // the directories above the last row: a file opens the ones it does not share with it, one row each, indented by depth
+  let dirs = [];
   let shown = 0;
+  // viewed among the files listed (a mark can name a path this diff does not show)
+  let seen = 0;
   files.forEach((f, i) => {
     if (q && !f.path.toLowerCase().includes(q)) return;
     shown++;
-    const d = dirOf(f.path);
-    if (d !== dir) {
-      dir = d;
-      rows.push(html`<li class="dir-row" title=${d || '(top level)'}><span class="dir-icon" aria-hidden="true">▾</span>${d || html`<span class="muted">(top level)</span>`}</li>`);
+    const parts = dirOf(f.path).split('/').slice(0, -1);
+    let k = 0;
+    while (k < parts.length && k < dirs.length && parts[k] === dirs[k]) k++;
+    if (parts.length === 0 && dirs.length > 0) rows.push(html`<li class="dir-row" title="(top level)"><span class="dir-icon" aria-hidden="true">▾</span><span class="muted">(top level)</span></li>`);
+    for (let j = k; j < parts.length; j++) {
+      rows.push(html`<li class="dir-row" title=${`${parts.slice(0, j + 1).join('/')}/`} style=${{ '--depth': j }}><span class="dir-icon" aria-hidden="true">▾</span>${parts[j]}/</li>`);
     }
+    dirs = parts;
     const isViewed = viewed?.has(f.path);
-    rows.push(html`<li class=${`file-row${i === current ? ' current' : ''}${isViewed ? ' viewed' : ''}`} data-path=${f.path}>
+    if (isViewed) seen++;
+    rows.push(html`<li class=${`file-row${i === current ? ' current' : ''}${isViewed ? ' viewed' : ''}`} data-path=${f.path} style=${{ '--depth': parts.length }}>
       <span class=${`chg chg-${f.change}`} title=${f.change}>${CHANGE_LETTER[f.change] ?? '?'}</span>
       <span class="path-cell"><a class="path-cut" title=${f.path} href=${fileHash(f.path)} onClick=${(e) => { e.preventDefault(); onPick(i); }}>${pathParts(f.path)}</a></span>
       ${f.additions === null ? html`<span class="num muted" title=${f.binary ? 'binary' : 'not counted'}>${f.binary ? 'bin' : '?'}</span><span class="num"></span>` : html`<span class="num add-text">+${f.additions}</span>
@@ -711,11 +724,12 @@ const FileTree = memo(function FileTree({ files, current, onPick, index, viewed,
       <span class="viewed-mark" title=${isViewed ? 'viewed' : ''}>${isViewed ? html`<span aria-hidden="true">✓</span><span class="sr-only">viewed</span>` : null}</span>
     </li>`);
   });
-  return html`<nav class="file-list file-tree" aria-label="Changed files">
+  return html`<nav class=${`file-list file-tree${folded ? ' folded' : ''}`} aria-label="Changed files">
     <div class="tree-filter">
       <input type="search" ref=${filterRef} value=${filter} onInput=${(e) => setFilter(e.currentTarget.value)} placeholder="Filter files ( / )" aria-label="Filter the changed files"
         onKeyDown=${(e) => { if (e.key === 'Escape') { setFilter(''); e.currentTarget.blur(); } }} />
-      <span class="muted small tree-count">${q ? `${shown} of ${files.length}` : plural(files.length, 'file')}${viewed?.size ? ` · ${viewed.size} viewed` : ''}</span>
+      <span class="muted small tree-count">${q ? `${shown} of ${files.length}` : plural(files.length, 'file')}${seen ? ` · ${seen} viewed` : ''}</span>
+      ${narrow ? html`<button type="button" class="btn small link tree-fold" aria-expanded=${folded ? 'false' : 'true'} onClick=${() => setUnfolded(folded)}>${folded ? 'Show the files' : 'Hide the files'}</button>` : null}
     </div>
     ${shown === 0 ? html`<p class="empty small">No file matches.</p>` : html`<ol class="files">${rows}</ol>`}
   </nav>`;
@@ -1021,7 +1035,7 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
   return html`<div class="diff-view">
     <div class="files-toolbar diff-summary">
       ${toolbar}
-      <span><strong>${plural(st.files_changed, 'file')}</strong> changed</span>
+      <span><strong>${plural(files.length, 'file')}</strong> changed</span>
       <span class="add-text">+${NUMBER.format(st.additions)}</span> <span class="del-text">−${NUMBER.format(st.deletions)}</span>
       ${st.uncounted_files ? html`<span class="warn-text" title="these files' lines were not counted: the totals leave them out">${plural(st.uncounted_files, 'file')} not counted</span>` : null}
       ${st.binary_files ? html`<span class="muted">${plural(st.binary_files, 'binary file')}</span>` : null}

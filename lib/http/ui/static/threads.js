@@ -10,7 +10,7 @@ import { html, createContext, useCallback, useContext, useEffect, useMemo, useRe
 import { ApiError, api, get, post, query, repoPath, seg } from './api.js';
 import { Markdown } from './markdown.js';
 import { Badge, Time, plural, typing } from './util.js';
-import { reviewerName } from './dialogs.js';
+import { confirmAction, reviewerName } from './dialogs.js';
 
 export const ThreadsContext = createContext(null);
 /** Asks the change page to show one of its tabs (detail: the tab's id); n / p use it for the Conversation. */
@@ -222,6 +222,17 @@ export function useThreadState({ repo, change, viewed, selected, open, me, versi
     });
   }, [repo, changeId]);
   const keepText = useCallback((target, text) => store(repo, changeId, { ...target, text: undefined }, text), [repo, changeId]);
+  /** Closes an editor nothing was typed in (the one-line editor a click opened, when shift-click makes it a range). */
+  const closeIfEmpty = useCallback((target) => {
+    let typed = false;
+    try {
+      typed = !!localStorage.getItem(storageKey(repo, changeId, editorKey(target)));
+    } catch {
+      /* storage disabled: the editor is left open */
+      typed = true;
+    }
+    if (!typed) closeEditor(target);
+  }, [repo, changeId, closeEditor]);
 
   const C = (rest = '') => repoPath(repo, `/changes/${seg(changeId)}${rest}`);
   /** One write: the reviewer's name first (asked once), then `fn(author)`; the threads are read again after. */
@@ -287,7 +298,7 @@ export function useThreadState({ repo, change, viewed, selected, open, me, versi
     return out;
   }, [data, current]);
 
-  return { repo, changeId, viewed, selected, open, me, data, current, canApply: canApply && open, applicable, error, reload, editors, openEditor, closeEditor, keepText, ops, flash, setFlash, drafts, suggestions, index, setFiles, fileOf, against: files?.against ?? null, listFilter, setListFilter };
+  return { repo, changeId, viewed, selected, open, me, data, current, canApply: canApply && open, applicable, error, reload, editors, openEditor, closeEditor, closeIfEmpty, keepText, ops, flash, setFlash, drafts, suggestions, index, setFiles, fileOf, against: files?.against ?? null, fileCount: files ? files.files.length : null, listFilter, setListFilter };
 }
 
 /**
@@ -357,6 +368,15 @@ export function CommentEditor({ target, thread, comment }) {
     setBusy(false);
     if (ok) T.closeEditor(target);
   };
+  // Escape closes an empty editor at once; typed text (or an edited suggestion) is discarded only when the reviewer says so
+  const escape = async () => {
+    const typed = text.trim() !== '' && text !== (comment?.body ?? '');
+    if (typed && !(await confirmAction({ title: 'Discard what you typed?', body: 'The text of this comment is not saved anywhere else.', confirm: 'Discard', danger: true }))) {
+      document.getElementById(id)?.focus();
+      return;
+    }
+    T.closeEditor(target);
+  };
   const what = target.kind === 'line' ? anchorLabel({ kind: 'lines', ...target.anchor })
     : target.kind === 'file' ? `${target.path} (file)` : target.kind === 'general' ? 'the change' : reply ? 'the thread' : 'your draft';
   const label = edit ? `Edit your draft on ${what}` : reply ? 'Reply' : `Comment on ${what}`;
@@ -370,7 +390,7 @@ export function CommentEditor({ target, thread, comment }) {
     ${preview
       ? html`<div class="editor-preview">${text.trim() ? html`<${Markdown} text=${text} />` : html`<p class="muted">Nothing to preview.</p>`}</div>`
       : html`<textarea id=${id} rows="4" aria-label=${label} value=${text} onInput=${(e) => update(e.currentTarget.value)}
-          onKeyDown=${(e) => { if (e.key === 'Escape') { e.stopPropagation(); T.closeEditor(target); } if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) { e.preventDefault(); run(false); } }}
+          onKeyDown=${(e) => { if (e.key === 'Escape') { e.stopPropagation(); escape(); } if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) { e.preventDefault(); run(false); } }}
           placeholder="Markdown: **bold**, \`code\`, lists, links"></textarea>`}
     ${suggestion !== null ? html`<label class="field suggestion-field"><span>Suggested replacement for ${lineLabel(target.anchor)}</span>
       <textarea rows=${Math.min(12, Math.max(2, suggestion.split('\n').length))} class="suggestion-text" value=${suggestion} onInput=${(e) => { setSuggestion(e.currentTarget.value); T.keepText({ ...target, suggestion: e.currentTarget.value }, text || ' '); }}></textarea>

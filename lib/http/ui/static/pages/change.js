@@ -6,7 +6,7 @@ import { html, useCallback, useEffect, useRef, useState } from '../vendor/preact
 import { ApiError, api, get, listAll, repoPath, seg, query } from '../api.js';
 import { reviewerName } from '../dialogs.js';
 import { Async, Badge, Card, Empty, JobOutcome, LineLink, Part, PartError, PsLink, Snap, Time, ErrorNote, dateTime, navigate, plural, settle, ui, useAsync, useIdentity, useLocation, useTitle } from '../util.js';
-import { Conversation, ReplyDialog, SHOW_TAB, ThreadFlash, ThreadList, ThreadsContext, useThreadState } from '../threads.js';
+import { Conversation, ReplyDialog, SHOW_TAB, ThreadFlash, ThreadList, ThreadStack, ThreadsContext, useThreadState, useThreads } from '../threads.js';
 import { DiffView } from '../diff.js';
 import { Markdown } from '../markdown.js';
 import { Actions, LandHistory } from './actions.js';
@@ -517,8 +517,11 @@ function psLabel(p, change) {
   if (p.patchset_id === change.selected_patchset_id) tags.push('selected');
   if (p.patchset_id === change.current_patchset_id) tags.push('latest');
   if (p.withdrawn) tags.push('withdrawn');
-  return `${p.patchset_id.replace(/^.*\./, '')}${tags.length ? ` (${tags.join(', ')})` : ''} — ${p.summary}`;
+  return `${p.patchset_id.replace(/^.*\./, '')}${tags.length ? ` (${tags.join(', ')})` : ''} — ${subject(p.summary)}`;
 }
+
+/** A summary's first line: a pushed patchset's summary is its whole commit message, a selector shows its subject. */
+const subject = (summary) => String(summary ?? '').split('\n', 1)[0].trim();
 
 /**
  * The reader's viewed marks on the shown patchset (GET / PUT changes/{ref}/viewed): a Set of
@@ -602,7 +605,7 @@ function DiffSection({ repo, d, viewed, against, view, setParams, me, active, on
       <label class="field inline"><span>compared with</span>
         <select value=${vs ?? ''} onChange=${(e) => setParams({ against: e.currentTarget.value || null })} aria-label="Compare with">
           <option value="">its base</option>
-          ${others.map((p) => html`<option value=${p.patchset_id}>${p.patchset_id.replace(/^.*\./, '')} — ${p.summary}</option>`)}
+          ${others.map((p) => html`<option value=${p.patchset_id}>${p.patchset_id.replace(/^.*\./, '')} — ${subject(p.summary)}</option>`)}
         </select>
       </label>
       <select class="ws-select" value=${whitespace} onChange=${(e) => onWhitespace(e.currentTarget.value)} aria-label="Whitespace" title="Whitespace changes (remembered in this browser)">
@@ -613,8 +616,26 @@ function DiffSection({ repo, d, viewed, against, view, setParams, me, active, on
   return html`<section class="files-section" id="files" aria-label="Files">
     ${unknownAgainst ? html`<p class="note-box missing-note" role="alert">This change has no patchset <code>${unknownAgainst}</code> to compare with: the diff below is against the base of <code>${viewed}</code>. <a href=${ui.change(repo, d.change.change_id, { ps: viewed === d.change.selected_patchset_id ? null : viewed })}>Drop the comparison</a></p>` : null}
     ${diff.data ? null : html`<div class="files-toolbar">${toolbar}</div>`}
-    <${Async} state=${diff} what="the diff">${(x) => html`<${DiffView} repo=${repo} diff=${x} view=${view} onView=${onView} marks=${canMark ? marks : null} active=${active} onShow=${onShow} toolbar=${toolbar} whitespace=${whitespace || null} />`}</${Async}>
+    ${diff.error && !diff.data ? html`<${DiffError} error=${diff.error} retry=${diff.reload} busy=${diff.loading} />`
+      : html`<${Async} state=${diff} what="the diff">${(x) => html`<${DiffView} repo=${repo} diff=${x} view=${view} onView=${onView} marks=${canMark ? marks : null} active=${active} onShow=${onShow} toolbar=${toolbar} whitespace=${whitespace || null} />`}</${Async}>`}
   </section>`;
+}
+
+/**
+ * The diff could not be read: what the server (or a proxy before it) answered, its status and
+ * reason phrase, a Retry, and the threads of the patchset listed all the same (they are not
+ * placed on lines without the diff).
+ */
+function DiffError({ error, retry, busy }) {
+  const T = useThreads();
+  const status = error.status ? `HTTP ${error.status}${error.statusText ? ` ${error.statusText}` : ''}` : '';
+  const text = status && error.message.startsWith(status) ? error.message : [status, error.message].filter(Boolean).join(': ');
+  const threads = T?.data?.threads ?? [];
+  return html`<div class="diff-error">
+    <div class="part-error" role="alert"><strong>Could not load the diff: </strong><span class="diff-error-text">${text}</span>
+      <button type="button" class="btn small" onClick=${retry} disabled=${busy}>${busy ? 'Retrying…' : 'Retry'}</button></div>
+    ${threads.length ? html`<div class="diff-error-threads"><h3 class="small-head">${plural(threads.length, 'thread')} on this patchset</h3><${ThreadStack} threads=${threads} where=${true} /></div>` : null}
+  </div>`;
 }
 
 function Patchsets({ repo, d, viewed }) {
@@ -755,7 +776,7 @@ function Description({ repo, change, task, ps, author }) {
   const intent = task.data?.intent ?? '';
   return html`<${Card} title="Description" id="description" right=${ps ? html`<span class="muted">summary of <code>${ps.patchset_id.replace(/^.*\./, '')}</code>${ps.pushed_by ? html` · <${PatchsetBy} ps=${ps} author=${author} />` : ps.author ? html` <${PatchsetBy} ps=${ps} author=${author} />` : null}</span>` : null}>
     ${ps?.summary ? html`<div class="ps-summary"><${Markdown} text=${ps.summary} /></div>` : html`<${Empty}>No summary.</${Empty}>`}
-    <p class="meta parts muted small"><span>forked from <${Snap} repo=${repo} id=${change.fork_snapshot_id} /></span><span>created <${Time} s=${change.created_at_s} /></span>${ps ? html`<span>patchset created <${Time} s=${ps.created_at_s} /></span>` : null}</p>
+    <p class="meta parts muted small"><span title="the base of the shown patchset">forked from <${Snap} repo=${repo} id=${ps?.base_snapshot_id ?? change.fork_snapshot_id} /></span><span>created <${Time} s=${change.created_at_s} /></span>${ps ? html`<span>patchset created <${Time} s=${ps.created_at_s} /></span>` : null}</p>
     ${task.error ? html`<${PartError} error=${task.error} what="the task" />` : intent ? html`<div class="task-intent"><h3 class="small-head">Intent of the task${task.data?.title ? html`: ${task.data.title}` : null}</h3><${Markdown} text=${intent} /></div>` : null}
   </${Card}>`;
 }
@@ -855,7 +876,8 @@ export function ChangePage({ repo, changeRef }) {
   const unresolved = threads.data?.unresolved;
   const mine = threads.drafts.length;
   const tabs = [
-    { id: 'files', label: 'Files', count: d.viewed ? (d.patchsets.data ?? []).find((p) => p.patchset_id === d.viewed)?.changed_file_stats?.files_changed : null },
+    // once the diff is read, its own files (the same count as its summary and its tree: a comparison or a whitespace mode changes it)
+    { id: 'files', label: 'Files', count: threads.fileCount ?? (d.viewed ? (d.patchsets.data ?? []).find((p) => p.patchset_id === d.viewed)?.changed_file_stats?.files_changed : null) },
     { id: 'conversation', label: 'Conversation', count: threads.data ? threads.data.threads.length : null },
     { id: 'checks', label: 'Checks', badge: d.evidence?.ci.data ? (d.evidence.ci.data.overall ?? d.evidence.ci.data.availability) : null },
   ];
