@@ -587,7 +587,9 @@ function LeftOut({ repo, snaps, file, onLoad }) {
 const FileDiff = memo(function FileDiff({ repo, snaps, file, index, view, observe, open, onToggle, current, onLoadFull, entry, editors, viewed, onViewed, mark, onAnchor, all, canComment, onComment }) {
   const box = useRef(null);
   const [seen, setNear] = useState(false);
-  // `all`: every body is built (printing, or a small diff built in the background for a full-page capture)
+  // `all`: every body is built (printing, or a small diff built in the background for a full-page capture).
+  // A section far from the screen has its header's button only: its counts, Comment and Viewed
+  // come with its body (a 2,000-file diff makes 2,000 sections: each node counts).
   const near = seen || all;
   useEffect(() => observe(box.current, () => setNear(true)), [observe]);
   const lines = lineCount(file);
@@ -623,7 +625,7 @@ const FileDiff = memo(function FileDiff({ repo, snaps, file, index, view, observ
         <span class="file-path">${file.path}</span>
         ${file.old_path && (file.change === 'renamed' || file.change === 'copied') ? html`<span class="renamed-from muted">${file.change} from <code>${file.old_path}</code>${typeof file.similarity === 'number' ? ` (${file.similarity}%)` : ''}</span>` : null}
       </button>
-      <span class="file-meta">
+      ${near || current ? html`<span class="file-meta">
         ${mode ? html`<span class="muted">${mode}</span>` : null}
         ${file.binary ? html`<${Badge} value="binary" tone="plain" />` : null}
         ${file.truncated ? html`<${Badge} value=${file.truncated_reason === 'file_size' ? 'too large' : 'not loaded'} tone="warn" />` : null}
@@ -631,7 +633,7 @@ const FileDiff = memo(function FileDiff({ repo, snaps, file, index, view, observ
         <${Counts} file=${file} />
         ${canComment ? html`<button type="button" class="btn small link comment-file" onClick=${() => onComment(fileTarget)} aria-label=${`Comment on file ${file.path}`}>Comment on file</button>` : null}
         ${onViewed ? html`<label class="viewed-check" title="Mark the file viewed (v); it folds, and stays viewed on later patchsets while its content does not change"><input type="checkbox" checked=${!!viewed} onChange=${(e) => onViewed(index, e.currentTarget.checked)} aria-label=${`Viewed: ${file.path}`} /> Viewed</label>` : null}
-      </span>
+      </span>` : null}
     </header>
     ${file.truncated ? body : null}
     ${open && (topThreads.length || editors.top.length) ? html`<div class="file-threads"><${ThreadStack} threads=${topThreads} editors=${editors.top} where=${true} /></div>` : null}
