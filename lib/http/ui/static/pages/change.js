@@ -632,7 +632,7 @@ function DiffError({ error, retry, busy }) {
   const text = status && error.message.startsWith(status) ? error.message : [status, error.message].filter(Boolean).join(': ');
   const threads = T?.data?.threads ?? [];
   return html`<div class="diff-error">
-    <div class="part-error" role="alert"><strong>Could not load the diff: </strong><span class="diff-error-text">${text}</span>
+    <div class="part-error"><div class="error-note" role="alert"><strong>Could not load the diff: </strong><span class="diff-error-text">${text}</span></div>
       <button type="button" class="btn small" onClick=${retry} disabled=${busy}>${busy ? 'Retrying…' : 'Retry'}</button></div>
     ${threads.length ? html`<div class="diff-error-threads"><h3 class="small-head">${plural(threads.length, 'thread')} on this patchset</h3><${ThreadStack} threads=${threads} where=${true} /></div>` : null}
   </div>`;
