@@ -219,6 +219,14 @@ describe('reviewer UI: comment threads (Chromium)', function () {
       expect(await thread(w.page, t.general).evaluate((e) => !!e.closest('#conversation'))).to.equal(true);
       expect(w.errors).to.deep.equal([]);
     }
+    // at a phone's width the list scrolls inside its card; the page is no wider than the screen
+    const phone = await open({ me: 'dana', width: 390, height: 844, colorScheme: 'dark' });
+    await phone.page.goto(url(demo.main.change, '#threads'));
+    await phone.page.locator('#threads tr[data-list-thread]').first().waitFor();
+    expect(await phone.page.evaluate(() => document.documentElement.scrollWidth)).to.be.at.most(390);
+    await phone.page.evaluate(() => document.getElementById('threads')!.scrollIntoView());
+    await shot(phone.page, 'change-thread-list-390-dark');
+    expect(phone.errors).to.deep.equal([]);
   });
 
   it('start a thread on a line (click, Preview, Comment now) and on a range (shift-click, Save draft; a drag); c on a focused line; Cancel', async () => {
