@@ -71,7 +71,8 @@ const notFound = (e) => e instanceof ApiError && e.status === 404;
 async function loadChange(repo, ref, psParam) {
   const P = (rest) => get(repoPath(repo, rest));
   const change = (await P(`/changes/${seg(ref)}`)).change;
-  readDiffEarly(repo, psParam || change.selected_patchset_id || change.current_patchset_id);
+  // the page's usual opening (no ?ps=, no ?against=): a patchset named in the URL may be none of this change's
+  if (!psParam) readDiffEarly(repo, change.selected_patchset_id ?? change.current_patchset_id);
   const C = `/changes/${seg(change.change_id)}`;
   const [patchsets, reviews, readiness, task, queue, landed, reviewers, attention] = await Promise.all([
     settle(listAll(repoPath(repo, `${C}/patchsets`), 'patchsets').then((r) => r.rows)),
@@ -132,8 +133,8 @@ const readEarly = new Set();
  * read of the page does it; a read that fails is left to DiffSection to make again.
  */
 function readDiffEarly(repo, viewed) {
-  if (!viewed) return;
-  const url = diffUrl(repo, viewed, new URLSearchParams(location.search).get('against'), storedWhitespace());
+  if (!viewed || new URLSearchParams(location.search).get('against')) return;
+  const url = diffUrl(repo, viewed, null, storedWhitespace());
   if (readEarly.has(url)) return;
   readEarly.add(url);
   const p = get(url);
