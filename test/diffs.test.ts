@@ -87,7 +87,7 @@ describe('diffs: a patchset as JSON and as a patch git applies', function () {
     const by = Object.fromEntries(d.files.map((f: Json) => [f.path, f]));
     expect(d.files.map((f: Json) => f.path)).to.deep.equal(['README.md', 'dir with space/f.txt', 'empty.txt', 'link', 'no-newline.txt', 'src/app.ts', 'src/gone.txt', 'src/new.ts', 'tool.sh', 'ünï.txt']);
     expect(by['README.md']).to.deep.include({ change: 'modified', old_mode: '100644', new_mode: '100644', binary: false, truncated: false, additions: 1, deletions: 0 });
-    expect(by['README.md'].hunks).to.deep.equal([{ old_start: 1, old_lines: 2, new_start: 1, new_lines: 3, lines: [' hello', '+there', ' world'], spans: [null, null, null] }]);
+    expect(by['README.md'].hunks).to.deep.equal([{ old_start: 1, old_lines: 2, new_start: 1, new_lines: 3, lines: [' hello', '+there', ' world'], spans: [null, null, null], moved_to: null, moved_from: null }]);
     expect(by['src/app.ts'].hunks).to.have.length(2); // two edits 26 lines apart: two hunks with 3 lines of context
     expect(by['src/app.ts'].hunks[0]).to.deep.include({ old_start: 2, old_lines: 7, new_start: 2, new_lines: 7 });
     expect(by['src/gone.txt']).to.deep.include({ change: 'deleted', old_mode: '100644', new_mode: null, deletions: 1 });
@@ -103,6 +103,35 @@ describe('diffs: a patchset as JSON and as a patch git applies', function () {
     const narrow = await ok(get('/read/patchsets/change-1.ps-1/diff?context=0&path=src&path=README.md'));
     expect(narrow.files.map((f: Json) => f.path)).to.deep.equal(['README.md', 'src/app.ts', 'src/gone.txt', 'src/new.ts']);
     expect(narrow.files[0].hunks[0].lines).to.deep.equal(['+there']);
+  });
+
+  it('moved lines: a block removed in one place and added in another of the same file is marked moved on both sides (moved_to / moved_from line numbers), not an unrelated delete and add', async () => {
+    const fn = (name: string) => [`export function ${name}(input: string): string {`, `  const ${name}Trimmed = input.trim();`, `  return ${name}Trimmed.toUpperCase() + '${name}';`, `} // ${name}`];
+    const filler = (n: number) => Array.from({ length: n }, (_, i) => `const filler${i} = ${i};`);
+    const before = [...fn('alpha'), ...filler(10), ...fn('beta'), ''].join('\n');
+    const after = [...fn('beta'), ...filler(10), ...fn('alpha'), ''].join('\n');
+    const mb = await snap({ 'moved.ts': before }, base);
+    const mr = await snap({ 'moved.ts': after }, mb);
+    const t = (await ok(api(s.url, 'POST', R(repo, '/tasks'), { json: { title: 'Moves', intent: 'i' } }))).task;
+    const c = (await ok(api(s.url, 'POST', R(repo, '/changes'), { json: { task_id: t.task_id, title: 'Swap two functions', base_line: 'main' } }))).change;
+    const ps = (await ok(api(s.url, 'POST', R(repo, `/changes/${c.change_id}/patchsets`), { json: { base_snapshot_id: mb, revision_snapshot_id: mr, summary: 'swap', author_mode: 'human_only' } }))).patchset.patchset_id;
+    const d = await ok(get(`/read/patchsets/${ps}/diff?context=0`));
+    const f = d.files.find((x: Json) => x.path === 'moved.ts');
+    // every changed line is part of a moved block: alpha went from lines 1-4 to 15-18, beta from 15-18 to 1-4
+    const marks: string[] = [];
+    for (const h of f.hunks) {
+      let o = h.old_start;
+      let n = h.new_start;
+      h.lines.forEach((l: string, i: number) => {
+        if (l[0] === '-') marks.push(`-${o++}>${h.moved_to?.[i]}`);
+        else if (l[0] === '+') marks.push(`+${n++}<${h.moved_from?.[i]}`);
+      });
+    }
+    expect(marks.sort()).to.deep.equal(['+1<15', '+2<16', '+3<17', '+4<18', '+15<1', '+16<2', '+17<3', '+18<4', '-1>15', '-2>16', '-3>17', '-4>18', '-15>1', '-16>2', '-17>3', '-18>4'].sort());
+    // the unified text is git's, unmarked
+    const text = (await get(`/read/patchsets/${ps}/diff?format=unified&context=0`)).text;
+    expect(text).to.include('-export function alpha').and.include('+export function alpha');
+    expect(text).to.not.include('moved_');
   });
 
   it('unified: git apply --check accepts it against the base tree, and applying it yields the revision', async () => {

@@ -200,6 +200,8 @@ describe('reviewer UI: accessibility, small screens and Back (Chromium)', functi
 
     // the long paths of the long change: the directory is cut, the file name is whole, the title is the path
     await p.goto(`${s.url}/ui/repos/${demo.s.repo}/changes/${long.change}?view=split`);
+    // on a phone the tree starts folded to its count (code on the first screen): open it
+    await p.getByRole('button', { name: 'Show the files' }).click();
     await p.locator('.file-list .path-cell').first().waitFor();
     const cells = await p.locator('.file-list .path-cell').evaluateAll((els) => els.map((e) => {
       const name = e.querySelector('.path-name') as HTMLElement | null;

@@ -184,7 +184,8 @@ describe('reviewer UI: the change page, diff first (Chromium)', function () {
     await w.page.goto(url(x.change));
     const tree = w.page.locator('nav.file-tree');
     await tree.locator('.file-row').first().waitFor();
-    expect(await tree.locator('.dir-row').allInnerTexts()).to.deep.equal(['▾pkg/alpha/', '▾pkg/beta/', '▾pkg/gamma/'].map((t) => t.replace('▾', '▾')));
+    // nested: pkg/ once, its three directories under it
+    expect(await tree.locator('.dir-row').allInnerTexts()).to.deep.equal(['▾pkg/', '▾alpha/', '▾beta/', '▾gamma/']);
     // rows in tree order; the diff in the same order
     const rows = await tree.locator('.file-row').evaluateAll((els) => els.map((e) => e.getAttribute('data-path')));
     expect(rows).to.deep.equal(x.paths);
@@ -544,6 +545,38 @@ describe('reviewer UI: the change page, diff first (Chromium)', function () {
       expect(await w.page.locator('.diff-summary').innerText()).not.to.include('not loaded');
       await f.locator('tr.thread-row').first().scrollIntoViewIfNeeded();
       await shot(w.page, `change-large-diff-loaded-${width}-${scheme}`);
+      expect(w.errors).to.deep.equal([]);
+    }
+  });
+  it('a moved block: both places striped, the first line of each says where the block went or came from and links there (screenshots in both themes)', async () => {
+    const head = (await demo.s.get('/lines/main')).head_snapshot_id as string;
+    const fn = (name: string) => [`export function ${name}(order: Order): number {`, `  const ${name}Total = order.items.reduce((a, i) => a + i.price, 0);`, `  return Math.round(${name}Total * 100) / 100;`, `} // ${name}`];
+    const filler = Array.from({ length: 12 }, (_, i) => `export const limit${i} = ${i * 10};`);
+    const before = ['interface Order { items: { price: number }[] }', ...fn('subtotal'), ...filler, ...fn('shipping'), ''].join('\n');
+    const after = ['interface Order { items: { price: number }[] }', ...fn('shipping'), ...filler, ...fn('subtotal'), ''].join('\n');
+    const b0 = await demo.s.snap({ ...BASE_TREE, 'src/checkout/totals.ts': before }, { parent: head, message: 'totals' });
+    const r0 = await demo.s.snap({ ...BASE_TREE, 'src/checkout/totals.ts': after }, { parent: b0, message: 'reorder' });
+    const c = await demo.s.change('Put shipping before subtotal');
+    await demo.s.patchset(c.change, b0, r0, 'reorder');
+    for (const scheme of ['light', 'dark'] as const) {
+      const w = await open({ colorScheme: scheme });
+      await w.page.goto(url(c.change));
+      const f = file(w.page, 'src/checkout/totals.ts');
+      await f.locator('tr.moved').first().waitFor();
+      // every changed line is part of a moved block: 4 lines each way, twice
+      expect(await f.locator('tr.del.moved').count()).to.equal(8);
+      expect(await f.locator('tr.add.moved').count()).to.equal(8);
+      const labels = await f.locator('.moved-link').allInnerTexts();
+      expect(labels.sort()).to.deep.equal(['moved from line 18 ↓', 'moved from line 2 ↑', 'moved to line 18 ↓', 'moved to line 2 ↑'].sort());
+      // no changed words marked on a moved line (its pairing with the line beside it means nothing)
+      expect(await f.locator('tr.moved mark.wd').count()).to.equal(0);
+      await shot(w.page, `change-moved-${scheme}`);
+      // the link goes to the other place: the URL names its line, and its row is marked
+      await f.locator('.moved-link', { hasText: 'moved to line 18' }).click();
+      await w.page.waitForFunction(() => location.hash.endsWith('&line=R18'));
+      const marked = f.locator('tr.anchored');
+      await marked.waitFor();
+      expect(await marked.locator('td.ln[data-side="revision"]').getAttribute('data-n')).to.equal('18');
       expect(w.errors).to.deep.equal([]);
     }
   });

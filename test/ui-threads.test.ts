@@ -176,6 +176,59 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     expect(other.errors).to.deep.equal([]);
   });
 
+  it('every thread in one list (the Conversation tab): state, place, author, first words, replies; "N unresolved" opens it on the unresolved ones; a row jumps to its thread in the diff (screenshots in both themes)', async () => {
+    const t = demo.main.threads;
+    const all = await threadsOf(demo.main.change, `?patchset=${demo.main.ps2}&author=dana`);
+    const open_ = all.filter((x) => !x.draft && x.resolution === 'unresolved').map((x) => x.thread_id).sort();
+    for (const scheme of ['light', 'dark'] as const) {
+      const w = await open({ me: 'dana', colorScheme: scheme, width: 1400, height: 900 });
+      await w.page.goto(url(demo.main.change));
+      // the head's count opens the list on the unresolved threads
+      await w.page.locator('.unresolved-count').click();
+      const card = w.page.locator('#tab-conversation:not([hidden]) #threads');
+      await card.waitFor();
+      expect(await card.getByRole('button', { name: /^Unresolved/ }).getAttribute('aria-pressed')).to.equal('true');
+      const rows = card.locator('tr[data-list-thread]');
+      const ids = async () => (await rows.evaluateAll((rs) => rs.map((r) => r.getAttribute('data-list-thread')!))).sort();
+      expect(await ids()).to.deep.equal(open_);
+      expect(await card.evaluate((e) => e.getBoundingClientRect().top < innerHeight)).to.equal(true);
+      // All: every thread the reader sees (her draft too), each once
+      await card.getByRole('button', { name: /^All/ }).click();
+      expect(await ids()).to.deep.equal(all.map((x) => x.thread_id).sort());
+      const row = (id: string) => card.locator(`tr[data-list-thread="${id}"]`);
+      const replied = await row(t.replied).innerText();
+      expect(replied).to.include('Unresolved').and.include('scripts/report.py line 7').and.include('bob').and.include('What if an order has no amount?');
+      expect(await row(t.replied).locator('td.num').innerText()).to.equal('1');
+      expect(await row(t.general).innerText()).to.include('the patchset').and.include('alice');
+      expect(await row(t.file).innerText()).to.include('Resolved').and.include('docs/checkout.md (file)');
+      expect(await row(t.outdated).innerText()).to.include('outdated');
+      expect(await row(t.draft).innerText()).to.include('Draft').and.include('dana');
+      await w.page.evaluate(() => { document.getElementById('threads')!.scrollIntoView(); scrollBy(0, -64); });
+      await shot(w.page, `change-thread-list-${scheme}`);
+      // a row jumps to its thread: the Files tab, the thread under its line, focused
+      await row(t.ported).locator('a.thread-jump').click();
+      await w.page.waitForFunction((id) => document.activeElement?.getAttribute('data-thread-id') === id, t.ported);
+      expect(await w.page.locator('#tab-files').isVisible()).to.equal(true);
+      const box = await thread(w.page, t.ported).boundingBox();
+      expect(box!.y).to.be.within(0, 900);
+      expect(w.page.url()).to.include('line=R8');
+      // a thread on the change: the Conversation card
+      await tab(w.page, 'Conversation');
+      await row(t.general).locator('a.thread-jump').click();
+      await w.page.waitForFunction((id) => document.activeElement?.getAttribute('data-thread-id') === id, t.general);
+      expect(await thread(w.page, t.general).evaluate((e) => !!e.closest('#conversation'))).to.equal(true);
+      expect(w.errors).to.deep.equal([]);
+    }
+    // at a phone's width the list scrolls inside its card; the page is no wider than the screen
+    const phone = await open({ me: 'dana', width: 390, height: 844, colorScheme: 'dark' });
+    await phone.page.goto(url(demo.main.change, '#threads'));
+    await phone.page.locator('#threads tr[data-list-thread]').first().waitFor();
+    expect(await phone.page.evaluate(() => document.documentElement.scrollWidth)).to.be.at.most(390);
+    await phone.page.evaluate(() => document.getElementById('threads')!.scrollIntoView());
+    await shot(phone.page, 'change-thread-list-390-dark');
+    expect(phone.errors).to.deep.equal([]);
+  });
+
   it('start a thread on a line (click, Preview, Comment now) and on a range (shift-click, Save draft; a drag); c on a focused line; Cancel', async () => {
     const c = await fresh('Threads: start');
     const w = await open({ me: 'frank' });
@@ -571,6 +624,41 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     await w.page.evaluate(() => document.querySelector('.diff-file[data-path="src/checkout/rate-limit.ts"]')!.scrollIntoView());
     await w.page.waitForTimeout(200);
     await shot(w.page, 'change-threads-phone');
+    expect(w.errors).to.deep.equal([]);
+  });
+
+  it('200 threads at the top of their files on a 2,000-file patchset (the threads bench\'s shape): every one rendered; prints the warm time at 1400×900', async () => {
+    const big = await Seeder.register(s.url, 'monorepo-warm');
+    const baseFiles: Files = {};
+    const revFiles: Files = {};
+    const paths: string[] = [];
+    for (let i = 0; i < 2000; i++) {
+      const p = `pkg${String(i % 40).padStart(2, '0')}/mod${String(i).padStart(4, '0')}.ts`;
+      paths.push(p);
+      const body = Array.from({ length: 120 }, (_, k) => `export const v${k} = ${k} + ${i};`);
+      baseFiles[p] = `${body.join('\n')}\n`;
+      body[2] = `export const v2 = 2 * ${i};`;
+      revFiles[p] = `${body.join('\n')}\n`;
+    }
+    const base = await big.snap(baseFiles, { moveLine: true });
+    const rev = await big.snap(revFiles, { parent: base });
+    const ch = await big.change('Every file edited, 200 threads on lines the hunks do not show');
+    const ps = await big.patchset(ch.change, base, rev, 'mechanical change');
+    // line 50 is outside every hunk (the edit is on line 3): each thread sits at the top of its file
+    for (let i = 0; i < 200; i++) await big.comment(ch.change, { patchset_id: ps, author: 'rev', anchor: { path: paths[i * 10], line: 50 }, body: `Comment ${i}: why **this** constant?` });
+    const w = await open({ me: 'rev', width: 1400, height: 900 });
+    const target = `${s.url}/ui/repos/${big.repo}/changes/${ch.change}`;
+    const times: number[] = [];
+    for (let round = 0; round < 4; round++) {
+      const started = Date.now();
+      await w.page.goto(target);
+      await w.page.waitForFunction(() => document.querySelectorAll('.thread[data-thread-id]').length >= 200, null, { timeout: 120_000, polling: 50 });
+      if (round > 0) times.push(Date.now() - started); // the first load warms the server and the browser's caches
+    }
+    const tops = await w.page.evaluate(() => [...document.querySelectorAll('.thread[data-thread-id]')].filter((e) => e.closest('.file-threads')).length);
+    expect(tops).to.equal(200);
+    expect(await w.page.locator('.diff-file').count()).to.equal(2000);
+    console.log(`      200 threads on 2,000 files, warm at 1400×900: ${times.join(' / ')} ms (navigation → every thread rendered)`);
     expect(w.errors).to.deep.equal([]);
   });
 

@@ -14,6 +14,7 @@ import { isUtf8 } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
 import { lineChanges } from './line-diff.js';
 import { hunkSpans, type Span } from './word-diff.js';
+import { markMoves } from './moved-lines.js';
 import { detectRenames, type Match, type RenameLimit } from './renames.js';
 import { imageInfo, type ImageInfo } from './media.js';
 import type { EntryKind, TreeEntry } from '../content.js';
@@ -54,6 +55,13 @@ export interface Hunk {
   spans?: Array<Span[] | null>;
   /** On a comparison of two patchsets with different bases: the hunk is the target line's change, brought by the rebase (./interdiff.ts). */
   from_rebase?: boolean;
+  /**
+   * Parallel to `lines` (./moved-lines.ts): on a removed line of a block moved elsewhere in the
+   * file, the revision line it moved to; null elsewhere, or null for the whole hunk when none moved.
+   */
+  moved_to?: Array<number | null> | null;
+  /** ...and on an added line of a moved block, the base line it came from. */
+  moved_from?: Array<number | null> | null;
 }
 
 export interface FileDiff {
@@ -343,6 +351,8 @@ async function fileDiff(reader: ContentReader, path: string, old: TreeEntry | nu
           // Word highlights are part of the line-diff work: their time counts against the same budget.
           const t1 = performance.now();
           f.hunks = d.hunks.map((h) => ({ ...h, spans: hunkSpans(h.lines) }));
+          // so are moved blocks (bounded by their own step cap)
+          markMoves(f.hunks, normalizer(opts.whitespace ?? 'none'));
           budget.ms -= performance.now() - t1;
         }
         if (!d.complete) f.note = `${f.note ? `${f.note}; ` : ''}the line diff reached its work bound: the counts are of a coarser diff than git's`;

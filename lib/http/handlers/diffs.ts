@@ -239,6 +239,8 @@ export const SCHEMAS: Schemas = {
       lines: { ...strArr, description: 'each prefixed " ", "-", "+" or "\\"' },
       spans: { ...arr(orNull(arr({ type: 'array', items: uint, minItems: 2, maxItems: 2 }))), description: 'parallel to lines: on a paired "-"/"+" line the changed ranges [start, end) in UTF-16 code units of the text after its prefix; null elsewhere and where the pair is too long or changed whole' },
       from_rebase: { ...bool, description: 'only when the response\'s `rebase` is not null: the hunk removes and adds exactly the lines a hunk of the base → base diff of this path does (the target line\'s change, brought by the rebase)' },
+      moved_to: { ...orNull(arr(orNull(uint))), description: 'parallel to lines: on a removed line of a block moved elsewhere in the file (at least 3 lines and 20 letters or digits, as git --color-moved), the revision line it moved to; null on other lines, and null for a hunk with no such line' },
+      moved_from: { ...orNull(arr(orNull(uint))), description: 'parallel to lines: on an added line of a moved block, the base line it came from; null otherwise, and null for a hunk with no such line' },
     }, { optional: ['from_rebase'] })),
     from_rebase: { ...bool, description: 'the whole change of this file came from the target line through a rebase: its sides are the two bases\' (same blobs and modes), or every hunk is from_rebase; always false unless the response\'s `rebase` is not null' },
   }),

@@ -67,10 +67,12 @@ export function authHeaders(bearer = token()) {
 }
 
 export class ApiError extends Error {
-  constructor(status, message, body) {
+  constructor(status, message, body, statusText = '') {
     super(message);
     this.status = status;
     this.body = body;
+    /** The HTTP reason phrase (`Bad Gateway`), for an answer that is not the server's JSON (a proxy's). */
+    this.statusText = statusText;
   }
 }
 
@@ -95,12 +97,12 @@ export async function api(method, path, body, { bearer, quiet = false } = {}) {
     json = null;
   }
   if (!res.ok) {
-    const message = json && typeof json.error === 'string' ? json.error : `HTTP ${res.status}`;
+    const message = json && typeof json.error === 'string' ? json.error : `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`;
     if (res.status === 401 && !quiet) {
       if (sent && sent === token()) tokenRefused(sent);
       else dispatchEvent(new CustomEvent(UNAUTHORIZED, { detail: { message } }));
     }
-    throw new ApiError(res.status, message, json);
+    throw new ApiError(res.status, message, json, res.statusText);
   }
   return json;
 }

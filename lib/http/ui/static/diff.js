@@ -3,7 +3,7 @@
 // highlighted. Large diffs stay usable: a file's body is built only when its place scrolls
 // near the viewport (IntersectionObserver) or when it is expanded, so a 2,000-file patchset
 // costs 2,000 headers at first, not 2,000 tables. Files with very many lines start collapsed.
-import { html, useEffect, useMemo, useRef, useState, useCallback } from './vendor/preact.js';
+import { html, h, Component, useEffect, useMemo, useRef, useState, useCallback } from './vendor/preact.js';
 import { get, repoPath, seg, query } from './api.js';
 import { useHighlighter, languageOf, highlightLines } from './syntax.js';
 import { NUMBER, plural, typing, Badge } from './util.js';
@@ -16,6 +16,34 @@ const FIRST_SLICE = 150;
 const SLICE = 400;
 /** Estimated height of one diff line, for the placeholder of a file not built yet. */
 const LINE_PX = 20;
+
+/**
+ * A component rendered again only when one of its props changed (a shallow compare): preact's
+ * `memo`, which its standalone build lacks. A diff of 2,000 files renders each file section and
+ * the file tree once, not once per slice and per read of the page.
+ */
+function memo(C) {
+  class Memo extends Component {
+    shouldComponentUpdate(next) {
+      for (const k in next) if (next[k] !== this.props[k]) return true;
+      for (const k in this.props) if (!(k in next)) return true;
+      return false;
+    }
+
+    render(props) {
+      return h(C, props);
+    }
+  }
+  Memo.displayName = `Memo(${C.name})`;
+  return Memo;
+}
+
+/** A callback that keeps its identity and always calls the latest `fn` (a memo'd child's prop). */
+function useStable(fn) {
+  const ref = useRef(fn);
+  ref.current = fn;
+  return useCallback((...args) => ref.current(...args), []);
+}
 
 const lineCount = (f) => f.hunks.reduce((n, h) => n + h.lines.length + 1, 0);
 
@@ -75,7 +103,7 @@ export function fileFromHash(hash) {
  * highlighted HTML: the old side (context and removed lines) and the new side (context and
  * added lines) are each highlighted as one text, so a construct spanning lines keeps its colour.
  */
-function numberedLines(hunk, h, language) {
+function numberedLines(hunk, h, language, path = '') {
   const oldText = [];
   const newText = [];
   for (const l of hunk.lines) {
@@ -99,10 +127,28 @@ function numberedLines(hunk, h, language) {
       ni++;
       return row;
     }
-    if (c === '-') return { kind: 'del', old: o++, new: null, text, html: oldHtml ? oldHtml[oi++] : null, spans };
-    if (c === '+') return { kind: 'add', old: null, new: n++, text, html: newHtml ? newHtml[ni++] : null, spans };
+    if (c === '-') return { kind: 'del', old: o, new: null, text, html: oldHtml ? oldHtml[oi++] : null, spans, moved: movedMark(hunk.moved_to, i, 'revision', path, o++) };
+    if (c === '+') return { kind: 'add', old: null, new: n, text, html: newHtml ? newHtml[ni++] : null, spans, moved: movedMark(hunk.moved_from, i, 'base', path, n++) };
     return { kind: 'note', old: null, new: null, text: l.slice(2) || l, html: null };
   });
+}
+
+/**
+ * A line of a moved block (the hunk's `moved_to` / `moved_from`, docs/api.md "Moved lines"): the
+ * other place's side and line, its link, and whether the line starts its block (the label shows there).
+ */
+function movedMark(list, i, side, path, own) {
+  const n = list?.[i] ?? null;
+  if (n === null) return null;
+  const prev = i > 0 ? list[i - 1] ?? null : null;
+  // `down`: the other place is further down the file (line numbers of the two sides taken as alike)
+  return { side, n, href: lineHash(path, side, n), start: prev === null || prev !== n - 1, down: n > own };
+}
+
+/** The label of a moved block's first line: where the block went (a removed line) or came from (an added one), a link there. */
+function MovedLink({ m }) {
+  const to = m.side === 'revision';
+  return html`<a class="moved-link" href=${m.href} title=${to ? `This block moved to line ${m.n}` : `This block moved here from line ${m.n}`}>${to ? 'moved to' : 'moved from'} line ${m.n} ${m.down ? '↓' : '↑'}</a>`;
 }
 
 /** Pairs a run of removed lines with the added lines that follow it, for the side-by-side view. */
@@ -178,9 +224,11 @@ function markText(text, spans) {
 
 /** The code of one line: highlighted HTML from highlight.js (which escaped it), else plain text; the changed words marked. */
 function Code({ line }) {
-  const spans = line.spans && line.spans.length ? line.spans : null;
-  if (line.html !== null && line.html !== undefined) return html`<td class="code"><span class="sign" aria-hidden="true">${SIGN[line.kind]}</span><span class="text" dangerouslySetInnerHTML=${{ __html: spans ? markHtml(line.html, spans) : line.html }}></span></td>`;
-  return html`<td class="code"><span class="sign" aria-hidden="true">${SIGN[line.kind]}</span><span class="text">${spans ? markText(line.text, spans) : line.text}</span></td>`;
+  // a moved line's word pairing is with an unrelated line: no changed words on it
+  const spans = line.spans && line.spans.length && !line.moved ? line.spans : null;
+  const moved = line.moved?.start ? html`<${MovedLink} m=${line.moved} />` : null;
+  if (line.html !== null && line.html !== undefined) return html`<td class="code"><span class="sign" aria-hidden="true">${SIGN[line.kind]}</span><span class="text" dangerouslySetInnerHTML=${{ __html: spans ? markHtml(line.html, spans) : line.html }}></span>${moved}</td>`;
+  return html`<td class="code"><span class="sign" aria-hidden="true">${SIGN[line.kind]}</span><span class="text">${spans ? markText(line.text, spans) : line.text}</span>${moved}</td>`;
 }
 
 const hunkHeader = (h) => `@@ -${h.old_start},${h.old_lines} +${h.new_start},${h.new_lines} @@`;
@@ -232,13 +280,13 @@ const rebaseTag = (hunk) => (hunk?.from_rebase ? html` <span class="rebase-tag" 
 function UnifiedHunks({ hunks, ft }) {
   return html`<table class="diff unified"><colgroup><col class="ln-col" /><col class="ln-col" /><col /></colgroup><tbody>${hunks.map(({ hunk, lines, above = [], below = [], expand }) => html`
     ${ctxRowsUnified(above)}
-    ${hunk ? html`<tr class=${`hunk${rebaseClass(hunk)}`}><td class="ln expand-cell" colspan="2"><${ExpandButtons} x=${expand} /></td><td class="code hunk-head">${hunkHeader(hunk)}${rebaseTag(hunk)}</td></tr>`
-      : expand && expand.remaining !== 0 ? html`<tr class="hunk trailing"><td class="ln expand-cell" colspan="2"><${ExpandButtons} x=${expand} /></td><td class="code hunk-head"></td></tr>` : null}
+    ${hunk ? html`<tr class=${`hunk${rebaseClass(hunk)}`}><td class="ln expand-cell" colspan="2"></td><td class="code hunk-head"><${ExpandButtons} x=${expand} /><span class="hunk-text">${hunkHeader(hunk)}</span>${rebaseTag(hunk)}</td></tr>`
+      : expand && expand.remaining !== 0 ? html`<tr class="hunk trailing"><td class="ln expand-cell" colspan="2"></td><td class="code hunk-head"><${ExpandButtons} x=${expand} /></td></tr>` : null}
     ${ctxRowsUnified(below)}
     ${lines.map((l) => {
       if (l.kind === 'note') return html`<tr class="note"><td class="ln" colspan="2"></td><td class="code">\\ ${l.text}</td></tr>`;
       const under = ft && rowThreads(ft, unifiedKeys(l));
-      return html`<tr class=${`${l.kind}${rebaseClass(hunk)}${ft?.selected?.has(l.new !== null ? rowKey('revision', l.new) : rowKey('base', l.old)) ? ' selected' : ''}${ft?.mark && ((ft.mark.side === 'revision' && ft.mark.line === l.new) || (ft.mark.side === 'base' && ft.mark.line === l.old)) ? ' anchored' : ''}`} tabindex="-1"><td class="ln" data-side="base" data-n=${l.old ?? ''}></td><td class="ln" data-side="revision" data-n=${l.new ?? ''}></td><${Code} line=${l} /></tr>
+      return html`<tr class=${`${l.kind}${rebaseClass(hunk)}${l.moved ? ' moved' : ''}${ft?.selected?.has(l.new !== null ? rowKey('revision', l.new) : rowKey('base', l.old)) ? ' selected' : ''}${ft?.mark && ((ft.mark.side === 'revision' && ft.mark.line === l.new) || (ft.mark.side === 'base' && ft.mark.line === l.old)) ? ' anchored' : ''}`} tabindex="-1"><td class="ln" data-side="base" data-n=${l.old ?? ''}></td><td class="ln" data-side="revision" data-n=${l.new ?? ''}></td><${Code} line=${l} /></tr>
         ${under ? html`<tr class="thread-row"><td colspan="3"><${ThreadStack} threads=${under.threads} editors=${under.editors} /></td></tr>` : null}`;
     })}`)}
   </tbody></table>`;
@@ -246,13 +294,13 @@ function UnifiedHunks({ hunks, ft }) {
 
 function SplitHunks({ hunks, ft }) {
   const side = (l, which) => (l
-    ? html`<td class=${`ln ${l.kind}${ft?.selected?.has(which === 'left' ? rowKey('base', l.old) : rowKey('revision', l.new)) ? ' selected' : ''}`} data-side=${which === 'left' ? 'base' : 'revision'} data-n=${which === 'left' ? l.old : l.new}></td><${Code} line=${l} />`
+    ? html`<td class=${`ln ${l.kind}${l.moved ? ' moved' : ''}${ft?.selected?.has(which === 'left' ? rowKey('base', l.old) : rowKey('revision', l.new)) ? ' selected' : ''}`} data-side=${which === 'left' ? 'base' : 'revision'} data-n=${which === 'left' ? l.old : l.new}></td><${Code} line=${l} />`
     : html`<td class="ln empty"></td><td class="code empty"></td>`);
   const ctxRows = (rows) => rows.map((l) => html`<tr class="pair ctx-ctx expanded" tabindex="-1">${side(l, 'left')}${side(l, 'right')}</tr>`);
   return html`<table class="diff split"><colgroup><col class="ln-col" /><col class="half" /><col class="ln-col" /><col class="half" /></colgroup><tbody>${hunks.map(({ hunk, lines, above = [], below = [], expand }) => html`
     ${ctxRows(above)}
-    ${hunk ? html`<tr class=${`hunk${rebaseClass(hunk)}`}><td class="ln expand-cell"><${ExpandButtons} x=${expand} /></td><td class="code hunk-head" colspan="3">${hunkHeader(hunk)}${rebaseTag(hunk)}</td></tr>`
-      : expand && expand.remaining !== 0 ? html`<tr class="hunk trailing"><td class="ln expand-cell"><${ExpandButtons} x=${expand} /></td><td class="code hunk-head" colspan="3"></td></tr>` : null}
+    ${hunk ? html`<tr class=${`hunk${rebaseClass(hunk)}`}><td class="ln expand-cell"></td><td class="code hunk-head" colspan="3"><${ExpandButtons} x=${expand} /><span class="hunk-text">${hunkHeader(hunk)}</span>${rebaseTag(hunk)}</td></tr>`
+      : expand && expand.remaining !== 0 ? html`<tr class="hunk trailing"><td class="ln expand-cell"></td><td class="code hunk-head" colspan="3"><${ExpandButtons} x=${expand} /></td></tr>` : null}
     ${ctxRows(below)}
     ${sideBySide(lines).map((r) => {
       if (r.note) return html`<tr class="note"><td class="ln"></td><td class="code" colspan="3">\\ ${r.note.text}</td></tr>`;
@@ -321,7 +369,7 @@ function FileBody({ repo, snaps, file, view, ft, mark, onAnchor }) {
   const h = useHighlighter();
   const T = useThreads();
   const language = languageOf(h, file.path);
-  const numbered = useMemo(() => file.hunks.map((hunk) => ({ hunk, lines: numberedLines(hunk, h, language) })), [file, h, language]);
+  const numbered = useMemo(() => file.hunks.map((hunk) => ({ hunk, lines: numberedLines(hunk, h, language, file.path) })), [file, h, language]);
   // Context widened with ?lines= of the file content route (the revision's file): the lines read,
   // the file's length once known, and per gap how many lines are shown at its top and its bottom.
   const canExpand = !!snaps && repo !== undefined && repo !== null && expandable(file);
@@ -409,6 +457,8 @@ function FileBody({ repo, snaps, file, view, ft, mark, onAnchor }) {
     if (onAnchor) onAnchor(file.path, at.side, at.line);
     if (!canComment) return;
     if (e.shiftKey && lastClick && lastClick.path === file.path && lastClick.side === at.side) {
+      // one editor for the range: the one-line editor the first click opened goes (unless text was typed in it)
+      if (lastClick.line !== at.line) T.closeIfEmpty({ kind: 'line', anchor: { path: file.path, side: at.side, line: lastClick.line, end_line: null } });
       startEditor(at.side, lastClick.line, at.line);
       lastClick = null;
       return;
@@ -538,11 +588,12 @@ function LeftOut({ repo, snaps, file, onLoad }) {
 }
 
 /** One file: a sticky header (always there) and its body, built once it is near the viewport. */
-function FileDiff({ repo, snaps, file, index, view, observe, open, onToggle, current, onLoadFull, entry, editors, viewed, onViewed, mark, onAnchor, all }) {
+const FileDiff = memo(function FileDiff({ repo, snaps, file, index, view, observe, open, onToggle, current, onLoadFull, entry, editors, viewed, onViewed, mark, onAnchor, all, canComment, onComment }) {
   const box = useRef(null);
-  const T = useThreads();
   const [seen, setNear] = useState(false);
-  // `all`: every body is built (printing, or a small diff built in the background for a full-page capture)
+  // `all`: every body is built (printing, or a small diff built in the background for a full-page capture).
+  // A section far from the screen has its header's button only: its counts, Comment and Viewed
+  // come with its body (a 2,000-file diff makes 2,000 sections: each node counts).
   const near = seen || all;
   useEffect(() => observe(box.current, () => setNear(true)), [observe]);
   const lines = lineCount(file);
@@ -578,23 +629,23 @@ function FileDiff({ repo, snaps, file, index, view, observe, open, onToggle, cur
         <span class="file-path">${file.path}</span>
         ${file.old_path && (file.change === 'renamed' || file.change === 'copied') ? html`<span class="renamed-from muted">${file.change} from <code>${file.old_path}</code>${typeof file.similarity === 'number' ? ` (${file.similarity}%)` : ''}</span>` : null}
       </button>
-      <span class="file-meta">
+      ${near || current ? html`<span class="file-meta">
         ${mode ? html`<span class="muted">${mode}</span>` : null}
         ${file.from_rebase ? html`<span class="rebase-tag" title="Changed only by the rebase: the target line's change between the two patchsets' bases, not the author's">only the rebase</span>` : null}
         ${file.binary ? html`<${Badge} value="binary" tone="plain" />` : null}
         ${file.truncated ? html`<${Badge} value=${file.truncated_reason === 'file_size' ? 'too large' : 'not loaded'} tone="warn" />` : null}
         ${entry?.count ? html`<span class=${`thread-count${entry.unresolved ? ' has-unresolved' : ''}`} title="comment threads on this file">${plural(entry.count, 'thread')}${entry.unresolved ? html` · ${entry.unresolved} unresolved` : null}</span>` : null}
         <${Counts} file=${file} />
-        ${T?.open ? html`<button type="button" class="btn small link comment-file" onClick=${() => T.openEditor(fileTarget)} aria-label=${`Comment on file ${file.path}`}>Comment on file</button>` : null}
+        ${canComment ? html`<button type="button" class="btn small link comment-file" onClick=${() => onComment(fileTarget)} aria-label=${`Comment on file ${file.path}`}>Comment on file</button>` : null}
         ${onViewed ? html`<label class="viewed-check" title="Mark the file viewed (v); it folds, and stays viewed on later patchsets while its content does not change"><input type="checkbox" checked=${!!viewed} onChange=${(e) => onViewed(index, e.currentTarget.checked)} aria-label=${`Viewed: ${file.path}`} /> Viewed</label>` : null}
-      </span>
+      </span>` : null}
     </header>
     ${file.truncated ? body : null}
     ${open && (topThreads.length || editors.top.length) ? html`<div class="file-threads"><${ThreadStack} threads=${topThreads} editors=${editors.top} where=${true} /></div>` : null}
     ${images}
     ${file.truncated ? null : body}
   </section>`;
-}
+});
 
 /**
  * A path in two parts, for a box that cuts it in the middle when it does not fit: the directory
@@ -645,22 +696,33 @@ export function byDirectory(files) {
  * viewed mark; a filter box (`/`) keeps the files whose path contains what is typed. Sticky
  * beside the diff (app.css), rows off screen are skipped by the browser (content-visibility).
  */
-function FileTree({ files, current, onPick, index, viewed, filterRef }) {
+const FileTree = memo(function FileTree({ files, current, onPick, index, viewed, filterRef }) {
   const [filter, setFilter] = useState('');
+  // on a phone the tree starts folded to its count, so the first screen shows code
+  const narrow = useMedia(NARROW);
+  const [unfolded, setUnfolded] = useState(false);
+  const folded = narrow && !unfolded;
   const q = filter.trim().toLowerCase();
   const rows = [];
-  let dir = null;
+  // the directories above the last row: a file opens the ones it does not share with it, one row each, indented by depth
+  let dirs = [];
   let shown = 0;
+  // viewed among the files listed (a mark can name a path this diff does not show)
+  let seen = 0;
   files.forEach((f, i) => {
     if (q && !f.path.toLowerCase().includes(q)) return;
     shown++;
-    const d = dirOf(f.path);
-    if (d !== dir) {
-      dir = d;
-      rows.push(html`<li class="dir-row" title=${d || '(top level)'}><span class="dir-icon" aria-hidden="true">▾</span>${d || html`<span class="muted">(top level)</span>`}</li>`);
+    const parts = dirOf(f.path).split('/').slice(0, -1);
+    let k = 0;
+    while (k < parts.length && k < dirs.length && parts[k] === dirs[k]) k++;
+    if (parts.length === 0 && dirs.length > 0) rows.push(html`<li class="dir-row" title="(top level)"><span class="dir-icon" aria-hidden="true">▾</span><span class="muted">(top level)</span></li>`);
+    for (let j = k; j < parts.length; j++) {
+      rows.push(html`<li class="dir-row" title=${`${parts.slice(0, j + 1).join('/')}/`} style=${{ '--depth': j }}><span class="dir-icon" aria-hidden="true">▾</span>${parts[j]}/</li>`);
     }
+    dirs = parts;
     const isViewed = viewed?.has(f.path);
-    rows.push(html`<li class=${`file-row${i === current ? ' current' : ''}${isViewed ? ' viewed' : ''}`} data-path=${f.path}>
+    if (isViewed) seen++;
+    rows.push(html`<li class=${`file-row${i === current ? ' current' : ''}${isViewed ? ' viewed' : ''}`} data-path=${f.path} style=${{ '--depth': parts.length }}>
       <span class=${`chg chg-${f.change}`} title=${f.change}>${CHANGE_LETTER[f.change] ?? '?'}</span>
       <span class="path-cell"><a class="path-cut" title=${f.path} href=${fileHash(f.path)} onClick=${(e) => { e.preventDefault(); onPick(i); }}>${pathParts(f.path)}</a></span>
       ${f.additions === null ? html`<span class="num muted" title=${f.binary ? 'binary' : 'not counted'}>${f.binary ? 'bin' : '?'}</span><span class="num"></span>` : html`<span class="num add-text">+${f.additions}</span>
@@ -669,15 +731,16 @@ function FileTree({ files, current, onPick, index, viewed, filterRef }) {
       <span class="viewed-mark" title=${isViewed ? 'viewed' : ''}>${isViewed ? html`<span aria-hidden="true">✓</span><span class="sr-only">viewed</span>` : null}</span>
     </li>`);
   });
-  return html`<nav class="file-list file-tree" aria-label="Changed files">
+  return html`<nav class=${`file-list file-tree${folded ? ' folded' : ''}`} aria-label="Changed files">
     <div class="tree-filter">
       <input type="search" ref=${filterRef} value=${filter} onInput=${(e) => setFilter(e.currentTarget.value)} placeholder="Filter files ( / )" aria-label="Filter the changed files"
         onKeyDown=${(e) => { if (e.key === 'Escape') { setFilter(''); e.currentTarget.blur(); } }} />
-      <span class="muted small tree-count">${q ? `${shown} of ${files.length}` : plural(files.length, 'file')}${viewed?.size ? ` · ${viewed.size} viewed` : ''}</span>
+      <span class="muted small tree-count">${q ? `${shown} of ${files.length}` : plural(files.length, 'file')}${seen ? ` · ${seen} viewed` : ''}</span>
+      ${narrow ? html`<button type="button" class="btn small link tree-fold" aria-expanded=${folded ? 'false' : 'true'} onClick=${() => setUnfolded(folded)}>${folded ? 'Show the files' : 'Hide the files'}</button>` : null}
     </div>
     ${shown === 0 ? html`<p class="empty small">No file matches.</p>` : html`<ol class="files">${rows}</ol>`}
   </nav>`;
-}
+});
 
 /** A file list row's threads: how many, and how many are unresolved. */
 function FileThreadCount({ e }) {
@@ -859,7 +922,7 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
   }), []);
 
   /** Mark file i viewed (it folds) or not viewed (it opens). */
-  const setViewed = useCallback(async (i, on) => {
+  const setViewed = useStable(async (i, on) => {
     const f = files[i];
     if (!f || !marks) return;
     setOpenSet((s) => {
@@ -869,7 +932,7 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
       return next;
     });
     await marks.toggle(f.path, on);
-  }, [files, marks]);
+  });
 
   /** The file the reader is at: the current one while it is on screen, else the one at the top of the viewport. */
   const here = () => {
@@ -940,7 +1003,7 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
   }, [goTo, toggle, onView, marks, setViewed, files, active, onShow]);
 
   /** A file left out, loaded alone (its `links.diff`: the same diff narrowed to its old and new path); it replaces its entry, so its threads find their lines. */
-  const loadFull = useCallback(async (file) => {
+  const loadFull = useStable(async (file) => {
     const one = await get(file.links?.diff ?? repoPath(repo, `/read/patchsets/${seg(diff.patchset_id)}/diff${query({ path: file.path, against: diff.against, whitespace: whitespace ?? undefined })}`));
     const f = one.files.find((x) => x.path === file.path);
     if (!f) throw new Error(`${file.path} is not in the diff`);
@@ -949,7 +1012,7 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
       const i = files.findIndex((x) => x.path === file.path);
       return i < 0 || s.has(i) ? s : new Set([...s, i]);
     });
-  }, [repo, diff, whitespace, files]);
+  });
 
   // The threads placed once per read of the threads (a Map by file and line), and the open editors by file.
   useEffect(() => { T?.setFiles({ files, against: diff.against ?? null }); }, [files, diff]);
@@ -967,6 +1030,11 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
     goTo(i, { focus: false });
   }, [goTo]);
   useThreadKeys(T, index, goToFile);
+  const onPick = useStable((i) => {
+    setOpenSet((s) => (s.has(i) ? s : new Set([...s, i])));
+    goTo(i, { focus: true });
+  });
+  const onComment = useStable((target) => T?.openEditor(target));
   const st = diff.stats;
   // Files still without their hunks (a loaded one no longer counts).
   const leftOut = files.reduce((n, f) => n + (f.truncated ? 1 : 0), 0);
@@ -977,7 +1045,7 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
   return html`<div class="diff-view">
     <div class="files-toolbar diff-summary">
       ${toolbar}
-      <span><strong>${plural(st.files_changed, 'file')}</strong> changed</span>
+      <span><strong>${plural(files.length, 'file')}</strong> changed</span>
       <span class="add-text">+${NUMBER.format(st.additions)}</span> <span class="del-text">−${NUMBER.format(st.deletions)}</span>
       ${st.uncounted_files ? html`<span class="warn-text" title="these files' lines were not counted: the totals leave them out">${plural(st.uncounted_files, 'file')} not counted</span>` : null}
       ${st.binary_files ? html`<span class="muted">${plural(st.binary_files, 'binary file')}</span>` : null}
@@ -992,9 +1060,9 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
       </div>
     </div>
     ${files.length === 0 ? html`<p class="empty">No file differs.</p>` : html`<div class="files-layout">
-      <${FileTree} files=${files} current=${current} onPick=${(i) => { setOpenSet((s) => (s.has(i) ? s : new Set([...s, i]))); goTo(i, { focus: true }); }} index=${index} viewed=${viewedPaths} filterRef=${filterRef} />
+      <${FileTree} files=${files} current=${current} onPick=${onPick} index=${index} viewed=${viewedPaths} filterRef=${filterRef} />
       <div class="diff-files" ref=${list}>${files.slice(0, shown).map((f, i) => html`<${FileDiff} key=${f.path} repo=${repo} snaps=${snaps} file=${f} index=${i} view=${view} observe=${observe} open=${openSet.has(i)} onToggle=${toggle} current=${i === current} onLoadFull=${loadFull} entry=${index?.byFile.get(f.path)} editors=${editorsByFile.get(f.path) ?? NO_EDITORS}
-        viewed=${viewedPaths?.has(f.path) ?? false} onViewed=${marks ? setViewed : null} mark=${mark && mark.path === f.path ? mark : null} onAnchor=${onAnchor} all=${all} />`)}</div>
+        viewed=${viewedPaths?.has(f.path) ?? false} onViewed=${marks ? setViewed : null} mark=${mark && mark.path === f.path ? mark : null} onAnchor=${onAnchor} all=${all} canComment=${!!T?.open} onComment=${onComment} />`)}</div>
     </div>`}
   </div>`;
 }

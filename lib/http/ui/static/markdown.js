@@ -4,7 +4,7 @@
 // shown as text, links keep only http(s), mailto and relative targets (checked by the URL parser
 // itself: link-target.js), and images are shown as links (the page loads nothing from elsewhere;
 // the CSP forbids it anyway).
-import { html } from './vendor/preact.js';
+import { html, useMemo } from './vendor/preact.js';
 import { Lexer } from './vendor/marked.js';
 import { decodeEntities, linkTarget } from './link-target.js';
 
@@ -92,11 +92,14 @@ function blocks(tokens) {
 }
 
 export function Markdown({ text }) {
-  let tokens;
-  try {
-    tokens = Lexer.lex(text ?? '', { gfm: true });
-  } catch {
-    return html`<pre class="md-code"><code>${text}</code></pre>`;
-  }
-  return html`<div class="markdown">${blocks(tokens)}</div>`;
+  // a page of 200 threads renders again on every read of the page: each text is lexed once
+  return useMemo(() => {
+    let tokens;
+    try {
+      tokens = Lexer.lex(text ?? '', { gfm: true });
+    } catch {
+      return html`<pre class="md-code"><code>${text}</code></pre>`;
+    }
+    return html`<div class="markdown">${blocks(tokens)}</div>`;
+  }, [text]);
 }

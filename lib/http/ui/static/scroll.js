@@ -18,6 +18,8 @@ let saveTimer = 0;
 function position() {
   const y = scrollY;
   let anchor = null;
+  // at the top there is nothing to anchor to, and measuring would lay out a long diff for nothing
+  if (y <= 0) return { y, anchor };
   for (const el of document.querySelectorAll(ANCHORS)) {
     const r = el.getBoundingClientRect();
     if (r.top <= 1 && r.bottom > 1) {

@@ -10,7 +10,7 @@ import { html, createContext, useCallback, useContext, useEffect, useMemo, useRe
 import { ApiError, api, get, post, query, repoPath, seg } from './api.js';
 import { Markdown } from './markdown.js';
 import { Badge, Time, plural, typing } from './util.js';
-import { reviewerName } from './dialogs.js';
+import { confirmAction, reviewerName } from './dialogs.js';
 
 export const ThreadsContext = createContext(null);
 /** Asks the change page to show one of its tabs (detail: the tab's id); n / p use it for the Conversation. */
@@ -97,7 +97,16 @@ export function indexThreads(threads, files, against = null) {
     const lined = [...e.lines.values()].flat().filter(isOpen).sort((x, y) => endOf(x.anchor) - endOf(y.anchor));
     for (const t of lined) order.push({ id: t.thread_id, file: i });
   });
-  return { byFile, general, order };
+  // every thread in page order, with where it sits: the list of threads (ThreadList) jumps there
+  const all = general.map((t) => ({ t, file: -1, at: null }));
+  files.forEach((f, i) => {
+    const e = byFile.get(f.path);
+    if (!e) return;
+    for (const t of e.top) all.push({ t, file: i, at: null });
+    const lined = [...e.lines.entries()].sort(([, x], [, y]) => endOf(x[0].anchor) - endOf(y[0].anchor));
+    for (const [, ts] of lined) for (const t of ts) all.push({ t, file: i, at: { side: t.anchor.side, line: endOf(t.anchor) } });
+  });
+  return { byFile, general, order, all };
 }
 
 // ---------------------------------------------------------------- kept text of open editors
@@ -165,6 +174,8 @@ export function useThreadState({ repo, change, viewed, selected, open, me, versi
   const [error, setError] = useState(null);
   const [editors, setEditors] = useState(() => new Map());
   const [flash, setFlash] = useState(null);
+  // the thread list's filter ('all' or 'unresolved'): the head's "N unresolved" sets it
+  const [listFilter, setListFilter] = useState('all');
   const generation = useRef(0);
   const reload = useCallback(async () => {
     if (!viewed) return;
@@ -211,6 +222,17 @@ export function useThreadState({ repo, change, viewed, selected, open, me, versi
     });
   }, [repo, changeId]);
   const keepText = useCallback((target, text) => store(repo, changeId, { ...target, text: undefined }, text), [repo, changeId]);
+  /** Closes an editor nothing was typed in (the one-line editor a click opened, when shift-click makes it a range). */
+  const closeIfEmpty = useCallback((target) => {
+    let typed = false;
+    try {
+      typed = !!localStorage.getItem(storageKey(repo, changeId, editorKey(target)));
+    } catch {
+      /* storage disabled: the editor is left open */
+      typed = true;
+    }
+    if (!typed) closeEditor(target);
+  }, [repo, changeId, closeEditor]);
 
   const C = (rest = '') => repoPath(repo, `/changes/${seg(changeId)}${rest}`);
   /** One write: the reviewer's name first (asked once), then `fn(author)`; the threads are read again after. */
@@ -276,7 +298,7 @@ export function useThreadState({ repo, change, viewed, selected, open, me, versi
     return out;
   }, [data, current]);
 
-  return { repo, changeId, viewed, selected, open, me, data, current, canApply: canApply && open, applicable, error, reload, editors, openEditor, closeEditor, keepText, ops, flash, setFlash, drafts, suggestions, index, setFiles, fileOf, against: files?.against ?? null };
+  return { repo, changeId, viewed, selected, open, me, data, current, canApply: canApply && open, applicable, error, reload, editors, openEditor, closeEditor, closeIfEmpty, keepText, ops, flash, setFlash, drafts, suggestions, index, setFiles, fileOf, against: files?.against ?? null, fileCount: files ? files.files.length : null, listFilter, setListFilter };
 }
 
 /**
@@ -346,6 +368,15 @@ export function CommentEditor({ target, thread, comment }) {
     setBusy(false);
     if (ok) T.closeEditor(target);
   };
+  // Escape closes an empty editor at once; typed text (or an edited suggestion) is discarded only when the reviewer says so
+  const escape = async () => {
+    const typed = text.trim() !== '' && text !== (comment?.body ?? '');
+    if (typed && !(await confirmAction({ title: 'Discard what you typed?', body: 'The text of this comment is not saved anywhere else.', confirm: 'Discard', danger: true }))) {
+      document.getElementById(id)?.focus();
+      return;
+    }
+    T.closeEditor(target);
+  };
   const what = target.kind === 'line' ? anchorLabel({ kind: 'lines', ...target.anchor })
     : target.kind === 'file' ? `${target.path} (file)` : target.kind === 'general' ? 'the change' : reply ? 'the thread' : 'your draft';
   const label = edit ? `Edit your draft on ${what}` : reply ? 'Reply' : `Comment on ${what}`;
@@ -359,7 +390,7 @@ export function CommentEditor({ target, thread, comment }) {
     ${preview
       ? html`<div class="editor-preview">${text.trim() ? html`<${Markdown} text=${text} />` : html`<p class="muted">Nothing to preview.</p>`}</div>`
       : html`<textarea id=${id} rows="4" aria-label=${label} value=${text} onInput=${(e) => update(e.currentTarget.value)}
-          onKeyDown=${(e) => { if (e.key === 'Escape') { e.stopPropagation(); T.closeEditor(target); } if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) { e.preventDefault(); run(false); } }}
+          onKeyDown=${(e) => { if (e.key === 'Escape') { e.stopPropagation(); escape(); } if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) { e.preventDefault(); run(false); } }}
           placeholder="Markdown: **bold**, \`code\`, lists, links"></textarea>`}
     ${suggestion !== null ? html`<label class="field suggestion-field"><span>Suggested replacement for ${lineLabel(target.anchor)}</span>
       <textarea rows=${Math.min(12, Math.max(2, suggestion.split('\n').length))} class="suggestion-text" value=${suggestion} onInput=${(e) => { setSuggestion(e.currentTarget.value); T.keepText({ ...target, suggestion: e.currentTarget.value }, text || ' '); }}></textarea>
@@ -498,6 +529,89 @@ export function Conversation() {
       ${T.error ? html`<p class="bad-text">Could not read the threads: ${explain(T.error)} <button type="button" class="btn small" onClick=${T.reload}>Retry</button></p>` : null}
       ${general.length ? html`<${ThreadStack} threads=${general} where=${true} />` : html`<p class="empty">No comment on the change as a whole${count ? '' : ' yet'}.</p>`}
       ${editing ? html`<${CommentEditor} target=${editing} />` : T.open ? html`<button type="button" class="btn small" onClick=${() => T.openEditor(target)}>Comment on the change…</button>` : null}
+    </div>
+  </section>`;
+}
+
+const FIRST_WORDS = 90;
+/** The start of a comment, on one line: what a row of the thread list shows. */
+export function firstWords(body) {
+  // the Markdown's marks left out: links keep their text, code its letters
+  const text = String(body ?? '').replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/[`*]+|(^|\n)\s*(#+|>|[-+] )\s*/g, '$1').replace(/\s+/g, ' ').trim();
+  return text.length > FIRST_WORDS ? `${text.slice(0, FIRST_WORDS - 1).replace(/\s+\S*$/, '')}…` : text;
+}
+
+/** Where a thread of the list sits, as a link: the line in the diff (`#file=P&line=R12`), its file, or the Conversation. */
+function listHref(x) {
+  if (x.file < 0) return '#conversation';
+  const file = `#file=${encodeURIComponent(x.t.anchor.path)}`;
+  return x.at ? `${file}&line=${x.at.side === 'base' ? 'L' : 'R'}${x.at.line}` : file;
+}
+
+/**
+ * Shows a thread: its line or file in the diff (the hash makes the diff open the file and build
+ * it), or the Conversation card; then the thread itself is scrolled to and focused once it has a box.
+ */
+export function jumpToThread(id, href) {
+  if (href === '#conversation') dispatchEvent(new CustomEvent(SHOW_TAB, { detail: 'conversation' }));
+  else if (location.hash === href) dispatchEvent(new HashChangeEvent('hashchange'));
+  else location.hash = href;
+  const started = performance.now();
+  const find = () => {
+    const el = document.querySelector(`.thread[data-thread-id="${CSS.escape(id)}"]`);
+    if (el && el.getClientRects().length) {
+      el.scrollIntoView({ block: 'center' });
+      el.focus({ preventScroll: true });
+      return;
+    }
+    if (performance.now() - started < 8000) requestAnimationFrame(find);
+  };
+  requestAnimationFrame(find);
+}
+
+/**
+ * Every thread of the change in one list (the Conversation tab): its state, where it is (file and
+ * line, or the change), who started it, its first words and how many replies, each a link to the
+ * thread in the diff. "All" or "Unresolved" (the head's "N unresolved" opens it on those). Rows are
+ * plain text (no Markdown), so hundreds of threads cost little.
+ */
+export function ThreadList() {
+  const T = useThreads();
+  const list = useMemo(() => {
+    if (T.index) return T.index.all;
+    return (T.data?.threads ?? []).map((t) => ({ t, file: t.anchor.kind === 'patchset' ? -1 : 0, at: null }));
+  }, [T.index, T.data]);
+  if (!T.data) return null;
+  const isOpen = (t) => !t.draft && t.resolution === 'unresolved';
+  const unresolved = list.filter((x) => isOpen(x.t)).length;
+  const filter = T.listFilter;
+  const rows = filter === 'unresolved' ? list.filter((x) => isOpen(x.t)) : list;
+  const pick = (v) => T.setListFilter(v);
+  return html`<section class="card thread-list-card" id="threads" aria-label="Threads">
+    <header class="card-head"><h2>Threads</h2><div class="card-right">
+      <div class="seg" role="group" aria-label="Which threads">
+        <button type="button" class=${`btn small ${filter === 'unresolved' ? 'on' : ''}`} aria-pressed=${filter === 'unresolved'} onClick=${() => pick('unresolved')}>Unresolved <span class="count-pill">${unresolved}</span></button>
+        <button type="button" class=${`btn small ${filter === 'all' ? 'on' : ''}`} aria-pressed=${filter === 'all'} onClick=${() => pick('all')}>All <span class="count-pill">${list.length}</span></button>
+      </div>
+    </div></header>
+    <div class="card-body">
+      ${rows.length === 0 ? html`<p class="empty">${list.length ? 'No unresolved thread.' : 'No thread yet.'}</p>` : html`<table class="table compact thread-list">
+        <thead><tr><th>State</th><th>Where</th><th>By</th><th>Comment</th><th class="num">Replies</th></tr></thead>
+        <tbody>${rows.map((x) => {
+          const t = x.t;
+          const first = t.comments[0];
+          const href = listHref(x);
+          const where = anchorLabel(t.anchor);
+          const state = t.draft ? 'Draft' : t.resolution === 'resolved' ? 'Resolved' : 'Unresolved';
+          return html`<tr class=${`list-thread ${state.toLowerCase()}${t.outdated ? ' outdated' : ''}`} data-list-thread=${t.thread_id}>
+            <td><${Badge} value=${state} tone=${state === 'Resolved' ? 'good' : 'warn'} />${t.outdated ? html` <span class="muted small">outdated</span>` : null}</td>
+            <td class="where-cell"><a class="thread-jump" href=${href} onClick=${(e) => { e.preventDefault(); jumpToThread(t.thread_id, href); }} title="Show the thread">${where}</a></td>
+            <td>${first?.author ?? ''}</td>
+            <td class="wrap-cell first-words">${firstWords(first?.body)}</td>
+            <td class="num">${t.comments.length - 1}</td>
+          </tr>`;
+        })}</tbody>
+      </table>`}
     </div>
   </section>`;
 }

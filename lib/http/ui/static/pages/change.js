@@ -6,7 +6,7 @@ import { html, useCallback, useEffect, useRef, useState } from '../vendor/preact
 import { ApiError, api, get, listAll, repoPath, seg, query } from '../api.js';
 import { reviewerName } from '../dialogs.js';
 import { Async, Badge, Card, Empty, JobOutcome, LineLink, Part, PartError, PsLink, Snap, Time, ErrorNote, dateTime, navigate, plural, settle, ui, useAsync, useIdentity, useLocation, useTitle } from '../util.js';
-import { Conversation, ReplyDialog, SHOW_TAB, ThreadFlash, ThreadsContext, useThreadState } from '../threads.js';
+import { Conversation, ReplyDialog, SHOW_TAB, ThreadFlash, ThreadList, ThreadStack, ThreadsContext, useThreadState, useThreads } from '../threads.js';
 import { DiffView } from '../diff.js';
 import { Markdown } from '../markdown.js';
 import { Actions, LandHistory } from './actions.js';
@@ -71,6 +71,8 @@ const notFound = (e) => e instanceof ApiError && e.status === 404;
 async function loadChange(repo, ref, psParam) {
   const P = (rest) => get(repoPath(repo, rest));
   const change = (await P(`/changes/${seg(ref)}`)).change;
+  // the page's usual opening (no ?ps=, no ?against=): a patchset named in the URL may be none of this change's
+  if (!psParam) readDiffEarly(repo, change.selected_patchset_id ?? change.current_patchset_id);
   const C = `/changes/${seg(change.change_id)}`;
   const [patchsets, reviews, readiness, task, queue, landed, reviewers, attention] = await Promise.all([
     settle(listAll(repoPath(repo, `${C}/patchsets`), 'patchsets').then((r) => r.rows)),
@@ -117,6 +119,33 @@ async function loadChange(repo, ref, psParam) {
   }
   const authors = await pushedAuthors(repo, patchsets.data ?? []);
   return { change, patchsets, reviews, readiness, task, viewed, missing, evidence, queue, landed, reviewers, attention, authors };
+}
+
+/** The diff of a patchset as DiffSection reads it (a patchset's diff never changes: it may be read early). */
+const diffUrl = (repo, viewed, against, whitespace) => repoPath(repo, `/read/patchsets/${seg(viewed)}/diff${query({ against: against || undefined, whitespace: whitespace || undefined })}`);
+/** Diffs read beside the page's other reads, by URL, until DiffSection takes them; and every URL read so (once per page load). */
+const earlyDiffs = new Map();
+const readEarly = new Set();
+
+/**
+ * Starts reading the diff the page will show as soon as the change is known, beside the other
+ * reads rather than after them (the diff is the slowest read of a large change). Only the first
+ * read of the page does it; a read that fails is left to DiffSection to make again.
+ */
+function readDiffEarly(repo, viewed) {
+  if (!viewed || new URLSearchParams(location.search).get('against')) return;
+  const url = diffUrl(repo, viewed, null, storedWhitespace());
+  if (readEarly.has(url)) return;
+  readEarly.add(url);
+  const p = get(url);
+  p.catch(() => earlyDiffs.delete(url));
+  earlyDiffs.set(url, p);
+}
+
+function readDiff(url) {
+  const early = earlyDiffs.get(url);
+  earlyDiffs.delete(url);
+  return early ? early.catch(() => get(url)) : get(url);
 }
 
 /** Pushed patchsets whose commit's author the page reads (the newest; older ones say only who pushed them). */
@@ -489,8 +518,11 @@ function psLabel(p, change) {
   if (p.patchset_id === change.selected_patchset_id) tags.push('selected');
   if (p.patchset_id === change.current_patchset_id) tags.push('latest');
   if (p.withdrawn) tags.push('withdrawn');
-  return `${p.patchset_id.replace(/^.*\./, '')}${tags.length ? ` (${tags.join(', ')})` : ''} — ${p.summary}`;
+  return `${p.patchset_id.replace(/^.*\./, '')}${tags.length ? ` (${tags.join(', ')})` : ''} — ${subject(p.summary)}`;
 }
+
+/** A summary's first line: a pushed patchset's summary is its whole commit message, a selector shows its subject. */
+const subject = (summary) => String(summary ?? '').split('\n', 1)[0].trim();
 
 /**
  * The reader's viewed marks on the shown patchset (GET / PUT changes/{ref}/viewed): a Set of
@@ -541,7 +573,7 @@ function DiffSection({ repo, d, viewed, against, view, setParams, me, active, on
   const vs = unknownAgainst ? null : against;
   const [whitespace, setWhitespace] = useState(storedWhitespace);
   const diff = useAsync(
-    () => get(repoPath(repo, `/read/patchsets/${seg(viewed)}/diff${query({ against: vs, whitespace: whitespace || undefined })}`)),
+    () => readDiff(diffUrl(repo, viewed, vs, whitespace)),
     [repo, viewed, vs, whitespace],
   );
   const onWhitespace = (v) => {
@@ -574,7 +606,7 @@ function DiffSection({ repo, d, viewed, against, view, setParams, me, active, on
       <label class="field inline"><span>compared with</span>
         <select value=${vs ?? ''} onChange=${(e) => setParams({ against: e.currentTarget.value || null })} aria-label="Compare with">
           <option value="">its base</option>
-          ${others.map((p) => html`<option value=${p.patchset_id}>${p.patchset_id.replace(/^.*\./, '')} — ${p.summary}</option>`)}
+          ${others.map((p) => html`<option value=${p.patchset_id}>${p.patchset_id.replace(/^.*\./, '')} — ${subject(p.summary)}</option>`)}
         </select>
       </label>
       <select class="ws-select" value=${whitespace} onChange=${(e) => onWhitespace(e.currentTarget.value)} aria-label="Whitespace" title="Whitespace changes (remembered in this browser)">
@@ -585,8 +617,26 @@ function DiffSection({ repo, d, viewed, against, view, setParams, me, active, on
   return html`<section class="files-section" id="files" aria-label="Files">
     ${unknownAgainst ? html`<p class="note-box missing-note" role="alert">This change has no patchset <code>${unknownAgainst}</code> to compare with: the diff below is against the base of <code>${viewed}</code>. <a href=${ui.change(repo, d.change.change_id, { ps: viewed === d.change.selected_patchset_id ? null : viewed })}>Drop the comparison</a></p>` : null}
     ${diff.data ? null : html`<div class="files-toolbar">${toolbar}</div>`}
-    <${Async} state=${diff} what="the diff">${(x) => html`<${DiffView} repo=${repo} diff=${x} view=${view} onView=${onView} marks=${canMark ? marks : null} active=${active} onShow=${onShow} toolbar=${toolbar} whitespace=${whitespace || null} />`}</${Async}>
+    ${diff.error && !diff.data ? html`<${DiffError} error=${diff.error} retry=${diff.reload} busy=${diff.loading} />`
+      : html`<${Async} state=${diff} what="the diff">${(x) => html`<${DiffView} repo=${repo} diff=${x} view=${view} onView=${onView} marks=${canMark ? marks : null} active=${active} onShow=${onShow} toolbar=${toolbar} whitespace=${whitespace || null} />`}</${Async}>`}
   </section>`;
+}
+
+/**
+ * The diff could not be read: what the server (or a proxy before it) answered, its status and
+ * reason phrase, a Retry, and the threads of the patchset listed all the same (they are not
+ * placed on lines without the diff).
+ */
+function DiffError({ error, retry, busy }) {
+  const T = useThreads();
+  const status = error.status ? `HTTP ${error.status}${error.statusText ? ` ${error.statusText}` : ''}` : '';
+  const text = status && error.message.startsWith(status) ? error.message : [status, error.message].filter(Boolean).join(': ');
+  const threads = T?.data?.threads ?? [];
+  return html`<div class="diff-error">
+    <div class="part-error"><div class="error-note" role="alert"><strong>Could not load the diff: </strong><span class="diff-error-text">${text}</span></div>
+      <button type="button" class="btn small" onClick=${retry} disabled=${busy}>${busy ? 'Retrying…' : 'Retry'}</button></div>
+    ${threads.length ? html`<div class="diff-error-threads"><h3 class="small-head">${plural(threads.length, 'thread')} on this patchset</h3><${ThreadStack} threads=${threads} where=${true} /></div>` : null}
+  </div>`;
 }
 
 function Patchsets({ repo, d, viewed }) {
@@ -644,7 +694,7 @@ function FetchCommand({ repo, change, ps }) {
  */
 const TABS = ['files', 'conversation', 'checks'];
 const ANCHOR_TAB = {
-  files: 'files', conversation: 'conversation', description: 'conversation', people: 'conversation', reviews: 'conversation', patchsets: 'conversation', actions: 'conversation', stack: 'conversation',
+  files: 'files', conversation: 'conversation', threads: 'conversation', description: 'conversation', people: 'conversation', reviews: 'conversation', patchsets: 'conversation', actions: 'conversation', stack: 'conversation',
   policy: 'checks', ci: 'checks', attestation: 'checks', queue: 'checks', lands: 'checks',
 };
 /** The tab a hash asks for: `#file=…` the Files, a card's name its tab, else null. */
@@ -780,7 +830,7 @@ function Description({ repo, change, task, ps, author }) {
   const intent = task.data?.intent ?? '';
   return html`<${Card} title="Description" id="description" right=${ps ? html`<span class="muted">summary of <code>${ps.patchset_id.replace(/^.*\./, '')}</code>${ps.pushed_by ? html` · <${PatchsetBy} ps=${ps} author=${author} />` : ps.author ? html` <${PatchsetBy} ps=${ps} author=${author} />` : null}</span>` : null}>
     ${ps?.summary ? html`<div class="ps-summary"><${Markdown} text=${ps.summary} /></div>` : html`<${Empty}>No summary.</${Empty}>`}
-    <p class="meta parts muted small"><span>forked from <${Snap} repo=${repo} id=${change.fork_snapshot_id} /></span><span>created <${Time} s=${change.created_at_s} /></span>${ps ? html`<span>patchset created <${Time} s=${ps.created_at_s} /></span>` : null}</p>
+    <p class="meta parts muted small"><span title="the base of the shown patchset">forked from <${Snap} repo=${repo} id=${ps?.base_snapshot_id ?? change.fork_snapshot_id} /></span><span>created <${Time} s=${change.created_at_s} /></span>${ps ? html`<span>patchset created <${Time} s=${ps.created_at_s} /></span>` : null}</p>
     ${task.error ? html`<${PartError} error=${task.error} what="the task" />` : intent ? html`<div class="task-intent"><h3 class="small-head">Intent of the task${task.data?.title ? html`: ${task.data.title}` : null}</h3><${Markdown} text=${intent} /></div>` : null}
   </${Card}>`;
 }
@@ -880,7 +930,8 @@ export function ChangePage({ repo, changeRef }) {
   const unresolved = threads.data?.unresolved;
   const mine = threads.drafts.length;
   const tabs = [
-    { id: 'files', label: 'Files', count: d.viewed ? (d.patchsets.data ?? []).find((p) => p.patchset_id === d.viewed)?.changed_file_stats?.files_changed : null },
+    // once the diff is read, its own files (the same count as its summary and its tree: a comparison or a whitespace mode changes it)
+    { id: 'files', label: 'Files', count: threads.fileCount ?? (d.viewed ? (d.patchsets.data ?? []).find((p) => p.patchset_id === d.viewed)?.changed_file_stats?.files_changed : null) },
     { id: 'conversation', label: 'Conversation', count: threads.data ? threads.data.threads.length : null },
     { id: 'checks', label: 'Checks', badge: d.evidence?.ci.data ? (d.evidence.ci.data.overall ?? d.evidence.ci.data.availability) : null },
   ];
@@ -904,7 +955,15 @@ export function ChangePage({ repo, changeRef }) {
         ${c.stack?.length ? html`<span><a class="stack-link" href="#stack" title="The stack this change stands in (a series of commits pushed for review)">${c.stack.findIndex((e) => e.this) + 1} of ${c.stack.length} in a stack</a></span>` : null}
         ${c.topic ? html`<span data-testid="topic">topic <a href=${`/ui/repos/${encodeURIComponent(String(repo))}/search?q=${encodeURIComponent(`topic:"${c.topic}"`)}`}>${c.topic}</a></span>` : null}
         ${c.cc?.length ? html`<span data-testid="cc" title="People copied on the change">cc ${c.cc.join(', ')}</span>` : null}
-        ${unresolved !== undefined ? html`<span><a class=${`unresolved-count${unresolved ? ' warn-text' : ''}`} href="#conversation" title="Unresolved comment threads of the change (n / p step through them)">${unresolved} unresolved</a></span>` : null}
+        ${unresolved !== undefined ? html`<span><a class=${`unresolved-count${unresolved ? ' warn-text' : ''}`} href="#threads" onClick=${(e) => {
+          threads.setListFilter('unresolved');
+          // already at #threads: no hashchange, so the tab is opened here
+          if (location.hash === '#threads') {
+            e.preventDefault();
+            showTab('conversation');
+            requestAnimationFrame(() => document.getElementById('threads')?.scrollIntoView());
+          }
+        }} title="List the unresolved comment threads of the change (n / p step through them)">${unresolved} unresolved</a></span>` : null}
       </p>
       <${SelectedNote} repo=${repo} d=${d} access=${access} onShown=${showFiles} onDone=${state.reload} />
       <${ThreadFlash} />
@@ -919,7 +978,7 @@ export function ChangePage({ repo, changeRef }) {
       <div class="col main-col">
         <div class="tab-panel" id="tab-conversation" role="tabpanel" aria-labelledby="tabbtn-conversation" hidden=${tab !== 'conversation'}>
           <${Description} repo=${repo} change=${c} task=${d.task} ps=${viewedPs} author=${viewedPs ? d.authors?.get(viewedPs.patchset_id) : null} />
-          ${d.viewed ? html`<${Conversation} />` : null}
+          ${d.viewed ? html`<${ThreadList} /><${Conversation} />` : null}
           ${part(d.reviews, 'Reviews and comments', 'reviews', 'the reviews', (x) => html`<${Reviews} repo=${repo} reviews=${x} />`)}
           ${part(d.patchsets, 'Patchsets', 'patchsets', 'the patchsets', () => html`<${Patchsets} repo=${repo} d=${d} viewed=${d.viewed} />`)}
         </div>
