@@ -67,6 +67,8 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--archive-lag-warn-seconds N] [--archive-keep POLICY]
                    [--archive-prune-grace DURATION] [--archive-prune-every DURATION]
                    [--archive-checkpoint-ranges N] [--archive-lease-seconds N]
+                   [--archive-concurrency N] [--archive-sync]
+                   [--archive-sync-timeout-seconds N] [--archive-manifest-chain N]
                    [--follow s3://BUCKET[/PREFIX]] [--follow-interval-ms N]
                    [--promote-secret-file FILE] [--auth tokens|none] [--insecure-open]
                    [--new-seal-key] [-h|--help]
@@ -239,8 +241,17 @@ Options:
   --archive-interval-ms N
                      ship what was committed this often (default 1000)
   --archive-lag-warn-seconds N
-                     shipping behind the commits for longer than N seconds is logged as a
-                     warning and an archive.lagging event (default 60)
+                     the oldest commit no stored manifest covers being older than N
+                     seconds is logged as a warning and an archive.lagging event (default 60)
+  --archive-concurrency N
+                     objects uploaded to the archive at once, over every repository
+                     (default 8)
+  --archive-sync     answer a commit only once a manifest covering it is stored in the
+                     archive (RPO 0; commits waiting together share one manifest)
+  --archive-sync-timeout-seconds N
+                     with --archive-sync: a commit not covered after N seconds is answered
+                     503 (it is committed here, and shipped when the store answers;
+                     default 30)
   --archive-keep POLICY
                      prune the archive by this retention policy (as cairn archive prune
                      --keep, e.g. all:48h,daily:30d) ten minutes after start and then every
@@ -285,6 +296,9 @@ Test-only options:
   --archive-lease-seconds N
                            the archive lease's length where the store honours conditional
                            writes (default 30)
+  --archive-manifest-chain N
+                           incremental manifests between two full ones (default 32; 0: every
+                           manifest full)
 `;
 
 export interface ServerOptions {
@@ -657,6 +671,10 @@ export async function serve(argv: string[]): Promise<number> {
     'archive-prune-every': { type: 'string', default: '6h' },
     'archive-checkpoint-ranges': { type: 'string', default: '256' },
     'archive-lease-seconds': { type: 'string', default: '30' },
+    'archive-concurrency': { type: 'string', default: '8' },
+    'archive-sync': { type: 'boolean', default: false },
+    'archive-sync-timeout-seconds': { type: 'string', default: '30' },
+    'archive-manifest-chain': { type: 'string', default: '32' },
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
@@ -790,6 +808,14 @@ export async function serve(argv: string[]): Promise<number> {
       lagWarnSeconds: positive('archive-lag-warn-seconds', 86_400 * 365),
       checkpointRanges: positive('archive-checkpoint-ranges', 1_000_000),
       leaseSeconds: positive('archive-lease-seconds', 86_400),
+      concurrency: positive('archive-concurrency', 256),
+      manifestChain: (() => {
+        const n = Number(values['archive-manifest-chain']);
+        if (!Number.isInteger(n) || n < 0 || n > 1024) throw new CliUsageError('--archive-manifest-chain must be an integer from 0 to 1024');
+        return n;
+      })(),
+      sync: values['archive-sync'] === true,
+      syncTimeoutMs: positive('archive-sync-timeout-seconds', 86_400) * 1000,
     };
     if (values['archive-keep'] !== undefined) {
       try {
