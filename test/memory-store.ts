@@ -80,13 +80,13 @@ export class MemoryObjectStore implements ObjectStore {
   }
 
   /**
-   * Puts of keys starting with `keyPrefix` wait (after reading their body) until the returned
+   * Puts of keys starting with `keyPrefix` (and of at least `minBytes`) wait (after reading their body) until the returned
    * function is called: a slow upload made on purpose, to force an interleaving.
    */
-  hold(keyPrefix: string): () => void {
+  hold(keyPrefix: string, minBytes = 0): () => void {
     let release!: () => void;
     const gate = new Promise<void>((r) => { release = r; });
-    this.holds.push({ keyPrefix, gate });
+    this.holds.push({ keyPrefix, gate, minBytes });
     return () => {
       this.holds = this.holds.filter((h) => h.gate !== gate);
       release();
@@ -95,10 +95,10 @@ export class MemoryObjectStore implements ObjectStore {
 
   /** Puts waiting in a hold now. */
   held = 0;
-  private holds: { keyPrefix: string; gate: Promise<void> }[] = [];
+  private holds: { keyPrefix: string; gate: Promise<void>; minBytes: number }[] = [];
 
-  private async waitHold(key: string): Promise<void> {
-    const h = this.holds.find((x) => key.startsWith(x.keyPrefix));
+  private async waitHold(key: string, size: number): Promise<void> {
+    const h = this.holds.find((x) => key.startsWith(x.keyPrefix) && size >= x.minBytes);
     if (!h) return;
     this.held++;
     try {
@@ -149,7 +149,7 @@ export class MemoryObjectStore implements ObjectStore {
       throw new ObjectStoreError('unavailable', `put ${key}: no answer from the object store (ECONNRESET)`);
     }
     const bytes = await this.bytesOf(key, body, options);
-    await this.waitHold(key);
+    await this.waitHold(key, bytes.length);
     this.objects.set(key, { bytes, sha256: options.sha256, lastModified: new Date() });
   }
 

@@ -191,6 +191,8 @@ export interface ArchiveStatus {
   last_prune?: { at: string; deleted_manifests: number; deleted_objects: number; deleted_bytes: number } | { at: string; error: string } | null;
 }
 
+/** Objects up to this size upload in the small lane (their own `concurrency` slots). */
+const SMALL = 1024 * 1024;
 /** Objects up to this size are read whole; larger ones stream twice (hash, then upload). */
 const WHOLE = 8 * 1024 * 1024;
 /** Packs opened and shipped per capture of one repository, at most. */
@@ -232,7 +234,9 @@ export class Shipper {
   private readonly checkpointRanges: number;
   private readonly lagWarnSeconds: number;
   private readonly chainMax: number;
+  /** Uploads of big objects and of small ones queue apart: big packs never hold back the small objects of later commits. */
   private readonly limiter: Limiter;
+  private readonly smallLimiter: Limiter;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private stopped = false;
@@ -252,6 +256,7 @@ export class Shipper {
     this.lagWarnSeconds = o.lagWarnSeconds ?? 60;
     this.chainMax = o.manifestChain ?? DEFAULT_MANIFEST_CHAIN;
     this.limiter = new Limiter(Math.max(1, o.concurrency ?? DEFAULT_CONCURRENCY));
+    this.smallLimiter = new Limiter(Math.max(1, o.concurrency ?? DEFAULT_CONCURRENCY));
   }
 
   start(): void {
@@ -580,8 +585,8 @@ export class Shipper {
       return;
     }
     const uploads: Promise<unknown>[] = [];
-    const upload = (fn: () => Promise<ManifestEntry>): Promise<ManifestEntry> => {
-      const p = this.limiter.run(async () => {
+    const upload = (size: number, fn: () => Promise<ManifestEntry>): Promise<ManifestEntry> => {
+      const p = (size > SMALL ? this.limiter : this.smallLimiter).run(async () => {
         if (this.fenced) throw new FencedError('fenced');
         return fn();
       });
@@ -600,7 +605,7 @@ export class Shipper {
       // 1. Packs no earlier capture ships and the archive does not hold (no HEAD: the listing at start and the manifests say).
       for (const f of capture.files.filter((x) => x.kind === 'pack')) {
         const key = packKey(index, f.packDir!, f.packId!);
-        const p = upload(async () => {
+        const p = upload(f.size, async () => {
           const { sha256, bytes } = await digest(f.handle, 0, f.size);
           const listedSize = r.listed.get(key);
           // A pack's key is its content's id and a put is whole or absent: a listed one of the size is that pack.
@@ -626,7 +631,7 @@ export class Shipper {
         if (base) anyBase = true;
         if (end > start) {
           const key = logRangeKey(index, gen, f.path, start, end);
-          l.entries.push(upload(async () => {
+          l.entries.push(upload(Number(end - start), async () => {
             const { sha256, bytes } = await digest(f.handle, Number(start), Number(end - start));
             await this.put(key, f.handle, Number(start), Number(end - start), sha256, bytes);
             return { kind: 'log-range', key, path: f.path, offset: start, size: end - start, sha256 };
@@ -638,7 +643,7 @@ export class Shipper {
       }
       // 3. Files: index segments and lines (immutable names), authority.bin, the registry record, workflow.ckpt at a base.
       for (const f of capture.files.filter((x) => x.kind === 'index' || x.kind === 'lines')) {
-        view.files.set(f.path, upload(() => this.shipFile(fileKey(index, gen, commit, f.path), f)));
+        view.files.set(f.path, upload(f.size, () => this.shipFile(fileKey(index, gen, commit, f.path), f)));
       }
       for (const p of namedFiles(capture.state)) {
         if (view.files.has(p)) continue;
@@ -651,7 +656,7 @@ export class Shipper {
       if (prev.identity && prev.identity.sha256 === id.sha256) view.identity = prev.identity;
       else {
         const key = fileKey(index, gen, commit, idFile.path);
-        view.identity = { sha256: id.sha256, entry: upload(async () => {
+        view.identity = { sha256: id.sha256, entry: upload(idFile.size, async () => {
           await this.put(key, idFile.handle, 0, idFile.size, id.sha256, id.bytes);
           return { kind: 'file', key, path: idFile.path, offset: 0n, size: BigInt(idFile.size), sha256: id.sha256 };
         }) };
@@ -661,13 +666,13 @@ export class Shipper {
       if (prev.registry && prev.registry.sha256 === recordSha) view.registry = prev.registry;
       else {
         const key = registryRecordKey(index, gen, commit);
-        view.registry = { sha256: recordSha, entry: upload(async () => {
+        view.registry = { sha256: recordSha, entry: upload(record.length, async () => {
           await this.o.store.put(key, record, { sha256: recordSha, size: record.length });
           return { kind: 'registry', key, path: REGISTRY_RECORD_PATH, offset: 0n, size: BigInt(record.length), sha256: recordSha };
         }) };
       }
       const ckpt = capture.files.find((x) => x.kind === 'checkpoint');
-      if (ckpt && (anyBase || !prev.checkpoint)) view.checkpoint = upload(() => this.shipFile(fileKey(index, gen, commit, ckpt.path), ckpt));
+      if (ckpt && (anyBase || !prev.checkpoint)) view.checkpoint = upload(ckpt.size, () => this.shipFile(fileKey(index, gen, commit, ckpt.path), ckpt));
       else if (ckpt) view.checkpoint = prev.checkpoint;
       const job: Job = { commit, capture, view, packKeys, partial, uploads, settled: false, failed: null };
       r.jobs.push(job);
