@@ -89,7 +89,7 @@ describe('archive RPO (memory store)', function () {
     expect(Math.max(...chains), 'chains bounded').to.be.at.most(3);
     const newestDelta = all.filter((m) => m.stored.delta).at(-1)!;
     expect(newestDelta.stored.entries.length, 'an incremental manifest names only what changed').to.be.lessThan(newestDelta.manifest.entries.length / 2);
-    const packs = (m: typeof newestDelta.manifest): number => m.entries.filter((e) => e.kind === 'pack').length;
+    const packs = (m: { entries: { kind: string }[] }): number => m.entries.filter((e) => e.kind === 'pack').length;
     expect(packs(newestDelta.stored), 'no unchanged pack named again').to.be.lessThan(packs(newestDelta.manifest) - 3);
     await expectNewestMatches(store, s.dataDir, a);
     const out = path.join(tempDir(), 'restored');

@@ -35,6 +35,7 @@ import { writeArchiveFile, type ArchiveFile } from './archive-file.js';
 import { canonicalArchiveUrl } from './archive-url.js';
 import { readArchiveId } from './generations.js';
 import { resolveChain } from './manifest-chain.js';
+import { findAccessManifest, writeAccessLog } from './access-archive.js';
 
 export interface ManifestTarget {
   /** The newest manifest captured at or before this time (µs since the epoch). */
@@ -498,6 +499,9 @@ export async function restoreArchive(store: ObjectStore, request: RestoreRequest
       });
     }
     await writeFileDurable(layout.registryFile, encodeRegistry(all));
+    // Accounts, tokens and grants: the newest access.log manifest (at or before the time asked).
+    const access = await findAccessManifest(store, request.target.atUs);
+    if (access) await writeAccessLog(store, access.manifest, access.key, layout.accessLogFile);
     // The archive's id (when it has one) makes a later --archive of any spelling the same archive.
     const archiveId = await readArchiveId(store);
     const file: ArchiveFile = { url: canonicalArchiveUrl(request.url), generation: '0' };

@@ -31,6 +31,7 @@ import {
 } from '../domain/archive-manifest.js';
 import { sha256Hex, type Body, type ObjectStore } from './object-store.js';
 import { resolveChain } from './manifest-chain.js';
+import { loadAccessShipped, shipAccessLog, type AccessShipped } from './access-archive.js';
 
 /** One file of a capture (structurally the store's CapturedFile). */
 export interface ShipFile {
@@ -69,6 +70,8 @@ export interface ShipSource {
   /** The repository's registry record as §20.1 ships it (40 bytes, name_offset 0, then the name). */
   registryRecord(index: number): Buffer;
   capture(index: number, wants: ShipWants): Promise<ShipCapture>;
+  /** DATA/access.log (accounts, tokens, grants), shipped beside the repositories (lib/archive/access-archive.ts). */
+  accessLogFile?: string;
 }
 
 export interface ShipperOptions {
@@ -249,6 +252,8 @@ export class Shipper {
   private lastShippedAt: Date | null = null;
   private wake: (() => void) | null = null;
   private woken = false;
+  /** access.log as shipped (undefined: not read from the archive yet). */
+  private access: AccessShipped | null | undefined = undefined;
 
   constructor(private readonly o: ShipperOptions) {
     this.intervalMs = o.intervalMs ?? 1000;
@@ -410,6 +415,18 @@ export class Shipper {
       }
     }
     for (const index of [...this.repos.keys()]) if (!this.o.source.repositories().includes(index) && !this.repos.get(index)!.jobs.length) this.repos.delete(index);
+    if (this.o.source.accessLogFile && !this.stopped && !this.fenced) {
+      try {
+        if (this.access === undefined) this.access = await loadAccessShipped(this.o.store, this.o.generation);
+        this.access = await shipAccessLog(this.o.store, this.o.generation, this.o.source.accessLogFile, this.access, this.checkpointRanges, async () => {
+          await this.o.beforeManifest?.();
+          if (this.fenced) throw new FencedError('fenced');
+        });
+      } catch (err) {
+        if (err instanceof FencedError) throw err;
+        failed ??= err as Error;
+      }
+    }
     for (const index of this.o.source.purged?.() ?? []) {
       if (this.stopped || this.fenced || this.purgeNoted.has(index)) continue;
       try {

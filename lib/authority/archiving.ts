@@ -61,6 +61,7 @@ export function serviceSource(service: CairnService): ShipSource {
       }
     },
     registryRecord: (index) => encodeRegistryRecord(service.record(index)),
+    accessLogFile: service.layout.accessLogFile,
     capture: async (index, wants) => {
       const { store } = await service.opened(index);
       await sealedBeforeShipping(index, store);

@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { claimGeneration, ensureArchiveId } from '../archive/generations.js';
 import type { ObjectStore } from '../archive/object-store.js';
 import { applyManifest, findManifest, listArchivedRepositories } from '../archive/restore.js';
+import { findAccessManifest, writeAccessLog } from '../archive/access-archive.js';
 import { fencedRefusal, writeArchiveFile } from '../archive/archive-file.js';
 import { canonicalArchiveUrl } from '../archive/archive-url.js';
 import { Busy, Conflict } from '../domain/errors.js';
@@ -60,6 +61,8 @@ export class Follower {
 
   /** The archive's URL in its one spelling. */
   readonly url: string;
+  /** The access.log manifest written to DATA/access.log last. */
+  private accessApplied: string | null = null;
 
   constructor(private readonly service: CairnService, readonly o: FollowOptions) {
     this.url = canonicalArchiveUrl(o.url);
@@ -120,6 +123,12 @@ export class Follower {
 
   /** Apply every newer manifest; a halted loop's round ends at the next repository (a promotion's never does). */
   private async catchUp(halted?: AbortSignal): Promise<void> {
+    // Accounts, tokens and grants (DATA/access.log): the newest access manifest, when it changed.
+    const access = await findAccessManifest(this.o.store);
+    if (access && access.key !== this.accessApplied) {
+      await writeAccessLog(this.o.store, access.manifest, access.key, this.service.layout.accessLogFile);
+      this.accessApplied = access.key;
+    }
     for (const index of await listArchivedRepositories(this.o.store)) {
       if (halted?.aborted) return;
       const found = await findManifest(this.o.store, index);

@@ -554,6 +554,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         service.followStatus = () => follower.status();
         service.promote = async (signal) => {
           const promotion = await follower.promote(signal);
+          // The accounts, tokens and grants the follower wrote from the archive hold from now on.
+          const notes: string[] = [];
+          await access?.book.reload(notes);
+          for (const note of notes) log.warn({ note }, 'access.log recovery');
           service.readOnly = null;
           service.promote = null;
           startWriters();
