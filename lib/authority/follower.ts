@@ -129,6 +129,9 @@ export class Follower {
       await writeAccessLog(this.o.store, access.manifest, access.key, this.service.layout.accessLogFile);
       this.accessApplied = access.key;
     }
+    // The writer's newest manifest of every repository first: the lag of each shows while the
+    // others apply (against the writer's manifest times, never against this server's clock).
+    const due: { index: number; found: NonNullable<Awaited<ReturnType<typeof findManifest>>> }[] = [];
     for (const index of await listArchivedRepositories(this.o.store)) {
       if (halted?.aborted) return;
       const found = await findManifest(this.o.store, index);
@@ -136,6 +139,10 @@ export class Follower {
       const known = this.applied.get(index);
       if (known && known.manifest === found.key) continue;
       if (known) known.newestAtUs = found.manifest.capturedAtUs;
+      due.push({ index, found });
+    }
+    for (const { index, found } of due) {
+      if (halted?.aborted) return;
       const dir = this.service.layout.repositoryDir(index);
       const result = await this.service.lifecycleExclusive(index, async () => {
         // Reads under way finish on the files they opened; new ones wait for the reopen.
