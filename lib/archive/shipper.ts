@@ -147,6 +147,8 @@ interface Job {
 interface RepoState {
   /** Commit generation of the newest manifest stored (0n: none). */
   shipped: bigint;
+  /** The commit generation committed when the archive was read at start: manifests above it are new keys. */
+  loadedCommitted: bigint;
   /** Its capture time (µs), or null when the archive has none of this generation. */
   shippedAtUs: bigint | null;
   loaded: boolean;
@@ -324,7 +326,9 @@ export class Shipper {
     const now = Date.now();
     let worst = 0;
     let uncoveredAll = 0;
-    const repositories = [...this.repos.entries()].sort((a, b) => a[0] - b[0]).filter(([index]) => this.o.source.repositories().includes(index)).map(([index, r]) => {
+    // Until the archive was read at start, what a repository lacks is not known yet: not shown.
+    const repositories = [...this.repos.entries()].sort((a, b) => a[0] - b[0])
+      .filter(([index, r]) => r.loaded && this.o.source.repositories().includes(index)).map(([index, r]) => {
       const committed = this.o.source.committed(index);
       const uncovered = Math.max(0, committed - Number(r.shipped));
       const oldest = uncovered > 0 ? this.oldestUncoveredMs(r) : null;
@@ -460,7 +464,7 @@ export class Shipper {
     let r = this.repos.get(index);
     if (!r) {
       r = {
-        shipped: 0n, shippedAtUs: null, loaded: false, shippedView: emptyView(), shippedEntries: null, chain: 0, tail: emptyView(), captured: 0n, jobs: [],
+        shipped: 0n, loadedCommitted: 0n, shippedAtUs: null, loaded: false, shippedView: emptyView(), shippedEntries: null, chain: 0, tail: emptyView(), captured: 0n, jobs: [],
         packs: new Map(), stored: new Map(), listed: new Map(), commitTimes: [], floorMs: Date.now(), pumping: Promise.resolve(), waiters: [], lagWarned: false, lagBytes: 0,
       };
       this.repos.set(index, r);
@@ -538,6 +542,7 @@ export class Shipper {
       if (!page.next) break;
       after = page.next;
     }
+    r.loadedCommitted = BigInt(this.o.source.committed(index));
     const listed = new Map<string, number>();
     const packs = `repositories/${index}/packs/`;
     after = undefined;
@@ -774,7 +779,9 @@ export class Shipper {
       // Already there: written before a restart whose listing did not show it yet (listings may
       // lag). That manifest is whole and names only stored objects; it stands.
       if (outcome === 'exists') this.o.log.info({ archive: this.o.url, manifest: key }, 'archive: the manifest of this commit point was already shipped');
-    } else if (!(await this.o.store.head(key))) {
+    } else if (job.commit > r.loadedCommitted || !(await this.o.store.head(key))) {
+      // Only a commit the store may hold a manifest of from before this start (a stale
+      // listing) is asked about first; a later one's key is new.
       await this.o.store.put(key, bytes, options);
     }
     // Stored: this manifest is the base of the next.
