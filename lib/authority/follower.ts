@@ -10,7 +10,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { claimGeneration, ensureArchiveId } from '../archive/generations.js';
 import type { ObjectStore } from '../archive/object-store.js';
-import { applyManifest, findManifest, listArchivedRepositories } from '../archive/restore.js';
+import { applyManifest, listArchivedRepositories, listManifestKeys, readManifest, readOneManifest } from '../archive/restore.js';
 import { findAccessManifest, writeAccessLog } from '../archive/access-archive.js';
 import { fencedRefusal, writeArchiveFile } from '../archive/archive-file.js';
 import { canonicalArchiveUrl } from '../archive/archive-url.js';
@@ -131,18 +131,21 @@ export class Follower {
     }
     // The writer's newest manifest of every repository first: the lag of each shows while the
     // others apply (against the writer's manifest times, never against this server's clock).
-    const due: { index: number; found: NonNullable<Awaited<ReturnType<typeof findManifest>>> }[] = [];
+    // A listing first: an unchanged newest key costs no read (an incremental manifest's chain
+    // is read only for a manifest to apply).
+    const due: { index: number; key: string }[] = [];
     for (const index of await listArchivedRepositories(this.o.store)) {
       if (halted?.aborted) return;
-      const found = await findManifest(this.o.store, index);
-      if (!found) continue;
+      const key = (await listManifestKeys(this.o.store, index)).at(-1);
+      if (key === undefined) continue;
       const known = this.applied.get(index);
-      if (known && known.manifest === found.key) continue;
-      if (known) known.newestAtUs = found.manifest.capturedAtUs;
-      due.push({ index, found });
+      if (known && known.manifest === key) continue;
+      if (known) known.newestAtUs = (await readOneManifest(this.o.store, key)).capturedAtUs;
+      due.push({ index, key });
     }
-    for (const { index, found } of due) {
+    for (const { index, key } of due) {
       if (halted?.aborted) return;
+      const found = { key, manifest: await readManifest(this.o.store, key) };
       const dir = this.service.layout.repositoryDir(index);
       const result = await this.service.lifecycleExclusive(index, async () => {
         // Reads under way finish on the files they opened; new ones wait for the reopen.
