@@ -267,8 +267,9 @@ Options:
                      "Standby and failover"). Reads and event feeds serve; every other
                      request answers 503. cairn promote --server URL makes it the writer: it
                      claims the next archive generation (which fences the old writer) and
-                     ships to the same archive. Settings as for --archive (--archive-config,
-                     --archive-interval-ms for the shipping after promotion). DATA may be
+                     ships to the same archive. Settings as for --archive (--archive-config;
+                     --archive-interval-ms, --archive-concurrency, --archive-sync and
+                     --archive-manifest-chain for the shipping after promotion). DATA may be
                      new or empty; --event-retention is ignored while following
   --follow-interval-ms N
                      look for new manifests this often (default 1000)
@@ -343,7 +344,8 @@ export interface ServerOptions {
   /** Ship every repository to this archive (lib/authority/archiving.ts); none by default. */
   archive?: ArchivingOptions;
   /** Follow this archive read-only (lib/authority/follower.ts) until promoted; then ship to it. */
-  follow?: FollowOptions & { shipIntervalMs?: number };
+  /** `ship`: how the server ships once promoted (--archive-concurrency, --archive-sync, ...). */
+  follow?: FollowOptions & { shipIntervalMs?: number; ship?: Pick<ArchivingOptions, 'concurrency' | 'manifestChain' | 'sync' | 'syncTimeoutMs'> };
   /** The secret POST /archive/promote must carry (--promote-secret-file); absent: only a caller on this machine may promote (lib/http/promote-access.ts). */
   promoteSecret?: string | null;
   /** Listen on a network address without an auth mode (--insecure-open); otherwise only loopback or behind a front door (./bind-policy.ts). */
@@ -562,7 +564,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           service.promote = null;
           startWriters();
           // The promoted server ships to the archive it followed, under the generation it claimed.
-          startArchiving({ ...(options.archive ?? {}), url: f.url, store: f.store, intervalMs: f.shipIntervalMs ?? options.archive?.intervalMs });
+          startArchiving({ ...(options.archive ?? {}), ...(f.ship ?? {}), url: f.url, store: f.store, intervalMs: f.shipIntervalMs ?? options.archive?.intervalMs });
           return promotion;
         };
         follower.start();
@@ -801,6 +803,17 @@ export async function serve(argv: string[]): Promise<number> {
       throw new CliUsageError(`${flag}: ${(err as Error).message}`);
     }
   };
+  // How the server ships, with --archive or once promoted from --follow.
+  const shipping = (): Pick<ArchivingOptions, 'concurrency' | 'manifestChain' | 'sync' | 'syncTimeoutMs'> => {
+    const chain = Number(values['archive-manifest-chain']);
+    if (!Number.isInteger(chain) || chain < 0 || chain > 1024) throw new CliUsageError('--archive-manifest-chain must be an integer from 0 to 1024');
+    return {
+      concurrency: positive('archive-concurrency', 256),
+      manifestChain: chain,
+      sync: values['archive-sync'] === true,
+      syncTimeoutMs: positive('archive-sync-timeout-seconds', 86_400) * 1000,
+    };
+  };
   let archive: ArchivingOptions | undefined;
   if (values.archive !== undefined) {
     const url = String(values.archive);
@@ -812,14 +825,7 @@ export async function serve(argv: string[]): Promise<number> {
       lagWarnSeconds: positive('archive-lag-warn-seconds', 86_400 * 365),
       checkpointRanges: positive('archive-checkpoint-ranges', 1_000_000),
       leaseSeconds: positive('archive-lease-seconds', 86_400),
-      concurrency: positive('archive-concurrency', 256),
-      manifestChain: (() => {
-        const n = Number(values['archive-manifest-chain']);
-        if (!Number.isInteger(n) || n < 0 || n > 1024) throw new CliUsageError('--archive-manifest-chain must be an integer from 0 to 1024');
-        return n;
-      })(),
-      sync: values['archive-sync'] === true,
-      syncTimeoutMs: positive('archive-sync-timeout-seconds', 86_400) * 1000,
+      ...shipping(),
     };
     if (values['archive-keep'] !== undefined) {
       try {
@@ -850,7 +856,7 @@ export async function serve(argv: string[]): Promise<number> {
     }
     if (fenced !== null) throw new CliUsageError(`--follow: ${fenced}`);
     const store = await openArchiveStore('--follow', url);
-    follow = { url, store, intervalMs: positive('follow-interval-ms', 3_600_000), shipIntervalMs: positive('archive-interval-ms', 3_600_000) };
+    follow = { url, store, intervalMs: positive('follow-interval-ms', 3_600_000), shipIntervalMs: positive('archive-interval-ms', 3_600_000), ship: shipping() };
     // Trimming old events would be a commit of the follower's own: its files change only by manifests.
     events.retention = null;
   }
