@@ -34,6 +34,9 @@
 //   BENCH_ONLY=archive   only the archive: shipping to a Swift s3api on loopback against a plain
 //                        upload, commit latency with and without it, restore against cp -a,
 //                        follower lag (bench/archive.ts; BENCH_ARCHIVE_* there)
+//   BENCH_ONLY=archive-rpo  only the archive's RPO: under a steady load, after a kill -9 and a
+//                        restart, --archive-sync latency and throughput against async, and a
+//                        kill -9 loop with --archive-sync (bench/archive-rpo.ts; BENCH_RPO_* there)
 //   BENCH_ONLY=scale     only workflow at scale: 10k/100k/1M task+change pairs in one repository,
 //                        1,000 repositories (bench/workflow-scale.ts; BENCH_SCALE_PAIRS etc. there)
 //   BENCH_GET_SECONDS (default 4), BENCH_GET_ROUNDS (default 3)  GET-overhead rounds
@@ -64,6 +67,7 @@ import { stepThreads, threadRows } from './threads.js';
 import { diffFidelityRows, stepDiffFidelity } from './diff-fidelity.js';
 import { searchRows, stepSearch } from './search.js';
 import { archiveRows, stepArchive } from './archive.js';
+import { archiveRpoRows, stepArchiveRpo } from './archive-rpo.js';
 import { gzipSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -887,6 +891,8 @@ function report(): void {
   if (search.length) out.push(table('Search: GET changes?q=', search));
   const archive = archiveRows(bench.archive as Fig | undefined);
   if (archive.length) out.push(table('Archive: shipping, restore, follower (Swift s3api on loopback)', archive));
+  const rpo = archiveRpoRows(bench.archive_rpo as Fig | undefined);
+  if (rpo.length) out.push(table('Archive: RPO under load, after a restart, --archive-sync (Swift s3api on loopback)', rpo));
   const queue = landQueueRows(bench.land_queue as Fig | undefined);
   if (queue.length) out.push(table('Land queue: changes landed per minute, each tested on the tree it lands', queue));
   const stack = stackRows(bench.stack as Fig | undefined);
@@ -1026,6 +1032,14 @@ async function stepArchiveStep(): Promise<void> {
   }
 }
 
+async function stepArchiveRpoStep(): Promise<void> {
+  try {
+    bench.archive_rpo = await stepArchiveRpo({ root: ROOT, cli: CLI, log });
+  } catch (err) {
+    fail('archive rpo', err);
+  }
+}
+
 async function stepQueueStep(): Promise<void> {
   try {
     bench.land_queue = await stepLandQueue({ root: ROOT, cli: CLI, log });
@@ -1076,6 +1090,8 @@ async function main(): Promise<void> {
       await stepDiffFidelityStep();
     } else if (process.env.BENCH_ONLY === 'archive') {
       await stepArchiveStep();
+    } else if (process.env.BENCH_ONLY === 'archive-rpo') {
+      await stepArchiveRpoStep();
     } else if (process.env.BENCH_ONLY === 'queue') {
       await stepQueueStep();
     } else if (process.env.BENCH_ONLY === 'stack') {
@@ -1111,6 +1127,7 @@ async function main(): Promise<void> {
       await stepScaleStep();
       await stepSearchStep();
       await stepArchiveStep();
+      await stepArchiveRpoStep();
       await stepQueueStep();
       await stepStackStep();
     }

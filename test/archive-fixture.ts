@@ -8,6 +8,7 @@ import path from 'node:path';
 import { buffer } from 'node:stream/consumers';
 import { blobId, encodeSnapshot, encodeTree, sha256Hex, snapshotId } from '../lib/domain/content.js';
 import { buildPack, PACK_KIND_OBJECT, PACK_KIND_TREE, type BuiltPack } from '../lib/store/pack.js';
+import { readManifest } from '../lib/archive/restore.js';
 import { decodeManifest, manifestPrefix, parseManifestKey, type Manifest } from '../lib/domain/archive-manifest.js';
 import type { ObjectStore } from '../lib/archive/object-store.js';
 import { decodeCommitFile, SLOT_SIZE } from '../lib/store/commit-point.js';
@@ -65,13 +66,13 @@ export async function allKeys(store: ObjectStore, prefix = ''): Promise<string[]
   }
 }
 
-/** Every manifest of a repository, decoded, oldest first. */
-export async function manifests(store: ObjectStore, repo: number): Promise<{ key: string; manifest: Manifest }[]> {
-  const out: { key: string; manifest: Manifest }[] = [];
+/** Every manifest of a repository, decoded (an incremental one with its chain resolved: `manifest.entries` is the whole list), oldest first. */
+export async function manifests(store: ObjectStore, repo: number): Promise<{ key: string; manifest: Manifest; stored: Manifest }[]> {
+  const out: { key: string; manifest: Manifest; stored: Manifest }[] = [];
   for (const key of await allKeys(store, manifestPrefix(repo))) {
     if (!parseManifestKey(key)) continue;
     const got = await store.get(key);
-    out.push({ key, manifest: decodeManifest(await buffer(got.body), key) });
+    out.push({ key, manifest: await readManifest(store, key), stored: decodeManifest(await buffer(got.body), key) });
   }
   return out;
 }

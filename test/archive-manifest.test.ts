@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { crc32 } from 'node:zlib';
 import {
+  applyDelta,
   decodeManifest,
   encodeManifest,
   fileKey,
@@ -39,8 +40,18 @@ export function goldenManifest(): Manifest {
   return { archiveGeneration: 2n, repository: 7, commitGeneration: 41n, capturedAtUs: 1_700_000_000_000_000n, commitPoint: commitRecord(41n), entries };
 }
 
+/** The incremental manifest of fixtures/archive-manifest-v2.bin (storage-layout.md §20.2.1): commit 43 over the golden v1 manifest (commit 41). */
+export function goldenDelta(): Manifest {
+  return {
+    archiveGeneration: 2n, repository: 7, commitGeneration: 43n, capturedAtUs: 1_700_000_001_000_000n, commitPoint: commitRecord(43n),
+    entries: [{ kind: 'log-range', key: logRangeKey(7, 2n, 'workflow.log', 4200n, 4300n), path: 'workflow.log', offset: 4200n, size: 100n, sha256: 'd'.repeat(64) }],
+    delta: { baseCommit: 41n, chainLength: 1, removed: [packKey(7, 'objects', 'c'.repeat(64))] },
+  };
+}
+
 // Not through test/helpers.ts: this codec test needs no server.
 const FIXTURE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../fixtures/archive-manifest-v1.bin');
+const FIXTURE_V2 = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../fixtures/archive-manifest-v2.bin');
 
 function withCrc(bytes: Buffer): Buffer {
   const out = Buffer.from(bytes);
@@ -57,6 +68,32 @@ function corruptWith(check: RegExp, bytes: Buffer): void {
 }
 
 describe('archive manifest codec', () => {
+  it('encodes the golden incremental manifest (version 2) byte for byte, decodes it, and resolves it over its base', () => {
+    const golden = readFileSync(FIXTURE_V2);
+    expect(encodeManifest(goldenDelta()).equals(golden), 'encoding equals fixtures/archive-manifest-v2.bin').to.equal(true);
+    expect(decodeManifest(golden, 'golden')).to.deep.equal(goldenDelta());
+    // Hand-checked fields of §20.2.1.
+    expect(golden.readUInt8(8)).to.equal(2);
+    expect(golden.readUInt32LE(552), 'entry_count').to.equal(1);
+    expect(golden.readBigUInt64LE(556), 'base_commit').to.equal(41n);
+    expect(golden.readUInt32LE(564), 'chain_length').to.equal(1);
+    expect(golden.readUInt32LE(568), 'removed_count').to.equal(1);
+    const removed = packKey(7, 'objects', 'c'.repeat(64));
+    expect(golden.readUInt16LE(golden.length - 4 - 2 - removed.length)).to.equal(removed.length);
+    expect(golden.subarray(golden.length - 4 - removed.length, golden.length - 4).toString('utf8')).to.equal(removed);
+    const whole = applyDelta(goldenManifest().entries, goldenDelta(), 'golden');
+    expect(whole.map((e) => e.key)).to.deep.equal([fileKey(7, 2n, 41n, 'authority.bin'), logRangeKey(7, 2n, 'workflow.log', 4096n, 4200n), logRangeKey(7, 2n, 'workflow.log', 4200n, 4300n)]);
+    // A delta that removes what its base does not name is refused (the chain is not the one it was written on).
+    expect(() => applyDelta(whole, goldenDelta(), 'golden')).to.throw(Corrupt, /removes .* which its base does not name/);
+    // Damage: a removed key out of order, a base that is not earlier, a chain length of 0.
+    const bad = Buffer.from(golden);
+    bad.writeBigUInt64LE(43n, 556);
+    corruptWith(/base commit 43 is not an earlier commit/, withCrc(bad));
+    const zero = Buffer.from(golden);
+    zero.writeUInt32LE(0, 564);
+    corruptWith(/chain length 0/, withCrc(zero));
+  });
+
   it('encodes the golden manifest byte for byte and decodes it back', () => {
     const golden = readFileSync(FIXTURE);
     const bytes = encodeManifest(goldenManifest());

@@ -194,7 +194,8 @@ describe('archive shipping (memory store)', function () {
 
   it('prunes by --archive-keep beside the shipping: old manifests go, every kept one stays whole, the newest matches the files', async () => {
     const store = new MemoryObjectStore(false);
-    const s = await start(store, undefined, { prune: { policy: parseRetention('all:1s'), graceMs: 500, everyMs: 300 } });
+    // A full manifest every other one: a kept incremental manifest keeps its base.
+    const s = await start(store, undefined, { manifestChain: 1, prune: { policy: parseRetention('all:1s'), graceMs: 500, everyMs: 300 } });
     const a = await register(s.url, 'alpha');
     for (let i = 1; i <= 3; i++) {
       await commitWorkflow(s.url, a, i);

@@ -79,6 +79,35 @@ export class MemoryObjectStore implements ObjectStore {
     return this;
   }
 
+  /**
+   * Puts of keys starting with `keyPrefix` (and of at least `minBytes`) wait (after reading their body) until the returned
+   * function is called: a slow upload made on purpose, to force an interleaving.
+   */
+  hold(keyPrefix: string, minBytes = 0): () => void {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => { release = r; });
+    this.holds.push({ keyPrefix, gate, minBytes });
+    return () => {
+      this.holds = this.holds.filter((h) => h.gate !== gate);
+      release();
+    };
+  }
+
+  /** Puts waiting in a hold now. */
+  held = 0;
+  private holds: { keyPrefix: string; gate: Promise<void>; minBytes: number }[] = [];
+
+  private async waitHold(key: string, size: number): Promise<void> {
+    const h = this.holds.find((x) => key.startsWith(x.keyPrefix) && size >= x.minBytes);
+    if (!h) return;
+    this.held++;
+    try {
+      await h.gate;
+    } finally {
+      this.held--;
+    }
+  }
+
   recover(): this {
     this.crashed = false;
     this.crashAtPut = undefined;
@@ -120,6 +149,7 @@ export class MemoryObjectStore implements ObjectStore {
       throw new ObjectStoreError('unavailable', `put ${key}: no answer from the object store (ECONNRESET)`);
     }
     const bytes = await this.bytesOf(key, body, options);
+    await this.waitHold(key, bytes.length);
     this.objects.set(key, { bytes, sha256: options.sha256, lastModified: new Date() });
   }
 

@@ -19,7 +19,8 @@
 import { buffer } from 'node:stream/consumers';
 import { Corrupt } from '../domain/errors.js';
 import { LIFECYCLE_PURGED } from '../domain/repository.js';
-import { decodeManifest, manifestPrefix, MANIFEST_MAGIC, MANIFEST_VERSION, parseManifestKey, purgedMarkerKey, type Manifest } from '../domain/archive-manifest.js';
+import { resolveChain } from './manifest-chain.js';
+import { decodeManifest, manifestKey, manifestPrefix, MANIFEST_MAGIC, MANIFEST_VERSION, MANIFEST_VERSION_DELTA, parseManifestKey, purgedMarkerKey, type Manifest } from '../domain/archive-manifest.js';
 import { chooseManifests, formatDuration, formatRetention, type ManifestTime, type RetentionPolicy } from '../domain/archive-retention.js';
 import { ObjectStoreError, verified, type ObjectInfo, type ObjectStore } from './object-store.js';
 
@@ -118,15 +119,33 @@ async function readCapturedAt(store: ObjectStore, key: string): Promise<bigint> 
   const fail = (check: string): Corrupt => new Corrupt(`archive manifest ${key}: ${check}`);
   if (head.length < HEADER_BYTES) throw fail('truncated header');
   if (!head.subarray(0, 8).equals(MANIFEST_MAGIC)) throw fail('bad magic');
-  if (head.readUInt8(8) !== MANIFEST_VERSION) throw fail(`unknown version ${head.readUInt8(8)}`);
+  if (head.readUInt8(8) !== MANIFEST_VERSION && head.readUInt8(8) !== MANIFEST_VERSION_DELTA) throw fail(`unknown version ${head.readUInt8(8)}`);
   if (head.readBigUInt64LE(12) !== parsed.archiveGeneration || head.readUInt32LE(20) !== parsed.repository || head.readBigUInt64LE(24) !== parsed.commitGeneration) {
     throw fail('its generations or repository are not those of its key');
   }
   return head.readBigUInt64LE(32);
 }
 
-/** The whole manifest, decoded and checked against its key (Corrupt names the key). */
+/** The whole manifest (an incremental one with its chain resolved), checked against its key (Corrupt names the key). */
 async function readManifest(store: ObjectStore, key: string): Promise<Manifest> {
+  const { manifest, entries } = await resolveChain(store, key, readOneManifest);
+  return { ...manifest, entries };
+}
+
+/** The bases an incremental manifest stands on, down to a full one (their keys, newest first). */
+async function chainBases(store: ObjectStore, key: string): Promise<string[]> {
+  const bases: string[] = [];
+  let m = await readOneManifest(store, key);
+  while (m.delta) {
+    const base = manifestKey(m.repository, m.archiveGeneration, m.delta.baseCommit);
+    bases.push(base);
+    m = await readOneManifest(store, base);
+  }
+  return bases;
+}
+
+/** One manifest as stored, decoded and checked against its key (Corrupt names the key). */
+async function readOneManifest(store: ObjectStore, key: string): Promise<Manifest> {
   const parsed = parseManifestKey(key)!;
   const { body } = await store.get(key);
   const manifest = decodeManifest(await buffer(body), key);
@@ -223,6 +242,12 @@ async function prune(store: ObjectStore, options: PruneOptions, nowMs: number, l
   });
 
   const choice = chooseManifests(times, options.policy, nowMs, purged);
+  // A kept incremental manifest keeps its bases (down to a full one): it means nothing without them.
+  const keep = new Set(choice.keep);
+  const needed = new Set<string>();
+  await eachLimited(choice.keep, limit, async (key) => { for (const b of await chainBases(store, key)) needed.add(b); });
+  for (const b of needed) if (!keep.has(b) && manifestInfos.has(b)) { keep.add(b); choice.keep.push(b); }
+  choice.drop = choice.drop.filter((k) => !keep.has(k));
   log(`keeping ${choice.keep.length} manifests, dropping ${choice.drop.length}; reading the kept ones`);
 
   // Mark: every key a kept manifest names.

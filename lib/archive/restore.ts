@@ -34,6 +34,8 @@ import { ObjectStoreError, sha256Hex, verified, type ObjectStore } from './objec
 import { writeArchiveFile, type ArchiveFile } from './archive-file.js';
 import { canonicalArchiveUrl } from './archive-url.js';
 import { readArchiveId } from './generations.js';
+import { resolveChain } from './manifest-chain.js';
+import { findAccessManifest, writeAccessLog } from './access-archive.js';
 
 export interface ManifestTarget {
   /** The newest manifest captured at or before this time (µs since the epoch). */
@@ -63,8 +65,19 @@ export async function listManifestKeys(store: ObjectStore, index: number): Promi
   return keys.sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
 }
 
-/** Fetch and decode one manifest; a damaged one is refused naming its key (Corrupt). */
+/**
+ * Fetch one manifest and, for an incremental one, the chain of its bases down to a full one
+ * (storage-layout.md §20.2.1): the manifest with the whole entry list it stands for. A damaged
+ * link, a missing base or a chain that does not add up is refused naming the key (Corrupt).
+ */
 export async function readManifest(store: ObjectStore, key: string): Promise<Manifest> {
+  const { manifest, entries } = await resolveChain(store, key, readOneManifest);
+  const { delta: _delta, ...whole } = manifest;
+  return { ...whole, entries };
+}
+
+/** Fetch and decode one manifest as stored (an incremental one unresolved); a damaged one is refused naming its key (Corrupt). */
+export async function readOneManifest(store: ObjectStore, key: string): Promise<Manifest> {
   const parsed = parseManifestKey(key);
   if (!parsed) throw new Corrupt(`archive manifest ${key}: not a manifest key`);
   let bytes: Buffer;
@@ -95,9 +108,9 @@ export async function findManifest(store: ObjectStore, index: number, target: Ma
   if (target.seq !== undefined) keys = keys.filter((k) => parseManifestKey(k)!.commitGeneration <= target.seq!);
   for (let i = keys.length - 1; i >= 0; i--) {
     const key = keys[i]!;
-    const manifest = await readManifest(store, key);
-    if (target.atUs !== undefined && manifest.capturedAtUs > target.atUs) continue;
-    return { key, manifest };
+    // The time check reads the one manifest; only the chosen one's chain is read.
+    if (target.atUs !== undefined && (await readOneManifest(store, key)).capturedAtUs > target.atUs) continue;
+    return { key, manifest: await readManifest(store, key) };
   }
   return null;
 }
@@ -486,6 +499,9 @@ export async function restoreArchive(store: ObjectStore, request: RestoreRequest
       });
     }
     await writeFileDurable(layout.registryFile, encodeRegistry(all));
+    // Accounts, tokens and grants: the newest access.log manifest (at or before the time asked).
+    const access = await findAccessManifest(store, request.target.atUs);
+    if (access) await writeAccessLog(store, access.manifest, access.key, layout.accessLogFile);
     // The archive's id (when it has one) makes a later --archive of any spelling the same archive.
     const archiveId = await readArchiveId(store);
     const file: ArchiveFile = { url: canonicalArchiveUrl(request.url), generation: '0' };

@@ -450,6 +450,21 @@ export class AccessBook {
     return { records, last_seq: this.log.seq };
   }
 
+  /**
+   * Fold access.log again from the file (a promoted standby's, written from the archive while
+   * it followed): the state is what the file says from now on. Notes as at open.
+   */
+  async reload(notes: string[] = []): Promise<void> {
+    await this.mutex.runExclusive(() => {
+      const log = AccessLog.open(this.layout.accessLogFile, notes, () => {});
+      this.log.close();
+      this.log = log;
+      for (const m of [this.accounts, this.tokens, this.byDigest, this.groups, this.memberOf, this.repos, this.seen]) m.clear();
+      this.tokenCounter = 0;
+      for (const r of log.page(0, Number.MAX_SAFE_INTEGER)) this.apply(r);
+    });
+  }
+
   async close(): Promise<void> {
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = null;

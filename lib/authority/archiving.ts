@@ -18,6 +18,7 @@ import type { ObjectStore } from '../archive/object-store.js';
 import { claimGeneration, ensureArchiveId, Lease, newerClaim, readArchiveId, type ClaimReason } from '../archive/generations.js';
 import { Shipper, type ArchiveStatus, type ShipSource } from '../archive/shipper.js';
 import type { CairnService } from './service.js';
+import { Busy } from '../domain/errors.js';
 import type { ContentStore } from '../store/content-store.js';
 
 const LEASE_LOST = (gen: bigint): string => `fenced: another writer took the lease of generation ${gen}`;
@@ -31,6 +32,17 @@ export interface ArchivingOptions {
   leaseSeconds?: number;
   /** Tests: packs shipped per round of one repository. */
   packsPerRound?: number;
+  /** Objects uploaded at once (serve --archive-concurrency). */
+  concurrency?: number;
+  /** Incremental manifests between two full ones (serve --archive-manifest-chain). */
+  manifestChain?: number;
+  /**
+   * serve --archive-sync: a commit is answered only once a manifest covering it is stored; one
+   * still not covered after `syncTimeoutMs` (default 30 s) is answered 503 (it is durable here,
+   * and the archive gets it when the store answers again).
+   */
+  sync?: boolean;
+  syncTimeoutMs?: number;
   /** Prune the archive by a retention policy now and then (serve --archive-keep); never without it. */
   prune?: { policy: RetentionPolicy; graceMs: number; everyMs: number };
 }
@@ -49,6 +61,7 @@ export function serviceSource(service: CairnService): ShipSource {
       }
     },
     registryRecord: (index) => encodeRegistryRecord(service.record(index)),
+    accessLogFile: service.layout.accessLogFile,
     capture: async (index, wants) => {
       const { store } = await service.opened(index);
       await sealedBeforeShipping(index, store);
@@ -90,7 +103,40 @@ export class Archiving {
 
   constructor(private readonly service: CairnService, private readonly o: ArchivingOptions) {
     this.url = canonicalArchiveUrl(o.url);
+    // From the first commit on: the lag counts from each commit's time, and with --archive-sync
+    // no commit is answered before a manifest covers it (even before shipping could start).
+    service.setCommitHooks((index) => ({
+      committed: (generation) => this.shipper?.noteCommit(index, generation) ?? this.early.push([index, generation, Date.now()]),
+      ...(o.sync ? { acknowledge: (generation: number) => this.acknowledge(index, generation) } : {}),
+    }));
     void this.start();
+  }
+
+  /** Commits seen before the shipper started: [repository, generation, ms]. */
+  private early: [number, number, number][] = [];
+  private shipperReady: Promise<Shipper> | null = null;
+  private markShipperReady: ((s: Shipper) => void) | null = null;
+
+  /** serve --archive-sync: resolve once a stored manifest covers the commit, or fail with 503 (the commit stays durable here). */
+  private async acknowledge(index: number, generation: number): Promise<void> {
+    const timeout = this.o.syncTimeoutMs ?? 30_000;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Busy(`committed on this server (commit ${generation} of repository ${index}), but no archive manifest covers it after ${timeout / 1000} s (--archive-sync): the archive gets it once the store answers; see cairn archive status`)), timeout);
+      timer.unref();
+    });
+    try {
+      await Promise.race([late, (async () => {
+        const shipper = this.shipper ?? (await (this.shipperReady ??= new Promise<Shipper>((r) => { this.markShipperReady = r; })));
+        try {
+          await shipper.covered(index, generation);
+        } catch (err) {
+          throw new Busy(`committed on this server (commit ${generation} of repository ${index}), but not acknowledged: ${(err as Error).message}`);
+        }
+      })()]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** /healthz and `cairn archive status`. */
@@ -100,6 +146,9 @@ export class Archiving {
       url: this.url,
       generation: this.generation.toString(),
       state: this.fencedBy ? 'fenced' : this.startError ? 'error' : 'idle',
+      sync: this.o.sync === true,
+      lag_seconds: 0,
+      uncovered_commits: 0,
       repositories: [],
       last_error: this.fencedBy ? this.fencedWhy : this.startError,
       last_shipped_at: null,
@@ -208,6 +257,9 @@ export class Archiving {
       lagWarnSeconds: this.o.lagWarnSeconds,
       checkpointRanges: this.o.checkpointRanges,
       packsPerRound: this.o.packsPerRound,
+      concurrency: this.o.concurrency,
+      manifestChain: this.o.manifestChain,
+      sync: this.o.sync,
       log,
       conditional,
       crashPoint,
@@ -216,7 +268,7 @@ export class Archiving {
         const why = info.newer === this.generation.toString() ? LEASE_LOST(this.generation) : `fenced: generation ${info.newer} was claimed after ${this.generation}`;
         this.recordFence(recorded, info.newer, why).catch((err: Error) => log.error({ archive: url, problem: err.message }, 'archive: could not record the fence in archive.json'));
       },
-      onLagging: (info) => this.note('archive.lagging', { repository_index: info.repository, lag_seconds: info.lag_seconds }),
+      onLagging: (info) => this.note('archive.lagging', { repository_index: info.repository, lag_seconds: info.lag_seconds, uncovered_commits: info.uncovered_commits }),
       beforeManifest: async () => {
         const above = await newerClaim(store, this.generation);
         if (above !== null) shipper.fence(above.toString());
@@ -232,6 +284,8 @@ export class Archiving {
     });
     if (this.stopped) return;
     this.shipper = shipper;
+    for (const [index, generation, at] of this.early.splice(0)) shipper.noteCommit(index, generation, at);
+    this.markShipperReady?.(shipper);
     if (lease) {
       const l = lease;
       this.leaseTimer = setInterval(() => {
@@ -267,6 +321,7 @@ export class Archiving {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.service.setCommitHooks(null);
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     if (this.pruneTimer) clearTimeout(this.pruneTimer);
     await Promise.race([this.pruning, new Promise((r) => setTimeout(r, 2000).unref())]);

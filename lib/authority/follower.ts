@@ -10,7 +10,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { claimGeneration, ensureArchiveId } from '../archive/generations.js';
 import type { ObjectStore } from '../archive/object-store.js';
-import { applyManifest, findManifest, listArchivedRepositories } from '../archive/restore.js';
+import { applyManifest, listArchivedRepositories, listManifestKeys, readManifest, readOneManifest } from '../archive/restore.js';
+import { findAccessManifest, writeAccessLog } from '../archive/access-archive.js';
 import { fencedRefusal, writeArchiveFile } from '../archive/archive-file.js';
 import { canonicalArchiveUrl } from '../archive/archive-url.js';
 import { Busy, Conflict } from '../domain/errors.js';
@@ -60,6 +61,8 @@ export class Follower {
 
   /** The archive's URL in its one spelling. */
   readonly url: string;
+  /** The access.log manifest written to DATA/access.log last. */
+  private accessApplied: string | null = null;
 
   constructor(private readonly service: CairnService, readonly o: FollowOptions) {
     this.url = canonicalArchiveUrl(o.url);
@@ -120,13 +123,29 @@ export class Follower {
 
   /** Apply every newer manifest; a halted loop's round ends at the next repository (a promotion's never does). */
   private async catchUp(halted?: AbortSignal): Promise<void> {
+    // Accounts, tokens and grants (DATA/access.log): the newest access manifest, when it changed.
+    const access = await findAccessManifest(this.o.store);
+    if (access && access.key !== this.accessApplied) {
+      await writeAccessLog(this.o.store, access.manifest, access.key, this.service.layout.accessLogFile);
+      this.accessApplied = access.key;
+    }
+    // The writer's newest manifest of every repository first: the lag of each shows while the
+    // others apply (against the writer's manifest times, never against this server's clock).
+    // A listing first: an unchanged newest key costs no read (an incremental manifest's chain
+    // is read only for a manifest to apply).
+    const due: { index: number; key: string }[] = [];
     for (const index of await listArchivedRepositories(this.o.store)) {
       if (halted?.aborted) return;
-      const found = await findManifest(this.o.store, index);
-      if (!found) continue;
+      const key = (await listManifestKeys(this.o.store, index)).at(-1);
+      if (key === undefined) continue;
       const known = this.applied.get(index);
-      if (known && known.manifest === found.key) continue;
-      if (known) known.newestAtUs = found.manifest.capturedAtUs;
+      if (known && known.manifest === key) continue;
+      if (known) known.newestAtUs = (await readOneManifest(this.o.store, key)).capturedAtUs;
+      due.push({ index, key });
+    }
+    for (const { index, key } of due) {
+      if (halted?.aborted) return;
+      const found = { key, manifest: await readManifest(this.o.store, key) };
       const dir = this.service.layout.repositoryDir(index);
       const result = await this.service.lifecycleExclusive(index, async () => {
         // Reads under way finish on the files they opened; new ones wait for the reopen.

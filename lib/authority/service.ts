@@ -19,6 +19,7 @@ import {
 } from '../domain/repository.js';
 import { removeDurable, removeTempFiles } from '../store/durable.js';
 import { Layout } from '../store/layout.js';
+import type { CommitHooks } from '../store/commit-queue.js';
 import { Authority } from './authority.js';
 import { GitExporter } from './git-export.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
@@ -102,11 +103,19 @@ export class CairnService implements AuthorityHost, FeedHost {
   readonly feeds: EventFeeds;
   /** The archive's status (/healthz `archive`), set while `serve --archive` ships (./archiving.ts). */
   archiveStatus: (() => object) | null = null;
+  /** Per repository, what its commits tell the archive and wait for (./archiving.ts); null: nothing. */
+  private commitHooks: ((index: number) => CommitHooks) | null = null;
   /**
    * Set while the server is a read-only follower of an archive (serve --follow, ./follower.ts):
    * the reason every mutating request is refused with (503). Null: writable.
    */
   readOnly: string | null = null;
+
+  /** Give every authority, open now or later, the commit hooks of `make` (null: none). */
+  setCommitHooks(make: ((index: number) => CommitHooks) | null): void {
+    this.commitHooks = make;
+    for (const [index, a] of this.authorities) if (a instanceof Authority) a.store.setCommitHooks(make ? make(index) : {});
+  }
   /** The follower's state (/healthz `follow`), while following or after a promotion. */
   followStatus: (() => object) | null = null;
   /** POST /archive/promote: turn this follower into the writer; null when the server does not follow. */
@@ -382,6 +391,7 @@ export class CairnService implements AuthorityHost, FeedHost {
         authority.close();
         return;
       }
+      if (this.commitHooks) authority.store.setCommitHooks(this.commitHooks(index));
       authority.gitShadowSource = () => this.gitShadows;
       authority.gitRepositoryShadowSource = () => this.gitRepositoryShadows;
       authority.lands.policyFlags = () => this.registry.get(index)?.policy_flags ?? 0;

@@ -26,9 +26,11 @@ const STATUS_HELP = `Usage:
 
 How the server's shipping to its archive stands: the archive and the generation it ships
 under, its state (shipping, idle, error: retrying after a failure, fenced: a newer writer
-claimed the archive and this server stopped), and per repository the commit shipped last, the
-commit committed now and the lag in seconds and bytes; the last error. Secrets are never part
-of it. Exits 1 when the server does not archive, or is fenced.
+claimed the archive and this server stopped), whether commits wait for the archive
+(--archive-sync), the lag: the age of the oldest commit no stored manifest covers and how many
+commits are uncovered, over every repository and per repository (with the commit shipped last,
+the commit committed now and the lag in bytes); the last error. Secrets are never part of it.
+Exits 1 when the server does not archive, or is fenced.
 
   --server URL    cairn server, e.g. http://127.0.0.1:8088 (default: $CAIRN_SERVER, the working
                   copy's or git remote's, or the one server you are signed in to)
@@ -39,7 +41,10 @@ interface ArchiveStatus {
   url: string;
   generation: string;
   state: string;
-  repositories: { repository: number; shipped_commit: string; committed: string; lag_seconds: number; lag_bytes: number }[];
+  sync?: boolean;
+  lag_seconds?: number;
+  uncovered_commits?: number;
+  repositories: { repository: number; shipped_commit: string; committed: string; lag_seconds: number; lag_bytes: number; uncovered_commits?: number }[];
   last_error: string | null;
   last_shipped_at: string | null;
 }
@@ -76,11 +81,12 @@ export async function archiveCommand(argv: string[]): Promise<number> {
     const lines = [
       `archive     ${a.url}`,
       `generation  ${a.generation}`,
-      `state       ${a.state}`,
+      `state       ${a.state}${a.sync ? ' (sync: commits answered once archived)' : ''}`,
+      `lag         ${a.lag_seconds ?? 0} s, ${a.uncovered_commits ?? 0} commits uncovered`,
       `last ship   ${a.last_shipped_at ?? '-'}`,
       ...(a.last_error ? [`last error  ${a.last_error}`] : []),
       '',
-      table([['REPO', 'SHIPPED', 'COMMITTED', 'LAG S', 'LAG BYTES'], ...a.repositories.map((r) => [String(r.repository), r.shipped_commit, r.committed, String(r.lag_seconds), String(r.lag_bytes)])]),
+      table([['REPO', 'SHIPPED', 'COMMITTED', 'UNCOVERED', 'LAG S', 'LAG BYTES'], ...a.repositories.map((r) => [String(r.repository), r.shipped_commit, r.committed, String(r.uncovered_commits ?? 0), String(r.lag_seconds), String(r.lag_bytes)])]),
     ];
     return lines.join('\n');
   });

@@ -68,6 +68,8 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--archive-lag-warn-seconds N] [--archive-keep POLICY]
                    [--archive-prune-grace DURATION] [--archive-prune-every DURATION]
                    [--archive-checkpoint-ranges N] [--archive-lease-seconds N]
+                   [--archive-concurrency N] [--archive-sync]
+                   [--archive-sync-timeout-seconds N] [--archive-manifest-chain N]
                    [--follow s3://BUCKET[/PREFIX]] [--follow-interval-ms N]
                    [--promote-secret-file FILE] [--auth tokens|none] [--insecure-open]
                    [--new-seal-key] [-h|--help]
@@ -246,8 +248,17 @@ Options:
   --archive-interval-ms N
                      ship what was committed this often (default 1000)
   --archive-lag-warn-seconds N
-                     shipping behind the commits for longer than N seconds is logged as a
-                     warning and an archive.lagging event (default 60)
+                     the oldest commit no stored manifest covers being older than N
+                     seconds is logged as a warning and an archive.lagging event (default 60)
+  --archive-concurrency N
+                     objects uploaded to the archive at once, over every repository
+                     (default 8)
+  --archive-sync     answer a commit only once a manifest covering it is stored in the
+                     archive (RPO 0; commits waiting together share one manifest)
+  --archive-sync-timeout-seconds N
+                     with --archive-sync: a commit not covered after N seconds is answered
+                     503 (it is committed here, and shipped when the store answers;
+                     default 30)
   --archive-keep POLICY
                      prune the archive by this retention policy (as cairn archive prune
                      --keep, e.g. all:48h,daily:30d) ten minutes after start and then every
@@ -263,8 +274,9 @@ Options:
                      "Standby and failover"). Reads and event feeds serve; every other
                      request answers 503. cairn promote --server URL makes it the writer: it
                      claims the next archive generation (which fences the old writer) and
-                     ships to the same archive. Settings as for --archive (--archive-config,
-                     --archive-interval-ms for the shipping after promotion). DATA may be
+                     ships to the same archive. Settings as for --archive (--archive-config;
+                     --archive-interval-ms, --archive-concurrency, --archive-sync and
+                     --archive-manifest-chain for the shipping after promotion). DATA may be
                      new or empty; --event-retention is ignored while following
   --follow-interval-ms N
                      look for new manifests this often (default 1000)
@@ -292,6 +304,9 @@ Test-only options:
   --archive-lease-seconds N
                            the archive lease's length where the store honours conditional
                            writes (default 30)
+  --archive-manifest-chain N
+                           incremental manifests between two full ones (default 32; 0: every
+                           manifest full)
 `;
 
 export interface ServerOptions {
@@ -338,7 +353,8 @@ export interface ServerOptions {
   /** Ship every repository to this archive (lib/authority/archiving.ts); none by default. */
   archive?: ArchivingOptions;
   /** Follow this archive read-only (lib/authority/follower.ts) until promoted; then ship to it. */
-  follow?: FollowOptions & { shipIntervalMs?: number };
+  /** `ship`: how the server ships once promoted (--archive-concurrency, --archive-sync, ...). */
+  follow?: FollowOptions & { shipIntervalMs?: number; ship?: Pick<ArchivingOptions, 'concurrency' | 'manifestChain' | 'sync' | 'syncTimeoutMs'> };
   /** The secret POST /archive/promote must carry (--promote-secret-file); absent: only a caller on this machine may promote (lib/http/promote-access.ts). */
   promoteSecret?: string | null;
   /** Listen on a network address without an auth mode (--insecure-open); otherwise only loopback or behind a front door (./bind-policy.ts). */
@@ -549,11 +565,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         service.followStatus = () => follower.status();
         service.promote = async (signal) => {
           const promotion = await follower.promote(signal);
+          // The accounts, tokens and grants the follower wrote from the archive hold from now on.
+          const notes: string[] = [];
+          await access?.book.reload(notes);
+          for (const note of notes) log.warn({ note }, 'access.log recovery');
           service.readOnly = null;
           service.promote = null;
           startWriters();
           // The promoted server ships to the archive it followed, under the generation it claimed.
-          startArchiving({ ...(options.archive ?? {}), url: f.url, store: f.store, intervalMs: f.shipIntervalMs ?? options.archive?.intervalMs });
+          startArchiving({ ...(options.archive ?? {}), ...(f.ship ?? {}), url: f.url, store: f.store, intervalMs: f.shipIntervalMs ?? options.archive?.intervalMs });
           return promotion;
         };
         follower.start();
@@ -667,6 +687,10 @@ export async function serve(argv: string[]): Promise<number> {
     'archive-prune-every': { type: 'string', default: '6h' },
     'archive-checkpoint-ranges': { type: 'string', default: '256' },
     'archive-lease-seconds': { type: 'string', default: '30' },
+    'archive-concurrency': { type: 'string', default: '8' },
+    'archive-sync': { type: 'boolean', default: false },
+    'archive-sync-timeout-seconds': { type: 'string', default: '30' },
+    'archive-manifest-chain': { type: 'string', default: '32' },
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
@@ -794,6 +818,17 @@ export async function serve(argv: string[]): Promise<number> {
       throw new CliUsageError(`${flag}: ${(err as Error).message}`);
     }
   };
+  // How the server ships, with --archive or once promoted from --follow.
+  const shipping = (): Pick<ArchivingOptions, 'concurrency' | 'manifestChain' | 'sync' | 'syncTimeoutMs'> => {
+    const chain = Number(values['archive-manifest-chain']);
+    if (!Number.isInteger(chain) || chain < 0 || chain > 1024) throw new CliUsageError('--archive-manifest-chain must be an integer from 0 to 1024');
+    return {
+      concurrency: positive('archive-concurrency', 256),
+      manifestChain: chain,
+      sync: values['archive-sync'] === true,
+      syncTimeoutMs: positive('archive-sync-timeout-seconds', 86_400) * 1000,
+    };
+  };
   let archive: ArchivingOptions | undefined;
   if (values.archive !== undefined) {
     const url = String(values.archive);
@@ -805,6 +840,7 @@ export async function serve(argv: string[]): Promise<number> {
       lagWarnSeconds: positive('archive-lag-warn-seconds', 86_400 * 365),
       checkpointRanges: positive('archive-checkpoint-ranges', 1_000_000),
       leaseSeconds: positive('archive-lease-seconds', 86_400),
+      ...shipping(),
     };
     if (values['archive-keep'] !== undefined) {
       try {
@@ -835,7 +871,7 @@ export async function serve(argv: string[]): Promise<number> {
     }
     if (fenced !== null) throw new CliUsageError(`--follow: ${fenced}`);
     const store = await openArchiveStore('--follow', url);
-    follow = { url, store, intervalMs: positive('follow-interval-ms', 3_600_000), shipIntervalMs: positive('archive-interval-ms', 3_600_000) };
+    follow = { url, store, intervalMs: positive('follow-interval-ms', 3_600_000), shipIntervalMs: positive('archive-interval-ms', 3_600_000), ship: shipping() };
     // Trimming old events would be a commit of the follower's own: its files change only by manifests.
     events.retention = null;
   }

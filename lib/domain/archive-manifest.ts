@@ -7,6 +7,11 @@ import { Corrupt } from './errors.js';
 
 export const MANIFEST_MAGIC = Buffer.from('CAIRNAMF', 'latin1');
 export const MANIFEST_VERSION = 1;
+/** An incremental manifest (storage-layout.md §20.2.1): what changed since its base. */
+export const MANIFEST_VERSION_DELTA = 2;
+const HEADER_DELTA = 572;
+/** Readers follow a chain of incremental manifests at most this deep (writers keep theirs far shorter). */
+export const MAX_CHAIN = 1024;
 export const COMMIT_RECORD_SIZE = 512;
 const COMMIT_MAGIC = Buffer.from('CAIRNCMT', 'latin1');
 const HEADER = 556;
@@ -39,8 +44,15 @@ export interface Manifest {
   capturedAtUs: bigint;
   /** The 512-byte commit-point record (§9) the manifest ships. */
   commitPoint: Buffer;
-  /** In strictly increasing byte order of `key`. */
+  /** In strictly increasing byte order of `key`. A delta's: the entries it adds to its base's. */
   entries: ManifestEntry[];
+  /**
+   * Present for an incremental manifest (version 2): its base is the manifest of commit
+   * `baseCommit` of the same repository and archive generation; `chainLength` counts the
+   * incremental manifests down to a full one (1: the base is full); `removed` are keys the
+   * base's (resolved) entries name that this commit point no longer needs, in increasing byte order.
+   */
+  delta?: { baseCommit: bigint; chainLength: number; removed: string[] };
 }
 
 const U64_MAX = (1n << 64n) - 1n;
@@ -120,22 +132,43 @@ export function encodeManifest(m: Manifest): Buffer {
   repoPrefix(m.repository);
   checkCommitPoint(m.commitPoint, m.commitGeneration, (msg) => new RangeError(msg));
   if (m.entries.length > MAX_ENTRIES) throw new RangeError(`more than ${MAX_ENTRIES} entries`);
+  const d = m.delta;
+  if (d) {
+    if (d.baseCommit < 1n || d.baseCommit >= m.commitGeneration) throw new RangeError('a delta\'s base is an earlier commit generation ≥ 1');
+    if (!Number.isInteger(d.chainLength) || d.chainLength < 1 || d.chainLength > MAX_CHAIN) throw new RangeError(`chain length must be 1..${MAX_CHAIN}`);
+    if (d.removed.length > MAX_ENTRIES) throw new RangeError(`more than ${MAX_ENTRIES} removed keys`);
+  }
   const parts: Buffer[] = [];
-  const head = Buffer.alloc(HEADER);
+  const head = Buffer.alloc(d ? HEADER_DELTA : HEADER);
   MANIFEST_MAGIC.copy(head, 0);
-  head.writeUInt8(MANIFEST_VERSION, 8);
+  head.writeUInt8(d ? MANIFEST_VERSION_DELTA : MANIFEST_VERSION, 8);
   head.writeBigUInt64LE(m.archiveGeneration, 12);
   head.writeUInt32LE(m.repository, 20);
   head.writeBigUInt64LE(m.commitGeneration, 24);
   head.writeBigUInt64LE(m.capturedAtUs, 32);
   m.commitPoint.copy(head, 40);
   head.writeUInt32LE(m.entries.length, 552);
+  if (d) {
+    head.writeBigUInt64LE(d.baseCommit, 556);
+    head.writeUInt32LE(d.chainLength, 564);
+    head.writeUInt32LE(d.removed.length, 568);
+  }
   parts.push(head);
   let previous: string | undefined;
   for (const e of m.entries) {
     if (previous !== undefined && compareBytes(previous, e.key) >= 0) throw new RangeError(`entries must be in strictly increasing key order (${e.key})`);
     previous = e.key;
     parts.push(encodeEntry(e, m.repository));
+  }
+  previous = undefined;
+  for (const key of d?.removed ?? []) {
+    if (previous !== undefined && compareBytes(previous, key) >= 0) throw new RangeError(`removed keys must be in strictly increasing order (${key})`);
+    previous = key;
+    const k = Buffer.from(key, 'utf8');
+    if (!key.startsWith(repoPrefix(m.repository)) || k.length > MAX_TEXT) throw new RangeError(`removed key ${JSON.stringify(key)} is not one of repository ${m.repository}`);
+    const len = Buffer.alloc(2);
+    len.writeUInt16LE(k.length, 0);
+    parts.push(len, k);
   }
   const body = Buffer.concat(parts);
   const crc = Buffer.alloc(4);
@@ -178,7 +211,9 @@ export function decodeManifest(bytes: Buffer, what: string): Manifest {
   const fail = (check: string): Corrupt => new Corrupt(`archive manifest ${what}: ${check}`);
   if (bytes.length < HEADER + 4) throw fail('truncated header');
   if (!bytes.subarray(0, 8).equals(MANIFEST_MAGIC)) throw fail('bad magic');
-  if (bytes.readUInt8(8) !== MANIFEST_VERSION) throw fail(`unknown version ${bytes.readUInt8(8)}`);
+  const version = bytes.readUInt8(8);
+  if (version !== MANIFEST_VERSION && version !== MANIFEST_VERSION_DELTA) throw fail(`unknown version ${version}`);
+  if (version === MANIFEST_VERSION_DELTA && bytes.length < HEADER_DELTA + 4) throw fail('truncated header');
   if (bytes.readUIntLE(9, 3) !== 0) throw fail('reserved header bytes are not zero');
   const end = bytes.length - 4;
   if (bytes.readUInt32LE(end) !== crc32(bytes.subarray(0, end))) throw fail('checksum mismatch');
@@ -194,7 +229,18 @@ export function decodeManifest(bytes: Buffer, what: string): Manifest {
   if (count > MAX_ENTRIES) throw fail(`entry count ${count} above ${MAX_ENTRIES}`);
   const prefix = repoPrefix(repository);
   const entries: ManifestEntry[] = [];
-  let o = HEADER;
+  let delta: Manifest['delta'];
+  let removedCount = 0;
+  if (version === MANIFEST_VERSION_DELTA) {
+    const baseCommit = bytes.readBigUInt64LE(556);
+    const chainLength = bytes.readUInt32LE(564);
+    removedCount = bytes.readUInt32LE(568);
+    if (baseCommit < 1n || baseCommit >= commitGeneration) throw fail(`base commit ${baseCommit} is not an earlier commit`);
+    if (chainLength < 1 || chainLength > MAX_CHAIN) throw fail(`chain length ${chainLength} outside 1..${MAX_CHAIN}`);
+    if (removedCount > MAX_ENTRIES) throw fail(`removed count ${removedCount} above ${MAX_ENTRIES}`);
+    delta = { baseCommit, chainLength, removed: [] };
+  }
+  let o = version === MANIFEST_VERSION_DELTA ? HEADER_DELTA : HEADER;
   const need = (n: number): void => { if (o + n > end) throw fail(`entry ${entries.length} runs past the end`); };
   const text = (len: number, name: string): string => {
     need(len);
@@ -231,6 +277,47 @@ export function decodeManifest(bytes: Buffer, what: string): Manifest {
     if (previous && compareBytes(previous.key, key) >= 0) throw fail(`entry ${i}: keys out of order`);
     entries.push({ kind, key, path, offset, size, sha256 });
   }
+  for (let i = 0; i < removedCount; i++) {
+    need(2);
+    const keyLength = bytes.readUInt16LE(o);
+    o += 2;
+    if (keyLength < 1 || keyLength > MAX_TEXT) throw fail(`removed key ${i}: length ${keyLength}`);
+    const key = text(keyLength, 'removed key');
+    if (!key.startsWith(prefix)) throw fail(`removed key ${i}: ${JSON.stringify(key)} is not of repository ${repository}`);
+    const previous = delta!.removed[delta!.removed.length - 1];
+    if (previous !== undefined && compareBytes(previous, key) >= 0) throw fail(`removed key ${i}: keys out of order`);
+    delta!.removed.push(key);
+  }
   if (o !== end) throw fail(`${end - o} bytes after the last entry`);
-  return { archiveGeneration, repository, commitGeneration, capturedAtUs, commitPoint, entries };
+  return { archiveGeneration, repository, commitGeneration, capturedAtUs, commitPoint, entries, ...(delta ? { delta } : {}) };
+}
+
+/**
+ * The entries a delta stands for: its base's (resolved) entries less `removed`, plus its own,
+ * in key order. Throws Corrupt when the delta removes a key its base does not name or adds one
+ * it already names (the chain is not the one it was written against).
+ */
+export function applyDelta(base: ManifestEntry[], delta: Manifest, what: string): ManifestEntry[] {
+  const byKey = new Map(base.map((e) => [e.key, e]));
+  for (const key of delta.delta?.removed ?? []) {
+    if (!byKey.delete(key)) throw new Corrupt(`archive manifest ${what}: removes ${key}, which its base does not name`);
+  }
+  for (const e of delta.entries) {
+    if (byKey.has(e.key)) throw new Corrupt(`archive manifest ${what}: adds ${e.key}, which its base already names`);
+    byKey.set(e.key, e);
+  }
+  return [...byKey.values()].sort((a, b) => compareBytes(a.key, b.key));
+}
+
+/**
+ * The delta from `base` to `next` (both whole entry lists): what `next` adds and the keys of
+ * `base` it drops, both in key order.
+ */
+export function diffEntries(base: ManifestEntry[], next: ManifestEntry[]): { added: ManifestEntry[]; removed: string[] } {
+  const before = new Set(base.map((e) => e.key));
+  const after = new Set(next.map((e) => e.key));
+  return {
+    added: next.filter((e) => !before.has(e.key)).sort((a, b) => compareBytes(a.key, b.key)),
+    removed: base.filter((e) => !after.has(e.key)).map((e) => e.key).sort(compareBytes),
+  };
 }

@@ -33,8 +33,21 @@ interface QueuedOp {
   barrier: boolean;
 }
 
+/**
+ * What a commit's callers wait for beyond its durability (cairn serve --archive-sync: a manifest
+ * covering it stored in the archive), and who hears of each durable commit point (the archive's
+ * lag). Set by the owner of the store; the queue knows nothing of archives.
+ */
+export interface CommitHooks {
+  /** A commit point of this generation is durable and published (any writer: batches, merges, compactions). */
+  committed?(generation: number): void;
+  /** Callers of the batch that wrote `generation` are answered when this settles (rejected: they get its error; the commit stays). */
+  acknowledge?(generation: number): Promise<void>;
+}
+
 export class CommitQueue {
   private readonly queue: QueuedOp[] = [];
+  hooks: CommitHooks = {};
   private isDraining = false;
   private isClosed = false;
   private failure: Error | null = null;
@@ -92,6 +105,7 @@ export class CommitQueue {
       this.failure = err as Error;
       throw err;
     }
+    this.hooks.committed?.(next.generation);
   }
 
   private enqueue<T>(fn: (tx: Txn) => Promise<T> | T, barrier: boolean): Promise<T> {
@@ -135,6 +149,13 @@ export class CommitQueue {
             await this.writeBatch(batch);
           } catch (err) {
             for (const d of done) d.op.reject(err);
+            continue;
+          }
+          const gate = this.hooks.acknowledge?.(this.published.state.generation);
+          if (gate) {
+            // The next batch does not wait: commits keep flowing while this one is archived, and
+            // one manifest then covers many of them (group shipping).
+            gate.then(() => { for (const d of done) d.op.resolve(d.value); }, (err) => { for (const d of done) d.op.reject(err); });
             continue;
           }
         }

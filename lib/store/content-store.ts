@@ -15,7 +15,7 @@
 import type { Readable } from 'node:stream';
 import type { TreeEntry } from '../domain/content.js';
 import { MAX_SEGMENTS, type CommitPointFile, type CommitState } from './commit-point.js';
-import { CommitQueue } from './commit-queue.js';
+import { CommitQueue, type CommitHooks } from './commit-queue.js';
 import type { LineRecord } from './content-files.js';
 import type { EventIndex, EventRecord } from './event-log.js';
 import type { LogRecord } from './framed-log.js';
@@ -308,6 +308,8 @@ export class ContentStore {
 
   // ------------------------------------------------------------ transactions and group commit (commit-queue.ts)
   transact<T>(fn: (tx: Txn) => Promise<T> | T): Promise<T> { return this.commits.transact(fn); }
+  /** Hear of each durable commit point, and hold answers until a commit is archived (commit-queue.ts CommitHooks). */
+  setCommitHooks(hooks: CommitHooks): void { this.commits.hooks = hooks; }
   barrier<T>(fn: () => Promise<T> | T): Promise<T> { return this.commits.barrier(fn); }
 
   /**
