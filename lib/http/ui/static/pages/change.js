@@ -212,6 +212,7 @@ export const BLOCKED = {
   stale_base: 'The target line has no head to land onto',
   conflict: 'It conflicts with the target line',
   queue_required: 'It must land through the land queue',
+  blocked_by_change_below: 'The change below it in its stack has not landed',
 };
 
 const CONFLICT_KINDS = {
