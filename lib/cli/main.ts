@@ -173,7 +173,8 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   try {
-    return await (await load())(rest);
+    const run = await load();
+    return await run(await (await import('./target.js')).resolveRepoNames(name, rest));
   } catch (err) {
     return reportError(err);
   }
