@@ -4,6 +4,8 @@
 // when no active one has the name; an unknown name is an error naming the close ones.
 import { expect } from 'chai';
 import { promises as fsp } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { api, cli, register, startTestServer, tempDir, type TestServer } from './helpers.js';
 
@@ -75,5 +77,27 @@ describe('repositories by name on the command line', () => {
     const gone = await show('gone');
     expect(gone.code, gone.stderr).to.equal(0);
     expect(JSON.parse(gone.stdout).repository.repository_index).to.equal(at.goneActive);
+  });
+
+  it('looks the names up once per run, and not at all for digits or --help', async () => {
+    const seen: string[] = [];
+    const stub = http.createServer((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      res.writeHead(req.url === AUTH ? 200 : 404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(req.url === AUTH ? { repositories: [{ repository_index: 4, repository_name: 'a', namespace: '', lifecycle_kind: 1 }, { repository_index: 5, repository_name: 'b', namespace: '', lifecycle_kind: 1 }] } : { error: 'no route' }));
+    });
+    await new Promise<void>((resolve) => stub.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(stub.address() as AddressInfo).port}`;
+    try {
+      await cli(['sync', '--from', url, '--from-repo', 'a', '--to', url, '--to-repo', 'b', '--snapshot', 'f'.repeat(64), '--line', 'main']);
+      expect(seen.filter((s) => s === `GET ${AUTH}`)).to.have.length(1);
+      expect(seen.some((s) => s.includes(`${AUTH}/4/`))).to.equal(true);
+      seen.length = 0;
+      await cli(['lines', '--server', url, '--repo', '4']);
+      expect(await cli(['lines', '--server', url, '--repo', 'a', '--help'])).to.include({ code: 0 });
+      expect(seen.filter((s) => s === `GET ${AUTH}`)).to.deep.equal([]);
+    } finally {
+      await new Promise((resolve) => stub.close(resolve));
+    }
   });
 });
