@@ -98,8 +98,9 @@ Shared conventions:
   is an index. Names repeat (only a non-empty namespace is unique): a name several active
   repositories share is refused (exit 2) listing their indexes; with no active repository of
   that name, a single retiring one is meant; a name the server does not know is an error
-  (exit 1) naming the close ones. The offline commands (\`fsck\`, \`export\`, \`import\`,
-  \`restore\`) take indexes only.
+  (exit 1) naming the close ones. The list is read before the command checks its other
+  options: it is the one request a command refused for a bad option may have made. The
+  offline commands (\`fsck\`, \`export\`, \`import\`, \`restore\`) take indexes only.
 - \`cairn help COMMAND\` is \`cairn COMMAND --help\`. A mistyped command, sub-command, option or
   option value is refused with exit 2 before anything is sent, naming the closest known word.
   \`cairn completion bash\` (or \`zsh\`) prints a completion script.
