@@ -248,7 +248,7 @@ describe('cairn watch against an SSE stub', function () {
 
   it('usage errors exit 2; a server without the feed exits 1', async () => {
     s = await stub((_req, res) => { res.writeHead(404, { 'content-type': 'application/json' }); res.end('{"error":"no route"}'); });
-    expect((await watch(['--server', s.url, '--repo', 'x'])).code).to.equal(2);
+    expect((await watch(['--server', s.url, '--repo', '99999999999'])).code).to.equal(2);
     expect((await watch(['--server', s.url, '--repo', '3', '--since', 'abc'])).code).to.equal(2);
     expect((await watch(['--server', s.url, '--since', '12-x-3'])).code).to.equal(2);
     expect((await watch(['--server', s.url, '--types', 'a b'])).code).to.equal(2);

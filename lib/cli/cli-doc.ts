@@ -92,6 +92,15 @@ Shared conventions:
   points at a cairn server (\`…/repository-authorities/N/git/LINE.git\`, \`origin\` first), else
   the one server \`cairn login\` stored a token for; the repository from the working copy or git
   remote when that is the server chosen.
+- Wherever a repository index is taken (\`--repo\`, \`--from-repo\`, \`--to-repo\`), a
+  client command takes its name too (\`--repo hello\`, or \`--repo NS/NAME\` for one with a
+  namespace), looked up once per run in the server's repository list; a value of digits only
+  is an index. Names repeat (only a non-empty namespace is unique): a name several active
+  repositories share is refused (exit 2) listing their indexes; with no active repository of
+  that name, a single retiring one is meant; a name the server does not know is an error
+  (exit 1) naming the close ones. The list is read before the command checks its other
+  options: it is the one request a command refused for a bad option may have made. The
+  offline commands (\`fsck\`, \`export\`, \`import\`, \`restore\`) take indexes only.
 - \`cairn help COMMAND\` is \`cairn COMMAND --help\`. A mistyped command, sub-command, option or
   option value is refused with exit 2 before anything is sent, naming the closest known word.
   \`cairn completion bash\` (or \`zsh\`) prints a completion script.
@@ -104,8 +113,8 @@ Shared conventions:
 
 | Exit | Bad input | What the command does |
 |---|---|---|
-| 2 | an unknown command, sub-command or option; a missing option or value; an option value outside its set (\`--mode\`, \`--status\`, \`--author-mode\`, \`--verification\`, ...); no \`--server\` or \`--repo\` given or found | refuses before anything is sent (no idempotency key is printed), naming the closest known word (\`did you mean "checkout"?\`) or the values it takes |
-| 1 | a name the server does not know (repository, line, change, ...); a line \`checkout\` cannot find, without \`--create\` | says so, naming close line names; nothing is written |
+| 2 | an unknown command, sub-command or option; a missing option or value; a repository name several active repositories share (only the repository list is read); an option value outside its set (\`--mode\`, \`--status\`, \`--author-mode\`, \`--verification\`, ...); no \`--server\` or \`--repo\` given or found | refuses before anything is sent (no idempotency key is printed), naming the closest known word (\`did you mean "checkout"?\`) or the values it takes |
+| 1 | a name the server does not know (repository, line, change, ...; close names are suggested); a line \`checkout\` cannot find, without \`--create\` | says so, naming close line names; nothing is written |
 | 1 | a server that refuses (401, 403, 409, ...), that is not a cairn server, that speaks https where http was written (or the reverse), or whose disk is full (507) | says so in words, with the fix (\`cairn login --server URL\`, the address to write); never a route path |
 | 6 | a push whose line moved, an update with both-sides changes, a land refused by its gates | refuses; nothing changed |
 `;

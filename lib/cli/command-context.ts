@@ -9,7 +9,7 @@ import { placeOf } from './target.js';
 export const COMMON = `Common options:
   --server URL    cairn server, e.g. http://127.0.0.1:8088 (default: $CAIRN_SERVER, the working
                   copy's, the git remote's, or the one server you signed in to)
-  --repo N        repository index (default: the working copy's or the git remote's)
+  --repo N        repository index or name (default: the working copy's or git remote's)
   --json          print JSON (the default when stdout is not a terminal)
 `;
 

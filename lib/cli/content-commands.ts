@@ -37,7 +37,7 @@ line's head is the default parent and its content is not uploaded again.
 
 Options:
   --server URL    cairn server: http://HOST:PORT, https://HOST or just HOST:PORT (http)
-  --repo N        repository index
+  --repo N        repository index or name
   --line NAME     line to read the parent from and to move (compare-and-set on its head)
   --parent ID     parent snapshot (plain directory only; default: the line's head)
   --no-line       commit the snapshot without moving the line
@@ -57,7 +57,7 @@ written, naming each path (exit 1).
 
 Options:
   --server URL     cairn server (http://HOST:PORT or HOST:PORT)
-  --repo N         repository index
+  --repo N         repository index or name
   --line NAME      the line's head
   --snapshot ID    a snapshot by id
   --quiet          no progress bar
@@ -78,7 +78,7 @@ A head holding a name a checkout must not write is refused as cairn pull refuses
 Options:
   --server URL     cairn server (http://HOST:PORT or HOST:PORT; default: $CAIRN_SERVER, the
                    working copy's or git remote's)
-  --repo N         repository index (default: the working copy's or the git remote's)
+  --repo N         repository index or name (default: the working copy's or git remote's)
   --line NAME      line to track
   --create         the line may not exist yet: its first push from DIR creates it
   --quiet          no progress bar

@@ -38,7 +38,7 @@ named and keeps the others (docs/api.md "Repository rules").
 
 Options:
   --server URL        cairn server (http://HOST:PORT or HOST:PORT; default: $CAIRN_SERVER, the working copy's, the git remote's)
-  --repo N            repository index (show, rules)
+  --repo N            repository index or name (show, rules)
   --namespace NS      namespace of a new repository (default "")
   --policy-flags N    policy flags of a new repository (default 0; 1 = main is governed)
   --name NAME         list only repositories with this name
@@ -153,7 +153,7 @@ List the repository's lines with their head snapshots, status and last move.
 
 Options:
   --server URL   cairn server (default: $CAIRN_SERVER, the working copy's, the git remote's)
-  --repo N       repository index (default: the working copy's or the git remote's)
+  --repo N       repository index or name (default: the working copy's or git remote's)
   --json         print JSON (default when stdout is not a terminal)
 `;
 
@@ -177,7 +177,7 @@ id, time and message of each.
 
 Options:
   --server URL     cairn server (default: $CAIRN_SERVER, the working copy's, the git remote's)
-  --repo N         repository index (default: the working copy's or the git remote's)
+  --repo N         repository index or name (default: the working copy's or git remote's)
   --line NAME      start at this line's head (default: the working copy's line, or the git remote's)
   --snapshot ID    start at this snapshot
   --limit N        at most N snapshots (default 50)
@@ -234,7 +234,7 @@ List a repository's worker jobs (CI runs) or show one with its outcome and error
 
 Options:
   --server URL   cairn server (default: $CAIRN_SERVER, the working copy's, the git remote's)
-  --repo N       repository index (default: the working copy's or the git remote's)
+  --repo N       repository index or name (default: the working copy's or git remote's)
   --state S      only jobs in this state
   --limit N      at most N jobs, newest first (default 50; pages are followed as needed)
   --all          every job

@@ -28,7 +28,7 @@ path and its kind), 1 other errors.
 
 Common options:
   --server URL    cairn server
-  --repo N        repository index
+  --repo N        repository index or name
   --json          print JSON (the default when stdout is not a terminal)
 `;
 

@@ -123,7 +123,10 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   whoami: async () => (await import('./login-commands.js')).whoamiCommand,
   token: async () => (await import('./token-commands.js')).tokenCommand,
   admin: async () => (await import('./admin-commands.js')).adminCommand,
-  completion: async () => (await import('./completion.js')).completionCommand,
+  completion: async () => {
+    const { completionCommand } = await import('./completion.js');
+    return (argv) => completionCommand(argv, COMMAND_NAMES);
+  },
 };
 
 /** Every command name `cairn` accepts (aliases included), in table order: what docs/cli.md documents. */
@@ -173,7 +176,8 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   try {
-    return await (await load())(rest);
+    const run = await load();
+    return await run(await (await import('./target.js')).resolveRepoNames(name, rest));
   } catch (err) {
     return reportError(err);
   }

@@ -30,7 +30,7 @@ everywhere. grant, revoke and anonymous-read need the admin role in the reposito
 Options:
   --server URL   the server (default $CAIRN_SERVER, the working copy's or git remote's, or the one server you
                  are signed in to)
-  --repo N       repository index (default: the working copy's or the git remote's)
+  --repo N       repository index or name (default: the working copy's or git remote's)
   --json         print JSON (the default when stdout is not a terminal)
 `;
 

@@ -4,13 +4,16 @@
 // at a cairn server (…/v1/native/repository-authorities/N/git/LINE.git), else the one server
 // `cairn login` stored a token for. --repo, else the repository of the working copy or git
 // remote — only when that is the server chosen (an index means nothing on another server).
+// A repository name given where an index is taken is looked up here too, once per run
+// (resolveRepoNames, called by ./main.ts before any command runs).
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { credentialsPath } from '../client/credentials.js';
-import { normalizeServerUrl } from '../client/http.js';
+import { CairnClient, normalizeServerUrl } from '../client/http.js';
 import { findWorkingCopy } from '../client/working-copy.js';
 import { parseU32 } from '../domain/repository.js';
 import { CliUsageError } from './args.js';
+import { didYouMean } from './suggest.js';
 
 export interface Place {
   server: string;
@@ -94,4 +97,84 @@ function chosenServer(serverValue: unknown, local: () => Place | null, what: str
   const stored = storedServers();
   if (stored.length === 1) return { server: stored[0], repo: null, line: null, from: 'cairn login' };
   throw new CliUsageError(`--server URL is required for ${what} (or set CAIRN_SERVER, or run it inside a working copy or a git clone of a cairn repository${stored.length > 1 ? `; you are signed in to ${stored.join(', ')}` : ', or sign in first: cairn login --server URL'})`);
+}
+
+// ---------------------------------------------------------------- repositories by name
+
+/** Commands whose --repo is an index in a local data directory or archive, never looked up on a server. */
+const OFFLINE = new Set(['serve', 'fsck', 'export', 'import', 'restore', 'admin', 'config', 'completion']);
+
+/** The option naming a repository, and the option naming the server it is looked up on. */
+const REPO_OPTIONS: Record<string, string> = { repo: 'server', 'from-repo': 'from', 'to-repo': 'to' };
+
+interface Listed { repository_index: number; repository_name: string; namespace: string; lifecycle_kind: number }
+
+/** One registry listing per server per run: a command naming several repositories asks once. */
+const listings = new Map<string, Promise<Listed[]>>();
+
+async function listing(server: string): Promise<Listed[]> {
+  const key = normalizeServerUrl(server);
+  let found = listings.get(key);
+  if (!found) {
+    found = new CairnClient(server).json('GET', '/v1/native/repository-authorities').then((r: { repositories: Listed[] }) => r.repositories);
+    listings.set(key, found);
+  }
+  return found;
+}
+
+const label = (r: Listed) => (r.namespace ? `${r.namespace}/${r.repository_name}` : r.repository_name);
+
+/**
+ * The index of the repository called `name` on `server` (NAME, or NS/NAME to pick by namespace).
+ * Names repeat (only a non-empty namespace is unique), so: one active repository of that name is
+ * it; several are a usage error listing them; with no active one, a single retiring one is it
+ * (its retirement can be followed by name). No such name: an error naming close ones (exit 1).
+ */
+export async function repositoryByName(server: string, name: string, flag = '--repo'): Promise<number> {
+  const repos = await listing(server);
+  const matches = repos.filter((r) => r.repository_name === name || (r.namespace !== '' && label(r) === name));
+  const active = matches.filter((r) => r.lifecycle_kind === 1);
+  const pick = active.length ? active : matches;
+  if (pick.length === 1) return pick[0].repository_index;
+  if (pick.length > 1) {
+    const listed = pick.map((r) => `${r.repository_index} (${label(r)}${r.lifecycle_kind === 1 ? '' : ', retiring'})`).join(', ');
+    throw new CliUsageError(`${flag} "${name}" names ${pick.length} repositories of ${server}: ${listed}; give the index (${flag} ${pick[0].repository_index})`);
+  }
+  throw new Error(`${server} has no repository named "${name}"${didYouMean(name, [...new Set(repos.map(label))])} (cairn repo list --server ${server} lists them)`);
+}
+
+/**
+ * `argv` with every repository name given to --repo (--from-repo, --to-repo) replaced by its
+ * index, so each command, which takes an index, takes a name too. A value of digits only stays
+ * an index. Nothing is looked up for --help, for offline commands, or when no name is given.
+ */
+export async function resolveRepoNames(command: string, argv: string[]): Promise<string[]> {
+  if (OFFLINE.has(command)) return argv;
+  const end = argv.indexOf('--') === -1 ? argv.length : argv.indexOf('--');
+  const head = argv.slice(0, end);
+  if (head.includes('--help') || head.includes('-h')) return argv;
+  const valueOf = (opt: string): string | undefined => {
+    let v: string | undefined;
+    for (let i = 0; i < end; i++) {
+      if (argv[i] === `--${opt}`) v = argv[i + 1];
+      else if (argv[i].startsWith(`--${opt}=`)) v = argv[i].slice(opt.length + 3);
+    }
+    return v;
+  };
+  const out = [...argv];
+  for (let i = 0; i < end; i++) {
+    const m = /^--(repo|from-repo|to-repo)(=(.*))?$/s.exec(argv[i]);
+    if (!m) continue;
+    const inline = m[2] !== undefined;
+    const value = inline ? m[3] : argv[i + 1];
+    if (value === undefined || value === '' || /^\d+$/.test(value) || (!inline && value.startsWith('-'))) continue;
+    const serverOpt = REPO_OPTIONS[m[1]];
+    const server = serverOpt === 'server' ? serverOf(valueOf('server'), `cairn ${command}`) : valueOf(serverOpt);
+    if (server === undefined) continue; // the command says what is missing
+    const index = String(await repositoryByName(server, value, `--${m[1]}`));
+    if (inline) out[i] = `--${m[1]}=${index}`;
+    else out[i + 1] = index;
+    if (!inline) i++;
+  }
+  return out;
 }

@@ -7,13 +7,14 @@
 // visible. Barriers run alone between batches (expiry, compaction, segment swaps).
 import { holdsClear, SEALING_TYPES, sealingTestHooks, sealRecord } from '../domain/sealing.js';
 import { promises as fsp } from 'node:fs';
+import path from 'node:path';
 import { Conflict, Corrupt } from '../domain/errors.js';
 import { crc32 } from './binary.js';
 import { MAX_SEGMENTS, type CommitPointFile, type CommitState } from './commit-point.js';
-import { crashPoint } from './crash-point.js';
+import { crashPoint, writeFault } from './crash-point.js';
 import { beginEventTime, endEventTime } from './event-clock.js';
 import { encodeEvent, type EventRecord } from './event-log.js';
-import { fsyncDir, tempPathFor } from './durable.js';
+import { fsyncDir, tempPathFor, writingIn } from './durable.js';
 import { FRAME_OVERHEAD, LOG_HEADER_SIZE, type LogFile } from './framed-log.js';
 import { writeSegment, type SegmentEntry } from './index-file.js';
 import { INDEX_NAMES, type IndexName, type LogName } from './layout.js';
@@ -202,14 +203,22 @@ export class CommitQueue {
         if (published.isCommittedPack(kind, packId) || adopted.some((a) => a.kind === kind && a.packId === packId)) continue;
         const target = published.packFile(kind, packId);
         const temp = tempPathFor(target);
-        await fsp.writeFile(temp, bytes, { flag: 'wx', mode: 0o644 });
-        const h = await fsp.open(temp, 'r+');
-        try {
-          await h.sync();
-        } finally {
-          await h.close();
-        }
-        await fsp.rename(temp, target);
+        await writingIn(path.dirname(target), async () => {
+          try {
+            writeFault(temp);
+            await fsp.writeFile(temp, bytes, { flag: 'wx', mode: 0o644 });
+            const h = await fsp.open(temp, 'r+');
+            try {
+              await h.sync();
+            } finally {
+              await h.close();
+            }
+          } catch (err) {
+            await fsp.rm(temp, { force: true });
+            throw err;
+          }
+          await fsp.rename(temp, target);
+        });
         adopted.push({ kind, packId, written: true });
       }
       if (adopted.length) {

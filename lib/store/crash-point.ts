@@ -21,4 +21,11 @@ export const faults: {
   failCommitPoint: (() => boolean) | null;
   /** When it returns true, a reseal of workflow.log (StoreMaintenance.resealWorkflow) fails before writing anything. */
   failReseal: (() => boolean) | null;
-} = { failAppend: null, failCommitPoint: null, failReseal: null };
+  /** When it returns 'ENOSPC' for a file being written (a pack, a temp file, a record), that write fails as on a full disk. */
+  failWrite: ((file: string) => 'ENOSPC' | false) | null;
+} = { failAppend: null, failCommitPoint: null, failReseal: null, failWrite: null };
+
+/** Test-only: the full disk `faults.failWrite` asks for, at a write of `file` (nothing of it written). */
+export function writeFault(file: string): void {
+  if (faults.failWrite?.(file) === 'ENOSPC') throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+}

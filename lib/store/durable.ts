@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { promises as fsp, constants as fsc } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { writeFault } from './crash-point.js';
 
 /** Temp files are named `.<target-basename>.tmp-<16 hex>`; nothing else contains `.tmp-`. */
 export const TEMP_MARKER = '.tmp-';
@@ -29,6 +30,28 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
+const DISK_FULL_CODES = new Set(['ENOSPC', 'EDQUOT']);
+
+/**
+ * A full disk (ENOSPC, EDQUOT) as an error naming the directory it could not write in, for the
+ * operator's log; the HTTP answer (507, lib/http/errors.ts) is built from the code alone and never
+ * shows it. Other errors, and one already naming its place, pass unchanged.
+ */
+export function diskFullIn(err: unknown, dir: string): unknown {
+  const e = err as NodeJS.ErrnoException & { diskFullDir?: string };
+  if (!e || typeof e.code !== 'string' || !DISK_FULL_CODES.has(e.code) || e.diskFullDir !== undefined) return err;
+  return Object.assign(new Error(`${e.message} (writing in ${dir})`), { code: e.code, diskFullDir: dir });
+}
+
+/** `write`, whose full-disk error names `dir` (diskFullIn). */
+export async function writingIn<T>(dir: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    throw diskFullIn(err, dir);
+  }
+}
+
 /** Write `data` to `target` atomically and durably. Durable when the promise resolves. */
 export async function writeFileDurable(target: string, data: Uint8Array | string): Promise<void> {
   await writeFileDurableWith(target, (handle) => handle.writeFile(data));
@@ -40,18 +63,21 @@ export async function writeFileDurable(target: string, data: Uint8Array | string
  * `fill` throws, the temp file is removed and `target` is untouched.
  */
 export async function writeFileDurableWith(target: string, fill: (handle: FileHandle) => Promise<void>): Promise<void> {
-  const temp = tempPathFor(target);
-  const handle = await fsp.open(temp, 'wx', 0o644);
-  try {
-    await fill(handle);
-    await handle.sync();
-  } catch (err) {
-    await handle.close().catch(() => {});
-    await fsp.rm(temp, { force: true });
-    throw err;
-  }
-  await handle.close();
-  await renameDurable(temp, target);
+  await writingIn(path.dirname(target), async () => {
+    const temp = tempPathFor(target);
+    const handle = await fsp.open(temp, 'wx', 0o644);
+    try {
+      writeFault(target);
+      await fill(handle);
+      await handle.sync();
+    } catch (err) {
+      await handle.close().catch(() => {});
+      await fsp.rm(temp, { force: true });
+      throw err;
+    }
+    await handle.close();
+    await renameDurable(temp, target);
+  });
 }
 
 /** Rename a finished (already fsynced) file into place and fsync the directories involved. */
@@ -72,8 +98,10 @@ export async function mkdirDurable(dir: string): Promise<void> {
     if (path.dirname(d) === d) break;
   }
   if (!missing.length) return;
-  await fsp.mkdir(dir, { recursive: true });
-  for (const d of missing.reverse()) await fsyncDir(path.dirname(d));
+  await writingIn(path.dirname(missing[missing.length - 1]), async () => {
+    await fsp.mkdir(dir, { recursive: true });
+    for (const d of missing.reverse()) await fsyncDir(path.dirname(d));
+  });
 }
 
 /** Remove a file or tree durably (fsync the parent after the unlink). */

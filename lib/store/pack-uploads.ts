@@ -7,7 +7,8 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { Invalid, TooLarge } from '../domain/errors.js';
 import type { CommitQueue } from './commit-queue.js';
-import { ChunkWriter, fsyncDir, renameDurable, tempPathFor } from './durable.js';
+import { writeFault } from './crash-point.js';
+import { ChunkWriter, diskFullIn, fsyncDir, renameDurable, tempPathFor } from './durable.js';
 import { PackVerifier, type PackKind } from './pack.js';
 import { PACK_DIR, PACK_KINDS, type PublishedStore } from './published.js';
 
@@ -71,10 +72,11 @@ export class PackUploads {
     const hash = already ? createHash('sha256') : null;
     const target = this.published.stagedPackFile(kind, packId);
     const temp = already ? null : tempPathFor(target);
-    const handle = temp ? await fsp.open(temp, 'wx', 0o644) : null;
+    const handle = temp ? await fsp.open(temp, 'wx', 0o644).catch((err) => { throw diskFullIn(err, path.dirname(target)); }) : null;
     const writer = handle ? new ChunkWriter(handle) : null;
     let received = 0;
     try {
+      if (temp) writeFault(temp);
       for await (const chunk of body) {
         received += chunk.length;
         if (received > limit) throw new TooLarge(`request body exceeds the route limit of ${limit} bytes`);
@@ -113,7 +115,7 @@ export class PackUploads {
       await writer?.end().catch(() => {});
       if (handle) await handle.close().catch(() => {});
       if (temp) await fsp.rm(temp, { force: true });
-      throw err;
+      throw diskFullIn(err, path.dirname(target));
     }
   }
 

@@ -9,7 +9,9 @@ import type { FileHandle } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import zstd from './zstd.js';
 import { Invalid } from '../domain/errors.js';
-import { renameDurable, tempPathFor } from './durable.js';
+import { writeFault } from './crash-point.js';
+import { diskFullIn, renameDurable, tempPathFor } from './durable.js';
+import path from 'node:path';
 import { decodeObjectFrame, encodePackHeader, headerSizeFor, MAX_PACK_ENTRIES, type PackEntry, type PackKind } from './pack.js';
 
 /** Compressed bytes written at a time. */
@@ -45,7 +47,7 @@ export class StreamingPackWriter {
    */
   static async create(kind: PackKind, stagedFile: (packId: string) => string, level = 3, place?: (packId: string, temp: string) => Promise<void>): Promise<StreamingPackWriter> {
     const framesFile = tempPathFor(stagedFile('frames'));
-    const handle = await fsp.open(framesFile, 'wx+', 0o644);
+    const handle = await fsp.open(framesFile, 'wx+', 0o644).catch((err) => { throw diskFullIn(err, path.dirname(framesFile)); });
     const byRename = async (packId: string, temp: string) => {
       const file = stagedFile(packId);
       if (await fsp.stat(file).then(() => true, () => false)) await fsp.rm(temp, { force: true });
@@ -91,9 +93,14 @@ export class StreamingPackWriter {
       const bytes = this.out.subarray(0, produced);
       crc = crc32(bytes, crc);
       let done = 0;
-      while (done < produced) {
-        const { bytesWritten } = await this.frames.write(bytes, done, produced - done, at + done);
-        done += bytesWritten;
+      try {
+        writeFault(this.framesFile);
+        while (done < produced) {
+          const { bytesWritten } = await this.frames.write(bytes, done, produced - done, at + done);
+          done += bytesWritten;
+        }
+      } catch (err) {
+        throw diskFullIn(err, path.dirname(this.framesFile));
       }
       at += produced;
     };
@@ -137,9 +144,10 @@ export class StreamingPackWriter {
       const header = encodePackHeader(this.kind, entries);
       const temp = tempPathFor(this.stagedFile('pack'));
       const hash = createHash('sha256').update(header);
-      const target = await fsp.open(temp, 'wx', 0o644);
+      const target = await fsp.open(temp, 'wx', 0o644).catch((err) => { throw diskFullIn(err, path.dirname(temp)); });
       let packId: string;
       try {
+        writeFault(temp);
         await target.write(header, 0, header.length, 0);
         let at = header.length;
         // Through one buffer, reused: copying a pack of any size leaves nothing to collect.
@@ -161,7 +169,7 @@ export class StreamingPackWriter {
       } catch (err) {
         await target.close().catch(() => {});
         await fsp.rm(temp, { force: true });
-        throw err;
+        throw diskFullIn(err, path.dirname(temp));
       }
       await target.close();
       // The same bytes may be staged already (the same push, twice at once): one copy is enough.
