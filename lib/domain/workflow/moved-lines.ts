@@ -6,7 +6,14 @@
 // blank line is not one. Lines are compared as the diff's whitespace mode compares them. The
 // work is bounded: lines are looked up by their text in a map, and past MAX_MOVED_LINES changed
 // lines or MAX_MOVED_STEPS comparisons the rest of the file is left unmarked.
-import type { Hunk } from './content-diff.js';
+/** What this module reads and marks of a diff hunk (content-diff.ts's Hunk; declared here so the two modules do not import each other). */
+interface MovableHunk {
+  old_start: number;
+  new_start: number;
+  lines: string[];
+  moved_to?: Array<number | null> | null;
+  moved_from?: Array<number | null> | null;
+}
 
 export const MIN_MOVED_LINES = 3;
 export const MIN_MOVED_ALNUM = 20;
@@ -30,7 +37,7 @@ const alnum = (s: string) => s.replace(/[^\p{L}\p{N}]/gu, '').length;
  * no moved line on that side). A removed line of a moved block gets the revision line it moved
  * to; an added line, the base line it came from. `normalize` is the whitespace mode's (or none).
  */
-export function markMoves(hunks: Hunk[], normalize: ((t: string) => string) | null = null): void {
+export function markMoves(hunks: MovableHunk[], normalize: ((t: string) => string) | null = null): void {
   for (const h of hunks) {
     h.moved_to = null;
     h.moved_from = null;
