@@ -155,6 +155,10 @@ async function twoBranches(): Promise<string> {
     const pkt = (t: string) => Buffer.concat([Buffer.from((Buffer.byteLength(t) + 4).toString(16).padStart(4, '0')), Buffer.from(t)]);
     const garbage = await post(Buffer.from('zzzz not a pkt-line'));
     expect(garbage.status).to.be.lessThan(500);
+    // An empty request: refused before git runs, as a whole answer (git would fail after a 200).
+    const empty = await post(Buffer.alloc(0));
+    expect(empty.status).to.equal(400);
+    expect(empty.json.error).to.match(/empty body/);
     const unserved = await post(Buffer.concat([pkt(`want ${'ab'.repeat(20)}\n`), Buffer.from('0000'), pkt('done\n')]));
     expect(unserved.status).to.be.lessThan(500);
     expect(unserved.text).to.include('not our ref');

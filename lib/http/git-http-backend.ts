@@ -75,6 +75,8 @@ export function serviceOf(value: unknown): GitService {
  */
 export async function serveGit(ctx: Context, options: ServeGitOptions): Promise<Reply> {
   if (options.service === 'git-receive-pack' && options.request === 'rpc') throw new Error('a push is received by receiveForReview, never by git http-backend');
+  // An empty request is no git client's: refused before git runs (git would fail after the 200 was sent).
+  if (options.request === 'rpc' && ctx.get('content-length') === '0') throw new Invalid('a git-upload-pack request carries the client\'s wants: an empty body is not one (fetch with git)');
   return runHttpBackend(ctx, options);
 }
 
