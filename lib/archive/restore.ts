@@ -422,6 +422,8 @@ export interface RestoreRequest {
   onProgress?: (p: ApplyProgress & { repository: number; manifest: string }) => void;
   /** Proves the built directory (opens it, checks it) before it is moved into place. */
   verify?: (dir: string) => Promise<void>;
+  /** Objects fetched at once (default 8). */
+  concurrency?: number;
 }
 
 export interface RestoredRepository {
@@ -477,6 +479,7 @@ export async function restoreArchive(store: ObjectStore, request: RestoreRequest
       await mkdirDurable(dir);
       const result = await applyManifest(store, f.manifest, dir, {
         manifestKey: f.key,
+        concurrency: request.concurrency ?? 8,
         onProgress: (p) => request.onProgress?.({ ...p, repository: index, manifest: f.key }),
       });
       if (!result.registry) throw new Corrupt(`archive manifest ${f.key} is incomplete: it names no registry record`);

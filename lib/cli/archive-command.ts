@@ -7,18 +7,22 @@ import { CliUsageError, parseCommandArgs } from './args.js';
 import { emit, table, useJson } from './output.js';
 import { archivePruneCommand } from './archive-prune.js';
 import { archiveReclaimCommand } from './archive-reclaim.js';
+import { archiveVerifyCommand } from './archive-verify.js';
 
 export const ARCHIVE_HELP = `Usage:
   cairn archive status --server URL [--json]      (cairn archive status --help)
   cairn archive prune --from s3://BUCKET/PREFIX [--keep POLICY] [--grace DURATION] [--dry-run]
                                                  (cairn archive prune --help)
   cairn archive reclaim --data DIR [--json]       (cairn archive reclaim --help)
+  cairn archive verify --from s3://BUCKET/PREFIX [--sample N | --all]
+                                                 (cairn archive verify --help)
 
 The archive is a continuous copy of every repository in S3-compatible object storage,
 shipped by \`cairn serve --archive s3://BUCKET/PREFIX\` (docs/operations.md "Archive");
 prune applies a retention policy to it (docs/operations.md "Archive retention"); reclaim lets
 a data directory that a newer writer fenced claim the archive again (docs/operations.md "One
-writer").
+writer"); verify restores the newest manifest into a temporary directory and checks it
+(docs/operations.md "Verifying the archive").
 `;
 
 const STATUS_HELP = `Usage:
@@ -57,7 +61,8 @@ export async function archiveCommand(argv: string[]): Promise<number> {
   }
   if (sub === 'prune') return archivePruneCommand(argv.slice(1));
   if (sub === 'reclaim') return archiveReclaimCommand(argv.slice(1));
-  if (sub !== 'status') throw new CliUsageError(`unknown archive subcommand "${sub}" (status, prune, reclaim)`);
+  if (sub === 'verify') return archiveVerifyCommand(argv.slice(1));
+  if (sub !== 'status') throw new CliUsageError(`unknown archive subcommand "${sub}" (status, prune, reclaim, verify)`);
   const { values, positionals } = parseCommandArgs(argv.slice(1), {
     server: { type: 'string' },
     json: { type: 'boolean', default: false },
