@@ -10,7 +10,8 @@ import { verifyArchive } from '../lib/authority/archive-verify.js';
 import { shipDataDir, type ShippedManifest } from './archive-dir-ship.js';
 import { write } from './archive-reads.js';
 import { MemoryObjectStore } from './memory-store.js';
-import { cli, register, spawnServer, tempDir } from './helpers.js';
+import { api, cli, register, spawnServer, startTestServer, tempDir, until } from './helpers.js';
+import { commitContent } from './archive-fixture.js';
 
 describe('cairn archive verify (in-memory store)', function () {
   this.timeout(180_000);
@@ -112,5 +113,42 @@ describe('cairn archive verify (in-memory store)', function () {
     expect(both.stderr).to.match(/exclude each other/);
     expect((await cli(['archive', 'verify', '--from', url, '--sample', '0'])).code).to.equal(2);
     expect((await cli(['archive', 'verify', '--from', url, '--concurrency', '0'])).code).to.equal(2);
+  });
+});
+
+describe('serve --archive-verify-every (in-memory store)', function () {
+  this.timeout(120_000);
+
+  it('verifies now and then; a damaged object is an archive.verify_failed event naming it and shows on /healthz', async () => {
+    const store = new MemoryObjectStore();
+    const server = await startTestServer(path.join(tempDir(), 'data'), { archive: { url: 's3://bucket/verify/', store, intervalMs: 50, verify: { everyMs: 200 } } });
+    try {
+      const repo = await register(server.url, 'gamma');
+      await commitContent(server.url, repo, 'one');
+      await commitContent(server.url, repo, 'two');
+      const health = async (): Promise<any> => (await api(server.url, 'GET', '/healthz')).json.archive;
+      await until('shipped', async () => (await health()).repositories.find((r: any) => r.repository === repo && r.uncovered_commits === 0 && r.shipped_commit !== '0'), 30_000);
+      const good = await until('a verification passed', async () => {
+        const v = (await health()).last_verify;
+        return v?.ok === true && v.repositories[0]?.manifest ? v : null;
+      }, 30_000);
+      expect(good.repositories[0].repository).to.equal(repo);
+      // Damage one pack the newest manifest names.
+      const m = await readManifest(store, (await until('manifest', async () => (await health()).last_verify?.repositories?.[0]?.manifest, 5_000)) as string);
+      const pack = m.entries.find((e) => e.kind === 'pack')!;
+      const stored = store.objects.get(pack.key)!;
+      const bad = Buffer.from(stored.bytes);
+      bad[bad.length - 1] ^= 0xff;
+      store.objects.set(pack.key, { ...stored, bytes: bad });
+      const event = await until('archive.verify_failed', async () => ((await api(server.url, 'GET', '/v1/native/events')).json.events as any[]).find((e) => e.type === 'archive.verify_failed'), 30_000);
+      expect(event.data.repository_index).to.equal(repo);
+      expect(event.data.archive).to.equal('s3://bucket/verify/');
+      expect(event.data.problem).to.include(pack.key).and.match(/damaged/);
+      const failed = (await health()).last_verify;
+      expect(failed.ok).to.equal(false);
+      expect(failed.repositories[0].problem).to.include(pack.key);
+    } finally {
+      await server.stop();
+    }
   });
 });
