@@ -30,6 +30,8 @@ Options:
   --all                 restore every repository that has a manifest (the default)
   --at TIME             the newest commit point captured at or before TIME (ISO 8601, e.g.
                         2026-11-26T12:00:00Z, or unix seconds)
+                        A newer manifest that cannot be read (its time unknown) is skipped
+                        with a warning naming it
   --seq N               the newest commit point whose commit generation is at most N
   --concurrency N       objects downloaded at once (default 8, at most 256); many small
                         objects restore about as fast as the store answers requests in parallel
@@ -110,6 +112,10 @@ export async function restoreCommand(argv: string[]): Promise<number> {
       target,
       dataDir,
       concurrency,
+      onWarning: (message) => {
+        bar.stop();
+        process.stderr.write(`cairn: warning: ${message}\n`);
+      },
       onProgress: (p) => {
         if (p.repository !== current) {
           current = p.repository;
