@@ -33,7 +33,8 @@ under, its state (shipping, idle, error: retrying after a failure, fenced: a new
 claimed the archive and this server stopped), whether commits wait for the archive
 (--archive-sync), the lag: the age of the oldest commit no stored manifest covers and how many
 commits are uncovered, over every repository and per repository (with the commit shipped last,
-the commit committed now and the lag in bytes); the last error. Secrets are never part of it.
+the commit committed now and the lag in bytes); the last error; with serve
+--archive-verify-every, the last verification. Secrets are never part of it.
 Exits 1 when the server does not archive, or is fenced.
 
   --server URL    cairn server, e.g. http://127.0.0.1:8088 (default: $CAIRN_SERVER, the working
@@ -51,6 +52,7 @@ interface ArchiveStatus {
   repositories: { repository: number; shipped_commit: string; committed: string; lag_seconds: number; lag_bytes: number; uncovered_commits?: number }[];
   last_error: string | null;
   last_shipped_at: string | null;
+  last_verify?: { at: string; ok?: boolean; repositories?: { repository: number; manifest: string | null; ok: boolean; problem: string | null }[]; error?: string } | null;
 }
 
 export async function archiveCommand(argv: string[]): Promise<number> {
@@ -90,6 +92,7 @@ export async function archiveCommand(argv: string[]): Promise<number> {
       `lag         ${a.lag_seconds ?? 0} s, ${a.uncovered_commits ?? 0} commits uncovered`,
       `last ship   ${a.last_shipped_at ?? '-'}`,
       ...(a.last_error ? [`last error  ${a.last_error}`] : []),
+      ...(a.last_verify ? [`last verify ${a.last_verify.at} ${a.last_verify.error ? `could not run: ${a.last_verify.error}` : (a.last_verify.repositories ?? []).map((r) => `repository ${r.repository} ${r.ok ? 'ok' : `FAILED: ${r.problem}`}`).join('; ')}`] : []),
       '',
       table([['REPO', 'SHIPPED', 'COMMITTED', 'UNCOVERED', 'LAG S', 'LAG BYTES'], ...a.repositories.map((r) => [String(r.repository), r.shipped_commit, r.committed, String(r.uncovered_commits ?? 0), String(r.lag_seconds), String(r.lag_bytes)])]),
     ];
