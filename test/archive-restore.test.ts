@@ -172,6 +172,34 @@ describe('cairn restore --from: a real object store (Swift s3api)', function () 
     }
   });
 
+  it('cairn archive verify: a good archive exits 0 (JSON, and readable on a terminal); a damaged object exits 5 naming it', async () => {
+    const good = await cli(['archive', 'verify', '--from', 's3://cairn-restore/site/', '--all', '--json'], env);
+    expect(good.code, good.stderr).to.equal(0);
+    const report = JSON.parse(good.stdout);
+    expect(report.ok).to.equal(true);
+    expect(report.repositories.map((r: { manifest: string }) => r.manifest)).to.deep.equal(second.map((m) => m.key));
+    const tty = await onTty(['archive', 'verify', '--from', 's3://cairn-restore/site/'], env);
+    expect(tty.status, tty.stdout).to.equal(0);
+    expect(tty.stdout).to.match(/verified: s3:\/\/cairn-restore\/site\/ \(newest; 2 repositories archived\)/).and.match(/ok +repository \d: manifest /);
+
+    const m = await readManifest(store, second[0]!.key);
+    const pack = m.entries.find((e) => e.kind === 'pack')!;
+    const original = await fsp.readFile(path.join(source, 'repositories', String(m.repository), pack.path));
+    const bad = Buffer.from(original);
+    bad[0] ^= 0xff;
+    await store.put(pack.key, bad, { sha256: sha256Hex(bad), size: bad.length });
+    try {
+      const r = await cli(['archive', 'verify', '--from', 's3://cairn-restore/site/', '--all', '--json'], env);
+      expect(r.code, r.stderr).to.equal(5);
+      const failed = JSON.parse(r.stdout);
+      expect(failed.ok).to.equal(false);
+      expect(failed.repositories[0].problem).to.include(pack.key).and.include(second[0]!.key);
+      expect(failed.repositories[1].ok).to.equal(true);
+    } finally {
+      await store.put(pack.key, original, { sha256: sha256Hex(original), size: original.length });
+    }
+  });
+
   it('kill -9 before the commit point leaves no directory; an existing non-empty one is refused', async () => {
     const dir = path.join(tempDir(), 'restored');
     const r = await restore(['--data', dir], { CAIRN_TEST_CRASH_AT: 'restore:before-commit' });
