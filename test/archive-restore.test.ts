@@ -3,8 +3,9 @@
 // storage-layout.md §20), restored into a new directory, answers the same reads byte for byte as
 // the original did at that commit point; --seq and --at pick the right manifest; a damaged or
 // missing object fails naming its key and the manifest's, and leaves no directory; so does a
-// kill -9 before the commit point. The restore logic's own rules (a damaged manifest, an
-// incomplete one, a follower's incremental apply) run on the in-memory store.
+// kill -9 before the commit point; cairn archive verify passes the archive and names a damaged
+// object. The restore logic's own rules (a damaged manifest, an incomplete one, a follower's
+// incremental apply, --at past a damaged manifest, --concurrency) run on the in-memory store.
 import { expect } from 'chai';
 import { existsSync, promises as fsp } from 'node:fs';
 import path from 'node:path';
