@@ -3,15 +3,16 @@
 // storage-layout.md §20), restored into a new directory, answers the same reads byte for byte as
 // the original did at that commit point; --seq and --at pick the right manifest; a damaged or
 // missing object fails naming its key and the manifest's, and leaves no directory; so does a
-// kill -9 before the commit point. The restore logic's own rules (a damaged manifest, an
-// incomplete one, a follower's incremental apply) run on the in-memory store.
+// kill -9 before the commit point; cairn archive verify passes the archive and names a damaged
+// object. The restore logic's own rules (a damaged manifest, an incomplete one, a follower's
+// incremental apply, --at past a damaged manifest, --concurrency) run on the in-memory store.
 import { expect } from 'chai';
 import { existsSync, promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { sha256Hex } from '../lib/archive/object-store.js';
 import { S3ObjectStore, s3Settings } from '../lib/archive/s3-store.js';
-import { applyManifest, findManifest, readManifest } from '../lib/archive/restore.js';
+import { applyManifest, findManifest, readManifest, restoreArchive } from '../lib/archive/restore.js';
 import { fsckAuthority } from '../lib/store/fsck.js';
 import { shipDataDir, type ShippedManifest } from './archive-dir-ship.js';
 import { MemoryObjectStore } from './memory-store.js';
@@ -172,6 +173,34 @@ describe('cairn restore --from: a real object store (Swift s3api)', function () 
     }
   });
 
+  it('cairn archive verify: a good archive exits 0 (JSON, and readable on a terminal); a damaged object exits 5 naming it', async () => {
+    const good = await cli(['archive', 'verify', '--from', 's3://cairn-restore/site/', '--all', '--json'], env);
+    expect(good.code, good.stderr).to.equal(0);
+    const report = JSON.parse(good.stdout);
+    expect(report.ok).to.equal(true);
+    expect(report.repositories.map((r: { manifest: string }) => r.manifest)).to.deep.equal(second.map((m) => m.key));
+    const tty = await onTty(['archive', 'verify', '--from', 's3://cairn-restore/site/'], env);
+    expect(tty.status, tty.stdout).to.equal(0);
+    expect(tty.stdout).to.match(/verified: s3:\/\/cairn-restore\/site\/ \(newest; 2 repositories archived\)/).and.match(/ok +repository \d: manifest /);
+
+    const m = await readManifest(store, second[0]!.key);
+    const pack = m.entries.find((e) => e.kind === 'pack')!;
+    const original = await fsp.readFile(path.join(source, 'repositories', String(m.repository), pack.path));
+    const bad = Buffer.from(original);
+    bad[0] ^= 0xff;
+    await store.put(pack.key, bad, { sha256: sha256Hex(bad), size: bad.length });
+    try {
+      const r = await cli(['archive', 'verify', '--from', 's3://cairn-restore/site/', '--all', '--json'], env);
+      expect(r.code, r.stderr).to.equal(5);
+      const failed = JSON.parse(r.stdout);
+      expect(failed.ok).to.equal(false);
+      expect(failed.repositories[0].problem).to.include(pack.key).and.include(second[0]!.key);
+      expect(failed.repositories[1].ok).to.equal(true);
+    } finally {
+      await store.put(pack.key, original, { sha256: sha256Hex(original), size: original.length });
+    }
+  });
+
   it('kill -9 before the commit point leaves no directory; an existing non-empty one is refused', async () => {
     const dir = path.join(tempDir(), 'restored');
     const r = await restore(['--data', dir], { CAIRN_TEST_CRASH_AT: 'restore:before-commit' });
@@ -224,6 +253,62 @@ describe('restore: manifests and incremental apply (in-memory store)', function 
       expect((await findManifest(memory, 0, { seq: BigInt(shipped[0]!.commit) }))!.key).to.equal(shipped[0]!.key);
     } finally {
       memory.objects.set(key, good);
+    }
+  });
+
+  it('--at skips a damaged newer manifest with a warning and restores the one at the time', async () => {
+    const key = later[0]!.key;
+    const good = memory.objects.get(key)!;
+    const bad = Buffer.from(good.bytes);
+    bad[100] ^= 1;
+    memory.objects.set(key, { ...good, bytes: bad });
+    try {
+      const at = shipped[0]!.capturedAtUs + 500_000n; // before the later manifest's capture
+      const found = (await findManifest(memory, 0, { atUs: at }))!;
+      expect(found.key).to.equal(shipped[0]!.key);
+      expect(found.skipped.map((x) => x.key)).to.deep.equal([key]);
+      expect(found.skipped[0]!.problem).to.include('checksum mismatch');
+      const warnings: string[] = [];
+      const dir = path.join(tempDir(), 'restored');
+      const done = await restoreArchive(memory, { url: 's3://bucket/site/', repositories: [0], target: { atUs: at }, dataDir: dir, onWarning: (w) => warnings.push(w) });
+      expect(done[0]!.manifest).to.equal(shipped[0]!.key);
+      expect(done[0]!.skipped_manifests).to.deep.equal([key]);
+      expect(warnings.join('\n')).to.include(key).and.include('skipped');
+      expect((await fsckAuthority(path.join(dir, 'repositories', '0'), 0)).problems).to.deep.equal([]);
+      // Without --at (or with --seq at its commit), a damaged newest manifest is still refused by its key.
+      let err: Error | null = null;
+      await findManifest(memory, 0, { seq: BigInt(later[0]!.commit) }).catch((e: Error) => { err = e; });
+      expect(String(err)).to.include(key);
+    } finally {
+      memory.objects.set(key, good);
+    }
+  });
+
+  it('--concurrency N downloads N objects at once (forced: the downloads wait until N are in flight), never more, with the same bytes', async function () {
+    this.timeout(20_000); // a restore that fetched fewer at once would wait here forever
+    for (const concurrency of [1, 4, 16]) {
+      let inFlight = 0;
+      let max = 0;
+      let open!: () => void;
+      const gate = new Promise<void>((r) => { open = r; });
+      const gated = Object.create(memory) as MemoryObjectStore;
+      gated.get = async (key: string) => {
+        // Manifests are read before the downloads start; only the objects they name are held.
+        if (!key.includes('/manifests/')) {
+          inFlight++;
+          max = Math.max(max, inFlight);
+          if (inFlight >= concurrency) open();
+          await gate;
+          inFlight--;
+        }
+        return memory.get(key);
+      };
+      const dir = path.join(tempDir(), 'restored');
+      const done = await restoreArchive(gated, { url: 's3://bucket/site/', repositories: [0], target: {}, dataDir: dir, concurrency });
+      expect(done[0]!.objects, 'enough objects to fill the pool').to.be.greaterThan(16);
+      expect(max, `objects in flight at --concurrency ${concurrency}`).to.equal(concurrency);
+      expect(done[0]!.manifest).to.equal(later[0]!.key);
+      expect((await fsckAuthority(path.join(dir, 'repositories', '0'), 0)).problems, `concurrency ${concurrency}`).to.deep.equal([]);
     }
   });
 

@@ -47,6 +47,13 @@ export interface ManifestTarget {
 export interface FoundManifest {
   key: string;
   manifest: Manifest;
+  /** Newer manifests an `atUs` search passed over because they could not be read (damaged or missing), newest first. */
+  skipped: SkippedManifest[];
+}
+
+export interface SkippedManifest {
+  key: string;
+  problem: string;
 }
 
 /** Every manifest key of one repository, in key order (oldest first). */
@@ -98,19 +105,34 @@ export async function readOneManifest(store: ObjectStore, key: string): Promise<
 /**
  * The manifest a restore of repository `index` uses: the greatest key at or before the target
  * (`seq` compares the commit generation; `atUs` the captured time, read from the manifests,
- * newest first). A damaged manifest on the way is an error naming its key — an older one is
- * never taken silently in its place, since the damaged one may be the commit asked for; the
- * operator can ask for an older commit with `seq` explicitly. Null when the archive holds no
- * manifest of the repository at or before the target.
+ * newest first). Without `atUs`, a damaged manifest on the way is an error naming its key — an
+ * older one is never taken silently in its place, since the damaged one may be the commit asked
+ * for; the operator can ask for an older commit with `seq` explicitly. With `atUs`, a newer
+ * manifest that cannot be read (so its capture time is unknown) is passed over and reported in
+ * `skipped`, and the search goes on to older ones: a point-in-time restore still lands on a
+ * commit point at or before the time asked. The manifest finally chosen must resolve (its chain
+ * included) or it is an error. Null when the archive holds no manifest of the repository at or
+ * before the target.
  */
 export async function findManifest(store: ObjectStore, index: number, target: ManifestTarget = {}): Promise<FoundManifest | null> {
   let keys = await listManifestKeys(store, index);
   if (target.seq !== undefined) keys = keys.filter((k) => parseManifestKey(k)!.commitGeneration <= target.seq!);
+  const skipped: SkippedManifest[] = [];
   for (let i = keys.length - 1; i >= 0; i--) {
     const key = keys[i]!;
     // The time check reads the one manifest; only the chosen one's chain is read.
-    if (target.atUs !== undefined && (await readOneManifest(store, key)).capturedAtUs > target.atUs) continue;
-    return { key, manifest: await readManifest(store, key) };
+    if (target.atUs !== undefined) {
+      let one: Manifest;
+      try {
+        one = await readOneManifest(store, key);
+      } catch (err) {
+        if (!(err instanceof Corrupt) && !(err instanceof NotFound)) throw err;
+        skipped.push({ key, problem: err.message });
+        continue;
+      }
+      if (one.capturedAtUs > target.atUs) continue;
+    }
+    return { key, manifest: await readManifest(store, key), skipped };
   }
   return null;
 }
@@ -422,6 +444,10 @@ export interface RestoreRequest {
   onProgress?: (p: ApplyProgress & { repository: number; manifest: string }) => void;
   /** Proves the built directory (opens it, checks it) before it is moved into place. */
   verify?: (dir: string) => Promise<void>;
+  /** Objects fetched at once (default 8). */
+  concurrency?: number;
+  /** Told of each manifest an `--at` search passed over (damaged or missing). */
+  onWarning?: (message: string) => void;
 }
 
 export interface RestoredRepository {
@@ -431,6 +457,8 @@ export interface RestoredRepository {
   captured_at: string;
   objects: number;
   bytes: number;
+  /** Newer manifests passed over because they could not be read (`--at` only); absent when none. */
+  skipped_manifests?: string[];
 }
 
 /**
@@ -460,6 +488,7 @@ export async function restoreArchive(store: ObjectStore, request: RestoreRequest
       if (request.repositories === 'all') continue; // a repository with objects but no manifest at or before the target
       throw new NotFound(`the archive ${store.description} has no manifest of repository ${index}${describeTarget(request.target)}`);
     }
+    for (const s of f.skipped) request.onWarning?.(`repository ${index}: manifest ${s.key} skipped (its capture time cannot be read: ${s.problem}); restoring ${f.key}, the newest readable manifest at or before the time`);
     found.push({ index, found: f });
   }
   if (found.length === 0) throw new NotFound(`the archive ${store.description} has no manifest${describeTarget(request.target)}`);
@@ -477,6 +506,7 @@ export async function restoreArchive(store: ObjectStore, request: RestoreRequest
       await mkdirDurable(dir);
       const result = await applyManifest(store, f.manifest, dir, {
         manifestKey: f.key,
+        concurrency: request.concurrency ?? 8,
         onProgress: (p) => request.onProgress?.({ ...p, repository: index, manifest: f.key }),
       });
       if (!result.registry) throw new Corrupt(`archive manifest ${f.key} is incomplete: it names no registry record`);
@@ -488,6 +518,7 @@ export async function restoreArchive(store: ObjectStore, request: RestoreRequest
         captured_at: new Date(Number(f.manifest.capturedAtUs / 1000n)).toISOString(),
         objects: result.objects,
         bytes: result.bytes,
+        ...(f.skipped.length ? { skipped_manifests: f.skipped.map((x) => x.key) } : {}),
       });
     }
     const highest = Math.max(...indexes);

@@ -194,6 +194,8 @@ export interface ArchiveStatus {
   last_shipped_at: string | null;
   /** With a retention policy (serve --archive-keep): the last prune's counts or failure, null before the first. */
   last_prune?: { at: string; deleted_manifests: number; deleted_objects: number; deleted_bytes: number } | { at: string; error: string } | null;
+  /** serve --archive-verify-every: the last verification (lib/authority/archive-verify.ts). */
+  last_verify?: { at: string; ok: boolean; repositories: { repository: number; manifest: string | null; ok: boolean; problem: string | null }[] } | { at: string; error: string } | null;
 }
 
 /** Objects up to this size upload in the small lane (their own `concurrency` slots). */

@@ -10,6 +10,7 @@
 import { LIFECYCLE_PURGED } from '../domain/repository.js';
 import type { RetentionPolicy } from '../domain/archive-retention.js';
 import { pruneArchive } from '../archive/prune.js';
+import { verifyArchive } from './archive-verify.js';
 import { readArchiveFile, writeArchiveFile, type ArchiveFile } from '../archive/archive-file.js';
 import { canonicalArchiveUrl, sameArchiveUrl } from '../archive/archive-url.js';
 import { encodeRegistryRecord } from '../store/registry-file.js';
@@ -45,6 +46,12 @@ export interface ArchivingOptions {
   syncTimeoutMs?: number;
   /** Prune the archive by a retention policy now and then (serve --archive-keep); never without it. */
   prune?: { policy: RetentionPolicy; graceMs: number; everyMs: number };
+  /**
+   * Verify the archive now and then (serve --archive-verify-every): each run restores one
+   * repository chosen at random, at its newest manifest, into a temporary directory and checks it
+   * (lib/authority/archive-verify.ts); a failure is an archive.verify_failed event.
+   */
+  verify?: { everyMs: number };
 }
 
 /** The service's repositories as the shipper sees them. */
@@ -99,6 +106,9 @@ export class Archiving {
   private pruneTimer: NodeJS.Timeout | null = null;
   private pruning: Promise<void> | null = null;
   /** The last prune's report (or failure), for /healthz. */
+  private verifyTimer: NodeJS.Timeout | null = null;
+  private verifying: Promise<void> | null = null;
+  private lastVerify: { at: string; ok: boolean; repositories: { repository: number; manifest: string | null; ok: boolean; problem: string | null }[] } | { at: string; error: string } | null = null;
   private lastPrune: { at: string; deleted_manifests: number; deleted_objects: number; deleted_bytes: number } | { at: string; error: string } | null = null;
 
   constructor(private readonly service: CairnService, private readonly o: ArchivingOptions) {
@@ -141,7 +151,13 @@ export class Archiving {
 
   /** /healthz and `cairn archive status`. */
   status(): ArchiveStatus {
-    if (this.shipper) return this.o.prune ? { ...this.shipper.status(), last_prune: this.lastPrune } : this.shipper.status();
+    if (this.shipper) {
+      return {
+        ...this.shipper.status(),
+        ...(this.o.prune ? { last_prune: this.lastPrune } : {}),
+        ...(this.o.verify ? { last_verify: this.lastVerify } : {}),
+      };
+    }
     return {
       url: this.url,
       generation: this.generation.toString(),
@@ -295,6 +311,35 @@ export class Archiving {
     }
     shipper.start();
     if (this.o.prune) this.schedulePrune(Math.min(this.o.prune.everyMs, 10 * 60_000));
+    if (this.o.verify) this.scheduleVerify(this.o.verify.everyMs);
+  }
+
+  /** One verification at a time, beside the shipping; it reads the archive and writes only a temporary directory. */
+  private scheduleVerify(delayMs: number): void {
+    const every = this.o.verify!.everyMs;
+    this.verifyTimer = setTimeout(() => {
+      if (this.stopped) return;
+      this.verifying = verifyArchive(this.o.store, { url: this.url, selection: { kind: 'sample', count: 1 }, concurrency: this.o.concurrency ?? 8 }).then((report) => {
+        const at = new Date().toISOString();
+        this.lastVerify = { at, ok: report.ok, repositories: report.repositories.map((r) => ({ repository: r.repository, manifest: r.manifest, ok: r.ok, problem: r.problem })) };
+        for (const r of report.repositories) {
+          if (r.ok) {
+            this.service.log.info({ archive: this.url, repository: r.repository, manifest: r.manifest }, 'archive: verified');
+            continue;
+          }
+          this.service.log.error({ archive: this.url, repository: r.repository, manifest: r.manifest, problem: r.problem }, 'archive: verification failed');
+          this.note('archive.verify_failed', { repository_index: r.repository, manifest: r.manifest ?? '', problem: r.problem ?? '' });
+        }
+      }, (err) => {
+        // The store did not answer: not a verdict on the archive; the next run tries again.
+        this.lastVerify = { at: new Date().toISOString(), error: (err as Error).message };
+        this.service.log.warn({ archive: this.url, problem: (err as Error).message }, 'archive: verification could not run; retrying at the next one');
+      }).finally(() => {
+        this.verifying = null;
+        if (!this.stopped) this.scheduleVerify(every);
+      });
+    }, delayMs);
+    this.verifyTimer.unref();
   }
 
   /**
@@ -324,6 +369,8 @@ export class Archiving {
     this.service.setCommitHooks(null);
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     if (this.pruneTimer) clearTimeout(this.pruneTimer);
+    if (this.verifyTimer) clearTimeout(this.verifyTimer);
+    await Promise.race([this.verifying, new Promise((r) => setTimeout(r, 2000).unref())]);
     await Promise.race([this.pruning, new Promise((r) => setTimeout(r, 2000).unref())]);
     // An upload in flight is not waited for long: what it had not finished ships after the next start.
     await Promise.race([this.shipper?.stop(), new Promise((r) => setTimeout(r, 2000).unref())]);

@@ -7,18 +7,22 @@ import { CliUsageError, parseCommandArgs } from './args.js';
 import { emit, table, useJson } from './output.js';
 import { archivePruneCommand } from './archive-prune.js';
 import { archiveReclaimCommand } from './archive-reclaim.js';
+import { archiveVerifyCommand } from './archive-verify.js';
 
 export const ARCHIVE_HELP = `Usage:
   cairn archive status --server URL [--json]      (cairn archive status --help)
   cairn archive prune --from s3://BUCKET/PREFIX [--keep POLICY] [--grace DURATION] [--dry-run]
                                                  (cairn archive prune --help)
   cairn archive reclaim --data DIR [--json]       (cairn archive reclaim --help)
+  cairn archive verify --from s3://BUCKET/PREFIX [--sample N | --all]
+                                                 (cairn archive verify --help)
 
 The archive is a continuous copy of every repository in S3-compatible object storage,
 shipped by \`cairn serve --archive s3://BUCKET/PREFIX\` (docs/operations.md "Archive");
 prune applies a retention policy to it (docs/operations.md "Archive retention"); reclaim lets
 a data directory that a newer writer fenced claim the archive again (docs/operations.md "One
-writer").
+writer"); verify restores the newest manifest into a temporary directory and checks it
+(docs/operations.md "Verifying the archive").
 `;
 
 const STATUS_HELP = `Usage:
@@ -29,7 +33,8 @@ under, its state (shipping, idle, error: retrying after a failure, fenced: a new
 claimed the archive and this server stopped), whether commits wait for the archive
 (--archive-sync), the lag: the age of the oldest commit no stored manifest covers and how many
 commits are uncovered, over every repository and per repository (with the commit shipped last,
-the commit committed now and the lag in bytes); the last error. Secrets are never part of it.
+the commit committed now and the lag in bytes); the last error; with serve
+--archive-verify-every, the last verification. Secrets are never part of it.
 Exits 1 when the server does not archive, or is fenced.
 
   --server URL    cairn server, e.g. http://127.0.0.1:8088 (default: $CAIRN_SERVER, the working
@@ -47,6 +52,7 @@ interface ArchiveStatus {
   repositories: { repository: number; shipped_commit: string; committed: string; lag_seconds: number; lag_bytes: number; uncovered_commits?: number }[];
   last_error: string | null;
   last_shipped_at: string | null;
+  last_verify?: { at: string; ok?: boolean; repositories?: { repository: number; manifest: string | null; ok: boolean; problem: string | null }[]; error?: string } | null;
 }
 
 export async function archiveCommand(argv: string[]): Promise<number> {
@@ -57,7 +63,8 @@ export async function archiveCommand(argv: string[]): Promise<number> {
   }
   if (sub === 'prune') return archivePruneCommand(argv.slice(1));
   if (sub === 'reclaim') return archiveReclaimCommand(argv.slice(1));
-  if (sub !== 'status') throw new CliUsageError(`unknown archive subcommand "${sub}" (status, prune, reclaim)`);
+  if (sub === 'verify') return archiveVerifyCommand(argv.slice(1));
+  if (sub !== 'status') throw new CliUsageError(`unknown archive subcommand "${sub}" (status, prune, reclaim, verify)`);
   const { values, positionals } = parseCommandArgs(argv.slice(1), {
     server: { type: 'string' },
     json: { type: 'boolean', default: false },
@@ -85,6 +92,7 @@ export async function archiveCommand(argv: string[]): Promise<number> {
       `lag         ${a.lag_seconds ?? 0} s, ${a.uncovered_commits ?? 0} commits uncovered`,
       `last ship   ${a.last_shipped_at ?? '-'}`,
       ...(a.last_error ? [`last error  ${a.last_error}`] : []),
+      ...(a.last_verify ? [`last verify ${a.last_verify.at} ${a.last_verify.error ? `could not run: ${a.last_verify.error}` : (a.last_verify.repositories ?? []).map((r) => `repository ${r.repository} ${r.ok ? 'ok' : `FAILED: ${r.problem}`}`).join('; ')}`] : []),
       '',
       table([['REPO', 'SHIPPED', 'COMMITTED', 'UNCOVERED', 'LAG S', 'LAG BYTES'], ...a.repositories.map((r) => [String(r.repository), r.shipped_commit, r.committed, String(r.uncovered_commits ?? 0), String(r.lag_seconds), String(r.lag_bytes)])]),
     ];

@@ -3,22 +3,18 @@
 // only after it opened and checked clean, so a failure never leaves a half-restored DIR.
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { pino } from 'pino';
 import { ObjectStoreError } from '../archive/object-store.js';
 import { restoreArchive, type ManifestTarget, type RestoredRepository } from '../archive/restore.js';
 import { openS3Store } from '../archive/s3-store.js';
-import { CairnService } from '../authority/service.js';
-import { Corrupt } from '../domain/errors.js';
+import { proveRestored } from '../authority/archive-verify.js';
 import { parseU32 } from '../domain/repository.js';
 import { formatBytes, progressFor } from '../client/progress.js';
-import { fsckAuthority } from '../store/fsck.js';
 import { Layout } from '../store/layout.js';
-import { checkRegistryEvents } from '../store/registry-events.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
 import { emit, useJson } from './output.js';
 
 export const RESTORE_HELP = `Usage: cairn restore --from s3://BUCKET[/PREFIX] --data DIR [--repo N]... [--all]
-                     [--at TIME | --seq N] [--archive-config FILE] [--json]
+                     [--at TIME | --seq N] [--concurrency N] [--archive-config FILE] [--json]
 
 Rebuild a data directory from an archive that cairn serve --archive ships to: for each
 repository, the newest manifest at or before the target, every object it names (each checked
@@ -34,7 +30,11 @@ Options:
   --all                 restore every repository that has a manifest (the default)
   --at TIME             the newest commit point captured at or before TIME (ISO 8601, e.g.
                         2026-11-26T12:00:00Z, or unix seconds)
+                        A newer manifest that cannot be read (its time unknown) is skipped
+                        with a warning naming it
   --seq N               the newest commit point whose commit generation is at most N
+  --concurrency N       objects downloaded at once (default 8, at most 256); many small
+                        objects restore about as fast as the store answers requests in parallel
   --archive-config FILE a JSON file of region, endpoint, access_key_id, secret_access_key,
                         session_token, force_path_style, connect_timeout_ms, timeout_ms,
                         max_attempts (the standard AWS_* environment otherwise); secrets are
@@ -48,6 +48,12 @@ The restored DATA/archive.json names the archive with generation 0: the director
 claimed a generation, so it fences nobody until it is served with --archive.
 `;
 
+/** `--concurrency N`: objects fetched at once, 1 to 256. */
+export function parseConcurrency(text: string): number {
+  if (!/^[1-9][0-9]{0,2}$/.test(text) || Number(text) > 256) throw new CliUsageError('--concurrency must be a number of objects from 1 to 256');
+  return Number(text);
+}
+
 /** `--at`: ISO 8601 or unix seconds, as µs since the epoch. */
 export function parseAt(text: string): bigint {
   if (/^[0-9]{1,12}(\.[0-9]{1,6})?$/.test(text)) return BigInt(Math.round(Number(text) * 1_000_000));
@@ -55,26 +61,6 @@ export function parseAt(text: string): bigint {
   const ms = Date.parse(text);
   if (Number.isNaN(ms)) throw new CliUsageError(`--at ${text} is not a time`);
   return BigInt(ms) * 1000n;
-}
-
-/** Open the restored directory the way cairn serve does, then check it as cairn fsck does. */
-async function prove(dir: string, restored: number[]): Promise<void> {
-  const service = await CairnService.open({ dataDir: dir, log: pino({ level: 'silent' }) });
-  try {
-    for (const index of restored) {
-      await service.ensureOpen(index);
-      service.authority(index);
-    }
-  } finally {
-    await service.shutdown();
-  }
-  const layout = new Layout(dir);
-  const problems: string[] = [...checkRegistryEvents(layout.registryEventsFile).problems];
-  for (const index of restored) {
-    const result = await fsckAuthority(layout.repositoryDir(index), index);
-    problems.push(...result.problems.map((p) => `repository ${index}: ${p}`));
-  }
-  if (problems.length) throw new Corrupt(`the restored directory does not check clean: ${problems.slice(0, 5).join('; ')}`);
 }
 
 export async function restoreCommand(argv: string[]): Promise<number> {
@@ -86,10 +72,12 @@ export async function restoreCommand(argv: string[]): Promise<number> {
     at: { type: 'string' },
     seq: { type: 'string' },
     'archive-config': { type: 'string' },
+    concurrency: { type: 'string', default: '8' },
     json: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) { process.stdout.write(RESTORE_HELP); return 0; }
+  const concurrency = parseConcurrency(String(values.concurrency));
   if (typeof values.from !== 'string') throw new CliUsageError('--from s3://bucket/prefix is required');
   if (typeof values.data !== 'string') throw new CliUsageError('--data DIR is required (a new, or empty, directory)');
   const repos = (values.repo as string[]).map((r) => {
@@ -123,6 +111,11 @@ export async function restoreCommand(argv: string[]): Promise<number> {
       repositories: repos.length ? repos : 'all',
       target,
       dataDir,
+      concurrency,
+      onWarning: (message) => {
+        bar.stop();
+        process.stderr.write(`cairn: warning: ${message}\n`);
+      },
       onProgress: (p) => {
         if (p.repository !== current) {
           current = p.repository;
@@ -134,7 +127,7 @@ export async function restoreCommand(argv: string[]): Promise<number> {
       },
       verify: async (dir) => {
         bar.stop();
-        await prove(dir, (await readdir(new Layout(dir).repositoriesDir)).map(Number).filter((n) => Number.isInteger(n)));
+        await proveRestored(dir, (await readdir(new Layout(dir).repositoriesDir)).map(Number).filter((n) => Number.isInteger(n)));
       },
     });
   } catch (err) {

@@ -67,6 +67,7 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--archive-config FILE] [--archive-interval-ms N]
                    [--archive-lag-warn-seconds N] [--archive-keep POLICY]
                    [--archive-prune-grace DURATION] [--archive-prune-every DURATION]
+                   [--archive-verify-every DURATION]
                    [--archive-checkpoint-ranges N] [--archive-lease-seconds N]
                    [--archive-concurrency N] [--archive-sync]
                    [--archive-sync-timeout-seconds N] [--archive-manifest-chain N]
@@ -268,6 +269,11 @@ Options:
                      leave unreferenced objects younger than this (default 24h)
   --archive-prune-every DURATION
                      how often the server prunes with --archive-keep (default 6h)
+  --archive-verify-every DURATION
+                     every DURATION (e.g. 1h), restore one repository chosen at random, at
+                     its newest manifest, into a temporary directory and check it as cairn
+                     archive verify does; a failure is logged and an archive.verify_failed
+                     event. Off without it
   --follow s3://BUCKET[/PREFIX]
                      be a read-only standby of the archive a writer ships to (--archive):
                      every repository is kept at the newest manifest (docs/operations.md
@@ -685,6 +691,7 @@ export async function serve(argv: string[]): Promise<number> {
     'archive-keep': { type: 'string' },
     'archive-prune-grace': { type: 'string', default: DEFAULT_GRACE },
     'archive-prune-every': { type: 'string', default: '6h' },
+    'archive-verify-every': { type: 'string' },
     'archive-checkpoint-ranges': { type: 'string', default: '256' },
     'archive-lease-seconds': { type: 'string', default: '30' },
     'archive-concurrency': { type: 'string', default: '8' },
@@ -849,6 +856,13 @@ export async function serve(argv: string[]): Promise<number> {
           graceMs: parseDuration(String(values['archive-prune-grace']), '--archive-prune-grace'),
           everyMs: Math.max(1000, parseDuration(String(values['archive-prune-every']), '--archive-prune-every')),
         };
+      } catch (err) {
+        throw new CliUsageError((err as Error).message);
+      }
+    }
+    if (values['archive-verify-every'] !== undefined) {
+      try {
+        archive.verify = { everyMs: Math.max(1000, parseDuration(String(values['archive-verify-every']), '--archive-verify-every')) };
       } catch (err) {
         throw new CliUsageError((err as Error).message);
       }

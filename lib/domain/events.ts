@@ -76,6 +76,7 @@ export const REGISTRY_EVENT_TYPES: Record<string, string[]> = {
   'repository.restored': ['repository_index', 'restored_from_index'],
   'archive.lagging': ['repository_index', 'archive', 'lag_seconds', 'uncovered_commits'],
   'archive.fenced': ['repository_index', 'archive', 'generation', 'newer'],
+  'archive.verify_failed': ['repository_index', 'archive', 'manifest', 'problem'],
 };
 
 /** An event as both feeds answer it (docs/api.md "Events"): the committed event, its id and repository. */

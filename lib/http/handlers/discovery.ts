@@ -101,7 +101,13 @@ export const SCHEMAS: Schemas = {
       deleted_bytes: { type: 'integer' },
       error: str,
     }, { optional: ['deleted_manifests', 'deleted_objects', 'deleted_bytes', 'error'], description: 'the last prune by serve --archive-keep: its counts, or its error; null before the first' })),
-  }, { optional: ['last_prune'], description: 'present only while the server ships to an archive (serve --archive)' }),
+    last_verify: nullable(obj({
+      at: str,
+      ok: bool,
+      repositories: arr(obj({ repository: { type: 'integer' }, manifest: nullable(str), ok: bool, problem: nullable(str) })),
+      error: str,
+    }, { optional: ['ok', 'repositories', 'error'], description: 'the last verification by serve --archive-verify-every: each repository verified (its manifest, ok, the problem), or the error that kept it from running; null before the first' })),
+  }, { optional: ['last_prune', 'last_verify'], description: 'present only while the server ships to an archive (serve --archive)' }),
   HealthStarting: obj({ ready: constant(false), status: constant('starting') }, { description: 'GET /healthz before activation (503)' }),
   Handshake: obj({
     ready: constant(true),
