@@ -43,6 +43,9 @@ import { openS3Store } from '../archive/s3-store.js';
 import { DEFAULT_GRACE, parseDuration, parseRetention } from '../domain/archive-retention.js';
 import { fencedRefusal } from '../archive/archive-file.js';
 import { Follower, type FollowOptions } from '../authority/follower.js';
+import { WriterLease } from '../authority/writer-lease.js';
+import { EtcdWriterLease, LeaseUrlError, parseLeaseUrl, type LeaseLocation } from '../lease/etcd-lease.js';
+import { readArchiveFile } from '../archive/archive-file.js';
 import { DEFAULT_GIT_LIMITS, GitPlaces, type GitLimits } from '../http/git-places.js';
 
 export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [--log-level LEVEL] [--log-format pretty|json]
@@ -72,6 +75,7 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--archive-concurrency N] [--archive-sync]
                    [--archive-sync-timeout-seconds N] [--archive-manifest-chain N]
                    [--follow s3://BUCKET[/PREFIX]] [--follow-interval-ms N]
+                   [--lease etcd://HOST:PORT/PREFIX] [--lease-ttl N] [--failover auto|manual]
                    [--promote-secret-file FILE] [--auth tokens|none] [--insecure-open]
                    [--new-seal-key] [-h|--help]
 
@@ -286,6 +290,18 @@ Options:
                      new or empty; --event-retention is ignored while following
   --follow-interval-ms N
                      look for new manifests this often (default 1000)
+  --lease etcd://HOST:PORT/PREFIX
+                     with --archive: hold the writer lease in etcd (a TTL lease on the key
+                     PREFIX/writer, kept alive) and acknowledge a write only while it is held:
+                     otherwise, and once another writer took it, answer 503 naming the writer
+                     (docs/operations.md "Writer lease (etcd)"). With --follow: a promotion
+                     takes the lease first, once the old writer's expired
+  --lease-ttl N      the lease's TTL in seconds (default 10); the writer stops acknowledging
+                     when its last confirmed keep-alive is older than the TTL less a margin
+  --failover auto|manual
+                     with --follow and --lease: auto promotes this standby by itself once the
+                     writer's lease expired (after it was seen held); manual (default) waits
+                     for cairn promote
   --promote-secret-file FILE
                      with --follow: POST /archive/promote must carry the secret in FILE
                      (its first line: 16 or more printable ASCII characters, no
@@ -363,6 +379,12 @@ export interface ServerOptions {
   follow?: FollowOptions & { shipIntervalMs?: number; ship?: Pick<ArchivingOptions, 'concurrency' | 'manifestChain' | 'sync' | 'syncTimeoutMs'> };
   /** The secret POST /archive/promote must carry (--promote-secret-file); absent: only a caller on this machine may promote (lib/http/promote-access.ts). */
   promoteSecret?: string | null;
+  /**
+   * The writer lease in etcd (--lease, --lease-ttl; lib/authority/writer-lease.ts): with
+   * --archive the server acknowledges writes only while it holds it; with --follow a promotion
+   * takes it first (`failover: 'auto'`: at once when the writer's lease expires).
+   */
+  lease?: { location: LeaseLocation; ttlSeconds: number; failover?: 'auto' | 'manual' };
   /** Listen on a network address without an auth mode (--insecure-open); otherwise only loopback or behind a front door (./bind-policy.ts). */
   insecureOpen?: boolean;
   /** `tokens`: accounts and personal access tokens (--auth tokens); with a front door too, either names the caller. */
@@ -471,12 +493,17 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   let opened: CairnService | null = null;
   let archiving: Archiving | null = null;
   let following: Follower | null = null;
+  let writerLease: WriterLease | null = null;
+  const failingOver = new AbortController();
   const stop = async (): Promise<void> => {
     if (stopping) return done.then(() => undefined);
     stopping = true;
+    failingOver.abort();
     // Shipping stops first (after the object in flight): what is not shipped now ships after the next start.
     await following?.stop().catch(() => {});
     await archiving?.stop().catch(() => {});
+    // The lease is not released by a stop: it expires after its TTL (a restart takes it again).
+    await writerLease?.close().catch(() => {});
     log.info({ shutdown_seconds: shutdownSeconds }, 'stopping: finishing in-flight requests');
     // Event streams never finish by themselves: end them (clients resume with Last-Event-ID).
     opened?.feeds.close();
@@ -531,6 +558,36 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     dataDir: options.dataDir, log, jobPolicy: options.jobPolicy, events: options.events, maxSnapshotPaths: options.maxSnapshotPaths, gitShadows: options.gitShadows,
     ...(book ? { defaultRules: TEAM_DEFAULT_RULES, groupMembers: (group: string) => book.groupMembers(group) } : {}),
   });
+  /**
+   * --failover auto: once the writer's lease was seen held and then gone (expired, or released),
+   * promote; a failed promotion is tried again while the lease stays free.
+   */
+  const failOver = async (service: CairnService, follower: Follower): Promise<void> => {
+    const l = options.lease!;
+    const probe = new EtcdWriterLease(l.location, { ttlSeconds: l.ttlSeconds });
+    const every = Math.max(200, (l.ttlSeconds * 1000) / 3);
+    let seen = false;
+    try {
+      while (!failingOver.signal.aborted && service.promote) {
+        const holder = await probe.holder().catch(() => undefined);
+        if (holder) seen = true;
+        if (holder === null && seen) {
+          log.warn({ lease: l.location.url, follow: follower.url }, 'failover: the writer lease is free; promoting this standby');
+          try {
+            await service.promote(failingOver.signal);
+            log.info({ lease: l.location.url }, 'failover: promoted');
+            return;
+          } catch (err) {
+            log.error({ problem: (err as Error).message }, 'failover: promotion failed; trying again');
+          }
+        }
+        await sleep(every, undefined, { signal: failingOver.signal, ref: false }).catch(() => {});
+      }
+    } finally {
+      await probe.close().catch(() => {});
+    }
+  };
+
   const ready = (async () => {
     const service = await opening;
     opened = service;
@@ -556,9 +613,33 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         });
       };
       const startArchiving = (a: ArchivingOptions): void => {
-        archiving = new Archiving(service, a);
+        const wl = writerLease;
+        archiving = new Archiving(service, wl ? { ...a, gate: (index, generation) => wl.acknowledge(index, generation) } : a);
         const shipping = archiving;
         service.archiveStatus = () => shipping.status();
+      };
+      // serve --lease: one WriterLease per try at the lease (a failed promotion gives its lease back).
+      const newWriterLease = (): WriterLease => {
+        const l = options.lease!;
+        let wl: WriterLease | null = null;
+        const etcd = new EtcdWriterLease(l.location, {
+          ttlSeconds: l.ttlSeconds,
+          publicUrl: options.publicUrl ?? url,
+          onSuperseded: (by) => wl?.superseded(by),
+          onEvent: (what, detail) => (what === 'regained' ? log.info : log.warn).call(log, { lease: l.location.url, problem: detail }, `lease: ${what}`),
+        });
+        wl = new WriterLease({
+          lease: etcd,
+          log,
+          idHighs: (index) => service.idHighs(index),
+          applyFloors: (floors) => service.setIdFloors(floors),
+          onSuperseded: (by, why) => {
+            const shipping = archiving;
+            if (shipping) void shipping.fenceByLease(by?.generation ?? null, why).catch((err: Error) => log.error({ problem: err.message }, 'lease: could not record the fence in archive.json'));
+          },
+        });
+        service.leaseStatus = () => wl!.status();
+        return wl;
       };
       if (options.follow) {
         const f = options.follow;
@@ -570,7 +651,25 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         service.readOnly = `read-only follower of ${follower.url}: writes go to the archive's writer; promote this server (cairn promote --server URL) to write here`;
         service.followStatus = () => follower.status();
         service.promote = async (signal) => {
-          const promotion = await follower.promote(signal);
+          // With --lease the lease comes first: the old writer stops acknowledging before anything is claimed.
+          const wl = options.lease ? (writerLease ??= newWriterLease()) : null;
+          let promotion;
+          try {
+            if (wl) await wl.acquire(signal);
+            promotion = await follower.promote(signal);
+          } catch (err) {
+            if (wl) {
+              // Not promoted: give the lease back at once, for this server's next try or another's.
+              writerLease = null;
+              await wl.release().catch(() => {});
+              await wl.close().catch(() => {});
+            }
+            throw err;
+          }
+          if (wl) {
+            service.writeRefusal = () => wl.refusal();
+            void wl.o.lease.setGeneration(promotion.generation).catch(() => {});
+          }
           // The accounts, tokens and grants the follower wrote from the archive hold from now on.
           const notes: string[] = [];
           await access?.book.reload(notes);
@@ -583,7 +682,21 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           return promotion;
         };
         follower.start();
+        if (options.lease?.failover === 'auto') void failOver(service, follower);
       } else {
+        if (options.lease) {
+          const wl = (writerLease = newWriterLease());
+          service.writeRefusal = () => wl.refusal();
+          // A directory fenced before takes no lease: its history is no longer the archive's.
+          const fenced = await fencedRefusal(service.layout.archiveFile, options.dataDir);
+          if (fenced !== null) wl.stopAcknowledging(fenced);
+          else {
+            void wl.acquire(failingOver.signal).then(async () => {
+              const local = await readArchiveFile(service.layout.archiveFile).catch(() => null);
+              if (local && local.generation !== '0') await wl.o.lease.setGeneration(local.generation);
+            }, (err: Error) => { if (!stopping) log.error({ lease: options.lease!.location.url, problem: err.message }, 'lease: not taken'); });
+          }
+        }
         startWriters();
       }
       // Who may promote: the listener actually bound (a wildcard faces the network), a front door, the secret.
@@ -681,6 +794,9 @@ export async function serve(argv: string[]): Promise<number> {
     archive: { type: 'string' },
     follow: { type: 'string' },
     'follow-interval-ms': { type: 'string', default: '1000' },
+    lease: { type: 'string' },
+    'lease-ttl': { type: 'string', default: '10' },
+    failover: { type: 'string', default: 'manual' },
     'promote-secret-file': { type: 'string' },
     'insecure-open': { type: 'boolean', default: false },
     auth: { type: 'string' },
@@ -836,6 +952,26 @@ export async function serve(argv: string[]): Promise<number> {
       syncTimeoutMs: positive('archive-sync-timeout-seconds', 86_400) * 1000,
     };
   };
+  // --lease: checked before anything is opened; etcd itself is reached only once the server runs.
+  let lease: ServerOptions['lease'];
+  if (values.lease !== undefined) {
+    if (values.archive === undefined && values.follow === undefined) throw new CliUsageError('--lease needs --archive (the writer) or --follow (a standby): the lease guards the archive\'s one writer');
+    let location: LeaseLocation;
+    try {
+      location = parseLeaseUrl(String(values.lease));
+    } catch (err) {
+      if (err instanceof LeaseUrlError) throw new CliUsageError(`--lease: ${err.message}`);
+      throw err;
+    }
+    const ttl = Number(values['lease-ttl']);
+    if (!Number.isInteger(ttl) || ttl < 2 || ttl > 3600) throw new CliUsageError('--lease-ttl must be an integer from 2 to 3600 (seconds)');
+    const failover = String(values.failover);
+    if (failover !== 'auto' && failover !== 'manual') throw new CliUsageError('--failover must be auto or manual');
+    if (failover === 'auto' && values.follow === undefined) throw new CliUsageError('--failover auto needs --follow: only a standby fails over');
+    lease = { location, ttlSeconds: ttl, failover };
+  } else if (values['failover'] !== 'manual') {
+    throw new CliUsageError('--failover auto needs --lease: a standby fails over by itself only once the writer\'s lease in etcd expired');
+  }
   let archive: ArchivingOptions | undefined;
   if (values.archive !== undefined) {
     const url = String(values.archive);
@@ -902,7 +1038,7 @@ export async function serve(argv: string[]): Promise<number> {
     bodyTimeoutMs: positive('git-body-timeout-seconds', 3600) * 1000,
     minBytesPerSecond: whole('git-body-min-rate', 1024 * 1024 * 1024),
   };
-  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, publicUrl, shutdownSeconds, maxSnapshotPaths, identity, gitMirrors, git, archive, follow, promoteSecret, insecureOpen: values['insecure-open'] === true, auth, newSealKey: values['new-seal-key'] === true });
+  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, publicUrl, shutdownSeconds, maxSnapshotPaths, identity, gitMirrors, git, archive, follow, promoteSecret, lease, insecureOpen: values['insecure-open'] === true, auth, newSealKey: values['new-seal-key'] === true });
   let signalled = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (signalled) {

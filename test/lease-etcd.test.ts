@@ -1,0 +1,172 @@
+// serve --lease etcd://…: the writer acknowledges only while it holds its etcd lease. Real etcd
+// (test/etcd.ts), real Swift s3api for the archive (test/swift.ts), real server processes. The
+// interleavings are forced: etcd or the writer is stopped (SIGSTOP) and the test waits for the
+// state it needs (/healthz says the deadline passed; the standby says it promoted), never for a
+// length of time.
+import { expect } from 'chai';
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { Etcd3 } from 'etcd3';
+import { api, cli, register, spawnServer, tempDir, until, type ChildServer } from './helpers.js';
+import { useEtcd } from './etcd.js';
+import { useSwift, type SwiftServer } from './swift.js';
+
+const BUCKET = 'cairn-lease';
+const AUTH = '/v1/native/repository-authorities';
+
+function swiftEnv(swift: SwiftServer): Record<string, string> {
+  return { AWS_ACCESS_KEY_ID: swift.accessKeyId, AWS_SECRET_ACCESS_KEY: swift.secretAccessKey, AWS_REGION: swift.region, AWS_ENDPOINT_URL_S3: swift.endpoint };
+}
+
+const health = async (s: ChildServer): Promise<any> => (await api(s.url, 'GET', '/healthz')).json;
+const newTask = (s: ChildServer, repo: number, title: string) => api(s.url, 'POST', `${AUTH}/${repo}/tasks`, { json: { title, intent: title } });
+
+describe('serve --lease: bad lease URLs and flags are usage errors', function () {
+  this.timeout(120_000);
+  const cases: [string[], RegExp][] = [
+    [['--archive', 's3://b/p/', '--lease', 'http://127.0.0.1:2379/cairn'], /--lease: the scheme must be etcd:\/\//],
+    [['--archive', 's3://b/p/', '--lease', 'etcd://127.0.0.1/cairn'], /--lease: no port/],
+    [['--archive', 's3://b/p/', '--lease', 'etcd://127.0.0.1:2379'], /--lease: no key prefix/],
+    [['--archive', 's3://b/p/', '--lease', 'etcd://127.0.0.1:99999/cairn'], /--lease: (port 99999 is not from 1 to 65535|not a URL)/],
+    [['--archive', 's3://b/p/', '--lease', 'etcd://u:secret@127.0.0.1:2379/cairn'], /--lease: user names and passwords in the URL are not supported/],
+    [['--archive', 's3://b/p/', '--lease', 'etcd://127.0.0.1:2379/a%00b'], /--lease: the key prefix must not hold/],
+    [['--lease', 'etcd://127.0.0.1:2379/cairn'], /--lease needs --archive .* or --follow/],
+    [['--archive', 's3://b/p/', '--lease', 'etcd://127.0.0.1:2379/cairn', '--lease-ttl', '1'], /--lease-ttl must be an integer from 2 to 3600/],
+    [['--archive', 's3://b/p/', '--lease', 'etcd://127.0.0.1:2379/cairn', '--failover', 'auto'], /--failover auto needs --follow/],
+    [['--follow', 's3://b/p/', '--failover', 'auto'], /--failover auto needs --lease/],
+  ];
+  for (const [args, message] of cases) {
+    it(`refuses ${args.join(' ')}`, async () => {
+      const data = path.join(tempDir(), 'data');
+      const r = await cli(['serve', '--data', data, '--bind', '127.0.0.1:0', ...args]);
+      expect(r.code, r.stdout + r.stderr).to.equal(2);
+      expect(r.stderr).to.match(message);
+      expect(r.stderr).to.not.include('secret@');
+      await fsp.access(data).then(() => { throw new Error('the data directory was created'); }, () => {});
+    });
+  }
+});
+
+describe('serve --lease: a stale writer stops (etcd and Swift)', function () {
+  this.timeout(600_000);
+  const etcd = useEtcd();
+  const swift = useSwift();
+  const children: ChildServer[] = [];
+  const spawn = async (dir: string, args: string[]): Promise<ChildServer> => {
+    const c = await spawnServer(dir, ['--no-ui', ...args], true, swiftEnv(swift()));
+    children.push(c);
+    return c;
+  };
+  before(async () => {
+    const admin = new S3Client({ region: swift().region, endpoint: swift().endpoint, forcePathStyle: true, credentials: { accessKeyId: swift().accessKeyId, secretAccessKey: swift().secretAccessKey } });
+    await admin.send(new CreateBucketCommand({ Bucket: BUCKET }));
+    admin.destroy();
+  });
+  afterEach(async () => {
+    for (const c of children.splice(0)) {
+      try { c.proc.kill('SIGCONT'); } catch { /* gone */ }
+      if (c.proc.exitCode === null && c.proc.signalCode === null) { c.proc.kill('SIGKILL'); await c.exited; }
+    }
+  });
+
+  it('writes while the lease is held; refuses them (nothing written) once etcd stops answering past the deadline; writes again when etcd is back', async () => {
+    const writer = await spawn(path.join(tempDir(), 'w'), ['--archive', `s3://${BUCKET}/held/`, '--archive-interval-ms', '200', '--lease', etcd().leaseUrl('held'), '--lease-ttl', '2']);
+    await until('the lease is held', async () => (await health(writer)).lease?.state === 'held', 30_000);
+    const repo = await register(writer.url, 'alpha');
+    const first = await newTask(writer, repo, 'first');
+    expect(first.status, first.text).to.equal(200);
+    // The writer's record in etcd names it; the lease id (a token) is not in it.
+    const c = new Etcd3({ hosts: etcd().endpoint });
+    const record = JSON.parse((await c.get('/held/writer').string())!);
+    c.close();
+    expect(record.node).to.equal((await health(writer)).lease.node);
+    expect(record.url).to.equal(writer.url);
+
+    etcd().pause();
+    try {
+      await until('the writer says its deadline passed', async () => (await health(writer)).lease?.state === 'uncertain', 60_000);
+      const before = await api(writer.url, 'GET', `${AUTH}/${repo}/tasks`);
+      const refused = await newTask(writer, repo, 'refused');
+      expect(refused.status, refused.text).to.equal(503);
+      expect(refused.headers.get('retry-after')).to.equal('1');
+      expect(refused.json.error).to.match(/cannot be sure it still holds the writer lease/);
+      expect(refused.json.error).to.match(/nothing was written/);
+      const after = await api(writer.url, 'GET', `${AUTH}/${repo}/tasks`);
+      expect(after.json).to.deep.equal(before.json);
+    } finally {
+      await etcd().resume();
+    }
+    // Nobody took over meanwhile: the writer takes the lease again and writes.
+    await until('the lease is held again', async () => (await health(writer)).lease?.state === 'held', 60_000);
+    const again = await newTask(writer, repo, 'again');
+    expect(again.status, again.text).to.equal(200);
+    const titles = (await api(writer.url, 'GET', `${AUTH}/${repo}/tasks`)).json.tasks.map((t: any) => t.title);
+    expect(titles).to.include.members(['first', 'again']);
+    expect(titles).to.not.include('refused');
+  });
+
+  it('failover: the old writer stopped, the standby takes the lease after it expires; the old one, resumed, refuses writes and says it was superseded; no write it acknowledged is lost', async () => {
+    const url = `s3://${BUCKET}/failover/`;
+    const lease = etcd().leaseUrl('failover');
+    const writerDir = path.join(tempDir(), 'w');
+    const writer = await spawn(writerDir, ['--archive', url, '--archive-sync', '--archive-interval-ms', '200', '--lease', lease, '--lease-ttl', '2']);
+    await until('the writer holds the lease', async () => (await health(writer)).lease?.state === 'held', 30_000);
+    const repo = await register(writer.url, 'alpha');
+    expect((await newTask(writer, repo, 'seed')).status).to.equal(200);
+    const standby = await spawn(path.join(tempDir(), 's'), ['--follow', url, '--follow-interval-ms', '200', '--lease', lease, '--lease-ttl', '2', '--failover', 'auto']);
+    await until('the standby follows the repository', async () => (await health(standby)).follow?.repositories?.length === 1, 60_000);
+
+    // Clients write to the old writer all along; every write it answers 2xx is recorded.
+    const acknowledged: { title: string; id: string }[] = [];
+    let writing = true;
+    let n = 0;
+    const client = (async () => {
+      while (writing) {
+        const title = `w${++n}`;
+        try {
+          const res = await api(writer.url, 'POST', `${AUTH}/${repo}/tasks`, { json: { title, intent: title }, contract: false });
+          if (res.status === 200) acknowledged.push({ title, id: res.json.task.task_id });
+          else await new Promise((r) => setTimeout(r, 20));
+        } catch {
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      }
+    })();
+    await until('a few writes acknowledged', async () => acknowledged.length >= 5, 60_000);
+    writer.proc.kill('SIGSTOP');
+    await until('the standby promoted itself', async () => (await health(standby)).follow?.state === 'promoted', 120_000);
+    const h = await health(standby);
+    expect(h.lease.state).to.equal('held');
+    const onStandby = await newTask(standby, repo, 'on the new writer');
+    expect(onStandby.status, onStandby.text).to.equal(200);
+    const newId: string = onStandby.json.task.task_id;
+
+    writer.proc.kill('SIGCONT');
+    await until('the old writer knows it was superseded', async () => (await health(writer)).lease?.state === 'superseded', 60_000);
+    writing = false;
+    await client;
+    const late = await newTask(writer, repo, 'late');
+    expect(late.status).to.equal(503);
+    expect(late.json.error).to.match(/superseded: another writer took the writer lease/);
+    expect(late.json.error).to.include(standby.url);
+    const old = await health(writer);
+    expect(old.lease.holder.url).to.equal(standby.url);
+    expect(old.archive.state).to.equal('fenced');
+    expect(old.archive.last_error).to.match(/superseded/);
+    const archiveFile = JSON.parse(await fsp.readFile(path.join(writerDir, 'archive.json'), 'utf8'));
+    expect(archiveFile.fenced.why).to.match(/superseded/);
+    expect(archiveFile.fenced.why).to.include(standby.url);
+    const status = await cli(['archive', 'status', '--server', writer.url]);
+    expect(status.code).to.equal(1);
+    expect(status.stdout + status.stderr).to.match(/superseded/);
+
+    // Every write the old writer acknowledged is on the new one (--archive-sync: none unshipped),
+    // and the ids do not collide: the new writer's ids continue past them.
+    const tasks = (await api(standby.url, 'GET', `${AUTH}/${repo}/tasks?limit=500`)).json.tasks as { title: string; task_id: string }[];
+    const byId = new Map(tasks.map((t) => [t.task_id, t.title]));
+    const missing = acknowledged.filter((a) => byId.get(a.id) !== a.title);
+    expect(missing, `acknowledged by the old writer, not on the new one (of ${acknowledged.length})`).to.deep.equal([]);
+    expect(acknowledged.map((a) => a.id)).to.not.include(newId);
+  });
+});
