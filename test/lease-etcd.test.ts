@@ -106,6 +106,34 @@ describe('serve --lease: a stale writer stops (etcd and Swift)', function () {
     expect(titles).to.not.include('refused');
   });
 
+  it('a commit under way when the deadline passes is durable here but answered 503 at its acknowledge point (--archive-sync composed with --lease)', async () => {
+    const writer = await spawn(path.join(tempDir(), 'w'), ['--archive', `s3://${BUCKET}/underway/`, '--archive-sync', '--archive-sync-timeout-seconds', '600', '--archive-interval-ms', '200', '--lease', etcd().leaseUrl('underway'), '--lease-ttl', '2']);
+    await until('the lease is held', async () => (await health(writer)).lease?.state === 'held', 30_000);
+    const repo = await register(writer.url, 'alpha');
+    expect((await newTask(writer, repo, 'first')).status).to.equal(200);
+    // The commit waits for the archive (Swift stopped) while the lease's deadline passes (etcd stopped).
+    await swift().pause();
+    let answer: Promise<Awaited<ReturnType<typeof newTask>>>;
+    try {
+      answer = newTask(writer, repo, 'under way');
+      await until('the commit is durable and waits for the archive', async () => (await health(writer)).archive?.uncovered_commits >= 1, 60_000);
+      etcd().pause();
+      await until('the deadline passed', async () => (await health(writer)).lease?.state === 'uncertain', 60_000);
+    } finally {
+      await swift().resume();
+    }
+    try {
+      const res = await answer;
+      expect(res.status, res.text).to.equal(503);
+      expect(res.json.error).to.match(/^committed on this server \(commit [0-9]+ of repository [0-9]+\), but not acknowledged: this server cannot be sure it still holds the writer lease/);
+    } finally {
+      await etcd().resume();
+    }
+    await until('the lease is held again', async () => (await health(writer)).lease?.state === 'held', 60_000);
+    const titles = (await api(writer.url, 'GET', `${AUTH}/${repo}/tasks`)).json.tasks.map((t: any) => t.title);
+    expect(titles).to.include('under way');
+  });
+
   it('failover: the old writer stopped, the standby takes the lease after it expires; the old one, resumed, refuses writes and says it was superseded; no write it acknowledged is lost', async () => {
     const url = `s3://${BUCKET}/failover/`;
     const lease = etcd().leaseUrl('failover');
@@ -168,5 +196,70 @@ describe('serve --lease: a stale writer stops (etcd and Swift)', function () {
     const missing = acknowledged.filter((a) => byId.get(a.id) !== a.title);
     expect(missing, `acknowledged by the old writer, not on the new one (of ${acknowledged.length})`).to.deep.equal([]);
     expect(acknowledged.map((a) => a.id)).to.not.include(newId);
+  });
+
+  it('one id never names two things: after a kill -9 and a failover, ids continue past those the old writer acknowledged but never shipped', async () => {
+    const url = `s3://${BUCKET}/ids/`;
+    const lease = etcd().leaseUrl('ids');
+    const writer = await spawn(path.join(tempDir(), 'w'), ['--archive', url, '--archive-interval-ms', '200', '--lease', lease, '--lease-ttl', '2']);
+    await until('the writer holds the lease', async () => (await health(writer)).lease?.state === 'held', 30_000);
+    const repo = await register(writer.url, 'alpha');
+    const sprint = (s: ChildServer, n: string) => api(s.url, 'POST', `${AUTH}/${repo}/sprints`, { json: { title: n, artifact_path: 'docs/plan.md', artifact_heading: 'Sprint', artifact_body: `# Sprint\n- [ ] item ${n} {#i${n}}\n` } });
+    expect((await newTask(writer, repo, 'shipped')).status).to.equal(200);
+    expect((await sprint(writer, 'shipped')).status).to.equal(200);
+    const standbyDir = path.join(tempDir(), 's');
+    const standby = await spawn(standbyDir, ['--follow', url, '--follow-interval-ms', '200', '--lease', lease, '--lease-ttl', '2', '--failover', 'auto']);
+    await until('everything shipped and applied', async () => {
+      const w = await health(writer);
+      const f = await health(standby);
+      return w.archive?.uncovered_commits === 0 && f.follow?.repositories?.[0]?.applied_commit === w.archive.repositories[0].committed;
+    }, 60_000);
+
+    // The archive stops answering: what the writer acknowledges now is never shipped.
+    await swift().pause();
+    const unshippedTasks: string[] = [];
+    const unshippedPlans: string[] = [];
+    try {
+      for (let i = 0; i < 3; i++) {
+        const t = await newTask(writer, repo, `unshipped ${i}`);
+        expect(t.status, t.text).to.equal(200);
+        unshippedTasks.push(t.json.task.task_id);
+        const p = await sprint(writer, `unshipped${i}`);
+        expect(p.status, p.text).to.equal(200);
+        unshippedPlans.push(p.json.plan.plan_id);
+      }
+      writer.proc.kill('SIGKILL');
+      await writer.exited;
+    } finally {
+      await swift().resume();
+    }
+    await until('the standby promoted itself', async () => (await health(standby)).follow?.state === 'promoted', 120_000);
+    const onStandby = await newTask(standby, repo, 'after failover');
+    expect(onStandby.status, onStandby.text).to.equal(200);
+    const plan = await sprint(standby, 'afterfailover');
+    expect(plan.status, plan.text).to.equal(200);
+    const seq = (id: string) => Number(/-([0-9]+)$/.exec(id)![1]);
+    expect(unshippedTasks).to.not.include(onStandby.json.task.task_id);
+    expect(seq(onStandby.json.task.task_id)).to.be.greaterThan(Math.max(...unshippedTasks.map(seq)));
+    expect(unshippedPlans).to.not.include(plan.json.plan.plan_id);
+    expect(seq(plan.json.plan.plan_id)).to.be.greaterThan(Math.max(...unshippedPlans.map(seq)));
+    // The listing shows each task once, the gap left out; the floors are kept on disk for a restart.
+    const tasks = (await api(standby.url, 'GET', `${AUTH}/${repo}/tasks`)).json.tasks.map((t: any) => t.task_id);
+    expect(tasks).to.have.members(['task-1', onStandby.json.task.task_id]);
+    const floors = JSON.parse(await fsp.readFile(path.join(standbyDir, 'id-floors.json'), 'utf8'));
+    expect(floors.floors[String(repo)].task).to.be.at.least(Math.max(...unshippedTasks.map(seq)));
+
+    // The gap holds across a clean stop (a checkpoint), fsck and a restart as the writer.
+    standby.proc.kill('SIGTERM');
+    expect(await standby.exited).to.equal(0);
+    const fsck = await cli(['fsck', '--data', standbyDir]);
+    expect(fsck.code, fsck.stdout + fsck.stderr).to.equal(0);
+    const again = await spawn(standbyDir, ['--archive', url, '--archive-interval-ms', '200', '--lease', lease, '--lease-ttl', '2']);
+    await until('the restarted writer holds the lease', async () => (await health(again)).lease?.state === 'held', 60_000);
+    const listed = (await api(again.url, 'GET', `${AUTH}/${repo}/tasks`)).json.tasks.map((t: any) => t.task_id);
+    expect(listed).to.have.members(tasks);
+    const next = await newTask(again, repo, 'after restart');
+    expect(next.status, next.text).to.equal(200);
+    expect(seq(next.json.task.task_id)).to.be.greaterThan(seq(onStandby.json.task.task_id));
   });
 });

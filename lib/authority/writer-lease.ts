@@ -65,12 +65,18 @@ export class WriterLease {
         return `this server does not hold the writer lease (${this.url}) yet${this.waitingOn ? `: ${describe(this.waitingOn)} holds it` : ''}; it takes it once the holder's lease expires`;
       case 'uncertain':
       case 'lost':
-        return `this server cannot be sure it still holds the writer lease (${this.url} did not confirm it before its deadline); nothing was written: retry, or write to the new writer if one took over`;
+        return `this server cannot be sure it still holds the writer lease (${this.url} did not confirm it before its deadline)`;
       case 'superseded':
         return `superseded: another writer took the writer lease (${this.url}): ${describe(lease.successor)}; this server acknowledges no more writes`;
       case 'released':
         return `this server released the writer lease (${this.url}); writes go to the new writer`;
     }
+  }
+
+  /** The answer to a mutating request refused before it wrote anything (503), or null. */
+  requestRefusal(): string | null {
+    const why = this.refusal();
+    return why === null ? null : `${why}; nothing was written: retry later, or write to the new writer if one took over`;
   }
 
   /**

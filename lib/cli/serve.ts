@@ -667,7 +667,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
             throw err;
           }
           if (wl) {
-            service.writeRefusal = () => wl.refusal();
+            service.writeRefusal = () => wl.requestRefusal();
             void wl.o.lease.setGeneration(promotion.generation).catch(() => {});
           }
           // The accounts, tokens and grants the follower wrote from the archive hold from now on.
@@ -686,7 +686,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       } else {
         if (options.lease) {
           const wl = (writerLease = newWriterLease());
-          service.writeRefusal = () => wl.refusal();
+          service.writeRefusal = () => wl.requestRefusal();
           // A directory fenced before takes no lease: its history is no longer the archive's.
           const fenced = await fencedRefusal(service.layout.archiveFile, options.dataDir);
           if (fenced !== null) wl.stopAcknowledging(fenced);
