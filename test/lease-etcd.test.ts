@@ -198,6 +198,32 @@ describe('serve --lease: a stale writer stops (etcd and Swift)', function () {
     expect(acknowledged.map((a) => a.id)).to.not.include(newId);
   });
 
+  it('cairn promote of a --lease standby waits for the writer\'s lease: refused while the writer holds it (nothing claimed), done once it expired', async () => {
+    const url = `s3://${BUCKET}/manual/`;
+    const lease = etcd().leaseUrl('manual');
+    const writer = await spawn(path.join(tempDir(), 'w'), ['--archive', url, '--archive-interval-ms', '200', '--lease', lease, '--lease-ttl', '2']);
+    await until('the writer holds the lease', async () => (await health(writer)).lease?.state === 'held', 30_000);
+    const repo = await register(writer.url, 'alpha');
+    expect((await newTask(writer, repo, 'seed')).status).to.equal(200);
+    const standby = await spawn(path.join(tempDir(), 's'), ['--follow', url, '--follow-interval-ms', '200', '--lease', lease, '--lease-ttl', '2']);
+    await until('the standby follows the repository', async () => (await health(standby)).follow?.repositories?.length === 1, 60_000);
+    // The writer is alive and holds the lease: the promotion gives up before any claim.
+    const early = await cli(['promote', '--server', standby.url, '--timeout', '4']);
+    expect(early.code, early.stdout + early.stderr).to.not.equal(0);
+    expect((await health(standby)).follow.state).to.not.equal('promoted');
+    expect((await health(writer)).archive.state).to.not.equal('fenced');
+    expect((await newTask(writer, repo, 'still the writer')).status).to.equal(200);
+    // The writer dies; its lease expires; the promotion then takes it.
+    writer.proc.kill('SIGKILL');
+    await writer.exited;
+    const promoted = await cli(['promote', '--server', standby.url, '--timeout', '120']);
+    expect(promoted.code, promoted.stdout + promoted.stderr).to.equal(0);
+    const h = await health(standby);
+    expect(h.follow.state).to.equal('promoted');
+    expect(h.lease.state).to.equal('held');
+    expect((await newTask(standby, repo, 'on the standby')).status).to.equal(200);
+  });
+
   it('one id never names two things: after a kill -9 and a failover, ids continue past those the old writer acknowledged but never shipped', async () => {
     const url = `s3://${BUCKET}/ids/`;
     const lease = etcd().leaseUrl('ids');

@@ -19,6 +19,7 @@ import {
 } from '../domain/repository.js';
 import { removeDurable, removeTempFiles } from '../store/durable.js';
 import { readIdFloors, writeIdFloors, type IdFloors } from '../store/id-floors.js';
+import type { WriterLease } from './writer-lease.js';
 import { Layout } from '../store/layout.js';
 import type { CommitHooks } from '../store/commit-queue.js';
 import { Authority } from './authority.js';
@@ -116,6 +117,11 @@ export class CairnService implements AuthorityHost, FeedHost {
   writeRefusal: (() => string | null) | null = null;
   /** The writer lease's state (/healthz `lease`), with --lease. */
   leaseStatus: (() => object) | null = null;
+  /**
+   * The writer lease this server holds or tries for (serve --lease; ./writer-lease.ts), for a
+   * planned handover: `stopAcknowledging(reason, successor)`, then `release()`. Null without --lease.
+   */
+  writerLease: WriterLease | null = null;
   /**
    * Per repository, per id space, the highest sequence an earlier writer may have handed out
    * (serve --lease: read from etcd at a takeover; DATA/id-floors.json keeps them across a restart).

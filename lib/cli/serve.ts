@@ -639,6 +639,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           },
         });
         service.leaseStatus = () => wl!.status();
+        service.writerLease = wl;
         return wl;
       };
       if (options.follow) {
@@ -661,6 +662,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
             if (wl) {
               // Not promoted: give the lease back at once, for this server's next try or another's.
               writerLease = null;
+              service.writerLease = null;
+              service.leaseStatus = null;
               await wl.release().catch(() => {});
               await wl.close().catch(() => {});
             }
