@@ -153,6 +153,9 @@ export class WriterLease {
         this.waitingOn = null;
         const floors = new Map<number, Record<string, number>>();
         for (const [key, ceiling] of taken.ceilings) {
+          // What earlier writers reserved counts as reserved: new ids start past it anyway, and
+          // a reservation of ours never writes a lower ceiling over it.
+          this.reserved.set(key, Math.max(this.reserved.get(key) ?? 0, ceiling));
           const m = /^([0-9]+)\/([a-z_]+)$/.exec(key);
           if (!m) continue;
           const f = floors.get(Number(m[1])) ?? {};
