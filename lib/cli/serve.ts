@@ -41,11 +41,10 @@ import { DEFAULT_MIRROR_POLICY } from '../authority/git-mirror-runner.js';
 import { Archiving, type ArchivingOptions } from '../authority/archiving.js';
 import { openS3Store } from '../archive/s3-store.js';
 import { DEFAULT_GRACE, parseDuration, parseRetention } from '../domain/archive-retention.js';
-import { fencedRefusal } from '../archive/archive-file.js';
+import { fencedRefusal, readArchiveFile } from '../archive/archive-file.js';
 import { Follower, type FollowOptions } from '../authority/follower.js';
 import { WriterLease } from '../authority/writer-lease.js';
 import { EtcdWriterLease, LeaseUrlError, parseLeaseUrl, type LeaseLocation } from '../lease/etcd-lease.js';
-import { readArchiveFile } from '../archive/archive-file.js';
 import { DEFAULT_GIT_LIMITS, GitPlaces, type GitLimits } from '../http/git-places.js';
 
 export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [--log-level LEVEL] [--log-format pretty|json]
@@ -494,11 +493,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   let archiving: Archiving | null = null;
   let following: Follower | null = null;
   let writerLease: WriterLease | null = null;
-  const failingOver = new AbortController();
+  // Ends the lease's waits (a writer's acquire, --failover auto) when the server stops.
+  const leaseHalt = new AbortController();
   const stop = async (): Promise<void> => {
     if (stopping) return done.then(() => undefined);
     stopping = true;
-    failingOver.abort();
+    leaseHalt.abort();
     // Shipping stops first (after the object in flight): what is not shipped now ships after the next start.
     await following?.stop().catch(() => {});
     await archiving?.stop().catch(() => {});
@@ -568,20 +568,20 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     const every = Math.max(200, (l.ttlSeconds * 1000) / 3);
     let seen = false;
     try {
-      while (!failingOver.signal.aborted && service.promote) {
+      while (!leaseHalt.signal.aborted && service.promote) {
         const holder = await probe.holder().catch(() => undefined);
         if (holder) seen = true;
         if (holder === null && seen) {
           log.warn({ lease: l.location.url, follow: follower.url }, 'failover: the writer lease is free; promoting this standby');
           try {
-            await service.promote(failingOver.signal);
+            await service.promote(leaseHalt.signal);
             log.info({ lease: l.location.url }, 'failover: promoted');
             return;
           } catch (err) {
             log.error({ problem: (err as Error).message }, 'failover: promotion failed; trying again');
           }
         }
-        await sleep(every, undefined, { signal: failingOver.signal, ref: false }).catch(() => {});
+        await sleep(every, undefined, { signal: leaseHalt.signal, ref: false }).catch(() => {});
       }
     } finally {
       await probe.close().catch(() => {});
@@ -694,7 +694,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           const fenced = await fencedRefusal(service.layout.archiveFile, options.dataDir);
           if (fenced !== null) wl.stopAcknowledging(fenced);
           else {
-            void wl.acquire(failingOver.signal).then(async () => {
+            void wl.acquire(leaseHalt.signal).then(async () => {
               const local = await readArchiveFile(service.layout.archiveFile).catch(() => null);
               if (local && local.generation !== '0') await wl.o.lease.setGeneration(local.generation);
             }, (err: Error) => { if (!stopping) log.error({ lease: options.lease!.location.url, problem: err.message }, 'lease: not taken'); });
