@@ -8,7 +8,9 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { Etcd3 } from 'etcd3';
-import { api, cli, register, spawnServer, tempDir, until, type ChildServer } from './helpers.js';
+import { spawn as spawnChild } from 'node:child_process';
+import { api, cli, PROJECT_ROOT, register, spawnServer, tempDir, until, type ChildServer } from './helpers.js';
+import { EtcdWriterLease, parseLeaseUrl } from '../lib/lease/etcd-lease.js';
 import { useEtcd } from './etcd.js';
 import { useSwift, type SwiftServer } from './swift.js';
 
@@ -46,6 +48,45 @@ describe('serve --lease: bad lease URLs and flags are usage errors', function ()
       await fsp.access(data).then(() => { throw new Error('the data directory was created'); }, () => {});
     });
   }
+});
+
+describe('the writer lease in etcd (lib/lease/etcd-lease.ts)', function () {
+  this.timeout(120_000);
+  const etcd = useEtcd();
+
+  it('a holder cut off past its lease takes it back only when nobody took it meanwhile: a takeover and release in between leave it superseded', async () => {
+    const url = etcd().leaseUrl('regain');
+    const child = spawnChild(process.execPath, [path.join(PROJECT_ROOT, 'dist/test/lease-holder-child.js'), url, '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
+    const last = () => out.trim().split('\n').at(-1) ?? '';
+    try {
+      await until('the child holds the lease', () => last() === 'state held', 30_000);
+      // First: stopped past its lease and resumed with nobody in between, it holds the lease again.
+      child.kill('SIGSTOP');
+      const other = new EtcdWriterLease(parseLeaseUrl(url), { ttlSeconds: 2 });
+      try {
+        await until('the child\'s lease expired in etcd', async () => (await other.holder()) === null, 30_000);
+        out = '';
+        child.kill('SIGCONT');
+        await until('the child holds the lease again', () => last() === 'state held', 30_000);
+        // Then: stopped again; another process takes the lease and releases it before the child resumes.
+        child.kill('SIGSTOP');
+        await until('another process took the lease', async () => (await other.tryTakeover().catch(() => null)) !== null, 30_000);
+        await other.release();
+        expect(await other.holder()).to.equal(null);
+        out = '';
+        child.kill('SIGCONT');
+        await until('the child knows it was superseded', () => last() === 'state superseded', 30_000);
+        expect(out).to.not.include('state held');
+      } finally {
+        await other.close();
+      }
+    } finally {
+      child.kill('SIGCONT');
+      child.kill('SIGKILL');
+    }
+  });
 });
 
 describe('serve --lease: a stale writer stops (etcd and Swift)', function () {
