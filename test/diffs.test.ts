@@ -10,7 +10,8 @@ import { pull, push } from '../lib/client/transfer.js';
 import { createHash } from 'node:crypto';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import type { TreeEntry } from '../lib/domain/content.js';
-import { diffFiles, emptyTotals, gitPath, unifiedFile, type FileDiff } from '../lib/domain/workflow/content-diff.js';
+import { diffFiles, emptyTotals, gitPath, unifiedFile, type DiffTotals, type FileDiff } from '../lib/domain/workflow/content-diff.js';
+import { watched } from '../lib/http/handlers/diffs.js';
 import { api, ok, register, startTestServer, tempDir, until, type TestServer } from './helpers.js';
 import { bigEdit, lockfileEdit, numstat } from './diff-inputs.js';
 import type { Authority } from '../lib/authority/authority.js';
@@ -176,6 +177,52 @@ describe('diffs: a patchset as JSON and as a patch git applies', function () {
     const viaChange = await ok(get('/read/changes/change-1/diff'));
     expect(viaChange.patchset_id).to.equal('change-1.ps-1'); // the first patchset stays selected
     expect(viaChange.files).to.deep.equal((await ok(get('/read/patchsets/change-1.ps-1/diff'))).files);
+  });
+
+  it('revalidation: a whole answer carries an ETag; If-None-Match naming it answers 304 without a body; another query, an unknown tag or a tag of another patchset gets the diff', async () => {
+    const first = await get('/read/patchsets/change-1.ps-1/diff');
+    expect(first.status).to.equal(200);
+    const tag = first.headers.get('etag')!;
+    expect(tag).to.match(/^"[0-9a-f]{16}-[0-9a-f]{16}"$/);
+    expect(first.headers.get('cache-control')).to.equal('private, no-cache');
+    const again = await get('/read/patchsets/change-1.ps-1/diff', { 'if-none-match': tag });
+    expect(again.status).to.equal(304);
+    expect(again.text).to.equal('');
+    expect(again.headers.get('etag')).to.equal(tag);
+    // weak form and a list of tags, as browsers and proxies send them
+    expect((await get('/read/patchsets/change-1.ps-1/diff', { 'if-none-match': `"other", W/${tag}` })).status).to.equal(304);
+    // the same tag for another request of the same patchset (context, whitespace, format, against) or another patchset: the diff itself
+    for (const q of ['?context=0', '?whitespace=ignore-all', '?format=unified', '?renames=false']) {
+      const res = await get(`/read/patchsets/change-1.ps-1/diff${q}`, { 'if-none-match': tag });
+      expect(res.status, q).to.equal(200);
+      expect(res.text, q).to.not.equal('');
+    }
+    expect((await get('/read/patchsets/change-1.ps-2/diff', { 'if-none-match': tag })).status).to.equal(200);
+    expect((await get('/read/patchsets/change-1.ps-1/diff', { 'if-none-match': '"0123456789abcdef-0123456789abcdef"' })).status).to.equal(200);
+    // the change shortcut is its selected patchset's diff: the same rule
+    const viaChange = await get('/read/changes/change-1/diff');
+    expect((await get('/read/changes/change-1/diff', { 'if-none-match': viaChange.headers.get('etag')! })).status).to.equal(304);
+    // bad input still says so, and an unknown patchset is 404, whatever the tag
+    expect((await get('/read/patchsets/change-1.ps-1/diff?context=x', { 'if-none-match': tag })).status).to.equal(400);
+    expect((await get('/read/patchsets/change-1.ps-9/diff', { 'if-none-match': tag })).status).to.equal(404);
+  });
+
+  it('revalidation: an answer a budget cut (time or bytes) is never confirmed; one cut by a fixed rule (large_diff, file_size) is', async () => {
+    const file = (path: string, reason: FileDiff['truncated_reason']): FileDiff => ({ path, old_path: path, change: 'modified', similarity: null, old_mode: '100644', new_mode: '100644', old_blob_id: 'a', new_blob_id: 'b', binary: false, truncated: reason !== null, truncated_reason: reason, note: null, additions: null, deletions: null, diff_lines: null, diff_bytes: null, hunks: [], old_image: null, new_image: null });
+    const run = async (reasons: Array<FileDiff['truncated_reason']>, renameLimit: DiffTotals['rename_limit'] = null) => {
+      async function* files() { for (const [i, r] of reasons.entries()) yield file(`f${i}`, r); }
+      let cut: boolean | null = null;
+      const seen: string[] = [];
+      for await (const f of watched({ files: files(), totals: { ...emptyTotals(), rename_limit: renameLimit } }, (c) => { cut = c; })) seen.push(f.path);
+      expect(seen).to.have.length(reasons.length);
+      return cut;
+    };
+    expect(await run([null, null])).to.equal(false);
+    expect(await run([null, 'large_diff', 'file_size'])).to.equal(false);
+    expect(await run([null, 'time_budget', null])).to.equal(true);
+    expect(await run(['byte_budget'])).to.equal(true);
+    expect(await run([null], 'time_budget')).to.equal(true);
+    expect(await run([null], 'pairs')).to.equal(false);
   });
 
   it('bad input: 400 for context, path, format and a patchset of another change; 404 for unknown ones; nothing else answered', async () => {
