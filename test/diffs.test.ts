@@ -135,6 +135,25 @@ describe('diffs: a patchset as JSON and as a patch git applies', function () {
     expect(text).to.not.include('moved_');
   });
 
+  it('moved lines across files: a block removed from one file and added to another is listed in moved_blocks (both paths and first lines), after the files; the hunks keep their within-file marks', async () => {
+    const helper = ['export function formatPrice(cents: number): string {', '  const euros = Math.floor(cents / 100);', '  return `${euros}.${String(cents % 100).padStart(2, "0")} EUR`;', '}'];
+    const pad = (name: string, n: number) => Array.from({ length: n }, (_, i) => `export const ${name}${i} = ${i};`);
+    const text = (ls: string[]) => `${ls.join('\n')}\n`;
+    const mb = await snap({ 'src/cart.ts': text([...pad('cart', 5), ...helper, ...pad('tail', 5)]), 'src/util/money.ts': text(pad('money', 6)) }, base);
+    const mr = await snap({ 'src/cart.ts': text([...pad('cart', 5), ...pad('tail', 5)]), 'src/util/money.ts': text([...pad('money', 2), ...helper, ...pad('money', 6).slice(2)]) }, mb);
+    const t = (await ok(api(s.url, 'POST', R(repo, '/tasks'), { json: { title: 'Move across', intent: 'i' } }))).task;
+    const c = (await ok(api(s.url, 'POST', R(repo, '/changes'), { json: { task_id: t.task_id, title: 'Move the price helper', base_line: 'main' } }))).change;
+    const ps = (await ok(api(s.url, 'POST', R(repo, `/changes/${c.change_id}/patchsets`), { json: { base_snapshot_id: mb, revision_snapshot_id: mr, summary: 'move', author_mode: 'human_only' } }))).patchset.patchset_id;
+    const d = await ok(get(`/read/patchsets/${ps}/diff`));
+    expect(d.moved_blocks).to.deep.equal([{ from: { path: 'src/cart.ts', line: 6 }, to: { path: 'src/util/money.ts', line: 3 }, lines: 4 }]);
+    for (const f of d.files) for (const h of f.hunks) expect(h.moved_to ?? null, f.path).to.equal(null);
+    // a diff with no such block lists none; the unified text carries none
+    expect((await ok(get('/read/patchsets/change-1.ps-1/diff'))).moved_blocks).to.deep.equal([]);
+    expect((await get(`/read/patchsets/${ps}/diff?format=unified`)).text).to.not.include('moved');
+    // narrowed to one of the two files, the other side is not in the diff: no block
+    expect((await ok(get(`/read/patchsets/${ps}/diff?path=src/cart.ts`))).moved_blocks).to.deep.equal([]);
+  });
+
   it('unified: git apply --check accepts it against the base tree, and applying it yields the revision', async () => {
     const res = await get('/read/patchsets/change-1.ps-1/diff', { accept: 'text/x-diff' });
     expect(res.status).to.equal(200);

@@ -120,7 +120,7 @@ async function* jsonBody(d: PatchsetDiff, files: AsyncIterable<FileDiff>, q: { c
     yield `${first ? '' : ','}${JSON.stringify({ ...f, from_rebase: f.from_rebase ?? false, links: fileLinks(repoBase, d, f, q) })}`;
     first = false;
   }
-  yield `],"stats":${JSON.stringify(d.totals)},"rebase":${JSON.stringify(d.rebase)}}`;
+  yield `],"stats":${JSON.stringify(d.totals)},"rebase":${JSON.stringify(d.rebase)},"moved_blocks":${JSON.stringify(d.moved_blocks)}}`;
 }
 
 async function* unifiedBody(files: AsyncIterable<FileDiff>): AsyncGenerator<string> {
@@ -327,6 +327,14 @@ export const SCHEMAS: Schemas = {
         hunks: { ...uint, description: 'hunks marked from_rebase' },
       })),
       description: 'with ?against= naming a patchset on another base: the comparison is rebase-aware (files and hunks the target line brought are marked from_rebase); null otherwise. The unified text carries no marks',
+    },
+    moved_blocks: {
+      ...arr(obj({
+        from: { ...obj({ path: str, line: { ...uint, description: 'its first line on the base side' } }), description: 'the file the block was removed from' },
+        to: { ...obj({ path: str, line: { ...uint, description: 'its first line on the revision side' } }), description: 'the file the block was added to' },
+        lines: { ...uint, description: 'its length in lines' },
+      })),
+      description: 'blocks moved from one file to another (a run of removed lines that comes back, the same lines in the same order, as added lines of another file; the rule of moved_to / moved_from): listed after the files, as a block\'s two files are streamed apart. The unified text carries none',
     },
     stats: obj({
       files_changed: uint, additions: uint, deletions: uint, binary_files: uint, truncated_files: uint, uncounted_files: { ...uint, description: 'text files whose lines were not counted (null additions and deletions): additions and deletions sum the others' }, bytes_read: uint,
