@@ -645,7 +645,8 @@ const FileDiff = memo(function FileDiff({ repo, snaps, file, index, view, observ
   else if (!hasBody) body = html`<p class="file-note">${mode ? 'Only the mode changed.' : file.change === 'modified' ? 'No change in content.' : `Empty file ${file.change}.`}</p>`;
   else if (near) body = html`<${FileBody} repo=${repo} snaps=${snaps} file=${file} view=${view} ft=${entry || editors.rows.size ? { threads: entry?.lines, editors: editors.rows } : null} mark=${mark} onAnchor=${onAnchor} />`;
   // A style object is set through the CSSOM (el.style.height), which the CSP allows; no style attribute is written.
-  else body = html`<div class="file-placeholder" style=${{ height: `${rowCount(file, view) * LINE_PX}px` }} aria-busy="true"><span class="muted">${plural(lines, 'line')}…</span></div>`;
+  // (its words come from the stylesheet, ::before: a 2,000-file diff's placeholders make no text nodes)
+  else body = html`<div class="file-placeholder" style=${{ height: `${rowCount(file, view) * LINE_PX}px` }} aria-busy="true" data-lines=${`${plural(lines, 'line')}…`}></div>`;
   // A section not built yet is skipped by the browser's layout while off screen (content-visibility),
   // at the size its placeholder has.
   const lazy = open && !near && hasBody && !file.binary && !file.truncated;
@@ -662,7 +663,6 @@ const FileDiff = memo(function FileDiff({ repo, snaps, file, index, view, observ
     <header class="file-head">
       <button type="button" class="file-toggle" aria-expanded=${open ? 'true' : 'false'} onClick=${() => onToggle(index)}
         onKeyDown=${(e) => { if (e.key === 'ArrowDown') { const row = box.current?.querySelector('.file-body tr[tabindex]'); if (row) { e.preventDefault(); row.focus(); } } }} title=${open ? 'Collapse (o)' : 'Expand (o)'}>
-        <span class="chev" aria-hidden="true">${open ? '▾' : '▸'}</span>
         <span class=${`chg chg-${file.change}`} title=${file.change}>${CHANGE_LETTER[file.change] ?? '?'}</span>
         <span class="file-path">${file.path}</span>
         ${file.old_path && (file.change === 'renamed' || file.change === 'copied') ? html`<span class="renamed-from muted">${file.change} from <code>${file.old_path}</code>${typeof file.similarity === 'number' ? ` (${file.similarity}%)` : ''}</span>` : null}
