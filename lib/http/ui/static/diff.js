@@ -798,7 +798,7 @@ function FileThreadCount({ e }) {
 }
 
 /** File tree rows built at first, and added per idle moment after. */
-const TREE_FIRST = 150;
+const TREE_FIRST = 100;
 const TREE_SLICE = 500;
 
 /** Diffs up to this many lines have every body built in the background once the page is idle, so a full-page capture shows them all. */
