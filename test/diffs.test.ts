@@ -434,6 +434,25 @@ describe('diffs: bounded work', function () {
     expect(await fsp.readFile(path.join(work, 'small.txt'), 'utf8')).to.equal('two\n');
   });
 
+  it('revalidation of a cut answer: a diff whose hunks passed the response\'s 16 MiB byte budget carries an ETag that is never confirmed (If-None-Match gets the diff again, not 304); narrowed to fit, it is', async () => {
+    // 70 added files of 1,900 lines (about 240 KiB of hunks each: under the per-file inline caps), 16.4 MiB in all
+    const rev: Files = {};
+    for (let i = 0; i < 70; i++) rev[`gen/f${String(i).padStart(2, '0')}.txt`] = Array.from({ length: 1900 }, (_, k) => `${String(i).padStart(2, '0')}:${String(k).padStart(4, '0')} ${'x'.repeat(118)}`).join('\n') + '\n';
+    const ps = await patchset({ 'keep.txt': 'k\n' }, { 'keep.txt': 'k\n', ...rev });
+    const first = await api(s.url, 'GET', R(repo, `/read/patchsets/${ps}/diff`));
+    expect(first.status).to.equal(200);
+    expect(first.json.files.some((f: Json) => f.truncated_reason === 'byte_budget')).to.equal(true);
+    const tag = first.headers.get('etag')!;
+    expect(tag).to.be.a('string');
+    const again = await api(s.url, 'GET', R(repo, `/read/patchsets/${ps}/diff`), { headers: { 'if-none-match': tag } });
+    expect(again.status).to.equal(200);
+    expect(again.json.files.length).to.equal(first.json.files.length);
+    // one file alone fits the budget: its answer is whole, so its tag confirms
+    const one = await api(s.url, 'GET', R(repo, `/read/patchsets/${ps}/diff?path=gen/f69.txt`));
+    expect(one.json.files[0].truncated).to.equal(false);
+    expect((await api(s.url, 'GET', R(repo, `/read/patchsets/${ps}/diff?path=gen/f69.txt`), { headers: { 'if-none-match': one.headers.get('etag')! } })).status).to.equal(304);
+  });
+
   it('10,000 changed files stream out with bounded content reads; every file is listed', async () => {
     const n = 10_000;
     const baseFiles: Files = {};
