@@ -27,6 +27,8 @@ import {
   purgedMarkerKey,
   registryRecordKey,
   REGISTRY_RECORD_PATH,
+  timeIndexOriginKey,
+  timeMarkerKey,
   type ManifestEntry,
 } from '../domain/archive-manifest.js';
 import { sha256Hex, type Body, type ObjectStore } from './object-store.js';
@@ -197,6 +199,8 @@ export interface ArchiveStatus {
   /** serve --archive-verify-every: the last verification (lib/authority/archive-verify.ts). */
   last_verify?: { at: string; ok: boolean; repositories: { repository: number; manifest: string | null; ok: boolean; problem: string | null }[] } | { at: string; error: string } | null;
 }
+
+const EMPTY_SHA256 = sha256Hex(Buffer.alloc(0));
 
 /** Objects up to this size upload in the small lane (their own `concurrency` slots). */
 const SMALL = 1024 * 1024;
@@ -571,6 +575,7 @@ export class Shipper {
         r.floorMs = Number(this.o.source.registryRecord(index).readBigUInt64LE(8)) * 1000;
       } catch { /* the start of this process stands */ }
     }
+    await this.ensureTimeIndex(index, r);
     r.commitTimes = r.commitTimes.filter(([g]) => BigInt(g) > r.shipped);
     r.loaded = true;
   }
@@ -776,6 +781,10 @@ export class Shipper {
     if (this.fenced) throw new FencedError('fenced');
     const key = manifestKey(index, gen, job.commit);
     const options = { sha256: sha256Hex(bytes), size: bytes.length };
+    // The time index's marker goes beside the manifest (storage-layout.md §20.1.1): `restore --at`
+    // finds the manifest by one listing. A marker whose manifest failed is passed over by readers.
+    const marker = this.putMarker(index, job.capture.capturedAtUs, job.commit);
+    marker.catch(() => {});
     if (this.o.conditional) {
       const outcome = await this.o.store.putIfAbsent(key, bytes, options);
       // Already there: written before a restart whose listing did not show it yet (listings may
@@ -786,6 +795,7 @@ export class Shipper {
       // listing) is asked about first; a later one's key is new.
       await this.o.store.put(key, bytes, options);
     }
+    await marker;
     // Stored: this manifest is the base of the next.
     r.shipped = job.commit;
     r.shippedAtUs = job.capture.capturedAtUs;
@@ -822,6 +832,26 @@ export class Shipper {
     r.packs = new Map([...r.stored].map(([k, e]) => [k, Promise.resolve(e)]));
     r.tail = cloneView(r.shippedView);
     r.captured = r.shipped;
+  }
+
+  /** The empty object whose key indexes manifest (generation, `commit`) by its capture time. */
+  private async putMarker(index: number, capturedAtUs: bigint, commit: bigint): Promise<void> {
+    await this.o.store.put(timeMarkerKey(index, capturedAtUs, this.o.generation, commit), Buffer.alloc(0), { sha256: EMPTY_SHA256, size: 0 });
+  }
+
+  /**
+   * Start the time index of a repository whose archive has none: its origin says that every
+   * manifest from the next one on has a marker (older ones, shipped before the index, are read
+   * by a restore). The newest manifest stored gets its marker again (a crash may have come
+   * between the two puts).
+   */
+  private async ensureTimeIndex(index: number, r: RepoState): Promise<void> {
+    const originKey = timeIndexOriginKey(index);
+    if (!(await this.o.store.head(originKey))) {
+      const body = Buffer.from(`${JSON.stringify({ from: manifestKey(index, this.o.generation, r.shipped + 1n), written_at: new Date().toISOString() })}\n`);
+      await this.o.store.put(originKey, body, { sha256: sha256Hex(body), size: body.length });
+    }
+    if (r.shipped > 0n && r.shippedAtUs !== null) await this.putMarker(index, r.shippedAtUs, r.shipped);
   }
 
   private async shipFile(key: string, f: ShipFile): Promise<ManifestEntry> {
