@@ -204,6 +204,10 @@ function opening(keys: ArchiveKeys, key: string): Transform {
       done();
     },
     flush(done: TransformCallback) {
+      if (head && !head.subarray(0, 8).equals(SEALED_MAGIC.subarray(0, Math.min(8, head.length)))) {
+        done(new ObjectStoreError('config', `object ${key} is not encrypted, but --archive-key-file was given: the archive (or this object) was written without encryption`));
+        return;
+      }
       if (head || !decipher || tail.length < TAG) {
         done(new ObjectStoreError('integrity', `object ${key}: shorter than an encrypted object's header and tag`));
         return;
@@ -341,11 +345,17 @@ export class EncryptedStore implements ObjectStore {
   }
 }
 
-/** `source` piped into `t`, an error of either ending `t` (the reader sees one stream). */
+/**
+ * `source` through `t` as one stream, started only once read: a small object would otherwise run
+ * through `t` before its reader listens, and an error of `t` would find no listener.
+ */
 function pipeOn(source: Readable, t: Transform): Readable {
-  source.on('error', (err) => t.destroy(err));
-  t.on('close', () => { if (!source.destroyed) source.destroy(); });
-  return source.pipe(t);
+  return Readable.from((async function* () {
+    source.on('error', (err) => t.destroy(err));
+    t.on('close', () => { if (!source.destroyed) source.destroy(); });
+    source.pipe(t);
+    yield* t as AsyncIterable<Buffer>;
+  })(), { objectMode: false });
 }
 
 /** The archive store with the key file's keys (or none): what every command that reads or writes an archive uses. */

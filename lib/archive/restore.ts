@@ -459,7 +459,7 @@ export async function applyManifest(store: ObjectStore, manifest: Manifest, repo
         }
       } catch (err) {
         got.body.destroy();
-        if (err instanceof ObjectStoreError && err.kind === 'integrity') throw new Corrupt(`${what} is damaged: ${err.message.slice(what.length + 2)}`);
+        if (err instanceof ObjectStoreError && err.kind === 'integrity') throw new Corrupt(`${what} is damaged: ${err.message.startsWith(what) ? err.message.slice(what.length + 2) : err.message}`);
         if (err instanceof ObjectStoreError) throw new ObjectStoreError(err.kind, `${what}: ${err.message}`, err.status);
         throw err;
       }

@@ -177,6 +177,8 @@ interface RepoState {
   waiters: { gen: bigint; resolve: () => void; reject: (err: Error) => void }[];
   lagWarned: boolean;
   lagBytes: number;
+  /** The time index's origin is known to be stored and the newest manifest's marker put (once per load). */
+  timeIndexed: boolean;
 }
 
 export type ShipperState = 'shipping' | 'idle' | 'fenced' | 'error';
@@ -471,7 +473,7 @@ export class Shipper {
     if (!r) {
       r = {
         shipped: 0n, loadedCommitted: 0n, shippedAtUs: null, loaded: false, shippedView: emptyView(), shippedEntries: null, chain: 0, tail: emptyView(), captured: 0n, jobs: [],
-        packs: new Map(), stored: new Map(), listed: new Map(), commitTimes: [], floorMs: Date.now(), pumping: Promise.resolve(), waiters: [], lagWarned: false, lagBytes: 0,
+        packs: new Map(), stored: new Map(), listed: new Map(), commitTimes: [], floorMs: Date.now(), pumping: Promise.resolve(), waiters: [], lagWarned: false, lagBytes: 0, timeIndexed: false,
       };
       this.repos.set(index, r);
     }
@@ -575,7 +577,7 @@ export class Shipper {
         r.floorMs = Number(this.o.source.registryRecord(index).readBigUInt64LE(8)) * 1000;
       } catch { /* the start of this process stands */ }
     }
-    await this.ensureTimeIndex(index, r);
+    r.timeIndexed = false;
     r.commitTimes = r.commitTimes.filter(([g]) => BigInt(g) > r.shipped);
     r.loaded = true;
   }
@@ -783,6 +785,10 @@ export class Shipper {
     const options = { sha256: sha256Hex(bytes), size: bytes.length };
     // The time index's marker goes beside the manifest (storage-layout.md §20.1.1): `restore --at`
     // finds the manifest by one listing. A marker whose manifest failed is passed over by readers.
+    if (!r.timeIndexed) {
+      await this.ensureTimeIndex(index, r);
+      r.timeIndexed = true;
+    }
     const marker = this.putMarker(index, job.capture.capturedAtUs, job.commit);
     marker.catch(() => {});
     if (this.o.conditional) {
@@ -847,7 +853,9 @@ export class Shipper {
    */
   private async ensureTimeIndex(index: number, r: RepoState): Promise<void> {
     const originKey = timeIndexOriginKey(index);
-    if (!(await this.o.store.head(originKey))) {
+    // A listing, not a HEAD: one request per repository and process start either way.
+    const found = await this.o.store.list(originKey, { limit: 1 });
+    if (!found.objects.some((o) => o.key === originKey)) {
       const body = Buffer.from(`${JSON.stringify({ from: manifestKey(index, this.o.generation, r.shipped + 1n), written_at: new Date().toISOString() })}\n`);
       await this.o.store.put(originKey, body, { sha256: sha256Hex(body), size: body.length });
     }
