@@ -8,12 +8,15 @@ import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { existsSync, promises as fsp, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { EncryptedStore, loadArchiveKeys, parseArchiveKeys, sealBuffer, SEALED_MAGIC, SEALED_OVERHEAD } from '../lib/archive/encryption.js';
 import { ObjectStoreError, sha256Hex } from '../lib/archive/object-store.js';
 import { S3ObjectStore, s3Settings } from '../lib/archive/s3-store.js';
 import { findManifest, restoreArchive } from '../lib/archive/restore.js';
+import { pruneArchive } from '../lib/archive/prune.js';
+import { parseRetention } from '../lib/domain/archive-retention.js';
 import { push } from '../lib/client/transfer.js';
 import { api, cli, register, spawnServer, startTestServer, tempDir, until, type ChildServer, type TestServer } from './helpers.js';
 import { MemoryObjectStore } from './memory-store.js';
@@ -90,6 +93,35 @@ describe('archive encryption: keys, the sealed object, a shipping server (memory
     expect(moved!.message).to.match(/does not authenticate/);
   });
 
+  it('streams a large object both ways in bounded pieces (a body read twice under one nonce), and refuses a body that is not what its put names', async () => {
+    const memory = new MemoryObjectStore();
+    const keys = parseArchiveKeys(line('k1'), 'keys');
+    const sealed = new EncryptedStore(memory, keys);
+    const big = randomBytes(20 * 1024 * 1024 + 123);
+    const pieces = (b: Buffer): Readable => Readable.from((function* () { for (let at = 0; at < b.length; at += 65_536) yield b.subarray(at, at + 65_536); })());
+    let opened = 0;
+    await sealed.put('repositories/1/packs/objects/big.pack', () => { opened++; return pieces(big); }, { sha256: sha256Hex(big), size: big.length });
+    expect(opened, 'read once to hash the sealed bytes, once to upload').to.equal(2);
+    const stored = memory.objects.get('repositories/1/packs/objects/big.pack')!;
+    expect(stored.bytes.length).to.equal(big.length + SEALED_OVERHEAD);
+    expect(stored.sha256).to.equal(sha256Hex(stored.bytes));
+    // Read back in 64 KiB pieces, as a network body arrives.
+    const inner = memory.get.bind(memory);
+    memory.get = async (key: string) => { const got = await inner(key); return { ...got, body: pieces(await buffer(got.body)) }; };
+    const got = await sealed.get('repositories/1/packs/objects/big.pack');
+    expect(got.size).to.equal(big.length);
+    expect((await buffer(got.body)).equals(big)).to.equal(true);
+    const head = await sealed.head('repositories/1/packs/objects/big.pack');
+    expect(head!.size).to.equal(big.length);
+    expect(head!.sha256).to.equal(undefined);
+    const listed = await sealed.list('repositories/1/packs/');
+    expect(listed.objects[0]!.size).to.equal(big.length);
+    const wrong = await sealed.put('repositories/1/packs/objects/wrong.pack', () => pieces(big), { sha256: 'ab'.repeat(32), size: big.length }).then(() => null, (e: Error) => e);
+    expect(wrong).to.be.instanceOf(ObjectStoreError);
+    expect((wrong as ObjectStoreError).kind).to.equal('integrity');
+    expect(memory.objects.has('repositories/1/packs/objects/wrong.pack')).to.equal(false);
+  });
+
   it('seals every object a server ships, restores with the key, refuses without it or with another, and rotates keys', async () => {
     const memory = new MemoryObjectStore(false); // no lease: the restart need not wait one out
     const old = line('k1');
@@ -136,6 +168,10 @@ describe('archive encryption: keys, the sealed object, a shipping server (memory
     }
     const again = await restoreArchive(new EncryptedStore(memory, rotated), { url: URL_, repositories: 'all', target: {}, dataDir: path.join(tempDir(), 'again') });
     expect(again[0]!.commit).to.be.greaterThan(restored[0]!.commit);
+    // A prune works through the keys too (it reads manifests), and the archive restores after it.
+    await pruneArchive(new EncryptedStore(memory, rotated), { policy: parseRetention('all:1s', 'test'), graceMs: 0, now: () => Date.now() + 3_600_000 });
+    const pruned = await restoreArchive(new EncryptedStore(memory, rotated), { url: URL_, repositories: 'all', target: {}, dataDir: path.join(tempDir(), 'pruned') });
+    expect(pruned[0]!.commit).to.equal(again[0]!.commit);
     // Only the new key: the objects still sealed with k1 are named.
     const onlyNew = await restoreArchive(new EncryptedStore(memory, parseArchiveKeys(`${line('k2')}`, 'new-only')), { url: URL_, repositories: 'all', target: {}, dataDir: path.join(tempDir(), 'new-only') }).then(() => null, (e: Error) => e);
     expect(onlyNew!.message).to.match(/key id k1|another key of id k2/);
@@ -274,6 +310,8 @@ describe('archive encryption against a real object store (Swift s3api)', functio
     const good = path.join(tempDir(), 'good');
     const r4 = await restore(['--data', good, '--archive-key-file', keys]);
     expect(r4.code, r4.stderr).to.equal(0);
+    const verify = await cli(['archive', 'verify', '--from', url, '--archive-key-file', keys, '--json'], env(swift()));
+    expect(verify.code, verify.stderr).to.equal(0);
     const restored = await spawnServer(good, ['--no-ui']);
     children.push(restored);
     const res = await api(restored.url, 'GET', `/v1/native/repository-authorities/${repo}/read/snapshots/${snap}/files/secret.txt`, { headers: { accept: 'application/octet-stream' } });
