@@ -3,7 +3,9 @@
 // through the sealing store (in memory) whose objects all open with the key and none without,
 // key rotation, a missing or wrong key refused by name, a flipped byte found and nothing applied;
 // and against a real store (Swift s3api): no object in the bucket holds a known file's text or
-// any piece of its packs, while `cairn restore --archive-key-file` gives the file back exactly.
+// any piece of its packs, while `cairn restore --archive-key-file` gives the file back exactly,
+// `cairn archive verify` and a standby (`serve --follow`) read it with the key, and `serve`
+// without the key stops at start naming the key id.
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { existsSync, promises as fsp, readFileSync } from 'node:fs';
@@ -317,5 +319,19 @@ describe('archive encryption against a real object store (Swift s3api)', functio
     const res = await api(restored.url, 'GET', `/v1/native/repository-authorities/${repo}/read/snapshots/${snap}/files/secret.txt`, { headers: { accept: 'application/octet-stream' } });
     expect(res.status, res.text).to.equal(200);
     expect(res.text === secret, 'the file restored exactly').to.equal(true);
+
+    // A standby follows the encrypted archive with the key, and refuses to start without it.
+    const bareFollow = await cli(['serve', '--bind', '127.0.0.1:0', '--data', path.join(tempDir(), 'bare-follow'), '--follow', url], env(swift()));
+    expect(bareFollow.code).to.equal(2);
+    expect(bareFollow.stderr).to.match(/--follow: the archive is encrypted with key id site-2026/);
+    const follower = await spawnServer(path.join(tempDir(), 'follower'), ['--no-ui', '--follow', url, '--archive-key-file', keys, '--follow-interval-ms', '200'], true, env(swift()));
+    children.push(follower);
+    await until('the follower to apply the archive', async () => {
+      const f = (await api(follower.url, 'GET', '/healthz')).json.follow;
+      return f?.repositories.some((r: any) => r.repository === repo && r.applied_commit !== '0') ? f : null;
+    }, 120_000);
+    const followed = await api(follower.url, 'GET', `/v1/native/repository-authorities/${repo}/read/snapshots/${snap}/files/secret.txt`, { headers: { accept: 'application/octet-stream' } });
+    expect(followed.status, followed.text).to.equal(200);
+    expect(followed.text === secret, 'the follower holds the file exactly').to.equal(true);
   });
 });
