@@ -110,7 +110,9 @@ export async function readOneManifest(store: ObjectStore, key: string): Promise<
 
 /**
  * The manifest a restore of repository `index` uses: the greatest key at or before the target
- * (`seq` compares the commit generation; `atUs` the captured time, read from the manifests,
+ * (`seq` compares the commit generation; `atUs` the captured time: found through the time index,
+ * storage-layout.md §20.1.1, in a few requests whatever the number of manifests; where the
+ * archive has no index, or for its manifests older than the index, read from the manifests
  * newest first). Without `atUs`, a damaged manifest on the way is an error naming its key — an
  * older one is never taken silently in its place, since the damaged one may be the commit asked
  * for; the operator can ask for an older commit with `seq` explicitly. With `atUs`, a newer

@@ -7,10 +7,12 @@
 // earlier one's big pack is still on its way. A manifest is written, in commit order, for the
 // newest capture whose objects and those of every capture before it are stored (a manifest
 // covers every commit up to its own; docs/operations.md "The RPO"). Manifests are incremental
-// (what changed since the previous one; a full one every `manifestChain`). A failing or slow
+// (what changed since the previous one; a full one every `manifestChain`), each with its marker
+// in the time index (storage-layout.md §20.1.1) put beside it. A failing or slow
 // store delays shipping only: errors are retried with backoff from the newest stored manifest.
 // After a restart the newest own manifest and one listing of the stored packs say what the
-// archive holds; no object is HEADed.//
+// archive holds; no object is HEADed.
+//
 // The shipper knows nothing of the data directory: a ShipSource (lib/authority/archiving.ts)
 // captures commit points with open read handles (the store's capture API).
 import { createHash } from 'node:crypto';
