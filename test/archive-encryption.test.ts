@@ -297,12 +297,12 @@ describe('archive encryption against a real object store (Swift s3api)', functio
     const restore = (args: string[]) => cli(['restore', '--from', url, '--json', ...args], env(swift()));
     const none = path.join(tempDir(), 'none');
     const r1 = await restore(['--data', none]);
-    expect(r1.code).to.not.equal(0);
+    expect(r1.code).to.equal(2);
     expect(r1.stderr).to.match(/the archive is encrypted with key id site-2026 .*give --archive-key-file/);
     expect(existsSync(none)).to.equal(false);
     const wrong = path.join(tempDir(), 'wrong');
     const r2 = await restore(['--data', wrong, '--archive-key-file', await keyFile(line('site-2026'))]);
-    expect(r2.code).to.not.equal(0);
+    expect(r2.code).to.equal(2);
     expect(r2.stderr).to.match(/another key of id site-2026/);
     expect(existsSync(wrong)).to.equal(false);
     const open = await keyFile(line('site-2026'), 0o644);

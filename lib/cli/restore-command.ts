@@ -140,6 +140,8 @@ export async function restoreCommand(argv: string[]): Promise<number> {
   } catch (err) {
     // Say what state the failure left: restore builds beside DIR and renames last.
     if (err instanceof Error) err.message = `${err.message} (restore stopped: ${dataDir} was not written; the partial copy beside it was removed)`;
+    // No key, or not the archive's (--archive-key-file): the invocation is what must change (exit 2).
+    if (err instanceof ObjectStoreError && err.kind === 'config') throw new CliUsageError(err.message);
     throw err;
   } finally {
     bar.stop();
