@@ -227,7 +227,7 @@ async function findManifestIndexed(store: ObjectStore, index: number, atUs: bigi
 /**
  * The repository indexes that have anything in the archive, ascending. One listing call per
  * repository: after a key of repository N it lists after `repositories/N/~`, which sorts after
- * every key of N (their next segment starts with g, m or p) and before repository N+1's.
+ * every key of N (their next segment starts with g, m, p or t) and before repository N+1's.
  */
 export async function listArchivedRepositories(store: ObjectStore): Promise<number[]> {
   const found: number[] = [];
