@@ -40,6 +40,9 @@ import type { GitShadowSource } from '../authority/git-shadow.js';
 import { DEFAULT_MIRROR_POLICY } from '../authority/git-mirror-runner.js';
 import { Archiving, type ArchivingOptions } from '../authority/archiving.js';
 import { openS3Store } from '../archive/s3-store.js';
+import { archiveStore } from '../archive/encryption.js';
+import { ObjectStoreError } from '../archive/object-store.js';
+import { readArchiveId } from '../archive/generations.js';
 import { DEFAULT_GRACE, parseDuration, parseRetention } from '../domain/archive-retention.js';
 import { fencedRefusal, readArchiveFile } from '../archive/archive-file.js';
 import { Follower, type FollowOptions } from '../authority/follower.js';
@@ -66,7 +69,8 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--git-places-per-repository N] [--git-queue-seconds N]
                    [--git-body-timeout-seconds N] [--git-body-min-rate BYTES]
                    [--archive s3://BUCKET[/PREFIX]]
-                   [--archive-config FILE] [--archive-interval-ms N]
+                   [--archive-config FILE] [--archive-key-file FILE]
+                   [--archive-interval-ms N]
                    [--archive-lag-warn-seconds N] [--archive-keep POLICY]
                    [--archive-prune-grace DURATION] [--archive-prune-every DURATION]
                    [--archive-verify-every DURATION]
@@ -249,6 +253,12 @@ Options:
                      moved for this long fails a try, default 20000; max_attempts, default
                      3); its fields win over the environment. Secrets are never logged or
                      shown
+  --archive-key-file FILE
+                     encrypt every archive object (AES-256-GCM) with the first key of FILE:
+                     lines KEYID:BASE64 of 32 random bytes, mode 600; the other keys still
+                     read older objects (docs/operations.md "Encryption"). Needed by every
+                     command that reads an encrypted archive (restore, archive verify,
+                     archive prune, --follow)
   --archive-interval-ms N
                      ship what was committed this often (default 1000)
   --archive-lag-warn-seconds N
@@ -283,7 +293,8 @@ Options:
                      "Standby and failover"). Reads and event feeds serve; every other
                      request answers 503. cairn promote --server URL makes it the writer: it
                      claims the next archive generation (which fences the old writer) and
-                     ships to the same archive. Settings as for --archive (--archive-config;
+                     ships to the same archive. Settings as for --archive (--archive-config,
+                     --archive-key-file;
                      --archive-interval-ms, --archive-concurrency, --archive-sync and
                      --archive-manifest-chain for the shipping after promotion). DATA may be
                      new or empty; --event-retention is ignored while following
@@ -805,6 +816,7 @@ export async function serve(argv: string[]): Promise<number> {
     auth: { type: 'string' },
     'new-seal-key': { type: 'boolean', default: false },
     'archive-config': { type: 'string' },
+    'archive-key-file': { type: 'string' },
     'archive-interval-ms': { type: 'string', default: '1000' },
     'archive-lag-warn-seconds': { type: 'string', default: '60' },
     'archive-keep': { type: 'string' },
@@ -937,12 +949,24 @@ export async function serve(argv: string[]): Promise<number> {
   const shutdownSeconds = positive('shutdown-seconds', 3600);
   const maxSnapshotPaths = parseMaxSnapshotPaths(values['max-snapshot-paths']);
   // --archive and --follow take the same connection settings (the AWS_* environment or --archive-config).
+  // --archive-key-file seals every object (lib/archive/encryption.ts); a key file that does not
+  // fit the archive (none for an encrypted one, one for a plain one, the wrong key id) is refused
+  // at start, read from the archive's id object, rather than retried for ever.
   const openArchiveStore = async (flag: string, url: string) => {
+    let store;
     try {
-      return await openS3Store(url, process.env, values['archive-config'] === undefined ? undefined : String(values['archive-config']));
+      const inner = await openS3Store(url, process.env, values['archive-config'] === undefined ? undefined : String(values['archive-config']));
+      store = await archiveStore(inner, values['archive-key-file'] === undefined ? undefined : String(values['archive-key-file']));
     } catch (err) {
       throw new CliUsageError(`${flag}: ${(err as Error).message}`);
     }
+    try {
+      await readArchiveId(store);
+    } catch (err) {
+      if (err instanceof ObjectStoreError && err.kind === 'config') { store.close(); throw new CliUsageError(`${flag}: ${err.message}`); }
+      // Unreachable or damaged: the shipper or follower retries and reports.
+    }
+    return store;
   };
   // How the server ships, with --archive or once promoted from --follow.
   const shipping = (): Pick<ArchivingOptions, 'concurrency' | 'manifestChain' | 'sync' | 'syncTimeoutMs'> => {
@@ -1008,6 +1032,8 @@ export async function serve(argv: string[]): Promise<number> {
     }
   } else if (values['archive-config'] !== undefined && values.follow === undefined) {
     throw new CliUsageError('--archive-config needs --archive or --follow');
+  } else if (values['archive-key-file'] !== undefined && values.follow === undefined) {
+    throw new CliUsageError('--archive-key-file needs --archive or --follow');
   }
   if (values['promote-secret-file'] !== undefined && values.follow === undefined) throw new CliUsageError('--promote-secret-file needs --follow: only a follower is promoted');
   const promoteSecret = values['promote-secret-file'] === undefined ? null : await readSecretFile('--promote-secret-file', String(values['promote-secret-file']), true);
