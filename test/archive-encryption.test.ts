@@ -1,5 +1,5 @@
 // Client-side encryption of the archive (--archive-key-file; lib/archive/encryption.ts,
-// storage-layout.md §20.7): the key file's rules, the golden sealed object, a server shipping
+// storage-layout.md §20.9): the key file's rules, the golden sealed object, a server shipping
 // through the sealing store (in memory) whose objects all open with the key and none without,
 // key rotation, a missing or wrong key refused by name, a flipped byte found and nothing applied;
 // and against a real store (Swift s3api): no object in the bucket holds a known file's text or

@@ -1,4 +1,4 @@
-// Client-side encryption of the archive (`--archive-key-file`; storage-layout.md §20.7,
+// Client-side encryption of the archive (`--archive-key-file`; storage-layout.md §20.9,
 // docs/operations.md "Encryption"): every object is sealed with AES-256-GCM (node:crypto) before
 // it leaves the process, under a fresh random 96-bit nonce, with the object's key as associated
 // data (an object moved to another key does not open) and the key id in its header (the reader
