@@ -8,11 +8,11 @@
 // "promote"), writes DATA/archive.json and hands over to the caller, which makes the server
 // writable and starts shipping.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { claimGeneration, ensureArchiveId } from '../archive/generations.js';
+import { claimGeneration, ensureArchiveId, readArchiveId } from '../archive/generations.js';
 import type { ObjectStore } from '../archive/object-store.js';
 import { applyManifest, listArchivedRepositories, listManifestKeys, readManifest, readOneManifest } from '../archive/restore.js';
 import { findAccessManifest, writeAccessLog } from '../archive/access-archive.js';
-import { fencedRefusal, writeArchiveFile } from '../archive/archive-file.js';
+import { fencedRefusal, writeArchiveFile, type TakeoverExpectation } from '../archive/archive-file.js';
 import { canonicalArchiveUrl } from '../archive/archive-url.js';
 import { Busy, Conflict } from '../domain/errors.js';
 import { mkdirDurable } from '../store/durable.js';
@@ -46,6 +46,15 @@ export interface Promotion {
   url: string;
   generation: string;
   repositories: { repository: number; applied_commit: string; manifest: string }[];
+}
+
+/** How long a switchover's promotion waits for the archive to show what the old writer handed over. */
+const REACH_MS = 30_000;
+
+/** The length of access.log an access manifest key names (`…-<length>.json`), 0 for none. */
+function accessLengthOf(key: string | null): number {
+  const m = key === null ? null : /-([0-9]{20})\.json$/.exec(key);
+  return m ? Number(m[1]) : 0;
 }
 
 export class Follower {
@@ -164,6 +173,38 @@ export class Follower {
   }
 
   /**
+   * A switchover (docs/operations.md "Planned switchover"): apply manifests until every
+   * repository is at exactly the commit the old writer handed over, and access.log at the length
+   * it shipped (a listing may lag: polled for up to REACH_MS), before anything is claimed. The
+   * archive past one of them (another writer shipped since) or short of it after the wait: refused.
+   */
+  private async reach(expect: TakeoverExpectation, given: () => void): Promise<void> {
+    const id = await readArchiveId(this.o.store);
+    if (id !== expect.archive_id) throw new Error(`the old writer handed over the archive ${expect.archive_id}, but ${this.url} holds ${id === null ? 'no archive id' : `the archive ${id}`}: not the archive this server follows`);
+    const deadline = Date.now() + REACH_MS;
+    for (;;) {
+      const short: string[] = [];
+      for (const e of expect.repositories) {
+        const applied = BigInt(this.applied.get(e.repository)?.commit ?? 0);
+        const want = BigInt(e.commit);
+        if (applied > want) throw new Error(`the archive holds commit ${applied} of repository ${e.repository}, past commit ${want} the old writer handed over: another writer shipped since the handover`);
+        if (applied < want) short.push(`repository ${e.repository} at commit ${applied} of ${want}`);
+      }
+      if (expect.access_log_length !== null) {
+        const length = accessLengthOf(this.accessApplied);
+        if (length > expect.access_log_length) throw new Error(`the archive's access.log is ${length} bytes, past the ${expect.access_log_length} the old writer handed over: another writer shipped since the handover`);
+        if (length < expect.access_log_length) short.push(`access.log at ${length} of ${expect.access_log_length} bytes`);
+      }
+      if (short.length === 0) return;
+      if (Date.now() >= deadline) throw new Error(`the archive does not reach what the old writer handed over (${short.join(', ')}) after ${REACH_MS / 1000} s`);
+      await sleep(250);
+      given();
+      await this.catchUp();
+      given();
+    }
+  }
+
+  /**
    * Stop following, apply the newest manifests, claim the next generation ("promote") and
    * record it in archive.json. The caller then makes the server writable and starts shipping.
    * Every store call is bounded (the store's timeouts), so this ends; `signal` (the caller
@@ -171,7 +212,7 @@ export class Follower {
    * not complete later by itself. A failure leaves the server following, and says whether the
    * claim may have been stored.
    */
-  async promote(signal?: AbortSignal): Promise<Promotion> {
+  async promote(signal?: AbortSignal, expect?: TakeoverExpectation): Promise<Promotion> {
     if (this.state === 'promoting' || this.state === 'promoted') throw new Conflict(`this server is already ${this.state === 'promoted' ? 'promoted' : 'being promoted'}`);
     this.state = 'promoting';
     let claiming = false;
@@ -181,6 +222,7 @@ export class Follower {
       given();
       await this.catchUp();
       given();
+      if (expect) await this.reach(expect, given);
       const conditional = await this.o.store.conditionalPut();
       const archiveId = await ensureArchiveId(this.o.store, conditional);
       given();

@@ -51,7 +51,7 @@ export async function archiveReclaimCommand(argv: string[]): Promise<number> {
     const read = await readArchiveFile(layout.archiveFile);
     if (!read) throw new CliUsageError(`${dataDir} has no archive.json: there is nothing to reclaim`);
     before = read;
-    const { fenced: _fenced, ...rest } = read;
+    const { fenced: _fenced, handed_over: _handedOver, ...rest } = read;
     after = { ...rest, generation: '0', reclaimed_at: new Date().toISOString() };
     await writeArchiveFile(layout.archiveFile, after, { clearFence: true });
   } finally {

@@ -41,7 +41,7 @@ import { DEFAULT_MIRROR_POLICY } from '../authority/git-mirror-runner.js';
 import { Archiving, type ArchivingOptions } from '../authority/archiving.js';
 import { openS3Store } from '../archive/s3-store.js';
 import { DEFAULT_GRACE, parseDuration, parseRetention } from '../domain/archive-retention.js';
-import { fencedRefusal } from '../archive/archive-file.js';
+import { fencedRefusal, handedOverRefusal, readArchiveFile } from '../archive/archive-file.js';
 import { Follower, type FollowOptions } from '../authority/follower.js';
 import { DEFAULT_GIT_LIMITS, GitPlaces, type GitLimits } from '../http/git-places.js';
 
@@ -293,7 +293,8 @@ Options:
                      (cairn promote --secret-file FILE); 401 otherwise. Without it only a
                      caller on this machine may promote: a loopback --bind, a loopback
                      peer, no web page or proxy, and no --ui-identity-header (403 otherwise;
-                     docs/operations.md "Who may promote")
+                     docs/operations.md "Who may promote"). With --archive it guards
+                     POST /archive/handover the same way (cairn promote --switchover)
   -h, --help         show this help
 
 Test-only options:
@@ -559,6 +560,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         archiving = new Archiving(service, a);
         const shipping = archiving;
         service.archiveStatus = () => shipping.status();
+        service.handover = (request) => shipping.handover(request);
       };
       if (options.follow) {
         const f = options.follow;
@@ -569,8 +571,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         following = follower;
         service.readOnly = `read-only follower of ${follower.url}: writes go to the archive's writer; promote this server (cairn promote --server URL) to write here`;
         service.followStatus = () => follower.status();
-        service.promote = async (signal) => {
-          const promotion = await follower.promote(signal);
+        service.promote = async (signal, expect) => {
+          const promotion = await follower.promote(signal, expect);
           // The accounts, tokens and grants the follower wrote from the archive hold from now on.
           const notes: string[] = [];
           await access?.book.reload(notes);
@@ -584,7 +586,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         };
         follower.start();
       } else {
-        startWriters();
+        // A directory that handed its archive over writes nothing at any start, with or without
+        // --archive, until cairn archive reclaim (docs/operations.md "Planned switchover").
+        const handedOver = (await readArchiveFile(service.layout.archiveFile))?.handed_over;
+        if (handedOver) {
+          service.readOnly = `${handedOverRefusal(handedOver)} (recorded in archive.json; cairn archive reclaim --data DIR makes it write again)`;
+          log.warn({ successor: handedOver.successor, at: handedOver.handed_over_at }, 'this data directory handed its archive over: it serves reads only');
+        } else startWriters();
       }
       // Who may promote: the listener actually bound (a wildcard faces the network), a front door, the secret.
       const promotion: PromoteAccess = { secret: options.promoteSecret ?? null, loopbackListener: isLoopbackAddress(address.address), frontDoor: identity !== null };
@@ -870,7 +878,7 @@ export async function serve(argv: string[]): Promise<number> {
   } else if (values['archive-config'] !== undefined && values.follow === undefined) {
     throw new CliUsageError('--archive-config needs --archive or --follow');
   }
-  if (values['promote-secret-file'] !== undefined && values.follow === undefined) throw new CliUsageError('--promote-secret-file needs --follow: only a follower is promoted');
+  if (values['promote-secret-file'] !== undefined && values.follow === undefined && values.archive === undefined) throw new CliUsageError('--promote-secret-file needs --follow (it guards the promotion) or --archive (it guards the handover to a standby)');
   const promoteSecret = values['promote-secret-file'] === undefined ? null : await readSecretFile('--promote-secret-file', String(values['promote-secret-file']), true);
   let follow: ServerOptions['follow'];
   if (values.follow !== undefined) {

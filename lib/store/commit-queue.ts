@@ -44,6 +44,8 @@ export interface CommitHooks {
   committed?(generation: number): void;
   /** Callers of the batch that wrote `generation` are answered when this settles (rejected: they get its error; the commit stays). */
   acknowledge?(generation: number): Promise<void>;
+  /** Before each transaction runs: throws to refuse it, nothing written (a writer handing the archive over). */
+  admit?(): void;
 }
 
 export class CommitQueue {
@@ -85,6 +87,7 @@ export class CommitQueue {
   assertWritable(): void {
     if (this.isClosed) throw new Conflict('the repository is closed');
     if (this.failure) throw new Corrupt(`a commit failed in a way that leaves its outcome unknown (${this.failure.message}); restart to recover`);
+    this.hooks.admit?.();
   }
 
   /** The state a commit starts from: the published one, one generation on. */
