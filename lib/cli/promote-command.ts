@@ -181,6 +181,7 @@ async function switchoverStandby(o: { server: string; from: string; json: boolea
   } catch (err) {
     throw new Error(`${old.base} did not hand the archive over, and ${standby.base} was not promoted: ${(err as Error).message}`);
   }
+  const handedMs = Number(process.hrtime.bigint() - started) / 1e6;
   let promotion: Json;
   try {
     promotion = await standby.json('POST', '/archive/takeover', {
@@ -198,7 +199,7 @@ async function switchoverStandby(o: { server: string; from: string; json: boolea
   }
   const pauseMs = Number(process.hrtime.bigint() - started) / 1e6;
   if (o.json || process.stdout.isTTY !== true) {
-    process.stdout.write(`${JSON.stringify({ handover, promotion, pause_ms: Math.round(pauseMs) })}\n`);
+    process.stdout.write(`${JSON.stringify({ handover, promotion, pause_ms: Math.round(pauseMs), handover_ms: Math.round(handedMs) })}\n`);
     return 0;
   }
   const commits = handover.repositories.map((r: Json) => `  repository ${r.repository}: commit ${r.commit}`);
@@ -206,7 +207,7 @@ async function switchoverStandby(o: { server: string; from: string; json: boolea
     `${old.base} handed ${handover.url} over (generation ${handover.generation}); it accepts no more writes`,
     `${standby.base} now writes ${promotion.url} as generation ${promotion.generation}, at exactly the commits handed over:`,
     ...commits,
-    `writes were refused for ${(pauseMs / 1000).toFixed(2)} s; repoint clients to ${standby.base}`,
+    `writes were refused for ${(pauseMs / 1000).toFixed(2)} s (the handover ${(handedMs / 1000).toFixed(2)} s, the promotion ${((pauseMs - handedMs) / 1000).toFixed(2)} s); repoint clients to ${standby.base}`,
   ].join('\n') + '\n');
   return 0;
 }

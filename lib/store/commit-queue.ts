@@ -44,7 +44,7 @@ export interface CommitHooks {
   committed?(generation: number): void;
   /** Callers of the batch that wrote `generation` are answered when this settles (rejected: they get its error; the commit stays). */
   acknowledge?(generation: number): Promise<void>;
-  /** Before each transaction runs: throws to refuse it, nothing written (a writer handing the archive over). */
+  /** Before each transaction (not a barrier) runs: throws to refuse it, nothing written (a writer handing the archive over). */
   admit?(): void;
 }
 
@@ -87,7 +87,6 @@ export class CommitQueue {
   assertWritable(): void {
     if (this.isClosed) throw new Conflict('the repository is closed');
     if (this.failure) throw new Corrupt(`a commit failed in a way that leaves its outcome unknown (${this.failure.message}); restart to recover`);
-    this.hooks.admit?.();
   }
 
   /** The state a commit starts from: the published one, one generation on. */
@@ -141,6 +140,8 @@ export class CommitQueue {
           const own = new Staging();
           try {
             this.assertWritable();
+            // Transactions only: a barrier (a capture for the archive, maintenance) is not new content.
+            this.hooks.admit?.();
             const value = await op.fn(new Txn(this.published, batch, own));
             batch.absorb(own, atS);
             done.push({ op, value });
