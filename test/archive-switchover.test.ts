@@ -198,11 +198,11 @@ describe('cairn promote --switchover: a planned switchover without loss, on Swif
       return [0, 1, 2, 3].every((n) => attempts.filter((a) => a.content.startsWith(`c${n}-`) && a.status === 200).length >= 4);
     }, 120_000);
     // A standby in service: caught up with what the writer had shipped a moment ago (it trails the load by its lag).
-    const shipped = ((await health(writer.url)).archive.repositories as any[]).map((r) => [r.repository, BigInt(r.shipped_commit)] as const);
-    await until('the standby to catch up with the writer', async () => {
+    const committed = ((await health(writer.url)).archive.repositories as any[]).map((r) => [r.repository, BigInt(r.committed)] as const);
+    await until('the standby to apply what the writer had committed under the load', async () => {
       const applied = new Map(((await health(standby.url)).follow.repositories as any[]).map((r) => [r.repository, BigInt(r.applied_commit)]));
-      return shipped.every(([repo, commit]) => (applied.get(repo) ?? -1n) >= commit);
-    }, 120_000);
+      return committed.every(([repo, commit]) => (applied.get(repo) ?? -1n) >= commit);
+    }, 180_000);
     let cliDone = false;
     const switchover = cli(['promote', '--server', standby.url, '--switchover', '--from', writer.url, '--secret-file', secretFile, '--json']).then((r) => { cliDone = true; return r; });
     await refused;

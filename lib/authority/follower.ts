@@ -48,6 +48,8 @@ export interface Promotion {
   repositories: { repository: number; applied_commit: string; manifest: string }[];
 }
 
+/** Repositories applied at once. */
+const APPLY_CONCURRENCY = 4;
 /** How long a switchover's promotion waits for the archive to show what the old writer handed over. */
 const REACH_MS = 30_000;
 
@@ -152,24 +154,46 @@ export class Follower {
       if (known) known.newestAtUs = (await readOneManifest(this.o.store, key)).capturedAtUs;
       due.push({ index, key });
     }
-    for (const { index, key } of due) {
-      if (halted?.aborted) return;
-      const found = { key, manifest: await readManifest(this.o.store, key) };
-      const dir = this.service.layout.repositoryDir(index);
-      const result = await this.service.lifecycleExclusive(index, async () => {
-        // Reads under way finish on the files they opened; new ones wait for the reopen.
-        await this.service.quiesce(index);
-        this.service.closeAuthority(index);
-        await mkdirDurable(dir);
-        const r = await applyManifest(this.o.store, found.manifest, dir, { manifestKey: found.key, incremental: true });
-        if (r.registry) await this.service.registry.adopt(r.registry);
-        return r;
-      });
-      await this.service.ensureOpen(index);
-      this.applied.set(index, { manifest: found.key, commit: result.commit.generation, capturedAtUs: found.manifest.capturedAtUs, newestAtUs: found.manifest.capturedAtUs });
-      this.lastAppliedAt = new Date().toISOString();
-      if (!result.unchanged) this.service.log.info({ follow: this.url, repository_index: index, commit: result.commit.generation, objects: result.objects, bytes: result.bytes }, 'follow: applied a manifest');
+    // A repository new here first, one at a time in index order (its record fills the registry's
+    // positions below it); then the others side by side (each under its own lifecycle mutex): a
+    // promotion's last catch-up waits for the slowest one, not for their sum.
+    const queue: typeof due = [];
+    for (const d of due) {
+      if (this.service.registry.get(d.index)) queue.push(d);
+      else {
+        if (halted?.aborted) return;
+        await this.applyOne(d.index, d.key);
+      }
     }
+    const worker = async (): Promise<void> => {
+      for (let next = queue.shift(); next; next = queue.shift()) {
+        if (halted?.aborted) return;
+        await this.applyOne(next.index, next.key);
+      }
+    };
+    // Every apply settles before this ends (a promotion halts the loop and waits for it).
+    const outcomes = await Promise.allSettled(Array.from({ length: Math.min(APPLY_CONCURRENCY, queue.length) }, worker));
+    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  /** Apply the manifest `key` to repository `index`: close it, fetch what it lacks, reopen it. */
+  private async applyOne(index: number, key: string): Promise<void> {
+    const found = { key, manifest: await readManifest(this.o.store, key) };
+    const dir = this.service.layout.repositoryDir(index);
+    const result = await this.service.lifecycleExclusive(index, async () => {
+      // Reads under way finish on the files they opened; new ones wait for the reopen.
+      await this.service.quiesce(index);
+      this.service.closeAuthority(index);
+      await mkdirDurable(dir);
+      const r = await applyManifest(this.o.store, found.manifest, dir, { manifestKey: found.key, incremental: true });
+      if (r.registry) await this.service.registry.adopt(r.registry);
+      return r;
+    });
+    await this.service.ensureOpen(index);
+    this.applied.set(index, { manifest: found.key, commit: result.commit.generation, capturedAtUs: found.manifest.capturedAtUs, newestAtUs: found.manifest.capturedAtUs });
+    this.lastAppliedAt = new Date().toISOString();
+    if (!result.unchanged) this.service.log.info({ follow: this.url, repository_index: index, commit: result.commit.generation, objects: result.objects, bytes: result.bytes }, 'follow: applied a manifest');
   }
 
   /**
