@@ -10,6 +10,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { claimGeneration, ensureArchiveId, readArchiveId } from '../archive/generations.js';
 import type { ObjectStore } from '../archive/object-store.js';
+import type { Manifest } from '../domain/archive-manifest.js';
 import { applyManifest, listArchivedRepositories, listManifestKeys, readManifest, readOneManifest } from '../archive/restore.js';
 import { findAccessManifest, writeAccessLog } from '../archive/access-archive.js';
 import { fencedRefusal, writeArchiveFile, type TakeoverExpectation } from '../archive/archive-file.js';
@@ -48,6 +49,11 @@ export interface Promotion {
   repositories: { repository: number; applied_commit: string; manifest: string }[];
 }
 
+/** Manifests the follower keeps read (a chain is at most 33 of one repository). */
+const MANIFEST_CACHE = 256;
+const MANIFEST_CACHE_ENTRIES = 200_000;
+/** Objects one apply downloads at once (as cairn restore's default): small objects cost the store's round trip each. */
+const APPLY_DOWNLOADS = 8;
 /** Repositories applied at once. */
 const APPLY_CONCURRENCY = 4;
 /** How long a switchover's promotion waits for the archive to show what the old writer handed over. */
@@ -74,6 +80,31 @@ export class Follower {
   readonly url: string;
   /** The access.log manifest written to DATA/access.log last. */
   private accessApplied: string | null = null;
+  /**
+   * Manifests read lately, by key, as stored (a key names one manifest for good): the next
+   * manifest's chain of incremental ones below it is mostly these, so an apply reads only the
+   * new ones. At most MANIFEST_CACHE manifests of MANIFEST_CACHE_ENTRIES entries in all (about
+   * 200 bytes each), the least recently used dropped first.
+   */
+  private readonly manifests = new Map<string, Manifest>();
+  private cachedEntries = 0;
+  private readonly readCached = async (store: ObjectStore, key: string): Promise<Manifest> => {
+    const hit = this.manifests.get(key);
+    if (hit) {
+      this.manifests.delete(key);
+      this.manifests.set(key, hit);
+      return hit;
+    }
+    const m = await readOneManifest(store, key);
+    this.manifests.set(key, m);
+    this.cachedEntries += m.entries.length + 1;
+    while (this.manifests.size > MANIFEST_CACHE || this.cachedEntries > MANIFEST_CACHE_ENTRIES) {
+      const [oldest, dropped] = this.manifests.entries().next().value!;
+      this.manifests.delete(oldest);
+      this.cachedEntries -= dropped.entries.length + 1;
+    }
+    return m;
+  };
 
   constructor(private readonly service: CairnService, readonly o: FollowOptions) {
     this.url = canonicalArchiveUrl(o.url);
@@ -151,7 +182,7 @@ export class Follower {
       if (key === undefined) continue;
       const known = this.applied.get(index);
       if (known && known.manifest === key) continue;
-      if (known) known.newestAtUs = (await readOneManifest(this.o.store, key)).capturedAtUs;
+      if (known) known.newestAtUs = (await this.readCached(this.o.store, key)).capturedAtUs;
       due.push({ index, key });
     }
     // A repository new here first, one at a time in index order (its record fills the registry's
@@ -179,14 +210,14 @@ export class Follower {
 
   /** Apply the manifest `key` to repository `index`: close it, fetch what it lacks, reopen it. */
   private async applyOne(index: number, key: string): Promise<void> {
-    const found = { key, manifest: await readManifest(this.o.store, key) };
+    const found = { key, manifest: await readManifest(this.o.store, key, this.readCached) };
     const dir = this.service.layout.repositoryDir(index);
     const result = await this.service.lifecycleExclusive(index, async () => {
       // Reads under way finish on the files they opened; new ones wait for the reopen.
       await this.service.quiesce(index);
       this.service.closeAuthority(index);
       await mkdirDurable(dir);
-      const r = await applyManifest(this.o.store, found.manifest, dir, { manifestKey: found.key, incremental: true });
+      const r = await applyManifest(this.o.store, found.manifest, dir, { manifestKey: found.key, incremental: true, concurrency: APPLY_DOWNLOADS });
       if (r.registry) await this.service.registry.adopt(r.registry);
       return r;
     });
