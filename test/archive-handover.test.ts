@@ -2,7 +2,7 @@
 // test/archive-switchover.test.ts): who may ask for it (403 from another address without a
 // promotion secret, nothing changes), and the lease hook — called once, after the handover is
 // recorded in archive.json and before the answer; a failed release answers 503 and is retried
-// by calling again, the writer staying handed over meanwhile.
+// by calling again, the writer staying handed over meanwhile; `cairn archive reclaim` clears it.
 import { expect } from 'chai';
 import { promises as fsp } from 'node:fs';
 import os from 'node:os';
@@ -10,7 +10,7 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { startServer, type RunningServer, type ServerOptions } from '../lib/cli/serve.js';
 import { MemoryObjectStore } from './memory-store.js';
-import { api, register, tempDir, until } from './helpers.js';
+import { api, cli, register, tempDir, until } from './helpers.js';
 
 const URL_ = 's3://handover/team/';
 const R = (repo: number, rest = '') => `/v1/native/repository-authorities/${repo}${rest}`;
@@ -96,5 +96,28 @@ describe('POST /archive/handover: who may ask, and the lease it releases', funct
     const second = await api(w.server.url, 'POST', '/archive/handover', { json: {} });
     expect(second.status, second.text).to.equal(200);
     expect(tries).to.equal(2);
+  });
+
+  it('cairn archive reclaim clears a handover: the directory writes again and claims a new generation', async () => {
+    const w = await start({ host: '127.0.0.1' });
+    const repo = await register(w.server.url, 'alpha');
+    await until('shipping to start', async () => (await api(w.server.url, 'GET', '/healthz')).json.archive?.repositories?.length === 1);
+    const res = await api(w.server.url, 'POST', '/archive/handover', { json: {} });
+    expect(res.status, res.text).to.equal(200);
+    await w.server.stop();
+    const r = await cli(['archive', 'reclaim', '--data', w.dataDir, '--json']);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(JSON.parse(r.stdout).was.handed_over.at).to.equal(res.json.handed_over_at);
+    expect(await handedOver(w.dataDir)).to.equal(undefined);
+    const again = await startServer({ port: 0, dataDir: w.dataDir, log: pino({ level: 'silent' }), ui: false, host: '127.0.0.1', archive: { url: URL_, store: w.store, intervalMs: 100 } });
+    running.push(again);
+    await again.ready;
+    const task = await api(again.url, 'POST', R(repo, '/tasks'), { json: { title: 'writes again', intent: 'i' } });
+    expect(task.status, task.text).to.equal(200);
+    const h = await until('a new generation', async () => {
+      const a = (await api(again.url, 'GET', '/healthz')).json.archive;
+      return a && BigInt(a.generation) > BigInt(res.json.generation) ? a : null;
+    });
+    expect(h.state).to.not.equal('handed_over');
   });
 });
