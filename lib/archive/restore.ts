@@ -81,8 +81,8 @@ export async function listManifestKeys(store: ObjectStore, index: number): Promi
  * (storage-layout.md §20.2.1): the manifest with the whole entry list it stands for. A damaged
  * link, a missing base or a chain that does not add up is refused naming the key (Corrupt).
  */
-export async function readManifest(store: ObjectStore, key: string): Promise<Manifest> {
-  const { manifest, entries } = await resolveChain(store, key, readOneManifest);
+export async function readManifest(store: ObjectStore, key: string, read: (store: ObjectStore, key: string) => Promise<Manifest> = readOneManifest): Promise<Manifest> {
+  const { manifest, entries } = await resolveChain(store, key, read);
   const { delta: _delta, ...whole } = manifest;
   return { ...whole, entries };
 }

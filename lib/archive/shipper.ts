@@ -188,7 +188,8 @@ export type ShipperState = 'shipping' | 'idle' | 'fenced' | 'error';
 export interface ArchiveStatus {
   url: string;
   generation: string;
-  state: ShipperState;
+  /** `handed_over`: the writer handed the archive over (POST /archive/handover) and writes nothing more. */
+  state: ShipperState | 'handed_over';
   /** serve --archive-sync: a commit is answered once a manifest covering it is stored. */
   sync: boolean;
   /** Age in seconds of the oldest acknowledged commit no stored manifest covers (0: none), over every repository. */
@@ -266,6 +267,10 @@ export class Shipper {
   private woken = false;
   /** access.log as shipped (undefined: not read from the archive yet). */
   private access: AccessShipped | null | undefined = undefined;
+  /** Told of every failure from now on (a flush under way fails with it). */
+  private readonly failureWatchers = new Set<(err: Error) => void>();
+  /** Waiting for the next whole round (started after they asked) to end. */
+  private roundWaiters: { resolve: () => void; reject: (err: Error) => void }[] = [];
 
   constructor(private readonly o: ShipperOptions) {
     this.intervalMs = o.intervalMs ?? 1000;
@@ -324,6 +329,40 @@ export class Shipper {
       r.waiters.push({ gen, resolve, reject });
       this.poke();
     });
+  }
+
+  /**
+   * Ship now until a stored manifest covers commit `generation` of every repository of
+   * `targets`, then run one whole round more (access.log ships in it): a handover's last
+   * shipping. Rejects with the first failure after the call (the store down), or when fenced.
+   */
+  async flush(targets: Map<number, number>): Promise<void> {
+    let onFail: (err: Error) => void = () => {};
+    const failed = new Promise<never>((_, reject) => { onFail = reject; });
+    failed.catch(() => {});
+    this.failureWatchers.add(onFail);
+    try {
+      await Promise.race([failed, Promise.all([...targets].map(([index, generation]) => this.covered(index, generation)))]);
+      const round = new Promise<void>((resolve, reject) => {
+        this.roundWaiters.push({ resolve, reject });
+        this.poke();
+      });
+      await Promise.race([failed, round]);
+    } finally {
+      this.failureWatchers.delete(onFail);
+    }
+  }
+
+  /** The newest stored manifest of repository `index` (its commit and key), or null when none is known. */
+  manifestOf(index: number): { commit: bigint; manifest: string } | null {
+    const r = this.repos.get(index);
+    if (!r || !r.loaded || r.shipped === 0n) return null;
+    return { commit: r.shipped, manifest: manifestKey(index, this.o.generation, r.shipped) };
+  }
+
+  /** The length of access.log shipped (null: none, or not read yet). */
+  accessLength(): number | null {
+    return this.access?.length ?? null;
   }
 
   /** Run a round now rather than at the next interval. */
@@ -496,10 +535,14 @@ export class Shipper {
   private async loop(): Promise<void> {
     while (!this.stopped && !this.fenced) {
       this.woken = false;
+      const waiting = this.roundWaiters.splice(0);
       try {
         await this.round();
+        if (this.fenced || this.stopped) throw new FencedError(this.fenced ? this.fencedWhy : 'the archive shipping stopped (the server is stopping)');
         if (this.failures && this.caughtUp()) this.succeeded();
+        for (const w of waiting) w.resolve();
       } catch (err) {
+        for (const w of waiting) w.reject(err as Error);
         if (err instanceof FencedError) break;
         this.fail(err as Error);
       }
@@ -513,6 +556,7 @@ export class Shipper {
       });
       this.wake = null;
     }
+    for (const w of this.roundWaiters.splice(0)) w.reject(new FencedError(this.fenced ? this.fencedWhy : 'the archive shipping stopped (the server is stopping)'));
   }
 
   /** Every repository's newest commit is covered by a stored manifest. */
@@ -526,6 +570,7 @@ export class Shipper {
   private fail(err: Error): void {
     this.failures++;
     this.lastError = err.message;
+    for (const watch of this.failureWatchers) watch(err);
     // Once per error streak at warn, then quietly (an outage would flood the log).
     if (this.failures === 1 || this.failures % 30 === 0) this.o.log.warn({ archive: this.o.url, problem: this.lastError, failures: this.failures }, 'archive: shipping failed; retrying');
   }

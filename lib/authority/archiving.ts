@@ -11,7 +11,7 @@ import { LIFECYCLE_PURGED } from '../domain/repository.js';
 import type { RetentionPolicy } from '../domain/archive-retention.js';
 import { pruneArchive } from '../archive/prune.js';
 import { verifyArchive } from './archive-verify.js';
-import { readArchiveFile, writeArchiveFile, type ArchiveFile } from '../archive/archive-file.js';
+import { handedOverRefusal, readArchiveFile, writeArchiveFile, type ArchiveFile, type HandoverRequest, type HandoverResult } from '../archive/archive-file.js';
 import { canonicalArchiveUrl, sameArchiveUrl } from '../archive/archive-url.js';
 import { encodeRegistryRecord } from '../store/registry-file.js';
 import { crashPoint } from '../store/crash-point.js';
@@ -19,7 +19,7 @@ import type { ObjectStore } from '../archive/object-store.js';
 import { claimGeneration, ensureArchiveId, Lease, newerClaim, readArchiveId, type ClaimReason } from '../archive/generations.js';
 import { Shipper, type ArchiveStatus, type ShipSource } from '../archive/shipper.js';
 import type { CairnService } from './service.js';
-import { Busy } from '../domain/errors.js';
+import { Busy, Conflict } from '../domain/errors.js';
 import type { ContentStore } from '../store/content-store.js';
 
 const LEASE_LOST = (gen: bigint): string => `fenced: another writer took the lease of generation ${gen}`;
@@ -57,6 +57,11 @@ export interface ArchivingOptions {
    * (lib/authority/archive-verify.ts); a failure is an archive.verify_failed event.
    */
   verify?: { everyMs: number };
+  /**
+   * Release the writer's lease in a consensus store (serve --lease), if it holds one: called once
+   * by a handover, after everything is shipped and the handover recorded, before it answers.
+   */
+  releaseLease?: () => Promise<void>;
 }
 
 /** The service's repositories as the shipper sees them. */
@@ -116,6 +121,16 @@ export class Archiving {
   private lastVerify: { at: string; ok: boolean; repositories: { repository: number; manifest: string | null; ok: boolean; problem: string | null }[] } | { at: string; error: string } | null = null;
   private lastPrune: { at: string; deleted_manifests: number; deleted_objects: number; deleted_bytes: number } | { at: string; error: string } | null = null;
 
+  /** archive.json as this writer holds it (set once its generation is settled). */
+  private local: ArchiveFile | null = null;
+  /** Set while a handover stops commits (and after it): the reason every transaction is refused with, before it runs. */
+  private frozen: string | null = null;
+  /** The handover under way, and the one done (then this server writes nothing more). */
+  private handing: Promise<HandoverResult> | null = null;
+  private handedOver: HandoverResult | null = null;
+  private leaseReleased = false;
+  private releasing: Promise<void> | null = null;
+
   constructor(private readonly service: CairnService, private readonly o: ArchivingOptions) {
     this.url = canonicalArchiveUrl(o.url);
     // From the first commit on: the lag counts from each commit's time, and with --archive-sync
@@ -123,8 +138,107 @@ export class Archiving {
     service.setCommitHooks((index) => ({
       committed: (generation) => this.shipper?.noteCommit(index, generation) ?? this.early.push([index, generation, Date.now()]),
       ...(o.sync || o.gate ? { acknowledge: (generation: number) => this.acknowledgeAll(index, generation) } : {}),
+      admit: () => { if (this.frozen !== null) throw new Busy(this.frozen); },
     }));
     void this.start();
+  }
+
+  /**
+   * POST /archive/handover (docs/operations.md "Planned switchover"): stop accepting writes at
+   * once (503 naming the successor), let the writes under way finish, refuse every later
+   * transaction before it runs (background work too), ship until a stored manifest covers the
+   * last commit of every repository and access.log is shipped, record the handover in
+   * archive.json (a restart stays read-only), release the lease, and answer what was shipped.
+   * Called again it answers the same. When it cannot finish (the store down, writes that do
+   * not end, the bound passed) nothing is recorded, the server accepts writes again, and the
+   * call fails 503 naming the cause: the standby must not be promoted then.
+   */
+  handover(request: HandoverRequest): Promise<HandoverResult> {
+    if (this.handedOver) return this.finishHandover(this.handedOver);
+    return (this.handing ??= this.handOver(request).finally(() => { this.handing = null; })).then((r) => this.finishHandover(r));
+  }
+
+  private async handOver(request: HandoverRequest): Promise<HandoverResult> {
+    if (this.fencedBy || this.shipper?.status().state === 'fenced') {
+      throw new Conflict(`this writer was fenced (${this.status().last_error ?? 'a newer generation was claimed'}): the archive is no longer its to hand over`);
+    }
+    const shipper = this.shipper;
+    if (!shipper || !this.local) throw new Busy(`the archive shipping has not started yet (${this.startError ?? 'starting'}): nothing was handed over; this server still writes; retry`);
+    const deadline = Date.now() + request.timeoutMs;
+    const left = (): number => Math.max(0, deadline - Date.now());
+    const to = request.successor;
+    const refusal = `handing the archive over${to ? ` to ${to}` : ''}: this server accepts no more writes${to ? `; send them to ${to}` : ''}`;
+    const log = this.service.log;
+    log.info({ archive: this.url, successor: to }, 'archive: handing over; writes are refused from now on');
+    // 1. No new mutating request from here on (the HTTP layer answers 503 before reading it).
+    this.service.readOnly = refusal;
+    try {
+      // 2. Those under way end: their commits were (or are being) acknowledged, so they ship.
+      if (!(await this.service.writesDrained(left()))) {
+        throw new Busy(`${this.service.writesUnderWay} writes were still under way after ${request.timeoutMs / 1000} s`);
+      }
+      // 3. No transaction at all from here on, background work (land queue, maintenance) included.
+      this.frozen = refusal;
+      // 4. Ship until every repository's newest commit is covered, access.log too; a transaction
+      // admitted just before the freeze may commit meanwhile: then ship that one as well.
+      const source = serviceSource(this.service);
+      let targets: Map<number, number>;
+      for (;;) {
+        for (const index of source.repositories()) await this.service.ensureOpen(index).catch(() => {});
+        targets = new Map(source.repositories().map((index) => [index, source.committed(index)]));
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`the archive did not take every commit within ${request.timeoutMs / 1000} s (${shipper.status().last_error ?? 'still shipping'})`)), left());
+        });
+        try {
+          await Promise.race([late, shipper.flush(targets)]);
+        } finally {
+          clearTimeout(timer);
+        }
+        if (source.repositories().every((index) => source.committed(index) === targets.get(index))) break;
+      }
+      const result: HandoverResult = {
+        url: this.url,
+        archive_id: this.local.archive_id ?? '',
+        generation: this.generation.toString(),
+        successor: to,
+        handed_over_at: new Date().toISOString(),
+        repositories: [...targets].map(([repository, commit]) => {
+          const m = shipper.manifestOf(repository);
+          return { repository, commit: String(commit), manifest: m && m.commit === BigInt(commit) ? m.manifest : '' };
+        }),
+        access_log_length: shipper.accessLength(),
+      };
+      // 5. Recorded before it is answered: a restart of this directory stays read-only.
+      await writeArchiveFile(this.service.layout.archiveFile, { ...this.local, handed_over: result });
+      this.local = { ...this.local, handed_over: result };
+      this.handedOver = result;
+      if (this.leaseTimer) clearInterval(this.leaseTimer);
+      this.service.readOnly = handedOverRefusal(result);
+      log.info({ archive: this.url, successor: to, repositories: result.repositories.length }, 'archive: handed over; this server writes nothing more');
+      return result;
+    } catch (err) {
+      // Not handed over: the standby must not take over; this server goes on writing.
+      this.frozen = null;
+      if (this.service.readOnly === refusal) this.service.readOnly = null;
+      const why = (err as Error).message;
+      log.warn({ archive: this.url, problem: why }, 'archive: handover failed; accepting writes again');
+      if (err instanceof Conflict) throw err;
+      throw new Busy(`not handed over: ${why}; nothing was recorded and this server accepts writes again (do not promote the standby; retry the handover)`);
+    }
+  }
+
+  /** The lease goes once the handover is recorded (the next writer may take it then); a failed release is retried by calling again. */
+  private async finishHandover(result: HandoverResult): Promise<HandoverResult> {
+    if (this.leaseReleased || !this.o.releaseLease) return result;
+    const release = this.o.releaseLease;
+    try {
+      await (this.releasing ??= release().finally(() => { this.releasing = null; }));
+    } catch (err) {
+      throw new Busy(`handed over (this server writes nothing more), but its lease could not be released: ${(err as Error).message}; call the handover again to retry the release`);
+    }
+    this.leaseReleased = true;
+    return result;
   }
 
   /** Commits seen before the shipper started: [repository, generation, ms]. */
@@ -181,10 +295,11 @@ export class Archiving {
   /** /healthz and `cairn archive status`. */
   status(): ArchiveStatus {
     if (this.shipper) {
-      const s = this.shipper.status();
+      const shipping = this.shipper.status();
       return {
-        ...s,
-        ...(this.leaseWhy && s.state === 'fenced' ? { last_error: this.leaseWhy } : {}),
+        ...shipping,
+        ...(this.leaseWhy && shipping.state === 'fenced' ? { last_error: this.leaseWhy } : {}),
+        ...(this.handedOver && shipping.state !== 'fenced' ? { state: 'handed_over' as const, last_error: null } : {}),
         ...(this.o.prune ? { last_prune: this.lastPrune } : {}),
         ...(this.o.verify ? { last_verify: this.lastVerify } : {}),
       };
@@ -192,7 +307,7 @@ export class Archiving {
     return {
       url: this.url,
       generation: this.generation.toString(),
-      state: this.fencedBy ? 'fenced' : this.startError ? 'error' : 'idle',
+      state: this.fencedBy ? 'fenced' : this.handedOver ? 'handed_over' : this.startError ? 'error' : 'idle',
       sync: this.o.sync === true,
       lag_seconds: 0,
       uncovered_commits: 0,
@@ -256,6 +371,16 @@ export class Archiving {
       log.error({ archive: url, generation: local.generation, newer: local.fenced.by, recorded_at: local.fenced.at }, 'archive: this data directory was fenced by a newer writer; it ships nothing until cairn archive reclaim');
       return;
     }
+    if (local?.handed_over) {
+      // Handed over before: the next writer holds the archive; this directory writes nothing (serve.ts keeps it read-only).
+      this.generation = BigInt(local.generation);
+      this.local = local;
+      this.handedOver = local.handed_over;
+      this.leaseReleased = true;
+      this.frozen = handedOverRefusal(local.handed_over);
+      log.warn({ archive: url, generation: local.generation, successor: local.handed_over.successor, at: local.handed_over.handed_over_at }, 'archive: this data directory handed the archive over; it ships and writes nothing until cairn archive reclaim');
+      return;
+    }
     const conditional = await store.conditionalPut();
     const storedId = await readArchiveId(store);
     // The same archive: the same id, or (a file from before ids) the same location however spelled.
@@ -284,6 +409,7 @@ export class Archiving {
       return;
     }
     const recorded = local;
+    this.local = local;
     let lease: Lease | null = null;
     if (conditional) {
       lease = new Lease(store, this.generation, this.o.leaseSeconds ?? 30);

@@ -8,11 +8,12 @@
 // "promote"), writes DATA/archive.json and hands over to the caller, which makes the server
 // writable and starts shipping.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { claimGeneration, ensureArchiveId } from '../archive/generations.js';
+import { claimGeneration, ensureArchiveId, readArchiveId } from '../archive/generations.js';
 import type { ObjectStore } from '../archive/object-store.js';
+import type { Manifest } from '../domain/archive-manifest.js';
 import { applyManifest, listArchivedRepositories, listManifestKeys, readManifest, readOneManifest } from '../archive/restore.js';
 import { findAccessManifest, writeAccessLog } from '../archive/access-archive.js';
-import { fencedRefusal, writeArchiveFile } from '../archive/archive-file.js';
+import { fencedRefusal, writeArchiveFile, type TakeoverExpectation } from '../archive/archive-file.js';
 import { canonicalArchiveUrl } from '../archive/archive-url.js';
 import { Busy, Conflict } from '../domain/errors.js';
 import { mkdirDurable } from '../store/durable.js';
@@ -48,6 +49,22 @@ export interface Promotion {
   repositories: { repository: number; applied_commit: string; manifest: string }[];
 }
 
+/** Manifests the follower keeps read (a chain is at most 33 of one repository). */
+const MANIFEST_CACHE = 256;
+const MANIFEST_CACHE_ENTRIES = 200_000;
+/** Objects one apply downloads at once (as cairn restore's default): small objects cost the store's round trip each. */
+const APPLY_DOWNLOADS = 8;
+/** Repositories applied at once. */
+const APPLY_CONCURRENCY = 4;
+/** How long a switchover's promotion waits for the archive to show what the old writer handed over. */
+const REACH_MS = 30_000;
+
+/** The length of access.log an access manifest key names (`…-<length>.json`), 0 for none. */
+function accessLengthOf(key: string | null): number {
+  const m = key === null ? null : /-([0-9]{20})\.json$/.exec(key);
+  return m ? Number(m[1]) : 0;
+}
+
 export class Follower {
   private readonly applied = new Map<number, Applied>();
   private state: FollowStatus['state'] = 'following';
@@ -63,6 +80,31 @@ export class Follower {
   readonly url: string;
   /** The access.log manifest written to DATA/access.log last. */
   private accessApplied: string | null = null;
+  /**
+   * Manifests read lately, by key, as stored (a key names one manifest for good): the next
+   * manifest's chain of incremental ones below it is mostly these, so an apply reads only the
+   * new ones. At most MANIFEST_CACHE manifests of MANIFEST_CACHE_ENTRIES entries in all (about
+   * 200 bytes each), the least recently used dropped first.
+   */
+  private readonly manifests = new Map<string, Manifest>();
+  private cachedEntries = 0;
+  private readonly readCached = async (store: ObjectStore, key: string): Promise<Manifest> => {
+    const hit = this.manifests.get(key);
+    if (hit) {
+      this.manifests.delete(key);
+      this.manifests.set(key, hit);
+      return hit;
+    }
+    const m = await readOneManifest(store, key);
+    this.manifests.set(key, m);
+    this.cachedEntries += m.entries.length + 1;
+    while (this.manifests.size > MANIFEST_CACHE || this.cachedEntries > MANIFEST_CACHE_ENTRIES) {
+      const [oldest, dropped] = this.manifests.entries().next().value!;
+      this.manifests.delete(oldest);
+      this.cachedEntries -= dropped.entries.length + 1;
+    }
+    return m;
+  };
 
   constructor(private readonly service: CairnService, readonly o: FollowOptions) {
     this.url = canonicalArchiveUrl(o.url);
@@ -140,26 +182,80 @@ export class Follower {
       if (key === undefined) continue;
       const known = this.applied.get(index);
       if (known && known.manifest === key) continue;
-      if (known) known.newestAtUs = (await readOneManifest(this.o.store, key)).capturedAtUs;
+      if (known) known.newestAtUs = (await this.readCached(this.o.store, key)).capturedAtUs;
       due.push({ index, key });
     }
-    for (const { index, key } of due) {
-      if (halted?.aborted) return;
-      const found = { key, manifest: await readManifest(this.o.store, key) };
-      const dir = this.service.layout.repositoryDir(index);
-      const result = await this.service.lifecycleExclusive(index, async () => {
-        // Reads under way finish on the files they opened; new ones wait for the reopen.
-        await this.service.quiesce(index);
-        this.service.closeAuthority(index);
-        await mkdirDurable(dir);
-        const r = await applyManifest(this.o.store, found.manifest, dir, { manifestKey: found.key, incremental: true });
-        if (r.registry) await this.service.registry.adopt(r.registry);
-        return r;
-      });
-      await this.service.ensureOpen(index);
-      this.applied.set(index, { manifest: found.key, commit: result.commit.generation, capturedAtUs: found.manifest.capturedAtUs, newestAtUs: found.manifest.capturedAtUs });
-      this.lastAppliedAt = new Date().toISOString();
-      if (!result.unchanged) this.service.log.info({ follow: this.url, repository_index: index, commit: result.commit.generation, objects: result.objects, bytes: result.bytes }, 'follow: applied a manifest');
+    // A repository new here first, one at a time in index order (its record fills the registry's
+    // positions below it); then the others side by side (each under its own lifecycle mutex): a
+    // promotion's last catch-up waits for the slowest one, not for their sum.
+    const queue: typeof due = [];
+    for (const d of due) {
+      if (this.service.registry.get(d.index)) queue.push(d);
+      else {
+        if (halted?.aborted) return;
+        await this.applyOne(d.index, d.key);
+      }
+    }
+    const worker = async (): Promise<void> => {
+      for (let next = queue.shift(); next; next = queue.shift()) {
+        if (halted?.aborted) return;
+        await this.applyOne(next.index, next.key);
+      }
+    };
+    // Every apply settles before this ends (a promotion halts the loop and waits for it).
+    const outcomes = await Promise.allSettled(Array.from({ length: Math.min(APPLY_CONCURRENCY, queue.length) }, worker));
+    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  /** Apply the manifest `key` to repository `index`: close it, fetch what it lacks, reopen it. */
+  private async applyOne(index: number, key: string): Promise<void> {
+    const found = { key, manifest: await readManifest(this.o.store, key, this.readCached) };
+    const dir = this.service.layout.repositoryDir(index);
+    const result = await this.service.lifecycleExclusive(index, async () => {
+      // Reads under way finish on the files they opened; new ones wait for the reopen.
+      await this.service.quiesce(index);
+      this.service.closeAuthority(index);
+      await mkdirDurable(dir);
+      const r = await applyManifest(this.o.store, found.manifest, dir, { manifestKey: found.key, incremental: true, concurrency: APPLY_DOWNLOADS });
+      if (r.registry) await this.service.registry.adopt(r.registry);
+      return r;
+    });
+    await this.service.ensureOpen(index);
+    this.applied.set(index, { manifest: found.key, commit: result.commit.generation, capturedAtUs: found.manifest.capturedAtUs, newestAtUs: found.manifest.capturedAtUs });
+    this.lastAppliedAt = new Date().toISOString();
+    if (!result.unchanged) this.service.log.info({ follow: this.url, repository_index: index, commit: result.commit.generation, objects: result.objects, bytes: result.bytes }, 'follow: applied a manifest');
+  }
+
+  /**
+   * A switchover (docs/operations.md "Planned switchover"): apply manifests until every
+   * repository is at exactly the commit the old writer handed over, and access.log at the length
+   * it shipped (a listing may lag: polled for up to REACH_MS), before anything is claimed. The
+   * archive past one of them (another writer shipped since) or short of it after the wait: refused.
+   */
+  private async reach(expect: TakeoverExpectation, given: () => void): Promise<void> {
+    const id = await readArchiveId(this.o.store);
+    if (id !== expect.archive_id) throw new Error(`the old writer handed over the archive ${expect.archive_id}, but ${this.url} holds ${id === null ? 'no archive id' : `the archive ${id}`}: not the archive this server follows`);
+    const deadline = Date.now() + REACH_MS;
+    for (;;) {
+      const short: string[] = [];
+      for (const e of expect.repositories) {
+        const applied = BigInt(this.applied.get(e.repository)?.commit ?? 0);
+        const want = BigInt(e.commit);
+        if (applied > want) throw new Error(`the archive holds commit ${applied} of repository ${e.repository}, past commit ${want} the old writer handed over: another writer shipped since the handover`);
+        if (applied < want) short.push(`repository ${e.repository} at commit ${applied} of ${want}`);
+      }
+      if (expect.access_log_length !== null) {
+        const length = accessLengthOf(this.accessApplied);
+        if (length > expect.access_log_length) throw new Error(`the archive's access.log is ${length} bytes, past the ${expect.access_log_length} the old writer handed over: another writer shipped since the handover`);
+        if (length < expect.access_log_length) short.push(`access.log at ${length} of ${expect.access_log_length} bytes`);
+      }
+      if (short.length === 0) return;
+      if (Date.now() >= deadline) throw new Error(`the archive does not reach what the old writer handed over (${short.join(', ')}) after ${REACH_MS / 1000} s`);
+      await sleep(250);
+      given();
+      await this.catchUp();
+      given();
     }
   }
 
@@ -171,7 +267,7 @@ export class Follower {
    * not complete later by itself. A failure leaves the server following, and says whether the
    * claim may have been stored.
    */
-  async promote(signal?: AbortSignal): Promise<Promotion> {
+  async promote(signal?: AbortSignal, expect?: TakeoverExpectation): Promise<Promotion> {
     if (this.state === 'promoting' || this.state === 'promoted') throw new Conflict(`this server is already ${this.state === 'promoted' ? 'promoted' : 'being promoted'}`);
     this.state = 'promoting';
     let claiming = false;
@@ -181,6 +277,7 @@ export class Follower {
       given();
       await this.catchUp();
       given();
+      if (expect) await this.reach(expect, given);
       const conditional = await this.o.store.conditionalPut();
       const archiveId = await ensureArchiveId(this.o.store, conditional);
       given();

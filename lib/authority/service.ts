@@ -22,6 +22,7 @@ import { readIdFloors, writeIdFloors, type IdFloors } from '../store/id-floors.j
 import type { WriterLease } from './writer-lease.js';
 import { Layout } from '../store/layout.js';
 import type { CommitHooks } from '../store/commit-queue.js';
+import type { HandoverRequest, TakeoverExpectation } from '../archive/archive-file.js';
 import { Authority } from './authority.js';
 import { GitExporter } from './git-export.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
@@ -157,8 +158,42 @@ export class CairnService implements AuthorityHost, FeedHost {
   }
   /** The follower's state (/healthz `follow`), while following or after a promotion. */
   followStatus: (() => object) | null = null;
-  /** POST /archive/promote: turn this follower into the writer; null when the server does not follow. */
-  promote: ((signal?: AbortSignal) => Promise<object>) | null = null;
+  /** POST /archive/promote: turn this follower into the writer; null when the server does not follow. `expect`: a switchover's commits (./follower.ts). */
+  promote: ((signal?: AbortSignal, expect?: TakeoverExpectation) => Promise<object>) | null = null;
+  /** POST /archive/handover: stop writing and hand the archive to the next writer (./archiving.ts); null when the server does not ship. */
+  handover: ((request: HandoverRequest) => Promise<object>) | null = null;
+  /** Mutating requests under way (`beginWrite`), which a handover waits for. */
+  private writes = 0;
+  private writesIdle: (() => void)[] = [];
+
+  /** Count a mutating request until the returned function is called (idempotent). */
+  beginWrite(): () => void {
+    this.writes++;
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      if (--this.writes > 0) return;
+      for (const wake of this.writesIdle.splice(0)) wake();
+    };
+  }
+
+  /** Whether every mutating request under way has ended within `timeoutMs` (a handover waits for them). */
+  async writesDrained(timeoutMs: number): Promise<boolean> {
+    if (this.writes === 0) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const drained = await Promise.race([
+      new Promise<boolean>((resolve) => this.writesIdle.push(() => resolve(true))),
+      new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); }),
+    ]);
+    clearTimeout(timer);
+    return drained;
+  }
+
+  /** Mutating requests under way now. */
+  get writesUnderWay(): number {
+    return this.writes;
+  }
   /** The server's seal key (DATA/seal.key): every authority writes and reads its sealed fields with it. */
   sealKey: SealKey | null = null;
   /** Where lines are served over git (./git-shadow.ts); every authority asks it at each git request. */

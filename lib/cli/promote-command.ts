@@ -12,6 +12,8 @@ import { CliUsageError, parseCommandArgs } from './args.js';
 
 export const PROMOTE_HELP = `Usage:
   cairn promote --server URL [--secret-file FILE] [--timeout SECONDS] [--json]
+  cairn promote --server URL --switchover --from OLD_URL [--secret-file FILE]
+                [--from-secret-file FILE] [--handover-timeout SECONDS] [--timeout SECONDS] [--json]
   cairn promote --server URL --repo N [--json] FILE
 
 Without FILE: promote a standby (a server started with cairn serve --follow) to the writer of
@@ -23,6 +25,18 @@ timeout, so it ends; when it fails the standby still follows, read-only, and the
 whether the claim may have been stored. --timeout (default 300) bounds the wait: the command
 then hangs up — a standby that has not claimed yet stops there — waits for the standby to
 settle and says which state it is in (promoted, or still following).
+
+With --switchover --from OLD_URL: a planned switchover without loss (docs/operations.md
+"Planned switchover"). The old writer (serve --archive at OLD_URL) stops accepting writes (503
+naming the standby), lets the writes under way finish, ships everything and records that it
+handed over (POST /archive/handover; it stays read-only, restarts included, until cairn archive
+reclaim); then the standby applies manifests until it holds exactly the commits the old writer
+acknowledged, claims the next generation and turns writable (POST /archive/takeover). It prints
+how long writes were refused and the commits taken over. --handover-timeout (default 60) bounds
+the old writer's part: when it cannot ship everything in time (the store down) it accepts writes
+again and the standby is not promoted. Running the command again after a failed promotion is
+safe: the handover answers the same. --from-secret-file (default: the --secret-file) is the old
+writer's promotion secret (its serve --promote-secret-file).
 
 A promotion needs the standby's promotion secret when it has one (serve --promote-secret-file):
 --secret-file FILE (or CAIRN_PROMOTE_SECRET_FILE=FILE) sends FILE's first line as
@@ -46,6 +60,10 @@ export async function promoteCommand(argv: string[]): Promise<number> {
     json: { type: 'boolean', default: false },
     timeout: { type: 'string' },
     'secret-file': { type: 'string' },
+    switchover: { type: 'boolean', default: false },
+    from: { type: 'string' },
+    'from-secret-file': { type: 'string' },
+    'handover-timeout': { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   }, true);
   if (values.help) { process.stdout.write(PROMOTE_HELP); return 0; }
@@ -55,11 +73,24 @@ export async function promoteCommand(argv: string[]): Promise<number> {
     if (!/^[1-9][0-9]{0,5}$/.test(String(values.timeout))) throw new CliUsageError('--timeout must be a whole number of seconds (1 to 999999)');
     timeoutS = Number(values.timeout);
   }
+  const switchover = values.switchover === true;
+  if (!switchover && (values.from !== undefined || values['from-secret-file'] !== undefined || values['handover-timeout'] !== undefined)) {
+    throw new CliUsageError('--from, --from-secret-file and --handover-timeout apply to a switchover (--switchover)');
+  }
   if (positionals.length === 0 && values.repo === undefined) {
     const secretFile = values['secret-file'] ?? process.env.CAIRN_PROMOTE_SECRET_FILE;
     const secret = typeof secretFile === 'string' && secretFile !== '' ? await readSecret(values['secret-file'] !== undefined ? '--secret-file' : 'CAIRN_PROMOTE_SECRET_FILE', secretFile) : null;
-    return promoteStandby(values.server, values.json === true, timeoutS, secret);
+    if (!switchover) return promoteStandby(values.server, values.json === true, timeoutS, secret);
+    if (typeof values.from !== 'string' || values.from === '') throw new CliUsageError('--switchover needs --from OLD_URL (the writer that hands the archive over)');
+    const fromSecret = typeof values['from-secret-file'] === 'string' ? await readSecret('--from-secret-file', values['from-secret-file']) : secret;
+    let handoverS = 60;
+    if (values['handover-timeout'] !== undefined) {
+      if (!/^[1-9][0-9]{0,3}$/.test(String(values['handover-timeout'])) || Number(values['handover-timeout']) > 3600) throw new CliUsageError('--handover-timeout must be a whole number of seconds (1 to 3600)');
+      handoverS = Number(values['handover-timeout']);
+    }
+    return switchoverStandby({ server: values.server, from: values.from, json: values.json === true, timeoutS, handoverS, secret, fromSecret });
   }
+  if (switchover) throw new CliUsageError('--switchover applies to the promotion of a standby (without --repo and FILE)');
   if (values.timeout !== undefined) throw new CliUsageError('--timeout applies to the promotion of a standby (without --repo and FILE)');
   if (values['secret-file'] !== undefined) throw new CliUsageError('--secret-file applies to the promotion of a standby (without --repo and FILE)');
   if (typeof values.repo !== 'string') throw new CliUsageError('--repo is required');
@@ -128,6 +159,56 @@ async function promoteStandby(server: string, jsonFlag: boolean, timeoutS: numbe
     return 0;
   }
   process.stdout.write(`${server} now writes ${res.url} as generation ${res.generation} (${res.repositories.length} repositories at their newest manifest); repoint clients to it\n`);
+  return 0;
+}
+
+/**
+ * `cairn promote --switchover`: the old writer's handover, then the standby's promotion at
+ * exactly the commits it handed over. The pause printed is from the handover's request to the
+ * standby's answer: no write was accepted anywhere in between.
+ */
+async function switchoverStandby(o: { server: string; from: string; json: boolean; timeoutS: number; handoverS: number; secret: string | null; fromSecret: string | null }): Promise<number> {
+  const old = new CairnClient(o.from, 0);
+  if (o.fromSecret !== null) old.standing.authorization = `Bearer ${o.fromSecret}`;
+  old.signal = AbortSignal.timeout((o.handoverS + 30) * 1000);
+  const standby = new CairnClient(o.server, 0);
+  if (o.secret !== null) standby.standing.authorization = `Bearer ${o.secret}`;
+  standby.signal = AbortSignal.timeout(o.timeoutS * 1000);
+  const started = process.hrtime.bigint();
+  let handover: Json;
+  try {
+    handover = await old.json('POST', '/archive/handover', { successor: standby.base, timeout_seconds: o.handoverS });
+  } catch (err) {
+    throw new Error(`${old.base} did not hand the archive over, and ${standby.base} was not promoted: ${(err as Error).message}`);
+  }
+  const handedMs = Number(process.hrtime.bigint() - started) / 1e6;
+  let promotion: Json;
+  try {
+    promotion = await standby.json('POST', '/archive/takeover', {
+      archive_id: handover.archive_id,
+      repositories: handover.repositories.map((r: Json) => ({ repository: r.repository, commit: r.commit })),
+      access_log_length: handover.access_log_length,
+    });
+  } catch (err) {
+    let where = '';
+    if (err instanceof DeadlineError) {
+      const state = await settledFollowState(o.server);
+      where = state?.state === 'promoted' ? ` (it was promoted all the same, generation ${state.generation}: repoint clients to it)` : state ? ` (it still follows, state ${state.state})` : ' (its state is unknown)';
+    }
+    throw new Error(`${old.base} handed the archive over and accepts no more writes, but ${standby.base} was not promoted${where}: ${(err as Error).message}; run the same command again (the handover answers the same), or take the old writer back with cairn archive reclaim --data DIR and a restart`);
+  }
+  const pauseMs = Number(process.hrtime.bigint() - started) / 1e6;
+  if (o.json || process.stdout.isTTY !== true) {
+    process.stdout.write(`${JSON.stringify({ handover, promotion, pause_ms: Math.round(pauseMs), handover_ms: Math.round(handedMs) })}\n`);
+    return 0;
+  }
+  const commits = handover.repositories.map((r: Json) => `  repository ${r.repository}: commit ${r.commit}`);
+  process.stdout.write([
+    `${old.base} handed ${handover.url} over (generation ${handover.generation}); it accepts no more writes`,
+    `${standby.base} now writes ${promotion.url} as generation ${promotion.generation}, at exactly the commits handed over:`,
+    ...commits,
+    `writes were refused for ${(pauseMs / 1000).toFixed(2)} s (the handover ${(handedMs / 1000).toFixed(2)} s, the promotion ${((pauseMs - handedMs) / 1000).toFixed(2)} s); repoint clients to ${standby.base}`,
+  ].join('\n') + '\n');
   return 0;
 }
 

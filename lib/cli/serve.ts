@@ -44,7 +44,7 @@ import { archiveStore } from '../archive/encryption.js';
 import { ObjectStoreError } from '../archive/object-store.js';
 import { readArchiveId } from '../archive/generations.js';
 import { DEFAULT_GRACE, parseDuration, parseRetention } from '../domain/archive-retention.js';
-import { fencedRefusal, readArchiveFile } from '../archive/archive-file.js';
+import { fencedRefusal, handedOverRefusal, readArchiveFile } from '../archive/archive-file.js';
 import { Follower, type FollowOptions } from '../authority/follower.js';
 import { WriterLease } from '../authority/writer-lease.js';
 import { EtcdWriterLease, LeaseUrlError, parseLeaseUrl, type LeaseLocation } from '../lease/etcd-lease.js';
@@ -319,7 +319,8 @@ Options:
                      (cairn promote --secret-file FILE); 401 otherwise. Without it only a
                      caller on this machine may promote: a loopback --bind, a loopback
                      peer, no web page or proxy, and no --ui-identity-header (403 otherwise;
-                     docs/operations.md "Who may promote")
+                     docs/operations.md "Who may promote"). With --archive it guards
+                     POST /archive/handover the same way (cairn promote --switchover)
   -h, --help         show this help
 
 Test-only options:
@@ -625,9 +626,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       };
       const startArchiving = (a: ArchivingOptions): void => {
         const wl = writerLease;
-        archiving = new Archiving(service, wl ? { ...a, gate: (index, generation) => wl.acknowledge(index, generation) } : a);
+        // With --lease a handover ends by releasing the lease, so the standby takes it at once (not after the TTL).
+        archiving = new Archiving(service, wl ? { ...a, gate: (index, generation) => wl.acknowledge(index, generation), releaseLease: () => wl.release() } : a);
         const shipping = archiving;
         service.archiveStatus = () => shipping.status();
+        service.handover = (request) => shipping.handover(request);
       };
       // serve --lease: one WriterLease per try at the lease (a failed promotion gives its lease back).
       const newWriterLease = (): WriterLease => {
@@ -662,13 +665,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         following = follower;
         service.readOnly = `read-only follower of ${follower.url}: writes go to the archive's writer; promote this server (cairn promote --server URL) to write here`;
         service.followStatus = () => follower.status();
-        service.promote = async (signal) => {
+        service.promote = async (signal, expect) => {
           // With --lease the lease comes first: the old writer stops acknowledging before anything is claimed.
           const wl = options.lease ? (writerLease ??= newWriterLease()) : null;
           let promotion;
           try {
             if (wl) await wl.acquire(signal);
-            promotion = await follower.promote(signal);
+            promotion = await follower.promote(signal, expect);
           } catch (err) {
             if (wl) {
               // Not promoted: give the lease back at once, for this server's next try or another's.
@@ -698,20 +701,29 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         follower.start();
         if (options.lease?.failover === 'auto') void failOver(service, follower);
       } else {
-        if (options.lease) {
-          const wl = (writerLease = newWriterLease());
-          service.writeRefusal = () => wl.requestRefusal();
-          // A directory fenced before takes no lease: its history is no longer the archive's.
-          const fenced = await fencedRefusal(service.layout.archiveFile, options.dataDir);
-          if (fenced !== null) wl.stopAcknowledging(fenced);
-          else {
-            void wl.acquire(leaseHalt.signal).then(async () => {
-              const local = await readArchiveFile(service.layout.archiveFile).catch(() => null);
-              if (local && local.generation !== '0') await wl.o.lease.setGeneration(local.generation);
-            }, (err: Error) => { if (!stopping) log.error({ lease: options.lease!.location.url, problem: err.message }, 'lease: not taken'); });
+        // A directory that handed its archive over writes nothing at any start, with or without
+        // --archive, until cairn archive reclaim (docs/operations.md "Planned switchover"); it
+        // takes no lease either (its handover released it, or the lease's TTL ends it).
+        const handedOver = (await readArchiveFile(service.layout.archiveFile))?.handed_over;
+        if (handedOver) {
+          service.readOnly = `${handedOverRefusal(handedOver)} (recorded in archive.json; cairn archive reclaim --data DIR makes it write again)`;
+          log.warn({ successor: handedOver.successor, at: handedOver.handed_over_at }, 'this data directory handed its archive over: it serves reads only');
+        } else {
+          if (options.lease) {
+            const wl = (writerLease = newWriterLease());
+            service.writeRefusal = () => wl.requestRefusal();
+            // A directory fenced before takes no lease: its history is no longer the archive's.
+            const fenced = await fencedRefusal(service.layout.archiveFile, options.dataDir);
+            if (fenced !== null) wl.stopAcknowledging(fenced);
+            else {
+              void wl.acquire(leaseHalt.signal).then(async () => {
+                const local = await readArchiveFile(service.layout.archiveFile).catch(() => null);
+                if (local && local.generation !== '0') await wl.o.lease.setGeneration(local.generation);
+              }, (err: Error) => { if (!stopping) log.error({ lease: options.lease!.location.url, problem: err.message }, 'lease: not taken'); });
+            }
           }
+          startWriters();
         }
-        startWriters();
       }
       // Who may promote: the listener actually bound (a wildcard faces the network), a front door, the secret.
       const promotion: PromoteAccess = { secret: options.promoteSecret ?? null, loopbackListener: isLoopbackAddress(address.address), frontDoor: identity !== null };
@@ -1035,7 +1047,7 @@ export async function serve(argv: string[]): Promise<number> {
   } else if (values['archive-key-file'] !== undefined && values.follow === undefined) {
     throw new CliUsageError('--archive-key-file needs --archive or --follow');
   }
-  if (values['promote-secret-file'] !== undefined && values.follow === undefined) throw new CliUsageError('--promote-secret-file needs --follow: only a follower is promoted');
+  if (values['promote-secret-file'] !== undefined && values.follow === undefined && values.archive === undefined) throw new CliUsageError('--promote-secret-file needs --follow (it guards the promotion) or --archive (it guards the handover to a standby)');
   const promoteSecret = values['promote-secret-file'] === undefined ? null : await readSecretFile('--promote-secret-file', String(values['promote-secret-file']), true);
   let follow: ServerOptions['follow'];
   if (values.follow !== undefined) {

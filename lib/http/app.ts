@@ -55,6 +55,8 @@ export interface RequestLogEntry {
 export type RequestLog = (entry: RequestLogEntry) => void;
 
 const INDEX_PARAMS = ['repository_index', 'worker_job_index'];
+/** The archive's own operations: answered by a read-only server (a follower's promotion, a writer's handover). */
+const ARCHIVE_OPERATIONS = new Set(['archive.promote', 'archive.takeover', 'archive.handover']);
 /** The largest JSON body parsed (raised routes, decoded bytes); see ./json-body.ts. */
 export const MAX_PARSED_JSON = RAISED_JSON.maxBytes;
 
@@ -110,15 +112,28 @@ export function createApp(options: AppOptions): Koa {
     const { route, params } = router.match(ctx.method, ctx.path);
     ctx.state.routeTemplate = route.logName;
     ctx.state.operation = route.operation;
-    // A follower of an archive serves reads only; its one write is its own promotion. A writer
-    // that does not hold its writer lease now (serve --lease) refuses too, before anything is written.
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD' && route.operation !== 'archive.promote') {
+    // A follower of an archive, and a writer handing it over, serve reads only; their one write
+    // is the promotion or the handover itself. A writer that does not hold its writer lease now
+    // (serve --lease) refuses too, before anything is written. A mutating request admitted here
+    // counts as under way until it ends: a handover waits for it (its commit is acknowledged, so it must ship).
+    const mutating = ctx.method !== 'GET' && ctx.method !== 'HEAD' && !ARCHIVE_OPERATIONS.has(route.operation);
+    if (mutating) {
       const refusal = options.service.readOnly ?? options.service.writeRefusal?.() ?? null;
       if (refusal !== null) {
         if (hasBody(ctx)) await drain(ctx);
         throw new Busy(refusal);
       }
     }
+    const endWrite = mutating ? options.service.beginWrite() : null;
+    try {
+      await dispatch(ctx, route, params);
+    } finally {
+      endWrite?.();
+    }
+  });
+
+  /** Access check, admission, body rules, handler and reply of a matched route. */
+  async function dispatch(ctx: Context, route: RouteSpec, params: Record<string, string>): Promise<void> {
     for (const name of INDEX_PARAMS) if (name in params) parseU32(params[name], name);
     // Who is calling and whether the route's permission lets them through: before the repository
     // is looked up or the body read, so a refused request changes nothing and learns nothing.
@@ -193,7 +208,7 @@ export function createApp(options: AppOptions): Koa {
     } finally {
       leave?.();
     }
-  });
+  }
 
   app.on('error', (err) => options.log.warn({ err: loggableError(err) }, 'response stream failed'));
   return app;

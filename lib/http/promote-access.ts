@@ -1,6 +1,7 @@
-// Who may promote a standby (POST /archive/promote; docs/operations.md "Who may promote").
-// A promotion makes this server the archive's writer and fences the one before it, so reaching
-// the port is not enough:
+// Who may promote a standby (POST /archive/promote, /archive/takeover) or hand a writer's archive
+// over (POST /archive/handover; docs/operations.md "Who may promote"). A promotion makes this
+// server the archive's writer and fences the one before it, a handover stops this one writing,
+// so reaching the port is not enough:
 //  - with a promotion secret (`serve --promote-secret-file`), the request must carry it as
 //    `Authorization: Bearer <secret>`, from wherever it comes: 401 otherwise;
 //  - without one, only a caller on this machine: a loopback listener, a loopback peer, no web

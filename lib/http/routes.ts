@@ -293,6 +293,9 @@ export const ROUTES: readonly RouteSpec[] = [
 
   // Extensions: the archive (docs/api.md "Archive (extensions)"): a follower's promotion to writer
   route('archive.promote', 'POST', '/archive/promote', 'promotion', { extension: true, body: NONE, ok: 'ArchivePromotion', refuses: [401, 409], handler: archive.promote }),
+  // …a writer's handover and a switchover's promotion (docs/operations.md "Planned switchover")
+  route('archive.handover', 'POST', '/archive/handover', 'promotion', { extension: true, request: archive.Handover, ok: 'ArchiveHandover', refuses: [401, 409], handler: archive.handover }),
+  route('archive.takeover', 'POST', '/archive/takeover', 'promotion', { extension: true, request: archive.Takeover, ok: 'ArchivePromotion', refuses: [401, 409], handler: archive.takeover }),
 
   // Extensions: accounts, tokens, groups, repository grants and the audit feed (docs/api.md "Accounts, tokens and roles")
   route('session.get', 'GET', '/v1/native/session', 'session', { extension: true, query: { repository_index: { schema: { type: 'integer', minimum: 0, maximum: 4294967295 }, description: 'also say the caller\'s role in this repository and the operations it allows' } }, ok: 'Session', handler: access.sessionHandler(() => ROUTES) }),

@@ -44,6 +44,8 @@ export interface CommitHooks {
   committed?(generation: number): void;
   /** Callers of the batch that wrote `generation` are answered when this settles (rejected: they get its error; the commit stays). */
   acknowledge?(generation: number): Promise<void>;
+  /** Before each transaction (not a barrier) runs: throws to refuse it, nothing written (a writer handing the archive over). */
+  admit?(): void;
 }
 
 export class CommitQueue {
@@ -138,6 +140,8 @@ export class CommitQueue {
           const own = new Staging();
           try {
             this.assertWritable();
+            // Transactions only: a barrier (a capture for the archive, maintenance) is not new content.
+            this.hooks.admit?.();
             const value = await op.fn(new Txn(this.published, batch, own));
             batch.absorb(own, atS);
             done.push({ op, value });

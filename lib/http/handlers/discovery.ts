@@ -89,7 +89,7 @@ export const SCHEMAS: Schemas = {
   ArchiveStatus: obj({
     url: str,
     generation: { ...str, description: 'the archive generation this server ships under (decimal)' },
-    state: enumOf(['shipping', 'idle', 'fenced', 'error']),
+    state: enumOf(['shipping', 'idle', 'fenced', 'error', 'handed_over']),
     sync: { ...bool, description: 'serve --archive-sync: a commit is answered only once a stored manifest covers it' },
     lag_seconds: { type: 'number', description: 'age of the oldest commit no stored manifest covers, over every repository (0: none); never reset by a restart' },
     uncovered_commits: { type: 'integer', description: 'commits no stored manifest covers, over every repository' },
