@@ -329,4 +329,30 @@ describe('serve --lease: a stale writer stops (etcd and Swift)', function () {
     expect(next.status, next.text).to.equal(200);
     expect(seq(next.json.task.task_id)).to.be.greaterThan(seq(onStandby.json.task.task_id));
   });
+
+  it('a planned switchover releases the lease: the standby takes it at once (not after the TTL), the old writer refuses writes and names the new one', async () => {
+    const url = `s3://${BUCKET}/switchover/`;
+    const lease = etcd().leaseUrl('switchover');
+    // A TTL far longer than the promotion's timeout: only a released lease lets the standby take it in time.
+    const writer = await spawn(path.join(tempDir(), 'w'), ['--archive', url, '--archive-interval-ms', '200', '--lease', lease, '--lease-ttl', '300']);
+    await until('the writer holds the lease', async () => (await health(writer)).lease?.state === 'held', 30_000);
+    const repo = await register(writer.url, 'alpha');
+    const before = await newTask(writer, repo, 'before the switchover');
+    expect(before.status, before.text).to.equal(200);
+    const standby = await spawn(path.join(tempDir(), 's'), ['--follow', url, '--follow-interval-ms', '200', '--lease', lease, '--lease-ttl', '300']);
+    await until('the standby follows the repository', async () => (await health(standby)).follow?.repositories?.length === 1, 60_000);
+    const r = await cli(['promote', '--server', standby.url, '--switchover', '--from', writer.url, '--timeout', '60', '--json']);
+    expect(r.code, r.stdout + r.stderr).to.equal(0);
+    const h = await health(standby);
+    expect(h.follow.state).to.equal('promoted');
+    expect(h.lease.state).to.equal('held');
+    const tasks = (await api(standby.url, 'GET', `${AUTH}/${repo}/tasks`)).json.tasks.map((t: any) => t.title);
+    expect(tasks).to.include('before the switchover');
+    const after = await newTask(standby, repo, 'on the new writer');
+    expect(after.status, after.text).to.equal(200);
+    // The old writer refuses, naming where writes go now.
+    const refused = await newTask(writer, repo, 'to the old writer');
+    expect(refused.status).to.equal(503);
+    expect(refused.json.error).to.include(standby.url);
+  });
 });
