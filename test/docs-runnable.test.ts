@@ -1,4 +1,4 @@
-// Documentation that cannot drift: the shell blocks of README.md and docs/guide.md marked
+// Documentation that cannot drift: the shell blocks of README.md, docs/guide.md and docs/git.md marked
 // runnable (```sh runnable, ```console runnable; CONTRIBUTING.md "Runnable documentation") are
 // run in order, as written, in a scratch directory against a fresh server, with `cairn` on PATH
 // (a shim to bin/cairn.js), on a terminal (script(1)) as a reader would see them. Where a block
@@ -186,7 +186,7 @@ describe('runnable documentation', function () {
     expect(steps.map((s) => [s.command, s.expected])).to.deep.equal([['cairn a \\\n  --b', ['out']], ['cairn c', []], ["cat > f <<'X'\nbody\nX", []], ['echo hi   # note', ['hi']]]);
   });
 
-  for (const [file, address] of [['README.md', '127.0.0.1:8088'], ['docs/guide.md', '127.0.0.1:8089']] as const) {
+  for (const [file, address] of [['README.md', '127.0.0.1:8088'], ['docs/guide.md', '127.0.0.1:8089'], ['docs/git.md', '127.0.0.1:8088']] as const) {
     it(`${file}: the runnable blocks run as written and print what they show`, async () => {
       const server = await startTestServer();
       try {

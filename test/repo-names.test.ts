@@ -101,3 +101,65 @@ describe('repositories by name on the command line', () => {
     }
   });
 });
+
+// The offline commands (fsck, export) read the data directory's registry themselves: a name is
+// looked up there, under the same rules, with the close names when none matches (there is no
+// server to list them, so the message lists the directory's repositories).
+describe('repositories by name in the offline commands (fsck, export --data DIR)', () => {
+  let data: string;
+  const at: Record<string, number> = {};
+  before(async () => {
+    data = path.join(tempDir(), 'data');
+    const server = await startTestServer(data);
+    try {
+      at.two = await register(server.url, '2');
+      at.hello = await register(server.url, 'hello');
+      at.twin1 = await register(server.url, 'twin');
+      at.twin2 = await register(server.url, 'twin');
+      at.ns = await register(server.url, 'twin', 'tw');
+      at.goneRetiring = await register(server.url, 'gone');
+      at.goneActive = await register(server.url, 'gone');
+      expect((await api(server.url, 'POST', `${AUTH}/${at.goneRetiring}/retirement`)).status).to.equal(200);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('fsck --repo NAME checks that repository only; digits stay an index', async () => {
+    for (const [value, index] of [['hello', at.hello], ['--repo=tw/twin', at.ns], ['gone', at.goneActive], ['2', 2]] as const) {
+      const args = value.startsWith('--') ? ['fsck', '--data', data, value, '--json'] : ['fsck', '--data', data, '--repo', value, '--json'];
+      const r = await cli(args);
+      expect(r.code, `${value}: ${r.stderr}`).to.equal(0);
+      expect(JSON.parse(r.stdout).repositories.map((x: { repository_index: number }) => x.repository_index), value).to.deep.equal([index]);
+    }
+  });
+
+  it('export --repo NAME exports that repository', async () => {
+    const out = path.join(tempDir(), 'out');
+    const r = await cli(['export', '--data', data, '--repo', 'hello', out]);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(JSON.parse(r.stdout).repository_index).to.equal(at.hello);
+    expect(JSON.parse(await fsp.readFile(path.join(out, 'manifest.json'), 'utf8')).repo_name).to.equal('hello');
+  });
+
+  it('an unknown name is an error (exit 1) naming the close one and the directory\'s repositories; nothing is written', async () => {
+    const dir = path.resolve(data);
+    const r = await cli(['fsck', '--data', data, '--repo', 'helo']);
+    expect(r.code).to.equal(1);
+    expect(r.stderr).to.equal(`cairn: data directory ${dir} has no repository named "helo" (did you mean "hello"?; it holds 0 (2), 1 (hello), 2 (twin), 3 (twin), 4 (tw/twin), 5 (gone, retiring), 6 (gone))\n`);
+    const out = path.join(tempDir(), 'out');
+    const e = await cli(['export', '--data', data, '--repo', 'hellooo', out]);
+    expect(e.code).to.equal(1);
+    expect(e.stderr).to.include(`data directory ${dir} has no repository named "hellooo" (did you mean "hello"?; it holds `);
+    expect(await fsp.readdir(out).catch(() => [])).to.deep.equal([]);
+  });
+
+  it('a name several active repositories share is a usage error (exit 2) listing them', async () => {
+    const dir = path.resolve(data);
+    for (const command of [['fsck', '--data', data, '--repo', 'twin'], ['export', '--data', data, '--repo', 'twin', path.join(tempDir(), 'out')]]) {
+      const r = await cli(command);
+      expect(r.code, command[0]).to.equal(2);
+      expect(r.stderr, command[0]).to.include(`--repo "twin" names 3 repositories of data directory ${dir}: ${at.twin1} (twin), ${at.twin2} (twin), ${at.ns} (tw/twin); give the index (--repo ${at.twin1})`);
+    }
+  });
+});

@@ -10,9 +10,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-// No import of ./helpers.js: the bench starts Swift too, outside mocha. The tests' own SDK
-// clients would print the SDK's Node-version warning (docs/architecture.md): not ours to act on.
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+// No import of ./helpers.js: the bench starts Swift too, outside mocha.
 const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const LAUNCHER = path.join(PROJECT_ROOT, '.ci/swift/start.sh');
 const NEEDED = ['/usr/bin/python3', '/usr/bin/swift-proxy-server', '/usr/bin/swift-object-server', '/usr/bin/swift-container-server', '/usr/bin/swift-account-server', '/usr/bin/swift-ring-builder'];

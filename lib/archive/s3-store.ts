@@ -193,9 +193,6 @@ export class S3ObjectStore implements ObjectStore {
   private probing: Promise<boolean> | undefined;
 
   constructor(readonly target: ArchiveTarget, private readonly settings: S3Settings) {
-    // The SDK warns on Node 20 at its first request; the pinned SDK line supports Node 20
-    // (docs/architecture.md), so the warning would only repeat at every start.
-    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
     this.description = `s3://${target.bucket}/${target.prefix}${settings.endpoint ? ` at ${settings.endpoint}` : ''}`;
     this.client = new S3Client({
       region: settings.region,

@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { assert, StructError } from 'superstruct';
 import { CairnService } from '../authority/service.js';
 import { EXPORT_SCHEMA, validateManifest, type ExportManifest } from '../domain/export-manifest.js';
-import { LIFECYCLE_PURGED, parseU32, validatePolicyFlags } from '../domain/repository.js';
+import { LIFECYCLE_PURGED, validatePolicyFlags } from '../domain/repository.js';
 import { lockDataDir } from '../store/datadir-lock.js';
 import { copyFileHashed, exportFiles } from '../store/export.js';
 import { Layout } from '../store/layout.js';
@@ -15,11 +15,14 @@ import { openSealKey } from '../store/seal-key.js';
 import { decodeRegistry } from '../store/registry-file.js';
 import { ManifestStruct } from '../http/handlers/lifecycle.js';
 import { CliUsageError, parseCommandArgs, parseMaxSnapshotPaths, requireDataDir } from './args.js';
+import { repositoryInDataDir } from './target.js';
 import { DEFAULT_MAX_SNAPSHOT_PATHS } from '../domain/tree-size.js';
 
 export const EXPORT_HELP = `Usage: cairn export --data DIR --repo N OUT_DIR
 
 Write repository N's authority files to OUT_DIR (absent or empty) with OUT_DIR/manifest.json,
+N an index or a name, looked up in the data directory (a name several active repositories share
+is refused, listing their indexes),
 the same svc.remote-export.v1 manifest retirement serves (exported_at_s = now). Offline: takes
 the data-directory lock and refuses while a server holds it. --data must exist.
 Webhook secrets and drafts are in the files only sealed with DATA/seal.key, which is not
@@ -53,13 +56,15 @@ export async function exportCommand(argv: string[]): Promise<number> {
   if (values.help) { process.stdout.write(EXPORT_HELP); return 0; }
   if (typeof values.data !== 'string' || typeof values.repo !== 'string' || positionals.length !== 1) throw new CliUsageError('usage: cairn export --data DIR --repo N OUT_DIR');
   const dataDir = path.resolve(values.data);
-  const index = parseU32(values.repo, '--repo');
   const out = path.resolve(positionals[0]);
   requireDataDir(dataDir);
   const lock = await lockDataDir(dataDir);
   try {
     const layout = new Layout(dataDir);
-    const record = decodeRegistry(await fsp.readFile(layout.registryFile)).find((r) => r.repository_index === index);
+    const records = decodeRegistry(await fsp.readFile(layout.registryFile));
+    // --repo: an index, or a name looked up in this directory's registry.
+    const index = repositoryInDataDir(records, values.repo, dataDir);
+    const record = records.find((r) => r.repository_index === index);
     if (!record || record.lifecycle_kind === LIFECYCLE_PURGED) throw new CliUsageError(`repository ${index} is not registered (or purged)`);
     await fsp.mkdir(out, { recursive: true });
     if ((await fsp.readdir(out)).length) throw new CliUsageError(`${out} is not empty`);

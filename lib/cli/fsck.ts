@@ -3,7 +3,7 @@
 // recovery removes (temp files of writes a crash cut short) is a note, not a problem.
 import path from 'node:path';
 import { promises as fsp } from 'node:fs';
-import { LIFECYCLE_PURGED, parseU32, type RepositoryRecord } from '../domain/repository.js';
+import { LIFECYCLE_PURGED, type RepositoryRecord } from '../domain/repository.js';
 import { lockDataDir } from '../store/datadir-lock.js';
 import { findTempFiles } from '../store/durable.js';
 import { fsckAuthority, tempFileNote } from '../store/fsck.js';
@@ -14,6 +14,7 @@ import { checkRegistryEvents } from '../store/registry-events.js';
 import { checkAccessLog } from '../store/access-log.js';
 import { decodeRegistry } from '../store/registry-file.js';
 import { CliUsageError, parseCommandArgs, parseMaxSnapshotPaths, requireDataDir } from './args.js';
+import { repositoryInDataDir } from './target.js';
 import { DEFAULT_MAX_SNAPSHOT_PATHS } from '../domain/tree-size.js';
 
 export const FSCK_HELP = `Usage: cairn fsck --data DIR [--repo N] [--rebuild-locators] [--max-snapshot-paths N]
@@ -30,7 +31,8 @@ fsck itself leaves those files in place. Only notes: exit 0.
 
 Options:
   --data DIR           data directory
-  --repo N             check only repository N
+  --repo N             check only repository N: an index or a name, looked up in the data
+                       directory (a name several active repositories share is refused)
   --rebuild-locators   recreate the blob and tree locator indexes from the packs alone first
   --max-snapshot-paths N
                        paths a snapshot may hold, as cairn serve's option (default 10000000):
@@ -47,7 +49,6 @@ export async function fsckCommand(argv: string[]): Promise<number> {
   if (values.help) { process.stdout.write(FSCK_HELP); return 0; }
   if (typeof values.data !== 'string') throw new CliUsageError('--data is required');
   const dataDir = path.resolve(values.data);
-  const only = values.repo === undefined ? null : parseU32(String(values.repo), '--repo');
   const maxSnapshotPaths = parseMaxSnapshotPaths(values['max-snapshot-paths']);
   requireDataDir(dataDir);
   const lock = await lockDataDir(dataDir);
@@ -63,6 +64,8 @@ export async function fsckCommand(argv: string[]): Promise<number> {
         return 1;
       }
     }
+    // --repo: an index, or a name looked up in this directory's registry.
+    const only = values.repo === undefined ? null : repositoryInDataDir(records, String(values.repo), dataDir);
     let problems = 0;
     const summary: Record<string, unknown>[] = [];
     // Sealed drafts read as drafts with the key (without it, as discarded); never created here.

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { credentialsPath } from '../client/credentials.js';
 import { CairnClient, normalizeServerUrl } from '../client/http.js';
 import { findWorkingCopy } from '../client/working-copy.js';
-import { parseU32 } from '../domain/repository.js';
+import { LIFECYCLE_PURGED, parseU32 } from '../domain/repository.js';
 import { CliUsageError } from './args.js';
 import { didYouMean } from './suggest.js';
 
@@ -101,7 +101,10 @@ function chosenServer(serverValue: unknown, local: () => Place | null, what: str
 
 // ---------------------------------------------------------------- repositories by name
 
-/** Commands whose --repo is an index in a local data directory or archive, never looked up on a server. */
+/**
+ * Commands whose --repo names a repository of a local data directory or archive, never looked up
+ * on a server: fsck and export look a name up in the data directory themselves (repositoryInDataDir).
+ */
 const OFFLINE = new Set(['serve', 'fsck', 'export', 'import', 'restore', 'admin', 'config', 'completion']);
 
 /** The option naming a repository, and the option naming the server it is looked up on. */
@@ -132,15 +135,42 @@ const label = (r: Listed) => (r.namespace ? `${r.namespace}/${r.repository_name}
  */
 export async function repositoryByName(server: string, name: string, flag = '--repo'): Promise<number> {
   const repos = await listing(server);
+  return pickByName(repos, name, flag, server, (dym) => `${server} has no repository named "${name}"${dym} (cairn repo list --server ${server} lists them)`);
+}
+
+/**
+ * The repository `value` names in a data directory's registry, for the offline commands (fsck,
+ * export): digits are an index (the command says whether it is registered); a name is looked up
+ * as on a server (above), purged repositories aside. With no server to list them, an unknown name's
+ * message lists the directory's repositories.
+ */
+export function repositoryInDataDir(records: readonly Listed[], value: string, dataDir: string, flag = '--repo'): number {
+  if (/^\d+$/.test(value)) {
+    try {
+      return parseU32(value, flag);
+    } catch (err) {
+      throw new CliUsageError((err as Error).message);
+    }
+  }
+  const live = records.filter((r) => r.lifecycle_kind !== LIFECYCLE_PURGED);
+  const where = `data directory ${dataDir}`;
+  return pickByName(live, value, flag, where, (dym) => {
+    const held = live.map((r) => `${r.repository_index} (${label(r)}${r.lifecycle_kind === 1 ? '' : ', retiring'})`);
+    const list = held.length === 0 ? 'it holds no repository' : `it holds ${held.slice(0, 20).join(', ')}${held.length > 20 ? `, and ${held.length - 20} more` : ''}`;
+    return `${where} has no repository named "${value}" (${dym ? `${dym.slice(2, -1)}; ` : ''}${list})`;
+  });
+}
+
+function pickByName(repos: readonly Listed[], name: string, flag: string, where: string, notFound: (didYouMean: string) => string): number {
   const matches = repos.filter((r) => r.repository_name === name || (r.namespace !== '' && label(r) === name));
   const active = matches.filter((r) => r.lifecycle_kind === 1);
   const pick = active.length ? active : matches;
   if (pick.length === 1) return pick[0].repository_index;
   if (pick.length > 1) {
     const listed = pick.map((r) => `${r.repository_index} (${label(r)}${r.lifecycle_kind === 1 ? '' : ', retiring'})`).join(', ');
-    throw new CliUsageError(`${flag} "${name}" names ${pick.length} repositories of ${server}: ${listed}; give the index (${flag} ${pick[0].repository_index})`);
+    throw new CliUsageError(`${flag} "${name}" names ${pick.length} repositories of ${where}: ${listed}; give the index (${flag} ${pick[0].repository_index})`);
   }
-  throw new Error(`${server} has no repository named "${name}"${didYouMean(name, [...new Set(repos.map(label))])} (cairn repo list --server ${server} lists them)`);
+  throw new Error(notFound(didYouMean(name, [...new Set(repos.map(label))])));
 }
 
 /**
