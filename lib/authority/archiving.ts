@@ -17,7 +17,7 @@ import { encodeRegistryRecord } from '../store/registry-file.js';
 import { crashPoint } from '../store/crash-point.js';
 import type { ObjectStore } from '../archive/object-store.js';
 import { claimGeneration, ensureArchiveId, Lease, newerClaim, readArchiveId, type ClaimReason } from '../archive/generations.js';
-import { Shipper, type ArchiveStatus, type ShipSource } from '../archive/shipper.js';
+import { retryDelayMs, Shipper, type ArchiveStatus, type ShipSource } from '../archive/shipper.js';
 import type { CairnService } from './service.js';
 import { Busy } from '../domain/errors.js';
 import type { ContentStore } from '../store/content-store.js';
@@ -194,7 +194,7 @@ export class Archiving {
 
   private async start(): Promise<void> {
     const log = this.service.log;
-    let delay = 500;
+    let failures = 0;
     for (;;) {
       if (this.stopped) return;
       try {
@@ -204,8 +204,7 @@ export class Archiving {
       } catch (err) {
         this.startError = (err as Error).message;
         log.warn({ archive: this.url, problem: this.startError }, 'archive: cannot start shipping yet; retrying');
-        await new Promise((r) => setTimeout(r, delay).unref());
-        delay = Math.min(delay * 2, 30_000);
+        await new Promise((r) => setTimeout(r, retryDelayMs(++failures, 250)).unref());
       }
     }
   }
