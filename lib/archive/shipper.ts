@@ -108,8 +108,12 @@ export interface ShipperOptions {
 export const DEFAULT_CONCURRENCY = 8;
 /** Incremental manifests between two full ones by default. */
 export const DEFAULT_MANIFEST_CHAIN = 32;
-/** The longest wait between two tries while the store fails, unless the interval is longer. */
-export const RETRY_MAX_MS = 30_000;
+/**
+ * The longest wait between two tries while the store fails, unless the interval is longer: a
+ * store back from an outage is used within 2 s (the RPO goal is the outage + 5 s), and one try
+ * every 2 s is a few requests, no burden on a store that is down.
+ */
+export const RETRY_MAX_MS = 2000;
 
 /**
  * The wait before the next try after `failures` failures in a row (0: the interval): doubling
