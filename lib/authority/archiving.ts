@@ -24,6 +24,12 @@ import type { ContentStore } from '../store/content-store.js';
 
 const LEASE_LOST = (gen: bigint): string => `fenced: another writer took the lease of generation ${gen}`;
 
+/**
+ * The fields of a 503 for a commit made here but not acknowledged: the write happened, so the
+ * answer says so (`committed: true`) and asks for no retry (no Retry-After, lib/http/errors.ts).
+ */
+const COMMITTED = { committed: true };
+
 export interface ArchivingOptions {
   url: string;
   store: ObjectStore & { close?: () => void };
@@ -132,7 +138,7 @@ export class Archiving {
     const timeout = this.o.syncTimeoutMs ?? 30_000;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Busy(`committed on this server (commit ${generation} of repository ${index}), but no archive manifest covers it after ${timeout / 1000} s (--archive-sync): the archive gets it once the store answers; see cairn archive status`)), timeout);
+      timer = setTimeout(() => reject(new Busy(`committed on this server (commit ${generation} of repository ${index}), but no archive manifest covers it after ${timeout / 1000} s (--archive-sync): the archive gets it once the store answers; see cairn archive status`, COMMITTED)), timeout);
       timer.unref();
     });
     try {
@@ -141,7 +147,7 @@ export class Archiving {
         try {
           await shipper.covered(index, generation);
         } catch (err) {
-          throw new Busy(`committed on this server (commit ${generation} of repository ${index}), but not acknowledged: ${(err as Error).message}`);
+          throw new Busy(`committed on this server (commit ${generation} of repository ${index}), but not acknowledged: ${(err as Error).message}`, COMMITTED);
         }
       })()]);
     } finally {
