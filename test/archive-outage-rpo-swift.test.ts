@@ -13,7 +13,7 @@ import { promises as fsp } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { api, cli, register, spawnServer, tempDir, until, type ChildServer } from './helpers.js';
-import { useSwift, type SwiftServer } from './swift.js';
+import { Forwarder, useSwift, type SwiftServer } from './swift.js';
 import { parseManifestKey } from '../lib/domain/archive-manifest.js';
 
 const BUCKET = 'cairn-outage-rpo';
@@ -23,30 +23,6 @@ const OUTAGE_MS = 4000;
 
 function swiftEnv(swift: SwiftServer, endpoint = swift.endpoint): Record<string, string> {
   return { AWS_ACCESS_KEY_ID: swift.accessKeyId, AWS_SECRET_ACCESS_KEY: swift.secretAccessKey, AWS_REGION: swift.region, AWS_ENDPOINT_URL_S3: endpoint };
-}
-
-/** A TCP forwarder on `port` to `target` that can be cut (every connection closed, nothing listening) and restored. */
-class Forwarder {
-  private server: net.Server | null = null;
-  private readonly sockets = new Set<net.Socket>();
-  constructor(readonly port: number, private readonly target: number) {}
-  async open(): Promise<void> {
-    const server = net.createServer((inbound) => {
-      const outbound = net.connect(this.target, '127.0.0.1');
-      for (const s of [inbound, outbound]) { this.sockets.add(s); s.on('close', () => this.sockets.delete(s)); }
-      inbound.pipe(outbound).pipe(inbound);
-      inbound.on('error', () => outbound.destroy());
-      outbound.on('error', () => inbound.destroy());
-    });
-    await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(this.port, '127.0.0.1', resolve); });
-    this.server = server;
-  }
-  async cut(): Promise<void> {
-    const server = this.server;
-    this.server = null;
-    for (const s of this.sockets) s.destroy();
-    if (server) await new Promise((resolve) => server.close(resolve));
-  }
 }
 
 async function unusedPort(): Promise<number> {

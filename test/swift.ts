@@ -181,3 +181,30 @@ export function useSwift(): () => SwiftServer {
     return swift;
   };
 }
+
+/**
+ * A TCP forwarder on `port` to `target` (the store's port) that can be cut — every connection
+ * closed, nothing listening: a store that is down — and opened again: the store is back.
+ */
+export class Forwarder {
+  private server: net.Server | null = null;
+  private readonly sockets = new Set<net.Socket>();
+  constructor(readonly port: number, private readonly target: number) {}
+  async open(): Promise<void> {
+    const server = net.createServer((inbound) => {
+      const outbound = net.connect(this.target, '127.0.0.1');
+      for (const s of [inbound, outbound]) { this.sockets.add(s); s.on('close', () => this.sockets.delete(s)); }
+      inbound.pipe(outbound).pipe(inbound);
+      inbound.on('error', () => outbound.destroy());
+      outbound.on('error', () => inbound.destroy());
+    });
+    await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(this.port, '127.0.0.1', resolve); });
+    this.server = server;
+  }
+  async cut(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    for (const s of this.sockets) s.destroy();
+    if (server) await new Promise((resolve) => server.close(resolve));
+  }
+}
