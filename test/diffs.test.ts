@@ -10,7 +10,8 @@ import { pull, push } from '../lib/client/transfer.js';
 import { createHash } from 'node:crypto';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import type { TreeEntry } from '../lib/domain/content.js';
-import { diffFiles, emptyTotals, gitPath, unifiedFile, type FileDiff } from '../lib/domain/workflow/content-diff.js';
+import { diffFiles, emptyTotals, gitPath, unifiedFile, type DiffTotals, type FileDiff } from '../lib/domain/workflow/content-diff.js';
+import { watched } from '../lib/http/handlers/diffs.js';
 import { api, ok, register, startTestServer, tempDir, until, type TestServer } from './helpers.js';
 import { bigEdit, lockfileEdit, numstat } from './diff-inputs.js';
 import type { Authority } from '../lib/authority/authority.js';
@@ -134,6 +135,25 @@ describe('diffs: a patchset as JSON and as a patch git applies', function () {
     expect(text).to.not.include('moved_');
   });
 
+  it('moved lines across files: a block removed from one file and added to another is listed in moved_blocks (both paths and first lines), after the files; the hunks keep their within-file marks', async () => {
+    const helper = ['export function formatPrice(cents: number): string {', '  const euros = Math.floor(cents / 100);', '  return `${euros}.${String(cents % 100).padStart(2, "0")} EUR`;', '}'];
+    const pad = (name: string, n: number) => Array.from({ length: n }, (_, i) => `export const ${name}${i} = ${i};`);
+    const text = (ls: string[]) => `${ls.join('\n')}\n`;
+    const mb = await snap({ 'src/cart.ts': text([...pad('cart', 5), ...helper, ...pad('tail', 5)]), 'src/util/money.ts': text(pad('money', 6)) }, base);
+    const mr = await snap({ 'src/cart.ts': text([...pad('cart', 5), ...pad('tail', 5)]), 'src/util/money.ts': text([...pad('money', 2), ...helper, ...pad('money', 6).slice(2)]) }, mb);
+    const t = (await ok(api(s.url, 'POST', R(repo, '/tasks'), { json: { title: 'Move across', intent: 'i' } }))).task;
+    const c = (await ok(api(s.url, 'POST', R(repo, '/changes'), { json: { task_id: t.task_id, title: 'Move the price helper', base_line: 'main' } }))).change;
+    const ps = (await ok(api(s.url, 'POST', R(repo, `/changes/${c.change_id}/patchsets`), { json: { base_snapshot_id: mb, revision_snapshot_id: mr, summary: 'move', author_mode: 'human_only' } }))).patchset.patchset_id;
+    const d = await ok(get(`/read/patchsets/${ps}/diff`));
+    expect(d.moved_blocks).to.deep.equal([{ from: { path: 'src/cart.ts', line: 6 }, to: { path: 'src/util/money.ts', line: 3 }, lines: 4 }]);
+    for (const f of d.files) for (const h of f.hunks) expect(h.moved_to ?? null, f.path).to.equal(null);
+    // a diff with no such block lists none; the unified text carries none
+    expect((await ok(get('/read/patchsets/change-1.ps-1/diff'))).moved_blocks).to.deep.equal([]);
+    expect((await get(`/read/patchsets/${ps}/diff?format=unified`)).text).to.not.include('moved');
+    // narrowed to one of the two files, the other side is not in the diff: no block
+    expect((await ok(get(`/read/patchsets/${ps}/diff?path=src/cart.ts`))).moved_blocks).to.deep.equal([]);
+  });
+
   it('unified: git apply --check accepts it against the base tree, and applying it yields the revision', async () => {
     const res = await get('/read/patchsets/change-1.ps-1/diff', { accept: 'text/x-diff' });
     expect(res.status).to.equal(200);
@@ -176,6 +196,52 @@ describe('diffs: a patchset as JSON and as a patch git applies', function () {
     const viaChange = await ok(get('/read/changes/change-1/diff'));
     expect(viaChange.patchset_id).to.equal('change-1.ps-1'); // the first patchset stays selected
     expect(viaChange.files).to.deep.equal((await ok(get('/read/patchsets/change-1.ps-1/diff'))).files);
+  });
+
+  it('revalidation: a whole answer carries an ETag; If-None-Match naming it answers 304 without a body; another query, an unknown tag or a tag of another patchset gets the diff', async () => {
+    const first = await get('/read/patchsets/change-1.ps-1/diff');
+    expect(first.status).to.equal(200);
+    const tag = first.headers.get('etag')!;
+    expect(tag).to.match(/^"[0-9a-f]{16}-[0-9a-f]{16}"$/);
+    expect(first.headers.get('cache-control')).to.equal('private, no-cache');
+    const again = await get('/read/patchsets/change-1.ps-1/diff', { 'if-none-match': tag });
+    expect(again.status).to.equal(304);
+    expect(again.text).to.equal('');
+    expect(again.headers.get('etag')).to.equal(tag);
+    // weak form and a list of tags, as browsers and proxies send them
+    expect((await get('/read/patchsets/change-1.ps-1/diff', { 'if-none-match': `"other", W/${tag}` })).status).to.equal(304);
+    // the same tag for another request of the same patchset (context, whitespace, format, against) or another patchset: the diff itself
+    for (const q of ['?context=0', '?whitespace=ignore-all', '?format=unified', '?renames=false']) {
+      const res = await get(`/read/patchsets/change-1.ps-1/diff${q}`, { 'if-none-match': tag });
+      expect(res.status, q).to.equal(200);
+      expect(res.text, q).to.not.equal('');
+    }
+    expect((await get('/read/patchsets/change-1.ps-2/diff', { 'if-none-match': tag })).status).to.equal(200);
+    expect((await get('/read/patchsets/change-1.ps-1/diff', { 'if-none-match': '"0123456789abcdef-0123456789abcdef"' })).status).to.equal(200);
+    // the change shortcut is its selected patchset's diff: the same rule
+    const viaChange = await get('/read/changes/change-1/diff');
+    expect((await get('/read/changes/change-1/diff', { 'if-none-match': viaChange.headers.get('etag')! })).status).to.equal(304);
+    // bad input still says so, and an unknown patchset is 404, whatever the tag
+    expect((await get('/read/patchsets/change-1.ps-1/diff?context=x', { 'if-none-match': tag })).status).to.equal(400);
+    expect((await get('/read/patchsets/change-1.ps-9/diff', { 'if-none-match': tag })).status).to.equal(404);
+  });
+
+  it('revalidation: an answer a budget cut (time or bytes) is never confirmed; one cut by a fixed rule (large_diff, file_size) is', async () => {
+    const file = (path: string, reason: FileDiff['truncated_reason']): FileDiff => ({ path, old_path: path, change: 'modified', similarity: null, old_mode: '100644', new_mode: '100644', old_blob_id: 'a', new_blob_id: 'b', binary: false, truncated: reason !== null, truncated_reason: reason, note: null, additions: null, deletions: null, diff_lines: null, diff_bytes: null, hunks: [], old_image: null, new_image: null });
+    const run = async (reasons: Array<FileDiff['truncated_reason']>, renameLimit: DiffTotals['rename_limit'] = null) => {
+      async function* files() { for (const [i, r] of reasons.entries()) yield file(`f${i}`, r); }
+      let cut: boolean | null = null;
+      const seen: string[] = [];
+      for await (const f of watched({ files: files(), totals: { ...emptyTotals(), rename_limit: renameLimit } }, (c) => { cut = c; })) seen.push(f.path);
+      expect(seen).to.have.length(reasons.length);
+      return cut;
+    };
+    expect(await run([null, null])).to.equal(false);
+    expect(await run([null, 'large_diff', 'file_size'])).to.equal(false);
+    expect(await run([null, 'time_budget', null])).to.equal(true);
+    expect(await run(['byte_budget'])).to.equal(true);
+    expect(await run([null], 'time_budget')).to.equal(true);
+    expect(await run([null], 'pairs')).to.equal(false);
   });
 
   it('bad input: 400 for context, path, format and a patchset of another change; 404 for unknown ones; nothing else answered', async () => {
@@ -366,6 +432,25 @@ describe('diffs: bounded work', function () {
     expect(await fsp.readFile(path.join(work, 'small.txt'), 'utf8'), 'nothing applied').to.equal('one\n');
     expect(git(['--exclude=big.txt']).status).to.equal(0);
     expect(await fsp.readFile(path.join(work, 'small.txt'), 'utf8')).to.equal('two\n');
+  });
+
+  it('revalidation of a cut answer: a diff whose hunks passed the response\'s 16 MiB byte budget carries an ETag that is never confirmed (If-None-Match gets the diff again, not 304); narrowed to fit, it is', async () => {
+    // 70 added files of 1,900 lines (about 240 KiB of hunks each: under the per-file inline caps), 16.4 MiB in all
+    const rev: Files = {};
+    for (let i = 0; i < 70; i++) rev[`gen/f${String(i).padStart(2, '0')}.txt`] = Array.from({ length: 1900 }, (_, k) => `${String(i).padStart(2, '0')}:${String(k).padStart(4, '0')} ${'x'.repeat(118)}`).join('\n') + '\n';
+    const ps = await patchset({ 'keep.txt': 'k\n' }, { 'keep.txt': 'k\n', ...rev });
+    const first = await api(s.url, 'GET', R(repo, `/read/patchsets/${ps}/diff`));
+    expect(first.status).to.equal(200);
+    expect(first.json.files.some((f: Json) => f.truncated_reason === 'byte_budget')).to.equal(true);
+    const tag = first.headers.get('etag')!;
+    expect(tag).to.be.a('string');
+    const again = await api(s.url, 'GET', R(repo, `/read/patchsets/${ps}/diff`), { headers: { 'if-none-match': tag } });
+    expect(again.status).to.equal(200);
+    expect(again.json.files.length).to.equal(first.json.files.length);
+    // one file alone fits the budget: its answer is whole, so its tag confirms
+    const one = await api(s.url, 'GET', R(repo, `/read/patchsets/${ps}/diff?path=gen/f69.txt`));
+    expect(one.json.files[0].truncated).to.equal(false);
+    expect((await api(s.url, 'GET', R(repo, `/read/patchsets/${ps}/diff?path=gen/f69.txt`), { headers: { 'if-none-match': one.headers.get('etag')! } })).status).to.equal(304);
   });
 
   it('10,000 changed files stream out with bounded content reads; every file is listed', async () => {

@@ -580,4 +580,33 @@ describe('reviewer UI: the change page, diff first (Chromium)', function () {
       expect(w.errors).to.deep.equal([]);
     }
   });
+  it('a block moved to another file: the first line of each place says "moved to FILE:N" / "moved from FILE:N" and links to the other file\'s line (screenshot)', async () => {
+    const head = (await demo.s.get('/lines/main')).head_snapshot_id as string;
+    const helper = ['export function formatPrice(cents: number): string {', '  const euros = Math.floor(cents / 100);', '  return `${euros}.${String(cents % 100).padStart(2, "0")} EUR`;', '}'];
+    const pad = (name: string, n: number) => Array.from({ length: n }, (_, i) => `export const ${name}${i} = ${i};`);
+    const text = (ls: string[]) => `${ls.join('\n')}\n`;
+    const b0 = await demo.s.snap({ ...BASE_TREE, 'src/cart/price.ts': text([...pad('cart', 5), ...helper, ...pad('tail', 5)]), 'src/util/money.ts': text(pad('money', 6)) }, { parent: head, message: 'price' });
+    const r0 = await demo.s.snap({ ...BASE_TREE, 'src/cart/price.ts': text([...pad('cart', 5), ...pad('tail', 5)]), 'src/util/money.ts': text([...pad('money', 2), ...helper, ...pad('money', 6).slice(2)]) }, { parent: b0, message: 'move' });
+    const c = await demo.s.change('Move the price helper to util');
+    await demo.s.patchset(c.change, b0, r0, 'move');
+    const w = await open();
+    await w.page.goto(url(c.change));
+    const from = file(w.page, 'src/cart/price.ts');
+    const to = file(w.page, 'src/util/money.ts');
+    await from.locator('tr.moved').first().waitFor();
+    await to.locator('tr.moved').first().waitFor();
+    expect(await from.locator('tr.del.moved').count()).to.equal(4);
+    expect(await to.locator('tr.add.moved').count()).to.equal(4);
+    expect(await from.locator('.moved-link').allInnerTexts()).to.deep.equal(['moved to src/util/money.ts:3']);
+    expect(await to.locator('.moved-link').allInnerTexts()).to.deep.equal(['moved from src/cart/price.ts:6']);
+    await to.locator('tr.moved').first().scrollIntoViewIfNeeded();
+    await shot(w.page, 'change-moved-across-light');
+    // the link goes to the other file's line: the URL names it, and that row is marked
+    await to.locator('.moved-link').click();
+    await w.page.waitForFunction(() => location.hash === `#file=${encodeURIComponent('src/cart/price.ts')}&line=L6`);
+    const marked = from.locator('tr.anchored');
+    await marked.waitFor();
+    expect(await marked.locator('td.ln[data-side="base"]').getAttribute('data-n')).to.equal('6');
+    expect(w.errors).to.deep.equal([]);
+  });
 });

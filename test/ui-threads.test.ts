@@ -662,6 +662,54 @@ describe('reviewer UI: comment threads (Chromium)', function () {
     expect(w.errors).to.deep.equal([]);
   });
 
+  it('an anchor to a thread far down a 1,500-file page lands on it (a URL naming its line, and the thread list\'s link), and it stays in view while the sections above are built', async () => {
+    const big = await Seeder.register(s.url, 'monorepo-anchor');
+    const baseFiles: Files = {};
+    const revFiles: Files = {};
+    const paths: string[] = [];
+    for (let i = 0; i < 1500; i++) {
+      const p = `pkg${String(i % 30).padStart(2, '0')}/mod${String(i).padStart(4, '0')}.ts`;
+      paths.push(p);
+      const body = Array.from({ length: 60 }, (_, k) => `export const v${k} = ${k} + ${i};`);
+      baseFiles[p] = `${body.join('\n')}\n`;
+      body[2] = `export const v2 = 2 * ${i};`;
+      revFiles[p] = `${body.join('\n')}\n`;
+    }
+    const base = await big.snap(baseFiles, { moveLine: true });
+    const rev = await big.snap(revFiles, { parent: base });
+    const ch = await big.change('Every file edited, a thread at the far end');
+    const ps = await big.patchset(ch.change, base, rev, 'mechanical change');
+    const files = (await big.get(`/read/patchsets/${ps}/diff`)).files.map((f: Json) => f.path) as string[];
+    // the files in the page's order (grouped by directory): a thread under a shown line of the last file but one, another at the top of the last
+    const far = files[files.length - 2];
+    const last = files[files.length - 1];
+    const onLine = (await big.comment(ch.change, { patchset_id: ps, author: 'rev', anchor: { path: far, line: 3 }, body: 'The far thread, under line 3.' })).thread_id as string;
+    const atTop = (await big.comment(ch.change, { patchset_id: ps, author: 'rev', anchor: { path: last, line: 40 }, body: 'The last thread, on a line the hunk does not show.' })).thread_id as string;
+    for (let i = 0; i < 20; i++) await big.comment(ch.change, { patchset_id: ps, author: 'rev', anchor: { path: files[i * 10], line: 3 }, body: `Near the top ${i}` });
+    const inView = (p: Page, id: string) => p.waitForFunction((tid) => {
+      const el = document.querySelector(`.thread[data-thread-id="${tid}"]`);
+      if (!el) return false;
+      const r = el.getBoundingClientRect();
+      return r.height > 0 && r.top >= 0 && r.bottom <= innerHeight;
+    }, id, { timeout: 60_000 });
+    const settled = (p: Page) => p.waitForFunction((n) => document.querySelectorAll('.diff-file').length === n && document.querySelectorAll('.file-tree .file-row').length === n, files.length, { timeout: 60_000 });
+    const w = await open({ me: 'rev', width: 1400, height: 900 });
+    // a URL naming the thread's line: the page opens at that file's line, under which the thread sits
+    await w.page.goto(`${s.url}/ui/repos/${big.repo}/changes/${ch.change}#file=${encodeURIComponent(far)}&line=R3`);
+    await inView(w.page, onLine);
+    await settled(w.page);
+    await inView(w.page, onLine);
+    expect(await w.page.evaluate(() => scrollY)).to.be.greaterThan(10_000);
+    await shot(w.page, 'change-anchor-far-thread');
+    // the thread list's link to the last one (at the top of its file): back at the top of the page first
+    await w.page.evaluate(() => scrollTo(0, 0));
+    await tab(w.page, 'Conversation');
+    await w.page.locator(`tr[data-list-thread="${atTop}"] a.thread-jump`).click();
+    await inView(w.page, atTop);
+    expect(await w.page.evaluate((tid) => document.activeElement?.getAttribute('data-thread-id') === tid, atTop)).to.equal(true);
+    expect(w.errors).to.deep.equal([]);
+  });
+
   it('200 threads on a 2,000-file patchset: the page loads, places every thread of a file when its body is built, and the file list counts them', async () => {
     const big = await Seeder.register(s.url, 'monorepo-threads');
     const N = 2000;

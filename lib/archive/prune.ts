@@ -20,7 +20,7 @@ import { buffer } from 'node:stream/consumers';
 import { Corrupt } from '../domain/errors.js';
 import { LIFECYCLE_PURGED } from '../domain/repository.js';
 import { resolveChain } from './manifest-chain.js';
-import { decodeManifest, manifestKey, manifestPrefix, MANIFEST_MAGIC, MANIFEST_VERSION, MANIFEST_VERSION_DELTA, parseManifestKey, purgedMarkerKey, type Manifest } from '../domain/archive-manifest.js';
+import { decodeManifest, manifestKey, manifestPrefix, MANIFEST_MAGIC, MANIFEST_VERSION, MANIFEST_VERSION_DELTA, parseManifestKey, parseTimeMarkerKey, purgedMarkerKey, timeIndexOriginKey, type Manifest } from '../domain/archive-manifest.js';
 import { chooseManifests, formatDuration, formatRetention, type ManifestTime, type RetentionPolicy } from '../domain/archive-retention.js';
 import { ObjectStoreError, verified, type ObjectInfo, type ObjectStore } from './object-store.js';
 
@@ -203,11 +203,16 @@ async function prune(store: ObjectStore, options: PruneOptions, nowMs: number, l
   const objects: ObjectInfo[] = [];
   const repositories = new Set<number>();
   const purgedMarkers = new Set<number>();
+  // The time index (§20.1.1): a manifest's marker goes with it; the origin is never swept.
+  const timeMarkers: { info: ObjectInfo; manifest: string }[] = [];
   for (const info of listed) {
     const repository = repositoryOf(info.key);
     if (repository === null) continue; // not an authority's key: never pruned
     repositories.add(repository);
+    const marker = parseTimeMarkerKey(info.key);
     if (parseManifestKey(info.key)) manifestInfos.set(info.key, info);
+    else if (marker) timeMarkers.push({ info, manifest: marker.manifest });
+    else if (info.key === timeIndexOriginKey(repository)) continue;
     else if (info.key === purgedMarkerKey(repository)) purgedMarkers.add(repository); // never swept
     else if (!info.key.startsWith(manifestPrefix(repository))) objects.push(info);
   }
@@ -326,5 +331,10 @@ async function prune(store: ObjectStore, options: PruneOptions, nowMs: number, l
 
   log(`deleting ${sweep.length} unreferenced objects`);
   await eachLimited(sweep, limit, (o) => store.delete(o.key));
+  // Then the markers of the manifests deleted, and old ones whose manifest was never stored (a
+  // writer stopped between the two puts); a young one may index a manifest on its way.
+  const dropped = new Set(choice.drop);
+  const staleMarkers = timeMarkers.filter((m) => dropped.has(m.manifest) || (!listedManifests.has(m.manifest) && !fresh.includes(m.manifest) && old(m.info)));
+  await eachLimited(staleMarkers, limit, (m) => store.delete(m.info.key));
   return report;
 }

@@ -21,6 +21,10 @@ import {
   decodeManifest,
   manifestPrefix,
   parseManifestKey,
+  parseTimeMarkerKey,
+  timeIndexOriginKey,
+  timeMarkerPrefix,
+  timeMarkerStart,
   type Manifest,
   type ManifestEntry,
 } from '../domain/archive-manifest.js';
@@ -93,6 +97,8 @@ export async function readOneManifest(store: ObjectStore, key: string): Promise<
     bytes = await collect(got.body, 64 * 1024 * 1024, key);
   } catch (err) {
     if (err instanceof ObjectStoreError && err.kind === 'not-found') throw new NotFound(`archive manifest ${key} is listed but missing`);
+    // An encrypted manifest whose ciphertext does not authenticate is a damaged manifest.
+    if (err instanceof ObjectStoreError && err.kind === 'integrity') throw new Corrupt(`archive manifest ${key} is damaged: ${err.message}`);
     throw err;
   }
   const m = decodeManifest(bytes, key);
@@ -104,7 +110,9 @@ export async function readOneManifest(store: ObjectStore, key: string): Promise<
 
 /**
  * The manifest a restore of repository `index` uses: the greatest key at or before the target
- * (`seq` compares the commit generation; `atUs` the captured time, read from the manifests,
+ * (`seq` compares the commit generation; `atUs` the captured time: found through the time index,
+ * storage-layout.md §20.1.1, in a few requests whatever the number of manifests; where the
+ * archive has no index, or for its manifests older than the index, read from the manifests
  * newest first). Without `atUs`, a damaged manifest on the way is an error naming its key — an
  * older one is never taken silently in its place, since the damaged one may be the commit asked
  * for; the operator can ask for an older commit with `seq` explicitly. With `atUs`, a newer
@@ -115,9 +123,24 @@ export async function readOneManifest(store: ObjectStore, key: string): Promise<
  * before the target.
  */
 export async function findManifest(store: ObjectStore, index: number, target: ManifestTarget = {}): Promise<FoundManifest | null> {
+  if (target.atUs !== undefined) {
+    const indexed = await findManifestIndexed(store, index, target.atUs, target.seq);
+    if (indexed.found) return indexed.found;
+    return scanManifests(store, index, target, indexed.skipped, indexed.before);
+  }
+  return scanManifests(store, index, target, [], undefined);
+}
+
+/** The keys of a repository's manifests, newest first, read one by one (an archive without a time index, or its part older than the index). */
+async function scanManifests(store: ObjectStore, index: number, target: ManifestTarget, skipped: SkippedManifest[], before: string | undefined): Promise<FoundManifest | null> {
+  if (before !== undefined) {
+    // Nothing older than the index's origin (the usual case): one short listing says so.
+    const first = await store.list(manifestPrefix(index), { limit: 1 });
+    if (!first.objects.length || !(first.objects[0]!.key < before)) return null;
+  }
   let keys = await listManifestKeys(store, index);
+  if (before !== undefined) keys = keys.filter((k) => k < before);
   if (target.seq !== undefined) keys = keys.filter((k) => parseManifestKey(k)!.commitGeneration <= target.seq!);
-  const skipped: SkippedManifest[] = [];
   for (let i = keys.length - 1; i >= 0; i--) {
     const key = keys[i]!;
     // The time check reads the one manifest; only the chosen one's chain is read.
@@ -131,16 +154,80 @@ export async function findManifest(store: ObjectStore, index: number, target: Ma
         continue;
       }
       if (one.capturedAtUs > target.atUs) continue;
+      return { key, manifest: await readTop(store, key, one), skipped };
     }
     return { key, manifest: await readManifest(store, key), skipped };
   }
   return null;
 }
 
+/** The whole manifest `key`, its top already read. */
+async function readTop(store: ObjectStore, key: string, top: Manifest): Promise<Manifest> {
+  const { manifest, entries } = await resolveChain(store, key, (s, k) => (k === key ? Promise.resolve(top) : readOneManifest(s, k)));
+  const { delta: _delta, ...whole } = manifest;
+  return { ...whole, entries };
+}
+
+/** The time index's origin (storage-layout.md §20.1.1), or null when the repository has none (or it does not read). */
+export async function readTimeIndexOrigin(store: ObjectStore, index: number): Promise<string | null> {
+  let bytes: Buffer;
+  try {
+    bytes = await collect((await store.get(timeIndexOriginKey(index))).body, 64 * 1024, timeIndexOriginKey(index));
+  } catch (err) {
+    if (err instanceof ObjectStoreError && err.kind === 'not-found') return null;
+    if (err instanceof Corrupt || (err instanceof ObjectStoreError && err.kind === 'integrity')) return null;
+    throw err;
+  }
+  try {
+    const from = (JSON.parse(bytes.toString('utf8')) as { from?: unknown }).from;
+    if (typeof from === 'string' && parseManifestKey(from)?.repository === index) return from;
+  } catch { /* no usable origin: read the manifests */ }
+  return null;
+}
+
+/**
+ * `--at` through the time index: one read of the origin, one listing of the markers from the
+ * time asked (newest capture at or before it first), and the manifest chosen. A marker whose
+ * manifest cannot be read is passed over (reported in `skipped`), as is one older than the
+ * origin: `before` then says where the scan of the older, unindexed manifests starts. No origin:
+ * `before` undefined, nothing found (the caller scans everything).
+ */
+async function findManifestIndexed(store: ObjectStore, index: number, atUs: bigint, seq: bigint | undefined): Promise<{ found: FoundManifest | null; skipped: SkippedManifest[]; before: string | undefined }> {
+  const skipped: SkippedManifest[] = [];
+  const origin = await readTimeIndexOrigin(store, index);
+  if (origin === null) return { found: null, skipped, before: undefined };
+  const prefix = timeMarkerPrefix(index);
+  let after: string | undefined = timeMarkerStart(index, atUs);
+  const seen = new Set<string>();
+  while (after !== undefined) {
+    const page = await store.list(prefix, { after, limit: 16 });
+    for (const o of page.objects) {
+      const marker = parseTimeMarkerKey(o.key);
+      if (!marker || marker.repository !== index || marker.capturedAtUs > atUs || seen.has(marker.manifest)) continue;
+      seen.add(marker.manifest);
+      // Older than the origin: an unindexed manifest may lie between; the scan decides.
+      if (marker.manifest < origin) return { found: null, skipped, before: origin };
+      if (seq !== undefined && parseManifestKey(marker.manifest)!.commitGeneration > seq) continue;
+      let one: Manifest;
+      try {
+        one = await readOneManifest(store, marker.manifest);
+      } catch (err) {
+        if (!(err instanceof Corrupt) && !(err instanceof NotFound)) throw err;
+        skipped.push({ key: marker.manifest, problem: err instanceof NotFound ? `indexed at ${new Date(Number(marker.capturedAtUs / 1000n)).toISOString()} but missing` : err.message });
+        continue;
+      }
+      if (one.capturedAtUs > atUs) continue; // the marker does not say the manifest's time: not trusted
+      return { found: { key: marker.manifest, manifest: await readTop(store, marker.manifest, one), skipped }, skipped, before: origin };
+    }
+    after = page.next;
+  }
+  return { found: null, skipped, before: origin };
+}
+
 /**
  * The repository indexes that have anything in the archive, ascending. One listing call per
  * repository: after a key of repository N it lists after `repositories/N/~`, which sorts after
- * every key of N (their next segment starts with g, m or p) and before repository N+1's.
+ * every key of N (their next segment starts with g, m, p or t) and before repository N+1's.
  */
 export async function listArchivedRepositories(store: ObjectStore): Promise<number[]> {
   const found: number[] = [];
@@ -374,7 +461,7 @@ export async function applyManifest(store: ObjectStore, manifest: Manifest, repo
         }
       } catch (err) {
         got.body.destroy();
-        if (err instanceof ObjectStoreError && err.kind === 'integrity') throw new Corrupt(`${what} is damaged: ${err.message.slice(what.length + 2)}`);
+        if (err instanceof ObjectStoreError && err.kind === 'integrity') throw new Corrupt(`${what} is damaged: ${err.message.startsWith(what) ? err.message.slice(what.length + 2) : err.message}`);
         if (err instanceof ObjectStoreError) throw new ObjectStoreError(err.kind, `${what}: ${err.message}`, err.status);
         throw err;
       }

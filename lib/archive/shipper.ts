@@ -7,10 +7,12 @@
 // earlier one's big pack is still on its way. A manifest is written, in commit order, for the
 // newest capture whose objects and those of every capture before it are stored (a manifest
 // covers every commit up to its own; docs/operations.md "The RPO"). Manifests are incremental
-// (what changed since the previous one; a full one every `manifestChain`). A failing or slow
+// (what changed since the previous one; a full one every `manifestChain`), each with its marker
+// in the time index (storage-layout.md §20.1.1) put beside it. A failing or slow
 // store delays shipping only: errors are retried with backoff from the newest stored manifest.
 // After a restart the newest own manifest and one listing of the stored packs say what the
-// archive holds; no object is HEADed.//
+// archive holds; no object is HEADed.
+//
 // The shipper knows nothing of the data directory: a ShipSource (lib/authority/archiving.ts)
 // captures commit points with open read handles (the store's capture API).
 import { createHash } from 'node:crypto';
@@ -27,6 +29,8 @@ import {
   purgedMarkerKey,
   registryRecordKey,
   REGISTRY_RECORD_PATH,
+  timeIndexOriginKey,
+  timeMarkerKey,
   type ManifestEntry,
 } from '../domain/archive-manifest.js';
 import { sha256Hex, type Body, type ObjectStore } from './object-store.js';
@@ -191,6 +195,8 @@ interface RepoState {
   waiters: { gen: bigint; resolve: () => void; reject: (err: Error) => void }[];
   lagWarned: boolean;
   lagBytes: number;
+  /** The time index's origin is known to be stored and the newest manifest's marker put (once per load). */
+  timeIndexed: boolean;
 }
 
 export type ShipperState = 'shipping' | 'idle' | 'fenced' | 'error';
@@ -213,6 +219,8 @@ export interface ArchiveStatus {
   /** serve --archive-verify-every: the last verification (lib/authority/archive-verify.ts). */
   last_verify?: { at: string; ok: boolean; repositories: { repository: number; manifest: string | null; ok: boolean; problem: string | null }[] } | { at: string; error: string } | null;
 }
+
+const EMPTY_SHA256 = sha256Hex(Buffer.alloc(0));
 
 /** Objects up to this size upload in the small lane (their own `concurrency` slots). */
 const SMALL = 1024 * 1024;
@@ -483,7 +491,7 @@ export class Shipper {
     if (!r) {
       r = {
         shipped: 0n, loadedCommitted: 0n, shippedAtUs: null, loaded: false, shippedView: emptyView(), shippedEntries: null, chain: 0, tail: emptyView(), captured: 0n, jobs: [],
-        packs: new Map(), stored: new Map(), listed: new Map(), commitTimes: [], floorMs: Date.now(), pumping: Promise.resolve(), waiters: [], lagWarned: false, lagBytes: 0,
+        packs: new Map(), stored: new Map(), listed: new Map(), commitTimes: [], floorMs: Date.now(), pumping: Promise.resolve(), waiters: [], lagWarned: false, lagBytes: 0, timeIndexed: false,
       };
       this.repos.set(index, r);
     }
@@ -587,6 +595,7 @@ export class Shipper {
         r.floorMs = Number(this.o.source.registryRecord(index).readBigUInt64LE(8)) * 1000;
       } catch { /* the start of this process stands */ }
     }
+    r.timeIndexed = false;
     r.commitTimes = r.commitTimes.filter(([g]) => BigInt(g) > r.shipped);
     r.loaded = true;
   }
@@ -792,6 +801,14 @@ export class Shipper {
     if (this.fenced) throw new FencedError('fenced');
     const key = manifestKey(index, gen, job.commit);
     const options = { sha256: sha256Hex(bytes), size: bytes.length };
+    // The time index's marker goes beside the manifest (storage-layout.md §20.1.1): `restore --at`
+    // finds the manifest by one listing. A marker whose manifest failed is passed over by readers.
+    if (!r.timeIndexed) {
+      await this.ensureTimeIndex(index, r);
+      r.timeIndexed = true;
+    }
+    const marker = this.putMarker(index, job.capture.capturedAtUs, job.commit);
+    marker.catch(() => {});
     if (this.o.conditional) {
       const outcome = await this.o.store.putIfAbsent(key, bytes, options);
       // Already there: written before a restart whose listing did not show it yet (listings may
@@ -802,6 +819,7 @@ export class Shipper {
       // listing) is asked about first; a later one's key is new.
       await this.o.store.put(key, bytes, options);
     }
+    await marker;
     // Stored: this manifest is the base of the next.
     r.shipped = job.commit;
     r.shippedAtUs = job.capture.capturedAtUs;
@@ -838,6 +856,28 @@ export class Shipper {
     r.packs = new Map([...r.stored].map(([k, e]) => [k, Promise.resolve(e)]));
     r.tail = cloneView(r.shippedView);
     r.captured = r.shipped;
+  }
+
+  /** The empty object whose key indexes manifest (generation, `commit`) by its capture time. */
+  private async putMarker(index: number, capturedAtUs: bigint, commit: bigint): Promise<void> {
+    await this.o.store.put(timeMarkerKey(index, capturedAtUs, this.o.generation, commit), Buffer.alloc(0), { sha256: EMPTY_SHA256, size: 0 });
+  }
+
+  /**
+   * Start the time index of a repository whose archive has none: its origin says that every
+   * manifest from the next one on has a marker (older ones, shipped before the index, are read
+   * by a restore). The newest manifest stored gets its marker again (a crash may have come
+   * between the two puts).
+   */
+  private async ensureTimeIndex(index: number, r: RepoState): Promise<void> {
+    const originKey = timeIndexOriginKey(index);
+    // A listing, not a HEAD: one request per repository and process start either way.
+    const found = await this.o.store.list(originKey, { limit: 1 });
+    if (!found.objects.some((o) => o.key === originKey)) {
+      const body = Buffer.from(`${JSON.stringify({ from: manifestKey(index, this.o.generation, r.shipped + 1n), written_at: new Date().toISOString() })}\n`);
+      await this.o.store.put(originKey, body, { sha256: sha256Hex(body), size: body.length });
+    }
+    if (r.shipped > 0n && r.shippedAtUs !== null) await this.putMarker(index, r.shippedAtUs, r.shipped);
   }
 
   private async shipFile(key: string, f: ShipFile): Promise<ManifestEntry> {

@@ -50,6 +50,11 @@ export interface ArchivingOptions {
    */
   sync?: boolean;
   syncTimeoutMs?: number;
+  /**
+   * What else a commit waits for before it is answered, after --archive-sync's coverage (serve
+   * --lease: the writer lease still held, lib/authority/writer-lease.ts); rejected: the callers get its error.
+   */
+  gate?: (index: number, generation: number) => Promise<void>;
   /** Prune the archive by a retention policy now and then (serve --archive-keep); never without it. */
   prune?: { policy: RetentionPolicy; graceMs: number; everyMs: number };
   /**
@@ -123,7 +128,7 @@ export class Archiving {
     // no commit is answered before a manifest covers it (even before shipping could start).
     service.setCommitHooks((index) => ({
       committed: (generation) => this.shipper?.noteCommit(index, generation) ?? this.early.push([index, generation, Date.now()]),
-      ...(o.sync ? { acknowledge: (generation: number) => this.acknowledge(index, generation) } : {}),
+      ...(o.sync || o.gate ? { acknowledge: (generation: number) => this.acknowledgeAll(index, generation) } : {}),
     }));
     void this.start();
   }
@@ -132,6 +137,30 @@ export class Archiving {
   private early: [number, number, number][] = [];
   private shipperReady: Promise<Shipper> | null = null;
   private markShipperReady: ((s: Shipper) => void) | null = null;
+
+  /** The commit hook: the archive's coverage (--archive-sync), then the caller's gate (--lease) at the very end. */
+  private async acknowledgeAll(index: number, generation: number): Promise<void> {
+    if (this.o.sync) await this.acknowledge(index, generation);
+    await this.o.gate?.(index, generation);
+  }
+
+  /**
+   * Another writer took the writer lease (serve --lease): stop shipping and record the fence in
+   * archive.json as a generation fence is (`by`: the new writer's generation when known, else
+   * this one's), so no restart of this directory writes to the archive again.
+   */
+  async fenceByLease(by: string | null, why: string): Promise<void> {
+    const newer = by ?? this.generation.toString();
+    this.leaseWhy = why;
+    const local = await readArchiveFile(this.service.layout.archiveFile);
+    // Already fenced by the new writer's generation claim: the record says by whom too.
+    if (local) await this.recordFence(local, local.fenced?.by ?? newer, local.fenced && !local.fenced.why.startsWith(why) ? `${why}; ${local.fenced.why}` : why);
+    if (this.shipper) this.shipper.fence(newer, why);
+    else this.noteFenced(newer);
+  }
+
+  /** Why the writer lease was lost to another writer (serve --lease), once it was. */
+  private leaseWhy: string | null = null;
 
   /** serve --archive-sync: resolve once a stored manifest covers the commit, or fail with 503 (the commit stays durable here). */
   private async acknowledge(index: number, generation: number): Promise<void> {
@@ -158,8 +187,10 @@ export class Archiving {
   /** /healthz and `cairn archive status`. */
   status(): ArchiveStatus {
     if (this.shipper) {
+      const s = this.shipper.status();
       return {
-        ...this.shipper.status(),
+        ...s,
+        ...(this.leaseWhy && s.state === 'fenced' ? { last_error: this.leaseWhy } : {}),
         ...(this.o.prune ? { last_prune: this.lastPrune } : {}),
         ...(this.o.verify ? { last_verify: this.lastVerify } : {}),
       };
@@ -286,7 +317,8 @@ export class Archiving {
       crashPoint,
       onFenced: (info) => {
         this.noteFenced(info.newer);
-        const why = info.newer === this.generation.toString() ? LEASE_LOST(this.generation) : `fenced: generation ${info.newer} was claimed after ${this.generation}`;
+        if (this.leaseWhy) return; // fenceByLease recorded it, saying by whom
+        const why = (info.newer === this.generation.toString() ? LEASE_LOST(this.generation) : `fenced: generation ${info.newer} was claimed after ${this.generation}`);
         this.recordFence(recorded, info.newer, why).catch((err: Error) => log.error({ archive: url, problem: err.message }, 'archive: could not record the fence in archive.json'));
       },
       onLagging: (info) => this.note('archive.lagging', { repository_index: info.repository, lag_seconds: info.lag_seconds, uncovered_commits: info.uncovered_commits }),

@@ -181,6 +181,14 @@ export class Authority {
   }
 
   /** Close the authority's files (idempotent). */
+  /**
+   * The highest sequence used per id space whose ids continue past an id floor (serve --lease,
+   * ./writer-lease.ts): tasks, changes and plans.
+   */
+  idHighs(): Record<string, number> {
+    return { task: this.workflow.index.taskCount, change: this.workflow.index.changeCount, plan: this.plans.highestPlan };
+  }
+
   close(): void {
     this.queue.stop();
     this.store.close();

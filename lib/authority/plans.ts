@@ -103,6 +103,8 @@ export interface Draft {
 
 export class PlanBook {
   private readonly plans = new Map<string, PlanRecord>();
+  /** The highest plan-N used (ids continue past it, and past the id floor: gaps are possible). */
+  highestPlan = 0;
   private readonly revisions = new Map<string, RevisionRecord>();
   private readonly byPlan = new Map<string, string[]>();
   /** `<plan_id> NUL <content digest>` → the newest revision of that plan with that content. */
@@ -133,7 +135,11 @@ export class PlanBook {
       this.byPlan.set(record.revision.plan_id, list);
       this.byContent.set(contentKey(record.revision.plan_id, recordContent(record.revision)), record.revision.plan_revision_id);
     }
-    if (record.plan) this.plans.set(record.plan.plan_id, record.plan);
+    if (record.plan) {
+      this.plans.set(record.plan.plan_id, record.plan);
+      const seq = Number(/^plan-([0-9]+)$/.exec(record.plan.plan_id)?.[1] ?? 0);
+      if (seq > this.highestPlan) this.highestPlan = seq;
+    }
   }
 
   /** Stage one plans.log record; memory follows once the commit is durable. */
@@ -245,7 +251,7 @@ export class PlanBook {
   /** Stage a new plan and its first revision in `tx` (task-start `plan.action: create`). */
   createIn(tx: Txn, draft: Draft, status: PlanRecord['status']): { plan: PlanRecord; revision: RevisionRecord } {
     {
-      const planId = `plan-${this.plans.size + tx.stagedKeys('plan').filter((id) => !this.plans.has(id)).length + 1}`;
+      const planId = `plan-${Math.max(this.highestPlan, this.store.idFloor('plan')) + tx.stagedKeys('plan').filter((id) => !this.plans.has(id)).length + 1}`;
       const revision = this.buildRevision(tx, planId, null, 1, draft);
       const now = nowSeconds();
       const plan: PlanRecord = { plan_id: planId, title: revision.title, status, head_revision_id: revision.plan_revision_id, revision_count: 1, created_at_s: now, updated_at_s: now };

@@ -18,6 +18,8 @@ import {
   type RepositoryRecord,
 } from '../domain/repository.js';
 import { removeDurable, removeTempFiles } from '../store/durable.js';
+import { readIdFloors, writeIdFloors, type IdFloors } from '../store/id-floors.js';
+import type { WriterLease } from './writer-lease.js';
 import { Layout } from '../store/layout.js';
 import type { CommitHooks } from '../store/commit-queue.js';
 import { Authority } from './authority.js';
@@ -111,6 +113,43 @@ export class CairnService implements AuthorityHost, FeedHost {
    */
   readOnly: string | null = null;
 
+  /** serve --lease: why a mutating request is refused now (the writer lease not held; ./writer-lease.ts), or null. */
+  writeRefusal: (() => string | null) | null = null;
+  /** The writer lease's state (/healthz `lease`), with --lease. */
+  leaseStatus: (() => object) | null = null;
+  /**
+   * The writer lease this server holds or tries for (serve --lease; ./writer-lease.ts), for a
+   * planned handover: `stopAcknowledging(reason, successor)`, then `release()`. Null without --lease.
+   */
+  writerLease: WriterLease | null = null;
+  /**
+   * Per repository, per id space, the highest sequence an earlier writer may have handed out
+   * (serve --lease: read from etcd at a takeover; DATA/id-floors.json keeps them across a restart).
+   */
+  private idFloors: IdFloors = new Map();
+
+  /** The highest sequence used per id space of an open repository, or null when it is not open. */
+  idHighs(index: number): Record<string, number> | null {
+    const a = this.authorities.get(index);
+    return a instanceof Authority ? a.idHighs() : null;
+  }
+
+  /** Raise the id floors (never lower them), write them durably, and give them to the open authorities. */
+  async setIdFloors(floors: Map<number, Record<string, number>>): Promise<void> {
+    for (const [index, spaces] of floors) {
+      const mine = { ...(this.idFloors.get(index) ?? {}) };
+      for (const [space, n] of Object.entries(spaces)) mine[space] = Math.max(mine[space] ?? 0, n);
+      this.idFloors.set(index, mine);
+    }
+    await writeIdFloors(this.layout.idFloorsFile, this.idFloors);
+    for (const [index, a] of this.authorities) if (a instanceof Authority) a.store.idFloors = this.idFloors.get(index) ?? {};
+  }
+
+  /** DATA/id-floors.json, when a takeover wrote one. */
+  private async loadIdFloors(): Promise<void> {
+    this.idFloors = await readIdFloors(this.layout.idFloorsFile);
+  }
+
   /** Give every authority, open now or later, the commit hooks of `make` (null: none). */
   setCommitHooks(make: ((index: number) => CommitHooks) | null): void {
     this.commitHooks = make;
@@ -163,6 +202,7 @@ export class CairnService implements AuthorityHost, FeedHost {
     if (options.groupMembers) service.groupMembers = options.groupMembers;
     if (registry.events) service.feeds.attachRegistry(registryEventStream(registry.events));
     await service.removeUnregisteredDirectories();
+    await service.loadIdFloors();
     service.restoreSessions = await RestoreSessions.open(service);
     return service;
   }
@@ -392,6 +432,7 @@ export class CairnService implements AuthorityHost, FeedHost {
         return;
       }
       if (this.commitHooks) authority.store.setCommitHooks(this.commitHooks(index));
+      authority.store.idFloors = this.idFloors.get(index) ?? {};
       authority.gitShadowSource = () => this.gitShadows;
       authority.gitRepositoryShadowSource = () => this.gitRepositoryShadows;
       authority.lands.policyFlags = () => this.registry.get(index)?.policy_flags ?? 0;

@@ -4,13 +4,14 @@
 import { pruneArchive, type PruneReport } from '../archive/prune.js';
 import { ObjectStoreError } from '../archive/object-store.js';
 import { openS3Store } from '../archive/s3-store.js';
+import { archiveStore } from '../archive/encryption.js';
 import { DEFAULT_GRACE, DEFAULT_RETENTION, parseDuration, parseRetention } from '../domain/archive-retention.js';
 import { Invalid } from '../domain/errors.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
 import { emit, useJson } from './output.js';
 
 export const ARCHIVE_PRUNE_HELP = `Usage: cairn archive prune --from s3://BUCKET/PREFIX [--archive-config FILE] [--keep POLICY]
-                          [--grace DURATION] [--dry-run] [--json]
+                          [--archive-key-file FILE] [--grace DURATION] [--dry-run] [--json]
 
 Delete the manifests a retention policy lets go, then every object of an authority that no kept
 manifest names and that is older than the grace period (mark and sweep). Manifests are deleted
@@ -25,6 +26,10 @@ Options:
                         secret_access_key, session_token, force_path_style, connect_timeout_ms,
                         timeout_ms, max_attempts); without it, the AWS_* environment and the
                         SDK's own chain
+  --archive-key-file FILE
+                        the archive's keys (lines KEYID:BASE64, mode 600): needed when the
+                        archive is encrypted (serve --archive-key-file); the object headers
+                        name the key id each needs
   --keep POLICY         comma-separated rules KIND:DURATION (default ${DEFAULT_RETENTION}):
                           all:W     every manifest captured in the last W
                           hourly:W  the newest of each UTC hour in the last W
@@ -64,6 +69,7 @@ export async function archivePruneCommand(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs(argv, {
     from: { type: 'string' },
     'archive-config': { type: 'string' },
+    'archive-key-file': { type: 'string' },
     keep: { type: 'string', default: DEFAULT_RETENTION },
     grace: { type: 'string', default: DEFAULT_GRACE },
     'dry-run': { type: 'boolean', default: false },
@@ -83,7 +89,7 @@ export async function archivePruneCommand(argv: string[]): Promise<number> {
   }
   let store;
   try {
-    store = await openS3Store(values.from, process.env, typeof values['archive-config'] === 'string' ? values['archive-config'] : undefined);
+    store = await archiveStore(await openS3Store(values.from, process.env, typeof values['archive-config'] === 'string' ? values['archive-config'] : undefined), typeof values['archive-key-file'] === 'string' ? values['archive-key-file'] : undefined);
   } catch (err) {
     if (err instanceof ObjectStoreError && err.kind === 'config') throw new CliUsageError(err.message);
     throw err;

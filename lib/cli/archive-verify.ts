@@ -3,6 +3,7 @@
 // docs/operations.md "Verifying the archive"). Runs against the object store only.
 import { ObjectStoreError } from '../archive/object-store.js';
 import { openS3Store } from '../archive/s3-store.js';
+import { archiveStore } from '../archive/encryption.js';
 import { verifyArchive, type VerifyReport, type VerifySelection } from '../authority/archive-verify.js';
 import { formatBytes } from '../client/progress.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
@@ -10,7 +11,8 @@ import { emit, useJson } from './output.js';
 import { parseConcurrency } from './restore-command.js';
 
 export const ARCHIVE_VERIFY_HELP = `Usage: cairn archive verify --from s3://BUCKET/PREFIX [--sample N | --all]
-                           [--concurrency N] [--archive-config FILE] [--json]
+                           [--concurrency N] [--archive-config FILE]
+                           [--archive-key-file FILE] [--json]
 
 Prove that the archive restores: restore the newest manifest of the archive (by default the
 repository whose newest manifest was captured last; --sample N: N repositories chosen at random;
@@ -28,6 +30,10 @@ Options:
   --archive-config FILE JSON connection settings (region, endpoint, access_key_id,
                         secret_access_key, session_token, force_path_style, connect_timeout_ms,
                         timeout_ms, max_attempts); without it, the AWS_* environment
+  --archive-key-file FILE
+                        the archive's keys (lines KEYID:BASE64, mode 600): needed when the
+                        archive is encrypted (serve --archive-key-file); the object headers
+                        name the key id each needs
   --json                print the report as JSON (the default when stdout is not a terminal)
 
 Exit codes: 0 every repository verified, 1 the object store failed or the archive holds no
@@ -51,6 +57,7 @@ export async function archiveVerifyCommand(argv: string[]): Promise<number> {
     all: { type: 'boolean', default: false },
     concurrency: { type: 'string', default: '8' },
     'archive-config': { type: 'string' },
+    'archive-key-file': { type: 'string' },
     json: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   }, true);
@@ -68,7 +75,7 @@ export async function archiveVerifyCommand(argv: string[]): Promise<number> {
   const url = String(values.from);
   let store;
   try {
-    store = await openS3Store(url, process.env, values['archive-config'] === undefined ? undefined : String(values['archive-config']));
+    store = await archiveStore(await openS3Store(url, process.env, values['archive-config'] === undefined ? undefined : String(values['archive-config'])), values['archive-key-file'] === undefined ? undefined : String(values['archive-key-file']));
   } catch (err) {
     if (err instanceof ObjectStoreError && err.kind === 'config') throw new CliUsageError(err.message);
     throw err;

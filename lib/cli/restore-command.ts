@@ -6,6 +6,7 @@ import path from 'node:path';
 import { ObjectStoreError } from '../archive/object-store.js';
 import { restoreArchive, type ManifestTarget, type RestoredRepository } from '../archive/restore.js';
 import { openS3Store } from '../archive/s3-store.js';
+import { archiveStore } from '../archive/encryption.js';
 import { proveRestored } from '../authority/archive-verify.js';
 import { parseU32 } from '../domain/repository.js';
 import { formatBytes, progressFor } from '../client/progress.js';
@@ -14,7 +15,8 @@ import { CliUsageError, parseCommandArgs } from './args.js';
 import { emit, useJson } from './output.js';
 
 export const RESTORE_HELP = `Usage: cairn restore --from s3://BUCKET[/PREFIX] --data DIR [--repo N]... [--all]
-                     [--at TIME | --seq N] [--concurrency N] [--archive-config FILE] [--json]
+                     [--at TIME | --seq N] [--concurrency N] [--archive-config FILE]
+                     [--archive-key-file FILE] [--json]
 
 Rebuild a data directory from an archive that cairn serve --archive ships to: for each
 repository, the newest manifest at or before the target, every object it names (each checked
@@ -41,6 +43,10 @@ Options:
                         never printed. Every request to the store is bounded by the timeouts
                         (defaults 5 s to connect, 20 s without a byte, 3 tries), so a hung
                         store fails the restore instead of hanging it
+  --archive-key-file FILE
+                        the archive's keys (lines KEYID:BASE64, mode 600): needed when the
+                        archive is encrypted (serve --archive-key-file); the object headers
+                        name the key id each needs
   --json                print the result as JSON (the default when stdout is not a terminal)
   -h, --help            show this help
 
@@ -72,6 +78,7 @@ export async function restoreCommand(argv: string[]): Promise<number> {
     at: { type: 'string' },
     seq: { type: 'string' },
     'archive-config': { type: 'string' },
+    'archive-key-file': { type: 'string' },
     concurrency: { type: 'string', default: '8' },
     json: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
@@ -95,7 +102,7 @@ export async function restoreCommand(argv: string[]): Promise<number> {
   const url = String(values.from);
   let store;
   try {
-    store = await openS3Store(url, process.env, values['archive-config'] === undefined ? undefined : String(values['archive-config']));
+    store = await archiveStore(await openS3Store(url, process.env, values['archive-config'] === undefined ? undefined : String(values['archive-config'])), values['archive-key-file'] === undefined ? undefined : String(values['archive-key-file']));
   } catch (err) {
     if (err instanceof ObjectStoreError && err.kind === 'config') throw new CliUsageError(err.message);
     throw err;
@@ -133,6 +140,8 @@ export async function restoreCommand(argv: string[]): Promise<number> {
   } catch (err) {
     // Say what state the failure left: restore builds beside DIR and renames last.
     if (err instanceof Error) err.message = `${err.message} (restore stopped: ${dataDir} was not written; the partial copy beside it was removed)`;
+    // No key, or not the archive's (--archive-key-file): the invocation is what must change (exit 2).
+    if (err instanceof ObjectStoreError && err.kind === 'config') throw new CliUsageError(err.message);
     throw err;
   } finally {
     bar.stop();

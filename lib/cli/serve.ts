@@ -40,9 +40,14 @@ import type { GitShadowSource } from '../authority/git-shadow.js';
 import { DEFAULT_MIRROR_POLICY } from '../authority/git-mirror-runner.js';
 import { Archiving, type ArchivingOptions } from '../authority/archiving.js';
 import { openS3Store } from '../archive/s3-store.js';
+import { archiveStore } from '../archive/encryption.js';
+import { ObjectStoreError } from '../archive/object-store.js';
+import { readArchiveId } from '../archive/generations.js';
 import { DEFAULT_GRACE, parseDuration, parseRetention } from '../domain/archive-retention.js';
-import { fencedRefusal } from '../archive/archive-file.js';
+import { fencedRefusal, readArchiveFile } from '../archive/archive-file.js';
 import { Follower, type FollowOptions } from '../authority/follower.js';
+import { WriterLease } from '../authority/writer-lease.js';
+import { EtcdWriterLease, LeaseUrlError, parseLeaseUrl, type LeaseLocation } from '../lease/etcd-lease.js';
 import { DEFAULT_GIT_LIMITS, GitPlaces, type GitLimits } from '../http/git-places.js';
 
 export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [--log-level LEVEL] [--log-format pretty|json]
@@ -64,7 +69,8 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--git-places-per-repository N] [--git-queue-seconds N]
                    [--git-body-timeout-seconds N] [--git-body-min-rate BYTES]
                    [--archive s3://BUCKET[/PREFIX]]
-                   [--archive-config FILE] [--archive-interval-ms N]
+                   [--archive-config FILE] [--archive-key-file FILE]
+                   [--archive-interval-ms N]
                    [--archive-lag-warn-seconds N] [--archive-keep POLICY]
                    [--archive-prune-grace DURATION] [--archive-prune-every DURATION]
                    [--archive-verify-every DURATION]
@@ -72,6 +78,7 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--archive-concurrency N] [--archive-sync]
                    [--archive-sync-timeout-seconds N] [--archive-manifest-chain N]
                    [--follow s3://BUCKET[/PREFIX]] [--follow-interval-ms N]
+                   [--lease etcd://HOST:PORT/PREFIX] [--lease-ttl N] [--failover auto|manual]
                    [--promote-secret-file FILE] [--auth tokens|none] [--insecure-open]
                    [--new-seal-key] [-h|--help]
 
@@ -246,6 +253,12 @@ Options:
                      moved for this long fails a try, default 20000; max_attempts, default
                      3); its fields win over the environment. Secrets are never logged or
                      shown
+  --archive-key-file FILE
+                     encrypt every archive object (AES-256-GCM) with the first key of FILE:
+                     lines KEYID:BASE64 of 32 random bytes, mode 600; the other keys still
+                     read older objects (docs/operations.md "Encryption"). Needed by every
+                     command that reads an encrypted archive (restore, archive verify,
+                     archive prune, --follow)
   --archive-interval-ms N
                      ship what was committed this often (default 1000)
   --archive-lag-warn-seconds N
@@ -280,12 +293,25 @@ Options:
                      "Standby and failover"). Reads and event feeds serve; every other
                      request answers 503. cairn promote --server URL makes it the writer: it
                      claims the next archive generation (which fences the old writer) and
-                     ships to the same archive. Settings as for --archive (--archive-config;
+                     ships to the same archive. Settings as for --archive (--archive-config,
+                     --archive-key-file;
                      --archive-interval-ms, --archive-concurrency, --archive-sync and
                      --archive-manifest-chain for the shipping after promotion). DATA may be
                      new or empty; --event-retention is ignored while following
   --follow-interval-ms N
                      look for new manifests this often (default 1000)
+  --lease etcd://HOST:PORT/PREFIX
+                     with --archive: hold the writer lease in etcd (a TTL lease on the key
+                     PREFIX/writer, kept alive) and acknowledge a write only while it is held:
+                     otherwise, and once another writer took it, answer 503 naming the writer
+                     (docs/operations.md "Writer lease (etcd)"). With --follow: a promotion
+                     takes the lease first, once the old writer's expired
+  --lease-ttl N      the lease's TTL in seconds (default 10); the writer stops acknowledging
+                     when its last confirmed keep-alive is older than the TTL less a margin
+  --failover auto|manual
+                     with --follow and --lease: auto promotes this standby by itself once the
+                     writer's lease expired (after it was seen held); manual (default) waits
+                     for cairn promote
   --promote-secret-file FILE
                      with --follow: POST /archive/promote must carry the secret in FILE
                      (its first line: 16 or more printable ASCII characters, no
@@ -363,6 +389,12 @@ export interface ServerOptions {
   follow?: FollowOptions & { shipIntervalMs?: number; ship?: Pick<ArchivingOptions, 'concurrency' | 'manifestChain' | 'sync' | 'syncTimeoutMs'> };
   /** The secret POST /archive/promote must carry (--promote-secret-file); absent: only a caller on this machine may promote (lib/http/promote-access.ts). */
   promoteSecret?: string | null;
+  /**
+   * The writer lease in etcd (--lease, --lease-ttl; lib/authority/writer-lease.ts): with
+   * --archive the server acknowledges writes only while it holds it; with --follow a promotion
+   * takes it first (`failover: 'auto'`: at once when the writer's lease expires).
+   */
+  lease?: { location: LeaseLocation; ttlSeconds: number; failover?: 'auto' | 'manual' };
   /** Listen on a network address without an auth mode (--insecure-open); otherwise only loopback or behind a front door (./bind-policy.ts). */
   insecureOpen?: boolean;
   /** `tokens`: accounts and personal access tokens (--auth tokens); with a front door too, either names the caller. */
@@ -471,12 +503,18 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   let opened: CairnService | null = null;
   let archiving: Archiving | null = null;
   let following: Follower | null = null;
+  let writerLease: WriterLease | null = null;
+  // Ends the lease's waits (a writer's acquire, --failover auto) when the server stops.
+  const leaseHalt = new AbortController();
   const stop = async (): Promise<void> => {
     if (stopping) return done.then(() => undefined);
     stopping = true;
+    leaseHalt.abort();
     // Shipping stops first (after the object in flight): what is not shipped now ships after the next start.
     await following?.stop().catch(() => {});
     await archiving?.stop().catch(() => {});
+    // The lease is not released by a stop: it expires after its TTL (a restart takes it again).
+    await writerLease?.close().catch(() => {});
     log.info({ shutdown_seconds: shutdownSeconds }, 'stopping: finishing in-flight requests');
     // Event streams never finish by themselves: end them (clients resume with Last-Event-ID).
     opened?.feeds.close();
@@ -531,6 +569,36 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     dataDir: options.dataDir, log, jobPolicy: options.jobPolicy, events: options.events, maxSnapshotPaths: options.maxSnapshotPaths, gitShadows: options.gitShadows,
     ...(book ? { defaultRules: TEAM_DEFAULT_RULES, groupMembers: (group: string) => book.groupMembers(group) } : {}),
   });
+  /**
+   * --failover auto: once the writer's lease was seen held and then gone (expired, or released),
+   * promote; a failed promotion is tried again while the lease stays free.
+   */
+  const failOver = async (service: CairnService, follower: Follower): Promise<void> => {
+    const l = options.lease!;
+    const probe = new EtcdWriterLease(l.location, { ttlSeconds: l.ttlSeconds });
+    const every = Math.max(200, (l.ttlSeconds * 1000) / 3);
+    let seen = false;
+    try {
+      while (!leaseHalt.signal.aborted && service.promote) {
+        const holder = await probe.holder().catch(() => undefined);
+        if (holder) seen = true;
+        if (holder === null && seen) {
+          log.warn({ lease: l.location.url, follow: follower.url }, 'failover: the writer lease is free; promoting this standby');
+          try {
+            await service.promote(leaseHalt.signal);
+            log.info({ lease: l.location.url }, 'failover: promoted');
+            return;
+          } catch (err) {
+            log.error({ problem: (err as Error).message }, 'failover: promotion failed; trying again');
+          }
+        }
+        await sleep(every, undefined, { signal: leaseHalt.signal, ref: false }).catch(() => {});
+      }
+    } finally {
+      await probe.close().catch(() => {});
+    }
+  };
+
   const ready = (async () => {
     const service = await opening;
     opened = service;
@@ -556,9 +624,34 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         });
       };
       const startArchiving = (a: ArchivingOptions): void => {
-        archiving = new Archiving(service, a);
+        const wl = writerLease;
+        archiving = new Archiving(service, wl ? { ...a, gate: (index, generation) => wl.acknowledge(index, generation) } : a);
         const shipping = archiving;
         service.archiveStatus = () => shipping.status();
+      };
+      // serve --lease: one WriterLease per try at the lease (a failed promotion gives its lease back).
+      const newWriterLease = (): WriterLease => {
+        const l = options.lease!;
+        let wl: WriterLease | null = null;
+        const etcd = new EtcdWriterLease(l.location, {
+          ttlSeconds: l.ttlSeconds,
+          publicUrl: options.publicUrl ?? url,
+          onSuperseded: (by) => wl?.superseded(by),
+          onEvent: (what, detail) => (what === 'regained' ? log.info : log.warn).call(log, { lease: l.location.url, problem: detail }, `lease: ${what}`),
+        });
+        wl = new WriterLease({
+          lease: etcd,
+          log,
+          idHighs: (index) => service.idHighs(index),
+          applyFloors: (floors) => service.setIdFloors(floors),
+          onSuperseded: (by, why) => {
+            const shipping = archiving;
+            if (shipping) void shipping.fenceByLease(by?.generation ?? null, why).catch((err: Error) => log.error({ problem: err.message }, 'lease: could not record the fence in archive.json'));
+          },
+        });
+        service.leaseStatus = () => wl!.status();
+        service.writerLease = wl;
+        return wl;
       };
       if (options.follow) {
         const f = options.follow;
@@ -570,7 +663,27 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         service.readOnly = `read-only follower of ${follower.url}: writes go to the archive's writer; promote this server (cairn promote --server URL) to write here`;
         service.followStatus = () => follower.status();
         service.promote = async (signal) => {
-          const promotion = await follower.promote(signal);
+          // With --lease the lease comes first: the old writer stops acknowledging before anything is claimed.
+          const wl = options.lease ? (writerLease ??= newWriterLease()) : null;
+          let promotion;
+          try {
+            if (wl) await wl.acquire(signal);
+            promotion = await follower.promote(signal);
+          } catch (err) {
+            if (wl) {
+              // Not promoted: give the lease back at once, for this server's next try or another's.
+              writerLease = null;
+              service.writerLease = null;
+              service.leaseStatus = null;
+              await wl.release().catch(() => {});
+              await wl.close().catch(() => {});
+            }
+            throw err;
+          }
+          if (wl) {
+            service.writeRefusal = () => wl.requestRefusal();
+            void wl.o.lease.setGeneration(promotion.generation).catch(() => {});
+          }
           // The accounts, tokens and grants the follower wrote from the archive hold from now on.
           const notes: string[] = [];
           await access?.book.reload(notes);
@@ -583,7 +696,21 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           return promotion;
         };
         follower.start();
+        if (options.lease?.failover === 'auto') void failOver(service, follower);
       } else {
+        if (options.lease) {
+          const wl = (writerLease = newWriterLease());
+          service.writeRefusal = () => wl.requestRefusal();
+          // A directory fenced before takes no lease: its history is no longer the archive's.
+          const fenced = await fencedRefusal(service.layout.archiveFile, options.dataDir);
+          if (fenced !== null) wl.stopAcknowledging(fenced);
+          else {
+            void wl.acquire(leaseHalt.signal).then(async () => {
+              const local = await readArchiveFile(service.layout.archiveFile).catch(() => null);
+              if (local && local.generation !== '0') await wl.o.lease.setGeneration(local.generation);
+            }, (err: Error) => { if (!stopping) log.error({ lease: options.lease!.location.url, problem: err.message }, 'lease: not taken'); });
+          }
+        }
         startWriters();
       }
       // Who may promote: the listener actually bound (a wildcard faces the network), a front door, the secret.
@@ -681,11 +808,15 @@ export async function serve(argv: string[]): Promise<number> {
     archive: { type: 'string' },
     follow: { type: 'string' },
     'follow-interval-ms': { type: 'string', default: '1000' },
+    lease: { type: 'string' },
+    'lease-ttl': { type: 'string', default: '10' },
+    failover: { type: 'string', default: 'manual' },
     'promote-secret-file': { type: 'string' },
     'insecure-open': { type: 'boolean', default: false },
     auth: { type: 'string' },
     'new-seal-key': { type: 'boolean', default: false },
     'archive-config': { type: 'string' },
+    'archive-key-file': { type: 'string' },
     'archive-interval-ms': { type: 'string', default: '1000' },
     'archive-lag-warn-seconds': { type: 'string', default: '60' },
     'archive-keep': { type: 'string' },
@@ -818,12 +949,24 @@ export async function serve(argv: string[]): Promise<number> {
   const shutdownSeconds = positive('shutdown-seconds', 3600);
   const maxSnapshotPaths = parseMaxSnapshotPaths(values['max-snapshot-paths']);
   // --archive and --follow take the same connection settings (the AWS_* environment or --archive-config).
+  // --archive-key-file seals every object (lib/archive/encryption.ts); a key file that does not
+  // fit the archive (none for an encrypted one, one for a plain one, the wrong key id) is refused
+  // at start, read from the archive's id object, rather than retried for ever.
   const openArchiveStore = async (flag: string, url: string) => {
+    let store;
     try {
-      return await openS3Store(url, process.env, values['archive-config'] === undefined ? undefined : String(values['archive-config']));
+      const inner = await openS3Store(url, process.env, values['archive-config'] === undefined ? undefined : String(values['archive-config']));
+      store = await archiveStore(inner, values['archive-key-file'] === undefined ? undefined : String(values['archive-key-file']));
     } catch (err) {
       throw new CliUsageError(`${flag}: ${(err as Error).message}`);
     }
+    try {
+      await readArchiveId(store);
+    } catch (err) {
+      if (err instanceof ObjectStoreError && err.kind === 'config') { store.close(); throw new CliUsageError(`${flag}: ${err.message}`); }
+      // Unreachable or damaged: the shipper or follower retries and reports.
+    }
+    return store;
   };
   // How the server ships, with --archive or once promoted from --follow.
   const shipping = (): Pick<ArchivingOptions, 'concurrency' | 'manifestChain' | 'sync' | 'syncTimeoutMs'> => {
@@ -836,6 +979,26 @@ export async function serve(argv: string[]): Promise<number> {
       syncTimeoutMs: positive('archive-sync-timeout-seconds', 86_400) * 1000,
     };
   };
+  // --lease: checked before anything is opened; etcd itself is reached only once the server runs.
+  let lease: ServerOptions['lease'];
+  if (values.lease !== undefined) {
+    if (values.archive === undefined && values.follow === undefined) throw new CliUsageError('--lease needs --archive (the writer) or --follow (a standby): the lease guards the archive\'s one writer');
+    let location: LeaseLocation;
+    try {
+      location = parseLeaseUrl(String(values.lease));
+    } catch (err) {
+      if (err instanceof LeaseUrlError) throw new CliUsageError(`--lease: ${err.message}`);
+      throw err;
+    }
+    const ttl = Number(values['lease-ttl']);
+    if (!Number.isInteger(ttl) || ttl < 2 || ttl > 3600) throw new CliUsageError('--lease-ttl must be an integer from 2 to 3600 (seconds)');
+    const failover = String(values.failover);
+    if (failover !== 'auto' && failover !== 'manual') throw new CliUsageError('--failover must be auto or manual');
+    if (failover === 'auto' && values.follow === undefined) throw new CliUsageError('--failover auto needs --follow: only a standby fails over');
+    lease = { location, ttlSeconds: ttl, failover };
+  } else if (values['failover'] !== 'manual') {
+    throw new CliUsageError('--failover auto needs --lease: a standby fails over by itself only once the writer\'s lease in etcd expired');
+  }
   let archive: ArchivingOptions | undefined;
   if (values.archive !== undefined) {
     const url = String(values.archive);
@@ -869,6 +1032,8 @@ export async function serve(argv: string[]): Promise<number> {
     }
   } else if (values['archive-config'] !== undefined && values.follow === undefined) {
     throw new CliUsageError('--archive-config needs --archive or --follow');
+  } else if (values['archive-key-file'] !== undefined && values.follow === undefined) {
+    throw new CliUsageError('--archive-key-file needs --archive or --follow');
   }
   if (values['promote-secret-file'] !== undefined && values.follow === undefined) throw new CliUsageError('--promote-secret-file needs --follow: only a follower is promoted');
   const promoteSecret = values['promote-secret-file'] === undefined ? null : await readSecretFile('--promote-secret-file', String(values['promote-secret-file']), true);
@@ -902,7 +1067,7 @@ export async function serve(argv: string[]): Promise<number> {
     bodyTimeoutMs: positive('git-body-timeout-seconds', 3600) * 1000,
     minBytesPerSecond: whole('git-body-min-rate', 1024 * 1024 * 1024),
   };
-  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, publicUrl, shutdownSeconds, maxSnapshotPaths, identity, gitMirrors, git, archive, follow, promoteSecret, insecureOpen: values['insecure-open'] === true, auth, newSealKey: values['new-seal-key'] === true });
+  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, publicUrl, shutdownSeconds, maxSnapshotPaths, identity, gitMirrors, git, archive, follow, promoteSecret, lease, insecureOpen: values['insecure-open'] === true, auth, newSealKey: values['new-seal-key'] === true });
   let signalled = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (signalled) {

@@ -84,6 +84,49 @@ export function parseManifestKey(key: string): { repository: number; archiveGene
   return { repository, archiveGeneration, commitGeneration };
 }
 
+/** The time index of a repository's manifests (storage-layout.md §20.1.1): markers that sort newest capture first. */
+export function timeMarkerPrefix(index: number): string {
+  return `${repoPrefix(index)}times/`;
+}
+
+/** 10^20 − 1: a capture time's marker sorts by this less the time, so newer sorts first. */
+const INVERT = 10n ** 20n - 1n;
+
+/** The marker of manifest (gen, commit) captured at `capturedAtUs`: an empty object; its key is the index. */
+export function timeMarkerKey(index: number, capturedAtUs: bigint, archiveGeneration: bigint, commitGeneration: bigint): string {
+  if (capturedAtUs < 0n || capturedAtUs > INVERT) throw new RangeError(`capture time ${capturedAtUs} is out of range`);
+  return `${timeMarkerPrefix(index)}${(INVERT - capturedAtUs).toString().padStart(20, '0')}-g${pad20(archiveGeneration)}-${pad20(commitGeneration)}`;
+}
+
+/**
+ * Where a listing of the markers starts to find the newest manifest captured at or before
+ * `atUs`: every marker after this key (LIST start-after) was captured at or before it, newest first.
+ */
+export function timeMarkerStart(index: number, atUs: bigint): string {
+  const t = atUs < 0n ? 0n : atUs > INVERT ? INVERT : atUs;
+  return `${timeMarkerPrefix(index)}${(INVERT - t).toString().padStart(20, '0')}`;
+}
+
+/** What a marker key says: its capture time and the manifest it indexes; null for another key. */
+export function parseTimeMarkerKey(key: string): { repository: number; capturedAtUs: bigint; manifest: string } | null {
+  const m = /^repositories\/(0|[1-9][0-9]{0,9})\/times\/([0-9]{20})-g([0-9]{20})-([0-9]{20})$/.exec(key);
+  if (!m) return null;
+  const repository = Number(m[1]);
+  const archiveGeneration = BigInt(m[3]!);
+  const commitGeneration = BigInt(m[4]!);
+  if (repository > 0xffff_ffff || archiveGeneration > U64_MAX || commitGeneration > U64_MAX) return null;
+  return { repository, capturedAtUs: INVERT - BigInt(m[2]!), manifest: manifestKey(repository, archiveGeneration, commitGeneration) };
+}
+
+/**
+ * The time index's origin: JSON `{"from": "<manifest key>", "written_at": "…"}` — every manifest
+ * of the repository whose key is at or after `from` has its marker. Absent: no index (an archive
+ * written before it); older manifests are found by reading them.
+ */
+export function timeIndexOriginKey(index: number): string {
+  return `${repoPrefix(index)}times-from`;
+}
+
 /**
  * The marker a writer leaves when it sees a repository purged: its archive then follows the
  * retention windows like any other (the newest manifest is no longer kept for being newest).

@@ -110,10 +110,14 @@ export function createApp(options: AppOptions): Koa {
     const { route, params } = router.match(ctx.method, ctx.path);
     ctx.state.routeTemplate = route.logName;
     ctx.state.operation = route.operation;
-    // A follower of an archive serves reads only; its one write is its own promotion.
-    if (options.service.readOnly !== null && ctx.method !== 'GET' && ctx.method !== 'HEAD' && route.operation !== 'archive.promote') {
-      if (hasBody(ctx)) await drain(ctx);
-      throw new Busy(options.service.readOnly);
+    // A follower of an archive serves reads only; its one write is its own promotion. A writer
+    // that does not hold its writer lease now (serve --lease) refuses too, before anything is written.
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD' && route.operation !== 'archive.promote') {
+      const refusal = options.service.readOnly ?? options.service.writeRefusal?.() ?? null;
+      if (refusal !== null) {
+        if (hasBody(ctx)) await drain(ctx);
+        throw new Busy(refusal);
+      }
     }
     for (const name of INDEX_PARAMS) if (name in params) parseU32(params[name], name);
     // Who is calling and whether the route's permission lets them through: before the repository

@@ -210,6 +210,12 @@ function responses(route: RouteSpec): Record<string, unknown> {
       ? { description: status === '201' ? 'Created' : 'OK', content: json(ref(answer)) }
       : { description: 'OK', content: { ...(answer.json ? json(ref(answer.json)) : {}), ...Object.fromEntries(answer.raw.map((m) => [m, { schema: binary }])) } };
   }
+  if (route.conditional) {
+    out['304'] = {
+      description: 'Not Modified: If-None-Match named the ETag of an earlier whole answer to the same request (nothing cut by a budget); the client reuses its copy',
+      headers: { ETag: { schema: { type: 'string' }, description: 'the tag named' } },
+    };
+  }
   for (const status of refusalsOf(route)) {
     const key = String(status);
     const error = status === 503 ? { anyOf: [ref(route.operation === 'health' ? 'HealthStarting' : 'Starting'), ref('Error')] } : ref('Error');

@@ -123,6 +123,8 @@ export interface RouteSpec {
   paged: boolean;
   /** Not an operation of the spec (the OpenAPI document, the API reference): outside the spec's counts. */
   extension: boolean;
+  /** Answers carry an ETag; a GET naming a confirmed one in If-None-Match gets 304 (no body). */
+  conditional?: boolean;
 }
 
 export function requireAuthority(ctx: RouteContext): Authority {

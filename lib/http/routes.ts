@@ -86,6 +86,8 @@ interface Options {
   query?: Record<string, QueryParam>;
   paged?: boolean;
   extension?: boolean;
+  /** ETag answers, 304 to a matching If-None-Match (RouteSpec `conditional`). */
+  conditional?: boolean;
 }
 
 function route(operation: string, method: Method, template: string, permission: Permission, o: Options = {}): RouteSpec {
@@ -110,6 +112,7 @@ function route(operation: string, method: Method, template: string, permission: 
     query: o.query ?? {},
     paged: o.paged ?? false,
     extension: o.extension ?? false,
+    ...(o.conditional ? { conditional: true } : {}),
   };
 }
 
@@ -218,8 +221,8 @@ export const ROUTES: readonly RouteSpec[] = [
   route('docs.asset', 'GET', `${docs.DOCS_ASSETS_PATH}/{asset}`, 'public', { extension: true, ok: { raw: ['text/css', 'text/javascript', 'image/png'] }, handler: docs.asset }),
 
   // Extensions: diffs and land readiness for reviewers
-  route('read.patchsetDiff', 'GET', `${REPO}/read/patchsets/{patchset_id}/diff`, 'reader', { extension: true, query: diffs.DiffQuery, ok: { json: 'PatchsetDiff', raw: ['text/x-diff'] }, handler: diffs.patchsetDiffHandler }),
-  route('read.changeDiff', 'GET', `${REPO}/read/changes/{change_ref}/diff`, 'reader', { extension: true, query: diffs.DiffQuery, ok: { json: 'PatchsetDiff', raw: ['text/x-diff'] }, handler: diffs.changeDiffHandler }),
+  route('read.patchsetDiff', 'GET', `${REPO}/read/patchsets/{patchset_id}/diff`, 'reader', { extension: true, conditional: true, query: diffs.DiffQuery, ok: { json: 'PatchsetDiff', raw: ['text/x-diff'] }, handler: diffs.patchsetDiffHandler }),
+  route('read.changeDiff', 'GET', `${REPO}/read/changes/{change_ref}/diff`, 'reader', { extension: true, conditional: true, query: diffs.DiffQuery, ok: { json: 'PatchsetDiff', raw: ['text/x-diff'] }, handler: diffs.changeDiffHandler }),
   route('read.snapshotFile', 'GET', `${REPO}/read/snapshots/{snapshot_id}/files/{file_path}`, 'reader', { extension: true, query: diffs.FileQuery, ok: { json: 'FileLines', raw: diffs.FILE_MEDIA_TYPES }, refuses: [413], handler: diffs.snapshotFileHandler }),
   route('read.changeAttention', 'GET', `${REPO}/read/changes/{change_ref}/attention`, 'reader', { extension: true, ok: 'ChangeAttention', handler: people.attentionHandler }),
   route('read.changeReviewers', 'GET', `${REPO}/read/changes/{change_ref}/reviewers`, 'reader', { extension: true, ok: 'ChangeReviewers', handler: people.reviewersHandler }),

@@ -310,6 +310,13 @@ export class ContentStore {
   transact<T>(fn: (tx: Txn) => Promise<T> | T): Promise<T> { return this.commits.transact(fn); }
   /** Hear of each durable commit point, and hold answers until a commit is archived (commit-queue.ts CommitHooks). */
   setCommitHooks(hooks: CommitHooks): void { this.commits.hooks = hooks; }
+  /**
+   * The id floors of this repository (serve --lease, lib/authority/writer-lease.ts): per id space
+   * (`task`, `change`, `plan`, `job`), the highest sequence another writer may have handed out;
+   * a new id's sequence is above it. Empty: none.
+   */
+  idFloors: Readonly<Record<string, number>> = {};
+  idFloor(space: string): number { return this.idFloors[space] ?? 0; }
   barrier<T>(fn: () => Promise<T> | T): Promise<T> { return this.commits.barrier(fn); }
 
   /**

@@ -45,6 +45,8 @@ export class Layout {
   repositoryDir(index: number): string { return path.join(this.repositoriesDir, String(index)); }
   /** The archive this data directory ships to and its generation (storage-layout.md §20.3). */
   get archiveFile(): string { return path.join(this.root, 'archive.json'); }
+  /** serve --lease: the id floors read from etcd at the last takeover (storage-layout.md §20.8). */
+  get idFloorsFile(): string { return path.join(this.root, 'id-floors.json'); }
   /** The key sealed workflow fields are encrypted with (storage-layout.md §17.2): outside every repository directory. */
   get sealKeyFile(): string { return path.join(this.root, 'seal.key'); }
   /** Accounts, tokens (hashes), groups, repository grants and the audit feed (storage-layout.md §21). */

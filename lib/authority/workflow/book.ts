@@ -195,8 +195,8 @@ export class WorkflowBook {
   private checkCounts(): void {
     const tasks = this.store.entityCount(TASK);
     const changes = this.store.entityCount(CHANGE);
-    if (this.index.taskCount !== tasks || this.index.changeCount !== changes) {
-      throw new Corrupt(`workflow indexes hold ${this.index.taskCount} tasks and ${this.index.changeCount} changes, workflow.log ${tasks} and ${changes}`);
+    if (this.index.taskTotal() !== tasks || this.index.changeTotal() !== changes) {
+      throw new Corrupt(`workflow indexes hold ${this.index.taskTotal()} tasks and ${this.index.changeTotal()} changes, workflow.log ${tasks} and ${changes}`);
     }
   }
 
@@ -316,7 +316,7 @@ export class WorkflowBook {
     if (filter.status === 'review') return this.index.reviewChanges().map((s) => this.changeAt(s));
     if (filter.open) return this.index.openChanges().map((s) => this.changeAt(s));
     const out: ChangeRecord[] = [];
-    for (let s = this.index.changeCount; s >= 1; s--) if (this.index.changeHasStatus(s, filter.status)) out.push(this.changeAt(s));
+    for (let s = this.index.changeCount; s >= 1; s--) if (this.index.hasChange(s) && this.index.changeHasStatus(s, filter.status)) out.push(this.changeAt(s));
     return out;
   }
 
@@ -324,14 +324,14 @@ export class WorkflowBook {
   pageTasks(filter: { status?: TaskStatus; plan_id?: string }, req: PageRequest): Page<TaskRecord> {
     const seqs = this.taskSeqs(filter.plan_id);
     const rows = walkFrom(seqs.length, seqs.at, (s) => s, req.after, 'desc');
-    return mapPage(takePage(req, keepRows(rows, (s) => this.index.taskHasStatus(s, filter.status)), 'desc'), (s) => this.taskAt(s));
+    return mapPage(takePage(req, keepRows(rows, (s) => this.index.hasTask(s) && this.index.taskHasStatus(s, filter.status)), 'desc'), (s) => this.taskAt(s));
   }
 
   /** One page of changes, newest first (cursor key: the change sequence). */
   pageChanges(filter: { status?: ChangeStatus; task_id?: string }, req: PageRequest): Page<ChangeRecord> {
     const list = filter.task_id !== undefined ? this.index.changesOfTask(this.taskIn(null, filter.task_id).sequence) : null;
     const rows = list ? walkFrom(list.length, (i) => list[i], (s) => s, req.after, 'desc') : walkFrom(this.index.changeCount, (i) => i + 1, (s) => s, req.after, 'desc');
-    return mapPage(takePage(req, keepRows(rows, (s) => this.index.changeHasStatus(s, filter.status)), 'desc'), (s) => this.changeAt(s));
+    return mapPage(takePage(req, keepRows(rows, (s) => this.index.hasChange(s) && this.index.changeHasStatus(s, filter.status)), 'desc'), (s) => this.changeAt(s));
   }
 
   /** One page of a change's patchsets in number order (cursor key: the patchset number). */
@@ -368,14 +368,19 @@ export class WorkflowBook {
     return this.store.transact((tx) => this.stageTask(tx, { title, intent, linkage, task_id: input.task_id }));
   }
 
+  /** The highest task sequence used here or handed out by an earlier writer (the id floor, serve --lease). */
+  highestTask(): number { return Math.max(this.index.taskCount, this.store.idFloor('task')); }
+  /** The highest change sequence used here or handed out by an earlier writer. */
+  highestChange(): number { return Math.max(this.index.changeCount, this.store.idFloor('change')); }
+
   /** The next task id inside `tx` (what stageTask would create). */
   nextTaskId(tx: Txn): string {
-    return taskId(this.index.taskCount + tx.stagedKeys(NEW_TASK).length + 1);
+    return taskId(this.highestTask() + tx.stagedKeys(NEW_TASK).length + 1);
   }
 
   /** Stage a new active task in `tx` (text checked and linkage resolved by the caller). */
   stageTask(tx: Txn, fields: { title: string; intent: string; linkage: Pick<TaskRecord, 'plan_id' | 'origin_plan_revision_id' | 'plan_item_ref'>; task_id?: string; promoted_from?: TaskRecord['promoted_from'] }): TaskRecord {
-    const sequence = this.index.taskCount + tx.stagedKeys(NEW_TASK).length + 1;
+    const sequence = this.highestTask() + tx.stagedKeys(NEW_TASK).length + 1;
     const id = taskId(sequence);
     checkSuppliedTaskId(fields.task_id, id);
     const now = nowSeconds();
@@ -431,13 +436,13 @@ export class WorkflowBook {
 
   /** The next change identity inside `tx` for a change of task `task` (what stageChange would create). */
   nextChangeIdentity(tx: Txn, task: string): { change_id: string; change_ref: string } {
-    const sequence = this.index.changeCount + tx.stagedKeys(NEW_CHANGE).length + 1;
+    const sequence = this.highestChange() + tx.stagedKeys(NEW_CHANGE).length + 1;
     return { change_id: changeId(sequence), change_ref: changeRef(task, sequence) };
   }
 
   /** Stage a new draft change of `task` in `tx` (task state, line and fork checked by the caller). */
   stageChange(tx: Txn, task: TaskRecord, fields: { title: string; base_line: string; fork_snapshot_id: string | null; change_id?: string; promoted_from?: ChangeRecord['promoted_from']; owner?: string | null }): ChangeRecord {
-    const sequence = this.index.changeCount + tx.stagedKeys(NEW_CHANGE).length + 1;
+    const sequence = this.highestChange() + tx.stagedKeys(NEW_CHANGE).length + 1;
     const id = changeId(sequence);
     const ref = changeRef(task.task_id, sequence);
     checkSuppliedChangeId(fields.change_id, { change_id: id, change_ref: ref });

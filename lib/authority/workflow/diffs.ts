@@ -3,7 +3,8 @@
 // line brought between them is marked `from_rebase`). The files come one at a time from the domain's
 // bounded diff over the store's immutable trees, so a caller streams them.
 import { Invalid, NotFound, TooLarge } from '../../domain/errors.js';
-import { diffFiles, emptyTotals, type DiffOptions, type DiffTotals, type FileDiff } from '../../domain/workflow/content-diff.js';
+import { diffFiles, emptyTotals, normalizer, type DiffOptions, type DiffTotals, type FileDiff } from '../../domain/workflow/content-diff.js';
+import { CrossFileMoves, type CrossFileMove } from '../../domain/workflow/moved-lines.js';
 import { markRebase, type RebaseMarks } from '../../domain/workflow/interdiff.js';
 import type { ContentStore } from '../../store/content-store.js';
 import type { WorkflowBook } from './book.js';
@@ -20,6 +21,8 @@ export interface PatchsetDiff {
   totals: DiffTotals;
   /** Two patchsets with different bases: what the files mark as brought by the rebase (counts filled in as `files` is consumed); else null. */
   rebase: RebaseMarks | null;
+  /** Blocks moved from one file to another (../../domain/workflow/moved-lines.ts): filled once `files` is consumed (a block's two files come apart). */
+  moved_blocks: CrossFileMove[];
 }
 
 /** A side over the limit a snapshot may hold (stored before the limit) is refused (400) before anything streams. */
@@ -51,7 +54,18 @@ export async function patchsetDiff(store: ContentStore, book: WorkflowBook, patc
   let files = diffFiles(reader, oldRoot, newRoot, opts, totals, store.walkBudget(`the diff of ${oldSnapshot} and ${ps.revision_snapshot_id}`, 2));
   // Rebase-aware: what the target line brought between the two bases is marked (../../domain/workflow/interdiff.ts).
   if (rebase) files = markRebase(files, reader, root(rebase.old_base_snapshot_id), root(rebase.new_base_snapshot_id), opts, rebase);
-  return { patchset_id: ps.patchset_id, change_id: ps.change_id, base_snapshot_id: oldSnapshot, revision_snapshot_id: ps.revision_snapshot_id, against, files, totals, rebase };
+  const d: PatchsetDiff = { patchset_id: ps.patchset_id, change_id: ps.change_id, base_snapshot_id: oldSnapshot, revision_snapshot_id: ps.revision_snapshot_id, against, files, totals, rebase, moved_blocks: [] };
+  d.files = withCrossMoves(files, new CrossFileMoves(normalizer(opts.whitespace ?? 'none')), (moves) => { d.moved_blocks = moves; });
+  return d;
+}
+
+/** The files passed on, each one's unmoved blocks kept; once the last is read, the blocks moved between them. */
+async function* withCrossMoves(files: AsyncGenerator<FileDiff>, cross: CrossFileMoves, done: (moves: CrossFileMove[]) => void): AsyncGenerator<FileDiff> {
+  for await (const f of files) {
+    if (f.hunks.length) cross.add(f.path, f.hunks);
+    yield f;
+  }
+  done(cross.moves());
 }
 
 /** A raw read is held in memory whole: larger files are refused (413); a snapshot export serves them. */

@@ -398,7 +398,7 @@ export type LineDiff =
  * How a whitespace mode sees a line's text (without its newline): git's whitespace is space, tab,
  * CR, VT and FF; the newline itself always counts (it is kept apart).
  */
-function normalizer(mode: WhitespaceMode): ((t: string) => string) | null {
+export function normalizer(mode: WhitespaceMode): ((t: string) => string) | null {
   return mode === 'ignore-all' ? (t: string) => t.replace(/[ \t\r\v\f]+/g, '')
     : mode === 'ignore-change' ? (t: string) => t.replace(/[ \t\r\v\f]+$/, '').replace(/[ \t\r\v\f]+/g, ' ')
       : mode === 'ignore-eol' ? (t: string) => t.replace(/[ \t\r\v\f]+$/, '')

@@ -34,7 +34,10 @@ export function grow<T extends Uint8Array | Int32Array | Float64Array>(a: T, nee
 }
 
 export class WorkflowIndexes {
-  /** Highest task and change sequence (sequences are dense from 1). */
+  /**
+   * Highest task and change sequence. Sequences are dense from 1 but for the gaps an id floor
+   * leaves (serve --lease: after a failover ids continue past what the old writer reserved).
+   */
   taskCount = 0;
   changeCount = 0;
   private taskStatus = new Uint8Array(1024);
@@ -50,6 +53,17 @@ export class WorkflowIndexes {
   /** Read-model counters: tasks per status; changes per (owning task status, change status). */
   readonly taskCounts = zero(TASK_STATUSES);
   readonly changeCounts: Record<TaskStatus, Counts<ChangeStatus>> = { active: zero(CHANGE_STATUSES), completed: zero(CHANGE_STATUSES), abandoned: zero(CHANGE_STATUSES) };
+
+  /** Tasks and changes held (the gaps not counted). */
+  taskTotal(): number {
+    return TASK_STATUSES.reduce((n, s) => n + this.taskCounts[s], 0);
+  }
+
+  changeTotal(): number {
+    let n = 0;
+    for (const t of TASK_STATUSES) for (const c of CHANGE_STATUSES) n += this.changeCounts[t][c];
+    return n;
+  }
 
   hasTask(seq: number): boolean {
     return seq > 0 && seq <= this.taskCount && this.taskStatus[seq] !== 0;
@@ -206,11 +220,13 @@ export class WorkflowIndexes {
     if (at !== buf.length) fail('bytes left over');
     for (let s = 1; s <= t; s++) {
       const code = taskStatus[s];
+      if (code === 0) continue; // a sequence never used here (ids continue past an id floor: serve --lease)
       if (code < 1 || code > TASK_STATUSES.length) fail(`task ${s} has status code ${code}`);
       x.applyTask(s, TASK_STATUSES[code - 1], null);
     }
     for (let s = 1; s <= c; s++) {
       const code = changeStatus[s];
+      if (code === 0) continue;
       if (code < 1 || code > CHANGE_STATUSES.length) fail(`change ${s} has status code ${code}`);
       if (!x.hasTask(changeTask[s])) fail(`change ${s} names task ${changeTask[s]}`);
       x.applyChange(s, changeTask[s], CHANGE_STATUSES[code - 1]);

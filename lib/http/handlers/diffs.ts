@@ -2,6 +2,7 @@
 // is streamed file by file, as JSON or as git-style unified text (`Accept: text/x-diff` or
 // `?format=unified`); nothing of it is held whole in memory.
 import { Readable } from 'node:stream';
+import { createHash, randomBytes } from 'node:crypto';
 import { Invalid, NotFound } from '../../domain/errors.js';
 import { DEFAULT_CONTEXT, FILE_CHANGE_KINDS, INLINE_DIFF_BYTES, INLINE_DIFF_LINES, MAX_CONTEXT, MAX_COUNT_FILE_BYTES, TRUNCATED_REASONS, WHITESPACE_MODES, unifiedFile, type FileDiff, type WhitespaceMode } from '../../domain/workflow/content-diff.js';
 import { patchsetDiff, snapshotFile, type PatchsetDiff } from '../../authority/workflow/diffs.js';
@@ -67,30 +68,84 @@ function fileLinks(repoBase: string, d: PatchsetDiff, f: FileDiff, q: { context:
 
 interface FileLinks { diff: string | null; old_file: string | null; new_file: string | null }
 
-async function* jsonBody(d: PatchsetDiff, q: { context: number; paths: string[]; whitespace: WhitespaceMode; renames: boolean }, repoBase: string): AsyncGenerator<string> {
+/**
+ * Revalidation of a diff (a page loaded again reads the same immutable diff): each whole answer
+ * carries an ETag, and a request naming it in If-None-Match gets 304 without the diff being
+ * computed. A diff's content is fixed by its inputs (snapshot ids are content hashes, plus the
+ * query), except where a budget cut it (the time budget depends on the machine's load): so the
+ * tag is random per answer, and the server remembers it as one to confirm only once its answer
+ * ended with nothing cut by a budget. A cut answer's tag is never confirmed (a revalidation of it
+ * computes the diff again), nor one from before a restart. Bounded: the newest MAX_CONFIRMED tags.
+ */
+export const MAX_CONFIRMED_TAGS = 4096;
+const confirmedTags = new Map<string, string>();
+
+function confirmTag(tag: string, key: string): void {
+  confirmedTags.delete(tag);
+  confirmedTags.set(tag, key);
+  if (confirmedTags.size > MAX_CONFIRMED_TAGS) confirmedTags.delete(confirmedTags.keys().next().value as string);
+}
+
+/** The ETags an If-None-Match header names (weak or strong: compared weakly, as RFC 9110 says for it). */
+function namedTags(header: string | undefined): string[] {
+  if (!header) return [];
+  return header.split(',').map((t) => t.trim().replace(/^W\//, '')).filter(Boolean);
+}
+
+/** What fixes a diff answer's bytes: the snapshots compared (content hashes) and every query value. */
+function diffKey(a: ReturnType<typeof requireAuthority>, patchsetId: string, q: ReturnType<typeof diffQuery>, repoBase: string): string {
+  const ps = a.workflow.patchset(patchsetId);
+  const other = q.against === null ? null : a.workflow.patchset(q.against);
+  const inputs = [repoBase, ps.patchset_id, ps.change_id, ps.base_snapshot_id, ps.revision_snapshot_id, q.against, other?.change_id ?? null, other?.base_snapshot_id ?? null, other?.revision_snapshot_id ?? null, q.context, q.paths, q.unified, q.whitespace, q.renames];
+  return createHash('sha256').update(JSON.stringify(inputs)).digest('hex');
+}
+
+/** Whether a request's budget cut the diff (the time budget is the machine's: another read may not be cut): its answer is not confirmed. */
+const CUT_REASONS: ReadonlySet<string> = new Set(['byte_budget', 'time_budget']);
+
+/** The files of a diff, passed on; `onEnd(cut)` once the last is read, `cut` when a budget left something out. */
+export async function* watched(d: Pick<PatchsetDiff, 'files' | 'totals'>, onEnd: (cut: boolean) => void): AsyncGenerator<FileDiff> {
+  let cut = false;
+  for await (const f of d.files) {
+    if (f.truncated_reason !== null && CUT_REASONS.has(f.truncated_reason)) cut = true;
+    yield f;
+  }
+  onEnd(cut || (d.totals.rename_limit !== null && CUT_REASONS.has(d.totals.rename_limit)));
+}
+
+async function* jsonBody(d: PatchsetDiff, files: AsyncIterable<FileDiff>, q: { context: number; paths: string[]; whitespace: WhitespaceMode; renames: boolean }, repoBase: string): AsyncGenerator<string> {
   yield `{"patchset_id":${JSON.stringify(d.patchset_id)},"change_id":${JSON.stringify(d.change_id)},"base_snapshot_id":${JSON.stringify(d.base_snapshot_id)},"revision_snapshot_id":${JSON.stringify(d.revision_snapshot_id)},"against":${JSON.stringify(d.against)},"context":${q.context},"paths":${JSON.stringify(q.paths)},"whitespace":${JSON.stringify(q.whitespace)},"renames":${q.renames},"files":[`;
   let first = true;
-  for await (const f of d.files) {
+  for await (const f of files) {
     yield `${first ? '' : ','}${JSON.stringify({ ...f, from_rebase: f.from_rebase ?? false, links: fileLinks(repoBase, d, f, q) })}`;
     first = false;
   }
-  yield `],"stats":${JSON.stringify(d.totals)},"rebase":${JSON.stringify(d.rebase)}}`;
+  yield `],"stats":${JSON.stringify(d.totals)},"rebase":${JSON.stringify(d.rebase)},"moved_blocks":${JSON.stringify(d.moved_blocks)}}`;
 }
 
-async function* unifiedBody(d: PatchsetDiff): AsyncGenerator<string> {
-  for await (const f of d.files) yield unifiedFile(f);
+async function* unifiedBody(files: AsyncIterable<FileDiff>): AsyncGenerator<string> {
+  for await (const f of files) yield unifiedFile(f);
 }
 
 async function reply(ctx: RouteContext, patchsetId: string) {
   const q = diffQuery(ctx);
   const a = requireAuthority(ctx);
-  const d = await patchsetDiff(a.store, a.workflow, patchsetId, q.against, { context: q.context, paths: q.paths, whitespace: q.whitespace, renames: q.renames, inlineCap: !q.unified });
   // The repository's base path, as this request named it (links in the JSON are relative to the server).
   const at = ctx.koa.path.indexOf('/read/');
   const repoBase = at >= 0 ? ctx.koa.path.slice(0, at) : '';
+  const mediaType = q.unified ? 'text/x-diff; charset=utf-8' : 'application/json; charset=utf-8';
+  const key = diffKey(a, patchsetId, q, repoBase);
+  // Private: the answer is read under the repository's access rules; no-cache: every use asks again (a 304 is cheap).
+  const cache = { 'Cache-Control': 'private, no-cache', Vary: 'Accept' };
+  const known = namedTags(ctx.koa.get('if-none-match')).find((t) => confirmedTags.get(t) === key);
+  if (known) return { status: 304, mediaType, bytes: Buffer.alloc(0), headers: { ...cache, ETag: known } };
+  const d = await patchsetDiff(a.store, a.workflow, patchsetId, q.against, { context: q.context, paths: q.paths, whitespace: q.whitespace, renames: q.renames, inlineCap: !q.unified });
+  const tag = `"${key.slice(0, 16)}-${randomBytes(8).toString('hex')}"`;
+  const files = watched(d, (cut) => { if (!cut) confirmTag(tag, key); });
+  const headers = { ...cache, ETag: tag };
   return q.unified
-    ? { mediaType: 'text/x-diff; charset=utf-8', bytes: Readable.from(unifiedBody(d)) }
-    : { mediaType: 'application/json; charset=utf-8', bytes: Readable.from(jsonBody(d, q, repoBase)) };
+    ? { mediaType, bytes: Readable.from(unifiedBody(files)), headers }
+    : { mediaType, bytes: Readable.from(jsonBody(d, files, q, repoBase)), headers };
 }
 
 export const patchsetDiffHandler: Handler = async (ctx) => reply(ctx, ctx.params.patchset_id);
@@ -272,6 +327,14 @@ export const SCHEMAS: Schemas = {
         hunks: { ...uint, description: 'hunks marked from_rebase' },
       })),
       description: 'with ?against= naming a patchset on another base: the comparison is rebase-aware (files and hunks the target line brought are marked from_rebase); null otherwise. The unified text carries no marks',
+    },
+    moved_blocks: {
+      ...arr(obj({
+        from: { ...obj({ path: str, line: { ...uint, description: 'its first line on the base side' } }), description: 'the file the block was removed from' },
+        to: { ...obj({ path: str, line: { ...uint, description: 'its first line on the revision side' } }), description: 'the file the block was added to' },
+        lines: { ...uint, description: 'its length in lines' },
+      })),
+      description: 'blocks moved from one file to another (a run of removed lines that comes back, the same lines in the same order, as added lines of another file; the rule of moved_to / moved_from): listed after the files, as a block\'s two files are streamed apart. The unified text carries none',
     },
     stats: obj({
       files_changed: uint, additions: uint, deletions: uint, binary_files: uint, truncated_files: uint, uncounted_files: { ...uint, description: 'text files whose lines were not counted (null additions and deletions): additions and deletions sum the others' }, bytes_read: uint,

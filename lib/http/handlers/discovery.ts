@@ -28,7 +28,8 @@ export function readyBody(): Record<string, unknown> {
 export const health: Handler = async ({ service }) => {
   const archive = service.archiveStatus?.();
   const follow = service.followStatus?.();
-  return { json: { ...readyBody(), ...(archive ? { archive } : {}), ...(follow ? { follow } : {}) } };
+  const lease = service.leaseStatus?.();
+  return { json: { ...readyBody(), ...(archive ? { archive } : {}), ...(follow ? { follow } : {}), ...(lease ? { lease } : {}) } };
 };
 
 export const capabilities: Handler = async () => ({ json: OPERATIONAL_CAPABILITIES });
@@ -75,7 +76,16 @@ export const SCHEMAS: Schemas = {
     operational_capabilities: ref('OperationalCapabilities'),
     archive: ref('ArchiveStatus'),
     follow: ref('FollowStatus'),
-  }, { optional: ['archive', 'follow'] }),
+    lease: ref('LeaseStatus'),
+  }, { optional: ['archive', 'follow', 'lease'] }),
+  LeaseStatus: obj({
+    url: { ...str, description: 'the etcd URL and key prefix (serve --lease)' },
+    node: { ...str, description: 'this server\'s node id in the writer record (host/pid/random)' },
+    state: enumOf(['idle', 'held', 'uncertain', 'lost', 'superseded', 'released', 'stopped']),
+    remaining_ms: { type: 'integer', description: 'milliseconds before this writer\'s deadline (0: not held)' },
+    holder: nullable(obj({ node: str, url: nullable(str), generation: nullable(str) }, { description: 'the other writer holding the lease (waiting for it, or superseded by it)' })),
+    refusal: { ...nullable(str), description: 'why writes are refused now (503), or null' },
+  }, { description: 'present only with serve --lease' }),
   ArchiveStatus: obj({
     url: str,
     generation: { ...str, description: 'the archive generation this server ships under (decimal)' },

@@ -103,7 +103,7 @@ export function fileFromHash(hash) {
  * highlighted HTML: the old side (context and removed lines) and the new side (context and
  * added lines) are each highlighted as one text, so a construct spanning lines keeps its colour.
  */
-function numberedLines(hunk, h, language, path = '') {
+function numberedLines(hunk, h, language, path = '', cross = null) {
   const oldText = [];
   const newText = [];
   for (const l of hunk.lines) {
@@ -127,8 +127,14 @@ function numberedLines(hunk, h, language, path = '') {
       ni++;
       return row;
     }
-    if (c === '-') return { kind: 'del', old: o, new: null, text, html: oldHtml ? oldHtml[oi++] : null, spans, moved: movedMark(hunk.moved_to, i, 'revision', path, o++) };
-    if (c === '+') return { kind: 'add', old: null, new: n, text, html: newHtml ? newHtml[ni++] : null, spans, moved: movedMark(hunk.moved_from, i, 'base', path, n++) };
+    if (c === '-') {
+      const own = o++;
+      return { kind: 'del', old: own, new: null, text, html: oldHtml ? oldHtml[oi++] : null, spans, moved: movedMark(hunk.moved_to, i, 'revision', path, own) ?? crossMark(cross?.to, own, 'revision') };
+    }
+    if (c === '+') {
+      const own = n++;
+      return { kind: 'add', old: null, new: own, text, html: newHtml ? newHtml[ni++] : null, spans, moved: movedMark(hunk.moved_from, i, 'base', path, own) ?? crossMark(cross?.from, own, 'base') };
+    }
     return { kind: 'note', old: null, new: null, text: l.slice(2) || l, html: null };
   });
 }
@@ -145,9 +151,41 @@ function movedMark(list, i, side, path, own) {
   return { side, n, href: lineHash(path, side, n), start: prev === null || prev !== n - 1, down: n > own };
 }
 
+/**
+ * A line of a block moved to or from another file (the diff's `moved_blocks`, docs/api.md "Moved
+ * lines"): `blocks` are this file's, { line (on its own side), lines, path, other (the other file's first line) }.
+ */
+function crossMark(blocks, own, side) {
+  const b = blocks?.find((x) => own >= x.line && own < x.line + x.lines);
+  if (!b) return null;
+  const n = b.other + (own - b.line);
+  return { side, n, path: b.path, href: lineHash(b.path, side, n), start: own === b.line, down: false };
+}
+
+/**
+ * The diff's blocks moved across files, set on the files they touch as `cross_moves` ({ to, from }:
+ * the blocks removed here, with where they went, and those added here, with where they came from).
+ * A file no block touches is kept as it is (its section does not render again).
+ */
+export function withCrossMoves(files, moved) {
+  if (!moved || moved.length === 0) return files;
+  const by = new Map();
+  const at = (p) => {
+    let x = by.get(p);
+    if (!x) by.set(p, (x = { to: [], from: [] }));
+    return x;
+  };
+  for (const m of moved) {
+    at(m.from.path).to.push({ line: m.from.line, lines: m.lines, path: m.to.path, other: m.to.line });
+    at(m.to.path).from.push({ line: m.to.line, lines: m.lines, path: m.from.path, other: m.from.line });
+  }
+  return files.map((f) => (by.has(f.path) ? { ...f, cross_moves: by.get(f.path) } : f));
+}
+
 /** The label of a moved block's first line: where the block went (a removed line) or came from (an added one), a link there. */
 function MovedLink({ m }) {
   const to = m.side === 'revision';
+  if (m.path) return html`<a class="moved-link cross" href=${m.href} title=${to ? `This block moved to ${m.path}, line ${m.n}` : `This block moved here from ${m.path}, line ${m.n}`}>${to ? 'moved to' : 'moved from'} ${m.path}:${m.n}</a>`;
   return html`<a class="moved-link" href=${m.href} title=${to ? `This block moved to line ${m.n}` : `This block moved here from line ${m.n}`}>${to ? 'moved to' : 'moved from'} line ${m.n} ${m.down ? '↓' : '↑'}</a>`;
 }
 
@@ -369,7 +407,7 @@ function FileBody({ repo, snaps, file, view, ft, mark, onAnchor }) {
   const h = useHighlighter();
   const T = useThreads();
   const language = languageOf(h, file.path);
-  const numbered = useMemo(() => file.hunks.map((hunk) => ({ hunk, lines: numberedLines(hunk, h, language, file.path) })), [file, h, language]);
+  const numbered = useMemo(() => file.hunks.map((hunk) => ({ hunk, lines: numberedLines(hunk, h, language, file.path, file.cross_moves) })), [file, h, language]);
   // Context widened with ?lines= of the file content route (the revision's file): the lines read,
   // the file's length once known, and per gap how many lines are shown at its top and its bottom.
   const canExpand = !!snaps && repo !== undefined && repo !== null && expandable(file);
@@ -607,7 +645,8 @@ const FileDiff = memo(function FileDiff({ repo, snaps, file, index, view, observ
   else if (!hasBody) body = html`<p class="file-note">${mode ? 'Only the mode changed.' : file.change === 'modified' ? 'No change in content.' : `Empty file ${file.change}.`}</p>`;
   else if (near) body = html`<${FileBody} repo=${repo} snaps=${snaps} file=${file} view=${view} ft=${entry || editors.rows.size ? { threads: entry?.lines, editors: editors.rows } : null} mark=${mark} onAnchor=${onAnchor} />`;
   // A style object is set through the CSSOM (el.style.height), which the CSP allows; no style attribute is written.
-  else body = html`<div class="file-placeholder" style=${{ height: `${rowCount(file, view) * LINE_PX}px` }} aria-busy="true"><span class="muted">${plural(lines, 'line')}…</span></div>`;
+  // (its words come from the stylesheet, ::before: a 2,000-file diff's placeholders make no text nodes)
+  else body = html`<div class="file-placeholder" style=${{ height: `${rowCount(file, view) * LINE_PX}px` }} aria-busy="true" data-lines=${`${plural(lines, 'line')}…`}></div>`;
   // A section not built yet is skipped by the browser's layout while off screen (content-visibility),
   // at the size its placeholder has.
   const lazy = open && !near && hasBody && !file.binary && !file.truncated;
@@ -624,7 +663,6 @@ const FileDiff = memo(function FileDiff({ repo, snaps, file, index, view, observ
     <header class="file-head">
       <button type="button" class="file-toggle" aria-expanded=${open ? 'true' : 'false'} onClick=${() => onToggle(index)}
         onKeyDown=${(e) => { if (e.key === 'ArrowDown') { const row = box.current?.querySelector('.file-body tr[tabindex]'); if (row) { e.preventDefault(); row.focus(); } } }} title=${open ? 'Collapse (o)' : 'Expand (o)'}>
-        <span class="chev" aria-hidden="true">${open ? '▾' : '▸'}</span>
         <span class=${`chg chg-${file.change}`} title=${file.change}>${CHANGE_LETTER[file.change] ?? '?'}</span>
         <span class="file-path">${file.path}</span>
         ${file.old_path && (file.change === 'renamed' || file.change === 'copied') ? html`<span class="renamed-from muted">${file.change} from <code>${file.old_path}</code>${typeof file.similarity === 'number' ? ` (${file.similarity}%)` : ''}</span>` : null}
@@ -703,6 +741,16 @@ const FileTree = memo(function FileTree({ files, current, onPick, index, viewed,
   const [unfolded, setUnfolded] = useState(false);
   const folded = narrow && !unfolded;
   const q = filter.trim().toLowerCase();
+  // Rows past the first screens are added once the page is idle (a 2,000-file tree is 20,000 nodes:
+  // building them all at once would delay the diff beside it); the count is of every file.
+  const [limit, setLimit] = useState(TREE_FIRST);
+  useEffect(() => {
+    if (limit >= files.length) return undefined;
+    const idle = window.requestIdleCallback ?? ((f) => setTimeout(f, 50));
+    const cancel = window.cancelIdleCallback ?? clearTimeout;
+    const id = idle(() => setLimit((n) => n + TREE_SLICE), { timeout: 1000 });
+    return () => cancel(id);
+  }, [limit, files]);
   const rows = [];
   // the directories above the last row: a file opens the ones it does not share with it, one row each, indented by depth
   let dirs = [];
@@ -712,6 +760,9 @@ const FileTree = memo(function FileTree({ files, current, onPick, index, viewed,
   files.forEach((f, i) => {
     if (q && !f.path.toLowerCase().includes(q)) return;
     shown++;
+    const isViewed = viewed?.has(f.path);
+    if (isViewed) seen++;
+    if (shown > limit) return;
     const parts = dirOf(f.path).split('/').slice(0, -1);
     let k = 0;
     while (k < parts.length && k < dirs.length && parts[k] === dirs[k]) k++;
@@ -720,8 +771,6 @@ const FileTree = memo(function FileTree({ files, current, onPick, index, viewed,
       rows.push(html`<li class="dir-row" title=${`${parts.slice(0, j + 1).join('/')}/`} style=${{ '--depth': j }}><span class="dir-icon" aria-hidden="true">▾</span>${parts[j]}/</li>`);
     }
     dirs = parts;
-    const isViewed = viewed?.has(f.path);
-    if (isViewed) seen++;
     rows.push(html`<li class=${`file-row${i === current ? ' current' : ''}${isViewed ? ' viewed' : ''}`} data-path=${f.path} style=${{ '--depth': parts.length }}>
       <span class=${`chg chg-${f.change}`} title=${f.change}>${CHANGE_LETTER[f.change] ?? '?'}</span>
       <span class="path-cell"><a class="path-cut" title=${f.path} href=${fileHash(f.path)} onClick=${(e) => { e.preventDefault(); onPick(i); }}>${pathParts(f.path)}</a></span>
@@ -748,6 +797,10 @@ function FileThreadCount({ e }) {
   return html`<span class=${`num thread-num${e.unresolved ? ' warn-text' : ' muted'}`} title=${`${plural(e.count, 'thread')}, ${e.unresolved} unresolved`}><span class="sr-only">threads: </span>${e.unresolved ? `${e.unresolved}/${e.count}` : e.count}</span>`;
 }
 
+/** File tree rows built at first, and added per idle moment after. */
+const TREE_FIRST = 100;
+const TREE_SLICE = 500;
+
 /** Diffs up to this many lines have every body built in the background once the page is idle, so a full-page capture shows them all. */
 const BUILD_ALL_LINES = 3000;
 
@@ -762,7 +815,7 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
   const narrow = useMedia(NARROW);
   const T = useThreads();
   const view = narrow ? 'unified' : asked;
-  const [files, setFiles] = useState(() => byDirectory(diff.files));
+  const [files, setFiles] = useState(() => withCrossMoves(byDirectory(diff.files), diff.moved_blocks));
   // Files changed only by the rebase (an inter-patchset diff) start folded, as viewed ones do.
   const initialOpen = (fs, seen) => new Set(fs.map((f, i) => (lineCount(f) > COLLAPSE_LINES || seen?.has(f.path) || f.from_rebase ? -1 : i)).filter((i) => i >= 0));
   const [openSet, setOpenSet] = useState(() => initialOpen(files, marks?.paths));
@@ -783,7 +836,7 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
   const [shown, setShown] = useState(Math.min(diff.files.length, FIRST_SLICE));
   const pending = useRef(null);
   useEffect(() => {
-    const fs = byDirectory(diff.files);
+    const fs = withCrossMoves(byDirectory(diff.files), diff.moved_blocks);
     setFiles(fs);
     setOpenSet(initialOpen(fs, marks?.paths));
   }, [diff]);
@@ -1007,7 +1060,7 @@ export function DiffView({ repo, diff, view: asked, onView, marks = null, active
     const one = await get(file.links?.diff ?? repoPath(repo, `/read/patchsets/${seg(diff.patchset_id)}/diff${query({ path: file.path, against: diff.against, whitespace: whitespace ?? undefined })}`));
     const f = one.files.find((x) => x.path === file.path);
     if (!f) throw new Error(`${file.path} is not in the diff`);
-    setFiles((fs) => fs.map((x) => (x.path === file.path ? f : x)));
+    setFiles((fs) => fs.map((x) => (x.path === file.path ? { ...f, ...(x.cross_moves ? { cross_moves: x.cross_moves } : {}) } : x)));
     setOpenSet((s) => {
       const i = files.findIndex((x) => x.path === file.path);
       return i < 0 || s.has(i) ? s : new Set([...s, i]);

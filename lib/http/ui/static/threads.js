@@ -33,6 +33,29 @@ export const rowKey = (side, line) => `${side}:${line}`;
 const endOf = (a) => a.end_line ?? a.line;
 
 /** Every thread of the change as seen on `patchset` by `author` (their drafts too), all pages. */
+/**
+ * A read of the threads started with the page's first reads (pages/change.js), before the page
+ * knows it needs them: the first reload of useThreadState takes it if it names the same change,
+ * patchset and reader and is a few seconds old at most. One at a time.
+ */
+let early = null;
+const EARLY_MS = 10000;
+const earlyKey = (repo, change, patchset, author) => JSON.stringify([String(repo), change, patchset, author ?? null]);
+
+export function readThreadsEarly(repo, change, patchset, author) {
+  if (!patchset) return;
+  const read = loadThreads(repo, change, patchset, author);
+  read.catch(() => undefined);
+  early = { key: earlyKey(repo, change, patchset, author), at: Date.now(), read };
+}
+
+function takeEarly(repo, change, patchset, author) {
+  const e = early;
+  early = null;
+  if (!e || e.key !== earlyKey(repo, change, patchset, author) || Date.now() - e.at > EARLY_MS) return null;
+  return e.read;
+}
+
 export async function loadThreads(repo, change, patchset, author) {
   const path = repoPath(repo, `/changes/${seg(change)}/threads`);
   const threads = [];
@@ -177,11 +200,13 @@ export function useThreadState({ repo, change, viewed, selected, open, me, versi
   // the thread list's filter ('all' or 'unresolved'): the head's "N unresolved" sets it
   const [listFilter, setListFilter] = useState('all');
   const generation = useRef(0);
-  const reload = useCallback(async () => {
+  // `fromPage`: the read that follows a read of the page, which may take the read the page started early (never one after a write of this page's)
+  const reload = useCallback(async (fromPage) => {
     if (!viewed) return;
     const mine = ++generation.current;
     try {
-      const r = await loadThreads(repo, changeId, viewed, me || undefined);
+      const taken = fromPage === true ? takeEarly(repo, changeId, viewed, me || undefined) : null;
+      const r = await (taken ? taken.catch(() => loadThreads(repo, changeId, viewed, me || undefined)) : loadThreads(repo, changeId, viewed, me || undefined));
       if (generation.current === mine) {
         setData(r);
         setError(null);
@@ -190,7 +215,7 @@ export function useThreadState({ repo, change, viewed, selected, open, me, versi
       if (generation.current === mine) setError(e);
     }
   }, [repo, changeId, viewed, me]);
-  useEffect(() => { reload(); }, [reload, version]);
+  useEffect(() => { reload(true); }, [reload, version]);
   // Editors left open with text (a reload, a crash): open them again with it.
   useEffect(() => {
     const m = new Map();

@@ -5,8 +5,8 @@
 import { html, useCallback, useEffect, useRef, useState } from '../vendor/preact.js';
 import { ApiError, api, get, listAll, repoPath, seg, query } from '../api.js';
 import { reviewerName } from '../dialogs.js';
-import { Async, Badge, Card, Empty, JobOutcome, LineLink, Part, PartError, PsLink, Snap, Time, ErrorNote, dateTime, navigate, plural, settle, ui, useAsync, useIdentity, useLocation, useTitle } from '../util.js';
-import { Conversation, ReplyDialog, SHOW_TAB, ThreadFlash, ThreadList, ThreadStack, ThreadsContext, useThreadState, useThreads } from '../threads.js';
+import { Async, Badge, Card, Empty, JobOutcome, LineLink, Part, PartError, PsLink, Snap, Time, ErrorNote, dateTime, identity, navigate, plural, settle, ui, useAsync, useIdentity, useLocation, useTitle } from '../util.js';
+import { Conversation, ReplyDialog, SHOW_TAB, ThreadFlash, ThreadList, ThreadStack, ThreadsContext, readThreadsEarly, useThreadState, useThreads } from '../threads.js';
 import { DiffView } from '../diff.js';
 import { Markdown } from '../markdown.js';
 import { Actions, LandHistory } from './actions.js';
@@ -72,7 +72,11 @@ async function loadChange(repo, ref, psParam) {
   const P = (rest) => get(repoPath(repo, rest));
   const change = (await P(`/changes/${seg(ref)}`)).change;
   // the page's usual opening (no ?ps=, no ?against=): a patchset named in the URL may be none of this change's
-  if (!psParam) readDiffEarly(repo, change.selected_patchset_id ?? change.current_patchset_id);
+  if (!psParam) {
+    readDiffEarly(repo, change.selected_patchset_id ?? change.current_patchset_id);
+    // the threads too: the page reads them once it has read the rest (useThreadState), which takes three rounds
+    readThreadsEarly(repo, change.change_id, change.selected_patchset_id ?? change.current_patchset_id, identity().name || undefined);
+  }
   const C = `/changes/${seg(change.change_id)}`;
   const [patchsets, reviews, readiness, task, queue, landed, reviewers, attention] = await Promise.all([
     settle(listAll(repoPath(repo, `${C}/patchsets`), 'patchsets').then((r) => r.rows)),

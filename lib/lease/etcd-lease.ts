@@ -1,0 +1,352 @@
+// The writer lease in etcd (`cairn serve --lease etcd://HOST:PORT/PREFIX`; docs/operations.md
+// "Writer lease (etcd)", storage-layout.md §21). One key, PREFIX/writer, names the writer and
+// is attached to an etcd TTL lease the writer keeps alive: etcd deletes it when the lease
+// expires, so only then can another process create it (a transaction `if version == 0`). The
+// writer counts its own deadline on the monotonic clock — the moment it sent the last keep-alive
+// that etcd answered, plus the TTL, less a safety margin — and holds the lease only before it.
+// PREFIX/epoch counts the takeovers, so a writer that lost its key gets it back only when nobody
+// took it in between; PREFIX/ids/REPO/SPACE hold the id blocks reserved by the writers
+// (hi-lo), each reservation a transaction guarded by the writer's key.
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Etcd3, EtcdLeaseInvalidError, type Lease } from 'etcd3';
+
+/** `etcd://HOST:PORT/PREFIX` read into its parts. */
+export interface LeaseLocation {
+  host: string;
+  port: number;
+  /** The key prefix, with one leading slash and none trailing: `/cairn/prod`. */
+  prefix: string;
+  /** The URL in its one spelling. */
+  url: string;
+}
+
+export class LeaseUrlError extends Error {}
+
+/** Read `etcd://HOST:PORT/PREFIX`; a URL that cannot be used throws LeaseUrlError saying why. */
+export function parseLeaseUrl(text: string): LeaseLocation {
+  const usage = 'the form is etcd://HOST:PORT/PREFIX, e.g. etcd://127.0.0.1:2379/cairn';
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    throw new LeaseUrlError(`not a URL: ${usage}`);
+  }
+  if (u.protocol !== 'etcd:') throw new LeaseUrlError(`the scheme must be etcd:// (got ${u.protocol.replace(/:$/, '')}://): ${usage}`);
+  if (u.username || u.password) throw new LeaseUrlError(`user names and passwords in the URL are not supported: ${usage}`);
+  if (!u.hostname) throw new LeaseUrlError(`no host: ${usage}`);
+  if (!u.port) throw new LeaseUrlError(`no port (etcd's client port, usually 2379): ${usage}`);
+  const port = Number(u.port);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new LeaseUrlError(`port ${u.port} is not from 1 to 65535`);
+  if (u.search || u.hash) throw new LeaseUrlError(`no query or fragment: ${usage}`);
+  const parts = decodeURIComponent(u.pathname).split('/').filter((p) => p !== '');
+  if (parts.length === 0) throw new LeaseUrlError(`no key prefix: ${usage}`);
+  if (parts.some((p) => p === '.' || p === '..' || /[\u0000-\u001f\u007f]/.test(p))) throw new LeaseUrlError('the key prefix must not hold "." or ".." segments or control characters');
+  const prefix = `/${parts.join('/')}`;
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  return { host, port, prefix, url: `etcd://${u.hostname}:${port}${prefix}` };
+}
+
+/** What PREFIX/writer holds (JSON). */
+export interface WriterRecord {
+  /** The holder's node id (host, pid and a random part: two processes never share one). */
+  node: string;
+  /** Where clients reach it (serve --public-url, or its listener), or null. */
+  url: string | null;
+  /** The archive generation it writes under, once known. */
+  generation: string | null;
+  /** The takeover that made it the writer (PREFIX/epoch). */
+  epoch: number;
+  since: string;
+}
+
+export type LeaseState = 'idle' | 'held' | 'uncertain' | 'lost' | 'superseded' | 'released';
+
+export interface LeaseOptions {
+  ttlSeconds: number;
+  /** Subtracted from every deadline (default: a fifth of the TTL, at least 250 ms). */
+  marginMs?: number;
+  /** Where clients reach this server, for the record. */
+  publicUrl?: string | null;
+  /** Told when another writer took over (its record, or null when it is gone again). */
+  onSuperseded?: (by: WriterRecord | null) => void;
+  /** Told of keep-alive trouble and recoveries. */
+  onEvent?: (what: 'uncertain' | 'regained' | 'lost', detail: string) => void;
+}
+
+export interface Takeover {
+  /** The highest id reserved so far, per `REPO/SPACE`. */
+  ceilings: Map<string, number>;
+  epoch: number;
+}
+
+/** A policy that runs each call once: the lease's own loop decides when to try again. */
+const ONCE = { execute: <T>(fn: (c: { signal: AbortSignal }) => PromiseLike<T> | T) => Promise.resolve().then(() => fn({ signal: new AbortController().signal })) };
+
+export class EtcdWriterLease {
+  readonly node = `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
+  private readonly client: Etcd3;
+  private readonly writerKey: string;
+  private readonly epochKey: string;
+  private readonly idsPrefix: string;
+  private readonly marginMs: number;
+  private lease: Lease | null = null;
+  /** The exact bytes of our PREFIX/writer value: the guard of every transaction of ours. */
+  private record: string | null = null;
+  private epoch = 0;
+  /** performance.now() before which the lease is held (0: not held). */
+  private deadline = 0;
+  private loop: Promise<void> | null = null;
+  private stopLoop = false;
+  private halt = new AbortController();
+  private _state: LeaseState = 'idle';
+  private _successor: WriterRecord | null = null;
+  private generation: string | null = null;
+
+  constructor(readonly location: LeaseLocation, private readonly o: LeaseOptions) {
+    const callMs = Math.max(500, Math.floor((o.ttlSeconds * 1000) / 3));
+    this.client = new Etcd3({
+      hosts: `${location.host.includes(':') ? `[${location.host}]` : location.host}:${location.port}`,
+      dialTimeout: callMs,
+      defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + callMs }),
+      faultHandling: { host: () => ONCE as never, global: ONCE as never },
+    });
+    this.writerKey = `${location.prefix}/writer`;
+    this.epochKey = `${location.prefix}/epoch`;
+    this.idsPrefix = `${location.prefix}/ids/`;
+    this.marginMs = o.marginMs ?? Math.max(250, (o.ttlSeconds * 1000) / 5);
+  }
+
+  get ttlSeconds(): number {
+    return this.o.ttlSeconds;
+  }
+
+  get state(): LeaseState {
+    if (this._state === 'held' && performance.now() >= this.deadline) return 'uncertain';
+    return this._state;
+  }
+
+  /** Whether this writer may acknowledge now: the lease held and its deadline not passed. */
+  holds(): boolean {
+    return this._state === 'held' && performance.now() < this.deadline;
+  }
+
+  /** Milliseconds left before the deadline (≤ 0: passed or not held). */
+  remainingMs(): number {
+    return this._state === 'held' ? this.deadline - performance.now() : 0;
+  }
+
+  get successor(): WriterRecord | null {
+    return this._successor;
+  }
+
+  /** The archive generation to name in the record (set before a takeover, or updated after). */
+  async setGeneration(generation: string | null): Promise<void> {
+    this.generation = generation;
+    if (this.record === null || !this.holds()) return;
+    const next = this.makeRecord();
+    const r = await this.client.if(this.writerKey, 'Value', '==', this.record).then(this.lease!.put(this.writerKey).value(next)).commit();
+    if (r.succeeded) this.record = next;
+  }
+
+  private makeRecord(): string {
+    const rec: WriterRecord = { node: this.node, url: this.o.publicUrl ?? null, generation: this.generation, epoch: this.epoch, since: new Date().toISOString() };
+    return JSON.stringify(rec);
+  }
+
+  /** The writer's record in etcd, or null when no writer holds the lease. */
+  async holder(): Promise<WriterRecord | null> {
+    const text = await this.client.get(this.writerKey).string();
+    if (text === null) return null;
+    try {
+      return JSON.parse(text) as WriterRecord;
+    } catch {
+      return { node: '(unreadable record)', url: null, generation: null, epoch: 0, since: '' };
+    }
+  }
+
+  /** The takeover count (PREFIX/epoch). */
+  private async readEpoch(): Promise<{ value: number; exists: boolean }> {
+    const text = await this.client.get(this.epochKey).string();
+    return { value: text === null ? 0 : Number(text), exists: text !== null };
+  }
+
+  /**
+   * Try once to become the writer: only when no writer key exists (the holder's lease expired
+   * or was released). On success the keep-alive loop runs and the id reservations are read.
+   */
+  async tryTakeover(): Promise<Takeover | null> {
+    if (this._state === 'held' || this._state === 'superseded' || this._state === 'released') throw new Error(`the writer lease is ${this._state}`);
+    const { value: epoch, exists } = await this.readEpoch();
+    const lease = this.client.lease(this.o.ttlSeconds, { autoKeepAlive: false });
+    lease.on('lost', () => {});
+    const sent = performance.now();
+    try {
+      await lease.grant();
+    } catch (err) {
+      lease.release();
+      throw err;
+    }
+    this.epoch = epoch + 1;
+    const record = this.makeRecord();
+    const r = await this.client
+      .if(this.writerKey, 'Version', '==', 0)
+      .and(this.epochKey, exists ? 'Value' : 'Version', '==', exists ? String(epoch) : 0)
+      .then(lease.put(this.writerKey).value(record), this.client.put(this.epochKey).value(String(epoch + 1)))
+      .commit();
+    if (!r.succeeded) {
+      await lease.revoke().catch(() => {});
+      return null;
+    }
+    this.lease = lease;
+    this.record = record;
+    this.deadline = sent + this.o.ttlSeconds * 1000 - this.marginMs;
+    this._state = 'held';
+    const ceilings = await this.readCeilings();
+    this.startLoop();
+    return { ceilings, epoch: this.epoch };
+  }
+
+  /** Every reserved id ceiling: `REPO/SPACE` → the highest id reserved. */
+  async readCeilings(): Promise<Map<string, number>> {
+    const all = await this.client.getAll().prefix(this.idsPrefix).strings();
+    const out = new Map<string, number>();
+    for (const [key, value] of Object.entries(all)) {
+      const n = Number(value);
+      if (Number.isSafeInteger(n) && n >= 0) out.set(key.slice(this.idsPrefix.length), n);
+    }
+    return out;
+  }
+
+  /**
+   * Reserve ids up to `ceiling` for `REPO/SPACE`, only while this writer's key stands (a
+   * writer that lost the lease reserves nothing). Resolves false when the guard failed.
+   */
+  async reserve(space: string, ceiling: number): Promise<boolean> {
+    if (this.record === null || this._state !== 'held') return false;
+    const r = await this.client.if(this.writerKey, 'Value', '==', this.record).then(this.client.put(`${this.idsPrefix}${space}`).value(String(ceiling))).commit();
+    if (!r.succeeded) void this.check();
+    return r.succeeded;
+  }
+
+  private startLoop(): void {
+    this.stopLoop = false;
+    if (this.halt.signal.aborted) this.halt = new AbortController();
+    const every = (this.o.ttlSeconds * 1000) / 3;
+    this.loop ??= (async () => {
+      while (!this.stopLoop) {
+        const wait = this._state === 'held' ? every : Math.min(every, 500);
+        await sleep(wait, undefined, { ref: false, signal: this.halt.signal }).catch(() => {});
+        if (this.stopLoop) break;
+        await this.renew().catch(() => {});
+      }
+      this.loop = null;
+    })();
+  }
+
+  /** One keep-alive; a lease etcd no longer has is taken back when nobody took over meanwhile. */
+  private async renew(): Promise<void> {
+    if (this._state === 'superseded' || this._state === 'released') return;
+    if (this._state === 'held' || this._state === 'uncertain') {
+      const sent = performance.now();
+      try {
+        const res = await this.lease!.keepaliveOnce({ deadline: Date.now() + Math.max(500, (this.o.ttlSeconds * 1000) / 3) });
+        if (Number(res.TTL) > 0) {
+          const was = this.state;
+          this.deadline = Math.max(this.deadline, sent + this.o.ttlSeconds * 1000 - this.marginMs);
+          this._state = 'held';
+          if (was === 'uncertain') this.o.onEvent?.('regained', 'the keep-alive went through again');
+          return;
+        }
+      } catch (err) {
+        if (!(err instanceof EtcdLeaseInvalidError)) {
+          if (this.state === 'uncertain' && this._state === 'held') this.o.onEvent?.('uncertain', (err as Error).message);
+          return; // etcd did not answer: the deadline decides, and the next round tries again
+        }
+      }
+      // etcd answered that the lease is gone: its key is gone with it.
+      this._state = 'lost';
+      this.lease?.release();
+      this.lease = null;
+      this.o.onEvent?.('lost', 'etcd expired the lease');
+    }
+    if (this._state === 'lost') await this.regain();
+  }
+
+  /** After the lease expired: create the key again if nobody took over, else superseded. */
+  private async regain(): Promise<void> {
+    const { value: epoch } = await this.readEpoch();
+    if (epoch !== this.epoch) return this.supersede(await this.holder());
+    const lease = this.client.lease(this.o.ttlSeconds, { autoKeepAlive: false });
+    lease.on('lost', () => {});
+    const sent = performance.now();
+    await lease.grant();
+    const record = this.makeRecord();
+    const r = await this.client
+      .if(this.writerKey, 'Version', '==', 0)
+      .and(this.epochKey, 'Value', '==', String(this.epoch))
+      .then(lease.put(this.writerKey).value(record))
+      .commit();
+    if (!r.succeeded) {
+      await lease.revoke().catch(() => {});
+      return this.supersede(await this.holder());
+    }
+    this.lease = lease;
+    this.record = record;
+    this.deadline = sent + this.o.ttlSeconds * 1000 - this.marginMs;
+    this._state = 'held';
+    this.o.onEvent?.('regained', 'the lease was taken again (nobody took over meanwhile)');
+  }
+
+  /** Whether our key still stands (after a failed reservation). */
+  private async check(): Promise<void> {
+    const holder = await this.holder().catch(() => undefined);
+    if (holder === undefined) return;
+    if (holder === null || holder.node !== this.node) {
+      const { value: epoch } = await this.readEpoch();
+      if (epoch !== this.epoch || (holder !== null && holder.node !== this.node)) this.supersede(holder);
+    }
+  }
+
+  private supersede(by: WriterRecord | null): void {
+    if (this._state === 'superseded' || this._state === 'released') return;
+    this._state = 'superseded';
+    this._successor = by;
+    this.stopLoop = true;
+    this.lease?.release();
+    this.lease = null;
+    this.o.onSuperseded?.(by);
+  }
+
+  /**
+   * Stop acknowledging (the caller has already stopped answering writes): the lease's deadline
+   * is dropped at once, and the keep-alive goes on until `release`.
+   */
+  stopAcknowledging(): void {
+    this.deadline = 0;
+  }
+
+  /**
+   * Give the lease up: revoke it in etcd (its key goes with it, so a standby takes over at
+   * once rather than after the TTL). Call it only once this writer answers no more writes.
+   */
+  async release(): Promise<void> {
+    this.stopLoop = true;
+    this.deadline = 0;
+    const lease = this.lease;
+    this.lease = null;
+    if (this._state !== 'superseded') this._state = 'released';
+    if (lease) await lease.revoke();
+  }
+
+  /** Stop the loop and the client; the lease is left to expire (a stop is not a release). */
+  async close(): Promise<void> {
+    this.stopLoop = true;
+    this.halt.abort();
+    this.lease?.release();
+    await this.loop?.catch(() => {});
+    this.client.close();
+  }
+}
