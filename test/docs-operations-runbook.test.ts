@@ -2,8 +2,9 @@
 // runnable, ```console runnable: the archive drill, and any runbook section marked so later),
 // in order, in one bash on a terminal (test/docs-steps.ts), in a scratch directory with `cairn`
 // on PATH, against a fresh OpenStack Swift s3api (test/swift.ts; the bucket the document names
-// is created first, its connection in the AWS_* environment as the document says). Every
-// loopback listener the blocks name (127.0.0.1:PORT) is moved to a free port, each its own.
+// is created first, its connection in the AWS_* environment as the document says); a block that
+// names an etcd (--lease etcd://127.0.0.1:PORT/…) gets one (test/etcd.ts) at that address. Every
+// other loopback listener the blocks name (127.0.0.1:PORT) is moved to a free port of its own.
 // Where a block shows output it must match (test/docs-steps.ts matches()); a command without
 // shown output must exit 0. Servers the blocks start in the background are stopped afterwards
 // by their pid files if the blocks left them running. DOCS_RECORD=1 prints what each command
@@ -17,6 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CLI, PROJECT_ROOT, tempDir } from './helpers.js';
 import { useSwift } from './swift.js';
+import { etcdMissing, startEtcd, type EtcdServer } from './etcd.js';
 import { matches, normalize, runnableSteps, runSteps } from './docs-steps.js';
 
 const FILE = 'docs/operations.md';
@@ -49,7 +51,10 @@ describe(`${FILE}: the runbook, run as written`, function () {
     }
   });
 
-  it('every runnable block runs in order and prints what it shows', async () => {
+  let etcd: EtcdServer | undefined;
+  after(async () => { await etcd?.stop(); });
+
+  it('every runnable block runs in order and prints what it shows', async function () {
     const steps = runnableSteps(readFileSync(path.join(PROJECT_ROOT, FILE), 'utf8'), FILE);
     expect(steps.length, `${FILE} has no runnable blocks`).to.be.above(0);
     // The buckets the blocks name exist, as the document assumes.
@@ -57,10 +62,18 @@ describe(`${FILE}: the runbook, run as written`, function () {
     const admin = new S3Client({ region: swift().region, endpoint: swift().endpoint, forcePathStyle: true, credentials: { accessKeyId: swift().accessKeyId, secretAccessKey: swift().secretAccessKey } });
     for (const bucket of buckets) await admin.send(new CreateBucketCommand({ Bucket: bucket }));
     admin.destroy();
-    // Each documented loopback listener on a free port of its own.
+    // Each documented loopback listener on a free port of its own; an etcd the blocks name
+    // (--lease etcd://127.0.0.1:PORT/...) is started, and its address stands for it.
     const documented = [...new Set(steps.flatMap((s) => [...s.command.matchAll(/127\.0\.0\.1:(\d+)/g)].map((m) => m[0])))];
+    const etcdAt = new Set(steps.flatMap((s) => [...s.command.matchAll(/etcd:\/\/(127\.0\.0\.1:\d+)/g)].map((m) => m[1]!)));
+    if (etcdAt.size > 0) {
+      const missing = etcdMissing();
+      if (missing && !process.env.CI) { console.log(`      note: skipped: ${missing}`); this.skip(); }
+      if (missing) throw new Error(`${missing}; CI is set, so the runbook must run`);
+      etcd = await startEtcd();
+    }
     const moved = new Map<string, string>();
-    for (const address of documented) moved.set(address, `127.0.0.1:${await freePort()}`);
+    for (const address of documented) moved.set(address, etcdAt.has(address) ? etcd!.endpoint : `127.0.0.1:${await freePort()}`);
     const there = (text: string): string => { for (const [a, b] of moved) text = text.split(a).join(b); return text; };
     const back = (text: string): string => { for (const [a, b] of moved) text = text.split(b).join(a); return text; };
 
@@ -85,7 +98,9 @@ describe(`${FILE}: the runbook, run as written`, function () {
       AWS_ENDPOINT_URL_S3: swift().endpoint,
     };
     try {
-      const results = await runSteps(steps.map((s) => ({ ...s, command: there(s.command) })), dir, env);
+      // Bounded below the test's timeout: a step that waits forever (a server that never
+      // answers) fails with what the steps printed so far.
+      const results = await runSteps(steps.map((s) => ({ ...s, command: there(s.command) })), dir, env, 200_000);
       const problems: string[] = [];
       results.forEach((r, i) => {
         const output = r.output.map(back);

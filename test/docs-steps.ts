@@ -100,7 +100,11 @@ export function matches(expected: string[], actual: string[]): { ok: true } | { 
 const MARK = '@@cairn-docs-step';
 
 /** Run the steps in one bash on a terminal (script(1)) in `dir`; each step's output and exit code. */
-export async function runSteps(steps: Step[], dir: string, env: NodeJS.ProcessEnv): Promise<{ output: string[]; code: number }[]> {
+/**
+ * Run the steps; with `timeoutMs`, a run that has not ended by then is killed (a step waiting
+ * for something that never comes fails with the output so far, not with the test's timeout).
+ */
+export async function runSteps(steps: Step[], dir: string, env: NodeJS.ProcessEnv, timeoutMs?: number): Promise<{ output: string[]; code: number }[]> {
   const script = ['set +e'];
   steps.forEach((s, i) => {
     script.push(`printf '\\n${MARK} ${i}\\n'`, s.command, `printf '\\n${MARK} ${i} exit %d\\n' $?`);
@@ -112,8 +116,9 @@ export async function runSteps(steps: Step[], dir: string, env: NodeJS.ProcessEn
     let out = '';
     child.stdout.on('data', (d) => { out += d; });
     child.stderr.on('data', (d) => { out += d; });
+    const timer = timeoutMs === undefined ? undefined : setTimeout(() => { out += `\n(killed: the steps had not ended after ${timeoutMs / 1000} s)\n`; child.kill('SIGKILL'); }, timeoutMs);
     child.on('error', reject);
-    child.on('exit', () => resolve(out));
+    child.on('exit', () => { clearTimeout(timer); resolve(out); });
   });
   const lines = text.replace(/\r\n/g, '\n').split('\n');
   return steps.map((s, i) => {
