@@ -36,7 +36,7 @@ export interface TestServer extends RunningServer {
 
 /** An in-process server on an ephemeral loopback port, ready when this resolves. */
 /** `webhookAllow`: internal webhook targets opened (e.g. ['127.0.0.1'] for receivers on loopback; the server's own port stays refused). */
-export async function startTestServer(dataDir = path.join(tempDir(), 'data'), extra: Pick<ServerOptions, 'activationDelayMs' | 'webhooks' | 'events' | 'queue' | 'webhookAllow' | 'requestLog' | 'allowedHosts' | 'allowedOrigins' | 'publicUrl' | 'shutdownSeconds' | 'maxSnapshotPaths' | 'gitShadows' | 'git' | 'gitRefresh' | 'identity' | 'gitMirrors' | 'archive' | 'auth'> = {}): Promise<TestServer> {
+export async function startTestServer(dataDir = path.join(tempDir(), 'data'), extra: Pick<ServerOptions, 'activationDelayMs' | 'webhooks' | 'events' | 'queue' | 'webhookAllow' | 'requestLog' | 'allowedHosts' | 'allowedOrigins' | 'publicUrl' | 'shutdownSeconds' | 'maxSnapshotPaths' | 'gitShadows' | 'git' | 'gitRefresh' | 'identity' | 'gitMirrors' | 'archive' | 'follow' | 'auth'> = {}): Promise<TestServer> {
   const running = await startServer({ host: '127.0.0.1', port: 0, dataDir, log: pino({ level: 'silent' }), ...extra });
   if (!extra.activationDelayMs) await running.ready;
   return { ...running, dataDir };

@@ -1,7 +1,7 @@
 // A real S3-compatible object store for the tests: a one-node OpenStack Swift with its s3api
 // middleware on loopback (.ci/swift/start.sh; Debian's packages, which .ci/run installs),
 // started for one test file on free ports and stopped after it. Where Swift is not installed
-// the tests that need it skip themselves, saying so.
+// the tests that need it skip themselves, saying so — or fail, when CI is set.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, promises as fsp, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -163,6 +163,9 @@ export function useSwift(): () => SwiftServer {
   let swift: SwiftServer | undefined;
   before(async function () {
     const missing = swiftMissing();
+    // Under CI (.ci/run installs Swift) a missing Swift is a failure, never a silent skip:
+    // the archive drills are what CI is for.
+    if (missing && process.env.CI) throw new Error(`${missing}; CI is set, so the archive tests fail rather than skip`);
     if (missing) {
       console.log(`      note: skipped: ${missing}`);
       this.skip();
@@ -175,4 +178,31 @@ export function useSwift(): () => SwiftServer {
     if (!swift) throw new Error('swift is not running');
     return swift;
   };
+}
+
+/**
+ * A TCP forwarder on `port` to `target` (the store's port) that can be cut — every connection
+ * closed, nothing listening: a store that is down — and opened again: the store is back.
+ */
+export class Forwarder {
+  private server: net.Server | null = null;
+  private readonly sockets = new Set<net.Socket>();
+  constructor(readonly port: number, private readonly target: number) {}
+  async open(): Promise<void> {
+    const server = net.createServer((inbound) => {
+      const outbound = net.connect(this.target, '127.0.0.1');
+      for (const s of [inbound, outbound]) { this.sockets.add(s); s.on('close', () => this.sockets.delete(s)); }
+      inbound.pipe(outbound).pipe(inbound);
+      inbound.on('error', () => outbound.destroy());
+      outbound.on('error', () => inbound.destroy());
+    });
+    await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(this.port, '127.0.0.1', resolve); });
+    this.server = server;
+  }
+  async cut(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    for (const s of this.sockets) s.destroy();
+    if (server) await new Promise((resolve) => server.close(resolve));
+  }
 }

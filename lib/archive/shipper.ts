@@ -112,6 +112,22 @@ export interface ShipperOptions {
 export const DEFAULT_CONCURRENCY = 8;
 /** Incremental manifests between two full ones by default. */
 export const DEFAULT_MANIFEST_CHAIN = 32;
+/**
+ * The longest wait between two tries while the store fails, unless the interval is longer: a
+ * store back from an outage is used within 2 s (the RPO goal is the outage + 5 s), and one try
+ * every 2 s is a few requests, no burden on a store that is down.
+ */
+export const RETRY_MAX_MS = 2000;
+
+/**
+ * The wait before the next try after `failures` failures in a row (0: the interval): doubling
+ * from twice `baseMs`, at most RETRY_MAX_MS (or `baseMs`, when longer).
+ */
+export function retryDelayMs(failures: number, baseMs: number): number {
+  if (failures <= 0) return baseMs;
+  return Math.min(baseMs * 2 ** Math.min(failures, 6), Math.max(RETRY_MAX_MS, baseMs));
+}
+
 /** Captures of one repository whose manifest is not written yet, at most (each holds open files). */
 const MAX_PIPELINE = 16;
 /** Commit times remembered per repository for the lag (older ones are dropped; the lag then counts from the oldest kept). */
@@ -548,7 +564,7 @@ export class Shipper {
       }
       for (const [index, r] of this.repos) this.checkLag(index, r);
       if (this.woken && !this.failures) continue;
-      const delay = this.failures ? Math.min(this.intervalMs * 2 ** Math.min(this.failures, 6), 30_000) : this.intervalMs;
+      const delay = retryDelayMs(this.failures, this.intervalMs);
       await new Promise<void>((resolve) => {
         this.wake = resolve;
         this.timer = setTimeout(resolve, delay);

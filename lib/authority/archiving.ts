@@ -17,12 +17,18 @@ import { encodeRegistryRecord } from '../store/registry-file.js';
 import { crashPoint } from '../store/crash-point.js';
 import type { ObjectStore } from '../archive/object-store.js';
 import { claimGeneration, ensureArchiveId, Lease, newerClaim, readArchiveId, type ClaimReason } from '../archive/generations.js';
-import { Shipper, type ArchiveStatus, type ShipSource } from '../archive/shipper.js';
+import { retryDelayMs, Shipper, type ArchiveStatus, type ShipSource } from '../archive/shipper.js';
 import type { CairnService } from './service.js';
 import { Busy, Conflict } from '../domain/errors.js';
 import type { ContentStore } from '../store/content-store.js';
 
 const LEASE_LOST = (gen: bigint): string => `fenced: another writer took the lease of generation ${gen}`;
+
+/**
+ * The fields of a 503 for a commit made here but not acknowledged: the write happened, so the
+ * answer says so (`committed: true`) and asks for no retry (no Retry-After, lib/http/errors.ts).
+ */
+const COMMITTED = { committed: true };
 
 export interface ArchivingOptions {
   url: string;
@@ -275,7 +281,7 @@ export class Archiving {
     const timeout = this.o.syncTimeoutMs ?? 30_000;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Busy(`committed on this server (commit ${generation} of repository ${index}), but no archive manifest covers it after ${timeout / 1000} s (--archive-sync): the archive gets it once the store answers; see cairn archive status`)), timeout);
+      timer = setTimeout(() => reject(new Busy(`committed on this server (commit ${generation} of repository ${index}), but no archive manifest covers it after ${timeout / 1000} s (--archive-sync): the archive gets it once the store answers; see cairn archive status`, COMMITTED)), timeout);
       timer.unref();
     });
     try {
@@ -284,7 +290,7 @@ export class Archiving {
         try {
           await shipper.covered(index, generation);
         } catch (err) {
-          throw new Busy(`committed on this server (commit ${generation} of repository ${index}), but not acknowledged: ${(err as Error).message}`);
+          throw new Busy(`committed on this server (commit ${generation} of repository ${index}), but not acknowledged: ${(err as Error).message}`, COMMITTED);
         }
       })()]);
     } finally {
@@ -340,7 +346,7 @@ export class Archiving {
 
   private async start(): Promise<void> {
     const log = this.service.log;
-    let delay = 500;
+    let failures = 0;
     for (;;) {
       if (this.stopped) return;
       try {
@@ -350,8 +356,7 @@ export class Archiving {
       } catch (err) {
         this.startError = (err as Error).message;
         log.warn({ archive: this.url, problem: this.startError }, 'archive: cannot start shipping yet; retrying');
-        await new Promise((r) => setTimeout(r, delay).unref());
-        delay = Math.min(delay * 2, 30_000);
+        await new Promise((r) => setTimeout(r, retryDelayMs(++failures, 250)).unref());
       }
     }
   }

@@ -30,17 +30,29 @@ interface Applied {
   manifest: string;
   commit: number;
   capturedAtUs: bigint;
-  /** Capture time of the newest manifest seen at the last poll. */
-  newestAtUs: bigint;
+}
+
+/** The writer's newest manifest of a repository, as last seen in the store. */
+interface Newest {
+  key: string;
+  commit: number;
+  capturedAtUs: bigint;
+  /** The manifest keys after the applied one at that look (trimmed as manifests are applied). */
+  newer: string[];
 }
 
 export interface FollowStatus {
   url: string;
   state: 'following' | 'error' | 'promoting' | 'promoted';
   generation: string | null;
-  repositories: { repository: number; applied_commit: string; manifest: string; lag_seconds: number }[];
+  /** The greatest lag of any repository, and the commits behind over all of them. */
+  lag_seconds: number;
+  behind_commits: number;
+  repositories: { repository: number; applied_commit: string; manifest: string; newest_commit: string; behind_commits: number; behind_manifests: number; lag_seconds: number }[];
   last_error: string | null;
   last_applied_at: string | null;
+  /** When the writer's newest manifests were last read from the store (the lag is as of then). */
+  checked_at: string | null;
 }
 
 export interface Promotion {
@@ -67,6 +79,10 @@ function accessLengthOf(key: string | null): number {
 
 export class Follower {
   private readonly applied = new Map<number, Applied>();
+  private readonly newest = new Map<number, Newest>();
+  private checkedAt: string | null = null;
+  /** The look at the writer's newest manifests under way, if any (one at a time). */
+  private looking: Promise<void> | null = null;
   private state: FollowStatus['state'] = 'following';
   private lastError: string | null = null;
   private lastAppliedAt: string | null = null;
@@ -141,13 +157,31 @@ export class Follower {
   }
 
   status(): FollowStatus {
-    const repositories = [...this.applied.entries()].sort((a, b) => a[0] - b[0]).map(([repository, a]) => ({
-      repository,
-      applied_commit: String(a.commit),
-      manifest: a.manifest,
-      lag_seconds: Number(a.newestAtUs > a.capturedAtUs ? a.newestAtUs - a.capturedAtUs : 0n) / 1e6,
-    }));
-    return { url: this.url, state: this.state, generation: this.generation?.toString() ?? null, repositories, last_error: this.lastError, last_applied_at: this.lastAppliedAt };
+    // Against the writer's newest manifest as last seen, never reset by an apply of an older one.
+    const repositories = [...this.applied.entries()].sort((a, b) => a[0] - b[0]).map(([repository, a]) => {
+      const n = this.newest.get(repository);
+      const ahead = n !== undefined && n.commit > a.commit;
+      return {
+        repository,
+        applied_commit: String(a.commit),
+        manifest: a.manifest,
+        newest_commit: String(ahead ? n.commit : a.commit),
+        behind_commits: ahead ? n.commit - a.commit : 0,
+        behind_manifests: ahead ? n.newer.filter((k) => k > a.manifest).length : 0,
+        lag_seconds: ahead && n.capturedAtUs > a.capturedAtUs ? Number(n.capturedAtUs - a.capturedAtUs) / 1e6 : 0,
+      };
+    });
+    return {
+      url: this.url,
+      state: this.state,
+      generation: this.generation?.toString() ?? null,
+      lag_seconds: Math.max(0, ...repositories.map((r) => r.lag_seconds)),
+      behind_commits: repositories.reduce((n, r) => n + r.behind_commits, 0),
+      repositories,
+      last_error: this.lastError,
+      last_applied_at: this.lastAppliedAt,
+      checked_at: this.checkedAt,
+    };
   }
 
   /** One pass over the archive; failures are kept for /healthz and retried at the next pass. */
@@ -173,33 +207,68 @@ export class Follower {
     }
     // The writer's newest manifest of every repository first: the lag of each shows while the
     // others apply (against the writer's manifest times, never against this server's clock).
-    // A listing first: an unchanged newest key costs no read (an incremental manifest's chain
-    // is read only for a manifest to apply).
-    const due: { index: number; key: string }[] = [];
-    for (const index of await listArchivedRepositories(this.o.store)) {
-      if (halted?.aborted) return;
-      const key = (await listManifestKeys(this.o.store, index)).at(-1);
-      if (key === undefined) continue;
-      const known = this.applied.get(index);
-      if (known && known.manifest === key) continue;
-      if (known) known.newestAtUs = (await this.readCached(this.o.store, key)).capturedAtUs;
-      due.push({ index, key });
+    await this.look(halted);
+    if (halted?.aborted) return;
+    const due = [...this.newest.entries()].filter(([index, n]) => this.applied.get(index)?.manifest !== n.key).map(([index]) => index).sort((a, b) => a - b);
+    // While manifests apply (a big one may take long), the writer goes on shipping: look again
+    // every interval, so the lag shown is against its newest manifest, not the one this round
+    // started from.
+    const watch = setInterval(() => { void this.look(halted).catch(() => {}); }, this.o.intervalMs ?? 1000);
+    try {
+      await this.applyDue(due, halted);
+    } finally {
+      clearInterval(watch);
+      await this.looking?.catch(() => {});
     }
-    // A repository new here first, one at a time in index order (its record fills the registry's
-    // positions below it); then the others side by side (each under its own lifecycle mutex): a
-    // promotion's last catch-up waits for the slowest one, not for their sum.
-    const queue: typeof due = [];
-    for (const d of due) {
-      if (this.service.registry.get(d.index)) queue.push(d);
+  }
+
+  /**
+   * Read the writer's newest manifest of every repository: a listing each, and a read of the
+   * newest manifest only when its key changed (an incremental manifest's chain is read only
+   * for a manifest to apply). One look at a time; a caller during one waits for it.
+   */
+  private look(halted?: AbortSignal): Promise<void> {
+    if (this.looking) return this.looking;
+    const run = (async () => {
+      for (const index of await listArchivedRepositories(this.o.store)) {
+        if (halted?.aborted) return;
+        const keys = await listManifestKeys(this.o.store, index);
+        const key = keys.at(-1);
+        if (key === undefined) continue;
+        const applied = this.applied.get(index)?.manifest ?? '';
+        const known = this.newest.get(index);
+        const newer = keys.filter((k) => k > applied);
+        if (known && known.key === key) { known.newer = newer; continue; }
+        const m = await this.readCached(this.o.store, key);
+        this.newest.set(index, { key, commit: Number(m.commitGeneration), capturedAtUs: m.capturedAtUs, newer });
+      }
+      if (!halted?.aborted) this.checkedAt = new Date().toISOString();
+    })();
+    this.looking = run;
+    const clear = (): void => { if (this.looking === run) this.looking = null; };
+    run.then(clear, clear);
+    return run;
+  }
+
+  /**
+   * Apply the newest manifest known of each repository in `due`: a repository new here first,
+   * one at a time in index order (its record fills the registry's positions below it); then the
+   * others side by side (each under its own lifecycle mutex), so a promotion's last catch-up
+   * waits for the slowest one, not for their sum. A halted loop stops at the next one.
+   */
+  private async applyDue(due: number[], halted?: AbortSignal): Promise<void> {
+    const queue: number[] = [];
+    for (const index of due) {
+      if (this.service.registry.get(index)) queue.push(index);
       else {
         if (halted?.aborted) return;
-        await this.applyOne(d.index, d.key);
+        await this.applyOne(index);
       }
     }
     const worker = async (): Promise<void> => {
-      for (let next = queue.shift(); next; next = queue.shift()) {
+      for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
         if (halted?.aborted) return;
-        await this.applyOne(next.index, next.key);
+        await this.applyOne(next);
       }
     };
     // Every apply settles before this ends (a promotion halts the loop and waits for it).
@@ -208,8 +277,10 @@ export class Follower {
     if (failed) throw failed.reason;
   }
 
-  /** Apply the manifest `key` to repository `index`: close it, fetch what it lacks, reopen it. */
-  private async applyOne(index: number, key: string): Promise<void> {
+  /** Apply the newest manifest known of repository `index` (if not applied yet): close it, fetch what it lacks, reopen it. */
+  private async applyOne(index: number): Promise<void> {
+    const key = this.newest.get(index)?.key;
+    if (key === undefined || this.applied.get(index)?.manifest === key) return;
     const found = { key, manifest: await readManifest(this.o.store, key, this.readCached) };
     const dir = this.service.layout.repositoryDir(index);
     const result = await this.service.lifecycleExclusive(index, async () => {
@@ -222,7 +293,7 @@ export class Follower {
       return r;
     });
     await this.service.ensureOpen(index);
-    this.applied.set(index, { manifest: found.key, commit: result.commit.generation, capturedAtUs: found.manifest.capturedAtUs, newestAtUs: found.manifest.capturedAtUs });
+    this.applied.set(index, { manifest: found.key, commit: result.commit.generation, capturedAtUs: found.manifest.capturedAtUs });
     this.lastAppliedAt = new Date().toISOString();
     if (!result.unchanged) this.service.log.info({ follow: this.url, repository_index: index, commit: result.commit.generation, objects: result.objects, bytes: result.bytes }, 'follow: applied a manifest');
   }

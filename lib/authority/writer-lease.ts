@@ -98,7 +98,7 @@ export class WriterLease {
 
   private check(index: number, generation: number): void {
     const why = this.refusal();
-    if (why !== null) throw new Busy(`committed on this server (commit ${generation} of repository ${index}), but not acknowledged: ${why}`);
+    if (why !== null) throw new Busy(`committed on this server (commit ${generation} of repository ${index}), but not acknowledged: ${why}`, { committed: true });
   }
 
   /** One reservation at a time per id space; the block covers `high` and the ids after it. */
@@ -116,9 +116,9 @@ export class WriterLease {
       try {
         ok = await this.o.lease.reserve(key, ceiling);
       } catch (err) {
-        throw new Busy(`committed on this server (commit ${generation} of repository ${index}), but not acknowledged: its new ids could not be reserved in ${this.url} (${(err as Error).message})`);
+        throw new Busy(`committed on this server (commit ${generation} of repository ${index}), but not acknowledged: its new ids could not be reserved in ${this.url} (${(err as Error).message})`, { committed: true });
       }
-      if (!ok) throw new Busy(`committed on this server (commit ${generation} of repository ${index}), but not acknowledged: ${this.refusal() ?? `the writer lease (${this.url}) is no longer this server's`}`);
+      if (!ok) throw new Busy(`committed on this server (commit ${generation} of repository ${index}), but not acknowledged: ${this.refusal() ?? `the writer lease (${this.url}) is no longer this server's`}`, { committed: true });
       this.reserved.set(key, Math.max(this.reserved.get(key) ?? 0, ceiling));
     })();
     this.reserving.set(key, run);

@@ -35,7 +35,12 @@ claimed the archive and this server stopped), whether commits wait for the archi
 commits are uncovered, over every repository and per repository (with the commit shipped last,
 the commit committed now and the lag in bytes); the last error; with serve
 --archive-verify-every, the last verification. Secrets are never part of it.
-Exits 1 when the server does not archive, or is fenced.
+On a standby (serve --follow): its state and, per repository, the commit applied, the
+writer's newest manifest as last read from the store, the commits and manifests behind it and
+the lag (the newest manifest's capture time minus the applied one's: 0 only when it applied
+the newest); JSON {"follow": {...}}.
+Exits 1 when the server neither archives nor follows, is fenced, or (a standby) cannot read
+the archive.
 
   --server URL    cairn server, e.g. http://127.0.0.1:8088 (default: $CAIRN_SERVER, the working
                   copy's or git remote's, or the one server you are signed in to)
@@ -53,6 +58,18 @@ interface ArchiveStatus {
   last_error: string | null;
   last_shipped_at: string | null;
   last_verify?: { at: string; ok?: boolean; repositories?: { repository: number; manifest: string | null; ok: boolean; problem: string | null }[]; error?: string } | null;
+}
+
+interface FollowStatus {
+  url: string;
+  state: string;
+  generation: string | null;
+  lag_seconds: number;
+  behind_commits: number;
+  repositories: { repository: number; applied_commit: string; newest_commit: string; behind_commits: number; behind_manifests: number; lag_seconds: number }[];
+  last_error: string | null;
+  last_applied_at: string | null;
+  checked_at: string | null;
 }
 
 export async function archiveCommand(argv: string[]): Promise<number> {
@@ -76,8 +93,9 @@ export async function archiveCommand(argv: string[]): Promise<number> {
   }
   if (positionals.length) throw new CliUsageError('cairn archive status takes no arguments');
   const server = serverOf(values.server, 'cairn archive status');
-  const health = await new CairnClient(server).json<{ archive?: ArchiveStatus }>('GET', '/healthz');
+  const health = await new CairnClient(server).json<{ archive?: ArchiveStatus; follow?: FollowStatus }>('GET', '/healthz');
   const json = useJson(values.json);
+  if (!health.archive && health.follow) return followStatus(health.follow, json);
   if (!health.archive) {
     if (json) emit({ archive: null }, true, () => '');
     else process.stderr.write(`cairn: ${server} does not ship to an archive (start it with --archive s3://BUCKET/PREFIX)\n`);
@@ -99,4 +117,19 @@ export async function archiveCommand(argv: string[]): Promise<number> {
     return lines.join('\n');
   });
   return a.state === 'fenced' ? 1 : 0;
+}
+
+/** A standby's side: how far it is behind the writer's newest manifest. */
+function followStatus(f: FollowStatus, json: boolean): number {
+  emit({ follow: f }, json, () => [
+    `follows     ${f.url}`,
+    `state       ${f.state}`,
+    `lag         ${f.lag_seconds} s, ${f.behind_commits} commits behind the writer's newest manifest`,
+    `checked     ${f.checked_at ?? '-'}`,
+    `last apply  ${f.last_applied_at ?? '-'}`,
+    ...(f.last_error ? [`last error  ${f.last_error}`] : []),
+    '',
+    table([['REPO', 'APPLIED', 'NEWEST', 'BEHIND', 'MANIFESTS', 'LAG S'], ...f.repositories.map((r) => [String(r.repository), r.applied_commit, r.newest_commit, String(r.behind_commits), String(r.behind_manifests), String(r.lag_seconds)])]),
+  ].join('\n'));
+  return f.state === 'error' ? 1 : 0;
 }

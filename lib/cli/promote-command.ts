@@ -158,7 +158,7 @@ async function promoteStandby(server: string, jsonFlag: boolean, timeoutS: numbe
     process.stdout.write(`${JSON.stringify(res)}\n`);
     return 0;
   }
-  process.stdout.write(`${server} now writes ${res.url} as generation ${res.generation} (${res.repositories.length} repositories at their newest manifest); repoint clients to it\n`);
+  process.stdout.write(`${server} now writes ${res.url} as generation ${res.generation} (${res.repositories.length} ${res.repositories.length === 1 ? 'repository' : 'repositories'} at their newest manifest); repoint clients to it\n`);
   return 0;
 }
 

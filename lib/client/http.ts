@@ -246,7 +246,10 @@ export class CairnClient {
         this.onData?.();
       }
       const status = res.statusCode ?? 0;
-      if (status === 503 && attempt < this.retries) {
+      // A write is sent again only when the server asks for it (Retry-After): a 503 without one
+      // may be a write committed but not acknowledged (serve --archive-sync), not to be repeated.
+      const again = method === 'GET' || method === 'HEAD' || res.headers['retry-after'] !== undefined;
+      if (status === 503 && again && attempt < this.retries) {
         const wait = Number(res.headers['retry-after'] ?? '1');
         await sleep(Math.min(Number.isFinite(wait) ? wait : 1, 5) * 1000, undefined, { signal });
         continue;

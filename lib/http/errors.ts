@@ -77,7 +77,8 @@ export function errorReply(err: unknown): ErrorReply {
   const status = STATUS_BY_CODE[known.code];
   const headers: Record<string, string> = {};
   if (known instanceof MethodNotAllowed) headers.Allow = known.allow.join(', ');
-  if (status === 503) headers['Retry-After'] = '1';
+  // A 503 of a write committed here but not acknowledged (--archive-sync) asks for no retry.
+  if (status === 503 && known.fields?.committed !== true) headers['Retry-After'] = '1';
   if (known instanceof TooManyRequests) headers['Retry-After'] = String(known.retryAfterS);
   if (known instanceof Unauthorized) headers['WWW-Authenticate'] = known.challenge;
   // 500s from Corrupt keep a generic text: the message may name files of the data directory.
@@ -101,6 +102,7 @@ export const SCHEMAS: Schemas = {
     landable_change_refs: { ...strArr, description: 'task-land naming a task that has not exactly one landable change (400)' },
     oldest_seq: { ...uint, description: 'a repository event feed: the oldest event still kept; resume from since = oldest_seq - 1 (410)' },
     oldest_id: { ...str, description: 'the global event feed: the oldest position a resume can start from without a gap (410)' },
-  }, { optional: ['code', 'landable_change_refs', 'oldest_seq', 'oldest_id'] }),
+    committed: { ...constant(true), description: 'serve --archive-sync: the write was committed on this server but no archive manifest covers it; do not send it again (503, without Retry-After)' },
+  }, { optional: ['code', 'landable_change_refs', 'oldest_seq', 'oldest_id', 'committed'] }),
   Starting: obj({ error: str, ready: constant(false), status: constant('starting') }, { description: 'every path but /healthz before activation (503)' }),
 };
