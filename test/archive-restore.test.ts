@@ -109,6 +109,22 @@ describe('cairn restore --from: a real object store (Swift s3api)', function () 
     await stop(s);
   });
 
+  it('--repo NAME restores the repository of that name in the archive; an unknown name exits 1 with did-you-mean and writes nothing', async () => {
+    const beta = repos[1]!;
+    const dir = path.join(tempDir(), 'restored');
+    const r = await restore(['--data', dir, '--repo', 'beta', '--json']);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(JSON.parse(r.stdout).repositories.map((x: { repository: number }) => x.repository)).to.deep.equal([beta]);
+    const s = await serve(dir);
+    expect(await reads(s.url, beta)).to.deep.equal(atSecond[beta]);
+    await stop(s);
+    const wrong = path.join(tempDir(), 'wrong');
+    const bad = await restore(['--data', wrong, '--repo', 'betta']);
+    expect(bad.code, bad.stderr).to.equal(1);
+    expect(bad.stderr).to.include('has no repository named "betta"').and.include('beta');
+    expect(await fsp.stat(wrong).then(() => true, () => false)).to.equal(false);
+  });
+
   it('--at picks by capture time; a time before every manifest is refused and leaves no directory', async () => {
     const dir = path.join(tempDir(), 'restored');
     const at = new Date(Number(first[0]!.capturedAtUs / 1000n) + 30_000).toISOString();

@@ -229,6 +229,21 @@ async function findManifestIndexed(store: ObjectStore, index: number, atUs: bigi
  * repository: after a key of repository N it lists after `repositories/N/~`, which sorts after
  * every key of N (their next segment starts with g, m, p or t) and before repository N+1's.
  */
+/**
+ * Each archived repository's registry record as its newest manifest names it (`cairn restore
+ * --repo NAME`): one listing, then a manifest and a record read per repository. A repository
+ * whose newest manifest names no record is left out.
+ */
+export async function archivedRepositoryRecords(store: ObjectStore): Promise<RepositoryRecord[]> {
+  const out: RepositoryRecord[] = [];
+  for (const index of await listArchivedRepositories(store)) {
+    const found = await findManifest(store, index);
+    const entry = found?.manifest.entries.find((e) => e.kind === 'registry');
+    if (found && entry) out.push(await fetchRegistry(store, entry, index, found.key));
+  }
+  return out;
+}
+
 export async function listArchivedRepositories(store: ObjectStore): Promise<number[]> {
   const found: number[] = [];
   let after: string | undefined;

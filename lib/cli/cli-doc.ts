@@ -101,9 +101,9 @@ Shared conventions:
   (exit 1) naming the close ones. The list is read before the command checks its other
   options: it is the one request a command refused for a bad option may have made. The
   offline \`fsck\` and \`export\` look a name up in the data directory's registry under the same
-  rules (an unknown name's error lists the repositories it holds); \`restore --repo\` takes an
-  index only (a name is in each repository's newest manifest in the archive: finding one would
-  mean reading every repository's first).
+  rules (an unknown name's error lists the repositories it holds); \`restore --repo NAME\`
+  looks it up in the registry records of the archive's newest manifests (a manifest and a
+  record read per archived repository, only when a name is given).
 - \`cairn help COMMAND\` is \`cairn COMMAND --help\`. A mistyped command, sub-command, option or
   option value is refused with exit 2 before anything is sent, naming the closest known word.
   \`cairn completion bash\` (or \`zsh\`) prints a completion script.

@@ -4,7 +4,8 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { ObjectStoreError } from '../archive/object-store.js';
-import { restoreArchive, type ManifestTarget, type RestoredRepository } from '../archive/restore.js';
+import { archivedRepositoryRecords, restoreArchive, type ManifestTarget, type RestoredRepository } from '../archive/restore.js';
+import { repositoryInArchive } from './target.js';
 import { openS3Store } from '../archive/s3-store.js';
 import { archiveStore } from '../archive/encryption.js';
 import { proveRestored } from '../authority/archive-verify.js';
@@ -27,8 +28,9 @@ missing object is reported with its key and the manifest's key.
 Options:
   --from URL            the archive: s3://bucket/prefix
   --data DIR            the new data directory: must not exist, or be empty
-  --repo N              restore repository N (repeatable); the registry keeps every index up
-                        to the highest one, others as purged placeholders
+  --repo N|NAME         restore repository N, or the one named NAME in the archive (repeatable);
+                        the registry keeps every index up to the highest one, others as purged
+                        placeholders
   --all                 restore every repository that has a manifest (the default)
   --at TIME             the newest commit point captured at or before TIME (ISO 8601, e.g.
                         2026-11-26T12:00:00Z, or unix seconds)
@@ -87,10 +89,14 @@ export async function restoreCommand(argv: string[]): Promise<number> {
   const concurrency = parseConcurrency(String(values.concurrency));
   if (typeof values.from !== 'string') throw new CliUsageError('--from s3://bucket/prefix is required');
   if (typeof values.data !== 'string') throw new CliUsageError('--data DIR is required (a new, or empty, directory)');
-  const repos = (values.repo as string[]).map((r) => {
-    try { return parseU32(r, '--repo'); } catch (err) { throw new CliUsageError((err as Error).message); }
-  });
-  if (repos.length && values.all) throw new CliUsageError('--repo and --all exclude each other');
+  // Digits are an index, checked now; a name is looked up in the archive once it is opened.
+  const repoValues = values.repo as string[];
+  for (const r of repoValues) {
+    if (/^\d+$/.test(r)) {
+      try { parseU32(r, '--repo'); } catch (err) { throw new CliUsageError((err as Error).message); }
+    } else if (r === '' || /[\u0000-\u001f]/.test(r)) throw new CliUsageError(`--repo ${JSON.stringify(r)} is neither an index nor a repository name`);
+  }
+  if (repoValues.length && values.all) throw new CliUsageError('--repo and --all exclude each other');
   if (values.at !== undefined && values.seq !== undefined) throw new CliUsageError('--at and --seq exclude each other');
   const target: ManifestTarget = {};
   if (values.at !== undefined) target.atUs = parseAt(String(values.at));
@@ -107,6 +113,11 @@ export async function restoreCommand(argv: string[]): Promise<number> {
     if (err instanceof ObjectStoreError && err.kind === 'config') throw new CliUsageError(err.message);
     throw err;
   }
+  let repos: number[] = [];
+  if (repoValues.some((r) => !/^\d+$/.test(r))) {
+    const records = await archivedRepositoryRecords(store);
+    repos = repoValues.map((r) => repositoryInArchive(records, r, url));
+  } else repos = repoValues.map((r) => Number(r));
   const bar = progressFor(process.stderr, !json);
   let current = -1;
   let shown = 0;

@@ -161,6 +161,28 @@ export function repositoryInDataDir(records: readonly Listed[], value: string, d
   });
 }
 
+/**
+ * The repository `value` names in an archive (`cairn restore --repo`): digits are an index; a
+ * name is looked up in the registry records of the repositories' newest manifests, under the
+ * rules above (purged repositories aside).
+ */
+export function repositoryInArchive(records: readonly Listed[], value: string, url: string, flag = '--repo'): number {
+  if (/^\d+$/.test(value)) {
+    try {
+      return parseU32(value, flag);
+    } catch (err) {
+      throw new CliUsageError((err as Error).message);
+    }
+  }
+  const live = records.filter((r) => r.lifecycle_kind !== LIFECYCLE_PURGED);
+  const where = `the archive ${url}`;
+  return pickByName(live, value, flag, where, (dym) => {
+    const held = live.map((r) => `${r.repository_index} (${label(r)})`);
+    const list = held.length === 0 ? 'it holds no repository' : `it holds ${held.slice(0, 20).join(', ')}${held.length > 20 ? `, and ${held.length - 20} more` : ''}`;
+    return `${where} has no repository named "${value}" (${dym ? `${dym.slice(2, -1)}; ` : ''}${list})`;
+  });
+}
+
 function pickByName(repos: readonly Listed[], name: string, flag: string, where: string, notFound: (didYouMean: string) => string): number {
   const matches = repos.filter((r) => r.repository_name === name || (r.namespace !== '' && label(r) === name));
   const active = matches.filter((r) => r.lifecycle_kind === 1);
