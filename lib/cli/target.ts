@@ -145,28 +145,18 @@ export async function repositoryByName(server: string, name: string, flag = '--r
  * message lists the directory's repositories.
  */
 export function repositoryInDataDir(records: readonly Listed[], value: string, dataDir: string, flag = '--repo'): number {
-  if (/^\d+$/.test(value)) {
-    try {
-      return parseU32(value, flag);
-    } catch (err) {
-      throw new CliUsageError((err as Error).message);
-    }
-  }
-  const live = records.filter((r) => r.lifecycle_kind !== LIFECYCLE_PURGED);
-  const where = `data directory ${dataDir}`;
-  return pickByName(live, value, flag, where, (dym) => {
-    const held = live.map((r) => `${r.repository_index} (${label(r)}${r.lifecycle_kind === 1 ? '' : ', retiring'})`);
-    const list = held.length === 0 ? 'it holds no repository' : `it holds ${held.slice(0, 20).join(', ')}${held.length > 20 ? `, and ${held.length - 20} more` : ''}`;
-    return `${where} has no repository named "${value}" (${dym ? `${dym.slice(2, -1)}; ` : ''}${list})`;
-  });
+  return repositoryInRecords(records, value, `data directory ${dataDir}`, flag, (r) => (r.lifecycle_kind === 1 ? '' : ', retiring'));
 }
 
 /**
- * The repository `value` names in an archive (`cairn restore --repo`): digits are an index; a
- * name is looked up in the registry records of the repositories' newest manifests, under the
- * rules above (purged repositories aside).
+ * The repository `value` names in an archive (`cairn restore --repo`): as in a data directory,
+ * the records being those of the repositories' newest manifests.
  */
 export function repositoryInArchive(records: readonly Listed[], value: string, url: string, flag = '--repo'): number {
+  return repositoryInRecords(records, value, `the archive ${url}`, flag, () => '');
+}
+
+function repositoryInRecords(records: readonly Listed[], value: string, where: string, flag: string, state: (r: Listed) => string): number {
   if (/^\d+$/.test(value)) {
     try {
       return parseU32(value, flag);
@@ -175,9 +165,8 @@ export function repositoryInArchive(records: readonly Listed[], value: string, u
     }
   }
   const live = records.filter((r) => r.lifecycle_kind !== LIFECYCLE_PURGED);
-  const where = `the archive ${url}`;
   return pickByName(live, value, flag, where, (dym) => {
-    const held = live.map((r) => `${r.repository_index} (${label(r)})`);
+    const held = live.map((r) => `${r.repository_index} (${label(r)}${state(r)})`);
     const list = held.length === 0 ? 'it holds no repository' : `it holds ${held.slice(0, 20).join(', ')}${held.length > 20 ? `, and ${held.length - 20} more` : ''}`;
     return `${where} has no repository named "${value}" (${dym ? `${dym.slice(2, -1)}; ` : ''}${list})`;
   });
