@@ -112,7 +112,7 @@ describe('serve --lease: a stale writer stops (etcd and Swift)', function () {
   });
 
   it('writes while the lease is held; refuses them (nothing written) once etcd stops answering past the deadline; writes again when etcd is back', async () => {
-    const writer = await spawn(path.join(tempDir(), 'w'), ['--archive', `s3://${BUCKET}/held/`, '--archive-interval-ms', '200', '--lease', etcd().leaseUrl('held'), '--lease-ttl', '2']);
+    const writer = await spawn(path.join(tempDir(), 'w'), ['--archive', `s3://${BUCKET}/held/`, '--archive-interval-ms', '200', '--lease', etcd().leaseUrl('held'), '--lease-ttl', '5']);
     await until('the lease is held', async () => (await health(writer)).lease?.state === 'held', 30_000);
     const repo = await register(writer.url, 'alpha');
     const first = await newTask(writer, repo, 'first');
@@ -148,7 +148,7 @@ describe('serve --lease: a stale writer stops (etcd and Swift)', function () {
   });
 
   it('a commit under way when the deadline passes is durable here but answered 503 at its acknowledge point (--archive-sync composed with --lease)', async () => {
-    const writer = await spawn(path.join(tempDir(), 'w'), ['--archive', `s3://${BUCKET}/underway/`, '--archive-sync', '--archive-sync-timeout-seconds', '600', '--archive-interval-ms', '200', '--lease', etcd().leaseUrl('underway'), '--lease-ttl', '2']);
+    const writer = await spawn(path.join(tempDir(), 'w'), ['--archive', `s3://${BUCKET}/underway/`, '--archive-sync', '--archive-sync-timeout-seconds', '600', '--archive-interval-ms', '200', '--lease', etcd().leaseUrl('underway'), '--lease-ttl', '5']);
     await until('the lease is held', async () => (await health(writer)).lease?.state === 'held', 30_000);
     const repo = await register(writer.url, 'alpha');
     expect((await newTask(writer, repo, 'first')).status).to.equal(200);
@@ -179,11 +179,11 @@ describe('serve --lease: a stale writer stops (etcd and Swift)', function () {
     const url = `s3://${BUCKET}/failover/`;
     const lease = etcd().leaseUrl('failover');
     const writerDir = path.join(tempDir(), 'w');
-    const writer = await spawn(writerDir, ['--archive', url, '--archive-sync', '--archive-interval-ms', '200', '--lease', lease, '--lease-ttl', '2']);
+    const writer = await spawn(writerDir, ['--archive', url, '--archive-sync', '--archive-interval-ms', '200', '--lease', lease, '--lease-ttl', '5']);
     await until('the writer holds the lease', async () => (await health(writer)).lease?.state === 'held', 30_000);
     const repo = await register(writer.url, 'alpha');
     expect((await newTask(writer, repo, 'seed')).status).to.equal(200);
-    const standby = await spawn(path.join(tempDir(), 's'), ['--follow', url, '--follow-interval-ms', '200', '--lease', lease, '--lease-ttl', '2', '--failover', 'auto']);
+    const standby = await spawn(path.join(tempDir(), 's'), ['--follow', url, '--follow-interval-ms', '200', '--lease', lease, '--lease-ttl', '5', '--failover', 'auto']);
     await until('the standby follows the repository', async () => (await health(standby)).follow?.repositories?.length === 1, 60_000);
 
     // Clients write to the old writer all along; every write it answers 2xx is recorded.
@@ -242,11 +242,11 @@ describe('serve --lease: a stale writer stops (etcd and Swift)', function () {
   it('cairn promote of a --lease standby waits for the writer\'s lease: refused while the writer holds it (nothing claimed), done once it expired', async () => {
     const url = `s3://${BUCKET}/manual/`;
     const lease = etcd().leaseUrl('manual');
-    const writer = await spawn(path.join(tempDir(), 'w'), ['--archive', url, '--archive-interval-ms', '200', '--lease', lease, '--lease-ttl', '2']);
+    const writer = await spawn(path.join(tempDir(), 'w'), ['--archive', url, '--archive-interval-ms', '200', '--lease', lease, '--lease-ttl', '5']);
     await until('the writer holds the lease', async () => (await health(writer)).lease?.state === 'held', 30_000);
     const repo = await register(writer.url, 'alpha');
     expect((await newTask(writer, repo, 'seed')).status).to.equal(200);
-    const standby = await spawn(path.join(tempDir(), 's'), ['--follow', url, '--follow-interval-ms', '200', '--lease', lease, '--lease-ttl', '2']);
+    const standby = await spawn(path.join(tempDir(), 's'), ['--follow', url, '--follow-interval-ms', '200', '--lease', lease, '--lease-ttl', '5']);
     await until('the standby follows the repository', async () => (await health(standby)).follow?.repositories?.length === 1, 60_000);
     // The writer is alive and holds the lease: the promotion gives up before any claim.
     const early = await cli(['promote', '--server', standby.url, '--timeout', '4']);
@@ -268,14 +268,14 @@ describe('serve --lease: a stale writer stops (etcd and Swift)', function () {
   it('one id never names two things: after a kill -9 and a failover, ids continue past those the old writer acknowledged but never shipped', async () => {
     const url = `s3://${BUCKET}/ids/`;
     const lease = etcd().leaseUrl('ids');
-    const writer = await spawn(path.join(tempDir(), 'w'), ['--archive', url, '--archive-interval-ms', '200', '--lease', lease, '--lease-ttl', '2']);
+    const writer = await spawn(path.join(tempDir(), 'w'), ['--archive', url, '--archive-interval-ms', '200', '--lease', lease, '--lease-ttl', '5']);
     await until('the writer holds the lease', async () => (await health(writer)).lease?.state === 'held', 30_000);
     const repo = await register(writer.url, 'alpha');
     const sprint = (s: ChildServer, n: string) => api(s.url, 'POST', `${AUTH}/${repo}/sprints`, { json: { title: n, artifact_path: 'docs/plan.md', artifact_heading: 'Sprint', artifact_body: `# Sprint\n- [ ] item ${n} {#i${n}}\n` } });
     expect((await newTask(writer, repo, 'shipped')).status).to.equal(200);
     expect((await sprint(writer, 'shipped')).status).to.equal(200);
     const standbyDir = path.join(tempDir(), 's');
-    const standby = await spawn(standbyDir, ['--follow', url, '--follow-interval-ms', '200', '--lease', lease, '--lease-ttl', '2', '--failover', 'auto']);
+    const standby = await spawn(standbyDir, ['--follow', url, '--follow-interval-ms', '200', '--lease', lease, '--lease-ttl', '5', '--failover', 'auto']);
     await until('everything shipped and applied', async () => {
       const w = await health(writer);
       const f = await health(standby);
@@ -321,7 +321,7 @@ describe('serve --lease: a stale writer stops (etcd and Swift)', function () {
     expect(await standby.exited).to.equal(0);
     const fsck = await cli(['fsck', '--data', standbyDir]);
     expect(fsck.code, fsck.stdout + fsck.stderr).to.equal(0);
-    const again = await spawn(standbyDir, ['--archive', url, '--archive-interval-ms', '200', '--lease', lease, '--lease-ttl', '2']);
+    const again = await spawn(standbyDir, ['--archive', url, '--archive-interval-ms', '200', '--lease', lease, '--lease-ttl', '5']);
     await until('the restarted writer holds the lease', async () => (await health(again)).lease?.state === 'held', 60_000);
     const listed = (await api(again.url, 'GET', `${AUTH}/${repo}/tasks`)).json.tasks.map((t: any) => t.task_id);
     expect(listed).to.have.members(tasks);

@@ -715,6 +715,13 @@ describe('reviewer UI in Chromium', function () {
     await check(w);
     // the outcome filter: only failing runs
     await w.page.getByRole('navigation', { name: 'Filter by CI outcome' }).getByRole('link', { name: 'fail' }).click();
+    // The link changes the URL first and the rows when the filtered page arrives: wait for both,
+    // not for a row the unfiltered page already shows (a filter that does not filter times out).
+    await w.page.waitForURL(/[?&]outcome=fail\b/);
+    await w.page.waitForFunction(() => {
+      const badges = [...document.querySelectorAll('.jobs tbody tr .job-outcome .badge')];
+      return badges.length > 0 && badges.every((b) => b.textContent?.trim() === 'fail');
+    });
     await check(w);
     expect(new URL(w.page.url()).searchParams.get('outcome')).to.equal('fail');
     const outcomes = await w.page.locator('.jobs tbody tr .job-outcome .badge').allInnerTexts();
