@@ -98,8 +98,8 @@ describe('archive object store: S3 on Swift s3api', function () {
     await store.delete('k/1');
   });
 
-  it('streams a 64 MiB object up (multipart) and down with bounded memory, byte-exact', async () => {
-    const size = 64 * 1024 * 1024;
+  it('streams a 128 MiB object up (multipart) and down with bounded memory, byte-exact', async () => {
+    const size = 128 * 1024 * 1024;
     const sha256 = await sha256Of(generated(size)());
     const up = await peakRise(() => store.put('packs/big', generated(size), { sha256, size }));
     expect(await store.head('packs/big')).to.include({ size, sha256 });
@@ -110,10 +110,12 @@ describe('archive object store: S3 on Swift s3api', function () {
     });
     expect(down.result).to.equal(sha256);
     if (process.env.CAIRN_TEST_VERBOSE) console.log(`      upload rise ${(up.rise / 2 ** 20).toFixed(1)} MiB, download rise ${(down.rise / 2 ** 20).toFixed(1)} MiB`);
-    // Holding the whole object would rise by at least 64 MiB; the upload holds up to three
-    // 8 MiB parts (two in flight, one filling) plus the SDK's copies: ~33 MiB measured.
-    expect(up.rise, 'upload memory rise').to.be.below(48 * 1024 * 1024);
-    expect(down.rise, 'download memory rise').to.be.below(48 * 1024 * 1024);
+    // Holding the whole object would rise by at least 128 MiB; the upload holds up to three
+    // 8 MiB parts (two in flight, one filling) plus the SDK's and the socket's copies: 34 MiB
+    // measured on an idle machine, up to 63 MiB with the store slowed by a loaded machine (parts
+    // wait longer in flight), which no longer comes near the whole object's size.
+    expect(up.rise, 'upload memory rise').to.be.below(80 * 1024 * 1024);
+    expect(down.rise, 'download memory rise').to.be.below(80 * 1024 * 1024);
     await store.delete('packs/big');
   });
 
