@@ -608,5 +608,16 @@ describe('reviewer UI: the change page, diff first (Chromium)', function () {
     await marked.waitFor();
     expect(await marked.locator('td.ln[data-side="base"]').getAttribute('data-n')).to.equal('6');
     expect(w.errors).to.deep.equal([]);
+    // The same marks in the dark theme and at phone width (a link per place, nothing cut off).
+    for (const [scheme, width, height, name] of [['dark', 1400, 900, 'change-moved-across-dark'], ['light', 390, 844, 'change-moved-across-phone-light'], ['dark', 390, 844, 'change-moved-across-phone-dark']] as const) {
+      const v = await open({ colorScheme: scheme, width, height });
+      await v.page.goto(url(c.change));
+      const moved = file(v.page, 'src/util/money.ts').locator('tr.moved').first();
+      await moved.waitFor();
+      expect(await file(v.page, 'src/util/money.ts').locator('.moved-link').allInnerTexts()).to.deep.equal(['moved from src/cart/price.ts:6']);
+      await moved.scrollIntoViewIfNeeded();
+      await shot(v.page, name);
+      expect(v.errors).to.deep.equal([]);
+    }
   });
 });
