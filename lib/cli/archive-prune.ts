@@ -2,9 +2,7 @@
 // objects no kept manifest names (lib/archive/prune.ts; docs/operations.md "Archive retention").
 // Runs against the object store only: no data directory, no server.
 import { pruneArchive, type PruneReport } from '../archive/prune.js';
-import { ObjectStoreError } from '../archive/object-store.js';
-import { openS3Store } from '../archive/s3-store.js';
-import { archiveStore } from '../archive/encryption.js';
+import { openArchiveArgs } from './archive-store-args.js';
 import { DEFAULT_GRACE, DEFAULT_RETENTION, parseDuration, parseRetention } from '../domain/archive-retention.js';
 import { Invalid } from '../domain/errors.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
@@ -87,13 +85,7 @@ export async function archivePruneCommand(argv: string[]): Promise<number> {
     if (err instanceof Invalid) throw new CliUsageError(err.message);
     throw err;
   }
-  let store;
-  try {
-    store = await archiveStore(await openS3Store(values.from, process.env, typeof values['archive-config'] === 'string' ? values['archive-config'] : undefined), typeof values['archive-key-file'] === 'string' ? values['archive-key-file'] : undefined);
-  } catch (err) {
-    if (err instanceof ObjectStoreError && err.kind === 'config') throw new CliUsageError(err.message);
-    throw err;
-  }
+  const store = await openArchiveArgs(values.from, values);
   try {
     const progress = process.stderr.isTTY === true ? (m: string): void => { process.stderr.write(`${m}\n`); } : undefined;
     const report = await pruneArchive(store, { policy, graceMs, dryRun: values['dry-run'] === true, ...(progress ? { log: progress } : {}) });

@@ -1,9 +1,7 @@
 // `cairn archive verify`: restore the archive's newest manifest (or a sample of repositories, or
 // all) into a temporary directory and check it (lib/authority/archive-verify.ts;
 // docs/operations.md "Verifying the archive"). Runs against the object store only.
-import { ObjectStoreError } from '../archive/object-store.js';
-import { openS3Store } from '../archive/s3-store.js';
-import { archiveStore } from '../archive/encryption.js';
+import { openArchiveArgs } from './archive-store-args.js';
 import { verifyArchive, type VerifyReport, type VerifySelection } from '../authority/archive-verify.js';
 import { formatBytes } from '../client/progress.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
@@ -73,13 +71,7 @@ export async function archiveVerifyCommand(argv: string[]): Promise<number> {
   }
   const concurrency = parseConcurrency(String(values.concurrency));
   const url = String(values.from);
-  let store;
-  try {
-    store = await archiveStore(await openS3Store(url, process.env, values['archive-config'] === undefined ? undefined : String(values['archive-config'])), values['archive-key-file'] === undefined ? undefined : String(values['archive-key-file']));
-  } catch (err) {
-    if (err instanceof ObjectStoreError && err.kind === 'config') throw new CliUsageError(err.message);
-    throw err;
-  }
+  const store = await openArchiveArgs(url, values);
   let report: VerifyReport;
   try {
     report = await verifyArchive(store, { url, selection, concurrency });

@@ -6,8 +6,7 @@ import path from 'node:path';
 import { ObjectStoreError } from '../archive/object-store.js';
 import { archivedRepositoryRecords, restoreArchive, type ManifestTarget, type RestoredRepository } from '../archive/restore.js';
 import { repositoryInArchive } from './target.js';
-import { openS3Store } from '../archive/s3-store.js';
-import { archiveStore } from '../archive/encryption.js';
+import { openArchiveArgs } from './archive-store-args.js';
 import { proveRestored } from '../authority/archive-verify.js';
 import { parseU32 } from '../domain/repository.js';
 import { formatBytes, progressFor } from '../client/progress.js';
@@ -106,13 +105,7 @@ export async function restoreCommand(argv: string[]): Promise<number> {
   }
   const json = useJson(values.json);
   const url = String(values.from);
-  let store;
-  try {
-    store = await archiveStore(await openS3Store(url, process.env, values['archive-config'] === undefined ? undefined : String(values['archive-config'])), values['archive-key-file'] === undefined ? undefined : String(values['archive-key-file']));
-  } catch (err) {
-    if (err instanceof ObjectStoreError && err.kind === 'config') throw new CliUsageError(err.message);
-    throw err;
-  }
+  const store = await openArchiveArgs(url, values);
   let repos: number[] = [];
   if (repoValues.some((r) => !/^\d+$/.test(r))) {
     const records = await archivedRepositoryRecords(store);
