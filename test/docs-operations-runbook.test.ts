@@ -16,10 +16,10 @@ import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { CLI, PROJECT_ROOT, tempDir } from './helpers.js';
+import { PROJECT_ROOT } from './helpers.js';
 import { useSwift } from './swift.js';
 import { etcdMissing, startEtcd, type EtcdServer } from './etcd.js';
-import { matches, normalize, runnableSteps, runSteps } from './docs-steps.js';
+import { matches, normalize, runnableSteps, runSteps, scratchShell } from './docs-steps.js';
 
 const FILE = 'docs/operations.md';
 
@@ -77,26 +77,12 @@ describe(`${FILE}: the runbook, run as written`, function () {
     const there = (text: string): string => { for (const [a, b] of moved) text = text.split(a).join(b); return text; };
     const back = (text: string): string => { for (const [a, b] of moved) text = text.split(b).join(a); return text; };
 
-    const dir = tempDir('cairn-runbook-');
-    const bin = path.join(dir, '.bin');
-    await fsp.mkdir(bin);
-    await fsp.writeFile(path.join(bin, 'cairn'), `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`, { mode: 0o755 });
-    const home = path.join(dir, '.home');
-    await fsp.mkdir(home);
-    const env = {
-      ...process.env,
-      PATH: `${bin}:${process.env.PATH}`,
-      HOME: home,
-      XDG_CONFIG_HOME: path.join(home, '.config'),
-      PAGER: 'cat',
-      NO_COLOR: '1',
-      TERM: 'dumb',
-      COLUMNS: '200',
+    const { dir, env } = await scratchShell('cairn-runbook-', {
       AWS_ACCESS_KEY_ID: swift().accessKeyId,
       AWS_SECRET_ACCESS_KEY: swift().secretAccessKey,
       AWS_REGION: swift().region,
       AWS_ENDPOINT_URL_S3: swift().endpoint,
-    };
+    });
     try {
       // Bounded below the test's timeout: a step that waits forever (a server that never
       // answers) fails with what the steps printed so far.

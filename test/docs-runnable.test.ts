@@ -7,33 +7,19 @@
 // each command printed, to write a block's output from.
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
-import { promises as fsp, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { CLI, PROJECT_ROOT, startTestServer, tempDir, type TestServer } from './helpers.js';
-import { matches, normalize, runnableSteps, runSteps } from './docs-steps.js';
+import { PROJECT_ROOT, startTestServer, type TestServer } from './helpers.js';
+import { matches, normalize, runnableSteps, runSteps, scratchShell } from './docs-steps.js';
 
 /** A scratch directory with `cairn` on PATH and the documented server address served by `server`. */
 async function runDocument(file: string, documented: string, server: TestServer): Promise<void> {
   const steps = runnableSteps(readFileSync(path.join(PROJECT_ROOT, file), 'utf8'), file);
   expect(steps.length, `${file} has no runnable blocks`).to.be.above(0);
   const actual = server.url.replace(/^http:\/\//, '');
-  const dir = tempDir('cairn-docs-');
-  const bin = path.join(dir, '.bin');
-  await fsp.mkdir(bin);
-  await fsp.writeFile(path.join(bin, 'cairn'), `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`, { mode: 0o755 });
-  const home = path.join(dir, '.home');
-  await fsp.mkdir(home);
-  const env = {
-    ...process.env,
-    PATH: `${bin}:${process.env.PATH}`,
-    HOME: home,
-    XDG_CONFIG_HOME: path.join(home, '.config'),
-    PAGER: 'cat',
-    NO_COLOR: '1',
-    TERM: 'dumb',
-    COLUMNS: '200',
+  const { dir, env } = await scratchShell('cairn-docs-', {
     GIT_AUTHOR_NAME: 'Alice', GIT_AUTHOR_EMAIL: 'alice@example.com', GIT_COMMITTER_NAME: 'Alice', GIT_COMMITTER_EMAIL: 'alice@example.com',
-  };
+  });
   const run = steps.map((s) => ({ ...s, command: s.command.split(documented).join(actual) }));
   const results = await runSteps(run, dir, env);
   const problems: string[] = [];

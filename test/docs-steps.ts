@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
+import { CLI, tempDir } from './helpers.js';
 
 export interface Step {
   /** The shell text of one command (continuation lines and here-documents included). */
@@ -129,3 +130,29 @@ export async function runSteps(steps: Step[], dir: string, env: NodeJS.ProcessEn
   });
 }
 
+
+/**
+ * A scratch directory for a document's commands: `cairn` on PATH (this checkout's CLI), a HOME of
+ * its own, no pager or colour, wide columns, and `extra` on top (a store's credentials, git's
+ * author).
+ */
+export async function scratchShell(prefix: string, extra: Record<string, string>): Promise<{ dir: string; env: NodeJS.ProcessEnv }> {
+  const dir = tempDir(prefix);
+  const bin = path.join(dir, '.bin');
+  await fsp.mkdir(bin);
+  await fsp.writeFile(path.join(bin, 'cairn'), `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`, { mode: 0o755 });
+  const home = path.join(dir, '.home');
+  await fsp.mkdir(home);
+  const env = {
+    ...process.env,
+    PATH: `${bin}:${process.env.PATH}`,
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, '.config'),
+    PAGER: 'cat',
+    NO_COLOR: '1',
+    TERM: 'dumb',
+    COLUMNS: '200',
+    ...extra,
+  };
+  return { dir, env };
+}
