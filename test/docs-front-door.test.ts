@@ -9,9 +9,8 @@
 import { expect } from 'chai';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
-import { CLI, PROJECT_ROOT, tempDir, until } from './helpers.js';
+import { CLI, PROJECT_ROOT, tempDir, until, freePort } from './helpers.js';
 
 const OPERATIONS = readFileSync(path.join(PROJECT_ROOT, 'docs/operations.md'), 'utf8');
 const CADDY = ['/usr/bin/caddy', '/usr/local/bin/caddy'].find((p) => existsSync(p));
@@ -32,16 +31,6 @@ export function frontDoorBlocks(markdown: string): Block[] {
   }));
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 (CADDY || process.env.CI ? describe : describe.skip)('docs/operations.md "A front door", run as written', function () {
   this.timeout(180_000);

@@ -12,24 +12,16 @@
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { existsSync, promises as fsp, readFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { PROJECT_ROOT } from './helpers.js';
+import { PROJECT_ROOT, freePort } from './helpers.js';
 import { useSwift } from './swift.js';
 import { etcdMissing, startEtcd, type EtcdServer } from './etcd.js';
 import { matches, normalize, runnableSteps, runSteps, scratchShell } from './docs-steps.js';
 
 const FILE = 'docs/operations.md';
 
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((resolve) => s.close(resolve));
-  return port;
-}
 
 /** Every cairn.lock.pid below `dir` (the servers the blocks started and did not stop). */
 async function pidFiles(dir: string): Promise<string[]> {

@@ -8,9 +8,8 @@
 import { expect } from 'chai';
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
-import { CLI, PROJECT_ROOT, api, tempDir, until } from './helpers.js';
+import { CLI, PROJECT_ROOT, api, tempDir, until, freePort } from './helpers.js';
 import { hasGit } from './git-fixture.js';
 
 const OPERATIONS = readFileSync(path.join(PROJECT_ROOT, 'docs/operations.md'), 'utf8');
@@ -30,16 +29,6 @@ export function teamSetupBlocks(markdown: string): string[] {
   return blocks;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function run(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {

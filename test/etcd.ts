@@ -4,10 +4,10 @@
 // saying so — except under CI (the CI variable set), where a missing etcd fails them.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, promises as fsp } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort } from './free-port.js';
 
 const ETCD = '/usr/bin/etcd';
 
@@ -32,13 +32,6 @@ export function etcdMissing(): string | null {
   return existsSync(ETCD) ? null : `etcd is not installed (no ${ETCD}; .ci/run installs Debian's etcd-server)`;
 }
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(0, '127.0.0.1', resolve); });
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 async function healthy(port: number, ms = 2000): Promise<boolean> {
   try {

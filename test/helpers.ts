@@ -15,6 +15,7 @@ import { pino } from 'pino';
 import { startServer, type RunningServer, type ServerOptions } from '../lib/cli/serve.js';
 import { pull, type PullOptions } from '../lib/client/transfer.js';
 import { checkAnswer } from './contract.js';
+export { freePort } from './free-port.js';
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const CLI = path.join(PROJECT_ROOT, 'bin/cairn.js');
