@@ -357,6 +357,9 @@ function emptyPack(): Buffer {
     expect(await changes(s)).to.deep.equal([]);
 
     // A client that goes away in the middle of its body: nothing is written, the quarantine goes.
+    // (The refused pushes' quarantines are gone first, so the wait below sees this push's.)
+    const quarantines = async () => (await fsp.readdir(path.join(data, 'git-shadow', 'quarantine')).catch(() => [])).length;
+    await until('the refused pushes\' quarantines are removed', async () => ((await quarantines()) === 0 ? true : null));
     const u = new URL(`${url}/git-receive-pack`);
     const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': 'application/x-git-receive-pack-request', 'content-length': '100000' } });
     req.on('error', () => undefined);
@@ -367,6 +370,22 @@ function emptyPack(): Buffer {
     expect(await changes(s)).to.deep.equal([]);
     // No quarantine is left behind.
     expect(await fsp.readdir(path.join(data, 'git-shadow', 'quarantine')).catch(() => [])).to.deep.equal([]);
+
+    // Clients that go away at once, some before the server has read their request: each is
+    // let go (its git place and quarantine freed), none waits for a body that will never come.
+    for (let i = 0; i < 20; i++) {
+      const gone = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': 'application/x-git-receive-pack-request', 'content-length': '100000' } });
+      gone.on('error', () => undefined);
+      gone.write(Buffer.concat([pkt(`${'0'.repeat(40)} ${'ab'.repeat(20)} refs/for/main\0report-status\n`), Buffer.from('0000PACK')]));
+      if (i % 2 === 0) gone.destroy();
+      else setImmediate(() => gone.destroy());
+    }
+    await until('every quarantine is removed', async () => ((await quarantines()) === 0 ? true : null));
+    // Their git places are free: this client's four (perClient) serve four reads at once, where a
+    // request still waiting for its body would hold one until the body's 30 s timeout.
+    const reads = await Promise.all([0, 1, 2, 3].map(() => client(['ls-remote', url])));
+    for (const r of reads) expect(r.code, r.stderr).to.equal(0);
+    expect(await changes(s)).to.deep.equal([]);
   });
 
   it('refuses a pushed tree naming a blob of another line it did not bring (nothing is borrowed from the shadow); an honest push still passes', async () => {

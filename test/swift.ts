@@ -83,8 +83,32 @@ async function healthy(port: number, ms = 2000): Promise<boolean> {
 }
 
 /**
- * Start Swift on four free loopback ports; resolves when the proxy answers its health check
- * and the three storage servers accept connections (bounded by `readyMs`).
+ * Whether Swift serves a write end to end: a token from tempauth, a container PUT (the account
+ * and container servers) and an object PUT (the object server). A proxy that answers its health
+ * check may still answer 503 to the first writes while its storage servers start.
+ */
+async function serves(port: number, ms = 10_000): Promise<boolean> {
+  try {
+    const signal = AbortSignal.timeout(ms);
+    const auth = await fetch(`http://127.0.0.1:${port}/auth/v1.0`, { headers: { 'x-auth-user': 'test:tester', 'x-auth-key': 'testing' }, signal });
+    await auth.arrayBuffer();
+    const token = auth.headers.get('x-auth-token');
+    const storage = auth.headers.get('x-storage-url');
+    if (!auth.ok || !token || !storage) return false;
+    const put = async (p: string, body?: string) => {
+      const res = await fetch(`${storage}${p}`, { method: 'PUT', headers: { 'x-auth-token': token }, body, signal });
+      await res.arrayBuffer();
+      return res.status >= 200 && res.status < 300;
+    };
+    return (await put('/cairn-warm-up')) && (await put('/cairn-warm-up/probe', 'ok'));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Start Swift on four free loopback ports; resolves when the proxy answers its health check,
+ * the three storage servers accept connections and a write goes through (bounded by `readyMs`).
  */
 export async function startSwift(readyMs = 240_000): Promise<SwiftServer> {
   const missing = swiftMissing();
@@ -113,7 +137,7 @@ export async function startSwift(readyMs = 240_000): Promise<SwiftServer> {
     if (exited) throw new Error(`swift exited before it was ready:\n${log}`);
     if (await healthy(ports[0]!)) {
       const backends = await Promise.all(ports.slice(1).map(accepts));
-      if (backends.every(Boolean)) break;
+      if (backends.every(Boolean) && await serves(ports[0]!)) break;
     }
     if (Date.now() > deadline) { await stop(); throw new Error(`swift was not ready within ${readyMs} ms:\n${log}`); }
     await sleep(100);

@@ -576,6 +576,8 @@ describe('reviewer UI in Chromium', function () {
     await w.page.goto(`${s.url}/ui/repos/${sx.repo}/changes/${c.change}`);
     const file = w.page.locator('.diff-file[data-path="big.txt"]');
     await file.locator('.left-out', { hasText: 'This file is too large to show as a diff; compare the two versions. a side is 1228805 bytes, over the 1048576 whose hunks are shown' }).waitFor();
+    // The head's badges and counts are built once the file comes near the view (an observer): wait for them.
+    await file.locator('.badge', { hasText: 'too large' }).waitFor();
     expect(await file.locator('.badge', { hasText: 'too large' }).count()).to.equal(1);
     // Counted all the same: one line added.
     expect(await file.locator('.file-head .stat').innerText()).to.equal('+1 −0');

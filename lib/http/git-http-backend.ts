@@ -589,6 +589,8 @@ export async function receiveForReview(
   const abort = new AbortController();
   const onClose = () => { if (!ctx.res.writableFinished) abort.abort(); };
   ctx.res.once('close', onClose);
+  // A client gone before this handler ran has had its close events already: none would come.
+  if (ctx.res.destroyed || ctx.req.socket?.destroyed) abort.abort();
   // A push runs git too (receive-pack, cat-file): it waits for one of the places git serving has
   // before its body is read (./git-places.ts).
   let release: () => void;
@@ -608,6 +610,7 @@ export async function receiveForReview(
     ctx.req.on('error', aborted);
     ctx.req.once('close', () => { if (!ctx.req.complete) aborted(); });
     abort.signal.addEventListener('abort', aborted, { once: true });
+    if (abort.signal.aborted || (ctx.req.destroyed && !ctx.req.complete)) aborted();
     if (encoding === 'gzip' || encoding === 'x-gzip') {
       const gunzip = createGunzip();
       limited.on('error', (err) => gunzip.destroy(err));

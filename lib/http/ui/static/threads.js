@@ -204,6 +204,9 @@ export function useThreadState({ repo, change, viewed, selected, open, me, versi
   const reload = useCallback(async (fromPage) => {
     if (!viewed) return;
     const mine = ++generation.current;
+    // After a write of this page's, an early read not taken yet may have started before the write:
+    // it is dropped, so the page's next read (an event, the write's own) cannot take it and undo the write.
+    if (fromPage !== true) early = null;
     try {
       const taken = fromPage === true ? takeEarly(repo, changeId, viewed, me || undefined) : null;
       const r = await (taken ? taken.catch(() => loadThreads(repo, changeId, viewed, me || undefined)) : loadThreads(repo, changeId, viewed, me || undefined));
