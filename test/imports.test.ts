@@ -32,8 +32,8 @@ const ALLOWED: Record<string, string[]> = {
   store: ['store', 'domain'],
   // The object-store seam of the archive (lib/archive): below the authority, beside the store.
   archive: ['archive', 'store', 'domain'],
-  // The consensus-store seam of the writer lease (lib/lease: etcd): beside the archive's.
-  lease: ['lease', 'domain'],
+  // The writer lease's stores (lib/lease: etcd, or the archive's object store through its seam).
+  lease: ['lease', 'archive', 'store', 'domain'],
   authority: ['authority', 'archive', 'lease', 'store', 'domain'],
   http: ['http', 'authority', 'domain'],
   client: ['client', 'domain', 'store'],

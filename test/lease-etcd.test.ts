@@ -37,6 +37,8 @@ describe('serve --lease: bad lease URLs and flags are usage errors', function ()
     [['--archive', 's3://b/p/', '--lease', 'etcd://127.0.0.1:2379/cairn', '--lease-ttl', '1'], /--lease-ttl must be an integer from 2 to 3600/],
     [['--archive', 's3://b/p/', '--lease', 'etcd://127.0.0.1:2379/cairn', '--failover', 'auto'], /--failover auto needs --follow/],
     [['--follow', 's3://b/p/', '--failover', 'auto'], /--failover auto needs --lease/],
+    [['--follow', 's3://b/p/', '--lease', 'archive', '--failover', 'auto'], /--failover auto needs --lease etcd:\/\/…: with --lease archive the writer writes no heartbeat/],
+    [['--archive', 's3://b/p/', '--lease', 'archives'], /--lease: .*or the word archive/],
   ];
   for (const [args, message] of cases) {
     it(`refuses ${args.join(' ')}`, async () => {

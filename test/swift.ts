@@ -83,26 +83,24 @@ async function healthy(port: number, ms = 2000): Promise<boolean> {
 }
 
 /**
- * Whether Swift serves a write end to end: a token from tempauth, a container PUT (the account
- * and container servers) and an object PUT (the object server). A proxy that answers its health
- * check may still answer 503 to the first writes while its storage servers start.
+ * Whether Swift serves a write end to end through its S3 API: a bucket and an object PUT (the
+ * account, container and object servers). A proxy that answers its health check may still
+ * answer 503 to the first writes while its storage servers start.
  */
 async function serves(port: number, ms = 10_000): Promise<boolean> {
+  const { S3Client, CreateBucketCommand, PutObjectCommand } = await import('@aws-sdk/client-s3');
+  const s3 = new S3Client({ region: 'us-east-1', endpoint: `http://127.0.0.1:${port}`, forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: 'test:tester', secretAccessKey: 'testing' } });
   try {
     const signal = AbortSignal.timeout(ms);
-    const auth = await fetch(`http://127.0.0.1:${port}/auth/v1.0`, { headers: { 'x-auth-user': 'test:tester', 'x-auth-key': 'testing' }, signal });
-    await auth.arrayBuffer();
-    const token = auth.headers.get('x-auth-token');
-    const storage = auth.headers.get('x-storage-url');
-    if (!auth.ok || !token || !storage) return false;
-    const put = async (p: string, body?: string) => {
-      const res = await fetch(`${storage}${p}`, { method: 'PUT', headers: { 'x-auth-token': token }, body, signal });
-      await res.arrayBuffer();
-      return res.status >= 200 && res.status < 300;
-    };
-    return (await put('/cairn-warm-up')) && (await put('/cairn-warm-up/probe', 'ok'));
+    await s3.send(new CreateBucketCommand({ Bucket: 'cairn-warm-up' }), { abortSignal: signal }).catch((err: { name?: string }) => {
+      if (err.name !== 'BucketAlreadyOwnedByYou' && err.name !== 'BucketAlreadyExists') throw err;
+    });
+    await s3.send(new PutObjectCommand({ Bucket: 'cairn-warm-up', Key: 'probe', Body: 'ok' }), { abortSignal: signal });
+    return true;
   } catch {
     return false;
+  } finally {
+    s3.destroy();
   }
 }
 

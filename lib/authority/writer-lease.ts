@@ -1,21 +1,21 @@
-// `cairn serve --lease etcd://HOST:PORT/PREFIX`: the writer acknowledges a commit only while it
-// holds the writer lease in etcd (lib/lease/etcd-lease.ts; docs/operations.md "Writer lease
-// (etcd)"). Two checks: a mutating request is refused (503) before anything is written when the
+// `cairn serve --lease etcd://HOST:PORT/PREFIX` or `--lease archive`: the writer acknowledges a
+// commit only while it holds the writer lease, in etcd (lib/lease/etcd-lease.ts) or in the
+// archive (lib/lease/object-store-lease.ts); docs/operations.md "Writer lease". Two checks: a mutating request is refused (503) before anything is written when the
 // lease is not held now (`refusal`, asked by the HTTP layer), and a commit already under way is
 // checked again at its acknowledge point (`acknowledge`, the commit queue's hook, after
 // --archive-sync's): one whose deadline passed meanwhile is durable here but answered 503. The
-// same hook reserves id blocks in etcd before an id from a new block is acknowledged (hi-lo),
+// same hook reserves id blocks in the lease's store before an id from a new block is acknowledged (hi-lo),
 // so a writer that takes over starts every id space past what the old one may have handed out.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Busy } from '../domain/errors.js';
-import type { EtcdWriterLease, WriterRecord } from '../lease/etcd-lease.js';
+import type { LeaseBackend, WriterRecord } from '../lease/lease-backend.js';
 import type { Log } from './logger.js';
 
-/** Ids reserved per block: one etcd transaction per this many new ids of one id space. */
+/** Ids reserved per block: one write to the lease's store per this many new ids of one id space. */
 export const ID_BLOCK = 100;
 
 export interface WriterLeaseOptions {
-  lease: EtcdWriterLease;
+  lease: LeaseBackend;
   log: Log;
   /** The highest sequence used now per id space of a repository (`task`, `change`, …), or null when it is not open. */
   idHighs?: (index: number) => Record<string, number> | null;
@@ -139,6 +139,7 @@ export class WriterLease {
     let said = false;
     for (;;) {
       if (lease.state === 'held') return;
+      if (lease.state === 'superseded') throw new Error(this.refusal() ?? 'superseded');
       if (signal?.aborted) throw new Error('stopped before the writer lease was taken');
       if (this.closed) throw new Error('the server is stopping');
       let taken = null;
@@ -146,7 +147,7 @@ export class WriterLease {
         taken = await lease.tryTakeover();
         if (!taken) this.waitingOn = await lease.holder();
       } catch (err) {
-        if (!said) this.o.log.warn({ lease: this.url, problem: (err as Error).message }, 'lease: etcd does not answer yet; retrying');
+        if (!said) this.o.log.warn({ lease: this.url, problem: (err as Error).message }, 'lease: the lease store does not answer yet; retrying');
         said = true;
       }
       if (taken) {
@@ -174,7 +175,7 @@ export class WriterLease {
     }
   }
 
-  /** Called by the etcd lease when another writer took over: refuse from now on, and say so. */
+  /** Called by the lease when another writer took over: refuse from now on, and say so. */
   superseded(by: WriterRecord | null): void {
     const why = `superseded: another writer took the writer lease (${this.url}): ${describe(by)}`;
     this.o.log.error({ lease: this.url, writer: by?.node ?? null, writer_url: by?.url ?? null }, 'lease: another writer took the lease over; this server acknowledges no more writes');
@@ -191,7 +192,7 @@ export class WriterLease {
     this.o.lease.stopAcknowledging();
   }
 
-  /** Give the lease up in etcd (revoked: a successor may take it at once). Only after stopAcknowledging. */
+  /** Give the lease up (etcd: revoked; the archive: a released fence): a successor may take it at once. Only after stopAcknowledging. */
   async release(): Promise<void> {
     if (!this.stopped) this.stopAcknowledging('this server released the writer lease');
     await this.o.lease.release();

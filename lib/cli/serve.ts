@@ -43,11 +43,14 @@ import { openS3Store } from '../archive/s3-store.js';
 import { archiveStore } from '../archive/encryption.js';
 import { ObjectStoreError } from '../archive/object-store.js';
 import { readArchiveId } from '../archive/generations.js';
+import { canonicalArchiveUrl } from '../archive/archive-url.js';
 import { DEFAULT_GRACE, parseDuration, parseRetention } from '../domain/archive-retention.js';
 import { fencedRefusal, handedOverRefusal, readArchiveFile } from '../archive/archive-file.js';
 import { Follower, type FollowOptions } from '../authority/follower.js';
 import { WriterLease } from '../authority/writer-lease.js';
 import { EtcdWriterLease, LeaseUrlError, parseLeaseUrl, type LeaseLocation } from '../lease/etcd-lease.js';
+import { ArchiveWriterLease } from '../lease/object-store-lease.js';
+import type { LeaseBackend, WriterRecord } from '../lease/lease-backend.js';
 import { DEFAULT_GIT_LIMITS, GitPlaces, type GitLimits } from '../http/git-places.js';
 
 export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [--log-level LEVEL] [--log-format pretty|json]
@@ -300,14 +303,19 @@ Options:
                      new or empty; --event-retention is ignored while following
   --follow-interval-ms N
                      look for new manifests this often (default 1000)
-  --lease etcd://HOST:PORT/PREFIX
+  --lease etcd://HOST:PORT/PREFIX | archive
                      with --archive: hold the writer lease in etcd (a TTL lease on the key
                      PREFIX/writer, kept alive) and acknowledge a write only while it is held:
                      otherwise, and once another writer took it, answer 503 naming the writer
                      (docs/operations.md "Writer lease (etcd)"). With --follow: a promotion
-                     takes the lease first, once the old writer's expired
+                     takes the lease first, once the old writer's expired.
+                     archive: no etcd; a time-based fence in the archive itself
+                     (writer-fence/): the writer checks it every third of the TTL, and a
+                     promotion fences the writer and waits one TTL before it writes
+                     (docs/operations.md "Writer lease (archive)"); no --failover auto
   --lease-ttl N      the lease's TTL in seconds (default 10); the writer stops acknowledging
-                     when its last confirmed keep-alive is older than the TTL less a margin
+                     when its last confirmed keep-alive (or fence check) is older than the TTL
+                     less a margin
   --failover auto|manual
                      with --follow and --lease: auto promotes this standby by itself once the
                      writer's lease expired (after it was seen held); manual (default) waits
@@ -395,7 +403,8 @@ export interface ServerOptions {
    * --archive the server acknowledges writes only while it holds it; with --follow a promotion
    * takes it first (`failover: 'auto'`: at once when the writer's lease expires).
    */
-  lease?: { location: LeaseLocation; ttlSeconds: number; failover?: 'auto' | 'manual' };
+  /** `location` 'archive': the lease is kept in the archive's own store (lib/lease/object-store-lease.ts). */
+  lease?: { location: LeaseLocation | 'archive'; ttlSeconds: number; failover?: 'auto' | 'manual' };
   /** Listen on a network address without an auth mode (--insecure-open); otherwise only loopback or behind a front door (./bind-policy.ts). */
   insecureOpen?: boolean;
   /** `tokens`: accounts and personal access tokens (--auth tokens); with a front door too, either names the caller. */
@@ -576,6 +585,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
    */
   const failOver = async (service: CairnService, follower: Follower): Promise<void> => {
     const l = options.lease!;
+    if (l.location === 'archive') return; // refused as a usage error: the archive's writer writes no heartbeat
     const probe = new EtcdWriterLease(l.location, { ttlSeconds: l.ttlSeconds });
     const every = Math.max(200, (l.ttlSeconds * 1000) / 3);
     let seen = false;
@@ -636,14 +646,23 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       const newWriterLease = (): WriterLease => {
         const l = options.lease!;
         let wl: WriterLease | null = null;
-        const etcd = new EtcdWriterLease(l.location, {
+        const common = {
           ttlSeconds: l.ttlSeconds,
           publicUrl: options.publicUrl ?? url,
-          onSuperseded: (by) => wl?.superseded(by),
-          onEvent: (what, detail) => (what === 'regained' ? log.info : log.warn).call(log, { lease: l.location.url, problem: detail }, `lease: ${what}`),
-        });
+          onSuperseded: (by: WriterRecord | null) => wl?.superseded(by),
+          onEvent: (what: string, detail: string) => (what === 'regained' ? log.info : log.warn).call(log, { lease: leaseName(l), problem: detail }, `lease: ${what}`),
+        };
+        const f = options.follow;
+        const backend: LeaseBackend = l.location !== 'archive'
+          ? new EtcdWriterLease(l.location, common)
+          : new ArchiveWriterLease(f ? f.store : options.archive!.store, {
+            ...common,
+            archiveUrl: canonicalArchiveUrl(f ? f.url : options.archive!.url),
+            standby: !!f,
+            generation: () => archiving?.status().generation ?? null,
+          });
         wl = new WriterLease({
-          lease: etcd,
+          lease: backend,
           log,
           idHighs: (index) => service.idHighs(index),
           applyFloors: (floors) => service.setIdFloors(floors),
@@ -716,10 +735,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
             const fenced = await fencedRefusal(service.layout.archiveFile, options.dataDir);
             if (fenced !== null) wl.stopAcknowledging(fenced);
             else {
-              void wl.acquire(leaseHalt.signal).then(async () => {
+              // The generation this directory writes under is named before the lease is taken: the
+              // archive's lease checks that nobody fenced it.
+              void (async () => {
                 const local = await readArchiveFile(service.layout.archiveFile).catch(() => null);
+                if (local && local.generation !== '0') await wl.o.lease.setGeneration(local.generation).catch(() => {});
+                await wl.acquire(leaseHalt.signal);
                 if (local && local.generation !== '0') await wl.o.lease.setGeneration(local.generation);
-              }, (err: Error) => { if (!stopping) log.error({ lease: options.lease!.location.url, problem: err.message }, 'lease: not taken'); });
+              })().catch((err: Error) => { if (!stopping) log.error({ lease: leaseName(options.lease!), problem: err.message }, 'lease: not taken'); });
             }
           }
           startWriters();
@@ -742,6 +765,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   });
   return { url, ready, done, stop, gitPlaces };
 }
+
+/** The lease's location for logs: its etcd URL, or `archive`. */
+const leaseName = (l: { location: LeaseLocation | 'archive' }): string => (l.location === 'archive' ? 'archive' : l.location.url);
 
 /** Git serving's limits as given, or an error naming the one that is not a whole number in range. */
 export function checkGitLimits(l: GitLimits): GitLimits {
@@ -995,11 +1021,11 @@ export async function serve(argv: string[]): Promise<number> {
   let lease: ServerOptions['lease'];
   if (values.lease !== undefined) {
     if (values.archive === undefined && values.follow === undefined) throw new CliUsageError('--lease needs --archive (the writer) or --follow (a standby): the lease guards the archive\'s one writer');
-    let location: LeaseLocation;
+    let location: LeaseLocation | 'archive';
     try {
-      location = parseLeaseUrl(String(values.lease));
+      location = String(values.lease) === 'archive' ? 'archive' : parseLeaseUrl(String(values.lease));
     } catch (err) {
-      if (err instanceof LeaseUrlError) throw new CliUsageError(`--lease: ${err.message}`);
+      if (err instanceof LeaseUrlError) throw new CliUsageError(`--lease: ${err.message} (or the word archive, for a lease kept in the archive itself)`);
       throw err;
     }
     const ttl = Number(values['lease-ttl']);
@@ -1007,6 +1033,7 @@ export async function serve(argv: string[]): Promise<number> {
     const failover = String(values.failover);
     if (failover !== 'auto' && failover !== 'manual') throw new CliUsageError('--failover must be auto or manual');
     if (failover === 'auto' && values.follow === undefined) throw new CliUsageError('--failover auto needs --follow: only a standby fails over');
+    if (failover === 'auto' && location === 'archive') throw new CliUsageError('--failover auto needs --lease etcd://…: with --lease archive the writer writes no heartbeat a standby could miss; promote it with cairn promote');
     lease = { location, ttlSeconds: ttl, failover };
   } else if (values['failover'] !== 'manual') {
     throw new CliUsageError('--failover auto needs --lease: a standby fails over by itself only once the writer\'s lease in etcd expired');

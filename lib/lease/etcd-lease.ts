@@ -12,6 +12,7 @@ import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Etcd3, EtcdLeaseInvalidError, type Lease } from 'etcd3';
+import type { LeaseBackend, LeaseOptions, LeaseState, Takeover, WriterRecord } from './lease-backend.js';
 
 /** `etcd://HOST:PORT/PREFIX` read into its parts. */
 export interface LeaseLocation {
@@ -49,43 +50,12 @@ export function parseLeaseUrl(text: string): LeaseLocation {
   return { host, port, prefix, url: `etcd://${u.hostname}:${port}${prefix}` };
 }
 
-/** What PREFIX/writer holds (JSON). */
-export interface WriterRecord {
-  /** The holder's node id (host, pid and a random part: two processes never share one). */
-  node: string;
-  /** Where clients reach it (serve --public-url, or its listener), or null. */
-  url: string | null;
-  /** The archive generation it writes under, once known. */
-  generation: string | null;
-  /** The takeover that made it the writer (PREFIX/epoch). */
-  epoch: number;
-  since: string;
-}
-
-export type LeaseState = 'idle' | 'held' | 'uncertain' | 'lost' | 'superseded' | 'released';
-
-export interface LeaseOptions {
-  ttlSeconds: number;
-  /** Subtracted from every deadline (default: a fifth of the TTL, at least 250 ms). */
-  marginMs?: number;
-  /** Where clients reach this server, for the record. */
-  publicUrl?: string | null;
-  /** Told when another writer took over (its record, or null when it is gone again). */
-  onSuperseded?: (by: WriterRecord | null) => void;
-  /** Told of keep-alive trouble and recoveries. */
-  onEvent?: (what: 'uncertain' | 'regained' | 'lost', detail: string) => void;
-}
-
-export interface Takeover {
-  /** The highest id reserved so far, per `REPO/SPACE`. */
-  ceilings: Map<string, number>;
-  epoch: number;
-}
+export type { WriterRecord, LeaseState, LeaseOptions, Takeover } from './lease-backend.js';
 
 /** A policy that runs each call once: the lease's own loop decides when to try again. */
 const ONCE = { execute: <T>(fn: (c: { signal: AbortSignal }) => PromiseLike<T> | T) => Promise.resolve().then(() => fn({ signal: new AbortController().signal })) };
 
-export class EtcdWriterLease {
+export class EtcdWriterLease implements LeaseBackend {
   readonly node = `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
   private readonly client: Etcd3;
   private readonly writerKey: string;
