@@ -258,6 +258,12 @@ describe('archive encryption against a real object store (Swift s3api)', functio
     await fsp.writeFile(path.join(work, 'secret.txt'), secret);
     const snap = (await push({ server: child.url, repo, line: 'dev', dir: work, moveLine: true, progress: false })).snapshot_id;
     await caughtUp(child.url, repo);
+    // The key's id (never the key) is shown: /healthz and cairn archive status.
+    const keyId = (await fsp.readFile(keys, 'utf8')).split(':')[0];
+    expect((await api(child.url, 'GET', '/healthz')).json.archive.sealed_with).to.equal(keyId);
+    const shown = await cli(['archive', 'status', '--server', child.url]);
+    expect(shown.stdout).to.include(`sealed with key ${keyId}`);
+    expect(shown.stdout).to.not.include((await fsp.readFile(keys, 'utf8')).split(':')[1]!.trim());
     child.proc.kill('SIGTERM');
     await child.exited;
 

@@ -7,7 +7,8 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { buffer } from 'node:stream/consumers';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { api, cli, register, spawnServer, tempDir, until, type ChildServer } from './helpers.js';
+import { api, cli, register, spawnServer, startTestServer, tempDir, until, type ChildServer } from './helpers.js';
+import type { WriterLease } from '../lib/authority/writer-lease.js';
 import { ArchiveWriterLease, type FenceRecord } from '../lib/lease/object-store-lease.js';
 import { ObjectStoreError, sha256Hex } from '../lib/archive/object-store.js';
 import { MemoryObjectStore } from './memory-store.js';
@@ -103,6 +104,30 @@ describe('the writer lease in the archive (lib/lease/object-store-lease.ts)', fu
     expect(String(failure)).to.match(/generation 3 of the archive was fenced/);
     expect(restarted.state).to.equal('superseded');
     expect(told).to.equal(true);
+  });
+});
+
+describe('the acknowledge point of a write outside a commit queue (--lease)', function () {
+  it('a registration done while the lease was lost is durable but answered 503 committed (no Retry-After); reads are answered', async () => {
+    const s = await startTestServer();
+    try {
+      const service = await s.ready;
+      // The lease was held when the request came in (no refusal before it), and lost by the time it was done.
+      let lost = false;
+      service.writerLease = { refusal: () => (lost ? 'this server cannot be sure it still holds the writer lease (test)' : null) } as unknown as WriterLease;
+      const before = await api(s.url, 'POST', AUTH, { json: { repository_name: 'held', namespace: '', policy_flags: 0 } });
+      expect(before.status, before.text).to.equal(201);
+      lost = true;
+      const res = await api(s.url, 'POST', AUTH, { json: { repository_name: 'late', namespace: '', policy_flags: 0 } });
+      expect(res.status, res.text).to.equal(503);
+      expect(res.json).to.include({ committed: true });
+      expect(res.json.error).to.match(/^done on this server, but not acknowledged: this server cannot be sure it still holds the writer lease/);
+      expect(res.headers.get('retry-after')).to.equal(null);
+      const names = ((await api(s.url, 'GET', AUTH)).json.repositories as { repository_name: string }[]).map((r) => r.repository_name);
+      expect(names).to.include.members(['held', 'late']);
+    } finally {
+      await s.stop();
+    }
   });
 });
 

@@ -358,3 +358,68 @@ describe('serve --lease: a stale writer stops (etcd and Swift)', function () {
     expect(refused.json.error).to.include(standby.url);
   });
 });
+
+describe('serve --lease etcds://: etcd over TLS with its own auth (a user and a password)', function () {
+  this.timeout(300_000);
+  const etcd = useEtcd(true);
+  const swift = useSwift();
+  const children: ChildServer[] = [];
+  const BUCKET_TLS = 'cairn-lease-tls';
+  before(async () => {
+    const admin = new S3Client({ region: swift().region, endpoint: swift().endpoint, forcePathStyle: true, credentials: { accessKeyId: swift().accessKeyId, secretAccessKey: swift().secretAccessKey } });
+    await admin.send(new CreateBucketCommand({ Bucket: BUCKET_TLS }));
+    admin.destroy();
+  });
+  after(async () => {
+    for (const c of children.splice(0)) if (c.proc.exitCode === null && c.proc.signalCode === null) { c.proc.kill('SIGKILL'); await c.exited; }
+  });
+  const spawn = async (args: string[]): Promise<ChildServer> => {
+    const c = await spawnServer(path.join(tempDir(), 'w'), ['--no-ui', ...args], true, swiftEnv(swift()));
+    children.push(c);
+    return c;
+  };
+
+  it('holds the lease with the CA, the user and the password (and writes); with a wrong password it never holds it and refuses writes; no secret is in its output', async () => {
+    const sec = etcd().secrets!;
+    const password = (await fsp.readFile(sec.passwordFile, 'utf8')).trim();
+    const url = etcd().leaseUrl('tls');
+    expect(url).to.match(/^etcds:\/\//);
+    const writer = await spawn(['--archive', `s3://${BUCKET_TLS}/ok/`, '--archive-interval-ms', '200', '--lease', url, '--lease-ttl', '3',
+      '--lease-ca-file', sec.ca, '--lease-cert-file', sec.clientCert, '--lease-key-file', sec.clientKey, '--lease-user', sec.user, '--lease-password-file', sec.passwordFile]);
+    await until('the lease is held over TLS', async () => (await health(writer)).lease?.state === 'held', 60_000);
+    const repo = await register(writer.url, 'alpha');
+    expect((await newTask(writer, repo, 'over TLS')).status).to.equal(200);
+
+    const wrong = path.join(tempDir(), 'wrong-password');
+    await fsp.writeFile(wrong, 'not the password\n');
+    const refused = await spawn(['--archive', `s3://${BUCKET_TLS}/wrong/`, '--archive-interval-ms', '200', '--lease', etcd().leaseUrl('wrong'), '--lease-ttl', '3',
+      '--lease-ca-file', sec.ca, '--lease-cert-file', sec.clientCert, '--lease-key-file', sec.clientKey, '--lease-user', sec.user, '--lease-password-file', wrong]);
+    await until('the server says the lease store does not answer', async () => /lease store does not answer yet/.test(refused.output()), 60_000);
+    const h = await health(refused);
+    expect(h.lease.state).to.equal('idle');
+    const repo2 = await register(refused.url, 'beta').catch((err: Error) => err);
+    expect(String(repo2)).to.match(/503/);
+    for (const c of [writer, refused]) {
+      expect(c.output()).to.not.include(password);
+      expect(c.output()).to.not.include('not the password');
+      expect(c.output()).to.not.include('PRIVATE KEY');
+    }
+  });
+
+  it('refuses TLS files with etcd://, a certificate without its key, a user without a password file, and etcd flags with --lease archive (usage errors, exit 2)', async () => {
+    const sec = etcd().secrets!;
+    const cases: [string[], RegExp][] = [
+      [['--archive', 's3://b/p/', '--lease', 'etcd://127.0.0.1:2379/p', '--lease-ca-file', sec.ca], /--lease-ca-file needs an etcds:\/\/ lease URL/],
+      [['--archive', 's3://b/p/', '--lease', 'etcds://127.0.0.1:2379/p', '--lease-cert-file', sec.clientCert], /--lease-cert-file and --lease-key-file go together/],
+      [['--archive', 's3://b/p/', '--lease', 'etcds://127.0.0.1:2379/p', '--lease-user', 'root'], /--lease-user and --lease-password-file go together/],
+      [['--archive', 's3://b/p/', '--lease', 'archive', '--lease-user', 'root', '--lease-password-file', sec.passwordFile], /--lease-user is for a lease in etcd/],
+      [['--archive', 's3://b/p/', '--lease', 'etcds://127.0.0.1:2379/p', '--lease-ca-file', '/nonexistent/ca.pem'], /--lease-ca-file: ENOENT/],
+    ];
+    for (const [args, message] of cases) {
+      const data = path.join(tempDir(), 'data');
+      const r = await cli(['serve', '--data', data, '--bind', '127.0.0.1:0', ...args]);
+      expect(r.code, `${args.join(' ')}: ${r.stdout}${r.stderr}`).to.equal(2);
+      expect(r.stderr).to.match(message);
+    }
+  });
+});

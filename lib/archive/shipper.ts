@@ -215,6 +215,8 @@ export interface ArchiveStatus {
   repositories: { repository: number; shipped_commit: string; committed: string; lag_seconds: number; lag_bytes: number; uncovered_commits: number; oldest_uncovered_at: string | null }[];
   last_error: string | null;
   last_shipped_at: string | null;
+  /** serve --archive-key-file: the id of the key new objects are sealed with; null: not encrypted (set by lib/authority/archiving.ts). */
+  sealed_with?: string | null;
   /** With a retention policy (serve --archive-keep): the last prune's counts or failure, null before the first. */
   last_prune?: { at: string; deleted_manifests: number; deleted_objects: number; deleted_bytes: number } | { at: string; error: string } | null;
   /** serve --archive-verify-every: the last verification (lib/authority/archive-verify.ts). */

@@ -16,6 +16,7 @@ import { canonicalArchiveUrl, sameArchiveUrl } from '../archive/archive-url.js';
 import { encodeRegistryRecord } from '../store/registry-file.js';
 import { crashPoint } from '../store/crash-point.js';
 import type { ObjectStore } from '../archive/object-store.js';
+import { EncryptedStore } from '../archive/encryption.js';
 import { claimGeneration, ensureArchiveId, Lease, newerClaim, readArchiveId, type ClaimReason } from '../archive/generations.js';
 import { retryDelayMs, Shipper, type ArchiveStatus, type ShipSource } from '../archive/shipper.js';
 import type { CairnService } from './service.js';
@@ -300,10 +301,14 @@ export class Archiving {
 
   /** /healthz and `cairn archive status`. */
   status(): ArchiveStatus {
+    // The key new objects are sealed with (--archive-key-file), never the key itself.
+    const store = this.o.store;
+    const sealed_with = store instanceof EncryptedStore && store.keys ? store.keys.writing.id : null;
     if (this.shipper) {
       const shipping = this.shipper.status();
       return {
         ...shipping,
+        sealed_with,
         ...(this.leaseWhy && shipping.state === 'fenced' ? { last_error: this.leaseWhy } : {}),
         ...(this.handedOver && shipping.state !== 'fenced' ? { state: 'handed_over' as const, last_error: null } : {}),
         ...(this.o.prune ? { last_prune: this.lastPrune } : {}),
@@ -315,6 +320,7 @@ export class Archiving {
       generation: this.generation.toString(),
       state: this.fencedBy ? 'fenced' : this.handedOver ? 'handed_over' : this.startError ? 'error' : 'idle',
       sync: this.o.sync === true,
+      sealed_with,
       lag_seconds: 0,
       uncovered_commits: 0,
       repositories: [],

@@ -54,6 +54,7 @@ interface ArchiveStatus {
   sync?: boolean;
   lag_seconds?: number;
   uncovered_commits?: number;
+  sealed_with?: string | null;
   repositories: { repository: number; shipped_commit: string; committed: string; lag_seconds: number; lag_bytes: number; uncovered_commits?: number }[];
   last_error: string | null;
   last_shipped_at: string | null;
@@ -107,6 +108,7 @@ export async function archiveCommand(argv: string[]): Promise<number> {
       `archive     ${a.url}`,
       `generation  ${a.generation}`,
       `state       ${a.state}${a.sync ? ' (sync: commits answered once archived)' : ''}`,
+      ...(a.sealed_with ? [`sealed with key ${a.sealed_with}`] : []),
       `lag         ${a.lag_seconds ?? 0} s, ${a.uncovered_commits ?? 0} commits uncovered`,
       `last ship   ${a.last_shipped_at ?? '-'}`,
       ...(a.last_error ? [`last error  ${a.last_error}`] : []),

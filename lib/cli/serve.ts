@@ -48,7 +48,7 @@ import { DEFAULT_GRACE, parseDuration, parseRetention } from '../domain/archive-
 import { fencedRefusal, handedOverRefusal, readArchiveFile } from '../archive/archive-file.js';
 import { Follower, type FollowOptions } from '../authority/follower.js';
 import { WriterLease } from '../authority/writer-lease.js';
-import { EtcdWriterLease, LeaseUrlError, parseLeaseUrl, type LeaseLocation } from '../lease/etcd-lease.js';
+import { EtcdWriterLease, LeaseUrlError, parseLeaseUrl, type EtcdAccess, type LeaseLocation } from '../lease/etcd-lease.js';
 import { ArchiveWriterLease } from '../lease/object-store-lease.js';
 import type { LeaseBackend, WriterRecord } from '../lease/lease-backend.js';
 import { DEFAULT_GIT_LIMITS, GitPlaces, type GitLimits } from '../http/git-places.js';
@@ -303,7 +303,7 @@ Options:
                      new or empty; --event-retention is ignored while following
   --follow-interval-ms N
                      look for new manifests this often (default 1000)
-  --lease etcd://HOST:PORT/PREFIX | archive
+  --lease etcd://HOST:PORT/PREFIX | etcds://HOST:PORT/PREFIX | archive
                      with --archive: hold the writer lease in etcd (a TTL lease on the key
                      PREFIX/writer, kept alive) and acknowledge a write only while it is held:
                      otherwise, and once another writer took it, answer 503 naming the writer
@@ -313,6 +313,15 @@ Options:
                      (writer-fence/): the writer checks it every third of the TTL, and a
                      promotion fences the writer and waits one TTL before it writes
                      (docs/operations.md "Writer lease (archive)"); no --failover auto
+  --lease-ca-file FILE
+                     etcds://: the CA certificates (PEM) to trust for etcd (default: the
+                     system's)
+  --lease-cert-file FILE, --lease-key-file FILE
+                     etcds://: a client certificate and its key (PEM), for an etcd started
+                     with --client-cert-auth
+  --lease-user NAME, --lease-password-file FILE
+                     etcd's own authentication (etcdctl auth enable): the user, and a file
+                     whose first line is the password (never in the URL, never logged)
   --lease-ttl N      the lease's TTL in seconds (default 10); the writer stops acknowledging
                      when its last confirmed keep-alive (or fence check) is older than the TTL
                      less a margin
@@ -404,7 +413,7 @@ export interface ServerOptions {
    * takes it first (`failover: 'auto'`: at once when the writer's lease expires).
    */
   /** `location` 'archive': the lease is kept in the archive's own store (lib/lease/object-store-lease.ts). */
-  lease?: { location: LeaseLocation | 'archive'; ttlSeconds: number; failover?: 'auto' | 'manual' };
+  lease?: { location: LeaseLocation | 'archive'; ttlSeconds: number; failover?: 'auto' | 'manual' } & EtcdAccess;
   /** Listen on a network address without an auth mode (--insecure-open); otherwise only loopback or behind a front door (./bind-policy.ts). */
   insecureOpen?: boolean;
   /** `tokens`: accounts and personal access tokens (--auth tokens); with a front door too, either names the caller. */
@@ -586,7 +595,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const failOver = async (service: CairnService, follower: Follower): Promise<void> => {
     const l = options.lease!;
     if (l.location === 'archive') return; // refused as a usage error: the archive's writer writes no heartbeat
-    const probe = new EtcdWriterLease(l.location, { ttlSeconds: l.ttlSeconds });
+    const probe = new EtcdWriterLease(l.location, { ttlSeconds: l.ttlSeconds, ...(l.tls ? { tls: l.tls } : {}), ...(l.auth ? { auth: l.auth } : {}) });
     const every = Math.max(200, (l.ttlSeconds * 1000) / 3);
     let seen = false;
     try {
@@ -654,7 +663,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         };
         const f = options.follow;
         const backend: LeaseBackend = l.location !== 'archive'
-          ? new EtcdWriterLease(l.location, common)
+          ? new EtcdWriterLease(l.location, { ...common, ...(l.tls ? { tls: l.tls } : {}), ...(l.auth ? { auth: l.auth } : {}) })
           : new ArchiveWriterLease(f ? f.store : options.archive!.store, {
             ...common,
             archiveUrl: canonicalArchiveUrl(f ? f.url : options.archive!.url),
@@ -797,6 +806,43 @@ async function readSecretFile(flag: string, file: string, bearer = false): Promi
   return secret;
 }
 
+/**
+ * --lease-ca-file, --lease-cert-file/--lease-key-file (etcds:// only) and --lease-user with
+ * --lease-password-file (etcd's own auth): read now, so a missing file is a usage error. None of
+ * their contents is ever in a message or a log.
+ */
+async function etcdAccess(values: Record<string, unknown>, location: LeaseLocation | 'archive'): Promise<EtcdAccess> {
+  const given = (flag: string) => values[flag] !== undefined;
+  const tlsFlags = ['lease-ca-file', 'lease-cert-file', 'lease-key-file'].filter(given);
+  const authFlags = ['lease-user', 'lease-password-file'].filter(given);
+  if (location === 'archive') {
+    const any = [...tlsFlags, ...authFlags];
+    if (any.length) throw new CliUsageError(`--${any[0]} is for a lease in etcd (--lease etcd://… or etcds://…), not --lease archive`);
+    return {};
+  }
+  if (tlsFlags.length && !location.tls) throw new CliUsageError(`--${tlsFlags[0]} needs an etcds:// lease URL (TLS)`);
+  if (given('lease-cert-file') !== given('lease-key-file')) throw new CliUsageError('--lease-cert-file and --lease-key-file go together (a client certificate and its key)');
+  if (authFlags.length === 1) throw new CliUsageError('--lease-user and --lease-password-file go together');
+  const read = async (flag: string): Promise<Buffer | null> => {
+    if (!given(flag)) return null;
+    try {
+      return await fsp.readFile(String(values[flag]));
+    } catch (err) {
+      throw new CliUsageError(`--${flag}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+  };
+  const out: EtcdAccess = {};
+  if (location.tls) out.tls = { ca: await read('lease-ca-file'), cert: await read('lease-cert-file'), key: await read('lease-key-file') };
+  if (authFlags.length === 2) {
+    const user = String(values['lease-user']);
+    if (!/^[\x21-\x7e]{1,128}$/.test(user)) throw new CliUsageError('--lease-user must be 1 to 128 printable ASCII characters without spaces');
+    const password = (await read('lease-password-file'))!.toString('utf8').split(/\r?\n/)[0]!;
+    if (password === '') throw new CliUsageError('--lease-password-file: its first line (the password) is empty');
+    out.auth = { username: user, password };
+  }
+  return out;
+}
+
 export async function serve(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs(argv, {
     bind: { type: 'string', default: '127.0.0.1:8088' },
@@ -848,6 +894,11 @@ export async function serve(argv: string[]): Promise<number> {
     'follow-interval-ms': { type: 'string', default: '1000' },
     lease: { type: 'string' },
     'lease-ttl': { type: 'string', default: '10' },
+    'lease-ca-file': { type: 'string' },
+    'lease-cert-file': { type: 'string' },
+    'lease-key-file': { type: 'string' },
+    'lease-user': { type: 'string' },
+    'lease-password-file': { type: 'string' },
     failover: { type: 'string', default: 'manual' },
     'promote-secret-file': { type: 'string' },
     'insecure-open': { type: 'boolean', default: false },
@@ -1034,7 +1085,7 @@ export async function serve(argv: string[]): Promise<number> {
     if (failover !== 'auto' && failover !== 'manual') throw new CliUsageError('--failover must be auto or manual');
     if (failover === 'auto' && values.follow === undefined) throw new CliUsageError('--failover auto needs --follow: only a standby fails over');
     if (failover === 'auto' && location === 'archive') throw new CliUsageError('--failover auto needs --lease etcd://…: with --lease archive the writer writes no heartbeat a standby could miss; promote it with cairn promote');
-    lease = { location, ttlSeconds: ttl, failover };
+    lease = { location, ttlSeconds: ttl, failover, ...(await etcdAccess(values, location)) };
   } else if (values['failover'] !== 'manual') {
     throw new CliUsageError('--failover auto needs --lease: a standby fails over by itself only once the writer\'s lease in etcd expired');
   }

@@ -126,14 +126,14 @@ export function createApp(options: AppOptions): Koa {
     }
     const endWrite = mutating ? options.service.beginWrite() : null;
     try {
-      await dispatch(ctx, route, params);
+      await dispatch(ctx, route, params, mutating);
     } finally {
       endWrite?.();
     }
   });
 
   /** Access check, admission, body rules, handler and reply of a matched route. */
-  async function dispatch(ctx: Context, route: RouteSpec, params: Record<string, string>): Promise<void> {
+  async function dispatch(ctx: Context, route: RouteSpec, params: Record<string, string>, mutating: boolean): Promise<void> {
     for (const name of INDEX_PARAMS) if (name in params) parseU32(params[name], name);
     // Who is calling and whether the route's permission lets them through: before the repository
     // is looked up or the body read, so a refused request changes nothing and learns nothing.
@@ -189,6 +189,13 @@ export function createApp(options: AppOptions): Koa {
 
       const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit, assets: options.assets, promotion: options.promotion ?? NO_PROMOTION, gitPlaces, access: options.access ?? null, publicUrl: options.publicUrl ?? null };
       const reply = await route.handler(routeCtx);
+      // The acknowledge point of every write, those outside a repository's commit queue too (a
+      // registration, an account, a grant): a writer that lost its lease while it wrote answers
+      // 503 — done and durable here, not acknowledged (a commit's own hook has said so already).
+      if (mutating && !('stream' in reply) && !('write' in reply)) {
+        const late = options.service.writerLease?.refusal() ?? null;
+        if (late !== null) throw new Busy(`done on this server, but not acknowledged: ${late}`, { committed: true });
+      }
       // A body that streams (an event feed, a pack, an export) ends when its token is revoked or its account disabled.
       if (gate && ('write' in reply || 'stream' in reply || ('bytes' in reply && reply.bytes instanceof Readable))) endOnRevoke(ctx, gate);
       if ('write' in reply) await sendWritten(ctx, reply);

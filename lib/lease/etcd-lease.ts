@@ -14,10 +14,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Etcd3, EtcdLeaseInvalidError, type Lease } from 'etcd3';
 import type { LeaseBackend, LeaseOptions, LeaseState, Takeover, WriterRecord } from './lease-backend.js';
 
-/** `etcd://HOST:PORT/PREFIX` read into its parts. */
+/** `etcd://HOST:PORT/PREFIX` (or `etcds://`, over TLS) read into its parts. */
 export interface LeaseLocation {
   host: string;
   port: number;
+  /** `etcds://`: gRPC over TLS. */
+  tls: boolean;
   /** The key prefix, with one leading slash and none trailing: `/cairn/prod`. */
   prefix: string;
   /** The URL in its one spelling. */
@@ -28,15 +30,15 @@ export class LeaseUrlError extends Error {}
 
 /** Read `etcd://HOST:PORT/PREFIX`; a URL that cannot be used throws LeaseUrlError saying why. */
 export function parseLeaseUrl(text: string): LeaseLocation {
-  const usage = 'the form is etcd://HOST:PORT/PREFIX, e.g. etcd://127.0.0.1:2379/cairn';
+  const usage = 'the form is etcd://HOST:PORT/PREFIX (etcds:// over TLS), e.g. etcd://127.0.0.1:2379/cairn';
   let u: URL;
   try {
     u = new URL(text);
   } catch {
     throw new LeaseUrlError(`not a URL: ${usage}`);
   }
-  if (u.protocol !== 'etcd:') throw new LeaseUrlError(`the scheme must be etcd:// (got ${u.protocol.replace(/:$/, '')}://): ${usage}`);
-  if (u.username || u.password) throw new LeaseUrlError(`user names and passwords in the URL are not supported: ${usage}`);
+  if (u.protocol !== 'etcd:' && u.protocol !== 'etcds:') throw new LeaseUrlError(`the scheme must be etcd:// or etcds:// (got ${u.protocol.replace(/:$/, '')}://): ${usage}`);
+  if (u.username || u.password) throw new LeaseUrlError(`user names and passwords in the URL are not supported (--lease-user and --lease-password-file are): ${usage}`);
   if (!u.hostname) throw new LeaseUrlError(`no host: ${usage}`);
   if (!u.port) throw new LeaseUrlError(`no port (etcd's client port, usually 2379): ${usage}`);
   const port = Number(u.port);
@@ -47,10 +49,17 @@ export function parseLeaseUrl(text: string): LeaseLocation {
   if (parts.some((p) => p === '.' || p === '..' || /[\u0000-\u001f\u007f]/.test(p))) throw new LeaseUrlError('the key prefix must not hold "." or ".." segments or control characters');
   const prefix = `/${parts.join('/')}`;
   const host = u.hostname.replace(/^\[|\]$/g, '');
-  return { host, port, prefix, url: `etcd://${u.hostname}:${port}${prefix}` };
+  const tls = u.protocol === 'etcds:';
+  return { host, port, tls, prefix, url: `${tls ? 'etcds' : 'etcd'}://${u.hostname}:${port}${prefix}` };
 }
 
 export type { WriterRecord, LeaseState, LeaseOptions, Takeover } from './lease-backend.js';
+
+/** How this server reaches etcd beyond its URL: TLS material and a user (etcd's own auth). Never logged. */
+export interface EtcdAccess {
+  tls?: { ca: Buffer | null; cert: Buffer | null; key: Buffer | null };
+  auth?: { username: string; password: string };
+}
 
 /** A policy that runs each call once: the lease's own loop decides when to try again. */
 const ONCE = { execute: <T>(fn: (c: { signal: AbortSignal }) => PromiseLike<T> | T) => Promise.resolve().then(() => fn({ signal: new AbortController().signal })) };
@@ -75,10 +84,14 @@ export class EtcdWriterLease implements LeaseBackend {
   private _successor: WriterRecord | null = null;
   private generation: string | null = null;
 
-  constructor(readonly location: LeaseLocation, private readonly o: LeaseOptions) {
+  constructor(readonly location: LeaseLocation, private readonly o: LeaseOptions & EtcdAccess) {
     const callMs = Math.max(500, Math.floor((o.ttlSeconds * 1000) / 3));
+    const t = o.tls;
     this.client = new Etcd3({
-      hosts: `${location.host.includes(':') ? `[${location.host}]` : location.host}:${location.port}`,
+      hosts: `${location.tls ? 'https://' : ''}${location.host.includes(':') ? `[${location.host}]` : location.host}:${location.port}`,
+      // etcds://: the CA to trust (null: the system's), and a client certificate when etcd asks for one.
+      ...(location.tls ? { credentials: { rootCertificate: (t?.ca ?? null) as Buffer, ...(t?.cert && t.key ? { certChain: t.cert, privateKey: t.key } : {}) } } : {}),
+      ...(o.auth ? { auth: { username: o.auth.username, password: o.auth.password, callOptions: () => ({ deadline: Date.now() + callMs }) } } : {}),
       dialTimeout: callMs,
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + callMs }),
       faultHandling: { host: () => ONCE as never, global: ONCE as never },

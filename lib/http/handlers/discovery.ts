@@ -104,6 +104,7 @@ export const SCHEMAS: Schemas = {
     })),
     last_error: nullable(str),
     last_shipped_at: nullable(str),
+    sealed_with: { ...nullable(str), description: 'serve --archive-key-file: the id of the key new objects are sealed with (the key file\'s first); null: the archive is not encrypted' },
     last_prune: nullable(obj({
       at: str,
       deleted_manifests: { type: 'integer' },
