@@ -11,10 +11,11 @@ import { encodeManifest, manifestKey, timeIndexOriginKey, timeMarkerKey, timeMar
 import { sha256Hex, type ObjectStore } from '../lib/archive/object-store.js';
 import { findManifest } from '../lib/archive/restore.js';
 import { pruneArchive } from '../lib/archive/prune.js';
+import { backfillTimeIndex } from '../lib/archive/time-index.js';
 import { parseRetention } from '../lib/domain/archive-retention.js';
 import { MemoryObjectStore } from './memory-store.js';
 import { allKeys, commitWorkflow } from './archive-fixture.js';
-import { api, register, startTestServer, tempDir, until } from './helpers.js';
+import { api, cli, register, startTestServer, tempDir, until } from './helpers.js';
 
 const REPO = 3;
 const GEN = 1n;
@@ -119,6 +120,42 @@ describe('archive time index: restore --at in a constant number of requests', fu
     // Without any origin: every manifest is a candidate, read newest first (the old way).
     await store.delete(timeIndexOriginKey(REPO));
     expect(commitOf(await findManifest(store, REPO, { atUs: timeOf(33n) }))).to.equal(33n);
+  });
+
+  it('cairn archive index backfills an old archive: --at then costs the same few requests; a damaged manifest stays unindexed below the origin and is still read; a second run leaves the origin where it is; usage errors exit 2', async () => {
+    const store = new MemoryObjectStore();
+    await archiveOf(store, 60, 41); // manifests 1..40 predate the index
+    store.objects.get(manifestKey(REPO, GEN, 7n))!.bytes[600] ^= 0xff;
+    const dry = await backfillTimeIndex(store, REPO, { dryRun: true });
+    expect(dry).to.deep.include({ indexed: 39, from_after: manifestKey(REPO, GEN, 8n) });
+    expect([...store.objects.keys()].filter((k) => k.startsWith(timeMarkerPrefix(REPO)))).to.have.length(20);
+    const r = await backfillTimeIndex(store, REPO);
+    expect(r.from_before).to.equal(manifestKey(REPO, GEN, 41n));
+    expect(r.from_after).to.equal(manifestKey(REPO, GEN, 8n));
+    expect(r.indexed).to.equal(39);
+    expect(r.damaged.map((d) => d.key)).to.deep.equal([manifestKey(REPO, GEN, 7n)]);
+    // --at into the old part: the index's few requests now (was one read per newer manifest).
+    const a = await counted(store, () => findManifest(store, REPO, { atUs: timeOf(20n) }));
+    expect(commitOf(a.value)).to.equal(20n);
+    expect(a.calls.filter((c) => c.startsWith('get '))).to.deep.equal([`get ${timeIndexOriginKey(REPO)}`, `get ${manifestKey(REPO, GEN, 20n)}`]);
+    // Below the origin, the damaged manifest is still read, and reported.
+    const low = await findManifest(store, REPO, { atUs: timeOf(7n) });
+    expect(commitOf(low)).to.equal(6n);
+    expect(low!.skipped.map((x) => x.key)).to.deep.equal([manifestKey(REPO, GEN, 7n)]);
+    // Idempotent: nothing left to index above the damaged one.
+    const again = await backfillTimeIndex(store, REPO);
+    expect(again.from_after).to.equal(again.from_before);
+    // Without any origin (an archive from before the index): every manifest gets its marker.
+    const bare = new MemoryObjectStore();
+    await archiveOf(bare, 12, null);
+    const b = await backfillTimeIndex(bare, REPO);
+    expect(b).to.deep.include({ from_before: null, from_after: manifestKey(REPO, GEN, 1n), indexed: 12 });
+    expect(commitOf(await findManifest(bare, REPO, { atUs: timeOf(3n) }))).to.equal(3n);
+    for (const args of [['archive', 'index'], ['archive', 'index', '--from', 's3://b/p/', '--repo', 'x'], ['archive', 'index', '--from', 's3://b/p/', '--repo', '4294967296']]) {
+      const u = await cli(args);
+      expect(u.code, `${args.join(' ')}: ${u.stderr}`).to.equal(2);
+    }
+    expect((await cli(['archive', 'index', '--help'])).stdout).to.match(/^Usage: cairn archive index --from/);
   });
 
   it('the writer leaves a marker beside each manifest and the index\'s origin; a prune removes a dropped manifest\'s marker', async () => {

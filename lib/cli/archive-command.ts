@@ -8,6 +8,7 @@ import { emit, table, useJson } from './output.js';
 import { archivePruneCommand } from './archive-prune.js';
 import { archiveReclaimCommand } from './archive-reclaim.js';
 import { archiveVerifyCommand } from './archive-verify.js';
+import { archiveIndexCommand } from './archive-index.js';
 
 export const ARCHIVE_HELP = `Usage:
   cairn archive status --server URL [--json]      (cairn archive status --help)
@@ -16,13 +17,16 @@ export const ARCHIVE_HELP = `Usage:
   cairn archive reclaim --data DIR [--json]       (cairn archive reclaim --help)
   cairn archive verify --from s3://BUCKET/PREFIX [--sample N | --all]
                                                  (cairn archive verify --help)
+  cairn archive index --from s3://BUCKET/PREFIX [--repo N] [--dry-run]
+                                                 (cairn archive index --help)
 
 The archive is a continuous copy of every repository in S3-compatible object storage,
 shipped by \`cairn serve --archive s3://BUCKET/PREFIX\` (docs/operations.md "Archive");
 prune applies a retention policy to it (docs/operations.md "Archive retention"); reclaim lets
 a data directory that a newer writer fenced claim the archive again (docs/operations.md "One
 writer"); verify restores the newest manifest into a temporary directory and checks it
-(docs/operations.md "Verifying the archive").
+(docs/operations.md "Verifying the archive"); index gives manifests shipped before the time
+index their markers (docs/operations.md "Point-in-time restore").
 `;
 
 const STATUS_HELP = `Usage:
@@ -82,7 +86,8 @@ export async function archiveCommand(argv: string[]): Promise<number> {
   if (sub === 'prune') return archivePruneCommand(argv.slice(1));
   if (sub === 'reclaim') return archiveReclaimCommand(argv.slice(1));
   if (sub === 'verify') return archiveVerifyCommand(argv.slice(1));
-  if (sub !== 'status') throw new CliUsageError(`unknown archive subcommand "${sub}" (status, prune, reclaim, verify)`);
+  if (sub === 'index') return archiveIndexCommand(argv.slice(1));
+  if (sub !== 'status') throw new CliUsageError(`unknown archive subcommand "${sub}" (status, prune, reclaim, verify, index)`);
   const { values, positionals } = parseCommandArgs(argv.slice(1), {
     server: { type: 'string' },
     json: { type: 'boolean', default: false },
