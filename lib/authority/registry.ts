@@ -142,6 +142,42 @@ export class Registry {
   }
 
   /**
+   * Register at an index the cluster allocated (serve --cluster): the indexes below it that this
+   * registry lacks get purged placeholders (other nodes own them; indexes are positions). A
+   * record already at `index` with this name and flags replays (a registration repeated after a
+   * crash between the allocation and this write creates it then).
+   */
+  registerAt(
+    index: number,
+    name: string,
+    namespace: string,
+    policyFlags: number,
+    beforeCommit: (index: number) => Promise<void>,
+    afterCommit: (index: number) => Promise<void> = async () => {},
+  ): Promise<RegistrationResult> {
+    return this.mutex.runExclusive(async () => {
+      const current = this.records[index];
+      if (current && current.repository_name !== RESERVED_NAME) {
+        if (current.repository_name === name && current.namespace === namespace && current.policy_flags === policyFlags) return { record: current, created: false };
+        throw new Conflict(`namespace "${namespace}" is owned by repository ${index} with a different name or policy_flags`);
+      }
+      const now = nowSeconds();
+      const records = this.records.slice();
+      for (let i = records.length; i < index; i++) {
+        records.push({ repository_index: i, repository_name: RESERVED_NAME, lifecycle_kind: LIFECYCLE_PURGED, namespace: '', policy_flags: 0, created_at_s: 0, updated_at_s: 0, tombstoned: true });
+      }
+      const record: RepositoryRecord = {
+        repository_index: index, repository_name: name, lifecycle_kind: LIFECYCLE_ACTIVE, namespace,
+        policy_flags: policyFlags, created_at_s: now, updated_at_s: now, tombstoned: false,
+      };
+      records[index] = record;
+      await beforeCommit(index);
+      await this.commit(records, registryEvents(current, record, null), () => afterCommit(index));
+      return { record, created: true };
+    });
+  }
+
+  /**
    * Append a new active record under the registry mutex. `beforeCommit` runs after the new
    * index is known and before registry.bin is rewritten (restore uses it to move the staged
    * authority into place); if it throws, nothing is appended. `afterCommit` runs once

@@ -19,6 +19,7 @@ import {
 } from '../domain/repository.js';
 import { removeDurable, removeTempFiles } from '../store/durable.js';
 import { readIdFloors, writeIdFloors, type IdFloors } from '../store/id-floors.js';
+import { OwnedElsewhere, type ClusterPlacement } from './cluster.js';
 import type { WriterLease } from './writer-lease.js';
 import { Layout } from '../store/layout.js';
 import type { CommitHooks } from '../store/commit-queue.js';
@@ -123,6 +124,8 @@ export class CairnService implements AuthorityHost, FeedHost {
    * planned handover: `stopAcknowledging(reason, successor)`, then `release()`. Null without --lease.
    */
   writerLease: WriterLease | null = null;
+  /** serve --cluster: who owns which repository (./cluster.ts); null: a single server. */
+  cluster: ClusterPlacement | null = null;
   /**
    * Per repository, per id space, the highest sequence an earlier writer may have handed out
    * (serve --lease: read from etcd at a takeover; DATA/id-floors.json keeps them across a restart).
@@ -538,9 +541,17 @@ export class CairnService implements AuthorityHost, FeedHost {
   async register(name: string, namespace: string, policyFlags: number): Promise<RegistrationResult> {
     // Opened before the registration's event is appended, so whoever hears of it can use the
     // repository; through ensureOpen, since a request or the background pass may reach it first.
-    const result = await this.registry.register(name, namespace, policyFlags, async (index) => {
-      await Authority.create(this.layout.repositoryDir(index), index, nowSeconds());
-    }, (index) => this.ensureOpen(index));
+    const create = async (index: number) => { await Authority.create(this.layout.repositoryDir(index), index, nowSeconds()); };
+    let result: RegistrationResult;
+    if (this.cluster) {
+      // serve --cluster: the index (and a namespace's owner) is the cluster's, in etcd; a
+      // namespace another node's repository owns is that node's to answer.
+      const a = await this.cluster.allocate(namespace);
+      if (a.owner !== this.cluster.node) throw new OwnedElsewhere(a.owner, a.index);
+      result = await this.registry.registerAt(a.index, name, namespace, policyFlags, create, (index) => this.ensureOpen(index));
+    } else {
+      result = await this.registry.register(name, namespace, policyFlags, create, (index) => this.ensureOpen(index));
+    }
     // A new repository's first commit: the server's default rules (a crash before it leaves a
     // repository without rules, which has the gates of one).
     if (result.created && this.defaultRules) {

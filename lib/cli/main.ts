@@ -61,6 +61,7 @@ Server and operations:
   import    restore such a directory as a new repository (offline)
   restore   rebuild a data directory from an archive in S3-compatible object storage
   archive   the server's S3 archive: how shipping stands (status), prune it by a retention policy
+  cluster   the nodes of a cluster (serve --cluster): which are live, where each repository lives
 
 Shell:
   completion  print a bash or zsh completion script (source <(cairn completion bash))
@@ -118,6 +119,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   config: async () => (await import('./config-command.js')).configCommand,
   mirror: async () => (await import('./mirror-commands.js')).mirrorCommand,
   archive: async () => (await import('./archive-command.js')).archiveCommand,
+  cluster: async () => (await import('./cluster-command.js')).clusterCommand,
   login: async () => (await import('./login-commands.js')).loginCommand,
   logout: async () => (await import('./login-commands.js')).logoutCommand,
   whoami: async () => (await import('./login-commands.js')).whoamiCommand,

@@ -50,6 +50,7 @@ import { Follower, type FollowOptions } from '../authority/follower.js';
 import { WriterLease } from '../authority/writer-lease.js';
 import { EtcdWriterLease, LeaseUrlError, parseLeaseUrl, type EtcdAccess, type LeaseLocation } from '../lease/etcd-lease.js';
 import { ArchiveWriterLease } from '../lease/object-store-lease.js';
+import { EtcdCluster, NODE_NAME, defaultNodeName } from '../lease/etcd-cluster.js';
 import type { LeaseBackend, WriterRecord } from '../lease/lease-backend.js';
 import { DEFAULT_GIT_LIMITS, GitPlaces, type GitLimits } from '../http/git-places.js';
 
@@ -322,6 +323,18 @@ Options:
   --lease-user NAME, --lease-password-file FILE
                      etcd's own authentication (etcdctl auth enable): the user, and a file
                      whose first line is the password (never in the URL, never logged)
+  --cluster etcd://HOST:PORT/PREFIX
+                     one node of several sharing etcd (docs/operations.md "Several nodes"):
+                     it holds a membership there, new repositories get cluster-wide indexes
+                     and are placed on the node that registered them, and a request for a
+                     repository another node owns is passed to that node (streamed: pushes,
+                     clones, event feeds); the repository list holds every node's.
+                     etcds:// with the --lease-ca-file, --lease-cert-file/--lease-key-file and
+                     --lease-user/--lease-password-file flags
+  --node NAME        this node's name in the cluster (default: the host name): 1 to 63 of
+                     a-z, 0-9, ".", "_", "-"
+  --cluster-ttl N    the membership's TTL in seconds (default 10): a node that stops renewing
+                     is down for the others after it
   --lease-ttl N      the lease's TTL in seconds (default 10); the writer stops acknowledging
                      when its last confirmed keep-alive (or fence check) is older than the TTL
                      less a margin
@@ -414,6 +427,8 @@ export interface ServerOptions {
    */
   /** `location` 'archive': the lease is kept in the archive's own store (lib/lease/object-store-lease.ts). */
   lease?: { location: LeaseLocation | 'archive'; ttlSeconds: number; failover?: 'auto' | 'manual' } & EtcdAccess;
+  /** serve --cluster: this node's membership and every repository's placement in etcd (lib/lease/etcd-cluster.ts). */
+  cluster?: { location: LeaseLocation; node: string; ttlSeconds: number } & EtcdAccess;
   /** Listen on a network address without an auth mode (--insecure-open); otherwise only loopback or behind a front door (./bind-policy.ts). */
   insecureOpen?: boolean;
   /** `tokens`: accounts and personal access tokens (--auth tokens); with a front door too, either names the caller. */
@@ -523,6 +538,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   let archiving: Archiving | null = null;
   let following: Follower | null = null;
   let writerLease: WriterLease | null = null;
+  let cluster: EtcdCluster | null = null;
   // Ends the lease's waits (a writer's acquire, --failover auto) when the server stops.
   const leaseHalt = new AbortController();
   const stop = async (): Promise<void> => {
@@ -539,6 +555,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     opened?.feeds.close();
     const { forced } = await server.stop(shutdownGraceMs(shutdownSeconds));
     if (forced) log.warn({ connections: forced }, 'stopping: closed the connections still open when the grace period ended');
+    // Leaving the cluster revokes the membership: the other nodes say this one is down at once.
+    await cluster?.close().catch(() => {});
     // A start still opening the data directory is waited for, so what it opened is closed too.
     const service = opened ?? (await opening?.catch(() => null)) ?? null;
     // Every transaction queued so far is written before the lock goes (acknowledged writes
@@ -759,6 +777,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       }
       // Who may promote: the listener actually bound (a wildcard faces the network), a front door, the secret.
       const promotion: PromoteAccess = { secret: options.promoteSecret ?? null, loopbackListener: isLoopbackAddress(address.address), frontDoor: identity !== null };
+      // serve --cluster: join before answering, so that every request is routed by the placements.
+      if (options.cluster && !stopping) {
+        const c = options.cluster;
+        const member = new EtcdCluster(c.location, { node: c.node, url: options.publicUrl ?? url, ttlSeconds: c.ttlSeconds, ...(c.tls ? { tls: c.tls } : {}), ...(c.auth ? { auth: c.auth } : {}) });
+        cluster = member;
+        await member.join(c.ttlSeconds * 1000 + 5000);
+        service.cluster = member;
+        log.info({ cluster: c.location.url, node: c.node, url: options.publicUrl ?? url }, 'cluster: joined');
+      }
       server.activate(createApp({ service, log, requestLog: options.requestLog, assets: swaggerUiAssets(), ui, guard, identity, promotion, gitPlaces, access, publicUrl: options.publicUrl ?? null }).callback());
       if (options.archive && !options.follow) startArchiving(options.archive);
       log.info({ repositories: service.registry.all().length }, 'ready');
@@ -899,6 +926,9 @@ export async function serve(argv: string[]): Promise<number> {
     'lease-key-file': { type: 'string' },
     'lease-user': { type: 'string' },
     'lease-password-file': { type: 'string' },
+    cluster: { type: 'string' },
+    node: { type: 'string' },
+    'cluster-ttl': { type: 'string', default: '10' },
     failover: { type: 'string', default: 'manual' },
     'promote-secret-file': { type: 'string' },
     'insecure-open': { type: 'boolean', default: false },
@@ -1089,6 +1119,25 @@ export async function serve(argv: string[]): Promise<number> {
   } else if (values['failover'] !== 'manual') {
     throw new CliUsageError('--failover auto needs --lease: a standby fails over by itself only once the writer\'s lease in etcd expired');
   }
+  // --cluster: etcd's URL checked now; etcd is reached once the server runs.
+  let cluster: ServerOptions['cluster'];
+  if (values.cluster !== undefined) {
+    let location: LeaseLocation;
+    try {
+      location = parseLeaseUrl(String(values.cluster));
+    } catch (err) {
+      if (err instanceof LeaseUrlError) throw new CliUsageError(`--cluster: ${err.message}`);
+      throw err;
+    }
+    const node = values.node === undefined ? defaultNodeName() : String(values.node);
+    if (!NODE_NAME.test(node)) throw new CliUsageError('--node: a node name is 1 to 63 of a-z, 0-9, ".", "_" and "-", starting with a letter or digit');
+    const ttl = Number(values['cluster-ttl']);
+    if (!Number.isInteger(ttl) || ttl < 2 || ttl > 3600) throw new CliUsageError('--cluster-ttl must be an integer from 2 to 3600 (seconds)');
+    if (values['public-url'] === undefined && /^(0\.0\.0\.0|\[?::\]?)(:|$)/.test(String(values.bind))) throw new CliUsageError('--cluster on a wildcard --bind needs --public-url: the other nodes must know where to reach this one');
+    cluster = { location, node, ttlSeconds: ttl, ...(await etcdAccess(values, location)) };
+  } else if (values.node !== undefined) {
+    throw new CliUsageError('--node needs --cluster etcd://HOST:PORT/PREFIX');
+  }
   let archive: ArchivingOptions | undefined;
   if (values.archive !== undefined) {
     const url = String(values.archive);
@@ -1157,7 +1206,7 @@ export async function serve(argv: string[]): Promise<number> {
     bodyTimeoutMs: positive('git-body-timeout-seconds', 3600) * 1000,
     minBytesPerSecond: whole('git-body-min-rate', 1024 * 1024 * 1024),
   };
-  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, publicUrl, shutdownSeconds, maxSnapshotPaths, identity, gitMirrors, git, archive, follow, promoteSecret, lease, insecureOpen: values['insecure-open'] === true, auth, newSealKey: values['new-seal-key'] === true });
+  const running = await startServer({ host, port, dataDir: path.resolve(String(values.data)), log, requestLog, activationDelayMs, jobPolicy, lockStaleMs, ui, webhooks, webhookAllow, events, queue, allowedHosts, allowedOrigins, publicUrl, shutdownSeconds, maxSnapshotPaths, identity, gitMirrors, git, archive, follow, promoteSecret, lease, cluster, insecureOpen: values['insecure-open'] === true, auth, newSealKey: values['new-seal-key'] === true });
   let signalled = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (signalled) {

@@ -7,6 +7,8 @@ import type { Log } from '../authority/logger.js';
 import { Busy, Conflict, Invalid, NotFound, NotImplemented, TooLarge, UnsupportedMediaType } from '../domain/errors.js';
 import { LIFECYCLE_ACTIVE, LIFECYCLE_PURGED, LIFECYCLE_RETIRING, parseU32, type RepositoryRecord } from '../domain/repository.js';
 import { errorReply, loggableError, sendError } from './errors.js';
+import { PROXIED_HEADER, proxyTo } from './cluster-proxy.js';
+import { OwnedElsewhere, type ClusterPlacement } from '../authority/cluster.js';
 import { readJsonBody, RAISED_JSON } from './json-body.js';
 import type { RequestGuard } from './request-guard.js';
 import { Router } from './router.js';
@@ -112,6 +114,19 @@ export function createApp(options: AppOptions): Koa {
     const { route, params } = router.match(ctx.method, ctx.path);
     ctx.state.routeTemplate = route.logName;
     ctx.state.operation = route.operation;
+    // serve --cluster: a repository another node owns is that node's to answer (its rules, its
+    // lease); the request goes there whole, before anything here reads it. Once only: a request
+    // a node passed on is answered by the node it reached.
+    const cluster = options.service.cluster;
+    if (cluster && params.repository_index !== undefined && !ctx.get(PROXIED_HEADER)) {
+      const index = parseU32(params.repository_index, 'repository_index');
+      const owner = cluster.ownerKnown(index) ?? (await cluster.owner(index));
+      if (owner !== null && owner !== cluster.node) {
+        ctx.state.proxiedTo = owner;
+        await proxyTo(ctx, await liveNode(cluster, owner, index), cluster.node);
+        return;
+      }
+    }
     // A follower of an archive, and a writer handing it over, serve reads only; their one write
     // is the promotion or the handover itself. A writer that does not hold its writer lease now
     // (serve --lease) refuses too, before anything is written. A mutating request admitted here
@@ -188,7 +203,17 @@ export function createApp(options: AppOptions): Koa {
       }
 
       const routeCtx: RouteContext = { koa: ctx, service: options.service, params, repository, body, limit: route.limit, assets: options.assets, promotion: options.promotion ?? NO_PROMOTION, gitPlaces, access: options.access ?? null, publicUrl: options.publicUrl ?? null };
-      const reply = await route.handler(routeCtx);
+      let reply: Reply;
+      try {
+        reply = await route.handler(routeCtx);
+      } catch (err) {
+        // A registration whose namespace another node's repository owns: that node answers it.
+        const cluster = options.service.cluster;
+        if (!(err instanceof OwnedElsewhere) || !cluster) throw err;
+        ctx.state.proxiedTo = err.node;
+        await proxyTo(ctx, await liveNode(cluster, err.node, err.index), cluster.node, Buffer.from(JSON.stringify(body)));
+        return;
+      }
       // The acknowledge point of every write, those outside a repository's commit queue too (a
       // registration, an account, a grant): a writer that lost its lease while it wrote answers
       // 503 — done and durable here, not acknowledged (a commit's own hook has said so already).
@@ -219,6 +244,13 @@ export function createApp(options: AppOptions): Koa {
 
   app.on('error', (err) => options.log.warn({ err: loggableError(err) }, 'response stream failed'));
   return app;
+}
+
+/** The owner's membership record: where to reach it; a node without one is down (503, naming it). */
+async function liveNode(cluster: ClusterPlacement, node: string, index: number): Promise<{ node: string; url: string }> {
+  const n = (await cluster.nodes()).get(node);
+  if (!n) throw new Busy(`repository ${index} is owned by node ${node}, which is down (it holds no membership in the cluster now); its repositories answer again when it is back`);
+  return { node, url: n.url };
 }
 
 /** End this response when the token that opened it stops authenticating (at once if it already has). */
@@ -253,6 +285,12 @@ function uiLookup(service: CairnService): UiLookup {
   return {
     async exists(page) {
       if (page.kind === 'home') return true;
+      // serve --cluster: a repository of another node is there; the page's reads go to it.
+      const cluster = service.cluster;
+      if (cluster) {
+        const owner = cluster.ownerKnown(page.repo) ?? (await cluster.owner(page.repo).catch(() => null));
+        if (owner !== null && owner !== cluster.node) return true;
+      }
       try {
         if (service.record(page.repo).lifecycle_kind === LIFECYCLE_PURGED) return false;
         if (page.kind === 'repository') return true;

@@ -32,6 +32,7 @@ import { SCHEMAS as gitSchemas } from './handlers/git.js';
 import { SCHEMAS as peopleSchemas } from './handlers/people.js';
 import { SCHEMAS as gitMirrorSchemas } from './handlers/git-mirrors.js';
 import { SCHEMAS as archiveSchemas } from './handlers/archive.js';
+import { SCHEMAS as clusterSchemas } from './handlers/cluster.js';
 import { SCHEMAS as accessSchemas } from './handlers/access.js';
 import { SCHEMAS as rulesSchemas } from './handlers/rules.js';
 
@@ -51,7 +52,7 @@ const DOCUMENT_SCHEMAS: Schemas = {
 
 const SCHEMA_MODULES: readonly Schemas[] = [
   errorSchemas, discoverySchemas, registrySchemas, lifecycleSchemas, jobSchemas, contentSchemas,
-  taskSchemas, changeSchemas, reviewSchemas, commentSchemas, viewedSchemas, landSchemas, promotionSchemas, planSchemas, diffSchemas, webhookSchemas, landQueueSchemas, gitSchemas, gitMirrorSchemas, peopleSchemas, eventSchemas, archiveSchemas, accessSchemas, rulesSchemas, DOCUMENT_SCHEMAS,
+  taskSchemas, changeSchemas, reviewSchemas, commentSchemas, viewedSchemas, landSchemas, promotionSchemas, planSchemas, diffSchemas, webhookSchemas, landQueueSchemas, gitSchemas, gitMirrorSchemas, peopleSchemas, eventSchemas, archiveSchemas, clusterSchemas, accessSchemas, rulesSchemas, DOCUMENT_SCHEMAS,
 ];
 
 /** Every named schema, each defined once. */

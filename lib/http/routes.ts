@@ -44,6 +44,7 @@ import * as git from './handlers/git.js';
 import * as people from './handlers/people.js';
 import * as gitMirrors from './handlers/git-mirrors.js';
 import * as archive from './handlers/archive.js';
+import * as cluster from './handlers/cluster.js';
 import * as access from './handlers/access.js';
 import { COMMIT_MSG_HOOK_PATH } from './commit-msg-hook.js';
 import {
@@ -296,6 +297,9 @@ export const ROUTES: readonly RouteSpec[] = [
   // …a writer's handover and a switchover's promotion (docs/operations.md "Planned switchover")
   route('archive.handover', 'POST', '/archive/handover', 'promotion', { extension: true, request: archive.Handover, ok: 'ArchiveHandover', refuses: [401, 409], handler: archive.handover }),
   route('archive.takeover', 'POST', '/archive/takeover', 'promotion', { extension: true, request: archive.Takeover, ok: 'ArchivePromotion', refuses: [401, 409], handler: archive.takeover }),
+
+  // Extensions: several nodes (docs/operations.md "Several nodes"): where each repository lives
+  route('cluster.status', 'GET', '/v1/native/cluster', 'session', { extension: true, query: cluster.StatusQuery, ok: 'ClusterStatus', handler: cluster.status }),
 
   // Extensions: accounts, tokens, groups, repository grants and the audit feed (docs/api.md "Accounts, tokens and roles")
   route('session.get', 'GET', '/v1/native/session', 'session', { extension: true, query: { repository_index: { schema: { type: 'integer', minimum: 0, maximum: 4294967295 }, description: 'also say the caller\'s role in this repository and the operations it allows' } }, ok: 'Session', handler: access.sessionHandler(() => ROUTES) }),

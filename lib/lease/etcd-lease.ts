@@ -61,6 +61,23 @@ export interface EtcdAccess {
   auth?: { username: string; password: string };
 }
 
+/**
+ * A client for `location`: every call bounded by `callMs` and tried once (the caller's own loop
+ * decides when to try again); TLS and etcd's auth as `access` says.
+ */
+export function etcdClient(location: LeaseLocation, access: EtcdAccess, callMs: number): Etcd3 {
+  const t = access.tls;
+  return new Etcd3({
+    hosts: `${location.tls ? 'https://' : ''}${location.host.includes(':') ? `[${location.host}]` : location.host}:${location.port}`,
+    // etcds://: the CA to trust (null: the system's), and a client certificate when etcd asks for one.
+    ...(location.tls ? { credentials: { rootCertificate: (t?.ca ?? null) as Buffer, ...(t?.cert && t.key ? { certChain: t.cert, privateKey: t.key } : {}) } } : {}),
+    ...(access.auth ? { auth: { username: access.auth.username, password: access.auth.password, callOptions: () => ({ deadline: Date.now() + callMs }) } } : {}),
+    dialTimeout: callMs,
+    defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + callMs }),
+    faultHandling: { host: () => ONCE as never, global: ONCE as never },
+  });
+}
+
 /** A policy that runs each call once: the lease's own loop decides when to try again. */
 const ONCE = { execute: <T>(fn: (c: { signal: AbortSignal }) => PromiseLike<T> | T) => Promise.resolve().then(() => fn({ signal: new AbortController().signal })) };
 
@@ -85,17 +102,7 @@ export class EtcdWriterLease implements LeaseBackend {
   private generation: string | null = null;
 
   constructor(readonly location: LeaseLocation, private readonly o: LeaseOptions & EtcdAccess) {
-    const callMs = Math.max(500, Math.floor((o.ttlSeconds * 1000) / 3));
-    const t = o.tls;
-    this.client = new Etcd3({
-      hosts: `${location.tls ? 'https://' : ''}${location.host.includes(':') ? `[${location.host}]` : location.host}:${location.port}`,
-      // etcds://: the CA to trust (null: the system's), and a client certificate when etcd asks for one.
-      ...(location.tls ? { credentials: { rootCertificate: (t?.ca ?? null) as Buffer, ...(t?.cert && t.key ? { certChain: t.cert, privateKey: t.key } : {}) } } : {}),
-      ...(o.auth ? { auth: { username: o.auth.username, password: o.auth.password, callOptions: () => ({ deadline: Date.now() + callMs }) } } : {}),
-      dialTimeout: callMs,
-      defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + callMs }),
-      faultHandling: { host: () => ONCE as never, global: ONCE as never },
-    });
+    this.client = etcdClient(location, o, Math.max(500, Math.floor((o.ttlSeconds * 1000) / 3)));
     this.writerKey = `${location.prefix}/writer`;
     this.epochKey = `${location.prefix}/epoch`;
     this.idsPrefix = `${location.prefix}/ids/`;

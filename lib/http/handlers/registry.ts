@@ -1,6 +1,9 @@
 // Repository registry: register, list, read (spec: "Repository registry, CI, retirement, restore").
 import { integer, object, string } from 'superstruct';
-import { Invalid } from '../../domain/errors.js';
+import type { Context } from 'koa';
+import { Busy, Invalid } from '../../domain/errors.js';
+import type { ClusterPlacement } from '../../authority/cluster.js';
+import { PROXIED_HEADER } from '../cluster-proxy.js';
 import { LIFECYCLE_ACTIVE, LIFECYCLE_PURGED, LIFECYCLE_RETIRING, validateNamespace, validatePolicyFlags, validateRepositoryName, type RepositoryRecord } from '../../domain/repository.js';
 import type { Handler, QueryParam } from '../route-types.js';
 import type { Principal } from '../../domain/access.js';
@@ -46,7 +49,11 @@ export const list: Handler = async ({ koa, service, access }) => {
   // With an auth mode the list holds only the repositories the caller may read.
   const who = koa.state.principal as Principal | undefined;
   const readable = (r: RepositoryRecord) => !access || !who || access.book.canRead(who, r.repository_index);
-  const repositories = service.listed(filter).filter(readable).map(repositoryProjection);
+  let repositories = service.listed(filter).filter(readable).map(repositoryProjection);
+  // serve --cluster: every node's repositories, asked of each with the caller's credentials
+  // (each node applies its own access rules), in index order. A node that does not answer makes
+  // the list fail rather than come back short.
+  if (service.cluster && !koa.get(PROXIED_HEADER)) repositories = await clusterList(koa, service.cluster, repositories);
   return {
     json: {
       contract: 'svc.server.repository-authority-list.v1',
@@ -56,6 +63,25 @@ export const list: Handler = async ({ koa, service, access }) => {
     },
   };
 };
+
+async function clusterList(koa: Context, cluster: ClusterPlacement, mine: Record<string, unknown>[]): Promise<Record<string, unknown>[]> {
+  const all = [...mine];
+  const headers: Record<string, string> = { [PROXIED_HEADER]: cluster.node, accept: 'application/json' };
+  for (const h of ['authorization', 'cookie']) if (koa.get(h)) headers[h] = koa.get(h);
+  for (const [name, n] of await cluster.nodes()) {
+    if (name === cluster.node) continue;
+    let res: Response;
+    try {
+      res = await fetch(`${n.url.replace(/\/$/, '')}/v1/native/repository-authorities${koa.querystring ? `?${koa.querystring}` : ''}`, { headers, signal: AbortSignal.timeout(10_000) });
+    } catch (err) {
+      throw new Busy(`node ${name} (${n.url}) did not answer, so the list would be short; retry, or see cairn cluster status (${(err as Error).message})`);
+    }
+    if (!res.ok) throw new Busy(`node ${name} (${n.url}) answered ${res.status} to its list, so the list would be short; retry`);
+    const body = (await res.json()) as { repositories?: Record<string, unknown>[] };
+    all.push(...(body.repositories ?? []));
+  }
+  return all.sort((a, b) => (a.repository_index as number) - (b.repository_index as number));
+}
 
 export const get: Handler = async ({ repository }) => ({
   json: { contract: 'svc.server.repository-authority.v1', repository: repositoryProjection(repository!) },

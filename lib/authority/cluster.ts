@@ -1,0 +1,20 @@
+// What the service needs of the cluster (serve --cluster; lib/lease/etcd-cluster.ts keeps it in
+// etcd): this node's name, who owns each repository, the live nodes, and the allocation of a
+// new repository's index. The HTTP layer routes by it (lib/http/cluster-proxy.ts).
+import type { Allocation, ClusterNode } from '../lease/etcd-cluster.js';
+
+export interface ClusterPlacement {
+  readonly node: string;
+  ownerKnown(index: number): string | null;
+  owner(index: number): Promise<string | null>;
+  nodes(): Promise<Map<string, ClusterNode>>;
+  placements(): Map<number, string>;
+  allocate(namespace: string): Promise<Allocation>;
+}
+
+/** A registration whose namespace a repository of another node owns: the HTTP layer passes it there. */
+export class OwnedElsewhere extends Error {
+  constructor(readonly node: string, readonly index: number) {
+    super(`repository ${index} is owned by node ${node}`);
+  }
+}

@@ -1,0 +1,208 @@
+// Several nodes, one etcd (`cairn serve --cluster etcd://HOST:PORT/PREFIX --node NAME`;
+// docs/operations.md "Several nodes", storage-layout.md §20.11). What the nodes must agree on
+// lives in etcd, each fact under one key written by a transaction:
+//
+//   PREFIX/nodes/NAME            the node: {"node", "url", "since"}, attached to its TTL lease
+//                                (gone when the node stops renewing: it is down)
+//   PREFIX/registry/next         decimal: the next repository index (indexes are unique cluster-wide)
+//   PREFIX/placement/INDEX       the name of the node that owns repository INDEX
+//   PREFIX/namespaces/NAMESPACE  decimal: the index of the live repository owning a non-empty namespace
+//
+// A node keeps every placement in memory, loaded at start and kept current by a watch, so a
+// request's routing costs no etcd round trip; a placement it has not seen yet is read from etcd.
+import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Etcd3, Lease, Watcher } from 'etcd3';
+import { etcdClient, type EtcdAccess, type LeaseLocation } from './etcd-lease.js';
+
+export interface ClusterNode {
+  node: string;
+  /** Where the other nodes and clients reach it (serve --public-url). */
+  url: string;
+  since: string;
+}
+
+export interface ClusterOptions extends EtcdAccess {
+  node: string;
+  url: string;
+  /** The membership lease's TTL in seconds: a node that stops renewing is down after it. */
+  ttlSeconds: number;
+}
+
+/** A registration as etcd decided it: the index, and whether it is new (false: the namespace's live repository). */
+export interface Allocation {
+  index: number;
+  created: boolean;
+  /** The node that owns it. */
+  owner: string;
+}
+
+export const NODE_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+
+export class NodeNameError extends Error {}
+
+/** The default node name: the host's, lower-cased, reduced to the allowed characters. */
+export function defaultNodeName(): string {
+  const name = hostname().toLowerCase().replace(/[^a-z0-9._-]/g, '-').replace(/^[^a-z0-9]+/, '').slice(0, 63);
+  return NODE_NAME.test(name) ? name : 'node';
+}
+
+export class EtcdCluster {
+  private readonly client: Etcd3;
+  private readonly prefix: string;
+  private lease: Lease | null = null;
+  private watcher: Watcher | null = null;
+  /** Repository index → owning node. */
+  private readonly placement = new Map<number, string>();
+  private closed = false;
+
+  constructor(readonly location: LeaseLocation, private readonly o: ClusterOptions) {
+    if (!NODE_NAME.test(o.node)) throw new NodeNameError('a node name is 1 to 63 of a-z, 0-9, ".", "_" and "-", starting with a letter or digit');
+    this.client = etcdClient(location, o, 5000);
+    this.prefix = location.prefix;
+  }
+
+  get node(): string {
+    return this.o.node;
+  }
+
+  private key(rest: string): string {
+    return `${this.prefix}/${rest}`;
+  }
+
+  /**
+   * Join: create PREFIX/nodes/NAME under a TTL lease kept alive. Another live process holding the
+   * name (or this node's previous process, until its lease expires) makes it wait, up to `waitMs`.
+   * Then load every placement and watch for more.
+   */
+  async join(waitMs: number): Promise<void> {
+    const deadline = Date.now() + waitMs;
+    const record = JSON.stringify({ node: this.o.node, url: this.o.url, since: new Date().toISOString() } satisfies ClusterNode);
+    for (;;) {
+      const lease = this.client.lease(this.o.ttlSeconds);
+      lease.on('lost', () => { if (!this.closed) void this.rejoin(); });
+      const r = await this.client.if(this.key(`nodes/${this.o.node}`), 'Version', '==', 0).then(lease.put(this.key(`nodes/${this.o.node}`)).value(record)).commit();
+      if (r.succeeded) {
+        this.lease = lease;
+        break;
+      }
+      await lease.revoke().catch(() => {});
+      if (Date.now() > deadline) throw new Error(`node name ${this.o.node} is held in ${this.location.url} by another live process (or this node's previous one, whose lease has not expired yet)`);
+      await sleep(500);
+    }
+    const watcher = await this.client.watch().prefix(this.key('placement/')).create();
+    watcher.on('put', (kv) => {
+      const index = this.indexOf(kv.key.toString());
+      if (index !== null) this.placement.set(index, kv.value.toString());
+    });
+    watcher.on('delete', (kv) => {
+      const index = this.indexOf(kv.key.toString());
+      if (index !== null) this.placement.delete(index);
+    });
+    watcher.on('error', () => {});
+    this.watcher = watcher;
+    for (const [k, v] of Object.entries(await this.client.getAll().prefix(this.key('placement/')).strings())) {
+      const index = this.indexOf(k);
+      if (index !== null) this.placement.set(index, v);
+    }
+  }
+
+  /** After the membership lease was lost (etcd unreachable past the TTL): join again when etcd answers. */
+  private async rejoin(): Promise<void> {
+    this.lease = null;
+    while (!this.closed) {
+      try {
+        const lease = this.client.lease(this.o.ttlSeconds);
+        lease.on('lost', () => { if (!this.closed) void this.rejoin(); });
+        const record = JSON.stringify({ node: this.o.node, url: this.o.url, since: new Date().toISOString() } satisfies ClusterNode);
+        const r = await this.client.if(this.key(`nodes/${this.o.node}`), 'Version', '==', 0).then(lease.put(this.key(`nodes/${this.o.node}`)).value(record)).commit();
+        if (r.succeeded) {
+          this.lease = lease;
+          return;
+        }
+        await lease.revoke().catch(() => {});
+      } catch { /* etcd does not answer yet */ }
+      await sleep(1000);
+    }
+  }
+
+  private indexOf(key: string): number | null {
+    const m = /\/placement\/(0|[1-9][0-9]{0,9})$/.exec(key);
+    return m && Number(m[1]) <= 0xffff_ffff ? Number(m[1]) : null;
+  }
+
+  /** The node owning repository `index`, from memory (null: no placement seen). */
+  ownerKnown(index: number): string | null {
+    return this.placement.get(index) ?? null;
+  }
+
+  /** The owner, read from etcd when this node has not seen the placement yet (a repository just registered elsewhere). */
+  async owner(index: number): Promise<string | null> {
+    const known = this.placement.get(index);
+    if (known !== undefined) return known;
+    const v = await this.client.get(this.key(`placement/${index}`)).string();
+    if (v !== null) this.placement.set(index, v);
+    return v;
+  }
+
+  /** Every live node (its membership key present). */
+  async nodes(): Promise<Map<string, ClusterNode>> {
+    const out = new Map<string, ClusterNode>();
+    for (const [k, v] of Object.entries(await this.client.getAll().prefix(this.key('nodes/')).strings())) {
+      try {
+        const n = JSON.parse(v) as ClusterNode;
+        if (typeof n.url === 'string') out.set(k.slice(this.key('nodes/').length), n);
+      } catch { /* not a node record */ }
+    }
+    return out;
+  }
+
+  /** Every placement: index → node. */
+  placements(): Map<number, string> {
+    return new Map(this.placement);
+  }
+
+  /**
+   * Allocate a repository for a registration on this node: a non-empty namespace already owned
+   * answers its repository (created false); otherwise the next index, placed here, in one
+   * transaction (retried while other nodes allocate at the same time).
+   */
+  async allocate(namespace: string): Promise<Allocation> {
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const nsKey = namespace === '' ? null : this.key(`namespaces/${encodeURIComponent(namespace)}`);
+      if (nsKey) {
+        const existing = await this.client.get(nsKey).string();
+        if (existing !== null) {
+          const index = Number(existing);
+          return { index, created: false, owner: (await this.owner(index)) ?? this.o.node };
+        }
+      }
+      const nextText = await this.client.get(this.key('registry/next')).string();
+      const next = nextText === null ? 0 : Number(nextText);
+      let txn = this.client.if(this.key('registry/next'), nextText === null ? 'Version' : 'Value', '==', nextText === null ? 0 : nextText);
+      if (nsKey) txn = txn.and(nsKey, 'Version', '==', 0);
+      const puts = [this.client.put(this.key('registry/next')).value(String(next + 1)), this.client.put(this.key(`placement/${next}`)).value(this.o.node)];
+      if (nsKey) puts.push(this.client.put(nsKey).value(String(next)));
+      const r = await txn.then(...puts).commit();
+      if (r.succeeded) {
+        this.placement.set(next, this.o.node);
+        return { index: next, created: true, owner: this.o.node };
+      }
+    }
+    throw new Error(`could not allocate a repository index in ${this.location.url}: other nodes kept allocating`);
+  }
+
+  /** The next index etcd will hand out (a node's registry fills the indexes below it that it does not own with placeholders). */
+  async nextIndex(): Promise<number> {
+    const v = await this.client.get(this.key('registry/next')).string();
+    return v === null ? 0 : Number(v);
+  }
+
+  /** Leave: the membership key is revoked (the node is down at once for the others). */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.watcher?.cancel().catch(() => {});
+    await this.lease?.revoke().catch(() => {});
+    this.client.close();
+  }
+}
