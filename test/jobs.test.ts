@@ -1016,3 +1016,57 @@ describe('worker jobs: unknown fields inside detail', () => {
     expect(done.status, done.text).to.equal(200);
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+
+describe('worker jobs: id floors (serve --lease: after a failover new jobs continue past what the old writer may have handed out)', () => {
+  it('new jobs take indexes past the `job` floor; pages across the gap list every job once, newest first; an index in the gap is 404; a restart keeps it', async () => {
+    let s = await startJobServer();
+    try {
+      const { repo, job: first } = await repoWithJob(s.url, 'floors');
+      expect(first).to.equal(0);
+      // The floor of `job` is a sequence: index i is sequence i + 1, so floor 50 leaves 0..49 to the old writer.
+      await s.service.setIdFloors(new Map([[repo, { job: 50 }]]));
+      expect((await runCi(s.url, repo)).job.worker_job_index).to.equal(50);
+      expect((await runCi(s.url, repo)).job.worker_job_index).to.equal(51);
+      expect(s.service.idHighs(repo)).to.include({ job: 52 });
+      const walk = async (q = ''): Promise<number[]> => {
+        const out: number[] = [];
+        let cursor: string | null = null;
+        do {
+          const res: ApiResponse = await api(s.url, 'GET', `${R(repo)}/worker-jobs?limit=1${q}${cursor ? `&cursor=${cursor}` : ''}`);
+          expect(res.status, res.text).to.equal(200);
+          out.push(...res.json.jobs.map((j: { worker_job_index: number }) => j.worker_job_index));
+          cursor = res.json.next_cursor;
+        } while (cursor !== null && out.length < 10);
+        return out;
+      };
+      expect(await walk()).to.deep.equal([51, 50, 0]);
+      expect(await walk('&state_kind=1')).to.deep.equal([51, 50, 0]);
+      const whole = await listAll(s.url, repo) as { jobs: { worker_job_index: number }[] };
+      expect(whole.jobs.map((j) => j.worker_job_index)).to.deep.equal([51, 50, 0]);
+      for (const gap of [1, 7, 49]) {
+        expectError(await api(s.url, 'GET', JOB(repo, gap)), 404, `job ${gap} in the gap`);
+        expectError(await api(s.url, 'POST', `${JOB(repo, gap)}:claim`, { json: { accepted_runtime_contracts: [V3] } }), 404, `claim of job ${gap} in the gap`);
+      }
+      // A restart replays jobs.log with its gap; the floor is read back from DATA/id-floors.json.
+      const floors = JSON.parse(await fsp.readFile(path.join(s.dataDir, 'id-floors.json'), 'utf8'));
+      expect(floors.floors[String(repo)]).to.deep.equal({ job: 50 });
+      await s.stop();
+      s = await startJobServer(undefined, s.dataDir);
+      expect(await walk()).to.deep.equal([51, 50, 0]);
+      expect((await runCi(s.url, repo)).job.worker_job_index).to.equal(52);
+      // A floor above every job held (a later takeover's) is honoured after a restart too.
+      await s.service.setIdFloors(new Map([[repo, { job: 80 }]]));
+      await s.stop();
+      s = await startJobServer(undefined, s.dataDir);
+      expect((await runCi(s.url, repo)).job.worker_job_index).to.equal(80);
+      expect(await walk()).to.deep.equal([80, 52, 51, 50, 0]);
+      // The claims take the oldest first across the gaps.
+      expect((await claimNext(s.url, [repo]))!.worker_job_index).to.equal(0);
+      expect((await claimNext(s.url, [repo]))!.worker_job_index).to.equal(50);
+    } finally {
+      await s.stop();
+    }
+  });
+});

@@ -494,6 +494,52 @@ describe('land queue across restarts', function () {
   });
 });
 
+describe('land queue: id floors (serve --lease: after a failover new entries continue past what the old writer may have handed out)', function () {
+  this.timeout(120_000);
+  it('new entries take sequences past the `land_queue_entry` floor; the list and its recent entries read across the gap; a sequence in the gap is 404; restarts (with and without workflow.ckpt) keep it; fsck agrees', async () => {
+    const data = path.join(tempDir(), 'data');
+    const opts = { queue: { depth: 1, retries: 0, batch: 1, stall_s: 3600 } };
+    let s = await startTestServer(data, opts);
+    try {
+      let f = new Fixture(s, await register(s.url, 'floors'));
+      const base = await f.snap(BASE, 'main', true);
+      const enqueue = async (file: string) => (await f.enqueue((await f.change(base, { ...BASE, [file]: `${file}\n` })).ref)).entry_id as string;
+      expect(await enqueue('a.txt')).to.equal('lq-1');
+      await (await s.ready).setIdFloors(new Map([[f.repo, { land_queue_entry: 7 }]]));
+      expect([await enqueue('b.txt'), await enqueue('c.txt')]).to.deep.equal(['lq-8', 'lq-9']);
+      expect((await s.ready).idHighs(f.repo)).to.include({ land_queue_entry: 9 });
+      await f.settle();
+      expect((await ok(f.get('/land-queue'))).entries.map((e: Json) => [e.entry_id, e.sequence, e.position])).to.deep.equal([['lq-1', 1, 1], ['lq-8', 8, 2], ['lq-9', 9, 3]]);
+      for (const gap of ['lq-2', 'lq-7']) expectError(await f.get(`/land-queue/${gap}`), 404, gap);
+      // Finished entries are read newest first across the gap.
+      for (const id of ['lq-9', 'lq-1', 'lq-8']) await ok(api(s.url, 'DELETE', R(f.repo, `/land-queue/${id}`)));
+      const recent = async () => (await ok(f.get('/land-queue'))).recent.map((e: Json) => e.entry_id);
+      expect(await recent()).to.deep.equal(['lq-9', 'lq-8', 'lq-1']);
+      await s.stop();
+      // Without the floors file the highest entry held (named by no checkpoint section: every
+      // entry is finished) still sets the next sequence.
+      await fsp.rm(path.join(data, 'id-floors.json'));
+      let next = 10;
+      for (const drop of [false, true]) {
+        const ckpt = path.join(data, 'repositories', String(f.repo), 'workflow.ckpt');
+        if (drop) await fsp.rm(ckpt);
+        else expect((await fsp.stat(ckpt)).size).to.be.greaterThan(0);
+        s = await startTestServer(data, opts);
+        f = new Fixture(s, f.repo);
+        const e = await enqueue(drop ? 'shared.txt' : 'a.txt');
+        expect(e, drop ? 'rebuilt from workflow.log' : 'from workflow.ckpt').to.equal(`lq-${next++}`);
+        await ok(api(s.url, 'DELETE', R(f.repo, `/land-queue/${e}`)));
+        expect((await recent()).slice(0, 2)).to.deep.equal([e, drop ? 'lq-10' : 'lq-9']);
+        await s.stop();
+      }
+      const fsck = await cli(['fsck', '--data', data, '--json']);
+      expect(fsck.code, fsck.stdout + fsck.stderr).to.equal(0);
+    } finally {
+      await s.stop();
+    }
+  });
+});
+
 describe('land queue rules (pure)', () => {
   const entry = (id: number, spec: Partial<QueueEntryRecord['speculation']> | null = null): QueueEntryRecord => ({
     entry_id: `lq-${id}`, sequence: id, version: 1, change_id: `change-${id}`, change_ref: `change-${id}`, task_id: `task-${id}`, patchset_id: `change-${id}.ps-1`,

@@ -12,6 +12,7 @@ import { push } from '../lib/client/transfer.js';
 import type { Authority } from '../lib/authority/authority.js';
 import { checkGates, type LandGates } from '../lib/authority/workflow/gates.js';
 import { LandDesk } from '../lib/authority/workflow/lands.js';
+import { LandIndex } from '../lib/domain/workflow/land-index.js';
 import { api, register, startTestServer, tempDir, type ApiResponse, type TestServer } from './helpers.js';
 
 type Json = Record<string, any>;
@@ -163,6 +164,60 @@ describe('lands over HTTP: refusals with the real gates', function () {
     const two = await tl({ ...good, idempotency_key: 'k2' });
     expect(two.status, two.text).to.equal(400);
     expect(two.json.landable_change_refs).to.have.length(2);
+  });
+});
+
+describe('lands: id floors (serve --lease: after a failover new lands continue past what the old writer may have handed out)', function () {
+  this.timeout(60_000);
+  it('new lands take sequences past the `land` floor; a change\'s land history pages across the gap; a sequence in the gap is 404; a restart keeps it', async () => {
+    const dataDir = path.join(tempDir(), 'data');
+    let s = await startTestServer(dataDir);
+    try {
+      let r = new Repo(s, await register(s.url, 'land-floors'));
+      const base = await r.snap(BASE, 'main', true);
+      const rev = await r.snap({ ...BASE, 'b.txt': 'B\n' }, 'main', false, base);
+      const c = await r.change('main', base, rev);
+      const land = async () => refused(await r.submit(c.change, { mode: 'ff-only' }), 'blocked_by_policy');
+      expect((await land()).land_id).to.equal('land-1');
+      await (await s.ready).setIdFloors(new Map([[r.repo, { land: 7 }]]));
+      const after = [await land(), await land()];
+      expect(after.map((l) => [l.land_id, l.sequence])).to.deep.equal([['land-8', 8], ['land-9', 9]]);
+      expect((await s.ready).idHighs(r.repo)).to.include({ land: 9 });
+      const history = async (): Promise<string[]> => {
+        const out: string[] = [];
+        let cursor: string | null = null;
+        do {
+          const page = await ok(api(s.url, 'GET', R(r.repo, `/read/changes/${c.change}/lands?limit=1${cursor ? `&cursor=${cursor}` : ''}`)));
+          out.push(...page.lands.map((l: Json) => l.land_id));
+          cursor = page.next_cursor;
+        } while (cursor !== null && out.length < 10);
+        return out;
+      };
+      expect(await history()).to.deep.equal(['land-9', 'land-8', 'land-1']);
+      for (const gap of ['land-2', 'land-7']) expect((await api(s.url, 'GET', R(r.repo, `/lands/${gap}`))).status, gap).to.equal(404);
+      // A restart without the floors file: the land index (from the checkpoint, gap and all) still
+      // knows land-9, so the next land is land-10.
+      await s.stop();
+      await fsp.rm(path.join(dataDir, 'id-floors.json'));
+      s = await startTestServer(dataDir);
+      r = new Repo(s, r.repo);
+      expect(await history()).to.deep.equal(['land-9', 'land-8', 'land-1']);
+      expect((await land()).land_id).to.equal('land-10');
+      expect((await ok(api(s.url, 'GET', R(r.repo, '/lands/land-8')))).land.land_id).to.equal('land-8');
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it('the land index section (workflow.ckpt) keeps a gap: it decodes to the same lands and encodes to the same bytes', () => {
+    const x = new LandIndex();
+    x.add(1, 1);
+    x.add(8, 2);
+    x.add(9, 1);
+    const y = LandIndex.decode(x.encode());
+    expect([y.ofChange(1), y.ofChange(2), y.highest, y.size]).to.deep.equal([[1, 9], [8], 9, 3]);
+    expect(y.has(5)).to.equal(false);
+    expect(y.encode()).to.deep.equal(x.encode());
   });
 });
 

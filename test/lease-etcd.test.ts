@@ -10,6 +10,7 @@ import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { Etcd3 } from 'etcd3';
 import { spawn as spawnChild } from 'node:child_process';
 import { api, cli, PROJECT_ROOT, register, spawnServer, tempDir, until, type ChildServer } from './helpers.js';
+import { push } from '../lib/client/transfer.js';
 import { EtcdWriterLease, parseLeaseUrl } from '../lib/lease/etcd-lease.js';
 import { useEtcd } from './etcd.js';
 import { useSwift, type SwiftServer } from './swift.js';
@@ -276,6 +277,13 @@ describe('serve --lease: a stale writer stops (etcd and Swift)', function () {
     const sprint = (s: ChildServer, n: string) => api(s.url, 'POST', `${AUTH}/${repo}/sprints`, { json: { title: n, artifact_path: 'docs/plan.md', artifact_heading: 'Sprint', artifact_body: `# Sprint\n- [ ] item ${n} {#i${n}}\n` } });
     expect((await newTask(writer, repo, 'shipped')).status).to.equal(200);
     expect((await sprint(writer, 'shipped')).status).to.equal(200);
+    // A snapshot on main, for repo.ci worker jobs (the id space `job`).
+    const tree = path.join(tempDir(), 'tree');
+    await fsp.mkdir(path.join(tree, 'ci'), { recursive: true });
+    await fsp.writeFile(path.join(tree, 'ci/run.sh'), 'true\n');
+    await push({ server: writer.url, repo, line: 'main', dir: tree, moveLine: true, progress: false });
+    const runCi = (s: ChildServer) => api(s.url, 'POST', `${AUTH}/${repo}:runCi`, { json: {} });
+    expect((await runCi(writer)).status).to.equal(200);
     const standbyDir = path.join(tempDir(), 's');
     const standby = await spawn(standbyDir, ['--follow', url, '--follow-interval-ms', '200', '--lease', lease, '--lease-ttl', '5', '--failover', 'auto']);
     await until('everything shipped and applied', async () => {
@@ -288,6 +296,7 @@ describe('serve --lease: a stale writer stops (etcd and Swift)', function () {
     await swift().pause();
     const unshippedTasks: string[] = [];
     const unshippedPlans: string[] = [];
+    const unshippedJobs: number[] = [];
     try {
       for (let i = 0; i < 3; i++) {
         const t = await newTask(writer, repo, `unshipped ${i}`);
@@ -296,6 +305,9 @@ describe('serve --lease: a stale writer stops (etcd and Swift)', function () {
         const p = await sprint(writer, `unshipped${i}`);
         expect(p.status, p.text).to.equal(200);
         unshippedPlans.push(p.json.plan.plan_id);
+        const j = await runCi(writer);
+        expect(j.status, j.text).to.equal(200);
+        unshippedJobs.push(j.json.job.worker_job_index);
       }
       writer.proc.kill('SIGKILL');
       await writer.exited;
@@ -312,11 +324,17 @@ describe('serve --lease: a stale writer stops (etcd and Swift)', function () {
     expect(seq(onStandby.json.task.task_id)).to.be.greaterThan(Math.max(...unshippedTasks.map(seq)));
     expect(unshippedPlans).to.not.include(plan.json.plan.plan_id);
     expect(seq(plan.json.plan.plan_id)).to.be.greaterThan(Math.max(...unshippedPlans.map(seq)));
+    const job = await runCi(standby);
+    expect(job.status, job.text).to.equal(200);
+    expect(job.json.job.worker_job_index).to.be.greaterThan(Math.max(...unshippedJobs));
+    const jobs = (await api(standby.url, 'GET', `${AUTH}/${repo}/worker-jobs`)).json.jobs.map((j: any) => j.worker_job_index);
+    expect(jobs).to.deep.equal([job.json.job.worker_job_index, 0]);
     // The listing shows each task once, the gap left out; the floors are kept on disk for a restart.
     const tasks = (await api(standby.url, 'GET', `${AUTH}/${repo}/tasks`)).json.tasks.map((t: any) => t.task_id);
     expect(tasks).to.have.members(['task-1', onStandby.json.task.task_id]);
     const floors = JSON.parse(await fsp.readFile(path.join(standbyDir, 'id-floors.json'), 'utf8'));
     expect(floors.floors[String(repo)].task).to.be.at.least(Math.max(...unshippedTasks.map(seq)));
+    expect(floors.floors[String(repo)].job).to.be.at.least(Math.max(...unshippedJobs) + 1);
 
     // The gap holds across a clean stop (a checkpoint), fsck and a restart as the writer.
     standby.proc.kill('SIGTERM');

@@ -547,6 +547,27 @@ describe('history promotion: restart, export → restore, kill -9', function () 
     }
   });
 
+  it('id floors (serve --lease): a new promotion takes the sequence past the `promotion` floor; a restart without the floors file continues past the highest held', async () => {
+    const data = path.join(tempDir(), 'data');
+    let s = await startTestServer(data);
+    try {
+      const h = await history(s, 'floors');
+      expect((await ok(api(s.url, 'POST', PREPARE(h.repo), { json: body(h) }))).promotion_id).to.equal('promotion-1');
+      await (await s.ready).setIdFloors(new Map([[h.repo, { promotion: 4 }]]));
+      const past = await ok(api(s.url, 'POST', PREPARE(h.repo), { json: body(h, 'past-the-floor') }));
+      expect(past).to.include({ promotion_id: 'promotion-5', replay: false });
+      expect(past.history_promotion.sequence).to.equal(5);
+      expect((await s.ready).idHighs(h.repo)).to.include({ promotion: 5 });
+      await s.stop();
+      await fsp.rm(path.join(data, 'id-floors.json'));
+      s = await startTestServer(data);
+      expect(await ok(api(s.url, 'POST', PREPARE(h.repo), { json: body(h, 'past-the-floor') }))).to.include({ promotion_id: 'promotion-5', replay: true });
+      expect(await ok(api(s.url, 'POST', PREPARE(h.repo), { json: body(h, 'after-restart') }))).to.include({ promotion_id: 'promotion-6', replay: false });
+    } finally {
+      await s.stop();
+    }
+  });
+
   it('export → restore carries the receipt and its key', async () => {
     const source = await startTestServer();
     const target = await startTestServer();

@@ -352,14 +352,18 @@ describe('storage core: review findings (merges, failed commit points, fsck of j
     });
   });
 
-  it('fsck replays jobs.log as the job queue does: a log that skips a job index is reported', async () => {
-    const root = path.join(tempDir(), 'auth');
+  it('fsck replays jobs.log as the job queue does: a gap an id floor left passes, a new job below an earlier one is reported', async () => {
     const job = JSON.parse(fixture('jobs-v0.json').toString());
-    await withStore(root, async (store) => {
-      await store.transact((tx) => tx.append('jobs', encodeJobRecord({ ...job, repository_index: 0, worker_job_index: 5 })));
+    const gap = path.join(tempDir(), 'auth');
+    await withStore(gap, async (store) => {
+      for (const i of [0, 5, 0, 6]) await store.transact((tx) => tx.append('jobs', encodeJobRecord({ ...job, repository_index: 0, worker_job_index: i })));
     });
-    const check = await fsckAuthority(root, 0);
-    expect(check.problems.join('\n')).to.match(/jobs\.log: record at byte 12 skips to job 5/);
+    expect((await fsckAuthority(gap, 0)).problems.filter((p) => /jobs\.log/.test(p))).to.deep.equal([]);
+    const back = path.join(tempDir(), 'auth');
+    await withStore(back, async (store) => {
+      for (const i of [5, 3]) await store.transact((tx) => tx.append('jobs', encodeJobRecord({ ...job, repository_index: 0, worker_job_index: i })));
+    });
+    expect((await fsckAuthority(back, 0)).problems.join('\n')).to.match(/jobs\.log: record at byte [0-9]+ adds job 3 after job 5/);
   });
 });
 

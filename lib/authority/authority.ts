@@ -183,10 +183,19 @@ export class Authority {
   /** Close the authority's files (idempotent). */
   /**
    * The highest sequence used per id space whose ids continue past an id floor (serve --lease,
-   * ./writer-lease.ts): tasks, changes and plans.
+   * ./writer-lease.ts): every repository-wide id space (a job's sequence is its index plus one).
+   * The numbers scoped to one change (patchsets, reviews, comments) are not reserved.
    */
   idHighs(): Record<string, number> {
-    return { task: this.workflow.index.taskCount, change: this.workflow.index.changeCount, plan: this.plans.highestPlan };
+    return {
+      task: this.workflow.index.taskCount,
+      change: this.workflow.index.changeCount,
+      plan: this.plans.highestPlan,
+      job: this.jobs.highestSequence,
+      land: this.lands.highestLand,
+      land_queue_entry: this.queue.highestEntry,
+      promotion: this.promotions.highestPromotion,
+    };
   }
 
   close(): void {

@@ -38,7 +38,7 @@ import {
   type JobRecord,
   type RunnerResult,
 } from '../domain/jobs.js';
-import { keepRows, takePage, walkFrom, type Page, type PageRequest } from '../domain/paging.js';
+import { firstAfter, keepRows, takePage, walkFrom, type Page, type PageRequest } from '../domain/paging.js';
 import { nowSeconds } from '../domain/repository.js';
 import { jobEvents } from '../domain/events.js';
 import type { ContentStore, Txn } from '../store/content-store.js';
@@ -125,6 +125,12 @@ export class JobQueue {
    */
   private readonly byOutcome = new Map<string, number[]>();
   private readonly outcomeOf = new Map<number, CiOutcome>();
+  /**
+   * Every job index, ascending: a page walks it (binary search to the cursor, then one step per
+   * row). Indexes are dense from 0 but for the gaps an id floor leaves (serve --lease: after a
+   * failover new jobs continue past what the old writer may have handed out).
+   */
+  private readonly order: number[];
 
   private constructor(
     readonly repositoryIndex: number,
@@ -132,7 +138,17 @@ export class JobQueue {
     private readonly store: ContentStore,
     private readonly policy: JobPolicy,
   ) {
-    for (let i = 0; i < jobs.size; i++) this.track(jobs.get(i)!);
+    // replayJobRecords admits a new index only above every earlier one: the keys ascend.
+    this.order = [...jobs.keys()];
+    for (const i of this.order) this.track(jobs.get(i)!);
+  }
+
+  /**
+   * The id space `job`'s highest sequence (serve --lease, ./writer-lease.ts): the highest job
+   * index plus one (job indexes start at 0, sequences at 1), 0 when there is no job.
+   */
+  get highestSequence(): number {
+    return this.order.length === 0 ? 0 : this.order[this.order.length - 1]! + 1;
   }
 
   private track(job: JobRecord): void {
@@ -181,8 +197,9 @@ export class JobQueue {
     return tx.staged<JobRecord>('job', String(index)) ?? this.jobs.get(index);
   }
 
+  /** Past every job held or staged, and past the id floor (the sequence of index i is i + 1). */
   private nextIndex(tx: Txn): number {
-    let next = this.jobs.size;
+    let next = Math.max(this.highestSequence, this.store.idFloor('job'));
     for (const key of tx.stagedKeys('job')) next = Math.max(next, Number(key) + 1);
     return next;
   }
@@ -196,11 +213,19 @@ export class JobQueue {
     }
     tx.onPublish(() => {
       for (const job of jobs) {
+        if (!this.jobs.has(job.worker_job_index)) this.noteIndex(job.worker_job_index);
         this.jobs.set(job.worker_job_index, job);
         this.track(job);
         for (const fn of this.listeners) fn(job);
       }
     });
+  }
+
+  /** A new job's index into `order` (new jobs take the next index, so almost always at the end). */
+  private noteIndex(i: number): void {
+    const o = this.order;
+    if (o.length === 0 || o[o.length - 1]! < i) o.push(i);
+    else o.splice(firstAfter(o.length, (k) => o[k]!, i), 0, i);
   }
 
   /** Apply lease expiry to every running job whose lease has passed. */
@@ -308,7 +333,8 @@ export class JobQueue {
       const indexes = this.byOutcome.get(stateKind === null ? outcome : `${outcome}/${stateKind}`) ?? [];
       return takePage(req, walkFrom(indexes.length, (i) => this.jobs.get(indexes[i])!, (j) => j.worker_job_index, req.after, 'desc'), 'desc');
     }
-    const rows = walkFrom(this.jobs.size, (i) => this.jobs.get(i)!, (j) => j.worker_job_index, req.after, 'desc');
+    const order = this.order;
+    const rows = walkFrom(order.length, (i) => this.jobs.get(order[i]!)!, (j) => j.worker_job_index, req.after, 'desc');
     return takePage(req, keepRows(rows, (j) => stateKind === null || j.state === stateKind), 'desc');
   }
 

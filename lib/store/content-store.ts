@@ -212,6 +212,8 @@ export class ContentStore {
   rebuildCheckpoint(cover: CheckpointCover, sections: (records: WorkflowRecords) => Map<string, Buffer>): Promise<Buffer> { return this.published.rebuildCheckpoint(cover, sections); }
   /** Live entities of a workflow type (without reading them). */
   entityCount(type: string): number { return this.published.records.count(type); }
+  /** The highest sequence of a sequenced workflow type's committed ids (workflow-records.ts highestSequence; 0: none). */
+  highestSequence(type: string): number { return this.published.records.highestSequence(type); }
 
   // ------------------------------------------------------------ paths (published.ts)
   packDir(kind: PackKind): string { return this.published.packDir(kind); }
@@ -312,8 +314,8 @@ export class ContentStore {
   setCommitHooks(hooks: CommitHooks): void { this.commits.hooks = hooks; }
   /**
    * The id floors of this repository (serve --lease, lib/authority/writer-lease.ts): per id space
-   * (`task`, `change`, `plan`, `job`), the highest sequence another writer may have handed out;
-   * a new id's sequence is above it. Empty: none.
+   * (`task`, `change`, `plan`, `job`, `land`, `land_queue_entry`, `promotion`), the highest
+   * sequence another writer may have handed out; a new id's sequence is above it. Empty: none.
    */
   idFloors: Readonly<Record<string, number>> = {};
   idFloor(space: string): number { return this.idFloors[space] ?? 0; }

@@ -281,7 +281,7 @@ function checkLogs(store: ContentStore, repositoryIndex: number): string[] {
   } catch (err) {
     problems.push((err as Error).message);
   }
-  // jobs.log as the job queue replays it (repository index, dense job indexes).
+  // jobs.log as the job queue replays it (repository index, new job indexes ascending).
   try {
     replayJobRecords(store.logRecords('jobs'), repositoryIndex);
   } catch (err) {

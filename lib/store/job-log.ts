@@ -81,13 +81,16 @@ export function decodeJobBody(body: Buffer): JobRecord {
 
 /**
  * Replay jobs.log records (committed, in order; the latest record of each job wins) with the
- * rules every reader applies: each record decodes, belongs to `repositoryIndex`, and job
- * indexes are dense (a record never skips past the next new index). The job queue and fsck
- * share it, so fsck passes exactly the logs the queue opens.
+ * rules every reader applies: each record decodes, belongs to `repositoryIndex`, and a job's
+ * first record comes after the first record of every lower index (new jobs take indexes above
+ * every earlier one; gaps are allowed: an id floor leaves them, storage-layout.md §20.8). The
+ * returned map holds the jobs in ascending index order. The job queue and fsck share it, so
+ * fsck passes exactly the logs the queue opens.
  */
 export function replayJobRecords(records: Iterable<{ offset: number; body: Buffer }>, repositoryIndex: number): { jobs: Map<number, JobRecord>; count: number } {
   const jobs = new Map<number, JobRecord>();
   let count = 0;
+  let highest = -1;
   for (const rec of records) {
     count++;
     let job: JobRecord;
@@ -97,7 +100,10 @@ export function replayJobRecords(records: Iterable<{ offset: number; body: Buffe
       throw new Corrupt(`jobs.log: record at byte ${rec.offset}: ${(err as Error).message}`);
     }
     if (job.repository_index !== repositoryIndex) throw new Corrupt(`jobs.log: record at byte ${rec.offset} belongs to repository ${job.repository_index}`);
-    if (job.worker_job_index > jobs.size) throw new Corrupt(`jobs.log: record at byte ${rec.offset} skips to job ${job.worker_job_index}`);
+    if (!jobs.has(job.worker_job_index)) {
+      if (job.worker_job_index <= highest) throw new Corrupt(`jobs.log: record at byte ${rec.offset} adds job ${job.worker_job_index} after job ${highest}`);
+      highest = job.worker_job_index;
+    }
     jobs.set(job.worker_job_index, job);
   }
   return { jobs, count };

@@ -23,6 +23,12 @@ export const locationOrdinal = (loc: number): number => loc % ORDINAL;
 /** Types whose ids are `<type>-<sequence>`: locations by sequence in a typed array. */
 const DENSE_TYPES: ReadonlySet<string> = new Set(['task', 'change', 'land']);
 const SEQ_RE = /^[a-z]+-([1-9][0-9]{0,9})$/;
+/**
+ * Other types whose ids are `<prefix>-<sequence>` (their locations stay in the Map, as the
+ * checkpoint's `records` section has always held them): the highest sequence is tracked, since
+ * with id floors (serve --lease) the count of entities is not the highest sequence.
+ */
+const SEQUENCED_TYPES: ReadonlyMap<string, string> = new Map([['land_queue_entry', 'lq'], ['history_promotion', 'promotion']]);
 
 /** Sequence of a dense-type id (`task-12` → 12), or 0 when the id has another shape. */
 export function denseSequence(type: string, id: string): number {
@@ -88,8 +94,27 @@ class TypeLocations {
   readonly dense = new DenseLocations();
   /** Ids of other shapes, in first-upsert order. */
   readonly other = new Map<string, number>();
+  /** Of a SEQUENCED_TYPES type: the highest sequence among `other`'s ids. */
+  private otherHigh = 0;
+  private readonly prefix: string | undefined;
 
-  constructor(readonly type: string) {}
+  constructor(readonly type: string) {
+    this.prefix = SEQUENCED_TYPES.get(type);
+  }
+
+  /** The highest sequence of an id `<type>-<sequence>` (dense types) or `<prefix>-<sequence>` (SEQUENCED_TYPES); 0: none. */
+  get highest(): number {
+    return this.prefix === undefined ? this.dense.max : this.otherHigh;
+  }
+
+  /** An id kept in the Map (an upsert, or a checkpoint's list). */
+  setOther(id: string, loc: number): void {
+    if (this.prefix !== undefined && !this.other.has(id) && id.startsWith(this.prefix) && id.charCodeAt(this.prefix.length) === 45 /* - */) {
+      const m = SEQ_RE.exec(id);
+      if (m) this.otherHigh = Math.max(this.otherHigh, Number(m[1]));
+    }
+    this.other.set(id, loc);
+  }
 
   get(id: string): number | undefined {
     const seq = denseSequence(this.type, id);
@@ -103,7 +128,7 @@ class TypeLocations {
   set(id: string, loc: number): void {
     const seq = denseSequence(this.type, id);
     if (seq) this.dense.set(seq, loc);
-    else this.other.set(id, loc);
+    else this.setOther(id, loc);
   }
 
   get size(): number {
@@ -216,6 +241,15 @@ export class WorkflowRecords {
 
   count(type: string): number {
     return this.types.get(type)?.size ?? 0;
+  }
+
+  /**
+   * The highest sequence of the ids `<prefix>-<sequence>` of `type` (`task`, `change`, `land`,
+   * `land_queue_entry`, `history_promotion`); 0 when none. Above count(type) when an id floor
+   * left a gap.
+   */
+  highestSequence(type: string): number {
+    return this.types.get(type)?.highest ?? 0;
   }
 
   /** Live entities of every type. */
@@ -386,7 +420,7 @@ export class WorkflowRecords {
       if (!Array.isArray(other)) throw new Error(`locations of ${type} are not a list`);
       for (const [id, loc] of other) {
         if (typeof id !== 'string' || !Number.isSafeInteger(loc) || loc <= 0) throw new Error(`a location of ${type} is malformed`);
-        t.other.set(id, loc);
+        t.setOther(id, loc);
       }
       types.set(type, t);
     }

@@ -225,13 +225,26 @@ export class LandQueue {
     return lines.flatMap((l) => (this.active.get(l) ?? []).map((id) => this.entryIn(null, id)!));
   }
 
-  /** The newest finished entries (of one line, or all), newest first: at most `limit`, reading at most a bounded number of records. */
+  /**
+   * The highest entry sequence (the id space `land_queue_entry` of serve --lease's id floors).
+   * Sequences are dense from 1 but for the gaps an id floor leaves: a sequence in a gap names no
+   * entry (404).
+   */
+  get highestEntry(): number {
+    return this.store.highestSequence(QUEUE_ENTRY);
+  }
+
+  /**
+   * The newest finished entries (of one line, or all), newest first: at most `limit`, reading at
+   * most a bounded number of records (a sequence in a gap an id floor left reads none).
+   */
   recentFinished(limit: number, targetLine?: string): QueueEntryRecord[] {
     const out: QueueEntryRecord[] = [];
-    const top = this.store.entityCount(QUEUE_ENTRY);
-    for (let seq = top, read = 0; seq >= 1 && out.length < limit && read < limit * 20 + this.activeCount; seq--, read++) {
+    for (let seq = this.highestEntry, read = 0; seq >= 1 && out.length < limit && read < limit * 20 + this.activeCount; seq--) {
       const e = this.entryIn(null, `lq-${seq}`);
-      if (e && !isActiveEntry(e) && (targetLine === undefined || e.target_line === targetLine)) out.push(e);
+      if (!e) continue;
+      read++;
+      if (!isActiveEntry(e) && (targetLine === undefined || e.target_line === targetLine)) out.push(e);
     }
     return out;
   }
@@ -297,7 +310,7 @@ export class LandQueue {
       const target = input.target_line ?? c.land_target_line;
       const stage = (c: ChangeRecord, alongside: boolean): QueueEntryRecord => {
         const ps = this.checkQueueable(tx, c, target, gateOpts, alongside);
-        const sequence = this.store.entityCount(QUEUE_ENTRY) + tx.stagedKeys(NEW_ENTRY).length + 1;
+        const sequence = Math.max(this.highestEntry, this.store.idFloor('land_queue_entry')) + tx.stagedKeys(NEW_ENTRY).length + 1;
         const now = nowSeconds();
         const e: QueueEntryRecord = {
           entry_id: `lq-${sequence}`,

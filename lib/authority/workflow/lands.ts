@@ -309,7 +309,7 @@ export class LandDesk {
       try {
         this.index = LandIndex.decode(section);
         for (const id of store.tailEntities(LAND).sort((a, b) => seqOf(a) - seqOf(b))) this.track(store.entity<LandRecord>(LAND, id)!);
-        if (this.index.count !== store.entityCount(LAND)) throw new Error(`it holds ${this.index.count} lands, workflow.log ${store.entityCount(LAND)}`);
+        if (this.index.size !== store.entityCount(LAND) || this.index.highest !== store.highestSequence(LAND)) throw new Error(`it holds ${this.index.size} lands up to land-${this.index.highest}, workflow.log ${store.entityCount(LAND)} up to land-${store.highestSequence(LAND)}`);
         done = true;
       } catch {
         this.index = new LandIndex();
@@ -704,8 +704,16 @@ export class LandDesk {
     return null;
   }
 
+  /**
+   * The highest land sequence (the id space `land` of serve --lease's id floors). Sequences are
+   * dense from 1 but for the gaps an id floor leaves: a sequence in a gap names no land (404).
+   */
+  get highestLand(): number {
+    return this.index.highest;
+  }
+
   private newRecord(tx: Txn, change: ChangeRecord, req: LandRequest, mode: LandMode, target: string, head: string | null, ps: PatchsetRecord | null, attempts: number, by: string | null): LandRecord {
-    const sequence = this.index.count + tx.stagedKeys(NEW_LAND).length + 1;
+    const sequence = Math.max(this.index.highest, this.store.idFloor('land')) + tx.stagedKeys(NEW_LAND).length + 1;
     const id = `land-${sequence}`;
     tx.stage(NEW_LAND, id, true);
     const now = nowSeconds();

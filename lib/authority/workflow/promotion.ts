@@ -38,10 +38,14 @@ export interface PromotionOutcome {
 }
 
 export class HistoryPromotions {
-  private count: number;
+  /**
+   * The highest promotion sequence (the id space `promotion` of serve --lease's id floors).
+   * Sequences are dense from 1 but for the gaps an id floor leaves.
+   */
+  highestPromotion: number;
 
   constructor(private readonly store: ContentStore, private readonly plans: PlanBook, private readonly book: WorkflowBook) {
-    this.count = store.entityCount(PROMOTION);
+    this.highestPromotion = store.highestSequence(PROMOTION);
   }
 
   /** A recorded receipt by its id. */
@@ -96,7 +100,7 @@ export class HistoryPromotions {
       if (again) return { record: again, replay: true };
       if (!tx.line(req.target_line)) throw new NotFound(`line ${req.target_line} does not exist`);
       this.checkIdentities(tx, req);
-      const sequence = this.count + tx.stagedKeys(NEW_PROMOTION).length + 1;
+      const sequence = Math.max(this.highestPromotion, this.store.idFloor('promotion')) + tx.stagedKeys(NEW_PROMOTION).length + 1;
       const id = promotionId(sequence);
       const entries: PromotionReceiptEntry[] = [];
       let last = null;
@@ -157,7 +161,7 @@ export class HistoryPromotions {
       tx.upsert(PROMOTION, id, record);
       tx.upsert(PROMOTION_KEY, req.idempotency_key, key);
       tx.onPublish(() => {
-        this.count++;
+        this.highestPromotion = Math.max(this.highestPromotion, sequence);
       });
       return { record, replay: false };
     });

@@ -8,10 +8,15 @@ export const LAND_SECTION = 'land-indexes';
 
 /**
  * Each change's lands by sequence, in typed arrays (the land records stay in workflow.log): the
- * change of each land, and per change a linked list of its lands, oldest first.
+ * change of each land, and per change a linked list of its lands, oldest first. Sequences are
+ * dense from 1 but for the gaps an id floor leaves (serve --lease, storage-layout.md §20.8): a
+ * sequence in a gap has change 0.
  */
 export class LandIndex {
-  count = 0;
+  /** The highest land sequence (0: none). */
+  highest = 0;
+  /** The lands held (the gaps not counted). */
+  size = 0;
   private landChange = new Int32Array(256);
   private nextLand = new Int32Array(256);
   private firstLand = new Int32Array(256);
@@ -27,7 +32,7 @@ export class LandIndex {
   }
 
   has(seq: number): boolean {
-    return seq > 0 && seq <= this.count && this.landChange[seq] !== 0;
+    return seq > 0 && seq <= this.highest && this.landChange[seq] !== 0;
   }
 
   /** A land committed (a new sequence, or an upsert of a known one). */
@@ -43,7 +48,8 @@ export class LandIndex {
     if (last === 0) this.firstLand[change] = seq;
     else this.nextLand[last] = seq;
     this.lastLand[change] = seq;
-    if (seq > this.count) this.count = seq;
+    this.size++;
+    if (seq > this.highest) this.highest = seq;
   }
 
   /** Land sequences of a change, oldest first. */
@@ -54,11 +60,11 @@ export class LandIndex {
     return out;
   }
 
-  /** Land count u32, then each land's change sequence (i32 × (count + 1)). */
+  /** The highest land sequence u32, then each sequence's change sequence (i32 × (highest + 1); 0: no land). */
   encode(): Buffer {
     const head = Buffer.alloc(4);
-    head.writeUInt32LE(this.count, 0);
-    return Buffer.concat([head, Buffer.from(this.landChange.buffer, this.landChange.byteOffset, 4 * (this.count + 1))]);
+    head.writeUInt32LE(this.highest, 0);
+    return Buffer.concat([head, Buffer.from(this.landChange.buffer, this.landChange.byteOffset, 4 * (this.highest + 1))]);
   }
 
   static decode(buf: Buffer): LandIndex {
@@ -66,7 +72,11 @@ export class LandIndex {
     const count = buf.readUInt32LE(0);
     if (buf.length !== 4 + 4 * (count + 1)) throw new Error('land index section: wrong length');
     const x = new LandIndex();
-    for (let seq = 1; seq <= count; seq++) x.add(seq, buf.readInt32LE(4 + 4 * seq));
+    for (let seq = 1; seq <= count; seq++) {
+      const change = buf.readInt32LE(4 + 4 * seq);
+      if (change !== 0) x.add(seq, change); // 0: a gap
+    }
+    if (x.highest !== count) throw new Error('land index section: its highest sequence names no land');
     return x;
   }
 }
