@@ -131,7 +131,9 @@ async function spawnServerOnce(dataDir: string, args: string[], waitReady: boole
   // 'close', not 'exit': output written just before exiting (the log batch is flushed on exit)
   // may still be in the pipe when 'exit' fires.
   const exited = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)));
-  const url = `http://127.0.0.1:${port}`;
+  // A wildcard listener is reached on loopback; another address (127.0.0.2: a second node) on itself.
+  const reach = bindHost === '0.0.0.0' || bindHost === '::' ? '127.0.0.1' : bindHost;
+  const url = `http://${reach.includes(':') ? `[${reach}]` : reach}:${port}`;
   const server = { url, proc, output: () => out, exited };
   if (!waitReady) return server;
   for (let i = 0; i < 200; i++) {

@@ -7,6 +7,7 @@ import type { Layout } from '../store/layout.js';
 import type { Authority } from './authority.js';
 import type { Log } from './logger.js';
 import type { Registry } from './registry.js';
+import type { ClusterPlacement } from './cluster.js';
 
 export interface AuthorityHost {
   readonly layout: Layout;
@@ -16,6 +17,8 @@ export interface AuthorityHost {
   readonly maxSnapshotPaths: number;
   /** The server's seal key (DATA/seal.key): restore checks a staged authority's sealed drafts with it. */
   readonly sealKey: SealKey | null;
+  /** serve --cluster: the placements (./cluster.ts); null on a single server. */
+  readonly cluster: ClusterPlacement | null;
   record(index: number): RepositoryRecord;
   authority(index: number): Authority;
   lifecycleExclusive<T>(index: number, fn: () => Promise<T>): Promise<T>;

@@ -103,11 +103,15 @@ export class RestoreSessions {
   }
 
   private checkNamespace(namespace: string): void {
+    // A restore takes the next index of this server's registry; in a cluster the indexes are
+    // etcd's (lib/lease/etcd-cluster.ts), which a restore does not ask yet.
+    if (this.service.cluster) throw new Conflict('restoring an exported repository on a cluster node is not supported: restore it on a single server (cairn import), or register a new repository and push to it');
     const owner = this.service.registry.namespaceOwner(namespace);
     if (owner) throw new Conflict(`namespace "${namespace}" is owned by live repository ${owner.repository_index}`);
   }
 
   start(manifest: ExportManifest, policyFlags: number): Promise<string> {
+    if (this.service.cluster) this.checkNamespace(manifest.namespace);
     validateManifest(manifest);
     validatePolicyFlags(policyFlags);
     return this.mutex.runExclusive(async () => {

@@ -68,7 +68,10 @@ async function clusterList(koa: Context, cluster: ClusterPlacement, mine: Record
   const all = [...mine];
   const headers: Record<string, string> = { [PROXIED_HEADER]: cluster.node, accept: 'application/json' };
   for (const h of ['authorization', 'cookie']) if (koa.get(h)) headers[h] = koa.get(h);
-  for (const [name, n] of await cluster.nodes()) {
+  const live = await cluster.nodes();
+  const down = [...new Set(cluster.placements().values())].filter((name) => !live.has(name)).sort();
+  if (down.length > 0) throw new Busy(`node ${down.join(', ')} ${down.length === 1 ? 'is' : 'are'} down (no membership in the cluster now), so the list would be short; its repositories answer again when it is back (cairn cluster status)`);
+  for (const [name, n] of live) {
     if (name === cluster.node) continue;
     let res: Response;
     try {

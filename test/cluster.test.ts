@@ -1,0 +1,147 @@
+// serve --cluster: three nodes on 127.0.0.1, 127.0.0.2 and 127.0.0.3 sharing one etcd (test/etcd.ts),
+// real server processes. Repositories get cluster-wide indexes and live on the node that
+// registered them; any node answers for any repository (reads, writes, a push, a clone, an event
+// feed), and a node that is down is named by the others.
+import { expect } from 'chai';
+import { spawn as spawnChild } from 'node:child_process';
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { push } from '../lib/client/transfer.js';
+import { api, cli, spawnServer, tempDir, until, type ChildServer } from './helpers.js';
+import { useEtcd } from './etcd.js';
+
+const AUTH = '/v1/native/repository-authorities';
+
+function git(args: string[], cwd?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const p = spawnChild('git', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d) => { stdout += d; });
+    p.stderr.on('data', (d) => { stderr += d; });
+    p.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('serve --cluster: three nodes, one etcd', function () {
+  this.timeout(300_000);
+  const etcd = useEtcd();
+  const dirs = new Map<string, string>();
+  const nodes = new Map<string, ChildServer>();
+  const HOSTS: Record<string, string> = { n1: '127.0.0.1', n2: '127.0.0.2', n3: '127.0.0.3' };
+  const start = async (name: string): Promise<ChildServer> => {
+    if (!dirs.has(name)) dirs.set(name, path.join(tempDir(), name));
+    const s = await spawnServer(dirs.get(name)!, ['--no-ui', '--cluster', etcd().leaseUrl('cluster'), '--node', name, '--cluster-ttl', '3'], true, {}, HOSTS[name]);
+    nodes.set(name, s);
+    return s;
+  };
+  const node = (name: string): ChildServer => nodes.get(name)!;
+  const registerOn = async (name: string, repo: string, namespace = ''): Promise<{ status: number; index: number; created: boolean }> => {
+    const r = await api(node(name).url, 'POST', AUTH, { json: { repository_name: repo, namespace, policy_flags: 0 } });
+    expect([200, 201], r.text).to.include(r.status);
+    return { status: r.status, index: r.json.repository.repository_index, created: r.json.created };
+  };
+
+  before(async () => {
+    for (const name of ['n1', 'n2', 'n3']) await start(name);
+  });
+  after(async () => {
+    for (const s of nodes.values()) if (s.proc.exitCode === null && s.proc.signalCode === null) { s.proc.kill('SIGKILL'); await s.exited; }
+  });
+
+  it('indexes are cluster-wide and each repository answers through every node: reads, writes, a namespace\'s replay on another node, a 404 for none', async () => {
+    expect(await registerOn('n1', 'alpha')).to.deep.include({ status: 201, index: 0 });
+    expect(await registerOn('n2', 'beta')).to.deep.include({ status: 201, index: 1 });
+    expect(await registerOn('n3', 'gamma')).to.deep.include({ status: 201, index: 2 });
+    expect(await registerOn('n1', 'delta')).to.deep.include({ status: 201, index: 3 });
+    // A namespace belongs to one repository cluster-wide: its registration repeated on another node replays there.
+    expect(await registerOn('n2', 'eps', 'ep')).to.deep.include({ status: 201, index: 4, created: true });
+    expect(await registerOn('n3', 'eps', 'ep')).to.deep.include({ status: 200, index: 4, created: false });
+    const clash = await api(node('n1').url, 'POST', AUTH, { json: { repository_name: 'other', namespace: 'ep', policy_flags: 0 } });
+    expect(clash.status, clash.text).to.equal(409);
+
+    // The list, through any node: every node's repositories, in index order, once each.
+    for (const name of ['n1', 'n2', 'n3']) {
+      const list = (await api(node(name).url, 'GET', AUTH)).json.repositories.map((r: { repository_index: number; repository_name: string }) => `${r.repository_index}:${r.repository_name}`);
+      expect(list, name).to.deep.equal(['0:alpha', '1:beta', '2:gamma', '3:delta', '4:eps']);
+    }
+    // Writes and reads through nodes that do not own the repository.
+    const made = await api(node('n3').url, 'POST', `${AUTH}/1/tasks`, { json: { title: 'through n3', intent: 'a task of beta, written through n3' } });
+    expect(made.status, made.text).to.equal(200);
+    const read = await api(node('n1').url, 'GET', `${AUTH}/1/tasks/${made.json.task.task_id}`);
+    expect(read.status, read.text).to.equal(200);
+    expect(read.json.task.title).to.equal('through n3');
+    expect((await api(node('n2').url, 'GET', `${AUTH}/1/tasks`)).json.tasks.map((t: { title: string }) => t.title)).to.deep.equal(['through n3']);
+    // The record is the owner's: beta is not on n1's disk.
+    expect(await fsp.readdir(path.join(dirs.get('n1')!, 'repositories')).catch(() => [])).to.not.include('1');
+    // No placement: 404, from any node.
+    expect((await api(node('n2').url, 'GET', `${AUTH}/99`)).status).to.equal(404);
+    // A restore would take a local index, not the cluster's: refused (409), nothing registered.
+    const restore = await api(node('n2').url, 'POST', '/v1/native/repository-restores', { json: { manifest: { schema: 'x', state: 'x', repo_name: 'r', namespace: '', exported_at_s: 0, files: [] }, policy_flags: 0 } });
+    expect(restore.status, restore.text).to.equal(409);
+    expect(restore.json.error).to.match(/not supported/);
+
+    const status = await api(node('n2').url, 'GET', '/v1/native/cluster?repository=1');
+    expect(status.status, status.text).to.equal(200);
+    expect(status.json.node).to.equal('n2');
+    expect(status.json.repository).to.deep.equal({ repository_index: 1, node: 'n2' });
+    expect(status.json.nodes.map((n: { node: string; live: boolean; repositories: number; url: string }) => [n.node, n.live, n.repositories, n.url])).to.deep.equal([
+      ['n1', true, 2, node('n1').url], ['n2', true, 2, node('n2').url], ['n3', true, 1, node('n3').url],
+    ]);
+  });
+
+  it('streams through a non-owner: a push of a snapshot and a git clone, and an event feed sees a write made through a third node', async () => {
+    const work = tempDir();
+    await fsp.writeFile(path.join(work, 'README.md'), '# alpha\n');
+    await push({ server: node('n3').url, repo: 0, line: 'main', dir: work, moveLine: true, progress: false });
+    const clone = path.join(tempDir(), 'clone');
+    const cloned = await git(['clone', '-q', `${node('n2').url}${AUTH}/0/git/main.git`, clone]);
+    expect(cloned.code, cloned.stderr).to.equal(0);
+    expect(await fsp.readFile(path.join(clone, 'README.md'), 'utf8')).to.equal('# alpha\n');
+
+    // An event feed of alpha (on n1) opened through n2; a task made through n3 reaches it.
+    const feed = await fetch(`${node('n2').url}${AUTH}/0/events`, { headers: { accept: 'text/event-stream' } });
+    expect(feed.status).to.equal(200);
+    expect(feed.headers.get('content-type')).to.match(/^text\/event-stream/);
+    const reader = feed.body!.getReader();
+    const made = await api(node('n3').url, 'POST', `${AUTH}/0/tasks`, { json: { title: 'seen on the feed', intent: 'an event through two proxies' } });
+    expect(made.status).to.equal(200);
+    let text = '';
+    const decoder = new TextDecoder();
+    await until('the feed carries the task', async () => {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the feed ended: ${text}`);
+      text += decoder.decode(value);
+      return text.includes(made.json.task.task_id) ? true : null;
+    }, 30_000);
+    await reader.cancel();
+  });
+
+  it('a node down: the others name it for its repositories (503) and for the list; cairn cluster status says DOWN (exit 1); back up, its repositories answer again', async () => {
+    const n3 = node('n3');
+    n3.proc.kill('SIGKILL');
+    await n3.exited;
+    const r = await api(node('n1').url, 'GET', `${AUTH}/2`);
+    expect(r.status, r.text).to.equal(503);
+    expect(r.json.error).to.match(/node n3/);
+    await until('n3\'s membership expired', async () => (await api(node('n1').url, 'GET', '/v1/native/cluster')).json.nodes.find((n: { node: string }) => n.node === 'n3')?.live === false, 30_000);
+    const down = await api(node('n1').url, 'GET', `${AUTH}/2/tasks`);
+    expect(down.status).to.equal(503);
+    expect(down.json.error).to.match(/owned by node n3, which is down/);
+    // The list would be short: it is refused, naming the node, rather than missing gamma silently.
+    const list = await api(node('n2').url, 'GET', AUTH);
+    expect(list.status).to.equal(503);
+    expect(list.json.error).to.match(/node n3 is down .*the list would be short/);
+    const st = await cli(['cluster', 'status', '--server', node('n1').url]);
+    expect(st.code, st.stdout + st.stderr).to.equal(1);
+    expect(JSON.parse(st.stdout).nodes.find((n: { node: string }) => n.node === 'n3')).to.include({ live: false, url: null, repositories: 1 });
+    // Back on its data directory: it joins again once its old membership is gone, and serves gamma.
+    await start('n3');
+    const back = await api(node('n1').url, 'GET', `${AUTH}/2`);
+    expect(back.status, back.text).to.equal(200);
+    expect(back.json.repository.repository_name).to.equal('gamma');
+    const where = await cli(['cluster', 'status', '--server', node('n2').url, '--repo', '2']);
+    expect(where.code, where.stderr).to.equal(0);
+    expect(JSON.parse(where.stdout).repository).to.deep.equal({ repository_index: 2, node: 'n3' });
+  });
+});
