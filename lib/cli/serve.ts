@@ -82,7 +82,10 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--archive-concurrency N] [--archive-sync]
                    [--archive-sync-timeout-seconds N] [--archive-manifest-chain N]
                    [--follow s3://BUCKET[/PREFIX]] [--follow-interval-ms N]
-                   [--lease etcd://HOST:PORT/PREFIX] [--lease-ttl N] [--failover auto|manual]
+                   [--lease etcd://HOST:PORT/PREFIX|etcds://…|archive] [--lease-ttl N]
+                   [--lease-ca-file FILE] [--lease-cert-file FILE] [--lease-key-file FILE]
+                   [--lease-user NAME] [--lease-password-file FILE] [--failover auto|manual]
+                   [--cluster etcd://HOST:PORT/PREFIX] [--node NAME] [--cluster-ttl N]
                    [--promote-secret-file FILE] [--auth tokens|none] [--insecure-open]
                    [--new-seal-key] [-h|--help]
 
