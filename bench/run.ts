@@ -23,6 +23,8 @@
 //   BENCH_ONLY=events    only the event feed: commit → subscriber latency, runner claim latency
 //   BENCH_ONLY=queue     only the land queue: changes landed per minute with a fixed CI time,
 //                        one by one versus the queue at depth 1 and 4 (bench/land-queue.ts)
+//   BENCH_ONLY=cluster   only several nodes: a GET through a node that does not own the repository
+//                        against the owner (bench/cluster.ts)
 //   BENCH_ONLY=stack     only stacks: a 10-commit series pushed with git and landed through the
 //                        queue from its top, against 10 separate changes (bench/stack.ts)
 //   BENCH_ONLY=diff-fidelity  only the diff route with word spans and rename detection on the
@@ -62,6 +64,7 @@ import { gitPushRows, stepGitPush } from './git-push.js';
 import { eventRows, stepEvents } from './events.js';
 import { landQueueRows, stepLandQueue } from './land-queue.js';
 import { stackRows, stepStack } from './stack.js';
+import { stepCluster } from './cluster.js';
 import { scaleRows, stepWorkflowScale } from './workflow-scale.js';
 import { stepThreads, threadRows } from './threads.js';
 import { diffFidelityRows, stepDiffFidelity } from './diff-fidelity.js';
@@ -897,6 +900,14 @@ function report(): void {
   if (queue.length) out.push(table('Land queue: changes landed per minute, each tested on the tree it lands', queue));
   const stack = stackRows(bench.stack as Fig | undefined);
   if (stack.length) out.push(table('Stacks: a series pushed with git and landed through the queue', stack));
+  const nodes = bench.cluster as Fig | undefined;
+  if (nodes && typeof nodes.owner_p50_ms === 'number') {
+    out.push(table('Several nodes: GET of a task, at the owner vs through another node (same run)', [
+      ['sequential p50 / p99, owner', `${nodes.owner_p50_ms} / ${nodes.owner_p99_ms} ms`],
+      ['sequential p50 / p99, through another node', `${nodes.proxied_p50_ms} / ${nodes.proxied_p99_ms} ms (×${nodes.ratio_p50} at p50)`],
+      ['16 in flight, owner / through another node', `${nodes.owner_rps_16} / ${nodes.proxied_rps_16} req/s (×${nodes.ratio_rps})`],
+    ]));
+  }
   if (errors.length) out.push(table('ERRORS', errors.map((e) => [e.step, e.message.replace(/\n/g, '\n      ')])));
   process.stdout.write(`${out.join('\n')}\n\n`);
   bench.errors = errors;
@@ -1056,6 +1067,14 @@ async function stepStackStep(): Promise<void> {
   }
 }
 
+async function stepClusterStep(): Promise<void> {
+  try {
+    bench.cluster = await stepCluster({ root: ROOT, cli: CLI, log });
+  } catch (err) {
+    fail('cluster', err);
+  }
+}
+
 async function main(): Promise<void> {
   const t0 = performance.now();
   bench.scale = SCALE;
@@ -1096,6 +1115,8 @@ async function main(): Promise<void> {
       await stepQueueStep();
     } else if (process.env.BENCH_ONLY === 'stack') {
       await stepStackStep();
+    } else if (process.env.BENCH_ONLY === 'cluster') {
+      await stepClusterStep();
     } else if (process.env.BENCH_ONLY === 'transfer') {
       // Only the push/pull rounds against git, the dedup and the resume figures.
       const tree = await stepTree();
@@ -1130,6 +1151,7 @@ async function main(): Promise<void> {
       await stepArchiveRpoStep();
       await stepQueueStep();
       await stepStackStep();
+      await stepClusterStep();
     }
   } catch (err) {
     fail('bench', err);

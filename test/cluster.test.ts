@@ -49,6 +49,21 @@ describe('serve --cluster: three nodes, one etcd', function () {
     for (const s of nodes.values()) if (s.proc.exitCode === null && s.proc.signalCode === null) { s.proc.kill('SIGKILL'); await s.exited; }
   });
 
+  it('usage errors (exit 2): a bad node name, --node without --cluster, a wildcard bind without --public-url, --auth tokens', async () => {
+    const url = etcd().leaseUrl('usage');
+    for (const [args, message] of [
+      [['--cluster', url, '--node', 'Bad Name'], /--node: a node name is 1 to 63/],
+      [['--node', 'n9'], /--node needs --cluster/],
+      [['--cluster', url, '--node', 'n9', '--bind', '0.0.0.0:0', '--insecure-open'], /--cluster on a wildcard --bind needs --public-url/],
+      [['--cluster', url, '--node', 'n9', '--auth', 'tokens'], /--cluster with --auth tokens is not supported/],
+      [['--cluster', 'http://127.0.0.1:2379/x'], /--cluster: the scheme must be etcd:\/\/ or etcds:\/\//],
+    ] as [string[], RegExp][]) {
+      const r = await cli(['serve', '--data', path.join(tempDir(), 'data'), ...(args.includes('--bind') ? [] : ['--bind', '127.0.0.1:0']), ...args]);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).to.equal(2);
+      expect(r.stderr).to.match(message);
+    }
+  });
+
   it('indexes are cluster-wide and each repository answers through every node: reads, writes, a namespace\'s replay on another node, a 404 for none', async () => {
     expect(await registerOn('n1', 'alpha')).to.deep.include({ status: 201, index: 0 });
     expect(await registerOn('n2', 'beta')).to.deep.include({ status: 201, index: 1 });

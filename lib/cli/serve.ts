@@ -1137,6 +1137,9 @@ export async function serve(argv: string[]): Promise<number> {
     const ttl = Number(values['cluster-ttl']);
     if (!Number.isInteger(ttl) || ttl < 2 || ttl > 3600) throw new CliUsageError('--cluster-ttl must be an integer from 2 to 3600 (seconds)');
     if (values['public-url'] === undefined && /^(0\.0\.0\.0|\[?::\]?)(:|$)/.test(String(values.bind))) throw new CliUsageError('--cluster on a wildcard --bind needs --public-url: the other nodes must know where to reach this one');
+    // Accounts and tokens live in each data directory's access.log: a token made on one node
+    // would not authenticate a request passed to another.
+    if (values.auth !== undefined && String(values.auth) !== 'none') throw new CliUsageError('--cluster with --auth tokens is not supported: each node keeps its own accounts and tokens; put the nodes behind a front door that names the user (--ui-identity-header), or serve without accounts');
     cluster = { location, node, ttlSeconds: ttl, ...(await etcdAccess(values, location)) };
   } else if (values.node !== undefined) {
     throw new CliUsageError('--node needs --cluster etcd://HOST:PORT/PREFIX');
