@@ -8,6 +8,7 @@ export interface ClusterPlacement {
   ownerKnown(index: number): string | null;
   owner(index: number): Promise<string | null>;
   nodes(): Promise<Map<string, ClusterNode>>;
+  nodeKnown(name: string): ClusterNode | null;
   placements(): Map<number, string>;
   allocate(namespace: string): Promise<Allocation>;
 }

@@ -248,7 +248,8 @@ export function createApp(options: AppOptions): Koa {
 
 /** The owner's membership record: where to reach it; a node without one is down (503, naming it). */
 async function liveNode(cluster: ClusterPlacement, node: string, index: number): Promise<{ node: string; url: string }> {
-  const n = (await cluster.nodes()).get(node);
+  // From memory (an etcd watch keeps it); a node not seen live is looked up in etcd before it is called down.
+  const n = cluster.nodeKnown(node) ?? (await cluster.nodes()).get(node);
   if (!n) throw new Busy(`repository ${index} is owned by node ${node}, which is down (it holds no membership in the cluster now); its repositories answer again when it is back`);
   return { node, url: n.url };
 }

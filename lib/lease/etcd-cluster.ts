@@ -52,8 +52,11 @@ export class EtcdCluster {
   private readonly prefix: string;
   private lease: Lease | null = null;
   private watcher: Watcher | null = null;
+  private nodeWatcher: Watcher | null = null;
   /** Repository index → owning node. */
   private readonly placement = new Map<number, string>();
+  /** Live nodes (their membership keys), kept current by a watch like the placements. */
+  private readonly members = new Map<string, ClusterNode>();
   private closed = false;
 
   constructor(readonly location: LeaseLocation, private readonly o: ClusterOptions) {
@@ -101,10 +104,30 @@ export class EtcdCluster {
     });
     watcher.on('error', () => {});
     this.watcher = watcher;
+    const nodes = await this.client.watch().prefix(this.key('nodes/')).create();
+    nodes.on('put', (kv) => { const n = this.memberOf(kv.key.toString(), kv.value.toString()); if (n) this.members.set(n.node, n); });
+    nodes.on('delete', (kv) => { this.members.delete(kv.key.toString().slice(this.key('nodes/').length)); });
+    nodes.on('error', () => {});
+    this.nodeWatcher = nodes;
     for (const [k, v] of Object.entries(await this.client.getAll().prefix(this.key('placement/')).strings())) {
       const index = this.indexOf(k);
       if (index !== null) this.placement.set(index, v);
     }
+    await this.nodes();
+  }
+
+  private memberOf(key: string, value: string): ClusterNode | null {
+    try {
+      const n = JSON.parse(value) as ClusterNode;
+      return typeof n.url === 'string' ? { ...n, node: key.slice(this.key('nodes/').length) } : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** A live node from memory (the watch keeps it current); null: not seen live. */
+  nodeKnown(name: string): ClusterNode | null {
+    return this.members.get(name) ?? null;
   }
 
   /** After the membership lease was lost (etcd unreachable past the TTL): join again when etcd answers. */
@@ -145,15 +168,15 @@ export class EtcdCluster {
     return v;
   }
 
-  /** Every live node (its membership key present). */
+  /** Every live node (its membership key present), read from etcd (and the memory refreshed with it). */
   async nodes(): Promise<Map<string, ClusterNode>> {
     const out = new Map<string, ClusterNode>();
     for (const [k, v] of Object.entries(await this.client.getAll().prefix(this.key('nodes/')).strings())) {
-      try {
-        const n = JSON.parse(v) as ClusterNode;
-        if (typeof n.url === 'string') out.set(k.slice(this.key('nodes/').length), n);
-      } catch { /* not a node record */ }
+      const n = this.memberOf(k, v);
+      if (n) out.set(n.node, n);
     }
+    for (const name of this.members.keys()) if (!out.has(name)) this.members.delete(name);
+    for (const [name, n] of out) this.members.set(name, n);
     return out;
   }
 
@@ -202,6 +225,7 @@ export class EtcdCluster {
   async close(): Promise<void> {
     this.closed = true;
     await this.watcher?.cancel().catch(() => {});
+    await this.nodeWatcher?.cancel().catch(() => {});
     await this.lease?.revoke().catch(() => {});
     this.client.close();
   }
