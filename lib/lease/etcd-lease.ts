@@ -12,7 +12,7 @@ import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Etcd3, EtcdLeaseInvalidError, type Lease } from 'etcd3';
-import type { LeaseBackend, LeaseOptions, LeaseState, Takeover, WriterRecord } from './lease-backend.js';
+import { DeadlineLease, type LeaseBackend, type LeaseOptions, type Takeover, type WriterRecord } from './lease-backend.js';
 
 /** `etcd://HOST:PORT/PREFIX` (or `etcds://`, over TLS) read into its parts. */
 export interface LeaseLocation {
@@ -81,55 +81,27 @@ export function etcdClient(location: LeaseLocation, access: EtcdAccess, callMs: 
 /** A policy that runs each call once: the lease's own loop decides when to try again. */
 const ONCE = { execute: <T>(fn: (c: { signal: AbortSignal }) => PromiseLike<T> | T) => Promise.resolve().then(() => fn({ signal: new AbortController().signal })) };
 
-export class EtcdWriterLease implements LeaseBackend {
+export class EtcdWriterLease extends DeadlineLease implements LeaseBackend {
   readonly node = `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
   private readonly client: Etcd3;
   private readonly writerKey: string;
   private readonly epochKey: string;
   private readonly idsPrefix: string;
-  private readonly marginMs: number;
   private lease: Lease | null = null;
   /** The exact bytes of our PREFIX/writer value: the guard of every transaction of ours. */
   private record: string | null = null;
   private epoch = 0;
-  /** performance.now() before which the lease is held (0: not held). */
-  private deadline = 0;
   private loop: Promise<void> | null = null;
   private stopLoop = false;
   private halt = new AbortController();
-  private _state: LeaseState = 'idle';
-  private _successor: WriterRecord | null = null;
   private generation: string | null = null;
 
   constructor(readonly location: LeaseLocation, private readonly o: LeaseOptions & EtcdAccess) {
+    super(o);
     this.client = etcdClient(location, o, Math.max(500, Math.floor((o.ttlSeconds * 1000) / 3)));
     this.writerKey = `${location.prefix}/writer`;
     this.epochKey = `${location.prefix}/epoch`;
     this.idsPrefix = `${location.prefix}/ids/`;
-    this.marginMs = o.marginMs ?? Math.max(250, (o.ttlSeconds * 1000) / 5);
-  }
-
-  get ttlSeconds(): number {
-    return this.o.ttlSeconds;
-  }
-
-  get state(): LeaseState {
-    if (this._state === 'held' && performance.now() >= this.deadline) return 'uncertain';
-    return this._state;
-  }
-
-  /** Whether this writer may acknowledge now: the lease held and its deadline not passed. */
-  holds(): boolean {
-    return this._state === 'held' && performance.now() < this.deadline;
-  }
-
-  /** Milliseconds left before the deadline (≤ 0: passed or not held). */
-  remainingMs(): number {
-    return this._state === 'held' ? this.deadline - performance.now() : 0;
-  }
-
-  get successor(): WriterRecord | null {
-    return this._successor;
   }
 
   /** The archive generation to name in the record (set before a takeover, or updated after). */
@@ -192,7 +164,7 @@ export class EtcdWriterLease implements LeaseBackend {
     }
     this.lease = lease;
     this.record = record;
-    this.deadline = sent + this.o.ttlSeconds * 1000 - this.marginMs;
+    this.deadline = this.deadlineFrom(sent);
     this._state = 'held';
     const ceilings = await this.readCeilings();
     this.startLoop();
@@ -245,7 +217,7 @@ export class EtcdWriterLease implements LeaseBackend {
         const res = await this.lease!.keepaliveOnce({ deadline: Date.now() + Math.max(500, (this.o.ttlSeconds * 1000) / 3) });
         if (Number(res.TTL) > 0) {
           const was = this.state;
-          this.deadline = Math.max(this.deadline, sent + this.o.ttlSeconds * 1000 - this.marginMs);
+          this.deadline = Math.max(this.deadline, this.deadlineFrom(sent));
           this._state = 'held';
           if (was === 'uncertain') this.o.onEvent?.('regained', 'the keep-alive went through again');
           return;
@@ -285,7 +257,7 @@ export class EtcdWriterLease implements LeaseBackend {
     }
     this.lease = lease;
     this.record = record;
-    this.deadline = sent + this.o.ttlSeconds * 1000 - this.marginMs;
+    this.deadline = this.deadlineFrom(sent);
     this._state = 'held';
     this.o.onEvent?.('regained', 'the lease was taken again (nobody took over meanwhile)');
   }

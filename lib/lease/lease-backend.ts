@@ -2,6 +2,7 @@
 // etcd (./etcd-lease.ts, `serve --lease etcd://HOST:PORT/PREFIX`) or the archive's own object
 // store (./object-store-lease.ts, `serve --lease archive`). Each counts the holder's deadline on
 // its monotonic clock so that it always passes before another process can take the lease.
+import { performance } from 'node:perf_hooks';
 
 /** The writer's record: etcd's PREFIX/writer, or the newest object of the archive's writer-lease/ chain (JSON). */
 export interface WriterRecord {
@@ -61,4 +62,49 @@ export interface LeaseBackend {
   release(): Promise<void>;
   /** Stop renewing; the lease is left to expire. */
   close(): Promise<void>;
+}
+
+/**
+ * The rule both stores share: the lease is held only before a deadline counted on this
+ * process's monotonic clock (from the moment the last confirming request was *sent*, plus the
+ * TTL, less a margin), and past it the state reads `uncertain` until a renewal goes through.
+ */
+export abstract class DeadlineLease {
+  /** performance.now() before which the lease is held (0: not held). */
+  protected deadline = 0;
+  protected _state: LeaseState = 'idle';
+  protected _successor: WriterRecord | null = null;
+  protected readonly marginMs: number;
+
+  constructor(protected readonly timing: Pick<LeaseOptions, 'ttlSeconds' | 'marginMs'>) {
+    this.marginMs = timing.marginMs ?? Math.max(250, (timing.ttlSeconds * 1000) / 5);
+  }
+
+  get ttlSeconds(): number {
+    return this.timing.ttlSeconds;
+  }
+
+  get state(): LeaseState {
+    if (this._state === 'held' && performance.now() >= this.deadline) return 'uncertain';
+    return this._state;
+  }
+
+  /** Whether this writer may acknowledge now: the lease held and its deadline not passed. */
+  holds(): boolean {
+    return this._state === 'held' && performance.now() < this.deadline;
+  }
+
+  /** Milliseconds left before the deadline (≤ 0: passed or not held). */
+  remainingMs(): number {
+    return this._state === 'held' ? this.deadline - performance.now() : 0;
+  }
+
+  get successor(): WriterRecord | null {
+    return this._successor;
+  }
+
+  /** The deadline a confirmation sent at `sent` (performance.now()) gives. */
+  protected deadlineFrom(sent: number): number {
+    return sent + this.timing.ttlSeconds * 1000 - this.marginMs;
+  }
 }

@@ -26,7 +26,7 @@ import { performance } from 'node:perf_hooks';
 import { buffer } from 'node:stream/consumers';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ObjectStoreError, sha256Hex, type ObjectStore } from '../archive/object-store.js';
-import type { LeaseBackend, LeaseOptions, LeaseState, Takeover, WriterRecord } from './lease-backend.js';
+import { DeadlineLease, type LeaseBackend, type LeaseOptions, type WriterRecord, type Takeover } from './lease-backend.js';
 
 export const WRITER_FENCE_PREFIX = 'writer-fence/';
 export const WRITER_IDS_PREFIX = 'writer-ids/';
@@ -60,14 +60,9 @@ export interface ArchiveLeaseOptions extends LeaseOptions {
   standby: boolean;
 }
 
-export class ArchiveWriterLease implements LeaseBackend {
+export class ArchiveWriterLease extends DeadlineLease implements LeaseBackend {
   readonly node = `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
   readonly location: { url: string };
-  private readonly marginMs: number;
-  /** performance.now() before which the lease is held (0: not held). */
-  private deadline = 0;
-  private _state: LeaseState = 'idle';
-  private _successor: WriterRecord | null = null;
   /** A successor's fence: the generation it fences and when (monotonic) the fence was stored. */
   private fencing: { generation: bigint; storedAt: number; released: boolean } | null = null;
   private idSeq = 0n;
@@ -80,29 +75,8 @@ export class ArchiveWriterLease implements LeaseBackend {
   private ownGeneration: string | null = null;
 
   constructor(private readonly store: ObjectStore, private readonly o: ArchiveLeaseOptions) {
+    super(o);
     this.location = { url: `${o.archiveUrl}${WRITER_FENCE_PREFIX}` };
-    this.marginMs = o.marginMs ?? Math.max(250, (o.ttlSeconds * 1000) / 5);
-  }
-
-  get ttlSeconds(): number {
-    return this.o.ttlSeconds;
-  }
-
-  get state(): LeaseState {
-    if (this._state === 'held' && performance.now() >= this.deadline) return 'uncertain';
-    return this._state;
-  }
-
-  holds(): boolean {
-    return this._state === 'held' && performance.now() < this.deadline;
-  }
-
-  remainingMs(): number {
-    return this._state === 'held' ? this.deadline - performance.now() : 0;
-  }
-
-  get successor(): WriterRecord | null {
-    return this._successor;
   }
 
   async setGeneration(generation: string | null): Promise<void> {
@@ -245,7 +219,7 @@ export class ArchiveWriterLease implements LeaseBackend {
   }
 
   private held(sent: number, ceilings: Map<string, number>): Takeover {
-    this.deadline = sent + this.o.ttlSeconds * 1000 - this.marginMs;
+    this.deadline = this.deadlineFrom(sent);
     this._state = 'held';
     this.startLoop();
     return { ceilings, epoch: Number(this.generation() ?? 0n) };
@@ -307,7 +281,7 @@ export class ArchiveWriterLease implements LeaseBackend {
         return;
       }
     }
-    this.deadline = Math.max(this.deadline, sent + this.o.ttlSeconds * 1000 - this.marginMs);
+    this.deadline = Math.max(this.deadline, this.deadlineFrom(sent));
     if (this.saidUncertain) {
       this.saidUncertain = false;
       this.o.onEvent?.('regained', 'the archive answered again');
