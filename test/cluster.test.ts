@@ -31,7 +31,7 @@ describe('serve --cluster: three nodes, one etcd', function () {
   const HOSTS: Record<string, string> = { n1: '127.0.0.1', n2: '127.0.0.2', n3: '127.0.0.3' };
   const start = async (name: string): Promise<ChildServer> => {
     if (!dirs.has(name)) dirs.set(name, path.join(tempDir(), name));
-    const s = await spawnServer(dirs.get(name)!, ['--no-ui', '--cluster', etcd().leaseUrl('cluster'), '--node', name, '--cluster-ttl', '3'], true, {}, HOSTS[name]);
+    const s = await spawnServer(dirs.get(name)!, ['--cluster', etcd().leaseUrl('cluster'), '--node', name, '--cluster-ttl', '3'], true, {}, HOSTS[name]);
     nodes.set(name, s);
     return s;
   };
@@ -91,6 +91,11 @@ describe('serve --cluster: three nodes, one etcd', function () {
     expect(await fsp.readdir(path.join(dirs.get('n1')!, 'repositories')).catch(() => [])).to.not.include('1');
     // No placement: 404, from any node.
     expect((await api(node('n2').url, 'GET', `${AUTH}/99`)).status).to.equal(404);
+    // The UI's pages of a repository are served by any node (their reads go to the owner); one of no repository is 404.
+    const page = await fetch(`${node('n1').url}/ui/repos/1/tasks/${made.json.task.task_id}`);
+    expect(page.status).to.equal(200);
+    expect(await page.text()).to.match(/<html/i);
+    expect((await fetch(`${node('n1').url}/ui/repos/99`)).status).to.equal(404);
     // A restore would take a local index, not the cluster's: refused (409), nothing registered.
     const restore = await api(node('n2').url, 'POST', '/v1/native/repository-restores', { json: { manifest: { schema: 'x', state: 'x', repo_name: 'r', namespace: '', exported_at_s: 0, files: [] }, policy_flags: 0 } });
     expect(restore.status, restore.text).to.equal(409);
