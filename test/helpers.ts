@@ -1,7 +1,7 @@
 // Shared test helpers: temp data directories, in-process and child-process servers on
 // 127.0.0.1, and a small fetch wrapper that returns status, headers and parsed JSON.
 // First: the suite's own HOME, XDG directories and a clean CAIRN_*/GIT_* environment, also
-// when one file runs without .mocharc.json (mocha --no-config).
+// when one file runs without .mocharc.cjs (mocha --no-config).
 import './hermetic-env.js';
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -1,5 +1,5 @@
 // The test processes' own environment (CONTRIBUTING.md "How tests isolate their environment").
-// Loaded before any test file (.mocharc.json `require`, in each parallel worker too) and by
+// Loaded before any test file (.mocharc.cjs `require`, in each parallel worker too) and by
 // test/helpers.ts (for `mocha --no-config` runs of one file): HOME and the XDG directories point
 // into a fresh temporary directory, and the caller's CAIRN_* settings, git configuration and
 // output preferences are dropped, so `cairn config set user.name carol`, a ~/.gitconfig or an
