@@ -31,7 +31,7 @@ describe('serve --cluster: three nodes, one etcd', function () {
   const HOSTS: Record<string, string> = { n1: '127.0.0.1', n2: '127.0.0.2', n3: '127.0.0.3' };
   const start = async (name: string): Promise<ChildServer> => {
     if (!dirs.has(name)) dirs.set(name, path.join(tempDir(), name));
-    const s = await spawnServer(dirs.get(name)!, ['--cluster', etcd().leaseUrl('cluster'), '--node', name, '--cluster-ttl', '3'], true, {}, HOSTS[name]);
+    const s = await spawnServer(dirs.get(name)!, ['--cluster', etcd().leaseUrl('cluster'), '--node', name, '--cluster-ttl', '3', '--event-subscribers', '3'], true, {}, HOSTS[name]);
     nodes.set(name, s);
     return s;
   };
@@ -135,6 +135,41 @@ describe('serve --cluster: three nodes, one etcd', function () {
       return text.includes(made.json.task.task_id) ? true : null;
     }, 30_000);
     await reader.cancel();
+
+    // Feeds whose clients leave (before the owner answered, and while it streams) are let go on
+    // both nodes: the owner (3 subscribers at most) still takes a feed after more than 3 left.
+    for (let i = 0; i < 8; i++) {
+      const ac = new AbortController();
+      const pending = fetch(`${node('n2').url}${AUTH}/0/events`, { headers: { accept: 'text/event-stream' }, signal: ac.signal });
+      if (i % 2 === 0) ac.abort();
+      else {
+        const res = await pending;
+        expect(res.status).to.equal(200);
+        await res.body!.getReader().read();
+        ac.abort();
+      }
+      await pending.catch(() => undefined);
+    }
+    await until('a feed through n2 opens again (none held)', async () => {
+      const res = await fetch(`${node('n2').url}${AUTH}/0/events`, { headers: { accept: 'text/event-stream' } });
+      const ok = res.status === 200;
+      await res.body?.cancel();
+      return ok ? true : null;
+    }, 15_000);
+    const held = await Promise.all([0, 1, 2].map(() => fetch(`${node('n3').url}${AUTH}/0/events`, { headers: { accept: 'text/event-stream' } })));
+    expect(held.map((r) => r.status)).to.deep.equal([200, 200, 200]);
+    for (const r of held) await r.body!.cancel();
+  });
+
+  it('a data directory holding a repository the cluster does not place on it does not join (a former single server\'s)', async () => {
+    const dir = path.join(tempDir(), 'single');
+    const single = await spawnServer(dir, ['--no-ui']);
+    const r = await api(single.url, 'POST', AUTH, { json: { repository_name: 'solo', namespace: '', policy_flags: 0 } });
+    expect(r.status).to.equal(201);
+    single.proc.kill('SIGTERM');
+    await single.exited;
+    const err = await spawnServer(dir, ['--no-ui', '--cluster', etcd().leaseUrl('cluster'), '--node', 'n4']).then(() => null, (e: Error) => e);
+    expect(String(err)).to.match(/holds repository 0 \(solo\), which the cluster places on node n1/);
   });
 
   it('a node down: the others name it for its repositories (503) and for the list; cairn cluster status says DOWN (exit 1); back up, its repositories answer again', async () => {
@@ -163,5 +198,43 @@ describe('serve --cluster: three nodes, one etcd', function () {
     const where = await cli(['cluster', 'status', '--server', node('n2').url, '--repo', '2']);
     expect(where.code, where.stderr).to.equal(0);
     expect(JSON.parse(where.stdout).repository).to.deep.equal({ repository_index: 2, node: 'n3' });
+  });
+});
+
+describe('lib/http/cluster-proxy.ts: a passed request ends with its client', function () {
+  this.timeout(30_000);
+  it('a client gone before the owner answered ends the owner\'s request, and the proxy\'s own handling returns', async () => {
+    const http = await import('node:http');
+    const Koa = (await import('koa')).default;
+    const { proxyTo } = await import('../lib/http/cluster-proxy.js');
+    // The owner takes the request and answers nothing yet; it notes when the request goes.
+    let ownerGot = 0;
+    let ownerLost = 0;
+    const owner = http.createServer((req) => { ownerGot++; req.socket.once('close', () => { ownerLost++; }); });
+    await new Promise<void>((r) => owner.listen(0, '127.0.0.1', () => r()));
+    const ownerUrl = `http://127.0.0.1:${(owner.address() as { port: number }).port}`;
+    let handled = 0;
+    const app = new Koa();
+    app.use(async (ctx) => {
+      await proxyTo(ctx, { node: 'n1', url: ownerUrl }, 'n2').catch(() => undefined);
+      handled++;
+    });
+    const front = http.createServer(app.callback());
+    await new Promise<void>((r) => front.listen(0, '127.0.0.1', () => r()));
+    const frontPort = (front.address() as { port: number }).port;
+    try {
+      for (let i = 0; i < 3; i++) {
+        const req = http.request({ host: '127.0.0.1', port: frontPort, path: '/v1/native/repository-authorities/0/events', headers: { accept: 'text/event-stream' } });
+        req.on('error', () => undefined);
+        req.end();
+        await until('the owner has the passed request', () => (ownerGot > i ? true : null));
+        req.destroy();
+        await until('the owner\'s request is ended and the proxy returned', () => (ownerLost > i && handled > i ? true : null));
+      }
+    } finally {
+      front.close();
+      owner.close();
+      owner.closeAllConnections();
+    }
   });
 });

@@ -83,6 +83,38 @@ describe('the writer lease in the archive (lib/lease/object-store-lease.ts)', fu
     expect(await writer.reserve('0/task', 100)).to.equal(false);
   });
 
+  it('a restarted writer carries on the ids its generation reserved; a fresh writer on an archive another writer ships to fences it first; a listing that lags loses no generation\'s ids; a release leaves a successor\'s fence as it is', async () => {
+    const store = new MemoryObjectStore(false);
+    await claim(store, 1);
+    const first = lease(store, { standby: false, generation: () => '1' });
+    await first.tryTakeover();
+    expect(await first.reserve('0/task', 100)).to.equal(true);
+    await first.close();
+    // Restarted (kill -9 or a stop): the next reservation names both spaces, so a successor reads both.
+    const again = lease(store, { standby: false, generation: () => '1' });
+    const taken = await again.tryTakeover();
+    expect(Object.fromEntries(taken!.ceilings)).to.deep.equal({ '0/task': 100 });
+    expect(await again.reserve('0/change', 50)).to.equal(true);
+    const newest = JSON.parse((await buffer((await store.get('writer-ids/00000000000000000001/00000000000000000002')).body)).toString());
+    expect(newest.ids).to.deep.equal({ '0/task': 100, '0/change': 50 });
+    // A writer that has claimed nothing yet (a fresh directory) on this archive: it fences generation 1 and waits.
+    const fresh = lease(store, { standby: false, generation: () => null });
+    expect(await fresh.tryTakeover()).to.equal(null);
+    expect((await buffer((await store.get('writer-fence/00000000000000000001')).body)).toString()).to.include(fresh.node);
+    // The old writer, asked to release now, leaves the fence as the successor wrote it.
+    await again.release();
+    expect(JSON.parse((await buffer((await store.get('writer-fence/00000000000000000001')).body)).toString())).to.include({ node: fresh.node, released: false });
+    // Its ids are found even when the listing lags behind the objects (Swift's).
+    store.staleListing();
+    await claim(store, 2);
+    const g2 = lease(store, { standby: false, generation: () => '2' });
+    await g2.tryTakeover();
+    expect(await g2.reserve('0/plan', 7)).to.equal(true);
+    while (!(await fresh.tryTakeover())) await new Promise((r) => setTimeout(r, 50));
+    expect(Object.fromEntries(await fresh.readCeilings())).to.deep.equal({ '0/task': 100, '0/change': 50, '0/plan': 7 });
+    store.freshListing();
+  });
+
   it('a writer that released (a handover) lets the standby hold at once; a writer whose generation was fenced while it was down is superseded at start', async () => {
     const store = new MemoryObjectStore();
     await claim(store, 2);

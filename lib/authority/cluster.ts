@@ -10,7 +10,7 @@ export interface ClusterPlacement {
   nodes(): Promise<Map<string, ClusterNode>>;
   nodeKnown(name: string): ClusterNode | null;
   placements(): Map<number, string>;
-  allocate(namespace: string): Promise<Allocation>;
+  allocate(namespace: string, replacing?: number): Promise<Allocation>;
 }
 
 /** A registration whose namespace a repository of another node owns: the HTTP layer passes it there. */

@@ -27,7 +27,7 @@ import type { HandoverRequest, TakeoverExpectation } from '../archive/archive-fi
 import { Authority } from './authority.js';
 import { GitExporter } from './git-export.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
-import { LIFECYCLE_ACTIVE, LIFECYCLE_RETIRING } from '../domain/repository.js';
+import { LIFECYCLE_ACTIVE, LIFECYCLE_RETIRING, RESERVED_NAME } from '../domain/repository.js';
 import type { ClaimResult } from './jobs.js';
 import { Retirement } from './retirement.js';
 import { RestoreSessions } from './restore.js';
@@ -126,6 +126,7 @@ export class CairnService implements AuthorityHost, FeedHost {
   writerLease: WriterLease | null = null;
   /** serve --cluster: who owns which repository (./cluster.ts); null: a single server. */
   cluster: ClusterPlacement | null = null;
+  private clusterRegistrations: Promise<unknown> = Promise.resolve();
   /**
    * Per repository, per id space, the highest sequence an earlier writer may have handed out
    * (serve --lease: read from etcd at a takeover; DATA/id-floors.json keeps them across a restart).
@@ -545,10 +546,19 @@ export class CairnService implements AuthorityHost, FeedHost {
     let result: RegistrationResult;
     if (this.cluster) {
       // serve --cluster: the index (and a namespace's owner) is the cluster's, in etcd; a
-      // namespace another node's repository owns is that node's to answer.
-      const a = await this.cluster.allocate(namespace);
-      if (a.owner !== this.cluster.node) throw new OwnedElsewhere(a.owner, a.index);
-      result = await this.registry.registerAt(a.index, name, namespace, policyFlags, create, (index) => this.ensureOpen(index));
+      // namespace another node's repository owns is that node's to answer. One registration of
+      // this node at a time: a namespace's second registration finds the first one's record.
+      const cluster = this.cluster;
+      const run = this.clusterRegistrations.then(async () => {
+        let a = await cluster.allocate(namespace);
+        if (a.owner !== cluster.node) throw new OwnedElsewhere(a.owner, a.index);
+        // The namespace's repository here was purged: as on a single server, the namespace is free again.
+        const held = this.registry.get(a.index);
+        if (!a.created && held && held.lifecycle_kind === LIFECYCLE_PURGED && held.repository_name !== RESERVED_NAME) a = await cluster.allocate(namespace, a.index);
+        return this.registry.registerAt(a.index, name, namespace, policyFlags, create, (index) => this.ensureOpen(index));
+      });
+      this.clusterRegistrations = run.catch(() => undefined);
+      result = await run;
     } else {
       result = await this.registry.register(name, namespace, policyFlags, create, (index) => this.ensureOpen(index));
     }

@@ -31,6 +31,7 @@ import { credentialGrants } from '../domain/git-mirrors.js';
 import { checkQueueOptions, DEFAULT_QUEUE_OPTIONS, type QueueOptions } from '../domain/workflow/land-queue.js';
 import { CliUsageError, parseBind, parseCommandArgs, parseMaxSnapshotPaths } from './args.js';
 import { DEFAULT_MAX_SNAPSHOT_PATHS } from '../domain/tree-size.js';
+import { LIFECYCLE_PURGED } from '../domain/repository.js';
 import { LogLineBatch, sinkOnFd } from './log-batch.js';
 import { jsonRequestLog } from './request-log.js';
 import { prettyStream } from './log-format.js';
@@ -729,6 +730,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
               service.leaseStatus = null;
               await wl.release().catch(() => {});
               await wl.close().catch(() => {});
+              // --lease archive: the fence written before the promotion stays (it is written once).
+              const fenced = wl.o.lease instanceof ArchiveWriterLease ? wl.o.lease.fencedGeneration() : null;
+              if (fenced !== null && err instanceof Error) err.message = `${err.message}; the writer of archive generation ${fenced} was fenced (writer-fence/) before and stays stopped: promote again, or reclaim its directory (cairn archive reclaim)`;
             }
             throw err;
           }
@@ -786,6 +790,17 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         const member = new EtcdCluster(c.location, { node: c.node, url: options.publicUrl ?? url, ttlSeconds: c.ttlSeconds, ...(c.tls ? { tls: c.tls } : {}), ...(c.auth ? { auth: c.auth } : {}) });
         cluster = member;
         await member.join(c.ttlSeconds * 1000 + 5000);
+        // A directory's live repositories must be the ones the cluster places here (a former
+        // single server's would collide with the cluster's indexes).
+        for (const r of service.registry.all()) {
+          if (r.lifecycle_kind === LIFECYCLE_PURGED) continue;
+          const owner = await member.owner(r.repository_index);
+          if (owner !== c.node) {
+            await member.close().catch(() => {});
+            cluster = null;
+            throw new Error(`this data directory holds repository ${r.repository_index} (${r.repository_name}), which the cluster places ${owner === null ? 'on no node' : `on node ${owner}`}: a node's data directory holds only the repositories placed on it (start on an empty data directory, or without --cluster)`);
+          }
+        }
         service.cluster = member;
         log.info({ cluster: c.location.url, node: c.node, url: options.publicUrl ?? url }, 'cluster: joined');
       }

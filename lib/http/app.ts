@@ -120,7 +120,7 @@ export function createApp(options: AppOptions): Koa {
     const cluster = options.service.cluster;
     if (cluster && params.repository_index !== undefined && !ctx.get(PROXIED_HEADER)) {
       const index = parseU32(params.repository_index, 'repository_index');
-      const owner = cluster.ownerKnown(index) ?? (await cluster.owner(index));
+      const owner = cluster.ownerKnown(index) ?? (await clusterRead(() => cluster.owner(index)));
       if (owner !== null && owner !== cluster.node) {
         ctx.state.proxiedTo = owner;
         await proxyTo(ctx, await liveNode(cluster, owner, index), cluster.node);
@@ -210,6 +210,8 @@ export function createApp(options: AppOptions): Koa {
         // A registration whose namespace another node's repository owns: that node answers it.
         const cluster = options.service.cluster;
         if (!(err instanceof OwnedElsewhere) || !cluster) throw err;
+        // Passed here by another node already: the two disagree on the placement; never passed on twice.
+        if (ctx.get(PROXIED_HEADER)) throw new Busy(`repository ${err.index} is placed on node ${err.node}, which passed this registration here; the nodes disagree for a moment: retry`);
         ctx.state.proxiedTo = err.node;
         await proxyTo(ctx, await liveNode(cluster, err.node, err.index), cluster.node, Buffer.from(JSON.stringify(body)));
         return;
@@ -247,9 +249,18 @@ export function createApp(options: AppOptions): Koa {
 }
 
 /** The owner's membership record: where to reach it; a node without one is down (503, naming it). */
+/** A read of the cluster's etcd; etcd not answering is a 503 saying so (never a 500 with its message). */
+async function clusterRead<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch {
+    throw new Busy('the cluster\'s etcd did not answer, so where this repository lives is not known now; retry');
+  }
+}
+
 async function liveNode(cluster: ClusterPlacement, node: string, index: number): Promise<{ node: string; url: string }> {
   // From memory (an etcd watch keeps it); a node not seen live is looked up in etcd before it is called down.
-  const n = cluster.nodeKnown(node) ?? (await cluster.nodes()).get(node);
+  const n = cluster.nodeKnown(node) ?? (await clusterRead(() => cluster.nodes())).get(node);
   if (!n) throw new Busy(`repository ${index} is owned by node ${node}, which is down (it holds no membership in the cluster now); its repositories answer again when it is back`);
   return { node, url: n.url };
 }

@@ -51,6 +51,7 @@ export class EtcdCluster {
   private readonly client: Etcd3;
   private readonly prefix: string;
   private lease: Lease | null = null;
+  private rejoining: Promise<void> | null = null;
   private watcher: Watcher | null = null;
   private nodeWatcher: Watcher | null = null;
   /** Repository index → owning node. */
@@ -82,14 +83,7 @@ export class EtcdCluster {
     const deadline = Date.now() + waitMs;
     const record = JSON.stringify({ node: this.o.node, url: this.o.url, since: new Date().toISOString() } satisfies ClusterNode);
     for (;;) {
-      const lease = this.client.lease(this.o.ttlSeconds);
-      lease.on('lost', () => { if (!this.closed) void this.rejoin(); });
-      const r = await this.client.if(this.key(`nodes/${this.o.node}`), 'Version', '==', 0).then(lease.put(this.key(`nodes/${this.o.node}`)).value(record)).commit();
-      if (r.succeeded) {
-        this.lease = lease;
-        break;
-      }
-      await lease.revoke().catch(() => {});
+      if (await this.tryMembership(record)) break;
       if (Date.now() > deadline) throw new Error(`node name ${this.o.node} is held in ${this.location.url} by another live process (or this node's previous one, whose lease has not expired yet)`);
       await sleep(500);
     }
@@ -130,23 +124,43 @@ export class EtcdCluster {
     return this.members.get(name) ?? null;
   }
 
-  /** After the membership lease was lost (etcd unreachable past the TTL): join again when etcd answers. */
-  private async rejoin(): Promise<void> {
-    this.lease = null;
-    while (!this.closed) {
-      try {
-        const lease = this.client.lease(this.o.ttlSeconds);
-        lease.on('lost', () => { if (!this.closed) void this.rejoin(); });
-        const record = JSON.stringify({ node: this.o.node, url: this.o.url, since: new Date().toISOString() } satisfies ClusterNode);
-        const r = await this.client.if(this.key(`nodes/${this.o.node}`), 'Version', '==', 0).then(lease.put(this.key(`nodes/${this.o.node}`)).value(record)).commit();
-        if (r.succeeded) {
-          this.lease = lease;
-          return;
-        }
-        await lease.revoke().catch(() => {});
-      } catch { /* etcd does not answer yet */ }
-      await sleep(1000);
+  /**
+   * Create the membership key under a new lease, only if absent. The lease's loss (etcd
+   * unreachable past the TTL) starts one rejoin; a lease that did not get the key is revoked
+   * and watched by nobody.
+   */
+  private async tryMembership(record: string): Promise<boolean> {
+    const lease = this.client.lease(this.o.ttlSeconds);
+    let holding = false;
+    lease.on('lost', () => { if (holding && this.lease === lease && !this.closed) void this.rejoin(); });
+    try {
+      const r = await this.client.if(this.key(`nodes/${this.o.node}`), 'Version', '==', 0).then(lease.put(this.key(`nodes/${this.o.node}`)).value(record)).commit();
+      if (r.succeeded) {
+        holding = true;
+        this.lease = lease;
+        return true;
+      }
+    } catch (err) {
+      await lease.revoke().catch(() => {});
+      throw err;
     }
+    await lease.revoke().catch(() => {});
+    return false;
+  }
+
+  /** After the membership lease was lost: join again once etcd answers and the old key is gone (one loop at a time). */
+  private rejoin(): Promise<void> {
+    this.rejoining ??= (async () => {
+      this.lease = null;
+      while (!this.closed) {
+        try {
+          if (await this.tryMembership(JSON.stringify({ node: this.o.node, url: this.o.url, since: new Date().toISOString() } satisfies ClusterNode))) break;
+        } catch { /* etcd does not answer yet */ }
+        await sleep(1000);
+      }
+      this.rejoining = null;
+    })();
+    return this.rejoining;
   }
 
   private indexOf(key: string): number | null {
@@ -188,14 +202,15 @@ export class EtcdCluster {
   /**
    * Allocate a repository for a registration on this node: a non-empty namespace already owned
    * answers its repository (created false); otherwise the next index, placed here, in one
-   * transaction (retried while other nodes allocate at the same time).
+   * transaction (retried while other nodes allocate at the same time). `replacing`: the index of
+   * the namespace's purged repository, whose namespace the new one takes.
    */
-  async allocate(namespace: string): Promise<Allocation> {
+  async allocate(namespace: string, replacing?: number): Promise<Allocation> {
     for (let attempt = 0; attempt < 100; attempt++) {
       const nsKey = namespace === '' ? null : this.key(`namespaces/${encodeURIComponent(namespace)}`);
       if (nsKey) {
         const existing = await this.client.get(nsKey).string();
-        if (existing !== null) {
+        if (existing !== null && Number(existing) !== replacing) {
           const index = Number(existing);
           return { index, created: false, owner: (await this.owner(index)) ?? this.o.node };
         }
@@ -203,7 +218,8 @@ export class EtcdCluster {
       const nextText = await this.client.get(this.key('registry/next')).string();
       const next = nextText === null ? 0 : Number(nextText);
       let txn = this.client.if(this.key('registry/next'), nextText === null ? 'Version' : 'Value', '==', nextText === null ? 0 : nextText);
-      if (nsKey) txn = txn.and(nsKey, 'Version', '==', 0);
+      // A namespace whose repository was purged (`replacing`) is taken from it: only while it still names that one.
+      if (nsKey) txn = replacing === undefined ? txn.and(nsKey, 'Version', '==', 0) : txn.and(nsKey, 'Value', '==', String(replacing));
       const puts = [this.client.put(this.key('registry/next')).value(String(next + 1)), this.client.put(this.key(`placement/${next}`)).value(this.o.node)];
       if (nsKey) puts.push(this.client.put(nsKey).value(String(next)));
       const r = await txn.then(...puts).commit();

@@ -65,7 +65,10 @@ export class ArchiveWriterLease extends DeadlineLease implements LeaseBackend {
   readonly location: { url: string };
   /** A successor's fence: the generation it fences and when (monotonic) the fence was stored. */
   private fencing: { generation: bigint; storedAt: number; released: boolean } | null = null;
-  private idSeq = 0n;
+  /** Per generation, the newest id-blocks object written (its number). */
+  private readonly idSeq = new Map<bigint, bigint>();
+  /** stopAcknowledging: renewals no longer move the deadline. */
+  private stopped = false;
   private ids: Record<string, number> = {};
   private reserving: Promise<unknown> = Promise.resolve();
   private loop: Promise<void> | null = null;
@@ -166,11 +169,13 @@ export class ArchiveWriterLease extends DeadlineLease implements LeaseBackend {
   async tryTakeover(): Promise<Takeover | null> {
     if (this._state === 'held' || this._state === 'superseded' || this._state === 'released') throw new Error(`the writer lease is ${this._state}`);
     const sent = performance.now();
-    if (this.o.standby) {
+    const own = this.generation();
+    // A standby being promoted, or a writer that has claimed nothing yet on an archive another
+    // writer ships to (a fresh or restored directory): a successor, fencing that writer first.
+    if (this.o.standby || (own === null && (this.fencing !== null || (await this.newestClaim()) > 0n))) {
       await this.fence();
       return this.takeOverAfterFence();
     }
-    const own = this.generation();
     if (own !== null) {
       // A writer at start: its generation must not have been fenced meanwhile.
       const fence = await this.fenceOf(own);
@@ -179,8 +184,15 @@ export class ArchiveWriterLease extends DeadlineLease implements LeaseBackend {
         throw new Error(`generation ${own} of the archive was fenced by ${fence?.node ?? 'another writer'}`);
       }
     }
-    // (No generation claimed yet: nothing can have fenced this writer.)
-    return this.held(sent, new Map());
+    // The ids its generation reserved before (a restart): a later reservation carries them on.
+    const ceilings = await this.readCeilings();
+    this.ids = Object.fromEntries(ceilings);
+    return this.held(sent, ceilings);
+  }
+
+  /** The generation a successor's fence stopped (null: none written by this process). */
+  fencedGeneration(): bigint | null {
+    return this.fencing && !this.fencing.released ? this.fencing.generation : null;
   }
 
   /**
@@ -225,9 +237,16 @@ export class ArchiveWriterLease extends DeadlineLease implements LeaseBackend {
     return { ceilings, epoch: Number(this.generation() ?? 0n) };
   }
 
-  /** Every generation's newest id blocks, merged: `REPO/SPACE` → the highest id reserved. */
+  /**
+   * Every generation's newest id blocks, merged: `REPO/SPACE` → the highest id reserved. The
+   * generations are those listed, 0 (a writer that had claimed none) and every one claimed so
+   * far, read forward, so a listing that lags (Swift) misses none.
+   */
   async readCeilings(): Promise<Map<string, number>> {
-    const generations = new Set<bigint>();
+    const generations = new Set<bigint>([0n]);
+    const claimed = await this.newestClaim();
+    for (let g = 1n; g <= claimed; g++) generations.add(g);
+    if (this.fencing) generations.add(this.fencing.generation);
     let after: string | undefined;
     for (;;) {
       const page = await this.store.list(WRITER_IDS_PREFIX, after ? { after } : {});
@@ -257,11 +276,13 @@ export class ArchiveWriterLease extends DeadlineLease implements LeaseBackend {
     const run = this.reserving.catch(() => undefined).then(async () => {
       if (!this.holds()) return false;
       const g = this.generation() ?? 0n;
-      if (this.idSeq === 0n) this.idSeq = await this.newestUnder(`${WRITER_IDS_PREFIX}${pad20(g)}/`, '', async (n) => (await this.store.head(idsKey(g, n))) !== null);
+      // Each generation's objects are numbered from 1 without a gap (a reader reads forward).
+      let last = this.idSeq.get(g);
+      if (last === undefined) last = await this.newestUnder(`${WRITER_IDS_PREFIX}${pad20(g)}/`, '', async (n) => (await this.store.head(idsKey(g, n))) !== null);
       const ids = { ...this.ids, [space]: Math.max(this.ids[space] ?? 0, ceiling) };
-      const seq = this.idSeq + 1n;
+      const seq = last + 1n;
       await this.putJson(idsKey(g, seq), { generation: Number(g), seq: Number(seq), ids } satisfies IdBlocksRecord);
-      this.idSeq = seq;
+      this.idSeq.set(g, seq);
       this.ids = ids;
       return this.holds();
     });
@@ -281,6 +302,7 @@ export class ArchiveWriterLease extends DeadlineLease implements LeaseBackend {
         return;
       }
     }
+    if (this.stopped) return;
     this.deadline = Math.max(this.deadline, this.deadlineFrom(sent));
     if (this.saidUncertain) {
       this.saidUncertain = false;
@@ -320,6 +342,7 @@ export class ArchiveWriterLease extends DeadlineLease implements LeaseBackend {
   }
 
   stopAcknowledging(): void {
+    this.stopped = true;
     this.deadline = 0;
   }
 
@@ -333,6 +356,8 @@ export class ArchiveWriterLease extends DeadlineLease implements LeaseBackend {
     const g = this.generation();
     if (!wasHeld || g === null) return;
     await this.reserving.catch(() => undefined);
+    // A successor's fence already there stays (the fence is written once): nothing to release.
+    if ((await this.fenceOf(g)) !== undefined) return;
     const record: FenceRecord = { ...this.record(), fenced_generation: Number(g), released: true };
     await this.putJson(fenceKey(g), record);
   }
