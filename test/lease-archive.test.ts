@@ -140,7 +140,7 @@ describe('the writer lease in the archive (lib/lease/object-store-lease.ts)', fu
 });
 
 describe('the acknowledge point of a write outside a commit queue (--lease)', function () {
-  it('a registration done while the lease was lost is durable but answered 503 committed (no Retry-After); reads are answered', async () => {
+  it('a registration done while the lease was lost is durable but answered 503 committed (no Retry-After); reads, POST reads too, are answered', async () => {
     const s = await startTestServer();
     try {
       const service = await s.ready;
@@ -157,6 +157,13 @@ describe('the acknowledge point of a write outside a commit queue (--lease)', fu
       expect(res.headers.get('retry-after')).to.equal(null);
       const names = ((await api(s.url, 'GET', AUTH)).json.repositories as { repository_name: string }[]).map((r) => r.repository_name);
       expect(names).to.include.members(['held', 'late']);
+      // A POST that only reads (a reader's route) is answered, neither refused before nor called committed after.
+      service.writeRefusal = () => 'this server does not hold the writer lease (test)';
+      const index = before.json.repository.repository_index;
+      const read = await api(s.url, 'POST', `${AUTH}/${index}/snapshots:exists`, { json: { snapshot_ids: [] } });
+      expect(read.status, read.text).to.equal(200);
+      const write = await api(s.url, 'POST', `${AUTH}/${index}/tasks`, { json: { title: 't', intent: 'refused before it is written' } });
+      expect(write.status).to.equal(503);
     } finally {
       await s.stop();
     }

@@ -131,7 +131,16 @@ export function createApp(options: AppOptions): Koa {
     // is the promotion or the handover itself. A writer that does not hold its writer lease now
     // (serve --lease) refuses too, before anything is written. A mutating request admitted here
     // counts as under way until it ends: a handover waits for it (its commit is acknowledged, so it must ship).
-    const mutating = ctx.method !== 'GET' && ctx.method !== 'HEAD' && !ARCHIVE_OPERATIONS.has(route.operation);
+    // A POST that only reads (a reader's route: snapshots.exists, a pull manifest, git-upload-pack)
+    // is a read: a lost lease neither refuses it nor calls it committed, and a follower serves it.
+    // Git serving is not a follower's: its git shadow is built and refreshed by a writer's work,
+    // so a follower refuses git's routes, reads included, rather than serve or build a stale one.
+    const posted = ctx.method !== 'GET' && ctx.method !== 'HEAD' && !ARCHIVE_OPERATIONS.has(route.operation);
+    const mutating = posted && route.permission !== 'reader';
+    if (route.operation.startsWith('git.') && options.service.readOnly !== null) {
+      if (hasBody(ctx)) await drain(ctx);
+      throw new Busy(options.service.readOnly);
+    }
     if (mutating) {
       const refusal = options.service.readOnly ?? options.service.writeRefusal?.() ?? null;
       if (refusal !== null) {
