@@ -409,7 +409,7 @@ describe('serve --lease etcds://: etcd over TLS with its own auth (a user and a 
     expect((await newTask(writer, repo, 'over TLS')).status).to.equal(200);
 
     const wrong = path.join(tempDir(), 'wrong-password');
-    await fsp.writeFile(wrong, 'not the password\n');
+    await fsp.writeFile(wrong, 'not the password\n', { mode: 0o600 });
     const refused = await spawn(['--archive', `s3://${BUCKET_TLS}/wrong/`, '--archive-interval-ms', '200', '--lease', etcd().leaseUrl('wrong'), '--lease-ttl', '3',
       '--lease-ca-file', sec.ca, '--lease-cert-file', sec.clientCert, '--lease-key-file', sec.clientKey, '--lease-user', sec.user, '--lease-password-file', wrong]);
     await until('the server says the lease store does not answer', async () => /lease store does not answer yet/.test(refused.output()), 60_000);
@@ -424,13 +424,18 @@ describe('serve --lease etcds://: etcd over TLS with its own auth (a user and a 
     }
   });
 
-  it('refuses TLS files with etcd://, a certificate without its key, a user without a password file, and etcd flags with --lease archive (usage errors, exit 2)', async () => {
+  it('refuses TLS files with etcd://, a password in clear to another machine, a password file others may read, a certificate without its key, a user without a password file, and etcd flags with --lease archive (usage errors, exit 2)', async () => {
     const sec = etcd().secrets!;
+    const openPassword = path.join(tempDir(), 'open-password');
+    await fsp.writeFile(openPassword, 'secret\n');
+    await fsp.chmod(openPassword, 0o644);
     const cases: [string[], RegExp][] = [
-      [['--archive', 's3://b/p/', '--lease', 'etcd://127.0.0.1:2379/p', '--lease-ca-file', sec.ca], /--lease-ca-file needs an etcds:\/\/ lease URL/],
+      [['--archive', 's3://b/p/', '--lease', 'etcd://127.0.0.1:2379/p', '--lease-ca-file', sec.ca], /--lease-ca-file needs an etcds:\/\/ URL \(TLS\) for --lease or --cluster/],
+      [['--archive', 's3://b/p/', '--lease', 'etcd://10.9.8.7:2379/p', '--lease-user', 'root', '--lease-password-file', sec.passwordFile], /--lease-user over etcd:\/\/10\.9\.8\.7:2379\/p would send the password in clear/],
+      [['--archive', 's3://b/p/', '--lease', 'etcds://127.0.0.1:2379/p', '--lease-user', 'root', '--lease-password-file', openPassword], /--lease-password-file: .* is readable or writable by group or others \(mode 644\): chmod 600/],
       [['--archive', 's3://b/p/', '--lease', 'etcds://127.0.0.1:2379/p', '--lease-cert-file', sec.clientCert], /--lease-cert-file and --lease-key-file go together/],
       [['--archive', 's3://b/p/', '--lease', 'etcds://127.0.0.1:2379/p', '--lease-user', 'root'], /--lease-user and --lease-password-file go together/],
-      [['--archive', 's3://b/p/', '--lease', 'archive', '--lease-user', 'root', '--lease-password-file', sec.passwordFile], /--lease-user is for a lease in etcd/],
+      [['--archive', 's3://b/p/', '--lease', 'archive', '--lease-user', 'root', '--lease-password-file', sec.passwordFile], /--lease-user is for etcd/],
       [['--archive', 's3://b/p/', '--lease', 'etcds://127.0.0.1:2379/p', '--lease-ca-file', '/nonexistent/ca.pem'], /--lease-ca-file: ENOENT/],
     ];
     for (const [args, message] of cases) {

@@ -326,7 +326,9 @@ Options:
                      with --client-cert-auth
   --lease-user NAME, --lease-password-file FILE
                      etcd's own authentication (etcdctl auth enable): the user, and a file
-                     whose first line is the password (never in the URL, never logged)
+                     (mode 600) whose first line is the password (never in the URL, never
+                     logged; refused over plain etcd:// to another machine). These and the
+                     three above serve --cluster's etcd too
   --cluster etcd://HOST:PORT/PREFIX
                      one node of several sharing etcd (docs/operations.md "Several nodes"):
                      it holds a membership there, new repositories get cluster-wide indexes
@@ -852,22 +854,23 @@ async function readSecretFile(flag: string, file: string, bearer = false): Promi
 }
 
 /**
- * --lease-ca-file, --lease-cert-file/--lease-key-file (etcds:// only) and --lease-user with
- * --lease-password-file (etcd's own auth): read now, so a missing file is a usage error. None of
- * their contents is ever in a message or a log.
+ * --lease-ca-file, --lease-cert-file/--lease-key-file and --lease-user with --lease-password-file
+ * (etcd's own auth), for every etcd the server reaches (the lease's and the cluster's): read now,
+ * so a missing file is a usage error. TLS goes to the etcds:// ones; the user to all of them, and
+ * never in clear over etcd:// to another machine. None of their contents is ever in a message or
+ * a log. Resolves what each location gets.
  */
-async function etcdAccess(values: Record<string, unknown>, location: LeaseLocation | 'archive'): Promise<EtcdAccess> {
+async function etcdAccess(values: Record<string, unknown>, locations: LeaseLocation[]): Promise<(location: LeaseLocation) => EtcdAccess> {
   const given = (flag: string) => values[flag] !== undefined;
   const tlsFlags = ['lease-ca-file', 'lease-cert-file', 'lease-key-file'].filter(given);
   const authFlags = ['lease-user', 'lease-password-file'].filter(given);
-  if (location === 'archive') {
-    const any = [...tlsFlags, ...authFlags];
-    if (any.length) throw new CliUsageError(`--${any[0]} is for a lease in etcd (--lease etcd://… or etcds://…), not --lease archive`);
-    return {};
-  }
-  if (tlsFlags.length && !location.tls) throw new CliUsageError(`--${tlsFlags[0]} needs an etcds:// lease URL (TLS)`);
+  const any = [...tlsFlags, ...authFlags];
+  if (any.length && locations.length === 0) throw new CliUsageError(`--${any[0]} is for etcd (--lease etcd://… or etcds://…, --cluster etcd://…), not --lease archive`);
+  if (tlsFlags.length && !locations.some((l) => l.tls)) throw new CliUsageError(`--${tlsFlags[0]} needs an etcds:// URL (TLS) for --lease or --cluster`);
   if (given('lease-cert-file') !== given('lease-key-file')) throw new CliUsageError('--lease-cert-file and --lease-key-file go together (a client certificate and its key)');
   if (authFlags.length === 1) throw new CliUsageError('--lease-user and --lease-password-file go together');
+  const clear = locations.find((l) => !l.tls && !isLoopbackAddress(l.host) && l.host !== 'localhost');
+  if (authFlags.length === 2 && clear) throw new CliUsageError(`--lease-user over ${clear.url} would send the password in clear to another machine: use etcds:// (TLS), or an etcd on this machine`);
   const read = async (flag: string): Promise<Buffer | null> => {
     if (!given(flag)) return null;
     try {
@@ -876,16 +879,19 @@ async function etcdAccess(values: Record<string, unknown>, location: LeaseLocati
       throw new CliUsageError(`--${flag}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
     }
   };
-  const out: EtcdAccess = {};
-  if (location.tls) out.tls = { ca: await read('lease-ca-file'), cert: await read('lease-cert-file'), key: await read('lease-key-file') };
+  const tls = tlsFlags.length || locations.some((l) => l.tls) ? { ca: await read('lease-ca-file'), cert: await read('lease-cert-file'), key: await read('lease-key-file') } : null;
+  let auth: EtcdAccess['auth'] | null = null;
   if (authFlags.length === 2) {
     const user = String(values['lease-user']);
     if (!/^[\x21-\x7e]{1,128}$/.test(user)) throw new CliUsageError('--lease-user must be 1 to 128 printable ASCII characters without spaces');
+    const file = String(values['lease-password-file']);
+    const mode = (await fsp.stat(file).catch(() => null))?.mode ?? 0;
+    if ((mode & 0o077) !== 0) throw new CliUsageError(`--lease-password-file: ${file} is readable or writable by group or others (mode ${(mode & 0o777).toString(8)}): chmod 600 ${file}`);
     const password = (await read('lease-password-file'))!.toString('utf8').split(/\r?\n/)[0]!;
     if (password === '') throw new CliUsageError('--lease-password-file: its first line (the password) is empty');
-    out.auth = { username: user, password };
+    auth = { username: user, password };
   }
-  return out;
+  return (location) => ({ ...(location.tls && tls ? { tls } : {}), ...(auth ? { auth } : {}) });
 }
 
 export async function serve(argv: string[]): Promise<number> {
@@ -1133,7 +1139,7 @@ export async function serve(argv: string[]): Promise<number> {
     if (failover !== 'auto' && failover !== 'manual') throw new CliUsageError('--failover must be auto or manual');
     if (failover === 'auto' && values.follow === undefined) throw new CliUsageError('--failover auto needs --follow: only a standby fails over');
     if (failover === 'auto' && location === 'archive') throw new CliUsageError('--failover auto needs --lease etcd://…: with --lease archive the writer writes no heartbeat a standby could miss; promote it with cairn promote');
-    lease = { location, ttlSeconds: ttl, failover, ...(await etcdAccess(values, location)) };
+    lease = { location, ttlSeconds: ttl, failover };
   } else if (values['failover'] !== 'manual') {
     throw new CliUsageError('--failover auto needs --lease: a standby fails over by itself only once the writer\'s lease in etcd expired');
   }
@@ -1155,9 +1161,16 @@ export async function serve(argv: string[]): Promise<number> {
     // Accounts and tokens live in each data directory's access.log: a token made on one node
     // would not authenticate a request passed to another.
     if (values.auth !== undefined && String(values.auth) !== 'none') throw new CliUsageError('--cluster with --auth tokens is not supported: each node keeps its own accounts and tokens; put the nodes behind a front door that names the user (--ui-identity-header), or serve without accounts');
-    cluster = { location, node, ttlSeconds: ttl, ...(await etcdAccess(values, location)) };
+    cluster = { location, node, ttlSeconds: ttl };
   } else if (values.node !== undefined) {
     throw new CliUsageError('--node needs --cluster etcd://HOST:PORT/PREFIX');
+  }
+  // The TLS and auth flags, for every etcd the server reaches.
+  {
+    const etcds = [...(lease && lease.location !== 'archive' ? [lease.location] : []), ...(cluster ? [cluster.location] : [])];
+    const accessOf = await etcdAccess(values, etcds);
+    if (lease && lease.location !== 'archive') lease = { ...lease, ...accessOf(lease.location) };
+    if (cluster) cluster = { ...cluster, ...accessOf(cluster.location) };
   }
   let archive: ArchivingOptions | undefined;
   if (values.archive !== undefined) {
