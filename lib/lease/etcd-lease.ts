@@ -10,7 +10,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Etcd3, EtcdLeaseInvalidError, type Lease } from 'etcd3';
 import { DeadlineLease, type LeaseBackend, type LeaseOptions, type Takeover, type WriterRecord } from './lease-backend.js';
 
@@ -91,9 +90,6 @@ export class EtcdWriterLease extends DeadlineLease implements LeaseBackend {
   /** The exact bytes of our PREFIX/writer value: the guard of every transaction of ours. */
   private record: string | null = null;
   private epoch = 0;
-  private loop: Promise<void> | null = null;
-  private stopLoop = false;
-  private halt = new AbortController();
   private generation: string | null = null;
 
   constructor(readonly location: LeaseLocation, private readonly o: LeaseOptions & EtcdAccess) {
@@ -194,19 +190,9 @@ export class EtcdWriterLease extends DeadlineLease implements LeaseBackend {
   }
 
   private startLoop(): void {
-    this.stopLoop = false;
-    if (this.halt.signal.aborted) this.halt = new AbortController();
-    const every = (this.o.ttlSeconds * 1000) / 3;
-    this.loop ??= (async () => {
-      while (!this.stopLoop) {
-        const wait = this._state === 'held' ? every : Math.min(every, 500);
-        await sleep(wait, undefined, { ref: false, signal: this.halt.signal }).catch(() => {});
-        if (this.stopLoop) break;
-        await this.renew().catch(() => {});
-      }
-      this.loop = null;
-    })();
+    this.startRenewals(() => this._state === 'held', () => this.renew().catch(() => {}));
   }
+
 
   /** One keep-alive; a lease etcd no longer has is taken back when nobody took over meanwhile. */
   private async renew(): Promise<void> {

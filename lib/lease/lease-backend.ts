@@ -3,6 +3,7 @@
 // store (./object-store-lease.ts, `serve --lease archive`). Each counts the holder's deadline on
 // its monotonic clock so that it always passes before another process can take the lease.
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** The writer's record: etcd's PREFIX/writer, or the newest object of the archive's writer-lease/ chain (JSON). */
 export interface WriterRecord {
@@ -101,6 +102,29 @@ export abstract class DeadlineLease {
 
   get successor(): WriterRecord | null {
     return this._successor;
+  }
+
+  /** The renewal loop (one at a time), its stop flag and what cuts its wait short. */
+  protected loop: Promise<void> | null = null;
+  protected stopLoop = false;
+  protected halt = new AbortController();
+
+  /**
+   * Renew every third of the TTL while `held()` says so, else every half second at most (to
+   * regain sooner), until `stopLoop`. `renew` handles its own failures.
+   */
+  protected startRenewals(held: () => boolean, renew: () => Promise<void>): void {
+    this.stopLoop = false;
+    if (this.halt.signal.aborted) this.halt = new AbortController();
+    const every = (this.timing.ttlSeconds * 1000) / 3;
+    this.loop ??= (async () => {
+      while (!this.stopLoop) {
+        await sleep(held() ? every : Math.min(every, 500), undefined, { ref: false, signal: this.halt.signal }).catch(() => {});
+        if (this.stopLoop) break;
+        await renew();
+      }
+      this.loop = null;
+    })();
   }
 
   /** The deadline a confirmation sent at `sent` (performance.now()) gives. */

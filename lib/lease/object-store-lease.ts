@@ -24,7 +24,6 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { buffer } from 'node:stream/consumers';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ObjectStoreError, sha256Hex, type ObjectStore } from '../archive/object-store.js';
 import { DeadlineLease, type LeaseBackend, type LeaseOptions, type WriterRecord, type Takeover } from './lease-backend.js';
 
@@ -71,9 +70,6 @@ export class ArchiveWriterLease extends DeadlineLease implements LeaseBackend {
   private stopped = false;
   private ids: Record<string, number> = {};
   private reserving: Promise<unknown> = Promise.resolve();
-  private loop: Promise<void> | null = null;
-  private stopLoop = false;
-  private halt = new AbortController();
   private saidUncertain = false;
   private ownGeneration: string | null = null;
 
@@ -321,25 +317,18 @@ export class ArchiveWriterLease extends DeadlineLease implements LeaseBackend {
   }
 
   private startLoop(): void {
-    this.stopLoop = false;
-    if (this.halt.signal.aborted) this.halt = new AbortController();
-    const every = (this.o.ttlSeconds * 1000) / 3;
-    this.loop ??= (async () => {
-      while (!this.stopLoop) {
-        await sleep(this.state === 'held' ? every : Math.min(every, 500), undefined, { ref: false, signal: this.halt.signal }).catch(() => {});
-        if (this.stopLoop) break;
-        try {
-          await this.renew();
-        } catch (err) {
-          if (this.state === 'uncertain' && !this.saidUncertain) {
-            this.saidUncertain = true;
-            this.o.onEvent?.('uncertain', (err as Error).message);
-          }
+    this.startRenewals(() => this.state === 'held', async () => {
+      try {
+        await this.renew();
+      } catch (err) {
+        if (this.state === 'uncertain' && !this.saidUncertain) {
+          this.saidUncertain = true;
+          this.o.onEvent?.('uncertain', (err as Error).message);
         }
       }
-      this.loop = null;
-    })();
+    });
   }
+
 
   stopAcknowledging(): void {
     this.stopped = true;
