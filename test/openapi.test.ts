@@ -65,7 +65,7 @@ describe('OpenAPI document', () => {
         .map((mp) => (mp.includes(' /') ? mp : mp.replace(' ', ' /v1/native/repository-authorities/{repository_index}/'))),
       'GET /v1/native/repository-authorities/{repository_index}/events', 'GET /v1/native/events',
       'POST /archive/promote', 'POST /archive/handover', 'POST /archive/takeover',
-      'GET /v1/native/cluster',
+      'GET /v1/native/cluster', 'POST /v1/native/cluster/moves', 'POST /v1/native/cluster/failovers', 'POST /v1/native/cluster/handoffs',
       'GET /v1/native/session', 'GET /v1/native/accounts', 'POST /v1/native/accounts', 'PATCH /v1/native/accounts/{account_name}',
       'GET /v1/native/tokens', 'POST /v1/native/tokens', 'DELETE /v1/native/tokens/{token_id}', 'GET /v1/native/groups', 'PUT /v1/native/groups/{group_name}',
       'GET /v1/native/repository-authorities/{repository_index}/access', 'PATCH /v1/native/repository-authorities/{repository_index}/access', 'GET /v1/native/audit',

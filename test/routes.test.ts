@@ -14,7 +14,7 @@ describe('route table', () => {
     expect(new Set(SPEC_ROUTES.map((r) => r.operation)).size).to.equal(78);
   });
 
-  it('marks exactly the OpenAPI document, the API reference, diffs, land readiness, git interoperability, comment threads, viewed marks, git mirrors, webhooks, repository rules, the land queue, the event feeds, the archive promotion, handover and takeover, the cluster status and accounts, tokens and grants as extensions', () => {
+  it('marks exactly the OpenAPI document, the API reference, diffs, land readiness, git interoperability, comment threads, viewed marks, git mirrors, webhooks, repository rules, the land queue, the event feeds, the archive promotion, handover and takeover, the cluster status, moves, failovers and handoffs and accounts, tokens and grants as extensions', () => {
     expect(ROUTES.filter((r) => r.extension).map((r) => r.operation)).to.deep.equal([
       'openapi.document', 'docs.page', 'docs.asset', 'read.patchsetDiff', 'read.changeDiff', 'read.snapshotFile', 'read.changeAttention', 'read.changeReviewers', 'read.dashboard', 'read.changeReadiness', 'read.changeLands', 'changes.setFlags',
       'git.import', 'git.tags', 'git.export', 'git.snapshotCommit', 'git.commit', 'git.commitMsgHook', 'git.infoRefs', 'git.uploadPack', 'git.receivePack', 'git.repositoryInfoRefs', 'git.repositoryUploadPack', 'git.repositoryReceivePack',
@@ -27,7 +27,7 @@ describe('route table', () => {
       'landQueue.enqueue', 'landQueue.list', 'landQueue.get', 'landQueue.remove',
       'events.repository', 'events.global',
       'archive.promote', 'archive.handover', 'archive.takeover',
-      'cluster.status',
+      'cluster.status', 'cluster.move', 'cluster.failover', 'cluster.handoff',
       'session.get', 'accounts.list', 'accounts.add', 'accounts.change', 'tokens.list', 'tokens.create', 'tokens.revoke', 'groups.list', 'groups.set', 'access.get', 'access.change', 'audit.list',
     ]);
     expect(new Set(ROUTES.map((r) => r.operation)).size).to.equal(ROUTES.length);

@@ -371,6 +371,12 @@ export class Shipper {
     }
   }
 
+  /** Forget what is known of repository `index` (serve --cluster: it left this node, or arrived): read again from the store when next shipped. */
+  forget(index: number): void {
+    this.repos.delete(index);
+    this.purgeNoted.delete(index);
+  }
+
   /** The newest stored manifest of repository `index` (its commit and key), or null when none is known. */
   manifestOf(index: number): { commit: bigint; manifest: string } | null {
     const r = this.repos.get(index);

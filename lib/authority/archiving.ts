@@ -235,6 +235,41 @@ export class Archiving {
     }
   }
 
+  /**
+   * serve --cluster, a move's handoff: ship until a stored manifest covers repository `index`'s
+   * newest commit (its writes are held by then; a transaction admitted just before may commit
+   * meanwhile: then that one too), and answer that commit and manifest.
+   */
+  async flushRepository(index: number, timeoutMs: number): Promise<{ commit: number; manifest: string }> {
+    if (this.fencedBy || this.shipper?.status().state === 'fenced') throw new Conflict(`this node's archive writer was fenced (${this.status().last_error ?? 'a newer generation was claimed'})`);
+    const shipper = this.shipper;
+    if (!shipper) throw new Busy(`the archive shipping has not started yet (${this.startError ?? 'starting'}); retry`);
+    const source = serviceSource(this.service);
+    await this.service.ensureOpen(index);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const commit = source.committed(index);
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`the archive did not take commit ${commit} of repository ${index} within ${timeoutMs / 1000} s (${shipper.status().last_error ?? 'still shipping'})`)), Math.max(0, deadline - Date.now()));
+      });
+      try {
+        await Promise.race([late, shipper.flush(new Map([[index, commit]]))]);
+      } finally {
+        clearTimeout(timer);
+      }
+      if (source.committed(index) !== commit) continue;
+      const m = shipper.manifestOf(index);
+      if (!m || m.commit !== BigInt(commit)) throw new Error(`the archive holds no manifest of commit ${commit} of repository ${index}`);
+      return { commit, manifest: m.manifest };
+    }
+  }
+
+  /** serve --cluster: repository `index` left this node or arrived; the shipper reads its state again. */
+  forgetRepository(index: number): void {
+    this.shipper?.forget(index);
+  }
+
   /** The lease goes once the handover is recorded (the next writer may take it then); a failed release is retried by calling again. */
   private async finishHandover(result: HandoverResult): Promise<HandoverResult> {
     if (this.leaseReleased || !this.o.releaseLease) return result;

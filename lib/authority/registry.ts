@@ -284,6 +284,20 @@ export class Registry {
     });
   }
 
+  /**
+   * serve --cluster: the repository at `index` left this node (moved or failed over to another):
+   * its record becomes a purged placeholder, as for an index another node owns.
+   */
+  giveUp(index: number): Promise<void> {
+    return this.mutex.runExclusive(async () => {
+      const current = this.records[index];
+      if (!current || (current.repository_name === RESERVED_NAME && current.lifecycle_kind === LIFECYCLE_PURGED)) return;
+      const records = this.records.slice();
+      records[index] = { repository_index: index, repository_name: RESERVED_NAME, lifecycle_kind: LIFECYCLE_PURGED, namespace: '', policy_flags: 0, created_at_s: 0, updated_at_s: 0, tombstoned: true };
+      await this.commit(records, registryEvents(current, records[index]));
+    });
+  }
+
   /** registry.bin is the commit; the events follow it (storage-layout.md §18.1). */
   private async commit(records: RepositoryRecord[], events: DomainEvent[], afterWrite?: () => Promise<void>): Promise<void> {
     await writeFileDurable(this.layout.registryFile, encodeRegistry(records));

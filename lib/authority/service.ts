@@ -19,7 +19,8 @@ import {
 } from '../domain/repository.js';
 import { removeDurable, removeTempFiles } from '../store/durable.js';
 import { readIdFloors, writeIdFloors, type IdFloors } from '../store/id-floors.js';
-import { OwnedElsewhere, type ClusterPlacement } from './cluster.js';
+import { OwnedElsewhere, type ClusterGate, type ClusterPlacement } from './cluster.js';
+import type { ClusterMoves } from './cluster-moves.js';
 import type { WriterLease } from './writer-lease.js';
 import { Layout } from '../store/layout.js';
 import type { CommitHooks } from '../store/commit-queue.js';
@@ -126,6 +127,8 @@ export class CairnService implements AuthorityHost, FeedHost {
   writerLease: WriterLease | null = null;
   /** serve --cluster: who owns which repository (./cluster.ts); null: a single server. */
   cluster: ClusterPlacement | null = null;
+  /** serve --cluster: moves and failovers of repositories between nodes (./cluster-moves.ts). */
+  moves: ClusterMoves | null = null;
   private clusterRegistrations: Promise<unknown> = Promise.resolve();
   /**
    * Per repository, per id space, the highest sequence an earlier writer may have handed out
@@ -158,7 +161,31 @@ export class CairnService implements AuthorityHost, FeedHost {
   /** Give every authority, open now or later, the commit hooks of `make` (null: none). */
   setCommitHooks(make: ((index: number) => CommitHooks) | null): void {
     this.commitHooks = make;
-    for (const [index, a] of this.authorities) if (a instanceof Authority) a.store.setCommitHooks(make ? make(index) : {});
+    for (const [index, a] of this.authorities) if (a instanceof Authority) a.store.setCommitHooks(this.hooksOf(index));
+  }
+
+  /**
+   * serve --cluster: what every commit of a repository passes besides the archive's hooks: a
+   * transaction is refused before it runs while the repository is handed to another node or
+   * this node's membership lapsed, and a commit is acknowledged only while the membership holds.
+   */
+  setClusterGate(gate: ClusterGate | null): void {
+    this.clusterGate = gate;
+    for (const [index, a] of this.authorities) if (a instanceof Authority) a.store.setCommitHooks(this.hooksOf(index));
+  }
+
+  private clusterGate: ClusterGate | null = null;
+
+  /** The commit hooks of repository `index`: the archive's, then the cluster's gate. */
+  private hooksOf(index: number): CommitHooks {
+    const base = this.commitHooks?.(index) ?? {};
+    const gate = this.clusterGate;
+    if (!gate) return base;
+    return {
+      ...base,
+      admit: () => { base.admit?.(); gate.admit(index); },
+      acknowledge: async (generation) => { await base.acknowledge?.(generation); gate.acknowledge(index, generation); },
+    };
   }
   /** The follower's state (/healthz `follow`), while following or after a promotion. */
   followStatus: (() => object) | null = null;
@@ -170,16 +197,42 @@ export class CairnService implements AuthorityHost, FeedHost {
   private writes = 0;
   private writesIdle: (() => void)[] = [];
 
-  /** Count a mutating request until the returned function is called (idempotent). */
-  beginWrite(): () => void {
+  /** Mutating requests under way per repository, which a cluster handoff waits for. */
+  private readonly repoWrites = new Map<number, { n: number; idle: (() => void)[] }>();
+
+  /** Count a mutating request (of repository `index`, if any) until the returned function is called (idempotent). */
+  beginWrite(index?: number): () => void {
     this.writes++;
+    let w: { n: number; idle: (() => void)[] } | undefined;
+    if (index !== undefined) {
+      w = this.repoWrites.get(index);
+      if (!w) this.repoWrites.set(index, (w = { n: 0, idle: [] }));
+      w.n++;
+    }
     let left = false;
     return () => {
       if (left) return;
       left = true;
+      if (w && --w.n === 0) {
+        if (this.repoWrites.get(index!) === w) this.repoWrites.delete(index!);
+        for (const wake of w.idle.splice(0)) wake();
+      }
       if (--this.writes > 0) return;
       for (const wake of this.writesIdle.splice(0)) wake();
     };
+  }
+
+  /** Whether every mutating request of repository `index` under way has ended within `timeoutMs`. */
+  async repositoryWritesDrained(index: number, timeoutMs: number): Promise<boolean> {
+    const w = this.repoWrites.get(index);
+    if (!w) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const drained = await Promise.race([
+      new Promise<boolean>((resolve) => w.idle.push(() => resolve(true))),
+      new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); }),
+    ]);
+    clearTimeout(timer);
+    return drained;
   }
 
   /** Whether every mutating request under way has ended within `timeoutMs` (a handover waits for them). */
@@ -470,7 +523,7 @@ export class CairnService implements AuthorityHost, FeedHost {
         authority.close();
         return;
       }
-      if (this.commitHooks) authority.store.setCommitHooks(this.commitHooks(index));
+      authority.store.setCommitHooks(this.hooksOf(index));
       authority.store.idFloors = this.idFloors.get(index) ?? {};
       authority.gitShadowSource = () => this.gitShadows;
       authority.gitRepositoryShadowSource = () => this.gitRepositoryShadows;

@@ -56,3 +56,78 @@ export async function clusterCommand(argv: string[]): Promise<number> {
   ].join('\n'));
   return s.nodes.some((n) => !n.live && n.repositories > 0) ? 1 : 0;
 }
+
+export const REPO_MOVE_HELP = `Usage:
+  cairn repo move N --to NODE --server URL [--json]
+  cairn repo failover N [--to NODE] --server URL [--json]
+
+Place repository N on another node of the cluster (serve --cluster; docs/operations.md
+"Several nodes"). Any node's URL will do: the request goes to the target node.
+
+move: the target copies N from the owner's archive while the owner still writes, then the
+owner holds N's writes, ships its last commit and hands N over; the target applies it and takes
+the placement. Nothing acknowledged is lost; writes to N wait meanwhile (the pause is printed)
+and then go to the new owner. Both nodes ship to an archive (serve --archive).
+
+failover: the owner is down (its membership expired); the target takes N from the owner's
+archive as its newest manifest holds it: what the owner committed after that manifest (at most
+the RPO) is not there. The old owner, when it is back, sets its copy aside.
+
+  N               the repository's index
+  --to NODE       the node to place it on (move: required; failover: default the node
+                  --server reaches)
+  --server URL    any node of the cluster (default: $CAIRN_SERVER, the working copy's or git
+                  remote's, or the one server you are signed in to)
+  --json          print JSON (the default when stdout is not a terminal)
+
+Exit codes: 0 moved, 1 refused or failed (nothing moved: the message says why; the owner
+writes on), 2 usage.
+`;
+
+interface MoveResult {
+  repository_index: number;
+  kind: 'move' | 'failover';
+  from: string;
+  to: string;
+  commit: string;
+  manifest: string;
+  manifest_captured_at: string;
+  pause_ms: number | null;
+  fetched_objects: number;
+  fetched_bytes: number;
+}
+
+/** `cairn repo move N --to NODE`, `cairn repo failover N [--to NODE]`. */
+export async function repoMoveCommand(kind: 'move' | 'failover', argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, {
+    server: { type: 'string' },
+    to: { type: 'string' },
+    json: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  }, true);
+  if (values.help) {
+    process.stdout.write(REPO_MOVE_HELP);
+    return 0;
+  }
+  if (positionals.length !== 1 || !/^(0|[1-9][0-9]{0,9})$/.test(positionals[0]) || Number(positionals[0]) > 0xffff_ffff) {
+    throw new CliUsageError(`usage: cairn repo ${kind} N ${kind === 'move' ? '--to NODE' : '[--to NODE]'} --server URL (N: a repository index)`);
+  }
+  if (kind === 'move' && values.to === undefined) throw new CliUsageError('cairn repo move needs --to NODE: the node to place the repository on (cairn cluster status lists them)');
+  const server = serverOf(values.server, `cairn repo ${kind}`);
+  const index = Number(positionals[0]);
+  const body = { repository_index: index, ...(values.to !== undefined ? { to: String(values.to) } : {}) };
+  const r = await new CairnClient(server).json<MoveResult>('POST', kind === 'move' ? '/v1/native/cluster/moves' : '/v1/native/cluster/failovers', body);
+  emit(r, useJson(values.json), () => [
+    kind === 'move'
+      ? `moved repository ${r.repository_index} from ${r.from} to ${r.to} at commit ${r.commit}; writes paused ${r.pause_ms} ms`
+      : `failed repository ${r.repository_index} over from ${r.from} to ${r.to} at commit ${r.commit}, as of ${r.manifest_captured_at} (what ${r.from} committed after that is not there)`,
+    `fetched ${r.fetched_objects} objects, ${formatBytes(r.fetched_bytes)} from ${r.from}'s archive (${r.manifest})`,
+  ].join('\n'));
+  return 0;
+}
+
+function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}

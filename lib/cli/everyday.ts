@@ -30,11 +30,14 @@ export const REPO_HELP = `Usage: cairn repo create NAME [--namespace NS] [--poli
        cairn repo rules set [--required-approvals N] [--code-owners on|off] [--dismiss-stale on|off]
                             [--require-ci on|off] [--require-resolved-threads on|off]
                             [--land-allowed A,B] [--bypass-allowed A,B]
+       cairn repo move N --to NODE --server URL
+       cairn repo failover N [--to NODE] --server URL
 
 Register a repository (prints its index), list the registered ones, or show one. "rules" shows
 the repository's rules (what a land needs: approvals from someone other than the author, code
 owners, CI, resolved threads; who may land and who may bypass); "rules set" changes the rules
-named and keeps the others (docs/api.md "Repository rules").
+named and keeps the others (docs/api.md "Repository rules"). "move" and "failover" place a
+repository on another node of a cluster (cairn repo move --help).
 
 Options:
   --server URL        cairn server (http://HOST:PORT or HOST:PORT; default: $CAIRN_SERVER, the working copy's, the git remote's)

@@ -88,7 +88,11 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   // `repo access` has a module of its own (./repo-access-command.ts).
   repo: async () => {
     const repo = (await import('./everyday.js')).repoCommand;
-    return async (argv) => (argv[0] === 'access' ? (await import('./repo-access-command.js')).repoAccessCommand(argv.slice(1)) : repo(argv));
+    return async (argv) => {
+      if (argv[0] === 'access') return (await import('./repo-access-command.js')).repoAccessCommand(argv.slice(1));
+      if (argv[0] === 'move' || argv[0] === 'failover') return (await import('./cluster-command.js')).repoMoveCommand(argv[0], argv.slice(1));
+      return repo(argv);
+    };
   },
   lines: async () => (await import('./everyday.js')).linesCommand,
   log: async () => (await import('./everyday.js')).logCommand,

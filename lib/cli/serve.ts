@@ -25,13 +25,12 @@ import { lockDataDir } from '../store/datadir-lock.js';
 import { DEFAULT_JOB_POLICY, type JobPolicy } from '../domain/jobs.js';
 import { DEFAULT_EVENT_FEED_OPTIONS, type EventFeedOptions } from '../authority/event-feed.js';
 import { DEFAULT_WEBHOOK_NETWORK, DEFAULT_WEBHOOK_POLICY, type Resolve, type WebhookPolicy } from '../authority/webhook-dispatcher.js';
-import { isCairnError } from '../domain/errors.js';
+import { Busy, Conflict, isCairnError } from '../domain/errors.js';
 import { webhookTargets } from '../domain/webhook-targets.js';
 import { credentialGrants } from '../domain/git-mirrors.js';
 import { checkQueueOptions, DEFAULT_QUEUE_OPTIONS, type QueueOptions } from '../domain/workflow/land-queue.js';
 import { CliUsageError, parseBind, parseCommandArgs, parseMaxSnapshotPaths } from './args.js';
 import { DEFAULT_MAX_SNAPSHOT_PATHS } from '../domain/tree-size.js';
-import { LIFECYCLE_PURGED } from '../domain/repository.js';
 import { LogLineBatch, sinkOnFd } from './log-batch.js';
 import { jsonRequestLog } from './request-log.js';
 import { prettyStream } from './log-format.js';
@@ -42,7 +41,7 @@ import { DEFAULT_MIRROR_POLICY } from '../authority/git-mirror-runner.js';
 import { Archiving, type ArchivingOptions } from '../authority/archiving.js';
 import { openS3Store } from '../archive/s3-store.js';
 import { archiveStore } from '../archive/encryption.js';
-import { ObjectStoreError } from '../archive/object-store.js';
+import { ObjectStoreError, type ObjectStore } from '../archive/object-store.js';
 import { readArchiveId } from '../archive/generations.js';
 import { canonicalArchiveUrl } from '../archive/archive-url.js';
 import { DEFAULT_GRACE, parseDuration, parseRetention } from '../domain/archive-retention.js';
@@ -52,6 +51,7 @@ import { WriterLease } from '../authority/writer-lease.js';
 import { EtcdWriterLease, LeaseUrlError, parseLeaseUrl, type EtcdAccess, type LeaseLocation } from '../lease/etcd-lease.js';
 import { ArchiveWriterLease } from '../lease/object-store-lease.js';
 import { EtcdCluster, NODE_NAME, defaultNodeName } from '../lease/etcd-cluster.js';
+import { ClusterMoves } from '../authority/cluster-moves.js';
 import type { LeaseBackend, WriterRecord } from '../lease/lease-backend.js';
 import { DEFAULT_GIT_LIMITS, GitPlaces, type GitLimits } from '../http/git-places.js';
 
@@ -347,7 +347,9 @@ Options:
   --failover auto|manual
                      with --follow and --lease: auto promotes this standby by itself once the
                      writer's lease expired (after it was seen held); manual (default) waits
-                     for cairn promote
+                     for cairn promote. With --cluster and --archive: auto has the live nodes
+                     take the repositories of a node that is down from its archive (each
+                     taken by one of them); manual (default) waits for cairn repo failover
   --promote-secret-file FILE
                      with --follow: POST /archive/promote must carry the secret in FILE
                      (its first line: 16 or more printable ASCII characters, no
@@ -434,7 +436,7 @@ export interface ServerOptions {
   /** `location` 'archive': the lease is kept in the archive's own store (lib/lease/object-store-lease.ts). */
   lease?: { location: LeaseLocation | 'archive'; ttlSeconds: number; failover?: 'auto' | 'manual' } & EtcdAccess;
   /** serve --cluster: this node's membership and every repository's placement in etcd (lib/lease/etcd-cluster.ts). */
-  cluster?: { location: LeaseLocation; node: string; ttlSeconds: number } & EtcdAccess;
+  cluster?: { location: LeaseLocation; node: string; ttlSeconds: number; failover?: 'auto' | 'manual'; openArchive?: (url: string) => Promise<ObjectStore & { close?: () => void }> } & EtcdAccess;
   /** Listen on a network address without an auth mode (--insecure-open); otherwise only loopback or behind a front door (./bind-policy.ts). */
   insecureOpen?: boolean;
   /** `tokens`: accounts and personal access tokens (--auth tokens); with a front door too, either names the caller. */
@@ -545,6 +547,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   let following: Follower | null = null;
   let writerLease: WriterLease | null = null;
   let cluster: EtcdCluster | null = null;
+  let clusterMoves: ClusterMoves | null = null;
   // Ends the lease's waits (a writer's acquire, --failover auto) when the server stops.
   const leaseHalt = new AbortController();
   const stop = async (): Promise<void> => {
@@ -562,6 +565,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     const { forced } = await server.stop(shutdownGraceMs(shutdownSeconds));
     if (forced) log.warn({ connections: forced }, 'stopping: closed the connections still open when the grace period ended');
     // Leaving the cluster revokes the membership: the other nodes say this one is down at once.
+    await clusterMoves?.stop().catch(() => {});
     await cluster?.close().catch(() => {});
     // A start still opening the data directory is waited for, so what it opened is closed too.
     const service = opened ?? (await opening?.catch(() => null)) ?? null;
@@ -792,18 +796,36 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         const member = new EtcdCluster(c.location, { node: c.node, url: options.publicUrl ?? url, ttlSeconds: c.ttlSeconds, ...(c.tls ? { tls: c.tls } : {}), ...(c.auth ? { auth: c.auth } : {}) });
         cluster = member;
         await member.join(c.ttlSeconds * 1000 + 5000);
-        // A directory's live repositories must be the ones the cluster places here (a former
-        // single server's would collide with the cluster's indexes).
-        for (const r of service.registry.all()) {
-          if (r.lifecycle_kind === LIFECYCLE_PURGED) continue;
-          const owner = await member.owner(r.repository_index);
-          if (owner !== c.node) {
-            await member.close().catch(() => {});
-            cluster = null;
-            throw new Error(`this data directory holds repository ${r.repository_index} (${r.repository_name}), which the cluster places ${owner === null ? 'on no node' : `on node ${owner}`}: a node's data directory holds only the repositories placed on it (start on an empty data directory, or without --cluster)`);
-          }
+        // Moves and failovers go through the archives: this node's is recorded for the others.
+        const moves = new ClusterMoves(service, {
+          cluster: member,
+          archive: options.archive ? {
+            url: canonicalArchiveUrl(options.archive.url),
+            flush: (index, timeoutMs) => {
+              if (!archiving) throw new Busy('the archive shipping has not started yet; retry');
+              return archiving.flushRepository(index, timeoutMs);
+            },
+            forget: (index) => archiving?.forgetRepository(index),
+          } : null,
+          openArchive: c.openArchive ?? (() => Promise.reject(new Conflict('this node cannot open another node\'s archive'))),
+          failover: c.failover ?? 'manual',
+        });
+        try {
+          await member.publishArchive(options.archive ? canonicalArchiveUrl(options.archive.url) : null);
+          // What left this node while it was away is set aside; a directory's other live
+          // repositories must be the ones the cluster places here (a former single server's
+          // would collide with the cluster's indexes).
+          await moves.start();
+        } catch (err) {
+          await moves.stop();
+          await member.close().catch(() => {});
+          cluster = null;
+          throw err;
         }
+        clusterMoves = moves;
         service.cluster = member;
+        service.moves = moves;
+        service.setClusterGate(moves);
         log.info({ cluster: c.location.url, node: c.node, url: options.publicUrl ?? url }, 'cluster: joined');
       }
       server.activate(createApp({ service, log, requestLog: options.requestLog, assets: swaggerUiAssets(), ui, guard, identity, promotion, gitPlaces, access, publicUrl: options.publicUrl ?? null }).callback());
@@ -1137,10 +1159,10 @@ export async function serve(argv: string[]): Promise<number> {
     if (!Number.isInteger(ttl) || ttl < 2 || ttl > 3600) throw new CliUsageError('--lease-ttl must be an integer from 2 to 3600 (seconds)');
     const failover = String(values.failover);
     if (failover !== 'auto' && failover !== 'manual') throw new CliUsageError('--failover must be auto or manual');
-    if (failover === 'auto' && values.follow === undefined) throw new CliUsageError('--failover auto needs --follow: only a standby fails over');
+    if (failover === 'auto' && values.follow === undefined && values.cluster === undefined) throw new CliUsageError('--failover auto needs --follow: only a standby fails over');
     if (failover === 'auto' && location === 'archive') throw new CliUsageError('--failover auto needs --lease etcd://…: with --lease archive the writer writes no heartbeat a standby could miss; promote it with cairn promote');
     lease = { location, ttlSeconds: ttl, failover };
-  } else if (values['failover'] !== 'manual') {
+  } else if (values['failover'] !== 'manual' && values.cluster === undefined) {
     throw new CliUsageError('--failover auto needs --lease: a standby fails over by itself only once the writer\'s lease in etcd expired');
   }
   // --cluster: etcd's URL checked now; etcd is reached once the server runs.
@@ -1161,7 +1183,13 @@ export async function serve(argv: string[]): Promise<number> {
     // Accounts and tokens live in each data directory's access.log: a token made on one node
     // would not authenticate a request passed to another.
     if (values.auth !== undefined && String(values.auth) !== 'none') throw new CliUsageError('--cluster with --auth tokens is not supported: each node keeps its own accounts and tokens; put the nodes behind a front door that names the user (--ui-identity-header), or serve without accounts');
-    cluster = { location, node, ttlSeconds: ttl };
+    if (values.follow !== undefined) throw new CliUsageError('--cluster and --follow exclude each other: a node owns the repositories placed on it (a repository moves between nodes with cairn repo move)');
+    const failover = String(values.failover);
+    if (failover !== 'auto' && failover !== 'manual') throw new CliUsageError('--failover must be auto or manual');
+    if (failover === 'auto' && values.archive === undefined) throw new CliUsageError('--cluster with --failover auto needs --archive: a node takes a down node\'s repositories from that node\'s archive, and keeps them in its own');
+    // Another node's archive, opened as this node opens its own (the same --archive-config and key).
+    const openPeerArchive = (url: string) => openArchiveStore('a node\'s archive', url).catch((err: Error) => { throw new Conflict(`cannot open the archive ${url}: ${err.message}`); });
+    cluster = { location, node, ttlSeconds: ttl, failover, openArchive: openPeerArchive };
   } else if (values.node !== undefined) {
     throw new CliUsageError('--node needs --cluster etcd://HOST:PORT/PREFIX');
   }

@@ -8,7 +8,7 @@ import { Busy, Conflict, Invalid, NotFound, NotImplemented, TooLarge, Unsupporte
 import { LIFECYCLE_ACTIVE, LIFECYCLE_PURGED, LIFECYCLE_RETIRING, parseU32, type RepositoryRecord } from '../domain/repository.js';
 import { errorReply, loggableError, sendError } from './errors.js';
 import { PROXIED_HEADER, proxyTo } from './cluster-proxy.js';
-import { OwnedElsewhere, type ClusterPlacement } from '../authority/cluster.js';
+import { ForNode, OwnedElsewhere, type ClusterPlacement } from '../authority/cluster.js';
 import { readJsonBody, RAISED_JSON } from './json-body.js';
 import type { RequestGuard } from './request-guard.js';
 import { Router } from './router.js';
@@ -117,14 +117,28 @@ export function createApp(options: AppOptions): Koa {
     // serve --cluster: a repository another node owns is that node's to answer (its rules, its
     // lease); the request goes there whole, before anything here reads it. Once only: a request
     // a node passed on is answered by the node it reached.
+    // A write to a repository this node is handing to another (a move) waits for the handoff's
+    // end, then goes where the repository is: the new owner, or here when the move was called off.
     const cluster = options.service.cluster;
-    if (cluster && params.repository_index !== undefined && !ctx.get(PROXIED_HEADER)) {
+    if (cluster && params.repository_index !== undefined) {
       const index = parseU32(params.repository_index, 'repository_index');
-      const owner = cluster.ownerKnown(index) ?? (await clusterRead(() => cluster.owner(index)));
-      if (owner !== null && owner !== cluster.node) {
-        ctx.state.proxiedTo = owner;
-        await proxyTo(ctx, await liveNode(cluster, owner, index), cluster.node);
-        return;
+      const writes = ctx.method !== 'GET' && ctx.method !== 'HEAD';
+      for (let round = 0; ; round++) {
+        const owner = cluster.ownerKnown(index) ?? (await clusterRead(() => cluster.owner(index)));
+        if (owner !== null && owner !== cluster.node) {
+          // Passed here by another node already: never passed on twice; it asks again and reaches the owner.
+          if (ctx.get(PROXIED_HEADER)) {
+            if (round === 0) break;
+            if (hasBody(ctx)) await drain(ctx);
+            throw new Busy(`repository ${index} moved to node ${owner} just now; retry`);
+          }
+          ctx.state.proxiedTo = owner;
+          await proxyTo(ctx, await liveNode(cluster, owner, index), cluster.node);
+          return;
+        }
+        const held = writes ? options.service.moves?.held(index) ?? null : null;
+        if (held === null) break;
+        await held;
       }
     }
     // A follower of an archive, and a writer handing it over, serve reads only; their one write
@@ -142,13 +156,13 @@ export function createApp(options: AppOptions): Koa {
       throw new Busy(options.service.readOnly);
     }
     if (mutating) {
-      const refusal = options.service.readOnly ?? options.service.writeRefusal?.() ?? null;
+      const refusal = options.service.readOnly ?? options.service.writeRefusal?.() ?? options.service.cluster?.refusal() ?? null;
       if (refusal !== null) {
         if (hasBody(ctx)) await drain(ctx);
         throw new Busy(refusal);
       }
     }
-    const endWrite = mutating ? options.service.beginWrite() : null;
+    const endWrite = mutating ? options.service.beginWrite(params.repository_index === undefined ? undefined : Number(params.repository_index)) : null;
     try {
       await dispatch(ctx, route, params, mutating);
     } finally {
@@ -216,8 +230,15 @@ export function createApp(options: AppOptions): Koa {
       try {
         reply = await route.handler(routeCtx);
       } catch (err) {
-        // A registration whose namespace another node's repository owns: that node answers it.
+        // A registration whose namespace another node's repository owns, a move or failover to
+        // another node: that node answers it.
         const cluster = options.service.cluster;
+        if (err instanceof ForNode && cluster) {
+          if (ctx.get(PROXIED_HEADER)) throw new Busy(`node ${cluster.node} was asked, by another node, to pass this request to node ${err.node}: the nodes disagree for a moment; retry`);
+          ctx.state.proxiedTo = err.node;
+          await proxyTo(ctx, await liveNode(cluster, err.node, null), cluster.node, Buffer.from(JSON.stringify(body)));
+          return;
+        }
         if (!(err instanceof OwnedElsewhere) || !cluster) throw err;
         // Passed here by another node already: the two disagree on the placement; never passed on twice.
         if (ctx.get(PROXIED_HEADER)) throw new Busy(`repository ${err.index} is placed on node ${err.node}, which passed this registration here; the nodes disagree for a moment: retry`);
@@ -229,7 +250,7 @@ export function createApp(options: AppOptions): Koa {
       // registration, an account, a grant): a writer that lost its lease while it wrote answers
       // 503 — done and durable here, not acknowledged (a commit's own hook has said so already).
       if (mutating && !('stream' in reply) && !('write' in reply)) {
-        const late = options.service.writerLease?.refusal() ?? null;
+        const late = options.service.writerLease?.refusal() ?? options.service.cluster?.refusal() ?? null;
         if (late !== null) throw new Busy(`done on this server, but not acknowledged: ${late}`, { committed: true });
       }
       // A body that streams (an event feed, a pack, an export) ends when its token is revoked or its account disabled.
@@ -257,7 +278,6 @@ export function createApp(options: AppOptions): Koa {
   return app;
 }
 
-/** The owner's membership record: where to reach it; a node without one is down (503, naming it). */
 /** A read of the cluster's etcd; etcd not answering is a 503 saying so (never a 500 with its message). */
 async function clusterRead<T>(read: () => Promise<T>): Promise<T> {
   try {
@@ -267,10 +287,11 @@ async function clusterRead<T>(read: () => Promise<T>): Promise<T> {
   }
 }
 
-async function liveNode(cluster: ClusterPlacement, node: string, index: number): Promise<{ node: string; url: string }> {
+/** The owner's membership record: where to reach it; a node without one is down (503, naming it). */
+async function liveNode(cluster: ClusterPlacement, node: string, index: number | null): Promise<{ node: string; url: string }> {
   // From memory (an etcd watch keeps it); a node not seen live is looked up in etcd before it is called down.
   const n = cluster.nodeKnown(node) ?? (await clusterRead(() => cluster.nodes())).get(node);
-  if (!n) throw new Busy(`repository ${index} is owned by node ${node}, which is down (it holds no membership in the cluster now); its repositories answer again when it is back`);
+  if (!n) throw new Busy(index === null ? `node ${node} is down (it holds no membership in the cluster now)` : `repository ${index} is owned by node ${node}, which is down (it holds no membership in the cluster now); its repositories answer again when it is back (or after cairn repo failover ${index})`);
   return { node, url: n.url };
 }
 

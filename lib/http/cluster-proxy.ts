@@ -108,3 +108,19 @@ export function proxyTo(ctx: Context, owner: { node: string; url: string }, via:
     else ctx.req.pipe(upstream);
   });
 }
+
+/**
+ * The headers a node sends on a request of its own to another node on a caller's behalf (a
+ * move's handoff): the caller's (its credentials, its identity as the front door named it), less
+ * the connection's and the body's, and marked as passed by this node.
+ */
+export function peerHeaders(req: http.IncomingMessage, via: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (HOP.has(name) || PASSED_CHECKS.has(name) || value === undefined) continue;
+    if (name === 'content-length' || name === 'content-type' || name === 'content-encoding' || name === 'accept' || name === 'accept-encoding') continue;
+    out[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  out[PROXIED_HEADER] = via;
+  return out;
+}

@@ -300,6 +300,9 @@ export const ROUTES: readonly RouteSpec[] = [
 
   // Extensions: several nodes (docs/operations.md "Several nodes"): where each repository lives
   route('cluster.status', 'GET', '/v1/native/cluster', 'session', { extension: true, query: cluster.StatusQuery, ok: 'ClusterStatus', handler: cluster.status }),
+  route('cluster.move', 'POST', '/v1/native/cluster/moves', 'server_admin', { extension: true, request: cluster.Move, ok: 'ClusterMove', refuses: [401, 403, 409], handler: cluster.move }),
+  route('cluster.failover', 'POST', '/v1/native/cluster/failovers', 'server_admin', { extension: true, request: cluster.Failover, ok: 'ClusterMove', refuses: [401, 403, 409], handler: cluster.failover }),
+  route('cluster.handoff', 'POST', '/v1/native/cluster/handoffs', 'server_admin', { extension: true, request: cluster.Handoff, ok: 'ClusterHandoff', refuses: [401, 403, 409], handler: cluster.handoff }),
 
   // Extensions: accounts, tokens, groups, repository grants and the audit feed (docs/api.md "Accounts, tokens and roles")
   route('session.get', 'GET', '/v1/native/session', 'session', { extension: true, query: { repository_index: { schema: { type: 'integer', minimum: 0, maximum: 4294967295 }, description: 'also say the caller\'s role in this repository and the operations it allows' } }, ok: 'Session', handler: access.sessionHandler(() => ROUTES) }),

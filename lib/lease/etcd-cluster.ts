@@ -7,10 +7,21 @@
 //   PREFIX/registry/next         decimal: the next repository index (indexes are unique cluster-wide)
 //   PREFIX/placement/INDEX       the name of the node that owns repository INDEX
 //   PREFIX/namespaces/NAMESPACE  decimal: the index of the live repository owning a non-empty namespace
+//   PREFIX/archives/NAME         the archive URL the node ships to (serve --archive), kept after it stops:
+//                                a move or a failover reads the node's repositories from it
+//   PREFIX/moves/INDEX           a move under way: {"from", "to", "token", "since"} (the placement flips
+//                                only while it is there; deleting it calls the move off)
+//   PREFIX/left/NAME/INDEX       a repository that left node NAME (moved or failed over): {"to", "kind",
+//                                "at"}; NAME sets its old copy aside and deletes the key
 //
+// A node writes only while its membership holds: past the deadline counted from the last
+// keep-alive it sent (its TTL less a margin, on this process's monotonic clock) it refuses
+// writes, so a node cut off from etcd stops before the others may take its repositories.
 // A node keeps every placement in memory, loaded at start and kept current by a watch, so a
 // request's routing costs no etcd round trip; a placement it has not seen yet is read from etcd.
 import { hostname } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Etcd3, Lease, Watcher } from 'etcd3';
 import { etcdClient, type EtcdAccess, type LeaseLocation } from './etcd-lease.js';
@@ -37,6 +48,25 @@ export interface Allocation {
   owner: string;
 }
 
+/** A move under way (PREFIX/moves/INDEX), as stored: the placement flips only while this exact value is there. */
+export interface MoveRecord {
+  from: string;
+  to: string;
+  token: string;
+  since: string;
+}
+
+/** A repository that left a node (PREFIX/left/NAME/INDEX). */
+export interface LeftRecord {
+  index: number;
+  to: string;
+  kind: 'move' | 'failover';
+  at: string;
+}
+
+/** What a flip of the placement found: done, or why not. */
+export type FlipResult = { flipped: true } | { flipped: false; owner: string | null; why: string };
+
 export const NODE_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 
 export class NodeNameError extends Error {}
@@ -59,11 +89,29 @@ export class EtcdCluster {
   /** Live nodes (their membership keys), kept current by a watch like the placements. */
   private readonly members = new Map<string, ClusterNode>();
   private closed = false;
+  /** performance.now() before which this node may acknowledge writes (its membership confirmed). */
+  private deadline = 0;
+  private readonly marginMs: number;
+  /** Told of each repository that left this node (PREFIX/left/NAME/INDEX put). */
+  onLeft: ((left: LeftRecord) => void) | null = null;
+  private leftWatcher: Watcher | null = null;
 
   constructor(readonly location: LeaseLocation, private readonly o: ClusterOptions) {
     if (!NODE_NAME.test(o.node)) throw new NodeNameError('a node name is 1 to 63 of a-z, 0-9, ".", "_" and "-", starting with a letter or digit');
     this.client = etcdClient(location, o, 5000);
     this.prefix = location.prefix;
+    this.marginMs = Math.max(250, (o.ttlSeconds * 1000) / 5);
+  }
+
+  /** Whether this node may acknowledge writes now: its membership confirmed within the TTL (less a margin). */
+  holds(): boolean {
+    return this.lease !== null && performance.now() < this.deadline;
+  }
+
+  /** Why this node refuses writes now (its membership lapsed), or null. */
+  refusal(): string | null {
+    if (this.holds()) return null;
+    return `this node (${this.o.node}) has not confirmed its membership in the cluster's etcd (${this.location.url}) within its TTL of ${this.o.ttlSeconds} s, so another node may take its repositories: it refuses writes until etcd answers again`;
   }
 
   get node(): string {
@@ -103,11 +151,20 @@ export class EtcdCluster {
     nodes.on('delete', (kv) => { this.members.delete(kv.key.toString().slice(this.key('nodes/').length)); });
     nodes.on('error', () => {});
     this.nodeWatcher = nodes;
+    const left = await this.client.watch().prefix(this.key(`left/${this.o.node}/`)).create();
+    left.on('put', (kv) => { const l = this.leftOf(kv.key.toString(), kv.value.toString()); if (l) { this.placement.set(l.index, l.to); this.onLeft?.(l); } });
+    left.on('error', () => {});
+    this.leftWatcher = left;
+    await this.reloadPlacements();
+    await this.nodes();
+  }
+
+  /** Every placement, read from etcd into memory. */
+  private async reloadPlacements(): Promise<void> {
     for (const [k, v] of Object.entries(await this.client.getAll().prefix(this.key('placement/')).strings())) {
       const index = this.indexOf(k);
       if (index !== null) this.placement.set(index, v);
     }
-    await this.nodes();
   }
 
   private memberOf(key: string, value: string): ClusterNode | null {
@@ -132,12 +189,18 @@ export class EtcdCluster {
   private async tryMembership(record: string): Promise<boolean> {
     const lease = this.client.lease(this.o.ttlSeconds);
     let holding = false;
-    lease.on('lost', () => { if (holding && this.lease === lease && !this.closed) void this.rejoin(); });
+    lease.on('lost', () => { if (holding && this.lease === lease && !this.closed) { this.deadline = 0; void this.rejoin(); } });
+    // The deadline counts from when each keep-alive was sent: etcd's TTL runs from no later than that.
+    let fired = 0;
+    lease.on('keepaliveFired', () => { fired = performance.now(); });
+    lease.on('keepaliveSucceeded', (res) => { if (holding && this.lease === lease && Number(res.TTL) > 0 && fired > 0) this.deadline = Math.max(this.deadline, fired + this.o.ttlSeconds * 1000 - this.marginMs); });
+    const sent = performance.now();
     try {
       const r = await this.client.if(this.key(`nodes/${this.o.node}`), 'Version', '==', 0).then(lease.put(this.key(`nodes/${this.o.node}`)).value(record)).commit();
       if (r.succeeded) {
         holding = true;
         this.lease = lease;
+        this.deadline = sent + this.o.ttlSeconds * 1000 - this.marginMs;
         return true;
       }
     } catch (err) {
@@ -154,7 +217,19 @@ export class EtcdCluster {
       this.lease = null;
       while (!this.closed) {
         try {
-          if (await this.tryMembership(JSON.stringify({ node: this.o.node, url: this.o.url, since: new Date().toISOString() } satisfies ClusterNode))) break;
+          if (await this.tryMembership(JSON.stringify({ node: this.o.node, url: this.o.url, since: new Date().toISOString() } satisfies ClusterNode))) {
+            // Cut off meanwhile, repositories may have left this node: no write before the
+            // placements are read again (the watch may lag behind the membership).
+            const deadline = this.deadline;
+            this.deadline = 0;
+            try {
+              await this.reloadPlacements();
+              this.deadline = deadline;
+            } catch {
+              this.deadline = 0;
+            }
+            break;
+          }
         } catch { /* etcd does not answer yet */ }
         await sleep(1000);
       }
@@ -237,10 +312,115 @@ export class EtcdCluster {
     return v === null ? 0 : Number(v);
   }
 
+  private leftOf(key: string, value: string): LeftRecord | null {
+    const m = /\/([0-9]{1,10})$/.exec(key);
+    if (!m) return null;
+    try {
+      const v = JSON.parse(value) as Omit<LeftRecord, 'index'>;
+      return typeof v.to === 'string' ? { index: Number(m[1]), to: v.to, kind: v.kind === 'failover' ? 'failover' : 'move', at: String(v.at) } : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Record (or clear) the archive this node ships to, where a move or a failover reads its repositories. */
+  async publishArchive(url: string | null): Promise<void> {
+    if (url === null) await this.client.delete().key(this.key(`archives/${this.o.node}`));
+    else await this.client.put(this.key(`archives/${this.o.node}`)).value(url);
+  }
+
+  /** The archive node `name` ships to, as it last said (null: none). */
+  async archiveOf(name: string): Promise<string | null> {
+    return this.client.get(this.key(`archives/${name}`)).string();
+  }
+
+  /** Whether node `name` holds its membership now, read from etcd (not from memory). */
+  async isLive(name: string): Promise<boolean> {
+    return (await this.client.get(this.key(`nodes/${name}`)).string()) !== null;
+  }
+
+  /** The placement read from etcd, never from memory (a move or a failover decides on it). */
+  async ownerNow(index: number): Promise<string | null> {
+    const v = await this.client.get(this.key(`placement/${index}`)).string();
+    if (v !== null) this.placement.set(index, v);
+    return v;
+  }
+
+  /** The move under way of repository `index`, as stored (null: none), with its raw value for a compare. */
+  async moveOf(index: number): Promise<{ move: MoveRecord; raw: string } | null> {
+    const raw = await this.client.get(this.key(`moves/${index}`)).string();
+    if (raw === null) return null;
+    try {
+      return { move: JSON.parse(raw) as MoveRecord, raw };
+    } catch {
+      return { move: { from: '', to: '', token: '', since: '' }, raw };
+    }
+  }
+
+  /** Start a move of `index` from `from` to this node: only while `from` owns it and no other move is under way. */
+  async beginMove(index: number, from: string): Promise<{ move: MoveRecord; raw: string } | null> {
+    const move: MoveRecord = { from, to: this.o.node, token: randomBytes(16).toString('hex'), since: new Date().toISOString() };
+    const raw = JSON.stringify(move);
+    const r = await this.client.if(this.key(`placement/${index}`), 'Value', '==', from).and(this.key(`moves/${index}`), 'Version', '==', 0)
+      .then(this.client.put(this.key(`moves/${index}`)).value(raw)).commit();
+    return r.succeeded ? { move, raw } : null;
+  }
+
+  /** Call a move off: deletes its record only while it is still this one (true: called off; false: it was gone already). */
+  async cancelMove(index: number, raw: string): Promise<boolean> {
+    const r = await this.client.if(this.key(`moves/${index}`), 'Value', '==', raw).then(this.client.delete().key(this.key(`moves/${index}`))).commit();
+    return r.succeeded;
+  }
+
+  /**
+   * Flip the placement of `index` from `from` to this node, in one transaction with the record of
+   * its leaving (PREFIX/left/FROM/INDEX). A move flips only while its record is the one it
+   * began (`move`); a failover only while `from` holds no membership (and calls off a move of
+   * `from`'s that was under way, `staleMove`).
+   */
+  async flip(index: number, from: string, kind: 'move' | 'failover', move: string | null): Promise<FlipResult> {
+    let txn = this.client.if(this.key(`placement/${index}`), 'Value', '==', from);
+    if (kind === 'move') txn = txn.and(this.key(`moves/${index}`), 'Value', '==', move ?? '');
+    else {
+      txn = txn.and(this.key(`nodes/${from}`), 'Version', '==', 0);
+      txn = move === null ? txn.and(this.key(`moves/${index}`), 'Version', '==', 0) : txn.and(this.key(`moves/${index}`), 'Value', '==', move);
+    }
+    const left = JSON.stringify({ to: this.o.node, kind, at: new Date().toISOString() });
+    const r = await txn.then(
+      this.client.put(this.key(`placement/${index}`)).value(this.o.node),
+      this.client.put(this.key(`left/${from}/${index}`)).value(left),
+      this.client.delete().key(this.key(`moves/${index}`)),
+    ).commit();
+    if (r.succeeded) {
+      this.placement.set(index, this.o.node);
+      return { flipped: true };
+    }
+    const owner = await this.ownerNow(index);
+    if (owner !== from) return { flipped: false, owner, why: `repository ${index} is placed on ${owner === null ? 'no node' : `node ${owner}`} now, not on ${from}` };
+    if (kind === 'failover' && (await this.isLive(from))) return { flipped: false, owner, why: `node ${from} is live again` };
+    return { flipped: false, owner, why: kind === 'move' ? `the move was called off (node ${from} gave up waiting for it)` : 'a move of it began meanwhile' };
+  }
+
+  /** Repositories that left this node while it was away (PREFIX/left/NAME/…). */
+  async leftBehind(): Promise<LeftRecord[]> {
+    const out: LeftRecord[] = [];
+    for (const [k, v] of Object.entries(await this.client.getAll().prefix(this.key(`left/${this.o.node}/`)).strings())) {
+      const l = this.leftOf(k, v);
+      if (l) out.push(l);
+    }
+    return out.sort((a, b) => a.index - b.index);
+  }
+
+  /** This node has set its old copy of `index` aside. */
+  async clearLeft(index: number): Promise<void> {
+    await this.client.delete().key(this.key(`left/${this.o.node}/${index}`));
+  }
+
   /** Leave: the membership key is revoked (the node is down at once for the others). */
   async close(): Promise<void> {
     this.closed = true;
     await this.watcher?.cancel().catch(() => {});
+    await this.leftWatcher?.cancel().catch(() => {});
     await this.nodeWatcher?.cancel().catch(() => {});
     await this.lease?.revoke().catch(() => {});
     this.client.close();

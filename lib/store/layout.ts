@@ -43,6 +43,15 @@ export class Layout {
    */
   sweepsShallow(dir: string): boolean { return dir === this.repositoriesDir; }
   repositoryDir(index: number): string { return path.join(this.repositoriesDir, String(index)); }
+  /** serve --cluster: a node's work on repositories moving in and out (storage-layout.md §20.12). */
+  get clusterDir(): string { return path.join(this.root, 'cluster'); }
+  /** A repository copied here from another node's archive before it moves (or fails over) to this node. */
+  clusterIncoming(index: number): string { return path.join(this.root, 'cluster', 'incoming', String(index)); }
+  /** This node's copy of a repository that moved (or failed over) to another node, set aside, never served. */
+  clusterDisplaced(index: number, stamp: string): string { return path.join(this.root, 'cluster', 'displaced', `${index}-${stamp}`); }
+  /** A repository this node is handing to another node: its writes held until the move ends. */
+  clusterHandoff(index: number): string { return path.join(this.root, 'cluster', 'handoffs', `${index}.json`); }
+  get clusterHandoffsDir(): string { return path.join(this.root, 'cluster', 'handoffs'); }
   /** The archive this data directory ships to and its generation (storage-layout.md §20.3). */
   get archiveFile(): string { return path.join(this.root, 'archive.json'); }
   /** serve --lease: the id floors read from etcd at the last takeover (storage-layout.md §20.8). */
