@@ -13,7 +13,8 @@ describe('docs/operations.md: the archive and stopping a server', () => {
     // the lease drill's own archive beside it (a fresh writer, so not the archive drill's).
     const urls = [...OPERATIONS.matchAll(/s3:\/\/[^\s`"')]+/gi)].map((m) => m[0]).filter((u) => !/^s3:\/\/(…|BUCKET)/.test(u));
     expect(urls.length).to.be.greaterThan(5);
-    expect([...new Set(urls)].sort()).to.deep.equal(['s3://backups/cairn/', 's3://backups/leased/']);
+    // …and the cluster drill's, one prefix per node.
+    expect([...new Set(urls)].sort()).to.deep.equal(['s3://backups/cairn/', 's3://backups/leased/', 's3://backups/nodes/$NODE/']);
   });
 
   it('stops a server by its pid file or its service manager, never by a bare kill -TERM', () => {
