@@ -12,7 +12,7 @@ import { Forwarder, useSwift, type SwiftServer } from './swift.js';
 
 const AUTH = '/v1/native/repository-authorities';
 const BUCKET = 'cairn-cluster';
-const HOSTS: Record<string, string> = { n1: '127.0.0.1', n2: '127.0.0.2', n3: '127.0.0.3' };
+const HOSTS: Record<string, string> = { n1: '127.0.0.1', n2: '127.0.0.2', n3: '127.0.0.3', n4: '127.0.0.4' };
 
 function swiftEnv(swift: SwiftServer): Record<string, string> {
   return { AWS_ACCESS_KEY_ID: swift.accessKeyId, AWS_SECRET_ACCESS_KEY: swift.secretAccessKey, AWS_REGION: swift.region, AWS_ENDPOINT_URL_S3: swift.endpoint };
@@ -179,6 +179,23 @@ describe('serve --cluster with archives: moves, failover, a partitioned owner (e
     await start('n2');
     await until('n2 set its copy aside', async () => !(await fsp.readdir(path.join(dirs.get('n2')!, 'repositories'))).includes(String(repo)), 30_000);
     expect(await titles(node('n2').url, repo)).to.include('on n3');
+  });
+
+  it('serve --failover auto: a node that fails over by itself takes a killed node\'s repository with no command', async () => {
+    const auto = await start('n4', ['--failover', 'auto']);
+    const repo = await register(node('n3').url, 'delta');
+    expect((await newTask(node('n3').url, repo, 'd0')).status).to.equal(200);
+    await until('n3\'s archive covers it', async () => (await api(node('n3').url, 'GET', '/healthz')).json.archive?.uncovered_commits === 0, 60_000).catch(() => null);
+    await new Promise((r) => setTimeout(r, 1000));
+    node('n3').proc.kill('SIGKILL');
+    await node('n3').exited;
+    // n1 and n2 fail over by command only: n4 is the one that takes it.
+    await until('n4 took it', async () => (await ownerOf(node('n1').url, repo)) === 'n4', 60_000);
+    expect(await titles(auto.url, repo)).to.include('d0');
+    await start('n3');
+    // Stopped, so that it takes nothing of the next test's.
+    auto.proc.kill('SIGTERM');
+    await auto.exited;
   });
 
   it('an owner cut off from etcd refuses writes within its TTL; another node takes its repository; back, it sets its copy aside and passes writes on', async () => {

@@ -365,13 +365,14 @@ export class ClusterMoves implements ClusterGate {
     });
   }
 
-  /** serve --failover auto: the repositories of nodes that are down, spread over the live nodes that ship an archive, each taken by one. */
+  /** serve --failover auto: the repositories of nodes that are down, spread over the live nodes that fail over by themselves and ship an archive, each taken by one. */
   private async takeOrphans(): Promise<void> {
     const c = this.cluster;
     if (!this.o.archive) return;
     const down = [...c.placements()].filter(([, owner]) => owner !== this.node && c.nodeKnown(owner) === null);
     if (down.length === 0) return;
-    const live = [...(await c.nodes()).keys()].sort();
+    // The nodes that fail over by themselves and ship an archive, in name order: each down repository is one's.
+    const live = [...(await c.nodes()).values()].filter((n) => n.failover === 'auto').map((n) => n.node).sort();
     const candidates: string[] = [];
     for (const name of live) if ((await c.archiveOf(name)) !== null) candidates.push(name);
     if (!candidates.includes(this.node)) return;

@@ -793,7 +793,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       // serve --cluster: join before answering, so that every request is routed by the placements.
       if (options.cluster && !stopping) {
         const c = options.cluster;
-        const member = new EtcdCluster(c.location, { node: c.node, url: options.publicUrl ?? url, ttlSeconds: c.ttlSeconds, ...(c.tls ? { tls: c.tls } : {}), ...(c.auth ? { auth: c.auth } : {}) });
+        const member = new EtcdCluster(c.location, { node: c.node, url: options.publicUrl ?? url, ttlSeconds: c.ttlSeconds, failover: c.failover ?? 'manual', ...(c.tls ? { tls: c.tls } : {}), ...(c.auth ? { auth: c.auth } : {}) });
         cluster = member;
         await member.join(c.ttlSeconds * 1000 + 5000);
         // Moves and failovers go through the archives: this node's is recorded for the others.

@@ -31,6 +31,8 @@ export interface ClusterNode {
   /** Where the other nodes and clients reach it (serve --public-url). */
   url: string;
   since: string;
+  /** auto: it takes repositories of nodes that are down by itself (serve --failover auto). */
+  failover?: 'auto' | 'manual';
 }
 
 export interface ClusterOptions extends EtcdAccess {
@@ -38,6 +40,7 @@ export interface ClusterOptions extends EtcdAccess {
   url: string;
   /** The membership lease's TTL in seconds: a node that stops renewing is down after it. */
   ttlSeconds: number;
+  failover?: 'auto' | 'manual';
 }
 
 /** A registration as etcd decided it: the index, and whether it is new (false: the namespace's live repository). */
@@ -129,7 +132,7 @@ export class EtcdCluster {
    */
   async join(waitMs: number): Promise<void> {
     const deadline = Date.now() + waitMs;
-    const record = JSON.stringify({ node: this.o.node, url: this.o.url, since: new Date().toISOString() } satisfies ClusterNode);
+    const record = JSON.stringify({ node: this.o.node, url: this.o.url, since: new Date().toISOString(), failover: this.o.failover ?? 'manual' } satisfies ClusterNode);
     for (;;) {
       if (await this.tryMembership(record)) break;
       if (Date.now() > deadline) throw new Error(`node name ${this.o.node} is held in ${this.location.url} by another live process (or this node's previous one, whose lease has not expired yet)`);
@@ -217,7 +220,7 @@ export class EtcdCluster {
       this.lease = null;
       while (!this.closed) {
         try {
-          if (await this.tryMembership(JSON.stringify({ node: this.o.node, url: this.o.url, since: new Date().toISOString() } satisfies ClusterNode))) {
+          if (await this.tryMembership(JSON.stringify({ node: this.o.node, url: this.o.url, since: new Date().toISOString(), failover: this.o.failover ?? 'manual' } satisfies ClusterNode))) {
             // Cut off meanwhile, repositories may have left this node: no write before the
             // placements are read again (the watch may lag behind the membership).
             const deadline = this.deadline;
