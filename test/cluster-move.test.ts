@@ -12,7 +12,7 @@ import { Forwarder, useSwift, type SwiftServer } from './swift.js';
 
 const AUTH = '/v1/native/repository-authorities';
 const BUCKET = 'cairn-cluster';
-const HOSTS: Record<string, string> = { n1: '127.0.0.1', n2: '127.0.0.2', n3: '127.0.0.3', n4: '127.0.0.4' };
+const HOSTS: Record<string, string> = { n1: '127.0.0.1', n2: '127.0.0.2', n3: '127.0.0.3', n4: '127.0.0.4', n5: '127.0.0.5' };
 
 function swiftEnv(swift: SwiftServer): Record<string, string> {
   return { AWS_ACCESS_KEY_ID: swift.accessKeyId, AWS_SECRET_ACCESS_KEY: swift.secretAccessKey, AWS_REGION: swift.region, AWS_ENDPOINT_URL_S3: swift.endpoint };
@@ -196,6 +196,51 @@ describe('serve --cluster with archives: moves, failover, a partitioned owner (e
     // Stopped, so that it takes nothing of the next test's.
     auto.proc.kill('SIGTERM');
     await auto.exited;
+  });
+
+  it('read replicas: a node with --read-replicas serves another node\'s reads from its copy, passes writes on, honours Cairn-Min-Commit, never ships or lists the copy; a move to it replaces the copy', async () => {
+    const replica = await start('n5', ['--read-replicas', 'all']);
+    const repo = await register(node('n2').url, 'epsilon');
+    const first = await newTask(node('n2').url, repo, 'e1');
+    expect(first.status).to.equal(200);
+    const firstCommit = Number(first.headers.get('cairn-commit'));
+    expect(firstCommit).to.be.greaterThan(0);
+    const status = async () => (await api(replica.url, 'GET', '/v1/native/cluster')).json.replicas as { repository_index: number; owner: string; commit: string }[];
+    await until('n5 holds a replica at that commit', async () => (await status()).find((r) => r.repository_index === repo && Number(r.commit) >= firstCommit), 60_000);
+    // Served by n5 itself.
+    const local = await api(replica.url, 'GET', `${AUTH}/${repo}/tasks`, { headers: { 'cairn-min-commit': String(firstCommit) } });
+    expect(local.status, local.text).to.equal(200);
+    expect(local.headers.get('cairn-replica-of')).to.equal('n2');
+    expect(local.json.tasks.map((t: { title: string }) => t.title)).to.include('e1');
+    // A write through n5 goes to the owner; a read asking for its commit sees it, wherever it is served.
+    const written = await newTask(replica.url, repo, 'e2');
+    expect(written.status, written.text).to.equal(200);
+    const commit = written.headers.get('cairn-commit')!;
+    const mine = await api(replica.url, 'GET', `${AUTH}/${repo}/tasks`, { headers: { 'cairn-min-commit': commit } });
+    expect(mine.json.tasks.map((t: { title: string }) => t.title)).to.include('e2');
+    // Far ahead of any commit: the owner answers.
+    const ahead = await api(replica.url, 'GET', `${AUTH}/${repo}/tasks`, { headers: { 'cairn-min-commit': '999999999' } });
+    expect(ahead.status).to.equal(200);
+    expect(ahead.headers.get('cairn-replica-of')).to.equal(null);
+    const bad = await api(replica.url, 'GET', `${AUTH}/${repo}/tasks`, { headers: { 'cairn-min-commit': 'soon' } });
+    expect(bad.status).to.equal(400);
+    // Not in n5's own part of the list (the owner lists it), not shipped by n5, not in n5's registry feed.
+    const own = await api(replica.url, 'GET', AUTH, { headers: { 'x-cairn-proxied-by': 'n1' } });
+    expect(own.status, own.text).to.equal(200);
+    expect(own.json.repositories.map((r: { repository_name: string }) => r.repository_name)).to.not.include('epsilon');
+    const shipped = (await api(replica.url, 'GET', '/healthz')).json.archive?.repositories ?? [];
+    expect(shipped.map((r: { repository: number }) => r.repository)).to.not.include(repo);
+    const feed = await api(replica.url, 'GET', '/v1/native/events?limit=1000');
+    expect(JSON.stringify(feed.json)).to.not.include('epsilon');
+    expect(await fsp.readdir(path.join(dirs.get('n5')!, 'cluster', 'replicas'))).to.include(String(repo));
+
+    // Moved to the replica's node: the copy goes, the repository comes whole from the owner's archive.
+    const moved = await cli(['repo', 'move', String(repo), '--to', 'n5', '--server', node('n1').url, '--json']);
+    expect(moved.code, moved.stdout + moved.stderr).to.equal(0);
+    expect(await fsp.readdir(path.join(dirs.get('n5')!, 'cluster', 'replicas'))).to.not.include(String(repo));
+    expect((await newTask(replica.url, repo, 'e3')).status).to.equal(200);
+    expect(await titles(node('n2').url, repo)).to.include.members(['e1', 'e2', 'e3']);
+    expect((await status()).map((r) => r.repository_index)).to.not.include(repo);
   });
 
   it('an owner cut off from etcd refuses writes within its TTL; another node takes its repository; back, it sets its copy aside and passes writes on', async () => {

@@ -74,7 +74,8 @@ export interface ArchivingOptions {
 /** The service's repositories as the shipper sees them. */
 export function serviceSource(service: CairnService): ShipSource {
   return {
-    repositories: () => service.registry.all().filter((r) => r.lifecycle_kind !== LIFECYCLE_PURGED).map((r) => r.repository_index),
+    // A read replica is its owner's to ship.
+    repositories: () => service.registry.all().filter((r) => r.lifecycle_kind !== LIFECYCLE_PURGED && !service.isReplica(r.repository_index)).map((r) => r.repository_index),
     purged: () => service.registry.all().filter((r) => r.lifecycle_kind === LIFECYCLE_PURGED).map((r) => r.repository_index),
     committed: (index) => {
       if (!service.isOpen(index)) return 0;

@@ -109,6 +109,7 @@ export class ClusterMoves implements ClusterGate {
   // --- the gate every commit passes -------------------------------------------------------
 
   admit(index: number): void {
+    if (this.service.isReplica(index)) throw new Busy(`repository ${index} is a read replica on node ${this.node}: its owner writes it`);
     const hold = this.holds.get(index);
     if (hold) throw new Busy(hold.reason);
     const lapsed = this.cluster.refusal();
@@ -136,7 +137,7 @@ export class ClusterMoves implements ClusterGate {
     // leaving: a move here that did not finish (the target's copy) is given up; anything else
     // is a directory that is not this node's.
     for (const r of this.service.registry.all()) {
-      if (r.lifecycle_kind === LIFECYCLE_PURGED) continue;
+      if (r.lifecycle_kind === LIFECYCLE_PURGED || this.service.isReplica(r.repository_index)) continue;
       const owner = await c.owner(r.repository_index);
       if (owner === this.node) continue;
       const move = await c.moveOf(r.repository_index);
@@ -398,8 +399,11 @@ export class ClusterMoves implements ClusterGate {
     if (this.arriving.has(index)) throw new Conflict(`a move of repository ${index} to node ${this.node} is under way`);
     this.arriving.add(index);
     try {
+      // A read replica of it here goes first: the repository comes from its owner's archive whole.
+      await this.service.replicas?.suspend(index);
       return await fn();
     } finally {
+      this.service.replicas?.resume(index);
       this.arriving.delete(index);
     }
   }

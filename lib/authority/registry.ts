@@ -36,6 +36,8 @@ export class Registry {
   private eventLog: RegistryEventLog | null = null;
   /** An event append failed after its registry.bin write: reconcile before the next one. */
   private eventsBehind = false;
+  /** Records this registry's events never announce (serve --cluster: a read replica of another node's repository). */
+  unannounced: (index: number) => boolean = () => false;
 
   private constructor(private readonly layout: Layout, records: RepositoryRecord[]) {
     this.records = records;
@@ -97,6 +99,7 @@ export class Registry {
     const missing: DomainEvent[] = [];
     for (const r of this.records) {
       if (r.repository_name === RESERVED_NAME && r.lifecycle_kind === LIFECYCLE_PURGED && r.namespace === '') continue;
+      if (this.unannounced(r.repository_index)) continue;
       for (const e of missingRegistryEvents(known.get(r.repository_index) ?? null, r)) missing.push({ type: e.type, data: { ...e.data, recovered: true } });
     }
     await log.append(missing);
@@ -270,7 +273,7 @@ export class Registry {
    * at its index replaces the local one, and indexes below it that the registry lacks get purged
    * placeholders (indexes are positions). No write when the record is unchanged.
    */
-  adopt(record: RepositoryRecord): Promise<void> {
+  adopt(record: RepositoryRecord, quiet = false): Promise<void> {
     return this.mutex.runExclusive(async () => {
       const index = record.repository_index;
       const current = this.records[index];
@@ -280,7 +283,8 @@ export class Registry {
         records.push({ repository_index: i, repository_name: RESERVED_NAME, lifecycle_kind: LIFECYCLE_PURGED, namespace: '', policy_flags: 0, created_at_s: 0, updated_at_s: 0, tombstoned: true });
       }
       records[index] = record;
-      await this.commit(records, registryEvents(current, record));
+      // quiet: a read replica's record (serve --cluster), no event of this node's registry.
+      await this.commit(records, quiet ? [] : registryEvents(current, record));
     });
   }
 
@@ -288,13 +292,13 @@ export class Registry {
    * serve --cluster: the repository at `index` left this node (moved or failed over to another):
    * its record becomes a purged placeholder, as for an index another node owns.
    */
-  giveUp(index: number): Promise<void> {
+  giveUp(index: number, quiet = false): Promise<void> {
     return this.mutex.runExclusive(async () => {
       const current = this.records[index];
       if (!current || (current.repository_name === RESERVED_NAME && current.lifecycle_kind === LIFECYCLE_PURGED)) return;
       const records = this.records.slice();
       records[index] = { repository_index: index, repository_name: RESERVED_NAME, lifecycle_kind: LIFECYCLE_PURGED, namespace: '', policy_flags: 0, created_at_s: 0, updated_at_s: 0, tombstoned: true };
-      await this.commit(records, registryEvents(current, records[index]));
+      await this.commit(records, quiet ? [] : registryEvents(current, records[index]));
     });
   }
 

@@ -21,6 +21,7 @@ import { removeDurable, removeTempFiles } from '../store/durable.js';
 import { readIdFloors, writeIdFloors, type IdFloors } from '../store/id-floors.js';
 import { OwnedElsewhere, type ClusterGate, type ClusterPlacement } from './cluster.js';
 import type { ClusterMoves } from './cluster-moves.js';
+import type { ReadReplicas } from './replicas.js';
 import type { WriterLease } from './writer-lease.js';
 import { Layout } from '../store/layout.js';
 import type { CommitHooks } from '../store/commit-queue.js';
@@ -284,6 +285,9 @@ export class CairnService implements AuthorityHost, FeedHost {
     // Quarantines of pushes a stop cut short (docs/git.md "Push for review"): never part of the store.
     await fsp.rm(layout.gitQuarantineDir, { recursive: true, force: true });
     const registry = await Registry.open(layout);
+    // A read replica's record (serve --cluster --read-replicas) is never announced by this node's registry feed.
+    const replicaMarks = new Set((await fsp.readdir(layout.clusterReplicasDir).catch(() => [] as string[])).filter((n) => /^(0|[1-9][0-9]{0,9})$/.test(n)).map(Number));
+    registry.unannounced = (index) => replicaMarks.has(index);
     for (const note of await registry.openEvents()) options.log.warn({ note }, 'recovery');
     const service = new CairnService(layout, registry, options.log, options.jobPolicy ?? DEFAULT_JOB_POLICY, options.events, options.maxSnapshotPaths);
     // Webhook secrets and drafts are sealed with it (storage-layout.md §17.2); made on the first start.
@@ -517,7 +521,8 @@ export class CairnService implements AuthorityHost, FeedHost {
 
   private async openAuthority(index: number): Promise<void> {
     try {
-      const frozen = this.registry.get(index)?.lifecycle_kind !== LIFECYCLE_ACTIVE; // a retiring authority's files stay as exported
+      // A retiring authority's files stay as exported; a read replica's change only by the owner's manifests.
+      const frozen = this.registry.get(index)?.lifecycle_kind !== LIFECYCLE_ACTIVE || this.isReplica(index);
       const authority = await Authority.open(this.layout.repositoryDir(index), index, this.log, this.jobPolicy, frozen, this.maxSnapshotPaths, this.sealKey);
       if (this.closed) {
         authority.close();
@@ -530,9 +535,12 @@ export class CairnService implements AuthorityHost, FeedHost {
       authority.lands.policyFlags = () => this.registry.get(index)?.policy_flags ?? 0;
       authority.rules.groupMembers = (group) => this.groupMembers(group);
       this.authorities.set(index, authority);
-      this.startDispatcher(index);
-      this.startMirrorRunner(index);
-      this.startQueue(index);
+      // A read replica sends nothing and moves nothing: its owner does (webhooks, mirrors, the land queue).
+      if (!this.isReplica(index)) {
+        this.startDispatcher(index);
+        this.startMirrorRunner(index);
+        this.startQueue(index);
+      }
       // Its exporter follows the lines from the start: an import exports in the background (docs/git.md "Clone and fetch").
       if (this.gitRefresh) this.gitExporter(authority);
       this.authoritiesChanged();
@@ -642,7 +650,7 @@ export class CairnService implements AuthorityHost, FeedHost {
 
   async expireLeases(): Promise<void> {
     for (const [index, entry] of this.authorities) {
-      if (!(entry instanceof Authority) || !entry.jobs.hasDueLeases()) continue;
+      if (!(entry instanceof Authority) || !entry.jobs.hasDueLeases() || this.isReplica(index)) continue;
       try {
         const n = await entry.jobs.expireLeases();
         if (n) this.log.info({ repository_index: index, expired: n }, 'worker job leases expired');
@@ -658,9 +666,23 @@ export class CairnService implements AuthorityHost, FeedHost {
     for (const record of this.registry.all()) {
       if (record.lifecycle_kind !== 1 && record.lifecycle_kind !== LIFECYCLE_RETIRING) continue;
       const entry = this.authorities.get(record.repository_index);
-      if (entry instanceof Authority) out.push(entry);
+      if (entry instanceof Authority && !this.isReplica(record.repository_index)) out.push(entry);
     }
     return out;
+  }
+
+  /** serve --cluster --read-replicas: which repositories this node holds as read replicas of another node's (./replicas.ts). */
+  replicas: ReadReplicas | null = null;
+
+  /** The commit generation of repository `index` as open here, or null when it is not open. */
+  commitOf(index: number): number | null {
+    const a = this.authorities.get(index);
+    return a instanceof Authority ? a.store.generation : null;
+  }
+
+  /** Whether repository `index` is a read replica here (another node owns it; this copy follows its archive). */
+  isReplica(index: number): boolean {
+    return this.replicas?.isReplica(index) ?? false;
   }
 
   /** Claim-next across repositories: the first claimable job in repository order. */
@@ -686,7 +708,7 @@ export class CairnService implements AuthorityHost, FeedHost {
     const sessions = await this.restores.expire();
     if (sessions) this.log.info({ sessions }, 'removed expired restore sessions');
     for (const [index, entry] of this.authorities) {
-      if (!(entry instanceof Authority)) continue;
+      if (!(entry instanceof Authority) || this.isReplica(index)) continue;
       try {
         for (const pack of await entry.expireStagedPacks()) this.log.info({ repository_index: index, pack }, 'removed an expired uncommitted pack');
       } catch (err) {
@@ -814,7 +836,7 @@ export class CairnService implements AuthorityHost, FeedHost {
   /** Repositories that list discovery shows: every record except purged ones. */
   listed(nameFilter?: string): RepositoryRecord[] {
     return this.registry.all().filter(
-      (r) => r.lifecycle_kind !== LIFECYCLE_PURGED && (nameFilter === undefined || r.repository_name === nameFilter),
+      (r) => r.lifecycle_kind !== LIFECYCLE_PURGED && !this.isReplica(r.repository_index) && (nameFilter === undefined || r.repository_name === nameFilter),
     );
   }
 }

@@ -11,8 +11,9 @@ export const CLUSTER_HELP = `Usage:
 
 The nodes of the cluster the server belongs to (serve --cluster etcd://…): each node's name,
 where it is reached, whether it is live (holds its membership in etcd now), since when, and how
-many repositories are placed on it. With --repo N: the node that owns repository N. Any node
-answers for every repository, passing requests for another node's to it.
+many repositories are placed on it, then the read replicas the answering node holds (serve
+--read-replicas). With --repo N: the node that owns repository N. Any node answers for every
+repository, passing requests for another node's to it.
 Exits 1 when a node that owns repositories is down, or the server is not in a cluster.
 
   --server URL    any node of the cluster, e.g. http://10.0.0.1:8088 (default: $CAIRN_SERVER, the
@@ -25,6 +26,7 @@ interface ClusterStatus {
   node: string;
   nodes: { node: string; url: string | null; live: boolean; since: string | null; repositories: number }[];
   repository: { repository_index: number; node: string | null } | null;
+  replicas?: { repository_index: number; owner: string; commit: string; captured_at: string }[];
 }
 
 export async function clusterCommand(argv: string[]): Promise<number> {
@@ -53,6 +55,7 @@ export async function clusterCommand(argv: string[]): Promise<number> {
     ...(s.repository ? [`repository ${s.repository.repository_index}: ${s.repository.node === null ? 'placed on no node' : `on ${s.repository.node}`}`] : []),
     '',
     table([['NODE', 'URL', 'STATE', 'SINCE', 'REPOSITORIES'], ...s.nodes.map((n) => [n.node, n.url ?? '-', n.live ? 'live' : 'DOWN', n.since ?? '-', String(n.repositories)])]),
+    ...(s.replicas?.length ? ['', `read replicas on ${s.node}:`, table([['REPOSITORY', 'OWNER', 'COMMIT', 'AS OF'], ...s.replicas.map((r) => [String(r.repository_index), r.owner, r.commit, r.captured_at])])] : []),
   ].join('\n'));
   return s.nodes.some((n) => !n.live && n.repositories > 0) ? 1 : 0;
 }

@@ -52,6 +52,7 @@ import { EtcdWriterLease, LeaseUrlError, parseLeaseUrl, type EtcdAccess, type Le
 import { ArchiveWriterLease } from '../lease/object-store-lease.js';
 import { EtcdCluster, NODE_NAME, defaultNodeName } from '../lease/etcd-cluster.js';
 import { ClusterMoves } from '../authority/cluster-moves.js';
+import { ReadReplicas } from '../authority/replicas.js';
 import type { LeaseBackend, WriterRecord } from '../lease/lease-backend.js';
 import { DEFAULT_GIT_LIMITS, GitPlaces, type GitLimits } from '../http/git-places.js';
 
@@ -87,6 +88,7 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--lease-ca-file FILE] [--lease-cert-file FILE] [--lease-key-file FILE]
                    [--lease-user NAME] [--lease-password-file FILE] [--failover auto|manual]
                    [--cluster etcd://HOST:PORT/PREFIX] [--node NAME] [--cluster-ttl N]
+                   [--read-replicas all|I,J,...]
                    [--promote-secret-file FILE] [--auth tokens|none] [--insecure-open]
                    [--new-seal-key] [-h|--help]
 
@@ -341,6 +343,12 @@ Options:
                      a-z, 0-9, ".", "_", "-"
   --cluster-ttl N    the membership's TTL in seconds (default 10): a node that stops renewing
                      is down for the others after it
+  --read-replicas all|I,J,...
+                     with --cluster: keep read replicas of other nodes' repositories (every
+                     one, or these indexes), each kept current from its owner's archive, and
+                     serve their reads here (writes and git go to the owner; a read sent with
+                     Cairn-Min-Commit: G is served here only once the replica holds commit G,
+                     else by the owner)
   --lease-ttl N      the lease's TTL in seconds (default 10); the writer stops acknowledging
                      when its last confirmed keep-alive (or fence check) is older than the TTL
                      less a margin
@@ -436,7 +444,7 @@ export interface ServerOptions {
   /** `location` 'archive': the lease is kept in the archive's own store (lib/lease/object-store-lease.ts). */
   lease?: { location: LeaseLocation | 'archive'; ttlSeconds: number; failover?: 'auto' | 'manual' } & EtcdAccess;
   /** serve --cluster: this node's membership and every repository's placement in etcd (lib/lease/etcd-cluster.ts). */
-  cluster?: { location: LeaseLocation; node: string; ttlSeconds: number; failover?: 'auto' | 'manual'; openArchive?: (url: string) => Promise<ObjectStore & { close?: () => void }> } & EtcdAccess;
+  cluster?: { location: LeaseLocation; node: string; ttlSeconds: number; failover?: 'auto' | 'manual'; openArchive?: (url: string) => Promise<ObjectStore & { close?: () => void }>; readReplicas?: 'all' | Set<number> } & EtcdAccess;
   /** Listen on a network address without an auth mode (--insecure-open); otherwise only loopback or behind a front door (./bind-policy.ts). */
   insecureOpen?: boolean;
   /** `tokens`: accounts and personal access tokens (--auth tokens); with a front door too, either names the caller. */
@@ -548,6 +556,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   let writerLease: WriterLease | null = null;
   let cluster: EtcdCluster | null = null;
   let clusterMoves: ClusterMoves | null = null;
+  let readReplicas: ReadReplicas | null = null;
   // Ends the lease's waits (a writer's acquire, --failover auto) when the server stops.
   const leaseHalt = new AbortController();
   const stop = async (): Promise<void> => {
@@ -565,6 +574,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     const { forced } = await server.stop(shutdownGraceMs(shutdownSeconds));
     if (forced) log.warn({ connections: forced }, 'stopping: closed the connections still open when the grace period ended');
     // Leaving the cluster revokes the membership: the other nodes say this one is down at once.
+    await readReplicas?.stop().catch(() => {});
     await clusterMoves?.stop().catch(() => {});
     await cluster?.close().catch(() => {});
     // A start still opening the data directory is waited for, so what it opened is closed too.
@@ -815,8 +825,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           // What left this node while it was away is set aside; a directory's other live
           // repositories must be the ones the cluster places here (a former single server's
           // would collide with the cluster's indexes).
+          // Read replicas first: the start's check of this directory's repositories knows them.
+          if (c.readReplicas) {
+            const replicas = new ReadReplicas(service, { cluster: member, openArchive: c.openArchive ?? (() => Promise.reject(new Error('no archive access'))), select: c.readReplicas });
+            await replicas.start();
+            readReplicas = replicas;
+          }
           await moves.start();
         } catch (err) {
+          await readReplicas?.stop();
           await moves.stop();
           await member.close().catch(() => {});
           cluster = null;
@@ -973,6 +990,7 @@ export async function serve(argv: string[]): Promise<number> {
     'lease-user': { type: 'string' },
     'lease-password-file': { type: 'string' },
     cluster: { type: 'string' },
+    'read-replicas': { type: 'string' },
     node: { type: 'string' },
     'cluster-ttl': { type: 'string', default: '10' },
     failover: { type: 'string', default: 'manual' },
@@ -1189,9 +1207,21 @@ export async function serve(argv: string[]): Promise<number> {
     if (failover === 'auto' && values.archive === undefined) throw new CliUsageError('--cluster with --failover auto needs --archive: a node takes a down node\'s repositories from that node\'s archive, and keeps them in its own');
     // Another node's archive, opened as this node opens its own (the same --archive-config and key).
     const openPeerArchive = (url: string) => openArchiveStore('a node\'s archive', url).catch((err: Error) => { throw new Conflict(`cannot open the archive ${url}: ${err.message}`); });
-    cluster = { location, node, ttlSeconds: ttl, failover, openArchive: openPeerArchive };
+    let readReplicas: 'all' | Set<number> | undefined;
+    if (values['read-replicas'] !== undefined) {
+      const v = String(values['read-replicas']);
+      if (v === 'all') readReplicas = 'all';
+      else {
+        const parts = v.split(',');
+        if (!parts.every((p) => /^(0|[1-9][0-9]{0,9})$/.test(p) && Number(p) <= 0xffff_ffff)) throw new CliUsageError('--read-replicas takes all, or repository indexes separated by commas (3,7)');
+        readReplicas = new Set(parts.map(Number));
+      }
+    }
+    cluster = { location, node, ttlSeconds: ttl, failover, openArchive: openPeerArchive, ...(readReplicas ? { readReplicas } : {}) };
   } else if (values.node !== undefined) {
     throw new CliUsageError('--node needs --cluster etcd://HOST:PORT/PREFIX');
+  } else if (values['read-replicas'] !== undefined) {
+    throw new CliUsageError('--read-replicas needs --cluster etcd://HOST:PORT/PREFIX: a replica follows another node\'s repository');
   }
   // The TLS and auth flags, for every etcd the server reaches.
   {

@@ -125,6 +125,11 @@ export function createApp(options: AppOptions): Koa {
       const writes = ctx.method !== 'GET' && ctx.method !== 'HEAD';
       for (let round = 0; ; round++) {
         const owner = cluster.ownerKnown(index) ?? (await clusterRead(() => cluster.owner(index)));
+        // A read replica here serves a read (not git's: its shadow is the owner's work) at the commit the client asks for.
+        if (owner !== null && owner !== cluster.node && !writes && !route.operation.startsWith('git.') && options.service.replicas?.serves(index, minCommit(ctx))) {
+          ctx.set('Cairn-Replica-Of', owner);
+          break;
+        }
         if (owner !== null && owner !== cluster.node) {
           // Passed here by another node already: never passed on twice; it asks again and reaches the owner.
           if (ctx.get(PROXIED_HEADER)) {
@@ -246,6 +251,12 @@ export function createApp(options: AppOptions): Koa {
         await proxyTo(ctx, await liveNode(cluster, err.node, err.index), cluster.node, Buffer.from(JSON.stringify(body)));
         return;
       }
+      // serve --cluster: the repository's commit as this answer saw it (a read sent with
+      // Cairn-Min-Commit at least this one sees this write: lib/authority/replicas.ts).
+      if (repository && options.service.cluster) {
+        const commit = options.service.commitOf(repository.repository_index);
+        if (commit !== null) ctx.set('Cairn-Commit', String(commit));
+      }
       // The acknowledge point of every write, those outside a repository's commit queue too (a
       // registration, an account, a grant): a writer that lost its lease while it wrote answers
       // 503 — done and durable here, not acknowledged (a commit's own hook has said so already).
@@ -276,6 +287,14 @@ export function createApp(options: AppOptions): Koa {
 
   app.on('error', (err) => options.log.warn({ err: loggableError(err) }, 'response stream failed'));
   return app;
+}
+
+/** The commit a read must see (`Cairn-Min-Commit: G`, from the Cairn-Commit of the client's write); 0 when none is asked. */
+function minCommit(ctx: Context): number {
+  const v = ctx.get('cairn-min-commit');
+  if (v === '') return 0;
+  if (!/^(0|[1-9][0-9]{0,15})$/.test(v)) throw new Invalid('Cairn-Min-Commit must be a commit generation (a decimal number), as a Cairn-Commit header carried it');
+  return Number(v);
 }
 
 /** A read of the cluster's etcd; etcd not answering is a 503 saying so (never a 500 with its message). */

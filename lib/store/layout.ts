@@ -52,6 +52,9 @@ export class Layout {
   /** A repository this node is handing to another node: its writes held until the move ends. */
   clusterHandoff(index: number): string { return path.join(this.root, 'cluster', 'handoffs', `${index}.json`); }
   get clusterHandoffsDir(): string { return path.join(this.root, 'cluster', 'handoffs'); }
+  /** Marks of the repositories this node holds as read replicas of another node's (empty files named by index). */
+  get clusterReplicasDir(): string { return path.join(this.root, 'cluster', 'replicas'); }
+  clusterReplicaMark(index: number): string { return path.join(this.root, 'cluster', 'replicas', String(index)); }
   /** The archive this data directory ships to and its generation (storage-layout.md §20.3). */
   get archiveFile(): string { return path.join(this.root, 'archive.json'); }
   /** serve --lease: the id floors read from etcd at the last takeover (storage-layout.md §20.8). */

@@ -33,6 +33,7 @@ export const status: Handler = async ({ koa, service }) => {
       node: cluster.node,
       nodes: names.map((name) => ({ node: name, url: live.get(name)?.url ?? null, live: live.has(name), since: live.get(name)?.since ?? null, repositories: counts.get(name) ?? 0 })),
       repository,
+      replicas: service.replicas?.status() ?? [],
     },
   };
 };
@@ -105,6 +106,14 @@ export const SCHEMAS: Schemas = {
       repositories: { ...uint, description: 'repositories placed on it' },
     })),
     repository: { ...nullable(obj({ repository_index: uint, node: nullable(str) })), description: 'with ?repository=N: the node owning N (null: none placed)' },
+    replicas: { ...arr(obj({
+      repository_index: uint,
+      owner: str,
+      commit: { ...str, description: 'the commit the replica holds (decimal)' },
+      manifest: str,
+      captured_at: { ...str, description: 'when the owner captured that manifest' },
+      applied_at: str,
+    })), description: 'the read replicas the answering node holds (serve --read-replicas)' },
   }),
   ClusterMove: obj({
     contract: constant('svc.server.cluster-move.v1'),
