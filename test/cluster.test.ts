@@ -110,6 +110,22 @@ describe('serve --cluster: three nodes, one etcd', function () {
     ]);
   });
 
+  it('Cairn-Route: redirect: a request for another node\'s repository is answered 307 to its owner (method and body kept), not passed on', async () => {
+    const get = await fetch(`${node('n2').url}${AUTH}/0/tasks?limit=5`, { headers: { 'cairn-route': 'redirect' }, redirect: 'manual' });
+    expect(get.status).to.equal(307);
+    expect(get.headers.get('location')).to.equal(`${node('n1').url}${AUTH}/0/tasks?limit=5`);
+    expect(get.headers.get('cairn-owner')).to.equal('n1');
+    expect(((await get.json()) as { node: string }).node).to.equal('n1');
+    // fetch follows a 307 with the same method and body: the write lands on the owner.
+    const post = await fetch(`${node('n3').url}${AUTH}/0/tasks`, { method: 'POST', headers: { 'cairn-route': 'redirect', 'content-type': 'application/json' }, body: JSON.stringify({ title: 'redirected', intent: 'sent to n3, written by n1' }) });
+    expect(post.status).to.equal(200);
+    expect(post.url).to.equal(`${node('n1').url}${AUTH}/0/tasks`);
+    // Without the header: passed on as before.
+    expect((await fetch(`${node('n2').url}${AUTH}/0/tasks`, { redirect: 'manual' })).status).to.equal(200);
+    // The owner answers for itself whatever the header says.
+    expect((await fetch(`${node('n1').url}${AUTH}/0/tasks`, { headers: { 'cairn-route': 'redirect' }, redirect: 'manual' })).status).to.equal(200);
+  });
+
   it('streams through a non-owner: a push of a snapshot and a git clone, and an event feed sees a write made through a third node', async () => {
     const work = tempDir();
     await fsp.writeFile(path.join(work, 'README.md'), '# alpha\n');

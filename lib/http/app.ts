@@ -138,7 +138,18 @@ export function createApp(options: AppOptions): Koa {
             throw new Busy(`repository ${index} moved to node ${owner} just now; retry`);
           }
           ctx.state.proxiedTo = owner;
-          await proxyTo(ctx, await liveNode(cluster, owner, index), cluster.node);
+          const to = await liveNode(cluster, owner, index);
+          // A client that asks for it (`Cairn-Route: redirect`) is sent to the owner instead: 307 keeps the method and body.
+          if (ctx.get('cairn-route').trim().toLowerCase() === 'redirect') {
+            ctx.status = 307;
+            ctx.set('Location', `${to.url.replace(/\/$/, '')}${ctx.originalUrl}`);
+            ctx.set('Cairn-Owner', owner);
+            // The body is the owner's to read: this connection ends after the answer rather than read it.
+            if (hasBody(ctx)) ctx.set('Connection', 'close');
+            ctx.body = { redirect: `${to.url.replace(/\/$/, '')}${ctx.originalUrl}`, node: owner };
+            return;
+          }
+          await proxyTo(ctx, to, cluster.node);
           return;
         }
         const held = writes ? options.service.moves?.held(index) ?? null : null;
