@@ -24,7 +24,11 @@
 //   BENCH_ONLY=queue     only the land queue: changes landed per minute with a fixed CI time,
 //                        one by one versus the queue at depth 1 and 4 (bench/land-queue.ts)
 //   BENCH_ONLY=cluster   only several nodes: a GET through a node that does not own the repository
-//                        against the owner (bench/cluster.ts)
+//                        against the owner; a repository moved between two nodes under writes
+//                        (BENCH_CLUSTER_MOVES, default 20: the pause, the client's gap, nothing
+//                        lost) and a killed node's repository failed over (kill -9 to served);
+//                        those two against a Swift s3api on loopback. BENCH_CLUSTER_PHASES
+//                        (hop, moves, failover; default all) picks phases (bench/cluster.ts)
 //   BENCH_ONLY=stack     only stacks: a 10-commit series pushed with git and landed through the
 //                        queue from its top, against 10 separate changes (bench/stack.ts)
 //   BENCH_ONLY=diff-fidelity  only the diff route with word spans and rename detection on the
@@ -64,7 +68,7 @@ import { gitPushRows, stepGitPush } from './git-push.js';
 import { eventRows, stepEvents } from './events.js';
 import { landQueueRows, stepLandQueue } from './land-queue.js';
 import { stackRows, stepStack } from './stack.js';
-import { stepCluster } from './cluster.js';
+import { clusterMoveRows, stepCluster } from './cluster.js';
 import { scaleRows, stepWorkflowScale } from './workflow-scale.js';
 import { stepThreads, threadRows } from './threads.js';
 import { diffFidelityRows, stepDiffFidelity } from './diff-fidelity.js';
@@ -908,6 +912,8 @@ function report(): void {
       ['16 in flight, owner / through another node', `${nodes.owner_rps_16} / ${nodes.proxied_rps_16} req/s (×${nodes.ratio_rps})`],
     ]));
   }
+  const moves = clusterMoveRows(nodes);
+  if (moves.length) out.push(table('Several nodes: moves and failover (Swift s3api on loopback)', moves));
   if (errors.length) out.push(table('ERRORS', errors.map((e) => [e.step, e.message.replace(/\n/g, '\n      ')])));
   process.stdout.write(`${out.join('\n')}\n\n`);
   bench.errors = errors;
