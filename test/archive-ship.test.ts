@@ -80,6 +80,19 @@ describe('archive shipping (memory store)', function () {
     expect(ev.length, 'the base and later ranges').to.be.greaterThan(1);
   });
 
+  it('counts the commits of a repository registered since the last round as uncovered before the shipper has read it', async () => {
+    const store = new MemoryObjectStore(false);
+    // A round an hour away: the new repository is not read from the archive before the look.
+    const s = await start(store, path.join(tempDir(), 'data'), { intervalMs: 3_600_000 });
+    await until('the first round ran', async () => (await health(s)).archive?.state === 'idle', 30_000);
+    const a = await register(s.url, 'fresh');
+    await commitWorkflow(s.url, a, 2);
+    const h = (await health(s)).archive;
+    expect(h.repositories.map((r: { repository: number }) => r.repository)).to.not.include(a);
+    expect(h.uncovered_commits).to.be.greaterThan(0);
+    expect(h.state).to.equal('shipping');
+  });
+
   it('ships a base (the whole committed prefix) every --archive-checkpoint-ranges ranges, so a manifest names few log objects', async () => {
     const store = new MemoryObjectStore(false);
     const s = await start(store, undefined, { checkpointRanges: 2 });

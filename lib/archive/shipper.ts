@@ -418,6 +418,14 @@ export class Shipper {
         oldest_uncovered_at: oldest === null ? null : new Date(oldest).toISOString(),
       };
     });
+    // A repository not read from the archive yet (one registered since the last round): what it
+    // shipped is not known, but the commits this process made in it are not covered yet.
+    for (const [index, r] of this.repos) {
+      if (r.loaded || r.commitTimes.length === 0 || !this.o.source.repositories().includes(index)) continue;
+      const first = Math.min(...r.commitTimes.map(([g]) => g));
+      uncoveredAll += Math.max(1, this.o.source.committed(index) - first + 1);
+      worst = Math.max(worst, Math.max(0, Math.round((now - Math.min(...r.commitTimes.map(([, at]) => at))) / 100) / 10));
+    }
     const busy = [...this.repos.values()].some((r) => r.jobs.length > 0);
     let state: ShipperState = this.fenced ? 'fenced' : this.failures > 0 ? 'error' : busy ? 'shipping' : 'idle';
     if (state === 'idle' && uncoveredAll > 0) state = 'shipping';
