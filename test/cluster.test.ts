@@ -177,6 +177,26 @@ describe('serve --cluster: three nodes, one etcd', function () {
     for (const r of held) await r.body!.cancel();
   });
 
+  it('a CI runner may talk to any node: a claim is taken at the owner (named repositories grouped by node; none named: this node first, then the others); the job\'s calls reach its owner', async () => {
+    const run = await api(node('n3').url, 'POST', `${AUTH}/0:runCi`, { json: {} });
+    expect(run.status, run.text).to.equal(200);
+    const job = run.json.job.worker_job_index;
+    const claimBody = (repos?: number[]) => ({ json: { accepted_job_kinds: [7, 11], accepted_runtime_contracts: ['svc.runner.native-job.v3'], ...(repos ? { repository_indexes: repos } : {}) } });
+    // Naming a repository another node owns: claimed there, not 404.
+    const none = await api(node('n2').url, 'POST', '/v1/native/worker-jobs:claim', claimBody([4]));
+    expect(none.status, none.text).to.equal(200);
+    expect(none.json.claimed_job).to.equal(null);
+    // Naming none, through n2 (which has no job): n1's job.
+    const claimed = await api(node('n2').url, 'POST', '/v1/native/worker-jobs:claim', claimBody());
+    expect(claimed.status, claimed.text).to.equal(200);
+    expect(claimed.json.claimed_job).to.include({ repository_index: 0, worker_job_index: job });
+    // Its heartbeat through a third node reaches the owner.
+    const beat = await api(node('n3').url, 'POST', `${AUTH}/0/worker-jobs/${job}:heartbeat`, { json: { attempt_count: claimed.json.attempt_count, lease_token: claimed.json.lease_token } });
+    expect(beat.status, beat.text).to.equal(200);
+    // Claimed once: nothing left anywhere.
+    expect((await api(node('n3').url, 'POST', '/v1/native/worker-jobs:claim', claimBody([0]))).json.claimed_job).to.equal(null);
+  });
+
   it('a data directory holding a repository the cluster does not place on it does not join (a former single server\'s)', async () => {
     const dir = path.join(tempDir(), 'single');
     const single = await spawnServer(dir, ['--no-ui']);

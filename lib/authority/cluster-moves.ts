@@ -29,7 +29,7 @@ import { Busy, Conflict, NotFound } from '../domain/errors.js';
 import { LIFECYCLE_PURGED } from '../domain/repository.js';
 import type { EtcdCluster, LeftRecord } from '../lease/etcd-cluster.js';
 import { fsyncDir, mkdirDurable, writeFileDurable } from '../store/durable.js';
-import type { ClusterGate } from './cluster.js';
+import type { ClusterGate, ClusterMovesApi, MoveResult } from './cluster.js';
 import type { CairnService } from './service.js';
 
 /** What a move needs of this node's own archive (serve --archive; ./archiving.ts). */
@@ -54,24 +54,6 @@ export interface ClusterMovesOptions {
   everyMs?: number;
 }
 
-export interface MoveResult {
-  contract: 'svc.server.cluster-move.v1';
-  repository_index: number;
-  kind: 'move' | 'failover';
-  from: string;
-  to: string;
-  /** The commit the repository is at on its new node. */
-  commit: string;
-  /** The archive manifest it was taken from. */
-  manifest: string;
-  /** When that manifest was captured (a failover loses what the old owner committed after it). */
-  manifest_captured_at: string;
-  /** A move: how long the repository's writes were held (handoff to flip). Null for a failover. */
-  pause_ms: number | null;
-  /** Objects and bytes fetched from the archive, the copy before the handoff included. */
-  fetched_objects: number;
-  fetched_bytes: number;
-}
 
 interface Hold {
   token: string;
@@ -88,7 +70,7 @@ const HOLD_MS = 60_000;
 const DRAIN_MS = 30_000;
 const SHIP_MS = 60_000;
 
-export class ClusterMoves implements ClusterGate {
+export class ClusterMoves implements ClusterGate, ClusterMovesApi {
   private readonly holds = new Map<number, Hold>();
   /** Repositories arriving here now (one move or failover of each at a time). */
   private readonly arriving = new Set<number>();
@@ -399,8 +381,6 @@ export class ClusterMoves implements ClusterGate {
     if (this.arriving.has(index)) throw new Conflict(`a move of repository ${index} to node ${this.node} is under way`);
     this.arriving.add(index);
     try {
-      // A read replica of it here goes first: the repository comes from its owner's archive whole.
-      await this.service.replicas?.suspend(index);
       return await fn();
     } finally {
       this.service.replicas?.resume(index);
@@ -416,6 +396,8 @@ export class ClusterMoves implements ClusterGate {
     const store = await this.o.openArchive(url);
     const incoming = this.service.layout.clusterIncoming(index);
     await fsp.rm(incoming, { recursive: true, force: true });
+    // A read replica of it here is where the copy starts: only what it lacks is fetched.
+    await this.service.replicas?.suspend(index, incoming);
     await fsp.mkdir(incoming, { recursive: true });
     try {
       return await fn(store, incoming);

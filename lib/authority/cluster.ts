@@ -36,3 +36,52 @@ export class ForNode extends Error {
     super(`this is node ${node}'s to answer`);
   }
 }
+
+export interface MoveResult {
+  contract: 'svc.server.cluster-move.v1';
+  repository_index: number;
+  kind: 'move' | 'failover';
+  from: string;
+  to: string;
+  /** The commit the repository is at on its new node. */
+  commit: string;
+  /** The archive manifest it was taken from. */
+  manifest: string;
+  /** When that manifest was captured (a failover loses what the old owner committed after it). */
+  manifest_captured_at: string;
+  /** A move: how long the repository's writes were held (handoff to flip). Null for a failover. */
+  pause_ms: number | null;
+  /** Objects and bytes fetched from the archive, the copy before the handoff included. */
+  fetched_objects: number;
+  fetched_bytes: number;
+}
+
+export interface ReplicaStatus {
+  repository_index: number;
+  owner: string;
+  commit: string;
+  manifest: string;
+  /** When the manifest applied last was captured by the owner. */
+  captured_at: string;
+  applied_at: string;
+}
+
+/** What the HTTP layer asks of a node's moves (./cluster-moves.ts). */
+export interface ClusterMovesApi {
+  /** While repository `index` is being handed to another node: resolves when the handoff ends. */
+  held(index: number): Promise<void> | null;
+  move(index: number, peer: Record<string, string>): Promise<MoveResult>;
+  failover(index: number): Promise<MoveResult>;
+  handoff(index: number, token: string): Promise<{ commit: string; manifest: string }>;
+}
+
+/** What the service and the HTTP layer ask of a node's read replicas (./replicas.ts). */
+export interface ReadReplicasApi {
+  isReplica(index: number): boolean;
+  /** Whether a read of `index` needing commit `min` (0: any) is served here. */
+  serves(index: number, min: number): boolean;
+  status(): ReplicaStatus[];
+  /** A move or failover of `index` to this node is starting: the replica's files go to `incoming`. */
+  suspend(index: number, incoming: string): Promise<void>;
+  resume(index: number): void;
+}

@@ -9,7 +9,7 @@
 // the record, removed after it), so a restart knows its replicas before anything opens.
 //
 // Consistency: a replica is behind its owner by the owner's shipping interval plus this node's
-// poll. Every answer of a repository route carries `Cairn-Commit: G`, the repository's commit
+// poll. A move of the repository to this node starts from the replica's files. Every answer of a repository route carries `Cairn-Commit: G`, the repository's commit
 // when it answered; a read sent with `Cairn-Min-Commit: G` is served by a replica only once it
 // holds commit G, and passed to the owner otherwise: a client reads its own writes by sending
 // the Cairn-Commit its write's answer carried.
@@ -21,6 +21,7 @@ import { LIFECYCLE_PURGED } from '../domain/repository.js';
 import type { EtcdCluster } from '../lease/etcd-cluster.js';
 import { mkdirDurable, writeFileDurable, fsyncDir } from '../store/durable.js';
 import type { CairnService } from './service.js';
+import type { ReadReplicasApi, ReplicaStatus } from './cluster.js';
 
 export interface ReplicaOptions {
   cluster: EtcdCluster;
@@ -31,15 +32,6 @@ export interface ReplicaOptions {
   intervalMs?: number;
 }
 
-export interface ReplicaStatus {
-  repository_index: number;
-  owner: string;
-  commit: string;
-  manifest: string;
-  /** When the manifest applied last was captured by the owner. */
-  captured_at: string;
-  applied_at: string;
-}
 
 interface Applied {
   owner: string;
@@ -49,7 +41,7 @@ interface Applied {
   appliedAt: string;
 }
 
-export class ReadReplicas {
+export class ReadReplicas implements ReadReplicasApi {
   private readonly marks = new Set<number>();
   private readonly applied = new Map<number, Applied>();
   /** Repositories arriving here as their owner's (a move, a failover): no replica work on them meanwhile. */
@@ -201,11 +193,25 @@ export class ReadReplicas {
     await fsyncDir(path.dirname(this.service.layout.clusterReplicaMark(index))).catch(() => {});
   }
 
-  /** A move or failover of `index` to this node is starting: the replica goes (the repository comes from the owner's archive whole). */
-  async suspend(index: number): Promise<void> {
+  /**
+   * A move or failover of `index` to this node is starting: no replica work on it meanwhile, and
+   * the replica's files, if any, go to `incoming` (the arrival then fetches only what they lack).
+   */
+  async suspend(index: number, incoming: string): Promise<void> {
     this.suspended.add(index);
     await this.running?.catch(() => {});
-    await this.drop(index);
+    const service = this.service;
+    await service.lifecycleExclusive(index, async () => {
+      if (!this.marks.has(index)) return;
+      await service.quiesce(index);
+      service.closeAuthority(index);
+      await fsp.rm(incoming, { recursive: true, force: true });
+      await fsp.mkdir(path.dirname(incoming), { recursive: true });
+      await fsp.rename(service.layout.repositoryDir(index), incoming).catch(() => {});
+      await service.registry.giveUp(index, true);
+      await fsp.rm(service.layout.gitShadow(index), { recursive: true, force: true });
+      await this.unmark(index);
+    });
   }
 
   resume(index: number): void {

@@ -19,9 +19,7 @@ import {
 } from '../domain/repository.js';
 import { removeDurable, removeTempFiles } from '../store/durable.js';
 import { readIdFloors, writeIdFloors, type IdFloors } from '../store/id-floors.js';
-import { OwnedElsewhere, type ClusterGate, type ClusterPlacement } from './cluster.js';
-import type { ClusterMoves } from './cluster-moves.js';
-import type { ReadReplicas } from './replicas.js';
+import { OwnedElsewhere, type ClusterGate, type ClusterMovesApi, type ClusterPlacement, type ReadReplicasApi } from './cluster.js';
 import type { WriterLease } from './writer-lease.js';
 import { Layout } from '../store/layout.js';
 import type { CommitHooks } from '../store/commit-queue.js';
@@ -129,7 +127,7 @@ export class CairnService implements AuthorityHost, FeedHost {
   /** serve --cluster: who owns which repository (./cluster.ts); null: a single server. */
   cluster: ClusterPlacement | null = null;
   /** serve --cluster: moves and failovers of repositories between nodes (./cluster-moves.ts). */
-  moves: ClusterMoves | null = null;
+  moves: ClusterMovesApi | null = null;
   private clusterRegistrations: Promise<unknown> = Promise.resolve();
   /**
    * Per repository, per id space, the highest sequence an earlier writer may have handed out
@@ -672,7 +670,7 @@ export class CairnService implements AuthorityHost, FeedHost {
   }
 
   /** serve --cluster --read-replicas: which repositories this node holds as read replicas of another node's (./replicas.ts). */
-  replicas: ReadReplicas | null = null;
+  replicas: ReadReplicasApi | null = null;
 
   /** The commit generation of repository `index` as open here, or null when it is not open. */
   commitOf(index: number): number | null {

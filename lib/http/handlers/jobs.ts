@@ -10,6 +10,8 @@ import { U32_MAX } from '../../domain/repository.js';
 import { isContentId } from '../../domain/content.js';
 import { requireAuthority, type Handler, type QueryParam, type RouteContext } from '../route-types.js';
 import { validate } from '../validate.js';
+import { PROXIED_HEADER, peerHeaders } from '../cluster-proxy.js';
+import type { ClusterPlacement } from '../../authority/cluster.js';
 import { arr, bool, constant, enumOf, extend, hex64, nullable as orNull, obj, PAGE_FIELDS, ref, str, strArr, uint, type Schemas } from '../json-schema.js';
 
 export const QUEUE_CONTRACT = 'svc.server.worker-job.service.v1';
@@ -103,9 +105,55 @@ export const claimNext: Handler = async (ctx) => {
   }
   for (const index of repositories) if (index < 0 || index > U32_MAX) throw new Invalid('repository_indexes entries must be u32');
   if (!req.accepted_runtime_contracts.includes(RUNTIME_CONTRACT)) return { json: claimResponse(null) };
+  const cluster = ctx.service.cluster;
+  if (cluster && !ctx.koa.get(PROXIED_HEADER)) return { json: await clusterClaim(ctx, cluster, req, repositories) };
   const claimed = await ctx.service.claimNext(new Set(req.accepted_job_kinds), repositories);
   return { json: claimResponse(claimed) };
 };
+
+/**
+ * serve --cluster: a runner may talk to any node. The repositories it names are claimed at
+ * their owners (grouped by node); naming none, this node's jobs come first, then each other
+ * live node's in name order, until one has a job. A node that does not answer is passed over
+ * (the runner asks again at its next poll). The job's later calls name its repository, so they
+ * reach its owner.
+ */
+async function clusterClaim(ctx: RouteContext, cluster: ClusterPlacement, req: { accepted_job_kinds: number[]; accepted_runtime_contracts: string[] }, repositories: number[]): Promise<Record<string, unknown>> {
+  const groups = new Map<string, number[]>();
+  if (repositories.length) {
+    for (const index of repositories) {
+      const owner = (await cluster.owner(index)) ?? cluster.node;
+      groups.set(owner, [...(groups.get(owner) ?? []), index]);
+    }
+  } else {
+    groups.set(cluster.node, []);
+    for (const name of [...(await cluster.nodes()).keys()].sort()) if (name !== cluster.node) groups.set(name, []);
+  }
+  const peer = peerHeaders(ctx.koa.req, cluster.node);
+  for (const [node, indexes] of groups) {
+    if (node === cluster.node) {
+      const claimed = await ctx.service.claimNext(new Set(req.accepted_job_kinds), indexes);
+      if (claimed) return claimResponse(claimed);
+      continue;
+    }
+    const n = cluster.nodeKnown(node);
+    if (!n) continue;
+    try {
+      const res = await fetch(`${n.url.replace(/\/$/, '')}/v1/native/worker-jobs:claim`, {
+        method: 'POST',
+        headers: { ...peer, 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ accepted_job_kinds: req.accepted_job_kinds, accepted_runtime_contracts: req.accepted_runtime_contracts, ...(indexes.length ? { repository_indexes: indexes } : {}) }),
+        signal: AbortSignal.timeout(10_000),
+      });
+      if (!res.ok) continue;
+      const body = (await res.json()) as Record<string, unknown>;
+      if (body.claimed_job) return body;
+    } catch {
+      // Passed over: the runner asks again at its next poll.
+    }
+  }
+  return claimResponse(null);
+}
 
 export const ClaimExactRequest = object({ accepted_runtime_contracts: array(string()) });
 
