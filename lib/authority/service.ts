@@ -224,26 +224,12 @@ export class CairnService implements AuthorityHost, FeedHost {
   /** Whether every mutating request of repository `index` under way has ended within `timeoutMs`. */
   async repositoryWritesDrained(index: number, timeoutMs: number): Promise<boolean> {
     const w = this.repoWrites.get(index);
-    if (!w) return true;
-    let timer: NodeJS.Timeout | undefined;
-    const drained = await Promise.race([
-      new Promise<boolean>((resolve) => w.idle.push(() => resolve(true))),
-      new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); }),
-    ]);
-    clearTimeout(timer);
-    return drained;
+    return !w || idleWithin(w.idle, timeoutMs);
   }
 
   /** Whether every mutating request under way has ended within `timeoutMs` (a handover waits for them). */
   async writesDrained(timeoutMs: number): Promise<boolean> {
-    if (this.writes === 0) return true;
-    let timer: NodeJS.Timeout | undefined;
-    const drained = await Promise.race([
-      new Promise<boolean>((resolve) => this.writesIdle.push(() => resolve(true))),
-      new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); }),
-    ]);
-    clearTimeout(timer);
-    return drained;
+    return this.writes === 0 || idleWithin(this.writesIdle, timeoutMs);
   }
 
   /** Mutating requests under way now. */
@@ -837,4 +823,15 @@ export class CairnService implements AuthorityHost, FeedHost {
       (r) => r.lifecycle_kind !== LIFECYCLE_PURGED && !this.isReplica(r.repository_index) && (nameFilter === undefined || r.repository_name === nameFilter),
     );
   }
+}
+
+/** Whether one of `waiters` is called (the writes went idle) within `timeoutMs`. */
+async function idleWithin(waiters: (() => void)[], timeoutMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const drained = await Promise.race([
+    new Promise<boolean>((resolve) => waiters.push(() => resolve(true))),
+    new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); }),
+  ]);
+  clearTimeout(timer);
+  return drained;
 }

@@ -2,6 +2,7 @@
 // repositories each owns, and with --repo N which node owns N (GET /v1/native/cluster;
 // docs/operations.md "Several nodes").
 import { serverOf } from './target.js';
+import type { MoveResult } from '../authority/cluster.js';
 import { CairnClient } from '../client/http.js';
 import { CliUsageError, parseCommandArgs } from './args.js';
 import { emit, table, useJson } from './output.js';
@@ -87,18 +88,6 @@ Exit codes: 0 moved, 1 refused or failed (nothing moved: the message says why; t
 writes on), 2 usage.
 `;
 
-interface MoveResult {
-  repository_index: number;
-  kind: 'move' | 'failover';
-  from: string;
-  to: string;
-  commit: string;
-  manifest: string;
-  manifest_captured_at: string;
-  pause_ms: number | null;
-  fetched_objects: number;
-  fetched_bytes: number;
-}
 
 /** `cairn repo move N --to NODE`, `cairn repo failover N [--to NODE]`. */
 export async function repoMoveCommand(kind: 'move' | 'failover', argv: string[]): Promise<number> {
