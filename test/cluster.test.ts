@@ -7,7 +7,7 @@ import { spawn as spawnChild } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { push } from '../lib/client/transfer.js';
-import { api, cli, spawnServer, tempDir, until, type ChildServer } from './helpers.js';
+import { api, cli, exportRepo, restoreRepo, spawnServer, tempDir, until, type ChildServer } from './helpers.js';
 import { useEtcd } from './etcd.js';
 
 const AUTH = '/v1/native/repository-authorities';
@@ -96,10 +96,6 @@ describe('serve --cluster: three nodes, one etcd', function () {
     expect(page.status).to.equal(200);
     expect(await page.text()).to.match(/<html/i);
     expect((await fetch(`${node('n1').url}/ui/repos/99`)).status).to.equal(404);
-    // A restore would take a local index, not the cluster's: refused (409), nothing registered.
-    const restore = await api(node('n2').url, 'POST', '/v1/native/repository-restores', { json: { manifest: { schema: 'x', state: 'x', repo_name: 'r', namespace: '', exported_at_s: 0, files: [] }, policy_flags: 0 } });
-    expect(restore.status, restore.text).to.equal(409);
-    expect(restore.json.error).to.match(/not supported/);
 
     const status = await api(node('n2').url, 'GET', '/v1/native/cluster?repository=1');
     expect(status.status, status.text).to.equal(200);
@@ -175,6 +171,27 @@ describe('serve --cluster: three nodes, one etcd', function () {
     const held = await Promise.all([0, 1, 2].map(() => fetch(`${node('n3').url}${AUTH}/0/events`, { headers: { accept: 'text/event-stream' } })));
     expect(held.map((r) => r.status)).to.deep.equal([200, 200, 200]);
     for (const r of held) await r.body!.cancel();
+  });
+
+  it('a restore on a node takes a cluster-wide index placed on it (never the exported one); a namespace a live repository owns anywhere is refused', async () => {
+    const made = await registerOn('n1', 'leaving', 'lv');
+    expect((await api(node('n1').url, 'POST', `${AUTH}/${made.index}/tasks`, { json: { title: 'kept', intent: 'travels with the export' } })).status).to.equal(200);
+    const { manifest, files } = await exportRepo(node('n1').url, made.index);
+    // Its namespace is still owned (retiring, not purged): a restore of it is refused at the commit.
+    const clash = await api(node('n2').url, 'POST', '/v1/native/repository-restores', { json: { manifest, policy_flags: 0 } });
+    expect(clash.status, clash.text).to.equal(201);
+    for (const [p, bytes] of files) await api(node('n2').url, 'PUT', `/v1/native/repository-restores/${clash.json.restore_token}/files/${encodeURIComponent(p)}`, { body: bytes, headers: { 'content-type': 'application/vnd.svc.remote-authority-file.v1' } });
+    const refused = await api(node('n2').url, 'POST', `/v1/native/repository-restores/${clash.json.restore_token}/commit`);
+    expect(refused.status, refused.text).to.equal(409);
+    expect(refused.json.error).to.match(/namespace "lv" is owned by live repository/);
+    // Under another namespace: restored on n2 at a new cluster index, served through every node.
+    const index = await restoreRepo(node('n2').url, { ...manifest, namespace: '' }, files);
+    expect(index).to.not.equal(made.index);
+    expect((await api(node('n1').url, 'GET', `/v1/native/cluster?repository=${index}`)).json.repository.node).to.equal('n2');
+    const tasks = await api(node('n3').url, 'GET', `${AUTH}/${index}/tasks`);
+    expect(tasks.json.tasks.map((t: { title: string }) => t.title)).to.deep.equal(['kept']);
+    // The next registration anywhere gets the index after it.
+    expect((await registerOn('n1', 'after-restore')).index).to.equal(index + 1);
   });
 
   it('a CI runner may talk to any node: a claim is taken at the owner (named repositories grouped by node; none named: this node first, then the others); the job\'s calls reach its owner', async () => {

@@ -157,6 +157,7 @@ export class Registry {
     policyFlags: number,
     beforeCommit: (index: number) => Promise<void>,
     afterCommit: (index: number) => Promise<void> = async () => {},
+    restoredFrom: number | null = null,
   ): Promise<RegistrationResult> {
     return this.mutex.runExclusive(async () => {
       const current = this.records[index];
@@ -175,7 +176,7 @@ export class Registry {
       };
       records[index] = record;
       await beforeCommit(index);
-      await this.commit(records, registryEvents(current, record, null), () => afterCommit(index));
+      await this.commit(records, registryEvents(current, record, restoredFrom), () => afterCommit(index));
       return { record, created: true };
     });
   }

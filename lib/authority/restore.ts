@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Mutex } from 'async-mutex';
 import { Conflict, Invalid, NotFound, TooLarge } from '../domain/errors.js';
 import { validateManifest, type ExportManifest } from '../domain/export-manifest.js';
-import { nowSeconds, validatePolicyFlags, type RepositoryRecord } from '../domain/repository.js';
+import { LIFECYCLE_PURGED, RESERVED_NAME, nowSeconds, validatePolicyFlags, type RepositoryRecord } from '../domain/repository.js';
 import { ChunkWriter, exists, fsyncDir, mkdirDurable, removeDurable, renameDurable, tempPathFor, writeFileDurable } from '../store/durable.js';
 import { copyFileHashed, hashFile } from '../store/export.js';
 import { fsckAuthority } from '../store/fsck.js';
@@ -103,15 +103,11 @@ export class RestoreSessions {
   }
 
   private checkNamespace(namespace: string): void {
-    // A restore takes the next index of this server's registry; in a cluster the indexes are
-    // etcd's (lib/lease/etcd-cluster.ts), which a restore does not ask yet.
-    if (this.service.cluster) throw new Conflict('restoring an exported repository on a cluster node is not supported: restore it on a single server (cairn import), or register a new repository and push to it');
     const owner = this.service.registry.namespaceOwner(namespace);
     if (owner) throw new Conflict(`namespace "${namespace}" is owned by live repository ${owner.repository_index}`);
   }
 
   start(manifest: ExportManifest, policyFlags: number): Promise<string> {
-    if (this.service.cluster) this.checkNamespace(manifest.namespace);
     validateManifest(manifest);
     validatePolicyFlags(policyFlags);
     return this.mutex.runExclusive(async () => {
@@ -228,17 +224,31 @@ export class RestoreSessions {
       throw new Invalid(`the staged authority fails its checks: authority.bin: ${(err as Error).message}`);
     }
     let record: RepositoryRecord;
-    try {
-      record = await this.service.registry.appendWith(s.manifest.repo_name, s.manifest.namespace, s.policy_flags, async (index) => {
-        await this.adopt(staged, index, async (authorityBin) => {
-          // Recorded before the move: a replay after a crash recognises this adoption by it.
-          await this.save(key, { ...session, state: 'committing', repository_index: index, adopted_authority_sha256: sha256(authorityBin), updated_at_s: nowSeconds() });
-        });
-      }, exported, async (index) => {
-        crashPoint('restore:after-registry');
-        // Opened before the restore's event is appended: whoever hears of it can use the repository.
-        await this.service.openRestored(index);
+    const adopt = async (index: number) => {
+      await this.adopt(staged, index, async (authorityBin) => {
+        // Recorded before the move: a replay after a crash recognises this adoption by it.
+        await this.save(key, { ...session, state: 'committing', repository_index: index, adopted_authority_sha256: sha256(authorityBin), updated_at_s: nowSeconds() });
       });
+    };
+    const opened = async (index: number) => {
+      crashPoint('restore:after-registry');
+      // Opened before the restore's event is appended: whoever hears of it can use the repository.
+      await this.service.openRestored(index);
+    };
+    try {
+      const cluster = this.service.cluster;
+      if (cluster) {
+        // serve --cluster: the index is the cluster's (always a new one, never the exported
+        // index), placed on this node; a namespace a live repository owns anywhere is refused.
+        let a = await cluster.allocate(s.manifest.namespace);
+        // The namespace's repository here was purged: the namespace is free again.
+        const held = a.created ? undefined : this.service.registry.get(a.index);
+        if (held && held.lifecycle_kind === LIFECYCLE_PURGED && held.repository_name !== RESERVED_NAME) a = await cluster.allocate(s.manifest.namespace, a.index);
+        if (!a.created) throw new Conflict(`namespace "${s.manifest.namespace}" is owned by live repository ${a.index} (on node ${a.owner})`);
+        record = (await this.service.registry.registerAt(a.index, s.manifest.repo_name, s.manifest.namespace, s.policy_flags, adopt, opened, exported)).record;
+      } else {
+        record = await this.service.registry.appendWith(s.manifest.repo_name, s.manifest.namespace, s.policy_flags, adopt, exported, opened);
+      }
     } catch (err) {
       const current = this.sessions.get(key)!;
       if (current.state === 'committing') await this.save(key, { ...current, state: 'uploading', repository_index: undefined, adopted_authority_sha256: undefined });
