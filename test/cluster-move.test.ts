@@ -212,6 +212,22 @@ describe('serve --cluster with archives: moves, failover, a partitioned owner (e
     expect(local.status, local.text).to.equal(200);
     expect(local.headers.get('cairn-replica-of')).to.equal('n2');
     expect(local.json.tasks.map((t: { title: string }) => t.title)).to.include('e1');
+    // An event feed of it, served by the replica: a write at the owner reaches it once the replica applies it.
+    const stream = await fetch(`${replica.url}${AUTH}/${repo}/events`, { headers: { accept: 'text/event-stream' } });
+    expect(stream.status).to.equal(200);
+    expect(stream.headers.get('cairn-replica-of')).to.equal('n2');
+    const reader = stream.body!.getReader();
+    const seen = await newTask(node('n2').url, repo, 'e-feed');
+    expect(seen.status).to.equal(200);
+    let text = '';
+    const decoder = new TextDecoder();
+    await until('the replica\'s feed carries the task', async () => {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the feed ended: ${text}`);
+      text += decoder.decode(value);
+      return text.includes(seen.json.task.task_id) ? true : null;
+    }, 60_000);
+    await reader.cancel();
     // A write through n5 goes to the owner; a read asking for its commit sees it, wherever it is served.
     const written = await newTask(replica.url, repo, 'e2');
     expect(written.status, written.text).to.equal(200);
