@@ -12,7 +12,7 @@ import { Forwarder, useSwift, type SwiftServer } from './swift.js';
 
 const AUTH = '/v1/native/repository-authorities';
 const BUCKET = 'cairn-cluster';
-const HOSTS: Record<string, string> = { n1: '127.0.0.1', n2: '127.0.0.2', n3: '127.0.0.3', n4: '127.0.0.4', n5: '127.0.0.5' };
+const HOSTS: Record<string, string> = { n1: '127.0.0.1', n2: '127.0.0.2', n3: '127.0.0.3', n4: '127.0.0.4', n5: '127.0.0.5', n6: '127.0.0.6' };
 
 function swiftEnv(swift: SwiftServer): Record<string, string> {
   return { AWS_ACCESS_KEY_ID: swift.accessKeyId, AWS_SECRET_ACCESS_KEY: swift.secretAccessKey, AWS_REGION: swift.region, AWS_ENDPOINT_URL_S3: swift.endpoint };
@@ -181,8 +181,25 @@ describe('serve --cluster with archives: moves, failover, a partitioned owner (e
     expect(await titles(node('n2').url, repo)).to.include('on n3');
   });
 
+  it('a node stopped (SIGTERM) ships every acknowledged commit before it leaves: a failover of its repository then lacks none', async () => {
+    // Shipping every hour: only the stop's own shipping can put these writes in the archive.
+    const lazy = await start('n6', ['--archive-interval-ms', '3600000']);
+    const repo = await register(lazy.url, 'stopping');
+    for (let i = 0; i < 3; i++) expect((await newTask(lazy.url, repo, `s${i}`)).status).to.equal(200);
+    lazy.proc.kill('SIGTERM');
+    await lazy.exited;
+    let last = '';
+    const taken = await until('the failover once n6 left', async () => {
+      const r = await api(node('n1').url, 'POST', '/v1/native/cluster/failovers', { json: { repository_index: repo } });
+      last = r.text;
+      return r.status === 200 ? r.json : null;
+    }, 60_000).catch((err: Error) => { throw new Error(`${err.message}; last answer: ${last}; n6's log: ${lazy.output().slice(-3000)}`); });
+    expect(taken.from).to.equal('n6');
+    expect(await titles(node('n2').url, repo)).to.include.members(['s0', 's1', 's2']);
+  });
+
   it('serve --failover auto: a node that fails over by itself takes a killed node\'s repository with no command', async () => {
-    const auto = await start('n4', ['--failover', 'auto']);
+    const auto = await start('n4', ['--failover', 'auto', '--failover-after', '1']);
     const repo = await register(node('n3').url, 'delta');
     expect((await newTask(node('n3').url, repo, 'd0')).status).to.equal(200);
     await until('n3\'s archive covers it', async () => (await api(node('n3').url, 'GET', '/healthz')).json.archive?.uncovered_commits === 0, 60_000).catch(() => null);

@@ -377,6 +377,20 @@ export class Shipper {
     this.purgeNoted.delete(index);
   }
 
+  /**
+   * serve --cluster: repository `index` came (back) to this node: forgotten as above, and the
+   * purge marker a departure left is deleted at the next round, so retention keeps its newest
+   * manifest again.
+   */
+  arrived(index: number): void {
+    this.forget(index);
+    this.unpurge.add(index);
+    this.poke();
+  }
+
+  /** Purge markers to delete (repositories that came back). */
+  private readonly unpurge = new Set<number>();
+
   /** The newest stored manifest of repository `index` (its commit and key), or null when none is known. */
   manifestOf(index: number): { commit: bigint; manifest: string } | null {
     const r = this.repos.get(index);
@@ -479,6 +493,14 @@ export class Shipper {
   /** One round: load what the archive holds, capture every repository with new commits, start their uploads. */
   private async round(): Promise<void> {
     let failed: Error | undefined;
+    for (const index of [...this.unpurge]) {
+      try {
+        await this.o.store.delete(purgedMarkerKey(index));
+        this.unpurge.delete(index);
+      } catch (err) {
+        failed ??= err as Error;
+      }
+    }
     for (const index of this.o.source.repositories()) {
       if (this.stopped || this.fenced) return;
       const r = this.repoState(index);

@@ -266,9 +266,36 @@ export class Archiving {
     }
   }
 
+  /**
+   * serve --cluster, a stop: ship until a manifest covers every repository's newest commit (the
+   * requests have ended), within `timeoutMs`, before the node leaves the cluster: another node
+   * failing its repositories over then finds every acknowledged commit. Why not, when it did not finish.
+   */
+  async flushAll(timeoutMs: number): Promise<string | null> {
+    if (this.fencedBy || this.handedOver) return 'this writer no longer ships (fenced, or handed over)';
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<string>((resolve) => { timer = setTimeout(() => resolve(`not done within ${timeoutMs / 1000} s (${this.shipper ? this.shipper.status().last_error ?? 'still shipping' : this.startError ?? 'the shipping had not started'})`), timeoutMs); });
+    try {
+      return await Promise.race([late, (async () => {
+        // Started moments ago (its lease, its generation): it ships once it has.
+        const shipper = this.shipper ?? (await (this.shipperReady ??= new Promise<Shipper>((r) => { this.markShipperReady = r; })));
+        const source = serviceSource(this.service);
+        const targets = new Map(source.repositories().filter((index) => this.service.isOpen(index)).map((index) => [index, source.committed(index)]));
+        return shipper.flush(targets).then(() => null, (err: Error) => err.message);
+      })()]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** serve --cluster: repository `index` left this node or arrived; the shipper reads its state again. */
   forgetRepository(index: number): void {
     this.shipper?.forget(index);
+  }
+
+  /** serve --cluster: repository `index` arrived on this node (its purge marker, if any, goes). */
+  arrivedRepository(index: number): void {
+    this.shipper?.arrived(index);
   }
 
   /** The lease goes once the handover is recorded (the next writer may take it then); a failed release is retried by calling again. */

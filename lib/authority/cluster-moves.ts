@@ -16,7 +16,7 @@
 //             after it (at most the RPO) is not there. The flip holds only while the old owner
 //             is still down; when it comes back it sets its copy aside, kept for the operator.
 //
-// A handoff that the target does not finish within HOLD_MS is called off by the owner itself
+// A handoff that the target does not finish within HOLD_MS (2 min) is called off by the owner itself
 // (it deletes the move's record, which makes the flip impossible) and its writes resume.
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
@@ -27,7 +27,7 @@ import { applyManifest, listManifestKeys, readManifest, type ApplyResult } from 
 import { manifestPrefix } from '../domain/archive-manifest.js';
 import { Busy, Conflict, NotFound } from '../domain/errors.js';
 import { LIFECYCLE_PURGED } from '../domain/repository.js';
-import type { EtcdCluster, LeftRecord } from '../lease/etcd-cluster.js';
+import { isEtcdFailure, type EtcdCluster, type FlipResult, type LeftRecord } from '../lease/etcd-cluster.js';
 import { fsyncDir, mkdirDurable, writeFileDurable } from '../store/durable.js';
 import type { ClusterGate, ClusterMovesApi, MoveResult } from './cluster.js';
 import type { CairnService } from './service.js';
@@ -37,8 +37,10 @@ export interface NodeArchive {
   url: string;
   /** Ship until a stored manifest covers repository `index`'s newest commit: that commit and manifest. */
   flush(index: number, timeoutMs: number): Promise<{ commit: number; manifest: string }>;
-  /** Drop what the shipper knows of `index` (it left this node, or arrived). */
+  /** Drop what the shipper knows of `index` (it left this node). */
   forget(index: number): void;
+  /** `index` arrived on this node: the shipper reads it again, and a purge marker of an earlier departure goes. */
+  arrived(index: number): void;
 }
 
 export interface ClusterMovesOptions {
@@ -50,6 +52,8 @@ export interface ClusterMovesOptions {
   failover: 'manual' | 'auto';
   /** How long a handoff holds a repository's writes before calling the move off (default 60 s). */
   holdMs?: number;
+  /** auto: how long a node must be seen down before its repositories are taken (default 30 s). */
+  failoverAfterMs?: number;
   /** How often holds, repositories left behind and (auto) down nodes are looked at (default 1 s). */
   everyMs?: number;
 }
@@ -65,7 +69,8 @@ interface Hold {
   release: () => void;
 }
 
-const HOLD_MS = 60_000;
+/** Longer than a handoff's own worst case (DRAIN_MS + SHIP_MS), so a handoff under way is never called off under it. */
+const HOLD_MS = 120_000;
 /** How long a handoff waits for the repository's writes under way, and for the archive to take its last commit. */
 const DRAIN_MS = 30_000;
 const SHIP_MS = 60_000;
@@ -76,6 +81,8 @@ export class ClusterMoves implements ClusterGate, ClusterMovesApi {
   private readonly arriving = new Set<number>();
   private timer: NodeJS.Timeout | null = null;
   private sweeping = false;
+  /** serve --failover auto: since when each node has been seen down (performance.now()). */
+  private readonly downSince = new Map<string, number>();
   private stopped = false;
 
   constructor(private readonly service: CairnService, private readonly o: ClusterMovesOptions) {}
@@ -96,11 +103,15 @@ export class ClusterMoves implements ClusterGate, ClusterMovesApi {
     if (hold) throw new Busy(hold.reason);
     const lapsed = this.cluster.refusal();
     if (lapsed !== null) throw new Busy(lapsed);
+    const owner = this.cluster.ownerKnown(index);
+    if (owner !== this.node) throw new Busy(`repository ${index} is placed on ${owner === null ? 'no node' : `node ${owner}`}, not on node ${this.node}: retry (it is answered there)`);
   }
 
   acknowledge(index: number, generation: number): void {
     const lapsed = this.cluster.refusal();
     if (lapsed !== null) throw new Busy(`committed on this node (commit ${generation} of repository ${index}), but not acknowledged: ${lapsed}`, { committed: true });
+    const owner = this.cluster.ownerKnown(index);
+    if (owner !== this.node) throw new Busy(`committed on this node (commit ${generation} of repository ${index}), but not acknowledged: the repository is placed on ${owner === null ? 'no node' : `node ${owner}`} now`, { committed: true });
   }
 
   /** While repository `index` is being handed to another node: resolves when the handoff ends (moved or called off). */
@@ -115,6 +126,7 @@ export class ClusterMoves implements ClusterGate, ClusterMovesApi {
     const c = this.cluster;
     c.onLeft = (left) => { void this.leave(left).catch((err: Error) => this.service.log.error({ repository_index: left.index, problem: err.message }, 'cluster: setting a repository that left this node aside failed; retried')); };
     for (const left of await c.leftBehind()) await this.leave(left);
+    await this.settleArrivals();
     // A repository of this directory that the cluster places elsewhere without a record of its
     // leaving: a move here that did not finish (the target's copy) is given up; anything else
     // is a directory that is not this node's.
@@ -136,14 +148,30 @@ export class ClusterMoves implements ClusterGate, ClusterMovesApi {
       const saved = JSON.parse(await fsp.readFile(path.join(this.service.layout.clusterHandoffsDir, name), 'utf8')) as { to: string; token: string; raw: string };
       this.newHold(Number(m[1]), saved);
     }
-    this.timer = setInterval(() => { void this.sweep(); }, this.o.everyMs ?? 1000);
+    this.timer = setInterval(() => { void this.sweep(); void this.settleHolds(); }, this.o.everyMs ?? 1000);
     this.timer.unref();
+  }
+
+  private settling = false;
+
+  /** Each hold on its own: one that fails (etcd down) neither stops the others nor waits for a failover's copy. */
+  private async settleHolds(): Promise<void> {
+    if (this.settling || this.stopped) return;
+    this.settling = true;
+    try {
+      for (const index of [...this.holds.keys()]) {
+        await this.settleHold(index).catch((err: Error) => this.service.log.warn({ repository_index: index, problem: err.message }, 'cluster: a held repository\'s move could not be looked at; retried'));
+      }
+    } finally {
+      this.settling = false;
+    }
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     for (const hold of this.holds.values()) hold.release();
+    this.holds.clear();
   }
 
   /** Every `everyMs`: holds to settle, repositories left behind (a missed watch), down nodes (auto). */
@@ -151,8 +179,10 @@ export class ClusterMoves implements ClusterGate, ClusterMovesApi {
     if (this.sweeping || this.stopped) return;
     this.sweeping = true;
     try {
-      for (const index of [...this.holds.keys()]) await this.settleHold(index);
-      for (const left of await this.cluster.leftBehind()) await this.leave(left);
+      await this.settleArrivals();
+      for (const left of await this.cluster.leftBehind()) {
+        await this.leave(left).catch((err: Error) => this.service.log.warn({ repository_index: left.index, problem: err.message }, 'cluster: setting a repository that left this node aside failed; retried'));
+      }
       if (this.o.failover === 'auto') await this.takeOrphans();
     } catch (err) {
       this.service.log.warn({ problem: (err as Error).message }, 'cluster: a look at moves and down nodes failed; retried');
@@ -191,7 +221,7 @@ export class ClusterMoves implements ClusterGate, ClusterMovesApi {
    * hold lasts until the placement flips (the writes then go to the new owner) or the move is
    * called off (they go on here).
    */
-  async handoff(index: number, token: string): Promise<{ commit: string; manifest: string }> {
+  private async handOff(index: number, token: string): Promise<{ commit: string; manifest: string }> {
     const c = this.cluster;
     const archive = this.o.archive;
     if (!archive) throw new Conflict(`node ${this.node} ships no archive (serve --archive): a repository moves through its owner's archive`);
@@ -210,6 +240,9 @@ export class ClusterMoves implements ClusterGate, ClusterMovesApi {
     }
     try {
       if (!(await this.service.repositoryWritesDrained(index, DRAIN_MS))) throw new Busy(`writes to repository ${index} were still under way after ${DRAIN_MS / 1000} s`);
+      // Background transactions (the land queue, job-lease expiry) admitted before the hold
+      // finish first; any later one is refused when it runs (admit).
+      await (await this.service.opened(index)).store.barrier(() => undefined);
       const shipped = await archive.flush(index, SHIP_MS);
       return { commit: String(shipped.commit), manifest: shipped.manifest };
     } catch (err) {
@@ -275,7 +308,19 @@ export class ClusterMoves implements ClusterGate, ClusterMovesApi {
   // --- the target's side: move and failover --------------------------------------------------
 
   /** `cairn repo move N --to THIS_NODE`: see the top of this file. `peer`: the headers the handoff call carries (the caller's credentials). */
-  async move(index: number, peer: Record<string, string>): Promise<MoveResult> {
+  move(index: number, peer: Record<string, string>): Promise<MoveResult> {
+    return etcdAnswers(this.moveHere(index, peer));
+  }
+
+  failover(index: number): Promise<MoveResult> {
+    return etcdAnswers(this.failoverHere(index));
+  }
+
+  handoff(index: number, token: string): Promise<{ commit: string; manifest: string }> {
+    return etcdAnswers(this.handOff(index, token));
+  }
+
+  private async moveHere(index: number, peer: Record<string, string>): Promise<MoveResult> {
     return this.arrival(index, async () => {
       const c = this.cluster;
       const from = await this.ownerElsewhere(index);
@@ -305,12 +350,8 @@ export class ClusterMoves implements ClusterGate, ClusterMovesApi {
           const last = await this.apply(store, handed.manifest, incoming);
           add(last.result);
           if (String(last.result.commit.generation) !== handed.commit) throw new Error(`the manifest ${handed.manifest} holds commit ${last.result.commit.generation}, not commit ${handed.commit} that node ${from} handed over`);
-          await this.install(index, incoming, last.result);
-          const flip = await c.flip(index, from, 'move', begun.raw);
-          if (!flip.flipped) {
-            await this.uninstall(index);
-            throw new Conflict(`not moved: ${flip.why}; node ${from} writes it on`);
-          }
+          await this.install(index, incoming, last.result, from, 'move');
+          await this.flipInstalled(index, from, 'move', begun.raw);
           const pause = performance.now() - t0;
           await this.arrived(index);
           this.service.log.info({ repository_index: index, from, commit: handed.commit, pause_ms: Math.round(pause) }, 'cluster: a repository moved here');
@@ -325,7 +366,7 @@ export class ClusterMoves implements ClusterGate, ClusterMovesApi {
   }
 
   /** `cairn repo failover N`: the owner is down; take N from its archive's newest manifest. */
-  async failover(index: number): Promise<MoveResult> {
+  private async failoverHere(index: number): Promise<MoveResult> {
     return this.arrival(index, async () => {
       const c = this.cluster;
       const from = await this.ownerElsewhere(index);
@@ -334,13 +375,9 @@ export class ClusterMoves implements ClusterGate, ClusterMovesApi {
         const newest = (await listManifestKeys(store, index)).at(-1);
         if (newest === undefined) throw new Conflict(`node ${from}'s archive holds no manifest of repository ${index}: there is nothing to take it from (bring node ${from} back)`);
         const got = await this.apply(store, newest, incoming);
-        await this.install(index, incoming, got.result);
+        await this.install(index, incoming, got.result, from, 'failover');
         const stale = await c.moveOf(index);
-        const flip = await c.flip(index, from, 'failover', stale && stale.move.from === from ? stale.raw : null);
-        if (!flip.flipped) {
-          await this.uninstall(index);
-          throw new Conflict(`not failed over: ${flip.why}`);
-        }
+        await this.flipInstalled(index, from, 'failover', stale && stale.move.from === from ? stale.raw : null);
         await this.arrived(index);
         this.service.log.warn({ repository_index: index, from, commit: got.result.commit.generation, manifest: newest }, 'cluster: a repository of a node that is down was failed over here from its archive');
         return this.result(index, 'failover', from, got, null, { objects: got.result.objects, bytes: got.result.bytes });
@@ -352,18 +389,24 @@ export class ClusterMoves implements ClusterGate, ClusterMovesApi {
   private async takeOrphans(): Promise<void> {
     const c = this.cluster;
     if (!this.o.archive) return;
+    const now = performance.now();
     const down = [...c.placements()].filter(([, owner]) => owner !== this.node && c.nodeKnown(owner) === null);
-    if (down.length === 0) return;
+    // Down for long enough (a restart is not a failure); a node seen live again starts over.
+    const downNodes = new Set(down.map(([, owner]) => owner));
+    for (const name of [...this.downSince.keys()]) if (!downNodes.has(name)) this.downSince.delete(name);
+    for (const name of downNodes) if (!this.downSince.has(name)) this.downSince.set(name, now);
+    const due = down.filter(([, owner]) => now - this.downSince.get(owner)! >= (this.o.failoverAfterMs ?? 30_000));
+    if (due.length === 0) return;
     // The nodes that fail over by themselves and ship an archive, in name order: each down repository is one's.
     const live = [...(await c.nodes()).values()].filter((n) => n.failover === 'auto').map((n) => n.node).sort();
     const candidates: string[] = [];
     for (const name of live) if ((await c.archiveOf(name)) !== null) candidates.push(name);
     if (!candidates.includes(this.node)) return;
-    for (const [index, owner] of down) {
+    for (const [index, owner] of due) {
       if (this.stopped) return;
       if (candidates[index % candidates.length] !== this.node || (await c.isLive(owner))) continue;
       try {
-        await this.failover(index);
+        await this.failoverHere(index);
       } catch (err) {
         this.service.log.warn({ repository_index: index, from: owner, problem: (err as Error).message }, 'cluster: failover of a repository of a node that is down failed; retried');
       }
@@ -397,7 +440,7 @@ export class ClusterMoves implements ClusterGate, ClusterMovesApi {
     const incoming = this.service.layout.clusterIncoming(index);
     await fsp.rm(incoming, { recursive: true, force: true });
     // A read replica of it here is where the copy starts: only what it lacks is fetched.
-    await this.service.replicas?.suspend(index, incoming);
+    await this.service.replicas?.suspend(index, incoming, from);
     await fsp.mkdir(incoming, { recursive: true });
     try {
       return await fn(store, incoming);
@@ -433,11 +476,58 @@ export class ClusterMoves implements ClusterGate, ClusterMovesApi {
     return { commit: body.commit, manifest: body.manifest };
   }
 
+  /**
+   * Flip the placement to this node, the copy installed. Refused: the copy goes. The answer lost
+   * (etcd timed out): the placement read again decides; etcd silent then too, the copy stays
+   * unserved (its writes refused: it is not placed here) until a later look settles it.
+   */
+  private async flipInstalled(index: number, from: string, kind: 'move' | 'failover', move: string | null): Promise<void> {
+    const c = this.cluster;
+    const verb = kind === 'move' ? 'moved' : 'failed over';
+    let flip: FlipResult;
+    try {
+      flip = await c.flip(index, from, kind, move);
+    } catch (err) {
+      const owner = await c.ownerNow(index).catch(() => undefined);
+      if (owner === this.node) return;
+      if (owner === undefined) throw new Busy(`etcd did not answer the flip of repository ${index} (${(err as Error).message}), and does not answer now: whether it was ${verb} is not known (cairn cluster status --repo ${index}); this node settles it once etcd answers`);
+      await this.uninstall(index);
+      throw new Busy(`not ${verb}: etcd did not confirm the flip (${(err as Error).message}); repository ${index} stays on node ${owner}`);
+    }
+    if (!flip.flipped) {
+      await this.uninstall(index);
+      throw new Conflict(`not ${verb}: ${flip.why}${kind === 'move' ? `; node ${from} writes it on` : ''}`);
+    }
+  }
+
+  /** Arrivals whose flip's outcome was not known (an etcd timeout, a crash): settled by the placement. */
+  private async settleArrivals(): Promise<void> {
+    const dir = path.dirname(this.service.layout.clusterArrival(0));
+    for (const name of await fsp.readdir(dir).catch(() => [] as string[])) {
+      const m = /^(0|[1-9][0-9]{0,9})\.json$/.exec(name);
+      if (!m || this.arriving.has(Number(m[1]))) continue;
+      const index = Number(m[1]);
+      const owner = await this.cluster.ownerNow(index);
+      if (owner !== this.node) {
+        // Not placed here: the copy is set aside, and a move record naming this node is called off.
+        const move = await this.cluster.moveOf(index);
+        if (move?.move.to === this.node) await this.cluster.cancelMove(index, move.raw);
+        const record = this.service.registry.get(index);
+        if (record && record.lifecycle_kind !== LIFECYCLE_PURGED) await this.leave({ index, to: owner ?? '(none)', kind: 'move', at: new Date().toISOString() }, false);
+      } else {
+        await this.service.ensureOpen(index);
+      }
+      await fsp.rm(path.join(dir, name), { force: true });
+    }
+  }
+
   /** Put the copy in place and the manifest's record in the registry (the placement not flipped yet: it is not served). */
-  private async install(index: number, incoming: string, applied: ApplyResult): Promise<void> {
+  private async install(index: number, incoming: string, applied: ApplyResult, from: string, kind: 'move' | 'failover'): Promise<void> {
     const service = this.service;
     if (!applied.registry) throw new Error(`the archive's manifest of repository ${index} names no registry record`);
     const record = applied.registry;
+    // Recorded first: a restart before the flip's outcome is known settles the copy by the placement.
+    await writeFileDurable(service.layout.clusterArrival(index), `${JSON.stringify({ from, kind })}\n`);
     await service.lifecycleExclusive(index, async () => {
       const current = service.registry.get(index);
       if (current && current.lifecycle_kind !== LIFECYCLE_PURGED) throw new Conflict(`node ${this.node} holds a live repository ${index} already`);
@@ -448,7 +538,7 @@ export class ClusterMoves implements ClusterGate, ClusterMovesApi {
       await fsyncDir(path.dirname(dir));
       await fsp.mkdir(incoming, { recursive: true });
       await service.registry.adopt(record);
-      this.o.archive?.forget(index);
+      this.o.archive?.arrived(index);
     });
   }
 
@@ -460,10 +550,12 @@ export class ClusterMoves implements ClusterGate, ClusterMovesApi {
       await service.registry.giveUp(index);
       await fsp.rm(service.layout.repositoryDir(index), { recursive: true, force: true });
     });
+    await fsp.rm(service.layout.clusterArrival(index), { force: true });
   }
 
   /** Serve it here, and ship it to this node's archive now rather than at the next round. */
   private async arrived(index: number): Promise<void> {
+    await fsp.rm(this.service.layout.clusterArrival(index), { force: true });
     await this.service.ensureOpen(index);
     const archive = this.o.archive;
     if (archive) void archive.flush(index, SHIP_MS).catch((err: Error) => this.service.log.warn({ repository_index: index, problem: err.message }, 'cluster: shipping a repository that arrived here failed; the next round ships it'));
@@ -492,5 +584,15 @@ async function exists(p: string): Promise<boolean> {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** etcd not answering is a 503 saying so, never a 500 with the client's message. */
+async function etcdAnswers<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    if (isEtcdFailure(err)) throw new Busy(`the cluster's etcd did not answer (${(err as Error).message}); nothing was moved; retry`);
+    throw err;
   }
 }

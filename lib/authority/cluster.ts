@@ -82,6 +82,6 @@ export interface ReadReplicasApi {
   serves(index: number, min: number): boolean;
   status(): ReplicaStatus[];
   /** A move or failover of `index` to this node is starting: the replica's files go to `incoming`. */
-  suspend(index: number, incoming: string): Promise<void>;
+  suspend(index: number, incoming: string, from: string): Promise<void>;
   resume(index: number): void;
 }

@@ -42,7 +42,8 @@ interface Applied {
 }
 
 export class ReadReplicas implements ReadReplicasApi {
-  private readonly marks = new Set<number>();
+  /** Replica → the owner whose archive its files came from (the mark file holds the name). */
+  private readonly marks = new Map<number, string>();
   private readonly applied = new Map<number, Applied>();
   /** Repositories arriving here as their owner's (a move, a failover): no replica work on them meanwhile. */
   private readonly suspended = new Set<number>();
@@ -78,12 +79,12 @@ export class ReadReplicas implements ReadReplicasApi {
   /** The marks on disk (replicas of an earlier run), then a look every interval. */
   async start(): Promise<void> {
     for (const name of await fsp.readdir(this.service.layout.clusterReplicasDir).catch(() => [] as string[])) {
-      if (/^(0|[1-9][0-9]{0,9})$/.test(name)) this.marks.add(Number(name));
+      if (/^(0|[1-9][0-9]{0,9})$/.test(name)) this.marks.set(Number(name), (await fsp.readFile(path.join(this.service.layout.clusterReplicasDir, name), 'utf8').catch(() => '')).trim());
     }
     this.service.replicas = this;
     this.service.registry.unannounced = (index) => this.marks.has(index);
     // A mark without its record (a crash between the two): nothing to keep.
-    for (const index of [...this.marks]) {
+    for (const index of [...this.marks.keys()]) {
       const r = this.service.registry.get(index);
       if (!r || r.lifecycle_kind === LIFECYCLE_PURGED) await this.unmark(index);
     }
@@ -108,7 +109,7 @@ export class ReadReplicas implements ReadReplicasApi {
     const c = this.o.cluster;
     const errors: string[] = [];
     const placements = c.placements();
-    for (const index of [...this.marks]) {
+    for (const index of [...this.marks.keys()]) {
       const owner = placements.get(index);
       if ((owner === c.node || owner === undefined || !this.selected(index)) && !this.suspended.has(index)) await this.drop(index).catch((err: Error) => errors.push(`repository ${index}: ${err.message}`));
     }
@@ -145,6 +146,11 @@ export class ReadReplicas implements ReadReplicasApi {
     const known = this.applied.get(index);
     if (key === undefined || (known && known.manifest === key && this.marks.has(index))) return;
     const manifest = await readManifest(store, key);
+    // Files from another owner's history (the repository moved or failed over since), or ahead of
+    // this archive's newest (a failover from an older manifest forked it): fetched again whole,
+    // never mixed with the new owner's.
+    const from = this.marks.get(index);
+    if (from !== undefined && (from !== owner || (known !== undefined && known.commit > Number(manifest.commitGeneration)))) await this.drop(index);
     const service = this.service;
     const dir = service.layout.repositoryDir(index);
     const result = await service.lifecycleExclusive(index, async () => {
@@ -155,8 +161,8 @@ export class ReadReplicas implements ReadReplicasApi {
       if (!this.marks.has(index)) {
         // Marked before the record: a restart knows the record is a replica's.
         await mkdirDurable(service.layout.clusterReplicasDir);
-        await writeFileDurable(service.layout.clusterReplicaMark(index), '');
-        this.marks.add(index);
+        await writeFileDurable(service.layout.clusterReplicaMark(index), `${owner}\n`);
+        this.marks.set(index, owner);
         await fsp.rm(dir, { recursive: true, force: true });
       }
       // Reads under way finish on the files they opened; new ones wait for the reopen.
@@ -197,9 +203,11 @@ export class ReadReplicas implements ReadReplicasApi {
    * A move or failover of `index` to this node is starting: no replica work on it meanwhile, and
    * the replica's files, if any, go to `incoming` (the arrival then fetches only what they lack).
    */
-  async suspend(index: number, incoming: string): Promise<void> {
+  async suspend(index: number, incoming: string, from: string): Promise<void> {
     this.suspended.add(index);
     await this.running?.catch(() => {});
+    // Only files of `from`'s own history are a start (a prefix of what its archive holds).
+    if (this.marks.has(index) && this.marks.get(index) !== from) await this.drop(index);
     const service = this.service;
     await service.lifecycleExclusive(index, async () => {
       if (!this.marks.has(index)) return;

@@ -241,9 +241,11 @@ export class RestoreSessions {
         // serve --cluster: the index is the cluster's (always a new one, never the exported
         // index), placed on this node; a namespace a live repository owns anywhere is refused.
         let a = await cluster.allocate(s.manifest.namespace);
-        // The namespace's repository here was purged: the namespace is free again.
         const held = a.created ? undefined : this.service.registry.get(a.index);
+        // The namespace's repository here was purged: the namespace is free again.
         if (held && held.lifecycle_kind === LIFECYCLE_PURGED && held.repository_name !== RESERVED_NAME) a = await cluster.allocate(s.manifest.namespace, a.index);
+        // An index allocated here for it by an earlier attempt that failed before its record was written: that one.
+        else if (!a.created && a.owner === cluster.node && (!held || held.repository_name === RESERVED_NAME)) a = { ...a, created: true };
         if (!a.created) throw new Conflict(`namespace "${s.manifest.namespace}" is owned by live repository ${a.index} (on node ${a.owner})`);
         record = (await this.service.registry.registerAt(a.index, s.manifest.repo_name, s.manifest.namespace, s.policy_flags, adopt, opened, exported)).record;
       } else {

@@ -86,7 +86,7 @@ export const SERVE_HELP = `Usage: cairn serve [--bind HOST:PORT] [--data DIR] [-
                    [--follow s3://BUCKET[/PREFIX]] [--follow-interval-ms N]
                    [--lease etcd://HOST:PORT/PREFIX|etcds://…|archive] [--lease-ttl N]
                    [--lease-ca-file FILE] [--lease-cert-file FILE] [--lease-key-file FILE]
-                   [--lease-user NAME] [--lease-password-file FILE] [--failover auto|manual]
+                   [--lease-user NAME] [--lease-password-file FILE] [--failover auto|manual] [--failover-after N]
                    [--cluster etcd://HOST:PORT/PREFIX] [--node NAME] [--cluster-ttl N]
                    [--read-replicas all|I,J,...]
                    [--promote-secret-file FILE] [--auth tokens|none] [--insecure-open]
@@ -357,7 +357,10 @@ Options:
                      writer's lease expired (after it was seen held); manual (default) waits
                      for cairn promote. With --cluster and --archive: auto has the live nodes
                      take the repositories of a node that is down from its archive (each
-                     taken by one of them); manual (default) waits for cairn repo failover
+                     taken by one of them) once it has been down --failover-after seconds;
+                     manual (default) waits for cairn repo failover
+  --failover-after N with --cluster and --failover auto: how long a node must be down before
+                     its repositories are taken (default 30: a restart does not move them)
   --promote-secret-file FILE
                      with --follow: POST /archive/promote must carry the secret in FILE
                      (its first line: 16 or more printable ASCII characters, no
@@ -444,7 +447,7 @@ export interface ServerOptions {
   /** `location` 'archive': the lease is kept in the archive's own store (lib/lease/object-store-lease.ts). */
   lease?: { location: LeaseLocation | 'archive'; ttlSeconds: number; failover?: 'auto' | 'manual' } & EtcdAccess;
   /** serve --cluster: this node's membership and every repository's placement in etcd (lib/lease/etcd-cluster.ts). */
-  cluster?: { location: LeaseLocation; node: string; ttlSeconds: number; failover?: 'auto' | 'manual'; openArchive?: (url: string) => Promise<ObjectStore & { close?: () => void }>; readReplicas?: 'all' | Set<number> } & EtcdAccess;
+  cluster?: { location: LeaseLocation; node: string; ttlSeconds: number; failover?: 'auto' | 'manual'; failoverAfterMs?: number; openArchive?: (url: string) => Promise<ObjectStore & { close?: () => void }>; readReplicas?: 'all' | Set<number> } & EtcdAccess;
   /** Listen on a network address without an auth mode (--insecure-open); otherwise only loopback or behind a front door (./bind-policy.ts). */
   insecureOpen?: boolean;
   /** `tokens`: accounts and personal access tokens (--auth tokens); with a front door too, either names the caller. */
@@ -563,9 +566,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (stopping) return done.then(() => undefined);
     stopping = true;
     leaseHalt.abort();
-    // Shipping stops first (after the object in flight): what is not shipped now ships after the next start.
+    // Shipping stops first (after the object in flight): what is not shipped now ships after the
+    // next start. A cluster node ships on until its requests ended and the archive holds every
+    // commit: once it leaves, another node may fail its repositories over from that archive.
     await following?.stop().catch(() => {});
-    await archiving?.stop().catch(() => {});
+    if (!cluster) await archiving?.stop().catch(() => {});
     // The lease is not released by a stop: it expires after its TTL (a restart takes it again).
     await writerLease?.close().catch(() => {});
     log.info({ shutdown_seconds: shutdownSeconds }, 'stopping: finishing in-flight requests');
@@ -573,6 +578,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     opened?.feeds.close();
     const { forced } = await server.stop(shutdownGraceMs(shutdownSeconds));
     if (forced) log.warn({ connections: forced }, 'stopping: closed the connections still open when the grace period ended');
+    if (cluster && archiving) {
+      const why = await archiving.flushAll(Math.max(5_000, shutdownSeconds * 1000)).catch((err: Error) => err.message);
+      if (why !== null) log.warn({ problem: why }, 'stopping: the archive did not take every commit before this node left the cluster; a failover of its repositories now would lack them');
+      await archiving.stop().catch(() => {});
+    }
     // Leaving the cluster revokes the membership: the other nodes say this one is down at once.
     await readReplicas?.stop().catch(() => {});
     await clusterMoves?.stop().catch(() => {});
@@ -816,9 +826,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
               return archiving.flushRepository(index, timeoutMs);
             },
             forget: (index) => archiving?.forgetRepository(index),
+            arrived: (index) => archiving?.arrivedRepository(index),
           } : null,
           openArchive: c.openArchive ?? (() => Promise.reject(new Conflict('this node cannot open another node\'s archive'))),
           failover: c.failover ?? 'manual',
+          ...(c.failoverAfterMs !== undefined ? { failoverAfterMs: c.failoverAfterMs } : {}),
         });
         try {
           await member.publishArchive(options.archive ? canonicalArchiveUrl(options.archive.url) : null);
@@ -991,6 +1003,7 @@ export async function serve(argv: string[]): Promise<number> {
     'lease-password-file': { type: 'string' },
     cluster: { type: 'string' },
     'read-replicas': { type: 'string' },
+    'failover-after': { type: 'string', default: '30' },
     node: { type: 'string' },
     'cluster-ttl': { type: 'string', default: '10' },
     failover: { type: 'string', default: 'manual' },
@@ -1217,7 +1230,9 @@ export async function serve(argv: string[]): Promise<number> {
         readReplicas = new Set(parts.map(Number));
       }
     }
-    cluster = { location, node, ttlSeconds: ttl, failover, openArchive: openPeerArchive, ...(readReplicas ? { readReplicas } : {}) };
+    const failoverAfter = Number(values['failover-after']);
+    if (!Number.isInteger(failoverAfter) || failoverAfter < 0 || failoverAfter > 86_400) throw new CliUsageError('--failover-after must be a whole number of seconds from 0 to 86400');
+    cluster = { location, node, ttlSeconds: ttl, failover, failoverAfterMs: failoverAfter * 1000, openArchive: openPeerArchive, ...(readReplicas ? { readReplicas } : {}) };
   } else if (values.node !== undefined) {
     throw new CliUsageError('--node needs --cluster etcd://HOST:PORT/PREFIX');
   } else if (values['read-replicas'] !== undefined) {

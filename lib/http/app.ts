@@ -133,9 +133,8 @@ export function createApp(options: AppOptions): Koa {
         if (owner !== null && owner !== cluster.node) {
           // Passed here by another node already: never passed on twice; it asks again and reaches the owner.
           if (ctx.get(PROXIED_HEADER)) {
-            if (round === 0) break;
             if (hasBody(ctx)) await drain(ctx);
-            throw new Busy(`repository ${index} moved to node ${owner} just now; retry`);
+            throw new Busy(`repository ${index} is placed on node ${owner}, not on node ${cluster.node} that it was passed to (it moved just now); retry`);
           }
           ctx.state.proxiedTo = owner;
           const to = await liveNode(cluster, owner, index);
@@ -154,7 +153,12 @@ export function createApp(options: AppOptions): Koa {
         }
         const held = writes ? options.service.moves?.held(index) ?? null : null;
         if (held === null) break;
-        await held;
+        // Bounded: the hold ends within its own bound (the move done or called off); past that, or
+        // after a few rounds, the client is told to retry.
+        if (round >= 3 || !(await settlesWithin(held, HELD_WRITE_WAIT_MS))) {
+          if (hasBody(ctx)) await drain(ctx);
+          throw new Busy(`repository ${index} is moving to another node and its move has not ended yet; retry`);
+        }
       }
     }
     // A follower of an archive, and a writer handing it over, serve reads only; their one write
@@ -298,6 +302,19 @@ export function createApp(options: AppOptions): Koa {
 
   app.on('error', (err) => options.log.warn({ err: loggableError(err) }, 'response stream failed'));
   return app;
+}
+
+/** How long a write to a repository being handed to another node waits (longer than a hold's own bound). */
+const HELD_WRITE_WAIT_MS = 130_000;
+
+/** Whether `p` settles within `ms`. */
+async function settlesWithin(p: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p.then(() => true), new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), ms); })]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The commit a read must see (`Cairn-Min-Commit: G`, from the Cairn-Commit of the client's write); 0 when none is asked. */

@@ -23,7 +23,7 @@ import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Etcd3, Lease, Watcher } from 'etcd3';
+import { ClientRuntimeError, EtcdError, GRPCGenericError, type Etcd3, type Lease, type Watcher } from 'etcd3';
 import { etcdClient, type EtcdAccess, type LeaseLocation } from './etcd-lease.js';
 
 export interface ClusterNode {
@@ -70,6 +70,11 @@ export interface LeftRecord {
 /** What a flip of the placement found: done, or why not. */
 export type FlipResult = { flipped: true } | { flipped: false; owner: string | null; why: string };
 
+/** Whether `err` is etcd not answering or refusing (the client's errors), not a fault of the caller's. */
+export function isEtcdFailure(err: unknown): boolean {
+  return err instanceof GRPCGenericError || err instanceof EtcdError || err instanceof ClientRuntimeError;
+}
+
 export const NODE_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 
 export class NodeNameError extends Error {}
@@ -108,8 +113,11 @@ export class EtcdCluster {
 
   /** Whether this node may acknowledge writes now: its membership confirmed within the TTL (less a margin). */
   holds(): boolean {
-    return this.lease !== null && performance.now() < this.deadline;
+    return this.lease !== null && !this.placementsStale && performance.now() < this.deadline;
   }
+
+  /** Set while rejoining after the membership was lost: no write until every placement was read again. */
+  private placementsStale = false;
 
   /** Why this node refuses writes now (its membership lapsed), or null. */
   refusal(): string | null {
@@ -193,17 +201,24 @@ export class EtcdCluster {
     const lease = this.client.lease(this.o.ttlSeconds);
     let holding = false;
     lease.on('lost', () => { if (holding && this.lease === lease && !this.closed) { this.deadline = 0; void this.rejoin(); } });
-    // The deadline counts from when each keep-alive was sent: etcd's TTL runs from no later than that.
-    let fired = 0;
-    lease.on('keepaliveFired', () => { fired = performance.now(); });
-    lease.on('keepaliveSucceeded', (res) => { if (holding && this.lease === lease && Number(res.TTL) > 0 && fired > 0) this.deadline = Math.max(this.deadline, fired + this.o.ttlSeconds * 1000 - this.marginMs); });
-    const sent = performance.now();
+    // The deadline counts from when each keep-alive was sent: etcd's TTL runs from no later than
+    // that. Keep-alives are sent every TTL/3 whether or not the last was answered, so each answer
+    // is paired with the oldest keep-alive not answered yet (first in, first out), never a newer one.
+    const sent: number[] = [];
+    lease.on('keepaliveFired', () => { sent.push(performance.now()); if (sent.length > 16) sent.shift(); });
+    // A new keep-alive stream: the old one's unanswered keep-alives get no answer (an ordered stream loses none otherwise).
+    lease.on('keepaliveEstablished', () => { sent.length = 0; });
+    lease.on('keepaliveSucceeded', (res) => {
+      const at = sent.shift();
+      if (holding && this.lease === lease && Number(res.TTL) > 0 && at !== undefined) this.deadline = Math.max(this.deadline, at + this.o.ttlSeconds * 1000 - this.marginMs);
+    });
+    const begun = performance.now();
     try {
       const r = await this.client.if(this.key(`nodes/${this.o.node}`), 'Version', '==', 0).then(lease.put(this.key(`nodes/${this.o.node}`)).value(record)).commit();
       if (r.succeeded) {
         holding = true;
         this.lease = lease;
-        this.deadline = sent + this.o.ttlSeconds * 1000 - this.marginMs;
+        this.deadline = begun + this.o.ttlSeconds * 1000 - this.marginMs;
         return true;
       }
     } catch (err) {
@@ -218,21 +233,20 @@ export class EtcdCluster {
   private rejoin(): Promise<void> {
     this.rejoining ??= (async () => {
       this.lease = null;
+      // Cut off meanwhile, repositories may have left this node: no write before the placements
+      // are read again (the watch may lag behind the membership).
+      this.placementsStale = true;
       while (!this.closed) {
         try {
-          if (await this.tryMembership(JSON.stringify({ node: this.o.node, url: this.o.url, since: new Date().toISOString(), failover: this.o.failover ?? 'manual' } satisfies ClusterNode))) {
-            // Cut off meanwhile, repositories may have left this node: no write before the
-            // placements are read again (the watch may lag behind the membership).
-            const deadline = this.deadline;
-            this.deadline = 0;
-            try {
-              await this.reloadPlacements();
-              this.deadline = deadline;
-            } catch {
-              this.deadline = 0;
-            }
-            break;
-          }
+          if (await this.tryMembership(JSON.stringify({ node: this.o.node, url: this.o.url, since: new Date().toISOString(), failover: this.o.failover ?? 'manual' } satisfies ClusterNode))) break;
+        } catch { /* etcd does not answer yet */ }
+        await sleep(1000);
+      }
+      while (!this.closed) {
+        try {
+          await this.reloadPlacements();
+          this.placementsStale = false;
+          break;
         } catch { /* etcd does not answer yet */ }
         await sleep(1000);
       }

@@ -47,6 +47,8 @@ export class Layout {
   get clusterDir(): string { return path.join(this.root, 'cluster'); }
   /** A repository copied here from another node's archive before it moves (or fails over) to this node. */
   clusterIncoming(index: number): string { return path.join(this.root, 'cluster', 'incoming', String(index)); }
+  /** A repository installed here whose flip's outcome is not settled yet: {"from", "kind"}. */
+  clusterArrival(index: number): string { return path.join(this.root, 'cluster', 'incoming', `${index}.json`); }
   /** This node's copy of a repository that moved (or failed over) to another node, set aside, never served. */
   clusterDisplaced(index: number, stamp: string): string { return path.join(this.root, 'cluster', 'displaced', `${index}-${stamp}`); }
   /** A repository this node is handing to another node: its writes held until the move ends. */

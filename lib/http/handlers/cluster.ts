@@ -4,7 +4,7 @@
 // (lib/authority/cluster-moves.ts); the first two are answered by the target node, passed there
 // by whichever node the client reached.
 import { integer, object, optional, string } from 'superstruct';
-import { Conflict, Invalid, NotFound } from '../../domain/errors.js';
+import { Busy, Conflict, Invalid, NotFound } from '../../domain/errors.js';
 import { ForNode } from '../../authority/cluster.js';
 import type { CairnService } from '../../authority/service.js';
 import type { Handler, QueryParam, RouteContext } from '../route-types.js';
@@ -57,7 +57,13 @@ function movesOf(service: CairnService) {
 async function target(service: CairnService, to: string): Promise<void> {
   const { cluster } = movesOf(service);
   if (to === cluster.node) return;
-  if (!(await cluster.nodes()).has(to)) throw new Conflict(`node ${to} is not a live node of the cluster (cairn cluster status lists them)`);
+  let live: Map<string, unknown>;
+  try {
+    live = await cluster.nodes();
+  } catch {
+    throw new Busy('the cluster\'s etcd did not answer, so the live nodes are not known now; retry');
+  }
+  if (!live.has(to)) throw new Conflict(`node ${to} is not a live node of the cluster (cairn cluster status lists them)`);
   throw new ForNode(to);
 }
 

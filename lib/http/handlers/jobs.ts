@@ -3,7 +3,7 @@ import { decodeCursor } from '../../domain/paging.js';
 import { cursorScope, queryValue } from './workflow-common.js';
 import { array, boolean, integer, never, nullable, object, optional, record, string, type as looseObject, unknown } from 'superstruct';
 import { jobProjection, type ClaimResult } from '../../authority/jobs.js';
-import { Conflict, Invalid, NotFound, Unprocessable } from '../../domain/errors.js';
+import { Busy, Conflict, Invalid, NotFound, Unprocessable } from '../../domain/errors.js';
 import { JOB_KINDS, jobKind } from '../../domain/job-kinds.js';
 import { CI_OUTCOMES, ERROR_KIND_NAMES, OUTCOME_SUPERSEDED, RETRY_NAMES, RUNTIME_CONTRACT, STATE_NAMES, type CiOutcome } from '../../domain/jobs.js';
 import { U32_MAX } from '../../domain/repository.js';
@@ -120,14 +120,22 @@ export const claimNext: Handler = async (ctx) => {
  */
 async function clusterClaim(ctx: RouteContext, cluster: ClusterPlacement, req: { accepted_job_kinds: number[]; accepted_runtime_contracts: string[] }, repositories: number[]): Promise<Record<string, unknown>> {
   const groups = new Map<string, number[]>();
+  // etcd not answering: a 503 saying so.
+  const etcd = async <T>(read: () => Promise<T>): Promise<T> => {
+    try {
+      return await read();
+    } catch {
+      throw new Busy('the cluster\'s etcd did not answer, so where the jobs are is not known now; retry');
+    }
+  };
   if (repositories.length) {
     for (const index of repositories) {
-      const owner = (await cluster.owner(index)) ?? cluster.node;
+      const owner = (await etcd(() => cluster.owner(index))) ?? cluster.node;
       groups.set(owner, [...(groups.get(owner) ?? []), index]);
     }
   } else {
     groups.set(cluster.node, []);
-    for (const name of [...(await cluster.nodes()).keys()].sort()) if (name !== cluster.node) groups.set(name, []);
+    for (const name of [...(await etcd(() => cluster.nodes())).keys()].sort()) if (name !== cluster.node) groups.set(name, []);
   }
   const peer = peerHeaders(ctx.koa.req, cluster.node);
   for (const [node, indexes] of groups) {
