@@ -275,6 +275,9 @@ describe('serve --cluster with archives: moves, failover, a partitioned owner (e
     expect((await newTask(replica.url, repo, 'e3')).status).to.equal(200);
     expect(await titles(node('n2').url, repo)).to.include.members(['e1', 'e2', 'e3']);
     expect((await status()).map((r) => r.repository_index)).to.not.include(repo);
+    // Now n5's own: announced by its registry feed, once.
+    const announced = JSON.stringify((await api(replica.url, 'GET', '/v1/native/events?limit=1000')).json);
+    expect(announced.split('"epsilon"').length - 1).to.equal(1);
   });
 
   it('an owner cut off from etcd refuses writes within its TTL; another node takes its repository; back, it sets its copy aside and passes writes on', async () => {

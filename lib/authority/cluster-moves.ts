@@ -515,6 +515,7 @@ export class ClusterMoves implements ClusterGate, ClusterMovesApi {
         const record = this.service.registry.get(index);
         if (record && record.lifecycle_kind !== LIFECYCLE_PURGED) await this.leave({ index, to: owner ?? '(none)', kind: 'move', at: new Date().toISOString() }, false);
       } else {
+        await this.service.registry.announce(index);
         await this.service.ensureOpen(index);
       }
       await fsp.rm(path.join(dir, name), { force: true });
@@ -537,7 +538,8 @@ export class ClusterMoves implements ClusterGate, ClusterMovesApi {
       await fsp.rename(incoming, dir);
       await fsyncDir(path.dirname(dir));
       await fsp.mkdir(incoming, { recursive: true });
-      await service.registry.adopt(record);
+      // Announced by this node's registry feed only once the flip made it this node's.
+      await service.registry.adopt(record, true);
       this.o.archive?.arrived(index);
     });
   }
@@ -547,7 +549,7 @@ export class ClusterMoves implements ClusterGate, ClusterMovesApi {
     const service = this.service;
     await service.lifecycleExclusive(index, async () => {
       service.closeAuthority(index);
-      await service.registry.giveUp(index);
+      await service.registry.giveUp(index, true);
       await fsp.rm(service.layout.repositoryDir(index), { recursive: true, force: true });
     });
     await fsp.rm(service.layout.clusterArrival(index), { force: true });
@@ -555,6 +557,7 @@ export class ClusterMoves implements ClusterGate, ClusterMovesApi {
 
   /** Serve it here, and ship it to this node's archive now rather than at the next round. */
   private async arrived(index: number): Promise<void> {
+    await this.service.registry.announce(index);
     await fsp.rm(this.service.layout.clusterArrival(index), { force: true });
     await this.service.ensureOpen(index);
     const archive = this.o.archive;

@@ -303,6 +303,12 @@ export class Registry {
     });
   }
 
+  /** serve --cluster: a record adopted quietly (a repository arriving) is announced once it is this node's (best effort, as noteEvents). */
+  announce(index: number): Promise<boolean> {
+    const record = this.records[index];
+    return record ? this.noteEvents(registryEvents(undefined, record)) : Promise.resolve(false);
+  }
+
   /** registry.bin is the commit; the events follow it (storage-layout.md §18.1). */
   private async commit(records: RepositoryRecord[], events: DomainEvent[], afterWrite?: () => Promise<void>): Promise<void> {
     await writeFileDurable(this.layout.registryFile, encodeRegistry(records));
