@@ -77,14 +77,7 @@ export function serviceSource(service: CairnService): ShipSource {
     // A read replica is its owner's to ship.
     repositories: () => service.registry.all().filter((r) => r.lifecycle_kind !== LIFECYCLE_PURGED && !service.isReplica(r.repository_index)).map((r) => r.repository_index),
     purged: () => service.registry.all().filter((r) => r.lifecycle_kind === LIFECYCLE_PURGED).map((r) => r.repository_index),
-    committed: (index) => {
-      if (!service.isOpen(index)) return 0;
-      try {
-        return service.authority(index).store.generation;
-      } catch {
-        return 0;
-      }
-    },
+    committed: (index) => service.commitOf(index) ?? 0,
     registryRecord: (index) => encodeRegistryRecord(service.record(index)),
     accessLogFile: service.layout.accessLogFile,
     capture: async (index, wants) => {

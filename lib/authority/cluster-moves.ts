@@ -285,19 +285,8 @@ export class ClusterMoves implements ClusterGate, ClusterMovesApi {
     await service.lifecycleExclusive(index, async () => {
       const record = service.registry.get(index);
       if (!record || record.lifecycle_kind === LIFECYCLE_PURGED) return;
-      await service.quiesce(index);
-      service.closeAuthority(index);
-      const dir = service.layout.repositoryDir(index);
       const aside = service.layout.clusterDisplaced(index, new Date().toISOString().replace(/[-:.]/g, '').slice(0, 15) + randomBytes(2).toString('hex'));
-      await mkdirDurable(path.dirname(aside));
-      // Moved aside before the registry says purged: a purged repository's directory is removed at open.
-      if (await exists(dir)) {
-        await fsp.rename(dir, aside);
-        await fsyncDir(path.dirname(dir));
-        await fsyncDir(path.dirname(aside));
-      }
-      await service.registry.giveUp(index);
-      await fsp.rm(service.layout.gitShadow(index), { recursive: true, force: true });
+      await service.giveUpRepository(index, aside, false);
       this.o.archive?.forget(index);
       service.log.info({ repository_index: index, to: left.to, kind: left.kind, set_aside: aside }, left.kind === 'move' ? 'cluster: a repository moved to another node; this copy is set aside' : 'cluster: a repository was failed over to another node while this one was down; this copy is set aside (it may hold commits the archive did not)');
     });
@@ -547,11 +536,7 @@ export class ClusterMoves implements ClusterGate, ClusterMovesApi {
   /** The flip did not happen: back to a placeholder (the old owner writes on). */
   private async uninstall(index: number): Promise<void> {
     const service = this.service;
-    await service.lifecycleExclusive(index, async () => {
-      service.closeAuthority(index);
-      await service.registry.giveUp(index, true);
-      await fsp.rm(service.layout.repositoryDir(index), { recursive: true, force: true });
-    });
+    await service.lifecycleExclusive(index, () => service.giveUpRepository(index, null, true));
     await fsp.rm(service.layout.clusterArrival(index), { force: true });
   }
 
@@ -581,14 +566,6 @@ export class ClusterMoves implements ClusterGate, ClusterMovesApi {
   }
 }
 
-async function exists(p: string): Promise<boolean> {
-  try {
-    await fsp.stat(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** etcd not answering is a 503 saying so, never a 500 with the client's message. */
 async function etcdAnswers<T>(p: Promise<T>): Promise<T> {

@@ -183,11 +183,7 @@ export class ReadReplicas implements ReadReplicasApi {
     const service = this.service;
     await service.lifecycleExclusive(index, async () => {
       if (!this.marks.has(index)) return;
-      await service.quiesce(index);
-      service.closeAuthority(index);
-      await service.registry.giveUp(index, true);
-      await fsp.rm(service.layout.repositoryDir(index), { recursive: true, force: true });
-      await fsp.rm(service.layout.gitShadow(index), { recursive: true, force: true });
+      await service.giveUpRepository(index, null, true);
       await this.unmark(index);
     });
   }
@@ -211,13 +207,7 @@ export class ReadReplicas implements ReadReplicasApi {
     const service = this.service;
     await service.lifecycleExclusive(index, async () => {
       if (!this.marks.has(index)) return;
-      await service.quiesce(index);
-      service.closeAuthority(index);
-      await fsp.rm(incoming, { recursive: true, force: true });
-      await fsp.mkdir(path.dirname(incoming), { recursive: true });
-      await fsp.rename(service.layout.repositoryDir(index), incoming).catch(() => {});
-      await service.registry.giveUp(index, true);
-      await fsp.rm(service.layout.gitShadow(index), { recursive: true, force: true });
+      await service.giveUpRepository(index, incoming, true);
       await this.unmark(index);
     });
   }

@@ -11,13 +11,14 @@
 // first requests share one open. Opening runs under the repository's lifecycle mutex, so it
 // never races a purge.
 import { promises as fsp } from 'node:fs';
+import path from 'node:path';
 import { Corrupt, NotFound } from '../domain/errors.js';
 import {
   LIFECYCLE_PURGED,
   nowSeconds,
   type RepositoryRecord,
 } from '../domain/repository.js';
-import { removeDurable, removeTempFiles } from '../store/durable.js';
+import { exists, fsyncDir, mkdirDurable, removeDurable, removeTempFiles } from '../store/durable.js';
 import { readIdFloors, writeIdFloors, type IdFloors } from '../store/id-floors.js';
 import { OwnedElsewhere, type ClusterGate, type ClusterMovesApi, type ClusterPlacement, type ReadReplicasApi } from './cluster.js';
 import type { WriterLease } from './writer-lease.js';
@@ -411,6 +412,34 @@ export class CairnService implements AuthorityHost, FeedHost {
       if (this.gitRefresh) exporter.watch(() => this.registry.get(authority.index)?.lifecycle_kind === LIFECYCLE_ACTIVE);
     }
     return exporter;
+  }
+
+  /**
+   * serve --cluster: repository `index` is no longer this node's to serve (it left, its arrival's
+   * flip failed, a read replica went): closed once the requests under way end, its directory
+   * moved to `keepAt` (set aside, or a move's start) or removed, its record a placeholder
+   * (`quiet`: no registry event), its git shadow removed. Called inside lifecycleExclusive(index).
+   */
+  async giveUpRepository(index: number, keepAt: string | null, quiet: boolean): Promise<void> {
+    await this.quiesce(index);
+    this.closeAuthority(index);
+    const dir = this.layout.repositoryDir(index);
+    if (keepAt !== null) {
+      // Moved before the registry says purged: a purged repository's directory is removed at open.
+      await fsp.rm(keepAt, { recursive: true, force: true });
+      await mkdirDurable(path.dirname(keepAt));
+      if (await exists(dir)) {
+        await fsp.rename(dir, keepAt);
+        await fsyncDir(path.dirname(dir));
+        await fsyncDir(path.dirname(keepAt));
+      }
+      await this.registry.giveUp(index, quiet);
+    } else {
+      // Purged first: a crash between the two leaves a directory the next open removes.
+      await this.registry.giveUp(index, quiet);
+      await fsp.rm(dir, { recursive: true, force: true });
+    }
+    await fsp.rm(this.layout.gitShadow(index), { recursive: true, force: true });
   }
 
   /** Close a repository's files and forget it (purge). */

@@ -116,7 +116,7 @@ export function createApp(options: AppOptions): Koa {
     ctx.state.operation = route.operation;
     // serve --cluster: a repository another node owns is that node's to answer (its rules, its
     // lease); the request goes there whole, before anything here reads it. Once only: a request
-    // a node passed on is answered by the node it reached.
+    // another node passed here for a repository placed elsewhere is told to retry.
     // A write to a repository this node is handing to another (a move) waits for the handoff's
     // end, then goes where the repository is: the new owner, or here when the move was called off.
     const cluster = options.service.cluster;
@@ -140,12 +140,13 @@ export function createApp(options: AppOptions): Koa {
           const to = await liveNode(cluster, owner, index);
           // A client that asks for it (`Cairn-Route: redirect`) is sent to the owner instead: 307 keeps the method and body.
           if (ctx.get('cairn-route').trim().toLowerCase() === 'redirect') {
+            const location = `${to.url.replace(/\/$/, '')}${ctx.originalUrl}`;
             ctx.status = 307;
-            ctx.set('Location', `${to.url.replace(/\/$/, '')}${ctx.originalUrl}`);
+            ctx.set('Location', location);
             ctx.set('Cairn-Owner', owner);
             // The body is the owner's to read: this connection ends after the answer rather than read it.
             if (hasBody(ctx)) ctx.set('Connection', 'close');
-            ctx.body = { redirect: `${to.url.replace(/\/$/, '')}${ctx.originalUrl}`, node: owner };
+            ctx.body = { redirect: location, node: owner };
             return;
           }
           await proxyTo(ctx, to, cluster.node);
